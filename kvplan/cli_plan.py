@@ -1,0 +1,130 @@
+"""Capacity-planning subcommands: ``plan`` (flags as vLLM names them) and ``gpus``."""
+
+import argparse
+import json
+
+from pydantic import ValidationError
+
+from kvplan.errors import PlanInputError
+from kvplan.units import GiB, format_bytes
+
+
+def _int_list(text: str) -> list[int]:
+    try:
+        return [int(x) for x in text.replace(" ", "").split(",") if x]
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected comma-separated integers, got {text!r}") from None
+
+
+def engine_from_args(args):
+    """EngineConfig from CLI flags; pydantic range errors become PlanInputError naming the flag."""
+    from kvplan.engines import EngineConfig
+
+    fields = dict(engine=args.engine, gpu_memory_utilization=args.gpu_memory_utilization, block_size=args.block_size,
+                  kv_cache_dtype=args.kv_cache_dtype, weight_format=args.weight_format,
+                  max_model_len=args.max_model_len, max_num_seqs=args.max_num_seqs,
+                  max_num_batched_tokens=args.max_num_batched_tokens,
+                  kv_cache_memory_bytes=args.kv_cache_memory_bytes, enforce_eager=args.enforce_eager,
+                  mem_fraction_static=args.mem_fraction_static, vllm_version=args.vllm_version)
+    if args.runtime_gib is not None:
+        fields["runtime_gib"] = args.runtime_gib
+    if args.headroom_gib is not None:
+        fields["headroom_gib"] = args.headroom_gib
+    try:
+        return EngineConfig(**fields)
+    except ValidationError as exc:
+        err = exc.errors()[0]
+        flag = "--" + str(err["loc"][0]).replace("_", "-")
+        raise PlanInputError(flag, err["msg"]) from None
+
+
+def cmd_plan(args) -> None:
+    from kvplan.gpus import get_gpu
+    from kvplan.paging import page_sequences
+    from kvplan.parallel import Layout
+    from kvplan.plan import plan
+    from kvplan.presets import resolve_model
+    from kvplan.weights import check_format
+
+    spec = resolve_model(args.model)
+    if args.weight_format:
+        check_format(args.weight_format, "--weight-format")
+    gpu = get_gpu(args.gpu)
+    layout = Layout(args.tensor_parallel_size, args.pipeline_parallel_size, args.data_parallel_size,
+                    args.enable_expert_parallel)
+    if args.num_gpus is not None and args.num_gpus < layout.gpus:
+        raise PlanInputError("--num-gpus", f"{args.num_gpus} GPUs cannot hold TP x PP x DP = {layout.gpus}")
+    p = plan(spec, gpu, engine_from_args(args), layout, concurrency=args.concurrency,
+             gpus_per_node=args.gpus_per_node)
+    payload = p.model_dump()
+    if args.lengths is not None:
+        paging = page_sequences(args.lengths, p.block_size, args.shared_prefix)
+        payload.update(allocated_blocks=paging.allocated_blocks, allocated_slots=paging.allocated_slots,
+                       wasted_slots=paging.wasted_slots, paging=paging.model_dump())
+    if args.json:
+        print(json.dumps(payload, indent=2))
+        return
+    lines = [f"{spec.name} on {p.num_gpus} x {gpu.name} ({p.num_nodes} node(s)), engine {p.engine}, "
+             f"TP={layout.tp} PP={layout.pp} DP={layout.dp}",
+             f"  {p.verdict}",
+             f"  num_blocks {p.num_blocks:,} (block {p.block_size}), GPU KV cache size: {p.kv_cache_tokens:,} tokens, "
+             f"Maximum concurrency for {p.max_model_len:,} tokens per request: {p.max_concurrency:.2f}x"]
+    for r in p.ranks:
+        lines.append(f"  stage {r.pp_stage} ({r.layers} layers), per rank: KV heads {r.kv_heads}, "
+                     f"{r.kv_bytes_per_token:,} B/token, pool {format_bytes(r.kv_pool_bytes)}")
+        lines += [f"    {t.name:<48} {t.bytes / GiB:>9.2f} GiB  [{t.basis}]" for t in r.terms]
+    lines += [f"  fix: {s}" for s in p.suggestions] + [f"  warning: {w}" for w in p.warnings]
+    if args.lengths is not None:
+        lines.append(f"  paging {args.lengths}: {payload['allocated_blocks']} blocks, "
+                     f"{payload['allocated_slots']} slots, {payload['wasted_slots']} wasted")
+    if p.decode:
+        lines.append(f"  decode bound: {p.decode.tokens_per_s:,.0f} tokens/s at batch {p.decode.batch} "
+                     f"({p.decode.bound}-bound ceiling)")
+    print("\n".join(lines))
+
+
+def cmd_gpus(args) -> None:
+    from kvplan.gpus import GPU_CATALOG
+
+    rows = [g.model_dump() | {"memory_gib": round(g.memory_bytes / GiB, 2)} for g in GPU_CATALOG.values()]
+    if args.json:
+        print(json.dumps({"gpus": rows}, indent=2))
+        return
+    for g in GPU_CATALOG.values():
+        print(f"{g.name:<16} {g.memory_bytes / GiB:>7.2f} GiB [{g.memory_basis}]  "
+              f"{g.bandwidth_bytes_per_s / 1e12:>5.2f} TB/s  {g.bf16_dense_flops / 1e12:>7.1f} TFLOP/s bf16")
+
+
+def add_commands(sub) -> None:
+    p = sub.add_parser("plan", help="does it fit: the budget per GPU rank, blocks, tokens and concurrency")
+    p.add_argument("model")
+    p.add_argument("--gpu", default="H100-SXM")
+    p.add_argument("--engine", choices=("vllm", "sglang", "custom"), default="vllm")
+    p.add_argument("--vllm-version", choices=("0.33", "0.11"), default="0.33")
+    p.add_argument("--tensor-parallel-size", "-tp", type=int, default=1)
+    p.add_argument("--pipeline-parallel-size", "-pp", type=int, default=1)
+    p.add_argument("--data-parallel-size", "-dp", type=int, default=1)
+    p.add_argument("--enable-expert-parallel", action="store_true")
+    p.add_argument("--num-gpus", type=int, default=None, help="defaults to TP x PP x DP")
+    p.add_argument("--gpus-per-node", type=int, default=None)
+    p.add_argument("--max-model-len", type=int, default=None)
+    p.add_argument("--kv-cache-dtype", default="auto")
+    p.add_argument("--weight-format", default=None)
+    p.add_argument("--gpu-memory-utilization", type=float, default=None)
+    p.add_argument("--block-size", type=int, default=None)
+    p.add_argument("--max-num-seqs", type=int, default=None)
+    p.add_argument("--max-num-batched-tokens", type=int, default=None)
+    p.add_argument("--kv-cache-memory-bytes", type=int, default=None)
+    p.add_argument("--enforce-eager", action="store_true")
+    p.add_argument("--mem-fraction-static", type=float, default=None)
+    p.add_argument("--runtime-gib", type=float, default=None, help="custom engine: runtime workspace")
+    p.add_argument("--headroom-gib", type=float, default=None, help="custom engine: headroom")
+    p.add_argument("--concurrency", type=int, default=None, help="sequences that must fit at once")
+    p.add_argument("--lengths", type=_int_list, default=None, help="page these sequence lengths, e.g. 5,3,8")
+    p.add_argument("--shared-prefix", type=int, default=0)
+    p.add_argument("--json", action="store_true")
+    p.set_defaults(func=cmd_plan)
+
+    p = sub.add_parser("gpus", help="list the GPU catalog")
+    p.add_argument("--json", action="store_true")
+    p.set_defaults(func=cmd_gpus)

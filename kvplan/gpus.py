@@ -1,0 +1,270 @@
+"""Accelerator catalog: memory the runtime exposes, peak bandwidth, dense BF16 FLOP/s.
+
+Exposed vs marketed memory
+--------------------------
+A card sold as "80 GB" does not give a process 80 GiB. ECC, the driver, the CUDA/HIP context
+and firmware take their share before any allocator sees it. ``memory_bytes`` is the *total*
+that ``cudaMemGetInfo`` / ``torch.cuda.mem_get_info()[1]`` reports: the number vLLM logs as
+``total_gpu_memory`` and torch prints in OOM messages ("GPU 0 has a total capacity of 79.19
+GiB"). That is the base ``--gpu-memory-utilization`` multiplies, so it is what a planner needs.
+``marketed_memory_gb`` is the number on the box. Vendors write "GB" but size the memory
+stacks in binary units, so the exposed GiB sits a little *below* the marketed number
+(H100: 79.19 GiB exposed of "80 GB"); tests hold every entry between 90% and 100% of it.
+
+It varies by a few hundredths of a GiB with driver version and ECC mode (torch OOMs on the same
+A100 80GB read 79.14, 79.15 or 79.25 GiB); each entry records the figure it took and where.
+
+``memory_basis``: "measured" means the figure was seen in a real log (torch OOM message, vLLM
+log, rocminfo). Torch and vLLM print GiB with 2 decimals, so those entries hold
+``round(X * 2**30)`` bytes (exact to +-5 MiB). "estimated" means derived (nvidia-smi MiB, or a
+sibling card with the same memory configuration); the source says how.
+
+Units: bytes (ints), bytes/s (``bandwidth_bytes_per_s``: 3.35 TB/s -> 3_350_000_000_000),
+FLOP/s (``bf16_dense_flops``). GB, TB/s, TFLOPS are decimal (10**9, 10**12); GiB is 2**30.
+BF16 FLOP/s are dense (no 2:4 sparsity) tensor-core rates with FP32 accumulate. Datasheets
+often print the sparse figure with an asterisk; those are halved here and the source says so.
+GeForce cards run BF16-with-FP32-accumulate at half their FP16-accumulate rate; that half is used.
+"""
+
+import math
+import re
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, Field, field_validator
+
+from kvplan.errors import PlanInputError
+
+GIB = 2**30
+_NAME_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9.-]*$")
+
+
+class GpuSpec(BaseModel):
+    """One accelerator. All numbers are per GPU."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    name: str  # catalog key and CLI value: --gpu H100-SXM
+    vendor: str  # "NVIDIA" | "AMD" | "custom"
+    marketed_memory_gb: float = Field(gt=0)
+    memory_bytes: int = Field(gt=0)  # total from cudaMemGetInfo / torch.cuda.mem_get_info
+    memory_basis: Literal["measured", "estimated"]
+    bandwidth_bytes_per_s: int = Field(gt=0)
+    bf16_dense_flops: int = Field(gt=0)
+    gpus_per_node: int = Field(gt=0)
+    interconnect: str
+    source: str
+
+    @field_validator("name")
+    @classmethod
+    def _cli_safe(cls, v: str) -> str:
+        if not _NAME_RE.match(v):
+            raise ValueError(f"{v!r}: use letters, digits, '-' and '.' only")
+        return v
+
+    @property
+    def memory_gib(self) -> float:
+        """Exposed memory in GiB (2**30 bytes)."""
+        return self.memory_bytes / GIB
+
+
+def _gib(x: float) -> int:
+    """A 2-decimal GiB figure from a log -> bytes."""
+    return round(x * GIB)
+
+
+def _spec(name, vendor, marketed_gb, memory_bytes, basis, tb_s, tflops, per_node, link, source):
+    return GpuSpec(
+        name=name, vendor=vendor, marketed_memory_gb=marketed_gb, memory_bytes=memory_bytes,
+        memory_basis=basis, bandwidth_bytes_per_s=round(tb_s * 1e12),
+        bf16_dense_flops=round(tflops * 1e12), gpus_per_node=per_node, interconnect=link,
+        source=source,
+    )
+
+
+_OOM = "torch OOM 'GPU 0 has a total capacity of {} GiB'"
+
+# name, vendor, marketed GB, exposed bytes, basis, TB/s, dense BF16 TFLOPS, per node, link, source
+_ROWS = [
+    # --- Datacenter, NVIDIA Ampere ---
+    _spec("A100-40GB", "NVIDIA", 40, _gib(39.39), "measured", 1.555, 312, 8, "NVLink 3 600 GB/s",
+          "mem: " + _OOM.format("39.39") + " on ml.p4d.24xlarge (8x A100-SXM4-40GB), "
+          "philschmid/llm-sagemaker-sample#25 (newer drivers read 39.50: TianheWu/CoSeR#10); "
+          "bw/flops: NVIDIA A100 datasheet, SXM 40GB (BF16 624 TF is sparse; 312 dense)"),
+    _spec("A100-80GB", "NVIDIA", 80, _gib(79.14), "measured", 2.039, 312, 8, "NVLink 3 600 GB/s",
+          "mem: " + _OOM.format("79.14") + " on A100 80GB, lianqi1008/Control-GIC#6 (79.15 and, on "
+          "older drivers, 79.25 also seen: levihsu/OOTDiffusion#235); nvidia-smi 81920 MiB "
+          "(modal-labs/modal-client#2797); bw/flops: NVIDIA A100 datasheet, SXM 80GB"),
+    _spec("A100-80GB-PCIe", "NVIDIA", 80, _gib(79.14), "estimated", 1.935, 312, 8,
+          "PCIe 4.0 x16 (+NVLink bridge 600 GB/s pairs)",
+          "mem: estimated equal to A100-80GB SXM (same 80 GB HBM2e, nvidia-smi 81920 MiB on both); "
+          "bw/flops: NVIDIA A100 datasheet, PCIe 80GB column"),
+    _spec("A10", "NVIDIA", 24, _gib(21.99), "measured", 0.600, 125, 8, "PCIe 4.0 x16",
+          "mem: " + _OOM.format("21.99") + " on a Lambda A10, zai-org/CogVLM#236 (ECC on: "
+          "nvidia-smi 23028 MiB, modal-labs/modal-client#2797); bw/flops: NVIDIA A10 datasheet "
+          "(BF16 250 TF is sparse; 125 dense)"),
+    _spec("A10G", "NVIDIA", 24, _gib(22.19), "measured", 0.600, 125, 8, "PCIe 4.0 x16",
+          "mem: torch OOM '22.19 GiB total capacity' on SageMaker ml.g5 (A10G), "
+          "vllm-project/vllm#372; bw/flops: AWS publishes no A10G datasheet, NVIDIA A10 "
+          "datasheet figures used (A10G is AWS's A10 variant, up to 8 per g5.48xlarge)"),
+    # --- Datacenter, NVIDIA Ada ---
+    _spec("L4", "NVIDIA", 24, _gib(22.03), "measured", 0.300, 121, 8, "PCIe 4.0 x16",
+          "mem: " + _OOM.format("22.03") + " on L4, ArcInstitute/evo2#190 (22.05-22.07 on other "
+          "drivers; nvidia-smi 23034 MiB); bw/flops: NVIDIA L4 datasheet (BF16 242 TF* sparse)"),
+    _spec("L40S", "NVIDIA", 48, _gib(44.42), "measured", 0.864, 362.05, 8, "PCIe 4.0 x16",
+          "mem: " + _OOM.format("44.42") + " on 8x L40S, stepfun-ai/Step-Video-T2V#8 (ECC on: "
+          "nvidia-smi 46068 MiB); bw/flops: NVIDIA L40S datasheet (BF16 733 TF* sparse)"),
+    # --- Datacenter, NVIDIA Hopper ---
+    _spec("H100-SXM", "NVIDIA", 80, _gib(79.19), "measured", 3.35, 989.4, 8, "NVLink 4 900 GB/s",
+          "mem: vLLM 'total_gpu_memory (79.19GiB)' and " + _OOM.format("79.19") + " in many "
+          "public H100 SXM logs; nvidia-smi 81559 MiB (modal-labs/modal-client#2797); bw/flops: "
+          "NVIDIA H100 datasheet SXM (BF16 1,979 TF* is sparse; 989.4 dense per H100 whitepaper)"),
+    _spec("H100-PCIe", "NVIDIA", 80, _gib(79.19), "estimated", 2.0, 756.5, 8,
+          "PCIe 5.0 x16 (+NVLink bridge 600 GB/s pairs)",
+          "mem: estimated equal to H100-SXM (nvidia-smi 81559 MiB on both 80 GB parts); bw/flops: "
+          "NVIDIA H100 datasheet PCIe (BF16 1,513 TF* sparse -> 756.5 dense)"),
+    _spec("H100-NVL", "NVIDIA", 94, _gib(93.00), "measured", 3.9, 835.5, 8,
+          "PCIe 5.0 x16 (+NVLink bridge 600 GB/s pairs)",
+          "mem: " + _OOM.format("93.00") + " on RunPod H100 NVL 94GB, ali-vilab/VACE#56 (93.09-93.10 "
+          "in other logs); bw/flops: NVIDIA H100 NVL datasheet (BF16 1,671 TF* sparse -> 835.5)"),
+    _spec("H200", "NVIDIA", 141, _gib(139.81), "measured", 4.8, 989.4, 8, "NVLink 4 900 GB/s",
+          "mem: " + _OOM.format("139.81") + " on 8x H200, sungwon-chae/arxiv_confi "
+          "etu_logging.md (139.80 in other logs); bw/flops: NVIDIA H200 datasheet SXM "
+          "(BF16 1,979 TF* sparse -> 989.4 dense)"),
+    _spec("H20", "NVIDIA", 96, _gib(95.00), "measured", 4.0, 148, 8, "NVLink 4 900 GB/s",
+          "mem: torch OOM 'GPU has a total capacity of 95.00 GiB' on H20 96G, "
+          "modelscope/DiffSynth-Studio#1238; bw/flops: NVIDIA H20 product brief as widely "
+          "reported (96 GB HBM3, 4.0 TB/s, BF16 148 TF dense, FP8 296 TF)"),
+    # --- Datacenter, NVIDIA Blackwell ---
+    _spec("B200", "NVIDIA", 180, _gib(178.35), "measured", 7.7, 2250, 8, "NVLink 5 1.8 TB/s",
+          "mem: vLLM log 178.35 GiB (vllm-project/vllm PR #25683), cudaDeviceProp totalGlobalMem "
+          "178.35 GiB in pytorch/ao#4002, and " + _OOM.format("178.35") + "; bw/flops: NVIDIA "
+          "HGX B200 datasheet (7.7 TB/s; earlier DGX material said 8; BF16 4.5 PF* sparse -> 2.25)"),
+    _spec("GB200", "NVIDIA", 186, _gib(184.00), "measured", 8.0, 2500, 4,
+          "NVLink 5 1.8 TB/s (72-GPU NVL72 domain)",
+          "mem: torch OOM 'GPU 3 has a total capacity of 184.00 GiB' on GB200, NVIDIA/srt-slurm#172 "
+          "(184.31 in other logs); bw/flops: NVIDIA GB200 NVL72 spec per GPU (13.4 TB, 576 TB/s, "
+          "BF16 360 PF* sparse over 72 GPUs -> 2.5 PF dense); 4 GPUs per compute tray"),
+    _spec("B300", "NVIDIA", 288, _gib(267.69), "measured", 8.0, 2250, 8, "NVLink 5 1.8 TB/s",
+          "mem: " + _OOM.format("267.69") + " in several public B300 logs (repository not pinned "
+          "down); bw/flops: NVIDIA HGX B300 spec (288 GB, 8 TB/s; BF16 36 PF* sparse per 8 GPUs "
+          "-> 2.25 PF dense), also datacrunch-research/blogs blackwell_vms.md"),
+    # --- Datacenter, AMD CDNA 3 ---
+    _spec("MI300X", "AMD", 192, 201_310_208 * 1024, "measured", 5.3, 1307.4, 8,
+          "Infinity Fabric 7x128 GB/s",
+          "mem: rocminfo GLOBAL pool 'Size: 201310208 KB' = 206,141,652,992 B = 191.98 GiB "
+          "(ROCm/rocm-examples#187, ROCm/legacy-rocm-build#4414), matching HIP OOM 'total "
+          "capacity of 191.98 GiB'; bw/flops: AMD Instinct MI300X datasheet (BF16 2,614.9 TF "
+          "sparse, 1,307.4 dense)"),
+    _spec("MI325X", "AMD", 256, _gib(255.98), "measured", 6.0, 1307.4, 8,
+          "Infinity Fabric 7x128 GB/s",
+          "mem: HIP OOM 'GPU 0 has a total capacity of 255.98 GiB' on 8x MI325X, "
+          "vllm-project/vllm#41962; bw/flops: AMD Instinct MI325X datasheet (256 GB HBM3E, "
+          "6 TB/s, BF16 1,307.4 TF dense)"),
+    # --- Workstation ---
+    _spec("RTX-A6000", "NVIDIA", 48, _gib(47.53), "estimated", 0.768, 154.8, 8,
+          "PCIe 4.0 x16 (+NVLink bridge 112.5 GB/s pairs)",
+          "mem: estimated: nvidia-smi 49140 MiB with ECC off (47.99 GiB) minus ~0.46 GiB, the "
+          "47.53 GiB that torch OOMs on 49140-MiB cards print (none found naming an A6000; with "
+          "ECC on expect ~44.4); bw/flops: NVIDIA RTX A6000 datasheet (tensor 309.7 TF* sparse)"),
+    _spec("RTX-6000-Ada", "NVIDIA", 48, _gib(44.43), "measured", 0.960, 364.2, 8, "PCIe 4.0 x16",
+          "mem: " + _OOM.format("44.43") + " on RTX 6000 Ada with ECC on (nvidia-smi 46068 MiB), "
+          "DINGYANB/MTVCrafter#21 (ECC off: 49140 MiB, ~47.5 GiB); bw/flops: NVIDIA RTX 6000 Ada "
+          "datasheet and Ada Lovelace whitepaper (BF16 FP32-acc 364.2 dense / 728.5 sparse)"),
+    _spec("RTX-PRO-6000", "NVIDIA", 96, _gib(94.97), "measured", 1.792, 503.8, 8, "PCIe 5.0 x16",
+          "RTX PRO 6000 Blackwell. mem: cudaMemGetInfo 'total=94.97 GiB' on a 97887-MiB card, "
+          "antirez/ds4#431; bw/flops: NVIDIA RTX PRO 6000 Blackwell datasheet (1,792 GB/s; "
+          "4,000 AI TOPS FP4 sparse / 8 -> ~504 TF BF16 dense, full-rate FP32 accumulate)"),
+    # --- Consumer (GeForce: BF16 with FP32 accumulate = half the FP16-accumulate rate) ---
+    _spec("RTX-3090", "NVIDIA", 24, _gib(23.56), "measured", 0.936, 71, 4,
+          "PCIe 4.0 x16 (+NVLink bridge 112.5 GB/s pairs)",
+          "mem: vLLM log 'Free memory on device (22.93/23.56 GiB)' on 8x RTX 3090, "
+          "wtdcode/vllm-backport#34 (vLLM logs also show 23.58; 2022 torch OOMs 23.70: "
+          "GaoLii/DSP#10); bw/flops: NVIDIA GA102 whitepaper (FP32-acc 71 TF dense)"),
+    _spec("RTX-4090", "NVIDIA", 24, _gib(23.64), "measured", 1.008, 165.2, 4, "PCIe 4.0 x16",
+          "mem: torch OOM '23.64 GiB total capacity' on RTX 4090, TMElyralab/MuseTalk#76 and "
+          "3DTopia/Phidias-Diffusion#8 (23.65-23.68 on other drivers); bw/flops: NVIDIA Ada "
+          "Lovelace whitepaper (FP32-acc 165.2 TF dense; 330.3 is FP16-acc)"),
+    _spec("RTX-5090", "NVIDIA", 32, _gib(31.36), "measured", 1.792, 209.5, 4, "PCIe 5.0 x16",
+          "mem: " + _OOM.format("31.36") + " on RTX 5090, TrajectoryCrafter/TrajectoryCrafter#20 "
+          "(31.37: Wan-Video/Wan2.1#465); bw/flops: NVIDIA RTX Blackwell whitepaper (FP32-acc "
+          "209.5 TF dense; 419 FP16-acc, 838 sparse is the marketed figure)"),
+]
+
+GPU_CATALOG: dict[str, GpuSpec] = {g.name: g for g in _ROWS}
+assert len(GPU_CATALOG) == len(_ROWS), "duplicate GPU name"
+
+# Extra spellings (already normalised, see _norm) -> catalog key. Catalog keys match themselves.
+_ALIASES: dict[str, str] = {
+    "a100": "A100-80GB", "a100-sxm": "A100-80GB", "a100-sxm4-80gb": "A100-80GB",
+    "a100-80gb-sxm": "A100-80GB", "a100-sxm4-40gb": "A100-40GB", "a100-40gb-sxm": "A100-40GB",
+    "a100-pcie": "A100-80GB-PCIe", "a100-pcie-80gb": "A100-80GB-PCIe",
+    "h100": "H100-SXM", "h100-80gb": "H100-SXM", "h100-sxm5": "H100-SXM",
+    "h100-80gb-hbm3": "H100-SXM", "h100-sxm-80gb": "H100-SXM", "h100-pcie-80gb": "H100-PCIe",
+    "h100-nvl-94gb": "H100-NVL", "h100-94gb": "H100-NVL",
+    "h200-sxm": "H200", "h200-141gb": "H200", "h20-96gb": "H20",
+    "b200-180gb": "B200", "gb200-nvl72": "GB200", "b300-sxm": "B300",
+    "mi300": "MI300X", "mi325": "MI325X",
+    "rtx3090": "RTX-3090", "3090": "RTX-3090", "geforce-rtx-3090": "RTX-3090",
+    "rtx4090": "RTX-4090", "4090": "RTX-4090", "geforce-rtx-4090": "RTX-4090",
+    "rtx5090": "RTX-5090", "5090": "RTX-5090", "geforce-rtx-5090": "RTX-5090",
+    "a6000": "RTX-A6000", "rtxa6000": "RTX-A6000",
+    "rtx6000-ada": "RTX-6000-Ada", "6000-ada": "RTX-6000-Ada",
+    "rtx-6000-ada-generation": "RTX-6000-Ada",
+    "rtx-pro-6000-blackwell": "RTX-PRO-6000", "rtx-pro-6000-blackwell-workstation-edition":
+    "RTX-PRO-6000", "rtx-pro-6000-blackwell-server-edition": "RTX-PRO-6000",
+    "rtxpro6000": "RTX-PRO-6000", "pro6000": "RTX-PRO-6000",
+}
+_LOOKUP: dict[str, str] = {k.lower(): k for k in GPU_CATALOG} | _ALIASES
+
+
+def _norm(name: str) -> str:
+    """'NVIDIA H100 80GB HBM3' -> 'h100-80gb-hbm3'; 'AMD Instinct MI300X' -> 'mi300x'."""
+    s = re.sub(r"[\s_/]+", "-", str(name).strip().lower())
+    for prefix in ("nvidia-", "amd-", "instinct-", "tesla-"):
+        s = s.removeprefix(prefix)
+    return s
+
+
+def get_gpu(name: str) -> GpuSpec:
+    """Catalog lookup: case-insensitive, accepts aliases ('h100', 'A10G', 'a100-80gb')
+    and torch/nvidia-smi device names. Unknown names raise PlanInputError(field='gpu')."""
+    key = _LOOKUP.get(_norm(name))
+    if key is None:
+        valid = ", ".join(GPU_CATALOG)
+        raise PlanInputError("gpu", f"unknown GPU {name!r}; valid names: {valid} "
+                                    "(or describe your own with custom_gpu)")
+    return GPU_CATALOG[key]
+
+
+def _positive(field: str, value) -> float:
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        raise PlanInputError(field, f"must be a number, got {value!r}")
+    if not math.isfinite(value) or value <= 0:
+        raise PlanInputError(field, f"must be a positive finite number, got {value!r}")
+    return float(value)
+
+
+def custom_gpu(memory_gib: float, bandwidth_tb_s: float, bf16_tflops: float,
+               name: str = "custom", *, gpus_per_node: int = 8,
+               interconnect: str = "unspecified") -> GpuSpec:
+    """A GPU not in the catalog. ``memory_gib`` is what the runtime exposes (GiB, 2**30),
+    bandwidth in TB/s (10**12 B/s), dense BF16 in TFLOPS. Bad values raise PlanInputError
+    naming the argument."""
+    mem = _positive("memory_gib", memory_gib)
+    bw = _positive("bandwidth_tb_s", bandwidth_tb_s)
+    tf = _positive("bf16_tflops", bf16_tflops)
+    if not isinstance(name, str) or not _NAME_RE.match(name):
+        raise PlanInputError("name", f"{name!r}: use letters, digits, '-' and '.' only")
+    if isinstance(gpus_per_node, bool) or not isinstance(gpus_per_node, int) or gpus_per_node < 1:
+        raise PlanInputError("gpus_per_node", f"must be a positive integer, got {gpus_per_node!r}")
+    for field, v, unit in (("memory_gib", mem * GIB, "byte"), ("bandwidth_tb_s", bw * 1e12,
+                           "byte/s"), ("bf16_tflops", tf * 1e12, "FLOP/s")):
+        if round(v) < 1:
+            raise PlanInputError(field, f"is below 1 {unit}")
+    return GpuSpec(
+        name=name, vendor="custom", marketed_memory_gb=mem, memory_bytes=round(mem * GIB),
+        memory_basis="estimated", bandwidth_bytes_per_s=round(bw * 1e12),
+        bf16_dense_flops=round(tf * 1e12), gpus_per_node=gpus_per_node,
+        interconnect=interconnect,
+        source=f"user-supplied: {mem:g} GiB exposed, {bw:g} TB/s, {tf:g} TFLOPS dense BF16",
+    )

@@ -1,0 +1,166 @@
+"""What one GPU rank holds under tensor, pipeline, data and expert parallelism.
+
+Rules (vLLM's, which SGLang and TensorRT-LLM share for KV):
+- TP splits attention heads and MLP columns; KV heads per rank = max(1, kv_heads // tp), so with
+  tp > kv_heads every rank keeps a replica (the KV projections are replicated likewise). TP must
+  divide the query heads, and KV heads and TP must divide one another.
+- MLA's latent cache is not split: every TP rank keeps all of it.
+- Embeddings and lm_head: vocabulary padded to a multiple of 64, then split over TP.
+- Norms and routers are replicated; a row-parallel layer's bias is kept whole on every rank.
+- PP: ``num_layers // pp`` per stage, the remainder one each to the stages before the last
+  (vLLM ``get_pp_indices``: 94 layers over 4 stages -> 23, 24, 24, 23). Embeddings live on the first
+  stage, the final norm and lm_head on the last (a tied lm_head is a second copy there).
+- Experts: split over tp x dp ranks by intermediate size, or, with expert parallelism, as whole
+  experts, ``cdiv(E, tp x dp)`` on the busiest rank. Attention and dense weights are per DP replica.
+"""
+
+from dataclasses import dataclass
+
+from kvplan.errors import PlanInputError
+from kvplan.layers import heads_per_rank
+from kvplan.spec import DecoderLayer, Linear, ModelSpec, Norm, Tensor
+from kvplan.units import cdiv
+from kvplan.weights import component_bytes, resolve_format
+
+VOCAB_PADDING = 64  # vLLM DEFAULT_VOCAB_PADDING_SIZE (vocab_parallel_embedding.py)
+KV_PROJ = ("k_proj", "v_proj")
+FUSED_QKV = ("c_attn", "query_key_value", "qkv_proj")
+ROW_EXPERT = ("down_proj", "w2")
+
+
+@dataclass(frozen=True)
+class Layout:
+    """A parallel layout. ``ep``: experts placed whole (vLLM --enable-expert-parallel)."""
+
+    tp: int = 1
+    pp: int = 1
+    dp: int = 1
+    ep: bool = False
+
+    @property
+    def gpus(self) -> int:
+        return self.tp * self.pp * self.dp
+
+
+def check_layout(spec: ModelSpec, layout: Layout) -> None:
+    """Refuse what the engines refuse, naming the flag."""
+    for flag, value in (("tensor_parallel_size", layout.tp), ("pipeline_parallel_size", layout.pp),
+                        ("data_parallel_size", layout.dp)):
+        if isinstance(value, bool) or not isinstance(value, int) or not 1 <= value <= 4096:
+            raise PlanInputError(flag, f"must be a whole number from 1 to 4096, got {value!r}")
+    nq, nkv, tp = spec.num_attention_heads, spec.num_key_value_heads, layout.tp
+    if nq % tp:
+        raise PlanInputError("tensor_parallel_size", f"{tp} does not divide num_attention_heads ({nq})")
+    if nkv % tp and tp % nkv:
+        raise PlanInputError("tensor_parallel_size",
+                             f"{tp} and num_key_value_heads ({nkv}) must divide one another (vLLM asserts this)")
+    if layout.pp > spec.num_hidden_layers:
+        raise PlanInputError("pipeline_parallel_size", f"{layout.pp} stages for {spec.num_hidden_layers} layers")
+
+
+def pp_partition(num_layers: int, pp: int) -> list[int]:
+    """Layers per stage, vLLM's rule: 94 over 4 -> [23, 24, 24, 23]."""
+    parts = [num_layers // pp] * pp
+    for i in range(2, num_layers % pp + 2):
+        parts[-i] += 1
+    return parts
+
+
+def stage_layers(spec: ModelSpec, pp: int, stage: int) -> tuple[DecoderLayer, ...]:
+    parts = pp_partition(len(spec.layers), pp)
+    start = sum(parts[:stage])
+    return spec.layers[start:start + parts[stage]]
+
+
+def kv_heads_on_rank(spec: ModelSpec, tp: int) -> int:
+    """KV heads one rank stores (1 for MLA: the latent, replicated)."""
+    if any(layer.cache.kind == "mla" for layer in spec.layers):
+        return 1
+    return heads_per_rank(spec.num_key_value_heads, tp)
+
+
+def _shard(comp, tp: int, spec: ModelSpec):
+    """The part of one component that a TP rank holds."""
+    if isinstance(comp, Linear):
+        if comp.shard == "column":
+            if comp.name in KV_PROJ:
+                per_head = comp.out_features // spec.num_key_value_heads
+                return comp.model_copy(update={"out_features": heads_per_rank(spec.num_key_value_heads, tp) * per_head})
+            if comp.name in FUSED_QKV:
+                kv_total = (comp.out_features // spec.head_dim - spec.num_attention_heads) // 2
+                out = (spec.num_attention_heads // tp + 2 * heads_per_rank(kv_total, tp)) * spec.head_dim
+                return comp.model_copy(update={"out_features": out})
+            return comp.model_copy(update={"out_features": cdiv(comp.out_features, tp)})
+        if comp.shard == "row":
+            return _RowShard(comp, cdiv(comp.in_features, tp))
+        if comp.shard == "vocab":
+            padded = cdiv(comp.out_features, VOCAB_PADDING) * VOCAB_PADDING
+            return comp.model_copy(update={"out_features": cdiv(padded, tp)})
+        return comp
+    if comp.shard == "column":
+        if isinstance(comp, Norm):
+            return comp.model_copy(update={"dim": cdiv(comp.dim, tp)})
+        if isinstance(comp, Tensor):
+            return comp.model_copy(update={"numel": cdiv(comp.numel, tp)})
+    return comp
+
+
+class _RowShard:
+    """A row-parallel linear on one rank: input dim split, bias whole (so bias_numel is unchanged)."""
+
+    def __init__(self, comp: Linear, in_rank: int):
+        self.linear = comp.model_copy(update={"in_features": in_rank, "bias": False})
+        self.bias_numel = comp.bias_numel
+
+
+def _bytes(category, comp, fmt, base, exclude, base_bytes) -> int:
+    if isinstance(comp, _RowShard):
+        return component_bytes(category, comp.linear, fmt, base, exclude) + comp.bias_numel * base_bytes
+    return component_bytes(category, comp, fmt, base, exclude)
+
+
+def rank_weight_bytes(spec: ModelSpec, layout: Layout, stage: int = 0, weight_format: str | None = None) -> int:
+    """Weight bytes on the busiest rank of pipeline stage ``stage``.
+
+    Worked number: Llama-3.1-70B bf16 at TP=8: 141,107,412,992 B in all, 17,640,734,720 B per rank
+    (all / 8, plus 7/8 of the 161 replicated RMSNorm weights of 8192 x 2 B). At TP=1 this is
+    ``weight_bytes`` except for vocab padding (gpt2: 50,257 -> 50,304 rows).
+    """
+    fmt, exclude = resolve_format(spec, weight_format)
+    base = fmt if fmt in ("fp32", "bf16", "fp16") else (spec.dtype if spec.dtype != "fp32" else "bf16")
+    base_bytes = {"fp32": 4, "bf16": 2, "fp16": 2}[base]
+    tp, moe_ranks = layout.tp, layout.tp * layout.dp
+    first, last = stage == 0, stage == layout.pp - 1
+    total = 0
+    if first:
+        total += sum(_bytes("embeddings", _shard(c, tp, spec), fmt, base, exclude, base_bytes) for c in spec.embeddings)
+        total += sum(_bytes("other", _shard(c, tp, spec), fmt, base, exclude, base_bytes) for c in spec.other)
+    for layer in stage_layers(spec, layout.pp, stage):
+        for category in ("attention", "mlp", "router", "norms", "other"):
+            total += sum(_bytes(category, _shard(c, tp, spec), fmt, base, exclude, base_bytes)
+                         for c in getattr(layer, category))
+        if layer.experts is not None:
+            total += _expert_bytes(layer, layout, moe_ranks, fmt, base, exclude, base_bytes)
+    if last:
+        total += sum(_bytes("norms", c, fmt, base, exclude, base_bytes) for c in spec.final_norm)
+        head = spec.lm_head or (spec.embeddings[:1] if layout.pp > 1 else ())  # tied: a second copy under PP
+        total += sum(_bytes("lm_head", _shard(c, tp, spec), fmt, base, exclude, base_bytes) for c in head)
+    return total
+
+
+def _expert_bytes(layer, layout, moe_ranks, fmt, base, exclude, base_bytes) -> int:
+    experts = layer.experts
+    if layout.ep:
+        per_rank = cdiv(experts.num_experts, moe_ranks)
+        return per_rank * sum(component_bytes("experts", c.model_copy(update={"count": 1}), fmt, base, exclude)
+                              for c in experts.linears)
+    out = 0
+    for c in experts.linears:
+        c = c.model_copy(update={"count": experts.num_experts})
+        if c.name.endswith(ROW_EXPERT):
+            out += _bytes("experts", _RowShard(c, cdiv(c.in_features, moe_ranks)), fmt, base, exclude, base_bytes)
+        else:
+            out += component_bytes("experts", c.model_copy(update={"out_features": cdiv(c.out_features, moe_ranks)}),
+                                   fmt, base, exclude)
+    return out
+

@@ -1,0 +1,57 @@
+"""Built-in models: real config.json files shipped in ``kvplan/presets/``, listed in MANIFEST.json.
+
+The only file I/O in the core. ``resolve_model`` accepts a preset name or a path to a config.json.
+"""
+
+import difflib
+import json
+from functools import lru_cache
+from pathlib import Path
+from typing import Any
+
+from kvplan.errors import ConfigError
+from kvplan.hf_config import load_config_text, parse_config
+from kvplan.spec import ModelSpec
+
+PRESET_DIR = Path(__file__).parent / "presets"
+
+
+@lru_cache(maxsize=1)
+def manifest() -> tuple[dict[str, Any], ...]:
+    """The manifest entries: name, file, hf_repo, family, source, provenance, notes."""
+    return tuple(json.loads((PRESET_DIR / "MANIFEST.json").read_text()))
+
+
+def preset_names() -> list[str]:
+    return [entry["name"] for entry in manifest()]
+
+
+def _entry(name: str) -> dict[str, Any]:
+    key = name.strip().lower()
+    for entry in manifest():
+        if entry["name"] == key or entry.get("hf_repo", "").lower() == key:
+            return entry
+    close = difflib.get_close_matches(key, preset_names(), n=3)
+    hint = f"; did you mean {', '.join(close)}?" if close else "; `python -m kvplan presets` lists them"
+    raise ConfigError("model", f"no preset named {name!r}{hint}")
+
+
+def preset_config(name: str) -> dict[str, Any]:
+    """The raw config.json dict of a preset (a fresh copy each call)."""
+    return json.loads((PRESET_DIR / _entry(name)["file"]).read_text())
+
+
+@lru_cache(maxsize=128)
+def load_preset(name: str) -> ModelSpec:
+    entry = _entry(name)
+    return parse_config(preset_config(entry["name"]), name=entry["name"])
+
+
+def resolve_model(arg: str) -> ModelSpec:
+    """A preset name, an HF repo id of a preset, or a path to a config.json file."""
+    path = Path(arg)
+    if arg.endswith(".json") or path.is_file():
+        if not path.is_file():
+            raise ConfigError("model", f"no such file: {arg}")
+        return parse_config(load_config_text(path.read_bytes()), name=path.parent.name or path.name)
+    return load_preset(arg)

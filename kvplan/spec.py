@@ -1,0 +1,181 @@
+"""The frozen model spec: config.json fields by their own names, plus the weights, layer by layer.
+
+A ``ModelSpec`` is built once from a config dict by ``hf_config.parse_config`` and never changed.
+Weights are listed as components (``Linear``, ``Norm``, ``Tensor``), each with its shape and how
+tensor parallelism shards it, so that parameter counts, quantized bytes and per-rank bytes are all
+exact sums over the same list.
+"""
+
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from kvplan.layers import CacheSpec
+
+# How tensor parallelism splits a weight (vLLM's linear layers):
+# column: the output dim is split (q/k/v, gate/up); row: the input dim is split (o, down; the
+# bias is kept whole on every rank); replicated: every rank holds all of it (norms, routers);
+# vocab: rows padded to a multiple of 64 then split (embeddings, lm_head); expert: the experts'
+# weights, split over tp x dp ranks (by intermediate dim, or whole experts under EP).
+Shard = Literal["column", "row", "replicated", "vocab", "expert"]
+Category = Literal["embeddings", "attention", "mlp", "experts", "router", "norms", "lm_head", "other"]
+CATEGORIES: tuple[str, ...] = (
+    "embeddings", "attention", "mlp", "experts", "router", "norms", "lm_head", "other",
+)
+
+
+class _Frozen(BaseModel):
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+
+class Linear(_Frozen):
+    """A weight matrix [out_features, in_features] (+ bias [out_features]), ``count`` copies.
+
+    ``count`` > 1 stands for stacked experts: 128 experts of the same shape are one Linear with
+    count=128. ``quantizable`` is False for weights that quantized checkpoints keep in 16 bits.
+    """
+
+    name: str
+    in_features: int = Field(gt=0)
+    out_features: int = Field(gt=0)
+    bias: bool = False
+    count: int = Field(default=1, gt=0)
+    shard: Shard = "column"
+    quantizable: bool = True
+
+    @property
+    def weight_numel(self) -> int:
+        return self.count * self.in_features * self.out_features
+
+    @property
+    def bias_numel(self) -> int:
+        return self.count * self.out_features if self.bias else 0
+
+    @property
+    def numel(self) -> int:
+        return self.weight_numel + self.bias_numel
+
+
+class Norm(_Frozen):
+    """A LayerNorm (weight + bias) or RMSNorm (weight only) over ``dim``."""
+
+    name: str
+    dim: int = Field(gt=0)
+    bias: bool = False
+    count: int = Field(default=1, gt=0)
+    shard: Shard = "replicated"
+    quantizable: bool = False
+
+    @property
+    def numel(self) -> int:
+        return self.count * self.dim * (2 if self.bias else 1)
+
+
+class Tensor(_Frozen):
+    """Any other learned tensor (conv kernels, A_log, attention sinks, position tables)."""
+
+    name: str
+    numel: int = Field(gt=0)
+    shard: Shard = "replicated"
+    quantizable: bool = False
+
+
+Component = Linear | Norm | Tensor
+
+
+class Experts(_Frozen):
+    """Routed experts of one MoE layer: ``num_experts`` copies of ``linears`` (one expert).
+
+    Active per token: ``num_experts_per_tok`` of them.
+    """
+
+    num_experts: int = Field(gt=0)
+    num_experts_per_tok: int = Field(gt=0)
+    linears: tuple[Linear, ...]
+
+    @property
+    def numel_per_expert(self) -> int:
+        return sum(c.numel for c in self.linears)
+
+    @property
+    def numel(self) -> int:
+        return self.num_experts * self.numel_per_expert
+
+
+class DecoderLayer(_Frozen):
+    """One decoder layer: its weights by category, and what it caches per sequence."""
+
+    cache: CacheSpec = Field(discriminator="kind")
+    attention: tuple[Component, ...] = ()
+    mlp: tuple[Component, ...] = ()
+    experts: Experts | None = None
+    router: tuple[Component, ...] = ()
+    norms: tuple[Component, ...] = ()
+    other: tuple[Component, ...] = ()
+
+
+class ModelSpec(_Frozen):
+    """A decoder, as its config.json says it is.
+
+    Field names copy config.json. Values the config omits are derived and the derivation is
+    recorded in ``assumptions`` (e.g. "head_dim = hidden_size // num_attention_heads = 128").
+    """
+
+    name: str
+    model_type: str
+    vocab_size: int = Field(gt=0)
+    hidden_size: int = Field(gt=0)
+    num_hidden_layers: int = Field(gt=0)
+    num_attention_heads: int = Field(gt=0)
+    num_key_value_heads: int = Field(gt=0)
+    head_dim: int = Field(gt=0)
+    max_position_embeddings: int | None = None
+    tie_word_embeddings: bool = False
+    dtype: str = "bf16"  # the checkpoint's dtype (config "torch_dtype"/"dtype"), canonical name
+    quantization: str | None = None  # weight format the checkpoint ships in, if quantized
+    quantization_exclude: tuple[str, ...] = ()  # categories the checkpoint keeps unquantized
+
+    embeddings: tuple[Component, ...]
+    layers: tuple[DecoderLayer, ...]
+    final_norm: tuple[Component, ...] = ()
+    lm_head: tuple[Component, ...] = ()
+    other: tuple[Component, ...] = ()  # e.g. OPT's project_in / project_out
+
+    assumptions: tuple[str, ...] = ()
+    warnings: tuple[str, ...] = ()
+    skipped: tuple[str, ...] = ()
+
+    @property
+    def is_moe(self) -> bool:
+        return any(layer.experts is not None for layer in self.layers)
+
+    @property
+    def layer_kinds(self) -> dict[str, int]:
+        """How many layers of each cache kind: {'full_attention': 10, 'sliding_attention': 52}."""
+        kinds: dict[str, int] = {}
+        for layer in self.layers:
+            kinds[layer.cache.kind] = kinds.get(layer.cache.kind, 0) + 1
+        return kinds
+
+
+def walk(spec: ModelSpec):
+    """Yield (category, component, copies) for every weight of the model, once per layer.
+
+    Routed experts come out as their per-expert linears with ``copies = num_experts``. Identical
+    layers are the same object, so a walk over a 126-layer model visits ~1,500 components.
+    """
+    for comp in spec.embeddings:
+        yield "embeddings", comp, 1
+    for layer in spec.layers:
+        for category in ("attention", "mlp", "router", "norms", "other"):
+            for comp in getattr(layer, category):
+                yield category, comp, 1
+        if layer.experts is not None:
+            for comp in layer.experts.linears:
+                yield "experts", comp, layer.experts.num_experts
+    for comp in spec.final_norm:
+        yield "norms", comp, 1
+    for comp in spec.lm_head:
+        yield "lm_head", comp, 1
+    for comp in spec.other:
+        yield "other", comp, 1

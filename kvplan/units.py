@@ -1,0 +1,61 @@
+"""Units, dtype sizes and integer helpers. All byte counts in kvplan are exact ints.
+
+GiB = 2**30 (what vLLM and torch print as "GiB"); GB = 10**9 (what datasheets sell).
+"""
+
+GiB = 2**30
+MiB = 2**20
+KiB = 2**10
+GB = 10**9
+
+# Bits per element of a stored value. Sub-byte formats are counted in bits so that
+# bytes come out exact: 4-bit x 7 values = 28 bits -> cdiv(28, 8) = 4 bytes.
+DTYPE_BITS: dict[str, int] = {
+    "fp32": 32,
+    "bf16": 16,
+    "fp16": 16,
+    "fp8": 8,  # fp8_e4m3 / fp8_e5m2: 1 byte per element
+    "int8": 8,
+    "int4": 4,
+}
+
+# Names seen in configs / vLLM flags, mapped to the canonical names above.
+DTYPE_ALIASES: dict[str, str] = {
+    "float32": "fp32", "float": "fp32", "fp32": "fp32",
+    "bfloat16": "bf16", "bf16": "bf16",
+    "float16": "fp16", "half": "fp16", "fp16": "fp16",
+    "fp8": "fp8", "fp8_e4m3": "fp8", "fp8_e5m2": "fp8", "float8_e4m3fn": "fp8",
+    "int8": "int8", "int4": "int4",
+}
+
+
+def cdiv(a: int, b: int) -> int:
+    """Ceiling division for non-negative ints: cdiv(5, 4) == 2."""
+    return -(-a // b)
+
+
+def canonical_dtype(name: str, field: str = "dtype") -> str:
+    """'bfloat16' -> 'bf16'. Raises KvplanError naming ``field`` for an unknown dtype."""
+    from kvplan.errors import KvplanError
+
+    key = str(name).strip().lower()
+    if key not in DTYPE_ALIASES:
+        allowed = ", ".join(sorted(set(DTYPE_ALIASES.values())))
+        raise KvplanError(field, f"unknown dtype {name!r}; allowed: {allowed}")
+    return DTYPE_ALIASES[key]
+
+
+def dtype_bytes(name: str) -> int:
+    """Bytes per element for a whole-byte dtype: dtype_bytes('bf16') == 2."""
+    bits = DTYPE_BITS[canonical_dtype(name)]
+    assert bits % 8 == 0, f"{name} is sub-byte; count it in bits"
+    return bits // 8
+
+
+def format_bytes(n: int | float) -> str:
+    """Human form in binary units: format_bytes(1073741824) == '1.00 GiB'."""
+    n = float(n)
+    for unit, size in (("TiB", 2**40), ("GiB", GiB), ("MiB", MiB), ("KiB", KiB)):
+        if abs(n) >= size:
+            return f"{n / size:.2f} {unit}"
+    return f"{int(n)} B"

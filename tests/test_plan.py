@@ -1,0 +1,149 @@
+"""Capacity planning: engine logs reproduced from their inputs, the seed's budget, parallelism."""
+
+import pytest
+
+from kvplan import load_preset, parse_config
+from kvplan.engines import EngineConfig, sglang_mem_fraction_static
+from kvplan.errors import PlanInputError
+from kvplan.gpus import custom_gpu, get_gpu
+from kvplan.parallel import Layout, kv_heads_on_rank, pp_partition, rank_weight_bytes
+from kvplan.plan import plan
+from kvplan.units import GiB
+from kvplan.weights import weight_bytes
+from tests.test_seeds import SEED_MODEL
+
+H100 = get_gpu("H100-SXM")
+
+
+def test_vllm_log_llama2_7b_56_18_gib_is_7191_blocks():
+    # gateway-api-inference-extension PR #550 (vLLM V0, H100): "KV 56.18 GiB", "# GPU blocks: 7191".
+    # block = 16 tokens x 32 layers x 2 x 32 heads x 128 x 2 B = 8 MiB; 56.18 GiB / 8 MiB = 7191.04
+    p = plan(load_preset("llama-2-7b"), H100, EngineConfig(kv_cache_memory_bytes=round(56.18 * GiB), max_model_len=4096))
+    assert p.num_blocks == 7191
+    assert p.kv_cache_tokens == 7191 * 16
+
+
+def test_vllm_log_qwen3_14b_6_51_gib_is_42656_tokens_1_30x():
+    # LMCache #1739: "Available KV cache memory: 6.51 GiB", "GPU KV cache size: 42,656 tokens",
+    # "Maximum concurrency for 32,768 tokens per request: 1.30x".
+    # 40 layers x 8 heads x 256 x 2 B = 160 KiB/token; 6.51 GiB // (16 x 160 KiB) = 2666 blocks
+    p = plan(load_preset("qwen3-14b"), H100, EngineConfig(kv_cache_memory_bytes=round(6.51 * GiB), max_model_len=32768))
+    assert p.num_blocks == 2666
+    assert p.kv_cache_tokens == 42_656
+    assert f"{p.max_concurrency:.2f}" == "1.30"
+
+
+def test_vllm_log_qwen3_0_6b_36184_blocks_70_67x():
+    # generative-computing/mellea PR #416 (H100, util 0.80): KV 61.84 GiB, 36,184 blocks, 70.67x @ 8192.
+    # 28 layers x 8 heads x 256 x 2 B = 112 KiB/token -> 1,835,008 B/block. A 2-decimal GiB pins the
+    # count only to [61.835, 61.845) GiB / 1.75 MiB = [36182.4, 36188.3), which contains the logged 36,184.
+    block = 16 * 28 * 8 * 256 * 2
+    lo = plan(load_preset("qwen3-0.6b"), H100, EngineConfig(kv_cache_memory_bytes=int(61.835 * GiB), max_model_len=8192))
+    hi = plan(load_preset("qwen3-0.6b"), H100, EngineConfig(kv_cache_memory_bytes=int(61.845 * GiB), max_model_len=8192))
+    assert lo.num_blocks <= 36_184 <= hi.num_blocks
+    p = plan(load_preset("qwen3-0.6b"), H100, EngineConfig(kv_cache_memory_bytes=36_184 * block + 1000, max_model_len=8192))
+    assert p.num_blocks == 36_184
+    assert f"{p.max_concurrency:.2f}" == "70.67"  # 36,184 / cdiv(8192, 16) = 70.672
+
+
+def test_seed_budget_six_of_8192_three_of_16384_in_24_gib():
+    # custom engine: 24 GiB - 7e9 x 2 B weights - 2 GiB runtime - 2 GiB headroom, block 16
+    gpu = custom_gpu(24, 1.0, 100.0)
+    spec = parse_config(SEED_MODEL)
+    engine = EngineConfig(engine="custom", weights_bytes=14_000_000_000, runtime_gib=2, headroom_gib=2)
+    assert plan(spec, gpu, engine.model_copy(update={"max_model_len": 8192})).max_num_seqs_at_len == 6
+    assert plan(spec, gpu, engine.model_copy(update={"max_model_len": 16384})).max_num_seqs_at_len == 3
+    assert not plan(spec, gpu, engine.model_copy(update={"max_model_len": 8192}), concurrency=7).fits
+
+
+def test_mqa_tp8_every_rank_keeps_the_head():
+    # falcon-7b style MQA (1 KV head) at TP=8: max(1, 1 // 8) = 1 head per rank, not 1/8.
+    spec = parse_config({**SEED_MODEL, "num_key_value_heads": 1})
+    assert kv_heads_on_rank(spec, 8) == 1
+    p = plan(spec, H100, EngineConfig(max_model_len=8192), Layout(tp=8))
+    assert p.ranks[0].kv_bytes_per_token == 32 * 1 * 256 * 2  # the whole head on each rank
+    p1 = plan(spec, H100, EngineConfig(max_model_len=8192), Layout(tp=1))
+    assert p.ranks[0].kv_bytes_per_token == p1.ranks[0].kv_bytes_per_token
+
+
+def test_gqa_heads_split_then_replicate():
+    spec = load_preset("llama-3.1-8b")  # 8 KV heads
+    assert [kv_heads_on_rank(spec, tp) for tp in (1, 2, 4, 8)] == [8, 4, 2, 1]
+    with pytest.raises(PlanInputError) as info:
+        plan(spec, H100, layout=Layout(tp=3))
+    assert info.value.field == "tensor_parallel_size"
+
+
+def test_mla_latent_replicated_on_every_tp_rank():
+    spec = load_preset("deepseek-v3")  # 61 layers x (512 + 64) x 2 B = 70,272 B/token
+    p1 = plan(spec, get_gpu("H200"), EngineConfig(max_model_len=8192), Layout(tp=8))
+    assert p1.ranks[0].kv_bytes_per_token == 61 * 576 * 2
+    assert p1.block_size == 64  # FlashMLA's preferred block in vLLM
+
+
+def test_pp_remainder_goes_to_earlier_stages_not_the_last():
+    assert pp_partition(94, 4) == [23, 24, 24, 23]
+    assert pp_partition(32, 3) == [11, 11, 10]
+    p = plan(load_preset("qwen3-235b-a22b"), get_gpu("H200"), EngineConfig(max_model_len=8192), Layout(tp=2, pp=4))
+    assert [r.layers for r in p.ranks] == [23, 24, 24, 23]
+    assert p.num_blocks == min(r.num_blocks for r in p.ranks)  # the engine takes the minimum
+
+
+def test_tp_weights_per_rank_exact():
+    spec = load_preset("llama-3.1-70b")
+    total = weight_bytes(spec).total_bytes  # 141,107,412,992 B
+    # everything splits 8 ways except 161 RMSNorms of 8192 x 2 B, which each rank keeps whole
+    norms = 161 * 8192 * 2
+    assert rank_weight_bytes(spec, Layout(tp=8)) == (total - norms) // 8 + norms
+
+
+def test_vocab_padding_to_64_per_rank():
+    spec = load_preset("gpt2")  # 50,257 -> 50,304 rows of 768 in bf16, tied
+    assert rank_weight_bytes(spec, Layout()) - weight_bytes(spec).total_bytes == (50304 - 50257) * 768 * 2
+
+
+def test_sglang_default_fraction_h100():
+    # sglang 0.5.23 memory_hook.py: 81559 MiB, TP1 -> reserved 13904 MiB -> 0.830
+    assert sglang_mem_fraction_static(81559 * 2**20, 1, 1, False) == (0.83, 13904)
+
+
+def test_sglang_tokens_floor_to_page_and_mla_not_divided():
+    spec = load_preset("deepseek-v3")
+    p2 = plan(spec, get_gpu("H200"), EngineConfig(engine="sglang", max_model_len=4096, block_size=64), Layout(tp=8))
+    assert p2.kv_cache_tokens % 64 == 0
+    assert p2.ranks[0].kv_bytes_per_token == 61 * 576 * 2
+
+
+def test_does_not_fit_is_an_answer_with_checked_fixes():
+    p = plan(load_preset("llama-3.1-70b"), H100, EngineConfig(max_model_len=8192))
+    assert not p.fits and "Does not fit" in p.verdict
+    assert any("tensor-parallel-size" in s or "larger GPU" in s for s in p.suggestions)
+
+
+def test_sliding_window_hybrid_groups_and_padding():
+    # gemma-3-27b: 62 layers = 52 sliding (W=1024) + 10 full -> group_size 10: 1 full + 6 sliding groups,
+    # 60 sliding slots for 52 layers = 8 padding layers.
+    p = plan(load_preset("gemma-3-27b-it"), H100, EngineConfig(max_model_len=32768), Layout(tp=2))
+    kinds = [g.kind for g in p.kv_groups]
+    assert kinds.count("full_attention") == 1 and kinds.count("sliding_attention") == 6
+    assert sum(g.padding_layers for g in p.kv_groups) == 8
+    # per request: cdiv(32768,16) + 6 x (cdiv(min(1023 + 2 x 8192, 32768), 16) + 1) = 2048 + 6 x 1089
+    assert p.blocks_per_request == 2048 + 6 * 1089
+
+
+@pytest.mark.parametrize("kwargs,field", [
+    ({"gpu_memory_utilization": 0}, "gpu_memory_utilization"),
+    ({"gpu_memory_utilization": 1.2}, "gpu_memory_utilization"),
+])
+def test_bad_engine_values(kwargs, field):
+    with pytest.raises(ValueError) as info:
+        EngineConfig(**kwargs)
+    assert field in str(info.value)
+
+
+def test_zero_gpus_and_negative_concurrency():
+    spec = load_preset("llama-3.1-8b")
+    with pytest.raises(PlanInputError):
+        plan(spec, H100, layout=Layout(tp=0))
+    with pytest.raises(PlanInputError):
+        plan(spec, H100, concurrency=-1)
