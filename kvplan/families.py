@@ -73,8 +73,9 @@ def lm_head(r, vocab: int, h: int, *, tie_default: bool, bias: bool = False) -> 
 
 
 def experts_block(r, h: int, inter: int, n_key: str, k_key: str, *, bias=False) -> Experts:
-    n = r.int(n_key)
-    k = r.int(k_key)
+    # transformers 5 renames the expert count to num_local_experts when it saves a config.
+    n = r.int(n_key) if r.has(n_key) or not r.has("num_local_experts") else r.int("num_local_experts")
+    k = r.int(k_key, n, why="absent: every expert counted as active")
     if k > n:
         raise ConfigError(r._name(k_key), f"{k} experts per token but only {n} experts")
     linears = tuple(
@@ -144,7 +145,8 @@ def spec_fields(r, *, h, n_layers, nq, nkv, hd, vocab, embeddings, layers, final
 
 
 def _window(r) -> int | None:
-    return r.int("sliding_window") if r.has("sliding_window") else None
+    """The sliding window, or None; some configs (Qwen2-MoE) write 0 for "no window"."""
+    return (r.int("sliding_window", minimum=0) or None) if r.has("sliding_window") else None
 
 
 def build_llama_like(r, model_type: str) -> dict[str, Any]:

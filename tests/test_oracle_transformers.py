@@ -33,3 +33,34 @@ def test_total_params_equal_transformers(name):
 def test_llama_3_1_8b_published_count():
     # Meta's model card and transformers both give 8,030,261,248 parameters.
     assert count_params(load_preset("llama-3.1-8b")).total_params == 8_030_261_248
+
+
+# Every family, from transformers' own config class: its defaults plus variations that flip
+# the switches our builders read (biases, tying, MQA, new decoder architecture, MoE spacing).
+FAMILY_VARIANTS = [
+    ("llama", {}), ("llama", {"attention_bias": True, "mlp_bias": True, "tie_word_embeddings": True}),
+    ("mistral", {}), ("mixtral", {}), ("qwen2", {}), ("qwen2", {"use_sliding_window": True}),
+    ("qwen2_moe", {}), ("qwen2_moe", {"mlp_only_layers": [0, 3], "decoder_sparse_step": 2}),
+    ("qwen3", {}), ("qwen3_moe", {"mlp_only_layers": [1]}), ("gemma", {}), ("gemma2", {}), ("gemma3_text", {}),
+    ("phi3", {}), ("phi", {}), ("phi", {"qk_layernorm": True}),
+    ("falcon", {}), ("falcon", {"new_decoder_architecture": True, "num_kv_heads": 8}),
+    ("falcon", {"multi_query": False, "parallel_attn": False, "bias": True}),
+    ("gpt2", {}), ("gpt_bigcode", {}), ("gpt_bigcode", {"multi_query": False}), ("gpt_neox", {}),
+    ("opt", {}), ("opt", {"word_embed_proj_dim": 512, "hidden_size": 1024, "num_attention_heads": 16, "ffn_dim": 4096}),
+    ("deepseek_v2", {}), ("deepseek_v2", {"q_lora_rank": None}), ("deepseek_v3", {"num_hidden_layers": 5}),
+    ("gpt_oss", {}), ("llama4_text", {}), ("llama4_text", {"interleave_moe_layer_step": 2}),
+    ("nemotron_h", {"hybrid_override_pattern": "M-M*-E-M*", "num_hidden_layers": 9}),
+    ("qwen3_next", {}),
+]
+
+
+@pytest.mark.parametrize("model_type,overrides", FAMILY_VARIANTS)
+def test_family_defaults_equal_transformers(model_type, overrides):
+    cfg = transformers.AutoConfig.for_model(model_type, **overrides).to_dict()
+    cfg["model_type"] = model_type
+    if "hybrid_override_pattern" in overrides:
+        cfg["hybrid_override_pattern"] = overrides["hybrid_override_pattern"]
+        cfg.pop("layers_block_type", None), cfg.pop("layer_types", None)
+    from kvplan import parse_config
+
+    assert count_params(parse_config(cfg)).total_params == transformers_param_count(cfg)

@@ -147,3 +147,49 @@ def test_zero_gpus_and_negative_concurrency():
         plan(spec, H100, layout=Layout(tp=0))
     with pytest.raises(PlanInputError):
         plan(spec, H100, concurrency=-1)
+
+
+def test_expert_parallel_places_whole_experts():
+    spec = load_preset("mixtral-8x7b")  # 8 experts; EP over 4 ranks -> 2 whole experts per rank
+    ep = rank_weight_bytes(spec, Layout(tp=4, ep=True))
+    tp = rank_weight_bytes(spec, Layout(tp=4))
+    assert ep == tp  # 8 experts / 4 ranks whole == each expert split 4 ways, for even splits
+    ep3 = rank_weight_bytes(spec, Layout(tp=2, dp=3, ep=True))  # 8 over 6 ranks: busiest holds cdiv = 2
+    # vs splitting every expert's 14,336 columns over 6 ranks: cdiv(14336, 6) = 2390 each
+    per_expert = 3 * 4096 * 14336 * 2
+    split = 8 * 3 * 4096 * 2390 * 2
+    assert ep3 - rank_weight_bytes(spec, Layout(tp=2, dp=3)) == 32 * (2 * per_expert - split)
+
+
+def test_decode_qk_matches_seed_formula():
+    # the seed: N P + N (N + 1) / 2 with P = 1000 prompt tokens and N = 100 generated
+    p = plan(load_preset("llama-3.1-8b"), H100, EngineConfig(max_model_len=1100), prompt_tokens=1000)
+    assert p.decode.qk_matches_per_head == 100 * 1000 + 100 * 101 // 2
+    assert p.decode.bound == "memory" and p.decode.tokens_per_s > 0
+
+
+def test_picker_ranks_fitting_layouts_and_explains_rejections():
+    from kvplan.picker import pick_gpus
+
+    r = pick_gpus(load_preset("llama-3.1-70b"), 32768, 16, prices={"H100-SXM": 2.5}, gpus=[H100, get_gpu("L4")])
+    assert r.options and r.options[0].gpu == "H100-SXM" and r.options[0].cost_per_hour is not None
+    assert all(o.num_gpus == o.tensor_parallel_size * o.pipeline_parallel_size * o.replicas for o in r.options)
+    l4 = [x for x in r.rejected if x.gpu == "L4" and x.tensor_parallel_size == 1 and x.pipeline_parallel_size == 1]
+    assert l4 and "Does not fit" in l4[0].reason
+
+
+def test_cli_plan_json_contract():
+    import json
+    import subprocess
+    import sys
+
+    out = subprocess.run([sys.executable, "-m", "kvplan", "plan", "llama-3.1-8b", "--gpu", "H100-SXM",
+                          "--max-model-len", "32768", "--kv-cache-dtype", "fp8", "--lengths", "5,3,8",
+                          "--block-size", "4", "--json"], capture_output=True, text=True, check=True)
+    d = json.loads(out.stdout)
+    for key in ("num_blocks", "kv_cache_tokens", "max_concurrency", "allocated_blocks", "allocated_slots", "wasted_slots"):
+        assert key in d
+    assert (d["allocated_blocks"], d["allocated_slots"], d["wasted_slots"]) == (5, 20, 4)
+    rank = d["ranks"][0]
+    assert rank["kv_heads"] == 8 and rank["kv_bytes_per_token"] == 32 * 8 * 256 * 1  # fp8: 1 byte
+    assert rank["weights_bytes"] == 16_060_522_496 and rank["kv_pool_bytes"] > 0
