@@ -76,7 +76,7 @@ def experts_block(r, h: int, inter: int, n_key: str, k_key: str, *, bias=False) 
     # transformers 5 renames the expert count to num_local_experts when it saves a config.
     n = r.int(n_key) if r.has(n_key) or not r.has("num_local_experts") else r.int("num_local_experts")
     k = r.int(k_key, n, why="absent: every expert counted as active")
-    if k > n:
+    if k > n and not r.missing:
         raise ConfigError(r._name(k_key), f"{k} experts per token but only {n} experts")
     linears = tuple(
         lin.model_copy(update={"shard": "expert"}) for lin in gated_mlp(h, inter, bias=bias)
@@ -204,20 +204,25 @@ def build_llama_like(r, model_type: str) -> dict[str, Any]:
         mlp_only = set(r.int_list("mlp_only_layers") or [])
     is_moe_layer = [moe and i not in mlp_only and (i + 1) % sparse_step == 0 for i in range(n_layers)]
     inter = r.int("intermediate_size") if not all(is_moe_layer) else 0
+    made: dict[tuple[str, bool], DecoderLayer] = {}  # identical layers are one shared object
     layers = []
     for i, kind in enumerate(kinds):
-        cache = attention_cache(kind, nkv, hd, window, None)
-        if is_moe_layer[i]:
-            mlp: tuple[Component, ...] = ()
-            if model_type == "qwen2_moe":
-                shared = r.int("shared_expert_intermediate_size")
-                mlp = gated_mlp(h, shared, prefix="shared_expert.") + (
-                    Linear(name="shared_expert_gate", in_features=h, out_features=1, shard="replicated", quantizable=False),
-                )
-            layers.append(DecoderLayer(cache=cache, attention=attn, mlp=mlp, experts=experts,
-                                       router=router(h, experts.num_experts), norms=norms))
-        else:
-            layers.append(DecoderLayer(cache=cache, attention=attn, mlp=gated_mlp(h, inter, bias=mlp_bias), norms=norms))
+        key = (kind, is_moe_layer[i])
+        if key not in made:
+            cache = attention_cache(kind, nkv, hd, window, None)
+            if is_moe_layer[i]:
+                mlp: tuple[Component, ...] = ()
+                if model_type == "qwen2_moe":
+                    shared = r.int("shared_expert_intermediate_size")
+                    mlp = gated_mlp(h, shared, prefix="shared_expert.") + (Linear(
+                        name="shared_expert_gate", in_features=h, out_features=1, shard="replicated",
+                        quantizable=False),)
+                made[key] = DecoderLayer(cache=cache, attention=attn, mlp=mlp, experts=experts,
+                                         router=router(h, experts.num_experts), norms=norms)
+            else:
+                made[key] = DecoderLayer(cache=cache, attention=attn, mlp=gated_mlp(h, inter, bias=mlp_bias),
+                                         norms=norms)
+        layers.append(made[key])
     head, tied = lm_head(r, vocab, h, tie_default=gemma)
     return spec_fields(r, h=h, n_layers=n_layers, nq=nq, nkv=nkv, hd=hd, vocab=vocab,
                        embeddings=[embed(vocab, h)], layers=layers, final_norm=[rms("norm", h)],
@@ -317,6 +322,8 @@ def build_falcon(r, model_type: str) -> dict[str, Any]:
     n_layers = r.int("num_hidden_layers")
     nq = r.int("num_attention_heads")
     r.fail_if_missing()
+    if h % nq:
+        raise ConfigError(r._name("hidden_size"), f"{h} is not divisible by num_attention_heads ({nq})")
     hd = h // nq
     r.assumptions.append(f"head_dim = hidden_size // num_attention_heads = {hd} (falcon derives it)")
     vocab = r.int("vocab_size")
@@ -413,8 +420,9 @@ def build_gpt_oss(r, model_type: str) -> dict[str, Any]:
         Linear(name="down_proj", in_features=inter, out_features=h, bias=True, shard="expert"),
     ))
     norms = (rms("input_layernorm", h), rms("post_attention_layernorm", h))
-    layers = [DecoderLayer(cache=attention_cache(kind, nkv, hd, window, None), attention=attn, experts=experts,
-                           router=router(h, n, bias=True), norms=norms) for kind in kinds]
+    made = {kind: DecoderLayer(cache=attention_cache(kind, nkv, hd, window, None), attention=attn, experts=experts,
+                               router=router(h, n, bias=True), norms=norms) for kind in set(kinds)}
+    layers = [made[kind] for kind in kinds]
     head, tied = lm_head(r, vocab, h, tie_default=False)
     return spec_fields(r, h=h, n_layers=n_layers, nq=nq, nkv=nkv, hd=hd, vocab=vocab, embeddings=[embed(vocab, h)],
                        layers=layers, final_norm=[rms("norm", h)], head=head, tied=tied)
@@ -440,14 +448,18 @@ def build_llama4(r, model_type: str) -> dict[str, Any]:
     ))
     norms = (rms("input_layernorm", h), rms("post_attention_layernorm", h))
     dense_mlp = gated_mlp(h, r.int("intermediate_size_mlp")) if len(moe_layers) < n_layers else ()
+    made: dict[tuple[str, bool], DecoderLayer] = {}
     layers = []
     for i, kind in enumerate(kinds):
-        cache = attention_cache(kind, nkv, hd, None, chunk)
-        if i in moe_layers:
-            layers.append(DecoderLayer(cache=cache, attention=attn, mlp=gated_mlp(h, inter, prefix="shared_expert."),
-                                       experts=experts, router=router(h, n), norms=norms))
-        else:
-            layers.append(DecoderLayer(cache=cache, attention=attn, mlp=dense_mlp, norms=norms))
+        key = (kind, i in moe_layers)
+        if key not in made:
+            cache = attention_cache(kind, nkv, hd, None, chunk)
+            if i in moe_layers:
+                made[key] = DecoderLayer(cache=cache, attention=attn, mlp=gated_mlp(h, inter, prefix="shared_expert."),
+                                         experts=experts, router=router(h, n), norms=norms)
+            else:
+                made[key] = DecoderLayer(cache=cache, attention=attn, mlp=dense_mlp, norms=norms)
+        layers.append(made[key])
     head, tied = lm_head(r, vocab, h, tie_default=False)
     return spec_fields(r, h=h, n_layers=n_layers, nq=nq, nkv=nkv, hd=hd, vocab=vocab, embeddings=[embed(vocab, h)],
                        layers=layers, final_norm=[rms("norm", h)], head=head, tied=tied)
@@ -496,6 +508,7 @@ def build_nemotron_h(r, model_type: str) -> dict[str, Any]:
                         attention=attention_linears(h, nq, nkv, hd, qkv_bias=r.bool("attention_bias", False),
                                                     o_bias=r.bool("attention_bias", False)),
                         norms=(rms("norm", h),))
+    made: dict[str, DecoderLayer] = {}
     layers = []
     for block in blocks:
         if block == "mamba":
@@ -503,9 +516,12 @@ def build_nemotron_h(r, model_type: str) -> dict[str, Any]:
         elif block == "attention":
             layers.append(attn)
         elif block == "mlp":
-            layers.append(DecoderLayer(cache=NoCache(), mlp=plain_mlp(h, r.int("intermediate_size"), bias=mlp_bias,
-                                                                      names=("up_proj", "down_proj")),
-                                       norms=(rms("norm", h),)))
+            if "mlp" not in made:
+                made["mlp"] = DecoderLayer(cache=NoCache(), norms=(rms("norm", h),), mlp=plain_mlp(
+                    h, r.int("intermediate_size"), bias=mlp_bias, names=("up_proj", "down_proj")))
+            layers.append(made["mlp"])
+        elif "moe" in made:
+            layers.append(made["moe"])
         else:
             n, k = r.int("n_routed_experts"), r.int("num_experts_per_tok")
             inter = r.int("moe_intermediate_size")
@@ -514,8 +530,9 @@ def build_nemotron_h(r, model_type: str) -> dict[str, Any]:
                 for lin in plain_mlp(h, inter, bias=False, names=("up_proj", "down_proj"))))
             shared = plain_mlp(h, r.int("moe_shared_expert_intermediate_size"), bias=mlp_bias,
                                names=("shared_experts.up_proj", "shared_experts.down_proj"))
-            layers.append(DecoderLayer(cache=NoCache(), mlp=shared, experts=experts, router=router(h, n),
-                                       norms=(rms("norm", h),)))
+            made["moe"] = DecoderLayer(cache=NoCache(), mlp=shared, experts=experts, router=router(h, n),
+                                       norms=(rms("norm", h),))
+            layers.append(made["moe"])
     if r.has("num_hidden_layers") and r.int("num_hidden_layers") != len(blocks):
         r.assumptions.append(f"num_hidden_layers = {len(blocks)} blocks from the pattern (config says "
                              f"{r.raw('num_hidden_layers')}; transformers uses the pattern)")
@@ -556,18 +573,20 @@ def build_qwen3_next(r, model_type: str) -> dict[str, Any]:
     step = r.int("decoder_sparse_step", 1)
     mlp_only = set(r.int_list("mlp_only_layers") or [])
     norms = (rms("input_layernorm", h), rms("post_attention_layernorm", h))
+    full = FullAttention(num_key_value_heads=nkv, head_dim=hd, v_head_dim=hd)
+    made: dict[tuple[str, bool], DecoderLayer] = {}
     layers = []
     for i, kind in enumerate(kinds):
-        if kind == "linear_attention":
-            cache, attn = state, linear_attn
-        else:
-            cache, attn = FullAttention(num_key_value_heads=nkv, head_dim=hd, v_head_dim=hd), full_attn
-        if i not in mlp_only and n > 0 and (i + 1) % step == 0:
-            layers.append(DecoderLayer(cache=cache, attention=attn, mlp=shared, experts=experts,
-                                       router=router(h, n), norms=norms))
-        else:
-            layers.append(DecoderLayer(cache=cache, attention=attn, mlp=gated_mlp(h, r.int("intermediate_size")),
-                                       norms=norms))
+        key = (kind, i not in mlp_only and n > 0 and (i + 1) % step == 0)
+        if key not in made:
+            cache, attn = (state, linear_attn) if kind == "linear_attention" else (full, full_attn)
+            if key[1]:
+                made[key] = DecoderLayer(cache=cache, attention=attn, mlp=shared, experts=experts,
+                                         router=router(h, n), norms=norms)
+            else:
+                made[key] = DecoderLayer(cache=cache, attention=attn, mlp=gated_mlp(h, r.int("intermediate_size")),
+                                         norms=norms)
+        layers.append(made[key])
     head, tied = lm_head(r, vocab, h, tie_default=False)
     return spec_fields(r, h=h, n_layers=n_layers, nq=nq, nkv=nkv, hd=hd, vocab=vocab, embeddings=[embed(vocab, h)],
                        layers=layers, final_norm=[rms("norm", h)], head=head, tied=tied)

@@ -10,6 +10,8 @@ import math
 from collections.abc import Mapping
 from typing import Any
 
+from pydantic import ValidationError
+
 from kvplan.errors import ConfigError
 from kvplan.spec import ModelSpec
 from kvplan.units import DTYPE_ALIASES
@@ -196,15 +198,24 @@ def parse_config(config: Mapping[str, Any] | str | bytes, name: str | None = Non
         )
     reader = Reader(cfg, prefix="text_config." if cfg is not outer else "")
     reader.assumptions.extend(filled)
-    spec_fields = builder(reader, model_type)
-    reader.fail_if_missing()
-    spec_fields.update(_dtype_and_quant(reader))
-    spec_fields["name"] = name or _default_name(outer)
-    spec_fields["model_type"] = model_type
-    spec_fields["assumptions"] = tuple(reader.assumptions)
-    spec_fields["warnings"] = tuple(warnings) + tuple(spec_fields.get("warnings", ()))
-    spec_fields["skipped"] = skipped + tuple(spec_fields.get("skipped", ()))
-    return ModelSpec(**spec_fields)
+    try:
+        spec_fields = builder(reader, model_type)
+        reader.fail_if_missing()
+        spec_fields.update(_dtype_and_quant(reader))
+        spec_fields["name"] = name or _default_name(outer)
+        spec_fields["model_type"] = model_type
+        spec_fields["assumptions"] = tuple(reader.assumptions)
+        spec_fields["warnings"] = tuple(warnings) + tuple(spec_fields.get("warnings", ()))
+        spec_fields["skipped"] = skipped + tuple(spec_fields.get("skipped", ()))
+        return ModelSpec(**spec_fields)
+    except ConfigError:
+        raise
+    except ValidationError as exc:  # a derived size out of range: name the config field it came from
+        err = exc.errors()[0]
+        raise ConfigError(reader._name(str(err["loc"][-1]) if err["loc"] else "config"), err["msg"]) from None
+    except (TypeError, ValueError, ZeroDivisionError, AttributeError, KeyError) as exc:
+        reader.fail_if_missing()
+        raise ConfigError("config", f"inconsistent config ({type(exc).__name__}: {exc})") from None
 
 
 def text_decoder_config(cfg: Mapping[str, Any]) -> tuple[Mapping[str, Any], str, tuple[str, ...], list[str]]:

@@ -18,7 +18,7 @@ from dataclasses import dataclass
 
 from kvplan.errors import PlanInputError
 from kvplan.layers import heads_per_rank
-from kvplan.spec import DecoderLayer, Linear, ModelSpec, Norm, Tensor
+from kvplan.spec import DecoderLayer, Linear, ModelSpec, Norm, Tensor, distinct_layers
 from kvplan.units import cdiv
 from kvplan.weights import component_bytes, resolve_format
 
@@ -135,12 +135,12 @@ def rank_weight_bytes(spec: ModelSpec, layout: Layout, stage: int = 0, weight_fo
     if first:
         total += sum(_bytes("embeddings", _shard(c, tp, spec), fmt, base, exclude, base_bytes) for c in spec.embeddings)
         total += sum(_bytes("other", _shard(c, tp, spec), fmt, base, exclude, base_bytes) for c in spec.other)
-    for layer in stage_layers(spec, layout.pp, stage):
+    for layer, n in distinct_layers(stage_layers(spec, layout.pp, stage)):
         for category in ("attention", "mlp", "router", "norms", "other"):
-            total += sum(_bytes(category, _shard(c, tp, spec), fmt, base, exclude, base_bytes)
-                         for c in getattr(layer, category))
+            total += n * sum(_bytes(category, _shard(c, tp, spec), fmt, base, exclude, base_bytes)
+                             for c in getattr(layer, category))
         if layer.experts is not None:
-            total += _expert_bytes(layer, layout, moe_ranks, fmt, base, exclude, base_bytes)
+            total += n * _expert_bytes(layer, layout, moe_ranks, fmt, base, exclude, base_bytes)
     if last:
         total += sum(_bytes("norms", c, fmt, base, exclude, base_bytes) for c in spec.final_norm)
         head = spec.lm_head or (spec.embeddings[:1] if layout.pp > 1 else ())  # tied: a second copy under PP

@@ -7,7 +7,7 @@ equality with transformers itself for every preset.
 
 from pydantic import BaseModel, ConfigDict
 
-from kvplan.spec import CATEGORIES, ModelSpec, walk
+from kvplan.spec import CATEGORIES, ModelSpec, distinct_layers, walk
 
 
 class ParamBreakdown(BaseModel):
@@ -32,10 +32,10 @@ def count_params(spec: ModelSpec) -> ParamBreakdown:
     total = sum(components.values())
     inactive = 0
     experts = None
-    for layer in spec.layers:
+    for layer, n in distinct_layers(spec.layers):
         if layer.experts is not None:
             experts = layer.experts
-            inactive += (experts.num_experts - experts.num_experts_per_tok) * experts.numel_per_expert
+            inactive += n * (experts.num_experts - experts.num_experts_per_tok) * experts.numel_per_expert
     return ParamBreakdown(
         total_params=total,
         active_params=total - inactive,

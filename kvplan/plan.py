@@ -24,7 +24,7 @@ from kvplan.gpus import GpuSpec
 from kvplan.kv import kv_dtype_bytes
 from kvplan.layers import ATTENTION_KINDS
 from kvplan.parallel import Layout, check_layout, kv_heads_on_rank, pp_partition, rank_weight_bytes, stage_layers
-from kvplan.spec import DecoderLayer, Linear, ModelSpec
+from kvplan.spec import DecoderLayer, Linear, ModelSpec, distinct_layers
 from kvplan.units import DTYPE_BITS, GiB, cdiv
 
 ParallelConfig = Layout
@@ -189,7 +189,7 @@ def activation_estimate(spec: ModelSpec, tp: int, tokens: int, num_reqs: int, ac
     20,000 tokens): 2.03 GiB estimated vs 2.07 GiB logged.
     """
     attn_w = mlp_w = 0
-    for layer in spec.layers:
+    for layer, _ in distinct_layers(spec.layers):
         attn_w = max(attn_w, sum(c.out_features for c in layer.attention if isinstance(c, Linear) and c.shard == "column"))
         width = sum(c.out_features for c in layer.mlp if isinstance(c, Linear) and c.shard == "column")
         if layer.experts is not None:

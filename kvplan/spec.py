@@ -158,21 +158,34 @@ class ModelSpec(_Frozen):
         return kinds
 
 
-def walk(spec: ModelSpec):
-    """Yield (category, component, copies) for every weight of the model, once per layer.
+def distinct_layers(layers) -> list[tuple[DecoderLayer, int]]:
+    """(layer, how many times it repeats), in first-seen order. Builders reuse one object for
+    identical layers, so a 126-layer model is priced from a handful of distinct layers."""
+    counts: dict[int, list] = {}
+    for layer in layers:
+        entry = counts.get(id(layer))
+        if entry is None:
+            counts[id(layer)] = [layer, 1]
+        else:
+            entry[1] += 1
+    return [(layer, n) for layer, n in counts.values()]
 
-    Routed experts come out as their per-expert linears with ``copies = num_experts``. Identical
-    layers are the same object, so a walk over a 126-layer model visits ~1,500 components.
+
+def walk(spec: ModelSpec):
+    """Yield (category, component, copies) covering every weight of the model exactly once.
+
+    Routed experts come out as their per-expert linears with ``copies = num_experts`` (times the
+    number of identical layers).
     """
     for comp in spec.embeddings:
         yield "embeddings", comp, 1
-    for layer in spec.layers:
+    for layer, n in distinct_layers(spec.layers):
         for category in ("attention", "mlp", "router", "norms", "other"):
             for comp in getattr(layer, category):
-                yield category, comp, 1
+                yield category, comp, n
         if layer.experts is not None:
             for comp in layer.experts.linears:
-                yield "experts", comp, layer.experts.num_experts
+                yield "experts", comp, layer.experts.num_experts * n
     for comp in spec.final_norm:
         yield "norms", comp, 1
     for comp in spec.lm_head:
