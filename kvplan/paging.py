@@ -10,6 +10,8 @@ positions, 4 empty. Two 8-token sequences sharing a 4-token prefix -> 1 shared +
 12 slots.
 """
 
+import math
+import random
 from collections.abc import Sequence
 
 from pydantic import BaseModel, ConfigDict
@@ -102,3 +104,31 @@ def block_map(lengths: Sequence[int], block_size: int, shared_prefix: int = 0) -
             next_id += 1
         out.append(blocks)
     return out
+
+
+DISTRIBUTIONS = ("fixed", "uniform", "normal", "lognormal", "exponential")
+MAX_SEQUENCES = 1_000_000
+
+
+def sample_lengths(n: int, distribution: str = "uniform", mean: int = 2048, spread: int = 1024,
+                   seed: int = 0, max_len: int | None = None) -> list[int]:
+    """``n`` sequence lengths from a named distribution; the same seed gives the same list.
+
+    uniform: mean +- spread; normal: sd = spread; lognormal: median = mean, sigma = spread / mean;
+    exponential: mean; each clipped to [1, max_len].
+    """
+    if distribution not in DISTRIBUTIONS:
+        raise PlanInputError("distribution", f"{distribution!r}; allowed: {', '.join(DISTRIBUTIONS)}")
+    for field, value, low in (("n", n, 1), ("mean", mean, 1), ("spread", spread, 0)):
+        if isinstance(value, bool) or not isinstance(value, int) or not low <= value <= (MAX_SEQUENCES if field == "n" else 100_000_000):
+            raise PlanInputError(field, f"must be a whole number >= {low} (and sane), got {value!r}")
+    rng = random.Random(seed)
+    draw = {
+        "fixed": lambda: mean,
+        "uniform": lambda: rng.uniform(mean - spread, mean + spread),
+        "normal": lambda: rng.gauss(mean, spread),
+        "lognormal": lambda: rng.lognormvariate(math.log(mean), spread / mean),
+        "exponential": lambda: rng.expovariate(1 / mean),
+    }[distribution]
+    top = max_len or 100_000_000
+    return [min(top, max(1, round(draw()))) for _ in range(n)]

@@ -93,6 +93,7 @@ class Plan(BaseModel):
     max_model_len: int
     block_size: int
     kv_groups: list[KVGroup]
+    padding_waste_fraction: float  # share of each block spent on vLLM's padding layers (hybrids)
     blocks_per_request: int
     num_blocks: int  # per engine (DP replica): min over ranks
     kv_cache_tokens: int
@@ -270,7 +271,7 @@ def plan(spec: ModelSpec, gpu: GpuSpec, engine: EngineConfig = EngineConfig(), l
                 layout={"tensor_parallel_size": tp, "pipeline_parallel_size": layout.pp,
                         "data_parallel_size": layout.dp, "enable_expert_parallel": layout.ep},
                 num_gpus=layout.gpus, num_nodes=nodes, max_model_len=max_len, block_size=block_size,
-                kv_groups=groups, blocks_per_request=per_request, num_blocks=num_blocks, kv_cache_tokens=tokens,
+                kv_groups=groups, padding_waste_fraction=_padding_fraction(groups), blocks_per_request=per_request, num_blocks=num_blocks, kv_cache_tokens=tokens,
                 max_concurrency=conc, max_num_seqs_at_len=whole, max_model_len_that_starts=starts,
                 concurrency=concurrency, fits=fits, verdict=verdict, ranks=ranks, warnings=warnings, decode=decode)
     if not fits and suggest:
@@ -328,6 +329,24 @@ def context_sweep(spec: ModelSpec, gpu: GpuSpec, engine: EngineConfig, layout: L
                               kv_bytes_in_use=in_use * p.blocks_per_request * rank.bytes_per_block,
                               kv_pool_bytes=rank.kv_pool_bytes, fits=p.fits))
     return out
+
+
+def _padding_fraction(groups: list[KVGroup]) -> float:
+    """vLLM's "may waste at most X% KV cache memory": padding layers over all group slots."""
+    slots = sum(g.layers + g.padding_layers for g in groups)
+    return sum(g.padding_layers for g in groups) / slots if slots else 0.0
+
+
+def longest_len_for(spec: ModelSpec, gpu: GpuSpec, concurrency: int, engine: EngineConfig = EngineConfig(),
+                    layout: Layout = Layout(), limit: int = 10_000_000) -> int:
+    """The longest max_model_len at which ``concurrency`` whole sequences still fit (0 if none).
+
+    Binary search over plans: sequences that fit only fall as the length grows.
+    """
+    def fits(length: int) -> bool:
+        p = plan(spec, gpu, engine.model_copy(update={"max_model_len": length}), layout, suggest=False)
+        return p.max_num_seqs_at_len >= concurrency
+    return _largest_len(fits, limit)
 
 
 def _request_blocks(groups, max_len, block_size, in_flight, engine) -> int:

@@ -193,3 +193,54 @@ def test_cli_plan_json_contract():
     rank = d["ranks"][0]
     assert rank["kv_heads"] == 8 and rank["kv_bytes_per_token"] == 32 * 8 * 256 * 1  # fp8: 1 byte
     assert rank["weights_bytes"] == 16_060_522_496 and rank["kv_pool_bytes"] > 0
+
+
+def test_longest_length_for_a_concurrency_is_the_edge():
+    from kvplan.plan import longest_len_for
+
+    spec, engine = load_preset("llama-3.1-8b"), EngineConfig(kv_cache_memory_bytes=8 * GiB)
+    longest = longest_len_for(spec, H100, 4, engine)
+    # 8 GiB / (16 x 128 KiB) = 4096 blocks, 1 null: 4 sequences of cdiv(L, 16) blocks -> L = 1023 x 16
+    assert longest == 1023 * 16
+    assert plan(spec, H100, engine.model_copy(update={"max_model_len": longest})).max_num_seqs_at_len >= 4
+    assert plan(spec, H100, engine.model_copy(update={"max_model_len": longest + 1})).max_num_seqs_at_len < 4
+
+
+def test_largest_max_model_len_that_starts():
+    spec = load_preset("llama-3.1-8b")
+    p = plan(spec, H100, EngineConfig(kv_cache_memory_bytes=1 * GiB, max_model_len=131072))
+    # 1 GiB / 2 MiB = 512 blocks, one is the null block: 511 x 16 = 8176 tokens
+    assert not p.fits and p.max_model_len_that_starts == 511 * 16
+
+
+def test_sglang_log_qwen3_235b_tp4_cell_size():
+    # vllm #21348 (same box, SGLang mem_frac 0.93): "#tokens: 367404, K size: 8.23 GB" (GB = GiB there).
+    # 4 KV heads / TP4 = 1 head per rank: 94 layers x 1 x 128 x 2 B = 24,064 B of K per token
+    p = plan(load_preset("qwen3-235b-a22b"), H100, EngineConfig(engine="sglang", max_model_len=8192), Layout(tp=4))
+    assert p.ranks[0].kv_heads == 1 and p.ranks[0].kv_bytes_per_token == 2 * 94 * 128 * 2
+    assert f"{367_404 * 94 * 128 * 2 / GiB:.2f}" == "8.23"
+
+
+def test_hybrid_padding_cost_is_reported():
+    p = plan(load_preset("gemma-3-27b-it"), H100, EngineConfig(max_model_len=8192), Layout(tp=2))
+    assert p.padding_waste_fraction == pytest.approx(8 / 70)  # 8 padding of 7 groups x 10 layers
+
+
+def test_cli_refuses_fewer_gpus_than_the_layout():
+    import subprocess
+    import sys
+
+    out = subprocess.run([sys.executable, "-m", "kvplan", "plan", "llama-3.1-8b", "-tp", "4", "--num-gpus", "2"],
+                         capture_output=True, text=True)
+    assert out.returncode == 2 and out.stderr.startswith("error: --num-gpus:")
+
+
+def test_length_distributions_are_seeded_and_clipped():
+    from kvplan.paging import page_sequences, sample_lengths
+
+    a = sample_lengths(1000, "lognormal", mean=2000, spread=1500, seed=7, max_len=8192)
+    assert a == sample_lengths(1000, "lognormal", mean=2000, spread=1500, seed=7, max_len=8192)
+    assert min(a) >= 1 and max(a) <= 8192
+    assert page_sequences(a, 16).wasted_slots < 16 * 1000
+    with pytest.raises(PlanInputError):
+        sample_lengths(10, "zipf")
