@@ -72,6 +72,11 @@ def stage_layers(spec: ModelSpec, pp: int, stage: int) -> tuple[DecoderLayer, ..
     return spec.layers[start:start + parts[stage]]
 
 
+def stage_distinct(spec: ModelSpec, pp: int, stage: int) -> list[tuple[DecoderLayer, int]]:
+    """(layer, count) pairs of one pipeline stage, computed once per spec."""
+    return spec.memo(("stage", pp, stage), lambda: distinct_layers(stage_layers(spec, pp, stage)))
+
+
 def kv_heads_on_rank(spec: ModelSpec, tp: int) -> int:
     """KV heads one rank stores (1 for MLA: the latent, replicated)."""
     if any(layer.cache.kind == "mla" for layer in spec.layers):
@@ -120,6 +125,11 @@ def _bytes(category, comp, fmt, base, exclude, base_bytes) -> int:
 
 
 def rank_weight_bytes(spec: ModelSpec, layout: Layout, stage: int = 0, weight_format: str | None = None) -> int:
+    return spec.memo(("weights", layout, stage, weight_format),
+                     lambda: _rank_weight_bytes(spec, layout, stage, weight_format))
+
+
+def _rank_weight_bytes(spec: ModelSpec, layout: Layout, stage: int, weight_format: str | None) -> int:
     """Weight bytes on the busiest rank of pipeline stage ``stage``.
 
     Worked number: Llama-3.1-70B bf16 at TP=8: 141,107,412,992 B in all, 17,640,734,720 B per rank
@@ -135,7 +145,7 @@ def rank_weight_bytes(spec: ModelSpec, layout: Layout, stage: int = 0, weight_fo
     if first:
         total += sum(_bytes("embeddings", _shard(c, tp, spec), fmt, base, exclude, base_bytes) for c in spec.embeddings)
         total += sum(_bytes("other", _shard(c, tp, spec), fmt, base, exclude, base_bytes) for c in spec.other)
-    for layer, n in distinct_layers(stage_layers(spec, layout.pp, stage)):
+    for layer, n in stage_distinct(spec, layout.pp, stage):
         for category in ("attention", "mlp", "router", "norms", "other"):
             total += n * sum(_bytes(category, _shard(c, tp, spec), fmt, base, exclude, base_bytes)
                              for c in getattr(layer, category))

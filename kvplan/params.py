@@ -26,6 +26,10 @@ class ParamBreakdown(BaseModel):
 
 def count_params(spec: ModelSpec) -> ParamBreakdown:
     """Sum of every component's elements; active = total - (E - k) x params per expert, per MoE layer."""
+    return spec.memo("params", lambda: _count(spec))
+
+
+def _count(spec: ModelSpec) -> ParamBreakdown:
     components = dict.fromkeys(CATEGORIES, 0)
     for category, comp, copies in walk(spec):
         components[category] += comp.numel * copies

@@ -23,8 +23,8 @@ from kvplan.errors import PlanInputError
 from kvplan.gpus import GpuSpec
 from kvplan.kv import kv_dtype_bytes
 from kvplan.layers import ATTENTION_KINDS
-from kvplan.parallel import Layout, check_layout, kv_heads_on_rank, pp_partition, rank_weight_bytes, stage_layers
-from kvplan.spec import DecoderLayer, Linear, ModelSpec, distinct_layers
+from kvplan.parallel import Layout, check_layout, kv_heads_on_rank, pp_partition, rank_weight_bytes, stage_distinct
+from kvplan.spec import DecoderLayer, Linear, ModelSpec
 from kvplan.units import DTYPE_BITS, GiB, cdiv
 
 ParallelConfig = Layout
@@ -139,37 +139,39 @@ def group_blocks(kind: str, window: int | None, max_len: int, block_size: int, i
     return 1
 
 
-def kv_groups(layers, block_size: int, tp: int, kv_b: int, state_b: int, max_len: int,
+def kv_groups(layers: list[tuple[DecoderLayer, int]], block_size: int, tp: int, kv_b: int, state_b: int, max_len: int,
               in_flight: int) -> tuple[list[KVGroup], int, int]:
     """(groups, bytes_per_block, block_size) as vLLM's hybrid KV-cache manager lays them out.
 
-    Uniform: one group, bytes_per_block = layers x page. Hybrid: layers bucketed by spec,
+    ``layers``: (layer, count) pairs. Uniform: one group, bytes_per_block = layers x page. Hybrid: layers bucketed by spec,
     group_size = min bucket (or max if max < 1.5 min), short groups padded; with recurrent
     state the attention block grows until one attention page holds one state page.
     """
-    cached = [layer for layer in layers if layer.cache.kind != "none"]
-    if not cached:
+    buckets: dict = {}  # cache spec -> [a layer with it, how many layers]
+    for layer, n in layers:
+        if layer.cache.kind == "none":
+            continue
+        entry = buckets.setdefault(layer.cache, [layer, 0])
+        entry[1] += n
+    if not buckets:
         return [], 0, block_size
-    buckets: dict = {}
-    for layer in cached:
-        buckets.setdefault(layer.cache, []).append(layer)
     states = [c for c in buckets if c.kind not in ATTENTION_KINDS]
     attn = [c for c in buckets if c.kind in ATTENTION_KINDS]
     if states and attn:  # Platform._align_hybrid_block_size
         per_token = max(c.elems_per_token("vllm", tp) * kv_b for c in attn)
         state_page = max(c.state_bytes("vllm", tp, state_b) for c in states)
         block_size = max(block_size, block_size * cdiv(state_page, block_size * per_token))
-    sizes = [len(v) for v in buckets.values()]
+    sizes = [v[1] for v in buckets.values()]
     group_size = sizes[0] if len(sizes) == 1 else (max(sizes) if max(sizes) < 1.5 * min(sizes) else min(sizes))
     pages = {c: _page_bytes(v[0], block_size, tp, kv_b, state_b) for c, v in buckets.items()}
     if states and attn:  # mamba pages padded to the attention page (page_size_padded)
         top = max(pages[c] for c in attn)
         pages = dict.fromkeys(pages, top)
     groups = []
-    for cache, members in buckets.items():
-        n_groups = cdiv(len(members), group_size)
+    for cache, (_, members) in buckets.items():
+        n_groups = cdiv(members, group_size)
         for g in range(n_groups):
-            real = min(group_size, len(members) - g * group_size)
+            real = min(group_size, members - g * group_size)
             groups.append(KVGroup(kind=cache.kind, layers=real, padding_layers=group_size - real,
                                   page_bytes=pages[cache], window=_window(cache),
                                   blocks_per_request=group_blocks(cache.kind, _window(cache), max_len, block_size,
@@ -190,7 +192,7 @@ def activation_estimate(spec: ModelSpec, tp: int, tokens: int, num_reqs: int, ac
     20,000 tokens): 2.03 GiB estimated vs 2.07 GiB logged.
     """
     attn_w = mlp_w = 0
-    for layer, _ in distinct_layers(spec.layers):
+    for layer, _ in stage_distinct(spec, 1, 0):
         attn_w = max(attn_w, sum(c.out_features for c in layer.attention if isinstance(c, Linear) and c.shard == "column"))
         width = sum(c.out_features for c in layer.mlp if isinstance(c, Linear) and c.shard == "column")
         if layer.experts is not None:
@@ -215,7 +217,7 @@ def plan(spec: ModelSpec, gpu: GpuSpec, engine: EngineConfig = EngineConfig(), l
     if concurrency is not None and (isinstance(concurrency, bool) or not isinstance(concurrency, int) or concurrency < 1):
         raise PlanInputError("concurrency", f"must be a whole number >= 1, got {concurrency!r}")
     max_len = engine.max_model_len or spec.max_position_embeddings or 4096
-    mla = any(layer.cache.kind == "mla" for layer in spec.layers)
+    mla = any(layer.cache.kind == "mla" for layer, _ in stage_distinct(spec, 1, 0))
     default_bs = {"vllm": VLLM_MLA_BLOCK_SIZE if mla else VLLM_BLOCK_SIZE, "sglang": 1, "custom": 16}[engine.engine]
     block_size = engine.block_size or default_bs
     kv_b = kv_dtype_bytes(spec, engine.kv_cache_dtype)
@@ -232,12 +234,12 @@ def plan(spec: ModelSpec, gpu: GpuSpec, engine: EngineConfig = EngineConfig(), l
     ranks: list[RankPlan] = []
     stage_blocks: list[tuple[int, list[KVGroup], int, int]] = []
     for stage, n_layers in enumerate(pp_partition(len(spec.layers), layout.pp)):
-        layers = stage_layers(spec, layout.pp, stage)
+        layers = stage_distinct(spec, layout.pp, stage)
         groups, bytes_per_block, bs = kv_groups(layers, block_size, tp, kv_b, state_b, max_len, in_flight)
         weights = engine.weights_bytes if engine.weights_bytes is not None else rank_weight_bytes(
             spec, layout, stage, engine.weight_format)
         terms, pool = _budget(spec, gpu, engine, layout, weights, layers, mnbt, max_seqs, act_b, mla)
-        per_token = sum(layer.cache.elems_per_token("vllm", tp) for layer in layers) * kv_b
+        per_token = sum(layer.cache.elems_per_token("vllm", tp) * n for layer, n in layers) * kv_b
         if engine.engine == "sglang":
             blocks = (pool // per_token // bs) if per_token and pool > 0 else 0
             bytes_per_block = per_token * bs
@@ -442,9 +444,10 @@ def decode_bound(spec: ModelSpec, gpu: GpuSpec, layout: Layout, weights_rank: in
 
     p = count_params(spec)
     tp, pp = layout.tp, layout.pp
-    kv_tok = sum(layer.cache.elems_per_token("vllm", tp) for layer in spec.layers) * kv_b // pp
+    layers = stage_distinct(spec, 1, 0)
+    kv_tok = sum(layer.cache.elems_per_token("vllm", tp) * n for layer, n in layers) * kv_b // pp
     moved = weights_rank + batch * context * kv_tok
-    attn_layers = sum(1 for layer in spec.layers if layer.cache.kind in ATTENTION_KINDS)
+    attn_layers = sum(n for layer, n in layers if layer.cache.kind in ATTENTION_KINDS)
     flops = 2 * p.active_params * batch // (tp * pp) + 4 * batch * context * spec.num_attention_heads * spec.head_dim * attn_layers // (tp * pp)
     t_mem = moved / gpu.bandwidth_bytes_per_s
     t_cmp = flops / gpu.bf16_dense_flops

@@ -8,7 +8,7 @@ exact sums over the same list.
 
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, PrivateAttr
 
 from kvplan.layers import CacheSpec
 
@@ -144,6 +144,17 @@ class ModelSpec(_Frozen):
     assumptions: tuple[str, ...] = ()
     warnings: tuple[str, ...] = ()
     skipped: tuple[str, ...] = ()
+
+    # Derived values computed once per spec (the spec is frozen, so they never go stale).
+    _memo: dict = PrivateAttr(default_factory=dict)
+
+    def memo(self, key, compute):
+        """``compute()`` once per spec and key; later calls return the stored value."""
+        if self._memo.get("owner") is not self:  # model_copy shares the dict: start afresh
+            self._memo = {"owner": self}
+        if key not in self._memo:
+            self._memo[key] = compute()
+        return self._memo[key]
 
     @property
     def is_moe(self) -> bool:

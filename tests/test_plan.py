@@ -244,3 +244,13 @@ def test_length_distributions_are_seeded_and_clipped():
     assert page_sequences(a, 16).wasted_slots < 16 * 1000
     with pytest.raises(PlanInputError):
         sample_lengths(10, "zipf")
+
+
+def test_a_copied_spec_does_not_reuse_the_originals_numbers():
+    from kvplan import count_params
+
+    spec = load_preset("llama-3.1-8b")
+    full = count_params(spec).total_params
+    half = spec.model_copy(update={"layers": spec.layers[:16], "num_hidden_layers": 16})
+    assert count_params(half).total_params < full
+    assert count_params(spec).total_params == full
