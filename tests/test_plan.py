@@ -254,3 +254,12 @@ def test_a_copied_spec_does_not_reuse_the_originals_numbers():
     half = spec.model_copy(update={"layers": spec.layers[:16], "num_hidden_layers": 16})
     assert count_params(half).total_params < full
     assert count_params(spec).total_params == full
+
+
+def test_a_model_with_no_cached_layer_is_refused_not_crashed():
+    spec = parse_config({"model_type": "nemotron_h", "hybrid_override_pattern": "--", "hidden_size": 64,
+                         "num_attention_heads": 4, "vocab_size": 128, "mamba_num_heads": 4, "mamba_head_dim": 16,
+                         "intermediate_size": 128})
+    with pytest.raises(PlanInputError) as info:
+        plan(spec, H100)
+    assert info.value.field == "model"
