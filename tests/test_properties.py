@@ -75,3 +75,28 @@ def test_deeply_nested_json_is_refused():
         assert "nested" in exc.message
     else:
         raise AssertionError("accepted")
+
+
+@SETTINGS
+@given(preset=st.sampled_from(preset_names()), gpu=st.sampled_from(sorted(__import__("kvplan.gpus").gpus.GPU_CATALOG)),
+       tp=st.sampled_from([1, 2, 3, 4, 8, 16]), pp=st.integers(1, 5), dp=st.integers(1, 3), ep=st.booleans(),
+       engine=st.sampled_from(["vllm", "sglang", "custom"]), max_len=st.integers(1, 2_000_000),
+       kv=st.sampled_from(["auto", "fp8", "bf16", "fp32"]), block=st.sampled_from([None, 1, 16, 64, 1000]),
+       concurrency=st.none() | st.integers(1, 5000))
+def test_any_plan_is_an_answer_or_a_typed_error(preset, gpu, tp, pp, dp, ep, engine, max_len, kv, block, concurrency):
+    from kvplan import load_preset
+    from kvplan.engines import EngineConfig
+    from kvplan.gpus import get_gpu
+    from kvplan.parallel import Layout
+    from kvplan.plan import plan
+
+    config = EngineConfig(engine=engine, max_model_len=max_len, kv_cache_dtype=kv, block_size=block)
+    try:
+        p = plan(load_preset(preset), get_gpu(gpu), config, Layout(tp, pp, dp, ep), concurrency=concurrency)
+    except KvplanError as exc:
+        assert exc.field
+        return
+    assert p.num_blocks >= 0 and p.kv_cache_tokens >= 0
+    assert p.fits == (p.max_num_seqs_at_len >= (concurrency or 1) and all(r.kv_pool_bytes > 0 for r in p.ranks))
+    tight = min(p.ranks, key=lambda r: r.num_blocks)
+    assert p.num_blocks == tight.num_blocks  # the verdict follows the most constrained rank
