@@ -1,0 +1,25 @@
+"""kvplan web app: ``streamlit run app.py``.
+
+Every input of the plan lives in the link (``kvplan.web.state``); ``kvplan.web.widgets`` keeps the
+link, the shared sidebar and the page links in step. Pages are thin: widgets -> kvplan -> render.
+"""
+
+from pathlib import Path
+
+import streamlit as st
+
+from kvplan.web import shell
+
+HERE = Path(__file__).parent
+PAGES = [
+    st.Page("pages/budget.py", title="Budget", url_path="budget", icon=":material/stacked_bar_chart:", default=True),
+    st.Page("pages/model.py", title="Model", url_path="model", icon=":material/schema:"),
+    st.Page("pages/paging.py", title="Paging", url_path="paging", icon=":material/view_module:"),
+    st.Page("pages/parallelism.py", title="Parallelism", url_path="parallelism", icon=":material/account_tree:"),
+    st.Page("pages/gpus.py", title="GPUs", url_path="gpus", icon=":material/memory:"),
+    st.Page("pages/import_vllm.py", title="Import", url_path="import", icon=":material/terminal:"),
+]
+if (HERE / "pages" / "validate.py").is_file():  # written separately; registered once it exists
+    PAGES.insert(5, st.Page("pages/validate.py", title="Validate", url_path="validate", icon=":material/science:"))
+
+shell.run(PAGES)

@@ -1,0 +1,348 @@
+"""A ``vllm serve ...`` command line -> the kvplan settings those flags mean. Pure stdlib (``shlex``).
+
+Accepts a whole command (``vllm serve MODEL --flags``, ``python -m vllm.entrypoints.openai.api_server
+--model MODEL ...``, ``docker run ... vllm/vllm-openai:TAG --model MODEL ...``, with ``VAR=value``
+prefixes and ``\\`` line continuations) or the flags alone. Flag names follow vLLM 0.33
+(``vllm/engine/arg_utils.py``): ``--max_model_len`` and ``--max-model-len=8192`` are read as vLLM
+reads them, and sizes accept vLLM's human-readable ints (``32k`` = 32,000, ``32K`` = 32,768).
+
+Nothing unknown is fatal: flags kvplan does not know are returned in ``unknown``; vLLM flags with no
+effect on memory (``--port``) in ``ignored``; flags that change memory in ways kvplan does not model
+(``--cpu-offload-gb``) in ``notes``. A bad *value* for a flag kvplan plans with raises
+``PlanInputError`` naming the flag.
+
+Worked example: ``vllm serve meta-llama/Llama-3.1-70B -tp 4 --max-model-len 32k`` ->
+model 'meta-llama/Llama-3.1-70B', tensor_parallel_size 4, max_model_len 32000.
+"""
+
+import re
+import shlex
+from collections.abc import Callable
+from decimal import Decimal, InvalidOperation
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict
+
+from kvplan.errors import PlanInputError
+from kvplan.paging import check_block_size
+
+MAX_COMMAND_CHARS = 20_000
+MAX_PARALLEL = 4096
+
+_DECIMAL_SUFFIX = {"k": 10**3, "m": 10**6, "g": 10**9, "t": 10**12}
+_BINARY_SUFFIX = {"K": 2**10, "M": 2**20, "G": 2**30, "T": 2**40}
+_HUMAN_INT = re.compile(r"^(\d+(?:\.\d+)?)([kKmMgGtT])$")
+
+# --kv-cache-dtype values (vllm/config/cache.py CacheDType) -> kvplan KV dtype names.
+_KV_DTYPES = {
+    "auto": "auto", "bfloat16": "bf16", "bf16": "bf16", "float16": "fp16", "half": "fp16", "fp16": "fp16",
+    "float32": "fp32", "float": "fp32", "fp32": "fp32",
+    "fp8": "fp8", "fp8_e4m3": "fp8", "fp8_e5m2": "fp8", "fp8_inc": "fp8",
+}
+# --dtype values -> weight format of an unquantized checkpoint (and the KV dtype 'auto' follows it).
+_DTYPES = {"half": "fp16", "float16": "fp16", "bfloat16": "bf16", "float": "fp32", "float32": "fp32"}
+# --quantization methods whose format comes from the checkpoint's own quantization_config.
+_CHECKPOINT_QUANT = {"awq", "awq_marlin", "gptq", "gptq_marlin", "compressed-tensors", "mxfp4", "modelopt",
+                     "modelopt_fp4", "marlin"}
+
+_ALIASES = {"-tp": "--tensor-parallel-size", "-pp": "--pipeline-parallel-size", "-dp": "--data-parallel-size",
+            "-q": "--quantization", "-O": "--compilation-config"}
+
+# vLLM flags that take a value but do not change the memory plan.
+_IGNORED_VALUE = {
+    "--host", "--port", "--served-model-name", "--api-key", "--tokenizer", "--revision", "--tokenizer-revision",
+    "--code-revision", "--download-dir", "--load-format", "--seed", "--uvicorn-log-level", "--chat-template",
+    "--tool-call-parser", "--reasoning-parser", "--distributed-executor-backend", "--max-logprobs",
+    "--tokenizer-mode", "--config-format", "--generation-config", "--override-generation-config",
+    "--allowed-origins", "--allowed-methods", "--allowed-headers", "--root-path", "--ssl-keyfile",
+    "--ssl-certfile", "--response-role", "--hf-token", "--worker-cls", "--log-config-file", "--middleware",
+    "--max-log-len", "--swap-space", "--limit-mm-per-prompt", "--disable-log-requests", "--scheduling-policy",
+    "--prefix-caching-hash-algo", "--api-server-count",
+}
+# vLLM on/off flags that do not change the memory plan.
+_IGNORED_SWITCH = {
+    "--trust-remote-code", "--enable-prefix-caching", "--no-enable-prefix-caching", "--enable-chunked-prefill",
+    "--no-enable-chunked-prefill", "--disable-log-stats", "--enable-log-requests", "--disable-log-requests",
+    "--enable-auto-tool-choice", "--disable-custom-all-reduce", "--disable-frontend-multiprocessing",
+    "--disable-fastapi-docs", "--enable-request-id-headers", "--disable-uvicorn-access-log",
+    "--enable-prompt-tokens-details", "--enable-force-include-usage", "--skip-tokenizer-init",
+}
+# Flags that change memory in ways kvplan does not model (value-taking unless listed in _SWITCHES).
+_NOT_MODELED = {
+    "--cpu-offload-gb": "moves part of the weights to host memory",
+    "--speculative-config": "a draft model and its KV cache take GPU memory too",
+    "--num-gpu-blocks-override": "replaces the computed number of KV blocks",
+    "--enable-lora": "LoRA adapters and their buffers take GPU memory",
+    "--max-lora-rank": "LoRA buffers scale with the rank",
+    "--compilation-config": "CUDA-graph capture sizes change the graph memory vLLM reserves",
+    "--cuda-graph-sizes": "CUDA-graph capture sizes change the graph memory vLLM reserves",
+    "--max-cudagraph-capture-size": "CUDA-graph capture sizes change the graph memory vLLM reserves",
+    "--calculate-kv-scales": "fp8 KV scales are computed at run time",
+    "--decode-context-parallel-size": "decode context parallelism shards the KV cache by tokens",
+    "--disable-hybrid-kv-cache-manager": "sliding-window layers then reserve the full context",
+    "--kv-offloading-size": "KV blocks offloaded to host memory",
+}
+_SWITCHES = {"--enable-lora", "--calculate-kv-scales", "--disable-hybrid-kv-cache-manager"}
+
+
+class VllmArgs(BaseModel):
+    """The plan-relevant settings of a vLLM command line, by vLLM's own field names.
+
+    ``None`` means the flag was not given (the engine default applies). ``engine_fields()`` and
+    ``parallel_fields()`` are the keyword arguments of ``kvplan.plan.EngineConfig`` / ``ParallelConfig``.
+    """
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    model: str | None = None
+    tensor_parallel_size: int = 1
+    pipeline_parallel_size: int = 1
+    data_parallel_size: int = 1
+    enable_expert_parallel: bool = False
+    max_model_len: int | None = None
+    gpu_memory_utilization: float | None = None
+    kv_cache_dtype: str = "auto"
+    block_size: int | None = None
+    max_num_seqs: int | None = None
+    max_num_batched_tokens: int | None = None
+    kv_cache_memory_bytes: int | None = None
+    enforce_eager: bool = False
+    weight_format: str | None = None
+    unknown: tuple[str, ...] = ()
+    ignored: tuple[str, ...] = ()
+    notes: tuple[str, ...] = ()
+
+    def engine_fields(self) -> dict[str, Any]:
+        names = ("max_model_len", "gpu_memory_utilization", "kv_cache_dtype", "block_size", "max_num_seqs",
+                 "max_num_batched_tokens", "kv_cache_memory_bytes", "enforce_eager", "weight_format")
+        return {"engine": "vllm", **{n: getattr(self, n) for n in names}}
+
+    def parallel_fields(self) -> dict[str, Any]:
+        names = ("tensor_parallel_size", "pipeline_parallel_size", "data_parallel_size", "enable_expert_parallel")
+        return {n: getattr(self, n) for n in names}
+
+
+def human_readable_int(flag: str, text: str) -> int:
+    """vLLM's ``human_readable_int``: '32k' -> 32000, '32K' -> 32768, '25.6k' -> 25600, '8192' -> 8192."""
+    value = text.strip()
+    match = _HUMAN_INT.match(value)
+    try:
+        if match:
+            number, suffix = match.groups()
+            if suffix in _BINARY_SUFFIX:
+                if "." in number:
+                    raise PlanInputError(flag, f"decimals are not allowed with binary suffixes: {text!r} "
+                                               f"(did you mean {number}{suffix.lower()}?)")
+                return int(number) * _BINARY_SUFFIX[suffix]
+            scaled = Decimal(number) * _DECIMAL_SUFFIX[suffix]
+            if scaled != scaled.to_integral_value():
+                raise PlanInputError(flag, f"{text!r} is not a whole number")
+            return int(scaled)
+        return int(value)
+    except (ValueError, InvalidOperation):
+        raise PlanInputError(flag, f"expected a whole number (e.g. 8192 or 32k), got {text!r}") from None
+
+
+def _count(flag: str, text: str, lo: int = 1, hi: int | None = None) -> int:
+    value = human_readable_int(flag, text)
+    if value < lo or (hi is not None and value > hi):
+        bound = f"from {lo:,} to {hi:,}" if hi is not None else f">= {lo:,}"
+        raise PlanInputError(flag, f"must be {bound}, got {value:,}")
+    return value
+
+
+def _parallel(flag: str, text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise PlanInputError(flag, f"expected a whole number, got {text!r}") from None
+    if not 1 <= value <= MAX_PARALLEL:
+        raise PlanInputError(flag, f"must be from 1 to {MAX_PARALLEL}, got {value}")
+    return value
+
+
+def _utilization(flag: str, text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        raise PlanInputError(flag, f"expected a fraction such as 0.9, got {text!r}") from None
+    if not 0 < value <= 1:
+        raise PlanInputError(flag, f"must be in (0, 1], got {text}")
+    return value
+
+
+def _kv_dtype(flag: str, text: str) -> str:
+    key = text.strip().lower()
+    if key not in _KV_DTYPES:
+        raise PlanInputError(flag, f"{text!r} is not a KV-cache dtype kvplan plans; allowed: "
+                                   f"{', '.join(sorted(_KV_DTYPES))}")
+    return _KV_DTYPES[key]
+
+
+def _block_size(flag: str, text: str) -> int:
+    try:
+        return check_block_size(int(text), flag)
+    except ValueError:
+        raise PlanInputError(flag, f"expected a whole number of tokens, got {text!r}") from None
+
+
+def _max_model_len(flag: str, text: str) -> int | None:
+    if text.strip().lower() in ("auto", "-1"):
+        return None
+    return _count(flag, text, 1, 1_000_000_000)
+
+
+# flag -> (field, value parser); switches are handled separately.
+_VALUE_FLAGS: dict[str, tuple[str, Callable[[str, str], Any]]] = {
+    "--model": ("model", lambda f, t: t),
+    "--tensor-parallel-size": ("tensor_parallel_size", _parallel),
+    "--pipeline-parallel-size": ("pipeline_parallel_size", _parallel),
+    "--data-parallel-size": ("data_parallel_size", _parallel),
+    "--max-model-len": ("max_model_len", _max_model_len),
+    "--gpu-memory-utilization": ("gpu_memory_utilization", _utilization),
+    "--kv-cache-dtype": ("kv_cache_dtype", _kv_dtype),
+    "--block-size": ("block_size", _block_size),
+    "--max-num-seqs": ("max_num_seqs", lambda f, t: _count(f, t, 1, 10_000_000)),
+    "--max-num-batched-tokens": ("max_num_batched_tokens", lambda f, t: _count(f, t, 1, 1_000_000_000)),
+    "--kv-cache-memory-bytes": ("kv_cache_memory_bytes", lambda f, t: _count(f, t, 1)),
+    "--kv-cache-memory": ("kv_cache_memory_bytes", lambda f, t: _count(f, t, 1)),
+    "--dtype": ("dtype", lambda f, t: t.strip().lower()),
+    "--quantization": ("quantization", lambda f, t: t.strip().lower()),
+}
+_SWITCH_FLAGS = {
+    "--enforce-eager": ("enforce_eager", True), "--no-enforce-eager": ("enforce_eager", False),
+    "--enable-expert-parallel": ("enable_expert_parallel", True),
+    "--no-enable-expert-parallel": ("enable_expert_parallel", False),
+}
+
+
+def _tokens(command: str) -> list[str]:
+    if len(command) > MAX_COMMAND_CHARS:
+        raise PlanInputError("command", f"longer than {MAX_COMMAND_CHARS:,} characters")
+    text = re.sub(r"\\\r?\n", " ", command)  # shell line continuations
+    try:
+        return shlex.split(text, comments=True)
+    except ValueError as exc:
+        raise PlanInputError("command", f"cannot split it as a shell command: {exc}") from None
+
+
+def _strip_launcher(tokens: list[str]) -> list[str]:
+    """Drop ``VAR=x``, ``vllm serve``, ``python -m vllm.entrypoints...``, ``docker run ... image``."""
+    for i, tok in enumerate(tokens):
+        if tok.startswith("vllm/vllm-openai"):
+            return tokens[i + 1:]
+    i = 0
+    while i < len(tokens) and re.match(r"^[A-Za-z_][A-Za-z0-9_]*=", tokens[i]):
+        i += 1
+    rest = tokens[i:]
+    for j, tok in enumerate(rest[:6]):
+        if tok == "serve" and j > 0 and rest[j - 1].endswith("vllm"):
+            return rest[j + 1:]
+        if tok.startswith("vllm.entrypoints"):
+            return rest[j + 1:]
+    return rest
+
+
+def _split_flag(tok: str) -> tuple[str, str | None]:
+    name, eq, value = tok.partition("=")
+    if name in _ALIASES:
+        name = _ALIASES[name]
+    elif name.startswith("--"):
+        name = "--" + name[2:].replace("_", "-")
+    return name, (value if eq else None)
+
+
+def parse_vllm_command(command: str) -> VllmArgs:
+    """The settings a vLLM command line (or its flags alone) plans with. See the module docstring."""
+    tokens = _strip_launcher(_tokens(command))
+    values: dict[str, Any] = {}
+    unknown: list[str] = []
+    ignored: list[str] = []
+    notes: list[str] = []
+    i = 0
+    while i < len(tokens):
+        tok = tokens[i]
+        i += 1
+        if not tok.startswith("-") or tok == "-":
+            if "model" not in values:
+                values["model"] = tok
+            else:
+                unknown.append(tok)
+            continue
+        name, inline = _split_flag(tok)
+        takes_value = name in _VALUE_FLAGS or name in _IGNORED_VALUE or (name in _NOT_MODELED and name not in _SWITCHES)
+        value = inline
+        if takes_value and value is None:
+            if i >= len(tokens):
+                raise PlanInputError(name, "needs a value")
+            value = tokens[i]
+            i += 1
+        if name in _VALUE_FLAGS:
+            field, parse = _VALUE_FLAGS[name]
+            values[field] = parse(name, value)
+        elif name in _SWITCH_FLAGS:
+            field, on = _SWITCH_FLAGS[name]
+            values[field] = on
+        elif name in _IGNORED_VALUE or name in _IGNORED_SWITCH:
+            ignored.append(tok if inline is not None or value is None else f"{tok} {value}")
+        elif name in _NOT_MODELED:
+            shown = tok if value is None or inline is not None else f"{tok} {value}"
+            notes.append(f"{shown}: not modeled ({_NOT_MODELED[name]})")
+        else:
+            # Unknown: a following bare word is taken as its value (most vLLM flags take one).
+            if inline is None and i < len(tokens) and not tokens[i].startswith("-"):
+                tok = f"{tok} {tokens[i]}"
+                i += 1
+            unknown.append(tok)
+    if values.get("max_model_len", 0) is None:
+        notes.append("--max-model-len auto: vLLM fits the longest context that fits; kvplan plans the model's "
+                     "max_position_embeddings and reports what fits")
+    _apply_dtype(values, notes)
+    return VllmArgs(**values, unknown=tuple(unknown), ignored=tuple(ignored), notes=tuple(notes))
+
+
+_VARIANT_SUFFIX = re.compile(r"-(instruct|chat|it|hf|base)$", re.IGNORECASE)
+
+
+def preset_for_model(model: str | None) -> str | None:
+    """The preset a ``--model`` value names: a preset name, its HF repo id, or the repo id of an
+    instruct/chat variant of it ('meta-llama/Llama-3.1-8B-Instruct' -> 'llama-3.1-8b', same config
+    shape). None when no preset matches (the caller may fetch the config from the Hub)."""
+    from kvplan.presets import manifest
+
+    if not model:
+        return None
+
+    def base(name: str) -> str:
+        name = name.strip().lower()
+        while _VARIANT_SUFFIX.search(name):
+            name = _VARIANT_SUFFIX.sub("", name)
+        return name
+
+    key = base(model)
+    for entry in manifest():
+        if key in (base(entry["name"]), base(entry.get("hf_repo", ""))):
+            return entry["name"]
+    return None
+
+
+def _apply_dtype(values: dict[str, Any], notes: list[str]) -> None:
+    """--dtype and --quantization -> weight_format (and the KV dtype 'auto' resolves to --dtype)."""
+    dtype = values.pop("dtype", None)
+    quant = values.pop("quantization", None)
+    if dtype is not None and dtype != "auto":
+        if dtype not in _DTYPES:
+            raise PlanInputError("--dtype", f"{dtype!r} is not a dtype; allowed: auto, {', '.join(sorted(_DTYPES))}")
+        if values.get("kv_cache_dtype", "auto") == "auto":
+            values["kv_cache_dtype"] = _DTYPES[dtype]
+        if quant is None:
+            values["weight_format"] = _DTYPES[dtype]
+    if quant is None:
+        return
+    if quant == "fp8":
+        values["weight_format"] = "fp8"
+    elif quant in _CHECKPOINT_QUANT:
+        notes.append(f"--quantization {quant}: weights planned in the format the checkpoint's "
+                     "quantization_config gives")
+    else:
+        notes.append(f"--quantization {quant}: not modeled; weights planned as the checkpoint ships")

@@ -1,0 +1,133 @@
+"""The kvplan calls the pages make, cached per input (``st.cache_data``, bounded).
+
+Every function takes a ``PlanState`` (hashable: frozen, tuples only) and returns kvplan's own result
+models. Nothing here computes: it builds kvplan's inputs from the state and calls kvplan.
+"""
+
+import streamlit as st
+from pydantic import ValidationError
+
+from kvplan.engines import EngineConfig
+from kvplan.errors import PlanInputError
+from kvplan.gpus import get_gpu
+from kvplan.paging import Paging, block_map, page_sequences, waste_by_block_size
+from kvplan.params import ParamBreakdown, count_params
+from kvplan.parallel import Layout
+from kvplan.picker import Picker, pick_gpus
+from kvplan.plan import Plan, SweepPoint, context_sweep, plan
+from kvplan.spec import ModelSpec
+from kvplan.vllm_args import VllmArgs, parse_vllm_command
+from kvplan.weights import WeightBytes, weight_bytes
+from kvplan.web.state import PlanState, model_spec, workload_lengths
+
+ENGINE_FIELDS = ("engine", "gpu_memory_utilization", "block_size", "kv_cache_dtype", "weight_format", "max_model_len",
+                 "max_num_seqs", "max_num_batched_tokens", "kv_cache_memory_bytes", "enforce_eager",
+                 "mem_fraction_static", "runtime_gib", "headroom_gib")
+MAX_BLOCK_MAP_SEQUENCES = 8
+_HASH = {PlanState: PlanState.model_dump_json}
+
+
+def engine_config(state: PlanState, **override) -> EngineConfig:
+    """The state's engine knobs; an out-of-range value raises PlanInputError naming the knob."""
+    fields = {name: getattr(state, name) for name in ENGINE_FIELDS} | override
+    try:
+        return EngineConfig(**fields)
+    except ValidationError as exc:
+        err = exc.errors()[0]
+        raise PlanInputError(str(err["loc"][0]), err["msg"]) from None
+
+
+def layout(state: PlanState) -> Layout:
+    return Layout(state.tensor_parallel_size, state.pipeline_parallel_size, state.data_parallel_size,
+                  state.enable_expert_parallel)
+
+
+def _model_key(state: PlanState) -> PlanState:
+    """The part of the state the model depends on (so unrelated widgets do not miss the cache)."""
+    return PlanState(model=state.model, config=state.config, model_name=state.model_name)
+
+
+def _plan_key(state: PlanState) -> PlanState:
+    keep = ("model", "config", "model_name", "gpu", "tensor_parallel_size", "pipeline_parallel_size",
+            "data_parallel_size", "enable_expert_parallel", "concurrency", *ENGINE_FIELDS)
+    return PlanState(**{name: getattr(state, name) for name in keep})
+
+
+@st.cache_data(hash_funcs=_HASH, max_entries=64, show_spinner=False)
+def _spec(key: PlanState) -> ModelSpec:
+    return model_spec(key)
+
+
+def spec(state: PlanState) -> ModelSpec:
+    return _spec(_model_key(state))
+
+
+@st.cache_data(hash_funcs=_HASH, max_entries=64, show_spinner=False)
+def _model_numbers(key: PlanState, weight_format: str | None) -> tuple[ParamBreakdown, WeightBytes]:
+    s = model_spec(key)
+    return count_params(s), weight_bytes(s, weight_format)
+
+
+def model_numbers(state: PlanState) -> tuple[ParamBreakdown, WeightBytes]:
+    return _model_numbers(_model_key(state), state.weight_format)
+
+
+@st.cache_data(hash_funcs=_HASH, max_entries=256, show_spinner=False)
+def _plan(key: PlanState) -> Plan:
+    return plan(model_spec(key), get_gpu(key.gpu), engine_config(key), layout(key), key.concurrency)
+
+
+def plan_for(state: PlanState) -> Plan:
+    return _plan(_plan_key(state))
+
+
+def plan_with(state: PlanState, **changes) -> Plan:
+    """The plan with some inputs changed (another layout, another GPU), cached the same way."""
+    return _plan(_plan_key(state.model_copy(update=changes)))
+
+
+def sweep_lengths(max_len: int) -> list[int]:
+    """Context lengths for the charts: powers of two from 512 to 4 x ``max_len``, and ``max_len`` itself."""
+    out, n = [], 512
+    while n <= max_len * 4 and len(out) < 24:
+        out.append(n)
+        n *= 2
+    return sorted(set(out) | {max_len})
+
+
+@st.cache_data(hash_funcs=_HASH, max_entries=64, show_spinner=False)
+def _sweep(key: PlanState, lengths: tuple[int, ...], concurrency: int) -> list[SweepPoint]:
+    return context_sweep(model_spec(key), get_gpu(key.gpu), engine_config(key), layout(key), list(lengths), concurrency)
+
+
+def sweep_for(state: PlanState, max_len: int, concurrency: int) -> list[SweepPoint]:
+    return _sweep(_plan_key(state), tuple(sweep_lengths(max_len)), concurrency)
+
+
+@st.cache_data(hash_funcs=_HASH, max_entries=16, show_spinner=False)
+def _pick(key: PlanState, max_len: int, concurrency: int, prices: tuple[tuple[str, float], ...]) -> Picker:
+    engine = engine_config(key)
+    return pick_gpus(model_spec(key), max_len, concurrency, engine, dict(prices) or None)
+
+
+def picker_for(state: PlanState, max_len: int, concurrency: int) -> Picker:
+    return _pick(_plan_key(state).model_copy(update={"gpu": PlanState().gpu, "tensor_parallel_size": 1,
+                                                     "pipeline_parallel_size": 1, "data_parallel_size": 1}),
+                 max_len, concurrency, state.prices)
+
+
+@st.cache_data(hash_funcs=_HASH, max_entries=64, show_spinner=False)
+def paging_for(lengths: tuple[int, ...], block_size: int, shared_prefix: int) -> tuple[Paging, list[Paging], list]:
+    """(paging at the block size, the same at each standard block size, block map of the first few)."""
+    return (page_sequences(lengths, block_size, shared_prefix),
+            waste_by_block_size(lengths, shared_prefix=shared_prefix),
+            block_map(lengths[:MAX_BLOCK_MAP_SEQUENCES], block_size, shared_prefix))
+
+
+def lengths_for(state: PlanState) -> tuple[int, ...]:
+    return workload_lengths(state)
+
+
+@st.cache_data(hash_funcs=_HASH, max_entries=64, show_spinner=False)
+def vllm_command(command: str) -> VllmArgs:
+    return parse_vllm_command(command)

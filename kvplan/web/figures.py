@@ -1,0 +1,269 @@
+"""Plotly figures, built by pure functions of kvplan's results (tests read their data back).
+
+Bytes are plotted in GiB (2**30). Nothing here plans: every number comes from a kvplan result; the
+only arithmetic is splitting a result into the segments a chart shows, in ``rank_segments``.
+"""
+
+from collections.abc import Sequence
+
+import plotly.graph_objects as go
+
+from kvplan.paging import Paging
+from kvplan.picker import Option
+from kvplan.plan import Plan, RankPlan, SweepPoint
+from kvplan.params import ParamBreakdown
+from kvplan.units import GiB
+from kvplan.weights import WeightBytes
+
+SEGMENTS = ("weights", "workspace", "KV in use", "free KV", "headroom", "not planned")
+COLORS = {"weights": "#4C78A8", "workspace": "#F58518", "KV in use": "#54A24B", "free KV": "#A6D99A",
+          "headroom": "#BAB0AC", "not planned": "#E7E7E7", "device": "#D62728", "shared": "#B279A2",
+          "private": "#54A24B", "empty": "#E7E7E7"}
+HEADROOM_TERMS = ("outside the budget", "left free", "headroom")
+_LAYOUT = dict(margin=dict(l=10, r=10, t=50, b=10), legend=dict(orientation="h", y=-0.2))
+
+
+def _gib(n: int | float) -> float:
+    return n / GiB
+
+
+def _figure(traces: list, title: str, shapes: Sequence[tuple[dict, dict]] = (), **layout) -> go.Figure:
+    """A figure from traces and a layout dict (10x faster than update_layout / add_hline)."""
+    return go.Figure(traces, layout=dict(title=dict(text=title), shapes=[s for s, _ in shapes],
+                                         annotations=[a for _, a in shapes], **_LAYOUT, **layout))
+
+
+def _hline(y: float, text: str, color: str = COLORS["device"], right: bool = False) -> tuple[dict, dict]:
+    """A dashed horizontal line across the plot at ``y`` (linear y axis) and its label."""
+    shape = dict(type="line", xref="paper", x0=0, x1=1, yref="y", y0=y, y1=y, line=dict(color=color, dash="dash"))
+    label = dict(xref="paper", x=1 if right else 0, xanchor="right" if right else "left", yref="y", y=y,
+                 yanchor="bottom", text=text, showarrow=False, font=dict(color=color))
+    return shape, label
+
+
+def _tokens_axis(x: Sequence[int]) -> dict:
+    """A log axis ticked at the swept context lengths: 512, 1k, 2k, ... (k = 1024 tokens)."""
+    text = [f"{n // 1024:,}k" if n >= 1024 and n % 1024 == 0 else f"{n:,}" for n in x]
+    return dict(type="log", title=dict(text="context length (tokens)"), tickvals=list(x), ticktext=text)
+
+
+def _vline_trace(x: float, y_top: float, text: str) -> go.Scatter:
+    """A vertical marker line as a trace (data coordinates, so it is right on log axes too)."""
+    return go.Scatter(x=[x, x], y=[0, y_top], mode="lines", name=text, line=dict(color=COLORS["device"], dash="dot"),
+                      hovertemplate=text + "<extra></extra>")
+
+
+# ----------------------------------------------------------------------------- model
+
+def param_breakdown(params: ParamBreakdown, weights: WeightBytes) -> go.Figure:
+    """Parameters by component (bars), weight bytes in the hover."""
+    cats = [c for c, n in params.components.items() if n]
+    bar = go.Bar(x=[params.components[c] for c in cats], y=cats, orientation="h", name="parameters",
+                 customdata=[_gib(weights.components.get(c, 0)) for c in cats], marker_color=COLORS["weights"],
+                 hovertemplate="%{y}: %{x:,} parameters, %{customdata:.2f} GiB in " + weights.format
+                 + "<extra></extra>")
+    return _figure([bar], f"Parameters by component: {params.total_params:,} in all",
+                   xaxis=dict(title=dict(text="parameters")), yaxis=dict(autorange="reversed"))
+
+
+# ----------------------------------------------------------------------------- budget
+
+def sequences_in_use(plan: Plan) -> int:
+    """Sequences of max_model_len the budget chart fills: the requested concurrency, else all that fit."""
+    return plan.concurrency if plan.concurrency is not None else max(plan.max_num_seqs_at_len, 0)
+
+
+def rank_segments(plan: Plan, rank: RankPlan) -> dict[str, int]:
+    """One rank's device memory, split: weights, workspace, KV in use, free KV, headroom, not planned.
+
+    KV in use = sequences x blocks per request x bytes per block (more than the pool when it does not
+    fit, so the bar crosses the device line); 'not planned' is what a fixed --kv-cache-memory-bytes
+    leaves unused.
+    """
+    weights = workspace = headroom = 0
+    for term in rank.terms:
+        if term.name == "device memory" or term.name.startswith("KV cache"):
+            continue
+        if term.name == "weights":
+            weights += term.bytes
+        elif term.name.startswith(HEADROOM_TERMS):
+            headroom += term.bytes
+        else:
+            workspace += term.bytes
+    pool = max(rank.kv_pool_bytes, 0)
+    in_use = sequences_in_use(plan) * plan.blocks_per_request * rank.bytes_per_block
+    out = {"weights": weights, "workspace": workspace, "KV in use": in_use, "free KV": max(pool - in_use, 0),
+           "headroom": headroom}
+    out["not planned"] = max(rank.device_bytes - sum(out.values()), 0)
+    return out
+
+
+def rank_label(plan: Plan, rank: RankPlan) -> str:
+    tp = int(plan.layout["tensor_parallel_size"])
+    first = rank.pp_stage * tp
+    ranks = f"rank {first}" if tp == 1 else f"ranks {first}-{first + tp - 1}"
+    return f"stage {rank.pp_stage} ({ranks})" if len(plan.ranks) > 1 else ranks
+
+
+def rank_memory(plan: Plan) -> go.Figure:
+    """A stacked bar per rank (one per pipeline stage; TP ranks of a stage are alike) against the device."""
+    labels = [rank_label(plan, r) for r in plan.ranks]
+    segs = [rank_segments(plan, r) for r in plan.ranks]
+    device = _gib(plan.ranks[0].device_bytes)
+    return _figure(_segment_bars(labels, segs), f"Memory per GPU: {plan.gpu}, {sequences_in_use(plan)} x "
+                   f"{plan.max_model_len:,} tokens", [_hline(device, f"device {device:.2f} GiB")], barmode="stack",
+                   yaxis=dict(title=dict(text="GiB")))
+
+
+def _segment_bars(x: list, segs: list[dict[str, int]]) -> list[go.Bar]:
+    bars = []
+    for name in SEGMENTS:
+        values = [_gib(s[name]) for s in segs]
+        if any(values):
+            bars.append(go.Bar(name=name, x=x, y=values, marker_color=COLORS[name],
+                               hovertemplate=name + ": %{y:.2f} GiB<extra></extra>"))
+    return bars
+
+
+def memory_vs_context(points: Sequence[SweepPoint], device_bytes: int, concurrency: int,
+                      exact_limit: int | None = None) -> go.Figure:
+    """Memory the tightest rank needs (all but KV, plus KV in use) vs context length, with the device line.
+
+    ``exact_limit``: the longest context that fits, when known exactly (one sequence); otherwise the
+    limit is marked between the last point that fits and the first that does not.
+    """
+    x = [p.context for p in points]
+    y = [_gib(device_bytes - max(p.kv_pool_bytes, 0) + p.kv_bytes_in_use) for p in points]
+    fits = [p.fits for p in points]
+    traces = [go.Scatter(x=x, y=y, mode="lines+markers", name=f"needed for {concurrency} sequence(s)",
+                         marker=dict(color=[COLORS["KV in use"] if f else COLORS["device"] for f in fits]),
+                         line=dict(color=COLORS["weights"]),
+                         hovertemplate="%{x:,} tokens: %{y:.2f} GiB<extra></extra>")]
+    device = _gib(device_bytes)
+    if exact_limit:
+        traces.append(_vline_trace(exact_limit, max(device, *y), f"fits up to {exact_limit:,} tokens"))
+    elif (limit := fit_limit(points)) is not None:
+        last, first_out = limit
+        traces.append(_vline_trace(last, max(device, *y), f"fits at {last:,}, not at {first_out:,} tokens"))
+    return _figure(traces, "Memory vs context length", [_hline(device, f"device {device:.2f} GiB")],
+                   xaxis=_tokens_axis(x),
+                   yaxis=dict(title=dict(text="GiB per GPU"), rangemode="tozero"))
+
+
+def fit_limit(points: Sequence[SweepPoint]) -> tuple[int, int] | None:
+    """(longest swept context that fits, the next one, which does not), if the sweep crosses the limit."""
+    for before, after in zip(points, points[1:]):
+        if before.fits and not after.fits:
+            return before.context, after.context
+    return None
+
+
+def concurrency_vs_context(points: Sequence[SweepPoint], concurrency: int | None) -> go.Figure:
+    x = [p.context for p in points]
+    traces = [
+        go.Scatter(x=x, y=[p.max_concurrency for p in points], mode="lines+markers", name="max concurrency",
+                   line=dict(color=COLORS["KV in use"]), hovertemplate="%{x:,} tokens: %{y:.2f}x<extra></extra>"),
+        go.Scatter(x=x, y=[p.max_num_seqs for p in points], mode="lines", name="whole sequences that fit",
+                   line=dict(color=COLORS["weights"], shape="hv"),
+                   hovertemplate="%{x:,} tokens: %{y:,} sequences<extra></extra>"),
+    ]
+    if concurrency:
+        traces.append(go.Scatter(x=[x[0], x[-1]], y=[concurrency, concurrency], mode="lines",
+                                 name=f"asked: {concurrency}",
+                                 line=dict(color=COLORS["device"], dash="dash")))
+    return _figure(traces, "Concurrency vs context length", xaxis=_tokens_axis(x),
+                   yaxis=dict(type="log", title=dict(text="sequences")))
+
+
+# ----------------------------------------------------------------------------- paging
+
+def slots(paging: Paging) -> go.Figure:
+    names = ["tokens (logical)", "slots used", "slots allocated"]
+    values = [paging.logical_tokens, paging.used_slots, paging.allocated_slots]
+    bar = go.Bar(x=names, y=values, marker_color=[COLORS["weights"], COLORS["KV in use"], COLORS["workspace"]],
+                 text=[f"{v:,}" for v in values], textposition="auto", hovertemplate="%{x}: %{y:,}<extra></extra>")
+    return _figure([bar], f"Block size {paging.block_size}: {paging.wasted_slots:,} slots wasted "
+                   f"({paging.waste_fraction:.1%})", yaxis=dict(title=dict(text="token slots")))
+
+
+def waste_by_block_size(pagings: Sequence[Paging], current: int | None = None) -> go.Figure:
+    x = [str(p.block_size) for p in pagings]
+    colors = [COLORS["device"] if p.block_size == current else COLORS["workspace"] for p in pagings]
+    bar = go.Bar(x=x, y=[p.waste_fraction * 100 for p in pagings], marker_color=colors,
+                 customdata=[p.wasted_slots for p in pagings], name="wasted",
+                 hovertemplate="block %{x}: %{y:.1f}% wasted (%{customdata:,} slots)<extra></extra>")
+    return _figure([bar], "Waste per block size (same sequences)",
+                   xaxis=dict(title=dict(text="block size (tokens)"), type="category"),
+                   yaxis=dict(title=dict(text="% of allocated slots empty")))
+
+
+def block_map(blocks: Sequence[Sequence[tuple[int, int]]], block_size: int, shared: int) -> go.Figure:
+    """Each sequence as a row of blocks: filled slots (shared blocks marked), then the empty tail.
+
+    ``blocks``: kvplan.paging.block_map output; ``shared``: how many leading block ids are shared.
+    """
+    traces = {name: dict(x=[], y=[], base=[], text=[]) for name in ("shared", "private", "empty")}
+    for s, row in enumerate(blocks):
+        for j, (block_id, filled) in enumerate(row):
+            kind = "shared" if block_id < shared else "private"
+            start = j * block_size
+            for name, width, base in ((kind, filled, start), ("empty", block_size - filled, start + filled)):
+                if width:
+                    t = traces[name]
+                    t["x"].append(width)
+                    t["y"].append(f"seq {s}")
+                    t["base"].append(base)
+                    t["text"].append(f"#{block_id}" if name != "empty" else "")
+    names = {"shared": "shared prefix block", "private": "own block", "empty": "empty slots"}
+    bars = [go.Bar(name=names[name], orientation="h", x=t["x"], y=t["y"], base=t["base"],
+                   text=t["text"] if len(t["x"]) <= 200 else None, textposition="inside", insidetextanchor="middle",
+                   marker_color=COLORS[name], marker_line=dict(color="white", width=1),
+                   hovertemplate="%{y}: %{x} slots from %{base}<extra>" + names[name] + "</extra>")
+            for name, t in traces.items()]
+    return _figure(bars, f"Block map (block size {block_size}; #n = physical block)", barmode="overlay", bargap=0.3,
+                   xaxis=dict(title=dict(text="token position")), yaxis=dict(autorange="reversed"))
+
+
+# ----------------------------------------------------------------------------- parallelism
+
+def layout_label(plan: Plan) -> str:
+    lay = plan.layout
+    return f"TP{lay['tensor_parallel_size']} PP{lay['pipeline_parallel_size']} DP{lay['data_parallel_size']}"
+
+
+def parallel_compare(plans: Sequence[Plan]) -> go.Figure:
+    """Per-rank stacked bars of several layouts side by side (x: layout, then stage)."""
+    xs: list[list[str]] = [[], []]
+    segs: list[dict[str, int]] = []
+    for p in plans:
+        for r in p.ranks:
+            xs[0].append(layout_label(p))
+            xs[1].append(f"stage {r.pp_stage}")
+            segs.append(rank_segments(p, r))
+    lines = []
+    if plans:
+        device = _gib(plans[0].ranks[0].device_bytes)
+        lines.append(_hline(device, f"device {device:.2f} GiB"))
+    return _figure(_segment_bars(xs, segs), "Memory per GPU, by layout and pipeline stage", lines, barmode="stack",
+                   yaxis=dict(title=dict(text="GiB")))
+
+
+# ----------------------------------------------------------------------------- gpus
+
+def picker(options: Sequence[Option], concurrency: int) -> go.Figure:
+    """Each option: sequences it holds (x) vs its cost per hour, or its GPU count when unpriced (y)."""
+    priced = any(o.cost_per_hour is not None for o in options)
+    traces = []
+    for gpu in dict.fromkeys(o.gpu for o in options):
+        rows = [o for o in options if o.gpu == gpu and (o.cost_per_hour is not None or not priced)]
+        if rows:
+            traces.append(go.Scatter(
+                x=[o.max_concurrency * o.replicas for o in rows],
+                y=[o.cost_per_hour if priced else o.num_gpus for o in rows], mode="markers", name=gpu,
+                text=[f"TP{o.tensor_parallel_size} PP{o.pipeline_parallel_size} x{o.replicas}" for o in rows],
+                marker=dict(size=10), hovertemplate="%{text}: %{x:.1f} sequences, %{y}<extra>" + gpu + "</extra>"))
+    top = max((y for t in traces for y in t.y), default=1)
+    traces.append(_vline_trace(concurrency, top, f"asked: {concurrency}"))
+    return _figure(traces, ("Cost per hour" if priced else "GPUs") + " vs sequences held",
+                   xaxis=dict(type="log", title=dict(text="sequences of max_model_len held (all replicas)")),
+                   yaxis=dict(title=dict(text="$ per hour" if priced else "GPUs"), rangemode="tozero"))

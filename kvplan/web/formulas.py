@@ -1,0 +1,85 @@
+"""The budget's formulas as LaTeX, with the plan's own numbers substituted (for ``st.latex``).
+
+Every number shown is read from the ``Plan`` (its terms, groups and rank results); the formulas are
+the ones ``kvplan.plan`` documents. Pure functions: ``budget_formulas(plan)`` -> [(title, latex)].
+"""
+
+from kvplan.plan import Plan, RankPlan
+from kvplan.units import GiB
+
+
+def _g(n: int | float) -> str:
+    return f"{n / GiB:,.2f}".replace(",", "{,}") + r"\,\text{GiB}"
+
+
+def _n(n: int | float) -> str:
+    text = f"{n:,}" if isinstance(n, int) else f"{n:,.2f}"
+    return text.replace(",", "{,}")
+
+
+def _term(rank: RankPlan, prefix: str) -> int | None:
+    return next((t.bytes for t in rank.terms if t.name.startswith(prefix)), None)
+
+
+def tightest(plan: Plan) -> RankPlan:
+    return min(plan.ranks, key=lambda r: r.num_blocks)
+
+
+def budget_formulas(plan: Plan) -> list[tuple[str, str]]:
+    rank = tightest(plan)
+    out = [("KV pool on the tightest rank", _pool(plan, rank))]
+    groups = plan.kv_groups
+    if groups and plan.engine != "sglang":
+        size = groups[0].layers + groups[0].padding_layers
+        out.append(("Bytes per block", rf"\text{{bytes/block}} = \text{{layers per group}} \times \text{{largest page}}"
+                    rf" = {size} \times {_n(max(g.page_bytes for g in groups))}\,\text{{B}}"
+                    rf" = {_n(rank.bytes_per_block)}\,\text{{B}}"))
+    out.append(("KV blocks", rf"\text{{num\_blocks}} = \left\lfloor \frac{{\text{{pool}}}}{{\text{{bytes/block}}}}"
+                rf"\right\rfloor = \left\lfloor \frac{{{_n(max(rank.kv_pool_bytes, 0))}}}{{{_n(rank.bytes_per_block)}}}"
+                rf"\right\rfloor = {_n(rank.num_blocks)}"))
+    conc = _n(plan.max_concurrency)
+    blocks, per_request, length = _n(plan.num_blocks), _n(plan.blocks_per_request), _n(plan.max_model_len)
+    if plan.engine == "sglang":
+        out.append(("Tokens and concurrency", rf"\text{{tokens}} = \text{{num\_blocks}} \times \text{{page}}"
+                    rf" = {blocks} \times {plan.block_size} = {_n(plan.kv_cache_tokens)}\qquad"
+                    rf"\text{{concurrency}} = \frac{{\text{{tokens}}}}{{L}}"
+                    rf" = \frac{{{_n(plan.kv_cache_tokens)}}}{{{length}}}"
+                    rf" = {conc}"))
+    else:
+        out.append(("Concurrency and tokens", rf"\text{{concurrency}} = \frac{{\text{{num\_blocks}}}}"
+                    rf"{{\text{{blocks per request}}}} = \frac{{{blocks}}}{{{per_request}}} = {conc}\qquad"
+                    rf"\text{{tokens}} = \left\lfloor \frac{{{blocks}}}{{{per_request}}} \times {length} \right\rfloor"
+                    rf" = {_n(plan.kv_cache_tokens)}"))
+    if rank.kv_bytes_per_token:
+        out.append(("KV bytes per token on a rank",
+                    rf"\text{{bytes/token}} = \sum_{{\text{{layers}}}} H_{{kv}} (d_k + d_v)\, b"
+                    rf" = {_n(rank.kv_bytes_per_token)}\,\text{{B}}"
+                    rf" \quad (H_{{kv}} = {rank.kv_heads}\ \text{{per rank}})"))
+    return out
+
+
+def _pool(plan: Plan, rank: RankPlan) -> str:
+    device = rank.device_bytes
+    if plan.engine == "custom":
+        runtime, headroom = _term(rank, "runtime workspace") or 0, _term(rank, "headroom") or 0
+        return (rf"\text{{pool}} = \text{{device}} - \text{{weights}} - \text{{runtime}} - \text{{headroom}}"
+                rf" = {_g(device)} - {_g(rank.weights_bytes)} - {_g(runtime)} - {_g(headroom)}"
+                rf" = {_g(rank.kv_pool_bytes)}")
+    if plan.engine == "sglang":
+        context = _term(rank, "CUDA context") or 0
+        left = _term(rank, "left free") or 0
+        return (rf"\text{{pool}} = (\text{{device}} - \text{{context}}) - \text{{left free}} - \text{{weights}}"
+                rf" = ({_g(device)} - {_g(context)}) - {_g(left)} - {_g(rank.weights_bytes)}"
+                rf" = {_g(rank.kv_pool_bytes)}")
+    outside = _term(rank, "outside the budget") or 0
+    fixed = _term(rank, "KV cache")
+    if fixed is not None:
+        return rf"\text{{pool}} = \text{{kv\_cache\_memory\_bytes}} = {_g(fixed)}"
+    act = _term(rank, "activation peak") or 0
+    non_torch = _term(rank, "non-torch") or 0
+    graphs = _term(rank, "CUDA graphs") or 0
+    requested = device - outside
+    return (rf"\begin{{aligned}}\text{{requested}} &= \lceil \text{{device}} \times u \rceil = {_g(requested)}\\"
+            rf"\text{{pool}} &= \text{{requested}} - \text{{weights}} - \text{{activations}} - \text{{non-torch}}"
+            rf" - \text{{CUDA graphs}}\\ &= {_g(requested)} - {_g(rank.weights_bytes)} - {_g(act)} - {_g(non_torch)}"
+            rf" - {_g(graphs)} = {_g(rank.kv_pool_bytes)}\end{{aligned}}")

@@ -1,0 +1,44 @@
+"""The app's frame: page config, the link state, the shared sidebar, the page, the page links.
+
+``app.py`` calls ``run(PAGES)``. Every page's first line is ``shell.enter()``: Streamlit still
+treats a ``pages/`` folder next to the entry script as a legacy multipage app on the first run of
+a process (and on every ``AppTest`` run), running the page file *without* app.py. ``enter`` then
+runs app.py itself, which runs this page inside the frame, and stops the bare run.
+"""
+
+import runpy
+import threading
+from pathlib import Path
+
+import streamlit as st
+from streamlit.runtime.scriptrunner import get_script_run_ctx
+
+from kvplan.web import widgets
+
+_run = threading.local()  # per script thread: is a page running inside run()?
+
+
+def run(pages: list) -> None:
+    st.set_page_config(page_title="kvplan", page_icon=":material/memory:", layout="wide")
+    widgets.start()
+    page = st.navigation(pages, position="hidden")
+    nav = st.sidebar.container()
+    widgets.sidebar(page.url_path or "budget")
+    widgets.show_link_warnings()
+    _run.active = True
+    try:
+        page.run()
+    finally:
+        _run.active = False
+    widgets.finish(nav, pages)
+
+
+def enter() -> None:
+    """Run the app around this page if Streamlit started the page file on its own."""
+    if getattr(_run, "active", False):
+        return
+    ctx = get_script_run_ctx()
+    if ctx is None or Path(ctx.main_script_path).parent.name == "pages":  # a page run as its own app
+        return
+    runpy.run_path(ctx.main_script_path, run_name="__main__")
+    st.stop()

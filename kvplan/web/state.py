@@ -1,0 +1,425 @@
+"""The plan's inputs as a shareable link: ``PlanState`` <-> query parameters, versioned (v=1).
+
+Every input of every page lives in one frozen ``PlanState``. ``encode`` writes only what differs
+from the defaults, under short keys (``FIELDS``); ``decode`` reads a link back and never raises:
+a value it cannot use falls back to the default and yields a warning naming the parameter. A
+pasted config.json travels in the link itself (``cfg``: zlib + urlsafe base64 of the minified
+JSON), so a link reproduces the plan without the Hub or the original file.
+
+Streamlit-free: pages and tests use the same functions (``kvplan.web.widgets`` binds them to
+``st.query_params``).
+"""
+
+import base64
+import binascii
+import json
+import math
+import random
+import re
+import zlib
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from functools import lru_cache
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict
+
+from kvplan.errors import KvplanError
+from kvplan.gpus import get_gpu
+from kvplan.hf_config import MAX_CONFIG_BYTES, load_config_text
+from kvplan.kv import KV_DTYPES, MAX_TOKENS
+from kvplan.paging import check_block_size
+from kvplan.hf_config import parse_config
+from kvplan.presets import load_preset, preset_names
+from kvplan.spec import ModelSpec
+from kvplan.vllm_args import MAX_COMMAND_CHARS, human_readable_int
+from kvplan.weights import check_format
+
+VERSION = 1
+MAX_LENGTHS = 4096  # sequences in a paging workload
+MAX_PARALLEL = 4096
+MAX_CONFIG_PARAM = 64 * 1024  # characters of a compressed config in a link
+ENGINES = ("vllm", "sglang", "custom")
+PAGING_MODES = ("list", "uniform")
+NAME_RE = re.compile(r"^[\w./+@:() -]{1,200}$")
+
+
+class PlanState(BaseModel):
+    """All inputs of a plan. Field names are kvplan's (vLLM flag names); ``FIELDS`` gives link keys."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    # model
+    model: str = "llama-3.1-8b"  # a preset; ignored while ``config`` is set
+    config: str | None = None  # a pasted/uploaded/fetched config.json, compressed (encode_config)
+    model_name: str | None = None  # display name of that config (e.g. its Hub id)
+    # hardware and parallelism
+    gpu: str = "H100-SXM"
+    tensor_parallel_size: int = 1
+    pipeline_parallel_size: int = 1
+    data_parallel_size: int = 1
+    enable_expert_parallel: bool = False
+    # engine
+    engine: Literal["vllm", "sglang", "custom"] = "vllm"
+    gpu_memory_utilization: float | None = None
+    block_size: int | None = None
+    kv_cache_dtype: str = "auto"
+    weight_format: str | None = None
+    max_model_len: int | None = None
+    max_num_seqs: int | None = None
+    max_num_batched_tokens: int | None = None
+    kv_cache_memory_bytes: int | None = None
+    enforce_eager: bool = False
+    mem_fraction_static: float | None = None
+    runtime_gib: float = 2.0
+    headroom_gib: float = 2.0
+    # workload
+    concurrency: int | None = None
+    # paging page
+    paging_mode: Literal["list", "uniform"] = "list"
+    lengths: tuple[int, ...] = (120, 45, 300, 64, 250, 17, 96, 200)
+    length_dist: tuple[int, int, int, int] = (64, 128, 8192, 0)  # count, min, max, seed
+    shared_prefix: int = 0
+    # parallelism page: layouts compared, as (tp, pp, dp)
+    layouts: tuple[tuple[int, int, int], ...] = ((1, 1, 1), (2, 1, 1), (4, 1, 1), (8, 1, 1))
+    # gpus page: $ per GPU-hour
+    prices: tuple[tuple[str, float], ...] = ()
+    # import page: the pasted vllm command
+    command: str | None = None
+
+
+# ---------------------------------------------------------------- value parsers (str -> value)
+# Each raises ValueError with a short reason; decode turns it into a warning.
+
+def _int(lo: int, hi: int) -> Callable[[str], int]:
+    def parse(text: str) -> int:
+        try:
+            value = human_readable_int("value", text)
+        except KvplanError as exc:
+            raise ValueError(exc.message) from None
+        if not lo <= value <= hi:
+            raise ValueError(f"must be from {lo:,} to {hi:,}")
+        return value
+    return parse
+
+
+def _float(lo: float, hi: float, lo_open: bool = False) -> Callable[[str], float]:
+    def parse(text: str) -> float:
+        try:
+            value = float(text)
+        except ValueError:
+            raise ValueError("not a number") from None
+        if not math.isfinite(value) or value > hi or value < lo or (lo_open and value == lo):
+            raise ValueError(f"must be {'above' if lo_open else 'at least'} {lo:g} and at most {hi:g}")
+        return value
+    return parse
+
+
+def _bool(text: str) -> bool:
+    if text in ("1", "true"):
+        return True
+    if text in ("0", "false"):
+        return False
+    raise ValueError("must be 1 or 0")
+
+
+def _choice(options: tuple[str, ...]) -> Callable[[str], str]:
+    def parse(text: str) -> str:
+        if text not in options:
+            raise ValueError(f"must be one of {', '.join(options)}")
+        return text
+    return parse
+
+
+def _preset(text: str) -> str:
+    names = preset_names()
+    key = text.strip().lower()
+    if key not in names:
+        raise ValueError("no such preset")
+    return key
+
+
+def _gpu(text: str) -> str:
+    try:
+        return get_gpu(text).name
+    except KvplanError:
+        raise ValueError("no such GPU in the catalog") from None
+
+
+def _name(text: str) -> str:
+    if not NAME_RE.match(text):
+        raise ValueError("names are up to 200 letters, digits and ./+@:()-_ characters")
+    return text
+
+
+def _config(text: str) -> str:
+    try:
+        spec_from_link(text, None)
+    except KvplanError as exc:
+        raise ValueError(f"the config cannot be planned ({exc})") from None
+    return text
+
+
+def _weight_format(text: str) -> str:
+    try:
+        return check_format(text)
+    except KvplanError as exc:
+        raise ValueError(exc.message) from None
+
+
+def _block(text: str) -> int:
+    try:
+        return check_block_size(int(text))
+    except (ValueError, KvplanError):
+        raise ValueError("must be a whole number of tokens from 1 to 65536") from None
+
+
+def _lengths(text: str) -> tuple[int, ...]:
+    return parse_lengths(text)
+
+
+def _dist(text: str) -> tuple[int, int, int, int]:
+    parts = text.split(":")
+    if len(parts) != 4 or not all(p.isdigit() for p in parts):
+        raise ValueError("must be count:min:max:seed")
+    n, lo, hi, seed = (int(p) for p in parts)
+    if not (1 <= n <= MAX_LENGTHS and 0 <= lo <= hi <= MAX_TOKENS and seed < 2**32):
+        raise ValueError(f"count 1..{MAX_LENGTHS}, 0 <= min <= max <= {MAX_TOKENS:,}")
+    return n, lo, hi, seed
+
+
+def _layouts(text: str) -> tuple[tuple[int, int, int], ...]:
+    out = []
+    for item in text.split(","):
+        m = re.fullmatch(r"(\d{1,4})x(\d{1,4})x(\d{1,4})", item.strip())
+        if not m or not all(1 <= int(g) <= MAX_PARALLEL for g in m.groups()):
+            raise ValueError("must be TPxPPxDP items such as 2x1x1,4x2x1")
+        out.append(tuple(int(g) for g in m.groups()))
+    if not 1 <= len(out) <= 8:
+        raise ValueError("1 to 8 layouts")
+    return tuple(dict.fromkeys(out))  # type: ignore[return-value]
+
+
+def _prices(text: str) -> tuple[tuple[str, float], ...]:
+    out = {}
+    for item in text.split(","):
+        name, sep, price = item.partition(":")
+        if not sep:
+            raise ValueError("must be GPU:price items such as H100-SXM:2.49")
+        out[_gpu(name)] = _float(0.0, 1e6)(price)
+    return tuple(sorted(out.items()))
+
+
+def _command(text: str) -> str:
+    if len(text) > MAX_COMMAND_CHARS:
+        raise ValueError(f"longer than {MAX_COMMAND_CHARS:,} characters")
+    return text
+
+
+def _fmt_float(value: float) -> str:
+    return f"{value:g}" if value == float(f"{value:g}") else repr(value)
+
+
+@dataclass(frozen=True)
+class Field:
+    name: str  # PlanState field
+    key: str  # link key
+    parse: Callable[[str], Any]
+    format: Callable[[Any], str] = str
+
+
+_b = lambda v: "1" if v else "0"  # noqa: E731
+FIELDS: tuple[Field, ...] = (
+    Field("model", "m", _preset),
+    Field("config", "cfg", _config),
+    Field("model_name", "mn", _name),
+    Field("gpu", "g", _gpu),
+    Field("tensor_parallel_size", "tp", _int(1, MAX_PARALLEL)),
+    Field("pipeline_parallel_size", "pp", _int(1, MAX_PARALLEL)),
+    Field("data_parallel_size", "dp", _int(1, MAX_PARALLEL)),
+    Field("enable_expert_parallel", "ep", _bool, _b),
+    Field("engine", "e", _choice(ENGINES)),
+    Field("gpu_memory_utilization", "gmu", _float(0.0, 1.0, lo_open=True), _fmt_float),
+    Field("block_size", "bs", _block),
+    Field("kv_cache_dtype", "kvd", _choice(KV_DTYPES)),
+    Field("weight_format", "wf", _weight_format),
+    Field("max_model_len", "len", _int(1, 100_000_000)),
+    Field("max_num_seqs", "seqs", _int(1, 1_000_000)),
+    Field("max_num_batched_tokens", "mbt", _int(1, 100_000_000)),
+    Field("kv_cache_memory_bytes", "kvm", _int(1, 2**50)),
+    Field("enforce_eager", "eager", _bool, _b),
+    Field("mem_fraction_static", "mfs", _float(0.0, 1.0, lo_open=True), _fmt_float),
+    Field("runtime_gib", "rt", _float(0.0, 10_000.0), _fmt_float),
+    Field("headroom_gib", "hr", _float(0.0, 10_000.0), _fmt_float),
+    Field("concurrency", "conc", _int(1, 10_000_000)),
+    Field("paging_mode", "pm", _choice(PAGING_MODES)),
+    Field("lengths", "pl", _lengths, lambda v: ",".join(map(str, v))),
+    Field("length_dist", "pd", _dist, lambda v: ":".join(map(str, v))),
+    Field("shared_prefix", "pfx", _int(0, MAX_TOKENS)),
+    Field("layouts", "lay", _layouts, lambda v: ",".join("x".join(map(str, t)) for t in v)),
+    Field("prices", "pr", _prices, lambda v: ",".join(f"{n}:{_fmt_float(p)}" for n, p in v)),
+    Field("command", "cmd", _command),
+)
+BY_KEY = {f.key: f for f in FIELDS}
+BY_NAME = {f.name: f for f in FIELDS}
+DEFAULT = PlanState()
+assert set(BY_NAME) == set(PlanState.model_fields), "every PlanState field needs a link key"
+
+
+# ---------------------------------------------------------------- config <-> link text
+
+def encode_config(config: Mapping[str, Any]) -> str:
+    """A config dict -> link text: minified JSON (keys sorted), zlib level 9, urlsafe base64 unpadded."""
+    raw = json.dumps(config, sort_keys=True, separators=(",", ":"), ensure_ascii=False).encode()
+    text = base64.urlsafe_b64encode(zlib.compress(raw, 9)).decode().rstrip("=")
+    if len(text) > MAX_CONFIG_PARAM:
+        raise ValueError(f"the config is too large for a link ({len(text):,} characters compressed)")
+    return text
+
+
+def decode_config(text: str) -> dict[str, Any]:
+    """Link text -> config dict. Raises ValueError; never inflates past MAX_CONFIG_BYTES."""
+    if len(text) > MAX_CONFIG_PARAM or not re.fullmatch(r"[A-Za-z0-9_-]+", text):
+        raise ValueError("not a compressed config")
+    try:
+        packed = base64.urlsafe_b64decode(text + "=" * (-len(text) % 4))
+        inflater = zlib.decompressobj()
+        raw = inflater.decompress(packed, MAX_CONFIG_BYTES + 1)
+    except (binascii.Error, zlib.error):
+        raise ValueError("not a compressed config (damaged or truncated)") from None
+    if len(raw) > MAX_CONFIG_BYTES or inflater.unconsumed_tail or not inflater.eof:
+        raise ValueError("damaged, truncated or larger than a config.json may be")
+    try:
+        return load_config_text(raw)
+    except KvplanError as exc:
+        raise ValueError(exc.message) from None
+
+
+@lru_cache(maxsize=32)
+def spec_from_link(config_text: str, name: str | None) -> ModelSpec:
+    """The spec of a linked config (immutable, so cached by content). Raises ValueError on a damaged
+    link, ConfigError on a config that cannot be planned."""
+    return parse_config(decode_config(config_text), name=name)
+
+
+def model_spec(state: PlanState) -> ModelSpec:
+    """The model the state names: its linked config, else its preset."""
+    if state.config:
+        return spec_from_link(state.config, state.model_name)
+    return load_preset(state.model)
+
+
+# ---------------------------------------------------------------- state <-> query params
+
+def encode(state: PlanState) -> dict[str, str]:
+    """Query parameters for ``state``: only non-default values, plus v=1 when there are any."""
+    out = {}
+    for f in FIELDS:
+        value = getattr(state, f.name)
+        if value != getattr(DEFAULT, f.name) and value is not None:
+            out[f.key] = f.format(value)
+    return {"v": str(VERSION), **out} if out else {}
+
+
+def decode(params: Mapping[str, str | list[str]]) -> tuple[PlanState, list[str]]:
+    """(state, warnings) for a link's query parameters. Never raises on any input."""
+    values: dict[str, Any] = {}
+    warnings: list[str] = []
+    version = _last(params.get("v")) if "v" in params else None
+    if version is not None and version != str(VERSION):
+        warnings.append(f"Link parameter 'v' (link version) is {version[:20]!r}; this app writes v={VERSION}. "
+                        "Reading the parameters it knows.")
+    for key, raw in params.items():
+        if key == "v":
+            continue
+        field = BY_KEY.get(key)
+        if field is None:
+            warnings.append(f"Link parameter {key[:40]!r} is not one kvplan knows; ignored.")
+            continue
+        text = _last(raw)
+        try:
+            values[field.name] = field.parse(text)
+        except ValueError as exc:
+            default = getattr(DEFAULT, field.name)
+            shown = "unset" if default is None else field.format(default)
+            warnings.append(f"Link parameter '{key}' ({field.name}) = {text[:60]!r}: {exc}; "
+                            f"using the default ({shown}).")
+    state = PlanState(**values)
+    return state, warnings
+
+
+def _last(raw: str | list[str] | None) -> str:
+    if isinstance(raw, list | tuple):
+        return str(raw[-1]) if raw else ""
+    return "" if raw is None else str(raw)
+
+
+# ---------------------------------------------------------------- plan files (JSON / CSV)
+
+def to_document(state: PlanState) -> dict[str, Any]:
+    """The inputs as a JSON-ready dict, long names, non-defaults only (the config as JSON itself)."""
+    inputs: dict[str, Any] = {}
+    for f in FIELDS:
+        value = getattr(state, f.name)
+        if value == getattr(DEFAULT, f.name) or value is None:
+            continue
+        inputs[f.name] = decode_config(value) if f.name == "config" else value
+    return {"kvplan_plan": VERSION, "inputs": inputs}
+
+
+def from_document(doc: Any) -> tuple[PlanState, list[str]]:
+    """A plan JSON (``to_document``'s shape, or a downloaded plan with results) -> (state, warnings)."""
+    if not isinstance(doc, Mapping) or not isinstance(doc.get("inputs"), Mapping):
+        return DEFAULT, ["The file is not a kvplan plan (no 'inputs' object); nothing restored."]
+    params: dict[str, str] = {"v": str(doc.get("kvplan_plan", VERSION))}
+    warnings: list[str] = []
+    for name, value in doc["inputs"].items():
+        field = BY_NAME.get(name)
+        if field is None:
+            warnings.append(f"Plan field {str(name)[:40]!r} is not one kvplan knows; ignored.")
+            continue
+        if value is None:
+            continue
+        try:
+            params[field.key] = _as_text(field, value)
+        except (TypeError, ValueError) as exc:
+            warnings.append(f"Plan field '{name}': {exc}; using the default.")
+    state, more = decode(params)
+    return state, warnings + more
+
+
+def _as_text(field: Field, value: Any) -> str:
+    if field.name == "config":
+        return encode_config(value) if isinstance(value, Mapping) else str(value)
+    if isinstance(value, bool):
+        return _b(value)
+    if isinstance(value, list | tuple):
+        items = [tuple(v) if isinstance(v, list) else v for v in value]
+        return field.format(tuple(items))
+    return str(value)
+
+
+# ---------------------------------------------------------------- workload helpers
+
+def parse_lengths(text: str) -> tuple[int, ...]:
+    """'5, 3, 8' or '5 3 8' -> (5, 3, 8). Raises ValueError naming the bad item."""
+    items = [t for t in re.split(r"[\s,;]+", text.strip()) if t]
+    if not items:
+        raise ValueError("give at least one length")
+    if len(items) > MAX_LENGTHS:
+        raise ValueError(f"at most {MAX_LENGTHS:,} sequences")
+    out = []
+    for item in items:
+        if not item.isdigit() or int(item) > MAX_TOKENS:
+            raise ValueError(f"{item[:20]!r} is not a length from 0 to {MAX_TOKENS:,}")
+        out.append(int(item))
+    return tuple(out)
+
+
+def workload_lengths(state: PlanState) -> tuple[int, ...]:
+    """The paging page's sequence lengths: the list, or a seeded uniform draw (same seed, same draw)."""
+    if state.paging_mode == "list":
+        return state.lengths
+    n, lo, hi, seed = state.length_dist
+    rng = random.Random(seed)
+    return tuple(rng.randint(lo, hi) for _ in range(n))

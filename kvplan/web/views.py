@@ -1,0 +1,378 @@
+"""Render helpers: kvplan results -> Streamlit elements. Tables are built by pure functions (tested).
+
+Text that comes from a config, a link or a command line is shown escaped (``esc``) or in a table,
+never as HTML.
+"""
+
+import csv
+import io
+import re
+from collections.abc import Iterable
+from typing import Any
+
+import streamlit as st
+
+from kvplan.errors import KvplanError
+from kvplan.kv import kv_bytes_per_token, state_bytes_per_sequence
+from kvplan.paging import Paging
+from kvplan.params import ParamBreakdown
+from kvplan.parallel import Layout
+from kvplan.plan import DecodeBound, Plan
+from kvplan.spec import ModelSpec
+from kvplan.units import GiB, format_bytes
+from kvplan.vllm_args import VllmArgs, preset_for_model
+from kvplan.weights import WeightBytes
+from kvplan.web import cached, figures
+from kvplan.web.state import BY_NAME, DEFAULT, PlanState
+
+_MD_SPECIAL = re.compile(r"([\\`*_{}\[\]()<>#+\-.!|~$:])")
+
+
+def esc(text: Any) -> str:
+    """Text safe inside st.markdown and friends: every Markdown/HTML/LaTeX control character escaped."""
+    return _MD_SPECIAL.sub(r"\\\1", str(text))
+
+
+def gib(n: int | float) -> str:
+    return f"{n / GiB:,.2f} GiB"
+
+
+def chart(fig, key: str) -> None:
+    st.plotly_chart(fig, key=key, width="stretch", config={"displaylogo": False})
+
+
+def error(exc: KvplanError) -> None:
+    st.error(f"**{esc(exc.field)}**: {esc(exc.message)}", icon=":material/error:")
+
+
+def layout_caption(state: PlanState) -> str:
+    n = Layout(state.tensor_parallel_size, state.pipeline_parallel_size, state.data_parallel_size).gpus
+    return f"{n} GPU{'s' if n != 1 else ''}: TP {state.tensor_parallel_size} x PP {state.pipeline_parallel_size} " \
+           f"x DP {state.data_parallel_size}"
+
+
+def bullet_list(items: Iterable[str], kind: str = "info") -> None:
+    items = list(items)
+    if items:
+        getattr(st, kind)("\n".join(f"- {esc(i)}" for i in items))
+
+
+# ----------------------------------------------------------------------------- model page
+
+def spec_rows(spec: ModelSpec) -> list[dict[str, str]]:
+    """What the config says, field by field (config.json names)."""
+    kinds = ", ".join(f"{n} {k}" for k, n in spec.layer_kinds.items())
+    windows = sorted({w for layer in spec.layers for w in (getattr(layer.cache, "sliding_window", None),
+                                                          getattr(layer.cache, "attention_chunk_size", None)) if w})
+    mla = next((layer.cache for layer in spec.layers if layer.cache.kind == "mla"), None)
+    experts = next((layer.experts for layer in spec.layers if layer.experts is not None), None)
+    rows = [
+        ("model_type", spec.model_type or "(none)"),
+        ("num_hidden_layers", f"{spec.num_hidden_layers}"),
+        ("layer kinds", kinds),
+        ("hidden_size", f"{spec.hidden_size:,}"),
+        ("num_attention_heads", f"{spec.num_attention_heads}"),
+        ("num_key_value_heads", f"{spec.num_key_value_heads} ({_attention_kind(spec)})"),
+        ("head_dim", f"{spec.head_dim}"),
+        ("sliding window / chunk", ", ".join(f"{w:,}" for w in windows) if windows else "none"),
+        ("MLA latent (kv_lora_rank + qk_rope_head_dim)",
+         f"{mla.kv_lora_rank} + {mla.qk_rope_head_dim} = {mla.latent_dim}" if mla else "no MLA"),
+        ("MoE experts (routed, per token)",
+         f"{experts.num_experts}, top-{experts.num_experts_per_tok}" if experts else "dense"),
+        ("vocab_size", f"{spec.vocab_size:,}"),
+        ("max_position_embeddings",
+         f"{spec.max_position_embeddings:,}" if spec.max_position_embeddings else "not given"),
+        ("tie_word_embeddings", str(spec.tie_word_embeddings).lower()),
+        ("dtype", spec.dtype),
+        ("quantization", spec.quantization or "none"),
+    ]
+    return [{"field": k, "value": v} for k, v in rows]
+
+
+def _attention_kind(spec: ModelSpec) -> str:
+    if any(layer.cache.kind == "mla" for layer in spec.layers):
+        return "MLA: one latent per token"
+    if spec.num_key_value_heads == 1:
+        return "MQA"
+    if spec.num_key_value_heads == spec.num_attention_heads:
+        return "MHA"
+    return f"GQA, {spec.num_attention_heads // spec.num_key_value_heads} query heads per KV head"
+
+
+def derived_rows(spec: ModelSpec, params: ParamBreakdown, weights: WeightBytes, kv_dtype: str) -> list[dict[str, str]]:
+    """What kvplan derives from the config: parameters, weight bytes, KV bytes per token, state."""
+    per_token = kv_bytes_per_token(spec, kv_dtype)
+    state = state_bytes_per_sequence(spec)
+    rows = [
+        ("total parameters", f"{params.total_params:,}", "exact sum over every weight tensor"),
+        ("active parameters per token", f"{params.active_params:,}",
+         "MoE: top-k experts only" if params.num_experts else "dense: all"),
+        (f"weights in {weights.format}", f"{weights.total_bytes:,} B ({gib(weights.total_bytes)})",
+         f"{weights.bytes_per_param:.4f} B per parameter, scales included"),
+        (f"KV cache per token ({kv_dtype})", f"{per_token:,} B ({format_bytes(per_token)})",
+         "all attention layers, windows ignored, TP=1"),
+    ]
+    if state:
+        rows.append(("recurrent state per sequence", f"{state:,} B ({format_bytes(state)})",
+                     "Mamba / linear-attention layers, independent of length"))
+    return [{"value": k, "number": v, "note": n} for k, v, n in rows]
+
+
+def param_rows(params: ParamBreakdown, weights: WeightBytes) -> list[dict[str, str]]:
+    return [{"component": c, "parameters": f"{n:,}", f"bytes ({weights.format})": f"{weights.components.get(c, 0):,}"}
+            for c, n in params.components.items() if n]
+
+
+# ----------------------------------------------------------------------------- plan
+
+def plan_metrics(plan: Plan) -> None:
+    cols = st.columns(4)
+    cols[0].metric("Verdict", "fits" if plan.fits else "does not fit")
+    cols[1].metric("Max concurrency", f"{plan.max_concurrency:.2f}x",
+                   help=f"KV blocks / blocks one request of {plan.max_model_len:,} tokens takes")
+    cols[2].metric("KV cache tokens", f"{plan.kv_cache_tokens:,}", help="vLLM's 'GPU KV cache size'")
+    cols[3].metric("KV blocks", f"{plan.num_blocks:,}", help=f"block size {plan.block_size}, min over ranks")
+
+
+def verdict(plan: Plan) -> None:
+    (st.success if plan.fits else st.error)(esc(plan.verdict))
+    if plan.suggestions:
+        st.markdown("**Fixes that fit** (each was planned):\n" + "\n".join(f"- {esc(s)}" for s in plan.suggestions))
+    bullet_list(plan.warnings, "warning")
+
+
+def decode_bound(bound: DecodeBound) -> None:
+    st.subheader("Decode ceiling (roofline)")
+    cols = st.columns(3)
+    cols[0].metric("Tokens/s, upper bound", f"{bound.tokens_per_s:,.0f}",
+                   help=f"{bound.batch} sequences at {bound.context:,} tokens; a ceiling, not a forecast")
+    cols[1].metric("Bound by", bound.bound)
+    cols[2].metric("Bytes read per step", gib(bound.bytes_per_step))
+
+
+def term_rows(plan: Plan) -> list[dict[str, str]]:
+    rows = []
+    for r in plan.ranks:
+        for t in r.terms:
+            rows.append({"stage": str(r.pp_stage), "term": t.name, "bytes": f"{t.bytes:,}",
+                         "GiB": f"{t.bytes / GiB:.2f}", "basis": t.basis, "source": t.source})
+        rows.append({"stage": str(r.pp_stage), "term": "KV pool", "bytes": f"{r.kv_pool_bytes:,}",
+                     "GiB": f"{r.kv_pool_bytes / GiB:.2f}", "basis": "derived", "source": "what the terms above leave"})
+    return rows
+
+
+def plan_rows(plan: Plan) -> list[tuple[str, str, str]]:
+    """(section, name, value) rows of a plan, for the CSV download."""
+    scalar = ("model", "gpu", "engine", "num_gpus", "num_nodes", "max_model_len", "block_size", "blocks_per_request",
+              "num_blocks", "kv_cache_tokens", "max_concurrency", "max_num_seqs_at_len", "max_model_len_that_starts",
+              "concurrency", "fits", "verdict")
+    rows = [("plan", name, str(getattr(plan, name))) for name in scalar]
+    rows += [("layout", k, str(v)) for k, v in plan.layout.items()]
+    for r in plan.ranks:
+        stage = f"stage {r.pp_stage}"
+        rows += [(stage, t.name, str(t.bytes)) for t in r.terms]
+        rows += [(stage, name, str(getattr(r, name))) for name in
+                 ("weights_bytes", "kv_heads", "kv_bytes_per_token", "kv_pool_bytes", "bytes_per_block", "num_blocks")]
+    rows += [("suggestion", str(i), s) for i, s in enumerate(plan.suggestions)]
+    rows += [("warning", str(i), w) for i, w in enumerate(plan.warnings)]
+    return rows
+
+
+def input_rows(state: PlanState) -> list[tuple[str, str, str]]:
+    rows = []
+    for name in PlanState.model_fields:
+        value = getattr(state, name)
+        if value != getattr(DEFAULT, name) and value is not None and name != "config":
+            rows.append(("input", name, BY_NAME[name].format(value)))
+    if state.config:
+        rows.append(("input", "config", "(pasted config.json; see the JSON download)"))
+    return rows
+
+
+def plan_csv(state: PlanState) -> str:
+    rows = input_rows(state)
+    try:
+        rows += plan_rows(cached.plan_for(state))
+    except KvplanError as exc:
+        rows.append(("error", exc.field, exc.message))
+    buf = io.StringIO()
+    writer = csv.writer(buf)
+    writer.writerow(("section", "name", "value"))
+    writer.writerows(rows)
+    return buf.getvalue()
+
+
+def replication_notes(spec: ModelSpec, tp: int) -> list[str]:
+    """What TP cannot split: KV heads replicated when tp > heads; the MLA latent on every rank."""
+    notes = []
+    mla = next((layer.cache for layer in spec.layers if layer.cache.kind == "mla"), None)
+    if mla is not None:
+        notes.append(f"MLA: the latent cache (one {mla.latent_dim}"
+                     f"-wide vector per token per layer) is not split by TP: each of the {tp} rank(s) keeps all of it, "
+                     "so KV bytes per rank do not shrink as TP grows.")
+    elif tp > spec.num_key_value_heads:
+        notes.append(f"TP={tp} > {spec.num_key_value_heads} KV head(s): each rank keeps a whole KV head (vLLM "
+                     f"max(1, kv_heads // tp)), so every KV head is stored on {tp // spec.num_key_value_heads} ranks; "
+                     "the k/v projections are replicated the same way.")
+    return notes
+
+
+# ----------------------------------------------------------------------------- paging page
+
+def block_size_for(state: PlanState) -> int:
+    """The block size the plan uses (the engine's default when unset); 16 if the plan cannot be made."""
+    if state.block_size:
+        return state.block_size
+    try:
+        return cached.plan_for(state).block_size
+    except KvplanError:
+        return 16
+
+
+def paging_metrics(paging: Paging) -> None:
+    cols = st.columns(5)
+    cols[0].metric("Sequences", f"{paging.num_sequences:,}")
+    cols[1].metric("Blocks allocated", f"{paging.allocated_blocks:,}",
+                   help=f"{paging.shared_blocks} shared prefix block(s)" if paging.shared_blocks else None)
+    cols[2].metric("Slots allocated", f"{paging.allocated_slots:,}")
+    cols[3].metric("Slots used", f"{paging.used_slots:,}", help=f"{paging.logical_tokens:,} tokens in all sequences")
+    cols[4].metric("Slots wasted", f"{paging.wasted_slots:,}", f"{paging.waste_fraction:.1%} of allocated",
+                   delta_color="off", delta_arrow="off")
+
+
+def paging_bytes(state: PlanState, paging: Paging) -> None:
+    """The allocation in bytes, at the plan's bytes per block (its tightest rank)."""
+    try:
+        plan = cached.plan_for(state)
+    except KvplanError:
+        return
+    rank = min(plan.ranks, key=lambda r: r.num_blocks)
+    if plan.block_size != paging.block_size or plan.engine == "sglang":
+        st.caption(f"The plan pages KV in blocks of {plan.block_size} tokens; bytes are shown only at that size.")
+        return
+    st.caption(f"At {rank.bytes_per_block:,} B per block (tightest rank of the plan): "
+               f"{format_bytes(paging.allocated_blocks * rank.bytes_per_block)} allocated, "
+               f"{format_bytes(paging.wasted_slots * rank.bytes_per_block // paging.block_size)} of it in empty slots.")
+
+
+# ----------------------------------------------------------------------------- parallelism page
+
+STANDARD_LAYOUTS = tuple((tp, pp, 1) for pp in (1, 2, 4) for tp in (1, 2, 4, 8, 16)) + ((2, 1, 2), (4, 1, 2), (1, 1, 8))
+
+
+def layout_text(layout: tuple[int, int, int]) -> str:
+    return "x".join(map(str, layout))
+
+
+def layout_tuple(text: str) -> tuple[int, int, int]:
+    tp, pp, dp = (int(v) for v in text.split("x"))
+    return tp, pp, dp
+
+
+def layout_choices(state: PlanState) -> list[str]:
+    mine = (state.tensor_parallel_size, state.pipeline_parallel_size, state.data_parallel_size)
+    return [layout_text(t) for t in dict.fromkeys((mine, *state.layouts, *STANDARD_LAYOUTS))]
+
+
+def compare_layouts(state: PlanState) -> tuple[list[Plan], list[tuple[str, str]]]:
+    """Plans for each compared layout, and the layouts kvplan refuses (with the reason)."""
+    plans, refused = [], []
+    for tp, pp, dp in state.layouts:
+        try:
+            plans.append(cached.plan_with(state, tensor_parallel_size=tp, pipeline_parallel_size=pp,
+                                          data_parallel_size=dp))
+        except KvplanError as exc:
+            refused.append((f"TP{tp} PP{pp} DP{dp}", str(exc)))
+    return plans, refused
+
+
+def layout_rows(plans: list[Plan]) -> list[dict[str, Any]]:
+    rows = []
+    for p in plans:
+        rank = min(p.ranks, key=lambda r: r.num_blocks)
+        lay = p.layout
+        rows.append({
+            "layout": figures.layout_label(p),
+            "GPUs": p.num_gpus, "nodes": p.num_nodes,
+            "weights per GPU (GiB)": round(rank.weights_bytes / GiB, 2),
+            "KV heads per GPU": rank.kv_heads, "KV bytes/token per GPU": rank.kv_bytes_per_token,
+            "KV pool per GPU (GiB)": round(rank.kv_pool_bytes / GiB, 2), "KV blocks": p.num_blocks,
+            "max concurrency per replica": round(p.max_concurrency, 2),
+            "sequences, all replicas": p.max_num_seqs_at_len * int(lay["data_parallel_size"]),
+            "fits": p.fits,
+        })
+    return rows
+
+
+# ----------------------------------------------------------------------------- gpus page
+
+def parse_prices(text: str) -> tuple[tuple[str, float], ...]:
+    cleaned = ",".join(item.replace(" ", "") for item in text.split(",") if item.strip())
+    return BY_NAME["prices"].parse(cleaned) if cleaned else ()
+
+
+def picker_workload(state: PlanState) -> tuple[int, int]:
+    """(max_model_len, concurrency) the picker plans: the sidebar's, the model's maximum, 1 sequence."""
+    base = cached.plan_with(state, tensor_parallel_size=1, pipeline_parallel_size=1, data_parallel_size=1,
+                            concurrency=None)
+    return base.max_model_len, state.concurrency or 1
+
+
+OPTION_COLUMNS = {
+    "headroom (GiB)": st.column_config.NumberColumn(format="%.2f"),
+    "max concurrency per replica": st.column_config.NumberColumn(format="%.2f"),
+    "tokens/s bound": st.column_config.NumberColumn(format="%.0f"),
+    "$ per hour": st.column_config.NumberColumn(format="$%.2f"),
+    "$ per M tokens": st.column_config.NumberColumn(format="$%.3f"),
+}
+
+
+def option_rows(options) -> list[dict[str, Any]]:
+    return [{"GPU": o.gpu, "TP": o.tensor_parallel_size, "PP": o.pipeline_parallel_size, "replicas": o.replicas,
+             "GPUs": o.num_gpus, "nodes": o.num_nodes, "headroom (GiB)": o.headroom_bytes / GiB,
+             "max concurrency per replica": o.max_concurrency, "tokens/s bound": o.tokens_per_s,
+             "$ per hour": o.cost_per_hour, "$ per M tokens": o.cost_per_million_tokens} for o in options]
+
+
+# ----------------------------------------------------------------------------- import page
+
+def parse_command(text: str) -> str | None:
+    return BY_NAME["command"].parse(text.strip()) if text.strip() else None
+
+
+def vllm_rows(args: VllmArgs) -> list[dict[str, str]]:
+    fields = ("model", "tensor_parallel_size", "pipeline_parallel_size", "data_parallel_size", "enable_expert_parallel",
+              "max_model_len", "gpu_memory_utilization", "kv_cache_dtype", "block_size", "max_num_seqs",
+              "max_num_batched_tokens", "kv_cache_memory_bytes", "enforce_eager", "weight_format")
+    return [{"setting": f, "value": "engine default" if getattr(args, f) is None else str(getattr(args, f))}
+            for f in fields]
+
+
+IMPORT_FIELDS = ("tensor_parallel_size", "pipeline_parallel_size", "data_parallel_size", "enable_expert_parallel",
+                 "max_model_len", "gpu_memory_utilization", "kv_cache_dtype", "block_size", "max_num_seqs",
+                 "max_num_batched_tokens", "kv_cache_memory_bytes", "enforce_eager", "weight_format")
+
+
+def imported_state(state: PlanState, args: VllmArgs) -> tuple[PlanState | None, str]:
+    """The plan inputs the flags mean (engine defaults for every flag not given; the sidebar's GPU).
+
+    None when the model is neither a preset nor the config already fetched for it.
+    """
+
+    changes: dict[str, Any] = {name: getattr(args, name) for name in IMPORT_FIELDS}
+    changes |= {"engine": "vllm", "mem_fraction_static": None}
+    if args.model is None:
+        note = f"No model in the command: planned with the sidebar's model ({state.model_name or state.model})."
+    elif state.config and state.model_name == args.model:
+        note = f"Model {args.model}: its config.json, fetched from the Hub."
+    elif (preset := preset_for_model(args.model)) is not None:
+        changes |= {"model": preset, "config": None, "model_name": None}
+        note = f"Model {args.model}: planned with the preset {preset} (same config shape)."
+    else:
+        return None, f"{args.model} is not a built-in preset: fetch its config.json, or paste it on the Model page."
+    return state.model_copy(update=changes), note
+
+
+def changes_from(state: PlanState, imported: PlanState) -> dict[str, Any]:
+    return {name: getattr(imported, name) for name in PlanState.model_fields
+            if getattr(imported, name) != getattr(state, name)}

@@ -1,0 +1,43 @@
+"""Model: choose the model (preset, pasted/uploaded config.json, or a Hub id) and see what kvplan reads."""
+
+import streamlit as st
+
+from kvplan.web import cached, figures, hub, shell, views, widgets
+
+shell.enter()
+state = widgets.current()
+st.title("Model")
+st.caption("Pick a built-in preset in the sidebar (type to search), or bring a config.json:")
+
+paste, upload, from_hub = st.tabs(["Paste config.json", "Upload config.json", "Hugging Face Hub"])
+with paste:
+    st.text_area("config.json", key="model.paste", height=160, placeholder='{"model_type": "llama", ...}')
+    st.button("Use this config", key="model.use_paste", on_click=widgets.use_pasted_config)
+with upload:
+    st.file_uploader("config.json", type=["json"], key="model.upload", on_change=widgets.use_uploaded_config)
+with from_hub:
+    repo = st.text_input("Model id", key="model.hub", placeholder="Qwen/Qwen3-8B",
+                         help=f"Fetches only config.json from {hub.endpoint_or_error()} "
+                              "(set HF_ENDPOINT for a mirror); "
+                              "a token in HF_TOKEN opens gated repos.")
+    if st.button("Fetch config.json", key="model.fetch") and repo:
+        with st.spinner(f"Fetching {views.esc(repo)}/config.json..."):
+            widgets.fetch_hub_config(repo)
+widgets.show_model_error()
+
+spec = cached.spec(state)
+params, weights = cached.model_numbers(state)
+st.subheader(views.esc(spec.name))
+left, right = st.columns(2)
+with left:
+    st.dataframe(views.spec_rows(spec), hide_index=True, width="stretch")
+with right:
+    st.dataframe(views.derived_rows(spec, params, weights, state.kv_cache_dtype), hide_index=True, width="stretch")
+    views.bullet_list([f"assumed: {a}" for a in spec.assumptions], "info")
+    views.bullet_list(spec.warnings, "warning")
+    views.bullet_list([f"not planned: {s}" for s in spec.skipped], "info")
+left, right = st.columns([3, 2])
+with left:
+    views.chart(figures.param_breakdown(params, weights), "model.params")
+with right:
+    st.dataframe(views.param_rows(params, weights), hide_index=True, width="stretch")

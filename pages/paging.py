@@ -1,0 +1,41 @@
+"""Paging: how a set of sequences fills KV blocks, what the tail blocks waste, what a shared prefix saves."""
+
+import streamlit as st
+
+from kvplan.errors import KvplanError
+from kvplan.web import cached, figures, shell, views, widgets
+from kvplan.web.state import PAGING_MODES, parse_lengths
+
+shell.enter()
+state = widgets.current()
+st.title("Paging")
+left, right = st.columns([2, 1])
+with left:
+    mode = widgets.bind("paging_mode", st.radio, "Sequences", PAGING_MODES, horizontal=True,
+                        format_func={"list": "a list of lengths", "uniform": "a uniform random draw"}.get)
+    if mode == "list":
+        widgets.bind_text("lengths", "Lengths (tokens, prompt + output so far)", parse_lengths)
+    else:
+        widgets.bind_tuple("length_dist", ("count", "min", "max", "seed"), min_value=0)
+with right:
+    widgets.block_size_widget()
+    widgets.bind("shared_prefix", st.number_input, "Shared prefix (tokens)", min_value=0, step=1,
+                 help="A prompt prefix every sequence starts with; only its full blocks are shared.")
+
+state = widgets.current()
+lengths = cached.lengths_for(state)
+block_size = views.block_size_for(state)
+try:
+    paging, by_size, blocks = cached.paging_for(lengths, block_size, state.shared_prefix)
+except KvplanError as exc:
+    views.error(exc)
+else:
+    views.paging_metrics(paging)
+    views.paging_bytes(state, paging)
+    left, right = st.columns(2)
+    with left:
+        views.chart(figures.slots(paging), "paging.slots")
+    with right:
+        views.chart(figures.waste_by_block_size(by_size, block_size), "paging.waste")
+    st.caption(f"The first {len(blocks)} of {len(lengths)} sequence(s), block by block:")
+    views.chart(figures.block_map(blocks, block_size, paging.shared_blocks), "paging.map")

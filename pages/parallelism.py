@@ -1,0 +1,29 @@
+"""Parallelism: TP / PP / DP layouts side by side, per-rank memory, and what TP cannot split."""
+
+import streamlit as st
+
+from kvplan.web import cached, figures, shell, views, widgets
+from kvplan.web.state import MAX_PARALLEL
+
+shell.enter()
+state = widgets.current()
+st.title("Parallelism")
+choices = views.layout_choices(state)
+widgets.bind("layouts", st.multiselect, "Layouts to compare (TP x PP x DP)", choices, max_selections=8,
+             to_widget=lambda v: [views.layout_text(t) for t in v],
+             from_widget=lambda v: tuple(views.layout_tuple(t) for t in v) or widgets.current().layouts,
+             help=f"Up to 8; each from 1 to {MAX_PARALLEL} per axis. The sidebar's layout is listed first.")
+state = widgets.current()
+plans, refused = views.compare_layouts(state)
+if plans:
+    st.dataframe(views.layout_rows(plans), hide_index=True, width="stretch")
+    views.chart(figures.parallel_compare(plans), "parallel.ranks")
+for label, message in refused:
+    st.error(f"{label}: {views.esc(message)}", icon=":material/block:")
+st.subheader("What tensor parallelism does not split")
+spec = cached.spec(state)
+notes = [n for p in plans for n in views.replication_notes(spec, int(p.layout["tensor_parallel_size"]))]
+if notes:
+    views.bullet_list(dict.fromkeys(notes), "info")
+else:
+    st.caption(f"{spec.num_key_value_heads} KV head(s): every compared TP degree splits them without replicas.")

@@ -1,0 +1,75 @@
+"""Fixtures for real-browser tests: a live ``streamlit run app.py`` and Debian's Chromium via Playwright.
+
+Needs /usr/bin/chromium (``apt-get install -y chromium``); never ``playwright install``. The server
+binds 127.0.0.1 on a free port; E2E_PORT pins one.
+"""
+
+import os
+import socket
+import subprocess
+import sys
+import time
+import urllib.request
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+CHROME = os.environ.get("CHROME_BIN", "/usr/bin/chromium")
+ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
+        "--disable-background-networking", "--disable-component-update", "--disable-sync"]
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+@pytest.fixture(scope="session")
+def server():
+    port = int(os.environ.get("E2E_PORT") or _free_port())
+    env = dict(os.environ, OMP_NUM_THREADS="1", HF_HUB_OFFLINE="1")
+    cmd = [sys.executable, "-m", "streamlit", "run", str(ROOT / "app.py"), "--server.headless", "true",
+           "--server.address", "127.0.0.1", "--server.port", str(port), "--browser.gatherUsageStats", "false",
+           "--server.fileWatcherType", "none"]
+    proc = subprocess.Popen(cmd, cwd=ROOT, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
+    base = f"http://127.0.0.1:{port}"
+    try:
+        for _ in range(150):
+            try:
+                if urllib.request.urlopen(f"{base}/_stcore/health", timeout=1).read() == b"ok":
+                    break
+            except OSError:
+                time.sleep(0.2)
+        else:
+            pytest.fail("streamlit did not start: " + proc.stdout.read1().decode(errors="replace"))
+        yield base
+    finally:
+        proc.terminate()
+        try:
+            proc.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+
+
+@pytest.fixture(scope="session")
+def browser():
+    if not Path(CHROME).exists():
+        pytest.skip(f"no Chromium at {CHROME} (apt-get install -y chromium)")
+    from playwright.sync_api import expect, sync_playwright
+
+    expect.set_options(timeout=30_000)  # the first render of a fresh server imports plotly and pandas
+    with sync_playwright() as p:
+        b = p.chromium.launch(executable_path=CHROME, headless=True, args=ARGS)
+        yield b
+        b.close()
+
+
+@pytest.fixture
+def page(browser):
+    context = browser.new_context(viewport={"width": 1440, "height": 1100})
+    pg = context.new_page()
+    pg.set_default_timeout(30_000)
+    yield pg
+    context.close()

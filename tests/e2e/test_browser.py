@@ -1,0 +1,66 @@
+"""The web app in a real browser: a shared link, a widget that moves the URL, a page change that
+keeps the plan, and the README screenshot (docs/budget.png)."""
+
+import os
+import re
+from pathlib import Path
+
+import pytest
+from playwright.sync_api import expect
+
+from tests.app_util import kvplan_plan
+
+pytestmark = pytest.mark.e2e
+ROOT = Path(__file__).resolve().parents[2]
+SHOT = Path(os.environ.get("E2E_SHOT", ROOT / "docs" / "budget.png"))
+LINK = "v=1&m=llama-3.1-70b&tp=4&len=32768&conc=16&kvd=fp8"
+
+
+def idle(page):
+    expect(page.locator('[data-testid="stApp"][data-test-script-state="notRunning"]')).to_have_count(1)
+
+
+def metric(page, label: str):
+    return page.get_by_test_id("stMetric").filter(has_text=label)
+
+
+def test_shared_link_widget_url_and_page_change(server, page):
+    page.goto(f"{server}/?{LINK}")
+    p4 = kvplan_plan("llama-3.1-70b", tp=4, concurrency=16, max_model_len=32768, kv_cache_dtype="fp8")
+    expect(metric(page, "KV blocks")).to_contain_text(f"{p4.num_blocks:,}")
+    expect(metric(page, "KV cache tokens")).to_contain_text(f"{p4.kv_cache_tokens:,}")
+    expect(page.get_by_test_id("stPlotlyChart")).to_have_count(3)
+    idle(page)
+    page.wait_for_timeout(500)  # let the charts finish drawing
+    SHOT.parent.mkdir(parents=True, exist_ok=True)
+    page.screenshot(path=str(SHOT))
+    assert SHOT.stat().st_size > 20_000
+
+    # a widget change moves the numbers and the URL
+    tp = page.get_by_label("TP", exact=True)
+    tp.fill("8")
+    tp.press("Enter")
+    p8 = kvplan_plan("llama-3.1-70b", tp=8, concurrency=16, max_model_len=32768, kv_cache_dtype="fp8")
+    expect(metric(page, "KV blocks")).to_contain_text(f"{p8.num_blocks:,}")
+    expect(page).to_have_url(re.compile(r"[?&]tp=8(&|$)"))
+    idle(page)
+
+    # moving to another page through the sidebar keeps the plan (and the link)
+    page.get_by_test_id("stSidebar").get_by_role("link", name="Paging").click()
+    expect(page).to_have_url(re.compile(r"/paging\?.*tp=8"))
+    expect(page.get_by_role("heading", name="Paging")).to_be_visible()
+    expect(page.get_by_label("TP", exact=True)).to_have_value("8")
+    expect(metric(page, "Blocks allocated")).to_be_visible()
+    idle(page)
+    assert "m=llama-3.1-70b" in page.url and "conc=16" in page.url
+
+    page.get_by_test_id("stSidebar").get_by_role("link", name="Budget").click()
+    expect(metric(page, "KV blocks")).to_contain_text(f"{p8.num_blocks:,}")
+    expect(page.get_by_test_id("stPlotlyChart")).to_have_count(3)
+
+
+def test_tampered_link_warns_in_the_browser(server, page):
+    page.goto(f"{server}/model?v=1&tp=abc&m=no-such-model")
+    expect(page.get_by_test_id("stAlertContentWarning").first).to_contain_text("tp")
+    expect(page.get_by_role("heading", name="Model")).to_be_visible()
+    expect(page.get_by_test_id("stException")).to_have_count(0)

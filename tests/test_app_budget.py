@@ -1,0 +1,63 @@
+"""Budget page: the numbers shown are kvplan's, widgets move them, the charts carry them."""
+
+import pytest
+
+from kvplan.web.views import esc
+from tests.app_util import LINK_70B, figure, gib, kvplan_plan, metrics, run_app, state, values
+
+
+def test_default_render_matches_kvplan():
+    at = run_app()
+    p = kvplan_plan("llama-3.1-8b")
+    m = metrics(at)
+    assert m["KV blocks"] == f"{p.num_blocks:,}"
+    assert m["KV cache tokens"] == f"{p.kv_cache_tokens:,}"
+    assert m["Max concurrency"] == f"{p.max_concurrency:.2f}x"
+    assert m["Verdict"] == "fits"
+    assert at.title[0].value == "Budget"
+    assert dict(at.query_params) == {}  # the default plan writes nothing into the link
+
+
+def test_link_reproduces_a_non_default_plan_and_its_charts():
+    at = run_app(LINK_70B)
+    p = kvplan_plan("llama-3.1-70b", tp=4, concurrency=16, max_model_len=32768, kv_cache_dtype="fp8")
+    m = metrics(at)
+    assert (m["KV blocks"], m["KV cache tokens"]) == (f"{p.num_blocks:,}", f"{p.kv_cache_tokens:,}")
+    ranks = figure(at, "budget.ranks")
+    by_name = {t["name"]: values(t["y"])[0] for t in ranks["data"]}
+    rank = p.ranks[0]
+    assert by_name["weights"] == pytest.approx(gib(rank.weights_bytes))
+    # KV in use = 16 sequences x blocks per request x bytes per block
+    assert by_name["KV in use"] == pytest.approx(gib(16 * p.blocks_per_request * rank.bytes_per_block))
+    assert ranks["layout"]["shapes"][0]["y0"] == pytest.approx(gib(rank.device_bytes))
+    assert "16 x 32,768 tokens" in ranks["layout"]["title"]["text"]
+    context = figure(at, "budget.context")
+    assert 32768 in values(context["data"][0]["x"])
+    assert any("32" in latex.value for latex in at.latex)  # formulas carry the numbers
+
+
+def test_widget_change_moves_numbers_and_link():
+    at = run_app(LINK_70B)
+    before = metrics(at)["KV blocks"]
+    at.number_input(key="w.tensor_parallel_size").set_value(8).run()
+    p = kvplan_plan("llama-3.1-70b", tp=8, concurrency=16, max_model_len=32768, kv_cache_dtype="fp8")
+    assert metrics(at)["KV blocks"] == f"{p.num_blocks:,}" != before
+    assert at.query_params["tp"] == "8"
+    at.selectbox(key="w.kv_cache_dtype").select("auto").run()
+    assert "kvd" not in at.query_params  # back to the default: not written
+    assert state(at).kv_cache_dtype == "auto"
+
+
+def test_does_not_fit_shows_verdict_and_fixes():
+    at = run_app({"v": "1", "m": "llama-3.1-70b"})
+    p = kvplan_plan("llama-3.1-70b")
+    assert not p.fits
+    assert metrics(at)["Verdict"] == "does not fit"
+    assert any(p.verdict.split(":")[0] in e.value for e in at.error)
+    text = " ".join(md.value for md in at.markdown)
+    assert all(esc(s) in text for s in p.suggestions)
+
+
+def test_refused_layout_is_an_error_not_an_exception():
+    at = run_app({"v": "1", "m": "llama-3.1-8b", "tp": "3"})
+    assert any(esc("tensor_parallel_size") in e.value and "3" in e.value for e in at.error)

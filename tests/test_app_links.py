@@ -1,0 +1,108 @@
+"""Shareable links: params in -> identical plan on every page; plan -> params out -> same plan;
+tampered links warn instead of failing; the plan survives page changes; plan JSON restores it."""
+
+import json
+
+import pytest
+
+from kvplan.presets import preset_config
+from kvplan.web.state import PlanState, decode, encode, encode_config
+from tests.app_util import LINK_70B, PAGES, metrics, run_app, state, warnings
+
+CUSTOM = dict(preset_config("qwen3-8b"), num_hidden_layers=20, _name_or_path="acme/qwen-20l")
+
+
+@pytest.mark.parametrize("page", PAGES)
+def test_link_in_gives_the_same_state_on_every_page(page):
+    at = run_app(LINK_70B, page)
+    assert state(at) == decode(LINK_70B)[0]
+    assert dict(at.query_params) == LINK_70B
+    assert warnings(at) == []
+
+
+@pytest.mark.parametrize("page", PAGES)
+def test_tampered_link_warns_naming_the_parameter(page):
+    bad = {"v": "1", "tp": "-4", "g": "H999", "gmu": "7", "cfg": "not-a-config", "pl": "1,two", "zz": "1"}
+    at = run_app(bad, page)
+    text = " ".join(warnings(at))
+    for key in ("'tp'", "'g'", "'gmu'", "'cfg'", "'pl'", "'zz'"):
+        assert key in text
+    assert state(at) == PlanState()
+    assert dict(at.query_params) == {}  # the bad values are dropped from the link
+
+
+def test_stale_link_version_warns_and_reads_what_it_knows():
+    at = run_app({"v": "0", "m": "qwen3-8b"})
+    assert state(at).model == "qwen3-8b"
+    assert any("'v'" in w for w in warnings(at))
+
+
+def test_round_trip_with_a_pasted_config():
+    at = run_app(page="pages/model.py")
+    at.text_area(key="model.paste").set_value(json.dumps(CUSTOM))
+    at.button(key="model.use_paste").click().run()
+    at.switch_page("pages/budget.py").run()
+    at.number_input(key="w.tensor_parallel_size").set_value(2).run()
+    at.number_input(key="w.concurrency").set_value(12).run()
+    params = dict(at.query_params)
+    assert "cfg" in params and params["tp"] == "2" and params["conc"] == "12"
+    shown = metrics(at)
+
+    again = run_app(params)
+    assert state(again) == state(at)
+    assert metrics(again) == shown
+    assert state(again).config == encode_config(CUSTOM)
+    assert encode(state(again)) == params
+
+
+def test_moving_between_pages_keeps_the_plan_and_the_links_carry_it():
+    at = run_app(LINK_70B)
+    at.number_input(key="w.tensor_parallel_size").set_value(8).run()
+    for page in PAGES[1:]:
+        at.switch_page(page).run()
+        assert not at.exception
+        assert state(at).tensor_parallel_size == 8
+        assert at.number_input(key="w.tensor_parallel_size").value == 8
+    links = at.sidebar.get("page_link")
+    assert len(links) >= len(PAGES)
+    assert {el.proto.query_string for el in links} == {"v=1&m=llama-3.1-70b&tp=8&kvd=fp8&len=32768&conc=16"}
+
+
+def test_share_box_shows_the_link():
+    at = run_app(LINK_70B)
+    code = [c.value for c in at.sidebar.code]
+    assert any("m=llama-3.1-70b" in c and "tp=4" in c for c in code)
+
+
+def test_plan_json_round_trip_restores_the_plan():
+    from kvplan.web.state import from_document, to_document
+
+    s = decode(LINK_70B)[0].model_copy(update={"config": encode_config(CUSTOM), "model_name": "acme/qwen-20l"})
+    doc = json.loads(json.dumps(to_document(s)))
+    assert doc["inputs"]["config"]["num_hidden_layers"] == 20
+    restored, notes = from_document(doc)
+    assert restored == s and notes == []
+
+
+def test_download_json_and_csv_then_upload_restores_the_plan():
+    from kvplan.web import views, widgets
+
+    at = run_app(LINK_70B, "pages/paging.py")
+    s = state(at)
+    doc = json.loads(widgets.plan_json(s))
+    assert doc["inputs"]["tensor_parallel_size"] == 4 and doc["plan"]["num_blocks"] > 0
+    csv_text = views.plan_csv(s)
+    assert "input,tensor_parallel_size,4" in csv_text and f"plan,num_blocks,{doc['plan']['num_blocks']}" in csv_text
+
+    fresh = run_app(page="pages/parallelism.py")
+    fresh.file_uploader(key="kv.upload").set_value(("plan.json", json.dumps(doc).encode(), "application/json")).run()
+    assert not fresh.exception
+    assert state(fresh) == s and dict(fresh.query_params) == LINK_70B
+    assert fresh.number_input(key="w.tensor_parallel_size").value == 4
+
+
+def test_uploading_a_bad_plan_file_warns():
+    at = run_app(LINK_70B)
+    at.file_uploader(key="kv.upload").set_value(("plan.json", b"{nope", "application/json")).run()
+    assert not at.exception and any("not JSON" in w for w in warnings(at))
+    assert state(at) == decode(LINK_70B)[0]
