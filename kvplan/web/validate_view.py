@@ -1,0 +1,139 @@
+"""Rendering for the Validate page: pure figure / table builders over a validation result, and ``render``.
+
+The result is the dict ``kvplan.validate.measure.run_validation`` (or ``hf_local.run_hf_validation``)
+returns. Nothing here imports torch; the builders are plain functions tests can call.
+"""
+
+import json
+
+import pandas as pd
+import plotly.graph_objects as go
+import streamlit as st
+
+from kvplan.units import MiB, format_bytes
+
+PHASE_COLORS = {"setup": "#7f7f7f", "static": "#1f77b4", "paged": "#2ca02c", "check": "#9467bd", "end": "#7f7f7f"}
+
+
+def fmt_value(value, unit: str) -> str:
+    """The same value formats the same way in both columns, so equal figures read equal."""
+    if value is None:
+        return "—"
+    if unit == "B":
+        return f"{int(value):,} B ({format_bytes(value)})"
+    if unit == "s":
+        return f"{value * 1e3:,.3f} ms"
+    if unit == "tok/s":
+        return f"{value:,.1f} tok/s"
+    if unit in ("blocks", "slots"):
+        return f"{int(value):,} {unit}"
+    if isinstance(value, float):
+        return f"{value:.3g}"
+    return f"{value:,}"
+
+
+def table_frame(result: dict) -> pd.DataFrame:
+    """The predicted-vs-measured table: quantity, predicted, measured, check, note (all strings)."""
+    rows = []
+    for r in result["rows"]:
+        if r["ok"] is not None:
+            if r["ok"]:
+                check = "equal" if r["exact"] else "pass"
+            else:
+                check = "DIFFERS" if r["exact"] else "FAIL"
+        elif r.get("error_pct") is not None:
+            check = f"{r['error_pct']:+.1f}%"
+        else:
+            check = ""
+        rows.append({"quantity": r["quantity"], "predicted": fmt_value(r["predicted"], r["unit"]),
+                     "measured": fmt_value(r["measured"], r["unit"]), "check": check, "note": r.get("note", "")})
+    return pd.DataFrame(rows, columns=["quantity", "predicted", "measured", "check", "note"])
+
+
+def steps_frame(result: dict) -> pd.DataFrame:
+    """Per call (prefill = step 0, then each decode step), static and paged: KV predicted vs measured."""
+    rows = []
+    for s in result.get("steps", []):
+        rows.append({
+            "cache": s["phase"], "step": s["step"], "tokens": s["tokens"],
+            "KV predicted (B)": s.get("kv_predicted"), "KV measured (B)": s.get("kv_measured"),
+            "equal": s.get("kv_predicted") == s.get("kv_measured"),
+            "blocks predicted": s.get("blocks_predicted"), "blocks measured": s.get("blocks_measured"),
+            "wasted slots predicted": s.get("wasted_predicted"), "wasted slots measured": s.get("wasted_measured"),
+            "allocated (MiB)": None if s.get("allocated_bytes") is None else s["allocated_bytes"] / MiB,
+            "peak (MiB)": None if s.get("peak_bytes") is None else s["peak_bytes"] / MiB,
+            "time (ms)": None if s.get("seconds") is None else s["seconds"] * 1e3,
+        })
+    return pd.DataFrame(rows)
+
+
+def memory_timeline_figure(result: dict) -> go.Figure:
+    """Allocated bytes after each step of the run (line) and the peak during it (markers), in MiB.
+
+    The dashed line is the predicted peak of the prefill (weights + static cache + workspace estimate).
+    """
+    points = result.get("timeline", [])
+    labels = [p["label"] for p in points]
+    fig = go.Figure()
+    fig.add_trace(go.Scatter(
+        x=labels, y=[p["allocated_bytes"] / MiB for p in points], mode="lines+markers", name="allocated",
+        marker=dict(color=[PHASE_COLORS.get(p["phase"], "#333") for p in points], size=8),
+        line=dict(color="#1f77b4"), hovertemplate="%{x}: %{y:,.1f} MiB allocated<extra></extra>"))
+    peaks = [(p["label"], p["peak_bytes"] / MiB) for p in points if p.get("peak_bytes") is not None]
+    if peaks:
+        fig.add_trace(go.Scatter(x=[x for x, _ in peaks], y=[y for _, y in peaks], mode="markers",
+                                 name="peak during step",
+                                 marker=dict(symbol="triangle-up", size=10, color="#d62728"),
+                                 hovertemplate="%{x}: peak %{y:,.1f} MiB<extra></extra>"))
+    predicted = result.get("predicted", {}).get("peak_prefill_bytes")
+    if predicted and labels:
+        fig.add_trace(go.Scatter(x=[labels[0], labels[-1]], y=[predicted / MiB] * 2, mode="lines",
+                                 name="predicted peak (prefill)", line=dict(dash="dash", color="#ff7f0e")))
+    fig.update_layout(title="Memory timeline", xaxis_title="step", yaxis_title="MiB", height=380,
+                      margin=dict(l=10, r=10, t=40, b=10), legend=dict(orientation="h", y=-0.3))
+    return fig
+
+
+def _vs_plan(measured, predicted) -> str:
+    return " = plan" if measured == predicted else " ≠ plan"
+
+
+def summary(result: dict) -> dict[str, str]:
+    """Headline figures for metric tiles."""
+    p, m = result["predicted"], result["measured"]
+    out = {
+        "weights": format_bytes(m["weight_bytes"]) + _vs_plan(m["weight_bytes"], p["weight_bytes"]),
+        "KV (in use)": format_bytes(m["kv_bytes"]) + _vs_plan(m["kv_bytes"], p["kv_bytes"]),
+    }
+    if result.get("logits_rel_err") is not None:
+        out["logits error"] = f"{result['logits_rel_err']:.2g} ({'pass' if result['logits_ok'] else 'FAIL'})"
+    if m.get("decode_s_per_step"):
+        out["decode / step"] = f"{m['decode_s_per_step'] * 1e3:,.2f} ms"
+    return out
+
+
+def render(result: dict) -> None:
+    """The whole result: headline, reduced-copy warning, table, timeline, per-step table, notes, JSON."""
+    red = result.get("reduction", {})
+    st.subheader(f"{result['model']} on {result['device']} ({result['dtype']})")
+    if result.get("ok"):
+        st.success("Every exact figure matches the plan and the cache check passed.")
+    else:
+        st.error("Something differs from the plan or the cache check failed; see the table.")
+    if red.get("reduced"):
+        st.warning(f"Ran a {red['description']}. Per-layer numbers were measured on it; full-model figures "
+                   "below are **extrapolated** and labelled so.")
+    if not result.get("gpu_timings"):
+        st.info("CPU host: GPU timings are not available. Times are raw CPU times on one thread; no roofline.")
+    cols = st.columns(len(summary(result)))
+    for col, (label, value) in zip(cols, summary(result).items()):
+        col.metric(label, value)
+    st.dataframe(table_frame(result), hide_index=True, width="stretch")
+    if result.get("timeline"):
+        st.plotly_chart(memory_timeline_figure(result), key="validate.timeline")
+    with st.expander("Per step"):
+        st.dataframe(steps_frame(result), hide_index=True, width="stretch")
+    for note in result.get("notes", []):
+        st.caption(note)
+    st.download_button("Download JSON", json.dumps(result, indent=2, default=str), file_name="kvplan-validate.json",
+                       mime="application/json")

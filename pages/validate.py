@@ -1,0 +1,85 @@
+"""Validate: a real cached decode on this server (GPU if it has one), measured beside the plan.
+
+Nothing runs on page load: the Run button starts one run (one at a time per server process).
+A local Hugging Face checkpoint can be validated too, but only one found under the directory the
+operator names in ``KVPLAN_LOCAL_MODELS`` (the page never takes a path typed by a visitor).
+"""
+
+import os
+from pathlib import Path
+
+import streamlit as st
+
+from kvplan.errors import KvplanError
+from kvplan.presets import preset_names
+from kvplan.validate.hf_local import is_hf_dir
+from kvplan.validate.measure import BusyError, busy
+from kvplan.web import shell, validate_view
+
+shell.enter()
+
+# Caps for a shared host; the library's own limits are higher (kvplan.validate.measure.LIMITS).
+PAGE_LIMITS = {"batch": 32, "tokens": 8192, "steps": 256}
+
+st.title("Validate")
+st.caption("Builds the model with random weights on this server, runs a prefill and decode steps through a static "
+           "and a paged KV cache, and puts the measured bytes and times beside the plan. Large models run as a "
+           "reduced copy with fewer layers.")
+
+# Local checkpoints: only directories under a root the server's operator names (never a typed path).
+LOCAL_ROOT = os.environ.get("KVPLAN_LOCAL_MODELS")
+local_dirs = []
+if LOCAL_ROOT and Path(LOCAL_ROOT).is_dir():
+    local_dirs = sorted(p for p in Path(LOCAL_ROOT).iterdir() if is_hf_dir(p))
+source = "preset"
+if local_dirs:
+    source = st.radio("Source", ["preset", "local"], horizontal=True, format_func={
+        "preset": "preset (reference decoder, random weights)", "local": "local checkpoint (transformers)"}.get)
+if source == "local":
+    model = st.selectbox("Checkpoint", local_dirs, format_func=lambda p: p.name)
+else:
+    names = preset_names()
+    wanted = st.query_params.get("m", "llama-3.2-1b")
+    model = st.selectbox("Model", names, index=names.index(wanted) if wanted in names else 0)
+c1, c2, c3, c4 = st.columns(4)
+batch = c1.number_input("Batch", min_value=1, max_value=PAGE_LIMITS["batch"], value=1, step=1)
+tokens = c2.number_input("Prompt tokens", min_value=1, max_value=PAGE_LIMITS["tokens"], value=128, step=1)
+steps = c3.number_input("Decode steps", min_value=0, max_value=PAGE_LIMITS["steps"], value=8, step=1)
+dtype = c4.selectbox("dtype", ["auto", "bf16", "fp32", "fp16"], help="auto: bf16 on a GPU, fp32 on a CPU")
+c1, c2, c3, c4 = st.columns(4)
+block_size = c1.selectbox("Block size", [16, 1, 8, 32, 64, 128, 256])
+shared_prefix = c2.number_input("Shared prefix", min_value=0, max_value=PAGE_LIMITS["tokens"], value=0, step=1,
+                                help="prompt tokens every sequence shares: their full blocks are stored once")
+layers = c3.number_input("Layers (0 = all, reduced if needed)", min_value=0, max_value=1000, value=0, step=1)
+
+if busy():
+    st.info("busy: a validation run is in progress on this server.")
+if st.button("Run", type="primary"):
+    bar = st.progress(0.0, text="starting")
+    try:
+        from kvplan.validate.hf_local import run_hf_validation
+        from kvplan.validate.measure import run_validation  # torch loads in these, on the click
+
+        def progress(fraction: float, text: str) -> None:
+            bar.progress(min(max(fraction, 0.0), 1.0), text=text)
+
+        if source == "local":
+            st.session_state["validate_result"] = run_hf_validation(
+                model, tokens=int(tokens), steps=int(steps), batch=int(batch), dtype=dtype, progress=progress)
+        else:
+            st.session_state["validate_result"] = run_validation(
+                model, tokens=int(tokens), steps=int(steps), batch=int(batch), dtype=dtype,
+                block_size=int(block_size), shared_prefix=min(int(shared_prefix), int(tokens)),
+                layers=int(layers) or None, limits=PAGE_LIMITS, progress=progress)
+    except BusyError:
+        st.warning("busy: another validation run is in progress on this server; try again when it ends.")
+    except KvplanError as exc:
+        st.error(f"error: {exc}")
+    except Exception as exc:  # a bug: report it, keep serving (memory was released by the run)
+        st.error(f"internal error: {type(exc).__name__}: {exc}")
+    finally:
+        bar.empty()
+
+result = st.session_state.get("validate_result")
+if result is not None:
+    validate_view.render(result)
