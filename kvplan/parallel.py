@@ -79,7 +79,7 @@ def stage_distinct(spec: ModelSpec, pp: int, stage: int) -> list[tuple[DecoderLa
 
 def kv_heads_on_rank(spec: ModelSpec, tp: int) -> int:
     """KV heads one rank stores (1 for MLA: the latent, replicated)."""
-    if any(layer.cache.kind == "mla" for layer in spec.layers):
+    if any(layer.cache.kind == "mla" for layer, _ in stage_distinct(spec, 1, 0)):
         return 1
     return heads_per_rank(spec.num_key_value_heads, tp)
 

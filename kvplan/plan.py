@@ -191,6 +191,13 @@ def activation_estimate(spec: ModelSpec, tp: int, tokens: int, num_reqs: int, ac
     sampler's fp32 logits, num_reqs x vocab x 4 B. Checked against vLLM #10517 (Llama-3.1-8B,
     20,000 tokens): 2.03 GiB estimated vs 2.07 GiB logged.
     """
+    attn_w, mlp_w = spec.memo("widths", lambda: _widths(spec))
+    per_token = (4 * spec.hidden_size + cdiv(attn_w, tp) + cdiv(mlp_w, tp)) * act_b
+    return tokens * per_token + num_reqs * spec.vocab_size * 4
+
+
+def _widths(spec: ModelSpec) -> tuple[int, int]:
+    """(widest q/k/v output, widest MLP gate+up output incl. top-k experts) over the layers."""
     attn_w = mlp_w = 0
     for layer, _ in stage_distinct(spec, 1, 0):
         attn_w = max(attn_w, sum(c.out_features for c in layer.attention if isinstance(c, Linear) and c.shard == "column"))
@@ -199,8 +206,7 @@ def activation_estimate(spec: ModelSpec, tp: int, tokens: int, num_reqs: int, ac
             width += layer.experts.num_experts_per_tok * sum(
                 c.out_features for c in layer.experts.linears if not c.name.endswith("down_proj"))
         mlp_w = max(mlp_w, width)
-    per_token = (4 * spec.hidden_size + cdiv(attn_w, tp) + cdiv(mlp_w, tp)) * act_b
-    return tokens * per_token + num_reqs * spec.vocab_size * 4
+    return attn_w, mlp_w
 
 
 # ----------------------------------------------------------------------------- the plan
