@@ -59,3 +59,23 @@ def format_bytes(n: int | float) -> str:
         if abs(n) >= size:
             return f"{n / size:.2f} {unit}"
     return f"{int(n)} B"
+
+
+def format_value(value, unit: str) -> str:
+    """A measured or predicted figure with its unit, formatted the same wherever it is shown.
+
+    format_value(1073741824, "B") == '1,073,741,824 B (1.00 GiB)'; format_value(0.0125, "s") == '12.500 ms'.
+    """
+    if value is None:
+        return "-"
+    if unit == "B":
+        return f"{int(value):,} B ({format_bytes(value)})"
+    if unit == "s":
+        return f"{value * 1e3:,.3f} ms"
+    if unit == "tok/s":
+        return f"{value:,.1f} tok/s"
+    if unit in ("blocks", "slots"):
+        return f"{int(value):,} {unit}"
+    if isinstance(value, float):
+        return f"{value:.3g}"
+    return f"{value:,}"

@@ -13,6 +13,8 @@ completed but something differed, 2 for bad input or a refused run (``error: ...
 import json
 import sys
 
+from kvplan.units import format_value
+
 
 def add_commands(sub) -> None:
     p = sub.add_parser("validate", help="run a real cached decode here and put measured beside predicted")
@@ -67,22 +69,6 @@ def cmd_validate(args) -> None:
         sys.exit(1)
 
 
-def _fmt(value, unit: str) -> str:
-    if value is None:
-        return "-"
-    if unit == "B":
-        from kvplan.units import format_bytes
-
-        return f"{value:,} ({format_bytes(value)})"
-    if unit == "s":
-        return f"{value * 1e3:.3f} ms"
-    if unit in ("tok/s",):
-        return f"{value:,.1f}"
-    if isinstance(value, float):
-        return f"{value:.3g}"
-    return f"{value:,}"
-
-
 def text_report(r: dict) -> list[str]:
     red = r.get("reduction", {}).get("description", "")
     lines = [f"{r['model']} ({r['model_type']}) on {r['device']}, {r['dtype']}, batch {r['batch']}, "
@@ -97,8 +83,8 @@ def text_report(r: dict) -> list[str]:
             mark = "pass" if row["ok"] else "FAIL"
         if row["ok"] is None and row.get("error_pct") is not None:
             mark = f"{row['error_pct']:+.1f}%"
-        lines.append(f"  {row['quantity'][:46]:<46} {_fmt(row['predicted'], row['unit']):>30} "
-                     f"{_fmt(row['measured'], row['unit']):>30}  {mark}")
+        lines.append(f"  {row['quantity'][:46]:<46} {format_value(row['predicted'], row['unit']):>30} "
+                     f"{format_value(row['measured'], row['unit']):>30}  {mark}")
     if r.get("logits_max_abs_err") is not None:
         lines.append(f"  logits: max abs error {r['logits_max_abs_err']:.3g}, relative {r['logits_rel_err']:.3g} "
                      f"(tolerance {r['logits_tolerance']:g}) -> {'pass' if r['logits_ok'] else 'FAIL'}")

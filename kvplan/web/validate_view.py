@@ -10,26 +10,9 @@ import pandas as pd
 import plotly.graph_objects as go
 import streamlit as st
 
-from kvplan.units import MiB, format_bytes
+from kvplan.units import MiB, format_bytes, format_value
 
 PHASE_COLORS = {"setup": "#7f7f7f", "static": "#1f77b4", "paged": "#2ca02c", "check": "#9467bd", "end": "#7f7f7f"}
-
-
-def fmt_value(value, unit: str) -> str:
-    """The same value formats the same way in both columns, so equal figures read equal."""
-    if value is None:
-        return "—"
-    if unit == "B":
-        return f"{int(value):,} B ({format_bytes(value)})"
-    if unit == "s":
-        return f"{value * 1e3:,.3f} ms"
-    if unit == "tok/s":
-        return f"{value:,.1f} tok/s"
-    if unit in ("blocks", "slots"):
-        return f"{int(value):,} {unit}"
-    if isinstance(value, float):
-        return f"{value:.3g}"
-    return f"{value:,}"
 
 
 def table_frame(result: dict) -> pd.DataFrame:
@@ -45,8 +28,8 @@ def table_frame(result: dict) -> pd.DataFrame:
             check = f"{r['error_pct']:+.1f}%"
         else:
             check = ""
-        rows.append({"quantity": r["quantity"], "predicted": fmt_value(r["predicted"], r["unit"]),
-                     "measured": fmt_value(r["measured"], r["unit"]), "check": check, "note": r.get("note", "")})
+        rows.append({"quantity": r["quantity"], "predicted": format_value(r["predicted"], r["unit"]),
+                     "measured": format_value(r["measured"], r["unit"]), "check": check, "note": r.get("note", "")})
     return pd.DataFrame(rows, columns=["quantity", "predicted", "measured", "check", "note"])
 
 
