@@ -255,10 +255,12 @@ def plan(spec: ModelSpec, gpu: GpuSpec, engine: EngineConfig = EngineConfig(), l
         ranks.append(RankPlan(rank=stage * tp, pp_stage=stage, layers=n_layers, device_bytes=gpu.memory_bytes,
                               weights_bytes=weights, kv_heads=kv_heads_on_rank(spec, tp), kv_bytes_per_token=per_token,
                               terms=terms, kv_pool_bytes=pool, bytes_per_block=bytes_per_block, num_blocks=blocks))
-    if not any(groups for _, groups, _, _ in stage_blocks):
+    # Only stages with cached layers hold KV (a PP stage of MLP-only blocks has none to constrain).
+    kv_stages = [i for i, (_, groups, _, _) in enumerate(stage_blocks) if groups]
+    if not kv_stages:
         raise PlanInputError("model", "no layer of this model keeps per-sequence state: there is no KV cache to plan")
-    num_blocks = min(b for b, _, _, _ in stage_blocks)
-    tight = min(range(len(stage_blocks)), key=lambda i: stage_blocks[i][0])
+    tight = min(kv_stages, key=lambda i: stage_blocks[i][0])
+    num_blocks = stage_blocks[tight][0]
     _, groups, block_size, _ = stage_blocks[tight]
     per_request = sum(g.blocks_per_request for g in groups) if engine.engine != "sglang" else cdiv(max_len, block_size)
     if engine.engine == "sglang":

@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import Any
 
 from kvplan.errors import ConfigError
-from kvplan.hf_config import load_config_text, parse_config
+from kvplan.hf_config import MAX_CONFIG_BYTES, load_config_text, parse_config
 from kvplan.spec import ModelSpec
 
 PRESET_DIR = Path(__file__).parent / "presets"
@@ -53,5 +53,7 @@ def resolve_model(arg: str) -> ModelSpec:
     if arg.endswith(".json") or path.is_file():
         if not path.is_file():
             raise ConfigError("model", f"no such file: {arg}")
-        return parse_config(load_config_text(path.read_bytes()), name=path.parent.name or path.name)
+        with path.open("rb") as f:  # read one byte past the cap, so an oversized file is refused, not loaded
+            data = f.read(MAX_CONFIG_BYTES + 1)
+        return parse_config(load_config_text(data), name=path.parent.name or path.name)
     return load_preset(arg)

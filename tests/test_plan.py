@@ -263,3 +263,21 @@ def test_a_model_with_no_cached_layer_is_refused_not_crashed():
     with pytest.raises(PlanInputError) as info:
         plan(spec, H100)
     assert info.value.field == "model"
+
+
+def test_pp_stage_without_cached_layers_does_not_set_the_capacity():
+    # nemotron-h-56b at PP=60: some stages hold only MLP blocks ('-'), which keep no KV
+    p = plan(load_preset("nemotron-h-56b"), get_gpu("H200"), EngineConfig(max_model_len=8192), Layout(pp=60))
+    kv_ranks = [r for r in p.ranks if r.kv_bytes_per_token or r.num_blocks]
+    assert p.num_blocks == min(r.num_blocks for r in kv_ranks) and p.num_blocks > 0
+    assert p.max_concurrency < float("inf")
+
+
+def test_oversized_config_file_is_refused_without_reading_it_all(tmp_path):
+    from kvplan import ConfigError, resolve_model
+
+    big = tmp_path / "config.json"
+    big.write_bytes(b'{"a": "' + b"x" * (3 * 2**20) + b'"}')
+    with pytest.raises(ConfigError) as info:
+        resolve_model(str(big))
+    assert "too large" in info.value.message
