@@ -159,6 +159,10 @@ def load_config_text(text: str | bytes) -> dict[str, Any]:
         raise ConfigError("config", f"not valid JSON: {exc.msg} at line {exc.lineno} column {exc.colno}") from None
     except RecursionError:
         raise ConfigError("config", f"nested deeper than {MAX_JSON_DEPTH} levels") from None
+    except ConfigError:
+        raise
+    except ValueError as exc:  # a number too long to convert (int digit limit)
+        raise ConfigError("config", f"not valid JSON: {str(exc)[:80]}") from None
     if not isinstance(value, dict):
         raise ConfigError("config", f"must be a JSON object {{...}}, got {type(value).__name__}")
     if _depth(value, MAX_JSON_DEPTH) > MAX_JSON_DEPTH:

@@ -15,10 +15,10 @@ state = widgets.current()
 if state.command:
     try:
         args = cached.vllm_command(state.command)
+        imported, model_note = views.imported_state(state, args)
     except KvplanError as exc:
         views.error(exc)
     else:
-        imported, model_note = views.imported_state(state, args)
         st.dataframe(views.vllm_rows(args), hide_index=True, width="stretch")
         views.bullet_list([f"unknown flag (ignored): {u}" for u in args.unknown], "warning")
         views.bullet_list([f"no effect on memory: {u}" for u in args.ignored], "info")

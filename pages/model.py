@@ -2,6 +2,7 @@
 
 import streamlit as st
 
+from kvplan.hf_config import MAX_CONFIG_BYTES
 from kvplan.web import cached, figures, hub, shell, views, widgets
 
 shell.enter()
@@ -14,9 +15,10 @@ with paste:
     st.text_area("config.json", key="model.paste", height=160, placeholder='{"model_type": "llama", ...}')
     st.button("Use this config", key="model.use_paste", on_click=widgets.use_pasted_config)
 with upload:
-    st.file_uploader("config.json", type=["json"], key="model.upload", on_change=widgets.use_uploaded_config)
+    st.file_uploader("config.json", type=["json"], key="model.upload", on_change=widgets.use_uploaded_config,
+                     max_upload_size=widgets.MAX_UPLOAD_MB, help=f"Up to {MAX_CONFIG_BYTES:,} bytes.")
 with from_hub:
-    repo = st.text_input("Model id", key="model.hub", placeholder="Qwen/Qwen3-8B",
+    repo = st.text_input("Model id", key="model.hub", placeholder="Qwen/Qwen3-8B", max_chars=200,
                          help=f"Fetches only config.json from {hub.endpoint_or_error()} "
                               "(set HF_ENDPOINT for a mirror); "
                               "a token in HF_TOKEN opens gated repos.")

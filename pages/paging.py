@@ -37,5 +37,11 @@ else:
         views.chart(figures.slots(paging), "paging.slots")
     with right:
         views.chart(figures.waste_by_block_size(by_size, block_size), "paging.waste")
-    st.caption(f"The first {len(blocks)} of {len(lengths)} sequence(s), block by block:")
-    views.chart(figures.block_map(blocks, block_size, paging.shared_blocks), "paging.map")
+    if blocks:
+        st.caption(f"The first {len(blocks)} of {len(lengths)} sequence(s), block by block:")
+        views.chart(figures.block_map(blocks, block_size, paging.shared_blocks), "paging.map")
+    else:
+        head = lengths[:cached.MAX_BLOCK_MAP_SEQUENCES]
+        st.caption(f"No block map: the first {len(head)} sequence(s) take "
+                   f"{cached.block_map_size(head, block_size):,} blocks of {block_size} tokens, and the map draws "
+                   f"up to {cached.MAX_BLOCK_MAP_BLOCKS:,}. A larger block size or shorter lengths show it.")

@@ -3,7 +3,7 @@
 import streamlit as st
 
 from kvplan.web import cached, figures, shell, views, widgets
-from kvplan.web.state import MAX_PARALLEL
+from kvplan.web.state import MAX_PARALLEL, MAX_PIPELINE
 
 shell.enter()
 state = widgets.current()
@@ -12,7 +12,8 @@ choices = views.layout_choices(state)
 widgets.bind("layouts", st.multiselect, "Layouts to compare (TP x PP x DP)", choices, max_selections=8,
              to_widget=lambda v: [views.layout_text(t) for t in v],
              from_widget=lambda v: tuple(views.layout_tuple(t) for t in v) or widgets.current().layouts,
-             help=f"Up to 8; each from 1 to {MAX_PARALLEL} per axis. The sidebar's layout is listed first.")
+             help=f"Up to 8; each from 1 to {MAX_PARALLEL} per axis (PP up to {MAX_PIPELINE}). The sidebar's layout "
+                  "is listed first.")
 state = widgets.current()
 plans, refused = views.compare_layouts(state)
 if plans:

@@ -30,7 +30,9 @@ st.caption("Builds the model with random weights on this server, runs a prefill 
 LOCAL_ROOT = os.environ.get("KVPLAN_LOCAL_MODELS")
 local_dirs = []
 if LOCAL_ROOT and Path(LOCAL_ROOT).is_dir():
-    local_dirs = sorted(p for p in Path(LOCAL_ROOT).iterdir() if is_hf_dir(p))
+    root = Path(LOCAL_ROOT).resolve()
+    # Direct children only, and only those that really lie under the root (a symlink out of it is skipped).
+    local_dirs = sorted(p for p in root.iterdir() if p.resolve().is_relative_to(root) and is_hf_dir(p))
 source = "preset"
 if local_dirs:
     source = st.radio("Source", ["preset", "local"], horizontal=True, format_func={

@@ -35,6 +35,15 @@ class Handler(http.server.BaseHTTPRequestHandler):
             self.send_header("Location", f"http://localhost:{port}/acme/tiny-llama/resolve/main/config.json")
             self.end_headers()
             return None
+        if repo in ("acme/to-ftp", "acme/to-file", "acme/loop", "acme/to-https-other"):
+            port = self.server.server_address[1]
+            self.send_response(302)
+            self.send_header("Location", {"acme/to-ftp": f"ftp://127.0.0.1:{port}/config.json",
+                                          "acme/to-file": "file:///etc/passwd",
+                                          "acme/loop": self.path,
+                                          "acme/to-https-other": "https://127.0.0.2:1/config.json"}[repo])
+            self.end_headers()
+            return None
         if repo == "acme/huge":
             return self._send(200, b"{" + b" " * (3 * 2**20) + b"}")
         if repo not in CONFIGS:

@@ -66,3 +66,77 @@ def test_endpoint_default_and_validation():
     assert mirror == "https://mirror.example/a/b/resolve/main/config.json"
     with pytest.raises(hub.HubError, match="HF_ENDPOINT"):
         hub.endpoint({"HF_ENDPOINT": "file:///etc"})
+
+
+# ------------------------------------------------------------------ hostile ids, revisions and redirects
+
+@pytest.mark.parametrize("repo", [
+    "../x", "a/b/../../c", "a/../b", "./a/b", "a/b/", "/a/b", "//evil.com/x", "http://evil/x", "https://evil.com/a/b",
+    "evil.com:443/x", "a/b@evil.com", "a/b#x", "a/b%2F..%2Fc", "a\\b", "a/b\\..\\c", "a/b\r\nHost: evil", "a/b c",
+    "a/b\x00", "Qwen/Qwen3\u20108B",  # U+2010 hyphen look-alike
+    "\uff31wen/Qwen3-8B",  # fullwidth Q
+    "Qw\u0435n/Qwen3-8B",  # Cyrillic e
+    "Qwen\u2215Qwen3-8B",  # division slash
+    "Qwen/Qwen3-8B\u200b",  # zero-width space
+    "Qwen/Qwen3-8B\u202e",  # right-to-left override
+    "Qwen/Qwen3\u20248B",  # one-dot leader
+    "a" * 97 + "/b", "a/" + "b" * 97,
+])
+def test_hostile_ids_never_build_a_url(repo):
+    with pytest.raises(hub.HubError, match="not a Hub model id"):
+        hub.config_url(repo, env={"HF_ENDPOINT": "https://hub.example"})
+
+
+@pytest.mark.parametrize("revision", ["../main", "main/../../x", "main\n", "main?x=1", "main#x", "\u2024\u2024/x",
+                                      "-main", "a" * 101, ""])
+def test_hostile_revisions_are_refused(revision):
+    with pytest.raises(hub.HubError, match="not a revision"):
+        hub.config_url("a/b", revision, env={})
+
+
+def test_any_text_as_an_id_stays_on_the_endpoint():
+    from hypothesis import given, settings
+    from hypothesis import strategies as st
+
+    @settings(max_examples=300, deadline=None)
+    @given(st.text(max_size=40) | st.from_regex(r"[A-Za-z0-9._/-]{1,30}", fullmatch=True),
+           st.text(max_size=12) | st.just("main"))
+    def check(repo, revision):
+        import urllib.parse
+
+        try:
+            url = hub.config_url(repo, revision, env={"HF_ENDPOINT": "https://hub.example/mirror"})
+        except hub.HubError:
+            return
+        parts = urllib.parse.urlsplit(url)
+        assert (parts.scheme, parts.netloc) == ("https", "hub.example") and not parts.query and not parts.fragment
+        assert parts.path == f"/mirror/{repo.strip()}/resolve/{urllib.parse.quote(revision, safe='')}/config.json"
+        assert ".." not in parts.path.split("/") and "." not in parts.path.split("/")
+
+    check()
+
+
+@pytest.mark.parametrize("repo", ["acme/to-ftp", "acme/to-file"])
+def test_redirects_are_followed_only_to_http(endpoint, repo):
+    # ftp:// is refused here; urllib itself already refuses file:// (HTTP 302 'redirection not allowed')
+    with pytest.raises(hub.HubError, match="only http|HTTP 302"):
+        hub.fetch_config(repo, env={"HF_ENDPOINT": endpoint, "HF_TOKEN": TOKEN})
+
+
+def test_redirect_loops_end_with_a_message(endpoint):
+    with pytest.raises(hub.HubError, match="HTTP 302"):
+        hub.fetch_config("acme/loop", env={"HF_ENDPOINT": endpoint})
+    assert len(Handler.seen) <= 6  # the first request and at most 5 redirects
+
+
+def test_token_is_dropped_when_the_scheme_changes():
+    handler = hub._DropAuthOnOtherHost()
+    import urllib.request
+
+    req = urllib.request.Request("https://hub.example/a/b/resolve/main/config.json",
+                                 headers={"Authorization": "Bearer t"})
+    same = handler.redirect_request(req, None, 302, "Found", {}, "https://hub.example/other")
+    assert same.get_header("Authorization") == "Bearer t"
+    for target in ("http://hub.example/x", "https://cdn.example/x", "https://hub.example:8443/x"):
+        new = handler.redirect_request(req, None, 302, "Found", {}, target)
+        assert new.get_header("Authorization") is None, target

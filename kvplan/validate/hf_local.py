@@ -1,7 +1,7 @@
 """A local Hugging Face checkpoint, validated with its own transformers model and cache. Optional.
 
 ``run_hf_validation(path, ...)`` loads ``AutoModelForCausalLM.from_pretrained(path)`` from a local
-directory only (``local_files_only=True``, never ``trust_remote_code``), runs a prefill and greedy
+directory only (``local_files_only=True``, safetensors only, never ``trust_remote_code``), runs a prefill and greedy
 decode steps through the model's default cache (``DynamicCache(config=...)``, what ``generate()``
 uses), and puts beside the planner:
 
@@ -37,8 +37,8 @@ from kvplan.validate.measure import (
 )
 from kvplan.weights import weight_bytes
 
-WEIGHT_FILES = ("model.safetensors", "model.safetensors.index.json", "pytorch_model.bin",
-                "pytorch_model.bin.index.json")
+# safetensors only: a pytorch_model.bin is a pickle, and unpickling runs code.
+WEIGHT_FILES = ("model.safetensors", "model.safetensors.index.json")
 
 
 def is_hf_dir(path: str | Path) -> bool:
@@ -77,7 +77,7 @@ def run_hf_validation(path: str | Path, *, tokens: int = 32, steps: int = 8, bat
     tokens = _check_int("tokens", tokens, 1, LIMITS["tokens"])
     steps = _check_int("steps", steps, 0, LIMITS["steps"])
     if not is_hf_dir(path):
-        raise PlanInputError("model", f"{path}: not a local checkpoint directory (config.json + weights)")
+        raise PlanInputError("model", f"{path}: not a local checkpoint directory (config.json + safetensors weights)")
     try:
         import transformers  # noqa: F401
     except ImportError:
@@ -128,7 +128,7 @@ def _run(path: Path, tokens, steps, batch, dtype, device, seed, free_bytes, chec
         progress(0.05, f"loading {path.name} ({fmt}) with transformers")
         before = probe.allocated()
         model = AutoModelForCausalLM.from_pretrained(path, dtype=TORCH_DTYPES[fmt], local_files_only=True,
-                                                     trust_remote_code=False)
+                                                     trust_remote_code=False, use_safetensors=True)
         model = model.to(dev).eval()
         held["model"] = model
         probe.sync()

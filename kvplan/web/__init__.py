@@ -8,3 +8,13 @@
 - ``figures`` / ``formulas``: pure builders of plotly figures and LaTeX from kvplan results.
 - ``views``: Streamlit render helpers and the tables they show.
 """
+
+# The heavy modules are imported here, once, while this package's import lock is held. On a fresh server
+# many sessions start at once; script threads importing pandas / plotly / numpy in different orders (a
+# page's st.dataframe in one, kvplan.web.figures in another) can otherwise be handed a partially
+# initialised module: "AttributeError: partially initialized module 'pandas' has no attribute 'Series'".
+# Every page and app.py imports kvplan.web first, so every session waits here, holding no other lock.
+import numpy  # noqa: E402, F401
+import pandas  # noqa: E402, F401
+import plotly.graph_objects  # noqa: E402, F401
+import streamlit  # noqa: E402, F401

@@ -24,6 +24,9 @@ ENGINE_FIELDS = ("engine", "gpu_memory_utilization", "block_size", "kv_cache_dty
                  "max_num_seqs", "max_num_batched_tokens", "kv_cache_memory_bytes", "enforce_eager",
                  "mem_fraction_static", "runtime_gib", "headroom_gib")
 MAX_BLOCK_MAP_SEQUENCES = 8
+# Blocks the block map draws. Past this the chart is unreadable, and a link may ask for 10^8 tokens
+# at block size 1 (10^8 bars: gigabytes and minutes of the server for everyone).
+MAX_BLOCK_MAP_BLOCKS = 2048
 _HASH = {PlanState: PlanState.model_dump_json}
 
 
@@ -118,10 +121,18 @@ def picker_for(state: PlanState, max_len: int, concurrency: int) -> Picker:
 
 @st.cache_data(hash_funcs=_HASH, max_entries=64, show_spinner=False)
 def paging_for(lengths: tuple[int, ...], block_size: int, shared_prefix: int) -> tuple[Paging, list[Paging], list]:
-    """(paging at the block size, the same at each standard block size, block map of the first few)."""
-    return (page_sequences(lengths, block_size, shared_prefix),
-            waste_by_block_size(lengths, shared_prefix=shared_prefix),
-            block_map(lengths[:MAX_BLOCK_MAP_SEQUENCES], block_size, shared_prefix))
+    """(paging at the block size, the same at each standard block size, block map of the first few; the
+    map is empty when it would pass MAX_BLOCK_MAP_BLOCKS, see ``block_map_size``)."""
+    paging = page_sequences(lengths, block_size, shared_prefix)
+    head = lengths[:MAX_BLOCK_MAP_SEQUENCES]
+    blocks = block_map(head, block_size, shared_prefix) if block_map_size(head, block_size) <= MAX_BLOCK_MAP_BLOCKS \
+        else []
+    return paging, waste_by_block_size(lengths, shared_prefix=shared_prefix), blocks
+
+
+def block_map_size(lengths: tuple[int, ...], block_size: int) -> int:
+    """Blocks the map would draw for these sequences (a shared block once per sequence that holds it)."""
+    return sum(-(-n // block_size) for n in lengths)
 
 
 def lengths_for(state: PlanState) -> tuple[int, ...]:

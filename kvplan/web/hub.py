@@ -34,7 +34,7 @@ class HubError(Exception):
 
 def check_repo_id(repo_id: str) -> str:
     repo_id = str(repo_id).strip()
-    if not REPO_ID_RE.match(repo_id) or ".." in repo_id or "--" in repo_id:
+    if not REPO_ID_RE.fullmatch(repo_id) or ".." in repo_id or "--" in repo_id:
         raise HubError(f"{repo_id[:120]!r} is not a Hub model id; expected 'owner/name', e.g. 'Qwen/Qwen3-8B'")
     return repo_id
 
@@ -56,17 +56,24 @@ def endpoint_or_error(env: dict | None = None) -> str:
 
 def config_url(repo_id: str, revision: str = "main", env: dict | None = None) -> str:
     repo_id = check_repo_id(repo_id)
-    if not REVISION_RE.match(revision) or ".." in revision:
+    if not REVISION_RE.fullmatch(str(revision)) or ".." in revision:
         raise HubError(f"{revision[:100]!r} is not a revision (branch, tag or commit)")
     return f"{endpoint(env)}/{repo_id}/resolve/{urllib.parse.quote(revision, safe='')}/config.json"
 
 
 class _DropAuthOnOtherHost(urllib.request.HTTPRedirectHandler):
-    """Follow redirects (renamed repos, CDN) but keep the token on the host it was meant for."""
+    """Follow redirects (renamed repos, CDN) but keep the token on the host (and scheme) it was meant
+    for, and follow only http(s): never ftp:// or file:// (urllib would follow ftp)."""
+
+    max_redirections = 5
 
     def redirect_request(self, req, fp, code, msg, headers, newurl):
+        target = urllib.parse.urlsplit(urllib.parse.urljoin(req.full_url, newurl))
+        if target.scheme not in ("http", "https"):
+            raise HubError(f"the Hub redirected to a {target.scheme or 'relative'}: URL; only http(s) is followed")
         new = super().redirect_request(req, fp, code, msg, headers, newurl)
-        if new is not None and urllib.parse.urlsplit(newurl).netloc != urllib.parse.urlsplit(req.full_url).netloc:
+        origin = urllib.parse.urlsplit(req.full_url)
+        if new is not None and (target.netloc, target.scheme) != (origin.netloc, origin.scheme):
             new.remove_header("Authorization")
         return new
 

@@ -19,7 +19,9 @@ _run = threading.local()  # per script thread: is a page running inside run()?
 
 
 def run(pages: list) -> None:
-    st.set_page_config(page_title="kvplan", page_icon=":material/memory:", layout="wide")
+    # An emoji icon is drawn in the browser; a ":material/...:" page icon is fetched from fonts.gstatic.com by
+    # every visitor's browser (a third-party request, and a console error where that host is unreachable).
+    st.set_page_config(page_title="kvplan", page_icon="🧮", layout="wide")
     widgets.start()
     page = st.navigation(pages, position="hidden")
     nav = st.sidebar.container()

@@ -16,6 +16,7 @@ import json
 import math
 import random
 import re
+import urllib.parse
 import zlib
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
@@ -38,7 +39,13 @@ from kvplan.weights import check_format
 VERSION = 1
 MAX_LENGTHS = 4096  # sequences in a paging workload
 MAX_PARALLEL = 4096
-MAX_CONFIG_PARAM = 64 * 1024  # characters of a compressed config in a link
+# Pipeline stages: each is planned separately, so a shared link asking for thousands of stages of a
+# 10,000-layer config would cost the whole server seconds per page; no deployment uses more than this.
+MAX_PIPELINE = 128
+MAX_CONFIG_PARAM = 64 * 1024  # characters of a compressed config in a link (read; written only if the link fits)
+MAX_LINK_QUERY = 8_000  # characters of a query string the app writes (browsers, proxies and chat apps cut longer)
+CUT_KEY = "cut"  # link key listing what a too-long link left out
+CUTTABLE = ("cfg", "cmd", "pl")  # the fields that can make a link long, biggest first
 ENGINES = ("vllm", "sglang", "custom")
 PAGING_MODES = ("list", "uniform")
 NAME_RE = re.compile(r"^[\w./+@:() -]{1,200}$")
@@ -180,7 +187,7 @@ def _lengths(text: str) -> tuple[int, ...]:
 
 def _dist(text: str) -> tuple[int, int, int, int]:
     parts = text.split(":")
-    if len(parts) != 4 or not all(p.isdigit() for p in parts):
+    if len(parts) != 4 or not all(re.fullmatch(r"[0-9]{1,12}", p) for p in parts):
         raise ValueError("must be count:min:max:seed")
     n, lo, hi, seed = (int(p) for p in parts)
     if not (1 <= n <= MAX_LENGTHS and 0 <= lo <= hi <= MAX_TOKENS and seed < 2**32):
@@ -191,9 +198,9 @@ def _dist(text: str) -> tuple[int, int, int, int]:
 def _layouts(text: str) -> tuple[tuple[int, int, int], ...]:
     out = []
     for item in text.split(","):
-        m = re.fullmatch(r"(\d{1,4})x(\d{1,4})x(\d{1,4})", item.strip())
-        if not m or not all(1 <= int(g) <= MAX_PARALLEL for g in m.groups()):
-            raise ValueError("must be TPxPPxDP items such as 2x1x1,4x2x1")
+        m = re.fullmatch(r"([0-9]{1,4})x([0-9]{1,4})x([0-9]{1,4})", item.strip())
+        if not m or not all(1 <= int(g) <= MAX_PARALLEL for g in m.groups()) or int(m[2]) > MAX_PIPELINE:
+            raise ValueError(f"must be TPxPPxDP items such as 2x1x1,4x2x1 (PP up to {MAX_PIPELINE})")
         out.append(tuple(int(g) for g in m.groups()))
     if not 1 <= len(out) <= 8:
         raise ValueError("1 to 8 layouts")
@@ -235,7 +242,7 @@ FIELDS: tuple[Field, ...] = (
     Field("model_name", "mn", _name),
     Field("gpu", "g", _gpu),
     Field("tensor_parallel_size", "tp", _int(1, MAX_PARALLEL)),
-    Field("pipeline_parallel_size", "pp", _int(1, MAX_PARALLEL)),
+    Field("pipeline_parallel_size", "pp", _int(1, MAX_PIPELINE)),
     Field("data_parallel_size", "dp", _int(1, MAX_PARALLEL)),
     Field("enable_expert_parallel", "ep", _bool, _b),
     Field("engine", "e", _choice(ENGINES)),
@@ -321,6 +328,30 @@ def encode(state: PlanState) -> dict[str, str]:
     return {"v": str(VERSION), **out} if out else {}
 
 
+def link_params(state: PlanState, limit: int = MAX_LINK_QUERY) -> tuple[dict[str, str], list[str]]:
+    """The query parameters the app writes for ``state``: ``encode(state)``, unless its query string is
+    longer than ``limit``; then the long fields (the pasted config, the command, the lengths) are left
+    out, biggest first, and listed under ``cut`` so whoever opens the link is told. Returns (params, cut
+    keys); the plan JSON download always carries everything."""
+    params = encode(state)
+    cut: list[str] = []
+    for key in CUTTABLE:
+        if query_length(params) <= limit:
+            break
+        if key in params:
+            del params[key]
+            cut.append(key)
+            if key == "cfg":
+                params.pop("mn", None)  # the name of a config the link does not carry would mislead
+    if cut:
+        params[CUT_KEY] = ",".join(cut)
+    return params, cut
+
+
+def query_length(params: Mapping[str, str]) -> int:
+    return len(urllib.parse.urlencode(params))
+
+
 def decode(params: Mapping[str, str | list[str]]) -> tuple[PlanState, list[str]]:
     """(state, warnings) for a link's query parameters. Never raises on any input."""
     values: dict[str, Any] = {}
@@ -329,8 +360,13 @@ def decode(params: Mapping[str, str | list[str]]) -> tuple[PlanState, list[str]]
     if version is not None and version != str(VERSION):
         warnings.append(f"Link parameter 'v' (link version) is {version[:20]!r}; this app writes v={VERSION}. "
                         "Reading the parameters it knows.")
+    if CUT_KEY in params:
+        cut = [BY_KEY[k].name for k in _last(params[CUT_KEY]).split(",") if k in CUTTABLE]
+        if cut:
+            warnings.append(f"This link was too long to carry {', '.join(cut)}: those use their defaults here. "
+                            "Ask for the plan JSON (Share or save this plan, Plan JSON) to open the whole plan.")
     for key, raw in params.items():
-        if key == "v":
+        if key in ("v", CUT_KEY):
             continue
         field = BY_KEY.get(key)
         if field is None:
@@ -410,7 +446,7 @@ def parse_lengths(text: str) -> tuple[int, ...]:
         raise ValueError(f"at most {MAX_LENGTHS:,} sequences")
     out = []
     for item in items:
-        if not item.isdigit() or int(item) > MAX_TOKENS:
+        if not re.fullmatch(r"[0-9]{1,12}", item) or int(item) > MAX_TOKENS:
             raise ValueError(f"{item[:20]!r} is not a length from 0 to {MAX_TOKENS:,}")
         out.append(int(item))
     return tuple(out)

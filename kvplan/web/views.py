@@ -12,7 +12,7 @@ from typing import Any
 
 import streamlit as st
 
-from kvplan.errors import KvplanError
+from kvplan.errors import KvplanError, PlanInputError
 from kvplan.kv import kv_bytes_per_token, state_bytes_per_sequence
 from kvplan.paging import Paging
 from kvplan.params import ParamBreakdown
@@ -356,10 +356,19 @@ IMPORT_FIELDS = ("tensor_parallel_size", "pipeline_parallel_size", "data_paralle
 def imported_state(state: PlanState, args: VllmArgs) -> tuple[PlanState | None, str]:
     """The plan inputs the flags mean (engine defaults for every flag not given; the sidebar's GPU).
 
-    None when the model is neither a preset nor the config already fetched for it.
+    None when the model is neither a preset nor the config already fetched for it. A flag value the
+    app cannot carry in a link (vLLM accepts more than the app plans: --kv-cache-memory-bytes past
+    2^50, more pipeline stages than MAX_PIPELINE) raises PlanInputError naming the flag.
     """
 
     changes: dict[str, Any] = {name: getattr(args, name) for name in IMPORT_FIELDS}
+    for name, value in changes.items():
+        if value is not None and value != getattr(DEFAULT, name):
+            field = BY_NAME[name]
+            try:
+                field.parse(field.format(value))
+            except ValueError as exc:
+                raise PlanInputError("--" + name.replace("_", "-"), f"{value}: {exc}") from None
     changes |= {"engine": "vllm", "mem_fraction_static": None}
     if args.model is None:
         note = f"No model in the command: planned with the sidebar's model ({state.model_name or state.model})."

@@ -31,12 +31,14 @@ from kvplan.weights import FORMATS
 from kvplan.hf_config import load_config_text
 from kvplan.web import cached, hub, views
 from kvplan.web.state import (
-    BY_NAME, MAX_PARALLEL, PlanState, decode, encode, encode_config, from_document, spec_from_link, to_document,
+    BY_KEY, BY_NAME, MAX_LINK_QUERY, MAX_PARALLEL, MAX_PIPELINE, PlanState, decode, encode, encode_config,
+    from_document, link_params, query_length, spec_from_link, to_document,
 )
 
 STATE, URL, WARNINGS = "kv.state", "kv.url", "kv.warnings"
 PREFIX = "w."
-MAX_PLAN_FILE_BYTES = 4 * 2**20
+MAX_PLAN_FILE_BYTES = 2 * 2**20  # as .streamlit/config.toml's server.maxUploadSize (MB) and MAX_CONFIG_BYTES
+MAX_UPLOAD_MB = 2
 _ss = st.session_state
 
 
@@ -139,7 +141,7 @@ def bind_tuple(name: str, labels: tuple[str, ...], **kwargs: Any) -> tuple:
 
 
 def query_params() -> dict[str, str]:
-    return encode(_ss[STATE])
+    return link_params(_ss[STATE])[0]
 
 
 def show_link_warnings() -> None:
@@ -165,7 +167,8 @@ def sidebar(page: str) -> None:
                                                    ("pipeline_parallel_size", "PP", "--pipeline-parallel-size"),
                                                    ("data_parallel_size", "DP", "--data-parallel-size"))):
             with col:
-                bind(name, st.number_input, label, min_value=1, max_value=MAX_PARALLEL, step=1, help=flag)
+                bind(name, st.number_input, label, min_value=1, step=1, help=flag,
+                     max_value=MAX_PIPELINE if name == "pipeline_parallel_size" else MAX_PARALLEL)
         st.caption(f"{views.layout_caption(current())}")
         bind("engine", st.radio, "Engine", ["vllm", "sglang", "custom"], horizontal=True,
              help="Engine profile: how device memory becomes a KV pool.")
@@ -295,16 +298,26 @@ def show_model_error() -> None:
 # ----------------------------------------------------------------------------- after the page
 
 def finish(nav: Any, pages: list) -> None:
-    """Write the URL, draw the page links (carrying the plan) and the share box."""
-    params = query_params()
+    """Write the URL, draw the page links (carrying the plan) and the share box.
+
+    A plan whose link would pass MAX_LINK_QUERY characters (a large pasted config, a long command or
+    length list) writes a shorter link without those fields, says so, and points to the plan JSON."""
+    params, cut = link_params(_ss[STATE])
     if st.query_params.to_dict() != params:
         st.query_params.from_dict(params)
     _ss[URL] = params
     with nav:
         for page in pages:
             st.page_link(page, query_params=params)
-    with st.sidebar, st.expander("Share or save this plan", icon=":material/share:"):
-        _share(params)
+    if cut:
+        full = query_length(encode(_ss[STATE]))
+        names = ", ".join({"config": "the pasted config.json"}.get(BY_KEY[k].name, BY_KEY[k].name) for k in cut)
+        st.sidebar.warning(f"This plan's link would be {full:,} characters (a link is kept under "
+                           f"{MAX_LINK_QUERY:,}), so it leaves out {views.esc(names)}. To share the whole plan, "
+                           "download the **Plan JSON** below; **Restore a plan JSON** opens it.",
+                           icon=":material/link_off:")
+    with st.sidebar, st.expander("Share or save this plan", icon=":material/share:", expanded=bool(cut)):
+        _share(params, cut)
 
 
 def share_url(params: dict[str, str]) -> str:
@@ -313,8 +326,12 @@ def share_url(params: dict[str, str]) -> str:
     return f"{base}?{query}" if query else base
 
 
-def _share(params: dict[str, str]) -> None:
-    st.caption("The link reopens this page with this exact plan. Copy it with the button at its right.")
+def _share(params: dict[str, str], cut: list[str] = ()) -> None:
+    if cut:
+        st.caption("The link below leaves out what made it too long (it says so when opened); the Plan JSON "
+                   "holds everything.")
+    else:
+        st.caption("The link reopens this page with this exact plan. Copy it with the button at its right.")
     st.code(share_url(params), language=None, wrap_lines=True)
     state = current()
     c1, c2 = st.columns(2)
@@ -322,7 +339,8 @@ def _share(params: dict[str, str]) -> None:
                        mime="application/json", on_click="ignore", icon=":material/download:")
     c2.download_button("Plan CSV", data=lambda: views.plan_csv(state), file_name="kvplan-plan.csv",
                        mime="text/csv", on_click="ignore", icon=":material/download:")
-    st.file_uploader("Restore a plan JSON", type=["json"], key="kv.upload", on_change=_restore)
+    st.file_uploader("Restore a plan JSON", type=["json"], key="kv.upload", on_change=_restore,
+                     max_upload_size=MAX_UPLOAD_MB)
 
 
 def plan_json(state: PlanState) -> str:
@@ -343,7 +361,7 @@ def _restore() -> None:
         return
     try:
         doc = json.loads(upload.getvalue())
-    except (UnicodeDecodeError, json.JSONDecodeError, RecursionError) as exc:
+    except (ValueError, RecursionError) as exc:  # JSONDecodeError, UnicodeDecodeError, a 5,000-digit number
         apply(warnings=[f"The plan file is not JSON ({type(exc).__name__}); nothing restored."])
         return
     state, warnings = from_document(doc)
