@@ -172,7 +172,7 @@ def concurrency_vs_context(points: Sequence[SweepPoint], concurrency: int | None
                                  name=f"asked: {concurrency}",
                                  line=dict(color=COLORS["device"], dash="dash")))
     return _figure(traces, "Concurrency vs context length", xaxis=_tokens_axis(x),
-                   yaxis=dict(type="log", title=dict(text="sequences")))
+                   yaxis=dict(type="log", dtick=1, title=dict(text="sequences")))
 
 
 # ----------------------------------------------------------------------------- paging
@@ -265,5 +265,5 @@ def picker(options: Sequence[Option], concurrency: int) -> go.Figure:
     top = max((y for t in traces for y in t.y), default=1)
     traces.append(_vline_trace(concurrency, top, f"asked: {concurrency}"))
     return _figure(traces, ("Cost per hour" if priced else "GPUs") + " vs sequences held",
-                   xaxis=dict(type="log", title=dict(text="sequences of max_model_len held (all replicas)")),
+                   xaxis=dict(type="log", dtick=1, title=dict(text="sequences of max_model_len held (all replicas)")),
                    yaxis=dict(title=dict(text="$ per hour" if priced else "GPUs"), rangemode="tozero"))
