@@ -11,7 +11,7 @@ uses), and puts beside the planner:
   (keys / values views, conv and recurrent states) vs ``kv_cache_bytes(..., convention='transformers')``
   (sliding layers keep window - 1 tokens; recurrent state fp32). The storage those views pin is
   reported beside (a sliding layer's trimmed view keeps its whole pre-trim tensor alive until the
-  next update; see /work/notes/transformers-kv.md);
+  next update; README "the formulas", tests/test_oracle_cache.py);
 - logits of one full forward vs prefill + one-token appends, as for the reference decoder.
 """
 
