@@ -12,7 +12,9 @@ st.title("Paging")
 left, right = st.columns([2, 1])
 with left:
     mode = widgets.bind("paging_mode", st.radio, "Sequences", PAGING_MODES, horizontal=True,
-                        format_func={"list": "a list of lengths", "uniform": "a uniform random draw"}.get)
+                        format_func={"list": "a list of lengths", "uniform": "uniform draw", "normal": "normal draw",
+                                              "lognormal": "lognormal draw (long tail)",
+                                              "exponential": "exponential draw"}.get)
     if mode == "list":
         widgets.bind_text("lengths", "Lengths (tokens, prompt + output so far)", parse_lengths)
     else:

@@ -56,3 +56,10 @@ def test_lengths_text_and_uniform_draw():
 def test_prefix_longer_than_a_sequence_is_an_error():
     at = run_app({"v": "1", "pl": "10,20", "pfx": "15"}, PAGE)
     assert any("shared\\_prefix" in e.value for e in at.error)
+
+
+def test_lognormal_draw_from_a_link_renders_its_metrics():
+    at = run_app({"v": "1", "pm": "lognormal", "pd": "300:64:8192:1"}, PAGE)
+    drawn = workload_lengths(PlanState(paging_mode="lognormal", length_dist=(300, 64, 8192, 1)))
+    assert numbers(at) == expected(page_sequences(drawn, 16))
+    assert at.query_params["pm"] == "lognormal"

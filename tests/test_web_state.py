@@ -99,3 +99,15 @@ def test_lengths():
     draw = workload_lengths(PlanState(paging_mode="uniform", length_dist=(5, 10, 20, 3)))
     assert draw == workload_lengths(PlanState(paging_mode="uniform", length_dist=(5, 10, 20, 3)))
     assert len(draw) == 5 and all(10 <= n <= 20 for n in draw)
+
+
+def test_paging_distributions_are_seeded_and_stay_in_range():
+    from kvplan.web.state import PlanState, workload_lengths
+
+    for mode in ("normal", "lognormal", "exponential"):
+        state = PlanState(paging_mode=mode, length_dist=(500, 100, 4000, 3))
+        drawn = workload_lengths(state)
+        assert drawn == workload_lengths(state) and len(drawn) == 500
+        assert min(drawn) >= 100 and max(drawn) <= 4000
+    lognormal = workload_lengths(PlanState(paging_mode="lognormal", length_dist=(2000, 1, 8000, 0)))
+    assert sorted(lognormal)[1000] < sum(lognormal) / len(lognormal)  # long tail: median below mean

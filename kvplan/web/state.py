@@ -47,7 +47,7 @@ MAX_LINK_QUERY = 8_000  # characters of a query string the app writes (browsers,
 CUT_KEY = "cut"  # link key listing what a too-long link left out
 CUTTABLE = ("cfg", "cmd", "pl")  # the fields that can make a link long, biggest first
 ENGINES = ("vllm", "sglang", "custom")
-PAGING_MODES = ("list", "uniform")
+PAGING_MODES = ("list", "uniform", "normal", "lognormal", "exponential")
 NAME_RE = re.compile(r"^[\w./+@:() -]{1,200}$")
 
 
@@ -83,7 +83,7 @@ class PlanState(BaseModel):
     # workload
     concurrency: int | None = None
     # paging page
-    paging_mode: Literal["list", "uniform"] = "list"
+    paging_mode: Literal["list", "uniform", "normal", "lognormal", "exponential"] = "list"
     lengths: tuple[int, ...] = (120, 45, 300, 64, 250, 17, 96, 200)
     length_dist: tuple[int, int, int, int] = (64, 128, 8192, 0)  # count, min, max, seed
     shared_prefix: int = 0
@@ -453,9 +453,18 @@ def parse_lengths(text: str) -> tuple[int, ...]:
 
 
 def workload_lengths(state: PlanState) -> tuple[int, ...]:
-    """The paging page's sequence lengths: the list, or a seeded uniform draw (same seed, same draw)."""
+    """The paging page's sequence lengths: the list, or a seeded draw (same seed, same draw).
+
+    uniform: integers in [min, max]; normal / lognormal / exponential: ``kvplan.paging.sample_lengths``
+    centred on (min + max) / 2 with spread (max - min) / 2, clipped to [min, max].
+    """
     if state.paging_mode == "list":
         return state.lengths
     n, lo, hi, seed = state.length_dist
-    rng = random.Random(seed)
-    return tuple(rng.randint(lo, hi) for _ in range(n))
+    if state.paging_mode == "uniform":
+        rng = random.Random(seed)
+        return tuple(rng.randint(lo, hi) for _ in range(n))
+    from kvplan.paging import sample_lengths
+
+    drawn = sample_lengths(n, state.paging_mode, max(1, (lo + hi) // 2), (hi - lo) // 2, seed, max_len=max(1, hi))
+    return tuple(max(lo, x) for x in drawn)
