@@ -27,8 +27,6 @@ from kvplan.parallel import Layout, check_layout, kv_heads_on_rank, pp_partition
 from kvplan.spec import DecoderLayer, Linear, ModelSpec
 from kvplan.units import DTYPE_BITS, GiB, cdiv
 
-ParallelConfig = Layout
-
 
 class Term(BaseModel):
     """One line of a rank's budget: what it is, how big, and how we know."""

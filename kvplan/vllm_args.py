@@ -89,7 +89,7 @@ class VllmArgs(BaseModel):
     """The plan-relevant settings of a vLLM command line, by vLLM's own field names.
 
     ``None`` means the flag was not given (the engine default applies). ``engine_fields()`` and
-    ``parallel_fields()`` are the keyword arguments of ``kvplan.plan.EngineConfig`` / ``ParallelConfig``.
+    ``parallel_fields()`` are the keyword arguments of ``kvplan.engines.EngineConfig`` / ``kvplan.parallel.Layout``.
     """
 
     model_config = ConfigDict(frozen=True, extra="forbid")

@@ -535,7 +535,6 @@ def _measure(spec, run_spec, red: Reduction, pred, fmt, dev, probe, free, held, 
     t_decode = _median_time(decode_s)
     peak_decode = max(decode_peaks) if decode_peaks else None
     gpu = _gpu(dev, bandwidth_tb_s, notes) if cuda or bandwidth_tb_s else None
-    moved_final = est.decode_bytes_moved(run_spec, batch, final_tokens, fmt)
     moved_mid = est.decode_bytes_moved(run_spec, batch, tokens + max(1, steps) // 2 + 1, fmt)
     bound_s = moved_mid / gpu["bandwidth_bytes_per_s"] if gpu else None
     prefill_bound = (est.prefill_flops(run_spec, batch, tokens) / gpu["bf16_dense_flops"]
