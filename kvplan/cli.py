@@ -17,7 +17,8 @@ class _Parser(argparse.ArgumentParser):
         self.exit(2, f"error: {message}\n(usage: {self.format_usage().strip()[7:]})\n")
 
 
-def _int_list(text: str) -> list[int]:
+def int_list(text: str) -> list[int]:
+    """argparse type for '5,3,8'."""
     try:
         return [int(x) for x in text.replace(" ", "").split(",") if x]
     except ValueError:
@@ -94,7 +95,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("model")
     p.add_argument("--tokens", type=int, default=4096, help="tokens per sequence (prompt + generated)")
     p.add_argument("--batch", type=int, default=1)
-    p.add_argument("--lengths", type=_int_list, default=None, help="unequal lengths, e.g. 5,3,8 (overrides --tokens/--batch)")
+    p.add_argument("--lengths", type=int_list, default=None, help="unequal lengths, e.g. 5,3,8 (overrides --tokens/--batch)")
     p.add_argument("--kv-dtype", "--kv-cache-dtype", dest="kv_dtype", default="auto")
     p.add_argument("--convention", choices=("vllm", "transformers"), default="vllm")
     p.add_argument("--tensor-parallel-size", "-tp", type=int, default=1)

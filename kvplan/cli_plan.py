@@ -1,19 +1,12 @@
 """Capacity-planning subcommands: ``plan`` (flags as vLLM names them) and ``gpus``."""
 
-import argparse
 import json
 
 from pydantic import ValidationError
 
+from kvplan.cli import int_list
 from kvplan.errors import PlanInputError
 from kvplan.units import GiB, format_bytes
-
-
-def _int_list(text: str) -> list[int]:
-    try:
-        return [int(x) for x in text.replace(" ", "").split(",") if x]
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected comma-separated integers, got {text!r}") from None
 
 
 def engine_from_args(args):
@@ -120,7 +113,7 @@ def add_commands(sub) -> None:
     p.add_argument("--runtime-gib", type=float, default=None, help="custom engine: runtime workspace")
     p.add_argument("--headroom-gib", type=float, default=None, help="custom engine: headroom")
     p.add_argument("--concurrency", type=int, default=None, help="sequences that must fit at once")
-    p.add_argument("--lengths", type=_int_list, default=None, help="page these sequence lengths, e.g. 5,3,8")
+    p.add_argument("--lengths", type=int_list, default=None, help="page these sequence lengths, e.g. 5,3,8")
     p.add_argument("--shared-prefix", type=int, default=0)
     p.add_argument("--json", action="store_true")
     p.set_defaults(func=cmd_plan)

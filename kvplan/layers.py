@@ -107,6 +107,19 @@ class ChunkedLocalAttention(FullAttention):
         return (tokens - 1) % self.attention_chunk_size + 1
 
 
+class _NoTokens(_Frozen):
+    """A layer that keeps nothing per token: recurrent state (fixed per sequence) or nothing at all."""
+
+    def elems_per_token(self, convention: Convention = "vllm", tp: int = 1) -> int:
+        return 0
+
+    def tokens_held(self, tokens: int, convention: Convention = "vllm") -> int:
+        return 0
+
+    def state_bytes(self, convention: Convention = "vllm", tp: int = 1, dtype_bytes: int = 2) -> int:
+        return 0
+
+
 class MLAAttention(_Frozen):
     """DeepSeek multi-head latent attention.
 
@@ -138,7 +151,7 @@ class MLAAttention(_Frozen):
         return 0
 
 
-class MambaState(_Frozen):
+class MambaState(_NoTokens):
     """A Mamba-2 mixer: a fixed conv state and SSM state per sequence, whatever its length.
 
     conv state: conv_dim x (conv_kernel - 1) columns in vllm (``MambaStateShapeCalculator``),
@@ -156,19 +169,13 @@ class MambaState(_Frozen):
     head_dim: int = PosInt
     state_size: int = PosInt
 
-    def elems_per_token(self, convention: Convention = "vllm", tp: int = 1) -> int:
-        return 0
-
-    def tokens_held(self, tokens: int, convention: Convention = "vllm") -> int:
-        return 0
-
     def state_bytes(self, convention: Convention = "vllm", tp: int = 1, dtype_bytes: int = 2) -> int:
         ssm = self.num_heads // tp * self.head_dim * self.state_size
         return _conv_bytes(self.conv_dim, self.conv_kernel, convention, tp, dtype_bytes) + ssm * _ssm_bytes(
             convention, dtype_bytes)
 
 
-class LinearAttentionState(_Frozen):
+class LinearAttentionState(_NoTokens):
     """Gated DeltaNet (Qwen3-Next ``linear_attention``): conv state plus a recurrent matrix.
 
     conv_dim = 2 x key_heads x key_head_dim + value_heads x value_head_dim; conv columns and
@@ -188,31 +195,16 @@ class LinearAttentionState(_Frozen):
     def conv_dim(self) -> int:
         return 2 * self.num_key_heads * self.key_head_dim + self.num_value_heads * self.value_head_dim
 
-    def elems_per_token(self, convention: Convention = "vllm", tp: int = 1) -> int:
-        return 0
-
-    def tokens_held(self, tokens: int, convention: Convention = "vllm") -> int:
-        return 0
-
     def state_bytes(self, convention: Convention = "vllm", tp: int = 1, dtype_bytes: int = 2) -> int:
         rec = self.num_value_heads // tp * self.key_head_dim * self.value_head_dim
         return _conv_bytes(self.conv_dim, self.conv_kernel, convention, tp, dtype_bytes) + rec * _ssm_bytes(
             convention, dtype_bytes)
 
 
-class NoCache(_Frozen):
+class NoCache(_NoTokens):
     """A layer that keeps nothing per sequence (an MLP-only block of a hybrid)."""
 
     kind: Literal["none"] = "none"
-
-    def elems_per_token(self, convention: Convention = "vllm", tp: int = 1) -> int:
-        return 0
-
-    def tokens_held(self, tokens: int, convention: Convention = "vllm") -> int:
-        return 0
-
-    def state_bytes(self, convention: Convention = "vllm", tp: int = 1, dtype_bytes: int = 2) -> int:
-        return 0
 
 
 def _conv_bytes(conv_dim: int, kernel: int, convention: Convention, tp: int, dtype_bytes: int) -> int:

@@ -242,7 +242,7 @@ def plan(spec: ModelSpec, gpu: GpuSpec, engine: EngineConfig = EngineConfig(), l
         groups, bytes_per_block, bs = kv_groups(layers, block_size, tp, kv_b, state_b, max_len, in_flight)
         weights = engine.weights_bytes if engine.weights_bytes is not None else rank_weight_bytes(
             spec, layout, stage, engine.weight_format)
-        terms, pool = _budget(spec, gpu, engine, layout, weights, layers, mnbt, max_seqs, act_b, mla)
+        terms, pool = _budget(spec, gpu, engine, layout, weights, mnbt, max_seqs, act_b, mla)
         per_token = sum(layer.cache.elems_per_token("vllm", tp) * n for layer, n in layers) * kv_b
         if engine.engine == "sglang":
             blocks = (pool // per_token // bs) if per_token and pool > 0 else 0
@@ -260,7 +260,7 @@ def plan(spec: ModelSpec, gpu: GpuSpec, engine: EngineConfig = EngineConfig(), l
     tight = min(kv_stages, key=lambda i: stage_blocks[i][0])
     num_blocks = stage_blocks[tight][0]
     _, groups, block_size, _ = stage_blocks[tight]
-    per_request = sum(g.blocks_per_request for g in groups) if engine.engine != "sglang" else cdiv(max_len, block_size)
+    per_request = _request_blocks(groups, max_len, block_size, in_flight, engine)
     if engine.engine == "sglang":
         tokens = num_blocks * block_size
         conc = tokens / max_len
@@ -367,7 +367,6 @@ def _request_blocks(groups, max_len, block_size, in_flight, engine) -> int:
 
 def _largest_len(ok, hi: int) -> int:
     """Largest L in [0, hi] with ok(L) (ok is monotone decreasing); 0 if none."""
-    lo = 0
     if not ok(1):
         return 0
     lo, hi_ = 1, hi
@@ -380,7 +379,7 @@ def _largest_len(ok, hi: int) -> int:
     return lo
 
 
-def _budget(spec, gpu, engine, layout, weights, layers, mnbt, max_seqs, act_b, mla) -> tuple[list[Term], int]:
+def _budget(spec, gpu, engine, layout, weights, mnbt, max_seqs, act_b, mla) -> tuple[list[Term], int]:
     """The budget terms of one rank and the KV pool they leave."""
     total = gpu.memory_bytes
     device = Term(name="device memory", bytes=total, basis=gpu.memory_basis,
