@@ -4,12 +4,16 @@
     python bench/page_floor.py --reruns 40 --cold-starts 3
 
 Rerun: two real servers in the same run, one ``streamlit run app.py`` and one ``streamlit run
-bench/floor_app.py`` (one number input and one line of text: what any Streamlit rerun costs). One
+bench/floor_app.py`` (one number input and one line of text: what any Streamlit rerun costs; and
+the same page grown with captions to each app page's element count: what Streamlit itself charges for a
+page of that size). One
 user (a websocket client speaking Streamlit's protocol, as in ``bench/load.py``) opens each page from a
 shared link, then changes a widget (the sidebar's TP; the floor's only input) ``--reruns`` times,
 alternating two values. A rerun is timed from the ``rerun_script`` request to ``script_finished``:
 the server's whole work (script, caches, serialising every element, the websocket), no browser.
-The ratio is page median / floor median; the target is 2x.
+The ratio is page median / floor median; the target is 2x. "x same-size" divides by the bare page
+grown to the same element count instead: the app's own work, apart from what Streamlit charges for
+each element it sends.
 
 Cold start: from launching ``streamlit run app.py`` to the Budget page of a shared link fully drawn in
 Chromium (three plotly charts on screen, script idle): server import and start, the page's first run
@@ -35,37 +39,71 @@ PAGES = [("", "Budget"), ("model", "Model"), ("paging", "Paging"), ("parallelism
 IMPORT_QUERY = "&cmd=vllm+serve+meta-llama%2FLlama-3.1-70B-Instruct+-tp+4+--max-model-len+32k"
 
 
-async def _reruns(base: str, path: str, query: str, label: str, n: int) -> dict:
-    user = ProtocolUser(base, "floor")
+class _Target:
+    """One user on one page (or on the floor app), its widget found, its rerun times collected."""
+
+    def __init__(self, base: str, path: str, query: str, label: str = "TP"):
+        self.base, self.path, self.query, self.label = base, path, query, label
+        self.times: list[float] = []
+        self.elements = 0
+
+    async def open(self) -> None:
+        self.user = ProtocolUser(self.base, "floor")
+        first = await self.user.open(self.path, self.query, 60)
+        self.open_ms = first["seconds"] * 1000
+        self.box = next(el.number_input for k, el in first["elements"]
+                        if k == "number_input" and el.number_input.label == self.label)
+
+    async def rerun(self) -> None:
+        seen = await self.user.widget(self.box.id, (2, 4)[len(self.times) % 2], 60)
+        assert not [e for k, e in seen["elements"] if k == "exception"], f"exception on /{self.path}"
+        self.times.append(seen["seconds"] * 1000)
+        self.elements = len(seen["elements"])
+
+    def result(self, warmup: int) -> dict:
+        return {"open_ms": round(self.open_ms, 1), "first_rerun_ms": round(self.times[0], 1),
+                **stats(self.times[warmup:]), "elements": self.elements}
+
+
+async def _interleaved(targets: dict[str, _Target], n: int, warmup: int = 2) -> dict[str, dict]:
+    """``warmup + n`` rounds; each round reruns every target once, in turn, so that the machine's
+    drift (a shared 2-core VM: +-30 % over a minute) falls on every target alike."""
     try:
-        first = await user.open(path, query, 60)
-        box = next(el.number_input for k, el in first["elements"]
-                   if k == "number_input" and el.number_input.label == label)
-        times = []
-        for i in range(n):
-            seen = await user.widget(box.id, (2, 4)[i % 2], 60)
-            assert not [e for k, e in seen["elements"] if k == "exception"], f"exception on /{path}"
-            times.append(seen["seconds"] * 1000)
-        return {"open_ms": round(first["seconds"] * 1000, 1), "first_rerun_ms": round(times[0], 1),
-                **stats(times[2:] or times), "elements": len(seen["elements"])}
+        for t in targets.values():
+            await t.open()
+        for _ in range(warmup + n):
+            for t in targets.values():
+                await t.rerun()
     finally:
-        await user.close()
+        for t in targets.values():
+            if hasattr(t, "user"):
+                await t.user.close()
+    return {name: t.result(warmup) for name, t in targets.items()}
 
 
-def rerun_ratios(n: int) -> dict:
+def rerun_ratios(n: int, only: list[str] | None = None) -> dict:
+    pages = [(path, name) for path, name in PAGES if not only or name in only]
     with server(ROOT / "bench" / "floor_app.py") as (floor_base, fproc, _), server() as (app_base, aproc, _):
         wait_healthy(floor_base, fproc)
         wait_healthy(app_base, aproc)
-        for path, _ in PAGES:  # warm the app's imports and caches once, as a running server has them
-            asyncio.run(_reruns(app_base, path, LINK, "TP", 2))
-        asyncio.run(_reruns(floor_base, "", "", "TP", 2))
-        floor = asyncio.run(_reruns(floor_base, "", "", "TP", n))
-        rows = {"floor (one number input)": floor}
-        for path, name in PAGES:
-            query = LINK + (IMPORT_QUERY if path == "import" else "")
-            rows[name] = asyncio.run(_reruns(app_base, path, query, "TP", n))
+        app = {name: _Target(app_base, path, LINK + (IMPORT_QUERY if path == "import" else ""))
+               for path, name in pages}
+        sizes = asyncio.run(_interleaved(app, 1))  # warms imports and caches; gives each page's element count
+        targets: dict[str, _Target] = {"floor (one number input)": _Target(floor_base, "", "")}
+        for path, name in pages:
+            targets[name] = _Target(app_base, path, LINK + (IMPORT_QUERY if path == "import" else ""))
+        # the bare page grown with captions to each page's element count: Streamlit's own cost of that size
+        for count in sorted({r["elements"] for r in sizes.values()}):
+            targets[f"floor grown to {count} elements"] = _Target(floor_base, "", f"n={count}")
+        rows = asyncio.run(_interleaved(targets, n))
+    floor = rows["floor (one number input)"]
+    grown = {r["elements"]: r for name, r in rows.items() if name.startswith("floor grown")}
     for name, r in rows.items():
         r["ratio"] = round(r["median_ms"] / floor["median_ms"], 1)
+        if name in {n for _, n in pages}:  # the grown floor nearest in size (a page's count can move by one)
+            same = grown[min(grown, key=lambda count: abs(count - r["elements"]))]
+            r["same_size_floor_ms"] = same["median_ms"]
+            r["ratio_same_size"] = round(r["median_ms"] / same["median_ms"], 1)
     return rows
 
 
@@ -102,10 +140,12 @@ def cold_start(runs: int) -> dict:
 
 def table(rows: dict, cold: dict | None) -> str:
     lines = [f"{'page (rerun after a widget change)':<36} {'elements':>8} {'median ms':>10} {'p95 ms':>8} "
-             f"{'first ms':>9} {'x floor':>8}"]
+             f"{'first ms':>9} {'x floor':>8} {'same-size floor ms':>19} {'x same-size':>12}"]
     for name, r in rows.items():
+        same = (f"{r['same_size_floor_ms']:>19.1f} {r['ratio_same_size']:>12.1f}" if "same_size_floor_ms" in r
+                else f"{'':>19} {'':>12}")
         lines.append(f"{name:<36} {r['elements']:>8} {r['median_ms']:>10.1f} {r['p95_ms']:>8.1f} "
-                     f"{r['first_rerun_ms']:>9.1f} {r['ratio']:>8.1f}")
+                     f"{r['first_rerun_ms']:>9.1f} {r['ratio']:>8.1f} {same}")
     if cold:
         lines.append(f"cold start, launch -> Budget page drawn in Chromium: median {cold['median_first_page_s']} s "
                      f"(server answering after {cold['median_server_ready_s']} s), runs: "
@@ -117,8 +157,9 @@ def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--reruns", type=int, default=30)
     ap.add_argument("--cold-starts", type=int, default=3, help="0 to skip the cold-start measurement")
+    ap.add_argument("--pages", nargs="*", metavar="NAME", help="only these pages (e.g. Budget GPUs); default all")
     args = ap.parse_args(argv)
-    rows = rerun_ratios(args.reruns)
+    rows = rerun_ratios(args.reruns, args.pages)
     cold = cold_start(args.cold_starts) if args.cold_starts else None
     print(table(rows, cold))
     out = ROOT / "bench" / "results"

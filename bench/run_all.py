@@ -59,7 +59,8 @@ def rows_for(name: str) -> list[tuple[str, str]]:
         out += [(f"{r['page']} after {r['widget']}", f"{r['median_ms']} ms (max {r['max_ms']})") for r in d]
     elif name == "floor" and (d := load("page_floor.json")):
         for page, r in d["reruns"].items():
-            out.append((f"rerun, {page}", f"{r['median_ms']} ms (p95 {r['p95_ms']}), {r['ratio']}x floor"))
+            same = f", {r['ratio_same_size']}x a bare page as large" if "ratio_same_size" in r else ""
+            out.append((f"rerun, {page}", f"{r['median_ms']} ms (p95 {r['p95_ms']}), {r['ratio']}x floor{same}"))
         if d.get("cold_start"):
             c = d["cold_start"]
             out.append(("cold start: launch -> Budget drawn in Chromium",

@@ -35,8 +35,6 @@ if plan is not None:
         if plan.decode is not None:
             views.decode_bound(plan.decode)
         st.subheader("Budget terms, per rank")
-        st.dataframe(views.term_rows(plan), hide_index=True, width="stretch")
+        views.table(views.term_rows(plan))
     st.subheader("The formulas, with these numbers")
-    for title, latex in formulas.budget_formulas(plan):
-        st.caption(title)
-        st.latex(latex)
+    st.markdown(formulas.as_markdown(formulas.budget_formulas(plan)))

@@ -21,9 +21,10 @@ except KvplanError as exc:
     views.error(exc)
 else:
     st.metric("Options that fit", f"{len(picker.options)}", help=f"{len(picker.rejected)} rejected")
-    st.dataframe(views.option_rows(picker.options), hide_index=True, width="stretch",
-                 column_config=views.OPTION_COLUMNS)
+    views.table(views.option_rows(picker.options), column_config=views.OPTION_COLUMNS)
     if picker.options:
         views.chart(figures.picker(picker.options, concurrency), "gpus.chart")
-    with st.expander(f"Rejected ({len(picker.rejected)})"):
-        st.dataframe([r.model_dump() for r in picker.rejected], hide_index=True, width="stretch")
+    rejected = st.expander(f"Rejected ({len(picker.rejected)})", key="gpus.rejected", on_change="rerun")
+    if rejected.open:  # lazy: the table is built only when it is shown
+        with rejected:
+            views.table([r.model_dump() for r in picker.rejected])

@@ -19,7 +19,7 @@ if state.command:
     except KvplanError as exc:
         views.error(exc)
     else:
-        st.dataframe(views.vllm_rows(args), hide_index=True, width="stretch")
+        views.table(views.vllm_rows(args))
         views.bullet_list([f"unknown flag (ignored): {u}" for u in args.unknown], "warning")
         views.bullet_list([f"no effect on memory: {u}" for u in args.ignored], "info")
         views.bullet_list(args.notes, "info")

@@ -32,9 +32,9 @@ params, weights = cached.model_numbers(state)
 st.subheader(views.esc(spec.name))
 left, right = st.columns(2)
 with left:
-    st.dataframe(views.spec_rows(spec), hide_index=True, width="stretch")
+    views.table(views.spec_rows(spec))
 with right:
-    st.dataframe(views.derived_rows(spec, params, weights, state.kv_cache_dtype), hide_index=True, width="stretch")
+    views.table(views.derived_rows(spec, params, weights, state.kv_cache_dtype))
     views.bullet_list([f"assumed: {a}" for a in spec.assumptions], "info")
     views.bullet_list(spec.warnings, "warning")
     views.bullet_list([f"not planned: {s}" for s in spec.skipped], "info")
@@ -42,4 +42,4 @@ left, right = st.columns([3, 2])
 with left:
     views.chart(figures.param_breakdown(params, weights), "model.params")
 with right:
-    st.dataframe(views.param_rows(params, weights), hide_index=True, width="stretch")
+    views.table(views.param_rows(params, weights))

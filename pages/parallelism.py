@@ -17,7 +17,7 @@ widgets.bind("layouts", st.multiselect, "Layouts to compare (TP x PP x DP)", cho
 state = widgets.current()
 plans, refused = views.compare_layouts(state)
 if plans:
-    st.dataframe(views.layout_rows(plans), hide_index=True, width="stretch")
+    views.table(views.layout_rows(plans))
     views.chart(figures.parallel_compare(plans), "parallel.ranks")
 for label, message in refused:
     st.error(f"{label}: {views.esc(message)}", icon=":material/block:")

@@ -34,6 +34,12 @@ def run_app(params: dict | None = None, page: str | None = None) -> AppTest:
     return at
 
 
+def open_share(at: AppTest) -> AppTest:
+    """Open the sidebar's "Share or save this plan" expander (lazy: closed, it holds no widgets)."""
+    at.session_state["kv.share"] = True
+    return at.run()
+
+
 def metrics(at: AppTest) -> dict[str, str]:
     return {m.label: m.value for m in at.metric}
 

@@ -33,7 +33,8 @@ def test_link_reproduces_a_non_default_plan_and_its_charts():
     assert "16 x 32,768 tokens" in ranks["layout"]["title"]["text"]
     context = figure(at, "budget.context")
     assert 32768 in values(context["data"][0]["x"])
-    assert any("32" in latex.value for latex in at.latex)  # formulas carry the numbers
+    maths = [m.value for m in at.markdown if "$$" in m.value]  # the formulas, one Markdown block
+    assert len(maths) == 1 and f"{p.num_blocks:,}".replace(",", "{,}") in maths[0]
 
 
 def test_widget_change_moves_numbers_and_link():
@@ -61,3 +62,23 @@ def test_does_not_fit_shows_verdict_and_fixes():
 def test_refused_layout_is_an_error_not_an_exception():
     at = run_app({"v": "1", "m": "llama-3.1-8b", "tp": "3"})
     assert any(esc("tensor_parallel_size") in e.value and "3" in e.value for e in at.error)
+
+
+def test_cached_results_are_shared_frozen_objects():
+    """kvplan.web.cached hands every caller the same result object (no per-call copy): safe only
+    because the results are frozen, which this checks too."""
+    from pydantic import ValidationError
+
+    from kvplan.web import cached
+    from kvplan.web.state import decode
+
+    s = decode(LINK_70B)[0]
+    p = cached.plan_for(s)
+    assert cached.plan_for(s.model_copy(update={"prices": (("H100-SXM", 2.0),)})) is p  # prices do not plan
+    assert p == kvplan_plan("llama-3.1-70b", tp=4, concurrency=16, max_model_len=32768, kv_cache_dtype="fp8")
+    picker = cached.picker_for(s, 32768, 16)
+    assert cached.picker_for(s, 32768, 16) is picker and cached.spec(s) is cached.spec(s)
+    for frozen in (p, p.ranks[0], picker, picker.options[0], cached.spec(s)):
+        assert type(frozen).model_config.get("frozen"), type(frozen).__name__
+        with pytest.raises(ValidationError):
+            setattr(frozen, next(iter(type(frozen).model_fields)), None)

@@ -48,3 +48,56 @@ def test_formulas_carry_the_plans_numbers():
     text = " ".join(latex for _, latex in formulas.budget_formulas(p))
     for n in (p.num_blocks, p.blocks_per_request, p.kv_cache_tokens, p.ranks[0].bytes_per_block):
         assert f"{n:,}".replace(",", "{,}") in text
+
+
+def _every_figure():
+    """Each figure kvplan.web.figures makes, from real kvplan results (name, figure)."""
+    from kvplan.engines import EngineConfig
+    from kvplan.gpus import get_gpu
+    from kvplan.params import count_params
+    from kvplan.paging import block_map, page_sequences, waste_by_block_size
+    from kvplan.parallel import Layout
+    from kvplan.picker import pick_gpus
+    from kvplan.plan import context_sweep
+    from kvplan.presets import load_preset
+    from kvplan.weights import weight_bytes
+
+    spec = load_preset("llama-3.1-8b")
+    p = kvplan_plan("llama-3.1-8b", concurrency=4, max_model_len=8192)
+    sweep = context_sweep(spec, get_gpu("H100-SXM"), EngineConfig(), Layout(), [1024, 8192, 131072, 524288], 4)
+    lengths = [5, 6, 8, 40]
+    return [
+        ("param_breakdown", figures.param_breakdown(count_params(spec), weight_bytes(spec))),
+        ("rank_memory", figures.rank_memory(p)),
+        ("memory_vs_context", figures.memory_vs_context(sweep, p.ranks[0].device_bytes, 4)),
+        ("memory_vs_context exact", figures.memory_vs_context(sweep, p.ranks[0].device_bytes, 1, exact_limit=9000)),
+        ("concurrency_vs_context", figures.concurrency_vs_context(sweep, 4)),
+        ("slots", figures.slots(page_sequences(lengths, 4, 4))),
+        ("waste_by_block_size", figures.waste_by_block_size(waste_by_block_size(lengths), 16)),
+        ("block_map", figures.block_map(block_map(lengths, 4, 4), 4, 1)),
+        ("parallel_compare", figures.parallel_compare([kvplan_plan("llama-3.1-70b", tp=t) for t in (2, 4)])),
+        ("picker", figures.picker(pick_gpus(spec, 8192, 4).options, 4)),
+        ("picker priced", figures.picker(pick_gpus(spec, 8192, 4, prices={"H100-SXM": 2.5}).options, 4)),
+    ]
+
+
+def test_every_figure_is_valid_plotly():
+    """The figures skip plotly's validation at run time (it is most of their cost): here every one is
+    rebuilt with validation on, so a misspelt property or a bad value fails this test, and the
+    validated figure must equal the one the app sends."""
+    import plotly.graph_objects as go
+
+    for name, fig in _every_figure():
+        sent = fig.to_dict()
+        assert sent["data"], name
+        checked = go.Figure(sent).to_dict()  # raises ValueError on any property plotly does not know
+        assert checked == sent, name
+
+
+def test_a_bad_property_fails_validation():
+    """The negative control for the test above: validation is on and catches a misspelt property."""
+    import plotly.graph_objects as go
+
+    fig = figures._figure([figures._bar(x=[1], y=[2], markr=dict(color="red"))], "t")
+    with pytest.raises(ValueError, match="markr"):
+        go.Figure(fig.to_dict())

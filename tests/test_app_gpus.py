@@ -14,6 +14,9 @@ LINK = {"v": "1", "m": "qwen3-8b", "len": "8192", "conc": "64"}
 def test_options_and_rejections_match_kvplan():
     at = run_app(LINK, PAGE)
     picker = pick_gpus(load_preset("qwen3-8b"), 8192, 64, EngineConfig())
+    assert len(at.dataframe) == 1  # the rejections are built only when their expander is opened
+    at.session_state["gpus.rejected"] = True
+    at.run()
     options, rejected = at.dataframe[0].value, at.dataframe[1].value
     assert len(options) == len(picker.options) and len(rejected) == len(picker.rejected)
     first = options.iloc[0]

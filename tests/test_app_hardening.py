@@ -17,7 +17,7 @@ from kvplan.hf_config import MAX_CONFIG_BYTES
 from kvplan.presets import preset_config, preset_names
 from kvplan.web import views, widgets
 from kvplan.web.state import MAX_LINK_QUERY, decode, encode, encode_config, link_params, query_length
-from tests.app_util import APP, PAGES, run_app, state, warnings
+from tests.app_util import APP, PAGES, open_share, run_app, state, warnings
 
 ROOT = Path(APP).parent
 EVIL = "<script>alert(1)</script> **bold** [link](javascript:alert(1)) $$\\latex$$ <img src=x onerror=alert(2)> # h"
@@ -117,6 +117,7 @@ def test_a_hostile_config_from_an_upload_and_a_plan_file_is_escaped():
     assert state(at).config is not None
     assert shows_escaped(assert_safe(at))
     doc = {"kvplan_plan": 1, "inputs": {"config": HOSTILE_CONFIG, "model_name": EVIL, EVIL: 1, "command": EVIL}}
+    open_share(at)
     at.file_uploader(key="kv.upload").set_value(("plan.json", json.dumps(doc).encode(), "application/json")).run()
     assert shows_escaped(assert_safe(at))
 
@@ -145,6 +146,7 @@ def test_a_broken_paste_is_a_message_and_the_app_keeps_working(text):
 def test_a_plan_file_with_a_huge_number_is_refused_with_a_message():
     at = run_app()
     body = b'{"kvplan_plan": 1, "inputs": {"tensor_parallel_size": ' + b"9" * 5000 + b"}}"
+    open_share(at)
     at.file_uploader(key="kv.upload").set_value(("plan.json", body, "application/json")).run()
     assert not at.exception and any("not JSON" in w for w in warnings(at))
 
@@ -183,6 +185,7 @@ def test_a_config_too_large_for_a_link_keeps_the_plan_and_points_to_the_json():
     assert sum(len(k) + len(v) for k, v in at.query_params.items()) < MAX_LINK_QUERY
     note = [w.value for w in at.sidebar.warning if "Plan JSON" in w.value]
     assert note and "characters" in note[0] and "config" in note[0]
+    assert at.sidebar.code and at.get("download_button")  # the share box opens itself when the link is cut
     assert "me/big" in at.subheader[0].value.replace("\\", "")
     doc = json.loads(widgets.plan_json(state(at)))  # the download carries everything
     assert doc["inputs"]["config"]["notes"] == _big_config(12_000)["notes"]
@@ -199,8 +202,8 @@ def test_upload_limits_match_the_parser():
     assert cfg["server"]["maxUploadSize"] == widgets.MAX_UPLOAD_MB == 2
     assert MAX_CONFIG_BYTES == widgets.MAX_PLAN_FILE_BYTES == 2 * 2**20
     assert 2 <= cfg["server"]["maxMessageSize"] <= 32
-    at = run_app(page="pages/model.py")
-    assert {u.proto.max_upload_size_mb for u in at.get("file_uploader")} == {2}
+    at = open_share(run_app(page="pages/model.py"))
+    assert {u.key: u.proto.max_upload_size_mb for u in at.get("file_uploader")} == {"model.upload": 2, "kv.upload": 2}
 
 
 def test_an_oversized_upload_is_refused_with_a_message():
@@ -209,6 +212,7 @@ def test_an_oversized_upload_is_refused_with_a_message():
         ("config.json", b"{" + b" " * MAX_CONFIG_BYTES + b"}", "application/json")).run()
     assert not at.exception and any("too large" in e.value for e in at.error)
     body = b'{"inputs": {}, "pad": "' + b"x" * (2 * 2**20) + b'"}'
+    open_share(at)
     at.file_uploader(key="kv.upload").set_value(("plan.json", body, "application/json")).run()
     assert not at.exception and any("larger than" in w for w in warnings(at))
 

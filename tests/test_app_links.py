@@ -7,7 +7,7 @@ import pytest
 
 from kvplan.presets import preset_config
 from kvplan.web.state import PlanState, decode, encode, encode_config
-from tests.app_util import LINK_70B, PAGES, metrics, run_app, state, warnings
+from tests.app_util import LINK_70B, PAGES, metrics, open_share, plain, run_app, state, warnings
 
 CUSTOM = dict(preset_config("qwen3-8b"), num_hidden_layers=20, _name_or_path="acme/qwen-20l")
 
@@ -70,6 +70,8 @@ def test_moving_between_pages_keeps_the_plan_and_the_links_carry_it():
 
 def test_share_box_shows_the_link():
     at = run_app(LINK_70B)
+    assert not at.sidebar.code  # the share box is built when it is opened
+    open_share(at)
     code = [c.value for c in at.sidebar.code]
     assert any("m=llama-3.1-70b" in c and "tp=4" in c for c in code)
 
@@ -95,6 +97,7 @@ def test_download_json_and_csv_then_upload_restores_the_plan():
     assert "input,tensor_parallel_size,4" in csv_text and f"plan,num_blocks,{doc['plan']['num_blocks']}" in csv_text
 
     fresh = run_app(page="pages/parallelism.py")
+    open_share(fresh)
     fresh.file_uploader(key="kv.upload").set_value(("plan.json", json.dumps(doc).encode(), "application/json")).run()
     assert not fresh.exception
     assert state(fresh) == s and dict(fresh.query_params) == LINK_70B
@@ -103,6 +106,27 @@ def test_download_json_and_csv_then_upload_restores_the_plan():
 
 def test_uploading_a_bad_plan_file_warns():
     at = run_app(LINK_70B)
+    open_share(at)
     at.file_uploader(key="kv.upload").set_value(("plan.json", b"{nope", "application/json")).run()
     assert not at.exception and any("not JSON" in w for w in warnings(at))
     assert state(at) == decode(LINK_70B)[0]
+
+
+@pytest.mark.parametrize("engine", ["vllm", "sglang", "custom"])
+def test_engine_knobs_are_built_only_when_open_and_are_the_listed_ones(engine):
+    """The knobs expander is lazy: closed, none of its widgets exist (each costs every rerun) and a
+    caption lists the knobs the plan sets; open, it holds exactly widgets.ENGINE_KNOBS[engine]."""
+    from kvplan.web import widgets
+
+    at = run_app(dict(LINK_70B, e=engine, bs="32"))
+    keys = {w.key for kind in ("number_input", "selectbox", "checkbox") for w in at.sidebar.get(kind)}
+    assert not keys & {"w." + n for n in widgets.ENGINE_KNOBS[engine]}
+    assert "Set: block_size=32" in [plain(c.value) for c in at.sidebar.caption]
+    at.session_state["kv.knobs"] = True
+    at.run()
+    keys = {w.key for kind in ("number_input", "selectbox", "checkbox") for w in at.sidebar.get(kind)}
+    knobs = keys - {"w.model", "w.gpu", "w.tensor_parallel_size", "w.pipeline_parallel_size", "w.data_parallel_size",
+                    "w.max_model_len", "w.concurrency", "w.kv_cache_dtype", "w.weight_format"}
+    assert knobs == {"w." + n for n in widgets.ENGINE_KNOBS[engine]}
+    assert at.selectbox(key="w.block_size").value == 32
+    assert not any(plain(c.value).startswith("Set:") for c in at.sidebar.caption)  # open: the widgets say it

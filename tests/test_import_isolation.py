@@ -4,7 +4,7 @@ import json
 import subprocess
 import sys
 
-HEAVY = ("streamlit", "plotly", "pandas", "torch", "numpy", "transformers")
+HEAVY = ("streamlit", "plotly", "pandas", "pyarrow", "torch", "numpy", "transformers")
 
 
 def test_import_kvplan_loads_no_heavy_module():

@@ -1,7 +1,12 @@
-"""The kvplan calls the pages make, cached per input (``st.cache_data``, bounded).
+"""The kvplan calls the pages make, cached per input (``st.cache_resource``, bounded).
 
 Every function takes a ``PlanState`` (hashable: frozen, tuples only) and returns kvplan's own result
 models. Nothing here computes: it builds kvplan's inputs from the state and calls kvplan.
+
+Why ``cache_resource`` and not ``cache_data``: ``cache_data`` hands every caller a fresh unpickled
+copy, which for a GPU-picker result is 2.5 ms of every rerun of the GPUs page (0.5-0.8 ms for a plan
+or a model). The results are frozen pydantic models that nothing mutates, so one shared object is
+safe; ``tests/test_app_budget.py`` checks that a rerun gets the very same object back.
 """
 
 import streamlit as st
@@ -56,7 +61,7 @@ def _plan_key(state: PlanState) -> PlanState:
     return PlanState(**{name: getattr(state, name) for name in keep})
 
 
-@st.cache_data(hash_funcs=_HASH, max_entries=64, show_spinner=False)
+@st.cache_resource(hash_funcs=_HASH, max_entries=64, show_spinner=False)
 def _spec(key: PlanState) -> ModelSpec:
     return model_spec(key)
 
@@ -65,7 +70,7 @@ def spec(state: PlanState) -> ModelSpec:
     return _spec(_model_key(state))
 
 
-@st.cache_data(hash_funcs=_HASH, max_entries=64, show_spinner=False)
+@st.cache_resource(hash_funcs=_HASH, max_entries=64, show_spinner=False)
 def _model_numbers(key: PlanState, weight_format: str | None) -> tuple[ParamBreakdown, WeightBytes]:
     s = model_spec(key)
     return count_params(s), weight_bytes(s, weight_format)
@@ -75,7 +80,7 @@ def model_numbers(state: PlanState) -> tuple[ParamBreakdown, WeightBytes]:
     return _model_numbers(_model_key(state), state.weight_format)
 
 
-@st.cache_data(hash_funcs=_HASH, max_entries=256, show_spinner=False)
+@st.cache_resource(hash_funcs=_HASH, max_entries=256, show_spinner=False)
 def _plan(key: PlanState) -> Plan:
     return plan(model_spec(key), get_gpu(key.gpu), engine_config(key), layout(key), key.concurrency)
 
@@ -98,7 +103,7 @@ def sweep_lengths(max_len: int) -> list[int]:
     return sorted(set(out) | {max_len})
 
 
-@st.cache_data(hash_funcs=_HASH, max_entries=64, show_spinner=False)
+@st.cache_resource(hash_funcs=_HASH, max_entries=64, show_spinner=False)
 def _sweep(key: PlanState, lengths: tuple[int, ...], concurrency: int) -> list[SweepPoint]:
     return context_sweep(model_spec(key), get_gpu(key.gpu), engine_config(key), layout(key), list(lengths), concurrency)
 
@@ -107,7 +112,7 @@ def sweep_for(state: PlanState, max_len: int, concurrency: int) -> list[SweepPoi
     return _sweep(_plan_key(state), tuple(sweep_lengths(max_len)), concurrency)
 
 
-@st.cache_data(hash_funcs=_HASH, max_entries=16, show_spinner=False)
+@st.cache_resource(hash_funcs=_HASH, max_entries=16, show_spinner=False)
 def _pick(key: PlanState, max_len: int, concurrency: int, prices: tuple[tuple[str, float], ...]) -> Picker:
     engine = engine_config(key)
     return pick_gpus(model_spec(key), max_len, concurrency, engine, dict(prices) or None)
@@ -119,7 +124,7 @@ def picker_for(state: PlanState, max_len: int, concurrency: int) -> Picker:
                  max_len, concurrency, state.prices)
 
 
-@st.cache_data(hash_funcs=_HASH, max_entries=64, show_spinner=False)
+@st.cache_resource(hash_funcs=_HASH, max_entries=64, show_spinner=False)
 def paging_for(lengths: tuple[int, ...], block_size: int, shared_prefix: int) -> tuple[Paging, list[Paging], list]:
     """(paging at the block size, the same at each standard block size, block map of the first few; the
     map is empty when it would pass MAX_BLOCK_MAP_BLOCKS, see ``block_map_size``)."""
@@ -139,6 +144,6 @@ def lengths_for(state: PlanState) -> tuple[int, ...]:
     return workload_lengths(state)
 
 
-@st.cache_data(hash_funcs=_HASH, max_entries=64, show_spinner=False)
+@st.cache_resource(hash_funcs=_HASH, max_entries=64, show_spinner=False)
 def vllm_command(command: str) -> VllmArgs:
     return parse_vllm_command(command)

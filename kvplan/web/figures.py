@@ -27,10 +27,24 @@ def _gib(n: int | float) -> float:
     return n / GiB
 
 
-def _figure(traces: list, title: str, shapes: Sequence[tuple[dict, dict]] = (), **layout) -> go.Figure:
-    """A figure from traces and a layout dict (10x faster than update_layout / add_hline)."""
-    return go.Figure(traces, layout=dict(title=dict(text=title), shapes=[s for s, _ in shapes],
-                                         annotations=[a for _, a in shapes], **_LAYOUT, **layout))
+def _figure(traces: list[dict], title: str, shapes: Sequence[tuple[dict, dict]] = (), **layout) -> go.Figure:
+    """A figure from trace dicts and a layout dict, not validated here.
+
+    plotly's validation of every property is most of a figure's cost (a Budget chart: 4 ms validated,
+    0.6 ms not; three charts on every rerun). Every figure this module makes is validated in the
+    tests instead (tests/test_app_figures.py builds each one again with validation on).
+    """
+    lines = dict(shapes=[s for s, _ in shapes], annotations=[a for _, a in shapes]) if shapes else {}
+    return go.Figure(dict(data=traces, layout=dict(title=dict(text=title), **lines, **_LAYOUT, **layout)),
+                     _validate=False)
+
+
+def _bar(**props) -> dict:
+    return dict(type="bar", **props)
+
+
+def _scatter(**props) -> dict:
+    return dict(type="scatter", **props)
 
 
 def _hline(y: float, text: str, color: str = COLORS["device"], right: bool = False) -> tuple[dict, dict]:
@@ -47,10 +61,10 @@ def _tokens_axis(x: Sequence[int]) -> dict:
     return dict(type="log", title=dict(text="context length (tokens)"), tickvals=list(x), ticktext=text)
 
 
-def _vline_trace(x: float, y_top: float, text: str) -> go.Scatter:
+def _vline_trace(x: float, y_top: float, text: str) -> dict:
     """A vertical marker line as a trace (data coordinates, so it is right on log axes too)."""
-    return go.Scatter(x=[x, x], y=[0, y_top], mode="lines", name=text, line=dict(color=COLORS["device"], dash="dot"),
-                      hovertemplate=text + "<extra></extra>")
+    return _scatter(x=[x, x], y=[0, y_top], mode="lines", name=text, line=dict(color=COLORS["device"], dash="dot"),
+                    hovertemplate=text + "<extra></extra>")
 
 
 # ----------------------------------------------------------------------------- model
@@ -58,10 +72,10 @@ def _vline_trace(x: float, y_top: float, text: str) -> go.Scatter:
 def param_breakdown(params: ParamBreakdown, weights: WeightBytes) -> go.Figure:
     """Parameters by component (bars), weight bytes in the hover."""
     cats = [c for c, n in params.components.items() if n]
-    bar = go.Bar(x=[params.components[c] for c in cats], y=cats, orientation="h", name="parameters",
-                 customdata=[_gib(weights.components.get(c, 0)) for c in cats], marker_color=COLORS["weights"],
-                 hovertemplate="%{y}: %{x:,} parameters, %{customdata:.2f} GiB in " + weights.format
-                 + "<extra></extra>")
+    bar = _bar(x=[params.components[c] for c in cats], y=cats, orientation="h", name="parameters",
+               customdata=[_gib(weights.components.get(c, 0)) for c in cats], marker=dict(color=COLORS["weights"]),
+               hovertemplate="%{y}: %{x:,} parameters, %{customdata:.2f} GiB in " + weights.format
+               + "<extra></extra>")
     return _figure([bar], f"Parameters by component: {params.total_params:,} in all",
                    xaxis=dict(title=dict(text="parameters")), yaxis=dict(autorange="reversed"))
 
@@ -115,13 +129,13 @@ def rank_memory(plan: Plan) -> go.Figure:
                    yaxis=dict(title=dict(text="GiB")))
 
 
-def _segment_bars(x: list, segs: list[dict[str, int]]) -> list[go.Bar]:
+def _segment_bars(x: list, segs: list[dict[str, int]]) -> list[dict]:
     bars = []
     for name in SEGMENTS:
         values = [_gib(s[name]) for s in segs]
         if any(values):
-            bars.append(go.Bar(name=name, x=x, y=values, marker_color=COLORS[name],
-                               hovertemplate=name + ": %{y:.2f} GiB<extra></extra>"))
+            bars.append(_bar(name=name, x=x, y=values, marker=dict(color=COLORS[name]),
+                             hovertemplate=name + ": %{y:.2f} GiB<extra></extra>"))
     return bars
 
 
@@ -135,10 +149,10 @@ def memory_vs_context(points: Sequence[SweepPoint], device_bytes: int, concurren
     x = [p.context for p in points]
     y = [_gib(device_bytes - max(p.kv_pool_bytes, 0) + p.kv_bytes_in_use) for p in points]
     fits = [p.fits for p in points]
-    traces = [go.Scatter(x=x, y=y, mode="lines+markers", name=f"needed for {concurrency} sequence(s)",
-                         marker=dict(color=[COLORS["KV in use"] if f else COLORS["device"] for f in fits]),
-                         line=dict(color=COLORS["weights"]),
-                         hovertemplate="%{x:,} tokens: %{y:.2f} GiB<extra></extra>")]
+    traces = [_scatter(x=x, y=y, mode="lines+markers", name=f"needed for {concurrency} sequence(s)",
+                       marker=dict(color=[COLORS["KV in use"] if f else COLORS["device"] for f in fits]),
+                       line=dict(color=COLORS["weights"]),
+                       hovertemplate="%{x:,} tokens: %{y:.2f} GiB<extra></extra>")]
     device = _gib(device_bytes)
     if exact_limit:
         traces.append(_vline_trace(exact_limit, max(device, *y), f"fits up to {exact_limit:,} tokens"))
@@ -161,16 +175,16 @@ def fit_limit(points: Sequence[SweepPoint]) -> tuple[int, int] | None:
 def concurrency_vs_context(points: Sequence[SweepPoint], concurrency: int | None) -> go.Figure:
     x = [p.context for p in points]
     traces = [
-        go.Scatter(x=x, y=[p.max_concurrency for p in points], mode="lines+markers", name="max concurrency",
-                   line=dict(color=COLORS["KV in use"]), hovertemplate="%{x:,} tokens: %{y:.2f}x<extra></extra>"),
-        go.Scatter(x=x, y=[p.max_num_seqs for p in points], mode="lines", name="whole sequences that fit",
-                   line=dict(color=COLORS["weights"], shape="hv"),
-                   hovertemplate="%{x:,} tokens: %{y:,} sequences<extra></extra>"),
+        _scatter(x=x, y=[p.max_concurrency for p in points], mode="lines+markers", name="max concurrency",
+                 line=dict(color=COLORS["KV in use"]), hovertemplate="%{x:,} tokens: %{y:.2f}x<extra></extra>"),
+        _scatter(x=x, y=[p.max_num_seqs for p in points], mode="lines", name="whole sequences that fit",
+                 line=dict(color=COLORS["weights"], shape="hv"),
+                 hovertemplate="%{x:,} tokens: %{y:,} sequences<extra></extra>"),
     ]
     if concurrency:
-        traces.append(go.Scatter(x=[x[0], x[-1]], y=[concurrency, concurrency], mode="lines",
-                                 name=f"asked: {concurrency}",
-                                 line=dict(color=COLORS["device"], dash="dash")))
+        traces.append(_scatter(x=[x[0], x[-1]], y=[concurrency, concurrency], mode="lines",
+                               name=f"asked: {concurrency}",
+                               line=dict(color=COLORS["device"], dash="dash")))
     return _figure(traces, "Concurrency vs context length", xaxis=_tokens_axis(x),
                    yaxis=dict(type="log", dtick=1, title=dict(text="sequences")))
 
@@ -180,8 +194,8 @@ def concurrency_vs_context(points: Sequence[SweepPoint], concurrency: int | None
 def slots(paging: Paging) -> go.Figure:
     names = ["tokens (logical)", "slots used", "slots allocated"]
     values = [paging.logical_tokens, paging.used_slots, paging.allocated_slots]
-    bar = go.Bar(x=names, y=values, marker_color=[COLORS["weights"], COLORS["KV in use"], COLORS["workspace"]],
-                 text=[f"{v:,}" for v in values], textposition="auto", hovertemplate="%{x}: %{y:,}<extra></extra>")
+    bar = _bar(x=names, y=values, marker=dict(color=[COLORS["weights"], COLORS["KV in use"], COLORS["workspace"]]),
+               text=[f"{v:,}" for v in values], textposition="auto", hovertemplate="%{x}: %{y:,}<extra></extra>")
     return _figure([bar], f"Block size {paging.block_size}: {paging.wasted_slots:,} slots wasted "
                    f"({paging.waste_fraction:.1%})", yaxis=dict(title=dict(text="token slots")))
 
@@ -189,9 +203,9 @@ def slots(paging: Paging) -> go.Figure:
 def waste_by_block_size(pagings: Sequence[Paging], current: int | None = None) -> go.Figure:
     x = [str(p.block_size) for p in pagings]
     colors = [COLORS["device"] if p.block_size == current else COLORS["workspace"] for p in pagings]
-    bar = go.Bar(x=x, y=[p.waste_fraction * 100 for p in pagings], marker_color=colors,
-                 customdata=[p.wasted_slots for p in pagings], name="wasted",
-                 hovertemplate="block %{x}: %{y:.1f}% wasted (%{customdata:,} slots)<extra></extra>")
+    bar = _bar(x=x, y=[p.waste_fraction * 100 for p in pagings], marker=dict(color=colors),
+               customdata=[p.wasted_slots for p in pagings], name="wasted",
+               hovertemplate="block %{x}: %{y:.1f}% wasted (%{customdata:,} slots)<extra></extra>")
     return _figure([bar], "Waste per block size (same sequences)",
                    xaxis=dict(title=dict(text="block size (tokens)"), type="category"),
                    yaxis=dict(title=dict(text="% of allocated slots empty")))
@@ -215,10 +229,10 @@ def block_map(blocks: Sequence[Sequence[tuple[int, int]]], block_size: int, shar
                     t["base"].append(base)
                     t["text"].append(f"#{block_id}" if name != "empty" else "")
     names = {"shared": "shared prefix block", "private": "own block", "empty": "empty slots"}
-    bars = [go.Bar(name=names[name], orientation="h", x=t["x"], y=t["y"], base=t["base"],
-                   text=t["text"] if len(t["x"]) <= 200 else None, textposition="inside", insidetextanchor="middle",
-                   marker_color=COLORS[name], marker_line=dict(color="white", width=1),
-                   hovertemplate="%{y}: %{x} slots from %{base}<extra>" + names[name] + "</extra>")
+    bars = [_bar(name=names[name], orientation="h", x=t["x"], y=t["y"], base=t["base"],
+                 text=t["text"] if len(t["x"]) <= 200 else None, textposition="inside", insidetextanchor="middle",
+                 marker=dict(color=COLORS[name], line=dict(color="white", width=1)),
+                 hovertemplate="%{y}: %{x} slots from %{base}<extra>" + names[name] + "</extra>")
             for name, t in traces.items()]
     return _figure(bars, f"Block map (block size {block_size}; #n = physical block)", barmode="overlay", bargap=0.3,
                    xaxis=dict(title=dict(text="token position")), yaxis=dict(autorange="reversed"))
@@ -257,12 +271,12 @@ def picker(options: Sequence[Option], concurrency: int) -> go.Figure:
     for gpu in dict.fromkeys(o.gpu for o in options):
         rows = [o for o in options if o.gpu == gpu and (o.cost_per_hour is not None or not priced)]
         if rows:
-            traces.append(go.Scatter(
+            traces.append(_scatter(
                 x=[o.max_concurrency * o.replicas for o in rows],
                 y=[o.cost_per_hour if priced else o.num_gpus for o in rows], mode="markers", name=gpu,
                 text=[f"TP{o.tensor_parallel_size} PP{o.pipeline_parallel_size} x{o.replicas}" for o in rows],
                 marker=dict(size=10), hovertemplate="%{text}: %{x:.1f} sequences, %{y}<extra>" + gpu + "</extra>"))
-    top = max((y for t in traces for y in t.y), default=1)
+    top = max((y for t in traces for y in t["y"]), default=1)
     traces.append(_vline_trace(concurrency, top, f"asked: {concurrency}"))
     return _figure(traces, ("Cost per hour" if priced else "GPUs") + " vs sequences held",
                    xaxis=dict(type="log", dtick=1, title=dict(text="sequences of max_model_len held (all replicas)")),

@@ -1,7 +1,8 @@
 """The budget's formulas as LaTeX, with the plan's own numbers substituted (for ``st.latex``).
 
 Every number shown is read from the ``Plan`` (its terms, groups and rank results); the formulas are
-the ones ``kvplan.plan`` documents. Pure functions: ``budget_formulas(plan)`` -> [(title, latex)].
+the ones ``kvplan.plan`` documents. Pure functions: ``budget_formulas(plan)`` -> [(title, latex)],
+``as_markdown`` -> one Markdown text with each formula as a display-math block.
 """
 
 from kvplan.plan import Plan, RankPlan
@@ -83,3 +84,12 @@ def _pool(plan: Plan, rank: RankPlan) -> str:
             rf"\text{{pool}} &= \text{{requested}} - \text{{weights}} - \text{{activations}} - \text{{non-torch}}"
             rf" - \text{{CUDA graphs}}\\ &= {_g(requested)} - {_g(rank.weights_bytes)} - {_g(act)} - {_g(non_torch)}"
             rf" - {_g(graphs)} = {_g(rank.kv_pool_bytes)}\end{{aligned}}")
+
+
+def as_markdown(formulas: list[tuple[str, str]]) -> str:
+    """(title, LaTeX) pairs as one Markdown text: a grey title, then the formula as display math.
+
+    One element instead of a caption and an ``st.latex`` per formula (each element costs every
+    rerun). Titles are kvplan's own text; the LaTeX carries only numbers read from the plan.
+    """
+    return "\n\n".join(f":gray[{title}]\n\n$$\n{latex}\n$$" for title, latex in formulas)

@@ -10,6 +10,7 @@ import re
 from collections.abc import Iterable
 from typing import Any
 
+import pyarrow as pa
 import streamlit as st
 
 from kvplan.errors import KvplanError, PlanInputError
@@ -35,6 +36,14 @@ def esc(text: Any) -> str:
 
 def gib(n: int | float) -> str:
     return f"{n / GiB:,.2f} GiB"
+
+
+def table(rows: list[dict[str, Any]], **kwargs: Any) -> None:
+    """A list of row dicts as an interactive table.
+
+    Handed to Streamlit as an Arrow table: a list of dicts goes through pandas first, which costs
+    3.6 ms for a 9-row table against 0.5 ms from Arrow (bench: rerun time of every page)."""
+    st.dataframe(pa.Table.from_pylist(rows), hide_index=True, width="stretch", **kwargs)
 
 
 def chart(fig, key: str) -> None:

@@ -31,11 +31,19 @@ from kvplan.weights import FORMATS
 from kvplan.hf_config import load_config_text
 from kvplan.web import cached, hub, views
 from kvplan.web.state import (
-    BY_KEY, BY_NAME, MAX_LINK_QUERY, MAX_PARALLEL, MAX_PIPELINE, PlanState, decode, encode, encode_config,
+    BY_KEY, BY_NAME, DEFAULT, MAX_LINK_QUERY, MAX_PARALLEL, MAX_PIPELINE, PlanState, decode, encode, encode_config,
     from_document, link_params, query_length, spec_from_link, to_document,
 )
 
 STATE, URL, WARNINGS = "kv.state", "kv.url", "kv.warnings"
+KNOBS, SHARE = "kv.knobs", "kv.share"  # the sidebar's lazy expanders (open or not)
+# What the Engine knobs expander holds, per engine (the order it draws them).
+ENGINE_KNOBS = {
+    "vllm": ("gpu_memory_utilization", "block_size", "max_num_seqs", "max_num_batched_tokens", "kv_cache_memory_bytes",
+             "enforce_eager", "enable_expert_parallel"),
+    "sglang": ("block_size", "mem_fraction_static", "enable_expert_parallel"),
+    "custom": ("block_size", "runtime_gib", "headroom_gib", "enable_expert_parallel"),
+}
 PREFIX = "w."
 MAX_PLAN_FILE_BYTES = 2 * 2**20  # as .streamlit/config.toml's server.maxUploadSize (MB) and MAX_CONFIG_BYTES
 MAX_UPLOAD_MB = 2
@@ -184,8 +192,12 @@ def sidebar(page: str) -> None:
             bind("weight_format", st.selectbox, "Weights", ["as shipped", *FORMATS],
                  to_widget=lambda v: v or "as shipped", from_widget=lambda v: None if v == "as shipped" else v,
                  help="Weight storage format (default: as the checkpoint ships).")
-        with st.expander("Engine knobs"):
-            _engine_knobs(current(), page)
+        knobs = st.expander("Engine knobs", key=KNOBS, on_change="rerun")
+        if knobs.open:  # lazy: a closed expander's widgets are not built (each costs every rerun)
+            with knobs:
+                _engine_knobs(current(), page)
+        elif changed := knobs_set(current(), page):
+            st.caption("Set: " + views.esc(", ".join(changed)))
 
 
 def _gpu_label(name: str) -> str:
@@ -203,6 +215,12 @@ def _model_picker(state: PlanState, name: str) -> None:
                           help="A built-in preset (type to search). Paste, upload or fetch a config on the Model page.")
     if choice != CUSTOM and (state.config or choice != state.model):
         update(model=choice, config=None, model_name=None)
+
+
+def knobs_set(state: PlanState, page: str) -> list[str]:
+    """The engine knobs the closed expander holds that differ from their defaults, as name=value."""
+    names = [n for n in ENGINE_KNOBS[state.engine] if not (n == "block_size" and page == "paging")]
+    return [f"{n}={BY_NAME[n].format(getattr(state, n))}" for n in names if getattr(state, n) != getattr(DEFAULT, n)]
 
 
 def _engine_knobs(state: PlanState, page: str) -> None:
@@ -316,8 +334,12 @@ def finish(nav: Any, pages: list) -> None:
                            f"{MAX_LINK_QUERY:,}), so it leaves out {views.esc(names)}. To share the whole plan, "
                            "download the **Plan JSON** below; **Restore a plan JSON** opens it.",
                            icon=":material/link_off:")
-    with st.sidebar, st.expander("Share or save this plan", icon=":material/share:", expanded=bool(cut)):
-        _share(params, cut)
+    with st.sidebar:
+        share = st.expander("Share or save this plan", icon=":material/share:", expanded=bool(cut), key=SHARE,
+                            on_change="rerun")
+    if share.open:  # lazy, as the engine knobs
+        with share:
+            _share(params, cut)
 
 
 def share_url(params: dict[str, str]) -> str:

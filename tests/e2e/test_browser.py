@@ -8,6 +8,7 @@ from pathlib import Path
 import pytest
 from playwright.sync_api import expect
 
+from kvplan.web import formulas
 from tests.app_util import kvplan_plan
 
 pytestmark = pytest.mark.e2e
@@ -30,6 +31,9 @@ def test_shared_link_widget_url_and_page_change(server, page):
     expect(metric(page, "KV blocks")).to_contain_text(f"{p4.num_blocks:,}")
     expect(metric(page, "KV cache tokens")).to_contain_text(f"{p4.kv_cache_tokens:,}")
     expect(page.get_by_test_id("stPlotlyChart")).to_have_count(3)
+    # the formulas (one Markdown block of display math) are typeset by KaTeX, none left as source
+    expect(page.locator(".katex-display")).to_have_count(len(formulas.budget_formulas(p4)))
+    assert page.locator(".katex-error").count() == 0 and "$$" not in page.inner_text("body")
     idle(page)
     page.wait_for_timeout(500)  # let the charts finish drawing
     SHOT.parent.mkdir(parents=True, exist_ok=True)
