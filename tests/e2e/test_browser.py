@@ -68,3 +68,28 @@ def test_tampered_link_warns_in_the_browser(server, page):
     expect(page.get_by_test_id("stAlertContentWarning").first).to_contain_text("tp")
     expect(page.get_by_role("heading", name="Model")).to_be_visible()
     expect(page.get_by_test_id("stException")).to_have_count(0)
+
+
+def test_lazy_sidebar_boxes_open_and_work(server, page):
+    """The engine knobs and the share box build their widgets only when opened: in the browser,
+    opening them shows the widgets, a knob changes the plan and the link, the share box shows it."""
+    page.goto(f"{server}/?{LINK}")
+    expect(metric(page, "KV blocks")).to_be_visible()
+    idle(page)
+    sidebar = page.get_by_test_id("stSidebar")
+    expect(sidebar.get_by_label("gpu_memory_utilization", exact=True)).to_have_count(0)
+    sidebar.get_by_text("Engine knobs").click()
+    box = sidebar.get_by_label("gpu_memory_utilization", exact=True)
+    expect(box).to_be_visible()
+    idle(page)
+    box.fill("0.8")
+    box.press("Enter")
+    expect(page).to_have_url(re.compile(r"[?&]gmu=0\.8(&|$)"))
+    p = kvplan_plan("llama-3.1-70b", tp=4, concurrency=16, max_model_len=32768, kv_cache_dtype="fp8",
+                    gpu_memory_utilization=0.8)
+    expect(metric(page, "KV blocks")).to_contain_text(f"{p.num_blocks:,}")
+    idle(page)
+    sidebar.get_by_text("Share or save this plan").click()
+    expect(sidebar.get_by_test_id("stCode")).to_contain_text("gmu=0.8")
+    expect(sidebar.get_by_test_id("stDownloadButton")).to_have_count(2)
+    expect(page.get_by_test_id("stException")).to_have_count(0)
