@@ -149,12 +149,17 @@ class ModelSpec(_Frozen):
     _memo: dict = PrivateAttr(default_factory=dict)
 
     def memo(self, key, compute):
-        """``compute()`` once per spec and key; later calls return the stored value."""
-        if self._memo.get("owner") is not self:  # model_copy shares the dict: start afresh
-            self._memo = {"owner": self}
-        if key not in self._memo:
-            self._memo[key] = compute()
-        return self._memo[key]
+        """``compute()`` once per spec and key; later calls return the stored value.
+
+        Safe when threads share the spec (the web app's cache hands one spec to every session): the
+        dict is read through a local name, so a thread that swaps in a fresh dict meanwhile cannot
+        make this call lose its value (at worst two threads compute the same value once each)."""
+        memo = self._memo
+        if memo.get("owner") is not self:  # model_copy shares the dict: start afresh
+            memo = self._memo = {"owner": self}
+        if key not in memo:
+            memo[key] = compute()
+        return memo[key]
 
     @property
     def is_moe(self) -> bool:

@@ -281,3 +281,34 @@ def test_oversized_config_file_is_refused_without_reading_it_all(tmp_path):
     with pytest.raises(ConfigError) as info:
         resolve_model(str(big))
     assert "too large" in info.value.message
+
+
+def test_spec_memo_is_per_spec_and_survives_a_concurrent_reset():
+    """ModelSpec.memo: once per spec (a model_copy starts afresh, so a changed copy never reads the
+    original's values), and safe when threads share a spec (the web app caches one spec for all)."""
+    from kvplan.params import count_params
+
+    spec = load_preset("qwen3-8b")
+    calls = []
+    assert spec.memo("k", lambda: calls.append(1) or 7) == 7 and spec.memo("k", lambda: 8) == 7 and calls == [1]
+    fewer = spec.model_copy(update={"num_hidden_layers": 2})
+    assert fewer.memo("k", lambda: 9) == 9 and spec.memo("k", lambda: 8) == 7
+
+    fresh = load_preset("qwen3-8b").model_copy()  # (load_preset hands out one shared spec per preset)
+
+    class Swapped(dict):  # another thread's first call swaps in its own dict just after this one stores
+        def __setitem__(self, key, value):
+            super().__setitem__(key, value)
+            fresh._memo = {"owner": fresh}
+
+    fresh._memo = Swapped(owner=fresh)
+    assert fresh.memo("k", lambda: 42) == 42  # (reading self._memo again here raised KeyError)
+
+    from concurrent.futures import ThreadPoolExecutor
+
+    shared = load_preset("llama-3.1-70b").model_copy()
+    with ThreadPoolExecutor(16) as pool:
+        results = list(pool.map(lambda _: (count_params(shared).total_params, plan(shared, H100, layout=Layout(4))),
+                                range(64)))
+    assert {r[0] for r in results} == {70_553_706_496}  # Llama-3.1-70B, as transformers counts it
+    assert all(r[1] == results[0][1] for r in results)
