@@ -3,7 +3,8 @@
     python bench/core.py            # prints a table, writes bench/results/core.json
 
 Targets (issue: hardening and speed): one plan well under 1 ms; the picker over the whole catalog
-x TP 1-8 x PP 1-4 under 100 ms; 100,000 lengths paged under 50 ms. Not run by CI's pass/fail.
+x TP 1-8 x PP 1-4 x several lengths under 100 ms; 100,000 lengths paged under 50 ms. Not run by
+CI's pass/fail.
 """
 
 import json
@@ -23,6 +24,11 @@ from kvplan.paging import page_sequences  # noqa: E402
 from kvplan.parallel import Layout  # noqa: E402
 from kvplan.picker import pick_gpus  # noqa: E402
 from kvplan.plan import plan  # noqa: E402
+
+
+# The picker's layouts: TP 1, 2, 4, 8 and PP 1, 2, 4 (kvplan.picker.TP_CHOICES, PP_CHOICES); the sweep
+# asks for each of several context lengths, as the GPUs page does when the context changes.
+SWEEP_LENGTHS = (8192, 32768, 131072)
 
 
 def timed(fn, repeat: int) -> dict:
@@ -45,6 +51,8 @@ def main() -> None:
         "plan() deepseek-v3 TP8 (fresh spec: nothing memoized)": timed(
             lambda: plan(parse_config(preset_config("deepseek-v3")), get_gpu("H200"), engine, Layout(tp=8)), 20),
         f"picker: {len(GPU_CATALOG)} GPUs x TP 1-8 x PP 1-4": timed(lambda: pick_gpus(spec, 32768, 16), 10),
+        f"picker sweep: {len(GPU_CATALOG)} GPUs x TP 1-8 x PP 1-4 x {len(SWEEP_LENGTHS)} lengths": timed(
+            lambda: [pick_gpus(spec, n, 16) for n in SWEEP_LENGTHS], 10),
         f"parse all {len(preset_names())} presets": timed(lambda: [parse_config(preset_config(n)) for n in preset_names()], 5),
     }
     for n in (1_000, 10_000, 100_000):

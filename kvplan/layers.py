@@ -30,6 +30,11 @@ PosInt = Field(gt=0)
 class _Frozen(BaseModel):
     model_config = ConfigDict(frozen=True, extra="forbid")
 
+    @property
+    def window(self) -> int | None:
+        """Tokens a local layer looks back over (sliding window or chunk size); None for the rest."""
+        return None
+
 
 def heads_per_rank(heads: int, tp: int) -> int:
     """KV heads one TP rank stores: ``max(1, heads // tp)`` (vLLM ``get_num_kv_heads``).
@@ -82,6 +87,10 @@ class SlidingWindowAttention(FullAttention):
     kind: Literal["sliding_attention"] = "sliding_attention"  # type: ignore[assignment]
     sliding_window: int = PosInt
 
+    @property
+    def window(self) -> int:
+        return self.sliding_window
+
     def tokens_held(self, tokens: int, convention: Convention = "vllm") -> int:
         if convention == "transformers":
             return min(tokens, self.sliding_window - 1)
@@ -98,6 +107,10 @@ class ChunkedLocalAttention(FullAttention):
 
     kind: Literal["chunked_attention"] = "chunked_attention"  # type: ignore[assignment]
     attention_chunk_size: int = PosInt
+
+    @property
+    def window(self) -> int:
+        return self.attention_chunk_size
 
     def tokens_held(self, tokens: int, convention: Convention = "vllm") -> int:
         if tokens <= 0:

@@ -77,9 +77,14 @@ def stage_distinct(spec: ModelSpec, pp: int, stage: int) -> list[tuple[DecoderLa
     return spec.memo(("stage", pp, stage), lambda: distinct_layers(stage_layers(spec, pp, stage)))
 
 
+def uses_mla(spec: ModelSpec) -> bool:
+    """Whether any layer caches an MLA latent (one replicated latent per token, not KV heads)."""
+    return spec.memo("mla", lambda: any(layer.cache.kind == "mla" for layer, _ in stage_distinct(spec, 1, 0)))
+
+
 def kv_heads_on_rank(spec: ModelSpec, tp: int) -> int:
     """KV heads one rank stores (1 for MLA: the latent, replicated)."""
-    if any(layer.cache.kind == "mla" for layer, _ in stage_distinct(spec, 1, 0)):
+    if uses_mla(spec):
         return 1
     return heads_per_rank(spec.num_key_value_heads, tp)
 

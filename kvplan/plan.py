@@ -23,7 +23,9 @@ from kvplan.errors import PlanInputError
 from kvplan.gpus import GpuSpec
 from kvplan.kv import kv_dtype_bytes
 from kvplan.layers import ATTENTION_KINDS
-from kvplan.parallel import Layout, check_layout, kv_heads_on_rank, pp_partition, rank_weight_bytes, stage_distinct
+from kvplan.parallel import (
+    Layout, check_layout, kv_heads_on_rank, pp_partition, rank_weight_bytes, stage_distinct, uses_mla,
+)
 from kvplan.spec import DecoderLayer, Linear, ModelSpec
 from kvplan.units import DTYPE_BITS, GiB, cdiv
 
@@ -117,10 +119,6 @@ def _page_bytes(layer: DecoderLayer, block_size: int, tp: int, kv_b: int, state_
     return cache.state_bytes("vllm", tp, state_b)
 
 
-def _window(cache) -> int | None:
-    return getattr(cache, "sliding_window", None) or getattr(cache, "attention_chunk_size", None)
-
-
 def group_blocks(kind: str, window: int | None, max_len: int, block_size: int, in_flight: int) -> int:
     """Blocks one request at ``max_len`` takes in one group (vLLM ``max_memory_usage_bytes / page``).
 
@@ -171,8 +169,8 @@ def kv_groups(layers: list[tuple[DecoderLayer, int]], block_size: int, tp: int, 
         for g in range(n_groups):
             real = min(group_size, members - g * group_size)
             groups.append(KVGroup(kind=cache.kind, layers=real, padding_layers=group_size - real,
-                                  page_bytes=pages[cache], window=_window(cache),
-                                  blocks_per_request=group_blocks(cache.kind, _window(cache), max_len, block_size,
+                                  page_bytes=pages[cache], window=cache.window,
+                                  blocks_per_request=group_blocks(cache.kind, cache.window, max_len, block_size,
                                                                   in_flight)))
     bytes_per_block = group_size * max(pages.values())
     return groups, bytes_per_block, block_size
@@ -221,7 +219,7 @@ def plan(spec: ModelSpec, gpu: GpuSpec, engine: EngineConfig = EngineConfig(), l
     if concurrency is not None and (isinstance(concurrency, bool) or not isinstance(concurrency, int) or concurrency < 1):
         raise PlanInputError("concurrency", f"must be a whole number >= 1, got {concurrency!r}")
     max_len = engine.max_model_len or spec.max_position_embeddings or 4096
-    mla = any(layer.cache.kind == "mla" for layer, _ in stage_distinct(spec, 1, 0))
+    mla = uses_mla(spec)
     default_bs = {"vllm": VLLM_MLA_BLOCK_SIZE if mla else VLLM_BLOCK_SIZE, "sglang": 1, "custom": 16}[engine.engine]
     block_size = engine.block_size or default_bs
     kv_b = kv_dtype_bytes(spec, engine.kv_cache_dtype)
@@ -239,7 +237,9 @@ def plan(spec: ModelSpec, gpu: GpuSpec, engine: EngineConfig = EngineConfig(), l
     stage_blocks: list[tuple[int, list[KVGroup], int, int]] = []
     for stage, n_layers in enumerate(pp_partition(len(spec.layers), layout.pp)):
         layers = stage_distinct(spec, layout.pp, stage)
-        groups, bytes_per_block, bs = kv_groups(layers, block_size, tp, kv_b, state_b, max_len, in_flight)
+        groups, bytes_per_block, bs = spec.memo(  # the same for every GPU of a picker sweep
+            ("groups", layout.pp, stage, block_size, tp, kv_b, state_b, max_len, in_flight),
+            lambda: kv_groups(layers, block_size, tp, kv_b, state_b, max_len, in_flight))
         weights = engine.weights_bytes if engine.weights_bytes is not None else rank_weight_bytes(
             spec, layout, stage, engine.weight_format)
         terms, pool = _budget(spec, gpu, engine, layout, weights, mnbt, max_seqs, act_b, mla)
@@ -271,7 +271,7 @@ def plan(spec: ModelSpec, gpu: GpuSpec, engine: EngineConfig = EngineConfig(), l
     # vLLM keeps block 0 as the null block; a request at max_model_len must fit in the rest.
     usable = num_blocks - 1 if engine.engine == "vllm" else num_blocks
     whole = usable // per_request if per_request else 0
-    starts = _largest_len(lambda L: _request_blocks(groups, L, block_size, in_flight, engine) <= usable, max_len * 64)
+    starts = longest_start(groups, block_size, in_flight, engine, usable, max_len * 64)
     fits = whole >= 1 and (concurrency is None or whole >= concurrency) and all(r.kv_pool_bytes > 0 for r in ranks)
     verdict = _verdict(fits, whole, concurrency, max_len, ranks, starts)
     nodes = cdiv(layout.gpus, per_node)
@@ -365,6 +365,29 @@ def _request_blocks(groups, max_len, block_size, in_flight, engine) -> int:
     return sum(group_blocks(g.kind, g.window, max_len, block_size, in_flight) for g in groups)
 
 
+def longest_start(groups: list[KVGroup], block_size: int, in_flight: int, engine: EngineConfig, usable: int,
+                  hi: int) -> int:
+    """The longest context (<= ``hi``) whose blocks for one request fit in ``usable`` blocks; 0 if none.
+
+    Without sliding or chunked groups the blocks of one request are n_full x cdiv(L, bs) + n_state, so
+    L = floor((usable - n_state) / n_full) x bs (SGLang: cdiv(L, page) <= usable, L = usable x page).
+    Windowed groups saturate piecewise: binary search over ``_request_blocks``, which the closed form
+    equals wherever both apply (tests/test_plan.py compares them). Worked number: Llama-3.1-8B, one
+    full group, 5,000 usable blocks of 16 -> 80,000 tokens.
+    """
+    if engine.engine == "sglang":
+        return min(hi, usable * block_size) if usable >= 1 else 0
+    if any(g.window for g in groups):
+        return _largest_len(lambda L: _request_blocks(groups, L, block_size, in_flight, engine) <= usable, hi)
+    full = sum(1 for g in groups if g.kind in ATTENTION_KINDS)
+    state = len(groups) - full
+    if state > usable:
+        return 0
+    if not full:  # recurrent state only: one page per request at any length
+        return hi
+    return min(hi, (usable - state) // full * block_size)
+
+
 def _largest_len(ok, hi: int) -> int:
     """Largest L in [0, hi] with ok(L) (ok is monotone decreasing); 0 if none."""
     if not ok(1):
@@ -418,13 +441,18 @@ def _budget(spec, gpu, engine, layout, weights, mnbt, max_seqs, act_b, mla) -> t
     terms.append(Term(name=f"activation peak ({mnbt} batched tokens, {max_seqs} seqs)", bytes=act,
                       basis="measured" if engine.activation_bytes is not None else "estimated",
                       source="profile run over max_num_batched_tokens; sampler logits in fp32"))
-    terms.append(Term(name="non-torch memory", bytes=VLLM_NON_TORCH_BYTES, basis="estimated",
-                      source="growth after vLLM's init snapshot, 0.16 GiB in public H100 logs"))
+    terms.append(_NON_TORCH)
     graphs = 0 if engine.enforce_eager or engine.vllm_version == "0.11" else VLLM_CUDA_GRAPH_BYTES
     if graphs:
-        terms.append(Term(name="CUDA graphs", bytes=graphs, basis="estimated",
-                          source="vLLM >= 0.21 subtracts its estimate; 0.17-0.36 GiB in public logs"))
+        terms.append(_CUDA_GRAPHS)
     return terms, requested - weights - act - VLLM_NON_TORCH_BYTES - graphs
+
+
+# The vLLM terms that are the same in every plan (made once: a picker sweep builds ~1,000 budgets).
+_NON_TORCH = Term(name="non-torch memory", bytes=VLLM_NON_TORCH_BYTES, basis="estimated",
+                  source="growth after vLLM's init snapshot, 0.16 GiB in public H100 logs")
+_CUDA_GRAPHS = Term(name="CUDA graphs", bytes=VLLM_CUDA_GRAPH_BYTES, basis="estimated",
+                    source="vLLM >= 0.21 subtracts its estimate; 0.17-0.36 GiB in public logs")
 
 
 def _verdict(fits, whole, concurrency, max_len, ranks, starts) -> str:

@@ -294,6 +294,13 @@ def test_spec_memo_is_per_spec_and_survives_a_concurrent_reset():
     fewer = spec.model_copy(update={"num_hidden_layers": 2})
     assert fewer.memo("k", lambda: 9) == 9 and spec.memo("k", lambda: 8) == 7
 
+    from kvplan.spec import MEMO_ENTRIES
+
+    grown = load_preset("qwen3-8b").model_copy()
+    for n in range(3 * MEMO_ENTRIES):  # a server's spec sees endless lengths: its memo stays bounded
+        grown.memo(("len", n), lambda n=n: n)
+    assert len(grown._memo) <= MEMO_ENTRIES + 2 and grown.memo(("len", 5), lambda: -1) == -1
+
     fresh = load_preset("qwen3-8b").model_copy()  # (load_preset hands out one shared spec per preset)
 
     class Swapped(dict):  # another thread's first call swaps in its own dict just after this one stores
@@ -312,3 +319,29 @@ def test_spec_memo_is_per_spec_and_survives_a_concurrent_reset():
                                 range(64)))
     assert {r[0] for r in results} == {70_553_706_496}  # Llama-3.1-70B, as transformers counts it
     assert all(r[1] == results[0][1] for r in results)
+
+
+def test_longest_start_closed_form_equals_the_binary_search():
+    """plan.longest_start answers without a search when no group is windowed; it must equal the
+    binary search over _request_blocks it replaced, for every mix of groups, pool and engine."""
+    import random
+
+    from kvplan.plan import KVGroup, _largest_len, _request_blocks, longest_start
+
+    rng = random.Random(7)
+    kinds = ("full_attention", "mla", "mamba", "linear_attention", "sliding_attention", "chunked_attention")
+    for case in range(3000):
+        groups = []
+        for _ in range(rng.randint(1, 5)):
+            kind = rng.choice(kinds[:4] if case % 2 else kinds)
+            window = rng.choice((128, 1024, 4096)) if kind in ("sliding_attention", "chunked_attention") else None
+            groups.append(KVGroup(kind=kind, layers=1, padding_layers=0, page_bytes=1, blocks_per_request=1,
+                                  window=window))
+        engine = EngineConfig(engine=rng.choice(("vllm", "sglang", "custom")))
+        bs, in_flight = rng.choice((1, 16, 64, 528)), rng.choice((1, 2048, 16384))
+        usable, hi = rng.randint(-1, 60_000), rng.choice((1, 100, 262_144, 64 * 131_072))
+        search = _largest_len(lambda L: _request_blocks(groups, L, bs, in_flight, engine) <= usable, hi)
+        assert longest_start(groups, bs, in_flight, engine, usable, hi) == search, (groups, engine.engine, bs, usable, hi)
+    # the docstring's worked number: one full group, 5,000 usable blocks of 16 tokens
+    full = [KVGroup(kind="full_attention", layers=32, padding_layers=0, page_bytes=1, blocks_per_request=1)]
+    assert longest_start(full, 16, 2048, EngineConfig(), 5000, 10**9) == 80_000

@@ -303,7 +303,8 @@ class Block(nn.Module):
         k_all, v_all, kpos = cache.update(self.index, k, v, step)  # [B, nkv, S, d], [B, nkv, S, dv], [S]
         sinks = self.get("attention", "sinks")
         o = attend(q, k_all, v_all, step, kpos, scale=d ** -0.5,
-                   window=getattr(cs, "sliding_window", None), chunk=getattr(cs, "attention_chunk_size", None),
+                   window=cs.window if cs.kind == "sliding_attention" else None,
+                   chunk=cs.window if cs.kind == "chunked_attention" else None,
                    sinks=None if sinks is None else sinks.weight)  # [B, T, nq*dv]
         if gate is not None:
             o = o * torch.sigmoid(gate)

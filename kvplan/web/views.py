@@ -71,8 +71,7 @@ def bullet_list(items: Iterable[str], kind: str = "info") -> None:
 def spec_rows(spec: ModelSpec) -> list[dict[str, str]]:
     """What the config says, field by field (config.json names)."""
     kinds = ", ".join(f"{n} {k}" for k, n in spec.layer_kinds.items())
-    windows = sorted({w for layer in spec.layers for w in (getattr(layer.cache, "sliding_window", None),
-                                                          getattr(layer.cache, "attention_chunk_size", None)) if w})
+    windows = sorted({layer.cache.window for layer in spec.layers if layer.cache.window})
     mla = next((layer.cache for layer in spec.layers if layer.cache.kind == "mla"), None)
     experts = next((layer.experts for layer in spec.layers if layer.experts is not None), None)
     rows = [
