@@ -22,8 +22,7 @@ if plan is not None:
     left, right = st.columns(2)
     with left:
         views.chart(figures.rank_memory(plan), "budget.ranks")
-    with st.spinner("Sweeping context lengths..."):
-        sweep = cached.sweep_for(state, plan.max_model_len, plan.concurrency or 1)
+    sweep = cached.sweep_for(state, plan.max_model_len, plan.concurrency or 1)  # ~10 plans: a few ms
     with right:
         views.chart(figures.memory_vs_context(sweep, plan.ranks[0].device_bytes, plan.concurrency or 1,
                                               plan.max_model_len_that_starts if (plan.concurrency or 1) == 1 else None),
