@@ -86,12 +86,12 @@ def rerun_ratios(n: int, only: list[str] | None = None) -> dict:
     with server(ROOT / "bench" / "floor_app.py") as (floor_base, fproc, _), server() as (app_base, aproc, _):
         wait_healthy(floor_base, fproc)
         wait_healthy(app_base, aproc)
-        app = {name: _Target(app_base, path, LINK + (IMPORT_QUERY if path == "import" else ""))
-               for path, name in pages}
-        sizes = asyncio.run(_interleaved(app, 1))  # warms imports and caches; gives each page's element count
+        def page(path: str) -> _Target:
+            return _Target(app_base, path, LINK + (IMPORT_QUERY if path == "import" else ""))
+
+        sizes = asyncio.run(_interleaved({name: page(path) for path, name in pages}, 1))  # warms caches; sizes
         targets: dict[str, _Target] = {"floor (one number input)": _Target(floor_base, "", "")}
-        for path, name in pages:
-            targets[name] = _Target(app_base, path, LINK + (IMPORT_QUERY if path == "import" else ""))
+        targets.update({name: page(path) for path, name in pages})
         # the bare page grown with captions to each page's element count: Streamlit's own cost of that size
         for count in sorted({r["elements"] for r in sizes.values()}):
             targets[f"floor grown to {count} elements"] = _Target(floor_base, "", f"n={count}")
