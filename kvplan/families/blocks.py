@@ -1,0 +1,134 @@
+"""Shared building blocks of the family modules: norms, attention and MLP linears, experts,
+layer kinds, and the common config dimensions (with transformers' derivations recorded).
+
+Shapes follow the transformers 5.x modeling files (``modeling_<family>.py``).
+"""
+
+from typing import Any
+
+from kvplan.errors import ConfigError
+from kvplan.layers import ChunkedLocalAttention, FullAttention, SlidingWindowAttention
+from kvplan.spec import Component, Experts, Linear, Norm
+
+LAYER_TYPES = ("full_attention", "sliding_attention", "chunked_attention", "linear_attention")
+
+
+def rms(name: str, dim: int) -> Norm:
+    return Norm(name=name, dim=dim)
+
+
+def layernorm(name: str, dim: int, bias: bool = True) -> Norm:
+    return Norm(name=name, dim=dim, bias=bias)
+
+
+def attention_linears(h: int, nq: int, nkv: int, hd: int, *, qkv_bias=False, o_bias=False) -> tuple[Linear, ...]:
+    """q/k/v/o projections: q [nq*hd, h], k and v [nkv*hd, h], o [h, nq*hd]."""
+    return (
+        Linear(name="q_proj", in_features=h, out_features=nq * hd, bias=qkv_bias),
+        Linear(name="k_proj", in_features=h, out_features=nkv * hd, bias=qkv_bias),
+        Linear(name="v_proj", in_features=h, out_features=nkv * hd, bias=qkv_bias),
+        Linear(name="o_proj", in_features=nq * hd, out_features=h, bias=o_bias, shard="row"),
+    )
+
+
+def gated_mlp(h: int, inter: int, *, bias=False, count=1, prefix="") -> tuple[Linear, ...]:
+    """SwiGLU / GeGLU: gate and up [inter, h], down [h, inter]."""
+    return (
+        Linear(name=f"{prefix}gate_proj", in_features=h, out_features=inter, bias=bias, count=count),
+        Linear(name=f"{prefix}up_proj", in_features=h, out_features=inter, bias=bias, count=count),
+        Linear(name=f"{prefix}down_proj", in_features=inter, out_features=h, bias=bias, count=count, shard="row"),
+    )
+
+
+def plain_mlp(h: int, inter: int, *, bias=True, names=("fc1", "fc2")) -> tuple[Linear, ...]:
+    """GELU MLP: up [inter, h], down [h, inter]."""
+    return (
+        Linear(name=names[0], in_features=h, out_features=inter, bias=bias),
+        Linear(name=names[1], in_features=inter, out_features=h, bias=bias, shard="row"),
+    )
+
+
+def embed(vocab: int, h: int, name: str = "embed_tokens") -> Linear:
+    # An embedding is a [vocab, h] table; stored as a Linear so quantization/TP treat it uniformly.
+    return Linear(name=name, in_features=h, out_features=vocab, shard="vocab", quantizable=False)
+
+
+def lm_head(r, vocab: int, h: int, *, tie_default: bool, bias: bool = False) -> tuple[tuple[Component, ...], bool]:
+    tied = r.bool("tie_word_embeddings", tie_default)
+    if tied:
+        return (), True
+    return (Linear(name="lm_head", in_features=h, out_features=vocab, bias=bias, shard="vocab", quantizable=False),), False
+
+
+def experts_block(r, h: int, inter: int, n_key: str, k_key: str, *, bias=False) -> Experts:
+    # transformers 5 renames the expert count to num_local_experts when it saves a config.
+    n = r.int(n_key) if r.has(n_key) or not r.has("num_local_experts") else r.int("num_local_experts")
+    k = r.int(k_key, n, why="absent: every expert counted as active")
+    if k > n and not r.missing:
+        raise ConfigError(r._name(k_key), f"{k} experts per token but only {n} experts")
+    linears = tuple(
+        lin.model_copy(update={"shard": "expert"}) for lin in gated_mlp(h, inter, bias=bias)
+    )
+    return Experts(num_experts=n, num_experts_per_tok=k, linears=linears)
+
+
+def router(h: int, n: int, bias: bool = False) -> tuple[Component, ...]:
+    return (Linear(name="router", in_features=h, out_features=n, bias=bias, shard="replicated", quantizable=False),)
+
+
+def layer_types(r, n_layers: int, default: list[str]) -> list[str]:
+    """``layer_types`` from the config, validated; else the family's derived default."""
+    given = r.str_list("layer_types")
+    if given is None:
+        return default
+    if len(given) != n_layers:
+        raise ConfigError(r._name("layer_types"), f"has {len(given)} entries but num_hidden_layers is {n_layers}")
+    bad = sorted(set(given) - set(LAYER_TYPES))
+    if bad:
+        raise ConfigError(r._name("layer_types"), f"unknown layer type(s) {bad}; allowed: {list(LAYER_TYPES)}")
+    return given
+
+
+def attention_cache(kind: str, nkv: int, hd: int, window: int | None, chunk: int | None, vhd: int | None = None):
+    vhd = vhd or hd
+    if kind == "sliding_attention":
+        return SlidingWindowAttention(num_key_value_heads=nkv, head_dim=hd, v_head_dim=vhd, sliding_window=window)
+    if kind == "chunked_attention":
+        return ChunkedLocalAttention(num_key_value_heads=nkv, head_dim=hd, v_head_dim=vhd, attention_chunk_size=chunk)
+    return FullAttention(num_key_value_heads=nkv, head_dim=hd, v_head_dim=vhd)
+
+
+def core_dims(r, *, hidden="hidden_size", layers="num_hidden_layers", heads="num_attention_heads",
+              kv="num_key_value_heads", kv_default: int | None = None) -> tuple[int, int, int, int, int]:
+    """(h, n_layers, n_heads, n_kv_heads, head_dim) with transformers' derivations recorded."""
+    h = r.int(hidden)
+    n_layers = r.int(layers)
+    nq = r.int(heads)
+    nkv = r.int(kv, kv_default if kv_default is not None else nq, why=f"= {heads}, i.e. multi-head attention")
+    if r.missing:
+        r.fail_if_missing()
+    if r.has("head_dim"):
+        hd = r.int("head_dim")
+    else:
+        if h % nq:
+            raise ConfigError(r._name("head_dim"), f"absent, and hidden_size {h} is not divisible by {heads} {nq}")
+        hd = r.int("head_dim", h // nq, why=f"{hidden} // {heads} = {h} // {nq}")
+    if nkv > nq or nq % nkv:
+        raise ConfigError(r._name(kv), f"{nkv} must divide {heads} ({nq})")
+    return h, n_layers, nq, nkv, hd
+
+
+def spec_fields(r, *, h, n_layers, nq, nkv, hd, vocab, embeddings, layers, final_norm, head, tied,
+                max_pos_key="max_position_embeddings") -> dict[str, Any]:
+    max_pos = r.int(max_pos_key, 0, minimum=0) if r.has(max_pos_key) else None
+    return dict(
+        vocab_size=vocab, hidden_size=h, num_hidden_layers=n_layers, num_attention_heads=nq,
+        num_key_value_heads=nkv, head_dim=hd, max_position_embeddings=max_pos or None,
+        tie_word_embeddings=tied, embeddings=tuple(embeddings), layers=tuple(layers),
+        final_norm=tuple(final_norm), lm_head=tuple(head),
+    )
+
+
+def sliding_window(r) -> int | None:
+    """The sliding window, or None; some configs (Qwen2-MoE) write 0 for "no window"."""
+    return (r.int("sliding_window", minimum=0) or None) if r.has("sliding_window") else None

@@ -1,0 +1,96 @@
+"""Nemotron-H: Mamba-2 / attention / MLP / MoE blocks from a hybrid pattern.
+"""
+
+from typing import Any
+
+from kvplan.errors import ConfigError
+from kvplan.families.blocks import (
+    attention_linears,
+    embed,
+    lm_head,
+    plain_mlp,
+    rms,
+    router,
+    spec_fields,
+)
+from kvplan.layers import FullAttention, MambaState, NoCache
+from kvplan.spec import DecoderLayer, Experts, Linear, Norm, Tensor
+
+
+def build_nemotron_h(r, model_type: str) -> dict[str, Any]:
+    """Nemotron-H: one mixer per block, from ``hybrid_override_pattern`` (M mamba2, * attention,
+    - MLP, E MoE), each block with one RMSNorm. Squared-ReLU MLPs (up, down; no gate)."""
+    pattern = r.raw("hybrid_override_pattern")
+    kinds_by_char = {"M": "mamba", "*": "attention", "-": "mlp", "E": "moe"}
+    if pattern is not None:
+        if not isinstance(pattern, str) or not pattern or set(pattern) - set(kinds_by_char):
+            raise ConfigError(r._name("hybrid_override_pattern"), "must be a string of M, *, - and E")
+        blocks = [kinds_by_char[c] for c in pattern]
+    else:
+        legacy = {"linear_attention": "mamba", "full_attention": "attention", "mlp": "mlp", "moe": "moe"}
+        given = r.str_list("layers_block_type") or r.str_list("layer_types")
+        if not given or set(given) - set(legacy):
+            raise ConfigError(r._name("hybrid_override_pattern"), "missing: the block pattern is required")
+        blocks = [legacy[b] for b in given]
+    h = r.int("hidden_size")
+    nq = r.int("num_attention_heads")
+    nkv = r.int("num_key_value_heads", nq)
+    hd = r.int("head_dim", r.int("attention_head_dim", 128, why="NemotronHConfig default"), why="attention_head_dim")
+    vocab = r.int("vocab_size")
+    n_heads, m_hd = r.int("mamba_num_heads"), r.int("mamba_head_dim")
+    groups, d_state = r.int("n_groups", 8), r.int("ssm_state_size", 128)
+    kernel = r.int("conv_kernel", 4)
+    inner = n_heads * m_hd
+    conv_dim = inner + 2 * groups * d_state
+    bias, conv_bias, mlp_bias = r.bool("use_bias", False), r.bool("use_conv_bias", True), r.bool("mlp_bias", False)
+    mamba = DecoderLayer(
+        cache=MambaState(conv_dim=conv_dim, conv_kernel=kernel, num_heads=n_heads, head_dim=m_hd, state_size=d_state),
+        attention=(
+            Linear(name="in_proj", in_features=h, out_features=inner + conv_dim + n_heads, bias=bias),
+            Tensor(name="conv1d", numel=conv_dim * kernel + (conv_dim if conv_bias else 0), shard="column"),
+            Tensor(name="dt_bias+A_log+D", numel=3 * n_heads, shard="column"),
+            Norm(name="mixer_norm", dim=inner, shard="column"),
+            Linear(name="out_proj", in_features=inner, out_features=h, bias=bias, shard="row"),
+        ),
+        norms=(rms("norm", h),))
+    attn = DecoderLayer(cache=FullAttention(num_key_value_heads=nkv, head_dim=hd, v_head_dim=hd),
+                        attention=attention_linears(h, nq, nkv, hd, qkv_bias=r.bool("attention_bias", False),
+                                                    o_bias=r.bool("attention_bias", False)),
+                        norms=(rms("norm", h),))
+    made: dict[str, DecoderLayer] = {}
+    layers = []
+    for block in blocks:
+        if block == "mamba":
+            layers.append(mamba)
+        elif block == "attention":
+            layers.append(attn)
+        elif block == "mlp":
+            if "mlp" not in made:
+                made["mlp"] = DecoderLayer(cache=NoCache(), norms=(rms("norm", h),), mlp=plain_mlp(
+                    h, r.int("intermediate_size"), bias=mlp_bias, names=("up_proj", "down_proj")))
+            layers.append(made["mlp"])
+        elif "moe" in made:
+            layers.append(made["moe"])
+        else:
+            n, k = r.int("n_routed_experts"), r.int("num_experts_per_tok")
+            inter = r.int("moe_intermediate_size")
+            experts = Experts(num_experts=n, num_experts_per_tok=k, linears=tuple(
+                lin.model_copy(update={"shard": "expert"})
+                for lin in plain_mlp(h, inter, bias=False, names=("up_proj", "down_proj"))))
+            shared = plain_mlp(h, r.int("moe_shared_expert_intermediate_size"), bias=mlp_bias,
+                               names=("shared_experts.up_proj", "shared_experts.down_proj"))
+            made["moe"] = DecoderLayer(cache=NoCache(), mlp=shared, experts=experts, router=router(h, n),
+                                       norms=(rms("norm", h),))
+            layers.append(made["moe"])
+    if r.has("num_hidden_layers") and r.int("num_hidden_layers") != len(blocks):
+        r.assumptions.append(f"num_hidden_layers = {len(blocks)} blocks from the pattern (config says "
+                             f"{r.raw('num_hidden_layers')}; transformers uses the pattern)")
+    head, tied = lm_head(r, vocab, h, tie_default=False)
+    return spec_fields(r, h=h, n_layers=len(blocks), nq=nq, nkv=nkv, hd=hd, vocab=vocab,
+                       embeddings=[embed(vocab, h, "embeddings")], layers=layers,
+                       final_norm=[rms("norm_f", h)], head=head, tied=tied)
+
+
+MODEL_TYPES = {
+    "nemotron_h": build_nemotron_h,
+}
