@@ -52,20 +52,25 @@ class Reader:
         self.prefix = prefix
         self.assumptions: list[str] = []
         self.missing: list[str] = []
+        self.read: set[str] = set()  # every key a builder looked at (the generic decoder's refusal uses it)
 
     def _name(self, key: str) -> str:
         return f"{self.prefix}{key}"
 
+    def get(self, key: str) -> Any:
+        self.read.add(key)
+        return self.cfg.get(key)
+
     def has(self, key: str) -> bool:
-        return self.cfg.get(key) is not None
+        return self.get(key) is not None
 
     def raw(self, key: str, default: Any = None) -> Any:
-        value = self.cfg.get(key)
+        value = self.get(key)
         return default if value is None else value
 
     def int(self, key: str, default: int | None = None, *, why: str = "", minimum: int = 1) -> int:
         """A positive int from the config; ``default`` (recorded) when absent; missing if none."""
-        value = self.cfg.get(key)
+        value = self.get(key)
         if value is None:
             if default is None:
                 self.missing.append(self._name(key))
@@ -90,7 +95,7 @@ class Reader:
         return value
 
     def bool(self, key: str, default: bool) -> bool:
-        value = self.cfg.get(key)
+        value = self.get(key)
         if value is None:
             return default
         if not isinstance(value, bool):
@@ -98,7 +103,7 @@ class Reader:
         return value
 
     def int_list(self, key: str) -> list[int] | None:
-        value = self.cfg.get(key)
+        value = self.get(key)
         if value is None:
             return None
         if not isinstance(value, list):
@@ -106,7 +111,7 @@ class Reader:
         return [self.check_int(key, v, minimum=0) for v in value]
 
     def str_list(self, key: str) -> list[str] | None:
-        value = self.cfg.get(key)
+        value = self.get(key)
         if value is None:
             return None
         if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
@@ -174,12 +179,16 @@ def _reject_constant(name: str) -> float:
     raise ConfigError("config", f"{name} is not a number a config may contain")
 
 
-def parse_config(config: Mapping[str, Any] | str | bytes, name: str | None = None) -> ModelSpec:
+def parse_config(config: Mapping[str, Any] | str | bytes, name: str | None = None, *,
+                 transformers: bool = True) -> ModelSpec:
     """Build the ``ModelSpec`` for a Hugging Face config (dict, or JSON text).
 
+    In order: a family kvplan models natively (``kvplan.families``: exact); else, with
+    ``transformers`` allowed and installed and the family known to it, the transformers-backed
+    path (``kvplan.transformers_path``: parameters exact, cache measured); else a generic
+    Llama-style decoder, but only when the config carries no field that decoder would ignore —
+    otherwise one ``ConfigError`` naming the model_type, the architectures entry and those fields.
     Multimodal wrappers (``text_config``) plan their text decoder and list what was skipped.
-    An unknown ``model_type`` with standard decoder fields is planned as a generic Llama-style
-    decoder with a warning; one without them is refused naming each missing field.
     """
     from kvplan import families
 
@@ -189,27 +198,30 @@ def parse_config(config: Mapping[str, Any] | str | bytes, name: str | None = Non
     model_type = cfg.get("model_type")
     if model_type is not None and not isinstance(model_type, str):
         raise ConfigError("model_type", f"must be a string, got {_short(model_type)}")
-    model_type = model_type or ""
     outer = cfg
     cfg, model_type, skipped, filled = text_decoder_config(cfg)
     builder = families.BUILDERS.get(model_type)
-    warnings: list[str] = []
-    if builder is None:
+    if builder is None and transformers:
+        via = _transformers_path()
+        if via is not None and via.knows(outer):
+            return via.build_spec(outer, name=name or _default_name(outer))
+    generic = builder is None
+    if generic:
         builder = families.build_generic
-        warnings.append(
-            f"model_type {model_type or '(none)'!r} is not a known family: planned as a generic "
-            "Llama-style decoder (RMSNorm, gated MLP, no biases). Check the numbers against the real model."
-        )
     reader = Reader(cfg, prefix="text_config." if cfg is not outer else "")
     reader.assumptions.extend(filled)
     try:
         spec_fields = builder(reader, model_type)
         reader.fail_if_missing()
         spec_fields.update(_dtype_and_quant(reader))
+        if generic:
+            _refuse_if_generic_would_drop(outer, cfg, model_type, reader)
+            spec_fields["basis"] = "generic"
+            spec_fields["basis_note"] = GENERIC_NOTE.format(model_type=model_type or "(none)")
+            spec_fields["warnings"] = (spec_fields["basis_note"],) + tuple(spec_fields.get("warnings", ()))
         spec_fields["name"] = name or _default_name(outer)
         spec_fields["model_type"] = model_type
         spec_fields["assumptions"] = tuple(reader.assumptions)
-        spec_fields["warnings"] = tuple(warnings) + tuple(spec_fields.get("warnings", ()))
         spec_fields["skipped"] = skipped + tuple(spec_fields.get("skipped", ()))
         return ModelSpec(**spec_fields)
     except ConfigError:
@@ -220,6 +232,68 @@ def parse_config(config: Mapping[str, Any] | str | bytes, name: str | None = Non
     except (TypeError, ValueError, ZeroDivisionError, AttributeError, KeyError) as exc:
         reader.fail_if_missing()
         raise ConfigError("config", f"inconsistent config ({type(exc).__name__}: {exc})") from None
+
+
+GENERIC_NOTE = ("model_type {model_type!r} is not a family kvplan or transformers knows: planned as a generic "
+                "Llama-style decoder (RMSNorm, gated MLP, no biases, every layer alike). An estimate, not exact: "
+                "check it against the real model.")
+
+# Config keys that size something a generic Llama-style decoder has no place for: experts, latent
+# attention, indexers, per-layer kinds, hybrid mixers, per-layer block configs. A generic plan of a
+# config carrying any of them (unread by the generic builder) would be a confident wrong answer.
+_SIZING_WORDS = ("expert", "moe", "lora", "index", "layer_type", "layers_block", "block_type", "pattern",
+                 "block_config", "mamba", "ssm", "conv", "linear_", "nextn", "mtp", "shared", "dense",
+                 "sparse", "hybrid", "window", "chunk", "head_dim", "kv_heads", "key_value", "global_",
+                 "local_", "altup", "laurel", "per_layer", "num_layers", "n_layer", "d_model", "n_embd",
+                 "n_head", "ffn", "inner", "state", "rank", "group", "compress", "swa", "attn", "attention")
+# Keys that size nothing (or that the generic builder reads under another name): never a reason to refuse.
+_HARMLESS = {"attention_dropout", "attention_probs_dropout_prob", "attn_pdrop", "attention_bias_dropout",
+             "attn_implementation", "_attn_implementation", "attn_logit_softcapping", "use_sliding_window",
+             "sliding_window", "max_window_layers", "attention_multiplier", "attention_softmax_in_fp32"}
+
+
+def _refuse_if_generic_would_drop(outer: Mapping[str, Any], cfg: Mapping[str, Any], model_type: str,
+                                  reader: "Reader") -> None:
+    """Raise when the generic decoder left unread a key that sizes weights or cache."""
+    dropped = sorted(
+        key for key, value in cfg.items()
+        if key not in reader.read and value not in (None, False, 0, [], {}) and key not in _HARMLESS
+        and (any(word in key.lower() for word in _SIZING_WORDS)
+             or (isinstance(value, Mapping) and key not in _METADATA_DICTS)))
+    if dropped:
+        archs = outer.get("architectures")
+        arch = archs[0] if isinstance(archs, list) and archs and isinstance(archs[0], str) else "(none)"
+        shown = ", ".join(dropped[:12]) + (f" and {len(dropped) - 12} more" if len(dropped) > 12 else "")
+        raise ConfigError(
+            "model_type",
+            f"{model_type or '(none)'!r} (architectures: {_short(arch)}) is not a family kvplan models, and "
+            f"{_transformers_status()}; a generic Llama-style plan would ignore {shown}, which size its "
+            "weights or cache. Refused rather than guessed.")
+
+
+_METADATA_DICTS = {"rope_scaling", "rope_parameters", "quantization_config", "auto_map", "id2label", "label2id",
+                   "task_specific_params", "generation_config", "compression_config"}
+
+
+def _transformers_path():
+    """The transformers-backed path, or None where transformers is not installed (the core itself
+    never needs it: only configs of families kvplan does not model natively go there)."""
+    import importlib.util
+
+    if importlib.util.find_spec("transformers") is None or importlib.util.find_spec("torch") is None:
+        return None
+    from kvplan import transformers_path
+
+    return transformers_path
+
+
+def _transformers_status() -> str:
+    import importlib.metadata
+
+    try:
+        return f"transformers {importlib.metadata.version('transformers')} cannot build it without remote code"
+    except importlib.metadata.PackageNotFoundError:
+        return "transformers (which builds the families kvplan does not model) is not installed here"
 
 
 def text_decoder_config(cfg: Mapping[str, Any]) -> tuple[Mapping[str, Any], str, tuple[str, ...], list[str]]:

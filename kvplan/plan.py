@@ -85,6 +85,7 @@ class DecodeBound(BaseModel):
 class Plan(BaseModel):
     model_config = ConfigDict(frozen=True)
     model: str
+    basis: str  # the model spec's basis: native / transformers / generic (ModelSpec.basis)
     gpu: str
     engine: str
     layout: dict[str, int | bool]
@@ -229,7 +230,7 @@ def plan(spec: ModelSpec, gpu: GpuSpec, engine: EngineConfig = EngineConfig(), l
     mnbt, max_seqs = batch_defaults(gpu.memory_bytes, engine)
     in_flight = (2 if engine.vllm_version == "0.33" else 1) * mnbt * (layout.pp if layout.pp > 1 else 1)
     per_node = gpus_per_node or gpu.gpus_per_node
-    warnings: list[str] = []
+    warnings: list[str] = list(spec.warnings)  # a generic or transformers-built spec says so in every plan
     if tp > per_node:
         warnings.append(f"TP={tp} spans nodes ({per_node} GPUs per node): keep TP inside a node, use PP across nodes")
 
@@ -277,7 +278,7 @@ def plan(spec: ModelSpec, gpu: GpuSpec, engine: EngineConfig = EngineConfig(), l
     nodes = cdiv(layout.gpus, per_node)
     decode = decode_bound(spec, gpu, layout, ranks[tight].weights_bytes, min(concurrency or max(whole, 1), max(whole, 1)),
                           max_len, kv_b, prompt_tokens)
-    result = Plan(model=spec.name, gpu=gpu.name, engine=engine.engine,
+    result = Plan(model=spec.name, basis=spec.basis, gpu=gpu.name, engine=engine.engine,
                 layout={"tensor_parallel_size": tp, "pipeline_parallel_size": layout.pp,
                         "data_parallel_size": layout.dp, "enable_expert_parallel": layout.ep},
                 num_gpus=layout.gpus, num_nodes=nodes, max_model_len=max_len, block_size=block_size,

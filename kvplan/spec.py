@@ -18,6 +18,11 @@ from kvplan.layers import CacheSpec
 # vocab: rows padded to a multiple of 64 then split (embeddings, lm_head); expert: the experts'
 # weights, split over tp x dp ranks (by intermediate dim, or whole experts under EP).
 Shard = Literal["column", "row", "replicated", "vocab", "expert"]
+# How a spec was built: ``native`` (a kvplan family module: exact), ``transformers`` (built with
+# transformers on the meta device: parameters exact, cache measured on a depth-reduced copy),
+# ``generic`` (an unknown family read as a Llama-style decoder: an estimate, never called exact).
+Basis = Literal["native", "transformers", "generic"]
+BASES: tuple[str, ...] = ("native", "transformers", "generic")
 Category = Literal["embeddings", "attention", "mlp", "experts", "router", "norms", "lm_head", "other"]
 CATEGORIES: tuple[str, ...] = (
     "embeddings", "attention", "mlp", "experts", "router", "norms", "lm_head", "other",
@@ -144,6 +149,8 @@ class ModelSpec(_Frozen):
     lm_head: tuple[Component, ...] = ()
     other: tuple[Component, ...] = ()  # e.g. OPT's project_in / project_out
 
+    basis: Basis = "native"
+    basis_note: str = ""  # one line on how exact this spec is, shown wherever its numbers are
     assumptions: tuple[str, ...] = ()
     warnings: tuple[str, ...] = ()
     skipped: tuple[str, ...] = ()

@@ -6,17 +6,19 @@ config through ``hf_config.Reader`` and returns the ModelSpec fields. The shapes
 transformers 5.x modeling files (``modeling_<family>.py``), which the tests check every preset
 and family default against, parameter for parameter.
 
-Adding a family is one module here (listed in ``_MODULES``) and one preset.
+Adding a family is one module here and one preset: every module but ``blocks`` is registered.
 """
 
+import pkgutil
 from importlib import import_module
-
-_MODULES = ("llama", "gpt", "deepseek", "gpt_oss", "llama4", "nemotron_h", "qwen3_next")
 
 
 def _registry() -> dict:
     builders: dict = {}
-    for name in _MODULES:
+    for info in sorted(pkgutil.iter_modules(__path__), key=lambda m: m.name):
+        name = info.name
+        if name == "blocks" or name.startswith("_"):
+            continue
         module = import_module(f"kvplan.families.{name}")
         for model_type, builder in module.MODEL_TYPES.items():
             assert model_type not in builders, f"{model_type} registered twice ({name})"
