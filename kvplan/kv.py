@@ -3,7 +3,7 @@
 The seed's formula for a uniform full-attention model is the special case
 ``M = 2 x B x L x T x H_kv x d_h x b`` (``seed_kv_bytes``); everything else sums per layer:
 
-    bytes = sum over sequences s, layers l of  tokens_held_l(T_s) x elems_per_token_l x b_kv
+    bytes = sum over sequences s, layers l of  tokens_held_l(T_s) x kv_bytes_per_token_l(b_kv)
           + sum over sequences s, recurrent layers l of  state_bytes_l
 
 Sequences are summed at their actual lengths, never ``B x max``. Unpaged: block rounding is
@@ -64,7 +64,7 @@ def kv_bytes_per_token(spec: ModelSpec, kv_dtype: str = "auto", convention: Conv
     Worked number: Llama-3.1-8B, 32 layers x 8 heads x (128 + 128) x 2 B = 131,072 B (128 KiB).
     """
     b = kv_dtype_bytes(spec, kv_dtype)
-    return sum(layer.cache.elems_per_token(convention, tp) for layer in spec.layers) * b
+    return sum(layer.cache.kv_bytes_per_token(convention, tp, b) for layer in spec.layers)
 
 
 def state_bytes_per_sequence(spec: ModelSpec, convention: Convention = "vllm", tp: int = 1) -> int:
@@ -110,7 +110,7 @@ def kv_cache_bytes(
     for cache, n_layers in per_spec.items():
         if cache.kind in ATTENTION_KINDS:
             held = sum(cache.tokens_held(t, convention) * c for t, c in counts.items())
-            size = held * cache.elems_per_token(convention, tp) * b
+            size = held * cache.kv_bytes_per_token(convention, tp, b)
         else:
             size = len(lengths) * cache.state_bytes(convention, tp, b_state)
         by_kind[cache.kind] = by_kind.get(cache.kind, 0) + size * n_layers

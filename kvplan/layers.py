@@ -35,6 +35,11 @@ class _Frozen(BaseModel):
         """Tokens a local layer looks back over (sliding window or chunk size); None for the rest."""
         return None
 
+    def kv_bytes_per_token(self, convention: "Convention" = "vllm", tp: int = 1, kv_dtype_bytes: int = 2) -> int:
+        """Bytes one token adds to this layer's cache: elements x the KV dtype, unless a kind stores
+        parts in a fixed format of its own (``MLAIndexerAttention``: fp8 + scales whatever the KV dtype)."""
+        return self.elems_per_token(convention, tp) * kv_dtype_bytes  # type: ignore[attr-defined]
+
 
 def heads_per_rank(heads: int, tp: int) -> int:
     """KV heads one TP rank stores: ``max(1, heads // tp)`` (vLLM ``get_num_kv_heads``).
@@ -229,6 +234,72 @@ def _ssm_bytes(convention: Convention, dtype_bytes: int) -> int:
     return 4 if convention == "transformers" else dtype_bytes  # transformers keeps SSM state in fp32
 
 
+class MLAIndexerAttention(_Frozen):
+    """DeepSeek sparse attention (DSA, DeepSeek-V3.2 / GLM-5): an MLA latent plus a lightning-indexer key.
+
+    Each token caches the MLA latent (kv_lora_rank + qk_rope_head_dim) and, in layers that run their
+    own indexer, one single-head indexer key of ``index_head_dim``. GLM-5 layers whose
+    ``indexer_types`` entry is "shared" reuse an earlier layer's top-k and cache no indexer key
+    (``index_head_dim`` None here).
+
+    transformers 5.23 (``DynamicIndexedLayer``, cache_utils.py): keys [B, 1, T, kv_lora_rank],
+    values [B, 1, T, qk_rope_head_dim] and ``indexer_keys`` [B, T, index_head_dim], all in the
+    model dtype; a shared layer's ``indexer_keys`` stays None.
+
+    vllm (vllm/model_executor/models/deepseek_v2.py @002d607, ``Indexer``: the indexer's
+    ``DeepseekV32IndexerCache`` is an ``MLAAttentionSpec`` of head_size
+    ``index_head_dim + index_head_dim // 128 * 4`` in torch.uint8: "fp8 naive cache, where we store
+    value in fp8 and scale in fp32 per quant_block_size (128) element", whatever --kv-cache-dtype is.
+    The latent is an ``MLAAttentionSpec`` of 576 elements in the KV dtype, except that fp8 on the
+    sparse backend is ``fp8_ds_mla`` (vllm/v1/kv_cache_interface.py @001cabc:
+    ``block_size * 656``; vllm/v1/attention/backends/mla/flashmla_sparse.py @008a0c3: 512 fp8 NoPE
+    + 4 fp32 scales, one per 128 + 64 bf16 RoPE). Both specs are full-attention specs of one block
+    size, so vLLM puts every layer in one ``UniformTypeKVCacheSpecs`` group (kv_cache_utils.py
+    ``get_kv_cache_groups``); not divided by TP (one latent, one indexer head).
+    Worked numbers, DeepSeek-V3.2 (512 + 64, index_head_dim 128), per token per layer:
+    vllm bf16 576 x 2 + 132 = 1284 B; vllm fp8 656 + 132 = 788 B; transformers bf16 (576 + 128) x 2
+    = 1408 B.
+    """
+
+    kind: Literal["mla_dsa"] = "mla_dsa"
+    kv_lora_rank: int = PosInt
+    qk_rope_head_dim: int = PosInt
+    qk_nope_head_dim: int = PosInt
+    v_head_dim: int = PosInt
+    num_attention_heads: int = PosInt
+    index_head_dim: int | None = Field(default=None, gt=0)  # None: shares another layer's indexer
+
+    @property
+    def latent_dim(self) -> int:
+        return self.kv_lora_rank + self.qk_rope_head_dim
+
+    def elems_per_token(self, convention: Convention = "vllm", tp: int = 1) -> int:
+        return self.latent_dim + (self.index_head_dim or 0)  # not divided by tp
+
+    def kv_bytes_per_token(self, convention: Convention = "vllm", tp: int = 1, kv_dtype_bytes: int = 2) -> int:
+        if convention == "transformers":
+            return self.elems_per_token(convention, tp) * kv_dtype_bytes
+        return self.latent_bytes_vllm(kv_dtype_bytes) + self.indexer_bytes_vllm
+
+    def latent_bytes_vllm(self, kv_dtype_bytes: int) -> int:
+        """The latent in vLLM: 576 x b, or fp8_ds_mla's 512 + 512 / 128 x 4 + 64 x 2 = 656 B at fp8."""
+        if kv_dtype_bytes == 1:
+            return self.kv_lora_rank + self.kv_lora_rank // 128 * 4 + self.qk_rope_head_dim * 2
+        return self.latent_dim * kv_dtype_bytes
+
+    @property
+    def indexer_bytes_vllm(self) -> int:
+        """The indexer key in vLLM: fp8 values + one fp32 scale per 128: 128 + 4 = 132 B (0 if shared)."""
+        d = self.index_head_dim or 0
+        return d + d // 128 * 4
+
+    def tokens_held(self, tokens: int, convention: Convention = "vllm") -> int:
+        return tokens
+
+    def state_bytes(self, convention: Convention = "vllm", tp: int = 1, dtype_bytes: int = 2) -> int:
+        return 0
+
+
 CacheSpec = (
     FullAttention
     | SlidingWindowAttention
@@ -237,8 +308,11 @@ CacheSpec = (
     | MambaState
     | LinearAttentionState
     | NoCache
+    | MLAIndexerAttention
 )
 
 # Which kinds are attention (a KV dtype applies) and which are recurrent state (model dtype).
-ATTENTION_KINDS = ("full_attention", "sliding_attention", "chunked_attention", "mla")
+ATTENTION_KINDS = ("full_attention", "sliding_attention", "chunked_attention", "mla", "mla_dsa")
+# Kinds that cache one replicated latent per token (not KV heads): vLLM's MLA block size, TP-replicated.
+MLA_KINDS = ("mla", "mla_dsa")
 STATE_KINDS = ("mamba", "linear_attention")

@@ -17,7 +17,7 @@ Rules (vLLM's, which SGLang and TensorRT-LLM share for KV):
 from dataclasses import dataclass
 
 from kvplan.errors import PlanInputError
-from kvplan.layers import heads_per_rank
+from kvplan.layers import MLA_KINDS, heads_per_rank
 from kvplan.spec import DecoderLayer, Linear, ModelSpec, Norm, Tensor, distinct_layers
 from kvplan.units import cdiv
 from kvplan.weights import component_bytes, resolve_format
@@ -79,7 +79,7 @@ def stage_distinct(spec: ModelSpec, pp: int, stage: int) -> list[tuple[DecoderLa
 
 def uses_mla(spec: ModelSpec) -> bool:
     """Whether any layer caches an MLA latent (one replicated latent per token, not KV heads)."""
-    return spec.memo("mla", lambda: any(layer.cache.kind == "mla" for layer, _ in stage_distinct(spec, 1, 0)))
+    return spec.memo("mla", lambda: any(layer.cache.kind in MLA_KINDS for layer, _ in stage_distinct(spec, 1, 0)))
 
 
 def kv_heads_on_rank(spec: ModelSpec, tp: int) -> int:

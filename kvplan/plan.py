@@ -116,7 +116,7 @@ class Plan(BaseModel):
 def _page_bytes(layer: DecoderLayer, block_size: int, tp: int, kv_b: int, state_b: int) -> int:
     cache = layer.cache
     if cache.kind in ATTENTION_KINDS:
-        return block_size * cache.elems_per_token("vllm", tp) * kv_b
+        return block_size * cache.kv_bytes_per_token("vllm", tp, kv_b)
     return cache.state_bytes("vllm", tp, state_b)
 
 
@@ -154,8 +154,10 @@ def kv_groups(layers: list[tuple[DecoderLayer, int]], block_size: int, tp: int, 
         return [], 0, block_size
     states = [c for c in buckets if c.kind not in ATTENTION_KINDS]
     attn = [c for c in buckets if c.kind in ATTENTION_KINDS]
+    if len(buckets) > 1 and all(c.kind in UNIFORM_TYPE_KINDS for c in buckets):
+        return _uniform_type_group(buckets, block_size, tp, kv_b, state_b, max_len, in_flight)
     if states and attn:  # Platform._align_hybrid_block_size
-        per_token = max(c.elems_per_token("vllm", tp) * kv_b for c in attn)
+        per_token = max(c.kv_bytes_per_token("vllm", tp, kv_b) for c in attn)
         state_page = max(c.state_bytes("vllm", tp, state_b) for c in states)
         block_size = max(block_size, block_size * cdiv(state_page, block_size * per_token))
     sizes = [v[1] for v in buckets.values()]
@@ -175,6 +177,31 @@ def kv_groups(layers: list[tuple[DecoderLayer, int]], block_size: int, tp: int, 
                                                                   in_flight)))
     bytes_per_block = group_size * max(pages.values())
     return groups, bytes_per_block, block_size
+
+
+# Kinds vLLM specs as FullAttentionSpec subclasses without a window (FullAttentionSpec, MLAAttentionSpec):
+# layers of these kinds all need a slot for every token, whatever their page size.
+UNIFORM_TYPE_KINDS = ("full_attention", "mla", "mla_dsa")
+
+
+def _uniform_type_group(buckets: dict, block_size: int, tp: int, kv_b: int, state_b: int, max_len: int,
+                        in_flight: int) -> tuple[list[KVGroup], int, int]:
+    """Layers of different full-attention specs (GLM-5: DSA layers with and without an indexer key) in one group.
+
+    vLLM (vllm/v1/core/kv_cache_utils.py ``get_kv_cache_groups``): when every spec is a
+    FullAttentionSpec of one block size, ``UniformTypeKVCacheSpecs.from_specs`` puts all layers in a
+    single group whose page is the sum of the layers' pages (vllm/v1/kv_cache_interface.py
+    ``UniformTypeKVCacheSpecs.page_size_bytes``). Reported as one group with the largest page;
+    bytes_per_block = sum over layers of page. Worked number: GLM-5 with 1 of 2 layers sharing its
+    indexer at bs 64, bf16: 39 x 64 x 1284 + 39 x 64 x 1152 = 6,080,256 B per block.
+    """
+    pages = {c: _page_bytes(v[0], block_size, tp, kv_b, state_b) for c, v in buckets.items()}
+    layers = sum(v[1] for v in buckets.values())
+    bytes_per_block = sum(pages[c] * v[1] for c, v in buckets.items())
+    main = max(buckets, key=lambda c: buckets[c][1])
+    group = KVGroup(kind=main.kind, layers=layers, padding_layers=0, page_bytes=max(pages.values()), window=None,
+                    blocks_per_request=group_blocks(main.kind, None, max_len, block_size, in_flight))
+    return [group], bytes_per_block, block_size
 
 
 # ----------------------------------------------------------------------------- workspace estimates
@@ -244,7 +271,7 @@ def plan(spec: ModelSpec, gpu: GpuSpec, engine: EngineConfig = EngineConfig(), l
         weights = engine.weights_bytes if engine.weights_bytes is not None else rank_weight_bytes(
             spec, layout, stage, engine.weight_format)
         terms, pool = _budget(spec, gpu, engine, layout, weights, mnbt, max_seqs, act_b, mla)
-        per_token = sum(layer.cache.elems_per_token("vllm", tp) * n for layer, n in layers) * kv_b
+        per_token = sum(layer.cache.kv_bytes_per_token("vllm", tp, kv_b) * n for layer, n in layers)
         if engine.engine == "sglang":
             blocks = (pool // per_token // bs) if per_token and pool > 0 else 0
             bytes_per_block = per_token * bs
@@ -481,7 +508,7 @@ def decode_bound(spec: ModelSpec, gpu: GpuSpec, layout: Layout, weights_rank: in
     p = count_params(spec)
     tp, pp = layout.tp, layout.pp
     layers = stage_distinct(spec, 1, 0)
-    kv_tok = sum(layer.cache.elems_per_token("vllm", tp) * n for layer, n in layers) * kv_b // pp
+    kv_tok = sum(layer.cache.kv_bytes_per_token("vllm", tp, kv_b) * n for layer, n in layers) // pp
     moved = weights_rank + batch * context * kv_tok
     attn_layers = sum(n for layer, n in layers if layer.cache.kind in ATTENTION_KINDS)
     flops = 2 * p.active_params * batch // (tp * pp) + 4 * batch * context * spec.num_attention_heads * spec.head_dim * attn_layers // (tp * pp)
