@@ -41,6 +41,22 @@ WRAPPER_SKIPS = {
     "gemma3": ("vision_tower (SigLIP)", "multi_modal_projector"),
     "llama4": ("vision_model", "multi_modal_projector"),
     "mistral3": ("vision_tower (Pixtral)", "multi_modal_projector"),
+    # Kimi-K2.5 / K2.6: a DeepSeek-V3 text decoder (text_config model_type "kimi_k2") behind MoonViT
+    # (transformers 5.23 Kimi_K25Model: vision_tower, mm_projector).
+    "kimi_k25": ("vision_tower (MoonViT)", "mm_projector"),
+}
+
+# A model_type kvplan has no builder for, whose ``architectures`` entry names a class it does model:
+# engines pick the model class by architecture (vLLM's registry maps DeepseekV3ForCausalLM to
+# vllm/model_executor/models/deepseek_v2.py whatever model_type says), so the config reads as that
+# family. Moonshot's Kimi-K2 configs write model_type "kimi_k2" with DeepseekV3ForCausalLM
+# (transformers 5.23's Kimi_K25Config itself rewrites text_config "kimi_k2" to "deepseek_v3").
+ARCHITECTURE_ALIASES = {
+    "DeepseekV2ForCausalLM": "deepseek_v2",
+    "DeepseekV3ForCausalLM": "deepseek_v3",
+    "DeepseekV32ForCausalLM": "deepseek_v32",
+    "Glm4MoeForCausalLM": "glm4_moe",
+    "GlmMoeDsaForCausalLM": "glm_moe_dsa",
 }
 
 
@@ -297,10 +313,12 @@ def _transformers_status() -> str:
 
 
 def text_decoder_config(cfg: Mapping[str, Any]) -> tuple[Mapping[str, Any], str, tuple[str, ...], list[str]]:
-    """(decoder config, its model_type, what was skipped, defaults filled). Unwraps ``text_config``."""
+    """(decoder config, its model_type, what was skipped, defaults filled). Unwraps ``text_config``;
+    a model_type with no builder whose architectures entry is in ARCHITECTURE_ALIASES reads as that family."""
     model_type = cfg.get("model_type") or ""
     if not (isinstance(cfg.get("text_config"), Mapping) and (model_type in WRAPPER_SKIPS or "vision_config" in cfg)):
-        return cfg, model_type, (), []
+        filled: list[str] = []
+        return cfg, _alias(cfg, model_type, "", filled), (), filled
     skipped = WRAPPER_SKIPS.get(model_type, ("vision_config (non-text tower)",))
     inner = dict(cfg["text_config"])
     # Wrappers keep some decoder fields on the outer config (dtype, tie_word_embeddings).
@@ -315,7 +333,22 @@ def text_decoder_config(cfg: Mapping[str, Any]) -> tuple[Mapping[str, Any], str,
     inner_type = inner.get("model_type") or f"{model_type}_text"
     if not isinstance(inner_type, str):
         raise ConfigError("text_config.model_type", "must be a string")
-    return inner, inner_type, skipped, filled
+    return inner, _alias(inner, inner_type, "text_config.", filled), skipped, filled
+
+
+def _alias(cfg: Mapping[str, Any], model_type: str, prefix: str, notes: list[str]) -> str:
+    """``model_type``, or the family its first ``architectures`` entry names when kvplan has no builder for it."""
+    from kvplan import families
+
+    if model_type in families.BUILDERS:
+        return model_type
+    archs = cfg.get("architectures")
+    arch = archs[0] if isinstance(archs, list) and archs and isinstance(archs[0], str) else None
+    target = ARCHITECTURE_ALIASES.get(arch) if arch else None
+    if target is None:
+        return model_type
+    notes.append(f"{prefix}model_type {model_type!r} read as {target!r} (architectures: {arch}; same model class)")
+    return target
 
 
 def _default_name(cfg: Mapping[str, Any]) -> str:
