@@ -40,6 +40,7 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
+from kvplan.errors import PlanInputError
 from kvplan.spec import Linear, ModelSpec, Norm
 
 TORCH_DTYPES = {"fp32": torch.float32, "bf16": torch.bfloat16, "fp16": torch.float16}
@@ -52,6 +53,21 @@ ACTIVATIONS = {
     "falcon": "gelu", "gpt_neox": "gelu", "opt": "relu", "nemotron_h": "relu2",
 }
 FAULTS = (None, "reset_positions", "upper_left_mask")
+# Layer kinds this decoder runs (or, for recurrent state, allocates exactly). DSA layers (MLA + a
+# lightning indexer selecting top-k keys) are not implemented: refused by name, never half-run.
+DECODER_KINDS = ("full_attention", "sliding_attention", "chunked_attention", "mla", "mamba", "linear_attention",
+                 "none")
+
+
+def refuse_unsupported(spec: ModelSpec) -> None:
+    """Raise ``PlanInputError("model", ...)`` when ``spec`` has a layer kind the reference decoder cannot run."""
+    kinds = sorted({layer.cache.kind for layer in spec.layers} - set(DECODER_KINDS))
+    if kinds:
+        raise PlanInputError(
+            "model", f"{spec.name} has {', '.join(repr(k) for k in kinds)} layers "
+                     f"({spec.model_type}: MLA with a DSA lightning indexer), which the reference decoder does not "
+                     f"run; it validates {', '.join(DECODER_KINDS[:-1])} layers. Its KV bytes are checked against "
+                     "transformers' own cache in the test suite instead.")
 
 
 def activation(name: str, x: torch.Tensor) -> torch.Tensor:
@@ -392,6 +408,7 @@ class Decoder(nn.Module):
 
     def __init__(self, spec: ModelSpec):
         super().__init__()
+        refuse_unsupported(spec)
         self.spec = spec
         self.embed = nn.ModuleDict({_key("embeddings", c.name): Weight(c) for c in spec.embeddings})
         self.layers = nn.ModuleList(Block(spec, i) for i in range(spec.num_hidden_layers))
