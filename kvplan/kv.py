@@ -3,7 +3,8 @@
 The seed's formula for a uniform full-attention model is the special case
 ``M = 2 x B x L x T x H_kv x d_h x b`` (``seed_kv_bytes``); everything else sums per layer:
 
-    bytes = sum over sequences s, layers l of  tokens_held_l(T_s) x kv_bytes_per_token_l(b_kv)
+    bytes = sum over sequences s, layers l of  bytes_held_l(T_s) (= tokens_held_l(T_s) x kv_bytes_per_token_l(b_kv),
+            except DeepSeek-V4's compressed layers, whose cache is not linear in tokens)
           + sum over sequences s, recurrent layers l of  state_bytes_l
 
 Sequences are summed at their actual lengths, never ``B x max``. Unpaged: block rounding is
@@ -109,8 +110,7 @@ def kv_cache_bytes(
     counts = Counter(lengths)
     for cache, n_layers in per_spec.items():
         if cache.kind in ATTENTION_KINDS:
-            held = sum(cache.tokens_held(t, convention) * c for t, c in counts.items())
-            size = held * cache.kv_bytes_per_token(convention, tp, b)
+            size = sum(cache.bytes_held(t, convention, tp, b) * c for t, c in counts.items())
         else:
             size = len(lengths) * cache.state_bytes(convention, tp, b_state)
         by_kind[cache.kind] = by_kind.get(cache.kind, 0) + size * n_layers

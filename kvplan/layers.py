@@ -40,6 +40,12 @@ class _Frozen(BaseModel):
         parts in a fixed format of its own (``MLAIndexerAttention``: fp8 + scales whatever the KV dtype)."""
         return self.elems_per_token(convention, tp) * kv_dtype_bytes  # type: ignore[attr-defined]
 
+    def bytes_held(self, tokens: int, convention: "Convention" = "vllm", tp: int = 1, kv_dtype_bytes: int = 2) -> int:
+        """Bytes this layer holds for one sequence that has processed ``tokens`` positions: tokens held
+        x bytes per token, except where the cache is not linear in tokens (``CompressedAttention``)."""
+        return self.tokens_held(tokens, convention) * self.kv_bytes_per_token(  # type: ignore[attr-defined]
+            convention, tp, kv_dtype_bytes)
+
 
 def heads_per_rank(heads: int, tp: int) -> int:
     """KV heads one TP rank stores: ``max(1, heads // tp)`` (vLLM ``get_num_kv_heads``).
@@ -300,6 +306,79 @@ class MLAIndexerAttention(_Frozen):
         return 0
 
 
+class CompressedAttention(_Frozen):
+    """DeepSeek-V4 attention: one shared K=V head (MQA, ``head_dim`` wide) over a sliding window, plus,
+    in compressed layers, one compressed entry per ``compress_rate`` tokens (transformers 5.23
+    ``modeling_deepseek_v4.py``). Three layer types: sliding_attention (``compress_rate`` 0),
+    compressed_sparse_attention (CSA, m = 4, with a lightning indexer of ``index_head_dim`` over its
+    own compressed keys, and overlapping windows) and heavily_compressed_attention (HCA, m = 128).
+
+    transformers (``DynamicSlidingWindowLayer`` / ``DeepseekV4CSACache`` / ``DeepseekV4HCACache``),
+    elements per sequence at T tokens, d = head_dim, W = sliding_window, r = T mod m, n = T // m:
+      sliding only:  2 x min(T, W - 1) x d (a plain sliding layer: keys and values are two tensors)
+      HCA:           min(T, W - 1) x d (keys *is* values) + n x d (compressed_kv) + 2 x r x d (buffer kv, gate)
+      CSA:           min(T, W - 1) x d + (d + d_I) x (n + 2 x r x 2 + [n >= 1] x 2 x m)
+                     (compressor and indexer each: n compressed entries, a kv + gate buffer of r tokens
+                     two entries wide, and once a window has closed an overlap kv + gate of m tokens)
+    so the cache is not linear in tokens: it saw-tooths with T mod m. Worked number, DeepSeek-V4-Flash
+    (d 512, W 128, CSA m 4, d_I 128, HCA m 128), one sequence at T = 1000, elements: sliding-only
+    2 x 127 x 512 = 130,048; HCA 127 x 512 + 7 x 512 + 2 x 104 x 512 = 175,104; CSA 127 x 512
+    + 640 x (250 + 0 + 8) = 230,144.
+
+    vllm (an approximation, flagged on the spec): the main KV's sliding window of W tokens and the
+    compressed entries, each ``kv_entry_bytes``: 584 B at fp8 (flashmla_sparse.py @008a0c3: "448 fp8
+    NoPE + 128 B RoPE (64 bf16) + 8 B scales"), d x b otherwise; a CSA layer's indexer keys are
+    132 B per compressed entry (the V3.2 layout, DeepseekV4IndexerCache). Not modeled: the
+    compressor-state caches and vLLM's 576 B page alignment.
+    """
+
+    kind: Literal["compressed_attention"] = "compressed_attention"
+    head_dim: int = PosInt
+    sliding_window: int = PosInt
+    compress_rate: int = Field(ge=0)  # 0: a sliding-window-only layer
+    index_head_dim: int | None = Field(default=None, gt=0)  # CSA layers' indexer width
+    overlap: bool = False  # CSA: windows overlap (2 x d wide compressor, overlap state kept)
+    qk_rope_head_dim: int = 64  # the RoPE part of d, kept in bf16 in vLLM's fp8 entry
+
+    @property
+    def window(self) -> int:
+        return self.sliding_window
+
+    def kv_entry_bytes(self, kv_dtype_bytes: int) -> int:
+        """One stored entry in vLLM: fp8 NoPE + bf16 RoPE + 8 B of scales (448 + 128 + 8 = 584 B), or d x b."""
+        rope = self.qk_rope_head_dim
+        return self.head_dim - rope + rope * 2 + 8 if kv_dtype_bytes == 1 else self.head_dim * kv_dtype_bytes
+
+    def elems_per_token(self, convention: Convention = "vllm", tp: int = 1) -> int:
+        """The sliding window's part only (compressed entries add d per m tokens: see bytes_held)."""
+        return self.head_dim * (2 if convention == "transformers" and not self.compress_rate else 1)
+
+    def kv_bytes_per_token(self, convention: Convention = "vllm", tp: int = 1, kv_dtype_bytes: int = 2) -> int:
+        if convention == "transformers":
+            return self.elems_per_token(convention, tp) * kv_dtype_bytes
+        return self.kv_entry_bytes(kv_dtype_bytes)
+
+    def tokens_held(self, tokens: int, convention: Convention = "vllm") -> int:
+        """Tokens of the sliding window held (compressed entries are counted by bytes_held)."""
+        return min(tokens, self.sliding_window - 1 if convention == "transformers" else self.sliding_window)
+
+    def bytes_held(self, tokens: int, convention: Convention = "vllm", tp: int = 1, kv_dtype_bytes: int = 2) -> int:
+        window = self.tokens_held(tokens, convention) * self.kv_bytes_per_token(convention, tp, kv_dtype_bytes)
+        m = self.compress_rate
+        if not m or tokens <= 0:
+            return window
+        n, r = divmod(tokens, m)
+        if convention == "vllm":
+            indexer = (self.index_head_dim or 0) + (self.index_head_dim or 0) // 128 * 4
+            return window + n * (self.kv_entry_bytes(kv_dtype_bytes) + indexer)
+        width = 2 if self.overlap else 1  # the compressor projects 2 x d per token when windows overlap
+        per_dim = n + 2 * r * width + (2 * m if self.overlap and n else 0)
+        return window + (self.head_dim + (self.index_head_dim or 0)) * per_dim * kv_dtype_bytes
+
+    def state_bytes(self, convention: Convention = "vllm", tp: int = 1, dtype_bytes: int = 2) -> int:
+        return 0
+
+
 CacheSpec = (
     FullAttention
     | SlidingWindowAttention
@@ -309,10 +388,12 @@ CacheSpec = (
     | LinearAttentionState
     | NoCache
     | MLAIndexerAttention
+    | CompressedAttention
 )
 
 # Which kinds are attention (a KV dtype applies) and which are recurrent state (model dtype).
-ATTENTION_KINDS = ("full_attention", "sliding_attention", "chunked_attention", "mla", "mla_dsa")
-# Kinds that cache one replicated latent per token (not KV heads): vLLM's MLA block size, TP-replicated.
-MLA_KINDS = ("mla", "mla_dsa")
+ATTENTION_KINDS = ("full_attention", "sliding_attention", "chunked_attention", "mla", "mla_dsa", "compressed_attention")
+# Kinds that cache one replicated latent (DeepSeek-V4: one shared K=V head) per token, not KV heads:
+# vLLM's MLA block size (64), the same bytes on every TP rank.
+MLA_KINDS = ("mla", "mla_dsa", "compressed_attention")
 STATE_KINDS = ("mamba", "linear_attention")

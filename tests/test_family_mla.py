@@ -52,6 +52,13 @@ VARIANTS = [
                "head_dim": 64, "attention_bias": True, "tie_word_embeddings": True}),
     ("kimi_linear", {}),
     ("kimi_linear", {"num_hidden_layers": 6, "q_lora_rank": 256, "first_k_dense_replace": 2}),
+    ("deepseek_v4", {}),
+    ("deepseek_v4", {"num_hidden_layers": 5, "hc_mult": 2, "o_groups": 4, "mlp_bias": True,
+                     "layer_types": ["sliding_attention", "compressed_sparse_attention", "heavily_compressed_attention",
+                                     "sliding_attention", "compressed_sparse_attention"]}),
+    ("deepseek_v4", {"num_hidden_layers": 4, "compress_rates": {"compressed_sparse_attention": 8,
+                                                                "heavily_compressed_attention": 64},
+                     "index_head_dim": 64, "index_n_heads": 8}),
     ("longcat_flash", {}),
     ("longcat_flash", {"num_layers": 3, "zero_expert_num": 0, "router_bias": True, "attention_bias": True,
                        "n_routed_experts": 16}),
@@ -98,12 +105,14 @@ def test_glm52_shared_indexers_params_and_layout():
 
 def cache_bytes(cache) -> int:
     """Bytes of every distinct tensor the cache object holds, including DSA ``indexer_keys``
-    (DynamicIndexedLayer) and linear-attention states. Counted by storage, so a tensor held under
-    two names counts once."""
+    (DynamicIndexedLayer), linear-attention states and DeepSeek-V4's compressor / indexer buffers,
+    compressed entries and overlap states (DeepseekV4CSACache / DeepseekV4HCACache, dicts keyed by
+    "compressor" / "indexer"). Counted by storage, so V4's keys-that-are-values count once."""
     seen, total = set(), 0
     for layer in cache.layers:
         tensors = [getattr(layer, a, None) for a in ("keys", "values", "indexer_keys")]
-        for attr in ("conv_states", "recurrent_states"):
+        for attr in ("conv_states", "recurrent_states",  # linear attention
+                     "buffer_kv", "buffer_gate", "compressed_kv", "overlap_kv", "overlap_gate"):  # DeepSeek-V4
             states = getattr(layer, attr, None)
             tensors += list(states.values()) if isinstance(states, dict) else [states]
         for t in tensors:
@@ -122,7 +131,8 @@ CACHE_CASES = {
     # 3 layers x (32 + 8 latent + 16 indexer) = 168 elements per token
     "deepseek-v32": ("deepseek_v32", DSA),
     # layers 1 and 3 share layer 0's / 2's top-k: they cache the latent only (40 elements)
-    "glm-moe-dsa-shared": ("glm_moe_dsa", dict(DSA, num_hidden_layers=4, indexer_types=["full", "shared", "full", "shared"])),
+    "glm-moe-dsa-shared": ("glm_moe_dsa", dict(DSA, num_hidden_layers=4,
+                                               indexer_types=["full", "shared", "full", "shared"])),
     "glm4-moe-lite": ("glm4_moe_lite", MLA),
     "minicpm3": ("minicpm3", MLA),
     "glm4-moe-gqa": ("glm4_moe", dict(MLA, num_key_value_heads=2, head_dim=16, use_qk_norm=True)),
@@ -133,6 +143,17 @@ CACHE_CASES = {
                                         kv_lora_rank=32, qk_rope_head_dim=8, qk_nope_head_dim=16, v_head_dim=16,
                                         num_experts=4, num_experts_per_token=2, moe_intermediate_size=32,
                                         linear_num_heads=2, linear_head_dim=16, linear_conv_kernel_dim=4)),
+    # Layers: sliding-only, CSA (m 4, indexer 16), HCA (m 8), CSA; window 8. 13 + 2 tokens cross CSA and HCA
+    # window edges (T mod m changes, a window closes at 16 for CSA and HCA).
+    "deepseek-v4": ("deepseek_v4", dict(vocab_size=128, hidden_size=64, moe_intermediate_size=32, num_hidden_layers=4,
+                                        num_attention_heads=4, head_dim=32, q_lora_rank=48, n_routed_experts=4,
+                                        num_experts_per_tok=2, sliding_window=8, o_groups=2, o_lora_rank=16,
+                                        index_n_heads=2, index_head_dim=16, index_topk=4, hc_mult=2,
+                                        partial_rotary_factor=0.25,
+                                        compress_rates={"compressed_sparse_attention": 4,
+                                                        "heavily_compressed_attention": 8},
+                                        layer_types=["sliding_attention", "compressed_sparse_attention",
+                                                     "heavily_compressed_attention", "compressed_sparse_attention"])),
     "longcat-flash": ("longcat_flash", dict(vocab_size=128, hidden_size=64, ffn_hidden_size=128, num_layers=2,
                                             num_attention_heads=4, kv_lora_rank=32, q_lora_rank=48, qk_rope_head_dim=8,
                                             head_dim=8, qk_nope_head_dim=16, v_head_dim=16, n_routed_experts=4,
@@ -303,6 +324,9 @@ def test_reference_decoder_refuses_dsa_by_name():
     assert err.value.field == "model" and "'mla_dsa'" in err.value.message
     with pytest.raises(PlanInputError):
         Decoder(load_preset("glm-5"))
+    with pytest.raises(PlanInputError) as err:
+        run_validation(parse_config(fixture("deepseek-v4-flash")), tokens=4, steps=1)
+    assert "'compressed_attention'" in err.value.message
 
 
 def test_cli_validate_dsa_is_an_error_line_not_a_traceback(capsys):
@@ -311,3 +335,43 @@ def test_cli_validate_dsa_is_an_error_line_not_a_traceback(capsys):
     assert main(["validate", "glm-5", "--tokens", "4", "--steps", "1"]) == 2
     err = capsys.readouterr().err
     assert err.startswith("error: model:") and "Traceback" not in err
+
+
+def test_deepseek_v4_cache_saw_tooth_equals_transformers():
+    # From 3 tokens (no CSA window closed yet: no compressed entry, no overlap state) to 17, one token at a
+    # time: every step's bytes equal transformers' cache; the HCA buffer drains when a window closes, so the
+    # total falls at T = 8 and T = 16 (2 x 7 buffered rows -> 1 compressed entry): not linear in tokens.
+    model_type, fields = CACHE_CASES["deepseek-v4"]
+    hf_config = transformers.AutoConfig.for_model(model_type, **fields)
+    spec = parse_config({**hf_config.to_dict(), "model_type": model_type, "torch_dtype": "float32"})
+    torch.manual_seed(0)
+    model = transformers.AutoModelForCausalLM.from_config(hf_config).eval()
+    ids = torch.randint(3, 128, (1, 17))
+    sizes = {}
+    with torch.no_grad():
+        out = model(ids[:, :3], use_cache=True)
+        sizes[3] = cache_bytes(out.past_key_values)
+        for t in range(3, 17):
+            out = model(ids[:, t:t + 1], past_key_values=out.past_key_values, use_cache=True)
+            sizes[t + 1] = cache_bytes(out.past_key_values)
+    assert sizes == {t: kv_cache_bytes(spec, [t], "fp32", "transformers").kv_bytes for t in sizes}
+    assert sizes[8] < sizes[7] and sizes[16] < sizes[15]
+
+
+def test_deepseek_v4_flash_real_config():
+    cfg = fixture("deepseek-v4-flash")
+    spec = parse_config(cfg)
+    # compress_ratios lists 44 entries (the MTP layer's last); the 43 main layers: 2 sliding-only, 21 CSA, 20 HCA
+    rates = [layer.cache.compress_rate for layer in spec.layers]
+    assert len(rates) == 43 and rates.count(0) == 2 and rates.count(4) == 21 and rates.count(128) == 20
+    assert count_params(spec).total_params == 284_332_230_231 == transformers_param_count(cfg)
+    hca = next(layer.cache for layer in spec.layers if layer.cache.compress_rate == 128)
+    csa = next(layer.cache for layer in spec.layers if layer.cache.compress_rate == 4)
+    swa = spec.layers[0].cache
+    # Worked numbers (CompressedAttention docstring), one sequence at T = 1000, elements x 2 B (bf16):
+    assert swa.bytes_held(1000, "transformers", 1, 2) == 2 * 127 * 512 * 2
+    assert hca.bytes_held(1000, "transformers", 1, 2) == (127 * 512 + 7 * 512 + 2 * 104 * 512) * 2 == 350_208
+    assert csa.bytes_held(1000, "transformers", 1, 2) == (127 * 512 + 640 * (250 + 8)) * 2 == 460_288
+    # vllm (flagged approximation): window 128 x 584 B + 250 entries x (584 + 132 B) at fp8.
+    assert csa.bytes_held(1000, "vllm", 1, 1) == 128 * 584 + 250 * (584 + 132) == 253_752
+    assert any("approximation" in w for w in spec.warnings)

@@ -124,7 +124,8 @@ def mlp_layer_types(r, model_type: str, n_layers: int) -> list[bool]:
     given = r.str_list("mlp_layer_types") if model_type in ("glm4_moe_lite",) + DSA_TYPES else None
     if given is not None:
         if len(given) != n_layers or set(given) - {"dense", "sparse"}:
-            raise ConfigError(r._name("mlp_layer_types"), f"must list 'dense' or 'sparse' for each of {n_layers} layers")
+            raise ConfigError(r._name("mlp_layer_types"),
+                              f"must list 'dense' or 'sparse' for each of {n_layers} layers")
         return [t == "sparse" for t in given]
     if model_type == "glm4_moe_lite":
         return [i >= 1 for i in range(n_layers)]
@@ -215,7 +216,8 @@ def _core(r, model_type: str) -> tuple[int, int, int, int, int]:
         return h, n_layers, nq, nq, 0
     if nkv > nq or nq % nkv:
         raise ConfigError(r._name("num_key_value_heads"), f"{nkv} must divide num_attention_heads ({nq})")
-    hd = r.int("head_dim", h // nq, why=f"hidden_size // num_attention_heads = {h} // {nq}, floored as Glm4MoeAttention does")
+    hd = r.int("head_dim", h // nq,
+               why=f"hidden_size // num_attention_heads = {h} // {nq}, floored as Glm4MoeAttention does")
     return h, n_layers, nq, nkv, hd
 
 

@@ -92,7 +92,8 @@ def build_kimi_linear(r, model_type: str) -> dict[str, Any]:
     given = r.str_list("mlp_layer_types")
     if given is not None:
         if len(given) != n_layers or set(given) - {"dense", "sparse"}:
-            raise ConfigError(r._name("mlp_layer_types"), f"must list 'dense' or 'sparse' for each of {n_layers} layers")
+            raise ConfigError(r._name("mlp_layer_types"),
+                              f"must list 'dense' or 'sparse' for each of {n_layers} layers")
         moe_at = [t == "sparse" for t in given]
     else:
         first_dense = r.int("first_k_dense_replace", 1, minimum=0, why="KimiLinearConfig default")
@@ -103,7 +104,8 @@ def build_kimi_linear(r, model_type: str) -> dict[str, Any]:
         experts = experts_block(r, h, inter_e, "num_experts", "num_experts_per_token")
         shared = r.int("num_shared_experts", 0, minimum=0)
         shared_mlp = gated_mlp(h, inter_e * shared, prefix="shared_experts.") if shared else ()
-        r.assumptions.append("router e_score_correction_bias (fp32, num_experts per MoE layer) is a buffer, not counted")
+        r.assumptions.append("router e_score_correction_bias (fp32, num_experts per MoE layer) is a buffer, "
+                             "not counted")
     dense = gated_mlp(h, r.int("intermediate_size")) if not all(moe_at) else ()
     made: dict = {}
     layers = []

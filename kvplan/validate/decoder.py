@@ -63,11 +63,15 @@ def refuse_unsupported(spec: ModelSpec) -> None:
     """Raise ``PlanInputError("model", ...)`` when ``spec`` has a layer kind the reference decoder cannot run."""
     kinds = sorted({layer.cache.kind for layer in spec.layers} - set(DECODER_KINDS))
     if kinds:
+        what = "; ".join(f"{k!r}: {UNSUPPORTED.get(k, 'not implemented')}" for k in kinds)
         raise PlanInputError(
-            "model", f"{spec.name} has {', '.join(repr(k) for k in kinds)} layers "
-                     f"({spec.model_type}: MLA with a DSA lightning indexer), which the reference decoder does not "
-                     f"run; it validates {', '.join(DECODER_KINDS[:-1])} layers. Its KV bytes are checked against "
-                     "transformers' own cache in the test suite instead.")
+            "model", f"{spec.name} ({spec.model_type}) has layers the reference decoder does not run ({what}); "
+                     f"it validates {', '.join(DECODER_KINDS[:-1])} layers. This family's KV bytes are checked "
+                     "against transformers' own cache in the test suite instead.")
+
+
+UNSUPPORTED = {"mla_dsa": "MLA with a DSA lightning indexer",
+               "compressed_attention": "DeepSeek-V4 sliding-window + compressed K=V attention"}
 
 
 def activation(name: str, x: torch.Tensor) -> torch.Tensor:

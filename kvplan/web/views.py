@@ -218,7 +218,8 @@ def replication_notes(spec: ModelSpec, tp: int) -> list[str]:
     if mla is not None:
         extra = " plus the DSA indexer key" if mla.kind == "mla_dsa" else ""
         notes.append(f"MLA: the latent cache (one {mla.latent_dim}"
-                     f"-wide vector per token per layer{extra}) is not split by TP: each of the {tp} rank(s) keeps all of it, "
+                     f"-wide vector per token per layer{extra}) is not split by TP: each of the {tp} rank(s) keeps "
+                     "all of it, "
                      "so KV bytes per rank do not shrink as TP grows.")
     elif tp > spec.num_key_value_heads:
         notes.append(f"TP={tp} > {spec.num_key_value_heads} KV head(s): each rank keeps a whole KV head (vLLM "

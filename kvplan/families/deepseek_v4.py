@@ -1,0 +1,156 @@
+"""DeepSeek-V4 (transformers 5.23 ``modeling_deepseek_v4.py``): not a diff from V3.
+
+- attention: one K=V head of ``head_dim`` (512) shared by all query heads (MQA; ``kv_proj`` makes a
+  single tensor that is both keys and values), Q-LoRA, a grouped low-rank output projection
+  (``o_a_proj``: o_groups blocks of nq x d / g -> o_lora_rank, ``o_b_proj``), per-head attention sinks.
+- per-layer type (``layer_types``, or the checkpoint's ``compress_ratios`` 0 / 4 / 128):
+  sliding_attention, compressed_sparse_attention (CSA: an overlapping-window compressor and a
+  lightning indexer) or heavily_compressed_attention (HCA: a non-overlapping compressor).
+  Cache: ``CompressedAttention``.
+- every layer MoE: routed experts, one shared expert of moe_intermediate_size (DeepseekV4MLP reads
+  ``intermediate_size``, an alias of it), a router ([E, h]; the first ``num_hash_layers`` route by a
+  frozen token->expert table, a buffer).
+- Manifold-constrained hyper-connections: ``hc_mult`` residual streams, per layer two mixers
+  (fn [(2 + n) x n, n x h], base [(2 + n) x n], scale [3]) and one head mixer at the top.
+"""
+
+from typing import Any
+
+from kvplan.errors import ConfigError
+from kvplan.families.blocks import embed, gated_mlp, lm_head, rms, router, spec_fields
+from kvplan.layers import CompressedAttention
+from kvplan.spec import DecoderLayer, Experts, Linear, Tensor
+
+LAYER_TYPES = ("sliding_attention", "compressed_sparse_attention", "heavily_compressed_attention")
+RATIO_TO_TYPE = {0: "sliding_attention", 4: "compressed_sparse_attention", 128: "heavily_compressed_attention"}
+
+
+def _layer_types(r, n_layers: int) -> list[str]:
+    given = r.str_list("layer_types")
+    field = "layer_types"
+    if given is None and r.has("compress_ratios"):
+        ratios = r.int_list("compress_ratios")
+        bad = sorted(set(ratios) - set(RATIO_TO_TYPE))
+        if bad:
+            raise ConfigError(r._name("compress_ratios"), f"unknown ratio(s) {bad}; allowed: 0, 4, 128")
+        given, field = [RATIO_TO_TYPE[x] for x in ratios], "compress_ratios"
+    if given is None:  # DeepseekV4Config default: 2 HCA, then CSA / HCA alternating
+        return (["heavily_compressed_attention"] * min(n_layers, 2)
+                + ["compressed_sparse_attention" if i % 2 else "heavily_compressed_attention"
+                   for i in range(max(n_layers - 2, 0))])
+    if set(given) - set(LAYER_TYPES):
+        raise ConfigError(r._name(field), f"unknown layer type(s) {sorted(set(given) - set(LAYER_TYPES))}")
+    if len(given) < n_layers:
+        raise ConfigError(r._name(field), f"has {len(given)} entries but num_hidden_layers is {n_layers}")
+    return list(given[:n_layers])  # DeepseekV4Config truncates to num_hidden_layers (V4-Flash lists 44: MTP's)
+
+
+def _rates(r) -> dict[str, int]:
+    rates = {"compressed_sparse_attention": 4, "heavily_compressed_attention": 128}
+    given = r.raw("compress_rates")
+    if given is not None:
+        if not isinstance(given, dict):
+            raise ConfigError(r._name("compress_rates"), "must be an object {layer type: rate}")
+        for key, value in given.items():
+            if key in rates:
+                rates[key] = r.check_int(f"compress_rates.{key}", value)
+    for key, legacy in (("compressed_sparse_attention", "compress_rate_csa"),
+                        ("heavily_compressed_attention", "compress_rate_hca")):
+        if r.has(legacy):
+            rates[key] = r.int(legacy)
+    return rates
+
+
+def build_deepseek_v4(r, model_type: str) -> dict[str, Any]:
+    h, n_layers, nq = r.int("hidden_size"), r.int("num_hidden_layers"), r.int("num_attention_heads")
+    vocab = r.int("vocab_size")
+    r.fail_if_missing()
+    hd = r.int("head_dim", 512, why="DeepseekV4Config default")
+    q_lora = r.int("q_lora_rank", 1024, why="DeepseekV4Config default")
+    groups = r.int("o_groups", 8, why="DeepseekV4Config default")
+    o_lora = r.int("o_lora_rank", 1024, why="DeepseekV4Config default")
+    window = r.int("sliding_window", 128, why="DeepseekV4Config default")
+    n_i = r.int("index_n_heads", 64, why="DeepseekV4Config default")
+    d_i = r.int("index_head_dim", 128, why="DeepseekV4Config default")
+    hc = r.int("hc_mult", 4, why="DeepseekV4Config default")
+    if (nq * hd) % groups:
+        raise ConfigError(r._name("o_groups"), f"{groups} does not divide num_attention_heads x head_dim = {nq * hd}")
+    rope = int(hd * float(r.raw("partial_rotary_factor") or 0)) if r.raw("partial_rotary_factor") else (
+        r.int("qk_rope_head_dim", 64, why="DeepseekV4Config default (partial_rotary_factor 64 / 512)"))
+    kinds = _layer_types(r, n_layers)
+    rates = _rates(r)
+    attn = (
+        Linear(name="q_a_proj", in_features=h, out_features=q_lora, shard="replicated"),
+        rms("q_a_norm", q_lora),
+        Linear(name="q_b_proj", in_features=q_lora, out_features=nq * hd),
+        Linear(name="kv_proj", in_features=h, out_features=hd, shard="replicated"),
+        rms("kv_norm", hd),
+        # Grouped output projection: o_groups blocks [o_lora, nq x d / g] stored as one [g x o_lora, nq x d / g].
+        Linear(name="o_a_proj", in_features=nq * hd // groups, out_features=groups * o_lora),
+        Linear(name="o_b_proj", in_features=groups * o_lora, out_features=h, shard="row"),
+        Tensor(name="sinks", numel=nq, shard="column"),
+    )
+
+    def compressor(width: int, rate: int, prefix: str) -> tuple:
+        # DeepseekV4{CSA,HCA}Compressor / DeepseekV4Indexer: kv_proj and gate_proj [width, h],
+        # position_bias [rate, width], kv_norm over the entry dim.
+        return (Linear(name=f"{prefix}kv_proj", in_features=h, out_features=width, shard="replicated"),
+                Linear(name=f"{prefix}gate_proj", in_features=h, out_features=width, shard="replicated"),
+                Tensor(name=f"{prefix}position_bias", numel=rate * width))
+
+    per_kind = {}
+    for kind in set(kinds):
+        if kind == "sliding_attention":
+            per_kind[kind] = (CompressedAttention(head_dim=hd, sliding_window=window, compress_rate=0,
+                                                  qk_rope_head_dim=rope), attn)
+        elif kind == "heavily_compressed_attention":
+            m = rates[kind]
+            per_kind[kind] = (CompressedAttention(head_dim=hd, sliding_window=window, compress_rate=m,
+                                                  qk_rope_head_dim=rope),
+                              attn + compressor(hd, m, "compressor.") + (rms("compressor.kv_norm", hd),))
+        else:
+            m = rates[kind]
+            index = compressor(2 * d_i, m, "compressor.indexer.") + (
+                rms("compressor.indexer.kv_norm", d_i),
+                Linear(name="compressor.indexer.q_b_proj", in_features=q_lora, out_features=n_i * d_i,
+                       shard="replicated"),
+                Linear(name="compressor.indexer.scorer.weights_proj", in_features=h, out_features=n_i,
+                       shard="replicated", quantizable=False))
+            per_kind[kind] = (CompressedAttention(head_dim=hd, sliding_window=window, compress_rate=m,
+                                                  index_head_dim=d_i, overlap=True, qk_rope_head_dim=rope),
+                              attn + compressor(2 * hd, m, "compressor.") + (rms("compressor.kv_norm", hd),) + index)
+    inter = r.int("moe_intermediate_size", 2048, why="DeepseekV4Config default")
+    n = r.int("n_routed_experts", 256, why="DeepseekV4Config default")
+    k = r.int("num_experts_per_tok", 6, why="DeepseekV4Config default")
+    if k > n:
+        raise ConfigError(r._name("num_experts_per_tok"), f"{k} experts per token but only {n} experts")
+    bias = r.bool("mlp_bias", False)
+    linears = tuple(lin.model_copy(update={"shard": "expert"}) for lin in gated_mlp(h, inter))
+    experts = Experts(num_experts=n, num_experts_per_tok=k, linears=linears)
+    shared = gated_mlp(h, inter, bias=bias, prefix="shared_experts.")  # DeepseekV4MLP: one expert wide
+    mix = (2 + hc) * hc
+    hyper = tuple(Tensor(name=f"{p}_hc.fn+base+scale", numel=mix * hc * h + mix + 3) for p in ("attn", "ffn"))
+    norms = (rms("input_layernorm", h), rms("post_attention_layernorm", h))
+    made = {kind: DecoderLayer(cache=cache, attention=a, mlp=shared, experts=experts, router=router(h, n),
+                               norms=norms, other=hyper) for kind, (cache, a) in per_kind.items()}
+    layers = [made[kind] for kind in kinds]
+    r.assumptions.append("router e_score_correction_bias and the hash layers' tid2eid table are buffers, not counted")
+    head, tied = lm_head(r, vocab, h, tie_default=False)
+    fields = spec_fields(r, h=h, n_layers=n_layers, nq=nq, nkv=1, hd=hd, vocab=vocab, embeddings=[embed(vocab, h)],
+                         layers=layers, final_norm=[rms("norm", h)], head=head, tied=tied)
+    fields["other"] = (Tensor(name="hc_head.hc_fn+hc_base+hc_scale", numel=hc * hc * h + hc + 1),)
+    nextn = r.raw("num_nextn_predict_layers")
+    fields["skipped"] = (f"{nextn} multi-token-prediction layer(s) (loaded only for speculative decoding)",) if nextn \
+        else ()
+    fields["warnings"] = (VLLM_V4_NOTE,)
+    return fields
+
+
+VLLM_V4_NOTE = ("DeepSeek-V4: the vllm-convention KV bytes count the sliding window, the compressed entries "
+                "(584 B each at fp8) and CSA indexer keys (132 B), not vLLM's compressor-state caches or its 576 B "
+                "page alignment, and vLLM block plans reserve every token of every layer at the entry size (an "
+                "upper bound): approximations. Parameters and the transformers convention are exact.")
+
+MODEL_TYPES = {
+    "deepseek_v4": build_deepseek_v4,
+}
