@@ -41,6 +41,12 @@ WRAPPER_SKIPS = {
     "gemma3": ("vision_tower (SigLIP)", "multi_modal_projector"),
     "llama4": ("vision_model", "multi_modal_projector"),
     "mistral3": ("vision_tower (Pixtral)", "multi_modal_projector"),
+    # Qwen3-VL / Qwen3.5: model.visual holds the ViT, its patch merger (the projector) and, in
+    # Qwen3-VL, the deepstack mergers; the language model is the text decoder alone.
+    "qwen3_vl": ("visual (ViT + patch merger + deepstack mergers)",),
+    "qwen3_vl_moe": ("visual (ViT + patch merger + deepstack mergers)",),
+    "qwen3_5": ("visual (ViT + patch merger)",),
+    "qwen3_5_moe": ("visual (ViT + patch merger)",),
 }
 
 
