@@ -314,6 +314,15 @@ def text_decoder_config(cfg: Mapping[str, Any]) -> tuple[Mapping[str, Any], str,
         if key not in inner and key in cfg:
             inner[key] = cfg[key]
     filled = []
+    # transformers ties a wrapper's lm_head by the wrapper's own tie_word_embeddings (the
+    # ForConditionalGeneration's config, PreTrainedModel.get_expanded_tied_weights_keys), so where
+    # both say it and disagree (Qwen3VLMoeTextConfig defaults True, Qwen3VLMoeConfig False) the
+    # wrapper's wins.
+    outer_tie = cfg.get("tie_word_embeddings")
+    if isinstance(outer_tie, bool) and inner.get("tie_word_embeddings", outer_tie) != outer_tie:
+        filled.append(f"text_config.tie_word_embeddings = {str(outer_tie).lower()} (the wrapper's value; "
+                      f"transformers ties the lm_head by it, not by text_config's {inner['tie_word_embeddings']!r})")
+        inner["tie_word_embeddings"] = outer_tie
     for key, value in WRAPPER_TEXT_DEFAULTS.get(model_type, {}).items():
         if inner.get(key) is None:
             inner[key] = value
