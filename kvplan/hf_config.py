@@ -47,6 +47,7 @@ WRAPPER_SKIPS = {
     "qwen3_vl_moe": ("visual (ViT + patch merger + deepstack mergers)",),
     "qwen3_5": ("visual (ViT + patch merger)",),
     "qwen3_5_moe": ("visual (ViT + patch merger)",),
+    "step3p7": ("vision_model (perception encoder)", "multi_modal_projector"),
 }
 
 

@@ -17,7 +17,8 @@ What runs:
 - positions: RoPE (rotate-half, theta 10,000; the spec does not carry rope_theta and random
   weights make it immaterial) at absolute positions that continue across decode calls; learned
   position tables for gpt2 / gpt_bigcode / opt; NoPE on Llama-4's global layers.
-- sliding-window and chunked-local layers: masks by absolute position; gpt-oss attention sinks.
+- sliding-window and chunked-local layers: masks by absolute position; gpt-oss attention sinks;
+  Step-3.5's per-head output gate (g_proj), whose width gives the layer's query heads.
 - MLA (DeepSeek): the cache holds the latent [c_kv (kv_lora_rank) ; k_pe (rope dim)] per token,
   one "head"; attention runs in the absorbed form (q_nope folded through W_uk into latent space,
   the output through W_uv), so the latent is never expanded to per-head K/V.
@@ -281,6 +282,9 @@ class Block(nn.Module):
         B, T, _ = h.shape
         cs = self.cache_spec
         nq, nkv, d, dv = self.nq, cs.num_key_value_heads, cs.head_dim, cs.v_head_dim
+        head_gate = self.get("attention", "g_proj")  # Step-3.5: one sigmoid gate per query head
+        if head_gate is not None:
+            nq = head_gate.comp.out_features  # this layer's query heads (sliding layers may have more)
         fused = self.get("attention", "c_attn") or self.get("attention", "query_key_value")
         gate = None
         if fused is not None:
@@ -312,6 +316,8 @@ class Block(nn.Module):
                    sinks=None if sinks is None else sinks.weight)  # [B, T, nq*dv]
         if gate is not None:
             o = o * torch.sigmoid(gate)
+        if head_gate is not None:
+            o = (o.view(B, T, nq, dv) * torch.sigmoid(linear(h, head_gate))[..., None]).reshape(B, T, nq * dv)
         out = next(self.get("attention", n) for n in ("o_proj", "dense", "c_proj") if self.get("attention", n))
         return linear(o, out)
 
