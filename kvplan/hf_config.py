@@ -44,6 +44,13 @@ WRAPPER_SKIPS = {
     # Kimi-K2.5 / K2.6: a DeepSeek-V3 text decoder (text_config model_type "kimi_k2") behind MoonViT
     # (transformers 5.23 Kimi_K25Model: vision_tower, mm_projector).
     "kimi_k25": ("vision_tower (MoonViT)", "mm_projector"),
+    # Qwen3-VL / Qwen3.5: model.visual holds the ViT, its patch merger (the projector) and, in
+    # Qwen3-VL, the deepstack mergers; the language model is the text decoder alone.
+    "qwen3_vl": ("visual (ViT + patch merger + deepstack mergers)",),
+    "qwen3_vl_moe": ("visual (ViT + patch merger + deepstack mergers)",),
+    "qwen3_5": ("visual (ViT + patch merger)",),
+    "qwen3_5_moe": ("visual (ViT + patch merger)",),
+    "step3p7": ("vision_model (perception encoder)", "multi_modal_projector"),
 }
 
 # A model_type kvplan has no builder for, whose ``architectures`` entry names a class it does model:
@@ -326,6 +333,15 @@ def text_decoder_config(cfg: Mapping[str, Any]) -> tuple[Mapping[str, Any], str,
         if key not in inner and key in cfg:
             inner[key] = cfg[key]
     filled = []
+    # transformers ties a wrapper's lm_head by the wrapper's own tie_word_embeddings (the
+    # ForConditionalGeneration's config, PreTrainedModel.get_expanded_tied_weights_keys), so where
+    # both say it and disagree (Qwen3VLMoeTextConfig defaults True, Qwen3VLMoeConfig False) the
+    # wrapper's wins.
+    outer_tie = cfg.get("tie_word_embeddings")
+    if isinstance(outer_tie, bool) and inner.get("tie_word_embeddings", outer_tie) != outer_tie:
+        filled.append(f"text_config.tie_word_embeddings = {str(outer_tie).lower()} (the wrapper's value; "
+                      f"transformers ties the lm_head by it, not by text_config's {inner['tie_word_embeddings']!r})")
+        inner["tie_word_embeddings"] = outer_tie
     for key, value in WRAPPER_TEXT_DEFAULTS.get(model_type, {}).items():
         if inner.get(key) is None:
             inner[key] = value

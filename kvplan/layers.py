@@ -180,7 +180,8 @@ class MambaState(_NoTokens):
 
     conv state: conv_dim x (conv_kernel - 1) columns in vllm (``MambaStateShapeCalculator``),
     conv_dim x conv_kernel in transformers. ssm state: num_heads x head_dim x state_size, in the
-    model dtype in vllm (``mamba_ssm_cache_dtype`` auto) and fp32 in transformers.
+    model dtype in vllm (``mamba_ssm_cache_dtype`` auto) unless the config names its dtype
+    (``vllm_ssm_dtype_bytes``: NVIDIA's Nemotron-3 files say float32), and fp32 in transformers.
     conv_dim = intermediate + 2 x n_groups x state_size. Heads and conv channels split over tp.
     Worked number: Nemotron-H-8B in bf16, (10240 x 3 + 128 x 64 x 128) x 2 B = 2,158,592 B per
     sequence per layer (vllm).
@@ -192,11 +193,14 @@ class MambaState(_NoTokens):
     num_heads: int = PosInt
     head_dim: int = PosInt
     state_size: int = PosInt
+    # Bytes per SSM-state element in vllm when the config names a dtype for it (Nemotron-H
+    # "mamba_ssm_cache_dtype", read by vLLM's NemotronHForCausalLMConfig hook); None: model dtype.
+    vllm_ssm_dtype_bytes: int | None = None
 
     def state_bytes(self, convention: Convention = "vllm", tp: int = 1, dtype_bytes: int = 2) -> int:
         ssm = self.num_heads // tp * self.head_dim * self.state_size
         return _conv_bytes(self.conv_dim, self.conv_kernel, convention, tp, dtype_bytes) + ssm * _ssm_bytes(
-            convention, dtype_bytes)
+            convention, self.vllm_ssm_dtype_bytes or dtype_bytes)
 
 
 class LinearAttentionState(_NoTokens):
@@ -205,7 +209,8 @@ class LinearAttentionState(_NoTokens):
     conv_dim = 2 x key_heads x key_head_dim + value_heads x value_head_dim; conv columns and
     dtypes as in ``MambaState``. recurrent state: value_heads x key_head_dim x value_head_dim.
     Worked number: Qwen3-Next-80B-A3B in bf16, (8192 x 3 + 32 x 128 x 128) x 2 B = 1,097,728 B
-    per sequence per layer (vllm).
+    per sequence per layer (vllm). Qwen3.5-27B says ``mamba_ssm_dtype`` float32, which vLLM
+    honours: 10240 x 3 x 2 + 48 x 128 x 128 x 4 = 3,207,168 B per sequence per layer.
     """
 
     kind: Literal["linear_attention"] = "linear_attention"
@@ -214,6 +219,9 @@ class LinearAttentionState(_NoTokens):
     num_value_heads: int = PosInt
     value_head_dim: int = PosInt
     conv_kernel: int = PosInt
+    # Bytes per recurrent-state element in vllm when the config names a dtype for it (Qwen3.5
+    # "mamba_ssm_dtype", read by vLLM's Qwen3_5ForConditionalGenerationConfig hook); None: model dtype.
+    vllm_ssm_dtype_bytes: int | None = None
 
     @property
     def conv_dim(self) -> int:
@@ -222,7 +230,7 @@ class LinearAttentionState(_NoTokens):
     def state_bytes(self, convention: Convention = "vllm", tp: int = 1, dtype_bytes: int = 2) -> int:
         rec = self.num_value_heads // tp * self.key_head_dim * self.value_head_dim
         return _conv_bytes(self.conv_dim, self.conv_kernel, convention, tp, dtype_bytes) + rec * _ssm_bytes(
-            convention, dtype_bytes)
+            convention, self.vllm_ssm_dtype_bytes or dtype_bytes)
 
 
 class NoCache(_NoTokens):

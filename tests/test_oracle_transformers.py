@@ -18,10 +18,27 @@ pytestmark = pytest.mark.oracle
 def transformers_param_count(config: dict) -> int:
     cfg, model_type, _, _ = text_decoder_config(config)
     cfg = {k: v for k, v in cfg.items() if k not in ("quantization_config", "auto_map", "model_type")}
+    if cfg is not config and model_type not in transformers.models.auto.modeling_auto.MODEL_FOR_CAUSAL_LM_MAPPING_NAMES:
+        return _wrapper_text_param_count(config)
     hf_config = transformers.AutoConfig.for_model(model_type, **cfg)
     with torch.device("meta"):
         model = transformers.AutoModelForCausalLM.from_config(hf_config)
     return sum(p.numel() for p in model.parameters())
+
+
+VISION_MODULES = ("visual", "vision_tower", "vision_model", "multi_modal_projector")
+
+
+def _wrapper_text_param_count(config: dict) -> int:
+    """A wrapper whose text decoder has no causal-LM class (Qwen3-VL in transformers 5.23): the
+    ForConditionalGeneration's parameters outside its vision tower and projector (the language
+    model and lm_head, tied or not as the wrapper's config says)."""
+    outer = {k: v for k, v in config.items() if k not in ("quantization_config", "auto_map", "model_type")}
+    hf_config = transformers.AutoConfig.for_model(config["model_type"], **outer)
+    with torch.device("meta"):
+        model = transformers.AutoModelForImageTextToText.from_config(hf_config)
+    return sum(p.numel() for name, p in model.named_parameters()
+               if not set(name.split(".")) & set(VISION_MODULES))
 
 
 @pytest.mark.parametrize("name", preset_names())

@@ -132,3 +132,17 @@ def spec_fields(r, *, h, n_layers, nq, nkv, hd, vocab, embeddings, layers, final
 def sliding_window(r) -> int | None:
     """The sliding window, or None; some configs (Qwen2-MoE) write 0 for "no window"."""
     return (r.int("sliding_window", minimum=0) or None) if r.has("sliding_window") else None
+
+
+def state_dtype_bytes(r, key: str) -> int | None:
+    """Bytes per element of a recurrent-state dtype the config names (``"float32"`` -> 4), or None
+    when it names none (the state then follows the model dtype). vLLM's per-model config hooks read
+    these keys (vllm/model_executor/models/config.py: Qwen3.5 ``mamba_ssm_dtype``, Nemotron-H
+    ``mamba_ssm_cache_dtype``) when ``--mamba-ssm-cache-dtype`` is left at auto."""
+    value = r.get(key)
+    if value is None:
+        return None
+    sizes = {"float32": 4, "fp32": 4, "bfloat16": 2, "bf16": 2, "float16": 2, "fp16": 2}
+    if not isinstance(value, str) or value.lower() not in sizes:
+        raise ConfigError(r._name(key), f"must be one of float32, bfloat16, float16; got {value!r}")
+    return sizes[value.lower()]

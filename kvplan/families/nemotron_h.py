@@ -1,4 +1,21 @@
-"""Nemotron-H: Mamba-2 / attention / MLP / MoE blocks from a hybrid pattern.
+"""Nemotron-H and Nemotron-3 (Nano / Super / Ultra): Mamba-2 / attention / MLP / MoE blocks.
+
+The block list is ``layers_block_type`` when given (transformers 5.23 NemotronHConfig: it wins over
+``hybrid_override_pattern``, and its legacy names "mamba" / "attention" mean "linear_attention" /
+"full_attention", ``configuration_utils._LEGACY_LAYER_TYPE_REMAP``; NVIDIA's Nemotron-3-Ultra
+file writes those), else the ``hybrid_override_pattern`` string. Nemotron-3's LatentMoE
+(``moe_latent_size``): ``fc1_latent_proj`` [latent, h] and ``fc2_latent_proj`` [h, latent] around
+the routed experts, whose up/down run latent <-> moe_intermediate_size; the shared expert stays on
+the hidden size (``modeling_nemotron_h.NemotronHMoE``). The router's ``e_score_correction_bias``
+is a buffer, not a parameter. ``time_step_limit`` (NVIDIA writes [0.0, Infinity]) and the other
+time-step fields size nothing and are never read.
+
+vLLM (vllm/model_executor/models/nemotron_h.py ``get_mamba_state_shape_from_config`` ->
+``MambaStateShapeCalculator.mamba2_state_shape``): per Mamba block a conv state of
+(mamba_num_heads x mamba_head_dim + 2 x n_groups x ssm_state_size) x (conv_kernel - 1) and an SSM
+state of mamba_num_heads x mamba_head_dim x ssm_state_size, the latter in
+``mamba_ssm_cache_dtype`` when the config names it (vLLM's ``NemotronHForCausalLMConfig`` hook,
+vllm/model_executor/models/config.py; NVIDIA's Nemotron-3 files say float32).
 """
 
 from typing import Any
@@ -12,6 +29,7 @@ from kvplan.families.blocks import (
     rms,
     router,
     spec_fields,
+    state_dtype_bytes,
 )
 from kvplan.layers import FullAttention, MambaState, NoCache
 from kvplan.spec import DecoderLayer, Experts, Linear, Norm, Tensor
@@ -20,18 +38,23 @@ from kvplan.spec import DecoderLayer, Experts, Linear, Norm, Tensor
 def build_nemotron_h(r, model_type: str) -> dict[str, Any]:
     """Nemotron-H: one mixer per block, from ``hybrid_override_pattern`` (M mamba2, * attention,
     - MLP, E MoE), each block with one RMSNorm. Squared-ReLU MLPs (up, down; no gate)."""
-    pattern = r.raw("hybrid_override_pattern")
     kinds_by_char = {"M": "mamba", "*": "attention", "-": "mlp", "E": "moe"}
-    if pattern is not None:
+    names = {"linear_attention": "mamba", "mamba": "mamba", "full_attention": "attention", "attention": "attention",
+             "mlp": "mlp", "moe": "moe"}
+    key = "layers_block_type" if r.has("layers_block_type") else "layer_types"
+    given = r.str_list(key)
+    if given is not None:
+        if not given or set(given) - set(names):
+            raise ConfigError(r._name(key), f"must be a non-empty list of {sorted(names)}")
+        blocks = [names[b] for b in given]
+    else:
+        pattern = r.raw("hybrid_override_pattern")
+        if pattern is None:
+            raise ConfigError(r._name("hybrid_override_pattern"),
+                              "missing: the block pattern (or layers_block_type) is required")
         if not isinstance(pattern, str) or not pattern or set(pattern) - set(kinds_by_char):
             raise ConfigError(r._name("hybrid_override_pattern"), "must be a string of M, *, - and E")
         blocks = [kinds_by_char[c] for c in pattern]
-    else:
-        legacy = {"linear_attention": "mamba", "full_attention": "attention", "mlp": "mlp", "moe": "moe"}
-        given = r.str_list("layers_block_type") or r.str_list("layer_types")
-        if not given or set(given) - set(legacy):
-            raise ConfigError(r._name("hybrid_override_pattern"), "missing: the block pattern is required")
-        blocks = [legacy[b] for b in given]
     h = r.int("hidden_size")
     nq = r.int("num_attention_heads")
     nkv = r.int("num_key_value_heads", nq)
@@ -44,7 +67,8 @@ def build_nemotron_h(r, model_type: str) -> dict[str, Any]:
     conv_dim = inner + 2 * groups * d_state
     bias, conv_bias, mlp_bias = r.bool("use_bias", False), r.bool("use_conv_bias", True), r.bool("mlp_bias", False)
     mamba = DecoderLayer(
-        cache=MambaState(conv_dim=conv_dim, conv_kernel=kernel, num_heads=n_heads, head_dim=m_hd, state_size=d_state),
+        cache=MambaState(conv_dim=conv_dim, conv_kernel=kernel, num_heads=n_heads, head_dim=m_hd, state_size=d_state,
+                         vllm_ssm_dtype_bytes=state_dtype_bytes(r, "mamba_ssm_cache_dtype")),
         attention=(
             Linear(name="in_proj", in_features=h, out_features=inner + conv_dim + n_heads, bias=bias),
             Tensor(name="conv1d", numel=conv_dim * kernel + (conv_dim if conv_bias else 0), shard="column"),
@@ -74,13 +98,19 @@ def build_nemotron_h(r, model_type: str) -> dict[str, Any]:
         else:
             n, k = r.int("n_routed_experts"), r.int("num_experts_per_tok")
             inter = r.int("moe_intermediate_size")
+            # LatentMoE: experts run on the latent width, projected down from and back up to h.
+            latent = r.int("moe_latent_size") if r.has("moe_latent_size") else None
+            width = latent or h
             experts = Experts(num_experts=n, num_experts_per_tok=k, linears=tuple(
                 lin.model_copy(update={"shard": "expert"})
-                for lin in plain_mlp(h, inter, bias=False, names=("up_proj", "down_proj"))))
+                for lin in plain_mlp(width, inter, bias=False, names=("up_proj", "down_proj"))))
             shared = plain_mlp(h, r.int("moe_shared_expert_intermediate_size"), bias=mlp_bias,
                                names=("shared_experts.up_proj", "shared_experts.down_proj"))
+            projections = () if latent is None else (
+                Linear(name="fc1_latent_proj", in_features=h, out_features=latent, bias=mlp_bias, shard="replicated"),
+                Linear(name="fc2_latent_proj", in_features=latent, out_features=h, bias=mlp_bias, shard="replicated"))
             made["moe"] = DecoderLayer(cache=NoCache(), mlp=shared, experts=experts, router=router(h, n),
-                                       norms=(rms("norm", h),))
+                                       norms=(rms("norm", h),), other=projections)
             layers.append(made["moe"])
     if r.has("num_hidden_layers") and r.int("num_hidden_layers") != len(blocks):
         r.assumptions.append(f"num_hidden_layers = {len(blocks)} blocks from the pattern (config says "

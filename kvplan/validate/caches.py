@@ -46,14 +46,16 @@ class NoCache:
 
 
 def _state_tensors(cache, batch: int, dtype, device) -> list[torch.Tensor]:
-    """Recurrent state buffers, vLLM layout: conv [B, conv_dim, K - 1] + SSM/recurrent state."""
+    """Recurrent state buffers, vLLM layout: conv [B, conv_dim, K - 1] + SSM/recurrent state, the
+    latter in fp32 where the config names float32 for it (``vllm_ssm_dtype_bytes``, as vLLM does)."""
+    ssm_dtype = torch.float32 if getattr(cache, "vllm_ssm_dtype_bytes", None) == 4 else dtype
     if cache.kind == "mamba":
         return [torch.zeros(batch, cache.conv_dim, cache.conv_kernel - 1, dtype=dtype, device=device),
-                torch.zeros(batch, cache.num_heads, cache.head_dim, cache.state_size, dtype=dtype, device=device)]
+                torch.zeros(batch, cache.num_heads, cache.head_dim, cache.state_size, dtype=ssm_dtype, device=device)]
     if cache.kind == "linear_attention":
         return [torch.zeros(batch, cache.conv_dim, cache.conv_kernel - 1, dtype=dtype, device=device),
                 torch.zeros(batch, cache.num_value_heads, cache.key_head_dim, cache.value_head_dim,
-                            dtype=dtype, device=device)]
+                            dtype=ssm_dtype, device=device)]
     return []
 
 

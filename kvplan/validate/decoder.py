@@ -17,13 +17,16 @@ What runs:
 - positions: RoPE (rotate-half, theta 10,000; the spec does not carry rope_theta and random
   weights make it immaterial) at absolute positions that continue across decode calls; learned
   position tables for gpt2 / gpt_bigcode / opt; NoPE on Llama-4's global layers.
-- sliding-window and chunked-local layers: masks by absolute position; gpt-oss attention sinks.
+- sliding-window and chunked-local layers: masks by absolute position; gpt-oss attention sinks;
+  Step-3.5's per-head output gate (g_proj), whose width gives the layer's query heads.
 - MLA (DeepSeek): the cache holds the latent [c_kv (kv_lora_rank) ; k_pe (rope dim)] per token,
   one "head"; attention runs in the absorbed form (q_nope folded through W_uk into latent space,
   the output through W_uv), so the latent is never expanded to per-head K/V.
 - MLPs: SwiGLU / GeGLU (gate, up, down or fused gate_up), GELU / ReLU / squared-ReLU two-layer MLPs.
+- q/k norms per head (Qwen3, Gemma-3) or over the whole projection (MiniMax-M2, OLMo-2 style).
 - MoE: softmax router, top-k routed experts (renormalised), shared experts (with their sigmoid gate
-  where the spec has one) added.
+  where the spec has one) added; Nemotron-3 LatentMoE projects to the latent width around the
+  routed experts (fc1_latent_proj / fc2_latent_proj).
 - Mamba-2 / gated-DeltaNet mixers are *not* run: their parameters and per-sequence state buffers
   are allocated at their exact sizes and the layer passes its input through unchanged.
 
@@ -299,6 +302,9 @@ class Block(nn.Module):
         B, T, _ = h.shape
         cs = self.cache_spec
         nq, nkv, d, dv = self.nq, cs.num_key_value_heads, cs.head_dim, cs.v_head_dim
+        head_gate = self.get("attention", "g_proj")  # Step-3.5: one sigmoid gate per query head
+        if head_gate is not None:
+            nq = head_gate.comp.out_features  # this layer's query heads (sliding layers may have more)
         fused = self.get("attention", "c_attn") or self.get("attention", "query_key_value")
         gate = None
         if fused is not None:
@@ -310,13 +316,15 @@ class Block(nn.Module):
             if q.shape[-1] == 2 * nq * d:  # Qwen3-Next gated attention: q_proj also yields a gate per head
                 q, gate = q.view(B, T, nq, 2 * d).chunk(2, dim=-1)
                 gate = gate.reshape(B, T, nq * d)
+        qn = self.get("attention", "q_norm") or self.get("attention", "q_layernorm")
+        kn = self.get("attention", "k_norm") or self.get("attention", "k_layernorm")
+        if qn is not None and qn.comp.dim == nq * d:  # MiniMax-M2 (OLMo-2 style): one norm over all heads
+            q, k, qn = norm(q, qn), norm(k, kn), None
         q = q.reshape(B, T, nq, d)  # [B, T, nq, d]
         k = k.reshape(B, T, nkv, d)  # [B, T, nkv, d]
         v = v.reshape(B, T, nkv, dv)  # [B, T, nkv, dv]
-        qn = self.get("attention", "q_norm") or self.get("attention", "q_layernorm")
-        if qn is not None:
-            q = norm(q, qn)
-            k = norm(k, self.get("attention", "k_norm") or self.get("attention", "k_layernorm"))
+        if qn is not None:  # per-head q/k norms (Qwen3, Gemma-3)
+            q, k = norm(q, qn), norm(k, kn)
         nope = self.model_type == "llama4_text" and self.kind == "full_attention"
         if self.model_type not in LEARNED_POSITIONS and not nope:
             q, k = rope(q, step.enc_pos), rope(k, step.enc_pos)
@@ -328,6 +336,8 @@ class Block(nn.Module):
                    sinks=None if sinks is None else sinks.weight)  # [B, T, nq*dv]
         if gate is not None:
             o = o * torch.sigmoid(gate)
+        if head_gate is not None:
+            o = (o.view(B, T, nq, dv) * torch.sigmoid(linear(h, head_gate))[..., None]).reshape(B, T, nq * dv)
         out = next(self.get("attention", n) for n in ("o_proj", "dense", "c_proj") if self.get("attention", n))
         return linear(o, out)
 
@@ -399,11 +409,16 @@ class Block(nn.Module):
         k = self.experts.num_experts_per_tok
         weights, idx = linear(x, router).float().softmax(-1).topk(k, dim=-1)  # [N, k], [N, k]
         weights = (weights / weights.sum(-1, keepdim=True)).to(x.dtype)
+        down, up = self.get("other", "fc1_latent_proj"), self.get("other", "fc2_latent_proj")
+        if down is not None:  # Nemotron-3 LatentMoE: experts run on [N, latent], routed on the full width
+            x = linear(x, down)  # [N, latent]
         out = torch.zeros_like(x)
         for e in idx.unique().tolist():
             rows, slot = (idx == e).nonzero(as_tuple=True)
             y = self.mlp(x[rows], "experts", self.names["experts"], e)
             out.index_add_(0, rows, y * weights[rows, slot, None])
+        if up is not None:
+            out = linear(out, up)  # [N, h]
         return out.view(B, T, D)
 
 
