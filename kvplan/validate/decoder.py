@@ -387,11 +387,33 @@ class Block(nn.Module):
         return out.view(B, T, D)
 
 
+# Families whose layers do work this decoder does not run: Gemma-3n's AltUp / Laurel and both Gemma-3n and
+# Gemma-4's per-layer embeddings and cross-layer KV sharing (a layer that attends over an earlier layer's
+# cache). Running them as plain layers would measure a different model, so they are refused.
+UNSUPPORTED = {
+    "gemma3n_text": "Gemma-3n (AltUp, Laurel, per-layer embeddings, KV-sharing layers)",
+    "gemma4_text": "Gemma-4 (per-layer embeddings, KV-sharing layers, K = V full layers, MoE beside the MLP)",
+}
+
+
+def check_supported(spec: ModelSpec) -> None:
+    """Refuse, naming the model, a spec the reference decoder cannot run faithfully."""
+    from kvplan.errors import PlanInputError
+
+    what = UNSUPPORTED.get(spec.model_type)
+    if what is None and any(layer.cache.kind == "none" and layer.attention for layer in spec.layers):
+        what = f"{spec.model_type!r} (layers that attend over another layer's KV cache)"
+    if what is not None:
+        raise PlanInputError("model", f"the reference decoder does not run {what}; its plan and KV figures are "
+                                      "exact, but this model cannot be validated by running it here")
+
+
 class Decoder(nn.Module):
     """The whole model. ``forward(tokens [B, T], cache, step) -> logits [B, T (or 1), V]``."""
 
     def __init__(self, spec: ModelSpec):
         super().__init__()
+        check_supported(spec)
         self.spec = spec
         self.embed = nn.ModuleDict({_key("embeddings", c.name): Weight(c) for c in spec.embeddings})
         self.layers = nn.ModuleList(Block(spec, i) for i in range(spec.num_hidden_layers))

@@ -229,6 +229,9 @@ def run_validation(model, *, tokens: int = 128, steps: int = 8, batch: int = 1, 
     if device not in ("auto", "cpu", "cuda") and not str(device).startswith("cuda:"):
         raise PlanInputError("device", f"must be auto, cpu or cuda[:N], got {device!r}")
     spec = resolve(model)
+    from kvplan.validate.decoder import check_supported
+
+    check_supported(spec)  # before the lock and any allocation: a clear refusal, not a traceback mid-run
     if not _LOCK.acquire(blocking=False):
         raise BusyError("validate", "busy: another validation run is in progress on this server; "
                                     "try again when it ends")
