@@ -45,6 +45,7 @@ WRAPPER_SKIPS = {
     "gemma3": ("vision_tower (SigLIP)", "multi_modal_projector"),
     "gemma3n": ("vision_tower (MobileNetV5)", "audio_tower (Conformer)", "embed_vision", "embed_audio"),
     "gemma4": ("vision_tower", "audio_tower", "embed_vision", "embed_audio"),
+    "gemma4_unified": ("vision_tower", "audio_tower", "embed_vision", "embed_audio"),
     "llama4": ("vision_model", "multi_modal_projector"),
     "mistral3": ("vision_tower (Pixtral)", "multi_modal_projector"),
 }

@@ -42,6 +42,10 @@ FAMILY_VARIANTS = [
     ("gemma4_text", {"attention_k_eq_v": True, "num_global_key_value_heads": 2, "hidden_size_per_layer_input": 0,
                      "enable_moe_block": True, "num_experts": 8, "top_k_experts": 2, "moe_intermediate_size": 64,
                      "num_hidden_layers": 12, "attention_bias": True}),
+    # gemma4_unified_text: the same decoder with neither per-layer embeddings nor the MoE block.
+    ("gemma4_unified_text", {}),
+    ("gemma4_unified_text", {"num_kv_shared_layers": 10, "use_double_wide_mlp": True, "attention_k_eq_v": True,
+                             "num_global_key_value_heads": 2}),
     ("gemma3n_text", {}),  # 35 layers, 15 of them KV-sharing, AltUp 4, Laurel 64, PLE 256
     ("gemma3n_text", {"num_kv_shared_layers": 0, "altup_num_inputs": 2, "laurel_rank": 32}),
     ("gemma3n_text", {"intermediate_size": [1024, 2048, 1024, 2048, 1024, 2048], "num_hidden_layers": 6,
@@ -162,6 +166,9 @@ CACHE_CASES = {
     # K = V full layers still cache K and V: 1 head x (32 + 32) = 64; sliding 2 x 32 = 64.
     # T = 13: 8 x (2 x 7 x 64 + 2 x 13 x 64) = 20,480; T = 14: 21,504; T = 15: 22,528.
     "gemma4-moe-k-eq-v": ("gemma4_text", GEMMA4_MOE, [20_480, 21_504, 22_528]),
+    # No PLE in the unified decoder; otherwise the gemma4 case: the same bytes.
+    "gemma4-unified-kv-sharing": ("gemma4_unified_text", {k: v for k, v in GEMMA4.items() if "per_layer" not in k},
+                                  [33_792, 35_840, 37_888]),
     # Layers 4, 5 share; every caching layer 2 x (16 + 16) = 64: the same arithmetic as above.
     "gemma3n-altup-laurel": ("gemma3n_text", GEMMA3N, [20_480, 21_504, 22_528]),
     # Layers 0 and 5 full (1 x (16 + 8) = 24), 1-4 sliding with 2 heads (48) and transformers' window

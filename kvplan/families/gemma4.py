@@ -131,11 +131,16 @@ def ple_layer_parts(h: int, ple: int) -> tuple:
 
 
 def build_gemma4(r, model_type: str) -> dict[str, Any]:
-    """Gemma-4 text decoder (see the module docstring for every difference from Gemma-3)."""
+    """Gemma-4 text decoder (see the module docstring for every difference from Gemma-3).
+
+    ``gemma4_unified_text`` (Gemma4UnifiedTextConfig) is the same decoder without per-layer embeddings
+    or the MoE block (its config class has neither field) and a 1024-token default window.
+    """
+    unified = model_type == "gemma4_unified_text"
     h, n_layers, nq, nkv, hd = core_dims(r, kv_default=4)
     vocab = r.int("vocab_size")
     kinds = gemma_layer_types(r, n_layers, 6)
-    window = r.int("sliding_window", 512, why="transformers' default")
+    window = r.int("sliding_window", 1024 if unified else 512, why="transformers' default")
     if r.raw("use_bidirectional_attention") == "all":  # Gemma4TextConfig.__post_init__: exclusive bounds
         window = window // 2 + 1
         r.assumptions.append(f"sliding window = {window} (use_bidirectional_attention = 'all': window // 2 + 1)")
@@ -145,9 +150,9 @@ def build_gemma4(r, model_type: str) -> dict[str, Any]:
     bias = r.bool("attention_bias", False)
     inter = r.int("intermediate_size")
     double_wide = r.bool("use_double_wide_mlp", False)
-    ple, ple_embed, ple_other = ple_model_parts(r, h, n_layers, vocab)
+    ple, ple_embed, ple_other = (0, [], []) if unified else ple_model_parts(r, h, n_layers, vocab)
     experts = moe_parts = None
-    if r.bool("enable_moe_block", False):
+    if not unified and r.bool("enable_moe_block", False):
         n_exp = r.int("num_experts")
         k = r.int("top_k_experts")
         if k > n_exp:
@@ -203,4 +208,5 @@ def build_gemma4(r, model_type: str) -> dict[str, Any]:
 
 MODEL_TYPES = {
     "gemma4_text": build_gemma4,
+    "gemma4_unified_text": build_gemma4,
 }

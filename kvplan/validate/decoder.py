@@ -393,6 +393,7 @@ class Block(nn.Module):
 UNSUPPORTED = {
     "gemma3n_text": "Gemma-3n (AltUp, Laurel, per-layer embeddings, KV-sharing layers)",
     "gemma4_text": "Gemma-4 (per-layer embeddings, KV-sharing layers, K = V full layers, MoE beside the MLP)",
+    "gemma4_unified_text": "Gemma-4 unified (KV-sharing layers, K = V full layers)",
 }
 
 
