@@ -33,12 +33,19 @@ LIMITS = {
 DEFAULT_LIMIT = 1_000_000_000
 
 # Fields a wrapper's text_config may omit because transformers' text config class supplies them
-# (transformers 5.23 Gemma3TextConfig: vocab_size 262_208, max_position_embeddings 131_072).
-WRAPPER_TEXT_DEFAULTS = {"gemma3": {"vocab_size": 262_208, "max_position_embeddings": 131_072}}
+# (transformers 5.23 Gemma3TextConfig). google/gemma-3-4b-it's text_config gives only hidden_size,
+# intermediate_size, num_hidden_layers, rope_scaling and sliding_window: its 8 heads, 4 KV heads and
+# head_dim 256 are these defaults.
+WRAPPER_TEXT_DEFAULTS = {"gemma3": {"vocab_size": 262_208, "max_position_embeddings": 131_072,
+                                    "hidden_size": 2304, "intermediate_size": 9216, "num_hidden_layers": 26,
+                                    "num_attention_heads": 8, "num_key_value_heads": 4, "head_dim": 256}}
 
 # Multimodal wrappers whose text decoder lives under "text_config".
 WRAPPER_SKIPS = {
     "gemma3": ("vision_tower (SigLIP)", "multi_modal_projector"),
+    "gemma3n": ("vision_tower (MobileNetV5)", "audio_tower (Conformer)", "embed_vision", "embed_audio"),
+    "gemma4": ("vision_tower", "audio_tower", "embed_vision", "embed_audio"),
+    "gemma4_unified": ("vision_tower", "audio_tower", "embed_vision", "embed_audio"),
     "llama4": ("vision_model", "multi_modal_projector"),
     "mistral3": ("vision_tower (Pixtral)", "multi_modal_projector"),
     # Kimi-K2.5 / K2.6: a DeepSeek-V3 text decoder (text_config model_type "kimi_k2") behind MoonViT

@@ -97,6 +97,10 @@ class SlidingWindowAttention(FullAttention):
 
     kind: Literal["sliding_attention"] = "sliding_attention"  # type: ignore[assignment]
     sliding_window: int = PosInt
+    # The window transformers' config holds when it differs from the engine's: MiMo-V2-Flash's
+    # config sets sliding_window = sliding_window_size + 1 (129) while vLLM uses sliding_window_size
+    # (128). None means sliding_window.
+    transformers_sliding_window: int | None = None
 
     @property
     def window(self) -> int:
@@ -104,7 +108,7 @@ class SlidingWindowAttention(FullAttention):
 
     def tokens_held(self, tokens: int, convention: Convention = "vllm") -> int:
         if convention == "transformers":
-            return min(tokens, self.sliding_window - 1)
+            return min(tokens, (self.transformers_sliding_window or self.sliding_window) - 1)
         return min(tokens, self.sliding_window)
 
 

@@ -50,6 +50,9 @@ class KVGroup(BaseModel):
     page_bytes: int  # one layer, one block
     blocks_per_request: int
     window: int | None = None  # sliding_window or attention_chunk_size
+    # Tokens per block of this group when vLLM grew it to unify page sizes (unify_kv_cache_spec_page_size:
+    # a layer kind with a smaller page gets block_size x (max page // its page)); None: the plan's block_size.
+    block_size: int | None = None
 
 
 class RankPlan(BaseModel):
@@ -163,18 +166,21 @@ def kv_groups(layers: list[tuple[DecoderLayer, int]], block_size: int, tp: int, 
     sizes = [v[1] for v in buckets.values()]
     group_size = sizes[0] if len(sizes) == 1 else (max(sizes) if max(sizes) < 1.5 * min(sizes) else min(sizes))
     pages = {c: _page_bytes(v[0], block_size, tp, kv_b, state_b) for c, v in buckets.items()}
+    sizes_by_cache = dict.fromkeys(buckets, None)
     if states and attn:  # mamba pages padded to the attention page (page_size_padded)
         top = max(pages[c] for c in attn)
         pages = dict.fromkeys(pages, top)
+    elif len(set(pages.values())) > 1:
+        pages, sizes_by_cache = _unify_pages(pages, block_size)
     groups = []
     for cache, (_, members) in buckets.items():
         n_groups = cdiv(members, group_size)
+        bs = sizes_by_cache[cache] or block_size
         for g in range(n_groups):
             real = min(group_size, members - g * group_size)
             groups.append(KVGroup(kind=cache.kind, layers=real, padding_layers=group_size - real,
-                                  page_bytes=pages[cache], window=cache.window,
-                                  blocks_per_request=group_blocks(cache.kind, cache.window, max_len, block_size,
-                                                                  in_flight)))
+                                  page_bytes=pages[cache], window=cache.window, block_size=sizes_by_cache[cache],
+                                  blocks_per_request=group_blocks(cache.kind, cache.window, max_len, bs, in_flight)))
     bytes_per_block = group_size * max(pages.values())
     return groups, bytes_per_block, block_size
 
@@ -202,6 +208,22 @@ def _uniform_type_group(buckets: dict, block_size: int, tp: int, kv_b: int, stat
     group = KVGroup(kind=main.kind, layers=layers, padding_layers=0, page_bytes=max(pages.values()), window=None,
                     blocks_per_request=group_blocks(main.kind, None, max_len, block_size, in_flight))
     return [group], bytes_per_block, block_size
+
+
+def _unify_pages(pages: dict, block_size: int) -> tuple[dict, dict]:
+    """Attention kinds whose pages differ (per-kind head sizes or KV heads): vLLM's
+    ``unify_kv_cache_spec_page_size`` (vllm/v1/core/kv_cache_utils.py) keeps the largest page and
+    multiplies the block size of each smaller one by max_page // page, so every group's page is the
+    same bytes; a page that does not divide the largest keeps its block size and is padded to it
+    (newer vLLM, backends with ``indexes_kv_by_block_stride``; older ones refuse such a model).
+
+    Worked number: Gemma-4-31B in bf16, sliding layers 16 heads x 512 x 2 B x 16 tokens = 262,144 B,
+    full layers 4 x 1024 x 2 x 16 = 131,072 B: the full groups get 32-token blocks of 262,144 B.
+    Returns (page bytes per cache spec, block size per cache spec or None where unchanged).
+    """
+    top = max(pages.values())
+    sizes = {c: (block_size * (top // page) if page != top and top % page == 0 else None) for c, page in pages.items()}
+    return dict.fromkeys(pages, top), sizes
 
 
 # ----------------------------------------------------------------------------- workspace estimates
@@ -390,7 +412,7 @@ def longest_len_for(spec: ModelSpec, gpu: GpuSpec, concurrency: int, engine: Eng
 def _request_blocks(groups, max_len, block_size, in_flight, engine) -> int:
     if engine.engine == "sglang":
         return cdiv(max_len, block_size)
-    return sum(group_blocks(g.kind, g.window, max_len, block_size, in_flight) for g in groups)
+    return sum(group_blocks(g.kind, g.window, max_len, g.block_size or block_size, in_flight) for g in groups)
 
 
 def longest_start(groups: list[KVGroup], block_size: int, in_flight: int, engine: EngineConfig, usable: int,
@@ -405,7 +427,7 @@ def longest_start(groups: list[KVGroup], block_size: int, in_flight: int, engine
     """
     if engine.engine == "sglang":
         return min(hi, usable * block_size) if usable >= 1 else 0
-    if any(g.window for g in groups):
+    if any(g.window or g.block_size for g in groups):
         return _largest_len(lambda L: _request_blocks(groups, L, block_size, in_flight, engine) <= usable, hi)
     full = sum(1 for g in groups if g.kind in ATTENTION_KINDS)
     state = len(groups) - full

@@ -1,4 +1,5 @@
-"""Llama-style decoders: llama, mistral, mixtral, qwen2/qwen2-moe, qwen3/qwen3-moe, gemma 1-3, phi3.
+"""Llama-style decoders: llama, mistral (ministral, ministral3), mixtral, qwen2/qwen2-moe, qwen3/qwen3-moe,
+gemma 1-3, phi3.
 
 One builder: the families differ by switches (biases, q/k norms, extra norms, which layers slide,
 which layers are MoE), read from each family's own config fields.
@@ -48,6 +49,10 @@ def build_llama_like(r, model_type: str) -> dict[str, Any]:
         default = ["sliding_attention" if (i + 1) % pattern else "full_attention" for i in range(n_layers)]
     elif model_type == "gemma":
         window, default = None, ["full_attention"] * n_layers
+    elif model_type == "ministral" and "sliding_window" not in r.cfg:
+        # MinistralConfig defaults sliding_window to 4096 (an explicit null means no window).
+        window = r.int("sliding_window", 4096, why="transformers' MinistralConfig default")
+        default = ["sliding_attention"] * n_layers
     else:  # mistral, mixtral, phi3, llama...: a sliding_window applies to every layer
         default = ["sliding_attention" if window else "full_attention"] * n_layers
     kinds = layer_types(r, n_layers, default)
@@ -110,6 +115,10 @@ def build_generic(r, model_type: str) -> dict[str, Any]:
 MODEL_TYPES = {
     "llama": build_llama_like,
     "mistral": build_llama_like,
+    # Ministral (transformers MinistralConfig) is Mistral reading layer_types; Ministral-3 (the
+    # Ministral 3 / Mistral-3 text tower, Ministral3Config) is Mistral with YaRN RoPE: no size diff.
+    "ministral": build_llama_like,
+    "ministral3": build_llama_like,
     "mixtral": build_llama_like,
     "qwen2": build_llama_like,
     "qwen2_moe": build_llama_like,

@@ -63,7 +63,14 @@ DECODER_KINDS = ("full_attention", "sliding_attention", "chunked_attention", "ml
 
 
 def refuse_unsupported(spec: ModelSpec) -> None:
-    """Raise ``PlanInputError("model", ...)`` when ``spec`` has a layer kind the reference decoder cannot run."""
+    """Raise ``PlanInputError("model", ...)`` when ``spec`` has a layer kind, or is a family, the reference
+    decoder cannot run faithfully (running it as plain layers would measure a different model)."""
+    what = UNSUPPORTED_FAMILIES.get(spec.model_type)
+    if what is None and any(layer.cache.kind == "none" and layer.attention for layer in spec.layers):
+        what = f"{spec.model_type!r} (layers that attend over another layer's KV cache)"
+    if what is not None:
+        raise PlanInputError("model", f"the reference decoder does not run {what}; its plan and KV figures are "
+                                      "exact, but this model cannot be validated by running it here")
     kinds = sorted({layer.cache.kind for layer in spec.layers} - set(DECODER_KINDS))
     if kinds:
         what = "; ".join(f"{k!r}: {UNSUPPORTED.get(k, 'not implemented')}" for k in kinds)
@@ -72,6 +79,15 @@ def refuse_unsupported(spec: ModelSpec) -> None:
                      f"it validates {', '.join(DECODER_KINDS[:-1])} layers. This family's KV bytes are checked "
                      "against transformers' own cache in the test suite instead.")
 
+
+# Families whose layers do work this decoder does not run: Gemma-3n's AltUp / Laurel and both Gemma-3n and
+# Gemma-4's per-layer embeddings and cross-layer KV sharing (a layer that attends over an earlier layer's
+# cache).
+UNSUPPORTED_FAMILIES = {
+    "gemma3n_text": "Gemma-3n (AltUp, Laurel, per-layer embeddings, KV-sharing layers)",
+    "gemma4_text": "Gemma-4 (per-layer embeddings, KV-sharing layers, K = V full layers, MoE beside the MLP)",
+    "gemma4_unified_text": "Gemma-4 unified (KV-sharing layers, K = V full layers)",
+}
 
 UNSUPPORTED = {"mla_dsa": "MLA with a DSA lightning indexer",
                "compressed_attention": "DeepSeek-V4 sliding-window + compressed K=V attention"}
