@@ -53,6 +53,22 @@ PARAM_CASES = [
     ("stablelm", {}), ("stablelm", {"qk_layernorm": True, "use_parallel_residual": True, "use_qkv_bias": True,
                                     "num_key_value_heads": 8, "head_dim": 32}),  # head_dim ignored, as transformers does
     ("starcoder2", {}), ("starcoder2", {"use_bias": False, "sliding_window": 4096, "num_key_value_heads": 4}),
+    # moe_kin.py
+    ("olmoe", {}), ("olmoe", {"num_key_value_heads": 4, "num_experts": 16, "num_hidden_layers": 4, "head_dim": 64}),
+    ("granitemoe", {}), ("granitemoe", {"num_local_experts": 4, "num_key_value_heads": 8, "attention_bias": True}),
+    ("granitemoeshared", {}), ("granitemoeshared", {"shared_intermediate_size": 1024, "num_local_experts": 16}),
+    ("ernie4_5_moe", {}),
+    ("ernie4_5_moe", {"moe_layer_interval": 2, "moe_layer_end_index": 20, "moe_num_shared_experts": 0,
+                      "use_bias": True, "tie_word_embeddings": False}),
+    ("hunyuan_v1_moe", {"head_dim": 128}),
+    ("hunyuan_v1_moe", {"head_dim": 128, "num_experts": 8, "moe_topk": [2, 2, 1, 1], "num_hidden_layers": 4}),
+    ("phimoe", {}),
+    ("phimoe", {"lm_head_bias": True, "num_local_experts": 4, "sliding_window": 2048, "attention_bias": True}),
+    # DbrxConfig() itself cannot build a model in 5.23 (DbrxAttention reads attn_config.rope_theta).
+    ("dbrx", {"attn_config": {"rope_theta": 500_000}}),
+    ("dbrx", {"n_layers": 4, "d_model": 6144, "n_heads": 48, "vocab_size": 100_352,
+              "attn_config": {"rope_theta": 500_000, "kv_n_heads": 8, "clip_qkv": 8},
+              "ffn_config": {"moe_num_experts": 16, "moe_top_k": 4, "ffn_hidden_size": 10_752}}),
 ]
 
 
@@ -97,6 +113,15 @@ CACHE_CASES = {
     "cohere2-sliding": ("cohere2", {**SMALL, "sliding_window": W}),
     "stablelm": ("stablelm", {k: v for k, v in SMALL.items() if k != "head_dim"}),
     "starcoder2-sliding": ("starcoder2", {**SMALL, "sliding_window": W}),
+    "olmoe": ("olmoe", {**SMALL, "num_experts": 4, "num_experts_per_tok": 2}),
+    "granitemoeshared": ("granitemoeshared", {**SMALL, "num_local_experts": 4, "num_experts_per_tok": 2,
+                                              "shared_intermediate_size": 32}),
+    "ernie4_5_moe": ("ernie4_5_moe", {**SMALL, "moe_num_experts": 4, "moe_k": 2, "moe_intermediate_size": 32}),
+    "hunyuan_v1_moe": ("hunyuan_v1_moe", {**SMALL, "num_experts": 4, "moe_topk": 2}),
+    "phimoe-sliding": ("phimoe", {**SMALL, "num_local_experts": 4, "num_experts_per_tok": 2, "sliding_window": W}),
+    "dbrx": ("dbrx", dict(vocab_size=128, d_model=64, n_heads=4, n_layers=3, max_seq_len=256,
+                          attn_config={"kv_n_heads": 2, "rope_theta": 10_000, "clip_qkv": 8},
+                          ffn_config={"ffn_hidden_size": 32, "moe_num_experts": 4, "moe_top_k": 2})),
 }
 
 

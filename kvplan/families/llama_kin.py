@@ -65,7 +65,8 @@ def every_nth_full(n_layers: int, pattern: int) -> list[str]:
 def assemble(r, d: Dims, *, kinds: list[str], window: int | None, attn: tuple[Component, ...],
              norms: tuple[Component, ...], mlp: tuple[Component, ...] = (), tie_default: bool = False,
              final_norm: Component | None = None, moe: tuple[Experts, tuple, tuple] | None = None,
-             moe_layers: list[bool] | None = None, cache_for=attention_cache) -> dict[str, Any]:
+             moe_layers: list[bool] | None = None, head_bias: bool = False,
+             cache_for=attention_cache) -> dict[str, Any]:
     """Layers from their pieces, identical layers shared, then the spec fields.
 
     ``moe`` = (experts, router, shared/extra MLP of a MoE layer); ``moe_layers[i]`` says whether
@@ -84,7 +85,7 @@ def assemble(r, d: Dims, *, kinds: list[str], window: int | None, attn: tuple[Co
             else:
                 made[kind, is_moe] = DecoderLayer(cache=cache, attention=attn, mlp=mlp, norms=norms)
         layers.append(made[kind, is_moe])
-    head, tied = lm_head(r, d.vocab, d.h, tie_default=tie_default)
+    head, tied = lm_head(r, d.vocab, d.h, tie_default=tie_default, bias=head_bias)
     return spec_fields(r, h=d.h, n_layers=d.n_layers, nq=d.nq, nkv=d.nkv, hd=d.hd, vocab=d.vocab,
                        embeddings=[embed(d.vocab, d.h)], layers=layers,
                        final_norm=[final_norm or rms("norm", d.h)], head=head, tied=tied)
