@@ -69,6 +69,15 @@ PARAM_CASES = [
     ("dbrx", {"n_layers": 4, "d_model": 6144, "n_heads": 48, "vocab_size": 100_352,
               "attn_config": {"rope_theta": 500_000, "kv_n_heads": 8, "clip_qkv": 8},
               "ffn_config": {"moe_num_experts": 16, "moe_top_k": 4, "ffn_hidden_size": 10_752}}),
+    ("ernie4_5_moe", {"use_bias": True, "num_hidden_layers": 3}),  # tied, yet lm_head keeps its bias
+    ("phimoe", {"lm_head_bias": True, "tie_word_embeddings": True, "num_hidden_layers": 2}),
+    # gpt_classic.py
+    ("mpt", {}), ("mpt", {"n_layers": 4, "d_model": 4096, "n_heads": 32, "tie_word_embeddings": False}),
+    ("bloom", {}), ("bloom", {"n_embed": 1024, "n_head": 16, "n_layer": 4}),
+    ("gptj", {}), ("gptj", {"n_inner": 8192, "n_layer": 4, "n_head": 32, "tie_word_embeddings": True}),
+    ("codegen", {}), ("codegen", {"n_inner": 1024, "n_embd": 512, "n_head": 8, "n_layer": 3}),
+    ("gpt_neo", {}), ("gpt_neo", {"intermediate_size": 1000, "num_layers": 4, "num_heads": 8,
+                                  "attention_types": [[["global", "local"], 2]]}),
 ]
 
 
@@ -122,6 +131,12 @@ CACHE_CASES = {
     "dbrx": ("dbrx", dict(vocab_size=128, d_model=64, n_heads=4, n_layers=3, max_seq_len=256,
                           attn_config={"kv_n_heads": 2, "rope_theta": 10_000, "clip_qkv": 8},
                           ffn_config={"ffn_hidden_size": 32, "moe_num_experts": 4, "moe_top_k": 2})),
+    "mpt": ("mpt", dict(vocab_size=128, d_model=64, n_heads=4, n_layers=3, max_seq_len=256)),
+    "bloom": ("bloom", dict(vocab_size=128, hidden_size=64, n_head=4, n_layer=3)),
+    "gptj": ("gptj", dict(vocab_size=128, n_embd=64, n_head=4, n_layer=3, rotary_dim=8, n_positions=256)),
+    "codegen": ("codegen", dict(vocab_size=128, n_embd=64, n_head=4, n_layer=3, rotary_dim=8, n_positions=256)),
+    "gpt_neo-local": ("gpt_neo", dict(vocab_size=128, hidden_size=64, num_heads=4, num_layers=4, window_size=W,
+                                      attention_types=[[["global", "local"], 2]], max_position_embeddings=256)),
 }
 
 
