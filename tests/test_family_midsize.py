@@ -71,6 +71,14 @@ PARAM_CASES = [
               "ffn_config": {"moe_num_experts": 16, "moe_top_k": 4, "ffn_hidden_size": 10_752}}),
     ("ernie4_5_moe", {"use_bias": True, "num_hidden_layers": 3}),  # tied, yet lm_head keeps its bias
     ("phimoe", {"lm_head_bias": True, "tie_word_embeddings": True, "num_hidden_layers": 2}),
+    # hybrid.py
+    ("bamba", {}), ("bamba", {"attn_layer_indices": [1, 5], "num_hidden_layers": 8, "mamba_n_groups": 2,
+                              "mamba_n_heads": 64, "mamba_d_state": 128}),
+    ("granitemoehybrid", {}),
+    ("granitemoehybrid", {"layer_types": ["mamba", "attention", "mamba", "mamba"], "num_hidden_layers": 4,
+                          "num_local_experts": 0, "num_key_value_heads": 8}),
+    ("granitemoehybrid", {"layer_types": ["mamba", "attention", "mamba", "mamba"], "num_hidden_layers": 4,
+                          "num_local_experts": 16, "mamba_n_heads": 64, "mamba_d_head": 128}),
     # gpt_classic.py
     ("mpt", {}), ("mpt", {"n_layers": 4, "d_model": 4096, "n_heads": 32, "tie_word_embeddings": False}),
     ("bloom", {}), ("bloom", {"n_embed": 1024, "n_head": 16, "n_layer": 4}),
@@ -131,6 +139,12 @@ CACHE_CASES = {
     "dbrx": ("dbrx", dict(vocab_size=128, d_model=64, n_heads=4, n_layers=3, max_seq_len=256,
                           attn_config={"kv_n_heads": 2, "rope_theta": 10_000, "clip_qkv": 8},
                           ffn_config={"ffn_hidden_size": 32, "moe_num_experts": 4, "moe_top_k": 2})),
+    "bamba": ("bamba", {**SMALL, "attn_layer_indices": [1], "mamba_n_heads": 4, "mamba_d_state": 8,
+                        "mamba_n_groups": 2, "mamba_chunk_size": 8}),
+    "granitemoehybrid": ("granitemoehybrid", {**SMALL, "layer_types": ["mamba", "attention", "mamba", "mamba"],
+                                              "num_local_experts": 4, "num_experts_per_tok": 2, "mamba_n_heads": 4,
+                                              "mamba_d_state": 8, "shared_intermediate_size": 32,
+                                              "mamba_chunk_size": 8}),
     "mpt": ("mpt", dict(vocab_size=128, d_model=64, n_heads=4, n_layers=3, max_seq_len=256)),
     "bloom": ("bloom", dict(vocab_size=128, hidden_size=64, n_head=4, n_layer=3)),
     "gptj": ("gptj", dict(vocab_size=128, n_embd=64, n_head=4, n_layer=3, rotary_dim=8, n_positions=256)),

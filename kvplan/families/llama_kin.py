@@ -66,24 +66,28 @@ def assemble(r, d: Dims, *, kinds: list[str], window: int | None, attn: tuple[Co
              norms: tuple[Component, ...], mlp: tuple[Component, ...] = (), tie_default: bool = False,
              final_norm: Component | None = None, moe: tuple[Experts, tuple, tuple] | None = None,
              moe_layers: list[bool] | None = None, head_bias: bool = False,
-             cache_for=attention_cache) -> dict[str, Any]:
+             mixers: dict[str, tuple[tuple[Component, ...], Any]] | None = None) -> dict[str, Any]:
     """Layers from their pieces, identical layers shared, then the spec fields.
 
     ``moe`` = (experts, router, shared/extra MLP of a MoE layer); ``moe_layers[i]`` says whether
-    layer i is a MoE layer (all of them by default when ``moe`` is given)."""
+    layer i is a MoE layer (all of them by default when ``moe`` is given). ``mixers`` maps a layer
+    kind that is not attention (a hybrid's "linear_attention") to its (weights, cache spec)."""
     if moe_layers is None:
         moe_layers = [moe is not None] * d.n_layers
     made: dict[tuple[str, bool], DecoderLayer] = {}
     layers = []
     for kind, is_moe in zip(kinds, moe_layers):
         if (kind, is_moe) not in made:
-            cache = cache_for(kind, d.nkv, d.hd, window, None)
+            if mixers and kind in mixers:
+                mixer, cache = mixers[kind]
+            else:
+                mixer, cache = attn, attention_cache(kind, d.nkv, d.hd, window, None)
             if is_moe:
                 experts, router, shared = moe
-                made[kind, is_moe] = DecoderLayer(cache=cache, attention=attn, mlp=shared, experts=experts,
+                made[kind, is_moe] = DecoderLayer(cache=cache, attention=mixer, mlp=shared, experts=experts,
                                                   router=router, norms=norms)
             else:
-                made[kind, is_moe] = DecoderLayer(cache=cache, attention=attn, mlp=mlp, norms=norms)
+                made[kind, is_moe] = DecoderLayer(cache=cache, attention=mixer, mlp=mlp, norms=norms)
         layers.append(made[kind, is_moe])
     head, tied = biased_lm_head(r, d.vocab, d.h, tie_default=tie_default, bias=head_bias)
     return spec_fields(r, h=d.h, n_layers=d.n_layers, nq=d.nq, nkv=d.nkv, hd=d.hd, vocab=d.vocab,
