@@ -1,4 +1,5 @@
-"""Hybrids of attention and Mamba-2 mixers: bamba, granitemoehybrid.
+"""Hybrids of attention and recurrent mixers: bamba, granitemoehybrid (Mamba-2), lfm2, lfm2_moe
+(gated short convolutions).
 
 A Mamba-2 layer caches a fixed state per sequence (``layers.MambaState``): a conv state of
 conv_dim = intermediate + 2 x n_groups x d_state channels and an SSM state of heads x d_head x
@@ -12,7 +13,7 @@ from typing import Any
 from kvplan.errors import ConfigError
 from kvplan.families.blocks import attention_linears, core_dims, experts_block, gated_mlp, rms, router
 from kvplan.families.llama_kin import Dims, assemble
-from kvplan.layers import MambaState
+from kvplan.layers import MambaState, ShortConvState
 from kvplan.spec import Component, Linear, Norm, Tensor
 
 # transformers' configuration_utils._LEGACY_LAYER_TYPE_REMAP (5.23): old block names, new ones.
@@ -113,7 +114,79 @@ def build_granitemoehybrid(r, model_type: str) -> dict[str, Any]:
                     moe=(experts, router(d.h, experts.num_experts), shared))
 
 
+def _lfm2_pieces(r, d: Dims, model_type: str) -> tuple[list[str], dict, tuple[Component, ...]]:
+    """(layer kinds, {"conv": (weights, state)}, attention weights) shared by lfm2 and lfm2_moe.
+
+    A "conv" layer: in_proj [3h, h], a depthwise conv [h, conv_L_cache], out_proj [h, h] (conv_bias
+    on all three); every other layer type is attention: q/k/v/out_proj without bias and per-head
+    q/k RMSNorms (q_layernorm, k_layernorm)."""
+    given = r.str_list("layer_types")
+    if given is None and model_type == "lfm2":
+        full = set(r.int_list("full_attn_idxs") or range(d.n_layers))
+        given = ["full_attention" if i in full else "conv" for i in range(d.n_layers)]
+    if given is None:
+        raise ConfigError(r._name("layer_types"), "missing: Lfm2MoeConfig has no default block pattern")
+    if len(given) != d.n_layers:
+        raise ConfigError(r._name("layer_types"), f"has {len(given)} entries but num_hidden_layers is {d.n_layers}")
+    kinds = ["conv" if k == "conv" else "full_attention" for k in given]
+    bias, kernel = r.bool("conv_bias", False), r.int("conv_L_cache", 3)
+    conv = (Linear(name="in_proj", in_features=d.h, out_features=3 * d.h, bias=bias),
+            Tensor(name="conv", numel=d.h * kernel + (d.h if bias else 0), shard="column"),
+            Linear(name="out_proj", in_features=d.h, out_features=d.h, bias=bias, shard="row"))
+    attn = attention_linears(d.h, d.nq, d.nkv, d.hd)
+    attn = attn[:3] + (attn[3].model_copy(update={"name": "out_proj"}), rms("q_layernorm", d.hd),
+                       rms("k_layernorm", d.hd))
+    return kinds, {"conv": (conv, ShortConvState(conv_dim=d.h, conv_kernel=kernel))}, attn
+
+
+def lfm2_ffn_width(r) -> int:
+    """Lfm2MLP: with block_auto_adjust_ff_dim, int(2 x inter / 3), then x block_ffn_dim_multiplier
+    rounded up to block_multiple_of. LFM2-1.2B: 12288 -> 8192 -> 8192."""
+    # Lfm2Config takes an old config's block_ff_dim as intermediate_size.
+    inter = r.int("block_ff_dim") if r.has("block_ff_dim") else r.int("intermediate_size")
+    if r.bool("block_auto_adjust_ff_dim", True):
+        inter = int(2 * inter / 3)
+        mult = r.raw("block_ffn_dim_multiplier", 1.0)
+        if mult is not None:
+            if isinstance(mult, bool) or not isinstance(mult, (int, float)) or mult <= 0:
+                raise ConfigError(r._name("block_ffn_dim_multiplier"), f"must be a positive number, got {mult!r}")
+            of = r.int("block_multiple_of", 256)
+            inter = of * ((int(mult * inter) + of - 1) // of)
+    return inter
+
+
+def build_lfm2(r, model_type: str) -> dict[str, Any]:
+    """lfm2: short-conv layers ("conv") and attention layers (layer_types, or full_attn_idxs; all
+    attention when neither is given), each with a SwiGLU w1/w3/w2 of lfm2_ffn_width; norms
+    operator_norm, ffn_norm; the final norm is named embedding_norm; tied embeddings by default.
+    lfm2_moe: the first num_dense_layers keep a w1/w3/w2 MLP of intermediate_size, the rest have
+    num_experts experts of moe_intermediate_size and a router (its expert_bias is a buffer)."""
+    d = Dims(*core_dims(r), r.int("vocab_size"))
+    kinds, mixers, attn = _lfm2_pieces(r, d, model_type)
+    names = ("w1", "w3", "w2")
+    norms = (rms("operator_norm", d.h), rms("ffn_norm", d.h))
+    if model_type == "lfm2":
+        mlp = _w_mlp(d.h, lfm2_ffn_width(r), names)
+        return assemble(r, d, kinds=kinds, window=None, attn=attn, mixers=mixers, norms=norms, mlp=mlp,
+                        final_norm=rms("embedding_norm", d.h), tie_default=True)
+    dense = r.int("num_dense_layers", 2, minimum=0)
+    experts = experts_block(r, d.h, r.int("moe_intermediate_size"), "num_experts", "num_experts_per_tok")
+    return assemble(r, d, kinds=kinds, window=None, attn=attn, mixers=mixers, norms=norms,
+                    mlp=_w_mlp(d.h, r.int("intermediate_size"), names),
+                    moe=(experts, router(d.h, experts.num_experts), ()),
+                    moe_layers=[i >= dense for i in range(d.n_layers)],
+                    final_norm=rms("embedding_norm", d.h), tie_default=True)
+
+
+def _w_mlp(h: int, inter: int, names: tuple[str, str, str]) -> tuple[Component, ...]:
+    gate, up, down = gated_mlp(h, inter)
+    return (gate.model_copy(update={"name": names[0]}), up.model_copy(update={"name": names[1]}),
+            down.model_copy(update={"name": names[2]}))
+
+
 MODEL_TYPES = {
     "bamba": build_bamba,
     "granitemoehybrid": build_granitemoehybrid,
+    "lfm2": build_lfm2,
+    "lfm2_moe": build_lfm2,
 }
