@@ -243,6 +243,28 @@ class NoCache(_NoTokens):
     kind: Literal["none"] = "none"
 
 
+# ----------------------------------------------------------------------------- short convolution (LFM2)
+
+
+class ShortConvState(_NoTokens):
+    """LFM2's gated short convolution (``Lfm2ShortConv``): a conv state only, no SSM state.
+
+    vllm: conv_dim x (conv_kernel - 1) columns in the model dtype (``MambaStateShapeCalculator.
+    short_conv_state_shape`` = (conv_kernel - 1, conv_dim // tp); ``short_conv_state_dtype``: the
+    mamba cache dtype, auto = model dtype). transformers: conv_dim x conv_kernel (its
+    ``LinearAttentionLayer`` keeps ``conv_kernel_size`` columns). conv_dim = hidden_size, split over tp.
+    Worked number: LFM2-1.2B (hidden 2048, conv_L_cache 3) in bf16: 2048 x 2 x 2 B = 8,192 B per
+    sequence per conv layer (vllm); 2048 x 3 x 2 B = 12,288 B (transformers).
+    """
+
+    kind: Literal["short_conv"] = "short_conv"
+    conv_dim: int = PosInt
+    conv_kernel: int = PosInt
+
+    def state_bytes(self, convention: Convention = "vllm", tp: int = 1, dtype_bytes: int = 2) -> int:
+        return _conv_bytes(self.conv_dim, self.conv_kernel, convention, tp, dtype_bytes)
+
+
 def _conv_bytes(conv_dim: int, kernel: int, convention: Convention, tp: int, dtype_bytes: int) -> int:
     cols = kernel if convention == "transformers" else kernel - 1
     return conv_dim // tp * cols * dtype_bytes
@@ -401,6 +423,7 @@ CacheSpec = (
     | NoCache
     | MLAIndexerAttention
     | CompressedAttention
+    | ShortConvState
 )
 
 # Which kinds are attention (a KV dtype applies) and which are recurrent state (model dtype).
@@ -408,4 +431,4 @@ ATTENTION_KINDS = ("full_attention", "sliding_attention", "chunked_attention", "
 # Kinds that cache one replicated latent (DeepSeek-V4: one shared K=V head) per token, not KV heads:
 # vLLM's MLA block size (64), the same bytes on every TP rank.
 MLA_KINDS = ("mla", "mla_dsa", "compressed_attention")
-STATE_KINDS = ("mamba", "linear_attention")
+STATE_KINDS = ("mamba", "linear_attention", "short_conv")

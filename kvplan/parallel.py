@@ -24,7 +24,7 @@ from kvplan.weights import component_bytes, resolve_format
 
 VOCAB_PADDING = 64  # vLLM DEFAULT_VOCAB_PADDING_SIZE (vocab_parallel_embedding.py)
 KV_PROJ = ("k_proj", "v_proj")
-FUSED_QKV = ("c_attn", "query_key_value", "qkv_proj")
+FUSED_QKV = ("c_attn", "query_key_value", "qkv_proj", "Wqkv")
 ROW_EXPERT = ("down_proj", "w2")
 
 

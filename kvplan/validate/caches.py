@@ -56,6 +56,8 @@ def _state_tensors(cache, batch: int, dtype, device) -> list[torch.Tensor]:
         return [torch.zeros(batch, cache.conv_dim, cache.conv_kernel - 1, dtype=dtype, device=device),
                 torch.zeros(batch, cache.num_value_heads, cache.key_head_dim, cache.value_head_dim,
                             dtype=ssm_dtype, device=device)]
+    if cache.kind == "short_conv":
+        return [torch.zeros(batch, cache.conv_dim, cache.conv_kernel - 1, dtype=dtype, device=device)]
     return []
 
 

@@ -604,8 +604,8 @@ def _measure(spec, run_spec, red: Reduction, pred, fmt, dev, probe, free, held, 
     if red.reduced:
         notes.append(f"{red.describe()}: per-layer numbers were measured on the copy; full-model figures are "
                      "extrapolated and labelled so")
-    if any(layer.cache.kind in ("mamba", "linear_attention") for layer in run_spec.layers):
-        notes.append("Mamba / linear-attention mixers are not run: their weights and state buffers are allocated "
+    if any(layer.cache.kind in ("mamba", "linear_attention", "short_conv") for layer in run_spec.layers):
+        notes.append("Mamba / linear-attention / short-conv mixers are not run: their weights and state buffers are allocated "
                      "at their exact sizes, and the layer passes its input through")
     if any(layer.cache.kind in ("sliding_attention", "chunked_attention") for layer in run_spec.layers) and paged:
         notes.append("paged cache: sliding-window / chunked layers keep all their blocks (one block table for every "

@@ -1,0 +1,192 @@
+"""Hybrids of attention and recurrent mixers: bamba, granitemoehybrid (Mamba-2), lfm2, lfm2_moe
+(gated short convolutions).
+
+A Mamba-2 layer caches a fixed state per sequence (``layers.MambaState``): a conv state of
+conv_dim = intermediate + 2 x n_groups x d_state channels and an SSM state of heads x d_head x
+d_state; its weights are in_proj [intermediate + conv_dim + heads, h], a depthwise conv1d
+[conv_dim, kernel] (+ bias), dt_bias / A_log / D [heads] each, a gated RMSNorm [intermediate] and
+out_proj [h, intermediate] (transformers 5.23 ``BambaMixer``, ``GraniteMoeHybridMambaLayer``).
+"""
+
+from typing import Any
+
+from kvplan.errors import ConfigError
+from kvplan.families.blocks import attention_linears, core_dims, experts_block, gated_mlp, rms, router
+from kvplan.families.llama_kin import Dims, assemble
+from kvplan.layers import MambaState, ShortConvState
+from kvplan.spec import Component, Linear, Norm, Tensor
+
+# transformers' configuration_utils._LEGACY_LAYER_TYPE_REMAP (5.23): old block names, new ones.
+LEGACY_LAYER_TYPES = {"mamba": "linear_attention", "attention": "full_attention"}
+
+
+def mamba2_mixer(r, h: int, *, prefix: str = "mamba_", inner: int | None = None,
+                 heads_key: str = "n_heads", head_key: str = "d_head", norm: bool = True,
+                 defaults: dict | None = None) -> tuple[tuple[Component, ...], MambaState]:
+    """(weights, cache) of one Mamba-2 mixer from ``<prefix>n_heads``, ``d_head`` ("auto": intermediate
+    // heads), ``n_groups``, ``d_state``, ``d_conv``, ``expand``, ``conv_bias``, ``proj_bias``.
+
+    Worked number (BambaConfig defaults): h 4096, expand 2 -> intermediate 8192, 128 heads of 64,
+    1 group, d_state 256: conv_dim = 8192 + 2 x 256 = 8704, in_proj [8192 + 8704 + 128, 4096]."""
+    d = defaults or {}
+    key = lambda name: prefix + name  # noqa: E731
+    n_heads = r.int(key(heads_key), d.get("n_heads"))
+    expand = r.int(key("expand"), d.get("expand", 2))
+    inner = inner or expand * h
+    d_head_raw = r.raw(key(head_key), "auto")
+    if d_head_raw == "auto":
+        if inner % n_heads:
+            raise ConfigError(r._name(key(heads_key)), f"{n_heads} must divide the mamba width {inner}")
+        d_head = inner // n_heads
+    else:
+        d_head = r.int(key(head_key))
+    if d_head * n_heads != inner:
+        raise ConfigError(r._name(key(head_key)), f"{n_heads} heads x {d_head} must equal the mamba width {inner}")
+    groups = r.int(key("n_groups"), d.get("n_groups", 1))
+    d_state = r.int(key("d_state"), d.get("d_state", 256))
+    kernel = r.int(key("d_conv"), d.get("d_conv", 4))
+    conv_bias = r.bool(key("conv_bias"), True)
+    proj_bias = r.bool(key("proj_bias"), False)
+    conv_dim = inner + 2 * groups * d_state
+    weights: tuple[Component, ...] = (
+        Linear(name="in_proj", in_features=h, out_features=inner + conv_dim + n_heads, bias=proj_bias),
+        Tensor(name="conv1d", numel=conv_dim * kernel + (conv_dim if conv_bias else 0), shard="column"),
+        Tensor(name="dt_bias+A_log+D", numel=3 * n_heads, shard="column"),
+    )
+    if norm:
+        weights += (Norm(name="mixer_norm", dim=inner, shard="column"),)
+    weights += (Linear(name="out_proj", in_features=inner, out_features=h, bias=proj_bias, shard="row"),)
+    cache = MambaState(conv_dim=conv_dim, conv_kernel=kernel, num_heads=n_heads, head_dim=d_head, state_size=d_state)
+    return weights, cache
+
+
+def block_types(r, n_layers: int, default: list[str]) -> list[str]:
+    """``layer_types`` / ``layers_block_type`` with the legacy names remapped, or ``default``."""
+    for field in ("layer_types", "layers_block_type"):
+        given = r.str_list(field)
+        if given is not None:
+            kinds = [LEGACY_LAYER_TYPES.get(k, k) for k in given]
+            if len(kinds) != n_layers:
+                raise ConfigError(r._name(field), f"has {len(kinds)} entries but num_hidden_layers is {n_layers}")
+            bad = sorted(set(kinds) - {"linear_attention", "full_attention"})
+            if bad:
+                raise ConfigError(r._name(field), f"unknown block type(s) {bad}; allowed: mamba / linear_attention, "
+                                  "attention / full_attention")
+            return kinds
+    return default
+
+
+def build_bamba(r, model_type: str) -> dict[str, Any]:
+    """bamba: every layer a Mamba-2 mixer or attention (attention_bias on q/k/v/o), then a gated MLP
+    (mlp_bias); norms input_layernorm, pre_ff_layernorm; final final_layernorm. Attention layers are
+    layer_types' "full_attention" ("attention") or, absent that, attn_layer_indices."""
+    d = Dims(*core_dims(r), r.int("vocab_size"))
+    indices = set(r.int_list("attn_layer_indices") or [])
+    kinds = block_types(r, d.n_layers, ["full_attention" if i in indices else "linear_attention"
+                                        for i in range(d.n_layers)])
+    bias = r.bool("attention_bias", False)
+    attn = attention_linears(d.h, d.nq, d.nkv, d.hd, qkv_bias=bias, o_bias=bias)
+    mamba = mamba2_mixer(r, d.h, defaults={"n_heads": 128})
+    return assemble(r, d, kinds=kinds, window=None, attn=attn, mixers={"linear_attention": mamba},
+                    norms=(rms("input_layernorm", d.h), rms("pre_ff_layernorm", d.h)),
+                    mlp=gated_mlp(d.h, r.int("intermediate_size"), bias=r.bool("mlp_bias", False)),
+                    final_norm=rms("final_layernorm", d.h))
+
+
+def build_granitemoehybrid(r, model_type: str) -> dict[str, Any]:
+    """granitemoehybrid (Granite 4): every layer a Mamba-2 mixer or attention (layer_types; all
+    Mamba by default), then num_local_experts experts of intermediate_size (none when 0) plus a shared
+    MLP that is always there: input_linear [2 x shared_intermediate_size, h], output_linear."""
+    d = Dims(*core_dims(r), r.int("vocab_size"))
+    kinds = block_types(r, d.n_layers, ["linear_attention"] * d.n_layers)
+    bias = r.bool("attention_bias", False)
+    attn = attention_linears(d.h, d.nq, d.nkv, d.hd, qkv_bias=bias, o_bias=bias)
+    mamba = mamba2_mixer(r, d.h, defaults={"n_heads": 128})
+    s = r.int("shared_intermediate_size", 1024)
+    shared = (Linear(name="shared_mlp.input_linear", in_features=d.h, out_features=2 * s),
+              Linear(name="shared_mlp.output_linear", in_features=s, out_features=d.h, shard="row"))
+    norms = (rms("input_layernorm", d.h), rms("post_attention_layernorm", d.h))
+    if r.int("num_local_experts", 8, minimum=0) == 0:
+        return assemble(r, d, kinds=kinds, window=None, attn=attn, mixers={"linear_attention": mamba}, norms=norms,
+                        mlp=shared)
+    experts = experts_block(r, d.h, r.int("intermediate_size"), "num_local_experts", "num_experts_per_tok")
+    return assemble(r, d, kinds=kinds, window=None, attn=attn, mixers={"linear_attention": mamba}, norms=norms,
+                    moe=(experts, router(d.h, experts.num_experts), shared))
+
+
+def _lfm2_pieces(r, d: Dims, model_type: str) -> tuple[list[str], dict, tuple[Component, ...]]:
+    """(layer kinds, {"conv": (weights, state)}, attention weights) shared by lfm2 and lfm2_moe.
+
+    A "conv" layer: in_proj [3h, h], a depthwise conv [h, conv_L_cache], out_proj [h, h] (conv_bias
+    on all three); every other layer type is attention: q/k/v/out_proj without bias and per-head
+    q/k RMSNorms (q_layernorm, k_layernorm)."""
+    given = r.str_list("layer_types")
+    if given is None and model_type == "lfm2":
+        full = set(r.int_list("full_attn_idxs") or range(d.n_layers))
+        given = ["full_attention" if i in full else "conv" for i in range(d.n_layers)]
+    if given is None:
+        raise ConfigError(r._name("layer_types"), "missing: Lfm2MoeConfig has no default block pattern")
+    if len(given) != d.n_layers:
+        raise ConfigError(r._name("layer_types"), f"has {len(given)} entries but num_hidden_layers is {d.n_layers}")
+    kinds = ["conv" if k == "conv" else "full_attention" for k in given]
+    bias, kernel = r.bool("conv_bias", False), r.int("conv_L_cache", 3)
+    conv = (Linear(name="in_proj", in_features=d.h, out_features=3 * d.h, bias=bias),
+            Tensor(name="conv", numel=d.h * kernel + (d.h if bias else 0), shard="column"),
+            Linear(name="out_proj", in_features=d.h, out_features=d.h, bias=bias, shard="row"))
+    attn = attention_linears(d.h, d.nq, d.nkv, d.hd)
+    attn = attn[:3] + (attn[3].model_copy(update={"name": "out_proj"}), rms("q_layernorm", d.hd),
+                       rms("k_layernorm", d.hd))
+    return kinds, {"conv": (conv, ShortConvState(conv_dim=d.h, conv_kernel=kernel))}, attn
+
+
+def lfm2_ffn_width(r) -> int:
+    """Lfm2MLP: with block_auto_adjust_ff_dim, int(2 x inter / 3), then x block_ffn_dim_multiplier
+    rounded up to block_multiple_of. LFM2-1.2B: 12288 -> 8192 -> 8192."""
+    # Lfm2Config takes an old config's block_ff_dim as intermediate_size.
+    inter = r.int("block_ff_dim") if r.has("block_ff_dim") else r.int("intermediate_size")
+    if r.bool("block_auto_adjust_ff_dim", True):
+        inter = int(2 * inter / 3)
+        mult = r.raw("block_ffn_dim_multiplier", 1.0)
+        if mult is not None:
+            if isinstance(mult, bool) or not isinstance(mult, (int, float)) or mult <= 0:
+                raise ConfigError(r._name("block_ffn_dim_multiplier"), f"must be a positive number, got {mult!r}")
+            of = r.int("block_multiple_of", 256)
+            inter = of * ((int(mult * inter) + of - 1) // of)
+    return inter
+
+
+def build_lfm2(r, model_type: str) -> dict[str, Any]:
+    """lfm2: short-conv layers ("conv") and attention layers (layer_types, or full_attn_idxs; all
+    attention when neither is given), each with a SwiGLU w1/w3/w2 of lfm2_ffn_width; norms
+    operator_norm, ffn_norm; the final norm is named embedding_norm; tied embeddings by default.
+    lfm2_moe: the first num_dense_layers keep a w1/w3/w2 MLP of intermediate_size, the rest have
+    num_experts experts of moe_intermediate_size and a router (its expert_bias is a buffer)."""
+    d = Dims(*core_dims(r), r.int("vocab_size"))
+    kinds, mixers, attn = _lfm2_pieces(r, d, model_type)
+    names = ("w1", "w3", "w2")
+    norms = (rms("operator_norm", d.h), rms("ffn_norm", d.h))
+    if model_type == "lfm2":
+        mlp = _w_mlp(d.h, lfm2_ffn_width(r), names)
+        return assemble(r, d, kinds=kinds, window=None, attn=attn, mixers=mixers, norms=norms, mlp=mlp,
+                        final_norm=rms("embedding_norm", d.h), tie_default=True)
+    dense = r.int("num_dense_layers", 2, minimum=0)
+    experts = experts_block(r, d.h, r.int("moe_intermediate_size"), "num_experts", "num_experts_per_tok")
+    return assemble(r, d, kinds=kinds, window=None, attn=attn, mixers=mixers, norms=norms,
+                    mlp=_w_mlp(d.h, r.int("intermediate_size"), names),
+                    moe=(experts, router(d.h, experts.num_experts), ()),
+                    moe_layers=[i >= dense for i in range(d.n_layers)],
+                    final_norm=rms("embedding_norm", d.h), tie_default=True)
+
+
+def _w_mlp(h: int, inter: int, names: tuple[str, str, str]) -> tuple[Component, ...]:
+    gate, up, down = gated_mlp(h, inter)
+    return (gate.model_copy(update={"name": names[0]}), up.model_copy(update={"name": names[1]}),
+            down.model_copy(update={"name": names[2]}))
+
+
+MODEL_TYPES = {
+    "bamba": build_bamba,
+    "granitemoehybrid": build_granitemoehybrid,
+    "lfm2": build_lfm2,
+    "lfm2_moe": build_lfm2,
+}

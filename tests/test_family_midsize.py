@@ -1,0 +1,216 @@
+"""Mid-size families modelled natively (kvplan/families/llama_kin.py and siblings), against the oracle.
+
+Three checks per family:
+- parameters: kvplan's total equals transformers 5.23's count on the meta device, for the config
+  class defaults and variations that flip what the builder reads (layers, GQA, biases, windows,
+  experts);
+- transformers convention: the bytes the model's own cache holds after a prefill and after each of
+  2 decode steps (tiny random models on the CPU) equal ``kv_cache_bytes(..., "transformers")``;
+- vllm convention: hand-derived numbers for each layer kind, with the vLLM source cited.
+"""
+
+import pytest
+
+from kvplan import count_params, kv_cache_bytes, parse_config
+
+torch = pytest.importorskip("torch")
+transformers = pytest.importorskip("transformers")
+
+from tests.test_oracle_cache import cache_bytes  # noqa: E402
+from tests.test_oracle_transformers import transformers_param_count  # noqa: E402
+
+pytestmark = pytest.mark.oracle
+torch.set_num_threads(1)
+
+
+def family_config(model_type: str, **overrides) -> dict:
+    cfg = transformers.AutoConfig.for_model(model_type, **overrides).to_dict()
+    cfg["model_type"] = model_type
+    return cfg
+
+
+# --- parameters: config-class defaults and variations ------------------------------------------
+
+PARAM_CASES = [
+    # llama_kin.py
+    ("olmo2", {}), ("olmo2", {"num_key_value_heads": 8, "attention_bias": True, "num_hidden_layers": 6}),
+    ("olmo3", {}), ("olmo3", {"num_hidden_layers": 6, "num_key_value_heads": 8, "tie_word_embeddings": True}),
+    ("olmo3", {"layer_types": ["full_attention"] * 3, "num_hidden_layers": 3}),
+    ("exaone4", {}), ("exaone4", {"num_hidden_layers": 5, "num_key_value_heads": 8, "tie_word_embeddings": True}),
+    ("granite", {}), ("granite", {"attention_bias": True, "mlp_bias": True, "num_key_value_heads": 8}),
+    ("helium", {}), ("helium", {"attention_bias": True, "mlp_bias": True, "num_key_value_heads": 4}),
+    ("internlm3", {}), ("internlm3", {"qkv_bias": True, "bias": True, "num_hidden_layers": 4}),
+    ("seed_oss", {}), ("seed_oss", {"attention_out_bias": True, "mlp_bias": True, "attention_bias": False}),
+    ("ernie4_5", {}), ("ernie4_5", {"use_bias": True, "tie_word_embeddings": False, "num_key_value_heads": 4}),
+    ("smollm3", {}), ("smollm3", {"use_sliding_window": True, "sliding_window": 2048, "num_key_value_heads": 16,
+                                  "num_hidden_layers": 8}),
+    ("hunyuan_v1_dense", {"head_dim": 128}),
+    ("hunyuan_v1_dense", {"head_dim": 64, "attention_bias": True, "num_key_value_heads": 8}),
+    ("glm4", {}), ("glm4", {"attention_bias": False, "num_key_value_heads": 8, "tie_word_embeddings": True}),
+    ("apertus", {}), ("apertus", {"hidden_act": "silu", "attention_bias": True, "num_key_value_heads": 8}),
+    ("cohere", {}), ("cohere", {"use_qk_norm": True, "num_key_value_heads": 8}),
+    ("cohere2", {}), ("cohere2", {"head_dim": 64, "sliding_window_pattern": 2, "num_key_value_heads": 8}),
+    ("stablelm", {}), ("stablelm", {"qk_layernorm": True, "use_parallel_residual": True, "use_qkv_bias": True,
+                                    "num_key_value_heads": 8, "head_dim": 32}),  # head_dim ignored, as transformers does
+    ("starcoder2", {}), ("starcoder2", {"use_bias": False, "sliding_window": 4096, "num_key_value_heads": 4}),
+    # moe_kin.py
+    ("olmoe", {}), ("olmoe", {"num_key_value_heads": 4, "num_experts": 16, "num_hidden_layers": 4, "head_dim": 64}),
+    ("granitemoe", {}), ("granitemoe", {"num_local_experts": 4, "num_key_value_heads": 8, "attention_bias": True}),
+    ("granitemoeshared", {}), ("granitemoeshared", {"shared_intermediate_size": 1024, "num_local_experts": 16}),
+    ("ernie4_5_moe", {}),
+    ("ernie4_5_moe", {"moe_layer_interval": 2, "moe_layer_end_index": 20, "moe_num_shared_experts": 0,
+                      "use_bias": True, "tie_word_embeddings": False}),
+    ("hunyuan_v1_moe", {"head_dim": 128}),
+    ("hunyuan_v1_moe", {"head_dim": 128, "num_experts": 8, "moe_topk": [2, 2, 1, 1], "num_hidden_layers": 4}),
+    ("phimoe", {}),
+    ("phimoe", {"lm_head_bias": True, "num_local_experts": 4, "sliding_window": 2048, "attention_bias": True}),
+    # DbrxConfig() itself cannot build a model in 5.23 (DbrxAttention reads attn_config.rope_theta).
+    ("dbrx", {"attn_config": {"rope_theta": 500_000}}),
+    ("dbrx", {"n_layers": 4, "d_model": 6144, "n_heads": 48, "vocab_size": 100_352,
+              "attn_config": {"rope_theta": 500_000, "kv_n_heads": 8, "clip_qkv": 8},
+              "ffn_config": {"moe_num_experts": 16, "moe_top_k": 4, "ffn_hidden_size": 10_752}}),
+    ("ernie4_5_moe", {"use_bias": True, "num_hidden_layers": 3}),  # tied, yet lm_head keeps its bias
+    ("phimoe", {"lm_head_bias": True, "tie_word_embeddings": True, "num_hidden_layers": 2}),
+    # hybrid.py
+    ("bamba", {}), ("bamba", {"attn_layer_indices": [1, 5], "num_hidden_layers": 8, "mamba_n_groups": 2,
+                              "mamba_n_heads": 64, "mamba_d_state": 128}),
+    ("granitemoehybrid", {}),
+    ("granitemoehybrid", {"layer_types": ["mamba", "attention", "mamba", "mamba"], "num_hidden_layers": 4,
+                          "num_local_experts": 0, "num_key_value_heads": 8}),
+    ("granitemoehybrid", {"layer_types": ["mamba", "attention", "mamba", "mamba"], "num_hidden_layers": 4,
+                          "num_local_experts": 16, "mamba_n_heads": 64, "mamba_d_head": 128}),
+    ("lfm2", {}), ("lfm2", {"full_attn_idxs": [2, 5, 8], "num_hidden_layers": 10, "conv_bias": True,
+                            "block_ffn_dim_multiplier": 1.5}),
+    ("lfm2", {"block_auto_adjust_ff_dim": False, "num_hidden_layers": 3, "layer_types": ["conv", "full_attention", "conv"]}),
+    # Lfm2MoeConfig() has no layer_types default (the model cannot be built without one).
+    ("lfm2_moe", {"layer_types": ["conv", "conv", "full_attention", "conv"], "num_hidden_layers": 4}),
+    ("lfm2_moe", {"layer_types": ["conv", "full_attention", "conv", "conv", "full_attention", "conv"],
+                  "num_hidden_layers": 6, "num_dense_layers": 1, "num_experts": 8, "conv_bias": True,
+                  "tie_word_embeddings": False}),
+    # gpt_classic.py
+    ("mpt", {}), ("mpt", {"n_layers": 4, "d_model": 4096, "n_heads": 32, "tie_word_embeddings": False}),
+    ("bloom", {}), ("bloom", {"n_embed": 1024, "n_head": 16, "n_layer": 4}),
+    ("gptj", {}), ("gptj", {"n_inner": 8192, "n_layer": 4, "n_head": 32, "tie_word_embeddings": True}),
+    ("codegen", {}), ("codegen", {"n_inner": 1024, "n_embd": 512, "n_head": 8, "n_layer": 3}),
+    ("gpt_neo", {}), ("gpt_neo", {"intermediate_size": 1000, "num_layers": 4, "num_heads": 8,
+                                  "attention_types": [[["global", "local"], 2]]}),
+]
+
+
+@pytest.mark.parametrize("model_type,overrides", PARAM_CASES, ids=lambda v: str(v) if isinstance(v, str) else "")
+def test_params_equal_transformers(model_type, overrides):
+    cfg = family_config(model_type, **overrides)
+    spec = parse_config(cfg)
+    assert spec.basis == "native"
+    assert count_params(spec).total_params == transformers_param_count(cfg)
+
+
+# Published / hand-derived totals for the defaults, so a change in both kvplan and transformers shows.
+def test_olmo2_default_total_by_hand():
+    # Olmo2Config(): h 4096, 32 layers, MHA 32 heads of 128, inter 11008, vocab 50304, untied.
+    # per layer: 4 x 4096^2 (q,k,v,o) + 2 x 4096 (q_norm, k_norm over all heads) + 3 x 4096 x 11008
+    #            + 2 x 4096 (post norms) = 67,108,864 + 8,192 + 135,266,304 + 8,192 = 202,391,552
+    # total: 32 x 202,391,552 + 2 x 50304 x 4096 (embed + lm_head) + 4096 = 6,888,624,128
+    assert count_params(parse_config(family_config("olmo2"))).total_params == 6_888_624_128
+
+
+# --- transformers convention: the cache a real forward leaves -----------------------------------
+
+SMALL = dict(vocab_size=128, hidden_size=64, intermediate_size=96, num_hidden_layers=4,
+             num_attention_heads=4, num_key_value_heads=2, head_dim=16, max_position_embeddings=256,
+             pad_token_id=0, bos_token_id=1, eos_token_id=2)
+W = 8  # a window shorter than the prompt, so trimming shows
+
+CACHE_CASES = {
+    "olmo2": ("olmo2", SMALL),
+    "olmo3-sliding": ("olmo3", {**SMALL, "sliding_window": W}),
+    "exaone4-sliding": ("exaone4", {**SMALL, "sliding_window": W}),
+    "granite": ("granite", SMALL),
+    "helium": ("helium", SMALL),
+    "internlm3": ("internlm3", SMALL),
+    "seed_oss": ("seed_oss", SMALL),
+    "ernie4_5": ("ernie4_5", SMALL),
+    "smollm3-sliding": ("smollm3", {**SMALL, "use_sliding_window": True, "sliding_window": W}),
+    "hunyuan_v1_dense": ("hunyuan_v1_dense", SMALL),
+    "glm4": ("glm4", SMALL),
+    "apertus": ("apertus", {**SMALL, "hidden_act": "silu"}),
+    "cohere": ("cohere", {**SMALL, "use_qk_norm": True}),
+    "cohere2-sliding": ("cohere2", {**SMALL, "sliding_window": W}),
+    "stablelm": ("stablelm", {k: v for k, v in SMALL.items() if k != "head_dim"}),
+    "starcoder2-sliding": ("starcoder2", {**SMALL, "sliding_window": W}),
+    "olmoe": ("olmoe", {**SMALL, "num_experts": 4, "num_experts_per_tok": 2}),
+    "granitemoeshared": ("granitemoeshared", {**SMALL, "num_local_experts": 4, "num_experts_per_tok": 2,
+                                              "shared_intermediate_size": 32}),
+    "ernie4_5_moe": ("ernie4_5_moe", {**SMALL, "moe_num_experts": 4, "moe_k": 2, "moe_intermediate_size": 32}),
+    "hunyuan_v1_moe": ("hunyuan_v1_moe", {**SMALL, "num_experts": 4, "moe_topk": 2}),
+    "phimoe-sliding": ("phimoe", {**SMALL, "num_local_experts": 4, "num_experts_per_tok": 2, "sliding_window": W}),
+    "dbrx": ("dbrx", dict(vocab_size=128, d_model=64, n_heads=4, n_layers=3, max_seq_len=256,
+                          attn_config={"kv_n_heads": 2, "rope_theta": 10_000, "clip_qkv": 8},
+                          ffn_config={"ffn_hidden_size": 32, "moe_num_experts": 4, "moe_top_k": 2})),
+    "bamba": ("bamba", {**SMALL, "attn_layer_indices": [1], "mamba_n_heads": 4, "mamba_d_state": 8,
+                        "mamba_n_groups": 2, "mamba_chunk_size": 8}),
+    "granitemoehybrid": ("granitemoehybrid", {**SMALL, "layer_types": ["mamba", "attention", "mamba", "mamba"],
+                                              "num_local_experts": 4, "num_experts_per_tok": 2, "mamba_n_heads": 4,
+                                              "mamba_d_state": 8, "shared_intermediate_size": 32,
+                                              "mamba_chunk_size": 8}),
+    "lfm2": ("lfm2", {**SMALL, "layer_types": ["conv", "full_attention", "conv", "conv"], "conv_L_cache": 3}),
+    "lfm2_moe": ("lfm2_moe", {**SMALL, "layer_types": ["conv", "full_attention", "conv", "conv"], "num_dense_layers": 1,
+                              "num_experts": 4, "num_experts_per_tok": 2, "moe_intermediate_size": 32}),
+    "mpt": ("mpt", dict(vocab_size=128, d_model=64, n_heads=4, n_layers=3, max_seq_len=256)),
+    "bloom": ("bloom", dict(vocab_size=128, hidden_size=64, n_head=4, n_layer=3)),
+    "gptj": ("gptj", dict(vocab_size=128, n_embd=64, n_head=4, n_layer=3, rotary_dim=8, n_positions=256)),
+    "codegen": ("codegen", dict(vocab_size=128, n_embd=64, n_head=4, n_layer=3, rotary_dim=8, n_positions=256)),
+    "gpt_neo-local": ("gpt_neo", dict(vocab_size=128, hidden_size=64, num_heads=4, num_layers=4, window_size=W,
+                                      attention_types=[[["global", "local"], 2]], max_position_embeddings=256)),
+}
+
+
+def run_cache_check(model_type: str, fields: dict, extra: dict | None = None, steps: int = 2) -> list[int]:
+    """Prefill 13 tokens x 2 sequences, then ``steps`` decode steps; at each point the cache's bytes
+    must equal the transformers convention. Returns the measured bytes."""
+    hf_config = transformers.AutoConfig.for_model(model_type, **fields)
+    config = {**hf_config.to_dict(), "model_type": model_type, "torch_dtype": "float32", **(extra or {})}
+    spec = parse_config(config)
+    assert spec.basis == "native"
+    torch.manual_seed(0)
+    model = transformers.AutoModelForCausalLM.from_config(hf_config).eval()
+    batch, prompt = 2, 13
+    ids = torch.randint(0, 128, (batch, prompt))
+    measured = []
+    with torch.no_grad():
+        out = model(ids, use_cache=True)
+        cache, seen = out.past_key_values, prompt
+        for step in range(steps + 1):
+            if step:
+                out = model(ids[:, -1:], past_key_values=cache, use_cache=True)
+                cache, seen = out.past_key_values, seen + 1
+            held = cache_bytes(cache)
+            assert held == kv_cache_bytes(spec, [seen] * batch, "fp32", "transformers").kv_bytes, (step, held)
+            measured.append(held)
+    return measured
+
+
+@pytest.mark.parametrize("case", sorted(CACHE_CASES))
+def test_cache_bytes_equal_transformers_convention(case):
+    model_type, fields = CACHE_CASES[case]
+    run_cache_check(model_type, fields)
+
+
+def test_olmo3_cache_by_hand():
+    # 4 layers [s, s, s, full] (Olmo3Config: (i + 1) % 4 != 0 slide), 2 KV heads x (16 + 16) x 4 B = 256 B
+    # per token per layer, 2 sequences. Prefill 13: 3 sliding layers keep W - 1 = 7 tokens, the full
+    # layer 13: 2 x 256 x (3 x 7 + 13) = 17,408 B. Decode 1 and 2: full layer 14 then 15 tokens.
+    assert run_cache_check("olmo3", {**SMALL, "sliding_window": W}) == [17_408, 17_920, 18_432]
+
+
+# --- vllm convention -----------------------------------------------------------------------------
+
+def test_vllm_sliding_layers_hold_the_window():
+    # vLLM's olmo3 / exaone4 / cohere2 / starcoder2 model files build Attention(per_layer_sliding_window=
+    # config.sliding_window on the layer_types "sliding_attention" layers), and kv_cache_interface.py's
+    # SlidingWindowSpec keeps the last sliding_window tokens (blocks older than the window are freed).
+    # olmo3 defaults: 32 layers, 24 sliding (W 4096) + 8 full, MHA 32 x (128 + 128) x 2 B = 16,384 B
+    # per token per layer. At 32,768 tokens: 24 x 4096 x 16,384 + 8 x 32,768 x 16,384 = 5,905,580,032 B.
+    spec = parse_config(family_config("olmo3"))
+    assert spec.layer_kinds == {"sliding_attention": 24, "full_attention": 8}
+    assert kv_cache_bytes(spec, [32_768], "bf16", "vllm").kv_bytes == 5_905_580_032
