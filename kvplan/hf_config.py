@@ -48,6 +48,7 @@ WRAPPER_SKIPS = {
     "qwen3_5": ("visual (ViT + patch merger)",),
     "qwen3_5_moe": ("visual (ViT + patch merger)",),
     "step3p7": ("vision_model (perception encoder)", "multi_modal_projector"),
+    "minimax_m3_vl": ("vision_tower", "multi_modal_projector"),
 }
 
 
