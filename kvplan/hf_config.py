@@ -58,6 +58,7 @@ WRAPPER_SKIPS = {
     "qwen3_5": ("visual (ViT + patch merger)",),
     "qwen3_5_moe": ("visual (ViT + patch merger)",),
     "step3p7": ("vision_model (perception encoder)", "multi_modal_projector"),
+    "minimax_m3_vl": ("vision_tower", "multi_modal_projector"),
 }
 
 # A model_type kvplan has no builder for, whose ``architectures`` entry names a class it does model:

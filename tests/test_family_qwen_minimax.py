@@ -186,6 +186,23 @@ def test_nemotron3_ultra_layers_block_type_and_latent_moe():
         ("fc1_latent_proj", 8192, 2048), ("fc2_latent_proj", 2048, 8192)]
 
 
+def test_nemotron_h_layers_block_type_wins_over_the_pattern():
+    # NemotronHConfig: hybrid_override_pattern is used only when layers_block_type is absent.
+    fields = dict(hidden_size=64, num_attention_heads=4, num_key_value_heads=2, head_dim=16, vocab_size=128,
+                  mamba_num_heads=4, mamba_head_dim=16, n_groups=1, ssm_state_size=8, intermediate_size=96,
+                  n_routed_experts=4, num_experts_per_tok=2, moe_intermediate_size=32,
+                  moe_shared_expert_intermediate_size=32)
+    blocks = ["mamba", "attention", "moe"]
+    cfg = {**fields, "model_type": "nemotron_h", "hybrid_override_pattern": "M-M-", "layers_block_type": blocks}
+    spec = parse_config(cfg)
+    assert spec.layer_kinds == {"mamba": 1, "full_attention": 1, "none": 1}
+    hf = transformers.AutoConfig.for_model("nemotron_h", **fields, layers_block_type=blocks,
+                                           hybrid_override_pattern="M-M-")
+    with torch.device("meta"):
+        model = transformers.AutoModelForCausalLM.from_config(hf)
+    assert count_params(spec).total_params == sum(p.numel() for p in model.parameters())
+
+
 def test_nemotron_h_never_reads_time_step_limit():
     cfg = fixture("nemotron-3-super-120b-a12b-fp8")
     assert cfg["time_step_limit"] == [0.0, float("inf")]
@@ -224,13 +241,17 @@ def test_qwen3_5_refuses_an_unknown_ssm_dtype():
 
 def test_minimax_m3_is_refused_with_the_reason():
     # MiniMax-M3's sparse layers add a lightning indexer whose per-token index keys are a second
-    # cache (transformers MiniMaxM3VLSparseCacheLayer); kvplan has no cache kind for it, and this
-    # flat file's model_type (minimax_m3) is not one transformers 5.23 builds (it knows the decoder as
-    # minimax_m3_vl_text, with renamed keys). So it is refused, naming what a guess would ignore.
+    # cache (transformers MiniMaxM3VLSparseCacheLayer.idx_keys); kvplan has no cache kind for it, so
+    # the flat file (model_type minimax_m3) and the wrapper's text decoder are both refused, saying why.
     with pytest.raises(ConfigError) as exc:
         parse_config(fixture("minimax-m3"), transformers=False)
     assert exc.value.field == "model_type"
-    assert "'minimax_m3'" in exc.value.message and "sparse_attention_config" in exc.value.message
+    assert "'minimax_m3'" in exc.value.message and "57" in exc.value.message  # 57 of 60 layers sparse
+    wrapper = {"model_type": "minimax_m3_vl", "vision_config": {},
+               "text_config": {k: v for k, v in fixture("minimax-m3").items() if k != "model_type"}}
+    with pytest.raises(ConfigError) as exc:
+        parse_config(wrapper)
+    assert "'minimax_m3_vl_text'" in exc.value.message and "lightning-indexer" in exc.value.message
 
 
 def test_step3p7_flat_file_plans_as_its_text_decoder():

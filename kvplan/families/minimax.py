@@ -46,6 +46,29 @@ def build_minimax_m2(r, model_type: str) -> dict[str, Any]:
                        layers=[layer] * n_layers, final_norm=[rms("norm", h)], head=head, tied=tied)
 
 
+def refuse_minimax_m3(r, model_type: str) -> dict[str, Any]:
+    """MiniMax-M3 is refused, with the reason (checked 2026-12 against transformers 5.23).
+
+    Its sparse layers (``layer_types`` "minimax_m3_sparse", or the legacy
+    ``sparse_attention_config.sparse_attention_freq``: 57 of 60 in the released file) run a
+    lightning indexer whose per-token key (``index_head_dim`` = 128 elements, one head) is cached
+    beside K/V (transformers ``MiniMaxM3VLSparseCacheLayer.idx_keys``). kvplan has no cache kind
+    for an indexer key, and vLLM's layout for it is not in vLLM's source, so a plan would be short
+    by that cache. transformers 5.23 counts 426,174,565,632 parameters for the released text config.
+    """
+    sparse = r.raw("sparse_attention_config")
+    freq = sparse.get("sparse_attention_freq") if isinstance(sparse, dict) else None
+    n_sparse = (sum(1 for f in freq if f) if isinstance(freq, list)
+                else sum(1 for t in (r.raw("layer_types") or []) if t == "minimax_m3_sparse"))
+    raise ConfigError("model_type", f"{model_type!r} (MiniMax-M3) is not planned: its sparse-attention layers "
+                      f"({n_sparse} in this config) cache a lightning-indexer key per token beside K/V, which kvplan "
+                      "has no cache kind for (and vLLM's layout for it is not in vLLM's source); refused rather than "
+                      "planned short of that cache. MiniMax-M2 (model_type minimax_m2) is planned.")
+
+
 MODEL_TYPES = {
     "minimax_m2": build_minimax_m2,
+    "minimax_m3": refuse_minimax_m3,
+    "minimax_m3_vl_text": refuse_minimax_m3,
+    "minimax_m3_vl": refuse_minimax_m3,
 }
