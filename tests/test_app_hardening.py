@@ -90,7 +90,7 @@ def test_a_pasted_hostile_config_is_shown_escaped_on_every_page():
     assert state(at).config is not None, [e.value for e in at.error]
     texts = assert_safe(at)
     assert shows_escaped(texts)  # the name is shown (subheader), escaped
-    assert any("planned as a generic Llama-style decoder" in t for t in texts)  # the generic-basis warning, escaped
+    assert any("planned as a generic Llama\\-style decoder" in t for t in texts)  # the generic-basis warning, escaped
     for page in ALL_PAGES:
         at.switch_page(page).run()
         assert_safe(at)
