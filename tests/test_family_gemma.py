@@ -332,3 +332,16 @@ def test_validate_runs_mimo_per_kind_kv_heads_and_v_head_dim():
     model, _ = build_decoder(spec, "fp32", "cpu")
     assert cache_check(model, spec, "fp32", kind="static", prompt=13, steps=2)["ok"]
     assert not cache_check(model, spec, "fp32", kind="static", prompt=13, steps=2, fault="upper_left_mask")["ok"]
+
+
+def test_model_page_shows_per_kind_geometry():
+    from kvplan.web.views import spec_rows
+
+    def row(spec):
+        return [r["value"] for r in spec_rows(spec) if r["field"].endswith("by kind")]
+
+    assert row(load_preset("gemma-4-26b-a4b")) == ["sliding_attention: 8 x (256 + 256); full_attention: 2 x (512 + 512)"]
+    assert row(load_preset("llama-3.1-8b")) == []  # one geometry: no row
+    shared = parse_config({**GEMMA3N, "model_type": "gemma3n_text"})
+    assert row(shared) == ["sliding_attention: 2 x (16 + 16); full_attention: 2 x (16 + 16); "
+                           "KV-sharing (reuse an earlier layer's cache): nothing"]
