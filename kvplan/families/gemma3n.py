@@ -95,8 +95,8 @@ def build_gemma3n(r, model_type: str) -> dict[str, Any]:
     r.get("activation_sparsity_pattern")  # read: a top-k on activations, sizes nothing
     shared = sum(1 for m in modes if m == "reuse")
     if shared:
-        fields["warnings"] = (f"the last {shared} layers reuse earlier layers' K/V (num_kv_shared_layers): "
-                              "they keep no cache of their own",)
+        fields["warnings"] = ((f"the last {shared} layers reuse earlier layers' K/V (num_kv_shared_layers): "
+                               "they keep no cache of their own"),)
     return fields
 
 

@@ -201,8 +201,8 @@ def build_gemma4(r, model_type: str) -> dict[str, Any]:
                          head=head, tied=tied)
     fields["other"] = tuple(ple_other)
     if shared:
-        fields["warnings"] = (f"the last {shared} layers reuse earlier layers' K/V (num_kv_shared_layers): "
-                              "they keep no cache of their own",)
+        fields["warnings"] = ((f"the last {shared} layers reuse earlier layers' K/V (num_kv_shared_layers): "
+                               "they keep no cache of their own"),)
     return fields
 
 
