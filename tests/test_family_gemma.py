@@ -260,7 +260,8 @@ def test_vllm_gemma4_e2b_shape_kv_sharing_layers_keep_no_cache():
                sliding_window=512, use_double_wide_mlp=True, layer_types=([S] * 4 + [F]) * 7,
                torch_dtype="bfloat16")
     spec = parse_config(cfg)
-    assert count_params(spec).total_params == transformers_param_count(cfg)
+    # 4,628,569,344 = transformers; with the ~150M vision and ~300M audio towers, the published "5.1B".
+    assert count_params(spec).total_params == transformers_param_count(cfg) == 4_628_569_344
     assert spec.layer_kinds == {S: 12, F: 3, "none": 20}  # layers 0-14 cache: full at 4, 9, 14
     # Pages: sliding 16 x 1 x 512 x 2 B = 16,384, full 16 x 1 x 1024 x 2 B = 32,768: now the *sliding*
     # groups grow to 32-token blocks. 12 sliding / 3 full: group_size 3, 4 + 1 groups, none for shared layers.
