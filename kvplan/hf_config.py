@@ -40,6 +40,10 @@ WRAPPER_TEXT_DEFAULTS = {"gemma3": {"vocab_size": 262_208, "max_position_embeddi
                                     "hidden_size": 2304, "intermediate_size": 9216, "num_hidden_layers": 26,
                                     "num_attention_heads": 8, "num_key_value_heads": 4, "head_dim": 256}}
 
+# A wrapper's text tower when text_config names no model_type and it is not "<wrapper>_text"
+# (transformers 5.23 Mistral3Config: text_config SubConfigSpec(model_type="mistral")).
+WRAPPER_TEXT_TYPES = {"mistral3": "mistral"}
+
 # Multimodal wrappers whose text decoder lives under "text_config".
 WRAPPER_SKIPS = {
     "gemma3": ("vision_tower (SigLIP)", "multi_modal_projector"),
@@ -354,7 +358,7 @@ def text_decoder_config(cfg: Mapping[str, Any]) -> tuple[Mapping[str, Any], str,
         if inner.get(key) is None:
             inner[key] = value
             filled.append(f"text_config.{key} = {value} (transformers' {model_type} text config default)")
-    inner_type = inner.get("model_type") or f"{model_type}_text"
+    inner_type = inner.get("model_type") or WRAPPER_TEXT_TYPES.get(model_type, f"{model_type}_text")
     if not isinstance(inner_type, str):
         raise ConfigError("text_config.model_type", "must be a string")
     return inner, _alias(inner, inner_type, "text_config.", filled), skipped, filled

@@ -18,8 +18,8 @@ from kvplan.plan import kv_groups
 torch = pytest.importorskip("torch")
 transformers = pytest.importorskip("transformers")
 
-from tests.test_oracle_cache import cache_bytes  # noqa: E402
-from tests.test_oracle_transformers import transformers_param_count  # noqa: E402
+from tests.test_oracle_cache import cache_bytes
+from tests.test_oracle_transformers import transformers_param_count
 
 torch.set_num_threads(1)
 S, F = "sliding_attention", "full_attention"
@@ -84,6 +84,8 @@ def test_preset_param_totals():
     assert count_params(load_preset("gemma-4-26b-a4b")).total_params == 25_233_141_760
     assert count_params(load_preset("llama-4-maverick-17b-128e-instruct")).total_params == 400_711_848_960
     assert count_params(load_preset("mimo-v2-flash")).total_params == 308_778_768_832
+    # Text tower only ("24B" with the Pixtral tower and projector, which are skipped).
+    assert count_params(load_preset("mistral-small-3.1-24b-instruct-2503")).total_params == 23_572_403_200
 
 
 def test_mistral3_wrapper_counts_the_text_tower():
@@ -258,7 +260,8 @@ def test_vllm_gemma4_e2b_shape_kv_sharing_layers_keep_no_cache():
                sliding_window=512, use_double_wide_mlp=True, layer_types=([S] * 4 + [F]) * 7,
                torch_dtype="bfloat16")
     spec = parse_config(cfg)
-    assert count_params(spec).total_params == transformers_param_count(cfg)
+    # 4,628,569,344 = transformers; with the ~150M vision and ~300M audio towers, the published "5.1B".
+    assert count_params(spec).total_params == transformers_param_count(cfg) == 4_628_569_344
     assert spec.layer_kinds == {S: 12, F: 3, "none": 20}  # layers 0-14 cache: full at 4, 9, 14
     # Pages: sliding 16 x 1 x 512 x 2 B = 16,384, full 16 x 1 x 1024 x 2 B = 32,768: now the *sliding*
     # groups grow to 32-token blocks. 12 sliding / 3 full: group_size 3, 4 + 1 groups, none for shared layers.
@@ -332,3 +335,24 @@ def test_validate_runs_mimo_per_kind_kv_heads_and_v_head_dim():
     model, _ = build_decoder(spec, "fp32", "cpu")
     assert cache_check(model, spec, "fp32", kind="static", prompt=13, steps=2)["ok"]
     assert not cache_check(model, spec, "fp32", kind="static", prompt=13, steps=2, fault="upper_left_mask")["ok"]
+
+
+def test_model_page_shows_per_kind_geometry():
+    from kvplan.web.views import spec_rows
+
+    def row(spec):
+        return [r["value"] for r in spec_rows(spec) if r["field"].endswith("by kind")]
+
+    assert row(load_preset("gemma-4-26b-a4b")) == ["sliding_attention: 8 x (256 + 256); full_attention: 2 x (512 + 512)"]
+    assert row(load_preset("llama-3.1-8b")) == []  # one geometry: no row
+    shared = parse_config({**GEMMA3N, "model_type": "gemma3n_text"})
+    assert row(shared) == [("sliding_attention: 2 x (16 + 16); full_attention: 2 x (16 + 16); "
+                            "KV-sharing (reuse an earlier layer's cache): nothing")]
+
+
+def test_mistral3_text_config_without_model_type_is_mistral():
+    cfg = preset_config("mistral-small-3.1-24b-instruct-2503")
+    del cfg["text_config"]["model_type"]  # Mistral3Config's text_config default is a MistralConfig
+    spec = parse_config(cfg)
+    assert spec.model_type == "mistral" and spec.basis == "native"
+    assert count_params(spec).total_params == count_params(load_preset("mistral-small-3.1-24b-instruct-2503")).total_params

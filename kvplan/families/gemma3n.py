@@ -12,7 +12,9 @@ The diff from Gemma-3 (transformers 5.23 ``modeling_gemma3n.py``):
 - full attention every 5th layer unless ``layer_types`` says otherwise; no weight on ``v_norm``;
 - KV sharing: the last ``num_kv_shared_layers`` (15 unless given) layers reuse the K/V of the last
   earlier layer of their kind, with no k/v projections or norms and no cache of their own (transformers
-  ``DummyLayer``; vLLM ``kv_sharing_target_layer_name``, no KV-cache spec of their own);
+  ``DummyLayer``; vLLM's ``Gemma3nAttention`` in vllm/model_executor/models/gemma3n.py sets
+  ``kv_sharing_target_layer_name`` for layers >= num_hidden_layers - num_kv_shared_layers and
+  ``get_kv_cache_spec`` creates no spec for them);
 - ``activation_sparsity_pattern``: a top-k on the gate activations, no size effect.
 
 Worked number: google/gemma-3n-E4B, 35 layers of which 15 share: 20 layers cache, 4 of them full
@@ -95,8 +97,8 @@ def build_gemma3n(r, model_type: str) -> dict[str, Any]:
     r.get("activation_sparsity_pattern")  # read: a top-k on activations, sizes nothing
     shared = sum(1 for m in modes if m == "reuse")
     if shared:
-        fields["warnings"] = (f"the last {shared} layers reuse earlier layers' K/V (num_kv_shared_layers): "
-                              "they keep no cache of their own",)
+        fields["warnings"] = ((f"the last {shared} layers reuse earlier layers' K/V (num_kv_shared_layers): "
+                               "they keep no cache of their own"),)
     return fields
 
 

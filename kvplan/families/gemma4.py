@@ -13,8 +13,10 @@ The diff from Gemma-3 (transformers 5.23 ``modeling_gemma4.py`` / ``configuratio
 - ``v_norm`` is an RMSNorm without a weight; ``layer_scalar`` is a buffer (no parameters);
 - KV sharing: the last ``num_kv_shared_layers`` layers reuse the K/V of the last earlier layer of
   their kind. They have no k/v projections or norms and keep no cache of their own: transformers
-  puts a ``DummyLayer`` in their slot (``cache_utils.get_layer_types_and_kwargs``), vLLM gives them
-  no KV-cache spec (``kv_sharing_target_layer_name``: the layer reads its target's blocks);
+  puts a ``DummyLayer`` in their slot (``cache_utils.get_layer_types_and_kwargs``); vLLM's
+  ``Gemma4Attention`` (vllm/model_executor/models/gemma4.py) gives them a
+  ``kv_sharing_target_layer_name`` and ``GPUModelRunner.get_kv_cache_spec`` skips such layers
+  ("doesn't allocate KV cache for the layer"), so they join no KV-cache group;
   ``use_double_wide_mlp`` doubles their MLP width;
 - per-layer embeddings (PLE) when ``hidden_size_per_layer_input`` > 0: one packed table
   [vocab_size_per_layer_input, L x ple], a projection [L x ple, h] and its norm, and per layer a gate
@@ -201,8 +203,8 @@ def build_gemma4(r, model_type: str) -> dict[str, Any]:
                          head=head, tied=tied)
     fields["other"] = tuple(ple_other)
     if shared:
-        fields["warnings"] = (f"the last {shared} layers reuse earlier layers' K/V (num_kv_shared_layers): "
-                              "they keep no cache of their own",)
+        fields["warnings"] = ((f"the last {shared} layers reuse earlier layers' K/V (num_kv_shared_layers): "
+                               "they keep no cache of their own"),)
     return fields
 
 

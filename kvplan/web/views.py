@@ -83,6 +83,7 @@ def spec_rows(spec: ModelSpec) -> list[dict[str, str]]:
         ("num_attention_heads", f"{spec.num_attention_heads}"),
         ("num_key_value_heads", f"{spec.num_key_value_heads} ({_attention_kind(spec)})"),
         ("head_dim", f"{spec.head_dim}"),
+        *_per_kind_geometry(spec),
         ("sliding window / chunk", ", ".join(f"{w:,}" for w in windows) if windows else "none"),
         ("MLA latent (kv_lora_rank + qk_rope_head_dim)",
          f"{mla.kv_lora_rank} + {mla.qk_rope_head_dim} = {mla.latent_dim}" if mla else "no MLA"),
@@ -96,6 +97,23 @@ def spec_rows(spec: ModelSpec) -> list[dict[str, str]]:
         ("quantization", spec.quantization or "none"),
     ]
     return [{"field": k, "value": v} for k, v in rows]
+
+
+def _per_kind_geometry(spec: ModelSpec) -> list[tuple[str, str]]:
+    """One row when layer kinds cache different shapes (Gemma-4's full layers: 512-dim heads; MiMo's
+    sliding layers: twice the KV heads; KV-sharing layers: nothing of their own)."""
+    shapes: dict[str, set[str]] = {}
+    for layer in spec.layers:
+        c = layer.cache
+        if hasattr(c, "num_key_value_heads"):
+            shapes.setdefault(c.kind, set()).add(f"{c.num_key_value_heads} x ({c.head_dim} + {c.v_head_dim})")
+        elif c.kind == "none" and layer.attention:
+            shapes.setdefault("KV-sharing (reuse an earlier layer's cache)", set()).add("nothing")
+    flat = {v for vs in shapes.values() for v in vs}
+    if len(shapes) < 2 or len(flat) < 2:
+        return []
+    return [("KV heads x (K + V head dim), by kind",
+             "; ".join(f"{k}: {', '.join(sorted(v))}" for k, v in shapes.items()))]
 
 
 def _attention_kind(spec: ModelSpec) -> str:
