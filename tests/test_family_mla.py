@@ -372,8 +372,11 @@ def test_deepseek_v4_flash_real_config():
     assert swa.bytes_held(1000, "transformers", 1, 2) == 2 * 127 * 512 * 2
     assert hca.bytes_held(1000, "transformers", 1, 2) == (127 * 512 + 7 * 512 + 2 * 104 * 512) * 2 == 350_208
     assert csa.bytes_held(1000, "transformers", 1, 2) == (127 * 512 + 640 * (250 + 8)) * 2 == 460_288
-    # vllm (flagged approximation): window 128 x 584 B + 250 entries x (584 + 132 B) at fp8.
-    assert csa.bytes_held(1000, "vllm", 1, 1) == 128 * 584 + 250 * (584 + 132) == 253_752
+    # vllm (flagged approximation), fp8: window 128 x 584 B + 250 entries x (584 + 132 B) + the compressor
+    # and indexer fp32 states (vllm/models/deepseek_v4/compressor.py CompressorStateCache: state_dim
+    # 2 x coff x dim, window coff x m): 8 tokens x (2 x 2 x 512 + 2 x 2 x 128) x 4 B.
+    assert csa.bytes_held(1000, "vllm", 1, 1) == 128 * 584 + 250 * (584 + 132) + 8 * (8192 + 2048) == 335_672
+    assert hca.bytes_held(1000, "vllm", 1, 1) == 128 * 584 + 7 * 584 + 128 * 2 * 512 * 4 == 603_128
     assert any("approximation" in w for w in spec.warnings)
 
 
