@@ -361,9 +361,13 @@ class CompressedAttention(_Frozen):
 
     vllm (an approximation, flagged on the spec): the main KV's sliding window of W tokens and the
     compressed entries, each ``kv_entry_bytes``: 584 B at fp8 (flashmla_sparse.py @008a0c3: "448 fp8
-    NoPE + 128 B RoPE (64 bf16) + 8 B scales"), d x b otherwise; a CSA layer's indexer keys are
-    132 B per compressed entry (the V3.2 layout, DeepseekV4IndexerCache). Not modeled: the
-    compressor-state caches and vLLM's 576 B page alignment.
+    NoPE + 128 B RoPE (64 bf16) + 8 B scales"), d x b otherwise; a CSA layer's indexer keys, 132 B
+    per compressed entry (the V3.2 layout, DeepseekV4IndexerCache); and the compressors' fp32 state
+    (vllm/models/deepseek_v4/compressor.py @01cc1d3: ``CompressorStateCache`` of state_dim
+    2 x coff x dim over a sliding window of coff x m tokens, coff = 2 for CSA, 1 for HCA). Not
+    modeled: block rounding and the 576 B page alignment. Worked number, V4-Flash CSA layer at
+    T = 1000, fp8: 128 x 584 + 250 x (584 + 132) + 8 x (8192 + 2048) = 335,672 B; HCA layer:
+    128 x 584 + 7 x 584 + 128 x 4096 = 603,128 B.
     """
 
     kind: Literal["compressed_attention"] = "compressed_attention"
@@ -404,7 +408,10 @@ class CompressedAttention(_Frozen):
         n, r = divmod(tokens, m)
         if convention == "vllm":
             indexer = (self.index_head_dim or 0) + (self.index_head_dim or 0) // 128 * 4
-            return window + n * (self.kv_entry_bytes(kv_dtype_bytes) + indexer)
+            coff = 2 if self.overlap else 1
+            # CompressorStateCache: fp32 kv + score state, 2 x coff x dim wide, over the last coff x m tokens.
+            state = 2 * coff * (self.head_dim + (self.index_head_dim or 0)) * 4
+            return window + n * (self.kv_entry_bytes(kv_dtype_bytes) + indexer) + min(tokens, coff * m) * state
         width = 2 if self.overlap else 1  # the compressor projects 2 x d per token when windows overlap
         per_dim = n + 2 * r * width + (2 * m if self.overlap and n else 0)
         return window + (self.head_dim + (self.index_head_dim or 0)) * per_dim * kv_dtype_bytes

@@ -372,6 +372,25 @@ def test_deepseek_v4_flash_real_config():
     assert swa.bytes_held(1000, "transformers", 1, 2) == 2 * 127 * 512 * 2
     assert hca.bytes_held(1000, "transformers", 1, 2) == (127 * 512 + 7 * 512 + 2 * 104 * 512) * 2 == 350_208
     assert csa.bytes_held(1000, "transformers", 1, 2) == (127 * 512 + 640 * (250 + 8)) * 2 == 460_288
-    # vllm (flagged approximation): window 128 x 584 B + 250 entries x (584 + 132 B) at fp8.
-    assert csa.bytes_held(1000, "vllm", 1, 1) == 128 * 584 + 250 * (584 + 132) == 253_752
+    # vllm (flagged approximation), fp8: window 128 x 584 B + 250 entries x (584 + 132 B) + the compressor
+    # and indexer fp32 states (vllm/models/deepseek_v4/compressor.py CompressorStateCache: state_dim
+    # 2 x coff x dim, window coff x m): 8 tokens x (2 x 2 x 512 + 2 x 2 x 128) x 4 B.
+    assert csa.bytes_held(1000, "vllm", 1, 1) == 128 * 584 + 250 * (584 + 132) + 8 * (8192 + 2048) == 335_672
+    assert hca.bytes_held(1000, "vllm", 1, 1) == 128 * 584 + 7 * 584 + 128 * 2 * 512 * 4 == 603_128
     assert any("approximation" in w for w in spec.warnings)
+
+
+def test_gqa_and_mla_relatives_vllm_bytes_per_token():
+    # glm4_moe (GLM-4.5/4.6/4.7 shape: 8 KV heads x head_dim 128): FullAttentionSpec, K + V:
+    # 8 x (128 + 128) x 2 B = 4096 B per token per layer (vllm/v1/kv_cache_interface.py FullAttentionSpec).
+    glm = transformers.AutoConfig.for_model("glm4_moe", num_hidden_layers=4, head_dim=128).to_dict()
+    spec = parse_config(dict(glm, model_type="glm4_moe", torch_dtype="bfloat16"))
+    assert kv_bytes_per_token(spec) == 4 * 8 * 256 * 2 == 16_384  # 4 layers x 4096 B
+    # LongCat-Flash: 2 MLA sublayers per block, each an MLAAttentionSpec of 576 x 2 B = 1152 B (28 blocks).
+    longcat = transformers.AutoConfig.for_model("longcat_flash").to_dict()
+    spec = parse_config(dict(longcat, model_type="longcat_flash", torch_dtype="bfloat16"))
+    assert spec.num_hidden_layers == 56 and kv_bytes_per_token(spec) == 56 * 1152 == 64_512
+    # MiniCPM3: MLA latent 256 + 32 = 288 elements x 2 B = 576 B per layer, 62 layers.
+    mini = transformers.AutoConfig.for_model("minicpm3").to_dict()
+    spec = parse_config(dict(mini, model_type="minicpm3", torch_dtype="bfloat16"))
+    assert kv_bytes_per_token(spec) == 62 * 288 * 2 == 35_712

@@ -147,9 +147,10 @@ def build_deepseek_v4(r, model_type: str) -> dict[str, Any]:
 
 
 VLLM_V4_NOTE = ("DeepSeek-V4: the vllm-convention KV bytes count the sliding window, the compressed entries "
-                "(584 B each at fp8) and CSA indexer keys (132 B), not vLLM's compressor-state caches or its 576 B "
-                "page alignment, and vLLM block plans reserve every token of every layer at the entry size (an "
-                "upper bound): approximations. Parameters and the transformers convention are exact.")
+                "(584 B each at fp8), CSA indexer keys (132 B) and the compressors' fp32 state windows, not vLLM's "
+                "block rounding or 576 B page alignment, and vLLM block plans reserve every token of every layer at "
+                "the entry size (an upper bound): approximations. Parameters and the transformers convention are "
+                "exact.")
 
 MODEL_TYPES = {
     "deepseek_v4": build_deepseek_v4,

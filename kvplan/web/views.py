@@ -16,6 +16,8 @@ import streamlit as st
 from kvplan.errors import KvplanError, PlanInputError
 from kvplan.kv import kv_bytes_per_token, state_bytes_per_sequence
 from kvplan.layers import MLA_KINDS
+
+LATENT_KINDS = ("mla", "mla_dsa")  # kinds that cache an MLA latent (kv_lora_rank + qk_rope_head_dim)
 from kvplan.paging import Paging
 from kvplan.params import ParamBreakdown
 from kvplan.parallel import Layout
@@ -73,7 +75,7 @@ def spec_rows(spec: ModelSpec) -> list[dict[str, str]]:
     """What the config says, field by field (config.json names)."""
     kinds = ", ".join(f"{n} {k}" for k, n in spec.layer_kinds.items())
     windows = sorted({layer.cache.window for layer in spec.layers if layer.cache.window})
-    mla = next((layer.cache for layer in spec.layers if layer.cache.kind in MLA_KINDS), None)
+    mla = next((layer.cache for layer in spec.layers if layer.cache.kind in LATENT_KINDS), None)
     experts = next((layer.experts for layer in spec.layers if layer.experts is not None), None)
     rows = [
         ("model_type", spec.model_type or "(none)"),
@@ -117,8 +119,10 @@ def _per_kind_geometry(spec: ModelSpec) -> list[tuple[str, str]]:
 
 
 def _attention_kind(spec: ModelSpec) -> str:
-    if any(layer.cache.kind in MLA_KINDS for layer in spec.layers):
+    if any(layer.cache.kind in LATENT_KINDS for layer in spec.layers):
         return "MLA: one latent per token"
+    if any(layer.cache.kind in MLA_KINDS for layer in spec.layers):
+        return "MQA: one shared K=V head, sliding window + compressed entries"
     if spec.num_key_value_heads == 1:
         return "MQA"
     if spec.num_key_value_heads == spec.num_attention_heads:
@@ -232,7 +236,7 @@ def plan_csv(state: PlanState) -> str:
 def replication_notes(spec: ModelSpec, tp: int) -> list[str]:
     """What TP cannot split: KV heads replicated when tp > heads; the MLA latent on every rank."""
     notes = []
-    mla = next((layer.cache for layer in spec.layers if layer.cache.kind in MLA_KINDS), None)
+    mla = next((layer.cache for layer in spec.layers if layer.cache.kind in LATENT_KINDS), None)
     if mla is not None:
         extra = " plus the DSA indexer key" if mla.kind == "mla_dsa" else ""
         notes.append(f"MLA: the latent cache (one {mla.latent_dim}"
