@@ -214,3 +214,40 @@ def test_vllm_sliding_layers_hold_the_window():
     spec = parse_config(family_config("olmo3"))
     assert spec.layer_kinds == {"sliding_attention": 24, "full_attention": 8}
     assert kv_cache_bytes(spec, [32_768], "bf16", "vllm").kv_bytes == 5_905_580_032
+
+
+def test_vllm_mamba2_state_bamba_defaults():
+    # vLLM bamba.py get_mamba_state_shape_from_config -> MambaStateShapeCalculator.mamba2_state_shape
+    # (vllm/model_executor/layers/mamba/mamba_utils.py): conv (d_conv - 1, conv_dim // tp) with conv_dim =
+    # intermediate + 2 x n_groups x d_state, temporal (heads // tp, d_head, d_state); both in the model
+    # dtype (mamba_cache_dtype / mamba_ssm_cache_dtype "auto").
+    # BambaConfig(): h 4096 x expand 2 = 8192, 128 heads x 64, 1 group, d_state 256, d_conv 4, 32 Mamba
+    # layers (no attn_layer_indices), bf16:
+    #   conv 8704 x 3 x 2 B = 52,224; ssm 128 x 64 x 256 x 2 B = 4,194,304; per layer 4,246,528 B;
+    #   32 layers: 135,888,896 B per sequence.
+    # transformers keeps d_conv = 4 columns and an fp32 SSM state (measured above in bf16 too):
+    #   32 x (8704 x 4 x 2 + 128 x 64 x 256 x 4) = 32 x 8,458,240 = 270,663,680 B.
+    spec = parse_config({**family_config("bamba"), "torch_dtype": "bfloat16"})
+    assert spec.layer_kinds == {"mamba": 32}
+    assert kv_cache_bytes(spec, [1000], "auto", "vllm").kv_bytes == 135_888_896
+    assert kv_cache_bytes(spec, [1000], "auto", "transformers").kv_bytes == 270_663_680
+    # tp = 2 splits heads and conv channels, and extra_groups_for_head_shards(1, 2) = 1 adds a replicated
+    # group: conv_dim = 8192 + 2 x 2 x 256 = 9216, 4608 per rank.
+    #   32 x (4608 x 3 x 2 + 64 x 64 x 256 x 2) = 32 x (27,648 + 2,097,152) = 67,993,600 B.
+    assert kv_cache_bytes(spec, [1000], "auto", "vllm", tp=2).kv_bytes == 67_993_600
+
+
+def test_vllm_short_conv_state_lfm2():
+    # vLLM lfm2.py get_mamba_state_shape_from_config -> MambaStateShapeCalculator.short_conv_state_shape(
+    # tp, conv_dim, conv_L_cache) = ((conv_L_cache - 1, conv_dim // tp),), dtype short_conv_state_dtype
+    # (model dtype). LFM2-1.2B-like: h 2048, 16 layers, attention at [2, 5, 8, 10, 12, 14], 32 heads,
+    # 8 KV heads of 64, conv_L_cache 3, bf16.
+    #   10 conv layers x 2048 x 2 x 2 B = 81,920 B per sequence;
+    #   6 attention layers x 8 x (64 + 64) x 2 B = 12,288 B per token; at 1000 tokens 12,288,000 B.
+    #   total 12,369,920 B. transformers keeps 3 columns: 10 x 2048 x 3 x 2 = 122,880 -> 12,410,880 B.
+    cfg = family_config("lfm2", hidden_size=2048, num_hidden_layers=16, full_attn_idxs=[2, 5, 8, 10, 12, 14],
+                        num_attention_heads=32, num_key_value_heads=8)
+    spec = parse_config({**cfg, "torch_dtype": "bfloat16"})
+    assert spec.layer_kinds == {"short_conv": 10, "full_attention": 6}
+    assert kv_cache_bytes(spec, [1000], "auto", "vllm").kv_bytes == 12_369_920
+    assert kv_cache_bytes(spec, [1000], "auto", "transformers").kv_bytes == 12_410_880

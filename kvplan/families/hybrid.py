@@ -56,7 +56,8 @@ def mamba2_mixer(r, h: int, *, prefix: str = "mamba_", inner: int | None = None,
     if norm:
         weights += (Norm(name="mixer_norm", dim=inner, shard="column"),)
     weights += (Linear(name="out_proj", in_features=inner, out_features=h, bias=proj_bias, shard="row"),)
-    cache = MambaState(conv_dim=conv_dim, conv_kernel=kernel, num_heads=n_heads, head_dim=d_head, state_size=d_state)
+    cache = MambaState(conv_dim=conv_dim, conv_kernel=kernel, num_heads=n_heads, head_dim=d_head, state_size=d_state,
+                       n_groups=groups)
     return weights, cache
 
 
