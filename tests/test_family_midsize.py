@@ -79,6 +79,11 @@ PARAM_CASES = [
                           "num_local_experts": 0, "num_key_value_heads": 8}),
     ("granitemoehybrid", {"layer_types": ["mamba", "attention", "mamba", "mamba"], "num_hidden_layers": 4,
                           "num_local_experts": 16, "mamba_n_heads": 64, "mamba_d_head": 128}),
+    ("jamba", {}),
+    ("jamba", {"num_hidden_layers": 8, "attn_layer_period": 4, "attn_layer_offset": 1, "num_experts": 1,
+               "mamba_dt_rank": 128, "mamba_d_state": 32}),
+    ("jamba", {"num_hidden_layers": 6, "expert_layer_period": 3, "expert_layer_offset": 0, "num_experts": 4,
+               "mamba_proj_bias": True, "mamba_conv_bias": False}),
     ("lfm2", {}), ("lfm2", {"full_attn_idxs": [2, 5, 8], "num_hidden_layers": 10, "conv_bias": True,
                             "block_ffn_dim_multiplier": 1.5}),
     ("lfm2", {"block_auto_adjust_ff_dim": False, "num_hidden_layers": 3, "layer_types": ["conv", "full_attention", "conv"]}),
@@ -153,6 +158,8 @@ CACHE_CASES = {
                                               "num_local_experts": 4, "num_experts_per_tok": 2, "mamba_n_heads": 4,
                                               "mamba_d_state": 8, "shared_intermediate_size": 32,
                                               "mamba_chunk_size": 8}),
+    "jamba": ("jamba", {**SMALL, "attn_layer_period": 2, "attn_layer_offset": 1, "num_experts": 4,
+                        "num_experts_per_tok": 2, "mamba_d_state": 8, "use_mamba_kernels": False}),
     "lfm2": ("lfm2", {**SMALL, "layer_types": ["conv", "full_attention", "conv", "conv"], "conv_L_cache": 3}),
     "lfm2_moe": ("lfm2_moe", {**SMALL, "layer_types": ["conv", "full_attention", "conv", "conv"], "num_dense_layers": 1,
                               "num_experts": 4, "num_experts_per_tok": 2, "moe_intermediate_size": 32}),
@@ -251,3 +258,20 @@ def test_vllm_short_conv_state_lfm2():
     assert spec.layer_kinds == {"short_conv": 10, "full_attention": 6}
     assert kv_cache_bytes(spec, [1000], "auto", "vllm").kv_bytes == 12_369_920
     assert kv_cache_bytes(spec, [1000], "auto", "transformers").kv_bytes == 12_410_880
+
+
+def test_vllm_mamba1_state_jamba_defaults():
+    # vLLM jamba.py get_mamba_state_shape_from_config -> MambaStateShapeCalculator.mamba1_state_shape(tp,
+    # intermediate_size = mamba_expand x hidden_size, state_size = mamba_d_state, conv_kernel = mamba_d_conv):
+    # conv (d_conv - 1, inner // tp), temporal (inner // tp, d_state), model dtype (mamba1_state_dtype).
+    # JambaConfig(): 32 layers, attention at i % 8 == 4 (4 layers), 28 Mamba-1 layers, inner 2 x 4096 = 8192,
+    # d_state 16, d_conv 4, 8 KV heads of 128, bf16:
+    #   per Mamba layer 8192 x 3 x 2 + 8192 x 16 x 2 = 49,152 + 262,144 = 311,296 B; x 28 = 8,716,288 B;
+    #   attention 4 x 8 x (128 + 128) x 2 B = 16,384 B per token, x 1000 tokens = 16,384,000 B.
+    spec = parse_config({**family_config("jamba"), "torch_dtype": "bfloat16"})
+    assert spec.layer_kinds == {"mamba": 28, "full_attention": 4}
+    assert kv_cache_bytes(spec, [1000], "auto", "vllm").kv_bytes == 16_384_000 + 8_716_288
+    # Jamba-v0.1's published size is 52B total, 12B active: transformers' count of the defaults.
+    params = count_params(spec)
+    assert params.total_params == 51_570_323_328
+    assert round(params.active_params / 1e9) == 12
