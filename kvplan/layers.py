@@ -200,10 +200,17 @@ class MambaState(_NoTokens):
     # Bytes per SSM-state element in vllm when the config names a dtype for it (Nemotron-H
     # "mamba_ssm_cache_dtype", read by vLLM's NemotronHForCausalLMConfig hook); None: model dtype.
     vllm_ssm_dtype_bytes: int | None = None
+    # B/C groups, when known: vLLM gives each TP rank whole groups, so with tp not dividing n_groups it
+    # adds tp - n_groups replicated groups to conv_dim (MambaStateShapeCalculator.
+    # extra_groups_for_head_shards). None: conv_dim is split as it is.
+    n_groups: int | None = None
 
     def state_bytes(self, convention: Convention = "vllm", tp: int = 1, dtype_bytes: int = 2) -> int:
         ssm = self.num_heads // tp * self.head_dim * self.state_size
-        return _conv_bytes(self.conv_dim, self.conv_kernel, convention, tp, dtype_bytes) + ssm * _ssm_bytes(
+        conv_dim = self.conv_dim
+        if convention == "vllm" and self.n_groups and self.n_groups % tp:
+            conv_dim += 2 * max(0, tp - self.n_groups) * self.state_size
+        return _conv_bytes(conv_dim, self.conv_kernel, convention, tp, dtype_bytes) + ssm * _ssm_bytes(
             convention, self.vllm_ssm_dtype_bytes or dtype_bytes)
 
 

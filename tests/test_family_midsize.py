@@ -79,6 +79,11 @@ PARAM_CASES = [
                           "num_local_experts": 0, "num_key_value_heads": 8}),
     ("granitemoehybrid", {"layer_types": ["mamba", "attention", "mamba", "mamba"], "num_hidden_layers": 4,
                           "num_local_experts": 16, "mamba_n_heads": 64, "mamba_d_head": 128}),
+    ("jamba", {}),
+    ("jamba", {"num_hidden_layers": 8, "attn_layer_period": 4, "attn_layer_offset": 1, "num_experts": 1,
+               "mamba_dt_rank": 128, "mamba_d_state": 32}),
+    ("jamba", {"num_hidden_layers": 6, "expert_layer_period": 3, "expert_layer_offset": 0, "num_experts": 4,
+               "mamba_proj_bias": True, "mamba_conv_bias": False}),
     ("lfm2", {}), ("lfm2", {"full_attn_idxs": [2, 5, 8], "num_hidden_layers": 10, "conv_bias": True,
                             "block_ffn_dim_multiplier": 1.5}),
     ("lfm2", {"block_auto_adjust_ff_dim": False, "num_hidden_layers": 3, "layer_types": ["conv", "full_attention", "conv"]}),
@@ -153,6 +158,8 @@ CACHE_CASES = {
                                               "num_local_experts": 4, "num_experts_per_tok": 2, "mamba_n_heads": 4,
                                               "mamba_d_state": 8, "shared_intermediate_size": 32,
                                               "mamba_chunk_size": 8}),
+    "jamba": ("jamba", {**SMALL, "attn_layer_period": 2, "attn_layer_offset": 1, "num_experts": 4,
+                        "num_experts_per_tok": 2, "mamba_d_state": 8, "use_mamba_kernels": False}),
     "lfm2": ("lfm2", {**SMALL, "layer_types": ["conv", "full_attention", "conv", "conv"], "conv_L_cache": 3}),
     "lfm2_moe": ("lfm2_moe", {**SMALL, "layer_types": ["conv", "full_attention", "conv", "conv"], "num_dense_layers": 1,
                               "num_experts": 4, "num_experts_per_tok": 2, "moe_intermediate_size": 32}),
@@ -214,3 +221,57 @@ def test_vllm_sliding_layers_hold_the_window():
     spec = parse_config(family_config("olmo3"))
     assert spec.layer_kinds == {"sliding_attention": 24, "full_attention": 8}
     assert kv_cache_bytes(spec, [32_768], "bf16", "vllm").kv_bytes == 5_905_580_032
+
+
+def test_vllm_mamba2_state_bamba_defaults():
+    # vLLM bamba.py get_mamba_state_shape_from_config -> MambaStateShapeCalculator.mamba2_state_shape
+    # (vllm/model_executor/layers/mamba/mamba_utils.py): conv (d_conv - 1, conv_dim // tp) with conv_dim =
+    # intermediate + 2 x n_groups x d_state, temporal (heads // tp, d_head, d_state); both in the model
+    # dtype (mamba_cache_dtype / mamba_ssm_cache_dtype "auto").
+    # BambaConfig(): h 4096 x expand 2 = 8192, 128 heads x 64, 1 group, d_state 256, d_conv 4, 32 Mamba
+    # layers (no attn_layer_indices), bf16:
+    #   conv 8704 x 3 x 2 B = 52,224; ssm 128 x 64 x 256 x 2 B = 4,194,304; per layer 4,246,528 B;
+    #   32 layers: 135,888,896 B per sequence.
+    # transformers keeps d_conv = 4 columns and an fp32 SSM state (measured above in bf16 too):
+    #   32 x (8704 x 4 x 2 + 128 x 64 x 256 x 4) = 32 x 8,458,240 = 270,663,680 B.
+    spec = parse_config({**family_config("bamba"), "torch_dtype": "bfloat16"})
+    assert spec.layer_kinds == {"mamba": 32}
+    assert kv_cache_bytes(spec, [1000], "auto", "vllm").kv_bytes == 135_888_896
+    assert kv_cache_bytes(spec, [1000], "auto", "transformers").kv_bytes == 270_663_680
+    # tp = 2 splits heads and conv channels, and extra_groups_for_head_shards(1, 2) = 1 adds a replicated
+    # group: conv_dim = 8192 + 2 x 2 x 256 = 9216, 4608 per rank.
+    #   32 x (4608 x 3 x 2 + 64 x 64 x 256 x 2) = 32 x (27,648 + 2,097,152) = 67,993,600 B.
+    assert kv_cache_bytes(spec, [1000], "auto", "vllm", tp=2).kv_bytes == 67_993_600
+
+
+def test_vllm_short_conv_state_lfm2():
+    # vLLM lfm2.py get_mamba_state_shape_from_config -> MambaStateShapeCalculator.short_conv_state_shape(
+    # tp, conv_dim, conv_L_cache) = ((conv_L_cache - 1, conv_dim // tp),), dtype short_conv_state_dtype
+    # (model dtype). LFM2-1.2B-like: h 2048, 16 layers, attention at [2, 5, 8, 10, 12, 14], 32 heads,
+    # 8 KV heads of 64, conv_L_cache 3, bf16.
+    #   10 conv layers x 2048 x 2 x 2 B = 81,920 B per sequence;
+    #   6 attention layers x 8 x (64 + 64) x 2 B = 12,288 B per token; at 1000 tokens 12,288,000 B.
+    #   total 12,369,920 B. transformers keeps 3 columns: 10 x 2048 x 3 x 2 = 122,880 -> 12,410,880 B.
+    cfg = family_config("lfm2", hidden_size=2048, num_hidden_layers=16, full_attn_idxs=[2, 5, 8, 10, 12, 14],
+                        num_attention_heads=32, num_key_value_heads=8)
+    spec = parse_config({**cfg, "torch_dtype": "bfloat16"})
+    assert spec.layer_kinds == {"short_conv": 10, "full_attention": 6}
+    assert kv_cache_bytes(spec, [1000], "auto", "vllm").kv_bytes == 12_369_920
+    assert kv_cache_bytes(spec, [1000], "auto", "transformers").kv_bytes == 12_410_880
+
+
+def test_vllm_mamba1_state_jamba_defaults():
+    # vLLM jamba.py get_mamba_state_shape_from_config -> MambaStateShapeCalculator.mamba1_state_shape(tp,
+    # intermediate_size = mamba_expand x hidden_size, state_size = mamba_d_state, conv_kernel = mamba_d_conv):
+    # conv (d_conv - 1, inner // tp), temporal (inner // tp, d_state), model dtype (mamba1_state_dtype).
+    # JambaConfig(): 32 layers, attention at i % 8 == 4 (4 layers), 28 Mamba-1 layers, inner 2 x 4096 = 8192,
+    # d_state 16, d_conv 4, 8 KV heads of 128, bf16:
+    #   per Mamba layer 8192 x 3 x 2 + 8192 x 16 x 2 = 49,152 + 262,144 = 311,296 B; x 28 = 8,716,288 B;
+    #   attention 4 x 8 x (128 + 128) x 2 B = 16,384 B per token, x 1000 tokens = 16,384,000 B.
+    spec = parse_config({**family_config("jamba"), "torch_dtype": "bfloat16"})
+    assert spec.layer_kinds == {"mamba": 28, "full_attention": 4}
+    assert kv_cache_bytes(spec, [1000], "auto", "vllm").kv_bytes == 16_384_000 + 8_716_288
+    # Jamba-v0.1's published size is 52B total, 12B active: transformers' count of the defaults.
+    params = count_params(spec)
+    assert params.total_params == 51_570_323_328
+    assert round(params.active_params / 1e9) == 12

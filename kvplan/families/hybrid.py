@@ -1,5 +1,5 @@
-"""Hybrids of attention and recurrent mixers: bamba, granitemoehybrid (Mamba-2), lfm2, lfm2_moe
-(gated short convolutions).
+"""Hybrids of attention and recurrent mixers: bamba, granitemoehybrid (Mamba-2), jamba (Mamba-1),
+lfm2, lfm2_moe (gated short convolutions).
 
 A Mamba-2 layer caches a fixed state per sequence (``layers.MambaState``): a conv state of
 conv_dim = intermediate + 2 x n_groups x d_state channels and an SSM state of heads x d_head x
@@ -14,7 +14,7 @@ from kvplan.errors import ConfigError
 from kvplan.families.blocks import attention_linears, core_dims, experts_block, gated_mlp, rms, router
 from kvplan.families.llama_kin import Dims, assemble
 from kvplan.layers import MambaState, ShortConvState
-from kvplan.spec import Component, Linear, Norm, Tensor
+from kvplan.spec import Component, Experts, Linear, Norm, Tensor
 
 # transformers' configuration_utils._LEGACY_LAYER_TYPE_REMAP (5.23): old block names, new ones.
 LEGACY_LAYER_TYPES = {"mamba": "linear_attention", "attention": "full_attention"}
@@ -56,7 +56,8 @@ def mamba2_mixer(r, h: int, *, prefix: str = "mamba_", inner: int | None = None,
     if norm:
         weights += (Norm(name="mixer_norm", dim=inner, shard="column"),)
     weights += (Linear(name="out_proj", in_features=inner, out_features=h, bias=proj_bias, shard="row"),)
-    cache = MambaState(conv_dim=conv_dim, conv_kernel=kernel, num_heads=n_heads, head_dim=d_head, state_size=d_state)
+    cache = MambaState(conv_dim=conv_dim, conv_kernel=kernel, num_heads=n_heads, head_dim=d_head, state_size=d_state,
+                       n_groups=groups)
     return weights, cache
 
 
@@ -112,6 +113,47 @@ def build_granitemoehybrid(r, model_type: str) -> dict[str, Any]:
     experts = experts_block(r, d.h, r.int("intermediate_size"), "num_local_experts", "num_experts_per_tok")
     return assemble(r, d, kinds=kinds, window=None, attn=attn, mixers={"linear_attention": mamba}, norms=norms,
                     moe=(experts, router(d.h, experts.num_experts), shared))
+
+
+def build_jamba(r, model_type: str) -> dict[str, Any]:
+    """jamba: attention where i % attn_layer_period == attn_layer_offset (1 in 8 by default), Mamba-1
+    elsewhere; num_experts experts of intermediate_size where i % expert_layer_period ==
+    expert_layer_offset (every other layer), a dense MLP elsewhere (everywhere when num_experts is 1).
+
+    A Mamba-1 mixer (JambaMambaMixer), inner = mamba_expand x h, dt_rank = mamba_dt_rank ("auto":
+    ceil(h / 16)): in_proj [2 x inner, h], conv1d [inner, d_conv] (+ bias), x_proj [dt_rank + 2 x
+    d_state, inner], dt_proj [inner, dt_rank] + bias, A_log [inner, d_state], D [inner], out_proj
+    [h, inner], RMSNorms dt [dt_rank], b and c [d_state]. Its state: conv inner x d_conv (vLLM: d_conv -
+    1) and SSM inner x d_state (vLLM MambaStateShapeCalculator.mamba1_state_shape), stored as a
+    MambaState of inner heads of width 1."""
+    d = Dims(*core_dims(r), r.int("vocab_size"))
+    attn_period, attn_offset = r.int("attn_layer_period", 8), r.int("attn_layer_offset", 4, minimum=0)
+    kinds = ["full_attention" if i % attn_period == attn_offset else "linear_attention" for i in range(d.n_layers)]
+    inner = r.int("mamba_expand", 2) * d.h
+    dt_raw = r.raw("mamba_dt_rank", "auto")
+    dt_rank = -(-d.h // 16) if dt_raw == "auto" else r.int("mamba_dt_rank")
+    d_state, kernel = r.int("mamba_d_state", 16), r.int("mamba_d_conv", 4)
+    conv_bias, proj_bias = r.bool("mamba_conv_bias", True), r.bool("mamba_proj_bias", False)
+    mamba = (
+        Linear(name="in_proj", in_features=d.h, out_features=2 * inner, bias=proj_bias),
+        Tensor(name="conv1d", numel=inner * kernel + (inner if conv_bias else 0), shard="column"),
+        Linear(name="x_proj", in_features=inner, out_features=dt_rank + 2 * d_state, shard="row"),
+        Linear(name="dt_proj", in_features=dt_rank, out_features=inner, bias=True),
+        Tensor(name="A_log+D", numel=inner * d_state + inner, shard="column"),
+        Linear(name="out_proj", in_features=inner, out_features=d.h, bias=proj_bias, shard="row"),
+        rms("dt_layernorm", dt_rank), rms("b_layernorm", d_state), rms("c_layernorm", d_state),
+    )
+    state = MambaState(conv_dim=inner, conv_kernel=kernel, num_heads=inner, head_dim=1, state_size=d_state)
+    attn = attention_linears(d.h, d.nq, d.nkv, d.hd)
+    n = r.int("num_experts", 16) if r.has("num_experts") or not r.has("num_local_experts") else r.int("num_local_experts")
+    period, offset = r.int("expert_layer_period", 2), r.int("expert_layer_offset", 1, minimum=0)
+    moe_layers = [n > 1 and i % period == offset for i in range(d.n_layers)]
+    inter = r.int("intermediate_size")
+    experts = Experts(num_experts=n, num_experts_per_tok=min(n, r.int("num_experts_per_tok", 2)), linears=tuple(
+        lin.model_copy(update={"shard": "expert"}) for lin in gated_mlp(d.h, inter)))
+    return assemble(r, d, kinds=kinds, window=None, attn=attn, mixers={"linear_attention": (mamba, state)},
+                    norms=(rms("input_layernorm", d.h), rms("pre_ff_layernorm", d.h)), mlp=gated_mlp(d.h, inter),
+                    moe=(experts, router(d.h, n), ()), moe_layers=moe_layers, final_norm=rms("final_layernorm", d.h))
 
 
 def _lfm2_pieces(r, d: Dims, model_type: str) -> tuple[list[str], dict, tuple[Component, ...]]:
@@ -187,6 +229,7 @@ def _w_mlp(h: int, inter: int, names: tuple[str, str, str]) -> tuple[Component, 
 MODEL_TYPES = {
     "bamba": build_bamba,
     "granitemoehybrid": build_granitemoehybrid,
+    "jamba": build_jamba,
     "lfm2": build_lfm2,
     "lfm2_moe": build_lfm2,
 }
