@@ -48,6 +48,7 @@ CUT_KEY = "cut"  # link key listing what a too-long link left out
 CUTTABLE = ("cfg", "cmd", "pl")  # the fields that can make a link long, biggest first
 ENGINES = ("vllm", "sglang", "custom")
 PAGING_MODES = ("list", "uniform", "normal", "lognormal", "exponential")
+OBJECTIVES = ("cost_per_million_tokens", "cost_per_hour", "gpus", "tokens_per_s")  # kvplan.picker.OBJECTIVES
 NAME_RE = re.compile(r"^[\w./+@:() -]{1,200}$")
 
 
@@ -89,8 +90,13 @@ class PlanState(BaseModel):
     shared_prefix: int = 0
     # parallelism page: layouts compared, as (tp, pp, dp)
     layouts: tuple[tuple[int, int, int], ...] = ((1, 1, 1), (2, 1, 1), (4, 1, 1), (8, 1, 1))
-    # gpus page: $ per GPU-hour
+    # gpus page: $ per GPU-hour (the user's, over kvplan.prices' defaults), ranking objective, headroom
+    # floor (share of device memory each rank keeps free), whether layouts may span nodes
     prices: tuple[tuple[str, float], ...] = ()
+    objective: Literal["cost_per_million_tokens", "cost_per_hour", "gpus", "tokens_per_s"] = \
+        "cost_per_million_tokens"
+    headroom_floor: float = 0.10
+    multi_node: bool = False
     # import page: the pasted vllm command
     command: str | None = None
 
@@ -265,6 +271,9 @@ FIELDS: tuple[Field, ...] = (
     Field("shared_prefix", "pfx", _int(0, MAX_TOKENS)),
     Field("layouts", "lay", _layouts, lambda v: ",".join("x".join(map(str, t)) for t in v)),
     Field("prices", "pr", _prices, lambda v: ",".join(f"{n}:{_fmt_float(p)}" for n, p in v)),
+    Field("objective", "obj", _choice(OBJECTIVES)),
+    Field("headroom_floor", "hf", _float(0.0, 0.9), _fmt_float),
+    Field("multi_node", "multi", _bool, _b),
     Field("command", "cmd", _command),
 )
 BY_KEY = {f.key: f for f in FIELDS}

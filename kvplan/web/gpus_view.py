@@ -1,0 +1,221 @@
+"""The GPUs page: its controls, the ranked table, the top-three callouts, the cost vs tokens/s chart.
+
+Pure builders (``option_rows``, ``price_rows``, ``rule_text``, ``pareto_figure``) are tested directly;
+``controls`` and ``show`` draw them. Numbers come from ``kvplan.picker`` (ranking, frontier, reasons) and
+``kvplan.prices`` (default prices with sources): nothing here computes a plan.
+"""
+
+from collections.abc import Sequence
+from typing import Any
+
+import plotly.graph_objects as go
+import streamlit as st
+
+from kvplan.gpus import GpuSpec
+from kvplan.picker import OBJECTIVES, TIE_BREAKS, Option, Picker, best_per_gpu, pareto_front, reasons
+from kvplan.prices import DEFAULT_PRICES, PRICES_READ, default_prices
+from kvplan.units import GiB
+from kvplan.web import cached, views, widgets
+from kvplan.web.figures import COLORS, _figure, _scatter
+from kvplan.web.state import PlanState
+
+ALL_LAYOUTS = "gpus.all"  # session key: the table shows every layout, not the best one per GPU
+REJECTED, PRICES = "gpus.rejected", "gpus.prices"  # lazy expanders
+
+
+def catalog() -> tuple[GpuSpec, ...] | None:
+    """The GPUs the page sweeps: None is kvplan's catalog (a test replaces this with a hand-built one)."""
+    return None
+
+
+def base_prices() -> dict[str, float]:
+    """Default US$ per GPU-hour by GPU, before the user's own (a test replaces this)."""
+    return default_prices()
+
+
+def prices_for(state: PlanState) -> dict[str, float]:
+    return base_prices() | dict(state.prices)
+
+
+def picker(state: PlanState, max_len: int, concurrency: int) -> Picker:
+    return cached.picker_for(state, max_len, concurrency, prices_for(state), catalog())
+
+
+# ----------------------------------------------------------------------------- controls
+
+def _percent(v: float) -> int:
+    return round(v * 100)
+
+
+def controls() -> None:
+    """Objective, headroom floor, multi-node switch and the user's prices, all carried in the link."""
+    c1, c2, c3 = st.columns([2, 1, 1])
+    with c1:
+        widgets.bind("objective", st.selectbox, "Rank by", list(OBJECTIVES), format_func=OBJECTIVES.get,
+                     help="The objective the table is ordered by; ties fall to the next figure (stated below).")
+    with c2:
+        widgets.bind("headroom_floor", st.number_input, "Headroom floor (% of GPU memory)", min_value=0,
+                     max_value=90, step=1, to_widget=_percent, from_widget=lambda v: round(float(v) / 100, 2),
+                     help="Every GPU keeps at least this share of its memory free with the target load "
+                          "running; layouts that cannot are listed under Rejected.")
+    with c3:
+        widgets.bind("multi_node", st.toggle, "Multi-node layouts",
+                     help="Off: every replica of a layout fits in one node (8 GPUs, 4 for GB200/GB300 trays and "
+                          "GeForce boxes). On: up to 64 replicas across nodes.")
+    widgets.bind_text("prices", "Your prices, $ per GPU-hour (over the defaults)", views.parse_prices,
+                      placeholder="H100-SXM: 2.49, H200: 3.50",
+                      help="kvplan ships an on-demand price for every GPU (sources under 'Default prices'); "
+                           "type your own to replace any of them. They travel in the link.")
+
+
+# ----------------------------------------------------------------------------- table
+
+OPTION_COLUMNS = {
+    "#": st.column_config.NumberColumn(width=40, help="Rank by the chosen objective"),
+    "GPU": st.column_config.TextColumn(width=150, pinned=True, help="Catalog GPU (memory is what the runtime "
+                                                                    "exposes, not the number on the box)"),
+    "layout": st.column_config.TextColumn(
+        width=120, pinned=True,
+        help="TPn = --tensor-parallel-size, PPn = --pipeline-parallel-size, xN = N data-parallel replicas "
+             "(--data-parallel-size)"),
+    "$ / M tokens": st.column_config.NumberColumn(
+        width=110, format="$%.3f",
+        help="US$ per million generated tokens at the target load: $ per hour / (tokens/s bound x 3600) x 10^6"),
+    "headroom (% free)": st.column_config.NumberColumn(
+        width=120, format="%.0f%%",
+        help="Memory the tightest GPU keeps free with its replica's share of the load running (KV pool minus "
+             "the KV those sequences use), as a share of device memory"),
+    "headroom (GiB)": st.column_config.NumberColumn(width=110, format="%.2f", help="The same, in GiB (2^30 B)"),
+    "$ / hour": st.column_config.NumberColumn(width=90, format="$%.2f",
+                                              help="US$ per hour for all the layout's GPUs"),
+    "tokens/s bound": st.column_config.NumberColumn(
+        width=110, format="%.0f",
+        help="Decode roofline ceiling at the target load, every sequence at max_model_len, all replicas: "
+             "max(bytes / bandwidth, FLOPs / peak) per step. A ceiling, not a forecast"),
+    "GPUs": st.column_config.NumberColumn(width=60, help="TP x PP x replicas"),
+    "nodes": st.column_config.NumberColumn(width=60, help="Nodes the layout needs (replicas packed per node)"),
+    "sequences / replica": st.column_config.TextColumn(
+        width=130, help="Sequences of max_model_len the busiest replica serves, of the most it holds while "
+                        "keeping the headroom floor"),
+    "$ / GPU-hour": st.column_config.NumberColumn(width=100, format="$%.2f", help="The price used for one GPU"),
+    "price": st.column_config.TextColumn(width=130, help="yours (typed), listed (public on-demand price, date "
+                                                        "read) or estimate (no public price; see Default prices)"),
+}
+
+
+def price_label(gpu: str, user: set[str]) -> str:
+    if gpu in user:
+        return "yours"
+    p = DEFAULT_PRICES.get(gpu)
+    if p is None:
+        return "none"
+    return f"listed {p.as_of}" if p.basis == "listed" else "estimate"
+
+
+def option_rows(options: Sequence[Option], user_priced: set[str] = frozenset()) -> list[dict[str, Any]]:
+    return [{"#": i + 1, "GPU": o.gpu, "layout": o.layout, "$ / M tokens": o.cost_per_million_tokens,
+             "headroom (% free)": o.headroom_fraction * 100, "headroom (GiB)": o.headroom_bytes / GiB,
+             "$ / hour": o.cost_per_hour, "tokens/s bound": o.tokens_per_s, "GPUs": o.num_gpus,
+             "nodes": o.num_nodes, "sequences / replica": f"{o.load_per_replica} of {o.seqs_per_replica}",
+             "$ / GPU-hour": o.price_per_gpu_hour, "price": price_label(o.gpu, user_priced)}
+            for i, o in enumerate(options)]
+
+
+PRICE_COLUMNS = {
+    "GPU": st.column_config.TextColumn(width=150, pinned=True),
+    "$ / GPU-hour": st.column_config.NumberColumn(width=100, format="$%.2f", help="Default on-demand price"),
+    "basis": st.column_config.TextColumn(width=80, help="listed: a public on-demand price; estimate: none found"),
+    "as of": st.column_config.TextColumn(width=100, help="The day the price was read from its page"),
+    "yours": st.column_config.NumberColumn(width=80, format="$%.2f", help="Your price, when typed"),
+    "source": st.column_config.TextColumn(width="large", help="Where the price comes from, or how it was set"),
+}
+
+
+def price_rows(state: PlanState) -> list[dict[str, Any]]:
+    yours = dict(state.prices)
+    return [{"GPU": p.gpu, "$ / GPU-hour": p.usd_per_gpu_hour, "basis": p.basis, "as of": p.as_of,
+             "yours": yours.get(p.gpu), "source": p.source} for p in DEFAULT_PRICES.values()]
+
+
+def rule_text(picker: Picker, max_len: int) -> str:
+    """The ranking rule, in words (Markdown)."""
+    where = "single-node layouts only (every replica inside one node)" if not picker.multi_node else \
+        "layouts may span nodes"
+    return (f"Ranked by **{OBJECTIVES[picker.objective]}**, {TIE_BREAKS[picker.objective]}; among layouts "
+            f"that keep at least **{picker.headroom_floor:.0%}** of every GPU's memory free with "
+            f"{picker.concurrency} sequence(s) of {max_len:,} tokens running; {where}. "
+            "$ / M tokens = $ / hour ÷ (tokens/s bound × 3,600) × 10⁶, the bound being the decode roofline "
+            "at this load.")
+
+
+# ----------------------------------------------------------------------------- chart
+
+def _hover(o: Option, priced: bool) -> str:
+    money = (f"${o.cost_per_hour:,.2f}/h, " + (f"${o.cost_per_million_tokens:,.3f}/M tokens, "
+                                              if o.cost_per_million_tokens is not None else "")
+             if priced and o.cost_per_hour is not None else "")
+    return (f"<b>{o.gpu} {o.layout}</b><br>{o.num_gpus} GPU(s), {o.num_nodes} node(s)<br>{money}"
+            f"{o.tokens_per_s:,.0f} tokens/s bound ({o.bound}-bound)<br>{o.headroom_fraction:.0%} headroom")
+
+
+def pareto_figure(options: Sequence[Option], objective: str, top: Sequence[Option] = ()) -> go.Figure:
+    """Every layout as a point: cost ($ per hour; GPUs when ranking by GPUs or nothing is priced) against the
+    tokens/s bound, the Pareto frontier drawn through the options nothing beats on both, the top three marked."""
+    priced = objective != "gpus" and any(o.cost_per_hour is not None for o in options)
+    pts = [o for o in options if not priced or o.cost_per_hour is not None]
+
+    def y(o: Option) -> float:
+        return o.cost_per_hour if priced else o.num_gpus
+
+    front = pareto_front(list(pts), priced)
+    traces = [
+        _scatter(x=[o.tokens_per_s for o in pts], y=[y(o) for o in pts], mode="markers", name="layouts",
+                 text=[_hover(o, priced) for o in pts], hovertemplate="%{text}<extra></extra>",
+                 marker=dict(size=7, color=COLORS["not planned"], line=dict(color=COLORS["headroom"], width=1))),
+        _scatter(x=[o.tokens_per_s for o in front], y=[y(o) for o in front], mode="lines+markers",
+                 name="Pareto frontier", text=[_hover(o, priced) for o in front],
+                 hovertemplate="%{text}<extra>frontier</extra>", line=dict(color=COLORS["weights"], shape="hv"),
+                 marker=dict(size=9, color=COLORS["weights"])),
+    ]
+    if top:
+        traces.append(_scatter(
+            x=[o.tokens_per_s for o in top], y=[y(o) for o in top], mode="markers+text", name="top three",
+            text=[f"#{i + 1}" for i in range(len(top))], textposition="top center",
+            customdata=[_hover(o, priced) for o in top], hovertemplate="%{customdata}<extra>top three</extra>",
+            marker=dict(size=13, color=COLORS["device"], symbol="star")))
+    ytitle = "$ per hour (all GPUs)" if priced else "GPUs"
+    return _figure(traces, ("Cost" if priced else "GPUs") + " vs tokens/s bound, every layout",
+                   xaxis=dict(type="log", title=dict(text="tokens/s bound at the target load (all replicas)")),
+                   yaxis=dict(type="log" if priced else "linear", title=dict(text=ytitle)))
+
+
+# ----------------------------------------------------------------------------- the page body
+
+def show(picker: Picker, state: PlanState, max_len: int) -> None:
+    st.markdown(rule_text(picker, max_len).replace("$", "\\$"))  # a bare $ would start LaTeX
+    every = st.toggle("Every layout (not only the best per GPU)", key=ALL_LAYOUTS)
+    shown = picker.options if every else best_per_gpu(picker.options)
+    cols = st.columns(3)
+    cols[0].metric("Layouts that keep the floor", f"{len(picker.options)}",
+                   help=f"{len(picker.rejected)} rejected (see below)")
+    cols[1].metric("GPUs that can serve it", f"{len({o.gpu for o in picker.options})}")
+    if shown:
+        best = shown[0]
+        cols[2].metric("Best", f"{best.gpu} {best.layout}")
+        st.markdown("\n".join(f"- {views.esc(line)}" for line in reasons(shown, picker.objective)))
+        views.table(option_rows(shown, {n for n, _ in state.prices}), column_config=OPTION_COLUMNS)
+        views.chart(pareto_figure(picker.options, picker.objective, shown[:3]), "gpus.chart")
+    else:
+        st.warning("No layout serves this load while keeping the headroom floor: lower the floor, shorten the "
+                   "context, use fp8 KV, or turn on multi-node layouts.")
+    rejected = st.expander(f"Rejected ({len(picker.rejected)})", key=REJECTED, on_change="rerun")
+    if rejected.open:  # lazy: the table is built only when it is shown
+        with rejected:
+            views.table([r.model_dump() for r in picker.rejected])
+    prices = st.expander(f"Default prices ({len(DEFAULT_PRICES)} GPUs, looked up {PRICES_READ})", key=PRICES,
+                         on_change="rerun")
+    if prices.open:
+        with prices:
+            st.caption("On-demand US$ per GPU-hour, RunPod Secure Cloud where listed, else the cheapest public "
+                       "on-demand listing found; 'estimate' where none exists (the source says how it was set).")
+            views.table(price_rows(state), column_config=PRICE_COLUMNS)
