@@ -155,7 +155,7 @@ def pick_gpus(spec: ModelSpec, max_model_len: int, concurrency: int, engine: Eng
         floor_bytes = math.ceil(headroom_floor * gpu.memory_bytes)
         for pp in PP_CHOICES:
             for tp in TP_CHOICES:
-                def reject(reason: str) -> None:
+                def reject(reason: str, gpu: GpuSpec = gpu, tp: int = tp, pp: int = pp) -> None:
                     rejected.append(Rejected(gpu=gpu.name, tensor_parallel_size=tp, pipeline_parallel_size=pp,
                                              reason=reason))
                 if tp > gpu.gpus_per_node:

@@ -6,6 +6,8 @@ is derived by hand on a three-GPU catalog in tests/test_picker_objectives.py, an
 the page on the same catalog.
 """
 
+import json
+
 import pytest
 
 from kvplan.engines import EngineConfig
@@ -41,7 +43,7 @@ def test_order_follows_the_chosen_objective(three_gpus, objective):
     assert list(_table(at)["GPU"]) == EXPECTED[objective]
     rule = plain(next(m.value for m in at.markdown if m.value.startswith("Ranked by")))
     assert "10%" in rule and "single-node" in rule and OBJECTIVES[objective] in rule
-    callouts = [plain(m.value) for m in at.markdown if plain(m.value).startswith("- #1 ")][0].split("\n")
+    callouts = next(plain(m.value) for m in at.markdown if plain(m.value).startswith("- #1 ")).split("\n")
     assert [line.split()[2] for line in callouts] == EXPECTED[objective]  # '- #1 C TP2 PP1 (2 GPUs): ...'
     assert OBJECTIVES[objective] in callouts[0]
 
@@ -121,5 +123,25 @@ def test_pareto_figure_is_valid_plotly():
 
     picker = pick_gpus(load_preset("qwen3-8b"), 8192, 4, EngineConfig())
     for objective in ("cost_per_million_tokens", "gpus"):
-        sent = gpus_view.pareto_figure(picker.options, objective, picker.options[:3]).to_dict()
-        assert go.Figure(sent).to_dict() == sent  # validation on: a misspelt property raises
+        fig = gpus_view.pareto_figure(picker.options, objective, picker.options[:3])
+        checked = go.Figure(fig.to_dict())  # validation on: a misspelt property or a bad value raises
+        assert json.loads(checked.to_json()) == json.loads(fig.to_json())
+
+
+def test_your_own_gpu_joins_the_ranking_and_the_link():
+    # An RTX 4070 Ti SUPER is in the catalog now; a card that is not is typed in: 15.7 GiB, 0.672 TB/s,
+    # 88.2 TFLOPS at $0.10/h. Qwen3-8B's 16.4 GB of weights need two of them (TP2 within the 8-GPU node).
+    at = run_app({**LINK, "conc": "1"}, PAGE)
+    at.session_state[gpus_view.CUSTOM] = True
+    at.run()
+    for i, v in enumerate((15.7, 0.672, 88.2, 0.1)):
+        at.number_input(key=f"w.custom_gpu.{i}").set_value(v)
+    at.toggle(key="w.custom_gpu.on").set_value(True).run()
+    assert at.query_params["cg"] == "15.7:0.672:88.2:0.1"
+    mine = _table(at)[_table(at)["GPU"] == "your-GPU"].iloc[0]
+    assert (mine["layout"], mine["GPUs"], mine["$ / hour"], mine["price"]) == ("TP2 PP1", 2, 0.2, "yours")
+    again = run_app({**LINK, "conc": "1", "cg": "15.7:0.672:88.2:0.1"}, PAGE)
+    assert "your-GPU" in list(_table(again)["GPU"])
+    bad = run_app({**LINK, "cg": "15.7:0.672:88.2"}, PAGE)
+    assert "your-GPU" not in list(_table(bad)["GPU"])
+    assert any("'cg'" in w.value for w in bad.warning)

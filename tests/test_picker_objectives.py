@@ -8,8 +8,8 @@ from kvplan.engines import EngineConfig
 from kvplan.errors import PlanInputError
 from kvplan.gpus import GPU_CATALOG, custom_gpu, get_gpu
 from kvplan.picker import OBJECTIVES, Option, best_per_gpu, nodes_needed, pareto_front, pick_gpus, reasons
-from kvplan.prices import DEFAULT_PRICES, PRICES_READ, default_prices, effective_prices
 from kvplan.presets import load_preset
+from kvplan.prices import DEFAULT_PRICES, PRICES_READ, default_prices, effective_prices
 
 # A hand-built three-GPU catalog on Qwen3-8B (bf16, 16.4 GB of weights), one sequence of 8,192 tokens.
 # Compute is set absurdly high (10,000 TFLOPS) so every decode step is memory-bound: step = bytes read /

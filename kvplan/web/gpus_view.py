@@ -8,19 +8,20 @@ Pure builders (``option_rows``, ``price_rows``, ``rule_text``, ``pareto_figure``
 from collections.abc import Sequence
 from typing import Any
 
+import numpy as np
 import plotly.graph_objects as go
 import streamlit as st
 
-from kvplan.gpus import GpuSpec
+from kvplan.gpus import GPU_CATALOG, GpuSpec, custom_gpu
 from kvplan.picker import OBJECTIVES, TIE_BREAKS, Option, Picker, best_per_gpu, pareto_front, reasons
 from kvplan.prices import DEFAULT_PRICES, PRICES_READ, default_prices
 from kvplan.units import GiB
 from kvplan.web import cached, views, widgets
 from kvplan.web.figures import COLORS, _figure, _scatter
-from kvplan.web.state import PlanState
+from kvplan.web.state import CUSTOM_GPU_BOUNDS, PlanState
 
 ALL_LAYOUTS = "gpus.all"  # session key: the table shows every layout, not the best one per GPU
-REJECTED, PRICES = "gpus.rejected", "gpus.prices"  # lazy expanders
+REJECTED, PRICES, CUSTOM = "gpus.rejected", "gpus.prices", "gpus.custom"  # lazy expanders
 
 
 def catalog() -> tuple[GpuSpec, ...] | None:
@@ -33,12 +34,31 @@ def base_prices() -> dict[str, float]:
     return default_prices()
 
 
+CUSTOM_NAME = "your-GPU"
+CUSTOM_START = (24.0, 1.0, 165.0, 0.5)  # what the boxes hold before the user types (an RTX 4090-like card)
+
+
+def custom_spec(state: PlanState) -> GpuSpec | None:
+    """The user's own GPU (kvplan.gpus.custom_gpu), when the state has one."""
+    if state.custom_gpu is None:
+        return None
+    mem, bw, tflops, _ = state.custom_gpu
+    return custom_gpu(mem, bw, tflops, name=CUSTOM_NAME, gpus_per_node=8)
+
+
 def prices_for(state: PlanState) -> dict[str, float]:
-    return base_prices() | dict(state.prices)
+    out = base_prices() | dict(state.prices)
+    if state.custom_gpu is not None:
+        out[CUSTOM_NAME] = state.custom_gpu[3]
+    return out
 
 
 def picker(state: PlanState, max_len: int, concurrency: int) -> Picker:
-    return cached.picker_for(state, max_len, concurrency, prices_for(state), catalog())
+    gpus = catalog()
+    mine = custom_spec(state)
+    if mine is not None:
+        gpus = (*(gpus or GPU_CATALOG.values()), mine)
+    return cached.picker_for(state, max_len, concurrency, prices_for(state), gpus)
 
 
 # ----------------------------------------------------------------------------- controls
@@ -66,6 +86,37 @@ def controls() -> None:
                       placeholder="H100-SXM: 2.49, H200: 3.50",
                       help="kvplan ships an on-demand price for every GPU (sources under 'Default prices'); "
                            "type your own to replace any of them. They travel in the link.")
+    state = widgets.current()
+    mine = st.expander("Your own GPU" + (" (included)" if state.custom_gpu else ""), key=CUSTOM, on_change="rerun")
+    if mine.open:  # lazy, as the sidebar's expanders
+        with mine:
+            custom_controls(state)
+
+
+CUSTOM_LABELS = ("Memory the runtime exposes (GiB)", "Memory bandwidth (TB/s)", "Dense BF16 (TFLOPS)",
+                 "$ per GPU-hour")
+
+
+def custom_controls(state: PlanState) -> None:
+    """Four numbers and a switch: the user's GPU joins the sweep as 'your-GPU', 8 per node."""
+    st.caption("For a card the catalog lacks. Memory: what torch.cuda.mem_get_info()[1] or vLLM's "
+               "total_gpu_memory reports (a '16 GB' card exposes about 15.7 GiB), not the number on the box.")
+    values = state.custom_gpu or CUSTOM_START
+    cols = st.columns(4)
+    typed = []
+    for i, (col, label) in enumerate(zip(cols, CUSTOM_LABELS)):
+        key = f"{widgets.PREFIX}custom_gpu.{i}"
+        if key not in st.session_state:
+            st.session_state[key] = float(values[i])
+        lo, hi = CUSTOM_GPU_BOUNDS[i]
+        typed.append(col.number_input(label, key=key, min_value=lo, max_value=hi, step=0.1 if i != 2 else 1.0))
+    on_key = f"{widgets.PREFIX}custom_gpu.on"
+    if on_key not in st.session_state:
+        st.session_state[on_key] = state.custom_gpu is not None
+    on = st.toggle("Include it in the ranking", key=on_key)
+    new = tuple(float(v) for v in typed) if on else None
+    if new != state.custom_gpu:
+        widgets.update(custom_gpu=new)
 
 
 # ----------------------------------------------------------------------------- table
@@ -168,9 +219,11 @@ def pareto_figure(options: Sequence[Option], objective: str, top: Sequence[Optio
         return o.cost_per_hour if priced else o.num_gpus
 
     front = pareto_front(list(pts), priced)
+    # numpy arrays: plotly's to_dict deep-copies the figure on every rerun, element by element for a list
     traces = [
-        _scatter(x=[o.tokens_per_s for o in pts], y=[y(o) for o in pts], mode="markers", name="layouts",
-                 text=[_hover(o, priced) for o in pts], hovertemplate="%{text}<extra></extra>",
+        _scatter(x=np.array([o.tokens_per_s for o in pts]), y=np.array([y(o) for o in pts], dtype=float),
+                 mode="markers", name="layouts", text=np.array([_hover(o, priced) for o in pts], dtype=object),
+                 hovertemplate="%{text}<extra></extra>",
                  marker=dict(size=7, color=COLORS["not planned"], line=dict(color=COLORS["headroom"], width=1))),
         _scatter(x=[o.tokens_per_s for o in front], y=[y(o) for o in front], mode="lines+markers",
                  name="Pareto frontier", text=[_hover(o, priced) for o in front],
@@ -203,7 +256,7 @@ def show(picker: Picker, state: PlanState, max_len: int) -> None:
         best = shown[0]
         cols[2].metric("Best", f"{best.gpu} {best.layout}")
         st.markdown("\n".join(f"- {views.esc(line)}" for line in reasons(shown, picker.objective)))
-        views.table(option_rows(shown, {n for n, _ in state.prices}), column_config=OPTION_COLUMNS)
+        views.table(option_rows(shown, {n for n, _ in state.prices} | {CUSTOM_NAME}), column_config=OPTION_COLUMNS)
         views.chart(pareto_figure(picker.options, picker.objective, shown[:3]), "gpus.chart")
     else:
         st.warning("No layout serves this load while keeping the headroom floor: lower the floor, shorten the "

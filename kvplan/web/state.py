@@ -97,6 +97,8 @@ class PlanState(BaseModel):
         "cost_per_million_tokens"
     headroom_floor: float = 0.10
     multi_node: bool = False
+    # gpus page: the user's own GPU (memory GiB exposed, bandwidth TB/s, dense BF16 TFLOPS, $ per hour)
+    custom_gpu: tuple[float, float, float, float] | None = None
     # import page: the pasted vllm command
     command: str | None = None
 
@@ -223,6 +225,18 @@ def _prices(text: str) -> tuple[tuple[str, float], ...]:
     return tuple(sorted(out.items()))
 
 
+# The GPUs page's own device: memory GiB, bandwidth TB/s, dense BF16 TFLOPS, $ per GPU-hour (bounds: a
+# 1-GiB card to a 10-TiB one, and no GPU faster than 1 PB/s or 1 EFLOP/s)
+CUSTOM_GPU_BOUNDS = ((0.5, 10_000.0), (0.01, 1_000.0), (0.1, 1_000_000.0), (0.0, 10_000.0))
+
+
+def _custom_gpu(text: str) -> tuple[float, float, float, float]:
+    parts = text.split(":")
+    if len(parts) != 4:
+        raise ValueError("must be memory_gib:bandwidth_tb_s:bf16_tflops:usd_per_hour, such as 15.7:0.672:88.2:0.2")
+    return tuple(_float(lo, hi)(p) for p, (lo, hi) in zip(parts, CUSTOM_GPU_BOUNDS))  # type: ignore[return-value]
+
+
 def _command(text: str) -> str:
     if len(text) > MAX_COMMAND_CHARS:
         raise ValueError(f"longer than {MAX_COMMAND_CHARS:,} characters")
@@ -274,6 +288,7 @@ FIELDS: tuple[Field, ...] = (
     Field("objective", "obj", _choice(OBJECTIVES)),
     Field("headroom_floor", "hf", _float(0.0, 0.9), _fmt_float),
     Field("multi_node", "multi", _bool, _b),
+    Field("custom_gpu", "cg", _custom_gpu, lambda v: ":".join(_fmt_float(x) for x in v)),
     Field("command", "cmd", _command),
 )
 BY_KEY = {f.key: f for f in FIELDS}
