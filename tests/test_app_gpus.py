@@ -57,7 +57,7 @@ def test_headroom_floor_removes_an_option(three_gpus):
     at.session_state["gpus.rejected"] = True
     at.run()
     rejected = at.dataframe[1].value
-    assert any(g == "C" and "20% headroom floor" in r for g, r in zip(rejected["gpu"], rejected["reason"]))
+    assert any(g == "C" and "20% headroom floor" in r for g, r in zip(rejected["GPU"], rejected["why not"]))
 
 
 def test_default_prices_appear_and_survive_a_link_round_trip():

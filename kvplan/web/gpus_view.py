@@ -154,6 +154,19 @@ OPTION_COLUMNS = {
 }
 
 
+REJECTED_COLUMNS = {
+    "GPU": st.column_config.TextColumn(width=150, pinned=True),
+    "TP": st.column_config.NumberColumn(width=50, help="--tensor-parallel-size"),
+    "PP": st.column_config.NumberColumn(width=50, help="--pipeline-parallel-size"),
+    "why not": st.column_config.TextColumn(width="large", help="What rules the layout out, as kvplan planned it"),
+}
+
+
+def rejected_rows(picker: Picker) -> list[dict[str, Any]]:
+    return [{"GPU": r.gpu, "TP": r.tensor_parallel_size, "PP": r.pipeline_parallel_size, "why not": r.reason}
+            for r in picker.rejected]
+
+
 def price_label(gpu: str, user: set[str]) -> str:
     if gpu in user:
         return "yours"
@@ -264,7 +277,7 @@ def show(picker: Picker, state: PlanState, max_len: int) -> None:
     rejected = st.expander(f"Rejected ({len(picker.rejected)})", key=REJECTED, on_change="rerun")
     if rejected.open:  # lazy: the table is built only when it is shown
         with rejected:
-            views.table([r.model_dump() for r in picker.rejected])
+            views.table(rejected_rows(picker), column_config=REJECTED_COLUMNS)
     prices = st.expander(f"Default prices ({len(DEFAULT_PRICES)} GPUs, looked up {PRICES_READ})", key=PRICES,
                          on_change="rerun")
     if prices.open:
