@@ -194,9 +194,9 @@ _ROWS = [
           "6 TB/s, BF16 1,307.4 TF dense); fp8: same datasheet, 2,614.9 TF dense", fp8=2614.9),
     _spec("MI355X", "AMD", 288, 301_973_504 * 1024, "measured", 8.0, 2516.6, 8,
           "Infinity Fabric 7x153.6 GB/s",
-          "mem: rocminfo gfx950 GLOBAL pool 'Size: 301973504(KB)' = 287.98 GiB, matching HIP OOMs 'GPU 0 "
-          "has a total capacity of 287.98 GiB' in many public MI355X/MI350X logs (e.g. ROCm/ATOM#1400 "
-          "environment); bw/flops: AMD Instinct MI355X datasheet (288 GB HBM3E, 8 TB/s, BF16 2.5 PF "
+          "mem: rocminfo gfx950 GLOBAL pool 'Size: 301973504(KB)' = 287.98 GiB (a public rocminfo test fixture), "
+          "matching HIP OOMs 'GPU 0 has a total capacity of 287.98 GiB' in many public MI355X logs; bw/flops: AMD "
+          "Instinct MI355X datasheet (288 GB HBM3E, 8 TB/s, BF16 2.5 PF "
           "dense, FP8 5.0 PF dense)", fp8=5033.2),
     # --- Datacenter, Intel ---
     _spec("Gaudi3", "Intel", 128, _gib(126.0), "estimated", 3.7, 1835, 8,
@@ -240,10 +240,10 @@ _ROWS = [
 
 _ADA_WP = "NVIDIA Ada GPU architecture whitepaper per-SM rates x NVIDIA spec page SMs and boost clock"
 _BW_WP = "NVIDIA RTX Blackwell GPU architecture whitepaper per-SM rates x NVIDIA spec page SMs and boost clock"
-_12GB = ("mem: torch OOM '11.73 GiB total capacity' on an RTX 4070 Ti, OpenLMLab/LOMO#17 (Linux; "
-         "Windows reads 11.99: erew123/alltalk_tts#195 on a 4070 SUPER)")
-_16GB = ("mem: estimated: torch OOMs on 16 GB GeForce cards under Linux read 15.70 GiB "
-         "(qingze-bai/VSmTrans#3); a public 4070 Ti SUPER training log reports '15.56 GB total'")
+_12GB = ("mem: torch OOM '11.73 GiB total capacity' on an RTX 4070 Ti, OpenLMLab/LOMO#17 (under Windows "
+         "a 4070 SUPER reads 11.99: erew123/alltalk_tts#195)")
+_16GB = ("mem: estimated: a torch OOM on a 16 GB card reads 'total capacity of 15.70 GiB' (qingze-bai/VSmTrans#3, "
+         "card not named); a public RTX 4070 Ti SUPER training log reports '15.56 GB total'")
 _GDDR7 = "mem: estimated at RTX 5090's exposed share (31.36 of 32 GiB = 98%) of the card's memory"
 
 

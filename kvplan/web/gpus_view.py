@@ -5,6 +5,7 @@ Pure builders (``option_rows``, ``price_rows``, ``rule_text``, ``pareto_figure``
 ``kvplan.prices`` (default prices with sources): nothing here computes a plan.
 """
 
+import math
 from collections.abc import Sequence
 from typing import Any
 
@@ -122,7 +123,7 @@ def custom_controls(state: PlanState) -> None:
 # ----------------------------------------------------------------------------- table
 
 OPTION_COLUMNS = {
-    "#": st.column_config.NumberColumn(width=40, help="Rank by the chosen objective"),
+    "#": st.column_config.NumberColumn(width=40, pinned=True, help="Rank by the chosen objective"),
     "GPU": st.column_config.TextColumn(width=150, pinned=True, help="Catalog GPU (memory is what the runtime "
                                                                     "exposes, not the number on the box)"),
     "layout": st.column_config.TextColumn(
@@ -222,6 +223,17 @@ def _hover(o: Option, priced: bool) -> str:
             f"{o.tokens_per_s:,.0f} tokens/s bound ({o.bound}-bound)<br>{o.headroom_fraction:.0%} headroom")
 
 
+def _log_ticks(data: Sequence[float], prefix: str = "") -> dict[str, list]:
+    """Ticks at 1, 2, 5 x 10^k across the data, written out in full ('$20', '2,000'), not plotly's bare digits."""
+    positive = [v for v in data if v > 0]
+    if not positive:
+        return {}
+    lo, hi = min(positive), max(positive)
+    ticks = [m * 10.0**k for k in range(math.floor(math.log10(lo)), math.ceil(math.log10(hi)) + 1) for m in (1, 2, 5)]
+    ticks = [t for t in ticks if lo / 2 <= t <= hi * 2]
+    return {"tickvals": ticks, "ticktext": [f"{prefix}{t:,.0f}" if t >= 1 else f"{prefix}{t:g}" for t in ticks]}
+
+
 def pareto_figure(options: Sequence[Option], objective: str, top: Sequence[Option] = ()) -> go.Figure:
     """Every layout as a point: cost ($ per hour; GPUs when ranking by GPUs or nothing is priced) against the
     tokens/s bound, the Pareto frontier drawn through the options nothing beats on both, the top three marked."""
@@ -240,7 +252,9 @@ def pareto_figure(options: Sequence[Option], objective: str, top: Sequence[Optio
                  marker=dict(size=7, color=COLORS["not planned"], line=dict(color=COLORS["headroom"], width=1))),
         _scatter(x=[o.tokens_per_s for o in front], y=[y(o) for o in front], mode="lines+markers",
                  name="Pareto frontier", text=[_hover(o, priced) for o in front],
-                 hovertemplate="%{text}<extra>frontier</extra>", line=dict(color=COLORS["weights"], shape="hv"),
+                 hovertemplate="%{text}<extra>frontier</extra>",
+                 # 'vh': between two frontier points the cheapest way to reach a tokens/s is the next point up
+                 line=dict(color=COLORS["weights"], shape="vh"),
                  marker=dict(size=9, color=COLORS["weights"])),
     ]
     if top:
@@ -250,9 +264,12 @@ def pareto_figure(options: Sequence[Option], objective: str, top: Sequence[Optio
             customdata=[_hover(o, priced) for o in top], hovertemplate="%{customdata}<extra>top three</extra>",
             marker=dict(size=13, color=COLORS["device"], symbol="star")))
     ytitle = "$ per hour (all GPUs)" if priced else "GPUs"
-    return _figure(traces, ("Cost" if priced else "GPUs") + " vs tokens/s bound, every layout",
-                   xaxis=dict(type="log", title=dict(text="tokens/s bound at the target load (all replicas)")),
-                   yaxis=dict(type="log" if priced else "linear", title=dict(text=ytitle)))
+    xaxis = dict(type="log", title=dict(text="tokens/s bound at the target load (all replicas)"),
+                 **_log_ticks([o.tokens_per_s for o in pts]))
+    yaxis = dict(type="log", title=dict(text=ytitle), **_log_ticks([y(o) for o in pts], "$")) if priced else \
+        dict(type="linear", title=dict(text=ytitle), rangemode="tozero")
+    return _figure(traces, ("Cost" if priced else "GPUs") + " vs tokens/s bound, every layout", xaxis=xaxis,
+                   yaxis=yaxis)
 
 
 # ----------------------------------------------------------------------------- the page body
