@@ -188,7 +188,7 @@ def pick_gpus(spec: ModelSpec, max_model_len: int, concurrency: int, engine: Eng
                 if per_replica < 1:
                     free = min(r.kv_pool_bytes - per_seq[r.rank] for r in kv_ranks)
                     reject(f"one sequence leaves {free / 2**30:.2f} GiB ({free / gpu.memory_bytes:.0%}) free on the "
-                           f"tightest rank, under the {headroom_floor:.0%} headroom floor")
+                           f"tightest rank, under the {headroom_floor * 100:g}% headroom floor")
                     continue
                 replicas = -(-concurrency // per_replica)
                 if replicas > max_replicas:

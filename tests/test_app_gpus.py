@@ -145,3 +145,10 @@ def test_your_own_gpu_joins_the_ranking_and_the_link():
     bad = run_app({**LINK, "cg": "15.7:0.672:88.2"}, PAGE)
     assert "your-GPU" not in list(_table(bad)["GPU"])
     assert any("'cg'" in w.value for w in bad.warning)
+
+
+def test_a_linked_floor_is_kept_exactly():
+    at = run_app({**LINK, "hf": "0.125"}, PAGE)  # 12.5 %: the box must not round it to 12 or 13
+    assert at.number_input(key="w.headroom_floor").value == 12.5
+    assert at.query_params["hf"] == "0.125"
+    assert "at least **12.5%** of every GPU" in plain(next(m.value for m in at.markdown if m.value.startswith("Ranked by")))

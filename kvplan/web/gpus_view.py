@@ -64,8 +64,8 @@ def picker(state: PlanState, max_len: int, concurrency: int) -> Picker:
 
 # ----------------------------------------------------------------------------- controls
 
-def _percent(v: float) -> int:
-    return round(v * 100)
+def _percent(v: float) -> float:
+    return round(v * 100, 4)
 
 
 def controls() -> None:
@@ -75,8 +75,9 @@ def controls() -> None:
         widgets.bind("objective", st.selectbox, "Rank by", list(OBJECTIVES), format_func=OBJECTIVES.get,
                      help="The objective the table is ordered by; ties fall to the next figure (stated below).")
     with c2:
-        widgets.bind("headroom_floor", st.number_input, "Headroom floor (% of GPU memory)", min_value=0,
-                     max_value=90, step=1, to_widget=_percent, from_widget=lambda v: round(float(v) / 100, 2),
+        widgets.bind("headroom_floor", st.number_input, "Headroom floor (% of GPU memory)", min_value=0.0,
+                     max_value=90.0, step=1.0, format="%.1f", to_widget=_percent,
+                     from_widget=lambda v: round(float(v) / 100, 6),
                      help="Every GPU keeps at least this share of its memory free with the target load "
                           "running; layouts that cannot are listed under Rejected.")
     with c3:
@@ -207,7 +208,7 @@ def rule_text(picker: Picker, max_len: int) -> str:
     where = "single-node layouts only (every replica inside one node)" if not picker.multi_node else \
         "layouts may span nodes"
     return (f"Ranked by **{OBJECTIVES[picker.objective]}**, {TIE_BREAKS[picker.objective]}; among layouts "
-            f"that keep at least **{picker.headroom_floor:.0%}** of every GPU's memory free with "
+            f"that keep at least **{picker.headroom_floor * 100:g}%** of every GPU's memory free with "
             f"{picker.concurrency} sequence(s) of {max_len:,} tokens running; {where}. "
             "$ / M tokens = $ / hour ÷ (tokens/s bound × 3,600) × 10⁶, the bound being the decode roofline "
             "at this load.")
