@@ -35,7 +35,11 @@ def _table(at):
 
 @pytest.mark.parametrize("objective", list(EXPECTED))
 def test_order_follows_the_chosen_objective(three_gpus, objective):
-    # Derivation in tests/test_picker_objectives.py: $/M C, B, A; $/h A, C, B; GPUs B, A, C; tokens/s B, C, A.
+    # Qwen3-8B, one 8k sequence, compute set so high that decode is memory-bound: tokens/s ~ bandwidth x TP.
+    # A: 1 TB/s, $0.60 -> 1u, $/M ~ 0.60.  B: 8 TB/s, $2.00 -> 8u, $/M ~ 0.25.
+    # C: 12 GiB, too small alone: TP2 at 3 TB/s, 2 x $0.50 = $1.00/h -> 6u, $/M ~ 0.17.
+    # So $/M: C, B, A; $/h: A, C, B; fewest GPUs: A and B (1) tie, broken by $/M: B, A, then C; tokens/s: B, C, A.
+    # (In full, with the numbers checked against the picker: tests/test_picker_objectives.py.)
     at = run_app(SMALL, PAGE)
     if objective != "cost_per_million_tokens":
         at.selectbox(key="w.objective").set_value(objective).run()

@@ -211,7 +211,7 @@ def rule_text(picker: Picker, max_len: int) -> str:
             f"that keep at least **{picker.headroom_floor * 100:g}%** of every GPU's memory free with "
             f"{picker.concurrency} sequence(s) of {max_len:,} tokens running; {where}. "
             "$ / M tokens = $ / hour ÷ (tokens/s bound × 3,600) × 10⁶, the bound being the decode roofline "
-            "at this load.")
+            "at this load (weights and KV read once per step; no prefill, no TP/PP communication: a ceiling).")
 
 
 # ----------------------------------------------------------------------------- chart
