@@ -3,7 +3,9 @@
     python bench/core.py            # prints a table, writes bench/results/core.json
 
 Targets (issue: hardening and speed): one plan well under 1 ms; the picker over the whole catalog
-x TP 1-8 x PP 1-4 x several lengths under 100 ms; 100,000 lengths paged under 50 ms. Not run by
+x TP 1-8 x PP 1-4 x several lengths under 100 ms (single-node layouts, the GPUs page's default: a
+replica of more GPUs than a node holds is refused before it is planned, as are layouts whose weights
+alone pass the device); 100,000 lengths paged under 50 ms. Not run by
 CI's pass/fail.
 """
 
@@ -50,7 +52,10 @@ def main() -> None:
         "plan() llama-3.1-70b TP4": timed(lambda: plan(spec, h100, engine, Layout(tp=4)), 300),
         "plan() deepseek-v3 TP8 (fresh spec: nothing memoized)": timed(
             lambda: plan(parse_config(preset_config("deepseek-v3")), get_gpu("H200"), engine, Layout(tp=8)), 20),
-        f"picker: {len(GPU_CATALOG)} GPUs x TP 1-8 x PP 1-4": timed(lambda: pick_gpus(spec, 32768, 16), 10),
+        f"picker: {len(GPU_CATALOG)} GPUs x TP 1-8 x PP 1-4, single-node": timed(
+            lambda: pick_gpus(spec, 32768, 16), 10),
+        f"picker: {len(GPU_CATALOG)} GPUs x TP 1-8 x PP 1-4, multi-node on": timed(
+            lambda: pick_gpus(spec, 32768, 16, multi_node=True), 10),
         f"picker sweep: {len(GPU_CATALOG)} GPUs x TP 1-8 x PP 1-4 x {len(SWEEP_LENGTHS)} lengths": timed(
             lambda: [pick_gpus(spec, n, 16) for n in SWEEP_LENGTHS], 10),
         f"parse all {len(preset_names())} presets": timed(lambda: [parse_config(preset_config(n)) for n in preset_names()], 5),

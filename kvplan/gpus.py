@@ -20,10 +20,15 @@ log, rocminfo). Torch and vLLM print GiB with 2 decimals, so those entries hold
 sibling card with the same memory configuration); the source says how.
 
 Units: bytes (ints), bytes/s (``bandwidth_bytes_per_s``: 3.35 TB/s -> 3_350_000_000_000),
-FLOP/s (``bf16_dense_flops``). GB, TB/s, TFLOPS are decimal (10**9, 10**12); GiB is 2**30.
+FLOP/s (``bf16_dense_flops``, ``fp8_dense_flops``). GB, TB/s, TFLOPS are decimal (10**9, 10**12);
+GiB is 2**30. ``fp8_dense_flops`` is None where the part has no FP8 tensor math (Ampere and older).
 BF16 FLOP/s are dense (no 2:4 sparsity) tensor-core rates with FP32 accumulate. Datasheets
 often print the sparse figure with an asterisk; those are halved here and the source says so.
-GeForce cards run BF16-with-FP32-accumulate at half their FP16-accumulate rate; that half is used.
+GeForce cards run BF16-with-FP32-accumulate at half their FP16-accumulate rate; that half is used,
+and FP8 likewise with FP32 accumulate. For the GeForce cards no whitepaper table covers (RTX 4070
+class, RTX 5070/5080 class) the rates are derived as the whitepapers' own per-SM rate x SMs x boost
+clock: 512 dense BF16 FLOP per SM per clock with FP32 accumulate (RTX 4090: 128 SM x 2.52 GHz x 512 =
+165.2 TF, the whitepaper's figure; RTX 5090: 170 x 2.407 x 512 = 209.5 TF), FP8 twice that.
 """
 
 import math
@@ -44,12 +49,13 @@ class GpuSpec(BaseModel):
     model_config = ConfigDict(frozen=True, extra="forbid")
 
     name: str  # catalog key and CLI value: --gpu H100-SXM
-    vendor: str  # "NVIDIA" | "AMD" | "custom"
+    vendor: str  # "NVIDIA" | "AMD" | "Intel" | "custom"
     marketed_memory_gb: float = Field(gt=0)
     memory_bytes: int = Field(gt=0)  # total from cudaMemGetInfo / torch.cuda.mem_get_info
     memory_basis: Literal["measured", "estimated"]
     bandwidth_bytes_per_s: int = Field(gt=0)
     bf16_dense_flops: int = Field(gt=0)
+    fp8_dense_flops: int | None = Field(default=None, gt=0)  # None: no FP8 tensor math
     gpus_per_node: int = Field(gt=0)
     interconnect: str
     source: str
@@ -72,13 +78,21 @@ def _gib(x: float) -> int:
     return round(x * GIB)
 
 
-def _spec(name, vendor, marketed_gb, memory_bytes, basis, tb_s, tflops, per_node, link, source):
+def _spec(name, vendor, marketed_gb, memory_bytes, basis, tb_s, tflops, per_node, link, source, fp8=None):
     return GpuSpec(
         name=name, vendor=vendor, marketed_memory_gb=marketed_gb, memory_bytes=memory_bytes,
         memory_basis=basis, bandwidth_bytes_per_s=round(tb_s * 1e12),
-        bf16_dense_flops=round(tflops * 1e12), gpus_per_node=per_node, interconnect=link,
-        source=source,
+        bf16_dense_flops=round(tflops * 1e12),
+        fp8_dense_flops=round(fp8 * 1e12) if fp8 is not None else None, gpus_per_node=per_node,
+        interconnect=link, source=source,
     )
+
+
+def _geforce(sms: int, boost_ghz: float) -> tuple[float, float]:
+    """(dense BF16, dense FP8) TFLOPS with FP32 accumulate of a GeForce Ada/Blackwell card: 512 and
+    1024 FLOP per SM per clock (see the module docstring). RTX 4070 Ti SUPER: 66 x 2.61 x 512 = 88.2."""
+    bf16 = round(sms * boost_ghz * 512 / 1000, 1)
+    return bf16, round(2 * bf16, 1)
 
 
 _OOM = "torch OOM 'GPU 0 has a total capacity of {} GiB'"
@@ -109,57 +123,87 @@ _ROWS = [
     # --- Datacenter, NVIDIA Ada ---
     _spec("L4", "NVIDIA", 24, _gib(22.03), "measured", 0.300, 121, 8, "PCIe 4.0 x16",
           "mem: " + _OOM.format("22.03") + " on L4, ArcInstitute/evo2#190 (22.05-22.07 on other "
-          "drivers; nvidia-smi 23034 MiB); bw/flops: NVIDIA L4 datasheet (BF16 242 TF* sparse)"),
+          "drivers; nvidia-smi 23034 MiB); bw/flops: NVIDIA L4 datasheet (BF16 242 TF* sparse)"
+          "; fp8: L4 datasheet 485 TF* sparse -> 242.5 dense", fp8=242.5),
     _spec("L40S", "NVIDIA", 48, _gib(44.42), "measured", 0.864, 362.05, 8, "PCIe 4.0 x16",
           "mem: " + _OOM.format("44.42") + " on 8x L40S, stepfun-ai/Step-Video-T2V#8 (ECC on: "
-          "nvidia-smi 46068 MiB); bw/flops: NVIDIA L40S datasheet (BF16 733 TF* sparse)"),
+          "nvidia-smi 46068 MiB); bw/flops: NVIDIA L40S datasheet (BF16 733 TF* sparse)"
+          "; fp8: L40S datasheet 1,466 TF* sparse -> 733 dense", fp8=733),
+    _spec("L20", "NVIDIA", 48, _gib(44.42), "estimated", 0.864, 119.5, 8, "PCIe 4.0 x16",
+          "mem: estimated equal to L40S (the same 48 GB GDDR6 with ECC on an AD102 board, nvidia-smi "
+          "46068 MiB on both); bw/flops: NVIDIA L20 product brief as widely reported (48 GB GDDR6, "
+          "864 GB/s, FP16/BF16 tensor 119.5 TF dense, FP8 239 TF dense); China-market part", fp8=239),
     # --- Datacenter, NVIDIA Hopper ---
     _spec("H100-SXM", "NVIDIA", 80, _gib(79.19), "measured", 3.35, 989.4, 8, "NVLink 4 900 GB/s",
           "mem: vLLM 'total_gpu_memory (79.19GiB)' and " + _OOM.format("79.19") + " in many "
           "public H100 SXM logs; nvidia-smi 81559 MiB (modal-labs/modal-client#2797); bw/flops: "
-          "NVIDIA H100 datasheet SXM (BF16 1,979 TF* is sparse; 989.4 dense per H100 whitepaper)"),
+          "NVIDIA H100 datasheet SXM (BF16 1,979 TF* is sparse; 989.4 dense per H100 whitepaper)"
+          "; fp8: H100 datasheet SXM 3,958 TF* sparse -> 1,979 dense", fp8=1979),
     _spec("H100-PCIe", "NVIDIA", 80, _gib(79.19), "estimated", 2.0, 756.5, 8,
           "PCIe 5.0 x16 (+NVLink bridge 600 GB/s pairs)",
           "mem: estimated equal to H100-SXM (nvidia-smi 81559 MiB on both 80 GB parts); bw/flops: "
-          "NVIDIA H100 datasheet PCIe (BF16 1,513 TF* sparse -> 756.5 dense)"),
+          "NVIDIA H100 datasheet PCIe (BF16 1,513 TF* sparse -> 756.5 dense)"
+          "; fp8: H100 datasheet PCIe 3,026 TF* sparse -> 1,513 dense", fp8=1513),
     _spec("H100-NVL", "NVIDIA", 94, _gib(93.00), "measured", 3.9, 835.5, 8,
           "PCIe 5.0 x16 (+NVLink bridge 600 GB/s pairs)",
           "mem: " + _OOM.format("93.00") + " on RunPod H100 NVL 94GB, ali-vilab/VACE#56 (93.09-93.10 "
-          "in other logs); bw/flops: NVIDIA H100 NVL datasheet (BF16 1,671 TF* sparse -> 835.5)"),
+          "in other logs); bw/flops: NVIDIA H100 NVL datasheet (BF16 1,671 TF* sparse -> 835.5)"
+          "; fp8: H100 NVL datasheet 3,341 TF* sparse -> 1,670.5 dense", fp8=1670.5),
     _spec("H200", "NVIDIA", 141, _gib(139.81), "measured", 4.8, 989.4, 8, "NVLink 4 900 GB/s",
           "mem: " + _OOM.format("139.81") + " on 8x H200, sungwon-chae/arxiv_confi "
           "etu_logging.md (139.80 in other logs); bw/flops: NVIDIA H200 datasheet SXM "
-          "(BF16 1,979 TF* sparse -> 989.4 dense)"),
+          "(BF16 1,979 TF* sparse -> 989.4 dense); fp8: H200 datasheet SXM 3,958 TF* sparse -> 1,979 dense", fp8=1979),
     _spec("H20", "NVIDIA", 96, _gib(95.00), "measured", 4.0, 148, 8, "NVLink 4 900 GB/s",
           "mem: torch OOM 'GPU has a total capacity of 95.00 GiB' on H20 96G, "
           "modelscope/DiffSynth-Studio#1238; bw/flops: NVIDIA H20 product brief as widely "
-          "reported (96 GB HBM3, 4.0 TB/s, BF16 148 TF dense, FP8 296 TF)"),
+          "reported (96 GB HBM3, 4.0 TB/s, BF16 148 TF dense, FP8 296 TF); fp8: 296 TF dense, same brief", fp8=296),
     # --- Datacenter, NVIDIA Blackwell ---
     _spec("B200", "NVIDIA", 180, _gib(178.35), "measured", 7.7, 2250, 8, "NVLink 5 1.8 TB/s",
           "mem: vLLM log 178.35 GiB (vllm-project/vllm PR #25683), cudaDeviceProp totalGlobalMem "
           "178.35 GiB in pytorch/ao#4002, and " + _OOM.format("178.35") + "; bw/flops: NVIDIA "
-          "HGX B200 datasheet (7.7 TB/s; earlier DGX material said 8; BF16 4.5 PF* sparse -> 2.25)"),
+          "HGX B200 datasheet (7.7 TB/s; earlier DGX material said 8; BF16 4.5 PF* sparse -> 2.25)"
+          "; fp8: HGX B200 72 PF* sparse per 8 GPUs -> 4.5 PF dense", fp8=4500),
     _spec("GB200", "NVIDIA", 186, _gib(184.00), "measured", 8.0, 2500, 4,
           "NVLink 5 1.8 TB/s (72-GPU NVL72 domain)",
           "mem: torch OOM 'GPU 3 has a total capacity of 184.00 GiB' on GB200, NVIDIA/srt-slurm#172 "
           "(184.31 in other logs); bw/flops: NVIDIA GB200 NVL72 spec per GPU (13.4 TB, 576 TB/s, "
-          "BF16 360 PF* sparse over 72 GPUs -> 2.5 PF dense); 4 GPUs per compute tray"),
+          "BF16 360 PF* sparse over 72 GPUs -> 2.5 PF dense); 4 GPUs per compute tray"
+          "; fp8: GB200 NVL72 720 PF* sparse over 72 GPUs -> 5 PF dense", fp8=5000),
     _spec("B300", "NVIDIA", 288, _gib(267.69), "measured", 8.0, 2250, 8, "NVLink 5 1.8 TB/s",
           "mem: " + _OOM.format("267.69") + " in several public B300 logs (repository not pinned "
           "down); bw/flops: NVIDIA HGX B300 spec (288 GB, 8 TB/s; BF16 36 PF* sparse per 8 GPUs "
-          "-> 2.25 PF dense), also datacrunch-research/blogs blackwell_vms.md"),
+          "-> 2.25 PF dense), also datacrunch-research/blogs blackwell_vms.md"
+          "; fp8: HGX B300 72 PF* sparse per 8 GPUs -> 4.5 PF dense", fp8=4500),
+    _spec("GB300", "NVIDIA", 288, _gib(267.69), "estimated", 8.0, 2500, 4,
+          "NVLink 5 1.8 TB/s (72-GPU NVL72 domain)",
+          "mem: estimated equal to B300 (the same 288 GB of HBM3E per GPU; no public log found); "
+          "bw/flops: NVIDIA GB300 NVL72 spec per GPU (20.7 TB HBM3E and 576 TB/s over 72 GPUs; BF16 "
+          "360 PF* sparse -> 2.5 PF dense; FP8 720 PF* sparse -> 5 PF dense); 4 GPUs per compute tray",
+          fp8=5000),
     # --- Datacenter, AMD CDNA 3 ---
     _spec("MI300X", "AMD", 192, 201_310_208 * 1024, "measured", 5.3, 1307.4, 8,
           "Infinity Fabric 7x128 GB/s",
           "mem: rocminfo GLOBAL pool 'Size: 201310208 KB' = 206,141,652,992 B = 191.98 GiB "
           "(ROCm/rocm-examples#187, ROCm/legacy-rocm-build#4414), matching HIP OOM 'total "
           "capacity of 191.98 GiB'; bw/flops: AMD Instinct MI300X datasheet (BF16 2,614.9 TF "
-          "sparse, 1,307.4 dense)"),
+          "sparse, 1,307.4 dense); fp8: same datasheet, 2,614.9 TF dense (5,229.8 sparse)", fp8=2614.9),
     _spec("MI325X", "AMD", 256, _gib(255.98), "measured", 6.0, 1307.4, 8,
           "Infinity Fabric 7x128 GB/s",
           "mem: HIP OOM 'GPU 0 has a total capacity of 255.98 GiB' on 8x MI325X, "
           "vllm-project/vllm#41962; bw/flops: AMD Instinct MI325X datasheet (256 GB HBM3E, "
-          "6 TB/s, BF16 1,307.4 TF dense)"),
+          "6 TB/s, BF16 1,307.4 TF dense); fp8: same datasheet, 2,614.9 TF dense", fp8=2614.9),
+    _spec("MI355X", "AMD", 288, 301_973_504 * 1024, "measured", 8.0, 2516.6, 8,
+          "Infinity Fabric 7x153.6 GB/s",
+          "mem: rocminfo gfx950 GLOBAL pool 'Size: 301973504(KB)' = 287.98 GiB (a public rocminfo test fixture), "
+          "matching HIP OOMs 'GPU 0 has a total capacity of 287.98 GiB' in many public MI355X logs; bw/flops: AMD "
+          "Instinct MI355X datasheet (288 GB HBM3E, 8 TB/s, BF16 2.5 PF "
+          "dense, FP8 5.0 PF dense)", fp8=5033.2),
+    # --- Datacenter, Intel ---
+    _spec("Gaudi3", "Intel", 128, _gib(126.0), "estimated", 3.7, 1835, 8,
+          "24x 200 GbE RoCE on die (21 to peers, 3 scale-out)",
+          "Intel Gaudi 3 (HL-325L OAM). mem: estimated: 128 GiB of HBM2e (hl-smi 131072 MiB) less ~2 GiB "
+          "the runtime keeps, as on Gaudi 2 (no public log of the usable total found); bw/flops: Intel "
+          "Gaudi 3 AI accelerator white paper (3.7 TB/s, 1,835 TF BF16 and FP8 matrix, dense)", fp8=1835),
     # --- Workstation ---
     _spec("RTX-A6000", "NVIDIA", 48, _gib(47.53), "estimated", 0.768, 154.8, 8,
           "PCIe 4.0 x16 (+NVLink bridge 112.5 GB/s pairs)",
@@ -169,11 +213,13 @@ _ROWS = [
     _spec("RTX-6000-Ada", "NVIDIA", 48, _gib(44.43), "measured", 0.960, 364.2, 8, "PCIe 4.0 x16",
           "mem: " + _OOM.format("44.43") + " on RTX 6000 Ada with ECC on (nvidia-smi 46068 MiB), "
           "DINGYANB/MTVCrafter#21 (ECC off: 49140 MiB, ~47.5 GiB); bw/flops: NVIDIA RTX 6000 Ada "
-          "datasheet and Ada Lovelace whitepaper (BF16 FP32-acc 364.2 dense / 728.5 sparse)"),
+          "datasheet and Ada Lovelace whitepaper (BF16 FP32-acc 364.2 dense / 728.5 sparse)"
+          "; fp8: same datasheet, 1,457 TF* sparse -> 728.5 dense", fp8=728.5),
     _spec("RTX-PRO-6000", "NVIDIA", 96, _gib(94.97), "measured", 1.792, 503.8, 8, "PCIe 5.0 x16",
           "RTX PRO 6000 Blackwell. mem: cudaMemGetInfo 'total=94.97 GiB' on a 97887-MiB card, "
           "antirez/ds4#431; bw/flops: NVIDIA RTX PRO 6000 Blackwell datasheet (1,792 GB/s; "
-          "4,000 AI TOPS FP4 sparse / 8 -> ~504 TF BF16 dense, full-rate FP32 accumulate)"),
+          "4,000 AI TOPS FP4 sparse / 8 -> ~504 TF BF16 dense, full-rate FP32 accumulate)"
+          "; fp8: twice the BF16 rate, ~1,008 TF dense (2,000 AI TOPS FP8 sparse / 2)", fp8=1007.6),
     # --- Consumer (GeForce: BF16 with FP32 accumulate = half the FP16-accumulate rate) ---
     _spec("RTX-3090", "NVIDIA", 24, _gib(23.56), "measured", 0.936, 71, 4,
           "PCIe 4.0 x16 (+NVLink bridge 112.5 GB/s pairs)",
@@ -183,11 +229,47 @@ _ROWS = [
     _spec("RTX-4090", "NVIDIA", 24, _gib(23.64), "measured", 1.008, 165.2, 4, "PCIe 4.0 x16",
           "mem: torch OOM '23.64 GiB total capacity' on RTX 4090, TMElyralab/MuseTalk#76 and "
           "3DTopia/Phidias-Diffusion#8 (23.65-23.68 on other drivers); bw/flops: NVIDIA Ada "
-          "Lovelace whitepaper (FP32-acc 165.2 TF dense; 330.3 is FP16-acc)"),
+          "Lovelace whitepaper (FP32-acc 165.2 TF dense; 330.3 is FP16-acc)"
+          "; fp8: same whitepaper, FP32-acc 330.3 TF dense", fp8=330.3),
     _spec("RTX-5090", "NVIDIA", 32, _gib(31.36), "measured", 1.792, 209.5, 4, "PCIe 5.0 x16",
           "mem: " + _OOM.format("31.36") + " on RTX 5090, TrajectoryCrafter/TrajectoryCrafter#20 "
           "(31.37: Wan-Video/Wan2.1#465); bw/flops: NVIDIA RTX Blackwell whitepaper (FP32-acc "
-          "209.5 TF dense; 419 FP16-acc, 838 sparse is the marketed figure)"),
+          "209.5 TF dense; 419 FP16-acc, 838 sparse is the marketed figure)"
+          "; fp8: same whitepaper, FP32-acc 419 TF dense", fp8=419),
+]
+
+_ADA_WP = "NVIDIA Ada GPU architecture whitepaper per-SM rates x NVIDIA spec page SMs and boost clock"
+_BW_WP = "NVIDIA RTX Blackwell GPU architecture whitepaper per-SM rates x NVIDIA spec page SMs and boost clock"
+_12GB = ("mem: torch OOM '11.73 GiB total capacity' on an RTX 4070 Ti, OpenLMLab/LOMO#17 (under Windows "
+         "a 4070 SUPER reads 11.99: erew123/alltalk_tts#195)")
+_16GB = ("mem: estimated: a torch OOM on a 16 GB card reads 'total capacity of 15.70 GiB' (qingze-bai/VSmTrans#3, "
+         "card not named); a public RTX 4070 Ti SUPER training log reports '15.56 GB total'")
+_GDDR7 = "mem: estimated at RTX 5090's exposed share (31.36 of 32 GiB = 98%) of the card's memory"
+
+
+def _geforce_row(name, marketed_gb, gib_exposed, basis, tb_s, sms, boost_ghz, mem_note, whitepaper, bus):
+    bf16, fp8 = _geforce(sms, boost_ghz)
+    return _spec(name, "NVIDIA", marketed_gb, _gib(gib_exposed), basis, tb_s, bf16, 4, bus,
+                 f"{mem_note}; bw: NVIDIA spec page ({tb_s * 1000:g} GB/s); flops: {whitepaper} "
+                 f"({sms} SM x {boost_ghz} GHz: BF16 {bf16} TF, FP8 {fp8} TF dense, FP32 accumulate)",
+                 fp8=fp8)
+
+
+# Consumer cards people own and rent by the hour (marketplaces): the RTX 4070-5080 class.
+_ROWS += [
+    _geforce_row("RTX-4070", 12, 11.73, "estimated", 0.504, 46, 2.475,
+                 _12GB.replace("mem:", "mem: estimated equal to RTX 4070 Ti (same 12 GB GDDR6X);"),
+                 _ADA_WP, "PCIe 4.0 x16"),
+    _geforce_row("RTX-4070-SUPER", 12, 11.73, "estimated", 0.504, 56, 2.475,
+                 _12GB.replace("mem:", "mem: estimated equal to RTX 4070 Ti (same 12 GB GDDR6X);"),
+                 _ADA_WP, "PCIe 4.0 x16"),
+    _geforce_row("RTX-4070-Ti", 12, 11.73, "measured", 0.504, 60, 2.61, _12GB, _ADA_WP, "PCIe 4.0 x16"),
+    _geforce_row("RTX-4070-Ti-SUPER", 16, 15.70, "estimated", 0.672, 66, 2.61, _16GB, _ADA_WP, "PCIe 4.0 x16"),
+    _geforce_row("RTX-4080", 16, 15.70, "estimated", 0.7168, 76, 2.505, _16GB, _ADA_WP, "PCIe 4.0 x16"),
+    _geforce_row("RTX-4080-SUPER", 16, 15.70, "estimated", 0.736, 80, 2.55, _16GB, _ADA_WP, "PCIe 4.0 x16"),
+    _geforce_row("RTX-5070", 12, 11.76, "estimated", 0.672, 48, 2.512, _GDDR7, _BW_WP, "PCIe 5.0 x16"),
+    _geforce_row("RTX-5070-Ti", 16, 15.68, "estimated", 0.896, 70, 2.452, _GDDR7, _BW_WP, "PCIe 5.0 x16"),
+    _geforce_row("RTX-5080", 16, 15.68, "estimated", 0.960, 84, 2.617, _GDDR7, _BW_WP, "PCIe 5.0 x16"),
 ]
 
 GPU_CATALOG: dict[str, GpuSpec] = {g.name: g for g in _ROWS}
@@ -203,7 +285,8 @@ _ALIASES: dict[str, str] = {
     "h100-nvl-94gb": "H100-NVL", "h100-94gb": "H100-NVL",
     "h200-sxm": "H200", "h200-141gb": "H200", "h20-96gb": "H20",
     "b200-180gb": "B200", "gb200-nvl72": "GB200", "b300-sxm": "B300",
-    "mi300": "MI300X", "mi325": "MI325X",
+    "mi300": "MI300X", "mi325": "MI325X", "mi355": "MI355X", "gb300-nvl72": "GB300",
+    "gaudi-3": "Gaudi3", "gaudi": "Gaudi3", "hl-325l": "Gaudi3", "intel-gaudi-3": "Gaudi3", "l20-48gb": "L20",
     "rtx3090": "RTX-3090", "3090": "RTX-3090", "geforce-rtx-3090": "RTX-3090",
     "rtx4090": "RTX-4090", "4090": "RTX-4090", "geforce-rtx-4090": "RTX-4090",
     "rtx5090": "RTX-5090", "5090": "RTX-5090", "geforce-rtx-5090": "RTX-5090",
@@ -214,6 +297,10 @@ _ALIASES: dict[str, str] = {
     "RTX-PRO-6000", "rtx-pro-6000-blackwell-server-edition": "RTX-PRO-6000",
     "rtxpro6000": "RTX-PRO-6000", "pro6000": "RTX-PRO-6000",
 }
+# GeForce spellings of the RTX 40/50 cards: 'NVIDIA GeForce RTX 4070 Ti SUPER' -> 'geforce-rtx-4070-ti-super',
+# and the run-together 'rtx4070tisuper' / '4070-ti-super'.
+_ALIASES |= {alias: k for k in GPU_CATALOG if re.fullmatch(r"RTX-[45]0[0-9]0.*", k)
+             for alias in ("geforce-" + k.lower(), k.lower().replace("-", ""), k.lower().removeprefix("rtx-"))}
 _LOOKUP: dict[str, str] = {k.lower(): k for k in GPU_CATALOG} | _ALIASES
 
 
@@ -246,13 +333,14 @@ def _positive(field: str, value) -> float:
 
 def custom_gpu(memory_gib: float, bandwidth_tb_s: float, bf16_tflops: float,
                name: str = "custom", *, gpus_per_node: int = 8,
-               interconnect: str = "unspecified") -> GpuSpec:
+               interconnect: str = "unspecified", fp8_tflops: float | None = None) -> GpuSpec:
     """A GPU not in the catalog. ``memory_gib`` is what the runtime exposes (GiB, 2**30),
     bandwidth in TB/s (10**12 B/s), dense BF16 in TFLOPS. Bad values raise PlanInputError
     naming the argument."""
     mem = _positive("memory_gib", memory_gib)
     bw = _positive("bandwidth_tb_s", bandwidth_tb_s)
     tf = _positive("bf16_tflops", bf16_tflops)
+    fp8 = None if fp8_tflops is None else _positive("fp8_tflops", fp8_tflops)
     if not isinstance(name, str) or not _NAME_RE.match(name):
         raise PlanInputError("name", f"{name!r}: use letters, digits, '-' and '.' only")
     if isinstance(gpus_per_node, bool) or not isinstance(gpus_per_node, int) or gpus_per_node < 1:
@@ -264,7 +352,7 @@ def custom_gpu(memory_gib: float, bandwidth_tb_s: float, bf16_tflops: float,
     return GpuSpec(
         name=name, vendor="custom", marketed_memory_gb=mem, memory_bytes=round(mem * GIB),
         memory_basis="estimated", bandwidth_bytes_per_s=round(bw * 1e12),
-        bf16_dense_flops=round(tf * 1e12), gpus_per_node=gpus_per_node,
-        interconnect=interconnect,
+        bf16_dense_flops=round(tf * 1e12), fp8_dense_flops=None if fp8 is None else max(1, round(fp8 * 1e12)),
+        gpus_per_node=gpus_per_node, interconnect=interconnect,
         source=f"user-supplied: {mem:g} GiB exposed, {bw:g} TB/s, {tf:g} TFLOPS dense BF16",
     )

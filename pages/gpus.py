@@ -1,29 +1,21 @@
-"""GPUs: every catalog GPU x TP x PP that serves the workload, ranked; the rest with the reason."""
+"""GPUs: every catalog GPU x TP x PP that serves the load, ranked by the objective the user picks, among
+layouts that keep the headroom floor; default prices with sources; cost vs tokens/s with the Pareto frontier."""
 
 import streamlit as st
 
 from kvplan.errors import KvplanError
-from kvplan.web import cached, figures, shell, views, widgets
+from kvplan.web import gpus_view, shell, views, widgets
 
 shell.enter()
-state = widgets.current()
 st.title("GPUs")
-widgets.bind_text("prices", "Prices, $ per GPU-hour (optional)", views.parse_prices,
-                  placeholder="H100-SXM: 2.49, H200: 3.50", help="Rank by cost per hour instead of GPU count.")
+gpus_view.controls()
 state = widgets.current()
 max_len, concurrency = views.picker_workload(state)
-st.caption(f"Serving {concurrency} sequence(s) of {max_len:,} tokens ({views.esc(cached.spec(state).name)}, "
+st.caption(f"Serving {concurrency} sequence(s) of {max_len:,} tokens ({views.esc(views.cached.spec(state).name)}, "
            f"engine {state.engine}). Set the context and concurrency in the sidebar.")
 try:
-    picker = cached.picker_for(state, max_len, concurrency)  # ~270 plans: ~30 ms, even for a fresh 671B spec
+    picker = gpus_view.picker(state, max_len, concurrency)  # ~280 plans: ~35 ms cold, cached after
 except KvplanError as exc:
     views.error(exc)
 else:
-    st.metric("Options that fit", f"{len(picker.options)}", help=f"{len(picker.rejected)} rejected")
-    views.table(views.option_rows(picker.options), column_config=views.OPTION_COLUMNS)
-    if picker.options:
-        views.chart(figures.picker(picker.options, concurrency), "gpus.chart")
-    rejected = st.expander(f"Rejected ({len(picker.rejected)})", key="gpus.rejected", on_change="rerun")
-    if rejected.open:  # lazy: the table is built only when it is shown
-        with rejected:
-            views.table([r.model_dump() for r in picker.rejected])
+    gpus_view.show(picker, state, max_len)

@@ -67,7 +67,7 @@ def test_fields_are_sane(gpu):
     assert isinstance(gpu.bf16_dense_flops, int)
     assert 1e13 <= gpu.bf16_dense_flops <= 1e16
     assert gpu.gpus_per_node in (1, 2, 4, 8)
-    assert gpu.vendor in ("NVIDIA", "AMD")
+    assert gpu.vendor in ("NVIDIA", "AMD", "Intel")
     assert gpu.memory_basis in ("measured", "estimated")
     assert gpu.interconnect.strip()
     assert len(gpu.source) > 40

@@ -14,12 +14,13 @@ from pydantic import ValidationError
 
 from kvplan.engines import EngineConfig
 from kvplan.errors import PlanInputError
-from kvplan.gpus import get_gpu
+from kvplan.gpus import GpuSpec, get_gpu
 from kvplan.paging import Paging, block_map, page_sequences, waste_by_block_size
 from kvplan.params import ParamBreakdown, count_params
 from kvplan.parallel import Layout
 from kvplan.picker import Picker, pick_gpus
 from kvplan.plan import Plan, SweepPoint, context_sweep, plan
+from kvplan.prices import effective_prices
 from kvplan.spec import ModelSpec
 from kvplan.vllm_args import VllmArgs, parse_vllm_command
 from kvplan.weights import WeightBytes, weight_bytes
@@ -112,16 +113,26 @@ def sweep_for(state: PlanState, max_len: int, concurrency: int) -> list[SweepPoi
     return _sweep(_plan_key(state), tuple(sweep_lengths(max_len)), concurrency)
 
 
-@st.cache_resource(hash_funcs=_HASH, max_entries=16, show_spinner=False)
-def _pick(key: PlanState, max_len: int, concurrency: int, prices: tuple[tuple[str, float], ...]) -> Picker:
+@st.cache_resource(hash_funcs=_HASH | {GpuSpec: GpuSpec.model_dump_json}, max_entries=16, show_spinner=False)
+def _pick(key: PlanState, max_len: int, concurrency: int, prices: str, gpus: tuple[GpuSpec, ...] | None) -> Picker:
     engine = engine_config(key)
-    return pick_gpus(model_spec(key), max_len, concurrency, engine, dict(prices) or None)
+    price_map = {name: float(v) for name, v in (item.split("=") for item in prices.split(",") if item)}
+    return pick_gpus(model_spec(key), max_len, concurrency, engine, price_map, list(gpus) if gpus else None,
+                     objective=key.objective, headroom_floor=key.headroom_floor, multi_node=key.multi_node)
 
 
-def picker_for(state: PlanState, max_len: int, concurrency: int) -> Picker:
-    return _pick(_plan_key(state).model_copy(update={"gpu": PlanState().gpu, "tensor_parallel_size": 1,
-                                                     "pipeline_parallel_size": 1, "data_parallel_size": 1}),
-                 max_len, concurrency, state.prices)
+def picker_for(state: PlanState, max_len: int, concurrency: int, prices: dict[str, float] | None = None,
+               gpus: tuple[GpuSpec, ...] | None = None) -> Picker:
+    """The GPU picker for the state's model, engine and GPUs-page settings. ``prices``: US$ per GPU-hour
+    (default: kvplan.prices' defaults under the state's own); ``gpus``: the catalog (default: kvplan's).
+
+    The prices go to the cache as one string: Streamlit hashes a 36-pair tuple item by item (3 ms a rerun)."""
+    if prices is None:
+        prices = effective_prices(dict(state.prices))
+    key = _plan_key(state).model_copy(update={
+        "gpu": PlanState().gpu, "tensor_parallel_size": 1, "pipeline_parallel_size": 1, "data_parallel_size": 1,
+        "objective": state.objective, "headroom_floor": state.headroom_floor, "multi_node": state.multi_node})
+    return _pick(key, max_len, concurrency, ",".join(f"{n}={v!r}" for n, v in sorted(prices.items())), gpus)
 
 
 @st.cache_resource(hash_funcs=_HASH, max_entries=64, show_spinner=False)

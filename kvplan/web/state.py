@@ -48,6 +48,7 @@ CUT_KEY = "cut"  # link key listing what a too-long link left out
 CUTTABLE = ("cfg", "cmd", "pl")  # the fields that can make a link long, biggest first
 ENGINES = ("vllm", "sglang", "custom")
 PAGING_MODES = ("list", "uniform", "normal", "lognormal", "exponential")
+OBJECTIVES = ("cost_per_million_tokens", "cost_per_hour", "gpus", "tokens_per_s")  # kvplan.picker.OBJECTIVES
 NAME_RE = re.compile(r"^[\w./+@:() -]{1,200}$")
 
 
@@ -89,8 +90,15 @@ class PlanState(BaseModel):
     shared_prefix: int = 0
     # parallelism page: layouts compared, as (tp, pp, dp)
     layouts: tuple[tuple[int, int, int], ...] = ((1, 1, 1), (2, 1, 1), (4, 1, 1), (8, 1, 1))
-    # gpus page: $ per GPU-hour
+    # gpus page: $ per GPU-hour (the user's, over kvplan.prices' defaults), ranking objective, headroom
+    # floor (share of device memory each rank keeps free), whether layouts may span nodes
     prices: tuple[tuple[str, float], ...] = ()
+    objective: Literal["cost_per_million_tokens", "cost_per_hour", "gpus", "tokens_per_s"] = \
+        "cost_per_million_tokens"
+    headroom_floor: float = 0.10
+    multi_node: bool = False
+    # gpus page: the user's own GPU (memory GiB exposed, bandwidth TB/s, dense BF16 TFLOPS, $ per hour)
+    custom_gpu: tuple[float, float, float, float] | None = None
     # import page: the pasted vllm command
     command: str | None = None
 
@@ -217,6 +225,18 @@ def _prices(text: str) -> tuple[tuple[str, float], ...]:
     return tuple(sorted(out.items()))
 
 
+# The GPUs page's own device: memory GiB, bandwidth TB/s, dense BF16 TFLOPS, $ per GPU-hour (bounds: a
+# 1-GiB card to a 10-TiB one, and no GPU faster than 1 PB/s or 1 EFLOP/s)
+CUSTOM_GPU_BOUNDS = ((0.5, 10_000.0), (0.01, 1_000.0), (0.1, 1_000_000.0), (0.0, 10_000.0))
+
+
+def _custom_gpu(text: str) -> tuple[float, float, float, float]:
+    parts = text.split(":")
+    if len(parts) != 4:
+        raise ValueError("must be memory_gib:bandwidth_tb_s:bf16_tflops:usd_per_hour, such as 15.7:0.672:88.2:0.2")
+    return tuple(_float(lo, hi)(p) for p, (lo, hi) in zip(parts, CUSTOM_GPU_BOUNDS))  # type: ignore[return-value]
+
+
 def _command(text: str) -> str:
     if len(text) > MAX_COMMAND_CHARS:
         raise ValueError(f"longer than {MAX_COMMAND_CHARS:,} characters")
@@ -265,6 +285,10 @@ FIELDS: tuple[Field, ...] = (
     Field("shared_prefix", "pfx", _int(0, MAX_TOKENS)),
     Field("layouts", "lay", _layouts, lambda v: ",".join("x".join(map(str, t)) for t in v)),
     Field("prices", "pr", _prices, lambda v: ",".join(f"{n}:{_fmt_float(p)}" for n, p in v)),
+    Field("objective", "obj", _choice(OBJECTIVES)),
+    Field("headroom_floor", "hf", _float(0.0, 0.9), _fmt_float),
+    Field("multi_node", "multi", _bool, _b),
+    Field("custom_gpu", "cg", _custom_gpu, lambda v: ":".join(_fmt_float(x) for x in v)),
     Field("command", "cmd", _command),
 )
 BY_KEY = {f.key: f for f in FIELDS}

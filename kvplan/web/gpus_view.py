@@ -1,0 +1,305 @@
+"""The GPUs page: its controls, the ranked table, the top-three callouts, the cost vs tokens/s chart.
+
+Pure builders (``option_rows``, ``price_rows``, ``rule_text``, ``pareto_figure``) are tested directly;
+``controls`` and ``show`` draw them. Numbers come from ``kvplan.picker`` (ranking, frontier, reasons) and
+``kvplan.prices`` (default prices with sources): nothing here computes a plan.
+"""
+
+import math
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+import plotly.graph_objects as go
+import streamlit as st
+
+from kvplan.gpus import GPU_CATALOG, GpuSpec, custom_gpu
+from kvplan.picker import OBJECTIVES, TIE_BREAKS, Option, Picker, best_per_gpu, pareto_front, reasons
+from kvplan.prices import DEFAULT_PRICES, PRICES_READ, default_prices
+from kvplan.units import GiB
+from kvplan.web import cached, views, widgets
+from kvplan.web.figures import COLORS, _figure, _scatter
+from kvplan.web.state import CUSTOM_GPU_BOUNDS, PlanState
+
+ALL_LAYOUTS = "gpus.all"  # session key: the table shows every layout, not the best one per GPU
+REJECTED, PRICES, CUSTOM = "gpus.rejected", "gpus.prices", "gpus.custom"  # lazy expanders
+
+
+def catalog() -> tuple[GpuSpec, ...] | None:
+    """The GPUs the page sweeps: None is kvplan's catalog (a test replaces this with a hand-built one)."""
+    return None
+
+
+def base_prices() -> dict[str, float]:
+    """Default US$ per GPU-hour by GPU, before the user's own (a test replaces this)."""
+    return default_prices()
+
+
+CUSTOM_NAME = "your-GPU"
+CUSTOM_START = (24.0, 1.0, 165.0, 0.5)  # what the boxes hold before the user types (an RTX 4090-like card)
+
+
+def custom_spec(state: PlanState) -> GpuSpec | None:
+    """The user's own GPU (kvplan.gpus.custom_gpu), when the state has one."""
+    if state.custom_gpu is None:
+        return None
+    mem, bw, tflops, _ = state.custom_gpu
+    return custom_gpu(mem, bw, tflops, name=CUSTOM_NAME, gpus_per_node=8)
+
+
+def prices_for(state: PlanState) -> dict[str, float]:
+    out = base_prices() | dict(state.prices)
+    if state.custom_gpu is not None:
+        out[CUSTOM_NAME] = state.custom_gpu[3]
+    return out
+
+
+def picker(state: PlanState, max_len: int, concurrency: int) -> Picker:
+    gpus = catalog()
+    mine = custom_spec(state)
+    if mine is not None:
+        gpus = (*(gpus or GPU_CATALOG.values()), mine)
+    return cached.picker_for(state, max_len, concurrency, prices_for(state), gpus)
+
+
+# ----------------------------------------------------------------------------- controls
+
+def _percent(v: float) -> float:
+    return round(v * 100, 4)
+
+
+def controls() -> None:
+    """Objective, headroom floor, multi-node switch and the user's prices, all carried in the link."""
+    c1, c2, c3 = st.columns([2, 1, 1])
+    with c1:
+        widgets.bind("objective", st.selectbox, "Rank by", list(OBJECTIVES), format_func=OBJECTIVES.get,
+                     help="The objective the table is ordered by; ties fall to the next figure (stated below).")
+    with c2:
+        widgets.bind("headroom_floor", st.number_input, "Headroom floor (% of GPU memory)", min_value=0.0,
+                     max_value=90.0, step=1.0, format="%.1f", to_widget=_percent,
+                     from_widget=lambda v: round(float(v) / 100, 6),
+                     help="Every GPU keeps at least this share of its memory free with the target load "
+                          "running; layouts that cannot are listed under Rejected.")
+    with c3:
+        widgets.bind("multi_node", st.toggle, "Multi-node layouts",
+                     help="Off: every replica of a layout fits in one node (8 GPUs, 4 for GB200/GB300 trays and "
+                          "GeForce boxes). On: up to 64 replicas across nodes.")
+    widgets.bind_text("prices", "Your prices, $ per GPU-hour (over the defaults)", views.parse_prices,
+                      placeholder="H100-SXM: 2.49, H200: 3.50",
+                      help="kvplan ships an on-demand price for every GPU (sources under 'Default prices'); "
+                           "type your own to replace any of them. They travel in the link.")
+    state = widgets.current()
+    mine = st.expander("Your own GPU" + (" (included)" if state.custom_gpu else ""), key=CUSTOM, on_change="rerun")
+    if mine.open:  # lazy, as the sidebar's expanders
+        with mine:
+            custom_controls(state)
+
+
+CUSTOM_LABELS = ("Memory the runtime exposes (GiB)", "Memory bandwidth (TB/s)", "Dense BF16 (TFLOPS)",
+                 "$ per GPU-hour")
+
+
+def custom_controls(state: PlanState) -> None:
+    """Four numbers and a switch: the user's GPU joins the sweep as 'your-GPU', 8 per node."""
+    st.caption("For a card the catalog lacks. Memory: what torch.cuda.mem_get_info()[1] or vLLM's "
+               "total_gpu_memory reports (a '16 GB' card exposes about 15.7 GiB), not the number on the box.")
+    values = state.custom_gpu or CUSTOM_START
+    cols = st.columns(4)
+    typed = []
+    for i, (col, label) in enumerate(zip(cols, CUSTOM_LABELS)):
+        key = f"{widgets.PREFIX}custom_gpu.{i}"
+        if key not in st.session_state:
+            st.session_state[key] = float(values[i])
+        lo, hi = CUSTOM_GPU_BOUNDS[i]
+        typed.append(col.number_input(label, key=key, min_value=lo, max_value=hi, step=0.1 if i != 2 else 1.0))
+    on_key = f"{widgets.PREFIX}custom_gpu.on"
+    if on_key not in st.session_state:
+        st.session_state[on_key] = state.custom_gpu is not None
+    on = st.toggle("Include it in the ranking", key=on_key)
+    new = tuple(float(v) for v in typed) if on else None
+    if new != state.custom_gpu:
+        widgets.update(custom_gpu=new)
+
+
+# ----------------------------------------------------------------------------- table
+
+OPTION_COLUMNS = {
+    "#": st.column_config.NumberColumn(width=40, pinned=True, help="Rank by the chosen objective"),
+    "GPU": st.column_config.TextColumn(width=150, pinned=True, help="Catalog GPU (memory is what the runtime "
+                                                                    "exposes, not the number on the box)"),
+    "layout": st.column_config.TextColumn(
+        width=120, pinned=True,
+        help="TPn = --tensor-parallel-size, PPn = --pipeline-parallel-size, xN = N data-parallel replicas "
+             "(--data-parallel-size)"),
+    "$ / M tokens": st.column_config.NumberColumn(
+        width=110, format="$%.3f",
+        help="US$ per million generated tokens at the target load: $ per hour / (tokens/s bound x 3600) x 10^6"),
+    "headroom (% free)": st.column_config.NumberColumn(
+        width=120, format="%.0f%%",
+        help="Memory the tightest GPU keeps free with its replica's share of the load running (KV pool minus "
+             "the KV those sequences use), as a share of device memory"),
+    "headroom (GiB)": st.column_config.NumberColumn(width=110, format="%.2f", help="The same, in GiB (2^30 B)"),
+    "$ / hour": st.column_config.NumberColumn(width=90, format="$%.2f",
+                                              help="US$ per hour for all the layout's GPUs"),
+    "tokens/s bound": st.column_config.NumberColumn(
+        width=110, format="%.0f",
+        help="Decode roofline ceiling at the target load, every sequence at max_model_len, all replicas: "
+             "max(bytes / bandwidth, FLOPs / peak) per step. A ceiling, not a forecast"),
+    "GPUs": st.column_config.NumberColumn(width=60, help="TP x PP x replicas"),
+    "nodes": st.column_config.NumberColumn(width=60, help="Nodes the layout needs (replicas packed per node)"),
+    "sequences / replica": st.column_config.TextColumn(
+        width=130, help="Sequences of max_model_len the busiest replica serves, of the most it holds while "
+                        "keeping the headroom floor"),
+    "$ / GPU-hour": st.column_config.NumberColumn(width=100, format="$%.2f", help="The price used for one GPU"),
+    "price": st.column_config.TextColumn(width=130, help="yours (typed), listed (public on-demand price, date "
+                                                        "read) or estimate (no public price; see Default prices)"),
+}
+
+
+REJECTED_COLUMNS = {
+    "GPU": st.column_config.TextColumn(width=150, pinned=True),
+    "TP": st.column_config.NumberColumn(width=50, help="--tensor-parallel-size"),
+    "PP": st.column_config.NumberColumn(width=50, help="--pipeline-parallel-size"),
+    "why not": st.column_config.TextColumn(width="large", help="What rules the layout out, as kvplan planned it"),
+}
+
+
+def rejected_rows(picker: Picker) -> list[dict[str, Any]]:
+    return [{"GPU": r.gpu, "TP": r.tensor_parallel_size, "PP": r.pipeline_parallel_size, "why not": r.reason}
+            for r in picker.rejected]
+
+
+def price_label(gpu: str, user: set[str]) -> str:
+    if gpu in user:
+        return "yours"
+    p = DEFAULT_PRICES.get(gpu)
+    if p is None:
+        return "none"
+    return f"listed {p.as_of}" if p.basis == "listed" else "estimate"
+
+
+def option_rows(options: Sequence[Option], user_priced: set[str] = frozenset()) -> list[dict[str, Any]]:
+    return [{"#": i + 1, "GPU": o.gpu, "layout": o.layout, "$ / M tokens": o.cost_per_million_tokens,
+             "headroom (% free)": o.headroom_fraction * 100, "headroom (GiB)": o.headroom_bytes / GiB,
+             "$ / hour": o.cost_per_hour, "tokens/s bound": o.tokens_per_s, "GPUs": o.num_gpus,
+             "nodes": o.num_nodes, "sequences / replica": f"{o.load_per_replica} of {o.seqs_per_replica}",
+             "$ / GPU-hour": o.price_per_gpu_hour, "price": price_label(o.gpu, user_priced)}
+            for i, o in enumerate(options)]
+
+
+PRICE_COLUMNS = {
+    "GPU": st.column_config.TextColumn(width=150, pinned=True),
+    "$ / GPU-hour": st.column_config.NumberColumn(width=100, format="$%.2f", help="Default on-demand price"),
+    "basis": st.column_config.TextColumn(width=80, help="listed: a public on-demand price; estimate: none found"),
+    "as of": st.column_config.TextColumn(width=100, help="The day the price was read from its page"),
+    "yours": st.column_config.NumberColumn(width=80, format="$%.2f", help="Your price, when typed"),
+    "source": st.column_config.TextColumn(width="large", help="Where the price comes from, or how it was set"),
+}
+
+
+def price_rows(state: PlanState) -> list[dict[str, Any]]:
+    yours = dict(state.prices)
+    return [{"GPU": p.gpu, "$ / GPU-hour": p.usd_per_gpu_hour, "basis": p.basis, "as of": p.as_of,
+             "yours": yours.get(p.gpu), "source": p.source} for p in DEFAULT_PRICES.values()]
+
+
+def rule_text(picker: Picker, max_len: int) -> str:
+    """The ranking rule, in words (Markdown)."""
+    where = "single-node layouts only (every replica inside one node)" if not picker.multi_node else \
+        "layouts may span nodes"
+    return (f"Ranked by **{OBJECTIVES[picker.objective]}**, {TIE_BREAKS[picker.objective]}; among layouts "
+            f"that keep at least **{picker.headroom_floor * 100:g}%** of every GPU's memory free with "
+            f"{picker.concurrency} sequence(s) of {max_len:,} tokens running; {where}. "
+            "$ / M tokens = $ / hour ÷ (tokens/s bound × 3,600) × 10⁶, the bound being the decode roofline "
+            "at this load (weights and KV read once per step; no prefill, no TP/PP communication: a ceiling).")
+
+
+# ----------------------------------------------------------------------------- chart
+
+def _hover(o: Option, priced: bool) -> str:
+    money = (f"${o.cost_per_hour:,.2f}/h, " + (f"${o.cost_per_million_tokens:,.3f}/M tokens, "
+                                              if o.cost_per_million_tokens is not None else "")
+             if priced and o.cost_per_hour is not None else "")
+    return (f"<b>{o.gpu} {o.layout}</b><br>{o.num_gpus} GPU(s), {o.num_nodes} node(s)<br>{money}"
+            f"{o.tokens_per_s:,.0f} tokens/s bound ({o.bound}-bound)<br>{o.headroom_fraction:.0%} headroom")
+
+
+def _log_ticks(data: Sequence[float], prefix: str = "") -> dict[str, list]:
+    """Ticks at 1, 2, 5 x 10^k across the data, written out in full ('$20', '2,000'), not plotly's bare digits."""
+    positive = [v for v in data if v > 0]
+    if not positive:
+        return {}
+    lo, hi = min(positive), max(positive)
+    ticks = [m * 10.0**k for k in range(math.floor(math.log10(lo)), math.ceil(math.log10(hi)) + 1) for m in (1, 2, 5)]
+    ticks = [t for t in ticks if lo / 2 <= t <= hi * 2]
+    return {"tickvals": ticks, "ticktext": [f"{prefix}{t:,.0f}" if t >= 1 else f"{prefix}{t:g}" for t in ticks]}
+
+
+def pareto_figure(options: Sequence[Option], objective: str, top: Sequence[Option] = ()) -> go.Figure:
+    """Every layout as a point: cost ($ per hour; GPUs when ranking by GPUs or nothing is priced) against the
+    tokens/s bound, the Pareto frontier drawn through the options nothing beats on both, the top three marked."""
+    priced = objective != "gpus" and any(o.cost_per_hour is not None for o in options)
+    pts = [o for o in options if not priced or o.cost_per_hour is not None]
+
+    def y(o: Option) -> float:
+        return o.cost_per_hour if priced else o.num_gpus
+
+    front = pareto_front(list(pts), priced)
+    # numpy arrays: plotly's to_dict deep-copies the figure on every rerun, element by element for a list
+    traces = [
+        _scatter(x=np.array([o.tokens_per_s for o in pts]), y=np.array([y(o) for o in pts], dtype=float),
+                 mode="markers", name="layouts", text=np.array([_hover(o, priced) for o in pts], dtype=object),
+                 hovertemplate="%{text}<extra></extra>",
+                 marker=dict(size=7, color=COLORS["not planned"], line=dict(color=COLORS["headroom"], width=1))),
+        _scatter(x=[o.tokens_per_s for o in front], y=[y(o) for o in front], mode="lines+markers",
+                 name="Pareto frontier", text=[_hover(o, priced) for o in front],
+                 hovertemplate="%{text}<extra>frontier</extra>",
+                 # 'vh': between two frontier points the cheapest way to reach a tokens/s is the next point up
+                 line=dict(color=COLORS["weights"], shape="vh"),
+                 marker=dict(size=9, color=COLORS["weights"])),
+    ]
+    if top:
+        traces.append(_scatter(
+            x=[o.tokens_per_s for o in top], y=[y(o) for o in top], mode="markers+text", name="top three",
+            text=[f"#{i + 1}" for i in range(len(top))], textposition="top center",
+            customdata=[_hover(o, priced) for o in top], hovertemplate="%{customdata}<extra>top three</extra>",
+            marker=dict(size=13, color=COLORS["device"], symbol="star")))
+    ytitle = "$ per hour (all GPUs)" if priced else "GPUs"
+    xaxis = dict(type="log", title=dict(text="tokens/s bound at the target load (all replicas)"),
+                 **_log_ticks([o.tokens_per_s for o in pts]))
+    yaxis = dict(type="log", title=dict(text=ytitle), **_log_ticks([y(o) for o in pts], "$")) if priced else \
+        dict(type="linear", title=dict(text=ytitle), rangemode="tozero")
+    return _figure(traces, ("Cost" if priced else "GPUs") + " vs tokens/s bound, every layout", xaxis=xaxis,
+                   yaxis=yaxis)
+
+
+# ----------------------------------------------------------------------------- the page body
+
+def show(picker: Picker, state: PlanState, max_len: int) -> None:
+    st.markdown(rule_text(picker, max_len).replace("$", "\\$"))  # a bare $ would start LaTeX
+    every = st.toggle("Every layout (not only the best per GPU)", key=ALL_LAYOUTS)
+    shown = picker.options if every else best_per_gpu(picker.options)
+    cols = st.columns(3)
+    cols[0].metric("Layouts that keep the floor", f"{len(picker.options)}",
+                   help=f"{len(picker.rejected)} rejected (see below)")
+    cols[1].metric("GPUs that can serve it", f"{len({o.gpu for o in picker.options})}")
+    if shown:
+        best = shown[0]
+        cols[2].metric("Best", f"{best.gpu} {best.layout}")
+        st.markdown("\n".join(f"- {views.esc(line)}" for line in reasons(shown, picker.objective)))
+        views.table(option_rows(shown, {n for n, _ in state.prices} | {CUSTOM_NAME}), column_config=OPTION_COLUMNS)
+        views.chart(pareto_figure(picker.options, picker.objective, shown[:3]), "gpus.chart")
+    else:
+        st.warning("No layout serves this load while keeping the headroom floor: lower the floor, shorten the "
+                   "context, use fp8 KV, or turn on multi-node layouts.")
+    rejected = st.expander(f"Rejected ({len(picker.rejected)})", key=REJECTED, on_change="rerun")
+    if rejected.open:  # lazy: the table is built only when it is shown
+        with rejected:
+            views.table(rejected_rows(picker), column_config=REJECTED_COLUMNS)
+    prices = st.expander(f"Default prices ({len(DEFAULT_PRICES)} GPUs, looked up {PRICES_READ})", key=PRICES,
+                         on_change="rerun")
+    if prices.open:
+        with prices:
+            st.caption("On-demand US$ per GPU-hour, RunPod Secure Cloud where listed, else the cheapest public "
+                       "on-demand listing found; 'estimate' where none exists (the source says how it was set).")
+            views.table(price_rows(state), column_config=PRICE_COLUMNS)
