@@ -148,7 +148,8 @@ def _size(n: int) -> str:
 
 
 def _depth(value: Any, limit: int) -> int:
-    """Nesting depth of a JSON value, stopping once past ``limit``."""
+    """Nesting depth of a JSON value, stopping once past ``limit``. Only containers are pushed, so a
+    16 MiB list of 370,000 module names costs one C-level scan, not 370,000 stack entries."""
     stack = [(value, 1)]
     deepest = 0
     while stack:
@@ -156,10 +157,10 @@ def _depth(value: Any, limit: int) -> int:
         deepest = max(deepest, depth)
         if deepest > limit:
             return deepest
-        if isinstance(node, dict):
-            stack.extend((v, depth + 1) for v in node.values())
-        elif isinstance(node, list):
-            stack.extend((v, depth + 1) for v in node)
+        children = node.values() if isinstance(node, dict) else node
+        if children:  # a child of any kind sits one level down
+            deepest = max(deepest, depth + 1)
+            stack.extend((v, depth + 1) for v in children if isinstance(v, (dict, list)))
     return deepest
 
 

@@ -200,8 +200,11 @@ def _compressed_tensors(qc: Mapping, f: str) -> QuantScheme:
     return QuantScheme("compressed-tensors", default, _names(qc, ("ignore",), f), tuple(per_module), notes=notes)
 
 
-_MODELOPT_ALGOS = {"FP8": "fp8-static", "NVFP4": "nvfp4", "FP8_PER_CHANNEL_PER_TOKEN": "fp8-channel",
-                   "FP8_PB_WO": "fp8-block"}
+# vLLM modelopt.py: ModelOptFp8LinearMethod (weight_scale + input_scale per shard), ModelOptNvFp4LinearMethod,
+# ModelOptNvFp4W4A16LinearMethod (no input scale kept), ModelOptMxFp8LinearMethod, the per-channel and
+# block FP8 variants.
+_MODELOPT_ALGOS = {"FP8": "fp8-static", "NVFP4": "nvfp4", "W4A16_NVFP4": "nvfp4-wo", "MXFP8": "mxfp8",
+                   "FP8_PER_CHANNEL_PER_TOKEN": "fp8-channel", "FP8_PB_WO": "fp8-block"}
 
 
 def _modelopt_format(algo: Any, where: str, group_size: Any = 16) -> str:
@@ -209,7 +212,7 @@ def _modelopt_format(algo: Any, where: str, group_size: Any = 16) -> str:
     if key not in _MODELOPT_ALGOS:
         raise ConfigError(where, f"{_short(algo)} is not a modelopt algorithm kvplan sizes; it reads "
                           f"{', '.join(_MODELOPT_ALGOS)} and MIXED_PRECISION")
-    if key == "NVFP4" and group_size not in (None, 16):
+    if key in ("NVFP4", "W4A16_NVFP4") and group_size not in (None, 16):
         raise ConfigError(where, f"NVFP4 with group_size {_short(group_size)}: vLLM's NVFP4 uses 16")
     return _MODELOPT_ALGOS[key]
 
@@ -321,7 +324,7 @@ _ROOTS = ("model", "model.language_model", "language_model.model", "backbone", "
 _CONTAINERS = {
     "attention": ("self_attn", "attn", "attention", "mixer", "linear_attn", "self_attention"),
     "mlp": ("mlp", "feed_forward", "ffn", "mixer", "block_sparse_moe"),
-    "experts": ("mlp.experts", "block_sparse_moe.experts", "feed_forward.experts", "mixer.experts"),
+    "experts": ("mlp.experts", "block_sparse_moe.experts", "feed_forward.experts", "mixer.experts", "ffn.experts"),
     "norms": ("",), "other": ("",),
 }
 _ROUTER_PATHS = ("mlp.gate", "mlp.router", "block_sparse_moe.gate", "feed_forward.router", "mixer.gate")
@@ -360,46 +363,68 @@ def _dotted_parts(path: str):
             yield ".".join(parts[i:j])
 
 
+# Line-anchored scans of the joined entries (one C-level pass each; each line is one entry).
+_LINE_PATTERN = re.compile(r"(?m)^(?:re:|[^\n]*[*?\[])[^\n]*$")
+_LINE_LAYER = re.compile(r"(?m)^((?:[^\n*?\[]*?\.)?)layers\.(\d+)(?:\.(?:[^\n]*?\.)?experts\.(\d+)(?=\.|$))?(?=\.|$)")
+
+
 class _Entries:
-    """One ordered list of module entries, compiled for fast lookups; ``first(paths)`` is the index of
-    the earliest entry matching any of ``paths`` (plain names before patterns, as vLLM's exact-name
-    match takes priority over its regex targets), or None."""
+    """One ordered list of module entries, compiled for fast lookups (a 16 MiB list of 370,000 names
+    is read by a few line-anchored regex scans, not name by name in Python). ``first_*`` return the index of the
+    earliest entry naming a component (plain names before patterns, as vLLM's exact-name match takes
+    priority over its regex targets), or None."""
 
     def __init__(self, entries, field_name: str):
-        self.plain: dict[str, int] = {}  # a name without layer index -> its first index
-        self.by_layer: dict[int, dict[str, int]] = {}  # layer -> {tail below layers.{i} ('' = the whole layer): index}
-        self.experts_named: dict[int, set[str]] = {}  # layer -> expert indices named exactly
+        text = "\n".join(entries)
+        if text.count("\n") != len(entries) - 1 or " " in text or "." in text[-1:] or ".\n" in text:
+            entries = [e.replace("\n", " ").strip().rstrip(".") for e in entries]  # rare: "layers.0." style
+            text = "\n".join(entries)
+        n = len(entries)
+        # First index of each entry (reversed, so an earlier duplicate wins).
+        self.index: dict[str, int] = dict(zip(reversed(entries), range(n - 1, -1, -1)))
+        self.index.pop("", None)
         self.patterns: list[tuple[int, Any]] = []  # (index, compiled regex or glob string)
         self.pattern_by_layer = False  # whether any pattern can tell layers apart
-        for index, entry in enumerate(entries):
-            entry = entry.strip().rstrip(".")
-            if not entry:
-                continue
-            if entry.startswith("re:"):
-                try:
-                    compiled = re.compile(entry[3:])
-                except re.error as exc:
-                    raise ConfigError(field_name, f"entry {_short(entry)} is not a valid regex ({exc})") from None
-                self.patterns.append((index, compiled))
-                self.pattern_by_layer |= bool(re.search(r"\d|\\d|\[|\\w|\{", entry[3:]))
-            elif _PATTERN_CHARS.search(entry):
-                self.patterns.append((index, entry))
-                self.pattern_by_layer |= bool(re.search(r"\d|\[", entry))
-            else:
-                m = _LAYER_ENTRY.search(entry)
-                if m:
-                    tails = self.by_layer.setdefault(int(m[1]), {})
-                    tails.setdefault(m[2] or "", index)
-                    e = _EXPERT_TAIL.search(m[2] or "")
-                    if e:
-                        self.experts_named.setdefault(int(m[1]), set()).add(e[1])
-                else:
-                    self.plain.setdefault(entry, index)
-        self.roots = tuple(r for r in _ROOTS if r == "model" or any(
+        if "*" in text or "?" in text or "[" in text or "re:" in text:
+            for entry in _LINE_PATTERN.findall(text):
+                if entry in self.index:
+                    self._pattern(self.index.pop(entry), entry, field_name)
+            self.patterns.sort(key=lambda p: p[0])
+        # (root, layer, expert) of every entry naming a layer: one line-anchored scan.
+        found = _LINE_LAYER.findall(text) if "layers." in text else []
+        self.roots = sorted({root for root, _, _ in found}) or [""]  # what precedes "layers.{i}" (e.g. "model.")
+        self.layers_named = set(map(int, {layer for _, layer, _ in found}))
+        self._experts = [(layer, expert) for _, layer, expert in found if expert] if "experts." in text else []
+        self._experts_named: dict[int, set[str]] | None = None
+        # Plain entries without a layer index ("lm_head", "self_attn", "mlp.gate"): matched on dot boundaries.
+        self.plain: dict[str, int] = {e: i for e, i in self.index.items() if "layers." not in e}
+        self.pattern_roots = tuple(r for r in _ROOTS if r == "model" or any(
             isinstance(p, str) and r in p or not isinstance(p, str) and r in p.pattern for _, p in self.patterns))
 
+    @property
+    def experts_named(self) -> dict[int, set[str]]:
+        """{layer: expert indices named exactly}, built on first use (only MoE specs ask)."""
+        if self._experts_named is None:
+            named: dict[int, set[str]] = {}
+            for layer, expert in self._experts:
+                named.setdefault(int(layer), set()).add(expert)
+            self._experts_named = named
+        return self._experts_named
+
+    def _pattern(self, i: int, entry: str, field_name: str) -> None:
+        if entry.startswith("re:"):
+            try:
+                compiled = re.compile(entry[3:])
+            except re.error as exc:
+                raise ConfigError(field_name, f"entry {_short(entry)} is not a valid regex ({exc})") from None
+            self.patterns.append((i, compiled))
+            self.pattern_by_layer |= bool(re.search(r"\d|\\d|\[|\\w|\{", entry[3:]))
+        else:
+            self.patterns.append((i, entry))
+            self.pattern_by_layer |= bool(re.search(r"\d|\[", entry))
+
     def __bool__(self) -> bool:
-        return bool(self.plain or self.by_layer or self.patterns)
+        return bool(self.index or self.patterns)
 
     def _plain_first(self, path: str) -> int | None:
         best = None
@@ -422,7 +447,9 @@ class _Entries:
 
     def first_top(self, category: str, name: str) -> int | None:
         paths = _top_paths(category, name)
-        hits = [i for i in (self._plain_first(p) for p in paths) if i is not None]
+        hits = [self.index[p] for p in paths if p in self.index]
+        if self.plain:
+            hits += [i for i in (self._plain_first(p) for p in paths) if i is not None]
         if hits:
             return min(hits)
         return self._pattern_first(paths) if self.patterns else None
@@ -431,21 +458,27 @@ class _Entries:
                     patterns: bool = True) -> int | None:
         tails = _tails(category, name, expert)
         hits = []
-        mine = self.by_layer.get(layer)
-        if mine:
-            for tail in tails:
-                for k in range(tail.count(".") + 1, -1, -1):  # the tail itself, then its parent modules, then ''
-                    head = ".".join(tail.split(".")[:k])
-                    if head in mine:
-                        hits.append(mine[head])
+        if layer in self.layers_named:
+            index = self.index
+            for root in self.roots:
+                head = f"{root}layers.{layer}"
+                if head in index:
+                    hits.append(index[head])
+                for tail in tails:
+                    parts = tail.split(".")
+                    for k in range(1, len(parts) + 1):  # the module, then its parents
+                        key = head + "." + ".".join(parts[:k])
+                        if key in index:
+                            hits.append(index[key])
         if self.plain:
             hits += [i for i in (self._plain_first(f"layers.{layer}.{t}") for t in tails) if i is not None]
         if hits:
             return min(hits)
         if patterns and self.patterns:
-            full = [f"{root}.layers.{layer}.{t}" for root in self.roots for t in tails]
+            full = [f"{root}.layers.{layer}.{t}" for root in self.pattern_roots for t in tails]
             if category == "experts" and expert is None:
-                full += [f"{root}.layers.{layer}.{t}" for root in self.roots for t in _tails(category, name, "0")]
+                full += [f"{root}.layers.{layer}.{t}" for root in self.pattern_roots
+                         for t in _tails(category, name, "0")]
             return self._pattern_first(full)
         return None
 
@@ -458,16 +491,13 @@ def format_overrides(scheme: QuantScheme, spec_fields: Mapping[str, Any], field_
     For each component: an ignore entry naming it -> unquantized; else the first per-module entry
     naming it -> that format; else the scheme's default (quantizable linears of its categories).
     Only what differs from the shipped format applied plainly is stored. The shipped format is the
-    default, or for mixed precision (no default) the most common per-module format. Worked example
+    default, or for mixed precision (no default) the format holding the most weights. Worked example
     (Llama-3.1-8B, ``ignore: ["lm_head", "model.layers.0.self_attn.q_proj"]``): one override,
     layers (0,), attention q_proj, "unquantized".
     """
     ignore = _Entries(scheme.ignore, f"{field_name}.ignore")
     mods = _Entries([m for m, _ in scheme.per_module], f"{field_name}.per_module")
     formats = [fmt for _, fmt in scheme.per_module]
-    shipped = scheme.default
-    if shipped == UNQUANTIZED and formats:
-        shipped = max(dict.fromkeys(formats), key=formats.count)
 
     def decide(hit_ignore, hit_mod, category, comp) -> str:
         if hit_ignore is not None or not isinstance(comp, Linear):
@@ -478,27 +508,41 @@ def format_overrides(scheme: QuantScheme, spec_fields: Mapping[str, Any], field_
             return scheme.default
         return UNQUANTIZED
 
-    def plain(category, comp) -> str:  # what weights.component_format gives without overrides
-        return component_format(category, comp, shipped)[0][0]
-
-    top: list[FormatOverride] = []
+    # First every component's format(s), then the shipped format, then what differs from it.
+    tops = []
     for category, key in (("embeddings", "embeddings"), ("lm_head", "lm_head"), ("other", "other"),
                           ("norms", "final_norm")):
         for comp in spec_fields.get(key) or ():
             f = decide(ignore.first_top(category, comp.name), mods.first_top(category, comp.name), category, comp)
-            if f != plain(category, comp):
-                top.append(FormatOverride(category=category, name=comp.name, format=f))
+            tops.append((category, comp, f))
     layers = list(spec_fields.get("layers") or ())
     by_index = ignore.pattern_by_layer or mods.pattern_by_layer
     memo: dict[int, tuple] = {}
-    found: dict[tuple, list[int]] = {}  # (category, name, format, experts) -> layers
+    results = []
     for i, layer in enumerate(layers):
-        shared = not by_index and i not in ignore.by_layer and i not in mods.by_layer
+        shared = not by_index and i not in ignore.layers_named and i not in mods.layers_named
         result = memo.get(id(layer)) if shared else None
         if result is None:
             result = _layer_formats(i, layer, ignore, mods, decide)
             if shared:
                 memo[id(layer)] = result
+        results.append(result)
+    shipped = scheme.default
+    if shipped == UNQUANTIZED:  # mixed precision: the format holding the most weights
+        numel: dict[str, int] = {}
+        for result in results:
+            for category, comp, mix in result:
+                for f, n in mix:
+                    numel[f] = numel.get(f, 0) + comp.numel * (n or 1)
+        numel.pop(UNQUANTIZED, None)
+        shipped = max(numel, key=numel.get) if numel else UNQUANTIZED
+
+    def plain(category, comp) -> str:  # what weights.component_format gives without overrides
+        return component_format(category, comp, shipped)[0][0]
+
+    top = [FormatOverride(category=c, name=comp.name, format=f) for c, comp, f in tops if f != plain(c, comp)]
+    found: dict[tuple, list[int]] = {}  # (category, name, format, experts) -> layers
+    for i, result in enumerate(results):
         for category, comp, mix in result:
             if mix != ((plain(category, comp), 0),):
                 for f, n in mix:

@@ -29,8 +29,9 @@ compressed_tensors_{w8a8_fp8,w8a8_int8,wNa16,w4a4_nvfp4,w4a16_nvfp4}.py (read 20
 | wBa16-gG / -ch      | weight_packed int32 [out, in/(32/B)]; weight_scale 16-bit [out, in/G]; weight_shape int64 [2] | B=4 G=128: 8,650,768 |
 |  ...-asym / -actorder | + weight_zero_point int32 [out/(32/B), in/G] / + weight_g_idx int32 [in] | +65,536 / +16,384 |
 | mxfp4               | weight uint8 [out, in/2]; weight_scale uint8 (e8m0) [out, cdiv(in,32)]   | 8,912,896   |
+| mxfp8               | weight fp8 [out, in]; weight_scale uint8 (e8m0) [out, cdiv(in,32)] (modelopt MXFP8) | 17,301,504 |
 | nvfp4               | weight uint8 [out, in/2]; weight_scale fp8 [out, cdiv(in,16)]; weight_scale_2 + input_scale fp32 [1] each | 9,437,192 |
-| nvfp4-wo            | nvfp4 weight-only (compressed-tensors w4a16 nvfp4): no input scale       | 9,437,188   |
+| nvfp4-wo            | NVFP4 weight-only (modelopt W4A16_NVFP4, compressed-tensors w4a16 nvfp4): no input scale | 9,437,188 |
 | bnb-nf4 / bnb-fp4   | weight uint8 [numel/2]; absmax fp32 [cdiv(numel,64)]; quant_map fp32 [16] | 9,437,248   |
 | bnb-nf4-dq          | weight; absmax uint8 [cdiv(numel,64)]; nested_absmax fp32 [cdiv(that,256)]; nested_quant_map fp32 [256]; quant_map fp32 [16]; offset fp32 [1] | 8,655,940 |
 | bnb-int8            | weight int8 [out, in]; SCB fp32 [out] (LLM.int8)                         | 16,793,600  |
@@ -127,6 +128,7 @@ _GRAMMAR: tuple[tuple[re.Pattern, Callable], ...] = (
     (re.compile(r"gptq-int(?P<bits>[248])-(?P<g>g[1-9]\d{0,5}|ch)"), _gptq),
     (re.compile(r"w(?P<bits>[48])a16-(?P<g>g[1-9]\d{0,5}|ch)(?P<asym>-asym)?(?P<actorder>-actorder)?"), _wna16),
     (re.compile(r"mxfp4"), lambda m: lambda o, i: cdiv(o * i, 2) + cdiv(i, 32) * o),
+    (re.compile(r"mxfp8"), lambda m: lambda o, i: o * i + cdiv(i, 32) * o),
     (re.compile(r"nvfp4(?P<wo>-wo)?"), lambda m: lambda o, i, g=4 if m["wo"] else 8: cdiv(o * i, 2) + cdiv(i, 16) * o + g),
     (re.compile(r"bnb-(?:nf4|fp4)(?P<dq>-dq)?"), _bnb4),
     (re.compile(r"bnb-int8"), lambda m: lambda o, i: o * i + 4 * o),
@@ -147,7 +149,7 @@ def check_format(fmt: str, field: str = "weight_format") -> str:
     if len(fmt) <= 40 and _sizer(fmt) is not None:
         return fmt
     raise PlanInputError(field, f"unknown weight format {fmt[:40]!r}; allowed: {', '.join(FORMATS)} (or int4-gN, "
-                         "fp8-static, fp8-channel, fp8-block-NxK, int8-tensor, gptq-int4-gN, w4a16-gN, nvfp4-wo, "
+                         "fp8-static, fp8-channel, fp8-block-NxK, int8-tensor, gptq-int4-gN, w4a16-gN, mxfp8, nvfp4-wo, "
                          "bnb-nf4[-dq], bnb-int8)")
 
 
