@@ -20,7 +20,14 @@ from kvplan.errors import PlanInputError
 from kvplan.layers import heads_per_rank
 from kvplan.spec import DecoderLayer, Linear, ModelSpec, Norm, Tensor, distinct_layers
 from kvplan.units import cdiv
-from kvplan.weights import base_dtype, component_bytes, component_format, layer_groups, overrides_by_layer, resolve_format
+from kvplan.weights import (
+    base_dtype,
+    component_bytes,
+    component_format,
+    layer_groups,
+    overrides_by_layer,
+    resolve_format,
+)
 
 VOCAB_PADDING = 64  # vLLM DEFAULT_VOCAB_PADDING_SIZE (vocab_parallel_embedding.py)
 KV_PROJ = ("k_proj", "v_proj")

@@ -36,6 +36,11 @@ compressed_tensors_{w8a8_fp8,w8a8_int8,wNa16,w4a4_nvfp4,w4a16_nvfp4}.py (read 20
 | bnb-nf4-dq          | weight; absmax uint8 [cdiv(numel,64)]; nested_absmax fp32 [cdiv(that,256)]; nested_quant_map fp32 [256]; quant_map fp32 [16]; offset fp32 [1] | 8,655,940 |
 | bnb-int8            | weight int8 [out, in]; SCB fp32 [out] (LLM.int8)                         | 16,793,600  |
 
+Under tensor parallelism a rank's shard is priced with the same formulas on its slice (scales, zero
+points and g_idx split with the weight). Not modeled: vLLM keeps the whole scales on every rank for
+act-order GPTQ / wNa16 row-parallel layers (``marlin_repeat_scales_on_all_ranks``), at most 2/G more
+bytes per parameter of those layers.
+
 The bitsandbytes quant state (absmax, maps, offset) is what ``QuantState.from_dict`` rebuilds from
 the checkpoint's ``weight.absmax`` / ``weight.nested_absmax`` / ``weight.quant_map`` /
 ``weight.nested_quant_map`` tensors, blocksize 64 and nested blocksize 256 (bitsandbytes
@@ -43,9 +48,9 @@ defaults); vLLM keeps it beside the packed weight (``bnb_quant_state``).
 """
 
 import re
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from functools import lru_cache
-from typing import Any, Callable
+from typing import Any
 
 from pydantic import BaseModel, ConfigDict
 

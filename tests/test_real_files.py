@@ -149,8 +149,16 @@ def test_the_real_3_mb_minimax_config_loads_and_its_mixed_precision_is_read():
 
 
 def test_a_3_mb_config_drops_from_the_link_and_travels_in_the_plan_file():
-    from kvplan.web.state import (MAX_LINK_QUERY, PlanState, decode, encode_config, from_document, link_params,
-                                  spec_from_link, to_document)
+    from kvplan.web.state import (
+        MAX_LINK_QUERY,
+        PlanState,
+        decode,
+        encode_config,
+        from_document,
+        link_params,
+        spec_from_link,
+        to_document,
+    )
 
     qc = load_config_text((FIXTURES / "minimax-m3-nvfp4.json").read_bytes())["quantization_config"]
     cfg = {**preset_config("qwen3-8b"), "quantization_config": qc}  # 3 MB, plannable
