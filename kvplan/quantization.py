@@ -340,9 +340,7 @@ _CONTAINERS = {
 }
 _ROUTER_PATHS = ("mlp.gate", "mlp.router", "block_sparse_moe.gate", "feed_forward.router", "mixer.gate")
 _ALIASES = {"gate_proj": ("w1",), "up_proj": ("w3",), "down_proj": ("w2",)}  # Mixtral's expert names
-_LAYER_ENTRY = re.compile(r"(?:^|\.)layers\.(\d+)(?:\.(.*))?$")
 _EXPERT_TAIL = re.compile(r"(?:^|\.)experts\.(\d+)(?:\.|$)")
-_PATTERN_CHARS = re.compile(r"[*?\[]")
 
 
 def _tails(category: str, name: str, expert: str | None) -> list[str]:
