@@ -20,7 +20,14 @@ from kvplan.errors import PlanInputError
 from kvplan.layers import MLA_KINDS, heads_per_rank
 from kvplan.spec import DecoderLayer, Linear, ModelSpec, Norm, Tensor, distinct_layers
 from kvplan.units import cdiv
-from kvplan.weights import component_bytes, resolve_format
+from kvplan.weights import (
+    base_dtype,
+    component_bytes,
+    component_format,
+    layer_groups,
+    overrides_by_layer,
+    resolve_format,
+)
 
 VOCAB_PADDING = 64  # vLLM DEFAULT_VOCAB_PADDING_SIZE (vocab_parallel_embedding.py)
 KV_PROJ = ("k_proj", "v_proj")
@@ -123,10 +130,15 @@ class _RowShard:
         self.bias_numel = comp.bias_numel
 
 
-def _bytes(category, comp, fmt, base, exclude, base_bytes) -> int:
+def _bytes(category, comp, fmt, base, base_bytes) -> int:
     if isinstance(comp, _RowShard):
-        return component_bytes(category, comp.linear, fmt, base, exclude) + comp.bias_numel * base_bytes
-    return component_bytes(category, comp, fmt, base, exclude)
+        return component_bytes(category, comp.linear, fmt, base) + comp.bias_numel * base_bytes
+    return component_bytes(category, comp, fmt, base)
+
+
+def _formats_bytes(category, comp, fmt, overrides, base, base_bytes, shard) -> int:
+    """Bytes of one (sharded) component under its format(s) (an override wins, see component_format)."""
+    return sum(_bytes(category, shard, f, base, base_bytes) for f, _ in component_format(category, comp, fmt, overrides))
 
 
 def rank_weight_bytes(spec: ModelSpec, layout: Layout, stage: int = 0, weight_format: str | None = None) -> int:
@@ -139,43 +151,58 @@ def _rank_weight_bytes(spec: ModelSpec, layout: Layout, stage: int, weight_forma
 
     Worked number: Llama-3.1-70B bf16 at TP=8: 141,107,412,992 B in all, 17,640,734,720 B per rank
     (all / 8, plus 7/8 of the 161 replicated RMSNorm weights of 8192 x 2 B). At TP=1 this is
-    ``weight_bytes`` except for vocab padding (gpt2: 50,257 -> 50,304 rows).
+    ``weight_bytes`` except for vocab padding (gpt2: 50,257 -> 50,304 rows). Per-module formats of the
+    checkpoint (``quantization_overrides``) are priced layer by layer, as in ``weight_bytes``.
     """
-    fmt, exclude = resolve_format(spec, weight_format)
-    base = fmt if fmt in ("fp32", "bf16", "fp16") else (spec.dtype if spec.dtype != "fp32" else "bf16")
+    fmt, use_overrides = resolve_format(spec, weight_format)
+    base = base_dtype(spec, fmt)
     base_bytes = {"fp32": 4, "bf16": 2, "fp16": 2}[base]
+    top = overrides_by_layer(spec).get(-1) if use_overrides else None
     tp, moe_ranks = layout.tp, layout.tp * layout.dp
     first, last = stage == 0, stage == layout.pp - 1
     total = 0
     if first:
-        total += sum(_bytes("embeddings", _shard(c, tp, spec), fmt, base, exclude, base_bytes) for c in spec.embeddings)
-        total += sum(_bytes("other", _shard(c, tp, spec), fmt, base, exclude, base_bytes) for c in spec.other)
-    for layer, n in stage_distinct(spec, layout.pp, stage):
+        total += sum(_formats_bytes("embeddings", c, fmt, top, base, base_bytes, _shard(c, tp, spec))
+                     for c in spec.embeddings)
+        total += sum(_formats_bytes("other", c, fmt, top, base, base_bytes, _shard(c, tp, spec)) for c in spec.other)
+    parts = pp_partition(len(spec.layers), layout.pp)
+    start = sum(parts[:stage])
+    groups = (layer_groups(spec, start, start + parts[stage]) if use_overrides
+              else [(layer, n, None) for layer, n in stage_distinct(spec, layout.pp, stage)])
+    for layer, n, mine in groups:
         for category in ("attention", "mlp", "router", "norms", "other"):
-            total += n * sum(_bytes(category, _shard(c, tp, spec), fmt, base, exclude, base_bytes)
+            total += n * sum(_formats_bytes(category, c, fmt, mine, base, base_bytes, _shard(c, tp, spec))
                              for c in getattr(layer, category))
         if layer.experts is not None:
-            total += n * _expert_bytes(layer, layout, moe_ranks, fmt, base, exclude, base_bytes)
+            total += n * _expert_bytes(layer, layout, moe_ranks, fmt, mine, base, base_bytes)
     if last:
-        total += sum(_bytes("norms", c, fmt, base, exclude, base_bytes) for c in spec.final_norm)
+        total += sum(_formats_bytes("norms", c, fmt, top, base, base_bytes, c) for c in spec.final_norm)
         head = spec.lm_head or (spec.embeddings[:1] if layout.pp > 1 else ())  # tied: a second copy under PP
-        total += sum(_bytes("lm_head", _shard(c, tp, spec), fmt, base, exclude, base_bytes) for c in head)
+        category = "lm_head" if spec.lm_head else "embeddings"
+        total += sum(_formats_bytes(category, c, fmt, top, base, base_bytes, _shard(c, tp, spec)) for c in head)
     return total
 
 
-def _expert_bytes(layer, layout, moe_ranks, fmt, base, exclude, base_bytes) -> int:
+def _expert_bytes(layer, layout, moe_ranks, fmt, overrides, base, base_bytes) -> int:
+    """Routed experts on the busiest rank. Mixed formats across experts (mixed precision): under TP
+    each format's experts are split like the rest; under EP the busiest rank is priced as holding
+    ``cdiv(E, ranks)`` experts of the largest per-expert size (exact when all share one format)."""
     experts = layer.experts
     if layout.ep:
         per_rank = cdiv(experts.num_experts, moe_ranks)
-        return per_rank * sum(component_bytes("experts", c.model_copy(update={"count": 1}), fmt, base, exclude)
-                              for c in experts.linears)
+        total = 0
+        for c in experts.linears:
+            one = c.model_copy(update={"count": 1})
+            total += per_rank * max(component_bytes("experts", one, f, base)
+                                    for f, _ in component_format("experts", c, fmt, overrides))
+        return total
     out = 0
     for c in experts.linears:
-        c = c.model_copy(update={"count": experts.num_experts})
-        if c.name.endswith(ROW_EXPERT):
-            out += _bytes("experts", _RowShard(c, cdiv(c.in_features, moe_ranks)), fmt, base, exclude, base_bytes)
-        else:
-            out += component_bytes("experts", c.model_copy(update={"out_features": cdiv(c.out_features, moe_ranks)}),
-                                   fmt, base, exclude)
+        for f, k in component_format("experts", c, fmt, overrides):
+            c_f = c.model_copy(update={"count": k or experts.num_experts})
+            if c_f.name.endswith(ROW_EXPERT):
+                out += _bytes("experts", _RowShard(c_f, cdiv(c_f.in_features, moe_ranks)), f, base, base_bytes)
+            else:
+                out += component_bytes("experts", c_f.model_copy(
+                    update={"out_features": cdiv(c_f.out_features, moe_ranks)}), f, base)
     return out
-

@@ -122,6 +122,23 @@ class DecoderLayer(_Frozen):
     other: tuple[Component, ...] = ()
 
 
+class FormatOverride(_Frozen):
+    """One component stored in another format than the checkpoint's default, in the listed layers.
+
+    Computed at parse time from the quantization_config's ignore / exclude lists and per-module
+    formats (``kvplan.quantization``). ``layers`` are decoder-layer indices; () for a component
+    outside the layers (embeddings, lm_head, other). ``format`` is a weight format or
+    ``"unquantized"`` (kept in the checkpoint's 16-bit dtype). ``experts`` > 0: only that many of
+    the layer's routed experts use ``format`` (mixed-precision MoE); 0: every copy.
+    """
+
+    layers: tuple[int, ...] = ()
+    category: Category
+    name: str
+    format: str
+    experts: int = Field(default=0, ge=0)
+
+
 class ModelSpec(_Frozen):
     """A decoder, as its config.json says it is.
 
@@ -141,7 +158,9 @@ class ModelSpec(_Frozen):
     tie_word_embeddings: bool = False
     dtype: str = "bf16"  # the checkpoint's dtype (config "torch_dtype"/"dtype"), canonical name
     quantization: str | None = None  # weight format the checkpoint ships in, if quantized
-    quantization_exclude: tuple[str, ...] = ()  # categories the checkpoint keeps unquantized
+    quantization_exclude: tuple[str, ...] = ()  # categories the checkpoint keeps wholly unquantized
+    # Per layer / per component formats that differ from ``quantization`` (ignore lists, mixed precision).
+    quantization_overrides: tuple[FormatOverride, ...] = ()
 
     embeddings: tuple[Component, ...]
     layers: tuple[DecoderLayer, ...]

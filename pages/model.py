@@ -16,7 +16,7 @@ with paste:
     st.button("Use this config", key="model.use_paste", on_click=widgets.use_pasted_config)
 with upload:
     st.file_uploader("config.json", type=["json"], key="model.upload", on_change=widgets.use_uploaded_config,
-                     max_upload_size=widgets.MAX_UPLOAD_MB, help=f"Up to {MAX_CONFIG_BYTES:,} bytes.")
+                     max_upload_size=widgets.MAX_UPLOAD_MB, help=f"Up to {MAX_CONFIG_BYTES // 2**20} MiB ({MAX_CONFIG_BYTES:,} bytes).")
 with from_hub:
     repo = st.text_input("Model id", key="model.hub", placeholder="Qwen/Qwen3-8B", max_chars=200,
                          help=f"Fetches only config.json from {hub.endpoint_or_error()} "

@@ -5,6 +5,7 @@ import http.server
 import json
 import threading
 
+from kvplan.hf_config import MAX_CONFIG_BYTES
 from kvplan.presets import preset_config
 
 TOKEN = "hf_test_token"
@@ -45,7 +46,7 @@ class Handler(http.server.BaseHTTPRequestHandler):
             self.end_headers()
             return None
         if repo == "acme/huge":
-            return self._send(200, b"{" + b" " * (3 * 2**20) + b"}")
+            return self._send(200, b"{" + b" " * (MAX_CONFIG_BYTES + 1) + b"}")
         if repo not in CONFIGS:
             return self._send(404, b"no such repo")
         return self._send(200, json.dumps(CONFIGS[repo]).encode())

@@ -199,11 +199,11 @@ def test_a_config_too_large_for_a_link_keeps_the_plan_and_points_to_the_json():
 
 def test_upload_limits_match_the_parser():
     cfg = tomllib.loads((ROOT / ".streamlit" / "config.toml").read_text())
-    assert cfg["server"]["maxUploadSize"] == widgets.MAX_UPLOAD_MB == 2
-    assert MAX_CONFIG_BYTES == widgets.MAX_PLAN_FILE_BYTES == 2 * 2**20
-    assert 2 <= cfg["server"]["maxMessageSize"] <= 32
+    assert cfg["server"]["maxUploadSize"] == widgets.MAX_PLAN_UPLOAD_MB == 2 * widgets.MAX_UPLOAD_MB == 32
+    assert MAX_CONFIG_BYTES == widgets.MAX_UPLOAD_MB * 2**20 == widgets.MAX_PLAN_FILE_BYTES // 2 == 16 * 2**20
+    assert MAX_CONFIG_BYTES / 1e6 < cfg["server"]["maxMessageSize"] <= 32  # a 16 MiB paste fits one message
     at = open_share(run_app(page="pages/model.py"))
-    assert {u.key: u.proto.max_upload_size_mb for u in at.get("file_uploader")} == {"model.upload": 2, "kv.upload": 2}
+    assert {u.key: u.proto.max_upload_size_mb for u in at.get("file_uploader")} == {"model.upload": 16, "kv.upload": 32}
 
 
 def test_an_oversized_upload_is_refused_with_a_message():
@@ -211,7 +211,7 @@ def test_an_oversized_upload_is_refused_with_a_message():
     at.file_uploader(key="model.upload").set_value(
         ("config.json", b"{" + b" " * MAX_CONFIG_BYTES + b"}", "application/json")).run()
     assert not at.exception and any("too large" in e.value for e in at.error)
-    body = b'{"inputs": {}, "pad": "' + b"x" * (2 * 2**20) + b'"}'
+    body = b'{"inputs": {}, "pad": "' + b"x" * widgets.MAX_PLAN_FILE_BYTES + b'"}'
     open_share(at)
     at.file_uploader(key="kv.upload").set_value(("plan.json", body, "application/json")).run()
     assert not at.exception and any("larger than" in w for w in warnings(at))

@@ -275,9 +275,10 @@ def test_pp_stage_without_cached_layers_does_not_set_the_capacity():
 
 def test_oversized_config_file_is_refused_without_reading_it_all(tmp_path):
     from kvplan import ConfigError, resolve_model
+    from kvplan.hf_config import MAX_CONFIG_BYTES
 
     big = tmp_path / "config.json"
-    big.write_bytes(b'{"a": "' + b"x" * (3 * 2**20) + b'"}')
+    big.write_bytes(b'{"a": "' + b"x" * (MAX_CONFIG_BYTES + 1) + b'"}')
     with pytest.raises(ConfigError) as info:
         resolve_model(str(big))
     assert "too large" in info.value.message

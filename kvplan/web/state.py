@@ -12,15 +12,17 @@ Streamlit-free: pages and tests use the same functions (``kvplan.web.widgets`` b
 
 import base64
 import binascii
+import hashlib
 import json
 import math
 import random
 import re
+import threading
 import urllib.parse
 import zlib
+from collections import OrderedDict
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from functools import lru_cache
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict
@@ -42,7 +44,12 @@ MAX_PARALLEL = 4096
 # Pipeline stages: each is planned separately, so a shared link asking for thousands of stages of a
 # 10,000-layer config would cost the whole server seconds per page; no deployment uses more than this.
 MAX_PIPELINE = 128
-MAX_CONFIG_PARAM = 64 * 1024  # characters of a compressed config in a link (read; written only if the link fits)
+# Characters of a compressed config the state holds (and a link may carry; the app writes it into a link
+# only when the whole query fits MAX_LINK_QUERY): urlsafe base64 of zlib's compressBound(MAX_CONFIG_BYTES),
+# so any config the parser accepts fits, even an incompressible one. Inflating stays capped at
+# MAX_CONFIG_BYTES, so reading one costs no more than pasting it.
+MAX_CONFIG_PARAM = 4 * -(-(MAX_CONFIG_BYTES + (MAX_CONFIG_BYTES >> 12) + (MAX_CONFIG_BYTES >> 14) + 13) // 3)
+SPEC_CACHE_ENTRIES = 32  # specs of linked configs kept, keyed by a digest of the text (not the text itself)
 MAX_LINK_QUERY = 8_000  # characters of a query string the app writes (browsers, proxies and chat apps cut longer)
 CUT_KEY = "cut"  # link key listing what a too-long link left out
 CUTTABLE = ("cfg", "cmd", "pl")  # the fields that can make a link long, biggest first
@@ -300,8 +307,11 @@ assert set(BY_NAME) == set(PlanState.model_fields), "every PlanState field needs
 # ---------------------------------------------------------------- config <-> link text
 
 def encode_config(config: Mapping[str, Any]) -> str:
-    """A config dict -> link text: minified JSON (keys sorted), zlib level 9, urlsafe base64 unpadded."""
-    raw = json.dumps(config, sort_keys=True, separators=(",", ":"), ensure_ascii=False).encode()
+    """A config dict -> link text: minified JSON (keys sorted), zlib level 9, urlsafe base64 unpadded.
+
+    ``allow_nan=True`` on purpose: a real config may hold Infinity / NaN (Nemotron-3-Super's
+    ``time_step_limit``), and this text is read back only by ``load_config_text``, which reads them."""
+    raw = json.dumps(config, sort_keys=True, separators=(",", ":"), ensure_ascii=False, allow_nan=True).encode()
     text = base64.urlsafe_b64encode(zlib.compress(raw, 9)).decode().rstrip("=")
     if len(text) > MAX_CONFIG_PARAM:
         raise ValueError(f"the config is too large for a link ({len(text):,} characters compressed)")
@@ -326,11 +336,26 @@ def decode_config(text: str) -> dict[str, Any]:
         raise ValueError(exc.message) from None
 
 
-@lru_cache(maxsize=32)
+_SPECS: "OrderedDict[tuple[bytes, str | None], ModelSpec]" = OrderedDict()
+_SPECS_LOCK = threading.Lock()
+
+
 def spec_from_link(config_text: str, name: str | None) -> ModelSpec:
-    """The spec of a linked config (immutable, so cached by content). Raises ValueError on a damaged
-    link, ConfigError on a config that cannot be planned."""
-    return parse_config(decode_config(config_text), name=name)
+    """The spec of a linked config (immutable, so cached by content: a 16-byte digest of the text, so
+    the cache never holds the texts themselves, up to MAX_CONFIG_PARAM characters each). Raises
+    ValueError on a damaged link, ConfigError on a config that cannot be planned."""
+    key = (hashlib.blake2b(config_text.encode(), digest_size=16).digest(), name)
+    with _SPECS_LOCK:
+        spec = _SPECS.get(key)
+        if spec is not None:
+            _SPECS.move_to_end(key)
+            return spec
+    spec = parse_config(decode_config(config_text), name=name)
+    with _SPECS_LOCK:
+        _SPECS[key] = spec
+        while len(_SPECS) > SPEC_CACHE_ENTRIES:
+            _SPECS.popitem(last=False)
+    return spec
 
 
 def model_spec(state: PlanState) -> ModelSpec:
@@ -417,14 +442,38 @@ def _last(raw: str | list[str] | None) -> str:
 # ---------------------------------------------------------------- plan files (JSON / CSV)
 
 def to_document(state: PlanState) -> dict[str, Any]:
-    """The inputs as a JSON-ready dict, long names, non-defaults only (the config as JSON itself)."""
+    """The inputs as a JSON-ready dict, long names, non-defaults only (the config as JSON itself).
+
+    Strict JSON (``json.dumps(..., allow_nan=False)`` works on it): a config holding Infinity / NaN
+    travels as its compressed link text instead (``from_document`` reads either), with a note."""
     inputs: dict[str, Any] = {}
+    doc: dict[str, Any] = {"kvplan_plan": VERSION, "inputs": inputs}
     for f in FIELDS:
         value = getattr(state, f.name)
         if value == getattr(DEFAULT, f.name) or value is None:
             continue
-        inputs[f.name] = decode_config(value) if f.name == "config" else value
-    return {"kvplan_plan": VERSION, "inputs": inputs}
+        if f.name == "config":
+            config = decode_config(value)
+            if _has_non_finite(config):
+                doc["config_note"] = ("inputs.config is the compressed config text (as in a link): the config "
+                                      "holds Infinity or NaN, which strict JSON cannot")
+            else:
+                value = config
+        inputs[f.name] = value
+    return doc
+
+
+def _has_non_finite(value: Any) -> bool:
+    stack = [value]
+    while stack:
+        node = stack.pop()
+        if isinstance(node, float) and not math.isfinite(node):
+            return True
+        if isinstance(node, dict):
+            stack.extend(node.values())
+        elif isinstance(node, list):
+            stack.extend(node)
+    return False
 
 
 def from_document(doc: Any) -> tuple[PlanState, list[str]]:

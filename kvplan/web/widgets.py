@@ -28,7 +28,7 @@ from kvplan.paging import BLOCK_SIZES
 from kvplan.presets import preset_names
 from kvplan.units import GiB
 from kvplan.weights import FORMATS
-from kvplan.hf_config import load_config_text
+from kvplan.hf_config import MAX_CONFIG_BYTES, load_config_text
 from kvplan.web import cached, hub, views
 from kvplan.web.state import (
     BY_KEY, BY_NAME, DEFAULT, MAX_LINK_QUERY, MAX_PARALLEL, MAX_PIPELINE, PlanState, decode, encode, encode_config,
@@ -45,8 +45,12 @@ ENGINE_KNOBS = {
     "custom": ("block_size", "runtime_gib", "headroom_gib", "enable_expert_parallel"),
 }
 PREFIX = "w."
-MAX_PLAN_FILE_BYTES = 2 * 2**20  # as .streamlit/config.toml's server.maxUploadSize (MB) and MAX_CONFIG_BYTES
-MAX_UPLOAD_MB = 2
+# Upload caps, in Streamlit's MB (2**20 bytes). A config.json: MAX_CONFIG_BYTES (16 MiB). A plan JSON
+# carries the config indented plus the plan, so twice that; .streamlit/config.toml's
+# server.maxUploadSize is the larger of the two (each uploader caps itself).
+MAX_UPLOAD_MB = MAX_CONFIG_BYTES // 2**20  # 16
+MAX_PLAN_UPLOAD_MB = 2 * MAX_UPLOAD_MB  # 32
+MAX_PLAN_FILE_BYTES = MAX_PLAN_UPLOAD_MB * 2**20
 _ss = st.session_state
 
 
@@ -362,16 +366,17 @@ def _share(params: dict[str, str], cut: list[str] = ()) -> None:
     c2.download_button("Plan CSV", data=lambda: views.plan_csv(state), file_name="kvplan-plan.csv",
                        mime="text/csv", on_click="ignore", icon=":material/download:")
     st.file_uploader("Restore a plan JSON", type=["json"], key="kv.upload", on_change=_restore,
-                     max_upload_size=MAX_UPLOAD_MB)
+                     max_upload_size=MAX_PLAN_UPLOAD_MB)
 
 
 def plan_json(state: PlanState) -> str:
     doc = to_document(state)
     try:
-        doc["plan"] = cached.plan_for(state).model_dump(mode="json")
+        # model_dump_json writes a non-finite float as null: the file stays strict JSON (allow_nan=False).
+        doc["plan"] = json.loads(cached.plan_for(state).model_dump_json())
     except KvplanError as exc:
         doc["plan_error"] = str(exc)
-    return json.dumps(doc, indent=2)
+    return json.dumps(doc, indent=2, allow_nan=False)
 
 
 def _restore() -> None:
