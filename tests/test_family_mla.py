@@ -269,7 +269,7 @@ def test_kimi_k25_reads_as_deepseek_v3():
     assert count_params(spec).total_params == count_params(v3).total_params == 1_026_408_209_408
     assert spec.layers == v3.layers
     assert kv_bytes_per_token(spec) == kv_bytes_per_token(v3) == 61 * 576 * 2 == 70_272
-    assert spec.quantization == "int4-g32"
+    assert spec.quantization == "w4a16-g32"  # compressed-tensors pack-quantized int4, group 32 (kvplan.quantization)
 
 
 def test_kimi_k2_instruct_reads_as_deepseek_v3():
