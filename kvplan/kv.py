@@ -16,7 +16,7 @@ from collections.abc import Sequence
 from pydantic import BaseModel, ConfigDict
 
 from kvplan.errors import PlanInputError
-from kvplan.layers import ATTENTION_KINDS, Convention
+from kvplan.layers import ATTENTION_KINDS, Convention, cache_parts
 from kvplan.spec import ModelSpec
 from kvplan.units import DTYPE_BITS, canonical_dtype
 
@@ -105,7 +105,8 @@ def kv_cache_bytes(
     b_state = DTYPE_BITS[spec.dtype] // 8
     by_kind: dict[str, int] = {}
     # Identical layers are one object: price each distinct cache spec once, times its count.
-    per_spec = Counter(layer.cache for layer in spec.layers)
+    # A layer keeping two caches (Falcon-H1's attention + Mamba) is priced as its two parts.
+    per_spec = Counter(part for layer in spec.layers for part in cache_parts(layer.cache))
     counts = Counter(lengths)
     for cache, n_layers in per_spec.items():
         if cache.kind in ATTENTION_KINDS:

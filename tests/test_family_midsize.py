@@ -79,6 +79,12 @@ PARAM_CASES = [
                           "num_local_experts": 0, "num_key_value_heads": 8}),
     ("granitemoehybrid", {"layer_types": ["mamba", "attention", "mamba", "mamba"], "num_hidden_layers": 4,
                           "num_local_experts": 16, "mamba_n_heads": 64, "mamba_d_head": 128}),
+    ("falcon_h1", {}),
+    ("falcon_h1", {"num_hidden_layers": 6, "mamba_d_ssm": None, "mamba_rms_norm": True, "mamba_n_groups": 2,
+                   "projectors_bias": True, "mamba_proj_bias": True, "attention_bias": True,
+                   "tie_word_embeddings": True}),
+    ("falcon_h1", {"num_hidden_layers": 4, "mamba_n_heads": 16, "mamba_d_ssm": 2048, "mamba_d_state": 64,
+                   "num_key_value_heads": 2, "mlp_bias": True}),
     ("jamba", {}),
     ("jamba", {"num_hidden_layers": 8, "attn_layer_period": 4, "attn_layer_offset": 1, "num_experts": 1,
                "mamba_dt_rank": 128, "mamba_d_state": 32}),
@@ -158,6 +164,8 @@ CACHE_CASES = {
                                               "num_local_experts": 4, "num_experts_per_tok": 2, "mamba_n_heads": 4,
                                               "mamba_d_state": 8, "shared_intermediate_size": 32,
                                               "mamba_chunk_size": 8}),
+    "falcon_h1": ("falcon_h1", {**SMALL, "mamba_d_ssm": 64, "mamba_n_heads": 4, "mamba_d_state": 8,
+                                "mamba_n_groups": 2, "mamba_chunk_size": 8, "mamba_rms_norm": True}),
     "jamba": ("jamba", {**SMALL, "attn_layer_period": 2, "attn_layer_offset": 1, "num_experts": 4,
                         "num_experts_per_tok": 2, "mamba_d_state": 8, "use_mamba_kernels": False}),
     "lfm2": ("lfm2", {**SMALL, "layer_types": ["conv", "full_attention", "conv", "conv"], "conv_L_cache": 3}),
@@ -275,3 +283,25 @@ def test_vllm_mamba1_state_jamba_defaults():
     params = count_params(spec)
     assert params.total_params == 51_570_323_328
     assert round(params.active_params / 1e9) == 12
+
+
+def test_vllm_falcon_h1_attention_and_mamba_in_every_layer():
+    # vLLM falcon_h1.py: each FalconH1ParallelHybrid layer holds an Attention (FullAttentionSpec) and a
+    # MambaMixer2 (get_mamba_state_shape_from_config -> mamba2_state_shape with intermediate_size =
+    # mamba_d_ssm, or mamba_expand x hidden_size when null). FalconH1Config(), bf16, 32 layers:
+    #   attention 8 KV heads x (128 + 128) x 2 B = 4096 B per token per layer; 1000 tokens x 32 = 131,072,000 B
+    #   Mamba: conv_dim = 1024 + 2 x 1 x 256 = 1536; 1536 x 3 x 2 + 128 heads x 8 x 256 x 2 = 9,216 + 524,288
+    #          = 533,504 B per layer; x 32 = 17,072,128 B per sequence.
+    from kvplan.plan import kv_groups
+    from kvplan.spec import distinct_layers
+
+    spec = parse_config({**family_config("falcon_h1"), "torch_dtype": "bfloat16"})
+    assert spec.layer_kinds == {"attention_and_mamba": 32}
+    kv = kv_cache_bytes(spec, [1000], "auto", "vllm")
+    assert kv.by_kind == {"full_attention": 131_072_000, "mamba": 17_072_128}
+    # vLLM's hybrid layout: the attention block grows until a page holds a Mamba state:
+    # 16 x cdiv(533,504, 16 x 4096) = 144 tokens; pages 144 x 4096 = 589,824 B (the Mamba page padded to it);
+    # two groups of 32 layers, 32 x 589,824 = 18,874,368 B per block.
+    groups, bytes_per_block, block = kv_groups(distinct_layers(spec.layers), 16, 1, 2, 2, 8192, 2048)
+    assert block == 144 and bytes_per_block == 18_874_368
+    assert sorted((g.kind, g.layers) for g in groups) == [("full_attention", 32), ("mamba", 32)]

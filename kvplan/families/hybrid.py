@@ -1,5 +1,5 @@
-"""Hybrids of attention and recurrent mixers: bamba, granitemoehybrid (Mamba-2), jamba (Mamba-1),
-lfm2, lfm2_moe (gated short convolutions).
+"""Hybrids of attention and recurrent mixers: bamba, granitemoehybrid (Mamba-2), falcon_h1 (Mamba-2
+beside attention in every layer), jamba (Mamba-1), lfm2, lfm2_moe (gated short convolutions).
 
 A Mamba-2 layer caches a fixed state per sequence (``layers.MambaState``): a conv state of
 conv_dim = intermediate + 2 x n_groups x d_state channels and an SSM state of heads x d_head x
@@ -13,7 +13,7 @@ from typing import Any
 from kvplan.errors import ConfigError
 from kvplan.families.blocks import attention_linears, core_dims, experts_block, gated_mlp, rms, router
 from kvplan.families.llama_kin import Dims, assemble
-from kvplan.layers import MambaState, ShortConvState
+from kvplan.layers import AttentionAndMamba, FullAttention, MambaState, ShortConvState
 from kvplan.spec import Component, Experts, Linear, Norm, Tensor
 
 # transformers' configuration_utils._LEGACY_LAYER_TYPE_REMAP (5.23): old block names, new ones.
@@ -22,7 +22,7 @@ LEGACY_LAYER_TYPES = {"mamba": "linear_attention", "attention": "full_attention"
 
 def mamba2_mixer(r, h: int, *, prefix: str = "mamba_", inner: int | None = None,
                  heads_key: str = "n_heads", head_key: str = "d_head", norm: bool = True,
-                 defaults: dict | None = None) -> tuple[tuple[Component, ...], MambaState]:
+                 defaults: dict | None = None, out_bias: bool | None = None) -> tuple[tuple[Component, ...], MambaState]:
     """(weights, cache) of one Mamba-2 mixer from ``<prefix>n_heads``, ``d_head`` ("auto": intermediate
     // heads), ``n_groups``, ``d_state``, ``d_conv``, ``expand``, ``conv_bias``, ``proj_bias``.
 
@@ -55,7 +55,8 @@ def mamba2_mixer(r, h: int, *, prefix: str = "mamba_", inner: int | None = None,
     )
     if norm:
         weights += (Norm(name="mixer_norm", dim=inner, shard="column"),)
-    weights += (Linear(name="out_proj", in_features=inner, out_features=h, bias=proj_bias, shard="row"),)
+    out_bias = proj_bias if out_bias is None else out_bias
+    weights += (Linear(name="out_proj", in_features=inner, out_features=h, bias=out_bias, shard="row"),)
     cache = MambaState(conv_dim=conv_dim, conv_kernel=kernel, num_heads=n_heads, head_dim=d_head, state_size=d_state,
                        n_groups=groups)
     return weights, cache
@@ -156,6 +157,30 @@ def build_jamba(r, model_type: str) -> dict[str, Any]:
                     moe=(experts, router(d.h, n), ()), moe_layers=moe_layers, final_norm=rms("final_layernorm", d.h))
 
 
+def build_falcon_h1(r, model_type: str) -> dict[str, Any]:
+    """falcon_h1: every layer runs attention (attention_bias on q/k/v/o) and a Mamba-2 mixer side by side,
+    then a gated MLP (mlp_bias); norms input_layernorm, pre_ff_layernorm; final final_layernorm.
+
+    The mixer's width is mamba_d_ssm (default 1024; mamba_expand x h when null); its in_proj bias is
+    mamba_proj_bias, its out_proj bias projectors_bias; its gated RMSNorm exists only with
+    mamba_rms_norm (FalconH1Mixer). Each layer caches K/V and a Mamba state (``AttentionAndMamba``)."""
+    d = Dims(*core_dims(r), r.int("vocab_size"))
+    inner = r.int("mamba_d_ssm") if r.has("mamba_d_ssm") else None  # None: mamba_expand x hidden_size
+    if r.has("layer_types") and set(r.str_list("layer_types")) - {"hybrid"}:
+        raise ConfigError(r._name("layer_types"), 'Falcon-H1 layers are all "hybrid" (attention beside Mamba)')
+    weights, state = mamba2_mixer(r, d.h, inner=inner, norm=r.bool("mamba_rms_norm", False),
+                                  defaults={"n_heads": 128}, out_bias=r.bool("projectors_bias", False))
+    bias = r.bool("attention_bias", False)
+    attn = attention_linears(d.h, d.nq, d.nkv, d.hd, qkv_bias=bias, o_bias=bias)
+    both = AttentionAndMamba(attention=FullAttention(num_key_value_heads=d.nkv, head_dim=d.hd, v_head_dim=d.hd),
+                             mamba=state)
+    return assemble(r, d, kinds=["hybrid"] * d.n_layers, window=None, attn=attn,
+                    mixers={"hybrid": (attn + weights, both)},
+                    norms=(rms("input_layernorm", d.h), rms("pre_ff_layernorm", d.h)),
+                    mlp=gated_mlp(d.h, r.int("intermediate_size"), bias=r.bool("mlp_bias", False)),
+                    final_norm=rms("final_layernorm", d.h))
+
+
 def _lfm2_pieces(r, d: Dims, model_type: str) -> tuple[list[str], dict, tuple[Component, ...]]:
     """(layer kinds, {"conv": (weights, state)}, attention weights) shared by lfm2 and lfm2_moe.
 
@@ -229,6 +254,7 @@ def _w_mlp(h: int, inter: int, names: tuple[str, str, str]) -> tuple[Component, 
 MODEL_TYPES = {
     "bamba": build_bamba,
     "granitemoehybrid": build_granitemoehybrid,
+    "falcon_h1": build_falcon_h1,
     "jamba": build_jamba,
     "lfm2": build_lfm2,
     "lfm2_moe": build_lfm2,
