@@ -90,6 +90,12 @@ PARAM_CASES = [
                "mamba_dt_rank": 128, "mamba_d_state": 32}),
     ("jamba", {"num_hidden_layers": 6, "expert_layer_period": 3, "expert_layer_offset": 0, "num_experts": 4,
                "mamba_proj_bias": True, "mamba_conv_bias": False}),
+    ("zamba2", {}),
+    ("zamba2", {"num_hidden_layers": 6, "layers_block_type": ["mamba", "hybrid", "mamba", "hybrid", "mamba", "hybrid"],
+                "num_mem_blocks": 2, "use_shared_attention_adapter": True}),
+    ("zamba2", {"num_hidden_layers": 5, "layers_block_type": ["hybrid", "mamba", "hybrid", "mamba", "mamba"],
+                "num_key_value_heads": 8, "add_bias_linear": True, "intermediate_size": 4000, "mamba_ngroups": 2,
+                "n_mamba_heads": 16}),
     ("lfm2", {}), ("lfm2", {"full_attn_idxs": [2, 5, 8], "num_hidden_layers": 10, "conv_bias": True,
                             "block_ffn_dim_multiplier": 1.5}),
     ("lfm2", {"block_auto_adjust_ff_dim": False, "num_hidden_layers": 3, "layer_types": ["conv", "full_attention", "conv"]}),
@@ -168,6 +174,12 @@ CACHE_CASES = {
                                 "mamba_n_groups": 2, "mamba_chunk_size": 8, "mamba_rms_norm": True}),
     "jamba": ("jamba", {**SMALL, "attn_layer_period": 2, "attn_layer_offset": 1, "num_experts": 4,
                         "num_experts_per_tok": 2, "mamba_d_state": 8, "use_mamba_kernels": False}),
+    # (MHA: transformers' q/k/v adapters are [2h -> 2h], so they only run without GQA)
+    "zamba2": ("zamba2", dict(vocab_size=128, hidden_size=64, num_hidden_layers=5, num_attention_heads=4,
+                              num_key_value_heads=4, max_position_embeddings=256, n_mamba_heads=4, mamba_d_state=8,
+                              mamba_ngroups=2, chunk_size=8, num_mem_blocks=2, adapter_rank=8,
+                              use_shared_attention_adapter=True, pad_token_id=0,
+                              layers_block_type=["mamba", "hybrid", "mamba", "hybrid", "hybrid"])),
     "lfm2": ("lfm2", {**SMALL, "layer_types": ["conv", "full_attention", "conv", "conv"], "conv_L_cache": 3}),
     "lfm2_moe": ("lfm2_moe", {**SMALL, "layer_types": ["conv", "full_attention", "conv", "conv"], "num_dense_layers": 1,
                               "num_experts": 4, "num_experts_per_tok": 2, "moe_intermediate_size": 32}),
@@ -305,3 +317,28 @@ def test_vllm_falcon_h1_attention_and_mamba_in_every_layer():
     groups, bytes_per_block, block = kv_groups(distinct_layers(spec.layers), 16, 1, 2, 2, 8192, 2048)
     assert block == 144 and bytes_per_block == 18_874_368
     assert sorted((g.kind, g.layers) for g in groups) == [("full_attention", 32), ("mamba", 32)]
+
+
+def test_vllm_zamba2_defaults():
+    # vLLM zamba2.py: every layer has a MambaMixer2 (mamba2_state_shape: intermediate = mamba_expand x h,
+    # n_groups = mamba_ngroups, heads = n_mamba_heads, head_dim = mamba_headdim, d_state, d_conv); each hybrid
+    # layer's shared block has its own Attention(num_attention_heads, attention_head_dim): multi-head.
+    # Zamba2Config(): 54 layers, 9 hybrid; h 2560: inner 5120, 8 heads of 640, 1 group, d_state 64, d_conv 4;
+    # 32 heads of 2 x 2560 // 32 = 160; bf16:
+    #   Mamba per layer: (5120 + 2 x 64) x 3 x 2 + 8 x 640 x 64 x 2 = 31,488 + 655,360 = 686,848 B; x 54 = 37,089,792
+    #   attention: 9 x 32 x (160 + 160) x 2 B = 184,320 B per token; x 1000 = 184,320,000 B.
+    spec = parse_config({**family_config("zamba2"), "torch_dtype": "bfloat16"})
+    assert spec.layer_kinds == {"mamba": 45, "attention_and_mamba": 9}
+    kv = kv_cache_bytes(spec, [1000], "auto", "vllm")
+    assert kv.by_kind == {"mamba": 37_089_792, "full_attention": 184_320_000}
+
+
+def test_zamba2_gqa_config_caches_kv_heads_in_transformers_but_all_heads_in_vllm():
+    # 2 hybrid layers, num_key_value_heads 8 of 32 heads x 160: transformers caches 8 x 320 x 2 B =
+    # 5,120 B per token per hybrid layer; vLLM's multi-head Attention 32 x 320 x 2 B = 20,480 B.
+    cfg = family_config("zamba2", num_hidden_layers=4, layers_block_type=["mamba", "hybrid", "mamba", "hybrid"],
+                        num_key_value_heads=8)
+    spec = parse_config({**cfg, "torch_dtype": "bfloat16"})
+    assert kv_cache_bytes(spec, [10], "auto", "transformers").by_kind["full_attention"] == 2 * 10 * 5_120
+    assert kv_cache_bytes(spec, [10], "auto", "vllm").by_kind["full_attention"] == 2 * 10 * 20_480
+    assert count_params(spec).total_params == transformers_param_count(cfg)
