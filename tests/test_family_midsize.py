@@ -342,3 +342,28 @@ def test_zamba2_gqa_config_caches_kv_heads_in_transformers_but_all_heads_in_vllm
     assert kv_cache_bytes(spec, [10], "auto", "transformers").by_kind["full_attention"] == 2 * 10 * 5_120
     assert kv_cache_bytes(spec, [10], "auto", "vllm").by_kind["full_attention"] == 2 * 10 * 20_480
     assert count_params(spec).total_params == transformers_param_count(cfg)
+
+
+# --- the reference decoder (kvplan.validate) runs these families at their exact sizes -------------
+
+@pytest.mark.parametrize("case", ["olmo2", "mpt", "gptj", "lfm2", "granitemoeshared", "ernie4_5_moe", "jamba"])
+def test_validation_run_is_exact(case):
+    # Whole-width q/k norms (OLMo-2), fused Wqkv (MPT), out_proj (GPT-J), w1/w3/w2 and a short-conv state
+    # (LFM2), a fused input_linear shared MLP (Granite-MoE), the router's correction bias (ERNIE), Mamba-1.
+    from kvplan.validate.measure import run_validation
+
+    model_type, fields = CACHE_CASES[case]
+    cfg = {**transformers.AutoConfig.for_model(model_type, **fields).to_dict(), "model_type": model_type,
+           "torch_dtype": "float32"}
+    r = run_validation(parse_config(cfg), tokens=12, steps=2, batch=2, block_size=4, check=False)
+    assert r["exact"] == {"weights": True, "kv_static": True, "kv_paged": True, "paging": True}
+
+
+def test_validation_refuses_attention_beside_mamba():
+    from kvplan.errors import PlanInputError
+    from kvplan.validate.measure import run_validation
+
+    model_type, fields = CACHE_CASES["falcon_h1"]
+    cfg = {**transformers.AutoConfig.for_model(model_type, **fields).to_dict(), "model_type": model_type}
+    with pytest.raises(PlanInputError, match="Falcon-H1"):
+        run_validation(parse_config(cfg), tokens=4, steps=1)

@@ -231,7 +231,7 @@ def run_validation(model, *, tokens: int = 128, steps: int = 8, batch: int = 1, 
     spec = resolve(model)
     if any(layer.cache.kind == "attention_and_mamba" for layer in spec.layers):
         raise PlanInputError("model", f"{spec.model_type}: the reference decoder does not run layers with attention "
-                                      "and a Mamba mixer side by side (Falcon-H1); plan it, do not validate it")
+                                      "and a Mamba mixer side by side (Falcon-H1, Zamba2); plan it, do not validate it")
     if not _LOCK.acquire(blocking=False):
         raise BusyError("validate", "busy: another validation run is in progress on this server; "
                                     "try again when it ends")
