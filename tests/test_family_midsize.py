@@ -16,8 +16,8 @@ from kvplan import count_params, kv_cache_bytes, parse_config
 torch = pytest.importorskip("torch")
 transformers = pytest.importorskip("transformers")
 
-from tests.test_oracle_cache import cache_bytes  # noqa: E402
-from tests.test_oracle_transformers import transformers_param_count  # noqa: E402
+from tests.test_oracle_cache import cache_bytes
+from tests.test_oracle_transformers import transformers_param_count
 
 pytestmark = pytest.mark.oracle
 torch.set_num_threads(1)

@@ -40,7 +40,10 @@ def mamba2_mixer(r, h: int, *, prefix: str = "mamba_", inner: int | None = None,
     Worked number (BambaConfig defaults): h 4096, expand 2 -> intermediate 8192, 128 heads of 64,
     1 group, d_state 256: conv_dim = 8192 + 2 x 256 = 8704, in_proj [8192 + 8704 + 128, 4096]."""
     d = defaults or {}
-    key = lambda name: prefix + name  # noqa: E731
+
+    def key(name: str) -> str:
+        return prefix + name
+
     n_heads = r.int(key(heads_key), d.get("n_heads"))
     expand = r.int(key("expand"), d.get("expand", 2))
     inner = inner or expand * h

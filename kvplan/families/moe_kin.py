@@ -14,7 +14,6 @@ Experts are stored by transformers 5.23 as fused ``gate_up_proj [E, 2 x inter, h
 from typing import Any
 
 from kvplan.errors import ConfigError
-from kvplan.hf_config import Reader
 from kvplan.families.blocks import (
     attention_linears,
     embed,
@@ -26,6 +25,7 @@ from kvplan.families.blocks import (
     sliding_window,
 )
 from kvplan.families.llama_kin import Dims, assemble, dims, kinds_and_window, llama_norms, qk_norms
+from kvplan.hf_config import Reader
 from kvplan.spec import Component, Experts, Linear, Tensor
 
 

@@ -285,7 +285,7 @@ class Block(nn.Module):
         B, T, _ = h.shape
         cs = self.cache_spec
         nq, nkv, d, dv = self.nq, cs.num_key_value_heads, cs.head_dim, cs.v_head_dim
-        fused = next((w for w in map(lambda n: self.get("attention", n), FUSED_QKV) if w is not None), None)
+        fused = next((w for w in (self.get("attention", n) for n in FUSED_QKV) if w is not None), None)
         gate = None
         if fused is not None:
             q, k, v = linear(h, fused).split((nq * d, nkv * d, nkv * dv), dim=-1)
@@ -296,8 +296,8 @@ class Block(nn.Module):
             if q.shape[-1] == 2 * nq * d:  # Qwen3-Next gated attention: q_proj also yields a gate per head
                 q, gate = q.view(B, T, nq, 2 * d).chunk(2, dim=-1)
                 gate = gate.reshape(B, T, nq * d)
-        qn = next((w for w in map(lambda n: self.get("attention", n), Q_NORMS) if w is not None), None)
-        kn = next((w for w in map(lambda n: self.get("attention", n), K_NORMS) if w is not None), None)
+        qn = next((w for w in (self.get("attention", n) for n in Q_NORMS) if w is not None), None)
+        kn = next((w for w in (self.get("attention", n) for n in K_NORMS) if w is not None), None)
         whole = qn is not None and qn.weight.shape[-1] != d  # OLMo-2 / Cohere: one norm over all heads
         if whole:
             q, k = norm(q, qn), norm(k, kn)
