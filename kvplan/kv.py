@@ -122,7 +122,7 @@ def kv_cache_bytes(
         total_tokens=sum(lengths),
         kv_bytes=sum(by_kind.values()),
         by_kind=by_kind,
-        layers_by_kind=spec.layer_kinds,
+        layers_by_kind=dict(Counter(part.kind for layer in spec.layers for part in cache_parts(layer.cache))),
         kv_bytes_per_token=kv_bytes_per_token(spec, kv_dtype, convention, tp),
         state_bytes_per_sequence=state_bytes_per_sequence(spec, convention, tp),
     )

@@ -311,6 +311,7 @@ def test_vllm_falcon_h1_attention_and_mamba_in_every_layer():
     assert spec.layer_kinds == {"attention_and_mamba": 32}
     kv = kv_cache_bytes(spec, [1000], "auto", "vllm")
     assert kv.by_kind == {"full_attention": 131_072_000, "mamba": 17_072_128}
+    assert kv.layers_by_kind == {"full_attention": 32, "mamba": 32}  # each layer's two caches
     # vLLM's hybrid layout: the attention block grows until a page holds a Mamba state:
     # 16 x cdiv(533,504, 16 x 4096) = 144 tokens; pages 144 x 4096 = 589,824 B (the Mamba page padded to it);
     # two groups of 32 layers, 32 x 589,824 = 18,874,368 B per block.
