@@ -111,6 +111,39 @@ PARAM_CASES = [
     ("codegen", {}), ("codegen", {"n_inner": 1024, "n_embd": 512, "n_head": 8, "n_layer": 3}),
     ("gpt_neo", {}), ("gpt_neo", {"intermediate_size": 1000, "num_layers": 4, "num_heads": 8,
                                   "attention_types": [[["global", "local"], 2]]}),
+    # third variations: layer count, GQA ratio, head_dim, windows / layer_types, experts, tying
+    ("olmo2", {"num_hidden_layers": 3, "num_key_value_heads": 4, "tie_word_embeddings": True}),
+    ("exaone4", {"num_hidden_layers": 6, "sliding_window_pattern": 2, "num_key_value_heads": 4}),
+    ("granite", {"num_hidden_layers": 4, "num_key_value_heads": 1, "tie_word_embeddings": True}),
+    ("helium", {"num_hidden_layers": 5, "head_dim": 64, "num_key_value_heads": 5}),
+    ("internlm3", {"num_key_value_heads": 4, "num_hidden_layers": 3}),
+    ("seed_oss", {"num_hidden_layers": 4, "num_key_value_heads": 4, "head_dim": 64}),
+    ("ernie4_5", {"num_hidden_layers": 3, "head_dim": 64}),
+    ("smollm3", {"num_hidden_layers": 6, "no_rope_layer_interval": 3, "use_sliding_window": True, "sliding_window": 1024}),
+    ("hunyuan_v1_dense", {"head_dim": 128, "num_hidden_layers": 3, "tie_word_embeddings": True}),
+    ("glm4", {"num_hidden_layers": 4, "head_dim": 64}),
+    ("apertus", {"num_hidden_layers": 3, "num_key_value_heads": 4, "tie_word_embeddings": True}),
+    ("cohere", {"num_hidden_layers": 4, "attention_bias": True, "tie_word_embeddings": False}),
+    ("cohere2", {"num_hidden_layers": 3, "layer_types": ["sliding_attention", "full_attention", "sliding_attention"],
+                 "attention_bias": True}),
+    ("stablelm", {"num_hidden_layers": 4, "num_key_value_heads": 4, "tie_word_embeddings": True}),
+    ("starcoder2", {"num_hidden_layers": 4, "num_key_value_heads": 24}),
+    ("olmoe", {"num_hidden_layers": 3, "num_experts": 8, "num_experts_per_tok": 2, "attention_bias": True}),
+    ("granitemoe", {"num_hidden_layers": 3, "num_local_experts": 16, "num_experts_per_tok": 4, "tie_word_embeddings": True}),
+    ("granitemoeshared", {"num_hidden_layers": 3, "shared_intermediate_size": 512, "num_key_value_heads": 8}),
+    ("hunyuan_v1_moe", {"head_dim": 64, "num_experts": 16, "moe_topk": 4, "num_hidden_layers": 3, "num_key_value_heads": 8}),
+    ("dbrx", {"n_layers": 2, "attn_config": {"rope_theta": 10_000, "kv_n_heads": 4},
+              "ffn_config": {"moe_num_experts": 8, "moe_top_k": 2}}),
+    ("mpt", {"n_layers": 3, "n_heads": 8}),
+    ("bloom", {"n_layer": 3, "n_head": 8, "hidden_size": 512, "tie_word_embeddings": False}),
+    ("gptj", {"n_layer": 3, "n_embd": 1024, "n_head": 16}),
+    ("codegen", {"n_layer": 2, "tie_word_embeddings": True, "n_head": 8}),
+    ("gpt_neo", {"num_layers": 2, "hidden_size": 512, "num_heads": 8, "max_position_embeddings": 1024,
+                 "attention_types": [[["global"], 2]]}),
+    ("bamba", {"num_hidden_layers": 4, "attn_layer_indices": [0, 3], "mamba_d_head": 32, "mamba_n_heads": 256,
+               "mamba_conv_bias": False, "mamba_proj_bias": True}),
+    ("lfm2_moe", {"layer_types": ["full_attention", "conv", "conv"], "num_hidden_layers": 3, "num_dense_layers": 0,
+                  "num_experts_per_tok": 2}),
 ]
 
 
@@ -121,6 +154,22 @@ def test_params_equal_transformers(model_type, overrides):
     assert spec.basis == "native"
     assert count_params(spec).total_params == transformers_param_count(cfg)
 
+
+
+# head_dim set apart from hidden_size // heads: which projections follow it and which stay at hidden_size
+# (Helium's o_proj is [h, h] whatever it is; OLMoE's q_norm stays [h]).
+HEAD_DIM_CASES = ["olmo2", "exaone4", "helium", "cohere2", "glm4", "apertus", "starcoder2", "olmoe", "phimoe",
+                  "hunyuan_v1_moe", "ernie4_5_moe", "falcon_h1", "lfm2", "jamba", "granitemoehybrid"]
+
+
+@pytest.mark.parametrize("model_type", HEAD_DIM_CASES)
+def test_params_with_head_dim_apart_from_hidden(model_type):
+    base = transformers.AutoConfig.for_model(model_type)
+    hd = max(8, base.hidden_size // base.num_attention_heads // 2)
+    layers = {"granitemoehybrid": {"layer_types": ["mamba", "attention"], "num_hidden_layers": 2}}.get(
+        model_type, {"num_hidden_layers": 2})
+    cfg = family_config(model_type, head_dim=hd, **layers)
+    assert count_params(parse_config(cfg)).total_params == transformers_param_count(cfg)
 
 # Published / hand-derived totals for the defaults, so a change in both kvplan and transformers shows.
 def test_olmo2_default_total_by_hand():
@@ -156,6 +205,7 @@ CACHE_CASES = {
     "stablelm": ("stablelm", {k: v for k, v in SMALL.items() if k != "head_dim"}),
     "starcoder2-sliding": ("starcoder2", {**SMALL, "sliding_window": W}),
     "olmoe": ("olmoe", {**SMALL, "num_experts": 4, "num_experts_per_tok": 2}),
+    "granitemoe": ("granitemoe", {**SMALL, "num_local_experts": 4, "num_experts_per_tok": 2}),
     "granitemoeshared": ("granitemoeshared", {**SMALL, "num_local_experts": 4, "num_experts_per_tok": 2,
                                               "shared_intermediate_size": 32}),
     "ernie4_5_moe": ("ernie4_5_moe", {**SMALL, "moe_num_experts": 4, "moe_k": 2, "moe_intermediate_size": 32}),
