@@ -418,3 +418,15 @@ def test_validation_refuses_attention_beside_mamba():
     cfg = {**transformers.AutoConfig.for_model(model_type, **fields).to_dict(), "model_type": model_type}
     with pytest.raises(PlanInputError, match="Falcon-H1"):
         run_validation(parse_config(cfg), tokens=4, steps=1)
+
+
+def test_lfm2_old_config_aliases():
+    # Early LFM2 config.json files say tie_embedding and block_ff_dim; Lfm2Config takes them as
+    # tie_word_embeddings and intermediate_size (block_ff_dim 6144 -> int(2 x 6144 / 3) = 4096 -> 4096).
+    cfg = family_config("lfm2", num_hidden_layers=3, layer_types=["conv", "full_attention", "conv"])
+    cfg.pop("tie_word_embeddings")
+    cfg.pop("intermediate_size")
+    cfg.update(tie_embedding=False, block_ff_dim=6144)
+    spec = parse_config(cfg)
+    assert not spec.tie_word_embeddings and spec.layers[0].mlp[0].out_features == 4096
+    assert count_params(spec).total_params == transformers_param_count(cfg)

@@ -303,6 +303,9 @@ def _lfm2_pieces(r, d: Dims, model_type: str) -> tuple[list[str], dict, tuple[Co
         raise ConfigError(r._name("layer_types"), f"has {len(given)} entries but num_hidden_layers is {d.n_layers}")
     kinds = ["conv" if k == "conv" else "full_attention" for k in given]
     bias, kernel = r.bool("conv_bias", False), r.int("conv_L_cache", 3)
+    if r.has("conv_dim") and r.raw("conv_dim") != d.h:  # vLLM sizes the state by conv_dim, transformers by h
+        r.assumptions.append(f"short-conv channels = hidden_size {d.h} (transformers' Lfm2ShortConv), not "
+                             f"conv_dim {r.raw('conv_dim')}")
     conv = (Linear(name="in_proj", in_features=d.h, out_features=3 * d.h, bias=bias),
             Tensor(name="conv", numel=d.h * kernel + (d.h if bias else 0), shard="column"),
             Linear(name="out_proj", in_features=d.h, out_features=d.h, bias=bias, shard="row"))
@@ -336,19 +339,20 @@ def build_lfm2(r, model_type: str) -> dict[str, Any]:
     num_experts experts of moe_intermediate_size and a router (its expert_bias is a buffer)."""
     d = Dims(*core_dims(r), r.int("vocab_size"))
     kinds, mixers, attn = _lfm2_pieces(r, d, model_type)
+    tie = r.bool("tie_embedding", True)  # Lfm2Config takes an old config's tie_embedding as the default
     names = ("w1", "w3", "w2")
     norms = (rms("operator_norm", d.h), rms("ffn_norm", d.h))
     if model_type == "lfm2":
         mlp = _w_mlp(d.h, lfm2_ffn_width(r), names)
         return assemble(r, d, kinds=kinds, window=None, attn=attn, mixers=mixers, norms=norms, mlp=mlp,
-                        final_norm=rms("embedding_norm", d.h), tie_default=True)
+                        final_norm=rms("embedding_norm", d.h), tie_default=tie)
     dense = r.int("num_dense_layers", 2, minimum=0)
     experts = experts_block(r, d.h, r.int("moe_intermediate_size"), "num_experts", "num_experts_per_tok")
     return assemble(r, d, kinds=kinds, window=None, attn=attn, mixers=mixers, norms=norms,
                     mlp=_w_mlp(d.h, r.int("intermediate_size"), names),
                     moe=(experts, router(d.h, experts.num_experts), ()),
                     moe_layers=[i >= dense for i in range(d.n_layers)],
-                    final_norm=rms("embedding_norm", d.h), tie_default=True)
+                    final_norm=rms("embedding_norm", d.h), tie_default=tie)
 
 
 def _w_mlp(h: int, inter: int, names: tuple[str, str, str]) -> tuple[Component, ...]:
