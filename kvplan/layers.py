@@ -256,9 +256,10 @@ class AttentionAndMamba(_Frozen):
     """Falcon-H1's parallel hybrid layer: attention and a Mamba-2 mixer side by side in one decoder
     layer, each keeping its own cache.
 
-    vllm: two cache layers (``FalconH1DecoderLayer`` registers the attention's ``FullAttentionSpec``
-    and the mixer's ``MambaSpec``), grouped with the other layers of their kind; ``cache_parts`` gives
-    them. transformers: one ``LinearAttentionAndFullAttentionLayer`` (layer type "hybrid") holding K/V
+    vllm: two cache layers (``FalconH1ParallelHybrid`` in vllm/model_executor/models/falcon_h1.py holds
+    an attention, whose spec is a ``FullAttentionSpec``, and a ``MambaMixer2``, a ``MambaSpec`` sized by
+    ``get_mamba_state_shape_from_config``), grouped with the other layers of their kind; ``cache_parts``
+    gives them. Zamba2's hybrid layers (a shared attention block before the Mamba mixer) are the same. transformers: one ``LinearAttentionAndFullAttentionLayer`` (layer type "hybrid") holding K/V
     and the conv / SSM states. Sizes are the sums of the two parts.
     Worked number: Falcon-H1 defaults (8 KV heads of 128; d_ssm 1024, 128 heads of 8, 1 group,
     d_state 256, d_conv 4) in bf16: 4096 B of K/V per token plus (1536 x 3 + 128 x 8 x 256) x 2 B =
