@@ -283,9 +283,10 @@ def test_olmo3_cache_by_hand():
 # --- vllm convention -----------------------------------------------------------------------------
 
 def test_vllm_sliding_layers_hold_the_window():
-    # vLLM's olmo3 / exaone4 / cohere2 / starcoder2 model files build Attention(per_layer_sliding_window=
-    # config.sliding_window on the layer_types "sliding_attention" layers), and kv_cache_interface.py's
-    # SlidingWindowSpec keeps the last sliding_window tokens (blocks older than the window are freed).
+    # vLLM serves olmo3 with vllm/model_executor/models/olmo2.py: Olmo2Attention passes
+    # per_layer_sliding_window=config.sliding_window to Attention on the layers whose layer_types entry is
+    # "sliding_attention" (None elsewhere), and kv_cache_interface.py's SlidingWindowSpec keeps the last
+    # sliding_window tokens (blocks older than the window are freed).
     # olmo3 defaults: 32 layers, 24 sliding (W 4096) + 8 full, MHA 32 x (128 + 128) x 2 B = 16,384 B
     # per token per layer. At 32,768 tokens: 24 x 4096 x 16,384 + 8 x 32,768 x 16,384 = 5,905,580,032 B.
     spec = parse_config(family_config("olmo3"))
