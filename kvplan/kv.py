@@ -17,7 +17,7 @@ from collections.abc import Sequence
 from pydantic import BaseModel, ConfigDict
 
 from kvplan.errors import PlanInputError
-from kvplan.layers import ATTENTION_KINDS, Convention
+from kvplan.layers import ATTENTION_KINDS, Convention, cache_parts
 from kvplan.spec import ModelSpec
 from kvplan.units import DTYPE_BITS, canonical_dtype
 
@@ -106,7 +106,8 @@ def kv_cache_bytes(
     b_state = DTYPE_BITS[spec.dtype] // 8
     by_kind: dict[str, int] = {}
     # Identical layers are one object: price each distinct cache spec once, times its count.
-    per_spec = Counter(layer.cache for layer in spec.layers)
+    # A layer keeping two caches (Falcon-H1's attention + Mamba) is priced as its two parts.
+    per_spec = Counter(part for layer in spec.layers for part in cache_parts(layer.cache))
     counts = Counter(lengths)
     for cache, n_layers in per_spec.items():
         if cache.kind in ATTENTION_KINDS:
@@ -121,7 +122,7 @@ def kv_cache_bytes(
         total_tokens=sum(lengths),
         kv_bytes=sum(by_kind.values()),
         by_kind=by_kind,
-        layers_by_kind=spec.layer_kinds,
+        layers_by_kind=dict(Counter(part.kind for layer in spec.layers for part in cache_parts(layer.cache))),
         kv_bytes_per_token=kv_bytes_per_token(spec, kv_dtype, convention, tp),
         state_bytes_per_sequence=state_bytes_per_sequence(spec, convention, tp),
     )

@@ -272,6 +272,49 @@ class ShortConvState(_NoTokens):
         return _conv_bytes(self.conv_dim, self.conv_kernel, convention, tp, dtype_bytes)
 
 
+# ----------------------------------------------------------------------------- attention beside a Mamba mixer (Falcon-H1)
+
+
+class AttentionAndMamba(_Frozen):
+    """Falcon-H1's parallel hybrid layer: attention and a Mamba-2 mixer side by side in one decoder
+    layer, each keeping its own cache.
+
+    vllm: two cache layers (``FalconH1ParallelHybrid`` in vllm/model_executor/models/falcon_h1.py holds
+    an attention, whose spec is a ``FullAttentionSpec``, and a ``MambaMixer2``, a ``MambaSpec`` sized by
+    ``get_mamba_state_shape_from_config``), grouped with the other layers of their kind; ``cache_parts``
+    gives them. Zamba2's hybrid layers (a shared attention block before the Mamba mixer) are the same. transformers: one ``LinearAttentionAndFullAttentionLayer`` (layer type "hybrid") holding K/V
+    and the conv / SSM states. Sizes are the sums of the two parts.
+    Worked number: Falcon-H1 defaults (8 KV heads of 128; d_ssm 1024, 128 heads of 8, 1 group,
+    d_state 256, d_conv 4) in bf16: 4096 B of K/V per token plus (1536 x 3 + 128 x 8 x 256) x 2 B =
+    533,504 B of state per sequence, per layer (vllm).
+    """
+
+    kind: Literal["attention_and_mamba"] = "attention_and_mamba"
+    attention: FullAttention
+    mamba: MambaState
+
+    @property
+    def window(self) -> int | None:
+        return self.attention.window
+
+    def elems_per_token(self, convention: Convention = "vllm", tp: int = 1) -> int:
+        return self.attention.elems_per_token(convention, tp)
+
+    def tokens_held(self, tokens: int, convention: Convention = "vllm") -> int:
+        return self.attention.tokens_held(tokens, convention)
+
+    def state_bytes(self, convention: Convention = "vllm", tp: int = 1, dtype_bytes: int = 2) -> int:
+        return self.mamba.state_bytes(convention, tp, dtype_bytes)
+
+
+def cache_parts(cache) -> tuple:
+    """The caches one layer keeps, each of a single kind: (attention, mamba) for an
+    ``AttentionAndMamba`` layer, (cache,) for the rest. vLLM lays out KV groups over these."""
+    if isinstance(cache, AttentionAndMamba):
+        return (cache.attention, cache.mamba)
+    return (cache,)
+
+
 def _conv_bytes(conv_dim: int, kernel: int, convention: Convention, tp: int, dtype_bytes: int) -> int:
     cols = kernel if convention == "transformers" else kernel - 1
     return conv_dim // tp * cols * dtype_bytes
@@ -438,6 +481,7 @@ CacheSpec = (
     | MLAIndexerAttention
     | CompressedAttention
     | ShortConvState
+    | AttentionAndMamba
 )
 
 # Which kinds are attention (a KV dtype applies) and which are recurrent state (model dtype).
@@ -446,3 +490,5 @@ ATTENTION_KINDS = ("full_attention", "sliding_attention", "chunked_attention", "
 # vLLM's MLA block size (64), the same bytes on every TP rank.
 MLA_KINDS = ("mla", "mla_dsa", "compressed_attention")
 STATE_KINDS = ("mamba", "linear_attention", "short_conv")
+# Layers keeping both (split by cache_parts wherever a size is per kind).
+COMPOSITE_KINDS = ("attention_and_mamba",)

@@ -22,7 +22,7 @@ from kvplan.engines import (
 from kvplan.errors import PlanInputError
 from kvplan.gpus import GpuSpec
 from kvplan.kv import kv_dtype_bytes
-from kvplan.layers import ATTENTION_KINDS
+from kvplan.layers import ATTENTION_KINDS, cache_parts
 from kvplan.parallel import (
     Layout, check_layout, kv_heads_on_rank, pp_partition, rank_weight_bytes, stage_distinct, uses_mla,
 )
@@ -116,8 +116,7 @@ class Plan(BaseModel):
 # ----------------------------------------------------------------------------- KV groups (vLLM)
 
 
-def _page_bytes(layer: DecoderLayer, block_size: int, tp: int, kv_b: int, state_b: int) -> int:
-    cache = layer.cache
+def _page_bytes(cache, block_size: int, tp: int, kv_b: int, state_b: int) -> int:
     if cache.kind in ATTENTION_KINDS:
         return block_size * cache.kv_bytes_per_token("vllm", tp, kv_b)
     return cache.state_bytes("vllm", tp, state_b)
@@ -149,10 +148,11 @@ def kv_groups(layers: list[tuple[DecoderLayer, int]], block_size: int, tp: int, 
     """
     buckets: dict = {}  # cache spec -> [a layer with it, how many layers]
     for layer, n in layers:
-        if layer.cache.kind == "none":
-            continue
-        entry = buckets.setdefault(layer.cache, [layer, 0])
-        entry[1] += n
+        for cache in cache_parts(layer.cache):  # Falcon-H1: its attention and its Mamba state apart
+            if cache.kind == "none":
+                continue
+            entry = buckets.setdefault(cache, [cache, 0])
+            entry[1] += n
     if not buckets:
         return [], 0, block_size
     states = [c for c in buckets if c.kind not in ATTENTION_KINDS]
@@ -532,7 +532,7 @@ def decode_bound(spec: ModelSpec, gpu: GpuSpec, layout: Layout, weights_rank: in
     layers = stage_distinct(spec, 1, 0)
     kv_tok = sum(layer.cache.kv_bytes_per_token("vllm", tp, kv_b) * n for layer, n in layers) // pp
     moved = weights_rank + batch * context * kv_tok
-    attn_layers = sum(n for layer, n in layers if layer.cache.kind in ATTENTION_KINDS)
+    attn_layers = sum(n for layer, n in layers if any(c.kind in ATTENTION_KINDS for c in cache_parts(layer.cache)))
     flops = 2 * p.active_params * batch // (tp * pp) + 4 * batch * context * spec.num_attention_heads * spec.head_dim * attn_layers // (tp * pp)
     t_mem = moved / gpu.bandwidth_bytes_per_s
     t_cmp = flops / gpu.bf16_dense_flops

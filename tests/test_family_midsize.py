@@ -16,8 +16,8 @@ from kvplan import count_params, kv_cache_bytes, parse_config
 torch = pytest.importorskip("torch")
 transformers = pytest.importorskip("transformers")
 
-from tests.test_oracle_cache import cache_bytes  # noqa: E402
-from tests.test_oracle_transformers import transformers_param_count  # noqa: E402
+from tests.test_oracle_cache import cache_bytes
+from tests.test_oracle_transformers import transformers_param_count
 
 pytestmark = pytest.mark.oracle
 torch.set_num_threads(1)
@@ -79,11 +79,23 @@ PARAM_CASES = [
                           "num_local_experts": 0, "num_key_value_heads": 8}),
     ("granitemoehybrid", {"layer_types": ["mamba", "attention", "mamba", "mamba"], "num_hidden_layers": 4,
                           "num_local_experts": 16, "mamba_n_heads": 64, "mamba_d_head": 128}),
+    ("falcon_h1", {}),
+    ("falcon_h1", {"num_hidden_layers": 6, "mamba_d_ssm": None, "mamba_rms_norm": True, "mamba_n_groups": 2,
+                   "projectors_bias": True, "mamba_proj_bias": True, "attention_bias": True,
+                   "tie_word_embeddings": True}),
+    ("falcon_h1", {"num_hidden_layers": 4, "mamba_n_heads": 16, "mamba_d_ssm": 2048, "mamba_d_state": 64,
+                   "num_key_value_heads": 2, "mlp_bias": True}),
     ("jamba", {}),
     ("jamba", {"num_hidden_layers": 8, "attn_layer_period": 4, "attn_layer_offset": 1, "num_experts": 1,
                "mamba_dt_rank": 128, "mamba_d_state": 32}),
     ("jamba", {"num_hidden_layers": 6, "expert_layer_period": 3, "expert_layer_offset": 0, "num_experts": 4,
                "mamba_proj_bias": True, "mamba_conv_bias": False}),
+    ("zamba2", {}),
+    ("zamba2", {"num_hidden_layers": 6, "layers_block_type": ["mamba", "hybrid", "mamba", "hybrid", "mamba", "hybrid"],
+                "num_mem_blocks": 2, "use_shared_attention_adapter": True}),
+    ("zamba2", {"num_hidden_layers": 5, "layers_block_type": ["hybrid", "mamba", "hybrid", "mamba", "mamba"],
+                "num_key_value_heads": 8, "add_bias_linear": True, "intermediate_size": 4000, "mamba_ngroups": 2,
+                "n_mamba_heads": 16}),
     ("lfm2", {}), ("lfm2", {"full_attn_idxs": [2, 5, 8], "num_hidden_layers": 10, "conv_bias": True,
                             "block_ffn_dim_multiplier": 1.5}),
     ("lfm2", {"block_auto_adjust_ff_dim": False, "num_hidden_layers": 3, "layer_types": ["conv", "full_attention", "conv"]}),
@@ -99,6 +111,39 @@ PARAM_CASES = [
     ("codegen", {}), ("codegen", {"n_inner": 1024, "n_embd": 512, "n_head": 8, "n_layer": 3}),
     ("gpt_neo", {}), ("gpt_neo", {"intermediate_size": 1000, "num_layers": 4, "num_heads": 8,
                                   "attention_types": [[["global", "local"], 2]]}),
+    # third variations: layer count, GQA ratio, head_dim, windows / layer_types, experts, tying
+    ("olmo2", {"num_hidden_layers": 3, "num_key_value_heads": 4, "tie_word_embeddings": True}),
+    ("exaone4", {"num_hidden_layers": 6, "sliding_window_pattern": 2, "num_key_value_heads": 4}),
+    ("granite", {"num_hidden_layers": 4, "num_key_value_heads": 1, "tie_word_embeddings": True}),
+    ("helium", {"num_hidden_layers": 5, "head_dim": 64, "num_key_value_heads": 5}),
+    ("internlm3", {"num_key_value_heads": 4, "num_hidden_layers": 3}),
+    ("seed_oss", {"num_hidden_layers": 4, "num_key_value_heads": 4, "head_dim": 64}),
+    ("ernie4_5", {"num_hidden_layers": 3, "head_dim": 64}),
+    ("smollm3", {"num_hidden_layers": 6, "no_rope_layer_interval": 3, "use_sliding_window": True, "sliding_window": 1024}),
+    ("hunyuan_v1_dense", {"head_dim": 128, "num_hidden_layers": 3, "tie_word_embeddings": True}),
+    ("glm4", {"num_hidden_layers": 4, "head_dim": 64}),
+    ("apertus", {"num_hidden_layers": 3, "num_key_value_heads": 4, "tie_word_embeddings": True}),
+    ("cohere", {"num_hidden_layers": 4, "attention_bias": True, "tie_word_embeddings": False}),
+    ("cohere2", {"num_hidden_layers": 3, "layer_types": ["sliding_attention", "full_attention", "sliding_attention"],
+                 "attention_bias": True}),
+    ("stablelm", {"num_hidden_layers": 4, "num_key_value_heads": 4, "tie_word_embeddings": True}),
+    ("starcoder2", {"num_hidden_layers": 4, "num_key_value_heads": 24}),
+    ("olmoe", {"num_hidden_layers": 3, "num_experts": 8, "num_experts_per_tok": 2, "attention_bias": True}),
+    ("granitemoe", {"num_hidden_layers": 3, "num_local_experts": 16, "num_experts_per_tok": 4, "tie_word_embeddings": True}),
+    ("granitemoeshared", {"num_hidden_layers": 3, "shared_intermediate_size": 512, "num_key_value_heads": 8}),
+    ("hunyuan_v1_moe", {"head_dim": 64, "num_experts": 16, "moe_topk": 4, "num_hidden_layers": 3, "num_key_value_heads": 8}),
+    ("dbrx", {"n_layers": 2, "attn_config": {"rope_theta": 10_000, "kv_n_heads": 4},
+              "ffn_config": {"moe_num_experts": 8, "moe_top_k": 2}}),
+    ("mpt", {"n_layers": 3, "n_heads": 8}),
+    ("bloom", {"n_layer": 3, "n_head": 8, "hidden_size": 512, "tie_word_embeddings": False}),
+    ("gptj", {"n_layer": 3, "n_embd": 1024, "n_head": 16}),
+    ("codegen", {"n_layer": 2, "tie_word_embeddings": True, "n_head": 8}),
+    ("gpt_neo", {"num_layers": 2, "hidden_size": 512, "num_heads": 8, "max_position_embeddings": 1024,
+                 "attention_types": [[["global"], 2]]}),
+    ("bamba", {"num_hidden_layers": 4, "attn_layer_indices": [0, 3], "mamba_d_head": 32, "mamba_n_heads": 256,
+               "mamba_conv_bias": False, "mamba_proj_bias": True}),
+    ("lfm2_moe", {"layer_types": ["full_attention", "conv", "conv"], "num_hidden_layers": 3, "num_dense_layers": 0,
+                  "num_experts_per_tok": 2}),
 ]
 
 
@@ -109,6 +154,22 @@ def test_params_equal_transformers(model_type, overrides):
     assert spec.basis == "native"
     assert count_params(spec).total_params == transformers_param_count(cfg)
 
+
+
+# head_dim set apart from hidden_size // heads: which projections follow it and which stay at hidden_size
+# (Helium's o_proj is [h, h] whatever it is; OLMoE's q_norm stays [h]).
+HEAD_DIM_CASES = ["olmo2", "exaone4", "helium", "cohere2", "glm4", "apertus", "starcoder2", "olmoe", "phimoe",
+                  "hunyuan_v1_moe", "ernie4_5_moe", "falcon_h1", "lfm2", "jamba", "granitemoehybrid"]
+
+
+@pytest.mark.parametrize("model_type", HEAD_DIM_CASES)
+def test_params_with_head_dim_apart_from_hidden(model_type):
+    base = transformers.AutoConfig.for_model(model_type)
+    hd = max(8, base.hidden_size // base.num_attention_heads // 2)
+    layers = {"granitemoehybrid": {"layer_types": ["mamba", "attention"], "num_hidden_layers": 2}}.get(
+        model_type, {"num_hidden_layers": 2})
+    cfg = family_config(model_type, head_dim=hd, **layers)
+    assert count_params(parse_config(cfg)).total_params == transformers_param_count(cfg)
 
 # Published / hand-derived totals for the defaults, so a change in both kvplan and transformers shows.
 def test_olmo2_default_total_by_hand():
@@ -144,6 +205,7 @@ CACHE_CASES = {
     "stablelm": ("stablelm", {k: v for k, v in SMALL.items() if k != "head_dim"}),
     "starcoder2-sliding": ("starcoder2", {**SMALL, "sliding_window": W}),
     "olmoe": ("olmoe", {**SMALL, "num_experts": 4, "num_experts_per_tok": 2}),
+    "granitemoe": ("granitemoe", {**SMALL, "num_local_experts": 4, "num_experts_per_tok": 2}),
     "granitemoeshared": ("granitemoeshared", {**SMALL, "num_local_experts": 4, "num_experts_per_tok": 2,
                                               "shared_intermediate_size": 32}),
     "ernie4_5_moe": ("ernie4_5_moe", {**SMALL, "moe_num_experts": 4, "moe_k": 2, "moe_intermediate_size": 32}),
@@ -158,8 +220,16 @@ CACHE_CASES = {
                                               "num_local_experts": 4, "num_experts_per_tok": 2, "mamba_n_heads": 4,
                                               "mamba_d_state": 8, "shared_intermediate_size": 32,
                                               "mamba_chunk_size": 8}),
+    "falcon_h1": ("falcon_h1", {**SMALL, "mamba_d_ssm": 64, "mamba_n_heads": 4, "mamba_d_state": 8,
+                                "mamba_n_groups": 2, "mamba_chunk_size": 8, "mamba_rms_norm": True}),
     "jamba": ("jamba", {**SMALL, "attn_layer_period": 2, "attn_layer_offset": 1, "num_experts": 4,
                         "num_experts_per_tok": 2, "mamba_d_state": 8, "use_mamba_kernels": False}),
+    # (MHA: transformers' q/k/v adapters are [2h -> 2h], so they only run without GQA)
+    "zamba2": ("zamba2", dict(vocab_size=128, hidden_size=64, num_hidden_layers=5, num_attention_heads=4,
+                              num_key_value_heads=4, max_position_embeddings=256, n_mamba_heads=4, mamba_d_state=8,
+                              mamba_ngroups=2, chunk_size=8, num_mem_blocks=2, adapter_rank=8,
+                              use_shared_attention_adapter=True, pad_token_id=0,
+                              layers_block_type=["mamba", "hybrid", "mamba", "hybrid", "hybrid"])),
     "lfm2": ("lfm2", {**SMALL, "layer_types": ["conv", "full_attention", "conv", "conv"], "conv_L_cache": 3}),
     "lfm2_moe": ("lfm2_moe", {**SMALL, "layer_types": ["conv", "full_attention", "conv", "conv"], "num_dense_layers": 1,
                               "num_experts": 4, "num_experts_per_tok": 2, "moe_intermediate_size": 32}),
@@ -213,9 +283,10 @@ def test_olmo3_cache_by_hand():
 # --- vllm convention -----------------------------------------------------------------------------
 
 def test_vllm_sliding_layers_hold_the_window():
-    # vLLM's olmo3 / exaone4 / cohere2 / starcoder2 model files build Attention(per_layer_sliding_window=
-    # config.sliding_window on the layer_types "sliding_attention" layers), and kv_cache_interface.py's
-    # SlidingWindowSpec keeps the last sliding_window tokens (blocks older than the window are freed).
+    # vLLM serves olmo3 with vllm/model_executor/models/olmo2.py: Olmo2Attention passes
+    # per_layer_sliding_window=config.sliding_window to Attention on the layers whose layer_types entry is
+    # "sliding_attention" (None elsewhere), and kv_cache_interface.py's SlidingWindowSpec keeps the last
+    # sliding_window tokens (blocks older than the window are freed).
     # olmo3 defaults: 32 layers, 24 sliding (W 4096) + 8 full, MHA 32 x (128 + 128) x 2 B = 16,384 B
     # per token per layer. At 32,768 tokens: 24 x 4096 x 16,384 + 8 x 32,768 x 16,384 = 5,905,580,032 B.
     spec = parse_config(family_config("olmo3"))
@@ -275,3 +346,88 @@ def test_vllm_mamba1_state_jamba_defaults():
     params = count_params(spec)
     assert params.total_params == 51_570_323_328
     assert round(params.active_params / 1e9) == 12
+
+
+def test_vllm_falcon_h1_attention_and_mamba_in_every_layer():
+    # vLLM falcon_h1.py: each FalconH1ParallelHybrid layer holds an Attention (FullAttentionSpec) and a
+    # MambaMixer2 (get_mamba_state_shape_from_config -> mamba2_state_shape with intermediate_size =
+    # mamba_d_ssm, or mamba_expand x hidden_size when null). FalconH1Config(), bf16, 32 layers:
+    #   attention 8 KV heads x (128 + 128) x 2 B = 4096 B per token per layer; 1000 tokens x 32 = 131,072,000 B
+    #   Mamba: conv_dim = 1024 + 2 x 1 x 256 = 1536; 1536 x 3 x 2 + 128 heads x 8 x 256 x 2 = 9,216 + 524,288
+    #          = 533,504 B per layer; x 32 = 17,072,128 B per sequence.
+    from kvplan.plan import kv_groups
+    from kvplan.spec import distinct_layers
+
+    spec = parse_config({**family_config("falcon_h1"), "torch_dtype": "bfloat16"})
+    assert spec.layer_kinds == {"attention_and_mamba": 32}
+    kv = kv_cache_bytes(spec, [1000], "auto", "vllm")
+    assert kv.by_kind == {"full_attention": 131_072_000, "mamba": 17_072_128}
+    assert kv.layers_by_kind == {"full_attention": 32, "mamba": 32}  # each layer's two caches
+    # vLLM's hybrid layout: the attention block grows until a page holds a Mamba state:
+    # 16 x cdiv(533,504, 16 x 4096) = 144 tokens; pages 144 x 4096 = 589,824 B (the Mamba page padded to it);
+    # two groups of 32 layers, 32 x 589,824 = 18,874,368 B per block.
+    groups, bytes_per_block, block = kv_groups(distinct_layers(spec.layers), 16, 1, 2, 2, 8192, 2048)
+    assert block == 144 and bytes_per_block == 18_874_368
+    assert sorted((g.kind, g.layers) for g in groups) == [("full_attention", 32), ("mamba", 32)]
+
+
+def test_vllm_zamba2_defaults():
+    # vLLM zamba2.py: every layer has a MambaMixer2 (mamba2_state_shape: intermediate = mamba_expand x h,
+    # n_groups = mamba_ngroups, heads = n_mamba_heads, head_dim = mamba_headdim, d_state, d_conv); each hybrid
+    # layer's shared block has its own Attention(num_attention_heads, attention_head_dim): multi-head.
+    # Zamba2Config(): 54 layers, 9 hybrid; h 2560: inner 5120, 8 heads of 640, 1 group, d_state 64, d_conv 4;
+    # 32 heads of 2 x 2560 // 32 = 160; bf16:
+    #   Mamba per layer: (5120 + 2 x 64) x 3 x 2 + 8 x 640 x 64 x 2 = 31,488 + 655,360 = 686,848 B; x 54 = 37,089,792
+    #   attention: 9 x 32 x (160 + 160) x 2 B = 184,320 B per token; x 1000 = 184,320,000 B.
+    spec = parse_config({**family_config("zamba2"), "torch_dtype": "bfloat16"})
+    assert spec.layer_kinds == {"mamba": 45, "attention_and_mamba": 9}
+    kv = kv_cache_bytes(spec, [1000], "auto", "vllm")
+    assert kv.by_kind == {"mamba": 37_089_792, "full_attention": 184_320_000}
+
+
+def test_zamba2_gqa_config_caches_kv_heads_in_transformers_but_all_heads_in_vllm():
+    # 2 hybrid layers, num_key_value_heads 8 of 32 heads x 160: transformers caches 8 x 320 x 2 B =
+    # 5,120 B per token per hybrid layer; vLLM's multi-head Attention 32 x 320 x 2 B = 20,480 B.
+    cfg = family_config("zamba2", num_hidden_layers=4, layers_block_type=["mamba", "hybrid", "mamba", "hybrid"],
+                        num_key_value_heads=8)
+    spec = parse_config({**cfg, "torch_dtype": "bfloat16"})
+    assert kv_cache_bytes(spec, [10], "auto", "transformers").by_kind["full_attention"] == 2 * 10 * 5_120
+    assert kv_cache_bytes(spec, [10], "auto", "vllm").by_kind["full_attention"] == 2 * 10 * 20_480
+    assert count_params(spec).total_params == transformers_param_count(cfg)
+
+
+# --- the reference decoder (kvplan.validate) runs these families at their exact sizes -------------
+
+@pytest.mark.parametrize("case", ["olmo2", "mpt", "gptj", "lfm2", "granitemoeshared", "ernie4_5_moe", "jamba"])
+def test_validation_run_is_exact(case):
+    # Whole-width q/k norms (OLMo-2), fused Wqkv (MPT), out_proj (GPT-J), w1/w3/w2 and a short-conv state
+    # (LFM2), a fused input_linear shared MLP (Granite-MoE), the router's correction bias (ERNIE), Mamba-1.
+    from kvplan.validate.measure import run_validation
+
+    model_type, fields = CACHE_CASES[case]
+    cfg = {**transformers.AutoConfig.for_model(model_type, **fields).to_dict(), "model_type": model_type,
+           "torch_dtype": "float32"}
+    r = run_validation(parse_config(cfg), tokens=12, steps=2, batch=2, block_size=4, check=False)
+    assert r["exact"] == {"weights": True, "kv_static": True, "kv_paged": True, "paging": True}
+
+
+def test_validation_refuses_attention_beside_mamba():
+    from kvplan.errors import PlanInputError
+    from kvplan.validate.measure import run_validation
+
+    model_type, fields = CACHE_CASES["falcon_h1"]
+    cfg = {**transformers.AutoConfig.for_model(model_type, **fields).to_dict(), "model_type": model_type}
+    with pytest.raises(PlanInputError, match="Falcon-H1"):
+        run_validation(parse_config(cfg), tokens=4, steps=1)
+
+
+def test_lfm2_old_config_aliases():
+    # Early LFM2 config.json files say tie_embedding and block_ff_dim; Lfm2Config takes them as
+    # tie_word_embeddings and intermediate_size (block_ff_dim 6144 -> int(2 x 6144 / 3) = 4096 -> 4096).
+    cfg = family_config("lfm2", num_hidden_layers=3, layer_types=["conv", "full_attention", "conv"])
+    cfg.pop("tie_word_embeddings")
+    cfg.pop("intermediate_size")
+    cfg.update(tie_embedding=False, block_ff_dim=6144)
+    spec = parse_config(cfg)
+    assert not spec.tie_word_embeddings and spec.layers[0].mlp[0].out_features == 4096
+    assert count_params(spec).total_params == transformers_param_count(cfg)

@@ -156,7 +156,8 @@ def build_llama_switches(r, model_type: str) -> dict[str, Any]:
     ernie4_5, smollm3, hunyuan_v1_dense.
 
     Bias fields: granite, internlm3 attention_bias on q/k/v/o, mlp_bias on the MLP (InternLM3Config
-    maps qkv_bias -> attention_bias, bias -> mlp_bias); helium attention_bias on q/k/v only;
+    maps qkv_bias -> attention_bias, bias -> mlp_bias); helium attention_bias on q/k/v only, and an
+    o_proj of [h, h] even when heads x head_dim differs;
     seed_oss attention_bias on q/k/v, attention_out_bias on o; ernie4_5 use_bias on every linear.
     """
     d = dims(r)
@@ -170,6 +171,8 @@ def build_llama_switches(r, model_type: str) -> dict[str, Any]:
         o_bias = {"helium": False, "seed_oss": r.bool("attention_out_bias", False)}.get(model_type, qkv_bias)
         mlp_bias = r.bool("mlp_bias", False)
     attn = attention_linears(d.h, d.nq, d.nkv, d.hd, qkv_bias=qkv_bias, o_bias=o_bias)
+    if model_type == "helium":  # HeliumAttention: o_proj [h, h] whatever heads x head_dim is
+        attn = attn[:3] + (attn[3].model_copy(update={"in_features": d.h}),)
     if model_type == "hunyuan_v1_dense":
         attn += qk_norms(d, per_head=True, names=("query_layernorm", "key_layernorm"))
     default = ["full_attention"] * d.n_layers

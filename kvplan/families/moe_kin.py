@@ -14,7 +14,6 @@ Experts are stored by transformers 5.23 as fused ``gate_up_proj [E, 2 x inter, h
 from typing import Any
 
 from kvplan.errors import ConfigError
-from kvplan.hf_config import Reader
 from kvplan.families.blocks import (
     attention_linears,
     embed,
@@ -26,6 +25,7 @@ from kvplan.families.blocks import (
     sliding_window,
 )
 from kvplan.families.llama_kin import Dims, assemble, dims, kinds_and_window, llama_norms, qk_norms
+from kvplan.hf_config import Reader
 from kvplan.spec import Component, Experts, Linear, Tensor
 
 
@@ -77,9 +77,9 @@ def build_ernie4_5_moe(r, model_type: str) -> dict[str, Any]:
     experts = experts_block(r, d.h, inter_e, n_key, k_key)
     n = experts.num_experts
     n_shared = r.int("moe_num_shared_experts", 0, minimum=0)
-    moe_mlp: tuple[Component, ...] = (Tensor(name="moe_statics.e_score_correction_bias", numel=n),)
-    if n_shared:
-        moe_mlp = gated_mlp(d.h, inter_e * n_shared, bias=bias, prefix="shared_experts.") + moe_mlp
+    moe_mlp = gated_mlp(d.h, inter_e * n_shared, bias=bias, prefix="shared_experts.") if n_shared else ()
+    # The router's score-correction bias (a parameter transformers counts) rides with the router.
+    gate = router(d.h, n) + (Tensor(name="moe_statics.e_score_correction_bias", numel=n),)
     start = r.int("moe_layer_start_index", 0, minimum=0)
     end = r.raw("moe_layer_end_index", -1)
     end = d.n_layers - 1 if end == -1 else r.int("moe_layer_end_index", minimum=0)
@@ -88,7 +88,7 @@ def build_ernie4_5_moe(r, model_type: str) -> dict[str, Any]:
     mlp = gated_mlp(d.h, r.int("intermediate_size"), bias=bias) if not all(moe_layers) else ()
     kinds, window = kinds_and_window(r, d.n_layers, ["full_attention"] * d.n_layers)
     return assemble(r, d, kinds=kinds, window=window, attn=attn, norms=llama_norms(d.h), mlp=mlp,
-                    moe=(experts, router(d.h, n), moe_mlp), moe_layers=moe_layers, tie_default=True, head_bias=bias)
+                    moe=(experts, gate, moe_mlp), moe_layers=moe_layers, tie_default=True, head_bias=bias)
 
 
 def build_hunyuan_v1_moe(r, model_type: str) -> dict[str, Any]:

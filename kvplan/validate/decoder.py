@@ -90,6 +90,7 @@ UNSUPPORTED_FAMILIES = {
 }
 
 UNSUPPORTED = {"mla_dsa": "MLA with a DSA lightning indexer",
+               "attention_and_mamba": "attention and a Mamba mixer side by side (Falcon-H1, Zamba2)",
                "compressed_attention": "DeepSeek-V4 sliding-window + compressed K=V attention"}
 
 
@@ -228,6 +229,12 @@ def attend(q, k, v, step: Step, kpos, *, scale, window=None, chunk=None, sinks=N
     return out[0] if len(out) == 1 else torch.cat(out, dim=1)
 
 
+# Weight names the attention reads (kvplan.families builders use transformers' own names).
+FUSED_QKV = ("c_attn", "query_key_value", "Wqkv", "qkv_proj")
+Q_NORMS = ("q_norm", "q_layernorm", "query_layernorm")
+K_NORMS = ("k_norm", "k_layernorm", "key_layernorm")
+
+
 class Block(nn.Module):
     """One decoder layer: a mixer (attention, MLA, or a recurrent mixer that is not run) and a FFN."""
 
@@ -321,7 +328,7 @@ class Block(nn.Module):
         head_gate = self.get("attention", "g_proj")  # Step-3.5: one sigmoid gate per query head
         if head_gate is not None:
             nq = head_gate.comp.out_features  # this layer's query heads (sliding layers may have more)
-        fused = self.get("attention", "c_attn") or self.get("attention", "query_key_value")
+        fused = next((w for w in (self.get("attention", n) for n in FUSED_QKV) if w is not None), None)
         gate = None
         if fused is not None:
             q, k, v = linear(h, fused).split((nq * d, nkv * d, nkv * dv), dim=-1)
@@ -332,14 +339,15 @@ class Block(nn.Module):
             if q.shape[-1] == 2 * nq * d:  # Qwen3-Next gated attention: q_proj also yields a gate per head
                 q, gate = q.view(B, T, nq, 2 * d).chunk(2, dim=-1)
                 gate = gate.reshape(B, T, nq * d)
-        qn = self.get("attention", "q_norm") or self.get("attention", "q_layernorm")
-        kn = self.get("attention", "k_norm") or self.get("attention", "k_layernorm")
-        if qn is not None and qn.comp.dim == nq * d:  # MiniMax-M2 (OLMo-2 style): one norm over all heads
-            q, k, qn = norm(q, qn), norm(k, kn), None
+        qn = next((w for w in (self.get("attention", n) for n in Q_NORMS) if w is not None), None)
+        kn = next((w for w in (self.get("attention", n) for n in K_NORMS) if w is not None), None)
+        whole = qn is not None and qn.weight.shape[-1] != d  # OLMo-2 / Cohere: one norm over all heads
+        if whole:
+            q, k = norm(q, qn), norm(k, kn)
         q = q.reshape(B, T, nq, d)  # [B, T, nq, d]
         k = k.reshape(B, T, nkv, d)  # [B, T, nkv, d]
         v = v.reshape(B, T, nkv, dv)  # [B, T, nkv, dv]
-        if qn is not None:  # per-head q/k norms (Qwen3, Gemma-3)
+        if qn is not None and not whole:
             q, k = norm(q, qn), norm(k, kn)
         nope = self.model_type == "llama4_text" and self.kind == "full_attention"
         if self.model_type not in LEARNED_POSITIONS and not nope:
@@ -354,7 +362,7 @@ class Block(nn.Module):
             o = o * torch.sigmoid(gate)
         if head_gate is not None:
             o = (o.view(B, T, nq, dv) * torch.sigmoid(linear(h, head_gate))[..., None]).reshape(B, T, nq * dv)
-        out = next(self.get("attention", n) for n in ("o_proj", "dense", "c_proj") if self.get("attention", n))
+        out = next(self.get("attention", n) for n in ("o_proj", "dense", "c_proj", "out_proj") if self.get("attention", n))
         return linear(o, out)
 
     def mla(self, h, step: Step, cache):
@@ -411,9 +419,14 @@ class Block(nn.Module):
         if "gate_proj" in base:
             y = activation(self.act, lin(base["gate_proj"])) * lin(base["up_proj"])  # [.., I]
             return down(y, base["down_proj"])
+        if "w1" in base:  # LFM2: w1 gate, w3 up, w2 down
+            return down(activation(self.act, lin(base["w1"])) * lin(base["w3"]), base["w2"])
         if "gate_up_proj" in base:
             g, u = lin(base["gate_up_proj"]).chunk(2, dim=-1)
             return down(activation(self.act, g) * u, base["down_proj"])
+        if "input_linear" in base:  # Granite-MoE shared MLP: fused gate/up input_linear, output_linear
+            g, u = lin(base["input_linear"]).chunk(2, dim=-1)
+            return down(activation(self.act, g) * u, base["output_linear"])
         up, dn = names[0], names[1]  # c_fc/c_proj, fc1/fc2, dense_h_to_4h/dense_4h_to_h, up_proj/down_proj
         return down(activation(self.act, lin(up)), dn)
 
