@@ -16,11 +16,12 @@ import json
 import math
 import random
 import re
+import threading
 import urllib.parse
 import zlib
+from collections import OrderedDict
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from functools import lru_cache
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict
@@ -91,8 +92,9 @@ class PlanState(BaseModel):
     layouts: tuple[tuple[int, int, int], ...] = ((1, 1, 1), (2, 1, 1), (4, 1, 1), (8, 1, 1))
     # gpus page: $ per GPU-hour
     prices: tuple[tuple[str, float], ...] = ()
-    # import page: the pasted vllm command
+    # import page: the pasted vllm / sglang command, and the GPU it runs on (a command names none)
     command: str | None = None
+    import_gpu: str | None = None
 
 
 # ---------------------------------------------------------------- value parsers (str -> value)
@@ -266,6 +268,7 @@ FIELDS: tuple[Field, ...] = (
     Field("layouts", "lay", _layouts, lambda v: ",".join("x".join(map(str, t)) for t in v)),
     Field("prices", "pr", _prices, lambda v: ",".join(f"{n}:{_fmt_float(p)}" for n, p in v)),
     Field("command", "cmd", _command),
+    Field("import_gpu", "ig", _gpu),
 )
 BY_KEY = {f.key: f for f in FIELDS}
 BY_NAME = {f.name: f for f in FIELDS}
@@ -302,11 +305,84 @@ def decode_config(text: str) -> dict[str, Any]:
         raise ValueError(exc.message) from None
 
 
-@lru_cache(maxsize=32)
-def spec_from_link(config_text: str, name: str | None) -> ModelSpec:
-    """The spec of a linked config (immutable, so cached by content). Raises ValueError on a damaged
-    link, ConfigError on a config that cannot be planned."""
-    return parse_config(decode_config(config_text), name=name)
+_SPECS: "OrderedDict[tuple[str, str | None], ModelSpec]" = OrderedDict()
+_SPECS_MAX = 32
+_SPECS_LOCK = threading.Lock()
+
+
+def spec_from_link(config_text: str, name: str | None,
+                   progress: Callable[[float, str], None] | None = None) -> ModelSpec:
+    """The spec of a linked config (immutable, so cached by content, the last 32). Raises ValueError on
+    a damaged link, ConfigError on a config that cannot be planned.
+
+    ``progress(fraction, message)``: called while a spec is built through transformers (seconds, the
+    first time; see ``build_spec``); never for a cached spec or a family kvplan models natively."""
+    key = (config_text, name)
+    spec = _cached_spec(key)
+    if spec is None:
+        # Built once per config (the name is only the spec's label): a link's check (name None) and the
+        # page's model (its Hub id) share one build, which through transformers takes seconds.
+        base = _cached_spec((config_text, None))
+        if base is None:
+            base = build_spec(decode_config(config_text), None, progress)
+            _store((config_text, None), base)
+        spec = base if name is None or name == base.name else base.model_copy(update={"name": name})
+        _store(key, spec)
+    return spec
+
+
+def _cached_spec(key: tuple[str, str | None]) -> ModelSpec | None:
+    with _SPECS_LOCK:
+        spec = _SPECS.get(key)
+        if spec is not None:
+            _SPECS.move_to_end(key)
+        return spec
+
+
+def _store(key: tuple[str, str | None], spec: ModelSpec) -> None:
+    with _SPECS_LOCK:
+        _SPECS[key] = spec
+        while len(_SPECS) > _SPECS_MAX:
+            _SPECS.popitem(last=False)
+
+
+def is_cached(config_text: str, name: str | None = None) -> bool:
+    """Whether the config's spec is built already (so no progress is worth showing)."""
+    return (config_text, name) in _SPECS or (config_text, None) in _SPECS
+
+
+def needs_transformers(config: Mapping[str, Any]) -> bool:
+    """Whether ``parse_config`` would build this config through the transformers-backed path (slow the
+    first time): a model_type no native family builds, that transformers knows."""
+    from kvplan import families, hf_config
+
+    try:
+        _, model_type, _, _ = hf_config.text_decoder_config(config)
+    except (KvplanError, TypeError, ValueError, AttributeError):
+        return False
+    if model_type in families.BUILDERS:
+        return False
+    via = hf_config._transformers_path()
+    try:
+        return via is not None and bool(via.knows(config))
+    except Exception:  # the path's own check failing means parse_config will not take it either
+        return False
+
+
+def build_spec(config: Mapping[str, Any], name: str | None,
+               progress: Callable[[float, str], None] | None = None) -> ModelSpec:
+    """``parse_config``; through transformers with ``progress`` reported when that path takes it and its
+    ``build_spec`` accepts a ``progress`` argument (the same spec as parse_config's, which calls it
+    with only the config and name)."""
+    if progress is not None and needs_transformers(config):
+        import inspect
+
+        from kvplan import hf_config
+
+        via = hf_config._transformers_path()
+        if "progress" in inspect.signature(via.build_spec).parameters:
+            return via.build_spec(config, name=name or hf_config._default_name(config), progress=progress)
+    return parse_config(config, name=name)
 
 
 def model_spec(state: PlanState) -> ModelSpec:
