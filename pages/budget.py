@@ -39,7 +39,7 @@ if plan is not None:
                     "The fixes above, or a larger GPU / more TP, make room.", icon=":material/block:")
     with right:
         views.decode_bound(plan)
-        st.subheader("Budget terms, per GPU")
-        views.html_table(views.term_rows(plan), views.term_columns(plan))
+    st.subheader("Budget terms, per GPU")
+    views.html_table(views.term_rows(plan), views.term_columns(plan))
     st.subheader("The formulas, with these numbers")
     st.markdown(formulas.as_markdown(formulas.budget_formulas(plan)))

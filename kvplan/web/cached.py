@@ -215,14 +215,15 @@ def _month(text: str) -> int:
 
 
 def preset_label(name: str) -> str:
-    """'llama-3.1-8b' -> 'Llama · llama-3.1-8b · 8.0B · 2024-07' (what the pickers show)."""
+    """'llama-3.1-8b' -> 'llama-3.1-8b · Llama · 8.0B · 2024-07' (what the pickers show; the name first, so
+    a narrow sidebar cuts the least of it)."""
     row = _labels().get(name)
     return row or name
 
 
 @st.cache_resource(show_spinner=False)
 def _labels() -> dict[str, str]:
-    return {r["name"]: " · ".join(p for p in (r["family"], r["name"], r["size"], r["released"]) if p)
+    return {r["name"]: " · ".join(p for p in (r["name"], r["family"], r["size"], r["released"]) if p)
             for r in preset_catalog()}
 
 

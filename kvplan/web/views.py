@@ -64,12 +64,13 @@ CSS = """<style>
 .kv-table-wrap{width:100%;overflow-x:auto;margin-bottom:0.5rem}
 table.kv-table{width:100%;border-collapse:collapse;font-size:0.875rem;line-height:1.35}
 table.kv-table th,table.kv-table td{padding:0.3rem 0.5rem;border-bottom:1px solid rgba(49,51,63,0.12);
- text-align:left;vertical-align:top;overflow-wrap:anywhere}
+ text-align:left;vertical-align:top;overflow-wrap:break-word}
 table.kv-table th{font-weight:600;background:rgba(49,51,63,0.04)}
 table.kv-table th[title]{text-decoration:underline dotted;cursor:help}
-table.kv-table td.num,table.kv-table th.num{text-align:right;font-variant-numeric:tabular-nums;overflow-wrap:normal}
+table.kv-table td.num,table.kv-table th.num{text-align:right;font-variant-numeric:tabular-nums}
+table.kv-table td.num{white-space:nowrap}
 [data-testid="stMetricValue"] *,[data-testid="stMetricLabel"] *{white-space:normal !important;
- overflow:visible !important;text-overflow:clip !important;overflow-wrap:anywhere}
+ overflow:visible !important;text-overflow:clip !important;overflow-wrap:break-word}
 [data-testid="stMetricValue"]{font-size:1.6rem !important;line-height:1.2}
 [data-testid="stCode"] button{opacity:1 !important;visibility:visible !important}
 </style>"""
@@ -200,13 +201,13 @@ def derived_rows(spec: ModelSpec, params: ParamBreakdown, weights: WeightBytes, 
 
 
 def param_rows(params: ParamBreakdown, weights: WeightBytes) -> list[dict[str, str]]:
-    return [{"component": c, "parameters": f"{n:,}", "bytes": f"{weights.components.get(c, 0):,} B",
-             "GiB": f"{weights.components.get(c, 0) / GiB:,.2f} GiB"} for c, n in params.components.items() if n]
+    return [{"component": c, "parameters": f"{n:,}", "bytes": f"{weights.components.get(c, 0):,}",
+             "GiB": f"{weights.components.get(c, 0) / GiB:,.2f}"} for c, n in params.components.items() if n]
 
 
 def param_columns(weights: WeightBytes) -> list[Col]:
     return [Col("component", "component"), Col("parameters", "parameters", "Exact count (transformers' numel).", True),
-            Col("bytes", f"weight bytes ({weights.format})", "Bytes on the GPU in this format, scales included.",
+            Col("bytes", f"bytes ({weights.format})", "Weight bytes on the GPU in this format, scales included.",
                 True),
             Col("GiB", "GiB", "The same bytes / 2^30.", True)]
 
@@ -445,7 +446,7 @@ def layout_rows(plans: list[Plan]) -> list[dict[str, Any]]:
             "layout": figures.layout_label(p),
             "fits": "fits" if p.fits else "does not fit",
             "max concurrency per replica": f"{p.max_concurrency:,.2f}x",
-            "sequences, all replicas": f"{p.max_num_seqs_at_len * int(lay['data_parallel_size']):,}",
+            "sequences, all replicas": f"{max(p.max_num_seqs_at_len, 0) * int(lay['data_parallel_size']):,}",
             "GPUs": f"{p.num_gpus:,}", "nodes": f"{p.num_nodes:,}",
             "weights per GPU (GiB)": f"{rank.weights_bytes / GiB:,.2f}",
             "KV heads per GPU": f"{rank.kv_heads:,}", "KV bytes/token per GPU": f"{rank.kv_bytes_per_token:,}",

@@ -344,10 +344,17 @@ def preset_picker() -> None:
     state = current()
     catalog = cached.preset_catalog()
     names = [r["name"] for r in catalog]
-    if _ss.get(PICK) not in names:
-        _ss[PICK] = state.model if state.model in names else names[0]
+    if not state.config and state.model in names:
+        _ss[PICK] = state.model  # follows the sidebar's choice
+    elif _ss.get(PICK) not in names:
+        _ss[PICK] = names[0]
     st.selectbox("Preset", names, key=PICK, format_func=cached.preset_label, on_change=_use_preset,
                  help="Grouped by family; size is total / active parameters (exact counts), then the release month.")
+    with st.expander(f"All {len(catalog)} presets, by family"):
+        _catalog_table(catalog)
+
+
+def _catalog_table(catalog) -> None:
     views.html_table(
         [{"family": r["family"], "name": r["name"], "total": f"{r['total']:,}" if r["total"] else "",
           "active": f"{r['active']:,}" if r["active"] else "", "released": r["released"], "hf_repo": r["hf_repo"]}
