@@ -59,7 +59,8 @@ class Col:
 
 # One stylesheet for the app's tables and metrics, sent once per run (a style-only st.html goes to the
 # event container: it takes no room on the page). Tables wrap long text instead of clipping it, and a
-# metric wraps its value instead of cutting it to "292.39 ...".
+# metric wraps its value instead of cutting it to "292.39 ..."; the share link's copy button (a code
+# block's toolbar, shown only on hover by default) is always visible.
 CSS = """<style>
 .kv-table-wrap{width:100%;overflow-x:auto;margin-bottom:0.5rem}
 table.kv-table{width:100%;border-collapse:collapse;font-size:0.875rem;line-height:1.35}
@@ -72,7 +73,8 @@ table.kv-table td.num{white-space:nowrap}
 [data-testid="stMetricValue"] *,[data-testid="stMetricLabel"] *{white-space:normal !important;
  overflow:visible !important;text-overflow:clip !important;overflow-wrap:break-word}
 [data-testid="stMetricValue"]{font-size:1.6rem !important;line-height:1.2}
-[data-testid="stCode"] button{opacity:1 !important;visibility:visible !important}
+[data-testid="stCode"] div:has([data-testid="stElementToolbarButton"]),
+[data-testid="stCode"] div:has([data-testid="stElementToolbarButton"]) *{opacity:1 !important;visibility:visible !important}
 </style>"""
 
 

@@ -149,3 +149,22 @@ def test_import_apply_moves_the_sidebar_and_a_non_command_is_refused(server, pag
     page.get_by_role("button", name="Apply").click()
     expect(alerts(page).filter(has_text="is not a serving command").first).to_be_visible()
     expect(page.get_by_role("spinbutton", name="TP", exact=True)).to_have_value("4")  # nothing applied
+
+
+def test_the_copy_link_button_is_visible_without_hovering(server, page):
+    page.goto(f"{server}/?v=1&m=llama-3.1-8b&tp=2")
+    drawn(page)
+    sidebar = page.get_by_test_id("stSidebar")
+    sidebar.get_by_text("Share or save this plan").click()
+    code = sidebar.get_by_test_id("stCode")
+    expect(code).to_contain_text("tp=2")
+    page.mouse.move(1300, 900)  # away from the sidebar: no hover
+    button = code.locator("button").first
+    expect(button).to_be_attached()
+    # seen: the button visible, and no box between it and the code block transparent (the toolbar's is, by default)
+    chain = button.evaluate("""b => { const out = [getComputedStyle(b).visibility];
+        for (let e = b; e && e.getAttribute('data-testid') !== 'stCode'; e = e.parentElement)
+          out.push(getComputedStyle(e).opacity); return out; }""")
+    assert chain[0] == "visible" and set(chain[1:]) == {"1"}, chain
+    labels = sidebar.get_by_test_id("stDownloadButton").all_inner_texts()
+    assert [t.split("\n")[-1].strip() for t in labels] == ["Plan JSON", "Plan CSV"], labels
