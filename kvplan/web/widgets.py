@@ -327,10 +327,9 @@ def _model_picker(state: PlanState, name: str) -> None:
     key = PREFIX + "model"
     if _ss.get(key) not in options:
         _ss[key] = CUSTOM if state.config else state.model
-    choice = st.selectbox("Model", options, key=key,
-                          format_func=lambda v: f"custom: {name}" if v == CUSTOM else cached.preset_label(v),
-                          help="A built-in preset: family · name · parameters · release month (type to search). "
-                               "Paste, upload or fetch a config on the Model page.")
+    choice = st.selectbox("Model", options, key=key, format_func=lambda v: f"custom: {name}" if v == CUSTOM else v,
+                          help="A built-in preset, listed by family (type to search). The Model page lists each "
+                               "with its size and release month, and takes a pasted, uploaded or fetched config.")
     if choice != CUSTOM and (state.config or choice != state.model):
         update(model=choice, config=None, model_name=None)
         _ss.pop(MODEL_ERROR, None)  # a model chosen: the refused one is no longer what the user asks for
