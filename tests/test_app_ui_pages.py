@@ -262,3 +262,22 @@ def test_share_box_buttons_read_in_full():
     at = open_share(run_app())
     labels = [b.proto.label for b in at.get("download_button")]
     assert labels == ["Plan JSON", "Plan CSV"]
+
+
+def test_a_refused_upload_and_a_failed_hub_fetch_are_named_on_the_plan_pages(monkeypatch):
+    from tests.hub_server import closed_port_endpoint
+
+    at = run_app({"v": "1", "m": "qwen3-8b"}, "pages/model.py")
+    at.file_uploader(key="model.upload").set_value(("bad.json", b'{"model_type": 7}', "application/json")).run()
+    assert "Refused: the uploaded file bad.json" in errors(at)
+    at.switch_page("pages/gpus.py").run()
+    assert "Refused: the uploaded file bad.json" in errors(at) and "last valid model, qwen3-8b" in errors(at)
+
+    monkeypatch.delenv("HF_HUB_OFFLINE", raising=False)
+    monkeypatch.setenv("HF_ENDPOINT", closed_port_endpoint())
+    at = run_app({"v": "1", "m": "qwen3-8b"}, "pages/model.py")
+    at.text_input(key="model.hub").set_value("acme/tiny-llama").run()
+    at.button(key="model.fetch").click().run()
+    assert "Refused: the Hub fetch of acme/tiny-llama: offline:" in errors(at)  # the top of the page, at once
+    at.switch_page("pages/parallelism.py").run()
+    assert "Refused: the Hub fetch of acme/tiny-llama" in errors(at) and state(at).model == "qwen3-8b"

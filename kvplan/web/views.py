@@ -1,7 +1,8 @@
 """Render helpers: kvplan results -> Streamlit elements. Tables are built by pure functions (tested).
 
-Text that comes from a config, a link or a command line is shown escaped (``esc``) or in a table,
-never as HTML.
+Text that comes from a config, a link or a command line is shown escaped: ``esc`` for Markdown,
+``html.escape`` in the app's own HTML tables (``html_table``: every column on screen, long text
+wrapped, help on the headings); never as HTML of its own.
 """
 
 import csv
