@@ -1,8 +1,9 @@
 """The Import page's command line: which launcher it is, and the settings it plans with.
 
 Accepted: ``vllm serve MODEL ...``, ``python -m vllm.entrypoints.openai.api_server ...``, a
-``docker run ... vllm/vllm-openai ...`` line, ``python -m sglang.launch_server ...`` (SGLang's flags
-are read as their vLLM equivalents, with the SGLang engine profile), or a line of flags alone
+``docker run ... vllm/vllm-openai ...`` line, ``python -m sglang.launch_server ...`` or ``sglang serve
+...`` (SGLang's flags, python/sglang/srt/server_args.py, are read as their vLLM equivalents, with the
+SGLang engine profile), or a line of flags alone
 (starting with ``-``). Anything else (``rm -rf /``) is refused as not a serving command: its first
 word is never taken for a model name.
 """
@@ -19,12 +20,15 @@ _ENV = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*=")
 _PYTHON = re.compile(r"^(.*/)?python[0-9.]*$")
 # SGLang flag -> the vLLM flag kvplan reads (python/sglang/srt/server_args.py names; --tp is an alias of --tp-size).
 SGLANG_FLAGS = {"--model-path": None, "--model": None, "--tp-size": "--tensor-parallel-size",
-                "--tp": "--tensor-parallel-size", "--pp-size": "--pipeline-parallel-size",
-                "--dp-size": "--data-parallel-size", "--dp": "--data-parallel-size",
+                "--tensor-parallel-size": "--tensor-parallel-size", "--tp": "--tensor-parallel-size",
+                "--pp-size": "--pipeline-parallel-size", "--pipeline-parallel-size": "--pipeline-parallel-size",
+                "--dp-size": "--data-parallel-size", "--data-parallel-size": "--data-parallel-size",
+                "--dp": "--data-parallel-size",
                 "--context-length": "--max-model-len", "--kv-cache-dtype": "--kv-cache-dtype",
                 "--page-size": "--block-size", "--max-running-requests": "--max-num-seqs",
                 "--quantization": "--quantization", "--dtype": "--dtype"}
 SGLANG_SWITCHES = {"--enable-ep-moe": "--enable-expert-parallel", "--enable-dp-attention": None}
+SGLANG_EP = {"--ep-size", "--expert-parallel-size", "--ep"}
 
 
 class Command(BaseModel):
@@ -63,8 +67,8 @@ def launcher(tokens: list[str]) -> tuple[str, int]:
                 return "vllm", i + j + 1
             if tok.split(":")[0].endswith("lmsysorg/sglang"):
                 return _after_python(rest, j + 1, i)
-    if rest[0].split("/")[-1] == "vllm" and len(rest) > 1 and rest[1] == "serve":
-        return "vllm", i + 2
+    if rest[0].split("/")[-1] in ("vllm", "sglang") and len(rest) > 1 and rest[1] == "serve":
+        return rest[0].split("/")[-1], i + 2
     if _PYTHON.match(rest[0]):
         return _after_python(rest, 1, i)
     raise PlanInputError("command", f"{rest[0][:40]!r} is not a serving command: paste a `vllm serve MODEL ...`, "
@@ -109,6 +113,13 @@ def _sglang_as_vllm(tokens: list[str]) -> tuple[list[str], float | None]:
         if name in SGLANG_SWITCHES:
             if SGLANG_SWITCHES[name]:
                 out.append(SGLANG_SWITCHES[name])
+            continue
+        if name in SGLANG_EP:  # an expert-parallel width above 1: experts sharded (vLLM's switch)
+            value = inline if eq else (tokens[i] if i < len(tokens) else "")
+            if not eq:
+                i += 1
+            if value.strip() not in ("", "1"):
+                out.append("--enable-expert-parallel")
             continue
         if name in SGLANG_FLAGS or name == "--mem-fraction-static":
             value = inline if eq else (tokens[i] if i < len(tokens) else None)
