@@ -36,7 +36,7 @@ from bench.load import ProtocolUser  # noqa: E402
 LINK = "v=1&m=llama-3.1-70b&tp=4&len=32768&conc=16&kvd=fp8"
 PAGES = [("", "Budget"), ("model", "Model"), ("paging", "Paging"), ("parallelism", "Parallelism"),
          ("gpus", "GPUs"), ("import", "Import"), ("validate", "Validate")]
-IMPORT_QUERY = "&cmd=vllm+serve+meta-llama%2FLlama-3.1-70B-Instruct+-tp+4+--max-model-len+32k"
+IMPORT_QUERY = "&cmd=vllm+serve+meta-llama%2FLlama-3.1-70B-Instruct+-tp+4+--max-model-len+32k&ig=H100-SXM"
 
 
 class _Target:

@@ -15,10 +15,11 @@ except KvplanError as exc:
     plan = None
 
 if plan is not None:
-    st.caption(f"{views.esc(plan.model)} on {plan.num_gpus} x {plan.gpu} ({plan.num_nodes} node(s)), "
-               f"engine {plan.engine}, context {plan.max_model_len:,} tokens, block size {plan.block_size}")
+    st.caption(views.plan_caption(plan))
     views.plan_metrics(plan)
     views.verdict(plan)
+    if note := views.tokens_note(plan):
+        st.caption(note)
     left, right = st.columns(2)
     with left:
         views.chart(figures.rank_memory(plan), "budget.ranks")
@@ -29,11 +30,16 @@ if plan is not None:
                     "budget.context")
     left, right = st.columns(2)
     with left:
-        views.chart(figures.concurrency_vs_context(sweep, plan.concurrency), "budget.concurrency")
+        if any(p.max_concurrency > 0 for p in sweep):
+            views.chart(figures.concurrency_vs_context(sweep, plan.concurrency), "budget.concurrency")
+        else:
+            st.subheader("Concurrency vs context length")
+            st.info(f"No chart: not one sequence fits at any context from {sweep[0].context:,} to "
+                    f"{sweep[-1].context:,} tokens on this layout (the weights and workspace leave no KV pool). "
+                    "The fixes above, or a larger GPU / more TP, make room.", icon=":material/block:")
     with right:
-        if plan.decode is not None:
-            views.decode_bound(plan.decode)
-        st.subheader("Budget terms, per rank")
-        views.table(views.term_rows(plan))
+        views.decode_bound(plan)
+    st.subheader("Budget terms, per GPU")
+    views.html_table(views.term_rows(plan), views.term_columns(plan))
     st.subheader("The formulas, with these numbers")
     st.markdown(formulas.as_markdown(formulas.budget_formulas(plan)))

@@ -1,45 +1,67 @@
-"""Import: a ``vllm serve ...`` command line -> the plan those flags mean."""
+"""Import: a ``vllm serve ...`` (or SGLang) command line -> the plan those flags mean; Apply puts it
+in the sidebar and every page."""
 
 import streamlit as st
 
 from kvplan.errors import KvplanError
+from kvplan.gpus import GPU_CATALOG
 from kvplan.web import cached, figures, shell, views, widgets
 
 shell.enter()
 state = widgets.current()
-st.title("Import a vLLM command")
-widgets.bind_text("command", "vllm serve ... (the whole command, or only its flags)", views.parse_command, area=True,
-                  height=120, placeholder="vllm serve meta-llama/Llama-3.1-70B-Instruct -tp 4 --max-model-len 32k "
-                                          "--gpu-memory-utilization 0.9 --kv-cache-dtype fp8")
+st.title("Import a serving command")
+widgets.bind_text("command", "Command line: vllm serve ..., python -m vllm.entrypoints..., python -m "
+                  "sglang.launch_server ... (or only the flags)", views.parse_command, area=True, height=120,
+                  placeholder="vllm serve meta-llama/Llama-3.1-70B-Instruct -tp 4 --max-model-len 32k "
+                              "--gpu-memory-utilization 0.9 --kv-cache-dtype fp8")
+left, right = st.columns([3, 1], vertical_alignment="bottom")
+with left:
+    widgets.bind("import_gpu", st.selectbox, "GPU this command runs on", list(GPU_CATALOG), index=None,
+                 placeholder="choose a GPU (a command names none)", format_func=widgets.gpu_label,
+                 help="vLLM and SGLang take the GPU from the machine they run on; kvplan needs to be told.")
+with right:
+    st.button("Apply", key="import.apply", type="primary", on_click=widgets.apply_import, width="stretch",
+              icon=":material/input:", help="Put this command's settings in the sidebar: every page plans it.")
+widgets.show_import_error()
 state = widgets.current()
 if state.command:
     try:
-        args = cached.vllm_command(state.command)
-        imported, model_note = views.imported_state(state, args)
+        command = cached.serve_command(state.command)
+        imported, model_note = views.imported_state(state, command)
     except KvplanError as exc:
         views.error(exc)
     else:
-        views.table(views.vllm_rows(args))
-        views.bullet_list([f"unknown flag (ignored): {u}" for u in args.unknown], "warning")
-        views.bullet_list([f"no effect on memory: {u}" for u in args.ignored], "info")
-        views.bullet_list(args.notes, "info")
+        args = command.args
         if imported is None:
             st.warning(views.esc(model_note), icon=":material/help:")
-            if st.button(f"Fetch {views.esc(args.model)} from the Hub", key="import.fetch"):
-                with st.spinner(f"Fetching {views.esc(args.model)}/config.json..."):
-                    widgets.fetch_hub_config(args.model)
-            widgets.show_model_error()
+            if not model_note.startswith(views.NO_GPU) and args.model:
+                if st.button(f"Fetch {views.esc(args.model)} from the Hub", key="import.fetch"):
+                    with st.spinner(f"Fetching {views.esc(args.model)}/config.json..."):
+                        widgets.fetch_hub_config(args.model)
+                widgets.show_model_error()
         else:
-            st.caption(views.esc(model_note))
+            changes = views.changes_from(state, imported)
+            if changes:
+                st.info("**Preview, not applied**: the sidebar and every other page still plan "
+                        f"{views.esc(state.model_name or state.model)} on {state.gpu}. **Apply** puts these "
+                        "settings there.", icon=":material/visibility:")
+            else:
+                st.success("**Applied**: the sidebar and every page plan this command.", icon=":material/check:")
+            st.caption(views.esc(model_note) + (" SGLang flags read as their vLLM equivalents, SGLang engine "
+                                                "profile." if command.launcher == "sglang" else ""))
             try:
                 plan = cached.plan_for(imported)
             except KvplanError as exc:
                 views.error(exc)
             else:
+                st.caption(views.plan_caption(plan))
                 views.plan_metrics(plan)
                 views.verdict(plan)
                 views.chart(figures.rank_memory(plan), "import.ranks")
-                st.button("Use these settings in every page", key="import.apply", on_click=widgets.apply,
-                          kwargs=views.changes_from(state, imported), icon=":material/input:")
+        views.html_table(views.vllm_rows(args), views.COMMAND_COLUMNS)
+        views.bullet_list([f"unknown flag (ignored): {u}" for u in args.unknown], "warning")
+        views.bullet_list([f"no effect on memory: {u}" for u in args.ignored], "info")
+        views.bullet_list(args.notes, "info")
 else:
-    st.info("Paste a command line: kvplan reads the model, parallelism and memory flags and plans them.")
+    st.info("Paste a command line and choose its GPU: kvplan reads the model, parallelism and memory flags, "
+            "plans them, and **Apply** puts them in the sidebar.")

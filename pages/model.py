@@ -3,14 +3,18 @@
 import streamlit as st
 
 from kvplan.hf_config import MAX_CONFIG_BYTES
+from kvplan.kv import kv_dtype_bytes
+from kvplan.units import DTYPE_BITS
 from kvplan.web import cached, figures, hub, shell, views, widgets
 
 shell.enter()
 state = widgets.current()
 st.title("Model")
-st.caption("Pick a built-in preset in the sidebar (type to search), or bring a config.json:")
 
-paste, upload, from_hub = st.tabs(["Paste config.json", "Upload config.json", "Hugging Face Hub"])
+presets, paste, upload, from_hub = st.tabs(["Presets", "Paste config.json", "Upload config.json",
+                                            "Hugging Face Hub"])
+with presets:
+    widgets.preset_picker()
 with paste:
     st.text_area("config.json", key="model.paste", height=160, placeholder='{"model_type": "llama", ...}')
     st.button("Use this config", key="model.use_paste", on_click=widgets.use_pasted_config)
@@ -29,12 +33,20 @@ widgets.show_model_error()
 
 spec = cached.spec(state)
 params, weights = cached.model_numbers(state)
-st.subheader(views.esc(spec.name))
+st.subheader(views.esc(spec.name) + views.esc(views.basis_tag(spec.basis)))
+if widgets.refusals():
+    st.caption("The last valid model (an input is refused: see the top of the page).")
+try:
+    kv_b = kv_dtype_bytes(spec, state.kv_cache_dtype)
+except Exception:  # an fp8 KV dtype on a model kvplan cannot size is refused on the plan pages
+    kv_b = DTYPE_BITS[spec.dtype] // 8
+cells = figures.layer_cells(spec.layers, kv_b, DTYPE_BITS[spec.dtype] // 8)
+views.chart(figures.layer_strip(cells, state.kv_cache_dtype), "model.layers")
 left, right = st.columns(2)
 with left:
-    views.table(views.spec_rows(spec))
+    views.html_table(views.spec_rows(spec), views.SPEC_COLUMNS)
 with right:
-    views.table(views.derived_rows(spec, params, weights, state.kv_cache_dtype))
+    views.html_table(views.derived_rows(spec, params, weights, state.kv_cache_dtype), views.DERIVED_COLUMNS)
     views.bullet_list([f"assumed: {a}" for a in spec.assumptions], "info")
     views.bullet_list(spec.warnings, "warning")
     views.bullet_list([f"not planned: {s}" for s in spec.skipped], "info")
@@ -42,4 +54,4 @@ left, right = st.columns([3, 2])
 with left:
     views.chart(figures.param_breakdown(params, weights), "model.params")
 with right:
-    views.table(views.param_rows(params, weights))
+    views.html_table(views.param_rows(params, weights), views.param_columns(weights))

@@ -17,7 +17,10 @@ widgets.bind("layouts", st.multiselect, "Layouts to compare (TP x PP x DP)", cho
 state = widgets.current()
 plans, refused = views.compare_layouts(state)
 if plans:
-    views.table(views.layout_rows(plans))
+    head = "Last valid plan (an input is refused): " if widgets.refusals() else ""
+    st.caption(f"{head}{views.esc(plans[0].model)}{views.basis_tag(plans[0].basis)} on {state.gpu}, context "
+               f"{plans[0].max_model_len:,} tokens, engine {state.engine}. Hover a heading for what it means.")
+    views.html_table(views.layout_rows(plans), views.LAYOUT_COLUMNS)
     views.chart(figures.parallel_compare(plans), "parallel.ranks")
 for label, message in refused:
     st.error(f"{label}: {views.esc(message)}", icon=":material/block:")

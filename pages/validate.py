@@ -11,10 +11,9 @@ from pathlib import Path
 import streamlit as st
 
 from kvplan.errors import KvplanError
-from kvplan.presets import preset_names
 from kvplan.validate.hf_local import is_hf_dir
 from kvplan.validate.measure import BusyError, busy
-from kvplan.web import shell, validate_view
+from kvplan.web import cached, shell, validate_view, views, widgets
 
 shell.enter()
 
@@ -40,9 +39,10 @@ if local_dirs:
 if source == "local":
     model = st.selectbox("Checkpoint", local_dirs, format_func=lambda p: p.name)
 else:
-    names = preset_names()
-    wanted = st.query_params.get("m", "llama-3.2-1b")
-    model = st.selectbox("Model", names, index=names.index(wanted) if wanted in names else 0)
+    # The sidebar's model (a preset or a pasted / fetched config): the one in the link, as on every page.
+    model = cached.spec(widgets.current())
+    st.caption(f"Model: **{views.esc(model.name)}**{views.esc(views.basis_tag(model.basis))}, the sidebar's "
+               "(change it there or on the Model page; it is in the link).")
 c1, c2, c3, c4 = st.columns(4)
 batch = c1.number_input("Batch", min_value=1, max_value=PAGE_LIMITS["batch"], value=1, step=1)
 tokens = c2.number_input("Prompt tokens", min_value=1, max_value=PAGE_LIMITS["tokens"], value=128, step=1)

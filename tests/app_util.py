@@ -78,3 +78,46 @@ def gib(n: int) -> float:
 def plain(text: str) -> str:
     """Markdown source with its escapes removed (what the reader sees)."""
     return re.sub(r"\\(.)", r"\1", text)
+
+
+def html_tables(at: AppTest) -> list[list[dict[str, str]]]:
+    """The app's HTML tables (kvplan.web.views.html_table), each as row dicts keyed by heading."""
+    from html.parser import HTMLParser
+
+    class _Tables(HTMLParser):
+        def __init__(self):
+            super().__init__()
+            self.tables, self.cell, self.row, self.head = [], None, None, None
+
+        def handle_starttag(self, tag, attrs):
+            if tag == "table":
+                self.tables.append({"head": [], "rows": []})
+            elif tag == "tr":
+                self.row = []
+            elif tag in ("td", "th"):
+                self.cell = ""
+
+        def handle_endtag(self, tag):
+            if tag in ("td", "th") and self.cell is not None:
+                self.row.append(self.cell)
+                self.cell = None
+            elif tag == "tr" and self.row is not None:
+                t = self.tables[-1]
+                if not t["head"]:
+                    t["head"] = self.row
+                else:
+                    t["rows"].append(dict(zip(t["head"], self.row)))
+                self.row = None
+
+        def handle_data(self, data):
+            if self.cell is not None:
+                self.cell += data
+
+    out = []
+    for el in at.get("html"):
+        body = el.proto.body
+        if 'class="kv-table"' in body:
+            p = _Tables()
+            p.feed(body)
+            out += [t["rows"] for t in p.tables]
+    return out

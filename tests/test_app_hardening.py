@@ -57,16 +57,39 @@ def rendered(at: AppTest) -> list[tuple[str, str, str]]:
         if proto is None or not hasattr(proto, "ListFields"):
             continue
         kind = getattr(node, "type", type(node).__name__)
+        if kind == "html":
+            continue
         for where, name, text in _strings(proto):
             if name in MARKDOWN_FIELDS or name == "allow_html" or (kind == "plotly_chart" and name == "spec"):
                 out.append((kind, where, text))
     return out
 
 
+# The only HTML the app writes: its tables (kvplan.web.views.html_table) and its stylesheet.
+HTML_TAGS = {"div", "table", "caption", "thead", "tbody", "tr", "th", "td", "style"}
+HTML_ATTRS = {"class", "title", "scope", "style"}
+
+
+def assert_safe_html(body: str) -> None:
+    """An st.html body holds only the table tags and attributes, every text escaped (no tag from a config)."""
+    from html.parser import HTMLParser
+
+    class Check(HTMLParser):
+        def handle_starttag(self, tag, attrs):
+            assert tag in HTML_TAGS, (tag, body[:300])
+            for name, value in attrs:
+                assert name in HTML_ATTRS, (tag, name, body[:300])
+                assert "javascript:" not in (value or "") or name == "title", (tag, name, value)
+
+    Check().feed(body)
+
+
 def assert_safe(at: AppTest) -> list[str]:
-    """No exception, no raw HTML element, no Markdown/HTML flag, no unescaped marker. Returns the texts."""
+    """No exception, no raw HTML but the app's escaped tables, no Markdown/HTML flag, no unescaped marker.
+    Returns the texts."""
     assert not at.exception, [e.value for e in at.exception]
-    assert not at.get("html")
+    for el in at.get("html"):
+        assert_safe_html(el.proto.body)
     texts = rendered(at)
     assert texts
     for kind, where, text in texts:
@@ -237,8 +260,8 @@ def test_query_params_cannot_steer_the_local_checkpoint_listing(tmp_path, monkey
 
     monkeypatch.delenv("KVPLAN_LOCAL_MODELS", raising=False)
     at = run_app(hostile, "pages/validate.py")
-    assert not at.main.radio and at.main.selectbox[0].options == preset_names()  # presets only
-    assert at.main.selectbox[0].value in preset_names()
+    assert not at.main.radio and not [s for s in at.main.selectbox if s.label in ("Model", "Checkpoint")]
+    assert state(at).model in preset_names() and state(at).config is None  # the sidebar's preset: no path
 
     monkeypatch.setenv("KVPLAN_LOCAL_MODELS", str(root))
     at = run_app(hostile, "pages/validate.py")
@@ -272,7 +295,10 @@ def test_links_asking_for_thousands_of_pipeline_stages_are_refused():
     assert len(notes) == 2 and all(f"up to {MAX_PIPELINE}" in n or f"{MAX_PIPELINE:,}" in n for n in notes)
     at = run_app({"v": "1", "pp": str(MAX_PIPELINE + 1)})
     assert not at.exception and any("'pp'" in w for w in warnings(at))
-    assert at.number_input(key="w.pipeline_parallel_size").proto.max == MAX_PIPELINE
+    # typed into the box: refused with its range, the plan keeps the last valid PP
+    at.number_input(key="w.pipeline_parallel_size").set_value(MAX_PIPELINE + 1).run()
+    assert not at.exception and state(at).pipeline_parallel_size == 1
+    assert any(f"must be from 1 to {MAX_PIPELINE}" in e.value for e in at.error)
 
 
 @pytest.mark.parametrize("flags", ["--kv-cache-memory-bytes 2000T", "--max-model-len 500000000",
@@ -280,4 +306,8 @@ def test_links_asking_for_thousands_of_pipeline_stages_are_refused():
 def test_imported_flags_the_app_cannot_carry_are_an_error_not_a_crash(flags):
     at = run_app({"v": "1", "cmd": f"vllm serve meta-llama/Llama-3.1-8B {flags}"}, "pages/import_vllm.py")
     assert not at.exception and at.error
-    assert not [b for b in at.button if b.key == "import.apply"]  # nothing to apply, so nothing to crash
+    before = state(at)
+    at.selectbox(key="w.import_gpu").select("H100-SXM").run()
+    at.button(key="import.apply").click().run()  # refused with the reason, no crash, nothing applied
+    assert not at.exception and any("Not applied" in e.value for e in at.error)
+    assert state(at).model_copy(update={"import_gpu": None}) == before

@@ -8,15 +8,17 @@ from kvplan.kv import kv_bytes_per_token
 from kvplan.params import count_params
 from kvplan.presets import load_preset, preset_config
 from kvplan.web.state import PlanState
-from tests.app_util import plain, run_app, state
+from tests.app_util import html_tables, plain, run_app, state
 from tests.hub_server import CONFIGS, closed_port_endpoint, serve
 
 PAGE = "pages/model.py"
 
 
 def table(at, i: int) -> dict[str, str]:
-    df = at.dataframe[i].value
-    return dict(zip(df.iloc[:, 0], df.iloc[:, 1]))
+    """The i-th table under the model (0: what the config says, 1: what kvplan derives); the Presets
+    tab's catalog comes first on the page."""
+    rows = html_tables(at)[1 + i]
+    return {list(r.values())[0]: list(r.values())[1] for r in rows}
 
 
 def test_default_preset_spec_and_numbers():

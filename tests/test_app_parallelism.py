@@ -1,13 +1,12 @@
 """Parallelism page: layouts side by side with kvplan's per-rank numbers; replication explained."""
 
-from tests.app_util import figure, gib, kvplan_plan, plain, run_app
+from tests.app_util import figure, gib, html_tables, kvplan_plan, plain, run_app
 
 PAGE = "pages/parallelism.py"
 
 
 def rows(at) -> dict[str, dict]:
-    df = at.dataframe[0].value
-    return {r["layout"]: r for r in df.to_dict("records")}
+    return {r["layout"]: r for r in html_tables(at)[0]}
 
 
 def test_default_layouts_match_kvplan():
@@ -17,8 +16,9 @@ def test_default_layouts_match_kvplan():
     for tp in (1, 2, 4, 8):
         p = kvplan_plan("llama-3.1-70b", tp=tp)
         row = table[f"TP{tp} PP1 DP1"]
-        assert row["KV blocks"] == p.num_blocks and row["fits"] == p.fits
-        assert row["KV heads per GPU"] == p.ranks[0].kv_heads
+        assert row["KV blocks"] == f"{p.num_blocks:,}" and row["fits"] == ("fits" if p.fits else "does not fit")
+        assert row["KV heads / GPU"] == f"{p.ranks[0].kv_heads}"
+        assert row["max concurrency"] == f"{p.max_concurrency:,.2f}x"
     bars = figure(at, "parallel.ranks")
     weights = next(t for t in bars["data"] if t["name"] == "weights")
     assert abs(list(weights["y"])[3] - gib(kvplan_plan("llama-3.1-70b", tp=8).ranks[0].weights_bytes)) < 1e-9
@@ -36,7 +36,7 @@ def test_mqa_replication_is_explained():
     at = run_app({"v": "1", "m": "gpt-bigcode-santacoder", "lay": "1x1x1,8x1x1"}, PAGE)
     text = plain(" ".join(i.value for i in at.info))
     assert "TP=8 > 1 KV head" in text and "stored on 8 ranks" in text
-    assert rows(at)["TP8 PP1 DP1"]["KV heads per GPU"] == 1
+    assert rows(at)["TP8 PP1 DP1"]["KV heads / GPU"] == "1"
 
 
 def test_mla_latent_on_every_rank_is_explained():
@@ -45,7 +45,7 @@ def test_mla_latent_on_every_rank_is_explained():
     assert "MLA: the latent cache (one 576-wide vector" in text and "each of the 8 rank(s) keeps all of it" in text
     table = rows(at)
     expected = kvplan_plan("deepseek-v3", "H200", 8).ranks[0].kv_bytes_per_token
-    assert table["TP8 PP1 DP1"]["KV bytes/token per GPU"] == expected
+    assert table["TP8 PP1 DP1"]["KV bytes / token / GPU"] == f"{expected:,}"
 
 
 def test_refused_layout_is_listed_with_its_reason():

@@ -166,14 +166,14 @@ def test_any_vllm_command_is_args_or_a_typed_error(prefix, tokens, raw):
     # what the Import page does next: the state those flags mean, its plan, and "Use these settings",
     # whose every value must survive the link (else the button's callback would raise)
     try:
-        imported, note = views.imported_state(PlanState(), args)
+        imported, note = views.imported_state(PlanState(import_gpu="H100-SXM"), args)
     except KvplanError as exc:
         assert exc.field.startswith("--")
         return
     assert isinstance(note, str)
     if imported is not None:
         plans_or_refuses(imported)
-        for name, value in views.changes_from(PlanState(), imported).items():
+        for name, value in views.changes_from(PlanState(import_gpu="H100-SXM"), imported).items():
             if value is not None:
                 BY_NAME[name].parse(BY_NAME[name].format(value))
 

@@ -19,7 +19,7 @@ FULL = PlanState(
     kv_cache_memory_bytes=12 * 2**30, enforce_eager=True, mem_fraction_static=0.8, runtime_gib=3.5, headroom_gib=1.25,
     concurrency=48, paging_mode="uniform", lengths=(1, 2, 3), length_dist=(10, 5, 50, 7), shared_prefix=4,
     layouts=((1, 1, 1), (2, 2, 1)), prices=(("H100-SXM", 2.49), ("H200", 3.5)), command="vllm serve x -tp 2",
-    objective="gpus", headroom_floor=0.25, multi_node=True, custom_gpu=(15.7, 0.672, 88.2, 0.2),
+    objective="gpus", headroom_floor=0.25, multi_node=True, custom_gpu=(15.7, 0.672, 88.2, 0.2), import_gpu="H200",
 )
 
 

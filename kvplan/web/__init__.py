@@ -7,6 +7,7 @@
 - ``shell``: the app frame ``app.py`` runs (and the guard each page starts with).
 - ``figures`` / ``formulas``: pure builders of plotly figures and LaTeX from kvplan results.
 - ``views``: Streamlit render helpers and the tables they show.
+- ``commands``: the Import page's command line (vllm serve / vllm.entrypoints / sglang.launch_server).
 """
 
 # The heavy modules are imported here, once, while this package's import lock is held. On a fresh server

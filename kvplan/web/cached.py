@@ -9,6 +9,8 @@ or a model). The results are frozen pydantic models that nothing mutates, so one
 safe; ``tests/test_app_budget.py`` checks that a rerun gets the very same object back.
 """
 
+import functools
+
 import streamlit as st
 from pydantic import ValidationError
 
@@ -158,3 +160,90 @@ def lengths_for(state: PlanState) -> tuple[int, ...]:
 @st.cache_resource(hash_funcs=_HASH, max_entries=64, show_spinner=False)
 def vllm_command(command: str) -> VllmArgs:
     return parse_vllm_command(command)
+
+
+@st.cache_resource(max_entries=64, show_spinner=False)
+def serve_command(command: str):
+    """A pasted serving command (vllm / sglang / flags alone): ``kvplan.web.commands.Command``.
+    Raises PlanInputError for a line that launches neither engine."""
+    from kvplan.web.commands import parse_command
+
+    return parse_command(command)
+
+
+# ----------------------------------------------------------------------------- the preset catalog
+
+# Family groups for the preset pickers, by model_type prefix (longest first wins). A model_type no
+# prefix names is grouped under its own first word, so a preset another module adds still shows.
+FAMILY_GROUPS = (("llama", "Llama"), ("mistral", "Mistral"), ("mixtral", "Mistral"), ("ministral", "Mistral"),
+                 ("qwen", "Qwen"), ("gemma", "Gemma"), ("phi", "Phi"), ("deepseek", "DeepSeek"),
+                 ("gpt_oss", "gpt-oss"), ("gpt_bigcode", "BigCode"), ("gpt2", "GPT-2"), ("gpt_neox", "GPT-NeoX"),
+                 ("falcon", "Falcon"), ("nemotron", "Nemotron"), ("glm", "GLM"), ("kimi", "Kimi"),
+                 ("minimax", "MiniMax"), ("olmo", "OLMo"), ("granite", "Granite"), ("exaone", "EXAONE"),
+                 ("cohere", "Cohere"), ("jamba", "Jamba"), ("mamba", "Mamba"), ("bamba", "Bamba"))
+
+
+def family_group(model_type: str) -> str:
+    key = (model_type or "").lower()
+    for prefix, group in sorted(FAMILY_GROUPS, key=lambda g: -len(g[0])):
+        if key.startswith(prefix):
+            return group
+    return key.split("_")[0].capitalize() or "Other"
+
+
+def params_text(n: int) -> str:
+    """2,030,000,000 -> '2.0B'; 124,439,808 -> '124M'."""
+    return f"{n / 1e9:,.1f}B" if n >= 1e9 else f"{n / 1e6:,.0f}M"
+
+
+@functools.cache  # not st.cache_resource: the sidebar reads it 40 times a rerun, a plain dict lookup each
+def preset_catalog() -> tuple[dict, ...]:
+    """Every preset: name, family group, parameters (total, active), release month, Hub repo; grouped by
+    family (groups A-Z), newest first inside a group. ~20 ms, once per server."""
+    from kvplan.presets import load_preset, manifest
+
+    rows = []
+    for entry in manifest():
+        try:
+            params = count_params(load_preset(entry["name"]))
+            total, active = params.total_params, params.active_params
+        except Exception:  # a preset that cannot be planned is still listed (and refused when picked)
+            total = active = None
+        size = "" if total is None else params_text(total) if active == total else \
+            f"{params_text(total)} total / {params_text(active)} active"
+        rows.append({"name": entry["name"], "family": family_group(entry.get("family", "")),
+                     "model_type": entry.get("family", ""), "total": total, "active": active, "size": size,
+                     "released": entry.get("released", ""), "hf_repo": entry.get("hf_repo", "")})
+    rows.sort(key=lambda r: (r["family"].lower(), -_month(r["released"]), r["name"]))
+    return tuple(rows)
+
+
+def _month(text: str) -> int:
+    """'2024-07' -> 202407 (0 when absent)."""
+    try:
+        year, month = text.split("-")
+        return int(year) * 100 + int(month)
+    except (ValueError, AttributeError):
+        return 0
+
+
+def preset_label(name: str) -> str:
+    """'llama-3.1-8b' -> 'llama-3.1-8b · Llama · 8.0B · 2024-07' (what the pickers show; the name first, so
+    a narrow sidebar cuts the least of it)."""
+    row = _labels().get(name)
+    return row or name
+
+
+@functools.cache
+def _labels() -> dict[str, str]:
+    return {r["name"]: " · ".join(p for p in (r["name"], r["family"], r["size"], r["released"]) if p)
+            for r in preset_catalog()}
+
+
+@functools.cache
+def _order() -> tuple[str, ...]:
+    return tuple(r["name"] for r in preset_catalog())
+
+
+def preset_order() -> list[str]:
+    return list(_order())

@@ -35,7 +35,7 @@ def _figure(traces: list[dict], title: str, shapes: Sequence[tuple[dict, dict]] 
     tests instead (tests/test_app_figures.py builds each one again with validation on).
     """
     lines = dict(shapes=[s for s, _ in shapes], annotations=[a for _, a in shapes]) if shapes else {}
-    return go.Figure(dict(data=traces, layout=dict(title=dict(text=title), **lines, **_LAYOUT, **layout)),
+    return go.Figure(dict(data=traces, layout=dict(title=dict(text=title), **lines, **(_LAYOUT | layout))),
                      _validate=False)
 
 
@@ -55,10 +55,28 @@ def _hline(y: float, text: str, color: str = COLORS["device"], right: bool = Fal
     return shape, label
 
 
+MAX_TICKS = 8
+
+
+def tick_values(x: Sequence[int]) -> list[int]:
+    """Ticks for a log axis of context lengths that never collide: every length that is not a power
+    of two (the plan's own max_model_len) is kept, powers of two closer than 1.6x to one are dropped
+    (198k beside 256k would overprint), and past MAX_TICKS every other power of two is left out."""
+    xs = sorted(set(x))
+    special = [n for n in xs if n & (n - 1)]
+    powers = [n for n in xs if not n & (n - 1) and all(max(n, m) / min(n, m) >= 1.6 for m in special)]
+    step = 1
+    while len(powers[::step]) + len(special) > MAX_TICKS:
+        step += 1
+    kept = powers[::step]
+    return sorted(set(kept) | set(special))
+
+
 def _tokens_axis(x: Sequence[int]) -> dict:
-    """A log axis ticked at the swept context lengths: 512, 1k, 2k, ... (k = 1024 tokens)."""
-    text = [f"{n // 1024:,}k" if n >= 1024 and n % 1024 == 0 else f"{n:,}" for n in x]
-    return dict(type="log", title=dict(text="context length (tokens)"), tickvals=list(x), ticktext=text)
+    """A log axis ticked at some of the swept context lengths: 512, 1k, 2k, ... (k = 1024 tokens)."""
+    ticks = tick_values(x)
+    text = [f"{n // 1024:,}k" if n >= 1024 and n % 1024 == 0 else f"{n:,}" for n in ticks]
+    return dict(type="log", title=dict(text="context length (tokens)"), tickvals=ticks, ticktext=text)
 
 
 def _vline_trace(x: float, y_top: float, text: str) -> dict:
@@ -281,3 +299,89 @@ def picker(options: Sequence[Option], concurrency: int) -> go.Figure:
     return _figure(traces, ("Cost per hour" if priced else "GPUs") + " vs sequences held",
                    xaxis=dict(type="log", dtick=1, title=dict(text="sequences of max_model_len held (all replicas)")),
                    yaxis=dict(title=dict(text="$ per hour" if priced else "GPUs"), rangemode="tozero"))
+
+
+# ----------------------------------------------------------------------------- model: the layer strip
+
+# One colour per cache kind kvplan knows; any other kind (layers.py grows: indexers, short convolutions,
+# measured state) is drawn in NEUTRAL under its own name, so a new kind never breaks the strip.
+KIND_COLORS = {"full_attention": "#4C78A8", "sliding_attention": "#9ECAE9", "chunked_attention": "#72B7B2",
+               "mla": "#F58518", "mla_dsa": "#E45756", "dsa": "#E45756", "mamba": "#54A24B",
+               "linear_attention": "#88D27A", "short_conv": "#B279A2", "state": "#9D755D", "none": "#E7E7E7"}
+KIND_NAMES = {"full_attention": "full attention", "sliding_attention": "sliding window", "chunked_attention":
+              "chunked local", "mla": "MLA (latent)", "mla_dsa": "MLA + DSA indexer", "dsa": "DSA",
+              "mamba": "Mamba (recurrent)", "linear_attention": "linear attention (recurrent)",
+              "short_conv": "short convolution", "state": "recurrent state (measured)", "none": "no cache"}
+MLP_COLORS = {"MoE": "#B279A2", "dense MLP": "#BAB0AC", "no MLP": "#F2F2F2"}
+NEUTRAL = "#8C8C8C"
+
+
+def layer_cells(layers: Sequence, kv_dtype_bytes: int, state_dtype_bytes: int) -> list[dict]:
+    """One dict per decoder layer: its cache kind, MLP kind, KV bytes per token (TP 1, vLLM convention),
+    recurrent state bytes per sequence and window. Nothing is computed but what the layer spec says."""
+    out = []
+    for i, layer in enumerate(layers):
+        cache = layer.cache
+        kind = str(getattr(cache, "kind", "unknown"))
+        try:
+            per_token = cache.elems_per_token("vllm", 1) * kv_dtype_bytes
+        except Exception:  # a kind from another module without this method: shown, not priced
+            per_token = None
+        try:
+            state = cache.state_bytes("vllm", 1, state_dtype_bytes)
+        except Exception:
+            state = None
+        if layer.experts is not None:
+            mlp = "MoE"
+            mlp_text = f"MoE: {layer.experts.num_experts} experts, top-{layer.experts.num_experts_per_tok}"
+        elif layer.mlp:
+            mlp, mlp_text = "dense MLP", "dense MLP"
+        else:
+            mlp, mlp_text = "no MLP", "no MLP"
+        out.append(dict(layer=i, kind=kind, mlp=mlp, mlp_text=mlp_text, kv_bytes_per_token=per_token,
+                        state_bytes=state, window=getattr(cache, "window", None)))
+    return out
+
+
+def layer_strip(cells: Sequence[dict], kv_dtype: str) -> go.Figure:
+    """The decoder as a strip: one cell per layer, top row its cache kind, bottom row MoE / dense MLP.
+
+    Hover: the layer, its kind, KV bytes per token of that layer (window or state noted)."""
+    traces = []
+    x = [c["layer"] for c in cells]
+    for kind in dict.fromkeys(c["kind"] for c in cells):
+        rows = [c for c in cells if c["kind"] == kind]
+        traces.append(_bar(
+            name=KIND_NAMES.get(kind, kind), x=[c["layer"] for c in rows], y=[0.9] * len(rows), base=[1.0] * len(rows),
+            marker=dict(color=KIND_COLORS.get(kind, NEUTRAL), line=dict(color="white", width=0.5)),
+            customdata=[_cell_text(c, kv_dtype) for c in rows], hovertemplate="%{customdata}<extra></extra>",
+            legendgroup="cache", width=0.95))
+    for mlp in dict.fromkeys(c["mlp"] for c in cells):
+        rows = [c for c in cells if c["mlp"] == mlp]
+        traces.append(_bar(
+            name=mlp, x=[c["layer"] for c in rows], y=[0.9] * len(rows), base=[0.0] * len(rows),
+            marker=dict(color=MLP_COLORS.get(mlp, NEUTRAL), line=dict(color="white", width=0.5)),
+            customdata=[f"layer {c['layer']}: {c['mlp_text']}" for c in rows],
+            hovertemplate="%{customdata}<extra></extra>", legendgroup="mlp", width=0.95))
+    n = len(cells)
+    return _figure(traces, f"The decoder, layer by layer ({n} layers): cache kind (top), MLP (bottom)",
+                   barmode="overlay", bargap=0.05, height=230,
+                   xaxis=dict(title=dict(text="layer"), range=[-0.6, n - 0.4] if n else None),
+                   yaxis=dict(tickvals=[0.45, 1.45], ticktext=["MLP", "cache"], range=[-0.05, 1.95], fixedrange=True),
+                   legend=dict(orientation="h", y=-0.45), margin=dict(l=10, r=10, t=40, b=10))
+
+
+def _cell_text(c: dict, kv_dtype: str) -> str:
+    kind = KIND_NAMES.get(c["kind"], c["kind"])
+    parts = [f"layer {c['layer']}: {kind}"]
+    if c["kv_bytes_per_token"] is None:
+        parts.append("bytes not known to this page")
+    elif c["kv_bytes_per_token"]:
+        parts.append(f"{c['kv_bytes_per_token']:,} B KV per token ({kv_dtype})")
+    if c["window"]:
+        parts.append(f"keeps the last {c['window']:,} tokens")
+    if c["state_bytes"]:
+        parts.append(f"{c['state_bytes']:,} B state per sequence")
+    if c["kv_bytes_per_token"] == 0 and not c["state_bytes"]:
+        parts.append("no per-token cache")
+    return "<br>".join(parts)

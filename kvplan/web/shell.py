@@ -13,7 +13,7 @@ from pathlib import Path
 import streamlit as st
 from streamlit.runtime.scriptrunner import get_script_run_ctx
 
-from kvplan.web import widgets
+from kvplan.web import cached, views, widgets
 
 _run = threading.local()  # per script thread: is a page running inside run()?
 
@@ -23,15 +23,20 @@ def run(pages: list) -> None:
     # every visitor's browser (a third-party request, and a console error where that host is unreachable).
     st.set_page_config(page_title="kvplan", page_icon="🧮", layout="wide")
     widgets.start()
+    views.style()
     page = st.navigation(pages, position="hidden")
     nav = st.sidebar.container()
     widgets.sidebar(page.url_path or "budget")
-    widgets.show_link_warnings()
+    top = st.container()  # filled after the page: refusals made by the page's own inputs are listed too
     _run.active = True
     try:
         page.run()
     finally:
         _run.active = False
+    with top:
+        widgets.show_link_warnings()
+        widgets.show_refusals()
+        widgets.show_basis(cached.spec(widgets.current()))
     widgets.finish(nav, pages)
 
 

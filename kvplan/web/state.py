@@ -106,8 +106,9 @@ class PlanState(BaseModel):
     multi_node: bool = False
     # gpus page: the user's own GPU (memory GiB exposed, bandwidth TB/s, dense BF16 TFLOPS, $ per hour)
     custom_gpu: tuple[float, float, float, float] | None = None
-    # import page: the pasted vllm command
+    # import page: the pasted vllm / sglang command, and the GPU it runs on (a command names none)
     command: str | None = None
+    import_gpu: str | None = None
 
 
 # ---------------------------------------------------------------- value parsers (str -> value)
@@ -297,6 +298,7 @@ FIELDS: tuple[Field, ...] = (
     Field("multi_node", "multi", _bool, _b),
     Field("custom_gpu", "cg", _custom_gpu, lambda v: ":".join(_fmt_float(x) for x in v)),
     Field("command", "cmd", _command),
+    Field("import_gpu", "ig", _gpu),
 )
 BY_KEY = {f.key: f for f in FIELDS}
 BY_NAME = {f.name: f for f in FIELDS}
@@ -340,22 +342,86 @@ _SPECS: "OrderedDict[tuple[bytes, str | None], ModelSpec]" = OrderedDict()
 _SPECS_LOCK = threading.Lock()
 
 
-def spec_from_link(config_text: str, name: str | None) -> ModelSpec:
+def spec_from_link(config_text: str, name: str | None,
+                   progress: Callable[[float, str], None] | None = None) -> ModelSpec:
     """The spec of a linked config (immutable, so cached by content: a 16-byte digest of the text, so
-    the cache never holds the texts themselves, up to MAX_CONFIG_PARAM characters each). Raises
-    ValueError on a damaged link, ConfigError on a config that cannot be planned."""
-    key = (hashlib.blake2b(config_text.encode(), digest_size=16).digest(), name)
+    the cache never holds the texts themselves, up to MAX_CONFIG_PARAM characters each; the last
+    SPEC_CACHE_ENTRIES). Raises ValueError on a damaged link, ConfigError on a config that cannot be planned.
+
+    ``progress(fraction, message)``: called while a spec is built through transformers (seconds, the
+    first time; see ``build_spec``); never for a cached spec or a family kvplan models natively."""
+    digest = _digest(config_text)
+    key = (digest, name)
+    spec = _cached_spec(key)
+    if spec is None:
+        # Built once per config (the name is only the spec's label): a link's check (name None) and the
+        # page's model (its Hub id) share one build, which through transformers takes seconds.
+        base = _cached_spec((digest, None))
+        if base is None:
+            base = build_spec(decode_config(config_text), None, progress)
+            _store((digest, None), base)
+        spec = base if name is None or name == base.name else base.model_copy(update={"name": name})
+        _store(key, spec)
+    return spec
+
+
+def _digest(config_text: str) -> bytes:
+    return hashlib.blake2b(config_text.encode(), digest_size=16).digest()
+
+
+def _cached_spec(key: tuple[bytes, str | None]) -> ModelSpec | None:
     with _SPECS_LOCK:
         spec = _SPECS.get(key)
         if spec is not None:
             _SPECS.move_to_end(key)
-            return spec
-    spec = parse_config(decode_config(config_text), name=name)
+        return spec
+
+
+def _store(key: tuple[bytes, str | None], spec: ModelSpec) -> None:
     with _SPECS_LOCK:
         _SPECS[key] = spec
         while len(_SPECS) > SPEC_CACHE_ENTRIES:
             _SPECS.popitem(last=False)
-    return spec
+
+
+def is_cached(config_text: str, name: str | None = None) -> bool:
+    """Whether the config's spec is built already (so no progress is worth showing)."""
+    digest = _digest(config_text)
+    return (digest, name) in _SPECS or (digest, None) in _SPECS
+
+
+def needs_transformers(config: Mapping[str, Any]) -> bool:
+    """Whether ``parse_config`` would build this config through the transformers-backed path (slow the
+    first time): a model_type no native family builds, that transformers knows."""
+    from kvplan import families, hf_config
+
+    try:
+        _, model_type, _, _ = hf_config.text_decoder_config(config)
+    except (KvplanError, TypeError, ValueError, AttributeError):
+        return False
+    if model_type in families.BUILDERS:
+        return False
+    via = hf_config._transformers_path()
+    try:
+        return via is not None and bool(via.knows(config))
+    except Exception:  # the path's own check failing means parse_config will not take it either
+        return False
+
+
+def build_spec(config: Mapping[str, Any], name: str | None,
+               progress: Callable[[float, str], None] | None = None) -> ModelSpec:
+    """``parse_config``; through transformers with ``progress`` reported when that path takes it and its
+    ``build_spec`` accepts a ``progress`` argument (the same spec as parse_config's, which calls it
+    with only the config and name)."""
+    if progress is not None and needs_transformers(config):
+        import inspect
+
+        from kvplan import hf_config
+
+        via = hf_config._transformers_path()
+        if "progress" in inspect.signature(via.build_spec).parameters:
+            return via.build_spec(config, name=name or hf_config._default_name(config), progress=progress)
+    return parse_config(config, name=name)
 
 
 def model_spec(state: PlanState) -> ModelSpec:

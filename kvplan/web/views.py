@@ -1,10 +1,12 @@
 """Render helpers: kvplan results -> Streamlit elements. Tables are built by pure functions (tested).
 
-Text that comes from a config, a link or a command line is shown escaped (``esc``) or in a table,
-never as HTML.
+Text that comes from a config, a link or a command line is shown escaped: ``esc`` for Markdown,
+``html.escape`` in the app's own HTML tables (``html_table``: every column on screen, long text
+wrapped, help on the headings); never as HTML of its own.
 """
 
 import csv
+import html
 import io
 import re
 from collections.abc import Iterable
@@ -47,6 +49,75 @@ def table(rows: list[dict[str, Any]], **kwargs: Any) -> None:
     Handed to Streamlit as an Arrow table: a list of dicts goes through pandas first, which costs
     3.6 ms for a 9-row table against 0.5 ms from Arrow (bench: rerun time of every page)."""
     st.dataframe(pa.Table.from_pylist(rows), hide_index=True, width="stretch", **kwargs)
+
+
+class Col:
+    """One column of an HTML table: the row key, its heading (words a vLLM user knows), the help
+    shown on hovering the heading, and whether it holds numbers (right-aligned, never wrapped)."""
+
+    __slots__ = ("key", "heading", "help", "num")
+
+    def __init__(self, key: str, heading: str | None = None, help: str = "", num: bool = False):
+        self.key, self.heading, self.help, self.num = key, heading or key, help, num
+
+
+# One stylesheet for the app's tables and metrics, sent once per run (a style-only st.html goes to the
+# event container: it takes no room on the page). Tables wrap long text instead of clipping it, and a
+# metric wraps its value instead of cutting it to "292.39 ..."; the share link's copy button (a code
+# block's toolbar, shown only on hover by default) is always visible.
+CSS = """<style>
+.kv-table-wrap{width:100%;overflow-x:auto;margin-bottom:0.5rem}
+table.kv-table{width:100%;border-collapse:collapse;font-size:0.875rem;line-height:1.35}
+table.kv-table th,table.kv-table td{padding:0.3rem 0.5rem;border-bottom:1px solid rgba(49,51,63,0.12);
+ text-align:left;vertical-align:top;overflow-wrap:break-word}
+table.kv-table th{font-weight:600;background:rgba(49,51,63,0.04)}
+table.kv-table th[title]{text-decoration:underline dotted;cursor:help}
+table.kv-table td.num,table.kv-table th.num{text-align:right;font-variant-numeric:tabular-nums}
+table.kv-table td.num{white-space:nowrap}
+[data-testid="stMetricValue"] *,[data-testid="stMetricLabel"] *{white-space:normal !important;
+ overflow:visible !important;text-overflow:clip !important;overflow-wrap:break-word}
+[data-testid="stMetricValue"]{font-size:1.6rem !important;line-height:1.2}
+[data-testid="stCode"] div:has([data-testid="stElementToolbarButton"]),
+[data-testid="stCode"] div:has([data-testid="stElementToolbarButton"]) *{opacity:1 !important;visibility:visible !important}
+</style>"""
+
+
+def style() -> None:
+    st.html(CSS)
+
+
+def html_table(rows: list[dict[str, Any]], columns: list[Col], caption: str | None = None) -> None:
+    """Rows as a static HTML table (every column on screen, long text wrapped, help on the headings).
+
+    Cells are escaped; None shows as an empty cell. Cheaper per rerun than an interactive
+    st.dataframe, and nothing is hidden behind a horizontal scrollbar."""
+    st.html(table_html(rows, columns, caption))
+
+
+def table_html(rows: list[dict[str, Any]], columns: list[Col], caption: str | None = None) -> str:
+    head = "".join(f'<th{_cls(c)}{_title(c)} scope="col">{html.escape(c.heading)}</th>' for c in columns)
+    body = "".join("<tr>" + "".join(f"<td{_cls(c)}>{_cell(r.get(c.key))}</td>" for c in columns) + "</tr>"
+                   for r in rows)
+    cap = f"<caption style=\"caption-side:bottom;text-align:left;font-size:0.8rem;opacity:0.7\">" \
+          f"{html.escape(caption)}</caption>" if caption else ""
+    return f'<div class="kv-table-wrap"><table class="kv-table">{cap}<thead><tr>{head}</tr></thead>' \
+           f"<tbody>{body}</tbody></table></div>"
+
+
+def _cls(c: Col) -> str:
+    return ' class="num"' if c.num else ""
+
+
+def _title(c: Col) -> str:
+    return f' title="{html.escape(c.help, quote=True)}"' if c.help else ""
+
+
+def _cell(value: Any) -> str:
+    if value is None:
+        return ""
+    if isinstance(value, bool):
+        return "yes" if value else "no"
+    return html.escape(str(value))
 
 
 def chart(fig, key: str) -> None:
@@ -118,6 +189,12 @@ def _per_kind_geometry(spec: ModelSpec) -> list[tuple[str, str]]:
              "; ".join(f"{k}: {', '.join(sorted(v))}" for k, v in shapes.items()))]
 
 
+SPEC_COLUMNS = [Col("field", "config.json field", "The key in the model's config.json (or what kvplan reads from it)."),
+                Col("value", "value", "As the config says it; derived values are listed under 'assumed'.")]
+DERIVED_COLUMNS = [Col("value", "quantity"), Col("number", "value", "Exact integers: parameters, bytes (B)."),
+                   Col("note", "how it is counted")]
+
+
 def _attention_kind(spec: ModelSpec) -> str:
     if any(layer.cache.kind in LATENT_KINDS for layer in spec.layers):
         return "MLA: one latent per token"
@@ -150,35 +227,91 @@ def derived_rows(spec: ModelSpec, params: ParamBreakdown, weights: WeightBytes, 
 
 
 def param_rows(params: ParamBreakdown, weights: WeightBytes) -> list[dict[str, str]]:
-    return [{"component": c, "parameters": f"{n:,}", f"bytes ({weights.format})": f"{weights.components.get(c, 0):,}"}
-            for c, n in params.components.items() if n]
+    return [{"component": c, "parameters": f"{n:,}", "bytes": f"{weights.components.get(c, 0):,}",
+             "GiB": f"{weights.components.get(c, 0) / GiB:,.2f}"} for c, n in params.components.items() if n]
+
+
+def param_columns(weights: WeightBytes) -> list[Col]:
+    return [Col("component", "component"), Col("parameters", "parameters", "Exact count (transformers' numel).", True),
+            Col("bytes", f"bytes ({weights.format})", "Weight bytes on the GPU in this format, scales included.",
+                True),
+            Col("GiB", "GiB", "The same bytes / 2^30.", True)]
 
 
 # ----------------------------------------------------------------------------- plan
 
+def plan_caption(plan: Plan) -> str:
+    """One line naming what the plan is of; 'Last valid plan' while an input is refused (see
+    ``widgets.refusals``), so a refused input is never read as the plan on screen."""
+    from kvplan.web import widgets
+
+    head = "Last valid plan (an input above is refused): " if widgets.refusals() else ""
+    return (f"{head}{esc(plan.model)}{basis_tag(plan.basis)} on {plan.num_gpus} x {plan.gpu} "
+            f"({plan.num_nodes} node(s)), engine {plan.engine}, context {plan.max_model_len:,} tokens, "
+            f"block size {plan.block_size}")
+
+
+def basis_tag(basis: str) -> str:
+    return {"generic": " (generic-decoder estimate)", "transformers": " (built with transformers)"}.get(basis, "")
+
+
 def plan_metrics(plan: Plan) -> None:
     cols = st.columns(4)
     cols[0].metric("Verdict", "fits" if plan.fits else "does not fit")
-    cols[1].metric("Max concurrency", f"{plan.max_concurrency:.2f}x",
-                   help=f"KV blocks / blocks one request of {plan.max_model_len:,} tokens takes")
-    cols[2].metric("KV cache tokens", f"{plan.kv_cache_tokens:,}", help="vLLM's 'GPU KV cache size'")
+    cols[1].metric("Max concurrency", f"{plan.max_concurrency:,.2f}x",
+                   help=f"vLLM's 'Maximum concurrency for {plan.max_model_len:,} tokens per request': KV blocks / "
+                        "blocks one request of max_model_len takes")
+    cols[2].metric("KV cache tokens", f"{plan.kv_cache_tokens:,}",
+                   help="vLLM's 'GPU KV cache size': the whole pool, KV blocks x block size (per KV group)")
     cols[3].metric("KV blocks", f"{plan.num_blocks:,}", help=f"block size {plan.block_size}, min over ranks")
 
 
+def tokens_note(plan: Plan) -> str | None:
+    """Why 'KV cache tokens' (the pool) and 'fits up to N tokens' (the longest one request) differ."""
+    starts = plan.max_model_len_that_starts
+    if not starts or starts == plan.kv_cache_tokens:
+        return None
+    gap = plan.kv_cache_tokens - starts
+    if plan.engine == "vllm" and gap == plan.block_size:
+        why = (f"{gap:,} tokens fewer: vLLM keeps one block ({plan.block_size} tokens) as its null block, which no "
+               "request can use")
+    elif gap > 0:
+        why = (f"{gap:,} tokens fewer: a request takes whole blocks in every KV group, and vLLM keeps one block "
+               "as its null block")
+    else:
+        why = (f"{-gap:,} tokens more: sliding-window / chunked layers keep only their window, so one request "
+               "can outgrow the pool's token count")
+    return (f"**KV cache tokens** ({plan.kv_cache_tokens:,}) is the pool: KV blocks x block size, as vLLM logs "
+            f"'GPU KV cache size'. **Fits up to {starts:,} tokens** is the longest single request that can start; "
+            f"{why}.")
+
+
 def verdict(plan: Plan) -> None:
-    (st.success if plan.fits else st.error)(esc(plan.verdict))
+    text = esc(plan.verdict)
+    if plan.basis == "generic":
+        text = "**Estimate (generic decoder, not exact).** " + text
+    elif plan.basis == "transformers":
+        text = "**Built with transformers.** " + text
+    (st.success if plan.fits else st.error)(text)
     if plan.suggestions:
         st.markdown("**Fixes that fit** (each was planned):\n" + "\n".join(f"- {esc(s)}" for s in plan.suggestions))
     bullet_list(plan.warnings, "warning")
 
 
-def decode_bound(bound: DecodeBound) -> None:
+def decode_bound(plan: Plan) -> None:
+    """The decode roofline, only for a plan that fits (a plan that does not fit decodes nothing)."""
     st.subheader("Decode ceiling (roofline)")
+    bound = plan.decode
+    if bound is None or not plan.fits:
+        st.caption("No decode ceiling: this plan does not fit, so it decodes nothing. A fix above that fits "
+                   "has one.")
+        return
     cols = st.columns(3)
-    cols[0].metric("Tokens/s, upper bound", f"{bound.tokens_per_s:,.0f}",
-                   help=f"{bound.batch} sequences at {bound.context:,} tokens; a ceiling, not a forecast")
+    cols[0].metric("Tokens/s (ceiling)", f"{bound.tokens_per_s:,.0f}",
+                   help=f"{bound.batch} sequences at {bound.context:,} tokens; an upper bound, not a forecast")
     cols[1].metric("Bound by", bound.bound)
-    cols[2].metric("Bytes read per step", gib(bound.bytes_per_step))
+    cols[2].metric("Read / step", gib(bound.bytes_per_step), help="Bytes read from GPU memory per decode step")
+    st.caption(f"At {bound.batch:,} sequence(s) of {bound.context:,} tokens.")
 
 
 def term_rows(plan: Plan) -> list[dict[str, str]]:
@@ -190,6 +323,19 @@ def term_rows(plan: Plan) -> list[dict[str, str]]:
         rows.append({"stage": str(r.pp_stage), "term": "KV pool", "bytes": f"{r.kv_pool_bytes:,}",
                      "GiB": f"{r.kv_pool_bytes / GiB:.2f}", "basis": "derived", "source": "what the terms above leave"})
     return rows
+
+
+def term_columns(plan: Plan) -> list[Col]:
+    stage = [Col("stage", "PP stage", "Pipeline stage; the TP ranks of a stage hold the same.", True)] \
+        if len(plan.ranks) > 1 else []
+    return stage + [
+        Col("term", "term", "One line of the budget of one GPU."),
+        Col("GiB", "GiB", "bytes / 2^30", True),
+        Col("basis", "basis", "measured: read from the device or a profile; configured: a flag you set; "
+                              "estimated: a typical value (the engine's profiler measures it); derived: computed "
+                              "from the others."),
+        Col("source", "source", "Where the number comes from."),
+        Col("bytes", "bytes", "Exact bytes.", True)]
 
 
 def plan_rows(plan: Plan) -> list[tuple[str, str, str]]:
@@ -326,15 +472,33 @@ def layout_rows(plans: list[Plan]) -> list[dict[str, Any]]:
         lay = p.layout
         rows.append({
             "layout": figures.layout_label(p),
-            "GPUs": p.num_gpus, "nodes": p.num_nodes,
-            "weights per GPU (GiB)": round(rank.weights_bytes / GiB, 2),
-            "KV heads per GPU": rank.kv_heads, "KV bytes/token per GPU": rank.kv_bytes_per_token,
-            "KV pool per GPU (GiB)": round(rank.kv_pool_bytes / GiB, 2), "KV blocks": p.num_blocks,
-            "max concurrency per replica": round(p.max_concurrency, 2),
-            "sequences, all replicas": p.max_num_seqs_at_len * int(lay["data_parallel_size"]),
-            "fits": p.fits,
+            "fits": "fits" if p.fits else "does not fit",
+            "max concurrency per replica": f"{p.max_concurrency:,.2f}x",
+            "sequences, all replicas": f"{max(p.max_num_seqs_at_len, 0) * int(lay['data_parallel_size']):,}",
+            "GPUs": f"{p.num_gpus:,}", "nodes": f"{p.num_nodes:,}",
+            "weights per GPU (GiB)": f"{rank.weights_bytes / GiB:,.2f}",
+            "KV heads per GPU": f"{rank.kv_heads:,}", "KV bytes/token per GPU": f"{rank.kv_bytes_per_token:,}",
+            "KV pool per GPU (GiB)": f"{rank.kv_pool_bytes / GiB:,.2f}", "KV blocks": f"{p.num_blocks:,}",
         })
     return rows
+
+
+LAYOUT_COLUMNS = [
+    Col("layout", "layout", "--tensor-parallel-size x --pipeline-parallel-size x --data-parallel-size"),
+    Col("fits", "fits", "Whether the sidebar's workload (context, concurrency) fits on every GPU of the layout."),
+    Col("max concurrency per replica", "max concurrency", "vLLM's 'Maximum concurrency for N tokens per request': "
+        "KV blocks / blocks one request of max_model_len takes, per engine (DP replica).", True),
+    Col("sequences, all replicas", "sequences, all replicas", "Whole sequences of max_model_len that fit at once, "
+        "summed over the DP replicas.", True),
+    Col("GPUs", "GPUs", "TP x PP x DP", True),
+    Col("nodes", "nodes", "At the GPU's GPUs per node.", True),
+    Col("weights per GPU (GiB)", "weights / GPU (GiB)", "Weight bytes on the tightest GPU.", True),
+    Col("KV heads per GPU", "KV heads / GPU", "vLLM: max(1, num_key_value_heads // TP).", True),
+    Col("KV bytes/token per GPU", "KV bytes / token / GPU", "Bytes one more token adds on one GPU, all its layers.",
+        True),
+    Col("KV pool per GPU (GiB)", "KV pool / GPU (GiB)", "Memory left for the KV cache on the tightest GPU.", True),
+    Col("KV blocks", "KV blocks", "vLLM's num_gpu_blocks: blocks of block_size tokens, per replica.", True),
+]
 
 
 # ----------------------------------------------------------------------------- gpus page
@@ -373,27 +537,40 @@ def parse_command(text: str) -> str | None:
     return BY_NAME["command"].parse(text.strip()) if text.strip() else None
 
 
+FLAG_NAMES = {"model": "model (positional)", "tensor_parallel_size": "--tensor-parallel-size",
+              "pipeline_parallel_size": "--pipeline-parallel-size", "data_parallel_size": "--data-parallel-size",
+              "enable_expert_parallel": "--enable-expert-parallel", "max_model_len": "--max-model-len",
+              "gpu_memory_utilization": "--gpu-memory-utilization", "kv_cache_dtype": "--kv-cache-dtype",
+              "block_size": "--block-size", "max_num_seqs": "--max-num-seqs",
+              "max_num_batched_tokens": "--max-num-batched-tokens", "kv_cache_memory_bytes": "--kv-cache-memory-bytes",
+              "enforce_eager": "--enforce-eager", "weight_format": "--quantization / --dtype"}
+COMMAND_COLUMNS = [Col("flag", "flag", "The vLLM flag (SGLang flags are read as their vLLM equivalents)."),
+                   Col("value", "value", "As the command gives it; 'engine default' when it does not.")]
+
+
 def vllm_rows(args: VllmArgs) -> list[dict[str, str]]:
-    fields = ("model", "tensor_parallel_size", "pipeline_parallel_size", "data_parallel_size", "enable_expert_parallel",
-              "max_model_len", "gpu_memory_utilization", "kv_cache_dtype", "block_size", "max_num_seqs",
-              "max_num_batched_tokens", "kv_cache_memory_bytes", "enforce_eager", "weight_format")
-    return [{"setting": f, "value": "engine default" if getattr(args, f) is None else str(getattr(args, f))}
-            for f in fields]
+    return [{"flag": FLAG_NAMES[f], "value": "engine default" if getattr(args, f) is None else str(getattr(args, f))}
+            for f in FLAG_NAMES]
 
 
+NO_GPU = "The command names no GPU: choose the GPU it runs on, next to Apply"
 IMPORT_FIELDS = ("tensor_parallel_size", "pipeline_parallel_size", "data_parallel_size", "enable_expert_parallel",
                  "max_model_len", "gpu_memory_utilization", "kv_cache_dtype", "block_size", "max_num_seqs",
                  "max_num_batched_tokens", "kv_cache_memory_bytes", "enforce_eager", "weight_format")
 
 
-def imported_state(state: PlanState, args: VllmArgs) -> tuple[PlanState | None, str]:
-    """The plan inputs the flags mean (engine defaults for every flag not given; the sidebar's GPU).
+def imported_state(state: PlanState, command) -> tuple[PlanState | None, str]:
+    """The plan inputs a command means (engine defaults for every flag not given; the GPU chosen for
+    it on the Import page: a command names none, and the sidebar's is never assumed).
 
-    None when the model is neither a preset nor the config already fetched for it. A flag value the
-    app cannot carry in a link (vLLM accepts more than the app plans: --kv-cache-memory-bytes past
-    2^50, more pipeline stages than MAX_PIPELINE) raises PlanInputError naming the flag.
+    ``command``: ``kvplan.web.commands.Command`` (or bare VllmArgs: a vLLM command). None when the
+    model is neither a preset nor the config already fetched for it, or no GPU is chosen. A flag
+    value the app cannot carry in a link (vLLM accepts more than the app plans:
+    --kv-cache-memory-bytes past 2^50, more pipeline stages than MAX_PIPELINE) raises
+    PlanInputError naming the flag.
     """
-
+    args = getattr(command, "args", command)
+    engine = getattr(command, "engine", "vllm")
     changes: dict[str, Any] = {name: getattr(args, name) for name in IMPORT_FIELDS}
     for name, value in changes.items():
         if value is not None and value != getattr(DEFAULT, name):
@@ -402,7 +579,9 @@ def imported_state(state: PlanState, args: VllmArgs) -> tuple[PlanState | None, 
                 field.parse(field.format(value))
             except ValueError as exc:
                 raise PlanInputError("--" + name.replace("_", "-"), f"{value}: {exc}") from None
-    changes |= {"engine": "vllm", "mem_fraction_static": None}
+    changes |= {"engine": engine, "mem_fraction_static": getattr(command, "mem_fraction_static", None)}
+    if engine != "vllm":
+        changes["gpu_memory_utilization"] = None
     if args.model is None:
         note = f"No model in the command: planned with the sidebar's model ({state.model_name or state.model})."
     elif state.config and state.model_name == args.model:
@@ -412,6 +591,9 @@ def imported_state(state: PlanState, args: VllmArgs) -> tuple[PlanState | None, 
         note = f"Model {args.model}: planned with the preset {preset} (same config shape)."
     else:
         return None, f"{args.model} is not a built-in preset: fetch its config.json, or paste it on the Model page."
+    if state.import_gpu is None:
+        return None, NO_GPU + f" (the sidebar's {state.gpu} is not assumed)."
+    changes["gpu"] = state.import_gpu
     return state.model_copy(update=changes), note
 
 

@@ -31,11 +31,13 @@ from kvplan.weights import FORMATS
 from kvplan.hf_config import MAX_CONFIG_BYTES, load_config_text
 from kvplan.web import cached, hub, views
 from kvplan.web.state import (
-    BY_KEY, BY_NAME, DEFAULT, MAX_LINK_QUERY, MAX_PARALLEL, MAX_PIPELINE, PlanState, decode, encode, encode_config,
-    from_document, link_params, query_length, spec_from_link, to_document,
+    BY_KEY, BY_NAME, DEFAULT, MAX_LINK_QUERY, MAX_PARALLEL, MAX_PIPELINE, PlanState, decode, decode_config, encode,
+    encode_config, from_document, is_cached, link_params, needs_transformers, query_length, spec_from_link,
+    to_document,
 )
 
 STATE, URL, WARNINGS = "kv.state", "kv.url", "kv.warnings"
+REFUSED = "kv.refused"  # this run's refused inputs: [(input, value as typed, reason, what is planned instead)]
 KNOBS, SHARE = "kv.knobs", "kv.share"  # the sidebar's lazy expanders (open or not)
 # What the Engine knobs expander holds, per engine (the order it draws them).
 ENGINE_KNOBS = {
@@ -60,15 +62,42 @@ def start() -> PlanState:
     """The plan for this run (see the module docstring). Call once, before any widget."""
     url = st.query_params.to_dict()
     if STATE not in _ss or _ss.get(URL) != url:
+        if isinstance(url.get("cfg"), str):  # a linked config that takes seconds to build: show its progress
+            try:
+                build_with_progress(url["cfg"], url.get("mn") if isinstance(url.get("mn"), str) else None)
+            except (ValueError, KvplanError):
+                pass  # decode() names the problem
         state, warnings = decode(url)
         _reset_widgets()
         _ss[STATE] = state
         _ss[WARNINGS] = warnings
         _ss[URL] = url
+        if _ss.get(URL + ".written") != url:  # a new link (not the one this session wrote): a new model
+            _ss.pop(MODEL_ERROR, None)
+    _ss[REFUSED] = []
     return _ss[STATE]
 
 
+def refuse(label: str, value: Any, reason: str, instead: str) -> None:
+    """Record an input this run refused: shown under the input and at the top of every page."""
+    _ss.setdefault(REFUSED, []).append((label, str(value), reason, instead))
+
+
+def refusals() -> list[tuple[str, str, str, str]]:
+    """This run's refused inputs, and a refused model source (paste, upload, Hub fetch) if any:
+    (input, value, reason, what every page plans instead)."""
+    out = list(_ss.get(REFUSED, []))
+    if MODEL_ERROR in _ss:
+        message, offline, *source = _ss[MODEL_ERROR]
+        name = cached.spec(current()).name
+        out.insert(0, (source[0] if source else "model source", "", ("offline: " if offline else "") + message,
+                       f"the last valid model, {name}"))
+    return out
+
+
 def current() -> PlanState:
+    if STATE not in _ss:  # a page file run on its own (no app frame): read the link now
+        start()
     return _ss[STATE]
 
 
@@ -106,13 +135,42 @@ def bind(name: str, widget: Callable[..., Any], *args: Any, to_widget: Callable[
          from_widget: Callable[[Any], Any] = lambda v: v, **kwargs: Any) -> Any:
     """A widget for state field ``name``: starts from the state, writes its value back. Returns the value."""
     key = PREFIX + name
+    old = getattr(_ss[STATE], name)
     if key not in _ss:
-        _ss[key] = to_widget(getattr(_ss[STATE], name))
+        _ss[key] = to_widget(old)
+    # A number box gets no min/max in the browser: there an out-of-range number only turns the box red and
+    # never reaches the app, so the old plan would stay on screen as if current. Checked here instead.
+    lo, hi = (kwargs.pop("min_value", None), kwargs.pop("max_value", None)) if widget is st.number_input \
+        else (None, None)
+    if isinstance(lo, int) and "step" not in kwargs:
+        kwargs["step"] = 1  # whole numbers (without a bound, Streamlit would take the box for a float one)
     value = widget(*args, key=key, **kwargs)
     new = from_widget(value)
-    if new != getattr(_ss[STATE], name):
-        update(**{name: new})
+    if new != old:
+        label = args[0] if args else name
+        reason = _out_of_range(new, lo, hi)
+        if reason is None:
+            try:
+                update(**{name: new})
+            except ValueError as exc:
+                reason = str(exc)
+        if reason is not None:
+            shown = "unset" if old is None else BY_NAME[name].format(old)
+            st.error(f"{views.esc(label)} = {views.esc(new)}: {views.esc(reason)}. Planning {views.esc(shown)}.",
+                     icon=":material/block:")
+            refuse(label, new, reason, f"the last valid {label.lower()}: {shown}")
+            return old
     return new
+
+
+def _out_of_range(value: Any, lo: Any, hi: Any) -> str | None:
+    if value is None or (lo is None and hi is None):
+        return None
+    if (lo is not None and value < lo) or (hi is not None and value > hi):
+        if lo is not None and hi is not None:
+            return f"must be from {lo:,} to {hi:,}"
+        return f"must be at least {lo:,}" if lo is not None else f"must be at most {hi:,}"
+    return None
 
 
 def bind_text(name: str, label: str, parse: Callable[[str], Any], *, area: bool = False, **kwargs: Any) -> Any:
@@ -127,6 +185,8 @@ def bind_text(name: str, label: str, parse: Callable[[str], Any], *, area: bool 
         new = parse(text)
     except ValueError as exc:
         st.error(f"{views.esc(label)}: {views.esc(exc)}", icon=":material/error:")
+        shown = "unset" if value is None else BY_NAME[name].format(value)
+        refuse(label, text[:80], str(exc), f"the last valid value: {shown[:80]}")
         return value
     if new != value:
         update(**{name: new})
@@ -148,6 +208,8 @@ def bind_tuple(name: str, labels: tuple[str, ...], **kwargs: Any) -> tuple:
             update(**{name: new})
         except ValueError as exc:
             st.error(views.esc(exc))
+            refuse(", ".join(labels), ":".join(map(str, new)), str(exc),
+                   "the last valid values: " + ":".join(map(str, value)))
             return value
     return new
 
@@ -159,6 +221,27 @@ def query_params() -> dict[str, str]:
 def show_link_warnings() -> None:
     for text in _ss.get(WARNINGS, []):
         st.warning(views.esc(text), icon=":material/link_off:")
+
+
+def show_refusals() -> None:
+    """At the top of every page: each refused input, and that the pages plan the last valid input instead
+    (never the refused one, and never as if nothing had been refused)."""
+    for label, value, reason, instead in refusals():
+        typed = f" = {views.esc(value)}" if value else ""
+        st.error(f"**Refused: {views.esc(label)}**{typed}: {views.esc(reason)}  \n"
+                 f"Every page shows **{views.esc(instead)}**, not the refused input.", icon=":material/block:")
+    if MODEL_ERROR in _ss:
+        st.button("Dismiss: keep the last valid model", key="kv.dismiss", on_click=_ss.pop, args=(MODEL_ERROR, None))
+
+
+def show_basis(spec) -> None:
+    """A model planned from a generic decoder or through transformers is never shown as exact."""
+    if spec.basis == "generic":
+        st.warning(f"**Estimate (generic decoder)**: {views.esc(spec.basis_note or spec.name)}",
+                   icon=":material/warning:")
+    elif spec.basis == "transformers":
+        st.info(f"**Built with transformers**: {views.esc(spec.basis_note or 'parameters exact, cache measured')}",
+                icon=":material/info:")
 
 
 # ----------------------------------------------------------------------------- the sidebar
@@ -209,16 +292,89 @@ def _gpu_label(name: str) -> str:
     return f"{name} ({gpu.memory_bytes / GiB:.2f} GiB)"
 
 
+gpu_label = _gpu_label
+IMPORT_ERROR = "import.error"
+
+
+def apply_import() -> None:
+    """Callback of the Import page's Apply: the command's settings (and its GPU) become the plan, so the
+    sidebar and every page show them. A command that cannot be planned is refused, naming why."""
+    _ss.pop(IMPORT_ERROR, None)
+    text = (_ss.get(PREFIX + "command") or "").strip()
+    gpu = _ss.get(PREFIX + "import_gpu")
+    if not text:
+        _ss[IMPORT_ERROR] = "Paste a command line first."
+        return
+    try:
+        command = cached.serve_command(views.parse_command(text))
+        base = update(command=text, import_gpu=gpu)
+        imported, note = views.imported_state(base, command)
+    except (KvplanError, ValueError) as exc:
+        _ss[IMPORT_ERROR] = str(exc)
+        return
+    if imported is None:
+        _ss[IMPORT_ERROR] = note
+        return
+    apply(**views.changes_from(base, imported))
+    _ss.pop(PREFIX + "model", None)
+
+
+def show_import_error() -> None:
+    if IMPORT_ERROR in _ss:
+        st.error(f"Not applied: {views.esc(_ss[IMPORT_ERROR])}", icon=":material/block:")
+
+
 def _model_picker(state: PlanState, name: str) -> None:
-    """Presets (type to search); while a pasted/uploaded/fetched config is the model, it is listed first."""
-    options = [CUSTOM, *preset_names()] if state.config else preset_names()
+    """Presets by family (type to search); while a pasted/uploaded/fetched config is the model, it is listed first."""
+    order = cached.preset_order()
+    options = [CUSTOM, *order] if state.config else order
     key = PREFIX + "model"
     if _ss.get(key) not in options:
         _ss[key] = CUSTOM if state.config else state.model
     choice = st.selectbox("Model", options, key=key, format_func=lambda v: f"custom: {name}" if v == CUSTOM else v,
-                          help="A built-in preset (type to search). Paste, upload or fetch a config on the Model page.")
+                          help="A built-in preset, listed by family (type to search). The Model page lists each "
+                               "with its size and release month, and takes a pasted, uploaded or fetched config.")
     if choice != CUSTOM and (state.config or choice != state.model):
         update(model=choice, config=None, model_name=None)
+        _ss.pop(MODEL_ERROR, None)  # a model chosen: the refused one is no longer what the user asks for
+
+
+PICK = "model.pick"
+
+
+def preset_picker() -> None:
+    """The Model page's preset picker: every preset grouped by family, with its size and release month."""
+    state = current()
+    catalog = cached.preset_catalog()
+    names = [r["name"] for r in catalog]
+    if not state.config and state.model in names:
+        _ss[PICK] = state.model  # follows the sidebar's choice
+    elif _ss.get(PICK) not in names:
+        _ss[PICK] = names[0]
+    st.selectbox("Preset", names, key=PICK, format_func=cached.preset_label, on_change=_use_preset,
+                 help="Grouped by family; size is total / active parameters (exact counts), then the release month.")
+    with st.expander(f"All {len(catalog)} presets, by family"):
+        _catalog_table(catalog)
+
+
+def _catalog_table(catalog) -> None:
+    views.html_table(
+        [{"family": r["family"], "name": r["name"], "total": f"{r['total']:,}" if r["total"] else "",
+          "active": f"{r['active']:,}" if r["active"] else "", "released": r["released"], "hf_repo": r["hf_repo"]}
+         for r in catalog],
+        [views.Col("family", "family"), views.Col("name", "preset", "The name the link and the CLI use."),
+         views.Col("total", "parameters", "Exact total (transformers' numel on the meta device).", True),
+         views.Col("active", "active / token", "MoE: the top-k experts only; dense: all.", True),
+         views.Col("released", "released", "Month the checkpoint was published (YYYY-MM)."),
+         views.Col("hf_repo", "Hugging Face repo")])
+
+
+def _use_preset() -> None:
+    choice = _ss.get(PICK)
+    if choice:
+        apply(model=choice, config=None, model_name=None)
+        _ss.pop(PREFIX + "model", None)
+        _ss.pop(MODEL_ERROR, None)
 
 
 def knobs_set(state: PlanState, page: str) -> list[str]:
@@ -267,7 +423,7 @@ def use_config(config: dict, name: str | None) -> None:
         text = encode_config(config)
     except ValueError as exc:
         raise KvplanError("config", str(exc)) from None
-    spec_from_link(text, name)  # raises ConfigError, before the state changes
+    build_with_progress(text, name)  # raises ConfigError, before the state changes
     apply(config=text, model_name=name)
     _ss.pop(PREFIX + "model", None)
 
@@ -275,42 +431,65 @@ def use_config(config: dict, name: str | None) -> None:
 MODEL_ERROR = "model.error"
 
 
+def build_with_progress(text: str, name: str | None):
+    """The spec of a config in link form; a progress bar while it is built through transformers (the
+    first time only: the spec is cached afterwards). Raises as ``spec_from_link``."""
+    if is_cached(text, name):
+        return spec_from_link(text, name)
+    try:
+        config = decode_config(text)
+    except ValueError:
+        return spec_from_link(text, name)  # raises the link's own error
+    if not needs_transformers(config):
+        return spec_from_link(text, name)
+    bar = st.progress(0.0, text="Building the model through transformers (once; cached afterwards)...")
+
+    def progress(fraction: float, message: str) -> None:
+        bar.progress(min(max(float(fraction), 0.0), 1.0), text=views.esc(str(message)[:200]))
+
+    try:
+        return spec_from_link(text, name, progress)
+    finally:
+        bar.empty()
+
+
 def use_pasted_config() -> None:
     """Callback of the Model page's 'Use this config' button."""
-    _use_config_text(_ss.get("model.paste") or "", None)
+    _use_config_text(_ss.get("model.paste") or "", None, "the pasted config.json")
 
 
 def use_uploaded_config() -> None:
     upload = _ss.get("model.upload")
     if upload is not None:
-        _use_config_text(upload.getvalue(), None)
+        _use_config_text(upload.getvalue(), None, f"the uploaded file {upload.name[:80]}")
 
 
-def _use_config_text(text: str | bytes, name: str | None) -> None:
+def _use_config_text(text: str | bytes, name: str | None, source: str) -> None:
     _ss.pop(MODEL_ERROR, None)
     try:
         use_config(load_config_text(text), name)
     except KvplanError as exc:
-        _ss[MODEL_ERROR] = (str(exc), False)
+        _ss[MODEL_ERROR] = (str(exc), False, source)
 
 
 def fetch_hub_config(repo_id: str) -> None:
     """Fetch ``repo_id``'s config.json and make it the model (errors are kept for show_model_error)."""
     _ss.pop(MODEL_ERROR, None)
+    source = f"the Hub fetch of {repo_id.strip()[:200]}"
     try:
         use_config(hub.fetch_config(repo_id), repo_id.strip())
     except hub.HubError as exc:
-        _ss[MODEL_ERROR] = (str(exc), exc.offline)
+        _ss[MODEL_ERROR] = (str(exc), exc.offline, source)
         return
     except KvplanError as exc:
-        _ss[MODEL_ERROR] = (str(exc), False)
+        _ss[MODEL_ERROR] = (str(exc), False, source)
         return
     st.rerun()
 
 
 def show_model_error() -> None:
     if MODEL_ERROR in _ss:
-        message, offline = _ss[MODEL_ERROR]
+        message, offline, *_ = _ss[MODEL_ERROR]
         if offline:
             st.warning(f"Offline: {views.esc(message)}", icon=":material/cloud_off:")
         else:
@@ -327,7 +506,7 @@ def finish(nav: Any, pages: list) -> None:
     params, cut = link_params(_ss[STATE])
     if st.query_params.to_dict() != params:
         st.query_params.from_dict(params)
-    _ss[URL] = params
+    _ss[URL] = _ss[URL + ".written"] = params
     with nav:
         for page in pages:
             st.page_link(page, query_params=params)
@@ -357,14 +536,17 @@ def _share(params: dict[str, str], cut: list[str] = ()) -> None:
         st.caption("The link below leaves out what made it too long (it says so when opened); the Plan JSON "
                    "holds everything.")
     else:
-        st.caption("The link reopens this page with this exact plan. Copy it with the button at its right.")
+        st.caption("The link reopens this page with this exact plan. Copy it with the copy button at its "
+                   "top right.")
     st.code(share_url(params), language=None, wrap_lines=True)
     state = current()
-    c1, c2 = st.columns(2)
-    c1.download_button("Plan JSON", data=lambda: plan_json(state), file_name="kvplan-plan.json",
-                       mime="application/json", on_click="ignore", icon=":material/download:")
-    c2.download_button("Plan CSV", data=lambda: views.plan_csv(state), file_name="kvplan-plan.csv",
-                       mime="text/csv", on_click="ignore", icon=":material/download:")
+    # One per row: side by side in the sidebar their labels were cut to "Plan ...".
+    st.download_button("Plan JSON", data=lambda: plan_json(state), file_name="kvplan-plan.json",
+                       mime="application/json", on_click="ignore", icon=":material/download:", width="stretch",
+                       help="Every input and the whole plan; Restore a plan JSON opens it again.")
+    st.download_button("Plan CSV", data=lambda: views.plan_csv(state), file_name="kvplan-plan.csv",
+                       mime="text/csv", on_click="ignore", icon=":material/download:", width="stretch",
+                       help="The inputs and the plan's numbers, one per row.")
     st.file_uploader("Restore a plan JSON", type=["json"], key="kv.upload", on_change=_restore,
                      max_upload_size=MAX_PLAN_UPLOAD_MB)
 

@@ -8,6 +8,7 @@ import os
 import socket
 import subprocess
 import sys
+import tempfile
 import time
 import urllib.request
 from pathlib import Path
@@ -15,6 +16,9 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
+# Screenshots the browser tests keep: outside the checkout (tests never write tracked files).
+ARTIFACTS = Path(os.environ.get("E2E_ARTIFACTS") or Path(tempfile.gettempdir()) / "kvplan-e2e")
+VIEWPORT = {"width": 1400, "height": 1000}  # the size the pages are checked at
 CHROME = os.environ.get("CHROME_BIN", "/usr/bin/chromium")
 ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
         "--disable-background-networking", "--disable-component-update", "--disable-sync"]
@@ -68,7 +72,7 @@ def browser():
 
 @pytest.fixture
 def page(browser):
-    context = browser.new_context(viewport={"width": 1440, "height": 1100})
+    context = browser.new_context(viewport=VIEWPORT)
     pg = context.new_page()
     pg.set_default_timeout(30_000)
     yield pg

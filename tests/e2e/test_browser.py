@@ -1,7 +1,6 @@
 """The web app in a real browser: a shared link, a widget that moves the URL, a page change that
-keeps the plan, and the README screenshot (docs/budget.png)."""
+keeps the plan (a screenshot kept under the e2e artifacts folder, outside the checkout)."""
 
-import os
 import re
 from pathlib import Path
 
@@ -10,10 +9,11 @@ from playwright.sync_api import expect
 
 from kvplan.web import formulas
 from tests.app_util import kvplan_plan
+from tests.e2e.conftest import ARTIFACTS
 
 pytestmark = pytest.mark.e2e
 ROOT = Path(__file__).resolve().parents[2]
-SHOT = Path(os.environ.get("E2E_SHOT", ROOT / "docs" / "budget.png"))
+SHOT = ARTIFACTS / "budget-link.png"
 LINK = "v=1&m=llama-3.1-70b&tp=4&len=32768&conc=16&kvd=fp8"
 
 

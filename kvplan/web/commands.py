@@ -1,0 +1,143 @@
+"""The Import page's command line: which launcher it is, and the settings it plans with.
+
+Accepted: ``vllm serve MODEL ...``, ``python -m vllm.entrypoints.openai.api_server ...``, a
+``docker run ... vllm/vllm-openai ...`` line, ``python -m sglang.launch_server ...`` or ``sglang serve
+...`` (SGLang's flags, python/sglang/srt/server_args.py, are read as their vLLM equivalents, with the
+SGLang engine profile), or a line of flags alone
+(starting with ``-``). Anything else (``rm -rf /``) is refused as not a serving command: its first
+word is never taken for a model name.
+"""
+
+import re
+import shlex
+
+from pydantic import BaseModel, ConfigDict
+
+from kvplan.errors import PlanInputError
+from kvplan.vllm_args import MAX_COMMAND_CHARS, VllmArgs, parse_vllm_command
+
+_ENV = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*=")
+_PYTHON = re.compile(r"^(.*/)?python[0-9.]*$")
+# SGLang flag -> the vLLM flag kvplan reads (python/sglang/srt/server_args.py names; --tp is an alias of --tp-size).
+SGLANG_FLAGS = {"--model-path": None, "--model": None, "--tp-size": "--tensor-parallel-size",
+                "--tensor-parallel-size": "--tensor-parallel-size", "--tp": "--tensor-parallel-size",
+                "--pp-size": "--pipeline-parallel-size", "--pipeline-parallel-size": "--pipeline-parallel-size",
+                "--dp-size": "--data-parallel-size", "--data-parallel-size": "--data-parallel-size",
+                "--dp": "--data-parallel-size",
+                "--context-length": "--max-model-len", "--kv-cache-dtype": "--kv-cache-dtype",
+                "--page-size": "--block-size", "--max-running-requests": "--max-num-seqs",
+                "--quantization": "--quantization", "--dtype": "--dtype"}
+SGLANG_SWITCHES = {"--enable-ep-moe": "--enable-expert-parallel", "--enable-dp-attention": None}
+SGLANG_EP = {"--ep-size", "--expert-parallel-size", "--ep"}
+
+
+class Command(BaseModel):
+    """What a pasted command line plans with."""
+
+    model_config = ConfigDict(frozen=True)
+    launcher: str  # "vllm" | "sglang" | "flags"
+    args: VllmArgs
+    engine: str  # kvplan engine profile: "vllm" or "sglang"
+    mem_fraction_static: float | None = None  # SGLang's --mem-fraction-static
+
+
+def _split(command: str) -> list[str]:
+    if len(command) > MAX_COMMAND_CHARS:
+        raise PlanInputError("command", f"longer than {MAX_COMMAND_CHARS:,} characters")
+    try:
+        return shlex.split(re.sub(r"\\\r?\n", " ", command), comments=True)
+    except ValueError as exc:
+        raise PlanInputError("command", f"cannot split it as a shell command: {exc}") from None
+
+
+def launcher(tokens: list[str]) -> tuple[str, int]:
+    """('vllm' | 'sglang' | 'flags', index of the first token after the launcher). Raises
+    PlanInputError naming the first word when the line launches neither engine."""
+    i = 0
+    while i < len(tokens) and _ENV.match(tokens[i]):
+        i += 1
+    rest = tokens[i:]
+    if not rest:
+        raise PlanInputError("command", "empty: paste a `vllm serve MODEL ...` line")
+    if rest[0].startswith("-"):
+        return "flags", i
+    if rest[0] == "docker":
+        for j, tok in enumerate(rest):
+            if tok.split(":")[0].endswith("vllm/vllm-openai"):
+                return "vllm", i + j + 1
+            if tok.split(":")[0].endswith("lmsysorg/sglang"):
+                return _after_python(rest, j + 1, i)
+    if rest[0].split("/")[-1] in ("vllm", "sglang") and len(rest) > 1 and rest[1] == "serve":
+        return rest[0].split("/")[-1], i + 2
+    if _PYTHON.match(rest[0]):
+        return _after_python(rest, 1, i)
+    raise PlanInputError("command", f"{rest[0][:40]!r} is not a serving command: paste a `vllm serve MODEL ...`, "
+                                    "`python -m vllm.entrypoints.openai.api_server ...` or "
+                                    "`python -m sglang.launch_server ...` line (or only its flags)")
+
+
+def _after_python(rest: list[str], j: int, offset: int) -> tuple[str, int]:
+    if j + 1 < len(rest) and rest[j] == "-m":
+        module = rest[j + 1]
+        if module.startswith("vllm.entrypoints"):
+            return "vllm", offset + j + 2
+        if module == "sglang.launch_server":
+            return "sglang", offset + j + 2
+    if j < len(rest) and _PYTHON.match(rest[j]):  # docker run IMAGE python3 -m ...
+        return _after_python(rest, j + 1, offset)
+    shown = " ".join(rest[: j + 2])[:60]
+    raise PlanInputError("command", f"{shown!r} runs neither vllm.entrypoints nor sglang.launch_server")
+
+
+def parse_command(command: str) -> Command:
+    """The settings a serving command line plans with (see the module docstring)."""
+    tokens = _split(command)
+    kind, start = launcher(tokens)
+    body = tokens[start:]
+    if kind == "sglang":
+        flags, mfs = _sglang_as_vllm(body)
+        args = parse_vllm_command(shlex.join(flags))
+        return Command(launcher=kind, args=args, engine="sglang", mem_fraction_static=mfs)
+    return Command(launcher=kind, args=parse_vllm_command(shlex.join(body)), engine="vllm")
+
+
+def _sglang_as_vllm(tokens: list[str]) -> tuple[list[str], float | None]:
+    out: list[str] = []
+    mfs = None
+    i = 0
+    while i < len(tokens):
+        tok = tokens[i]
+        i += 1
+        name, eq, inline = tok.partition("=")
+        name = "--" + name[2:].replace("_", "-") if name.startswith("--") else name
+        if name in SGLANG_SWITCHES:
+            if SGLANG_SWITCHES[name]:
+                out.append(SGLANG_SWITCHES[name])
+            continue
+        if name in SGLANG_EP:  # an expert-parallel width above 1: experts sharded (vLLM's switch)
+            value = inline if eq else (tokens[i] if i < len(tokens) else "")
+            if not eq:
+                i += 1
+            if value.strip() not in ("", "1"):
+                out.append("--enable-expert-parallel")
+            continue
+        if name in SGLANG_FLAGS or name == "--mem-fraction-static":
+            value = inline if eq else (tokens[i] if i < len(tokens) else None)
+            if not eq:
+                i += 1
+            if value is None:
+                raise PlanInputError(name, "needs a value")
+            if name == "--mem-fraction-static":
+                try:
+                    mfs = float(value)
+                except ValueError:
+                    raise PlanInputError(name, f"{value[:20]!r} is not a number") from None
+                if not 0 < mfs <= 1:
+                    raise PlanInputError(name, f"{mfs:g}: must be above 0 and at most 1")
+            elif SGLANG_FLAGS[name] is None:
+                out.insert(0, value)  # the model: vLLM's positional argument
+            else:
+                out += [SGLANG_FLAGS[name], value]
+            continue
+        out.append(tok)  # vLLM's parser lists it as unknown (or reads a flag both engines share)
+    return out, mfs

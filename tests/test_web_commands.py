@@ -1,0 +1,47 @@
+"""The Import page's command reader: which launcher a line is, SGLang's flags as vLLM's, and a line that
+launches neither engine refused with its first word named (never read as a model)."""
+
+import pytest
+
+from kvplan.errors import PlanInputError
+from kvplan.web.commands import parse_command
+
+
+@pytest.mark.parametrize("line, launcher, model, tp", [
+    ("vllm serve meta-llama/Llama-3.1-70B-Instruct -tp 4", "vllm", "meta-llama/Llama-3.1-70B-Instruct", 4),
+    ("CUDA_VISIBLE_DEVICES=0,1 /opt/venv/bin/vllm serve qwen3-8b --tensor-parallel-size 2", "vllm", "qwen3-8b", 2),
+    ("python3 -m vllm.entrypoints.openai.api_server --model Qwen/Qwen3-8B", "vllm", "Qwen/Qwen3-8B", 1),
+    ("docker run --gpus all vllm/vllm-openai:v0.11.0 --model Qwen/Qwen3-8B -tp 8", "vllm", "Qwen/Qwen3-8B", 8),
+    ("--max-model-len 8k -tp 2", "flags", None, 2),
+    ("python -m sglang.launch_server --model-path Qwen/Qwen3-8B --tp 2", "sglang", "Qwen/Qwen3-8B", 2),
+    ("sglang serve --model-path Qwen/Qwen3-30B-A3B --tp-size 4", "sglang", "Qwen/Qwen3-30B-A3B", 4),
+    ("docker run lmsysorg/sglang:latest python3 -m sglang.launch_server --model-path m/x --dp 2", "sglang", "m/x", 1),
+])
+def test_launchers(line, launcher, model, tp):
+    cmd = parse_command(line)
+    assert (cmd.launcher, cmd.args.model, cmd.args.tensor_parallel_size) == (launcher, model, tp)
+    assert cmd.engine == ("sglang" if launcher == "sglang" else "vllm")
+
+
+def test_sglang_flags_read_as_vllm_ones():
+    cmd = parse_command("python -m sglang.launch_server --model-path m/x --context-length 32768 --page-size 32 "
+                        "--mem-fraction-static=0.85 --max-running-requests 64 --kv-cache-dtype fp8_e5m2 --ep-size 4 "
+                        "--dp-size 2 --host 0.0.0.0")
+    a = cmd.args
+    assert (a.max_model_len, a.block_size, a.max_num_seqs, a.data_parallel_size, a.enable_expert_parallel) == \
+        (32768, 32, 64, 2, True)
+    assert cmd.mem_fraction_static == 0.85 and a.kv_cache_dtype.startswith("fp8")
+
+
+@pytest.mark.parametrize("line, word", [("rm -rf /", "'rm'"), ("python train.py --lr 3", "'python train.py"),
+                                        ("echo vllm serve x", "'echo'"), ("sglang launch x", "'sglang'")])
+def test_a_line_that_launches_neither_engine_is_refused(line, word):
+    with pytest.raises(PlanInputError) as exc:
+        parse_command(line)
+    assert exc.value.field == "command" and word in exc.value.message
+
+
+def test_sglang_mem_fraction_out_of_range_names_the_flag():
+    with pytest.raises(PlanInputError) as exc:
+        parse_command("python -m sglang.launch_server --model-path m/x --mem-fraction-static 1.5")
+    assert exc.value.field == "--mem-fraction-static"
