@@ -431,3 +431,16 @@ def test_lfm2_old_config_aliases():
     spec = parse_config(cfg)
     assert not spec.tie_word_embeddings and spec.layers[0].mlp[0].out_features == 4096
     assert count_params(spec).total_params == transformers_param_count(cfg)
+
+
+def test_phi_with_a_tied_head_keeps_its_lm_head_bias():
+    # transformers ties only lm_head.weight: PhiForCausalLM with tie_word_embeddings still has lm_head.bias
+    # [vocab_size] (51,200 parameters at the default vocab); kvplan counted the tied head as nothing.
+    import transformers
+
+    from kvplan import count_params, parse_config
+    from tests.test_oracle_transformers import transformers_param_count
+
+    cfg = transformers.AutoConfig.for_model("phi", tie_word_embeddings=True, num_hidden_layers=2).to_dict()
+    cfg["model_type"] = "phi"
+    assert count_params(parse_config(cfg)).total_params == transformers_param_count(cfg)

@@ -8,7 +8,7 @@ from typing import Any
 
 from kvplan.errors import ConfigError
 from kvplan.layers import ChunkedLocalAttention, FullAttention, SlidingWindowAttention
-from kvplan.spec import Component, Experts, Linear, Norm
+from kvplan.spec import Component, Experts, Linear, Norm, Tensor
 
 LAYER_TYPES = ("full_attention", "sliding_attention", "chunked_attention", "linear_attention")
 
@@ -58,6 +58,15 @@ def lm_head(r, vocab: int, h: int, *, tie_default: bool, bias: bool = False) -> 
     if tied:
         return (), True
     return (Linear(name="lm_head", in_features=h, out_features=vocab, bias=bias, shard="vocab", quantizable=False),), False
+
+
+def biased_lm_head(r, vocab: int, h: int, *, tie_default: bool, bias: bool) -> tuple[tuple[Component, ...], bool]:
+    """``blocks.lm_head``, except that a biased head tied to the embedding keeps its own bias
+    [vocab] (transformers ties only the weight: GPT-J with tie_word_embeddings still has lm_head.bias)."""
+    head, tied = lm_head(r, vocab, h, tie_default=tie_default, bias=bias)
+    if tied and bias:
+        head = (Tensor(name="lm_head.bias", numel=vocab, shard="replicated"),)
+    return head, tied
 
 
 def experts_block(r, h: int, inter: int, n_key: str, k_key: str, *, bias=False) -> Experts:

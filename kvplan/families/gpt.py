@@ -8,6 +8,7 @@ from typing import Any
 from kvplan.errors import ConfigError
 from kvplan.families.blocks import (
     attention_linears,
+    biased_lm_head,
     core_dims,
     embed,
     layernorm,
@@ -94,7 +95,7 @@ def build_phi(r, model_type: str) -> dict[str, Any]:
         attn += (layernorm("q_layernorm", hd), layernorm("k_layernorm", hd))
     layer = DecoderLayer(cache=FullAttention(num_key_value_heads=nkv, head_dim=hd, v_head_dim=hd), attention=attn,
                          mlp=plain_mlp(h, r.int("intermediate_size")), norms=(layernorm("input_layernorm", h),))
-    head, tied = lm_head(r, vocab, h, tie_default=False, bias=True)
+    head, tied = biased_lm_head(r, vocab, h, tie_default=False, bias=True)
     return spec_fields(r, h=h, n_layers=n_layers, nq=nq, nkv=nkv, hd=hd, vocab=vocab, embeddings=[embed(vocab, h)],
                        layers=[layer] * n_layers, final_norm=[layernorm("final_layernorm", h)], head=head, tied=tied)
 

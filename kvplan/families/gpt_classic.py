@@ -9,8 +9,7 @@ bloom; rotary: gptj, codegen). Every layer caches K and V of every head (no GQA 
 from typing import Any
 
 from kvplan.errors import ConfigError
-from kvplan.families.blocks import embed, layernorm, plain_mlp, spec_fields
-from kvplan.families.llama_kin import biased_lm_head
+from kvplan.families.blocks import biased_lm_head, embed, layernorm, plain_mlp, spec_fields
 from kvplan.layers import FullAttention
 from kvplan.spec import Component, DecoderLayer, Linear, Tensor
 

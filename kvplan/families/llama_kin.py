@@ -20,12 +20,12 @@ from kvplan.errors import ConfigError
 from kvplan.families.blocks import (
     attention_cache,
     attention_linears,
+    biased_lm_head,
     core_dims,
     embed,
     gated_mlp,
     layer_types,
     layernorm,
-    lm_head,
     plain_mlp,
     rms,
     sliding_window,
@@ -93,15 +93,6 @@ def assemble(r, d: Dims, *, kinds: list[str], window: int | None, attn: tuple[Co
     return spec_fields(r, h=d.h, n_layers=d.n_layers, nq=d.nq, nkv=d.nkv, hd=d.hd, vocab=d.vocab,
                        embeddings=[embed(d.vocab, d.h)], layers=layers,
                        final_norm=[final_norm or rms("norm", d.h)], head=head, tied=tied)
-
-
-def biased_lm_head(r, vocab: int, h: int, *, tie_default: bool, bias: bool) -> tuple[tuple[Component, ...], bool]:
-    """``blocks.lm_head``, except that a biased head tied to the embedding keeps its own bias
-    [vocab] (transformers ties only the weight: GPT-J with tie_word_embeddings still has lm_head.bias)."""
-    head, tied = lm_head(r, vocab, h, tie_default=tie_default, bias=bias)
-    if tied and bias:
-        head = (Tensor(name="lm_head.bias", numel=vocab, shard="replicated"),)
-    return head, tied
 
 
 def qk_norms(d: Dims, *, per_head: bool, names=("q_norm", "k_norm"), bias: bool = False) -> tuple[Component, ...]:
