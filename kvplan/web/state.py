@@ -12,6 +12,7 @@ Streamlit-free: pages and tests use the same functions (``kvplan.web.widgets`` b
 
 import base64
 import binascii
+import hashlib
 import json
 import math
 import random
@@ -305,9 +306,14 @@ def decode_config(text: str) -> dict[str, Any]:
         raise ValueError(exc.message) from None
 
 
-_SPECS: "OrderedDict[tuple[str, str | None], ModelSpec]" = OrderedDict()
+_SPECS: "OrderedDict[tuple[bytes, str | None], ModelSpec]" = OrderedDict()
 _SPECS_MAX = 32
 _SPECS_LOCK = threading.Lock()
+
+
+def _digest(config_text: str) -> bytes:
+    """The cache key of a config text: 16 bytes (the cache never holds the texts themselves)."""
+    return hashlib.blake2b(config_text.encode(), digest_size=16).digest()
 
 
 def spec_from_link(config_text: str, name: str | None,
@@ -317,21 +323,22 @@ def spec_from_link(config_text: str, name: str | None,
 
     ``progress(fraction, message)``: called while a spec is built through transformers (seconds, the
     first time; see ``build_spec``); never for a cached spec or a family kvplan models natively."""
-    key = (config_text, name)
+    digest = _digest(config_text)
+    key = (digest, name)
     spec = _cached_spec(key)
     if spec is None:
         # Built once per config (the name is only the spec's label): a link's check (name None) and the
         # page's model (its Hub id) share one build, which through transformers takes seconds.
-        base = _cached_spec((config_text, None))
+        base = _cached_spec((digest, None))
         if base is None:
             base = build_spec(decode_config(config_text), None, progress)
-            _store((config_text, None), base)
+            _store((digest, None), base)
         spec = base if name is None or name == base.name else base.model_copy(update={"name": name})
         _store(key, spec)
     return spec
 
 
-def _cached_spec(key: tuple[str, str | None]) -> ModelSpec | None:
+def _cached_spec(key: tuple[bytes, str | None]) -> ModelSpec | None:
     with _SPECS_LOCK:
         spec = _SPECS.get(key)
         if spec is not None:
@@ -339,7 +346,7 @@ def _cached_spec(key: tuple[str, str | None]) -> ModelSpec | None:
         return spec
 
 
-def _store(key: tuple[str, str | None], spec: ModelSpec) -> None:
+def _store(key: tuple[bytes, str | None], spec: ModelSpec) -> None:
     with _SPECS_LOCK:
         _SPECS[key] = spec
         while len(_SPECS) > _SPECS_MAX:
@@ -348,7 +355,8 @@ def _store(key: tuple[str, str | None], spec: ModelSpec) -> None:
 
 def is_cached(config_text: str, name: str | None = None) -> bool:
     """Whether the config's spec is built already (so no progress is worth showing)."""
-    return (config_text, name) in _SPECS or (config_text, None) in _SPECS
+    digest = _digest(config_text)
+    return (digest, name) in _SPECS or (digest, None) in _SPECS
 
 
 def needs_transformers(config: Mapping[str, Any]) -> bool:
