@@ -59,7 +59,7 @@ FAULTS = (None, "reset_positions", "upper_left_mask")
 # Layer kinds this decoder runs (or, for recurrent state, allocates exactly). DSA layers (MLA + a
 # lightning indexer selecting top-k keys) are not implemented: refused by name, never half-run.
 DECODER_KINDS = ("full_attention", "sliding_attention", "chunked_attention", "mla", "mamba", "linear_attention",
-                 "none")
+                 "short_conv", "none")
 
 
 def refuse_unsupported(spec: ModelSpec) -> None:

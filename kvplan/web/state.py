@@ -342,6 +342,11 @@ _SPECS: "OrderedDict[tuple[bytes, str | None], ModelSpec]" = OrderedDict()
 _SPECS_LOCK = threading.Lock()
 
 
+def _digest(config_text: str) -> bytes:
+    """The cache key of a config text: 16 bytes (the cache never holds the texts themselves)."""
+    return hashlib.blake2b(config_text.encode(), digest_size=16).digest()
+
+
 def spec_from_link(config_text: str, name: str | None,
                    progress: Callable[[float, str], None] | None = None) -> ModelSpec:
     """The spec of a linked config (immutable, so cached by content: a 16-byte digest of the text, so
@@ -363,10 +368,6 @@ def spec_from_link(config_text: str, name: str | None,
         spec = base if name is None or name == base.name else base.model_copy(update={"name": name})
         _store(key, spec)
     return spec
-
-
-def _digest(config_text: str) -> bytes:
-    return hashlib.blake2b(config_text.encode(), digest_size=16).digest()
 
 
 def _cached_spec(key: tuple[bytes, str | None]) -> ModelSpec | None:
