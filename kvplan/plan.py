@@ -11,6 +11,7 @@ custom: pool = total - weights - runtime - headroom (the seed's budget).
 Worked number (test_engine_logs): Qwen3-14B, 6.51 GiB of KV -> 2666 blocks -> 42,656 tokens, 1.30x at 32,768.
 """
 
+import functools
 import math
 
 from pydantic import BaseModel, ConfigDict
@@ -388,6 +389,15 @@ def _suggestions(spec, gpu, engine, layout, concurrency, base: Plan) -> list[str
     tries: list[tuple[str, GpuSpec, EngineConfig, Layout]] = []
     if kv_dtype_bytes(spec, engine.kv_cache_dtype) > 1:
         tries.append(("--kv-cache-dtype fp8", gpu, engine.model_copy(update={"kv_cache_dtype": "fp8"}), layout))
+    if engine.engine == "vllm" and engine.kv_cache_memory_bytes is None:
+        # the sampler warm-up's rows (min(batched tokens, max_num_seqs)) and the budget vLLM's errors name
+        _, seqs = batch_defaults(gpu.name, gpu.memory_bytes, engine)
+        if seqs > 256:
+            tries.append(("--max-num-seqs 256", gpu, engine.model_copy(update={"max_num_seqs": 256}), layout))
+        util = engine.gpu_memory_utilization or vllm_profile(engine).gpu_memory_utilization
+        if util < 0.95:
+            tries.append(("--gpu-memory-utilization 0.95", gpu,
+                          engine.model_copy(update={"gpu_memory_utilization": 0.95}), layout))
     for tp in (layout.tp * 2, layout.tp * 4, layout.tp * 8):
         if tp <= gpu.gpus_per_node:
             tries.append((f"--tensor-parallel-size {tp}", gpu, engine, Layout(tp, layout.pp, layout.dp, layout.ep)))
@@ -546,8 +556,9 @@ def _budget(spec, gpu, engine, layout, weights, mnbt, max_seqs, act_b, mla, last
         terms.append(Term(name="KV cache (--kv-cache-memory-bytes)", bytes=engine.kv_cache_memory_bytes,
                           basis="configured", source="replaces the profiled pool exactly"))
         return terms, engine.kv_cache_memory_bytes
-    path = sampler_path(prof, engine)
-    copies = prof.sampler_copies[path]
+    path, copies, nt_term, graph_term = _vllm_fixed_terms(
+        prof.version, engine.sampler, engine.enforce_eager, engine.disable_custom_all_reduce, layout.tp, layout.pp,
+        "NVLINK" in gpu.interconnect.upper(), mnbt, max_seqs)
     num_reqs = min(mnbt, max_seqs)
     act = engine.activation_bytes
     if act is None:
@@ -556,22 +567,38 @@ def _budget(spec, gpu, engine, layout, weights, mnbt, max_seqs, act_b, mla, last
                       basis="measured" if engine.activation_bytes is not None else "fitted",
                       source=f"GPUModelRunner.profile_run + _dummy_sampler_run ({path} sampler: fp32 logits x "
                              f"{copies} copies, fitted to public logs; error <= 0.25 GiB on the pinned logs)"))
-    tp = layout.tp
-    nvlink = "NVLINK" in gpu.interconnect.upper()
-    non_torch, why = non_torch_bytes(prof, engine, tp, layout.pp, nvlink)
-    terms.append(Term(name="non-torch memory", bytes=non_torch, basis="fitted",
-                      source=f"memory_profiling non_torch_increase: {why} (vLLM {prof.releases}, fitted to public "
-                             "logs; error <= 0.12 GiB on the pinned logs)"))
+    terms.append(nt_term)
+    non_torch = nt_term.bytes
+    graphs, applied = 0, False
+    if graph_term is not None:
+        terms.append(graph_term)
+        graphs, applied = graph_term.bytes, graph_term.applied
+    return terms, requested - weights - act - non_torch - (graphs if applied else 0)
+
+
+@functools.lru_cache(maxsize=4096)
+def _vllm_fixed_terms(version, sampler, eager, no_custom_ar, tp, pp, nvlink, mnbt, max_seqs):
+    """The vLLM terms that depend only on the engine, layout and batch limits (made once: a picker sweep
+    builds ~1,000 budgets). Returns (sampler path, copies, non-torch term, CUDA-graph term or None)."""
+    engine = EngineConfig(vllm_version=version, sampler=sampler, enforce_eager=eager,
+                          disable_custom_all_reduce=no_custom_ar)
+    prof = vllm_profile(engine)
+    path = sampler_path(prof, engine)
+    non_torch, why = non_torch_bytes(prof, engine, tp, pp, nvlink)
+    nt_term = Term(name="non-torch memory", bytes=non_torch, basis="fitted",
+                   source=f"memory_profiling non_torch_increase: {why} (vLLM {prof.releases}, fitted to public "
+                          "logs; error <= 0.12 GiB on the pinned logs)")
     graphs = cuda_graph_bytes(prof, engine, max_seqs, mnbt)
-    applied = prof.cudagraph == "applied"
+    graph_term = None
     if graphs:
         label = {"applied": "CUDA graphs (estimated, subtracted)",
                  "printed": "CUDA graphs (estimated and printed, not subtracted)",
                  "after_kv": "CUDA graphs (captured after the KV cache, from the memory outside the budget)"}
-        terms.append(Term(name=label[prof.cudagraph], bytes=graphs, basis="estimated", applied=applied,
+        graph_term = Term(name=label[prof.cudagraph], bytes=graphs, basis="estimated",
+                          applied=prof.cudagraph == "applied",
                           source="GPUModelRunner.profile_cudagraph_memory / capture_model: capture sizes x modes x "
-                                 "8 MiB (fitted; 0.50 GiB logged for 67 graphs, 0.51-1.85 GiB for 102)"))
-    return terms, requested - weights - act - non_torch - (graphs if applied else 0)
+                                 "8 MiB (fitted; 0.50 GiB logged for 67 graphs, 0.51-1.85 GiB for 102)")
+    return path, prof.sampler_copies[path], nt_term, graph_term
 
 
 def _gib(n: int) -> str:

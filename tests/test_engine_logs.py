@@ -263,3 +263,31 @@ def test_sglang_refuses_kv_cache_memory_bytes_and_starts_below_one_request():
     assert any("SGLang starts" in w for w in p.warnings)
     v = plan(spec, H100, EngineConfig(kv_cache_memory_bytes=100_000 // 16 * 16 * 131072, max_model_len=131_072))
     assert not v.fits and not v.starts and "To serve at least one request" in v.start_error
+
+
+def test_vllm_command_flags_for_the_budget():
+    from kvplan.vllm_args import parse_vllm_command
+
+    a = parse_vllm_command("VLLM_USE_FLASHINFER_SAMPLER=1 vllm serve moonshotai/Kimi-K2-Thinking -tp 8 -dcp 8 "
+                           "--disable-custom-all-reduce")
+    fields = a.engine_fields()
+    assert fields["decode_context_parallel_size"] == 8 and fields["disable_custom_all_reduce"]
+    assert fields["sampler"] == "flashinfer" and a.tensor_parallel_size == 8
+    assert parse_vllm_command("vllm serve x").engine_fields()["sampler"] == "auto"
+    with pytest.raises(PlanInputError) as info:
+        parse_vllm_command("vllm serve x --decode-context-parallel-size 0")
+    assert info.value.field == "--decode-context-parallel-size"
+
+
+def test_fixes_for_a_failed_start_include_fewer_sampler_rows():
+    # #23278's start at the defaults: fewer sequences shrink the sampler's peak (1024 -> 256 rows, -5.5 GiB)
+    p = plan(load_preset("gpt-oss-120b"), H100, EngineConfig(vllm_version="0.10", weights_bytes=round(65.9651 * GiB)))
+    fixed = plan(load_preset("gpt-oss-120b"), H100, EngineConfig(vllm_version="0.10", max_num_seqs=256,
+                                                                 weights_bytes=round(65.9651 * GiB)))
+    assert close_gib(fixed.ranks[0].kv_pool_bytes, 3.30)  # 71.27 - 65.97 - (256 x 201,088 x 4 x 9.55 + 0.04) - 0.13
+    # ... but one request of 131,072 tokens needs 4.79 GiB: the fix is offered only where it was checked to fit
+    assert not fixed.fits and not any(s.startswith("--max-num-seqs") for s in p.suggestions)
+    assert all(s.endswith("tokens fit") or "longest context" in s for s in p.suggestions)
+    both = plan(load_preset("gpt-oss-120b"), H100, EngineConfig(vllm_version="0.10", max_num_seqs=256, max_model_len=32768,
+                                                                weights_bytes=round(65.9651 * GiB)))
+    assert both.fits and both.start_error is None
