@@ -524,7 +524,7 @@ def _budget(spec, gpu, engine, layout, weights, mnbt, max_seqs, act_b, mla, last
     total = gpu.memory_bytes
     device = Term(name="device memory", bytes=total, basis=gpu.memory_basis,
                   source=f"{gpu.name}: memory the runtime exposes (cudaMemGetInfo)")
-    w = Term(name="model weights", bytes=weights, basis="measured" if engine.weights_bytes is not None else "exact",
+    w = Term(name="weights", bytes=weights, basis="measured" if engine.weights_bytes is not None else "exact",
              source="typed in (Model loading took X GiB)" if engine.weights_bytes is not None else
              "sum of this rank's shards as kvplan lays them out (GPUModelRunner.load_model)")
     if engine.engine == "custom":
@@ -563,7 +563,7 @@ def _budget(spec, gpu, engine, layout, weights, mnbt, max_seqs, act_b, mla, last
     act = engine.activation_bytes
     if act is None:
         act = activation_estimate(spec, layout.tp, mnbt, num_reqs, act_b, copies, last_stage)
-    terms.append(Term(name=f"torch activation peak ({mnbt} batched tokens, {num_reqs} sampler rows)", bytes=act,
+    terms.append(Term(name=f"activation peak ({mnbt} batched tokens, {num_reqs} sampler rows)", bytes=act,
                       basis="measured" if engine.activation_bytes is not None else "fitted",
                       source=f"GPUModelRunner.profile_run + _dummy_sampler_run ({path} sampler: fp32 logits x "
                              f"{copies} copies, fitted to public logs; error <= 0.25 GiB on the pinned logs)"))
