@@ -145,10 +145,17 @@ VLLM_MLA_BLOCK_SIZE_BY_ARCH = {"sm90": 64, "sm100": 128, "other": 16}
 VLLM_BATCH_DEFAULTS = ((160 * GiB, 16384, 1024), (70 * GiB, 8192, 1024), (0, 2048, 256))
 # Default CUDA-graph capture limit: min(2 x max_num_seqs, 512) (vllm/config/vllm.py _set_cudagraph_sizes).
 VLLM_MAX_CAPTURE_SIZE = 512
-# CUDA-graph memory per captured graph, fitted: dennislee22 0.10.1.1 Qwen2-7B TP 1 logs "Graph capturing
-# finished ... took 0.50 GiB" for 67 PIECEWISE graphs (7.6 MiB each; 0.65 GiB at TP 2); llm-d-planner v0.19.0
-# pools 0.51-1.85 GiB (mean 1.04) for 102 graphs (10.4 MiB). 8 MiB: estimate, error up to ~1 GiB on those pools.
-VLLM_CUDA_GRAPH_BYTES_PER_GRAPH = 8 * MiB
+# CUDA-graph estimate, as GPUModelRunner.profile_cudagraph_memory builds it: the largest first capture of a mode
+# + (graphs in the mode - 1) x the per-graph growth, summed over modes. The two sizes are fitted: the v0.19.0
+# gpt-oss-20b TP2 log (llm-d-planner) prints "Estimated PIECEWISE CUDA graph memory: 128.00 MiB first-capture +
+# (83-1) x 6.00 MiB per-graph" and "FULL ... 8.00 MiB first-capture + (83-1) x 6.00 MiB" -> "1.09 GiB total";
+# the same rule gives 0.51 GiB for 67 PIECEWISE graphs where 0.10.1.1 logged "took 0.50 GiB" (dennislee22),
+# 0.21 GiB for 16 graphs where 0.27.1 logged 0.36 (gpustack/runner PR #251). Estimate.
+VLLM_CUDA_GRAPH_FIRST_BYTES = 128 * MiB
+VLLM_CUDA_GRAPH_PER_GRAPH_BYTES = 6 * MiB
+# gpt-oss raises the capture limit to 1024 ("Overriding max cuda graph capture size to 1024 for performance",
+# 0.10.1.1 and v0.19.0 logs: 83 sizes).
+VLLM_MAX_CAPTURE_SIZE_BY_MODEL = {"gpt_oss": 1024}
 # Memory the CUDA context takes before vLLM's init snapshot (outside the budget): "cuda_memory=0.51GiB" in the
 # v0.19.0 init snapshot (llm-d-planner log, H100). Used only for the sampler warm-up check.
 VLLM_CONTEXT_BYTES = _g(0.51)
@@ -228,25 +235,32 @@ def batch_defaults(gpu_name: str, device_bytes: int, engine: EngineConfig) -> tu
     return (engine.max_num_batched_tokens or tokens, engine.max_num_seqs or seqs)
 
 
-def cuda_graph_capture_sizes(prof: VllmProfile, max_num_seqs: int, max_num_batched_tokens: int) -> list[int]:
+def cuda_graph_capture_sizes(prof: VllmProfile, max_num_seqs: int, max_num_batched_tokens: int,
+                             model_type: str = "") -> list[int]:
     """vLLM's default capture sizes (vllm/config/vllm.py _set_cudagraph_sizes), limited to the batched tokens.
 
     0.10/0.11: [1, 2, 4] + range(8, max + 1, 8); 0.17+: [1, 2, 4] + range(8, 256, 8) + range(256, max + 1, 16),
-    with max = min(2 x max_num_seqs, 512). Worked number: 1024 seqs -> 67 sizes (0.10 log) or 51 (0.19 log).
+    with max = min(2 x max_num_seqs, 512) (1024 for gpt-oss). Above 256 gpt-oss steps by 16 in every version.
+    Worked number: 1024 seqs -> 67 sizes (0.10 log) or 51 (0.19 log); gpt-oss -> 83.
     """
-    top = min(2 * max_num_seqs, VLLM_MAX_CAPTURE_SIZE, max_num_batched_tokens)
-    if prof.capture_step_above_256 == 8:
+    limit = VLLM_MAX_CAPTURE_SIZE_BY_MODEL.get(model_type)
+    top = min(limit or min(2 * max_num_seqs, VLLM_MAX_CAPTURE_SIZE), max_num_batched_tokens)
+    if prof.capture_step_above_256 == 8 and limit is None:
         sizes = [1, 2, 4] + list(range(8, top + 1, 8))
     else:
         sizes = [1, 2, 4] + list(range(8, min(top + 1, 256), 8)) + list(range(256, top + 1, 16))
     return [s for s in sizes if s <= top]
 
 
-def cuda_graph_bytes(prof: VllmProfile, engine: EngineConfig, max_num_seqs: int, mnbt: int) -> int:
-    """Estimated CUDA-graph memory: graphs captured (sizes x modes) x 8 MiB (fitted; see the constant)."""
+def cuda_graph_bytes(prof: VllmProfile, engine: EngineConfig, max_num_seqs: int, mnbt: int, model_type: str = "") -> int:
+    """Estimated CUDA-graph memory: first capture + (graphs - 1) x per-graph for each mode (PIECEWISE at every
+    size, FULL at the decode sizes <= max_num_seqs). Worked number: gpt-oss-20b, 1024 seqs, 83 + 83 graphs:
+    128 MiB + 2 x 82 x 6 MiB = 1.09 GiB (v0.19.0 log: "Estimated CUDA graph memory: 1.09 GiB total")."""
     if engine.enforce_eager:
         return 0
-    return len(cuda_graph_capture_sizes(prof, max_num_seqs, mnbt)) * prof.cudagraph_modes * VLLM_CUDA_GRAPH_BYTES_PER_GRAPH
+    sizes = cuda_graph_capture_sizes(prof, max_num_seqs, mnbt, model_type)
+    counts = [len(sizes)] + ([len([s for s in sizes if s <= max_num_seqs])] if prof.cudagraph_modes == 2 else [])
+    return VLLM_CUDA_GRAPH_FIRST_BYTES + sum(max(n - 1, 0) for n in counts) * VLLM_CUDA_GRAPH_PER_GRAPH_BYTES
 
 
 def non_torch_bytes(prof: VllmProfile, engine: EngineConfig, tp: int, pp: int, nvlink: bool) -> tuple[int, str]:

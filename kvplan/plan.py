@@ -558,7 +558,7 @@ def _budget(spec, gpu, engine, layout, weights, mnbt, max_seqs, act_b, mla, last
         return terms, engine.kv_cache_memory_bytes
     path, copies, nt_term, graph_term = _vllm_fixed_terms(
         prof.version, engine.sampler, engine.enforce_eager, engine.disable_custom_all_reduce, layout.tp, layout.pp,
-        "NVLINK" in gpu.interconnect.upper(), mnbt, max_seqs)
+        "NVLINK" in gpu.interconnect.upper(), mnbt, max_seqs, spec.model_type)
     num_reqs = min(mnbt, max_seqs)
     act = engine.activation_bytes
     if act is None:
@@ -577,7 +577,7 @@ def _budget(spec, gpu, engine, layout, weights, mnbt, max_seqs, act_b, mla, last
 
 
 @functools.lru_cache(maxsize=4096)
-def _vllm_fixed_terms(version, sampler, eager, no_custom_ar, tp, pp, nvlink, mnbt, max_seqs):
+def _vllm_fixed_terms(version, sampler, eager, no_custom_ar, tp, pp, nvlink, mnbt, max_seqs, model_type):
     """The vLLM terms that depend only on the engine, layout and batch limits (made once: a picker sweep
     builds ~1,000 budgets). Returns (sampler path, copies, non-torch term, CUDA-graph term or None)."""
     engine = EngineConfig(vllm_version=version, sampler=sampler, enforce_eager=eager,
@@ -588,7 +588,7 @@ def _vllm_fixed_terms(version, sampler, eager, no_custom_ar, tp, pp, nvlink, mnb
     nt_term = Term(name="non-torch memory", bytes=non_torch, basis="fitted",
                    source=f"memory_profiling non_torch_increase: {why} (vLLM {prof.releases}, fitted to public "
                           "logs; error <= 0.12 GiB on the pinned logs)")
-    graphs = cuda_graph_bytes(prof, engine, max_seqs, mnbt)
+    graphs = cuda_graph_bytes(prof, engine, max_seqs, mnbt, model_type)
     graph_term = None
     if graphs:
         label = {"applied": "CUDA graphs (estimated, subtracted)",
@@ -596,8 +596,9 @@ def _vllm_fixed_terms(version, sampler, eager, no_custom_ar, tp, pp, nvlink, mnb
                  "after_kv": "CUDA graphs (captured after the KV cache, from the memory outside the budget)"}
         graph_term = Term(name=label[prof.cudagraph], bytes=graphs, basis="estimated",
                           applied=prof.cudagraph == "applied",
-                          source="GPUModelRunner.profile_cudagraph_memory / capture_model: capture sizes x modes x "
-                                 "8 MiB (fitted; 0.50 GiB logged for 67 graphs, 0.51-1.85 GiB for 102)")
+                          source="GPUModelRunner.profile_cudagraph_memory: 128 MiB first capture + (graphs - 1) x 6 MiB "
+                                 "per mode (fitted to the v0.19.0 gpt-oss-20b log; 0.51 vs 0.50 GiB logged on 0.10.1.1, "
+                                 "0.21 vs 0.36 on 0.27.1)")
     return path, prof.sampler_copies[path], nt_term, graph_term
 
 

@@ -57,7 +57,7 @@ def test_dennislee22_qwen2_7b_tp1_a100_80gb(util, kv_gib, tokens, conc, path, co
     rank = p.ranks[0]
     # weights from the config: 14.1852 GiB vs 14.2488 logged (-0.45 %); 0.25 GiB tolerance
     assert close_gib(rank.weights_bytes, 14.2488)
-    assert close_gib(rank.kv_pool_bytes, kv_gib)  # 0.25: 5.05 GiB; 0.5: 24.82 GiB (catalog 79.14 GiB A100)
+    assert close_gib(rank.kv_pool_bytes, kv_gib)  # 0.25: 5.05 GiB; 0.5: 24.84 GiB (catalog 79.14 GiB A100)
     assert close(p.kv_cache_tokens, tokens) and close(p.max_concurrency, conc)
     # with the logged weights: 4.99 / 24.77 GiB, 93,360 / 463,824 tokens
     exact = plan(load_preset(QWEN2_7B), A100_80, engine.model_copy(update={"weights_bytes": round(14.2488 * GiB)}))
@@ -245,7 +245,7 @@ def test_cuda_graph_capture_sizes_as_logged():
     applied = plan(spec, H100, EngineConfig(vllm_version="0.21", max_model_len=8192))
     printed = plan(spec, H100, EngineConfig(vllm_version="0.17", max_model_len=8192))
     graphs = next(t for t in applied.ranks[0].terms if t.name.startswith("CUDA graphs"))
-    assert graphs.applied and graphs.bytes == 102 * 8 * 2**20
+    assert graphs.applied and graphs.bytes == (128 + 2 * 50 * 6) * 2**20  # 51 PIECEWISE + 51 FULL graphs
     assert printed.ranks[0].kv_pool_bytes - applied.ranks[0].kv_pool_bytes == graphs.bytes
     eager = plan(spec, H100, EngineConfig(vllm_version="0.21", max_model_len=8192, enforce_eager=True))
     assert not any(t.name.startswith("CUDA graphs") for t in eager.ranks[0].terms)
@@ -291,3 +291,28 @@ def test_fixes_for_a_failed_start_include_fewer_sampler_rows():
     both = plan(load_preset("gpt-oss-120b"), H100, EngineConfig(vllm_version="0.10", max_num_seqs=256, max_model_len=32768,
                                                                 weights_bytes=round(65.9651 * GiB)))
     assert both.fits and both.start_error is None
+
+
+def test_llm_d_planner_v0_19_gpt_oss_20b_tp2_hybrid_log_lines():
+    # llm-d-incubation/llm-d-planner accuracy/results/v0.19.0/logs/openai-gpt-oss-20b--h100-80gb--tp2pp1dp1--8192.log
+    # @d3121e05 (H100, TP2, util 0.9, max_model_len 8192): "Profiling CUDA graph memory: PIECEWISE=83
+    # (largest=1024), FULL=83 (largest=1024)"; "Estimated CUDA graph memory: 1.09 GiB total"; "Total non KV cache
+    # memory: 11.95GiB; torch peak memory increase: 2.87GiB; non-torch forward increase memory: 2.07GiB; weights
+    # memory: 7.01GiB."; "Available KV cache memory: 59.32 GiB"; "GPU KV cache size: 2,591,776 tokens";
+    # "Maximum concurrency for 8,192 tokens per request: 316.07x" (two lines: the groups rule, not 316.07 x 8192).
+    spec = load_preset("gpt-oss-20b")
+    engine = EngineConfig(vllm_version="0.17", max_model_len=8192, weights_bytes=round(7.01 * GiB))
+    p = plan(spec, H100, engine, Layout(tp=2))
+    terms = {t.name.split(" (")[0]: t for t in p.ranks[0].terms}
+    assert close_gib(terms["activation peak"].bytes, 2.87)  # 2.90
+    assert close_gib(terms["non-torch memory"].bytes, 2.07)  # 2.10
+    assert f"{terms['CUDA graphs'].bytes / GiB:.2f}" == "1.09" and not terms["CUDA graphs"].applied
+    assert close_gib(p.ranks[0].kv_pool_bytes, 59.32)  # 59.26
+    # 12 + 12 layers of 4 heads x 64 x 2 x 2 B x 16 tokens: 196,608 B per block; tokens = blocks // 2 x 16
+    assert p.ranks[0].bytes_per_block == 12 * 16 * 4 * 64 * 2 * 2 and p.kv_cache_tokens == p.num_blocks // 2 * 16
+    assert close(p.kv_cache_tokens, 2_591_776) and close(p.max_concurrency, 316.07)
+    assert p.blocks_per_request == 512 + 513  # cdiv(8192, 16) + cdiv(min(127 + 8192, 8192), 16) + 1
+    assert "GPU KV cache size: " in p.engine_log[-3] and "Maximum concurrency" in p.engine_log[-2]
+    # from the config alone: kvplan's MXFP4 layout gives 6.41 GiB (-8.5 %): KV 59.86 GiB, within 1 %
+    own = plan(spec, H100, engine.model_copy(update={"weights_bytes": None}), Layout(tp=2))
+    assert close_gib(own.ranks[0].kv_pool_bytes, 59.32)
