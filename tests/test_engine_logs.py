@@ -92,13 +92,15 @@ def test_dennislee22_qwen2_7b_tp2_a100_40gb_two_nodes_native_sampler():
 
 def test_dennislee22_gpt_oss_120b_tp4_hybrid_tokens_line():
     # log/vllm-120B-4gpuA10080GB-0.8GRAM-diff-nodes.log @0787d88e: 'tensor_parallel_size': 4,
-    # 'gpu_memory_utilization': 0.8, max_model_len 16384; "Model loading took 17.2217 GiB" (Marlin MXFP4 on
-    # an A100: kvplan's own layout gives 15.24 GiB, -11.5 %, so the logged figure is passed in);
+    # 'gpu_memory_utilization': 0.8, max_model_len 16384; "Model loading took 17.2217 GiB" (MXFP4 on Marlin:
+    # "Your GPU does not have native support for FP4 computation ... leveraging the Marlin kernel");
     # "Available KV cache memory: 45.32 GiB"; "GPU KV cache size: 2,640,144 tokens"; "284.25x"
     engine = EngineConfig(vllm_version="0.10", gpu_memory_utilization=0.8, max_model_len=16384, sampler="flashinfer",
-                          disable_custom_all_reduce=True, weights_bytes=round(17.2217 * GiB))
+                          disable_custom_all_reduce=True)
     p = plan(load_preset("gpt-oss-120b"), A100_80, engine, Layout(tp=4))
-    assert close_gib(p.ranks[0].kv_pool_bytes, 45.32)  # 45.35
+    # Marlin pads each expert's 720 intermediate columns per rank to 768 and 2880 hidden to 3072: 17.19 GiB
+    assert close_gib(p.ranks[0].weights_bytes, 17.2217)
+    assert close_gib(p.ranks[0].kv_pool_bytes, 45.32)  # 45.39
     # 0.10 tokens line: num_blocks // 2 groups x 16; 18 + 18 layers of 2 heads x 64 x 2 x 2 B x 16 = 8 KiB pages
     assert p.ranks[0].bytes_per_block == 18 * 16 * 2 * 64 * 2 * 2
     assert p.kv_cache_tokens == p.num_blocks // 2 * 16
@@ -151,10 +153,11 @@ def test_issue_23278_gpt_oss_120b_one_h100_fails_no_memory_for_cache_blocks():
     assert "Available KV cache memory: -2.19 GiB" in p.engine_log
     # the fix kvplan offers was planned and fits
     assert p.suggestions and all("fit" in s for s in p.suggestions)
-    # from the config alone kvplan counts 60.77 GiB of weights (MXFP4 layout, -7.9 %): still no start, but
-    # on the one-request rule (3.00 GiB < 4.79 GiB for 131,072 tokens)
+    # from the launch inputs alone: MXFP4 with vLLM's Marlin padding gives 65.90 GiB (-0.1 %), KV -2.12 GiB, the same
+    # refusal (without the padding, 60.77 GiB, kvplan said 3.00 GiB and failed only on the one-request rule)
     own = plan(load_preset("gpt-oss-120b"), H100, EngineConfig(vllm_version="0.10"))
-    assert not own.fits and "To serve at least one request" in own.start_error
+    assert close_gib(own.ranks[0].weights_bytes, 65.9651) and close_gib(own.ranks[0].kv_pool_bytes, -2.14)
+    assert not own.fits and own.start_error.startswith("ValueError: No available memory for the cache blocks")
 
 
 def test_issue_27508_gpt_oss_120b_h100_kv_below_one_request():
@@ -168,6 +171,9 @@ def test_issue_27508_gpt_oss_120b_h100_kv_below_one_request():
     assert not p.fits
     assert p.start_error.startswith("ValueError: To serve at least one request with the models's max seq len (131072)")
     assert "decreasing `max_model_len`" in p.start_error
+    # from the launch inputs alone (weights 65.90 GiB with Marlin padding): 1.87 GiB, the same refusal
+    own = plan(load_preset("gpt-oss-120b"), H100, engine.model_copy(update={"weights_bytes": None}))
+    assert close_gib(own.ranks[0].kv_pool_bytes, 1.71) and "To serve at least one request" in own.start_error
     # its first attempt, at the defaults, does not start either (vLLM failed there in the sampler warm-up;
     # kvplan predicts the failure one step earlier: no memory for the cache blocks)
     first = plan(load_preset("gpt-oss-120b"), H100, EngineConfig(vllm_version="0.11", weights_bytes=round(65.9651 * GiB)))
@@ -313,6 +319,6 @@ def test_llm_d_planner_v0_19_gpt_oss_20b_tp2_hybrid_log_lines():
     assert close(p.kv_cache_tokens, 2_591_776) and close(p.max_concurrency, 316.07)
     assert p.blocks_per_request == 512 + 513  # cdiv(8192, 16) + cdiv(min(127 + 8192, 8192), 16) + 1
     assert "GPU KV cache size: " in p.engine_log[-3] and "Maximum concurrency" in p.engine_log[-2]
-    # from the config alone: kvplan's MXFP4 layout gives 6.41 GiB (-8.5 %): KV 59.86 GiB, within 1 %
+    # from the config alone: MXFP4 with Marlin padding gives 7.06 GiB (+0.8 %; unpadded 6.41, -8.5 %): KV 59.21 GiB
     own = plan(spec, H100, engine.model_copy(update={"weights_bytes": None}), Layout(tp=2))
-    assert close_gib(own.ranks[0].kv_pool_bytes, 59.32)
+    assert close_gib(own.ranks[0].weights_bytes, 7.01) and close_gib(own.ranks[0].kv_pool_bytes, 59.32)
