@@ -710,7 +710,7 @@ def vllm_mxfp4_padding_bytes(spec: ModelSpec, layout: Layout, stage: int, weight
     (60.77 -> 65.91 GiB; "Model loading took 65.9651 GiB", vLLM #23278); TP4: 720 -> 768, 15.24 -> 17.27 GiB
     (17.2217 logged, dennislee22).
     """
-    from kvplan.weights import matrix_bytes, resolve_format
+    from kvplan.weights import resolve_format
 
     fmt, exclude = resolve_format(spec, weight_format)
     if fmt != "mxfp4" or "experts" in exclude:
@@ -728,10 +728,15 @@ def vllm_mxfp4_padding_bytes(spec: ModelSpec, layout: Layout, stage: int, weight
         hidden, inter = names["gate_up_proj"].in_features, names["down_proj"].in_features
         count, part = (cdiv(ex.num_experts, ranks), inter) if layout.ep else (ex.num_experts, cdiv(inter, ranks))
 
-        def size(h: int, i: int) -> int:
-            biases = (2 * i + h) * 2 if names["gate_up_proj"].bias else 0
-            return matrix_bytes(2 * i, h, "mxfp4") + matrix_bytes(h, i, "mxfp4") + biases
-
-        padded = size(cdiv(hidden, h_align) * h_align, cdiv(part, i_align) * i_align)
-        extra += n * count * (padded - size(hidden, part))
+        bias = names["gate_up_proj"].bias
+        padded = _mxfp4_expert_bytes(cdiv(hidden, h_align) * h_align, cdiv(part, i_align) * i_align, bias)
+        extra += n * count * (padded - _mxfp4_expert_bytes(hidden, part, bias))
     return extra
+
+
+def _mxfp4_expert_bytes(hidden: int, inter: int, bias: bool) -> int:
+    """One gpt-oss expert on a rank: w13 [2 I, H] + w2 [H, I] in MXFP4, biases [2 I] + [H] in bf16."""
+    from kvplan.weights import matrix_bytes
+
+    biases = (2 * inter + hidden) * 2 if bias else 0
+    return matrix_bytes(2 * inter, hidden, "mxfp4") + matrix_bytes(hidden, inter, "mxfp4") + biases
