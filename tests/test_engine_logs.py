@@ -322,3 +322,16 @@ def test_llm_d_planner_v0_19_gpt_oss_20b_tp2_hybrid_log_lines():
     # from the config alone: MXFP4 with Marlin padding gives 7.06 GiB (+0.8 %; unpadded 6.41, -8.5 %): KV 59.21 GiB
     own = plan(spec, H100, engine.model_copy(update={"weights_bytes": None}), Layout(tp=2))
     assert close_gib(own.ranks[0].weights_bytes, 7.01) and close_gib(own.ranks[0].kv_pool_bytes, 59.32)
+
+
+@pytest.mark.parametrize("tp,weights,kv", [(1, 14.25, 58.53), (2, 7.12, 63.84), (4, 3.55, 67.34)])
+def test_llm_d_planner_v0_19_qwen2_5_7b_from_launch_inputs(tp, weights, kv):
+    # llm-d-incubation/llm-d-planner accuracy/results/v0.19.0/accuracy_report.md @fbd68515 (H100, util 0.95,
+    # max_model_len 8192): Qwen2.5-7B-Instruct weights 14.25 / 7.12 / 3.55 GiB, activation 2.21 GiB at every TP,
+    # non-torch 0.24 / 2.06 / 2.13; KV 58.53 GiB at TP1 ("KV cache memory" table), 1,096,000 tokens. TP2 / TP4 KV:
+    # 75.23 - weights - 2.21 - non-torch = 63.84 / 67.34 GiB. Everything below is from the launch inputs alone.
+    p = plan(load_preset("qwen2.5-7b"), H100, EngineConfig(vllm_version="0.17", gpu_memory_utilization=0.95,
+                                                          max_model_len=8192), Layout(tp=tp))
+    assert close_gib(p.ranks[0].weights_bytes, weights) and close_gib(p.ranks[0].kv_pool_bytes, kv)
+    if tp == 1:
+        assert close(p.kv_cache_tokens, 1_096_000)
