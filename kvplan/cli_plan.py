@@ -18,7 +18,10 @@ def engine_from_args(args):
                   max_model_len=args.max_model_len, max_num_seqs=args.max_num_seqs,
                   max_num_batched_tokens=args.max_num_batched_tokens,
                   kv_cache_memory_bytes=args.kv_cache_memory_bytes, enforce_eager=args.enforce_eager,
-                  mem_fraction_static=args.mem_fraction_static, vllm_version=args.vllm_version)
+                  mem_fraction_static=args.mem_fraction_static, vllm_version=args.vllm_version,
+                  decode_context_parallel_size=args.decode_context_parallel_size,
+                  disable_custom_all_reduce=args.disable_custom_all_reduce, sampler=args.sampler,
+                  max_total_tokens=args.max_total_tokens)
     if args.runtime_gib is not None:
         fields["runtime_gib"] = args.runtime_gib
     if args.headroom_gib is not None:
@@ -65,7 +68,13 @@ def cmd_plan(args) -> None:
     for r in p.ranks:
         lines.append(f"  stage {r.pp_stage} ({r.layers} layers), per rank: KV heads {r.kv_heads}, "
                      f"{r.kv_bytes_per_token:,} B/token, pool {format_bytes(r.kv_pool_bytes)}")
-        lines += [f"    {t.name:<48} {t.bytes / GiB:>9.2f} GiB  [{t.basis}]" for t in r.terms]
+        lines += [f"    {t.name:<48} {t.bytes / GiB:>9.2f} GiB  [{t.basis}]" + ("" if t.applied else " (not subtracted)")
+                  for t in r.terms]
+    if p.engine_log:
+        lines.append(f"  {p.engine} {p.engine_version} would log:" if p.engine_version else f"  {p.engine} would log:")
+        lines += [f"    {line}" for line in p.engine_log]
+    if p.start_error:
+        lines.append(f"  start-up error: {p.start_error}")
     lines += [f"  fix: {s}" for s in p.suggestions] + [f"  warning: {w}" for w in p.warnings]
     if args.lengths is not None:
         lines.append(f"  paging {args.lengths}: {payload['allocated_blocks']} blocks, "
@@ -89,11 +98,20 @@ def cmd_gpus(args) -> None:
 
 
 def add_commands(sub) -> None:
+    from kvplan.engines import VLLM_DEFAULT_VERSION, VLLM_PROFILES
+
     p = sub.add_parser("plan", help="does it fit: the budget per GPU rank, blocks, tokens and concurrency")
     p.add_argument("model")
     p.add_argument("--gpu", default="H100-SXM")
     p.add_argument("--engine", choices=("vllm", "sglang", "custom"), default="vllm")
-    p.add_argument("--vllm-version", choices=("0.33", "0.11"), default="0.33")
+    p.add_argument("--vllm-version", choices=tuple(VLLM_PROFILES), default=VLLM_DEFAULT_VERSION,
+                   help="vLLM release line whose memory accounting to mirror (default: the newest read)")
+    p.add_argument("--decode-context-parallel-size", "-dcp", type=int, default=1)
+    p.add_argument("--disable-custom-all-reduce", action="store_true",
+                   help="also when vLLM turns it off itself (no GPU P2P, TP across nodes)")
+    p.add_argument("--sampler", choices=("auto", "pytorch", "flashinfer"), default="auto",
+                   help="top-k/top-p path of vLLM's dummy sampler run (VLLM_USE_FLASHINFER_SAMPLER)")
+    p.add_argument("--max-total-tokens", type=int, default=None, help="SGLang: cap on its KV pool")
     p.add_argument("--tensor-parallel-size", "-tp", type=int, default=1)
     p.add_argument("--pipeline-parallel-size", "-pp", type=int, default=1)
     p.add_argument("--data-parallel-size", "-dp", type=int, default=1)

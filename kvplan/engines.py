@@ -1,7 +1,30 @@
 """Engine profiles: how vLLM, SGLang and a hand-typed budget turn device memory into a KV pool.
 
 Every number that is a default of an engine is a named constant with its source (file in the
-engine's own tree, version read). Estimates are labelled ``estimated`` wherever they appear.
+engine's own tree, version read). Every number fitted to public logs says so (``basis="fitted"``),
+names the logs, and states its error on them. Estimates are labelled ``estimated`` wherever they appear.
+
+vLLM release lines whose memory accounting differs (``VLLM_PROFILES``; the newest is the default):
+
+=======  ===============  ==============================================================================
+profile  releases         what changes (function mirrored)
+=======  ===============  ==============================================================================
+0.10     0.10.0-0.10.2    ``gpu_worker.determine_available_memory``: requested - weights - torch peak -
+                          non-torch; CUDA graphs captured *after* the KV cache, out of (1 - util); FlashInfer
+                          top-k/top-p sampler when installed; no decode context parallelism; PIECEWISE
+                          graphs at sizes [1, 2, 4] + range(8, 513, 8) (67, logged).
+0.11     0.11.0-0.16.x    the same budget; decode context parallelism (tokens line x dcp_world_size);
+                          PyTorch-native sampler by default; FULL_AND_PIECEWISE graphs.
+0.17     0.17.0-0.20.x    the native sampler's temporaries drop ~60 % (Qwen3-14B 5.64 -> 2.23 GiB,
+                          llm-d-planner accuracy report); non-torch ~2.1 GiB at TP >= 2 (symmetric-memory
+                          all-reduce); the CUDA-graph estimate is computed and printed but *not* subtracted
+                          (VLLM_MEMORY_PROFILER_ESTIMATE_CUDAGRAPHS=False in the v0.19.0 log).
+0.21     0.21.0-0.32.x    the CUDA-graph estimate is subtracted ("CUDA graph memory profiling is enabled
+                          (default since v0.21.0)", gpustack/runner PR #251, vLLM 0.27.1 log).
+0.33     0.33.x (newest)  as 0.21 plus gpu_memory_utilization 0.92, the >= 160 GiB batch tier, two batches in
+                          flight for sliding windows, tokens line = int(concurrency x max_model_len)
+                          (vllm 0.33.0 wheel: config/cache.py, engine/arg_utils.py, kv_cache_utils.py).
+=======  ===============  ==============================================================================
 """
 
 from typing import Literal
@@ -10,19 +33,132 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from kvplan.units import GiB, MiB
 
-# vLLM 0.33 vllm/config/cache.py CacheConfig.gpu_memory_utilization (0.90 up to 0.11).
-VLLM_GPU_MEMORY_UTILIZATION = {"0.33": 0.92, "0.11": 0.90}
-# vllm/config/cache.py DEFAULT_BLOCK_SIZE; FlashMLA backends prefer 64 (get_preferred_block_size).
+VllmVersion = Literal["0.10", "0.11", "0.17", "0.21", "0.33"]
+VLLM_DEFAULT_VERSION: VllmVersion = "0.33"
+
+
+class VllmProfile(BaseModel):
+    """One vLLM release line's memory accounting: defaults read in its source, constants fitted to its logs."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+    version: str
+    releases: str
+    gpu_memory_utilization: float  # vllm/config/cache.py CacheConfig.gpu_memory_utilization
+    # CUDA graphs: "after_kv" = captured after the KV cache is sized (not budgeted, logged "Graph capturing
+    # finished ... took X GiB"); "printed" = GPUModelRunner.profile_cudagraph_memory runs and logs
+    # "Estimated CUDA graph memory" but the env default leaves it out of the budget; "applied" = subtracted.
+    cudagraph: Literal["after_kv", "printed", "applied"]
+    cudagraph_modes: int  # PIECEWISE only (1) or FULL_AND_PIECEWISE (2)
+    capture_step_above_256: int  # 8: [1,2,4]+range(8, max+1, 8); 16: [1,2,4]+range(8,256,8)+range(256,max+1,16)
+    # "GPU KV cache size" line: "groups" = num_blocks // len(groups) x block_size (x dcp), kv_cache_utils
+    # get_kv_cache_config_from_groups (0.10/0.11); "concurrency" = int(concurrency x max_model_len) (0.33).
+    tokens_line: Literal["groups", "concurrency"]
+    in_flight_batches: int  # batches a sliding window must also hold (max_concurrent_batches)
+    supports_dcp: bool
+    sampler_default: Literal["flashinfer", "pytorch"]  # topk_topp_sampler.py default path
+    large_tier: bool  # arg_utils.get_batch_defaults has the >= 160 GiB row (16384 / 1024)
+    non_torch_single: int  # non-torch growth after the init snapshot, TP 1 (bytes, fitted)
+    non_torch_tp: int  # TP >= 2 with custom / symmetric-memory all-reduce (NVLink in one node)
+    non_torch_tp_no_custom_ar: int  # TP >= 2, custom all-reduce off (no P2P, across nodes, or disabled)
+    non_torch_pp: int  # PP >= 2 at TP 1
+    sampler_copies: dict[str, float]  # torch peak of the dummy sampler run / (num_reqs x vocab x 4 B)
+    source: str
+
+
+_GIB = GiB
+
+
+def _g(x: float) -> int:
+    return round(x * _GIB)
+
+
+# Fitted constants and their public logs (all figures GiB as logged; "act+nt" = requested - weights - KV):
+# sampler copies, PyTorch-native sampler, 0.10-0.16: 9.55 = mean of
+#   vLLM #23278 (0.10.1, H100, gpt-oss-120b, 1024 seqs x 201,088 vocab): (7.45 - 0.13 - 0.04) / 0.767 = 9.48;
+#   #27508 2nd log (0.11, util 0.95, 1.71 GiB KV, same weights): 9.67; llm-d-planner Qwen3-14B v0.15/0.16
+#   5.64 GiB: 9.60; llm-d-benchmark empirical-vllm-memory-results.md gpt-oss-20b 7.38 / Llama-3.1-8B 4.76 /
+#   Qwen3-0.6B 5.56: 9.56 / 9.60 / 9.57; dennislee22 Qwen2-7B TP2 A100-40GB (native, Ray): 9.24.
+# FlashInfer sampler, 0.10: 2.8 from dennislee22 Qwen2-7B TP1 at 0.25 and 0.5 (act+nt 0.55 GiB, nt 0.13).
+# native sampler 0.17+: 3.72 = llm-d-planner v0.19.0 Llama-3.1-8B 1.89 (3.73), Qwen2.5-7B 2.21 (3.715),
+#   Qwen3-14B v0.17 2.23 (3.71), gemma-2-9b 3.62-3.66 (3.65-3.69).
+# non-torch: 0.13 at TP 1 (llm-d-benchmark empirical results; llm-d-planner v0.15-0.17), 0.25 from v0.18
+#   (llm-d-planner v0.18/v0.19); TP >= 2 with custom all-reduce 0.55 (llm-d-benchmark Llama-3.3-70B-FP8 TP 2),
+#   2.10 in v0.19 (Llama-3.1-8B 2.07 / 2.13, Qwen2.5-7B 2.06 / 2.13 at TP 2 / 4); custom all-reduce off 0.19
+#   (dennislee22 TP 2: 0.25 on one A100-80GB node without P2P, 0.14 on two A100-40GB nodes); PP 0.07 (v0.19).
+_NATIVE_OLD, _NATIVE_NEW, _FLASHINFER = 9.55, 3.72, 2.8
+
+VLLM_PROFILES: dict[str, VllmProfile] = {
+    "0.10": VllmProfile(
+        version="0.10", releases="0.10.0 - 0.10.2", gpu_memory_utilization=0.90, cudagraph="after_kv",
+        cudagraph_modes=1, capture_step_above_256=8, tokens_line="groups", in_flight_batches=1,
+        supports_dcp=False, sampler_default="pytorch", large_tier=False,
+        non_torch_single=_g(0.13), non_torch_tp=_g(0.55), non_torch_tp_no_custom_ar=_g(0.19),
+        non_torch_pp=_g(0.13), sampler_copies={"pytorch": _NATIVE_OLD, "flashinfer": _FLASHINFER},
+        source="dennislee22/vLLM-benchmarking logs (0.10.1.1), vLLM #23278 (0.10.1); budget as in the 0.11 "
+               "wheel's gpu_worker.determine_available_memory (research note engines-memory.md)"),
+    "0.11": VllmProfile(
+        version="0.11", releases="0.11.0 - 0.16.x", gpu_memory_utilization=0.90, cudagraph="after_kv",
+        cudagraph_modes=2, capture_step_above_256=8, tokens_line="groups", in_flight_batches=1,
+        supports_dcp=True, sampler_default="pytorch", large_tier=False,
+        non_torch_single=_g(0.13), non_torch_tp=_g(0.55), non_torch_tp_no_custom_ar=_g(0.19),
+        non_torch_pp=_g(0.13), sampler_copies={"pytorch": _NATIVE_OLD, "flashinfer": _FLASHINFER},
+        source="vllm 0.11.0 wheel (gpu_worker.py, kv_cache_utils.py); vllm-project/recipes Kimi-K2-Think.md "
+               "(DCP x8 tokens line); vLLM #27508; llm-d-planner v0.15/v0.16 sweep"),
+    "0.17": VllmProfile(
+        version="0.17", releases="0.17.0 - 0.20.x", gpu_memory_utilization=0.90, cudagraph="printed",
+        cudagraph_modes=2, capture_step_above_256=16, tokens_line="groups", in_flight_batches=1,
+        supports_dcp=True, sampler_default="pytorch", large_tier=False,
+        non_torch_single=_g(0.25), non_torch_tp=_g(2.10), non_torch_tp_no_custom_ar=_g(0.25),
+        non_torch_pp=_g(0.07), sampler_copies={"pytorch": _NATIVE_NEW, "flashinfer": _FLASHINFER},
+        source="llm-d-incubation/llm-d-planner accuracy/results/v0.19.0 (H100 logs: 8192 / 1024 defaults, "
+               "VLLM_MEMORY_PROFILER_ESTIMATE_CUDAGRAPHS False, FlashInfer sampler 'disabled by default')"),
+    "0.21": VllmProfile(
+        version="0.21", releases="0.21.0 - 0.32.x", gpu_memory_utilization=0.90, cudagraph="applied",
+        cudagraph_modes=2, capture_step_above_256=16, tokens_line="groups", in_flight_batches=1,
+        supports_dcp=True, sampler_default="pytorch", large_tier=False,
+        non_torch_single=_g(0.25), non_torch_tp=_g(2.10), non_torch_tp_no_custom_ar=_g(0.25),
+        non_torch_pp=_g(0.07), sampler_copies={"pytorch": _NATIVE_NEW, "flashinfer": _FLASHINFER},
+        source="gpustack/runner PR #251 (vLLM 0.27.1 log: estimate applied, 'default since v0.21.0'); "
+               "vLLM #45178, #50780 (estimate subtracted); other rules as 0.17 (not re-read)"),
+    "0.33": VllmProfile(
+        version="0.33", releases="0.33.x (newest read)", gpu_memory_utilization=0.92, cudagraph="applied",
+        cudagraph_modes=2, capture_step_above_256=16, tokens_line="concurrency", in_flight_batches=2,
+        supports_dcp=True, sampler_default="pytorch", large_tier=True,
+        non_torch_single=_g(0.25), non_torch_tp=_g(2.10), non_torch_tp_no_custom_ar=_g(0.25),
+        non_torch_pp=_g(0.07), sampler_copies={"pytorch": _NATIVE_NEW, "flashinfer": _FLASHINFER},
+        source="vllm 0.33.0 wheel: config/cache.py (0.92), engine/arg_utils.py get_batch_defaults, "
+               "v1/core/kv_cache_utils.py update_kv_cache_capacity, gpu_worker.py (research note)"),
+}
+
+# vLLM 0.33 vllm/config/cache.py CacheConfig.gpu_memory_utilization (0.90 up to 0.32 as far as read).
+VLLM_GPU_MEMORY_UTILIZATION = {v: p.gpu_memory_utilization for v, p in VLLM_PROFILES.items()}
+# vllm/config/cache.py DEFAULT_BLOCK_SIZE.
 VLLM_BLOCK_SIZE = 16
+# MLA block size by backend (vllm/platforms/cuda.py check_and_update_config, 0.10/0.11; 0.33
+# get_preferred_block_size): FlashMLA (Hopper, sm90) forces 64, CUTLASS MLA (datacenter Blackwell, sm100)
+# forces 128, elsewhere (Ampere, Ada: Triton MLA; ROCm) the default 16 stays.
 VLLM_MLA_BLOCK_SIZE = 64
-# vllm/engine/arg_utils.py get_batch_defaults (vllm serve): by device memory.
+VLLM_MLA_BLOCK_SIZE_BY_ARCH = {"sm90": 64, "sm100": 128, "other": 16}
+# vllm/engine/arg_utils.py get_batch_defaults, vllm serve (OPENAI_API_SERVER): (floor, tokens, seqs). The
+# 70 GiB row skips the A100 ("a100" in the device name: large batches cut its throughput, vLLM PR #17885):
+# the dennislee22 A100-80GB logs (0.10.1.1) print "Chunked prefill is enabled with max_num_batched_tokens=2048".
 VLLM_BATCH_DEFAULTS = ((160 * GiB, 16384, 1024), (70 * GiB, 8192, 1024), (0, 2048, 256))
-# Non-torch memory growth after vLLM's init snapshot: 0.16 GiB in the V0 logs of an H100
-# (gateway-api-inference-extension PR #550; mellea PR #416). Estimate.
-VLLM_NON_TORCH_BYTES = int(0.16 * GiB)
-# CUDA-graph memory vLLM >= 0.21 subtracts (VLLM_MEMORY_PROFILER_ESTIMATE_CUDAGRAPHS=1): logged
-# 0.17-0.36 GiB on public runs (club-3090 #127, gpustack/runner PR #251). Estimate.
-VLLM_CUDA_GRAPH_BYTES = int(0.3 * GiB)
+# Default CUDA-graph capture limit: min(2 x max_num_seqs, 512) (vllm/config/vllm.py _set_cudagraph_sizes).
+VLLM_MAX_CAPTURE_SIZE = 512
+# CUDA-graph estimate, as GPUModelRunner.profile_cudagraph_memory builds it: the largest first capture of a mode
+# + (graphs in the mode - 1) x the per-graph growth, summed over modes. The two sizes are fitted: the v0.19.0
+# gpt-oss-20b TP2 log (llm-d-planner) prints "Estimated PIECEWISE CUDA graph memory: 128.00 MiB first-capture +
+# (83-1) x 6.00 MiB per-graph" and "FULL ... 8.00 MiB first-capture + (83-1) x 6.00 MiB" -> "1.09 GiB total";
+# the same rule gives 0.51 GiB for 67 PIECEWISE graphs where 0.10.1.1 logged "took 0.50 GiB" (dennislee22),
+# 0.21 GiB for 16 graphs where 0.27.1 logged 0.36 (gpustack/runner PR #251). Estimate.
+VLLM_CUDA_GRAPH_FIRST_BYTES = 128 * MiB
+VLLM_CUDA_GRAPH_PER_GRAPH_BYTES = 6 * MiB
+# gpt-oss raises the capture limit to 1024 ("Overriding max cuda graph capture size to 1024 for performance",
+# 0.10.1.1 and v0.19.0 logs: 83 sizes).
+VLLM_MAX_CAPTURE_SIZE_BY_MODEL = {"gpt_oss": 1024}
+# Memory the CUDA context takes before vLLM's init snapshot (outside the budget): "cuda_memory=0.51GiB" in the
+# v0.19.0 init snapshot (llm-d-planner log, H100). Used only for the sampler warm-up check.
+VLLM_CONTEXT_BYTES = _g(0.51)
 # SGLang: memory the CUDA context and NCCL take before weights load (outside its budget). Estimate.
 SGLANG_CONTEXT_BYTES = int(0.5 * GiB)
 
@@ -32,7 +168,7 @@ class EngineConfig(BaseModel):
 
     model_config = ConfigDict(frozen=True, extra="forbid")
     engine: Literal["vllm", "sglang", "custom"] = "vllm"
-    vllm_version: Literal["0.33", "0.11"] = "0.33"
+    vllm_version: VllmVersion = VLLM_DEFAULT_VERSION
     gpu_memory_utilization: float | None = Field(default=None, gt=0, le=1)
     block_size: int | None = Field(default=None, ge=1, le=65536)
     kv_cache_dtype: str = "auto"
@@ -42,19 +178,104 @@ class EngineConfig(BaseModel):
     max_num_batched_tokens: int | None = Field(default=None, ge=1, le=100_000_000)
     kv_cache_memory_bytes: int | None = Field(default=None, ge=0)
     enforce_eager: bool = False
+    # --decode-context-parallel-size: the KV cache of a TP group is sharded by tokens over this many ranks.
+    decode_context_parallel_size: int = Field(default=1, ge=1, le=1024)
+    # --disable-custom-all-reduce, or a platform where vLLM turns it off itself (no GPU P2P, TP across nodes:
+    # "Custom allreduce is disabled because ..."): non-torch memory at TP >= 2 is then much smaller.
+    disable_custom_all_reduce: bool = False
+    # top-k/top-p sampler of the dummy sampler run: "auto" = kvplan's assumption for the version (PyTorch-native;
+    # vLLM 0.10 uses FlashInfer when that package is installed, which a planner cannot see), or as logged
+    # ("Using FlashInfer for top-p & top-k sampling" / VLLM_USE_FLASHINFER_SAMPLER=1).
+    sampler: Literal["auto", "pytorch", "flashinfer"] = "auto"
+    usage_context: Literal["serve", "llm"] = "serve"  # vllm serve, or the offline LLM class (other batch defaults)
     mem_fraction_static: float | None = Field(default=None, gt=0, le=1)
+    max_total_tokens: int | None = Field(default=None, ge=1)  # SGLang --max-total-tokens (caps its pool)
     runtime_gib: float = Field(default=2.0, ge=0, le=100_000)
     headroom_gib: float = Field(default=2.0, ge=0, le=100_000)
     activation_bytes: int | None = Field(default=None, ge=0)  # measured override of the estimate
     weights_bytes: int | None = Field(default=None, ge=0)  # measured "Model loading took X" override
 
 
-def batch_defaults(device_bytes: int, engine: EngineConfig) -> tuple[int, int]:
-    """(max_num_batched_tokens, max_num_seqs) as ``vllm serve`` picks them for this device."""
-    for floor, tokens, seqs in VLLM_BATCH_DEFAULTS:
-        if device_bytes >= floor:
-            return (engine.max_num_batched_tokens or tokens, engine.max_num_seqs or seqs)
-    raise AssertionError("unreachable")
+def vllm_profile(engine: EngineConfig) -> VllmProfile:
+    return VLLM_PROFILES[engine.vllm_version]
+
+
+def gpu_arch(gpu_name: str) -> str:
+    """'sm90' (Hopper), 'sm100' (datacenter Blackwell) or 'other', from the catalog name."""
+    name = gpu_name.upper()
+    if name.startswith(("H100", "H200", "H20", "H800", "GH200")):
+        return "sm90"
+    if name.startswith(("B200", "B300", "GB200", "GB300")):
+        return "sm100"
+    return "other"
+
+
+def vllm_mla_block_size(gpu_name: str) -> int:
+    """The KV block size vLLM forces for MLA on this GPU: FlashMLA 64 (Hopper), CUTLASS MLA 128 (B200/B300),
+    16 elsewhere (Triton MLA on Ampere/Ada; FlashMLA needs sm90). vllm/platforms/cuda.py check_and_update_config.
+    Worked number: H200 -> 64 (Kimi-K2 TP8: 715,072 tokens = 11,173 blocks x 64)."""
+    return VLLM_MLA_BLOCK_SIZE_BY_ARCH[gpu_arch(gpu_name)]
+
+
+def batch_defaults(gpu_name: str, device_bytes: int, engine: EngineConfig) -> tuple[int, int]:
+    """(max_num_batched_tokens, max_num_seqs) as vLLM picks them for this device (explicit flags win).
+
+    vllm/engine/arg_utils.py get_batch_defaults: >= 160 GiB (0.33 only) 16384 / 1024; >= 70 GiB and not an
+    A100 8192 / 1024 for ``vllm serve`` (16384 / 1024 for the LLM class); otherwise 2048 / 256 (8192 / 256).
+    Worked number: A100-80GB -> 2048 / 256 (dennislee22 log: max_num_batched_tokens=2048); H100 -> 8192 / 1024.
+    """
+    prof = VLLM_PROFILES[engine.vllm_version]
+    llm = engine.usage_context == "llm"
+    if prof.large_tier and device_bytes >= VLLM_BATCH_DEFAULTS[0][0]:
+        tokens, seqs = 16384, 1024
+    elif device_bytes >= VLLM_BATCH_DEFAULTS[1][0] and "A100" not in gpu_name.upper():
+        tokens, seqs = (16384 if llm else 8192), 1024
+    else:
+        tokens, seqs = (8192 if llm else 2048), 256
+    return (engine.max_num_batched_tokens or tokens, engine.max_num_seqs or seqs)
+
+
+def cuda_graph_capture_sizes(prof: VllmProfile, max_num_seqs: int, max_num_batched_tokens: int,
+                             model_type: str = "") -> list[int]:
+    """vLLM's default capture sizes (vllm/config/vllm.py _set_cudagraph_sizes), limited to the batched tokens.
+
+    0.10/0.11: [1, 2, 4] + range(8, max + 1, 8); 0.17+: [1, 2, 4] + range(8, 256, 8) + range(256, max + 1, 16),
+    with max = min(2 x max_num_seqs, 512) (1024 for gpt-oss). Above 256 gpt-oss steps by 16 in every version.
+    Worked number: 1024 seqs -> 67 sizes (0.10 log) or 51 (0.19 log); gpt-oss -> 83.
+    """
+    limit = VLLM_MAX_CAPTURE_SIZE_BY_MODEL.get(model_type)
+    top = min(limit or min(2 * max_num_seqs, VLLM_MAX_CAPTURE_SIZE), max_num_batched_tokens)
+    if prof.capture_step_above_256 == 8 and limit is None:
+        sizes = [1, 2, 4] + list(range(8, top + 1, 8))
+    else:
+        sizes = [1, 2, 4] + list(range(8, min(top + 1, 256), 8)) + list(range(256, top + 1, 16))
+    return [s for s in sizes if s <= top]
+
+
+def cuda_graph_bytes(prof: VllmProfile, engine: EngineConfig, max_num_seqs: int, mnbt: int, model_type: str = "") -> int:
+    """Estimated CUDA-graph memory: first capture + (graphs - 1) x per-graph for each mode (PIECEWISE at every
+    size, FULL at the decode sizes <= max_num_seqs). Worked number: gpt-oss-20b, 1024 seqs, 83 + 83 graphs:
+    128 MiB + 2 x 82 x 6 MiB = 1.09 GiB (v0.19.0 log: "Estimated CUDA graph memory: 1.09 GiB total")."""
+    if engine.enforce_eager:
+        return 0
+    sizes = cuda_graph_capture_sizes(prof, max_num_seqs, mnbt, model_type)
+    counts = [len(sizes)] + ([len([s for s in sizes if s <= max_num_seqs])] if prof.cudagraph_modes == 2 else [])
+    return VLLM_CUDA_GRAPH_FIRST_BYTES + sum(max(n - 1, 0) for n in counts) * VLLM_CUDA_GRAPH_PER_GRAPH_BYTES
+
+
+def non_torch_bytes(prof: VllmProfile, engine: EngineConfig, tp: int, pp: int, nvlink: bool) -> tuple[int, str]:
+    """Non-torch memory growth vLLM measures after its init snapshot, per rank (fitted; see the profile)."""
+    if tp > 1:
+        if engine.disable_custom_all_reduce or not nvlink:
+            return prof.non_torch_tp_no_custom_ar, "TP >= 2, custom all-reduce off (no P2P / NVLink, or disabled)"
+        return prof.non_torch_tp, "TP >= 2: NCCL and custom / symmetric-memory all-reduce buffers"
+    if pp > 1:
+        return prof.non_torch_pp, "PP >= 2 at TP 1"
+    return prof.non_torch_single, "one GPU: cuBLAS / NCCL workspaces grown after the snapshot"
+
+
+def sampler_path(prof: VllmProfile, engine: EngineConfig) -> str:
+    return prof.sampler_default if engine.sampler == "auto" else engine.sampler
 
 
 def sglang_mem_fraction_static(device_bytes: int, tp: int, pp: int, mla: bool) -> tuple[float, int]:

@@ -11,13 +11,14 @@ custom: pool = total - weights - runtime - headroom (the seed's budget).
 Worked number (test_engine_logs): Qwen3-14B, 6.51 GiB of KV -> 2666 blocks -> 42,656 tokens, 1.30x at 32,768.
 """
 
+import functools
 import math
 
 from pydantic import BaseModel, ConfigDict
 
 from kvplan.engines import (
-    SGLANG_CONTEXT_BYTES, VLLM_BLOCK_SIZE, VLLM_CUDA_GRAPH_BYTES, VLLM_GPU_MEMORY_UTILIZATION, VLLM_MLA_BLOCK_SIZE,
-    VLLM_NON_TORCH_BYTES, EngineConfig, batch_defaults, sglang_mem_fraction_static,
+    SGLANG_CONTEXT_BYTES, VLLM_BLOCK_SIZE, EngineConfig, VllmProfile, batch_defaults, cuda_graph_bytes, gpu_arch,
+    non_torch_bytes, sampler_path, sglang_mem_fraction_static, vllm_mla_block_size, vllm_profile,
 )
 from kvplan.errors import PlanInputError
 from kvplan.gpus import GpuSpec
@@ -36,8 +37,9 @@ class Term(BaseModel):
     model_config = ConfigDict(frozen=True)
     name: str
     bytes: int
-    basis: str  # measured | configured | estimated | derived
+    basis: str  # measured | configured | estimated | derived | exact | engine rule | fitted
     source: str
+    applied: bool = True  # False: shown (the engine prints or spends it) but not subtracted from the KV pool
 
 
 class KVGroup(BaseModel):
@@ -111,6 +113,11 @@ class Plan(BaseModel):
     warnings: list[str]
     decode: DecodeBound | None = None
     suggestions: list[str] = []
+    # The figures the engine logs at start-up, in its own words (vLLM: per profile; SGLang: its KV line).
+    engine_log: list[str] = []
+    engine_version: str = ""  # the vLLM profile planned ("0.33"), empty for other engines
+    start_error: str | None = None  # the engine's own error text when it would refuse to start
+    starts: bool = True  # the engine would start (SGLang does even below one request of max_model_len)
 
 
 # ----------------------------------------------------------------------------- KV groups (vLLM)
@@ -229,17 +236,24 @@ def _unify_pages(pages: dict, block_size: int) -> tuple[dict, dict]:
 # ----------------------------------------------------------------------------- workspace estimates
 
 
-def activation_estimate(spec: ModelSpec, tp: int, tokens: int, num_reqs: int, act_b: int) -> int:
-    """Estimated activation peak of vLLM's profile run (``max_num_batched_tokens`` tokens).
+def activation_estimate(spec: ModelSpec, tp: int, tokens: int, num_reqs: int, act_b: int,
+                        sampler_copies: float = 3.72, last_stage: bool = True) -> int:
+    """Torch peak of vLLM's profile run: ``GPUModelRunner.profile_run`` = ``_dummy_run(max_num_batched_tokens)``
+    then ``_dummy_sampler_run`` over ``num_reqs = min(tokens, max_num_seqs)`` rows (last PP stage only).
 
-    per token: 4 x hidden (residual, norm, attention out, MLP out) + this rank's q/k/v width
-    + its widest MLP (gate + up, or top-k experts' gate + up), in the model dtype; plus the
-    sampler's fp32 logits, num_reqs x vocab x 4 B. Checked against vLLM #10517 (Llama-3.1-8B,
-    20,000 tokens): 2.03 GiB estimated vs 2.07 GiB logged.
+    forward = tokens x (4 x hidden + this rank's q/k/v width + widest MLP (gate + up, top-k experts)) x act_b;
+    sampler = num_reqs x vocab x 4 B (fp32 logits) x ``sampler_copies`` (the sampler's temporaries, fitted per
+    version: see kvplan.engines) + tokens x hidden x act_b (the dummy run's hidden states, still alive).
+    The sampler part is not divided by TP (every rank gathers the whole vocab).
+    peak = max(forward, sampler). Worked number: Llama-3.1-8B, 8192 tokens, 1024 seqs, v0.19 (3.72 copies):
+    1024 x 128,256 x 4 x 3.72 + 8192 x 4096 x 2 = 1.88 GiB (logged 1.89 GiB at TP 1, 2 and 4).
     """
     attn_w, mlp_w = spec.memo("widths", lambda: _widths(spec))
-    per_token = (4 * spec.hidden_size + cdiv(attn_w, tp) + cdiv(mlp_w, tp)) * act_b
-    return tokens * per_token + num_reqs * spec.vocab_size * 4
+    forward = tokens * (4 * spec.hidden_size + cdiv(attn_w, tp) + cdiv(mlp_w, tp)) * act_b
+    if not last_stage:
+        return forward
+    sampler = int(num_reqs * spec.vocab_size * 4 * sampler_copies) + tokens * spec.hidden_size * act_b
+    return max(forward, sampler)
 
 
 def _widths(spec: ModelSpec) -> tuple[int, int]:
@@ -270,70 +284,102 @@ def plan(spec: ModelSpec, gpu: GpuSpec, engine: EngineConfig = EngineConfig(), l
         raise PlanInputError("concurrency", f"must be a whole number >= 1, got {concurrency!r}")
     max_len = engine.max_model_len or spec.max_position_embeddings or 4096
     mla = uses_mla(spec)
-    default_bs = {"vllm": VLLM_MLA_BLOCK_SIZE if mla else VLLM_BLOCK_SIZE, "sglang": 1, "custom": 16}[engine.engine]
+    prof = vllm_profile(engine)
+    tp = layout.tp
+    dcp = _check_dcp(engine, prof, tp)
+    kv_tp = tp // dcp  # DCP shards tokens inside the TP group: KV heads are split over tp // dcp ranks
+    len_rank = cdiv(max_len, dcp)  # tokens of one request each DCP rank holds (max_memory_usage_bytes)
+    default_bs = {"vllm": vllm_mla_block_size(gpu.name) if mla else VLLM_BLOCK_SIZE, "sglang": 1,
+                  "custom": 16}[engine.engine]
     block_size = engine.block_size or default_bs
     kv_b = kv_dtype_bytes(spec, engine.kv_cache_dtype)
     state_b = DTYPE_BITS[spec.dtype] // 8
     act_b = 2 if spec.dtype != "fp32" else 4
-    tp = layout.tp
-    mnbt, max_seqs = batch_defaults(gpu.memory_bytes, engine)
-    in_flight = (2 if engine.vllm_version == "0.33" else 1) * mnbt * (layout.pp if layout.pp > 1 else 1)
+    mnbt, max_seqs = batch_defaults(gpu.name, gpu.memory_bytes, engine)
+    batches = prof.in_flight_batches if engine.engine == "vllm" else 2
+    in_flight = batches * mnbt * (layout.pp if layout.pp > 1 else 1)
     per_node = gpus_per_node or gpu.gpus_per_node
     warnings: list[str] = list(spec.warnings)  # a generic or transformers-built spec says so in every plan
     if tp > per_node:
         warnings.append(f"TP={tp} spans nodes ({per_node} GPUs per node): keep TP inside a node, use PP across nodes")
+    if engine.engine == "sglang" and engine.kv_cache_memory_bytes is not None:
+        raise PlanInputError("kv_cache_memory_bytes", "SGLang has no --kv-cache-memory-bytes (sglang 0.5.23 "
+                             "server_args.py): size its pool with --max-total-tokens or --mem-fraction-static")
 
     ranks: list[RankPlan] = []
     stage_blocks: list[tuple[int, list[KVGroup], int, int]] = []
+    last = layout.pp - 1
     for stage, n_layers in enumerate(pp_partition(len(spec.layers), layout.pp)):
         layers = stage_distinct(spec, layout.pp, stage)
         groups, bytes_per_block, bs = spec.memo(  # the same for every GPU of a picker sweep
-            ("groups", layout.pp, stage, block_size, tp, kv_b, state_b, max_len, in_flight),
-            lambda: kv_groups(layers, block_size, tp, kv_b, state_b, max_len, in_flight))
+            ("groups", layout.pp, stage, block_size, kv_tp, kv_b, state_b, len_rank, in_flight),
+            lambda: kv_groups(layers, block_size, kv_tp, kv_b, state_b, len_rank, in_flight))
         weights = engine.weights_bytes if engine.weights_bytes is not None else rank_weight_bytes(
             spec, layout, stage, engine.weight_format)
-        terms, pool = _budget(spec, gpu, engine, layout, weights, mnbt, max_seqs, act_b, mla)
-        per_token = sum(layer.cache.kv_bytes_per_token("vllm", tp, kv_b) * n for layer, n in layers)
+        if engine.weights_bytes is None and engine.engine == "vllm" and gpu_arch(gpu.name) != "sm100":
+            weights += spec.memo(("mxfp4-marlin", layout, stage, engine.weight_format),
+                                 lambda: vllm_mxfp4_padding_bytes(spec, layout, stage, engine.weight_format))
+        terms, pool = _budget(spec, gpu, engine, layout, weights, mnbt, max_seqs, act_b, mla, stage == last)
+        per_token = sum(layer.cache.kv_bytes_per_token("vllm", kv_tp, kv_b) * n for layer, n in layers)
         if engine.engine == "sglang":
             blocks = (pool // per_token // bs) if per_token and pool > 0 else 0
+            if engine.max_total_tokens is not None:  # --max-total-tokens caps the pool (floored to the page)
+                blocks = min(blocks, engine.max_total_tokens // bs)
             bytes_per_block = per_token * bs
         else:
             blocks = pool // bytes_per_block if bytes_per_block and pool > 0 else 0
         stage_blocks.append((blocks, groups, bs, bytes_per_block))
         ranks.append(RankPlan(rank=stage * tp, pp_stage=stage, layers=n_layers, device_bytes=gpu.memory_bytes,
-                              weights_bytes=weights, kv_heads=kv_heads_on_rank(spec, tp), kv_bytes_per_token=per_token,
+                              weights_bytes=weights, kv_heads=kv_heads_on_rank(spec, kv_tp), kv_bytes_per_token=per_token,
                               terms=terms, kv_pool_bytes=pool, bytes_per_block=bytes_per_block, num_blocks=blocks))
     # Only stages with cached layers hold KV (a PP stage of MLP-only blocks has none to constrain).
     kv_stages = [i for i, (_, groups, _, _) in enumerate(stage_blocks) if groups]
     if not kv_stages:
         raise PlanInputError("model", "no layer of this model keeps per-sequence state: there is no KV cache to plan")
+    # Every stage and rank gets the smallest stage's block count (EngineCore takes the minimum over workers).
     tight = min(kv_stages, key=lambda i: stage_blocks[i][0])
     num_blocks = stage_blocks[tight][0]
     _, groups, block_size, _ = stage_blocks[tight]
-    per_request = _request_blocks(groups, max_len, block_size, in_flight, engine)
+    per_request = _request_blocks(groups, len_rank, block_size, in_flight, engine)
     if engine.engine == "sglang":
         tokens = num_blocks * block_size
         conc = tokens / max_len
     else:
         conc = num_blocks / per_request if per_request else math.inf
-        tokens = int(conc * max_len) if engine.vllm_version == "0.33" or engine.engine == "custom" else (
-            num_blocks // max(1, len(groups)) * block_size)
+        if engine.engine == "custom" or prof.tokens_line == "concurrency":
+            tokens = int(conc * max_len)
+        else:  # 0.10 / 0.11 get_kv_cache_config_from_groups: num_blocks // groups x block size (x dcp)
+            smallest = min((g.block_size or block_size for g in groups), default=block_size)
+            tokens = num_blocks // max(1, len(groups)) * smallest * dcp
     # vLLM keeps block 0 as the null block; a request at max_model_len must fit in the rest.
     usable = num_blocks - 1 if engine.engine == "vllm" else num_blocks
     whole = usable // per_request if per_request else 0
-    starts = longest_start(groups, block_size, in_flight, engine, usable, max_len * 64)
-    fits = whole >= 1 and (concurrency is None or whole >= concurrency) and all(r.kv_pool_bytes > 0 for r in ranks)
-    verdict = _verdict(fits, whole, concurrency, max_len, ranks, starts)
+    starts = longest_start(groups, block_size, in_flight, engine, usable, len_rank * 64) * dcp
+    pool_ok = all(r.kv_pool_bytes > 0 for r in ranks)
+    fits = whole >= 1 and (concurrency is None or whole >= concurrency) and pool_ok
+    error = _start_error(engine, prof, ranks[tight], max_len, per_request, starts, usable, num_blocks, tokens)
+    # vLLM refuses to start below one request of max_model_len; SGLang checks no request against its pool.
+    engine_starts = pool_ok and num_blocks > 0 and error is None
+    verdict = _verdict(fits, whole, concurrency, max_len, ranks, starts, error)
+    if engine.engine == "sglang" and engine_starts and whole < 1:
+        warnings.append(f"SGLang starts, but its pool ({tokens:,} tokens) cannot hold one request of {max_len:,} "
+                        "tokens: such a request waits or is retracted")
+        verdict = (f"Does not fit one request of {max_len:,} tokens (the pool holds {tokens:,}), but SGLang starts "
+                   "anyway: it checks no request against its pool.")
     nodes = cdiv(layout.gpus, per_node)
     decode = decode_bound(spec, gpu, layout, ranks[tight].weights_bytes, min(concurrency or max(whole, 1), max(whole, 1)),
                           max_len, kv_b, prompt_tokens)
+    log = engine_log_lines(engine, prof, ranks[tight], num_blocks, tokens, conc, max_len, dcp)
     result = Plan(model=spec.name, basis=spec.basis, gpu=gpu.name, engine=engine.engine,
                 layout={"tensor_parallel_size": tp, "pipeline_parallel_size": layout.pp,
-                        "data_parallel_size": layout.dp, "enable_expert_parallel": layout.ep},
+                        "data_parallel_size": layout.dp, "enable_expert_parallel": layout.ep,
+                        "decode_context_parallel_size": dcp},
                 num_gpus=layout.gpus, num_nodes=nodes, max_model_len=max_len, block_size=block_size,
                 kv_groups=groups, padding_waste_fraction=_padding_fraction(groups), blocks_per_request=per_request, num_blocks=num_blocks, kv_cache_tokens=tokens,
                 max_concurrency=conc, max_num_seqs_at_len=whole, max_model_len_that_starts=starts,
-                concurrency=concurrency, fits=fits, verdict=verdict, ranks=ranks, warnings=warnings, decode=decode)
+                concurrency=concurrency, fits=fits, verdict=verdict, ranks=ranks, warnings=warnings, decode=decode,
+                engine_log=log, engine_version=prof.version if engine.engine == "vllm" else "", start_error=error,
+                starts=engine_starts)
     if not fits and suggest:
         result = result.model_copy(update={"suggestions": _suggestions(spec, gpu, engine, layout, concurrency, result)})
     return result
@@ -346,6 +392,15 @@ def _suggestions(spec, gpu, engine, layout, concurrency, base: Plan) -> list[str
     tries: list[tuple[str, GpuSpec, EngineConfig, Layout]] = []
     if kv_dtype_bytes(spec, engine.kv_cache_dtype) > 1:
         tries.append(("--kv-cache-dtype fp8", gpu, engine.model_copy(update={"kv_cache_dtype": "fp8"}), layout))
+    if engine.engine == "vllm" and engine.kv_cache_memory_bytes is None:
+        # the sampler warm-up's rows (min(batched tokens, max_num_seqs)) and the budget vLLM's errors name
+        _, seqs = batch_defaults(gpu.name, gpu.memory_bytes, engine)
+        if seqs > 256:
+            tries.append(("--max-num-seqs 256", gpu, engine.model_copy(update={"max_num_seqs": 256}), layout))
+        util = engine.gpu_memory_utilization or vllm_profile(engine).gpu_memory_utilization
+        if util < 0.95:
+            tries.append(("--gpu-memory-utilization 0.95", gpu,
+                          engine.model_copy(update={"gpu_memory_utilization": 0.95}), layout))
     for tp in (layout.tp * 2, layout.tp * 4, layout.tp * 8):
         if tp <= gpu.gpus_per_node:
             tries.append((f"--tensor-parallel-size {tp}", gpu, engine, Layout(tp, layout.pp, layout.dp, layout.ep)))
@@ -452,13 +507,30 @@ def _largest_len(ok, hi: int) -> int:
     return lo
 
 
-def _budget(spec, gpu, engine, layout, weights, mnbt, max_seqs, act_b, mla) -> tuple[list[Term], int]:
+def _check_dcp(engine: EngineConfig, prof: VllmProfile, tp: int) -> int:
+    """--decode-context-parallel-size: vLLM >= 0.11 only; it must divide TP (vllm/config/parallel.py)."""
+    dcp = engine.decode_context_parallel_size
+    if dcp == 1:
+        return 1
+    if engine.engine != "vllm":
+        raise PlanInputError("decode_context_parallel_size", "decode context parallelism is planned for vLLM only")
+    if not prof.supports_dcp:
+        raise PlanInputError("decode_context_parallel_size", f"vLLM {prof.releases} has no decode context "
+                             "parallelism (it came with 0.11)")
+    if tp % dcp:
+        raise PlanInputError("decode_context_parallel_size", f"must divide tensor_parallel_size {tp}, got {dcp}")
+    return dcp
+
+
+def _budget(spec, gpu, engine, layout, weights, mnbt, max_seqs, act_b, mla, last_stage=True) -> tuple[list[Term], int]:
     """The budget terms of one rank and the KV pool they leave."""
     total = gpu.memory_bytes
     device = Term(name="device memory", bytes=total, basis=gpu.memory_basis,
                   source=f"{gpu.name}: memory the runtime exposes (cudaMemGetInfo)")
-    w = Term(name="weights", bytes=weights, basis="measured" if engine.weights_bytes is not None else "derived",
-             source="typed in" if engine.weights_bytes is not None else "exact sum of this rank's shards")
+    w = Term(name="weights", bytes=weights, basis="measured" if engine.weights_bytes is not None else "exact",
+             source="typed in (Model loading took X GiB)" if engine.weights_bytes is not None else
+             "sum of this rank's shards as kvplan lays them out (GPUModelRunner.load_model); vLLM: MXFP4 MoE "
+             "with Marlin padding (mxfp4.py; the Triton backend of later releases pads less: +2.4 % on 0.14.1)")
     if engine.engine == "custom":
         runtime = int(engine.runtime_gib * GiB)
         headroom = int(engine.headroom_gib * GiB)
@@ -470,49 +542,126 @@ def _budget(spec, gpu, engine, layout, weights, mnbt, max_seqs, act_b, mla) -> t
         source = "--mem-fraction-static"
         if frac is None:
             frac, reserved = sglang_mem_fraction_static(total, layout.tp, layout.pp, mla)
-            source = f"SGLang default: (GPU MiB - {reserved} MiB reserved) / GPU MiB"
+            source = f"SGLang default: (GPU MiB - {reserved} MiB reserved) / GPU MiB (memory_hook.py)"
         free = total - SGLANG_CONTEXT_BYTES
         keep_free = int(free * (1 - frac))
         terms = [device, Term(name="CUDA context + NCCL", bytes=SGLANG_CONTEXT_BYTES, basis="estimated",
                               source="before SGLang's pre-load measurement"), w,
-                 Term(name=f"left free: (1 - {frac}) x free before load", bytes=keep_free, basis="derived", source=source)]
+                 Term(name=f"left free: (1 - {frac}) x free before load", bytes=keep_free, basis="engine rule",
+                      source=f"{source}; KVCacheConfigurator._profile_available_bytes")]
         return terms, free - keep_free - weights
-    util = engine.gpu_memory_utilization or VLLM_GPU_MEMORY_UTILIZATION[engine.vllm_version]
+    prof = vllm_profile(engine)
+    util = engine.gpu_memory_utilization or prof.gpu_memory_utilization
     requested = math.ceil(total * util)
     terms = [device, Term(name=f"outside the budget: (1 - {util}) x device", bytes=total - requested,
-                          basis="configured", source="--gpu-memory-utilization"), w]
+                          basis="engine rule", source="--gpu-memory-utilization; utils.request_memory "
+                          f"(default {prof.gpu_memory_utilization} in vLLM {prof.releases})"), w]
     if engine.kv_cache_memory_bytes is not None:
         terms.append(Term(name="KV cache (--kv-cache-memory-bytes)", bytes=engine.kv_cache_memory_bytes,
                           basis="configured", source="replaces the profiled pool exactly"))
         return terms, engine.kv_cache_memory_bytes
+    path, copies, nt_term, graph_term = _vllm_fixed_terms(
+        prof.version, engine.sampler, engine.enforce_eager, engine.disable_custom_all_reduce, layout.tp, layout.pp,
+        "NVLINK" in gpu.interconnect.upper(), mnbt, max_seqs, spec.model_type)
+    num_reqs = min(mnbt, max_seqs)
     act = engine.activation_bytes
     if act is None:
-        act = activation_estimate(spec, layout.tp, mnbt, min(mnbt, max_seqs), act_b)
-    terms.append(Term(name=f"activation peak ({mnbt} batched tokens, {max_seqs} seqs)", bytes=act,
-                      basis="measured" if engine.activation_bytes is not None else "estimated",
-                      source="profile run over max_num_batched_tokens; sampler logits in fp32"))
-    terms.append(_NON_TORCH)
-    graphs = 0 if engine.enforce_eager or engine.vllm_version == "0.11" else VLLM_CUDA_GRAPH_BYTES
+        act = activation_estimate(spec, layout.tp, mnbt, num_reqs, act_b, copies, last_stage)
+    terms.append(Term(name=f"activation peak ({mnbt} batched tokens, {num_reqs} sampler rows)", bytes=act,
+                      basis="measured" if engine.activation_bytes is not None else "fitted",
+                      source=f"GPUModelRunner.profile_run + _dummy_sampler_run ({path} sampler: fp32 logits x "
+                             f"{copies} copies, fitted to public logs; error <= 0.25 GiB on the pinned logs)"))
+    terms.append(nt_term)
+    non_torch = nt_term.bytes
+    graphs, applied = 0, False
+    if graph_term is not None:
+        terms.append(graph_term)
+        graphs, applied = graph_term.bytes, graph_term.applied
+    return terms, requested - weights - act - non_torch - (graphs if applied else 0)
+
+
+@functools.lru_cache(maxsize=4096)
+def _vllm_fixed_terms(version, sampler, eager, no_custom_ar, tp, pp, nvlink, mnbt, max_seqs, model_type):
+    """The vLLM terms that depend only on the engine, layout and batch limits (made once: a picker sweep
+    builds ~1,000 budgets). Returns (sampler path, copies, non-torch term, CUDA-graph term or None)."""
+    engine = EngineConfig(vllm_version=version, sampler=sampler, enforce_eager=eager,
+                          disable_custom_all_reduce=no_custom_ar)
+    prof = vllm_profile(engine)
+    path = sampler_path(prof, engine)
+    non_torch, why = non_torch_bytes(prof, engine, tp, pp, nvlink)
+    nt_term = Term(name="non-torch memory", bytes=non_torch, basis="fitted",
+                   source=f"memory_profiling non_torch_increase: {why} (vLLM {prof.releases}, fitted to public "
+                          "logs; error <= 0.12 GiB on the pinned logs)")
+    graphs = cuda_graph_bytes(prof, engine, max_seqs, mnbt, model_type)
+    graph_term = None
     if graphs:
-        terms.append(_CUDA_GRAPHS)
-    return terms, requested - weights - act - VLLM_NON_TORCH_BYTES - graphs
+        label = {"applied": "CUDA graphs (estimated, subtracted)",
+                 "printed": "CUDA graphs (estimated and printed, not subtracted)",
+                 "after_kv": "CUDA graphs (captured after the KV cache, from the memory outside the budget)"}
+        graph_term = Term(name=label[prof.cudagraph], bytes=graphs, basis="estimated",
+                          applied=prof.cudagraph == "applied",
+                          source="GPUModelRunner.profile_cudagraph_memory: 128 MiB first capture + (graphs - 1) x 6 MiB "
+                                 "per mode (fitted to the v0.19.0 gpt-oss-20b log; 0.51 vs 0.50 GiB logged on 0.10.1.1, "
+                                 "0.21 vs 0.36 on 0.27.1)")
+    return path, prof.sampler_copies[path], nt_term, graph_term
 
 
-# The vLLM terms that are the same in every plan (made once: a picker sweep builds ~1,000 budgets).
-_NON_TORCH = Term(name="non-torch memory", bytes=VLLM_NON_TORCH_BYTES, basis="estimated",
-                  source="growth after vLLM's init snapshot, 0.16 GiB in public H100 logs")
-_CUDA_GRAPHS = Term(name="CUDA graphs", bytes=VLLM_CUDA_GRAPH_BYTES, basis="estimated",
-                    source="vLLM >= 0.21 subtracts its estimate; 0.17-0.36 GiB in public logs")
+def _gib(n: int) -> str:
+    return f"{n / GiB:.2f}"
 
 
-def _verdict(fits, whole, concurrency, max_len, ranks, starts) -> str:
+def _start_error(engine, prof, rank: RankPlan, max_len, per_request, starts, usable, num_blocks, tokens) -> str | None:
+    """The error vLLM raises when it would refuse to start, in its own words (None when it starts)."""
+    if engine.engine != "vllm":
+        return None
+    if rank.kv_pool_bytes <= 0 or num_blocks <= 0:
+        # vllm/v1/core/kv_cache_utils.py check_enough_kv_cache_memory (0.10+)
+        return ("ValueError: No available memory for the cache blocks. Try increasing `gpu_memory_utilization` "
+                "when initializing the engine.")
+    if usable // per_request >= 1 if per_request else True:
+        return None
+    needed = per_request * rank.bytes_per_block
+    return (f"ValueError: To serve at least one request with the models's max seq len ({max_len}), "
+            f"({_gib(needed)} GiB KV cache is needed, which is larger than the available KV cache memory "
+            f"({_gib(rank.kv_pool_bytes)} GiB). Based on the available memory, the estimated maximum model length "
+            f"is {starts}. Try increasing `gpu_memory_utilization` or decreasing `max_model_len` when initializing "
+            "the engine.")
+
+
+def engine_log_lines(engine, prof, rank: RankPlan, num_blocks, tokens, conc, max_len, dcp) -> list[str]:
+    """The start-up figures as the engine logs them (gpu_model_runner / gpu_worker / kv_cache_utils)."""
+    if engine.engine == "sglang":
+        return [f"KV Cache is allocated. #tokens: {tokens}", f"max_total_num_tokens={tokens}"]
+    if engine.engine != "vllm":
+        return []
+    digits = 4 if prof.version in ("0.10", "0.11") else 2
+    lines = [f"Model loading took {rank.weights_bytes / GiB:.{digits}f} GiB"]
+    for t in rank.terms:
+        if t.name.startswith("CUDA graphs (estimated"):
+            lines.append(f"Estimated CUDA graph memory: {_gib(t.bytes)} GiB total")
+    lines.append(f"Available KV cache memory: {_gib(rank.kv_pool_bytes)} GiB")
+    if rank.kv_pool_bytes <= 0:
+        return lines
+    if dcp > 1:
+        lines.append(f"Multiplying the GPU KV cache size by the dcp_world_size {dcp}.")
+    conc_line = f"Maximum concurrency for {max_len:,} tokens per request: {conc:.2f}x"
+    if prof.tokens_line == "concurrency":
+        lines.append(f"GPU KV cache size: {tokens:,} tokens, {conc_line}")
+    else:
+        lines += [f"GPU KV cache size: {tokens:,} tokens", conc_line]
+    lines.append(f"num_gpu_blocks is: {num_blocks}")
+    return lines
+
+
+def _verdict(fits, whole, concurrency, max_len, ranks, starts, error=None) -> str:
+    said = f" vLLM refuses to start: {error}" if error else ""
     if any(r.kv_pool_bytes <= 0 for r in ranks):
         worst = min(ranks, key=lambda r: r.kv_pool_bytes)
         return (f"Does not fit: stage {worst.pp_stage} has {-worst.kv_pool_bytes / GiB:.2f} GiB too little "
-                "for weights and workspace, before any KV cache.")
-    if whole < 1:
+                f"for weights and workspace, before any KV cache.{said}")
+    if not fits and whole < 1 and (concurrency is None or concurrency >= 1):
         return f"Does not fit: one request of {max_len:,} tokens needs more KV blocks than the pool holds " \
-               f"(the longest that starts is {starts:,})."
+               f"(the longest that starts is {starts:,}).{said}"
     if concurrency is not None and whole < concurrency:
         return f"Does not fit: {whole} sequences of {max_len:,} tokens fit, {concurrency} were asked for."
     return f"Fits: {whole} sequences of {max_len:,} tokens at once on the tightest rank."
@@ -543,3 +692,51 @@ def decode_bound(spec: ModelSpec, gpu: GpuSpec, layout: Layout, weights_rank: in
                        memory_time_s=t_mem, compute_time_s=t_cmp, tokens_per_s=batch / step if step else 0.0,
                        bound="memory" if t_mem >= t_cmp else "compute",
                        qk_matches_per_head=n * prompt + n * (n + 1) // 2)
+
+
+# ----------------------------------------------------------------------------- weights as vLLM loads them
+
+MXFP4_MARLIN_ALIGN = (128, 256)  # (intermediate per partition, hidden): mxfp4.py create_weights, Marlin backend
+
+
+def vllm_mxfp4_padding_bytes(spec: ModelSpec, layout: Layout, stage: int, weight_format: str | None) -> int:
+    """Bytes vLLM's Marlin MXFP4 MoE layout adds on one rank (gpt-oss on pre-Blackwell GPUs, vLLM 0.10 / 0.11).
+
+    vllm/model_executor/layers/quantization/mxfp4.py ``Mxfp4MoEMethod.create_weights`` (Marlin): "the moe marlin
+    kernel requires that for each linear n % 256 == 0 and k % 128 == 0", so the intermediate size per partition
+    is rounded up to 128 and the hidden size to 256; w13 [E, 2 I', H'] and w2 [E, H', I'] in fp4 + an e8m0 scale
+    per 32, biases [E, 2 I'] and [E, H'] in bf16. Returns padded - unpadded expert bytes over the stage's layers.
+    Worked number: gpt-oss-120b TP1, 36 layers x 128 experts, H 2880 -> 3072, I 2880 -> 2944: +5.14 GiB
+    (60.77 -> 65.91 GiB; "Model loading took 65.9651 GiB", vLLM #23278); TP4: 720 -> 768, 15.24 -> 17.27 GiB
+    (17.2217 logged, dennislee22).
+    """
+    from kvplan.weights import resolve_format
+
+    fmt, exclude = resolve_format(spec, weight_format)
+    if fmt != "mxfp4" or "experts" in exclude:
+        return 0
+    i_align, h_align = MXFP4_MARLIN_ALIGN
+    ranks = layout.tp * layout.dp
+    extra = 0
+    for layer, n in stage_distinct(spec, layout.pp, stage):
+        ex = layer.experts
+        if ex is None:
+            continue
+        names = {c.name.rsplit(".", 1)[-1]: c for c in ex.linears}
+        if set(names) != {"gate_up_proj", "down_proj"}:
+            return 0  # not the fused gpt-oss layout
+        hidden, inter = names["gate_up_proj"].in_features, names["down_proj"].in_features
+        count, part = (cdiv(ex.num_experts, ranks), inter) if layout.ep else (ex.num_experts, cdiv(inter, ranks))
+
+        bias = names["gate_up_proj"].bias
+        padded = _mxfp4_expert_bytes(cdiv(hidden, h_align) * h_align, cdiv(part, i_align) * i_align, bias)
+        extra += n * count * (padded - _mxfp4_expert_bytes(hidden, part, bias))
+    return extra
+
+
+def _mxfp4_expert_bytes(hidden: int, inter: int, bias: bool) -> int:
+    """One gpt-oss expert on a rank: w13 [2 I, H] + w2 [H, I] in MXFP4, biases [2 I] + [H] in bf16."""
+    from kvplan.weights import matrix_bytes
+
+    biases = (2 * inter + hidden) * 2 if bias else 0
+    return matrix_bytes(2 * inter, hidden, "mxfp4") + matrix_bytes(hidden, inter, "mxfp4") + biases

@@ -46,7 +46,7 @@ _CHECKPOINT_QUANT = {"awq", "awq_marlin", "gptq", "gptq_marlin", "compressed-ten
                      "modelopt_fp4", "marlin"}
 
 _ALIASES = {"-tp": "--tensor-parallel-size", "-pp": "--pipeline-parallel-size", "-dp": "--data-parallel-size",
-            "-q": "--quantization", "-O": "--compilation-config"}
+            "-q": "--quantization", "-O": "--compilation-config", "-dcp": "--decode-context-parallel-size"}
 
 # vLLM flags that take a value but do not change the memory plan.
 _IGNORED_VALUE = {
@@ -63,7 +63,7 @@ _IGNORED_VALUE = {
 _IGNORED_SWITCH = {
     "--trust-remote-code", "--enable-prefix-caching", "--no-enable-prefix-caching", "--enable-chunked-prefill",
     "--no-enable-chunked-prefill", "--disable-log-stats", "--enable-log-requests", "--disable-log-requests",
-    "--enable-auto-tool-choice", "--disable-custom-all-reduce", "--disable-frontend-multiprocessing",
+    "--enable-auto-tool-choice", "--disable-frontend-multiprocessing",
     "--disable-fastapi-docs", "--enable-request-id-headers", "--disable-uvicorn-access-log",
     "--enable-prompt-tokens-details", "--enable-force-include-usage", "--skip-tokenizer-init",
 }
@@ -78,7 +78,6 @@ _NOT_MODELED = {
     "--cuda-graph-sizes": "CUDA-graph capture sizes change the graph memory vLLM reserves",
     "--max-cudagraph-capture-size": "CUDA-graph capture sizes change the graph memory vLLM reserves",
     "--calculate-kv-scales": "fp8 KV scales are computed at run time",
-    "--decode-context-parallel-size": "decode context parallelism shards the KV cache by tokens",
     "--disable-hybrid-kv-cache-manager": "sliding-window layers then reserve the full context",
     "--kv-offloading-size": "KV blocks offloaded to host memory",
 }
@@ -108,13 +107,17 @@ class VllmArgs(BaseModel):
     kv_cache_memory_bytes: int | None = None
     enforce_eager: bool = False
     weight_format: str | None = None
+    decode_context_parallel_size: int = 1
+    disable_custom_all_reduce: bool = False
+    sampler: str = "auto"  # VLLM_USE_FLASHINFER_SAMPLER=1 / 0 before the command
     unknown: tuple[str, ...] = ()
     ignored: tuple[str, ...] = ()
     notes: tuple[str, ...] = ()
 
     def engine_fields(self) -> dict[str, Any]:
         names = ("max_model_len", "gpu_memory_utilization", "kv_cache_dtype", "block_size", "max_num_seqs",
-                 "max_num_batched_tokens", "kv_cache_memory_bytes", "enforce_eager", "weight_format")
+                 "max_num_batched_tokens", "kv_cache_memory_bytes", "enforce_eager", "weight_format",
+                 "decode_context_parallel_size", "disable_custom_all_reduce", "sampler")
         return {"engine": "vllm", **{n: getattr(self, n) for n in names}}
 
     def parallel_fields(self) -> dict[str, Any]:
@@ -198,6 +201,7 @@ _VALUE_FLAGS: dict[str, tuple[str, Callable[[str, str], Any]]] = {
     "--tensor-parallel-size": ("tensor_parallel_size", _parallel),
     "--pipeline-parallel-size": ("pipeline_parallel_size", _parallel),
     "--data-parallel-size": ("data_parallel_size", _parallel),
+    "--decode-context-parallel-size": ("decode_context_parallel_size", _parallel),
     "--max-model-len": ("max_model_len", _max_model_len),
     "--gpu-memory-utilization": ("gpu_memory_utilization", _utilization),
     "--kv-cache-dtype": ("kv_cache_dtype", _kv_dtype),
@@ -213,6 +217,7 @@ _SWITCH_FLAGS = {
     "--enforce-eager": ("enforce_eager", True), "--no-enforce-eager": ("enforce_eager", False),
     "--enable-expert-parallel": ("enable_expert_parallel", True),
     "--no-enable-expert-parallel": ("enable_expert_parallel", False),
+    "--disable-custom-all-reduce": ("disable_custom_all_reduce", True),
 }
 
 
@@ -252,10 +257,23 @@ def _split_flag(tok: str) -> tuple[str, str | None]:
     return name, (value if eq else None)
 
 
+def _sampler_env(tokens: list[str]) -> str:
+    """VLLM_USE_FLASHINFER_SAMPLER=1 / 0 among the VAR=value prefixes: the dummy sampler run's path."""
+    for tok in tokens:
+        name, eq, value = tok.partition("=")
+        if not eq or not re.match(r"^[A-Za-z_][A-Za-z0-9_]*$", name):
+            break
+        if name == "VLLM_USE_FLASHINFER_SAMPLER":
+            return "flashinfer" if value.strip().lower() in ("1", "true") else "pytorch"
+    return "auto"
+
+
 def parse_vllm_command(command: str) -> VllmArgs:
     """The settings a vLLM command line (or its flags alone) plans with. See the module docstring."""
-    tokens = _strip_launcher(_tokens(command))
-    values: dict[str, Any] = {}
+    raw = _tokens(command)
+    sampler = _sampler_env(raw)
+    tokens = _strip_launcher(raw)
+    values: dict[str, Any] = {"sampler": sampler}
     unknown: list[str] = []
     ignored: list[str] = []
     notes: list[str] = []

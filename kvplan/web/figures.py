@@ -114,8 +114,8 @@ def rank_segments(plan: Plan, rank: RankPlan) -> dict[str, int]:
     """
     weights = workspace = headroom = 0
     for term in rank.terms:
-        if term.name == "device memory" or term.name.startswith("KV cache"):
-            continue
+        if term.name == "device memory" or term.name.startswith("KV cache") or not term.applied:
+            continue  # a term the engine does not subtract (CUDA graphs in some versions) lives in the headroom
         if term.name == "weights":
             weights += term.bytes
         elif term.name.startswith(HEADROOM_TERMS):

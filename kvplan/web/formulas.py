@@ -78,7 +78,8 @@ def _pool(plan: Plan, rank: RankPlan) -> str:
         return rf"\text{{pool}} = \text{{kv\_cache\_memory\_bytes}} = {_g(fixed)}"
     act = _term(rank, "activation peak") or 0
     non_torch = _term(rank, "non-torch") or 0
-    graphs = _term(rank, "CUDA graphs") or 0
+    # only the CUDA-graph estimate the version subtracts (others are shown, not taken from the pool)
+    graphs = next((t.bytes for t in rank.terms if t.name.startswith("CUDA graphs") and t.applied), 0)
     requested = device - outside
     return (rf"\begin{{aligned}}\text{{requested}} &= \lceil \text{{device}} \times u \rceil = {_g(requested)}\\"
             rf"\text{{pool}} &= \text{{requested}} - \text{{weights}} - \text{{activations}} - \text{{non-torch}}"

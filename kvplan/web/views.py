@@ -319,7 +319,8 @@ def term_rows(plan: Plan) -> list[dict[str, str]]:
     for r in plan.ranks:
         for t in r.terms:
             rows.append({"stage": str(r.pp_stage), "term": t.name, "bytes": f"{t.bytes:,}",
-                         "GiB": f"{t.bytes / GiB:.2f}", "basis": t.basis, "source": t.source})
+                         "GiB": f"{t.bytes / GiB:.2f}", "basis": t.basis + ("" if t.applied else ", not subtracted"),
+                         "source": t.source})
         rows.append({"stage": str(r.pp_stage), "term": "KV pool", "bytes": f"{r.kv_pool_bytes:,}",
                      "GiB": f"{r.kv_pool_bytes / GiB:.2f}", "basis": "derived", "source": "what the terms above leave"})
     return rows

@@ -20,7 +20,7 @@ from typing import Any
 
 import streamlit as st
 
-from kvplan.engines import VLLM_GPU_MEMORY_UTILIZATION
+from kvplan.engines import VLLM_DEFAULT_VERSION, VLLM_GPU_MEMORY_UTILIZATION, VLLM_PROFILES
 from kvplan.errors import KvplanError
 from kvplan.gpus import GPU_CATALOG
 from kvplan.kv import KV_DTYPES
@@ -41,7 +41,7 @@ REFUSED = "kv.refused"  # this run's refused inputs: [(input, value as typed, re
 KNOBS, SHARE = "kv.knobs", "kv.share"  # the sidebar's lazy expanders (open or not)
 # What the Engine knobs expander holds, per engine (the order it draws them).
 ENGINE_KNOBS = {
-    "vllm": ("gpu_memory_utilization", "block_size", "max_num_seqs", "max_num_batched_tokens", "kv_cache_memory_bytes",
+    "vllm": ("vllm_version", "gpu_memory_utilization", "block_size", "max_num_seqs", "max_num_batched_tokens", "kv_cache_memory_bytes",
              "enforce_eager", "enable_expert_parallel"),
     "sglang": ("block_size", "mem_fraction_static", "enable_expert_parallel"),
     "custom": ("block_size", "runtime_gib", "headroom_gib", "enable_expert_parallel"),
@@ -385,8 +385,13 @@ def knobs_set(state: PlanState, page: str) -> list[str]:
 
 def _engine_knobs(state: PlanState, page: str) -> None:
     if state.engine == "vllm":
+        versions = list(VLLM_PROFILES)
+        bind("vllm_version", st.selectbox, "vLLM version", versions,
+             format_func=lambda v: f"{v} ({VLLM_PROFILES[v].releases})" + (" - default" if v == VLLM_DEFAULT_VERSION else ""),
+             help="the release line whose memory accounting (budget, sampler, CUDA graphs, log lines) is mirrored")
         bind("gpu_memory_utilization", st.number_input, "gpu_memory_utilization", value=None, min_value=0.01,
-             max_value=1.0, step=0.01, format="%.2f", placeholder=f"{VLLM_GPU_MEMORY_UTILIZATION['0.33']}",
+             max_value=1.0, step=0.01, format="%.2f",
+             placeholder=f"{VLLM_GPU_MEMORY_UTILIZATION[state.vllm_version]}",
              help="--gpu-memory-utilization")
     if page != "paging":  # the Paging page has its own block-size control, bound to the same knob
         block_size_widget()
