@@ -348,7 +348,6 @@ def layer_strip(cells: Sequence[dict], kv_dtype: str) -> go.Figure:
 
     Hover: the layer, its kind, KV bytes per token of that layer (window or state noted)."""
     traces = []
-    x = [c["layer"] for c in cells]
     for kind in dict.fromkeys(c["kind"] for c in cells):
         rows = [c for c in cells if c["kind"] == kind]
         traces.append(_bar(

@@ -23,7 +23,7 @@ LATENT_KINDS = ("mla", "mla_dsa")  # kinds that cache an MLA latent (kv_lora_ran
 from kvplan.paging import Paging
 from kvplan.params import ParamBreakdown
 from kvplan.parallel import Layout
-from kvplan.plan import DecodeBound, Plan
+from kvplan.plan import Plan
 from kvplan.spec import ModelSpec
 from kvplan.units import GiB, format_bytes
 from kvplan.vllm_args import VllmArgs, preset_for_model

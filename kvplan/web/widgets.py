@@ -25,7 +25,6 @@ from kvplan.errors import KvplanError
 from kvplan.gpus import GPU_CATALOG
 from kvplan.kv import KV_DTYPES
 from kvplan.paging import BLOCK_SIZES
-from kvplan.presets import preset_names
 from kvplan.units import GiB
 from kvplan.weights import FORMATS
 from kvplan.hf_config import MAX_CONFIG_BYTES, load_config_text
