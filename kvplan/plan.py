@@ -712,9 +712,11 @@ def vllm_mxfp4_padding_bytes(spec: ModelSpec, layout: Layout, stage: int, weight
     """
     from kvplan.weights import resolve_format
 
-    fmt, exclude = resolve_format(spec, weight_format)
-    if fmt != "mxfp4" or "experts" in exclude:
+    fmt, use_overrides = resolve_format(spec, weight_format)
+    if fmt != "mxfp4":
         return 0
+    if use_overrides and any(o.category == "experts" and o.format != "mxfp4" for o in spec.quantization_overrides):
+        return 0  # the checkpoint keeps some experts in another format: not the uniform Marlin layout modelled here
     i_align, h_align = MXFP4_MARLIN_ALIGN
     ranks = layout.tp * layout.dp
     extra = 0

@@ -57,12 +57,14 @@ def test_tokens_per_s_goes_as_bandwidth_times_tp_when_memory_bound():
 
 
 def test_headroom_floor_removes_an_option():
-    # C TP2 keeps 17.7 % of its 12 GiB free with one 8k sequence; A and B keep 49 %.
+    # C TP2 keeps 11.9 % of its 12 GiB free with one 8k sequence (17.7 % before vLLM >= 0.17's 2.10 GiB of
+    # NCCL / custom all-reduce buffers at TP >= 2 entered the budget); A and B keep 49 %.
     kept = _three(headroom_floor=0.10)
     assert ("C", "TP2 PP1") in {(o.gpu, o.layout) for o in kept.options}
     assert all(o.headroom_fraction >= 0.10 for o in kept.options)
     c = next(o for o in kept.options if o.layout == "TP2 PP1" and o.gpu == "C")
-    assert 0.17 < c.headroom_fraction < 0.18
+    assert 0.11 < c.headroom_fraction < 0.13
+    assert ("C", "TP2 PP1") not in {(o.gpu, o.layout) for o in _three(headroom_floor=0.15).options}
     cut = _three(headroom_floor=0.20)
     assert {o.gpu for o in cut.options} == {"A", "B"}
     reason = next(x.reason for x in cut.rejected if x.gpu == "C" and x.tensor_parallel_size == 2)
