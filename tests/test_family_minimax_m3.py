@@ -182,7 +182,7 @@ def test_vllm_one_uniform_type_group_of_128_token_blocks(nvfp4):
 
     _, spec = nvfp4
     layers = [(layer, 1) for layer in spec.layers]
-    groups, per_block, bs = kv_groups(layers, 128, 1, 2, 2, 32_768, 16_384)
+    groups, per_block, _ = kv_groups(layers, 128, 1, 2, 2, 32_768, 16_384)
     # UniformTypeKVCacheSpecs: one group, its block the sum of every layer's page (K/V + indexer pages)
     assert len(groups) == 1 and groups[0].layers == 60 and groups[0].kind == "indexed_attention"
     assert per_block == 128 * 137_472 == 17_596_416 and groups[0].blocks_per_request == 32_768 // 128

@@ -127,10 +127,10 @@ def build_minimax_m3(r, model_type: str) -> dict[str, Any]:
                               f"disagree with transformers' one shared expert of shared_intermediate_size {shared}; "
                               "planned only where they agree")
         experts = experts_block(r, h, inter, "num_local_experts", "num_experts_per_tok")
-        moe = dict(experts=experts, router=router(h, experts.num_experts),
-                   mlp=gated_mlp(h, shared, prefix="shared_experts."))
+        moe = {"experts": experts, "router": router(h, experts.num_experts),
+               "mlp": gated_mlp(h, shared, prefix="shared_experts.")}
     if "dense" in mlps:
-        dense = dict(mlp=gated_mlp(h, r.int("dense_intermediate_size", 12288, why="MiniMaxM3VLTextConfig default")))
+        dense = {"mlp": gated_mlp(h, r.int("dense_intermediate_size", 12288, why="MiniMaxM3VLTextConfig default"))}
     made: dict = {}
     layers = []
     for kind, mlp in zip(kinds, mlps):
