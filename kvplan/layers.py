@@ -470,6 +470,53 @@ class CompressedAttention(_Frozen):
         return 0
 
 
+# ----------------------------------------------------------------------------- K/V plus an indexer key (MiniMax-M3)
+
+
+class IndexedAttention(FullAttention):
+    """MiniMax-M3's sparse layers: GQA K/V for every token plus one lightning-indexer key per token.
+
+    The indexer scores blocks of keys and picks the top-k blocks the main attention reads; its key is
+    one head of ``index_head_dim`` (not split over TP: every rank scores with the whole key).
+    Elements per token = num_key_value_heads x (head_dim + v_head_dim) + index_head_dim.
+
+    transformers 5.23 (``MiniMaxM3VLSparseCacheLayer``, modeling_minimax_m3_vl.py): the K/V of a
+    ``DynamicLayer`` plus ``idx_keys`` [B, 1, T, index_head_dim], grown by concatenation, all in the
+    model dtype.
+
+    vllm (vllm/models/minimax_m3/nvidia/model.py @0443308, ``MiniMaxM3SparseAttention.
+    get_kv_cache_spec``: a ``FullAttentionSpec`` of num_kv_heads // tp heads of head_dim in the KV
+    dtype; vllm/models/minimax_m3/common/indexer.py @0484480, ``MiniMaxM3IndexerCache.
+    get_kv_cache_spec``: "Key-only: MLAAttentionSpec budgets one vector/token", num_kv_heads 1,
+    head_size index_head_dim, dtype bf16 unless ``--attention-config '{"indexer_kv_dtype": "fp8"}'``
+    (vllm/config/attention.py: ``indexer_kv_dtype`` default "bf16"), whatever --kv-cache-dtype is).
+    Both are FullAttentionSpec types of one block size, so vLLM puts every layer in one
+    ``UniformTypeKVCacheSpecs`` group, as for ``MLAIndexerAttention``. The sparse backend runs only
+    128-token pages (``MiniMaxM3SparseBackend.get_supported_kernel_block_sizes`` = [128]).
+    Worked numbers, MiniMax-M3 (4 KV heads of 128, index_head_dim 128), per token per layer:
+    vllm bf16 4 x 256 x 2 + 128 x 2 = 2304 B; vllm fp8 KV 1024 + 256 = 1280 B; at TP 4 (1 head)
+    512 + 256 = 768 B; transformers bf16 (1024 + 128) x 2 = 2304 B.
+    """
+
+    kind: Literal["indexed_attention"] = "indexed_attention"  # type: ignore[assignment]
+    index_head_dim: int = PosInt
+    # Bytes per indexer-key element in vLLM: its indexer_kv_dtype (bf16 by default), not the KV dtype.
+    vllm_index_dtype_bytes: int = 2
+
+    def elems_per_token(self, convention: Convention = "vllm", tp: int = 1) -> int:
+        return super().elems_per_token(convention, tp) + self.index_head_dim  # the indexer key: not divided by tp
+
+    def kv_bytes_per_token(self, convention: Convention = "vllm", tp: int = 1, kv_dtype_bytes: int = 2) -> int:
+        if convention == "transformers":
+            return self.elems_per_token(convention, tp) * kv_dtype_bytes
+        return super().elems_per_token(convention, tp) * kv_dtype_bytes + self.indexer_bytes_vllm
+
+    @property
+    def indexer_bytes_vllm(self) -> int:
+        """The indexer key in vLLM: index_head_dim x its dtype, 128 x 2 = 256 B for MiniMax-M3."""
+        return self.index_head_dim * self.vllm_index_dtype_bytes
+
+
 CacheSpec = (
     FullAttention
     | SlidingWindowAttention
@@ -482,10 +529,12 @@ CacheSpec = (
     | CompressedAttention
     | ShortConvState
     | AttentionAndMamba
+    | IndexedAttention
 )
 
 # Which kinds are attention (a KV dtype applies) and which are recurrent state (model dtype).
-ATTENTION_KINDS = ("full_attention", "sliding_attention", "chunked_attention", "mla", "mla_dsa", "compressed_attention")
+ATTENTION_KINDS = ("full_attention", "sliding_attention", "chunked_attention", "mla", "mla_dsa", "compressed_attention",
+                   "indexed_attention")
 # Kinds that cache one replicated latent (DeepSeek-V4: one shared K=V head) per token, not KV heads:
 # vLLM's MLA block size (64), the same bytes on every TP rank.
 MLA_KINDS = ("mla", "mla_dsa", "compressed_attention")

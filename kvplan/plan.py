@@ -193,8 +193,12 @@ def kv_groups(layers: list[tuple[DecoderLayer, int]], block_size: int, tp: int, 
 
 
 # Kinds vLLM specs as FullAttentionSpec subclasses without a window (FullAttentionSpec, MLAAttentionSpec):
-# layers of these kinds all need a slot for every token, whatever their page size.
-UNIFORM_TYPE_KINDS = ("full_attention", "mla", "mla_dsa")
+# layers of these kinds all need a slot for every token, whatever their page size. MiniMax-M3's
+# indexed_attention is a FullAttentionSpec plus its indexer's MLAAttentionSpec.
+UNIFORM_TYPE_KINDS = ("full_attention", "mla", "mla_dsa", "indexed_attention")
+# The KV block size vLLM runs MiniMax-M3 at (MiniMaxM3SparseBackend / MiniMaxM3IndexerBackend
+# get_supported_kernel_block_sizes = [128], vllm @040e460 / @0484480, read 2026-12).
+VLLM_INDEXED_BLOCK_SIZE = 128
 
 
 def _uniform_type_group(buckets: dict, block_size: int, tp: int, kv_b: int, state_b: int, max_len: int,
@@ -291,6 +295,10 @@ def plan(spec: ModelSpec, gpu: GpuSpec, engine: EngineConfig = EngineConfig(), l
     len_rank = cdiv(max_len, dcp)  # tokens of one request each DCP rank holds (max_memory_usage_bytes)
     default_bs = {"vllm": vllm_mla_block_size(gpu.name) if mla else VLLM_BLOCK_SIZE, "sglang": 1,
                   "custom": 16}[engine.engine]
+    if engine.engine == "vllm" and any(layer.cache.kind == "indexed_attention" for layer in spec.layers):
+        # MiniMax-M3: its sparse backend and indexer run 128-token pages only ("Page size == sparse block
+        # size", vllm/models/minimax_m3/common/sparse_attention.py get_supported_kernel_block_sizes).
+        default_bs = VLLM_INDEXED_BLOCK_SIZE
     block_size = engine.block_size or default_bs
     kv_b = kv_dtype_bytes(spec, engine.kv_cache_dtype)
     state_b = DTYPE_BITS[spec.dtype] // 8

@@ -239,21 +239,6 @@ def test_qwen3_5_refuses_an_unknown_ssm_dtype():
     assert exc.value.field == "text_config.mamba_ssm_dtype"
 
 
-def test_minimax_m3_is_refused_with_the_reason():
-    # MiniMax-M3's sparse layers add a lightning indexer whose per-token index keys are a second
-    # cache (transformers MiniMaxM3VLSparseCacheLayer.idx_keys); kvplan has no cache kind for it, so
-    # the flat file (model_type minimax_m3) and the wrapper's text decoder are both refused, saying why.
-    with pytest.raises(ConfigError) as exc:
-        parse_config(fixture("minimax-m3"), transformers=False)
-    assert exc.value.field == "model_type"
-    assert "'minimax_m3'" in exc.value.message and "57" in exc.value.message  # 57 of 60 layers sparse
-    wrapper = {"model_type": "minimax_m3_vl", "vision_config": {},
-               "text_config": {k: v for k, v in fixture("minimax-m3").items() if k != "model_type"}}
-    with pytest.raises(ConfigError) as exc:
-        parse_config(wrapper)
-    assert "'minimax_m3_vl_text'" in exc.value.message and "lightning-indexer" in exc.value.message
-
-
 def test_step3p7_flat_file_plans_as_its_text_decoder():
     cfg = fixture("step-3.7-flash")
     spec = parse_config(cfg, transformers=False)

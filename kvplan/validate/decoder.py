@@ -91,7 +91,8 @@ UNSUPPORTED_FAMILIES = {
 
 UNSUPPORTED = {"mla_dsa": "MLA with a DSA lightning indexer",
                "attention_and_mamba": "attention and a Mamba mixer side by side (Falcon-H1, Zamba2)",
-               "compressed_attention": "DeepSeek-V4 sliding-window + compressed K=V attention"}
+               "compressed_attention": "DeepSeek-V4 sliding-window + compressed K=V attention",
+               "indexed_attention": "GQA with a lightning indexer's block-sparse selection (MiniMax-M3)"}
 
 
 def activation(name: str, x: torch.Tensor) -> torch.Tensor:
