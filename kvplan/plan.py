@@ -29,6 +29,7 @@ from kvplan.parallel import (
 )
 from kvplan.spec import DecoderLayer, Linear, ModelSpec
 from kvplan.units import DTYPE_BITS, GiB, cdiv
+from kvplan.vllm_layouts import vllm_mxfp4_extra_bytes
 
 
 class Term(BaseModel):
@@ -316,9 +317,11 @@ def plan(spec: ModelSpec, gpu: GpuSpec, engine: EngineConfig = EngineConfig(), l
             lambda: kv_groups(layers, block_size, kv_tp, kv_b, state_b, len_rank, in_flight))
         weights = engine.weights_bytes if engine.weights_bytes is not None else rank_weight_bytes(
             spec, layout, stage, engine.weight_format)
-        if engine.weights_bytes is None and engine.engine == "vllm" and gpu_arch(gpu.name) != "sm100":
-            weights += spec.memo(("mxfp4-marlin", layout, stage, engine.weight_format),
-                                 lambda: vllm_mxfp4_padding_bytes(spec, layout, stage, engine.weight_format))
+        if engine.weights_bytes is None and engine.engine == "vllm":
+            arch = gpu_arch(gpu.name)
+            weights += spec.memo(("mxfp4-layout", layout, stage, engine.weight_format, arch, engine.vllm_version),
+                                 lambda: vllm_mxfp4_extra_bytes(spec, layout, stage, engine.weight_format, arch,
+                                                                engine.vllm_version))
         terms, pool = _budget(spec, gpu, engine, layout, weights, mnbt, max_seqs, act_b, mla, stage == last)
         per_token = sum(layer.cache.kv_bytes_per_token("vllm", kv_tp, kv_b) * n for layer, n in layers)
         if engine.engine == "sglang":
@@ -530,7 +533,7 @@ def _budget(spec, gpu, engine, layout, weights, mnbt, max_seqs, act_b, mla, last
     w = Term(name="weights", bytes=weights, basis="measured" if engine.weights_bytes is not None else "exact",
              source="typed in (Model loading took X GiB)" if engine.weights_bytes is not None else
              "sum of this rank's shards as kvplan lays them out (GPUModelRunner.load_model); vLLM: MXFP4 MoE "
-             "with Marlin padding (mxfp4.py; the Triton backend of later releases pads less: +2.4 % on 0.14.1)")
+             "in the layout of its MoE backend (kvplan.vllm_layouts: Marlin / Triton / FlashInfer TRTLLM)")
     if engine.engine == "custom":
         runtime = int(engine.runtime_gib * GiB)
         headroom = int(engine.headroom_gib * GiB)
@@ -692,51 +695,3 @@ def decode_bound(spec: ModelSpec, gpu: GpuSpec, layout: Layout, weights_rank: in
                        memory_time_s=t_mem, compute_time_s=t_cmp, tokens_per_s=batch / step if step else 0.0,
                        bound="memory" if t_mem >= t_cmp else "compute",
                        qk_matches_per_head=n * prompt + n * (n + 1) // 2)
-
-
-# ----------------------------------------------------------------------------- weights as vLLM loads them
-
-MXFP4_MARLIN_ALIGN = (128, 256)  # (intermediate per partition, hidden): mxfp4.py create_weights, Marlin backend
-
-
-def vllm_mxfp4_padding_bytes(spec: ModelSpec, layout: Layout, stage: int, weight_format: str | None) -> int:
-    """Bytes vLLM's Marlin MXFP4 MoE layout adds on one rank (gpt-oss on pre-Blackwell GPUs, vLLM 0.10 / 0.11).
-
-    vllm/model_executor/layers/quantization/mxfp4.py ``Mxfp4MoEMethod.create_weights`` (Marlin): "the moe marlin
-    kernel requires that for each linear n % 256 == 0 and k % 128 == 0", so the intermediate size per partition
-    is rounded up to 128 and the hidden size to 256; w13 [E, 2 I', H'] and w2 [E, H', I'] in fp4 + an e8m0 scale
-    per 32, biases [E, 2 I'] and [E, H'] in bf16. Returns padded - unpadded expert bytes over the stage's layers.
-    Worked number: gpt-oss-120b TP1, 36 layers x 128 experts, H 2880 -> 3072, I 2880 -> 2944: +5.14 GiB
-    (60.77 -> 65.91 GiB; "Model loading took 65.9651 GiB", vLLM #23278); TP4: 720 -> 768, 15.24 -> 17.27 GiB
-    (17.2217 logged, dennislee22).
-    """
-    from kvplan.weights import resolve_format
-
-    fmt, exclude = resolve_format(spec, weight_format)
-    if fmt != "mxfp4" or "experts" in exclude:
-        return 0
-    i_align, h_align = MXFP4_MARLIN_ALIGN
-    ranks = layout.tp * layout.dp
-    extra = 0
-    for layer, n in stage_distinct(spec, layout.pp, stage):
-        ex = layer.experts
-        if ex is None:
-            continue
-        names = {c.name.rsplit(".", 1)[-1]: c for c in ex.linears}
-        if set(names) != {"gate_up_proj", "down_proj"}:
-            return 0  # not the fused gpt-oss layout
-        hidden, inter = names["gate_up_proj"].in_features, names["down_proj"].in_features
-        count, part = (cdiv(ex.num_experts, ranks), inter) if layout.ep else (ex.num_experts, cdiv(inter, ranks))
-
-        bias = names["gate_up_proj"].bias
-        padded = _mxfp4_expert_bytes(cdiv(hidden, h_align) * h_align, cdiv(part, i_align) * i_align, bias)
-        extra += n * count * (padded - _mxfp4_expert_bytes(hidden, part, bias))
-    return extra
-
-
-def _mxfp4_expert_bytes(hidden: int, inter: int, bias: bool) -> int:
-    """One gpt-oss expert on a rank: w13 [2 I, H] + w2 [H, I] in MXFP4, biases [2 I] + [H] in bf16."""
-    from kvplan.weights import matrix_bytes
-
-    biases = (2 * inter + hidden) * 2 if bias else 0
-    return matrix_bytes(2 * inter, hidden, "mxfp4") + matrix_bytes(hidden, inter, "mxfp4") + biases

@@ -1,0 +1,88 @@
+"""Weights per rank as vLLM holds them after loading ("Model loading took X GiB"), per format and backend.
+
+Logs: llm-d-incubation/llm-d-planner accuracy/results/v0.19.0/logs/*.log @d3121e059da88662db39a926a3ead964be97359b
+(vLLM v0.19.0, one to four H100-80GB, util 0.95, max_model_len 8192). A figure passes within max(1 %, 0.25 GiB);
+each test states kvplan's error on its log.
+"""
+
+import pytest
+
+from kvplan import load_preset
+from kvplan.engines import EngineConfig
+from kvplan.gpus import get_gpu
+from kvplan.parallel import Layout, rank_weight_bytes
+from kvplan.plan import plan
+from kvplan.units import GiB
+from kvplan.vllm_layouts import mxfp4_expert_bytes, mxfp4_moe_backend, vllm_mxfp4_extra_bytes
+from tests.test_engine_logs import close_gib
+
+LOGS = "llm-d-incubation/llm-d-planner accuracy/results/v0.19.0/logs @d3121e05"
+
+
+def test_mxfp4_expert_layouts_hand_derived():
+    # checkpoint: w13 [5760, 2880] fp4 = 8,294,400 + e8m0 5760 x 90 = 518,400; w2 [2880, 2880] = 4,147,200 + 259,200;
+    # bf16 biases (5760 + 2880) x 2 = 17,280 -> 13,236,480 (kvplan.weights' per-expert bytes)
+    assert mxfp4_expert_bytes(2880, 2880, True) == 8_294_400 + 518_400 + 4_147_200 + 259_200 + 17_280
+    # Marlin: I 2880 -> 2944 (128), H 2880 -> 3072 (256): w13 2 x 2944 x 1536 + 5888 x 96, w2 3072 x 1472 + 3072 x 92
+    assert mxfp4_expert_bytes(2880, 2880, True, "marlin") == (
+        5888 * 1536 + 5888 * 96 + 3072 * 1472 + 3072 * 92 + (5888 + 3072) * 2)
+    # Triton at TP2: I 1440 -> 1472 (create_weights: round_up(I, 64)); values [1472, 2944 -> 3072] + [736 -> 768, 3072];
+    # swizzled scales [2944 -> 3072, 90] + [3072, 46]; kept scales [2944, 90] + [2880, 46]; fp32 biases (2944 + 2880) x 4
+    assert mxfp4_expert_bytes(2880, 1440, True, "triton") == (
+        1472 * 3072 + 768 * 3072 + 3072 * 90 + 3072 * 46 + 2944 * 90 + 2880 * 46 + 5824 * 4) == 7_719_808
+    # FlashInfer TRTLLM (B200): I and H to 256, fp32 biases: I 1440 -> 1536
+    assert mxfp4_expert_bytes(2880, 1440, True, "trtllm") == (
+        3072 * 1536 + 3072 * 96 + 3072 * 768 + 3072 * 48 + (3072 + 3072) * 4)
+
+
+def test_mxfp4_backend_by_gpu_and_release():
+    assert mxfp4_moe_backend("sm90", "0.33") == "triton" and mxfp4_moe_backend("sm90", "0.17") == "triton"
+    assert mxfp4_moe_backend("sm90", "0.10") == "marlin" and mxfp4_moe_backend("sm90", "0.11") == "marlin"
+    assert mxfp4_moe_backend("other", "0.33") == "marlin"  # A100 / L40S: triton_kernels needs sm90+
+    assert mxfp4_moe_backend("sm100", "0.33") == "trtllm"
+    # a non-MXFP4 model gets no layout term
+    spec = load_preset("llama-3.1-8b")
+    assert vllm_mxfp4_extra_bytes(spec, Layout(), 0, None, "sm90", "0.33") == 0
+
+
+def test_v0_19_gpt_oss_20b_tp2_triton_backend():
+    # openai-gpt-oss-20b--h100-80gb--tp2pp1dp1--8192.log: "Using 'TRITON' Mxfp4 MoE backend.",
+    # "Model loading took 7.01 GiB memory". kvplan: 7.20 GiB (+2.7 %, 0.19 GiB: inside the 0.25 GiB floor);
+    # the old Marlin layout gave 7.06, no padding 6.41 (-8.5 %).
+    p = plan(load_preset("gpt-oss-20b"), get_gpu("H100-SXM"), EngineConfig(vllm_version="0.17", max_model_len=8192),
+             Layout(tp=2))
+    assert close_gib(p.ranks[0].weights_bytes, 7.01)
+    assert round(p.ranks[0].weights_bytes / GiB, 2) == 7.20
+
+
+@pytest.mark.xfail(strict=True, reason="Triton layout from the newest triton_kernels source: 13.94 GiB vs 13.64 "
+                   "logged (+2.2 %, 0.30 GiB); the bundled v0.19 triton_kernels is not read")
+def test_v0_19_gpt_oss_20b_tp1_triton_backend():
+    # openai-gpt-oss-20b--h100-80gb--tp1pp1dp1--8192.FAILED.log: "Model loading took 13.64 GiB memory"
+    p = plan(load_preset("gpt-oss-20b"), get_gpu("H100-SXM"), EngineConfig(vllm_version="0.17", max_model_len=8192))
+    assert close_gib(p.ranks[0].weights_bytes, 13.64)
+
+
+@pytest.mark.parametrize("preset,fmt,tp,logged,log", [
+    # RedHatAI/Llama-3.3-70B-Instruct-fp8-dynamic (compressed-tensors FP8_DYNAMIC: fp8 weight, fp32 scale per output
+    # channel, lm_head ignored; llama-3.1-70b has its architecture): "Selected CutlassFP8ScaledMMLinearKernel for
+    # CompressedTensorsW8A8Fp8", "Model loading took 33.88 GiB" (TP2) / "16.96 GiB" (TP4). kvplan 33.85 / 16.93.
+    ("llama-3.1-70b", "fp8-channel", 2, 33.88, "fp8dyn-llama-3-3-70b--h100-80gb--tp2pp1dp1--8192.log"),
+    ("llama-3.1-70b", "fp8-channel", 4, 16.96, "fp8dyn-llama-3-3-70b--h100-80gb--tp4pp1dp1--8192.log"),
+    # RedHatAI/Qwen2.5-7B-Instruct-fp8-dynamic: "Model loading took 8.14 GiB"; kvplan 8.11 (-0.3 %)
+    ("qwen2.5-7b", "fp8-channel", 1, 8.14, "fp8dyn-redhatai-qwen2-5---h100-80gb--tp1pp1dp1--8192.log"),
+    # RedHatAI/Qwen2.5-7B-Instruct-quantized.w8a8 (int8 channel, CutlassInt8ScaledMMLinearKernel): 8.14; kvplan 8.11
+    ("qwen2.5-7b", "int8", 1, 8.14, "w8a8-redhatai-qwen2-5-7b--h100-80gb--tp1pp1dp1--8192.log"),
+    # RedHatAI/Meta-Llama-3.1-8B-Instruct-quantized.w8a8, --dtype float16: 8.49; kvplan 8.46 (-0.3 %)
+    ("llama-3.1-8b", "int8", 1, 8.49, "w8a8-redhatai-llam--h100-80gb--tp1pp1dp1--8192-dtf16.log"),
+    # meta-llama/Llama-3.1-8B-Instruct --quantization fp8 (Fp8OnlineLinearMethod: per-tensor scale): 8.49; kvplan 8.46
+    ("llama-3.1-8b", "fp8", 1, 8.49, "meta-llama-llama-3---h100-80gb--tp1pp1dp1--8192-qfp8.log"),
+])
+def test_v0_19_dense_quantized_weights(preset, fmt, tp, logged, log):
+    spec = load_preset(preset)
+    got = rank_weight_bytes(spec, Layout(tp=tp), 0, fmt)
+    assert close_gib(got, logged), (log, got / GiB)
+    assert abs(got / GiB - logged) / logged < 0.005  # all within 0.4 %
+    p = plan(spec, get_gpu("H100-SXM"), EngineConfig(vllm_version="0.17", weight_format=fmt, max_model_len=8192,
+                                                     gpu_memory_utilization=0.95), Layout(tp=tp))
+    assert p.ranks[0].weights_bytes == got  # no MoE layout term for dense formats
