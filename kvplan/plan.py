@@ -280,6 +280,13 @@ def plan(spec: ModelSpec, gpu: GpuSpec, engine: EngineConfig = EngineConfig(), l
 
     When it does not fit and ``suggest`` is set, each fix in ``suggestions`` was planned and fits.
     """
+    if engine.dp_attention_size > 1 or engine.moe_dense_tp_size is not None:
+        if engine.engine != "sglang":
+            field = "dp_attention_size" if engine.dp_attention_size > 1 else "moe_dense_tp_size"
+            raise PlanInputError(field, "SGLang's DP attention (--enable-dp-attention --dp, --moe-dense-tp-size) is "
+                                 "planned for the SGLang engine only; vLLM's attention DP is --data-parallel-size")
+        layout = Layout(tp=layout.tp, pp=layout.pp, dp=layout.dp, ep=layout.ep, attn_dp=engine.dp_attention_size,
+                        dense_tp=engine.moe_dense_tp_size)
     check_layout(spec, layout)
     if concurrency is not None and (isinstance(concurrency, bool) or not isinstance(concurrency, int) or concurrency < 1):
         raise PlanInputError("concurrency", f"must be a whole number >= 1, got {concurrency!r}")
@@ -288,7 +295,9 @@ def plan(spec: ModelSpec, gpu: GpuSpec, engine: EngineConfig = EngineConfig(), l
     prof = vllm_profile(engine)
     tp = layout.tp
     dcp = _check_dcp(engine, prof, tp)
-    kv_tp = tp // dcp  # DCP shards tokens inside the TP group: KV heads are split over tp // dcp ranks
+    # DCP shards tokens inside the TP group: KV heads are split over tp // dcp ranks; SGLang's DP attention splits
+    # them over its attention TP group of tp // dp ranks (an MLA latent stays whole on every rank either way).
+    kv_tp = layout.attn_tp // dcp
     len_rank = cdiv(max_len, dcp)  # tokens of one request each DCP rank holds (max_memory_usage_bytes)
     default_bs = {"vllm": vllm_mla_block_size(gpu.name) if mla else VLLM_BLOCK_SIZE, "sglang": 1,
                   "custom": 16}[engine.engine]
@@ -369,6 +378,11 @@ def plan(spec: ModelSpec, gpu: GpuSpec, engine: EngineConfig = EngineConfig(), l
                         "tokens: such a request waits or is retracted")
         verdict = (f"Does not fit one request of {max_len:,} tokens (the pool holds {tokens:,}), but SGLang starts "
                    "anyway: it checks no request against its pool.")
+    if layout.attn_dp > 1:
+        warnings.append(f"SGLang DP attention: {layout.attn_dp} attention-DP groups of {layout.attn_tp} GPU(s), each "
+                        f"with its own KV pool and requests: the figures here are per group, the deployment holds "
+                        f"{layout.attn_dp} x {tokens:,} = {layout.attn_dp * tokens:,} tokens and "
+                        f"{layout.attn_dp * whole:,} sequences of {max_len:,}")
     nodes = cdiv(layout.gpus, per_node)
     decode = decode_bound(spec, gpu, layout, ranks[tight].weights_bytes, min(concurrency or max(whole, 1), max(whole, 1)),
                           max_len, kv_b, prompt_tokens)
@@ -376,7 +390,8 @@ def plan(spec: ModelSpec, gpu: GpuSpec, engine: EngineConfig = EngineConfig(), l
     result = Plan(model=spec.name, basis=spec.basis, gpu=gpu.name, engine=engine.engine,
                 layout={"tensor_parallel_size": tp, "pipeline_parallel_size": layout.pp,
                         "data_parallel_size": layout.dp, "enable_expert_parallel": layout.ep,
-                        "decode_context_parallel_size": dcp},
+                        "decode_context_parallel_size": dcp,
+                        **({"dp_attention_size": layout.attn_dp} if layout.attn_dp > 1 else {})},
                 num_gpus=layout.gpus, num_nodes=nodes, max_model_len=max_len, block_size=block_size,
                 kv_groups=groups, padding_waste_fraction=_padding_fraction(groups), blocks_per_request=per_request, num_blocks=num_blocks, kv_cache_tokens=tokens,
                 max_concurrency=conc, max_num_seqs_at_len=whole, max_model_len_that_starts=starts,
@@ -544,7 +559,7 @@ def _budget(spec, gpu, engine, layout, weights, mnbt, max_seqs, act_b, mla, last
         frac = engine.mem_fraction_static
         source = "--mem-fraction-static"
         if frac is None:
-            frac, reserved = sglang_mem_fraction_static(total, layout.tp, layout.pp, mla)
+            frac, reserved = sglang_mem_fraction_static(total, layout.tp, layout.pp, mla, layout.attn_dp)
             source = f"SGLang default: (GPU MiB - {reserved} MiB reserved) / GPU MiB (memory_hook.py)"
         free = total - SGLANG_CONTEXT_BYTES
         keep_free = int(free * (1 - frac))
