@@ -29,7 +29,7 @@ from kvplan.parallel import (
 )
 from kvplan.spec import DecoderLayer, Linear, ModelSpec
 from kvplan.units import DTYPE_BITS, GiB, cdiv
-from kvplan.vllm_layouts import vllm_mxfp4_extra_bytes
+from kvplan.vllm_layouts import fp8_block_refusal, vllm_mxfp4_extra_bytes
 
 
 class Term(BaseModel):
@@ -288,6 +288,13 @@ def plan(spec: ModelSpec, gpu: GpuSpec, engine: EngineConfig = EngineConfig(), l
         layout = Layout(tp=layout.tp, pp=layout.pp, dp=layout.dp, ep=layout.ep, attn_dp=engine.dp_attention_size,
                         dense_tp=engine.moe_dense_tp_size)
     check_layout(spec, layout)
+    if engine.engine in ("vllm", "sglang"):
+        refusal = spec.memo(("fp8-block-refusal", layout, engine.weight_format),
+                            lambda: fp8_block_refusal(spec, layout, engine.weight_format))
+        if refusal:
+            raise PlanInputError("tensor_parallel_size", f"{engine.engine} refuses to load this layout: {refusal} "
+                                 "(block-FP8 shards must hold whole blocks; try a TP that keeps them whole, or "
+                                 "--enable-expert-parallel)")
     if concurrency is not None and (isinstance(concurrency, bool) or not isinstance(concurrency, int) or concurrency < 1):
         raise PlanInputError("concurrency", f"must be a whole number >= 1, got {concurrency!r}")
     max_len = engine.max_model_len or spec.max_position_embeddings or 4096

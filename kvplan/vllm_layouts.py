@@ -120,3 +120,72 @@ def vllm_mxfp4_extra_bytes(spec: ModelSpec, layout: Layout, stage: int, weight_f
         extra += n * count * (mxfp4_expert_bytes(hidden, part, bias, backend)
                               - mxfp4_expert_bytes(hidden, part, bias))
     return extra
+
+
+# ----------------------------------------------------------------------------- FP8 block shapes vLLM refuses
+
+_BLOCK = __import__("re").compile(r"^fp8-block(?:-(\d+)x(\d+))?$")
+
+
+def _block(fmt: str) -> tuple[int, int] | None:
+    m = _BLOCK.match(fmt)
+    if m is None:
+        return None
+    return (int(m[1]), int(m[2])) if m[1] else (128, 128)
+
+
+def fp8_block_refusal(spec: ModelSpec, layout: Layout, weight_format: str | None) -> str | None:
+    """The ValueError vLLM raises while creating the weights of a block-FP8 model whose shards do not fill whole
+    blocks, or None. It pads nothing: vllm/model_executor/layers/quantization/fp8.py ``validate_fp8_block_shape``
+    (linear layers, TP > 1: a column shard's output rows % block_n, a row shard's input columns % block_k) and
+    ``Fp8MoEMethod.create_weights`` (experts without EP: intermediate per partition % block_n, and % block_k at
+    TP > 1). Worked example: Qwen3-30B-A3B-FP8 at TP4: 768 / 4 = 192 -> "The output_size of gate's and up's
+    weight = 192 is not divisible by weight quantization block_n = 128." (vLLM #25292; #17569 for
+    Qwen3-235B-A22B-FP8 at TP8)."""
+    from kvplan.parallel import KV_PROJ, ROW_EXPERT, _shard
+    from kvplan.spec import Linear
+    from kvplan.weights import component_format, layer_groups, resolve_format
+
+    fmt, use_overrides = resolve_format(spec, weight_format)
+    if layout.tp * layout.dp == 1:
+        return None
+    for layer, _n, mine in layer_groups(spec, overrides=use_overrides):
+        mine = mine if use_overrides else None
+        if layer.experts is not None and not layout.ep:
+            for c in layer.experts.linears:
+                for f, _ in component_format("experts", c, fmt, mine):
+                    block = _block(f)
+                    if block is None:
+                        continue
+                    inter = c.in_features if c.name.endswith(ROW_EXPERT) else c.out_features
+                    # gate_up is fused 2 x I: the partition of each half is what vLLM checks
+                    part = (inter // 2 if c.name.endswith("gate_up_proj") else inter) // (layout.tp * layout.dp)
+                    if part % block[0]:
+                        return (f"ValueError: The output_size of gate's and up's weight = {part} is not divisible by "
+                                f"weight quantization block_n = {block[0]}.")
+                    if part % block[1]:
+                        return (f"ValueError: The input_size of down's weight = {part} is not divisible by weight "
+                                f"quantization block_k = {block[1]}.")
+        if layout.tp == 1:
+            continue
+        for category in ("attention", "mlp"):
+            for c in getattr(layer, category):
+                if not isinstance(c, Linear):
+                    continue
+                if c.name in KV_PROJ and spec.num_key_value_heads % layout.tp:
+                    continue  # replicated KV heads: vLLM's merged-shard check skips them
+                for f, _ in component_format(category, c, fmt, mine):
+                    block = _block(f)
+                    if block is None:
+                        continue
+                    if c.shard == "column":
+                        n = _shard(c, layout.tp, spec).out_features
+                        if n % block[0]:
+                            return (f"ValueError: Weight output_partition_size = {n} is not divisible by weight "
+                                    f"quantization block_n = {block[0]}.")
+                    elif c.shard == "row":
+                        k = c.in_features // layout.tp
+                        if k % block[1]:
+                            return (f"ValueError: Weight input_size_per_partition = {k} is not divisible by weight "
+                                    f"quantization block_k = {block[1]}.")
+    return None

@@ -86,3 +86,49 @@ def test_v0_19_dense_quantized_weights(preset, fmt, tp, logged, log):
     p = plan(spec, get_gpu("H100-SXM"), EngineConfig(vllm_version="0.17", weight_format=fmt, max_model_len=8192,
                                                      gpu_memory_utilization=0.95), Layout(tp=tp))
     assert p.ranks[0].weights_bytes == got  # no MoE layout term for dense formats
+
+
+@pytest.mark.parametrize("preset,tp,logged,where", [
+    # TechxGenus/Meta-Llama-3-70B-Instruct-AWQ (4 bit, group 128, zero point; llama-3.1-70b has its architecture;
+    # lm_head unquantized), vLLM 0.16.0, 2 x L40S, fp16: "The model is convertible to awq_marlin during runtime",
+    # "Model loading took 18.55 GiB memory" (lab notes "Lab 1 — vLLM OpenAI Server: Llama 3 70B Instruct (AWQ) on
+    # NVIDIA L40S (TP=2)", search index file 10876549642). kvplan 18.52 GiB (-0.2 %).
+    ("llama-3.1-70b", 2, 18.55, "vLLM 0.16.0, L40S TP2"),
+    # Qwen/Qwen3-8B-AWQ, vLLM 0.17.0, 2 x sm89 GPUs, --tensor-parallel-size 2: "Model loading took 2.85 GiB memory"
+    # (console log, search index file 54810965301). kvplan 2.84 GiB (-0.3 %).
+    ("qwen3-8b", 2, 2.85, "vLLM 0.17.0, sm89 TP2"),
+])
+def test_awq_marlin_keeps_the_checkpoint_bytes(preset, tp, logged, where):
+    # awq_marlin.py process_weights_after_loading repacks qweight / scales / qzeros into Marlin tiles of the same size
+    # and registers empty g_idx tensors: the loaded bytes are AWQ's (qweight in x out / 2, qzeros, 16-bit scales)
+    got = rank_weight_bytes(load_preset(preset), Layout(tp=tp), 0, "int4-g128")
+    assert close_gib(got, logged), where
+    assert abs(got / GiB - logged) / logged < 0.004
+
+
+def test_block_fp8_shards_that_split_a_block_are_refused_as_vllm_does():
+    from kvplan.errors import PlanInputError
+    from kvplan.vllm_layouts import fp8_block_refusal
+
+    h100 = get_gpu("H100-SXM")
+    # vLLM #25292 "Qwen/Qwen3-30B-A3B-FP8 crashes with TP=4": moe_intermediate 768 / 4 = 192, not a multiple of 128
+    spec = load_preset("qwen3-30b-a3b")
+    assert fp8_block_refusal(spec, Layout(tp=4), "fp8-block") == (
+        "ValueError: The output_size of gate's and up's weight = 192 is not divisible by weight quantization "
+        "block_n = 128.")
+    with pytest.raises(PlanInputError) as info:
+        plan(spec, h100, EngineConfig(weight_format="fp8-block", max_model_len=8192), Layout(tp=4))
+    assert info.value.field == "tensor_parallel_size" and "192" in info.value.message
+    # TP2 (384 = 3 x 128) loads; so does TP4 with expert parallelism (experts whole) and TP4 in bf16
+    assert fp8_block_refusal(spec, Layout(tp=2), "fp8-block") is None
+    assert fp8_block_refusal(spec, Layout(tp=4, ep=True), "fp8-block") is None
+    assert fp8_block_refusal(spec, Layout(tp=4), None) is None
+    # vLLM #17569: Qwen3-235B-A22B-FP8 at TP8: 1536 / 8 = 192
+    assert "= 192 is not divisible" in fp8_block_refusal(load_preset("qwen3-235b-a22b"), Layout(tp=8), "fp8-block")
+    # DeepSeek-V3 (fp8-block checkpoint): TP8 loads (2048 / 8 = 256); TP32 does not: its first dense layer's
+    # intermediate 18432 / 32 = 576 (sgl-project/sglang#3345 "deepseek-R1 671b can not set tensor_parallel_size=32")
+    # before the experts' 2048 / 32 = 64
+    v3 = load_preset("deepseek-v3")
+    assert fp8_block_refusal(v3, Layout(tp=8), None) is None
+    assert fp8_block_refusal(v3, Layout(tp=32), None) == (
+        "ValueError: Weight output_partition_size = 576 is not divisible by weight quantization block_n = 128.")
