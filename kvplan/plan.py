@@ -336,8 +336,8 @@ def plan(spec: ModelSpec, gpu: GpuSpec, engine: EngineConfig = EngineConfig(), l
         if engine.weights_bytes is None and engine.engine == "vllm":
             arch = gpu_arch(gpu.name)
             weights += spec.memo(("mxfp4-layout", layout, stage, engine.weight_format, arch, engine.vllm_version),
-                                 lambda: vllm_mxfp4_extra_bytes(spec, layout, stage, engine.weight_format, arch,
-                                                                engine.vllm_version))
+                                 lambda st=stage, a=arch: vllm_mxfp4_extra_bytes(spec, layout, st, engine.weight_format,
+                                                                                 a, engine.vllm_version))
         terms, pool = _budget(spec, gpu, engine, layout, weights, mnbt, max_seqs, act_b, mla, stage == last)
         per_token = sum(layer.cache.kv_bytes_per_token("vllm", kv_tp, kv_b) * n for layer, n in layers)
         if engine.engine == "sglang":

@@ -132,3 +132,28 @@ def test_block_fp8_shards_that_split_a_block_are_refused_as_vllm_does():
     assert fp8_block_refusal(v3, Layout(tp=8), None) is None
     assert fp8_block_refusal(v3, Layout(tp=32), None) == (
         "ValueError: Weight output_partition_size = 576 is not divisible by weight quantization block_n = 128.")
+
+
+def test_issue_13061_v0_two_rtx_4090_kv_arithmetic():
+    # vllm-project/vllm#13061 (V0 engine, vLLM 0.7.x, 2 x RTX 4090, `vllm serve --tensor_parallel_size 2
+    # --gpu_memory_utilization=0.98 deepseek-ai/DeepSeek-R1-Distill-Qwen-14B`): "Loading model weights took 13.9476 GB"
+    # (GiB), then "ValueError: The model's max seq len (131072) is larger than the maximum number of tokens that can
+    # be stored in KV cache (81536)". The memory-relevant fields of the model's config.json (Qwen2 14B), typed here:
+    from kvplan import parse_config
+
+    cfg = {"architectures": ["Qwen2ForCausalLM"], "model_type": "qwen2", "hidden_size": 5120,
+           "intermediate_size": 13824, "num_hidden_layers": 48, "num_attention_heads": 40, "num_key_value_heads": 8,
+           "vocab_size": 152064, "max_position_embeddings": 131072, "rope_theta": 1000000.0, "rms_norm_eps": 1e-05,
+           "tie_word_embeddings": False, "torch_dtype": "bfloat16", "use_sliding_window": False, "hidden_act": "silu"}
+    spec = parse_config(cfg, "deepseek-r1-distill-qwen-14b")
+    weights = rank_weight_bytes(spec, Layout(tp=2))
+    assert close_gib(weights, 13.9476)  # 13.76 GiB: -1.4 %, 0.19 GiB under (inside the 0.25 GiB floor)
+    # V0 CacheEngine.get_cache_block_size: 48 layers x 2 x 16 tokens x 4 KV heads a rank x 128 x 2 B = 1.5 MiB;
+    # 81,536 tokens = 5,096 blocks on the tightest rank = 7.46 GiB of KV (the quoted worker had 8.69 GiB:
+    # 23.08 - 13.95 - 0.25 non-torch - 0.19 activation; V0 takes the minimum over workers)
+    p = plan(spec, get_gpu("RTX-4090"), EngineConfig(vllm_version="0.10", kv_cache_memory_bytes=5096 * 1_572_864),
+             Layout(tp=2))
+    assert p.ranks[0].bytes_per_block == 48 * 2 * 16 * 4 * 128 * 2 == 1_572_864
+    assert p.num_blocks == 5096 and p.kv_cache_tokens == 81_536
+    # kvplan has no V0 profile: V1 refuses the same start in its own words, one null block less (81,520)
+    assert not p.starts and "max seq len (131072)" in p.start_error and p.max_model_len_that_starts == 81_520
