@@ -33,6 +33,8 @@ gpt-oss): only the kept scales and fp32 biases are added, ``value_padding=False`
 (64.38 logged on 0.14.1, the engine helper's note; log not pinned here). The 0.11 profile keeps Marlin.
 """
 
+import re
+
 from kvplan.parallel import Layout, stage_distinct
 from kvplan.spec import ModelSpec
 from kvplan.units import cdiv
@@ -124,7 +126,7 @@ def vllm_mxfp4_extra_bytes(spec: ModelSpec, layout: Layout, stage: int, weight_f
 
 # ----------------------------------------------------------------------------- FP8 block shapes vLLM refuses
 
-_BLOCK = __import__("re").compile(r"^fp8-block(?:-(\d+)x(\d+))?$")
+_BLOCK = re.compile(r"^fp8-block(?:-(\d+)x(\d+))?$")
 
 
 def _block(fmt: str) -> tuple[int, int] | None:
