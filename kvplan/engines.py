@@ -190,6 +190,10 @@ class EngineConfig(BaseModel):
     usage_context: Literal["serve", "llm"] = "serve"  # vllm serve, or the offline LLM class (other batch defaults)
     mem_fraction_static: float | None = Field(default=None, gt=0, le=1)
     max_total_tokens: int | None = Field(default=None, ge=1)  # SGLang --max-total-tokens (caps its pool)
+    # SGLang --enable-dp-attention --dp N: N attention-DP groups inside the TP group, each with its own requests and
+    # KV pool (1 = off). Its figures (tokens, sequences) are per group; the deployment holds N times as many.
+    dp_attention_size: int = Field(default=1, ge=1, le=4096)
+    moe_dense_tp_size: int | None = Field(default=None, ge=1, le=4096)  # SGLang --moe-dense-tp-size (1: replicated)
     runtime_gib: float = Field(default=2.0, ge=0, le=100_000)
     headroom_gib: float = Field(default=2.0, ge=0, le=100_000)
     activation_bytes: int | None = Field(default=None, ge=0)  # measured override of the estimate
@@ -278,11 +282,14 @@ def sampler_path(prof: VllmProfile, engine: EngineConfig) -> str:
     return prof.sampler_default if engine.sampler == "auto" else engine.sampler
 
 
-def sglang_mem_fraction_static(device_bytes: int, tp: int, pp: int, mla: bool) -> tuple[float, int]:
+def sglang_mem_fraction_static(device_bytes: int, tp: int, pp: int, mla: bool, dp_attention: int = 1
+                               ) -> tuple[float, int]:
     """SGLang's default ``mem_fraction_static`` and its reserved MiB (sglang 0.5.23 memory_hook.py).
 
     reserved = 512 + max(chunked_prefill, 2048) x 1.5 + tp x pp / 8 x 1024 + decode_bs x 2
                + prefill_graphs x 8 (+1536 for MLA), at least 10240 above 60 GiB.
+    With DP attention (server_args.py ``_handle_gpu_memory_settings``: "DP attention needs more padding for some
+    operations") + decode_bs x dp x 3, and + decode_bs x dp x 1.5 more when decode_bs > 300, before the floor.
     Worked number: H100 (81559 MiB), TP1 -> 13904 MiB reserved -> 0.830.
     """
     mib = device_bytes // MiB
@@ -296,6 +303,8 @@ def sglang_mem_fraction_static(device_bytes: int, tp: int, pp: int, mla: bool) -
     prefill_graphs = len([s for s in _sglang_prefill_graph_sizes() if s <= chunk])
     reserved = 512 + max(chunk, 2048) * 1.5 + tp * pp / 8 * 1024 + decode_bs * 2 + prefill_graphs * 8
     reserved += 1536 if mla else 0
+    if dp_attention > 1:
+        reserved += decode_bs * dp_attention * 3 + (decode_bs * dp_attention * 1.5 if decode_bs > 300 else 0)
     if gib > 60:
         reserved = max(reserved, 10240)
     return round((mib - reserved) / mib, 3), int(reserved)

@@ -37,12 +37,25 @@ ROW_EXPERT = ("down_proj", "w2")
 
 @dataclass(frozen=True)
 class Layout:
-    """A parallel layout. ``ep``: experts placed whole (vLLM --enable-expert-parallel)."""
+    """A parallel layout. ``ep``: experts placed whole (vLLM --enable-expert-parallel).
+
+    ``attn_dp``: SGLang's DP attention (``--enable-dp-attention --dp N``): inside the TP group of ``tp`` GPUs,
+    attention runs data-parallel over N groups of ``tp // N`` GPUs (``compute_dp_attention_world_info``:
+    attn_tp_size = tp_size // dp_size), each with its own scheduler, requests and KV pool; attention weights and KV
+    heads are split over ``tp // N`` only; experts, embeddings and lm_head stay split over all ``tp``. ``dense_tp``:
+    SGLang ``--moe-dense-tp-size`` (the dense MLP layers of a MoE model; 1 = replicated on every GPU; None = tp).
+    """
 
     tp: int = 1
     pp: int = 1
     dp: int = 1
     ep: bool = False
+    attn_dp: int = 1
+    dense_tp: int | None = None
+
+    @property
+    def attn_tp(self) -> int:
+        return max(1, self.tp // self.attn_dp)
 
     @property
     def gpus(self) -> int:
@@ -55,7 +68,12 @@ def check_layout(spec: ModelSpec, layout: Layout) -> None:
                         ("data_parallel_size", layout.dp)):
         if isinstance(value, bool) or not isinstance(value, int) or not 1 <= value <= 4096:
             raise PlanInputError(flag, f"must be a whole number from 1 to 4096, got {value!r}")
-    nq, nkv, tp = spec.num_attention_heads, spec.num_key_value_heads, layout.tp
+    if layout.attn_dp > 1 and layout.tp % layout.attn_dp:
+        raise PlanInputError("dp_attention_size", f"--dp {layout.attn_dp} must divide --tp {layout.tp} "
+                             "(SGLang server_args: tp_size % dp_size == 0 with --enable-dp-attention)")
+    if layout.dense_tp is not None and (layout.dense_tp < 1 or layout.tp % layout.dense_tp):
+        raise PlanInputError("moe_dense_tp_size", f"{layout.dense_tp} must divide --tp {layout.tp}")
+    nq, nkv, tp = spec.num_attention_heads, spec.num_key_value_heads, layout.attn_tp
     if nq % tp:
         raise PlanInputError("tensor_parallel_size", f"{tp} does not divide num_attention_heads ({nq})")
     if nkv % tp and tp % nkv:
@@ -171,7 +189,10 @@ def _rank_weight_bytes(spec: ModelSpec, layout: Layout, stage: int, weight_forma
               else [(layer, n, None) for layer, n in stage_distinct(spec, layout.pp, stage)])
     for layer, n, mine in groups:
         for category in ("attention", "mlp", "router", "norms", "other"):
-            total += n * sum(_formats_bytes(category, c, fmt, mine, base, base_bytes, _shard(c, tp, spec))
+            # SGLang DP attention: attention over tp // dp; a MoE model's dense MLP layers over --moe-dense-tp-size
+            width = (layout.attn_tp if category == "attention" else
+                     layout.dense_tp if category == "mlp" and layer.experts is None and layout.dense_tp else tp)
+            total += n * sum(_formats_bytes(category, c, fmt, mine, base, base_bytes, _shard(c, width, spec))
                              for c in getattr(layer, category))
         if layer.experts is not None:
             total += n * _expert_bytes(layer, layout, moe_ranks, fmt, mine, base, base_bytes)

@@ -29,6 +29,7 @@ from kvplan.parallel import (
 )
 from kvplan.spec import DecoderLayer, Linear, ModelSpec
 from kvplan.units import DTYPE_BITS, GiB, cdiv
+from kvplan.vllm_layouts import fp8_block_refusal, vllm_mxfp4_extra_bytes
 
 
 class Term(BaseModel):
@@ -283,7 +284,21 @@ def plan(spec: ModelSpec, gpu: GpuSpec, engine: EngineConfig = EngineConfig(), l
 
     When it does not fit and ``suggest`` is set, each fix in ``suggestions`` was planned and fits.
     """
+    if engine.dp_attention_size > 1 or engine.moe_dense_tp_size is not None:
+        if engine.engine != "sglang":
+            field = "dp_attention_size" if engine.dp_attention_size > 1 else "moe_dense_tp_size"
+            raise PlanInputError(field, "SGLang's DP attention (--enable-dp-attention --dp, --moe-dense-tp-size) is "
+                                 "planned for the SGLang engine only; vLLM's attention DP is --data-parallel-size")
+        layout = Layout(tp=layout.tp, pp=layout.pp, dp=layout.dp, ep=layout.ep, attn_dp=engine.dp_attention_size,
+                        dense_tp=engine.moe_dense_tp_size)
     check_layout(spec, layout)
+    if engine.engine in ("vllm", "sglang"):
+        refusal = spec.memo(("fp8-block-refusal", layout, engine.weight_format),
+                            lambda: fp8_block_refusal(spec, layout, engine.weight_format))
+        if refusal:
+            raise PlanInputError("tensor_parallel_size", f"{engine.engine} refuses to load this layout: {refusal} "
+                                 "(block-FP8 shards must hold whole blocks; try a TP that keeps them whole, or "
+                                 "--enable-expert-parallel)")
     if concurrency is not None and (isinstance(concurrency, bool) or not isinstance(concurrency, int) or concurrency < 1):
         raise PlanInputError("concurrency", f"must be a whole number >= 1, got {concurrency!r}")
     max_len = engine.max_model_len or spec.max_position_embeddings or 4096
@@ -291,7 +306,9 @@ def plan(spec: ModelSpec, gpu: GpuSpec, engine: EngineConfig = EngineConfig(), l
     prof = vllm_profile(engine)
     tp = layout.tp
     dcp = _check_dcp(engine, prof, tp)
-    kv_tp = tp // dcp  # DCP shards tokens inside the TP group: KV heads are split over tp // dcp ranks
+    # DCP shards tokens inside the TP group: KV heads are split over tp // dcp ranks; SGLang's DP attention splits
+    # them over its attention TP group of tp // dp ranks (an MLA latent stays whole on every rank either way).
+    kv_tp = layout.attn_tp // dcp
     len_rank = cdiv(max_len, dcp)  # tokens of one request each DCP rank holds (max_memory_usage_bytes)
     default_bs = {"vllm": vllm_mla_block_size(gpu.name) if mla else VLLM_BLOCK_SIZE, "sglang": 1,
                   "custom": 16}[engine.engine]
@@ -324,9 +341,11 @@ def plan(spec: ModelSpec, gpu: GpuSpec, engine: EngineConfig = EngineConfig(), l
             lambda: kv_groups(layers, block_size, kv_tp, kv_b, state_b, len_rank, in_flight))
         weights = engine.weights_bytes if engine.weights_bytes is not None else rank_weight_bytes(
             spec, layout, stage, engine.weight_format)
-        if engine.weights_bytes is None and engine.engine == "vllm" and gpu_arch(gpu.name) != "sm100":
-            weights += spec.memo(("mxfp4-marlin", layout, stage, engine.weight_format),
-                                 lambda: vllm_mxfp4_padding_bytes(spec, layout, stage, engine.weight_format))
+        if engine.weights_bytes is None and engine.engine == "vllm":
+            arch = gpu_arch(gpu.name)
+            weights += spec.memo(("mxfp4-layout", layout, stage, engine.weight_format, arch, engine.vllm_version),
+                                 lambda st=stage, a=arch: vllm_mxfp4_extra_bytes(spec, layout, st, engine.weight_format,
+                                                                                 a, engine.vllm_version))
         terms, pool = _budget(spec, gpu, engine, layout, weights, mnbt, max_seqs, act_b, mla, stage == last)
         per_token = sum(layer.cache.kv_bytes_per_token("vllm", kv_tp, kv_b) * n for layer, n in layers)
         if engine.engine == "sglang":
@@ -374,6 +393,11 @@ def plan(spec: ModelSpec, gpu: GpuSpec, engine: EngineConfig = EngineConfig(), l
                         "tokens: such a request waits or is retracted")
         verdict = (f"Does not fit one request of {max_len:,} tokens (the pool holds {tokens:,}), but SGLang starts "
                    "anyway: it checks no request against its pool.")
+    if layout.attn_dp > 1:
+        warnings.append(f"SGLang DP attention: {layout.attn_dp} attention-DP groups of {layout.attn_tp} GPU(s), each "
+                        f"with its own KV pool and requests: the figures here are per group, the deployment holds "
+                        f"{layout.attn_dp} x {tokens:,} = {layout.attn_dp * tokens:,} tokens and "
+                        f"{layout.attn_dp * whole:,} sequences of {max_len:,}")
     nodes = cdiv(layout.gpus, per_node)
     decode = decode_bound(spec, gpu, layout, ranks[tight].weights_bytes, min(concurrency or max(whole, 1), max(whole, 1)),
                           max_len, kv_b, prompt_tokens)
@@ -381,7 +405,8 @@ def plan(spec: ModelSpec, gpu: GpuSpec, engine: EngineConfig = EngineConfig(), l
     result = Plan(model=spec.name, basis=spec.basis, gpu=gpu.name, engine=engine.engine,
                 layout={"tensor_parallel_size": tp, "pipeline_parallel_size": layout.pp,
                         "data_parallel_size": layout.dp, "enable_expert_parallel": layout.ep,
-                        "decode_context_parallel_size": dcp},
+                        "decode_context_parallel_size": dcp,
+                        **({"dp_attention_size": layout.attn_dp} if layout.attn_dp > 1 else {})},
                 num_gpus=layout.gpus, num_nodes=nodes, max_model_len=max_len, block_size=block_size,
                 kv_groups=groups, padding_waste_fraction=_padding_fraction(groups), blocks_per_request=per_request, num_blocks=num_blocks, kv_cache_tokens=tokens,
                 max_concurrency=conc, max_num_seqs_at_len=whole, max_model_len_that_starts=starts,
@@ -538,7 +563,7 @@ def _budget(spec, gpu, engine, layout, weights, mnbt, max_seqs, act_b, mla, last
     w = Term(name="weights", bytes=weights, basis="measured" if engine.weights_bytes is not None else "exact",
              source="typed in (Model loading took X GiB)" if engine.weights_bytes is not None else
              "sum of this rank's shards as kvplan lays them out (GPUModelRunner.load_model); vLLM: MXFP4 MoE "
-             "with Marlin padding (mxfp4.py; the Triton backend of later releases pads less: +2.4 % on 0.14.1)")
+             "in the layout of its MoE backend (kvplan.vllm_layouts: Marlin / Triton / FlashInfer TRTLLM)")
     if engine.engine == "custom":
         runtime = int(engine.runtime_gib * GiB)
         headroom = int(engine.headroom_gib * GiB)
@@ -549,7 +574,7 @@ def _budget(spec, gpu, engine, layout, weights, mnbt, max_seqs, act_b, mla, last
         frac = engine.mem_fraction_static
         source = "--mem-fraction-static"
         if frac is None:
-            frac, reserved = sglang_mem_fraction_static(total, layout.tp, layout.pp, mla)
+            frac, reserved = sglang_mem_fraction_static(total, layout.tp, layout.pp, mla, layout.attn_dp)
             source = f"SGLang default: (GPU MiB - {reserved} MiB reserved) / GPU MiB (memory_hook.py)"
         free = total - SGLANG_CONTEXT_BYTES
         keep_free = int(free * (1 - frac))
@@ -700,53 +725,3 @@ def decode_bound(spec: ModelSpec, gpu: GpuSpec, layout: Layout, weights_rank: in
                        memory_time_s=t_mem, compute_time_s=t_cmp, tokens_per_s=batch / step if step else 0.0,
                        bound="memory" if t_mem >= t_cmp else "compute",
                        qk_matches_per_head=n * prompt + n * (n + 1) // 2)
-
-
-# ----------------------------------------------------------------------------- weights as vLLM loads them
-
-MXFP4_MARLIN_ALIGN = (128, 256)  # (intermediate per partition, hidden): mxfp4.py create_weights, Marlin backend
-
-
-def vllm_mxfp4_padding_bytes(spec: ModelSpec, layout: Layout, stage: int, weight_format: str | None) -> int:
-    """Bytes vLLM's Marlin MXFP4 MoE layout adds on one rank (gpt-oss on pre-Blackwell GPUs, vLLM 0.10 / 0.11).
-
-    vllm/model_executor/layers/quantization/mxfp4.py ``Mxfp4MoEMethod.create_weights`` (Marlin): "the moe marlin
-    kernel requires that for each linear n % 256 == 0 and k % 128 == 0", so the intermediate size per partition
-    is rounded up to 128 and the hidden size to 256; w13 [E, 2 I', H'] and w2 [E, H', I'] in fp4 + an e8m0 scale
-    per 32, biases [E, 2 I'] and [E, H'] in bf16. Returns padded - unpadded expert bytes over the stage's layers.
-    Worked number: gpt-oss-120b TP1, 36 layers x 128 experts, H 2880 -> 3072, I 2880 -> 2944: +5.14 GiB
-    (60.77 -> 65.91 GiB; "Model loading took 65.9651 GiB", vLLM #23278); TP4: 720 -> 768, 15.24 -> 17.27 GiB
-    (17.2217 logged, dennislee22).
-    """
-    from kvplan.weights import resolve_format
-
-    fmt, use_overrides = resolve_format(spec, weight_format)
-    if fmt != "mxfp4":
-        return 0
-    if use_overrides and any(o.category == "experts" and o.format != "mxfp4" for o in spec.quantization_overrides):
-        return 0  # the checkpoint keeps some experts in another format: not the uniform Marlin layout modelled here
-    i_align, h_align = MXFP4_MARLIN_ALIGN
-    ranks = layout.tp * layout.dp
-    extra = 0
-    for layer, n in stage_distinct(spec, layout.pp, stage):
-        ex = layer.experts
-        if ex is None:
-            continue
-        names = {c.name.rsplit(".", 1)[-1]: c for c in ex.linears}
-        if set(names) != {"gate_up_proj", "down_proj"}:
-            return 0  # not the fused gpt-oss layout
-        hidden, inter = names["gate_up_proj"].in_features, names["down_proj"].in_features
-        count, part = (cdiv(ex.num_experts, ranks), inter) if layout.ep else (ex.num_experts, cdiv(inter, ranks))
-
-        bias = names["gate_up_proj"].bias
-        padded = _mxfp4_expert_bytes(cdiv(hidden, h_align) * h_align, cdiv(part, i_align) * i_align, bias)
-        extra += n * count * (padded - _mxfp4_expert_bytes(hidden, part, bias))
-    return extra
-
-
-def _mxfp4_expert_bytes(hidden: int, inter: int, bias: bool) -> int:
-    """One gpt-oss expert on a rank: w13 [2 I, H] + w2 [H, I] in MXFP4, biases [2 I] + [H] in bf16."""
-    from kvplan.weights import matrix_bytes
-
-    biases = (2 * inter + hidden) * 2 if bias else 0
-    return matrix_bytes(2 * inter, hidden, "mxfp4") + matrix_bytes(hidden, inter, "mxfp4") + biases

@@ -39,6 +39,19 @@ class Command(BaseModel):
     args: VllmArgs
     engine: str  # kvplan engine profile: "vllm" or "sglang"
     mem_fraction_static: float | None = None  # SGLang's --mem-fraction-static
+    # SGLang --enable-dp-attention: its --dp N is then N attention-DP groups inside the TP group (EngineConfig
+    # dp_attention_size), not N replicas; --moe-dense-tp-size (EngineConfig moe_dense_tp_size).
+    dp_attention_size: int = 1
+    moe_dense_tp_size: int | None = None
+
+    def engine_fields(self) -> dict:
+        """The SGLang-only EngineConfig fields this line sets (empty for vLLM lines)."""
+        out: dict = {}
+        if self.dp_attention_size > 1:
+            out["dp_attention_size"] = self.dp_attention_size
+        if self.moe_dense_tp_size is not None:
+            out["moe_dense_tp_size"] = self.moe_dense_tp_size
+        return out
 
 
 def _split(command: str) -> list[str]:
@@ -95,15 +108,30 @@ def parse_command(command: str) -> Command:
     kind, start = launcher(tokens)
     body = tokens[start:]
     if kind == "sglang":
-        flags, mfs = _sglang_as_vllm(body)
+        dp_attention = any(t.split("=")[0].replace("_", "-") == "--enable-dp-attention" for t in body)
+        flags, mfs, extra = _sglang_as_vllm(body, dp_attention)
         args = parse_vllm_command(shlex.join(flags))
-        return Command(launcher=kind, args=args, engine="sglang", mem_fraction_static=mfs)
+        return Command(launcher=kind, args=args, engine="sglang", mem_fraction_static=mfs, **extra)
     return Command(launcher=kind, args=parse_vllm_command(shlex.join(body)), engine="vllm")
 
 
-def _sglang_as_vllm(tokens: list[str]) -> tuple[list[str], float | None]:
+def _positive_int(name: str, value: str) -> int:
+    try:
+        n = int(value)
+    except ValueError:
+        raise PlanInputError(name, f"{value[:20]!r} is not a whole number") from None
+    if not 1 <= n <= 4096:
+        raise PlanInputError(name, f"{n}: must be from 1 to 4096")
+    return n
+
+
+def _sglang_as_vllm(tokens: list[str], dp_attention: bool = False) -> tuple[list[str], float | None, dict]:
+    """vLLM-equivalent flags, --mem-fraction-static, and the SGLang-only fields (dp_attention_size,
+    moe_dense_tp_size). With --enable-dp-attention, --dp / --dp-size is the attention-DP size inside the TP
+    group (server_args.py: tp_size % dp_size == 0), not a count of replicas."""
     out: list[str] = []
     mfs = None
+    extra: dict = {}
     i = 0
     while i < len(tokens):
         tok = tokens[i]
@@ -120,6 +148,15 @@ def _sglang_as_vllm(tokens: list[str]) -> tuple[list[str], float | None]:
                 i += 1
             if value.strip() not in ("", "1"):
                 out.append("--enable-expert-parallel")
+            continue
+        if name == "--moe-dense-tp-size" or (dp_attention and name in ("--dp", "--dp-size", "--data-parallel-size")):
+            value = inline if eq else (tokens[i] if i < len(tokens) else None)
+            if not eq:
+                i += 1
+            if value is None:
+                raise PlanInputError(name, "needs a value")
+            key = "moe_dense_tp_size" if name == "--moe-dense-tp-size" else "dp_attention_size"
+            extra[key] = _positive_int(name, value)
             continue
         if name in SGLANG_FLAGS or name == "--mem-fraction-static":
             value = inline if eq else (tokens[i] if i < len(tokens) else None)
@@ -140,4 +177,4 @@ def _sglang_as_vllm(tokens: list[str]) -> tuple[list[str], float | None]:
                 out += [SGLANG_FLAGS[name], value]
             continue
         out.append(tok)  # vLLM's parser lists it as unknown (or reads a flag both engines share)
-    return out, mfs
+    return out, mfs, extra
