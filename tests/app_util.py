@@ -18,7 +18,7 @@ from kvplan.web.state import PlanState
 
 APP = str(Path(__file__).resolve().parents[1] / "app.py")
 PAGES = ("pages/budget.py", "pages/model.py", "pages/paging.py", "pages/parallelism.py", "pages/gpus.py",
-         "pages/import_vllm.py")
+         "pages/import.py")
 # A non-default plan, as a link: Llama-3.1-70B on 4 x H100 at 32k context, 16 sequences, fp8 KV.
 LINK_70B = {"v": "1", "m": "llama-3.1-70b", "tp": "4", "len": "32768", "conc": "16", "kvd": "fp8"}
 

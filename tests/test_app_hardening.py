@@ -126,7 +126,7 @@ def test_a_hostile_link_is_shown_escaped_on_every_page():
         at = run_app(params, page)
         texts = assert_safe(at)
         assert shows_escaped(texts), page  # the config's name, the refused parameters' values
-        if page == "pages/import_vllm.py":  # the command's model, unknown flags and notes: escaped
+        if page == "pages/import.py":  # the command's model, unknown flags and notes: escaped
             assert any(views.esc("**bold**") in t for t in texts)
             assert any(b.label.startswith("Fetch ") for b in at.button)
     s = decode(params)[0]
@@ -304,7 +304,7 @@ def test_links_asking_for_thousands_of_pipeline_stages_are_refused():
 @pytest.mark.parametrize("flags", ["--kv-cache-memory-bytes 2000T", "--max-model-len 500000000",
                                    "--max-num-seqs 5000000", "-tp 9999"])
 def test_imported_flags_the_app_cannot_carry_are_an_error_not_a_crash(flags):
-    at = run_app({"v": "1", "cmd": f"vllm serve meta-llama/Llama-3.1-8B {flags}"}, "pages/import_vllm.py")
+    at = run_app({"v": "1", "cmd": f"vllm serve meta-llama/Llama-3.1-8B {flags}"}, "pages/import.py")
     assert not at.exception and at.error
     before = state(at)
     at.selectbox(key="w.import_gpu").select("H100-SXM").run()

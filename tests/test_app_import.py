@@ -3,7 +3,7 @@ in the sidebar; unknown flags listed, not fatal; a line that is not a serving co
 
 from tests.app_util import html_tables, kvplan_plan, metrics, plain, run_app, state
 
-PAGE = "pages/import_vllm.py"
+PAGE = "pages/import.py"
 CMD = ("vllm serve meta-llama/Llama-3.1-70B-Instruct -tp 4 --max-model-len 32k --gpu-memory-utilization 0.9 "
        "--kv-cache-dtype fp8 --max-num-seqs 128 --port 8000 --frobnicate 3")
 

@@ -130,3 +130,20 @@ def test_engine_knobs_are_built_only_when_open_and_are_the_listed_ones(engine):
     assert knobs == {"w." + n for n in widgets.ENGINE_KNOBS[engine]}
     assert at.selectbox(key="w.block_size").value == 32
     assert not any(plain(c.value).startswith("Set:") for c in at.sidebar.caption)  # open: the widgets say it
+
+
+def test_every_page_file_is_named_as_its_url_path():
+    # Streamlit matches a URL against pages/*.py by file name before st.navigation registers the pages: a
+    # page whose file name differs from its url_path opens under a "Page not found" dialog (it did for
+    # /import while the file was pages/import_vllm.py).
+    import ast
+    from pathlib import Path
+
+    app = Path(__file__).parent.parent / "app.py"
+    pages = [node for node in ast.walk(ast.parse(app.read_text())) if isinstance(node, ast.Call)
+             and getattr(node.func, "attr", "") == "Page"]
+    assert len(pages) == 7
+    for call in pages:
+        path = call.args[0].value
+        url = next(k.value.value for k in call.keywords if k.arg == "url_path")
+        assert Path(path).stem == url, (path, url)

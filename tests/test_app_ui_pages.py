@@ -35,7 +35,7 @@ def test_a_refused_paste_after_a_valid_model_is_named_on_every_page():
     at.text_area(key="model.paste").set_value('{"model_type": "llama", "hidden_size": -4}').run()
     at.button(key="model.use_paste").click().run()
     assert state(at).model == "llama-3.1-70b" and state(at).config is None  # the plan did not move
-    for page in PLAN_PAGES + ("pages/import_vllm.py", "pages/model.py"):
+    for page in PLAN_PAGES + ("pages/import.py", "pages/model.py"):
         at.switch_page(page).run()
         text = errors(at)
         assert "Refused: the pasted config.json" in text, page
@@ -204,7 +204,7 @@ def test_a_generic_spec_is_marked_on_every_page():
     at.text_area(key="model.paste").set_value(json.dumps(GENERIC)).run()
     at.button(key="model.use_paste").click().run()
     assert state(at).config is not None, errors(at)
-    for page in PLAN_PAGES + ("pages/import_vllm.py", "pages/model.py"):
+    for page in PLAN_PAGES + ("pages/import.py", "pages/model.py"):
         at.switch_page(page).run()
         assert any("Estimate (generic decoder)" in text(w.value) for w in at.warning), page
     at.switch_page("pages/budget.py").run()
