@@ -229,6 +229,9 @@ def run_validation(model, *, tokens: int = 128, steps: int = 8, batch: int = 1, 
     if device not in ("auto", "cpu", "cuda") and not str(device).startswith("cuda:"):
         raise PlanInputError("device", f"must be auto, cpu or cuda[:N], got {device!r}")
     spec = resolve(model)
+    if spec.basis == "transformers" or any(layer.cache.kind == "state" for layer in spec.layers):
+        raise PlanInputError("model", f"{spec.model_type!r} was built with transformers (no kvplan family module): "
+                             "the validation runs kvplan's reference decoder, which implements native families only")
     if not _LOCK.acquire(blocking=False):
         raise BusyError("validate", "busy: another validation run is in progress on this server; "
                                     "try again when it ends")
