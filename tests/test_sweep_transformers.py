@@ -25,6 +25,7 @@ from transformers.models.auto.modeling_auto import MODEL_FOR_CAUSAL_LM_MAPPING_N
 
 from kvplan import count_params, kv_cache_bytes, parse_config  # noqa: E402
 from kvplan.errors import ConfigError  # noqa: E402
+from kvplan.families import BUILDERS  # noqa: E402
 from kvplan.hf_config import text_decoder_config  # noqa: E402
 from kvplan.transformers_path import EXCLUDED  # noqa: E402
 from kvplan.transformers_path.build import layers_key, quiet, text_config  # noqa: E402
@@ -40,16 +41,34 @@ ALL_TYPES = sorted(MODEL_FOR_CAUSAL_LM_MAPPING_NAMES)
 UNHANDLED: dict[str, str] = {
     "deepseek_v4": "compressed sparse / heavily compressed attention: its cache keeps a sliding window plus a "
                    "compressor buffer and entries that grow by T / compress_rate (no kvplan kind)",
-    "hy_v4": "a DSA indexer key cache ([B, T, d] per layer, beside K/V) that no kvplan kind holds",
+    "hrm_text": "hierarchical reasoning model: its cache holds an entry per recurrent cycle (128 for 16 decoder "
+                "layers), not one per layer",
     "openai-gpt": "its transformers forward keeps no cache at all (every step recomputes the prefix)",
     "recurrent_gemma": "its recurrent state lives inside the modules, not in a cache object",
+    "rwkv": "its state is returned as a bare tuple of tensors (output.state), not a cache object",
+}
+# Types the sweep's shrink recipes cannot yet make a tiny copy of that transformers runs (a harness
+# limit, not a verdict on kvplan): marked strict xfail, so a recipe that starts working fails the test
+# until the type is moved out of this list.
+NO_TINY_RECIPE: dict[str, str] = {
+    "bailing_hybrid": "its linear-attention group norm size does not follow from the shrunk head counts",
+    "blt": "byte-latent model: local encoder / decoder / global configs nested three deep",
+    "cpmant": "prompt-type and segment embeddings fix the position-bias size",
+    "dots3_note": "its sliding-window head_dim must equal qk_nope + qk_rope under a separate SWA config",
+    "dots3_note_text": "as dots3_note",
+    "qwen4_exp": "QSA indexer: token_budget / compress_ratio have no defaults",
+    "qwen4_exp_text": "as qwen4_exp",
+    "xlstm": "mLSTM state shapes follow qk_dim_factor x embedding_dim, not the shrunk heads",
 }
 
 # What the sweep found on this branch (README data; the split moves as native families land):
-# 189 types = 154 decoder-only types planned exactly + 4 unhandled (above) + 31 excluded
-# (EXCLUDED: encoders, encoder-decoder decoders, audio decoders). Of the 154: NATIVE_TYPES went
-# through a kvplan family module, the rest through the transformers-backed path.
-SWEEP_COUNTS = {"types": 189, "excluded": len(EXCLUDED), "unhandled": len(UNHANDLED)}
+# 189 types = 33 excluded (EXCLUDED) + 5 unhandled (UNHANDLED, refused with a ConfigError) +
+# 8 with no tiny recipe yet (NO_TINY_RECIPE) + 143 planned exactly, of which NATIVE went through a
+# kvplan family module and the rest through the transformers-backed path.
+NATIVE = ("deepseek_v2", "deepseek_v3", "falcon", "gemma", "gemma2", "gemma3", "gemma3_text", "gpt2", "gpt_bigcode",
+          "gpt_neox", "gpt_oss", "llama", "llama4", "llama4_text", "mistral", "mixtral", "nemotron_h", "opt", "phi",
+          "phi3", "qwen2", "qwen2_moe", "qwen3", "qwen3_moe", "qwen3_next")
+SWEEP_COUNTS = {"types": 189, "excluded": len(EXCLUDED), "unhandled": len(UNHANDLED), "no_tiny": len(NO_TINY_RECIPE)}
 
 # Fields the generic shrink recipes do not know, per family, so its tiny copy stays valid.
 # (Mostly fields whose class default is None where every real config gives a value.)
@@ -59,14 +78,23 @@ OVERRIDES: dict[str, dict] = {
     "hunyuan_v1_dense": {"head_dim": 16}, "hunyuan_v1_moe": {"head_dim": 16}, "ministral": {"head_dim": 16},
     "nemotron": {"num_key_value_heads": 2},
     "lfm2_moe": {"layer_types": ["conv", "full_attention", "conv", "conv", "full_attention", "conv"]},
-    "dots1": {"moe_intermediate_size": 32},
+    "dots1": {"n_routed_experts": 4, "num_experts_per_tok": 2, "n_shared_experts": 1},
+    "cohere_compass_text": {"rope_parameters": {"full_attention": {"rope_type": "default", "rope_theta": 10000.0}}},
+    "dbrx": {"attn_config": {"kv_n_heads": 1, "rope_theta": 500000.0, "clip_qkv": 8},
+             "ffn_config": {"ffn_hidden_size": 32, "moe_num_experts": 4, "moe_top_k": 2}},
+    "dots3_note": {"head_dim": 24}, "dots3_note_text": {"head_dim": 24},
+    "zamba": {"attention_head_dim": 32},
+    "kimi_linear": {"linear_num_heads": 4, "linear_head_dim": 16},  # its KDA chunk loop is slow at 32 x 128
+    "gemma3n_text": {"num_kv_shared_layers": 2, "layer_types": ["sliding_attention", "full_attention"] * 3},
+    "gemma3n": {"num_kv_shared_layers": 2, "layer_types": ["sliding_attention", "full_attention"] * 3},
+    "qwen4_exp": {"compress_ratio": 4, "token_budget": 16}, "qwen4_exp_text": {"compress_ratio": 4, "token_budget": 16},
     "deepseek_v2": {"num_experts_per_tok": 2},
     "bamba": {"attn_layer_indices": [1, 4]},
     "granitemoehybrid": {"layer_types": ["mamba" if t == "linear_attention" else "attention" for t in _L6]},
-    "zamba2": {"hybrid_layer_ids": [1, 4], "mamba_headdim": 16, "attention_head_dim": 16,
+    "zamba2": {"hybrid_layer_ids": [1, 4], "mamba_headdim": 16, "attention_head_dim": 32,
                "layers_block_type": ["linear_attention", "hybrid", "linear_attention", "linear_attention",
                                      "hybrid", "linear_attention"]},
-    "bailing_hybrid": {"linear_num_heads": 4, "head_dim": 16, "layer_group_size": 3},
+    "bailing_hybrid": {"linear_num_heads": 4, "linear_head_dim": 16, "head_dim": 16, "layer_group_size": 3},
     "xlstm": {"embedding_dim": 64, "num_heads": 4},
     "cpmant": {"dim_model": 64, "num_heads": 4, "dim_head": 16},
 }
@@ -78,7 +106,7 @@ _TOPK_KEYS = ("num_experts_per_tok", "moe_topk", "top_k", "n_activated_experts",
 _KV_KEYS = ("num_key_value_heads", "num_kv_heads", "multi_query_group_num", "n_head_kv")
 PROMPT, BATCH = 13, 2
 VARIATIONS = 2  # per type, besides its defaults (CI time: ~190 types x 3 configs)
-MAX_TINY_PARAMS = 30_000_000  # a recipe that leaves more is not run (it would take seconds on the CPU)
+MAX_TINY_PARAMS = 60_000_000  # a recipe that leaves more is not run (it would take seconds on the CPU)
 
 
 def _defaults(model_type: str):
@@ -116,8 +144,13 @@ def _shrink(text: dict, lkey: str, amap: dict, *, layers: int | None, widths: bo
             t[k] = 8
         if k.endswith("token_id") and v >= 256:
             t[k] = 1
-    if isinstance(t.get("vocab_size"), int) and t["vocab_size"] > 256:
-        t["vocab_size"] = 256
+    for k, v in list(t.items()):  # vocab_size, and per-layer / hash vocabularies (Gemma-3n, BLT)
+        if "vocab" in k and isinstance(v, int) and not isinstance(v, bool) and v > 256:
+            t[k] = 256
+    if widths:  # towers of a multimodal model: shrink their own sizes the same way
+        for k, v in list(t.items()):
+            if isinstance(v, dict) and k != "text_config" and any(x in v for x in ("hidden_size", "d_model")):
+                t[k] = _shrink(v, "num_hidden_layers", {}, layers=2, widths=True, hidden=hidden)
     hkey = amap.get("hidden_size", "hidden_size")
     if hidden and isinstance(t.get(hkey), int) and t[hkey] > 128:
         t[hkey] = 64
@@ -134,7 +167,8 @@ def _shrink(text: dict, lkey: str, amap: dict, *, layers: int | None, widths: bo
 
 
 # Dimensions that must agree with each other once hidden_size is 64 and 4 heads of 16.
-_MLA = {"kv_lora_rank": 32, "q_lora_rank": 48, "qk_rope_head_dim": 8, "qk_nope_head_dim": 16, "v_head_dim": 16}
+_MLA = {"kv_lora_rank": 32, "q_lora_rank": 48, "qk_rope_head_dim": 8, "qk_nope_head_dim": 16, "v_head_dim": 16,
+        "qk_head_dim": 24}
 _STATE_KEYS = ("mamba_d_state", "ssm_state_size", "state_size", "mamba_state_size")
 
 
@@ -172,8 +206,8 @@ def _coherent(t: dict, h: int) -> None:
             t[k] = 8
     if isinstance(t.get("mamba_d_ssm"), int):
         t["mamba_d_ssm"] = expand * h
-    if isinstance(t.get("attention_hidden_size"), int):  # RWKV
-        t["attention_hidden_size"] = h
+    if isinstance(t.get("attention_hidden_size"), int):  # RWKV: = hidden; Zamba: 2 x hidden (concatenated input)
+        t["attention_hidden_size"] = 2 * h if "attention_head_dim" in t else h
 
 
 def _assemble(d: dict, sub, text: dict, model_type: str) -> dict:
@@ -297,6 +331,8 @@ def measured(cfg: dict):
 def check(cfg: dict, measurement) -> str:
     params, held = measurement
     spec = parse_config(cfg)
+    inner_type = text_decoder_config(cfg)[1]
+    assert spec.basis == ("native" if inner_type in BUILDERS else "transformers")  # the routing
     assert count_params(spec).total_params == params
     ours = [kv_cache_bytes(spec, [PROMPT + i] * BATCH, "fp32", "transformers").kv_bytes for i in range(3)]
     assert ours == held, f"kvplan {ours} != transformers {held} ({spec.layer_kinds})"
@@ -314,13 +350,15 @@ def base_config(model_type: str):
     pytest.fail(f"no tiny copy of {model_type} that transformers runs: {errors}")
 
 
-@pytest.mark.parametrize("model_type", [t for t in ALL_TYPES if t not in EXCLUDED])
+def _param(t: str):
+    if t in NO_TINY_RECIPE:
+        return pytest.param(t, marks=pytest.mark.xfail(reason=NO_TINY_RECIPE[t], strict=True))
+    return t
+
+
+@pytest.mark.parametrize("model_type", [_param(t) for t in ALL_TYPES if t not in EXCLUDED and t not in UNHANDLED])
 def test_sweep(model_type):
     label, cfg, measurement = base_config(model_type)
-    if model_type in UNHANDLED:
-        with pytest.raises(ConfigError):
-            parse_config(cfg)
-        return
     check(cfg, measurement)
     for _, variant in variations(cfg, model_type):
         try:
@@ -330,7 +368,24 @@ def test_sweep(model_type):
         check(variant, measurement)
 
 
+@pytest.mark.parametrize("model_type", sorted(UNHANDLED))
+def test_unhandled_are_refused(model_type):
+    for _, cfg in recipes(model_type):
+        try:
+            with quiet(), torch.device("meta"):
+                inner, inner_type, _, _ = text_decoder_config(cfg)
+                AutoModelForCausalLM.from_config(AutoConfig.for_model(inner_type, **{
+                    k: v for k, v in inner.items() if k != "model_type"}))
+        except Exception:
+            continue  # transformers cannot build this recipe: try the next
+        with pytest.raises(ConfigError):
+            parse_config(cfg)
+        return
+    pytest.fail(f"no recipe of {model_type} that transformers builds")
+
+
 def test_sweep_covers_the_mapping():
     assert len(ALL_TYPES) == SWEEP_COUNTS["types"]
     assert set(EXCLUDED) <= set(ALL_TYPES) and set(UNHANDLED) <= set(ALL_TYPES)
-    assert not set(EXCLUDED) & set(UNHANDLED)
+    assert not set(EXCLUDED) & set(UNHANDLED) and not set(NO_TINY_RECIPE) & (set(EXCLUDED) | set(UNHANDLED))
+    assert set(NATIVE) <= set(ALL_TYPES)

@@ -46,12 +46,17 @@ EXCLUDED: dict[str, str] = {
     **dict.fromkeys(
         ("musicgen", "musicgen_melody", "moshi", "moss_transcribe_diarize"),
         "an audio model: its decoder runs over audio codebooks / an audio encoder, not a text decoder-only LM"),
+    **dict.fromkeys(
+        ("gemma4_assistant", "gemma4_unified_assistant"),
+        "a draft (assistant) model for speculative decoding that reads its target model's KV cache; not a "
+        "standalone LM"),
     "reformer": "LSH / chunked attention with its own cache layout (a research encoder-style LM), not a decoder "
                 "kvplan can plan",
 }
 
 _LOCK = threading.Lock()
 _CACHE: "OrderedDict[str, Any]" = OrderedDict()  # sha256 -> ModelSpec or ConfigError
+_NAMED: dict[str, dict[str, Any]] = {}  # sha256 -> {name: the spec under that name}
 
 
 def _mapping() -> tuple[Mapping[str, str], Mapping[str, str]]:
@@ -137,14 +142,21 @@ def build_spec(config: Mapping[str, Any], name: str, progress: Callable[[float, 
         with _LOCK:
             _CACHE[key] = hit
             while len(_CACHE) > CACHE_ENTRIES:
-                _CACHE.popitem(last=False)
+                _NAMED.pop(_CACHE.popitem(last=False)[0], None)
     elif progress is not None:
         progress(1.0, "cached")
     if isinstance(hit, ConfigError):
         raise ConfigError(hit.field, hit.message)
-    return hit if hit.name == name else hit.model_copy(update={"name": name})
+    if hit.name == name:
+        return hit
+    with _LOCK:  # a copy per name asked for, kept with the build (the spec's memo then carries over requests)
+        named = _NAMED.setdefault(key, {})
+        if name not in named and len(named) < 8:
+            named[name] = hit.model_copy(update={"name": name})
+        return named.get(name) or hit.model_copy(update={"name": name})
 
 
 def clear_cache() -> None:
     with _LOCK:
         _CACHE.clear()
+        _NAMED.clear()

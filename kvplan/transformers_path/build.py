@@ -288,15 +288,19 @@ class Walker:
     def experts(self, stacked, per_expert, cats) -> Experts | None:
         groups: list[tuple[int, list[Linear]]] = []
         for rel, params in stacked.items():
-            e = None
+            counts = [p.shape[0] for p in params.values() if p.ndim == 3]
+            e = self.n_experts if self.n_experts in counts else (counts[0] if counts else None)
             linears = []
             for name, p in params.items():
                 if p.ndim != 3:
                     continue
-                e = e or p.shape[0]
                 bias = params.get(f"{name}_bias", params.get(name.replace("weight", "bias")) if "weight" in name
                                   else None)
-                linears.append(self.expert_linear(name, p, bias))
+                lin = self.expert_linear(name, p, bias)
+                if p.shape[0] == e:
+                    linears.append(lin)
+                else:  # a stack of another length in the same block (LongCat-Flash's gate_up holds zero experts)
+                    cats["mlp"].append(lin.model_copy(update={"count": p.shape[0]}))
             folded = {f"{n}_bias" for n in params} | {n.replace("weight", "bias") for n in params if "weight" in n}
             for name, p in params.items():  # anything left (per-expert scales, biases not folded)
                 if p.ndim != 3 and name not in folded:

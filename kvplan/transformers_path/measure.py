@@ -82,7 +82,8 @@ def _per_layer(key: str, v, n: int) -> bool:
 def _layer_dict(v, n: int) -> bool:
     """A dict keyed by layer index (``per_layer_config: {"11": {...}}``)."""
     return isinstance(v, dict) and bool(v) and all(
-        (isinstance(k, int) or (isinstance(k, str) and k.isdigit())) and int(k) < n for k in v)
+        (isinstance(k, int) or (isinstance(k, str) and k.isdigit())) and int(k) < n and isinstance(x, dict)
+        for k, x in v.items())  # (id2label is keyed by index too, but by label strings)
 
 
 def per_layer_entries(d: dict, n: int, keys_of: dict | None = None, n_keys: int | None = None) -> list[tuple]:
@@ -145,7 +146,9 @@ def _observe(cache, n_layers: int) -> list[dict]:
     layers = getattr(cache, "layers", None)
     if layers is None:
         raise Unmeasurable(f"its cache ({type(cache).__name__}) has no per-layer entries")
-    if len(layers) > n_layers or (len(layers) < n_layers and not _lazy(cache)):
+    if len(layers) > n_layers and len(layers) % n_layers == 0:
+        n_layers = len(layers)  # several attention sub-layers per decoder layer (LongCat-Flash: 2); merged later
+    elif len(layers) > n_layers or (len(layers) < n_layers and not _lazy(cache)):
         raise Unmeasurable(f"its cache has {len(layers)} layers for {n_layers} decoder layers")
     out = []
     for layer in list(layers) + [None] * (n_layers - len(layers)):  # a lazy cache stops at the last user
@@ -193,7 +196,7 @@ def _run(cfg, prompt: int, dtype=torch.float32) -> list[list[dict]]:
     """Prefill ``prompt`` tokens, then STEPS decode steps; the cache observed after each."""
     torch.manual_seed(0)
     with quiet():
-        model = AutoModelForCausalLM.from_config(cfg, dtype=dtype).eval()
+        model = _cpu_model(cfg, dtype)
         n = len(_stack_of(model))
         vocab = model.get_input_embeddings().weight.shape[0]
         ids = torch.randint(0, min(vocab, 100), (1, prompt))
@@ -207,6 +210,20 @@ def _run(cfg, prompt: int, dtype=torch.float32) -> list[list[dict]]:
                 name, cache = cache_of(out)
                 seen.append(_observe(cache, n))
     return seen
+
+
+def _cpu_model(cfg, dtype):
+    """The copy on the CPU, its weights small uniform values: transformers' own initialisation (normal_
+    over every weight) costs seconds on a wide copy, and the cache's shapes do not depend on the values."""
+    from transformers.initialization import no_init_weights
+
+    with no_init_weights():
+        model = AutoModelForCausalLM.from_config(cfg, dtype=dtype)
+    gen = torch.Generator().manual_seed(0)
+    with torch.no_grad():
+        for p in model.parameters():
+            p.uniform_(-0.05, 0.05, generator=gen)
+    return model.eval()
 
 
 def cache_of(out) -> tuple[str, object]:
@@ -271,6 +288,27 @@ def classify(steps: list[list[dict]], seen: list[int], windows: dict[str, tuple[
         else:
             specs.append(NoCache())
     return specs
+
+
+def _merge(specs: list, n: int) -> list:
+    """k cache entries per decoder layer (k x n in all) -> one spec per layer: heads of alike attention summed."""
+    if len(specs) == n:
+        return specs
+    k = len(specs) // n
+    out = []
+    for i in range(n):
+        group = specs[i * k:(i + 1) * k]
+        kept = [g for g in group if g.kind != "none"]
+        if not kept:
+            out.append(NoCache())
+            continue
+        first = kept[0]
+        same = all(type(g) is type(first) and g.model_dump(exclude={"num_key_value_heads"}) ==
+                   first.model_dump(exclude={"num_key_value_heads"}) for g in kept)
+        if not same or first.kind not in ("full_attention", "sliding_attention", "chunked_attention"):
+            raise Unmeasurable(f"decoder layer {i} has {k} cache entries of different kinds")
+        out.append(first.model_copy(update={"num_key_value_heads": sum(g.num_key_value_heads for g in kept)}))
+    return out
 
 
 def _attention(j, obs, seen, windows, nq, nkv_cfg, notes):
@@ -456,7 +494,7 @@ def measure(model_type: str, hf, full_model, stack_path: str, started: float, bu
         except Exception:
             notes.append("recurrent-state dtype assumed to follow the model dtype (a bf16 run of the copy failed)")
     report(0.85, "classifying each layer's cache")
-    specs = classify(runs_a, seen, windows, None, bf16, tc, notes)
+    specs = _merge(classify(runs_a, seen, windows, None, bf16, tc, notes), n)
     if any(s.kind == "state" for s in specs):
         notes.append("recurrent state measured in transformers; the vllm convention keeps conv kernel - 1 columns "
                      "and every state in the model dtype, split over TP along heads / channels (vLLM's rule for Mamba "
