@@ -19,7 +19,7 @@ from kvplan.parallel import Layout  # noqa: E402
 from kvplan.plan import plan  # noqa: E402
 from kvplan.transformers_path import build_spec, clear_cache, knows  # noqa: E402
 from tests.test_oracle_transformers import transformers_param_count  # noqa: E402
-from tests.test_sweep_transformers import PROMPT, BATCH, measured  # noqa: E402
+from tests.test_sweep_transformers import BATCH, PROMPT, measured  # noqa: E402
 
 pytestmark = pytest.mark.oracle
 torch.set_num_threads(1)
@@ -88,7 +88,8 @@ def test_cohere2_layers_and_window():
 
 def test_falcon_h1_state_split():
     model_type, fields = CASES["falcon_h1-hybrid"]
-    spec = build_spec(_config(model_type, {**fields, "torch_dtype": "bfloat16"}), "f")  # a bf16 run finds the fp32 state
+    # bf16: a second (bf16) run of the copy finds which state transformers keeps in fp32 regardless
+    spec = build_spec(_config(model_type, {**fields, "torch_dtype": "bfloat16"}), "f")
     cache = spec.layers[0].cache
     assert isinstance(cache, MeasuredState) and cache.attention is not None
     conv, ssm = cache.parts
@@ -166,3 +167,24 @@ def test_too_many_layers_refused():
     with pytest.raises(ConfigError) as err:
         build_spec({"model_type": "granite", "num_hidden_layers": 5000}, "big")
     assert err.value.field == "num_hidden_layers"
+
+
+def test_too_many_experts_refused():
+    with pytest.raises(ConfigError) as err:  # 1000 x 300 = 300,000 layer-experts > 250,000
+        build_spec({**SMALL, "model_type": "olmoe", "num_hidden_layers": 300, "num_experts": 1000}, "big")
+    assert err.value.field == "num_experts"
+
+
+def test_dsa_indexer_keys():
+    from tests.test_sweep_transformers import recipes
+
+    _, cfg = next(recipes("deepseek_v32"))  # MLA latent 32 + rope 8, indexer keys of index_head_dim 16
+    cache = build_spec(cfg, "dsa").layers[0].cache
+    assert cache.kind == "state" and cache.parts == () and cache.indexer_dim == 16
+    assert (cache.attention.num_key_value_heads, cache.attention.head_dim, cache.attention.v_head_dim) == (1, 32, 8)
+    # 40 latent + 16 indexer elements per token, replicated (not split) at TP=2.
+    assert cache.elems_per_token("vllm", 1) == cache.elems_per_token("vllm", 2) == 56
+    result = plan(build_spec(cfg, "dsa"), get_gpu("H100-SXM"), EngineConfig(max_model_len=4096))
+    # vLLM keeps the indexer as a cache of its own: fp32 pages of 16 tokens, 16 x 40 x 4 and 16 x 16 x 4 B.
+    assert sorted((g.kind, g.page_bytes) for g in result.kv_groups) == [("full_attention", 1024),
+                                                                        ("full_attention", 2560)]

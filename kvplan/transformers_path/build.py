@@ -374,6 +374,23 @@ class Walker:
         return out
 
 
+MAX_LAYER_EXPERTS = 250_000  # layers x experts; Kimi-K2.5: 61 x 384 = 23,424. Bounds the meta build's module count
+
+
+def _check_module_count(tc, n_layers) -> None:
+    """Refuse, before building, a config whose experts x layers would take the meta build minutes
+    (families that keep one module per expert build E x L modules)."""
+    if not isinstance(n_layers, int):
+        return
+    for key, value in sorted(vars(tc).items()):
+        low = key.lower()
+        if ("expert" in low and not any(w in low for w in ("per_tok", "top", "shared", "size", "dim", "layer",
+                                                                "freq", "step", "offset", "period"))
+                and isinstance(value, int) and not isinstance(value, bool) and value * n_layers > MAX_LAYER_EXPERTS):
+            raise ConfigError(key, f"{value:,} experts x {n_layers} layers is beyond any real model (the "
+                                   f"transformers path builds at most {MAX_LAYER_EXPERTS:,} layer-experts)")
+
+
 # ----------------------------------------------------------------------------- the build
 
 
@@ -397,6 +414,7 @@ def build(config: Mapping[str, Any], cfg: Mapping[str, Any], model_type: str, sk
     if isinstance(n_layers, int) and n_layers > MAX_LAYERS:
         raise ConfigError(layers_key(tc), f"{n_layers} layers is beyond any real model (the transformers path "
                                           f"builds at most {MAX_LAYERS})")
+    _check_module_count(tc, n_layers)
     report(0.05, "building the model on the meta device")
     model = meta_model(hf, fields)
     measure.check_time(started, TIME_BUDGET_S, "the meta build")

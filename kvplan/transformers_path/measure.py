@@ -20,7 +20,14 @@ import torch
 from transformers import AutoModelForCausalLM
 
 from kvplan.errors import ConfigError
-from kvplan.layers import ChunkedLocalAttention, FullAttention, MeasuredState, NoCache, SlidingWindowAttention, StatePart
+from kvplan.layers import (
+    ChunkedLocalAttention,
+    FullAttention,
+    MeasuredState,
+    NoCache,
+    SlidingWindowAttention,
+    StatePart,
+)
 from kvplan.transformers_path.build import attr, config_error, layers_key, quiet, text_config
 
 MAX_COPY_BYTES = 3 * 2**30  # fp32 weights of the reduced copy; past this the build is refused
@@ -449,6 +456,7 @@ def measure(model_type: str, hf, full_model, stack_path: str, started: float, bu
     last_error: Exception | None = None
     too_big: tuple[int, str] | None = None
     chosen = None
+    smallest = None
     nq_int = nq if isinstance(nq, int) and nq > 0 else 1
     h_real = reduced_text.get(hidden_key)
     derived = h_real // nq_int if isinstance(h_real, int) and h_real % nq_int == 0 else None
@@ -463,6 +471,7 @@ def measure(model_type: str, hf, full_model, stack_path: str, started: float, bu
                     too_big = (size, biggest)
                     continue
             runs_a = _run(cfg_a, prompt)
+            smallest = smallest or cfg_a  # the most shrunk copy that ran: enough to see which dtype a state keeps
             check_time(started, budget, "the reduced copy's forward")
             if b is not None:
                 cfg_b = _config(model_type, _with_text(d_full, sub, {**reduced_text, **b, **shrunk_windows}))
@@ -490,7 +499,7 @@ def measure(model_type: str, hf, full_model, stack_path: str, started: float, bu
     bf16 = None
     if not model_fp32 and any(o["conv"] or o["rec"] for o in runs_a[0]):
         try:  # which state parts transformers keeps in fp32 whatever the model dtype
-            bf16 = _run(cfg_a, prompt, torch.bfloat16)
+            bf16 = _run(smallest, prompt, torch.bfloat16)
         except Exception:
             notes.append("recurrent-state dtype assumed to follow the model dtype (a bf16 run of the copy failed)")
     report(0.85, "classifying each layer's cache")
