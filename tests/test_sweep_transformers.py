@@ -84,6 +84,7 @@ OVERRIDES: dict[str, dict] = {
              "ffn_config": {"ffn_hidden_size": 32, "moe_num_experts": 4, "moe_top_k": 2}},
     "dots3_note": {"head_dim": 24}, "dots3_note_text": {"head_dim": 24},
     "zamba": {"attention_head_dim": 32},
+    "longcat_flash": {"zero_expert_num": 2},  # 256 identity experts make its routing loop slow on the CPU
     "kimi_linear": {"linear_num_heads": 4, "linear_head_dim": 16},  # its KDA chunk loop is slow at 32 x 128
     "gemma3n_text": {"num_kv_shared_layers": 2, "layer_types": ["sliding_attention", "full_attention"] * 3},
     "gemma3n": {"num_kv_shared_layers": 2, "layer_types": ["sliding_attention", "full_attention"] * 3},

@@ -161,6 +161,8 @@ def test_encoders_and_unknown_types_not_known():
     assert not knows({"model_type": "bert"})
     assert not knows({"model_type": "no-such-model"})
     assert knows({"model_type": "gemma3", "text_config": {"model_type": "gemma3_text"}, "vision_config": {}})
+    # a wrapper transformers has no causal LM for: its text_config's type decides
+    assert knows({"model_type": "some_vlm", "text_config": {"model_type": "olmo2"}})
 
 
 def test_too_many_layers_refused():

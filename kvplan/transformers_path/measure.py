@@ -24,6 +24,7 @@ from kvplan.layers import (
     ChunkedLocalAttention,
     FullAttention,
     MeasuredState,
+    MLAAttention,
     NoCache,
     SlidingWindowAttention,
     StatePart,
@@ -269,7 +270,7 @@ def classify(steps: list[list[dict]], seen: list[int], windows: dict[str, tuple[
                                "describes")
         attention = None
         if any(o["keys"] is not None for o in obs):
-            attention = _attention(j, obs, seen, windows, nq, nkv_cfg, notes)
+            attention = _attention(j, obs, seen, windows, nq, nkv_cfg, notes, hf_text)
         parts = []
         for group, conv in (("conv", True), ("rec", False)):
             for i, (shape, _) in sorted(obs[-1][group].items()):
@@ -288,6 +289,8 @@ def classify(steps: list[list[dict]], seen: list[int], windows: dict[str, tuple[
                                         for sh, o in zip(shapes, obs)):
                 raise Unmeasurable(f"layer {j}'s indexer keys do not follow its attention's tokens")
             indexer = shapes[-1][2]
+        if (parts or indexer) and isinstance(attention, MLAAttention):  # the latent as one replicated head
+            attention = _latent_as_head(attention, 1)
         if parts or indexer:
             specs.append(MeasuredState(parts=tuple(parts), attention=attention, indexer_dim=indexer))
         elif attention is not None:
@@ -310,6 +313,9 @@ def _merge(specs: list, n: int) -> list:
             out.append(NoCache())
             continue
         first = kept[0]
+        if all(g == first for g in kept) and first.kind == "mla":  # k latents per layer: one wider replicated head
+            out.append(_latent_as_head(first, len(kept)))
+            continue
         same = all(type(g) is type(first) and g.model_dump(exclude={"num_key_value_heads"}) ==
                    first.model_dump(exclude={"num_key_value_heads"}) for g in kept)
         if not same or first.kind not in ("full_attention", "sliding_attention", "chunked_attention"):
@@ -318,7 +324,25 @@ def _merge(specs: list, n: int) -> list:
     return out
 
 
-def _attention(j, obs, seen, windows, nq, nkv_cfg, notes):
+def _latent_as_head(mla: MLAAttention, k: int) -> FullAttention:
+    """k MLA latents as one K/V "head" (replicated under TP, like the latent): k x (rank + rope) elements."""
+    return FullAttention(num_key_value_heads=1, head_dim=k * mla.kv_lora_rank, v_head_dim=k * mla.qk_rope_head_dim)
+
+
+def _mla(hf_text, hk, dk, hv, dv):
+    """An MLA latent, when the cache holds exactly one: keys [B, 1, T, kv_lora_rank], values
+    [B, 1, T, qk_rope_head_dim] (transformers' DeepSeek layout), as kvplan's MLAAttention (vLLM
+    ``MLAAttentionSpec``: replicated on every TP rank, its own block size)."""
+    dims = {k: attr(hf_text, k) for k in ("kv_lora_rank", "qk_rope_head_dim", "qk_nope_head_dim", "v_head_dim",
+                                          "num_attention_heads")}
+    if not all(isinstance(v, int) and v > 0 for v in dims.values()):
+        return None
+    if (hk, hv, dk, dv) != (1, 1, dims["kv_lora_rank"], dims["qk_rope_head_dim"]):
+        return None
+    return MLAAttention(**dims)
+
+
+def _attention(j, obs, seen, windows, nq, nkv_cfg, notes, hf_text=None):
     keys = [o["keys"][0] if o["keys"] else None for o in obs]
     values = [o["values"][0] if o["values"] else None for o in obs]
     if any(k is None for k in keys):
@@ -343,7 +367,8 @@ def _attention(j, obs, seen, windows, nq, nkv_cfg, notes):
             and hv == hk):
         geometry.update(num_key_value_heads=nkv_cfg, transformers_cached_heads=hk)
     if held == seen:
-        return FullAttention(**geometry)
+        mla = _mla(hf_text, hk, dk, hv, dv)
+        return mla or FullAttention(**geometry)
     for field, (small, real) in windows.items():
         if held == [min(t, small - 1) for t in seen]:
             if "chunk" in field:
