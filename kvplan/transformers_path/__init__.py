@@ -139,6 +139,9 @@ def build_spec(config: Mapping[str, Any], name: str, progress: Callable[[float, 
             hit = build(config, *found, progress=progress)
         except ConfigError as exc:
             hit = exc
+        except Exception as exc:  # never a traceback for a config: anything unforeseen is refused, named
+            hit = ConfigError("config", f"the transformers-backed build of {found[1]!r} failed "
+                                        f"({type(exc).__name__}: {' '.join(str(exc).split())[:300]})")
         with _LOCK:
             _CACHE[key] = hit
             while len(_CACHE) > CACHE_ENTRIES:
