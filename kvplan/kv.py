@@ -112,8 +112,11 @@ def kv_cache_bytes(
     for cache, n_layers in per_spec.items():
         if cache.kind in ATTENTION_KINDS:
             size = sum(cache.bytes_held(t, convention, tp, b) * c for t, c in counts.items())
-        else:
+        else:  # fixed state; a measured state may also attend (Falcon-H1: attention + Mamba in one layer)
             size = len(lengths) * cache.state_bytes(convention, tp, b_state)
+            if cache.elems_per_token(convention, tp):
+                held = sum(cache.tokens_held(t, convention) * c for t, c in counts.items())
+                size += held * cache.elems_per_token(convention, tp) * b
         by_kind[cache.kind] = by_kind.get(cache.kind, 0) + size * n_layers
     return KVBytes(
         convention=convention,

@@ -517,6 +517,87 @@ class IndexedAttention(FullAttention):
         return self.index_head_dim * self.vllm_index_dtype_bytes
 
 
+# ----------------------------------------------------------------------------- measured state (transformers path)
+
+
+class StatePart(_Frozen):
+    """One fixed-size tensor a layer keeps per sequence, as measured in transformers' cache.
+
+    ``shape`` is one sequence's slice (batch dim dropped), in transformers' layout. ``split_dim``
+    is the dim that tensor parallelism divides (heads or channels; None: every rank keeps it all).
+    ``conv``: a convolution window whose last dim is the kernel width; vLLM keeps kernel - 1
+    columns of it (``MambaStateShapeCalculator``), transformers the whole kernel.
+    ``transformers_bytes``: element size transformers stores it in whatever the model dtype (an
+    fp32 SSM state), or None when it follows the model dtype.
+    """
+
+    name: str
+    shape: tuple[int, ...]
+    split_dim: int | None = 0
+    conv: bool = False
+    transformers_bytes: int | None = None
+
+    def numel(self, convention: Convention = "vllm", tp: int = 1) -> int:
+        n = 1
+        for i, d in enumerate(self.shape):
+            if self.conv and i == len(self.shape) - 1 and convention == "vllm":
+                d = max(1, d - 1)
+            if i == self.split_dim:
+                d = max(1, d // tp)
+            n *= d
+        return n
+
+    def nbytes(self, convention: Convention = "vllm", tp: int = 1, dtype_bytes: int = 2) -> int:
+        b = self.transformers_bytes if convention == "transformers" and self.transformers_bytes else dtype_bytes
+        return self.numel(convention, tp) * b
+
+
+class MeasuredState(_Frozen):
+    """A layer of a family kvplan has no builder for, as measured in transformers' cache object:
+    fixed per-sequence ``parts`` (conv / recurrent states), plus, for a layer that also attends
+    (Falcon-H1's parallel attention + Mamba), the ``attention`` it caches per token.
+
+    transformers: sum of parts at the measured sizes; vllm: conv parts keep kernel - 1 columns and
+    every part is in the model dtype (vLLM ``mamba_ssm_cache_dtype`` auto), split over TP along
+    ``split_dim``. Worked number: a Mamba-2 mixer with conv [4352, 4] and ssm [32, 64, 128], bf16:
+    vllm (4352 x 3 + 32 x 64 x 128) x 2 = 550,400 B per sequence; transformers (fp32 ssm)
+    4352 x 4 x 2 + 262,144 x 4 = 1,083,392 B.
+    """
+
+    kind: Literal["state"] = "state"
+    parts: tuple[StatePart, ...] = ()
+    attention: FullAttention | SlidingWindowAttention | ChunkedLocalAttention | None = Field(
+        default=None, discriminator="kind")
+    # Elements per token of a sparse-attention indexer's keys (DSA: ``DynamicIndexedLayer.indexer_keys``
+    # [B, T, index_head_dim]), one head, kept whole on every TP rank like vLLM's indexer cache.
+    indexer_dim: int = Field(default=0, ge=0)
+
+    @property
+    def window(self) -> int | None:
+        return self.attention.window if self.attention is not None else None
+
+    def elems_per_token(self, convention: Convention = "vllm", tp: int = 1) -> int:
+        attn = self.attention.elems_per_token(convention, tp) if self.attention is not None else 0
+        return attn + self.indexer_dim
+
+    def tokens_held(self, tokens: int, convention: Convention = "vllm") -> int:
+        return self.attention.tokens_held(tokens, convention) if self.attention is not None else 0
+
+    def state_bytes(self, convention: Convention = "vllm", tp: int = 1, dtype_bytes: int = 2) -> int:
+        return sum(p.nbytes(convention, tp, dtype_bytes) for p in self.parts)
+
+    def state_only(self) -> "MeasuredState":
+        """The recurrent part alone (vLLM gives the attention and the mixer separate KV groups)."""
+        return self.model_copy(update={"attention": None, "indexer_dim": 0})
+
+    def indexer(self) -> FullAttention | None:
+        """The indexer's keys as vLLM's separate one-head cache (its width split over K/V halves)."""
+        if not self.indexer_dim or self.attention is None:
+            return None
+        d = self.indexer_dim
+        return FullAttention(num_key_value_heads=1, head_dim=d - d // 2, v_head_dim=max(1, d // 2)) if d > 1 else None
+
+
 CacheSpec = (
     FullAttention
     | SlidingWindowAttention
@@ -530,6 +611,7 @@ CacheSpec = (
     | ShortConvState
     | AttentionAndMamba
     | IndexedAttention
+    | MeasuredState
 )
 
 # Which kinds are attention (a KV dtype applies) and which are recurrent state (model dtype).
@@ -538,6 +620,6 @@ ATTENTION_KINDS = ("full_attention", "sliding_attention", "chunked_attention", "
 # Kinds that cache one replicated latent (DeepSeek-V4: one shared K=V head) per token, not KV heads:
 # vLLM's MLA block size (64), the same bytes on every TP rank.
 MLA_KINDS = ("mla", "mla_dsa", "compressed_attention")
-STATE_KINDS = ("mamba", "linear_attention", "short_conv")
+STATE_KINDS = ("mamba", "linear_attention", "short_conv", "state")
 # Layers keeping both (split by cache_parts wherever a size is per kind).
 COMPOSITE_KINDS = ("attention_and_mamba",)

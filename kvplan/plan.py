@@ -146,6 +146,17 @@ def group_blocks(kind: str, window: int | None, max_len: int, block_size: int, i
     return 1
 
 
+def _kv_parts(cache) -> tuple:
+    """The caches vLLM registers for one decoder layer: none, one, or, for a measured layer that both
+    attends and keeps a recurrent state (Falcon-H1) or a DSA indexer, each part as a layer of its own."""
+    if cache.kind == "none":
+        return ()
+    if cache.kind == "state" and (cache.attention is not None or cache.indexer_dim):
+        parts = [cache.attention, cache.indexer(), cache.state_only() if cache.parts else None]
+        return tuple(p for p in parts if p is not None)
+    return (cache,)
+
+
 def kv_groups(layers: list[tuple[DecoderLayer, int]], block_size: int, tp: int, kv_b: int, state_b: int, max_len: int,
               in_flight: int) -> tuple[list[KVGroup], int, int]:
     """(groups, bytes_per_block, block_size) as vLLM's hybrid KV-cache manager lays them out.
@@ -154,11 +165,10 @@ def kv_groups(layers: list[tuple[DecoderLayer, int]], block_size: int, tp: int, 
     group_size = min bucket (or max if max < 1.5 min), short groups padded; with recurrent
     state the attention block grows until one attention page holds one state page.
     """
-    buckets: dict = {}  # cache spec -> [a layer with it, how many layers]
+    buckets: dict = {}  # cache spec -> [the spec, how many layers]
     for layer, n in layers:
-        for cache in cache_parts(layer.cache):  # Falcon-H1: its attention and its Mamba state apart
-            if cache.kind == "none":
-                continue
+        # Falcon-H1 (native): its attention and its Mamba state apart; a measured layer: each part vLLM registers
+        for cache in (c for part in cache_parts(layer.cache) for c in _kv_parts(part)):
             entry = buckets.setdefault(cache, [cache, 0])
             entry[1] += n
     if not buckets:
@@ -714,7 +724,7 @@ def decode_bound(spec: ModelSpec, gpu: GpuSpec, layout: Layout, weights_rank: in
     layers = stage_distinct(spec, 1, 0)
     kv_tok = sum(layer.cache.kv_bytes_per_token("vllm", tp, kv_b) * n for layer, n in layers) // pp
     moved = weights_rank + batch * context * kv_tok
-    attn_layers = sum(n for layer, n in layers if any(c.kind in ATTENTION_KINDS for c in cache_parts(layer.cache)))
+    attn_layers = sum(n for layer, n in layers if any(c.elems_per_token("vllm", 1) for c in cache_parts(layer.cache)))
     flops = 2 * p.active_params * batch // (tp * pp) + 4 * batch * context * spec.num_attention_heads * spec.head_dim * attn_layers // (tp * pp)
     t_mem = moved / gpu.bandwidth_bytes_per_s
     t_cmp = flops / gpu.bf16_dense_flops

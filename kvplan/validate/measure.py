@@ -232,6 +232,9 @@ def run_validation(model, *, tokens: int = 128, steps: int = 8, batch: int = 1, 
     from kvplan.validate.decoder import refuse_unsupported
 
     refuse_unsupported(spec)  # before the lock and any allocation
+    if spec.basis == "transformers" or any(layer.cache.kind == "state" for layer in spec.layers):
+        raise PlanInputError("model", f"{spec.model_type!r} was built with transformers (no kvplan family module): "
+                             "the validation runs kvplan's reference decoder, which implements native families only")
     if not _LOCK.acquire(blocking=False):
         raise BusyError("validate", "busy: another validation run is in progress on this server; "
                                     "try again when it ends")
