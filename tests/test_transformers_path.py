@@ -187,6 +187,9 @@ def test_dsa_indexer_keys():
     # 40 latent + 16 indexer elements per token, replicated (not split) at TP=2.
     assert cache.elems_per_token("vllm", 1) == cache.elems_per_token("vllm", 2) == 56
     result = plan(build_spec(cfg, "dsa"), get_gpu("H100-SXM"), EngineConfig(max_model_len=4096))
-    # vLLM keeps the indexer as a cache of its own: fp32 pages of 16 tokens, 16 x 40 x 4 and 16 x 16 x 4 B.
-    assert sorted((g.kind, g.page_bytes) for g in result.kv_groups) == [("full_attention", 1024),
-                                                                        ("full_attention", 2560)]
+    # vLLM keeps the indexer as a cache of its own: fp32 pages of 16 tokens, 16 x 40 x 4 = 2560 B (latent) and
+    # 16 x 16 x 4 = 1024 B (indexer). Both are full-attention specs of one block size, so vLLM's
+    # UniformTypeKVCacheSpecs puts every layer in one group whose block is the sum of the pages.
+    n_layers = len(build_spec(cfg, "dsa").layers)
+    assert [(g.kind, g.page_bytes) for g in result.kv_groups] == [("full_attention", 2560)]
+    assert result.ranks[0].bytes_per_block == n_layers * (2560 + 1024)
