@@ -194,6 +194,11 @@ class EngineConfig(BaseModel):
     headroom_gib: float = Field(default=2.0, ge=0, le=100_000)
     activation_bytes: int | None = Field(default=None, ge=0)  # measured override of the estimate
     weights_bytes: int | None = Field(default=None, ge=0)  # measured "Model loading took X" override
+    # vLLM --language-model-only (arg_utils.py, 0.11+; the same as --limit-mm-per-prompt with every modality
+    # 0): the vision / audio towers are not built, so their weights are not loaded.
+    language_model_only: bool = False
+    # vLLM --mm-encoder-tp-mode: "weights" (default) shards the tower over TP; "data" replicates it per rank.
+    mm_encoder_tp_mode: Literal["weights", "data"] = "weights"
 
 
 def vllm_profile(engine: EngineConfig) -> VllmProfile:

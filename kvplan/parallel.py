@@ -206,3 +206,28 @@ def _expert_bytes(layer, layout, moe_ranks, fmt, overrides, base, base_bytes) ->
                 out += component_bytes("experts", c_f.model_copy(
                     update={"out_features": cdiv(c_f.out_features, moe_ranks)}), f, base)
     return out
+
+
+def tower_rank_bytes(spec: ModelSpec, tp: int, replicate: bool = False) -> int:
+    """Bytes of the vision / audio towers (``spec.towers``) on one TP rank, in the checkpoint's 16-bit dtype.
+
+    vLLM's default ``--mm-encoder-tp-mode weights`` splits the tower's column / row linears over TP like
+    the LM's (``cdiv(out, tp)`` / ``cdiv(in, tp)``, a row layer's bias whole) and keeps norms, patch and
+    position embeddings whole; ``replicate`` (``--mm-encoder-tp-mode data``) keeps the whole tower on
+    every rank. Worked number: Gemma-3-27B bf16, TP 1: 423,060,336 x 2 = 846,120,672 B (0.788 GiB).
+    """
+    return spec.memo(("towers", tp, replicate), lambda: _tower_rank_bytes(spec, 1 if replicate else tp))
+
+
+def _tower_rank_bytes(spec: ModelSpec, tp: int) -> int:
+    elem = 4 if spec.dtype == "fp32" else 2
+    numel = 0
+    for tower in spec.towers:
+        for c in tower.components:
+            if isinstance(c, Linear) and c.shard == "column":
+                numel += c.count * cdiv(c.out_features, tp) * (c.in_features + (1 if c.bias else 0))
+            elif isinstance(c, Linear) and c.shard == "row":
+                numel += c.count * (cdiv(c.in_features, tp) * c.out_features) + c.bias_numel
+            else:
+                numel += c.numel
+    return numel * elem

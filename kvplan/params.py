@@ -22,6 +22,8 @@ class ParamBreakdown(BaseModel):
     components: dict[str, int]
     num_experts: int = 0
     num_experts_per_tok: int = 0
+    # Vision / audio towers (ModelSpec.towers): outside total_params, which is the language model's.
+    tower_params: int = 0
 
 
 def count_params(spec: ModelSpec) -> ParamBreakdown:
@@ -46,4 +48,5 @@ def _count(spec: ModelSpec) -> ParamBreakdown:
         components=components,
         num_experts=experts.num_experts if experts else 0,
         num_experts_per_tok=experts.num_experts_per_tok if experts else 0,
+        tower_params=sum(t.numel for t in spec.towers),
     )

@@ -25,7 +25,7 @@ from kvplan.gpus import GpuSpec
 from kvplan.kv import kv_dtype_bytes
 from kvplan.layers import ATTENTION_KINDS, cache_parts
 from kvplan.parallel import (
-    Layout, check_layout, kv_heads_on_rank, pp_partition, rank_weight_bytes, stage_distinct, uses_mla,
+    Layout, check_layout, kv_heads_on_rank, pp_partition, rank_weight_bytes, stage_distinct, tower_rank_bytes, uses_mla,
 )
 from kvplan.spec import DecoderLayer, Linear, ModelSpec
 from kvplan.units import DTYPE_BITS, GiB, cdiv
@@ -319,7 +319,18 @@ def plan(spec: ModelSpec, gpu: GpuSpec, engine: EngineConfig = EngineConfig(), l
         if engine.weights_bytes is None and engine.engine == "vllm" and gpu_arch(gpu.name) != "sm100":
             weights += spec.memo(("mxfp4-marlin", layout, stage, engine.weight_format),
                                  lambda: vllm_mxfp4_padding_bytes(spec, layout, stage, engine.weight_format))
+        # vLLM and SGLang build a multimodal checkpoint's vision tower on every rank (each PP stage too) unless
+        # --language-model-only: its shard is part of "Model loading took".
+        tower = 0
+        if spec.towers and engine.weights_bytes is None and engine.engine != "custom" and not engine.language_model_only:
+            tower = tower_rank_bytes(spec, tp, engine.mm_encoder_tp_mode == "data")
+        weights += tower
         terms, pool = _budget(spec, gpu, engine, layout, weights, mnbt, max_seqs, act_b, mla, stage == last)
+        if tower:
+            terms.insert(terms.index(next(t for t in terms if t.name == "weights")) + 1, Term(
+                name="vision tower (in weights)", bytes=tower, basis="exact", applied=False,
+                source=f"{', '.join(t.name for t in spec.towers)}: this rank's shard, 16-bit "
+                       f"(--mm-encoder-tp-mode {engine.mm_encoder_tp_mode}; --language-model-only drops it)"))
         per_token = sum(layer.cache.kv_bytes_per_token("vllm", kv_tp, kv_b) * n for layer, n in layers)
         if engine.engine == "sglang":
             blocks = (pool // per_token // bs) if per_token and pool > 0 else 0
