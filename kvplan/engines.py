@@ -199,6 +199,11 @@ class EngineConfig(BaseModel):
     language_model_only: bool = False
     # vLLM --mm-encoder-tp-mode: "weights" (default) shards the tower over TP; "data" replicates it per rank.
     mm_encoder_tp_mode: Literal["weights", "data"] = "weights"
+    # vLLM --speculative-config '{"method": "mtp" (or deepseek_mtp, glm4_moe_mtp), "num_speculative_tokens": N}':
+    # the checkpoint's MTP layers are loaded (weights on the last stage) and their attention joins the KV cache.
+    # Other methods (eagle, a draft model) load another checkpoint: not modeled.
+    speculative_method: Literal["none", "mtp"] = "none"
+    num_speculative_tokens: int = Field(default=0, ge=0, le=64)
 
 
 def vllm_profile(engine: EngineConfig) -> VllmProfile:

@@ -231,3 +231,15 @@ def _tower_rank_bytes(spec: ModelSpec, tp: int) -> int:
             else:
                 numel += c.numel
     return numel * elem
+
+
+def mtp_rank_bytes(spec: ModelSpec, layout: Layout, weight_format: str | None = None) -> int:
+    """Bytes of the MTP layers (``spec.mtp_layers`` + ``mtp_other``) on one rank of the last stage, laid out
+    as the decoder's layers are (the mtp_block is a DeepseekV2DecoderLayer: TP / EP as the LM; eh_proj and the
+    norms whole). Embeddings and head are the target's (shared), so none are added.
+    Worked number: DeepSeek-V3 fp8-block at TP 8: see tests/test_towers_mtp.py."""
+    def build() -> int:
+        draft = spec.model_copy(update={"layers": spec.mtp_layers, "embeddings": (), "final_norm": (), "lm_head": (),
+                                        "other": spec.mtp_other, "quantization_overrides": (), "mtp_layers": ()})
+        return _rank_weight_bytes(draft, Layout(tp=layout.tp, dp=layout.dp, ep=layout.ep), 0, weight_format)
+    return spec.memo(("mtp", layout.tp, layout.dp, layout.ep, weight_format), build) if spec.mtp_layers else 0

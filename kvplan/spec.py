@@ -195,6 +195,10 @@ class ModelSpec(_Frozen):
     warnings: tuple[str, ...] = ()
     skipped: tuple[str, ...] = ()
     towers: tuple[Tower, ...] = ()  # vision / audio towers the checkpoint ships (not in the LM totals)
+    # Multi-token-prediction layers (DeepSeek-V3 num_nextn_predict_layers): loaded only for MTP speculative
+    # decoding; not in the LM totals. mtp_other: their enorm / hnorm / eh_proj / shared_head.norm.
+    mtp_layers: tuple[DecoderLayer, ...] = ()
+    mtp_other: tuple[Component, ...] = ()
 
     # Derived values computed once per spec (the spec is frozen, so they never go stale).
     _memo: dict = PrivateAttr(default_factory=dict)

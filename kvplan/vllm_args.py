@@ -113,6 +113,8 @@ class VllmArgs(BaseModel):
     sampler: str = "auto"  # VLLM_USE_FLASHINFER_SAMPLER=1 / 0 before the command
     language_model_only: bool = False  # --language-model-only, or --limit-mm-per-prompt with every modality 0
     mm_encoder_tp_mode: str = "weights"
+    speculative_method: str = "none"  # "mtp": --speculative-config with an MTP method
+    num_speculative_tokens: int = 0
     unknown: tuple[str, ...] = ()
     ignored: tuple[str, ...] = ()
     notes: tuple[str, ...] = ()
@@ -121,7 +123,7 @@ class VllmArgs(BaseModel):
         names = ("max_model_len", "gpu_memory_utilization", "kv_cache_dtype", "block_size", "max_num_seqs",
                  "max_num_batched_tokens", "kv_cache_memory_bytes", "enforce_eager", "weight_format",
                  "decode_context_parallel_size", "disable_custom_all_reduce", "sampler", "language_model_only",
-                 "mm_encoder_tp_mode")
+                 "mm_encoder_tp_mode", "speculative_method", "num_speculative_tokens")
         return {"engine": "vllm", **{n: getattr(self, n) for n in names}}
 
     def parallel_fields(self) -> dict[str, Any]:
@@ -147,6 +149,26 @@ def _all_modalities_off(flag: str, text: str) -> bool:
         return False
     counts = [v.get("count") if isinstance(v, dict) else v for v in value.values()]
     return all(isinstance(c, int) and not isinstance(c, bool) and c == 0 for c in counts)
+
+
+# vLLM speculative methods that load the target checkpoint's own MTP layers (config/speculative.py: "mtp" and
+# the per-family names it maps to it, e.g. deepseek_mtp, glm4_moe_mtp).
+MTP_METHODS = ("mtp", "deepseek_mtp", "glm4_moe_mtp", "ernie_mtp", "longcat_flash_mtp", "mimo_mtp")
+
+
+def _mtp_tokens(text: str | None) -> int | None:
+    """num_speculative_tokens of an MTP --speculative-config (1 when it gives none); None for any other method."""
+    try:
+        value = json.loads(text or "")
+    except ValueError:
+        return None
+    if not isinstance(value, dict) or value.get("method") not in MTP_METHODS:
+        return None
+    n = value.get("num_speculative_tokens", 1)
+    if isinstance(n, bool) or not isinstance(n, int) or not 1 <= n <= 64:
+        raise PlanInputError("--speculative-config", f"num_speculative_tokens must be a whole number from 1 to 64, "
+                             f"got {str(n)[:40]!r}")
+    return n
 
 
 def human_readable_int(flag: str, text: str) -> int:
@@ -323,9 +345,13 @@ def parse_vllm_command(command: str) -> VllmArgs:
                 raise PlanInputError(name, "needs a value")
             value = tokens[i]
             i += 1
-        if name in _VALUE_FLAGS:
+        if name == "--speculative-config" and _mtp_tokens(value) is not None:
+            values["speculative_method"], values["num_speculative_tokens"] = "mtp", _mtp_tokens(value)
+        elif name in _VALUE_FLAGS:
             field, parse = _VALUE_FLAGS[name]
-            values[field] = parse(name, value)
+            parsed = parse(name, value)
+            if field != "language_model_only" or parsed:  # a non-zero --limit-mm-per-prompt keeps --language-model-only
+                values[field] = parsed
         elif name in _SWITCH_FLAGS:
             field, on = _SWITCH_FLAGS[name]
             values[field] = on

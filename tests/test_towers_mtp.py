@@ -109,3 +109,58 @@ def test_bad_vision_config_is_a_warning_not_a_traceback():
     cfg["vision_config"] = {**cfg["vision_config"], "hidden_size": "wide"}
     spec = parse_config(cfg)
     assert spec.towers == () and any("vision tower not counted" in w for w in spec.warnings)
+
+
+# ----------------------------------------------------------------------------- MTP speculative decoding
+
+
+def test_deepseek_v3_mtp_params():
+    spec = load_preset("deepseek-v3")
+    params = count_params(spec)
+    # one MoE decoder layer (as layer 60) + enorm, hnorm, shared_head.norm 3 x 7,168 + eh_proj 14,336 x 7,168
+    moe_layer = 11_507_286_016
+    assert params.mtp_params == moe_layer + 3 * 7168 + 14336 * 7168 == 11_610_067_968
+    assert params.total_params == 671_026_404_352  # the LM alone, unchanged (= transformers, which drops layer 61)
+    assert len(spec.mtp_layers) == 1 and spec.mtp_layers[0] is spec.layers[-1]
+
+
+def test_deepseek_v3_mtp_weights_and_kv_per_rank():
+    spec = load_preset("deepseek-v3")  # fp8-block 128 x 128: f(o, i) = o*i + 4 * cdiv(o,128) * cdiv(i,128)
+    gpu = GPU_CATALOG["H200"]
+    base = EngineConfig(max_model_len=32768)
+    off = plan(spec, gpu, base, Layout(tp=8))
+    on = plan(spec, gpu, base.model_copy(update={"speculative_method": "mtp", "num_speculative_tokens": 1}),
+              Layout(tp=8))
+    attention = (1536 * 7168 + 4 * 12 * 56 + 1536 * 2  # q_a_proj (whole), q_a_layernorm
+                 + 3072 * 1536 + 4 * 24 * 12  # q_b_proj, 24,576 / 8 rows
+                 + 576 * 7168 + 4 * 5 * 56 + 512 * 2  # kv_a_proj_with_mqa (whole), kv_a_layernorm
+                 + 4096 * 512 + 4 * 32 * 4  # kv_b_proj, 32,768 / 8 rows
+                 + 7168 * 2048 + 4 * 56 * 16)  # o_proj, 16,384 / 8 columns
+    shared = 3 * (256 * 7168 + 4 * 2 * 56)  # shared experts gate / up / down, 2,048 / 8
+    experts = 3 * 256 * (256 * 7168 + 4 * 2 * 56)  # 256 routed experts split 8 ways by intermediate size
+    whole_bf16 = 2 * (256 * 7168 + 2 * 7168 + 3 * 7168 + 14336 * 7168)  # router, 2 norms, 3 MTP norms, eh_proj
+    mtp = attention + shared + experts + whole_bf16
+    assert mtp == 1_661_046_944
+    assert on.ranks[0].weights_bytes - off.ranks[0].weights_bytes == mtp
+    term = next(t for t in on.ranks[0].terms if t.name.startswith("MTP layers"))
+    assert (term.bytes, term.applied) == (mtp, False)
+    # the MTP layer's MLA cache (576 x 2 B a token, not split over TP) joins the one KV group: 61 -> 62 layers
+    assert off.ranks[0].kv_bytes_per_token == 61 * 1152 and on.ranks[0].kv_bytes_per_token == 62 * 1152
+    assert [g.layers for g in on.kv_groups] == [62] and on.ranks[0].bytes_per_block == 62 * 64 * 1152
+    assert on.num_blocks == (on.ranks[0].kv_pool_bytes // (62 * 64 * 1152))
+    assert on.num_blocks < off.num_blocks
+
+
+def test_mtp_refused_without_mtp_layers():
+    from kvplan.errors import PlanInputError
+
+    with pytest.raises(PlanInputError, match="multi-token-prediction"):
+        plan(load_preset("llama-3.1-8b"), GPU_CATALOG["H100-SXM"], EngineConfig(speculative_method="mtp"))
+
+
+def test_speculative_config_flag():
+    args = parse_vllm_command("""vllm serve deepseek-ai/DeepSeek-V3 -tp 8 --speculative-config '{"method": "deepseek_mtp", "num_speculative_tokens": 2}'""")
+    assert (args.speculative_method, args.num_speculative_tokens) == ("mtp", 2)
+    EngineConfig(**args.engine_fields())
+    eagle = parse_vllm_command("""vllm serve m --speculative-config '{"method": "eagle", "model": "x"}'""")
+    assert eagle.speculative_method == "none" and any("not modeled" in n for n in eagle.notes)
