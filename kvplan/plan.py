@@ -308,8 +308,9 @@ def plan(spec: ModelSpec, gpu: GpuSpec, engine: EngineConfig = EngineConfig(), l
 
     mtp = engine.speculative_method == "mtp" and engine.engine != "custom"
     if mtp and not spec.mtp_layers:
-        raise PlanInputError("speculative_config", f"{spec.name} has no multi-token-prediction layers "
-                             "(num_nextn_predict_layers) for MTP speculative decoding")
+        raise PlanInputError("speculative_config", f"{spec.name}: no multi-token-prediction layers to load for MTP "
+                             "speculative decoding (kvplan models them for the DeepSeek-V3 / GLM MoE families, "
+                             "num_nextn_predict_layers > 0)")
     ranks: list[RankPlan] = []
     stage_blocks: list[tuple[int, list[KVGroup], int, int]] = []
     last = layout.pp - 1

@@ -22,6 +22,8 @@ TOWERS = [
     ("mistral-small-3.1-24b-instruct-2503", 438_958_080),  # Pixtral 403,305,472 + projector 35,652,608
     ("llama-4-scout-17b-16e-instruct", 871_932_416),  # 850,960,896 + 20,971,520
     ("kimi-k2.5", 471_143_920),  # MoonViT 416,866,032 + mm_projector 54,277,888
+    ("gemma-4-26b-a4b", 572_792_112),  # ViT 569,548,080 + embed_vision 2,816 x 1,152
+    ("gemma-4-31b-it-nvfp4", 575_741_232),  # the same ViT + embed_vision 5,376 x 1,152
 ]
 
 
@@ -44,7 +46,7 @@ def test_tower_params(name, params):
     assert count_params(spec).total_params == count_params(spec.model_copy(update={"towers": ()})).total_params
 
 
-@pytest.mark.parametrize("name,params", [TOWERS[0], TOWERS[1], TOWERS[3], TOWERS[4]])
+@pytest.mark.parametrize("name,params", [TOWERS[0], TOWERS[1], TOWERS[2], TOWERS[3], TOWERS[4], TOWERS[6]])
 def test_tower_params_equal_transformers(name, params):
     assert transformers_tower_params(preset_config(name)) == params
 

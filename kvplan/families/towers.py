@@ -21,12 +21,14 @@ default ``--mm-encoder-tp-mode weights`` (read 2026-12):
   pixel-shuffle adapter fc1 column / fc2 row, projector linear_1 column (gather_output).
 - MoonViT (Kimi-K2.5, kimi_k25_vit.py): q/k/v column, proj row, fc1 column, fc2 row; projector
   linear_1 column, linear_2 row.
+- Gemma-4 ViT (gemma4_mm.py): q/k/v and gate/up column, o and down row; patch input_proj, position table
+  and embed_vision's embedding_projection (ReplicatedLinear) whole.
 
 ``--mm-encoder-tp-mode data`` replicates the whole tower on every rank (data-parallel encoder);
 ``--language-model-only`` (vLLM >= 0.11 arg_utils.py: every modality limit 0, towers not built) drops it.
 Towers are kept in the checkpoint's 16-bit dtype (quantized checkpoints usually ignore them:
-``quantizable=False``). Not modeled: Gemma-3n / Gemma-4 audio and vision towers (MobileNetV5,
-Conformer, Gemma-4 ViT), Step-3.7's perception encoder, MiniMax-M3-VL's tower: listed as skipped.
+``quantizable=False``). Not modeled (listed as skipped, not counted): Gemma-3n's MobileNetV5 and
+Conformer towers, Gemma-4's audio tower, Step-3.7's perception encoder, MiniMax-M3-VL's tower.
 
 Worked number: Gemma-3-27B's SigLIP tower + projector = 416,866,032 + 6,194,304 = 423,060,336
 parameters, 846,120,672 B in bf16 (0.788 GiB) on one GPU.
@@ -267,6 +269,43 @@ def build_towers(outer: Mapping, text_hidden: int) -> tuple[tuple[Tower, ...], l
     return towers, r.assumptions, []
 
 
+def gemma4_vision(r: Reader, text_hidden: int) -> tuple[Tower, ...]:
+    """Gemma-4: Gemma4VisionModel (patch input_proj 3p^2 -> h, a (2, position_embedding_size, h) position
+    table, blocks of q/k/v/o without bias, q_norm / k_norm (head_dim), gated MLP, four RMSNorms) +
+    embed_vision (Gemma4MultimodalEmbedder: a scale-free RMSNorm, embedding_projection h -> text_h, a
+    ReplicatedLinear in vLLM gemma4_mm.py). ``vision_config`` absent (optional in Gemma4Config): no tower.
+    The audio tower (Gemma4AudioModel, E2B / E4B checkpoints) is not modeled: a warning says so.
+    Gemma-4-26B-A4B: 569,548,080 + 3,244,032."""
+    if r.raw("audio_config") is not None:
+        raise ConfigError("audio_config", "Gemma-4's audio tower is not modeled: tower weights not counted")
+    if r.raw("vision_config") is None:
+        return ()
+    v = _vision(r)
+    why = "Gemma4VisionConfig default"
+    h = v.int("hidden_size", 768, why=why)
+    inter = v.int("intermediate_size", 3072, why=why)
+    layers = v.int("num_hidden_layers", 16, why=why)
+    heads = v.int("num_attention_heads", 12, why=why)
+    kv = v.int("num_key_value_heads", 12, why=why)
+    hd = v.int("head_dim", 64, why=why)
+    patch = v.int("patch_size", 16, why=why)
+    positions = v.int("position_embedding_size", 10 * 1024, why=why)
+    out = v.int("output_proj_dims") if v.has("output_proj_dims") else h
+    p = "vision_tower.encoder.layers"
+    comps: list = [_lin("vision_tower.patch_embedder.input_proj", h, 3 * patch * patch, False, shard="replicated"),
+                   Tensor(name="vision_tower.patch_embedder.position_embedding_table", numel=2 * positions * h),
+                   _norm(f"{p}.norms", h, False, 4 * layers), _norm(f"{p}.self_attn.qk_norm", hd, False, 2 * layers),
+                   _lin(f"{p}.self_attn.q_proj", heads * hd, h, False, layers),
+                   _lin(f"{p}.self_attn.k_proj", kv * hd, h, False, layers),
+                   _lin(f"{p}.self_attn.v_proj", kv * hd, h, False, layers),
+                   _lin(f"{p}.self_attn.o_proj", h, heads * hd, False, layers, "row"),
+                   _lin(f"{p}.mlp.gate_proj", inter, h, False, layers), _lin(f"{p}.mlp.up_proj", inter, h, False, layers),
+                   _lin(f"{p}.mlp.down_proj", h, inter, False, layers, "row"),
+                   _lin("embed_vision.embedding_projection", text_hidden, out, False, shard="replicated")]
+    return (Tower(name="vision_tower + embed_vision", components=tuple(comps), num_heads=heads,
+                  source="transformers gemma4/modeling_gemma4.py; vLLM gemma4_mm.py"),)
+
+
 # Wrapper model_type -> tower builder (reader over the wrapper config, text hidden size).
 TOWER_BUILDERS = {
     "gemma3": siglip_gemma3,
@@ -277,4 +316,5 @@ TOWER_BUILDERS = {
     "mistral3": pixtral_mistral3,
     "llama4": llama4_vision,
     "kimi_k25": moonvit_kimi_k25,
+    "gemma4": gemma4_vision,
 }
