@@ -25,7 +25,8 @@ from kvplan.gpus import GpuSpec
 from kvplan.kv import kv_dtype_bytes
 from kvplan.layers import ATTENTION_KINDS, cache_parts
 from kvplan.parallel import (
-    Layout, check_layout, kv_heads_on_rank, pp_partition, rank_weight_bytes, mtp_rank_bytes, stage_distinct, tower_rank_bytes, uses_mla,
+    Layout, check_layout, kv_heads_on_rank, mtp_rank_bytes, pp_partition, rank_weight_bytes, stage_distinct,
+    tower_rank_bytes, uses_mla,
 )
 from kvplan.spec import DecoderLayer, Linear, ModelSpec
 from kvplan.units import DTYPE_BITS, GiB, cdiv
@@ -330,7 +331,8 @@ def plan(spec: ModelSpec, gpu: GpuSpec, engine: EngineConfig = EngineConfig(), l
         # vLLM and SGLang build a multimodal checkpoint's vision tower on every rank (each PP stage too) unless
         # --language-model-only: its shard is part of "Model loading took".
         tower = 0
-        if spec.towers and engine.weights_bytes is None and engine.engine != "custom" and not engine.language_model_only:
+        loads_tower = engine.engine != "custom" and not engine.language_model_only
+        if spec.towers and engine.weights_bytes is None and loads_tower:
             tower = tower_rank_bytes(spec, tp, engine.mm_encoder_tp_mode == "data")
         weights += tower
         mtp_bytes = mtp_rank_bytes(spec, layout, engine.weight_format) if draft and engine.weights_bytes is None else 0

@@ -6,8 +6,8 @@ import pytest
 
 from kvplan.engines import EngineConfig
 from kvplan.gpus import GPU_CATALOG
-from kvplan.params import count_params
 from kvplan.parallel import Layout, tower_rank_bytes
+from kvplan.params import count_params
 from kvplan.plan import plan
 from kvplan.presets import load_preset, preset_config
 from kvplan.vllm_args import parse_vllm_command
@@ -161,7 +161,8 @@ def test_mtp_refused_without_mtp_layers():
 
 
 def test_speculative_config_flag():
-    args = parse_vllm_command("""vllm serve deepseek-ai/DeepSeek-V3 -tp 8 --speculative-config '{"method": "deepseek_mtp", "num_speculative_tokens": 2}'""")
+    args = parse_vllm_command("vllm serve deepseek-ai/DeepSeek-V3 -tp 8 --speculative-config "
+                              """'{"method": "deepseek_mtp", "num_speculative_tokens": 2}'""")
     assert (args.speculative_method, args.num_speculative_tokens) == ("mtp", 2)
     EngineConfig(**args.engine_fields())
     eagle = parse_vllm_command("""vllm serve m --speculative-config '{"method": "eagle", "model": "x"}'""")

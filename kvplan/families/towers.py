@@ -112,7 +112,8 @@ def siglip_gemma3(r: Reader, text_hidden: int) -> tuple[Tower, ...]:
     comps += [Tensor(name="multi_modal_projector.mm_input_projection_weight", numel=h * text_hidden),
               _norm("multi_modal_projector.mm_soft_emb_norm", h, bias=False)]
     return (Tower(name="vision_tower (SigLIP) + multi_modal_projector", components=tuple(comps), num_heads=heads,
-                  source="transformers siglip/modeling_siglip.py, gemma3/modeling_gemma3.py; vLLM siglip.py, gemma3_mm.py"),)
+                  source="transformers siglip/modeling_siglip.py, gemma3/modeling_gemma3.py; "
+                         "vLLM siglip.py, gemma3_mm.py"),)
 
 
 def _qwen_vit(r: Reader, text_hidden: int, deepstack: bool) -> tuple[Tower, ...]:
@@ -250,7 +251,8 @@ def moonvit_kimi_k25(r: Reader, text_hidden: int) -> tuple[Tower, ...]:
     comps += _vit_layers("vision_tower.layers", h, inter, layers, ("attn.q_proj", "attn.k_proj", "attn.v_proj"),
                          "attn.proj", ("mlp.fc1", "mlp.fc2"))
     comps += [_norm("vision_tower.final_layernorm", h), _norm("mm_projector.pre_norm", proj_norm),
-              _lin("mm_projector.in_proj", merged, merged), _lin("mm_projector.out_proj", text_hidden, merged, shard="row")]
+              _lin("mm_projector.in_proj", merged, merged),
+              _lin("mm_projector.out_proj", text_hidden, merged, shard="row")]
     return (Tower(name="vision_tower (MoonViT) + mm_projector", components=tuple(comps), num_heads=heads,
                   source="transformers kimi_k25/modeling_kimi_k25.py; vLLM kimi_k25.py, kimi_k25_vit.py"),)
 
@@ -299,7 +301,8 @@ def gemma4_vision(r: Reader, text_hidden: int) -> tuple[Tower, ...]:
                    _lin(f"{p}.self_attn.k_proj", kv * hd, h, False, layers),
                    _lin(f"{p}.self_attn.v_proj", kv * hd, h, False, layers),
                    _lin(f"{p}.self_attn.o_proj", h, heads * hd, False, layers, "row"),
-                   _lin(f"{p}.mlp.gate_proj", inter, h, False, layers), _lin(f"{p}.mlp.up_proj", inter, h, False, layers),
+                   _lin(f"{p}.mlp.gate_proj", inter, h, False, layers),
+                   _lin(f"{p}.mlp.up_proj", inter, h, False, layers),
                    _lin(f"{p}.mlp.down_proj", h, inter, False, layers, "row"),
                    _lin("embed_vision.embedding_projection", text_hidden, out, False, shard="replicated")]
     return (Tower(name="vision_tower + embed_vision", components=tuple(comps), num_heads=heads,
