@@ -53,9 +53,14 @@ def cmd_params(args) -> None:
         "weight_format": w.format, "weight_bytes": w.total_bytes, "weight_bytes_by_component": w.components,
         "bytes_per_param": w.bytes_per_param,
         "assumptions": list(spec.assumptions), "warnings": list(spec.warnings), "skipped": list(spec.skipped),
+        "tower_params": p.tower_params, "mtp_params": p.mtp_params,
     }
     lines = [f"{spec.name} ({spec.model_type})", f"  total params  {p.total_params:,}", f"  active params {p.active_params:,}"]
     lines += [f"    {k:<11} {v:,}" for k, v in p.components.items() if v]
+    if p.tower_params:  # outside the totals: loaded by vLLM unless --language-model-only
+        lines.append(f"  vision tower  {p.tower_params:,} ({', '.join(t.name for t in spec.towers)}; not in the total)")
+    if p.mtp_params:
+        lines.append(f"  MTP layers    {p.mtp_params:,} (loaded for MTP speculative decoding; not in the total)")
     lines += [f"  weights ({w.format}) {w.total_bytes:,} B = {format_bytes(w.total_bytes)} ({w.bytes_per_param:.4f} B/param)"]
     lines += [f"  note: {a}" for a in spec.assumptions] + [f"  warning: {a}" for a in spec.warnings]
     _emit(args, payload, lines)

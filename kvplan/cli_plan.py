@@ -21,7 +21,9 @@ def engine_from_args(args):
                   mem_fraction_static=args.mem_fraction_static, vllm_version=args.vllm_version,
                   decode_context_parallel_size=args.decode_context_parallel_size,
                   disable_custom_all_reduce=args.disable_custom_all_reduce, sampler=args.sampler,
-                  max_total_tokens=args.max_total_tokens)
+                  max_total_tokens=args.max_total_tokens, language_model_only=args.language_model_only,
+                  mm_encoder_tp_mode=args.mm_encoder_tp_mode,
+                  speculative_method="mtp" if args.mtp_tokens else "none", num_speculative_tokens=args.mtp_tokens)
     if args.runtime_gib is not None:
         fields["runtime_gib"] = args.runtime_gib
     if args.headroom_gib is not None:
@@ -127,6 +129,13 @@ def add_commands(sub) -> None:
     p.add_argument("--max-num-batched-tokens", type=int, default=None)
     p.add_argument("--kv-cache-memory-bytes", type=int, default=None)
     p.add_argument("--enforce-eager", action="store_true")
+    p.add_argument("--language-model-only", action="store_true",
+                   help="vLLM: do not load the vision / audio towers of a multimodal checkpoint")
+    p.add_argument("--mtp-tokens", type=int, default=0, metavar="N",
+                   help="vLLM MTP speculative decoding with N tokens (--speculative-config "
+                        "'{\"method\": \"mtp\", \"num_speculative_tokens\": N}'): loads the MTP layers")
+    p.add_argument("--mm-encoder-tp-mode", choices=("weights", "data"), default="weights",
+                   help="vLLM: shard the vision tower over TP (weights) or replicate it per rank (data)")
     p.add_argument("--mem-fraction-static", type=float, default=None)
     p.add_argument("--runtime-gib", type=float, default=None, help="custom engine: runtime workspace")
     p.add_argument("--headroom-gib", type=float, default=None, help="custom engine: headroom")

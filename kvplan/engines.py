@@ -198,6 +198,16 @@ class EngineConfig(BaseModel):
     headroom_gib: float = Field(default=2.0, ge=0, le=100_000)
     activation_bytes: int | None = Field(default=None, ge=0)  # measured override of the estimate
     weights_bytes: int | None = Field(default=None, ge=0)  # measured "Model loading took X" override
+    # vLLM --language-model-only (arg_utils.py, 0.11+; the same as --limit-mm-per-prompt with every modality
+    # 0): the vision / audio towers are not built, so their weights are not loaded.
+    language_model_only: bool = False
+    # vLLM --mm-encoder-tp-mode: "weights" (default) shards the tower over TP; "data" replicates it per rank.
+    mm_encoder_tp_mode: Literal["weights", "data"] = "weights"
+    # vLLM --speculative-config '{"method": "mtp" (or deepseek_mtp, glm4_moe_mtp), "num_speculative_tokens": N}':
+    # the checkpoint's MTP layers are loaded (weights on the last stage) and their attention joins the KV cache.
+    # Other methods (eagle, a draft model) load another checkpoint: not modeled.
+    speculative_method: Literal["none", "mtp"] = "none"
+    num_speculative_tokens: int = Field(default=0, ge=0, le=64)
 
 
 def vllm_profile(engine: EngineConfig) -> VllmProfile:

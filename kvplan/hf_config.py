@@ -286,6 +286,13 @@ def parse_config(config: Mapping[str, Any] | str | bytes, name: str | None = Non
         spec_fields["model_type"] = model_type
         spec_fields["assumptions"] = tuple(reader.assumptions)
         spec_fields["skipped"] = skipped + tuple(spec_fields.get("skipped", ()))
+        if cfg is not outer:  # a multimodal wrapper: its vision tower, counted apart (families/towers.py)
+            from kvplan.families.towers import build_towers
+
+            towers, notes, tower_warnings = build_towers(outer, spec_fields["hidden_size"])
+            spec_fields["towers"] = towers
+            spec_fields["assumptions"] += tuple(notes)
+            spec_fields["warnings"] = tuple(spec_fields.get("warnings", ())) + tuple(tower_warnings)
         return ModelSpec(**spec_fields)
     except ConfigError:
         raise

@@ -227,3 +227,40 @@ def _expert_bytes(layer, layout, moe_ranks, fmt, overrides, base, base_bytes) ->
                 out += component_bytes("experts", c_f.model_copy(
                     update={"out_features": cdiv(c_f.out_features, moe_ranks)}), f, base)
     return out
+
+
+def tower_rank_bytes(spec: ModelSpec, tp: int, replicate: bool = False) -> int:
+    """Bytes of the vision / audio towers (``spec.towers``) on one TP rank, in the checkpoint's 16-bit dtype.
+
+    vLLM's default ``--mm-encoder-tp-mode weights`` splits the tower's column / row linears over TP like
+    the LM's (``cdiv(out, tp)`` / ``cdiv(in, tp)``, a row layer's bias whole) and keeps norms, patch and
+    position embeddings whole; ``replicate`` (``--mm-encoder-tp-mode data``) keeps the whole tower on
+    every rank. Worked number: Gemma-3-27B bf16, TP 1: 423,060,336 x 2 = 846,120,672 B (0.788 GiB).
+    """
+    return spec.memo(("towers", tp, replicate), lambda: _tower_rank_bytes(spec, 1 if replicate else tp))
+
+
+def _tower_rank_bytes(spec: ModelSpec, tp: int) -> int:
+    elem = 4 if spec.dtype == "fp32" else 2
+    numel = 0
+    for tower in spec.towers:
+        for c in tower.components:
+            if isinstance(c, Linear) and c.shard == "column":
+                numel += c.count * cdiv(c.out_features, tp) * (c.in_features + (1 if c.bias else 0))
+            elif isinstance(c, Linear) and c.shard == "row":
+                numel += c.count * (cdiv(c.in_features, tp) * c.out_features) + c.bias_numel
+            else:
+                numel += c.numel
+    return numel * elem
+
+
+def mtp_rank_bytes(spec: ModelSpec, layout: Layout, weight_format: str | None = None) -> int:
+    """Bytes of the MTP layers (``spec.mtp_layers`` + ``mtp_other``) on one rank of the last stage, laid out
+    as the decoder's layers are (the mtp_block is a DeepseekV2DecoderLayer: TP / EP as the LM; eh_proj and the
+    norms whole). Embeddings and head are the target's (shared), so none are added.
+    Worked number: DeepSeek-V3 fp8-block at TP 8: see tests/test_towers_mtp.py."""
+    def build() -> int:
+        draft = spec.model_copy(update={"layers": spec.mtp_layers, "embeddings": (), "final_norm": (), "lm_head": (),
+                                        "other": spec.mtp_other, "quantization_overrides": (), "mtp_layers": ()})
+        return _rank_weight_bytes(draft, Layout(tp=layout.tp, dp=layout.dp, ep=layout.ep), 0, weight_format)
+    return spec.memo(("mtp", layout.tp, layout.dp, layout.ep, weight_format), build) if spec.mtp_layers else 0

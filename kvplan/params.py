@@ -22,6 +22,10 @@ class ParamBreakdown(BaseModel):
     components: dict[str, int]
     num_experts: int = 0
     num_experts_per_tok: int = 0
+    # Vision / audio towers (ModelSpec.towers): outside total_params, which is the language model's.
+    tower_params: int = 0
+    # Multi-token-prediction layers (ModelSpec.mtp_layers + mtp_other): loaded for MTP speculative decoding only.
+    mtp_params: int = 0
 
 
 def count_params(spec: ModelSpec) -> ParamBreakdown:
@@ -46,4 +50,11 @@ def _count(spec: ModelSpec) -> ParamBreakdown:
         components=components,
         num_experts=experts.num_experts if experts else 0,
         num_experts_per_tok=experts.num_experts_per_tok if experts else 0,
+        tower_params=sum(t.numel for t in spec.towers),
+        mtp_params=sum(_layer_numel(layer) for layer in spec.mtp_layers) + sum(c.numel for c in spec.mtp_other),
     )
+
+
+def _layer_numel(layer) -> int:
+    comps = (*layer.attention, *layer.mlp, *layer.router, *layer.norms, *layer.other)
+    return sum(c.numel for c in comps) + (layer.experts.numel if layer.experts is not None else 0)

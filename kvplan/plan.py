@@ -25,7 +25,8 @@ from kvplan.gpus import GpuSpec
 from kvplan.kv import kv_dtype_bytes
 from kvplan.layers import ATTENTION_KINDS, cache_parts
 from kvplan.parallel import (
-    Layout, check_layout, kv_heads_on_rank, pp_partition, rank_weight_bytes, stage_distinct, uses_mla,
+    Layout, check_layout, kv_heads_on_rank, mtp_rank_bytes, pp_partition, rank_weight_bytes, stage_distinct,
+    tower_rank_bytes, uses_mla,
 )
 from kvplan.spec import DecoderLayer, Linear, ModelSpec
 from kvplan.units import DTYPE_BITS, GiB, cdiv
@@ -341,13 +342,21 @@ def plan(spec: ModelSpec, gpu: GpuSpec, engine: EngineConfig = EngineConfig(), l
         raise PlanInputError("kv_cache_memory_bytes", "SGLang has no --kv-cache-memory-bytes (sglang 0.5.23 "
                              "server_args.py): size its pool with --max-total-tokens or --mem-fraction-static")
 
+    mtp = engine.speculative_method == "mtp" and engine.engine != "custom"
+    if mtp and not spec.mtp_layers:
+        raise PlanInputError("speculative_config", f"{spec.name}: no multi-token-prediction layers to load for MTP "
+                             "speculative decoding (kvplan models them for the DeepSeek-V3 / GLM MoE families, "
+                             "num_nextn_predict_layers > 0)")
     ranks: list[RankPlan] = []
     stage_blocks: list[tuple[int, list[KVGroup], int, int]] = []
     last = layout.pp - 1
     for stage, n_layers in enumerate(pp_partition(len(spec.layers), layout.pp)):
         layers = stage_distinct(spec, layout.pp, stage)
+        draft = mtp and stage == last  # vLLM's drafter runs on the last stage; its attention layers join the KV groups
+        if draft:
+            layers = layers + [(layer, 1) for layer in spec.mtp_layers]
         groups, bytes_per_block, bs = spec.memo(  # the same for every GPU of a picker sweep
-            ("groups", layout.pp, stage, block_size, kv_tp, kv_b, state_b, len_rank, in_flight),
+            ("groups", layout.pp, stage, block_size, kv_tp, kv_b, state_b, len_rank, in_flight, draft),
             lambda: kv_groups(layers, block_size, kv_tp, kv_b, state_b, len_rank, in_flight))
         weights = engine.weights_bytes if engine.weights_bytes is not None else rank_weight_bytes(
             spec, layout, stage, engine.weight_format)
@@ -356,7 +365,27 @@ def plan(spec: ModelSpec, gpu: GpuSpec, engine: EngineConfig = EngineConfig(), l
             weights += spec.memo(("mxfp4-layout", layout, stage, engine.weight_format, arch, engine.vllm_version),
                                  lambda st=stage, a=arch: vllm_mxfp4_extra_bytes(spec, layout, st, engine.weight_format,
                                                                                  a, engine.vllm_version))
+        # vLLM and SGLang build a multimodal checkpoint's vision tower on every rank (each PP stage too) unless
+        # --language-model-only: its shard is part of "Model loading took".
+        tower = 0
+        loads_tower = engine.engine != "custom" and not engine.language_model_only
+        if spec.towers and engine.weights_bytes is None and loads_tower:
+            tower = tower_rank_bytes(spec, tp, engine.mm_encoder_tp_mode == "data")
+        weights += tower
+        mtp_bytes = mtp_rank_bytes(spec, layout, engine.weight_format) if draft and engine.weights_bytes is None else 0
+        weights += mtp_bytes
         terms, pool = _budget(spec, gpu, engine, layout, weights, mnbt, max_seqs, act_b, mla, stage == last)
+        if tower:
+            terms.insert(terms.index(next(t for t in terms if t.name == "weights")) + 1, Term(
+                name="vision tower (in weights)", bytes=tower, basis="exact", applied=False,
+                source=f"{', '.join(t.name for t in spec.towers)}: this rank's shard, 16-bit "
+                       f"(--mm-encoder-tp-mode {engine.mm_encoder_tp_mode}; --language-model-only drops it)"))
+        if mtp_bytes:
+            terms.insert(terms.index(next(t for t in terms if t.name == "weights")) + 1, Term(
+                name="MTP layers (in weights)", bytes=mtp_bytes, basis="exact", applied=False,
+                source=f"{len(spec.mtp_layers)} multi-token-prediction layer(s) for --speculative-config method mtp "
+                       f"({engine.num_speculative_tokens} tokens): vllm/model_executor/models/deepseek_mtp.py; "
+                       "embeddings and head shared with the target"))
         per_token = sum(layer.cache.kv_bytes_per_token("vllm", kv_tp, kv_b) * n for layer, n in layers)
         if engine.engine == "sglang":
             blocks = (pool // per_token // bs) if per_token and pool > 0 else 0

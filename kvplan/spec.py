@@ -139,6 +139,27 @@ class FormatOverride(_Frozen):
     experts: int = Field(default=0, ge=0)
 
 
+class Tower(_Frozen):
+    """A non-text tower a multimodal checkpoint ships (ViT + its projector, an audio encoder).
+
+    ``components``: every weight, repeated encoder layers as ``count`` copies (Linear / Norm) or
+    ``numel`` times the layers (Tensor). Shards as vLLM lays the tower out under TP (column / row
+    parallel linears, norms and patch / position embeddings replicated); ``num_heads``: the heads
+    vLLM's QKVParallelLinear splits over TP. Kept out of the LM's parameter totals
+    (``count_params(...).tower_params``); the plan counts it when the engine loads it.
+    """
+
+    name: str
+    category: Literal["vision", "audio"] = "vision"
+    components: tuple[Component, ...]
+    num_heads: int = Field(gt=0)
+    source: str = ""
+
+    @property
+    def numel(self) -> int:
+        return sum(c.numel for c in self.components)
+
+
 class ModelSpec(_Frozen):
     """A decoder, as its config.json says it is.
 
@@ -173,6 +194,11 @@ class ModelSpec(_Frozen):
     assumptions: tuple[str, ...] = ()
     warnings: tuple[str, ...] = ()
     skipped: tuple[str, ...] = ()
+    towers: tuple[Tower, ...] = ()  # vision / audio towers the checkpoint ships (not in the LM totals)
+    # Multi-token-prediction layers (DeepSeek-V3 num_nextn_predict_layers): loaded only for MTP speculative
+    # decoding; not in the LM totals. mtp_other: their enorm / hnorm / eh_proj / shared_head.norm.
+    mtp_layers: tuple[DecoderLayer, ...] = ()
+    mtp_other: tuple[Component, ...] = ()
 
     # Derived values computed once per spec (the spec is frozen, so they never go stale).
     _memo: dict = PrivateAttr(default_factory=dict)

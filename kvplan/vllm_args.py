@@ -15,6 +15,7 @@ Worked example: ``vllm serve meta-llama/Llama-3.1-70B -tp 4 --max-model-len 32k`
 model 'meta-llama/Llama-3.1-70B', tensor_parallel_size 4, max_model_len 32000.
 """
 
+import json
 import re
 import shlex
 from collections.abc import Callable
@@ -56,7 +57,7 @@ _IGNORED_VALUE = {
     "--tokenizer-mode", "--config-format", "--generation-config", "--override-generation-config",
     "--allowed-origins", "--allowed-methods", "--allowed-headers", "--root-path", "--ssl-keyfile",
     "--ssl-certfile", "--response-role", "--hf-token", "--worker-cls", "--log-config-file", "--middleware",
-    "--max-log-len", "--swap-space", "--limit-mm-per-prompt", "--disable-log-requests", "--scheduling-policy",
+    "--max-log-len", "--swap-space", "--disable-log-requests", "--scheduling-policy",
     "--prefix-caching-hash-algo", "--api-server-count",
 }
 # vLLM on/off flags that do not change the memory plan.
@@ -110,6 +111,10 @@ class VllmArgs(BaseModel):
     decode_context_parallel_size: int = 1
     disable_custom_all_reduce: bool = False
     sampler: str = "auto"  # VLLM_USE_FLASHINFER_SAMPLER=1 / 0 before the command
+    language_model_only: bool = False  # --language-model-only, or --limit-mm-per-prompt with every modality 0
+    mm_encoder_tp_mode: str = "weights"
+    speculative_method: str = "none"  # "mtp": --speculative-config with an MTP method
+    num_speculative_tokens: int = 0
     unknown: tuple[str, ...] = ()
     ignored: tuple[str, ...] = ()
     notes: tuple[str, ...] = ()
@@ -117,12 +122,53 @@ class VllmArgs(BaseModel):
     def engine_fields(self) -> dict[str, Any]:
         names = ("max_model_len", "gpu_memory_utilization", "kv_cache_dtype", "block_size", "max_num_seqs",
                  "max_num_batched_tokens", "kv_cache_memory_bytes", "enforce_eager", "weight_format",
-                 "decode_context_parallel_size", "disable_custom_all_reduce", "sampler")
+                 "decode_context_parallel_size", "disable_custom_all_reduce", "sampler", "language_model_only",
+                 "mm_encoder_tp_mode", "speculative_method", "num_speculative_tokens")
         return {"engine": "vllm", **{n: getattr(self, n) for n in names}}
 
     def parallel_fields(self) -> dict[str, Any]:
         names = ("tensor_parallel_size", "pipeline_parallel_size", "data_parallel_size", "enable_expert_parallel")
         return {n: getattr(self, n) for n in names}
+
+
+def _choice(flag: str, text: str, allowed: tuple[str, ...]) -> str:
+    value = text.strip().lower()
+    if value not in allowed:
+        raise PlanInputError(flag, f"must be one of {', '.join(allowed)}, got {text[:40]!r}")
+    return value
+
+
+def _all_modalities_off(flag: str, text: str) -> bool:
+    """--limit-mm-per-prompt '{"image": 0, "video": 0}': True when every modality is 0 (vLLM then builds no
+    tower, as with --language-model-only); any other value (or one kvplan cannot read) keeps the towers."""
+    try:
+        value = json.loads(text)
+    except ValueError:
+        return False
+    if not isinstance(value, dict) or not value:
+        return False
+    counts = [v.get("count") if isinstance(v, dict) else v for v in value.values()]
+    return all(isinstance(c, int) and not isinstance(c, bool) and c == 0 for c in counts)
+
+
+# vLLM speculative methods that load the target checkpoint's own MTP layers (config/speculative.py: "mtp" and
+# the per-family names it maps to it, e.g. deepseek_mtp, glm4_moe_mtp).
+MTP_METHODS = ("mtp", "deepseek_mtp", "glm4_moe_mtp", "ernie_mtp", "longcat_flash_mtp", "mimo_mtp")
+
+
+def _mtp_tokens(text: str | None) -> int | None:
+    """num_speculative_tokens of an MTP --speculative-config (1 when it gives none); None for any other method."""
+    try:
+        value = json.loads(text or "")
+    except ValueError:
+        return None
+    if not isinstance(value, dict) or value.get("method") not in MTP_METHODS:
+        return None
+    n = value.get("num_speculative_tokens", 1)
+    if isinstance(n, bool) or not isinstance(n, int) or not 1 <= n <= 64:
+        raise PlanInputError("--speculative-config", f"num_speculative_tokens must be a whole number from 1 to 64, "
+                             f"got {str(n)[:40]!r}")
+    return n
 
 
 def human_readable_int(flag: str, text: str) -> int:
@@ -212,12 +258,16 @@ _VALUE_FLAGS: dict[str, tuple[str, Callable[[str, str], Any]]] = {
     "--kv-cache-memory": ("kv_cache_memory_bytes", lambda f, t: _count(f, t, 1)),
     "--dtype": ("dtype", lambda f, t: t.strip().lower()),
     "--quantization": ("quantization", lambda f, t: t.strip().lower()),
+    "--mm-encoder-tp-mode": ("mm_encoder_tp_mode", lambda f, t: _choice(f, t, ("weights", "data"))),
+    "--limit-mm-per-prompt": ("language_model_only", lambda f, t: _all_modalities_off(f, t)),
 }
 _SWITCH_FLAGS = {
     "--enforce-eager": ("enforce_eager", True), "--no-enforce-eager": ("enforce_eager", False),
     "--enable-expert-parallel": ("enable_expert_parallel", True),
     "--no-enable-expert-parallel": ("enable_expert_parallel", False),
     "--disable-custom-all-reduce": ("disable_custom_all_reduce", True),
+    # vLLM 0.11+ arg_utils.py: the multimodal towers are not built (every modality limit 0).
+    "--language-model-only": ("language_model_only", True),
 }
 
 
@@ -295,9 +345,13 @@ def parse_vllm_command(command: str) -> VllmArgs:
                 raise PlanInputError(name, "needs a value")
             value = tokens[i]
             i += 1
-        if name in _VALUE_FLAGS:
+        if name == "--speculative-config" and _mtp_tokens(value) is not None:
+            values["speculative_method"], values["num_speculative_tokens"] = "mtp", _mtp_tokens(value)
+        elif name in _VALUE_FLAGS:
             field, parse = _VALUE_FLAGS[name]
-            values[field] = parse(name, value)
+            parsed = parse(name, value)
+            if field != "language_model_only" or parsed:  # a non-zero --limit-mm-per-prompt keeps --language-model-only
+                values[field] = parsed
         elif name in _SWITCH_FLAGS:
             field, on = _SWITCH_FLAGS[name]
             values[field] = on

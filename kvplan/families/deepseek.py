@@ -200,7 +200,29 @@ def build_deepseek(r, model_type: str) -> dict[str, Any]:
     fields = spec_fields(r, h=h, n_layers=n_layers, nq=nq, nkv=nkv, hd=hd, vocab=vocab, embeddings=[embed(vocab, h)],
                          layers=layers, final_norm=[rms("norm", h)], head=head, tied=tied)
     fields["skipped"] = skipped
+    if skipped:
+        fields.update(mtp_fields(r, h, layers[-1]))
     return fields
+
+
+def mtp_fields(r, h: int, last_layer: DecoderLayer) -> dict[str, Any]:
+    """The multi-token-prediction layers vLLM loads with ``--speculative-config '{"method": "mtp"}'``
+    (vllm/model_executor/models/deepseek_mtp.py, glm4_moe_mtp.py): per layer an ``mtp_block`` (the decoder
+    layer at index num_hidden_layers: MoE past first_k_dense_replace, so built as the last layer), ``enorm``
+    and ``hnorm`` (RMSNorm h), ``eh_proj`` (nn.Linear 2h -> h, no bias: whole on every rank, 16-bit) and
+    ``shared_head.norm``; the draft's embed_tokens and shared_head.head are the target's
+    (llm_base_proposer._maybe_share_embeddings / _maybe_share_lm_head: MTP always shares them).
+    Not in transformers' model (it drops ``model.layers.{num_hidden_layers}.*``): ``count_params.mtp_params``.
+    Worked number: DeepSeek-V3: one MoE layer 11,507,286,016 + enorm, hnorm, shared_head.norm 3 x 7,168 +
+    eh_proj 14,336 x 7,168 = 102,760,448: 11,610,067,968 (with the checkpoint's two 129,280 x 7,168 copies of
+    embed / head and the fp8 block scales, the 684.5 B parameters Hugging Face lists for the repository)."""
+    n = r.int("num_nextn_predict_layers", 0, minimum=0)
+    if not n:
+        return {}
+    other = (rms("enorm", h), rms("hnorm", h),
+             Linear(name="eh_proj", in_features=2 * h, out_features=h, shard="replicated", quantizable=False),
+             rms("shared_head.norm", h))
+    return {"mtp_layers": (last_layer,) * n, "mtp_other": other * n if n > 1 else other}
 
 
 def _core(r, model_type: str) -> tuple[int, int, int, int, int]:

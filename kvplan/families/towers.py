@@ -1,0 +1,323 @@
+"""Vision towers (ViT + projector) of the multimodal wrappers kvplan plans, exact to the parameter.
+
+Each builder reads the wrapper's ``vision_config`` (and the projector's fields on the wrapper) by
+their config.json names, with transformers 5.23's config defaults where a field is absent (recorded
+as an assumption), and returns the tower as ``spec.Tower`` components. The parameter count equals
+transformers' ForConditionalGeneration on the meta device minus its text model and lm_head
+(tests/test_towers_mtp.py). Shapes: transformers' modeling_<family>.py; TP layout: vLLM's model file,
+default ``--mm-encoder-tp-mode weights`` (read 2026-12):
+
+- SigLIP (Gemma-3, vllm/model_executor/models/siglip.py + gemma3_mm.py): q/k/v in a QKVParallelLinear
+  (column), out_proj RowParallelLinear, fc1 ColumnParallelLinear, fc2 RowParallelLinear; patch conv,
+  position embedding, LayerNorms and the projector (``mm_input_projection_weight``, a plain
+  nn.Parameter, and its RMSNorm) whole on every rank.
+- Qwen3-VL / Qwen3.5 ViT (qwen3_vl.py / qwen3_5.py): attn.qkv column, attn.proj row, linear_fc1 column,
+  linear_fc2 row, the patch merger and deepstack mergers likewise (fc1 column, fc2 row); patch
+  embedding (Conv3d) and pos_embed whole.
+- Pixtral (Mistral-3, pixtral.py PixtralHFTransformer + mistral3.py): q/k/v column, o row, gate/up
+  column, down row; the patch merger's merging_layer (nn.Linear) whole, projector linear_1 column,
+  linear_2 row.
+- Llama-4 vision (mllama4.py): unfold-conv linear column, q/k/v column, o row, fc1 column, fc2 row, the
+  pixel-shuffle adapter fc1 column / fc2 row, projector linear_1 column (gather_output).
+- MoonViT (Kimi-K2.5, kimi_k25_vit.py): q/k/v column, proj row, fc1 column, fc2 row; projector
+  linear_1 column, linear_2 row.
+- Gemma-4 ViT (gemma4_mm.py): q/k/v and gate/up column, o and down row; patch input_proj, position table
+  and embed_vision's embedding_projection (ReplicatedLinear) whole.
+
+``--mm-encoder-tp-mode data`` replicates the whole tower on every rank (data-parallel encoder);
+``--language-model-only`` (vLLM >= 0.11 arg_utils.py: every modality limit 0, towers not built) drops it.
+Towers are kept in the checkpoint's 16-bit dtype (quantized checkpoints usually ignore them:
+``quantizable=False``). Not modeled (listed as skipped, not counted): Gemma-3n's MobileNetV5 and
+Conformer towers, Gemma-4's audio tower, Step-3.7's perception encoder, MiniMax-M3-VL's tower.
+
+Worked number: Gemma-3-27B's SigLIP tower + projector = 416,866,032 + 6,194,304 = 423,060,336
+parameters, 846,120,672 B in bf16 (0.788 GiB) on one GPU.
+"""
+
+from collections.abc import Mapping
+
+from kvplan.errors import ConfigError
+from kvplan.hf_config import Reader
+from kvplan.spec import Linear, Norm, Tensor, Tower
+
+MODEL_TYPES: dict = {}  # no decoder builders here: towers hang off their wrapper (TOWER_BUILDERS)
+
+
+def _lin(name: str, out_f: int, in_f: int, bias: bool = True, count: int = 1, shard: str = "column") -> Linear:
+    return Linear(name=name, in_features=in_f, out_features=out_f, bias=bias, count=count, shard=shard,
+                  quantizable=False)
+
+
+def _norm(name: str, dim: int, bias: bool = True, count: int = 1) -> Norm:
+    return Norm(name=name, dim=dim, bias=bias, count=count)
+
+
+def _vit_layers(prefix: str, h: int, inter: int, layers: int, qkv: tuple[str, ...], out: str,
+                fc: tuple[str, ...], bias: bool = True, norms: tuple[str, ...] = ("norm1", "norm2"),
+                norm_bias: bool = True) -> list:
+    """``layers`` identical pre-norm ViT blocks: q/k/v (or one fused qkv) column, out row, MLP
+    (fc1 [, up] column, fc2 row). Returns components with ``count = layers``."""
+    comps: list = [_norm(f"{prefix}.{n}", h, norm_bias, layers) for n in norms]
+    if len(qkv) == 1:
+        comps.append(_lin(f"{prefix}.{qkv[0]}", 3 * h, h, bias, layers))
+    else:
+        comps += [_lin(f"{prefix}.{n}", h, h, bias, layers) for n in qkv]
+    comps.append(_lin(f"{prefix}.{out}", h, h, bias, layers, "row"))
+    comps += [_lin(f"{prefix}.{n}", inter, h, bias, layers) for n in fc[:-1]]
+    comps.append(_lin(f"{prefix}.{fc[-1]}", h, inter, bias, layers, "row"))
+    return comps
+
+
+def _vision(r: Reader) -> Reader:
+    cfg = r.raw("vision_config", {})
+    if not isinstance(cfg, Mapping):
+        raise ConfigError("vision_config", f"must be an object, got {type(cfg).__name__}")
+    v = Reader(cfg, prefix="vision_config.")
+    v.assumptions = r.assumptions  # one list: the wrapper's defaults and the tower's, in reading order
+    return v
+
+
+def _size(v: Reader, key: str, default: int) -> int:
+    """An image / patch size: an int or a square [n, n] (transformers accepts both)."""
+    value = v.get(key)
+    if isinstance(value, list) and len(value) == 2 and value[0] == value[1]:
+        return v.check_int(key, value[0])
+    return v.int(key, default, why="transformers' default")
+
+
+def siglip_gemma3(r: Reader, text_hidden: int) -> tuple[Tower, ...]:
+    """Gemma-3: SiglipVisionModel (transformers siglip/modeling_siglip.py) + Gemma3MultiModalProjector.
+
+    params = h*c*p^2 + h (patch conv) + (image/p)^2 * h (positions) + L x (4(h^2 + h) + 2(I*h) + I + h
+    + 4h) + 2h (post LN) [+ head] + h*text_h + h (projector weight, RMSNorm).
+    Gemma-3-27B (h 1152, I 4304, L 27, p 14, image 896): 416,866,032 + 6,194,304.
+    """
+    v = _vision(r)
+    h = v.int("hidden_size", 768, why="SiglipVisionConfig default")
+    inter = v.int("intermediate_size", 3072, why="SiglipVisionConfig default")
+    layers = v.int("num_hidden_layers", 12, why="SiglipVisionConfig default")
+    heads = v.int("num_attention_heads", 12, why="SiglipVisionConfig default")
+    ch = v.int("num_channels", 3, why="SiglipVisionConfig default")
+    image, patch = _size(v, "image_size", 224), _size(v, "patch_size", 16)
+    comps: list = [Tensor(name="vision_tower.patch_embedding", numel=h * ch * patch * patch + h),
+                   Tensor(name="vision_tower.position_embedding", numel=(image // patch) ** 2 * h)]
+    comps += _vit_layers("vision_tower.encoder.layers", h, inter, layers, ("q_proj", "k_proj", "v_proj"),
+                         "out_proj", ("fc1", "fc2"), norms=("layer_norm1", "layer_norm2"))
+    comps.append(_norm("vision_tower.post_layernorm", h))
+    if v.bool("vision_use_head", True):  # attention-pooling head: probe, nn.MultiheadAttention, LN, MLP
+        comps += [Tensor(name="vision_tower.head.probe", numel=h),
+                  Tensor(name="vision_tower.head.attention", numel=4 * h * h + 4 * h),
+                  _norm("vision_tower.head.layernorm", h),
+                  _lin("vision_tower.head.mlp.fc1", inter, h), _lin("vision_tower.head.mlp.fc2", h, inter, shard="row")]
+    comps += [Tensor(name="multi_modal_projector.mm_input_projection_weight", numel=h * text_hidden),
+              _norm("multi_modal_projector.mm_soft_emb_norm", h, bias=False)]
+    return (Tower(name="vision_tower (SigLIP) + multi_modal_projector", components=tuple(comps), num_heads=heads,
+                  source="transformers siglip/modeling_siglip.py, gemma3/modeling_gemma3.py; "
+                         "vLLM siglip.py, gemma3_mm.py"),)
+
+
+def _qwen_vit(r: Reader, text_hidden: int, deepstack: bool) -> tuple[Tower, ...]:
+    """Qwen3-VL / Qwen3.5 ViT: Conv3d patch embed, learned pos_embed, ``depth`` blocks, patch merger
+    (LN over h, fc1 h*m^2 -> h*m^2, fc2 -> out_hidden_size) and, Qwen3-VL only, one deepstack merger
+    per ``deepstack_visual_indexes`` entry (LN over h*m^2). Qwen3-VL-8B: 576,388,336."""
+    v = _vision(r)
+    h = v.int("hidden_size", 1152, why="transformers' vision config default")
+    inter = v.int("intermediate_size", 4304, why="transformers' vision config default")
+    depth = v.int("depth", 27, why="transformers' vision config default")
+    heads = v.int("num_heads", 16, why="transformers' vision config default")
+    ch = v.int("in_channels", 3, why="transformers' vision config default")
+    patch = _size(v, "patch_size", 16)
+    temporal = _size(v, "temporal_patch_size", 2)
+    merge = v.int("spatial_merge_size", 2, why="transformers' vision config default")
+    out = v.int("out_hidden_size", 3584, why="transformers' vision config default")
+    positions = v.int("num_position_embeddings", 2304, why="transformers' vision config default")
+    merged = h * merge * merge
+    comps: list = [Tensor(name="visual.patch_embed.proj", numel=h * ch * temporal * patch * patch + h),
+                   Tensor(name="visual.pos_embed", numel=positions * h)]
+    comps += _vit_layers("visual.blocks", h, inter, depth, ("attn.qkv",), "attn.proj",
+                         ("mlp.linear_fc1", "mlp.linear_fc2"))
+    comps += [_norm("visual.merger.norm", h), _lin("visual.merger.linear_fc1", merged, merged),
+              _lin("visual.merger.linear_fc2", out, merged, shard="row")]
+    n_deep = 0
+    if deepstack:
+        indexes = v.int_list("deepstack_visual_indexes")
+        n_deep = 3 if indexes is None else len(indexes)
+        if indexes is None:
+            v.assumptions.append("vision_config.deepstack_visual_indexes = [8, 16, 24] (transformers' default)")
+    if n_deep:
+        comps += [_norm("visual.deepstack_merger_list.norm", merged, count=n_deep),
+                  _lin("visual.deepstack_merger_list.linear_fc1", merged, merged, count=n_deep),
+                  _lin("visual.deepstack_merger_list.linear_fc2", out, merged, count=n_deep, shard="row")]
+    name = "visual (ViT + patch merger" + (" + deepstack mergers)" if n_deep else ")")
+    return (Tower(name=name, components=tuple(comps), num_heads=heads,
+                  source="transformers qwen3_vl/modeling_qwen3_vl.py, qwen3_5/modeling_qwen3_5.py; vLLM qwen3_vl.py"),)
+
+
+def qwen3_vl(r: Reader, text_hidden: int) -> tuple[Tower, ...]:
+    return _qwen_vit(r, text_hidden, deepstack=True)
+
+
+def qwen3_5(r: Reader, text_hidden: int) -> tuple[Tower, ...]:
+    return _qwen_vit(r, text_hidden, deepstack=False)
+
+
+def pixtral_mistral3(r: Reader, text_hidden: int) -> tuple[Tower, ...]:
+    """Mistral-3: PixtralVisionModel (RMSNorms, gated SiLU MLP, no biases) + Mistral3MultiModalProjector
+    (RMSNorm, patch merger h*s^2 -> h, linear_1 h*n_layers -> text_h, linear_2 text_h -> text_h).
+    Mistral-Small-3.1: 403,305,472 + 35,652,608."""
+    v = _vision(r)
+    h = v.int("hidden_size", 1024, why="PixtralVisionConfig default")
+    inter = v.int("intermediate_size", 4096, why="PixtralVisionConfig default")
+    layers = v.int("num_hidden_layers", 24, why="PixtralVisionConfig default")
+    heads = v.int("num_attention_heads", 16, why="PixtralVisionConfig default")
+    ch = v.int("num_channels", 3, why="PixtralVisionConfig default")
+    patch = _size(v, "patch_size", 16)
+    merge = r.int("spatial_merge_size", 2, why="Mistral3Config default")
+    bias = r.bool("multimodal_projector_bias", False)
+    feature = r.raw("vision_feature_layer", -1)
+    n_feature = len(feature) if isinstance(feature, list) else 1
+    comps: list = [Tensor(name="vision_tower.patch_conv", numel=h * ch * patch * patch),
+                   _norm("vision_tower.ln_pre", h, bias=False)]
+    comps += _vit_layers("vision_tower.transformer.layers", h, inter, layers, ("q_proj", "k_proj", "v_proj"),
+                         "o_proj", ("gate_proj", "up_proj", "down_proj"), bias=False,
+                         norms=("attention_norm", "ffn_norm"), norm_bias=False)
+    comps += [_norm("multi_modal_projector.norm", h, bias=False),
+              _lin("multi_modal_projector.patch_merger.merging_layer", h, h * merge * merge, False, shard="replicated"),
+              _lin("multi_modal_projector.linear_1", text_hidden, h * n_feature, bias),
+              _lin("multi_modal_projector.linear_2", text_hidden, text_hidden, bias, shard="row")]
+    return (Tower(name="vision_tower (Pixtral) + multi_modal_projector", components=tuple(comps), num_heads=heads,
+                  source="transformers pixtral/modeling_pixtral.py, mistral3/modeling_mistral3.py; vLLM pixtral.py, "
+                         "mistral3.py"),)
+
+
+def llama4_vision(r: Reader, text_hidden: int) -> tuple[Tower, ...]:
+    """Llama-4: Llama4VisionModel (class token, positions (image/p)^2 + 1, unfold-conv linear, LN pre/post,
+    biased blocks, pixel-shuffle adapter fc1 I -> projector_input_dim, fc2 projector_output_dim^2) +
+    Llama4MultiModalProjector (vision_output_dim -> text_h). Llama-4-Scout: 850,960,896 + 20,971,520."""
+    v = _vision(r)
+    h = v.int("hidden_size", 768, why="Llama4VisionConfig default")
+    inter = v.int("intermediate_size", 5632, why="Llama4VisionConfig default")
+    layers = v.int("num_hidden_layers", 34, why="Llama4VisionConfig default")
+    heads = v.int("num_attention_heads", 16, why="Llama4VisionConfig default")
+    ch = v.int("num_channels", 3, why="Llama4VisionConfig default")
+    image, patch = _size(v, "image_size", 448), _size(v, "patch_size", 14)
+    proj_in = v.int("projector_input_dim", 4096, why="Llama4VisionConfig default")
+    proj_out = v.int("projector_output_dim", 4096, why="Llama4VisionConfig default")
+    out = v.int("vision_output_dim", 7680, why="Llama4VisionConfig default")
+    comps: list = [Tensor(name="vision_model.class_embedding", numel=h),
+                   Tensor(name="vision_model.positional_embedding_vlm", numel=((image // patch) ** 2 + 1) * h),
+                   _lin("vision_model.patch_embedding.linear", h, ch * patch * patch, False),
+                   _norm("vision_model.layernorm_pre", h), _norm("vision_model.layernorm_post", h)]
+    comps += _vit_layers("vision_model.model.layers", h, inter, layers, ("q_proj", "k_proj", "v_proj"), "o_proj",
+                         ("mlp.fc1", "mlp.fc2"), norms=("input_layernorm", "post_attention_layernorm"))
+    comps += [_lin("vision_model.vision_adapter.mlp.fc1", proj_in, inter, False),
+              _lin("vision_model.vision_adapter.mlp.fc2", proj_out, proj_out, False, shard="row"),
+              _lin("multi_modal_projector.linear_1", text_hidden, out, False)]
+    return (Tower(name="vision_model + multi_modal_projector", components=tuple(comps), num_heads=heads,
+                  source="transformers llama4/modeling_llama4.py; vLLM mllama4.py"),)
+
+
+def _first(v: Reader, keys: tuple[str, ...], default: int, why: str) -> int:
+    """The first of ``keys`` the config gives (transformers' name, then the remote-code one)."""
+    for key in keys:
+        if v.has(key):
+            return v.int(key)
+    return v.int(keys[0], default, why=why)
+
+
+def moonvit_kimi_k25(r: Reader, text_hidden: int) -> tuple[Tower, ...]:
+    """Kimi-K2.5: MoonViT (Kimi_K25VisionModel: conv patch embed, learned H x W position grid, biased
+    blocks, final LN) + Kimi_K25MultimodalProjection (LN over projection_hidden_size, in_proj
+    h*k^2 -> h*k^2, out_proj -> text_h). Moonshot's remote-code config names (vt_hidden_size,
+    init_pos_emb_height, ...) are read where transformers' names are absent.
+    Kimi-K2.5: 416,866,032 + 54,277,888."""
+    v = _vision(r)
+    why = "Kimi_K25VisionConfig default"
+    h = _first(v, ("hidden_size", "vt_hidden_size"), 1152, why)
+    inter = _first(v, ("intermediate_size", "vt_intermediate_size"), 4304, why)
+    layers = _first(v, ("num_hidden_layers", "vt_num_hidden_layers"), 27, why)
+    heads = _first(v, ("num_attention_heads", "vt_num_attention_heads"), 16, why)
+    patch = _size(v, "patch_size", 14)
+    grid_h = _first(v, ("pos_emb_height", "init_pos_emb_height"), 64, why)
+    grid_w = _first(v, ("pos_emb_width", "init_pos_emb_width"), 64, why)
+    kernel = v.int_list("merge_kernel_size") or [2, 2]
+    if len(kernel) != 2:
+        raise ConfigError("vision_config.merge_kernel_size", "must be two integers [kh, kw]")
+    proj_norm = (r.int("projection_hidden_size") if r.has("projection_hidden_size")
+                 else _first(v, ("mm_hidden_size",), 1152, "Kimi_K25Config projection_hidden_size default"))
+    merged = h * kernel[0] * kernel[1]
+    comps: list = [Tensor(name="vision_tower.patch_embed.proj", numel=h * 3 * patch * patch + h),
+                   Tensor(name="vision_tower.patch_embed.pos_emb", numel=grid_h * grid_w * h)]
+    comps += _vit_layers("vision_tower.layers", h, inter, layers, ("attn.q_proj", "attn.k_proj", "attn.v_proj"),
+                         "attn.proj", ("mlp.fc1", "mlp.fc2"))
+    comps += [_norm("vision_tower.final_layernorm", h), _norm("mm_projector.pre_norm", proj_norm),
+              _lin("mm_projector.in_proj", merged, merged),
+              _lin("mm_projector.out_proj", text_hidden, merged, shard="row")]
+    return (Tower(name="vision_tower (MoonViT) + mm_projector", components=tuple(comps), num_heads=heads,
+                  source="transformers kimi_k25/modeling_kimi_k25.py; vLLM kimi_k25.py, kimi_k25_vit.py"),)
+
+
+def build_towers(outer: Mapping, text_hidden: int) -> tuple[tuple[Tower, ...], list[str], list[str]]:
+    """(towers, assumptions, warnings) for a wrapper config; none for a model_type without a builder.
+    A malformed vision_config leaves the tower uncounted with a warning (the text plan stands)."""
+    builder = TOWER_BUILDERS.get(outer.get("model_type") or "")
+    if builder is None:
+        return (), [], []
+    r = Reader(outer)
+    try:
+        towers = builder(r, text_hidden)
+    except ConfigError as exc:
+        return (), [], [f"vision tower not counted: {exc}"]
+    return towers, r.assumptions, []
+
+
+def gemma4_vision(r: Reader, text_hidden: int) -> tuple[Tower, ...]:
+    """Gemma-4: Gemma4VisionModel (patch input_proj 3p^2 -> h, a (2, position_embedding_size, h) position
+    table, blocks of q/k/v/o without bias, q_norm / k_norm (head_dim), gated MLP, four RMSNorms) +
+    embed_vision (Gemma4MultimodalEmbedder: a scale-free RMSNorm, embedding_projection h -> text_h, a
+    ReplicatedLinear in vLLM gemma4_mm.py). ``vision_config`` absent (optional in Gemma4Config): no tower.
+    The audio tower (Gemma4AudioModel, E2B / E4B checkpoints) is not modeled: a warning says so.
+    Gemma-4-26B-A4B: 569,548,080 + 3,244,032."""
+    if r.raw("audio_config") is not None:
+        raise ConfigError("audio_config", "Gemma-4's audio tower is not modeled: tower weights not counted")
+    if r.raw("vision_config") is None:
+        return ()
+    v = _vision(r)
+    why = "Gemma4VisionConfig default"
+    h = v.int("hidden_size", 768, why=why)
+    inter = v.int("intermediate_size", 3072, why=why)
+    layers = v.int("num_hidden_layers", 16, why=why)
+    heads = v.int("num_attention_heads", 12, why=why)
+    kv = v.int("num_key_value_heads", 12, why=why)
+    hd = v.int("head_dim", 64, why=why)
+    patch = v.int("patch_size", 16, why=why)
+    positions = v.int("position_embedding_size", 10 * 1024, why=why)
+    out = v.int("output_proj_dims") if v.has("output_proj_dims") else h
+    p = "vision_tower.encoder.layers"
+    comps: list = [_lin("vision_tower.patch_embedder.input_proj", h, 3 * patch * patch, False, shard="replicated"),
+                   Tensor(name="vision_tower.patch_embedder.position_embedding_table", numel=2 * positions * h),
+                   _norm(f"{p}.norms", h, False, 4 * layers), _norm(f"{p}.self_attn.qk_norm", hd, False, 2 * layers),
+                   _lin(f"{p}.self_attn.q_proj", heads * hd, h, False, layers),
+                   _lin(f"{p}.self_attn.k_proj", kv * hd, h, False, layers),
+                   _lin(f"{p}.self_attn.v_proj", kv * hd, h, False, layers),
+                   _lin(f"{p}.self_attn.o_proj", h, heads * hd, False, layers, "row"),
+                   _lin(f"{p}.mlp.gate_proj", inter, h, False, layers),
+                   _lin(f"{p}.mlp.up_proj", inter, h, False, layers),
+                   _lin(f"{p}.mlp.down_proj", h, inter, False, layers, "row"),
+                   _lin("embed_vision.embedding_projection", text_hidden, out, False, shard="replicated")]
+    return (Tower(name="vision_tower + embed_vision", components=tuple(comps), num_heads=heads,
+                  source="transformers gemma4/modeling_gemma4.py; vLLM gemma4_mm.py"),)
+
+
+# Wrapper model_type -> tower builder (reader over the wrapper config, text hidden size).
+TOWER_BUILDERS = {
+    "gemma3": siglip_gemma3,
+    "qwen3_vl": qwen3_vl,
+    "qwen3_vl_moe": qwen3_vl,
+    "qwen3_5": qwen3_5,
+    "qwen3_5_moe": qwen3_5,
+    "mistral3": pixtral_mistral3,
+    "llama4": llama4_vision,
+    "kimi_k25": moonvit_kimi_k25,
+    "gemma4": gemma4_vision,
+}
