@@ -194,6 +194,8 @@ class EngineConfig(BaseModel):
     headroom_gib: float = Field(default=2.0, ge=0, le=100_000)
     activation_bytes: int | None = Field(default=None, ge=0)  # measured override of the estimate
     weights_bytes: int | None = Field(default=None, ge=0)  # measured "Model loading took X" override
+    # where weights_bytes comes from when not typed in: "checkpoint headers" (kvplan.web.checkpoint), its basis
+    weights_basis: Literal["measured", "checkpoint headers"] = "measured"
 
 
 def vllm_profile(engine: EngineConfig) -> VllmProfile:

@@ -198,3 +198,30 @@ def test_a_checkpoint_saved_by_transformers_and_the_validate_page(tmp_path, monk
     at.button(key="validate.headers").click().run()
     assert not at.exception
     assert any(f"{c.total_bytes:,} B" in m.value for m in at.markdown)
+
+
+def test_a_moe_checkpoint_saved_by_transformers_per_rank_and_in_the_plan(tmp_path):
+    transformers = pytest.importorskip("transformers")
+    from kvplan.engines import EngineConfig
+    from kvplan.gpus import get_gpu
+    from kvplan.plan import plan
+
+    cfg = transformers.AutoConfig.for_model(
+        "qwen3_moe", vocab_size=256, hidden_size=64, intermediate_size=128, moe_intermediate_size=32,
+        num_hidden_layers=2, num_attention_heads=4, num_key_value_heads=2, head_dim=16, num_experts=4,
+        num_experts_per_tok=2, decoder_sparse_step=1, mlp_only_layers=[])
+    model = transformers.AutoModelForCausalLM.from_config(cfg)
+    model.save_pretrained(tmp_path / "moe")  # per-expert tensors: model.layers.N.mlp.experts.E.gate_proj.weight
+    c = ck.read_local(tmp_path / "moe")
+    spec = parse_config(json.loads((tmp_path / "moe" / "config.json").read_text()), name="moe")
+    assert c.total_bytes == 4 * sum(p.numel() for p in model.parameters()) == 429_568
+    assert c.bytes_by_category(2) == {k: v for k, v in weight_bytes(spec, "fp32").components.items() if v}
+    # every layout's busiest rank equals kvplan's shard rules (TP columns/rows/vocab, KV heads, EP whole experts)
+    layouts = [Layout(tp=2), Layout(tp=4), Layout(tp=2, dp=2, ep=True), Layout(dp=4), Layout(pp=2)]
+    assert [ck.rank_bytes(c, spec, lay).weights_bytes for lay in layouts] == [
+        rank_weight_bytes(spec, lay, 0, "fp32") for lay in layouts] == [216576, 118272, 167424, 282112, 214656]
+    engine = ck.engine_with_checkpoint_weights(EngineConfig(max_model_len=4096), c, spec, Layout(tp=2))
+    p = plan(spec, get_gpu("H100-80GB"), engine, Layout(tp=2))
+    assert p.ranks[0].weights_bytes == 216_576
+    term = next(t for t in p.ranks[0].terms if t.name == "weights")
+    assert term.basis == "checkpoint headers" and "safetensors headers" in term.source

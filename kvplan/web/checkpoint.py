@@ -275,10 +275,10 @@ def categorize(name: str, num_layers: int | None = None) -> str:
         return "experts"
     if module in ("gate", "router") or name.endswith(".mlp.gate.weight") or "e_score_correction" in name:
         return "router"
+    if any(k in name for k in (".self_attn.", ".attn.", ".attention.", ".linear_attn.", ".mixer.")):
+        return "attention"  # q_norm / k_norm included, as kvplan's spec counts them
     if "norm" in module or module.startswith("ln_"):
         return "norms"
-    if any(k in name for k in (".self_attn.", ".attn.", ".attention.", ".linear_attn.", ".mixer.")):
-        return "attention"
     if any(k in name for k in (".mlp.", ".feed_forward.", ".ffn.", ".shared_expert")):
         return "mlp"
     return "other"
@@ -465,3 +465,12 @@ def compare_rows(ckpt: Checkpoint, spec, weight_format: str | None = None) -> li
         rows.append({"category": cat, "checkpoint_bytes": a, "kvplan_bytes": b,
                          "difference": None if b is None else a - b, "note": note})
     return rows
+
+
+def engine_with_checkpoint_weights(engine, ckpt: Checkpoint, spec, layout: Layout | None = None, **options):
+    """``engine`` (an EngineConfig) with ``weights_bytes`` = the busiest first-stage rank's checkpoint bytes
+    (``rank_bytes``), basis "checkpoint headers": the plan then budgets the weights as the engine loads them.
+    With pp > 1 the plan uses this one figure for every stage (as for a typed-in "Model loading took")."""
+    layout = Layout() if layout is None else layout
+    busiest = max(rank_bytes(ckpt, spec, layout, s, **options).weights_bytes for s in range(layout.pp))
+    return engine.model_copy(update={"weights_bytes": busiest, "weights_basis": "checkpoint headers"})
