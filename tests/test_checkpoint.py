@@ -34,6 +34,9 @@ def test_tiny_llama_bytes_per_category_equal_kvplan(tmp_path):
                                       "lm_head": 32768}
     assert c.total_bytes == 213_632 == weight_bytes(SPEC, "bf16").total_bytes
     assert c.bytes_by_dtype() == {"BF16": 213_632}
+    rows = ck.compare_rows(c, SPEC, "bf16")
+    assert {r["category"]: r["difference"] for r in rows} == {
+        "embeddings": 0, "attention": 0, "mlp": 0, "experts": 0, "router": 0, "norms": 0, "lm_head": 0, "other": 0}
     # TP=2: embed and lm_head 128 rows (16,384 each); q 32 rows 4,096; k, v one KV head 16 rows 2,048 each;
     # o [64, 32] 4,096; gate, up 64 rows, down [64, 64]: 8,192 each; norms whole.
     # 16,384 x 2 + 2 x (12,288 + 24,576 + 256) + 128 = 107,136
@@ -225,3 +228,27 @@ def test_a_moe_checkpoint_saved_by_transformers_per_rank_and_in_the_plan(tmp_pat
     assert p.ranks[0].weights_bytes == 216_576
     term = next(t for t in p.ranks[0].terms if t.name == "weights")
     assert term.basis == "checkpoint headers" and "safetensors headers" in term.source
+
+
+@pytest.mark.parametrize("weight_map, message", [
+    ({"a.weight": "../outside.safetensors"}, "does not read"), ({"a.weight": "model.bin"}, "does not read"),
+    ({}, "no weight_map"), ({"a.weight": "missing.safetensors"}, "missing"),
+])
+def test_an_index_naming_other_files_is_refused(tmp_path, weight_map, message):
+    (tmp_path / "model.safetensors.index.json").write_text(json.dumps({"weight_map": weight_map}))
+    with pytest.raises(ck.CheckpointError, match=message):
+        ck.read_local(tmp_path)
+
+
+def test_unmapped_and_vision_tensors_are_counted_whole_and_said_so(tmp_path):
+    tensors = dict(llama_tensors(), **{"model.layers.0.self_attn.sinks": ("BF16", [4]),
+                                       "model.layers.0.mystery.weight": ("BF16", [8, 8]),
+                                       "model.visual.blocks.0.attn.qkv.weight": ("BF16", [96, 32])})
+    write_checkpoint(tmp_path / "x", TINY_LLAMA, [tensors])
+    c = ck.read_local(tmp_path / "x")
+    r = ck.rank_bytes(c, SPEC, Layout(tp=2))
+    # 107,136 (the plain tiny Llama at TP=2) + sinks 8 + mystery 128 + vision tower 6,144, all whole
+    assert r.weights_bytes == 107_136 + 8 + 128 + 6144
+    assert r.replicated_unmapped == ["model.layers.0.self_attn.sinks", "model.layers.0.mystery.weight"]
+    assert any("vision tower: 6,144 B" in n for n in r.notes)
+    assert ck.rank_bytes(c, SPEC, Layout(tp=2), include_vision=False).weights_bytes == 107_136 + 8 + 128

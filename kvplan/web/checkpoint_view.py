@@ -30,5 +30,6 @@ def show(read, spec, weight_format: str | None = None) -> None:
     fmt = lambda rows: [{k: f"{v:,}" if isinstance(v, int) else v for k, v in r.items()} for r in rows]
     views.html_table(fmt(ckpt.rows()), DTYPE_COLUMNS)
     views.html_table(fmt(compare_rows(ckpt, spec, weight_format)), COMPARE_COLUMNS,
-                     caption="Differences: vision towers and MTP layers are outside kvplan's spec; scales are "
+                     caption=f"Compared with kvplan's weights of {spec.name} ({weight_format or 'as shipped'}). "
+                             "Differences: vision towers and MTP layers are outside kvplan's spec; scales are "
                              "counted by kvplan only for a quantized format.")
