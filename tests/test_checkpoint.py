@@ -252,3 +252,21 @@ def test_unmapped_and_vision_tensors_are_counted_whole_and_said_so(tmp_path):
     assert r.replicated_unmapped == ["model.layers.0.self_attn.sinks", "model.layers.0.mystery.weight"]
     assert any("vision tower: 6,144 B" in n for n in r.notes)
     assert ck.rank_bytes(c, SPEC, Layout(tp=2), include_vision=False).weights_bytes == 107_136 + 8 + 128
+
+
+def test_fused_experts_biases_and_sinks_of_a_gpt_oss_checkpoint(tmp_path):
+    transformers = pytest.importorskip("transformers")
+
+    cfg = transformers.AutoConfig.for_model(
+        "gpt_oss", vocab_size=256, hidden_size=64, intermediate_size=64, num_hidden_layers=2, num_attention_heads=4,
+        num_key_value_heads=2, head_dim=16, num_local_experts=4, num_experts_per_tok=2,
+        layer_types=["sliding_attention", "full_attention"])
+    transformers.AutoModelForCausalLM.from_config(cfg).save_pretrained(tmp_path / "oss")
+    c = ck.read_local(tmp_path / "oss")  # fused mlp.experts.gate_up_proj [4, 64, 128], down_proj_bias [4, 64], sinks
+    spec = parse_config(json.loads((tmp_path / "oss" / "config.json").read_text()), name="oss")
+    assert c.total_bytes == weight_bytes(spec, "fp32").total_bytes == 633_664
+    layouts = [Layout(tp=2), Layout(tp=2, ep=True), Layout(dp=4)]
+    got = [ck.rank_bytes(c, spec, lay) for lay in layouts]
+    assert [r.weights_bytes for r in got] == [rank_weight_bytes(spec, lay, 0, "fp32") for lay in layouts] == [
+        319_792, 318_768, 335_680]
+    assert all(r.replicated_unmapped == [] for r in got)

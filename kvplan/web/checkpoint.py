@@ -307,6 +307,9 @@ def _shard_of(t: TensorInfo, spec_shards: dict[str, str]) -> str:
     """column / row / vocab / replicated / unmapped for one tensor: the spec's rule for its module name,
     else vLLM's rule for the well-known names (COLUMN, ROW, VOCAB), else unmapped."""
     m = _module(t.name)
+    leaf = t.name.rsplit(".", 1)[-1]
+    if leaf in spec_shards and leaf not in ("weight", "bias"):  # a parameter on the module itself (sinks)
+        m = leaf
     if m in spec_shards:
         s = spec_shards[m]
         return "column" if s == "expert" and m in COLUMN else "row" if s == "expert" else s
@@ -418,6 +421,9 @@ def rank_bytes(ckpt: Checkpoint, spec, layout: Layout | None = None, stage: int 
                 b = t.nbytes if int(e[1]) < cdiv(total_e, moe_ranks) else 0
             elif layout.ep and t.shape:  # fused [E, ...] tensor: cdiv(E, ranks) experts of it
                 b = cdiv(t.nbytes * cdiv(t.shape[0], moe_ranks), t.shape[0])
+            elif not e and t.name.endswith("_bias") and len(t.shape) == 2:  # fused [E, out] bias (gpt-oss)
+                base = t.name.rsplit(".", 1)[-1].removesuffix("_bias")
+                b = t.nbytes if base in ROW else cdiv(t.shape[1], moe_ranks) * t.shape[0] * DTYPE_BITS[t.dtype] // 8
             else:
                 rule = _shard_of(t, spec_shards)
                 b = _split(t, rule, moe_ranks, None) if e or len(t.shape) < 3 else cdiv(t.nbytes, moe_ranks)
