@@ -208,6 +208,8 @@ class EngineConfig(BaseModel):
     # Other methods (eagle, a draft model) load another checkpoint: not modeled.
     speculative_method: Literal["none", "mtp"] = "none"
     num_speculative_tokens: int = Field(default=0, ge=0, le=64)
+    # where weights_bytes comes from when not typed in: "checkpoint headers" (kvplan.web.checkpoint), its basis
+    weights_basis: Literal["measured", "checkpoint headers"] = "measured"
 
 
 def vllm_profile(engine: EngineConfig) -> VllmProfile:

@@ -85,3 +85,12 @@ if st.button("Run", type="primary"):
 result = st.session_state.get("validate_result")
 if result is not None:
     validate_view.render(result)
+
+# A local checkpoint's weights from its safetensors headers (after Run, so the page's first button stays Run).
+if source == "local" and st.button("Read safetensors headers", key="validate.headers",
+                                   help="Bytes per dtype from the headers only (no weights read)."):
+    from kvplan.hf_config import load_config_text, parse_config
+    from kvplan.web import checkpoint, checkpoint_view
+
+    checkpoint_view.show(lambda: checkpoint.read_local(model),
+                         lambda: parse_config(load_config_text((model / "config.json").read_bytes()), name=model.name))

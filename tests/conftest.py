@@ -3,6 +3,8 @@ import os
 os.environ.setdefault("OMP_NUM_THREADS", "1")
 os.environ.setdefault("HF_HUB_OFFLINE", "1")  # tests never touch the network
 os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
+# huggingface_hub's cache (kvplan.web.hub): a fresh folder per session, never the user's ~/.cache
+os.environ.setdefault("HF_HUB_CACHE", __import__("tempfile").mkdtemp(prefix="kvplan-test-hf-cache-"))
 
 
 # ----------------------------------------------------------------------------- the suite leaves the checkout clean

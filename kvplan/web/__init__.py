@@ -1,7 +1,8 @@
 """The Streamlit app's layer: the only part of kvplan that imports streamlit and plotly.
 
 - ``state``: the plan's inputs <-> a shareable link (pure; no streamlit).
-- ``hub``: fetch one config.json from the Hugging Face Hub or a mirror (urllib only).
+- ``hub``: fetch one config.json from the Hugging Face Hub or a mirror (huggingface_hub).
+- ``checkpoint`` / ``checkpoint_view``: weights from safetensors headers (local folder or Hub), per rank.
 - ``cached``: the kvplan calls pages make, behind ``st.cache_resource``.
 - ``widgets``: the link-backed state, the shared sidebar, the page links and the share box.
 - ``shell``: the app frame ``app.py`` runs (and the guard each page starts with).
