@@ -63,7 +63,7 @@ def test_params_and_cache_equal_transformers(case):
     assert knows(cfg)
     spec = build_spec(cfg, case)
     assert spec.basis == "transformers"
-    assert spec.basis_note.startswith("built with transformers 5.23.0: parameters exact, cache measured on an ")
+    assert spec.basis_note.startswith("built with transformers 5.23.0: parameters exact, cache measured on a copy of ")
     assert spec.warnings[0] == spec.basis_note
     assert count_params(spec).total_params == transformers_param_count(cfg)
     params, held = measured(cfg)
@@ -141,7 +141,7 @@ def test_real_size_granite_defaults():
     cfg["model_type"] = "granite"
     spec = build_spec(cfg, "granite")
     assert count_params(spec).total_params == transformers_param_count(cfg)
-    assert spec.num_hidden_layers == 32 and "1-layer copy" in spec.basis_note
+    assert spec.num_hidden_layers == 32 and "a copy of 1 layer" in spec.basis_note
     # 32 layers x 32 KV heads x (128 + 128) x 2 B (bf16 default) = 524,288 B per token.
     assert kv_cache_bytes(spec, [1]).kv_bytes == 524_288
 

@@ -24,7 +24,7 @@ from kvplan.spec import DecoderLayer, Experts, Linear, ModelSpec, Norm, Tensor  
 
 MAX_LAYERS = 1024  # far past any real decoder (DeepSeek-V3: 61, Llama-3.1-405B: 126); bounds the meta build's time
 TIME_BUDGET_S = 90.0  # a build past this is refused (the largest 2026 config takes ~10 s on 2 cores)
-NOTE = ("built with transformers {version}: parameters exact, cache measured on an {n}-layer copy")
+NOTE = ("built with transformers {version}: parameters exact, cache measured on a copy of {n} layer{s}")
 
 # Config keys never passed to the config class: they are not architecture (and auto_map names remote code).
 _DROP = ("quantization_config", "auto_map", "model_type", "transformers_version", "_commit_hash")
@@ -478,7 +478,7 @@ def build(config: Mapping[str, Any], cfg: Mapping[str, Any], model_type: str, sk
     if not isinstance(head_dim, int) or head_dim < 1:
         head_dim = max(1, (hidden or nq) // nq)
     max_pos = attr(tc, "max_position_embeddings", "n_positions", "max_sequence_length", "seq_length")
-    note = NOTE.format(version=transformers.__version__, n=n_copy)
+    note = NOTE.format(version=transformers.__version__, n=n_copy, s="" if n_copy == 1 else "s")
     if not plan.used:
         assumptions.append("tensor-parallel shards from module names (the config class has no base_model_tp_plan)")
     try:
