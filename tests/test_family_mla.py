@@ -394,3 +394,45 @@ def test_gqa_and_mla_relatives_vllm_bytes_per_token():
     mini = transformers.AutoConfig.for_model("minicpm3").to_dict()
     spec = parse_config(dict(mini, model_type="minicpm3", torch_dtype="bfloat16"))
     assert kv_bytes_per_token(spec) == 62 * 288 * 2 == 35_712
+
+
+# The sweep's tiny DeepSeek-V4 (tests/test_sweep_transformers.py recipes("deepseek_v4"), first recipe
+# "hidden, widths, 6 layers"): no sliding-only layer, index_head_dim 128 wider than head_dim 16, HCA at m 128
+# with T < m (buffer only, an empty compressed_kv). Every field the cache reads is the recipe's; the widths it
+# does not read are smaller than the recipe's (q_lora_rank 1024, o_groups 8, o_lora_rank 1024, index_n_heads 64)
+# so the model builds in a second.
+SWEEP_V4 = dict(vocab_size=256, hidden_size=64, moe_intermediate_size=32, num_hidden_layers=6, num_attention_heads=4,
+                num_key_value_heads=1, head_dim=16, q_lora_rank=48, num_experts_per_tok=2, n_routed_experts=4,
+                sliding_window=8, o_groups=2, o_lora_rank=16, index_n_heads=2, index_head_dim=128,
+                index_topk=512, hc_mult=4, partial_rotary_factor=0.125, num_nextn_predict_layers=1,
+                compress_rates={"compressed_sparse_attention": 4, "heavily_compressed_attention": 128},
+                layer_types=["heavily_compressed_attention"] * 3 + ["compressed_sparse_attention",
+                             "heavily_compressed_attention", "compressed_sparse_attention"],
+                mlp_layer_types=["hash_moe"] * 3 + ["moe"] * 3)
+
+
+def test_deepseek_v4_sweep_case_cache_equals_transformers():
+    # Batch 2, prompt 13, then 2 decode steps, fp32 (4 B). Per sequence, elements, d 16, W 8 (7 tokens kept):
+    #   HCA (m 128, n 0, r = T):  7 x 16 + 2 x T x 16 (buffer kv + gate)       T=13: 528, 14: 560, 15: 592
+    #   CSA (m 4, d_I 128, n 3):  7 x 16 + (16 + 128) x (3 + 2 x r x 2 + 2 x 4)  r=1: 2272, 2: 2848, 3: 3424
+    # 4 HCA + 2 CSA layers, x 4 B x 2 sequences: (4 x 528 + 2 x 2272) x 8 = 53,248; 63,488; 73,728.
+    # keys *is* values in these layers (DeepseekV4HCACache.update: self.values = self.keys): summing both
+    # names would add 7 x 16 x 4 x 2 = 896 B per layer, 5,376 B in all (the sweep oracle once did so).
+    hf_config = transformers.AutoConfig.for_model("deepseek_v4", **SWEEP_V4)
+    spec = parse_config({**hf_config.to_dict(), "model_type": "deepseek_v4", "torch_dtype": "float32"})
+    torch.manual_seed(0)
+    model = transformers.AutoModelForCausalLM.from_config(hf_config, dtype=torch.float32).eval()
+    ids = torch.randint(0, 100, (2, 13))
+    held, by_name = [], []
+    with torch.no_grad():
+        out = model(ids, use_cache=True)
+        for step in range(3):
+            cache = out.past_key_values
+            assert all(layer.values is layer.keys for layer in cache.layers)
+            held.append(cache_bytes(cache))
+            by_name.append(held[-1] + sum(layer.values.numel() * 4 for layer in cache.layers))
+            if step < 2:
+                out = model(ids[:, -1:], past_key_values=cache, use_cache=True)
+    assert held == [53_248, 63_488, 73_728]
+    assert [kv_cache_bytes(spec, [13 + i] * 2, "fp32", "transformers").kv_bytes for i in range(3)] == held
+    assert [b - a for a, b in zip(held, by_name)] == [5_376] * 3

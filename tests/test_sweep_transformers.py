@@ -286,12 +286,18 @@ def _tensors(value):
 def cache_bytes(cache) -> int:
     """Bytes of every tensor a cache object holds: each layer's K/V, indexer keys, conv / recurrent
     states (the superset of tests.test_oracle_cache.cache_bytes), and per-layer state lists kept on
-    the cache itself (MiniMax's ``linear_cache``). Position bookkeeping is not cache."""
+    the cache itself (MiniMax's ``linear_cache``). Position bookkeeping is not cache. A tensor a layer
+    holds under two names counts once: DeepseekV4HCACache / CSACache.update set ``self.values =
+    self.keys`` (shared K=V MQA, transformers 5.23 modeling_deepseek_v4.py), one tensor, not two."""
     total = 0
     for layer in cache.layers:
+        seen = set()  # id() of the tensors this layer has counted
         for name, value in vars(layer).items():
             if not name.startswith("_") and "position" not in name:
-                total += sum(t.numel() * t.element_size() for t in _tensors(value))
+                for t in _tensors(value):
+                    if id(t) not in seen:
+                        seen.add(id(t))
+                        total += t.numel() * t.element_size()
     for name, value in vars(cache).items():
         if name != "layers" and isinstance(value, list):
             total += sum(t.numel() * t.element_size() for t in _tensors(value))
