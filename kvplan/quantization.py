@@ -34,6 +34,7 @@ layer's experts. Layers are ``layers.{i}`` (GPT-2's ``h.{i}`` is not mapped).
 """
 
 import fnmatch
+import functools
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -364,6 +365,14 @@ def _top_paths(category: str, name: str) -> list[str]:
     return [f"{root}.{name}" for root in _ROOTS] + [name]
 
 
+@functools.lru_cache(maxsize=4096)
+def _glob_prefix(pattern: str) -> "re.Pattern[str]":
+    """One regex for "the path or one of its dotted prefixes matches the glob ``pattern``" (fnmatchcase
+    on each prefix, as vLLM / modelopt compare module names): the glob's own regex, then optionally a dot
+    and anything. Compiled once per pattern: a 16 MiB ignore list is matched against every layer."""
+    return re.compile(fnmatch.translate(pattern).removesuffix(r"\Z") + r"(?:\..*)?\Z", re.DOTALL)
+
+
 def _dotted_parts(path: str):
     """Every run of whole dotted parts of ``path`` (``a.b.c`` -> a, a.b, a.b.c, b, b.c, c)."""
     parts = path.split(".")
@@ -444,13 +453,12 @@ class _Entries:
         return best
 
     def _pattern_first(self, full_paths: list[str]) -> int | None:
+        """The first entry matching a path: a regex ("re:") as re.match does, a glob when it matches the path
+        or one of its dotted prefixes (``*.mlp.experts.*`` covers ``...experts.3.down_proj``)."""
         for index, p in self.patterns:
+            rx = _glob_prefix(p) if isinstance(p, str) else p
             for path in full_paths:
-                if isinstance(p, str):
-                    parts = path.split(".")
-                    if any(fnmatch.fnmatchcase(".".join(parts[:k]), p) for k in range(len(parts), 0, -1)):
-                        return index
-                elif p.match(path):
+                if rx.match(path):
                     return index
         return None
 

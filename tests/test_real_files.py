@@ -438,3 +438,24 @@ def test_every_format_in_the_table_has_its_worked_number():
              "nvfp4": 9_437_192, "nvfp4-wo": 9_437_188, "bnb-nf4": 9_437_248, "bnb-nf4-dq": 8_655_940,
              "bnb-int8": 16_793_600}
     assert {f: matrix_bytes(4096, 4096, check_format(f)) for f in table} == table
+
+
+def test_glob_prefix_regex_equals_fnmatch_over_dotted_prefixes():
+    # The ignore-list glob match is one compiled regex per pattern (a 16 MiB list is matched against every
+    # layer); it must say exactly what fnmatchcase over the path's dotted prefixes says.
+    import fnmatch
+    import random
+
+    from kvplan.quantization import _glob_prefix
+
+    rng = random.Random(7)
+    words = ["model", "layers", "0", "1", "10", "mlp", "experts", "3", "down_proj", "gate", "self_attn", "q_proj",
+             "lm_head", "visual", "blocks"]
+    globs = ["*", "*.mlp.experts.*", "*self_attn*", "model.layers.1*", "model.layers.1", "lm_head", "*gate",
+             "model.*.mlp", "*.[0-3].*", "visual*", "*.q_proj", "model.layers.?.mlp*"]
+    for _ in range(3000):
+        path = ".".join(rng.choice(words) for _ in range(rng.randint(1, 7)))
+        p = rng.choice(globs)
+        parts = path.split(".")
+        expected = any(fnmatch.fnmatchcase(".".join(parts[:k]), p) for k in range(len(parts), 0, -1))
+        assert bool(_glob_prefix(p).match(path)) == expected, (p, path)
