@@ -10,7 +10,6 @@ from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
-import plotly.graph_objects as go
 import streamlit as st
 
 from kvplan.gpus import GPU_CATALOG, GpuSpec, custom_gpu
@@ -18,7 +17,7 @@ from kvplan.picker import OBJECTIVES, TIE_BREAKS, Option, Picker, best_per_gpu, 
 from kvplan.prices import DEFAULT_PRICES, PRICES_READ, default_prices
 from kvplan.units import GiB
 from kvplan.web import cached, views, widgets
-from kvplan.web.figures import COLORS, _figure, _scatter
+from kvplan.web.figures import COLORS, Figure, _figure, _scatter
 from kvplan.web.state import CUSTOM_GPU_BOUNDS, PlanState
 
 ALL_LAYOUTS = "gpus.all"  # session key: the table shows every layout, not the best one per GPU
@@ -235,7 +234,7 @@ def _log_ticks(data: Sequence[float], prefix: str = "") -> dict[str, list]:
     return {"tickvals": ticks, "ticktext": [f"{prefix}{t:,.0f}" if t >= 1 else f"{prefix}{t:g}" for t in ticks]}
 
 
-def pareto_figure(options: Sequence[Option], objective: str, top: Sequence[Option] = ()) -> go.Figure:
+def pareto_figure(options: Sequence[Option], objective: str, top: Sequence[Option] = ()) -> Figure:
     """Every layout as a point: cost ($ per hour; GPUs when ranking by GPUs or nothing is priced) against the
     tokens/s bound, the Pareto frontier drawn through the options nothing beats on both, the top three marked."""
     priced = objective != "gpus" and any(o.cost_per_hour is not None for o in options)
@@ -245,7 +244,7 @@ def pareto_figure(options: Sequence[Option], objective: str, top: Sequence[Optio
         return o.cost_per_hour if priced else o.num_gpus
 
     front = pareto_front(list(pts), priced)
-    # numpy arrays: plotly's to_dict deep-copies the figure on every rerun, element by element for a list
+    # numpy arrays go to the browser as plotly.js typed arrays (base64): smaller than lists of ~280 floats
     traces = [
         _scatter(x=np.array([o.tokens_per_s for o in pts]), y=np.array([y(o) for o in pts], dtype=float),
                  mode="markers", name="layouts", text=np.array([_hover(o, priced) for o in pts], dtype=object),
