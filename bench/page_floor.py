@@ -13,7 +13,9 @@ alternating two values. A rerun is timed from the ``rerun_script`` request to ``
 the server's whole work (script, caches, serialising every element, the websocket), no browser.
 The ratio is page median / floor median; the target is 2x. "x same-size" divides by the bare page
 grown to the same element count instead: the app's own work, apart from what Streamlit charges for
-each element it sends.
+each element it sends. The captions are the cheapest element Streamlit has: ``bench/floor_budget.py``
+is the Budget page's own elements (its widgets, blocks, charts and table, built once) without the app,
+and "Budget / the same elements without the app" is the app's own share of a Budget rerun.
 
 Cold start: from launching ``streamlit run app.py`` to the Budget page of a shared link fully drawn in
 Chromium (three plotly charts on screen, script idle): server import and start, the page's first run
@@ -36,6 +38,7 @@ from bench.load import ProtocolUser  # noqa: E402
 LINK = "v=1&m=llama-3.1-70b&tp=4&len=32768&conc=16&kvd=fp8"
 PAGES = [("", "Budget"), ("model", "Model"), ("paging", "Paging"), ("parallelism", "Parallelism"),
          ("gpus", "GPUs"), ("import", "Import"), ("validate", "Validate")]
+REPLICA = "Budget's elements, no app"
 IMPORT_QUERY = "&cmd=vllm+serve+meta-llama%2FLlama-3.1-70B-Instruct+-tp+4+--max-model-len+32k&ig=H100-SXM"
 
 
@@ -83,15 +86,19 @@ async def _interleaved(targets: dict[str, _Target], n: int, warmup: int = 2) -> 
 
 def rerun_ratios(n: int, only: list[str] | None = None) -> dict:
     pages = [(path, name) for path, name in PAGES if not only or name in only]
-    with server(ROOT / "bench" / "floor_app.py") as (floor_base, fproc, _), server() as (app_base, aproc, _):
+    with server(ROOT / "bench" / "floor_app.py") as (floor_base, fproc, _), server() as (app_base, aproc, _), \
+            server(ROOT / "bench" / "floor_budget.py") as (replica_base, rproc, _):
         wait_healthy(floor_base, fproc)
         wait_healthy(app_base, aproc)
+        wait_healthy(replica_base, rproc)
         def page(path: str) -> _Target:
             return _Target(app_base, path, LINK + (IMPORT_QUERY if path == "import" else ""))
 
         sizes = asyncio.run(_interleaved({name: page(path) for path, name in pages}, 1))  # warms caches; sizes
         targets: dict[str, _Target] = {"floor (one number input)": _Target(floor_base, "", "")}
         targets.update({name: page(path) for path, name in pages})
+        if "Budget" in targets:  # the Budget page's own elements, without the app (bench/floor_budget.py)
+            targets[REPLICA] = _Target(replica_base, "", "")
         # the bare page grown with captions to each page's element count: Streamlit's own cost of that size
         for count in sorted({r["elements"] for r in sizes.values()}):
             targets[f"floor grown to {count} elements"] = _Target(floor_base, "", f"n={count}")
@@ -104,6 +111,8 @@ def rerun_ratios(n: int, only: list[str] | None = None) -> dict:
             same = grown[min(grown, key=lambda count: abs(count - r["elements"]))]
             r["same_size_floor_ms"] = same["median_ms"]
             r["ratio_same_size"] = round(r["median_ms"] / same["median_ms"], 1)
+    if REPLICA in rows:
+        rows["Budget"]["ratio_replica"] = round(rows["Budget"]["median_ms"] / rows[REPLICA]["median_ms"], 2)
     return rows
 
 
@@ -146,6 +155,9 @@ def table(rows: dict, cold: dict | None) -> str:
                 else f"{'':>19} {'':>12}")
         lines.append(f"{name:<36} {r['elements']:>8} {r['median_ms']:>10.1f} {r['p95_ms']:>8.1f} "
                      f"{r['first_rerun_ms']:>9.1f} {r['ratio']:>8.1f} {same}")
+    if "ratio_replica" in rows.get("Budget", {}):
+        lines.append(f"Budget / the same elements without the app (bench/floor_budget.py): "
+                     f"{rows['Budget']['ratio_replica']}x")
     if cold:
         lines.append(f"cold start, launch -> Budget page drawn in Chromium: median {cold['median_first_page_s']} s "
                      f"(server answering after {cold['median_server_ready_s']} s), runs: "

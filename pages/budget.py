@@ -20,11 +20,11 @@ if plan is not None:
     views.verdict(plan)
     if note := views.tokens_note(plan):
         st.caption(note)
-    left, right = st.columns(2)
-    with left:
+    charts = views.row()  # two charts side by side, one block (see views.row)
+    with charts:
         views.chart(figures.rank_memory(plan), "budget.ranks")
     sweep = cached.sweep_for(state, plan.max_model_len, plan.concurrency or 1)  # ~10 plans: a few ms
-    with right:
+    with charts:
         views.chart(figures.memory_vs_context(sweep, plan.ranks[0].device_bytes, plan.concurrency or 1,
                                               plan.max_model_len_that_starts if (plan.concurrency or 1) == 1 else None),
                     "budget.context")

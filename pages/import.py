@@ -14,14 +14,12 @@ widgets.bind_text("command", "Command line: vllm serve ..., python -m vllm.entry
                   "sglang.launch_server ... (or only the flags)", views.parse_command, area=True, height=120,
                   placeholder="vllm serve meta-llama/Llama-3.1-70B-Instruct -tp 4 --max-model-len 32k "
                               "--gpu-memory-utilization 0.9 --kv-cache-dtype fp8")
-left, right = st.columns([3, 1], vertical_alignment="bottom")
-with left:
-    widgets.bind("import_gpu", st.selectbox, "GPU this command runs on", list(GPU_CATALOG), index=None,
-                 placeholder="choose a GPU (a command names none)", format_func=widgets.gpu_label,
-                 help="vLLM and SGLang take the GPU from the machine they run on; kvplan needs to be told.")
-with right:
-    st.button("Apply", key="import.apply", type="primary", on_click=widgets.apply_import, width="stretch",
-              icon=":material/input:", help="Put this command's settings in the sidebar: every page plans it.")
+row = views.row(vertical_alignment="bottom", wrap=False)  # one block, not three (see views.row)
+widgets.bind("import_gpu", row.selectbox, "GPU this command runs on", list(GPU_CATALOG), index=None,
+             placeholder="choose a GPU (a command names none)", format_func=widgets.gpu_label,
+             help="vLLM and SGLang take the GPU from the machine they run on; kvplan needs to be told.")
+row.button("Apply", key="import.apply", type="primary", on_click=widgets.apply_import, width=160,
+           icon=":material/input:", help="Put this command's settings in the sidebar: every page plans it.")
 widgets.show_import_error()
 state = widgets.current()
 if state.command:

@@ -34,10 +34,8 @@ except KvplanError as exc:
 else:
     views.paging_metrics(paging)
     views.paging_bytes(state, paging)
-    left, right = st.columns(2)
-    with left:
+    with views.row():  # two charts side by side, one block (see views.row)
         views.chart(figures.slots(paging), "paging.slots")
-    with right:
         views.chart(figures.waste_by_block_size(by_size, block_size), "paging.waste")
     if blocks:
         st.caption(f"The first {len(blocks)} of {len(lengths)} sequence(s), block by block:")

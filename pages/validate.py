@@ -43,16 +43,16 @@ else:
     model = cached.spec(widgets.current())
     st.caption(f"Model: **{views.esc(model.name)}**{views.esc(views.basis_tag(model.basis))}, the sidebar's "
                "(change it there or on the Model page; it is in the link).")
-c1, c2, c3, c4 = st.columns(4)
-batch = c1.number_input("Batch", min_value=1, max_value=PAGE_LIMITS["batch"], value=1, step=1)
-tokens = c2.number_input("Prompt tokens", min_value=1, max_value=PAGE_LIMITS["tokens"], value=128, step=1)
-steps = c3.number_input("Decode steps", min_value=0, max_value=PAGE_LIMITS["steps"], value=8, step=1)
-dtype = c4.selectbox("dtype", ["auto", "bf16", "fp32", "fp16"], help="auto: bf16 on a GPU, fp32 on a CPU")
-c1, c2, c3, c4 = st.columns(4)
-block_size = c1.selectbox("Block size", [16, 1, 8, 32, 64, 128, 256])
-shared_prefix = c2.number_input("Shared prefix", min_value=0, max_value=PAGE_LIMITS["tokens"], value=0, step=1,
+row = views.row(wrap=False)  # one block, not st.columns' five (see views.row)
+batch = row.number_input("Batch", min_value=1, max_value=PAGE_LIMITS["batch"], value=1, step=1)
+tokens = row.number_input("Prompt tokens", min_value=1, max_value=PAGE_LIMITS["tokens"], value=128, step=1)
+steps = row.number_input("Decode steps", min_value=0, max_value=PAGE_LIMITS["steps"], value=8, step=1)
+dtype = row.selectbox("dtype", ["auto", "bf16", "fp32", "fp16"], help="auto: bf16 on a GPU, fp32 on a CPU")
+row = views.row(wrap=False)
+block_size = row.selectbox("Block size", [16, 1, 8, 32, 64, 128, 256])
+shared_prefix = row.number_input("Shared prefix", min_value=0, max_value=PAGE_LIMITS["tokens"], value=0, step=1,
                                 help="prompt tokens every sequence shares: their full blocks are stored once")
-layers = c3.number_input("Layers (0 = all, reduced if needed)", min_value=0, max_value=1000, value=0, step=1)
+layers = row.number_input("Layers (0 = all, reduced if needed)", min_value=0, max_value=1000, value=0, step=1)
 
 if busy():
     st.info("busy: a validation run is in progress on this server.")

@@ -37,6 +37,11 @@ MAX_BLOCK_MAP_SEQUENCES = 8
 # at block size 1 (10^8 bars: gigabytes and minutes of the server for everyone).
 MAX_BLOCK_MAP_BLOCKS = 2048
 _HASH = {PlanState: PlanState.model_dump_json}
+# In front of the st.cache_resource functions, keyed by the PlanState itself: a page asks for the spec, the
+# plan and the sweep of the same state several times a rerun, and each st.cache_resource lookup costs
+# 0.25-0.35 ms (a key PlanState built and validated, then hashed through model_dump_json) where a hit
+# here is a 1 us hash. Same shared frozen results; exceptions are not memoized (as st.cache_resource).
+_memo = functools.lru_cache(maxsize=32)
 
 
 def engine_config(state: PlanState, **override) -> EngineConfig:
@@ -70,6 +75,7 @@ def _spec(key: PlanState) -> ModelSpec:
     return model_spec(key)
 
 
+@_memo
 def spec(state: PlanState) -> ModelSpec:
     return _spec(_model_key(state))
 
@@ -80,6 +86,7 @@ def _model_numbers(key: PlanState, weight_format: str | None) -> tuple[ParamBrea
     return count_params(s), weight_bytes(s, weight_format)
 
 
+@_memo
 def model_numbers(state: PlanState) -> tuple[ParamBreakdown, WeightBytes]:
     return _model_numbers(_model_key(state), state.weight_format)
 
@@ -89,10 +96,12 @@ def _plan(key: PlanState) -> Plan:
     return plan(model_spec(key), get_gpu(key.gpu), engine_config(key), layout(key), key.concurrency)
 
 
+@_memo
 def plan_for(state: PlanState) -> Plan:
     return _plan(_plan_key(state))
 
 
+@_memo
 def plan_with(state: PlanState, **changes) -> Plan:
     """The plan with some inputs changed (another layout, another GPU), cached the same way."""
     return _plan(_plan_key(state.model_copy(update=changes)))
@@ -112,6 +121,7 @@ def _sweep(key: PlanState, lengths: tuple[int, ...], concurrency: int) -> list[S
     return context_sweep(model_spec(key), get_gpu(key.gpu), engine_config(key), layout(key), list(lengths), concurrency)
 
 
+@_memo
 def sweep_for(state: PlanState, max_len: int, concurrency: int) -> list[SweepPoint]:
     return _sweep(_plan_key(state), tuple(sweep_lengths(max_len)), concurrency)
 

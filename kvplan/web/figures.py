@@ -4,9 +4,12 @@ Bytes are plotted in GiB (2**30). Nothing here plans: every number comes from a 
 only arithmetic is splitting a result into the segments a chart shows, in ``rank_segments``.
 """
 
+import functools
 from collections.abc import Sequence
 
 import plotly.graph_objects as go
+import plotly.io as pio
+from _plotly_utils.utils import convert_to_base64
 
 from kvplan.paging import Paging
 from kvplan.picker import Option
@@ -27,16 +30,65 @@ def _gib(n: int | float) -> float:
     return n / GiB
 
 
-def _figure(traces: list[dict], title: str, shapes: Sequence[tuple[dict, dict]] = (), **layout) -> go.Figure:
-    """A figure from trace dicts and a layout dict, not validated here.
+class Figure(go.Figure):
+    """A figure held as the plain dicts plotly.js reads: what ``st.plotly_chart`` sends, without plotly's objects.
 
-    plotly's validation of every property is most of a figure's cost (a Budget chart: 4 ms validated,
-    0.6 ms not; three charts on every rerun). Every figure this module makes is validated in the
-    tests instead (tests/test_app_figures.py builds each one again with validation on).
+    ``st.plotly_chart`` validates a dict figure property by property (4 ms a Budget chart) but takes a
+    ``BaseFigure`` as already valid and only calls its ``to_dict``. A real ``go.Figure`` still costs 3 ms a
+    chart without validation: building its objects and the default template (1.8 ms), then ``to_dict``
+    deep-copying it all back into dicts (1.0 ms), on every rerun. This one keeps the dicts it was made
+    from and ``to_dict`` returns them with the default template (the dict plotly would give, built once
+    per template), so a chart costs its JSON encoding only. Every figure this module makes is validated
+    in the tests instead (tests/test_app_figures.py rebuilds each with validation on and compares).
+
+    Read-only: ``to_dict`` shares its lists with the figure. Reading ``data`` / ``layout`` (or any other
+    plotly attribute) builds the real figure once, from the same dicts, for the tests' sake.
     """
+
+    def __init__(self, data: list[dict], layout: dict):
+        convert_to_base64(data)  # numpy arrays -> plotly.js typed arrays, as go.Figure.to_dict does
+        self._plain = (data, layout)
+        self._full_figure = None
+
+    def to_dict(self) -> dict:
+        data, layout = self._plain
+        return {"data": data, "layout": {**layout, "template": _template(pio.templates.default)}}
+
+    def to_plotly_json(self) -> dict:
+        return self.to_dict()
+
+    def to_json(self, *args, **kwargs) -> str:
+        return pio.to_json(self.to_dict(), *args, **{"validate": False, **kwargs})
+
+    def full(self) -> go.Figure:
+        """The same figure as plotly objects (built on first use; not validated)."""
+        if self._full_figure is None:
+            self._full_figure = go.Figure(self.to_dict(), _validate=False)
+        return self._full_figure
+
+    data = property(lambda self: self.full().data)
+    layout = property(lambda self: self.full().layout)
+
+    def __getattr__(self, name: str):  # what this class does not hold itself: from the plotly figure
+        if name in ("_plain", "_full_figure"):
+            raise AttributeError(name)
+        return getattr(self.full(), name)
+
+    def __repr__(self) -> str:
+        return f"figures.Figure({self.to_dict()!r})"
+
+
+@functools.cache
+def _template(name: str) -> dict:
+    """The default template as go.Figure().to_dict() holds it (plotly's default is 'streamlit' once
+    streamlit is imported: its theme's placeholder colours, which the browser replaces)."""
+    return go.Figure().to_dict()["layout"].get("template", {})
+
+
+def _figure(traces: list[dict], title: str, shapes: Sequence[tuple[dict, dict]] = (), **layout) -> Figure:
+    """A figure from trace dicts and a layout dict, not validated here (see ``Figure``)."""
     lines = dict(shapes=[s for s, _ in shapes], annotations=[a for _, a in shapes]) if shapes else {}
-    return go.Figure(dict(data=traces, layout=dict(title=dict(text=title), **lines, **(_LAYOUT | layout))),
-                     _validate=False)
+    return Figure(traces, dict(title=dict(text=title), **lines, **(_LAYOUT | layout)))
 
 
 def _bar(**props) -> dict:
@@ -87,7 +139,7 @@ def _vline_trace(x: float, y_top: float, text: str) -> dict:
 
 # ----------------------------------------------------------------------------- model
 
-def param_breakdown(params: ParamBreakdown, weights: WeightBytes) -> go.Figure:
+def param_breakdown(params: ParamBreakdown, weights: WeightBytes) -> Figure:
     """Parameters by component (bars), weight bytes in the hover."""
     cats = [c for c, n in params.components.items() if n]
     bar = _bar(x=[params.components[c] for c in cats], y=cats, orientation="h", name="parameters",
@@ -137,7 +189,7 @@ def rank_label(plan: Plan, rank: RankPlan) -> str:
     return f"stage {rank.pp_stage} ({ranks})" if len(plan.ranks) > 1 else ranks
 
 
-def rank_memory(plan: Plan) -> go.Figure:
+def rank_memory(plan: Plan) -> Figure:
     """A stacked bar per rank (one per pipeline stage; TP ranks of a stage are alike) against the device."""
     labels = [rank_label(plan, r) for r in plan.ranks]
     segs = [rank_segments(plan, r) for r in plan.ranks]
@@ -158,7 +210,7 @@ def _segment_bars(x: list, segs: list[dict[str, int]]) -> list[dict]:
 
 
 def memory_vs_context(points: Sequence[SweepPoint], device_bytes: int, concurrency: int,
-                      exact_limit: int | None = None) -> go.Figure:
+                      exact_limit: int | None = None) -> Figure:
     """Memory the tightest rank needs (all but KV, plus KV in use) vs context length, with the device line.
 
     ``exact_limit``: the longest context that fits, when known exactly (one sequence); otherwise the
@@ -190,7 +242,7 @@ def fit_limit(points: Sequence[SweepPoint]) -> tuple[int, int] | None:
     return None
 
 
-def concurrency_vs_context(points: Sequence[SweepPoint], concurrency: int | None) -> go.Figure:
+def concurrency_vs_context(points: Sequence[SweepPoint], concurrency: int | None) -> Figure:
     x = [p.context for p in points]
     traces = [
         _scatter(x=x, y=[p.max_concurrency for p in points], mode="lines+markers", name="max concurrency",
@@ -209,7 +261,7 @@ def concurrency_vs_context(points: Sequence[SweepPoint], concurrency: int | None
 
 # ----------------------------------------------------------------------------- paging
 
-def slots(paging: Paging) -> go.Figure:
+def slots(paging: Paging) -> Figure:
     names = ["tokens (logical)", "slots used", "slots allocated"]
     values = [paging.logical_tokens, paging.used_slots, paging.allocated_slots]
     bar = _bar(x=names, y=values, marker=dict(color=[COLORS["weights"], COLORS["KV in use"], COLORS["workspace"]]),
@@ -218,7 +270,7 @@ def slots(paging: Paging) -> go.Figure:
                    f"({paging.waste_fraction:.1%})", yaxis=dict(title=dict(text="token slots")))
 
 
-def waste_by_block_size(pagings: Sequence[Paging], current: int | None = None) -> go.Figure:
+def waste_by_block_size(pagings: Sequence[Paging], current: int | None = None) -> Figure:
     x = [str(p.block_size) for p in pagings]
     colors = [COLORS["device"] if p.block_size == current else COLORS["workspace"] for p in pagings]
     bar = _bar(x=x, y=[p.waste_fraction * 100 for p in pagings], marker=dict(color=colors),
@@ -229,7 +281,7 @@ def waste_by_block_size(pagings: Sequence[Paging], current: int | None = None) -
                    yaxis=dict(title=dict(text="% of allocated slots empty")))
 
 
-def block_map(blocks: Sequence[Sequence[tuple[int, int]]], block_size: int, shared: int) -> go.Figure:
+def block_map(blocks: Sequence[Sequence[tuple[int, int]]], block_size: int, shared: int) -> Figure:
     """Each sequence as a row of blocks: filled slots (shared blocks marked), then the empty tail.
 
     ``blocks``: kvplan.paging.block_map output; ``shared``: how many leading block ids are shared.
@@ -263,7 +315,7 @@ def layout_label(plan: Plan) -> str:
     return f"TP{lay['tensor_parallel_size']} PP{lay['pipeline_parallel_size']} DP{lay['data_parallel_size']}"
 
 
-def parallel_compare(plans: Sequence[Plan]) -> go.Figure:
+def parallel_compare(plans: Sequence[Plan]) -> Figure:
     """Per-rank stacked bars of several layouts side by side (x: layout, then stage)."""
     xs: list[list[str]] = [[], []]
     segs: list[dict[str, int]] = []
@@ -282,7 +334,7 @@ def parallel_compare(plans: Sequence[Plan]) -> go.Figure:
 
 # ----------------------------------------------------------------------------- gpus
 
-def picker(options: Sequence[Option], concurrency: int) -> go.Figure:
+def picker(options: Sequence[Option], concurrency: int) -> Figure:
     """Each option: sequences it holds (x) vs its cost per hour, or its GPU count when unpriced (y)."""
     priced = any(o.cost_per_hour is not None for o in options)
     traces = []
@@ -343,7 +395,7 @@ def layer_cells(layers: Sequence, kv_dtype_bytes: int, state_dtype_bytes: int) -
     return out
 
 
-def layer_strip(cells: Sequence[dict], kv_dtype: str) -> go.Figure:
+def layer_strip(cells: Sequence[dict], kv_dtype: str) -> Figure:
     """The decoder as a strip: one cell per layer, top row its cache kind, bottom row MoE / dense MLP.
 
     Hover: the layer, its kind, KV bytes per token of that layer (window or state noted)."""

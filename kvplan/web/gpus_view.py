@@ -10,7 +10,6 @@ from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
-import plotly.graph_objects as go
 import streamlit as st
 
 from kvplan.gpus import GPU_CATALOG, GpuSpec, custom_gpu
@@ -18,7 +17,7 @@ from kvplan.picker import OBJECTIVES, TIE_BREAKS, Option, Picker, best_per_gpu, 
 from kvplan.prices import DEFAULT_PRICES, PRICES_READ, default_prices
 from kvplan.units import GiB
 from kvplan.web import cached, views, widgets
-from kvplan.web.figures import COLORS, _figure, _scatter
+from kvplan.web.figures import COLORS, Figure, _figure, _scatter
 from kvplan.web.state import CUSTOM_GPU_BOUNDS, PlanState
 
 ALL_LAYOUTS = "gpus.all"  # session key: the table shows every layout, not the best one per GPU
@@ -70,20 +69,17 @@ def _percent(v: float) -> float:
 
 def controls() -> None:
     """Objective, headroom floor, multi-node switch and the user's prices, all carried in the link."""
-    c1, c2, c3 = st.columns([2, 1, 1])
-    with c1:
-        widgets.bind("objective", st.selectbox, "Rank by", list(OBJECTIVES), format_func=OBJECTIVES.get,
-                     help="The objective the table is ordered by; ties fall to the next figure (stated below).")
-    with c2:
-        widgets.bind("headroom_floor", st.number_input, "Headroom floor (% of GPU memory)", min_value=0.0,
-                     max_value=90.0, step=1.0, format="%.1f", to_widget=_percent,
-                     from_widget=lambda v: round(float(v) / 100, 6),
-                     help="Every GPU keeps at least this share of its memory free with the target load "
-                          "running; layouts that cannot are listed under Rejected.")
-    with c3:
-        widgets.bind("multi_node", st.toggle, "Multi-node layouts",
-                     help="Off: every replica of a layout fits in one node (8 GPUs, 4 for GB200/GB300 trays and "
-                          "GeForce boxes). On: up to 64 replicas across nodes.")
+    row = views.row(vertical_alignment="bottom", wrap=False)  # one block, not four (see views.row)
+    widgets.bind("objective", row.selectbox, "Rank by", list(OBJECTIVES), format_func=OBJECTIVES.get,
+                 help="The objective the table is ordered by; ties fall to the next figure (stated below).")
+    widgets.bind("headroom_floor", row.number_input, "Headroom floor (% of GPU memory)", min_value=0.0,
+                 max_value=90.0, step=1.0, format="%.1f", to_widget=_percent,
+                 from_widget=lambda v: round(float(v) / 100, 6),
+                 help="Every GPU keeps at least this share of its memory free with the target load "
+                      "running; layouts that cannot are listed under Rejected.")
+    widgets.bind("multi_node", row.toggle, "Multi-node layouts",
+                 help="Off: every replica of a layout fits in one node (8 GPUs, 4 for GB200/GB300 trays and "
+                      "GeForce boxes). On: up to 64 replicas across nodes.")
     widgets.bind_text("prices", "Your prices, $ per GPU-hour (over the defaults)", views.parse_prices,
                       placeholder="H100-SXM: 2.49, H200: 3.50",
                       help="kvplan ships an on-demand price for every GPU (sources under 'Default prices'); "
@@ -104,14 +100,14 @@ def custom_controls(state: PlanState) -> None:
     st.caption("For a card the catalog lacks. Memory: what torch.cuda.mem_get_info()[1] or vLLM's "
                "total_gpu_memory reports (a '16 GB' card exposes about 15.7 GiB), not the number on the box.")
     values = state.custom_gpu or CUSTOM_START
-    cols = st.columns(4)
+    row = views.row(wrap=False)
     typed = []
-    for i, (col, label) in enumerate(zip(cols, CUSTOM_LABELS)):
+    for i, label in enumerate(CUSTOM_LABELS):
         key = f"{widgets.PREFIX}custom_gpu.{i}"
         if key not in st.session_state:
             st.session_state[key] = float(values[i])
         lo, hi = CUSTOM_GPU_BOUNDS[i]
-        typed.append(col.number_input(label, key=key, min_value=lo, max_value=hi, step=0.1 if i != 2 else 1.0))
+        typed.append(row.number_input(label, key=key, min_value=lo, max_value=hi, step=0.1 if i != 2 else 1.0))
     on_key = f"{widgets.PREFIX}custom_gpu.on"
     if on_key not in st.session_state:
         st.session_state[on_key] = state.custom_gpu is not None
@@ -235,7 +231,7 @@ def _log_ticks(data: Sequence[float], prefix: str = "") -> dict[str, list]:
     return {"tickvals": ticks, "ticktext": [f"{prefix}{t:,.0f}" if t >= 1 else f"{prefix}{t:g}" for t in ticks]}
 
 
-def pareto_figure(options: Sequence[Option], objective: str, top: Sequence[Option] = ()) -> go.Figure:
+def pareto_figure(options: Sequence[Option], objective: str, top: Sequence[Option] = ()) -> Figure:
     """Every layout as a point: cost ($ per hour; GPUs when ranking by GPUs or nothing is priced) against the
     tokens/s bound, the Pareto frontier drawn through the options nothing beats on both, the top three marked."""
     priced = objective != "gpus" and any(o.cost_per_hour is not None for o in options)
@@ -245,7 +241,7 @@ def pareto_figure(options: Sequence[Option], objective: str, top: Sequence[Optio
         return o.cost_per_hour if priced else o.num_gpus
 
     front = pareto_front(list(pts), priced)
-    # numpy arrays: plotly's to_dict deep-copies the figure on every rerun, element by element for a list
+    # numpy arrays go to the browser as plotly.js typed arrays (base64): smaller than lists of ~280 floats
     traces = [
         _scatter(x=np.array([o.tokens_per_s for o in pts]), y=np.array([y(o) for o in pts], dtype=float),
                  mode="markers", name="layouts", text=np.array([_hover(o, priced) for o in pts], dtype=object),
@@ -279,13 +275,13 @@ def show(picker: Picker, state: PlanState, max_len: int) -> None:
     st.markdown(rule_text(picker, max_len).replace("$", "\\$"))  # a bare $ would start LaTeX
     every = st.toggle("Every layout (not only the best per GPU)", key=ALL_LAYOUTS)
     shown = picker.options if every else best_per_gpu(picker.options)
-    cols = st.columns(3)
-    cols[0].metric("Layouts that keep the floor", f"{len(picker.options)}",
+    metrics = views.row()
+    metrics.metric("Layouts that keep the floor", f"{len(picker.options)}",
                    help=f"{len(picker.rejected)} rejected (see below)")
-    cols[1].metric("GPUs that can serve it", f"{len({o.gpu for o in picker.options})}")
+    metrics.metric("GPUs that can serve it", f"{len({o.gpu for o in picker.options})}")
     if shown:
         best = shown[0]
-        cols[2].metric("Best", f"{best.gpu} {best.layout}")
+        metrics.metric("Best", f"{best.gpu} {best.layout}")
         st.markdown("\n".join(f"- {views.esc(line)}" for line in reasons(shown, picker.objective)))
         views.table(option_rows(shown, {n for n, _ in state.prices} | {CUSTOM_NAME}), column_config=OPTION_COLUMNS)
         views.chart(pareto_figure(picker.options, picker.objective, shown[:3]), "gpus.chart")

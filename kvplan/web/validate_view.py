@@ -11,6 +11,7 @@ import plotly.graph_objects as go
 import streamlit as st
 
 from kvplan.units import MiB, format_bytes, format_value
+from kvplan.web import views
 
 PHASE_COLORS = {"setup": "#7f7f7f", "static": "#1f77b4", "paged": "#2ca02c", "check": "#9467bd", "end": "#7f7f7f"}
 
@@ -108,9 +109,9 @@ def render(result: dict) -> None:
                    "below are **extrapolated** and labelled so.")
     if not result.get("gpu_timings"):
         st.info("CPU host: GPU timings are not available. Times are raw CPU times on one thread; no roofline.")
-    cols = st.columns(len(summary(result)))
-    for col, (label, value) in zip(cols, summary(result).items()):
-        col.metric(label, value)
+    metrics = views.row()
+    for label, value in summary(result).items():
+        metrics.metric(label, value)
     st.dataframe(table_frame(result), hide_index=True, width="stretch")
     if result.get("timeline"):
         st.plotly_chart(memory_timeline_figure(result), key="validate.timeline")

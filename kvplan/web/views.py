@@ -120,6 +120,16 @@ def _cell(value: Any) -> str:
     return html.escape(str(value))
 
 
+def row(**kwargs: Any):
+    """A row of side-by-side elements of equal width (metrics, small inputs).
+
+    One horizontal container rather than ``st.columns``: Streamlit sends every block of a page as a
+    message of its own on every rerun (a wake-up of the server's event loop, a websocket frame, a
+    parse in the browser), and ``st.columns(n)`` is n + 1 blocks where this is one. The Budget page
+    had 26 blocks for 37 elements (a bare page of 37 elements plus 27 blocks: +10 ms a rerun)."""
+    return st.container(horizontal=True, gap="small", **kwargs)
+
+
 def chart(fig, key: str) -> None:
     st.plotly_chart(fig, key=key, width="stretch", config={"displaylogo": False})
 
@@ -256,14 +266,14 @@ def basis_tag(basis: str) -> str:
 
 
 def plan_metrics(plan: Plan) -> None:
-    cols = st.columns(4)
-    cols[0].metric("Verdict", "fits" if plan.fits else "does not fit")
-    cols[1].metric("Max concurrency", f"{plan.max_concurrency:,.2f}x",
+    metrics = row()
+    metrics.metric("Verdict", "fits" if plan.fits else "does not fit")
+    metrics.metric("Max concurrency", f"{plan.max_concurrency:,.2f}x",
                    help=f"vLLM's 'Maximum concurrency for {plan.max_model_len:,} tokens per request': KV blocks / "
                         "blocks one request of max_model_len takes")
-    cols[2].metric("KV cache tokens", f"{plan.kv_cache_tokens:,}",
+    metrics.metric("KV cache tokens", f"{plan.kv_cache_tokens:,}",
                    help="vLLM's 'GPU KV cache size': the whole pool, KV blocks x block size (per KV group)")
-    cols[3].metric("KV blocks", f"{plan.num_blocks:,}", help=f"block size {plan.block_size}, min over ranks")
+    metrics.metric("KV blocks", f"{plan.num_blocks:,}", help=f"block size {plan.block_size}, min over ranks")
 
 
 def tokens_note(plan: Plan) -> str | None:
@@ -306,11 +316,11 @@ def decode_bound(plan: Plan) -> None:
         st.caption("No decode ceiling: this plan does not fit, so it decodes nothing. A fix above that fits "
                    "has one.")
         return
-    cols = st.columns(3)
-    cols[0].metric("Tokens/s (ceiling)", f"{bound.tokens_per_s:,.0f}",
+    metrics = row()
+    metrics.metric("Tokens/s (ceiling)", f"{bound.tokens_per_s:,.0f}",
                    help=f"{bound.batch} sequences at {bound.context:,} tokens; an upper bound, not a forecast")
-    cols[1].metric("Bound by", bound.bound)
-    cols[2].metric("Read / step", gib(bound.bytes_per_step), help="Bytes read from GPU memory per decode step")
+    metrics.metric("Bound by", bound.bound)
+    metrics.metric("Read / step", gib(bound.bytes_per_step), help="Bytes read from GPU memory per decode step")
     st.caption(f"At {bound.batch:,} sequence(s) of {bound.context:,} tokens.")
 
 
@@ -410,13 +420,13 @@ def block_size_for(state: PlanState) -> int:
 
 
 def paging_metrics(paging: Paging) -> None:
-    cols = st.columns(5)
-    cols[0].metric("Sequences", f"{paging.num_sequences:,}")
-    cols[1].metric("Blocks allocated", f"{paging.allocated_blocks:,}",
+    metrics = row()
+    metrics.metric("Sequences", f"{paging.num_sequences:,}")
+    metrics.metric("Blocks allocated", f"{paging.allocated_blocks:,}",
                    help=f"{paging.shared_blocks} shared prefix block(s)" if paging.shared_blocks else None)
-    cols[2].metric("Slots allocated", f"{paging.allocated_slots:,}")
-    cols[3].metric("Slots used", f"{paging.used_slots:,}", help=f"{paging.logical_tokens:,} tokens in all sequences")
-    cols[4].metric("Slots wasted", f"{paging.wasted_slots:,}", f"{paging.waste_fraction:.1%} of allocated",
+    metrics.metric("Slots allocated", f"{paging.allocated_slots:,}")
+    metrics.metric("Slots used", f"{paging.used_slots:,}", help=f"{paging.logical_tokens:,} tokens in all sequences")
+    metrics.metric("Slots wasted", f"{paging.wasted_slots:,}", f"{paging.waste_fraction:.1%} of allocated",
                    delta_color="off", delta_arrow="off")
 
 

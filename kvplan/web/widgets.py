@@ -132,14 +132,17 @@ def _reset_widgets() -> None:
 
 def bind(name: str, widget: Callable[..., Any], *args: Any, to_widget: Callable[[Any], Any] = lambda v: v,
          from_widget: Callable[[Any], Any] = lambda v: v, **kwargs: Any) -> Any:
-    """A widget for state field ``name``: starts from the state, writes its value back. Returns the value."""
+    """A widget for state field ``name``: starts from the state, writes its value back. Returns the value.
+
+    ``widget``: ``st.number_input`` and friends, or a container's (``row.number_input``: the widget goes
+    in the row, a refused value's error under the row, where the script is writing)."""
     key = PREFIX + name
     old = getattr(_ss[STATE], name)
     if key not in _ss:
         _ss[key] = to_widget(old)
     # A number box gets no min/max in the browser: there an out-of-range number only turns the box red and
     # never reaches the app, so the old plan would stay on screen as if current. Checked here instead.
-    lo, hi = (kwargs.pop("min_value", None), kwargs.pop("max_value", None)) if widget is st.number_input \
+    lo, hi = (kwargs.pop("min_value", None), kwargs.pop("max_value", None)) if _is_number_input(widget) \
         else (None, None)
     if isinstance(lo, int) and "step" not in kwargs:
         kwargs["step"] = 1  # whole numbers (without a bound, Streamlit would take the box for a float one)
@@ -160,6 +163,10 @@ def bind(name: str, widget: Callable[..., Any], *args: Any, to_widget: Callable[
             refuse(label, new, reason, f"the last valid {label.lower()}: {shown}")
             return old
     return new
+
+
+def _is_number_input(widget: Callable[..., Any]) -> bool:
+    return getattr(widget, "__name__", None) == "number_input"  # st.number_input or a container's
 
 
 def _out_of_range(value: Any, lo: Any, hi: Any) -> str | None:
@@ -196,11 +203,12 @@ def bind_tuple(name: str, labels: tuple[str, ...], **kwargs: Any) -> tuple:
     """One number box per item of a tuple field (e.g. count, min, max, seed), side by side."""
     value = getattr(_ss[STATE], name)
     items = []
-    for i, (col, label) in enumerate(zip(st.columns(len(labels)), labels)):
+    row = views.row(wrap=False)
+    for i, label in enumerate(labels):
         key = f"{PREFIX}{name}.{i}"
         if key not in _ss:
             _ss[key] = value[i]
-        items.append(col.number_input(label, key=key, step=1, **kwargs))
+        items.append(row.number_input(label, key=key, step=1, **kwargs))
     new = tuple(int(v) for v in items)
     if new != value:
         try:
@@ -256,13 +264,12 @@ def sidebar(page: str) -> None:
         _model_picker(state, spec.name)
         bind("gpu", st.selectbox, "GPU", list(GPU_CATALOG), format_func=_gpu_label,
              help="Memory is what the runtime exposes (cudaMemGetInfo), not the number on the box.")
-        cols = st.columns(3)
-        for col, (name, label, flag) in zip(cols, (("tensor_parallel_size", "TP", "--tensor-parallel-size"),
-                                                   ("pipeline_parallel_size", "PP", "--pipeline-parallel-size"),
-                                                   ("data_parallel_size", "DP", "--data-parallel-size"))):
-            with col:
-                bind(name, st.number_input, label, min_value=1, step=1, help=flag,
-                     max_value=MAX_PIPELINE if name == "pipeline_parallel_size" else MAX_PARALLEL)
+        row = views.row(wrap=False)  # one block, not st.columns' four (see views.row)
+        for name, label, flag in (("tensor_parallel_size", "TP", "--tensor-parallel-size"),
+                                  ("pipeline_parallel_size", "PP", "--pipeline-parallel-size"),
+                                  ("data_parallel_size", "DP", "--data-parallel-size")):
+            bind(name, row.number_input, label, min_value=1, step=1, help=flag,
+                 max_value=MAX_PIPELINE if name == "pipeline_parallel_size" else MAX_PARALLEL)
         st.caption(f"{views.layout_caption(current())}")
         bind("engine", st.radio, "Engine", ["vllm", "sglang", "custom"], horizontal=True,
              help="Engine profile: how device memory becomes a KV pool.")
@@ -271,13 +278,11 @@ def sidebar(page: str) -> None:
              placeholder=f"model maximum: {spec.max_position_embeddings or 4096:,}", help="--max-model-len")
         bind("concurrency", st.number_input, "Concurrent sequences", value=None, min_value=1, max_value=10_000_000,
              step=1, placeholder="as many as fit", help="Sequences of max_model_len tokens served at once.")
-        c1, c2 = st.columns(2)
-        with c1:
-            bind("kv_cache_dtype", st.selectbox, "KV dtype", list(KV_DTYPES), help="--kv-cache-dtype")
-        with c2:
-            bind("weight_format", st.selectbox, "Weights", ["as shipped", *FORMATS],
-                 to_widget=lambda v: v or "as shipped", from_widget=lambda v: None if v == "as shipped" else v,
-                 help="Weight storage format (default: as the checkpoint ships).")
+        row = views.row(wrap=False)
+        bind("kv_cache_dtype", row.selectbox, "KV dtype", list(KV_DTYPES), help="--kv-cache-dtype")
+        bind("weight_format", row.selectbox, "Weights", ["as shipped", *FORMATS],
+             to_widget=lambda v: v or "as shipped", from_widget=lambda v: None if v == "as shipped" else v,
+             help="Weight storage format (default: as the checkpoint ships).")
         knobs = st.expander("Engine knobs", key=KNOBS, on_change="rerun")
         if knobs.open:  # lazy: a closed expander's widgets are not built (each costs every rerun)
             with knobs:
