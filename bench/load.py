@@ -55,18 +55,17 @@ LINKS = [
     ("parallelism", "v=1&m=deepseek-v3&g=H200&tp=8", "Parallelism"),
     ("gpus", "v=1&m=llama-3.1-8b&len=8192&conc=8", "GPUs"),
     ("model", "v=1&m=gemma-3-27b-it", "Model"),
-    ("import", f"v=1&cmd={quote(CMD)}", "Import a vLLM command"),
+    ("import", f"v=1&cmd={quote(CMD)}", "Import a serving command"),
     ("", "v=1&m=qwen3-30b-a3b&g=A100-80GB&tp=2&len=8192", "Budget"),
     ("validate", "v=1&m=llama-3.2-1b", "Validate"),
     ("", "v=1&tp=abc&m=no-such-model", "Budget"),  # a tampered link: warnings, never an error
     ("paging", "v=1&m=mixtral-8x7b&pm=uniform&pd=64:128:8192:7", "Paging"),
 ]
 TOUR = ["Paging", "Parallelism", "GPUs", "Model", "Import", "Budget"]  # sidebar links, in turn
-HEADINGS = {"Import": "Import a vLLM command"}
+HEADINGS = {"Import": "Import a serving command"}
 TP_VALUES = (2, 8, 4, 1)
 SHOTS = os.environ.get("KVPLAN_LOAD_SHOTS")  # a folder: screenshot each failed browser step there
-KNOWN = (re.compile(r"/[\w-]+/_stcore/(health|host-config)$"),
-         re.compile(r"The page that you have requested does not seem to exist"))
+KNOWN = (re.compile(r"/[\w-]+/_stcore/(health|host-config)$"),)
 
 
 def _known(text: str) -> bool:
