@@ -27,6 +27,8 @@ ALLOWED = {
     ("kvplan/web/shell.py", "runpy.run_path"): "runs the app's own entry script (ctx.main_script_path), not user input",
     ("kvplan/web/views.py", "st.html"): "the app's own tables and stylesheet; every cell and heading goes through "
                                         "html.escape (views.table_html); test_app_hardening checks the tags",
+    ("bench/floor_budget.py", "st.html"): "the speed floor draws the Budget page's own stylesheet and escaped terms "
+                                          "table (views.CSS, views.table_html of a preset's plan): no user input",
 }
 
 
