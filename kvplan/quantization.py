@@ -547,10 +547,12 @@ def format_overrides(scheme: QuantScheme, spec_fields: Mapping[str, Any], field_
     shipped = scheme.default
     if shipped == UNQUANTIZED:  # mixed precision: the format holding the most weights
         numel: dict[str, int] = {}
-        for result in results:
+        for layer, result in zip(layers, results):
+            # An expert linear stands for every routed expert of its layer: n experts, or all (n = 0).
+            every = layer.experts.num_experts if layer.experts is not None else 1
             for category, comp, mix in result:
                 for f, n in mix:
-                    numel[f] = numel.get(f, 0) + comp.numel * (n or 1)
+                    numel[f] = numel.get(f, 0) + comp.numel * (n or (every if category == "experts" else 1))
         numel.pop(UNQUANTIZED, None)
         shipped = max(numel, key=numel.get) if numel else UNQUANTIZED
 

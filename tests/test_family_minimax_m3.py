@@ -63,9 +63,17 @@ def test_real_nvfp4_wrapper_params_equal_transformers(nvfp4):
     assert spec.layer_kinds == {"full_attention": 3, "indexed_attention": 57}
     assert sum(layer.experts is not None for layer in spec.layers) == 57
     assert count_params(spec).total_params == transformers_param_count(cfg) == M3_PARAMS
-    # NVIDIA's checkpoint: every routed expert of the 57 MoE layers in NVFP4 (modelopt quantized_layers)
-    assert {(o.category, o.name, o.format, len(o.layers)) for o in spec.quantization_overrides} == {
-        ("experts", n, "nvfp4", 57) for n in ("gate_proj", "up_proj", "down_proj")}
+    # NVIDIA's checkpoint (modelopt MIXED_PRECISION quantized_layers): every routed expert of the 57 MoE layers
+    # in NVFP4 -- the format holding the most weights, so the headline -- and attention / dense MLP in MXFP8,
+    # stored as the overrides. 248,267,417,088 B in all, 31,202,489,856 B per GPU at TP 8 (the same bytes
+    # as with the experts stored as overrides of an MXFP8 headline).
+    assert spec.quantization == "nvfp4"
+    assert {(o.category, o.format) for o in spec.quantization_overrides} == {("attention", "mxfp8"), ("mlp", "mxfp8")}
+    from kvplan.parallel import Layout, rank_weight_bytes
+    from kvplan.weights import weight_bytes
+
+    assert weight_bytes(spec).total_bytes == 248_267_417_088
+    assert rank_weight_bytes(spec, Layout(8, 1, 1, False), 0, None) == 31_202_489_856
 
 
 def test_flat_minimax_file_is_the_same_decoder():

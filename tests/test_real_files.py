@@ -459,3 +459,12 @@ def test_glob_prefix_regex_equals_fnmatch_over_dotted_prefixes():
         parts = path.split(".")
         expected = any(fnmatch.fnmatchcase(".".join(parts[:k]), p) for k in range(len(parts), 0, -1))
         assert bool(_glob_prefix(p).match(path)) == expected, (p, path)
+
+
+def test_mixed_precision_headline_format_counts_every_expert():
+    # MiniMax-M3-NVFP4 (real file): 21,888 NVFP4 entries are routed-expert weights (57 MoE layers x 128
+    # experts x 3 matrices), 534 MXFP8 entries attention / dense MLP modules. The format holding the most
+    # weights is NVFP4 once each expert linear counts for all 128 experts (it read "mxfp8" when an expert
+    # linear counted once).
+    spec = parse_config(fixture("minimax-m3-nvfp4.json"))
+    assert spec.quantization == "nvfp4"
