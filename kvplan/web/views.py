@@ -526,22 +526,6 @@ def picker_workload(state: PlanState) -> tuple[int, int]:
     return base.max_model_len, state.concurrency or 1
 
 
-OPTION_COLUMNS = {
-    "headroom (GiB)": st.column_config.NumberColumn(format="%.2f"),
-    "max concurrency per replica": st.column_config.NumberColumn(format="%.2f"),
-    "tokens/s bound": st.column_config.NumberColumn(format="%.0f"),
-    "$ per hour": st.column_config.NumberColumn(format="$%.2f"),
-    "$ per M tokens": st.column_config.NumberColumn(format="$%.3f"),
-}
-
-
-def option_rows(options) -> list[dict[str, Any]]:
-    return [{"GPU": o.gpu, "TP": o.tensor_parallel_size, "PP": o.pipeline_parallel_size, "replicas": o.replicas,
-             "GPUs": o.num_gpus, "nodes": o.num_nodes, "headroom (GiB)": o.headroom_bytes / GiB,
-             "max concurrency per replica": o.max_concurrency, "tokens/s bound": o.tokens_per_s,
-             "$ per hour": o.cost_per_hour, "$ per M tokens": o.cost_per_million_tokens} for o in options]
-
-
 # ----------------------------------------------------------------------------- import page
 
 def parse_command(text: str) -> str | None:
