@@ -73,7 +73,10 @@ def cmd_plan(args) -> None:
         lines += [f"    {t.name:<48} {t.bytes / GiB:>9.2f} GiB  [{t.basis}]" + ("" if t.applied else " (not subtracted)")
                   for t in r.terms]
     if p.engine_log:
-        lines.append(f"  {p.engine} {p.engine_version} would log:" if p.engine_version else f"  {p.engine} would log:")
+        from kvplan.engines import VLLM_PROFILES
+
+        label = VLLM_PROFILES[p.engine_version].label if p.engine_version in VLLM_PROFILES else p.engine_version
+        lines.append(f"  {p.engine} {label} would log:" if p.engine_version else f"  {p.engine} would log:")
         lines += [f"    {line}" for line in p.engine_log]
     if p.start_error:
         lines.append(f"  start-up error: {p.start_error}")
@@ -107,7 +110,8 @@ def add_commands(sub) -> None:
     p.add_argument("--gpu", default="H100-SXM")
     p.add_argument("--engine", choices=("vllm", "sglang", "custom"), default="vllm")
     p.add_argument("--vllm-version", choices=tuple(VLLM_PROFILES), default=VLLM_DEFAULT_VERSION,
-                   help="vLLM release line whose memory accounting to mirror (default: the newest read)")
+                   help="vLLM release line whose memory accounting to mirror (default: the newest read): "
+                        + "; ".join(f"{p.label}: {p.releases}" for p in VLLM_PROFILES.values()))
     p.add_argument("--decode-context-parallel-size", "-dcp", type=int, default=1)
     p.add_argument("--disable-custom-all-reduce", action="store_true",
                    help="also when vLLM turns it off itself (no GPU P2P, TP across nodes)")

@@ -9,6 +9,11 @@ vLLM release lines whose memory accounting differs (``VLLM_PROFILES``; the newes
 =======  ===============  ==============================================================================
 profile  releases         what changes (function mirrored)
 =======  ===============  ==============================================================================
+0.7      0.6.5-0.9.x, V0  the V0 engine (the default up to 0.7.x; VLLM_USE_V1=0 in 0.8 / 0.9), kvplan.vllm_v0:
+                          worker.py ``determine_num_available_blocks``: total x util - weights - torch peak -
+                          non-torch; 256 seqs; chunked prefill (2048 tokens) only above 32K, otherwise the
+                          profile run prefills max(max_model_len, 2048) tokens; sampler on the driver worker
+                          only; one uniform cache over all layers, no null block; "# cuda blocks" line.
 0.10     0.10.0-0.10.2    ``gpu_worker.determine_available_memory``: requested - weights - torch peak -
                           non-torch; CUDA graphs captured *after* the KV cache, out of (1 - util); FlashInfer
                           top-k/top-p sampler when installed; no decode context parallelism; PIECEWISE
@@ -33,7 +38,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from kvplan.units import GiB, MiB
 
-VllmVersion = Literal["0.10", "0.11", "0.17", "0.21", "0.33"]
+VllmVersion = Literal["0.7", "0.10", "0.11", "0.17", "0.21", "0.33"]
 VLLM_DEFAULT_VERSION: VllmVersion = "0.33"
 
 
@@ -63,6 +68,12 @@ class VllmProfile(BaseModel):
     non_torch_pp: int  # PP >= 2 at TP 1
     sampler_copies: dict[str, float]  # torch peak of the dummy sampler run / (num_reqs x vocab x 4 B)
     source: str
+    engine_core: Literal["V1", "V0"] = "V1"  # V0: vllm/worker + vllm/engine/llm_engine.py (kvplan.vllm_v0)
+
+    @property
+    def label(self) -> str:
+        """How the version reads in the CLI and the sidebar: "0.7 (V0 engine)", "0.33"."""
+        return f"{self.version} (V0 engine)" if self.engine_core == "V0" else self.version
 
 
 _GIB = GiB
@@ -87,7 +98,26 @@ def _g(x: float) -> int:
 #   (dennislee22 TP 2: 0.25 on one A100-80GB node without P2P, 0.14 on two A100-40GB nodes); PP 0.07 (v0.19).
 _NATIVE_OLD, _NATIVE_NEW, _FLASHINFER = 9.55, 3.72, 2.8
 
+# V0 (profile 0.7), fitted to its public logs (tests/test_engine_v0.py; GiB as logged):
+# sampler copies 9.7: vLLM PR #10511 Meta-Llama-3-8B on H100, 8192 batched tokens and 256 rows: activation 1.26 GiB at
+#   TP 1 and TP 2 (the sampler runs on the driver worker and is not divided by TP): (1.26 - 0.0625) / 0.1223 = 9.79;
+#   vLLM #13061 (2 x RTX 4090, Qwen2-14B, 2048 tokens): the driver's 1.41 GiB implied by its 81,536 tokens gives 9.6.
+#   The V1 0.10 native sampler, a port of V0's _apply_top_k_top_p, fits 9.55. Error <= 0.02 GiB on the pinned logs.
+# non-torch: 0.16 at TP 1 (mellea PR #416 Qwen3-0.6B, gateway-api-inference-extension PR #550 Llama-2-7B, vLLM PR
+#   #12126: all 0.16 on H100; 0.09 on A100 and 0.01 on T4 in unsloth / LF-GRPO logs, inside 0.25 GiB); TP >= 2 without
+#   custom all-reduce 0.25 (#13061, two RTX 4090; 0.20 on 3090s in PR #14447); with custom all-reduce 0.55, taken from
+#   V1 0.10, which reuses V0's memory_profiling (vLLM PR #19312) [no V0 NVLink log found]; PP as 0.10.
+_V0_SAMPLER = 9.7
+
 VLLM_PROFILES: dict[str, VllmProfile] = {
+    "0.7": VllmProfile(
+        version="0.7", releases="0.6.5 - 0.9.x, VLLM_USE_V1=0", gpu_memory_utilization=0.90,
+        cudagraph="after_kv", cudagraph_modes=1, capture_step_above_256=8, tokens_line="groups", in_flight_batches=1,
+        supports_dcp=False, sampler_default="pytorch", large_tier=False,
+        non_torch_single=_g(0.16), non_torch_tp=_g(0.55), non_torch_tp_no_custom_ar=_g(0.25),
+        non_torch_pp=_g(0.13), sampler_copies={"pytorch": _V0_SAMPLER, "flashinfer": _FLASHINFER}, engine_core="V0",
+        source="vllm 0.6.6.post1 / 0.7.3 / 0.8.5 / 0.9.2 wheels: worker/worker.py, worker/model_runner.py, "
+               "engine/arg_utils.py, executor/executor_base.py, worker/cache_engine.py (kvplan.vllm_v0)"),
     "0.10": VllmProfile(
         version="0.10", releases="0.10.0 - 0.10.2", gpu_memory_utilization=0.90, cudagraph="after_kv",
         cudagraph_modes=1, capture_step_above_256=8, tokens_line="groups", in_flight_batches=1,
@@ -241,6 +271,8 @@ def batch_defaults(gpu_name: str, device_bytes: int, engine: EngineConfig) -> tu
     Worked number: A100-80GB -> 2048 / 256 (dennislee22 log: max_num_batched_tokens=2048); H100 -> 8192 / 1024.
     """
     prof = VLLM_PROFILES[engine.vllm_version]
+    if prof.engine_core == "V0":  # V0: 256 seqs; its tokens follow max_model_len (kvplan.vllm_v0.batch_limits)
+        return (engine.max_num_batched_tokens or 2048, engine.max_num_seqs or 256)
     llm = engine.usage_context == "llm"
     if prof.large_tier and device_bytes >= VLLM_BATCH_DEFAULTS[0][0]:
         tokens, seqs = 16384, 1024

@@ -16,6 +16,7 @@ import math
 
 from pydantic import BaseModel, ConfigDict
 
+from kvplan import vllm_v0
 from kvplan.engines import (
     SGLANG_CONTEXT_BYTES, VLLM_BLOCK_SIZE, EngineConfig, VllmProfile, batch_defaults, cuda_graph_bytes, gpu_arch,
     non_torch_bytes, sampler_path, sglang_mem_fraction_static, vllm_mla_block_size, vllm_profile,
@@ -315,13 +316,16 @@ def plan(spec: ModelSpec, gpu: GpuSpec, engine: EngineConfig = EngineConfig(), l
     max_len = engine.max_model_len or spec.max_position_embeddings or 4096
     mla = uses_mla(spec)
     prof = vllm_profile(engine)
+    v0 = engine.engine == "vllm" and prof.engine_core == "V0"
+    if v0:  # refuse what the V0 profile cannot plan faithfully (MLA, hybrids, multimodal, V1-only flags)
+        vllm_v0.check(spec, engine, layout, max_len)
     tp = layout.tp
     dcp = _check_dcp(engine, prof, tp)
     # DCP shards tokens inside the TP group: KV heads are split over tp // dcp ranks; SGLang's DP attention splits
     # them over its attention TP group of tp // dp ranks (an MLA latent stays whole on every rank either way).
     kv_tp = layout.attn_tp // dcp
     len_rank = cdiv(max_len, dcp)  # tokens of one request each DCP rank holds (max_memory_usage_bytes)
-    default_bs = {"vllm": vllm_mla_block_size(gpu.name) if mla else VLLM_BLOCK_SIZE, "sglang": 1,
+    default_bs = {"vllm": vllm_mla_block_size(gpu.name) if mla and not v0 else VLLM_BLOCK_SIZE, "sglang": 1,
                   "custom": 16}[engine.engine]
     if engine.engine == "vllm" and any(layer.cache.kind == "indexed_attention" for layer in spec.layers):
         # MiniMax-M3: its sparse backend and indexer run 128-token pages only ("Page size == sparse block
@@ -331,11 +335,14 @@ def plan(spec: ModelSpec, gpu: GpuSpec, engine: EngineConfig = EngineConfig(), l
     kv_b = kv_dtype_bytes(spec, engine.kv_cache_dtype)
     state_b = DTYPE_BITS[spec.dtype] // 8
     act_b = 2 if spec.dtype != "fp32" else 4
-    mnbt, max_seqs = batch_defaults(gpu.name, gpu.memory_bytes, engine)
+    mnbt, max_seqs = vllm_v0.batch_limits(spec, engine, max_len) if v0 else batch_defaults(gpu.name, gpu.memory_bytes,
+                                                                                            engine)
     batches = prof.in_flight_batches if engine.engine == "vllm" else 2
     in_flight = batches * mnbt * (layout.pp if layout.pp > 1 else 1)
     per_node = gpus_per_node or gpu.gpus_per_node
     warnings: list[str] = list(spec.warnings)  # a generic or transformers-built spec says so in every plan
+    if v0:
+        warnings += vllm_v0.warnings(spec)
     if tp > per_node:
         warnings.append(f"TP={tp} spans nodes ({per_node} GPUs per node): keep TP inside a node, use PP across nodes")
     if engine.engine == "sglang" and engine.kv_cache_memory_bytes is not None:
@@ -355,9 +362,13 @@ def plan(spec: ModelSpec, gpu: GpuSpec, engine: EngineConfig = EngineConfig(), l
         draft = mtp and stage == last  # vLLM's drafter runs on the last stage; its attention layers join the KV groups
         if draft:
             layers = layers + [(layer, 1) for layer in spec.mtp_layers]
-        groups, bytes_per_block, bs = spec.memo(  # the same for every GPU of a picker sweep
-            ("groups", layout.pp, stage, block_size, kv_tp, kv_b, state_b, len_rank, in_flight, draft),
-            lambda: kv_groups(layers, block_size, kv_tp, kv_b, state_b, len_rank, in_flight))
+        if v0:  # one uniform cache over every attention layer (V0 CacheEngine)
+            groups, bytes_per_block = vllm_v0.kv_group(layers, block_size, kv_tp, kv_b, len_rank)
+            bs = block_size
+        else:
+            groups, bytes_per_block, bs = spec.memo(  # the same for every GPU of a picker sweep
+                ("groups", layout.pp, stage, block_size, kv_tp, kv_b, state_b, len_rank, in_flight, draft),
+                lambda: kv_groups(layers, block_size, kv_tp, kv_b, state_b, len_rank, in_flight))
         weights = engine.weights_bytes if engine.weights_bytes is not None else rank_weight_bytes(
             spec, layout, stage, engine.weight_format)
         if engine.weights_bytes is None and engine.engine == "vllm":
@@ -407,7 +418,10 @@ def plan(spec: ModelSpec, gpu: GpuSpec, engine: EngineConfig = EngineConfig(), l
     num_blocks = stage_blocks[tight][0]
     _, groups, block_size, _ = stage_blocks[tight]
     per_request = _request_blocks(groups, len_rank, block_size, in_flight, engine)
-    if engine.engine == "sglang":
+    if v0:
+        tokens, conc, whole, starts = vllm_v0.capacity(num_blocks, block_size, max_len)
+        usable = num_blocks
+    elif engine.engine == "sglang":
         tokens = num_blocks * block_size
         conc = tokens / max_len
     else:
@@ -417,13 +431,18 @@ def plan(spec: ModelSpec, gpu: GpuSpec, engine: EngineConfig = EngineConfig(), l
         else:  # 0.10 / 0.11 get_kv_cache_config_from_groups: num_blocks // groups x block size (x dcp)
             smallest = min((g.block_size or block_size for g in groups), default=block_size)
             tokens = num_blocks // max(1, len(groups)) * smallest * dcp
-    # vLLM keeps block 0 as the null block; a request at max_model_len must fit in the rest.
-    usable = num_blocks - 1 if engine.engine == "vllm" else num_blocks
-    whole = usable // per_request if per_request else 0
-    starts = longest_start(groups, block_size, in_flight, engine, usable, len_rank * 64) * dcp
+    if not v0:
+        # vLLM keeps block 0 as the null block; a request at max_model_len must fit in the rest.
+        usable = num_blocks - 1 if engine.engine == "vllm" else num_blocks
+        whole = usable // per_request if per_request else 0
+        starts = longest_start(groups, block_size, in_flight, engine, usable, len_rank * 64) * dcp
     pool_ok = all(r.kv_pool_bytes > 0 for r in ranks)
     fits = whole >= 1 and (concurrency is None or whole >= concurrency) and pool_ok
-    error = _start_error(engine, prof, ranks[tight], max_len, per_request, starts, usable, num_blocks, tokens)
+    if v0:
+        error = vllm_v0.start_error(ranks[tight], max_len, num_blocks, block_size)
+        fits = fits and error is None
+    else:
+        error = _start_error(engine, prof, ranks[tight], max_len, per_request, starts, usable, num_blocks, tokens)
     # vLLM refuses to start below one request of max_model_len; SGLang checks no request against its pool.
     engine_starts = pool_ok and num_blocks > 0 and error is None
     verdict = _verdict(fits, whole, concurrency, max_len, ranks, starts, error)
@@ -440,7 +459,10 @@ def plan(spec: ModelSpec, gpu: GpuSpec, engine: EngineConfig = EngineConfig(), l
     nodes = cdiv(layout.gpus, per_node)
     decode = decode_bound(spec, gpu, layout, ranks[tight].weights_bytes, min(concurrency or max(whole, 1), max(whole, 1)),
                           max_len, kv_b, prompt_tokens)
-    log = engine_log_lines(engine, prof, ranks[tight], num_blocks, tokens, conc, max_len, dcp)
+    if v0:
+        log = vllm_v0.log_lines(engine, prof, ranks[tight], num_blocks, vllm_v0.cpu_blocks(ranks), max_len, block_size)
+    else:
+        log = engine_log_lines(engine, prof, ranks[tight], num_blocks, tokens, conc, max_len, dcp)
     result = Plan(model=spec.name, basis=spec.basis, gpu=gpu.name, engine=engine.engine,
                 layout={"tensor_parallel_size": tp, "pipeline_parallel_size": layout.pp,
                         "data_parallel_size": layout.dp, "enable_expert_parallel": layout.ep,
@@ -624,6 +646,8 @@ def _budget(spec, gpu, engine, layout, weights, mnbt, max_seqs, act_b, mla, last
                       source=f"{source}; KVCacheConfigurator._profile_available_bytes")]
         return terms, free - keep_free - weights
     prof = vllm_profile(engine)
+    if prof.engine_core == "V0":
+        return vllm_v0.budget(spec, gpu, engine, prof, layout, weights, mnbt, max_seqs, act_b, last_stage)
     util = engine.gpu_memory_utilization or prof.gpu_memory_utilization
     requested = math.ceil(total * util)
     terms = [device, Term(name=f"outside the budget: (1 - {util}) x device", bytes=total - requested,

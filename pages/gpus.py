@@ -10,10 +10,10 @@ shell.enter()
 st.title("GPUs")
 gpus_view.controls()
 state = widgets.current()
-max_len, concurrency = views.picker_workload(state)
-st.caption(f"Serving {concurrency} sequence(s) of {max_len:,} tokens ({views.esc(views.cached.spec(state).name)}, "
-           f"engine {state.engine}). Set the context and concurrency in the sidebar.")
-try:
+try:  # the workload is read from a plan: a profile that refuses the model (vLLM V0 and MLA) says so here
+    max_len, concurrency = views.picker_workload(state)
+    st.caption(f"Serving {concurrency} sequence(s) of {max_len:,} tokens ({views.esc(views.cached.spec(state).name)}, "
+               f"engine {state.engine}). Set the context and concurrency in the sidebar.")
     picker = gpus_view.picker(state, max_len, concurrency)  # ~280 plans: ~35 ms cold, cached after
 except KvplanError as exc:
     views.error(exc)

@@ -391,7 +391,8 @@ def _engine_knobs(state: PlanState, page: str) -> None:
     if state.engine == "vllm":
         versions = list(VLLM_PROFILES)
         bind("vllm_version", st.selectbox, "vLLM version", versions,
-             format_func=lambda v: f"{v} ({VLLM_PROFILES[v].releases})" + (" - default" if v == VLLM_DEFAULT_VERSION else ""),
+             format_func=lambda v: f"{VLLM_PROFILES[v].label} ({VLLM_PROFILES[v].releases})"
+             + (" - default" if v == VLLM_DEFAULT_VERSION else ""),
              help="the release line whose memory accounting (budget, sampler, CUDA graphs, log lines) is mirrored")
         bind("gpu_memory_utilization", st.number_input, "gpu_memory_utilization", value=None, min_value=0.01,
              max_value=1.0, step=0.01, format="%.2f",
