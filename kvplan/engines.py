@@ -9,6 +9,9 @@ vLLM release lines whose memory accounting differs (``VLLM_PROFILES``; the newes
 =======  ===============  ==============================================================================
 profile  releases         what changes (function mirrored)
 =======  ===============  ==============================================================================
+0.6      0.6.0-0.6.4, V0  the V0 engine as 0.7 below, but "non-torch" is everything outside torch's allocations, the CUDA
+                          context included (0.6.4 worker.py: peak = torch peak allocated + (used - allocated));
+                          chunked prefill (above 32K) batches 512 tokens; "Memory profiling results:" line (0.6.4).
 0.7      0.6.5-0.9.x, V0  the V0 engine (the default up to 0.7.x; VLLM_USE_V1=0 in 0.8 / 0.9), kvplan.vllm_v0:
                           worker.py ``determine_num_available_blocks``: total x util - weights - torch peak -
                           non-torch; 256 seqs; chunked prefill (2048 tokens) only above 32K, otherwise the
@@ -38,7 +41,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from kvplan.units import GiB, MiB
 
-VllmVersion = Literal["0.7", "0.10", "0.11", "0.17", "0.21", "0.33"]
+VllmVersion = Literal["0.6", "0.7", "0.10", "0.11", "0.17", "0.21", "0.33"]
 VLLM_DEFAULT_VERSION: VllmVersion = "0.33"
 
 
@@ -102,14 +105,29 @@ _NATIVE_OLD, _NATIVE_NEW, _FLASHINFER = 9.55, 3.72, 2.8
 # sampler copies 9.7: vLLM PR #10511 Meta-Llama-3-8B on H100, 8192 batched tokens and 256 rows: activation 1.26 GiB at
 #   TP 1 and TP 2 (the sampler runs on the driver worker and is not divided by TP): (1.26 - 0.0625) / 0.1223 = 9.79;
 #   vLLM #13061 (2 x RTX 4090, Qwen2-14B, 2048 tokens): the driver's 1.41 GiB implied by its 81,536 tokens gives 9.6.
-#   The V1 0.10 native sampler, a port of V0's _apply_top_k_top_p, fits 9.55. Error <= 0.02 GiB on the pinned logs.
+#   The V1 0.10 native sampler, a port of V0's _apply_top_k_top_p, fits 9.55. Error <= 0.02 GiB where the sampler is
+#   the peak; where the forward is (kvplan.vllm_v0.activation, MLP gate_up x 1.5): mellea -0.03, the v0.7.2 T4 log
+#   -0.004 GiB at 32K tokens, #10517 (0.6.4, RTX 3090) +0.11 / +0.19 GiB at 20K / 29K tokens.
 # non-torch: 0.16 at TP 1 (mellea PR #416 Qwen3-0.6B, gateway-api-inference-extension PR #550 Llama-2-7B, vLLM PR
 #   #12126: all 0.16 on H100; 0.09 on A100 and 0.01 on T4 in unsloth / LF-GRPO logs, inside 0.25 GiB); TP >= 2 without
 #   custom all-reduce 0.25 (#13061, two RTX 4090; 0.20 on 3090s in PR #14447); with custom all-reduce 0.55, taken from
 #   V1 0.10, which reuses V0's memory_profiling (vLLM PR #19312) [no V0 NVLink log found]; PP as 0.10.
 _V0_SAMPLER = 9.7
+# V0 before 0.6.5 (profile 0.6): non-torch = used - torch allocated after the profile run, the CUDA context and
+#   cuBLAS / NCCL workspaces included: 0.35 at TP 1 (vLLM #10517, 0.6.4, RTX 3090, Llama-3.1-8B: "non_torch_memory=
+#   0.35GiB" at 20K, 29K and 35K); 1.96 at TP 2 with custom all-reduce (vLLM PR #10909, a 0.6.4 dev build, 2 x H100:
+#   "non_torch_memory=1.96GiB"); without custom all-reduce 0.44 = 0.35 + the 0.09 NCCL adds in the 0.7 logs
+#   (#13061 0.25 vs 0.16) [derived]. Sampler as 0.7 (the same _apply_top_k_top_p).
 
 VLLM_PROFILES: dict[str, VllmProfile] = {
+    "0.6": VllmProfile(
+        version="0.6", releases="0.6.0 - 0.6.4", gpu_memory_utilization=0.90,
+        cudagraph="after_kv", cudagraph_modes=1, capture_step_above_256=8, tokens_line="groups", in_flight_batches=1,
+        supports_dcp=False, sampler_default="pytorch", large_tier=False,
+        non_torch_single=_g(0.35), non_torch_tp=_g(1.96), non_torch_tp_no_custom_ar=_g(0.44),
+        non_torch_pp=_g(0.35), sampler_copies={"pytorch": _V0_SAMPLER, "flashinfer": _FLASHINFER}, engine_core="V0",
+        source="vllm 0.6.3.post1 / 0.6.4.post1 wheels: worker/worker.py determine_num_available_blocks, config.py "
+               "SchedulerConfig (512 chunked tokens), worker/model_runner.py profile_run (kvplan.vllm_v0)"),
     "0.7": VllmProfile(
         version="0.7", releases="0.6.5 - 0.9.x, VLLM_USE_V1=0", gpu_memory_utilization=0.90,
         cudagraph="after_kv", cudagraph_modes=1, capture_step_above_256=8, tokens_line="groups", in_flight_batches=1,

@@ -1,4 +1,4 @@
-"""vLLM's V0 engine: how it sizes the KV cache, in its own terms (profile "0.7" in kvplan.engines).
+"""vLLM's V0 engine: how it sizes the KV cache, in its own terms (profiles "0.6" and "0.7" in kvplan.engines).
 
 V0 is the engine of vLLM up to 0.7.x and, with ``VLLM_USE_V1=0``, of 0.8.x and 0.9.x. Read in the 0.6.6.post1,
 0.7.3, 0.8.5 and 0.9.2 wheels (read 2026-12):
@@ -7,16 +7,18 @@ V0 is the engine of vLLM up to 0.7.x and, with ``VLLM_USE_V1=0``, of 0.8.x and 0
   available = total_gpu_memory x gpu_memory_utilization - (weights + torch peak increase of the profile run
   + non-torch increase since the worker's baseline snapshot); num_gpu_blocks = int(available // block bytes),
   num_cpu_blocks = int(swap_space (4 GiB) // block bytes). The executor (``executor_base.py``) takes the minimum
-  over workers of both. The same in 0.6.5 - 0.9.2; 0.6.4 and older measured differently (peak from
-  cudaMemGetInfo, the CUDA context inside "non-torch") and printed other lines: not this profile.
+  over workers of both. The same in 0.6.5 - 0.9.2 (profile 0.7). 0.6.4 (profile 0.6) subtracts torch's peak
+  allocation and everything outside torch's allocations, the CUDA context included, and prints "Memory profiling
+  results: ..."; 0.6.0 - 0.6.3 subtract cudaMemGetInfo's growth since the worker started (the same terms, with the
+  allocator's cached reserve instead of its peak allocation) and print the blocks line only.
 - profile run (``worker/model_runner.py GPUModelRunnerBase.profile_run``): ``max_num_seqs`` dummy prompts that
   share ``max_num_batched_tokens`` tokens, then the sampler over one row per prompt with top_p 0.99 and
   top_k vocab - 1 (``_apply_top_k_top_p``: sort, softmax, cumsum, scatter over fp32 logits). Only the driver
   worker (TP rank 0 of the last stage) samples (``execute_model``: ``if not self.is_driver_worker: return []``),
   so it has the largest peak, and the minimum over workers follows it.
 - defaults (``engine/arg_utils.py``, ``config.py SchedulerConfig``): max_num_seqs 256; chunked prefill on only for
-  max_model_len > 32,768 (not for sliding-window, multimodal or MLA models), then max_num_batched_tokens 2048,
-  otherwise max(max_model_len, 2048) -- the profile run prefills a whole max_model_len prompt.
+  max_model_len > 32,768 (not for sliding-window, multimodal or MLA models), then max_num_batched_tokens 2048
+  (512 up to 0.6.4), otherwise max(max_model_len, 2048) -- the profile run prefills a whole max_model_len prompt.
 - KV (``worker/cache_engine.py CacheEngine.get_cache_block_size``): one block = attention layers x 16 tokens x
   (K + V) x KV heads a rank x head size x dtype: every layer for every token (no hybrid manager; a sliding window
   frees blocks only at run time). No null block.
@@ -39,13 +41,17 @@ V0_BLOCK_SIZE = 16  # vllm/config.py CacheConfig block_size default (0.7.3)
 V0_MAX_NUM_SEQS = 256  # engine/arg_utils.py: "Set max_num_seqs to 256 for VLLM_V0" (0.8.5; 0.6.6 / 0.7.3 alike)
 V0_CHUNKED_ABOVE = 32768  # arg_utils.py use_long_context = max_model_len > 32768
 V0_MNBT = 2048  # config.py SchedulerConfig: 2048 with chunked prefill, else max(max_model_len, 2048)
+# With chunked prefill: 2048 from 0.6.5 (config.py "a balance between ITL and TTFT"), 512 in 0.6.3 / 0.6.4 ("the
+# best balance between ITL and TTFT on A100").
+V0_CHUNKED_MNBT = {"0.6": 512, "0.7": 2048}
 V0_MULTIMODAL_MNBT = 5120  # config.py _MULTIMODAL_MODEL_MAX_NUM_BATCHED_TOKENS
 V0_SWAP_SPACE_BYTES = 4 * GiB  # arg_utils.py EngineArgs.swap_space = 4 (GiB per GPU)
 V0_WATERMARK = 0.01  # CacheConfig / BlockSpaceManager watermark
 # The forward peak of the profile run: 4 hidden-wide buffers (residual, hidden, attention out, norm) and the MLP's
 # gate_up output (2 I) alive together with SiluAndMul's output (I) -- 1.5 x the gate+up width a rank holds. Fitted
 # to the Qwen2.5-1.5B T4 log (32,768 batched tokens: 2.02 GiB logged, 2.02 predicted; the V1 rule, gate+up once
-# plus q/k/v, gives 1.59): see tests/test_engine_v0.py.
+# plus q/k/v, gives 1.59); Llama-3.1-8B on a 3090 (#10517, 0.6.4): 2.21 / 3.21 vs 2.07 / 2.99 GiB logged at 20K / 29K
+# tokens (the V1 rule: 1.91 / 2.77). See tests/test_engine_v0.py.
 V0_FORWARD_MLP_COPIES = 1.5
 # Kinds V0 can hold: one uniform cache over every attention layer (sliding layers are allocated full length).
 V0_KINDS = ("full_attention", "sliding_attention", "none")
@@ -110,7 +116,8 @@ def batch_limits(spec, engine, max_len: int) -> tuple[int, int]:
 
     Worked number: Qwen2.5-1.5B at max_model_len 32,768 -> (32768, 256); DeepSeek-R1-Distill-Qwen-14B at 131,072
     -> chunked prefill, (2048, 256)."""
-    tokens = V0_MNBT if chunked_prefill_default(spec, max_len) else max(max_len, V0_MNBT)
+    chunked = V0_CHUNKED_MNBT.get(engine.vllm_version, V0_MNBT)
+    tokens = chunked if chunked_prefill_default(spec, max_len) else max(max_len, V0_MNBT)
     return engine.max_num_batched_tokens or tokens, engine.max_num_seqs or V0_MAX_NUM_SEQS
 
 
@@ -248,6 +255,16 @@ def log_lines(engine, prof, rank, num_blocks: int, n_cpu_blocks: int, max_len: i
     total = rank.device_bytes
     act = next(t.bytes for t in rank.terms if t.name.startswith("activation peak"))
     nt = next(t.bytes for t in rank.terms if t.name == "non-torch memory")
+    if prof.version == "0.6":  # 0.6.4 worker.py; peak_torch_memory counts the weights, initial usage the context
+        lines = [f"Loading model weights took {rank.weights_bytes / GiB:.4f} GB",
+                 f"Memory profiling results: total_gpu_memory={total / GiB:.2f}GiB initial_memory_usage="
+                 f"{(rank.weights_bytes + nt) / GiB:.2f}GiB peak_torch_memory={(rank.weights_bytes + act) / GiB:.2f}GiB "
+                 f"memory_usage_post_profile={(rank.weights_bytes + nt) / GiB:.2f}GiB non_torch_memory={nt / GiB:.2f}GiB "
+                 f"kv_cache_size={rank.kv_pool_bytes / GiB:.2f}GiB gpu_memory_utilization={util:.2f}"]
+        if num_blocks > 0:
+            lines += [f"# GPU blocks: {num_blocks}, # CPU blocks: {n_cpu_blocks}",
+                      f"Maximum concurrency for {max_len} tokens per request: {num_blocks * block_size / max_len:.2f}x"]
+        return lines
     lines = [f"Loading model weights took {rank.weights_bytes / GiB:.4f} GB",
              f"the current vLLM instance can use total_gpu_memory ({total / GiB:.2f}GiB) x gpu_memory_utilization "
              f"({util:.2f}) = {total * util / GiB:.2f}GiB",

@@ -1,4 +1,5 @@
-"""vLLM's V0 engine (profile "0.7": 0.6.5 - 0.9.x with VLLM_USE_V1=0): start-up logs reproduced from launch flags.
+"""vLLM's V0 engine (profiles "0.7": 0.6.5 - 0.9.x with VLLM_USE_V1=0, and "0.6": 0.6.0 - 0.6.4): start-up logs
+reproduced from launch flags.
 
 Rules read in the vllm 0.6.6.post1 / 0.7.3 / 0.8.5 / 0.9.2 wheels (kvplan/vllm_v0.py cites the functions). Each case
 quotes the lines it pins and their public source. Tolerance as in tests/test_engine_logs.py: a memory figure within
@@ -7,9 +8,9 @@ max(1 %, 0.25 GiB) of the log; a block count or concurrency within the same memo
 
 Logs found and left out: kubernetes-sigs/gateway-api-inference-extension PR #550 (Llama-2-7B with LoRA adapters: the
 Punica buffers and dummy LoRAs are not modeled; its block arithmetic is pinned below from the logged activation);
-unsloth / GRPO logs with bitsandbytes or GPTQ weights (those loaders' layouts are not modeled); vLLM #10517 (0.6.4,
-which measured differently; its 35K line's 0.06 GiB peak is below the fp32 logits of 256 dummy prompts, so that run
-cannot have used the defaults); vLLM PR #12126 (Llama-3.2-11B-Vision: multimodal, refused in V0).
+unsloth / GRPO logs with bitsandbytes or GPTQ weights (those loaders' layouts are not modeled); the 35K line of vLLM
+#10517 (its 0.06 GiB activation peak is below the fp32 logits of 256 dummy prompts, so that run cannot have used the
+defaults; its 20K and 29K lines are pinned); vLLM PR #12126 (Llama-3.2-11B-Vision: multimodal, refused in V0).
 """
 
 import pytest
@@ -69,6 +70,8 @@ def test_v0_defaults_as_read_in_the_source():
     assert batch_limits(load_preset("mistral-7b-v0.1"), engine, 65536) == (65536, 256)
     assert batch_limits(llama, engine.model_copy(update={"max_num_batched_tokens": 4096, "max_num_seqs": 64}),
                         131072) == (4096, 64)
+    # up to 0.6.4 chunked prefill batched 512 tokens (config.py: "the best balance between ITL and TTFT on A100")
+    assert batch_limits(llama, EngineConfig(vllm_version="0.6"), 131072) == (512, 256)
     # V0 _set_cudagraph_sizes: [1, 2, 4] + 8 i up to the first >= max_num_seqs. 35 graphs at 256 (the 0.7.2 T4 log:
     # "Capturing CUDA graph shapes: 35/35"), [1, 2, 4, 8] at mellea's 8 seqs, 43 at 320 (unsloth's 0.8.2 log lists
     # cudagraph_capture_sizes 320 ... 8, 4, 2, 1)
@@ -256,3 +259,36 @@ def test_gpus_page_shows_a_v0_refusal_instead_of_failing():
 
     at = run_app({"v": "1", "m": "deepseek-v2-lite", "vv": "0.7"}, "pages/gpus.py")  # run_app asserts no exception
     assert any("V0 engine planning covers full and sliding" in e.value for e in at.error)
+
+
+@pytest.mark.parametrize("max_len,kv_gib,peak_gib,blocks,starts", [
+    (20000, 3.81, 17.06, 1952, True),
+    (29000, 2.89, 17.98, 1478, False),
+])
+def test_issue_10517_v0_6_4_llama_3_1_8b_rtx_3090(max_len, kv_gib, peak_gib, blocks, starts):
+    # vllm-project/vllm#10517, kaspersiminski's comment (2024-12-02), RTX 3090, meta-llama/Llama-3.1-8B-Instruct, only
+    # --max-model-len set (vLLM 0.6.4's "Memory profiling results" line): "Loading model weights took 14.9888 GB";
+    # 20k: "total_gpu_memory=23.58GiB initial_memory_usage=15.34GiB peak_torch_memory=17.06GiB
+    # memory_usage_post_profile=15.35GiB non_torch_memory=0.35GiB kv_cache_size=3.81GiB gpu_memory_utilization=0.90",
+    # "GPU blocks: 1952, # CPU blocks: 2048", "Maximum concurrency for 20000 tokens per request: 1.56x";
+    # 29k: "peak_torch_memory=17.98GiB ... kv_cache_size=2.89GiB", "# GPU blocks: 1478, # CPU blocks: 2048", "0.82x",
+    # "The model's max seq len (29000) is larger than the maximum number of tokens that can be stored in KV cache
+    # (23648)". No chunked prefill at <= 32K: the profile run prefills max_model_len tokens.
+    p = plan(load_preset("llama-3.1-8b"), get_gpu("RTX-3090"), EngineConfig(vllm_version="0.6", max_model_len=max_len))
+    rank = p.ranks[0]
+    block = rank.bytes_per_block
+    assert block == 2 * 2**20 and V0_SWAP_SPACE_BYTES // block == 2048
+    assert close_gib(rank.weights_bytes, 14.9888)  # 14.96 GiB
+    assert close_gib(term(p, "non-torch"), 0.35)  # fitted to these lines: the CUDA context counts in 0.6.4
+    # peak_torch_memory counts the weights: 14.96 + 20000 x (4 x 4096 + 1.5 x 28,672) x 2 B = 17.17 (+0.11); 18.17
+    assert close_gib(rank.weights_bytes + term(p, "activation peak"), peak_gib)
+    assert close_gib(rank.kv_pool_bytes, kv_gib)  # 3.68 (-0.13) / 2.69 (-0.20) GiB
+    assert close_blocks(p.num_blocks, blocks, block)  # 1886 / 1376 blocks
+    assert p.starts is starts
+    assert any(line.startswith("Memory profiling results: total_gpu_memory=23.56GiB") for line in p.engine_log)
+    if starts:
+        assert abs(p.max_concurrency - 1.56) * max_len * block / 16 <= 0.25 * GiB  # 1.51x
+        assert f"# GPU blocks: {p.num_blocks}, # CPU blocks: 2048" in p.engine_log
+    else:
+        assert p.start_error.startswith(f"ValueError: The model's max seq len (29000) is larger than the maximum "
+                                        f"number of tokens that can be stored in KV cache ({16 * p.num_blocks})")
