@@ -1,7 +1,7 @@
 """vLLM's V0 engine: how it sizes the KV cache, in its own terms (profiles "0.6" and "0.7" in kvplan.engines).
 
-V0 is the engine of vLLM up to 0.7.x and, with ``VLLM_USE_V1=0``, of 0.8.x and 0.9.x. Read in the 0.6.6.post1,
-0.7.3, 0.8.5 and 0.9.2 wheels (read 2026-12):
+V0 is the engine of vLLM up to 0.7.x and, with ``VLLM_USE_V1=0``, of 0.8.x and 0.9.x. Read in the 0.6.3.post1,
+0.6.4.post1, 0.6.5, 0.6.6.post1, 0.7.3, 0.8.5 and 0.9.2 wheels from PyPI (read 2026-12):
 
 - budget (``vllm/worker/worker.py Worker.determine_num_available_blocks`` + ``vllm/utils.py memory_profiling``):
   available = total_gpu_memory x gpu_memory_utilization - (weights + torch peak increase of the profile run
@@ -37,14 +37,12 @@ from kvplan.errors import ConfigError, PlanInputError
 from kvplan.layers import ATTENTION_KINDS, cache_parts
 from kvplan.units import GiB, cdiv
 
-V0_BLOCK_SIZE = 16  # vllm/config.py CacheConfig block_size default (0.7.3)
 V0_MAX_NUM_SEQS = 256  # engine/arg_utils.py: "Set max_num_seqs to 256 for VLLM_V0" (0.8.5; 0.6.6 / 0.7.3 alike)
 V0_CHUNKED_ABOVE = 32768  # arg_utils.py use_long_context = max_model_len > 32768
 V0_MNBT = 2048  # config.py SchedulerConfig: 2048 with chunked prefill, else max(max_model_len, 2048)
 # With chunked prefill: 2048 from 0.6.5 (config.py "a balance between ITL and TTFT"), 512 in 0.6.3 / 0.6.4 ("the
 # best balance between ITL and TTFT on A100").
 V0_CHUNKED_MNBT = {"0.6": 512, "0.7": 2048}
-V0_MULTIMODAL_MNBT = 5120  # config.py _MULTIMODAL_MODEL_MAX_NUM_BATCHED_TOKENS
 V0_SWAP_SPACE_BYTES = 4 * GiB  # arg_utils.py EngineArgs.swap_space = 4 (GiB per GPU)
 V0_WATERMARK = 0.01  # CacheConfig / BlockSpaceManager watermark
 # The forward peak of the profile run: 4 hidden-wide buffers (residual, hidden, attention out, norm) and the MLP's
