@@ -85,7 +85,8 @@ class SglangProfile(BaseModel):
 #   0.4.x TP4 PCIe 0.40: L4 22.03 - 21.63 (0.4.3.post4, didier-durand/llms-in-clouds docs/sglang.md);
 #   0.5.x TP1 0.74: H100 79.19 - 78.48 / 78.43 (0.71 and 0.76: Qwen3-30B-A3B-FP8 2026-08, Qwen2.5-0.5B 2026-02);
 #   0.5.x TP4 PCIe 0.56: RTX 4090 23.64 - 23.08 (Qwen3-14B, 2026-06; "avail 16.00 + mem usage 7.08");
-#   TP >= 2 NVLink 1.44: H20 95.00 - 93.56 (TP8, 2026-05; a B200 TP4 log of 2025-08 reads 3.01, not matched);
+#   TP >= 2 NVLink 1.44: H20 95.00 - 93.56 (TP8, 2026-05); an H200 TP16 log over two nodes (2026) reads 1.72, a B200
+#   TP4 log of 2025-08 (sglang PR #9162, DeepSeek-R1-FP4) 3.01: not matched (the 0.4.x NVLink figure is unpinned);
 #   TP >= 2 ROCm 4.50: MI355X 287.98 - 283.48 (TP8, sglang 0.5.8.post1, the GLM-family fp8 log of 2026-02-26).
 _OLD = {"context_single": _g(0.38), "context_tp_pcie": _g(0.40), "context_tp_nvlink": _g(1.44),
         "context_tp_rocm": _g(4.50)}
@@ -97,7 +98,8 @@ SGLANG_PROFILES: dict[str, SglangProfile] = {
         version="0.4.0", releases="0.4.0 - 0.4.5.x", fraction_rule="tp_table", prefill_graphs="none",
         small_tier=(2048, 8, 80), speculative_reserve_mib=0, vlm_adjust=False, req_pool_extra=1, kv_line="tokens",
         source="sglang 0.4.0 / 0.4.3 / 0.4.5 wheels: server_args.py __post_init__ "
-        "(TP table; chunked_prefill_size 2048 below 25000 MiB else 8192), model_runner.init_memory_pool", **_OLD),
+        "(TP table; chunked_prefill_size 2048 below 25000 MiB else 8192), model_runner.init_memory_pool; the log lines "
+        "are 0.4.3.post+ wording (0.4.0 - 0.4.2 print neither #tokens nor mem usage)", **_OLD),
     "0.4.6": SglangProfile(
         version="0.4.6", releases="0.4.6 - 0.4.7.x", fraction_rule="tp_table_large", prefill_graphs="none",
         small_tier=(2048, 8, 80), speculative_reserve_mib=0, vlm_adjust=False, req_pool_extra=1, kv_line="tokens",
