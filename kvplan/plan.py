@@ -367,6 +367,14 @@ def plan(spec: ModelSpec, gpu: GpuSpec, engine: EngineConfig = EngineConfig(), l
             weights += spec.memo(("mxfp4-layout", layout, stage, engine.weight_format, arch, engine.vllm_version),
                                  lambda st=stage, a=arch: vllm_mxfp4_extra_bytes(spec, layout, st, engine.weight_format,
                                                                                  a, engine.vllm_version))
+        sglang_extra, sglang_why = 0, ""
+        if engine.weights_bytes is None and engine.engine == "sglang":  # kvplan.sglang.layout_extra_bytes
+            sglang_extra, sglang_why = spec.memo(
+                ("sglang-layout", layout, stage, engine.weight_format, gpu.vendor, engine.language_model_only),
+                lambda st=stage: sglang.layout_extra_bytes(spec, layout.tp, layout.pp, st, layout.ep, layout.dp,
+                                                           engine.weight_format, gpu.vendor,
+                                                           bool(spec.towers) and not engine.language_model_only))
+            weights += sglang_extra
         # vLLM and SGLang build a multimodal checkpoint's vision tower on every rank (each PP stage too) unless
         # --language-model-only: its shard is part of "Model loading took".
         tower = 0
@@ -382,6 +390,10 @@ def plan(spec: ModelSpec, gpu: GpuSpec, engine: EngineConfig = EngineConfig(), l
                 name="vision tower (in weights)", bytes=tower, basis="exact", applied=False,
                 source=f"{', '.join(t.name for t in spec.towers)}: this rank's shard, 16-bit "
                        f"(--mm-encoder-tp-mode {engine.mm_encoder_tp_mode}; --language-model-only drops it)"))
+        if sglang_extra:
+            terms.insert(terms.index(next(t for t in terms if t.name == "weights")) + 1, Term(
+                name="SGLang layout extra (in weights)", bytes=sglang_extra, basis="derived", applied=False,
+                source=f"{sglang_why} (kvplan.sglang.layout_extra_bytes, read in the sglang 0.5.10 wheel)"))
         if mtp_bytes:
             terms.insert(terms.index(next(t for t in terms if t.name == "weights")) + 1, Term(
                 name="MTP layers (in weights)", bytes=mtp_bytes, basis="exact", applied=False,

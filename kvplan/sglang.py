@@ -46,8 +46,9 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict
 
+from kvplan.parallel import stage_distinct
 from kvplan.spec import Linear
-from kvplan.units import GiB, MiB
+from kvplan.units import GiB, MiB, cdiv
 
 SglangVersion = Literal["0.4.0", "0.4.6", "0.4.8", "0.5.3", "0.5.10", "0.5.20"]
 SGLANG_DEFAULT_VERSION: SglangVersion = "0.5.20"
@@ -297,6 +298,53 @@ def vit_shape(towers) -> tuple[int, int] | None:
             top = max(linears, key=lambda c: c.count)
             return top.count, top.in_features
     return None
+
+
+def layout_extra_bytes(spec, tp: int, pp: int, stage: int, ep: bool, dp: int, weight_format: str | None,
+                       vendor: str, loads_tower: bool) -> tuple[int, str]:
+    """Bytes SGLang holds on a rank beyond the checkpoint's tensors as kvplan.parallel lays them out.
+
+    * ROCm, compressed-tensors W4A16 experts (CompressedTensorsWNA16TritonMoE, sglang 0.5.10 wheel
+      schemes/compressed_tensors_wNa16_moe.py): the int32 ``w13_weight_g_idx`` / ``w13_g_idx_sort_indices``
+      [E, hidden] and ``w2_weight_g_idx`` / ``w2_g_idx_sort_indices`` [E, inter / tp] its parent creates stay
+      allocated (the CUDA Marlin path empties them without act-order): E x (2 hidden + 2 inter / tp) x 4 B a layer.
+    * MoonViT (Kimi-K2.5 / Kimi-VL, models/kimi_vl_moonvit.py MLP2): the encoder MLP is a plain nn.Linear,
+      whole on every rank (its attention is TP-sharded as kvplan prices it).
+
+    Worked number: Kimi-K2.5 int4 at TP8 on MI355X: 60 x 384 x (2 x 7168 + 2 x 256) x 4 B = 1.274 GiB, and
+    27 x (1152 x 4304 x 2 + 4304 + 1152) x 2 B x 7/8 ~ 0.44 GiB of MoonViT MLP.
+    """
+    extra, why = 0, []
+    fmt = weight_format or spec.quantization or ""
+    if vendor == "AMD" and fmt.startswith("w4a16"):
+        ranks = tp * dp
+        g_idx = 0
+        for layer, n in stage_distinct(spec, pp, stage):
+            if layer.experts is None:
+                continue
+            down = next((c for c in layer.experts.linears if c.name.endswith("down_proj")), layer.experts.linears[-1])
+            experts, inter = layer.experts.num_experts, down.in_features
+            local_e, local_i = (cdiv(experts, ranks), inter) if ep else (experts, cdiv(inter, ranks))
+            g_idx += n * local_e * (2 * spec.hidden_size + 2 * local_i) * 4
+        if g_idx:
+            extra += g_idx
+            why.append("W4A16 Triton MoE keeps its int32 g_idx / sort-index tensors")
+    if loads_tower and tp > 1:
+        elem = 4 if spec.dtype == "fp32" else 2
+        mlp = 0
+        for tower in spec.towers:
+            if "MoonViT" not in tower.name:
+                continue
+            for c in tower.components:
+                if isinstance(c, Linear) and ".mlp." in c.name:
+                    whole = c.count * (c.out_features * c.in_features + (c.out_features if c.bias else 0))
+                    shard = (c.count * cdiv(c.out_features, tp) * (c.in_features + (1 if c.bias else 0))
+                             if c.shard == "column" else c.count * cdiv(c.in_features, tp) * c.out_features + c.bias_numel)
+                    mlp += (whole - shard) * elem
+        if mlp:
+            extra += mlp
+            why.append("MoonViT's MLP is whole on every rank")
+    return extra, "; ".join(why)
 
 
 class SglangBudget(BaseModel):
