@@ -35,7 +35,10 @@ The KV pool is the same rule in every line (model_runner ``profile_max_num_token
 cell_bytes: MHA/GQA ``max(1, kv_heads // attn_tp) x (head_dim + v_head_dim) x layers x dtype``; MLA
 ``(kv_lora_rank + qk_rope_head_dim) x layers x dtype``, not divided by TP. kvplan prices ``pre`` as the
 device's cudaMemGetInfo total minus a fitted CUDA-context/NCCL figure, and ``available`` as ``pre`` minus this
-rank's weights and a fitted loading overhead.
+rank's weights, what SGLang's own layout adds (``layout_extra_bytes``) and a fitted loading overhead.
+The VLM reduction (``adjust_mem_fraction_for_vlm``, 0.4.10+) multiplies a default fraction by
+0.95 x clamp(1 - 0.1 x (vit_layers x vit_hidden^2 / (24 x 1024^2) - 1), 0.8, 1.05).
+Not derived: the CUDA-graph capture lines and the scheduler's available_gpu_mem (after capture).
 
 Worked number (the Qwen3-30B-A3B-FP8 H100 log pinned in tests/test_engine_sglang.py): 81559 MiB, TP1 ->
 reserved 13904 MiB -> 0.830; as logged, pre 78.48 and available 49.33 GiB -> rest 35.99 GiB / 98,304 B -> 392,920
