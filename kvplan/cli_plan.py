@@ -19,6 +19,7 @@ def engine_from_args(args):
                   max_num_batched_tokens=args.max_num_batched_tokens,
                   kv_cache_memory_bytes=args.kv_cache_memory_bytes, enforce_eager=args.enforce_eager,
                   mem_fraction_static=args.mem_fraction_static, vllm_version=args.vllm_version,
+                  sglang_version=args.sglang_version,
                   decode_context_parallel_size=args.decode_context_parallel_size,
                   disable_custom_all_reduce=args.disable_custom_all_reduce, sampler=args.sampler,
                   max_total_tokens=args.max_total_tokens, language_model_only=args.language_model_only,
@@ -104,6 +105,7 @@ def cmd_gpus(args) -> None:
 
 def add_commands(sub) -> None:
     from kvplan.engines import VLLM_DEFAULT_VERSION, VLLM_PROFILES
+    from kvplan.sglang import SGLANG_DEFAULT_VERSION, SGLANG_PROFILES
 
     p = sub.add_parser("plan", help="does it fit: the budget per GPU rank, blocks, tokens and concurrency")
     p.add_argument("model")
@@ -112,6 +114,8 @@ def add_commands(sub) -> None:
     p.add_argument("--vllm-version", choices=tuple(VLLM_PROFILES), default=VLLM_DEFAULT_VERSION,
                    help="vLLM release line whose memory accounting to mirror (default: the newest read): "
                         + "; ".join(f"{p.label}: {p.releases}" for p in VLLM_PROFILES.values()))
+    p.add_argument("--sglang-version", choices=tuple(SGLANG_PROFILES), default=SGLANG_DEFAULT_VERSION,
+                   help="SGLang release line whose memory accounting to mirror (default: the newest read)")
     p.add_argument("--decode-context-parallel-size", "-dcp", type=int, default=1)
     p.add_argument("--disable-custom-all-reduce", action="store_true",
                    help="also when vLLM turns it off itself (no GPU P2P, TP across nodes)")

@@ -39,6 +39,7 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from kvplan.sglang import SGLANG_DEFAULT_VERSION, SGLANG_PROFILES, SglangVersion, default_settings
 from kvplan.units import GiB, MiB
 
 VllmVersion = Literal["0.6", "0.7", "0.10", "0.11", "0.17", "0.21", "0.33"]
@@ -207,7 +208,8 @@ VLLM_MAX_CAPTURE_SIZE_BY_MODEL = {"gpt_oss": 1024}
 # Memory the CUDA context takes before vLLM's init snapshot (outside the budget): "cuda_memory=0.51GiB" in the
 # v0.19.0 init snapshot (llm-d-planner log, H100). Used only for the sampler warm-up check.
 VLLM_CONTEXT_BYTES = _g(0.51)
-# SGLang: memory the CUDA context and NCCL take before weights load (outside its budget). Estimate.
+# SGLang: memory the CUDA context and NCCL take before weights load (outside its budget). Superseded by the fitted
+# per-profile figures in kvplan.sglang (SglangProfile.context_*); kept for callers of the old name.
 SGLANG_CONTEXT_BYTES = int(0.5 * GiB)
 
 
@@ -217,6 +219,7 @@ class EngineConfig(BaseModel):
     model_config = ConfigDict(frozen=True, extra="forbid")
     engine: Literal["vllm", "sglang", "custom"] = "vllm"
     vllm_version: VllmVersion = VLLM_DEFAULT_VERSION
+    sglang_version: SglangVersion = SGLANG_DEFAULT_VERSION  # the SGLang release line (kvplan.sglang.SGLANG_PROFILES)
     gpu_memory_utilization: float | None = Field(default=None, gt=0, le=1)
     block_size: int | None = Field(default=None, ge=1, le=65536)
     kv_cache_dtype: str = "auto"
@@ -346,33 +349,15 @@ def sampler_path(prof: VllmProfile, engine: EngineConfig) -> str:
 
 def sglang_mem_fraction_static(device_bytes: int, tp: int, pp: int, mla: bool, dp_attention: int = 1
                                ) -> tuple[float, int]:
-    """SGLang's default ``mem_fraction_static`` and its reserved MiB (sglang 0.5.23 memory_hook.py).
+    """SGLang's default ``mem_fraction_static`` and its reserved MiB in the newest profile (sglang 0.5.23
+    memory_hook.py), from the GPU's nvidia-smi MiB (``device_bytes`` // MiB). Older lines and the full rule:
+    kvplan.sglang.default_settings.
 
     reserved = 512 + max(chunked_prefill, 2048) x 1.5 + tp x pp / 8 x 1024 + decode_bs x 2
-               + prefill_graphs x 8 (+1536 for MLA), at least 10240 above 60 GiB.
-    With DP attention (server_args.py ``_handle_gpu_memory_settings``: "DP attention needs more padding for some
-    operations") + decode_bs x dp x 3, and + decode_bs x dp x 1.5 more when decode_bs > 300, before the floor.
+               + prefill_graphs x 8 (MLA: 1536 instead), at least 10240 above 60 GiB.
+    With DP attention + decode_bs x dp x 3, and + decode_bs x dp x 1.5 more when decode_bs > 300, before the floor.
     Worked number: H100 (81559 MiB), TP1 -> 13904 MiB reserved -> 0.830.
     """
-    mib = device_bytes // MiB
-    gib = device_bytes / GiB
-    tiers = ((20, 2048, 8, 8), (35, 4096, 48, 160), (60, 4096, 32, 160), (90, 8192, 256, 512),
-             (160, 8192, 256, 512), (float("inf"), 16384, 512, 512))
-    for limit, chunk, bs, bs_tp4 in tiers:
-        if gib < limit:
-            break
-    decode_bs = bs_tp4 if tp >= 4 else bs
-    prefill_graphs = len([s for s in _sglang_prefill_graph_sizes() if s <= chunk])
-    reserved = 512 + max(chunk, 2048) * 1.5 + tp * pp / 8 * 1024 + decode_bs * 2 + prefill_graphs * 8
-    reserved += 1536 if mla else 0
-    if dp_attention > 1:
-        reserved += decode_bs * dp_attention * 3 + (decode_bs * dp_attention * 1.5 if decode_bs > 300 else 0)
-    if gib > 60:
-        reserved = max(reserved, 10240)
-    return round((mib - reserved) / mib, 3), int(reserved)
-
-
-def _sglang_prefill_graph_sizes() -> list[int]:
-    sizes = list(range(4, 33, 4)) + list(range(48, 257, 16)) + list(range(288, 513, 32))
-    sizes += list(range(576, 1025, 64)) + list(range(1280, 4097, 256)) + list(range(4608, 65537, 512))
-    return sizes
+    s = default_settings(SGLANG_PROFILES[SGLANG_DEFAULT_VERSION], device_bytes // MiB, "given", tp, pp, mla,
+                         dp_attention)
+    return s.mem_fraction_static, int(s.reserved_mib)

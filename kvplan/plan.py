@@ -5,7 +5,8 @@ vLLM (``gpu_worker.determine_available_memory`` then ``kv_cache_utils``):
     kv_pool    = requested - weights - activation peak - non-torch - CUDA graphs   (or kv_cache_memory_bytes)
     num_blocks = kv_pool // bytes_per_block, then the minimum over ranks and stages
     concurrency = num_blocks / blocks_per_request(max_model_len);  tokens = int(concurrency x max_model_len)
-SGLang: pool = free_before_load x mem_fraction_static - weights; tokens = pool // cell, floored to the page.
+SGLang (kvplan.sglang, per release line): pool = available - pre x (1 - mem_fraction_static); tokens = pool // cell,
+    floored to the page.
 custom: pool = total - weights - runtime - headroom (the seed's budget).
 
 Worked number (test_engine_logs): Qwen3-14B, 6.51 GiB of KV -> 2666 blocks -> 42,656 tokens, 1.30x at 32,768.
@@ -16,10 +17,10 @@ import math
 
 from pydantic import BaseModel, ConfigDict
 
-from kvplan import vllm_v0
+from kvplan import sglang, vllm_v0
 from kvplan.engines import (
-    SGLANG_CONTEXT_BYTES, VLLM_BLOCK_SIZE, EngineConfig, VllmProfile, batch_defaults, cuda_graph_bytes, gpu_arch,
-    non_torch_bytes, sampler_path, sglang_mem_fraction_static, vllm_mla_block_size, vllm_profile,
+    VLLM_BLOCK_SIZE, EngineConfig, VllmProfile, batch_defaults, cuda_graph_bytes, gpu_arch, non_torch_bytes,
+    sampler_path, vllm_mla_block_size, vllm_profile,
 )
 from kvplan.errors import PlanInputError
 from kvplan.gpus import GpuSpec
@@ -116,9 +117,9 @@ class Plan(BaseModel):
     warnings: list[str]
     decode: DecodeBound | None = None
     suggestions: list[str] = []
-    # The figures the engine logs at start-up, in its own words (vLLM: per profile; SGLang: its KV line).
+    # The figures the engine logs at start-up, in its own words (per vLLM / SGLang profile).
     engine_log: list[str] = []
-    engine_version: str = ""  # the vLLM profile planned ("0.33"), empty for other engines
+    engine_version: str = ""  # the vLLM / SGLang profile planned ("0.33", "0.5.20"), empty for custom
     start_error: str | None = None  # the engine's own error text when it would refuse to start
     starts: bool = True  # the engine would start (SGLang does even below one request of max_model_len)
 
@@ -376,6 +377,14 @@ def plan(spec: ModelSpec, gpu: GpuSpec, engine: EngineConfig = EngineConfig(), l
             weights += spec.memo(("mxfp4-layout", layout, stage, engine.weight_format, arch, engine.vllm_version),
                                  lambda st=stage, a=arch: vllm_mxfp4_extra_bytes(spec, layout, st, engine.weight_format,
                                                                                  a, engine.vllm_version))
+        sglang_extra, sglang_why = 0, ""
+        if engine.weights_bytes is None and engine.engine == "sglang":  # kvplan.sglang.layout_extra_bytes
+            sglang_extra, sglang_why = spec.memo(
+                ("sglang-layout", layout, stage, engine.weight_format, gpu.vendor, engine.language_model_only),
+                lambda st=stage: sglang.layout_extra_bytes(spec, layout.tp, layout.pp, st, layout.ep, layout.dp,
+                                                           engine.weight_format, gpu.vendor,
+                                                           bool(spec.towers) and not engine.language_model_only))
+            weights += sglang_extra
         # vLLM and SGLang build a multimodal checkpoint's vision tower on every rank (each PP stage too) unless
         # --language-model-only: its shard is part of "Model loading took".
         tower = 0
@@ -391,6 +400,10 @@ def plan(spec: ModelSpec, gpu: GpuSpec, engine: EngineConfig = EngineConfig(), l
                 name="vision tower (in weights)", bytes=tower, basis="exact", applied=False,
                 source=f"{', '.join(t.name for t in spec.towers)}: this rank's shard, 16-bit "
                        f"(--mm-encoder-tp-mode {engine.mm_encoder_tp_mode}; --language-model-only drops it)"))
+        if sglang_extra:
+            terms.insert(terms.index(next(t for t in terms if t.name == "weights")) + 1, Term(
+                name="SGLang layout extra (in weights)", bytes=sglang_extra, basis="derived", applied=False,
+                source=f"{sglang_why} (kvplan.sglang.layout_extra_bytes, read in the sglang 0.5.10 wheel)"))
         if mtp_bytes:
             terms.insert(terms.index(next(t for t in terms if t.name == "weights")) + 1, Term(
                 name="MTP layers (in weights)", bytes=mtp_bytes, basis="exact", applied=False,
@@ -459,7 +472,9 @@ def plan(spec: ModelSpec, gpu: GpuSpec, engine: EngineConfig = EngineConfig(), l
     nodes = cdiv(layout.gpus, per_node)
     decode = decode_bound(spec, gpu, layout, ranks[tight].weights_bytes, min(concurrency or max(whole, 1), max(whole, 1)),
                           max_len, kv_b, prompt_tokens)
-    if v0:
+    if engine.engine == "sglang":
+        log = _sglang_log(spec, gpu, engine, layout, ranks[tight], tokens, block_size, mla, kv_b, max_len)
+    elif v0:
         log = vllm_v0.log_lines(engine, prof, ranks[tight], num_blocks, vllm_v0.cpu_blocks(ranks), max_len, block_size)
     else:
         log = engine_log_lines(engine, prof, ranks[tight], num_blocks, tokens, conc, max_len, dcp)
@@ -472,7 +487,8 @@ def plan(spec: ModelSpec, gpu: GpuSpec, engine: EngineConfig = EngineConfig(), l
                 kv_groups=groups, padding_waste_fraction=_padding_fraction(groups), blocks_per_request=per_request, num_blocks=num_blocks, kv_cache_tokens=tokens,
                 max_concurrency=conc, max_num_seqs_at_len=whole, max_model_len_that_starts=starts,
                 concurrency=concurrency, fits=fits, verdict=verdict, ranks=ranks, warnings=warnings, decode=decode,
-                engine_log=log, engine_version=prof.version if engine.engine == "vllm" else "", start_error=error,
+                engine_log=log, engine_version={"vllm": prof.version, "sglang": engine.sglang_version}.get(engine.engine, ""),
+                start_error=error,
                 starts=engine_starts)
     if not fits and suggest:
         result = result.model_copy(update={"suggestions": _suggestions(spec, gpu, engine, layout, concurrency, result)})
@@ -633,18 +649,18 @@ def _budget(spec, gpu, engine, layout, weights, mnbt, max_seqs, act_b, mla, last
                  Term(name="headroom", bytes=headroom, basis="configured", source="typed in")]
         return terms, total - weights - runtime - headroom
     if engine.engine == "sglang":
-        frac = engine.mem_fraction_static
-        source = "--mem-fraction-static"
-        if frac is None:
-            frac, reserved = sglang_mem_fraction_static(total, layout.tp, layout.pp, mla, layout.attn_dp)
-            source = f"SGLang default: (GPU MiB - {reserved} MiB reserved) / GPU MiB (memory_hook.py)"
-        free = total - SGLANG_CONTEXT_BYTES
-        keep_free = int(free * (1 - frac))
-        terms = [device, Term(name="CUDA context + NCCL", bytes=SGLANG_CONTEXT_BYTES, basis="estimated",
-                              source="before SGLang's pre-load measurement"), w,
-                 Term(name=f"left free: (1 - {frac}) x free before load", bytes=keep_free, basis="engine rule",
-                      source=f"{source}; KVCacheConfigurator._profile_available_bytes")]
-        return terms, free - keep_free - weights
+        b = _sglang_budget(spec, gpu, engine, layout, weights, mla)
+        st = b.settings
+        frac = round(st.mem_fraction_static, 4)
+        terms = [device, Term(name="CUDA context + NCCL (before the pre-load reading)", bytes=b.context, basis="fitted",
+                              source=f"{b.context_why}; SGLang {engine.sglang_version} profile, fitted to public "
+                                     "logs (kvplan.sglang)"), w,
+                 Term(name="loading overhead (in 'mem usage')", bytes=b.overhead, basis="fitted",
+                      source="Load weight end mem usage beyond the weights (kvplan.sglang.SGLANG_LOAD_OVERHEAD_BYTES)"),
+                 Term(name=f"left free: (1 - {frac}) x free before load", bytes=b.keep_free, basis="engine rule",
+                      source=f"{st.rule} (gpu_mem {st.gpu_mem_mib} MiB, {st.gpu_mem_basis}); rest = available - "
+                             "pre x (1 - mem_fraction_static), model_runner.profile_max_num_token")]
+        return terms, b.pool
     prof = vllm_profile(engine)
     if prof.engine_core == "V0":
         return vllm_v0.budget(spec, gpu, engine, prof, layout, weights, mnbt, max_seqs, act_b, last_stage)
@@ -675,6 +691,28 @@ def _budget(spec, gpu, engine, layout, weights, mnbt, max_seqs, act_b, mla, last
         terms.append(graph_term)
         graphs, applied = graph_term.bytes, graph_term.applied
     return terms, requested - weights - act - non_torch - (graphs if applied else 0)
+
+
+def _sglang_budget(spec, gpu, engine, layout, weights, mla) -> "sglang.SglangBudget":
+    """SGLang's budget of one rank (kvplan.sglang.budget) from the plan's inputs."""
+    loads_tower = spec.towers and not engine.language_model_only
+    return sglang.budget(
+        sglang.sglang_profile(engine.sglang_version), gpu.name, gpu.vendor, gpu.memory_bytes, gpu.interconnect, weights,
+        layout.tp, layout.pp, mla, layout.attn_dp, engine.speculative_method == "mtp",
+        sglang.vit_shape(spec.towers) if loads_tower else None, engine.enforce_eager, engine.disable_custom_all_reduce,
+        engine.max_num_batched_tokens, engine.mem_fraction_static, engine.weights_bytes is not None)
+
+
+def _sglang_log(spec, gpu, engine, layout, rank: "RankPlan", tokens, page, mla, kv_b, max_len) -> list[str]:
+    """SGLang's start-up figures for the tightest rank (kvplan.sglang.log_lines)."""
+    prof = sglang.sglang_profile(engine.sglang_version)
+    b = _sglang_budget(spec, gpu, engine, layout, rank.weights_bytes, mla)
+    running = sglang.max_running_requests(prof, tokens, max_len, engine.max_num_seqs, layout.attn_dp)
+    half = rank.kv_bytes_per_token // 2
+    k, v = (rank.kv_bytes_per_token, 0) if mla else (half, rank.kv_bytes_per_token - half)
+    dtype = {1: "float8_e4m3fn", 4: "float32"}.get(kv_b, "float16" if spec.dtype == "fp16" else "bfloat16")
+    return sglang.log_lines(prof, b.pre_load, b.weights_loaded, tokens, page, k, v, mla, dtype, b.settings, running,
+                            max_len)
 
 
 @functools.lru_cache(maxsize=4096)
@@ -726,9 +764,7 @@ def _start_error(engine, prof, rank: RankPlan, max_len, per_request, starts, usa
 
 
 def engine_log_lines(engine, prof, rank: RankPlan, num_blocks, tokens, conc, max_len, dcp) -> list[str]:
-    """The start-up figures as the engine logs them (gpu_model_runner / gpu_worker / kv_cache_utils)."""
-    if engine.engine == "sglang":
-        return [f"KV Cache is allocated. #tokens: {tokens}", f"max_total_num_tokens={tokens}"]
+    """The start-up figures as vLLM logs them (gpu_model_runner / gpu_worker / kv_cache_utils); SGLang's: _sglang_log."""
     if engine.engine != "vllm":
         return []
     digits = 4 if prof.version in ("0.10", "0.11") else 2

@@ -14,7 +14,7 @@ from kvplan.web.state import (
 
 FULL = PlanState(
     model="qwen3-32b", gpu="H200", tensor_parallel_size=2, pipeline_parallel_size=2, data_parallel_size=3,
-    enable_expert_parallel=True, engine="sglang", vllm_version="0.11", gpu_memory_utilization=0.875, block_size=32, kv_cache_dtype="fp8",
+    enable_expert_parallel=True, engine="sglang", vllm_version="0.11", sglang_version="0.4.6", gpu_memory_utilization=0.875, block_size=32, kv_cache_dtype="fp8",
     weight_format="int4-g128", max_model_len=65536, max_num_seqs=64, max_num_batched_tokens=4096,
     kv_cache_memory_bytes=12 * 2**30, enforce_eager=True, mem_fraction_static=0.8, runtime_gib=3.5, headroom_gib=1.25,
     concurrency=48, paging_mode="uniform", lengths=(1, 2, 3), length_dist=(10, 5, 50, 7), shared_prefix=4,

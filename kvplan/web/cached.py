@@ -29,7 +29,7 @@ from kvplan.vllm_args import VllmArgs, parse_vllm_command
 from kvplan.weights import WeightBytes, weight_bytes
 from kvplan.web.state import PlanState, model_spec, workload_lengths
 
-ENGINE_FIELDS = ("engine", "vllm_version", "gpu_memory_utilization", "block_size", "kv_cache_dtype", "weight_format", "max_model_len",
+ENGINE_FIELDS = ("engine", "vllm_version", "sglang_version", "gpu_memory_utilization", "block_size", "kv_cache_dtype", "weight_format", "max_model_len",
                  "max_num_seqs", "max_num_batched_tokens", "kv_cache_memory_bytes", "enforce_eager",
                  "mem_fraction_static", "runtime_gib", "headroom_gib")
 MAX_BLOCK_MAP_SEQUENCES = 8

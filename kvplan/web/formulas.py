@@ -69,9 +69,10 @@ def _pool(plan: Plan, rank: RankPlan) -> str:
     if plan.engine == "sglang":
         context = _term(rank, "CUDA context") or 0
         left = _term(rank, "left free") or 0
+        overhead = _term(rank, "loading overhead") or 0  # kvplan.sglang: in SGLang's "mem usage" beside the weights
         return (rf"\text{{pool}} = (\text{{device}} - \text{{context}}) - \text{{left free}} - \text{{weights}}"
-                rf" = ({_g(device)} - {_g(context)}) - {_g(left)} - {_g(rank.weights_bytes)}"
-                rf" = {_g(rank.kv_pool_bytes)}")
+                rf" - \text{{overhead}} = ({_g(device)} - {_g(context)}) - {_g(left)} - {_g(rank.weights_bytes)}"
+                rf" - {_g(overhead)} = {_g(rank.kv_pool_bytes)}")
     outside = _term(rank, "outside the budget") or 0
     fixed = _term(rank, "KV cache")
     if fixed is not None:

@@ -28,6 +28,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict
 
 from kvplan.engines import VLLM_DEFAULT_VERSION, VLLM_PROFILES
+from kvplan.sglang import SGLANG_DEFAULT_VERSION, SGLANG_PROFILES
 from kvplan.errors import KvplanError
 from kvplan.gpus import get_gpu
 from kvplan.hf_config import MAX_CONFIG_BYTES, load_config_text
@@ -78,6 +79,7 @@ class PlanState(BaseModel):
     # engine
     engine: Literal["vllm", "sglang", "custom"] = "vllm"
     vllm_version: str = VLLM_DEFAULT_VERSION  # the vLLM release line planned (kvplan.engines.VLLM_PROFILES)
+    sglang_version: str = SGLANG_DEFAULT_VERSION  # the SGLang release line planned (kvplan.sglang.SGLANG_PROFILES)
     gpu_memory_utilization: float | None = None
     block_size: int | None = None
     kv_cache_dtype: str = "auto"
@@ -277,6 +279,7 @@ FIELDS: tuple[Field, ...] = (
     Field("enable_expert_parallel", "ep", _bool, _b),
     Field("engine", "e", _choice(ENGINES)),
     Field("vllm_version", "vv", _choice(tuple(VLLM_PROFILES))),
+    Field("sglang_version", "sv", _choice(tuple(SGLANG_PROFILES))),
     Field("gpu_memory_utilization", "gmu", _float(0.0, 1.0, lo_open=True), _fmt_float),
     Field("block_size", "bs", _block),
     Field("kv_cache_dtype", "kvd", _choice(KV_DTYPES)),

@@ -21,6 +21,7 @@ from typing import Any
 import streamlit as st
 
 from kvplan.engines import VLLM_DEFAULT_VERSION, VLLM_GPU_MEMORY_UTILIZATION, VLLM_PROFILES
+from kvplan.sglang import SGLANG_DEFAULT_VERSION, SGLANG_PROFILES
 from kvplan.errors import KvplanError
 from kvplan.gpus import GPU_CATALOG
 from kvplan.kv import KV_DTYPES
@@ -42,7 +43,7 @@ KNOBS, SHARE = "kv.knobs", "kv.share"  # the sidebar's lazy expanders (open or n
 ENGINE_KNOBS = {
     "vllm": ("vllm_version", "gpu_memory_utilization", "block_size", "max_num_seqs", "max_num_batched_tokens", "kv_cache_memory_bytes",
              "enforce_eager", "enable_expert_parallel"),
-    "sglang": ("block_size", "mem_fraction_static", "enable_expert_parallel"),
+    "sglang": ("sglang_version", "block_size", "mem_fraction_static", "enable_expert_parallel"),
     "custom": ("block_size", "runtime_gib", "headroom_gib", "enable_expert_parallel"),
 }
 PREFIX = "w."
@@ -398,6 +399,12 @@ def _engine_knobs(state: PlanState, page: str) -> None:
              max_value=1.0, step=0.01, format="%.2f",
              placeholder=f"{VLLM_GPU_MEMORY_UTILIZATION[state.vllm_version]}",
              help="--gpu-memory-utilization")
+    if state.engine == "sglang":  # in place of the vLLM version: the SGLang release line
+        bind("sglang_version", st.selectbox, "SGLang version", list(SGLANG_PROFILES),
+             format_func=lambda v: f"{v} ({SGLANG_PROFILES[v].releases})" + (" - default" if v == SGLANG_DEFAULT_VERSION
+                                                                               else ""),
+             help="the release line whose memory accounting (default mem_fraction_static, KV pool, log lines) is "
+                  "mirrored")
     if page != "paging":  # the Paging page has its own block-size control, bound to the same knob
         block_size_widget()
     if state.engine == "vllm":

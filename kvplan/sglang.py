@@ -1,0 +1,446 @@
+"""SGLang release lines: the default memory settings, the KV pool, and the figures SGLang logs at start-up.
+
+Read in the PyPI wheels of sglang 0.4.0, 0.4.3, 0.4.5, 0.4.6.post5, 0.4.7, 0.4.8, 0.4.9, 0.4.10, 0.5.1 - 0.5.8,
+0.5.10, 0.5.12, 0.5.14, 0.5.16, 0.5.20 and 0.5.23 (``sglang/srt/server_args.py`` ``__post_init__`` /
+``_handle_gpu_memory_settings``, ``arg_groups/memory_hook.py`` from 0.5.20, ``model_executor/model_runner.py``
+``profile_max_num_token`` / ``init_memory_pool``, ``mem_cache/kv_cache_configurator.py`` from 0.5.16; read 2026-12).
+
+Release lines whose memory accounting differs (``SGLANG_PROFILES``; the newest is the default):
+
+=======  ===============  ==============================================================================
+profile  releases         default ``mem_fraction_static`` (``gpu_mem`` = nvidia-smi memory.total, MiB)
+=======  ===============  ==============================================================================
+0.4.0    0.4.0-0.4.5.x    by TP alone: 0.88 / 0.87 (TP>=2) / 0.85 (>=4) / 0.81 (>=8) / 0.79 (>=16);
+                          ReqToTokenPool holds max_num_reqs + 1 rows (logged max_running_requests 2049).
+0.4.6    0.4.6-0.4.7.x    the same table by TP x PP, only up to 81920 MiB (0.88 above); above 96 GiB
+                          min(f + 48 GiB x (1 - f) / gpu_mem, (gpu_mem - 18 GiB) / gpu_mem).
+0.4.8    0.4.8-0.5.2      reserved GiB by GPU size: 2.8 + ps/10 (< 35 GiB), 9.5 + ps/2 (< 90), 12 + ps/2
+                          (< 160), 32 (larger); + 2 speculative, + 4 DP attention; round(.., 3).
+0.5.3    0.5.3-0.5.9      reserved MiB = 512 + max(chunked_prefill, 2048) x 1.5 + decode max_bs x 2 +
+                          tp x pp / 8 x 1024 (+ DP attention padding), >= 10240 above 60 GiB.
+0.5.10   0.5.10-0.5.19    as 0.5.3 plus the prefill (piecewise / breakable) CUDA graphs, on by default:
+                          8 MiB per capture size (MLA: 1536 MiB); off with DP attention, PP, ROCm, VLMs.
+0.5.20   0.5.20-0.5.23    as 0.5.10 (memory_hook.py); the < 35 GiB tier is 4096 / 48 / 160; DP attention
+                          no longer turns the prefill graphs off (newest read).
+=======  ===============  ==============================================================================
+
+The KV pool is the same rule in every line (model_runner ``profile_max_num_token``; 0.5.16+
+``KVCacheConfigurator._profile_available_bytes``)::
+
+    pre        = free memory after distributed init, before the weights      (Load weight begin. avail mem)
+    available  = free memory after the weights                                (Load weight end. avail mem)
+    rest       = available - pre x (1 - mem_fraction_static)
+    tokens     = rest // cell_bytes, then min(--max-total-tokens), floored to page_size, min over ranks
+
+cell_bytes: MHA/GQA ``max(1, kv_heads // attn_tp) x (head_dim + v_head_dim) x layers x dtype``; MLA
+``(kv_lora_rank + qk_rope_head_dim) x layers x dtype``, not divided by TP. kvplan prices ``pre`` as the
+device's cudaMemGetInfo total minus a fitted CUDA-context/NCCL figure, and ``available`` as ``pre`` minus this
+rank's weights, what SGLang's own layout adds (``layout_extra_bytes``) and a fitted loading overhead.
+The VLM reduction (``adjust_mem_fraction_for_vlm``, 0.4.10+) multiplies a default fraction by
+0.95 x clamp(1 - 0.1 x (vit_layers x vit_hidden^2 / (24 x 1024^2) - 1), 0.8, 1.05).
+Not derived: the CUDA-graph capture lines and the scheduler's available_gpu_mem (after capture).
+
+Worked number (the Qwen3-30B-A3B-FP8 H100 log pinned in tests/test_engine_sglang.py): 81559 MiB, TP1 ->
+reserved 13904 MiB -> 0.830; as logged, pre 78.48 and available 49.33 GiB -> rest 35.99 GiB / 98,304 B -> 392,920
+tokens; kvplan from the flags: pre 78.45, available 49.24 -> 392,123 tokens (-0.20 %).
+"""
+
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict
+
+from kvplan.parallel import stage_distinct
+from kvplan.spec import Linear
+from kvplan.units import GiB, MiB, cdiv
+
+SglangVersion = Literal["0.4.0", "0.4.6", "0.4.8", "0.5.3", "0.5.10", "0.5.20"]
+SGLANG_DEFAULT_VERSION: SglangVersion = "0.5.20"
+
+
+def _g(x: float) -> int:
+    return round(x * GiB)
+
+
+class SglangProfile(BaseModel):
+    """One SGLang release line: the defaults read in its source, the constants fitted to its logs."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+    version: str
+    releases: str
+    # "tp_table" (0.4.0), "tp_table_large" (0.4.6), "reserved_tiers" (0.4.8), "reserved_formula" (0.5.3+)
+    fraction_rule: Literal["tp_table", "tp_table_large", "reserved_tiers", "reserved_formula"]
+    prefill_graphs: Literal["none", "0.5.10", "0.5.20"]  # prefill CUDA graphs in the reserve, and when they are off
+    # The < 35 GiB tier: (chunked_prefill_size, decode cuda_graph_max_bs at TP < 4, at TP >= 4)
+    small_tier: tuple[int, int, int]
+    speculative_reserve_mib: int  # added to the reserve with a speculative algorithm (EAGLE / NEXTN / MTP)
+    vlm_adjust: bool  # adjust_mem_fraction_for_vlm (sglang 0.4.10+) scales the default for a vision tower
+    req_pool_extra: int  # ReqToTokenPool(size=max_num_reqs + 1) up to 0.4.6: max_running_requests 2049 / 4097
+    kv_line: Literal["tokens", "dtype"]  # "KV Cache is allocated. #tokens: ..." / "... dtype: torch.bfloat16, ..."
+    # Memory gone before SGLang's pre-load reading (CUDA context, cuBLAS, NCCL / custom all-reduce buffers): fitted.
+    context_single: int  # TP 1
+    context_tp_pcie: int  # TP >= 2 without NVLink (custom all-reduce off on more than two PCIe GPUs)
+    context_tp_nvlink: int  # TP >= 2 over NVLink (custom all-reduce buffers)
+    context_tp_rocm: int  # TP >= 2 on AMD (RCCL + aiter custom all-reduce)
+    source: str
+
+
+# Fitted constants (GiB; "context" = device total (kvplan.gpus, cudaMemGetInfo) - "Load weight begin. avail mem"):
+#   0.4.x TP1 0.38: H100 79.19 - 78.81 (sglang 0.4.1, 2025-01, Llama-3.1-8B, SGLang CI log in the code corpus);
+#   0.4.x TP4 PCIe 0.40: L4 22.03 - 21.63 (0.4.3.post4, didier-durand/llms-in-clouds docs/sglang.md);
+#   0.5.x TP1 0.74: H100 79.19 - 78.48 / 78.43 (0.71 and 0.76: Qwen3-30B-A3B-FP8 2026-08, Qwen2.5-0.5B 2026-02);
+#   0.5.x TP4 PCIe 0.56: RTX 4090 23.64 - 23.08 (Qwen3-14B, 2026-06; "avail 16.00 + mem usage 7.08");
+#   TP >= 2 NVLink 1.44: H20 95.00 - 93.56 (TP8, 2026-05); an H200 TP16 log over two nodes (2026) reads 1.72, a B200
+#   TP4 log of 2025-08 (sglang PR #9162, DeepSeek-R1-FP4) 3.01: not matched (the 0.4.x NVLink figure is unpinned);
+#   TP >= 2 ROCm 4.50: MI355X 287.98 - 283.48 (TP8, sglang 0.5.8.post1, the GLM-family fp8 log of 2026-02-26).
+_OLD = {"context_single": _g(0.38), "context_tp_pcie": _g(0.40), "context_tp_nvlink": _g(1.44),
+        "context_tp_rocm": _g(4.50)}
+_NEW = {"context_single": _g(0.74), "context_tp_pcie": _g(0.56), "context_tp_nvlink": _g(1.44),
+        "context_tp_rocm": _g(4.50)}
+
+SGLANG_PROFILES: dict[str, SglangProfile] = {
+    "0.4.0": SglangProfile(
+        version="0.4.0", releases="0.4.0 - 0.4.5.x", fraction_rule="tp_table", prefill_graphs="none",
+        small_tier=(2048, 8, 80), speculative_reserve_mib=0, vlm_adjust=False, req_pool_extra=1, kv_line="tokens",
+        source="sglang 0.4.0 / 0.4.3 / 0.4.5 wheels: server_args.py __post_init__ "
+        "(TP table; chunked_prefill_size 2048 below 25000 MiB else 8192), model_runner.init_memory_pool; the log lines "
+        "are 0.4.3.post+ wording (0.4.0 - 0.4.2 print neither #tokens nor mem usage)", **_OLD),
+    "0.4.6": SglangProfile(
+        version="0.4.6", releases="0.4.6 - 0.4.7.x", fraction_rule="tp_table_large", prefill_graphs="none",
+        small_tier=(2048, 8, 80), speculative_reserve_mib=0, vlm_adjust=False, req_pool_extra=1, kv_line="tokens",
+        source="sglang 0.4.6.post5 / 0.4.7 wheels: server_args.py __post_init__ (the 0.4.7 "
+        "ReqToTokenPool drops the + 1 row: its max_running_requests reads one fewer where the clamp binds)", **_OLD),
+    "0.4.8": SglangProfile(
+        version="0.4.8", releases="0.4.8 - 0.5.2", fraction_rule="reserved_tiers", prefill_graphs="none",
+        small_tier=(2048, 8, 80), speculative_reserve_mib=2048, vlm_adjust=True, req_pool_extra=0, kv_line="tokens",
+        source="sglang 0.4.8 / 0.4.9 / 0.4.10 / 0.5.1 / 0.5.2 wheels: server_args.py "
+        "__post_init__ reserved_mem tiers (adjust_mem_fraction_for_vlm from 0.4.10 only)", **_OLD),
+    "0.5.3": SglangProfile(
+        version="0.5.3", releases="0.5.3 - 0.5.9", fraction_rule="reserved_formula", prefill_graphs="none",
+        small_tier=(2048, 24, 80), speculative_reserve_mib=2048, vlm_adjust=True, req_pool_extra=0, kv_line="tokens",
+        source="sglang 0.5.3 - 0.5.8 wheels: server_args.py _handle_gpu_memory_settings "
+        "(0.5.3 - 0.5.6 capture 16 decode graphs below 35 GiB at TP < 4, 0.5.7+ 24; piecewise graphs opt-in)", **_NEW),
+    "0.5.10": SglangProfile(
+        version="0.5.10", releases="0.5.10 - 0.5.19", fraction_rule="reserved_formula", prefill_graphs="0.5.10",
+        small_tier=(2048, 24, 80), speculative_reserve_mib=4096, vlm_adjust=True, req_pool_extra=0, kv_line="tokens",
+        source="sglang 0.5.10 / 0.5.12 / 0.5.14 / 0.5.16 wheels: server_args.py "
+        "_handle_gpu_memory_settings (piecewise CUDA graphs on by default; 0.5.16 adds the dtype to the KV line)",
+        **_NEW),
+    "0.5.20": SglangProfile(
+        version="0.5.20", releases="0.5.20 - 0.5.23 (newest read)", fraction_rule="reserved_formula",
+        prefill_graphs="0.5.20", small_tier=(4096, 48, 160), speculative_reserve_mib=0, vlm_adjust=True,
+        req_pool_extra=0, kv_line="dtype", source="sglang 0.5.20 / 0.5.23 wheels: "
+        "arg_groups/memory_hook.py handle_gpu_memory_settings, reserve_for_graph_mb; kv_cache_configurator.py",
+        **_NEW),
+}
+
+# nvidia-smi memory.total (MiB): what SGLang's get_nvgpu_memory_capacity reads for its tiers and default fraction.
+# H100 81559 (modal-labs/modal-client#2797, the kvplan.gpus entry), RTX 4090 24564, L40S 46068 (pinned logs' own
+# nvidia-smi tables), the others as public nvidia-smi output prints them. AMD: rocm-smi VRAM total = the rocminfo
+# pool kvplan.gpus holds. A GPU missing here falls back to its cudaMemGetInfo total (estimated: ~0.5 GiB low).
+NVIDIA_SMI_MIB = {
+    "H100-SXM": 81559, "H100-PCIe": 81559, "H100-NVL": 95830, "H200": 143771, "H20": 97871, "B200": 183359,
+    "A100-80GB": 81920, "A100-80GB-PCIe": 81920, "A100-40GB": 40960, "L4": 23034, "L40S": 46068, "L20": 46068,
+    "A10": 23028, "A10G": 23028, "RTX-3090": 24576, "RTX-4090": 24564, "RTX-5090": 32607, "RTX-A6000": 49140,
+    "RTX-6000-Ada": 49140,
+}
+# Memory "Load weight end ... mem usage" shows beyond the weights' own bytes (allocator rounding, rotary caches,
+# cuBLAS workspaces), fitted: Qwen3-0.6B 1.25 - 1.11 (RTX 5080, 2025-08), Qwen3-14B TP4 7.08 - 6.88 (RTX 4090),
+# Qwen3-30B-A3B-FP8 29.15 - 29.03 (H100), QwQ-32B TP4 15.54 - 15.26 (L4): 0.14 / 0.20 / 0.12 / 0.28 GiB -> mean
+# 0.18 GiB, error <= 0.10 GiB on those logs (Kimi-K2.5 int4 on MI355X reads 2.4 GiB more: not matched).
+SGLANG_LOAD_OVERHEAD_BYTES = _g(0.18)
+# ServerArgs.max_prefill_tokens default (every line read).
+SGLANG_MAX_PREFILL_TOKENS = 16384
+
+
+def sglang_profile(version: str) -> SglangProfile:
+    return SGLANG_PROFILES[version]
+
+
+def gpu_capacity_mib(gpu_name: str, vendor: str, memory_bytes: int) -> tuple[int, str]:
+    """The ``gpu_mem`` SGLang sizes its defaults by: nvidia-smi memory.total in MiB (rocm-smi on AMD).
+
+    Worked number: H100-SXM -> 81559 (cudaMemGetInfo's 79.19 GiB would read 81090)."""
+    if gpu_name in NVIDIA_SMI_MIB:
+        return NVIDIA_SMI_MIB[gpu_name], "nvidia-smi memory.total"
+    if vendor == "AMD":
+        return memory_bytes // MiB, "rocm-smi VRAM total"
+    return memory_bytes // MiB, "estimated: the cudaMemGetInfo total (nvidia-smi reads ~0.5 GiB more)"
+
+
+def prefill_graph_sizes(max_tokens: int) -> list[int]:
+    """Prefill (piecewise / breakable) CUDA-graph capture sizes up to ``max_tokens`` (cuda_graph_hook.py
+    generate_prefill_cuda_graph_batch_sizes). Worked number: 8192 -> 58 sizes (the H100 log captures 58)."""
+    sizes = list(range(4, 33, 4)) + list(range(48, 257, 16)) + list(range(288, 513, 32))
+    sizes += list(range(576, 1025, 64)) + list(range(1280, 4097, 256)) + list(range(4608, max_tokens + 1, 512))
+    return [s for s in sizes if s <= max_tokens]
+
+
+class SglangDefaults(BaseModel):
+    """What SGLang resolves for a launch before it loads anything."""
+
+    model_config = ConfigDict(frozen=True)
+    gpu_mem_mib: int
+    gpu_mem_basis: str
+    chunked_prefill_size: int
+    cuda_graph_max_bs: int
+    prefill_graph_count: int  # 0: off
+    mem_fraction_static: float
+    reserved_mib: float | None  # None where the rule is a table
+    rule: str  # how the fraction was chosen, for the budget line
+
+
+def _tier(prof: SglangProfile, gib: float, tp: int) -> tuple[int, int]:
+    """(chunked_prefill_size, decode cuda_graph_max_bs) by GPU size (0.5.3+ tiers; older lines below)."""
+    if prof.fraction_rule != "reserved_formula":
+        small = gib * 1024 < (25_000 if prof.fraction_rule != "reserved_tiers" else 35 * 1024)
+        if small:
+            return 2048, (8 if tp < 4 else 80)
+        chunk = 16384 if prof.fraction_rule == "reserved_tiers" and gib >= 160 else 8192
+        return chunk, (512 if gib * 1024 > 160_000 else 256 if gib > 90 else 160)
+    if gib < 20:
+        return 2048, 8
+    if gib < 35:
+        chunk, bs, bs4 = prof.small_tier
+        return chunk, (bs if tp < 4 else bs4)
+    if gib < 60:
+        return 4096, (32 if tp < 4 else 160)
+    if gib < 160:
+        return 8192, (256 if tp < 4 else 512)
+    return 16384, 512
+
+
+def vit_complexity_factor(vit_layers: int, vit_hidden: int) -> float:
+    """adjust_mem_fraction_for_vlm: 0.95 x clamp(1 - 0.1 x (layers x hidden^2 / (24 x 1024^2) - 1), 0.8, 1.05).
+    Worked number: MoonViT (Kimi-K2.5) 27 x 1152^2 -> ratio 1.4238 -> 0.95 x 0.95762 = 0.90974."""
+    ratio = vit_layers * vit_hidden ** 2 / (24 * 1024 ** 2)
+    return 0.95 * max(0.8, min(1.05, 1.0 - 0.1 * (ratio - 1.0)))
+
+
+def default_settings(prof: SglangProfile, gpu_mem_mib: int, gpu_mem_basis: str, tp: int, pp: int = 1,
+                     mla: bool = False, dp_attention: int = 1, speculative: bool = False,
+                     vit: tuple[int, int] | None = None, rocm: bool = False, eager: bool = False,
+                     chunked_prefill_size: int | None = None, cuda_graph_max_bs: int | None = None,
+                     mem_fraction_static: float | None = None) -> SglangDefaults:
+    """SGLang's chunked_prefill_size, decode cuda_graph_max_bs and mem_fraction_static for this launch.
+
+    ``vit``: (layers, hidden) of a vision tower SGLang loads (None: text only). Explicit flags win.
+    Worked numbers: 0.5.20, H100 (81559 MiB), TP1 -> 8192 / 256 / 58 prefill graphs, reserved
+    512 + 12288 + 128 + 512 + 464 = 13904 MiB -> 0.830; 0.4.0, TP4 -> 0.85; 0.4.8, 16303 MiB -> 0.818.
+    """
+    gib = gpu_mem_mib / 1024
+    chunk, max_bs = _tier(prof, gib, tp)
+    chunk = chunked_prefill_size or chunk
+    max_bs = cuda_graph_max_bs or max_bs
+    graphs = 0
+    if prof.prefill_graphs != "none" and not (eager or pp > 1 or vit is not None):
+        off_0510 = prof.prefill_graphs == "0.5.10" and (dp_attention > 1 or rocm or speculative)
+        if not off_0510:
+            graphs = len(prefill_graph_sizes(chunk if chunk > 0 else 2048))
+    reserved: float | None = None
+    ps = tp * pp
+    if mem_fraction_static is not None:
+        return SglangDefaults(gpu_mem_mib=gpu_mem_mib, gpu_mem_basis=gpu_mem_basis, chunked_prefill_size=chunk,
+                              cuda_graph_max_bs=max_bs, prefill_graph_count=graphs,
+                              mem_fraction_static=mem_fraction_static, reserved_mib=None, rule="--mem-fraction-static")
+    if prof.fraction_rule in ("tp_table", "tp_table_large"):
+        n = tp if prof.fraction_rule == "tp_table" else ps
+        frac = 0.79 if n >= 16 else 0.81 if n >= 8 else 0.85 if n >= 4 else 0.87 if n >= 2 else 0.88
+        rule = f"SGLang {prof.releases} default for {'TP' if prof.fraction_rule == 'tp_table' else 'TP x PP'} {n}"
+        if prof.fraction_rule == "tp_table_large":
+            if gpu_mem_mib > 81920:
+                frac, rule = 0.88, f"SGLang {prof.releases} default above 81920 MiB"
+            if gpu_mem_mib > 96 * 1024:
+                frac = min(frac + 48 * 1024 * (1 - frac) / gpu_mem_mib, (gpu_mem_mib - 18 * 1024) / gpu_mem_mib)
+                rule += ", raised for > 96 GiB: min(f + 48 GiB x (1 - f) / gpu, (gpu - 18 GiB) / gpu)"
+    elif prof.fraction_rule == "reserved_tiers":
+        base = 2.8 + ps / 10 if gib < 35 else 9.5 + ps / 2 if gib < 90 else 12 + ps / 2 if gib < 160 else 32
+        reserved = base * 1024 + (prof.speculative_reserve_mib if speculative else 0) + (4096 if dp_attention > 1 else 0)
+        frac = round((gpu_mem_mib - reserved) / gpu_mem_mib, 3)
+        rule = f"SGLang {prof.releases} default: (GPU MiB - {reserved:.0f} MiB reserved) / GPU MiB"
+    else:
+        reserved = 512 + max(chunk if chunk > 0 else SGLANG_MAX_PREFILL_TOKENS, 2048) * 1.5 + ps / 8 * 1024
+        reserved += 0 if eager and prof.prefill_graphs == "0.5.20" else max_bs * 2
+        if dp_attention > 1:  # "DP attention needs more padding for some operations"
+            reserved += max_bs * dp_attention * 3 + (max_bs * dp_attention * 1.5 if max_bs > 300 else 0)
+        if graphs:  # MLA: "overhead is much higher than expected with fa3"
+            reserved += 1536 if mla else graphs * 8
+        if gib > 60:
+            reserved = max(reserved, 10 * 1024)
+        reserved += prof.speculative_reserve_mib if speculative else 0
+        frac = round((gpu_mem_mib - reserved) / gpu_mem_mib, 3)
+        rule = f"SGLang {prof.releases} default: (GPU MiB - {reserved:.0f} MiB reserved) / GPU MiB"
+    if vit is not None and prof.vlm_adjust:
+        factor = vit_complexity_factor(*vit)
+        frac *= factor
+        rule += f", x {factor:.5f} for the vision tower (adjust_mem_fraction_for_vlm)"
+    return SglangDefaults(gpu_mem_mib=gpu_mem_mib, gpu_mem_basis=gpu_mem_basis, chunked_prefill_size=chunk,
+                          cuda_graph_max_bs=max_bs, prefill_graph_count=graphs, mem_fraction_static=frac,
+                          reserved_mib=reserved, rule=rule)
+
+
+def context_bytes(prof: SglangProfile, tp: int, vendor: str, nvlink: bool) -> tuple[int, str]:
+    """Memory gone before SGLang's pre-load reading, per rank (fitted; see the profile constants)."""
+    if tp <= 1:
+        return prof.context_single, "one GPU: CUDA context and cuBLAS"
+    if vendor == "AMD":
+        return prof.context_tp_rocm, f"TP {tp} on ROCm: RCCL and custom all-reduce buffers"
+    if nvlink:
+        return prof.context_tp_nvlink, f"TP {tp} over NVLink: NCCL and custom all-reduce buffers"
+    return prof.context_tp_pcie, f"TP {tp} over PCIe: NCCL (custom all-reduce off)"
+
+
+def vit_shape(towers) -> tuple[int, int] | None:
+    """(layers, hidden) of the first vision tower, as adjust_mem_fraction_for_vlm reads vision_config
+    (num_hidden_layers, hidden_size): the most-repeated Linear's count and its in_features. None: no tower.
+    Worked number: Kimi-K2.5's MoonViT -> (27, 1152)."""
+    for tower in towers:
+        if tower.category != "vision":
+            continue
+        linears = [c for c in tower.components if isinstance(c, Linear) and c.count > 1]
+        if linears:
+            top = max(linears, key=lambda c: c.count)
+            return top.count, top.in_features
+    return None
+
+
+def layout_extra_bytes(spec, tp: int, pp: int, stage: int, ep: bool, dp: int, weight_format: str | None,
+                       vendor: str, loads_tower: bool) -> tuple[int, str]:
+    """Bytes SGLang holds on a rank beyond the checkpoint's tensors as kvplan.parallel lays them out.
+
+    * ROCm, compressed-tensors W4A16 experts (CompressedTensorsWNA16TritonMoE, sglang 0.5.10 wheel
+      schemes/compressed_tensors_wNa16_moe.py): the int32 ``w13_weight_g_idx`` / ``w13_g_idx_sort_indices``
+      [E, hidden] and ``w2_weight_g_idx`` / ``w2_g_idx_sort_indices`` [E, inter / tp] its parent creates stay
+      allocated (the CUDA Marlin path empties them without act-order): E x (2 hidden + 2 inter / tp) x 4 B a layer.
+    * MoonViT (Kimi-K2.5 / Kimi-VL, models/kimi_vl_moonvit.py MLP2): the encoder MLP is a plain nn.Linear,
+      whole on every rank (its attention is TP-sharded as kvplan prices it).
+
+    Worked number: Kimi-K2.5 int4 at TP8 on MI355X: 60 x 384 x (2 x 7168 + 2 x 256) x 4 B = 1.274 GiB, and
+    27 x (1152 x 4304 x 2 + 4304 + 1152) x 2 B x 7/8 ~ 0.44 GiB of MoonViT MLP.
+    """
+    extra, why = 0, []
+    fmt = weight_format or spec.quantization or ""
+    if vendor == "AMD" and fmt.startswith("w4a16"):
+        ranks = tp * dp
+        g_idx = 0
+        for layer, n in stage_distinct(spec, pp, stage):
+            if layer.experts is None:
+                continue
+            down = next((c for c in layer.experts.linears if c.name.endswith("down_proj")), layer.experts.linears[-1])
+            experts, inter = layer.experts.num_experts, down.in_features
+            local_e, local_i = (cdiv(experts, ranks), inter) if ep else (experts, cdiv(inter, ranks))
+            g_idx += n * local_e * (2 * spec.hidden_size + 2 * local_i) * 4
+        if g_idx:
+            extra += g_idx
+            why.append("W4A16 Triton MoE keeps its int32 g_idx / sort-index tensors")
+    if loads_tower and tp > 1:
+        elem = 4 if spec.dtype == "fp32" else 2
+        mlp = 0
+        for tower in spec.towers:
+            if "MoonViT" not in tower.name:
+                continue
+            for c in tower.components:
+                if isinstance(c, Linear) and ".mlp." in c.name:
+                    whole = c.count * (c.out_features * c.in_features + (c.out_features if c.bias else 0))
+                    shard = (c.count * cdiv(c.out_features, tp) * (c.in_features + (1 if c.bias else 0))
+                             if c.shard == "column" else c.count * cdiv(c.in_features, tp) * c.out_features + c.bias_numel)
+                    mlp += (whole - shard) * elem
+        if mlp:
+            extra += mlp
+            why.append("MoonViT's MLP is whole on every rank")
+    return extra, "; ".join(why)
+
+
+class SglangBudget(BaseModel):
+    """One rank's SGLang budget: what it resolves, what it reads before loading, and the pool it leaves."""
+
+    model_config = ConfigDict(frozen=True)
+    settings: SglangDefaults
+    context: int
+    context_why: str
+    pre_load: int  # Load weight begin. avail mem
+    overhead: int  # beyond the weights in "mem usage"
+    weights_loaded: int  # weights + overhead: "mem usage"
+    keep_free: int  # pre x (1 - mem_fraction_static)
+    pool: int  # rest
+
+
+def budget(prof: SglangProfile, gpu_name: str, vendor: str, memory_bytes: int, interconnect: str, weights: int,
+           tp: int, pp: int = 1, mla: bool = False, dp_attention: int = 1, speculative: bool = False,
+           vit: tuple[int, int] | None = None, eager: bool = False, disable_custom_all_reduce: bool = False,
+           chunked_prefill_size: int | None = None, mem_fraction_static: float | None = None,
+           weights_measured: bool = False) -> SglangBudget:
+    """The budget of one rank: defaults, the pre-load reading, the loaded weights and the KV pool (bytes).
+
+    ``weights_measured``: the weights are a typed-in "mem usage" (no overhead added). Worked number: 0.5.20,
+    H100, TP1, 29.03 GiB of weights -> pre 78.45, loaded 29.21, keep free 13.34, pool 35.90 GiB.
+    """
+    mib, basis = gpu_capacity_mib(gpu_name, vendor, memory_bytes)
+    settings = default_settings(prof, mib, basis, tp, pp, mla, dp_attention, speculative, vit, vendor == "AMD", eager,
+                                chunked_prefill_size, None, mem_fraction_static)
+    nvlink = "NVLINK" in interconnect.upper() and not disable_custom_all_reduce
+    ctx, why = context_bytes(prof, tp, vendor, nvlink)
+    pre = memory_bytes - ctx
+    overhead = 0 if weights_measured else SGLANG_LOAD_OVERHEAD_BYTES
+    loaded = weights + overhead
+    keep_free = int(pre * (1 - settings.mem_fraction_static))
+    return SglangBudget(settings=settings, context=ctx, context_why=why, pre_load=pre, overhead=overhead,
+                        weights_loaded=loaded, keep_free=keep_free, pool=pre - loaded - keep_free)
+
+
+def pool_bytes(pre_load: int, weights_loaded: int, mem_fraction_static: float) -> int:
+    """rest = available - pre x (1 - f), with available = pre - weights_loaded (bytes).
+    Worked number: pre 78.48 GiB, weights + overhead 29.15 GiB, f 0.83 -> 49.33 - 13.34 = 35.99 GiB."""
+    return pre_load - weights_loaded - int(pre_load * (1 - mem_fraction_static))
+
+
+def max_running_requests(prof: SglangProfile, tokens: int, context_len: int, requested: int | None = None,
+                         dp_attention: int = 1) -> int:
+    """The logged max_running_requests, per DP-attention worker.
+
+    max_num_reqs = clamp(int(tokens / context_len x 512), 2048, 4096) (the ReqToTokenPool rows; + 1 up to 0.4.6);
+    default: min(tokens // 2, pool rows); --max-running-requests R: min(R // dp, pool rows) (0.5.20+:
+    min(R // dp, tokens // 2)). Worked number: 392,920 tokens at 40,960 -> int(4911.5) -> 4096.
+    """
+    estimated = max(min(int(tokens / context_len * 512), 4096), 2048)
+    if requested is None:
+        return min(tokens // 2, estimated + prof.req_pool_extra)
+    per_worker = max(1, requested // dp_attention)
+    if prof.prefill_graphs == "0.5.20":
+        return min(per_worker, tokens // 2)
+    return per_worker if prof.fraction_rule in ("tp_table", "tp_table_large") else min(per_worker, estimated)
+
+
+def _gb(n: int) -> str:
+    return f"{n / GiB:.2f}"
+
+
+def log_lines(prof: SglangProfile, pre_load: int, weights_loaded: int, tokens: int, page: int, k_bytes_per_token: int,
+              v_bytes_per_token: int, mla: bool, dtype: str, settings: SglangDefaults, running: int,
+              context_len: int) -> list[str]:
+    """The start-up figures in SGLang's own words (model_runner / memory_pool / scheduler log lines).
+
+    K/V sizes count the pool's extra page (buffers hold tokens + page_size slots). "Memory pool end" is an
+    estimate (available - KV - the int32 ReqToTokenPool of (rows + 1) x (context_len + 4)); the CUDA-graph lines
+    are not derived. Worked number: Qwen3-14B TP4, 298,447 tokens, 2 KV heads x 128 x 40 layers x 2 B ->
+    "K size: 5.69 GB" (GB = 2^30 B as SGLang divides).
+    """
+    available = pre_load - weights_loaded
+    lines = [f"Load weight begin. avail mem={_gb(pre_load)} GB",
+             f"Load weight end. avail mem={_gb(available)} GB, mem usage={_gb(weights_loaded)} GB."]
+    if tokens <= 0:
+        return lines + ["RuntimeError: Not enough memory. Please try to increase --mem-fraction-static."]
+    slots = tokens + page
+    dtype_part = f"dtype: torch.{dtype}, " if prof.kv_line == "dtype" else ""
+    if mla:
+        kv = slots * (k_bytes_per_token + v_bytes_per_token)
+        lines.append(f"KV Cache is allocated. {dtype_part}#tokens: {tokens}, KV size: {_gb(kv)} GB")
+    else:
+        kv = slots * (k_bytes_per_token + v_bytes_per_token)
+        lines.append(f"KV Cache is allocated. {dtype_part}#tokens: {tokens}, K size: {_gb(slots * k_bytes_per_token)} "
+                     f"GB, V size: {_gb(slots * v_bytes_per_token)} GB")
+    rows = max(min(int(tokens / context_len * 512), 4096), 2048) + prof.req_pool_extra
+    lines.append(f"Memory pool end. avail mem={_gb(available - kv - (rows + 1) * (context_len + 4) * 4)} GB (estimated)")
+    lines.append(f"max_total_num_tokens={tokens}, chunked_prefill_size={settings.chunked_prefill_size}, "
+                 f"max_prefill_tokens={SGLANG_MAX_PREFILL_TOKENS}, max_running_requests={running}, "
+                 f"context_len={context_len}")
+    return lines
