@@ -108,10 +108,6 @@ def build_llama_like(r, model_type: str) -> dict[str, Any]:
                        head=head, tied=tied)
 
 
-def build_generic(r, model_type: str) -> dict[str, Any]:
-    return build_llama_like(r, "generic")
-
-
 MODEL_TYPES = {
     "llama": build_llama_like,
     "mistral": build_llama_like,
