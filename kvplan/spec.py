@@ -221,10 +221,6 @@ class ModelSpec(_Frozen):
         return memo[key]
 
     @property
-    def is_moe(self) -> bool:
-        return any(layer.experts is not None for layer in self.layers)
-
-    @property
     def layer_kinds(self) -> dict[str, int]:
         """How many layers of each cache kind: {'full_attention': 10, 'sliding_attention': 52}."""
         kinds: dict[str, int] = {}
