@@ -138,6 +138,21 @@ def spec_fields(r, *, h, n_layers, nq, nkv, hd, vocab, embeddings, layers, final
     )
 
 
+def llama_tail(r, *, h: int, n_layers: int, nq: int, nkv: int, hd: int, vocab: int, layers, tie_default: bool = False,
+               embeddings=None, final_norm: Component | None = None, head_bias: bool = False,
+               max_pos_key: str = "max_position_embeddings") -> dict[str, Any]:
+    """The end every Llama-style builder shares, as ModelSpec fields: ``embeddings`` (default the one
+    table embed_tokens [vocab, h]), ``final_norm`` (default the RMSNorm ``norm`` [h]), and lm_head
+    [vocab, h] unless ``tie_word_embeddings`` (absent: ``tie_default``) ties it to the table; a biased
+    head keeps its bias when tied (``biased_lm_head``). Llama-3.1-8B: 128,256 x 4,096 = 525,336,576
+    parameters in embed_tokens, as many again in the untied lm_head, 4,096 in the norm."""
+    head, tied = biased_lm_head(r, vocab, h, tie_default=tie_default, bias=head_bias)
+    return spec_fields(r, h=h, n_layers=n_layers, nq=nq, nkv=nkv, hd=hd, vocab=vocab,
+                       embeddings=[embed(vocab, h)] if embeddings is None else embeddings, layers=layers,
+                       final_norm=[rms("norm", h) if final_norm is None else final_norm], head=head, tied=tied,
+                       max_pos_key=max_pos_key)
+
+
 def sliding_window(r) -> int | None:
     """The sliding window, or None; some configs (Qwen2-MoE) write 0 for "no window"."""
     return (r.int("sliding_window", minimum=0) or None) if r.has("sliding_window") else None

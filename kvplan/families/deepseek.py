@@ -21,15 +21,13 @@ from kvplan.families.blocks import (
     attention_cache,
     attention_linears,
     core_dims,
-    embed,
     experts_block,
     gated_mlp,
     layernorm,
-    lm_head,
+    llama_tail,
     rms,
     router,
     sliding_window,
-    spec_fields,
 )
 from kvplan.layers import MLAAttention, MLAIndexerAttention
 from kvplan.spec import Component, DecoderLayer, Linear
@@ -196,9 +194,8 @@ def build_deepseek(r, model_type: str) -> dict[str, Any]:
     if any(moe_at) and model_type != "deepseek_v2":
         r.assumptions.append("router e_score_correction_bias (fp32, n_routed_experts per MoE layer) is a buffer, "
                              "not counted")
-    head, tied = lm_head(r, vocab, h, tie_default=model_type == "minicpm3")
-    fields = spec_fields(r, h=h, n_layers=n_layers, nq=nq, nkv=nkv, hd=hd, vocab=vocab, embeddings=[embed(vocab, h)],
-                         layers=layers, final_norm=[rms("norm", h)], head=head, tied=tied)
+    fields = llama_tail(r, h=h, n_layers=n_layers, nq=nq, nkv=nkv, hd=hd, vocab=vocab, layers=layers,
+                        tie_default=model_type == "minicpm3")
     fields["skipped"] = skipped
     if skipped:
         fields.update(mtp_fields(r, h, layers[-1]))

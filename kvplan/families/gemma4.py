@@ -32,7 +32,7 @@ token against the sliding layers' 8 x (256 + 256) = 4096.
 from typing import Any
 
 from kvplan.errors import ConfigError
-from kvplan.families.blocks import attention_cache, core_dims, embed, gated_mlp, layer_types, lm_head, rms, spec_fields
+from kvplan.families.blocks import attention_cache, core_dims, embed, gated_mlp, layer_types, llama_tail, rms
 from kvplan.layers import NoCache
 from kvplan.spec import DecoderLayer, Experts, Linear, Tensor
 
@@ -197,10 +197,8 @@ def build_gemma4(r, model_type: str) -> dict[str, Any]:
                                      other=ple_layer_parts(h, ple))
         layers.append(made[key])
     shared = sum(1 for m in modes if m == "reuse")
-    head, tied = lm_head(r, vocab, h, tie_default=True)
-    fields = spec_fields(r, h=h, n_layers=n_layers, nq=nq, nkv=nkv, hd=hd, vocab=vocab,
-                         embeddings=[embed(vocab, h)] + ple_embed, layers=layers, final_norm=[rms("norm", h)],
-                         head=head, tied=tied)
+    fields = llama_tail(r, h=h, n_layers=n_layers, nq=nq, nkv=nkv, hd=hd, vocab=vocab, layers=layers, tie_default=True,
+                        embeddings=[embed(vocab, h)] + ple_embed)
     fields["other"] = tuple(ple_other)
     if shared:
         fields["warnings"] = ((f"the last {shared} layers reuse earlier layers' K/V (num_kv_shared_layers): "

@@ -7,13 +7,11 @@ from kvplan.families.blocks import (
     attention_cache,
     attention_linears,
     core_dims,
-    embed,
     layer_types,
-    lm_head,
+    llama_tail,
     rms,
     router,
     sliding_window,
-    spec_fields,
 )
 from kvplan.spec import DecoderLayer, Experts, Linear, Tensor
 
@@ -37,9 +35,7 @@ def build_gpt_oss(r, model_type: str) -> dict[str, Any]:
     made = {kind: DecoderLayer(cache=attention_cache(kind, nkv, hd, window, None), attention=attn, experts=experts,
                                router=router(h, n, bias=True), norms=norms) for kind in set(kinds)}
     layers = [made[kind] for kind in kinds]
-    head, tied = lm_head(r, vocab, h, tie_default=False)
-    return spec_fields(r, h=h, n_layers=n_layers, nq=nq, nkv=nkv, hd=hd, vocab=vocab, embeddings=[embed(vocab, h)],
-                       layers=layers, final_norm=[rms("norm", h)], head=head, tied=tied)
+    return llama_tail(r, h=h, n_layers=n_layers, nq=nq, nkv=nkv, hd=hd, vocab=vocab, layers=layers)
 
 
 MODEL_TYPES = {

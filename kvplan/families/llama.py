@@ -11,15 +11,13 @@ from kvplan.families.blocks import (
     attention_cache,
     attention_linears,
     core_dims,
-    embed,
     experts_block,
     gated_mlp,
     layer_types,
-    lm_head,
+    llama_tail,
     rms,
     router,
     sliding_window,
-    spec_fields,
 )
 from kvplan.spec import Component, DecoderLayer, Linear
 
@@ -102,10 +100,7 @@ def build_llama_like(r, model_type: str) -> dict[str, Any]:
                 made[key] = DecoderLayer(cache=cache, attention=attn, mlp=gated_mlp(h, inter, bias=mlp_bias),
                                          norms=norms)
         layers.append(made[key])
-    head, tied = lm_head(r, vocab, h, tie_default=gemma)
-    return spec_fields(r, h=h, n_layers=n_layers, nq=nq, nkv=nkv, hd=hd, vocab=vocab,
-                       embeddings=[embed(vocab, h)], layers=layers, final_norm=[rms("norm", h)],
-                       head=head, tied=tied)
+    return llama_tail(r, h=h, n_layers=n_layers, nq=nq, nkv=nkv, hd=hd, vocab=vocab, layers=layers, tie_default=gemma)
 
 
 MODEL_TYPES = {

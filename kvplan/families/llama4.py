@@ -7,13 +7,11 @@ from kvplan.families.blocks import (
     attention_cache,
     attention_linears,
     core_dims,
-    embed,
     gated_mlp,
     layer_types,
-    lm_head,
+    llama_tail,
     rms,
     router,
-    spec_fields,
 )
 from kvplan.spec import DecoderLayer, Experts, Linear
 
@@ -50,9 +48,7 @@ def build_llama4(r, model_type: str) -> dict[str, Any]:
             else:
                 made[key] = DecoderLayer(cache=cache, attention=attn, mlp=dense_mlp, norms=norms)
         layers.append(made[key])
-    head, tied = lm_head(r, vocab, h, tie_default=False)
-    return spec_fields(r, h=h, n_layers=n_layers, nq=nq, nkv=nkv, hd=hd, vocab=vocab, embeddings=[embed(vocab, h)],
-                       layers=layers, final_norm=[rms("norm", h)], head=head, tied=tied)
+    return llama_tail(r, h=h, n_layers=n_layers, nq=nq, nkv=nkv, hd=hd, vocab=vocab, layers=layers)
 
 
 MODEL_TYPES = {

@@ -27,7 +27,7 @@ sliding layers 8 x (192 + 128) = 2560 for at most 128 tokens.
 from typing import Any
 
 from kvplan.errors import ConfigError
-from kvplan.families.blocks import attention_cache, core_dims, embed, gated_mlp, layer_types, lm_head, rms, spec_fields
+from kvplan.families.blocks import attention_cache, core_dims, gated_mlp, layer_types, llama_tail, rms
 from kvplan.layers import SlidingWindowAttention
 from kvplan.spec import DecoderLayer, Experts, Linear, Tensor
 
@@ -122,9 +122,7 @@ def build_mimo_v2_flash(r, model_type: str) -> dict[str, Any]:
     for key in ("attention_value_scale", "add_swa_attention_sink_bias", "add_full_attention_sink_bias",
                 "attention_chunk_size", "swa_rope_theta", "n_group", "topk_group"):
         r.get(key)
-    head, tied = lm_head(r, vocab, h, tie_default=False)
-    return spec_fields(r, h=h, n_layers=n_layers, nq=nq, nkv=nkv, hd=hd, vocab=vocab, embeddings=[embed(vocab, h)],
-                       layers=layers, final_norm=[rms("norm", h)], head=head, tied=tied)
+    return llama_tail(r, h=h, n_layers=n_layers, nq=nq, nkv=nkv, hd=hd, vocab=vocab, layers=layers)
 
 
 MODEL_TYPES = {

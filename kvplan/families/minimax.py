@@ -19,17 +19,7 @@ leading layers) and cache (``IndexedAttention``: K/V plus an indexer key) all di
 from typing import Any
 
 from kvplan.errors import ConfigError
-from kvplan.families.blocks import (
-    attention_linears,
-    core_dims,
-    embed,
-    experts_block,
-    gated_mlp,
-    lm_head,
-    rms,
-    router,
-    spec_fields,
-)
+from kvplan.families.blocks import attention_linears, core_dims, experts_block, gated_mlp, llama_tail, rms, router
 from kvplan.layers import FullAttention, IndexedAttention
 from kvplan.spec import DecoderLayer, Linear
 
@@ -47,9 +37,7 @@ def build_minimax_m2(r, model_type: str) -> dict[str, Any]:
     layer = DecoderLayer(cache=FullAttention(num_key_value_heads=nkv, head_dim=hd, v_head_dim=hd), attention=attn,
                          experts=experts, router=router(h, experts.num_experts),
                          norms=(rms("input_layernorm", h), rms("post_attention_layernorm", h)))
-    head, tied = lm_head(r, vocab, h, tie_default=False)
-    return spec_fields(r, h=h, n_layers=n_layers, nq=nq, nkv=nkv, hd=hd, vocab=vocab, embeddings=[embed(vocab, h)],
-                       layers=[layer] * n_layers, final_norm=[rms("norm", h)], head=head, tied=tied)
+    return llama_tail(r, h=h, n_layers=n_layers, nq=nq, nkv=nkv, hd=hd, vocab=vocab, layers=[layer] * n_layers)
 
 
 M3_LAYER_TYPES = ("full_attention", "minimax_m3_sparse")
@@ -139,9 +127,7 @@ def build_minimax_m3(r, model_type: str) -> dict[str, Any]:
             made[kind, mlp] = DecoderLayer(cache=cache, attention=attention, norms=norms,
                                            **(moe if mlp == "sparse" else dense))
         layers.append(made[kind, mlp])
-    head, tied = lm_head(r, vocab, h, tie_default=False)
-    return spec_fields(r, h=h, n_layers=n_layers, nq=nq, nkv=nkv, hd=hd, vocab=vocab, embeddings=[embed(vocab, h)],
-                       layers=layers, final_norm=[rms("norm", h)], head=head, tied=tied)
+    return llama_tail(r, h=h, n_layers=n_layers, nq=nq, nkv=nkv, hd=hd, vocab=vocab, layers=layers)
 
 
 MODEL_TYPES = {

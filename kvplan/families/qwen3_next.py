@@ -20,14 +20,12 @@ from typing import Any
 from kvplan.families.blocks import (
     attention_linears,
     core_dims,
-    embed,
     experts_block,
     gated_mlp,
     layer_types,
-    lm_head,
+    llama_tail,
     rms,
     router,
-    spec_fields,
     state_dtype_bytes,
 )
 from kvplan.layers import FullAttention, LinearAttentionState
@@ -102,9 +100,7 @@ def build_qwen3_next(r, model_type: str) -> dict[str, Any]:
                 made[key] = DecoderLayer(cache=cache, attention=attn, mlp=gated_mlp(h, r.int("intermediate_size")),
                                          norms=norms)
         layers.append(made[key])
-    head, tied = lm_head(r, vocab, h, tie_default=False)
-    return spec_fields(r, h=h, n_layers=n_layers, nq=nq, nkv=nkv, hd=hd, vocab=vocab, embeddings=[embed(vocab, h)],
-                       layers=layers, final_norm=[rms("norm", h)], head=head, tied=tied)
+    return llama_tail(r, h=h, n_layers=n_layers, nq=nq, nkv=nkv, hd=hd, vocab=vocab, layers=layers)
 
 
 MODEL_TYPES = {

@@ -26,16 +26,7 @@ those differ from the global values is refused.
 from typing import Any
 
 from kvplan.errors import ConfigError
-from kvplan.families.blocks import (
-    attention_cache,
-    embed,
-    gated_mlp,
-    lm_head,
-    rms,
-    router,
-    sliding_window,
-    spec_fields,
-)
+from kvplan.families.blocks import attention_cache, gated_mlp, llama_tail, rms, router, sliding_window
 from kvplan.spec import DecoderLayer, Experts, Linear
 
 LAYER_KINDS = ("full_attention", "sliding_attention")
@@ -157,9 +148,7 @@ def build_step3p5(r, model_type: str) -> dict[str, Any]:
                 made[key] = DecoderLayer(cache=cache, attention=attn, mlp=gated_mlp(h, inter, bias=mlp_bias),
                                          norms=norms)
         layers.append(made[key])
-    head, tied = lm_head(r, vocab, h, tie_default=False)
-    return spec_fields(r, h=h, n_layers=n_layers, nq=nq, nkv=nkv, hd=hd, vocab=vocab, embeddings=[embed(vocab, h)],
-                       layers=layers, final_norm=[rms("norm", h)], head=head, tied=tied)
+    return llama_tail(r, h=h, n_layers=n_layers, nq=nq, nkv=nkv, hd=hd, vocab=vocab, layers=layers)
 
 
 MODEL_TYPES = {
