@@ -18,15 +18,7 @@ from typing import Any
 
 from kvplan.errors import ConfigError
 from kvplan.families.blocks import (
-    attention_cache,
-    attention_linears,
-    core_dims,
-    experts_block,
-    gated_mlp,
-    layernorm,
-    llama_tail,
-    rms,
-    router,
+    attention_cache, attention_linears, core_dims, experts_block, gated_mlp, layernorm, llama_tail, rms, router,
     sliding_window,
 )
 from kvplan.layers import MLAAttention, MLAIndexerAttention

@@ -4,14 +4,7 @@
 from typing import Any
 
 from kvplan.families.blocks import (
-    attention_cache,
-    attention_linears,
-    core_dims,
-    layer_types,
-    llama_tail,
-    rms,
-    router,
-    sliding_window,
+    attention_cache, attention_linears, core_dims, layer_types, llama_tail, rms, router, sliding_window,
 )
 from kvplan.spec import DecoderLayer, Experts, Linear, Tensor
 

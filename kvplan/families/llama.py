@@ -8,15 +8,7 @@ which layers are MoE), read from each family's own config fields.
 from typing import Any
 
 from kvplan.families.blocks import (
-    attention_cache,
-    attention_linears,
-    core_dims,
-    experts_block,
-    gated_mlp,
-    layer_types,
-    llama_tail,
-    rms,
-    router,
+    attention_cache, attention_linears, core_dims, experts_block, gated_mlp, layer_types, llama_tail, rms, router,
     sliding_window,
 )
 from kvplan.spec import Component, DecoderLayer, Linear

@@ -4,14 +4,7 @@
 from typing import Any
 
 from kvplan.families.blocks import (
-    attention_cache,
-    attention_linears,
-    core_dims,
-    gated_mlp,
-    layer_types,
-    llama_tail,
-    rms,
-    router,
+    attention_cache, attention_linears, core_dims, gated_mlp, layer_types, llama_tail, rms, router,
 )
 from kvplan.spec import DecoderLayer, Experts, Linear
 

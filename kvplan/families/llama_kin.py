@@ -18,15 +18,7 @@ from typing import Any, NamedTuple
 
 from kvplan.errors import ConfigError
 from kvplan.families.blocks import (
-    attention_cache,
-    attention_linears,
-    core_dims,
-    gated_mlp,
-    layer_types,
-    layernorm,
-    llama_tail,
-    plain_mlp,
-    rms,
+    attention_cache, attention_linears, core_dims, gated_mlp, layer_types, layernorm, llama_tail, plain_mlp, rms,
     sliding_window,
 )
 from kvplan.spec import Component, DecoderLayer, Experts, Linear, Tensor

@@ -18,15 +18,7 @@ The released checkpoints are multimodal wrappers (model_type ``qwen3_5`` / ``qwe
 from typing import Any
 
 from kvplan.families.blocks import (
-    attention_linears,
-    core_dims,
-    experts_block,
-    gated_mlp,
-    layer_types,
-    llama_tail,
-    rms,
-    router,
-    state_dtype_bytes,
+    attention_linears, core_dims, experts_block, gated_mlp, layer_types, llama_tail, rms, router, state_dtype_bytes,
 )
 from kvplan.layers import FullAttention, LinearAttentionState
 from kvplan.spec import DecoderLayer, Linear, Norm, Tensor
