@@ -8,7 +8,7 @@ from typing import Any
 
 from kvplan.errors import ConfigError
 from kvplan.layers import ChunkedLocalAttention, FullAttention, SlidingWindowAttention
-from kvplan.spec import Component, Experts, Linear, Norm, Tensor
+from kvplan.spec import Component, DecoderLayer, Experts, Linear, Norm, Tensor
 
 LAYER_TYPES = ("full_attention", "sliding_attention", "chunked_attention", "linear_attention")
 
@@ -83,6 +83,15 @@ def experts_block(r, h: int, inter: int, n_key: str, k_key: str, *, bias=False) 
 
 def router(h: int, n: int, bias: bool = False) -> tuple[Component, ...]:
     return (Linear(name="router", in_features=h, out_features=n, bias=bias, shard="replicated", quantizable=False),)
+
+
+def moe_layer(cache, attention: tuple[Component, ...], norms: tuple[Component, ...], h: int, experts: Experts,
+              shared: tuple[Component, ...] = ()) -> DecoderLayer:
+    """An MoE decoder layer: the routed ``experts`` behind a router [num_experts, h] (no bias), and
+    ``shared`` the always-on shared expert MLP (empty when the family has none). Qwen3-30B-A3B: 128
+    experts, router 128 x 2,048 = 262,144 parameters a layer."""
+    return DecoderLayer(cache=cache, attention=attention, mlp=shared, experts=experts,
+                        router=router(h, experts.num_experts), norms=norms)
 
 
 def layer_types(r, n_layers: int, default: list[str]) -> list[str]:

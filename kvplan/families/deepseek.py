@@ -18,7 +18,7 @@ from typing import Any
 
 from kvplan.errors import ConfigError
 from kvplan.families.blocks import (
-    attention_cache, attention_linears, core_dims, experts_block, gated_mlp, layernorm, llama_tail, rms, router,
+    attention_cache, attention_linears, core_dims, experts_block, gated_mlp, layernorm, llama_tail, moe_layer, rms,
     sliding_window,
 )
 from kvplan.layers import MLAAttention, MLAIndexerAttention
@@ -174,8 +174,7 @@ def build_deepseek(r, model_type: str) -> dict[str, Any]:
         key = (id(cache), moe_at[i])
         if key not in made:
             if moe_at[i]:
-                made[key] = DecoderLayer(cache=cache, attention=layer_attn, mlp=shared_mlp, experts=experts,
-                                         router=router(h, experts.num_experts), norms=norms)
+                made[key] = moe_layer(cache, layer_attn, norms, h, experts, shared_mlp)
             else:
                 made[key] = DecoderLayer(cache=cache, attention=layer_attn, mlp=dense_mlp, norms=norms)
         layers.append(made[key])

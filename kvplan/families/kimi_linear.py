@@ -14,7 +14,7 @@ Kimi-Linear-48B-A3B (32 heads x 128, kernel 4, bf16): (12,288 x 3 + 32 x 128 x 1
 from typing import Any
 
 from kvplan.errors import ConfigError
-from kvplan.families.blocks import experts_block, gated_mlp, llama_tail, rms, router
+from kvplan.families.blocks import experts_block, gated_mlp, llama_tail, moe_layer, rms
 from kvplan.families.deepseek import mla_attention
 from kvplan.layers import LinearAttentionState, MLAAttention
 from kvplan.spec import DecoderLayer, Linear, Norm, Tensor
@@ -114,8 +114,7 @@ def build_kimi_linear(r, model_type: str) -> dict[str, Any]:
         if key not in made:
             cache, attn = (state, kda) if kind == "linear_attention" else (latent, mla)
             if moe_at[i]:
-                made[key] = DecoderLayer(cache=cache, attention=attn, mlp=shared_mlp, experts=experts,
-                                         router=router(h, experts.num_experts), norms=norms)
+                made[key] = moe_layer(cache, attn, norms, h, experts, shared_mlp)
             else:
                 made[key] = DecoderLayer(cache=cache, attention=attn, mlp=dense, norms=norms)
         layers.append(made[key])

@@ -8,7 +8,7 @@ which layers are MoE), read from each family's own config fields.
 from typing import Any
 
 from kvplan.families.blocks import (
-    attention_cache, attention_linears, core_dims, experts_block, gated_mlp, layer_types, llama_tail, rms, router,
+    attention_cache, attention_linears, core_dims, experts_block, gated_mlp, layer_types, llama_tail, moe_layer, rms,
     sliding_window,
 )
 from kvplan.spec import Component, DecoderLayer, Linear
@@ -86,8 +86,7 @@ def build_llama_like(r, model_type: str) -> dict[str, Any]:
                     mlp = gated_mlp(h, shared, prefix="shared_expert.") + (Linear(
                         name="shared_expert_gate", in_features=h, out_features=1, shard="replicated",
                         quantizable=False),)
-                made[key] = DecoderLayer(cache=cache, attention=attn, mlp=mlp, experts=experts,
-                                         router=router(h, experts.num_experts), norms=norms)
+                made[key] = moe_layer(cache, attn, norms, h, experts, mlp)
             else:
                 made[key] = DecoderLayer(cache=cache, attention=attn, mlp=gated_mlp(h, inter, bias=mlp_bias),
                                          norms=norms)

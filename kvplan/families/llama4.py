@@ -4,7 +4,7 @@
 from typing import Any
 
 from kvplan.families.blocks import (
-    attention_cache, attention_linears, core_dims, gated_mlp, layer_types, llama_tail, rms, router,
+    attention_cache, attention_linears, core_dims, gated_mlp, layer_types, llama_tail, moe_layer, rms,
 )
 from kvplan.spec import DecoderLayer, Experts, Linear
 
@@ -36,8 +36,7 @@ def build_llama4(r, model_type: str) -> dict[str, Any]:
         if key not in made:
             cache = attention_cache(kind, nkv, hd, None, chunk)
             if i in moe_layers:
-                made[key] = DecoderLayer(cache=cache, attention=attn, mlp=gated_mlp(h, inter, prefix="shared_expert."),
-                                         experts=experts, router=router(h, n), norms=norms)
+                made[key] = moe_layer(cache, attn, norms, h, experts, gated_mlp(h, inter, prefix="shared_expert."))
             else:
                 made[key] = DecoderLayer(cache=cache, attention=attn, mlp=dense_mlp, norms=norms)
         layers.append(made[key])

@@ -19,7 +19,9 @@ leading layers) and cache (``IndexedAttention``: K/V plus an indexer key) all di
 from typing import Any
 
 from kvplan.errors import ConfigError
-from kvplan.families.blocks import attention_linears, core_dims, experts_block, gated_mlp, llama_tail, rms, router
+from kvplan.families.blocks import (
+    attention_linears, core_dims, experts_block, gated_mlp, llama_tail, moe_layer, rms, router,
+)
 from kvplan.layers import FullAttention, IndexedAttention
 from kvplan.spec import DecoderLayer, Linear
 
@@ -34,9 +36,8 @@ def build_minimax_m2(r, model_type: str) -> dict[str, Any]:
                           "attention) belongs to MiniMax-01 (model_type minimax)")
     attn = attention_linears(h, nq, nkv, hd) + (rms("q_norm", nq * hd), rms("k_norm", nkv * hd))
     experts = experts_block(r, h, r.int("intermediate_size"), "num_local_experts", "num_experts_per_tok")
-    layer = DecoderLayer(cache=FullAttention(num_key_value_heads=nkv, head_dim=hd, v_head_dim=hd), attention=attn,
-                         experts=experts, router=router(h, experts.num_experts),
-                         norms=(rms("input_layernorm", h), rms("post_attention_layernorm", h)))
+    layer = moe_layer(FullAttention(num_key_value_heads=nkv, head_dim=hd, v_head_dim=hd), attn,
+                      (rms("input_layernorm", h), rms("post_attention_layernorm", h)), h, experts)
     return llama_tail(r, h=h, n_layers=n_layers, nq=nq, nkv=nkv, hd=hd, vocab=vocab, layers=[layer] * n_layers)
 
 

@@ -18,7 +18,7 @@ The released checkpoints are multimodal wrappers (model_type ``qwen3_5`` / ``qwe
 from typing import Any
 
 from kvplan.families.blocks import (
-    attention_linears, core_dims, experts_block, gated_mlp, layer_types, llama_tail, rms, router, state_dtype_bytes,
+    attention_linears, core_dims, experts_block, gated_mlp, layer_types, llama_tail, moe_layer, rms, state_dtype_bytes,
 )
 from kvplan.layers import FullAttention, LinearAttentionState
 from kvplan.spec import DecoderLayer, Linear, Norm, Tensor
@@ -86,8 +86,7 @@ def build_qwen3_next(r, model_type: str) -> dict[str, Any]:
         if key not in made:
             cache, attn = (state, linear_attn) if kind == "linear_attention" else (full, full_attn)
             if key[1]:
-                made[key] = DecoderLayer(cache=cache, attention=attn, mlp=shared, experts=experts,
-                                         router=router(h, experts.num_experts), norms=norms)
+                made[key] = moe_layer(cache, attn, norms, h, experts, shared)
             else:
                 made[key] = DecoderLayer(cache=cache, attention=attn, mlp=gated_mlp(h, r.int("intermediate_size")),
                                          norms=norms)

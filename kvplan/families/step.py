@@ -26,7 +26,7 @@ those differ from the global values is refused.
 from typing import Any
 
 from kvplan.errors import ConfigError
-from kvplan.families.blocks import attention_cache, gated_mlp, llama_tail, rms, router, sliding_window
+from kvplan.families.blocks import attention_cache, gated_mlp, llama_tail, moe_layer, rms, sliding_window
 from kvplan.spec import DecoderLayer, Experts, Linear
 
 LAYER_KINDS = ("full_attention", "sliding_attention")
@@ -141,8 +141,7 @@ def build_step3p5(r, model_type: str) -> dict[str, Any]:
             cache = attention_cache(kind, nkv, hd, window, None)
             attn = attention(nq_sliding if kind == "sliding_attention" else nq)
             if key[1]:
-                made[key] = DecoderLayer(cache=cache, attention=attn, mlp=shared, experts=experts,
-                                         router=router(h, experts.num_experts), norms=norms)
+                made[key] = moe_layer(cache, attn, norms, h, experts, shared)
             else:
                 inter = r.int("intermediate_size", 11264, why="Step3p7TextConfig default")
                 made[key] = DecoderLayer(cache=cache, attention=attn, mlp=gated_mlp(h, inter, bias=mlp_bias),
