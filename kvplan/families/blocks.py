@@ -81,6 +81,15 @@ def experts_block(r, h: int, inter: int, n_key: str, k_key: str, *, bias=False) 
     return Experts(num_experts=n, num_experts_per_tok=k, linears=linears)
 
 
+def fused_experts(n: int, k: int, h: int, inter: int, *, bias: bool = False) -> Experts:
+    """``n`` routed experts, ``k`` active per token, each as transformers 5 packs it: gate_up_proj
+    [2 x inter, h] and down_proj [h, inter]. Llama-4-Scout (16 experts, inter 8,192, h 5,120):
+    16 x 3 x 8,192 x 5,120 = 2,013,265,920 parameters a layer."""
+    return Experts(num_experts=n, num_experts_per_tok=k, linears=(
+        Linear(name="gate_up_proj", in_features=h, out_features=2 * inter, bias=bias, shard="expert"),
+        Linear(name="down_proj", in_features=inter, out_features=h, bias=bias, shard="expert")))
+
+
 def router(h: int, n: int, bias: bool = False) -> tuple[Component, ...]:
     return (Linear(name="router", in_features=h, out_features=n, bias=bias, shard="replicated", quantizable=False),)
 

@@ -4,9 +4,9 @@
 from typing import Any
 
 from kvplan.families.blocks import (
-    attention_cache, attention_linears, core_dims, layer_types, llama_tail, rms, router, sliding_window,
+    attention_cache, attention_linears, core_dims, fused_experts, layer_types, llama_tail, rms, router, sliding_window,
 )
-from kvplan.spec import DecoderLayer, Experts, Linear, Tensor
+from kvplan.spec import DecoderLayer, Tensor
 
 
 def build_gpt_oss(r, model_type: str) -> dict[str, Any]:
@@ -20,10 +20,7 @@ def build_gpt_oss(r, model_type: str) -> dict[str, Any]:
     inter = r.int("intermediate_size")
     n = r.int("num_local_experts")
     k = r.int("num_experts_per_tok")
-    experts = Experts(num_experts=n, num_experts_per_tok=k, linears=(
-        Linear(name="gate_up_proj", in_features=h, out_features=2 * inter, bias=True, shard="expert"),
-        Linear(name="down_proj", in_features=inter, out_features=h, bias=True, shard="expert"),
-    ))
+    experts = fused_experts(n, k, h, inter, bias=True)
     norms = (rms("input_layernorm", h), rms("post_attention_layernorm", h))
     made = {kind: DecoderLayer(cache=attention_cache(kind, nkv, hd, window, None), attention=attn, experts=experts,
                                router=router(h, n, bias=True), norms=norms) for kind in set(kinds)}
