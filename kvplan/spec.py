@@ -22,7 +22,6 @@ Shard = Literal["column", "row", "replicated", "vocab", "expert"]
 # transformers on the meta device: parameters exact, cache measured on a depth-reduced copy),
 # ``generic`` (an unknown family read as a Llama-style decoder: an estimate, never called exact).
 Basis = Literal["native", "transformers", "generic"]
-BASES: tuple[str, ...] = ("native", "transformers", "generic")
 Category = Literal["embeddings", "attention", "mlp", "experts", "router", "norms", "lm_head", "other"]
 CATEGORIES: tuple[str, ...] = (
     "embeddings", "attention", "mlp", "experts", "router", "norms", "lm_head", "other",
