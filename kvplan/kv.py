@@ -17,7 +17,7 @@ from collections.abc import Sequence
 from pydantic import BaseModel, ConfigDict
 
 from kvplan.errors import PlanInputError
-from kvplan.layers import ATTENTION_KINDS, Convention, cache_parts
+from kvplan.layers import ATTENTION_KINDS, CONVENTIONS, Convention, cache_parts
 from kvplan.spec import ModelSpec
 from kvplan.units import DTYPE_BITS, canonical_dtype
 
@@ -43,8 +43,8 @@ def kv_dtype_bytes(spec: ModelSpec, kv_dtype: str = "auto") -> int:
 
 
 def check_convention(convention: str) -> Convention:
-    if convention not in ("vllm", "transformers"):
-        raise PlanInputError("convention", f"{convention!r} is not a convention; allowed: vllm, transformers")
+    if convention not in CONVENTIONS:
+        raise PlanInputError("convention", f"{convention!r} is not a convention; allowed: {', '.join(CONVENTIONS)}")
     return convention  # type: ignore[return-value]
 
 

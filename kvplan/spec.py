@@ -22,7 +22,6 @@ Shard = Literal["column", "row", "replicated", "vocab", "expert"]
 # transformers on the meta device: parameters exact, cache measured on a depth-reduced copy),
 # ``generic`` (an unknown family read as a Llama-style decoder: an estimate, never called exact).
 Basis = Literal["native", "transformers", "generic"]
-BASES: tuple[str, ...] = ("native", "transformers", "generic")
 Category = Literal["embeddings", "attention", "mlp", "experts", "router", "norms", "lm_head", "other"]
 CATEGORIES: tuple[str, ...] = (
     "embeddings", "attention", "mlp", "experts", "router", "norms", "lm_head", "other",
@@ -219,10 +218,6 @@ class ModelSpec(_Frozen):
                 memo = private["_memo"] = {"owner": self}
             memo[key] = compute()
         return memo[key]
-
-    @property
-    def is_moe(self) -> bool:
-        return any(layer.experts is not None for layer in self.layers)
 
     @property
     def layer_kinds(self) -> dict[str, int]:

@@ -45,13 +45,6 @@ def canonical_dtype(name: str, field: str = "dtype") -> str:
     return DTYPE_ALIASES[key]
 
 
-def dtype_bytes(name: str) -> int:
-    """Bytes per element for a whole-byte dtype: dtype_bytes('bf16') == 2."""
-    bits = DTYPE_BITS[canonical_dtype(name)]
-    assert bits % 8 == 0, f"{name} is sub-byte; count it in bits"
-    return bits // 8
-
-
 def format_bytes(n: int | float) -> str:
     """Human form in binary units: format_bytes(1073741824) == '1.00 GiB'."""
     n = float(n)

@@ -210,7 +210,8 @@ def _parallel(flag: str, text: str) -> int:
     return value
 
 
-def _utilization(flag: str, text: str) -> float:
+def fraction(flag: str, text: str) -> float:
+    """A memory fraction in (0, 1]: vLLM's --gpu-memory-utilization, SGLang's --mem-fraction-static."""
     try:
         value = float(text)
     except ValueError:
@@ -249,7 +250,7 @@ _VALUE_FLAGS: dict[str, tuple[str, Callable[[str, str], Any]]] = {
     "--data-parallel-size": ("data_parallel_size", _parallel),
     "--decode-context-parallel-size": ("decode_context_parallel_size", _parallel),
     "--max-model-len": ("max_model_len", _max_model_len),
-    "--gpu-memory-utilization": ("gpu_memory_utilization", _utilization),
+    "--gpu-memory-utilization": ("gpu_memory_utilization", fraction),
     "--kv-cache-dtype": ("kv_cache_dtype", _kv_dtype),
     "--block-size": ("block_size", _block_size),
     "--max-num-seqs": ("max_num_seqs", lambda f, t: _count(f, t, 1, 10_000_000)),

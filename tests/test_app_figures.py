@@ -57,7 +57,6 @@ def _every_figure():
     from kvplan.params import count_params
     from kvplan.paging import block_map, page_sequences, waste_by_block_size
     from kvplan.parallel import Layout
-    from kvplan.picker import pick_gpus
     from kvplan.plan import context_sweep
     from kvplan.presets import load_preset
     from kvplan.weights import weight_bytes
@@ -76,8 +75,6 @@ def _every_figure():
         ("waste_by_block_size", figures.waste_by_block_size(waste_by_block_size(lengths), 16)),
         ("block_map", figures.block_map(block_map(lengths, 4, 4), 4, 1)),
         ("parallel_compare", figures.parallel_compare([kvplan_plan("llama-3.1-70b", tp=t) for t in (2, 4)])),
-        ("picker", figures.picker(pick_gpus(spec, 8192, 4).options, 4)),
-        ("picker priced", figures.picker(pick_gpus(spec, 8192, 4, prices={"H100-SXM": 2.5}).options, 4)),
     ]
 
 

@@ -18,7 +18,7 @@ from kvplan.plan import kv_groups
 torch = pytest.importorskip("torch")
 transformers = pytest.importorskip("transformers")
 
-from tests.test_oracle_cache import cache_bytes
+from tests.test_oracle_cache import prefill_and_decode
 from tests.test_oracle_transformers import transformers_param_count
 
 torch.set_num_threads(1)
@@ -190,14 +190,7 @@ def test_transformers_cache_bytes_after_prefill_and_decode(case):
         hf_config).parameters())
     torch.manual_seed(0)
     model = transformers.AutoModelForCausalLM.from_config(hf_config).eval()
-    ids = torch.randint(0, 128, (2, 13))
-    measured = []
-    with torch.no_grad():
-        out = model(ids, use_cache=True)
-        measured.append(cache_bytes(out.past_key_values))
-        for _ in range(2):
-            out = model(ids[:, -1:], past_key_values=out.past_key_values, use_cache=True)
-            measured.append(cache_bytes(out.past_key_values))
+    measured = prefill_and_decode(model, torch.randint(0, 128, (2, 13)))
     ours = [kv_cache_bytes(spec, [t, t], "fp32", "transformers").kv_bytes for t in (13, 14, 15)]
     assert measured == ours == expected
 

@@ -16,7 +16,7 @@ from kvplan import count_params, kv_cache_bytes, parse_config
 torch = pytest.importorskip("torch")
 transformers = pytest.importorskip("transformers")
 
-from tests.test_oracle_cache import cache_bytes
+from tests.test_oracle_cache import prefill_and_decode
 from tests.test_oracle_transformers import transformers_param_count
 
 pytestmark = pytest.mark.oracle
@@ -252,18 +252,9 @@ def run_cache_check(model_type: str, fields: dict, extra: dict | None = None, st
     torch.manual_seed(0)
     model = transformers.AutoModelForCausalLM.from_config(hf_config).eval()
     batch, prompt = 2, 13
-    ids = torch.randint(0, 128, (batch, prompt))
-    measured = []
-    with torch.no_grad():
-        out = model(ids, use_cache=True)
-        cache, seen = out.past_key_values, prompt
-        for step in range(steps + 1):
-            if step:
-                out = model(ids[:, -1:], past_key_values=cache, use_cache=True)
-                cache, seen = out.past_key_values, seen + 1
-            held = cache_bytes(cache)
-            assert held == kv_cache_bytes(spec, [seen] * batch, "fp32", "transformers").kv_bytes, (step, held)
-            measured.append(held)
+    measured = prefill_and_decode(model, torch.randint(0, 128, (batch, prompt)), steps)
+    assert measured == [kv_cache_bytes(spec, [prompt + i] * batch, "fp32", "transformers").kv_bytes
+                        for i in range(steps + 1)]
     return measured
 
 

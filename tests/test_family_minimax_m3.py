@@ -27,6 +27,7 @@ from kvplan.errors import ConfigError, PlanInputError
 torch = pytest.importorskip("torch")
 transformers = pytest.importorskip("transformers")
 
+from tests.test_oracle_cache import prefill_and_decode  # noqa: E402
 from tests.test_oracle_transformers import transformers_param_count  # noqa: E402
 
 pytestmark = pytest.mark.oracle
@@ -130,17 +131,6 @@ def test_legacy_index_dim_wins_over_the_flat_one():
 # ------------------------------------------------------------------------------------ transformers cache
 
 
-def cache_bytes_with_index(cache) -> int:
-    """Bytes of every tensor the cache holds: keys / values and, in MiniMax-M3's sparse layers, idx_keys."""
-    total = 0
-    for layer in cache.layers:
-        for attr in ("keys", "values", "idx_keys"):
-            t = getattr(layer, attr, None)
-            if isinstance(t, torch.Tensor):
-                total += t.numel() * t.element_size()
-    return total
-
-
 def test_dynamic_cache_bytes_equal_transformers_convention():
     fields = {**SMALL, "layer_types": ["full_attention", "minimax_m3_sparse", "minimax_m3_sparse", "minimax_m3_sparse"],
               "mlp_layer_types": ["dense", "sparse", "sparse", "sparse"], "index_n_heads": 2, "index_head_dim": 16,
@@ -150,16 +140,11 @@ def test_dynamic_cache_bytes_equal_transformers_convention():
     torch.manual_seed(0)
     model = transformers.AutoModelForCausalLM.from_config(hf_config).eval()
     batch, prompt = 2, 13
-    ids = torch.randint(0, 128, (batch, prompt))
-    with torch.no_grad():
-        out = model(ids, use_cache=True)
-        cache = out.past_key_values
+
+    def three_indexed_layers(step, cache):
         assert sum(getattr(layer, "idx_keys", None) is not None for layer in cache.layers) == 3
-        measured = [cache_bytes_with_index(cache)]
-        for _ in range(2):
-            out = model(ids[:, -1:], past_key_values=cache, use_cache=True)
-            cache = out.past_key_values
-            measured.append(cache_bytes_with_index(cache))
+
+    measured = prefill_and_decode(model, torch.randint(0, 128, (batch, prompt)), on_cache=three_indexed_layers)
     planned = [kv_cache_bytes(spec, [t] * batch, "fp32", "transformers").kv_bytes for t in (13, 14, 15)]
     # per token: 4 layers x 2 heads x (16 + 16) + 3 sparse layers x 16 (idx_keys) = 304 elements x 4 B x 2 seqs
     assert measured == planned == [t * 304 * 4 * 2 for t in (13, 14, 15)]

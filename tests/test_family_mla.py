@@ -20,6 +20,7 @@ from kvplan.plan import plan
 
 torch = pytest.importorskip("torch")
 transformers = pytest.importorskip("transformers")
+from tests.test_oracle_cache import cache_bytes, prefill_and_decode  # noqa: E402
 from tests.test_oracle_transformers import transformers_param_count  # noqa: E402
 
 torch.set_num_threads(1)
@@ -103,25 +104,6 @@ def test_glm52_shared_indexers_params_and_layout():
 # ----------------------------------------------------------------------------- cache bytes vs transformers
 
 
-def cache_bytes(cache) -> int:
-    """Bytes of every distinct tensor the cache object holds, including DSA ``indexer_keys``
-    (DynamicIndexedLayer), linear-attention states and DeepSeek-V4's compressor / indexer buffers,
-    compressed entries and overlap states (DeepseekV4CSACache / DeepseekV4HCACache, dicts keyed by
-    "compressor" / "indexer"). Counted by storage, so V4's keys-that-are-values count once."""
-    seen, total = set(), 0
-    for layer in cache.layers:
-        tensors = [getattr(layer, a, None) for a in ("keys", "values", "indexer_keys")]
-        for attr in ("conv_states", "recurrent_states",  # linear attention
-                     "buffer_kv", "buffer_gate", "compressed_kv", "overlap_kv", "overlap_gate"):  # DeepSeek-V4
-            states = getattr(layer, attr, None)
-            tensors += list(states.values()) if isinstance(states, dict) else [states]
-        for t in tensors:
-            if isinstance(t, torch.Tensor) and t.numel() and (t.data_ptr(), t.shape) not in seen:
-                seen.add((t.data_ptr(), t.shape))
-                total += t.numel() * t.element_size()
-    return total
-
-
 MLA = dict(vocab_size=128, hidden_size=64, intermediate_size=128, num_hidden_layers=3, num_attention_heads=4,
            num_key_value_heads=4, kv_lora_rank=32, q_lora_rank=48, qk_rope_head_dim=8, qk_nope_head_dim=16,
            v_head_dim=16, n_routed_experts=4, num_experts_per_tok=2, moe_intermediate_size=32,
@@ -169,14 +151,7 @@ def test_cache_bytes_equal_transformers(case):
     torch.manual_seed(0)
     model = transformers.AutoModelForCausalLM.from_config(hf_config).eval()
     batch, prompt = 2, 13
-    ids = torch.randint(3, 128, (batch, prompt))
-    measured = []
-    with torch.no_grad():
-        out = model(ids, use_cache=True)
-        measured.append(cache_bytes(out.past_key_values))
-        for _ in range(2):
-            out = model(ids[:, -1:], past_key_values=out.past_key_values, use_cache=True)
-            measured.append(cache_bytes(out.past_key_values))
+    measured = prefill_and_decode(model, torch.randint(3, 128, (batch, prompt)))
     predicted = [kv_cache_bytes(spec, [prompt + i] * batch, "fp32", "transformers").kv_bytes for i in range(3)]
     assert measured == predicted
     assert len(set(measured)) == 3  # the cache grows every step: the comparison is not vacuous
@@ -422,17 +397,13 @@ def test_deepseek_v4_sweep_case_cache_equals_transformers():
     spec = parse_config({**hf_config.to_dict(), "model_type": "deepseek_v4", "torch_dtype": "float32"})
     torch.manual_seed(0)
     model = transformers.AutoModelForCausalLM.from_config(hf_config, dtype=torch.float32).eval()
-    ids = torch.randint(0, 100, (2, 13))
-    held, by_name = [], []
-    with torch.no_grad():
-        out = model(ids, use_cache=True)
-        for step in range(3):
-            cache = out.past_key_values
-            assert all(layer.values is layer.keys for layer in cache.layers)
-            held.append(cache_bytes(cache))
-            by_name.append(held[-1] + sum(layer.values.numel() * 4 for layer in cache.layers))
-            if step < 2:
-                out = model(ids[:, -1:], past_key_values=cache, use_cache=True)
+    by_name = []
+
+    def keys_are_values(step, cache):
+        assert all(layer.values is layer.keys for layer in cache.layers)
+        by_name.append(cache_bytes(cache) + sum(layer.values.numel() * 4 for layer in cache.layers))
+
+    held = prefill_and_decode(model, torch.randint(0, 100, (2, 13)), on_cache=keys_are_values)
     assert held == [53_248, 63_488, 73_728]
     assert [kv_cache_bytes(spec, [13 + i] * 2, "fp32", "transformers").kv_bytes for i in range(3)] == held
     assert [b - a for a, b in zip(held, by_name)] == [5_376] * 3

@@ -41,7 +41,7 @@ from kvplan.kv import state_bytes_per_sequence
 torch = pytest.importorskip("torch")
 transformers = pytest.importorskip("transformers")
 
-from tests.test_oracle_cache import cache_bytes  # noqa: E402
+from tests.test_oracle_cache import prefill_and_decode  # noqa: E402
 from tests.test_oracle_transformers import transformers_param_count  # noqa: E402
 
 pytestmark = pytest.mark.oracle
@@ -315,15 +315,7 @@ def test_dynamic_cache_bytes_equal_transformers_convention(case):
         cls = transformers.AutoModelForCausalLM if model_type in CLM else transformers.AutoModel
         model = cls.from_config(hf_config).eval()
     batch, prompt = 2, 13
-    ids = torch.randint(0, 128, (batch, prompt))
-    with torch.no_grad():
-        out = model(ids, use_cache=True)
-        cache, seen = out.past_key_values, prompt
-        measured = [cache_bytes(cache)]
-        for _ in range(2):
-            out = model(ids[:, -1:], past_key_values=cache, use_cache=True)
-            cache, seen = out.past_key_values, seen + 1
-            measured.append(cache_bytes(cache))
+    measured = prefill_and_decode(model, torch.randint(0, 128, (batch, prompt)))
     planned = [kv_cache_bytes(spec, [t] * batch, "fp32", "transformers").kv_bytes for t in (13, 14, 15)]
     assert measured == planned
     if any(layer.cache.kind in ("mamba", "linear_attention") for layer in spec.layers):

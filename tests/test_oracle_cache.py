@@ -43,15 +43,40 @@ CASES = {
 
 
 def cache_bytes(cache) -> int:
-    """Bytes of every tensor the cache object holds (logical size: numel x element size)."""
-    total = 0
+    """Bytes of every distinct tensor the cache object holds (logical size: numel x element size):
+    keys and values; DSA ``indexer_keys`` (DynamicIndexedLayer) and MiniMax-M3's sparse layers'
+    ``idx_keys``; Mamba / linear-attention ``conv_states`` / ``recurrent_states``; DeepSeek-V4's
+    compressor / indexer buffers, compressed entries and overlap states (DeepseekV4CSACache /
+    DeepseekV4HCACache, dicts keyed by "compressor" / "indexer"). Counted by storage, so V4's
+    keys-that-are-values (``self.values = self.keys``) count once."""
+    seen, total = set(), 0
     for layer in cache.layers:
-        tensors = [getattr(layer, a, None) for a in ("keys", "values")]
-        for attr in ("conv_states", "recurrent_states"):
+        tensors = [getattr(layer, a, None) for a in ("keys", "values", "indexer_keys", "idx_keys")]
+        for attr in ("conv_states", "recurrent_states",  # Mamba, linear attention
+                     "buffer_kv", "buffer_gate", "compressed_kv", "overlap_kv", "overlap_gate"):  # DeepSeek-V4
             states = getattr(layer, attr, None)
             tensors += list(states.values()) if isinstance(states, dict) else [states]
-        total += sum(t.numel() * t.element_size() for t in tensors if isinstance(t, torch.Tensor))
+        for t in tensors:
+            if isinstance(t, torch.Tensor) and t.numel() and (t.data_ptr(), t.shape) not in seen:
+                seen.add((t.data_ptr(), t.shape))
+                total += t.numel() * t.element_size()
     return total
+
+
+def prefill_and_decode(model, ids, steps: int = 2, on_cache=None) -> list[int]:
+    """``cache_bytes`` of the model's cache after a prefill of ``ids`` (batch x prompt tokens) and after
+    each of ``steps`` one-token decode steps (the last prompt token fed again): prompt, prompt + 1, ...
+    tokens held. ``on_cache(step, cache)``, if given, is called at each of those points (step 0: the prefill)."""
+    held = []
+    with torch.no_grad():
+        out = model(ids, use_cache=True)
+        for step in range(steps + 1):
+            if step:
+                out = model(ids[:, -1:], past_key_values=out.past_key_values, use_cache=True)
+            if on_cache is not None:
+                on_cache(step, out.past_key_values)
+            held.append(cache_bytes(out.past_key_values))
+    return held
 
 
 @pytest.mark.parametrize("case", sorted(CASES))
@@ -65,12 +90,5 @@ def test_dynamic_cache_bytes_equal_transformers_convention(case):
     torch.manual_seed(0)
     model = transformers.AutoModelForCausalLM.from_config(hf_config).eval()
     batch, prompt = 2, 13
-    ids = torch.randint(0, 128, (batch, prompt))
-    with torch.no_grad():
-        out = model(ids, use_cache=True)
-        cache, seen = out.past_key_values, prompt
-        assert cache_bytes(cache) == kv_cache_bytes(spec, [seen] * batch, "fp32", "transformers").kv_bytes
-        for _ in range(3):  # decode steps: positions continue, windows stay trimmed
-            out = model(ids[:, -1:], past_key_values=cache, use_cache=True)
-            cache, seen = out.past_key_values, seen + 1
-            assert cache_bytes(cache) == kv_cache_bytes(spec, [seen] * batch, "fp32", "transformers").kv_bytes
+    held = prefill_and_decode(model, torch.randint(0, 128, (batch, prompt)), steps=3)  # windows stay trimmed
+    assert held == [kv_cache_bytes(spec, [prompt + i] * batch, "fp32", "transformers").kv_bytes for i in range(4)]

@@ -29,16 +29,21 @@ def transformers_param_count(config: dict) -> int:
 VISION_MODULES = ("visual", "vision_tower", "vision_model", "multi_modal_projector")
 
 
-def _wrapper_text_param_count(config: dict) -> int:
-    """A wrapper whose text decoder has no causal-LM class (Qwen3-VL in transformers 5.23): the
-    ForConditionalGeneration's parameters outside its vision tower and projector (the language
-    model and lm_head, tied or not as the wrapper's config says)."""
+def wrapper_param_count(config: dict, skip_modules: tuple[str, ...]) -> int:
+    """Parameters of a multimodal wrapper's ForConditionalGeneration (AutoModelForImageTextToText, on the
+    meta device) outside the modules named in ``skip_modules``."""
     outer = {k: v for k, v in config.items() if k not in ("quantization_config", "auto_map", "model_type")}
     hf_config = transformers.AutoConfig.for_model(config["model_type"], **outer)
     with torch.device("meta"):
         model = transformers.AutoModelForImageTextToText.from_config(hf_config)
-    return sum(p.numel() for name, p in model.named_parameters()
-               if not set(name.split(".")) & set(VISION_MODULES))
+    return sum(p.numel() for name, p in model.named_parameters() if not set(name.split(".")) & set(skip_modules))
+
+
+def _wrapper_text_param_count(config: dict) -> int:
+    """A wrapper whose text decoder has no causal-LM class (Qwen3-VL in transformers 5.23): the
+    ForConditionalGeneration's parameters outside its vision tower and projector (the language
+    model and lm_head, tied or not as the wrapper's config says)."""
+    return wrapper_param_count(config, VISION_MODULES)
 
 
 @pytest.mark.parametrize("name", preset_names())

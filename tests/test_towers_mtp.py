@@ -28,14 +28,11 @@ TOWERS = [
 
 
 def transformers_tower_params(config: dict) -> int:
-    torch = pytest.importorskip("torch")
-    transformers = pytest.importorskip("transformers")
-    outer = {k: v for k, v in config.items() if k not in ("quantization_config", "auto_map", "model_type")}
-    hf_config = transformers.AutoConfig.for_model(config["model_type"], **outer)
-    with torch.device("meta"):
-        model = transformers.AutoModelForImageTextToText.from_config(hf_config)
-    return sum(p.numel() for name, p in model.named_parameters()
-               if not set(name.split(".")) & set(TEXT_MODULES))
+    pytest.importorskip("torch")
+    pytest.importorskip("transformers")
+    from tests.test_oracle_transformers import wrapper_param_count
+
+    return wrapper_param_count(config, TEXT_MODULES)
 
 
 @pytest.mark.parametrize("name,params", TOWERS)

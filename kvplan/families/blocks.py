@@ -8,7 +8,7 @@ from typing import Any
 
 from kvplan.errors import ConfigError
 from kvplan.layers import ChunkedLocalAttention, FullAttention, SlidingWindowAttention
-from kvplan.spec import Component, Experts, Linear, Norm, Tensor
+from kvplan.spec import Component, DecoderLayer, Experts, Linear, Norm, Tensor
 
 LAYER_TYPES = ("full_attention", "sliding_attention", "chunked_attention", "linear_attention")
 
@@ -81,8 +81,26 @@ def experts_block(r, h: int, inter: int, n_key: str, k_key: str, *, bias=False) 
     return Experts(num_experts=n, num_experts_per_tok=k, linears=linears)
 
 
+def fused_experts(n: int, k: int, h: int, inter: int, *, bias: bool = False) -> Experts:
+    """``n`` routed experts, ``k`` active per token, each as transformers 5 packs it: gate_up_proj
+    [2 x inter, h] and down_proj [h, inter]. Llama-4-Scout (16 experts, inter 8,192, h 5,120):
+    16 x 3 x 8,192 x 5,120 = 2,013,265,920 parameters a layer."""
+    return Experts(num_experts=n, num_experts_per_tok=k, linears=(
+        Linear(name="gate_up_proj", in_features=h, out_features=2 * inter, bias=bias, shard="expert"),
+        Linear(name="down_proj", in_features=inter, out_features=h, bias=bias, shard="expert")))
+
+
 def router(h: int, n: int, bias: bool = False) -> tuple[Component, ...]:
     return (Linear(name="router", in_features=h, out_features=n, bias=bias, shard="replicated", quantizable=False),)
+
+
+def moe_layer(cache, attention: tuple[Component, ...], norms: tuple[Component, ...], h: int, experts: Experts,
+              shared: tuple[Component, ...] = ()) -> DecoderLayer:
+    """An MoE decoder layer: the routed ``experts`` behind a router [num_experts, h] (no bias), and
+    ``shared`` the always-on shared expert MLP (empty when the family has none). Qwen3-30B-A3B: 128
+    experts, router 128 x 2,048 = 262,144 parameters a layer."""
+    return DecoderLayer(cache=cache, attention=attention, mlp=shared, experts=experts,
+                        router=router(h, experts.num_experts), norms=norms)
 
 
 def layer_types(r, n_layers: int, default: list[str]) -> list[str]:
@@ -136,6 +154,21 @@ def spec_fields(r, *, h, n_layers, nq, nkv, hd, vocab, embeddings, layers, final
         tie_word_embeddings=tied, embeddings=tuple(embeddings), layers=tuple(layers),
         final_norm=tuple(final_norm), lm_head=tuple(head),
     )
+
+
+def llama_tail(r, *, h: int, n_layers: int, nq: int, nkv: int, hd: int, vocab: int, layers, tie_default: bool = False,
+               embeddings=None, final_norm: Component | None = None, head_bias: bool = False,
+               max_pos_key: str = "max_position_embeddings") -> dict[str, Any]:
+    """The end every Llama-style builder shares, as ModelSpec fields: ``embeddings`` (default the one
+    table embed_tokens [vocab, h]), ``final_norm`` (default the RMSNorm ``norm`` [h]), and lm_head
+    [vocab, h] unless ``tie_word_embeddings`` (absent: ``tie_default``) ties it to the table; a biased
+    head keeps its bias when tied (``biased_lm_head``). Llama-3.1-8B: 128,256 x 4,096 = 525,336,576
+    parameters in embed_tokens, as many again in the untied lm_head, 4,096 in the norm."""
+    head, tied = biased_lm_head(r, vocab, h, tie_default=tie_default, bias=head_bias)
+    return spec_fields(r, h=h, n_layers=n_layers, nq=nq, nkv=nkv, hd=hd, vocab=vocab,
+                       embeddings=[embed(vocab, h)] if embeddings is None else embeddings, layers=layers,
+                       final_norm=[rms("norm", h) if final_norm is None else final_norm], head=head, tied=tied,
+                       max_pos_key=max_pos_key)
 
 
 def sliding_window(r) -> int | None:

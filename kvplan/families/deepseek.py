@@ -18,18 +18,8 @@ from typing import Any
 
 from kvplan.errors import ConfigError
 from kvplan.families.blocks import (
-    attention_cache,
-    attention_linears,
-    core_dims,
-    embed,
-    experts_block,
-    gated_mlp,
-    layernorm,
-    lm_head,
-    rms,
-    router,
+    attention_cache, attention_linears, core_dims, experts_block, gated_mlp, layernorm, llama_tail, moe_layer, rms,
     sliding_window,
-    spec_fields,
 )
 from kvplan.layers import MLAAttention, MLAIndexerAttention
 from kvplan.spec import Component, DecoderLayer, Linear
@@ -184,8 +174,7 @@ def build_deepseek(r, model_type: str) -> dict[str, Any]:
         key = (id(cache), moe_at[i])
         if key not in made:
             if moe_at[i]:
-                made[key] = DecoderLayer(cache=cache, attention=layer_attn, mlp=shared_mlp, experts=experts,
-                                         router=router(h, experts.num_experts), norms=norms)
+                made[key] = moe_layer(cache, layer_attn, norms, h, experts, shared_mlp)
             else:
                 made[key] = DecoderLayer(cache=cache, attention=layer_attn, mlp=dense_mlp, norms=norms)
         layers.append(made[key])
@@ -196,9 +185,8 @@ def build_deepseek(r, model_type: str) -> dict[str, Any]:
     if any(moe_at) and model_type != "deepseek_v2":
         r.assumptions.append("router e_score_correction_bias (fp32, n_routed_experts per MoE layer) is a buffer, "
                              "not counted")
-    head, tied = lm_head(r, vocab, h, tie_default=model_type == "minicpm3")
-    fields = spec_fields(r, h=h, n_layers=n_layers, nq=nq, nkv=nkv, hd=hd, vocab=vocab, embeddings=[embed(vocab, h)],
-                         layers=layers, final_norm=[rms("norm", h)], head=head, tied=tied)
+    fields = llama_tail(r, h=h, n_layers=n_layers, nq=nq, nkv=nkv, hd=hd, vocab=vocab, layers=layers,
+                        tie_default=model_type == "minicpm3")
     fields["skipped"] = skipped
     if skipped:
         fields.update(mtp_fields(r, h, layers[-1]))

@@ -17,7 +17,7 @@
 from typing import Any
 
 from kvplan.errors import ConfigError
-from kvplan.families.blocks import embed, gated_mlp, lm_head, rms, router, spec_fields
+from kvplan.families.blocks import gated_mlp, llama_tail, rms, router
 from kvplan.layers import CompressedAttention
 from kvplan.spec import DecoderLayer, Experts, Linear, Tensor
 
@@ -135,9 +135,7 @@ def build_deepseek_v4(r, model_type: str) -> dict[str, Any]:
                                norms=norms, other=hyper) for kind, (cache, a) in per_kind.items()}
     layers = [made[kind] for kind in kinds]
     r.assumptions.append("router e_score_correction_bias and the hash layers' tid2eid table are buffers, not counted")
-    head, tied = lm_head(r, vocab, h, tie_default=False)
-    fields = spec_fields(r, h=h, n_layers=n_layers, nq=nq, nkv=1, hd=hd, vocab=vocab, embeddings=[embed(vocab, h)],
-                         layers=layers, final_norm=[rms("norm", h)], head=head, tied=tied)
+    fields = llama_tail(r, h=h, n_layers=n_layers, nq=nq, nkv=1, hd=hd, vocab=vocab, layers=layers)
     fields["other"] = (Tensor(name="hc_head.hc_fn+hc_base+hc_scale", numel=hc * hc * h + hc + 1),)
     nextn = r.raw("num_nextn_predict_layers")
     fields["skipped"] = (f"{nextn} multi-token-prediction layer(s) (loaded only for speculative decoding)",) if nextn \

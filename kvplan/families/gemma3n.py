@@ -24,7 +24,7 @@ Worked number: google/gemma-3n-E4B, 35 layers of which 15 share: 20 layers cache
 from typing import Any
 
 from kvplan.errors import ConfigError
-from kvplan.families.blocks import attention_cache, core_dims, embed, gated_mlp, layer_types, lm_head, rms, spec_fields
+from kvplan.families.blocks import attention_cache, core_dims, embed, gated_mlp, layer_types, llama_tail, rms
 from kvplan.families.gemma4 import kv_sharing_modes, ple_layer_parts
 from kvplan.layers import NoCache
 from kvplan.spec import DecoderLayer, Linear, Tensor
@@ -89,10 +89,8 @@ def build_gemma3n(r, model_type: str) -> dict[str, Any]:
     if n_alt > 1:
         other += [Linear(name=f"altup_{kind}projections", in_features=h, out_features=h, count=n_alt - 1,
                          shard="replicated") for kind in ("", "unembed_")]
-    head, tied = lm_head(r, vocab, h, tie_default=True)
-    fields = spec_fields(r, h=h, n_layers=n_layers, nq=nq, nkv=nkv, hd=hd, vocab=vocab,
-                         embeddings=[embed(vocab, h), table], layers=layers, final_norm=[rms("norm", h)],
-                         head=head, tied=tied)
+    fields = llama_tail(r, h=h, n_layers=n_layers, nq=nq, nkv=nkv, hd=hd, vocab=vocab, layers=layers, tie_default=True,
+                        embeddings=[embed(vocab, h), table])
     fields["other"] = tuple(other)
     r.get("activation_sparsity_pattern")  # read: a top-k on activations, sizes nothing
     shared = sum(1 for m in modes if m == "reuse")

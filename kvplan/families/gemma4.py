@@ -32,9 +32,11 @@ token against the sliding layers' 8 x (256 + 256) = 4096.
 from typing import Any
 
 from kvplan.errors import ConfigError
-from kvplan.families.blocks import attention_cache, core_dims, embed, gated_mlp, layer_types, lm_head, rms, spec_fields
+from kvplan.families.blocks import (
+    attention_cache, core_dims, embed, fused_experts, gated_mlp, layer_types, llama_tail, rms,
+)
 from kvplan.layers import NoCache
-from kvplan.spec import DecoderLayer, Experts, Linear, Tensor
+from kvplan.spec import DecoderLayer, Linear, Tensor
 
 # Keys a per_layer_config entry may carry: the two that size a layer, and RoPE settings (no size).
 _PER_LAYER_SIZED = ("head_dim", "num_key_value_heads")
@@ -160,9 +162,7 @@ def build_gemma4(r, model_type: str) -> dict[str, Any]:
         if k > n_exp:
             raise ConfigError(r._name("top_k_experts"), f"{k} experts per token but only {n_exp} experts")
         mi = r.int("moe_intermediate_size")
-        experts = Experts(num_experts=n_exp, num_experts_per_tok=k, linears=(
-            Linear(name="gate_up_proj", in_features=h, out_features=2 * mi, shard="expert"),
-            Linear(name="down_proj", in_features=mi, out_features=h, shard="expert")))
+        experts = fused_experts(n_exp, k, h, mi)
         moe_parts = ((Linear(name="router.proj", in_features=h, out_features=n_exp, shard="replicated",
                              quantizable=False),
                       Tensor(name="router.scale", numel=h), Tensor(name="router.per_expert_scale", numel=n_exp)),
@@ -197,10 +197,8 @@ def build_gemma4(r, model_type: str) -> dict[str, Any]:
                                      other=ple_layer_parts(h, ple))
         layers.append(made[key])
     shared = sum(1 for m in modes if m == "reuse")
-    head, tied = lm_head(r, vocab, h, tie_default=True)
-    fields = spec_fields(r, h=h, n_layers=n_layers, nq=nq, nkv=nkv, hd=hd, vocab=vocab,
-                         embeddings=[embed(vocab, h)] + ple_embed, layers=layers, final_norm=[rms("norm", h)],
-                         head=head, tied=tied)
+    fields = llama_tail(r, h=h, n_layers=n_layers, nq=nq, nkv=nkv, hd=hd, vocab=vocab, layers=layers, tie_default=True,
+                        embeddings=[embed(vocab, h)] + ple_embed)
     fields["other"] = tuple(ple_other)
     if shared:
         fields["warnings"] = ((f"the last {shared} layers reuse earlier layers' K/V (num_kv_shared_layers): "

@@ -7,14 +7,7 @@ from typing import Any
 
 from kvplan.errors import ConfigError
 from kvplan.families.blocks import (
-    attention_linears,
-    biased_lm_head,
-    core_dims,
-    embed,
-    layernorm,
-    lm_head,
-    plain_mlp,
-    spec_fields,
+    attention_linears, biased_lm_head, core_dims, embed, layernorm, lm_head, plain_mlp, spec_fields,
 )
 from kvplan.layers import FullAttention
 from kvplan.spec import Component, DecoderLayer, Linear, Tensor

@@ -4,18 +4,9 @@
 from typing import Any
 
 from kvplan.families.blocks import (
-    attention_cache,
-    attention_linears,
-    core_dims,
-    embed,
-    layer_types,
-    lm_head,
-    rms,
-    router,
-    sliding_window,
-    spec_fields,
+    attention_cache, attention_linears, core_dims, fused_experts, layer_types, llama_tail, rms, router, sliding_window,
 )
-from kvplan.spec import DecoderLayer, Experts, Linear, Tensor
+from kvplan.spec import DecoderLayer, Tensor
 
 
 def build_gpt_oss(r, model_type: str) -> dict[str, Any]:
@@ -29,17 +20,12 @@ def build_gpt_oss(r, model_type: str) -> dict[str, Any]:
     inter = r.int("intermediate_size")
     n = r.int("num_local_experts")
     k = r.int("num_experts_per_tok")
-    experts = Experts(num_experts=n, num_experts_per_tok=k, linears=(
-        Linear(name="gate_up_proj", in_features=h, out_features=2 * inter, bias=True, shard="expert"),
-        Linear(name="down_proj", in_features=inter, out_features=h, bias=True, shard="expert"),
-    ))
+    experts = fused_experts(n, k, h, inter, bias=True)
     norms = (rms("input_layernorm", h), rms("post_attention_layernorm", h))
     made = {kind: DecoderLayer(cache=attention_cache(kind, nkv, hd, window, None), attention=attn, experts=experts,
                                router=router(h, n, bias=True), norms=norms) for kind in set(kinds)}
     layers = [made[kind] for kind in kinds]
-    head, tied = lm_head(r, vocab, h, tie_default=False)
-    return spec_fields(r, h=h, n_layers=n_layers, nq=nq, nkv=nkv, hd=hd, vocab=vocab, embeddings=[embed(vocab, h)],
-                       layers=layers, final_norm=[rms("norm", h)], head=head, tied=tied)
+    return llama_tail(r, h=h, n_layers=n_layers, nq=nq, nkv=nkv, hd=hd, vocab=vocab, layers=layers)
 
 
 MODEL_TYPES = {

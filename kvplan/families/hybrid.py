@@ -12,17 +12,7 @@ out_proj [h, intermediate] (transformers 5.23 ``BambaMixer``, ``GraniteMoeHybrid
 from typing import Any
 
 from kvplan.errors import ConfigError
-from kvplan.families.blocks import (
-    attention_linears,
-    core_dims,
-    embed,
-    experts_block,
-    gated_mlp,
-    lm_head,
-    rms,
-    router,
-    spec_fields,
-)
+from kvplan.families.blocks import attention_linears, core_dims, experts_block, gated_mlp, llama_tail, rms, router
 from kvplan.families.llama_kin import Dims, assemble
 from kvplan.layers import AttentionAndMamba, FullAttention, MambaState, ShortConvState
 from kvplan.spec import Component, DecoderLayer, Experts, Linear, Norm, Tensor
@@ -282,9 +272,8 @@ def build_zamba2(r, model_type: str) -> dict[str, Any]:
         else:
             layers.append(hybrid_plain)
         seen += 1
-    head, tied = lm_head(r, vocab, h, tie_default=True)
-    return spec_fields(r, h=h, n_layers=n_layers, nq=nq, nkv=nkv, hd=hd, vocab=vocab, embeddings=[embed(vocab, h)],
-                       layers=layers, final_norm=[rms("final_layernorm", h)], head=head, tied=tied)
+    return llama_tail(r, h=h, n_layers=n_layers, nq=nq, nkv=nkv, hd=hd, vocab=vocab, layers=layers, tie_default=True,
+                      final_norm=rms("final_layernorm", h))
 
 
 def _lfm2_pieces(r, d: Dims, model_type: str) -> tuple[list[str], dict, tuple[Component, ...]]:

@@ -14,7 +14,7 @@ Kimi-Linear-48B-A3B (32 heads x 128, kernel 4, bf16): (12,288 x 3 + 32 x 128 x 1
 from typing import Any
 
 from kvplan.errors import ConfigError
-from kvplan.families.blocks import embed, experts_block, gated_mlp, lm_head, rms, router, spec_fields
+from kvplan.families.blocks import experts_block, gated_mlp, llama_tail, moe_layer, rms
 from kvplan.families.deepseek import mla_attention
 from kvplan.layers import LinearAttentionState, MLAAttention
 from kvplan.spec import DecoderLayer, Linear, Norm, Tensor
@@ -114,16 +114,13 @@ def build_kimi_linear(r, model_type: str) -> dict[str, Any]:
         if key not in made:
             cache, attn = (state, kda) if kind == "linear_attention" else (latent, mla)
             if moe_at[i]:
-                made[key] = DecoderLayer(cache=cache, attention=attn, mlp=shared_mlp, experts=experts,
-                                         router=router(h, experts.num_experts), norms=norms)
+                made[key] = moe_layer(cache, attn, norms, h, experts, shared_mlp)
             else:
                 made[key] = DecoderLayer(cache=cache, attention=attn, mlp=dense, norms=norms)
         layers.append(made[key])
-    head, tied = lm_head(r, vocab, h, tie_default=False)
     max_key = "model_max_length" if r.has("model_max_length") else "max_position_embeddings"
-    return spec_fields(r, h=h, n_layers=n_layers, nq=nq, nkv=nq, hd=dims["qk_nope_head_dim"] + dims["qk_rope_head_dim"],
-                       vocab=vocab, embeddings=[embed(vocab, h)], layers=layers, final_norm=[rms("norm", h)],
-                       head=head, tied=tied, max_pos_key=max_key)
+    return llama_tail(r, h=h, n_layers=n_layers, nq=nq, nkv=nq, hd=dims["qk_nope_head_dim"] + dims["qk_rope_head_dim"],
+                      vocab=vocab, layers=layers, max_pos_key=max_key)
 
 
 MODEL_TYPES = {

@@ -8,18 +8,8 @@ which layers are MoE), read from each family's own config fields.
 from typing import Any
 
 from kvplan.families.blocks import (
-    attention_cache,
-    attention_linears,
-    core_dims,
-    embed,
-    experts_block,
-    gated_mlp,
-    layer_types,
-    lm_head,
-    rms,
-    router,
+    attention_cache, attention_linears, core_dims, experts_block, gated_mlp, layer_types, llama_tail, moe_layer, rms,
     sliding_window,
-    spec_fields,
 )
 from kvplan.spec import Component, DecoderLayer, Linear
 
@@ -96,20 +86,12 @@ def build_llama_like(r, model_type: str) -> dict[str, Any]:
                     mlp = gated_mlp(h, shared, prefix="shared_expert.") + (Linear(
                         name="shared_expert_gate", in_features=h, out_features=1, shard="replicated",
                         quantizable=False),)
-                made[key] = DecoderLayer(cache=cache, attention=attn, mlp=mlp, experts=experts,
-                                         router=router(h, experts.num_experts), norms=norms)
+                made[key] = moe_layer(cache, attn, norms, h, experts, mlp)
             else:
                 made[key] = DecoderLayer(cache=cache, attention=attn, mlp=gated_mlp(h, inter, bias=mlp_bias),
                                          norms=norms)
         layers.append(made[key])
-    head, tied = lm_head(r, vocab, h, tie_default=gemma)
-    return spec_fields(r, h=h, n_layers=n_layers, nq=nq, nkv=nkv, hd=hd, vocab=vocab,
-                       embeddings=[embed(vocab, h)], layers=layers, final_norm=[rms("norm", h)],
-                       head=head, tied=tied)
-
-
-def build_generic(r, model_type: str) -> dict[str, Any]:
-    return build_llama_like(r, "generic")
+    return llama_tail(r, h=h, n_layers=n_layers, nq=nq, nkv=nkv, hd=hd, vocab=vocab, layers=layers, tie_default=gemma)
 
 
 MODEL_TYPES = {

@@ -4,18 +4,9 @@
 from typing import Any
 
 from kvplan.families.blocks import (
-    attention_cache,
-    attention_linears,
-    core_dims,
-    embed,
-    gated_mlp,
-    layer_types,
-    lm_head,
-    rms,
-    router,
-    spec_fields,
+    attention_cache, attention_linears, core_dims, fused_experts, gated_mlp, layer_types, llama_tail, moe_layer, rms,
 )
-from kvplan.spec import DecoderLayer, Experts, Linear
+from kvplan.spec import DecoderLayer
 
 
 def build_llama4(r, model_type: str) -> dict[str, Any]:
@@ -32,10 +23,7 @@ def build_llama4(r, model_type: str) -> dict[str, Any]:
                              o_bias=r.bool("attention_bias", False))
     inter = r.int("intermediate_size")
     n = r.int("num_local_experts")
-    experts = Experts(num_experts=n, num_experts_per_tok=r.int("num_experts_per_tok"), linears=(
-        Linear(name="gate_up_proj", in_features=h, out_features=2 * inter, shard="expert"),
-        Linear(name="down_proj", in_features=inter, out_features=h, shard="expert"),
-    ))
+    experts = fused_experts(n, r.int("num_experts_per_tok"), h, inter)
     norms = (rms("input_layernorm", h), rms("post_attention_layernorm", h))
     dense_mlp = gated_mlp(h, r.int("intermediate_size_mlp")) if len(moe_layers) < n_layers else ()
     made: dict[tuple[str, bool], DecoderLayer] = {}
@@ -45,14 +33,11 @@ def build_llama4(r, model_type: str) -> dict[str, Any]:
         if key not in made:
             cache = attention_cache(kind, nkv, hd, None, chunk)
             if i in moe_layers:
-                made[key] = DecoderLayer(cache=cache, attention=attn, mlp=gated_mlp(h, inter, prefix="shared_expert."),
-                                         experts=experts, router=router(h, n), norms=norms)
+                made[key] = moe_layer(cache, attn, norms, h, experts, gated_mlp(h, inter, prefix="shared_expert."))
             else:
                 made[key] = DecoderLayer(cache=cache, attention=attn, mlp=dense_mlp, norms=norms)
         layers.append(made[key])
-    head, tied = lm_head(r, vocab, h, tie_default=False)
-    return spec_fields(r, h=h, n_layers=n_layers, nq=nq, nkv=nkv, hd=hd, vocab=vocab, embeddings=[embed(vocab, h)],
-                       layers=layers, final_norm=[rms("norm", h)], head=head, tied=tied)
+    return llama_tail(r, h=h, n_layers=n_layers, nq=nq, nkv=nkv, hd=hd, vocab=vocab, layers=layers)
 
 
 MODEL_TYPES = {

@@ -18,18 +18,8 @@ from typing import Any, NamedTuple
 
 from kvplan.errors import ConfigError
 from kvplan.families.blocks import (
-    attention_cache,
-    attention_linears,
-    biased_lm_head,
-    core_dims,
-    embed,
-    gated_mlp,
-    layer_types,
-    layernorm,
-    plain_mlp,
-    rms,
+    attention_cache, attention_linears, core_dims, gated_mlp, layer_types, layernorm, llama_tail, plain_mlp, rms,
     sliding_window,
-    spec_fields,
 )
 from kvplan.spec import Component, DecoderLayer, Experts, Linear, Tensor
 
@@ -89,10 +79,8 @@ def assemble(r, d: Dims, *, kinds: list[str], window: int | None, attn: tuple[Co
             else:
                 made[kind, is_moe] = DecoderLayer(cache=cache, attention=mixer, mlp=mlp, norms=norms)
         layers.append(made[kind, is_moe])
-    head, tied = biased_lm_head(r, d.vocab, d.h, tie_default=tie_default, bias=head_bias)
-    return spec_fields(r, h=d.h, n_layers=d.n_layers, nq=d.nq, nkv=d.nkv, hd=d.hd, vocab=d.vocab,
-                       embeddings=[embed(d.vocab, d.h)], layers=layers,
-                       final_norm=[final_norm or rms("norm", d.h)], head=head, tied=tied)
+    return llama_tail(r, h=d.h, n_layers=d.n_layers, nq=d.nq, nkv=d.nkv, hd=d.hd, vocab=d.vocab, layers=layers,
+                      tie_default=tie_default, final_norm=final_norm, head_bias=head_bias)
 
 
 def qk_norms(d: Dims, *, per_head: bool, names=("q_norm", "k_norm"), bias: bool = False) -> tuple[Component, ...]:

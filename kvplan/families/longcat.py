@@ -15,7 +15,7 @@ n_routed + zero experts. LongCat-Flash default: 512 routed + 256 zero experts, t
 
 from typing import Any
 
-from kvplan.families.blocks import embed, gated_mlp, lm_head, rms, spec_fields
+from kvplan.families.blocks import gated_mlp, llama_tail, rms
 from kvplan.families.deepseek import mla_attention
 from kvplan.layers import MLAAttention
 from kvplan.spec import DecoderLayer, Experts, Linear, Tensor
@@ -49,10 +49,8 @@ def build_longcat_flash(r, model_type: str) -> dict[str, Any]:
     second = DecoderLayer(cache=cache, attention=attn, mlp=mlp,
                           norms=(rms("input_layernorm.1", h), rms("post_attention_layernorm.1", h)))
     layers = [first, second] * blocks
-    head, tied = lm_head(r, vocab, h, tie_default=False)
-    fields = spec_fields(r, h=h, n_layers=2 * blocks, nq=nq, nkv=nq,
-                         hd=dims["qk_nope_head_dim"] + dims["qk_rope_head_dim"], vocab=vocab,
-                         embeddings=[embed(vocab, h)], layers=layers, final_norm=[rms("norm", h)], head=head, tied=tied)
+    fields = llama_tail(r, h=h, n_layers=2 * blocks, nq=nq, nkv=nq, vocab=vocab, layers=layers,
+                        hd=dims["qk_nope_head_dim"] + dims["qk_rope_head_dim"])
     r.assumptions.append(f"num_hidden_layers = 2 x num_layers = {2 * blocks} (two MLA sublayers per block)")
     return fields
 

@@ -27,9 +27,9 @@ sliding layers 8 x (192 + 128) = 2560 for at most 128 tokens.
 from typing import Any
 
 from kvplan.errors import ConfigError
-from kvplan.families.blocks import attention_cache, core_dims, embed, gated_mlp, layer_types, lm_head, rms, spec_fields
+from kvplan.families.blocks import attention_cache, core_dims, fused_experts, gated_mlp, layer_types, llama_tail, rms
 from kvplan.layers import SlidingWindowAttention
-from kvplan.spec import DecoderLayer, Experts, Linear, Tensor
+from kvplan.spec import DecoderLayer, Linear, Tensor
 
 
 def _pattern(r, key: str, n_layers: int, names: tuple[str, str]) -> list[str] | None:
@@ -86,9 +86,7 @@ def build_mimo_v2_flash(r, model_type: str) -> dict[str, Any]:
             raise ConfigError(r._name("n_shared_experts"), "MiMo-V2-Flash has no shared experts (transformers "
                                                            "MiMoV2FlashMoE); a config with them is not modelled")
         mi = r.int("moe_intermediate_size", 2048, why="transformers' default")
-        experts = Experts(num_experts=n, num_experts_per_tok=k, linears=(
-            Linear(name="gate_up_proj", in_features=h, out_features=2 * mi, shard="expert"),
-            Linear(name="down_proj", in_features=mi, out_features=h, shard="expert")))
+        experts = fused_experts(n, k, h, mi)
     inter = r.int("intermediate_size") if "dense" in mlp_types else 0
     norms = (rms("input_layernorm", h), rms("post_attention_layernorm", h))
     made: dict[tuple[str, str], DecoderLayer] = {}
@@ -122,9 +120,7 @@ def build_mimo_v2_flash(r, model_type: str) -> dict[str, Any]:
     for key in ("attention_value_scale", "add_swa_attention_sink_bias", "add_full_attention_sink_bias",
                 "attention_chunk_size", "swa_rope_theta", "n_group", "topk_group"):
         r.get(key)
-    head, tied = lm_head(r, vocab, h, tie_default=False)
-    return spec_fields(r, h=h, n_layers=n_layers, nq=nq, nkv=nkv, hd=hd, vocab=vocab, embeddings=[embed(vocab, h)],
-                       layers=layers, final_norm=[rms("norm", h)], head=head, tied=tied)
+    return llama_tail(r, h=h, n_layers=n_layers, nq=nq, nkv=nkv, hd=hd, vocab=vocab, layers=layers)
 
 
 MODEL_TYPES = {

@@ -20,15 +20,7 @@ from typing import Any
 
 from kvplan.errors import ConfigError
 from kvplan.families.blocks import (
-    attention_linears,
-    core_dims,
-    embed,
-    experts_block,
-    gated_mlp,
-    lm_head,
-    rms,
-    router,
-    spec_fields,
+    attention_linears, core_dims, experts_block, gated_mlp, llama_tail, moe_layer, rms, router,
 )
 from kvplan.layers import FullAttention, IndexedAttention
 from kvplan.spec import DecoderLayer, Linear
@@ -44,12 +36,9 @@ def build_minimax_m2(r, model_type: str) -> dict[str, Any]:
                           "attention) belongs to MiniMax-01 (model_type minimax)")
     attn = attention_linears(h, nq, nkv, hd) + (rms("q_norm", nq * hd), rms("k_norm", nkv * hd))
     experts = experts_block(r, h, r.int("intermediate_size"), "num_local_experts", "num_experts_per_tok")
-    layer = DecoderLayer(cache=FullAttention(num_key_value_heads=nkv, head_dim=hd, v_head_dim=hd), attention=attn,
-                         experts=experts, router=router(h, experts.num_experts),
-                         norms=(rms("input_layernorm", h), rms("post_attention_layernorm", h)))
-    head, tied = lm_head(r, vocab, h, tie_default=False)
-    return spec_fields(r, h=h, n_layers=n_layers, nq=nq, nkv=nkv, hd=hd, vocab=vocab, embeddings=[embed(vocab, h)],
-                       layers=[layer] * n_layers, final_norm=[rms("norm", h)], head=head, tied=tied)
+    layer = moe_layer(FullAttention(num_key_value_heads=nkv, head_dim=hd, v_head_dim=hd), attn,
+                      (rms("input_layernorm", h), rms("post_attention_layernorm", h)), h, experts)
+    return llama_tail(r, h=h, n_layers=n_layers, nq=nq, nkv=nkv, hd=hd, vocab=vocab, layers=[layer] * n_layers)
 
 
 M3_LAYER_TYPES = ("full_attention", "minimax_m3_sparse")
@@ -139,9 +128,7 @@ def build_minimax_m3(r, model_type: str) -> dict[str, Any]:
             made[kind, mlp] = DecoderLayer(cache=cache, attention=attention, norms=norms,
                                            **(moe if mlp == "sparse" else dense))
         layers.append(made[kind, mlp])
-    head, tied = lm_head(r, vocab, h, tie_default=False)
-    return spec_fields(r, h=h, n_layers=n_layers, nq=nq, nkv=nkv, hd=hd, vocab=vocab, embeddings=[embed(vocab, h)],
-                       layers=layers, final_norm=[rms("norm", h)], head=head, tied=tied)
+    return llama_tail(r, h=h, n_layers=n_layers, nq=nq, nkv=nkv, hd=hd, vocab=vocab, layers=layers)
 
 
 MODEL_TYPES = {

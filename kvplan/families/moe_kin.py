@@ -15,14 +15,7 @@ from typing import Any
 
 from kvplan.errors import ConfigError
 from kvplan.families.blocks import (
-    attention_linears,
-    embed,
-    experts_block,
-    gated_mlp,
-    layernorm,
-    rms,
-    router,
-    sliding_window,
+    attention_linears, embed, experts_block, gated_mlp, layernorm, rms, router, sliding_window,
 )
 from kvplan.families.llama_kin import Dims, assemble, dims, kinds_and_window, llama_norms, qk_norms
 from kvplan.hf_config import Reader

@@ -21,16 +21,7 @@ vllm/model_executor/models/config.py; NVIDIA's Nemotron-3 files say float32).
 from typing import Any
 
 from kvplan.errors import ConfigError
-from kvplan.families.blocks import (
-    attention_linears,
-    embed,
-    lm_head,
-    plain_mlp,
-    rms,
-    router,
-    spec_fields,
-    state_dtype_bytes,
-)
+from kvplan.families.blocks import attention_linears, embed, llama_tail, plain_mlp, rms, router, state_dtype_bytes
 from kvplan.layers import FullAttention, MambaState, NoCache
 from kvplan.spec import DecoderLayer, Experts, Linear, Norm, Tensor
 
@@ -115,10 +106,8 @@ def build_nemotron_h(r, model_type: str) -> dict[str, Any]:
     if r.has("num_hidden_layers") and r.int("num_hidden_layers") != len(blocks):
         r.assumptions.append(f"num_hidden_layers = {len(blocks)} blocks from the pattern (config says "
                              f"{r.raw('num_hidden_layers')}; transformers uses the pattern)")
-    head, tied = lm_head(r, vocab, h, tie_default=False)
-    return spec_fields(r, h=h, n_layers=len(blocks), nq=nq, nkv=nkv, hd=hd, vocab=vocab,
-                       embeddings=[embed(vocab, h, "embeddings")], layers=layers,
-                       final_norm=[rms("norm_f", h)], head=head, tied=tied)
+    return llama_tail(r, h=h, n_layers=len(blocks), nq=nq, nkv=nkv, hd=hd, vocab=vocab, layers=layers,
+                      embeddings=[embed(vocab, h, "embeddings")], final_norm=rms("norm_f", h))
 
 
 MODEL_TYPES = {

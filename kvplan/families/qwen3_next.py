@@ -18,17 +18,7 @@ The released checkpoints are multimodal wrappers (model_type ``qwen3_5`` / ``qwe
 from typing import Any
 
 from kvplan.families.blocks import (
-    attention_linears,
-    core_dims,
-    embed,
-    experts_block,
-    gated_mlp,
-    layer_types,
-    lm_head,
-    rms,
-    router,
-    spec_fields,
-    state_dtype_bytes,
+    attention_linears, core_dims, experts_block, gated_mlp, layer_types, llama_tail, moe_layer, rms, state_dtype_bytes,
 )
 from kvplan.layers import FullAttention, LinearAttentionState
 from kvplan.spec import DecoderLayer, Linear, Norm, Tensor
@@ -96,15 +86,12 @@ def build_qwen3_next(r, model_type: str) -> dict[str, Any]:
         if key not in made:
             cache, attn = (state, linear_attn) if kind == "linear_attention" else (full, full_attn)
             if key[1]:
-                made[key] = DecoderLayer(cache=cache, attention=attn, mlp=shared, experts=experts,
-                                         router=router(h, experts.num_experts), norms=norms)
+                made[key] = moe_layer(cache, attn, norms, h, experts, shared)
             else:
                 made[key] = DecoderLayer(cache=cache, attention=attn, mlp=gated_mlp(h, r.int("intermediate_size")),
                                          norms=norms)
         layers.append(made[key])
-    head, tied = lm_head(r, vocab, h, tie_default=False)
-    return spec_fields(r, h=h, n_layers=n_layers, nq=nq, nkv=nkv, hd=hd, vocab=vocab, embeddings=[embed(vocab, h)],
-                       layers=layers, final_norm=[rms("norm", h)], head=head, tied=tied)
+    return llama_tail(r, h=h, n_layers=n_layers, nq=nq, nkv=nkv, hd=hd, vocab=vocab, layers=layers)
 
 
 MODEL_TYPES = {

@@ -26,17 +26,8 @@ those differ from the global values is refused.
 from typing import Any
 
 from kvplan.errors import ConfigError
-from kvplan.families.blocks import (
-    attention_cache,
-    embed,
-    gated_mlp,
-    lm_head,
-    rms,
-    router,
-    sliding_window,
-    spec_fields,
-)
-from kvplan.spec import DecoderLayer, Experts, Linear
+from kvplan.families.blocks import attention_cache, fused_experts, gated_mlp, llama_tail, moe_layer, rms, sliding_window
+from kvplan.spec import DecoderLayer, Linear
 
 LAYER_KINDS = ("full_attention", "sliding_attention")
 
@@ -131,9 +122,7 @@ def build_step3p5(r, model_type: str) -> dict[str, Any]:
         if k > n:
             raise ConfigError(r._name(k_key), f"{k} experts per token but only {n} experts")
         inter_e = r.int("moe_intermediate_size", 1280, why="Step3p7TextConfig default")
-        experts = Experts(num_experts=n, num_experts_per_tok=k, linears=(
-            Linear(name="gate_up_proj", in_features=h, out_features=2 * inter_e, shard="expert"),
-            Linear(name="down_proj", in_features=inter_e, out_features=h, shard="expert")))
+        experts = fused_experts(n, k, h, inter_e)
         if r.has("n_shared_experts") and r.int("n_shared_experts", minimum=0) != 1:
             raise ConfigError(r._name("n_shared_experts"), "Step-3.5 / 3.7 have exactly one shared expert "
                               f"(transformers builds one), got {r.raw('n_shared_experts')}")
@@ -150,16 +139,13 @@ def build_step3p5(r, model_type: str) -> dict[str, Any]:
             cache = attention_cache(kind, nkv, hd, window, None)
             attn = attention(nq_sliding if kind == "sliding_attention" else nq)
             if key[1]:
-                made[key] = DecoderLayer(cache=cache, attention=attn, mlp=shared, experts=experts,
-                                         router=router(h, experts.num_experts), norms=norms)
+                made[key] = moe_layer(cache, attn, norms, h, experts, shared)
             else:
                 inter = r.int("intermediate_size", 11264, why="Step3p7TextConfig default")
                 made[key] = DecoderLayer(cache=cache, attention=attn, mlp=gated_mlp(h, inter, bias=mlp_bias),
                                          norms=norms)
         layers.append(made[key])
-    head, tied = lm_head(r, vocab, h, tie_default=False)
-    return spec_fields(r, h=h, n_layers=n_layers, nq=nq, nkv=nkv, hd=hd, vocab=vocab, embeddings=[embed(vocab, h)],
-                       layers=layers, final_norm=[rms("norm", h)], head=head, tied=tied)
+    return llama_tail(r, h=h, n_layers=n_layers, nq=nq, nkv=nkv, hd=hd, vocab=vocab, layers=layers)
 
 
 MODEL_TYPES = {

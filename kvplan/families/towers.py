@@ -85,6 +85,14 @@ def _size(v: Reader, key: str, default: int) -> int:
     return v.int(key, default, why="transformers' default")
 
 
+def _vit_dims(v: Reader, cls: str, h: int, inter: int, layers: int, heads: int) -> tuple[int, int, int, int]:
+    """(hidden_size, intermediate_size, num_hidden_layers, num_attention_heads) of a ViT config, each
+    absent one taken (and recorded) from ``cls``'s defaults ``h``, ``inter``, ``layers``, ``heads``."""
+    why = f"{cls} default"
+    return (v.int("hidden_size", h, why=why), v.int("intermediate_size", inter, why=why),
+            v.int("num_hidden_layers", layers, why=why), v.int("num_attention_heads", heads, why=why))
+
+
 def siglip_gemma3(r: Reader, text_hidden: int) -> tuple[Tower, ...]:
     """Gemma-3: SiglipVisionModel (transformers siglip/modeling_siglip.py) + Gemma3MultiModalProjector.
 
@@ -93,10 +101,7 @@ def siglip_gemma3(r: Reader, text_hidden: int) -> tuple[Tower, ...]:
     Gemma-3-27B (h 1152, I 4304, L 27, p 14, image 896): 416,866,032 + 6,194,304.
     """
     v = _vision(r)
-    h = v.int("hidden_size", 768, why="SiglipVisionConfig default")
-    inter = v.int("intermediate_size", 3072, why="SiglipVisionConfig default")
-    layers = v.int("num_hidden_layers", 12, why="SiglipVisionConfig default")
-    heads = v.int("num_attention_heads", 12, why="SiglipVisionConfig default")
+    h, inter, layers, heads = _vit_dims(v, "SiglipVisionConfig", 768, 3072, 12, 12)
     ch = v.int("num_channels", 3, why="SiglipVisionConfig default")
     image, patch = _size(v, "image_size", 224), _size(v, "patch_size", 16)
     comps: list = [Tensor(name="vision_tower.patch_embedding", numel=h * ch * patch * patch + h),
@@ -166,10 +171,7 @@ def pixtral_mistral3(r: Reader, text_hidden: int) -> tuple[Tower, ...]:
     (RMSNorm, patch merger h*s^2 -> h, linear_1 h*n_layers -> text_h, linear_2 text_h -> text_h).
     Mistral-Small-3.1: 403,305,472 + 35,652,608."""
     v = _vision(r)
-    h = v.int("hidden_size", 1024, why="PixtralVisionConfig default")
-    inter = v.int("intermediate_size", 4096, why="PixtralVisionConfig default")
-    layers = v.int("num_hidden_layers", 24, why="PixtralVisionConfig default")
-    heads = v.int("num_attention_heads", 16, why="PixtralVisionConfig default")
+    h, inter, layers, heads = _vit_dims(v, "PixtralVisionConfig", 1024, 4096, 24, 16)
     ch = v.int("num_channels", 3, why="PixtralVisionConfig default")
     patch = _size(v, "patch_size", 16)
     merge = r.int("spatial_merge_size", 2, why="Mistral3Config default")
@@ -195,10 +197,7 @@ def llama4_vision(r: Reader, text_hidden: int) -> tuple[Tower, ...]:
     biased blocks, pixel-shuffle adapter fc1 I -> projector_input_dim, fc2 projector_output_dim^2) +
     Llama4MultiModalProjector (vision_output_dim -> text_h). Llama-4-Scout: 850,960,896 + 20,971,520."""
     v = _vision(r)
-    h = v.int("hidden_size", 768, why="Llama4VisionConfig default")
-    inter = v.int("intermediate_size", 5632, why="Llama4VisionConfig default")
-    layers = v.int("num_hidden_layers", 34, why="Llama4VisionConfig default")
-    heads = v.int("num_attention_heads", 16, why="Llama4VisionConfig default")
+    h, inter, layers, heads = _vit_dims(v, "Llama4VisionConfig", 768, 5632, 34, 16)
     ch = v.int("num_channels", 3, why="Llama4VisionConfig default")
     image, patch = _size(v, "image_size", 448), _size(v, "patch_size", 14)
     proj_in = v.int("projector_input_dim", 4096, why="Llama4VisionConfig default")
@@ -284,10 +283,7 @@ def gemma4_vision(r: Reader, text_hidden: int) -> tuple[Tower, ...]:
         return ()
     v = _vision(r)
     why = "Gemma4VisionConfig default"
-    h = v.int("hidden_size", 768, why=why)
-    inter = v.int("intermediate_size", 3072, why=why)
-    layers = v.int("num_hidden_layers", 16, why=why)
-    heads = v.int("num_attention_heads", 12, why=why)
+    h, inter, layers, heads = _vit_dims(v, "Gemma4VisionConfig", 768, 3072, 16, 12)
     kv = v.int("num_key_value_heads", 12, why=why)
     hd = v.int("head_dim", 64, why=why)
     patch = v.int("patch_size", 16, why=why)

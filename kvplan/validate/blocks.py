@@ -123,10 +123,6 @@ class BlockTables:
         self.lengths[seq] = length
         return slots
 
-    def slot_of(self, seq: int, pos: int) -> int:
-        bs = self.alloc.block_size
-        return self.tables[seq][pos // bs] * bs + pos % bs
-
     def release(self, seq: int) -> None:
         for block in self.tables[seq]:
             self.alloc.release(block)

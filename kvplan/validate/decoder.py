@@ -530,19 +530,3 @@ def build_decoder(spec: ModelSpec, dtype: str, device, seed: int = 0) -> tuple[D
     model = Decoder(spec)
     flat = materialize(model, TORCH_DTYPES[dtype], device, seed)
     return model, flat
-
-
-def parameter_bytes(model: Decoder) -> dict[str, int]:
-    """Bytes of the model's distinct parameters by part: 'embeddings', 'final', 'lm_head', 'other',
-    and for layer j 'layer.j' (dense weights) and 'layer.j.experts' (routed experts + router).
-    A tied table is counted once. Read from the live tensors: numel x element size."""
-    out: dict[str, int] = {}
-    for name, p in model.named_parameters():  # remove_duplicate=True: a shared tensor once
-        parts = name.split(".")
-        if parts[0] == "layers":
-            category = parts[3].split("__")[0]
-            key = f"layer.{parts[1]}" + (".experts" if category in ("experts", "router") else "")
-        else:
-            key = {"embed": "embeddings", "final": "final", "head": "lm_head", "extra": "other"}[parts[0]]
-        out[key] = out.get(key, 0) + p.numel() * p.element_size()
-    return out

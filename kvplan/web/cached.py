@@ -25,7 +25,6 @@ from kvplan.picker import Picker, pick_gpus
 from kvplan.plan import Plan, SweepPoint, context_sweep, plan
 from kvplan.prices import effective_prices
 from kvplan.spec import ModelSpec
-from kvplan.vllm_args import VllmArgs, parse_vllm_command
 from kvplan.weights import WeightBytes, weight_bytes
 from kvplan.web.state import PlanState, model_spec, workload_lengths
 
@@ -166,11 +165,6 @@ def block_map_size(lengths: tuple[int, ...], block_size: int) -> int:
 
 def lengths_for(state: PlanState) -> tuple[int, ...]:
     return workload_lengths(state)
-
-
-@st.cache_resource(hash_funcs=_HASH, max_entries=64, show_spinner=False)
-def vllm_command(command: str) -> VllmArgs:
-    return parse_vllm_command(command)
 
 
 @st.cache_resource(max_entries=64, show_spinner=False)

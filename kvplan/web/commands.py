@@ -14,7 +14,7 @@ import shlex
 from pydantic import BaseModel, ConfigDict
 
 from kvplan.errors import PlanInputError
-from kvplan.vllm_args import MAX_COMMAND_CHARS, VllmArgs, parse_vllm_command
+from kvplan.vllm_args import MAX_COMMAND_CHARS, VllmArgs, fraction, parse_vllm_command
 
 _ENV = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*=")
 _PYTHON = re.compile(r"^(.*/)?python[0-9.]*$")
@@ -165,12 +165,7 @@ def _sglang_as_vllm(tokens: list[str], dp_attention: bool = False) -> tuple[list
             if value is None:
                 raise PlanInputError(name, "needs a value")
             if name == "--mem-fraction-static":
-                try:
-                    mfs = float(value)
-                except ValueError:
-                    raise PlanInputError(name, f"{value[:20]!r} is not a number") from None
-                if not 0 < mfs <= 1:
-                    raise PlanInputError(name, f"{mfs:g}: must be above 0 and at most 1")
+                mfs = fraction(name, value)
             elif SGLANG_FLAGS[name] is None:
                 out.insert(0, value)  # the model: vLLM's positional argument
             else:

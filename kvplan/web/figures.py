@@ -12,7 +12,6 @@ import plotly.io as pio
 from _plotly_utils.utils import convert_to_base64
 
 from kvplan.paging import Paging
-from kvplan.picker import Option
 from kvplan.plan import Plan, RankPlan, SweepPoint
 from kvplan.params import ParamBreakdown
 from kvplan.units import GiB
@@ -330,27 +329,6 @@ def parallel_compare(plans: Sequence[Plan]) -> Figure:
         lines.append(_hline(device, f"device {device:.2f} GiB"))
     return _figure(_segment_bars(xs, segs), "Memory per GPU, by layout and pipeline stage", lines, barmode="stack",
                    yaxis=dict(title=dict(text="GiB")))
-
-
-# ----------------------------------------------------------------------------- gpus
-
-def picker(options: Sequence[Option], concurrency: int) -> Figure:
-    """Each option: sequences it holds (x) vs its cost per hour, or its GPU count when unpriced (y)."""
-    priced = any(o.cost_per_hour is not None for o in options)
-    traces = []
-    for gpu in dict.fromkeys(o.gpu for o in options):
-        rows = [o for o in options if o.gpu == gpu and (o.cost_per_hour is not None or not priced)]
-        if rows:
-            traces.append(_scatter(
-                x=[o.max_concurrency * o.replicas for o in rows],
-                y=[o.cost_per_hour if priced else o.num_gpus for o in rows], mode="markers", name=gpu,
-                text=[f"TP{o.tensor_parallel_size} PP{o.pipeline_parallel_size} x{o.replicas}" for o in rows],
-                marker=dict(size=10), hovertemplate="%{text}: %{x:.1f} sequences, %{y}<extra>" + gpu + "</extra>"))
-    top = max((y for t in traces for y in t["y"]), default=1)
-    traces.append(_vline_trace(concurrency, top, f"asked: {concurrency}"))
-    return _figure(traces, ("Cost per hour" if priced else "GPUs") + " vs sequences held",
-                   xaxis=dict(type="log", dtick=1, title=dict(text="sequences of max_model_len held (all replicas)")),
-                   yaxis=dict(title=dict(text="$ per hour" if priced else "GPUs"), rangemode="tozero"))
 
 
 # ----------------------------------------------------------------------------- model: the layer strip
