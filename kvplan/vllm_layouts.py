@@ -225,9 +225,11 @@ def fp8_block_refusal(spec: ModelSpec, layout: Layout, weight_format: str | None
 # ROCm; the mixed-         mixed-precision kernel takes fp16 activations only: with none of Machete / Marlin / Exllama
 # precision last resort)   able, vLLM refuses the layer (``marlin_refusal``)
 # CUTLASS / FlashInfer     NVFP4 W4A4 on Blackwell (sm100, and sm120 whose FlashInfer CUTLASS FP4 GEMM vLLM picks too):
-# (NVFP4)                  weight padded to n, k multiples of 32 (``pad_nvfp4_weight_for_cutlass``), block scales
-#                          replaced by their swizzled copy padded to [round_up(n, 128), round_up(k/16, 4)]
-#                          (``swizzle_blockscale``); MoE: the 3-D swizzle per expert on w13 (2I rows) and w2
+# (NVFP4)                  weight padded to n, k multiples of 32 (``pad_nvfp4_weight_for_cutlass``, vllm#31099), block
+#                          scales replaced by their swizzled copy padded to [round_up(n, 128), round_up(k/16, 4)]
+#                          (``swizzle_blockscale``; kept *beside* the checkpoint's before vllm#23379: the 0.10 profile);
+#                          MoE: the 3-D swizzle per expert on w13 (2I rows) and w2, a non-gated MoE's weights padded
+#                          to the swizzled rows (``intermediate_size_pad``)
 # Marlin FP4 (NVFP4        ``prepare_fp4_layer_for_marlin``: weight and fp8 scales repacked / permuted, same bytes; the
 # elsewhere; W4A16 NVFP4)  0.33 profile pads like the integer Marlin (group 16)
 # =======================  =========================================================================================
@@ -243,6 +245,12 @@ MACHETE_GROUPS = (-1, 64, 128)  # query_machete_supported_group_sizes, 16-bit ac
 NVFP4_SWIZZLE_ROWS, NVFP4_SWIZZLE_COLS = 128, 4  # swizzle_blockscale (nvfp4_utils.py)
 NVFP4_CUTLASS_ALIGN = 32  # pad_nvfp4_weight_for_cutlass alignment (elements), rows and columns
 NVFP4_BLOCK = 16
+# vllm#23379 "Remove duplicated NVFP4 blockscales" (merged 2025-08-23, v0.10.2): before it the swizzled scales went into
+# a new parameter (weight_scale_swizzled, w13/w2_blockscale_swizzled) beside the checkpoint's; the 0.10 profile keeps both
+NVFP4_DUPLICATE_SCALE_VERSIONS = ("0.10",)
+# vllm#31099 "Always support TP > 4 for FP4 Gemm" (merged 2025-12-21) pads NVFP4 weights to 32; earlier releases refused
+# such shards (0.10 here; 0.11-0.13 refused too, not modeled)
+NVFP4_NO_WEIGHT_PAD_VERSIONS = ("0.10",)
 
 _GPTQ_FMT = re.compile(r"^gptq-int(?P<b>\d)-(?:g(?P<g>\d+)|ch)(?P<act>-actorder)?(?P<asym>-asym)?$")
 _AWQ_FMT = re.compile(r"^int4-g(?P<g>\d+)$")
@@ -394,7 +402,11 @@ def vllm_nvfp4_linear_bytes(fmt: str, n: int, k: int, platform: str, version: st
     globals_ = 4 if m["wo"] else 8
     if platform in ("sm100", "sm120") and not m["wo"]:
         np_, kp = _up(n, NVFP4_CUTLASS_ALIGN), _up(k, NVFP4_CUTLASS_ALIGN)
+        if version in NVFP4_NO_WEIGHT_PAD_VERSIONS:
+            np_, kp = n, k
         scales = _up(n, NVFP4_SWIZZLE_ROWS) * _up(cdiv(k, NVFP4_BLOCK), NVFP4_SWIZZLE_COLS)
+        if version in NVFP4_DUPLICATE_SCALE_VERSIONS:
+            scales += n * cdiv(k, NVFP4_BLOCK)  # the checkpoint's weight_scale stays beside weight_scale_swizzled
         return np_ * kp // 2 + scales + globals_
     if version in MARLIN_PADDING_VERSIONS and platform in ("cuda", "sm90", "sm100", "sm120"):
         np_, kp = marlin_padded_nk(n, k, NVFP4_BLOCK)
@@ -402,15 +414,17 @@ def vllm_nvfp4_linear_bytes(fmt: str, n: int, k: int, platform: str, version: st
     return matrix_bytes(n, k, fmt)
 
 
-def vllm_moe_expert_bytes(fmt: str, hidden: int, inter: int, gate_up: list[int], platform: str
-                          ) -> tuple[int, int] | None:
+def vllm_moe_expert_bytes(fmt: str, hidden: int, inter: int, gate_up: list[int], platform: str,
+                          gated: bool = True, version: str = "0.33") -> tuple[int, int] | None:
     """(vLLM's bytes, kvplan's checkpoint bytes) of one routed expert of a rank in ``fmt`` (``inter``: its
     intermediate per partition; ``gate_up``: the out widths of its gate / up linears as the checkpoint splits them,
     [2 x inter] when fused), or None when vLLM keeps the checkpoint's bytes.
 
     NVFP4 W4A4 on Blackwell (ModelOptNvFp4FusedMoE / CompressedTensorsW4A4Nvfp4MoEMethod, FlashInfer / CUTLASS
     backends): w13 [2I, H] and w2 [H, I] block scales swizzled per expert, [round_up(2I, 128), round_up(H/16, 4)] and
-    [round_up(H, 128), round_up(I/16, 4)]. wNa16 (CompressedTensorsWNA16MarlinMoEMethod): weight_shape is [E, 2] per
+    [round_up(H, 128), round_up(I/16, 4)]; a non-gated MoE (Nemotron-H's relu2 up / down) whose I is no multiple of
+    128 also pads its weights to the swizzled rows (``intermediate_size_pad``: w13 rows, w2 columns and w2 scales,
+    before w2's swizzle; a gated one asserts instead). wNa16 (CompressedTensorsWNA16MarlinMoEMethod): weight_shape is [E, 2] per
     fused w13 / w2 (2 x 2 x 2 B an expert, params dtype) where kvplan counts 16 B per checkpoint tensor; g_idx and
     sort indices ([E, H] and [E, I] int32 each for w13 / w2) are emptied without act order. Worked numbers: Kimi-K2
     w4a16-g32, H 7168, I 2048 / 8 = 256: 8 B of shape per expert vs kvplan's 48 (gate, up, down): -40 B;
@@ -423,10 +437,16 @@ def vllm_moe_expert_bytes(fmt: str, hidden: int, inter: int, gate_up: list[int],
         if m["wo"] or platform not in ("sm100", "sm120"):
             return None
         i2 = sum(gate_up)
-        loaded = (i2 * hidden // 2 + _up(i2, NVFP4_SWIZZLE_ROWS) * _up(cdiv(hidden, NVFP4_BLOCK), NVFP4_SWIZZLE_COLS)
-                  + hidden * inter // 2
-                  + _up(hidden, NVFP4_SWIZZLE_ROWS) * _up(cdiv(inter, NVFP4_BLOCK), NVFP4_SWIZZLE_COLS)
-                  + 8 * (len(gate_up) + 1))  # fp32 weight_scale_2 + input_scale per projection, as checkpointed
+        rows = _up(i2, NVFP4_SWIZZLE_ROWS)  # w13's swizzled scale rows
+        # non-gated: weights padded to them too, w2 along its input columns (not in the 0.10 code)
+        pad = 0 if gated or version in NVFP4_NO_WEIGHT_PAD_VERSIONS else rows - i2
+        loaded = (rows * hidden // 2 if pad else i2 * hidden // 2)
+        loaded += rows * _up(cdiv(hidden, NVFP4_BLOCK), NVFP4_SWIZZLE_COLS)
+        loaded += hidden * (inter + pad) // 2
+        loaded += _up(hidden, NVFP4_SWIZZLE_ROWS) * _up(cdiv(inter + pad, NVFP4_BLOCK), NVFP4_SWIZZLE_COLS)
+        loaded += 8 * (len(gate_up) + 1)  # fp32 weight_scale_2 + input_scale per projection, as checkpointed
+        if version in NVFP4_DUPLICATE_SCALE_VERSIONS:  # w13_weight_scale / w2_weight_scale kept beside the swizzled
+            loaded += i2 * cdiv(hidden, NVFP4_BLOCK) + hidden * cdiv(inter, NVFP4_BLOCK)
         return loaded, ckpt
     if (m := _WNA16_FMT.match(fmt)) is not None and platform in ("cuda", "sm90", "sm100", "sm120"):
         shapes_ckpt = 16 * (len(gate_up) + 1)
@@ -517,7 +537,9 @@ def vllm_quant_layout_extra_bytes(spec: ModelSpec, layout: Layout, stage: int, w
             count, part, split = cdiv(ex.num_experts, moe_ranks), inter, 1
         else:
             count, part, split = ex.num_experts, cdiv(inter, moe_ranks), moe_ranks
-        got = vllm_moe_expert_bytes(f, hidden, part, [cdiv(c.out_features, split) for c in ups], platform)
+        gated = len(ups) > 1 or ups[0].name.endswith(("gate_up_proj", "gate_proj", "w1"))
+        got = vllm_moe_expert_bytes(f, hidden, part, [cdiv(c.out_features, split) for c in ups], platform, gated,
+                                    vllm_version)
         if got is not None:
             extra += copies * count * (got[0] - got[1])
     return extra

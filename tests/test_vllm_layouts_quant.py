@@ -8,6 +8,11 @@ Sources of the logs (public; where the search index names no repository, its fil
   blocks of 2 MiB + 5.35 GiB fit 0.9 x 39.4 GiB), Llama-3.1-8B-Instruct in bf16 and five 4-bit checkpoints.
 - nvidia/Qwen3.6-35B-A3B-NVFP4 on an NVIDIA GB10 (DGX Spark), vLLM 0.22.1rc1.dev26, ``--moe-backend marlin``, MTP
   drafter (search index file 56970046574).
+- chankhavu/Nemotron-Cascade-2-30B-A3B-NVFP4 (Nemotron-3-Nano-30B-A3B's architecture), vLLM v0.20.1rc1.dev91, one
+  Blackwell GPU under WSL, "Using FlashInferCutlassNvFp4LinearKernel", "Using 'FLASHINFER_CUTLASS' NvFp4 MoE backend"
+  (search index file 51923877316).
+- nvidia/Qwen3.6-35B-A3B-NVFP4's sibling RedHatAI/Qwen3.6-35B-A3B-NVFP4 (compressed-tensors W4A4, FLASHINFER_CUTLASS,
+  search index file 51900802258) is quoted in the report only: its config.json was not reachable.
 - vllm-project/recipes moonshotai/Kimi-K2-Think.md @0d218d1e486865e446f68d5f06c0c7bfa6294925 (8 x H200, vLLM nightly
   11-06-2025).
 """
@@ -97,6 +102,13 @@ def test_nvfp4_swizzle_on_blackwell_and_marlin_elsewhere():
     # Hopper / Ampere: Marlin FP4 repacks at the same size; W4A16 NVFP4 is Marlin on Blackwell too
     assert vllm_nvfp4_linear_bytes("nvfp4", 1000, 2048, "sm90", "0.17") == 1_152_008
     assert vllm_nvfp4_linear_bytes("nvfp4-wo", 1000, 2048, "sm100", "0.17") == matrix_bytes(1000, 2048, "nvfp4-wo")
+    # before vllm#23379 (merged 2025-08-23, v0.10.2; the 0.10 profile) the swizzled scales were a second parameter
+    # beside the checkpoint's: 4096 x 4096 on a B200 = 8,388,608 + 2 x 1,048,576 + 8; the experts likewise
+    # (Qwen3-30B-A3B's, I 768: + 1,536 x 128 + 2,048 x 48 = 294,912 B an expert); no weight padding yet (vllm#31099)
+    assert vllm_nvfp4_linear_bytes("nvfp4", 4096, 4096, "sm100", "0.10") == 8_388_608 + 2 * 1_048_576 + 8
+    assert vllm_nvfp4_linear_bytes("nvfp4", 4096, 4096, "sm100", "0.17") == 8_388_608 + 1_048_576 + 8
+    got, ckpt = vllm_moe_expert_bytes("nvfp4", 2048, 768, [1536], "sm100", version="0.10")
+    assert got - ckpt == 1536 * 128 + 2048 * 48 == 294_912
     assert [quant_platform(g) for g in ("A100-80GB", "H200", "B200", "RTX-5090", "MI300X", "Gaudi3")] == [
         "cuda", "sm90", "sm100", "sm120", "rocm", "hpu"]
 
@@ -190,6 +202,27 @@ def test_qwen3_30b_a3b_nvfp4_experts_swizzled_at_tp8_on_b200():
     assert vllm_quant_layout_extra_bytes(spec, Layout(tp=8), 0, None, "H100-SXM", "0.17") == 0
     p = plan(spec, get_gpu("B200"), EngineConfig(max_model_len=8192), Layout(tp=8))
     assert p.ranks[0].weights_bytes == rank_weight_bytes(spec, Layout(tp=8)) + 75_497_472
+
+
+def test_nemotron_nvfp4_non_gated_experts_pad_to_the_swizzle_on_blackwell():
+    # Nemotron-Cascade-2-30B-A3B-NVFP4 on one Blackwell GPU (FlashInfer CUTLASS): "Checkpoint size: 18.01 GiB", then
+    # "Model loading took 18.54 GiB memory": 0.53 GiB more than the safetensors hold (Nemotron-H has no rotary cache).
+    # Its 23 MoE layers x 128 relu2 experts (H 2688, I 1856, non-gated) pad I to the swizzled 1920 rows
+    # (intermediate_size_pad = 64): w13 weight +64 x 1344 = 86,016, w13 scales +64 x 168 = 10,752, w2 weight
+    # +2688 x 32 = 86,016, w2 scales 116 -> 120 columns +2688 x 4 = 10,752: +193,536 B an expert;
+    # 2,944 x 193,536 = 569,769,984 B = 0.5306 GiB.
+    got, ckpt = vllm_moe_expert_bytes("nvfp4", 2688, 1856, [1856], "sm120", gated=False)
+    assert got - ckpt == 2 * 86_016 + 2 * 10_752 == 193_536
+    assert abs(23 * 128 * 193_536 / GiB - (18.54 - 18.01)) < 0.01
+    # the preset (nemotron-3-nano-30b-a3b) priced in nvfp4 carries it: its experts give the same 569,769,984 B; the
+    # what-if also quantizes the Mamba in_proj ([10,304 = 2 x 4,096 + 2 x 8 x 128 + 64, 2,688]), whose scale rows
+    # swizzle to 10,368: +64 x 168 = 10,752 B a Mamba layer, x 23 = 247,296
+    spec = load_preset("nemotron-3-nano-30b-a3b")
+    assert vllm_quant_layout_extra_bytes(spec, Layout(), 0, "nvfp4", "RTX-5090", "0.17") == 569_769_984 + 247_296
+    # a gated MoE only pads its scales (vLLM asserts rather than pad gated weights); Hopper (Marlin) pads nothing
+    got, ckpt = vllm_moe_expert_bytes("nvfp4", 2688, 1856, [928, 928], "sm100")
+    assert got - ckpt == 64 * 168  # w13 scale rows 1,856 -> 1,920; w2's 116 scale columns are whole
+    assert vllm_quant_layout_extra_bytes(spec, Layout(), 0, "nvfp4", "H100-SXM", "0.17") == 0
 
 
 def test_qwen3_6_35b_a3b_nvfp4_on_gb10_marlin_keeps_checkpoint_bytes():
