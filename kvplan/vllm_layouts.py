@@ -235,7 +235,7 @@ def fp8_block_refusal(spec: ModelSpec, layout: Layout, weight_format: str | None
 # =======================  =========================================================================================
 #
 # Not modeled (each < 0.1 MiB a rank): Marlin workspaces (SMs x 4 B a layer), NVFP4 global scales merged per fused layer;
-# GPTQ-Marlin MoE and AWQ on Hopper (kept as the checkpoint's bytes: AWQ-Marlin repacks to the same size).
+# AWQ on Hopper (kept as the checkpoint's bytes: AWQ-Marlin repacks to the same size); MoeWNA16 fallbacks.
 
 MARLIN_PADDING_VERSIONS = ("0.33",)  # vllm#45295 "Consolidate Marlin thread-tile padding" (merged 2026-06-12)
 MARLIN_MIN_N, MARLIN_MIN_K = 64, 128  # GPTQ_MARLIN_MIN_THREAD_N / _K (marlin_utils.py)
@@ -415,7 +415,8 @@ def vllm_nvfp4_linear_bytes(fmt: str, n: int, k: int, platform: str, version: st
 
 
 def vllm_moe_expert_bytes(fmt: str, hidden: int, inter: int, gate_up: list[int], platform: str,
-                          gated: bool = True, version: str = "0.33") -> tuple[int, int] | None:
+                          gated: bool = True, version: str = "0.33", inter_full: int | None = None
+                          ) -> tuple[int, int] | None:
     """(vLLM's bytes, kvplan's checkpoint bytes) of one routed expert of a rank in ``fmt`` (``inter``: its
     intermediate per partition; ``gate_up``: the out widths of its gate / up linears as the checkpoint splits them,
     [2 x inter] when fused), or None when vLLM keeps the checkpoint's bytes.
@@ -429,8 +430,13 @@ def vllm_moe_expert_bytes(fmt: str, hidden: int, inter: int, gate_up: list[int],
     sort indices ([E, H] and [E, I] int32 each for w13 / w2) are emptied without act order. Worked numbers: Kimi-K2
     w4a16-g32, H 7168, I 2048 / 8 = 256: 8 B of shape per expert vs kvplan's 48 (gate, up, down): -40 B;
     Qwen3-30B-A3B NVFP4 at TP8 on a B200 (H 2048, I 96): w13 scales 192 -> 256 rows x 128 (+8,192), w2 2048 x 6
-    -> 8 columns (+4,096): +12,288 B an expert."""
-    from kvplan.weights import matrix_bytes
+    -> 8 columns (+4,096): +12,288 B an expert. GPTQ (GPTQMarlinMoEMethod, gptq_marlin.py): qweight repacked and
+    scales permuted at the same size, qzeros kept but registered in the 16-bit params dtype (half the int32 bytes),
+    g_idx emptied without act order (sorted + sort indices per w13 / w2 with it, w2 scales then unsharded); needs
+    H % 128 and I % max(64, G) (``check_moe_marlin_supports_layer``), else MoeWNA16 (kept as checkpointed). Worked
+    number, Qwen3-30B-A3B GPTQ int4 g128 at TP1 (H 2048, I 768): qzeros 18,432 -> 9,216 and g_idx 4 x (2,048 +
+    2,048 + 768) = 19,456 dropped: -28,672 B an expert."""
+    from kvplan.weights import SCALE_BYTES, matrix_bytes
 
     ckpt = sum(matrix_bytes(o, hidden, fmt) for o in gate_up) + matrix_bytes(hidden, inter, fmt)
     if (m := _NVFP4_FMT.match(fmt)) is not None:
@@ -447,6 +453,21 @@ def vllm_moe_expert_bytes(fmt: str, hidden: int, inter: int, gate_up: list[int],
         loaded += 8 * (len(gate_up) + 1)  # fp32 weight_scale_2 + input_scale per projection, as checkpointed
         if version in NVFP4_DUPLICATE_SCALE_VERSIONS:  # w13_weight_scale / w2_weight_scale kept beside the swizzled
             loaded += i2 * cdiv(hidden, NVFP4_BLOCK) + hidden * cdiv(inter, NVFP4_BLOCK)
+        return loaded, ckpt
+    if (m := _GPTQ_FMT.match(fmt)) is not None and platform in ("cuda", "sm90", "sm100", "sm120"):
+        bits, group, act = int(m["b"]), int(m["g"] or -1), bool(m["act"])
+        if m["asym"] or bits not in (4, 8) or group not in MARLIN_GROUPS:
+            return None
+        if hidden % 128 or inter % max(64, group):
+            return None  # check_moe_marlin_supports_layer: MoeWNA16 kernels instead (not modeled)
+        pack, i2 = 32 // bits, sum(gate_up)
+        g13 = 1 if group == -1 else hidden // group
+        g2 = 1 if group == -1 else ((inter_full or inter) if act else inter) // group  # act order: full w2 scales
+        loaded = (i2 * hidden + hidden * inter) * bits // 8 + (g13 * i2 + g2 * hidden) * SCALE_BYTES
+        # qzeros are registered in the params dtype (16-bit) and kept; g_idx emptied without act order
+        loaded += (g13 * (i2 // pack) + g2 * (hidden // pack)) * 2
+        if act:
+            loaded += 2 * 4 * (hidden + inter)  # sorted g_idx + sort indices, [E, H] and [E, I] int32
         return loaded, ckpt
     if (m := _WNA16_FMT.match(fmt)) is not None and platform in ("cuda", "sm90", "sm100", "sm120"):
         shapes_ckpt = 16 * (len(gate_up) + 1)
@@ -539,7 +560,7 @@ def vllm_quant_layout_extra_bytes(spec: ModelSpec, layout: Layout, stage: int, w
             count, part, split = ex.num_experts, cdiv(inter, moe_ranks), moe_ranks
         gated = len(ups) > 1 or ups[0].name.endswith(("gate_up_proj", "gate_proj", "w1"))
         got = vllm_moe_expert_bytes(f, hidden, part, [cdiv(c.out_features, split) for c in ups], platform, gated,
-                                    vllm_version)
+                                    vllm_version, inter)
         if got is not None:
             extra += copies * count * (got[0] - got[1])
     return extra

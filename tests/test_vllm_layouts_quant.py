@@ -177,6 +177,28 @@ def test_kaitchup_differences_are_the_zero_points():
     assert (rank_weight_bytes(spec, Layout(), 0, "gptq-int4-g128") - gptq) / GiB > 0.03  # the old checkpoint bytes
 
 
+def test_gptq_marlin_moe_keeps_16_bit_qzeros_and_drops_g_idx():
+    # GPTQMarlinMoEMethod (gptq_marlin.py): w13/w2_qzeros are created in params_dtype and never replaced; g_idx and its
+    # sort indices become [E, 0]. Qwen3-30B-A3B, int4 g128, TP1, one expert (H 2048, I 768):
+    # checkpoint gate / up [768, 2048]: qweight 786,432 + qzeros 16 x 96 x 4 = 6,144 + scales 16 x 768 x 2 = 24,576
+    # + g_idx 8,192 = 825,344 each; down [2048, 768]: 786,432 + 6 x 256 x 4 = 6,144 + 6 x 2048 x 2 = 24,576 + 3,072
+    # = 820,224 -> 2,470,912. Loaded: qweight 2,359,296 + scales 73,728 + qzeros (16 x 192 + 6 x 256) x 2 = 9,216
+    # = 2,442,240 (-28,672).
+    got, ckpt = vllm_moe_expert_bytes("gptq-int4-g128", 2048, 768, [768, 768], "cuda")
+    assert (got, ckpt) == (2_442_240, 2_470_912)
+    # a whole rank: 48 x 128 experts x -28,672, plus what Marlin drops of the dense attention a layer: qzeros (q, o
+    # 32,768 each, k, v 4,096 each) and kvplan's g_idx (q, k, v 3 x 8,192, o 16,384): -114,688
+    spec = load_preset("qwen3-30b-a3b")
+    assert vllm_quant_layout_extra_bytes(spec, Layout(), 0, "gptq-int4-g128", "A100-80GB", "0.17") == (
+        48 * (128 * -28_672 - 114_688))
+    # act order at TP2 (I 384 a rank): w2 scales stay whole ([6, 2048] of the full 768) and g_idx / sort indices
+    # per w13 / w2 are kept: 2 x 4 x (2,048 + 384)
+    got, _ = vllm_moe_expert_bytes("gptq-int4-g128-actorder", 2048, 384, [384, 384], "cuda", inter_full=768)
+    assert got == (768 * 2048 + 2048 * 384) // 2 + (16 * 768 + 6 * 2048) * 2 + (16 * 96 + 6 * 256) * 2 + 8 * 2432
+    # I % 128 fails Marlin MoE (I 96 at TP8 for g128): MoeWNA16, kept as checkpointed
+    assert vllm_moe_expert_bytes("gptq-int4-g128", 2048, 96, [96, 96], "cuda") is None
+
+
 def test_awq_marlin_logs_through_the_plan_keep_checkpoint_bytes():
     # tests/test_vllm_layouts.py pins TechxGenus/Meta-Llama-3-70B-Instruct-AWQ on 2 x L40S (18.55 GiB) and
     # Qwen/Qwen3-8B-AWQ on 2 x sm89 (2.85 GiB) with rank_weight_bytes; the plan adds no layout term for AWQ-Marlin
