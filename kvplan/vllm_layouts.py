@@ -4,7 +4,9 @@
 vLLM's MoE kernels re-lay some of them out in ``process_weights_after_loading``; "Model loading took X GiB"
 is ``torch.cuda.memory_allocated`` after that step (``DeviceMemoryProfiler``), so it counts the padded,
 swizzled tensors and whatever the method keeps beside them. This module returns the difference
-(layout bytes - kvplan's checkpoint bytes) for one pipeline stage of one rank.
+(layout bytes - kvplan's checkpoint bytes) for one pipeline stage of one rank: MXFP4 MoE (below), the 4-bit integer and
+NVFP4 layouts (``vllm_quant_layout_extra_bytes``, table further down), and the shards vLLM refuses (block FP8,
+``fp8_block_refusal``; Marlin tiles, ``marlin_refusal``).
 
 MXFP4 MoE (gpt-oss; vllm/model_executor/layers/quantization/mxfp4.py ``Mxfp4MoEMethod``, read 2026-12 at
 vllm-project/vllm@007d5005), backend by GPU and release line (``mxfp4_moe_backend``):

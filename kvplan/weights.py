@@ -38,9 +38,9 @@ compressed_tensors_{w8a8_fp8,w8a8_int8,wNa16,w4a4_nvfp4,w4a16_nvfp4}.py (read 20
 | bnb-int8            | weight int8 [out, in]; SCB fp32 [out] (LLM.int8)                         | 16,793,600  |
 
 Under tensor parallelism a rank's shard is priced with the same formulas on its slice (scales, zero
-points and g_idx split with the weight). Not modeled: vLLM keeps the whole scales on every rank for
-act-order GPTQ / wNa16 row-parallel layers (``marlin_repeat_scales_on_all_ranks``), at most 2/G more
-bytes per parameter of those layers.
+points and g_idx split with the weight). These are the checkpoint's tensors; what vLLM keeps after
+loading (Marlin dropping GPTQ's qzeros / g_idx, act order's whole scales on every rank, NVFP4's swizzled
+and padded scales) is ``kvplan.vllm_layouts``, added by the vLLM plan.
 
 The bitsandbytes quant state (absmax, maps, offset) is what ``QuantState.from_dict`` rebuilds from
 the checkpoint's ``weight.absmax`` / ``weight.nested_absmax`` / ``weight.quant_map`` /
