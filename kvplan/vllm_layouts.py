@@ -499,7 +499,9 @@ def _fused_shards(spec: ModelSpec, layer, category: str, fmt: str, mine, width: 
             s = _shard(c, width, spec)
             lin = s.linear if isinstance(s, _RowShard) else s
             n, k = lin.out_features, lin.in_features
-            entry = fused.setdefault((_FUSED.get(c.name, c.name), f), [f, 0, k, c.in_features, c.count, 0, 0])
+            head, _, last = c.name.rpartition(".")  # "shared_experts.gate_proj" fuses with its own up_proj
+            key = (f"{head}.{_FUSED.get(last, last)}" if head else _FUSED.get(last, last), f)
+            entry = fused.setdefault(key, [f, 0, k, c.in_features, c.count, 0, 0])
             entry[1] += n
             entry[5] += matrix_bytes(n, k, f)
             entry[6] += 1
