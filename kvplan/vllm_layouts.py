@@ -215,7 +215,8 @@ def fp8_block_refusal(spec: ModelSpec, layout: Layout, weight_format: str | None
 # Machete cannot)          (same bytes). GPTQ's qzeros and g_idx become empty tensors (``marlin_make_empty_g_idx``);
 #                          act order keeps g_idx sorted and adds g_idx_sort_indices int32 [k] (per layer). Shapes need
 #                          n % 64, k % 128, k % G, else the layer is not Marlin's; vllm#45295 (merged 2026-06-12: the
-#                          0.33 profile) zero-pads instead to ``marlin_padded_nk`` (not for act order)
+#                          0.21 and 0.33 profiles) zero-pads instead to ``marlin_padded_nk`` (not for act order, not a
+#                          group straddling two ranks)
 # Machete (Hopper: first   ``machete_prepack_B`` (same bytes), scales made contiguous; qzeros and g_idx stay registered
 # in vLLM's CUDA kernel    (its process_weights_after_loading never touches them; the log of vllm#23066, v0.10.1 on an
 # list for GPTQ / wNa16)   H100: "Using MacheteLinearKernel for GPTQMarlinLinearMethod"); act order adds an argsort perm
@@ -233,13 +234,15 @@ def fp8_block_refusal(spec: ModelSpec, layout: Layout, weight_format: str | None
 #                          MoE: the 3-D swizzle per expert on w13 (2I rows) and w2, a non-gated MoE's weights padded
 #                          to the swizzled rows (``intermediate_size_pad``)
 # Marlin FP4 (NVFP4        ``prepare_fp4_layer_for_marlin``: weight and fp8 scales repacked / permuted, same bytes; the
-# elsewhere; W4A16 NVFP4)  0.33 profile pads like the integer Marlin (group 16)
+# elsewhere; W4A16 NVFP4)  0.21 / 0.33 profiles pad like the integer Marlin (group 16)
 # =======================  =========================================================================================
 #
 # Not modeled (each < 0.1 MiB a rank): Marlin workspaces (SMs x 4 B a layer), NVFP4 global scales merged per fused layer;
 # AWQ on Hopper (kept as the checkpoint's bytes: AWQ-Marlin repacks to the same size); MoeWNA16 fallbacks.
 
-MARLIN_PADDING_VERSIONS = ("0.33",)  # vllm#45295 "Consolidate Marlin thread-tile padding" (merged 2026-06-12)
+# vllm#45295 "Consolidate Marlin thread-tile padding" (merged 2026-06-12; v0.24.0 of 2026-07-01 has it, v0.22 not): the
+# 0.21 profile (0.21.0 - 0.32.x) is mostly after it, so it pads with 0.33; 0.21.x / 0.22.x refused these shards instead
+MARLIN_PADDING_VERSIONS = ("0.21", "0.33")
 MARLIN_MIN_N, MARLIN_MIN_K = 64, 128  # GPTQ_MARLIN_MIN_THREAD_N / _K (marlin_utils.py)
 MARLIN_GROUPS = (-1, 32, 64, 128)  # MARLIN_SUPPORTED_GROUP_SIZES
 MACHETE_IN, MACHETE_OUT = 64, 128  # MACHETE_PREPACKED_BLOCK_SHAPE (machete_utils.py)
@@ -393,7 +396,7 @@ def vllm_int_linear_bytes(fmt: str, n: int, k: int, full_k: int, platform: str, 
 def vllm_nvfp4_linear_bytes(fmt: str, n: int, k: int, platform: str, version: str) -> int:
     """Bytes vLLM keeps of one NVFP4 [n, k] shard. Blackwell W4A4 (CUTLASS / FlashInfer CUTLASS): packed weight
     [round_up(n, 32), round_up(k, 32) / 2] + swizzled fp8 scales [round_up(n, 128), round_up(k/16, 4)] + the fp32
-    globals; elsewhere, and W4A16 NVFP4 everywhere: Marlin FP4, the checkpoint's bytes (padded in 0.33). Worked
+    globals; elsewhere, and W4A16 NVFP4 everywhere: Marlin FP4, the checkpoint's bytes (tile-padded from 0.21). Worked
     numbers on a B200: n = 1024, k = 4096: 2,097,152 + 262,144 + 8 = 2,359,304 (= the checkpoint: both dims aligned);
     n = 96 (an expert-sized shard), k = 2048: 98,304 + 128 x 128 + 8 = 114,696 (checkpoint 98,304 + 12,288 + 8)."""
     from kvplan.weights import matrix_bytes
@@ -572,7 +575,8 @@ def vllm_quant_layout_extra_bytes(spec: ModelSpec, layout: Layout, stage: int, w
 
 def _marlin_reason(n: int, k: int, group: int, version: str) -> str:
     """Why MarlinLinearKernel.can_implement refuses the shard, in its words: verify_marlin_supports_shape's first
-    failing check (marlin_utils.py @007d5005); from vllm#45295 on (0.33) only a group straddling TP ranks is left."""
+    failing check (marlin_utils.py @007d5005); from vllm#45295 on (0.21 / 0.33) only a group straddling TP ranks is
+    left."""
     if version in MARLIN_PADDING_VERSIONS:
         return f"in_features per partition {k} is not divisible by group_size = {group}."
     if n % MARLIN_MIN_N:
@@ -591,7 +595,7 @@ def marlin_refusal(spec: ModelSpec, layout: Layout, weight_format: str | None, g
 
     GPTQMarlinLinearMethod and CompressedTensorsWNA16 call ``choose_mp_linear_kernel``, which raises when every
     kernel refuses the shard: Machete (Hopper only, k % 64, n % 128), Marlin (n % 64, k % 128, k % G; vllm#45295
-    pads to a tile in the 0.33 profile, but a group straddling two ranks stays refused), Exllama (fp16 activations
+    pads to a tile from the 0.21 profile on, but a group straddling two ranks stays refused), Exllama (fp16 activations
     only: a bf16 checkpoint has no fallback). Worked
     example: a 64-wide quantized projection at TP2 on an sm86 GPU, bf16 -> "Weight output_size_per_partition = 32
     is not divisible by  min_thread_n = 64" (the AutoRound Qwen3.6 report quoted in the tests)."""

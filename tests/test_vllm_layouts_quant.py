@@ -72,13 +72,14 @@ def test_gptq_one_matrix_per_kernel():
         4096, 4096, "w4a16-g128") == 8_388_608 + 262_144 + 16
 
 
-def test_marlin_tile_padding_only_in_the_newest_profile():
+def test_marlin_tile_padding_from_the_0_21_profile():
     # marlin_padded_nk: the cheaper of (n to 64, k to lcm(128, G)) and (n to 128, k to lcm(64, G))
     assert marlin_padded_nk(32, 4096, 128) == (64, 4096)
     assert marlin_padded_nk(200, 64) == (256, 64)  # (256, 128) has twice the area
     # a 32-wide shard (a 64-wide projection at TP2), k 4096, group 128:
-    # 0.33 (vllm#45295): padded to 64 x 4096 -> qweight 64 x 4096 / 2 = 131,072 + scales 32 x 64 x 2 = 4,096
+    # 0.21 / 0.33 (vllm#45295): padded to 64 x 4096 -> qweight 64 x 4096 / 2 = 131,072 + scales 32 x 64 x 2 = 4,096
     assert vllm_int_linear_bytes("gptq-int4-g128", 32, 4096, 4096, "cuda", "0.33") == 135_168
+    assert vllm_int_linear_bytes("gptq-int4-g128", 32, 4096, 4096, "cuda", "0.21") == 135_168
     # before: not Marlin's -> ExllamaLinearKernel: qweight 65,536 + zeros 32 x 4 x 4 = 512 + scales 2,048
     assert int_linear_kernel("gptq-int4-g128", 32, 4096, 4096, "cuda", "0.17") == "exllama"
     assert vllm_int_linear_bytes("gptq-int4-g128", 32, 4096, 4096, "cuda", "0.17") == 65_536 + 512 + 2_048
@@ -305,7 +306,7 @@ def test_kimi_k2_thinking_tp8_kv_from_kvplans_own_weights():
 # ----------------------------------------------------------------------------- shards Marlin refuses
 
 
-def test_marlin_refuses_sub_tile_shards_before_0_33():
+def test_marlin_refuses_sub_tile_shards_before_the_padding():
     # Qwen2-72B (intermediate 29,568) GPTQ at TP2: down_proj's 14,784 input columns a rank are not a multiple of 128.
     # vllm-project/vllm#13640 (vLLM 0.7.2, Qwen2.5-VL-72B-AWQ, TP2) logs the same check: "ValueError: Weight
     # input_size_per_partition = 14784 is not divisible by min_thread_k = 128. Consider reducing tensor_parallel_size
