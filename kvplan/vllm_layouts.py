@@ -219,9 +219,9 @@ def fp8_block_refusal(spec: ModelSpec, layout: Layout, weight_format: str | None
 #                          group straddling two ranks)
 # Machete (Hopper: first   ``machete_prepack_B`` (same bytes), scales made contiguous; qzeros and g_idx stay registered
 # in vLLM's CUDA kernel    (its process_weights_after_loading never touches them; the log of vllm#23066, v0.10.1 on an
-# list for GPTQ / wNa16)   H100: "Using MacheteLinearKernel for GPTQMarlinLinearMethod"); act order adds an argsort perm
-#                          int32 [k]; asymmetric zero points become -scale x zp, [k/G, n] 16-bit. Needs k % 64, n % 128,
-#                          G in (-1, 64, 128) and no act order on a row shard
+# list for GPTQ / wNa16;   H100: "Using MacheteLinearKernel for GPTQMarlinLinearMethod"); act order adds an argsort perm
+# AWQ from vllm#36505)     int32 [k]; asymmetric wNa16 and AWQ zero points become -scale x zp, [k/G, n] 16-bit. Needs
+#                          k % 64, n % 128, G in (-1, 64, 128) and no act order on a row shard
 # exllama (GPTQ not       gptq.py ``GPTQLinearMethod`` and kernels/linear/mixed_precision/exllama.py: qweight shuffled in
 # Marlin-convertible:      place, scales kept, zero points kept (qzeros; a zeros tensor [k/G, n/pack] int32 is created
 # asymmetric, 2/3 bit,     for symmetric wNa16), g_idx emptied without act order (argsorted, same size, with it). The
@@ -237,8 +237,16 @@ def fp8_block_refusal(spec: ModelSpec, layout: Layout, weight_format: str | None
 # elsewhere; W4A16 NVFP4)  0.21 / 0.33 profiles pad like the integer Marlin (group 16)
 # =======================  =========================================================================================
 #
+# AWQ from vllm#36505 ("Enable AWQMarlinConfig on ROCm to use choose_mp_linear_kernel", opened 2026-03-09): AWQ's
+# dense layers go through the same kernel list, so a Hopper takes Machete (the 0.19.1 H200 log of a benchmark repo's
+# decisions file, search index 63273539747: "Using MacheteLinearKernel for AWQMarlinLinearMethod"; 0.19.0 on a
+# non-Hopper GPU, search index 53268049166: "Using MarlinLinearKernel for AWQMarlinLinearMethod"; the 0.17.0 log of
+# Qwen3-8B-AWQ, 54810965301, prints no such line): AWQ's qweight is repacked along k (same bytes), then Machete's
+# ``transform_w_zp`` replaces the int32 zero points [k/G, n/8] by -scale x zp in the activation dtype, [k/G, n]
+# 16-bit: 4 x the checkpoint's qzeros, + 1.5 x k x n / G bytes a shard. AWQ MoE layers stay on Marlin MoE.
+#
 # Not modeled (each < 0.1 MiB a rank): Marlin workspaces (SMs x 4 B a layer), NVFP4 global scales merged per fused layer;
-# AWQ on Hopper (kept as the checkpoint's bytes: AWQ-Marlin repacks to the same size); MoeWNA16 fallbacks.
+# MoeWNA16 fallbacks; AWQ on ROCm after vllm#36505 (Conch / Triton / RDNA kernels: kept as the checkpoint's bytes).
 
 # vllm#45295 "Consolidate Marlin thread-tile padding" (merged 2026-06-12; v0.24.0 of 2026-07-01 has it, v0.22 not): the
 # 0.21 profile (0.21.0 - 0.32.x) is mostly after it, so it pads with 0.33; 0.21.x / 0.22.x refused these shards instead
@@ -247,6 +255,9 @@ MARLIN_MIN_N, MARLIN_MIN_K = 64, 128  # GPTQ_MARLIN_MIN_THREAD_N / _K (marlin_ut
 MARLIN_GROUPS = (-1, 32, 64, 128)  # MARLIN_SUPPORTED_GROUP_SIZES
 MACHETE_IN, MACHETE_OUT = 64, 128  # MACHETE_PREPACKED_BLOCK_SHAPE (machete_utils.py)
 MACHETE_GROUPS = (-1, 64, 128)  # query_machete_supported_group_sizes, 16-bit activations
+# vllm#36505 reached 0.19.0 (its AWQMarlinLinearMethod logs the kernel it picked), not 0.17.0: the 0.17 profile
+# (0.17.0 - 0.20.x) takes the newer, larger Hopper layout (over- rather than under-counting a rank's weights)
+AWQ_MP_KERNEL_VERSIONS = ("0.17", "0.21", "0.33")
 NVFP4_SWIZZLE_ROWS, NVFP4_SWIZZLE_COLS = 128, 4  # swizzle_blockscale (nvfp4_utils.py)
 NVFP4_CUTLASS_ALIGN = 32  # pad_nvfp4_weight_for_cutlass alignment (elements), rows and columns
 NVFP4_BLOCK = 16
@@ -326,6 +337,9 @@ def int_linear_kernel(fmt: str, n: int, k: int, full_k: int, platform: str, vers
         group, act = int(m["g"] or -1), bool(m["act"])
     elif (m := _AWQ_FMT.match(fmt)) is not None:
         group = int(m["g"])
+        if (platform == "sm90" and version in AWQ_MP_KERNEL_VERSIONS and group in MARLIN_GROUPS
+                and _machete_fits(n, k, full_k, group, False)):
+            return "machete"  # vllm#36505: AWQMarlinLinearMethod picks from the mixed-precision kernel list
         ok = cuda and group in MARLIN_GROUPS and _marlin_shape(n, k, full_k, group, False, version)
         return "marlin" if ok else "checkpoint"  # awq_marlin.py falls back to AWQConfig per layer
     else:
@@ -350,6 +364,9 @@ def _int_linear_parts(fmt: str, n: int, k: int, full_k: int, platform: str, vers
     if m is None:  # AWQ: qweight, qzeros, scales (Marlin repacks them at the same size; padded in 0.33)
         if kernel == "checkpoint":
             return matrix_bytes(n, k, fmt), 0
+        if kernel == "machete":  # zero points pre-scaled: [groups, n] 16-bit for AWQ's int32 [groups, n/8]
+            groups = k // int(_AWQ_FMT.match(fmt)["g"])
+            return matrix_bytes(n, k, fmt) + groups * n * SCALE_BYTES - groups * (n // 8) * 4, 0
         np_, kp = _marlin_shape(n, k, full_k, int(_AWQ_FMT.match(fmt)["g"]), False, version)
         return matrix_bytes(np_, kp, fmt), 0
     bits, group, act = int(m["b"]), int(m["g"] or -1), bool(m["act"])

@@ -213,6 +213,47 @@ def test_awq_marlin_logs_through_the_plan_keep_checkpoint_bytes():
         assert close_gib(p.ranks[0].weights_bytes, logged)
 
 
+def test_awq_on_hopper_takes_machete_and_its_16_bit_zero_points():
+    # vllm#36505 routes AWQMarlinLinearMethod through choose_mp_linear_kernel: on a Hopper Machete comes first (a 0.19.1
+    # H200 log, search index 63273539747: "Using MacheteLinearKernel for AWQMarlinLinearMethod"). Machete's
+    # transform_w_zp replaces AWQ's int32 qzeros [32, 4096 / 8] (65,536 B) by -scale x zp [32, 4096] 16-bit (262,144):
+    # 4096 x 4096 g128 = 8,388,608 + 262,144 scales + 262,144 = 8,912,896 (+196,608 = 1.5 x k x n / G)
+    assert int_linear_kernel("int4-g128", 4096, 4096, 4096, "sm90", "0.33") == "machete"
+    assert vllm_int_linear_bytes("int4-g128", 4096, 4096, 4096, "sm90", "0.33") == 8_912_896
+    assert vllm_int_linear_bytes("int4-g128", 4096, 4096, 4096, "sm90", "0.17") == 8_912_896
+    # before it (the 0.10 / 0.11 profiles) and off Hopper: AWQ-Marlin, the checkpoint's 8,716,288
+    assert int_linear_kernel("int4-g128", 4096, 4096, 4096, "sm90", "0.11") == "marlin"
+    assert vllm_int_linear_bytes("int4-g128", 4096, 4096, 4096, "sm90", "0.11") == 8_716_288
+    assert vllm_int_linear_bytes("int4-g128", 4096, 4096, 4096, "cuda", "0.33") == 8_716_288
+    # a shard Machete cannot take (n % 128: a 64-wide output) falls to Marlin, the checkpoint's bytes
+    assert int_linear_kernel("int4-g128", 64, 4096, 4096, "sm90", "0.33") == "marlin"
+    # Llama-3.1-8B AWQ g128 on an H100, TP1: the zero points of 7 projections x 32 layers, 27,262,976 B as
+    # checkpointed (the kaitchup differential above), held 4x: +81,788,928 B (0.076 GiB); TP2 halves it
+    spec = load_preset("llama-3.1-8b")
+    for tp in (1, 2):
+        extra = vllm_quant_layout_extra_bytes(spec, Layout(tp=tp), 0, "int4-g128", "H100-SXM", "0.33")
+        assert extra == 3 * 27_262_976 // tp
+        p = plan(spec, get_gpu("H100-SXM"), EngineConfig(weight_format="int4-g128", max_model_len=4096),
+                 Layout(tp=tp))
+        assert p.ranks[0].weights_bytes == rank_weight_bytes(spec, Layout(tp=tp), 0, "int4-g128") + extra
+    assert vllm_quant_layout_extra_bytes(spec, Layout(), 0, "int4-g128", "H100-SXM", "0.11") == 0
+
+
+def test_qwen2_5_7b_awq_vllm_0_19_0_marlin_kernel_log():
+    # Qwen2.5-7B-Instruct-AWQ, vLLM 0.19.0 (Windows, one consumer GPU: not a Hopper, Marlin chosen), TP1, fp16,
+    # max_model_len 4096 (search index file 53268049166): "[awq_marlin.py:420] Using MarlinLinearKernel for
+    # AWQMarlinLinearMethod", "Model loading took 5.2 GiB memory". kvplan: embed + lm_head 2 x 152,064 x 3,584 x 2 =
+    # 2,179,989,504; a layer's q/k/v/o/gate/up/down at int4 g128 (qweight n x k / 2, qzeros k/128 x n/8 x 4, scales
+    # k/128 x n x 2) + q/k/v biases + norms; 28 layers: 5,570,747,392 B = 5.188 GiB (-0.2 %); no layout term
+    # (AWQ on Marlin: same bytes)
+    spec = load_preset("qwen2.5-7b")
+    p = plan(spec, get_gpu("RTX-4090"), EngineConfig(vllm_version="0.17", weight_format="int4-g128",
+                                                     max_model_len=4096))
+    got = p.ranks[0].weights_bytes
+    assert got == rank_weight_bytes(spec, Layout(), 0, "int4-g128") == 5_570_747_392
+    assert close_gib(got, 5.2)
+
+
 def test_qwen3_30b_a3b_nvfp4_experts_swizzled_at_tp8_on_b200():
     # nvidia/Qwen3-30B-A3B-NVFP4 (its hf_quant_config, a fixture): 48 layers x 128 experts, H 2048, I 768.
     # TP8: I = 96 a rank. Per expert, w13 scales [2 x 96 = 192 -> 256 rows, 2048/16 = 128] (+8,192) and w2 scales
