@@ -32,7 +32,9 @@ from kvplan.parallel import (
 )
 from kvplan.spec import DecoderLayer, Linear, ModelSpec
 from kvplan.units import DTYPE_BITS, GiB, cdiv
-from kvplan.vllm_layouts import fp8_block_refusal, vllm_mxfp4_extra_bytes
+from kvplan.vllm_layouts import (
+    fp8_block_refusal, marlin_refusal, vllm_mxfp4_extra_bytes, vllm_quant_layout_extra_bytes,
+)
 
 
 class Term(BaseModel):
@@ -312,6 +314,12 @@ def plan(spec: ModelSpec, gpu: GpuSpec, engine: EngineConfig = EngineConfig(), l
             raise PlanInputError("tensor_parallel_size", f"{engine.engine} refuses to load this layout: {refusal} "
                                  "(block-FP8 shards must hold whole blocks; try a TP that keeps them whole, or "
                                  "--enable-expert-parallel)")
+    if engine.engine == "vllm":
+        refusal = spec.memo(("marlin-refusal", layout, engine.weight_format, gpu.name, engine.vllm_version),
+                            lambda: marlin_refusal(spec, layout, engine.weight_format, gpu.name, engine.vllm_version))
+        if refusal:
+            raise PlanInputError("tensor_parallel_size", f"vllm refuses to load this layout: {refusal} (GPTQ / wNa16 "
+                                 "shards must fill Marlin's tiles before vLLM 0.2x pads them; try a smaller TP)")
     if concurrency is not None and (isinstance(concurrency, bool) or not isinstance(concurrency, int) or concurrency < 1):
         raise PlanInputError("concurrency", f"must be a whole number >= 1, got {concurrency!r}")
     max_len = engine.max_model_len or spec.max_position_embeddings or 4096
@@ -377,6 +385,10 @@ def plan(spec: ModelSpec, gpu: GpuSpec, engine: EngineConfig = EngineConfig(), l
             weights += spec.memo(("mxfp4-layout", layout, stage, engine.weight_format, arch, engine.vllm_version),
                                  lambda st=stage, a=arch: vllm_mxfp4_extra_bytes(spec, layout, st, engine.weight_format,
                                                                                  a, engine.vllm_version))
+            # GPTQ / AWQ / wNa16 on Marlin or Machete, NVFP4 swizzled or on Marlin (kvplan.vllm_layouts)
+            weights += spec.memo(("quant-layout", layout, stage, engine.weight_format, gpu.name, engine.vllm_version),
+                                 lambda st=stage: vllm_quant_layout_extra_bytes(
+                                     spec, layout, st, engine.weight_format, gpu.name, engine.vllm_version))
         sglang_extra, sglang_why = 0, ""
         if engine.weights_bytes is None and engine.engine == "sglang":  # kvplan.sglang.layout_extra_bytes
             sglang_extra, sglang_why = spec.memo(
@@ -641,7 +653,8 @@ def _budget(spec, gpu, engine, layout, weights, mnbt, max_seqs, act_b, mla, last
              source=("this rank's tensors in the checkpoint's safetensors headers" if engine.weights_basis ==
                      "checkpoint headers" else "typed in (Model loading took X GiB)") if engine.weights_bytes is not None else
              "sum of this rank's shards as kvplan lays them out (GPUModelRunner.load_model); vLLM: MXFP4 MoE "
-             "in the layout of its MoE backend (kvplan.vllm_layouts: Marlin / Triton / FlashInfer TRTLLM)")
+             "in the layout of its MoE backend (kvplan.vllm_layouts: Marlin / Triton / FlashInfer TRTLLM), GPTQ / AWQ "
+             "/ wNa16 as Marlin or Machete keep them, NVFP4 swizzled (Blackwell) or on Marlin")
     if engine.engine == "custom":
         runtime = int(engine.runtime_gib * GiB)
         headroom = int(engine.headroom_gib * GiB)

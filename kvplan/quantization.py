@@ -274,7 +274,8 @@ def _awq(qc: Mapping, f: str) -> QuantScheme:
 
 def _gptq(qc: Mapping, f: str) -> QuantScheme:
     """GPTQ (vLLM GPTQConfig): ``bits`` 2/4/8, ``group_size`` (-1: one group per column), ``desc_act``
-    (vLLM creates g_idx whether or not, so it changes no byte); ``modules_to_not_convert``; ``dynamic``
+    ("-actorder": no checkpoint byte, g_idx is always stored, but vLLM's Marlin keeps it only then) and ``sym``
+    false ("-asym"); ``modules_to_not_convert``; ``dynamic``
     {"-:regex": {}} (skip) / {"+:regex" or "regex": {"bits", "group_size"}} per-module overrides;
     ``lm_head`` true quantizes lm_head too. Worked number: 4096 x 4096, 4 bit, group 128 = 8,388,608
     (qweight) + 65,536 (qzeros) + 262,144 (scales) + 16,384 (g_idx) = 8,732,672 B."""
@@ -283,8 +284,16 @@ def _gptq(qc: Mapping, f: str) -> QuantScheme:
     if bits not in (2, 4, 8) or isinstance(bits, bool):
         raise ConfigError(f"{f}.{bits_key}", f"must be 2, 4 or 8, got {_short(bits)}")
 
+    # desc_act / sym change no checkpoint byte but what vLLM keeps after loading (gptq_marlin.py: Marlin drops
+    # qzeros and, without act order, g_idx; act order keeps g_idx and adds its sort indices; asymmetric GPTQ is not
+    # Marlin-convertible): they ride on the format name. desc_act with one group per column is no act order
+    # (GPTQMarlinConfig.__init__).
+    desc_act = qc.get("desc_act") is True
+    asym = qc.get("sym") is False
+
     def fmt_of(b, g) -> str:
-        return f"gptq-int{b}-" + ("ch" if g == -1 else f"g{g}")
+        return (f"gptq-int{b}-" + ("ch" if g == -1 else f"g{g}") + ("-actorder" if desc_act and g != -1 else "")
+                + ("-asym" if asym else ""))
     group = _pos_int(qc, "group_size", f, 128, allow=(-1,))
     default = fmt_of(bits, group)
     ignore, per_module = list(_names(qc, ("modules_to_not_convert",), f)), []

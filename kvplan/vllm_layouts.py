@@ -4,7 +4,9 @@
 vLLM's MoE kernels re-lay some of them out in ``process_weights_after_loading``; "Model loading took X GiB"
 is ``torch.cuda.memory_allocated`` after that step (``DeviceMemoryProfiler``), so it counts the padded,
 swizzled tensors and whatever the method keeps beside them. This module returns the difference
-(layout bytes - kvplan's checkpoint bytes) for one pipeline stage of one rank.
+(layout bytes - kvplan's checkpoint bytes) for one pipeline stage of one rank: MXFP4 MoE (below), the 4-bit integer and
+NVFP4 layouts (``vllm_quant_layout_extra_bytes``, table further down), and the shards vLLM refuses (block FP8,
+``fp8_block_refusal``; Marlin tiles, ``marlin_refusal``).
 
 MXFP4 MoE (gpt-oss; vllm/model_executor/layers/quantization/mxfp4.py ``Mxfp4MoEMethod``, read 2026-12 at
 vllm-project/vllm@007d5005), backend by GPU and release line (``mxfp4_moe_backend``):
@@ -33,10 +35,11 @@ gpt-oss): only the kept scales and fp32 biases are added, ``value_padding=False`
 (64.38 logged on 0.14.1, the engine helper's note; log not pinned here). The 0.11 profile keeps Marlin.
 """
 
+import math
 import re
 
-from kvplan.parallel import Layout, stage_distinct
-from kvplan.spec import ModelSpec
+from kvplan.parallel import Layout, pp_partition, stage_distinct
+from kvplan.spec import Linear, ModelSpec
 from kvplan.units import cdiv
 
 MXFP4_MARLIN_ALIGN = (128, 256)  # (intermediate per partition, hidden): mxfp4.py create_weights, Marlin backend
@@ -190,4 +193,456 @@ def fp8_block_refusal(spec: ModelSpec, layout: Layout, weight_format: str | None
                         if k % block[1]:
                             return (f"ValueError: Weight input_size_per_partition = {k} is not divisible by weight "
                                     f"quantization block_k = {block[1]}.")
+    return None
+
+
+# ----------------------------------------------------------------------------- int4 / int8 (GPTQ, AWQ, wNa16), NVFP4
+#
+# What vLLM keeps of a 4-bit integer or NVFP4 matrix after ``process_weights_after_loading`` (read 2026-12 in
+# vllm-project/vllm: quantization/utils/marlin_utils.py @007d5005 and its padded successor (vllm#45295),
+# quantization/gptq_marlin.py, gptq.py, awq_marlin.py, compressed_tensors/schemes/compressed_tensors_wNa16.py,
+# compressed_tensors_moe/compressed_tensors_moe_wna16_marlin.py, kernels/linear/mixed_precision/{marlin,machete}.py,
+# kernels/linear/nvfp4/cutlass.py, quantization/utils/nvfp4_utils.py). One [n = out, k = in] shard of a rank, G the
+# group size, b the bits; "per layer" tensors are registered once per *fused* vLLM layer (q/k/v -> qkv_proj,
+# gate/up -> gate_up_proj), where the checkpoint (and ``kvplan.weights``) has one per projection:
+#
+# =======================  =========================================================================================
+# kernel                   kept after loading
+# =======================  =========================================================================================
+# Marlin (GPTQ sym 4/8     qweight repacked (``gptq_marlin_repack``: [k/16, n*16*b/32] int32, the same n*k*b/8 bytes),
+# bit, wNa16, AWQ; CUDA    scales permuted (same [k/G, n] 16-bit; [full_k/G, n] on every rank for act order on a row
+# sm75+; Hopper only when  shard: ``marlin_repeat_scales_on_all_ranks``), AWQ / asymmetric wNa16 zero points repacked
+# Machete cannot)          (same bytes). GPTQ's qzeros and g_idx become empty tensors (``marlin_make_empty_g_idx``);
+#                          act order keeps g_idx sorted and adds g_idx_sort_indices int32 [k] (per layer). Shapes need
+#                          n % 64, k % 128, k % G, else the layer is not Marlin's; vllm#45295 (merged 2026-06-12: the
+#                          0.21 and 0.33 profiles) zero-pads instead to ``marlin_padded_nk`` (not for act order, not a
+#                          group straddling two ranks)
+# Machete (Hopper: first   ``machete_prepack_B`` (same bytes), scales made contiguous; qzeros and g_idx stay registered
+# in vLLM's CUDA kernel    (its process_weights_after_loading never touches them; the log of vllm#23066, v0.10.1 on an
+# list for GPTQ / wNa16;   H100: "Using MacheteLinearKernel for GPTQMarlinLinearMethod"); act order adds an argsort perm
+# AWQ from vllm#36505)     int32 [k]; asymmetric wNa16 and AWQ zero points become -scale x zp, [k/G, n] 16-bit. Needs
+#                          k % 64, n % 128, G in (-1, 64, 128) and no act order on a row shard
+# exllama (GPTQ not       gptq.py ``GPTQLinearMethod`` and kernels/linear/mixed_precision/exllama.py: qweight shuffled in
+# Marlin-convertible:      place, scales kept, zero points kept (qzeros; a zeros tensor [k/G, n/pack] int32 is created
+# asymmetric, 2/3 bit,     for symmetric wNa16), g_idx emptied without act order (argsorted, same size, with it). The
+# ROCm; the mixed-         mixed-precision kernel takes fp16 activations only: with none of Machete / Marlin / Exllama
+# precision last resort)   able, vLLM refuses the layer (``marlin_refusal``)
+# CUTLASS / FlashInfer     NVFP4 W4A4 on Blackwell (sm100, and sm120 whose FlashInfer CUTLASS FP4 GEMM vLLM picks too):
+# (NVFP4)                  weight padded to n, k multiples of 32 (``pad_nvfp4_weight_for_cutlass``, vllm#31099), block
+#                          scales replaced by their swizzled copy padded to [round_up(n, 128), round_up(k/16, 4)]
+#                          (``swizzle_blockscale``; kept *beside* the checkpoint's before vllm#23379: the 0.10 profile);
+#                          MoE: the 3-D swizzle per expert on w13 (2I rows) and w2, a non-gated MoE's weights padded
+#                          to the swizzled rows (``intermediate_size_pad``)
+# Marlin FP4 (NVFP4        ``prepare_fp4_layer_for_marlin``: weight and fp8 scales repacked / permuted, same bytes; the
+# elsewhere; W4A16 NVFP4)  0.21 / 0.33 profiles pad like the integer Marlin (group 16)
+# =======================  =========================================================================================
+#
+# AWQ from vllm#36505 ("Enable AWQMarlinConfig on ROCm to use choose_mp_linear_kernel", opened 2026-03-09): AWQ's
+# dense layers go through the same kernel list, so a Hopper takes Machete (the 0.19.1 H200 log of a benchmark repo's
+# decisions file, search index 63273539747: "Using MacheteLinearKernel for AWQMarlinLinearMethod"; 0.19.0 on a
+# non-Hopper GPU, search index 53268049166: "Using MarlinLinearKernel for AWQMarlinLinearMethod"; the 0.17.0 log of
+# Qwen3-8B-AWQ, 54810965301, prints no such line): AWQ's qweight is repacked along k (same bytes), then Machete's
+# ``transform_w_zp`` replaces the int32 zero points [k/G, n/8] by -scale x zp in the activation dtype, [k/G, n]
+# 16-bit: 4 x the checkpoint's qzeros, + 1.5 x k x n / G bytes a shard. AWQ MoE layers stay on Marlin MoE.
+#
+# Not modeled (each < 0.1 MiB a rank): Marlin workspaces (SMs x 4 B a layer), NVFP4 global scales merged per fused layer;
+# MoeWNA16 fallbacks; AWQ on ROCm after vllm#36505 (Conch / Triton / RDNA kernels: kept as the checkpoint's bytes).
+
+# vllm#45295 "Consolidate Marlin thread-tile padding" (merged 2026-06-12; v0.24.0 of 2026-07-01 has it, v0.22 not): the
+# 0.21 profile (0.21.0 - 0.32.x) is mostly after it, so it pads with 0.33; 0.21.x / 0.22.x refused these shards instead
+MARLIN_PADDING_VERSIONS = ("0.21", "0.33")
+MARLIN_MIN_N, MARLIN_MIN_K = 64, 128  # GPTQ_MARLIN_MIN_THREAD_N / _K (marlin_utils.py)
+MARLIN_GROUPS = (-1, 32, 64, 128)  # MARLIN_SUPPORTED_GROUP_SIZES
+MACHETE_IN, MACHETE_OUT = 64, 128  # MACHETE_PREPACKED_BLOCK_SHAPE (machete_utils.py)
+MACHETE_GROUPS = (-1, 64, 128)  # query_machete_supported_group_sizes, 16-bit activations
+# vllm#36505 reached 0.19.0 (its AWQMarlinLinearMethod logs the kernel it picked), not 0.17.0: the 0.17 profile
+# (0.17.0 - 0.20.x) takes the newer, larger Hopper layout (over- rather than under-counting a rank's weights)
+AWQ_MP_KERNEL_VERSIONS = ("0.17", "0.21", "0.33")
+NVFP4_SWIZZLE_ROWS, NVFP4_SWIZZLE_COLS = 128, 4  # swizzle_blockscale (nvfp4_utils.py)
+NVFP4_CUTLASS_ALIGN = 32  # pad_nvfp4_weight_for_cutlass alignment (elements), rows and columns
+NVFP4_BLOCK = 16
+# vllm#23379 "Remove duplicated NVFP4 blockscales" (merged 2025-08-23, v0.10.2): before it the swizzled scales went into
+# a new parameter (weight_scale_swizzled, w13/w2_blockscale_swizzled) beside the checkpoint's; the 0.10 profile keeps both
+NVFP4_DUPLICATE_SCALE_VERSIONS = ("0.10",)
+# vllm#31099 "Always support TP > 4 for FP4 Gemm" (merged 2025-12-21) pads NVFP4 weights to 32; earlier releases refused
+# such shards (0.10 here; 0.11-0.13 refused too, not modeled)
+NVFP4_NO_WEIGHT_PAD_VERSIONS = ("0.10",)
+
+_GPTQ_FMT = re.compile(r"^gptq-int(?P<b>\d)-(?:g(?P<g>\d+)|ch)(?P<act>-actorder)?(?P<asym>-asym)?$")
+_AWQ_FMT = re.compile(r"^int4-g(?P<g>\d+)$")
+_WNA16_FMT = re.compile(r"^w(?P<b>[48])a16-(?:g(?P<g>\d+)|ch)(?P<asym>-asym)?(?P<act>-actorder)?$")
+_NVFP4_FMT = re.compile(r"^nvfp4(?P<wo>-wo)?$")
+# checkpoint linears vLLM fuses into one layer (QKVParallelLinear, MergedColumnParallelLinear; Qwen3.5 / 3.6 GDN's
+# in_proj_ba): its tile rules, padding and per-layer tensors apply to the fused output width
+_FUSED = {"q_proj": "qkv_proj", "k_proj": "qkv_proj", "v_proj": "qkv_proj", "gate_proj": "gate_up_proj",
+          "up_proj": "gate_up_proj", "w1": "gate_up_proj", "w3": "gate_up_proj", "in_proj_qkv": "in_proj_qkvz",
+          "in_proj_z": "in_proj_qkvz", "in_proj_b": "in_proj_ba", "in_proj_a": "in_proj_ba"}
+
+
+def quant_platform(gpu_name: str) -> str:
+    """The platform class that decides vLLM's 4-bit kernels: "sm90" (Hopper: Machete), "sm100" (datacenter Blackwell)
+    and "sm120" (RTX 50 / RTX PRO 6000 Blackwell: NVFP4 on CUTLASS / FlashInfer too), "rocm" (Instinct: no Marlin, no
+    Machete, NVFP4 emulated), "hpu" (Gaudi: checkpoint bytes), "cuda" (Ampere / Ada: Marlin)."""
+    from kvplan.engines import gpu_arch
+
+    arch = gpu_arch(gpu_name)
+    if arch != "other":
+        return arch
+    name = gpu_name.upper()
+    if name.startswith(("RTX-50", "RTX-PRO-6000")):
+        return "sm120"
+    if name.startswith("MI"):
+        return "rocm"
+    if name.startswith("GAUDI"):
+        return "hpu"
+    return "cuda"
+
+
+def marlin_padded_nk(n: int, k: int, group: int = -1) -> tuple[int, int]:
+    """The (n, k) Marlin pads a rank's shard to (marlin_utils.py ``marlin_padded_nk``, vllm#45295): the cheaper of
+    (n to 64, k to lcm(128, G)) and (n to 128, k to lcm(64, G)) by area, then by perimeter. Worked number:
+    n = 32 (a 64-wide projection at TP2), k = 4096, G = 128 -> (64, 4096)."""
+    g = group if group > 0 else 1
+    lcm128, lcm64 = 128 * g // math.gcd(128, g), 64 * g // math.gcd(64, g)
+    cands = ((_up(n, 64), _up(k, lcm128)), (_up(n, 128), _up(k, lcm64)))
+    return min(cands, key=lambda nk: (nk[0] * nk[1], nk[0] + nk[1]))
+
+
+def _marlin_shape(n: int, k: int, full_k: int, group: int, act: bool, version: str) -> tuple[int, int] | None:
+    """(n, k) Marlin holds for this shard, or None when the layer is not Marlin's (verify_marlin_supports_shape)."""
+    groups_ok = group == -1 or group >= full_k or k % group == 0
+    if n % MARLIN_MIN_N == 0 and k % MARLIN_MIN_K == 0 and groups_ok:
+        return n, k
+    if version in MARLIN_PADDING_VERSIONS and not act and groups_ok:
+        return marlin_padded_nk(n, k, group)
+    return None
+
+
+def _machete_fits(n: int, k: int, full_k: int, group: int, act: bool) -> bool:
+    return group in MACHETE_GROUPS and not (act and k != full_k) and k % MACHETE_IN == 0 and n % MACHETE_OUT == 0
+
+
+def int_linear_kernel(fmt: str, n: int, k: int, full_k: int, platform: str, version: str) -> str:
+    """The kernel vLLM gives one integer-quantized shard: "machete", "marlin", "exllama" (GPTQConfig's kernel for GPTQ
+    Marlin cannot convert, and ExllamaLinearKernel, the mixed-precision list's last resort) or "checkpoint" (a kernel
+    that keeps every checkpoint tensor: AWQ's own; ROCm / Gaudi wNa16). Worked example: gptq-int4-g128 4096 x 4096 on
+    an H100 -> "machete", on an A100 -> "marlin", -asym -> "exllama"."""
+    cuda = platform in ("cuda", "sm90", "sm100", "sm120")
+    if (m := _GPTQ_FMT.match(fmt)) is not None:
+        bits, group, act = int(m["b"]), int(m["g"] or -1), bool(m["act"])
+        # GPTQMarlinConfig.is_gptq_marlin_compatible: CUDA, TYPE_MAP (symmetric 4 / 8 bit), Marlin group sizes
+        if not cuda or m["asym"] or bits not in (4, 8) or group not in MARLIN_GROUPS:
+            return "exllama" if platform != "hpu" else "checkpoint"
+    elif (m := _WNA16_FMT.match(fmt)) is not None:
+        group, act = int(m["g"] or -1), bool(m["act"])
+    elif (m := _AWQ_FMT.match(fmt)) is not None:
+        group = int(m["g"])
+        if (platform == "sm90" and version in AWQ_MP_KERNEL_VERSIONS and group in MARLIN_GROUPS
+                and _machete_fits(n, k, full_k, group, False)):
+            return "machete"  # vllm#36505: AWQMarlinLinearMethod picks from the mixed-precision kernel list
+        ok = cuda and group in MARLIN_GROUPS and _marlin_shape(n, k, full_k, group, False, version)
+        return "marlin" if ok else "checkpoint"  # awq_marlin.py falls back to AWQConfig per layer
+    else:
+        raise ValueError(fmt)
+    if not cuda:
+        return "checkpoint"
+    if platform == "sm90" and _machete_fits(n, k, full_k, group, act):
+        return "machete"
+    if group in MARLIN_GROUPS and _marlin_shape(n, k, full_k, group, act, version):
+        return "marlin"
+    return "exllama"  # ExllamaLinearKernel, the last in the list (fp16 only: a bf16 model is refused, marlin_refusal)
+
+
+def _int_linear_parts(fmt: str, n: int, k: int, full_k: int, platform: str, version: str) -> tuple[int, int]:
+    """(bytes of the shard's own tensors, bytes of its per-layer tensors) vLLM keeps of one integer [n, k] shard. The
+    per-layer part (g_idx and its sort indices or perm, wNa16's weight_shape int64 [2]) is held once per fused layer."""
+    from kvplan.weights import SCALE_BYTES, matrix_bytes
+
+    kernel = int_linear_kernel(fmt, n, k, full_k, platform, version)
+    gptq, wna16 = _GPTQ_FMT.match(fmt), _WNA16_FMT.match(fmt)
+    m = gptq or wna16
+    if m is None:  # AWQ: qweight, qzeros, scales (Marlin repacks them at the same size; padded in 0.33)
+        if kernel == "checkpoint":
+            return matrix_bytes(n, k, fmt), 0
+        if kernel == "machete":  # zero points pre-scaled: [groups, n] 16-bit for AWQ's int32 [groups, n/8]
+            groups = k // int(_AWQ_FMT.match(fmt)["g"])
+            return matrix_bytes(n, k, fmt) + groups * n * SCALE_BYTES - groups * (n // 8) * 4, 0
+        np_, kp = _marlin_shape(n, k, full_k, int(_AWQ_FMT.match(fmt)["g"]), False, version)
+        return matrix_bytes(np_, kp, fmt), 0
+    bits, group, act = int(m["b"]), int(m["g"] or -1), bool(m["act"])
+    asym = bool(m["asym"]) if wna16 else False
+    # the checkpoint's per-layer tensors as kvplan.weights counts them per projection: GPTQ's g_idx always,
+    # wNa16's weight_g_idx with act order and weight_shape
+    ckpt_shared = (4 * k if gptq or act else 0) + (16 if wna16 else 0)
+    if kernel == "checkpoint":
+        return matrix_bytes(n, k, fmt) - ckpt_shared, ckpt_shared
+    if kernel == "exllama":  # zero points kept (created for symmetric wNa16); g_idx emptied unless act order
+        own = matrix_bytes(n, k, fmt) - ckpt_shared
+        if wna16 and not asym and group > 0:  # exllama.py: a zeros tensor [k/G, n/pack] int32 for the bias
+            own += (k // group) * (n * bits // 32) * 4
+        return own, (4 * k if act else 0) + (16 if wna16 else 0)
+    if kernel == "machete":
+        own = matrix_bytes(n, k, fmt) - ckpt_shared
+        if asym:  # zero points pre-scaled into the scale dtype: [groups, n] 16-bit instead of int32 [n/pack, groups]
+            groups = 1 if group == -1 else k // group
+            own += groups * n * SCALE_BYTES - (n * bits // 32) * groups * 4
+        return own, ckpt_shared + (4 * k if act else 0)  # + the argsort perm of act order
+    np_, kp = _marlin_shape(n, k, full_k, group, act, version)
+    if group == -1:
+        groups = 1
+    elif act and k != full_k:
+        groups = full_k // group  # marlin_repeat_scales_on_all_ranks: act order on a row shard keeps all scales
+    else:
+        groups = kp // group
+    own = np_ * kp * bits // 8 + groups * np_ * SCALE_BYTES
+    if wna16 and asym:
+        own += groups * (np_ * bits // 32) * 4  # weight_zero_point repacked (marlin_zero_points)
+    shared = (2 * 4 * k if act else 0) + (16 if wna16 else 0)  # sorted g_idx + sort indices; weight_shape
+    return own, shared
+
+
+def vllm_int_linear_bytes(fmt: str, n: int, k: int, full_k: int, platform: str, version: str) -> int:
+    """Bytes vLLM keeps of one unfused integer-quantized [n, k] shard (``full_k``: the layer's whole input width),
+    per the table above. Worked numbers, 4096 x 4096 at TP1, gptq-int4-g128 (checkpoint 8,388,608 qweight + 65,536
+    qzeros + 262,144 scales + 16,384 g_idx = 8,732,672): Marlin (A100) 8,650,752; -actorder 8,683,520 (+ sorted g_idx
+    and sort indices); Machete (H100) 8,732,672; exllama (-asym) 8,716,288."""
+    own, shared = _int_linear_parts(fmt, n, k, full_k, platform, version)
+    return own + shared
+
+
+def vllm_nvfp4_linear_bytes(fmt: str, n: int, k: int, platform: str, version: str) -> int:
+    """Bytes vLLM keeps of one NVFP4 [n, k] shard. Blackwell W4A4 (CUTLASS / FlashInfer CUTLASS): packed weight
+    [round_up(n, 32), round_up(k, 32) / 2] + swizzled fp8 scales [round_up(n, 128), round_up(k/16, 4)] + the fp32
+    globals; elsewhere, and W4A16 NVFP4 everywhere: Marlin FP4, the checkpoint's bytes (tile-padded from 0.21). Worked
+    numbers on a B200: n = 1024, k = 4096: 2,097,152 + 262,144 + 8 = 2,359,304 (= the checkpoint: both dims aligned);
+    n = 96 (an expert-sized shard), k = 2048: 98,304 + 128 x 128 + 8 = 114,696 (checkpoint 98,304 + 12,288 + 8)."""
+    from kvplan.weights import matrix_bytes
+
+    m = _NVFP4_FMT.match(fmt)
+    if m is None:
+        raise ValueError(fmt)
+    globals_ = 4 if m["wo"] else 8
+    if platform in ("sm100", "sm120") and not m["wo"]:
+        np_, kp = _up(n, NVFP4_CUTLASS_ALIGN), _up(k, NVFP4_CUTLASS_ALIGN)
+        if version in NVFP4_NO_WEIGHT_PAD_VERSIONS:
+            np_, kp = n, k
+        scales = _up(n, NVFP4_SWIZZLE_ROWS) * _up(cdiv(k, NVFP4_BLOCK), NVFP4_SWIZZLE_COLS)
+        if version in NVFP4_DUPLICATE_SCALE_VERSIONS:
+            scales += n * cdiv(k, NVFP4_BLOCK)  # the checkpoint's weight_scale stays beside weight_scale_swizzled
+        return np_ * kp // 2 + scales + globals_
+    if version in MARLIN_PADDING_VERSIONS and platform in ("cuda", "sm90", "sm100", "sm120"):
+        np_, kp = marlin_padded_nk(n, k, NVFP4_BLOCK)
+        return matrix_bytes(np_, kp, fmt)
+    return matrix_bytes(n, k, fmt)
+
+
+def vllm_moe_expert_bytes(fmt: str, hidden: int, inter: int, gate_up: list[int], platform: str,
+                          gated: bool = True, version: str = "0.33", inter_full: int | None = None
+                          ) -> tuple[int, int] | None:
+    """(vLLM's bytes, kvplan's checkpoint bytes) of one routed expert of a rank in ``fmt`` (``inter``: its
+    intermediate per partition; ``gate_up``: the out widths of its gate / up linears as the checkpoint splits them,
+    [2 x inter] when fused), or None when vLLM keeps the checkpoint's bytes.
+
+    NVFP4 W4A4 on Blackwell (ModelOptNvFp4FusedMoE / CompressedTensorsW4A4Nvfp4MoEMethod, FlashInfer / CUTLASS
+    backends): w13 [2I, H] and w2 [H, I] block scales swizzled per expert, [round_up(2I, 128), round_up(H/16, 4)] and
+    [round_up(H, 128), round_up(I/16, 4)]; a non-gated MoE (Nemotron-H's relu2 up / down) whose I is no multiple of
+    128 also pads its weights to the swizzled rows (``intermediate_size_pad``: w13 rows, w2 columns and w2 scales,
+    before w2's swizzle; a gated one asserts instead). wNa16 (CompressedTensorsWNA16MarlinMoEMethod): weight_shape is [E, 2] per
+    fused w13 / w2 (2 x 2 x 2 B an expert, params dtype) where kvplan counts 16 B per checkpoint tensor; g_idx and
+    sort indices ([E, H] and [E, I] int32 each for w13 / w2) are emptied without act order. Worked numbers: Kimi-K2
+    w4a16-g32, H 7168, I 2048 / 8 = 256: 8 B of shape per expert vs kvplan's 48 (gate, up, down): -40 B;
+    Qwen3-30B-A3B NVFP4 at TP8 on a B200 (H 2048, I 96): w13 scales 192 -> 256 rows x 128 (+8,192), w2 2048 x 6
+    -> 8 columns (+4,096): +12,288 B an expert. GPTQ (GPTQMarlinMoEMethod, gptq_marlin.py): qweight repacked and
+    scales permuted at the same size, qzeros kept but registered in the 16-bit params dtype (half the int32 bytes),
+    g_idx emptied without act order (sorted + sort indices per w13 / w2 with it, w2 scales then unsharded); needs
+    H % 128 and I % max(64, G) (``check_moe_marlin_supports_layer``), else MoeWNA16 (kept as checkpointed). Worked
+    number, Qwen3-30B-A3B GPTQ int4 g128 at TP1 (H 2048, I 768): qzeros 18,432 -> 9,216 and g_idx 4 x (2,048 +
+    2,048 + 768) = 19,456 dropped: -28,672 B an expert."""
+    from kvplan.weights import SCALE_BYTES, matrix_bytes
+
+    ckpt = sum(matrix_bytes(o, hidden, fmt) for o in gate_up) + matrix_bytes(hidden, inter, fmt)
+    if (m := _NVFP4_FMT.match(fmt)) is not None:
+        if m["wo"] or platform not in ("sm100", "sm120"):
+            return None
+        i2 = sum(gate_up)
+        rows = _up(i2, NVFP4_SWIZZLE_ROWS)  # w13's swizzled scale rows
+        # non-gated: weights padded to them too, w2 along its input columns (not in the 0.10 code)
+        pad = 0 if gated or version in NVFP4_NO_WEIGHT_PAD_VERSIONS else rows - i2
+        loaded = (rows * hidden // 2 if pad else i2 * hidden // 2)
+        loaded += rows * _up(cdiv(hidden, NVFP4_BLOCK), NVFP4_SWIZZLE_COLS)
+        loaded += hidden * (inter + pad) // 2
+        loaded += _up(hidden, NVFP4_SWIZZLE_ROWS) * _up(cdiv(inter + pad, NVFP4_BLOCK), NVFP4_SWIZZLE_COLS)
+        loaded += 8 * (len(gate_up) + 1)  # fp32 weight_scale_2 + input_scale per projection, as checkpointed
+        if version in NVFP4_DUPLICATE_SCALE_VERSIONS:  # w13_weight_scale / w2_weight_scale kept beside the swizzled
+            loaded += i2 * cdiv(hidden, NVFP4_BLOCK) + hidden * cdiv(inter, NVFP4_BLOCK)
+        return loaded, ckpt
+    if (m := _GPTQ_FMT.match(fmt)) is not None and platform in ("cuda", "sm90", "sm100", "sm120"):
+        bits, group, act = int(m["b"]), int(m["g"] or -1), bool(m["act"])
+        if m["asym"] or bits not in (4, 8) or group not in MARLIN_GROUPS:
+            return None
+        if hidden % 128 or inter % max(64, group):
+            return None  # check_moe_marlin_supports_layer: MoeWNA16 kernels instead (not modeled)
+        pack, i2 = 32 // bits, sum(gate_up)
+        g13 = 1 if group == -1 else hidden // group
+        g2 = 1 if group == -1 else ((inter_full or inter) if act else inter) // group  # act order: full w2 scales
+        loaded = (i2 * hidden + hidden * inter) * bits // 8 + (g13 * i2 + g2 * hidden) * SCALE_BYTES
+        # qzeros are registered in the params dtype (16-bit) and kept; g_idx emptied without act order
+        loaded += (g13 * (i2 // pack) + g2 * (hidden // pack)) * 2
+        if act:
+            loaded += 2 * 4 * (hidden + inter)  # sorted g_idx + sort indices, [E, H] and [E, I] int32
+        return loaded, ckpt
+    if (m := _WNA16_FMT.match(fmt)) is not None and platform in ("cuda", "sm90", "sm100", "sm120"):
+        shapes_ckpt = 16 * (len(gate_up) + 1)
+        gidx_ckpt = 4 * (hidden * len(gate_up) + inter) if m["act"] else 0
+        gidx_loaded = 2 * 4 * (hidden + inter) if m["act"] else 0
+        return ckpt - shapes_ckpt - gidx_ckpt + 2 * 2 * 2 + gidx_loaded, ckpt
+    return None
+
+
+def _layout_formats(f: str) -> bool:
+    return bool(_NVFP4_FMT.match(f) or _GPTQ_FMT.match(f) or _WNA16_FMT.match(f) or _AWQ_FMT.match(f))
+
+
+def _fused_shards(spec: ModelSpec, layer, category: str, fmt: str, mine, width: int):
+    """[(format, fused n on the rank, k, full k, copies, kvplan's checkpoint bytes of the members, members)] of one
+    layer's category: the shards of the 4-bit / NVFP4 linears, fused as vLLM builds its layers (``_FUSED``)."""
+    from kvplan.parallel import _RowShard, _shard
+    from kvplan.weights import component_format, matrix_bytes
+
+    fused: dict[tuple[str, str], list] = {}
+    for c in getattr(layer, category):
+        if not isinstance(c, Linear):
+            continue
+        for f, _ in component_format(category, c, fmt, mine):
+            if not _layout_formats(f):
+                continue
+            s = _shard(c, width, spec)
+            lin = s.linear if isinstance(s, _RowShard) else s
+            n, k = lin.out_features, lin.in_features
+            head, _, last = c.name.rpartition(".")  # "shared_experts.gate_proj" fuses with its own up_proj
+            key = (f"{head}.{_FUSED.get(last, last)}" if head else _FUSED.get(last, last), f)
+            entry = fused.setdefault(key, [f, 0, k, c.in_features, c.count, 0, 0])
+            entry[1] += n
+            entry[5] += matrix_bytes(n, k, f)
+            entry[6] += 1
+    return [tuple(e) for e in fused.values()]
+
+
+def vllm_quant_layout_extra_bytes(spec: ModelSpec, layout: Layout, stage: int, weight_format: str | None,
+                                  gpu_name: str, vllm_version: str) -> int:
+    """Bytes vLLM's integer / NVFP4 layouts add (or drop: negative) on one rank of stage ``stage`` over kvplan's
+    checkpoint bytes, per the table above (0 for other formats). Worked numbers, a GPTQ int4 g128 Llama-3.1-8B
+    (desc_act false) on one A100 (Marlin): -(qzeros 851,968 + g_idx 155,648) a layer = -32,243,712 B (-0.03 GiB);
+    on an H100 (Machete): -(2 + 1) x 16,384 of g_idx a layer (one per fused qkv / gate_up) = -1,572,864 B."""
+    from kvplan.parallel import ROW_EXPERT, _shard
+    from kvplan.weights import component_format, layer_groups, matrix_bytes, overrides_by_layer, resolve_format
+
+    platform = quant_platform(gpu_name)
+    fmt, use_overrides = resolve_format(spec, weight_format)
+    tp, moe_ranks = layout.tp, layout.tp * layout.dp
+    parts = pp_partition(len(spec.layers), layout.pp)
+    start = sum(parts[:stage])
+    groups = (layer_groups(spec, start, start + parts[stage]) if use_overrides
+              else [(layer, n, None) for layer, n in stage_distinct(spec, layout.pp, stage)])
+    extra = 0
+    if stage == layout.pp - 1 and spec.lm_head:  # a quantized lm_head (GPTQ ``lm_head: true``, modelopt NVFP4 heads)
+        top = overrides_by_layer(spec).get(-1) if use_overrides else None
+        for c in spec.lm_head:
+            for f, _ in component_format("lm_head", c, fmt, top):
+                if _layout_formats(f):
+                    lin = _shard(c, tp, spec)
+                    n, k = lin.out_features, lin.in_features
+                    loaded = (vllm_nvfp4_linear_bytes(f, n, k, platform, vllm_version) if _NVFP4_FMT.match(f)
+                              else sum(_int_linear_parts(f, n, k, k, platform, vllm_version)))
+                    extra += loaded - matrix_bytes(n, k, f)
+    for layer, copies, mine in groups:
+        for category in ("attention", "mlp"):
+            width = (layout.attn_tp if category == "attention" else
+                     layout.dense_tp if category == "mlp" and layer.experts is None and layout.dense_tp else tp)
+            for f, n, k, full_k, count, ckpt, members in _fused_shards(spec, layer, category, fmt, mine, width):
+                if _NVFP4_FMT.match(f):  # the fp32 globals stay counted per projection (not modeled, < 32 B)
+                    loaded = vllm_nvfp4_linear_bytes(f, n, k, platform, vllm_version) + (members - 1) * (
+                        4 if _NVFP4_FMT.match(f)["wo"] else 8)
+                else:
+                    loaded = sum(_int_linear_parts(f, n, k, full_k, platform, vllm_version))
+                extra += copies * count * (loaded - ckpt)
+        ex = layer.experts
+        if ex is None:
+            continue
+        downs = [c for c in ex.linears if c.name.endswith(ROW_EXPERT)]
+        ups = [c for c in ex.linears if not c.name.endswith(ROW_EXPERT)]
+        if len(downs) != 1 or not ups:
+            continue
+        fmts = {f for c in ex.linears for f, _ in component_format("experts", c, fmt, mine)}
+        if len(fmts) != 1:
+            continue  # mixed formats across one layer's experts: checkpoint bytes
+        f = fmts.pop()
+        hidden, inter = downs[0].out_features, downs[0].in_features
+        if layout.ep:
+            count, part, split = cdiv(ex.num_experts, moe_ranks), inter, 1
+        else:
+            count, part, split = ex.num_experts, cdiv(inter, moe_ranks), moe_ranks
+        gated = len(ups) > 1 or ups[0].name.endswith(("gate_up_proj", "gate_proj", "w1"))
+        got = vllm_moe_expert_bytes(f, hidden, part, [cdiv(c.out_features, split) for c in ups], platform, gated,
+                                    vllm_version, inter)
+        if got is not None:
+            extra += copies * count * (got[0] - got[1])
+    return extra
+
+
+def _marlin_reason(n: int, k: int, group: int, version: str) -> str:
+    """Why MarlinLinearKernel.can_implement refuses the shard, in its words: verify_marlin_supports_shape's first
+    failing check (marlin_utils.py @007d5005); from vllm#45295 on (0.21 / 0.33) only a group straddling TP ranks is
+    left."""
+    if version in MARLIN_PADDING_VERSIONS:
+        return f"in_features per partition {k} is not divisible by group_size = {group}."
+    if n % MARLIN_MIN_N:
+        return (f"Weight output_size_per_partition = {n} is not divisible by  min_thread_n = {MARLIN_MIN_N}. "
+                "Consider reducing tensor_parallel_size or running with --quantization gptq.")
+    if k % MARLIN_MIN_K:
+        return (f"Weight input_size_per_partition = {k} is not divisible by min_thread_k = {MARLIN_MIN_K}. "
+                "Consider reducing tensor_parallel_size or running with --quantization gptq.")
+    return (f"Weight input_size_per_partition = {k} is not divisible by group_size = {group}. "
+            "Consider reducing tensor_parallel_size or running with --quantization gptq.")
+
+
+def marlin_refusal(spec: ModelSpec, layout: Layout, weight_format: str | None, gpu_name: str,
+                   vllm_version: str) -> str | None:
+    """The ValueError vLLM raises creating a GPTQ-Marlin / wNa16 layer no mixed-precision kernel can take, or None.
+
+    GPTQMarlinLinearMethod and CompressedTensorsWNA16 call ``choose_mp_linear_kernel``, which raises when every
+    kernel refuses the shard: Machete (Hopper only, k % 64, n % 128), Marlin (n % 64, k % 128, k % G; vllm#45295
+    pads to a tile from the 0.21 profile on, but a group straddling two ranks stays refused), Exllama (fp16 activations
+    only: a bf16 checkpoint has no fallback). Worked
+    example: a 64-wide quantized projection at TP2 on an sm86 GPU, bf16 -> "Weight output_size_per_partition = 32
+    is not divisible by  min_thread_n = 64" (the AutoRound Qwen3.6 report quoted in the tests)."""
+    from kvplan.weights import layer_groups, resolve_format
+
+    platform = quant_platform(gpu_name)
+    if platform not in ("cuda", "sm90", "sm100", "sm120"):
+        return None
+    fmt, use_overrides = resolve_format(spec, weight_format)
+    for layer, _n, mine in layer_groups(spec, overrides=use_overrides):
+        mine = mine if use_overrides else None
+        for category in ("attention", "mlp"):
+            width = (layout.attn_tp if category == "attention" else
+                     layout.dense_tp if category == "mlp" and layer.experts is None and layout.dense_tp else layout.tp)
+            for f, n, k, full_k, _count, _ckpt, _members in _fused_shards(spec, layer, category, fmt, mine, width):
+                g, w = _GPTQ_FMT.match(f), _WNA16_FMT.match(f)
+                if g is None and w is None:
+                    continue
+                m = g or w
+                group, act = int(m["g"] or -1), bool(m["act"])
+                if g and (g["asym"] or int(g["b"]) not in (4, 8) or group not in MARLIN_GROUPS):
+                    continue  # not Marlin-convertible: GPTQConfig's exllama kernel, no tile rule
+                if platform == "sm90" and _machete_fits(n, k, full_k, group, act):
+                    continue
+                if group in MARLIN_GROUPS and _marlin_shape(n, k, full_k, group, act, vllm_version):
+                    continue
+                bits = int(m["b"])
+                if (spec.dtype == "fp16" and not (act and k != full_k) and group > 0 and full_k % group == 0
+                        and n % (32 // bits) == 0):
+                    continue  # ExllamaLinearKernel.can_implement (fp16 activations only)
+                return ("ValueError: Failed to find a kernel that can implement the WNA16 linear layer. Reasons: "
+                        f"MarlinLinearKernel cannot implement due to: {_marlin_reason(n, k, group, vllm_version)}")
     return None

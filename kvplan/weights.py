@@ -26,6 +26,7 @@ compressed_tensors_{w8a8_fp8,w8a8_int8,wNa16,w4a4_nvfp4,w4a16_nvfp4}.py (read 20
 |  ...-static[-asym]  | + input_scale fp32 [1] (+ input_zero_point int8 [1])                     | +4 (+1)     |
 | int4-gG (AWQ)       | qweight int32 [in, out/8]; qzeros int32 [in/G, out/8]; scales 16-bit [in/G, out] | G=128: 8,716,288 |
 | gptq-intB-gG / -ch  | qweight int32 [in/(32/B), out]; qzeros int32 [in/G, out/(32/B)]; scales 16-bit [in/G, out]; g_idx int32 [in] (always created) | B=4 G=128: 8,732,672 |
+|  ...[-actorder][-asym] | the same checkpoint tensors (``desc_act`` true / ``sym`` false); they change only what vLLM keeps after loading (``kvplan.vllm_layouts``) | 8,732,672 |
 | wBa16-gG / -ch      | weight_packed int32 [out, in/(32/B)]; weight_scale 16-bit [out, in/G]; weight_shape int64 [2] | B=4 G=128: 8,650,768 |
 |  ...-asym / -actorder | + weight_zero_point int32 [out/(32/B), in/G] / + weight_g_idx int32 [in] | +65,536 / +16,384 |
 | mxfp4               | weight uint8 [out, in/2]; weight_scale uint8 (e8m0) [out, cdiv(in,32)]   | 8,912,896   |
@@ -37,9 +38,9 @@ compressed_tensors_{w8a8_fp8,w8a8_int8,wNa16,w4a4_nvfp4,w4a16_nvfp4}.py (read 20
 | bnb-int8            | weight int8 [out, in]; SCB fp32 [out] (LLM.int8)                         | 16,793,600  |
 
 Under tensor parallelism a rank's shard is priced with the same formulas on its slice (scales, zero
-points and g_idx split with the weight). Not modeled: vLLM keeps the whole scales on every rank for
-act-order GPTQ / wNa16 row-parallel layers (``marlin_repeat_scales_on_all_ranks``), at most 2/G more
-bytes per parameter of those layers.
+points and g_idx split with the weight). These are the checkpoint's tensors; what vLLM keeps after
+loading (Marlin dropping GPTQ's qzeros / g_idx, act order's whole scales on every rank, NVFP4's swizzled
+and padded scales) is ``kvplan.vllm_layouts``, added by the vLLM plan.
 
 The bitsandbytes quant state (absmax, maps, offset) is what ``QuantState.from_dict`` rebuilds from
 the checkpoint's ``weight.absmax`` / ``weight.nested_absmax`` / ``weight.quant_map`` /
@@ -130,7 +131,7 @@ _GRAMMAR: tuple[tuple[re.Pattern, Callable], ...] = (
     (re.compile(r"fp8(?P<kind>-channel|-block(?:-(?P<bn>[1-9]\d{0,4})x(?P<bk>[1-9]\d{0,4}))?)?(?P<static>-static)?"), _fp8),
     (re.compile(r"int8(?P<tensor>-tensor)?(?:(?P<static>-static)(?P<asym>-asym)?)?"), _int8),
     (re.compile(r"int4-g(?P<g>[1-9]\d{0,5})"), _awq),
-    (re.compile(r"gptq-int(?P<bits>[248])-(?P<g>g[1-9]\d{0,5}|ch)"), _gptq),
+    (re.compile(r"gptq-int(?P<bits>[248])-(?P<g>g[1-9]\d{0,5}|ch)(?P<actorder>-actorder)?(?P<asym>-asym)?"), _gptq),
     (re.compile(r"w(?P<bits>[48])a16-(?P<g>g[1-9]\d{0,5}|ch)(?P<asym>-asym)?(?P<actorder>-actorder)?"), _wna16),
     (re.compile(r"mxfp4"), lambda m: lambda o, i: cdiv(o * i, 2) + cdiv(i, 32) * o),
     (re.compile(r"mxfp8"), lambda m: lambda o, i: o * i + cdiv(i, 32) * o),
@@ -154,7 +155,8 @@ def check_format(fmt: str, field: str = "weight_format") -> str:
     if len(fmt) <= 40 and _sizer(fmt) is not None:
         return fmt
     raise PlanInputError(field, f"unknown weight format {fmt[:40]!r}; allowed: {', '.join(FORMATS)} (or int4-gN, "
-                         "fp8-static, fp8-channel, fp8-block-NxK, int8-tensor, gptq-int4-gN, w4a16-gN, mxfp8, nvfp4-wo, "
+                         "fp8-static, fp8-channel, fp8-block-NxK, int8-tensor, gptq-int4-gN[-actorder][-asym], w4a16-gN, mxfp8, "
+                         "nvfp4-wo, "
                          "bnb-nf4[-dq], bnb-int8)")
 
 

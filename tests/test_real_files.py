@@ -366,7 +366,7 @@ def test_awq_real_quantization_config_and_modules_to_not_convert():
 
 def test_gptq_dynamic_overrides_per_layer():
     spec = with_quant("llama-3.1-8b", fixture("gptq-dynamic.quantization_config.json"))
-    assert spec.quantization == "gptq-int4-g128"
+    assert spec.quantization == "gptq-int4-g128-actorder"  # desc_act: true (kvplan.vllm_layouts keeps g_idx)
     # qweight int32 [in/(32/b), out] + qzeros int32 [in/G, out/(32/b)] + scales fp16 [in/G, out] + g_idx int32 [in]
     int4_g128 = (2 * (8_388_608 + 65_536 + 262_144 + 16_384)  # q, o: 8,732,672 each
                  + 2 * (2_097_152 + 16_384 + 65_536 + 16_384)  # k, v: 2,195,456
