@@ -17,7 +17,7 @@ import math
 from pydantic import BaseModel, ConfigDict
 
 from kvplan.engines import (
-    SGLANG_CONTEXT_BYTES, VLLM_BLOCK_SIZE, EngineConfig, VllmProfile, batch_defaults, cuda_graph_bytes, gpu_arch,
+    SGLANG_CONTEXT_BYTES, VLLM_BLOCK_SIZE, VLLM_CONTEXT_BYTES, EngineConfig, VllmProfile, batch_defaults, cuda_graph_bytes, gpu_arch,
     non_torch_bytes, sampler_path, sglang_mem_fraction_static, vllm_mla_block_size, vllm_profile,
 )
 from kvplan.errors import PlanInputError
@@ -424,6 +424,9 @@ def plan(spec: ModelSpec, gpu: GpuSpec, engine: EngineConfig = EngineConfig(), l
     pool_ok = all(r.kv_pool_bytes > 0 for r in ranks)
     fits = whole >= 1 and (concurrency is None or whole >= concurrency) and pool_ok
     error = _start_error(engine, prof, ranks[tight], max_len, per_request, starts, usable, num_blocks, tokens)
+    if error is None and engine.engine == "vllm" and engine.kv_cache_memory_bytes is None and pool_ok:
+        error = _warmup_error(spec, engine, ranks[-1], mnbt, max_seqs, act_b)
+        fits = fits and error is None
     # vLLM refuses to start below one request of max_model_len; SGLang checks no request against its pool.
     engine_starts = pool_ok and num_blocks > 0 and error is None
     verdict = _verdict(fits, whole, concurrency, max_len, ranks, starts, error)
@@ -473,6 +476,12 @@ def _suggestions(spec, gpu, engine, layout, concurrency, base: Plan) -> list[str
         if util < 0.95:
             tries.append(("--gpu-memory-utilization 0.95", gpu,
                           engine.model_copy(update={"gpu_memory_utilization": 0.95}), layout))
+        if base.start_error and "warming up sampler" in base.start_error:
+            # the warm-up runs out of the (1 - util) margin: a lower utilization leaves it more
+            for lower in (0.95, 0.92, 0.90):
+                if lower < util:
+                    tries.append((f"--gpu-memory-utilization {lower}", gpu,
+                                  engine.model_copy(update={"gpu_memory_utilization": lower}), layout))
     for tp in (layout.tp * 2, layout.tp * 4, layout.tp * 8):
         if tp <= gpu.gpus_per_node:
             tries.append((f"--tensor-parallel-size {tp}", gpu, engine, Layout(tp, layout.pp, layout.dp, layout.ep)))
@@ -701,6 +710,42 @@ def _start_error(engine, prof, rank: RankPlan, max_len, per_request, starts, usa
             "the engine.")
 
 
+def _warmup_error(spec, engine, rank: RankPlan, mnbt: int, max_seqs: int, act_b: int) -> str | None:
+    """vLLM's sampler warm-up after the KV cache is allocated (last PP stage), in its own words if it runs out.
+
+    ``Worker.compile_or_warm_up_model`` (vllm 0.10 / 0.11 wheels, gpu_worker.py) captures the CUDA graphs and then
+    runs ``_dummy_run(min(max_num_seqs, max_num_batched_tokens))`` + ``_dummy_sampler_run`` *after* the KV cache
+    took ``requested - weights - activation peak - non-torch (- CUDA-graph estimate where applied)``. What is free
+    then, and what the warm-up needs (bytes, per rank):
+        free = (total - requested) - CUDA context - CUDA graphs captured outside the budget + activation peak
+        need = rows x vocab x 4 B x sampler copies + rows x hidden x act_b       (rows = min(seqs, tokens))
+    The profile's activation peak comes back free once the KV cache is sized to the rest, so the warm-up fails
+    only when the (1 - util) margin cannot hold the CUDA context and graphs. Worked number: gpt-oss-120b on an
+    H100 (79.19 GiB), vLLM 0.11, util 0.99, 1024 rows: 0.79 GiB margin - 0.51 context - 1.09 graphs + 7.37 peak
+    = 6.57 GiB free < 7.33 needed (at 0.98: 7.35 free, it starts).
+    vLLM then raises (gpu_model_runner.py _dummy_sampler_run, 0.8 - 0.11) the RuntimeError returned here.
+    Not modeled: non-torch memory that grows after the profile (public 0.11 failures at util 0.95 show
+    ~3-9 GiB of it: tests/test_failed_starts.py pins them as strict xfails).
+    """
+    terms = {t.name.split(" (")[0]: t for t in rank.terms}
+    act, graphs = terms.get("activation peak"), terms.get("CUDA graphs")
+    outside = next((t for t in rank.terms if t.name.startswith("outside the budget")), None)
+    if act is None or outside is None:
+        return None
+    rows = min(mnbt, max_seqs)
+    copies = vllm_profile(engine).sampler_copies[sampler_path(vllm_profile(engine), engine)]
+    need = int(rows * spec.vocab_size * 4 * copies) + rows * spec.hidden_size * act_b
+    if engine.activation_bytes is not None:
+        need = min(need, engine.activation_bytes)
+    outside_graphs = graphs.bytes if graphs is not None and not graphs.applied else 0
+    free = outside.bytes - VLLM_CONTEXT_BYTES - outside_graphs + act.bytes
+    if need <= free:
+        return None
+    return (f"RuntimeError: CUDA out of memory occurred when warming up sampler with {rows} dummy requests. "
+            "Please try lowering `max_num_seqs` or `gpu_memory_utilization` when initializing the engine. "
+            f"(kvplan: {_gib(need)} GiB needed after the KV cache and CUDA graphs, {_gib(max(free, 0))} GiB free)")
+
+
 def engine_log_lines(engine, prof, rank: RankPlan, num_blocks, tokens, conc, max_len, dcp) -> list[str]:
     """The start-up figures as the engine logs them (gpu_model_runner / gpu_worker / kv_cache_utils)."""
     if engine.engine == "sglang":
@@ -728,6 +773,8 @@ def engine_log_lines(engine, prof, rank: RankPlan, num_blocks, tokens, conc, max
 
 def _verdict(fits, whole, concurrency, max_len, ranks, starts, error=None) -> str:
     said = f" vLLM refuses to start: {error}" if error else ""
+    if error and error.startswith("RuntimeError: CUDA out of memory occurred when warming up sampler"):
+        return f"Does not start: the KV cache is sized, then vLLM runs out of memory in its sampler warm-up. {error}"
     if any(r.kv_pool_bytes <= 0 for r in ranks):
         worst = min(ranks, key=lambda r: r.kv_pool_bytes)
         return (f"Does not fit: stage {worst.pp_stage} has {-worst.kv_pool_bytes / GiB:.2f} GiB too little "
