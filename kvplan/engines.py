@@ -205,8 +205,10 @@ class EngineConfig(BaseModel):
     mm_encoder_tp_mode: Literal["weights", "data"] = "weights"
     # vLLM --speculative-config '{"method": "mtp" (or deepseek_mtp, glm4_moe_mtp), "num_speculative_tokens": N}':
     # the checkpoint's MTP layers are loaded (weights on the last stage) and their attention joins the KV cache.
-    # Other methods (eagle, a draft model) load another checkpoint: not modeled.
-    speculative_method: Literal["none", "mtp"] = "none"
+    # "ngram" (prompt lookup) loads nothing and adds no KV layers. With either, a recurrent-state layer holds one
+    # state page per draft token (vLLM >= 0.17 MambaSpec.num_speculative_blocks, kvplan.plan). Other methods
+    # (eagle, a draft model) load another checkpoint: not modeled.
+    speculative_method: Literal["none", "mtp", "ngram"] = "none"
     num_speculative_tokens: int = Field(default=0, ge=0, le=64)
     # where weights_bytes comes from when not typed in: "checkpoint headers" (kvplan.web.checkpoint), its basis
     weights_basis: Literal["measured", "checkpoint headers"] = "measured"

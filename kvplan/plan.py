@@ -57,6 +57,9 @@ class KVGroup(BaseModel):
     # Tokens per block of this group when vLLM grew it to unify page sizes (unify_kv_cache_spec_page_size:
     # a layer kind with a smaller page gets block_size x (max page // its page)); None: the plan's block_size.
     block_size: int | None = None
+    # Recurrent-state groups with speculative decoding: MambaSpec.num_speculative_blocks (= num_speculative_tokens)
+    # more state pages per request, one per draft token (vLLM 0.33 max_memory_usage_bytes: page x (1 + k)).
+    spec_blocks: int = 0
 
 
 class RankPlan(BaseModel):
@@ -159,12 +162,13 @@ def _kv_parts(cache) -> tuple:
 
 
 def kv_groups(layers: list[tuple[DecoderLayer, int]], block_size: int, tp: int, kv_b: int, state_b: int, max_len: int,
-              in_flight: int) -> tuple[list[KVGroup], int, int]:
+              in_flight: int, spec_blocks: int = 0) -> tuple[list[KVGroup], int, int]:
     """(groups, bytes_per_block, block_size) as vLLM's hybrid KV-cache manager lays them out.
 
     ``layers``: (layer, count) pairs. Uniform: one group, bytes_per_block = layers x page. Hybrid: layers bucketed by spec,
     group_size = min bucket (or max if max < 1.5 min), short groups padded; with recurrent
-    state the attention block grows until one attention page holds one state page.
+    state the attention block grows until one attention page holds one state page; ``spec_blocks``: the state
+    pages a request holds per draft token with speculative decoding (vLLM 0.33 MambaSpec.num_speculative_blocks).
     """
     buckets: dict = {}  # cache spec -> [the spec, how many layers]
     for layer, n in layers:
@@ -197,9 +201,11 @@ def kv_groups(layers: list[tuple[DecoderLayer, int]], block_size: int, tp: int, 
         bs = sizes_by_cache[cache] or block_size
         for g in range(n_groups):
             real = min(group_size, members - g * group_size)
+            extra = spec_blocks if cache.kind not in ATTENTION_KINDS else 0
             groups.append(KVGroup(kind=cache.kind, layers=real, padding_layers=group_size - real,
                                   page_bytes=pages[cache], window=cache.window, block_size=sizes_by_cache[cache],
-                                  blocks_per_request=group_blocks(cache.kind, cache.window, max_len, bs, in_flight)))
+                                  blocks_per_request=group_blocks(cache.kind, cache.window, max_len, bs, in_flight)
+                                  + extra, spec_blocks=extra))
     bytes_per_block = group_size * max(pages.values())
     return groups, bytes_per_block, block_size
 
@@ -347,6 +353,14 @@ def plan(spec: ModelSpec, gpu: GpuSpec, engine: EngineConfig = EngineConfig(), l
         raise PlanInputError("speculative_config", f"{spec.name}: no multi-token-prediction layers to load for MTP "
                              "speculative decoding (kvplan models them for the DeepSeek-V3 / GLM MoE families, "
                              "num_nextn_predict_layers > 0)")
+    # Speculative decoding (any method) gives every recurrent-state layer one state page per draft token: vLLM
+    # >= 0.17 MambaSpec(num_speculative_blocks=num_speculative_tokens), max_memory_usage_bytes = page x (1 + k)
+    # (0.17.0 / 0.33.0 wheels, kv_cache_interface.py, layers/mamba/abstract.py); the 0.11 wheel counts one page.
+    # Attention groups get no lookahead slots in the pool sizing (FullAttentionSpec: cdiv(max_model_len, bs);
+    # the scheduler caps num_lookahead_tokens at max_model_len, kv_cache_manager.allocate_slots).
+    speculating = engine.speculative_method != "none" and engine.num_speculative_tokens > 0
+    spec_blocks = engine.num_speculative_tokens if (
+        speculating and engine.engine == "vllm" and prof.version not in ("0.10", "0.11")) else 0
     ranks: list[RankPlan] = []
     stage_blocks: list[tuple[int, list[KVGroup], int, int]] = []
     last = layout.pp - 1
@@ -356,8 +370,8 @@ def plan(spec: ModelSpec, gpu: GpuSpec, engine: EngineConfig = EngineConfig(), l
         if draft:
             layers = layers + [(layer, 1) for layer in spec.mtp_layers]
         groups, bytes_per_block, bs = spec.memo(  # the same for every GPU of a picker sweep
-            ("groups", layout.pp, stage, block_size, kv_tp, kv_b, state_b, len_rank, in_flight, draft),
-            lambda: kv_groups(layers, block_size, kv_tp, kv_b, state_b, len_rank, in_flight))
+            ("groups", layout.pp, stage, block_size, kv_tp, kv_b, state_b, len_rank, in_flight, draft, spec_blocks),
+            lambda: kv_groups(layers, block_size, kv_tp, kv_b, state_b, len_rank, in_flight, spec_blocks))
         weights = engine.weights_bytes if engine.weights_bytes is not None else rank_weight_bytes(
             spec, layout, stage, engine.weight_format)
         if engine.weights_bytes is None and engine.engine == "vllm":
@@ -548,7 +562,8 @@ def longest_len_for(spec: ModelSpec, gpu: GpuSpec, concurrency: int, engine: Eng
 def _request_blocks(groups, max_len, block_size, in_flight, engine) -> int:
     if engine.engine == "sglang":
         return cdiv(max_len, block_size)
-    return sum(group_blocks(g.kind, g.window, max_len, g.block_size or block_size, in_flight) for g in groups)
+    return sum(group_blocks(g.kind, g.window, max_len, g.block_size or block_size, in_flight) + g.spec_blocks
+               for g in groups)
 
 
 def longest_start(groups: list[KVGroup], block_size: int, in_flight: int, engine: EngineConfig, usable: int,
@@ -566,7 +581,7 @@ def longest_start(groups: list[KVGroup], block_size: int, in_flight: int, engine
     if any(g.window or g.block_size for g in groups):
         return _largest_len(lambda L: _request_blocks(groups, L, block_size, in_flight, engine) <= usable, hi)
     full = sum(1 for g in groups if g.kind in ATTENTION_KINDS)
-    state = len(groups) - full
+    state = sum(1 + g.spec_blocks for g in groups if g.kind not in ATTENTION_KINDS)
     if state > usable:
         return 0
     if not full:  # recurrent state only: one page per request at any length

@@ -1,0 +1,70 @@
+"""Speculative decoding and the vLLM KV pool (issue 11, residual item 2).
+
+What vLLM's own sources say (read in the 0.11.0, 0.17.0 and 0.33.0 wheels):
+- attention groups: ``FullAttentionSpec.max_memory_usage_bytes`` = cdiv(max_model_len, block_size) x page in every
+  version: no lookahead slots in the pool sizing (the scheduler's num_lookahead_tokens, eagle / mtp only, is capped
+  at max_model_len in ``KVCacheManager.allocate_slots``);
+- recurrent-state groups (Mamba / GDN / linear attention): 0.17+ ``MambaSpec(num_speculative_blocks =
+  speculative_config.num_speculative_tokens)`` and ``max_memory_usage_bytes = page x (1 + num_speculative_blocks)``
+  (layers/mamba/abstract.py get_kv_cache_spec; kv_cache_interface.py); the 0.11 wheel's MambaSpec counts one page;
+- MTP / eagle drafter layers register their own attention layers, which join the groups (MTP: kvplan adds the
+  checkpoint's MTP layers on the last stage, tests/test_towers_mtp.py).
+No public startup log with speculative decoding on a hybrid was found to pin (searched vLLM issues for Qwen3-Next
+MTP / ngram start-up lines); the numbers below are hand-derived from those rules.
+"""
+
+import pytest
+
+from kvplan import load_preset
+from kvplan.engines import EngineConfig
+from kvplan.gpus import get_gpu
+from kvplan.parallel import Layout
+from kvplan.plan import plan
+from kvplan.units import GiB
+
+H200 = get_gpu("H200")
+POOL = 20 * GiB  # --kv-cache-memory-bytes: the pool fixed, so only the per-request blocks move
+
+
+def _plan(version, method="none", k=0):
+    engine = EngineConfig(vllm_version=version, max_model_len=32768, kv_cache_memory_bytes=POOL,
+                          speculative_method=method, num_speculative_tokens=k)
+    return plan(load_preset("qwen3-next-80b-a3b"), H200, engine, Layout(tp=2))
+
+
+def test_qwen3_next_ngram_state_pages_per_draft_token_v0_33():
+    # Qwen3-Next-80B-A3B at TP2: 36 Gated-DeltaNet + 12 full-attention layers -> 3 state groups + 1 attention group
+    # of 12; the attention block grows to 544 tokens so one page holds a GDN state (Platform._align_hybrid_block_size).
+    # 20 GiB / (12 x 557,056 B page) = 3,212 blocks. One request of 32,768: cdiv(32768, 544) = 61 attention blocks
+    # + 3 state groups x 1 page.
+    off = _plan("0.33")
+    assert off.block_size == 544 and off.num_blocks == 3212 and off.ranks[0].bytes_per_block == 6_684_672
+    assert off.blocks_per_request == 61 + 3
+    # ngram, 3 draft tokens: each state group holds 1 + 3 pages -> 61 + 3 x 4 = 73 blocks per request
+    on = _plan("0.33", "ngram", 3)
+    assert [g.blocks_per_request for g in on.kv_groups] == [4, 4, 4, 61]
+    assert on.num_blocks == 3212 and on.blocks_per_request == 73
+    assert on.max_concurrency == pytest.approx(3212 / 73) and round(on.max_concurrency, 2) == 44.00
+    assert on.kv_cache_tokens == int(3212 / 73 * 32768) == 1_441_792  # 0.33 tokens line: concurrency x max len
+    assert "GPU KV cache size: 1,441,792 tokens, Maximum concurrency for 32,768 tokens per request: 44.00x" \
+        in on.engine_log
+    # the longest start: (3,211 usable - 12 state pages) x 544 tokens
+    assert on.max_model_len_that_starts == (3211 - 12) * 544 == 1_740_256
+    assert off.max_concurrency == pytest.approx(3212 / 64)
+
+
+def test_v0_11_counts_one_state_page_and_no_lookahead():
+    # 0.11.0 wheel: MambaSpec.max_memory_usage_bytes = page_size_bytes (one page, whatever the draft length)
+    off, on = _plan("0.11"), _plan("0.11", "ngram", 3)
+    assert on.blocks_per_request == off.blocks_per_request == 64
+    assert on.kv_cache_tokens == off.kv_cache_tokens == 3212 // 4 * 544  # groups rule: blocks // 4 groups x 544
+
+
+def test_attention_only_models_lose_nothing_to_lookahead():
+    # a dense model: FullAttentionSpec sizes cdiv(max_model_len, 16) blocks with or without draft tokens
+    spec = load_preset("llama-3.1-8b")
+    base = EngineConfig(max_model_len=16384, kv_cache_memory_bytes=POOL)
+    off = plan(spec, H200, base)
+    on = plan(spec, H200, base.model_copy(update={"speculative_method": "ngram", "num_speculative_tokens": 5}))
+    assert on.blocks_per_request == off.blocks_per_request == 1024
+    assert on.kv_cache_tokens == off.kv_cache_tokens
