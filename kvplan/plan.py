@@ -386,6 +386,10 @@ def plan(spec: ModelSpec, gpu: GpuSpec, engine: EngineConfig = EngineConfig(), l
         if spec.towers and engine.weights_bytes is None and loads_tower:
             tower = tower_rank_bytes(spec, tp, engine.mm_encoder_tp_mode == "data")
         weights += tower
+        # vLLM's rotary cos/sin caches (buffers in the model dtype, on every rank): part of "Model loading took"
+        rope = (spec.rope_cache_elements * (DTYPE_BITS[spec.dtype] // 8)
+                if engine.engine == "vllm" and engine.weights_bytes is None else 0)
+        weights += rope
         mtp_bytes = mtp_rank_bytes(spec, layout, engine.weight_format) if draft and engine.weights_bytes is None else 0
         weights += mtp_bytes
         terms, pool = _budget(spec, gpu, engine, layout, weights, mnbt, max_seqs, act_b, mla, stage == last)
@@ -394,6 +398,11 @@ def plan(spec: ModelSpec, gpu: GpuSpec, engine: EngineConfig = EngineConfig(), l
                 name="vision tower (in weights)", bytes=tower, basis="exact", applied=False,
                 source=f"{', '.join(t.name for t in spec.towers)}: this rank's shard, 16-bit "
                        f"(--mm-encoder-tp-mode {engine.mm_encoder_tp_mode}; --language-model-only drops it)"))
+        if rope:
+            terms.insert(terms.index(next(t for t in terms if t.name == "weights")) + 1, Term(
+                name="rotary cos/sin caches (in weights)", bytes=rope, basis="exact", applied=False,
+                source="vllm rotary_embedding get_rope: [max_position (x linear factor), rotary_dim] per distinct "
+                       "rope, model dtype (Gemma-3: sliding + full-attention ropes)"))
         if mtp_bytes:
             terms.insert(terms.index(next(t for t in terms if t.name == "weights")) + 1, Term(
                 name="MTP layers (in weights)", bytes=mtp_bytes, basis="exact", applied=False,
@@ -664,6 +673,11 @@ def _budget(spec, gpu, engine, layout, weights, mnbt, max_seqs, act_b, mla, last
     act = engine.activation_bytes
     if act is None:
         act = activation_estimate(spec, layout.tp, mnbt, num_reqs, act_b, copies, last_stage)
+        if spec.towers and not engine.language_model_only:
+            # GPUModelRunner.profile_run with a multimodal checkpoint first runs the encoder and keeps its outputs
+            # scattered into an (encoder budget = max_num_batched_tokens, hidden) tensor in encoder_cache["tmp"]
+            # until the LM's dummy run and sampler are done (vllm 0.11 / 0.33 gpu_model_runner.py): in the peak.
+            act += mnbt * spec.hidden_size * act_b
     terms.append(Term(name=f"activation peak ({mnbt} batched tokens, {num_reqs} sampler rows)", bytes=act,
                       basis="measured" if engine.activation_bytes is not None else "fitted",
                       source=f"GPUModelRunner.profile_run + _dummy_sampler_run ({path} sampler: fp32 logits x "

@@ -5,8 +5,10 @@ One builder: the families differ by switches (biases, q/k norms, extra norms, wh
 which layers are MoE), read from each family's own config fields.
 """
 
+import math
 from typing import Any
 
+from kvplan.errors import ConfigError
 from kvplan.families.blocks import (
     attention_cache,
     attention_linears,
@@ -103,9 +105,36 @@ def build_llama_like(r, model_type: str) -> dict[str, Any]:
                                          norms=norms)
         layers.append(made[key])
     head, tied = lm_head(r, vocab, h, tie_default=gemma)
-    return spec_fields(r, h=h, n_layers=n_layers, nq=nq, nkv=nkv, hd=hd, vocab=vocab,
-                       embeddings=[embed(vocab, h)], layers=layers, final_norm=[rms("norm", h)],
-                       head=head, tied=tied)
+    fields = spec_fields(r, h=h, n_layers=n_layers, nq=nq, nkv=nkv, hd=hd, vocab=vocab,
+                         embeddings=[embed(vocab, h)], layers=layers, final_norm=[rms("norm", h)],
+                         head=head, tied=tied)
+    if model_type in ("gemma3_text", "gemma3") and fields["max_position_embeddings"]:
+        fields["rope_cache_elements"] = gemma3_rope_cache_elements(r, kinds, hd, fields["max_position_embeddings"])
+    return fields
+
+
+def gemma3_rope_cache_elements(r, kinds: list[str], hd: int, max_pos: int) -> int:
+    """Elements of the rotary cos/sin caches vLLM builds for Gemma-3 (vllm/model_executor/models/gemma3.py:
+    ``get_rope(head_dim, max_position=config.max_position_embeddings, rope_parameters[layer_type])`` per layer
+    kind; rotary_embedding/base.py caches [max_position, rotary_dim] in the model dtype, linear_scaling_rope.py
+    [max_position x factor, rotary_dim]). Sliding layers: the default rope (rope_local_base_freq); full layers:
+    ``rope_scaling`` (linear, factor 8 in Gemma-3 4B-27B). Worked number: Gemma-3-27B, head_dim 128, 131,072
+    positions: 131,072 x 128 + 1,048,576 x 128 = 150,994,944 elements = 0.28 GiB in bf16."""
+    factor = 1.0
+    scaling = r.raw("rope_scaling")
+    params = r.raw("rope_parameters")
+    if isinstance(params, dict) and isinstance(params.get("full_attention"), dict):
+        scaling = params["full_attention"]  # transformers 5 layout: one rope per layer type
+    if isinstance(scaling, dict) and scaling.get("rope_type", scaling.get("type")) == "linear":
+        factor = scaling.get("factor")
+        if isinstance(factor, bool) or not isinstance(factor, (int, float)) or not 0 < factor <= 1024:
+            raise ConfigError(r._name("rope_scaling"), f"a linear rope factor must be a number in (0, 1024], got {factor!r}")
+    rows = set()
+    if "sliding_attention" in kinds:
+        rows.add(("local", max_pos))
+    if "full_attention" in kinds:
+        rows.add(("global", math.ceil(max_pos * factor)))
+    return sum(n for _, n in rows) * hd
 
 
 def build_generic(r, model_type: str) -> dict[str, Any]:
