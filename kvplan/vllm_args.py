@@ -113,7 +113,7 @@ class VllmArgs(BaseModel):
     sampler: str = "auto"  # VLLM_USE_FLASHINFER_SAMPLER=1 / 0 before the command
     language_model_only: bool = False  # --language-model-only, or --limit-mm-per-prompt with every modality 0
     mm_encoder_tp_mode: str = "weights"
-    speculative_method: str = "none"  # "mtp": --speculative-config with an MTP method
+    speculative_method: str = "none"  # "mtp" (an MTP method) or "ngram": from --speculative-config
     num_speculative_tokens: int = 0
     unknown: tuple[str, ...] = ()
     ignored: tuple[str, ...] = ()
@@ -156,14 +156,24 @@ def _all_modalities_off(flag: str, text: str) -> bool:
 MTP_METHODS = ("mtp", "deepseek_mtp", "glm4_moe_mtp", "ernie_mtp", "longcat_flash_mtp", "mimo_mtp")
 
 
-def _mtp_tokens(text: str | None) -> int | None:
-    """num_speculative_tokens of an MTP --speculative-config (1 when it gives none); None for any other method."""
+def _spec_method(text: str | None) -> str | None:
+    """kvplan's speculative_method for a --speculative-config: "mtp" (the MTP methods), "ngram" (prompt lookup:
+    no draft weights, no draft KV), None for the methods kvplan does not model (eagle, a draft model)."""
     try:
         value = json.loads(text or "")
     except ValueError:
         return None
-    if not isinstance(value, dict) or value.get("method") not in MTP_METHODS:
+    if not isinstance(value, dict):
         return None
+    return "mtp" if value.get("method") in MTP_METHODS else "ngram" if value.get("method") == "ngram" else None
+
+
+def _mtp_tokens(text: str | None) -> int | None:
+    """num_speculative_tokens of an MTP or ngram --speculative-config (1 when it gives none); None for any other
+    method."""
+    if _spec_method(text) is None:
+        return None
+    value = json.loads(text or "")
     n = value.get("num_speculative_tokens", 1)
     if isinstance(n, bool) or not isinstance(n, int) or not 1 <= n <= 64:
         raise PlanInputError("--speculative-config", f"num_speculative_tokens must be a whole number from 1 to 64, "
@@ -346,7 +356,7 @@ def parse_vllm_command(command: str) -> VllmArgs:
             value = tokens[i]
             i += 1
         if name == "--speculative-config" and _mtp_tokens(value) is not None:
-            values["speculative_method"], values["num_speculative_tokens"] = "mtp", _mtp_tokens(value)
+            values["speculative_method"], values["num_speculative_tokens"] = _spec_method(value), _mtp_tokens(value)
         elif name in _VALUE_FLAGS:
             field, parse = _VALUE_FLAGS[name]
             parsed = parse(name, value)

@@ -68,3 +68,14 @@ def test_attention_only_models_lose_nothing_to_lookahead():
     on = plan(spec, H200, base.model_copy(update={"speculative_method": "ngram", "num_speculative_tokens": 5}))
     assert on.blocks_per_request == off.blocks_per_request == 1024
     assert on.kv_cache_tokens == off.kv_cache_tokens
+
+
+def test_vllm_command_ngram_flag():
+    from kvplan.vllm_args import parse_vllm_command
+
+    args = parse_vllm_command("""vllm serve Qwen/Qwen3-Next-80B-A3B-Instruct -tp 2 --speculative-config """
+                              """'{"method": "ngram", "num_speculative_tokens": 3, "prompt_lookup_max": 4}'""")
+    assert (args.speculative_method, args.num_speculative_tokens) == ("ngram", 3)
+    engine = EngineConfig(**{**args.engine_fields(), "vllm_version": "0.33", "max_model_len": 32768,
+                             "kv_cache_memory_bytes": POOL})
+    assert plan(load_preset("qwen3-next-80b-a3b"), H200, engine, Layout(tp=2)).blocks_per_request == 73
