@@ -210,6 +210,9 @@ class EngineConfig(BaseModel):
     # (eagle, a draft model) load another checkpoint: not modeled.
     speculative_method: Literal["none", "mtp", "ngram"] = "none"
     num_speculative_tokens: int = Field(default=0, ge=0, le=64)
+    # --enable-prefix-caching / --no-enable-prefix-caching; None: the release's default. It matters for hybrids:
+    # with it vLLM keeps recurrent states in "align" mode (more state pages per request, kvplan.plan).
+    enable_prefix_caching: bool | None = None
     # where weights_bytes comes from when not typed in: "checkpoint headers" (kvplan.web.checkpoint), its basis
     weights_basis: Literal["measured", "checkpoint headers"] = "measured"
 

@@ -162,13 +162,15 @@ def _kv_parts(cache) -> tuple:
 
 
 def kv_groups(layers: list[tuple[DecoderLayer, int]], block_size: int, tp: int, kv_b: int, state_b: int, max_len: int,
-              in_flight: int, spec_blocks: int = 0) -> tuple[list[KVGroup], int, int]:
+              in_flight: int, spec_blocks: int = 0, align: bool = False) -> tuple[list[KVGroup], int, int]:
     """(groups, bytes_per_block, block_size) as vLLM's hybrid KV-cache manager lays them out.
 
     ``layers``: (layer, count) pairs. Uniform: one group, bytes_per_block = layers x page. Hybrid: layers bucketed by spec,
     group_size = min bucket (or max if max < 1.5 min), short groups padded; with recurrent
     state the attention block grows until one attention page holds one state page; ``spec_blocks``: the state
-    pages a request holds per draft token with speculative decoding (vLLM 0.33 MambaSpec.num_speculative_blocks).
+    pages a request holds beyond one (a page per draft token with speculative decoding, MambaSpec.
+    num_speculative_blocks, and one more in prefix-caching "align" mode); ``align``: that mode (Mamba-2 layers keep
+    a prefill checkpoint page too, ``_checkpoint_pages``).
     """
     buckets: dict = {}  # cache spec -> [the spec, how many layers]
     for layer, n in layers:
@@ -201,13 +203,38 @@ def kv_groups(layers: list[tuple[DecoderLayer, int]], block_size: int, tp: int, 
         bs = sizes_by_cache[cache] or block_size
         for g in range(n_groups):
             real = min(group_size, members - g * group_size)
-            extra = spec_blocks if cache.kind not in ATTENTION_KINDS else 0
+            extra = spec_blocks + _checkpoint_pages(cache, align) if cache.kind not in ATTENTION_KINDS else 0
             groups.append(KVGroup(kind=cache.kind, layers=real, padding_layers=group_size - real,
                                   page_bytes=pages[cache], window=cache.window, block_size=sizes_by_cache[cache],
                                   blocks_per_request=group_blocks(cache.kind, cache.window, max_len, bs, in_flight)
                                   + extra, spec_blocks=extra))
     bytes_per_block = group_size * max(pages.values())
     return groups, bytes_per_block, block_size
+
+
+def _mamba_align_mode(engine: EngineConfig, prof: VllmProfile) -> bool:
+    """Whether vLLM keeps a hybrid's recurrent states in prefix-caching "align" mode.
+
+    vLLM 0.33 (config/model.py ``is_prefix_caching_supported``: "Generative hybrid models support prefix caching")
+    turns prefix caching on for hybrids by default, and ``MambaModelConfig.verify_and_update_config``
+    (models/config.py) then sets ``mamba_cache_mode = "align"``; the 0.17 wheel says "Hybrid models do not support
+    prefix caching since the feature is still experimental" (off by default; "align" or "all" only when asked).
+    0.10 / 0.11 and the unread 0.21 line: as 0.17. ``--enable-prefix-caching`` / ``--no-...`` decide where given.
+    In align mode ``MambaSpec.max_memory_usage_bytes`` = page x (2 + num_speculative_blocks +
+    num_prefill_checkpoint_blocks) instead of page x (1 + num_speculative_blocks) (kv_cache_interface.py, 0.17 and
+    0.33). Not modeled: in align mode with FlashInfer's GDN prefill, Gated-DeltaNet layers also keep a checkpoint
+    page and the attention block aligns to 64 tokens (layers/mamba/gdn/qwen_gdn_linear_attn.py).
+    """
+    if engine.enable_prefix_caching is not None:
+        return engine.enable_prefix_caching
+    return prof.version == "0.33"
+
+
+def _checkpoint_pages(cache, align: bool) -> int:
+    """The prefill checkpoint page an align-mode Mamba-2 layer adds (vllm 0.33 mamba_mixer2.py get_kv_cache_spec:
+    ``num_prefill_checkpoint_blocks=1``). kvplan stores Mamba-1 as a MambaState of head_dim 1 (families/hybrid.py),
+    which keeps none (mamba_mixer.py sets no checkpoint)."""
+    return 1 if align and cache.kind == "mamba" and getattr(cache, "head_dim", 1) > 1 else 0
 
 
 # Kinds vLLM specs as FullAttentionSpec subclasses without a window (FullAttentionSpec, MLAAttentionSpec):
@@ -361,6 +388,8 @@ def plan(spec: ModelSpec, gpu: GpuSpec, engine: EngineConfig = EngineConfig(), l
     speculating = engine.speculative_method != "none" and engine.num_speculative_tokens > 0
     spec_blocks = engine.num_speculative_tokens if (
         speculating and engine.engine == "vllm" and prof.version not in ("0.10", "0.11")) else 0
+    align = engine.engine == "vllm" and _mamba_align_mode(engine, prof)
+    spec_blocks += 1 if align else 0  # "align" keeps two state pages, not one (MambaSpec.max_memory_usage_bytes)
     ranks: list[RankPlan] = []
     stage_blocks: list[tuple[int, list[KVGroup], int, int]] = []
     last = layout.pp - 1
@@ -370,8 +399,8 @@ def plan(spec: ModelSpec, gpu: GpuSpec, engine: EngineConfig = EngineConfig(), l
         if draft:
             layers = layers + [(layer, 1) for layer in spec.mtp_layers]
         groups, bytes_per_block, bs = spec.memo(  # the same for every GPU of a picker sweep
-            ("groups", layout.pp, stage, block_size, kv_tp, kv_b, state_b, len_rank, in_flight, draft, spec_blocks),
-            lambda: kv_groups(layers, block_size, kv_tp, kv_b, state_b, len_rank, in_flight, spec_blocks))
+            ("groups", layout.pp, stage, block_size, kv_tp, kv_b, state_b, len_rank, in_flight, draft, spec_blocks, align),
+            lambda: kv_groups(layers, block_size, kv_tp, kv_b, state_b, len_rank, in_flight, spec_blocks, align))
         weights = engine.weights_bytes if engine.weights_bytes is not None else rank_weight_bytes(
             spec, layout, stage, engine.weight_format)
         if engine.weights_bytes is None and engine.engine == "vllm":

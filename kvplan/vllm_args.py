@@ -62,7 +62,7 @@ _IGNORED_VALUE = {
 }
 # vLLM on/off flags that do not change the memory plan.
 _IGNORED_SWITCH = {
-    "--trust-remote-code", "--enable-prefix-caching", "--no-enable-prefix-caching", "--enable-chunked-prefill",
+    "--trust-remote-code", "--enable-chunked-prefill",
     "--no-enable-chunked-prefill", "--disable-log-stats", "--enable-log-requests", "--disable-log-requests",
     "--enable-auto-tool-choice", "--disable-frontend-multiprocessing",
     "--disable-fastapi-docs", "--enable-request-id-headers", "--disable-uvicorn-access-log",
@@ -115,6 +115,7 @@ class VllmArgs(BaseModel):
     mm_encoder_tp_mode: str = "weights"
     speculative_method: str = "none"  # "mtp" (an MTP method) or "ngram": from --speculative-config
     num_speculative_tokens: int = 0
+    enable_prefix_caching: bool | None = None
     unknown: tuple[str, ...] = ()
     ignored: tuple[str, ...] = ()
     notes: tuple[str, ...] = ()
@@ -123,7 +124,7 @@ class VllmArgs(BaseModel):
         names = ("max_model_len", "gpu_memory_utilization", "kv_cache_dtype", "block_size", "max_num_seqs",
                  "max_num_batched_tokens", "kv_cache_memory_bytes", "enforce_eager", "weight_format",
                  "decode_context_parallel_size", "disable_custom_all_reduce", "sampler", "language_model_only",
-                 "mm_encoder_tp_mode", "speculative_method", "num_speculative_tokens")
+                 "mm_encoder_tp_mode", "speculative_method", "num_speculative_tokens", "enable_prefix_caching")
         return {"engine": "vllm", **{n: getattr(self, n) for n in names}}
 
     def parallel_fields(self) -> dict[str, Any]:
@@ -278,6 +279,9 @@ _SWITCH_FLAGS = {
     "--disable-custom-all-reduce": ("disable_custom_all_reduce", True),
     # vLLM 0.11+ arg_utils.py: the multimodal towers are not built (every modality limit 0).
     "--language-model-only": ("language_model_only", True),
+    # hybrids: the recurrent states' pages per request follow it (kvplan.plan._mamba_align_mode)
+    "--enable-prefix-caching": ("enable_prefix_caching", True),
+    "--no-enable-prefix-caching": ("enable_prefix_caching", False),
 }
 
 
