@@ -464,7 +464,7 @@ def plan(spec: ModelSpec, gpu: GpuSpec, engine: EngineConfig = EngineConfig(), l
         conc = tokens / max_len
     else:
         conc = num_blocks / per_request if per_request else math.inf
-        if engine.engine == "custom" or prof.tokens_line == "concurrency":
+        if engine.engine == "custom" or prof.tokens_line in ("concurrency", "concurrency_split"):
             tokens = int(conc * max_len)
         else:  # 0.10 / 0.11 get_kv_cache_config_from_groups: num_blocks // groups x block size (x dcp)
             smallest = min((g.block_size or block_size for g in groups), default=block_size)

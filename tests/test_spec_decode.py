@@ -108,3 +108,14 @@ def test_vllm_command_ngram_flag():
     off = parse_vllm_command("vllm serve m --no-enable-prefix-caching").engine_fields()
     assert off["enable_prefix_caching"] is False
     assert parse_vllm_command("vllm serve m").engine_fields()["enable_prefix_caching"] is None
+
+
+def test_v0_21_tokens_line_is_concurrency_times_max_len():
+    # vllm 0.21.0 wheel, kv_cache_utils.py _report_kv_cache_config: "num_tokens = int(max_concurrency *
+    # max_model_len)", logged on its own line before "Maximum concurrency" (the groups rule, 3212 // 4 groups x 544 =
+    # 436,832 tokens, was 0.19's). Qwen3-Next, the 20 GiB pool above, 0.21 (prefix caching off for hybrids there):
+    # 3212 / 64 = 50.1875 x 32,768 = 1,644,544.
+    p = _plan("0.21", prefix_caching=None)
+    assert p.blocks_per_request == 64 and p.kv_cache_tokens == int(3212 / 64 * 32768) == 1_644_544
+    assert "GPU KV cache size: 1,644,544 tokens" in p.engine_log
+    assert "Maximum concurrency for 32,768 tokens per request: 50.19x" in p.engine_log
