@@ -28,7 +28,8 @@ profile  releases         what changes (function mirrored)
                           all-reduce); the CUDA-graph estimate is computed and printed but *not* subtracted
                           (VLLM_MEMORY_PROFILER_ESTIMATE_CUDAGRAPHS=False in the v0.19.0 log).
 0.21     0.21.0-0.32.x    the CUDA-graph estimate is subtracted ("CUDA graph memory profiling is enabled
-                          (default since v0.21.0)", gpustack/runner PR #251, vLLM 0.27.1 log).
+                          (default since v0.21.0)", gpustack/runner PR #251, vLLM 0.27.1 log); tokens line =
+                          int(concurrency x max_model_len), on its own line (0.21.0 wheel, kv_cache_utils.py).
 0.33     0.33.x (newest)  as 0.21 plus gpu_memory_utilization 0.92, the >= 160 GiB batch tier, two batches in
                           flight for sliding windows, tokens line = int(concurrency x max_model_len)
                           (vllm 0.33.0 wheel: config/cache.py, engine/arg_utils.py, kv_cache_utils.py).
@@ -60,8 +61,10 @@ class VllmProfile(BaseModel):
     cudagraph_modes: int  # PIECEWISE only (1) or FULL_AND_PIECEWISE (2)
     capture_step_above_256: int  # 8: [1,2,4]+range(8, max+1, 8); 16: [1,2,4]+range(8,256,8)+range(256,max+1,16)
     # "GPU KV cache size" line: "groups" = num_blocks // len(groups) x block_size (x dcp), kv_cache_utils
-    # get_kv_cache_config_from_groups (0.10/0.11); "concurrency" = int(concurrency x max_model_len) (0.33).
-    tokens_line: Literal["groups", "concurrency"]
+    # get_kv_cache_config_from_groups (0.10/0.11, 0.19.0 logs); "concurrency" = int(concurrency x max_model_len) on
+    # one line with the concurrency (0.33 update_kv_cache_capacity); "concurrency_split": the same number on its own
+    # line, the concurrency on the next (0.21.0 wheel, kv_cache_utils.py _report_kv_cache_config).
+    tokens_line: Literal["groups", "concurrency", "concurrency_split"]
     in_flight_batches: int  # batches a sliding window must also hold (max_concurrent_batches)
     supports_dcp: bool
     sampler_default: Literal["flashinfer", "pytorch"]  # topk_topp_sampler.py default path
@@ -163,12 +166,13 @@ VLLM_PROFILES: dict[str, VllmProfile] = {
                "VLLM_MEMORY_PROFILER_ESTIMATE_CUDAGRAPHS False, FlashInfer sampler 'disabled by default')"),
     "0.21": VllmProfile(
         version="0.21", releases="0.21.0 - 0.32.x", gpu_memory_utilization=0.90, cudagraph="applied",
-        cudagraph_modes=2, capture_step_above_256=16, tokens_line="groups", in_flight_batches=1,
+        cudagraph_modes=2, capture_step_above_256=16, tokens_line="concurrency_split", in_flight_batches=1,
         supports_dcp=True, sampler_default="pytorch", large_tier=False,
         non_torch_single=_g(0.25), non_torch_tp=_g(2.10), non_torch_tp_no_custom_ar=_g(0.25),
         non_torch_pp=_g(0.07), sampler_copies={"pytorch": _NATIVE_NEW, "flashinfer": _FLASHINFER},
         source="gpustack/runner PR #251 (vLLM 0.27.1 log: estimate applied, 'default since v0.21.0'); "
-               "vLLM #45178, #50780 (estimate subtracted); other rules as 0.17 (not re-read)"),
+               "vLLM #45178, #50780 (estimate subtracted); vllm 0.21.0 wheel kv_cache_utils.py (tokens line); "
+               "other rules as 0.17 (not re-read)"),
     "0.33": VllmProfile(
         version="0.33", releases="0.33.x (newest read)", gpu_memory_utilization=0.92, cudagraph="applied",
         cudagraph_modes=2, capture_step_above_256=16, tokens_line="concurrency", in_flight_batches=2,
@@ -256,9 +260,14 @@ class EngineConfig(BaseModel):
     mm_encoder_tp_mode: Literal["weights", "data"] = "weights"
     # vLLM --speculative-config '{"method": "mtp" (or deepseek_mtp, glm4_moe_mtp), "num_speculative_tokens": N}':
     # the checkpoint's MTP layers are loaded (weights on the last stage) and their attention joins the KV cache.
-    # Other methods (eagle, a draft model) load another checkpoint: not modeled.
-    speculative_method: Literal["none", "mtp"] = "none"
+    # "ngram" (prompt lookup) loads nothing and adds no KV layers. With either, a recurrent-state layer holds one
+    # state page per draft token (vLLM >= 0.17 MambaSpec.num_speculative_blocks, kvplan.plan). Other methods
+    # (eagle, a draft model) load another checkpoint: not modeled.
+    speculative_method: Literal["none", "mtp", "ngram"] = "none"
     num_speculative_tokens: int = Field(default=0, ge=0, le=64)
+    # --enable-prefix-caching / --no-enable-prefix-caching; None: the release's default. It matters for hybrids:
+    # with it vLLM keeps recurrent states in "align" mode (more state pages per request, kvplan.plan).
+    enable_prefix_caching: bool | None = None
     # where weights_bytes comes from when not typed in: "checkpoint headers" (kvplan.web.checkpoint), its basis
     weights_basis: Literal["measured", "checkpoint headers"] = "measured"
 

@@ -19,7 +19,7 @@ from pydantic import BaseModel, ConfigDict
 
 from kvplan import sglang, vllm_v0
 from kvplan.engines import (
-    VLLM_BLOCK_SIZE, EngineConfig, VllmProfile, batch_defaults, cuda_graph_bytes, gpu_arch, non_torch_bytes,
+    VLLM_BLOCK_SIZE, VLLM_CONTEXT_BYTES, EngineConfig, VllmProfile, batch_defaults, cuda_graph_bytes, gpu_arch, non_torch_bytes,
     sampler_path, vllm_mla_block_size, vllm_profile,
 )
 from kvplan.errors import PlanInputError
@@ -61,6 +61,9 @@ class KVGroup(BaseModel):
     # Tokens per block of this group when vLLM grew it to unify page sizes (unify_kv_cache_spec_page_size:
     # a layer kind with a smaller page gets block_size x (max page // its page)); None: the plan's block_size.
     block_size: int | None = None
+    # Recurrent-state groups with speculative decoding: MambaSpec.num_speculative_blocks (= num_speculative_tokens)
+    # more state pages per request, one per draft token (vLLM 0.33 max_memory_usage_bytes: page x (1 + k)).
+    spec_blocks: int = 0
 
 
 class RankPlan(BaseModel):
@@ -163,12 +166,15 @@ def _kv_parts(cache) -> tuple:
 
 
 def kv_groups(layers: list[tuple[DecoderLayer, int]], block_size: int, tp: int, kv_b: int, state_b: int, max_len: int,
-              in_flight: int) -> tuple[list[KVGroup], int, int]:
+              in_flight: int, spec_blocks: int = 0, align: bool = False) -> tuple[list[KVGroup], int, int]:
     """(groups, bytes_per_block, block_size) as vLLM's hybrid KV-cache manager lays them out.
 
     ``layers``: (layer, count) pairs. Uniform: one group, bytes_per_block = layers x page. Hybrid: layers bucketed by spec,
     group_size = min bucket (or max if max < 1.5 min), short groups padded; with recurrent
-    state the attention block grows until one attention page holds one state page.
+    state the attention block grows until one attention page holds one state page; ``spec_blocks``: the state
+    pages a request holds beyond one (a page per draft token with speculative decoding, MambaSpec.
+    num_speculative_blocks, and one more in prefix-caching "align" mode); ``align``: that mode (Mamba-2 layers keep
+    a prefill checkpoint page too, ``_checkpoint_pages``).
     """
     buckets: dict = {}  # cache spec -> [the spec, how many layers]
     for layer, n in layers:
@@ -201,11 +207,38 @@ def kv_groups(layers: list[tuple[DecoderLayer, int]], block_size: int, tp: int, 
         bs = sizes_by_cache[cache] or block_size
         for g in range(n_groups):
             real = min(group_size, members - g * group_size)
+            extra = spec_blocks + _checkpoint_pages(cache, align) if cache.kind not in ATTENTION_KINDS else 0
             groups.append(KVGroup(kind=cache.kind, layers=real, padding_layers=group_size - real,
                                   page_bytes=pages[cache], window=cache.window, block_size=sizes_by_cache[cache],
-                                  blocks_per_request=group_blocks(cache.kind, cache.window, max_len, bs, in_flight)))
+                                  blocks_per_request=group_blocks(cache.kind, cache.window, max_len, bs, in_flight)
+                                  + extra, spec_blocks=extra))
     bytes_per_block = group_size * max(pages.values())
     return groups, bytes_per_block, block_size
+
+
+def _mamba_align_mode(engine: EngineConfig, prof: VllmProfile) -> bool:
+    """Whether vLLM keeps a hybrid's recurrent states in prefix-caching "align" mode.
+
+    vLLM 0.33 (config/model.py ``is_prefix_caching_supported``: "Generative hybrid models support prefix caching")
+    turns prefix caching on for hybrids by default, and ``MambaModelConfig.verify_and_update_config``
+    (models/config.py) then sets ``mamba_cache_mode = "align"``; the 0.17 wheel says "Hybrid models do not support
+    prefix caching since the feature is still experimental" (off by default; "align" or "all" only when asked).
+    0.10 / 0.11 and the unread 0.21 line: as 0.17. ``--enable-prefix-caching`` / ``--no-...`` decide where given.
+    In align mode ``MambaSpec.max_memory_usage_bytes`` = page x (2 + num_speculative_blocks +
+    num_prefill_checkpoint_blocks) instead of page x (1 + num_speculative_blocks) (kv_cache_interface.py, 0.17 and
+    0.33). Not modeled: in align mode with FlashInfer's GDN prefill, Gated-DeltaNet layers also keep a checkpoint
+    page and the attention block aligns to 64 tokens (layers/mamba/gdn/qwen_gdn_linear_attn.py).
+    """
+    if engine.enable_prefix_caching is not None:
+        return engine.enable_prefix_caching
+    return prof.version == "0.33"
+
+
+def _checkpoint_pages(cache, align: bool) -> int:
+    """The prefill checkpoint page an align-mode Mamba-2 layer adds (vllm 0.33 mamba_mixer2.py get_kv_cache_spec:
+    ``num_prefill_checkpoint_blocks=1``). kvplan stores Mamba-1 as a MambaState of head_dim 1 (families/hybrid.py),
+    which keeps none (mamba_mixer.py sets no checkpoint)."""
+    return 1 if align and cache.kind == "mamba" and getattr(cache, "head_dim", 1) > 1 else 0
 
 
 # Kinds vLLM specs as FullAttentionSpec subclasses without a window (FullAttentionSpec, MLAAttentionSpec):
@@ -363,6 +396,16 @@ def plan(spec: ModelSpec, gpu: GpuSpec, engine: EngineConfig = EngineConfig(), l
         raise PlanInputError("speculative_config", f"{spec.name}: no multi-token-prediction layers to load for MTP "
                              "speculative decoding (kvplan models them for the DeepSeek-V3 / GLM MoE families, "
                              "num_nextn_predict_layers > 0)")
+    # Speculative decoding (any method) gives every recurrent-state layer one state page per draft token: vLLM
+    # >= 0.17 MambaSpec(num_speculative_blocks=num_speculative_tokens), max_memory_usage_bytes = page x (1 + k)
+    # (0.17.0 / 0.33.0 wheels, kv_cache_interface.py, layers/mamba/abstract.py); the 0.11 wheel counts one page.
+    # Attention groups get no lookahead slots in the pool sizing (FullAttentionSpec: cdiv(max_model_len, bs);
+    # the scheduler caps num_lookahead_tokens at max_model_len, kv_cache_manager.allocate_slots).
+    speculating = engine.speculative_method != "none" and engine.num_speculative_tokens > 0
+    spec_blocks = engine.num_speculative_tokens if (
+        speculating and engine.engine == "vllm" and prof.version not in ("0.10", "0.11")) else 0
+    align = engine.engine == "vllm" and _mamba_align_mode(engine, prof)
+    spec_blocks += 1 if align else 0  # "align" keeps two state pages, not one (MambaSpec.max_memory_usage_bytes)
     ranks: list[RankPlan] = []
     stage_blocks: list[tuple[int, list[KVGroup], int, int]] = []
     last = layout.pp - 1
@@ -376,8 +419,9 @@ def plan(spec: ModelSpec, gpu: GpuSpec, engine: EngineConfig = EngineConfig(), l
             bs = block_size
         else:
             groups, bytes_per_block, bs = spec.memo(  # the same for every GPU of a picker sweep
-                ("groups", layout.pp, stage, block_size, kv_tp, kv_b, state_b, len_rank, in_flight, draft),
-                lambda: kv_groups(layers, block_size, kv_tp, kv_b, state_b, len_rank, in_flight))
+                ("groups", layout.pp, stage, block_size, kv_tp, kv_b, state_b, len_rank, in_flight, draft, spec_blocks,
+                 align),
+                lambda: kv_groups(layers, block_size, kv_tp, kv_b, state_b, len_rank, in_flight, spec_blocks, align))
         weights = engine.weights_bytes if engine.weights_bytes is not None else rank_weight_bytes(
             spec, layout, stage, engine.weight_format)
         if engine.weights_bytes is None and engine.engine == "vllm":
@@ -404,6 +448,10 @@ def plan(spec: ModelSpec, gpu: GpuSpec, engine: EngineConfig = EngineConfig(), l
         if spec.towers and engine.weights_bytes is None and loads_tower:
             tower = tower_rank_bytes(spec, tp, engine.mm_encoder_tp_mode == "data")
         weights += tower
+        # vLLM's rotary cos/sin caches (buffers in the model dtype, on every rank): part of "Model loading took"
+        rope = (spec.rope_cache_elements * (DTYPE_BITS[spec.dtype] // 8)
+                if engine.engine == "vllm" and engine.weights_bytes is None else 0)
+        weights += rope
         mtp_bytes = mtp_rank_bytes(spec, layout, engine.weight_format) if draft and engine.weights_bytes is None else 0
         weights += mtp_bytes
         terms, pool = _budget(spec, gpu, engine, layout, weights, mnbt, max_seqs, act_b, mla, stage == last)
@@ -416,6 +464,11 @@ def plan(spec: ModelSpec, gpu: GpuSpec, engine: EngineConfig = EngineConfig(), l
             terms.insert(terms.index(next(t for t in terms if t.name == "weights")) + 1, Term(
                 name="SGLang layout extra (in weights)", bytes=sglang_extra, basis="derived", applied=False,
                 source=f"{sglang_why} (kvplan.sglang.layout_extra_bytes, read in the sglang 0.5.10 wheel)"))
+        if rope:
+            terms.insert(terms.index(next(t for t in terms if t.name == "weights")) + 1, Term(
+                name="rotary cos/sin caches (in weights)", bytes=rope, basis="exact", applied=False,
+                source="vllm rotary_embedding get_rope: [max_position (x linear factor), rotary_dim] per distinct "
+                       "rope, model dtype (Gemma-3: sliding + full-attention ropes)"))
         if mtp_bytes:
             terms.insert(terms.index(next(t for t in terms if t.name == "weights")) + 1, Term(
                 name="MTP layers (in weights)", bytes=mtp_bytes, basis="exact", applied=False,
@@ -451,7 +504,7 @@ def plan(spec: ModelSpec, gpu: GpuSpec, engine: EngineConfig = EngineConfig(), l
         conc = tokens / max_len
     else:
         conc = num_blocks / per_request if per_request else math.inf
-        if engine.engine == "custom" or prof.tokens_line == "concurrency":
+        if engine.engine == "custom" or prof.tokens_line in ("concurrency", "concurrency_split"):
             tokens = int(conc * max_len)
         else:  # 0.10 / 0.11 get_kv_cache_config_from_groups: num_blocks // groups x block size (x dcp)
             smallest = min((g.block_size or block_size for g in groups), default=block_size)
@@ -468,6 +521,9 @@ def plan(spec: ModelSpec, gpu: GpuSpec, engine: EngineConfig = EngineConfig(), l
         fits = fits and error is None
     else:
         error = _start_error(engine, prof, ranks[tight], max_len, per_request, starts, usable, num_blocks, tokens)
+        if error is None and engine.engine == "vllm" and engine.kv_cache_memory_bytes is None and pool_ok:
+            error = _warmup_error(spec, engine, ranks[-1], mnbt, max_seqs, act_b)
+            fits = fits and error is None
     # vLLM refuses to start below one request of max_model_len; SGLang checks no request against its pool.
     engine_starts = pool_ok and num_blocks > 0 and error is None
     verdict = _verdict(fits, whole, concurrency, max_len, ranks, starts, error)
@@ -523,6 +579,12 @@ def _suggestions(spec, gpu, engine, layout, concurrency, base: Plan) -> list[str
         if util < 0.95:
             tries.append(("--gpu-memory-utilization 0.95", gpu,
                           engine.model_copy(update={"gpu_memory_utilization": 0.95}), layout))
+        if base.start_error and "warming up sampler" in base.start_error:
+            # the warm-up runs out of the (1 - util) margin: a lower utilization leaves it more
+            for lower in (0.95, 0.92, 0.90):
+                if lower < util:
+                    tries.append((f"--gpu-memory-utilization {lower}", gpu,
+                                  engine.model_copy(update={"gpu_memory_utilization": lower}), layout))
     for tp in (layout.tp * 2, layout.tp * 4, layout.tp * 8):
         if tp <= gpu.gpus_per_node:
             tries.append((f"--tensor-parallel-size {tp}", gpu, engine, Layout(tp, layout.pp, layout.dp, layout.ep)))
@@ -589,7 +651,8 @@ def longest_len_for(spec: ModelSpec, gpu: GpuSpec, concurrency: int, engine: Eng
 def _request_blocks(groups, max_len, block_size, in_flight, engine) -> int:
     if engine.engine == "sglang":
         return cdiv(max_len, block_size)
-    return sum(group_blocks(g.kind, g.window, max_len, g.block_size or block_size, in_flight) for g in groups)
+    return sum(group_blocks(g.kind, g.window, max_len, g.block_size or block_size, in_flight) + g.spec_blocks
+               for g in groups)
 
 
 def longest_start(groups: list[KVGroup], block_size: int, in_flight: int, engine: EngineConfig, usable: int,
@@ -607,7 +670,7 @@ def longest_start(groups: list[KVGroup], block_size: int, in_flight: int, engine
     if any(g.window or g.block_size for g in groups):
         return _largest_len(lambda L: _request_blocks(groups, L, block_size, in_flight, engine) <= usable, hi)
     full = sum(1 for g in groups if g.kind in ATTENTION_KINDS)
-    state = len(groups) - full
+    state = sum(1 + g.spec_blocks for g in groups if g.kind not in ATTENTION_KINDS)
     if state > usable:
         return 0
     if not full:  # recurrent state only: one page per request at any length
@@ -693,6 +756,11 @@ def _budget(spec, gpu, engine, layout, weights, mnbt, max_seqs, act_b, mla, last
     act = engine.activation_bytes
     if act is None:
         act = activation_estimate(spec, layout.tp, mnbt, num_reqs, act_b, copies, last_stage)
+        if spec.towers and not engine.language_model_only:
+            # GPUModelRunner.profile_run with a multimodal checkpoint first runs the encoder and keeps its outputs
+            # scattered into an (encoder budget = max_num_batched_tokens, hidden) tensor in encoder_cache["tmp"]
+            # until the LM's dummy run and sampler are done (vllm 0.11 / 0.33 gpu_model_runner.py): in the peak.
+            act += mnbt * spec.hidden_size * act_b
     terms.append(Term(name=f"activation peak ({mnbt} batched tokens, {num_reqs} sampler rows)", bytes=act,
                       basis="measured" if engine.activation_bytes is not None else "fitted",
                       source=f"GPUModelRunner.profile_run + _dummy_sampler_run ({path} sampler: fp32 logits x "
@@ -776,6 +844,42 @@ def _start_error(engine, prof, rank: RankPlan, max_len, per_request, starts, usa
             "the engine.")
 
 
+def _warmup_error(spec, engine, rank: RankPlan, mnbt: int, max_seqs: int, act_b: int) -> str | None:
+    """vLLM's sampler warm-up after the KV cache is allocated (last PP stage), in its own words if it runs out.
+
+    ``Worker.compile_or_warm_up_model`` (vllm 0.10 / 0.11 wheels, gpu_worker.py) captures the CUDA graphs and then
+    runs ``_dummy_run(min(max_num_seqs, max_num_batched_tokens))`` + ``_dummy_sampler_run`` *after* the KV cache
+    took ``requested - weights - activation peak - non-torch (- CUDA-graph estimate where applied)``. What is free
+    then, and what the warm-up needs (bytes, per rank):
+        free = (total - requested) - CUDA context - CUDA graphs captured outside the budget + activation peak
+        need = rows x vocab x 4 B x sampler copies + rows x hidden x act_b       (rows = min(seqs, tokens))
+    The profile's activation peak comes back free once the KV cache is sized to the rest, so the warm-up fails
+    only when the (1 - util) margin cannot hold the CUDA context and graphs. Worked number: gpt-oss-120b on an
+    H100 (79.19 GiB), vLLM 0.11, util 0.99, 1024 rows: 0.79 GiB margin - 0.51 context - 1.09 graphs + 7.37 peak
+    = 6.57 GiB free < 7.33 needed (at 0.98: 7.35 free, it starts).
+    vLLM then raises (gpu_model_runner.py _dummy_sampler_run, 0.8 - 0.11) the RuntimeError returned here.
+    Not modeled: non-torch memory that grows after the profile (public 0.11 failures at util 0.95 show
+    ~3-9 GiB of it: tests/test_failed_starts.py pins them as strict xfails).
+    """
+    terms = {t.name.split(" (")[0]: t for t in rank.terms}
+    act, graphs = terms.get("activation peak"), terms.get("CUDA graphs")
+    outside = next((t for t in rank.terms if t.name.startswith("outside the budget")), None)
+    if act is None or outside is None:
+        return None
+    rows = min(mnbt, max_seqs)
+    copies = vllm_profile(engine).sampler_copies[sampler_path(vllm_profile(engine), engine)]
+    need = int(rows * spec.vocab_size * 4 * copies) + rows * spec.hidden_size * act_b
+    if engine.activation_bytes is not None:
+        need = min(need, engine.activation_bytes)
+    outside_graphs = graphs.bytes if graphs is not None and not graphs.applied else 0
+    free = outside.bytes - VLLM_CONTEXT_BYTES - outside_graphs + act.bytes
+    if need <= free:
+        return None
+    return (f"RuntimeError: CUDA out of memory occurred when warming up sampler with {rows} dummy requests. "
+            "Please try lowering `max_num_seqs` or `gpu_memory_utilization` when initializing the engine. "
+            f"(kvplan: {_gib(need)} GiB needed after the KV cache and CUDA graphs, {_gib(max(free, 0))} GiB free)")
+
+
 def engine_log_lines(engine, prof, rank: RankPlan, num_blocks, tokens, conc, max_len, dcp) -> list[str]:
     """The start-up figures as vLLM logs them (gpu_model_runner / gpu_worker / kv_cache_utils); SGLang's: _sglang_log."""
     if engine.engine != "vllm":
@@ -801,6 +905,8 @@ def engine_log_lines(engine, prof, rank: RankPlan, num_blocks, tokens, conc, max
 
 def _verdict(fits, whole, concurrency, max_len, ranks, starts, error=None) -> str:
     said = f" vLLM refuses to start: {error}" if error else ""
+    if error and error.startswith("RuntimeError: CUDA out of memory occurred when warming up sampler"):
+        return f"Does not start: the KV cache is sized, then vLLM runs out of memory in its sampler warm-up. {error}"
     if any(r.kv_pool_bytes <= 0 for r in ranks):
         worst = min(ranks, key=lambda r: r.kv_pool_bytes)
         return (f"Does not fit: stage {worst.pp_stage} has {-worst.kv_pool_bytes / GiB:.2f} GiB too little "

@@ -198,6 +198,10 @@ class ModelSpec(_Frozen):
     # decoding; not in the LM totals. mtp_other: their enorm / hnorm / eh_proj / shared_head.norm.
     mtp_layers: tuple[DecoderLayer, ...] = ()
     mtp_other: tuple[Component, ...] = ()
+    # vLLM's rotary cos/sin caches: rows x rotary_dim summed over the distinct rotary embeddings the model builds
+    # (vllm/model_executor/layers/rotary_embedding get_rope keeps one per parameter set), in the model dtype on
+    # every rank; buffers, not parameters, but in "Model loading took". 0 where the builder does not set it.
+    rope_cache_elements: int = Field(default=0, ge=0)
 
     # Derived values computed once per spec (the spec is frozen, so they never go stale).
     _memo: dict = PrivateAttr(default_factory=dict)

@@ -62,7 +62,7 @@ _IGNORED_VALUE = {
 }
 # vLLM on/off flags that do not change the memory plan.
 _IGNORED_SWITCH = {
-    "--trust-remote-code", "--enable-prefix-caching", "--no-enable-prefix-caching", "--enable-chunked-prefill",
+    "--trust-remote-code", "--enable-chunked-prefill",
     "--no-enable-chunked-prefill", "--disable-log-stats", "--enable-log-requests", "--disable-log-requests",
     "--enable-auto-tool-choice", "--disable-frontend-multiprocessing",
     "--disable-fastapi-docs", "--enable-request-id-headers", "--disable-uvicorn-access-log",
@@ -113,8 +113,9 @@ class VllmArgs(BaseModel):
     sampler: str = "auto"  # VLLM_USE_FLASHINFER_SAMPLER=1 / 0 before the command
     language_model_only: bool = False  # --language-model-only, or --limit-mm-per-prompt with every modality 0
     mm_encoder_tp_mode: str = "weights"
-    speculative_method: str = "none"  # "mtp": --speculative-config with an MTP method
+    speculative_method: str = "none"  # "mtp" (an MTP method) or "ngram": from --speculative-config
     num_speculative_tokens: int = 0
+    enable_prefix_caching: bool | None = None
     unknown: tuple[str, ...] = ()
     ignored: tuple[str, ...] = ()
     notes: tuple[str, ...] = ()
@@ -123,7 +124,7 @@ class VllmArgs(BaseModel):
         names = ("max_model_len", "gpu_memory_utilization", "kv_cache_dtype", "block_size", "max_num_seqs",
                  "max_num_batched_tokens", "kv_cache_memory_bytes", "enforce_eager", "weight_format",
                  "decode_context_parallel_size", "disable_custom_all_reduce", "sampler", "language_model_only",
-                 "mm_encoder_tp_mode", "speculative_method", "num_speculative_tokens")
+                 "mm_encoder_tp_mode", "speculative_method", "num_speculative_tokens", "enable_prefix_caching")
         return {"engine": "vllm", **{n: getattr(self, n) for n in names}}
 
     def parallel_fields(self) -> dict[str, Any]:
@@ -156,14 +157,24 @@ def _all_modalities_off(flag: str, text: str) -> bool:
 MTP_METHODS = ("mtp", "deepseek_mtp", "glm4_moe_mtp", "ernie_mtp", "longcat_flash_mtp", "mimo_mtp")
 
 
-def _mtp_tokens(text: str | None) -> int | None:
-    """num_speculative_tokens of an MTP --speculative-config (1 when it gives none); None for any other method."""
+def _spec_method(text: str | None) -> str | None:
+    """kvplan's speculative_method for a --speculative-config: "mtp" (the MTP methods), "ngram" (prompt lookup:
+    no draft weights, no draft KV), None for the methods kvplan does not model (eagle, a draft model)."""
     try:
         value = json.loads(text or "")
     except ValueError:
         return None
-    if not isinstance(value, dict) or value.get("method") not in MTP_METHODS:
+    if not isinstance(value, dict):
         return None
+    return "mtp" if value.get("method") in MTP_METHODS else "ngram" if value.get("method") == "ngram" else None
+
+
+def _mtp_tokens(text: str | None) -> int | None:
+    """num_speculative_tokens of an MTP or ngram --speculative-config (1 when it gives none); None for any other
+    method."""
+    if _spec_method(text) is None:
+        return None
+    value = json.loads(text or "")
     n = value.get("num_speculative_tokens", 1)
     if isinstance(n, bool) or not isinstance(n, int) or not 1 <= n <= 64:
         raise PlanInputError("--speculative-config", f"num_speculative_tokens must be a whole number from 1 to 64, "
@@ -269,6 +280,9 @@ _SWITCH_FLAGS = {
     "--disable-custom-all-reduce": ("disable_custom_all_reduce", True),
     # vLLM 0.11+ arg_utils.py: the multimodal towers are not built (every modality limit 0).
     "--language-model-only": ("language_model_only", True),
+    # hybrids: the recurrent states' pages per request follow it (kvplan.plan._mamba_align_mode)
+    "--enable-prefix-caching": ("enable_prefix_caching", True),
+    "--no-enable-prefix-caching": ("enable_prefix_caching", False),
 }
 
 
@@ -347,7 +361,7 @@ def parse_vllm_command(command: str) -> VllmArgs:
             value = tokens[i]
             i += 1
         if name == "--speculative-config" and _mtp_tokens(value) is not None:
-            values["speculative_method"], values["num_speculative_tokens"] = "mtp", _mtp_tokens(value)
+            values["speculative_method"], values["num_speculative_tokens"] = _spec_method(value), _mtp_tokens(value)
         elif name in _VALUE_FLAGS:
             field, parse = _VALUE_FLAGS[name]
             parsed = parse(name, value)

@@ -17,8 +17,9 @@ backend                   per expert on a rank, I = intermediate per partition, 
 MARLIN (pre-Hopper; all   ``create_weights``: I -> round_up(I, 128), H -> round_up(H, 256) ("the moe marlin kernel
 GPUs but Blackwell in     requires that for each linear n % 256 == 0 and k % 128 == 0"); w13 [2I, H/2] u8 + e8m0
 vLLM 0.10)                [2I, H/32]; w2 [H, I/2] + [H, I/32]; biases bf16 [2I] + [H]
-TRITON (Hopper, vLLM      I -> round_up(I, 64), H unpadded; then ``_swizzle_mxfp4`` (triton_kernels
-0.11+; "Using 'TRITON'    ``HopperMXValueLayout``: the packed [K/2, N] of each GEMM padded to (64, 256); scales
+TRITON (Hopper, vLLM      I -> round_up(I, 64), H unpadded; then ``_swizzle_mxfp4`` (bundled triton_kernels
+0.11+; "Using 'TRITON'    ``HopperMXValueLayout``: the packed [K/2, N] of each GEMM padded to (64, 64) in the
+                          v0.19.0 wheel, to the 16 x 32 pack sizes in 0.14.1 / 0.33.0; scales
 Mxfp4 MoE backend" in     ``HopperMXScaleLayout``: [N, K/32] padded to (2 x num_warps x 16 = 256, 2)); the swizzled
 the v0.19.0 log)          scales live in the PrecisionConfig while ``layer.w13_weight_scale`` / ``w2_weight_scale``
                           stay registered (only the weights are replaced): the scales are held twice; biases fp32
@@ -26,13 +27,13 @@ FLASHINFER TRTLLM         I -> round_up(I, 256), H -> round_up(H, 256) ("pad the
 (Blackwell, sm100)        of 2 * mxfp4_block"); shuffled in place, biases fp32
 ========================  ==========================================================================================
 
-Worked numbers (gpt-oss-20b, 24 layers x 32 experts, H = I = 2880, bf16 rest 3.35 GiB at TP1): TRITON TP2: I 1440
--> 1472; w13 packed [1440 -> 1472] x [2944 -> 3072], w2 [736 -> 768] x [2880 -> 3072], scales [3072, 90] + [3072, 46]
-swizzled and [2944, 90] + [2880, 46] kept, biases 5824 x 4 -> 7,719,808 B per expert, 7.20 GiB per rank ("Model loading took
-7.01 GiB", v0.19.0 H100 TP2: +2.7 %, inside the 0.25 GiB floor). TP1 gives 13.94 GiB where the same release logged 13.64 (+2.2 %, not explained: see the tests). Earlier
-wheels (0.14.1) bundled a triton_kernels whose value layout pads only to its pack sizes (16 x 32: nothing for
-gpt-oss): only the kept scales and fp32 biases are added, ``value_padding=False``: gpt-oss-120b TP1 64.30 GiB
-(64.38 logged on 0.14.1, the engine helper's note; log not pinned here). The 0.11 profile keeps Marlin.
+Worked numbers (gpt-oss-20b, 24 layers x 32 experts, H = I = 2880, bf16 rest 3.35 GiB at TP1), v0.19.0 layout:
+TRITON TP2: I 1440 -> 1472; w13 packed [1440 -> 1472] x [2944], w2 [736 -> 768] x [2880], scales [3072, 90] +
+[3072, 46] swizzled and [2944, 90] + [2880, 46] kept, biases 5824 x 4 -> 7,383,936 B per expert, 6.96 GiB per rank
+("Model loading took 7.01 GiB", v0.19.0 H100 TP2: -0.7 %); TP1 13.60 GiB (13.64 logged, -0.3 %). With upstream
+triton's (64, 256) they were 7.20 / 13.94 GiB (+2.7 / +2.2 %). The 0.14.1 / 0.33.0 bundles pad the values only to
+the pack sizes (nothing for gpt-oss): the kept scales and fp32 biases remain, gpt-oss-120b TP1 64.30 GiB (64.38
+logged on 0.14.1, vLLM #33155). The 0.11 profile keeps Marlin.
 """
 
 import math
@@ -45,8 +46,15 @@ from kvplan.units import cdiv
 MXFP4_MARLIN_ALIGN = (128, 256)  # (intermediate per partition, hidden): mxfp4.py create_weights, Marlin backend
 MXFP4_TRTLLM_ALIGN = (256, 256)  # SM100_FI_MXFP4_* (FlashInfer TRTLLM-gen): mxfp4.py create_weights
 MXFP4_TRITON_INTER_ALIGN = 64  # the remaining CUDA backends (Triton): round_up(I, 64), hidden unpadded
-# triton_kernels HopperMXValueLayoutTransformation._padded_shape, mx axis on the packed dim: (64, 256).
-TRITON_VALUE_ALIGN = (64, 256)
+# HopperMXValueLayout.swizzle_data pre-padding of the packed (*, M, K) uint8 weight, by the triton_kernels vLLM
+# bundles (vllm/third_party/triton_kernels/tensor_details/layout_details/hopper_value.py): the v0.19.0 wheel pads
+# both matrix dims to multiples of 64 ("Pre-pad both matrix dims to multiples of 64"); the v0.33.0 wheel (as the
+# 0.14.1 one) pads only to the mma pack sizes, 16 x 32 (k_tile x warp_tile x threads x scott x contig), which the
+# gpt-oss shapes already are. Upstream triton's newest source pads to (64, 256): no vLLM wheel read bundles it.
+# The 0.21 line (0.21-0.32) is not read: kept as 0.19.
+TRITON_VALUE_ALIGN_BY_VERSION = {"0.17": (64, 64), "0.21": (64, 64), "0.33": (16, 32)}
+TRITON_VALUE_ALIGN = TRITON_VALUE_ALIGN_BY_VERSION["0.17"]
+TRITON_PACK_ALIGN = (16, 32)
 # HopperMXScaleLayoutTransformation.swizzle_data: SWIZZLE_ALIGN_M = 2 x num_warps x 2 x 8, SWIZZLE_ALIGN_K = 2;
 # vLLM passes num_warps = 8 outside batched (DeepEP / PPLX) MoE.
 TRITON_SCALE_ALIGN = (2 * 8 * 2 * 8, 2)
@@ -63,7 +71,7 @@ def mxfp4_moe_backend(arch: str, vllm_version: str) -> str:
     log: "Using 'TRITON' Mxfp4 MoE backend"), "marlin" elsewhere (Ampere / Ada: triton_kernels needs sm90..sm10x)
     and in the 0.10 / 0.11 profiles, whose H100 logs load gpt-oss-120b at the Marlin size (65.9651 GiB, vLLM
     #23278 on 0.10.1; #27508's 1.71 GiB of KV on 0.11 needs it too). Not split: 0.14.1 on Hopper already ran
-    Triton without value padding (64.38 GiB logged = ``value_padding=False``, 64.30)."""
+    Triton with pack-size value padding only (64.38 GiB logged, kvplan 64.30 with TRITON_PACK_ALIGN)."""
     if arch == "sm100":
         return "trtllm"
     if arch == "sm90" and vllm_version not in ("0.10", "0.11"):
@@ -72,11 +80,11 @@ def mxfp4_moe_backend(arch: str, vllm_version: str) -> str:
 
 
 def mxfp4_expert_bytes(hidden: int, inter: int, bias: bool, backend: str = "checkpoint",
-                       value_padding: bool = True) -> int:
+                       value_align: tuple[int, int] = TRITON_VALUE_ALIGN) -> int:
     """Bytes of one gpt-oss expert on a rank (w13 [2I, H] + w2 [H, I] in MXFP4, biases [2I] + [H]) as ``backend``
     holds it; "checkpoint" is the unpadded layout kvplan.weights prices (bf16 biases).
-    Worked number: H = 2880, I = 1440 (-> 1472), "triton": 4,521,984 + 2,359,296 (values) + 276,480 + 141,312
-    (swizzled scales) + 264,960 + 132,480 (kept scales) + 23,296 (fp32 biases) = 7,719,808."""
+    Worked number: H = 2880, I = 1440 (-> 1472), "triton" at the v0.19.0 (64, 64): 4,333,568 + 2,211,840 (values)
+    + 276,480 + 141,312 (swizzled scales) + 264,960 + 132,480 (kept scales) + 23,296 (fp32 biases) = 7,383,936."""
     if backend == "checkpoint":
         i, h, bias_b = inter, hidden, 2
     elif backend == "marlin":
@@ -85,10 +93,8 @@ def mxfp4_expert_bytes(hidden: int, inter: int, bias: bool, backend: str = "chec
         i, h, bias_b = _up(inter, MXFP4_TRTLLM_ALIGN[0]), _up(hidden, MXFP4_TRTLLM_ALIGN[1]), 4
     elif backend == "triton":
         i, h = _up(inter, MXFP4_TRITON_INTER_ALIGN), hidden
-        vm, vk = TRITON_VALUE_ALIGN
+        vm, vk = value_align
         sm, sk = TRITON_SCALE_ALIGN
-        if not value_padding:  # triton_kernels of the 0.11-0.16 wheels: pack-size multiples only (16 / 32)
-            vm, vk = 16, 32
         values = _up(h // 2, vm) * _up(2 * i, vk) + _up(i // 2, vm) * _up(h, vk)  # w13, w2 packed, padded
         swizzled = _up(2 * i, sm) * _up(cdiv(h, MX_BLOCK), sk) + _up(h, sm) * _up(cdiv(i, MX_BLOCK), sk)
         kept = 2 * i * cdiv(h, MX_BLOCK) + h * cdiv(i, MX_BLOCK)  # layer.w13/w2_weight_scale stay registered
@@ -122,7 +128,8 @@ def vllm_mxfp4_extra_bytes(spec: ModelSpec, layout: Layout, stage: int, weight_f
         hidden, inter = names["gate_up_proj"].in_features, names["down_proj"].in_features
         count, part = (cdiv(ex.num_experts, ranks), inter) if layout.ep else (ex.num_experts, cdiv(inter, ranks))
         bias = names["gate_up_proj"].bias
-        extra += n * count * (mxfp4_expert_bytes(hidden, part, bias, backend)
+        align = TRITON_VALUE_ALIGN_BY_VERSION.get(vllm_version, TRITON_PACK_ALIGN)
+        extra += n * count * (mxfp4_expert_bytes(hidden, part, bias, backend, align)
                               - mxfp4_expert_bytes(hidden, part, bias))
     return extra
 

@@ -79,7 +79,8 @@ def test_plan_weights_grow_by_the_tower_unless_language_model_only():
         full = plan(spec, gpu, EngineConfig(), Layout(tp=tp))
         text = plan(spec, gpu, EngineConfig(language_model_only=True), Layout(tp=tp))
         assert full.ranks[0].weights_bytes - text.ranks[0].weights_bytes == tower
-        assert full.ranks[0].kv_pool_bytes == text.ranks[0].kv_pool_bytes - tower
+        # and the profile run's encoder cache (8192 budget tokens x 5376 hidden x 2 B, alive through the LM's peak)
+        assert full.ranks[0].kv_pool_bytes == text.ranks[0].kv_pool_bytes - tower - 8192 * 5376 * 2
         term = next(t for t in full.ranks[0].terms if t.name.startswith("vision tower"))
         assert (term.bytes, term.basis, term.applied) == (tower, "exact", False)
         assert not any(t.name.startswith("vision tower") for t in text.ranks[0].terms)

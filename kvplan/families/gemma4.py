@@ -112,6 +112,28 @@ def attention_geometry(r, kinds: list[str], nkv: int, hd: int) -> list[tuple[int
     return [(global_nkv, global_hd) if k == "full_attention" else (nkv, hd) for k in kinds]
 
 
+def gemma4_rope_cache_elements(r, kinds: list[str], geometry: list[tuple[int, int]], max_pos: int) -> int:
+    """Elements of vLLM's rotary cos/sin caches for Gemma-4 (vllm/model_executor/models/gemma4.py: get_rope(head_dim,
+    max_position=config.max_position_embeddings, rope_parameters[layer_type]) per layer kind, one cache per distinct
+    rope). A cache is [max_position, rotary_dim] in the model dtype; "proportional" (Gemma4RotaryEmbedding,
+    rotary_embedding/gemma4_rope.py) keeps the full head size as its rotary_dim, "default" head_dim x
+    partial_rotary_factor. Worked number: Gemma-4-26B-A4B, 262,144 positions: 262,144 x 256 (sliding) + 262,144 x 512
+    (full, proportional) = 201,326,592 elements = 0.375 GiB in bf16."""
+    params = r.raw("rope_parameters")
+    total, seen = 0, set()
+    for kind, (_nkv, hd) in zip(kinds, geometry):
+        if (kind, hd) in seen:
+            continue
+        seen.add((kind, hd))
+        rope = params.get(kind) if isinstance(params, dict) and isinstance(params.get(kind), dict) else {}
+        factor = rope.get("partial_rotary_factor", 1.0)
+        if isinstance(factor, bool) or not isinstance(factor, (int, float)) or not 0 < factor <= 1:
+            raise ConfigError(r._name("rope_parameters"), f"partial_rotary_factor must be in (0, 1], got {factor!r}")
+        rotary = hd if rope.get("rope_type") == "proportional" else int(hd * factor)
+        total += max_pos * rotary
+    return total
+
+
 def ple_model_parts(r, h: int, n_layers: int, vocab: int) -> tuple[int, list, list]:
     """(ple width, model-level embeddings, model-level other) of the per-layer-embedding system."""
     ple = r.int("hidden_size_per_layer_input", 256, why="transformers' default", minimum=0)
@@ -200,6 +222,8 @@ def build_gemma4(r, model_type: str) -> dict[str, Any]:
     fields = llama_tail(r, h=h, n_layers=n_layers, nq=nq, nkv=nkv, hd=hd, vocab=vocab, layers=layers, tie_default=True,
                         embeddings=[embed(vocab, h)] + ple_embed)
     fields["other"] = tuple(ple_other)
+    if fields["max_position_embeddings"]:
+        fields["rope_cache_elements"] = gemma4_rope_cache_elements(r, kinds, geometry, fields["max_position_embeddings"])
     if shared:
         fields["warnings"] = ((f"the last {shared} layers reuse earlier layers' K/V (num_kv_shared_layers): "
                                "they keep no cache of their own"),)
