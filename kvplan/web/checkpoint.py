@@ -479,4 +479,27 @@ def engine_with_checkpoint_weights(engine, ckpt: Checkpoint, spec, layout: Layou
     With pp > 1 the plan uses this one figure for every stage (as for a typed-in "Model loading took")."""
     layout = Layout() if layout is None else layout
     busiest = max(rank_bytes(ckpt, spec, layout, s, **options).weights_bytes for s in range(layout.pp))
-    return engine.model_copy(update={"weights_bytes": busiest, "weights_basis": "checkpoint headers"})
+    return engine.model_copy(update={"weights_bytes": busiest, "weights_basis": "checkpoint headers",
+                                     "weights_source": source_text(ckpt)})
+
+
+def source_text(ckpt: Checkpoint) -> str:
+    """'acme/ckpt: 21 tensors in 2 file(s)' (what the weights term cites)."""
+    return f"{ckpt.source}: {len(ckpt.tensors):,} tensors in {ckpt.files} file(s)"
+
+
+def shape_mismatches(ckpt: Checkpoint, spec) -> list[str]:
+    """Where the checkpoint's tensors contradict the model it is planned with (another model's checkpoint would be
+    split with the wrong shard rules, and its layers past the spec's count taken for MTP layers and left out):
+    the embedding's width against hidden_size, and fewer decoder layers than num_hidden_layers."""
+    out = []
+    embed = next((t for t in ckpt.tensors if categorize(t.name, spec.num_hidden_layers) == "embeddings"
+                  and _module(t.name) in VOCAB and len(t.shape) == 2), None)
+    if embed is not None and embed.shape[1] != spec.hidden_size and not TRANSPOSED.search(embed.name):
+        out.append(f"its embedding {embed.name} is {list(embed.shape)}, where {spec.name} has hidden_size "
+                   f"{spec.hidden_size:,}")
+    layers = {i for t in ckpt.tensors if categorize(t.name) not in ("vision", "audio", "mtp")
+              and (i := layer_index(t.name)) is not None}
+    if layers and max(layers) + 1 < spec.num_hidden_layers:
+        out.append(f"it holds {max(layers) + 1} decoder layers, where {spec.name} has {spec.num_hidden_layers}")
+    return out
