@@ -61,6 +61,7 @@ def test_plan_with_these_weights_then_tp_then_the_link(online):
     assert term["bytes"] == f"{CKPT_TP1:,}" and term["basis"] == "checkpoint headers"
     assert "acme/ckpt: 22 tensors in 2 file(s)" in term["source"]
     assert any("Weights: checkpoint headers" in i.value for i in at.info)
+    assert any("Weights: checkpoint headers, acme/ckpt" in plain(c.value) for c in at.sidebar.caption)  # on every page
     assert not [w for w in at.warning if "Checkpoint:" in w.value]  # the checkpoint is the sidebar's model
     reads = sum(r["path"].endswith(".safetensors") for r in Handler.seen)
 
@@ -88,6 +89,19 @@ def test_a_checkpoint_of_another_model_says_so(online):
     assert "acme/ckpt is not the sidebar's model llama-3.1-8b (meta-llama/Llama-3.1-8B)" in text
     assert "[256, 64], where llama-3.1-8b has hidden_size 4,096" in text
     assert "2 decoder layers, where llama-3.1-8b has 32" in text
+    assert "are F32" not in text  # BF16 tensors, a bf16 model
+
+
+def test_a_checkpoint_in_another_float_dtype_says_so(tmp_path):
+    from kvplan.hf_config import parse_config
+    from kvplan.web import checkpoint as ck
+
+    write_checkpoint(tmp_path / "f32", TINY_LLAMA, [llama_tensors(dtype="F32")])
+    c = ck.read_local(tmp_path / "f32")
+    # 2 x 213,632 = 427,264 B of F32 tensors, a bf16 model: vLLM holds the bf16 bytes
+    assert ck.shape_mismatches(c, parse_config(TINY_LLAMA, name="tiny")) == [
+        "427,264 B of its tensors are F32, where tiny runs in bf16: the engine casts them to the model dtype as it "
+        "loads them, so it holds other bytes than the headers say"]
 
 
 @pytest.mark.parametrize("page", ["pages/budget.py", "pages/model.py"])
@@ -123,6 +137,7 @@ def test_typed_model_loading_figure_is_the_weights_term(online):
     assert state(at).checkpoint is None  # the last chosen wins
     assert dict(at.query_params)["wg"] == "14.2488" and "ck" not in dict(at.query_params)
     assert any("Weights: measured" in i.value for i in at.info)
+    assert any("Weights: measured, typed in: 14.2488 GiB" in plain(c.value) for c in at.sidebar.caption)
 
     at.number_input(key="w.weights_gib").set_value(5000.0).run()  # over 16 x 79.19 GiB
     errors = [plain(e.value) for e in at.error]
@@ -153,3 +168,17 @@ def test_measured_refusal_bounds():
     assert cached.measured_refusal(TYPED_GIB, "H100-SXM") is None
     assert cached.measured_refusal(1267.04, "H100-SXM") is None
     assert "at most 16 x" in cached.measured_refusal(1267.05, "H100-SXM")
+
+
+def test_cli_model_loading_gib(capsys):
+    import json
+
+    from kvplan.cli import main
+
+    assert main(["plan", "llama-3.1-8b", "--model-loading-gib", str(TYPED_GIB), "--json"]) == 0
+    rank = json.loads(capsys.readouterr().out)["ranks"][0]
+    term = next(t for t in rank["terms"] if t["name"] == "weights")
+    assert rank["weights_bytes"] == term["bytes"] == TYPED_BYTES and term["basis"] == "measured"
+    assert "typed in: 14.2488 GiB" in term["source"]
+    assert main(["plan", "llama-3.1-8b", "--model-loading-gib", "5000"]) == 2
+    assert "--model-loading-gib: must be above 0 and at most 16 x" in capsys.readouterr().err
