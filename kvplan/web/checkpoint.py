@@ -213,7 +213,7 @@ def read_hub(repo_id: str, revision: str = "main", *, env: dict | None = None,
             names = _shards_from_index(json.loads(f.read()), repo_id)
     except hub.HubError as exc:
         if "no model.safetensors.index.json" not in str(exc):
-            raise
+            raise hub.HubError(str(exc).replace("paste the config.json", "read a local copy"), exc.offline) from None
         names = [SINGLE_FILE]
     except (UnicodeDecodeError, json.JSONDecodeError, CheckpointError) as exc:
         raise hub.HubError(f"{repo_id}: {INDEX_FILE} cannot be read ({exc})") from None

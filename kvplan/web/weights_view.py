@@ -56,8 +56,9 @@ def sidebar(state) -> None:
     if choice.kind == "checkpoint":
         st.caption(f"Weights: checkpoint headers, {views.esc(choice.source)} "
                    f"({choice.weights_bytes:,} B on the busiest rank)")
-        for text in choice.mismatch:
-            st.warning(f"Checkpoint: {views.esc(text)}.", icon=":material/warning:")
+        if choice.mismatch:  # one line here; the Budget page lists them all
+            more = f" (and {len(choice.mismatch) - 1} more: see the Budget page)" if len(choice.mismatch) > 1 else ""
+            st.warning(f"Checkpoint: {views.esc(choice.mismatch[0])}{more}.", icon=":material/warning:")
     elif choice.kind == "measured":
         st.caption(f"Weights: measured, {views.esc(choice.source)}")
 
@@ -133,8 +134,9 @@ def budget_note(state) -> None:
         st.info(f"**Weights: checkpoint headers** of {views.esc(choice.source)}: {choice.weights_bytes:,} B "
                 f"({views.gib(choice.weights_bytes)}) on the busiest rank, split for this layout{extra}.",
                 icon=":material/scale:")
-        for text in choice.mismatch:
-            st.warning(f"Checkpoint: {views.esc(text)}.", icon=":material/warning:")
+        if choice.mismatch:
+            st.warning("**Checkpoint and model differ**:\n" + "".join(f"\n- {views.esc(t)}" for t in choice.mismatch),
+                       icon=":material/warning:")
     else:
         st.info(f"**Weights: measured**, {views.esc(choice.source)} (every rank and stage).", icon=":material/scale:")
     st.button("Plan with computed weights", key="weights.computed", on_click=use_computed,
