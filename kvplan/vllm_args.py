@@ -314,9 +314,7 @@ def launch_env(tokens: list[str]) -> tuple[dict[str, str], int]:
             i += 1
             while i < len(tokens) and tokens[i].startswith("-") and tokens[i] != "-":
                 i += 2 if tokens[i] in ("-u", "--unset") else 1
-        elif tok == "export":
-            i += 1
-        elif tok in ("&&", ";"):
+        elif tok in ("export", "&&", ";"):
             i += 1
         else:
             break

@@ -99,9 +99,9 @@ def test_a_checkpoint_in_another_float_dtype_says_so(tmp_path):
     write_checkpoint(tmp_path / "f32", TINY_LLAMA, [llama_tensors(dtype="F32")])
     c = ck.read_local(tmp_path / "f32")
     # 2 x 213,632 = 427,264 B of F32 tensors, a bf16 model: vLLM holds the bf16 bytes
-    assert ck.shape_mismatches(c, parse_config(TINY_LLAMA, name="tiny")) == [
+    assert ck.shape_mismatches(c, parse_config(TINY_LLAMA, name="tiny")) == [(
         "427,264 B of its tensors are F32, where tiny runs in bf16: the engine casts them to the model dtype as it "
-        "loads them, so it holds other bytes than the headers say"]
+        "loads them, so it holds other bytes than the headers say")]
 
 
 @pytest.mark.parametrize("page", ["pages/budget.py", "pages/model.py"])

@@ -15,7 +15,6 @@ checked in ``kvplan.web.cached.weights_choice``; here it is drawn:
 import streamlit as st
 
 from kvplan.errors import KvplanError
-from kvplan.units import GiB
 from kvplan.web import cached, views, widgets
 
 LABEL = "Model loading took (GiB)"
