@@ -82,3 +82,11 @@ def test_import_page_applies_the_v0_profile():
     assert state(at).vllm_version == "0.7" and state(at).max_model_len == 8192
     p = kvplan_plan("llama-3.1-8b", max_model_len=8192, vllm_version="0.7")
     assert metrics(at)["KV blocks"] == f"{p.num_blocks:,}"
+
+
+def test_importing_another_layout_drops_a_typed_weights_figure():
+    cmd = parse_command("vllm serve meta-llama/Llama-3.1-8B-Instruct -tp 2")
+    base = PlanState(import_gpu="H100-SXM", weights_gib=14.2488)
+    assert views.imported_state(base, cmd)[0].weights_gib is None  # measured at TP 1, not TP 2
+    same = parse_command("vllm serve meta-llama/Llama-3.1-8B-Instruct --max-model-len 4096")
+    assert views.imported_state(base, same)[0].weights_gib == 14.2488

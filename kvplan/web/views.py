@@ -593,6 +593,10 @@ def imported_state(state: PlanState, command) -> tuple[PlanState | None, str]:
     if state.import_gpu is None:
         return None, NO_GPU + f" (the sidebar's {state.gpu} is not assumed)."
     changes["gpu"] = state.import_gpu
+    tied = ("model", "config", "tensor_parallel_size", "pipeline_parallel_size", "data_parallel_size",
+            "enable_expert_parallel", "weight_format")
+    if state.weights_gib is not None and any(n in changes and changes[n] != getattr(state, n) for n in tied):
+        changes["weights_gib"] = None  # a typed "Model loading took" was measured for the other model / layout
     return state.model_copy(update=changes), note + v0
 
 
