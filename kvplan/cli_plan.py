@@ -37,6 +37,22 @@ def engine_from_args(args):
         raise PlanInputError(flag, err["msg"]) from None
 
 
+# A typed "Model loading took" figure above this many times the GPU's memory is a typo (kvplan.web.state's bound too).
+WEIGHTS_GIB_PER_DEVICE = 16
+
+
+def measured_weights(engine, gib: float, gpu):
+    """``engine`` budgeting vLLM's logged per-rank "Model loading took ``gib`` GiB" (basis measured) in place of the
+    computed weights; 0 < gib <= 16 x the GPU's memory. Worked number: 14.2488 GiB -> 15,299,532,502 B."""
+    cap = WEIGHTS_GIB_PER_DEVICE * gpu.memory_bytes / GiB
+    if not 0 < gib <= cap:  # NaN fails both comparisons: refused too
+        raise PlanInputError("--model-loading-gib", f"must be above 0 and at most {WEIGHTS_GIB_PER_DEVICE} x the "
+                             f"{gpu.name}'s {gpu.memory_bytes / GiB:.2f} GiB ({cap:,.2f} GiB), got {gib:g}")
+    n = round(gib * GiB)
+    return engine.model_copy(update={"weights_bytes": n, "weights_basis": "measured",
+                                     "weights_source": f"typed in: {gib:g} GiB = {n:,} B per rank"})
+
+
 def cmd_plan(args) -> None:
     from kvplan.gpus import get_gpu
     from kvplan.paging import page_sequences
@@ -53,8 +69,10 @@ def cmd_plan(args) -> None:
                     args.enable_expert_parallel)
     if args.num_gpus is not None and args.num_gpus < layout.gpus:
         raise PlanInputError("--num-gpus", f"{args.num_gpus} GPUs cannot hold TP x PP x DP = {layout.gpus}")
-    p = plan(spec, gpu, engine_from_args(args), layout, concurrency=args.concurrency,
-             gpus_per_node=args.gpus_per_node)
+    engine = engine_from_args(args)
+    if getattr(args, "model_loading_gib", None) is not None:
+        engine = measured_weights(engine, args.model_loading_gib, gpu)
+    p = plan(spec, gpu, engine, layout, concurrency=args.concurrency, gpus_per_node=args.gpus_per_node)
     payload = p.model_dump()
     if args.lengths is not None:
         paging = page_sequences(args.lengths, p.block_size, args.shared_prefix)
@@ -145,6 +163,9 @@ def add_commands(sub) -> None:
     p.add_argument("--mm-encoder-tp-mode", choices=("weights", "data"), default="weights",
                    help="vLLM: shard the vision tower over TP (weights) or replicate it per rank (data)")
     p.add_argument("--mem-fraction-static", type=float, default=None)
+    p.add_argument("--model-loading-gib", type=float, default=None, metavar="GIB",
+                   help="vLLM's logged 'Model loading took GIB GiB' (per GPU): budget this measured figure "
+                        "in place of the computed weights")
     p.add_argument("--runtime-gib", type=float, default=None, help="custom engine: runtime workspace")
     p.add_argument("--headroom-gib", type=float, default=None, help="custom engine: headroom")
     p.add_argument("--concurrency", type=int, default=None, help="sequences that must fit at once")

@@ -714,7 +714,9 @@ def _budget(spec, gpu, engine, layout, weights, mnbt, max_seqs, act_b, mla, last
                   source=f"{gpu.name}: memory the runtime exposes (cudaMemGetInfo)")
     w = Term(name="weights", bytes=weights, basis=engine.weights_basis if engine.weights_bytes is not None else "exact",
              source=("this rank's tensors in the checkpoint's safetensors headers" if engine.weights_basis ==
-                     "checkpoint headers" else "typed in (Model loading took X GiB)") if engine.weights_bytes is not None else
+                     "checkpoint headers" else "typed in (Model loading took X GiB)") + (
+                         f" ({engine.weights_source})" if engine.weights_source else "")
+             if engine.weights_bytes is not None else
              "sum of this rank's shards as kvplan lays them out (GPUModelRunner.load_model); vLLM: MXFP4 MoE "
              "in the layout of its MoE backend (kvplan.vllm_layouts: Marlin / Triton / FlashInfer TRTLLM), GPTQ / AWQ "
              "/ wNa16 as Marlin or Machete keep them, NVFP4 swizzled (Blackwell) or on Marlin")

@@ -116,6 +116,8 @@ class VllmArgs(BaseModel):
     speculative_method: str = "none"  # "mtp" (an MTP method) or "ngram": from --speculative-config
     num_speculative_tokens: int = 0
     enable_prefix_caching: bool | None = None
+    # the vLLM release line (kvplan.engines.VLLM_PROFILES) the line itself says: VLLM_USE_V1=0 -> a V0 profile
+    vllm_version: str | None = None
     unknown: tuple[str, ...] = ()
     ignored: tuple[str, ...] = ()
     notes: tuple[str, ...] = ()
@@ -124,8 +126,12 @@ class VllmArgs(BaseModel):
         names = ("max_model_len", "gpu_memory_utilization", "kv_cache_dtype", "block_size", "max_num_seqs",
                  "max_num_batched_tokens", "kv_cache_memory_bytes", "enforce_eager", "weight_format",
                  "decode_context_parallel_size", "disable_custom_all_reduce", "sampler", "language_model_only",
-                 "mm_encoder_tp_mode", "speculative_method", "num_speculative_tokens", "enable_prefix_caching")
-        return {"engine": "vllm", **{n: getattr(self, n) for n in names}}
+                 "mm_encoder_tp_mode", "speculative_method", "num_speculative_tokens",
+                 "enable_prefix_caching")
+        out = {"engine": "vllm", **{n: getattr(self, n) for n in names}}
+        if self.vllm_version is not None:
+            out["vllm_version"] = self.vllm_version
+        return out
 
     def parallel_fields(self) -> dict[str, Any]:
         names = ("tensor_parallel_size", "pipeline_parallel_size", "data_parallel_size", "enable_expert_parallel")
@@ -296,14 +302,81 @@ def _tokens(command: str) -> list[str]:
         raise PlanInputError("command", f"cannot split it as a shell command: {exc}") from None
 
 
+_ENV_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
+_IMAGE_TAG = re.compile(r"^(?:[\w.-]+(?::\d+)?/)?vllm/vllm-openai:v?(\d+)\.(\d+)(?:\.(\d+))?")
+_OFF = ("0", "false", "no", "off")
+
+
+def _assignment(tok: str) -> tuple[str, str] | None:
+    name, eq, value = tok.partition("=")
+    return (name, value) if eq and _ENV_NAME.match(name) else None
+
+
+def launch_env(tokens: list[str]) -> tuple[dict[str, str], int]:
+    """The environment a line sets before its command, and the index of the command's first word.
+
+    ``VAR=x cmd``, ``env [-i] [-u NAME] VAR=x cmd`` (coreutils env; also /usr/bin/env), and ``export VAR=x
+    [&& | ;] cmd`` (a pasted two-line snippet reads the same once its newline is a space). Later assignments win,
+    as in the shell. Worked example: ``env VLLM_USE_V1=0 vllm serve m`` -> ({"VLLM_USE_V1": "0"}, 2)."""
+    env: dict[str, str] = {}
+    i = 0
+    while i < len(tokens):
+        tok = tokens[i]
+        if (pair := _assignment(tok.rstrip(";"))) is not None:
+            env[pair[0]] = pair[1]
+            i += 1
+        elif tok in ("env", "/usr/bin/env", "/bin/env"):
+            i += 1
+            while i < len(tokens) and tokens[i].startswith("-") and tokens[i] != "-":
+                i += 2 if tokens[i] in ("-u", "--unset") else 1
+        elif tok in ("export", "&&", ";"):
+            i += 1
+        else:
+            break
+    return env, i
+
+
+def docker_env(tokens: list[str]) -> dict[str, str]:
+    """``docker run -e VAR=x --env VAR=x --env=VAR=x ... vllm/vllm-openai:TAG``: the assignments before the image."""
+    env: dict[str, str] = {}
+    if "docker" not in tokens:
+        return env
+    i = tokens.index("docker") + 1
+    while i < len(tokens) and not tokens[i].split(":")[0].endswith("vllm/vllm-openai"):
+        tok = tokens[i]
+        value = None
+        if tok in ("-e", "--env") and i + 1 < len(tokens):
+            value, i = tokens[i + 1], i + 1
+        elif tok.startswith("--env="):
+            value = tok[len("--env="):]
+        elif tok.startswith("-e") and len(tok) > 2:
+            value = tok[2:]
+        if value is not None and (pair := _assignment(value)) is not None:
+            env[pair[0]] = pair[1]
+        i += 1
+    return env
+
+
+def image_version(tokens: list[str]) -> tuple[int, int, int] | None:
+    """The release of a ``vllm/vllm-openai:vX.Y.Z`` image on the line (None: no image, or a tag such as latest)."""
+    for tok in tokens:
+        if m := _IMAGE_TAG.match(tok):
+            return int(m[1]), int(m[2]), int(m[3] or 0)
+    return None
+
+
+def v0_profile(version: tuple[int, int, int] | None) -> str:
+    """The kvplan V0 profile of a VLLM_USE_V1=0 line: "0.6" for releases 0.6.0 - 0.6.4 (their own accounting, see
+    kvplan.engines), else "0.7" (0.6.5 - 0.9.x; the choice when the line names no release)."""
+    return "0.6" if version is not None and version < (0, 6, 5) else "0.7"
+
+
 def _strip_launcher(tokens: list[str]) -> list[str]:
-    """Drop ``VAR=x``, ``vllm serve``, ``python -m vllm.entrypoints...``, ``docker run ... image``."""
+    """Drop ``VAR=x`` / ``env VAR=x``, ``vllm serve``, ``python -m vllm.entrypoints...``, ``docker run ... image``."""
     for i, tok in enumerate(tokens):
         if tok.startswith("vllm/vllm-openai"):
             return tokens[i + 1:]
-    i = 0
-    while i < len(tokens) and re.match(r"^[A-Za-z_][A-Za-z0-9_]*=", tokens[i]):
-        i += 1
+    _, i = launch_env(tokens)
     rest = tokens[i:]
     for j, tok in enumerate(rest[:6]):
         if tok == "serve" and j > 0 and rest[j - 1].endswith("vllm"):
@@ -322,26 +395,43 @@ def _split_flag(tok: str) -> tuple[str, str | None]:
     return name, (value if eq else None)
 
 
-def _sampler_env(tokens: list[str]) -> str:
-    """VLLM_USE_FLASHINFER_SAMPLER=1 / 0 among the VAR=value prefixes: the dummy sampler run's path."""
-    for tok in tokens:
-        name, eq, value = tok.partition("=")
-        if not eq or not re.match(r"^[A-Za-z_][A-Za-z0-9_]*$", name):
-            break
-        if name == "VLLM_USE_FLASHINFER_SAMPLER":
-            return "flashinfer" if value.strip().lower() in ("1", "true") else "pytorch"
-    return "auto"
+def _sampler_env(env: dict[str, str]) -> str:
+    """VLLM_USE_FLASHINFER_SAMPLER=1 / 0 in the line's environment: the dummy sampler run's path."""
+    value = env.get("VLLM_USE_FLASHINFER_SAMPLER")
+    if value is None:
+        return "auto"
+    return "flashinfer" if value.strip().lower() in ("1", "true") else "pytorch"
 
 
-def parse_vllm_command(command: str) -> VllmArgs:
-    """The settings a vLLM command line (or its flags alone) plans with. See the module docstring."""
+def parse_vllm_command(command: str, prefix: list[str] | tuple[str, ...] = ()) -> VllmArgs:
+    """The settings a vLLM command line (or its flags alone) plans with. See the module docstring.
+
+    ``prefix``: the tokens before the flags when the caller has split the launcher off (kvplan.web.commands): the
+    environment (``VAR=x``, ``env``, ``docker run -e``) and the image tag are read from them too.
+    VLLM_USE_V1=0 (or a vllm/vllm-openai image tag before 0.8) plans the V0 engine: profile "0.6" for an image
+    tag 0.6.0 - 0.6.4, else "0.7"."""
     raw = _tokens(command)
-    sampler = _sampler_env(raw)
+    head = [*prefix, *raw]
+    env = launch_env(head)[0] | docker_env(head)
+    sampler = _sampler_env(env)
     tokens = _strip_launcher(raw)
     values: dict[str, Any] = {"sampler": sampler}
     unknown: list[str] = []
     ignored: list[str] = []
     notes: list[str] = []
+    release = image_version(head)
+    use_v1 = env.get("VLLM_USE_V1", "").strip().lower()
+    # V1 became vLLM's default engine in 0.8.0 (opt-in with VLLM_USE_V1=1 before): an older image runs V0 unasked
+    old_image = release is not None and release < (0, 8, 0) and use_v1 not in ("1", "true", "yes", "on")
+    if use_v1 in _OFF or old_image:
+        from kvplan.engines import VLLM_PROFILES
+
+        values["vllm_version"] = v0_profile(release)
+        image = f"image v{'.'.join(map(str, release))}" if release else ""
+        why = "VLLM_USE_V1=0" + (f" ({image})" if image else "") if use_v1 in _OFF else \
+            f"{image} (vLLM runs V0 by default before 0.8)"
+        notes.append(f"{why}: the V0 engine, planned with kvplan's vLLM profile {values['vllm_version']} "
+                     f"({VLLM_PROFILES[values['vllm_version']].releases})")
     i = 0
     while i < len(tokens):
         tok = tokens[i]

@@ -186,7 +186,9 @@ def budget(spec, gpu, engine, prof, layout, weights: int, mnbt: int, max_seqs: i
                   source=f"--gpu-memory-utilization (default {prof.gpu_memory_utilization}); V0 worker.py "
                          "memory_for_current_instance = total_gpu_memory x gpu_memory_utilization"),
              Term(name="weights", bytes=weights, basis=engine.weights_basis if engine.weights_bytes is not None else "exact",
-                  source="typed in (Loading model weights took X GB)" if engine.weights_bytes is not None else
+                  source=("this rank's tensors in the checkpoint's safetensors headers" if engine.weights_basis ==
+                          "checkpoint headers" else "typed in (Loading model weights took X GB)")
+                  + (f" ({engine.weights_source})" if engine.weights_source else "") if engine.weights_bytes is not None else
                   "sum of this rank's shards as kvplan lays them out (V0 model_runner.load_model)")]
     rows = min(mnbt, max_seqs)
     path = sampler_path(prof, engine)

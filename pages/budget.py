@@ -3,7 +3,7 @@
 import streamlit as st
 
 from kvplan.errors import KvplanError
-from kvplan.web import cached, figures, formulas, shell, views, widgets
+from kvplan.web import cached, figures, formulas, shell, views, weights_view, widgets
 
 shell.enter()
 state = widgets.current()
@@ -40,6 +40,7 @@ if plan is not None:
     with right:
         views.decode_bound(plan)
     st.subheader("Budget terms, per GPU")
+    weights_view.budget_note(state)  # which weights: computed, checkpoint headers or measured
     views.html_table(views.term_rows(plan), views.term_columns(plan))
     st.subheader("The formulas, with these numbers")
     st.markdown(formulas.as_markdown(formulas.budget_formulas(plan)))

@@ -29,12 +29,9 @@ with from_hub:
     if st.button("Fetch config.json", key="model.fetch") and repo:
         with st.spinner(f"Fetching {views.esc(repo)}/config.json..."):
             widgets.fetch_hub_config(repo)
-    if st.button("Read safetensors headers", key="model.headers",
-                 help="Every tensor's dtype and shape by range requests of the headers only; no weights.") and repo:
-        from kvplan.web import checkpoint, checkpoint_view
+    from kvplan.web import weights_view  # headers read once per repo; "Plan with these weights"
 
-        with st.spinner(f"Reading the safetensors headers of {views.esc(repo)}..."):
-            checkpoint_view.show(lambda: checkpoint.read_hub(repo), cached.spec(state), state.weight_format)
+    weights_view.hub_headers(repo, state)
 widgets.show_model_error()
 
 spec = cached.spec(state)

@@ -10,13 +10,17 @@ safe; ``tests/test_app_budget.py`` checks that a rerun gets the very same object
 """
 
 import functools
+import hashlib
 import threading
+import time
+from collections import OrderedDict
+from dataclasses import dataclass
 
 import streamlit as st
 from pydantic import ValidationError
 
 from kvplan.engines import EngineConfig
-from kvplan.errors import PlanInputError
+from kvplan.errors import KvplanError, PlanInputError
 from kvplan.gpus import GpuSpec, get_gpu
 from kvplan.paging import Paging, block_map, page_sequences, waste_by_block_size
 from kvplan.params import ParamBreakdown, count_params
@@ -25,8 +29,9 @@ from kvplan.picker import Picker, pick_gpus
 from kvplan.plan import Plan, SweepPoint, context_sweep, plan
 from kvplan.prices import effective_prices
 from kvplan.spec import ModelSpec
+from kvplan.units import GiB
 from kvplan.weights import WeightBytes, weight_bytes
-from kvplan.web.state import PlanState, model_spec, workload_lengths
+from kvplan.web.state import WEIGHTS_GIB_PER_DEVICE, PlanState, model_spec, workload_lengths
 
 ENGINE_FIELDS = ("engine", "vllm_version", "sglang_version", "gpu_memory_utilization", "block_size", "kv_cache_dtype", "weight_format", "max_model_len",
                  "max_num_seqs", "max_num_batched_tokens", "kv_cache_memory_bytes", "enforce_eager",
@@ -91,19 +96,176 @@ def model_numbers(state: PlanState) -> tuple[ParamBreakdown, WeightBytes]:
 
 
 @st.cache_resource(hash_funcs=_HASH, max_entries=256, show_spinner=False)
-def _plan(key: PlanState) -> Plan:
-    return plan(model_spec(key), get_gpu(key.gpu), engine_config(key), layout(key), key.concurrency)
+def _plan(key: PlanState, weights: tuple = ()) -> Plan:
+    return plan(model_spec(key), get_gpu(key.gpu), engine_config(key, **dict(weights)), layout(key), key.concurrency)
 
 
-@_memo
 def plan_for(state: PlanState) -> Plan:
-    return _plan(_plan_key(state))
+    return _plan_memo(state, weights_update(state))
 
 
 @_memo
+def _plan_memo(state: PlanState, weights: tuple) -> Plan:
+    # keyed by the weights actually planned too: a checkpoint that could not be read a minute ago may be read now
+    return _plan(_plan_key(state), weights)
+
+
+LAYOUT_FIELDS = ("tensor_parallel_size", "pipeline_parallel_size", "data_parallel_size", "enable_expert_parallel")
+
+
 def plan_with(state: PlanState, **changes) -> Plan:
-    """The plan with some inputs changed (another layout, another GPU), cached the same way."""
-    return _plan(_plan_key(state.model_copy(update=changes)))
+    """The plan with some inputs changed (another layout, another GPU), cached the same way. A checkpoint's weights
+    are split for the other layout; a typed "Model loading took" figure, measured on the state's own layout, is
+    dropped for another layout (computed weights there)."""
+    new = state.model_copy(update=changes)
+    if new.weights_gib is not None and any(getattr(new, n) != getattr(state, n) for n in LAYOUT_FIELDS):
+        new = new.model_copy(update={"weights_gib": None})
+    return _plan_memo(new, weights_update(new))
+
+
+# ----------------------------------------------------------------------------- the weights planned
+
+@dataclass(frozen=True)
+class WeightsChoice:
+    """Which weights the plan budgets: kvplan's computed shard sums, a typed-in measured figure, or a checkpoint's
+    safetensors headers split for the state's layout. ``refused``: why the state's own choice is not planned (the
+    plan then budgets computed weights, and says so); ``mismatch``: why the checkpoint may not be the model's."""
+
+    kind: str  # "computed" | "measured" | "checkpoint"
+    weights_bytes: int | None = None  # the busiest rank's (every stage planned with it)
+    basis: str = "exact"
+    source: str = ""
+    refused: str | None = None
+    mismatch: tuple[str, ...] = ()
+    notes: tuple[str, ...] = ()
+
+
+COMPUTED = WeightsChoice("computed")
+CHECKPOINT_RETRY_S = 60.0  # a checkpoint that could not be read is tried again after this long, not every rerun
+_READS: "OrderedDict[tuple, tuple[float, object]]" = OrderedDict()  # (repo, endpoint, token digest, offline) -> read
+_CHOICES: "OrderedDict[tuple, tuple[object, WeightsChoice]]" = OrderedDict()
+_READS_LOCK = threading.Lock()
+MAX_READS = 16
+
+
+def _read_key(repo: str) -> tuple:
+    from kvplan.web import hub
+
+    token = hub.token()
+    digest = hashlib.blake2b(token.encode(), digest_size=8).hexdigest() if token else ""
+    return repo, hub.endpoint_or_error(), digest, hub.is_offline()
+
+
+def checkpoint_read(repo: str, fresh: bool = False):
+    """The Hub checkpoint ``repo`` from its safetensors headers (kvplan.web.checkpoint.read_hub), read once per repo,
+    endpoint, token and offline mode for this server; a failure (HubError, CheckpointError) is returned, not raised,
+    and kept CHECKPOINT_RETRY_S seconds (a link reopened while offline must not wait on the Hub every rerun).
+    ``fresh``: read again (the Model page's button)."""
+    from kvplan.web import checkpoint, hub
+
+    key = _read_key(repo)
+    with _READS_LOCK:
+        hit = _READS.get(key)
+        if hit is not None and not fresh and (not isinstance(hit[1], Exception)
+                                              or time.monotonic() - hit[0] < CHECKPOINT_RETRY_S):
+            _READS.move_to_end(key)
+            return hit[1]
+    try:
+        got = checkpoint.read_hub(repo)
+    except (hub.HubError, checkpoint.CheckpointError) as exc:
+        got = exc
+    with _READS_LOCK:
+        _READS[key] = (time.monotonic(), got)
+        while len(_READS) > MAX_READS:
+            _READS.popitem(last=False)
+    return got
+
+
+def measured_refusal(gib: float, gpu_name: str) -> str | None:
+    """Why a typed "Model loading took" figure (GiB per rank) is refused on this GPU, or None: it must be above 0 and
+    at most WEIGHTS_GIB_PER_DEVICE x the GPU's memory."""
+    gpu = get_gpu(gpu_name)
+    cap = WEIGHTS_GIB_PER_DEVICE * gpu.memory_bytes / GiB
+    if not 0 < gib <= cap:
+        return (f"must be above 0 and at most {WEIGHTS_GIB_PER_DEVICE} x the {gpu.name}'s "
+                f"{gpu.memory_bytes / GiB:.2f} GiB ({cap:,.2f} GiB)")
+    return None
+
+
+def model_hub_id(state: PlanState) -> str | None:
+    """The Hub id of the sidebar's model: the fetched config's name, else the preset's hf_repo (None: a pasted one)."""
+    if state.config:
+        return state.model_name
+    return next((r["hf_repo"] for r in preset_catalog() if r["name"] == state.model), None) or None
+
+
+def weights_choice(state: PlanState) -> WeightsChoice:
+    """The weights the state's plan budgets (see WeightsChoice). Never raises for the weights' sake: a checkpoint
+    that cannot be read, or a typed figure out of range, gives computed weights with ``refused`` set."""
+    if state.weights_gib is not None:
+        if reason := measured_refusal(state.weights_gib, state.gpu):
+            return WeightsChoice("computed", refused=reason)
+        n = round(state.weights_gib * GiB)
+        return WeightsChoice("measured", n, "measured", f"typed in: {state.weights_gib:g} GiB = {n:,} B per rank")
+    if state.checkpoint is None:
+        return COMPUTED
+    got = checkpoint_read(state.checkpoint)
+    if isinstance(got, Exception):
+        return WeightsChoice("computed", refused=f"its safetensors headers cannot be read: {got}")
+    key = (_weights_key(state).model_dump_json(), id(got))
+    with _READS_LOCK:
+        hit = _CHOICES.get(key)
+        if hit is not None and hit[0] is got:
+            _CHOICES.move_to_end(key)
+            return hit[1]
+    choice = _checkpoint_choice(state, got)
+    with _READS_LOCK:
+        _CHOICES[key] = (got, choice)  # the read itself is kept with it, so its id is not reused
+        while len(_CHOICES) > 4 * MAX_READS:
+            _CHOICES.popitem(last=False)
+    return choice
+
+
+def _weights_key(state: PlanState) -> PlanState:
+    keep = ("model", "config", "model_name", "checkpoint", *LAYOUT_FIELDS)
+    return PlanState(**{name: getattr(state, name) for name in keep})
+
+
+def _checkpoint_choice(state: PlanState, ckpt) -> WeightsChoice:
+    from kvplan.web import checkpoint
+
+    try:
+        spec_ = spec(state)
+        lay = layout(state)
+        per_stage = [checkpoint.rank_bytes(ckpt, spec_, lay, s) for s in range(lay.pp)]
+    except KvplanError as exc:
+        return WeightsChoice("computed", refused=f"its tensors cannot be split for this model and layout: {exc}")
+    busiest = max(per_stage, key=lambda r: r.weights_bytes)
+    mismatch = []
+    model_id = model_hub_id(state)
+    if model_id is None:
+        mismatch.append(f"the sidebar's model {spec_.name} names no Hub id, so kvplan cannot check that "
+                        f"{ckpt.source} is its checkpoint: its tensors are split with {spec_.name}'s shard rules")
+    elif model_id.lower() != ckpt.source.lower():
+        mismatch.append(f"the checkpoint {ckpt.source} is not the sidebar's model {spec_.name}"
+                        + (f" ({model_id})" if model_id and model_id != spec_.name else "")
+                        + f": its tensors are split with {spec_.name}'s shard rules")
+    mismatch += checkpoint.shape_mismatches(ckpt, spec_)
+    return WeightsChoice("checkpoint", busiest.weights_bytes, "checkpoint headers", checkpoint.source_text(ckpt),
+                         mismatch=tuple(mismatch), notes=tuple(busiest.notes))
+
+
+def weights_update(state: PlanState) -> tuple:
+    """The EngineConfig fields the state's weights choice sets, as a hashable tuple (empty: computed weights)."""
+    if state.checkpoint is None and state.weights_gib is None:
+        return ()
+    try:
+        c = weights_choice(state)
+    except KvplanError:
+        return ()  # the model or GPU itself is refused: the plan says so
+    if c.weights_bytes is None:
+        return ()
+    return (("weights_bytes", c.weights_bytes), ("weights_basis", c.basis), ("weights_source", c.source))
 
 
 def sweep_lengths(max_len: int) -> list[int]:
@@ -116,13 +278,18 @@ def sweep_lengths(max_len: int) -> list[int]:
 
 
 @st.cache_resource(hash_funcs=_HASH, max_entries=64, show_spinner=False)
-def _sweep(key: PlanState, lengths: tuple[int, ...], concurrency: int) -> list[SweepPoint]:
-    return context_sweep(model_spec(key), get_gpu(key.gpu), engine_config(key), layout(key), list(lengths), concurrency)
+def _sweep(key: PlanState, lengths: tuple[int, ...], concurrency: int, weights: tuple = ()) -> list[SweepPoint]:
+    return context_sweep(model_spec(key), get_gpu(key.gpu), engine_config(key, **dict(weights)), layout(key),
+                         list(lengths), concurrency)
+
+
+def sweep_for(state: PlanState, max_len: int, concurrency: int) -> list[SweepPoint]:
+    return _sweep_memo(state, max_len, concurrency, weights_update(state))
 
 
 @_memo
-def sweep_for(state: PlanState, max_len: int, concurrency: int) -> list[SweepPoint]:
-    return _sweep(_plan_key(state), tuple(sweep_lengths(max_len)), concurrency)
+def _sweep_memo(state: PlanState, max_len: int, concurrency: int, weights: tuple) -> list[SweepPoint]:
+    return _sweep(_plan_key(state), tuple(sweep_lengths(max_len)), concurrency, weights)
 
 
 @st.cache_resource(hash_funcs=_HASH | {GpuSpec: GpuSpec.model_dump_json}, max_entries=16, show_spinner=False)

@@ -16,15 +16,16 @@ COMPARE_COLUMNS = [views.Col("category", "category"),
                    views.Col("difference", "difference (B)"), views.Col("note", "why")]
 
 
-def show(read, spec, weight_format: str | None = None) -> None:
+def show(read, spec, weight_format: str | None = None) -> Checkpoint | None:
     """Run ``read()`` (a Checkpoint) and show its tables, or the error saying what to do. ``spec``: the
-    model to compare with, or a callable building it (a local folder's config.json)."""
+    model to compare with, or a callable building it (a local folder's config.json). Returns the checkpoint
+    (None when it cannot be read)."""
     try:
         ckpt: Checkpoint = read()
         spec = spec() if callable(spec) else spec
     except (HubError, CheckpointError, ConfigError, PlanInputError, OSError) as exc:
         st.warning(f"Safetensors headers: {views.esc(exc)}")
-        return
+        return None
     st.markdown(f"**{views.esc(ckpt.source)}**: {len(ckpt.tensors):,} tensors in {ckpt.files} file(s), "
                 f"{ckpt.total_bytes:,} B ({views.gib(ckpt.total_bytes)}), from the headers (no weights read).")
     fmt = lambda rows: [{k: f"{v:,}" if isinstance(v, int) else v for k, v in r.items()} for r in rows]
@@ -33,3 +34,4 @@ def show(read, spec, weight_format: str | None = None) -> None:
                      caption=f"Compared with kvplan's weights of {spec.name} ({weight_format or 'as shipped'}). "
                              "Differences: vision towers and MTP layers are outside kvplan's spec; scales are "
                              "counted by kvplan only for a quantized format.")
+    return ckpt

@@ -4,7 +4,8 @@ Accepted: ``vllm serve MODEL ...``, ``python -m vllm.entrypoints.openai.api_serv
 ``docker run ... vllm/vllm-openai ...`` line, ``python -m sglang.launch_server ...`` or ``sglang serve
 ...`` (SGLang's flags, python/sglang/srt/server_args.py, are read as their vLLM equivalents, with the
 SGLang engine profile), or a line of flags alone
-(starting with ``-``). Anything else (``rm -rf /``) is refused as not a serving command: its first
+(starting with ``-``), each after environment assignments (``VAR=x``, ``env VAR=x``, ``export VAR=x &&``;
+``VLLM_USE_V1=0`` plans vLLM's V0 engine). Anything else (``rm -rf /``) is refused as not a serving command: its first
 word is never taken for a model name.
 """
 
@@ -14,9 +15,8 @@ import shlex
 from pydantic import BaseModel, ConfigDict
 
 from kvplan.errors import PlanInputError
-from kvplan.vllm_args import MAX_COMMAND_CHARS, VllmArgs, fraction, parse_vllm_command
+from kvplan.vllm_args import MAX_COMMAND_CHARS, VllmArgs, fraction, launch_env, parse_vllm_command
 
-_ENV = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*=")
 _PYTHON = re.compile(r"^(.*/)?python[0-9.]*$")
 # SGLang flag -> the vLLM flag kvplan reads (python/sglang/srt/server_args.py names; --tp is an alias of --tp-size).
 SGLANG_FLAGS = {"--model-path": None, "--model": None, "--tp-size": "--tensor-parallel-size",
@@ -66,9 +66,7 @@ def _split(command: str) -> list[str]:
 def launcher(tokens: list[str]) -> tuple[str, int]:
     """('vllm' | 'sglang' | 'flags', index of the first token after the launcher). Raises
     PlanInputError naming the first word when the line launches neither engine."""
-    i = 0
-    while i < len(tokens) and _ENV.match(tokens[i]):
-        i += 1
+    _, i = launch_env(tokens)  # VAR=x, env VAR=x, export VAR=x && ...
     rest = tokens[i:]
     if not rest:
         raise PlanInputError("command", "empty: paste a `vllm serve MODEL ...` line")
@@ -112,7 +110,8 @@ def parse_command(command: str) -> Command:
         flags, mfs, extra = _sglang_as_vllm(body, dp_attention)
         args = parse_vllm_command(shlex.join(flags))
         return Command(launcher=kind, args=args, engine="sglang", mem_fraction_static=mfs, **extra)
-    return Command(launcher=kind, args=parse_vllm_command(shlex.join(body)), engine="vllm")
+    # the launcher's tokens go along: its environment (VLLM_USE_V1=0, the sampler) and image tag are read from them
+    return Command(launcher=kind, args=parse_vllm_command(shlex.join(body), prefix=tokens[:start]), engine="vllm")
 
 
 def _positive_int(name: str, value: str) -> int:

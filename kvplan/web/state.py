@@ -46,6 +46,10 @@ MAX_PARALLEL = 4096
 # Pipeline stages: each is planned separately, so a shared link asking for thousands of stages of a
 # 10,000-layer config would cost the whole server seconds per page; no deployment uses more than this.
 MAX_PIPELINE = 128
+# A typed "Model loading took X GiB" (per rank): above 0 and at most this many times the GPU's memory (a figure past
+# that is a typo, not a checkpoint); the link itself accepts up to MAX_WEIGHTS_GIB, whatever the GPU.
+WEIGHTS_GIB_PER_DEVICE = 16
+MAX_WEIGHTS_GIB = 1_000_000.0
 # Characters of a compressed config the state holds (and a link may carry; the app writes it into a link
 # only when the whole query fits MAX_LINK_QUERY): urlsafe base64 of zlib's compressBound(MAX_CONFIG_BYTES),
 # so any config the parser accepts fits, even an incompressible one. Inflating stays capped at
@@ -92,6 +96,11 @@ class PlanState(BaseModel):
     mem_fraction_static: float | None = None
     runtime_gib: float = 2.0
     headroom_gib: float = 2.0
+    # weights, in place of kvplan's computed shard sums (one or neither; the last chosen wins): a Hub checkpoint
+    # whose safetensors headers give every tensor's bytes (re-split for each layout), or a measured per-rank figure
+    # (vLLM's "Model loading took X GiB"; basis "measured")
+    checkpoint: str | None = None
+    weights_gib: float | None = None
     # workload
     concurrency: int | None = None
     # paging page
@@ -249,6 +258,15 @@ def _custom_gpu(text: str) -> tuple[float, float, float, float]:
     return tuple(_float(lo, hi)(p) for p, (lo, hi) in zip(parts, CUSTOM_GPU_BOUNDS))  # type: ignore[return-value]
 
 
+def _checkpoint(text: str) -> str:
+    from kvplan.web.hub import HubError, check_repo_id  # streamlit-free, and light: huggingface_hub loads per call
+
+    try:
+        return check_repo_id(text)
+    except HubError as exc:
+        raise ValueError(str(exc)) from None
+
+
 def _command(text: str) -> str:
     if len(text) > MAX_COMMAND_CHARS:
         raise ValueError(f"longer than {MAX_COMMAND_CHARS:,} characters")
@@ -292,6 +310,9 @@ FIELDS: tuple[Field, ...] = (
     Field("mem_fraction_static", "mfs", _float(0.0, 1.0, lo_open=True), _fmt_float),
     Field("runtime_gib", "rt", _float(0.0, 10_000.0), _fmt_float),
     Field("headroom_gib", "hr", _float(0.0, 10_000.0), _fmt_float),
+    Field("checkpoint", "ck", _checkpoint),
+    # per rank; the plan also caps it at WEIGHTS_GIB_PER_DEVICE x the GPU's memory (kvplan.web.cached.weights_choice)
+    Field("weights_gib", "wg", _float(0.0, MAX_WEIGHTS_GIB, lo_open=True), _fmt_float),
     Field("concurrency", "conc", _int(1, 10_000_000)),
     Field("paging_mode", "pm", _choice(PAGING_MODES)),
     Field("lengths", "pl", _lengths, lambda v: ",".join(map(str, v))),
@@ -502,6 +523,12 @@ def decode(params: Mapping[str, str | list[str]]) -> tuple[PlanState, list[str]]
             shown = "unset" if default is None else field.format(default)
             warnings.append(f"Link parameter '{key}' ({field.name}) = {text[:60]!r}: {exc}; "
                             f"using the default ({shown}).")
+    if values.get("checkpoint") and values.get("weights_gib") is not None:
+        # the app writes one or the other (the last chosen wins); a link with both was edited by hand
+        warnings.append(f"Link parameters 'ck' (checkpoint) and 'wg' (weights_gib) are both set; the weights can come "
+                        f"from one only: planning the measured {_fmt_float(values['weights_gib'])} GiB, not the "
+                        f"checkpoint {values['checkpoint']}.")
+        del values["checkpoint"]
     state = PlanState(**values)
     return state, warnings
 

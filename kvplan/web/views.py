@@ -577,6 +577,10 @@ def imported_state(state: PlanState, command) -> tuple[PlanState | None, str]:
     changes |= {"engine": engine, "mem_fraction_static": getattr(command, "mem_fraction_static", None)}
     if engine != "vllm":
         changes["gpu_memory_utilization"] = None
+    v0 = ""
+    if engine == "vllm" and getattr(args, "vllm_version", None):  # VLLM_USE_V1=0 (or a pre-0.8 image tag)
+        changes["vllm_version"] = args.vllm_version
+        v0 = f" V0 engine (VLLM_USE_V1=0 or a pre-0.8 image): vLLM profile {args.vllm_version}."
     if args.model is None:
         note = f"No model in the command: planned with the sidebar's model ({state.model_name or state.model})."
     elif state.config and state.model_name == args.model:
@@ -589,7 +593,11 @@ def imported_state(state: PlanState, command) -> tuple[PlanState | None, str]:
     if state.import_gpu is None:
         return None, NO_GPU + f" (the sidebar's {state.gpu} is not assumed)."
     changes["gpu"] = state.import_gpu
-    return state.model_copy(update=changes), note
+    tied = ("model", "config", "tensor_parallel_size", "pipeline_parallel_size", "data_parallel_size",
+            "enable_expert_parallel", "weight_format")
+    if state.weights_gib is not None and any(n in changes and changes[n] != getattr(state, n) for n in tied):
+        changes["weights_gib"] = None  # a typed "Model loading took" was measured for the other model / layout
+    return state.model_copy(update=changes), note + v0
 
 
 def changes_from(state: PlanState, imported: PlanState) -> dict[str, Any]:

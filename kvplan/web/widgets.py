@@ -42,9 +42,9 @@ KNOBS, SHARE = "kv.knobs", "kv.share"  # the sidebar's lazy expanders (open or n
 # What the Engine knobs expander holds, per engine (the order it draws them).
 ENGINE_KNOBS = {
     "vllm": ("vllm_version", "gpu_memory_utilization", "block_size", "max_num_seqs", "max_num_batched_tokens", "kv_cache_memory_bytes",
-             "enforce_eager", "enable_expert_parallel"),
-    "sglang": ("sglang_version", "block_size", "mem_fraction_static", "enable_expert_parallel"),
-    "custom": ("block_size", "runtime_gib", "headroom_gib", "enable_expert_parallel"),
+             "enforce_eager", "enable_expert_parallel", "weights_gib"),
+    "sglang": ("sglang_version", "block_size", "mem_fraction_static", "enable_expert_parallel", "weights_gib"),
+    "custom": ("block_size", "runtime_gib", "headroom_gib", "enable_expert_parallel", "weights_gib"),
 }
 PREFIX = "w."
 # Upload caps, in Streamlit's MB (2**20 bytes). A config.json: MAX_CONFIG_BYTES (16 MiB). A plan JSON
@@ -290,6 +290,9 @@ def sidebar(page: str) -> None:
                 _engine_knobs(current(), page)
         elif changed := knobs_set(current(), page):
             st.caption("Set: " + views.esc(", ".join(changed)))
+        from kvplan.web import weights_view  # (imports this module)
+
+        weights_view.sidebar(current())  # the weights in use; an unreadable checkpoint is refused here
 
 
 def _gpu_label(name: str) -> str:
@@ -422,6 +425,9 @@ def _engine_knobs(state: PlanState, page: str) -> None:
         bind("runtime_gib", st.number_input, "runtime workspace (GiB)", min_value=0.0, max_value=10_000.0, step=0.5)
         bind("headroom_gib", st.number_input, "headroom (GiB)", min_value=0.0, max_value=10_000.0, step=0.5)
     bind("enable_expert_parallel", st.checkbox, "enable_expert_parallel", help="--enable-expert-parallel")
+    from kvplan.web import weights_view
+
+    weights_view.measured_input(state)  # "Model loading took (GiB)": measured weights
 
 
 def block_size_widget(container: Any = st) -> int | None:

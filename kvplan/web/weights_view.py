@@ -1,0 +1,142 @@
+"""Which weights the plan budgets, on the pages: kvplan's computed shard sums, a checkpoint's safetensors headers
+(a Hub id, ``ck`` in the link, re-split for each layout), or a measured "Model loading took X GiB" (``wg``).
+
+One or neither: choosing one clears the other (the last chosen wins). The choice itself is made, cached and
+checked in ``kvplan.web.cached.weights_choice``; here it is drawn:
+
+- ``sidebar``: on every page, a caption naming the weights in use; a checkpoint that cannot be read (offline,
+  gated, missing) or a typed figure out of range is a refusal at the top of every page (``widgets.refuse``),
+  and the plan budgets computed weights, labelled so;
+- ``measured_input``: the Engine knobs' number box;
+- ``hub_headers``: the Model page's "Read safetensors headers" and "Plan with these weights";
+- ``budget_note``: the Budget page's line over its terms, with "Plan with computed weights".
+"""
+
+import streamlit as st
+
+from kvplan.errors import KvplanError
+from kvplan.web import cached, views, widgets
+
+LABEL = "Model loading took (GiB)"
+CHECKPOINT_LABEL = "Checkpoint weights (ck)"
+FALLBACK = "computed weights (kvplan's shard sums), labelled so on the Budget page"
+HEADERS = "model.headers.repo"  # the repo whose headers the Model page shows (kept across reruns)
+_ss = st.session_state
+
+
+def use_checkpoint(repo: str) -> None:
+    """Callback: plan with ``repo``'s safetensors headers (clears a typed figure)."""
+    widgets.apply(checkpoint=repo, weights_gib=None)
+
+
+def use_computed() -> None:
+    """Callback: plan with kvplan's computed weights again."""
+    widgets.apply(checkpoint=None, weights_gib=None)
+
+
+def _choice(state) -> cached.WeightsChoice:
+    try:
+        return cached.weights_choice(state)
+    except KvplanError:  # the model or GPU itself is refused; the pages say so
+        return cached.COMPUTED
+
+
+def sidebar(state) -> None:
+    """Under the engine knobs, on every page: the weights in use, or the refusal of the ones asked for."""
+    if state.checkpoint is None and state.weights_gib is None:
+        return
+    choice = _choice(state)
+    if choice.refused:
+        if state.weights_gib is not None:
+            widgets.refuse(LABEL, f"{state.weights_gib:g}", choice.refused, FALLBACK)
+        else:
+            widgets.refuse(CHECKPOINT_LABEL, state.checkpoint, choice.refused, FALLBACK)
+        return
+    if choice.kind == "checkpoint":
+        st.caption(f"Weights: checkpoint headers, {views.esc(choice.source)} "
+                   f"({choice.weights_bytes:,} B on the busiest rank)")
+        if choice.mismatch:  # one line here; the Budget page lists them all
+            more = f" (and {len(choice.mismatch) - 1} more: see the Budget page)" if len(choice.mismatch) > 1 else ""
+            st.warning(f"Checkpoint: {views.esc(choice.mismatch[0])}{more}.", icon=":material/warning:")
+    elif choice.kind == "measured":
+        st.caption(f"Weights: measured, {views.esc(choice.source)}")
+
+
+def measured_input(state) -> None:
+    """The Engine knobs' "Model loading took (GiB)" box: vLLM's logged per-rank weights, planned as measured."""
+    key = widgets.PREFIX + "weights_gib"
+    if key not in _ss:
+        _ss[key] = state.weights_gib
+    value = st.number_input(LABEL, key=key, value=None, step=0.1, format="%.4f", placeholder="computed",
+                            help="vLLM's start-up line 'Model loading took X GiB' (per GPU; V0: 'Loading model "
+                                 "weights took X GB'): the plan budgets this figure (basis measured) in place of "
+                                 "the computed weights. Clears a checkpoint chosen on the Model page.")
+    if value == state.weights_gib:
+        return
+    if value is None:
+        widgets.update(weights_gib=None)
+        return
+    reason = cached.measured_refusal(float(value), state.gpu)
+    if reason is None:
+        try:
+            widgets.update(weights_gib=float(value), checkpoint=None)
+            return
+        except ValueError as exc:
+            reason = str(exc)
+    shown = "computed" if state.weights_gib is None else f"{state.weights_gib:g} GiB"
+    st.error(f"{LABEL} = {value:g}: {views.esc(reason)}. Planning {shown}.", icon=":material/block:")
+    widgets.refuse(LABEL, f"{value:g}", reason, f"the last valid weights: {shown}")
+
+
+def hub_headers(repo: str, state) -> None:
+    """The Model page's Hub tab: read a checkpoint's safetensors headers (no weights), compare them with kvplan's
+    weights, and offer to plan with them."""
+    from kvplan.web import checkpoint_view
+
+    repo = (repo or "").strip()
+    fresh = bool(st.button("Read safetensors headers", key="model.headers",
+                           help="Every tensor's dtype and shape by range requests of the headers only; no weights.")
+                 and repo)
+    if fresh:
+        _ss[HEADERS] = repo
+    if repo and _ss.get(HEADERS) == repo:
+        def read():
+            got = cached.checkpoint_read(repo, fresh=fresh)
+            if isinstance(got, Exception):
+                raise got
+            return got
+
+        with st.spinner(f"Reading the safetensors headers of {views.esc(repo)}..."):
+            ckpt = checkpoint_view.show(read, cached.spec(state), state.weight_format)
+        if ckpt is not None and state.checkpoint != repo:
+            st.button("Plan with these weights", key="model.plan_ckpt", type="primary", on_click=use_checkpoint,
+                      args=(ckpt.source,), icon=":material/scale:",
+                      help="Every plan page budgets this checkpoint's tensors, split for the sidebar's layout, in "
+                           "place of kvplan's computed weights (the link carries it).")
+    if state.checkpoint is not None:
+        st.caption(f"The plan budgets the weights of the checkpoint {views.esc(state.checkpoint)}.")
+        st.button("Plan with computed weights", key="model.computed", on_click=use_computed)
+
+
+def budget_note(state) -> None:
+    """Over the Budget page's terms: which weights are planned, and the button back to computed ones."""
+    if state.checkpoint is None and state.weights_gib is None:
+        return
+    choice = _choice(state)
+    if choice.refused:
+        asked = f"the checkpoint {state.checkpoint}" if state.weights_gib is None else \
+            f"{LABEL} = {state.weights_gib:g}"
+        st.warning(f"**Weights: computed (fallback)**. Not {views.esc(asked)}: {views.esc(choice.refused)}. The weights "
+                   "term is kvplan's computed shard sums.", icon=":material/cloud_off:")
+    elif choice.kind == "checkpoint":
+        extra = "".join(f"; {views.esc(n)}" for n in choice.notes[1:])
+        st.info(f"**Weights: checkpoint headers** of {views.esc(choice.source)}: {choice.weights_bytes:,} B "
+                f"({views.gib(choice.weights_bytes)}) on the busiest rank, split for this layout{extra}.",
+                icon=":material/scale:")
+        if choice.mismatch:
+            st.warning("**Checkpoint and model differ**:\n" + "".join(f"\n- {views.esc(t)}" for t in choice.mismatch),
+                       icon=":material/warning:")
+    else:
+        st.info(f"**Weights: measured**, {views.esc(choice.source)} (every rank and stage).", icon=":material/scale:")
+    st.button("Plan with computed weights", key="weights.computed", on_click=use_computed,
+              help="Drop the checkpoint / typed figure: kvplan's computed shard sums.")
