@@ -449,8 +449,9 @@ def plan(spec: ModelSpec, gpu: GpuSpec, engine: EngineConfig = EngineConfig(), l
             tower = tower_rank_bytes(spec, tp, engine.mm_encoder_tp_mode == "data")
         weights += tower
         # vLLM's rotary cos/sin caches (buffers in the model dtype, on every rank): part of "Model loading took"
-        rope = (spec.rope_cache_elements * (DTYPE_BITS[spec.dtype] // 8)
-                if engine.engine == "vllm" and engine.weights_bytes is None else 0)
+        # (a checkpoint's headers hold no buffers: added to them too; a typed "Model loading took" already has it)
+        rope = (spec.rope_cache_elements * (DTYPE_BITS[spec.dtype] // 8) if engine.engine == "vllm" and (
+            engine.weights_bytes is None or engine.weights_basis == "checkpoint headers") else 0)
         weights += rope
         mtp_bytes = mtp_rank_bytes(spec, layout, engine.weight_format) if draft and engine.weights_bytes is None else 0
         weights += mtp_bytes

@@ -14,9 +14,10 @@ from tests.hub_server import Handler, serve
 # vision-tower tensor, 96 x 32 x 2 = 6,144 B, which kvplan's spec does not hold and rank_bytes counts whole on every
 # rank: so the checkpoint figure differs from the computed one.
 # TP 1: 213,632 + 6,144 = 219,776. TP 2 (tests/test_checkpoint.py: 107,136 for the Llama tensors) + 6,144 = 113,280,
-# i.e. 106,496 less.
+# i.e. 106,496 less. vLLM's rotary cos/sin cache is a buffer, not in the headers, and is added to either: 512 positions
+# x 16 x 2 B = 16,384 B -> 236,160 / 129,664 (computed at TP 2: 107,136 + 16,384 = 123,520).
 VISION = {"model.visual.blocks.0.attn.qkv.weight": ("BF16", [96, 32])}
-CKPT_TP1, CKPT_TP2, COMPUTED_TP1 = 219_776, 113_280, 213_632
+CKPT_TP1, CKPT_TP2 = 236_160, 129_664
 TYPED_GIB = 14.2488
 TYPED_BYTES = 15_299_532_502  # round(14.2488 x 2^30)
 
@@ -78,13 +79,14 @@ def test_plan_with_these_weights_then_tp_then_the_link(online):
     again.button(key="weights.computed").click().run()  # back to computed weights
     assert state(again).checkpoint is None and "ck" not in dict(again.query_params)
     term = weights_term(again)
-    assert term["basis"] == "exact" and term["bytes"] == "107,136"  # TP 2 computed (tests/test_checkpoint.py)
+    assert term["basis"] == "exact" and term["bytes"] == "123,520"  # TP 2 computed + rope cache
 
 
 def test_a_checkpoint_of_another_model_says_so(online):
     at = run_app({"v": "1", "ck": "acme/ckpt"})  # sidebar: the default preset llama-3.1-8b
     term = weights_term(at)
-    assert term["bytes"] == f"{CKPT_TP1:,}" and term["basis"] == "checkpoint headers"
+    # the headers' 219,776 B + the rotary cache of the sidebar's model (131,072 x 128 x 2 = 33,554,432 B)
+    assert term["bytes"] == "33,774,208" and term["basis"] == "checkpoint headers"
     text = " ".join(plain(w.value) for w in at.warning)
     assert "acme/ckpt is not the sidebar's model llama-3.1-8b (meta-llama/Llama-3.1-8B)" in text
     assert "[256, 64], where llama-3.1-8b has hidden_size 4,096" in text
@@ -114,7 +116,7 @@ def test_an_unreadable_checkpoint_on_reopen_is_refused_and_computed_weights_are_
     assert state(at).checkpoint == "acme/ckpt"  # kept: the link still asks for it
     if page == "pages/budget.py":
         term = weights_term(at)
-        assert term["basis"] == "exact" and term["bytes"] == "16,060,522,496"  # llama-3.1-8b bf16, computed
+        assert term["basis"] == "exact" and term["bytes"] == "16,094,076,928"  # llama-3.1-8b bf16 16,060,522,496 + rope 33,554,432
         assert any("Weights: computed (fallback)" in w.value for w in at.warning)
 
 
