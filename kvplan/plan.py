@@ -33,7 +33,7 @@ from kvplan.parallel import (
 from kvplan.spec import DecoderLayer, Linear, ModelSpec
 from kvplan.units import DTYPE_BITS, GiB, cdiv
 from kvplan.vllm_layouts import (
-    fp8_block_refusal, marlin_refusal, vllm_mxfp4_extra_bytes, vllm_quant_layout_extra_bytes,
+    fp8_block_refusal, marlin_refusal, vllm_mxfp4_extra_bytes, vllm_quant_layout_extra_bytes, vllm_rope_cache_bytes,
 )
 
 
@@ -389,6 +389,9 @@ def plan(spec: ModelSpec, gpu: GpuSpec, engine: EngineConfig = EngineConfig(), l
             weights += spec.memo(("quant-layout", layout, stage, engine.weight_format, gpu.name, engine.vllm_version),
                                  lambda st=stage: vllm_quant_layout_extra_bytes(
                                      spec, layout, st, engine.weight_format, gpu.name, engine.vllm_version))
+            # RoPE cos/sin tables: non-persistent buffers built on the device (kvplan.vllm_layouts)
+            weights += spec.memo(("rope", layout.pp, stage, engine.vllm_version, act_b), lambda st=stage: (
+                vllm_rope_cache_bytes(spec, layout, st, engine.vllm_version, act_b)))
         sglang_extra, sglang_why = 0, ""
         if engine.weights_bytes is None and engine.engine == "sglang":  # kvplan.sglang.layout_extra_bytes
             sglang_extra, sglang_why = spec.memo(
@@ -654,7 +657,8 @@ def _budget(spec, gpu, engine, layout, weights, mnbt, max_seqs, act_b, mla, last
                      "checkpoint headers" else "typed in (Model loading took X GiB)") if engine.weights_bytes is not None else
              "sum of this rank's shards as kvplan lays them out (GPUModelRunner.load_model); vLLM: MXFP4 MoE "
              "in the layout of its MoE backend (kvplan.vllm_layouts: Marlin / Triton / FlashInfer TRTLLM), GPTQ / AWQ "
-             "/ wNa16 as Marlin or Machete keep them, NVFP4 swizzled (Blackwell) or on Marlin")
+             "/ wNa16 as Marlin or Machete keep them, NVFP4 swizzled (Blackwell) or on Marlin, plus the RoPE cos/sin "
+             "tables (non-persistent buffers: kvplan.vllm_layouts.vllm_rope_cache_bytes)")
     if engine.engine == "custom":
         runtime = int(engine.runtime_gib * GiB)
         headroom = int(engine.headroom_gib * GiB)
