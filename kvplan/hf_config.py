@@ -277,6 +277,10 @@ def parse_config(config: Mapping[str, Any] | str | bytes, name: str | None = Non
         spec_fields = builder(reader, model_type)
         reader.fail_if_missing()
         spec_fields.update(_dtype_and_quant(reader, spec_fields))
+        if "rope_caches" not in spec_fields:  # the engine's RoPE tables (families.blocks.rope_caches)
+            from kvplan.families.blocks import rope_caches
+
+            spec_fields["rope_caches"] = rope_caches(reader, model_type, spec_fields)
         if generic:
             _refuse_if_generic_would_drop(outer, cfg, model_type, reader)
             spec_fields["basis"] = "generic"

@@ -33,7 +33,7 @@ from kvplan.parallel import (
 from kvplan.spec import DecoderLayer, Linear, ModelSpec
 from kvplan.units import DTYPE_BITS, GiB, cdiv
 from kvplan.vllm_layouts import (
-    fp8_block_refusal, marlin_refusal, vllm_mxfp4_extra_bytes, vllm_quant_layout_extra_bytes,
+    fp8_block_refusal, marlin_refusal, vllm_mxfp4_extra_bytes, vllm_quant_layout_extra_bytes, vllm_rope_cache_bytes,
 )
 
 
@@ -450,8 +450,9 @@ def plan(spec: ModelSpec, gpu: GpuSpec, engine: EngineConfig = EngineConfig(), l
         weights += tower
         # vLLM's rotary cos/sin caches (buffers in the model dtype, on every rank): part of "Model loading took"
         # (a checkpoint's headers hold no buffers: added to them too; a typed "Model loading took" already has it)
-        rope = (spec.rope_cache_elements * (DTYPE_BITS[spec.dtype] // 8) if engine.engine == "vllm" and (
-            engine.weights_bytes is None or engine.weights_basis == "checkpoint headers") else 0)
+        rope = spec.memo(("rope", layout.pp, stage, engine.vllm_version, act_b), lambda st=stage: (
+            vllm_rope_cache_bytes(spec, layout, st, engine.vllm_version, act_b))) if engine.engine == "vllm" and (
+            engine.weights_bytes is None or engine.weights_basis == "checkpoint headers") else 0
         weights += rope
         mtp_bytes = mtp_rank_bytes(spec, layout, engine.weight_format) if draft and engine.weights_bytes is None else 0
         weights += mtp_bytes
@@ -468,8 +469,8 @@ def plan(spec: ModelSpec, gpu: GpuSpec, engine: EngineConfig = EngineConfig(), l
         if rope:
             terms.insert(terms.index(next(t for t in terms if t.name == "weights")) + 1, Term(
                 name="rotary cos/sin caches (in weights)", bytes=rope, basis="exact", applied=False,
-                source="vllm rotary_embedding get_rope: [max_position (x linear factor), rotary_dim] per distinct "
-                       "rope, model dtype (Gemma-3: sliding + full-attention ropes)"))
+                source="non-persistent cos/sin buffers, one per distinct get_rope instance: rows (by rope type and "
+                       "release) x rotary_dim x model dtype (gpt-oss fp32); kvplan.vllm_layouts.vllm_rope_cache_bytes"))
         if mtp_bytes:
             terms.insert(terms.index(next(t for t in terms if t.name == "weights")) + 1, Term(
                 name="MTP layers (in weights)", bytes=mtp_bytes, basis="exact", applied=False,
@@ -720,7 +721,8 @@ def _budget(spec, gpu, engine, layout, weights, mnbt, max_seqs, act_b, mla, last
              if engine.weights_bytes is not None else
              "sum of this rank's shards as kvplan lays them out (GPUModelRunner.load_model); vLLM: MXFP4 MoE "
              "in the layout of its MoE backend (kvplan.vllm_layouts: Marlin / Triton / FlashInfer TRTLLM), GPTQ / AWQ "
-             "/ wNa16 as Marlin or Machete keep them, NVFP4 swizzled (Blackwell) or on Marlin")
+             "/ wNa16 as Marlin or Machete keep them, NVFP4 swizzled (Blackwell) or on Marlin, plus the RoPE cos/sin "
+             "tables (non-persistent buffers: kvplan.vllm_layouts.vllm_rope_cache_bytes)")
     if engine.engine == "custom":
         runtime = int(engine.runtime_gib * GiB)
         headroom = int(engine.headroom_gib * GiB)

@@ -159,6 +159,28 @@ class Tower(_Frozen):
         return sum(c.numel for c in self.components)
 
 
+class RopeCache(_Frozen):
+    """One rotary embedding an engine builds for the model: vLLM's ``get_rope`` returns one cached
+    instance per distinct parameter set, each holding a cos/sin table as a non-persistent buffer
+    (not in the checkpoint, not a parameter). Fields are what the model file passes to ``get_rope``:
+    ``rotary_dim`` the rotated dims per head (head_dim x partial_rotary_factor; MLA: qk_rope_head_dim),
+    ``max_position`` its max_position argument, ``rope_type`` / ``factor`` / ``original_max_position``
+    the scaling, ``fp32`` when the model file asks for a float32 table (gpt-oss), ``layer_types`` the
+    cache kinds of the layers that use it (empty: every attention layer). Sized by
+    ``kvplan.vllm_layouts.vllm_rope_cache_bytes``. Llama-3.1-8B: one table, rotary_dim 128,
+    max_position 131,072, llama3 scaling."""
+
+    name: str = "rotary_emb"  # the module attribute (rotary_emb, indexer_rope_emb), or local / global
+    rotary_dim: int = Field(gt=0)
+    max_position: int = Field(gt=0)
+    base: float = 10000.0  # rope_theta: only tells distinct tables apart
+    rope_type: str = "default"
+    factor: float = Field(default=1.0, gt=0)
+    original_max_position: int | None = Field(default=None, gt=0)
+    fp32: bool = False
+    layer_types: tuple[str, ...] = ()
+
+
 class ModelSpec(_Frozen):
     """A decoder, as its config.json says it is.
 
@@ -198,10 +220,8 @@ class ModelSpec(_Frozen):
     # decoding; not in the LM totals. mtp_other: their enorm / hnorm / eh_proj / shared_head.norm.
     mtp_layers: tuple[DecoderLayer, ...] = ()
     mtp_other: tuple[Component, ...] = ()
-    # vLLM's rotary cos/sin caches: rows x rotary_dim summed over the distinct rotary embeddings the model builds
-    # (vllm/model_executor/layers/rotary_embedding get_rope keeps one per parameter set), in the model dtype on
-    # every rank; buffers, not parameters, but in "Model loading took". 0 where the builder does not set it.
-    rope_cache_elements: int = Field(default=0, ge=0)
+    # The rotary tables the engine builds (vLLM get_rope instances): not weights, not in the totals.
+    rope_caches: tuple[RopeCache, ...] = ()
 
     # Derived values computed once per spec (the spec is frozen, so they never go stale).
     _memo: dict = PrivateAttr(default_factory=dict)

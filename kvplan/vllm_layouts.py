@@ -39,6 +39,7 @@ logged on 0.14.1, vLLM #33155). The 0.11 profile keeps Marlin.
 import math
 import re
 
+from kvplan.layers import ATTENTION_KINDS
 from kvplan.parallel import Layout, pp_partition, stage_distinct
 from kvplan.spec import Linear, ModelSpec
 from kvplan.units import cdiv
@@ -653,3 +654,68 @@ def marlin_refusal(spec: ModelSpec, layout: Layout, weight_format: str | None, g
                 return ("ValueError: Failed to find a kernel that can implement the WNA16 linear layer. Reasons: "
                         f"MarlinLinearKernel cannot implement due to: {_marlin_reason(n, k, group, vllm_version)}")
     return None
+
+
+# ----------------------------------------------------------------------------- RoPE cos/sin tables
+
+def _release(vllm_version: str) -> tuple[int, ...]:
+    return tuple(int(x) for x in re.findall(r"\d+", vllm_version)[:2]) or (0, 33)
+
+
+def vllm_rope_rows(cache, vllm_version: str, model_type: str = "") -> int:
+    """Rows (positions) of one vLLM cos/sin table, by the class ``get_rope`` picks for its rope_type
+    (vllm/model_executor/layers/rotary_embedding/, read 2026-12 in the 0.6.3, 0.7.3, 0.10.2, 0.11.0, 0.17.0,
+    0.21.0 and 0.33.0 wheels; ``torch.arange`` over a float length gives ceil(length) rows):
+
+    - default, llama3, (0.33) proportional: max_position (``RotaryEmbedding._compute_cos_sin_cache``);
+    - linear: ceil(max_position x factor) (``LinearScalingRotaryEmbedding``: "the maximum length after applying
+      the rope scaling is self.max_position_embeddings * self.scaling_factor");
+    - dynamic (NTK): ceil(max_position x factor) through the 0.21 profile, max_position in 0.33;
+    - yarn (``YaRNScalingRotaryEmbedding``, built with original_max_position_embeddings), deepseek_yarn /
+      deepseek_llama_scaling (``DeepseekScalingRotaryEmbedding``): ceil(original_max_position x factor);
+    - longrope (``Phi3LongRoPEScaledRotaryEmbedding``): the short [original] and long [max] tables concatenated,
+      original + max_position; 0.6.x also keeps both halves as buffers of their own: 2 x (original + max);
+    - mrope (``MRotaryEmbedding``): max_position in 0.6.x; ``cache_max_position_num = max_position_embeddings * 4``
+      from 0.7 (0.7.3) through 0.21; in 0.33 the factor is ``mrope_positions_factor``, which Qwen3-VL / Qwen3.5 pass
+      as 1 unless video pruning is on (qwen3_vl.py) and the rest leave at 4.
+
+    Llama-3.1-8B (llama3, max 131,072): 131,072 rows; gpt-oss (yarn 4,096 x 32): 131,072; DeepSeek-V3 (4,096 x 40):
+    163,840; Gemma-3 global (linear 8 x 131,072): 1,048,576."""
+    rel = _release(vllm_version)
+    kind, mx, f = cache.rope_type, cache.max_position, cache.factor
+    orig = cache.original_max_position or mx
+    if kind == "linear" or (kind == "dynamic" and rel <= (0, 21)):
+        return math.ceil(mx * f)
+    if kind in ("yarn", "deepseek_yarn", "deepseek_llama_scaling"):
+        return math.ceil(orig * f)
+    if kind in ("longrope", "su"):
+        return (2 if rel < (0, 7) else 1) * (orig + mx)
+    if kind == "mrope":
+        if rel < (0, 7) or (rel >= (0, 33) and model_type.startswith(("qwen3_vl", "qwen3_5"))):
+            return mx
+        return 4 * mx
+    return mx
+
+
+def vllm_rope_cache_bytes(spec: ModelSpec, layout: Layout, stage: int, vllm_version: str, dtype_bytes: int = 2) -> int:
+    """Bytes of the RoPE cos/sin tables on one rank of pipeline stage ``stage``: vLLM's rotary embedding registers
+    ``cos_sin_cache`` [rows, rotary_dim] (cos and sin halves of rotary_dim / 2 each) as a non-persistent buffer
+    (``register_buffer("cos_sin_cache", cache, persistent=False)``, rotary_embedding.py in 0.6.x / 0.7.x,
+    rotary_embedding/base.py from 0.10), built on the device while the model is constructed, so it is in "Model
+    loading took". ``get_rope`` caches one instance per distinct parameter set, so a process holds one table per
+    ``spec.rope_caches`` entry, whole on every TP rank, on each PP stage that builds a layer using it.
+    bytes = sum of rows (``vllm_rope_rows``) x rotary_dim x element bytes, where the element is the model dtype
+    (``cache.to(dtype)``, ``dtype_bytes``) or 4 where the model file asks for float32 (gpt-oss). Not modelled: the
+    0.17+ ``DeepseekScalingRotaryEmbedding`` keeps fp32 when its custom op is enabled with FlashInfer present (an
+    MLA table twice as large: +20 MiB for DeepSeek-V3), ROCm AITER's extra bf16 copy, LoRA's extra linear factors.
+    Llama-3.1-8B: 131,072 x 128 x 2 B = 33,554,432 B (0.03125 GiB: the gap its pinned logs showed)."""
+    if not spec.rope_caches:
+        return 0
+    kinds = {layer.cache.kind for layer, _ in stage_distinct(spec, layout.pp, stage)}
+    total = 0
+    for cache in spec.rope_caches:
+        used = kinds & set(cache.layer_types) if cache.layer_types else kinds & set(ATTENTION_KINDS)
+        if used:
+            rows = vllm_rope_rows(cache, vllm_version, spec.model_type)
+            total += rows * cache.rotary_dim * (4 if cache.fp32 else dtype_bytes)
+    return total

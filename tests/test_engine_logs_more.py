@@ -22,8 +22,10 @@ import pytest
 from kvplan import load_preset, parse_config
 from kvplan.engines import EngineConfig
 from kvplan.gpus import get_gpu
+from kvplan.parallel import Layout
 from kvplan.plan import plan
 from kvplan.units import GiB
+from kvplan.vllm_layouts import vllm_rope_cache_bytes
 from tests.test_engine_logs import close, close_gib
 
 H100 = get_gpu("H100-SXM")
@@ -99,12 +101,12 @@ def test_gemma3_rope_caches_follow_the_config():
     from kvplan.errors import ConfigError
 
     plain = _gemma3(rope_scaling=None)
-    assert parse_config(plain).rope_cache_elements == 2 * 131_072 * 128
+    assert vllm_rope_cache_bytes(parse_config(plain), Layout(), 0, "0.33") == 2 * 131_072 * 128 * 2
     with pytest.raises(ConfigError) as info:
         parse_config(_gemma3(rope_scaling={"rope_type": "linear", "factor": "eight"}))
     assert "rope_scaling" in info.value.field
     # llama-style decoders: one cache of max_position x rotary_dim (llama3 scaling keeps the rows)
-    assert load_preset("llama-3.1-8b").rope_cache_elements == 131_072 * 128
+    assert vllm_rope_cache_bytes(load_preset("llama-3.1-8b"), Layout(), 0, "0.33") == 131_072 * 128 * 2
 
 
 def test_myoceane_gpt_oss_20b_a100_v0_19_marlin():

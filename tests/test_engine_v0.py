@@ -198,8 +198,8 @@ def test_gateway_api_llama_2_7b_blocks_from_the_logged_activation():
     p = plan(load_preset("llama-2-7b"), H100, EngineConfig(vllm_version=V0, activation_bytes=round(2.38 * GiB)))
     assert p.ranks[0].bytes_per_block == 32 * 16 * 32 * 256 * 2 == 8 * 2**20  # 8 MiB
     assert close_gib(p.ranks[0].weights_bytes, 12.55) and close_gib(p.ranks[0].kv_pool_bytes, 56.18)
-    # kvplan's weights include the rotary cache (4,096 x 128 x 2 B = 1 MiB, a buffer V0 measures with the weights):
-    # 7190 blocks of 8 MiB; the logged figures are rounded to 0.01 GiB (1.28 blocks), so 7190-7191 both match them
+    # 7191 logged; kvplan 7190 since it counts the 1 MiB rotary table (4,096 x 128 x 2 B) in the weights: 56.1787 GiB
+    # = 7190.88 blocks, where every logged input is rounded to 0.01 GiB (1.3 blocks)
     assert p.num_blocks == 7190 and "# cuda blocks: 7190, # CPU blocks: 512" in p.engine_log
 
 

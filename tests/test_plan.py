@@ -192,8 +192,8 @@ def test_cli_plan_json_contract():
     assert (d["allocated_blocks"], d["allocated_slots"], d["wasted_slots"]) == (5, 20, 4)
     rank = d["ranks"][0]
     assert rank["kv_heads"] == 8 and rank["kv_bytes_per_token"] == 32 * 8 * 256 * 1  # fp8: 1 byte
-    # parameters + vLLM's rotary cos/sin cache (131,072 positions x 128 x 2 B)
-    assert rank["weights_bytes"] == 16_060_522_496 + 131_072 * 128 * 2 and rank["kv_pool_bytes"] > 0
+    # the tensors, 16,060,522,496 B, + vLLM's rotary cos/sin table 131,072 x 128 x 2 B (kvplan.vllm_layouts)
+    assert rank["weights_bytes"] == 16_060_522_496 + 33_554_432 and rank["kv_pool_bytes"] > 0
 
 
 def test_longest_length_for_a_concurrency_is_the_edge():

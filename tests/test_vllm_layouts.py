@@ -13,7 +13,7 @@ from kvplan.gpus import get_gpu
 from kvplan.parallel import Layout, rank_weight_bytes
 from kvplan.plan import plan
 from kvplan.units import GiB
-from kvplan.vllm_layouts import mxfp4_expert_bytes, mxfp4_moe_backend, vllm_mxfp4_extra_bytes
+from kvplan.vllm_layouts import mxfp4_expert_bytes, mxfp4_moe_backend, vllm_mxfp4_extra_bytes, vllm_rope_cache_bytes
 from tests.test_engine_logs import close_gib
 
 LOGS = "llm-d-incubation/llm-d-planner accuracy/results/v0.19.0/logs @d3121e05"
@@ -51,31 +51,33 @@ def test_mxfp4_backend_by_gpu_and_release():
 
 def test_v0_19_gpt_oss_20b_tp2_triton_backend():
     # openai-gpt-oss-20b--h100-80gb--tp2pp1dp1--8192.log: "Using 'TRITON' Mxfp4 MoE backend.",
-    # "Model loading took 7.01 GiB memory". kvplan: 6.96 GiB (-0.7 %) in the v0.19.0 bundled triton_kernels layout
-    # (upstream triton's (64, 256) gave 7.20, +2.7 %); the old Marlin layout gave 7.06, no padding 6.41 (-8.5 %).
+    # "Model loading took 7.01 GiB memory". kvplan: 6.99 GiB (-0.3 %) = 6.96 in the v0.19.0 bundled triton_kernels
+    # layout + 0.03125 the fp32 YaRN cos/sin table (4,096 x 32 positions x 64 x 4 B); upstream triton's (64, 256)
+    # gave 7.20 + 0.03 (+3.1 %); the old Marlin layout 7.06, no padding 6.41 (-8.5 %).
     p = plan(load_preset("gpt-oss-20b"), get_gpu("H100-SXM"), EngineConfig(vllm_version="0.17", max_model_len=8192),
              Layout(tp=2))
     assert close_gib(p.ranks[0].weights_bytes, 7.01)
-    assert round(p.ranks[0].weights_bytes / GiB, 2) == 6.96
+    assert round(p.ranks[0].weights_bytes / GiB, 2) == 6.99
 
 
 def test_v0_19_gpt_oss_20b_tp1_triton_backend():
-    # openai-gpt-oss-20b--h100-80gb--tp1pp1dp1--8192.FAILED.log: "Model loading took 13.64 GiB memory". kvplan 13.60
-    # (-0.3 %) with v0.19.0's bundled value layout (vllm/third_party/triton_kernels/tensor_details/layout_details/
+    # openai-gpt-oss-20b--h100-80gb--tp1pp1dp1--8192.FAILED.log: "Model loading took 13.64 GiB memory". kvplan 13.63
+    # (-0.1 %: + the 0.03 GiB fp32 rope table) with v0.19.0's bundled value layout (vllm/third_party/triton_kernels/tensor_details/layout_details/
     # hopper_value.py: "Pre-pad both matrix dims to multiples of 64"): w13 values [1440 -> 1472, 5760], w2
     # [1440 -> 1472, 2880]; upstream triton's (64, 256) gave 13.94 (+2.2 %)
     p = plan(load_preset("gpt-oss-20b"), get_gpu("H100-SXM"), EngineConfig(vllm_version="0.17", max_model_len=8192))
     assert close_gib(p.ranks[0].weights_bytes, 13.64)
-    assert round(p.ranks[0].weights_bytes / GiB, 2) == 13.60
-    # the 0.33.0 wheel's bundle pads the values to the mma pack sizes only (16 x 32): 13.41 GiB (no log pinned)
+    assert round(p.ranks[0].weights_bytes / GiB, 2) == 13.63
+    # the 0.33.0 wheel's bundle pads the values to the mma pack sizes only (16 x 32): 13.41 + 0.03 GiB (no log pinned)
     p33 = plan(load_preset("gpt-oss-20b"), get_gpu("H100-SXM"), EngineConfig(vllm_version="0.33", max_model_len=8192))
-    assert round(p33.ranks[0].weights_bytes / GiB, 2) == 13.41
+    assert round(p33.ranks[0].weights_bytes / GiB, 2) == 13.44
 
 
 @pytest.mark.parametrize("preset,fmt,tp,logged,log", [
     # RedHatAI/Llama-3.3-70B-Instruct-fp8-dynamic (compressed-tensors FP8_DYNAMIC: fp8 weight, fp32 scale per output
     # channel, lm_head ignored; llama-3.1-70b has its architecture): "Selected CutlassFP8ScaledMMLinearKernel for
-    # CompressedTensorsW8A8Fp8", "Model loading took 33.88 GiB" (TP2) / "16.96 GiB" (TP4). kvplan 33.85 / 16.93.
+    # CompressedTensorsW8A8Fp8", "Model loading took 33.88 GiB" (TP2) / "16.96 GiB" (TP4). kvplan 33.85 / 16.93
+    # (tensors; + the 0.03125 GiB rotary table in the plan: 33.88 / 16.96).
     ("llama-3.1-70b", "fp8-channel", 2, 33.88, "fp8dyn-llama-3-3-70b--h100-80gb--tp2pp1dp1--8192.log"),
     ("llama-3.1-70b", "fp8-channel", 4, 16.96, "fp8dyn-llama-3-3-70b--h100-80gb--tp4pp1dp1--8192.log"),
     # RedHatAI/Qwen2.5-7B-Instruct-fp8-dynamic: "Model loading took 8.14 GiB"; kvplan 8.11 (-0.3 %)
@@ -94,9 +96,11 @@ def test_v0_19_dense_quantized_weights(preset, fmt, tp, logged, log):
     assert abs(got / GiB - logged) / logged < 0.005  # all within 0.4 %
     p = plan(spec, get_gpu("H100-SXM"), EngineConfig(vllm_version="0.17", weight_format=fmt, max_model_len=8192,
                                                      gpu_memory_utilization=0.95), Layout(tp=tp))
-    # no MoE layout term for dense formats; the rotary cos/sin cache (max_position x head_dim x 2 B) is vLLM's too:
-    # 131,072 positions (both presets) x 128 x 2 B = 32 MiB: Llama 8.46 -> 8.49 and 33.85 -> 33.88 GiB, as logged
-    assert p.ranks[0].weights_bytes == got + spec.rope_cache_elements * 2 == got + 131_072 * 128 * 2
+    # no MoE layout term for dense formats; the rotary table (kvplan.vllm_layouts.vllm_rope_cache_bytes) on top
+    rope = vllm_rope_cache_bytes(spec, Layout(tp=tp), 0, "0.17")
+    assert rope == 131_072 * 128 * 2  # Llama-3.1 (llama3), the Qwen2.5-7B base preset: 131,072 positions x 128 x bf16
+    assert p.ranks[0].weights_bytes == got + rope
+    assert abs(p.ranks[0].weights_bytes / GiB - logged) < abs(got / GiB - logged)  # closer to the log with it
 
 
 @pytest.mark.parametrize("preset,tp,logged,where", [

@@ -188,3 +188,127 @@ def state_dtype_bytes(r, key: str) -> int | None:
     if not isinstance(value, str) or value.lower() not in sizes:
         raise ConfigError(r._name(key), f"must be one of float32, bfloat16, float16; got {value!r}")
     return sizes[value.lower()]
+
+
+# RoPE tables the engine builds (ModelSpec.rope_caches). Families whose attention has no rotary table in
+# vLLM (learned / ALiBi / NoPE positions) get none; families whose vLLM rope path kvplan has not read get
+# none either (their "Model loading took" is then short by the table, tens of MiB), listed apart so a
+# new family is a decision, not a silent default.
+NO_ROPE_MODEL_TYPES = frozenset({"gpt2", "gpt_bigcode", "opt", "bloom", "mpt", "gpt_neo", "jamba", "nemotron_h"})
+ROPE_UNREAD_MODEL_TYPES = frozenset({
+    "codegen", "deepseek_v4", "gemma3n_text", "kimi_linear", "longcat_flash",
+    "mimo_v2_flash", "minimax_m3", "minimax_m3_vl", "minimax_m3_vl_text", "step3p5", "step3p7", "bamba",
+    "granitemoehybrid", "falcon_h1", "zamba2", "lfm2", "lfm2_moe", "minicpm3"})
+MLA_ROPE_MODEL_TYPES = frozenset({"deepseek_v2", "deepseek_v3", "deepseek_v32", "glm_moe_dsa", "glm4_moe_lite"})
+MAX_POSITION_DEFAULTS = {"falcon": 2048}  # transformers 5.23 FalconConfig.max_position_embeddings
+# Configs that omit partial_rotary_factor take the transformers config class default (5.23).
+PARTIAL_ROTARY_DEFAULTS = {"phi": 0.5, "glm4": 0.5, "glm4_moe": 0.5, "qwen3_next": 0.25, "qwen3_5_text": 0.25,
+                           "qwen3_5_moe_text": 0.25, "qwen3_5": 0.25, "qwen3_5_moe": 0.25}
+
+
+def _rope_params(cfg, layer_type: str | None = None) -> dict[str, Any]:
+    """The rope parameters as one flat dict: transformers 5 ``rope_parameters`` (per layer type where the
+    config nests them), else the 4.x ``rope_scaling`` with ``rope_theta`` beside it. ``type`` is read as
+    ``rope_type`` (older configs), as vLLM's config patching does."""
+    given = cfg.get("rope_parameters")
+    if isinstance(given, dict) and layer_type is not None and isinstance(given.get(layer_type), dict):
+        given = given[layer_type]
+    if not isinstance(given, dict) or not given:
+        given = dict(cfg.get("rope_scaling") or {}) if isinstance(cfg.get("rope_scaling"), dict) else {}
+        if "rope_theta" in cfg:
+            given.setdefault("rope_theta", cfg["rope_theta"])
+    out = dict(given)
+    out["rope_type"] = str(out.get("rope_type") or out.get("type") or "default")
+    out["_field"] = "rope_parameters" if isinstance(cfg.get("rope_parameters"), dict) else "rope_scaling"
+    return out
+
+
+def _num(value: Any, default: float) -> float:
+    return float(value) if isinstance(value, (int, float)) and not isinstance(value, bool) and value > 0 else default
+
+
+def _rope_cache(params: dict[str, Any], rotary_dim: int, max_position: int, **extra):
+    from kvplan.spec import RopeCache
+
+    kind = params["rope_type"]
+    if "mrope_section" in params or kind == "mrope":
+        kind = "mrope"
+    orig = params.get("original_max_position_embeddings")
+    factor = params.get("factor", 1.0)
+    field = params.get("_field", "rope_scaling")
+    # both size the table (rows = factor x positions for linear / YaRN): a value that is not a number is refused
+    if isinstance(factor, bool) or not isinstance(factor, (int, float)) or not 0 < factor <= 1024:
+        raise ConfigError(f"{field}.factor", f"a rope scaling factor must be a number in (0, 1024], got {factor!r}")
+    if orig is not None and (isinstance(orig, bool) or not isinstance(orig, int) or orig < 1):
+        raise ConfigError(f"{field}.original_max_position_embeddings", f"must be a whole number >= 1, got {orig!r}")
+    return RopeCache(rotary_dim=rotary_dim, max_position=max_position, base=_num(params.get("rope_theta"), 10000.0),
+                     rope_type=kind, factor=float(factor), original_max_position=orig, **extra)
+
+
+def rope_caches(r, model_type: str, fields: dict[str, Any]) -> tuple:
+    """The rotary tables vLLM's model file builds (one ``get_rope`` instance per distinct parameter set,
+    vllm/model_executor/layers/rotary_embedding/__init__.py ``_ROPE_DICT``), from the config by its own
+    names: rotary_dim = int(head_dim x partial_rotary_factor) (``rotary_pct`` for gpt_neox, ``rotary_dim``
+    for gptj / minimax_m2, qk_rope_head_dim for MLA), max_position = max_position_embeddings, scaling from
+    rope_parameters / rope_scaling. Family rules (vLLM model files, read 2026-12 in the 0.6.3 - 0.33.0
+    wheels): gemma3 builds two (sliding layers: rope_local_base_freq, no scaling; full layers: rope_theta
+    with the config's scaling: gemma3.py); gpt-oss one YaRN table in float32 (gpt_oss.py ``dtype=torch.float32``);
+    DeepSeek MLA one ``deepseek_yarn`` table over qk_rope_head_dim (deepseek_v2.py rewrites any scaling type),
+    V3.2 a second one for the indexer (``indexer_rope_emb``, is_neox_style differs); llama4 only on its RoPE
+    (chunked) layers. Reads the config only: records no assumption, changes no parameter count.
+    Llama-3.1-8B: one table, rotary_dim 128, max_position 131,072, llama3."""
+    cfg = r.cfg
+    if model_type in NO_ROPE_MODEL_TYPES or model_type in ROPE_UNREAD_MODEL_TYPES:
+        return ()
+    if model_type == "falcon" and cfg.get("alibi"):
+        return ()
+    # A config that omits max_position_embeddings: vLLM reads the transformers config object, whose class
+    # default then applies (FalconConfig: 2048; falcon.py's getattr fallback 8192 never fires).
+    max_pos = fields.get("max_position_embeddings") or MAX_POSITION_DEFAULTS.get(model_type)
+    hd = fields.get("head_dim")
+    if not max_pos or not hd:
+        return ()
+    if model_type in MLA_ROPE_MODEL_TYPES:
+        rope = cfg.get("qk_rope_head_dim")
+        if not isinstance(rope, int) or rope <= 0:
+            return ()
+        params = _rope_params(cfg)
+        if params["rope_type"] != "default":
+            params["rope_type"] = "deepseek_yarn"
+        tables = [_rope_cache(params, rope, max_pos)]
+        if model_type in ("deepseek_v32", "glm_moe_dsa"):
+            tables.append(_rope_cache(params, rope, max_pos, name="indexer_rope_emb"))
+        return tuple(tables)
+    if model_type in ("gemma3_text", "gemma3"):
+        local = _rope_params(cfg, "sliding_attention")
+        if not isinstance((cfg.get("rope_parameters") or {}).get("sliding_attention"), dict):
+            local = {"rope_type": "default", "rope_theta": cfg.get("rope_local_base_freq", 10000.0)}
+        full = _rope_params(cfg, "full_attention")
+        # transformers 5.23 Gemma3TextConfig.default_theta: global 1e6, local 1e4 when the config omits them (vLLM
+        # reads the config object, so the two tables differ even without rope scaling)
+        full.setdefault("rope_theta", 1_000_000.0)
+        kinds = {layer.cache.kind for layer in fields["layers"]}
+        tables = []
+        if "sliding_attention" in kinds:
+            tables.append(_rope_cache(local, hd, max_pos, name="local", layer_types=("sliding_attention",)))
+        if "full_attention" in kinds:
+            g = _rope_cache(full, hd, max_pos, name="global", layer_types=("full_attention",))
+            same = tables and tables[0].model_copy(update={"name": "global", "layer_types": g.layer_types}) == g
+            tables = [tables[0].model_copy(update={"layer_types": ()})] if same else tables + [g]
+        return tuple(tables)
+    params = _rope_params(cfg)
+    if model_type == "gpt_oss":
+        params["rope_type"] = "yarn"  # gpt_oss.py passes rope_type "yarn" whatever the config calls it
+        return (_rope_cache(params, hd, max_pos, fp32=True),)
+    if model_type == "gpt_neox":
+        pct = cfg.get("rotary_pct", params.get("partial_rotary_factor", cfg.get("partial_rotary_factor", 0.25)))
+        rotary = int(hd * _num(pct, 0.25))
+    elif model_type in ("gptj", "minimax_m2") and isinstance(cfg.get("rotary_dim"), int) and cfg["rotary_dim"] > 0:
+        rotary = cfg["rotary_dim"]
+    else:
+        prf = params.get("partial_rotary_factor", cfg.get("partial_rotary_factor"))
+        rotary = int(hd * min(_num(prf, PARTIAL_ROTARY_DEFAULTS.get(model_type, 1.0)), 1.0))
+    if rotary <= 0:
+        return ()
+    types = ("chunked_attention",) if model_type == "llama4_text" else ()
+    return (_rope_cache(params, rotary, max_pos, layer_types=types),)

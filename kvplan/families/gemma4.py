@@ -36,7 +36,7 @@ from kvplan.families.blocks import (
     attention_cache, core_dims, embed, fused_experts, gated_mlp, layer_types, llama_tail, rms,
 )
 from kvplan.layers import NoCache
-from kvplan.spec import DecoderLayer, Linear, Tensor
+from kvplan.spec import DecoderLayer, Linear, RopeCache, Tensor
 
 # Keys a per_layer_config entry may carry: the two that size a layer, and RoPE settings (no size).
 _PER_LAYER_SIZED = ("head_dim", "num_key_value_heads")
@@ -112,15 +112,15 @@ def attention_geometry(r, kinds: list[str], nkv: int, hd: int) -> list[tuple[int
     return [(global_nkv, global_hd) if k == "full_attention" else (nkv, hd) for k in kinds]
 
 
-def gemma4_rope_cache_elements(r, kinds: list[str], geometry: list[tuple[int, int]], max_pos: int) -> int:
-    """Elements of vLLM's rotary cos/sin caches for Gemma-4 (vllm/model_executor/models/gemma4.py: get_rope(head_dim,
-    max_position=config.max_position_embeddings, rope_parameters[layer_type]) per layer kind, one cache per distinct
-    rope). A cache is [max_position, rotary_dim] in the model dtype; "proportional" (Gemma4RotaryEmbedding,
-    rotary_embedding/gemma4_rope.py) keeps the full head size as its rotary_dim, "default" head_dim x
+def gemma4_rope_caches(r, kinds: list[str], geometry: list[tuple[int, int]], max_pos: int) -> tuple:
+    """vLLM's rotary tables for Gemma-4 (vllm/model_executor/models/gemma4.py: ``get_rope(head_dim,
+    max_position=config.max_position_embeddings, rope_parameters[layer_type])`` per layer kind, one table per
+    distinct rope; sized by ``kvplan.vllm_layouts.vllm_rope_cache_bytes``): "proportional" (Gemma4RotaryEmbedding,
+    rotary_embedding/gemma4_rope.py) keeps the whole head as its rotary_dim, "default" head_dim x
     partial_rotary_factor. Worked number: Gemma-4-26B-A4B, 262,144 positions: 262,144 x 256 (sliding) + 262,144 x 512
     (full, proportional) = 201,326,592 elements = 0.375 GiB in bf16."""
     params = r.raw("rope_parameters")
-    total, seen = 0, set()
+    tables, seen = [], set()
     for kind, (_nkv, hd) in zip(kinds, geometry):
         if (kind, hd) in seen:
             continue
@@ -130,8 +130,9 @@ def gemma4_rope_cache_elements(r, kinds: list[str], geometry: list[tuple[int, in
         if isinstance(factor, bool) or not isinstance(factor, (int, float)) or not 0 < factor <= 1:
             raise ConfigError(r._name("rope_parameters"), f"partial_rotary_factor must be in (0, 1], got {factor!r}")
         rotary = hd if rope.get("rope_type") == "proportional" else int(hd * factor)
-        total += max_pos * rotary
-    return total
+        tables.append(RopeCache(name=kind, rotary_dim=rotary, max_position=max_pos,
+                                rope_type=str(rope.get("rope_type") or "default"), layer_types=(kind,)))
+    return tuple(tables)
 
 
 def ple_model_parts(r, h: int, n_layers: int, vocab: int) -> tuple[int, list, list]:
@@ -223,7 +224,7 @@ def build_gemma4(r, model_type: str) -> dict[str, Any]:
                         embeddings=[embed(vocab, h)] + ple_embed)
     fields["other"] = tuple(ple_other)
     if fields["max_position_embeddings"]:
-        fields["rope_cache_elements"] = gemma4_rope_cache_elements(r, kinds, geometry, fields["max_position_embeddings"])
+        fields["rope_caches"] = gemma4_rope_caches(r, kinds, geometry, fields["max_position_embeddings"])
     if shared:
         fields["warnings"] = ((f"the last {shared} layers reuse earlier layers' K/V (num_kv_shared_layers): "
                                "they keep no cache of their own"),)

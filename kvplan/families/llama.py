@@ -5,10 +5,8 @@ One builder: the families differ by switches (biases, q/k norms, extra norms, wh
 which layers are MoE), read from each family's own config fields.
 """
 
-import math
 from typing import Any
 
-from kvplan.errors import ConfigError
 from kvplan.families.blocks import (
     attention_cache, attention_linears, core_dims, experts_block, gated_mlp, layer_types, llama_tail, moe_layer, rms,
     sliding_window,
@@ -93,81 +91,7 @@ def build_llama_like(r, model_type: str) -> dict[str, Any]:
                 made[key] = DecoderLayer(cache=cache, attention=attn, mlp=gated_mlp(h, inter, bias=mlp_bias),
                                          norms=norms)
         layers.append(made[key])
-    fields = llama_tail(r, h=h, n_layers=n_layers, nq=nq, nkv=nkv, hd=hd, vocab=vocab, layers=layers, tie_default=gemma)
-    if model_type in ("gemma3_text", "gemma3") and fields["max_position_embeddings"]:
-        fields["rope_cache_elements"] = gemma3_rope_cache_elements(r, kinds, hd, fields["max_position_embeddings"])
-    elif fields["max_position_embeddings"]:
-        fields["rope_cache_elements"] = rope_cache_elements(r, hd, fields["max_position_embeddings"])
-    return fields
-
-
-def rope_cache_elements(r, hd: int, max_pos: int) -> int:
-    """Elements of the one rotary cos/sin cache vLLM builds for a llama-style decoder (vllm/model_executor/models/
-    llama.py and kin: get_rope(head_dim, max_position=config.max_position_embeddings, rope_parameters)), as
-    rows x rotary_dim, rotary_dim = head_dim x partial_rotary_factor (rotary_embedding/__init__.py get_rope):
-    default / llama3: max_position rows (base.py, llama3_rope.py); linear: max_position x factor
-    (linear_scaling_rope.py); yarn: original_max_position_embeddings x factor (yarn_scaling_rope.py). Other rope types
-    (dynamic, longrope, dual-chunk, mrope) are not modeled: 0. Worked number: Llama-3.1-8B, 131,072 positions x 128
-    = 16,777,216 elements = 32 MiB in bf16 ("Model loading took 14.99 GiB" = 14.96 of parameters + 0.03)."""
-    if r.has("dual_chunk_attention_config"):
-        return 0
-    scaling = r.raw("rope_scaling")
-    if scaling is None and isinstance(r.raw("rope_parameters"), dict):
-        scaling = r.raw("rope_parameters")  # transformers 5 writes rope_parameters
-    kind = "default"
-    if isinstance(scaling, dict):
-        kind = scaling.get("rope_type", scaling.get("type", "default"))
-    partial = r.raw("partial_rotary_factor")
-    if isinstance(scaling, dict) and "partial_rotary_factor" in scaling:
-        partial = scaling["partial_rotary_factor"]
-    partial = 1.0 if partial is None else partial
-    if isinstance(partial, bool) or not isinstance(partial, (int, float)) or not 0 < partial <= 1:
-        raise ConfigError(r._name("partial_rotary_factor"), f"must be a number in (0, 1], got {partial!r}")
-    rotary = int(hd * partial)
-
-    def factor() -> float:
-        f = scaling.get("factor")
-        if isinstance(f, bool) or not isinstance(f, (int, float)) or not 0 < f <= 1024:
-            raise ConfigError(r._name("rope_scaling"), f"a {kind} rope factor must be a number in (0, 1024], got {f!r}")
-        return f
-
-    if kind in ("default", "llama3"):
-        rows = max_pos
-    elif kind == "linear":
-        rows = math.ceil(max_pos * factor())
-    elif kind == "yarn":
-        orig = scaling.get("original_max_position_embeddings", max_pos)
-        if isinstance(orig, bool) or not isinstance(orig, int) or orig < 1:
-            raise ConfigError(r._name("rope_scaling"), f"original_max_position_embeddings must be a whole number "
-                              f">= 1, got {orig!r}")
-        rows = math.ceil(orig * factor())
-    else:
-        return 0
-    return rows * rotary
-
-
-def gemma3_rope_cache_elements(r, kinds: list[str], hd: int, max_pos: int) -> int:
-    """Elements of the rotary cos/sin caches vLLM builds for Gemma-3 (vllm/model_executor/models/gemma3.py:
-    ``get_rope(head_dim, max_position=config.max_position_embeddings, rope_parameters[layer_type])`` per layer
-    kind; rotary_embedding/base.py caches [max_position, rotary_dim] in the model dtype, linear_scaling_rope.py
-    [max_position x factor, rotary_dim]). Sliding layers: the default rope (rope_local_base_freq); full layers:
-    ``rope_scaling`` (linear, factor 8 in Gemma-3 4B-27B). Worked number: Gemma-3-27B, head_dim 128, 131,072
-    positions: 131,072 x 128 + 1,048,576 x 128 = 150,994,944 elements = 0.28 GiB in bf16."""
-    factor = 1.0
-    scaling = r.raw("rope_scaling")
-    params = r.raw("rope_parameters")
-    if isinstance(params, dict) and isinstance(params.get("full_attention"), dict):
-        scaling = params["full_attention"]  # transformers 5 layout: one rope per layer type
-    if isinstance(scaling, dict) and scaling.get("rope_type", scaling.get("type")) == "linear":
-        factor = scaling.get("factor")
-        if isinstance(factor, bool) or not isinstance(factor, (int, float)) or not 0 < factor <= 1024:
-            raise ConfigError(r._name("rope_scaling"), f"a linear rope factor must be a number in (0, 1024], got {factor!r}")
-    rows = set()
-    if "sliding_attention" in kinds:
-        rows.add(("local", max_pos))
-    if "full_attention" in kinds:
-        rows.add(("global", math.ceil(max_pos * factor)))
-    return sum(n for _, n in rows) * hd
+    return llama_tail(r, h=h, n_layers=n_layers, nq=nq, nkv=nkv, hd=hd, vocab=vocab, layers=layers, tie_default=gemma)
 
 
 MODEL_TYPES = {

@@ -37,13 +37,7 @@ def build_llama4(r, model_type: str) -> dict[str, Any]:
             else:
                 made[key] = DecoderLayer(cache=cache, attention=attn, mlp=dense_mlp, norms=norms)
         layers.append(made[key])
-    fields = llama_tail(r, h=h, n_layers=n_layers, nq=nq, nkv=nkv, hd=hd, vocab=vocab, layers=layers)
-    if any(no_rope) and fields["max_position_embeddings"]:
-        # vLLM's one rope cache (vllm/model_executor/models/llama4.py: get_rope(head_dim,
-        # max_position=config.max_position_embeddings, ...) on the RoPE layers, no_rope_layers[i] != 0; llama3
-        # scaling keeps max_position rows): Scout's 10,485,760 positions x 128 x 2 B = 2.5 GiB on every rank.
-        fields["rope_cache_elements"] = fields["max_position_embeddings"] * hd
-    return fields
+    return llama_tail(r, h=h, n_layers=n_layers, nq=nq, nkv=nkv, hd=hd, vocab=vocab, layers=layers)
 
 
 MODEL_TYPES = {
