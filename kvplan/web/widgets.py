@@ -95,9 +95,11 @@ def refusals() -> list[tuple[str, str, str, str]]:
 
 
 def current() -> PlanState:
-    if STATE not in _ss:  # a page file run on its own (no app frame): read the link now
+    try:  # one session-state lookup, not two ('in' then '[]'): it is called dozens of times a run
+        return _ss[STATE]
+    except KeyError:  # a page file run on its own (no app frame): read the link now
         start()
-    return _ss[STATE]
+        return _ss[STATE]
 
 
 def update(**changes: Any) -> PlanState:
