@@ -14,15 +14,20 @@ HERE = Path(__file__).parent
 # Each page file is named as its url_path: before st.navigation registers these pages, Streamlit matches a
 # URL against the files of pages/ by name (its older multipage discovery), and a URL that matches no file
 # name (/import for pages/import_vllm.py) got a "Page not found" dialog over the right page.
-PAGES = [
-    st.Page("pages/budget.py", title="Budget", url_path="budget", icon=":material/stacked_bar_chart:", default=True),
-    st.Page("pages/model.py", title="Model", url_path="model", icon=":material/schema:"),
-    st.Page("pages/paging.py", title="Paging", url_path="paging", icon=":material/view_module:"),
-    st.Page("pages/parallelism.py", title="Parallelism", url_path="parallelism", icon=":material/account_tree:"),
-    st.Page("pages/gpus.py", title="GPUs", url_path="gpus", icon=":material/memory:"),
-    st.Page("pages/import.py", title="Import", url_path="import", icon=":material/terminal:"),
-]
-if (HERE / "pages" / "validate.py").is_file():  # written separately; registered once it exists
-    PAGES.insert(5, st.Page("pages/validate.py", title="Validate", url_path="validate", icon=":material/science:"))
+def pages() -> list:
+    """The pages, built once per process by ``shell.pages`` (not on every rerun)."""
+    out = [
+        st.Page("pages/budget.py", title="Budget", url_path="budget", icon=":material/stacked_bar_chart:",
+                default=True),
+        st.Page("pages/model.py", title="Model", url_path="model", icon=":material/schema:"),
+        st.Page("pages/paging.py", title="Paging", url_path="paging", icon=":material/view_module:"),
+        st.Page("pages/parallelism.py", title="Parallelism", url_path="parallelism", icon=":material/account_tree:"),
+        st.Page("pages/gpus.py", title="GPUs", url_path="gpus", icon=":material/memory:"),
+        st.Page("pages/import.py", title="Import", url_path="import", icon=":material/terminal:"),
+    ]
+    if (HERE / "pages" / "validate.py").is_file():  # written separately; registered once it exists
+        out.insert(5, st.Page("pages/validate.py", title="Validate", url_path="validate", icon=":material/science:"))
+    return out
 
-shell.run(PAGES)
+
+shell.run(shell.pages(pages))

@@ -266,7 +266,7 @@ class ProtocolUser:
         state.query_string, state.page_name, state.page_script_hash = self.query, page_name, page_hash
         state.widget_states.widgets.extend(widgets)
         await self.ws.send(msg.SerializeToString())
-        seen: dict = {"elements": []}
+        seen: dict = {"elements": [], "blocks": 0}
         async with asyncio.timeout(timeout_s):
             while True:
                 fm = ForwardMsg.FromString(await self.ws.recv())
@@ -275,6 +275,8 @@ class ProtocolUser:
                 if kind == "delta" and fm.delta.WhichOneof("type") == "new_element":
                     element = fm.delta.new_element
                     seen["elements"].append((element.WhichOneof("type"), element))
+                elif kind == "delta" and fm.delta.WhichOneof("type") == "add_block":  # a container, row, expander
+                    seen["blocks"] += 1
                 elif kind == "navigation":
                     self.pages = {p.url_pathname: p.page_script_hash for p in fm.navigation.app_pages}
                     self.page_hash = fm.navigation.page_script_hash

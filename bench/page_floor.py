@@ -48,7 +48,7 @@ class _Target:
     def __init__(self, base: str, path: str, query: str, label: str = "TP"):
         self.base, self.path, self.query, self.label = base, path, query, label
         self.times: list[float] = []
-        self.elements = 0
+        self.elements = self.blocks = 0
 
     async def open(self) -> None:
         self.user = ProtocolUser(self.base, "floor")
@@ -61,11 +61,11 @@ class _Target:
         seen = await self.user.widget(self.box.id, (2, 4)[len(self.times) % 2], 60)
         assert not [e for k, e in seen["elements"] if k == "exception"], f"exception on /{self.path}"
         self.times.append(seen["seconds"] * 1000)
-        self.elements = len(seen["elements"])
+        self.elements, self.blocks = len(seen["elements"]), seen["blocks"]
 
     def result(self, warmup: int) -> dict:
         return {"open_ms": round(self.open_ms, 1), "first_rerun_ms": round(self.times[0], 1),
-                **stats(self.times[warmup:]), "elements": self.elements}
+                **stats(self.times[warmup:]), "elements": self.elements, "blocks": self.blocks}
 
 
 async def _interleaved(targets: dict[str, _Target], n: int, warmup: int = 2) -> dict[str, dict]:
@@ -99,8 +99,11 @@ def rerun_ratios(n: int, only: list[str] | None = None) -> dict:
         targets.update({name: page(path) for path, name in pages})
         if "Budget" in targets:  # the Budget page's own elements, without the app (bench/floor_budget.py)
             targets[REPLICA] = _Target(replica_base, "", "")
-        # the bare page grown with captions to each page's element count: Streamlit's own cost of that size
-        for count in sorted({r["elements"] for r in sizes.values()}):
+        # the bare page grown with captions to each page's element count: Streamlit's own cost of that size;
+        # and to its elements + blocks (each container, row, column, expander or tab is a delta message of
+        # its own, as an element is, but the caption floor has none: the second ratio counts them)
+        for count in sorted({r["elements"] for r in sizes.values()} |
+                            {r["elements"] + r["blocks"] for r in sizes.values()}):
             targets[f"floor grown to {count} elements"] = _Target(floor_base, "", f"n={count}")
         rows = asyncio.run(_interleaved(targets, n))
     floor = rows["floor (one number input)"]
@@ -110,7 +113,10 @@ def rerun_ratios(n: int, only: list[str] | None = None) -> dict:
         if name in {n for _, n in pages}:  # the grown floor nearest in size (a page's count can move by one)
             same = grown[min(grown, key=lambda count: abs(count - r["elements"]))]
             r["same_size_floor_ms"] = same["median_ms"]
-            r["ratio_same_size"] = round(r["median_ms"] / same["median_ms"], 1)
+            r["ratio_same_size"] = round(r["median_ms"] / same["median_ms"], 2)
+            both = grown[min(grown, key=lambda count: abs(count - r["elements"] - r["blocks"]))]
+            r["with_blocks_floor_ms"] = both["median_ms"]
+            r["ratio_with_blocks"] = round(r["median_ms"] / both["median_ms"], 2)
     if REPLICA in rows:
         rows["Budget"]["ratio_replica"] = round(rows["Budget"]["median_ms"] / rows[REPLICA]["median_ms"], 2)
     return rows
@@ -148,12 +154,13 @@ def cold_start(runs: int) -> dict:
 
 
 def table(rows: dict, cold: dict | None) -> str:
-    lines = [f"{'page (rerun after a widget change)':<36} {'elements':>8} {'median ms':>10} {'p95 ms':>8} "
-             f"{'first ms':>9} {'x floor':>8} {'same-size floor ms':>19} {'x same-size':>12}"]
+    lines = [f"{'page (rerun after a widget change)':<36} {'elements':>8} {'blocks':>6} {'median ms':>10} "
+             f"{'p95 ms':>8} {'first ms':>9} {'x floor':>8} {'same-size floor ms':>19} {'x same-size':>12} "
+             f"{'x same-size, blocks counted':>28}"]
     for name, r in rows.items():
-        same = (f"{r['same_size_floor_ms']:>19.1f} {r['ratio_same_size']:>12.1f}" if "same_size_floor_ms" in r
-                else f"{'':>19} {'':>12}")
-        lines.append(f"{name:<36} {r['elements']:>8} {r['median_ms']:>10.1f} {r['p95_ms']:>8.1f} "
+        same = (f"{r['same_size_floor_ms']:>19.1f} {r['ratio_same_size']:>12.2f} {r['ratio_with_blocks']:>28.2f}"
+                if "same_size_floor_ms" in r else f"{'':>19} {'':>12} {'':>28}")
+        lines.append(f"{name:<36} {r['elements']:>8} {r['blocks']:>6} {r['median_ms']:>10.1f} {r['p95_ms']:>8.1f} "
                      f"{r['first_rerun_ms']:>9.1f} {r['ratio']:>8.1f} {same}")
     if "ratio_replica" in rows.get("Budget", {}):
         lines.append(f"Budget / the same elements without the app (bench/floor_budget.py): "

@@ -8,13 +8,16 @@ from kvplan.web import cached, figures, formulas, shell, views, weights_view, wi
 shell.enter()
 state = widgets.current()
 st.title("Budget")
-try:
-    plan = cached.plan_for(state)
-except KvplanError as exc:
-    views.error(exc)
-    plan = None
 
-if plan is not None:
+
+def body() -> None:
+    """Everything below the title: a function of the state alone (and of whether an input is refused:
+    the caption then says 'Last valid plan'), drawn once per state and replayed after (views.replayed)."""
+    try:
+        plan = cached.plan_for(state)
+    except KvplanError as exc:
+        views.error(exc)
+        return
     st.caption(views.plan_caption(plan))
     views.plan_metrics(plan)
     views.verdict(plan)
@@ -44,3 +47,6 @@ if plan is not None:
     views.html_table(views.term_rows(plan), views.term_columns(plan))
     st.subheader("The formulas, with these numbers")
     st.markdown(formulas.as_markdown(formulas.budget_formulas(plan)))
+
+
+views.replayed("budget", body, cached.state_key(state), bool(widgets.refusals()))

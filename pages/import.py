@@ -7,6 +7,39 @@ from kvplan.errors import KvplanError
 from kvplan.gpus import GPU_CATALOG
 from kvplan.web import cached, figures, shell, views, widgets
 
+
+
+def imported_plan(state, command, imported, model_note: str) -> None:
+    """What the command plans (no widget): a function of the state alone (the command is in it) and of
+    whether an input is refused; drawn once per state and replayed after (views.replayed)."""
+    changes = views.changes_from(state, imported)
+    if changes:
+        st.info("**Preview, not applied**: the sidebar and every other page still plan "
+                f"{views.esc(state.model_name or state.model)} on {state.gpu}. **Apply** puts these "
+                "settings there.", icon=":material/visibility:")
+    else:
+        st.success("**Applied**: the sidebar and every page plan this command.", icon=":material/check:")
+    st.caption(views.esc(model_note) + (" SGLang flags read as their vLLM equivalents, SGLang engine "
+                                        "profile." if command.launcher == "sglang" else ""))
+    try:
+        plan = cached.plan_for(imported)
+    except KvplanError as exc:
+        views.error(exc)
+        return
+    st.caption(views.plan_caption(plan))
+    views.plan_metrics(plan)
+    views.verdict(plan)
+    views.chart(figures.rank_memory(plan), "import.ranks")
+
+
+def flags(args) -> None:
+    """The command's flags as kvplan read them, and what it ignored."""
+    views.html_table(views.vllm_rows(args), views.COMMAND_COLUMNS)
+    views.bullet_list([f"unknown flag (ignored): {u}" for u in args.unknown], "warning")
+    views.bullet_list([f"no effect on memory: {u}" for u in args.ignored], "info")
+    views.bullet_list(args.notes, "info")
+
+
 shell.enter()
 state = widgets.current()
 st.title("Import a serving command")
@@ -37,29 +70,13 @@ if state.command:
                     with st.spinner(f"Fetching {views.esc(args.model)}/config.json..."):
                         widgets.fetch_hub_config(args.model)
                 widgets.show_model_error()
+            flags(args)
         else:
-            changes = views.changes_from(state, imported)
-            if changes:
-                st.info("**Preview, not applied**: the sidebar and every other page still plan "
-                        f"{views.esc(state.model_name or state.model)} on {state.gpu}. **Apply** puts these "
-                        "settings there.", icon=":material/visibility:")
-            else:
-                st.success("**Applied**: the sidebar and every page plan this command.", icon=":material/check:")
-            st.caption(views.esc(model_note) + (" SGLang flags read as their vLLM equivalents, SGLang engine "
-                                                "profile." if command.launcher == "sglang" else ""))
-            try:
-                plan = cached.plan_for(imported)
-            except KvplanError as exc:
-                views.error(exc)
-            else:
-                st.caption(views.plan_caption(plan))
-                views.plan_metrics(plan)
-                views.verdict(plan)
-                views.chart(figures.rank_memory(plan), "import.ranks")
-        views.html_table(views.vllm_rows(args), views.COMMAND_COLUMNS)
-        views.bullet_list([f"unknown flag (ignored): {u}" for u in args.unknown], "warning")
-        views.bullet_list([f"no effect on memory: {u}" for u in args.ignored], "info")
-        views.bullet_list(args.notes, "info")
+            def section() -> None:
+                imported_plan(state, command, imported, model_note)
+                flags(args)
+
+            views.replayed("import", section, cached.state_key(state), bool(widgets.refusals()))
 else:
     st.info("Paste a command line and choose its GPU: kvplan reads the model, parallelism and memory flags, "
             "plans them, and **Apply** puts them in the sidebar.")

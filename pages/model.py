@@ -34,27 +34,34 @@ with from_hub:
     weights_view.hub_headers(repo, state)
 widgets.show_model_error()
 
-spec = cached.spec(state)
-params, weights = cached.model_numbers(state)
-st.subheader(views.esc(spec.name) + views.esc(views.basis_tag(spec.basis)))
-if widgets.refusals():
-    st.caption("The last valid model (an input is refused: see the top of the page).")
-try:
-    kv_b = kv_dtype_bytes(spec, state.kv_cache_dtype)
-except Exception:  # an fp8 KV dtype on a model kvplan cannot size is refused on the plan pages
-    kv_b = DTYPE_BITS[spec.dtype] // 8
-cells = figures.layer_cells(spec.layers, kv_b, DTYPE_BITS[spec.dtype] // 8)
-views.chart(figures.layer_strip(cells, state.kv_cache_dtype), "model.layers")
-left, right = st.columns(2)
-with left:
-    views.html_table(views.spec_rows(spec), views.SPEC_COLUMNS)
-with right:
-    views.html_table(views.derived_rows(spec, params, weights, state.kv_cache_dtype), views.DERIVED_COLUMNS)
-    views.bullet_list([f"assumed: {a}" for a in spec.assumptions], "info")
-    views.bullet_list(spec.warnings, "warning")
-    views.bullet_list([f"not planned: {s}" for s in spec.skipped], "info")
-left, right = st.columns([3, 2])
-with left:
-    views.chart(figures.param_breakdown(params, weights), "model.params")
-with right:
-    views.html_table(views.param_rows(params, weights), views.param_columns(weights))
+
+def body() -> None:
+    """What kvplan reads from the model: a function of the state alone (and of whether an input is refused),
+    drawn once per state and replayed after (views.replayed)."""
+    spec = cached.spec(state)
+    params, weights = cached.model_numbers(state)
+    st.subheader(views.esc(spec.name) + views.esc(views.basis_tag(spec.basis)))
+    if widgets.refusals():
+        st.caption("The last valid model (an input is refused: see the top of the page).")
+    try:
+        kv_b = kv_dtype_bytes(spec, state.kv_cache_dtype)
+    except Exception:  # an fp8 KV dtype on a model kvplan cannot size is refused on the plan pages
+        kv_b = DTYPE_BITS[spec.dtype] // 8
+    cells = figures.layer_cells(spec.layers, kv_b, DTYPE_BITS[spec.dtype] // 8)
+    views.chart(figures.layer_strip(cells, state.kv_cache_dtype), "model.layers")
+    left, right = st.columns(2)
+    with left:
+        views.html_table(views.spec_rows(spec), views.SPEC_COLUMNS)
+    with right:
+        views.html_table(views.derived_rows(spec, params, weights, state.kv_cache_dtype), views.DERIVED_COLUMNS)
+        views.bullet_list([f"assumed: {a}" for a in spec.assumptions], "info")
+        views.bullet_list(spec.warnings, "warning")
+        views.bullet_list([f"not planned: {s}" for s in spec.skipped], "info")
+    left, right = st.columns([3, 2])
+    with left:
+        views.chart(figures.param_breakdown(params, weights), "model.params")
+    with right:
+        views.html_table(views.param_rows(params, weights), views.param_columns(weights))
+
+
+views.replayed("model", body, cached.state_key(state), bool(widgets.refusals()))

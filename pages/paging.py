@@ -25,13 +25,18 @@ with right:
                  help="A prompt prefix every sequence starts with; only its full blocks are shared.")
 
 state = widgets.current()
-lengths = cached.lengths_for(state)
-block_size = views.block_size_for(state)
-try:
-    paging, by_size, blocks = cached.paging_for(lengths, block_size, state.shared_prefix)
-except KvplanError as exc:
-    views.error(exc)
-else:
+
+
+def body() -> None:
+    """The paging of the state's sequences: a function of the state alone, drawn once per state and replayed
+    after (views.replayed)."""
+    lengths = cached.lengths_for(state)
+    block_size = views.block_size_for(state)
+    try:
+        paging, by_size, blocks = cached.paging_for(lengths, block_size, state.shared_prefix)
+    except KvplanError as exc:
+        views.error(exc)
+        return
     views.paging_metrics(paging)
     views.paging_bytes(state, paging)
     with views.row():  # two charts side by side, one block (see views.row)
@@ -45,3 +50,6 @@ else:
         st.caption(f"No block map: the first {len(head)} sequence(s) take "
                    f"{cached.block_map_size(head, block_size):,} blocks of {block_size} tokens, and the map draws "
                    f"up to {cached.MAX_BLOCK_MAP_BLOCKS:,}. A larger block size or shorter lengths show it.")
+
+
+views.replayed("paging", body, cached.state_key(state))

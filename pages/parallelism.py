@@ -15,19 +15,27 @@ widgets.bind("layouts", st.multiselect, "Layouts to compare (TP x PP x DP)", cho
              help=f"Up to 8; each from 1 to {MAX_PARALLEL} per axis (PP up to {MAX_PIPELINE}). The sidebar's layout "
                   "is listed first.")
 state = widgets.current()
-plans, refused = views.compare_layouts(state)
-if plans:
-    head = "Last valid plan (an input is refused): " if widgets.refusals() else ""
-    st.caption(f"{head}{views.esc(plans[0].model)}{views.basis_tag(plans[0].basis)} on {state.gpu}, context "
-               f"{plans[0].max_model_len:,} tokens, engine {state.engine}. Hover a heading for what it means.")
-    views.html_table(views.layout_rows(plans), views.LAYOUT_COLUMNS)
-    views.chart(figures.parallel_compare(plans), "parallel.ranks")
-for label, message in refused:
-    st.error(f"{label}: {views.esc(message)}", icon=":material/block:")
-st.subheader("What tensor parallelism does not split")
-spec = cached.spec(state)
-notes = [n for p in plans for n in views.replication_notes(spec, int(p.layout["tensor_parallel_size"]))]
-if notes:
-    views.bullet_list(dict.fromkeys(notes), "info")
-else:
-    st.caption(f"{spec.num_key_value_heads} KV head(s): every compared TP degree splits them without replicas.")
+
+
+def body() -> None:
+    """The compared layouts: a function of the state alone (and of whether an input is refused), drawn once
+    per state and replayed after (views.replayed)."""
+    plans, refused = views.compare_layouts(state)
+    if plans:
+        head = "Last valid plan (an input is refused): " if widgets.refusals() else ""
+        st.caption(f"{head}{views.esc(plans[0].model)}{views.basis_tag(plans[0].basis)} on {state.gpu}, context "
+                   f"{plans[0].max_model_len:,} tokens, engine {state.engine}. Hover a heading for what it means.")
+        views.html_table(views.layout_rows(plans), views.LAYOUT_COLUMNS)
+        views.chart(figures.parallel_compare(plans), "parallel.ranks")
+    for label, message in refused:
+        st.error(f"{label}: {views.esc(message)}", icon=":material/block:")
+    st.subheader("What tensor parallelism does not split")
+    spec = cached.spec(state)
+    notes = [n for p in plans for n in views.replication_notes(spec, int(p.layout["tensor_parallel_size"]))]
+    if notes:
+        views.bullet_list(dict.fromkeys(notes), "info")
+    else:
+        st.caption(f"{spec.num_key_value_heads} KV head(s): every compared TP degree splits them without replicas.")
+
+
+views.replayed("parallelism", body, cached.state_key(state), bool(widgets.refusals()))

@@ -8,6 +8,7 @@ pytest.importorskip("torch")
 from streamlit.testing.v1 import AppTest  # noqa: E402
 
 from kvplan.validate import measure  # noqa: E402
+from tests.app_util import html_tables  # noqa: E402
 
 PAGE = str(Path(__file__).resolve().parents[1] / "pages" / "validate.py")
 
@@ -31,7 +32,7 @@ def test_renders_without_running():
     assert any("gpt2" in c.value and "sidebar" in c.value for c in at.caption)
     assert not any(s.label == "Model" for s in at.selectbox)
     assert at.button[0].label == "Run"
-    assert not at.dataframe and "validate_result" not in at.session_state  # nothing ran on load
+    assert not html_tables(at) and "validate_result" not in at.session_state  # nothing ran on load
 
 
 def test_unknown_model_falls_back_to_the_default_model():
@@ -46,10 +47,10 @@ def test_run_shows_the_table_with_equal_weight_bytes():
     widget(at, "Layers").set_value(1)  # a reduced copy: 1 of gpt2's 12 layers
     at.button[0].click().run()
     assert not at.exception and not at.error
-    table = at.dataframe[0].value
-    weights = table[table["quantity"] == "weight bytes"].iloc[0]
-    assert weights["predicted"] == weights["measured"] and weights["check"] == "equal"
-    assert (table[table["check"].isin(["DIFFERS", "FAIL"])]).empty
+    table = html_tables(at)[0]  # the app's HTML table (every column on screen), headings with their units
+    weights = next(r for r in table if r["quantity"] == "weight bytes")
+    assert weights["predicted (plan)"] == weights["measured (this run)"] and weights["check"] == "equal"
+    assert not [r for r in table if r["check"] in ("DIFFERS", "FAIL")]
     assert any("extrapolated" in w.value for w in at.warning)  # the reduced copy is labelled
     assert any("GPU timings are not available" in i.value for i in at.info)
     assert at.session_state["validate_result"]["ok"]
@@ -63,7 +64,7 @@ def test_a_second_user_sees_busy():
     finally:
         measure._LOCK.release()
     assert not at.exception
-    assert any("busy" in w.value for w in at.warning) and not at.dataframe
+    assert any("busy" in w.value for w in at.warning) and not html_tables(at)
 
 
 def test_renders_inside_the_app():
@@ -71,7 +72,7 @@ def test_renders_inside_the_app():
     at.run()
     at.switch_page("pages/validate.py").run()
     assert not at.exception, [e.value for e in at.exception]
-    assert at.title[0].value == "Validate" and any(b.label == "Run" for b in at.button) and not at.dataframe
+    assert at.title[0].value == "Validate" and any(b.label == "Run" for b in at.button) and not html_tables(at)
 
 
 def test_local_checkpoint_from_the_operators_directory(tmp_path, monkeypatch):
@@ -91,9 +92,8 @@ def test_local_checkpoint_from_the_operators_directory(tmp_path, monkeypatch):
     widget(at, "Decode steps").set_value(3)
     at.button[0].click().run()
     assert not at.exception and not at.error
-    table = at.dataframe[0].value
-    weights = table[table["quantity"] == "weight bytes"].iloc[0]
-    assert weights["predicted"] == weights["measured"]
+    weights = next(r for r in html_tables(at)[0] if r["quantity"] == "weight bytes")
+    assert weights["predicted (plan)"] == weights["measured (this run)"]
     assert at.session_state["validate_result"]["source"] == "transformers"
     assert at.session_state["validate_result"]["ok"]
 

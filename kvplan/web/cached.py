@@ -268,6 +268,13 @@ def weights_update(state: PlanState) -> tuple:
     return (("weights_bytes", c.weights_bytes), ("weights_basis", c.basis), ("weights_source", c.source))
 
 
+@_memo
+def state_key(state: PlanState) -> str:
+    """A digest of every input of the state (128 bits of its JSON): what ``views.replayed`` keys a page's
+    drawn sections on. 35 hex characters hash in microseconds where a pasted config's JSON may be 100 kB."""
+    return hashlib.blake2b(state.model_dump_json().encode(), digest_size=16).hexdigest()
+
+
 def sweep_lengths(max_len: int) -> list[int]:
     """Context lengths for the charts: powers of two from 512 to 4 x ``max_len``, and ``max_len`` itself."""
     out, n = [], 512
@@ -305,13 +312,20 @@ def picker_for(state: PlanState, max_len: int, concurrency: int, prices: dict[st
     """The GPU picker for the state's model, engine and GPUs-page settings. ``prices``: US$ per GPU-hour
     (default: kvplan.prices' defaults under the state's own); ``gpus``: the catalog (default: kvplan's).
 
-    The prices go to the cache as one string: Streamlit hashes a 36-pair tuple item by item (3 ms a rerun)."""
+    The prices go to the cache as one string: Streamlit hashes a 36-pair tuple item by item (3 ms a rerun).
+    In front of it, the same memo as ``plan_for`` (a hit: a hash of the state and the prices, where the
+    st.cache_resource lookup builds and hashes a key state: ~1.5 ms of a GPUs-page rerun)."""
     if prices is None:
         prices = effective_prices(dict(state.prices))
+    return _picker(state, max_len, concurrency, ",".join(f"{n}={v!r}" for n, v in sorted(prices.items())), gpus)
+
+
+@_memo
+def _picker(state: PlanState, max_len: int, concurrency: int, prices: str, gpus: tuple[GpuSpec, ...] | None) -> Picker:
     key = _plan_key(state).model_copy(update={
         "gpu": PlanState().gpu, "tensor_parallel_size": 1, "pipeline_parallel_size": 1, "data_parallel_size": 1,
         "objective": state.objective, "headroom_floor": state.headroom_floor, "multi_node": state.multi_node})
-    return _pick(key, max_len, concurrency, ",".join(f"{n}={v!r}" for n, v in sorted(prices.items())), gpus)
+    return _pick(key, max_len, concurrency, prices, gpus)
 
 
 @st.cache_resource(hash_funcs=_HASH, max_entries=64, show_spinner=False)

@@ -274,6 +274,25 @@ def pareto_figure(options: Sequence[Option], objective: str, top: Sequence[Optio
 def show(picker: Picker, state: PlanState, max_len: int) -> None:
     st.markdown(rule_text(picker, max_len).replace("$", "\\$"))  # a bare $ would start LaTeX
     every = st.toggle("Every layout (not only the best per GPU)", key=ALL_LAYOUTS)
+    # The ranking is a function of the state, the toggle, and the catalog and prices the picker swept (both
+    # replaceable by a test): drawn once per key and replayed after (views.replayed).
+    sweep_key = (",".join(f"{n}={v!r}" for n, v in sorted(prices_for(state).items())), repr(catalog()))
+    views.replayed("gpus", lambda: _ranked(picker, state, every), cached.state_key(state), every, sweep_key)
+    rejected = st.expander(f"Rejected ({len(picker.rejected)})", key=REJECTED, on_change="rerun")
+    if rejected.open:  # lazy: the table is built only when it is shown
+        with rejected:
+            views.table(rejected_rows(picker), column_config=REJECTED_COLUMNS)
+    prices = st.expander(f"Default prices ({len(DEFAULT_PRICES)} GPUs, looked up {PRICES_READ})", key=PRICES,
+                         on_change="rerun")
+    if prices.open:
+        with prices:
+            st.caption("On-demand US$ per GPU-hour, RunPod Secure Cloud where listed, else the cheapest public "
+                       "on-demand listing found; 'estimate' where none exists (the source says how it was set).")
+            views.table(price_rows(state), column_config=PRICE_COLUMNS)
+
+
+def _ranked(picker: Picker, state: PlanState, every: bool) -> None:
+    """The metrics, the top three's reasons, the ranked table and the chart (no widget: see show)."""
     shown = picker.options if every else best_per_gpu(picker.options)
     metrics = views.row()
     metrics.metric("Layouts that keep the floor", f"{len(picker.options)}",
@@ -288,14 +307,3 @@ def show(picker: Picker, state: PlanState, max_len: int) -> None:
     else:
         st.warning("No layout serves this load while keeping the headroom floor: lower the floor, shorten the "
                    "context, use fp8 KV, or turn on multi-node layouts.")
-    rejected = st.expander(f"Rejected ({len(picker.rejected)})", key=REJECTED, on_change="rerun")
-    if rejected.open:  # lazy: the table is built only when it is shown
-        with rejected:
-            views.table(rejected_rows(picker), column_config=REJECTED_COLUMNS)
-    prices = st.expander(f"Default prices ({len(DEFAULT_PRICES)} GPUs, looked up {PRICES_READ})", key=PRICES,
-                         on_change="rerun")
-    if prices.open:
-        with prices:
-            st.caption("On-demand US$ per GPU-hour, RunPod Secure Cloud where listed, else the cheapest public "
-                       "on-demand listing found; 'estimate' where none exists (the source says how it was set).")
-            views.table(price_rows(state), column_config=PRICE_COLUMNS)

@@ -16,8 +16,9 @@ from kvplan.web import views
 PHASE_COLORS = {"setup": "#7f7f7f", "static": "#1f77b4", "paged": "#2ca02c", "check": "#9467bd", "end": "#7f7f7f"}
 
 
-def table_frame(result: dict) -> pd.DataFrame:
-    """The predicted-vs-measured table: quantity, predicted, measured, check, note (all strings)."""
+def table_rows(result: dict) -> list[dict[str, str]]:
+    """The predicted-vs-measured rows: quantity, predicted, measured, check, note (all strings, each figure
+    with its unit: bytes as 'B (GiB)', times in ms)."""
     rows = []
     for r in result["rows"]:
         if r["ok"] is not None:
@@ -31,7 +32,24 @@ def table_frame(result: dict) -> pd.DataFrame:
             check = ""
         rows.append({"quantity": r["quantity"], "predicted": format_value(r["predicted"], r["unit"]),
                      "measured": format_value(r["measured"], r["unit"]), "check": check, "note": r.get("note", "")})
-    return pd.DataFrame(rows, columns=["quantity", "predicted", "measured", "check", "note"])
+    return rows
+
+
+def table_frame(result: dict) -> pd.DataFrame:
+    """``table_rows`` as a DataFrame (quantity, predicted, measured, check, note)."""
+    return pd.DataFrame(table_rows(result), columns=["quantity", "predicted", "measured", "check", "note"])
+
+
+TABLE_COLUMNS = [
+    views.Col("quantity", "quantity", "What is compared: bytes the plan predicts and the run holds, or a time."),
+    views.Col("predicted", "predicted (plan)", "kvplan's number for this run's model, batch, lengths and dtype, "
+              "with its unit.", True),
+    views.Col("measured", "measured (this run)", "What the run held or took: bytes of the tensors, "
+              "torch.cuda memory counters on a GPU, wall time.", True),
+    views.Col("check", "check", "equal / DIFFERS: exact figures (bytes); pass / FAIL: a bound or tolerance; "
+              "+x.x%: measured against predicted for an estimate."),
+    views.Col("note", "note", "How the figure was taken, or why it may differ."),
+]
 
 
 def steps_frame(result: dict) -> pd.DataFrame:
@@ -49,6 +67,58 @@ def steps_frame(result: dict) -> pd.DataFrame:
             "time (ms)": None if s.get("seconds") is None else s["seconds"] * 1e3,
         })
     return pd.DataFrame(rows)
+
+
+def _int(v) -> str | None:
+    return None if v is None else f"{int(v):,}"
+
+
+def _pair(predicted, measured) -> str | None:
+    """'12 / 12': predicted / measured, or the one given."""
+    if predicted is None and measured is None:
+        return None
+    return f"{_int(predicted) or '-'} / {_int(measured) or '-'}"
+
+
+def steps_rows(result: dict) -> list[dict[str, str | None]]:
+    """``steps_frame`` as formatted strings (thousands separators, MiB to 0.1, ms to 0.01); blocks and wasted
+    slots as 'predicted / measured' pairs (SGLang-style static caches have none: empty)."""
+    rows = []
+    for s in result.get("steps", []):
+        kv_p, kv_m = s.get("kv_predicted"), s.get("kv_measured")
+        rows.append({
+            "cache": s["phase"], "step": f"{s['step']}", "tokens": _int(s["tokens"]),
+            "kv_predicted": _int(kv_p), "kv_measured": _int(kv_m),
+            "equal": "" if kv_p is None or kv_m is None else "equal" if kv_p == kv_m else "DIFFERS",
+            "blocks": _pair(s.get("blocks_predicted"), s.get("blocks_measured")),
+            "wasted": _pair(s.get("wasted_predicted"), s.get("wasted_measured")),
+            "allocated": None if s.get("allocated_bytes") is None else f"{s['allocated_bytes'] / MiB:,.1f}",
+            "peak": None if s.get("peak_bytes") is None else f"{s['peak_bytes'] / MiB:,.1f}",
+            "time": None if s.get("seconds") is None else f"{s['seconds'] * 1e3:,.2f}",
+        })
+    return rows
+
+
+STEPS_COLUMNS = [
+    views.Col("cache", "cache", "static: one buffer per layer preallocated for the whole length (windows as "
+              "rings); paged: a block pool and one block table per sequence, as vLLM pages it."),
+    views.Col("step", "step", "0 is the prefill; then one decode step (one new token per sequence) each.", True),
+    views.Col("tokens", "tokens / sequence", "Tokens each sequence holds after this call.", True),
+    views.Col("kv_predicted", "KV predicted (B)", "Bytes of KV the plan says these tokens take (kvplan.kv).", True),
+    views.Col("kv_measured", "KV measured (B)", "Bytes the cache holds for these tokens after the call (static: "
+              "the slots in use; paged: every allocated slot, tail slots of the last block included).", True),
+    views.Col("equal", "KV check", "equal when predicted and measured bytes are the same integer."),
+    views.Col("blocks", "blocks (predicted / measured)", "KV blocks allocated across the batch (paged cache "
+              "only): kvplan.paging against the run's block allocator.", True),
+    views.Col("wasted", "wasted slots (predicted / measured)", "Token slots allocated but empty: the tail of each "
+              "sequence's last block.", True),
+    views.Col("allocated", "allocated (MiB)", "Memory allocated after the call: torch.cuda.memory_allocated on a "
+              "GPU; on a CPU the run's own tensors (weights, cache) and the live storages it tracks.", True),
+    views.Col("peak", "peak (MiB)", "Highest allocation during the call (GPU: torch's peak counter; CPU: the "
+              "storage tracker, on the prefill and the first and last decode steps only).", True),
+    views.Col("time", "time (ms)", "Wall time of the call (CPU: one thread; a CPU step timed with the tracker "
+              "on runs slower).", True),
+]
 
 
 def memory_timeline_figure(result: dict) -> go.Figure:
@@ -112,11 +182,11 @@ def render(result: dict) -> None:
     metrics = views.row()
     for label, value in summary(result).items():
         metrics.metric(label, value)
-    st.dataframe(table_frame(result), hide_index=True, width="stretch")
+    views.html_table(table_rows(result), TABLE_COLUMNS)
     if result.get("timeline"):
         st.plotly_chart(memory_timeline_figure(result), key="validate.timeline")
     with st.expander("Per step"):
-        st.dataframe(steps_frame(result), hide_index=True, width="stretch")
+        views.html_table(steps_rows(result), STEPS_COLUMNS)
     for note in result.get("notes", []):
         st.caption(note)
     st.download_button("Download JSON", json.dumps(result, indent=2, default=str), file_name="kvplan-validate.json",

@@ -9,7 +9,7 @@ import csv
 import html
 import io
 import re
-from collections.abc import Iterable
+from collections.abc import Callable, Hashable, Iterable
 from typing import Any
 
 import pyarrow as pa
@@ -128,6 +128,28 @@ def row(**kwargs: Any):
     parse in the browser), and ``st.columns(n)`` is n + 1 blocks where this is one. The Budget page
     had 26 blocks for 37 elements (a bare page of 37 elements plus 27 blocks: +10 ms a rerun)."""
     return st.container(horizontal=True, gap="small", **kwargs)
+
+
+def replayed(section: str, draw: Callable[[], None], *key: Hashable) -> None:
+    """Run ``draw()``, a section of a page that holds no widget, or replay what it drew the last time the
+    same section was drawn for the same ``key``.
+
+    ``key``: everything the section shows is a function of: ``cached.state_key(state)`` (every input of
+    the plan) and whatever else the section reads (a refusal at the top of the page, a toggle's value).
+    ``st.cache_data`` records the elements a cached function draws and replays their messages on a hit, so
+    a rerun that shows a plan again (a value changed back, another user's same link, a widget that does
+    not change this section) skips building the elements: kvplan's formatting, plotly's JSON of every
+    chart, Streamlit's proto and element id of each; their messages are still sent (bench/before_after.py:
+    a Budget rerun 26.9 -> 24.7 ms, GPUs 33.7 -> 29.0, Model 36.8 -> 31.5 on a loaded 2-core machine). A
+    replay costs ~0.3 ms a call, so small sections stay as they are. Bounded (``max_entries`` per process,
+    least recently used out; the value pickled is draw's None). A widget inside ``draw`` would be refused
+    by Streamlit (a cached widget is not a widget); keep them outside."""
+    _replay(section, key, draw)
+
+
+@st.cache_data(max_entries=512, show_spinner=False)
+def _replay(section: str, key: tuple, _draw: Callable[[], None]) -> None:
+    _draw()
 
 
 def chart(fig, key: str) -> None:

@@ -96,9 +96,11 @@ def refusals() -> list[tuple[str, str, str, str]]:
 
 
 def current() -> PlanState:
-    if STATE not in _ss:  # a page file run on its own (no app frame): read the link now
+    try:  # one session-state lookup, not two ('in' then '[]'): it is called dozens of times a run
+        return _ss[STATE]
+    except KeyError:  # a page file run on its own (no app frame): read the link now
         start()
-    return _ss[STATE]
+        return _ss[STATE]
 
 
 def update(**changes: Any) -> PlanState:
@@ -362,7 +364,7 @@ def preset_picker() -> None:
     st.selectbox("Preset", names, key=PICK, format_func=cached.preset_label, on_change=_use_preset,
                  help="Grouped by family; size is total / active parameters (exact counts), then the release month.")
     with st.expander(f"All {len(catalog)} presets, by family"):
-        _catalog_table(catalog)
+        views.replayed("presets", lambda: _catalog_table(catalog), len(catalog))  # the same table every rerun
 
 
 def _catalog_table(catalog) -> None:
@@ -530,9 +532,9 @@ def finish(nav: Any, pages: list) -> None:
     if st.query_params.to_dict() != params:
         st.query_params.from_dict(params)
     _ss[URL] = _ss[URL + ".written"] = params
-    with nav:
-        for page in pages:
-            st.page_link(page, query_params=params)
+    with nav:  # the same links for the same plan: replayed (views.replayed), 7 page_link calls saved
+        views.replayed("links", lambda: _page_links(pages, params), tuple(params.items()),
+                       tuple(page.url_path for page in pages))
     if cut:
         full = query_length(encode(_ss[STATE]))
         names = ", ".join({"config": "the pasted config.json"}.get(BY_KEY[k].name, BY_KEY[k].name) for k in cut)
@@ -546,6 +548,11 @@ def finish(nav: Any, pages: list) -> None:
     if share.open:  # lazy, as the engine knobs
         with share:
             _share(params, cut)
+
+
+def _page_links(pages: list, params: dict[str, str]) -> None:
+    for page in pages:
+        st.page_link(page, query_params=params)
 
 
 def share_url(params: dict[str, str]) -> str:
