@@ -43,10 +43,10 @@ def body() -> None:
     with right:
         views.decode_bound(plan)
     st.subheader("Budget terms, per GPU")
-    weights_view.budget_note(state)  # which weights: computed, checkpoint headers or measured
     views.html_table(views.term_rows(plan), views.term_columns(plan))
     st.subheader("The formulas, with these numbers")
     st.markdown(formulas.as_markdown(formulas.budget_formulas(plan)))
 
 
+weights_view.budget_note(state)  # which weights (computed, checkpoint headers, measured), and its button: no replay
 views.replayed("budget", body, cached.state_key(state), bool(widgets.refusals()))
