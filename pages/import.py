@@ -56,7 +56,8 @@ if state.command:
                 views.plan_metrics(plan)
                 views.verdict(plan)
                 views.chart(figures.rank_memory(plan), "import.ranks")
-        views.html_table(views.vllm_rows(args), views.COMMAND_COLUMNS)
+        views.html_table(views.vllm_rows(args, command), views.COMMAND_COLUMNS)
+        views.bullet_list(views.unplanned_flags(command), "warning")  # changes memory; the app cannot carry it
         views.bullet_list([f"unknown flag (ignored): {u}" for u in args.unknown], "warning")
         views.bullet_list([f"no effect on memory: {u}" for u in args.ignored], "info")
         views.bullet_list(args.notes, "info")
