@@ -8,7 +8,6 @@ from kvplan.gpus import GPU_CATALOG
 from kvplan.web import cached, figures, shell, views, widgets
 
 
-
 def imported_plan(state, command, imported, model_note: str) -> None:
     """What the command plans (no widget): a function of the state alone (the command is in it) and of
     whether an input is refused; drawn once per state and replayed after (views.replayed)."""
@@ -32,9 +31,10 @@ def imported_plan(state, command, imported, model_note: str) -> None:
     views.chart(figures.rank_memory(plan), "import.ranks")
 
 
-def flags(args) -> None:
-    """The command's flags as kvplan read them, and what it ignored."""
-    views.html_table(views.vllm_rows(args), views.COMMAND_COLUMNS)
+def flags(args, command) -> None:
+    """The command's flags as kvplan read them, what the app cannot carry, and what it ignored."""
+    views.html_table(views.vllm_rows(args, command), views.COMMAND_COLUMNS)
+    views.bullet_list(views.unplanned_flags(command), "warning")  # changes memory; the app cannot carry it
     views.bullet_list([f"unknown flag (ignored): {u}" for u in args.unknown], "warning")
     views.bullet_list([f"no effect on memory: {u}" for u in args.ignored], "info")
     views.bullet_list(args.notes, "info")
@@ -70,11 +70,11 @@ if state.command:
                     with st.spinner(f"Fetching {views.esc(args.model)}/config.json..."):
                         widgets.fetch_hub_config(args.model)
                 widgets.show_model_error()
-            flags(args)
+            flags(args, command)
         else:
             def section() -> None:
                 imported_plan(state, command, imported, model_note)
-                flags(args)
+                flags(args, command)
 
             views.replayed("import", section, cached.state_key(state), bool(widgets.refusals()))
 else:

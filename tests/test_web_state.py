@@ -21,6 +21,9 @@ FULL = PlanState(
     layouts=((1, 1, 1), (2, 2, 1)), prices=(("H100-SXM", 2.49), ("H200", 3.5)), command="vllm serve x -tp 2",
     objective="gpus", headroom_floor=0.25, multi_node=True, custom_gpu=(15.7, 0.672, 88.2, 0.2), import_gpu="H200",
     weights_gib=14.2488,  # (checkpoint excluded: one or the other; tests/test_app_weights.py round-trips it)
+    decode_context_parallel_size=2, disable_custom_all_reduce=True, sampler="flashinfer", usage_context="llm",
+    language_model_only=True, mm_encoder_tp_mode="data", speculative_method="mtp", num_speculative_tokens=3,
+    enable_prefix_caching=False, max_total_tokens=123_456, dp_attention_size=4, moe_dense_tp_size=1,
 )
 
 

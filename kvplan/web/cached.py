@@ -31,11 +31,28 @@ from kvplan.prices import effective_prices
 from kvplan.spec import ModelSpec
 from kvplan.units import GiB
 from kvplan.weights import WeightBytes, weight_bytes
-from kvplan.web.state import WEIGHTS_GIB_PER_DEVICE, PlanState, model_spec, workload_lengths
+from kvplan.web.state import BY_NAME, DEFAULT, WEIGHTS_GIB_PER_DEVICE, PlanState, model_spec, workload_lengths
 
+# The serving knobs that change memory beyond the sidebar's main inputs: PlanState field (EngineConfig's name) ->
+# (the engines whose flag it is, the flag as the engine spells it). Each is planned only with its own engines: with
+# another engine it is kept in the state (and the link) but not planned, and the sidebar and Import say so.
+SERVING_KNOBS: dict[str, tuple[tuple[str, ...], str]] = {
+    "decode_context_parallel_size": (("vllm",), "--decode-context-parallel-size (-dcp)"),
+    "disable_custom_all_reduce": (("vllm", "sglang"), "--disable-custom-all-reduce"),
+    "sampler": (("vllm",), "VLLM_USE_FLASHINFER_SAMPLER=1 / 0"),
+    "usage_context": (("vllm",), "vllm serve, or the offline LLM class"),
+    "language_model_only": (("vllm",), "--language-model-only (or --limit-mm-per-prompt with every modality 0)"),
+    "mm_encoder_tp_mode": (("vllm",), "--mm-encoder-tp-mode"),
+    "speculative_method": (("vllm",), "--speculative-config method (mtp, or ngram)"),
+    "num_speculative_tokens": (("vllm",), "--speculative-config num_speculative_tokens"),
+    "enable_prefix_caching": (("vllm",), "--enable-prefix-caching / --no-enable-prefix-caching"),
+    "max_total_tokens": (("sglang",), "--max-total-tokens"),
+    "dp_attention_size": (("sglang",), "--enable-dp-attention --dp N"),
+    "moe_dense_tp_size": (("sglang",), "--moe-dense-tp-size"),
+}
 ENGINE_FIELDS = ("engine", "vllm_version", "sglang_version", "gpu_memory_utilization", "block_size", "kv_cache_dtype", "weight_format", "max_model_len",
                  "max_num_seqs", "max_num_batched_tokens", "kv_cache_memory_bytes", "enforce_eager",
-                 "mem_fraction_static", "runtime_gib", "headroom_gib")
+                 "mem_fraction_static", "runtime_gib", "headroom_gib", *SERVING_KNOBS)
 MAX_BLOCK_MAP_SEQUENCES = 8
 # Blocks the block map draws. Past this the chart is unreadable, and a link may ask for 10^8 tokens
 # at block size 1 (10^8 bars: gigabytes and minutes of the server for everyone).
@@ -49,13 +66,27 @@ _memo = functools.lru_cache(maxsize=32)
 
 
 def engine_config(state: PlanState, **override) -> EngineConfig:
-    """The state's engine knobs; an out-of-range value raises PlanInputError naming the knob."""
-    fields = {name: getattr(state, name) for name in ENGINE_FIELDS} | override
+    """The state's engine knobs; an out-of-range value raises PlanInputError naming the knob. A serving knob of
+    another engine (``off_engine_knobs``) is left at EngineConfig's default; the speculative token count is planned
+    only with a speculative method."""
+    fields = {name: getattr(state, name) for name in ENGINE_FIELDS
+              if name not in SERVING_KNOBS or state.engine in SERVING_KNOBS[name][0]}
+    if fields.get("speculative_method", "none") == "none":
+        fields.pop("num_speculative_tokens", None)
+    fields |= override
     try:
         return EngineConfig(**fields)
     except ValidationError as exc:
         err = exc.errors()[0]
         raise PlanInputError(str(err["loc"][0]), err["msg"]) from None
+
+
+def off_engine_knobs(state: PlanState) -> list[str]:
+    """The serving knobs set in the state (not at their defaults) that the state's engine has no flag for, as
+    'name=value': kept for when that engine is chosen again, not planned now."""
+    return [f"{n}={BY_NAME[n].format(getattr(state, n))}" for n, (engines, _) in SERVING_KNOBS.items()
+            if state.engine not in engines and getattr(state, n) != getattr(DEFAULT, n)
+            and not (n == "num_speculative_tokens" and state.speculative_method == "none")]
 
 
 def layout(state: PlanState) -> Layout:

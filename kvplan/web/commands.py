@@ -43,6 +43,10 @@ class Command(BaseModel):
     # dp_attention_size), not N replicas; --moe-dense-tp-size (EngineConfig moe_dense_tp_size).
     dp_attention_size: int = 1
     moe_dense_tp_size: int | None = None
+    max_total_tokens: int | None = None  # SGLang --max-total-tokens: caps the KV pool (EngineConfig max_total_tokens)
+    # flags (with their values) that change memory and that the app does not plan: SGLang's --speculative-* (the
+    # CLI plans SGLang MTP: kvplan plan --engine sglang --mtp-tokens N)
+    unplanned: tuple[str, ...] = ()
 
     def engine_fields(self) -> dict:
         """The SGLang-only EngineConfig fields this line sets (empty for vLLM lines)."""
@@ -51,6 +55,8 @@ class Command(BaseModel):
             out["dp_attention_size"] = self.dp_attention_size
         if self.moe_dense_tp_size is not None:
             out["moe_dense_tp_size"] = self.moe_dense_tp_size
+        if self.max_total_tokens is not None:
+            out["max_total_tokens"] = self.max_total_tokens
         return out
 
 
@@ -114,19 +120,19 @@ def parse_command(command: str) -> Command:
     return Command(launcher=kind, args=parse_vllm_command(shlex.join(body), prefix=tokens[:start]), engine="vllm")
 
 
-def _positive_int(name: str, value: str) -> int:
+def _positive_int(name: str, value: str, top: int = 4096) -> int:
     try:
         n = int(value)
     except ValueError:
         raise PlanInputError(name, f"{value[:20]!r} is not a whole number") from None
-    if not 1 <= n <= 4096:
-        raise PlanInputError(name, f"{n}: must be from 1 to 4096")
+    if not 1 <= n <= top:
+        raise PlanInputError(name, f"{n}: must be from 1 to {top:,}")
     return n
 
 
 def _sglang_as_vllm(tokens: list[str], dp_attention: bool = False) -> tuple[list[str], float | None, dict]:
     """vLLM-equivalent flags, --mem-fraction-static, and the SGLang-only fields (dp_attention_size,
-    moe_dense_tp_size). With --enable-dp-attention, --dp / --dp-size is the attention-DP size inside the TP
+    moe_dense_tp_size, max_total_tokens; ``unplanned``: the --speculative-* flags, which the app does not plan). With --enable-dp-attention, --dp / --dp-size is the attention-DP size inside the TP
     group (server_args.py: tp_size % dp_size == 0), not a count of replicas."""
     out: list[str] = []
     mfs = None
@@ -156,6 +162,21 @@ def _sglang_as_vllm(tokens: list[str], dp_attention: bool = False) -> tuple[list
                 raise PlanInputError(name, "needs a value")
             key = "moe_dense_tp_size" if name == "--moe-dense-tp-size" else "dp_attention_size"
             extra[key] = _positive_int(name, value)
+            continue
+        if name == "--max-total-tokens":
+            value = inline if eq else (tokens[i] if i < len(tokens) else None)
+            if not eq:
+                i += 1
+            if value is None:
+                raise PlanInputError(name, "needs a value")
+            extra["max_total_tokens"] = _positive_int(name, value, 10**12)  # server_args.py: type=int
+            continue
+        if name.startswith("--speculative"):  # --speculative-algorithm NEXTN / EAGLE, --speculative-num-steps, ...
+            value = inline if eq else (tokens[i] if i < len(tokens) and not tokens[i].startswith("-") else None)
+            if not eq and value is not None:
+                i += 1
+            extra.setdefault("unplanned", ())
+            extra["unplanned"] += (tok if value is None or eq else f"{tok} {value}",)
             continue
         if name in SGLANG_FLAGS or name == "--mem-fraction-static":
             value = inline if eq else (tokens[i] if i < len(tokens) else None)

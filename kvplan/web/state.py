@@ -61,6 +61,10 @@ CUT_KEY = "cut"  # link key listing what a too-long link left out
 CUTTABLE = ("cfg", "cmd", "pl")  # the fields that can make a link long, biggest first
 ENGINES = ("vllm", "sglang", "custom")
 PAGING_MODES = ("list", "uniform", "normal", "lognormal", "exponential")
+SAMPLERS = ("auto", "pytorch", "flashinfer")  # EngineConfig.sampler
+USAGE_CONTEXTS = ("serve", "llm")  # EngineConfig.usage_context: vllm serve, or the offline LLM class
+MM_ENCODER_TP_MODES = ("weights", "data")
+SPECULATIVE_METHODS = ("none", "mtp", "ngram")
 OBJECTIVES = ("cost_per_million_tokens", "cost_per_hour", "gpus", "tokens_per_s")  # kvplan.picker.OBJECTIVES
 NAME_RE = re.compile(r"^[\w./+@:() -]{1,200}$")
 
@@ -94,6 +98,21 @@ class PlanState(BaseModel):
     kv_cache_memory_bytes: int | None = None
     enforce_eager: bool = False
     mem_fraction_static: float | None = None
+    # serving knobs that change memory (kvplan.engines.EngineConfig, same names; kvplan.web.cached.SERVING_KNOBS gives
+    # each one's engine and flag). Planned only with the engine they belong to (cached.engine_config): vLLM's ...
+    decode_context_parallel_size: int = 1
+    disable_custom_all_reduce: bool = False  # (SGLang has the flag too)
+    sampler: Literal["auto", "pytorch", "flashinfer"] = "auto"
+    usage_context: Literal["serve", "llm"] = "serve"
+    language_model_only: bool = False
+    mm_encoder_tp_mode: Literal["weights", "data"] = "weights"
+    speculative_method: Literal["none", "mtp", "ngram"] = "none"
+    num_speculative_tokens: int = 1  # planned only with a speculative_method (0 otherwise)
+    enable_prefix_caching: bool | None = None  # None: the release's default
+    # ... and SGLang's
+    max_total_tokens: int | None = None
+    dp_attention_size: int = 1
+    moe_dense_tp_size: int | None = None
     runtime_gib: float = 2.0
     headroom_gib: float = 2.0
     # weights, in place of kvplan's computed shard sums (one or neither; the last chosen wins): a Hub checkpoint
@@ -308,6 +327,19 @@ FIELDS: tuple[Field, ...] = (
     Field("kv_cache_memory_bytes", "kvm", _int(1, 2**50)),
     Field("enforce_eager", "eager", _bool, _b),
     Field("mem_fraction_static", "mfs", _float(0.0, 1.0, lo_open=True), _fmt_float),
+    # the bounds are EngineConfig's (kvplan.engines)
+    Field("decode_context_parallel_size", "dcp", _int(1, 1024)),
+    Field("disable_custom_all_reduce", "ncar", _bool, _b),
+    Field("sampler", "smp", _choice(SAMPLERS)),
+    Field("usage_context", "uc", _choice(USAGE_CONTEXTS)),
+    Field("language_model_only", "lmo", _bool, _b),
+    Field("mm_encoder_tp_mode", "mmtp", _choice(MM_ENCODER_TP_MODES)),
+    Field("speculative_method", "spec", _choice(SPECULATIVE_METHODS)),
+    Field("num_speculative_tokens", "nspec", _int(1, 64)),
+    Field("enable_prefix_caching", "apc", _bool, _b),
+    Field("max_total_tokens", "mtt", _int(1, 10**12)),  # a pool, not a sequence: past MAX_TOKENS
+    Field("dp_attention_size", "dpa", _int(1, MAX_PARALLEL)),
+    Field("moe_dense_tp_size", "mdtp", _int(1, MAX_PARALLEL)),
     Field("runtime_gib", "rt", _float(0.0, 10_000.0), _fmt_float),
     Field("headroom_gib", "hr", _float(0.0, 10_000.0), _fmt_float),
     Field("checkpoint", "ck", _checkpoint),

@@ -543,8 +543,10 @@ def parse_prices(text: str) -> tuple[tuple[str, float], ...]:
 
 def picker_workload(state: PlanState) -> tuple[int, int]:
     """(max_model_len, concurrency) the picker plans: the sidebar's, the model's maximum, 1 sequence."""
+    # at TP 1 (the context it plans does not depend on the layout): the knobs that must divide TP go back to 1
     base = cached.plan_with(state, tensor_parallel_size=1, pipeline_parallel_size=1, data_parallel_size=1,
-                            concurrency=None)
+                            concurrency=None, decode_context_parallel_size=1, dp_attention_size=1,
+                            moe_dense_tp_size=None)
     return base.max_model_len, state.concurrency or 1
 
 
@@ -561,13 +563,71 @@ FLAG_NAMES = {"model": "model (positional)", "tensor_parallel_size": "--tensor-p
               "block_size": "--block-size", "max_num_seqs": "--max-num-seqs",
               "max_num_batched_tokens": "--max-num-batched-tokens", "kv_cache_memory_bytes": "--kv-cache-memory-bytes",
               "enforce_eager": "--enforce-eager", "weight_format": "--quantization / --dtype"}
-COMMAND_COLUMNS = [Col("flag", "flag", "The vLLM flag (SGLang flags are read as their vLLM equivalents)."),
+COMMAND_COLUMNS = [Col("flag", "flag", "The vLLM flag (SGLang flags are read as their vLLM equivalents). Every "
+                                       "flag listed is planned, and Apply carries it to the sidebar and the link."),
                    Col("value", "value", "As the command gives it; 'engine default' when it does not.")]
+# The serving knobs a command sets (kvplan.web.cached.SERVING_KNOBS), as the Import table names them, per engine.
+VLLM_KNOB_ROWS = {"decode_context_parallel_size": "--decode-context-parallel-size",
+                  "disable_custom_all_reduce": "--disable-custom-all-reduce",
+                  "sampler": "VLLM_USE_FLASHINFER_SAMPLER", "language_model_only": "--language-model-only",
+                  "mm_encoder_tp_mode": "--mm-encoder-tp-mode", "speculative_method": "--speculative-config",
+                  "enable_prefix_caching": "--enable-prefix-caching"}
+SGLANG_KNOB_ROWS = {"disable_custom_all_reduce": "--disable-custom-all-reduce",
+                    "max_total_tokens": "--max-total-tokens", "dp_attention_size": "--enable-dp-attention --dp",
+                    "moe_dense_tp_size": "--moe-dense-tp-size"}
 
 
-def vllm_rows(args: VllmArgs) -> list[dict[str, str]]:
-    return [{"flag": FLAG_NAMES[f], "value": "engine default" if getattr(args, f) is None else str(getattr(args, f))}
+def vllm_rows(args: VllmArgs, command=None) -> list[dict[str, str]]:
+    """The Import table: each flag kvplan plans and its value (``command``: the ``Command`` of ``args``; its
+    engine decides which serving knobs are listed, vLLM's by default)."""
+    rows = [{"flag": FLAG_NAMES[f], "value": "engine default" if getattr(args, f) is None else str(getattr(args, f))}
             for f in FLAG_NAMES]
+    knobs = knob_values(command if command is not None else args)
+    names = SGLANG_KNOB_ROWS if getattr(command, "engine", "vllm") == "sglang" else VLLM_KNOB_ROWS
+    for name, flag in names.items():
+        value = knobs[name]
+        if value == getattr(DEFAULT, name) or (name == "speculative_method" and value == "none"):
+            shown = "engine default"
+        elif name == "speculative_method":
+            shown = f"{value}, {knobs['num_speculative_tokens']} token(s)"
+        else:
+            shown = BY_NAME[name].format(value)
+        rows.append({"flag": flag, "value": shown})
+    return rows
+
+
+def knob_values(command) -> dict[str, Any]:
+    """Every serving knob (kvplan.web.cached.SERVING_KNOBS) a command means: the ones its engine has, as given
+    (the engine's default where not), the other engine's at their defaults. ``command``: a Command or VllmArgs."""
+    args = getattr(command, "args", command)
+    engine = getattr(command, "engine", "vllm")
+    out = {name: getattr(DEFAULT, name) for name in cached.SERVING_KNOBS}
+    if engine == "vllm":
+        out |= {name: getattr(args, name) for name in VLLM_KNOB_ROWS}
+        if args.speculative_method != "none":
+            out["num_speculative_tokens"] = args.num_speculative_tokens
+    elif engine == "sglang":
+        out["disable_custom_all_reduce"] = args.disable_custom_all_reduce
+        out |= {name: getattr(command, name, None) or getattr(DEFAULT, name)
+                for name in ("max_total_tokens", "dp_attention_size", "moe_dense_tp_size")}
+    return out
+
+
+NOT_PLANNED = "not planned by the app (use the CLI)"
+
+
+def unplanned_flags(command) -> list[str]:
+    """The flags of a command that change memory and that the app does not plan, each named: never dropped
+    unsaid. An SGLang line's speculative flags (the CLI plans SGLang MTP), and vLLM-only knobs on an SGLang line
+    (read by vLLM's parser; SGLang has no such flag)."""
+    args = getattr(command, "args", command)
+    out = [f"{flag}: {NOT_PLANNED}" for flag in getattr(command, "unplanned", ())]
+    if getattr(command, "engine", "vllm") == "sglang":
+        for name, flag in VLLM_KNOB_ROWS.items():
+            if name not in SGLANG_KNOB_ROWS and getattr(args, name) != VllmArgs.model_fields[name].default:
+                out.append(f"{flag} ({getattr(args, name)}): a vLLM flag SGLang does not have: not planned with "
+                           "SGLang")
+    return out
 
 
 NO_GPU = "The command names no GPU: choose the GPU it runs on, next to Apply"
@@ -589,13 +649,14 @@ def imported_state(state: PlanState, command) -> tuple[PlanState | None, str]:
     args = getattr(command, "args", command)
     engine = getattr(command, "engine", "vllm")
     changes: dict[str, Any] = {name: getattr(args, name) for name in IMPORT_FIELDS}
+    changes |= knob_values(command) | {"usage_context": "serve"}  # the serving knobs (the other engine's: defaults)
     for name, value in changes.items():
         if value is not None and value != getattr(DEFAULT, name):
             field = BY_NAME[name]
             try:
                 field.parse(field.format(value))
             except ValueError as exc:
-                raise PlanInputError("--" + name.replace("_", "-"), f"{value}: {exc}") from None
+                raise PlanInputError(_knob_flag(name), f"{value}: {exc}") from None
     changes |= {"engine": engine, "mem_fraction_static": getattr(command, "mem_fraction_static", None)}
     if engine != "vllm":
         changes["gpu_memory_utilization"] = None
@@ -616,10 +677,36 @@ def imported_state(state: PlanState, command) -> tuple[PlanState | None, str]:
         return None, NO_GPU + f" (the sidebar's {state.gpu} is not assumed)."
     changes["gpu"] = state.import_gpu
     tied = ("model", "config", "tensor_parallel_size", "pipeline_parallel_size", "data_parallel_size",
-            "enable_expert_parallel", "weight_format")
+            "enable_expert_parallel", "weight_format", "language_model_only", "mm_encoder_tp_mode", "speculative_method",
+            "dp_attention_size", "moe_dense_tp_size")
     if state.weights_gib is not None and any(n in changes and changes[n] != getattr(state, n) for n in tied):
         changes["weights_gib"] = None  # a typed "Model loading took" was measured for the other model / layout
-    return state.model_copy(update=changes), note + v0
+    imported = state.model_copy(update=changes)
+    _check_knobs(imported)
+    return imported, note + v0
+
+
+def _knob_flag(name: str) -> str:
+    """The flag a refusal of field ``name`` names (always '--...': the Import page's refusals name the flag)."""
+    flag = {**VLLM_KNOB_ROWS, **SGLANG_KNOB_ROWS}.get(name, "")
+    return flag.split()[0] if flag.startswith("--") else "--" + name.replace("_", "-")
+
+
+def _check_knobs(imported: PlanState) -> None:
+    """Raise the core's own refusal (PlanInputError naming the flag) when a serving knob the command sets cannot be
+    planned with the rest of it (-dcp on a V0 profile, MTP on a model without MTP layers, ...): Apply then refuses
+    the command, and the preview shows why, rather than planning a line vLLM would not start."""
+    knobs = [n for n in cached.SERVING_KNOBS if getattr(imported, n) != getattr(DEFAULT, n)]
+    if not knobs:
+        return
+    try:
+        cached.plan_for(imported)
+    except PlanInputError as exc:
+        name = {"speculative_config": "speculative_method"}.get(exc.field, exc.field)
+        if name in knobs:
+            raise PlanInputError(_knob_flag(name), exc.message) from None
+    except KvplanError:
+        pass  # a refusal of another input: the page shows it with the plan
 
 
 def changes_from(state: PlanState, imported: PlanState) -> dict[str, Any]:

@@ -42,8 +42,10 @@ KNOBS, SHARE = "kv.knobs", "kv.share"  # the sidebar's lazy expanders (open or n
 # What the Engine knobs expander holds, per engine (the order it draws them).
 ENGINE_KNOBS = {
     "vllm": ("vllm_version", "gpu_memory_utilization", "block_size", "max_num_seqs", "max_num_batched_tokens", "kv_cache_memory_bytes",
-             "enforce_eager", "enable_expert_parallel", "weights_gib"),
-    "sglang": ("sglang_version", "block_size", "mem_fraction_static", "enable_expert_parallel", "weights_gib"),
+             "enforce_eager", *(n for n, (e, _) in cached.SERVING_KNOBS.items() if "vllm" in e),
+             "enable_expert_parallel", "weights_gib"),
+    "sglang": ("sglang_version", "block_size", "mem_fraction_static",
+               *(n for n, (e, _) in cached.SERVING_KNOBS.items() if "sglang" in e), "enable_expert_parallel", "weights_gib"),
     "custom": ("block_size", "runtime_gib", "headroom_gib", "enable_expert_parallel", "weights_gib"),
 }
 PREFIX = "w."
@@ -426,10 +428,71 @@ def _engine_knobs(state: PlanState, page: str) -> None:
     if state.engine == "custom":
         bind("runtime_gib", st.number_input, "runtime workspace (GiB)", min_value=0.0, max_value=10_000.0, step=0.5)
         bind("headroom_gib", st.number_input, "headroom (GiB)", min_value=0.0, max_value=10_000.0, step=0.5)
+    _serving_knobs(current())
     bind("enable_expert_parallel", st.checkbox, "enable_expert_parallel", help="--enable-expert-parallel")
     from kvplan.web import weights_view
 
     weights_view.measured_input(state)  # "Model loading took (GiB)": measured weights
+
+
+def _serving_knobs(state: PlanState) -> None:
+    """The chosen engine's serving knobs (kvplan.web.cached.SERVING_KNOBS), each with its flag as help: vLLM's for
+    vllm, SGLang's for sglang. A change the core refuses with the rest
+    of the plan (-dcp on a V0 release or one that does not divide TP, MTP on a model without MTP layers) is refused
+    as an out-of-range number is: the core's message under the knob and at the top of every page, the last valid
+    value planned. Knobs of another engine kept in the state are named: not planned with this one."""
+    flags = {n: f for n, (_, f) in cached.SERVING_KNOBS.items()}
+
+    def knob(name: str, widget: Callable[..., Any], label: str, why: str, **kwargs: Any) -> None:
+        old = getattr(current(), name)
+        new = bind(name, widget, label, help=f"{flags[name]}: {why}", **kwargs)
+        if new == old:
+            return
+        try:
+            cached.plan_for(current())
+        except KvplanError as exc:
+            field = {"speculative_config": "speculative_method"}.get(exc.field, exc.field)
+            if field != name and not (name == "num_speculative_tokens" and field == "speculative_method"):
+                return  # another input's refusal: the pages show it
+            update(**{name: old})
+            shown = "unset" if old is None else BY_NAME[name].format(old)
+            st.error(f"{views.esc(label)} = {views.esc(new)}: {views.esc(exc.message)}. Planning {views.esc(shown)}.",
+                     icon=":material/block:")
+            refuse(label, new, exc.message, f"the last valid {label}: {shown}")
+
+    if state.engine == "vllm":
+        knob("decode_context_parallel_size", st.number_input, "decode_context_parallel_size", "shards the KV cache of "
+             "a TP group by tokens over this many ranks (vLLM 0.11+; must divide TP)", min_value=1, max_value=1024)
+        knob("speculative_method", st.selectbox, "speculative decoding", "mtp loads the checkpoint's MTP layers and "
+             "their KV; ngram loads nothing (both add state pages to recurrent layers)", options=["none", "mtp", "ngram"])
+        knob("num_speculative_tokens", st.number_input, "num_speculative_tokens", "draft tokens per step (planned "
+             "with a speculative method only)", min_value=1, max_value=64,
+             disabled=current().speculative_method == "none")
+        knob("enable_prefix_caching", st.selectbox, "prefix caching", "with it vLLM keeps a hybrid's recurrent states "
+             "in align mode (more state pages per request); the default is the release's (on in 0.33)",
+             options=["release default", "on", "off"], to_widget=lambda v: {None: "release default", True: "on",
+                                                                             False: "off"}[v],
+             from_widget=lambda v: {"release default": None, "on": True, "off": False}[v])
+        knob("language_model_only", st.checkbox, "language_model_only", "a multimodal model's vision / audio towers "
+             "are not built: their weights are not loaded")
+        knob("mm_encoder_tp_mode", st.selectbox, "mm_encoder_tp_mode", "weights shards a multimodal model's vision "
+             "tower over TP, data replicates it on every rank", options=["weights", "data"])
+        knob("sampler", st.selectbox, "sampler", "the top-k/top-p path of the dummy sampler run (auto: the release's "
+             "default, PyTorch-native)", options=["auto", "pytorch", "flashinfer"])
+        knob("usage_context", st.selectbox, "usage_context", "the batch defaults of vllm serve or of the offline LLM "
+             "class", options=["serve", "llm"])
+    if state.engine in ("vllm", "sglang"):
+        knob("disable_custom_all_reduce", st.checkbox, "disable_custom_all_reduce", "non-torch memory at TP >= 2 is "
+             "much smaller without it (also where the engine turns it off itself: no P2P, TP across nodes)")
+    if state.engine == "sglang":
+        knob("max_total_tokens", st.number_input, "max_total_tokens", "caps SGLang's KV pool (tokens)", value=None,
+             min_value=1, max_value=10**12, placeholder="by mem_fraction_static")
+        knob("dp_attention_size", st.number_input, "DP attention size", "attention-DP groups inside the TP group, each "
+             "with its own requests and KV pool (1: off; must divide TP)", min_value=1, max_value=MAX_PARALLEL)
+        knob("moe_dense_tp_size", st.number_input, "moe_dense_tp_size", "TP of the dense MLPs (1: replicated)",
+             value=None, min_value=1, max_value=MAX_PARALLEL, placeholder="TP")
+    if off := cached.off_engine_knobs(current()):
+        st.caption(f"Kept for another engine, not planned with {state.engine}: " + views.esc(", ".join(off)))
 
 
 def block_size_widget(container: Any = st) -> int | None:
