@@ -14,7 +14,6 @@ element count, "x fl+bl" by the floor page of the same count of elements and blo
 import argparse
 import asyncio
 import os
-import statistics
 import subprocess
 import sys
 import tempfile
@@ -23,7 +22,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from bench.common import ROOT, SERVER_FLAGS, free_port, stop, wait_healthy  # noqa: E402
-from bench.page_floor import IMPORT_QUERY, LINK, PAGES, _Target  # noqa: E402
+from bench.page_floor import IMPORT_QUERY, LINK, PAGES, _interleaved, _Target  # noqa: E402
 
 
 def _serve(cwd: Path, script: str = "app.py") -> tuple[str, subprocess.Popen]:
@@ -33,21 +32,6 @@ def _serve(cwd: Path, script: str = "app.py") -> tuple[str, subprocess.Popen]:
                              *SERVER_FLAGS], cwd=cwd, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.STDOUT,
                             start_new_session=True)
     return f"http://127.0.0.1:{port}", proc
-
-
-async def _rounds(targets: dict[str, _Target], n: int, warmup: int = 2) -> dict[str, dict]:
-    try:
-        for t in targets.values():
-            await t.open()
-        for _ in range(warmup + n):
-            for t in targets.values():
-                await t.rerun()
-    finally:
-        for t in targets.values():
-            if hasattr(t, "user"):
-                await t.user.close()
-    return {k: {"median_ms": statistics.median(t.times[warmup:]), "elements": t.elements, "blocks": t.blocks}
-            for k, t in targets.items()}
 
 
 def compare(base: str, rounds: int) -> tuple[dict, dict]:
@@ -65,11 +49,11 @@ def compare(base: str, rounds: int) -> tuple[dict, dict]:
                                                                                     else ""))
                         for path, name in PAGES for side in ("before", "after")}
 
-            sizes = asyncio.run(_rounds(pages(), 1))  # warms the caches; element and block counts
+            sizes = asyncio.run(_interleaved(pages(), 1))  # warms the caches; element and block counts
             counts = {r["elements"] for r in sizes.values()} | {r["elements"] + r["blocks"] for r in sizes.values()}
             targets = pages() | {"floor 2": _Target(servers["floor"][0], "", "")}
             targets |= {f"floor {c}": _Target(servers["floor"][0], "", f"n={c}") for c in sorted(counts)}
-            rows = asyncio.run(_rounds(targets, rounds))
+            rows = asyncio.run(_interleaved(targets, rounds))
         finally:
             for _, proc in servers.values():
                 stop(proc)
