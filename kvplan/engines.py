@@ -42,11 +42,12 @@ profile  releases            what changes at its first release (VLLM_CHANGES key
                              v0.21.0"); gpu_memory_utilization 0.92 (gpu_util_0_92)
 0.21     0.20.1-0.21.0       tokens line = int(concurrency x max_model_len) on its own line (tokens_line_split)
 0.22     0.22.0-0.23.0       triton_kernels' value layout back to the pack sizes (triton_value_pack); dynamic-NTK
-                             tables of max_position rows (dynamic_ntk_max_position)
+                             tables of max_position rows (dynamic_ntk_max_position); "all" mode counts the draft pages
+                             (mamba_all_draft_pages)
 0.24     0.24.0-0.25.1       Marlin pads misaligned shards instead of refusing them (marlin_tile_padding)
 0.26     0.26.0-0.27.1       prefix caching on for hybrids: "all" mode for SupportsMambaPrefixCaching models, "align"
                              for the rest (hybrid_prefix_caching); sliding windows hold max_concurrent_batches (2) x
-                             max_num_batched_tokens in flight (swa_in_flight_batches)
+                             max_num_batched_tokens in flight (swa_in_flight_batches; before: one batch, whatever PP)
 0.28     0.28.0-0.29.0       "align" for every hybrid (mamba_align_only); the >= 160 GiB batch tier (batch_tier_160)
 0.30     0.30.0-0.31.0       tokens line and concurrency on one line (tokens_line_one)
 0.33     0.32.0-0.33.x       Mamba-2 prefill checkpoint page in align mode (mamba2_checkpoint_page); MRoPE tables by
@@ -201,6 +202,9 @@ VLLM_CHANGES: dict[str, tuple[Release, str]] = {
                                        "num_blocks // groups x block_size)")),
     "triton_value_pack": ((0, 22, 0), ("the 0.22.0 bundle's hopper_value.py pads to the mma pack sizes only again "
                                        "(the 0.12.0 - 0.16.0 file, md5 bac1f69a, through 0.33.0)")),
+    "mamba_all_draft_pages": ((0, 22, 0), ("kv_cache_interface.py MambaSpec, mamba_cache_mode 'all': cdiv(max_model_len, "
+                                            "block_size) + num_speculative_blocks pages in 0.22.0 (0.21.0: no draft "
+                                            "pages)")),
     "dynamic_ntk_max_position": ((0, 22, 0), ("rotary_embedding/dynamic_ntk_scaling_rope.py: torch.arange("
                                               "max_position_embeddings) in 0.22.0 (max x factor through 0.21.0)")),
     "marlin_tile_padding": ((0, 24, 0), ("quantization/utils/marlin_utils.py marlin_padded_nk (vllm#45295) first in "

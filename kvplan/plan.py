@@ -253,8 +253,8 @@ def _mamba_cache_mode(engine: EngineConfig, prof: VllmProfile, model_type: str =
     num_speculative_blocks)); before, one page whatever the flags (the 0.11.0 wheel). Worked example: Nemotron-H on
     0.26 -> "all", on 0.28 -> "align"; Qwen3-Next on 0.26 -> "align"; anything on 0.24 -> "none".
     Not modeled: in align mode with FlashInfer's GDN prefill, Gated-DeltaNet layers also keep a checkpoint page and
-    the attention block aligns to 64 tokens (layers/mamba/gdn/qwen_gdn_linear_attn.py); "all" adds the draft pages
-    from 0.26 (kvplan adds them in every release).
+    the attention block aligns to 64 tokens (layers/mamba/gdn/qwen_gdn_linear_attn.py). "all" counts the draft pages
+    from 0.22.0 (``mamba_all_draft_pages``).
     """
     if not vllm_has(prof.version, "mamba_spec_pages"):
         return "none"
@@ -420,6 +420,10 @@ def plan(spec: ModelSpec, gpu: GpuSpec, engine: EngineConfig = EngineConfig(), l
                                                                                             engine)
     batches = prof.in_flight_batches if engine.engine == "vllm" else 2
     in_flight = batches * mnbt * (layout.pp if layout.pp > 1 else 1)
+    if engine.engine == "vllm" and not vllm_has(prof.version, "swa_in_flight_batches"):
+        # through 0.25.1 SlidingWindowSpec / ChunkedLocalAttentionSpec add max_num_batched_tokens once, whatever the
+        # PP size (kv_cache_interface.py: sliding_window - 1 + max_num_batched_tokens)
+        in_flight = mnbt
     per_node = gpus_per_node or gpu.gpus_per_node
     warnings: list[str] = list(spec.warnings)  # a generic or transformers-built spec says so in every plan
     if v0:
@@ -447,6 +451,8 @@ def plan(spec: ModelSpec, gpu: GpuSpec, engine: EngineConfig = EngineConfig(), l
     align, all_mode = mode == "align", mode == "all"
     checkpoint = align and vllm_has(prof.version, "mamba2_checkpoint_page")
     spec_blocks += 1 if align else 0  # "align" keeps two state pages, not one (MambaSpec.max_memory_usage_bytes)
+    if all_mode and not vllm_has(prof.version, "mamba_all_draft_pages"):
+        spec_blocks = 0  # "all" is cdiv(max_model_len, block_size) pages through 0.21.0, + the draft pages from 0.22.0
     ranks: list[RankPlan] = []
     stage_blocks: list[tuple[int, list[KVGroup], int, int]] = []
     last = layout.pp - 1

@@ -276,3 +276,27 @@ def test_sampler_non_torch_and_v0_chunk_fits_by_release():
     assert [batch_limits(llama, EngineConfig(vllm_version=v), 131072) for v in ("0.6", "0.6.5")] == [
         (512, 256), (2048, 256)]
     assert vllm_has("0.6.5", "v0_profile_accounting") and not vllm_has("0.6", "v0_profile_accounting")
+
+
+def test_sliding_window_ignores_pp_before_0_26():
+    # through 0.25.1 SlidingWindowSpec holds W - 1 + max_num_batched_tokens whatever the PP size: gpt-oss-20b PP2,
+    # 32,768 tokens: cdiv(127 + 8192, 16) + 1 = 521 on 0.24 as at PP1. (0.26+: kvplan's 2 x PP x 8192 in flight
+    # saturates at the window's max_model_len: cdiv(32,768, 16) + 1 = 2049.)
+    gpt = load_preset("gpt-oss-20b")
+    blocks = {v: [g.blocks_per_request for g in plan(gpt, H100, EngineConfig(
+        vllm_version=v, max_model_len=32768, kv_cache_memory_bytes=POOL), Layout(pp=2)).kv_groups] for v in ("0.24", "0.26")}
+    assert blocks == {"0.24": [521, 2048], "0.26": [2049, 2048]}
+
+
+def test_all_mode_counts_draft_pages_from_0_22():
+    # --enable-prefix-caching on Nemotron-H (SupportsMambaPrefixCaching: "all"), 3 ngram drafts, 8192 tokens, block
+    # 2080: 0.21.0's MambaSpec "all" = cdiv(8192, 2080) = 4 pages; 0.22.0 adds num_speculative_blocks: 4 + 3 = 7.
+    # 1 attention group (4) + 6 state groups: 28 and 46 blocks a request
+    nem = load_preset("nemotron-h-56b")
+    got = {}
+    for v in ("0.21", "0.22"):
+        p = plan(nem, H200, EngineConfig(vllm_version=v, max_model_len=8192, kv_cache_memory_bytes=POOL,
+                                         enable_prefix_caching=True, speculative_method="ngram",
+                                         num_speculative_tokens=3), Layout(tp=4))
+        got[v] = ({g.blocks_per_request for g in p.kv_groups if g.kind == "mamba"}, p.blocks_per_request)
+    assert got == {"0.21": ({4}, 4 + 6 * 4), "0.22": ({7}, 4 + 6 * 7)}
