@@ -45,10 +45,11 @@ profile  releases            what changes at its first release (VLLM_CHANGES key
                              tables of max_position rows (dynamic_ntk_max_position); "all" mode counts the draft pages
                              (mamba_all_draft_pages)
 0.24     0.24.0-0.25.1       Marlin pads misaligned shards instead of refusing them (marlin_tile_padding)
-0.26     0.26.0-0.27.1       prefix caching on for hybrids: "all" mode for SupportsMambaPrefixCaching models, "align"
-                             for the rest (hybrid_prefix_caching); sliding windows hold max_concurrent_batches (2) x
-                             max_num_batched_tokens in flight (swa_in_flight_batches; before: one batch, whatever PP)
-0.28     0.28.0-0.29.0       "align" for every hybrid (mamba_align_only); the >= 160 GiB batch tier (batch_tier_160)
+0.26     0.26.0-0.27.1       sliding windows hold max_concurrent_batches (2) x max_num_batched_tokens in flight
+                             (swa_in_flight_batches; before: one batch, whatever PP)
+0.28     0.28.0-0.29.0       prefix caching on by default for hybrids (hybrid_prefix_caching), "align" for every
+                             hybrid (mamba_align_only; "all" for SupportsMambaPrefixCaching models when asked before);
+                             the >= 160 GiB batch tier (batch_tier_160)
 0.30     0.30.0-0.31.0       tokens line and concurrency on one line (tokens_line_one)
 0.33     0.32.0-0.33.x       Mamba-2 prefill checkpoint page in align mode (mamba2_checkpoint_page); MRoPE tables by
                              mrope_positions_factor (1 for Qwen3-VL / Qwen3.5; mrope_positions_factor)
@@ -209,14 +210,19 @@ VLLM_CHANGES: dict[str, tuple[Release, str]] = {
                                               "max_position_embeddings) in 0.22.0 (max x factor through 0.21.0)")),
     "marlin_tile_padding": ((0, 24, 0), ("quantization/utils/marlin_utils.py marlin_padded_nk (vllm#45295) first in "
                                          "the 0.24.0 wheel (0.23.0 refuses)")),
-    "hybrid_prefix_caching": ((0, 26, 0), ("config/model.py is_prefix_caching_supported: 'Generative hybrid models "
-                                           "support prefix caching' in 0.26.0 ('Hybrid models do not support prefix "
-                                           "caching since the feature is still experimental' through 0.25.1)")),
+    "hybrid_prefix_caching": ((0, 28, 0), ("engine/arg_utils.py _set_default_chunked_prefill_and_prefix_caching_args: "
+                                           "default_prefix_caching = is_prefix_caching_supported for hybrids too in "
+                                           "0.28.0 (vllm PR #50991 '[Mamba] enable prefix cache by default', merged "
+                                           "2026-08-04); 0.26.0 - 0.27.1 say 'Generative hybrid models support prefix "
+                                           "caching' (config/model.py) but 'keep it opt-in for now' (and not "
+                                           "is_hybrid); through 0.25.1 'Hybrid models do not support prefix caching "
+                                           "since the feature is still experimental'")),
     "swa_in_flight_batches": ((0, 26, 0), ("v1/kv_cache_interface.py SlidingWindowSpec / ChunkedLocalAttentionSpec "
                                            "size with VllmConfig.max_in_flight_tokens = max_concurrent_batches x "
                                            "max_num_batched_tokens (2 with the default async scheduling) in 0.26.0")),
     "mamba_align_only": ((0, 28, 0), ("models/config.py MambaModelConfig: mamba_cache_mode 'align' for every hybrid in "
-                                      "0.28.0; 0.26.0 - 0.27.1 pick 'all' where the model SupportsMambaPrefixCaching")),
+                                      "0.28.0 (PR #50991); 0.15.0 - 0.27.1 pick 'all' where the model "
+                                      "SupportsMambaPrefixCaching")),
     "batch_tier_160": ((0, 28, 0), ("engine/arg_utils.py get_batch_defaults: the >= 160 GiB row (16384 / 1024) in "
                                     "0.28.0")),
     "tokens_line_one": ((0, 30, 0), ("v1/core/kv_cache_utils.py: '%s KV cache size: %s tokens, Maximum concurrency "

@@ -243,15 +243,17 @@ def _mamba_cache_mode(engine: EngineConfig, prof: VllmProfile, model_type: str =
     two pages + draft pages, + a prefill checkpoint page for Mamba-2 layers from 0.32.0) or "all" (prefix caching:
     one page per block of the sequence).
 
-    Prefix caching is on by default for hybrids from 0.26.0 (config/model.py ``is_prefix_caching_supported``:
-    "Generative hybrid models support prefix caching"; through 0.25.1 "Hybrid models do not support prefix caching
-    since the feature is still experimental"); ``--enable-prefix-caching`` / ``--no-...`` decide where given. With
-    it, ``MambaModelConfig.verify_and_update_config`` (models/config.py) sets "all" for the MAMBA_ALL_MODE_TYPES and
+    Prefix caching is on by default for hybrids from 0.28.0 (engine/arg_utils.py
+    ``_set_default_chunked_prefill_and_prefix_caching_args``, vllm PR #50991; 0.26.0 - 0.27.1: supported "but keep it
+    opt-in for now"; through 0.25.1 "Hybrid models do not support prefix caching since the feature is still
+    experimental"); ``--enable-prefix-caching`` / ``--no-...`` decide where given. With it,
+    ``MambaModelConfig.verify_and_update_config`` (models/config.py) sets "all" for the MAMBA_ALL_MODE_TYPES and
     "align" for the rest before 0.28.0, "align" for every hybrid from 0.28.0. The modes exist from 0.15.0
     (kv_cache_interface.py MambaSpec.max_memory_usage_bytes: all = cdiv(max_model_len, block_size) pages, align =
     page x (2 + num_speculative_blocks [+ num_prefill_checkpoint_blocks, 0.29+]), else page x (1 +
-    num_speculative_blocks)); before, one page whatever the flags (the 0.11.0 wheel). Worked example: Nemotron-H on
-    0.26 -> "all", on 0.28 -> "align"; Qwen3-Next on 0.26 -> "align"; anything on 0.24 -> "none".
+    num_speculative_blocks)); before, one page whatever the flags (the 0.11.0 wheel). Worked example, by default:
+    Nemotron-H and Qwen3-Next on 0.26 -> "none", on 0.28 -> "align"; with --enable-prefix-caching on 0.26:
+    Nemotron-H "all", Qwen3-Next "align".
     Not modeled: in align mode with FlashInfer's GDN prefill, Gated-DeltaNet layers also keep a checkpoint page and
     the attention block aligns to 64 tokens (layers/mamba/gdn/qwen_gdn_linear_attn.py). "all" counts the draft pages
     from 0.22.0 (``mamba_all_draft_pages``).

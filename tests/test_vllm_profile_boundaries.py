@@ -112,30 +112,35 @@ def _qwen3_next(version, prefix_caching=None):
     return plan(load_preset("qwen3-next-80b-a3b"), H200, engine, Layout(tp=2))
 
 
-def test_hybrid_prefix_caching_default_from_0_26():
-    # Qwen3-Next TP2, 20 GiB pool: 3212 blocks; 61 attention blocks + 3 Gated-DeltaNet state groups. Through 0.25.1
-    # ("Hybrid models do not support prefix caching"): one state page each, 64 -> 3212 / 64 x 32,768 = 1,644,544 tokens.
-    # 0.26.0 ("Generative hybrid models support prefix caching"), GDN not SupportsMambaPrefixCaching: "align", two
-    # pages each: 67 -> int(3212 / 67 x 32,768) = 1,570,907
-    before, after = _qwen3_next("0.24"), _qwen3_next("0.26")
-    assert before.blocks_per_request == 64 and before.kv_cache_tokens == 1_644_544
+def test_hybrid_prefix_caching_default_from_0_28():
+    # Qwen3-Next TP2, 20 GiB pool: 3212 blocks; 61 attention blocks + 3 Gated-DeltaNet state groups. Through 0.27.1
+    # prefix caching stays off for hybrids by default (0.26.0 - 0.27.1 arg_utils.py: "keep it opt-in for now"): one
+    # state page each, 64 -> 3212 / 64 x 32,768 = 1,644,544 tokens. 0.28.0 (vllm PR #50991): on, "align", two pages
+    # each: 67 -> int(3212 / 67 x 32,768) = 1,570,907
+    for v in ("0.24", "0.26"):
+        before = _qwen3_next(v)
+        assert before.blocks_per_request == 64 and before.kv_cache_tokens == 1_644_544
+    after = _qwen3_next("0.28")
     assert after.blocks_per_request == 67 and after.kv_cache_tokens == int(3212 / 67 * 32768) == 1_570_907
-    assert _qwen3_next("0.26", False).blocks_per_request == 64  # --no-enable-prefix-caching
+    assert _qwen3_next("0.28", False).blocks_per_request == 64  # --no-enable-prefix-caching
+    assert _qwen3_next("0.26", True).blocks_per_request == 67  # asked on 0.26: GDN is no SupportsMambaPrefixCaching
 
 
 def test_nemotron_h_all_mode_then_align_then_checkpoint_page():
     # Nemotron-H-56B TP4 at 8192 tokens, 20 GiB pool: block 2080 tokens, 1008 blocks; 1 attention group (cdiv(8192,
-    # 2080) = 4 blocks) + 6 Mamba-2 groups. 0.24: 1 page each -> 4 + 6 = 10, 100.8 requests, 825,753 tokens.
-    # 0.26 - 0.27.1: nemotron_h SupportsMambaPrefixCaching -> "all": cdiv(8192, 2080) = 4 pages each -> 4 + 24 = 28.
-    # 0.28: "align" for every hybrid: 2 pages -> 16. 0.32.0+: + the Mamba-2 prefill checkpoint page: 3 -> 22.
+    # 2080) = 4 blocks) + 6 Mamba-2 groups. 0.26 by default: 1 page each -> 4 + 6 = 10, 100.8 requests, 825,753
+    # tokens; asked (--enable-prefix-caching) before 0.28.0: nemotron_h SupportsMambaPrefixCaching -> "all",
+    # cdiv(8192, 2080) = 4 pages each -> 4 + 24 = 28. 0.28.0: on by default, "align" for every hybrid: 2 pages -> 16.
+    # 0.32.0+: + the Mamba-2 prefill checkpoint page: 3 -> 22.
     nem = load_preset("nemotron-h-56b")
     got = {}
-    for v in ("0.24", "0.26", "0.28", "0.30", "0.33"):
-        p = plan(nem, H200, EngineConfig(vllm_version=v, max_model_len=8192, kv_cache_memory_bytes=POOL), Layout(tp=4))
+    for v, asked in (("0.26", None), ("0.26", True), ("0.28", None), ("0.30", None), ("0.33", None)):
+        p = plan(nem, H200, EngineConfig(vllm_version=v, max_model_len=8192, kv_cache_memory_bytes=POOL,
+                                         enable_prefix_caching=asked), Layout(tp=4))
         assert p.block_size == 2080 and p.num_blocks == 1008
-        got[v] = (p.blocks_per_request, p.kv_cache_tokens)
-    assert got == {"0.24": (10, 825_753), "0.26": (28, 294_912), "0.28": (16, 516_096), "0.30": (16, 516_096),
-                   "0.33": (22, int(1008 / 22 * 8192))}
+        got[v, asked] = (p.blocks_per_request, p.kv_cache_tokens)
+    assert got == {("0.26", None): (10, 825_753), ("0.26", True): (28, 294_912), ("0.28", None): (16, 516_096),
+                   ("0.30", None): (16, 516_096), ("0.33", None): (22, int(1008 / 22 * 8192))}
     assert int(1008 / 10 * 8192) == 825_753 and 1008 // 28 * 8192 == 294_912 and 1008 // 16 * 8192 == 516_096
 
 
