@@ -28,7 +28,8 @@ profile  releases            what changes at its first release (VLLM_CHANGES key
 0.10.2   0.10.2              NVFP4 block scales swizzled in place (nvfp4_single_scales)
 0.11     0.11.0              DCP (tokens line x dcp_world_size), FULL_AND_PIECEWISE graphs (full_and_piecewise)
 0.11.1   0.11.1-0.11.2       capture sizes step 16 above 256 (capture_step_16: 51 at 512, not 67)
-0.12     0.12.0-0.13.0       triton_kernels bundled: MXFP4 MoE on Hopper takes Triton (triton_kernels_bundled)
+0.12     0.12.0-0.13.0       triton_kernels bundled: MXFP4 MoE on Hopper takes Triton (triton_kernels_bundled);
+                             --enable-prefix-caching kept for SupportsMambaPrefixCaching hybrids (mamba_prefix_caching)
 0.14     0.14.0-0.14.1       "Model loading took" with 2 decimals (loading_two_decimals)
 0.15     0.15.0-0.15.1       MambaSpec: a state page per draft token; prefix-caching "align" / "all" modes (mamba_spec_pages)
 0.16     0.16.0              NVFP4 CUTLASS weights padded to 32 (nvfp4_weight_pad)
@@ -177,6 +178,10 @@ VLLM_CHANGES: dict[str, tuple[Release, str]] = {
                                             "utils/import_utils.py has_triton_kernels() finds it, so mxfp4.py "
                                             "get_mxfp4_backend picks TRITON on Hopper (0.11.x: only a separately "
                                             "installed triton_kernels, else MARLIN)")),
+    "mamba_prefix_caching": ((0, 12, 0), ("models/config.py MambaModelConfig: --enable-prefix-caching is kept for "
+                                          "SupportsMambaPrefixCaching models (mamba_block_size = block_size, so "
+                                          "MambaSpec holds cdiv(max_model_len, block_size) pages) in 0.12.0; 0.11.x "
+                                          "disables prefix caching for every hybrid ('not yet supported')")),
     "loading_two_decimals": ((0, 14, 0), ("gpu_model_runner.py 'Model loading took %s GiB' with format_gib (round 2) "
                                           "in 0.14.0; '%.4f GiB' through 0.13.0")),
     "mamba_spec_pages": ((0, 15, 0), ("kv_cache_interface.py MambaSpec.max_memory_usage_bytes = page x (1 + "

@@ -231,9 +231,10 @@ def kv_groups(layers: list[tuple[DecoderLayer, int]], block_size: int, tp: int, 
     return groups, bytes_per_block, block_size
 
 
-# vLLM models declaring SupportsMambaPrefixCaching (models/*.py of the 0.15.0 - 0.27.1 wheels; bamba.py until its
+# vLLM models declaring SupportsMambaPrefixCaching (models/*.py of the 0.12.0 - 0.27.1 wheels; bamba.py until its
 # removal in 0.23.0): with prefix caching on, MambaModelConfig.verify_and_update_config gives them mamba_cache_mode
-# "all" (``"all" if model_config.supports_mamba_prefix_caching else "align"``) before 0.28.0
+# "all" (``"all" if model_config.supports_mamba_prefix_caching else "align"``, 0.15.0 - 0.27.1; 0.12.0 - 0.14.1:
+# mamba_block_size = block_size, the same cdiv(max_model_len, block_size) pages) before 0.28.0
 MAMBA_ALL_MODE_TYPES = frozenset({"bamba", "falcon_h1", "granitemoehybrid", "jamba", "mamba", "mamba2", "nemotron_h",
                                   "zamba2"})
 
@@ -248,7 +249,9 @@ def _mamba_cache_mode(engine: EngineConfig, prof: VllmProfile, model_type: str =
     opt-in for now"; through 0.25.1 "Hybrid models do not support prefix caching since the feature is still
     experimental"); ``--enable-prefix-caching`` / ``--no-...`` decide where given. With it,
     ``MambaModelConfig.verify_and_update_config`` (models/config.py) sets "all" for the MAMBA_ALL_MODE_TYPES and
-    "align" for the rest before 0.28.0, "align" for every hybrid from 0.28.0. The modes exist from 0.15.0
+    "align" for the rest before 0.28.0, "align" for every hybrid from 0.28.0. 0.12.0 - 0.14.1 keep an asked prefix
+    cache only for the MAMBA_ALL_MODE_TYPES (their states then one page per block, as "all"; the rest have it
+    disabled), 0.11.x disables it for every hybrid. The "align" / "all" modes exist from 0.15.0
     (kv_cache_interface.py MambaSpec.max_memory_usage_bytes: all = cdiv(max_model_len, block_size) pages, align =
     page x (2 + num_speculative_blocks [+ num_prefill_checkpoint_blocks, 0.29+]), else page x (1 +
     num_speculative_blocks)); before, one page whatever the flags (the 0.11.0 wheel). Worked example, by default:
@@ -258,16 +261,14 @@ def _mamba_cache_mode(engine: EngineConfig, prof: VllmProfile, model_type: str =
     the attention block aligns to 64 tokens (layers/mamba/gdn/qwen_gdn_linear_attn.py). "all" counts the draft pages
     from 0.22.0 (``mamba_all_draft_pages``).
     """
-    if not vllm_has(prof.version, "mamba_spec_pages"):
-        return "none"
     on = engine.enable_prefix_caching
     if on is None:
         on = vllm_has(prof.version, "hybrid_prefix_caching")
-    if not on:
+    if not on or not vllm_has(prof.version, "mamba_prefix_caching"):
         return "none"
     if model_type in MAMBA_ALL_MODE_TYPES and not vllm_has(prof.version, "mamba_align_only"):
         return "all"
-    return "align"
+    return "align" if vllm_has(prof.version, "mamba_spec_pages") else "none"
 
 
 def _mamba_align_mode(engine: EngineConfig, prof: VllmProfile, model_type: str = "") -> bool:

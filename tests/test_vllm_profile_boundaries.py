@@ -305,3 +305,16 @@ def test_all_mode_counts_draft_pages_from_0_22():
                                          num_speculative_tokens=3), Layout(tp=4))
         got[v] = ({g.blocks_per_request for g in p.kv_groups if g.kind == "mamba"}, p.blocks_per_request)
     assert got == {"0.21": ({4}, 4 + 6 * 4), "0.22": ({7}, 4 + 6 * 7)}
+
+
+def test_asked_prefix_caching_on_hybrids_before_0_15():
+    # --enable-prefix-caching: 0.11.x disables it for every hybrid (Nemotron-H: 10 blocks a request, as off); 0.12.0
+    # keeps it for SupportsMambaPrefixCaching models with mamba_block_size = block_size: cdiv(8192, 2080) = 4 state
+    # pages a group, 4 + 6 x 4 = 28; Qwen3-Next (GDN, no such support) has it disabled until 0.15.0 brings "align":
+    # 64 -> 67 blocks
+    nem = load_preset("nemotron-h-56b")
+    asked = {v: plan(nem, H200, EngineConfig(vllm_version=v, max_model_len=8192, kv_cache_memory_bytes=POOL,
+                                             enable_prefix_caching=True), Layout(tp=4)).blocks_per_request
+             for v in ("0.11.1", "0.12")}
+    assert asked == {"0.11.1": 10, "0.12": 28}
+    assert [_qwen3_next(v, True).blocks_per_request for v in ("0.14", "0.15")] == [64, 67]
