@@ -6,7 +6,8 @@ names the logs, and states its error on them. Estimates are labelled ``estimated
 
 vLLM release lines whose memory accounting differs (``VLLM_PROFILES``; the newest is the default). Each is a run of
 releases between two entries of ``VLLM_CHANGES`` (first release of every change kvplan models, read in the PyPI wheel
-of every release 0.11.0 - 0.33.0, patch releases included); rules ask ``vllm_has(profile, change)``:
+of every release 0.11.0 - 0.33.0, patch releases included, and of 0.6.4.post1 - 0.7.2 and 0.10.0 - 0.10.2 around the V0 /
+0.10 boundaries); rules ask ``vllm_has(profile, change)``:
 
 =======  ==================  ===========================================================================================
 profile  releases            what changes at its first release (VLLM_CHANGES key)
@@ -31,7 +32,8 @@ profile  releases            what changes at its first release (VLLM_CHANGES key
 0.12     0.12.0-0.13.0       triton_kernels bundled: MXFP4 MoE on Hopper takes Triton (triton_kernels_bundled);
                              --enable-prefix-caching kept for SupportsMambaPrefixCaching hybrids (mamba_prefix_caching)
 0.14     0.14.0-0.14.1       "Model loading took" with 2 decimals (loading_two_decimals)
-0.15     0.15.0-0.15.1       MambaSpec: a state page per draft token; prefix-caching "align" / "all" modes (mamba_spec_pages)
+0.15     0.15.0-0.15.1       MambaSpec: a state page per draft token; prefix-caching "align" / "all" modes
+                             (mamba_spec_pages)
 0.16     0.16.0              NVFP4 CUTLASS weights padded to 32 (nvfp4_weight_pad)
 0.17     0.17.0-0.17.1       the native sampler's temporaries drop ~60 % (Qwen3-14B 5.64 -> 2.23 GiB, llm-d-planner;
                              sampler_temporaries_v017); triton_kernels' value layout pads to 64 (triton_value_pad64);
