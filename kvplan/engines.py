@@ -4,38 +4,67 @@ Every number that is a default of an engine is a named constant with its source 
 engine's own tree, version read). Every number fitted to public logs says so (``basis="fitted"``),
 names the logs, and states its error on them. Estimates are labelled ``estimated`` wherever they appear.
 
-vLLM release lines whose memory accounting differs (``VLLM_PROFILES``; the newest is the default):
+vLLM release lines whose memory accounting differs (``VLLM_PROFILES``; the newest is the default). Each is a run of
+releases between two entries of ``VLLM_CHANGES`` (first release of every change kvplan models, read in the PyPI wheel
+of every release 0.11.0 - 0.33.0, patch releases included, and of 0.6.4.post1 - 0.7.2 and 0.10.0 - 0.10.2 around the V0 /
+0.10 boundaries); rules ask ``vllm_has(profile, change)``:
 
-=======  ===============  ==============================================================================
-profile  releases         what changes (function mirrored)
-=======  ===============  ==============================================================================
-0.6      0.6.0-0.6.4, V0  the V0 engine as 0.7 below, but "non-torch" is everything outside torch's allocations, the CUDA
-                          context included (0.6.4 worker.py: peak = torch peak allocated + (used - allocated));
-                          chunked prefill (above 32K) batches 512 tokens; "Memory profiling results:" line (0.6.4).
-0.7      0.6.5-0.9.x, V0  the V0 engine (the default up to 0.7.x; VLLM_USE_V1=0 in 0.8 / 0.9), kvplan.vllm_v0:
-                          worker.py ``determine_num_available_blocks``: total x util - weights - torch peak -
-                          non-torch; 256 seqs; chunked prefill (2048 tokens) only above 32K, otherwise the
-                          profile run prefills max(max_model_len, 2048) tokens; sampler on the driver worker
-                          only; one uniform cache over all layers, no null block; "# cuda blocks" line.
-0.10     0.10.0-0.10.2    ``gpu_worker.determine_available_memory``: requested - weights - torch peak -
-                          non-torch; CUDA graphs captured *after* the KV cache, out of (1 - util); FlashInfer
-                          top-k/top-p sampler when installed; no decode context parallelism; PIECEWISE
-                          graphs at sizes [1, 2, 4] + range(8, 513, 8) (67, logged).
-0.11     0.11.0-0.16.x    the same budget; decode context parallelism (tokens line x dcp_world_size);
-                          PyTorch-native sampler by default; FULL_AND_PIECEWISE graphs.
-0.17     0.17.0-0.20.x    the native sampler's temporaries drop ~60 % (Qwen3-14B 5.64 -> 2.23 GiB,
-                          llm-d-planner accuracy report); non-torch ~2.1 GiB at TP >= 2 (symmetric-memory
-                          all-reduce); the CUDA-graph estimate is computed and printed but *not* subtracted
-                          (VLLM_MEMORY_PROFILER_ESTIMATE_CUDAGRAPHS=False in the v0.19.0 log).
-0.21     0.21.0-0.32.x    the CUDA-graph estimate is subtracted ("CUDA graph memory profiling is enabled
-                          (default since v0.21.0)", gpustack/runner PR #251, vLLM 0.27.1 log); tokens line =
-                          int(concurrency x max_model_len), on its own line (0.21.0 wheel, kv_cache_utils.py).
-0.33     0.33.x (newest)  as 0.21 plus gpu_memory_utilization 0.92, the >= 160 GiB batch tier, two batches in
-                          flight for sliding windows, tokens line = int(concurrency x max_model_len)
-                          (vllm 0.33.0 wheel: config/cache.py, engine/arg_utils.py, kv_cache_utils.py).
-=======  ===============  ==============================================================================
+=======  ==================  ===========================================================================================
+profile  releases            what changes at its first release (VLLM_CHANGES key)
+=======  ==================  ===========================================================================================
+0.6      0.6.0-0.6.4, V0     the V0 engine as 0.7 below, but "non-torch" is everything outside torch's allocations, the
+                             CUDA context included (0.6.4 worker.py: peak = torch peak allocated + (used - allocated));
+                             chunked prefill (above 32K) batches 512 tokens; "Memory profiling results:" line (0.6.4).
+0.6.5    0.6.5-0.6.6.post1   the 0.7 budget, 2048 chunked tokens (v0_profile_accounting); 0.6's rotary tables
+0.7      0.7.0-0.9.x, V0     the V0 engine (the default up to 0.7.x; VLLM_USE_V1=0 in 0.8 / 0.9), kvplan.vllm_v0:
+                             worker.py ``determine_num_available_blocks``: total x util - weights - torch peak -
+                             non-torch; 256 seqs; chunked prefill (2048 tokens) only above 32K, otherwise the profile
+                             run prefills max(max_model_len, 2048) tokens; sampler on the driver worker only; one
+                             uniform cache over all layers, no null block; "# cuda blocks" line; one LongRoPE table
+                             (longrope_one_table; MRoPE x 4 from 0.7.2, mrope_cache_x4: V0 refuses multimodal models)
+0.10     0.10.0-0.10.1.1     V1 ``gpu_worker.determine_available_memory``: requested - weights - torch peak - non-torch;
+                             CUDA graphs captured *after* the KV cache, out of (1 - util); FlashInfer top-k/top-p
+                             sampler when installed; no DCP; PIECEWISE graphs at [1, 2, 4] + range(8, 513, 8) (67,
+                             logged); NVFP4 swizzled scales kept beside the checkpoint's
+0.10.2   0.10.2              NVFP4 block scales swizzled in place (nvfp4_single_scales)
+0.11     0.11.0              DCP (tokens line x dcp_world_size), FULL_AND_PIECEWISE graphs (full_and_piecewise)
+0.11.1   0.11.1-0.11.2       capture sizes step 16 above 256 (capture_step_16: 51 at 512, not 67)
+0.12     0.12.0-0.13.0       triton_kernels bundled: MXFP4 MoE on Hopper takes Triton (triton_kernels_bundled);
+                             --enable-prefix-caching kept for SupportsMambaPrefixCaching hybrids (mamba_prefix_caching)
+0.14     0.14.0-0.14.1       "Model loading took" with 2 decimals (loading_two_decimals)
+0.15     0.15.0-0.15.1       MambaSpec: a state page per draft token; prefix-caching "align" / "all" modes
+                             (mamba_spec_pages)
+0.16     0.16.0              NVFP4 CUTLASS weights padded to 32 (nvfp4_weight_pad)
+0.17     0.17.0-0.17.1       the native sampler's temporaries drop ~60 % (Qwen3-14B 5.64 -> 2.23 GiB, llm-d-planner;
+                             sampler_temporaries_v017); triton_kernels' value layout pads to 64 (triton_value_pad64);
+                             non-torch ~2.1 GiB at TP >= 2 (symmetric-memory all-reduce, v0.19 logs)
+0.18     0.18.0-0.18.1       the CUDA-graph estimate is computed and printed, not subtracted (cudagraph_estimate_printed:
+                             VLLM_MEMORY_PROFILER_ESTIMATE_CUDAGRAPHS=0); non-torch 0.25 GiB at TP 1 (non_torch_v018)
+0.19     0.19.0-0.19.1       AWQ dense layers through choose_mp_linear_kernel: Machete on Hopper (awq_mp_kernel)
+0.20     0.20.0              the estimate subtracted (cudagraph_estimate_applied; the log says "default since
+                             v0.21.0"); gpu_memory_utilization 0.92 (gpu_util_0_92)
+0.21     0.20.1-0.21.0       tokens line = int(concurrency x max_model_len) on its own line (tokens_line_split)
+0.22     0.22.0-0.23.0       triton_kernels' value layout back to the pack sizes (triton_value_pack); dynamic-NTK
+                             tables of max_position rows (dynamic_ntk_max_position); "all" mode counts the draft pages
+                             (mamba_all_draft_pages)
+0.24     0.24.0-0.25.1       Marlin pads misaligned shards instead of refusing them (marlin_tile_padding)
+0.26     0.26.0-0.27.1       sliding windows hold max_concurrent_batches (2) x max_num_batched_tokens in flight
+                             (swa_in_flight_batches; before: one batch, whatever PP)
+0.28     0.28.0-0.29.0       prefix caching on by default for hybrids (hybrid_prefix_caching), "align" for every
+                             hybrid (mamba_align_only; "all" for SupportsMambaPrefixCaching models when asked before);
+                             the >= 160 GiB batch tier (batch_tier_160)
+0.30     0.30.0-0.31.0       tokens line and concurrency on one line (tokens_line_one)
+0.33     0.32.0-0.33.x       Mamba-2 prefill checkpoint page in align mode (mamba2_checkpoint_page); MRoPE tables by
+                             mrope_positions_factor (1 for Qwen3-VL / Qwen3.5; mrope_positions_factor)
+=======  ==================  ===========================================================================================
+
+Every earlier key still works (links, CLI) and names the run holding its own release; the runs are shorter than before
+the 2026-12 split ("0.7" was 0.6.5 - 0.9.x, "0.10" 0.10.0 - 0.10.2, "0.11" 0.11.0 - 0.16.x, "0.17" 0.17.0 - 0.20.x,
+"0.21" 0.21.0 - 0.32.x) except "0.33", which now starts at 0.32.0. ``vllm_profile_for_release("0.27.1")`` gives the
+profile of any release ("0.26").
 """
 
+import re
 from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
@@ -43,7 +72,8 @@ from pydantic import BaseModel, ConfigDict, Field
 from kvplan.sglang import SGLANG_DEFAULT_VERSION, SGLANG_PROFILES, SglangVersion, default_settings
 from kvplan.units import GiB, MiB
 
-VllmVersion = Literal["0.6", "0.7", "0.10", "0.11", "0.17", "0.21", "0.33"]
+VllmVersion = Literal["0.6", "0.6.5", "0.7", "0.10", "0.10.2", "0.11", "0.11.1", "0.12", "0.14", "0.15", "0.16", "0.17", "0.18", "0.19",
+                      "0.20", "0.21", "0.22", "0.24", "0.26", "0.28", "0.30", "0.33"]
 VLLM_DEFAULT_VERSION: VllmVersion = "0.33"
 
 
@@ -53,6 +83,7 @@ class VllmProfile(BaseModel):
     model_config = ConfigDict(frozen=True, extra="forbid")
     version: str
     releases: str
+    first_release: tuple[int, int, int]  # the run of releases starts here (VLLM_CHANGES)
     gpu_memory_utilization: float  # vllm/config/cache.py CacheConfig.gpu_memory_utilization
     # CUDA graphs: "after_kv" = captured after the KV cache is sized (not budgeted, logged "Graph capturing
     # finished ... took X GiB"); "printed" = GPUModelRunner.profile_cudagraph_memory runs and logs
@@ -123,67 +154,222 @@ _V0_SAMPLER = 9.7
 #   "non_torch_memory=1.96GiB"); without custom all-reduce 0.44 = 0.35 + the 0.09 NCCL adds in the 0.7 logs
 #   (#13061 0.25 vs 0.16) [derived]. Sampler as 0.7 (the same _apply_top_k_top_p).
 
+Release = tuple[int, int, int]
+
+# The first vLLM release of every accounting change kvplan models, read in the PyPI wheels of every release from 0.11.0
+# to 0.33.0 (``pip download vllm==X --no-deps``, 2026-12; patch releases included): name -> (first release, source).
+# A profile below is a run of releases between two of these; every release-dependent rule (the profile fields built
+# by ``_v1``, kvplan.vllm_layouts, kvplan.plan) asks ``vllm_has(version, change)``, i.e. compares the profile's first
+# release with the change's, so a rule can never disagree with the profile boundaries.
+VLLM_CHANGES: dict[str, tuple[Release, str]] = {
+    "v0_profile_accounting": ((0, 6, 5), ("V0 worker.py determine_num_available_blocks: non-torch = the growth after "
+                                          "the init snapshot from 0.6.5 (0.6.4: used - torch allocated; kvplan.vllm_v0)")),
+    "longrope_one_table": ((0, 7, 0), ("rotary_embedding.py Phi3LongRoPEScaledRotaryEmbedding: only "
+                                       "long_short_cos_sin_cache in 0.7.0; 0.6.6.post1 also registers the long and "
+                                       "short caches")),
+    "mrope_cache_x4": ((0, 7, 2), ("rotary_embedding.py MRotaryEmbedding: max_position_embeddings * 4 rows in 0.7.2 "
+                                   "(0.7.1: max_position)")),
+    "nvfp4_single_scales": ((0, 10, 2), ("quantization/modelopt.py: the swizzled NVFP4 block scales replace "
+                                         "weight_scale (vllm#23379) in 0.10.2; 0.10.1.1 keeps weight_scale_swizzled / "
+                                         "w13_blockscale_swizzled beside the checkpoint's")),
+    "full_and_piecewise": ((0, 11, 0), "FULL_AND_PIECEWISE CUDA graphs by default (0.11.0 wheel, config/compilation.py)"),
+    "decode_context_parallel": ((0, 11, 0), "--decode-context-parallel-size (0.11.0 wheel, kv_cache_utils.py x dcp)"),
+    "capture_step_16": ((0, 11, 1), ("config/vllm.py _set_cudagraph_sizes: [1, 2, 4] + range(8, 256, 8) + range(256, "
+                                     "max + 1, 16) in 0.11.1; 0.11.0 config/scheduler.py: range(8, max + 1, 8)")),
+    "triton_kernels_bundled": ((0, 12, 0), ("vllm/third_party/triton_kernels first in the 0.12.0 wheel; "
+                                            "utils/import_utils.py has_triton_kernels() finds it, so mxfp4.py "
+                                            "get_mxfp4_backend picks TRITON on Hopper (0.11.x: only a separately "
+                                            "installed triton_kernels, else MARLIN)")),
+    "mamba_prefix_caching": ((0, 12, 0), ("models/config.py MambaModelConfig: --enable-prefix-caching is kept for "
+                                          "SupportsMambaPrefixCaching models (mamba_block_size = block_size, so "
+                                          "MambaSpec holds cdiv(max_model_len, block_size) pages) in 0.12.0; 0.11.x "
+                                          "disables prefix caching for every hybrid ('not yet supported')")),
+    "loading_two_decimals": ((0, 14, 0), ("gpu_model_runner.py 'Model loading took %s GiB' with format_gib (round 2) "
+                                          "in 0.14.0; '%.4f GiB' through 0.13.0")),
+    "mamba_spec_pages": ((0, 15, 0), ("kv_cache_interface.py MambaSpec.max_memory_usage_bytes = page x (1 + "
+                                      "num_speculative_blocks) in 0.15.0; one page through 0.14.1")),
+    "nvfp4_weight_pad": ((0, 16, 0), ("quantization/utils/nvfp4_utils.py pad_nvfp4_weight_for_cutlass (vllm#31099) "
+                                      "first in the 0.16.0 wheel (0.15.1 refused such shards)")),
+    "triton_value_pad64": ((0, 17, 0), ("third_party/triton_kernels/.../hopper_value.py 'Pre-pad both matrix dims to "
+                                        "multiples of 64': the 0.17.0 - 0.21.0 bundle (one file, md5 b8eeed8a)")),
+    "sampler_temporaries_v017": ((0, 17, 0), ("v1/sample/ops/topk_topp_sampler.py rewritten in 0.17.0; fitted 3.72 "
+                                              "copies (llm-d-planner v0.17 / v0.19 logs, see _NATIVE_NEW)")),
+    "cudagraph_estimate_printed": ((0, 18, 0), ("gpu_model_runner.py profile_cudagraph_memory first in 0.18.0; envs.py "
+                                                "VLLM_MEMORY_PROFILER_ESTIMATE_CUDAGRAPHS default '0' in 0.18.x / 0.19.x")),
+    "non_torch_v018": ((0, 18, 0), ("fitted: non-torch 0.13 GiB at TP 1 in the llm-d-planner v0.15 - v0.17 logs, "
+                                    "0.25 in v0.18 / v0.19 (the CUDA-graph profiling run)")),
+    "awq_mp_kernel": ((0, 19, 0), ("quantization/awq_marlin.py calls choose_mp_linear_kernel (vllm#36505) in 0.19.0, "
+                                   "not in 0.18.1")),
+    "cudagraph_estimate_applied": ((0, 20, 0), ("envs.py VLLM_MEMORY_PROFILER_ESTIMATE_CUDAGRAPHS default '1' in 0.20.0 "
+                                                "(gpu_worker.py logs 'default since v0.21.0', but the 0.20.0 wheel "
+                                                "already subtracts it)")),
+    "gpu_util_0_92": ((0, 20, 0), ("config/cache.py CacheConfig.gpu_memory_utilization default 0.92 in 0.20.0 "
+                                   "(0.9 in 0.19.1)")),
+    "tokens_line_split": ((0, 20, 1), ("v1/core/kv_cache_utils.py _report_kv_cache_config: 'GPU KV cache size' = "
+                                       "int(max_concurrency x max_model_len) on its own line in 0.20.1 (0.20.0: "
+                                       "num_blocks // groups x block_size)")),
+    "triton_value_pack": ((0, 22, 0), ("the 0.22.0 bundle's hopper_value.py pads to the mma pack sizes only again "
+                                       "(the 0.12.0 - 0.16.0 file, md5 bac1f69a, through 0.33.0)")),
+    "mamba_all_draft_pages": ((0, 22, 0), ("kv_cache_interface.py MambaSpec, mamba_cache_mode 'all': cdiv(max_model_len, "
+                                            "block_size) + num_speculative_blocks pages in 0.22.0 (0.21.0: no draft "
+                                            "pages)")),
+    "dynamic_ntk_max_position": ((0, 22, 0), ("rotary_embedding/dynamic_ntk_scaling_rope.py: torch.arange("
+                                              "max_position_embeddings) in 0.22.0 (max x factor through 0.21.0)")),
+    "marlin_tile_padding": ((0, 24, 0), ("quantization/utils/marlin_utils.py marlin_padded_nk (vllm#45295) first in "
+                                         "the 0.24.0 wheel (0.23.0 refuses)")),
+    "hybrid_prefix_caching": ((0, 28, 0), ("engine/arg_utils.py _set_default_chunked_prefill_and_prefix_caching_args: "
+                                           "default_prefix_caching = is_prefix_caching_supported for hybrids too in "
+                                           "0.28.0 (vllm PR #50991 '[Mamba] enable prefix cache by default', merged "
+                                           "2026-08-04); 0.26.0 - 0.27.1 say 'Generative hybrid models support prefix "
+                                           "caching' (config/model.py) but 'keep it opt-in for now' (and not "
+                                           "is_hybrid); through 0.25.1 'Hybrid models do not support prefix caching "
+                                           "since the feature is still experimental'")),
+    "swa_in_flight_batches": ((0, 26, 0), ("v1/kv_cache_interface.py SlidingWindowSpec / ChunkedLocalAttentionSpec "
+                                           "size with VllmConfig.max_in_flight_tokens = max_concurrent_batches x "
+                                           "max_num_batched_tokens (2 with the default async scheduling) in 0.26.0")),
+    "mamba_align_only": ((0, 28, 0), ("models/config.py MambaModelConfig: mamba_cache_mode 'align' for every hybrid in "
+                                      "0.28.0 (PR #50991); 0.15.0 - 0.27.1 pick 'all' where the model "
+                                      "SupportsMambaPrefixCaching")),
+    "batch_tier_160": ((0, 28, 0), ("engine/arg_utils.py get_batch_defaults: the >= 160 GiB row (16384 / 1024) in "
+                                    "0.28.0")),
+    "tokens_line_one": ((0, 30, 0), ("v1/core/kv_cache_utils.py: '%s KV cache size: %s tokens, Maximum concurrency "
+                                     "...' on one line in 0.30.0")),
+    "mamba2_checkpoint_page": ((0, 32, 0), ("layers/mamba/mamba_mixer2.py get_kv_cache_spec num_prefill_checkpoint_"
+                                            "blocks=1 in 0.32.0 (the MambaSpec field exists from 0.29.0, unset)")),
+    "mrope_positions_factor": ((0, 32, 0), ("rotary_embedding/mrope.py cache_max_position_num = max_position x "
+                                            "positions_factor (qwen3_vl.py mrope_positions_factor) in 0.32.0; x 4 "
+                                            "through 0.31.0")),
+}
+
+# Changes inside a profile's run because no plan can see them: kvplan's V0 engine refuses multimodal models (kvplan.vllm_v0),
+# the only ones with MRoPE tables in the V0 era (Qwen2-VL), so "0.7" (0.7.0 - 0.9.x) is not split at 0.7.2.
+VLLM_CHANGES_INSIDE_A_PROFILE = {"mrope_cache_x4": "V0 refuses multimodal models: no V0 plan has an MRoPE table"}
+
+
+def _has(first: Release, change: str) -> bool:
+    return first >= VLLM_CHANGES[change][0]
+
+
+def _v1(version: str, releases: str, first: Release, non_torch: tuple[float, float, float, float], source: str
+        ) -> "VllmProfile":
+    """A V1 profile whose engine rules all follow from its first release and VLLM_CHANGES; ``non_torch`` = the fitted
+    (TP 1, TP >= 2 with custom all-reduce, without it, PP) GiB."""
+    cudagraph = ("applied" if _has(first, "cudagraph_estimate_applied") else
+                 "printed" if _has(first, "cudagraph_estimate_printed") else "after_kv")
+    tokens_line = ("concurrency" if _has(first, "tokens_line_one") else
+                   "concurrency_split" if _has(first, "tokens_line_split") else "groups")
+    native = _NATIVE_NEW if _has(first, "sampler_temporaries_v017") else _NATIVE_OLD
+    single, tp, tp_no_car, pp = non_torch
+    return VllmProfile(
+        version=version, releases=releases, first_release=first,
+        gpu_memory_utilization=0.92 if _has(first, "gpu_util_0_92") else 0.90, cudagraph=cudagraph,
+        cudagraph_modes=2 if _has(first, "full_and_piecewise") else 1,
+        capture_step_above_256=16 if _has(first, "capture_step_16") else 8, tokens_line=tokens_line,
+        in_flight_batches=2 if _has(first, "swa_in_flight_batches") else 1,
+        supports_dcp=_has(first, "decode_context_parallel"), sampler_default="pytorch",
+        large_tier=_has(first, "batch_tier_160"), non_torch_single=_g(single), non_torch_tp=_g(tp),
+        non_torch_tp_no_custom_ar=_g(tp_no_car), non_torch_pp=_g(pp),
+        sampler_copies={"pytorch": native, "flashinfer": _FLASHINFER}, source=source)
+
+
+# fitted non-torch GiB (see above): 0.10 - 0.17 at TP 1 0.13; from 0.18 0.25; TP >= 2 0.55 / 0.19 up to 0.16, 2.10 /
+# 0.25 from 0.17 (v0.19 logs; 0.17 / 0.18 not logged at TP >= 2, taken as 0.19); PP 0.13, then 0.07 (v0.19)
+_NT_OLD, _NT_017, _NT_018 = (0.13, 0.55, 0.19, 0.13), (0.13, 2.10, 0.25, 0.07), (0.25, 2.10, 0.25, 0.07)
+_WHEEL = "vllm {} wheel (VLLM_CHANGES); "
+
 VLLM_PROFILES: dict[str, VllmProfile] = {
     "0.6": VllmProfile(
-        version="0.6", releases="0.6.0 - 0.6.4", gpu_memory_utilization=0.90,
+        version="0.6", releases="0.6.0 - 0.6.4", first_release=(0, 6, 0), gpu_memory_utilization=0.90,
         cudagraph="after_kv", cudagraph_modes=1, capture_step_above_256=8, tokens_line="groups", in_flight_batches=1,
         supports_dcp=False, sampler_default="pytorch", large_tier=False,
         non_torch_single=_g(0.35), non_torch_tp=_g(1.96), non_torch_tp_no_custom_ar=_g(0.44),
         non_torch_pp=_g(0.35), sampler_copies={"pytorch": _V0_SAMPLER, "flashinfer": _FLASHINFER}, engine_core="V0",
         source="vllm 0.6.3.post1 / 0.6.4.post1 wheels: worker/worker.py determine_num_available_blocks, config.py "
                "SchedulerConfig (512 chunked tokens), worker/model_runner.py profile_run (kvplan.vllm_v0)"),
+    "0.6.5": VllmProfile(
+        version="0.6.5", releases="0.6.5 - 0.6.6.post1", first_release=(0, 6, 5), gpu_memory_utilization=0.90,
+        cudagraph="after_kv", cudagraph_modes=1, capture_step_above_256=8, tokens_line="groups", in_flight_batches=1,
+        supports_dcp=False, sampler_default="pytorch", large_tier=False,
+        non_torch_single=_g(0.16), non_torch_tp=_g(0.55), non_torch_tp_no_custom_ar=_g(0.25),
+        non_torch_pp=_g(0.13), sampler_copies={"pytorch": _V0_SAMPLER, "flashinfer": _FLASHINFER}, engine_core="V0",
+        source="vllm 0.6.5 / 0.6.6.post1 wheels: the 0.7 budget (worker/worker.py), the 0.6 rotary tables "
+               "(rotary_embedding.py: LongRoPE keeps both halves; kvplan.vllm_v0)"),
     "0.7": VllmProfile(
-        version="0.7", releases="0.6.5 - 0.9.x, VLLM_USE_V1=0", gpu_memory_utilization=0.90,
+        version="0.7", releases="0.7.0 - 0.9.x, VLLM_USE_V1=0", first_release=(0, 7, 0), gpu_memory_utilization=0.90,
         cudagraph="after_kv", cudagraph_modes=1, capture_step_above_256=8, tokens_line="groups", in_flight_batches=1,
         supports_dcp=False, sampler_default="pytorch", large_tier=False,
         non_torch_single=_g(0.16), non_torch_tp=_g(0.55), non_torch_tp_no_custom_ar=_g(0.25),
         non_torch_pp=_g(0.13), sampler_copies={"pytorch": _V0_SAMPLER, "flashinfer": _FLASHINFER}, engine_core="V0",
         source="vllm 0.6.6.post1 / 0.7.3 / 0.8.5 / 0.9.2 wheels: worker/worker.py, worker/model_runner.py, "
                "engine/arg_utils.py, executor/executor_base.py, worker/cache_engine.py (kvplan.vllm_v0)"),
-    "0.10": VllmProfile(
-        version="0.10", releases="0.10.0 - 0.10.2", gpu_memory_utilization=0.90, cudagraph="after_kv",
-        cudagraph_modes=1, capture_step_above_256=8, tokens_line="groups", in_flight_batches=1,
-        supports_dcp=False, sampler_default="pytorch", large_tier=False,
-        non_torch_single=_g(0.13), non_torch_tp=_g(0.55), non_torch_tp_no_custom_ar=_g(0.19),
-        non_torch_pp=_g(0.13), sampler_copies={"pytorch": _NATIVE_OLD, "flashinfer": _FLASHINFER},
-        source="dennislee22/vLLM-benchmarking logs (0.10.1.1), vLLM #23278 (0.10.1); budget as in the 0.11 "
-               "wheel's gpu_worker.determine_available_memory (research note engines-memory.md)"),
-    "0.11": VllmProfile(
-        version="0.11", releases="0.11.0 - 0.16.x", gpu_memory_utilization=0.90, cudagraph="after_kv",
-        cudagraph_modes=2, capture_step_above_256=8, tokens_line="groups", in_flight_batches=1,
-        supports_dcp=True, sampler_default="pytorch", large_tier=False,
-        non_torch_single=_g(0.13), non_torch_tp=_g(0.55), non_torch_tp_no_custom_ar=_g(0.19),
-        non_torch_pp=_g(0.13), sampler_copies={"pytorch": _NATIVE_OLD, "flashinfer": _FLASHINFER},
-        source="vllm 0.11.0 wheel (gpu_worker.py, kv_cache_utils.py); vllm-project/recipes Kimi-K2-Think.md "
-               "(DCP x8 tokens line); vLLM #27508; llm-d-planner v0.15/v0.16 sweep"),
-    "0.17": VllmProfile(
-        version="0.17", releases="0.17.0 - 0.20.x", gpu_memory_utilization=0.90, cudagraph="printed",
-        cudagraph_modes=2, capture_step_above_256=16, tokens_line="groups", in_flight_batches=1,
-        supports_dcp=True, sampler_default="pytorch", large_tier=False,
-        non_torch_single=_g(0.25), non_torch_tp=_g(2.10), non_torch_tp_no_custom_ar=_g(0.25),
-        non_torch_pp=_g(0.07), sampler_copies={"pytorch": _NATIVE_NEW, "flashinfer": _FLASHINFER},
-        source="llm-d-incubation/llm-d-planner accuracy/results/v0.19.0 (H100 logs: 8192 / 1024 defaults, "
-               "VLLM_MEMORY_PROFILER_ESTIMATE_CUDAGRAPHS False, FlashInfer sampler 'disabled by default')"),
-    "0.21": VllmProfile(
-        version="0.21", releases="0.21.0 - 0.32.x", gpu_memory_utilization=0.90, cudagraph="applied",
-        cudagraph_modes=2, capture_step_above_256=16, tokens_line="concurrency_split", in_flight_batches=1,
-        supports_dcp=True, sampler_default="pytorch", large_tier=False,
-        non_torch_single=_g(0.25), non_torch_tp=_g(2.10), non_torch_tp_no_custom_ar=_g(0.25),
-        non_torch_pp=_g(0.07), sampler_copies={"pytorch": _NATIVE_NEW, "flashinfer": _FLASHINFER},
-        source="gpustack/runner PR #251 (vLLM 0.27.1 log: estimate applied, 'default since v0.21.0'); "
-               "vLLM #45178, #50780 (estimate subtracted); vllm 0.21.0 wheel kv_cache_utils.py (tokens line); "
-               "other rules as 0.17 (not re-read)"),
-    "0.33": VllmProfile(
-        version="0.33", releases="0.33.x (newest read)", gpu_memory_utilization=0.92, cudagraph="applied",
-        cudagraph_modes=2, capture_step_above_256=16, tokens_line="concurrency", in_flight_batches=2,
-        supports_dcp=True, sampler_default="pytorch", large_tier=True,
-        non_torch_single=_g(0.25), non_torch_tp=_g(2.10), non_torch_tp_no_custom_ar=_g(0.25),
-        non_torch_pp=_g(0.07), sampler_copies={"pytorch": _NATIVE_NEW, "flashinfer": _FLASHINFER},
-        source="vllm 0.33.0 wheel: config/cache.py (0.92), engine/arg_utils.py get_batch_defaults, "
-               "v1/core/kv_cache_utils.py update_kv_cache_capacity, gpu_worker.py (research note)"),
+    "0.10": _v1("0.10", "0.10.0 - 0.10.1.1", (0, 10, 0), _NT_OLD,
+                "dennislee22/vLLM-benchmarking logs (0.10.1.1), vLLM #23278 (0.10.1); budget as in the 0.11 wheel's "
+                "gpu_worker.determine_available_memory (research note engines-memory.md)"),
+    "0.10.2": _v1("0.10.2", "0.10.2", (0, 10, 2), _NT_OLD, _WHEEL.format("0.10.2") + "other rules as 0.10"),
+    "0.11": _v1("0.11", "0.11.0", (0, 11, 0), _NT_OLD,
+                "vllm 0.11.0 wheel (gpu_worker.py, kv_cache_utils.py); vllm-project/recipes Kimi-K2-Think.md (DCP x8 "
+                "tokens line); vLLM #27508; llm-d/llm-d #787"),
+    "0.11.1": _v1("0.11.1", "0.11.1 - 0.11.2", (0, 11, 1), _NT_OLD, _WHEEL.format("0.11.1 / 0.11.2") + "as 0.11"),
+    "0.12": _v1("0.12", "0.12.0 - 0.13.0", (0, 12, 0), _NT_OLD, _WHEEL.format("0.12.0 / 0.13.0") + "as 0.11.1"),
+    "0.14": _v1("0.14", "0.14.0 - 0.14.1", (0, 14, 0), _NT_OLD,
+                _WHEEL.format("0.14.0 / 0.14.1") + "vLLM #33155 (0.14.1, gpt-oss-120b Triton on an H100)"),
+    "0.15": _v1("0.15", "0.15.0 - 0.15.1", (0, 15, 0), _NT_OLD,
+                _WHEEL.format("0.15.0 / 0.15.1") + "llm-d-planner v0.15 sweep"),
+    "0.16": _v1("0.16", "0.16.0", (0, 16, 0), _NT_OLD, _WHEEL.format("0.16.0") + "llm-d-planner v0.16 sweep"),
+    "0.17": _v1("0.17", "0.17.0 - 0.17.1", (0, 17, 0), _NT_017,
+                _WHEEL.format("0.17.0 / 0.17.1") + "llm-d-planner accuracy report (Qwen3-14B v0.17 2.23 GiB)"),
+    "0.18": _v1("0.18", "0.18.0 - 0.18.1", (0, 18, 0), _NT_018,
+                _WHEEL.format("0.18.0 / 0.18.1") + "llm-d-planner v0.18 (non-torch 0.25)"),
+    "0.19": _v1("0.19", "0.19.0 - 0.19.1", (0, 19, 0), _NT_018,
+                "llm-d-incubation/llm-d-planner accuracy/results/v0.19.0 (H100 logs: 8192 / 1024 defaults, "
+                "VLLM_MEMORY_PROFILER_ESTIMATE_CUDAGRAPHS False, FlashInfer sampler 'disabled by default'); "
+                + _WHEEL.format("0.19.0 / 0.19.1")),
+    "0.20": _v1("0.20", "0.20.0", (0, 20, 0), _NT_018, _WHEEL.format("0.20.0") + "other rules as 0.19"),
+    "0.21": _v1("0.21", "0.20.1 - 0.21.0", (0, 20, 1), _NT_018,
+                _WHEEL.format("0.20.1 / 0.20.2 / 0.21.0") + "vLLM #45178 (estimate subtracted)"),
+    "0.22": _v1("0.22", "0.22.0 - 0.23.0", (0, 22, 0), _NT_018, _WHEEL.format("0.22.0 / 0.22.1 / 0.23.0")),
+    "0.24": _v1("0.24", "0.24.0 - 0.25.1", (0, 24, 0), _NT_018, _WHEEL.format("0.24.0 / 0.25.0 / 0.25.1")),
+    "0.26": _v1("0.26", "0.26.0 - 0.27.1", (0, 26, 0), _NT_018,
+                _WHEEL.format("0.26.0 / 0.27.0 / 0.27.1") + "gpustack/runner PR #251 (0.27.1 log: estimate "
+                "applied); vLLM #50780"),
+    "0.28": _v1("0.28", "0.28.0 - 0.29.0", (0, 28, 0), _NT_018, _WHEEL.format("0.28.0 / 0.29.0")),
+    "0.30": _v1("0.30", "0.30.0 - 0.31.0", (0, 30, 0), _NT_018, _WHEEL.format("0.30.0 / 0.31.0")),
+    "0.33": _v1("0.33", "0.32.0 - 0.33.x (newest read)", (0, 32, 0), _NT_018,
+                "vllm 0.32.0 / 0.33.0 wheels: config/cache.py (0.92), engine/arg_utils.py get_batch_defaults, "
+                "v1/core/kv_cache_utils.py update_kv_cache_capacity, gpu_worker.py (research note)"),
 }
+# Every profile before a change has a first release below it and every one after at or above it: the keys are
+# ordered by release, and no two neighbours share all of VLLM_CHANGES (tests/test_vllm_profile_boundaries.py).
 
-# vLLM 0.33 vllm/config/cache.py CacheConfig.gpu_memory_utilization (0.90 up to 0.32 as far as read).
+
+def vllm_release(version: str) -> Release:
+    """The first release of profile ``version`` ("0.21" -> (0, 20, 1)); for a string that is no profile key, its own
+    digits ("0.27.1" -> (0, 27, 1)), so a rule can be asked about any release."""
+    prof = VLLM_PROFILES.get(version)
+    if prof is not None:
+        return prof.first_release
+    digits = [int(x) for x in re.findall(r"\d+", version)[:3]]
+    return tuple((digits + [0, 0, 0])[:3]) if digits else VLLM_PROFILES[VLLM_DEFAULT_VERSION].first_release
+
+
+def vllm_has(version: str, change: str) -> bool:
+    """Whether the releases of profile ``version`` carry ``change`` (a VLLM_CHANGES key). Worked example:
+    vllm_has("0.24", "marlin_tile_padding") is True (0.24.0 >= 0.24.0), vllm_has("0.22", ...) False."""
+    return vllm_release(version) >= VLLM_CHANGES[change][0]
+
+
+def vllm_profile_for_release(release: str) -> str:
+    """The profile key whose run of releases holds ``release`` ("0.27.1" -> "0.26", "0.20.1" -> "0.21", "0.9.2" -> "0.7"
+    (V0)); a release newer than every profile gets the newest."""
+    rel = vllm_release(release) if release not in VLLM_PROFILES else VLLM_PROFILES[release].first_release
+    best = None
+    for key, prof in VLLM_PROFILES.items():
+        if prof.first_release <= rel and (best is None or prof.first_release > VLLM_PROFILES[best].first_release):
+            best = key
+    return best or "0.6"
+
+
+# vllm/config/cache.py CacheConfig.gpu_memory_utilization: 0.9 through 0.19.1, 0.92 from 0.20.0 (gpu_util_0_92).
 VLLM_GPU_MEMORY_UTILIZATION = {v: p.gpu_memory_utilization for v, p in VLLM_PROFILES.items()}
 # vllm/config/cache.py DEFAULT_BLOCK_SIZE.
 VLLM_BLOCK_SIZE = 16
@@ -298,7 +484,7 @@ def vllm_mla_block_size(gpu_name: str) -> int:
 def batch_defaults(gpu_name: str, device_bytes: int, engine: EngineConfig) -> tuple[int, int]:
     """(max_num_batched_tokens, max_num_seqs) as vLLM picks them for this device (explicit flags win).
 
-    vllm/engine/arg_utils.py get_batch_defaults: >= 160 GiB (0.33 only) 16384 / 1024; >= 70 GiB and not an
+    vllm/engine/arg_utils.py get_batch_defaults: >= 160 GiB (from 0.28.0, batch_tier_160) 16384 / 1024; >= 70 GiB and not an
     A100 8192 / 1024 for ``vllm serve`` (16384 / 1024 for the LLM class); otherwise 2048 / 256 (8192 / 256).
     Worked number: A100-80GB -> 2048 / 256 (dennislee22 log: max_num_batched_tokens=2048); H100 -> 8192 / 1024.
     """

@@ -20,7 +20,7 @@ from pydantic import BaseModel, ConfigDict
 from kvplan import sglang, vllm_v0
 from kvplan.engines import (
     VLLM_BLOCK_SIZE, VLLM_CONTEXT_BYTES, EngineConfig, VllmProfile, batch_defaults, cuda_graph_bytes, gpu_arch, non_torch_bytes,
-    sampler_path, vllm_mla_block_size, vllm_profile,
+    sampler_path, vllm_has, vllm_mla_block_size, vllm_profile,
 )
 from kvplan.errors import PlanInputError
 from kvplan.gpus import GpuSpec
@@ -64,6 +64,9 @@ class KVGroup(BaseModel):
     # Recurrent-state groups with speculative decoding: MambaSpec.num_speculative_blocks (= num_speculative_tokens)
     # more state pages per request, one per draft token (vLLM 0.33 max_memory_usage_bytes: page x (1 + k)).
     spec_blocks: int = 0
+    # Prefix-caching "all" mode (vLLM 0.15.0 - 0.27.1, SupportsMambaPrefixCaching models): a recurrent-state group keeps
+    # one state page per block of the sequence, cdiv(max_model_len, block_size) (MambaSpec.max_memory_usage_bytes).
+    state_per_block: bool = False
 
 
 class RankPlan(BaseModel):
@@ -154,6 +157,12 @@ def group_blocks(kind: str, window: int | None, max_len: int, block_size: int, i
     return 1
 
 
+def _state_blocks(kind: str, window: int | None, max_len: int, block_size: int, in_flight: int,
+                  per_block: bool) -> int:
+    """``group_blocks``, but a recurrent state in prefix-caching "all" mode takes cdiv(L, bs) pages, not one."""
+    return cdiv(max_len, block_size) if per_block else group_blocks(kind, window, max_len, block_size, in_flight)
+
+
 def _kv_parts(cache) -> tuple:
     """The caches vLLM registers for one decoder layer: none, one, or, for a measured layer that both
     attends and keeps a recurrent state (Falcon-H1) or a DSA indexer, each part as a layer of its own."""
@@ -166,7 +175,8 @@ def _kv_parts(cache) -> tuple:
 
 
 def kv_groups(layers: list[tuple[DecoderLayer, int]], block_size: int, tp: int, kv_b: int, state_b: int, max_len: int,
-              in_flight: int, spec_blocks: int = 0, align: bool = False) -> tuple[list[KVGroup], int, int]:
+              in_flight: int, spec_blocks: int = 0, align: bool = False, all_mode: bool = False,
+              checkpoint: bool | None = None) -> tuple[list[KVGroup], int, int]:
     """(groups, bytes_per_block, block_size) as vLLM's hybrid KV-cache manager lays them out.
 
     ``layers``: (layer, count) pairs. Uniform: one group, bytes_per_block = layers x page. Hybrid: layers bucketed by spec,
@@ -174,8 +184,11 @@ def kv_groups(layers: list[tuple[DecoderLayer, int]], block_size: int, tp: int, 
     state the attention block grows until one attention page holds one state page; ``spec_blocks``: the state
     pages a request holds beyond one (a page per draft token with speculative decoding, MambaSpec.
     num_speculative_blocks, and one more in prefix-caching "align" mode); ``align``: that mode (Mamba-2 layers keep
-    a prefill checkpoint page too, ``_checkpoint_pages``).
+    a prefill checkpoint page too, ``_checkpoint_pages``, where ``checkpoint`` (default: ``align``) says the release
+    has it); ``all_mode``: prefix-caching "all" mode, a state page per block of the sequence (MambaSpec:
+    cdiv(max_model_len, block_size) + num_speculative_blocks pages).
     """
+    checkpoint = align if checkpoint is None else checkpoint
     buckets: dict = {}  # cache spec -> [the spec, how many layers]
     for layer, n in layers:
         # Falcon-H1 (native): its attention and its Mamba state apart; a measured layer: each part vLLM registers
@@ -207,36 +220,65 @@ def kv_groups(layers: list[tuple[DecoderLayer, int]], block_size: int, tp: int, 
         bs = sizes_by_cache[cache] or block_size
         for g in range(n_groups):
             real = min(group_size, members - g * group_size)
-            extra = spec_blocks + _checkpoint_pages(cache, align) if cache.kind not in ATTENTION_KINDS else 0
+            extra = spec_blocks + _checkpoint_pages(cache, checkpoint) if cache.kind not in ATTENTION_KINDS else 0
+            every = all_mode and cache.kind not in ATTENTION_KINDS  # "all": a state page per block
             groups.append(KVGroup(kind=cache.kind, layers=real, padding_layers=group_size - real,
                                   page_bytes=pages[cache], window=cache.window, block_size=sizes_by_cache[cache],
-                                  blocks_per_request=group_blocks(cache.kind, cache.window, max_len, bs, in_flight)
-                                  + extra, spec_blocks=extra))
+                                  blocks_per_request=_state_blocks(cache.kind, cache.window, max_len, bs, in_flight,
+                                                                   every) + extra, spec_blocks=extra,
+                                  state_per_block=every))
     bytes_per_block = group_size * max(pages.values())
     return groups, bytes_per_block, block_size
 
 
-def _mamba_align_mode(engine: EngineConfig, prof: VllmProfile) -> bool:
-    """Whether vLLM keeps a hybrid's recurrent states in prefix-caching "align" mode.
+# vLLM models declaring SupportsMambaPrefixCaching (models/*.py of the 0.12.0 - 0.27.1 wheels; bamba.py until its
+# removal in 0.23.0): with prefix caching on, MambaModelConfig.verify_and_update_config gives them mamba_cache_mode
+# "all" (``"all" if model_config.supports_mamba_prefix_caching else "align"``, 0.15.0 - 0.27.1; 0.12.0 - 0.14.1:
+# mamba_block_size = block_size, the same cdiv(max_model_len, block_size) pages) before 0.28.0
+MAMBA_ALL_MODE_TYPES = frozenset({"bamba", "falcon_h1", "granitemoehybrid", "jamba", "mamba", "mamba2", "nemotron_h",
+                                  "zamba2"})
 
-    vLLM 0.33 (config/model.py ``is_prefix_caching_supported``: "Generative hybrid models support prefix caching")
-    turns prefix caching on for hybrids by default, and ``MambaModelConfig.verify_and_update_config``
-    (models/config.py) then sets ``mamba_cache_mode = "align"``; the 0.17 wheel says "Hybrid models do not support
-    prefix caching since the feature is still experimental" (off by default; "align" or "all" only when asked).
-    0.10 / 0.11 and the unread 0.21 line: as 0.17. ``--enable-prefix-caching`` / ``--no-...`` decide where given.
-    In align mode ``MambaSpec.max_memory_usage_bytes`` = page x (2 + num_speculative_blocks +
-    num_prefill_checkpoint_blocks) instead of page x (1 + num_speculative_blocks) (kv_cache_interface.py, 0.17 and
-    0.33). Not modeled: in align mode with FlashInfer's GDN prefill, Gated-DeltaNet layers also keep a checkpoint
-    page and the attention block aligns to 64 tokens (layers/mamba/gdn/qwen_gdn_linear_attn.py).
+
+def _mamba_cache_mode(engine: EngineConfig, prof: VllmProfile, model_type: str = "") -> str:
+    """How vLLM keeps a hybrid's recurrent states: "none" (one page, + one per draft token), "align" (prefix caching:
+    two pages + draft pages, + a prefill checkpoint page for Mamba-2 layers from 0.32.0) or "all" (prefix caching:
+    one page per block of the sequence).
+
+    Prefix caching is on by default for hybrids from 0.28.0 (engine/arg_utils.py
+    ``_set_default_chunked_prefill_and_prefix_caching_args``, vllm PR #50991; 0.26.0 - 0.27.1: supported "but keep it
+    opt-in for now"; through 0.25.1 "Hybrid models do not support prefix caching since the feature is still
+    experimental"); ``--enable-prefix-caching`` / ``--no-...`` decide where given. With it,
+    ``MambaModelConfig.verify_and_update_config`` (models/config.py) sets "all" for the MAMBA_ALL_MODE_TYPES and
+    "align" for the rest before 0.28.0, "align" for every hybrid from 0.28.0. 0.12.0 - 0.14.1 keep an asked prefix
+    cache only for the MAMBA_ALL_MODE_TYPES (their states then one page per block, as "all"; the rest have it
+    disabled), 0.11.x disables it for every hybrid. The "align" / "all" modes exist from 0.15.0
+    (kv_cache_interface.py MambaSpec.max_memory_usage_bytes: all = cdiv(max_model_len, block_size) pages, align =
+    page x (2 + num_speculative_blocks [+ num_prefill_checkpoint_blocks, 0.29+]), else page x (1 +
+    num_speculative_blocks)); before, one page whatever the flags (the 0.11.0 wheel). Worked example, by default:
+    Nemotron-H and Qwen3-Next on 0.26 -> "none", on 0.28 -> "align"; with --enable-prefix-caching on 0.26:
+    Nemotron-H "all", Qwen3-Next "align".
+    Not modeled: in align mode with FlashInfer's GDN prefill, Gated-DeltaNet layers also keep a checkpoint page and
+    the attention block aligns to 64 tokens (layers/mamba/gdn/qwen_gdn_linear_attn.py). "all" counts the draft pages
+    from 0.22.0 (``mamba_all_draft_pages``).
     """
-    if engine.enable_prefix_caching is not None:
-        return engine.enable_prefix_caching
-    return prof.version == "0.33"
+    on = engine.enable_prefix_caching
+    if on is None:
+        on = vllm_has(prof.version, "hybrid_prefix_caching")
+    if not on or not vllm_has(prof.version, "mamba_prefix_caching"):
+        return "none"
+    if model_type in MAMBA_ALL_MODE_TYPES and not vllm_has(prof.version, "mamba_align_only"):
+        return "all"
+    return "align" if vllm_has(prof.version, "mamba_spec_pages") else "none"
+
+
+def _mamba_align_mode(engine: EngineConfig, prof: VllmProfile, model_type: str = "") -> bool:
+    """Whether vLLM keeps a hybrid's recurrent states in prefix-caching "align" mode (``_mamba_cache_mode``)."""
+    return _mamba_cache_mode(engine, prof, model_type) == "align"
 
 
 def _checkpoint_pages(cache, align: bool) -> int:
-    """The prefill checkpoint page an align-mode Mamba-2 layer adds (vllm 0.33 mamba_mixer2.py get_kv_cache_spec:
-    ``num_prefill_checkpoint_blocks=1``). kvplan stores Mamba-1 as a MambaState of head_dim 1 (families/hybrid.py),
+    """The prefill checkpoint page an align-mode Mamba-2 layer adds (mamba_mixer2.py get_kv_cache_spec:
+    ``num_prefill_checkpoint_blocks=1`` from 0.32.0, VLLM_CHANGES "mamba2_checkpoint_page"). kvplan stores Mamba-1 as a MambaState of head_dim 1 (families/hybrid.py),
     which keeps none (mamba_mixer.py sets no checkpoint)."""
     return 1 if align and cache.kind == "mamba" and getattr(cache, "head_dim", 1) > 1 else 0
 
@@ -381,6 +423,10 @@ def plan(spec: ModelSpec, gpu: GpuSpec, engine: EngineConfig = EngineConfig(), l
                                                                                             engine)
     batches = prof.in_flight_batches if engine.engine == "vllm" else 2
     in_flight = batches * mnbt * (layout.pp if layout.pp > 1 else 1)
+    if engine.engine == "vllm" and not vllm_has(prof.version, "swa_in_flight_batches"):
+        # through 0.25.1 SlidingWindowSpec / ChunkedLocalAttentionSpec add max_num_batched_tokens once, whatever the
+        # PP size (kv_cache_interface.py: sliding_window - 1 + max_num_batched_tokens)
+        in_flight = mnbt
     per_node = gpus_per_node or gpu.gpus_per_node
     warnings: list[str] = list(spec.warnings)  # a generic or transformers-built spec says so in every plan
     if v0:
@@ -403,9 +449,13 @@ def plan(spec: ModelSpec, gpu: GpuSpec, engine: EngineConfig = EngineConfig(), l
     # the scheduler caps num_lookahead_tokens at max_model_len, kv_cache_manager.allocate_slots).
     speculating = engine.speculative_method != "none" and engine.num_speculative_tokens > 0
     spec_blocks = engine.num_speculative_tokens if (
-        speculating and engine.engine == "vllm" and prof.version not in ("0.10", "0.11")) else 0
-    align = engine.engine == "vllm" and _mamba_align_mode(engine, prof)
+        speculating and engine.engine == "vllm" and vllm_has(prof.version, "mamba_spec_pages")) else 0
+    mode = _mamba_cache_mode(engine, prof, spec.model_type) if engine.engine == "vllm" else "none"
+    align, all_mode = mode == "align", mode == "all"
+    checkpoint = align and vllm_has(prof.version, "mamba2_checkpoint_page")
     spec_blocks += 1 if align else 0  # "align" keeps two state pages, not one (MambaSpec.max_memory_usage_bytes)
+    if all_mode and not vllm_has(prof.version, "mamba_all_draft_pages"):
+        spec_blocks = 0  # "all" is cdiv(max_model_len, block_size) pages through 0.21.0, + the draft pages from 0.22.0
     ranks: list[RankPlan] = []
     stage_blocks: list[tuple[int, list[KVGroup], int, int]] = []
     last = layout.pp - 1
@@ -420,8 +470,9 @@ def plan(spec: ModelSpec, gpu: GpuSpec, engine: EngineConfig = EngineConfig(), l
         else:
             groups, bytes_per_block, bs = spec.memo(  # the same for every GPU of a picker sweep
                 ("groups", layout.pp, stage, block_size, kv_tp, kv_b, state_b, len_rank, in_flight, draft, spec_blocks,
-                 align),
-                lambda: kv_groups(layers, block_size, kv_tp, kv_b, state_b, len_rank, in_flight, spec_blocks, align))
+                 align, all_mode, checkpoint),
+                lambda: kv_groups(layers, block_size, kv_tp, kv_b, state_b, len_rank, in_flight, spec_blocks, align,
+                                  all_mode, checkpoint))
         weights = engine.weights_bytes if engine.weights_bytes is not None else rank_weight_bytes(
             spec, layout, stage, engine.weight_format)
         if engine.weights_bytes is None and engine.engine == "vllm":
@@ -653,8 +704,8 @@ def longest_len_for(spec: ModelSpec, gpu: GpuSpec, concurrency: int, engine: Eng
 def _request_blocks(groups, max_len, block_size, in_flight, engine) -> int:
     if engine.engine == "sglang":
         return cdiv(max_len, block_size)
-    return sum(group_blocks(g.kind, g.window, max_len, g.block_size or block_size, in_flight) + g.spec_blocks
-               for g in groups)
+    return sum(_state_blocks(g.kind, g.window, max_len, g.block_size or block_size, in_flight, g.state_per_block)
+               + g.spec_blocks for g in groups)
 
 
 def longest_start(groups: list[KVGroup], block_size: int, in_flight: int, engine: EngineConfig, usable: int,
@@ -669,7 +720,7 @@ def longest_start(groups: list[KVGroup], block_size: int, in_flight: int, engine
     """
     if engine.engine == "sglang":
         return min(hi, usable * block_size) if usable >= 1 else 0
-    if any(g.window or g.block_size for g in groups):
+    if any(g.window or g.block_size or g.state_per_block for g in groups):
         return _largest_len(lambda L: _request_blocks(groups, L, block_size, in_flight, engine) <= usable, hi)
     full = sum(1 for g in groups if g.kind in ATTENTION_KINDS)
     state = sum(1 + g.spec_blocks for g in groups if g.kind not in ATTENTION_KINDS)
@@ -889,7 +940,7 @@ def engine_log_lines(engine, prof, rank: RankPlan, num_blocks, tokens, conc, max
     """The start-up figures as vLLM logs them (gpu_model_runner / gpu_worker / kv_cache_utils); SGLang's: _sglang_log."""
     if engine.engine != "vllm":
         return []
-    digits = 4 if prof.version in ("0.10", "0.11") else 2
+    digits = 2 if vllm_has(prof.version, "loading_two_decimals") else 4  # format_gib from 0.14.0
     lines = [f"Model loading took {rank.weights_bytes / GiB:.{digits}f} GiB"]
     for t in rank.terms:
         if t.name.startswith("CUDA graphs (estimated"):

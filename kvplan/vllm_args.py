@@ -367,8 +367,11 @@ def image_version(tokens: list[str]) -> tuple[int, int, int] | None:
 
 def v0_profile(version: tuple[int, int, int] | None) -> str:
     """The kvplan V0 profile of a VLLM_USE_V1=0 line: "0.6" for releases 0.6.0 - 0.6.4 (their own accounting, see
-    kvplan.engines), else "0.7" (0.6.5 - 0.9.x; the choice when the line names no release)."""
-    return "0.6" if version is not None and version < (0, 6, 5) else "0.7"
+    kvplan.engines), "0.6.5" for 0.6.5 - 0.6.6.post1 (0.6's rotary tables), else "0.7" (0.7.0 - 0.9.x; the choice
+    when the line names no release)."""
+    if version is None or version >= (0, 7, 0):
+        return "0.7"
+    return "0.6" if version < (0, 6, 5) else "0.6.5"
 
 
 def _strip_launcher(tokens: list[str]) -> list[str]:
@@ -409,7 +412,7 @@ def parse_vllm_command(command: str, prefix: list[str] | tuple[str, ...] = ()) -
     ``prefix``: the tokens before the flags when the caller has split the launcher off (kvplan.web.commands): the
     environment (``VAR=x``, ``env``, ``docker run -e``) and the image tag are read from them too.
     VLLM_USE_V1=0 (or a vllm/vllm-openai image tag before 0.8) plans the V0 engine: profile "0.6" for an image
-    tag 0.6.0 - 0.6.4, else "0.7"."""
+    tag 0.6.0 - 0.6.4, "0.6.5" for 0.6.5 - 0.6.6.post1, else "0.7" (``v0_profile``)."""
     raw = _tokens(command)
     head = [*prefix, *raw]
     env = launch_env(head)[0] | docker_env(head)

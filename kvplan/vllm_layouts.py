@@ -15,11 +15,11 @@ vllm-project/vllm@007d5005), backend by GPU and release line (``mxfp4_moe_backen
 backend                   per expert on a rank, I = intermediate per partition, H = hidden
 ========================  ==========================================================================================
 MARLIN (pre-Hopper; all   ``create_weights``: I -> round_up(I, 128), H -> round_up(H, 256) ("the moe marlin kernel
-GPUs but Blackwell in     requires that for each linear n % 256 == 0 and k % 128 == 0"); w13 [2I, H/2] u8 + e8m0
-vLLM 0.10)                [2I, H/32]; w2 [H, I/2] + [H, I/32]; biases bf16 [2I] + [H]
+GPUs but Blackwell up to requires that for each linear n % 256 == 0 and k % 128 == 0"); w13 [2I, H/2] u8 + e8m0
+vLLM 0.11.x)              [2I, H/32]; w2 [H, I/2] + [H, I/32]; biases bf16 [2I] + [H]
 TRITON (Hopper, vLLM      I -> round_up(I, 64), H unpadded; then ``_swizzle_mxfp4`` (bundled triton_kernels
-0.11+; "Using 'TRITON'    ``HopperMXValueLayout``: the packed [K/2, N] of each GEMM padded to (64, 64) in the
-                          v0.19.0 wheel, to the 16 x 32 pack sizes in 0.14.1 / 0.33.0; scales
+0.12+; "Using 'TRITON'    ``HopperMXValueLayout``: the packed [K/2, N] of each GEMM padded to (64, 64) in the
+                          0.17.0 - 0.21.0 wheels, to the 16 x 32 pack sizes in 0.12-0.16 / 0.22+; scales
 Mxfp4 MoE backend" in     ``HopperMXScaleLayout``: [N, K/32] padded to (2 x num_warps x 16 = 256, 2)); the swizzled
 the v0.19.0 log)          scales live in the PrecisionConfig while ``layer.w13_weight_scale`` / ``w2_weight_scale``
                           stay registered (only the weights are replaced): the scales are held twice; biases fp32
@@ -31,14 +31,15 @@ Worked numbers (gpt-oss-20b, 24 layers x 32 experts, H = I = 2880, bf16 rest 3.3
 TRITON TP2: I 1440 -> 1472; w13 packed [1440 -> 1472] x [2944], w2 [736 -> 768] x [2880], scales [3072, 90] +
 [3072, 46] swizzled and [2944, 90] + [2880, 46] kept, biases 5824 x 4 -> 7,383,936 B per expert, 6.96 GiB per rank
 ("Model loading took 7.01 GiB", v0.19.0 H100 TP2: -0.7 %); TP1 13.60 GiB (13.64 logged, -0.3 %). With upstream
-triton's (64, 256) they were 7.20 / 13.94 GiB (+2.7 / +2.2 %). The 0.14.1 / 0.33.0 bundles pad the values only to
+triton's (64, 256) they were 7.20 / 13.94 GiB (+2.7 / +2.2 %). The 0.12.0 - 0.16.0 and 0.22.0+ bundles pad the values only to
 the pack sizes (nothing for gpt-oss): the kept scales and fp32 biases remain, gpt-oss-120b TP1 64.30 GiB (64.38
-logged on 0.14.1, vLLM #33155). The 0.11 profile keeps Marlin.
+logged on 0.14.1, vLLM #33155). The 0.10 - 0.11.1 profiles (no bundled triton_kernels) keep Marlin.
 """
 
 import math
 import re
 
+from kvplan.engines import vllm_has
 from kvplan.layers import ATTENTION_KINDS
 from kvplan.parallel import Layout, pp_partition, stage_distinct
 from kvplan.spec import Linear, ModelSpec
@@ -48,14 +49,21 @@ MXFP4_MARLIN_ALIGN = (128, 256)  # (intermediate per partition, hidden): mxfp4.p
 MXFP4_TRTLLM_ALIGN = (256, 256)  # SM100_FI_MXFP4_* (FlashInfer TRTLLM-gen): mxfp4.py create_weights
 MXFP4_TRITON_INTER_ALIGN = 64  # the remaining CUDA backends (Triton): round_up(I, 64), hidden unpadded
 # HopperMXValueLayout.swizzle_data pre-padding of the packed (*, M, K) uint8 weight, by the triton_kernels vLLM
-# bundles (vllm/third_party/triton_kernels/tensor_details/layout_details/hopper_value.py): the v0.19.0 wheel pads
-# both matrix dims to multiples of 64 ("Pre-pad both matrix dims to multiples of 64"); the v0.33.0 wheel (as the
-# 0.14.1 one) pads only to the mma pack sizes, 16 x 32 (k_tile x warp_tile x threads x scott x contig), which the
-# gpt-oss shapes already are. Upstream triton's newest source pads to (64, 256): no vLLM wheel read bundles it.
-# The 0.21 line (0.21-0.32) is not read: kept as 0.19.
-TRITON_VALUE_ALIGN_BY_VERSION = {"0.17": (64, 64), "0.21": (64, 64), "0.33": (16, 32)}
-TRITON_VALUE_ALIGN = TRITON_VALUE_ALIGN_BY_VERSION["0.17"]
+# bundles (vllm/third_party/triton_kernels/tensor_details/layout_details/hopper_value.py, every wheel 0.12.0 - 0.33.0
+# read): the 0.17.0 - 0.21.0 bundle pads both matrix dims to multiples of 64 ("Pre-pad both matrix dims to multiples
+# of 64"; VLLM_CHANGES "triton_value_pad64"); the 0.12.0 - 0.16.0 and 0.22.0 - 0.33.0 bundles (one identical file) pad
+# only to the mma pack sizes, 16 x 32 (k_tile x warp_tile x threads x scott x contig), which the gpt-oss shapes
+# already are ("triton_value_pack"). Upstream triton's newest source pads to (64, 256): no vLLM wheel bundles it.
+TRITON_VALUE_ALIGN = (64, 64)
 TRITON_PACK_ALIGN = (16, 32)
+
+
+def triton_value_align(vllm_version: str) -> tuple[int, int]:
+    """The (M, K) the bundled HopperMXValueLayout pads a packed MXFP4 weight to in this profile: (64, 64) in the
+    0.17 - 0.21 profiles (0.17.0 - 0.21.0), the pack sizes (16, 32) before and after."""
+    if vllm_has(vllm_version, "triton_value_pad64") and not vllm_has(vllm_version, "triton_value_pack"):
+        return TRITON_VALUE_ALIGN
+    return TRITON_PACK_ALIGN
 # HopperMXScaleLayoutTransformation.swizzle_data: SWIZZLE_ALIGN_M = 2 x num_warps x 2 x 8, SWIZZLE_ALIGN_K = 2;
 # vLLM passes num_warps = 8 outside batched (DeepEP / PPLX) MoE.
 TRITON_SCALE_ALIGN = (2 * 8 * 2 * 8, 2)
@@ -68,14 +76,15 @@ def _up(x: int, a: int) -> int:
 
 def mxfp4_moe_backend(arch: str, vllm_version: str) -> str:
     """The MXFP4 MoE backend vLLM picks (mxfp4.py get_mxfp4_backend): "trtllm" on datacenter Blackwell (FlashInfer
-    is a vLLM dependency there), "triton" on Hopper in the 0.17+ profiles (triton_kernels bundled; the v0.19.0 H100
-    log: "Using 'TRITON' Mxfp4 MoE backend"), "marlin" elsewhere (Ampere / Ada: triton_kernels needs sm90..sm10x)
-    and in the 0.10 / 0.11 profiles, whose H100 logs load gpt-oss-120b at the Marlin size (65.9651 GiB, vLLM
-    #23278 on 0.10.1; #27508's 1.71 GiB of KV on 0.11 needs it too). Not split: 0.14.1 on Hopper already ran
-    Triton with pack-size value padding only (64.38 GiB logged, kvplan 64.30 with TRITON_PACK_ALIGN)."""
+    is a vLLM dependency there), "triton" on Hopper from the 0.12 profile on (vLLM bundles triton_kernels from 0.12.0,
+    VLLM_CHANGES "triton_kernels_bundled"; the v0.19.0 H100 log: "Using 'TRITON' Mxfp4 MoE backend"; 0.14.1 on an
+    H100: 64.38 GiB logged, kvplan 64.30 with TRITON_PACK_ALIGN), "marlin" elsewhere (Ampere / Ada: triton_kernels
+    needs sm90..sm10x) and in the 0.10 - 0.11.1 profiles (0.11.x: only a separately installed triton_kernels), whose
+    H100 logs load gpt-oss-120b at the Marlin size (65.9651 GiB, vLLM #23278 on 0.10.1; #27508's 1.71 GiB of KV on
+    0.11 needs it too)."""
     if arch == "sm100":
         return "trtllm"
-    if arch == "sm90" and vllm_version not in ("0.10", "0.11"):
+    if arch == "sm90" and vllm_has(vllm_version, "triton_kernels_bundled"):
         return "triton"
     return "marlin"
 
@@ -129,7 +138,7 @@ def vllm_mxfp4_extra_bytes(spec: ModelSpec, layout: Layout, stage: int, weight_f
         hidden, inter = names["gate_up_proj"].in_features, names["down_proj"].in_features
         count, part = (cdiv(ex.num_experts, ranks), inter) if layout.ep else (ex.num_experts, cdiv(inter, ranks))
         bias = names["gate_up_proj"].bias
-        align = TRITON_VALUE_ALIGN_BY_VERSION.get(vllm_version, TRITON_PACK_ALIGN)
+        align = triton_value_align(vllm_version)
         extra += n * count * (mxfp4_expert_bytes(hidden, part, bias, backend, align)
                               - mxfp4_expert_bytes(hidden, part, bias))
     return extra
@@ -223,7 +232,7 @@ def fp8_block_refusal(spec: ModelSpec, layout: Layout, weight_format: str | None
 # Machete cannot)          (same bytes). GPTQ's qzeros and g_idx become empty tensors (``marlin_make_empty_g_idx``);
 #                          act order keeps g_idx sorted and adds g_idx_sort_indices int32 [k] (per layer). Shapes need
 #                          n % 64, k % 128, k % G, else the layer is not Marlin's; vllm#45295 (merged 2026-06-12: the
-#                          0.21 and 0.33 profiles) zero-pads instead to ``marlin_padded_nk`` (not for act order, not a
+#                          0.24+ profiles, 0.24.0 on) zero-pads instead to ``marlin_padded_nk`` (not for act order, not a
 #                          group straddling two ranks)
 # Machete (Hopper: first   ``machete_prepack_B`` (same bytes), scales made contiguous; qzeros and g_idx stay registered
 # in vLLM's CUDA kernel    (its process_weights_after_loading never touches them; the log of vllm#23066, v0.10.1 on an
@@ -242,11 +251,11 @@ def fp8_block_refusal(spec: ModelSpec, layout: Layout, weight_format: str | None
 #                          MoE: the 3-D swizzle per expert on w13 (2I rows) and w2, a non-gated MoE's weights padded
 #                          to the swizzled rows (``intermediate_size_pad``)
 # Marlin FP4 (NVFP4        ``prepare_fp4_layer_for_marlin``: weight and fp8 scales repacked / permuted, same bytes; the
-# elsewhere; W4A16 NVFP4)  0.21 / 0.33 profiles pad like the integer Marlin (group 16)
+# elsewhere; W4A16 NVFP4)  0.24+ profiles pad like the integer Marlin (group 16)
 # =======================  =========================================================================================
 #
-# AWQ from vllm#36505 ("Enable AWQMarlinConfig on ROCm to use choose_mp_linear_kernel", opened 2026-03-09): AWQ's
-# dense layers go through the same kernel list, so a Hopper takes Machete (the 0.19.1 H200 log of a benchmark repo's
+# AWQ from vllm#36505 ("Enable AWQMarlinConfig on ROCm to use choose_mp_linear_kernel", opened 2026-03-09; first in the
+# 0.19.0 wheel): AWQ's dense layers go through the same kernel list, so a Hopper takes Machete (the 0.19.1 H200 log of a benchmark repo's
 # decisions file, search index 63273539747: "Using MacheteLinearKernel for AWQMarlinLinearMethod"; 0.19.0 on a
 # non-Hopper GPU, search index 53268049166: "Using MarlinLinearKernel for AWQMarlinLinearMethod"; the 0.17.0 log of
 # Qwen3-8B-AWQ, 54810965301, prints no such line): AWQ's qweight is repacked along k (same bytes), then Machete's
@@ -256,25 +265,22 @@ def fp8_block_refusal(spec: ModelSpec, layout: Layout, weight_format: str | None
 # Not modeled (each < 0.1 MiB a rank): Marlin workspaces (SMs x 4 B a layer), NVFP4 global scales merged per fused layer;
 # MoeWNA16 fallbacks; AWQ on ROCm after vllm#36505 (Conch / Triton / RDNA kernels: kept as the checkpoint's bytes).
 
-# vllm#45295 "Consolidate Marlin thread-tile padding" (merged 2026-06-12; v0.24.0 of 2026-07-01 has it, v0.22 not): the
-# 0.21 profile (0.21.0 - 0.32.x) is mostly after it, so it pads with 0.33; 0.21.x / 0.22.x refused these shards instead
-MARLIN_PADDING_VERSIONS = ("0.21", "0.33")
+# vllm#45295 "Consolidate Marlin thread-tile padding" (merged 2026-06-12): marlin_padded_nk is first in the 0.24.0
+# wheel, not in 0.23.0 (VLLM_CHANGES "marlin_tile_padding"): the 0.24+ profiles pad, earlier ones refuse these shards
 MARLIN_MIN_N, MARLIN_MIN_K = 64, 128  # GPTQ_MARLIN_MIN_THREAD_N / _K (marlin_utils.py)
 MARLIN_GROUPS = (-1, 32, 64, 128)  # MARLIN_SUPPORTED_GROUP_SIZES
 MACHETE_IN, MACHETE_OUT = 64, 128  # MACHETE_PREPACKED_BLOCK_SHAPE (machete_utils.py)
 MACHETE_GROUPS = (-1, 64, 128)  # query_machete_supported_group_sizes, 16-bit activations
-# vllm#36505 reached 0.19.0 (its AWQMarlinLinearMethod logs the kernel it picked), not 0.17.0: the 0.17 profile
-# (0.17.0 - 0.20.x) takes the newer, larger Hopper layout (over- rather than under-counting a rank's weights)
-AWQ_MP_KERNEL_VERSIONS = ("0.17", "0.21", "0.33")
+# vllm#36505: awq_marlin.py calls choose_mp_linear_kernel from the 0.19.0 wheel on (not 0.18.1; VLLM_CHANGES
+# "awq_mp_kernel"): the 0.19+ profiles take Machete on Hopper, earlier ones Marlin
 NVFP4_SWIZZLE_ROWS, NVFP4_SWIZZLE_COLS = 128, 4  # swizzle_blockscale (nvfp4_utils.py)
 NVFP4_CUTLASS_ALIGN = 32  # pad_nvfp4_weight_for_cutlass alignment (elements), rows and columns
 NVFP4_BLOCK = 16
-# vllm#23379 "Remove duplicated NVFP4 blockscales" (merged 2025-08-23, v0.10.2): before it the swizzled scales went into
-# a new parameter (weight_scale_swizzled, w13/w2_blockscale_swizzled) beside the checkpoint's; the 0.10 profile keeps both
-NVFP4_DUPLICATE_SCALE_VERSIONS = ("0.10",)
-# vllm#31099 "Always support TP > 4 for FP4 Gemm" (merged 2025-12-21) pads NVFP4 weights to 32; earlier releases refused
-# such shards (0.10 here; 0.11-0.13 refused too, not modeled)
-NVFP4_NO_WEIGHT_PAD_VERSIONS = ("0.10",)
+# vllm#23379 "Remove duplicated NVFP4 blockscales" (merged 2025-08-23; in the 0.10.2 wheel, VLLM_CHANGES
+# "nvfp4_single_scales"): before it the swizzled scales went into a new parameter (weight_scale_swizzled,
+# w13/w2_blockscale_swizzled) beside the checkpoint's; the 0.10 profile (0.10.0 - 0.10.1.1) keeps both
+# vllm#31099 "Always support TP > 4 for FP4 Gemm" pads NVFP4 weights to 32 (pad_nvfp4_weight_for_cutlass, first in the
+# 0.16.0 wheel: "nvfp4_weight_pad"); earlier releases refused such shards (kept unpadded here, the refusal not modeled)
 
 _GPTQ_FMT = re.compile(r"^gptq-int(?P<b>\d)-(?:g(?P<g>\d+)|ch)(?P<act>-actorder)?(?P<asym>-asym)?$")
 _AWQ_FMT = re.compile(r"^int4-g(?P<g>\d+)$")
@@ -321,7 +327,7 @@ def _marlin_shape(n: int, k: int, full_k: int, group: int, act: bool, version: s
     groups_ok = group == -1 or group >= full_k or k % group == 0
     if n % MARLIN_MIN_N == 0 and k % MARLIN_MIN_K == 0 and groups_ok:
         return n, k
-    if version in MARLIN_PADDING_VERSIONS and not act and groups_ok:
+    if vllm_has(version, "marlin_tile_padding") and not act and groups_ok:
         return marlin_padded_nk(n, k, group)
     return None
 
@@ -345,7 +351,7 @@ def int_linear_kernel(fmt: str, n: int, k: int, full_k: int, platform: str, vers
         group, act = int(m["g"] or -1), bool(m["act"])
     elif (m := _AWQ_FMT.match(fmt)) is not None:
         group = int(m["g"])
-        if (platform == "sm90" and version in AWQ_MP_KERNEL_VERSIONS and group in MARLIN_GROUPS
+        if (platform == "sm90" and vllm_has(version, "awq_mp_kernel") and group in MARLIN_GROUPS
                 and _machete_fits(n, k, full_k, group, False)):
             return "machete"  # vllm#36505: AWQMarlinLinearMethod picks from the mixed-precision kernel list
         ok = cuda and group in MARLIN_GROUPS and _marlin_shape(n, k, full_k, group, False, version)
@@ -369,7 +375,7 @@ def _int_linear_parts(fmt: str, n: int, k: int, full_k: int, platform: str, vers
     kernel = int_linear_kernel(fmt, n, k, full_k, platform, version)
     gptq, wna16 = _GPTQ_FMT.match(fmt), _WNA16_FMT.match(fmt)
     m = gptq or wna16
-    if m is None:  # AWQ: qweight, qzeros, scales (Marlin repacks them at the same size; padded in 0.33)
+    if m is None:  # AWQ: qweight, qzeros, scales (Marlin repacks them at the same size; padded from 0.24)
         if kernel == "checkpoint":
             return matrix_bytes(n, k, fmt), 0
         if kernel == "machete":  # zero points pre-scaled: [groups, n] 16-bit for AWQ's int32 [groups, n/8]
@@ -421,7 +427,7 @@ def vllm_int_linear_bytes(fmt: str, n: int, k: int, full_k: int, platform: str, 
 def vllm_nvfp4_linear_bytes(fmt: str, n: int, k: int, platform: str, version: str) -> int:
     """Bytes vLLM keeps of one NVFP4 [n, k] shard. Blackwell W4A4 (CUTLASS / FlashInfer CUTLASS): packed weight
     [round_up(n, 32), round_up(k, 32) / 2] + swizzled fp8 scales [round_up(n, 128), round_up(k/16, 4)] + the fp32
-    globals; elsewhere, and W4A16 NVFP4 everywhere: Marlin FP4, the checkpoint's bytes (tile-padded from 0.21). Worked
+    globals; elsewhere, and W4A16 NVFP4 everywhere: Marlin FP4, the checkpoint's bytes (tile-padded from 0.24.0). Worked
     numbers on a B200: n = 1024, k = 4096: 2,097,152 + 262,144 + 8 = 2,359,304 (= the checkpoint: both dims aligned);
     n = 96 (an expert-sized shard), k = 2048: 98,304 + 128 x 128 + 8 = 114,696 (checkpoint 98,304 + 12,288 + 8)."""
     from kvplan.weights import matrix_bytes
@@ -432,13 +438,13 @@ def vllm_nvfp4_linear_bytes(fmt: str, n: int, k: int, platform: str, version: st
     globals_ = 4 if m["wo"] else 8
     if platform in ("sm100", "sm120") and not m["wo"]:
         np_, kp = _up(n, NVFP4_CUTLASS_ALIGN), _up(k, NVFP4_CUTLASS_ALIGN)
-        if version in NVFP4_NO_WEIGHT_PAD_VERSIONS:
+        if not vllm_has(version, "nvfp4_weight_pad"):
             np_, kp = n, k
         scales = _up(n, NVFP4_SWIZZLE_ROWS) * _up(cdiv(k, NVFP4_BLOCK), NVFP4_SWIZZLE_COLS)
-        if version in NVFP4_DUPLICATE_SCALE_VERSIONS:
+        if not vllm_has(version, "nvfp4_single_scales"):
             scales += n * cdiv(k, NVFP4_BLOCK)  # the checkpoint's weight_scale stays beside weight_scale_swizzled
         return np_ * kp // 2 + scales + globals_
-    if version in MARLIN_PADDING_VERSIONS and platform in ("cuda", "sm90", "sm100", "sm120"):
+    if vllm_has(version, "marlin_tile_padding") and platform in ("cuda", "sm90", "sm100", "sm120"):
         np_, kp = marlin_padded_nk(n, k, NVFP4_BLOCK)
         return matrix_bytes(np_, kp, fmt)
     return matrix_bytes(n, k, fmt)
@@ -475,13 +481,13 @@ def vllm_moe_expert_bytes(fmt: str, hidden: int, inter: int, gate_up: list[int],
         i2 = sum(gate_up)
         rows = _up(i2, NVFP4_SWIZZLE_ROWS)  # w13's swizzled scale rows
         # non-gated: weights padded to them too, w2 along its input columns (not in the 0.10 code)
-        pad = 0 if gated or version in NVFP4_NO_WEIGHT_PAD_VERSIONS else rows - i2
+        pad = 0 if gated or not vllm_has(version, "nvfp4_weight_pad") else rows - i2
         loaded = (rows * hidden // 2 if pad else i2 * hidden // 2)
         loaded += rows * _up(cdiv(hidden, NVFP4_BLOCK), NVFP4_SWIZZLE_COLS)
         loaded += hidden * (inter + pad) // 2
         loaded += _up(hidden, NVFP4_SWIZZLE_ROWS) * _up(cdiv(inter + pad, NVFP4_BLOCK), NVFP4_SWIZZLE_COLS)
         loaded += 8 * (len(gate_up) + 1)  # fp32 weight_scale_2 + input_scale per projection, as checkpointed
-        if version in NVFP4_DUPLICATE_SCALE_VERSIONS:  # w13_weight_scale / w2_weight_scale kept beside the swizzled
+        if not vllm_has(version, "nvfp4_single_scales"):  # w13_weight_scale / w2_weight_scale kept beside the swizzled
             loaded += i2 * cdiv(hidden, NVFP4_BLOCK) + hidden * cdiv(inter, NVFP4_BLOCK)
         return loaded, ckpt
     if (m := _GPTQ_FMT.match(fmt)) is not None and platform in ("cuda", "sm90", "sm100", "sm120"):
@@ -600,9 +606,9 @@ def vllm_quant_layout_extra_bytes(spec: ModelSpec, layout: Layout, stage: int, w
 
 def _marlin_reason(n: int, k: int, group: int, version: str) -> str:
     """Why MarlinLinearKernel.can_implement refuses the shard, in its words: verify_marlin_supports_shape's first
-    failing check (marlin_utils.py @007d5005); from vllm#45295 on (0.21 / 0.33) only a group straddling TP ranks is
+    failing check (marlin_utils.py @007d5005); from vllm#45295 on (0.24+ profiles) only a group straddling TP ranks is
     left."""
-    if version in MARLIN_PADDING_VERSIONS:
+    if vllm_has(version, "marlin_tile_padding"):
         return f"in_features per partition {k} is not divisible by group_size = {group}."
     if n % MARLIN_MIN_N:
         return (f"Weight output_size_per_partition = {n} is not divisible by  min_thread_n = {MARLIN_MIN_N}. "
@@ -620,7 +626,7 @@ def marlin_refusal(spec: ModelSpec, layout: Layout, weight_format: str | None, g
 
     GPTQMarlinLinearMethod and CompressedTensorsWNA16 call ``choose_mp_linear_kernel``, which raises when every
     kernel refuses the shard: Machete (Hopper only, k % 64, n % 128), Marlin (n % 64, k % 128, k % G; vllm#45295
-    pads to a tile from the 0.21 profile on, but a group straddling two ranks stays refused), Exllama (fp16 activations
+    pads to a tile from the 0.24 profile on, but a group straddling two ranks stays refused), Exllama (fp16 activations
     only: a bf16 checkpoint has no fallback). Worked
     example: a 64-wide quantized projection at TP2 on an sm86 GPU, bf16 -> "Weight output_size_per_partition = 32
     is not divisible by  min_thread_n = 64" (the AutoRound Qwen3.6 report quoted in the tests)."""
@@ -658,40 +664,40 @@ def marlin_refusal(spec: ModelSpec, layout: Layout, weight_format: str | None, g
 
 # ----------------------------------------------------------------------------- RoPE cos/sin tables
 
-def _release(vllm_version: str) -> tuple[int, ...]:
-    return tuple(int(x) for x in re.findall(r"\d+", vllm_version)[:2]) or (0, 33)
-
-
 def vllm_rope_rows(cache, vllm_version: str, model_type: str = "") -> int:
     """Rows (positions) of one vLLM cos/sin table, by the class ``get_rope`` picks for its rope_type
     (vllm/model_executor/layers/rotary_embedding/, read 2026-12 in the 0.6.3, 0.7.3, 0.10.2, 0.11.0, 0.17.0,
-    0.21.0 and 0.33.0 wheels; ``torch.arange`` over a float length gives ceil(length) rows):
+    0.21.0 and 0.33.0 wheels, the boundaries in every wheel around them: VLLM_CHANGES "longrope_one_table",
+    "mrope_cache_x4", "dynamic_ntk_max_position", "mrope_positions_factor"; ``torch.arange`` over a float length
+    gives ceil(length) rows):
 
     - default, llama3, (0.33) proportional: max_position (``RotaryEmbedding._compute_cos_sin_cache``);
     - linear: ceil(max_position x factor) (``LinearScalingRotaryEmbedding``: "the maximum length after applying
       the rope scaling is self.max_position_embeddings * self.scaling_factor");
-    - dynamic (NTK): ceil(max_position x factor) through the 0.21 profile, max_position in 0.33;
+    - dynamic (NTK): ceil(max_position x factor) through 0.21.0 (the 0.21 profile), max_position from 0.22.0;
     - yarn (``YaRNScalingRotaryEmbedding``, built with original_max_position_embeddings), deepseek_yarn /
       deepseek_llama_scaling (``DeepseekScalingRotaryEmbedding``): ceil(original_max_position x factor);
     - longrope (``Phi3LongRoPEScaledRotaryEmbedding``): the short [original] and long [max] tables concatenated,
-      original + max_position; 0.6.x also keeps both halves as buffers of their own: 2 x (original + max);
-    - mrope (``MRotaryEmbedding``): max_position in 0.6.x; ``cache_max_position_num = max_position_embeddings * 4``
-      from 0.7 (0.7.3) through 0.21; in 0.33 the factor is ``mrope_positions_factor``, which Qwen3-VL / Qwen3.5 pass
-      as 1 unless video pruning is on (qwen3_vl.py) and the rest leave at 4.
+      original + max_position; 0.6.x (0.6.0 - 0.6.6.post1) also keeps both halves as buffers of their own:
+      2 x (original + max); 0.7.0 keeps only ``long_short_cos_sin_cache``;
+    - mrope (``MRotaryEmbedding``): max_position through 0.7.1; ``cache_max_position_num = max_position_embeddings
+      * 4`` from 0.7.2 (V0 plans of it are refused: multimodal) through 0.31.0; from 0.32.0 the factor is
+      ``mrope_positions_factor``, which Qwen3-VL / Qwen3.5 pass as 1 unless video pruning is on (qwen3_vl.py) and
+      the rest leave at 4.
 
     Llama-3.1-8B (llama3, max 131,072): 131,072 rows; gpt-oss (yarn 4,096 x 32): 131,072; DeepSeek-V3 (4,096 x 40):
     163,840; Gemma-3 global (linear 8 x 131,072): 1,048,576."""
-    rel = _release(vllm_version)
     kind, mx, f = cache.rope_type, cache.max_position, cache.factor
     orig = cache.original_max_position or mx
-    if kind == "linear" or (kind == "dynamic" and rel <= (0, 21)):
+    if kind == "linear" or (kind == "dynamic" and not vllm_has(vllm_version, "dynamic_ntk_max_position")):
         return math.ceil(mx * f)
     if kind in ("yarn", "deepseek_yarn", "deepseek_llama_scaling"):
         return math.ceil(orig * f)
     if kind in ("longrope", "su"):
-        return (2 if rel < (0, 7) else 1) * (orig + mx)
+        return (1 if vllm_has(vllm_version, "longrope_one_table") else 2) * (orig + mx)
     if kind == "mrope":
-        if rel < (0, 7) or (rel >= (0, 33) and model_type.startswith(("qwen3_vl", "qwen3_5"))):
+        if not vllm_has(vllm_version, "mrope_cache_x4") or (
+                vllm_has(vllm_version, "mrope_positions_factor") and model_type.startswith(("qwen3_vl", "qwen3_5"))):
             return mx
         return 4 * mx
     return mx

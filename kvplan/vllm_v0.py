@@ -1,4 +1,4 @@
-"""vLLM's V0 engine: how it sizes the KV cache, in its own terms (profiles "0.6" and "0.7" in kvplan.engines).
+"""vLLM's V0 engine: how it sizes the KV cache, in its own terms (profiles "0.6", "0.6.5" and "0.7" in kvplan.engines).
 
 V0 is the engine of vLLM up to 0.7.x and, with ``VLLM_USE_V1=0``, of 0.8.x and 0.9.x. Read in the 0.6.3.post1,
 0.6.4.post1, 0.6.5, 0.6.6.post1, 0.7.3, 0.8.5 and 0.9.2 wheels from PyPI (read 2026-12):
@@ -33,6 +33,7 @@ V0 is the engine of vLLM up to 0.7.x and, with ``VLLM_USE_V1=0``, of 0.8.x and 0
 
 import math
 
+from kvplan.engines import vllm_has
 from kvplan.errors import ConfigError, PlanInputError
 from kvplan.layers import ATTENTION_KINDS, cache_parts
 from kvplan.units import GiB, cdiv
@@ -42,7 +43,7 @@ V0_CHUNKED_ABOVE = 32768  # arg_utils.py use_long_context = max_model_len > 3276
 V0_MNBT = 2048  # config.py SchedulerConfig: 2048 with chunked prefill, else max(max_model_len, 2048)
 # With chunked prefill: 2048 from 0.6.5 (config.py "a balance between ITL and TTFT"), 512 in 0.6.3 / 0.6.4 ("the
 # best balance between ITL and TTFT on A100").
-V0_CHUNKED_MNBT = {"0.6": 512, "0.7": 2048}
+V0_CHUNKED_MNBT = {"0.6": 512}  # 0.6.4 config.py: 512; 2048 from 0.6.5 (the 0.6.5 / 0.6.6.post1 wheels)
 V0_SWAP_SPACE_BYTES = 4 * GiB  # arg_utils.py EngineArgs.swap_space = 4 (GiB per GPU)
 V0_WATERMARK = 0.01  # CacheConfig / BlockSpaceManager watermark
 # The forward peak of the profile run: 4 hidden-wide buffers (residual, hidden, attention out, norm) and the MLP's
@@ -255,7 +256,7 @@ def log_lines(engine, prof, rank, num_blocks: int, n_cpu_blocks: int, max_len: i
     total = rank.device_bytes
     act = next(t.bytes for t in rank.terms if t.name.startswith("activation peak"))
     nt = next(t.bytes for t in rank.terms if t.name == "non-torch memory")
-    if prof.version == "0.6":  # 0.6.4 worker.py; peak_torch_memory counts the weights, initial usage the context
+    if not vllm_has(prof.version, "v0_profile_accounting"):  # 0.6.4 worker.py; peak_torch_memory counts the weights, initial usage the context
         lines = [f"Loading model weights took {rank.weights_bytes / GiB:.4f} GB",
                  f"Memory profiling results: total_gpu_memory={total / GiB:.2f}GiB initial_memory_usage="
                  f"{(rank.weights_bytes + nt) / GiB:.2f}GiB peak_torch_memory={(rank.weights_bytes + act) / GiB:.2f}GiB "

@@ -110,7 +110,7 @@ def test_dennislee22_gpt_oss_120b_tp4_hybrid_tokens_line():
 
 
 def test_kimi_k2_thinking_tp8_and_dcp8_tokens():
-    # vllm-project/recipes moonshotai/Kimi-K2-Think.md @0d218d1e (vLLM nightly 11-06, 0.11 line), 8 x H200:
+    # vllm-project/recipes moonshotai/Kimi-K2-Think.md @0d218d1e (vLLM nightly 11-06: a 0.11.1 dev build), 8 x H200:
     # TP8: "Available KV cache memory: 46.80 GiB", "GPU KV cache size: 715,072 tokens";
     # TP8 + DCP8: "Multiplying the GPU KV cache size by the dcp_world_size 8.", "GPU KV cache size: 5,721,088 tokens".
     # MLA: 61 layers x (512 + 64) x 2 B = 70,272 B/token on every rank; FlashMLA block 64 on Hopper.
@@ -121,13 +121,13 @@ def test_kimi_k2_thinking_tp8_and_dcp8_tokens():
     block = 64 * 61 * 576 * 2
     for blocks, dcp, tokens in ((11_173, 1, 715_072), (11_174, 8, 5_721_088)):
         assert abs(blocks * block / GiB - 46.80) < 0.005
-        engine = EngineConfig(vllm_version="0.11", kv_cache_memory_bytes=blocks * block + 1000,
+        engine = EngineConfig(vllm_version="0.11.1", kv_cache_memory_bytes=blocks * block + 1000,
                               decode_context_parallel_size=dcp)
         p = plan(spec, H200, engine, Layout(tp=8))
         assert p.block_size == 64 and p.num_blocks == blocks and p.kv_cache_tokens == tokens
         assert f"GPU KV cache size: {tokens:,} tokens" in p.engine_log
     # from the logged 46.80 GiB alone the DCP figure is within 0.01 %
-    p = plan(spec, H200, EngineConfig(vllm_version="0.11", kv_cache_memory_bytes=round(46.80 * GiB),
+    p = plan(spec, H200, EngineConfig(vllm_version="0.11.1", kv_cache_memory_bytes=round(46.80 * GiB),
                                       decode_context_parallel_size=8), Layout(tp=8))
     assert close(p.kv_cache_tokens, 5_721_088)
     assert "Multiplying the GPU KV cache size by the dcp_world_size 8." in p.engine_log
@@ -191,20 +191,20 @@ def test_llm_d_planner_v0_19_llama_3_1_8b_tp_1_2_4_sampler_not_divided_by_tp():
     # non-torch 2.07 / 2.13 -> KV 75.23 - 7.51 - 1.89 - 2.07 = 63.76 and 67.44 GiB.
     spec = load_preset("llama-3.1-8b")
     for tp, weights, kv in ((1, 14.99, 58.11), (2, 7.51, 63.76), (4, 3.77, 67.44)):
-        engine = EngineConfig(vllm_version="0.17", gpu_memory_utilization=0.95, max_model_len=16384,
+        engine = EngineConfig(vllm_version="0.19", gpu_memory_utilization=0.95, max_model_len=16384,
                               weights_bytes=round(weights * GiB))
         p = plan(spec, H100, engine, Layout(tp=tp))
         act = next(t for t in p.ranks[0].terms if t.name.startswith("activation peak"))
         assert close_gib(act.bytes, 1.89)  # 1.88 at every TP: 1024 x 128,256 x 4 x 3.72 + 8192 x 4096 x 2
         assert close_gib(p.ranks[0].kv_pool_bytes, kv)
-    p = plan(spec, H100, EngineConfig(vllm_version="0.17", gpu_memory_utilization=0.95, max_model_len=16384,
+    p = plan(spec, H100, EngineConfig(vllm_version="0.19", gpu_memory_utilization=0.95, max_model_len=16384,
                                       weights_bytes=round(14.99 * GiB)))
     assert close(p.kv_cache_tokens, 476_016)
     # the CUDA-graph estimate is printed, not subtracted, in this line (VLLM_MEMORY_PROFILER_ESTIMATE_CUDAGRAPHS False)
     graphs = next(t for t in p.ranks[0].terms if t.name.startswith("CUDA graphs"))
     assert not graphs.applied and "Estimated CUDA graph memory" in " ".join(p.engine_log)
     # the old fixed 0.16 GiB non-torch at TP >= 2 would be off by ~1.9 GiB; the profile's 2.10 is within 0.03
-    nt = next(t for t in plan(spec, H100, EngineConfig(vllm_version="0.17"), Layout(tp=2)).ranks[0].terms
+    nt = next(t for t in plan(spec, H100, EngineConfig(vllm_version="0.19"), Layout(tp=2)).ranks[0].terms
               if t.name == "non-torch memory")
     assert abs(nt.bytes / GiB - 2.07) < 0.05
 
@@ -244,12 +244,13 @@ def test_cuda_graph_capture_sizes_as_logged():
     # 0.10.1.1 log: cudagraph_capture_sizes [512, 504, ..., 8, 4, 2, 1] (67); v0.19.0 log: [1, 2, 4, 8, ..., 248,
     # 256, 272, ..., 512] (51)
     assert len(cuda_graph_capture_sizes(VLLM_PROFILES["0.10"], 256, 2048)) == 67
-    sizes = cuda_graph_capture_sizes(VLLM_PROFILES["0.17"], 1024, 8192)
+    sizes = cuda_graph_capture_sizes(VLLM_PROFILES["0.19"], 1024, 8192)
     assert len(sizes) == 51 and sizes[-3:] == [480, 496, 512]
-    # where it is subtracted (0.21+), the estimate leaves the pool that much smaller
+    # where it is subtracted (0.20.0+), the estimate leaves the pool that much smaller (0.19: printed only)
     spec = load_preset("llama-3.1-8b")
-    applied = plan(spec, H100, EngineConfig(vllm_version="0.21", max_model_len=8192))
-    printed = plan(spec, H100, EngineConfig(vllm_version="0.17", max_model_len=8192))
+    # (at one utilization: the default is 0.92 from 0.20.0, 0.90 before)
+    applied = plan(spec, H100, EngineConfig(vllm_version="0.21", max_model_len=8192, gpu_memory_utilization=0.9))
+    printed = plan(spec, H100, EngineConfig(vllm_version="0.19", max_model_len=8192, gpu_memory_utilization=0.9))
     graphs = next(t for t in applied.ranks[0].terms if t.name.startswith("CUDA graphs"))
     assert graphs.applied and graphs.bytes == (128 + 2 * 50 * 6) * 2**20  # 51 PIECEWISE + 51 FULL graphs
     assert printed.ranks[0].kv_pool_bytes - applied.ranks[0].kv_pool_bytes == graphs.bytes
@@ -307,7 +308,7 @@ def test_llm_d_planner_v0_19_gpt_oss_20b_tp2_hybrid_log_lines():
     # memory: 7.01GiB."; "Available KV cache memory: 59.32 GiB"; "GPU KV cache size: 2,591,776 tokens";
     # "Maximum concurrency for 8,192 tokens per request: 316.07x" (two lines: the groups rule, not 316.07 x 8192).
     spec = load_preset("gpt-oss-20b")
-    engine = EngineConfig(vllm_version="0.17", max_model_len=8192, weights_bytes=round(7.01 * GiB))
+    engine = EngineConfig(vllm_version="0.19", max_model_len=8192, weights_bytes=round(7.01 * GiB))
     p = plan(spec, H100, engine, Layout(tp=2))
     terms = {t.name.split(" (")[0]: t for t in p.ranks[0].terms}
     assert close_gib(terms["activation peak"].bytes, 2.87)  # 2.90
@@ -330,7 +331,7 @@ def test_llm_d_planner_v0_19_qwen2_5_7b_from_launch_inputs(tp, weights, kv):
     # max_model_len 8192): Qwen2.5-7B-Instruct weights 14.25 / 7.12 / 3.55 GiB, activation 2.21 GiB at every TP,
     # non-torch 0.24 / 2.06 / 2.13; KV 58.53 GiB at TP1 ("KV cache memory" table), 1,096,000 tokens. TP2 / TP4 KV:
     # 75.23 - weights - 2.21 - non-torch = 63.84 / 67.34 GiB. Everything below is from the launch inputs alone.
-    p = plan(load_preset("qwen2.5-7b"), H100, EngineConfig(vllm_version="0.17", gpu_memory_utilization=0.95,
+    p = plan(load_preset("qwen2.5-7b"), H100, EngineConfig(vllm_version="0.19", gpu_memory_utilization=0.95,
                                                           max_model_len=8192), Layout(tp=tp))
     assert close_gib(p.ranks[0].weights_bytes, weights) and close_gib(p.ranks[0].kv_pool_bytes, kv)
     if tp == 1:

@@ -44,7 +44,7 @@ GEMMA3_12B = _gemma3(hidden_size=3840, intermediate_size=15360, num_hidden_layer
                      num_key_value_heads=8, head_dim=256, query_pre_attn_scalar=256)
 GEMMA3_4B = _gemma3(hidden_size=2560, intermediate_size=10240, num_hidden_layers=34, num_attention_heads=8,
                     num_key_value_heads=4, head_dim=256, query_pre_attn_scalar=256)
-V019 = EngineConfig(vllm_version="0.17", gpu_memory_utilization=0.95, max_model_len=8192)
+V019 = EngineConfig(vllm_version="0.19", gpu_memory_utilization=0.95, max_model_len=8192)
 
 
 def _terms(p):
@@ -114,7 +114,7 @@ def test_myoceane_gpt_oss_20b_a100_v0_19_marlin():
     # `vllm serve openai/gpt-oss-20b --max-model-len 131072 --gpu-memory-utilization 0.65`: "Model loading took
     # 13.72 GiB memory", "Available KV cache memory: 36.56 GiB". A100: MXFP4 on Marlin, 2048 / 256 defaults.
     # kvplan: 13.67 GiB (-0.4 %), KV 51.44 - 13.67 - 0.72 (256 x 201,088 x 4 x 3.72 sampler) - 0.25 = 36.80 (+0.24).
-    p = plan(load_preset("gpt-oss-20b"), A100_80, EngineConfig(vllm_version="0.17", gpu_memory_utilization=0.65,
+    p = plan(load_preset("gpt-oss-20b"), A100_80, EngineConfig(vllm_version="0.19", gpu_memory_utilization=0.65,
                                                               max_model_len=131072))
     assert close_gib(p.ranks[0].weights_bytes, 13.72) and close_gib(p.ranks[0].kv_pool_bytes, 36.56)
 
@@ -124,7 +124,7 @@ def test_myoceane_gemma4_26b_a4b_a100():
     # --enforce-eager --gpu-memory-utilization 0.9`: "Model loading took 48.5 GiB", "Available KV cache memory: 21.5 GiB".
     # kvplan 48.44 GiB = 47.00 shards + 1.07 vision tower + rope caches 262,144 x (256 sliding + 512 full, proportional
     # rope keeps the whole head) x 2 B = 0.375 GiB (without them 48.07, and KV +0.47 GiB); KV 21.58 (+0.08).
-    p = plan(load_preset("gemma-4-26b-a4b"), A100_80, EngineConfig(vllm_version="0.17", gpu_memory_utilization=0.9,
+    p = plan(load_preset("gemma-4-26b-a4b"), A100_80, EngineConfig(vllm_version="0.19", gpu_memory_utilization=0.9,
                                                                   max_model_len=131072, enforce_eager=True))
     assert close_gib(p.ranks[0].weights_bytes, 48.5)
     assert close_gib(p.ranks[0].kv_pool_bytes, 21.5)

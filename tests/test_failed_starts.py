@@ -90,9 +90,9 @@ def test_kv_check_still_comes_first():
                                 sampler="flashinfer"), Layout()),
     ("qwen2.5-7b", EngineConfig(vllm_version="0.10", gpu_memory_utilization=0.5, max_model_len=16384,
                                 disable_custom_all_reduce=True), Layout(tp=2)),
-    ("llama-3.1-8b", EngineConfig(vllm_version="0.17", gpu_memory_utilization=0.95, max_model_len=16384), Layout()),
-    ("gpt-oss-20b", EngineConfig(vllm_version="0.17", max_model_len=8192), Layout(tp=2)),
-    ("qwen3-14b", EngineConfig(vllm_version="0.11", max_model_len=32768), Layout()),
+    ("llama-3.1-8b", EngineConfig(vllm_version="0.19", gpu_memory_utilization=0.95, max_model_len=16384), Layout()),
+    ("gpt-oss-20b", EngineConfig(vllm_version="0.19", max_model_len=8192), Layout(tp=2)),
+    ("qwen3-14b", EngineConfig(vllm_version="0.15", max_model_len=32768), Layout()),  # llm-d-planner v0.15
 ])
 def test_started_logs_do_not_trip_the_warmup_check(name, engine, layout):
     gpu = get_gpu("A100-80GB") if engine.vllm_version == "0.10" else H100

@@ -54,7 +54,7 @@ def test_v0_19_gpt_oss_20b_tp2_triton_backend():
     # "Model loading took 7.01 GiB memory". kvplan: 6.99 GiB (-0.3 %) = 6.96 in the v0.19.0 bundled triton_kernels
     # layout + 0.03125 the fp32 YaRN cos/sin table (4,096 x 32 positions x 64 x 4 B); upstream triton's (64, 256)
     # gave 7.20 + 0.03 (+3.1 %); the old Marlin layout 7.06, no padding 6.41 (-8.5 %).
-    p = plan(load_preset("gpt-oss-20b"), get_gpu("H100-SXM"), EngineConfig(vllm_version="0.17", max_model_len=8192),
+    p = plan(load_preset("gpt-oss-20b"), get_gpu("H100-SXM"), EngineConfig(vllm_version="0.19", max_model_len=8192),
              Layout(tp=2))
     assert close_gib(p.ranks[0].weights_bytes, 7.01)
     assert round(p.ranks[0].weights_bytes / GiB, 2) == 6.99
@@ -65,7 +65,7 @@ def test_v0_19_gpt_oss_20b_tp1_triton_backend():
     # (-0.1 %: + the 0.03 GiB fp32 rope table) with v0.19.0's bundled value layout (vllm/third_party/triton_kernels/tensor_details/layout_details/
     # hopper_value.py: "Pre-pad both matrix dims to multiples of 64"): w13 values [1440 -> 1472, 5760], w2
     # [1440 -> 1472, 2880]; upstream triton's (64, 256) gave 13.94 (+2.2 %)
-    p = plan(load_preset("gpt-oss-20b"), get_gpu("H100-SXM"), EngineConfig(vllm_version="0.17", max_model_len=8192))
+    p = plan(load_preset("gpt-oss-20b"), get_gpu("H100-SXM"), EngineConfig(vllm_version="0.19", max_model_len=8192))
     assert close_gib(p.ranks[0].weights_bytes, 13.64)
     assert round(p.ranks[0].weights_bytes / GiB, 2) == 13.63
     # the 0.33.0 wheel's bundle pads the values to the mma pack sizes only (16 x 32): 13.41 + 0.03 GiB (no log pinned)
@@ -94,10 +94,10 @@ def test_v0_19_dense_quantized_weights(preset, fmt, tp, logged, log):
     got = rank_weight_bytes(spec, Layout(tp=tp), 0, fmt)
     assert close_gib(got, logged), (log, got / GiB)
     assert abs(got / GiB - logged) / logged < 0.005  # all within 0.4 %
-    p = plan(spec, get_gpu("H100-SXM"), EngineConfig(vllm_version="0.17", weight_format=fmt, max_model_len=8192,
+    p = plan(spec, get_gpu("H100-SXM"), EngineConfig(vllm_version="0.19", weight_format=fmt, max_model_len=8192,
                                                      gpu_memory_utilization=0.95), Layout(tp=tp))
     # no MoE layout term for dense formats; the rotary table (kvplan.vllm_layouts.vllm_rope_cache_bytes) on top
-    rope = vllm_rope_cache_bytes(spec, Layout(tp=tp), 0, "0.17")
+    rope = vllm_rope_cache_bytes(spec, Layout(tp=tp), 0, "0.19")
     assert rope == 131_072 * 128 * 2  # Llama-3.1 (llama3), the Qwen2.5-7B base preset: 131,072 positions x 128 x bf16
     assert p.ranks[0].weights_bytes == got + rope
     assert abs(p.ranks[0].weights_bytes / GiB - logged) < abs(got / GiB - logged)  # closer to the log with it

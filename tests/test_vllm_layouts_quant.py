@@ -76,14 +76,14 @@ def test_gptq_one_matrix_per_kernel():
         4096, 4096, "w4a16-g128") == 8_388_608 + 262_144 + 16
 
 
-def test_marlin_tile_padding_from_the_0_21_profile():
+def test_marlin_tile_padding_from_the_0_24_profile():
     # marlin_padded_nk: the cheaper of (n to 64, k to lcm(128, G)) and (n to 128, k to lcm(64, G))
     assert marlin_padded_nk(32, 4096, 128) == (64, 4096)
     assert marlin_padded_nk(200, 64) == (256, 64)  # (256, 128) has twice the area
     # a 32-wide shard (a 64-wide projection at TP2), k 4096, group 128:
-    # 0.21 / 0.33 (vllm#45295): padded to 64 x 4096 -> qweight 64 x 4096 / 2 = 131,072 + scales 32 x 64 x 2 = 4,096
+    # 0.24+ (vllm#45295, first in the 0.24.0 wheel): padded to 64 x 4096 -> qweight 64 x 4096 / 2 = 131,072 + scales 32 x 64 x 2 = 4,096
     assert vllm_int_linear_bytes("gptq-int4-g128", 32, 4096, 4096, "cuda", "0.33") == 135_168
-    assert vllm_int_linear_bytes("gptq-int4-g128", 32, 4096, 4096, "cuda", "0.21") == 135_168
+    assert vllm_int_linear_bytes("gptq-int4-g128", 32, 4096, 4096, "cuda", "0.24") == 135_168
     # before: not Marlin's -> ExllamaLinearKernel: qweight 65,536 + zeros 32 x 4 x 4 = 512 + scales 2,048
     assert int_linear_kernel("gptq-int4-g128", 32, 4096, 4096, "cuda", "0.17") == "exllama"
     assert vllm_int_linear_bytes("gptq-int4-g128", 32, 4096, 4096, "cuda", "0.17") == 65_536 + 512 + 2_048
@@ -210,11 +210,11 @@ def test_gptq_marlin_moe_keeps_16_bit_qzeros_and_drops_g_idx():
 def test_awq_marlin_logs_through_the_plan_keep_checkpoint_bytes():
     # tests/test_vllm_layouts.py pins TechxGenus/Meta-Llama-3-70B-Instruct-AWQ on 2 x L40S (18.55 GiB) and
     # Qwen/Qwen3-8B-AWQ on 2 x sm89 (2.85 GiB) with rank_weight_bytes; the plan adds no layout term for AWQ-Marlin
-    for preset, gpu, logged in (("llama-3.1-70b", "L40S", 18.55), ("qwen3-8b", "RTX-4090", 2.85)):
+    for preset, gpu, logged, version in (("llama-3.1-70b", "L40S", 18.55, "0.16"), ("qwen3-8b", "RTX-4090", 2.85, "0.17")):
         spec = load_preset(preset)
-        p = plan(spec, get_gpu(gpu), EngineConfig(vllm_version="0.17", weight_format="int4-g128",
+        p = plan(spec, get_gpu(gpu), EngineConfig(vllm_version=version, weight_format="int4-g128",
                                                  max_model_len=4096), Layout(tp=2))
-        rope = vllm_rope_cache_bytes(spec, Layout(tp=2), 0, "0.17")  # rotary table: 131,072 x 128 x 2 (Qwen3: 40,960)
+        rope = vllm_rope_cache_bytes(spec, Layout(tp=2), 0, version)  # rotary table: 131,072 x 128 x 2 (Qwen3: 40,960)
         assert rope == (ROPE_8B if preset == "llama-3.1-70b" else 40_960 * 128 * 2)
         assert p.ranks[0].weights_bytes == rank_weight_bytes(spec, Layout(tp=2), 0, "int4-g128") + rope
         assert close_gib(p.ranks[0].weights_bytes, logged)
@@ -227,8 +227,9 @@ def test_awq_on_hopper_takes_machete_and_its_16_bit_zero_points():
     # 4096 x 4096 g128 = 8,388,608 + 262,144 scales + 262,144 = 8,912,896 (+196,608 = 1.5 x k x n / G)
     assert int_linear_kernel("int4-g128", 4096, 4096, 4096, "sm90", "0.33") == "machete"
     assert vllm_int_linear_bytes("int4-g128", 4096, 4096, 4096, "sm90", "0.33") == 8_912_896
-    assert vllm_int_linear_bytes("int4-g128", 4096, 4096, 4096, "sm90", "0.17") == 8_912_896
-    # before it (the 0.10 / 0.11 profiles) and off Hopper: AWQ-Marlin, the checkpoint's 8,716,288
+    assert vllm_int_linear_bytes("int4-g128", 4096, 4096, 4096, "sm90", "0.19") == 8_912_896
+    # before it (the 0.10 - 0.18 profiles: awq_marlin.py calls choose_mp_linear_kernel from 0.19.0) and off Hopper:
+    # AWQ-Marlin, the checkpoint's 8,716,288
     assert int_linear_kernel("int4-g128", 4096, 4096, 4096, "sm90", "0.11") == "marlin"
     assert vllm_int_linear_bytes("int4-g128", 4096, 4096, 4096, "sm90", "0.11") == 8_716_288
     assert vllm_int_linear_bytes("int4-g128", 4096, 4096, 4096, "cuda", "0.33") == 8_716_288
@@ -255,7 +256,7 @@ def test_qwen2_5_7b_awq_vllm_0_19_0_marlin_kernel_log():
     # (AWQ on Marlin: same bytes); the plan adds the rotary table: the base preset's 131,072 positions x 128 x 2 B =
     # 33,554,432 (the Instruct checkpoint's config has 32,768: 8,388,608): 5.219 GiB (+0.4 %)
     spec = load_preset("qwen2.5-7b")
-    p = plan(spec, get_gpu("RTX-4090"), EngineConfig(vllm_version="0.17", weight_format="int4-g128",
+    p = plan(spec, get_gpu("RTX-4090"), EngineConfig(vllm_version="0.19", weight_format="int4-g128",
                                                      max_model_len=4096))
     got = p.ranks[0].weights_bytes
     assert got - ROPE_8B == rank_weight_bytes(spec, Layout(), 0, "int4-g128") == 5_570_747_392
@@ -293,7 +294,7 @@ def test_nemotron_nvfp4_non_gated_experts_pad_to_the_swizzle_on_blackwell():
     # what-if also quantizes the Mamba in_proj ([10,304 = 2 x 4,096 + 2 x 8 x 128 + 64, 2,688]), whose scale rows
     # swizzle to 10,368: +64 x 168 = 10,752 B a Mamba layer, x 23 = 247,296
     spec = load_preset("nemotron-3-nano-30b-a3b")
-    assert vllm_quant_layout_extra_bytes(spec, Layout(), 0, "nvfp4", "RTX-5090", "0.17") == 569_769_984 + 247_296
+    assert vllm_quant_layout_extra_bytes(spec, Layout(), 0, "nvfp4", "RTX-5090", "0.21") == 569_769_984 + 247_296
     # a gated MoE only pads its scales (vLLM asserts rather than pad gated weights); Hopper (Marlin) pads nothing
     got, ckpt = vllm_moe_expert_bytes("nvfp4", 2688, 1856, [928, 928], "sm100")
     assert got - ckpt == 64 * 168  # w13 scale rows 1,856 -> 1,920; w2's 116 scale columns are whole
@@ -309,7 +310,7 @@ def test_qwen3_6_35b_a3b_nvfp4_on_gb10_marlin_keeps_checkpoint_bytes():
     # experts, shared experts and lm_head are W4A16_NVFP4 (Marlin everywhere): no layout term, on GB10 or a B200
     assert read_quantization_config(cfg["quantization_config"]).method == "modelopt"
     for gpu in ("GB10", "B200", "H100-SXM"):
-        assert vllm_quant_layout_extra_bytes(spec, Layout(), 0, None, gpu, "0.21") == 0
+        assert vllm_quant_layout_extra_bytes(spec, Layout(), 0, None, gpu, "0.22") == 0
     lm = rank_weight_bytes(spec, Layout())  # 20,825,033,460 B
     tower = tower_rank_bytes(spec, 1)  # the ViT, 893,142,496 B
     # kvplan does not build Qwen3.5 / 3.6 MTP: its one layer in bf16, by hand (H 2048, 16 x 256 heads with the

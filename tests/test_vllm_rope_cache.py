@@ -151,16 +151,16 @@ def test_plan_counts_it_in_vllm_weights_only():
 
 
 def test_qwen3_6_35b_a3b_gb10_log_closes_with_the_4x_mrope_table():
-    # tests/test_vllm_layouts_quant.py pins nvidia/Qwen3.6-35B-A3B-NVFP4 on a GB10 (vLLM 0.22.1rc1, the 0.21 profile):
+    # tests/test_vllm_layouts_quant.py pins nvidia/Qwen3.6-35B-A3B-NVFP4 on a GB10 (vLLM 0.22.1rc1, the 0.22 profile):
     # "Model loading took 21.93 GiB"; its tensors (LM + ViT + the MTP layer) sum to 21.80 GiB (-0.13). Its one MRoPE
     # table (partial 0.25 of head_dim 256 = 64, 262,144 positions, mrope_section) is MRotaryEmbedding's
-    # cache_max_position_num = 4 x 262,144 rows in 0.21: x 64 x 2 B = 134,217,728 B = 0.125 GiB -> 21.925 = the log
+    # cache_max_position_num = 4 x 262,144 rows through 0.31.0: x 64 x 2 B = 134,217,728 B = 0.125 GiB -> 21.925 = the log
     from kvplan.hf_config import load_config_text
     from tests.test_real_files import FIXTURES
 
     spec = parse_config(load_config_text((FIXTURES / "qwen3.6-35b-a3b-nvfp4.json").read_bytes()), "qwen3.6-35b-a3b")
     assert [(c.rotary_dim, c.max_position, c.rope_type) for c in spec.rope_caches] == [(64, 262_144, "mrope")]
-    assert vllm_rope_cache_bytes(spec, Layout(), 0, "0.21") == 4 * 262_144 * 64 * 2 == 134_217_728
+    assert vllm_rope_cache_bytes(spec, Layout(), 0, "0.22") == 4 * 262_144 * 64 * 2 == 134_217_728
     assert abs(21.80 + 134_217_728 / GiB - 21.93) < 0.006
 
 
