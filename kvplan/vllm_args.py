@@ -435,6 +435,14 @@ def parse_vllm_command(command: str, prefix: list[str] | tuple[str, ...] = ()) -
             f"{image} (vLLM runs V0 by default before 0.8)"
         notes.append(f"{why}: the V0 engine, planned with kvplan's vLLM profile {values['vllm_version']} "
                      f"({VLLM_PROFILES[values['vllm_version']].releases})")
+    elif release is not None:  # a V1 image: the profile whose releases hold its tag
+        from kvplan.engines import VLLM_PROFILES, vllm_profile_for_release
+
+        tag = ".".join(map(str, release))
+        values["vllm_version"] = key = vllm_profile_for_release(tag) if release >= (0, 10, 0) else "0.10"
+        notes.append(f"image v{tag}: planned with kvplan's vLLM profile {key} ({VLLM_PROFILES[key].releases})"
+                     + ("; the V1 engine before 0.10 was not read, its nearest profile is used"
+                        if release < (0, 10, 0) else ""))
     i = 0
     while i < len(tokens):
         tok = tokens[i]
