@@ -184,3 +184,11 @@ def test_cli_model_loading_gib(capsys):
     assert "typed in: 14.2488 GiB" in term["source"]
     assert main(["plan", "llama-3.1-8b", "--model-loading-gib", "5000"]) == 2
     assert "--model-loading-gib: must be above 0 and at most 16 x" in capsys.readouterr().err
+
+
+def test_the_gpus_page_says_it_prices_computed_weights():
+    # the picker budgets one computed figure per GPU and layout: a typed "Model loading took" is not used there
+    at = run_app({"v": "1", "wg": "14.2488"}, "pages/gpus.py")
+    assert any("Weights here are **computed**" in i.value and "typed 'Model loading took'" in i.value for i in at.info)
+    plain_at = run_app({"v": "1"}, "pages/gpus.py")
+    assert not any("Weights here are **computed**" in i.value for i in plain_at.info)
