@@ -389,7 +389,8 @@ def plan(spec: ModelSpec, gpu: GpuSpec, engine: EngineConfig = EngineConfig(), l
             raise PlanInputError("tensor_parallel_size", f"{engine.engine} refuses to load this layout: {refusal} "
                                  "(block-FP8 shards must hold whole blocks; try a TP that keeps them whole, or "
                                  "--enable-expert-parallel)")
-    if engine.engine == "vllm":
+    if engine.engine == "vllm" and engine.weight_format != "bf16" and (
+            engine.weight_format is not None or spec.quantization is not None):  # Marlin tiles: int formats only
         refusal = spec.memo(("marlin-refusal", layout, engine.weight_format, gpu.name, engine.vllm_version),
                             lambda: marlin_refusal(spec, layout, engine.weight_format, gpu.name, engine.vllm_version))
         if refusal:
@@ -411,7 +412,8 @@ def plan(spec: ModelSpec, gpu: GpuSpec, engine: EngineConfig = EngineConfig(), l
     len_rank = cdiv(max_len, dcp)  # tokens of one request each DCP rank holds (max_memory_usage_bytes)
     default_bs = {"vllm": vllm_mla_block_size(gpu.name) if mla and not v0 else VLLM_BLOCK_SIZE, "sglang": 1,
                   "custom": 16}[engine.engine]
-    if engine.engine == "vllm" and any(layer.cache.kind == "indexed_attention" for layer in spec.layers):
+    if engine.engine == "vllm" and spec.memo(("indexed",), lambda: any(
+            layer.cache.kind == "indexed_attention" for layer in spec.layers)):
         # MiniMax-M3: its sparse backend and indexer run 128-token pages only ("Page size == sparse block
         # size", vllm/models/minimax_m3/common/sparse_attention.py get_supported_kernel_block_sizes).
         default_bs = VLLM_INDEXED_BLOCK_SIZE
@@ -476,14 +478,13 @@ def plan(spec: ModelSpec, gpu: GpuSpec, engine: EngineConfig = EngineConfig(), l
         weights = engine.weights_bytes if engine.weights_bytes is not None else rank_weight_bytes(
             spec, layout, stage, engine.weight_format)
         if engine.weights_bytes is None and engine.engine == "vllm":
-            arch = gpu_arch(gpu.name)
-            weights += spec.memo(("mxfp4-layout", layout, stage, engine.weight_format, arch, engine.vllm_version),
-                                 lambda st=stage, a=arch: vllm_mxfp4_extra_bytes(spec, layout, st, engine.weight_format,
-                                                                                 a, engine.vllm_version))
-            # GPTQ / AWQ / wNa16 on Marlin or Machete, NVFP4 swizzled or on Marlin (kvplan.vllm_layouts)
-            weights += spec.memo(("quant-layout", layout, stage, engine.weight_format, gpu.name, engine.vllm_version),
-                                 lambda st=stage: vllm_quant_layout_extra_bytes(
-                                     spec, layout, st, engine.weight_format, gpu.name, engine.vllm_version))
+            # MXFP4 by MoE backend; GPTQ / AWQ / wNa16 on Marlin or Machete, NVFP4 swizzled or on Marlin
+            # (kvplan.vllm_layouts): one memo for both, the same for every plan of a picker sweep on this GPU
+            weights += spec.memo(("vllm-layout", layout, stage, engine.weight_format, gpu.name, engine.vllm_version),
+                                 lambda st=stage: vllm_mxfp4_extra_bytes(
+                                     spec, layout, st, engine.weight_format, gpu_arch(gpu.name), engine.vllm_version)
+                                 + vllm_quant_layout_extra_bytes(spec, layout, st, engine.weight_format, gpu.name,
+                                                                 engine.vllm_version))
         sglang_extra, sglang_why = 0, ""
         if engine.weights_bytes is None and engine.engine == "sglang":  # kvplan.sglang.layout_extra_bytes
             sglang_extra, sglang_why = spec.memo(
