@@ -271,11 +271,6 @@ def _mamba_cache_mode(engine: EngineConfig, prof: VllmProfile, model_type: str =
     return "align" if vllm_has(prof.version, "mamba_spec_pages") else "none"
 
 
-def _mamba_align_mode(engine: EngineConfig, prof: VllmProfile, model_type: str = "") -> bool:
-    """Whether vLLM keeps a hybrid's recurrent states in prefix-caching "align" mode (``_mamba_cache_mode``)."""
-    return _mamba_cache_mode(engine, prof, model_type) == "align"
-
-
 def _checkpoint_pages(cache, align: bool) -> int:
     """The prefill checkpoint page an align-mode Mamba-2 layer adds (mamba_mixer2.py get_kv_cache_spec:
     ``num_prefill_checkpoint_blocks=1`` from 0.32.0, VLLM_CHANGES "mamba2_checkpoint_page"). kvplan stores Mamba-1 as a MambaState of head_dim 1 (families/hybrid.py),
@@ -389,8 +384,7 @@ def plan(spec: ModelSpec, gpu: GpuSpec, engine: EngineConfig = EngineConfig(), l
             raise PlanInputError("tensor_parallel_size", f"{engine.engine} refuses to load this layout: {refusal} "
                                  "(block-FP8 shards must hold whole blocks; try a TP that keeps them whole, or "
                                  "--enable-expert-parallel)")
-    if engine.engine == "vllm" and engine.weight_format != "bf16" and (
-            engine.weight_format is not None or spec.quantization is not None):  # Marlin tiles: int formats only
+    if engine.engine == "vllm":
         refusal = spec.memo(("marlin-refusal", layout, engine.weight_format, gpu.name, engine.vllm_version),
                             lambda: marlin_refusal(spec, layout, engine.weight_format, gpu.name, engine.vllm_version))
         if refusal:
@@ -509,26 +503,27 @@ def plan(spec: ModelSpec, gpu: GpuSpec, engine: EngineConfig = EngineConfig(), l
         mtp_bytes = mtp_rank_bytes(spec, layout, engine.weight_format) if draft and engine.weights_bytes is None else 0
         weights += mtp_bytes
         terms, pool = _budget(spec, gpu, engine, layout, weights, mnbt, max_seqs, act_b, mla, stage == last)
-        if tower:
-            terms.insert(terms.index(next(t for t in terms if t.name == "weights")) + 1, Term(
-                name="vision tower (in weights)", bytes=tower, basis="exact", applied=False,
-                source=f"{', '.join(t.name for t in spec.towers)}: this rank's shard, 16-bit "
-                       f"(--mm-encoder-tp-mode {engine.mm_encoder_tp_mode}; --language-model-only drops it)"))
-        if sglang_extra:
-            terms.insert(terms.index(next(t for t in terms if t.name == "weights")) + 1, Term(
-                name="SGLang layout extra (in weights)", bytes=sglang_extra, basis="derived", applied=False,
-                source=f"{sglang_why} (kvplan.sglang.layout_extra_bytes, read in the sglang 0.5.10 wheel)"))
-        if rope:
-            terms.insert(terms.index(next(t for t in terms if t.name == "weights")) + 1, Term(
-                name="rotary cos/sin caches (in weights)", bytes=rope, basis="exact", applied=False,
-                source="non-persistent cos/sin buffers, one per distinct get_rope instance: rows (by rope type and "
-                       "release) x rotary_dim x model dtype (gpt-oss fp32); kvplan.vllm_layouts.vllm_rope_cache_bytes"))
-        if mtp_bytes:
-            terms.insert(terms.index(next(t for t in terms if t.name == "weights")) + 1, Term(
+        # what "Model loading took" holds beside the parameters, each shown (not subtracted again) after the weights
+        parts = [
+            mtp_bytes and Term(
                 name="MTP layers (in weights)", bytes=mtp_bytes, basis="exact", applied=False,
                 source=f"{len(spec.mtp_layers)} multi-token-prediction layer(s) for --speculative-config method mtp "
                        f"({engine.num_speculative_tokens} tokens): vllm/model_executor/models/deepseek_mtp.py; "
-                       "embeddings and head shared with the target"))
+                       "embeddings and head shared with the target"),
+            rope and Term(
+                name="rotary cos/sin caches (in weights)", bytes=rope, basis="exact", applied=False,
+                source="non-persistent cos/sin buffers, one per distinct get_rope instance: rows (by rope type and "
+                       "release) x rotary_dim x model dtype (gpt-oss fp32); kvplan.vllm_layouts.vllm_rope_cache_bytes"),
+            sglang_extra and Term(
+                name="SGLang layout extra (in weights)", bytes=sglang_extra, basis="derived", applied=False,
+                source=f"{sglang_why} (kvplan.sglang.layout_extra_bytes, read in the sglang 0.5.10 wheel)"),
+            tower and Term(
+                name="vision tower (in weights)", bytes=tower, basis="exact", applied=False,
+                source=f"{', '.join(t.name for t in spec.towers)}: this rank's shard, 16-bit "
+                       f"(--mm-encoder-tp-mode {engine.mm_encoder_tp_mode}; --language-model-only drops it)"),
+        ]
+        after = terms.index(next(t for t in terms if t.name == "weights")) + 1
+        terms[after:after] = [t for t in parts if t]
         per_token = sum(layer.cache.kv_bytes_per_token("vllm", kv_tp, kv_b) * n for layer, n in layers)
         if engine.engine == "sglang":
             blocks = (pool // per_token // bs) if per_token and pool > 0 else 0

@@ -286,7 +286,7 @@ _SWITCH_FLAGS = {
     "--disable-custom-all-reduce": ("disable_custom_all_reduce", True),
     # vLLM 0.11+ arg_utils.py: the multimodal towers are not built (every modality limit 0).
     "--language-model-only": ("language_model_only", True),
-    # hybrids: the recurrent states' pages per request follow it (kvplan.plan._mamba_align_mode)
+    # hybrids: the recurrent states' pages per request follow it (kvplan.plan._mamba_cache_mode)
     "--enable-prefix-caching": ("enable_prefix_caching", True),
     "--no-enable-prefix-caching": ("enable_prefix_caching", False),
 }
