@@ -18,9 +18,7 @@ def body() -> None:
     except KvplanError as exc:
         views.error(exc)
         return
-    st.caption(views.plan_caption(plan))
-    views.plan_metrics(plan)
-    views.verdict(plan)
+    views.plan_headline(plan)
     if note := views.tokens_note(plan):
         st.caption(note)
     charts = views.row()  # two charts side by side, one block (see views.row)

@@ -25,9 +25,7 @@ def imported_plan(state, command, imported, model_note: str) -> None:
     except KvplanError as exc:
         views.error(exc)
         return
-    st.caption(views.plan_caption(plan))
-    views.plan_metrics(plan)
-    views.verdict(plan)
+    views.plan_headline(plan)
     views.chart(figures.rank_memory(plan), "import.ranks")
 
 

@@ -330,6 +330,13 @@ def verdict(plan: Plan) -> None:
     bullet_list(plan.warnings, "warning")
 
 
+def plan_headline(plan: Plan) -> None:
+    """The top of a drawn plan (Budget, Import): its caption, the metric tiles, the verdict with fixes and warnings."""
+    st.caption(plan_caption(plan))
+    plan_metrics(plan)
+    verdict(plan)
+
+
 def decode_bound(plan: Plan) -> None:
     """The decode roofline, only for a plan that fits (a plan that does not fit decodes nothing)."""
     st.subheader("Decode ceiling (roofline)")
