@@ -6,7 +6,6 @@ returns. Nothing here imports torch; the builders are plain functions tests can 
 
 import json
 
-import pandas as pd
 import plotly.graph_objects as go
 import streamlit as st
 
@@ -35,11 +34,6 @@ def table_rows(result: dict) -> list[dict[str, str]]:
     return rows
 
 
-def table_frame(result: dict) -> pd.DataFrame:
-    """``table_rows`` as a DataFrame (quantity, predicted, measured, check, note)."""
-    return pd.DataFrame(table_rows(result), columns=["quantity", "predicted", "measured", "check", "note"])
-
-
 TABLE_COLUMNS = [
     views.Col("quantity", "quantity", "What is compared: bytes the plan predicts and the run holds, or a time."),
     views.Col("predicted", "predicted (plan)", "kvplan's number for this run's model, batch, lengths and dtype, "
@@ -50,23 +44,6 @@ TABLE_COLUMNS = [
               "+x.x%: measured against predicted for an estimate."),
     views.Col("note", "note", "How the figure was taken, or why it may differ."),
 ]
-
-
-def steps_frame(result: dict) -> pd.DataFrame:
-    """Per call (prefill = step 0, then each decode step), static and paged: KV predicted vs measured."""
-    rows = []
-    for s in result.get("steps", []):
-        rows.append({
-            "cache": s["phase"], "step": s["step"], "tokens": s["tokens"],
-            "KV predicted (B)": s.get("kv_predicted"), "KV measured (B)": s.get("kv_measured"),
-            "equal": s.get("kv_predicted") == s.get("kv_measured"),
-            "blocks predicted": s.get("blocks_predicted"), "blocks measured": s.get("blocks_measured"),
-            "wasted slots predicted": s.get("wasted_predicted"), "wasted slots measured": s.get("wasted_measured"),
-            "allocated (MiB)": None if s.get("allocated_bytes") is None else s["allocated_bytes"] / MiB,
-            "peak (MiB)": None if s.get("peak_bytes") is None else s["peak_bytes"] / MiB,
-            "time (ms)": None if s.get("seconds") is None else s["seconds"] * 1e3,
-        })
-    return pd.DataFrame(rows)
 
 
 def _int(v) -> str | None:
@@ -81,8 +58,9 @@ def _pair(predicted, measured) -> str | None:
 
 
 def steps_rows(result: dict) -> list[dict[str, str | None]]:
-    """``steps_frame`` as formatted strings (thousands separators, MiB to 0.1, ms to 0.01); blocks and wasted
-    slots as 'predicted / measured' pairs (SGLang-style static caches have none: empty)."""
+    """Per call (prefill = step 0, then each decode step), static and paged: KV predicted vs measured, as formatted
+    strings (thousands separators, MiB to 0.1, ms to 0.01); blocks and wasted slots as 'predicted / measured' pairs
+    (SGLang-style static caches have none: empty)."""
     rows = []
     for s in result.get("steps", []):
         kv_p, kv_m = s.get("kv_predicted"), s.get("kv_measured")
