@@ -268,10 +268,9 @@ def _checkpoint_choice(state: PlanState, ckpt) -> WeightsChoice:
     try:
         spec_ = spec(state)
         lay = layout(state)
-        per_stage = [checkpoint.rank_bytes(ckpt, spec_, lay, s) for s in range(lay.pp)]
+        busiest = checkpoint.busiest_rank(ckpt, spec_, lay)
     except KvplanError as exc:
         return WeightsChoice("computed", refused=f"its tensors cannot be split for this model and layout: {exc}")
-    busiest = max(per_stage, key=lambda r: r.weights_bytes)
     mismatch = []
     model_id = model_hub_id(state)
     if model_id is None:

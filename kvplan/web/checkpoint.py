@@ -506,13 +506,17 @@ def compare_rows(ckpt: Checkpoint, spec, weight_format: str | None = None) -> li
     return rows
 
 
+def busiest_rank(ckpt: Checkpoint, spec, layout: Layout, **options) -> RankWeights:
+    """``rank_bytes`` of the pipeline stage whose rank holds the most checkpoint bytes: the one figure a plan
+    budgets for every stage (as for a typed-in "Model loading took")."""
+    return max((rank_bytes(ckpt, spec, layout, s, **options) for s in range(layout.pp)), key=lambda r: r.weights_bytes)
+
+
 def engine_with_checkpoint_weights(engine, ckpt: Checkpoint, spec, layout: Layout | None = None, **options):
-    """``engine`` (an EngineConfig) with ``weights_bytes`` = the busiest first-stage rank's checkpoint bytes
-    (``rank_bytes``), basis "checkpoint headers": the plan then budgets the weights as the engine loads them.
-    With pp > 1 the plan uses this one figure for every stage (as for a typed-in "Model loading took")."""
-    layout = Layout() if layout is None else layout
-    busiest = max(rank_bytes(ckpt, spec, layout, s, **options).weights_bytes for s in range(layout.pp))
-    return engine.model_copy(update={"weights_bytes": busiest, "weights_basis": "checkpoint headers",
+    """``engine`` (an EngineConfig) with ``weights_bytes`` = the busiest rank's checkpoint bytes (``busiest_rank``),
+    basis "checkpoint headers": the plan then budgets the weights as the engine loads them."""
+    busiest = busiest_rank(ckpt, spec, Layout() if layout is None else layout, **options)
+    return engine.model_copy(update={"weights_bytes": busiest.weights_bytes, "weights_basis": "checkpoint headers",
                                      "weights_source": source_text(ckpt)})
 
 
