@@ -174,3 +174,27 @@ def test_link_key_round_trips_and_conflicts_resolve_with_a_warning():
     bad, warnings = decode({"v": "1", "ckd": "a\nb"})
     assert bad.checkpoint_dir is None and warnings[0].startswith("Link parameter 'ckd' (checkpoint_dir) = 'a\\nb': "
                                                                  "not a folder path")
+
+
+def test_use_the_folders_config_then_its_weights(root):
+    at = run_app(page="pages/model.py")  # the default preset in the sidebar: the headers are another model's
+    at.text_input(key="model.local").set_value("tiny").run()
+    at.button(key="model.local_headers").click().run()
+    at.button(key="model.local_config").click().run()  # the folder's config.json becomes the model
+    assert not at.exception
+    assert (state(at).config, state(at).model_name) == (encode_config(TINY_LLAMA), "tiny")
+    at.button(key="model.plan_local").click().run()
+    at.switch_page("pages/budget.py").run()
+    assert weights_term(at)["bytes"] == f"{TP1:,}"
+    assert not [w for w in at.warning if "Checkpoint" in w.value]
+
+
+def test_a_config_linked_out_of_the_root_is_not_read(root):
+    (root / "odd").mkdir()
+    for f in (root / "tiny").glob("*.safetensors*"):
+        os.symlink(f, root / "odd" / f.name)  # links inside the root: read
+    os.symlink(root.parent / "outside" / "config.json", root / "odd" / "config.json")
+    assert ck.read_under_root("odd").total_bytes == 219_776
+    with pytest.raises(ck.CheckpointError, match=r"^odd/config.json is a link out of"):
+        ck.local_config_bytes("odd")
+    assert ck.local_config_bytes("tiny") == (root / "tiny" / "config.json").read_bytes()

@@ -186,3 +186,20 @@ def test_a_local_checkpoint_plans_in_a_fresh_interpreter_without_the_app_stack(t
                          env={"PYTHONPATH": str(ROOT), "PATH": "/usr/bin:/bin", "HF_HUB_OFFLINE": "1"})
     assert json.loads(out.stderr.strip().splitlines()[-1]) == [0]
     assert json.loads(out.stdout)["weights_checkpoint"]["busiest_rank_bytes"] == TP1_HEADERS
+
+
+def test_load_options_follow_the_engine(tmp_path):
+    # kvplan.checkpoint.load_options: what of the checkpoint the engine loads. An extra decoder layer past the config's
+    # 2 (model.layers.2: DeepSeek-V3 ships its nextn layer so) is an MTP layer: 128 x 64 x 2 = 16,384 B, loaded only
+    # with MTP speculation; the vision tensor (6,144 B) unless --language-model-only (or the custom engine).
+    from kvplan.checkpoint import busiest_rank, load_options, read_local
+    from kvplan.engines import EngineConfig
+    from kvplan.hf_config import parse_config
+    from kvplan.parallel import Layout
+
+    ck = _folder(tmp_path, tensors=_tensors() | {"model.layers.2.mlp.gate_proj.weight": ("BF16", [128, 64])})
+    c, spec = read_local(ck), parse_config(TINY_LLAMA, name="tiny")
+    cases = {"vllm": EngineConfig(), "lm-only": EngineConfig(language_model_only=True), "custom": EngineConfig(
+        engine="custom"), "mtp": EngineConfig(speculative_method="mtp", num_speculative_tokens=1)}
+    got = {k: busiest_rank(c, spec, Layout(), **load_options(e)).weights_bytes for k, e in cases.items()}
+    assert got == {"vllm": 219_776, "lm-only": 213_632, "custom": 213_632, "mtp": 219_776 + 16_384}

@@ -67,6 +67,25 @@ def read_under_root(text: str, env: dict | None = None) -> Checkpoint:
     return read_local(folder, within=checkpoint_root(env))
 
 
+def local_config_bytes(text: str, env: dict | None = None) -> bytes:
+    """The config.json of the folder ``text`` names under the root (``local_folder``), at most MAX_CONFIG_BYTES + 1
+    bytes read (so an oversized one is refused by the config reader, not loaded); a link out of the root is refused."""
+    from kvplan.hf_config import MAX_CONFIG_BYTES
+
+    folder = local_folder(text, env)
+    path = folder / "config.json"
+    try:
+        if not path.is_file():
+            raise CheckpointError(f"no config.json in {folder}")
+        if not path.resolve().is_relative_to(checkpoint_root(env)):
+            raise CheckpointError(f"{folder.name}/config.json is a link out of {checkpoint_root(env)}; kvplan reads no "
+                                  "file outside it")
+        with open(path, "rb") as f:
+            return f.read(MAX_CONFIG_BYTES + 1)
+    except OSError as exc:
+        raise CheckpointError(f"{folder.name}/config.json cannot be read ({exc.strerror or exc})") from None
+
+
 def _local_hint(exc: Exception) -> str:
     """A config fetch's advice (paste the config.json) turned into a checkpoint read's (read a local copy)."""
     return str(exc).replace("paste the config.json", "read a local copy").replace(

@@ -16,6 +16,9 @@ checked in ``kvplan.web.cached.weights_choice``; here it is drawn:
 - ``budget_note``: the Budget page's line over its terms, with "Plan with computed weights".
 """
 
+import re
+from pathlib import Path
+
 import streamlit as st
 
 from kvplan.errors import KvplanError
@@ -38,6 +41,22 @@ def use_checkpoint(repo: str) -> None:
 def use_local(folder: str) -> None:
     """Callback: plan with the local ``folder``'s safetensors headers (clears a Hub checkpoint and a typed figure)."""
     widgets.apply(checkpoint_dir=folder, checkpoint=None, weights_gib=None)
+
+
+def use_local_config(folder: str) -> None:
+    """Callback: the local ``folder``'s config.json becomes the sidebar's model (as a pasted one; errors are shown
+    where the Model page shows a model source's)."""
+    from kvplan.web import checkpoint
+
+    source = f"the config.json of the local folder {folder[:200]}"
+    try:
+        data = checkpoint.local_config_bytes(folder)
+    except checkpoint.CheckpointError as exc:
+        _ss.pop(widgets.MODEL_ERROR, None)
+        _ss[widgets.MODEL_ERROR] = (str(exc), False, source)
+        return
+    name = re.sub(r"[^\w./+@:() -]", "_", Path(folder.rstrip("/")).name or folder)[:200]  # a link-safe name (mn)
+    widgets._use_config_text(data, name, source)
 
 
 def use_computed() -> None:
@@ -165,6 +184,10 @@ def local_headers(state) -> None:
             return got
 
         ckpt = checkpoint_view.show(read, cached.spec(state), state.weight_format)
+        if ckpt is not None and (Path(ckpt.source) / "config.json").is_file():
+            st.button("Use its config.json", key="model.local_config", on_click=use_local_config, args=(text,),
+                      help="The folder's config.json becomes the sidebar's model (as a pasted one; the link carries "
+                           "it), so its tensors are split with their own model's shard rules.")
         if ckpt is not None and state.checkpoint_dir != text:
             st.button("Plan with these weights", key="model.plan_local", type="primary", on_click=use_local,
                       args=(text,), icon=":material/scale:",
