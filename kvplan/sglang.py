@@ -87,12 +87,20 @@ class SglangProfile(BaseModel):
 # Fitted constants (GiB; "context" = device total (kvplan.gpus, cudaMemGetInfo) - "Load weight begin. avail mem"):
 #   0.4.x TP1 0.38: H100 79.19 - 78.81 (sglang 0.4.1, 2025-01, Llama-3.1-8B, SGLang CI log in the code corpus);
 #   0.4.x TP4 PCIe 0.40: L4 22.03 - 21.63 (0.4.3.post4, didier-durand/llms-in-clouds docs/sglang.md);
+#   0.4.x - 0.5.2 TP >= 2 NVLink 1.89: H200 139.81 - (124.19 + 13.73) (sgl-project/sglang#8337, 2025-07-24, the 0.4.8 -
+#   0.5.2 line, Qwen3-235B-A22B PP4 x TP8 over four 8 x H200 nodes, "TP0 PP0 Load weight end"); a B200 TP4 log of
+#   2025-08 (sglang PR #9162, DeepSeek-R1-FP4) reads 3.01: not matched (Blackwell);
+#   0.5.3 - 0.5.9 TP >= 2 NVLink 2.52: H200 139.81 - 137.29 (sgl-project/sglang PR #11716, 2025-10-16, a checkout ten
+#   days after the 0.5.3 wheel, Llama-70B-class TP8: "Init torch distributed ends. mem usage=2.01 GB" on six of the
+#   eight ranks, and SGLang keeps the minimum over ranks);
 #   0.5.x TP1 0.74: H100 79.19 - 78.48 / 78.43 (0.71 and 0.76: Qwen3-30B-A3B-FP8 2026-08, Qwen2.5-0.5B 2026-02);
 #   0.5.x TP4 PCIe 0.56: RTX 4090 23.64 - 23.08 (Qwen3-14B, 2026-06; "avail 16.00 + mem usage 7.08");
-#   TP >= 2 NVLink 1.44: H20 95.00 - 93.56 (TP8, 2026-05); an H200 TP16 log over two nodes (2026) reads 1.72, a B200
-#   TP4 log of 2025-08 (sglang PR #9162, DeepSeek-R1-FP4) 3.01: not matched (the 0.4.x NVLink figure is unpinned);
+#   0.5.10+ TP >= 2 NVLink 1.44: H20 95.00 - 93.56 (TP8, 2026-05: the 0.5.10 / 0.5.12 wheels are of 2026-04 / 05); an
+#   H200 TP16 log over two nodes (2026) reads 1.72;
 #   TP >= 2 ROCm 4.50: MI355X 287.98 - 283.48 (TP8, sglang 0.5.8.post1, the GLM-family fp8 log of 2026-02-26).
-_OLD = {"context_single": _g(0.38), "context_tp_pcie": _g(0.40), "context_tp_nvlink": _g(1.44),
+_OLD = {"context_single": _g(0.38), "context_tp_pcie": _g(0.40), "context_tp_nvlink": _g(1.89),
+        "context_tp_rocm": _g(4.50)}
+_MID = {"context_single": _g(0.74), "context_tp_pcie": _g(0.56), "context_tp_nvlink": _g(2.52),
         "context_tp_rocm": _g(4.50)}
 _NEW = {"context_single": _g(0.74), "context_tp_pcie": _g(0.56), "context_tp_nvlink": _g(1.44),
         "context_tp_rocm": _g(4.50)}
@@ -118,7 +126,7 @@ SGLANG_PROFILES: dict[str, SglangProfile] = {
         version="0.5.3", releases="0.5.3 - 0.5.9", fraction_rule="reserved_formula", prefill_graphs="none",
         small_tier=(2048, 24, 80), speculative_reserve_mib=2048, vlm_adjust=True, req_pool_extra=0, kv_line="tokens",
         source="sglang 0.5.3 - 0.5.8 wheels: server_args.py _handle_gpu_memory_settings "
-        "(0.5.3 - 0.5.6 capture 16 decode graphs below 35 GiB at TP < 4, 0.5.7+ 24; piecewise graphs opt-in)", **_NEW),
+        "(0.5.3 - 0.5.6 capture 16 decode graphs below 35 GiB at TP < 4, 0.5.7+ 24; piecewise graphs opt-in)", **_MID),
     "0.5.10": SglangProfile(
         version="0.5.10", releases="0.5.10 - 0.5.19", fraction_rule="reserved_formula", prefill_graphs="0.5.10",
         small_tier=(2048, 24, 80), speculative_reserve_mib=4096, vlm_adjust=True, req_pool_extra=0, kv_line="tokens",
@@ -173,6 +181,25 @@ def prefill_graph_sizes(max_tokens: int) -> list[int]:
     sizes = list(range(4, 33, 4)) + list(range(48, 257, 16)) + list(range(288, 513, 32))
     sizes += list(range(576, 1025, 64)) + list(range(1280, 4097, 256)) + list(range(4608, max_tokens + 1, 512))
     return [s for s in sizes if s <= max_tokens]
+
+
+# Releases whose get_pp_indices gives the whole remainder of num_layers // pp to the last stage (through 0.5.5);
+# 0.5.6+ give one extra layer to each of the last (num_layers % pp) stages. Read in the wheels'
+# srt/distributed/utils.py (0.4.0 - 0.5.5: "the last partition will have the remaining layers"; 0.5.6 - 0.5.23:
+# "the last N partitions will have one extra layer"). The 0.5.3 profile spans both (0.5.3 - 0.5.5 / 0.5.6 - 0.5.9):
+# it takes the older rule. SGLANG_PP_LAYER_PARTITION overrides either.
+PP_REMAINDER_ON_LAST = {"0.4.0": True, "0.4.6": True, "0.4.8": True, "0.5.3": True, "0.5.10": False, "0.5.20": False}
+
+
+def pp_partition(prof: SglangProfile, num_layers: int, pp: int) -> list[int]:
+    """Layers per pipeline stage as SGLang's get_pp_indices splits them (vLLM's differs: kvplan.parallel.pp_partition).
+
+    Worked numbers: 94 layers over 4 stages -> [23, 23, 23, 25] through 0.5.5, [23, 23, 24, 24] from 0.5.6
+    (vLLM: [23, 24, 24, 23]). Not yet used by kvplan.plan, which lays SGLang stages out by vLLM's rule."""
+    base, rem = divmod(num_layers, pp)
+    if PP_REMAINDER_ON_LAST[prof.version]:
+        return [base] * (pp - 1) + [base + rem]
+    return [base] * (pp - rem) + [base + 1] * rem
 
 
 class SglangDefaults(BaseModel):
