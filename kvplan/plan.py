@@ -832,7 +832,8 @@ def _sglang_budget(spec, gpu, engine, layout, weights, mla) -> "sglang.SglangBud
     return sglang.budget(
         sglang.sglang_profile(engine.sglang_version), gpu.name, gpu.vendor, gpu.memory_bytes, gpu.interconnect, weights,
         layout.tp, layout.pp, mla, layout.attn_dp, engine.speculative_method == "mtp",
-        sglang.vit_shape(spec.towers) if loads_tower else None, engine.enforce_eager, engine.disable_custom_all_reduce,
+        sglang.vit_shape(spec.towers, engine.sglang_version, spec.model_type) if loads_tower else None,
+        engine.enforce_eager, engine.disable_custom_all_reduce,
         engine.max_num_batched_tokens, engine.mem_fraction_static, engine.weights_bytes is not None)
 
 

@@ -316,17 +316,34 @@ def context_bytes(prof: SglangProfile, tp: int, vendor: str, nvlink: bool) -> tu
     return prof.context_tp_pcie, f"TP {tp} over PCIe: NCCL (custom all-reduce off)"
 
 
-def vit_shape(towers) -> tuple[int, int] | None:
-    """(layers, hidden) of the first vision tower, as adjust_mem_fraction_for_vlm reads vision_config
-    (num_hidden_layers, hidden_size): the most-repeated Linear's count and its in_features. None: no tower.
-    Worked number: Kimi-K2.5's MoonViT -> (27, 1152)."""
+# SGLang lines whose transformers pin maps vision_config.num_hidden_layers onto Qwen3-VL's "depth" (the wheels' METADATA:
+# transformers 4.54 - 4.57 up to 0.5.9, 5.3 / 5.12 / 5.19 from 0.5.10; transformers 4.57.1 Qwen3VLVisionConfig has no
+# attribute_map, 5.x has {"num_hidden_layers": "depth"}).
+_DEPTH_MAPPED = ("0.5.10", "0.5.20")
+
+
+def vit_shape(towers, version: str | None = None, model_type: str = "") -> tuple[int, int] | None:
+    """(layers, hidden) of the first vision tower as adjust_mem_fraction_for_vlm reads vision_config:
+    getattr(num_hidden_layers, 24) and hidden_size. kvplan takes the most-repeated Linear's count and in_features.
+    None: no tower.
+
+    Qwen-style ViTs (Qwen3-VL, Qwen3.5: the config field is ``depth``): SGLang finds no num_hidden_layers and takes
+    24 unless the transformers it pins maps the name (``_DEPTH_MAPPED``, Qwen3-VL only: Qwen3.5's vision config
+    is SGLang's own class, sglang/srt/configs/qwen3_5.py over configs/qwen3_vl.py, without the map). Evidence:
+    sgl-project/sglang PR #11830 (Qwen2.5-VL-7B on a B200, 2025-11, depth 32) logs pools that fit 24 layers.
+    ``version`` None: the tower's own depth. Worked numbers: MoonViT (Kimi-K2.5) -> (27, 1152);
+    Qwen3-VL-8B -> (24, 1152) on 0.5.3, (27, 1152) on 0.5.20; Qwen3.5 -> (24, 1152) on every line."""
     for tower in towers:
         if tower.category != "vision":
             continue
         linears = [c for c in tower.components if isinstance(c, Linear) and c.count > 1]
         if linears:
             top = max(linears, key=lambda c: c.count)
-            return top.count, top.in_features
+            layers = top.count
+            if version is not None and tower.name.startswith("visual (ViT") and not (
+                    model_type.startswith("qwen3_vl") and version in _DEPTH_MAPPED):
+                layers = 24
+            return layers, top.in_features
     return None
 
 

@@ -180,3 +180,51 @@ def test_llama31_70b_8x_h200_pr11716():
                    "of weights + overhead (16.88 would close it) or allocates beside the two pools")
 def test_llama31_70b_8x_h200_pool_end():
     assert close(figures(_l70().engine_log)["pool_end"] * GiB, 11.87)
+
+
+# ----------------------------------------------------------------------------- VLM fraction: which ViT depth SGLang reads
+
+
+def test_qwen25_vl_7b_b200_pools_fit_the_default_24_vit_layers():
+    # sgl-project/sglang PR #11830 (2025-11-30, B200, one GPU; the 0.5.6 rule: --enable-piecewise-cuda-graph adds
+    # piecewise_cuda_graph_max_tokens // 4 = 1024 MiB to the reserve): a Qwen2.5-VL-7B (28 layers x 4 KV heads x 128:
+    # 2 x 28,672 B a token, context_len=128000) without piecewise graphs logs max_total_num_tokens=2261377; with them
+    # "#tokens: 2243474, K size: 59.91 GB", "Memory pool end. avail mem=40.03 GB", max_running_requests=4096.
+    # adjust_mem_fraction_for_vlm reads getattr(vision_config, "num_hidden_layers", 24): transformers 4.57's
+    # Qwen2_5_VLVisionConfig has only "depth" (32), so SGLang 0.5.x before 0.5.10 takes 24 layers x 1280^2.
+    cell = 2 * 28_672
+    available = 40.03 * GiB + (2_243_474 + 1) * cell + 4097 * (128_000 + 4) * 4  # + KV + ReqToTokenPool (int32)
+    kept_pcg = available - (2_243_474 + 1) * cell  # pre x (1 - f) with piecewise graphs
+    kept = available - 2_261_377 * cell  # pre x (1 - f) without
+    # 183,359 MiB >= 160 GiB: 512 + 16384 x 1.5 + 1 / 8 x 1024 + 512 x 2 = 26240 MiB -> 0.857; + 1024 -> 0.851
+    base = default_settings(P["0.5.3"], 183_359, "", 1)
+    assert (base.reserved_mib, base.mem_fraction_static) == (26_240, 0.857)
+    f24 = default_settings(P["0.5.3"], 183_359, "", 1, vit=(24, 1280)).mem_fraction_static  # x 0.89656 = 0.76835
+    f32 = default_settings(P["0.5.3"], 183_359, "", 1, vit=(32, 1280)).mem_fraction_static  # x 0.84708 = 0.72595
+    assert f24 == pytest.approx(0.857 * 0.95 * (1 - 0.1 * 0.5625))
+    # the pre-load reading cancels in the ratio of what the two runs keep free: logged 1.02330; 24 layers -> 1.02322,
+    # 32 layers -> 1.01854
+    ratio = kept_pcg / kept
+    assert abs(ratio - (1 - 0.851 / 0.857 * f24) / (1 - f24)) < 1e-3
+    assert abs(ratio - (1 - 0.851 / 0.857 * f32) / (1 - f32)) > 4e-3
+    # and the pre-load memory it implies, 41.03 / (1 - 0.76835) = 177.11 GiB, is the B200's 178.35 less the 0.5.x TP1
+    # context (0.74): 177.61 (+0.28 %)
+    assert close(178.35 * GiB - 0.74 * GiB, kept / (1 - f24) / GiB)
+
+
+def test_qwen_vit_depth_read_by_release():
+    # Qwen3-VL's config comes from transformers: 4.57 (sglang <= 0.5.9) has no num_hidden_layers -> 24; 5.x
+    # (0.5.10+) maps it onto depth -> 27. Qwen3.5's vision config is SGLang's own class without the map -> 24.
+    # Kimi-K2.5's MoonViT config names num_hidden_layers -> 27 on every line.
+    from kvplan.sglang import vit_shape
+
+    vl, q35, kimi = (load_preset(n) for n in ("qwen3-vl-8b-instruct", "qwen3.5-27b", "kimi-k2.5"))
+    assert [vit_shape(vl.towers, v, vl.model_type) for v in ("0.5.3", "0.5.10", "0.5.20")] == [
+        (24, 1152), (27, 1152), (27, 1152)]
+    assert [vit_shape(q35.towers, v, q35.model_type) for v in ("0.5.10", "0.5.20")] == [(24, 1152)] * 2
+    assert vit_shape(kimi.towers, "0.5.3", kimi.model_type) == vit_shape(kimi.towers) == (27, 1152)
+    # Qwen3-VL-8B on an H100, 0.5.3 line: 0.830 (13904 - 464 MiB of prefill graphs, opt-in there: 13440 -> 0.835)
+    # x 0.95 x (1 - 0.1 x 0.265625) = 0.835 x 0.92477 = 0.77218 (27 layers would give x 0.90974 = 0.75963)
+    p = plan(vl, get_gpu("H100-SXM"), EngineConfig(engine="sglang", sglang_version="0.5.3", max_model_len=8192))
+    term = next(t for t in p.ranks[0].terms if t.name.startswith("left free"))
+    assert "(1 - 0.7722)" in term.name
