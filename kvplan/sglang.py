@@ -195,7 +195,7 @@ def pp_partition(prof: SglangProfile, num_layers: int, pp: int) -> list[int]:
     """Layers per pipeline stage as SGLang's get_pp_indices splits them (vLLM's differs: kvplan.parallel.pp_partition).
 
     Worked numbers: 94 layers over 4 stages -> [23, 23, 23, 25] through 0.5.5, [23, 23, 24, 24] from 0.5.6
-    (vLLM: [23, 24, 24, 23]). Not yet used by kvplan.plan, which lays SGLang stages out by vLLM's rule."""
+    (vLLM: [23, 24, 24, 23]). kvplan.plan lays SGLang's stages out by it (Layout.pp_split)."""
     base, rem = divmod(num_layers, pp)
     if PP_REMAINDER_ON_LAST[prof.version]:
         return [base] * (pp - 1) + [base + rem]
@@ -348,7 +348,7 @@ def vit_shape(towers, version: str | None = None, model_type: str = "") -> tuple
 
 
 def layout_extra_bytes(spec, tp: int, pp: int, stage: int, ep: bool, dp: int, weight_format: str | None,
-                       vendor: str, loads_tower: bool) -> tuple[int, str]:
+                       vendor: str, loads_tower: bool, pp_split: tuple[int, ...] | None = None) -> tuple[int, str]:
     """Bytes SGLang holds on a rank beyond the checkpoint's tensors as kvplan.parallel lays them out.
 
     * ROCm, compressed-tensors W4A16 experts (CompressedTensorsWNA16TritonMoE, sglang 0.5.10 wheel
@@ -366,7 +366,7 @@ def layout_extra_bytes(spec, tp: int, pp: int, stage: int, ep: bool, dp: int, we
     if vendor == "AMD" and fmt.startswith("w4a16"):
         ranks = tp * dp
         g_idx = 0
-        for layer, n in stage_distinct(spec, pp, stage):
+        for layer, n in stage_distinct(spec, pp, stage, pp_split):
             if layer.experts is None:
                 continue
             down = next((c for c in layer.experts.linears if c.name.endswith("down_proj")), layer.experts.linears[-1])

@@ -26,6 +26,7 @@ import pytest
 
 from kvplan import load_preset
 from kvplan.engines import EngineConfig
+from kvplan.errors import PlanInputError
 from kvplan.gpus import get_gpu
 from kvplan.parallel import Layout
 from kvplan.plan import plan
@@ -129,9 +130,8 @@ def test_qwen3_235b_bf16_pp4_tp8_h200_first_stage():
     p = _sglang("qwen3-235b-a22b", "H200", "0.4.8", Layout(tp=8, pp=4))
     f = figures(p.engine_log)
     first = p.ranks[0]
-    # 94 layers over 4 stages: SGLang 0.4.9 get_pp_indices gives 23 / 23 / 23 / 25 (kvplan.sglang.pp_partition),
-    # kvplan lays stages out by vLLM's 23 / 24 / 24 / 23: both put 23 layers and the embedding on the first stage
-    assert first.pp_stage == 0 and first.layers == 23
+    # 94 layers over 4 stages as SGLang 0.4.9 get_pp_indices splits them: 23 / 23 / 23 / 25 (vLLM: 23 / 24 / 24 / 23)
+    assert [r.layers for r in p.ranks] == [23, 23, 23, 25] and first.pp_stage == 0
     usage = first.weights_bytes + SGLANG_LOAD_OVERHEAD_BYTES
     # stage 0 at TP8: 23 layers (experts and attention / 8) + the embedding's vocab shard = 13.51 GiB, + 0.18 = 13.69
     assert close(usage, 13.73)
@@ -147,6 +147,17 @@ def test_sglang_pp_split_by_release():
     assert pp_partition(P["0.5.20"], 94, 4) == [23, 23, 24, 24]
     assert pp_partition(P["0.5.3"], 61, 8) == [7] * 7 + [12] and pp_partition(P["0.5.10"], 61, 8) == [7] * 3 + [8] * 5
     assert pp_partition(P["0.5.10"], 64, 4) == [16] * 4
+    # plan lays SGLang's stages out so: the last stage of 0.4.8 holds 25 layers + norm + lm_head and is the tightest
+    spec = load_preset("qwen3-235b-a22b")
+    old, new = (_sglang("qwen3-235b-a22b", "H200", v, Layout(tp=8, pp=4)) for v in ("0.4.8", "0.5.20"))
+    assert [r.layers for r in old.ranks] == [23, 23, 23, 25] and [r.layers for r in new.ranks] == [23, 23, 24, 24]
+    assert old.ranks[3].weights_bytes > new.ranks[3].weights_bytes and old.ranks[3].num_blocks == old.num_blocks
+    # vLLM keeps its own split
+    vllm = plan(spec, get_gpu("H200"), EngineConfig(), Layout(tp=8, pp=4))
+    assert [r.layers for r in vllm.ranks] == [23, 24, 24, 23]
+    with pytest.raises(PlanInputError) as info:  # a split that does not cover the layers is refused, naming the flag
+        plan(spec, get_gpu("H200"), EngineConfig(engine="sglang"), Layout(tp=8, pp=4, pp_split=(23, 23, 23, 23)))
+    assert info.value.field == "pipeline_parallel_size"
 
 
 # ----------------------------------------------------------------------------- 0.5.3 - 0.5.9 line, H200 TP8
