@@ -38,6 +38,9 @@ device's cudaMemGetInfo total minus a fitted CUDA-context/NCCL figure, and ``ava
 rank's weights, what SGLang's own layout adds (``layout_extra_bytes``) and a fitted loading overhead.
 The VLM reduction (``adjust_mem_fraction_for_vlm``, 0.4.10+) multiplies a default fraction by
 0.95 x clamp(1 - 0.1 x (vit_layers x vit_hidden^2 / (24 x 1024^2) - 1), 0.8, 1.05).
+The ViT shape is what that function reads: vision_config.num_hidden_layers (24 where the config names it
+``depth``: Qwen-VL towers before transformers 5, Qwen3.5 always; see vit_shape) and hidden_size.
+Pipeline stages follow SGLang's get_pp_indices (pp_partition), not vLLM's split.
 Not derived: the CUDA-graph capture lines and the scheduler's available_gpu_mem (after capture).
 
 Worked number (the Qwen3-30B-A3B-FP8 H100 log pinned in tests/test_engine_sglang.py): 81559 MiB, TP1 ->
