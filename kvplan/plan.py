@@ -12,6 +12,7 @@ custom: pool = total - weights - runtime - headroom (the seed's budget).
 Worked number (test_engine_logs): Qwen3-14B, 6.51 GiB of KV -> 2666 blocks -> 42,656 tokens, 1.30x at 32,768.
 """
 
+import dataclasses
 import functools
 import math
 
@@ -375,7 +376,10 @@ def plan(spec: ModelSpec, gpu: GpuSpec, engine: EngineConfig = EngineConfig(), l
             raise PlanInputError(field, "SGLang's DP attention (--enable-dp-attention --dp, --moe-dense-tp-size) is "
                                  "planned for the SGLang engine only; vLLM's attention DP is --data-parallel-size")
         layout = Layout(tp=layout.tp, pp=layout.pp, dp=layout.dp, ep=layout.ep, attn_dp=engine.dp_attention_size,
-                        dense_tp=engine.moe_dense_tp_size)
+                        dense_tp=engine.moe_dense_tp_size, pp_split=layout.pp_split)
+    if engine.engine == "sglang" and layout.pp > 1 and layout.pp_split is None:  # SGLang's own get_pp_indices
+        layout = dataclasses.replace(layout, pp_split=tuple(sglang.pp_partition(
+            sglang.sglang_profile(engine.sglang_version), len(spec.layers), layout.pp)))
     check_layout(spec, layout)
     if engine.engine in ("vllm", "sglang"):
         refusal = spec.memo(("fp8-block-refusal", layout, engine.weight_format),
@@ -455,8 +459,8 @@ def plan(spec: ModelSpec, gpu: GpuSpec, engine: EngineConfig = EngineConfig(), l
     ranks: list[RankPlan] = []
     stage_blocks: list[tuple[int, list[KVGroup], int, int]] = []
     last = layout.pp - 1
-    for stage, n_layers in enumerate(pp_partition(len(spec.layers), layout.pp)):
-        layers = stage_distinct(spec, layout.pp, stage)
+    for stage, n_layers in enumerate(pp_partition(len(spec.layers), layout.pp, layout.pp_split)):
+        layers = stage_distinct(spec, layout.pp, stage, layout.pp_split)
         draft = mtp and stage == last  # vLLM's drafter runs on the last stage; its attention layers join the KV groups
         if draft:
             layers = layers + [(layer, 1) for layer in spec.mtp_layers]
@@ -485,7 +489,8 @@ def plan(spec: ModelSpec, gpu: GpuSpec, engine: EngineConfig = EngineConfig(), l
                 ("sglang-layout", layout, stage, engine.weight_format, gpu.vendor, engine.language_model_only),
                 lambda st=stage: sglang.layout_extra_bytes(spec, layout.tp, layout.pp, st, layout.ep, layout.dp,
                                                            engine.weight_format, gpu.vendor,
-                                                           bool(spec.towers) and not engine.language_model_only))
+                                                           bool(spec.towers) and not engine.language_model_only,
+                                                           layout.pp_split))
             weights += sglang_extra
         # vLLM and SGLang build a multimodal checkpoint's vision tower on every rank (each PP stage too) unless
         # --language-model-only: its shard is part of "Model loading took".
@@ -832,7 +837,8 @@ def _sglang_budget(spec, gpu, engine, layout, weights, mla) -> "sglang.SglangBud
     return sglang.budget(
         sglang.sglang_profile(engine.sglang_version), gpu.name, gpu.vendor, gpu.memory_bytes, gpu.interconnect, weights,
         layout.tp, layout.pp, mla, layout.attn_dp, engine.speculative_method == "mtp",
-        sglang.vit_shape(spec.towers) if loads_tower else None, engine.enforce_eager, engine.disable_custom_all_reduce,
+        sglang.vit_shape(spec.towers, engine.sglang_version, spec.model_type) if loads_tower else None,
+        engine.enforce_eager, engine.disable_custom_all_reduce,
         engine.max_num_batched_tokens, engine.mem_fraction_static, engine.weights_bytes is not None)
 
 
