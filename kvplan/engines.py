@@ -239,6 +239,17 @@ VLLM_CHANGES: dict[str, tuple[Release, str]] = {
     "mrope_positions_factor": ((0, 32, 0), ("rotary_embedding/mrope.py cache_max_position_num = max_position x "
                                             "positions_factor (qwen3_vl.py mrope_positions_factor) in 0.32.0; x 4 "
                                             "through 0.31.0")),
+    "mla_flashinfer_blackwell": ((0, 17, 0), ("platforms/cuda.py check_and_update_config: on Blackwell (sm100) an MLA "
+                                              "model with qk_nope_head_dim 128 defaults to FLASHINFER_MLA (block 64) "
+                                              "in the 0.17.0 wheel; CUTLASS_MLA (block 128) in 0.11.x")),
+    "moe_workspace_manager": ((0, 17, 0), ("model_executor/layers/fused_moe/modular_kernel.py takes its expert "
+                                           "workspaces from v1/worker/workspace.py current_workspace_manager() (a "
+                                           "buffer that grows and is kept) in the 0.17.0 wheel; 0.11.1: torch.empty "
+                                           "per call, freed before the sampler run")),
+    "mla_backend_block_size": ((0, 18, 0), ("platforms/interface.py update_block_size_for_backend: the block size is "
+                                            "the selected backend's get_preferred_block_size(16) in 0.18.0 (no MLA "
+                                            "block forcing in check_and_update_config): FLASH_ATTN_MLA first on "
+                                            "Hopper (MultipleOf(16): 16), FLASHINFER_MLA on sm100 ([32, 64]: 32)")),
 }
 
 # Changes inside a profile's run because no plan can see them: kvplan's V0 engine refuses multimodal models (kvplan.vllm_v0),
@@ -475,10 +486,38 @@ def gpu_arch(gpu_name: str) -> str:
 
 
 def vllm_mla_block_size(gpu_name: str) -> int:
-    """The KV block size vLLM forces for MLA on this GPU: FlashMLA 64 (Hopper), CUTLASS MLA 128 (B200/B300),
-    16 elsewhere (Triton MLA on Ampere/Ada; FlashMLA needs sm90). vllm/platforms/cuda.py check_and_update_config.
+    """The KV block size vLLM forces for MLA on this GPU through 0.16: FlashMLA 64 (Hopper), CUTLASS MLA 128 (B200/B300),
+    16 elsewhere (Triton MLA on Ampere/Ada; FlashMLA needs sm90). vllm/platforms/cuda.py check_and_update_config;
+    by release: ``vllm_mla_default_block_size``.
     Worked number: H200 -> 64 (Kimi-K2 TP8: 715,072 tokens = 11,173 blocks x 64)."""
     return VLLM_MLA_BLOCK_SIZE_BY_ARCH[gpu_arch(gpu_name)]
+
+
+def vllm_mla_default_block_size(gpu_name: str, vllm_version: str, kv_quantized: bool = False,
+                                qk_nope_head_dim: int = 128) -> int:
+    """The KV block size vLLM picks for a (dense, non-hybrid) MLA model by release, GPU and KV dtype.
+
+    Through 0.16 the forced table of ``vllm_mla_block_size`` (FlashMLA 64 on Hopper, CUTLASS MLA 128 on sm100).
+    0.17.0 (``mla_flashinfer_blackwell``, platforms/cuda.py check_and_update_config): on sm100 a model with
+    qk_nope_head_dim 128 gets FLASHINFER_MLA, forced to 64. From 0.18.0 (``mla_backend_block_size``,
+    platforms/interface.py update_block_size_for_backend) the block is the first valid backend's
+    ``get_preferred_block_size(16)`` (v1/attention/backend.py: 16 if the backend takes it, else its smallest size)
+    in platforms/cuda.py _get_backend_priorities order: Hopper FLASH_ATTN_MLA (capability 9, KV dtypes auto /
+    float16 / bfloat16 only, ``[MultipleOf(16)]``) -> 16, with an fp8 KV cache FLASHMLA ``[64]`` -> 64; sm100
+    FLASHINFER_MLA (qk_nope_head_dim in 64 / 128 / 192, ``[32, 64]``) -> 32, else CUTLASS_MLA ``[128]``;
+    elsewhere TRITON_MLA ``[MultipleOf(16)]`` -> 16 (0.18.0 / 0.21.0 / 0.33.0 wheels).
+    Worked number: DeepSeek-V2-Lite on an H100, 0.19.0: "Using FLASH_ATTN_MLA attention backend", 1,505,552
+    tokens = 94,097 blocks x 16 (not a multiple of 64; llm-d-planner v0.19.0 log)."""
+    arch = gpu_arch(gpu_name)
+    if not vllm_has(vllm_version, "mla_flashinfer_blackwell"):
+        return vllm_mla_block_size(gpu_name)
+    if not vllm_has(vllm_version, "mla_backend_block_size"):
+        return 64 if arch == "sm100" and qk_nope_head_dim == 128 else vllm_mla_block_size(gpu_name)
+    if arch == "sm90":
+        return 64 if kv_quantized else 16
+    if arch == "sm100":
+        return 32 if qk_nope_head_dim in (64, 128, 192) else 128
+    return 16
 
 
 def batch_defaults(gpu_name: str, device_bytes: int, engine: EngineConfig) -> tuple[int, int]:

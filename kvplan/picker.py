@@ -29,7 +29,7 @@ from kvplan.errors import PlanInputError
 from kvplan.gpus import GPU_CATALOG, GpuSpec
 from kvplan.kv import kv_dtype_bytes
 from kvplan.parallel import Layout, rank_weight_bytes
-from kvplan.plan import decode_bound, plan
+from kvplan.plan import decode_bound, plan, vllm_auto_dtype
 from kvplan.spec import ModelSpec
 
 TP_CHOICES = (1, 2, 4, 8)
@@ -169,7 +169,8 @@ def pick_gpus(spec: ModelSpec, max_model_len: int, concurrency: int, engine: Eng
                     # A cheap refusal first: weights alone over the device (about 40 % of the sweep's layouts
                     # for a 70B model). rank_weight_bytes is memoized on the spec; plan() reuses it.
                     heaviest = engine.weights_bytes if engine.weights_bytes is not None else max(
-                        rank_weight_bytes(spec, Layout(tp, pp), s, engine.weight_format) for s in range(pp))
+                        rank_weight_bytes(spec, Layout(tp, pp), s, vllm_auto_dtype(spec, engine).weight_format)
+                        for s in range(pp))  # vLLM serves an fp32 checkpoint in bf16 (plan.vllm_auto_dtype)
                     if heaviest > gpu.memory_bytes:
                         reject(f"Does not fit: the weights alone are {heaviest / 2**30:.2f} GiB per GPU, more than "
                                f"the {gpu.memory_gib:.2f} GiB it has")

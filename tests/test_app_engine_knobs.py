@@ -38,9 +38,9 @@ def open_knobs(at):
 def test_dcp_is_planned_on_import_and_applied_to_the_sidebar_and_the_link():
     at = pasted(DSV3 + " -dcp 8")
     core = kvplan_plan("deepseek-v3", "H200", tp=8, max_model_len=32768, decode_context_parallel_size=8)
-    # vLLM's tokens line x dcp_world_size: 10,638 blocks x 64 tokens x 8 = 5,446,656 ("GPU KV cache size: 5,446,656
-    # tokens"); without -dcp the same pool is 680,832 tokens
-    assert core.kv_cache_tokens == 5_446_656 and core.num_blocks == 10_638
+    # vLLM's tokens line x dcp_world_size: 42,552 blocks x 16 tokens (FLASH_ATTN_MLA, which supports DCP, on Hopper
+    # from 0.18) x 8 = 5,446,656 ("GPU KV cache size: 5,446,656 tokens"); without -dcp the same pool is 680,832 tokens
+    assert core.kv_cache_tokens == 5_446_656 and core.num_blocks == 42_552
     assert metrics(at)["KV cache tokens"] == "5,446,656"
     assert kvplan_plan("deepseek-v3", "H200", tp=8, max_model_len=32768).kv_cache_tokens == 680_832
     flags = {r["flag"]: r["value"] for r in html_tables(at)[0]}
