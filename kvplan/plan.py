@@ -20,8 +20,9 @@ from pydantic import BaseModel, ConfigDict
 
 from kvplan import sglang, vllm_v0
 from kvplan.engines import (
-    VLLM_BLOCK_SIZE, VLLM_CONTEXT_BYTES, EngineConfig, VllmProfile, batch_defaults, cuda_graph_bytes, gpu_arch, non_torch_bytes,
-    sampler_path, vllm_has, vllm_mla_block_size, vllm_mla_default_block_size, vllm_profile,
+    VLLM_BLOCK_SIZE, VLLM_CONTEXT_BYTES, EngineConfig, VllmProfile, batch_defaults, cuda_graph_bytes, gpu_arch,
+    gpu_multicast, non_torch_bytes, sampler_path, vllm_has, vllm_mla_block_size, vllm_mla_default_block_size,
+    vllm_profile,
 )
 from kvplan.errors import PlanInputError
 from kvplan.gpus import GpuSpec
@@ -872,7 +873,8 @@ def _budget(spec, gpu, engine, layout, weights, mnbt, max_seqs, act_b, mla, last
         return terms, engine.kv_cache_memory_bytes
     path, copies, nt_term, graph_term = _vllm_fixed_terms(
         prof.version, engine.sampler, engine.enforce_eager, engine.disable_custom_all_reduce, layout.tp, layout.pp,
-        "NVLINK" in gpu.interconnect.upper(), mnbt, max_seqs, spec.model_type)
+        "NVLINK" in gpu.interconnect.upper(), mnbt, max_seqs, spec.model_type,
+        gpu_multicast(gpu.name, gpu.interconnect), layout.dp)
     num_reqs = min(mnbt, max_seqs)
     act = engine.activation_bytes
     if act is None:
@@ -923,17 +925,19 @@ def _sglang_log(spec, gpu, engine, layout, rank: "RankPlan", tokens, page, mla, 
 
 
 @functools.lru_cache(maxsize=4096)
-def _vllm_fixed_terms(version, sampler, eager, no_custom_ar, tp, pp, nvlink, mnbt, max_seqs, model_type):
+def _vllm_fixed_terms(version, sampler, eager, no_custom_ar, tp, pp, nvlink, mnbt, max_seqs, model_type,
+                      multicast=False, dp=1):
     """The vLLM terms that depend only on the engine, layout and batch limits (made once: a picker sweep
     builds ~1,000 budgets). Returns (sampler path, copies, non-torch term, CUDA-graph term or None)."""
     engine = EngineConfig(vllm_version=version, sampler=sampler, enforce_eager=eager,
                           disable_custom_all_reduce=no_custom_ar)
     prof = vllm_profile(engine)
     path = sampler_path(prof, engine)
-    non_torch, why = non_torch_bytes(prof, engine, tp, pp, nvlink)
+    non_torch, why = non_torch_bytes(prof, engine, tp, pp, nvlink, multicast, dp)
     nt_term = Term(name="non-torch memory", bytes=non_torch, basis="fitted",
-                   source=f"memory_profiling non_torch_increase: {why} (vLLM {prof.releases}, fitted to public "
-                          "logs; error <= 0.12 GiB on the pinned logs)")
+                   source=f"memory_profiling non_torch_increase: {why} (vLLM {prof.releases}; kvplan.engines "
+                          "non_torch_bytes, fitted to public logs: error <= 0.12 GiB on the pinned logs but the 0.10 "
+                          "TP 4 one, tests/test_engine_nontorch.py)")
     graphs = cuda_graph_bytes(prof, engine, max_seqs, mnbt, model_type)
     graph_term = None
     if graphs:
