@@ -16,6 +16,17 @@ Tensors map to kvplan's categories by name (``categorize``); vision / audio towe
 and quantization scales are kept apart so a difference from kvplan's computed weights is explained.
 ``rank_bytes`` splits them over a parallel layout with the spec's shard rules (kvplan.parallel);
 ``engine_with_checkpoint_weights`` puts the busiest rank's bytes into an EngineConfig, so a plan budgets them.
+
+Served dtype (``served_dtype``): vLLM builds the model under ``set_default_torch_dtype(model_config.dtype)``
+(model_loader/base_loader.py load_model) and creates every unquantized parameter in it
+(layers/linear.py UnquantizedLinearMethod.create_weights: ``torch.empty(..., dtype=params_dtype)``, params_dtype =
+``torch.get_default_dtype()``; vocab_parallel_embedding.py, layernorm.py likewise), then copies each saved tensor into
+its parameter (model_loader/weight_utils.py default_weight_loader: ``param.data.copy_(loaded_weight)``, a cast), so
+an unquantized checkpoint's float tensors (F64 / F32 / F16 / BF16) take the served dtype's bytes on the GPU: an F32
+checkpoint served ``--dtype auto`` (vLLM's and SGLang's downcast, kvplan.plan.vllm_auto_dtype) loads 2 B a weight,
+a BF16 one served ``--dtype float32`` 4 B. Kept as saved: non-float tensors, a quantized checkpoint's tensors (packed
+weights and their scales keep their dtypes: the quantization method creates them), and ``e_score_correction_bias``
+(vLLM creates it float32: models/deepseek_v2.py, glm4_moe.py and ten more, vLLM 0.33.0 wheel).
 """
 
 import json
@@ -38,6 +49,12 @@ INDEX_FILE = "model.safetensors.index.json"
 SINGLE_FILE = "model.safetensors"
 MAX_INDEX_BYTES = 64 * 2**20
 MAX_SHARDS = 4096
+# Float dtypes a loader casts into the served dtype; the served dtype's safetensors name (kvplan format -> dtype).
+FLOAT_DTYPES = ("F64", "F32", "F16", "BF16")
+SERVED_DTYPE = {"fp32": "F32", "bf16": "BF16", "fp16": "F16"}
+# A checkpoint holding any of these is quantized: its tensors load as saved (the dtypes of packed / fp8 weights).
+QUANTIZED_DTYPES = ("F8_E5M2", "F8_E4M3", "F8_E8M0", "F4", "F6_E2M3", "F6_E3M2", "I8", "U8")
+KEEP_FLOAT32 = re.compile(r"e_score_correction_bias$")  # created float32 by vLLM whatever the model dtype
 
 VISION = re.compile(r"(^|\.)(visual|vision_tower|vision_model|vision_encoder|multi_modal_projector|mm_projector|"
                     r"vision_embed_tokens|patch_embed|image_newline|vit)\.")
@@ -266,6 +283,8 @@ class RankWeights:
     left_out: dict[str, int]
     replicated_unmapped: list[str]
     notes: list[str]
+    # "cast from F32 to bf16 as vLLM loads it" when float tensors were counted in the served dtype, else ""
+    cast: str = ""
 
 
 def _module(name: str) -> str:
@@ -334,11 +353,25 @@ class _Row:
     transposed: bool
 
 
-def _prepare(ckpt: Checkpoint, spec) -> tuple[list[_Row], dict[int, int], bool, int]:
+def is_quantized(ckpt: Checkpoint, spec) -> bool:
+    """Whether ``ckpt`` loads as saved (no cast): the config names a quantization, or the checkpoint holds fp8 / fp4 /
+    int8 / uint8 tensors, quantization scales or AWQ / GPTQ packed tensors."""
+    return bool(spec.quantization) or any(
+        t.dtype in QUANTIZED_DTYPES or SCALE.search(t.name) or TRANSPOSED.search(t.name) for t in ckpt.tensors)
+
+
+def _cast(t: TensorInfo, to: str | None) -> TensorInfo:
+    """``t`` as the loader holds it: a float tensor in the served dtype ``to`` (a safetensors name), else as saved."""
+    if to is None or t.dtype == to or t.dtype not in FLOAT_DTYPES or KEEP_FLOAT32.search(t.name):
+        return t
+    return TensorInfo(t.name, to, t.shape, t.file)
+
+
+def _prepare(ckpt: Checkpoint, spec, to: str | None = None) -> tuple[list[_Row], dict[int, int], bool, int]:
     """(rows, experts per layer, whether the checkpoint has an lm_head, fused expert tensors) for ``spec``: the
     name matching of every tensor, done once per checkpoint and spec (regexes over ~94,000 tensor names of a
     DeepSeek-V3 checkpoint took 5 s a layout; the per-layout loop is arithmetic only)."""
-    hit = ckpt._prepared.get(id(spec))
+    hit = ckpt._prepared.get((id(spec), to))
     if hit is not None and hit[0] is spec:
         return hit[1]
     n_layers = spec.num_hidden_layers
@@ -363,15 +396,15 @@ def _prepare(ckpt: Checkpoint, spec) -> tuple[list[_Row], dict[int, int], bool, 
             expert_counts[i or 0] = max(expert_counts.get(i or 0, 0), int(m[1]) + 1)
         elif cat == "experts" and len(t.shape) >= 3:
             fused += 1
-        rows.append(_Row(t, cat, i, int(m[1]) if m else None, _module(t.name), _shard_of(t, spec_shards),
+        rows.append(_Row(_cast(t, to), cat, i, int(m[1]) if m else None, _module(t.name), _shard_of(t, spec_shards),
                          bool(TRANSPOSED.search(t.name))))
     out = (rows, expert_counts, any(r.cat == "lm_head" for r in rows), fused)
-    ckpt._prepared[id(spec)] = (spec, out)
+    ckpt._prepared[(id(spec), to)] = (spec, out)
     return out
 
 
 def rank_bytes(ckpt: Checkpoint, spec, layout: Layout | None = None, stage: int = 0, *, include_vision: bool = True,
-               include_mtp: bool = False) -> RankWeights:
+               include_mtp: bool = False, served_dtype: str | None = None, loader: str = "vLLM") -> RankWeights:
     """Weights as loaded on the busiest rank of pipeline stage ``stage``, from the headers.
 
     What the engine loads: every tensor but MTP layers (vLLM loads them only with an MTP speculative
@@ -381,12 +414,27 @@ def rank_bytes(ckpt: Checkpoint, spec, layout: Layout | None = None, stage: int 
     experts split over tp x dp (or whole, cdiv(E, tp x dp) on the busiest rank, with EP). Tensors
     whose module the spec does not name and vLLM's usual names do not cover are counted whole on
     every rank (listed in ``replicated_unmapped``); vision towers are counted whole too.
-    Worked number: the tiny Llama of tests/test_checkpoint.py at TP=2.
+
+    ``served_dtype`` ("bf16" / "fp16" / "fp32", kvplan.plan.served_dtype; None: as saved): the dtype ``loader``
+    creates the parameters in; an unquantized checkpoint's float tensors are counted in it (the module docstring),
+    numel x 2 B for bf16 / fp16, x 4 B for fp32, and ``cast`` says so.
+    Worked number: the tiny Llama of tests/test_checkpoint.py at TP=2; tests/test_checkpoint_dtype.py's fp32 one,
+    219,776 B as saved, 109,888 B served in bf16.
     """
     layout = Layout() if layout is None else layout
     if not isinstance(layout, Layout) or not 0 <= stage < layout.pp:
         raise PlanInputError("pipeline_parallel_size", f"stage {stage} is not a stage of pp={layout.pp}")
-    rows, expert_counts, has_head, fused = _prepare(ckpt, spec)
+    if served_dtype is not None and served_dtype not in SERVED_DTYPE:
+        raise PlanInputError("served_dtype", f"{served_dtype!r} is not a float dtype; allowed: "
+                             f"{', '.join(SERVED_DTYPE)}")
+    to = None
+    if served_dtype is not None:
+        key = ("quantized", id(spec))
+        hit = ckpt._prepared.get(key)
+        if hit is None or hit[0] is not spec:
+            hit = ckpt._prepared[key] = (spec, is_quantized(ckpt, spec))
+        to = None if hit[1] else SERVED_DTYPE[served_dtype]
+    rows, expert_counts, has_head, fused = _prepare(ckpt, spec, to)
     parts = pp_partition(spec.num_hidden_layers, layout.pp)
     start = sum(parts[:stage])
     first, last = stage == 0, stage == layout.pp - 1
@@ -446,7 +494,13 @@ def rank_bytes(ckpt: Checkpoint, spec, layout: Layout | None = None, stage: int 
         notes.append(f"{len(unmapped)} tensor(s) of modules the spec does not name, counted whole on every rank")
     if fused and moe_ranks > 1 and not layout.ep:
         notes.append(f"{fused} fused expert tensor(s) split evenly over {moe_ranks} ranks (cdiv of the bytes)")
-    return RankWeights(sum(by_cat.values()), "checkpoint headers", by_cat, left, unmapped, notes)
+    cast = ""
+    if to is not None:
+        saved = sorted({t.dtype for t in ckpt.tensors if _cast(t, to) is not t}, key=FLOAT_DTYPES.index)
+        if saved:
+            cast = f"cast from {', '.join(saved)} to {served_dtype} as {loader} loads it"
+            notes.append(f"{cast}: float tensors counted at {DTYPE_BITS[to] // 8} B an element, not as saved")
+    return RankWeights(sum(by_cat.values()), "checkpoint headers", by_cat, left, unmapped, notes, cast)
 
 
 def compare_rows(ckpt: Checkpoint, spec, weight_format: str | None = None) -> list[dict]:
@@ -479,26 +533,37 @@ def busiest_rank(ckpt: Checkpoint, spec, layout: Layout, **options) -> RankWeigh
     return max((rank_bytes(ckpt, spec, layout, s, **options) for s in range(layout.pp)), key=lambda r: r.weights_bytes)
 
 
-def load_options(engine) -> dict[str, bool]:
+def load_options(engine, spec=None) -> dict:
     """What of a checkpoint the engine loads, as ``rank_bytes`` options, from an EngineConfig: the vision / audio
     towers unless ``--language-model-only`` (or the custom engine, which kvplan plans without towers: kvplan.plan's
-    ``loads_tower``), the MTP layers only with ``--speculative-config`` method mtp (vLLM's drafter loads them)."""
-    return {"include_vision": engine.engine != "custom" and not engine.language_model_only,
-            "include_mtp": engine.speculative_method == "mtp"}
+    ``loads_tower``), the MTP layers only with ``--speculative-config`` method mtp (vLLM's drafter loads them); with
+    ``spec``, also the dtype the engine creates its parameters in (kvplan.plan.served_dtype, the plan's own
+    resolution of ``--dtype``) and the loader's name for the notes."""
+    out = {"include_vision": engine.engine != "custom" and not engine.language_model_only,
+           "include_mtp": engine.speculative_method == "mtp"}
+    if spec is not None:
+        from kvplan.plan import served_dtype
+
+        out |= {"served_dtype": served_dtype(spec, engine),
+                "loader": {"vllm": "vLLM", "sglang": "SGLang"}.get(engine.engine, engine.engine)}
+    return out
 
 
 def engine_with_checkpoint_weights(engine, ckpt: Checkpoint, spec, layout: Layout | None = None, **options):
     """``engine`` (an EngineConfig) with ``weights_bytes`` = the busiest rank's checkpoint bytes (``busiest_rank``,
     with ``load_options(engine)`` unless ``options`` say otherwise), basis "checkpoint headers": the plan then
     budgets the weights as the engine loads them."""
-    busiest = busiest_rank(ckpt, spec, Layout() if layout is None else layout, **(load_options(engine) | options))
+    busiest = busiest_rank(ckpt, spec, Layout() if layout is None else layout,
+                           **(load_options(engine, spec) | options))
     return engine.model_copy(update={"weights_bytes": busiest.weights_bytes, "weights_basis": "checkpoint headers",
-                                     "weights_source": source_text(ckpt)})
+                                     "weights_source": source_text(ckpt, busiest)})
 
 
-def source_text(ckpt: Checkpoint) -> str:
-    """'acme/ckpt: 21 tensors in 2 file(s)' (what the weights term cites)."""
-    return f"{ckpt.source}: {len(ckpt.tensors):,} tensors in {ckpt.files} file(s)"
+def source_text(ckpt: Checkpoint, rank: RankWeights | None = None) -> str:
+    """'acme/ckpt: 21 tensors in 2 file(s)' (what the weights term cites), '...; cast from F32 to bf16 as vLLM loads
+    it' when ``rank`` (its RankWeights) counted float tensors in the served dtype."""
+    cast = f"; {rank.cast}" if rank is not None and rank.cast else ""
+    return f"{ckpt.source}: {len(ckpt.tensors):,} tensors in {ckpt.files} file(s){cast}"
 
 
 def shape_mismatches(ckpt: Checkpoint, spec) -> list[str]:

@@ -109,24 +109,27 @@ def checkpoint_weights(engine, ckpt, spec, layout):
     busiest stage's; the headers hold no buffers, so vLLM's RoPE cache is added by the plan to either."""
     from kvplan.checkpoint import engine_with_checkpoint_weights, load_options, rank_bytes, shape_mismatches
     from kvplan.parallel import mtp_rank_bytes, rank_weight_bytes, tower_rank_bytes
+    from kvplan.plan import vllm_auto_dtype
 
     wrong = shape_mismatches(ckpt, spec)
     if wrong:
         raise PlanInputError("--checkpoint", f"{ckpt.source} does not match the model {spec.name}: " + "; ".join(wrong))
-    options = load_options(engine)
+    options = load_options(engine, spec)  # served_dtype: the dtype the plan serves in (kvplan.plan.served_dtype)
     stages = [rank_bytes(ckpt, spec, layout, s, **options) for s in range(layout.pp)]
     busiest = max(range(layout.pp), key=lambda s: stages[s].weights_bytes)  # the first of equals, as busiest_rank
     tower = tower_rank_bytes(spec, layout.tp, engine.mm_encoder_tp_mode == "data") \
         if spec.towers and options["include_vision"] else 0
-    mtp = mtp_rank_bytes(spec, layout, engine.weight_format) if options["include_mtp"] else 0
-    computed = max(rank_weight_bytes(spec, layout, s, engine.weight_format) + tower + (mtp if s == layout.pp - 1 else 0)
+    fmt = vllm_auto_dtype(spec, engine).weight_format  # the format the plan serves in (an fp32 config in bf16)
+    mtp = mtp_rank_bytes(spec, layout, fmt) if options["include_mtp"] else 0
+    computed = max(rank_weight_bytes(spec, layout, s, fmt) + tower + (mtp if s == layout.pp - 1 else 0)
                    for s in range(layout.pp))
     engine = engine_with_checkpoint_weights(engine, ckpt, spec, layout)
     assert engine.weights_bytes == stages[busiest].weights_bytes  # one rule: kvplan.checkpoint.busiest_rank
     record = {"source": ckpt.source, "basis": "checkpoint headers", "files": ckpt.files, "tensors": len(ckpt.tensors),
               "total_bytes": ckpt.total_bytes, "busiest_rank_bytes": engine.weights_bytes, "busiest_stage": busiest,
               "computed_rank_bytes": computed, "by_category": stages[busiest].by_category,
-              "left_out": stages[busiest].left_out, "notes": stages[busiest].notes, **options}
+              "left_out": stages[busiest].left_out, "notes": stages[busiest].notes,
+              "cast": stages[busiest].cast or None, **options}
     return engine, record
 
 
@@ -175,7 +178,8 @@ def cmd_plan(args) -> None:
         w = weights_from
         lines.append(f"  weights from {w['files']} safetensors headers of {w['source']}: "
                      f"{w['busiest_rank_bytes'] / GiB:.2f} GiB ({w['busiest_rank_bytes']:,} B) on the busiest rank "
-                     f"(kvplan's own layout: {w['computed_rank_bytes'] / GiB:.2f} GiB ({w['computed_rank_bytes']:,} B))")
+                     f"(kvplan's own layout: {w['computed_rank_bytes'] / GiB:.2f} GiB ({w['computed_rank_bytes']:,} B))"
+                     + (f", {w['cast']}" if w["cast"] else ""))
     for r in p.ranks:
         lines.append(f"  stage {r.pp_stage} ({r.layers} layers), per rank: KV heads {r.kv_heads}, "
                      f"{r.kv_bytes_per_token:,} B/token, pool {format_bytes(r.kv_pool_bytes)}")

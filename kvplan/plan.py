@@ -415,11 +415,36 @@ def vllm_auto_dtype(spec: ModelSpec, engine: EngineConfig) -> EngineConfig:
     ``auto`` dtype follows. Only when nothing is asked for (no ``--dtype``, no weight format, no quantization):
     ``--dtype float32`` keeps 4 bytes. Worked number: google/gemma-2-9b-it (torch_dtype float32), 9,241,705,984
     parameters: 34.43 GiB in fp32, 17.21 GiB as vLLM loads it ("Model loading took 17.22 GiB", llm-d-planner
-    v0.19.0 log); its KV 42 x 8 x 2 x 256 x 2 B = 344,064 B / token, not 688,128."""
-    if engine.engine != "vllm" or spec.dtype != "fp32" or spec.quantization or engine.weight_format not in (None, "auto"):
+    v0.19.0 log); its KV 42 x 8 x 2 x 256 x 2 B = 344,064 B / token, not 688,128.
+
+    SGLang downcasts too (python/sglang/srt/configs/model_config.py ``_get_and_verify_dtype``, 0.4.0 - 0.5.23 wheels:
+    ``dtype == "auto"`` and config dtype float32 -> float16, "Following the common practice, we use float16 for float32
+    models"; bfloat16 for ``model_type.startswith("gemma")`` from 0.4.5, for gemma2 only in 0.4.0 / 0.4.3), and its
+    ``--kv-cache-dtype auto`` is the model dtype: 2 bytes a weight and a KV element either way."""
+    if engine.engine not in ("vllm", "sglang") or spec.dtype != "fp32" or spec.quantization or \
+            engine.weight_format not in (None, "auto"):
         return engine
-    kv = "bf16" if engine.kv_cache_dtype in (None, "auto") else engine.kv_cache_dtype
-    return engine.model_copy(update={"weight_format": "bf16", "kv_cache_dtype": kv})
+    served = "bf16"
+    if engine.engine == "sglang":
+        old = sglang.sglang_profile(engine.sglang_version).version == "0.4.0"  # 0.4.0 - 0.4.5.x; 0.4.5 reads gemma*
+        gemma = spec.model_type == "gemma2" if old else spec.model_type.startswith("gemma")
+        served = "bf16" if gemma else "fp16"
+    kv = served if engine.kv_cache_dtype in (None, "auto") else engine.kv_cache_dtype
+    return engine.model_copy(update={"weight_format": served, "kv_cache_dtype": kv})
+
+
+def served_dtype(spec: ModelSpec, engine: EngineConfig) -> str | None:
+    """The float dtype ("fp32" / "bf16" / "fp16") vLLM or SGLang creates an unquantized model's parameters in, as the
+    plan resolves it: ``--dtype`` (a float weight format), else the config's dtype after ``vllm_auto_dtype``'s
+    downcast. None (a checkpoint's tensors count as saved) for a quantized model, a quantized weight format, and the
+    custom engine. kvplan.checkpoint.rank_bytes counts a checkpoint's float tensors in it, so the CLI's ``--checkpoint``
+    and the app's checkpoint weights agree with the plan. Worked number: an fp32 Llama config with ``--dtype auto`` on
+    vLLM -> "bf16" (2 B a weight), with ``weight_format="fp32"`` -> "fp32"; on SGLang -> "fp16"."""
+    if engine.engine not in ("vllm", "sglang") or spec.quantization:
+        return None
+    fmt = vllm_auto_dtype(spec, engine).weight_format
+    fmt = spec.dtype if fmt in (None, "auto") else fmt
+    return fmt if fmt in FLOAT_FORMATS else None
 
 
 def plan(spec: ModelSpec, gpu: GpuSpec, engine: EngineConfig = EngineConfig(), layout: Layout = Layout(),
@@ -919,7 +944,8 @@ def _sglang_log(spec, gpu, engine, layout, rank: "RankPlan", tokens, page, mla, 
     running = sglang.max_running_requests(prof, tokens, max_len, engine.max_num_seqs, layout.attn_dp)
     half = rank.kv_bytes_per_token // 2
     k, v = (rank.kv_bytes_per_token, 0) if mla else (half, rank.kv_bytes_per_token - half)
-    dtype = {1: "float8_e4m3fn", 4: "float32"}.get(kv_b, "float16" if spec.dtype == "fp16" else "bfloat16")
+    served = engine.weight_format if engine.weight_format in FLOAT_FORMATS else spec.dtype  # after vllm_auto_dtype
+    dtype = {1: "float8_e4m3fn", 4: "float32"}.get(kv_b, "float16" if served == "fp16" else "bfloat16")
     return sglang.log_lines(prof, b.pre_load, b.weights_loaded, tokens, page, k, v, mla, dtype, b.settings, running,
                             max_len)
 

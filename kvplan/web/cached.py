@@ -293,7 +293,8 @@ def weights_choice(state: PlanState) -> WeightsChoice:
 
 def _weights_key(state: PlanState) -> PlanState:
     keep = ("model", "config", "model_name", "checkpoint", "checkpoint_dir", *LAYOUT_FIELDS,
-            "engine", "language_model_only", "speculative_method")  # the last three: load_options
+            "engine", "language_model_only", "speculative_method",  # load_options
+            "weight_format", "sglang_version")  # the served dtype (kvplan.plan.served_dtype)
     return PlanState(**{name: getattr(state, name) for name in keep})
 
 
@@ -304,7 +305,8 @@ def _checkpoint_choice(state: PlanState, ckpt) -> WeightsChoice:
         spec_ = spec(state)
         lay = layout(state)
         # what the engine loads: the towers unless --language-model-only, MTP layers with MTP speculation
-        busiest = checkpoint.busiest_rank(ckpt, spec_, lay, **checkpoint.load_options(engine_config(state)))
+        # and the dtype it serves in (an fp32 checkpoint in bf16 under --dtype auto: kvplan.plan.served_dtype)
+        busiest = checkpoint.busiest_rank(ckpt, spec_, lay, **checkpoint.load_options(engine_config(state), spec_))
     except KvplanError as exc:
         return WeightsChoice("computed", refused=f"its tensors cannot be split for this model and layout: {exc}")
     mismatch = []
@@ -319,7 +321,8 @@ def _checkpoint_choice(state: PlanState, ckpt) -> WeightsChoice:
                         + (f" ({model_id})" if model_id and model_id != spec_.name else "")
                         + f": its tensors are split with {spec_.name}'s shard rules")
     mismatch += checkpoint.shape_mismatches(ckpt, spec_)
-    return WeightsChoice("checkpoint", busiest.weights_bytes, "checkpoint headers", checkpoint.source_text(ckpt),
+    return WeightsChoice("checkpoint", busiest.weights_bytes, "checkpoint headers",
+                         checkpoint.source_text(ckpt, busiest),
                          mismatch=tuple(mismatch), notes=tuple(busiest.notes))
 
 

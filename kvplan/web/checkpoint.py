@@ -7,7 +7,8 @@ app's stack or its operator's settings:
   is imported per call;
 - ``local_folder``: a local folder the app may read, only under the root the operator names in
   ``KVPLAN_CHECKPOINT_ROOT`` (resolved: a path that leaves it by ``..`` or a symlink is refused; with the
-  variable unset, no local path at all).
+  variable unset, no local path at all). ``KVPLAN_LOCAL_MODELS``, the Validate page's older name, is read when
+  ``KVPLAN_CHECKPOINT_ROOT`` is unset: one root serves both pages (``checkpoint_root``).
 """
 
 import concurrent.futures
@@ -25,25 +26,37 @@ from kvplan.web.state import MAX_LOCAL_PATH  # characters of a local path the ap
 
 HUB_THREADS = 8
 ROOT_ENV = "KVPLAN_CHECKPOINT_ROOT"
+LEGACY_ROOT_ENV = "KVPLAN_LOCAL_MODELS"  # the Validate page's name for the same root, read when ROOT_ENV is unset
+ROOT_ENVS = (ROOT_ENV, LEGACY_ROOT_ENV)
+
+
+def root_variable(env: dict | None = None) -> str:
+    """The variable the root is read from: KVPLAN_CHECKPOINT_ROOT when set (non-blank), else KVPLAN_LOCAL_MODELS when
+    set, else KVPLAN_CHECKPOINT_ROOT (the name the refusals give)."""
+    env = os.environ if env is None else env
+    return next((name for name in ROOT_ENVS if (env.get(name) or "").strip()), ROOT_ENV)
 
 
 def checkpoint_root(env: dict | None = None) -> Path | None:
-    """The operator's root for local checkpoints (KVPLAN_CHECKPOINT_ROOT, resolved), or None when unset."""
+    """The operator's root for local checkpoints, resolved, or None when unset: KVPLAN_CHECKPOINT_ROOT first, else the
+    older KVPLAN_LOCAL_MODELS (``root_variable``). The Model page's local folders and the Validate page's local
+    checkpoints are both read under it."""
     env = os.environ if env is None else env
-    text = (env.get(ROOT_ENV) or "").strip()
+    text = (env.get(root_variable(env)) or "").strip()
     return Path(os.path.expanduser(text)).resolve() if text else None
 
 
 def local_folder(text: str, env: dict | None = None) -> Path:
     """The folder ``text`` names (relative to the root, or absolute), resolved, if it lies under KVPLAN_CHECKPOINT_ROOT;
     CheckpointError otherwise, saying why. Checked on every call: the root may have changed since a link was made."""
-    root = checkpoint_root(env)
+    root, name = checkpoint_root(env), root_variable(env)
     text = str(text).strip()
     if root is None:
-        raise CheckpointError(f"{ROOT_ENV} is not set on this server, so the app reads no local folder; "
-                              "give a Hub id, or run `python -m kvplan plan MODEL --checkpoint FOLDER`")
+        raise CheckpointError(f"{ROOT_ENV} is not set on this server (nor the older {LEGACY_ROOT_ENV}), so the app "
+                              "reads no local folder; give a Hub id, or run `python -m kvplan plan MODEL --checkpoint "
+                              "FOLDER`")
     if not root.is_dir():
-        raise CheckpointError(f"{ROOT_ENV}={root} is not a folder on this server")
+        raise CheckpointError(f"{name}={root} is not a folder on this server")
     if not text or len(text) > MAX_LOCAL_PATH or "\x00" in text:
         raise CheckpointError(f"give a folder under {root} (at most {MAX_LOCAL_PATH:,} characters)")
     try:
@@ -53,7 +66,7 @@ def local_folder(text: str, env: dict | None = None) -> Path:
     except (OSError, RuntimeError, ValueError) as exc:  # a name too long, a symlink loop (RuntimeError in 3.11)
         raise CheckpointError(f"{text[:200]!r} cannot be resolved under {root} ({type(exc).__name__})") from None
     if not inside:
-        raise CheckpointError(f"{text[:200]!r} is not under {ROOT_ENV} ({root}); the app reads local folders "
+        raise CheckpointError(f"{text[:200]!r} is not under {name} ({root}); the app reads local folders "
                               "only under it")
     if not found:
         raise CheckpointError(f"no folder {text[:200]!r} under {root}")

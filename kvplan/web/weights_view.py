@@ -159,12 +159,13 @@ def local_headers(state) -> None:
     root = checkpoint.checkpoint_root()
     if root is None:
         st.caption(f"A local checkpoint folder is read only when the server's operator sets {checkpoint.ROOT_ENV} "
-                   "(the folder whose checkpoints visitors may read).")
+                   f"(or {checkpoint.LEGACY_ROOT_ENV}: the folder whose checkpoints visitors may read).")
         return
     text = st.text_input(f"Local folder under {root}", key="model.local", max_chars=checkpoint.MAX_LOCAL_PATH,
                          placeholder="Qwen3-8B",
-                         help=f"A checkpoint folder under {checkpoint.ROOT_ENV} ({root}), relative to it or absolute: "
-                              "its safetensors headers are read (8 bytes + the JSON of each shard; no weights).")
+                         help=f"A checkpoint folder under {checkpoint.root_variable()} ({root}), relative to it or "
+                              "absolute: its safetensors headers are read (8 bytes + the JSON of each shard; no "
+                              "weights).")
     text = (text or "").strip()
     fresh = bool(st.button("Read local safetensors headers", key="model.local_headers",
                            help="Every tensor's dtype and shape from the headers of the folder's shards.") and text)
