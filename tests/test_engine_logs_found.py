@@ -286,3 +286,24 @@ def test_issue_19722_deepseek_r1_tp8_pp2_ep_last_stage_weights():
                  Layout(tp=8, pp=2, ep=ep))
         assert close_gib(p.ranks[-1].weights_bytes, 41.0417)
         assert not close_gib(p.ranks[0].weights_bytes, 41.0417)
+
+
+# ----------------------------------------------------------------------------- Llama-3.1-8B, one A100 80GB, 0.31.0
+# A lab notebook (index file id 70682754770): "Card used: A100 80GB", `docker run ... vllm/vllm-openai:v0.31.0-
+# ubuntu2404 --model meta-llama/Llama-3.1-8B-Instruct` (every other flag at its default: util 0.92, max_model_len
+# 131072, 2048 / 256 on an A100); "[model_runner.py:407] Model loading took 15.0 GiB memory" (the V2 model runner);
+# "GPU KV cache size: 460,496 tokens, Maximum concurrency for 131,072 tokens per request: 3.51x" (one line: 0.30+);
+# "Free memory on device (78.84/79.25 GiB) on startup. Desired GPU memory utilization is (0.92, 72.91 GiB). Actual
+# usage is 15.26 GiB for consumed memory (weights + non-torch), 1.44 GiB for peak activation, and 0.23 GiB for
+# CUDAGraph memory"; "Available KV cache memory: 56.21 GiB".
+
+def test_a100_llama_3_1_8b_v0_31_defaults():
+    a100 = get_gpu("A100-80GB").model_copy(update={"memory_bytes": round(79.25 * GiB)})  # as this card logs it
+    p = plan(load_preset("llama-3.1-8b"), a100, EngineConfig(vllm_version="0.30"))
+    assert close_gib(p.ranks[0].weights_bytes, 15.0)
+    # kvplan 56.58 GiB (+0.37), 463,520 tokens (+0.7 %), 3.54x (+0.9 %): inside the rule, with the terms split
+    # differently: the log's 72.91 - 15.26 - 1.44 = 56.21 leaves nothing for CUDA graphs (0.23 GiB captured after the
+    # pool), kvplan subtracts a 0.62 GiB graph estimate and a 0.47 GiB activation peak (1.44 logged)
+    assert close_gib(p.ranks[0].kv_pool_bytes, 56.21)
+    assert close(p.kv_cache_tokens, 460_496) and close(p.max_concurrency, 3.51)
+    assert "GPU KV cache size: 463,520 tokens, Maximum concurrency for 131,072 tokens per request: 3.54x" in p.engine_log
