@@ -149,8 +149,8 @@ def test_rtxpro_qwen3_235b_fp8_tp4_weights():
                    "usage is 56.89 GiB for consumed memory (weights + non-torch), 0.76 GiB for peak activation, and 0.32 "
                    "GiB for CUDAGraph memory': non-torch 56.89 - 55.19 = 1.70 GiB at TP 4 over PCIe vs kvplan's 0.25 "
                    "(the 0.18+ TP-1 base; custom all-reduce is off above two PCIe GPUs, FlashInfer's all-reduce fusion "
-                   "needs sm90 / sm100), peak 0.76 vs 0.38 (32 sequences: the fused-MoE workspace of 8192 tokens, not "
-                   "the sampler), graphs 0.32 vs 0.22. The +1.45 GiB of non-torch is an engines.py term "
+                   "needs sm90 / sm100), peak 0.76 vs 0.38 (32 sequences: the sampler is small, so the rest is the "
+                   "8192-token forward of the fp8 MoE), graphs 0.32 vs 0.22 (the plan is the same at 0.21 - 0.28). The +1.45 GiB of non-torch is an engines.py term "
                    "(non_torch_bytes at TP >= 2 without NVLink) kvplan has no log for yet")
 def test_rtxpro_qwen3_235b_fp8_tp4_pool():
     p = plan(_qwen3_235b_2507_fp8(), RTX_PRO_9501, QWEN_RTX, Layout(tp=4))
@@ -190,8 +190,8 @@ def test_dsv32_v0_16_h200_tp8_pool():
 
 def test_scout_tp8_h200_weights_with_the_rope_table():
     # "Model loading took 27.8072 GiB memory and 495.846125 seconds" (Worker_TP0; TP0 - TP7 profile "3 image items");
-    # kvplan 27.8042 GiB: 25.1 GiB of bf16 shards / 8 + the vision tower (0.21) + the rotary cos/sin table (2.5 GiB:
-    # Llama-4's 10,485,760 positions x 128 x 2 B, built whatever --max-model-len says)
+    # kvplan 27.8042 GiB: 25.1 GiB of bf16 text weights a rank + the vision tower (0.21) + the rotary cos/sin table
+    # (2.5 GiB: Llama-4's 10,485,760 positions x 128 x 2 B, built whatever --max-model-len says)
     for version in ("0.11", "0.12"):
         engine = EngineConfig(vllm_version=version, max_model_len=2_097_152)
         p = plan(load_preset("llama-4-scout-17b-16e-instruct"), H200, engine, Layout(tp=8))
@@ -279,8 +279,9 @@ def test_qwen3_next_l40s_tp2_fp8_kv_pool():
 # second node: Ray places the driver node's GPUs first (ranks 0 - 7, pipeline stage 0), so this is stage 1.
 
 def test_issue_19722_deepseek_r1_tp8_pp2_ep_last_stage_weights():
-    # pipeline split of 61 layers over 2 stages: 30 + 31 (vLLM get_pp_indices); the last stage also holds the norm
-    # and lm_head: kvplan 40.90 GiB (-0.14, -0.3 %); stage 0 38.43
+    # pipeline split of 61 layers over 2 stages: 31 + 30 (vLLM get_pp_indices gives the remainder to the stage before
+    # the last); stage 0 holds the 3 dense layers + 28 MoE + the embedding, stage 1 30 MoE layers + norm + lm_head:
+    # kvplan 40.90 GiB for stage 1 (-0.14, -0.3 %), 38.43 for stage 0
     for ep in (True, False):  # expert placement moves bytes between ranks of a stage, not their sum per rank
         p = plan(load_preset("deepseek-v3"), H200, EngineConfig(vllm_version="0.10", max_model_len=8192),
                  Layout(tp=8, pp=2, ep=ep))
