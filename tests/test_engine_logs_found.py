@@ -24,6 +24,9 @@ Sources (all read 2026-12-01):
   (gpu_model_runner.py:3549, the '%.4f' format of <= 0.13).
 - M25: a setup page "MiniMax M2.5 — Setup & Benchmarks" (index file id 52038714933), 4 x RTX PRO 6000, `vllm serve
   MiniMaxAI/MiniMax-M2.5 --tensor-parallel-size 4 ...` (no other memory flag), "as of March 2026".
+- Further sources, each described where it is used: a Qwen3-Next docker-compose log on 2 x L40S (index file id
+  33676930891), vllm-project/vllm#19722 (DeepSeek-R1 TP8 x PP2), a Llama-3.1-8B A100 lab notebook (index file id
+  70682754770) and a GLM-5.2-FP8 8 x B200 notebook (index file id 59736539093).
 """
 
 import json
