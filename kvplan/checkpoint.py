@@ -569,23 +569,15 @@ def source_text(ckpt: Checkpoint, rank: RankWeights | None = None) -> str:
 def shape_mismatches(ckpt: Checkpoint, spec) -> list[str]:
     """Where the checkpoint's tensors contradict the model it is planned with (another model's checkpoint would be
     split with the wrong shard rules, and its layers past the spec's count taken for MTP layers and left out):
-    the embedding's width against hidden_size, fewer decoder layers than num_hidden_layers, and most bytes in a
-    float dtype other than the model's (vLLM copies each tensor into a parameter of the model dtype)."""
+    the embedding's width against hidden_size and fewer decoder layers than num_hidden_layers. A float dtype other
+    than the served one is no mismatch: rank_bytes counts an unquantized checkpoint's float tensors at the served
+    dtype, as vLLM copies each into a parameter of the model dtype (and says "cast from F32 to bf16")."""
     out = []
     embed = next((t for t in ckpt.tensors if categorize(t.name, spec.num_hidden_layers) == "embeddings"
                   and _module(t.name) in VOCAB and len(t.shape) == 2), None)
     if embed is not None and embed.shape[1] != spec.hidden_size and not TRANSPOSED.search(embed.name):
         out.append(f"its embedding {embed.name} is {list(embed.shape)}, where {spec.name} has hidden_size "
                    f"{spec.hidden_size:,}")
-    floats = {"F32": "fp32", "F16": "fp16", "BF16": "bf16"}
-    other = {}
-    for t in ckpt.tensors:
-        if t.dtype in floats and floats[t.dtype] != spec.dtype:
-            other[t.dtype] = other.get(t.dtype, 0) + t.nbytes
-    if other and 2 * sum(other.values()) > ckpt.total_bytes:
-        dtype, n = max(other.items(), key=lambda kv: kv[1])
-        out.append(f"{n:,} B of its tensors are {dtype}, where {spec.name} runs in {spec.dtype}: the engine casts "
-                   "them to the model dtype as it loads them, so it holds other bytes than the headers say")
     layers = {i for t in ckpt.tensors if categorize(t.name) not in ("vision", "audio", "mtp")
               and (i := layer_index(t.name)) is not None}
     if layers and max(layers) + 1 < spec.num_hidden_layers:
