@@ -7,22 +7,29 @@ Read in the PyPI wheels of sglang 0.4.0, 0.4.3, 0.4.5, 0.4.6.post5, 0.4.7, 0.4.8
 
 Release lines whose memory accounting differs (``SGLANG_PROFILES``; the newest is the default):
 
-=======  ===============  ==============================================================================
-profile  releases         default ``mem_fraction_static`` (``gpu_mem`` = nvidia-smi memory.total, MiB)
-=======  ===============  ==============================================================================
-0.4.0    0.4.0-0.4.5.x    by TP alone: 0.88 / 0.87 (TP>=2) / 0.85 (>=4) / 0.81 (>=8) / 0.79 (>=16);
-                          ReqToTokenPool holds max_num_reqs + 1 rows (logged max_running_requests 2049).
-0.4.6    0.4.6-0.4.7.x    the same table by TP x PP, only up to 81920 MiB (0.88 above); above 96 GiB
-                          min(f + 48 GiB x (1 - f) / gpu_mem, (gpu_mem - 18 GiB) / gpu_mem).
-0.4.8    0.4.8-0.5.2      reserved GiB by GPU size: 2.8 + ps/10 (< 35 GiB), 9.5 + ps/2 (< 90), 12 + ps/2
-                          (< 160), 32 (larger); + 2 speculative, + 4 DP attention; round(.., 3).
-0.5.3    0.5.3-0.5.9      reserved MiB = 512 + max(chunked_prefill, 2048) x 1.5 + decode max_bs x 2 +
-                          tp x pp / 8 x 1024 (+ DP attention padding), >= 10240 above 60 GiB.
-0.5.10   0.5.10-0.5.19    as 0.5.3 plus the prefill (piecewise / breakable) CUDA graphs, on by default:
-                          8 MiB per capture size (MLA: 1536 MiB); off with DP attention, PP, ROCm, VLMs.
-0.5.20   0.5.20-0.5.23    as 0.5.10 (memory_hook.py); the < 35 GiB tier is 4096 / 48 / 160; DP attention
-                          no longer turns the prefill graphs off (newest read).
-=======  ===============  ==============================================================================
+===========  ===================  ==================================================================================
+profile      releases             default ``mem_fraction_static`` (``gpu_mem`` = nvidia-smi memory.total, MiB)
+===========  ===================  ==================================================================================
+0.4.0        0.4.0-0.4.5.x        by TP alone: 0.88 / 0.87 (TP>=2) / 0.85 (>=4) / 0.81 (>=8) / 0.79 (>=16);
+                                  ReqToTokenPool holds max_num_reqs + 1 rows (logged max_running_requests 2049).
+0.4.6        0.4.6-0.4.7.x        the same table by TP x PP, only up to 81920 MiB (0.88 above); above 96 GiB
+                                  min(f + 48 GiB x (1 - f) / gpu_mem, (gpu_mem - 18 GiB) / gpu_mem).
+0.4.8        0.4.8-0.5.2          reserved GiB by GPU size: 2.8 + ps/10 (< 35 GiB), 9.5 + ps/2 (< 90), 12 + ps/2
+                                  (< 160), 32 (larger); + 2 speculative, + 4 DP attention; round(.., 3).
+0.5.3        0.5.3-0.5.4          reserved MiB = 512 + max(chunked_prefill, 2048) x 1.5 + decode max_bs x 2 +
+                                  tp x pp / 8 x 1024 (+ DP attention padding), >= 10240 above 60 GiB; 16 decode
+                                  graphs below 35 GiB at TP < 4.
+0.5.4.post1  0.5.4.post1-0.5.5.x  as 0.5.3 with 24 decode graphs below 35 GiB at TP < 4.
+0.5.6        0.5.6.x              as 0.5.4.post1; --enable-piecewise-cuda-graph adds max_tokens // 4 MiB
+                                  (4096 // 4 = 1024) after the 10 GiB floor; PP stages split as 0.5.6+ (pp_partition).
+0.5.7        0.5.7                as 0.5.6; the piecewise graphs add chunked_prefill_size // 8 MiB after the floor.
+0.5.8        0.5.8-0.5.9          as 0.5.7; the piecewise graphs add 8 MiB per capture size before the floor.
+0.5.10       0.5.10-0.5.19        as 0.5.8 plus the prefill (piecewise / breakable) CUDA graphs, on by default:
+                                  8 MiB per capture size (MLA: 1536 MiB); off with DP attention, PP, ROCm, VLMs;
+                                  --disable-piecewise-cuda-graph turns them off, --enforce-piecewise-cuda-graph on.
+0.5.20       0.5.20-0.5.23        as 0.5.10 (memory_hook.py); the < 35 GiB tier is 4096 / 48 / 160; DP attention
+                                  no longer turns the prefill graphs off (newest read).
+===========  ===================  ==================================================================================
 
 The KV pool is the same rule in every line (model_runner ``profile_max_num_token``; 0.5.16+
 ``KVCacheConfigurator._profile_available_bytes``)::
@@ -56,7 +63,8 @@ from kvplan.parallel import stage_distinct
 from kvplan.spec import Linear
 from kvplan.units import GiB, MiB, cdiv
 
-SglangVersion = Literal["0.4.0", "0.4.6", "0.4.8", "0.5.3", "0.5.10", "0.5.20"]
+SglangVersion = Literal["0.4.0", "0.4.6", "0.4.8", "0.5.3", "0.5.4.post1", "0.5.6", "0.5.7", "0.5.8", "0.5.10",
+                        "0.5.20"]
 SGLANG_DEFAULT_VERSION: SglangVersion = "0.5.20"
 
 
@@ -73,6 +81,12 @@ class SglangProfile(BaseModel):
     # "tp_table" (0.4.0), "tp_table_large" (0.4.6), "reserved_tiers" (0.4.8), "reserved_formula" (0.5.3+)
     fraction_rule: Literal["tp_table", "tp_table_large", "reserved_tiers", "reserved_formula"]
     prefill_graphs: Literal["none", "0.5.10", "0.5.20"]  # prefill CUDA graphs in the reserve, and when they are off
+    # What the opt-in --enable-piecewise-cuda-graph adds to the reserve where prefill graphs are off by default
+    # (server_args.py _handle_gpu_memory_settings): "none" (0.5.3.post1 - 0.5.5 take the flag, reserve nothing),
+    # "max_quarter" (0.5.6: + piecewise_cuda_graph_max_tokens // 4, default 4096, after the 10 GiB floor),
+    # "chunk_eighth" (0.5.7: max_tokens = chunked_prefill_size, + max_tokens // 8 after the floor), "sizes" (0.5.8 -
+    # 0.5.9: + 8 MiB per capture size up to chunked_prefill_size (MLA: 2048), before the floor).
+    piecewise_optin: Literal["none", "max_quarter", "chunk_eighth", "sizes"] = "none"
     # The < 35 GiB tier: (chunked_prefill_size, decode cuda_graph_max_bs at TP < 4, at TP >= 4)
     small_tier: tuple[int, int, int]
     speculative_reserve_mib: int  # added to the reserve with a speculative algorithm (EAGLE / NEXTN / MTP)
@@ -126,15 +140,39 @@ SGLANG_PROFILES: dict[str, SglangProfile] = {
         source="sglang 0.4.8 / 0.4.9 / 0.4.10 / 0.5.1 / 0.5.2 wheels: server_args.py "
         "__post_init__ reserved_mem tiers (adjust_mem_fraction_for_vlm from 0.4.10 only)", **_OLD),
     "0.5.3": SglangProfile(
-        version="0.5.3", releases="0.5.3 - 0.5.9", fraction_rule="reserved_formula", prefill_graphs="none",
-        small_tier=(2048, 24, 80), speculative_reserve_mib=2048, vlm_adjust=True, req_pool_extra=0, kv_line="tokens",
-        source="sglang 0.5.3 - 0.5.8 wheels: server_args.py _handle_gpu_memory_settings "
-        "(0.5.3 - 0.5.6 capture 16 decode graphs below 35 GiB at TP < 4, 0.5.7+ 24; piecewise graphs opt-in)", **_MID),
+        version="0.5.3", releases="0.5.3 - 0.5.4", fraction_rule="reserved_formula", prefill_graphs="none",
+        small_tier=(2048, 16, 80), speculative_reserve_mib=2048, vlm_adjust=True, req_pool_extra=0, kv_line="tokens",
+        source="sglang 0.5.3 / 0.5.3.post3 / 0.5.4 wheels: server_args.py _handle_gpu_memory_settings "
+        "(cuda_graph_max_bs 16 below 35 GiB at TP < 4; --enable-piecewise-cuda-graph from 0.5.3.post1 reserves nothing)",
+        **_MID),
+    "0.5.4.post1": SglangProfile(
+        version="0.5.4.post1", releases="0.5.4.post1 - 0.5.5.x", fraction_rule="reserved_formula",
+        prefill_graphs="none", small_tier=(2048, 24, 80), speculative_reserve_mib=2048, vlm_adjust=True,
+        req_pool_extra=0, kv_line="tokens", source="sglang 0.5.4.post1 / 0.5.4.post2 / 0.5.4.post3 / 0.5.5 wheels: "
+        "server_args.py _handle_gpu_memory_settings (cuda_graph_max_bs 24 below 35 GiB at TP < 4)", **_MID),
+    "0.5.6": SglangProfile(
+        version="0.5.6", releases="0.5.6 - 0.5.6.post2", fraction_rule="reserved_formula", prefill_graphs="none",
+        piecewise_optin="max_quarter", small_tier=(2048, 24, 80), speculative_reserve_mib=2048, vlm_adjust=True,
+        req_pool_extra=0, kv_line="tokens", source="sglang 0.5.6 / 0.5.6.post2 wheels: server_args.py "
+        "_handle_gpu_memory_settings (--enable-piecewise-cuda-graph: reserved_mem += piecewise_cuda_graph_max_tokens "
+        "// 4, default 4096); distributed/utils.py get_pp_indices gives the last N stages one extra layer", **_MID),
+    "0.5.7": SglangProfile(
+        version="0.5.7", releases="0.5.7", fraction_rule="reserved_formula", prefill_graphs="none",
+        piecewise_optin="chunk_eighth", small_tier=(2048, 24, 80), speculative_reserve_mib=2048, vlm_adjust=True,
+        req_pool_extra=0, kv_line="tokens", source="sglang 0.5.7 wheel: server_args.py _handle_gpu_memory_settings "
+        "(piecewise_cuda_graph_max_tokens = chunked_prefill_size; reserved_mem += max_tokens // 8)", **_MID),
+    "0.5.8": SglangProfile(
+        version="0.5.8", releases="0.5.8 - 0.5.9", fraction_rule="reserved_formula", prefill_graphs="none",
+        piecewise_optin="sizes", small_tier=(2048, 24, 80), speculative_reserve_mib=2048, vlm_adjust=True,
+        req_pool_extra=0, kv_line="tokens", source="sglang 0.5.8 / 0.5.8.post1 / 0.5.9 wheels: server_args.py "
+        "_handle_gpu_memory_settings (reserved_mem += len(piecewise_cuda_graph_tokens) * 8 before the 10 GiB floor; "
+        "max_tokens = chunked_prefill_size, 2048 with MLA; 0.5.8 lists one size fewer: no 576)", **_MID),
     "0.5.10": SglangProfile(
         version="0.5.10", releases="0.5.10 - 0.5.19", fraction_rule="reserved_formula", prefill_graphs="0.5.10",
         small_tier=(2048, 24, 80), speculative_reserve_mib=4096, vlm_adjust=True, req_pool_extra=0, kv_line="tokens",
         source="sglang 0.5.10 / 0.5.12 / 0.5.14 / 0.5.16 wheels: server_args.py "
-        "_handle_gpu_memory_settings (piecewise CUDA graphs on by default; 0.5.16 adds the dtype to the KV line)",
+        "_handle_gpu_memory_settings (piecewise CUDA graphs on by default, --disable-piecewise-cuda-graph / "
+        "--enforce-piecewise-cuda-graph; 0.5.16 adds the dtype to the KV line)",
         **_NEW),
     "0.5.20": SglangProfile(
         version="0.5.20", releases="0.5.20 - 0.5.23 (newest read)", fraction_rule="reserved_formula",
@@ -189,9 +227,27 @@ def prefill_graph_sizes(max_tokens: int) -> list[int]:
 # Releases whose get_pp_indices gives the whole remainder of num_layers // pp to the last stage (through 0.5.5);
 # 0.5.6+ give one extra layer to each of the last (num_layers % pp) stages. Read in the wheels'
 # srt/distributed/utils.py (0.4.0 - 0.5.5: "the last partition will have the remaining layers"; 0.5.6 - 0.5.23:
-# "the last N partitions will have one extra layer"). The 0.5.3 profile spans both (0.5.3 - 0.5.5 / 0.5.6 - 0.5.9):
-# it takes the older rule. SGLANG_PP_LAYER_PARTITION overrides either.
-PP_REMAINDER_ON_LAST = {"0.4.0": True, "0.4.6": True, "0.4.8": True, "0.5.3": True, "0.5.10": False, "0.5.20": False}
+# "the last N partitions will have one extra layer"). SGLANG_PP_LAYER_PARTITION overrides either.
+PP_REMAINDER_ON_LAST = {"0.4.0": True, "0.4.6": True, "0.4.8": True, "0.5.3": True, "0.5.4.post1": True,
+                        "0.5.6": False, "0.5.7": False, "0.5.8": False, "0.5.10": False, "0.5.20": False}
+
+
+def sglang_profile_for_release(release: str) -> str:
+    """The SGLANG_PROFILES key whose releases hold ``release`` ("0.5.4.post2", "v0.5.9"; a post-release sorts
+    after its base). Worked numbers: 0.5.4 -> "0.5.3", 0.5.4.post1 -> "0.5.4.post1", 0.5.9 -> "0.5.8";
+    older than 0.4.0 -> "0.4.0", newer than the newest read -> the newest."""
+    def key(v: str) -> tuple[int, ...]:
+        v = v.strip().lstrip("v")
+        base, _, post = v.partition(".post")
+        nums = tuple(int(x) for x in base.split(".")[:3] if x.isdigit())
+        return nums + (0,) * (3 - len(nums)) + (int(post) if post.isdigit() else 0,)
+
+    want = key(release)
+    found = "0.4.0"
+    for name in SGLANG_PROFILES:  # in release order
+        if key(name) <= want:
+            found = name
+    return found
 
 
 def pp_partition(prof: SglangProfile, num_layers: int, pp: int) -> list[int]:
@@ -250,22 +306,36 @@ def default_settings(prof: SglangProfile, gpu_mem_mib: int, gpu_mem_basis: str, 
                      mla: bool = False, dp_attention: int = 1, speculative: bool = False,
                      vit: tuple[int, int] | None = None, rocm: bool = False, eager: bool = False,
                      chunked_prefill_size: int | None = None, cuda_graph_max_bs: int | None = None,
-                     mem_fraction_static: float | None = None) -> SglangDefaults:
+                     mem_fraction_static: float | None = None, piecewise: str | None = None) -> SglangDefaults:
     """SGLang's chunked_prefill_size, decode cuda_graph_max_bs and mem_fraction_static for this launch.
 
     ``vit``: (layers, hidden) of a vision tower SGLang loads (None: text only). Explicit flags win.
+    ``piecewise``: the prefill (piecewise) CUDA-graph flag given: None none; "enable" --enable-piecewise-cuda-graph
+    (opt-in lines: SglangProfile.piecewise_optin; a deprecated no-op from 0.5.10); "enforce"
+    --enforce-piecewise-cuda-graph (0.5.10+: on past _handle_piecewise_cuda_graph's auto-disable rules; 0.5.14+ its
+    alias --cuda-graph-backend-prefill=tc_piecewise); "disable" --disable-piecewise-cuda-graph (0.5.10+).
     Worked numbers: 0.5.20, H100 (81559 MiB), TP1 -> 8192 / 256 / 58 prefill graphs, reserved
-    512 + 12288 + 128 + 512 + 464 = 13904 MiB -> 0.830; 0.4.0, TP4 -> 0.85; 0.4.8, 16303 MiB -> 0.818.
+    512 + 12288 + 128 + 512 + 464 = 13904 MiB -> 0.830; 0.4.0, TP4 -> 0.85; 0.4.8, 16303 MiB -> 0.818;
+    0.5.6, H100, TP1 with --enable-piecewise-cuda-graph: 13440 + 4096 // 4 = 14464 MiB -> 0.823 (0.835 without).
     """
     gib = gpu_mem_mib / 1024
     chunk, max_bs = _tier(prof, gib, tp)
     chunk = chunked_prefill_size or chunk
     max_bs = cuda_graph_max_bs or max_bs
     graphs = 0
-    if prof.prefill_graphs != "none" and not (eager or pp > 1 or vit is not None):
-        off_0510 = prof.prefill_graphs == "0.5.10" and (dp_attention > 1 or rocm or speculative)
-        if not off_0510:
+    optin_mib = 0  # what --enable-piecewise-cuda-graph adds where the prefill graphs are opt-in
+    if prof.prefill_graphs != "none" and piecewise != "disable":
+        off = eager or pp > 1 or vit is not None or (
+            prof.prefill_graphs == "0.5.10" and (dp_attention > 1 or rocm or speculative))
+        if piecewise == "enforce" or not off:  # enforce skips _handle_piecewise_cuda_graph's rules
             graphs = len(prefill_graph_sizes(chunk if chunk > 0 else 2048))
+    elif prof.prefill_graphs == "none" and piecewise == "enable":
+        if prof.piecewise_optin == "max_quarter":
+            optin_mib = 4096 // 4  # piecewise_cuda_graph_max_tokens: 4096 by default in 0.5.6
+        elif prof.piecewise_optin == "chunk_eighth":
+            optin_mib = max(chunk, 0) // 8
+        elif prof.piecewise_optin == "sizes":
+            graphs = len(prefill_graph_sizes(2048 if mla else chunk if chunk > 0 else 2048))
     reserved: float | None = None
     ps = tp * pp
     if mem_fraction_static is not None:
@@ -292,11 +362,14 @@ def default_settings(prof: SglangProfile, gpu_mem_mib: int, gpu_mem_basis: str, 
         reserved += 0 if eager and prof.prefill_graphs == "0.5.20" else max_bs * 2
         if dp_attention > 1:  # "DP attention needs more padding for some operations"
             reserved += max_bs * dp_attention * 3 + (max_bs * dp_attention * 1.5 if max_bs > 300 else 0)
-        if graphs:  # MLA: "overhead is much higher than expected with fa3"
+        if graphs and prof.piecewise_optin == "sizes":  # 0.5.8 - 0.5.9: 8 MiB a size, MLA too
+            reserved += graphs * 8
+        elif graphs:  # MLA: "overhead is much higher than expected with fa3"
             reserved += 1536 if mla else graphs * 8
         if gib > 60:
             reserved = max(reserved, 10 * 1024)
         reserved += prof.speculative_reserve_mib if speculative else 0
+        reserved += optin_mib  # 0.5.6 / 0.5.7 add it after the floor and the speculative reserve
         frac = round((gpu_mem_mib - reserved) / gpu_mem_mib, 3)
         rule = f"SGLang {prof.releases} default: (GPU MiB - {reserved:.0f} MiB reserved) / GPU MiB"
     if vit is not None and prof.vlm_adjust:
@@ -415,7 +488,7 @@ def budget(prof: SglangProfile, gpu_name: str, vendor: str, memory_bytes: int, i
            tp: int, pp: int = 1, mla: bool = False, dp_attention: int = 1, speculative: bool = False,
            vit: tuple[int, int] | None = None, eager: bool = False, disable_custom_all_reduce: bool = False,
            chunked_prefill_size: int | None = None, mem_fraction_static: float | None = None,
-           weights_measured: bool = False) -> SglangBudget:
+           weights_measured: bool = False, piecewise: str | None = None) -> SglangBudget:
     """The budget of one rank: defaults, the pre-load reading, the loaded weights and the KV pool (bytes).
 
     ``weights_measured``: the weights are a typed-in "mem usage" (no overhead added). Worked number: 0.5.20,
@@ -423,7 +496,7 @@ def budget(prof: SglangProfile, gpu_name: str, vendor: str, memory_bytes: int, i
     """
     mib, basis = gpu_capacity_mib(gpu_name, vendor, memory_bytes)
     settings = default_settings(prof, mib, basis, tp, pp, mla, dp_attention, speculative, vit, vendor == "AMD", eager,
-                                chunked_prefill_size, None, mem_fraction_static)
+                                chunked_prefill_size, None, mem_fraction_static, piecewise)
     nvlink = "NVLINK" in interconnect.upper() and not disable_custom_all_reduce
     ctx, why = context_bytes(prof, tp, vendor, nvlink)
     pre = memory_bytes - ctx

@@ -29,6 +29,10 @@ SGLANG_FLAGS = {"--model-path": None, "--model": None, "--tp-size": "--tensor-pa
                 "--quantization": "--quantization", "--dtype": "--dtype"}
 SGLANG_SWITCHES = {"--enable-ep-moe": "--enable-expert-parallel", "--enable-dp-attention": None}
 SGLANG_EP = {"--ep-size", "--expert-parallel-size", "--ep"}
+# Prefill (piecewise) CUDA-graph switches -> EngineConfig.piecewise_cuda_graph (server_args.py: --enable- 0.5.3.post1 -
+# 0.5.9 (0.5.10+ keeps it as a no-op), --disable- / --enforce- 0.5.10+, --disable-prefill-cuda-graph 0.5.14+).
+SGLANG_PIECEWISE = {"--enable-piecewise-cuda-graph": "enable", "--enforce-piecewise-cuda-graph": "enforce",
+                    "--disable-piecewise-cuda-graph": "disable", "--disable-prefill-cuda-graph": "disable"}
 
 
 class Command(BaseModel):
@@ -44,6 +48,7 @@ class Command(BaseModel):
     dp_attention_size: int = 1
     moe_dense_tp_size: int | None = None
     max_total_tokens: int | None = None  # SGLang --max-total-tokens: caps the KV pool (EngineConfig max_total_tokens)
+    piecewise_cuda_graph: str | None = None  # SGLang's prefill CUDA-graph switches (EngineConfig piecewise_cuda_graph)
     # flags (with their values) that change memory and that the app does not plan: SGLang's --speculative-* (the
     # CLI plans SGLang MTP: kvplan plan --engine sglang --mtp-tokens N)
     unplanned: tuple[str, ...] = ()
@@ -57,6 +62,8 @@ class Command(BaseModel):
             out["moe_dense_tp_size"] = self.moe_dense_tp_size
         if self.max_total_tokens is not None:
             out["max_total_tokens"] = self.max_total_tokens
+        if self.piecewise_cuda_graph is not None:
+            out["piecewise_cuda_graph"] = self.piecewise_cuda_graph
         return out
 
 
@@ -146,6 +153,17 @@ def _sglang_as_vllm(tokens: list[str], dp_attention: bool = False) -> tuple[list
         if name in SGLANG_SWITCHES:
             if SGLANG_SWITCHES[name]:
                 out.append(SGLANG_SWITCHES[name])
+            continue
+        if name in SGLANG_PIECEWISE:
+            extra["piecewise_cuda_graph"] = SGLANG_PIECEWISE[name]
+            continue
+        if name == "--cuda-graph-backend-prefill":  # 0.5.14+: breakable / tc_piecewise / disabled (explicit: no
+            value = inline if eq else (tokens[i] if i < len(tokens) else None)  # auto-disable)
+            if not eq:
+                i += 1
+            if value not in ("breakable", "tc_piecewise", "disabled"):
+                raise PlanInputError(name, f"{str(value)[:20]!r}: one of breakable, tc_piecewise, disabled")
+            extra["piecewise_cuda_graph"] = "disable" if value == "disabled" else "enforce"
             continue
         if name in SGLANG_EP:  # an expert-parallel width above 1: experts sharded (vLLM's switch)
             value = inline if eq else (tokens[i] if i < len(tokens) else "")
