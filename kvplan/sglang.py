@@ -1,35 +1,38 @@
 """SGLang release lines: the default memory settings, the KV pool, and the figures SGLang logs at start-up.
 
-Read in the PyPI wheels of sglang 0.4.0, 0.4.3, 0.4.5, 0.4.6.post5, 0.4.7, 0.4.8, 0.4.9, 0.4.10, 0.5.1 - 0.5.8,
-0.5.10, 0.5.12, 0.5.14, 0.5.16, 0.5.20 and 0.5.23 (``sglang/srt/server_args.py`` ``__post_init__`` /
+Read in the PyPI wheels of sglang 0.4.0, 0.4.3, 0.4.5 - 0.4.5.post3, 0.4.6 - 0.4.6.post5, 0.4.7, 0.4.7.post1, 0.4.8,
+0.4.9, 0.4.10, 0.5.1 - 0.5.9 (with 0.5.3.post3, 0.5.4.post1 - post3, 0.5.6.post2, 0.5.8.post1), 0.5.10, 0.5.12 - 0.5.14,
+0.5.16, 0.5.19, 0.5.20 and 0.5.23 (``sglang/srt/server_args.py`` ``__post_init__`` /
 ``_handle_gpu_memory_settings``, ``arg_groups/memory_hook.py`` from 0.5.20, ``model_executor/model_runner.py``
 ``profile_max_num_token`` / ``init_memory_pool``, ``mem_cache/kv_cache_configurator.py`` from 0.5.16; read 2026-12).
 
 Release lines whose memory accounting differs (``SGLANG_PROFILES``; the newest is the default):
 
-===========  ===================  ==================================================================================
-profile      releases             default ``mem_fraction_static`` (``gpu_mem`` = nvidia-smi memory.total, MiB)
-===========  ===================  ==================================================================================
-0.4.0        0.4.0-0.4.5.x        by TP alone: 0.88 / 0.87 (TP>=2) / 0.85 (>=4) / 0.81 (>=8) / 0.79 (>=16);
-                                  ReqToTokenPool holds max_num_reqs + 1 rows (logged max_running_requests 2049).
-0.4.6        0.4.6-0.4.7.x        the same table by TP x PP, only up to 81920 MiB (0.88 above); above 96 GiB
-                                  min(f + 48 GiB x (1 - f) / gpu_mem, (gpu_mem - 18 GiB) / gpu_mem).
-0.4.8        0.4.8-0.5.2          reserved GiB by GPU size: 2.8 + ps/10 (< 35 GiB), 9.5 + ps/2 (< 90), 12 + ps/2
-                                  (< 160), 32 (larger); + 2 speculative, + 4 DP attention; round(.., 3).
-0.5.3        0.5.3-0.5.4          reserved MiB = 512 + max(chunked_prefill, 2048) x 1.5 + decode max_bs x 2 +
-                                  tp x pp / 8 x 1024 (+ DP attention padding), >= 10240 above 60 GiB; 16 decode
-                                  graphs below 35 GiB at TP < 4.
-0.5.4.post1  0.5.4.post1-0.5.5.x  as 0.5.3 with 24 decode graphs below 35 GiB at TP < 4.
-0.5.6        0.5.6.x              as 0.5.4.post1; --enable-piecewise-cuda-graph adds max_tokens // 4 MiB
-                                  (4096 // 4 = 1024) after the 10 GiB floor; PP stages split as 0.5.6+ (pp_partition).
-0.5.7        0.5.7                as 0.5.6; the piecewise graphs add chunked_prefill_size // 8 MiB after the floor.
-0.5.8        0.5.8-0.5.9          as 0.5.7; the piecewise graphs add 8 MiB per capture size before the floor.
-0.5.10       0.5.10-0.5.19        as 0.5.8 plus the prefill (piecewise / breakable) CUDA graphs, on by default:
-                                  8 MiB per capture size (MLA: 1536 MiB); off with DP attention, PP, ROCm, VLMs;
-                                  --disable-piecewise-cuda-graph turns them off, --enforce-piecewise-cuda-graph on.
-0.5.20       0.5.20-0.5.23        as 0.5.10 (memory_hook.py); the < 35 GiB tier is 4096 / 48 / 160; DP attention
-                                  no longer turns the prefill graphs off (newest read).
-===========  ===================  ==================================================================================
+===========  =======================  ==================================================================================
+profile      releases                 default ``mem_fraction_static`` (``gpu_mem`` = nvidia-smi memory.total, MiB)
+===========  =======================  ==================================================================================
+0.4.0        0.4.0-0.4.5.post2        by TP alone: 0.88 / 0.87 (TP>=2) / 0.85 (>=4) / 0.81 (>=8) / 0.79 (>=16);
+                                      ReqToTokenPool holds max_num_reqs + 1 rows (logged max_running_requests 2049).
+0.4.5.post3  0.4.5.post3-0.4.6.post1  the TP table up to 81920 MiB, (gpu_mem - 13 GiB) / gpu_mem above.
+0.4.6        0.4.6.post2-0.4.7        the same table by TP x PP, only up to 81920 MiB (0.88 above); above 96 GiB
+                                      min(f + 48 GiB x (1 - f) / gpu_mem, (gpu_mem - 18 GiB) / gpu_mem).
+0.4.8        0.4.7.post1-0.5.2        reserved GiB by GPU size: 2.8 + ps/10 (< 35 GiB), 9.5 + ps/2 (< 90), 12 + ps/2
+                                      (< 160), 32 (larger); + 2 speculative, + 4 DP attention; round(.., 3).
+0.5.3        0.5.3-0.5.4              reserved MiB = 512 + max(chunked_prefill, 2048) x 1.5 + decode max_bs x 2 +
+                                      tp x pp / 8 x 1024 (+ DP attention padding), >= 10240 above 60 GiB; 16 decode
+                                      graphs below 35 GiB at TP < 4.
+0.5.4.post1  0.5.4.post1-0.5.5.x      as 0.5.3 with 24 decode graphs below 35 GiB at TP < 4.
+0.5.6        0.5.6.x                  as 0.5.4.post1; --enable-piecewise-cuda-graph adds max_tokens // 4 MiB
+                                      (4096 // 4 = 1024) after the 10 GiB floor; PP split as 0.5.6+ (pp_partition).
+0.5.7        0.5.7                    as 0.5.6; the piecewise graphs add chunked_prefill_size // 8 MiB after the
+                                      floor.
+0.5.8        0.5.8-0.5.9              as 0.5.7; the piecewise graphs add 8 MiB per capture size before the floor.
+0.5.10       0.5.10-0.5.19            as 0.5.8 plus the prefill (piecewise / breakable) CUDA graphs, on by default:
+                                      8 MiB per capture size (MLA: 1536 MiB); off with DP attention, PP, ROCm, VLMs;
+                                      --disable-piecewise-cuda-graph turns them off, --enforce-piecewise-cuda-graph on.
+0.5.20       0.5.20-0.5.23            as 0.5.10 (memory_hook.py); the < 35 GiB tier is 4096 / 48 / 160; DP attention
+                                      no longer turns the prefill graphs off (newest read).
+===========  =======================  ==================================================================================
 
 The KV pool is the same rule in every line (model_runner ``profile_max_num_token``; 0.5.16+
 ``KVCacheConfigurator._profile_available_bytes``)::
@@ -63,7 +66,7 @@ from kvplan.parallel import stage_distinct
 from kvplan.spec import Linear
 from kvplan.units import GiB, MiB, cdiv
 
-SglangVersion = Literal["0.4.0", "0.4.6", "0.4.8", "0.5.3", "0.5.4.post1", "0.5.6", "0.5.7", "0.5.8", "0.5.10",
+SglangVersion = Literal["0.4.0", "0.4.5.post3", "0.4.6", "0.4.8", "0.5.3", "0.5.4.post1", "0.5.6", "0.5.7", "0.5.8", "0.5.10",
                         "0.5.20"]
 SGLANG_DEFAULT_VERSION: SglangVersion = "0.5.20"
 
@@ -78,8 +81,9 @@ class SglangProfile(BaseModel):
     model_config = ConfigDict(frozen=True, extra="forbid")
     version: str
     releases: str
-    # "tp_table" (0.4.0), "tp_table_large" (0.4.6), "reserved_tiers" (0.4.8), "reserved_formula" (0.5.3+)
-    fraction_rule: Literal["tp_table", "tp_table_large", "reserved_tiers", "reserved_formula"]
+    # "tp_table" (0.4.0), "tp_table_13g" (0.4.5.post3), "tp_table_large" (0.4.6), "reserved_tiers" (0.4.8),
+    # "reserved_formula" (0.5.3+)
+    fraction_rule: Literal["tp_table", "tp_table_13g", "tp_table_large", "reserved_tiers", "reserved_formula"]
     prefill_graphs: Literal["none", "0.5.10", "0.5.20"]  # prefill CUDA graphs in the reserve, and when they are off
     # What the opt-in --enable-piecewise-cuda-graph adds to the reserve where prefill graphs are off by default
     # (server_args.py _handle_gpu_memory_settings): "none" (0.5.3.post1 - 0.5.5 take the flag, reserve nothing),
@@ -124,20 +128,28 @@ _NEW = {"context_single": _g(0.74), "context_tp_pcie": _g(0.56), "context_tp_nvl
 
 SGLANG_PROFILES: dict[str, SglangProfile] = {
     "0.4.0": SglangProfile(
-        version="0.4.0", releases="0.4.0 - 0.4.5.x", fraction_rule="tp_table", prefill_graphs="none",
+        version="0.4.0", releases="0.4.0 - 0.4.5.post2", fraction_rule="tp_table", prefill_graphs="none",
         small_tier=(2048, 8, 80), speculative_reserve_mib=0, vlm_adjust=False, req_pool_extra=1, kv_line="tokens",
-        source="sglang 0.4.0 / 0.4.3 / 0.4.5 wheels: server_args.py __post_init__ "
-        "(TP table; chunked_prefill_size 2048 below 25000 MiB else 8192), model_runner.init_memory_pool; the log lines "
+        source="sglang 0.4.0 / 0.4.3 / 0.4.5 / 0.4.5.post1 / 0.4.5.post2 wheels: server_args.py __post_init__ "
+        "(TP table; chunked_prefill_size 2048 below 25000 MiB else 8192; cuda_graph_max_bs 8 / 80 below, 160 above; "
+        "the 0.4.0 wheel keeps 8 at TP >= 4), model_runner.init_memory_pool; the log lines "
         "are 0.4.3.post+ wording (0.4.0 - 0.4.2 print neither #tokens nor mem usage)", **_OLD),
+    "0.4.5.post3": SglangProfile(
+        version="0.4.5.post3", releases="0.4.5.post3 - 0.4.6.post1", fraction_rule="tp_table_13g",
+        prefill_graphs="none", small_tier=(2048, 8, 80), speculative_reserve_mib=0, vlm_adjust=False, req_pool_extra=1,
+        kv_line="tokens", source="sglang 0.4.5.post3 / 0.4.6 / 0.4.6.post1 wheels: server_args.py __post_init__ (the "
+        "TP table up to 81920 MiB, (gpu_mem - 13 GiB) / gpu_mem above; cuda_graph_runner.py captures up to 160, 256 "
+        "above 81920 MiB)", **_OLD),
     "0.4.6": SglangProfile(
-        version="0.4.6", releases="0.4.6 - 0.4.7.x", fraction_rule="tp_table_large", prefill_graphs="none",
+        version="0.4.6", releases="0.4.6.post2 - 0.4.7", fraction_rule="tp_table_large", prefill_graphs="none",
         small_tier=(2048, 8, 80), speculative_reserve_mib=0, vlm_adjust=False, req_pool_extra=1, kv_line="tokens",
-        source="sglang 0.4.6.post5 / 0.4.7 wheels: server_args.py __post_init__ (the 0.4.7 "
-        "ReqToTokenPool drops the + 1 row: its max_running_requests reads one fewer where the clamp binds)", **_OLD),
+        source="sglang 0.4.6.post2 / 0.4.6.post5 / 0.4.7 wheels: server_args.py __post_init__ (the 0.4.7 "
+        "ReqToTokenPool drops the + 1 row: its max_running_requests reads one fewer where the clamp binds; 0.4.7 also "
+        "takes 0.79 and chunked_prefill_size 16384 above 180,000 MiB on CUDA: not modeled)", **_OLD),
     "0.4.8": SglangProfile(
-        version="0.4.8", releases="0.4.8 - 0.5.2", fraction_rule="reserved_tiers", prefill_graphs="none",
+        version="0.4.8", releases="0.4.7.post1 - 0.5.2", fraction_rule="reserved_tiers", prefill_graphs="none",
         small_tier=(2048, 8, 80), speculative_reserve_mib=2048, vlm_adjust=True, req_pool_extra=0, kv_line="tokens",
-        source="sglang 0.4.8 / 0.4.9 / 0.4.10 / 0.5.1 / 0.5.2 wheels: server_args.py "
+        source="sglang 0.4.7.post1 / 0.4.8 / 0.4.9 / 0.4.10 / 0.5.1 / 0.5.2 wheels: server_args.py "
         "__post_init__ reserved_mem tiers (adjust_mem_fraction_for_vlm from 0.4.10 only)", **_OLD),
     "0.5.3": SglangProfile(
         version="0.5.3", releases="0.5.3 - 0.5.4", fraction_rule="reserved_formula", prefill_graphs="none",
@@ -228,7 +240,7 @@ def prefill_graph_sizes(max_tokens: int) -> list[int]:
 # 0.5.6+ give one extra layer to each of the last (num_layers % pp) stages. Read in the wheels'
 # srt/distributed/utils.py (0.4.0 - 0.5.5: "the last partition will have the remaining layers"; 0.5.6 - 0.5.23:
 # "the last N partitions will have one extra layer"). SGLANG_PP_LAYER_PARTITION overrides either.
-PP_REMAINDER_ON_LAST = {"0.4.0": True, "0.4.6": True, "0.4.8": True, "0.5.3": True, "0.5.4.post1": True,
+PP_REMAINDER_ON_LAST = {"0.4.0": True, "0.4.5.post3": True, "0.4.6": True, "0.4.8": True, "0.5.3": True, "0.5.4.post1": True,
                         "0.5.6": False, "0.5.7": False, "0.5.8": False, "0.5.10": False, "0.5.20": False}
 
 
@@ -244,8 +256,8 @@ def sglang_profile_for_release(release: str) -> str:
 
     want = key(release)
     found = "0.4.0"
-    for name in SGLANG_PROFILES:  # in release order
-        if key(name) <= want:
+    for name, prof in SGLANG_PROFILES.items():  # in release order; a line starts at the first release it names
+        if key(prof.releases.split()[0]) <= want:
             found = name
     return found
 
@@ -281,8 +293,14 @@ def _tier(prof: SglangProfile, gib: float, tp: int) -> tuple[int, int]:
         small = gib * 1024 < (25_000 if prof.fraction_rule != "reserved_tiers" else 35 * 1024)
         if small:
             return 2048, (8 if tp < 4 else 80)
-        chunk = 16384 if prof.fraction_rule == "reserved_tiers" and gib >= 160 else 8192
-        return chunk, (512 if gib * 1024 > 160_000 else 256 if gib > 90 else 160)
+        if prof.fraction_rule == "tp_table":  # server_args sets 160 above 25000 MiB
+            return 8192, 160
+        if prof.fraction_rule == "tp_table_13g":  # cuda_graph_runner: 160, + range(160, 257, 8) above 81920 MiB
+            return 8192, (256 if gib * 1024 > 81920 else 160)
+        if prof.fraction_rule == "tp_table_large":  # cuda_graph_runner (0.4.6.post5): 256 above 96 GiB
+            return 8192, (256 if gib > 96 else 160)
+        # 0.4.8 line: chunk 16384 from 160 GiB; cuda_graph_runner 256 above 90 GiB, 512 above 160,000 MiB
+        return (16384 if gib >= 160 else 8192), (512 if gib * 1024 > 160_000 else 256 if gib > 90 else 160)
     if gib < 20:
         return 2048, 8
     if gib < 35:
@@ -342,10 +360,13 @@ def default_settings(prof: SglangProfile, gpu_mem_mib: int, gpu_mem_basis: str, 
         return SglangDefaults(gpu_mem_mib=gpu_mem_mib, gpu_mem_basis=gpu_mem_basis, chunked_prefill_size=chunk,
                               cuda_graph_max_bs=max_bs, prefill_graph_count=graphs,
                               mem_fraction_static=mem_fraction_static, reserved_mib=None, rule="--mem-fraction-static")
-    if prof.fraction_rule in ("tp_table", "tp_table_large"):
-        n = tp if prof.fraction_rule == "tp_table" else ps
+    if prof.fraction_rule in ("tp_table", "tp_table_13g", "tp_table_large"):
+        n = ps if prof.fraction_rule == "tp_table_large" else tp
         frac = 0.79 if n >= 16 else 0.81 if n >= 8 else 0.85 if n >= 4 else 0.87 if n >= 2 else 0.88
-        rule = f"SGLang {prof.releases} default for {'TP' if prof.fraction_rule == 'tp_table' else 'TP x PP'} {n}"
+        rule = f"SGLang {prof.releases} default for {'TP x PP' if prof.fraction_rule == 'tp_table_large' else 'TP'} {n}"
+        if prof.fraction_rule == "tp_table_13g" and gpu_mem_mib > 81920:
+            frac = (gpu_mem_mib - 13 * 1024) / gpu_mem_mib  # not rounded
+            rule = f"SGLang {prof.releases} default above 81920 MiB: (GPU MiB - 13 GiB) / GPU MiB"
         if prof.fraction_rule == "tp_table_large":
             if gpu_mem_mib > 81920:
                 frac, rule = 0.88, f"SGLang {prof.releases} default above 81920 MiB"
@@ -527,7 +548,8 @@ def max_running_requests(prof: SglangProfile, tokens: int, context_len: int, req
     per_worker = max(1, requested // dp_attention)
     if prof.prefill_graphs == "0.5.20":
         return min(per_worker, tokens // 2)
-    return per_worker if prof.fraction_rule in ("tp_table", "tp_table_large") else min(per_worker, estimated)
+    return per_worker if prof.fraction_rule in ("tp_table", "tp_table_13g", "tp_table_large") else min(
+        per_worker, estimated)
 
 
 def _gb(n: int) -> str:
