@@ -163,3 +163,31 @@ def test_command_line_piecewise_flags():
     assert exc.value.field == "--cuda-graph-backend-prefill"
     with pytest.raises(ValidationError):
         EngineConfig(engine="sglang", piecewise_cuda_graph="on")
+
+
+def test_app_imports_and_links_the_piecewise_flag():
+    from tests.app_util import html_tables, kvplan_plan, metrics, run_app, state
+
+    at = run_app(page="pages/import.py")
+    at.text_area(key="w.command").set_value(
+        "python -m sglang.launch_server --model-path Qwen/Qwen3-8B --disable-piecewise-cuda-graph").run()
+    at.selectbox(key="w.import_gpu").select("H100-SXM").run()
+    assert not at.exception
+    # 0.5.20 (the default line), H100 TP1: 13904 MiB reserved (0.830) with the prefill graphs, 13440 (0.835) without:
+    # pool = 84,235,046,093 - 16,574,744,248 - int(pre x 0.17) 14,319,957,835 = 53,340,344,010 / 147,456 -> 361,737;
+    # with 0.165: 364,593 tokens
+    assert kvplan_plan("qwen3-8b", engine="sglang").kv_cache_tokens == 361_737
+    assert kvplan_plan("qwen3-8b", engine="sglang", piecewise_cuda_graph="disable").kv_cache_tokens == 364_593
+    assert metrics(at)["KV cache tokens"] == "364,593"
+    flags = {r["flag"]: r["value"] for r in html_tables(at)[0]}
+    assert flags["--enable- / --enforce- / --disable-piecewise-cuda-graph"] == "disable"
+    at.button(key="import.apply").click().run()
+    assert state(at).piecewise_cuda_graph == "disable" and at.query_params["pcg"] == "disable"
+    again = run_app(dict(at.query_params))
+    assert metrics(again)["KV cache tokens"] == "364,593"
+    again.session_state["kv.knobs"] = True
+    again.run()
+    assert not again.exception
+    assert again.sidebar.selectbox(key="w.piecewise_cuda_graph").value == "disable"
+    again.sidebar.selectbox(key="w.piecewise_cuda_graph").select("no flag").run()
+    assert state(again).piecewise_cuda_graph is None and metrics(again)["KV cache tokens"] == "361,737"

@@ -581,7 +581,8 @@ VLLM_KNOB_ROWS = {"decode_context_parallel_size": "--decode-context-parallel-siz
                   "enable_prefix_caching": "--enable-prefix-caching"}
 SGLANG_KNOB_ROWS = {"disable_custom_all_reduce": "--disable-custom-all-reduce",
                     "max_total_tokens": "--max-total-tokens", "dp_attention_size": "--enable-dp-attention --dp",
-                    "moe_dense_tp_size": "--moe-dense-tp-size"}
+                    "moe_dense_tp_size": "--moe-dense-tp-size",
+                    "piecewise_cuda_graph": "--enable- / --enforce- / --disable-piecewise-cuda-graph"}
 
 
 def vllm_rows(args: VllmArgs, command=None) -> list[dict[str, str]]:
@@ -616,7 +617,7 @@ def knob_values(command) -> dict[str, Any]:
     elif engine == "sglang":
         out["disable_custom_all_reduce"] = args.disable_custom_all_reduce
         out |= {name: getattr(command, name, None) or getattr(DEFAULT, name)
-                for name in ("max_total_tokens", "dp_attention_size", "moe_dense_tp_size")}
+                for name in ("max_total_tokens", "dp_attention_size", "moe_dense_tp_size", "piecewise_cuda_graph")}
     return out
 
 
