@@ -1,8 +1,8 @@
 """SGLang release lines: the default memory settings, the KV pool, and the figures SGLang logs at start-up.
 
 Read in the PyPI wheels of sglang 0.4.0, 0.4.3, 0.4.5 - 0.4.5.post3, 0.4.6 - 0.4.6.post5, 0.4.7, 0.4.7.post1, 0.4.8,
-0.4.9, 0.4.10, 0.5.1 - 0.5.9 (with 0.5.3.post3, 0.5.4.post1 - post3, 0.5.6.post2, 0.5.8.post1), 0.5.10, 0.5.12 - 0.5.14,
-0.5.16, 0.5.19, 0.5.20 and 0.5.23 (``sglang/srt/server_args.py`` ``__post_init__`` /
+0.4.9, 0.4.10, 0.5.1 - 0.5.9 (with 0.5.3.post3, 0.5.4.post1 - post3, 0.5.6.post2, 0.5.8.post1), 0.5.10, 0.5.12 - 0.5.20
+and 0.5.23 (``sglang/srt/server_args.py`` ``__post_init__`` /
 ``_handle_gpu_memory_settings``, ``arg_groups/memory_hook.py`` from 0.5.20, ``model_executor/model_runner.py``
 ``profile_max_num_token`` / ``init_memory_pool``, ``mem_cache/kv_cache_configurator.py`` from 0.5.16; read 2026-12).
 
@@ -27,11 +27,17 @@ profile      releases                 default ``mem_fraction_static`` (``gpu_mem
 0.5.7        0.5.7                    as 0.5.6; the piecewise graphs add chunked_prefill_size // 8 MiB after the
                                       floor.
 0.5.8        0.5.8-0.5.9              as 0.5.7; the piecewise graphs add 8 MiB per capture size before the floor.
-0.5.10       0.5.10-0.5.19            as 0.5.8 plus the prefill (piecewise / breakable) CUDA graphs, on by default:
-                                      8 MiB per capture size (MLA: 1536 MiB); off with DP attention, PP, ROCm, VLMs;
-                                      --disable-piecewise-cuda-graph turns them off, --enforce-piecewise-cuda-graph on.
-0.5.20       0.5.20-0.5.23            as 0.5.10 (memory_hook.py); the < 35 GiB tier is 4096 / 48 / 160; DP attention
-                                      no longer turns the prefill graphs off (newest read).
+0.5.10       0.5.10-0.5.13            as 0.5.8 plus the prefill (torch.compile piecewise) CUDA graphs, on by default:
+                                      8 MiB per capture size (MLA: 1536 MiB); off with speculative decoding, DP
+                                      attention, PP, ROCm, VLMs (not --disable-cuda-graph); + 4096 speculative.
+0.5.14       0.5.14                   as 0.5.10; --disable-cuda-graph turns them off, speculative decoding does
+                                      not, and adds nothing to the reserve.
+0.5.15       0.5.15-0.5.16            breakable prefill graphs on CUDA: off with MLA, DP attention, VLMs,
+                                      --disable-cuda-graph (which also drops decode max_bs x 2), ROCm; on with PP.
+0.5.17       0.5.17                   as 0.5.15; DP attention keeps them.
+0.5.18       0.5.18-0.5.19            as 0.5.17; MLA keeps them (1536 MiB); under PP up to 8192 tokens (0.5.19).
+0.5.20       0.5.20-0.5.23            as 0.5.18 (memory_hook.py); the < 35 GiB tier is 4096 / 48 / 160 (newest
+                                      read). 0.5.10+: --disable- / --enforce-piecewise-cuda-graph.
 ===========  =======================  ==================================================================================
 
 The KV pool is the same rule in every line (model_runner ``profile_max_num_token``; 0.5.16+
@@ -66,8 +72,8 @@ from kvplan.parallel import stage_distinct
 from kvplan.spec import Linear
 from kvplan.units import GiB, MiB, cdiv
 
-SglangVersion = Literal["0.4.0", "0.4.5.post3", "0.4.6", "0.4.8", "0.5.3", "0.5.4.post1", "0.5.6", "0.5.7", "0.5.8", "0.5.10",
-                        "0.5.20"]
+SglangVersion = Literal["0.4.0", "0.4.5.post3", "0.4.6", "0.4.8", "0.5.3", "0.5.4.post1", "0.5.6", "0.5.7", "0.5.8",
+                        "0.5.10", "0.5.14", "0.5.15", "0.5.17", "0.5.18", "0.5.20"]
 SGLANG_DEFAULT_VERSION: SglangVersion = "0.5.20"
 
 
@@ -84,7 +90,15 @@ class SglangProfile(BaseModel):
     # "tp_table" (0.4.0), "tp_table_13g" (0.4.5.post3), "tp_table_large" (0.4.6), "reserved_tiers" (0.4.8),
     # "reserved_formula" (0.5.3+)
     fraction_rule: Literal["tp_table", "tp_table_13g", "tp_table_large", "reserved_tiers", "reserved_formula"]
-    prefill_graphs: Literal["none", "0.5.10", "0.5.20"]  # prefill CUDA graphs in the reserve, and when they are off
+    # The prefill CUDA graphs SGLang captures by default: "none" (through 0.5.9), "tc_piecewise" (torch.compile
+    # piecewise, 0.5.10 - 0.5.14), "breakable" (0.5.15+ on CUDA; ROCm keeps tc_piecewise, then turns it off).
+    prefill_graphs: Literal["none", "tc_piecewise", "breakable"]
+    # What turns the default prefill graphs off (the wheels' auto-disable rules kvplan can see): "speculative",
+    # "dp_attention", "pp", "rocm", "vit" (a vision tower), "eager" (--disable-cuda-graph), "mla".
+    prefill_off: tuple[str, ...] = ()
+    prefill_pp_max_tokens: int | None = None  # 0.5.19+: breakable prefill graphs under PP capture up to 8192 tokens
+    decode_reserve_needs_graphs: bool = False  # 0.5.15+: decode max_bs x 2 only while the decode graphs are on
+    running_half_tokens: bool = False  # 0.5.14+: --max-running-requests R -> min(R // dp, tokens // 2)
     # What the opt-in --enable-piecewise-cuda-graph adds to the reserve where prefill graphs are off by default
     # (server_args.py _handle_gpu_memory_settings): "none" (0.5.3.post1 - 0.5.5 take the flag, reserve nothing),
     # "max_quarter" (0.5.6: + piecewise_cuda_graph_max_tokens // 4, default 4096, after the 10 GiB floor),
@@ -180,18 +194,47 @@ SGLANG_PROFILES: dict[str, SglangProfile] = {
         "_handle_gpu_memory_settings (reserved_mem += len(piecewise_cuda_graph_tokens) * 8 before the 10 GiB floor; "
         "max_tokens = chunked_prefill_size, 2048 with MLA; 0.5.8 lists one size fewer: no 576)", **_MID),
     "0.5.10": SglangProfile(
-        version="0.5.10", releases="0.5.10 - 0.5.19", fraction_rule="reserved_formula", prefill_graphs="0.5.10",
-        small_tier=(2048, 24, 80), speculative_reserve_mib=4096, vlm_adjust=True, req_pool_extra=0, kv_line="tokens",
-        source="sglang 0.5.10 / 0.5.12 / 0.5.14 / 0.5.16 wheels: server_args.py "
-        "_handle_gpu_memory_settings (piecewise CUDA graphs on by default, --disable-piecewise-cuda-graph / "
-        "--enforce-piecewise-cuda-graph; 0.5.16 adds the dtype to the KV line)",
+        version="0.5.10", releases="0.5.10 - 0.5.13", fraction_rule="reserved_formula", prefill_graphs="tc_piecewise",
+        prefill_off=("speculative", "dp_attention", "pp", "rocm", "vit"), small_tier=(2048, 24, 80),
+        speculative_reserve_mib=4096, vlm_adjust=True, req_pool_extra=0, kv_line="tokens",
+        source="sglang 0.5.10 / 0.5.12 / 0.5.13 wheels: server_args.py _handle_piecewise_cuda_graph (on by default; "
+        "--disable-cuda-graph does not turn them off), _handle_gpu_memory_settings (+ 4096 MiB speculative); "
+        "0.5.13 adds the dtype to the KV line", **_NEW),
+    "0.5.14": SglangProfile(
+        version="0.5.14", releases="0.5.14", fraction_rule="reserved_formula", prefill_graphs="tc_piecewise",
+        prefill_off=("dp_attention", "pp", "rocm", "vit", "eager"), small_tier=(2048, 24, 80),
+        speculative_reserve_mib=0, vlm_adjust=True, req_pool_extra=0, kv_line="dtype", running_half_tokens=True,
+        source="sglang 0.5.14 wheel: server_args.py _handle_cuda_graph_config (--disable-cuda-graph disables both "
+        "phases), _disable_tc_piecewise_cudagraph_if_incompatible (no speculative rule), no speculative reserve; "
+        "model_runner_kv_cache_mixin.py min(requested // dp, tokens // 2)", **_NEW),
+    "0.5.15": SglangProfile(
+        version="0.5.15", releases="0.5.15 - 0.5.16", fraction_rule="reserved_formula", prefill_graphs="breakable",
+        prefill_off=("mla", "dp_attention", "rocm", "vit", "eager"), small_tier=(2048, 24, 80),
+        speculative_reserve_mib=0, vlm_adjust=True, req_pool_extra=0, kv_line="dtype",
+        decode_reserve_needs_graphs=True, running_half_tokens=True,
+        source="sglang 0.5.15 / 0.5.16 wheels: cuda_graph_config.py default_prefill_backend (breakable on CUDA), "
+        "server_args.py _disable_breakable_cudagraph_if_incompatible (MLA, DP attention, multimodal; PP keeps them)",
         **_NEW),
+    "0.5.17": SglangProfile(
+        version="0.5.17", releases="0.5.17", fraction_rule="reserved_formula", prefill_graphs="breakable",
+        prefill_off=("mla", "rocm", "vit", "eager"), small_tier=(2048, 24, 80), speculative_reserve_mib=0,
+        vlm_adjust=True, req_pool_extra=0, kv_line="dtype", decode_reserve_needs_graphs=True,
+        running_half_tokens=True, source="sglang 0.5.17 wheel: server_args.py _disable_breakable_cudagraph_if_"
+        "incompatible (MLA attention (non-DSA), multimodal; DP attention no longer)", **_NEW),
+    "0.5.18": SglangProfile(
+        version="0.5.18", releases="0.5.18 - 0.5.19", fraction_rule="reserved_formula", prefill_graphs="breakable",
+        prefill_off=("rocm", "vit", "eager"), prefill_pp_max_tokens=8192, small_tier=(2048, 24, 80),
+        speculative_reserve_mib=0, vlm_adjust=True, req_pool_extra=0, kv_line="dtype",
+        decode_reserve_needs_graphs=True, running_half_tokens=True,
+        source="sglang 0.5.18 / 0.5.19 wheels: breakable rules without MLA (MLA reserves 1536 MiB again); 0.5.19 "
+        "arg_groups/memory_hook.py caps the prefill graphs at 8192 tokens under PP (0.5.18 does not)", **_NEW),
     "0.5.20": SglangProfile(
         version="0.5.20", releases="0.5.20 - 0.5.23 (newest read)", fraction_rule="reserved_formula",
-        prefill_graphs="0.5.20", small_tier=(4096, 48, 160), speculative_reserve_mib=0, vlm_adjust=True,
-        req_pool_extra=0, kv_line="dtype", source="sglang 0.5.20 / 0.5.23 wheels: "
-        "arg_groups/memory_hook.py handle_gpu_memory_settings, reserve_for_graph_mb; kv_cache_configurator.py",
-        **_NEW),
+        prefill_graphs="breakable", prefill_off=("rocm", "vit", "eager"), prefill_pp_max_tokens=8192,
+        small_tier=(4096, 48, 160), speculative_reserve_mib=0, vlm_adjust=True, req_pool_extra=0, kv_line="dtype",
+        decode_reserve_needs_graphs=True, running_half_tokens=True, source="sglang 0.5.20 / 0.5.23 wheels: "
+        "arg_groups/memory_hook.py handle_gpu_memory_settings, reserve_for_graph_mb; cuda_graph_hook.py (breakable "
+        "on CUDA, off on ROCm); kv_cache_configurator.py", **_NEW),
 }
 
 # nvidia-smi memory.total (MiB): what SGLang's get_nvgpu_memory_capacity reads for its tiers and default fraction.
@@ -240,8 +283,9 @@ def prefill_graph_sizes(max_tokens: int) -> list[int]:
 # 0.5.6+ give one extra layer to each of the last (num_layers % pp) stages. Read in the wheels'
 # srt/distributed/utils.py (0.4.0 - 0.5.5: "the last partition will have the remaining layers"; 0.5.6 - 0.5.23:
 # "the last N partitions will have one extra layer"). SGLANG_PP_LAYER_PARTITION overrides either.
-PP_REMAINDER_ON_LAST = {"0.4.0": True, "0.4.5.post3": True, "0.4.6": True, "0.4.8": True, "0.5.3": True, "0.5.4.post1": True,
-                        "0.5.6": False, "0.5.7": False, "0.5.8": False, "0.5.10": False, "0.5.20": False}
+PP_REMAINDER_ON_LAST = {"0.4.0": True, "0.4.5.post3": True, "0.4.6": True, "0.4.8": True, "0.5.3": True,
+                        "0.5.4.post1": True, "0.5.6": False, "0.5.7": False, "0.5.8": False, "0.5.10": False,
+                        "0.5.14": False, "0.5.15": False, "0.5.17": False, "0.5.18": False, "0.5.20": False}
 
 
 def sglang_profile_for_release(release: str) -> str:
@@ -343,10 +387,14 @@ def default_settings(prof: SglangProfile, gpu_mem_mib: int, gpu_mem_basis: str, 
     graphs = 0
     optin_mib = 0  # what --enable-piecewise-cuda-graph adds where the prefill graphs are opt-in
     if prof.prefill_graphs != "none" and piecewise != "disable":
-        off = eager or pp > 1 or vit is not None or (
-            prof.prefill_graphs == "0.5.10" and (dp_attention > 1 or rocm or speculative))
-        if piecewise == "enforce" or not off:  # enforce skips _handle_piecewise_cuda_graph's rules
-            graphs = len(prefill_graph_sizes(chunk if chunk > 0 else 2048))
+        seen = {"eager": eager, "pp": pp > 1, "vit": vit is not None, "dp_attention": dp_attention > 1, "rocm": rocm,
+                "speculative": speculative, "mla": mla}
+        off = any(seen[c] for c in prof.prefill_off)
+        if piecewise == "enforce" or not off:  # enforce skips the auto-disable rules
+            tokens = chunk if chunk > 0 else 2048
+            if pp > 1 and prof.prefill_pp_max_tokens:
+                tokens = min(tokens, prof.prefill_pp_max_tokens)
+            graphs = len(prefill_graph_sizes(tokens))
     elif prof.prefill_graphs == "none" and piecewise == "enable":
         if prof.piecewise_optin == "max_quarter":
             optin_mib = 4096 // 4  # piecewise_cuda_graph_max_tokens: 4096 by default in 0.5.6
@@ -380,7 +428,7 @@ def default_settings(prof: SglangProfile, gpu_mem_mib: int, gpu_mem_basis: str, 
         rule = f"SGLang {prof.releases} default: (GPU MiB - {reserved:.0f} MiB reserved) / GPU MiB"
     else:
         reserved = 512 + max(chunk if chunk > 0 else SGLANG_MAX_PREFILL_TOKENS, 2048) * 1.5 + ps / 8 * 1024
-        reserved += 0 if eager and prof.prefill_graphs == "0.5.20" else max_bs * 2
+        reserved += 0 if eager and prof.decode_reserve_needs_graphs else max_bs * 2
         if dp_attention > 1:  # "DP attention needs more padding for some operations"
             reserved += max_bs * dp_attention * 3 + (max_bs * dp_attention * 1.5 if max_bs > 300 else 0)
         if graphs and prof.piecewise_optin == "sizes":  # 0.5.8 - 0.5.9: 8 MiB a size, MLA too
@@ -416,7 +464,7 @@ def context_bytes(prof: SglangProfile, tp: int, vendor: str, nvlink: bool) -> tu
 # SGLang lines whose transformers pin maps vision_config.num_hidden_layers onto Qwen3-VL's "depth" (the wheels' METADATA:
 # transformers 4.54 - 4.57 up to 0.5.9, 5.3 / 5.12 / 5.19 from 0.5.10; transformers 4.57.1 Qwen3VLVisionConfig has no
 # attribute_map, 5.x has {"num_hidden_layers": "depth"}).
-_DEPTH_MAPPED = ("0.5.10", "0.5.20")
+_DEPTH_MAPPED = ("0.5.10", "0.5.14", "0.5.15", "0.5.17", "0.5.18", "0.5.20")
 
 
 def vit_shape(towers, version: str | None = None, model_type: str = "") -> tuple[int, int] | None:
@@ -546,7 +594,7 @@ def max_running_requests(prof: SglangProfile, tokens: int, context_len: int, req
     if requested is None:
         return min(tokens // 2, estimated + prof.req_pool_extra)
     per_worker = max(1, requested // dp_attention)
-    if prof.prefill_graphs == "0.5.20":
+    if prof.running_half_tokens:
         return min(per_worker, tokens // 2)
     return per_worker if prof.fraction_rule in ("tp_table", "tp_table_13g", "tp_table_large") else min(
         per_worker, estimated)

@@ -124,7 +124,8 @@ def test_release_to_profile():
     cases = {"0.4.5.post2": "0.4.0", "0.4.5.post3": "0.4.5.post3", "0.4.6.post1": "0.4.5.post3",
              "0.4.6.post2": "0.4.6", "0.4.7": "0.4.6", "0.4.7.post1": "0.4.8", "0.5.2": "0.4.8", "0.5.3.post3": "0.5.3",
              "0.5.4": "0.5.3", "0.5.4.post1": "0.5.4.post1", "0.5.5.post3": "0.5.4.post1", "0.5.6.post2": "0.5.6",
-             "0.5.7": "0.5.7", "v0.5.8.post1": "0.5.8", "0.5.9": "0.5.8", "0.5.19": "0.5.10", "0.5.23": "0.5.20",
+             "0.5.7": "0.5.7", "v0.5.8.post1": "0.5.8", "0.5.9": "0.5.8", "0.5.13": "0.5.10", "0.5.14": "0.5.14", "0.5.16": "0.5.15",
+             "0.5.17": "0.5.17", "0.5.19": "0.5.18", "0.5.23": "0.5.20",
              "0.3.6": "0.4.0", "0.6.0": "0.5.20"}
     assert {r: sglang_profile_for_release(r) for r in cases} == cases
     # the old link key still names a line: 0.5.3 is now 0.5.3 - 0.5.4
@@ -191,3 +192,35 @@ def test_app_imports_and_links_the_piecewise_flag():
     assert again.sidebar.selectbox(key="w.piecewise_cuda_graph").value == "disable"
     again.sidebar.selectbox(key="w.piecewise_cuda_graph").select("no flag").run()
     assert state(again).piecewise_cuda_graph is None and metrics(again)["KV cache tokens"] == "361,737"
+
+
+def test_default_prefill_graphs_by_release_after_0_5_10():
+    from kvplan.sglang import max_running_requests
+
+    def res(v, tp=1, gpu=H100, **kw):
+        return default_settings(P[v], gpu, "", tp, **kw).reserved_mib
+    # H100 TP1: 13440 + 58 x 8 = 13904 wherever the graphs are on
+    # speculative decoding: 0.5.10 - 0.5.13 turn them off and add 4096 -> 17536; 0.5.14 keeps them, adds nothing
+    assert (res("0.5.10", speculative=True), res("0.5.14", speculative=True)) == (17536, 13904)
+    # --disable-cuda-graph: 0.5.10 - 0.5.13 keep the prefill reserve (13904); 0.5.14 drops it (13440); from 0.5.15
+    # the decode max_bs x 2 = 512 goes too (12928)
+    assert [res(v, eager=True) for v in ("0.5.10", "0.5.14", "0.5.15", "0.5.20")] == [13904, 13440, 12928, 12928]
+    # MLA, H200 TP8: base 14848; + 1536 with the graphs (0.5.10 - 0.5.14, 0.5.18+), none where breakable refuses
+    # MLA (0.5.15 - 0.5.17): 16384 -> 0.886 vs 14848 -> 0.897
+    assert [res(v, 8, H200, mla=True) for v in ("0.5.14", "0.5.15", "0.5.17", "0.5.18", "0.5.20")] == [
+        16384, 14848, 14848, 16384, 16384]
+    # DP attention 2 at TP2: 15104 without graphs (0.5.10 - 0.5.16), + 464 from 0.5.17
+    assert [res(v, 2, dp_attention=2) for v in ("0.5.14", "0.5.15", "0.5.17")] == [15104, 15104, 15568]
+    # PP2 x TP8 on an H200: 512 + 12288 + 1024 + 2048 = 15872; breakable keeps the graphs under PP: + 464 = 16336
+    # -> 127435 / 143771 = 0.8864 -> 0.886 (tc_piecewise 0.5.14: off, 15872 -> 0.890)
+    s = default_settings(P["0.5.20"], H200, "", 8, pp=2)
+    assert (s.reserved_mib, s.mem_fraction_static) == (16336, 0.886)
+    assert default_settings(P["0.5.14"], H200, "", 8, pp=2).mem_fraction_static == 0.89
+    # B200 (183359 MiB, chunk 16384) PP2 x TP8: 512 + 24576 + 1024 + 2048 = 28160; 0.5.19+ capture up to 8192 tokens
+    # under PP: 58 sizes -> 28624 (0.5.15 - 0.5.17: 74 sizes up to 16384 -> 28752)
+    assert (res("0.5.20", 8, 183359, pp=2), res("0.5.15", 8, 183359, pp=2)) == (28624, 28752)
+    # ROCm: tc_piecewise off on non-CUDA hardware (0.5.23: disabled outright): 13440 at TP1 on a 81559 MiB card
+    assert res("0.5.20", rocm=True) == 13440
+    # --max-running-requests 8192 at DP 1 with 100,000 tokens: 0.5.10 - 0.5.13 cap at the pool rows
+    # (clamp(int(100000 / 4096 x 512) = 12500, 2048, 4096) = 4096), 0.5.14+ at tokens // 2 = 50,000
+    assert [max_running_requests(P[v], 100_000, 4096, 8192) for v in ("0.5.10", "0.5.14")] == [4096, 8192]
