@@ -224,3 +224,32 @@ def test_default_prefill_graphs_by_release_after_0_5_10():
     # --max-running-requests 8192 at DP 1 with 100,000 tokens: 0.5.10 - 0.5.13 cap at the pool rows
     # (clamp(int(100000 / 4096 x 512) = 12500, 2048, 4096) = 4096), 0.5.14+ at tokens // 2 = 50,000
     assert [max_running_requests(P[v], 100_000, 4096, 8192) for v in ("0.5.10", "0.5.14")] == [4096, 8192]
+
+
+def test_command_line_image_tag_eager_and_chunk():
+    cmd = parse_command("docker run --gpus all lmsysorg/sglang:v0.5.6.post2-cu129 python3 -m sglang.launch_server "
+                        "--model-path Qwen/Qwen3-8B --enable-piecewise-cuda-graph --disable-cuda-graph "
+                        "--chunked-prefill-size 4096")
+    assert (cmd.sglang_version, cmd.piecewise_cuda_graph) == ("0.5.6", "enable")
+    assert (cmd.args.enforce_eager, cmd.args.max_num_batched_tokens, cmd.args.unknown) == (True, 4096, ())
+    latest = parse_command("docker run lmsysorg/sglang:latest python3 -m sglang.launch_server --model-path m/x "
+                           "--chunked-prefill-size -1")
+    assert latest.sglang_version is None and latest.unplanned == ("--chunked-prefill-size -1",)
+    assert latest.args.max_num_batched_tokens is None
+
+
+def test_app_image_tag_picks_the_profile_and_plans_the_opt_in_reserve():
+    from tests.app_util import metrics, run_app, state
+
+    at = run_app(page="pages/import.py")
+    at.text_area(key="w.command").set_value(
+        "docker run --gpus all lmsysorg/sglang:v0.5.6 python3 -m sglang.launch_server --model-path Qwen/Qwen3-8B "
+        "--enable-piecewise-cuda-graph").run()
+    at.selectbox(key="w.import_gpu").select("H100-SXM").run()
+    assert not at.exception
+    # as test_qwen3_8b_h100_0_5_6_pool_with_and_without_piecewise: 0.177 left free -> 357,738 tokens
+    assert metrics(at)["KV cache tokens"] == "357,738"
+    at.button(key="import.apply").click().run()
+    s = state(at)
+    assert (s.sglang_version, s.piecewise_cuda_graph) == ("0.5.6", "enable")
+    assert (at.query_params["sv"], at.query_params["pcg"]) == ("0.5.6", "enable")

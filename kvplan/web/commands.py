@@ -15,6 +15,7 @@ import shlex
 from pydantic import BaseModel, ConfigDict
 
 from kvplan.errors import PlanInputError
+from kvplan.sglang import sglang_profile_for_release
 from kvplan.vllm_args import MAX_COMMAND_CHARS, VllmArgs, fraction, launch_env, parse_vllm_command
 
 _PYTHON = re.compile(r"^(.*/)?python[0-9.]*$")
@@ -26,8 +27,10 @@ SGLANG_FLAGS = {"--model-path": None, "--model": None, "--tp-size": "--tensor-pa
                 "--dp": "--data-parallel-size",
                 "--context-length": "--max-model-len", "--kv-cache-dtype": "--kv-cache-dtype",
                 "--page-size": "--block-size", "--max-running-requests": "--max-num-seqs",
-                "--quantization": "--quantization", "--dtype": "--dtype"}
-SGLANG_SWITCHES = {"--enable-ep-moe": "--enable-expert-parallel", "--enable-dp-attention": None}
+                "--quantization": "--quantization", "--dtype": "--dtype",
+                "--chunked-prefill-size": "--max-num-batched-tokens"}  # -1 (chunking off): not planned
+SGLANG_SWITCHES = {"--enable-ep-moe": "--enable-expert-parallel", "--enable-dp-attention": None,
+                   "--disable-cuda-graph": "--enforce-eager"}
 SGLANG_EP = {"--ep-size", "--expert-parallel-size", "--ep"}
 # Prefill (piecewise) CUDA-graph switches -> EngineConfig.piecewise_cuda_graph (server_args.py: --enable- 0.5.3.post1 -
 # 0.5.9 (0.5.10+ keeps it as a no-op), --disable- / --enforce- 0.5.10+, --disable-prefill-cuda-graph 0.5.14+).
@@ -49,6 +52,7 @@ class Command(BaseModel):
     moe_dense_tp_size: int | None = None
     max_total_tokens: int | None = None  # SGLang --max-total-tokens: caps the KV pool (EngineConfig max_total_tokens)
     piecewise_cuda_graph: str | None = None  # SGLang's prefill CUDA-graph switches (EngineConfig piecewise_cuda_graph)
+    sglang_version: str | None = None  # the SGLang profile an lmsysorg/sglang:vX.Y.Z image tag names
     # flags (with their values) that change memory and that the app does not plan: SGLang's --speculative-* (the
     # CLI plans SGLang MTP: kvplan plan --engine sglang --mtp-tokens N)
     unplanned: tuple[str, ...] = ()
@@ -122,6 +126,10 @@ def parse_command(command: str) -> Command:
         dp_attention = any(t.split("=")[0].replace("_", "-") == "--enable-dp-attention" for t in body)
         flags, mfs, extra = _sglang_as_vllm(body, dp_attention)
         args = parse_vllm_command(shlex.join(flags))
+        for tok in tokens[:start]:  # docker run lmsysorg/sglang:v0.5.6.post2-cu129 ...: that release's profile
+            image, _, tag = tok.partition(":")
+            if image.endswith("lmsysorg/sglang") and (m := re.match(r"v?(\d+\.\d+\.\d+(?:\.post\d+)?)", tag)):
+                extra["sglang_version"] = sglang_profile_for_release(m.group(1))
         return Command(launcher=kind, args=args, engine="sglang", mem_fraction_static=mfs, **extra)
     # the launcher's tokens go along: its environment (VLLM_USE_V1=0, the sampler) and image tag are read from them
     return Command(launcher=kind, args=parse_vllm_command(shlex.join(body), prefix=tokens[:start]), engine="vllm")
@@ -195,6 +203,11 @@ def _sglang_as_vllm(tokens: list[str], dp_attention: bool = False) -> tuple[list
                 i += 1
             extra.setdefault("unplanned", ())
             extra["unplanned"] += (tok if value is None or eq else f"{tok} {value}",)
+            continue
+        if name == "--chunked-prefill-size" and (inline if eq else (tokens[i] if i < len(tokens) else "")) == "-1":
+            if not eq:
+                i += 1
+            extra["unplanned"] = extra.get("unplanned", ()) + (f"{name} -1",)
             continue
         if name in SGLANG_FLAGS or name == "--mem-fraction-static":
             value = inline if eq else (tokens[i] if i < len(tokens) else None)

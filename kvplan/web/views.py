@@ -672,6 +672,9 @@ def imported_state(state: PlanState, command) -> tuple[PlanState | None, str]:
     if engine == "vllm" and getattr(args, "vllm_version", None):  # VLLM_USE_V1=0 (or a pre-0.8 image tag)
         changes["vllm_version"] = args.vllm_version
         v0 = f" V0 engine (VLLM_USE_V1=0 or a pre-0.8 image): vLLM profile {args.vllm_version}."
+    if engine == "sglang" and getattr(command, "sglang_version", None):  # an lmsysorg/sglang:vX image tag
+        changes["sglang_version"] = command.sglang_version
+        v0 = f" Image tag: SGLang profile {command.sglang_version}."
     if args.model is None:
         note = f"No model in the command: planned with the sidebar's model ({state.model_name or state.model})."
     elif state.config and state.model_name == args.model:
