@@ -100,7 +100,7 @@ class SglangProfile(BaseModel):
     decode_reserve_needs_graphs: bool = False  # 0.5.15+: decode max_bs x 2 only while the decode graphs are on
     running_half_tokens: bool = False  # 0.5.14+: --max-running-requests R -> min(R // dp, tokens // 2)
     # What the opt-in --enable-piecewise-cuda-graph adds to the reserve where prefill graphs are off by default
-    # (server_args.py _handle_gpu_memory_settings): "none" (0.5.3.post1 - 0.5.5 take the flag, reserve nothing),
+    # (server_args.py _handle_gpu_memory_settings): "none" (0.5.3.post2 - 0.5.5 take the flag, reserve nothing),
     # "max_quarter" (0.5.6: + piecewise_cuda_graph_max_tokens // 4, default 4096, after the 10 GiB floor),
     # "chunk_eighth" (0.5.7: max_tokens = chunked_prefill_size, + max_tokens // 8 after the floor), "sizes" (0.5.8 -
     # 0.5.9: + 8 MiB per capture size up to chunked_prefill_size (MLA: 2048), before the floor).
@@ -169,7 +169,7 @@ SGLANG_PROFILES: dict[str, SglangProfile] = {
         version="0.5.3", releases="0.5.3 - 0.5.4", fraction_rule="reserved_formula", prefill_graphs="none",
         small_tier=(2048, 16, 80), speculative_reserve_mib=2048, vlm_adjust=True, req_pool_extra=0, kv_line="tokens",
         source="sglang 0.5.3 / 0.5.3.post3 / 0.5.4 wheels: server_args.py _handle_gpu_memory_settings "
-        "(cuda_graph_max_bs 16 below 35 GiB at TP < 4; --enable-piecewise-cuda-graph from 0.5.3.post1 reserves nothing)",
+        "(cuda_graph_max_bs 16 below 35 GiB at TP < 4; --enable-piecewise-cuda-graph from 0.5.3.post2 reserves nothing)",
         **_MID),
     "0.5.4.post1": SglangProfile(
         version="0.5.4.post1", releases="0.5.4.post1 - 0.5.5.x", fraction_rule="reserved_formula",

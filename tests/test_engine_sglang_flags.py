@@ -30,7 +30,7 @@ BASE_H100 = 512 + 8192 * 1.5 + 256 * 2 + 1 / 8 * 1024
 
 def test_piecewise_opt_in_reserve_by_release_h100():
     assert BASE_H100 == 13440
-    # 0.5.3 - 0.5.5 take --enable-piecewise-cuda-graph (from 0.5.3.post1) but reserve nothing for it
+    # 0.5.3 - 0.5.5 take --enable-piecewise-cuda-graph (from 0.5.3.post2) but reserve nothing for it
     for v in ("0.5.3", "0.5.4.post1"):
         assert default_settings(P[v], H100, "", 1, piecewise="enable").reserved_mib == 13440
     # 0.5.6: + piecewise_cuda_graph_max_tokens // 4 = 4096 // 4 = 1024 -> 14464 -> 67095 / 81559 = 0.8227 -> 0.823
