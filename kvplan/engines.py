@@ -472,6 +472,11 @@ class EngineConfig(BaseModel):
     # KV pool (1 = off). Its figures (tokens, sequences) are per group; the deployment holds N times as many.
     dp_attention_size: int = Field(default=1, ge=1, le=4096)
     moe_dense_tp_size: int | None = Field(default=None, ge=1, le=4096)  # SGLang --moe-dense-tp-size (1: replicated)
+    # SGLang's prefill (piecewise) CUDA-graph flag (kvplan.sglang.default_settings): None none given; "enable"
+    # --enable-piecewise-cuda-graph (opt-in 0.5.3.post2 - 0.5.9, reserved from 0.5.6; a no-op from 0.5.10);
+    # "enforce" --enforce-piecewise-cuda-graph (0.5.10+: on past the auto-disable rules); "disable"
+    # --disable-piecewise-cuda-graph (0.5.10+).
+    piecewise_cuda_graph: Literal["enable", "enforce", "disable"] | None = None
     runtime_gib: float = Field(default=2.0, ge=0, le=100_000)
     headroom_gib: float = Field(default=2.0, ge=0, le=100_000)
     activation_bytes: int | None = Field(default=None, ge=0)  # measured override of the estimate

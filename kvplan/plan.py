@@ -934,7 +934,8 @@ def _sglang_budget(spec, gpu, engine, layout, weights, mla) -> "sglang.SglangBud
         layout.tp, layout.pp, mla, layout.attn_dp, engine.speculative_method == "mtp",
         sglang.vit_shape(spec.towers, engine.sglang_version, spec.model_type) if loads_tower else None,
         engine.enforce_eager, engine.disable_custom_all_reduce,
-        engine.max_num_batched_tokens, engine.mem_fraction_static, engine.weights_bytes is not None)
+        engine.max_num_batched_tokens, engine.mem_fraction_static, engine.weights_bytes is not None,
+        engine.piecewise_cuda_graph)
 
 
 def _sglang_log(spec, gpu, engine, layout, rank: "RankPlan", tokens, page, mla, kv_b, max_len) -> list[str]:

@@ -1,28 +1,44 @@
 """SGLang release lines: the default memory settings, the KV pool, and the figures SGLang logs at start-up.
 
-Read in the PyPI wheels of sglang 0.4.0, 0.4.3, 0.4.5, 0.4.6.post5, 0.4.7, 0.4.8, 0.4.9, 0.4.10, 0.5.1 - 0.5.8,
-0.5.10, 0.5.12, 0.5.14, 0.5.16, 0.5.20 and 0.5.23 (``sglang/srt/server_args.py`` ``__post_init__`` /
+Read in the PyPI wheels of sglang 0.4.0, 0.4.3, 0.4.5 - 0.4.5.post3, 0.4.6 - 0.4.6.post5, 0.4.7, 0.4.7.post1, 0.4.8,
+0.4.9, 0.4.10, 0.5.1 - 0.5.9 (with 0.5.3.post3, 0.5.4.post1 - post3, 0.5.6.post2, 0.5.8.post1), 0.5.10, 0.5.12 - 0.5.20
+and 0.5.23 (``sglang/srt/server_args.py`` ``__post_init__`` /
 ``_handle_gpu_memory_settings``, ``arg_groups/memory_hook.py`` from 0.5.20, ``model_executor/model_runner.py``
 ``profile_max_num_token`` / ``init_memory_pool``, ``mem_cache/kv_cache_configurator.py`` from 0.5.16; read 2026-12).
 
 Release lines whose memory accounting differs (``SGLANG_PROFILES``; the newest is the default):
 
-=======  ===============  ==============================================================================
-profile  releases         default ``mem_fraction_static`` (``gpu_mem`` = nvidia-smi memory.total, MiB)
-=======  ===============  ==============================================================================
-0.4.0    0.4.0-0.4.5.x    by TP alone: 0.88 / 0.87 (TP>=2) / 0.85 (>=4) / 0.81 (>=8) / 0.79 (>=16);
-                          ReqToTokenPool holds max_num_reqs + 1 rows (logged max_running_requests 2049).
-0.4.6    0.4.6-0.4.7.x    the same table by TP x PP, only up to 81920 MiB (0.88 above); above 96 GiB
-                          min(f + 48 GiB x (1 - f) / gpu_mem, (gpu_mem - 18 GiB) / gpu_mem).
-0.4.8    0.4.8-0.5.2      reserved GiB by GPU size: 2.8 + ps/10 (< 35 GiB), 9.5 + ps/2 (< 90), 12 + ps/2
-                          (< 160), 32 (larger); + 2 speculative, + 4 DP attention; round(.., 3).
-0.5.3    0.5.3-0.5.9      reserved MiB = 512 + max(chunked_prefill, 2048) x 1.5 + decode max_bs x 2 +
-                          tp x pp / 8 x 1024 (+ DP attention padding), >= 10240 above 60 GiB.
-0.5.10   0.5.10-0.5.19    as 0.5.3 plus the prefill (piecewise / breakable) CUDA graphs, on by default:
-                          8 MiB per capture size (MLA: 1536 MiB); off with DP attention, PP, ROCm, VLMs.
-0.5.20   0.5.20-0.5.23    as 0.5.10 (memory_hook.py); the < 35 GiB tier is 4096 / 48 / 160; DP attention
-                          no longer turns the prefill graphs off (newest read).
-=======  ===============  ==============================================================================
+===========  =======================  ==================================================================================
+profile      releases                 default ``mem_fraction_static`` (``gpu_mem`` = nvidia-smi memory.total, MiB)
+===========  =======================  ==================================================================================
+0.4.0        0.4.0-0.4.5.post2        by TP alone: 0.88 / 0.87 (TP>=2) / 0.85 (>=4) / 0.81 (>=8) / 0.79 (>=16);
+                                      ReqToTokenPool holds max_num_reqs + 1 rows (logged max_running_requests 2049).
+0.4.5.post3  0.4.5.post3-0.4.6.post1  the TP table up to 81920 MiB, (gpu_mem - 13 GiB) / gpu_mem above.
+0.4.6        0.4.6.post2-0.4.7        the same table by TP x PP, only up to 81920 MiB (0.88 above); above 96 GiB
+                                      min(f + 48 GiB x (1 - f) / gpu_mem, (gpu_mem - 18 GiB) / gpu_mem).
+0.4.8        0.4.7.post1-0.5.2        reserved GiB by GPU size: 2.8 + ps/10 (< 35 GiB), 9.5 + ps/2 (< 90), 12 + ps/2
+                                      (< 160), 32 (larger); + 2 speculative, + 4 DP attention; round(.., 3).
+0.5.3        0.5.3-0.5.4              reserved MiB = 512 + max(chunked_prefill, 2048) x 1.5 + decode max_bs x 2 +
+                                      tp x pp / 8 x 1024 (+ DP attention padding), >= 10240 above 60 GiB; 16 decode
+                                      graphs below 35 GiB at TP < 4.
+0.5.4.post1  0.5.4.post1-0.5.5.x      as 0.5.3 with 24 decode graphs below 35 GiB at TP < 4.
+0.5.6        0.5.6.x                  as 0.5.4.post1; --enable-piecewise-cuda-graph adds max_tokens // 4 MiB
+                                      (4096 // 4 = 1024) after the 10 GiB floor; PP split as 0.5.6+ (pp_partition).
+0.5.7        0.5.7                    as 0.5.6; the piecewise graphs add chunked_prefill_size // 8 MiB after the
+                                      floor.
+0.5.8        0.5.8-0.5.9              as 0.5.7; the piecewise graphs add 8 MiB per capture size before the floor.
+0.5.10       0.5.10-0.5.13            as 0.5.8 plus the prefill (torch.compile piecewise) CUDA graphs, on by default:
+                                      8 MiB per capture size (MLA: 1536 MiB); off with speculative decoding, DP
+                                      attention, PP, ROCm, VLMs (not --disable-cuda-graph); + 4096 speculative.
+0.5.14       0.5.14                   as 0.5.10; --disable-cuda-graph turns them off, speculative decoding does
+                                      not, and adds nothing to the reserve.
+0.5.15       0.5.15-0.5.16            breakable prefill graphs on CUDA: off with MLA, DP attention, VLMs,
+                                      --disable-cuda-graph (which also drops decode max_bs x 2), ROCm; on with PP.
+0.5.17       0.5.17                   as 0.5.15; DP attention keeps them.
+0.5.18       0.5.18-0.5.19            as 0.5.17; MLA keeps them (1536 MiB); under PP up to 8192 tokens (0.5.19).
+0.5.20       0.5.20-0.5.23            as 0.5.18 (memory_hook.py); the < 35 GiB tier is 4096 / 48 / 160 (newest
+                                      read). 0.5.10+: --disable- / --enforce-piecewise-cuda-graph.
+===========  =======================  ==================================================================================
 
 The KV pool is the same rule in every line (model_runner ``profile_max_num_token``; 0.5.16+
 ``KVCacheConfigurator._profile_available_bytes``)::
@@ -56,7 +72,8 @@ from kvplan.parallel import stage_distinct
 from kvplan.spec import Linear
 from kvplan.units import GiB, MiB, cdiv
 
-SglangVersion = Literal["0.4.0", "0.4.6", "0.4.8", "0.5.3", "0.5.10", "0.5.20"]
+SglangVersion = Literal["0.4.0", "0.4.5.post3", "0.4.6", "0.4.8", "0.5.3", "0.5.4.post1", "0.5.6", "0.5.7", "0.5.8",
+                        "0.5.10", "0.5.14", "0.5.15", "0.5.17", "0.5.18", "0.5.20"]
 SGLANG_DEFAULT_VERSION: SglangVersion = "0.5.20"
 
 
@@ -70,9 +87,24 @@ class SglangProfile(BaseModel):
     model_config = ConfigDict(frozen=True, extra="forbid")
     version: str
     releases: str
-    # "tp_table" (0.4.0), "tp_table_large" (0.4.6), "reserved_tiers" (0.4.8), "reserved_formula" (0.5.3+)
-    fraction_rule: Literal["tp_table", "tp_table_large", "reserved_tiers", "reserved_formula"]
-    prefill_graphs: Literal["none", "0.5.10", "0.5.20"]  # prefill CUDA graphs in the reserve, and when they are off
+    # "tp_table" (0.4.0), "tp_table_13g" (0.4.5.post3), "tp_table_large" (0.4.6), "reserved_tiers" (0.4.8),
+    # "reserved_formula" (0.5.3+)
+    fraction_rule: Literal["tp_table", "tp_table_13g", "tp_table_large", "reserved_tiers", "reserved_formula"]
+    # The prefill CUDA graphs SGLang captures by default: "none" (through 0.5.9), "tc_piecewise" (torch.compile
+    # piecewise, 0.5.10 - 0.5.14), "breakable" (0.5.15+ on CUDA; ROCm keeps tc_piecewise, then turns it off).
+    prefill_graphs: Literal["none", "tc_piecewise", "breakable"]
+    # What turns the default prefill graphs off (the wheels' auto-disable rules kvplan can see): "speculative",
+    # "dp_attention", "pp", "rocm", "vit" (a vision tower), "eager" (--disable-cuda-graph), "mla".
+    prefill_off: tuple[str, ...] = ()
+    prefill_pp_max_tokens: int | None = None  # 0.5.19+: breakable prefill graphs under PP capture up to 8192 tokens
+    decode_reserve_needs_graphs: bool = False  # 0.5.15+: decode max_bs x 2 only while the decode graphs are on
+    running_half_tokens: bool = False  # 0.5.14+: --max-running-requests R -> min(R // dp, tokens // 2)
+    # What the opt-in --enable-piecewise-cuda-graph adds to the reserve where prefill graphs are off by default
+    # (server_args.py _handle_gpu_memory_settings): "none" (0.5.3.post2 - 0.5.5 take the flag, reserve nothing),
+    # "max_quarter" (0.5.6: + piecewise_cuda_graph_max_tokens // 4, default 4096, after the 10 GiB floor),
+    # "chunk_eighth" (0.5.7: max_tokens = chunked_prefill_size, + max_tokens // 8 after the floor), "sizes" (0.5.8 -
+    # 0.5.9: + 8 MiB per capture size up to chunked_prefill_size (MLA: 2048), before the floor).
+    piecewise_optin: Literal["none", "max_quarter", "chunk_eighth", "sizes"] = "none"
     # The < 35 GiB tier: (chunked_prefill_size, decode cuda_graph_max_bs at TP < 4, at TP >= 4)
     small_tier: tuple[int, int, int]
     speculative_reserve_mib: int  # added to the reserve with a speculative algorithm (EAGLE / NEXTN / MTP)
@@ -110,38 +142,99 @@ _NEW = {"context_single": _g(0.74), "context_tp_pcie": _g(0.56), "context_tp_nvl
 
 SGLANG_PROFILES: dict[str, SglangProfile] = {
     "0.4.0": SglangProfile(
-        version="0.4.0", releases="0.4.0 - 0.4.5.x", fraction_rule="tp_table", prefill_graphs="none",
+        version="0.4.0", releases="0.4.0 - 0.4.5.post2", fraction_rule="tp_table", prefill_graphs="none",
         small_tier=(2048, 8, 80), speculative_reserve_mib=0, vlm_adjust=False, req_pool_extra=1, kv_line="tokens",
-        source="sglang 0.4.0 / 0.4.3 / 0.4.5 wheels: server_args.py __post_init__ "
-        "(TP table; chunked_prefill_size 2048 below 25000 MiB else 8192), model_runner.init_memory_pool; the log lines "
+        source="sglang 0.4.0 / 0.4.3 / 0.4.5 / 0.4.5.post1 / 0.4.5.post2 wheels: server_args.py __post_init__ "
+        "(TP table; chunked_prefill_size 2048 below 25000 MiB else 8192; cuda_graph_max_bs 8 / 80 below, 160 above; "
+        "the 0.4.0 wheel keeps 8 at TP >= 4), model_runner.init_memory_pool; the log lines "
         "are 0.4.3.post+ wording (0.4.0 - 0.4.2 print neither #tokens nor mem usage)", **_OLD),
+    "0.4.5.post3": SglangProfile(
+        version="0.4.5.post3", releases="0.4.5.post3 - 0.4.6.post1", fraction_rule="tp_table_13g",
+        prefill_graphs="none", small_tier=(2048, 8, 80), speculative_reserve_mib=0, vlm_adjust=False, req_pool_extra=1,
+        kv_line="tokens", source="sglang 0.4.5.post3 / 0.4.6 / 0.4.6.post1 wheels: server_args.py __post_init__ (the "
+        "TP table up to 81920 MiB, (gpu_mem - 13 GiB) / gpu_mem above; cuda_graph_runner.py captures up to 160, 256 "
+        "above 81920 MiB)", **_OLD),
     "0.4.6": SglangProfile(
-        version="0.4.6", releases="0.4.6 - 0.4.7.x", fraction_rule="tp_table_large", prefill_graphs="none",
+        version="0.4.6", releases="0.4.6.post2 - 0.4.7", fraction_rule="tp_table_large", prefill_graphs="none",
         small_tier=(2048, 8, 80), speculative_reserve_mib=0, vlm_adjust=False, req_pool_extra=1, kv_line="tokens",
-        source="sglang 0.4.6.post5 / 0.4.7 wheels: server_args.py __post_init__ (the 0.4.7 "
-        "ReqToTokenPool drops the + 1 row: its max_running_requests reads one fewer where the clamp binds)", **_OLD),
+        source="sglang 0.4.6.post2 / 0.4.6.post5 / 0.4.7 wheels: server_args.py __post_init__ (the 0.4.7 "
+        "ReqToTokenPool drops the + 1 row: its max_running_requests reads one fewer where the clamp binds; 0.4.7 also "
+        "takes 0.79 and chunked_prefill_size 16384 above 180,000 MiB on CUDA: not modeled)", **_OLD),
     "0.4.8": SglangProfile(
-        version="0.4.8", releases="0.4.8 - 0.5.2", fraction_rule="reserved_tiers", prefill_graphs="none",
+        version="0.4.8", releases="0.4.7.post1 - 0.5.2", fraction_rule="reserved_tiers", prefill_graphs="none",
         small_tier=(2048, 8, 80), speculative_reserve_mib=2048, vlm_adjust=True, req_pool_extra=0, kv_line="tokens",
-        source="sglang 0.4.8 / 0.4.9 / 0.4.10 / 0.5.1 / 0.5.2 wheels: server_args.py "
+        source="sglang 0.4.7.post1 / 0.4.8 / 0.4.9 / 0.4.10 / 0.5.1 / 0.5.2 wheels: server_args.py "
         "__post_init__ reserved_mem tiers (adjust_mem_fraction_for_vlm from 0.4.10 only)", **_OLD),
     "0.5.3": SglangProfile(
-        version="0.5.3", releases="0.5.3 - 0.5.9", fraction_rule="reserved_formula", prefill_graphs="none",
-        small_tier=(2048, 24, 80), speculative_reserve_mib=2048, vlm_adjust=True, req_pool_extra=0, kv_line="tokens",
-        source="sglang 0.5.3 - 0.5.8 wheels: server_args.py _handle_gpu_memory_settings "
-        "(0.5.3 - 0.5.6 capture 16 decode graphs below 35 GiB at TP < 4, 0.5.7+ 24; piecewise graphs opt-in)", **_MID),
+        version="0.5.3", releases="0.5.3 - 0.5.4", fraction_rule="reserved_formula", prefill_graphs="none",
+        small_tier=(2048, 16, 80), speculative_reserve_mib=2048, vlm_adjust=True, req_pool_extra=0, kv_line="tokens",
+        source="sglang 0.5.3 / 0.5.3.post3 / 0.5.4 wheels: server_args.py _handle_gpu_memory_settings "
+        "(cuda_graph_max_bs 16 below 35 GiB at TP < 4; --enable-piecewise-cuda-graph from 0.5.3.post2 reserves nothing)",
+        **_MID),
+    "0.5.4.post1": SglangProfile(
+        version="0.5.4.post1", releases="0.5.4.post1 - 0.5.5.x", fraction_rule="reserved_formula",
+        prefill_graphs="none", small_tier=(2048, 24, 80), speculative_reserve_mib=2048, vlm_adjust=True,
+        req_pool_extra=0, kv_line="tokens", source="sglang 0.5.4.post1 / 0.5.4.post2 / 0.5.4.post3 / 0.5.5 wheels: "
+        "server_args.py _handle_gpu_memory_settings (cuda_graph_max_bs 24 below 35 GiB at TP < 4)", **_MID),
+    "0.5.6": SglangProfile(
+        version="0.5.6", releases="0.5.6 - 0.5.6.post2", fraction_rule="reserved_formula", prefill_graphs="none",
+        piecewise_optin="max_quarter", small_tier=(2048, 24, 80), speculative_reserve_mib=2048, vlm_adjust=True,
+        req_pool_extra=0, kv_line="tokens", source="sglang 0.5.6 / 0.5.6.post2 wheels: server_args.py "
+        "_handle_gpu_memory_settings (--enable-piecewise-cuda-graph: reserved_mem += piecewise_cuda_graph_max_tokens "
+        "// 4, default 4096); distributed/utils.py get_pp_indices gives the last N stages one extra layer", **_MID),
+    "0.5.7": SglangProfile(
+        version="0.5.7", releases="0.5.7", fraction_rule="reserved_formula", prefill_graphs="none",
+        piecewise_optin="chunk_eighth", small_tier=(2048, 24, 80), speculative_reserve_mib=2048, vlm_adjust=True,
+        req_pool_extra=0, kv_line="tokens", source="sglang 0.5.7 wheel: server_args.py _handle_gpu_memory_settings "
+        "(piecewise_cuda_graph_max_tokens = chunked_prefill_size; reserved_mem += max_tokens // 8)", **_MID),
+    "0.5.8": SglangProfile(
+        version="0.5.8", releases="0.5.8 - 0.5.9", fraction_rule="reserved_formula", prefill_graphs="none",
+        piecewise_optin="sizes", small_tier=(2048, 24, 80), speculative_reserve_mib=2048, vlm_adjust=True,
+        req_pool_extra=0, kv_line="tokens", source="sglang 0.5.8 / 0.5.8.post1 / 0.5.9 wheels: server_args.py "
+        "_handle_gpu_memory_settings (reserved_mem += len(piecewise_cuda_graph_tokens) * 8 before the 10 GiB floor; "
+        "max_tokens = chunked_prefill_size, 2048 with MLA; 0.5.8 lists one size fewer: no 576)", **_MID),
     "0.5.10": SglangProfile(
-        version="0.5.10", releases="0.5.10 - 0.5.19", fraction_rule="reserved_formula", prefill_graphs="0.5.10",
-        small_tier=(2048, 24, 80), speculative_reserve_mib=4096, vlm_adjust=True, req_pool_extra=0, kv_line="tokens",
-        source="sglang 0.5.10 / 0.5.12 / 0.5.14 / 0.5.16 wheels: server_args.py "
-        "_handle_gpu_memory_settings (piecewise CUDA graphs on by default; 0.5.16 adds the dtype to the KV line)",
+        version="0.5.10", releases="0.5.10 - 0.5.13", fraction_rule="reserved_formula", prefill_graphs="tc_piecewise",
+        prefill_off=("speculative", "dp_attention", "pp", "rocm", "vit"), small_tier=(2048, 24, 80),
+        speculative_reserve_mib=4096, vlm_adjust=True, req_pool_extra=0, kv_line="tokens",
+        source="sglang 0.5.10 / 0.5.12 / 0.5.13 wheels: server_args.py _handle_piecewise_cuda_graph (on by default; "
+        "--disable-cuda-graph does not turn them off), _handle_gpu_memory_settings (+ 4096 MiB speculative); "
+        "0.5.13 adds the dtype to the KV line", **_NEW),
+    "0.5.14": SglangProfile(
+        version="0.5.14", releases="0.5.14", fraction_rule="reserved_formula", prefill_graphs="tc_piecewise",
+        prefill_off=("dp_attention", "pp", "rocm", "vit", "eager"), small_tier=(2048, 24, 80),
+        speculative_reserve_mib=0, vlm_adjust=True, req_pool_extra=0, kv_line="dtype", running_half_tokens=True,
+        source="sglang 0.5.14 wheel: server_args.py _handle_cuda_graph_config (--disable-cuda-graph disables both "
+        "phases), _disable_tc_piecewise_cudagraph_if_incompatible (no speculative rule), no speculative reserve; "
+        "model_runner_kv_cache_mixin.py min(requested // dp, tokens // 2)", **_NEW),
+    "0.5.15": SglangProfile(
+        version="0.5.15", releases="0.5.15 - 0.5.16", fraction_rule="reserved_formula", prefill_graphs="breakable",
+        prefill_off=("mla", "dp_attention", "rocm", "vit", "eager"), small_tier=(2048, 24, 80),
+        speculative_reserve_mib=0, vlm_adjust=True, req_pool_extra=0, kv_line="dtype",
+        decode_reserve_needs_graphs=True, running_half_tokens=True,
+        source="sglang 0.5.15 / 0.5.16 wheels: cuda_graph_config.py default_prefill_backend (breakable on CUDA), "
+        "server_args.py _disable_breakable_cudagraph_if_incompatible (MLA, DP attention, multimodal; PP keeps them)",
         **_NEW),
+    "0.5.17": SglangProfile(
+        version="0.5.17", releases="0.5.17", fraction_rule="reserved_formula", prefill_graphs="breakable",
+        prefill_off=("mla", "rocm", "vit", "eager"), small_tier=(2048, 24, 80), speculative_reserve_mib=0,
+        vlm_adjust=True, req_pool_extra=0, kv_line="dtype", decode_reserve_needs_graphs=True,
+        running_half_tokens=True, source="sglang 0.5.17 wheel: server_args.py _disable_breakable_cudagraph_if_"
+        "incompatible (MLA attention (non-DSA), multimodal; DP attention no longer)", **_NEW),
+    "0.5.18": SglangProfile(
+        version="0.5.18", releases="0.5.18 - 0.5.19", fraction_rule="reserved_formula", prefill_graphs="breakable",
+        prefill_off=("rocm", "vit", "eager"), prefill_pp_max_tokens=8192, small_tier=(2048, 24, 80),
+        speculative_reserve_mib=0, vlm_adjust=True, req_pool_extra=0, kv_line="dtype",
+        decode_reserve_needs_graphs=True, running_half_tokens=True,
+        source="sglang 0.5.18 / 0.5.19 wheels: breakable rules without MLA (MLA reserves 1536 MiB again); 0.5.19 "
+        "arg_groups/memory_hook.py caps the prefill graphs at 8192 tokens under PP (0.5.18 does not)", **_NEW),
     "0.5.20": SglangProfile(
         version="0.5.20", releases="0.5.20 - 0.5.23 (newest read)", fraction_rule="reserved_formula",
-        prefill_graphs="0.5.20", small_tier=(4096, 48, 160), speculative_reserve_mib=0, vlm_adjust=True,
-        req_pool_extra=0, kv_line="dtype", source="sglang 0.5.20 / 0.5.23 wheels: "
-        "arg_groups/memory_hook.py handle_gpu_memory_settings, reserve_for_graph_mb; kv_cache_configurator.py",
-        **_NEW),
+        prefill_graphs="breakable", prefill_off=("rocm", "vit", "eager"), prefill_pp_max_tokens=8192,
+        small_tier=(4096, 48, 160), speculative_reserve_mib=0, vlm_adjust=True, req_pool_extra=0, kv_line="dtype",
+        decode_reserve_needs_graphs=True, running_half_tokens=True, source="sglang 0.5.20 / 0.5.23 wheels: "
+        "arg_groups/memory_hook.py handle_gpu_memory_settings, reserve_for_graph_mb; cuda_graph_hook.py (breakable "
+        "on CUDA, off on ROCm); kv_cache_configurator.py", **_NEW),
 }
 
 # nvidia-smi memory.total (MiB): what SGLang's get_nvgpu_memory_capacity reads for its tiers and default fraction.
@@ -189,9 +282,28 @@ def prefill_graph_sizes(max_tokens: int) -> list[int]:
 # Releases whose get_pp_indices gives the whole remainder of num_layers // pp to the last stage (through 0.5.5);
 # 0.5.6+ give one extra layer to each of the last (num_layers % pp) stages. Read in the wheels'
 # srt/distributed/utils.py (0.4.0 - 0.5.5: "the last partition will have the remaining layers"; 0.5.6 - 0.5.23:
-# "the last N partitions will have one extra layer"). The 0.5.3 profile spans both (0.5.3 - 0.5.5 / 0.5.6 - 0.5.9):
-# it takes the older rule. SGLANG_PP_LAYER_PARTITION overrides either.
-PP_REMAINDER_ON_LAST = {"0.4.0": True, "0.4.6": True, "0.4.8": True, "0.5.3": True, "0.5.10": False, "0.5.20": False}
+# "the last N partitions will have one extra layer"). SGLANG_PP_LAYER_PARTITION overrides either.
+PP_REMAINDER_ON_LAST = {"0.4.0": True, "0.4.5.post3": True, "0.4.6": True, "0.4.8": True, "0.5.3": True,
+                        "0.5.4.post1": True, "0.5.6": False, "0.5.7": False, "0.5.8": False, "0.5.10": False,
+                        "0.5.14": False, "0.5.15": False, "0.5.17": False, "0.5.18": False, "0.5.20": False}
+
+
+def sglang_profile_for_release(release: str) -> str:
+    """The SGLANG_PROFILES key whose releases hold ``release`` ("0.5.4.post2", "v0.5.9"; a post-release sorts
+    after its base). Worked numbers: 0.5.4 -> "0.5.3", 0.5.4.post1 -> "0.5.4.post1", 0.5.9 -> "0.5.8";
+    older than 0.4.0 -> "0.4.0", newer than the newest read -> the newest."""
+    def key(v: str) -> tuple[int, ...]:
+        v = v.strip().lstrip("v")
+        base, _, post = v.partition(".post")
+        nums = tuple(int(x) for x in base.split(".")[:3] if x.isdigit())
+        return nums + (0,) * (3 - len(nums)) + (int(post) if post.isdigit() else 0,)
+
+    want = key(release)
+    found = "0.4.0"
+    for name, prof in SGLANG_PROFILES.items():  # in release order; a line starts at the first release it names
+        if key(prof.releases.split()[0]) <= want:
+            found = name
+    return found
 
 
 def pp_partition(prof: SglangProfile, num_layers: int, pp: int) -> list[int]:
@@ -225,8 +337,14 @@ def _tier(prof: SglangProfile, gib: float, tp: int) -> tuple[int, int]:
         small = gib * 1024 < (25_000 if prof.fraction_rule != "reserved_tiers" else 35 * 1024)
         if small:
             return 2048, (8 if tp < 4 else 80)
-        chunk = 16384 if prof.fraction_rule == "reserved_tiers" and gib >= 160 else 8192
-        return chunk, (512 if gib * 1024 > 160_000 else 256 if gib > 90 else 160)
+        if prof.fraction_rule == "tp_table":  # server_args sets 160 above 25000 MiB
+            return 8192, 160
+        if prof.fraction_rule == "tp_table_13g":  # cuda_graph_runner: 160, + range(160, 257, 8) above 81920 MiB
+            return 8192, (256 if gib * 1024 > 81920 else 160)
+        if prof.fraction_rule == "tp_table_large":  # cuda_graph_runner (0.4.6.post5): 256 above 96 GiB
+            return 8192, (256 if gib > 96 else 160)
+        # 0.4.8 line: chunk 16384 from 160 GiB; cuda_graph_runner 256 above 90 GiB, 512 above 160,000 MiB
+        return (16384 if gib >= 160 else 8192), (512 if gib * 1024 > 160_000 else 256 if gib > 90 else 160)
     if gib < 20:
         return 2048, 8
     if gib < 35:
@@ -250,32 +368,53 @@ def default_settings(prof: SglangProfile, gpu_mem_mib: int, gpu_mem_basis: str, 
                      mla: bool = False, dp_attention: int = 1, speculative: bool = False,
                      vit: tuple[int, int] | None = None, rocm: bool = False, eager: bool = False,
                      chunked_prefill_size: int | None = None, cuda_graph_max_bs: int | None = None,
-                     mem_fraction_static: float | None = None) -> SglangDefaults:
+                     mem_fraction_static: float | None = None, piecewise: str | None = None) -> SglangDefaults:
     """SGLang's chunked_prefill_size, decode cuda_graph_max_bs and mem_fraction_static for this launch.
 
     ``vit``: (layers, hidden) of a vision tower SGLang loads (None: text only). Explicit flags win.
+    ``piecewise``: the prefill (piecewise) CUDA-graph flag given: None none; "enable" --enable-piecewise-cuda-graph
+    (opt-in lines: SglangProfile.piecewise_optin; a deprecated no-op from 0.5.10); "enforce"
+    --enforce-piecewise-cuda-graph (0.5.10+: on past _handle_piecewise_cuda_graph's auto-disable rules; 0.5.14+ its
+    alias --cuda-graph-backend-prefill=tc_piecewise); "disable" --disable-piecewise-cuda-graph (0.5.10+).
     Worked numbers: 0.5.20, H100 (81559 MiB), TP1 -> 8192 / 256 / 58 prefill graphs, reserved
-    512 + 12288 + 128 + 512 + 464 = 13904 MiB -> 0.830; 0.4.0, TP4 -> 0.85; 0.4.8, 16303 MiB -> 0.818.
+    512 + 12288 + 128 + 512 + 464 = 13904 MiB -> 0.830; 0.4.0, TP4 -> 0.85; 0.4.8, 16303 MiB -> 0.818;
+    0.5.6, H100, TP1 with --enable-piecewise-cuda-graph: 13440 + 4096 // 4 = 14464 MiB -> 0.823 (0.835 without).
     """
     gib = gpu_mem_mib / 1024
     chunk, max_bs = _tier(prof, gib, tp)
     chunk = chunked_prefill_size or chunk
     max_bs = cuda_graph_max_bs or max_bs
     graphs = 0
-    if prof.prefill_graphs != "none" and not (eager or pp > 1 or vit is not None):
-        off_0510 = prof.prefill_graphs == "0.5.10" and (dp_attention > 1 or rocm or speculative)
-        if not off_0510:
-            graphs = len(prefill_graph_sizes(chunk if chunk > 0 else 2048))
+    optin_mib = 0  # what --enable-piecewise-cuda-graph adds where the prefill graphs are opt-in
+    if prof.prefill_graphs != "none" and piecewise != "disable":
+        seen = {"eager": eager, "pp": pp > 1, "vit": vit is not None, "dp_attention": dp_attention > 1, "rocm": rocm,
+                "speculative": speculative, "mla": mla}
+        off = any(seen[c] for c in prof.prefill_off)
+        if piecewise == "enforce" or not off:  # enforce skips the auto-disable rules
+            tokens = chunk if chunk > 0 else 2048
+            if pp > 1 and prof.prefill_pp_max_tokens:
+                tokens = min(tokens, prof.prefill_pp_max_tokens)
+            graphs = len(prefill_graph_sizes(tokens))
+    elif prof.prefill_graphs == "none" and piecewise == "enable":
+        if prof.piecewise_optin == "max_quarter":
+            optin_mib = 4096 // 4  # piecewise_cuda_graph_max_tokens: 4096 by default in 0.5.6
+        elif prof.piecewise_optin == "chunk_eighth":
+            optin_mib = max(chunk, 0) // 8
+        elif prof.piecewise_optin == "sizes":
+            graphs = len(prefill_graph_sizes(2048 if mla else chunk if chunk > 0 else 2048))
     reserved: float | None = None
     ps = tp * pp
     if mem_fraction_static is not None:
         return SglangDefaults(gpu_mem_mib=gpu_mem_mib, gpu_mem_basis=gpu_mem_basis, chunked_prefill_size=chunk,
                               cuda_graph_max_bs=max_bs, prefill_graph_count=graphs,
                               mem_fraction_static=mem_fraction_static, reserved_mib=None, rule="--mem-fraction-static")
-    if prof.fraction_rule in ("tp_table", "tp_table_large"):
-        n = tp if prof.fraction_rule == "tp_table" else ps
+    if prof.fraction_rule in ("tp_table", "tp_table_13g", "tp_table_large"):
+        n = ps if prof.fraction_rule == "tp_table_large" else tp
         frac = 0.79 if n >= 16 else 0.81 if n >= 8 else 0.85 if n >= 4 else 0.87 if n >= 2 else 0.88
-        rule = f"SGLang {prof.releases} default for {'TP' if prof.fraction_rule == 'tp_table' else 'TP x PP'} {n}"
+        rule = f"SGLang {prof.releases} default for {'TP x PP' if prof.fraction_rule == 'tp_table_large' else 'TP'} {n}"
+        if prof.fraction_rule == "tp_table_13g" and gpu_mem_mib > 81920:
+            frac = (gpu_mem_mib - 13 * 1024) / gpu_mem_mib  # not rounded
+            rule = f"SGLang {prof.releases} default above 81920 MiB: (GPU MiB - 13 GiB) / GPU MiB"
         if prof.fraction_rule == "tp_table_large":
             if gpu_mem_mib > 81920:
                 frac, rule = 0.88, f"SGLang {prof.releases} default above 81920 MiB"
@@ -289,14 +428,17 @@ def default_settings(prof: SglangProfile, gpu_mem_mib: int, gpu_mem_basis: str, 
         rule = f"SGLang {prof.releases} default: (GPU MiB - {reserved:.0f} MiB reserved) / GPU MiB"
     else:
         reserved = 512 + max(chunk if chunk > 0 else SGLANG_MAX_PREFILL_TOKENS, 2048) * 1.5 + ps / 8 * 1024
-        reserved += 0 if eager and prof.prefill_graphs == "0.5.20" else max_bs * 2
+        reserved += 0 if eager and prof.decode_reserve_needs_graphs else max_bs * 2
         if dp_attention > 1:  # "DP attention needs more padding for some operations"
             reserved += max_bs * dp_attention * 3 + (max_bs * dp_attention * 1.5 if max_bs > 300 else 0)
-        if graphs:  # MLA: "overhead is much higher than expected with fa3"
+        if graphs and prof.piecewise_optin == "sizes":  # 0.5.8 - 0.5.9: 8 MiB a size, MLA too
+            reserved += graphs * 8
+        elif graphs:  # MLA: "overhead is much higher than expected with fa3"
             reserved += 1536 if mla else graphs * 8
         if gib > 60:
             reserved = max(reserved, 10 * 1024)
         reserved += prof.speculative_reserve_mib if speculative else 0
+        reserved += optin_mib  # 0.5.6 / 0.5.7 add it after the floor and the speculative reserve
         frac = round((gpu_mem_mib - reserved) / gpu_mem_mib, 3)
         rule = f"SGLang {prof.releases} default: (GPU MiB - {reserved:.0f} MiB reserved) / GPU MiB"
     if vit is not None and prof.vlm_adjust:
@@ -322,7 +464,7 @@ def context_bytes(prof: SglangProfile, tp: int, vendor: str, nvlink: bool) -> tu
 # SGLang lines whose transformers pin maps vision_config.num_hidden_layers onto Qwen3-VL's "depth" (the wheels' METADATA:
 # transformers 4.54 - 4.57 up to 0.5.9, 5.3 / 5.12 / 5.19 from 0.5.10; transformers 4.57.1 Qwen3VLVisionConfig has no
 # attribute_map, 5.x has {"num_hidden_layers": "depth"}).
-_DEPTH_MAPPED = ("0.5.10", "0.5.20")
+_DEPTH_MAPPED = ("0.5.10", "0.5.14", "0.5.15", "0.5.17", "0.5.18", "0.5.20")
 
 
 def vit_shape(towers, version: str | None = None, model_type: str = "") -> tuple[int, int] | None:
@@ -415,7 +557,7 @@ def budget(prof: SglangProfile, gpu_name: str, vendor: str, memory_bytes: int, i
            tp: int, pp: int = 1, mla: bool = False, dp_attention: int = 1, speculative: bool = False,
            vit: tuple[int, int] | None = None, eager: bool = False, disable_custom_all_reduce: bool = False,
            chunked_prefill_size: int | None = None, mem_fraction_static: float | None = None,
-           weights_measured: bool = False) -> SglangBudget:
+           weights_measured: bool = False, piecewise: str | None = None) -> SglangBudget:
     """The budget of one rank: defaults, the pre-load reading, the loaded weights and the KV pool (bytes).
 
     ``weights_measured``: the weights are a typed-in "mem usage" (no overhead added). Worked number: 0.5.20,
@@ -423,7 +565,7 @@ def budget(prof: SglangProfile, gpu_name: str, vendor: str, memory_bytes: int, i
     """
     mib, basis = gpu_capacity_mib(gpu_name, vendor, memory_bytes)
     settings = default_settings(prof, mib, basis, tp, pp, mla, dp_attention, speculative, vit, vendor == "AMD", eager,
-                                chunked_prefill_size, None, mem_fraction_static)
+                                chunked_prefill_size, None, mem_fraction_static, piecewise)
     nvlink = "NVLINK" in interconnect.upper() and not disable_custom_all_reduce
     ctx, why = context_bytes(prof, tp, vendor, nvlink)
     pre = memory_bytes - ctx
@@ -452,9 +594,10 @@ def max_running_requests(prof: SglangProfile, tokens: int, context_len: int, req
     if requested is None:
         return min(tokens // 2, estimated + prof.req_pool_extra)
     per_worker = max(1, requested // dp_attention)
-    if prof.prefill_graphs == "0.5.20":
+    if prof.running_half_tokens:
         return min(per_worker, tokens // 2)
-    return per_worker if prof.fraction_rule in ("tp_table", "tp_table_large") else min(per_worker, estimated)
+    return per_worker if prof.fraction_rule in ("tp_table", "tp_table_13g", "tp_table_large") else min(
+        per_worker, estimated)
 
 
 def _gb(n: int) -> str:

@@ -49,6 +49,7 @@ SERVING_KNOBS: dict[str, tuple[tuple[str, ...], str]] = {
     "max_total_tokens": (("sglang",), "--max-total-tokens"),
     "dp_attention_size": (("sglang",), "--enable-dp-attention --dp N"),
     "moe_dense_tp_size": (("sglang",), "--moe-dense-tp-size"),
+    "piecewise_cuda_graph": (("sglang",), "--enable- / --enforce- / --disable-piecewise-cuda-graph"),
 }
 ENGINE_FIELDS = ("engine", "vllm_version", "sglang_version", "gpu_memory_utilization", "block_size", "kv_cache_dtype", "weight_format", "max_model_len",
                  "max_num_seqs", "max_num_batched_tokens", "kv_cache_memory_bytes", "enforce_eager",

@@ -15,6 +15,7 @@ import shlex
 from pydantic import BaseModel, ConfigDict
 
 from kvplan.errors import PlanInputError
+from kvplan.sglang import sglang_profile_for_release
 from kvplan.vllm_args import MAX_COMMAND_CHARS, VllmArgs, fraction, launch_env, parse_vllm_command
 
 _PYTHON = re.compile(r"^(.*/)?python[0-9.]*$")
@@ -26,9 +27,15 @@ SGLANG_FLAGS = {"--model-path": None, "--model": None, "--tp-size": "--tensor-pa
                 "--dp": "--data-parallel-size",
                 "--context-length": "--max-model-len", "--kv-cache-dtype": "--kv-cache-dtype",
                 "--page-size": "--block-size", "--max-running-requests": "--max-num-seqs",
-                "--quantization": "--quantization", "--dtype": "--dtype"}
-SGLANG_SWITCHES = {"--enable-ep-moe": "--enable-expert-parallel", "--enable-dp-attention": None}
+                "--quantization": "--quantization", "--dtype": "--dtype",
+                "--chunked-prefill-size": "--max-num-batched-tokens"}  # -1 (chunking off): not planned
+SGLANG_SWITCHES = {"--enable-ep-moe": "--enable-expert-parallel", "--enable-dp-attention": None,
+                   "--disable-cuda-graph": "--enforce-eager"}
 SGLANG_EP = {"--ep-size", "--expert-parallel-size", "--ep"}
+# Prefill (piecewise) CUDA-graph switches -> EngineConfig.piecewise_cuda_graph (server_args.py: --enable- 0.5.3.post2 -
+# 0.5.9 (0.5.10+ keeps it as a no-op), --disable- / --enforce- 0.5.10+, --disable-prefill-cuda-graph 0.5.14+).
+SGLANG_PIECEWISE = {"--enable-piecewise-cuda-graph": "enable", "--enforce-piecewise-cuda-graph": "enforce",
+                    "--disable-piecewise-cuda-graph": "disable", "--disable-prefill-cuda-graph": "disable"}
 
 
 class Command(BaseModel):
@@ -44,6 +51,8 @@ class Command(BaseModel):
     dp_attention_size: int = 1
     moe_dense_tp_size: int | None = None
     max_total_tokens: int | None = None  # SGLang --max-total-tokens: caps the KV pool (EngineConfig max_total_tokens)
+    piecewise_cuda_graph: str | None = None  # SGLang's prefill CUDA-graph switches (EngineConfig piecewise_cuda_graph)
+    sglang_version: str | None = None  # the SGLang profile an lmsysorg/sglang:vX.Y.Z image tag names
     # flags (with their values) that change memory and that the app does not plan: SGLang's --speculative-* (the
     # CLI plans SGLang MTP: kvplan plan --engine sglang --mtp-tokens N)
     unplanned: tuple[str, ...] = ()
@@ -57,6 +66,8 @@ class Command(BaseModel):
             out["moe_dense_tp_size"] = self.moe_dense_tp_size
         if self.max_total_tokens is not None:
             out["max_total_tokens"] = self.max_total_tokens
+        if self.piecewise_cuda_graph is not None:
+            out["piecewise_cuda_graph"] = self.piecewise_cuda_graph
         return out
 
 
@@ -115,6 +126,10 @@ def parse_command(command: str) -> Command:
         dp_attention = any(t.split("=")[0].replace("_", "-") == "--enable-dp-attention" for t in body)
         flags, mfs, extra = _sglang_as_vllm(body, dp_attention)
         args = parse_vllm_command(shlex.join(flags))
+        for tok in tokens[:start]:  # docker run lmsysorg/sglang:v0.5.6.post2-cu129 ...: that release's profile
+            image, _, tag = tok.partition(":")
+            if image.endswith("lmsysorg/sglang") and (m := re.match(r"v?(\d+\.\d+\.\d+(?:\.post\d+)?)", tag)):
+                extra["sglang_version"] = sglang_profile_for_release(m.group(1))
         return Command(launcher=kind, args=args, engine="sglang", mem_fraction_static=mfs, **extra)
     # the launcher's tokens go along: its environment (VLLM_USE_V1=0, the sampler) and image tag are read from them
     return Command(launcher=kind, args=parse_vllm_command(shlex.join(body), prefix=tokens[:start]), engine="vllm")
@@ -147,6 +162,17 @@ def _sglang_as_vllm(tokens: list[str], dp_attention: bool = False) -> tuple[list
             if SGLANG_SWITCHES[name]:
                 out.append(SGLANG_SWITCHES[name])
             continue
+        if name in SGLANG_PIECEWISE:
+            extra["piecewise_cuda_graph"] = SGLANG_PIECEWISE[name]
+            continue
+        if name == "--cuda-graph-backend-prefill":  # 0.5.14+: breakable / tc_piecewise / disabled (explicit: no
+            value = inline if eq else (tokens[i] if i < len(tokens) else None)  # auto-disable)
+            if not eq:
+                i += 1
+            if value not in ("breakable", "tc_piecewise", "disabled"):
+                raise PlanInputError(name, f"{str(value)[:20]!r}: one of breakable, tc_piecewise, disabled")
+            extra["piecewise_cuda_graph"] = "disable" if value == "disabled" else "enforce"
+            continue
         if name in SGLANG_EP:  # an expert-parallel width above 1: experts sharded (vLLM's switch)
             value = inline if eq else (tokens[i] if i < len(tokens) else "")
             if not eq:
@@ -177,6 +203,11 @@ def _sglang_as_vllm(tokens: list[str], dp_attention: bool = False) -> tuple[list
                 i += 1
             extra.setdefault("unplanned", ())
             extra["unplanned"] += (tok if value is None or eq else f"{tok} {value}",)
+            continue
+        if name == "--chunked-prefill-size" and (inline if eq else (tokens[i] if i < len(tokens) else "")) == "-1":
+            if not eq:
+                i += 1
+            extra["unplanned"] = extra.get("unplanned", ()) + (f"{name} -1",)
             continue
         if name in SGLANG_FLAGS or name == "--mem-fraction-static":
             value = inline if eq else (tokens[i] if i < len(tokens) else None)

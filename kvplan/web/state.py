@@ -112,6 +112,7 @@ class PlanState(BaseModel):
     # ... and SGLang's
     max_total_tokens: int | None = None
     dp_attention_size: int = 1
+    piecewise_cuda_graph: str | None = None  # None: no flag; enable / enforce / disable (EngineConfig's values)
     moe_dense_tp_size: int | None = None
     runtime_gib: float = 2.0
     headroom_gib: float = 2.0
@@ -353,6 +354,7 @@ FIELDS: tuple[Field, ...] = (
     Field("max_total_tokens", "mtt", _int(1, 10**12)),  # a pool, not a sequence: past MAX_TOKENS
     Field("dp_attention_size", "dpa", _int(1, MAX_PARALLEL)),
     Field("moe_dense_tp_size", "mdtp", _int(1, MAX_PARALLEL)),
+    Field("piecewise_cuda_graph", "pcg", _choice(("enable", "enforce", "disable"))),
     Field("runtime_gib", "rt", _float(0.0, 10_000.0), _fmt_float),
     Field("headroom_gib", "hr", _float(0.0, 10_000.0), _fmt_float),
     Field("checkpoint", "ck", _checkpoint),

@@ -581,7 +581,8 @@ VLLM_KNOB_ROWS = {"decode_context_parallel_size": "--decode-context-parallel-siz
                   "enable_prefix_caching": "--enable-prefix-caching"}
 SGLANG_KNOB_ROWS = {"disable_custom_all_reduce": "--disable-custom-all-reduce",
                     "max_total_tokens": "--max-total-tokens", "dp_attention_size": "--enable-dp-attention --dp",
-                    "moe_dense_tp_size": "--moe-dense-tp-size"}
+                    "moe_dense_tp_size": "--moe-dense-tp-size",
+                    "piecewise_cuda_graph": "--enable- / --enforce- / --disable-piecewise-cuda-graph"}
 
 
 def vllm_rows(args: VllmArgs, command=None) -> list[dict[str, str]]:
@@ -616,7 +617,7 @@ def knob_values(command) -> dict[str, Any]:
     elif engine == "sglang":
         out["disable_custom_all_reduce"] = args.disable_custom_all_reduce
         out |= {name: getattr(command, name, None) or getattr(DEFAULT, name)
-                for name in ("max_total_tokens", "dp_attention_size", "moe_dense_tp_size")}
+                for name in ("max_total_tokens", "dp_attention_size", "moe_dense_tp_size", "piecewise_cuda_graph")}
     return out
 
 
@@ -671,6 +672,9 @@ def imported_state(state: PlanState, command) -> tuple[PlanState | None, str]:
     if engine == "vllm" and getattr(args, "vllm_version", None):  # VLLM_USE_V1=0 (or a pre-0.8 image tag)
         changes["vllm_version"] = args.vllm_version
         v0 = f" V0 engine (VLLM_USE_V1=0 or a pre-0.8 image): vLLM profile {args.vllm_version}."
+    if engine == "sglang" and getattr(command, "sglang_version", None):  # an lmsysorg/sglang:vX image tag
+        changes["sglang_version"] = command.sglang_version
+        v0 = f" Image tag: SGLang profile {command.sglang_version}."
     if args.model is None:
         note = f"No model in the command: planned with the sidebar's model ({state.model_name or state.model})."
     elif state.config and state.model_name == args.model:

@@ -491,6 +491,10 @@ def _serving_knobs(state: PlanState) -> None:
              "with its own requests and KV pool (1: off; must divide TP)", min_value=1, max_value=MAX_PARALLEL)
         knob("moe_dense_tp_size", st.number_input, "moe_dense_tp_size", "TP of the dense MLPs (1: replicated)",
              value=None, min_value=1, max_value=MAX_PARALLEL, placeholder="TP")
+        knob("piecewise_cuda_graph", st.selectbox, "piecewise CUDA graphs", "the prefill graphs' reserve: opt-in "
+             "(enable) through 0.5.9, reserved from 0.5.6; on by default from 0.5.10 (enforce: past SGLang's "
+             "auto-disable rules; disable: off)", options=["no flag", "enable", "enforce", "disable"],
+             to_widget=lambda v: v or "no flag", from_widget=lambda v: None if v == "no flag" else v)
     if off := cached.off_engine_knobs(current()):
         st.caption(f"Kept for another engine, not planned with {state.engine}: " + views.esc(", ".join(off)))
 
