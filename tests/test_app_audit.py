@@ -91,7 +91,7 @@ def test_an_sglang_command_lists_its_own_flags_and_its_mem_fraction():
     at = run_app({"v": "1", "cmd": cmd, "ig": "H200"}, "pages/import.py")
     flags = {r["flag"]: r["value"] for r in html_tables(at)[0]}
     assert flags["--mem-fraction-static"] == "0.85" and flags["--context-length"] == "32768"
-    assert flags["--tp-size"] == "8" and flags["--page-size"] == "64" and flags["--model-path"] == "Qwen/Qwen3-235B-A22B"
+    assert (flags["--tp-size"], flags["--page-size"], flags["--model-path"]) == ("8", "64", "Qwen/Qwen3-235B-A22B")
     assert "--gpu-memory-utilization" not in flags and "--max-model-len" not in flags
     vllm = run_app({"v": "1", "cmd": "vllm serve openai/gpt-oss-120b -tp 2 --kv-cache-memory-bytes 40G",
                     "ig": "H100-SXM"}, "pages/import.py")
