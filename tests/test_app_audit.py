@@ -36,6 +36,8 @@ def test_a_hybrids_pool_tokens_are_concurrency_times_context_and_the_gap_is_its_
     assert "KV cache tokens (146,338) is the pool as vLLM logs it ('GPU KV cache size'): max concurrency x " \
            "max_model_len" in note
     assert "377,950 tokens more: the recurrent-state layers (Mamba / linear attention)" in note
+    assert "Fits up to 524,288 tokens is the longest single request that can start (as --max-model-len: this plan " \
+           "serves up to 8,192)" in note
     assert "sliding-window" not in note and "KV blocks x block size" not in note
 
 

@@ -328,8 +328,11 @@ def tokens_note(plan: Plan) -> str | None:
     said = {"sglang": "as SGLang logs it ('KV Cache is allocated. #tokens')",
             "vllm": "as vLLM logs it ('GPU KV cache size')"}.get(plan.engine, "as kvplan counts it (custom engine)")
     rule = formulas.TOKENS_WORDS[formulas.tokens_rule(plan)]
+    # past the context planned, it is a --max-model-len the memory would allow, not a request this plan admits
+    beyond = f" (as --max-model-len: this plan serves up to {plan.max_model_len:,})" \
+        if starts > plan.max_model_len else ""
     return (f"**KV cache tokens** ({plan.kv_cache_tokens:,}) is the pool {said}: {rule}. "
-            f"**Fits up to {starts:,} tokens** is the longest single request that can start; {why}.")
+            f"**Fits up to {starts:,} tokens** is the longest single request that can start{beyond}; {why}.")
 
 
 def verdict(plan: Plan) -> None:
