@@ -168,3 +168,16 @@ def test_the_gpus_table_fits_1400_px():
 
     assert width(gpus_view.option_columns(multi_node=True)) == 934
     assert width(gpus_view.option_columns(multi_node=False)) == 886 and gpus_view.option_columns(False)["nodes"] is None
+
+
+def test_a_v0_plans_gap_is_its_watermark_not_a_null_block():
+    # vLLM 0.7 (V0), Llama-3.1-8B on one H100: 28,119 blocks x 16 = 449,904 tokens; the block manager keeps
+    # int(0.01 x 28,119) = 281 blocks free, so the longest prompt is (28,119 - 281) x 16 = 445,408 tokens
+    params = {"v": "1", "m": "llama-3.1-8b", "vv": "0.7"}
+    p = _plan(params)
+    assert (p.num_blocks, p.kv_cache_tokens, p.max_model_len_that_starts) == (28_119, 449_904, 445_408)
+    assert formulas.tokens_rule(p) == "blocks"
+    note = _tokens_note(run_app(params))
+    assert "is the pool as vLLM logs it ('GPU KV cache size'): KV blocks x block size" in note
+    assert "4,496 tokens fewer: the V0 block manager keeps 281 blocks (1% of them) free as its watermark" in note
+    assert "null block" not in note

@@ -5,6 +5,7 @@ the ones ``kvplan.plan`` documents. Pure functions: ``budget_formulas(plan)`` ->
 ``as_markdown`` -> one Markdown text with each formula as a display-math block.
 """
 
+from kvplan.engines import VLLM_PROFILES
 from kvplan.plan import Plan, RankPlan
 from kvplan.units import GiB
 
@@ -56,6 +57,9 @@ def tokens_rule(plan: Plan) -> str:
     Read off the plan's own numbers, so it always matches what the plan reports; e.g. 28,171 blocks of 8,192
     per request at 131,072 tokens -> int(28,171 / 8,192 x 131,072) = 450,736 (concurrency) = 28,171 x 16 (blocks)."""
     groups = plan.kv_groups
+    profile = VLLM_PROFILES.get(plan.engine_version) if plan.engine == "vllm" else None
+    if profile is not None and profile.engine_core == "V0":  # 'num_gpu_blocks x block_size' (vllm_v0.capacity)
+        return "blocks"
     if plan.engine != "sglang" and plan.blocks_per_request and \
             plan.kv_cache_tokens == int(plan.num_blocks / plan.blocks_per_request * plan.max_model_len):
         return "concurrency"

@@ -15,6 +15,7 @@ from typing import Any
 import pyarrow as pa
 import streamlit as st
 
+from kvplan.engines import VLLM_PROFILES
 from kvplan.errors import KvplanError, PlanInputError
 from kvplan.kv import kv_bytes_per_token, state_bytes_per_sequence
 from kvplan.layers import MLA_KINDS, STATE_KINDS
@@ -27,6 +28,7 @@ from kvplan.plan import Plan
 from kvplan.spec import ModelSpec
 from kvplan.units import GiB, format_bytes
 from kvplan.vllm_args import VllmArgs, preset_for_model
+from kvplan.vllm_v0 import V0_WATERMARK
 from kvplan.weights import WeightBytes
 from kvplan.web import cached, figures, formulas
 from kvplan.web.state import BY_NAME, DEFAULT, PlanState
@@ -309,7 +311,12 @@ def tokens_note(plan: Plan) -> str | None:
         return None
     gap = plan.kv_cache_tokens - starts
     kinds = {g.kind for g in plan.kv_groups}
-    if plan.engine == "vllm" and gap == plan.block_size:
+    v0 = plan.engine == "vllm" and VLLM_PROFILES.get(plan.engine_version) is not None and \
+        VLLM_PROFILES[plan.engine_version].engine_core == "V0"
+    if v0 and gap > 0:  # V0 has no null block: its block manager keeps a watermark of blocks free (vllm_v0.capacity)
+        why = (f"{gap:,} tokens fewer: the V0 block manager keeps {gap // plan.block_size:,} blocks "
+               f"({V0_WATERMARK:.0%} of them) free as its watermark, which no prompt may take")
+    elif plan.engine == "vllm" and gap == plan.block_size:
         why = (f"{gap:,} tokens fewer: vLLM keeps one block ({plan.block_size} tokens) as its null block, which no "
                "request can use")
     elif gap > 0:
