@@ -287,7 +287,10 @@ def sidebar(page: str) -> None:
              help="Engine profile: how device memory becomes a KV pool.")
         bind("max_model_len", st.number_input, "Context length (max_model_len)", value=None, min_value=1,
              max_value=100_000_000, step=1024,
-             placeholder=f"model maximum: {spec.max_position_embeddings or 4096:,}", help="--max-model-len")
+             placeholder=f"model maximum: {spec.max_position_embeddings or 4096:,}",
+             # the browser's number box reads '1e5' as 1 and refuses '32k' (Streamlit's parseInt): say so
+             help="--max-model-len, in whole tokens (32768, not 32k or 1e5: a number box reads 1e5 as 1; the "
+                  "Import page reads 32k)")
         bind("concurrency", st.number_input, "Concurrent sequences", value=None, min_value=1, max_value=10_000_000,
              step=1, placeholder="as many as fit", help="Sequences of max_model_len tokens served at once.")
         row = views.row(wrap=False)
