@@ -31,7 +31,10 @@ def body() -> None:
         st.error(f"{label}: {views.esc(message)}", icon=":material/block:")
     st.subheader("What tensor parallelism does not split")
     spec = cached.spec(state)
-    notes = [n for p in plans for n in views.replication_notes(spec, int(p.layout["tensor_parallel_size"]))]
+    tps = sorted({int(p.layout["tensor_parallel_size"]) for p in plans})
+    if views.has_latent_cache(spec):  # one MLA note says it for every TP (four copies differed in the count only)
+        tps = tps[-1:]
+    notes = [n for tp in tps for n in views.replication_notes(spec, tp)]
     if notes:
         views.bullet_list(dict.fromkeys(notes), "info")
     else:

@@ -5,6 +5,7 @@ only arithmetic is splitting a result into the segments a chart shows, in ``rank
 """
 
 import functools
+import math
 from collections.abc import Sequence
 
 import plotly.graph_objects as go
@@ -209,8 +210,11 @@ def rank_memory(plan: Plan) -> Figure:
     labels = [rank_label(plan, r) for r in plan.ranks]
     segs = [rank_segments(plan, r) for r in plan.ranks]
     device = _gib(plan.ranks[0].device_bytes)
-    return _figure(_segment_bars(labels, segs), f"Memory per GPU: {plan.gpu}, {sequences_in_use(plan)} x "
-                   f"{plan.max_model_len:,} tokens", [_hline(device, f"device {device:.2f} GiB")], barmode="stack",
+    n = sequences_in_use(plan)
+    # "0 x 131,072 tokens" read as a load; say what it is: not one sequence of that length fits
+    load = f"{n} x {plan.max_model_len:,} tokens" if n else f"not one sequence of {plan.max_model_len:,} tokens fits"
+    return _figure(_segment_bars(labels, segs), f"Memory per GPU: {plan.gpu}, {load}",
+                   [_hline(device, f"device {device:.2f} GiB")], barmode="stack",
                    yaxis=dict(title=dict(text="GiB")))
 
 
@@ -270,8 +274,33 @@ def concurrency_vs_context(points: Sequence[SweepPoint], concurrency: int | None
         traces.append(_scatter(x=[x[0], x[-1]], y=[concurrency, concurrency], mode="lines",
                                name=f"asked: {concurrency}",
                                line=dict(color=COLORS["device"], dash="dash")))
+    ys = [v for p in points for v in (p.max_concurrency, p.max_num_seqs)] + ([concurrency] if concurrency else [])
     return _figure(traces, "Concurrency vs context length", xaxis=_tokens_axis(x),
-                   yaxis=dict(type="log", dtick=1, title=dict(text="sequences")))
+                   yaxis=dict(type="log", title=dict(text="sequences"), **_count_ticks(ys)))
+
+
+def _count_ticks(values: Sequence[float]) -> dict:
+    """A log axis of counts ticked at 1-2-5 steps (..., 0.5, 1, 2, 5, 10, 20, ...) from the step below the
+    values to the one above, and ranged to show those ticks: at least two labelled ticks, whatever the range.
+
+    A decade-only axis (dtick=1) drew no number at all when the values stay inside one decade (Nemotron-H
+    at TP 2: 11.6 to 20.7 sequences from 32k down to 512 tokens): the chart had no scale. E.g. [11.6, 20.7] ->
+    10, 20 (50 beyond the range); [0.13, 0.5] -> 0.1, 0.2, 0.5; past 10 ticks only the powers of ten are kept."""
+    values = [v for v in values if v > 0]
+    if not values:
+        return {"dtick": 1}
+    lo, hi = min(values), max(values)
+    ladder = [m * 10.0 ** e for e in range(-3, 10) for m in (1, 2, 5)]
+    ticks = [t for t in ladder if t < lo][-1:] + [t for t in ladder if lo <= t <= hi]
+    ticks += [t for t in ladder if t > hi][:1]
+    if len(ticks) > 10:  # wide ranges: the powers of ten around the values only
+        ticks = [10.0 ** e for e in range(math.floor(math.log10(lo)), math.ceil(math.log10(hi)) + 1)]
+    text = [f"{t:,.0f}" if t >= 1 else f"{t:g}" for t in ticks]
+    # down to the tick below the values; up to the highest value, or to the tick above it when fewer than two
+    # ticks would show
+    top = hi if sum(t <= hi for t in ticks) >= 2 else min(t for t in ticks if t > hi)
+    span = [math.log10(min(lo, ticks[0])), math.log10(top)]
+    return {"tickvals": ticks, "ticktext": text, "range": [span[0] - 0.05, span[1] + 0.05]}
 
 
 # ----------------------------------------------------------------------------- paging

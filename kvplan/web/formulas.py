@@ -5,6 +5,7 @@ the ones ``kvplan.plan`` documents. Pure functions: ``budget_formulas(plan)`` ->
 ``as_markdown`` -> one Markdown text with each formula as a display-math block.
 """
 
+from kvplan.engines import VLLM_PROFILES
 from kvplan.plan import Plan, RankPlan
 from kvplan.units import GiB
 
@@ -38,19 +39,7 @@ def budget_formulas(plan: Plan) -> list[tuple[str, str]]:
     out.append(("KV blocks", rf"\text{{num\_blocks}} = \left\lfloor \frac{{\text{{pool}}}}{{\text{{bytes/block}}}}"
                 rf"\right\rfloor = \left\lfloor \frac{{{_n(max(rank.kv_pool_bytes, 0))}}}{{{_n(rank.bytes_per_block)}}}"
                 rf"\right\rfloor = {_n(rank.num_blocks)}"))
-    conc = _n(plan.max_concurrency)
-    blocks, per_request, length = _n(plan.num_blocks), _n(plan.blocks_per_request), _n(plan.max_model_len)
-    if plan.engine == "sglang":
-        out.append(("Tokens and concurrency", rf"\text{{tokens}} = \text{{num\_blocks}} \times \text{{page}}"
-                    rf" = {blocks} \times {plan.block_size} = {_n(plan.kv_cache_tokens)}\qquad"
-                    rf"\text{{concurrency}} = \frac{{\text{{tokens}}}}{{L}}"
-                    rf" = \frac{{{_n(plan.kv_cache_tokens)}}}{{{length}}}"
-                    rf" = {conc}"))
-    else:
-        out.append(("Concurrency and tokens", rf"\text{{concurrency}} = \frac{{\text{{num\_blocks}}}}"
-                    rf"{{\text{{blocks per request}}}} = \frac{{{blocks}}}{{{per_request}}} = {conc}\qquad"
-                    rf"\text{{tokens}} = \left\lfloor \frac{{{blocks}}}{{{per_request}}} \times {length} \right\rfloor"
-                    rf" = {_n(plan.kv_cache_tokens)}"))
+    out.append(_tokens_formula(plan))
     if rank.kv_bytes_per_token:
         out.append(("KV bytes per token on a rank",
                     rf"\text{{bytes/token}} = \sum_{{\text{{layers}}}} H_{{kv}} (d_k + d_v)\, b"
@@ -59,20 +48,77 @@ def budget_formulas(plan: Plan) -> list[tuple[str, str]]:
     return out
 
 
+def tokens_rule(plan: Plan) -> str:
+    """Which count the plan's 'KV cache tokens' is, as the engine logs it (the release lines differ):
+
+    "concurrency": int(num_blocks / blocks per request x max_model_len) (vLLM 0.20.1+ and custom);
+    "groups": num_blocks // KV groups x smallest block size x DCP (vLLM 0.10 - 0.20.0 _report_kv_cache_config);
+    "blocks": num_blocks x block size (SGLang's pages, vLLM V0's 'num_gpu_blocks x block_size').
+    Read off the plan's own numbers, so it always matches what the plan reports; e.g. 28,171 blocks of 8,192
+    per request at 131,072 tokens -> int(28,171 / 8,192 x 131,072) = 450,736 (concurrency) = 28,171 x 16 (blocks)."""
+    groups = plan.kv_groups
+    profile = VLLM_PROFILES.get(plan.engine_version) if plan.engine == "vllm" else None
+    if profile is not None and profile.engine_core == "V0":  # 'num_gpu_blocks x block_size' (vllm_v0.capacity)
+        return "blocks"
+    if plan.engine != "sglang" and plan.blocks_per_request and \
+            plan.kv_cache_tokens == int(plan.num_blocks / plan.blocks_per_request * plan.max_model_len):
+        return "concurrency"
+    if plan.kv_cache_tokens == plan.num_blocks * plan.block_size:
+        return "blocks"
+    if groups:
+        smallest = min(g.block_size or plan.block_size for g in groups)
+        dcp = int(plan.layout.get("decode_context_parallel_size", 1))
+        if plan.kv_cache_tokens == plan.num_blocks // len(groups) * smallest * dcp:
+            return "groups"
+    return "blocks"
+
+
+TOKENS_WORDS = {"concurrency": "max concurrency x max_model_len (KV blocks / blocks per request x context)",
+                "groups": "KV blocks / KV groups x block size",
+                "blocks": "KV blocks x block size"}
+
+
+def _tokens_formula(plan: Plan) -> tuple[str, str]:
+    conc = _n(plan.max_concurrency)
+    blocks, per_request, length = _n(plan.num_blocks), _n(plan.blocks_per_request), _n(plan.max_model_len)
+    tokens = _n(plan.kv_cache_tokens)
+    rule = tokens_rule(plan)
+    if rule == "concurrency":
+        return ("Concurrency and tokens", rf"\text{{concurrency}} = \frac{{\text{{num\_blocks}}}}"
+                rf"{{\text{{blocks per request}}}} = \frac{{{blocks}}}{{{per_request}}} = {conc}\qquad"
+                rf"\text{{tokens}} = \left\lfloor \frac{{{blocks}}}{{{per_request}}} \times {length} \right\rfloor"
+                rf" = {tokens}")
+    if rule == "groups":  # vLLM 0.10 - 0.20.0: tokens per group of the pool; concurrency still per request
+        groups = plan.kv_groups
+        smallest = min(g.block_size or plan.block_size for g in groups)
+        dcp = int(plan.layout.get("decode_context_parallel_size", 1))
+        times_dcp = rf" \times {dcp}" if dcp > 1 else ""
+        return ("Concurrency and tokens", rf"\text{{concurrency}} = \frac{{\text{{num\_blocks}}}}"
+                rf"{{\text{{blocks per request}}}} = \frac{{{blocks}}}{{{per_request}}} = {conc}\qquad"
+                rf"\text{{tokens}} = \left\lfloor \frac{{{blocks}}}{{{len(groups)}\ \text{{groups}}}} \right\rfloor"
+                rf" \times {_n(smallest)}{times_dcp} = {tokens}")
+    page = "page" if plan.engine == "sglang" else "block size"  # SGLang's word: --page-size
+    return ("Tokens and concurrency", rf"\text{{tokens}} = \text{{num\_blocks}} \times \text{{{page}}}"
+            rf" = {blocks} \times {_n(plan.block_size)} = {tokens}\qquad"
+            rf"\text{{concurrency}} = \frac{{\text{{tokens}}}}{{L}}"
+            rf" = \frac{{{tokens}}}{{{length}}} = {conc}")
+
+
 def _pool(plan: Plan, rank: RankPlan) -> str:
     device = rank.device_bytes
     if plan.engine == "custom":
         runtime, headroom = _term(rank, "runtime workspace") or 0, _term(rank, "headroom") or 0
-        return (rf"\text{{pool}} = \text{{device}} - \text{{weights}} - \text{{runtime}} - \text{{headroom}}"
-                rf" = {_g(device)} - {_g(rank.weights_bytes)} - {_g(runtime)} - {_g(headroom)}"
-                rf" = {_g(rank.kv_pool_bytes)}")
+        return (rf"\begin{{aligned}}\text{{pool}} &= \text{{device}} - \text{{weights}} - \text{{runtime}}"
+                rf" - \text{{headroom}}\\ &= {_g(device)} - {_g(rank.weights_bytes)} - {_g(runtime)} - {_g(headroom)}"
+                rf" = {_g(rank.kv_pool_bytes)}\end{{aligned}}")
     if plan.engine == "sglang":
         context = _term(rank, "CUDA context") or 0
         left = _term(rank, "left free") or 0
         overhead = _term(rank, "loading overhead") or 0  # kvplan.sglang: in SGLang's "mem usage" beside the weights
-        return (rf"\text{{pool}} = (\text{{device}} - \text{{context}}) - \text{{left free}} - \text{{weights}}"
-                rf" - \text{{overhead}} = ({_g(device)} - {_g(context)}) - {_g(left)} - {_g(rank.weights_bytes)}"
-                rf" - {_g(overhead)} = {_g(rank.kv_pool_bytes)}")
+        # two lines, as the vLLM pool: on one line the numbers ran past the page at 1400 px (and were cut)
+        return (rf"\begin{{aligned}}\text{{pool}} &= (\text{{device}} - \text{{context}}) - \text{{left free}}"
+                rf" - \text{{weights}} - \text{{overhead}}\\ &= ({_g(device)} - {_g(context)}) - {_g(left)}"
+                rf" - {_g(rank.weights_bytes)} - {_g(overhead)} = {_g(rank.kv_pool_bytes)}\end{{aligned}}")
     outside = _term(rank, "outside the budget") or 0
     fixed = _term(rank, "KV cache")
     if fixed is not None:

@@ -119,37 +119,48 @@ def custom_controls(state: PlanState) -> None:
 
 # ----------------------------------------------------------------------------- table
 
+# Widths and headings sized so the whole table fits the page at 1400 x 1000: 938 px beside the sidebar, 934 px of
+# columns with 'nodes' (multi-node), 886 without; a width is about its longest cell's text in the grid's 14 px
+# Source Sans + 16 px padding. The former 1,330 px put nodes, sequences, $ / GPU-hour and price behind a sideways
+# scroll. The row keys (what tests and the CSV read) keep their long names; ``label`` is only the heading drawn.
 OPTION_COLUMNS = {
-    "#": st.column_config.NumberColumn(width=40, pinned=True, help="Rank by the chosen objective"),
-    "GPU": st.column_config.TextColumn(width=150, pinned=True, help="Catalog GPU (memory is what the runtime "
+    "#": st.column_config.NumberColumn(width=30, pinned=True, help="Rank by the chosen objective"),
+    "GPU": st.column_config.TextColumn(width=128, pinned=True, help="Catalog GPU (memory is what the runtime "
                                                                     "exposes, not the number on the box)"),
     "layout": st.column_config.TextColumn(
-        width=120, pinned=True,
+        width=78, pinned=True,
         help="TPn = --tensor-parallel-size, PPn = --pipeline-parallel-size, xN = N data-parallel replicas "
              "(--data-parallel-size)"),
     "$ / M tokens": st.column_config.NumberColumn(
-        width=110, format="$%.3f",
+        width=86, format="$%.3f",
         help="US$ per million generated tokens at the target load: $ per hour / (tokens/s bound x 3600) x 10^6"),
     "headroom (% free)": st.column_config.NumberColumn(
-        width=120, format="%.0f%%",
+        "headroom", width=76, format="%.0f%%",
         help="Memory the tightest GPU keeps free with its replica's share of the load running (KV pool minus "
              "the KV those sequences use), as a share of device memory"),
-    "headroom (GiB)": st.column_config.NumberColumn(width=110, format="%.2f", help="The same, in GiB (2^30 B)"),
-    "$ / hour": st.column_config.NumberColumn(width=90, format="$%.2f",
+    "headroom (GiB)": st.column_config.NumberColumn("GiB free", width=60, format="%.2f",
+                                                    help="The headroom in GiB (2^30 B)"),
+    "$ / hour": st.column_config.NumberColumn(width=64, format="$%.2f",
                                               help="US$ per hour for all the layout's GPUs"),
     "tokens/s bound": st.column_config.NumberColumn(
-        width=110, format="%.0f",
+        "tokens/s", width=64, format="%.0f",
         help="Decode roofline ceiling at the target load, every sequence at max_model_len, all replicas: "
              "max(bytes / bandwidth, FLOPs / peak) per step. A ceiling, not a forecast"),
-    "GPUs": st.column_config.NumberColumn(width=60, help="TP x PP x replicas"),
-    "nodes": st.column_config.NumberColumn(width=60, help="Nodes the layout needs (replicas packed per node)"),
+    "GPUs": st.column_config.NumberColumn(width=46, help="TP x PP x replicas"),
+    "nodes": st.column_config.NumberColumn(width=48, help="Nodes the layout needs (replicas packed per node)"),
     "sequences / replica": st.column_config.TextColumn(
-        width=130, help="Sequences of max_model_len the busiest replica serves, of the most it holds while "
-                        "keeping the headroom floor"),
-    "$ / GPU-hour": st.column_config.NumberColumn(width=100, format="$%.2f", help="The price used for one GPU"),
-    "price": st.column_config.TextColumn(width=130, help="yours (typed), listed (public on-demand price, date "
+        "sequences", width=72, help="Sequences of max_model_len the busiest replica serves, of the most it holds "
+                                    "while keeping the headroom floor"),
+    "$ / GPU-hour": st.column_config.NumberColumn("$ / GPU-h", width=70, format="$%.2f",
+                                                  help="The price used for one GPU, per hour"),
+    "price": st.column_config.TextColumn(width=112, help="yours (typed), listed (public on-demand price, date "
                                                         "read) or estimate (no public price; see Default prices)"),
 }
+
+
+def option_columns(multi_node: bool) -> dict:
+    """OPTION_COLUMNS, without 'nodes' for single-node layouts (every one of them 1: the column said nothing)."""
+    return OPTION_COLUMNS if multi_node else {**OPTION_COLUMNS, "nodes": None}
 
 
 REJECTED_COLUMNS = {
@@ -302,7 +313,8 @@ def _ranked(picker: Picker, state: PlanState, every: bool) -> None:
         best = shown[0]
         metrics.metric("Best", f"{best.gpu} {best.layout}")
         st.markdown("\n".join(f"- {views.esc(line)}" for line in reasons(shown, picker.objective)))
-        views.table(option_rows(shown, {n for n, _ in state.prices} | {CUSTOM_NAME}), column_config=OPTION_COLUMNS)
+        views.table(option_rows(shown, {n for n, _ in state.prices} | {CUSTOM_NAME}),
+                    column_config=option_columns(picker.multi_node))
         views.chart(pareto_figure(picker.options, picker.objective, shown[:3]), "gpus.chart")
     else:
         st.warning("No layout serves this load while keeping the headroom floor: lower the floor, shorten the "

@@ -15,9 +15,10 @@ from typing import Any
 import pyarrow as pa
 import streamlit as st
 
+from kvplan.engines import VLLM_PROFILES
 from kvplan.errors import KvplanError, PlanInputError
 from kvplan.kv import kv_bytes_per_token, state_bytes_per_sequence
-from kvplan.layers import MLA_KINDS
+from kvplan.layers import MLA_KINDS, STATE_KINDS
 
 LATENT_KINDS = ("mla", "mla_dsa")  # kinds that cache an MLA latent (kv_lora_rank + qk_rope_head_dim)
 from kvplan.paging import Paging
@@ -27,8 +28,9 @@ from kvplan.plan import Plan
 from kvplan.spec import ModelSpec
 from kvplan.units import GiB, format_bytes
 from kvplan.vllm_args import VllmArgs, preset_for_model
+from kvplan.vllm_v0 import V0_WATERMARK
 from kvplan.weights import WeightBytes
-from kvplan.web import cached, figures
+from kvplan.web import cached, figures, formulas
 from kvplan.web.state import BY_NAME, DEFAULT, PlanState
 
 _MD_SPECIAL = re.compile(r"([\\`*_{}\[\]()<>#+\-.!|~$:])")
@@ -162,7 +164,7 @@ def error(exc: KvplanError) -> None:
 
 def layout_caption(state: PlanState) -> str:
     n = Layout(state.tensor_parallel_size, state.pipeline_parallel_size, state.data_parallel_size).gpus
-    return f"{n} GPU{'s' if n != 1 else ''}: TP {state.tensor_parallel_size} x PP {state.pipeline_parallel_size} " \
+    return f"{n:,} GPU{'s' if n != 1 else ''}: TP {state.tensor_parallel_size} x PP {state.pipeline_parallel_size} " \
            f"x DP {state.data_parallel_size}"
 
 
@@ -291,31 +293,53 @@ def plan_metrics(plan: Plan) -> None:
     metrics = row()
     metrics.metric("Verdict", "fits" if plan.fits else "does not fit")
     metrics.metric("Max concurrency", f"{plan.max_concurrency:,.2f}x",
-                   help=f"vLLM's 'Maximum concurrency for {plan.max_model_len:,} tokens per request': KV blocks / "
-                        "blocks one request of max_model_len takes")
+                   help=f"KV cache tokens / {plan.max_model_len:,} (SGLang logs no concurrency)"
+                   if plan.engine == "sglang" else f"vLLM's 'Maximum concurrency for {plan.max_model_len:,} tokens per "
+                                                   "request': KV blocks / blocks one request of max_model_len takes")
     metrics.metric("KV cache tokens", f"{plan.kv_cache_tokens:,}",
-                   help="vLLM's 'GPU KV cache size': the whole pool, KV blocks x block size (per KV group)")
+                   help=("SGLang's '#tokens'" if plan.engine == "sglang" else "vLLM's 'GPU KV cache size'") + ": "
+                        + formulas.TOKENS_WORDS[formulas.tokens_rule(plan)])
     metrics.metric("KV blocks", f"{plan.num_blocks:,}", help=f"block size {plan.block_size}, min over ranks")
 
 
 def tokens_note(plan: Plan) -> str | None:
-    """Why 'KV cache tokens' (the pool) and 'fits up to N tokens' (the longest one request) differ."""
+    """Why 'KV cache tokens' (the engine's logged pool figure) and 'fits up to N tokens' (the longest one
+    request) differ, with the count the first one is (``formulas.tokens_rule``) and the reason that applies
+    to this plan's KV groups: recurrent state (a fixed page per request), windows, or whole blocks."""
     starts = plan.max_model_len_that_starts
     if not starts or starts == plan.kv_cache_tokens:
         return None
     gap = plan.kv_cache_tokens - starts
-    if plan.engine == "vllm" and gap == plan.block_size:
+    kinds = {g.kind for g in plan.kv_groups}
+    v0 = plan.engine == "vllm" and VLLM_PROFILES.get(plan.engine_version) is not None and \
+        VLLM_PROFILES[plan.engine_version].engine_core == "V0"
+    if v0 and gap > 0:  # V0 has no null block: its block manager keeps a watermark of blocks free (vllm_v0.capacity)
+        why = (f"{gap:,} tokens fewer: the V0 block manager keeps {gap // plan.block_size:,} blocks "
+               f"({V0_WATERMARK:.0%} of them) free as its watermark, which no prompt may take")
+    elif plan.engine == "vllm" and gap == plan.block_size:
         why = (f"{gap:,} tokens fewer: vLLM keeps one block ({plan.block_size} tokens) as its null block, which no "
                "request can use")
     elif gap > 0:
         why = (f"{gap:,} tokens fewer: a request takes whole blocks in every KV group, and vLLM keeps one block "
                "as its null block")
-    else:
+    elif kinds & set(STATE_KINDS):
+        why = (f"{-gap:,} tokens more: the recurrent-state layers (Mamba / linear attention) take the same state "
+               "pages whatever a request's length, so one long request fits more tokens than concurrency x "
+               "context counts")
+    elif kinds & {"sliding_attention", "chunked_attention"}:
         why = (f"{-gap:,} tokens more: sliding-window / chunked layers keep only their window, so one request "
                "can outgrow the pool's token count")
-    return (f"**KV cache tokens** ({plan.kv_cache_tokens:,}) is the pool: KV blocks x block size, as vLLM logs "
-            f"'GPU KV cache size'. **Fits up to {starts:,} tokens** is the longest single request that can start; "
-            f"{why}.")
+    else:
+        why = (f"{-gap:,} tokens more: the logged figure counts whole requests of max_model_len, each rounded "
+               "up to whole blocks; one request uses its blocks to the last slot")
+    said = {"sglang": "as SGLang logs it ('KV Cache is allocated. #tokens')",
+            "vllm": "as vLLM logs it ('GPU KV cache size')"}.get(plan.engine, "as kvplan counts it (custom engine)")
+    rule = formulas.TOKENS_WORDS[formulas.tokens_rule(plan)]
+    # past the context planned, it is a --max-model-len the memory would allow, not a request this plan admits
+    beyond = f" (as --max-model-len: this plan serves up to {plan.max_model_len:,})" \
+        if starts > plan.max_model_len else ""
+    return (f"**KV cache tokens** ({plan.kv_cache_tokens:,}) is the pool {said}: {rule}. "
+            f"**Fits up to {starts:,} tokens** is the longest single request that can start{beyond}; {why}.")
 
 
 def verdict(plan: Plan) -> None:
@@ -327,7 +351,15 @@ def verdict(plan: Plan) -> None:
     (st.success if plan.fits else st.error)(text)
     if plan.suggestions:
         st.markdown("**Fixes that fit** (each was planned):\n" + "\n".join(f"- {esc(s)}" for s in plan.suggestions))
-    bullet_list(plan.warnings, "warning")
+    # A generic / transformers-built spec's note is in plan.warnings (the CLI prints it) and, in the app, already at
+    # the top of every page (widgets.show_basis): not a second time under the verdict.
+    from kvplan.web import widgets
+
+    try:
+        note = cached.spec(widgets.current()).basis_note if plan.basis != "native" else ""
+    except (KvplanError, ValueError):
+        note = ""
+    bullet_list([w for w in plan.warnings if not note or w != note], "warning")
 
 
 def plan_headline(plan: Plan) -> None:
@@ -357,8 +389,11 @@ def term_rows(plan: Plan) -> list[dict[str, str]]:
     rows = []
     for r in plan.ranks:
         for t in r.terms:
+            basis = t.basis
+            if plan.basis == "generic" and basis == "exact":  # exact sums of an estimated model are an estimate
+                basis = "estimate (generic decoder)"
             rows.append({"stage": str(r.pp_stage), "term": t.name, "bytes": f"{t.bytes:,}",
-                         "GiB": f"{t.bytes / GiB:.2f}", "basis": t.basis + ("" if t.applied else ", not subtracted"),
+                         "GiB": f"{t.bytes / GiB:.2f}", "basis": basis + ("" if t.applied else ", not subtracted"),
                          "source": t.source})
         rows.append({"stage": str(r.pp_stage), "term": "KV pool", "bytes": f"{r.kv_pool_bytes:,}",
                      "GiB": f"{r.kv_pool_bytes / GiB:.2f}", "basis": "derived", "source": "what the terms above leave"})
@@ -371,9 +406,12 @@ def term_columns(plan: Plan) -> list[Col]:
     return stage + [
         Col("term", "term", "One line of the budget of one GPU."),
         Col("GiB", "GiB", "bytes / 2^30", True),
-        Col("basis", "basis", "measured: read from the device or a profile; configured: a flag you set; "
-                              "estimated: a typical value (the engine's profiler measures it); derived: computed "
-                              "from the others."),
+        Col("basis", "basis", "exact: summed from the model's tensors; measured: read from the device or a log; "
+                              "checkpoint headers: the safetensors headers' bytes; configured: a flag you set; "
+                              "engine rule: the engine's own formula; "
+                              "fitted: a formula fitted to public engine logs (its error in the source); estimated: "
+                              "a typical value (the engine's profiler measures it); derived: computed from the "
+                              "others; not subtracted: shown, already inside another term."),
         Col("source", "source", "Where the number comes from."),
         Col("bytes", "bytes", "Exact bytes.", True)]
 
@@ -417,6 +455,25 @@ def plan_csv(state: PlanState) -> str:
     writer.writerow(("section", "name", "value"))
     writer.writerows(rows)
     return buf.getvalue()
+
+
+def skipped_notes(spec: ModelSpec) -> list[str]:
+    """What the Model page's counts leave out. A vision / audio tower is left out of the decoder's counts but
+    not out of the plan: the Budget loads its weights (its 'vision tower (in weights)' row), so it is not
+    called 'not planned' there (that read as if the Budget ignored it)."""
+    towers = " + ".join(t.name for t in spec.towers)
+    out = []
+    for item in spec.skipped:
+        if towers and item in towers:
+            out.append(f"not in these counts: {item}; the Budget loads its weights (vision tower row; "
+                       "--language-model-only drops it)")
+        else:
+            out.append(f"not planned: {item}")
+    return out
+
+
+def has_latent_cache(spec: ModelSpec) -> bool:
+    return any(layer.cache.kind in LATENT_KINDS for layer in spec.layers)
 
 
 def replication_notes(spec: ModelSpec, tp: int) -> list[str]:
@@ -570,7 +627,7 @@ FLAG_NAMES = {"model": "model (positional)", "tensor_parallel_size": "--tensor-p
               "block_size": "--block-size", "max_num_seqs": "--max-num-seqs",
               "max_num_batched_tokens": "--max-num-batched-tokens", "kv_cache_memory_bytes": "--kv-cache-memory-bytes",
               "enforce_eager": "--enforce-eager", "weight_format": "--quantization / --dtype"}
-COMMAND_COLUMNS = [Col("flag", "flag", "The vLLM flag (SGLang flags are read as their vLLM equivalents). Every "
+COMMAND_COLUMNS = [Col("flag", "flag", "The command's flag (vLLM's, or SGLang's for an SGLang line). Every "
                                        "flag listed is planned, and Apply carries it to the sidebar and the link."),
                    Col("value", "value", "As the command gives it; 'engine default' when it does not.")]
 # The serving knobs a command sets (kvplan.web.cached.SERVING_KNOBS), as the Import table names them, per engine.
@@ -585,19 +642,50 @@ SGLANG_KNOB_ROWS = {"disable_custom_all_reduce": "--disable-custom-all-reduce",
                     "piecewise_cuda_graph": "--enable- / --enforce- / --disable-piecewise-cuda-graph"}
 
 
+# An SGLang line's table names SGLang's own flags (kvplan.web.commands.SGLANG_FLAGS read them as these fields);
+# None: SGLang has no such flag (commands.py maps none onto it), so the row is left out.
+SGLANG_FLAG_NAMES = {"model": "--model-path", "tensor_parallel_size": "--tp-size",
+                     "pipeline_parallel_size": "--pp-size", "data_parallel_size": "--dp-size",
+                     "enable_expert_parallel": "--ep-size / --enable-ep-moe", "max_model_len": "--context-length",
+                     "gpu_memory_utilization": None, "kv_cache_dtype": "--kv-cache-dtype", "block_size": "--page-size",
+                     "max_num_seqs": "--max-running-requests", "max_num_batched_tokens": None,
+                     "kv_cache_memory_bytes": None, "enforce_eager": None, "weight_format": "--quantization / --dtype"}
+
+
+def _flag_value(name: str, value: Any) -> str:
+    """A flag's value as the Import table shows it: switches as on / off (not Python's True / 1), bytes with GiB."""
+    if value is None:
+        return "engine default"
+    if isinstance(value, bool):
+        return "on" if value else "off"
+    if name == "kv_cache_memory_bytes":
+        return f"{value} B ({value / GiB:,.2f} GiB)"
+    return str(value)
+
+
 def vllm_rows(args: VllmArgs, command=None) -> list[dict[str, str]]:
     """The Import table: each flag kvplan plans and its value (``command``: the ``Command`` of ``args``; its
-    engine decides which serving knobs are listed, vLLM's by default)."""
-    rows = [{"flag": FLAG_NAMES[f], "value": "engine default" if getattr(args, f) is None else str(getattr(args, f))}
-            for f in FLAG_NAMES]
+    engine decides which serving knobs are listed, vLLM's by default). An SGLang line is listed under SGLang's
+    flag names, with its --mem-fraction-static (the figure its plan uses; vLLM's --gpu-memory-utilization is not)."""
+    sglang = getattr(command, "engine", "vllm") == "sglang"
+    rows = []
+    for f in FLAG_NAMES:
+        flag = SGLANG_FLAG_NAMES[f] if sglang else FLAG_NAMES[f]
+        if flag is not None:
+            rows.append({"flag": flag, "value": _flag_value(f, getattr(args, f))})
+        if sglang and f == "max_model_len":
+            rows.append({"flag": "--mem-fraction-static",
+                         "value": _flag_value("mem_fraction_static", getattr(command, "mem_fraction_static", None))})
     knobs = knob_values(command if command is not None else args)
-    names = SGLANG_KNOB_ROWS if getattr(command, "engine", "vllm") == "sglang" else VLLM_KNOB_ROWS
+    names = SGLANG_KNOB_ROWS if sglang else VLLM_KNOB_ROWS
     for name, flag in names.items():
         value = knobs[name]
         if value == getattr(DEFAULT, name) or (name == "speculative_method" and value == "none"):
             shown = "engine default"
         elif name == "speculative_method":
             shown = f"{value}, {knobs['num_speculative_tokens']} token(s)"
+        elif isinstance(value, bool):
+            shown = _flag_value(name, value)
         else:
             shown = BY_NAME[name].format(value)
         rows.append({"flag": flag, "value": shown})
@@ -671,7 +759,12 @@ def imported_state(state: PlanState, command) -> tuple[PlanState | None, str]:
     v0 = ""
     if engine == "vllm" and getattr(args, "vllm_version", None):  # VLLM_USE_V1=0 (or a pre-0.8 image tag)
         changes["vllm_version"] = args.vllm_version
-        v0 = f" V0 engine (VLLM_USE_V1=0 or a pre-0.8 image): vLLM profile {args.vllm_version}."
+        from kvplan.engines import VLLM_PROFILES
+
+        if VLLM_PROFILES[args.vllm_version].engine_core == "V0":
+            v0 = f" V0 engine (VLLM_USE_V1=0 or a pre-0.8 image): vLLM profile {args.vllm_version}."
+        else:  # a V1 image tag (vllm/vllm-openai:v0.9.2): its nearest profile, V1 like the image
+            v0 = f" vLLM profile {args.vllm_version}, from the image tag."
     if engine == "sglang" and getattr(command, "sglang_version", None):  # an lmsysorg/sglang:vX image tag
         changes["sglang_version"] = command.sglang_version
         v0 = f" Image tag: SGLang profile {command.sglang_version}."

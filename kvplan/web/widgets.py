@@ -162,12 +162,19 @@ def bind(name: str, widget: Callable[..., Any], *args: Any, to_widget: Callable[
             except ValueError as exc:
                 reason = str(exc)
         if reason is not None:
-            shown = "unset" if old is None else BY_NAME[name].format(old)
+            # an unset box plans what its placeholder says ("model maximum: 131,072", "as many as fit")
+            shown = (kwargs.get("placeholder") or "unset") if old is None else BY_NAME[name].format(old)
             st.error(f"{views.esc(label)} = {views.esc(new)}: {views.esc(reason)}. Planning {views.esc(shown)}.",
                      icon=":material/block:")
-            refuse(label, new, reason, f"the last valid {label.lower()}: {shown}")
+            refuse(label, new, reason, f"the last valid {_lower(label)}: {shown}")
             return old
     return new
+
+
+def _lower(label: str) -> str:
+    """A label inside a sentence: 'Context length' -> 'context length'; TP / PP / DP stay as they are."""
+    head = label.split(" ", 1)[0]
+    return label if head.isupper() else label[:1].lower() + label[1:]
 
 
 def _is_number_input(widget: Callable[..., Any]) -> bool:
@@ -280,7 +287,10 @@ def sidebar(page: str) -> None:
              help="Engine profile: how device memory becomes a KV pool.")
         bind("max_model_len", st.number_input, "Context length (max_model_len)", value=None, min_value=1,
              max_value=100_000_000, step=1024,
-             placeholder=f"model maximum: {spec.max_position_embeddings or 4096:,}", help="--max-model-len")
+             placeholder=f"model maximum: {spec.max_position_embeddings or 4096:,}",
+             # the browser's number box reads '1e5' as 1 and refuses '32k' (Streamlit's parseInt): say so
+             help="--max-model-len, in whole tokens (32768, not 32k or 1e5: a number box reads 1e5 as 1; the "
+                  "Import page reads 32k)")
         bind("concurrency", st.number_input, "Concurrent sequences", value=None, min_value=1, max_value=10_000_000,
              step=1, placeholder="as many as fit", help="Sequences of max_model_len tokens served at once.")
         row = views.row(wrap=False)
@@ -502,9 +512,15 @@ def _serving_knobs(state: PlanState) -> None:
 def block_size_widget(container: Any = st) -> int | None:
     state = current()
     options = ["default", *sorted(set(BLOCK_SIZES) | ({state.block_size} if state.block_size else set()))]
+    try:  # the engine's own choice for this model (a hybrid's is e.g. 528, not 16): "default (528)"
+        default = f"default ({cached.plan_for(state.model_copy(update={'block_size': None})).block_size})"
+    except KvplanError:
+        default = "default"
     return bind("block_size", container.selectbox, "block_size (tokens per block)", options,
+                format_func=lambda v: default if v == "default" else str(v),
                 to_widget=lambda v: v or "default", from_widget=lambda v: None if v == "default" else int(v),
-                help="--block-size. Default: 16 in vLLM (64 for MLA), 1 in SGLang.")
+                help="--block-size. Default: 16 in vLLM (64 for MLA; hybrids: the attention block grown to the "
+                     "state page), 1 in SGLang.")
 
 
 # ----------------------------------------------------------------------------- model sources
