@@ -429,6 +429,15 @@ def _vllm_sparse_fp8_spec(spec: ModelSpec, gpu: GpuSpec, engine: EngineConfig, l
     dsa = [layer.cache for layer in spec.layers if layer.cache.kind == "mla_dsa"]
     if engine.engine != "vllm" or not dsa or kv_dtype_bytes(spec, engine.kv_cache_dtype) != 1:
         return spec
+    if (spec.model_type == "glm_moe_dsa" and vllm_profile(engine).engine_core == "V1"
+            and not vllm_has(engine.vllm_version, "sparse_mla_flashinfer_fp8")):
+        # 0.16.0 / 0.17.x wheels: models/config.py makes fp8 fp8_ds_mla for DeepseekV32ForCausalLM only, and neither
+        # sparse backend takes a plain "fp8" (FLASHMLA_SPARSE: auto / bfloat16 / fp8_ds_mla; FLASHINFER_MLA_SPARSE:
+        # auto / bfloat16): "No valid attention backend found"
+        raise PlanInputError("kv_cache_dtype", f"vLLM {engine.vllm_version} starts no sparse MLA backend for GLM-5 "
+                             "(GlmMoeDsaForCausalLM) with --kv-cache-dtype fp8: FLASHMLA_SPARSE takes auto / bfloat16 "
+                             "/ fp8_ds_mla, FLASHINFER_MLA_SPARSE auto / bfloat16 (before 0.18.0); use auto, or vLLM "
+                             ">= 0.18")
     heads = dsa[0].num_attention_heads // layout.tp  # the MLA layer's num_heads: num_local_heads (deepseek_v2.py)
     if vllm_sparse_mla_fp8_backend(gpu.name, engine.vllm_version, heads, dsa[0].qk_nope_head_dim) != "FLASHINFER_MLA_SPARSE":
         return spec

@@ -26,6 +26,7 @@ fp8_ds_mla 656 B, + 132 B of indexer key.
 import pytest
 
 from kvplan import load_preset
+from kvplan.errors import PlanInputError
 from kvplan.engines import (
     EngineConfig, vllm_glm_dsa_fp8_default, vllm_sparse_mla_block_size, vllm_sparse_mla_fp8_backend,
 )
@@ -145,3 +146,14 @@ def test_glm5_auto_kv_is_fp8_on_b200_from_0_32():
 def test_sparse_block_is_64_on_b200_in_old_releases_too():
     # 0.11.x: check_and_update_config forces 64 for index_topk configs before CUTLASS_MLA's 128 matters
     assert _plan(DSV32, B200, "0.11", "auto").block_size == 64
+
+
+@pytest.mark.parametrize("version", ["0.16", "0.17"])
+def test_glm5_fp8_kv_before_0_18_is_refused(version):
+    # 0.16.0 / 0.17.x: GLM-5's fp8 reaches backend selection as "fp8" (models/config.py converts DeepseekV32ForCausalLM
+    # only), which neither FLASHMLA_SPARSE (auto / bfloat16 / fp8_ds_mla) nor FLASHINFER_MLA_SPARSE (auto / bfloat16)
+    # takes: "No valid attention backend found"
+    with pytest.raises(PlanInputError) as err:
+        _plan(GLM5, B200, version, "fp8")
+    assert err.value.field == "kv_cache_dtype" and "vLLM >= 0.18" in str(err.value)
+    assert _plan(GLM5, B200, "0.18", "fp8").ranks[0].kv_bytes_per_token == GLM5_DS_MLA  # FLASHMLA_SPARSE takes "fp8"
