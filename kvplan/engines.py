@@ -264,6 +264,21 @@ VLLM_CHANGES: dict[str, tuple[Release, str]] = {
     "mla_flashinfer_blackwell": ((0, 17, 0), ("platforms/cuda.py check_and_update_config: on Blackwell (sm100) an MLA "
                                               "model with qk_nope_head_dim 128 defaults to FLASHINFER_MLA (block 64) "
                                               "in the 0.17.0 wheel; CUTLASS_MLA (block 128) in 0.11.x")),
+    "sparse_mla_flashinfer_fp8": ((0, 18, 0), ("v1/attention/backends/mla/flashinfer_mla_sparse.py: FLASHINFER_MLA_SPARSE "
+                                               "takes kv dtypes fp8 / fp8_e4m3 (a plain 576 B latent) and "
+                                               "layers/attention/mla_attention.py makes fp8 fp8_ds_mla only once "
+                                               "FLASHMLA_SPARSE is selected, in 0.18.0; 0.17.0: auto / bfloat16 only, "
+                                               "models/config.py DeepseekV32ForCausalLM made fp8 fp8_ds_mla before "
+                                               "selection")),
+    "sparse_mla_flashinfer_fp8_first": ((0, 19, 0), ("platforms/cuda.py _get_backend_priorities: on sm100 an fp8 KV "
+                                                     "cache tries FLASHINFER_MLA_SPARSE first at any head count, and "
+                                                     "flashinfer_mla_sparse.py takes qk_nope_head_dim 192 (GLM-5) "
+                                                     "beside 128, in 0.19.0 (0.18.x: first only at <= 16 heads a "
+                                                     "rank, qk_nope_head_dim 128 only)")),
+    "glm_dsa_fp8_kv_sm100": ((0, 32, 0), ("models/config.py GlmMoeDsaForCausalLM.verify_and_update_config: "
+                                          "--kv-cache-dtype auto becomes fp8_e4m3 on CUDA sm10x ('Using fp8 "
+                                          "kv-cache for GlmMoeDsaForCausalLM on SM10x') in 0.32.0; 0.28.0 / 0.30.0 / "
+                                          "0.31.0 keep the model dtype")),
     "moe_workspace_manager": ((0, 17, 0), ("model_executor/layers/fused_moe/modular_kernel.py takes its expert "
                                            "workspaces from v1/worker/workspace.py current_workspace_manager() (a "
                                            "buffer that grows and is kept) in the 0.17.0 wheel; 0.11.1: torch.empty "
@@ -549,6 +564,62 @@ def vllm_mla_default_block_size(gpu_name: str, vllm_version: str, kv_quantized: 
     if arch == "sm100":
         return 32 if qk_nope_head_dim in (64, 128, 192) else 128
     return 16
+
+
+# DeepSeek sparse attention (DSA: DeepSeek-V3.2, GLM-5) runs 64-token KV blocks on Hopper and datacenter Blackwell in
+# every V1 release read (0.11.0 - 0.33.0 wheels): see vllm_sparse_mla_block_size.
+VLLM_SPARSE_MLA_BLOCK_SIZE = 64
+
+
+def vllm_sparse_mla_block_size(gpu_name: str) -> int:
+    """The KV block size vLLM runs a DSA model (an MLA latent + lightning-indexer key, ``index_topk`` in the config) at.
+
+    0.11.0 - 0.17.x: platforms/cuda.py check_and_update_config forces 64 for any config with ``index_topk`` ("Forcing
+    kv cache block size to 64 for FlashMLASparse backend"; 0.17.0 also for FLASHINFER_MLA_SPARSE, kernel blocks
+    [32, 64], from the default 16). From 0.18.0 (``mla_backend_block_size``, platforms/interface.py
+    update_block_size_for_backend) the block is the first attention layer's backend's ``get_preferred_block_size(16)``:
+    layer 0's indexer cache (models/deepseek_v2.py DeepseekV32IndexerCache, registered before that layer's
+    MLAAttention) runs DeepseekV32IndexerBackend, kernel blocks [64] on CUDA (v1/attention/backends/mla/indexer.py)
+    -> 64; from 0.31.0 the smallest size every backend accepts (_preferred_block_size_for_backends): lcm(64,
+    FLASHINFER_MLA_SPARSE [32, 64] / MultipleOf(32) or FLASHMLA_SPARSE [64]) = 64 (0.31.0 / 0.32.0 / 0.33.0 wheels). Elsewhere (no sparse MLA backend before
+    sm120's) the forced MLA table stays. Worked number: GLM-5.2-FP8 on 8 x B200, vLLM 0.28.0, fp8 KV: 1,546,112 tokens
+    = 24,158 blocks x 64 (not the 128 of CUTLASS_MLA)."""
+    if gpu_arch(gpu_name) in ("sm90", "sm100"):
+        return VLLM_SPARSE_MLA_BLOCK_SIZE
+    return vllm_mla_block_size(gpu_name)
+
+
+def vllm_sparse_mla_fp8_backend(gpu_name: str, vllm_version: str, heads_per_rank: int, qk_nope_head_dim: int) -> str:
+    """The sparse MLA backend vLLM stores an fp8 KV cache of a DSA model with: "FLASHINFER_MLA_SPARSE" (a plain fp8
+    latent, kv_lora_rank + qk_rope_head_dim bytes a token a layer) or "FLASHMLA_SPARSE" (``fp8_ds_mla``: 512 fp8 NoPE
+    + 4 fp32 scales + 64 bf16 RoPE = 656 B).
+
+    Backend order: platforms/cuda.py _get_backend_priorities, the first that validates. On sm100 (B200 / B300):
+    through 0.17.x FLASHMLA_SPARSE (0.17.0 puts FLASHINFER_MLA_SPARSE first at <= 16 heads a rank, but it takes kv
+    dtypes auto / bfloat16 only and models/config.py has already made fp8 ``fp8_ds_mla``); 0.18.x
+    (``sparse_mla_flashinfer_fp8``) FLASHINFER_MLA_SPARSE when heads_per_rank <= 16 and qk_nope_head_dim == 128;
+    from 0.19.0 (``sparse_mla_flashinfer_fp8_first``) FLASHINFER_MLA_SPARSE first for any quantized KV cache, valid for
+    qk_nope_head_dim 128 or 192 (v1/attention/backends/mla/flashinfer_mla_sparse.py supports_combination), so
+    DeepSeek-V3.2 (128) and GLM-5 (192) at any TP. heads_per_rank is the MLA layer's num_heads, num_attention_heads //
+    tp (models/deepseek_v2.py num_local_heads). Hopper (sm90) and other GPUs: FLASHMLA_SPARSE (0.28.0's
+    FLASH_ATTN_MLA_SPARSE takes 16-bit KV only; 0.33.0's FLASHINFER_MLA_SPARSE_SM90 comes after FLASHMLA_SPARSE at
+    head size 576). A 16-bit cache is 576 x 2 B on every one of these backends, so only fp8 pages differ.
+    Worked number: GLM-5.2 TP8 on B200, 0.28.0: 64 / 8 = 8 heads, qk_nope_head_dim 192 -> FLASHINFER_MLA_SPARSE,
+    78 x 576 + 21 x 132 = 47,700 B a token (fp8_ds_mla: 53,940)."""
+    if gpu_arch(gpu_name) != "sm100" or not vllm_has(vllm_version, "sparse_mla_flashinfer_fp8"):
+        return "FLASHMLA_SPARSE"
+    if vllm_has(vllm_version, "sparse_mla_flashinfer_fp8_first"):
+        return "FLASHINFER_MLA_SPARSE" if qk_nope_head_dim in (128, 192) else "FLASHMLA_SPARSE"
+    return "FLASHINFER_MLA_SPARSE" if heads_per_rank <= 16 and qk_nope_head_dim == 128 else "FLASHMLA_SPARSE"
+
+
+def vllm_glm_dsa_fp8_default(gpu_name: str, vllm_version: str, model_type: str) -> bool:
+    """Whether vLLM turns ``--kv-cache-dtype auto`` into fp8_e4m3 for this model on this GPU: GLM-5 (model_type
+    glm_moe_dsa, GlmMoeDsaForCausalLM) on sm10x from 0.32.0 (``glm_dsa_fp8_kv_sm100``, models/config.py
+    GlmMoeDsaForCausalLM.verify_and_update_config). Worked example: GLM-5 on a B200 at 0.33 -> True (an fp8 page,
+    FLASHINFER_MLA_SPARSE's 576 B latent); on an H200, or at 0.28, False."""
+    return (model_type == "glm_moe_dsa" and gpu_arch(gpu_name) == "sm100"
+            and vllm_has(vllm_version, "glm_dsa_fp8_kv_sm100"))
 
 
 def batch_defaults(gpu_name: str, device_bytes: int, engine: EngineConfig) -> tuple[int, int]:

@@ -340,15 +340,20 @@ class MLAIndexerAttention(_Frozen):
     ``DeepseekV32IndexerCache`` is an ``MLAAttentionSpec`` of head_size
     ``index_head_dim + index_head_dim // 128 * 4`` in torch.uint8: "fp8 naive cache, where we store
     value in fp8 and scale in fp32 per quant_block_size (128) element", whatever --kv-cache-dtype is.
-    The latent is an ``MLAAttentionSpec`` of 576 elements in the KV dtype, except that fp8 on the
-    sparse backend is ``fp8_ds_mla`` (vllm/v1/kv_cache_interface.py @001cabc:
+    The latent is an ``MLAAttentionSpec`` of 576 elements in the KV dtype, except that fp8 on
+    FLASHMLA_SPARSE is ``fp8_ds_mla`` (vllm/v1/kv_cache_interface.py @001cabc:
     ``block_size * 656``; vllm/v1/attention/backends/mla/flashmla_sparse.py @008a0c3: 512 fp8 NoPE
-    + 4 fp32 scales, one per 128 + 64 bf16 RoPE). Both specs are full-attention specs of one block
+    + 4 fp32 scales, one per 128 + 64 bf16 RoPE). ``vllm_fp8_layout`` says which fp8 layout the
+    selected backend stores: "fp8_ds_mla" (FLASHMLA_SPARSE, the default) or "fp8", the plain
+    576-byte latent of FLASHINFER_MLA_SPARSE (flashinfer_mla_sparse.py get_kv_cache_shape
+    ``(num_blocks, block_size, 576)`` in the KV dtype; 0.18.0 - 0.33.0 wheels), which vLLM picks on
+    sm100 by release, heads per rank and qk_nope_head_dim (kvplan.engines.vllm_sparse_mla_fp8_layout;
+    kvplan.plan sets the field for the plan's GPU). Both specs are full-attention specs of one block
     size, so vLLM puts every layer in one ``UniformTypeKVCacheSpecs`` group (kv_cache_utils.py
     ``get_kv_cache_groups``); not divided by TP (one latent, one indexer head).
     Worked numbers, DeepSeek-V3.2 (512 + 64, index_head_dim 128), per token per layer:
-    vllm bf16 576 x 2 + 132 = 1284 B; vllm fp8 656 + 132 = 788 B; transformers bf16 (576 + 128) x 2
-    = 1408 B.
+    vllm bf16 576 x 2 + 132 = 1284 B; vllm fp8 656 + 132 = 788 B (fp8_ds_mla) or 576 + 132 = 708 B
+    (plain fp8); transformers bf16 (576 + 128) x 2 = 1408 B.
     """
 
     kind: Literal["mla_dsa"] = "mla_dsa"
@@ -358,6 +363,8 @@ class MLAIndexerAttention(_Frozen):
     v_head_dim: int = PosInt
     num_attention_heads: int = PosInt
     index_head_dim: int | None = Field(default=None, gt=0)  # None: shares another layer's indexer
+    # the fp8 latent layout of vLLM's sparse backend: FLASHMLA_SPARSE's fp8_ds_mla or FLASHINFER_MLA_SPARSE's plain fp8
+    vllm_fp8_layout: Literal["fp8_ds_mla", "fp8"] = "fp8_ds_mla"
 
     @property
     def latent_dim(self) -> int:
@@ -372,8 +379,9 @@ class MLAIndexerAttention(_Frozen):
         return self.latent_bytes_vllm(kv_dtype_bytes) + self.indexer_bytes_vllm
 
     def latent_bytes_vllm(self, kv_dtype_bytes: int) -> int:
-        """The latent in vLLM: 576 x b, or fp8_ds_mla's 512 + 512 / 128 x 4 + 64 x 2 = 656 B at fp8."""
-        if kv_dtype_bytes == 1:
+        """The latent in vLLM: 576 x b (bf16 1152 B; plain fp8 576 B), or at fp8 with ``vllm_fp8_layout``
+        "fp8_ds_mla" 512 + 512 / 128 x 4 + 64 x 2 = 656 B."""
+        if kv_dtype_bytes == 1 and self.vllm_fp8_layout == "fp8_ds_mla":
             return self.kv_lora_rank + self.kv_lora_rank // 128 * 4 + self.qk_rope_head_dim * 2
         return self.latent_dim * kv_dtype_bytes
 

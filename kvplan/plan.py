@@ -21,8 +21,8 @@ from pydantic import BaseModel, ConfigDict
 from kvplan import sglang, vllm_v0
 from kvplan.engines import (
     VLLM_BLOCK_SIZE, VLLM_CONTEXT_BYTES, EngineConfig, VllmProfile, batch_defaults, cuda_graph_bytes, gpu_arch,
-    gpu_multicast, non_torch_bytes, sampler_path, vllm_has, vllm_mla_block_size, vllm_mla_default_block_size,
-    vllm_profile,
+    gpu_multicast, non_torch_bytes, sampler_path, vllm_glm_dsa_fp8_default, vllm_has, vllm_mla_block_size,
+    vllm_mla_default_block_size, vllm_profile, vllm_sparse_mla_block_size, vllm_sparse_mla_fp8_backend,
 )
 from kvplan.errors import PlanInputError
 from kvplan.gpus import GpuSpec
@@ -397,12 +397,61 @@ def _widths(spec: ModelSpec) -> tuple[int, int]:
 
 def _vllm_mla_block_size(spec: ModelSpec, gpu_name: str, engine: EngineConfig) -> int:
     """vLLM's default block for an MLA model (kvplan.engines.vllm_mla_default_block_size) when every layer is plain
-    MLA; a sparse (indexer) or hybrid MLA model keeps the forced per-GPU table (their backends are not modelled)."""
+    MLA; a DSA model (every layer ``mla_dsa``: DeepSeek-V3.2, GLM-5) 64 on Hopper / B200 (kvplan.engines.
+    vllm_sparse_mla_block_size); a hybrid MLA model keeps the forced per-GPU table (its backends are not modelled)."""
     caches = [layer.cache for layer in spec.layers]
+    if all(c.kind == "mla_dsa" for c in caches):
+        return vllm_sparse_mla_block_size(gpu_name)
     if any(c.kind != "mla" for c in caches):
         return vllm_mla_block_size(gpu_name)
     quantized = kv_dtype_bytes(spec, engine.kv_cache_dtype) == 1
     return vllm_mla_default_block_size(gpu_name, engine.vllm_version, quantized, caches[0].qk_nope_head_dim)
+
+
+def vllm_kv_dtype_default(spec: ModelSpec, gpu: GpuSpec, engine: EngineConfig) -> EngineConfig:
+    """vLLM's ``--kv-cache-dtype auto`` where the model's config class overrides it: GLM-5 (glm_moe_dsa) on sm10x from
+    0.32.0 gets fp8_e4m3 (kvplan.engines.vllm_glm_dsa_fp8_default); everything else keeps its dtype. Worked example:
+    GLM-5 on a B200 at 0.33 -> kv_cache_dtype "fp8" (``--kv-cache-dtype bfloat16`` keeps 16 bits: the override
+    fires on "auto" only)."""
+    if engine.engine != "vllm" or engine.kv_cache_dtype not in (None, "auto"):
+        return engine
+    if vllm_glm_dsa_fp8_default(gpu.name, engine.vllm_version, spec.model_type):
+        return engine.model_copy(update={"kv_cache_dtype": "fp8"})
+    return engine
+
+
+def _vllm_sparse_fp8_spec(spec: ModelSpec, gpu: GpuSpec, engine: EngineConfig, layout: Layout) -> ModelSpec:
+    """``spec`` with the fp8 latent layout vLLM's sparse MLA backend stores (kvplan.engines.vllm_sparse_mla_fp8_backend):
+    FLASHINFER_MLA_SPARSE's plain fp8 (576 B) instead of FLASHMLA_SPARSE's fp8_ds_mla (656 B) in every DSA layer (MTP
+    layers too). Unchanged for a 16-bit KV cache, another engine or a model without DSA layers. The copy is memoized
+    on ``spec`` (one object, so its own memo serves every later plan). Worked number: GLM-5.2 TP8 on B200, 0.28, fp8
+    KV: 78 x 576 + 21 x 132 = 47,700 B a token (fp8_ds_mla: 53,940)."""
+    dsa = [layer.cache for layer in spec.layers if layer.cache.kind == "mla_dsa"]
+    if engine.engine != "vllm" or not dsa or kv_dtype_bytes(spec, engine.kv_cache_dtype) != 1:
+        return spec
+    if (spec.model_type == "glm_moe_dsa" and vllm_profile(engine).engine_core == "V1"
+            and not vllm_has(engine.vllm_version, "sparse_mla_flashinfer_fp8")):
+        # 0.16.0 / 0.17.x wheels: models/config.py makes fp8 fp8_ds_mla for DeepseekV32ForCausalLM only, and neither
+        # sparse backend takes a plain "fp8" (FLASHMLA_SPARSE: auto / bfloat16 / fp8_ds_mla; FLASHINFER_MLA_SPARSE:
+        # auto / bfloat16): "No valid attention backend found"
+        raise PlanInputError("kv_cache_dtype", f"vLLM {engine.vllm_version} starts no sparse MLA backend for GLM-5 "
+                             "(GlmMoeDsaForCausalLM) with --kv-cache-dtype fp8: FLASHMLA_SPARSE takes auto / bfloat16 "
+                             "/ fp8_ds_mla, FLASHINFER_MLA_SPARSE auto / bfloat16 (before 0.18.0); use auto, or vLLM "
+                             ">= 0.18")
+    heads = dsa[0].num_attention_heads // layout.tp  # the MLA layer's num_heads: num_local_heads (deepseek_v2.py)
+    if vllm_sparse_mla_fp8_backend(gpu.name, engine.vllm_version, heads, dsa[0].qk_nope_head_dim) != "FLASHINFER_MLA_SPARSE":
+        return spec
+
+    def plain(layers):
+        swapped = {}
+        for layer in layers:
+            if layer.cache.kind == "mla_dsa" and id(layer) not in swapped:
+                swapped[id(layer)] = layer.model_copy(
+                    update={"cache": layer.cache.model_copy(update={"vllm_fp8_layout": "fp8"})})
+        return tuple(swapped.get(id(layer), layer) for layer in layers)
+
+    return spec.memo(("vllm-plain-fp8-latent",), lambda: spec.model_copy(
+        update={"layers": plain(spec.layers), "mtp_layers": plain(spec.mtp_layers)}))
 
 
 def vllm_auto_dtype(spec: ModelSpec, engine: EngineConfig) -> EngineConfig:
@@ -465,7 +514,8 @@ def plan(spec: ModelSpec, gpu: GpuSpec, engine: EngineConfig = EngineConfig(), l
         layout = dataclasses.replace(layout, pp_split=tuple(sglang.pp_partition(
             sglang.sglang_profile(engine.sglang_version), len(spec.layers), layout.pp)))
     check_layout(spec, layout)
-    engine = vllm_auto_dtype(spec, engine)
+    engine = vllm_kv_dtype_default(spec, gpu, vllm_auto_dtype(spec, engine))
+    spec = _vllm_sparse_fp8_spec(spec, gpu, engine, layout)
     if engine.engine in ("vllm", "sglang"):
         refusal = spec.memo(("fp8-block-refusal", layout, engine.weight_format),
                             lambda: fp8_block_refusal(spec, layout, engine.weight_format))
