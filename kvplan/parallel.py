@@ -14,6 +14,7 @@ Rules (vLLM's, which SGLang and TensorRT-LLM share for KV):
   experts, ``cdiv(E, tp x dp)`` on the busiest rank. Attention and dense weights are per DP replica.
 """
 
+import functools
 from dataclasses import dataclass
 
 from kvplan.errors import PlanInputError
@@ -116,14 +117,22 @@ def kv_heads_on_rank(spec: ModelSpec, tp: int) -> int:
 
 def _shard(comp, tp: int, spec: ModelSpec):
     """The part of one component that a TP rank holds."""
+    return _shard_of(comp, tp, spec.num_key_value_heads, spec.num_attention_heads, spec.head_dim)
+
+
+@functools.lru_cache(maxsize=8192)
+def _shard_of(comp, tp: int, num_key_value_heads: int, num_attention_heads: int, head_dim: int):
+    """``_shard`` made once per component value, TP and head shape (components are frozen: equal ones shard alike):
+    layers of one checkpoint, the layouts of a picker sweep and a re-parsed config meet the same ones again, and
+    each copy (``model_copy``) costs more than the arithmetic on it."""
     if isinstance(comp, Linear):
         if comp.shard == "column":
             if comp.name in KV_PROJ:
-                per_head = comp.out_features // spec.num_key_value_heads
-                return comp.model_copy(update={"out_features": heads_per_rank(spec.num_key_value_heads, tp) * per_head})
+                per_head = comp.out_features // num_key_value_heads
+                return comp.model_copy(update={"out_features": heads_per_rank(num_key_value_heads, tp) * per_head})
             if comp.name in FUSED_QKV:
-                kv_total = (comp.out_features // spec.head_dim - spec.num_attention_heads) // 2
-                out = (spec.num_attention_heads // tp + 2 * heads_per_rank(kv_total, tp)) * spec.head_dim
+                kv_total = (comp.out_features // head_dim - num_attention_heads) // 2
+                out = (num_attention_heads // tp + 2 * heads_per_rank(kv_total, tp)) * head_dim
                 return comp.model_copy(update={"out_features": out})
             return comp.model_copy(update={"out_features": cdiv(comp.out_features, tp)})
         if comp.shard == "row":
@@ -220,13 +229,19 @@ def _expert_bytes(layer, layout, moe_ranks, fmt, overrides, base, base_bytes) ->
     out = 0
     for c in experts.linears:
         for f, k in component_format("experts", c, fmt, overrides):
-            c_f = c.model_copy(update={"count": k or experts.num_experts})
-            if c_f.name.endswith(ROW_EXPERT):
-                out += _bytes("experts", _RowShard(c_f, cdiv(c_f.in_features, moe_ranks)), f, base, base_bytes)
-            else:
-                out += component_bytes("experts", c_f.model_copy(
-                    update={"out_features": cdiv(c_f.out_features, moe_ranks)}), f, base)
+            out += _split_expert_bytes(c, f, k or experts.num_experts, moe_ranks, base, base_bytes)
     return out
+
+
+@functools.lru_cache(maxsize=8192)
+def _split_expert_bytes(c: Linear, f: str, count: int, moe_ranks: int, base: str, base_bytes: int) -> int:
+    """``count`` experts of linear ``c`` in format ``f``, split by intermediate size over ``moe_ranks`` ranks: the
+    bytes on one (made once per value, as ``_shard_of``)."""
+    c_f = c.model_copy(update={"count": count})
+    if c_f.name.endswith(ROW_EXPERT):
+        return _bytes("experts", _RowShard(c_f, cdiv(c_f.in_features, moe_ranks)), f, base, base_bytes)
+    return component_bytes("experts", c_f.model_copy(update={"out_features": cdiv(c_f.out_features, moe_ranks)}), f,
+                           base)
 
 
 def tower_rank_bytes(spec: ModelSpec, tp: int, replicate: bool = False) -> int:
