@@ -7,8 +7,9 @@ picker's rule written out plainly, with no hoisting: for every catalog GPU x TP 
 of the spec (``model_copy``: its memo starts empty, so nothing planned for another GPU, layout or length
 is reused), plans it with ``kvplan.plan.plan`` and derives the row the module docstring of kvplan.picker
 describes. The full output (every option and every rejection, all fields, floats compared exactly) must
-be equal, for a dense 8B, a 70B, an MLA MoE and a hybrid at 8k, 32k and 128k, and for SGLang, custom and
-typed-in-weights engines on the 70B.
+be equal, for a dense 8B, a 70B, an MLA MoE and a hybrid at 8k, 32k and 128k, and for other vLLM settings, SGLang,
+custom and typed-in-weights engines on one 70B spec; and each plan on the shared, memo-warm spec must equal the
+fresh one in every field (terms, sources, logs), which the rows alone would not show.
 """
 
 import math
@@ -62,6 +63,9 @@ def reference_pick(spec, max_model_len: int, concurrency: int, engine: EngineCon
                 except PlanInputError as exc:
                     reject(exc.message)
                     continue
+                # The same plan on the shared spec, its memo warm from every GPU, layout, length and engine planned
+                # before: every field (budget terms and their sources, logs, verdict) equals the fresh one.
+                assert plan(spec, gpu, engine, layout, suggest=False) == p, (gpu.name, tp, pp)
                 if p.max_num_seqs_at_len < 1:
                     reject(p.verdict)
                     continue
@@ -125,18 +129,39 @@ def test_every_picker_row_equals_one_plan_per_option(name):
     assert all(len(GPU_CATALOG) * len(TP_CHOICES) * len(PP_CHOICES) > c > 0 for c in counts), counts
 
 
-@pytest.mark.parametrize("engine", [
+# One spec across every engine and length, as the app keeps it: a memo key that left out an engine setting would
+# hand one engine's budget to the next.
+ENGINES = [
+    EngineConfig(),
+    EngineConfig(gpu_memory_utilization=0.8),
     EngineConfig(engine="sglang"),
+    EngineConfig(engine="sglang", mem_fraction_static=0.7),
     EngineConfig(engine="custom"),
     EngineConfig(weights_bytes=40 * 2**30, weights_basis="measured"),
     EngineConfig(vllm_version="0.11", kv_cache_dtype="fp8", enforce_eager=True),
-], ids=["sglang", "custom", "typed-weights", "vllm-0.11-fp8-eager"])
-def test_other_engines_equal_the_reference(engine):
+    EngineConfig(vllm_version="0.6"),  # the V0 engine core
+    EngineConfig(max_num_seqs=64, max_num_batched_tokens=4096),
+]
+
+
+def test_other_engines_on_one_spec_equal_the_reference():
     spec = load_preset("llama-3.1-70b")
-    for length in (8192, 131072):
-        assert _check(spec, length, 4, engine).options
+    for engine in ENGINES:
+        for length in (8192, 131072):
+            assert _check(spec, length, 4, engine).options, (engine, length)
 
 
 def test_multi_node_and_a_floor_equal_the_reference():
     spec = load_preset("qwen3-next-80b-a3b")
     assert _check(spec, 32768, 64, multi_node=True, headroom_floor=0.25).options
+
+
+def test_the_budget_memo_tells_equal_values_of_other_types_apart():
+    # 1 == 1.0, but the budget prints the utilization as given: an unvalidated model_copy(update=...) of 1 must
+    # not be served the term planned for 1.0 (the memo key holds each setting's type beside its value)
+    spec = load_preset("llama-3.1-8b").model_copy()
+    gpu = GPU_CATALOG["H100-SXM"]
+    validated = EngineConfig(gpu_memory_utilization=1)  # pydantic makes it 1.0
+    as_int = validated.model_copy(update={"gpu_memory_utilization": 1})
+    names = [plan(spec, gpu, e, suggest=False).ranks[0].terms[1].name for e in (validated, as_int)]
+    assert names == ["outside the budget: (1 - 1.0) x device", "outside the budget: (1 - 1) x device"]
