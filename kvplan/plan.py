@@ -529,6 +529,7 @@ def plan(spec: ModelSpec, gpu: GpuSpec, engine: EngineConfig = EngineConfig(), l
     ranks: list[RankPlan] = []
     stage_blocks: list[tuple[int, list[KVGroup], int, int]] = []
     last = layout.pp - 1
+    kv_heads = kv_heads_on_rank(spec, kv_tp)  # the same on every stage
     # weights, budget terms and pool of every stage's ranks (and the sampler warm-up below) do not depend on
     # max_model_len: one memo serves every length of a picker sweep (the KV groups are the per-length part)
     budget_key = (gpu, _engine_key(engine), layout, mnbt, max_seqs)
@@ -561,7 +562,7 @@ def plan(spec: ModelSpec, gpu: GpuSpec, engine: EngineConfig = EngineConfig(), l
             blocks = pool // bytes_per_block if bytes_per_block and pool > 0 else 0
         stage_blocks.append((blocks, groups, bs, bytes_per_block))
         ranks.append(RankPlan(rank=stage * tp, pp_stage=stage, layers=n_layers, device_bytes=gpu.memory_bytes,
-                              weights_bytes=weights, kv_heads=kv_heads_on_rank(spec, kv_tp), kv_bytes_per_token=per_token,
+                              weights_bytes=weights, kv_heads=kv_heads, kv_bytes_per_token=per_token,
                               terms=terms, kv_pool_bytes=pool, bytes_per_block=bytes_per_block, num_blocks=blocks))
     # Only stages with cached layers hold KV (a PP stage of MLP-only blocks has none to constrain).
     kv_stages = [i for i, (_, groups, _, _) in enumerate(stage_blocks) if groups]
