@@ -31,11 +31,11 @@ LENGTHS = (8192, 32768, 131072)
 PRESETS = ("llama-3.1-8b", "llama-3.1-70b", "deepseek-v2-lite", "qwen3-next-80b-a3b")
 
 
-def reference_pick(spec, max_model_len: int, concurrency: int, engine: EngineConfig = EngineConfig(),
+def reference_pick(spec, max_model_len: int, concurrency: int, engine: EngineConfig | None = None,
                    headroom_floor: float = 0.10, multi_node: bool = False, max_replicas: int = 64):
     """(options, rejected) of the picker, computed option by option with nothing carried between them."""
     prices = default_prices()
-    engine = engine.model_copy(update={"max_model_len": max_model_len})
+    engine = (engine or EngineConfig()).model_copy(update={"max_model_len": max_model_len})
     options, rejected = [], []
     for gpu in GPU_CATALOG.values():
         for pp in PP_CHOICES:
@@ -109,7 +109,8 @@ def _rows(items) -> list[dict]:
     return [x.model_dump() for x in items]
 
 
-def _check(spec, length, concurrency, engine=EngineConfig(), **kw):
+def _check(spec, length, concurrency, engine: EngineConfig | None = None, **kw):
+    engine = engine or EngineConfig()
     got = pick_gpus(spec, length, concurrency, engine, **kw)
     options, rejected = reference_pick(spec, length, concurrency, engine, **kw)
     assert _rows(got.rejected) == _rows(rejected)  # same reasons, in catalog order
