@@ -168,6 +168,23 @@ def _formats_bytes(category, comp, fmt, overrides, base, base_bytes, shard) -> i
     return sum(_bytes(category, shard, f, base, base_bytes) for f, _ in component_format(category, comp, fmt, overrides))
 
 
+def _rank_bytes(category, comp, fmt, overrides, base, base_bytes, width: int, spec: ModelSpec) -> int:
+    """``_formats_bytes`` of the shard of ``comp`` one of ``width`` TP ranks holds."""
+    mix = overrides.get((category, comp.name)) if overrides else None  # all component_format reads of them
+    return _component_rank_bytes(category, comp, fmt, mix, base, base_bytes, width, spec.num_key_value_heads,
+                                 spec.num_attention_heads, spec.head_dim)
+
+
+@functools.lru_cache(maxsize=8192)
+def _component_rank_bytes(category, comp, fmt, mix, base, base_bytes, width, num_key_value_heads, num_attention_heads,
+                          head_dim) -> int:
+    """``_rank_bytes`` made once per value, as ``_shard_of`` (a fresh spec of a checkpoint prices the same components
+    at the same widths again; one cached call instead of shard, formats, sizes)."""
+    overrides = None if mix is None else {(category, comp.name): mix}
+    return _formats_bytes(category, comp, fmt, overrides, base, base_bytes,
+                          _shard_of(comp, width, num_key_value_heads, num_attention_heads, head_dim))
+
+
 def rank_weight_bytes(spec: ModelSpec, layout: Layout, stage: int = 0, weight_format: str | None = None) -> int:
     return spec.memo(("weights", layout, stage, weight_format),
                      lambda: _rank_weight_bytes(spec, layout, stage, weight_format))
@@ -189,9 +206,8 @@ def _rank_weight_bytes(spec: ModelSpec, layout: Layout, stage: int, weight_forma
     first, last = stage == 0, stage == layout.pp - 1
     total = 0
     if first:
-        total += sum(_formats_bytes("embeddings", c, fmt, top, base, base_bytes, _shard(c, tp, spec))
-                     for c in spec.embeddings)
-        total += sum(_formats_bytes("other", c, fmt, top, base, base_bytes, _shard(c, tp, spec)) for c in spec.other)
+        total += sum(_rank_bytes("embeddings", c, fmt, top, base, base_bytes, tp, spec) for c in spec.embeddings)
+        total += sum(_rank_bytes("other", c, fmt, top, base, base_bytes, tp, spec) for c in spec.other)
     parts = pp_partition(len(spec.layers), layout.pp)
     start = sum(parts[:stage])
     groups = (layer_groups(spec, start, start + parts[stage]) if use_overrides
@@ -201,7 +217,7 @@ def _rank_weight_bytes(spec: ModelSpec, layout: Layout, stage: int, weight_forma
             # SGLang DP attention: attention over tp // dp; a MoE model's dense MLP layers over --moe-dense-tp-size
             width = (layout.attn_tp if category == "attention" else
                      layout.dense_tp if category == "mlp" and layer.experts is None and layout.dense_tp else tp)
-            total += n * sum(_formats_bytes(category, c, fmt, mine, base, base_bytes, _shard(c, width, spec))
+            total += n * sum(_rank_bytes(category, c, fmt, mine, base, base_bytes, width, spec)
                              for c in getattr(layer, category))
         if layer.experts is not None:
             total += n * _expert_bytes(layer, layout, moe_ranks, fmt, mine, base, base_bytes)
@@ -209,7 +225,7 @@ def _rank_weight_bytes(spec: ModelSpec, layout: Layout, stage: int, weight_forma
         total += sum(_formats_bytes("norms", c, fmt, top, base, base_bytes, c) for c in spec.final_norm)
         head = spec.lm_head or (spec.embeddings[:1] if layout.pp > 1 else ())  # tied: a second copy under PP
         category = "lm_head" if spec.lm_head else "embeddings"
-        total += sum(_formats_bytes(category, c, fmt, top, base, base_bytes, _shard(c, tp, spec)) for c in head)
+        total += sum(_rank_bytes(category, c, fmt, top, base, base_bytes, tp, spec) for c in head)
     return total
 
 
