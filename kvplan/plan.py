@@ -376,7 +376,9 @@ def _engine_key(engine: EngineConfig) -> tuple:
 
 def _rank_budget(spec, gpu, engine, layout, stage, draft, mnbt, max_seqs, act_b, mla) -> tuple[int, tuple, int]:
     """(weights, budget terms, KV pool) of one rank of pipeline stage ``stage``: what it loads ("Model loading
-    took") and what the engine's budget leaves (``_budget``), with what the weights hold beside the parameters."""
+    took") and what the engine's budget leaves (``_budget``), with what the weights hold beside the parameters.
+    Nothing here may read ``engine.max_model_len``: plan() memoizes it under every engine setting but the length
+    (``_engine_key``), so a length-dependent term would be served stale (tests/test_picker_equivalence.py fails)."""
     tp, last = layout.tp, layout.pp - 1
     weights = engine.weights_bytes if engine.weights_bytes is not None else rank_weight_bytes(
         spec, layout, stage, engine.weight_format)
