@@ -2,7 +2,7 @@
 
 Goal (issue 11): under 1 s for 100 shards. Each shard holds the tensors of one Llama-70B-sized layer
 (9 tensors, real names and shapes, bf16); the files are sparse, so only the headers exist on disk.
-Run: PYTHONPATH=. python bench/checkpoint_headers.py [shards]
+Run: python bench/checkpoint_headers.py [shards] (from anywhere: the repo root is put on sys.path)
 """
 
 import sys
@@ -10,7 +10,9 @@ import tempfile
 import time
 from pathlib import Path
 
-from kvplan.web.checkpoint import read_local
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from kvplan.checkpoint import read_local  # the core reader (stdlib only), the app's and the CLI's
 from tests.checkpoint_files import write_checkpoint
 
 

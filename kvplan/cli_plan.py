@@ -1,6 +1,7 @@
 """Capacity-planning subcommands: ``plan`` (flags as vLLM names them) and ``gpus``."""
 
 import json
+from pathlib import Path
 
 from pydantic import ValidationError
 
@@ -53,6 +54,85 @@ def measured_weights(engine, gib: float, gpu):
                                      "weights_source": f"typed in: {gib:g} GiB = {n:,} B per rank"})
 
 
+def _model_arg(text: str) -> str:
+    """The model argument, a checkpoint folder read as its config.json (``plan FOLDER --checkpoint FOLDER``)."""
+    try:
+        return str(Path(text) / "config.json") if Path(text).is_dir() else text
+    except (OSError, ValueError):  # a name the OS cannot stat: resolve_model says what it is not
+        return text
+
+
+def read_checkpoint(source: str):
+    """The checkpoint ``--checkpoint`` names: a local folder (kvplan.checkpoint.read_local, stdlib only), else a Hub
+    id (kvplan.web.checkpoint.read_hub: huggingface_hub range requests of the headers, the app's HF_* settings).
+    Every failure is a PlanInputError naming --checkpoint, on one line."""
+    from pathlib import Path
+
+    from kvplan.checkpoint import CheckpointError, read_local
+
+    path = Path(source).expanduser()
+    try:
+        exists = path.exists()
+    except (OSError, ValueError):  # a name the OS cannot stat (too long, NUL)
+        exists = False
+    if exists:
+        if not path.is_dir():
+            raise PlanInputError("--checkpoint", f"{source}: a file, not a folder; give the checkpoint's folder "
+                                 "(its *.safetensors and model.safetensors.index.json)")
+        try:
+            return read_local(path)
+        except CheckpointError as exc:
+            raise PlanInputError("--checkpoint", str(exc)) from None
+        except OSError as exc:
+            raise PlanInputError("--checkpoint", f"{source}: cannot be read ({exc.strerror or exc})") from None
+    if source.startswith((".", "/", "~")) or source.count("/") != 1:
+        raise PlanInputError("--checkpoint", f"no folder {source}, and not a Hub model id ('owner/name')")
+    try:
+        from kvplan.web import checkpoint as web_checkpoint
+        from kvplan.web.hub import HubError
+    except ImportError as exc:
+        raise PlanInputError("--checkpoint", f"{source} is no local folder; reading a Hub checkpoint needs the app's "
+                             f"packages (huggingface_hub: {exc.name} is missing): give a local folder") from None
+    try:
+        return web_checkpoint.read_hub(source)
+    except (HubError, CheckpointError) as exc:
+        raise PlanInputError("--checkpoint", " ".join(str(exc).split())) from None
+
+
+def checkpoint_weights(engine, ckpt, spec, layout):
+    """(``engine`` budgeting the busiest rank's bytes of ``ckpt`` (kvplan.checkpoint.engine_with_checkpoint_weights,
+    the app's rule), the record ``--json`` carries). Refused when the tensors contradict the model
+    (kvplan.checkpoint.shape_mismatches): another model's checkpoint would be split with the wrong shard rules.
+
+    ``computed_rank_bytes``: kvplan's own layout of the same rank from the config (the shard sums of
+    kvplan.parallel.rank_weight_bytes, plus the towers' and MTP layers' shards when the engine loads them), the
+    busiest stage's; the headers hold no buffers, so vLLM's RoPE cache is added by the plan to either."""
+    from kvplan.checkpoint import engine_with_checkpoint_weights, load_options, rank_bytes, shape_mismatches
+    from kvplan.parallel import mtp_rank_bytes, rank_weight_bytes, tower_rank_bytes
+    from kvplan.plan import vllm_auto_dtype
+
+    wrong = shape_mismatches(ckpt, spec)
+    if wrong:
+        raise PlanInputError("--checkpoint", f"{ckpt.source} does not match the model {spec.name}: " + "; ".join(wrong))
+    options = load_options(engine, spec)  # served_dtype: the dtype the plan serves in (kvplan.plan.served_dtype)
+    stages = [rank_bytes(ckpt, spec, layout, s, **options) for s in range(layout.pp)]
+    busiest = max(range(layout.pp), key=lambda s: stages[s].weights_bytes)  # the first of equals, as busiest_rank
+    tower = tower_rank_bytes(spec, layout.tp, engine.mm_encoder_tp_mode == "data") \
+        if spec.towers and options["include_vision"] else 0
+    fmt = vllm_auto_dtype(spec, engine).weight_format  # the format the plan serves in (an fp32 config in bf16)
+    mtp = mtp_rank_bytes(spec, layout, fmt) if options["include_mtp"] else 0
+    computed = max(rank_weight_bytes(spec, layout, s, fmt) + tower + (mtp if s == layout.pp - 1 else 0)
+                   for s in range(layout.pp))
+    engine = engine_with_checkpoint_weights(engine, ckpt, spec, layout)
+    assert engine.weights_bytes == stages[busiest].weights_bytes  # one rule: kvplan.checkpoint.busiest_rank
+    record = {"source": ckpt.source, "basis": "checkpoint headers", "files": ckpt.files, "tensors": len(ckpt.tensors),
+              "total_bytes": ckpt.total_bytes, "busiest_rank_bytes": engine.weights_bytes, "busiest_stage": busiest,
+              "computed_rank_bytes": computed, "by_category": stages[busiest].by_category,
+              "left_out": stages[busiest].left_out, "notes": stages[busiest].notes,
+              "cast": stages[busiest].cast or None, **options}
+    return engine, record
+
+
 def cmd_plan(args) -> None:
     from kvplan.gpus import get_gpu
     from kvplan.paging import page_sequences
@@ -61,7 +141,7 @@ def cmd_plan(args) -> None:
     from kvplan.presets import resolve_model
     from kvplan.weights import check_format
 
-    spec = resolve_model(args.model)
+    spec = resolve_model(_model_arg(args.model))
     if args.weight_format:
         check_format(args.weight_format, "--weight-format")
     gpu = get_gpu(args.gpu)
@@ -71,9 +151,17 @@ def cmd_plan(args) -> None:
         raise PlanInputError("--num-gpus", f"{args.num_gpus} GPUs cannot hold TP x PP x DP = {layout.gpus}")
     engine = engine_from_args(args)
     if getattr(args, "model_loading_gib", None) is not None:
+        if getattr(args, "checkpoint", None):
+            raise PlanInputError("--checkpoint", "give --checkpoint or --model-loading-gib, not both (the weights "
+                                 "come from one)")
         engine = measured_weights(engine, args.model_loading_gib, gpu)
+    weights_from = None
+    if getattr(args, "checkpoint", None):
+        engine, weights_from = checkpoint_weights(engine, read_checkpoint(args.checkpoint), spec, layout)
     p = plan(spec, gpu, engine, layout, concurrency=args.concurrency, gpus_per_node=args.gpus_per_node)
     payload = p.model_dump()
+    if weights_from is not None:
+        payload["weights_checkpoint"] = weights_from
     if args.lengths is not None:
         paging = page_sequences(args.lengths, p.block_size, args.shared_prefix)
         payload.update(allocated_blocks=paging.allocated_blocks, allocated_slots=paging.allocated_slots,
@@ -86,6 +174,12 @@ def cmd_plan(args) -> None:
              f"  {p.verdict}",
              f"  num_blocks {p.num_blocks:,} (block {p.block_size}), GPU KV cache size: {p.kv_cache_tokens:,} tokens, "
              f"Maximum concurrency for {p.max_model_len:,} tokens per request: {p.max_concurrency:.2f}x"]
+    if weights_from is not None:
+        w = weights_from
+        lines.append(f"  weights from {w['files']} safetensors headers of {w['source']}: "
+                     f"{w['busiest_rank_bytes'] / GiB:.2f} GiB ({w['busiest_rank_bytes']:,} B) on the busiest rank "
+                     f"(kvplan's own layout: {w['computed_rank_bytes'] / GiB:.2f} GiB ({w['computed_rank_bytes']:,} B))"
+                     + (f", {w['cast']}" if w["cast"] else ""))
     for r in p.ranks:
         lines.append(f"  stage {r.pp_stage} ({r.layers} layers), per rank: KV heads {r.kv_heads}, "
                      f"{r.kv_bytes_per_token:,} B/token, pool {format_bytes(r.kv_pool_bytes)}")
@@ -166,6 +260,9 @@ def add_commands(sub) -> None:
     p.add_argument("--model-loading-gib", type=float, default=None, metavar="GIB",
                    help="vLLM's logged 'Model loading took GIB GiB' (per GPU): budget this measured figure "
                         "in place of the computed weights")
+    p.add_argument("--checkpoint", default=None, metavar="PATH_OR_HUB_ID",
+                   help="a checkpoint folder or Hub id: budget the busiest rank's weights from its safetensors "
+                        "headers (every tensor's dtype and shape; no weights read or downloaded)")
     p.add_argument("--runtime-gib", type=float, default=None, help="custom engine: runtime workspace")
     p.add_argument("--headroom-gib", type=float, default=None, help="custom engine: headroom")
     p.add_argument("--concurrency", type=int, default=None, help="sequences that must fit at once")

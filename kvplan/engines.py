@@ -25,9 +25,12 @@ profile  releases            what changes at its first release (VLLM_CHANGES key
 0.10     0.10.0-0.10.1.1     V1 ``gpu_worker.determine_available_memory``: requested - weights - torch peak - non-torch;
                              CUDA graphs captured *after* the KV cache, out of (1 - util); FlashInfer top-k/top-p
                              sampler when installed; no DCP; PIECEWISE graphs at [1, 2, 4] + range(8, 513, 8) (67,
-                             logged); NVFP4 swizzled scales kept beside the checkpoint's
+                             logged); NVFP4 swizzled scales kept beside the checkpoint's; the init snapshot is taken
+                             *before* init_worker_distributed_environment, so the NCCL communicator and custom
+                             all-reduce buffers count as non-torch (1.38 GiB at TP 2 over NVLink, VLLM_NON_TORCH)
 0.10.2   0.10.2              NVFP4 block scales swizzled in place (nvfp4_single_scales)
-0.11     0.11.0              DCP (tokens line x dcp_world_size), FULL_AND_PIECEWISE graphs (full_and_piecewise)
+0.11     0.11.0              DCP (tokens line x dcp_world_size), FULL_AND_PIECEWISE graphs (full_and_piecewise);
+                             the init snapshot after the distributed init (snapshot_after_dist_init: TP non-torch 0.55)
 0.11.1   0.11.1-0.11.2       capture sizes step 16 above 256 (capture_step_16: 51 at 512, not 67)
 0.12     0.12.0-0.13.0       triton_kernels bundled: MXFP4 MoE on Hopper takes Triton (triton_kernels_bundled);
                              --enable-prefix-caching kept for SupportsMambaPrefixCaching hybrids (mamba_prefix_caching)
@@ -37,7 +40,9 @@ profile  releases            what changes at its first release (VLLM_CHANGES key
 0.16     0.16.0              NVFP4 CUTLASS weights padded to 32 (nvfp4_weight_pad)
 0.17     0.17.0-0.17.1       the native sampler's temporaries drop ~60 % (Qwen3-14B 5.64 -> 2.23 GiB, llm-d-planner;
                              sampler_temporaries_v017); triton_kernels' value layout pads to 64 (triton_value_pad64);
-                             non-torch ~2.1 GiB at TP >= 2 (symmetric-memory all-reduce, v0.19 logs)
+                             FlashInfer all-reduce + RMSNorm fusion by default (fi_allreduce_fusion): its trtllm
+                             workspace, 3 multicast-granular buffers (3 x 512 MiB), is made during the profile run's
+                             compilation: non-torch 0.55 + 1.50 GiB at TP 2 / 4 / 8 on NVSwitch Hopper / Blackwell
 0.18     0.18.0-0.18.1       the CUDA-graph estimate is computed and printed, not subtracted (cudagraph_estimate_printed:
                              VLLM_MEMORY_PROFILER_ESTIMATE_CUDAGRAPHS=0); non-torch 0.25 GiB at TP 1 (non_torch_v018)
 0.19     0.19.0-0.19.1       AWQ dense layers through choose_mp_linear_kernel: Machete on Hopper (awq_mp_kernel)
@@ -47,7 +52,9 @@ profile  releases            what changes at its first release (VLLM_CHANGES key
 0.22     0.22.0-0.23.0       triton_kernels' value layout back to the pack sizes (triton_value_pack); dynamic-NTK
                              tables of max_position rows (dynamic_ntk_max_position); "all" mode counts the draft pages
                              (mamba_all_draft_pages)
-0.24     0.24.0-0.25.1       Marlin pads misaligned shards instead of refusing them (marlin_tile_padding)
+0.24     0.24.0              Marlin pads misaligned shards instead of refusing them (marlin_tile_padding)
+0.25     0.25.0-0.25.1       the fusion workspace on FlashInfer's mnnvl backend by default: one 512 MiB multicast
+                             buffer instead of trtllm's three (fi_allreduce_mnnvl: non-torch 1.0 GiB lower at TP >= 2)
 0.26     0.26.0-0.27.1       sliding windows hold max_concurrent_batches (2) x max_num_batched_tokens in flight
                              (swa_in_flight_batches; before: one batch, whatever PP)
 0.28     0.28.0-0.29.0       prefix caching on by default for hybrids (hybrid_prefix_caching), "align" for every
@@ -60,7 +67,8 @@ profile  releases            what changes at its first release (VLLM_CHANGES key
 
 Every earlier key still works (links, CLI) and names the run holding its own release; the runs are shorter than before
 the 2026-12 split ("0.7" was 0.6.5 - 0.9.x, "0.10" 0.10.0 - 0.10.2, "0.11" 0.11.0 - 0.16.x, "0.17" 0.17.0 - 0.20.x,
-"0.21" 0.21.0 - 0.32.x) except "0.33", which now starts at 0.32.0. ``vllm_profile_for_release("0.27.1")`` gives the
+"0.21" 0.21.0 - 0.32.x; "0.24" 0.24.0 - 0.25.1 until the FlashInfer mnnvl default split off "0.25") except "0.33", which
+now starts at 0.32.0. ``vllm_profile_for_release("0.27.1")`` gives the
 profile of any release ("0.26").
 """
 
@@ -73,7 +81,7 @@ from kvplan.sglang import SGLANG_DEFAULT_VERSION, SGLANG_PROFILES, SglangVersion
 from kvplan.units import GiB, MiB
 
 VllmVersion = Literal["0.6", "0.6.5", "0.7", "0.10", "0.10.2", "0.11", "0.11.1", "0.12", "0.14", "0.15", "0.16", "0.17", "0.18", "0.19",
-                      "0.20", "0.21", "0.22", "0.24", "0.26", "0.28", "0.30", "0.33"]
+                      "0.20", "0.21", "0.22", "0.24", "0.25", "0.26", "0.28", "0.30", "0.33"]
 VLLM_DEFAULT_VERSION: VllmVersion = "0.33"
 
 
@@ -101,7 +109,7 @@ class VllmProfile(BaseModel):
     sampler_default: Literal["flashinfer", "pytorch"]  # topk_topp_sampler.py default path
     large_tier: bool  # arg_utils.get_batch_defaults has the >= 160 GiB row (16384 / 1024)
     non_torch_single: int  # non-torch growth after the init snapshot, TP 1 (bytes, fitted)
-    non_torch_tp: int  # TP >= 2 with custom / symmetric-memory all-reduce (NVLink in one node)
+    non_torch_tp: int  # TP >= 2 with custom all-reduce (NVLink in one node), before the extras of VLLM_NON_TORCH
     non_torch_tp_no_custom_ar: int  # TP >= 2, custom all-reduce off (no P2P, across nodes, or disabled)
     non_torch_pp: int  # PP >= 2 at TP 1
     sampler_copies: dict[str, float]  # torch peak of the dummy sampler run / (num_reqs x vocab x 4 B)
@@ -131,9 +139,9 @@ def _g(x: float) -> int:
 # native sampler 0.17+: 3.72 = llm-d-planner v0.19.0 Llama-3.1-8B 1.89 (3.73), Qwen2.5-7B 2.21 (3.715),
 #   Qwen3-14B v0.17 2.23 (3.71), gemma-2-9b 3.62-3.66 (3.65-3.69).
 # non-torch: 0.13 at TP 1 (llm-d-benchmark empirical results; llm-d-planner v0.15-0.17), 0.25 from v0.18
-#   (llm-d-planner v0.18/v0.19); TP >= 2 with custom all-reduce 0.55 (llm-d-benchmark Llama-3.3-70B-FP8 TP 2),
-#   2.10 in v0.19 (Llama-3.1-8B 2.07 / 2.13, Qwen2.5-7B 2.06 / 2.13 at TP 2 / 4); custom all-reduce off 0.19
-#   (dennislee22 TP 2: 0.25 on one A100-80GB node without P2P, 0.14 on two A100-40GB nodes); PP 0.07 (v0.19).
+#   (llm-d-planner v0.18/v0.19); TP >= 2: see VLLM_NON_TORCH below (by what allocates it: the release's snapshot
+#   point, custom all-reduce, FlashInfer's fusion workspace, NCCL NVLS); custom all-reduce off 0.19 (dennislee22
+#   TP 2: 0.25 on one A100-80GB node without P2P, 0.14 on two A100-40GB nodes); PP 0.07 (v0.19).
 _NATIVE_OLD, _NATIVE_NEW, _FLASHINFER = 9.55, 3.72, 2.8
 
 # V0 (profile 0.7), fitted to its public logs (tests/test_engine_v0.py; GiB as logged):
@@ -172,6 +180,11 @@ VLLM_CHANGES: dict[str, tuple[Release, str]] = {
     "nvfp4_single_scales": ((0, 10, 2), ("quantization/modelopt.py: the swizzled NVFP4 block scales replace "
                                          "weight_scale (vllm#23379) in 0.10.2; 0.10.1.1 keeps weight_scale_swizzled / "
                                          "w13_blockscale_swizzled beside the checkpoint's")),
+    "snapshot_after_dist_init": ((0, 11, 0), ("v1/worker/gpu_worker.py init_device: MemorySnapshot() after "
+                                              "init_worker_distributed_environment in 0.11.0 ('Initialize the "
+                                              "distributed environment BEFORE taking memory snapshot. This ensures "
+                                              "NCCL buffers are allocated before we measure'); 0.10.2 takes it before, "
+                                              "so the NCCL communicator and custom all-reduce buffers are non-torch")),
     "full_and_piecewise": ((0, 11, 0), "FULL_AND_PIECEWISE CUDA graphs by default (0.11.0 wheel, config/compilation.py)"),
     "decode_context_parallel": ((0, 11, 0), "--decode-context-parallel-size (0.11.0 wheel, kv_cache_utils.py x dcp)"),
     "capture_step_16": ((0, 11, 1), ("config/vllm.py _set_cudagraph_sizes: [1, 2, 4] + range(8, 256, 8) + range(256, "
@@ -194,6 +207,11 @@ VLLM_CHANGES: dict[str, tuple[Release, str]] = {
                                         "multiples of 64': the 0.17.0 - 0.21.0 bundle (one file, md5 b8eeed8a)")),
     "sampler_temporaries_v017": ((0, 17, 0), ("v1/sample/ops/topk_topp_sampler.py rewritten in 0.17.0; fitted 3.72 "
                                               "copies (llm-d-planner v0.17 / v0.19 logs, see _NATIVE_NEW)")),
+    "fi_allreduce_fusion": ((0, 17, 0), ("config/vllm.py enable_allreduce_rms_fusion (TP > 1, CUDA, flashinfer "
+                                         "installed, capability 90 / 100, DP == 1 and PP == 1) sets pass_config."
+                                         "fuse_allreduce_rms in 0.17.0 (0.16.0: enable_fi_allreduce_fusion off by "
+                                         "default); the pass makes FlashInfer's workspace while compiling in the "
+                                         "profile run (VLLM_FI_AR_WORKSPACE_BYTES)")),
     "cudagraph_estimate_printed": ((0, 18, 0), ("gpu_model_runner.py profile_cudagraph_memory first in 0.18.0; envs.py "
                                                 "VLLM_MEMORY_PROFILER_ESTIMATE_CUDAGRAPHS default '0' in 0.18.x / 0.19.x")),
     "non_torch_v018": ((0, 18, 0), ("fitted: non-torch 0.13 GiB at TP 1 in the llm-d-planner v0.15 - v0.17 logs, "
@@ -224,6 +242,10 @@ VLLM_CHANGES: dict[str, tuple[Release, str]] = {
                                            "caching' (config/model.py) but 'keep it opt-in for now' (and not "
                                            "is_hybrid); through 0.25.1 'Hybrid models do not support prefix caching "
                                            "since the feature is still experimental'")),
+    "fi_allreduce_mnnvl": ((0, 25, 0), ("distributed/device_communicators/flashinfer_all_reduce.py "
+                                        "_resolve_fi_ar_backend: 'Default to mnnvl for both single- and multi-node "
+                                        "setups' in 0.25.0 (0.24.0: trtllm on one node, vllm#35772); the quant "
+                                        "workspace aliases the same backend's")),
     "swa_in_flight_batches": ((0, 26, 0), ("v1/kv_cache_interface.py SlidingWindowSpec / ChunkedLocalAttentionSpec "
                                            "size with VllmConfig.max_in_flight_tokens = max_concurrent_batches x "
                                            "max_num_batched_tokens (2 with the default async scheduling) in 0.26.0")),
@@ -239,6 +261,17 @@ VLLM_CHANGES: dict[str, tuple[Release, str]] = {
     "mrope_positions_factor": ((0, 32, 0), ("rotary_embedding/mrope.py cache_max_position_num = max_position x "
                                             "positions_factor (qwen3_vl.py mrope_positions_factor) in 0.32.0; x 4 "
                                             "through 0.31.0")),
+    "mla_flashinfer_blackwell": ((0, 17, 0), ("platforms/cuda.py check_and_update_config: on Blackwell (sm100) an MLA "
+                                              "model with qk_nope_head_dim 128 defaults to FLASHINFER_MLA (block 64) "
+                                              "in the 0.17.0 wheel; CUTLASS_MLA (block 128) in 0.11.x")),
+    "moe_workspace_manager": ((0, 17, 0), ("model_executor/layers/fused_moe/modular_kernel.py takes its expert "
+                                           "workspaces from v1/worker/workspace.py current_workspace_manager() (a "
+                                           "buffer that grows and is kept) in the 0.17.0 wheel; 0.11.1: torch.empty "
+                                           "per call, freed before the sampler run")),
+    "mla_backend_block_size": ((0, 18, 0), ("platforms/interface.py update_block_size_for_backend: the block size is "
+                                            "the selected backend's get_preferred_block_size(16) in 0.18.0 (no MLA "
+                                            "block forcing in check_and_update_config): FLASH_ATTN_MLA first on "
+                                            "Hopper (MultipleOf(16): 16), FLASHINFER_MLA on sm100 ([32, 64]: 32)")),
 }
 
 # Changes inside a profile's run because no plan can see them: kvplan's V0 engine refuses multimodal models (kvplan.vllm_v0),
@@ -272,9 +305,11 @@ def _v1(version: str, releases: str, first: Release, non_torch: tuple[float, flo
         sampler_copies={"pytorch": native, "flashinfer": _FLASHINFER}, source=source)
 
 
-# fitted non-torch GiB (see above): 0.10 - 0.17 at TP 1 0.13; from 0.18 0.25; TP >= 2 0.55 / 0.19 up to 0.16, 2.10 /
-# 0.25 from 0.17 (v0.19 logs; 0.17 / 0.18 not logged at TP >= 2, taken as 0.19); PP 0.13, then 0.07 (v0.19)
-_NT_OLD, _NT_017, _NT_018 = (0.13, 0.55, 0.19, 0.13), (0.13, 2.10, 0.25, 0.07), (0.25, 2.10, 0.25, 0.07)
+# fitted non-torch GiB (TP 1, TP >= 2 with custom all-reduce, without it, PP; see VLLM_NON_TORCH for TP >= 2):
+# TP 1 0.13 through 0.17, 0.25 from 0.18; TP >= 2 0.55 + 0.83 (the NCCL communicator, counted) in 0.10.x, 0.55 from
+# 0.11; custom all-reduce off 0.19 through 0.16, 0.25 from 0.17 (not logged at TP >= 2 since); PP 0.13, then 0.07 (v0.19)
+_NT_010 = (0.13, 0.55 + 0.83, 0.19, 0.13)
+_NT_OLD, _NT_017, _NT_018 = (0.13, 0.55, 0.19, 0.13), (0.13, 0.55, 0.25, 0.07), (0.25, 0.55, 0.25, 0.07)
 _WHEEL = "vllm {} wheel (VLLM_CHANGES); "
 
 VLLM_PROFILES: dict[str, VllmProfile] = {
@@ -302,10 +337,10 @@ VLLM_PROFILES: dict[str, VllmProfile] = {
         non_torch_pp=_g(0.13), sampler_copies={"pytorch": _V0_SAMPLER, "flashinfer": _FLASHINFER}, engine_core="V0",
         source="vllm 0.6.6.post1 / 0.7.3 / 0.8.5 / 0.9.2 wheels: worker/worker.py, worker/model_runner.py, "
                "engine/arg_utils.py, executor/executor_base.py, worker/cache_engine.py (kvplan.vllm_v0)"),
-    "0.10": _v1("0.10", "0.10.0 - 0.10.1.1", (0, 10, 0), _NT_OLD,
+    "0.10": _v1("0.10", "0.10.0 - 0.10.1.1", (0, 10, 0), _NT_010,
                 "dennislee22/vLLM-benchmarking logs (0.10.1.1), vLLM #23278 (0.10.1); budget as in the 0.11 wheel's "
                 "gpu_worker.determine_available_memory (research note engines-memory.md)"),
-    "0.10.2": _v1("0.10.2", "0.10.2", (0, 10, 2), _NT_OLD, _WHEEL.format("0.10.2") + "other rules as 0.10"),
+    "0.10.2": _v1("0.10.2", "0.10.2", (0, 10, 2), _NT_010, _WHEEL.format("0.10.2") + "other rules as 0.10"),
     "0.11": _v1("0.11", "0.11.0", (0, 11, 0), _NT_OLD,
                 "vllm 0.11.0 wheel (gpu_worker.py, kv_cache_utils.py); vllm-project/recipes Kimi-K2-Think.md (DCP x8 "
                 "tokens line); vLLM #27508; llm-d/llm-d #787"),
@@ -328,7 +363,9 @@ VLLM_PROFILES: dict[str, VllmProfile] = {
     "0.21": _v1("0.21", "0.20.1 - 0.21.0", (0, 20, 1), _NT_018,
                 _WHEEL.format("0.20.1 / 0.20.2 / 0.21.0") + "vLLM #45178 (estimate subtracted)"),
     "0.22": _v1("0.22", "0.22.0 - 0.23.0", (0, 22, 0), _NT_018, _WHEEL.format("0.22.0 / 0.22.1 / 0.23.0")),
-    "0.24": _v1("0.24", "0.24.0 - 0.25.1", (0, 24, 0), _NT_018, _WHEEL.format("0.24.0 / 0.25.0 / 0.25.1")),
+    "0.24": _v1("0.24", "0.24.0", (0, 24, 0), _NT_018, _WHEEL.format("0.24.0")),
+    "0.25": _v1("0.25", "0.25.0 - 0.25.1", (0, 25, 0), _NT_018,
+                _WHEEL.format("0.25.0 / 0.25.1") + "distributed/device_communicators/flashinfer_all_reduce.py (mnnvl)"),
     "0.26": _v1("0.26", "0.26.0 - 0.27.1", (0, 26, 0), _NT_018,
                 _WHEEL.format("0.26.0 / 0.27.0 / 0.27.1") + "gpustack/runner PR #251 (0.27.1 log: estimate "
                 "applied); vLLM #50780"),
@@ -475,10 +512,38 @@ def gpu_arch(gpu_name: str) -> str:
 
 
 def vllm_mla_block_size(gpu_name: str) -> int:
-    """The KV block size vLLM forces for MLA on this GPU: FlashMLA 64 (Hopper), CUTLASS MLA 128 (B200/B300),
-    16 elsewhere (Triton MLA on Ampere/Ada; FlashMLA needs sm90). vllm/platforms/cuda.py check_and_update_config.
+    """The KV block size vLLM forces for MLA on this GPU through 0.16: FlashMLA 64 (Hopper), CUTLASS MLA 128 (B200/B300),
+    16 elsewhere (Triton MLA on Ampere/Ada; FlashMLA needs sm90). vllm/platforms/cuda.py check_and_update_config;
+    by release: ``vllm_mla_default_block_size``.
     Worked number: H200 -> 64 (Kimi-K2 TP8: 715,072 tokens = 11,173 blocks x 64)."""
     return VLLM_MLA_BLOCK_SIZE_BY_ARCH[gpu_arch(gpu_name)]
+
+
+def vllm_mla_default_block_size(gpu_name: str, vllm_version: str, kv_quantized: bool = False,
+                                qk_nope_head_dim: int = 128) -> int:
+    """The KV block size vLLM picks for a (dense, non-hybrid) MLA model by release, GPU and KV dtype.
+
+    Through 0.16 the forced table of ``vllm_mla_block_size`` (FlashMLA 64 on Hopper, CUTLASS MLA 128 on sm100).
+    0.17.0 (``mla_flashinfer_blackwell``, platforms/cuda.py check_and_update_config): on sm100 a model with
+    qk_nope_head_dim 128 gets FLASHINFER_MLA, forced to 64. From 0.18.0 (``mla_backend_block_size``,
+    platforms/interface.py update_block_size_for_backend) the block is the first valid backend's
+    ``get_preferred_block_size(16)`` (v1/attention/backend.py: 16 if the backend takes it, else its smallest size)
+    in platforms/cuda.py _get_backend_priorities order: Hopper FLASH_ATTN_MLA (capability 9, KV dtypes auto /
+    float16 / bfloat16 only, ``[MultipleOf(16)]``) -> 16, with an fp8 KV cache FLASHMLA ``[64]`` -> 64; sm100
+    FLASHINFER_MLA (qk_nope_head_dim in 64 / 128 / 192, ``[32, 64]``) -> 32, else CUTLASS_MLA ``[128]``;
+    elsewhere TRITON_MLA ``[MultipleOf(16)]`` -> 16 (0.18.0 / 0.21.0 / 0.33.0 wheels).
+    Worked number: DeepSeek-V2-Lite on an H100, 0.19.0: "Using FLASH_ATTN_MLA attention backend", 1,505,552
+    tokens = 94,097 blocks x 16 (not a multiple of 64; llm-d-planner v0.19.0 log)."""
+    arch = gpu_arch(gpu_name)
+    if not vllm_has(vllm_version, "mla_flashinfer_blackwell"):
+        return vllm_mla_block_size(gpu_name)
+    if not vllm_has(vllm_version, "mla_backend_block_size"):
+        return 64 if arch == "sm100" and qk_nope_head_dim == 128 else vllm_mla_block_size(gpu_name)
+    if arch == "sm90":
+        return 64 if kv_quantized else 16
+    if arch == "sm100":
+        return 32 if qk_nope_head_dim in (64, 128, 192) else 128
+    return 16
 
 
 def batch_defaults(gpu_name: str, device_bytes: int, engine: EngineConfig) -> tuple[int, int]:
@@ -529,12 +594,99 @@ def cuda_graph_bytes(prof: VllmProfile, engine: EngineConfig, max_num_seqs: int,
     return VLLM_CUDA_GRAPH_FIRST_BYTES + sum(max(n - 1, 0) for n in counts) * VLLM_CUDA_GRAPH_PER_GRAPH_BYTES
 
 
-def non_torch_bytes(prof: VllmProfile, engine: EngineConfig, tp: int, pp: int, nvlink: bool) -> tuple[int, str]:
-    """Non-torch memory growth vLLM measures after its init snapshot, per rank (fitted; see the profile)."""
+# VLLM_NON_TORCH -- non-torch memory at TP >= 2 (memory_profiling non_torch_increase: device memory used outside
+# torch's allocator, grown between the init snapshot and the end of the profile run), by what allocates it. Read in the
+# wheels (VLLM_CHANGES) and fitted to public logs (tests/test_engine_nontorch.py; GiB as logged, kvplan before -> after):
+# - base, custom all-reduce on (NVLink in one node): 0.55, llm-d/llm-d-benchmark config_explorer/empirical-vllm-memory-
+#   results.md (2026-01, a 0.11 - 0.16 release: "Free memory on device: 77.64/79.18 GiB on startup" at TP 2 vs 78.57 at
+#   TP 1, i.e. snapshot after the NCCL init; 9.55-copy sampler) Llama-3.3-70B-FP8 TP 2 on H100: 0.55 (0.55 -> 0.55).
+# - 0.10.x (snapshot before init_worker_distributed_environment): + 0.83 for the NCCL communicator and custom all-reduce
+#   buffers made at init, fitted to the one 0.10.2 NVLink log (search index file 7292846353: Qwen3-Next-80B-A3B TP 2 on
+#   H200, "1.38 GiB for non-torch memory": 0.55 -> 1.38). Independent check: the v0.19.0 init snapshots (llm-d-planner
+#   results_raw.csv) hold 1.02 GiB more at TP 2 than at TP 1 (cuda_memory 1.53 vs 0.51); less 0.11+'s 64 MiB custom
+#   all-reduce and 64 MiB symmetric-memory buffers that is 0.89; PP 2 alone (one NCCL communicator) 0.92.
+#   The one 0.10 TP 4 NVLink log (vllm PR #21429, a 0.10.0 dev build, H200, 2.04) is missed: 0.55 -> 1.50 (-0.54).
+# - TP > 2 over NVSwitch (Hopper / Blackwell): + 0.12 (VLLM_NCCL_NVLS_BYTES) for NCCL's NVLS buffers, connected at the
+#   profile run's first all-reduce too large for custom / symmetric-memory all-reduce (NCCL >= 2.22 connects lazily; it
+#   enables NVLS only above 2 ranks: vllm#9699); fitted to the five v0.19.0 TP 4 H100 logs (2.13 - 2.21, mean 2.17, less
+#   the TP 2 figure 2.05); taken as the same at TP 8 (no TP 8 log).
+# - 0.17+ (fi_allreduce_fusion), TP 2 / 4 / 8, NVSwitch Hopper / Blackwell, compiled (not --enforce-eager), DP = PP = 1
+#   through 0.20.x: FlashInfer's all-reduce fusion workspace, created by AllReduceFusionPass while the profile run
+#   compiles (v0.19.0 log: "Initialized FlashInfer All Reduce workspace: backend=trtllm ..." between the init snapshot
+#   and "Memory profiling takes"). VLLM_FI_AR_WORKSPACE_BYTES: 1.50 GiB on trtllm, 0.50 on mnnvl (0.25+). The v0.19.0
+#   H100 TP 2 logs (2.06 - 2.11, ten runs, hidden 2048 - 8192) and TP 4 (2.13 - 2.21) are 0.55 + 1.50 (+ 0.12): within
+#   0.06 GiB (before, one fitted 2.10: within 0.04), a workspace independent of the hidden size, as the multicast
+#   granularity makes it. The 0.26.0 GB200 TP 4 log (mnnvl, search index file 61511710941) is 0.95: 2.10 -> 1.17 (+0.22).
+VLLM_NCCL_NVLS_BYTES = _g(0.12)
+# flashinfer/comm (0.6.4 - 0.7.2, the versions vLLM 0.17 - 0.33 pin): the trtllm workspace is three SymmDeviceMemory
+# buffers (buffer tp x T x hidden x 2 B, flags tp x 256 x 4 B, lamport 3 x tp x T x hidden x 2 B; T = min(
+# FI_ALLREDUCE_FUSION_MAX_SIZE_MB[capability][tp] MiB // (hidden x 2), max_num_batched_tokens), at most 384 MiB at the
+# default thresholds: 64 MiB x 2 ranks x 3), each rounded up to cuMulticastGetGranularity(RECOMMENDED), 512 MiB on H100
+# (NCCL's choice, per the mojoccl notes, search index file 66424678150); mnnvl is one McastGPUBuffer of the same
+# rounding. Assumed the same granularity on Blackwell.
+VLLM_MULTICAST_GRANULE_BYTES = 512 * MiB
+VLLM_FI_AR_WORKSPACE_BYTES = {"trtllm": 3 * VLLM_MULTICAST_GRANULE_BYTES, "mnnvl": VLLM_MULTICAST_GRANULE_BYTES}
+# FI_SUPPORTED_WORLD_SIZES (config/compilation.py flashinfer_max_size: [2, 4, 8]; 16 only multi-node mnnvl, not modeled)
+VLLM_FI_AR_WORLD_SIZES = (2, 4, 8)
+# enable_allreduce_rms_fusion requires DP == 1 and PP == 1 in 0.17.0 - 0.20.2 (vllm#34458, #35426); 0.21.0 drops both.
+# The "0.21" profile (0.20.1 - 0.21.0) follows its first release, 0.20.1: a TP x PP / TP x DP plan on 0.21.0 itself
+# misses the 1.50 GiB workspace (not a profile split: the table is split by the other changes).
+VLLM_FI_AR_ANY_DP_PP = (0, 21, 0)
+
+
+def gpu_multicast(gpu_name: str, interconnect: str) -> bool:
+    """Whether the GPU sits on an NVSwitch fabric with NVLink multicast (NVLS, FlashInfer's symmetric memory): a
+    Hopper / Blackwell part whose catalog interconnect is NVLink itself, not PCIe with an NVLink bridge (H100 PCIe / NVL
+    pairs: no multicast; FlashInfer then disables the fusion pass, "expected on GPUs without NVSwitch").
+    Worked example: ("H100-SXM", "NVLink 4 900 GB/s") -> True; ("H100-NVL", "PCIe 5.0 x16 (+NVLink bridge ...)") -> False."""
+    return gpu_arch(gpu_name) in ("sm90", "sm100") and interconnect.strip().upper().startswith("NVLINK")
+
+
+def fi_allreduce_backend(prof: VllmProfile) -> str | None:
+    """FlashInfer all-reduce fusion backend of a profile's default: None before 0.17, "trtllm" (0.17.0 env default;
+    0.19 - 0.24 "auto" picks trtllm on one node), "mnnvl" from 0.25.0."""
+    if prof.engine_core == "V0" or not _has(prof.first_release, "fi_allreduce_fusion"):
+        return None
+    return "mnnvl" if _has(prof.first_release, "fi_allreduce_mnnvl") else "trtllm"
+
+
+def fi_allreduce_workspace_bytes(prof: VllmProfile, engine: EngineConfig, tp: int, pp: int, dp: int,
+                                 multicast: bool) -> int:
+    """FlashInfer's all-reduce + RMSNorm fusion workspace a rank holds after the profile run (0 where vLLM makes none).
+    Conditions: config/vllm.py enable_allreduce_rms_fusion (TP > 1, capability 90 / 100 family, DP = PP = 1 before
+    0.21.0), compiled (--enforce-eager sets CompilationMode.NONE), a supported world size, and multicast (SymmDeviceMemory
+    raises "Device does not support multicasting" otherwise). Worked number: 0.19, H100-SXM TP 2 -> 3 x 512 MiB."""
+    backend = fi_allreduce_backend(prof)
+    if backend is None or engine.enforce_eager or not multicast or tp not in VLLM_FI_AR_WORLD_SIZES:
+        return 0
+    if prof.first_release < VLLM_FI_AR_ANY_DP_PP and (pp > 1 or dp > 1):
+        return 0
+    return VLLM_FI_AR_WORKSPACE_BYTES[backend]
+
+
+def non_torch_bytes(prof: VllmProfile, engine: EngineConfig, tp: int, pp: int, nvlink: bool, multicast: bool = False,
+                    dp: int = 1) -> tuple[int, str]:
+    """Non-torch memory growth vLLM measures after its init snapshot, per rank (see VLLM_NON_TORCH above).
+
+    TP >= 2: the profile's base (custom all-reduce on / off) + NCCL NVLS buffers above 2 ranks on NVSwitch + FlashInfer's
+    fusion workspace (0.17+). Worked number: 0.19, H100-SXM TP 4 -> 0.55 + 0.12 + 1.50 = 2.17 GiB (logged 2.13 - 2.21).
+    ``multicast``: kvplan.engines.gpu_multicast of the GPU (False keeps the pre-2026-12 figures: V0, unknown GPUs)."""
     if tp > 1:
+        parts = []
         if engine.disable_custom_all_reduce or not nvlink:
-            return prof.non_torch_tp_no_custom_ar, "TP >= 2, custom all-reduce off (no P2P / NVLink, or disabled)"
-        return prof.non_torch_tp, "TP >= 2: NCCL and custom / symmetric-memory all-reduce buffers"
+            base, why = prof.non_torch_tp_no_custom_ar, "TP >= 2, custom all-reduce off (no P2P / NVLink, or disabled)"
+        else:
+            base = prof.non_torch_tp
+            why = ("TP >= 2: NCCL communicator and custom all-reduce buffers (init snapshot before the distributed init)"
+                   if prof.engine_core == "V1" and not _has(prof.first_release, "snapshot_after_dist_init")
+                   else "TP >= 2: NCCL and custom / symmetric-memory all-reduce buffers")
+        nvls = VLLM_NCCL_NVLS_BYTES if multicast and tp > 2 and prof.engine_core == "V1" else 0
+        if nvls:
+            parts.append(f"+ {nvls / _GIB:.2f} NCCL NVLS buffers above 2 ranks")
+        fi = fi_allreduce_workspace_bytes(prof, engine, tp, pp, dp, multicast)
+        if fi:
+            parts.append(f"+ {fi / _GIB:.2f} FlashInfer all-reduce fusion workspace ({fi_allreduce_backend(prof)})")
+        return base + nvls + fi, " ".join([why, *parts])
     if pp > 1:
         return prof.non_torch_pp, "PP >= 2 at TP 1"
     return prof.non_torch_single, "one GPU: cuBLAS / NCCL workspaces grown after the snapshot"

@@ -10,6 +10,8 @@ Rules (vLLM's, which SGLang and TensorRT-LLM share for KV):
 - PP: ``num_layers // pp`` per stage, the remainder one each to the stages before the last
   (vLLM ``get_pp_indices``: 94 layers over 4 stages -> 23, 24, 24, 23). Embeddings live on the first
   stage, the final norm and lm_head on the last (a tied lm_head is a second copy there).
+  An engine that splits otherwise (SGLang's get_pp_indices, kvplan.sglang.pp_partition) passes its own
+  ``Layout.pp_split``.
 - Experts: split over tp x dp ranks by intermediate size, or, with expert parallelism, as whole
   experts, ``cdiv(E, tp x dp)`` on the busiest rank. Attention and dense weights are per DP replica.
 """
@@ -53,6 +55,9 @@ class Layout:
     ep: bool = False
     attn_dp: int = 1
     dense_tp: int | None = None
+    # Layers per pipeline stage when the engine splits them otherwise than vLLM (SGLang get_pp_indices,
+    # kvplan.sglang.pp_partition; SGLANG_PP_LAYER_PARTITION); None: vLLM's rule (pp_partition).
+    pp_split: tuple[int, ...] | None = None
 
     @property
     def attn_tp(self) -> int:
@@ -82,25 +87,33 @@ def check_layout(spec: ModelSpec, layout: Layout) -> None:
                              f"{tp} and num_key_value_heads ({nkv}) must divide one another (vLLM asserts this)")
     if layout.pp > spec.num_hidden_layers:
         raise PlanInputError("pipeline_parallel_size", f"{layout.pp} stages for {spec.num_hidden_layers} layers")
+    if layout.pp_split is not None and (len(layout.pp_split) != layout.pp or sum(layout.pp_split) != len(spec.layers)
+                                        or min(layout.pp_split) < 1):
+        raise PlanInputError("pipeline_parallel_size", f"layer split {list(layout.pp_split)} must give each of the "
+                             f"{layout.pp} stages at least one of the {len(spec.layers)} layers")
 
 
-def pp_partition(num_layers: int, pp: int) -> list[int]:
-    """Layers per stage, vLLM's rule: 94 over 4 -> [23, 24, 24, 23]."""
+def pp_partition(num_layers: int, pp: int, split: tuple[int, ...] | None = None) -> list[int]:
+    """Layers per stage, vLLM's rule: 94 over 4 -> [23, 24, 24, 23] (``split``: an engine's own, as given)."""
+    if split is not None:
+        return list(split)
     parts = [num_layers // pp] * pp
     for i in range(2, num_layers % pp + 2):
         parts[-i] += 1
     return parts
 
 
-def stage_layers(spec: ModelSpec, pp: int, stage: int) -> tuple[DecoderLayer, ...]:
-    parts = pp_partition(len(spec.layers), pp)
+def stage_layers(spec: ModelSpec, pp: int, stage: int, split: tuple[int, ...] | None = None
+                 ) -> tuple[DecoderLayer, ...]:
+    parts = pp_partition(len(spec.layers), pp, split)
     start = sum(parts[:stage])
     return spec.layers[start:start + parts[stage]]
 
 
-def stage_distinct(spec: ModelSpec, pp: int, stage: int) -> list[tuple[DecoderLayer, int]]:
+def stage_distinct(spec: ModelSpec, pp: int, stage: int, split: tuple[int, ...] | None = None
+                   ) -> list[tuple[DecoderLayer, int]]:
     """(layer, count) pairs of one pipeline stage, computed once per spec."""
-    return spec.memo(("stage", pp, stage), lambda: distinct_layers(stage_layers(spec, pp, stage)))
+    return spec.memo(("stage", pp, stage, split), lambda: distinct_layers(stage_layers(spec, pp, stage, split)))
 
 
 def uses_mla(spec: ModelSpec) -> bool:
@@ -208,10 +221,10 @@ def _rank_weight_bytes(spec: ModelSpec, layout: Layout, stage: int, weight_forma
     if first:
         total += sum(_rank_bytes("embeddings", c, fmt, top, base, base_bytes, tp, spec) for c in spec.embeddings)
         total += sum(_rank_bytes("other", c, fmt, top, base, base_bytes, tp, spec) for c in spec.other)
-    parts = pp_partition(len(spec.layers), layout.pp)
+    parts = pp_partition(len(spec.layers), layout.pp, layout.pp_split)
     start = sum(parts[:stage])
     groups = (layer_groups(spec, start, start + parts[stage]) if use_overrides
-              else [(layer, n, None) for layer, n in stage_distinct(spec, layout.pp, stage)])
+              else [(layer, n, None) for layer, n in stage_distinct(spec, layout.pp, stage, layout.pp_split)])
     for layer, n, mine in groups:
         for category in ("attention", "mlp", "router", "norms", "other"):
             # SGLang DP attention: attention over tp // dp; a MoE model's dense MLP layers over --moe-dense-tp-size

@@ -29,7 +29,7 @@ from kvplan.errors import PlanInputError
 from kvplan.gpus import GPU_CATALOG, GpuSpec
 from kvplan.kv import kv_dtype_bytes
 from kvplan.parallel import Layout, rank_weight_bytes
-from kvplan.plan import decode_bound, plan
+from kvplan.plan import decode_bound, plan, vllm_auto_dtype
 from kvplan.spec import ModelSpec
 
 TP_CHOICES = (1, 2, 4, 8)
@@ -158,7 +158,8 @@ def pick_gpus(spec: ModelSpec, max_model_len: int, concurrency: int, engine: Eng
         """Weight bytes of the heaviest stage's rank, or the refusal's message where the format is refused."""
         if layout not in heaviest_by_layout:
             try:
-                heaviest_by_layout[layout] = max(rank_weight_bytes(spec, layout, s, engine.weight_format)
+                weight_format = vllm_auto_dtype(spec, engine).weight_format  # vLLM serves an fp32 checkpoint in bf16
+                heaviest_by_layout[layout] = max(rank_weight_bytes(spec, layout, s, weight_format)
                                                  for s in range(layout.pp))
             except PlanInputError as exc:
                 heaviest_by_layout[layout] = exc.message

@@ -12,6 +12,7 @@ custom: pool = total - weights - runtime - headroom (the seed's budget).
 Worked number (test_engine_logs): Qwen3-14B, 6.51 GiB of KV -> 2666 blocks -> 42,656 tokens, 1.30x at 32,768.
 """
 
+import dataclasses
 import functools
 import math
 import operator
@@ -20,8 +21,9 @@ from pydantic import BaseModel, ConfigDict
 
 from kvplan import sglang, vllm_v0
 from kvplan.engines import (
-    VLLM_BLOCK_SIZE, VLLM_CONTEXT_BYTES, EngineConfig, VllmProfile, batch_defaults, cuda_graph_bytes, gpu_arch, non_torch_bytes,
-    sampler_path, vllm_has, vllm_mla_block_size, vllm_profile,
+    VLLM_BLOCK_SIZE, VLLM_CONTEXT_BYTES, EngineConfig, VllmProfile, batch_defaults, cuda_graph_bytes, gpu_arch,
+    gpu_multicast, non_torch_bytes, sampler_path, vllm_has, vllm_mla_block_size, vllm_mla_default_block_size,
+    vllm_profile,
 )
 from kvplan.errors import PlanInputError
 from kvplan.gpus import GpuSpec
@@ -33,6 +35,7 @@ from kvplan.parallel import (
 )
 from kvplan.spec import DecoderLayer, Linear, ModelSpec
 from kvplan.units import DTYPE_BITS, GiB, cdiv
+from kvplan.weights import FLOAT_FORMATS, resolve_format
 from kvplan.vllm_layouts import (
     fp8_block_refusal, marlin_refusal, vllm_mxfp4_extra_bytes, vllm_quant_layout_extra_bytes, vllm_rope_cache_bytes,
 )
@@ -328,15 +331,16 @@ def _unify_pages(pages: dict, block_size: int) -> tuple[dict, dict]:
 
 
 def activation_estimate(spec: ModelSpec, tp: int, tokens: int, num_reqs: int, act_b: int,
-                        sampler_copies: float = 3.72, last_stage: bool = True) -> int:
+                        sampler_copies: float = 3.72, last_stage: bool = True, moe_workspace: int = 0) -> int:
     """Torch peak of vLLM's profile run: ``GPUModelRunner.profile_run`` = ``_dummy_run(max_num_batched_tokens)``
     then ``_dummy_sampler_run`` over ``num_reqs = min(tokens, max_num_seqs)`` rows (last PP stage only).
 
     forward = tokens x (4 x hidden + this rank's q/k/v width + widest MLP (gate + up, top-k experts)) x act_b;
     sampler = num_reqs x vocab x 4 B (fp32 logits) x ``sampler_copies`` (the sampler's temporaries, fitted per
     version: see kvplan.engines) + tokens x hidden x act_b (the dummy run's hidden states, still alive).
-    The sampler part is not divided by TP (every rank gathers the whole vocab).
-    peak = max(forward, sampler). Worked number: Llama-3.1-8B, 8192 tokens, 1024 seqs, v0.19 (3.72 copies):
+    The sampler part is not divided by TP (every rank gathers the whole vocab). ``moe_workspace``: the fused-MoE
+    buffers the dummy run leaves held (``vllm_moe_workspace_bytes``), under the sampler's peak.
+    peak = max(forward, sampler + moe_workspace). Worked number: Llama-3.1-8B, 8192 tokens, 1024 seqs, v0.19 (3.72 copies):
     1024 x 128,256 x 4 x 3.72 + 8192 x 4096 x 2 = 1.88 GiB (logged 1.89 GiB at TP 1, 2 and 4).
     """
     attn_w, mlp_w = spec.memo("widths", lambda: _widths(spec))
@@ -344,7 +348,36 @@ def activation_estimate(spec: ModelSpec, tp: int, tokens: int, num_reqs: int, ac
     if not last_stage:
         return forward
     sampler = int(num_reqs * spec.vocab_size * 4 * sampler_copies) + tokens * spec.hidden_size * act_b
-    return max(forward, sampler)
+    return max(forward, sampler + moe_workspace)
+
+
+def vllm_moe_workspace_bytes(spec: ModelSpec, tp: int, tokens: int, act_b: int, ep: bool = False) -> int:
+    """The fused-MoE workspace a vLLM profile run leaves allocated (unquantized experts on TritonExperts).
+
+    vllm 0.17.0 - 0.33.0 model_executor/layers/fused_moe/modular_kernel.py ``_allocate_buffers`` takes
+    workspace13 and workspace2 from ``current_workspace_manager().get_simultaneous`` (v1/worker/workspace.py: one
+    buffer that grows and stays), so the dummy run's workspace is still held when ``_dummy_sampler_run`` peaks.
+    Shapes (experts/triton_moe.py ``TritonExperts.workspace_shapes``, fused_moe.py in 0.17 / 0.18): workspace1
+    (M, topk, max(N / 2, K)) shared with the output (M, K), workspace2 (M, topk, max(N, K)), in the activation dtype,
+    M = the dummy run's tokens, N = this rank's gate + up width (2 x moe_intermediate / tp; whole under EP), K =
+    hidden. bytes = (max(M x topk x max(N / 2, K), M x K) + M x topk x max(N, K)) x act_b, the widest MoE layer.
+    Worked number: Qwen3-30B-A3B (K 2048, N 1536, top-8), 8192 tokens, bf16: (8192 x 8 x 2048 + 8192 x 8 x 2048) x
+    2 = 536,870,912 B = 0.5 GiB, the llm-d-planner v0.19.0 log's torch peak 2.68 GiB less kvplan's sampler 2.19."""
+    best = 0
+    for layer, _ in stage_distinct(spec, 1, 0):
+        if layer.experts is None:
+            continue
+        shard = 1 if ep else tp
+        up = [c for c in layer.experts.linears if not c.name.endswith("down_proj")]
+        down = [c for c in layer.experts.linears if c.name.endswith("down_proj")]
+        if not up or not down:
+            continue
+        n = sum(cdiv(c.out_features, shard) for c in up)
+        act_out = cdiv(down[0].in_features, shard)
+        k = down[0].out_features
+        topk = layer.experts.num_experts_per_tok
+        best = max(best, (max(tokens * topk * max(act_out, k), tokens * k) + tokens * topk * max(n, k)) * act_b)
+    return best
 
 
 def _widths(spec: ModelSpec) -> tuple[int, int]:
@@ -361,6 +394,58 @@ def _widths(spec: ModelSpec) -> tuple[int, int]:
 
 
 # ----------------------------------------------------------------------------- the plan
+
+
+def _vllm_mla_block_size(spec: ModelSpec, gpu_name: str, engine: EngineConfig) -> int:
+    """vLLM's default block for an MLA model (kvplan.engines.vllm_mla_default_block_size) when every layer is plain
+    MLA; a sparse (indexer) or hybrid MLA model keeps the forced per-GPU table (their backends are not modelled)."""
+    caches = [layer.cache for layer in spec.layers]
+    if any(c.kind != "mla" for c in caches):
+        return vllm_mla_block_size(gpu_name)
+    quantized = kv_dtype_bytes(spec, engine.kv_cache_dtype) == 1
+    return vllm_mla_default_block_size(gpu_name, engine.vllm_version, quantized, caches[0].qk_nope_head_dim)
+
+
+def vllm_auto_dtype(spec: ModelSpec, engine: EngineConfig) -> EngineConfig:
+    """vLLM's ``--dtype auto`` for an unquantized float32 checkpoint: served in 16 bits, not 32.
+
+    vllm/config/model.py ``_resolve_auto_dtype`` (0.17.0 / 0.33.0 wheels): "Downcast for float32 models":
+    ``config_dtype = preferred_dtype``, the first of ``current_platform.supported_dtypes`` (platforms/cuda.py:
+    ``[bfloat16, float16, float32]`` from sm80, ``[float16, float32]`` on sm60 - sm75); V0 releases (0.6 - 0.9)
+    took float16 (bfloat16 for Gemma-2) for float32 models. Either way 2 bytes a weight, and the KV cache's
+    ``auto`` dtype follows. Only when nothing is asked for (no ``--dtype``, no weight format, no quantization):
+    ``--dtype float32`` keeps 4 bytes. Worked number: google/gemma-2-9b-it (torch_dtype float32), 9,241,705,984
+    parameters: 34.43 GiB in fp32, 17.21 GiB as vLLM loads it ("Model loading took 17.22 GiB", llm-d-planner
+    v0.19.0 log); its KV 42 x 8 x 2 x 256 x 2 B = 344,064 B / token, not 688,128.
+
+    SGLang downcasts too (python/sglang/srt/configs/model_config.py ``_get_and_verify_dtype``, 0.4.0 - 0.5.23 wheels:
+    ``dtype == "auto"`` and config dtype float32 -> float16, "Following the common practice, we use float16 for float32
+    models"; bfloat16 for ``model_type.startswith("gemma")`` from 0.4.5, for gemma2 only in 0.4.0 / 0.4.3), and its
+    ``--kv-cache-dtype auto`` is the model dtype: 2 bytes a weight and a KV element either way."""
+    if engine.engine not in ("vllm", "sglang") or spec.dtype != "fp32" or spec.quantization or \
+            engine.weight_format not in (None, "auto"):
+        return engine
+    served = "bf16"
+    if engine.engine == "sglang":
+        old = sglang.sglang_profile(engine.sglang_version).version == "0.4.0"  # 0.4.0 - 0.4.5.x; 0.4.5 reads gemma*
+        gemma = spec.model_type == "gemma2" if old else spec.model_type.startswith("gemma")
+        served = "bf16" if gemma else "fp16"
+    kv = served if engine.kv_cache_dtype in (None, "auto") else engine.kv_cache_dtype
+    return engine.model_copy(update={"weight_format": served, "kv_cache_dtype": kv})
+
+
+def served_dtype(spec: ModelSpec, engine: EngineConfig) -> str | None:
+    """The float dtype ("fp32" / "bf16" / "fp16") vLLM or SGLang creates an unquantized model's parameters in, as the
+    plan resolves it: ``--dtype`` (a float weight format), else the config's dtype after ``vllm_auto_dtype``'s
+    downcast. None (a checkpoint's tensors count as saved) for a quantized model, a quantized weight format, and the
+    custom engine. kvplan.checkpoint.rank_bytes counts a checkpoint's float tensors in it, so the CLI's ``--checkpoint``
+    and the app's checkpoint weights agree with the plan. Worked number: an fp32 Llama config with ``--dtype auto`` on
+    vLLM -> "bf16" (2 B a weight), with ``weight_format="fp32"`` -> "fp32"; on SGLang -> "fp16"."""
+    if engine.engine not in ("vllm", "sglang") or spec.quantization:
+        return None
+    fmt = vllm_auto_dtype(spec, engine).weight_format
+    fmt = spec.dtype if fmt in (None, "auto") else fmt
+    return fmt if fmt in FLOAT_FORMATS else None
 
 
 # Every EngineConfig field but max_model_len, for the memo keys of what does not depend on the length (a picker sweep
@@ -396,7 +481,8 @@ def _rank_budget(spec, gpu, engine, layout, stage, draft, mnbt, max_seqs, act_b,
             ("sglang-layout", layout, stage, engine.weight_format, gpu.vendor, engine.language_model_only),
             lambda st=stage: sglang.layout_extra_bytes(spec, layout.tp, layout.pp, st, layout.ep, layout.dp,
                                                        engine.weight_format, gpu.vendor,
-                                                       bool(spec.towers) and not engine.language_model_only))
+                                                       bool(spec.towers) and not engine.language_model_only,
+                                                       layout.pp_split))
         weights += sglang_extra
     # vLLM and SGLang build a multimodal checkpoint's vision tower on every rank (each PP stage too) unless
     # --language-model-only: its shard is part of "Model loading took".
@@ -451,8 +537,12 @@ def plan(spec: ModelSpec, gpu: GpuSpec, engine: EngineConfig = EngineConfig(), l
             raise PlanInputError(field, "SGLang's DP attention (--enable-dp-attention --dp, --moe-dense-tp-size) is "
                                  "planned for the SGLang engine only; vLLM's attention DP is --data-parallel-size")
         layout = Layout(tp=layout.tp, pp=layout.pp, dp=layout.dp, ep=layout.ep, attn_dp=engine.dp_attention_size,
-                        dense_tp=engine.moe_dense_tp_size)
+                        dense_tp=engine.moe_dense_tp_size, pp_split=layout.pp_split)
+    if engine.engine == "sglang" and layout.pp > 1 and layout.pp_split is None:  # SGLang's own get_pp_indices
+        layout = dataclasses.replace(layout, pp_split=tuple(sglang.pp_partition(
+            sglang.sglang_profile(engine.sglang_version), len(spec.layers), layout.pp)))
     check_layout(spec, layout)
+    engine = vllm_auto_dtype(spec, engine)
     if engine.engine in ("vllm", "sglang"):
         refusal = spec.memo(("fp8-block-refusal", layout, engine.weight_format),
                             lambda: fp8_block_refusal(spec, layout, engine.weight_format))
@@ -480,7 +570,8 @@ def plan(spec: ModelSpec, gpu: GpuSpec, engine: EngineConfig = EngineConfig(), l
     # them over its attention TP group of tp // dp ranks (an MLA latent stays whole on every rank either way).
     kv_tp = layout.attn_tp // dcp
     len_rank = cdiv(max_len, dcp)  # tokens of one request each DCP rank holds (max_memory_usage_bytes)
-    default_bs = {"vllm": vllm_mla_block_size(gpu.name) if mla and not v0 else VLLM_BLOCK_SIZE, "sglang": 1,
+    default_bs = {"vllm": _vllm_mla_block_size(spec, gpu.name, engine) if mla and not v0 else VLLM_BLOCK_SIZE,
+                  "sglang": 1,
                   "custom": 16}[engine.engine]
     if engine.engine == "vllm" and spec.memo(("indexed",), lambda: any(
             layer.cache.kind == "indexed_attention" for layer in spec.layers)):
@@ -489,8 +580,12 @@ def plan(spec: ModelSpec, gpu: GpuSpec, engine: EngineConfig = EngineConfig(), l
         default_bs = VLLM_INDEXED_BLOCK_SIZE
     block_size = engine.block_size or default_bs
     kv_b = kv_dtype_bytes(spec, engine.kv_cache_dtype)
-    state_b = DTYPE_BITS[spec.dtype] // 8
-    act_b = 2 if spec.dtype != "fp32" else 4
+    # the dtype the engine computes in: --dtype (a float weight format) or the checkpoint's; an fp32 checkpoint served
+    # by vLLM in 16 bits (vllm_auto_dtype) keeps its activations, rotary tables and recurrent states in 16 bits too,
+    # --dtype float32 keeps them in 32 (llm-d-planner v0.19.0 Llama-3.1-8B dtype float32 log: 29.98 GiB loaded)
+    model_dtype = engine.weight_format if engine.weight_format in FLOAT_FORMATS else spec.dtype
+    state_b = DTYPE_BITS[model_dtype] // 8
+    act_b = 2 if model_dtype != "fp32" else 4
     mnbt, max_seqs = vllm_v0.batch_limits(spec, engine, max_len) if v0 else batch_defaults(gpu.name, gpu.memory_bytes,
                                                                                             engine)
     batches = prof.in_flight_batches if engine.engine == "vllm" else 2
@@ -538,8 +633,8 @@ def plan(spec: ModelSpec, gpu: GpuSpec, engine: EngineConfig = EngineConfig(), l
     budgets = spec.memo(("rank-budgets", budget_key), lambda: tuple(
         _rank_budget(spec, gpu, engine, layout, st, mtp and st == last, mnbt, max_seqs, act_b, mla)
         for st in range(layout.pp)))
-    for stage, n_layers in enumerate(pp_partition(len(spec.layers), layout.pp)):
-        layers = stage_distinct(spec, layout.pp, stage)
+    for stage, n_layers in enumerate(pp_partition(len(spec.layers), layout.pp, layout.pp_split)):
+        layers = stage_distinct(spec, layout.pp, stage, layout.pp_split)
         draft = mtp and stage == last  # vLLM's drafter runs on the last stage; its attention layers join the KV groups
         if draft:
             layers = layers + [(layer, 1) for layer in spec.mtp_layers]
@@ -834,11 +929,16 @@ def _budget(spec, gpu, engine, layout, weights, mnbt, max_seqs, act_b, mla, last
         return terms, engine.kv_cache_memory_bytes
     path, copies, nt_term, graph_term = _vllm_fixed_terms(
         prof.version, engine.sampler, engine.enforce_eager, engine.disable_custom_all_reduce, layout.tp, layout.pp,
-        "NVLINK" in gpu.interconnect.upper(), mnbt, max_seqs, spec.model_type)
+        "NVLINK" in gpu.interconnect.upper(), mnbt, max_seqs, spec.model_type,
+        gpu_multicast(gpu.name, gpu.interconnect), layout.dp)
     num_reqs = min(mnbt, max_seqs)
     act = engine.activation_bytes
     if act is None:
-        act = activation_estimate(spec, layout.tp, mnbt, num_reqs, act_b, copies, last_stage)
+        moe_ws = 0
+        if vllm_has(prof.version, "moe_workspace_manager") and resolve_format(spec, engine.weight_format)[0] in \
+                FLOAT_FORMATS:  # unquantized experts run TritonExperts; quantized MoE backends size their own
+            moe_ws = vllm_moe_workspace_bytes(spec, layout.tp, mnbt, act_b, bool(layout.ep))
+        act = activation_estimate(spec, layout.tp, mnbt, num_reqs, act_b, copies, last_stage, moe_ws)
         if spec.towers and not engine.language_model_only:
             # GPUModelRunner.profile_run with a multimodal checkpoint first runs the encoder and keeps its outputs
             # scattered into an (encoder budget = max_num_batched_tokens, hidden) tensor in encoder_cache["tmp"]
@@ -863,7 +963,8 @@ def _sglang_budget(spec, gpu, engine, layout, weights, mla) -> "sglang.SglangBud
     return sglang.budget(
         sglang.sglang_profile(engine.sglang_version), gpu.name, gpu.vendor, gpu.memory_bytes, gpu.interconnect, weights,
         layout.tp, layout.pp, mla, layout.attn_dp, engine.speculative_method == "mtp",
-        sglang.vit_shape(spec.towers) if loads_tower else None, engine.enforce_eager, engine.disable_custom_all_reduce,
+        sglang.vit_shape(spec.towers, engine.sglang_version, spec.model_type) if loads_tower else None,
+        engine.enforce_eager, engine.disable_custom_all_reduce,
         engine.max_num_batched_tokens, engine.mem_fraction_static, engine.weights_bytes is not None)
 
 
@@ -874,23 +975,26 @@ def _sglang_log(spec, gpu, engine, layout, rank: "RankPlan", tokens, page, mla, 
     running = sglang.max_running_requests(prof, tokens, max_len, engine.max_num_seqs, layout.attn_dp)
     half = rank.kv_bytes_per_token // 2
     k, v = (rank.kv_bytes_per_token, 0) if mla else (half, rank.kv_bytes_per_token - half)
-    dtype = {1: "float8_e4m3fn", 4: "float32"}.get(kv_b, "float16" if spec.dtype == "fp16" else "bfloat16")
+    served = engine.weight_format if engine.weight_format in FLOAT_FORMATS else spec.dtype  # after vllm_auto_dtype
+    dtype = {1: "float8_e4m3fn", 4: "float32"}.get(kv_b, "float16" if served == "fp16" else "bfloat16")
     return sglang.log_lines(prof, b.pre_load, b.weights_loaded, tokens, page, k, v, mla, dtype, b.settings, running,
                             max_len)
 
 
 @functools.lru_cache(maxsize=4096)
-def _vllm_fixed_terms(version, sampler, eager, no_custom_ar, tp, pp, nvlink, mnbt, max_seqs, model_type):
+def _vllm_fixed_terms(version, sampler, eager, no_custom_ar, tp, pp, nvlink, mnbt, max_seqs, model_type,
+                      multicast=False, dp=1):
     """The vLLM terms that depend only on the engine, layout and batch limits (made once: a picker sweep
     builds ~1,000 budgets). Returns (sampler path, copies, non-torch term, CUDA-graph term or None)."""
     engine = EngineConfig(vllm_version=version, sampler=sampler, enforce_eager=eager,
                           disable_custom_all_reduce=no_custom_ar)
     prof = vllm_profile(engine)
     path = sampler_path(prof, engine)
-    non_torch, why = non_torch_bytes(prof, engine, tp, pp, nvlink)
+    non_torch, why = non_torch_bytes(prof, engine, tp, pp, nvlink, multicast, dp)
     nt_term = Term(name="non-torch memory", bytes=non_torch, basis="fitted",
-                   source=f"memory_profiling non_torch_increase: {why} (vLLM {prof.releases}, fitted to public "
-                          "logs; error <= 0.12 GiB on the pinned logs)")
+                   source=f"memory_profiling non_torch_increase: {why} (vLLM {prof.releases}; kvplan.engines "
+                          "non_torch_bytes, fitted to public logs: error <= 0.12 GiB on the pinned logs but the 0.10 "
+                          "TP 4 one, tests/test_engine_nontorch.py)")
     graphs = cuda_graph_bytes(prof, engine, max_seqs, mnbt, model_type)
     graph_term = None
     if graphs:

@@ -50,10 +50,17 @@ def load_preset(name: str) -> ModelSpec:
 def resolve_model(arg: str) -> ModelSpec:
     """A preset name, an HF repo id of a preset, or a path to a config.json file."""
     path = Path(arg)
-    if arg.endswith(".json") or path.is_file():
-        if not path.is_file():
-            raise ConfigError("model", f"no such file: {arg}")
-        with path.open("rb") as f:  # read one byte past the cap, so an oversized file is refused, not loaded
-            data = f.read(MAX_CONFIG_BYTES + 1)
+    try:  # a name the OS cannot stat (too long, a NUL byte) is no file: it falls through to the presets
+        is_file = path.is_file()
+    except (OSError, ValueError):
+        is_file = False
+    if arg.endswith(".json") or is_file:
+        if not is_file:
+            raise ConfigError("model", f"no such file: {arg[:200]}")
+        try:
+            with path.open("rb") as f:  # read one byte past the cap, so an oversized file is refused, not loaded
+                data = f.read(MAX_CONFIG_BYTES + 1)
+        except OSError as exc:
+            raise ConfigError("model", f"cannot read {arg[:200]}: {exc.strerror or exc}") from None
         return parse_config(load_config_text(data), name=path.parent.name or path.name)
     return load_preset(arg)

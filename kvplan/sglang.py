@@ -38,6 +38,9 @@ device's cudaMemGetInfo total minus a fitted CUDA-context/NCCL figure, and ``ava
 rank's weights, what SGLang's own layout adds (``layout_extra_bytes``) and a fitted loading overhead.
 The VLM reduction (``adjust_mem_fraction_for_vlm``, 0.4.10+) multiplies a default fraction by
 0.95 x clamp(1 - 0.1 x (vit_layers x vit_hidden^2 / (24 x 1024^2) - 1), 0.8, 1.05).
+The ViT shape is what that function reads: vision_config.num_hidden_layers (24 where the config names it
+``depth``: Qwen-VL towers before transformers 5, Qwen3.5 always; see vit_shape) and hidden_size.
+Pipeline stages follow SGLang's get_pp_indices (pp_partition), not vLLM's split.
 Not derived: the CUDA-graph capture lines and the scheduler's available_gpu_mem (after capture).
 
 Worked number (the Qwen3-30B-A3B-FP8 H100 log pinned in tests/test_engine_sglang.py): 81559 MiB, TP1 ->
@@ -87,12 +90,20 @@ class SglangProfile(BaseModel):
 # Fitted constants (GiB; "context" = device total (kvplan.gpus, cudaMemGetInfo) - "Load weight begin. avail mem"):
 #   0.4.x TP1 0.38: H100 79.19 - 78.81 (sglang 0.4.1, 2025-01, Llama-3.1-8B, SGLang CI log in the code corpus);
 #   0.4.x TP4 PCIe 0.40: L4 22.03 - 21.63 (0.4.3.post4, didier-durand/llms-in-clouds docs/sglang.md);
+#   0.4.x - 0.5.2 TP >= 2 NVLink 1.89: H200 139.81 - (124.19 + 13.73) (sgl-project/sglang#8337, 2025-07-24, the 0.4.8 -
+#   0.5.2 line, Qwen3-235B-A22B PP4 x TP8 over four 8 x H200 nodes, "TP0 PP0 Load weight end"); a B200 TP4 log of
+#   2025-08 (sglang PR #9162, DeepSeek-R1-FP4) reads 3.01: not matched (Blackwell);
+#   0.5.3 - 0.5.9 TP >= 2 NVLink 2.52: H200 139.81 - 137.29 (sgl-project/sglang PR #11716, 2025-10-16, a checkout ten
+#   days after the 0.5.3 wheel, Llama-70B-class TP8: "Init torch distributed ends. mem usage=2.01 GB" on six of the
+#   eight ranks, and SGLang keeps the minimum over ranks);
 #   0.5.x TP1 0.74: H100 79.19 - 78.48 / 78.43 (0.71 and 0.76: Qwen3-30B-A3B-FP8 2026-08, Qwen2.5-0.5B 2026-02);
 #   0.5.x TP4 PCIe 0.56: RTX 4090 23.64 - 23.08 (Qwen3-14B, 2026-06; "avail 16.00 + mem usage 7.08");
-#   TP >= 2 NVLink 1.44: H20 95.00 - 93.56 (TP8, 2026-05); an H200 TP16 log over two nodes (2026) reads 1.72, a B200
-#   TP4 log of 2025-08 (sglang PR #9162, DeepSeek-R1-FP4) 3.01: not matched (the 0.4.x NVLink figure is unpinned);
+#   0.5.10+ TP >= 2 NVLink 1.44: H20 95.00 - 93.56 (TP8, 2026-05: the 0.5.10 / 0.5.12 wheels are of 2026-04 / 05); an
+#   H200 TP16 log over two nodes (2026) reads 1.72;
 #   TP >= 2 ROCm 4.50: MI355X 287.98 - 283.48 (TP8, sglang 0.5.8.post1, the GLM-family fp8 log of 2026-02-26).
-_OLD = {"context_single": _g(0.38), "context_tp_pcie": _g(0.40), "context_tp_nvlink": _g(1.44),
+_OLD = {"context_single": _g(0.38), "context_tp_pcie": _g(0.40), "context_tp_nvlink": _g(1.89),
+        "context_tp_rocm": _g(4.50)}
+_MID = {"context_single": _g(0.74), "context_tp_pcie": _g(0.56), "context_tp_nvlink": _g(2.52),
         "context_tp_rocm": _g(4.50)}
 _NEW = {"context_single": _g(0.74), "context_tp_pcie": _g(0.56), "context_tp_nvlink": _g(1.44),
         "context_tp_rocm": _g(4.50)}
@@ -118,7 +129,7 @@ SGLANG_PROFILES: dict[str, SglangProfile] = {
         version="0.5.3", releases="0.5.3 - 0.5.9", fraction_rule="reserved_formula", prefill_graphs="none",
         small_tier=(2048, 24, 80), speculative_reserve_mib=2048, vlm_adjust=True, req_pool_extra=0, kv_line="tokens",
         source="sglang 0.5.3 - 0.5.8 wheels: server_args.py _handle_gpu_memory_settings "
-        "(0.5.3 - 0.5.6 capture 16 decode graphs below 35 GiB at TP < 4, 0.5.7+ 24; piecewise graphs opt-in)", **_NEW),
+        "(0.5.3 - 0.5.6 capture 16 decode graphs below 35 GiB at TP < 4, 0.5.7+ 24; piecewise graphs opt-in)", **_MID),
     "0.5.10": SglangProfile(
         version="0.5.10", releases="0.5.10 - 0.5.19", fraction_rule="reserved_formula", prefill_graphs="0.5.10",
         small_tier=(2048, 24, 80), speculative_reserve_mib=4096, vlm_adjust=True, req_pool_extra=0, kv_line="tokens",
@@ -173,6 +184,25 @@ def prefill_graph_sizes(max_tokens: int) -> list[int]:
     sizes = list(range(4, 33, 4)) + list(range(48, 257, 16)) + list(range(288, 513, 32))
     sizes += list(range(576, 1025, 64)) + list(range(1280, 4097, 256)) + list(range(4608, max_tokens + 1, 512))
     return [s for s in sizes if s <= max_tokens]
+
+
+# Releases whose get_pp_indices gives the whole remainder of num_layers // pp to the last stage (through 0.5.5);
+# 0.5.6+ give one extra layer to each of the last (num_layers % pp) stages. Read in the wheels'
+# srt/distributed/utils.py (0.4.0 - 0.5.5: "the last partition will have the remaining layers"; 0.5.6 - 0.5.23:
+# "the last N partitions will have one extra layer"). The 0.5.3 profile spans both (0.5.3 - 0.5.5 / 0.5.6 - 0.5.9):
+# it takes the older rule. SGLANG_PP_LAYER_PARTITION overrides either.
+PP_REMAINDER_ON_LAST = {"0.4.0": True, "0.4.6": True, "0.4.8": True, "0.5.3": True, "0.5.10": False, "0.5.20": False}
+
+
+def pp_partition(prof: SglangProfile, num_layers: int, pp: int) -> list[int]:
+    """Layers per pipeline stage as SGLang's get_pp_indices splits them (vLLM's differs: kvplan.parallel.pp_partition).
+
+    Worked numbers: 94 layers over 4 stages -> [23, 23, 23, 25] through 0.5.5, [23, 23, 24, 24] from 0.5.6
+    (vLLM: [23, 24, 24, 23]). kvplan.plan lays SGLang's stages out by it (Layout.pp_split)."""
+    base, rem = divmod(num_layers, pp)
+    if PP_REMAINDER_ON_LAST[prof.version]:
+        return [base] * (pp - 1) + [base + rem]
+    return [base] * (pp - rem) + [base + 1] * rem
 
 
 class SglangDefaults(BaseModel):
@@ -289,22 +319,39 @@ def context_bytes(prof: SglangProfile, tp: int, vendor: str, nvlink: bool) -> tu
     return prof.context_tp_pcie, f"TP {tp} over PCIe: NCCL (custom all-reduce off)"
 
 
-def vit_shape(towers) -> tuple[int, int] | None:
-    """(layers, hidden) of the first vision tower, as adjust_mem_fraction_for_vlm reads vision_config
-    (num_hidden_layers, hidden_size): the most-repeated Linear's count and its in_features. None: no tower.
-    Worked number: Kimi-K2.5's MoonViT -> (27, 1152)."""
+# SGLang lines whose transformers pin maps vision_config.num_hidden_layers onto Qwen3-VL's "depth" (the wheels' METADATA:
+# transformers 4.54 - 4.57 up to 0.5.9, 5.3 / 5.12 / 5.19 from 0.5.10; transformers 4.57.1 Qwen3VLVisionConfig has no
+# attribute_map, 5.x has {"num_hidden_layers": "depth"}).
+_DEPTH_MAPPED = ("0.5.10", "0.5.20")
+
+
+def vit_shape(towers, version: str | None = None, model_type: str = "") -> tuple[int, int] | None:
+    """(layers, hidden) of the first vision tower as adjust_mem_fraction_for_vlm reads vision_config:
+    getattr(num_hidden_layers, 24) and hidden_size. kvplan takes the most-repeated Linear's count and in_features.
+    None: no tower.
+
+    Qwen-style ViTs (Qwen3-VL, Qwen3.5: the config field is ``depth``): SGLang finds no num_hidden_layers and takes
+    24 unless the transformers it pins maps the name (``_DEPTH_MAPPED``, Qwen3-VL only: Qwen3.5's vision config
+    is SGLang's own class, sglang/srt/configs/qwen3_5.py over configs/qwen3_vl.py, without the map). Evidence:
+    sgl-project/sglang PR #11830 (Qwen2.5-VL-7B on a B200, 2025-11, depth 32) logs pools that fit 24 layers.
+    ``version`` None: the tower's own depth. Worked numbers: MoonViT (Kimi-K2.5) -> (27, 1152);
+    Qwen3-VL-8B -> (24, 1152) on 0.5.3, (27, 1152) on 0.5.20; Qwen3.5 -> (24, 1152) on every line."""
     for tower in towers:
         if tower.category != "vision":
             continue
         linears = [c for c in tower.components if isinstance(c, Linear) and c.count > 1]
         if linears:
             top = max(linears, key=lambda c: c.count)
-            return top.count, top.in_features
+            layers = top.count
+            if version is not None and tower.name.startswith("visual (ViT") and not (
+                    model_type.startswith("qwen3_vl") and version in _DEPTH_MAPPED):
+                layers = 24
+            return layers, top.in_features
     return None
 
 
 def layout_extra_bytes(spec, tp: int, pp: int, stage: int, ep: bool, dp: int, weight_format: str | None,
-                       vendor: str, loads_tower: bool) -> tuple[int, str]:
+                       vendor: str, loads_tower: bool, pp_split: tuple[int, ...] | None = None) -> tuple[int, str]:
     """Bytes SGLang holds on a rank beyond the checkpoint's tensors as kvplan.parallel lays them out.
 
     * ROCm, compressed-tensors W4A16 experts (CompressedTensorsWNA16TritonMoE, sglang 0.5.10 wheel
@@ -322,7 +369,7 @@ def layout_extra_bytes(spec, tp: int, pp: int, stage: int, ep: bool, dp: int, we
     if vendor == "AMD" and fmt.startswith("w4a16"):
         ranks = tp * dp
         g_idx = 0
-        for layer, n in stage_distinct(spec, pp, stage):
+        for layer, n in stage_distinct(spec, pp, stage, pp_split):
             if layer.experts is None:
                 continue
             down = next((c for c in layer.experts.linears if c.name.endswith("down_proj")), layer.experts.linears[-1])

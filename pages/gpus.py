@@ -14,9 +14,10 @@ try:  # the workload is read from a plan: a profile that refuses the model (vLLM
     max_len, concurrency = views.picker_workload(state)
     st.caption(f"Serving {concurrency} sequence(s) of {max_len:,} tokens ({views.esc(views.cached.spec(state).name)}, "
                f"engine {state.engine}). Set the context and concurrency in the sidebar.")
-    if state.checkpoint or state.weights_gib is not None:  # one figure for one layout cannot price every GPU's
+    headers = state.checkpoint or state.checkpoint_dir  # a Hub or local checkpoint's safetensors headers
+    if headers or state.weights_gib is not None:  # one figure for one layout cannot price every GPU's
         st.info("Weights here are **computed** for every GPU and layout: the "
-                + ("checkpoint's safetensors weights" if state.checkpoint else "typed 'Model loading took' figure")
+                + ("checkpoint's safetensors weights" if headers else "typed 'Model loading took' figure")
                 + " the other pages plan with is not used by the picker.", icon=":material/info:")
     picker = gpus_view.picker(state, max_len, concurrency)  # ~280 plans: ~35 ms cold, cached after
 except KvplanError as exc:

@@ -32,6 +32,7 @@ with from_hub:
     from kvplan.web import weights_view  # headers read once per repo; "Plan with these weights"
 
     weights_view.hub_headers(repo, state)
+    weights_view.local_headers(state)  # a folder under KVPLAN_CHECKPOINT_ROOT, when the operator sets it
 widgets.show_model_error()
 
 

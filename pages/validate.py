@@ -2,18 +2,16 @@
 
 Nothing runs on page load: the Run button starts one run (one at a time per server process).
 A local Hugging Face checkpoint can be validated too, but only one found under the directory the
-operator names in ``KVPLAN_LOCAL_MODELS`` (the page never takes a path typed by a visitor).
+operator names in ``KVPLAN_CHECKPOINT_ROOT`` (or the older ``KVPLAN_LOCAL_MODELS``; kvplan.web.checkpoint
+.checkpoint_root, the Model page's root too); the page never takes a path typed by a visitor.
 """
-
-import os
-from pathlib import Path
 
 import streamlit as st
 
 from kvplan.errors import KvplanError
 from kvplan.validate.hf_local import is_hf_dir
 from kvplan.validate.measure import BusyError, busy
-from kvplan.web import cached, shell, validate_view, views, widgets
+from kvplan.web import cached, checkpoint, shell, validate_view, views, widgets
 
 shell.enter()
 
@@ -26,10 +24,9 @@ st.caption("Builds the model with random weights on this server, runs a prefill 
            "reduced copy with fewer layers.")
 
 # Local checkpoints: only directories under a root the server's operator names (never a typed path).
-LOCAL_ROOT = os.environ.get("KVPLAN_LOCAL_MODELS")
+root = checkpoint.checkpoint_root()
 local_dirs = []
-if LOCAL_ROOT and Path(LOCAL_ROOT).is_dir():
-    root = Path(LOCAL_ROOT).resolve()
+if root is not None and root.is_dir():
     # Direct children only, and only those that really lie under the root (a symlink out of it is skipped).
     local_dirs = sorted(p for p in root.iterdir() if p.resolve().is_relative_to(root) and is_hf_dir(p))
 source = "preset"
@@ -90,7 +87,7 @@ if result is not None:
 if source == "local" and st.button("Read safetensors headers", key="validate.headers",
                                    help="Bytes per dtype from the headers only (no weights read)."):
     from kvplan.hf_config import load_config_text, parse_config
-    from kvplan.web import checkpoint, checkpoint_view
+    from kvplan.web import checkpoint_view
 
-    checkpoint_view.show(lambda: checkpoint.read_local(model),
+    checkpoint_view.show(lambda: checkpoint.read_local(model, within=root),
                          lambda: parse_config(load_config_text((model / "config.json").read_bytes()), name=model.name))

@@ -4,7 +4,7 @@ import json
 import struct
 from pathlib import Path
 
-from kvplan.web.checkpoint import DTYPE_BITS
+from kvplan.checkpoint import DTYPE_BITS
 
 
 def safetensors_bytes(tensors: dict[str, tuple[str, list[int]]], sparse: bool = False) -> tuple[bytes, int]:

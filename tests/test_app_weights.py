@@ -94,16 +94,21 @@ def test_a_checkpoint_of_another_model_says_so(online):
     assert "are F32" not in text  # BF16 tensors, a bf16 model
 
 
-def test_a_checkpoint_in_another_float_dtype_says_so(tmp_path):
+def test_a_checkpoint_in_another_float_dtype_is_planned_at_the_served_dtype(tmp_path):
+    from kvplan.engines import EngineConfig
     from kvplan.hf_config import parse_config
+    from kvplan.parallel import Layout
     from kvplan.web import checkpoint as ck
 
     write_checkpoint(tmp_path / "f32", TINY_LLAMA, [llama_tensors(dtype="F32")])
     c = ck.read_local(tmp_path / "f32")
-    # 2 x 213,632 = 427,264 B of F32 tensors, a bf16 model: vLLM holds the bf16 bytes
-    assert ck.shape_mismatches(c, parse_config(TINY_LLAMA, name="tiny")) == [(
-        "427,264 B of its tensors are F32, where tiny runs in bf16: the engine casts them to the model dtype as it "
-        "loads them, so it holds other bytes than the headers say")]
+    spec = parse_config(TINY_LLAMA, name="tiny")
+    # 2 x 213,632 = 427,264 B of F32 tensors, a bf16 model: no mismatch, vLLM casts them as it loads them, and the
+    # busiest rank is counted at the served bf16 (213,632 B at TP 1), saying so
+    assert c.total_bytes == 427_264 and ck.shape_mismatches(c, spec) == []
+    got = ck.busiest_rank(c, spec, Layout(), **ck.load_options(EngineConfig(), spec))
+    assert got.weights_bytes == 213_632
+    assert any("cast from F32 to bf16" in n for n in got.notes)
 
 
 @pytest.mark.parametrize("page", ["pages/budget.py", "pages/model.py"])

@@ -223,7 +223,9 @@ def test_a_moe_checkpoint_saved_by_transformers_per_rank_and_in_the_plan(tmp_pat
     layouts = [Layout(tp=2), Layout(tp=4), Layout(tp=2, dp=2, ep=True), Layout(dp=4), Layout(pp=2)]
     assert [ck.rank_bytes(c, spec, lay).weights_bytes for lay in layouts] == [
         rank_weight_bytes(spec, lay, 0, "fp32") for lay in layouts] == [216576, 118272, 167424, 282112, 214656]
-    engine = ck.engine_with_checkpoint_weights(EngineConfig(max_model_len=4096), c, spec, Layout(tp=2))
+    # --dtype float32: with 'auto' vLLM serves an fp32 checkpoint in bf16 (kvplan.plan.vllm_auto_dtype)
+    engine = ck.engine_with_checkpoint_weights(EngineConfig(max_model_len=4096, weight_format="fp32"), c, spec,
+                                               Layout(tp=2))
     p = plan(spec, get_gpu("H100-80GB"), engine, Layout(tp=2))
     # + vLLM's rotary cache, a buffer the headers do not hold: 32,768 positions (qwen3_moe's default) x 16 x 4 B (fp32)
     assert p.ranks[0].weights_bytes == 216_576 + 2_097_152

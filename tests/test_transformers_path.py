@@ -186,7 +186,8 @@ def test_dsa_indexer_keys():
     assert (cache.attention.num_key_value_heads, cache.attention.head_dim, cache.attention.v_head_dim) == (1, 32, 8)
     # 40 latent + 16 indexer elements per token, replicated (not split) at TP=2.
     assert cache.elems_per_token("vllm", 1) == cache.elems_per_token("vllm", 2) == 56
-    result = plan(build_spec(cfg, "dsa"), get_gpu("H100-SXM"), EngineConfig(max_model_len=4096))
+    # --dtype float32 (weight_format fp32): with 'auto' vLLM would serve this fp32 config in bf16 (plan.vllm_auto_dtype)
+    result = plan(build_spec(cfg, "dsa"), get_gpu("H100-SXM"), EngineConfig(max_model_len=4096, weight_format="fp32"))
     # vLLM keeps the indexer as a cache of its own: fp32 pages of 16 tokens, 16 x 40 x 4 = 2560 B (latent) and
     # 16 x 16 x 4 = 1024 B (indexer). Both are full-attention specs of one block size, so vLLM's
     # UniformTypeKVCacheSpecs puts every layer in one group whose block is the sum of the pages.

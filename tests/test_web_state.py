@@ -20,7 +20,8 @@ FULL = PlanState(
     concurrency=48, paging_mode="uniform", lengths=(1, 2, 3), length_dist=(10, 5, 50, 7), shared_prefix=4,
     layouts=((1, 1, 1), (2, 2, 1)), prices=(("H100-SXM", 2.49), ("H200", 3.5)), command="vllm serve x -tp 2",
     objective="gpus", headroom_floor=0.25, multi_node=True, custom_gpu=(15.7, 0.672, 88.2, 0.2), import_gpu="H200",
-    weights_gib=14.2488,  # (checkpoint excluded: one or the other; tests/test_app_weights.py round-trips it)
+    weights_gib=14.2488,  # (checkpoint, checkpoint_dir excluded: one of the three; tests/test_app_weights.py and
+    # tests/test_app_local_checkpoint.py round-trip them)
     decode_context_parallel_size=2, disable_custom_all_reduce=True, sampler="flashinfer", usage_context="llm",
     language_model_only=True, mm_encoder_tp_mode="data", speculative_method="mtp", num_speculative_tokens=3,
     enable_prefix_caching=False, max_total_tokens=123_456, dp_attention_size=4, moe_dense_tp_size=1,
@@ -33,7 +34,7 @@ def test_defaults_write_nothing():
 
 def test_every_field_round_trips_under_a_short_key():
     params = encode(FULL)
-    linked = {f.key for f in FIELDS if f.name not in ("config", "model_name", "checkpoint")}
+    linked = {f.key for f in FIELDS if f.name not in ("config", "model_name", "checkpoint", "checkpoint_dir")}
     assert params["v"] == "1" and set(params) == {"v"} | linked
     assert all(len(k) <= 5 for k in params)
     state, warnings = decode(params)

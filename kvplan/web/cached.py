@@ -212,6 +212,39 @@ def checkpoint_read(repo: str, fresh: bool = False):
     return got
 
 
+def local_checkpoint_read(text: str):
+    """The local checkpoint folder ``text`` (PlanState.checkpoint_dir) from its safetensors headers, or the exception
+    saying why not. The folder is checked against KVPLAN_CHECKPOINT_ROOT on every call (kvplan.web.checkpoint
+    .local_folder: the root may have changed since the link was made); the read itself is kept per folder while its
+    index and its own listing are unchanged (their mtimes), so a rerun costs two stats, not 100 headers."""
+    from kvplan.web import checkpoint
+
+    try:
+        folder = checkpoint.local_folder(text)
+        index = folder / checkpoint.INDEX_FILE
+        key = ("local", str(checkpoint.checkpoint_root()), str(folder), folder.stat().st_mtime_ns,
+               index.stat().st_mtime_ns if index.exists() else 0)
+    except (checkpoint.CheckpointError, OSError) as exc:
+        return exc if isinstance(exc, checkpoint.CheckpointError) else checkpoint.CheckpointError(
+            f"{text[:200]!r} cannot be read ({exc.strerror or exc})")
+    with _READS_LOCK:
+        hit = _READS.get(key)
+        if hit is not None:
+            _READS.move_to_end(key)
+            return hit[1]
+    try:
+        got = checkpoint.read_under_root(text)
+    except checkpoint.CheckpointError as exc:
+        got = exc
+    except OSError as exc:
+        got = checkpoint.CheckpointError(f"{text[:200]!r} cannot be read ({exc.strerror or exc})")
+    with _READS_LOCK:
+        _READS[key] = (time.monotonic(), got)
+        while len(_READS) > MAX_READS:
+            _READS.popitem(last=False)
+    return got
+
+
 def measured_refusal(gib: float, gpu_name: str) -> str | None:
     """Why a typed "Model loading took" figure (GiB per rank) is refused on this GPU, or None: it must be above 0 and
     at most WEIGHTS_GIB_PER_DEVICE x the GPU's memory."""
@@ -238,9 +271,10 @@ def weights_choice(state: PlanState) -> WeightsChoice:
             return WeightsChoice("computed", refused=reason)
         n = round(state.weights_gib * GiB)
         return WeightsChoice("measured", n, "measured", f"typed in: {state.weights_gib:g} GiB = {n:,} B per rank")
-    if state.checkpoint is None:
+    if state.checkpoint is None and state.checkpoint_dir is None:
         return COMPUTED
-    got = checkpoint_read(state.checkpoint)
+    got = checkpoint_read(state.checkpoint) if state.checkpoint is not None else \
+        local_checkpoint_read(state.checkpoint_dir)
     if isinstance(got, Exception):
         return WeightsChoice("computed", refused=f"its safetensors headers cannot be read: {got}")
     key = (_weights_key(state).model_dump_json(), id(got))
@@ -258,7 +292,9 @@ def weights_choice(state: PlanState) -> WeightsChoice:
 
 
 def _weights_key(state: PlanState) -> PlanState:
-    keep = ("model", "config", "model_name", "checkpoint", *LAYOUT_FIELDS)
+    keep = ("model", "config", "model_name", "checkpoint", "checkpoint_dir", *LAYOUT_FIELDS,
+            "engine", "language_model_only", "speculative_method",  # load_options
+            "weight_format", "sglang_version")  # the served dtype (kvplan.plan.served_dtype)
     return PlanState(**{name: getattr(state, name) for name in keep})
 
 
@@ -268,12 +304,16 @@ def _checkpoint_choice(state: PlanState, ckpt) -> WeightsChoice:
     try:
         spec_ = spec(state)
         lay = layout(state)
-        busiest = checkpoint.busiest_rank(ckpt, spec_, lay)
+        # what the engine loads: the towers unless --language-model-only, MTP layers with MTP speculation
+        # and the dtype it serves in (an fp32 checkpoint in bf16 under --dtype auto: kvplan.plan.served_dtype)
+        busiest = checkpoint.busiest_rank(ckpt, spec_, lay, **checkpoint.load_options(engine_config(state), spec_))
     except KvplanError as exc:
         return WeightsChoice("computed", refused=f"its tensors cannot be split for this model and layout: {exc}")
     mismatch = []
     model_id = model_hub_id(state)
-    if model_id is None:
+    if state.checkpoint is None:  # a local folder has no Hub id to compare: its shapes are checked below
+        pass
+    elif model_id is None:
         mismatch.append(f"the sidebar's model {spec_.name} names no Hub id, so kvplan cannot check that "
                         f"{ckpt.source} is its checkpoint: its tensors are split with {spec_.name}'s shard rules")
     elif model_id.lower() != ckpt.source.lower():
@@ -281,13 +321,14 @@ def _checkpoint_choice(state: PlanState, ckpt) -> WeightsChoice:
                         + (f" ({model_id})" if model_id and model_id != spec_.name else "")
                         + f": its tensors are split with {spec_.name}'s shard rules")
     mismatch += checkpoint.shape_mismatches(ckpt, spec_)
-    return WeightsChoice("checkpoint", busiest.weights_bytes, "checkpoint headers", checkpoint.source_text(ckpt),
+    return WeightsChoice("checkpoint", busiest.weights_bytes, "checkpoint headers",
+                         checkpoint.source_text(ckpt, busiest),
                          mismatch=tuple(mismatch), notes=tuple(busiest.notes))
 
 
 def weights_update(state: PlanState) -> tuple:
     """The EngineConfig fields the state's weights choice sets, as a hashable tuple (empty: computed weights)."""
-    if state.checkpoint is None and state.weights_gib is None:
+    if state.checkpoint is None and state.checkpoint_dir is None and state.weights_gib is None:
         return ()
     try:
         c = weights_choice(state)

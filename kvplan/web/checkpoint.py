@@ -1,205 +1,108 @@
-"""A checkpoint's weights from its safetensors headers: every tensor's dtype and shape, no weights read.
+"""Safetensors headers in the app: the core reader (``kvplan.checkpoint``, re-exported here) plus what needs the
+app's stack or its operator's settings:
 
-A safetensors file starts with an 8-byte little-endian header length N, then N bytes of JSON:
-``{"name": {"dtype": "BF16", "shape": [out, in], "data_offsets": [a, b]}, "__metadata__": {...}}``
-(https://huggingface.co/docs/safetensors, format). Read here:
-
-- a local folder: the shards named by ``model.safetensors.index.json`` (else every top-level
-  ``*.safetensors``), each file's first 8 + N bytes only;
-- a Hub id: the index through ``hf_hub_download`` and each shard's header through huggingface_hub's
-  ``HfApi.parse_safetensors_file_metadata`` (a range request of the first 100 kB, a second one if the
-  header is longer), with kvplan.web.hub's endpoint / token / cache / offline settings.
-
-Bytes of a tensor = numel x the dtype's bits / 8, rounded up (``DTYPE_BITS``: F8_E4M3, F8_E8M0, U8, I8
-1 B; BF16 2 B; F32, I32 4 B; F4 half a byte). Packed formats are already packed in the checkpoint (an
-int4 AWQ ``qweight`` is I32 [in, out/8]), so the sum is exactly the bytes the engine copies.
-
-Tensors map to kvplan's categories by name (``categorize``); vision / audio towers, MTP (nextn) layers
-and quantization scales are kept apart so a difference from kvplan's computed weights is explained.
-``rank_bytes`` splits them over a parallel layout with the spec's shard rules (kvplan.parallel).
+- ``read_hub``: a Hub checkpoint, the index through ``hf_hub_download`` and each shard's header through
+  huggingface_hub's ``HfApi.parse_safetensors_file_metadata`` (a range request of the first 100 kB, a second one
+  if the header is longer), with kvplan.web.hub's endpoint / token / cache / offline settings; huggingface_hub
+  is imported per call;
+- ``local_folder``: a local folder the app may read, only under the root the operator names in
+  ``KVPLAN_CHECKPOINT_ROOT`` (resolved: a path that leaves it by ``..`` or a symlink is refused; with the
+  variable unset, no local path at all). ``KVPLAN_LOCAL_MODELS``, the Validate page's older name, is read when
+  ``KVPLAN_CHECKPOINT_ROOT`` is unset: one root serves both pages (``checkpoint_root``).
 """
 
 import concurrent.futures
 import json
 import os
-import re
-import struct
-from dataclasses import dataclass, field
 from pathlib import Path
 
-from kvplan.errors import PlanInputError
-from kvplan.layers import heads_per_rank
-from kvplan.parallel import VOCAB_PADDING, Layout, pp_partition
-from kvplan.units import cdiv
+from kvplan.checkpoint import (  # noqa: F401 - re-exported: pages and tests import them from here
+    AUDIO, COLUMN, DTYPE_BITS, INDEX_FILE, LAYER, MAX_HEADER_BYTES, MAX_INDEX_BYTES, MAX_SHARDS, MTP, ROW, SCALE,
+    SINGLE_FILE, TRANSPOSED, VISION, VOCAB, Checkpoint, CheckpointError, RankWeights, TensorInfo, _shards_from_index,
+    busiest_rank, categorize, compare_rows, engine_with_checkpoint_weights, layer_index, load_options, parse_header,
+    rank_bytes, read_local, read_local_header, shape_mismatches, source_text)
 from kvplan.web import hub
+from kvplan.web.state import MAX_LOCAL_PATH  # characters of a local path the app takes (the link key 'ckd' too)
 
-# Bits per element of every safetensors dtype (safetensors 0.8 Dtype enum, read 2026-12).
-DTYPE_BITS = {"BOOL": 8, "U8": 8, "I8": 8, "F8_E5M2": 8, "F8_E4M3": 8, "F8_E8M0": 8, "I16": 16, "U16": 16,
-              "F16": 16, "BF16": 16, "I32": 32, "U32": 32, "F32": 32, "I64": 64, "U64": 64, "F64": 64,
-              "F4": 4, "F6_E2M3": 6, "F6_E3M2": 6, "C64": 64}
-MAX_HEADER_BYTES = 100 * 2**20  # safetensors refuses headers over 100 MB (MAX_HEADER_SIZE)
-INDEX_FILE = "model.safetensors.index.json"
-SINGLE_FILE = "model.safetensors"
-MAX_INDEX_BYTES = 64 * 2**20
-MAX_SHARDS = 4096
 HUB_THREADS = 8
-
-VISION = re.compile(r"(^|\.)(visual|vision_tower|vision_model|vision_encoder|multi_modal_projector|mm_projector|"
-                    r"vision_embed_tokens|patch_embed|image_newline|vit)\.")
-AUDIO = re.compile(r"(^|\.)(audio_tower|audio_model|audio_encoder|speech_encoder)\.")
-MTP = re.compile(r"(^|\.)(mtp|nextn|mtp_layers?)\.")
-LAYER = re.compile(r"(?:^|\.)(?:layers|h|blocks|layer)\.(\d+)\.")
-EXPERT = re.compile(r"\.experts\.(\d+)\.")
-SCALE = re.compile(r"(_scale(_inv|_2)?|\.scales|\.qzeros|\.g_idx|_zero_point|\.absmax|\.nested_absmax|quant_map|"
-                   r"\.SCB|input_scale|_g_idx|weight_shape)$")
-# AWQ / GPTQ tensors are stored [in, out] (transposed): their output dim is the last axis.
-TRANSPOSED = re.compile(r"\.(qweight|qzeros|scales)$")
-COLUMN = ("q_proj", "k_proj", "v_proj", "qkv_proj", "gate_proj", "up_proj", "gate_up_proj", "c_attn", "c_fc",
-          "query_key_value", "Wqkv", "w1", "w3", "fc1", "dense_h_to_4h", "q_b_proj", "kv_b_proj", "in_proj")
-ROW = ("o_proj", "down_proj", "c_proj", "dense", "w2", "fc2", "dense_4h_to_h", "out_proj", "wo")
-VOCAB = ("embed_tokens", "lm_head", "wte", "word_embeddings", "embed_in", "embed_out")
+ROOT_ENV = "KVPLAN_CHECKPOINT_ROOT"
+LEGACY_ROOT_ENV = "KVPLAN_LOCAL_MODELS"  # the Validate page's name for the same root, read when ROOT_ENV is unset
+ROOT_ENVS = (ROOT_ENV, LEGACY_ROOT_ENV)
 
 
-class CheckpointError(Exception):
-    """A checkpoint whose headers cannot be read; the message says what to do."""
+def root_variable(env: dict | None = None) -> str:
+    """The variable the root is read from: KVPLAN_CHECKPOINT_ROOT when set (non-blank), else KVPLAN_LOCAL_MODELS when
+    set, else KVPLAN_CHECKPOINT_ROOT (the name the refusals give)."""
+    env = os.environ if env is None else env
+    return next((name for name in ROOT_ENVS if (env.get(name) or "").strip()), ROOT_ENV)
 
 
-@dataclass(frozen=True)
-class TensorInfo:
-    name: str
-    dtype: str
-    shape: tuple[int, ...]
-    file: str
-
-    @property
-    def numel(self) -> int:
-        n = 1
-        for d in self.shape:
-            n *= d
-        return n
-
-    @property
-    def nbytes(self) -> int:
-        return cdiv(self.numel * DTYPE_BITS[self.dtype], 8)
+def checkpoint_root(env: dict | None = None) -> Path | None:
+    """The operator's root for local checkpoints, resolved, or None when unset: KVPLAN_CHECKPOINT_ROOT first, else the
+    older KVPLAN_LOCAL_MODELS (``root_variable``). The Model page's local folders and the Validate page's local
+    checkpoints are both read under it."""
+    env = os.environ if env is None else env
+    text = (env.get(root_variable(env)) or "").strip()
+    return Path(os.path.expanduser(text)).resolve() if text else None
 
 
-@dataclass
-class Checkpoint:
-    """Every tensor of a checkpoint, from its headers. ``source``: the folder or Hub id."""
-
-    source: str
-    tensors: list[TensorInfo]
-    files: int
-    notes: list[str] = field(default_factory=list)
-    # per spec, what rank_bytes reads of each tensor that no layout changes (see _prepare); the spec is kept in
-    # the value so its id is not reused
-    _prepared: dict = field(default_factory=dict, repr=False, compare=False)
-
-    @property
-    def total_bytes(self) -> int:
-        return sum(t.nbytes for t in self.tensors)
-
-    def bytes_by_dtype(self) -> dict[str, int]:
-        out: dict[str, int] = {}
-        for t in self.tensors:
-            out[t.dtype] = out.get(t.dtype, 0) + t.nbytes
-        return dict(sorted(out.items(), key=lambda kv: -kv[1]))
-
-    def bytes_by_category(self, num_layers: int | None = None) -> dict[str, int]:
-        out: dict[str, int] = {}
-        for t in self.tensors:
-            c = categorize(t.name, num_layers)
-            out[c] = out.get(c, 0) + t.nbytes
-        return out
-
-    def rows(self, num_layers: int | None = None) -> list[dict]:
-        """[{dtype, tensors, elements, bytes}] for a table."""
-        rows: dict[str, dict] = {}
-        for t in self.tensors:
-            r = rows.setdefault(t.dtype, {"dtype": t.dtype, "tensors": 0, "elements": 0, "bytes": 0})
-            r["tensors"] += 1
-            r["elements"] += t.numel
-            r["bytes"] += t.nbytes
-        return sorted(rows.values(), key=lambda r: -r["bytes"])
-
-
-# ----------------------------------------------------------------------------------------------- reading
-
-def parse_header(raw: bytes, file: str) -> list[TensorInfo]:
-    """The tensors of one safetensors header (the JSON after the 8-byte length)."""
-    try:
-        header = json.loads(raw)
-    except (UnicodeDecodeError, json.JSONDecodeError) as exc:
-        raise CheckpointError(f"{file}: the safetensors header is not JSON ({exc.__class__.__name__})") from None
-    if not isinstance(header, dict):
-        raise CheckpointError(f"{file}: the safetensors header is not a JSON object")
-    out = []
-    for name, entry in header.items():
-        if name == "__metadata__":
-            continue
-        dtype = entry.get("dtype") if isinstance(entry, dict) else None
-        shape = entry.get("shape") if isinstance(entry, dict) else None
-        if dtype not in DTYPE_BITS:
-            raise CheckpointError(f"{file}: tensor {name[:120]!r} has dtype {str(dtype)[:20]!r}; known: "
-                                  f"{', '.join(DTYPE_BITS)}")
-        if not isinstance(shape, list) or not all(isinstance(d, int) and not isinstance(d, bool) and d >= 0
-                                                  for d in shape):
-            raise CheckpointError(f"{file}: tensor {name[:120]!r} has no valid shape")
-        out.append(TensorInfo(str(name), dtype, tuple(shape), file))
-    return out
-
-
-def read_local_header(path: str | Path) -> list[TensorInfo]:
-    """One local file's tensors: 8 + N bytes read, never the weights."""
-    p = Path(path)
-    with open(p, "rb") as f:
-        head = f.read(8)
-        if len(head) < 8:
-            raise CheckpointError(f"{p.name}: shorter than a safetensors header")
-        (n,) = struct.unpack("<Q", head)
-        if n > MAX_HEADER_BYTES:
-            raise CheckpointError(f"{p.name}: header of {n:,} bytes is over the {MAX_HEADER_BYTES:,} limit")
-        raw = f.read(n)
-    if len(raw) < n:
-        raise CheckpointError(f"{p.name}: truncated safetensors header")
-    return parse_header(raw, p.name)
-
-
-def _shards_from_index(index: dict, where: str) -> list[str]:
-    weight_map = index.get("weight_map") if isinstance(index, dict) else None
-    if not isinstance(weight_map, dict) or not weight_map:
-        raise CheckpointError(f"{where}: {INDEX_FILE} has no weight_map")
-    files = sorted({str(v) for v in weight_map.values()})
-    if len(files) > MAX_SHARDS or any("/" in f or "\\" in f or f.startswith(".") or not f.endswith(".safetensors")
-                                      for f in files):
-        raise CheckpointError(f"{where}: {INDEX_FILE} names shards kvplan does not read (only *.safetensors "
-                              f"beside the index, at most {MAX_SHARDS})")
-    return files
-
-
-def read_local(folder: str | Path) -> Checkpoint:
-    """Every tensor of a local checkpoint folder (see the module docstring)."""
-    root = Path(folder)
+def local_folder(text: str, env: dict | None = None) -> Path:
+    """The folder ``text`` names (relative to the root, or absolute), resolved, if it lies under KVPLAN_CHECKPOINT_ROOT;
+    CheckpointError otherwise, saying why. Checked on every call: the root may have changed since a link was made."""
+    root, name = checkpoint_root(env), root_variable(env)
+    text = str(text).strip()
+    if root is None:
+        raise CheckpointError(f"{ROOT_ENV} is not set on this server (nor the older {LEGACY_ROOT_ENV}), so the app "
+                              "reads no local folder; give a Hub id, or run `python -m kvplan plan MODEL --checkpoint "
+                              "FOLDER`")
     if not root.is_dir():
-        raise CheckpointError(f"{root}: not a folder")
-    index = root / INDEX_FILE
-    if index.is_file():
-        if index.stat().st_size > MAX_INDEX_BYTES:
-            raise CheckpointError(f"{root.name}: {INDEX_FILE} is over {MAX_INDEX_BYTES:,} bytes")
-        try:
-            names = _shards_from_index(json.loads(index.read_bytes()), root.name)
-        except (UnicodeDecodeError, json.JSONDecodeError):
-            raise CheckpointError(f"{root.name}: {INDEX_FILE} is not JSON") from None
-    else:
-        names = sorted(p.name for p in root.glob("*.safetensors") if p.is_file())
-    if not names:
-        raise CheckpointError(f"{root.name}: no *.safetensors files (kvplan reads safetensors only)")
-    tensors = []
-    for name in names:
-        if not (root / name).is_file():
-            raise CheckpointError(f"{root.name}: shard {name} named by the index is missing")
-        tensors.extend(read_local_header(root / name))
-    return Checkpoint(str(root), tensors, len(names), [f"{len(names)} safetensors file(s), headers only"])
+        raise CheckpointError(f"{name}={root} is not a folder on this server")
+    if not text or len(text) > MAX_LOCAL_PATH or "\x00" in text:
+        raise CheckpointError(f"give a folder under {root} (at most {MAX_LOCAL_PATH:,} characters)")
+    try:
+        path = (root / text).resolve()  # an absolute text replaces the root; '..' and links resolved
+        inside = path.is_relative_to(root)
+        found = inside and path.is_dir()
+    except (OSError, RuntimeError, ValueError) as exc:  # a name too long, a symlink loop (RuntimeError in 3.11)
+        raise CheckpointError(f"{text[:200]!r} cannot be resolved under {root} ({type(exc).__name__})") from None
+    if not inside:
+        raise CheckpointError(f"{text[:200]!r} is not under {name} ({root}); the app reads local folders "
+                              "only under it")
+    if not found:
+        raise CheckpointError(f"no folder {text[:200]!r} under {root}")
+    return path
+
+
+def read_under_root(text: str, env: dict | None = None) -> Checkpoint:
+    """``read_local`` of ``local_folder(text)``, every file read kept under the root (a shard linked out of it is
+    refused, not read). ``source``: the resolved folder."""
+    folder = local_folder(text, env)
+    return read_local(folder, within=checkpoint_root(env))
+
+
+def local_config_bytes(text: str, env: dict | None = None) -> bytes:
+    """The config.json of the folder ``text`` names under the root (``local_folder``), at most MAX_CONFIG_BYTES + 1
+    bytes read (so an oversized one is refused by the config reader, not loaded); a link out of the root is refused."""
+    from kvplan.hf_config import MAX_CONFIG_BYTES
+
+    folder = local_folder(text, env)
+    path = folder / "config.json"
+    try:
+        if not path.is_file():
+            raise CheckpointError(f"no config.json in {folder}")
+        if not path.resolve().is_relative_to(checkpoint_root(env)):
+            raise CheckpointError(f"{folder.name}/config.json is a link out of {checkpoint_root(env)}; kvplan reads no "
+                                  "file outside it")
+        with open(path, "rb") as f:
+            return f.read(MAX_CONFIG_BYTES + 1)
+    except OSError as exc:
+        raise CheckpointError(f"{folder.name}/config.json cannot be read ({exc.strerror or exc})") from None
+
+
+def _local_hint(exc: Exception) -> str:
+    """A config fetch's advice (paste the config.json) turned into a checkpoint read's (read a local copy)."""
+    return str(exc).replace("paste the config.json", "read a local copy").replace(
+        "Paste or upload the config.json instead", "Read a local copy instead")
 
 
 def read_hub(repo_id: str, revision: str = "main", *, env: dict | None = None,
@@ -216,7 +119,7 @@ def read_hub(repo_id: str, revision: str = "main", *, env: dict | None = None,
             names = _shards_from_index(json.loads(f.read()), repo_id)
     except hub.HubError as exc:
         if "no model.safetensors.index.json" not in str(exc):
-            raise hub.HubError(str(exc).replace("paste the config.json", "read a local copy"), exc.offline) from None
+            raise hub.HubError(_local_hint(exc), exc.offline) from None
         names = [SINGLE_FILE]
     except (UnicodeDecodeError, json.JSONDecodeError, CheckpointError) as exc:
         raise hub.HubError(f"{repo_id}: {INDEX_FILE} cannot be read ({exc})") from None
@@ -235,318 +138,9 @@ def read_hub(repo_id: str, revision: str = "main", *, env: dict | None = None,
             parts = list(pool.map(one, names))
     except Exception as exc:  # noqa: BLE001 - every library failure becomes a HubError saying what to do
         error = hub.translate(exc, repo_id, revision, "safetensors headers", env, bool(tok))
-        raise hub.HubError(str(error).replace("paste the config.json", "read a local copy"), error.offline) from None
+        raise hub.HubError(_local_hint(error), error.offline) from None
     tensors = [t for part in parts for t in part]
     for t in tensors:
         if t.dtype not in DTYPE_BITS:
             raise hub.HubError(f"{repo_id}: tensor {t.name[:120]!r} has dtype {t.dtype[:20]!r}, unknown to kvplan")
     return Checkpoint(repo_id, tensors, len(names), [f"{len(names)} safetensors file(s), headers by range requests"])
-
-
-# -------------------------------------------------------------------------------------------- categories
-
-def layer_index(name: str) -> int | None:
-    m = LAYER.search(name)
-    return int(m[1]) if m else None
-
-
-def categorize(name: str, num_layers: int | None = None) -> str:
-    """kvplan's category of one tensor name, or "vision" / "audio" / "mtp" (not in kvplan's spec).
-
-    ``num_layers`` (config num_hidden_layers): a decoder layer index at or past it is an MTP layer
-    (DeepSeek-V3 ships its nextn layer as model.layers.61 of 61)."""
-    if VISION.search(name):
-        return "vision"
-    if AUDIO.search(name):
-        return "audio"
-    if MTP.search(name):
-        return "mtp"
-    i = layer_index(name)
-    if i is not None and num_layers is not None and i >= num_layers:
-        return "mtp"
-    leaf = name.rsplit(".", 2)
-    module = leaf[-2] if len(leaf) >= 2 else name
-    if module in ("lm_head", "embed_out") or name.startswith("lm_head."):
-        return "lm_head"
-    if i is None:
-        if module in VOCAB or "embed" in module or module == "wpe":
-            return "embeddings"
-        if "norm" in module or module in ("ln_f",):
-            return "norms"
-        return "other"
-    if ".experts." in name and ".shared_expert" not in name:
-        return "experts"
-    if module in ("gate", "router") or name.endswith(".mlp.gate.weight") or "e_score_correction" in name:
-        return "router"
-    if any(k in name for k in (".self_attn.", ".attn.", ".attention.", ".linear_attn.", ".mixer.")):
-        return "attention"  # q_norm / k_norm included, as kvplan's spec counts them
-    if "norm" in module or module.startswith("ln_"):
-        return "norms"
-    if any(k in name for k in (".mlp.", ".feed_forward.", ".ffn.", ".shared_expert")):
-        return "mlp"
-    return "other"
-
-
-# ---------------------------------------------------------------------------------------- bytes per rank
-
-@dataclass
-class RankWeights:
-    """Weight bytes on the busiest rank of one stage, from the checkpoint headers."""
-
-    weights_bytes: int
-    basis: str
-    by_category: dict[str, int]
-    left_out: dict[str, int]
-    replicated_unmapped: list[str]
-    notes: list[str]
-
-
-def _module(name: str) -> str:
-    parts = name.split(".")
-    return parts[-2] if len(parts) >= 2 else name
-
-
-def _shard_of(t: TensorInfo, spec_shards: dict[str, str]) -> str:
-    """column / row / vocab / replicated / unmapped for one tensor: the spec's rule for its module name,
-    else vLLM's rule for the well-known names (COLUMN, ROW, VOCAB), else unmapped."""
-    m = _module(t.name)
-    leaf = t.name.rsplit(".", 1)[-1]
-    if leaf in spec_shards and leaf not in ("weight", "bias"):  # a parameter on the module itself (sinks)
-        m = leaf
-    if m in spec_shards:
-        s = spec_shards[m]
-        return "column" if s == "expert" and m in COLUMN else "row" if s == "expert" else s
-    if m in VOCAB:
-        return "vocab"
-    if m in COLUMN:
-        return "column"
-    if m in ROW:
-        return "row"
-    if "norm" in m or m in ("gate", "router") or t.numel <= 1:
-        return "replicated"
-    return "unmapped"
-
-
-def _split(t: TensorInfo, rule: str, ranks: int, kv_heads: int | None, module: str | None = None,
-           transposed: bool | None = None) -> int:
-    """Bytes of tensor ``t`` on the busiest of ``ranks`` under ``rule`` (cdiv splits: rank 0 is busiest).
-    ``module`` / ``transposed``: _module(t.name) / TRANSPOSED.search(t.name), when the caller has them."""
-    if ranks == 1 or rule in ("replicated", "unmapped") or t.numel <= 1 or not t.shape:
-        return t.nbytes
-    shape = list(t.shape)
-    transposed = bool(TRANSPOSED.search(t.name)) if transposed is None else transposed
-    if rule == "vocab":
-        shape[0] = cdiv(cdiv(shape[0], VOCAB_PADDING) * VOCAB_PADDING, ranks)
-    elif rule == "column":
-        axis = len(shape) - 1 if transposed else 0
-        if (module or _module(t.name)) in ("k_proj", "v_proj") and kv_heads and shape[axis] % kv_heads == 0:
-            shape[axis] = heads_per_rank(kv_heads, ranks) * (shape[axis] // kv_heads)
-        else:
-            shape[axis] = cdiv(shape[axis], ranks)
-    elif rule == "row":
-        if len(shape) == 1 and not t.name.endswith("g_idx"):
-            return t.nbytes  # a row-parallel layer's bias is whole on every rank
-        axis = 0 if transposed or len(shape) == 1 else 1
-        shape[axis] = cdiv(shape[axis], ranks)
-    n = 1
-    for d in shape:
-        n *= d
-    return cdiv(n * DTYPE_BITS[t.dtype], 8)
-
-
-@dataclass(frozen=True)
-class _Row:
-    """One tensor as rank_bytes reads it, whatever the layout."""
-
-    t: TensorInfo
-    cat: str
-    layer: int | None
-    expert: int | None  # the N of ".experts.N." (per-expert tensors), else None
-    module: str
-    rule: str  # _shard_of
-    transposed: bool
-
-
-def _prepare(ckpt: Checkpoint, spec) -> tuple[list[_Row], dict[int, int], bool, int]:
-    """(rows, experts per layer, whether the checkpoint has an lm_head, fused expert tensors) for ``spec``: the
-    name matching of every tensor, done once per checkpoint and spec (regexes over ~94,000 tensor names of a
-    DeepSeek-V3 checkpoint took 5 s a layout; the per-layout loop is arithmetic only)."""
-    hit = ckpt._prepared.get(id(spec))
-    if hit is not None and hit[0] is spec:
-        return hit[1]
-    n_layers = spec.num_hidden_layers
-    spec_shards: dict[str, str] = {}
-    for layer in {id(x): x for x in spec.layers}.values():
-        for cat in ("attention", "mlp", "router", "norms", "other"):
-            for c in getattr(layer, cat):
-                spec_shards.setdefault(c.name, c.shard)
-        if layer.experts is not None:
-            for c in layer.experts.linears:
-                spec_shards.setdefault(c.name, "expert")
-    for c in (*spec.embeddings, *spec.lm_head, *spec.final_norm, *spec.other):
-        spec_shards.setdefault(c.name, c.shard)
-    rows: list[_Row] = []
-    expert_counts: dict[int, int] = {}
-    fused = 0
-    for t in ckpt.tensors:
-        m = EXPERT.search(t.name)
-        i = layer_index(t.name)
-        cat = categorize(t.name, n_layers)
-        if m:
-            expert_counts[i or 0] = max(expert_counts.get(i or 0, 0), int(m[1]) + 1)
-        elif cat == "experts" and len(t.shape) >= 3:
-            fused += 1
-        rows.append(_Row(t, cat, i, int(m[1]) if m else None, _module(t.name), _shard_of(t, spec_shards),
-                         bool(TRANSPOSED.search(t.name))))
-    out = (rows, expert_counts, any(r.cat == "lm_head" for r in rows), fused)
-    ckpt._prepared[id(spec)] = (spec, out)
-    return out
-
-
-def rank_bytes(ckpt: Checkpoint, spec, layout: Layout | None = None, stage: int = 0, *, include_vision: bool = True,
-               include_mtp: bool = False) -> RankWeights:
-    """Weights as loaded on the busiest rank of pipeline stage ``stage``, from the headers.
-
-    What the engine loads: every tensor but MTP layers (vLLM loads them only with an MTP speculative
-    config: ``include_mtp``); a vision / audio tower is loaded for a multimodal checkpoint
-    (``include_vision``). Split: each tensor by its module's shard rule in the spec (kvplan.parallel),
-    so TP splits columns / rows / the 64-padded vocabulary, KV projections keep max(1, kv/tp) heads,
-    experts split over tp x dp (or whole, cdiv(E, tp x dp) on the busiest rank, with EP). Tensors
-    whose module the spec does not name and vLLM's usual names do not cover are counted whole on
-    every rank (listed in ``replicated_unmapped``); vision towers are counted whole too.
-    Worked number: the tiny Llama of tests/test_checkpoint.py at TP=2.
-    """
-    layout = Layout() if layout is None else layout
-    if not isinstance(layout, Layout) or not 0 <= stage < layout.pp:
-        raise PlanInputError("pipeline_parallel_size", f"stage {stage} is not a stage of pp={layout.pp}")
-    rows, expert_counts, has_head, fused = _prepare(ckpt, spec)
-    parts = pp_partition(spec.num_hidden_layers, layout.pp)
-    start = sum(parts[:stage])
-    first, last = stage == 0, stage == layout.pp - 1
-    moe_ranks = layout.tp * layout.dp
-    kv_heads = spec.num_key_value_heads
-    by_cat: dict[str, int] = {}
-    left: dict[str, int] = {}
-    unmapped: list[str] = []
-    for r in rows:
-        t, cat, i = r.t, r.cat, r.layer
-        if (cat == "mtp" and not include_mtp) or (cat in ("vision", "audio") and not include_vision):
-            left[cat] = left.get(cat, 0) + t.nbytes
-            continue
-        if cat == "mtp":
-            on_stage = last
-        elif cat in ("vision", "audio", "embeddings"):
-            on_stage = first
-        elif cat == "lm_head" or (i is None and cat == "norms"):
-            on_stage = last
-        elif i is not None:
-            on_stage = start <= i < start + parts[stage]
-        else:
-            on_stage = first
-        copies = 1
-        if cat == "embeddings" and not has_head and layout.pp > 1 and last and r.module in VOCAB:
-            copies = 2 if first else 1  # a tied lm_head: a second copy on the last stage
-            on_stage = True
-        if not on_stage:
-            continue
-        if cat in ("vision", "audio"):
-            b = t.nbytes
-        elif cat == "experts":
-            if layout.ep and r.expert is not None:
-                total_e = expert_counts.get(i or 0, 1)
-                b = t.nbytes if r.expert < cdiv(total_e, moe_ranks) else 0
-            elif layout.ep and t.shape:  # fused [E, ...] tensor: cdiv(E, ranks) experts of it
-                b = cdiv(t.nbytes * cdiv(t.shape[0], moe_ranks), t.shape[0])
-            elif r.expert is None and t.name.endswith("_bias") and len(t.shape) == 2:  # fused [E, out] bias (gpt-oss)
-                base = t.name.rsplit(".", 1)[-1].removesuffix("_bias")
-                b = t.nbytes if base in ROW else cdiv(t.shape[1], moe_ranks) * t.shape[0] * DTYPE_BITS[t.dtype] // 8
-            else:
-                b = _split(t, r.rule, moe_ranks, None, r.module, r.transposed) \
-                    if r.expert is not None or len(t.shape) < 3 else cdiv(t.nbytes, moe_ranks)
-        else:
-            if r.rule == "unmapped":
-                unmapped.append(t.name)
-            b = _split(t, r.rule, layout.tp, kv_heads, r.module, r.transposed) * copies
-        by_cat[cat] = by_cat.get(cat, 0) + b
-    notes = [f"{len(ckpt.tensors):,} tensors in {ckpt.files} file(s), sizes from the safetensors headers"]
-    if left.get("mtp"):
-        notes.append(f"MTP (nextn) layers left out: {left['mtp']:,} B (vLLM loads them only with an MTP "
-                     "speculative config)")
-    if by_cat.get("vision"):
-        notes.append(f"vision tower: {by_cat['vision']:,} B, loaded by vLLM for multimodal checkpoints, counted "
-                     "whole on every rank (kvplan's spec has no vision tower)")
-    if unmapped:
-        notes.append(f"{len(unmapped)} tensor(s) of modules the spec does not name, counted whole on every rank")
-    if fused and moe_ranks > 1 and not layout.ep:
-        notes.append(f"{fused} fused expert tensor(s) split evenly over {moe_ranks} ranks (cdiv of the bytes)")
-    return RankWeights(sum(by_cat.values()), "checkpoint headers", by_cat, left, unmapped, notes)
-
-
-def compare_rows(ckpt: Checkpoint, spec, weight_format: str | None = None) -> list[dict]:
-    """Per category: checkpoint bytes vs kvplan's computed ``weight_bytes`` for the format, and why they differ."""
-    from kvplan.weights import weight_bytes
-
-    computed = weight_bytes(spec, weight_format).components
-    found = ckpt.bytes_by_category(spec.num_hidden_layers)
-    scales: dict[str, int] = {}
-    for t in ckpt.tensors:
-        if SCALE.search(t.name):
-            c = categorize(t.name, spec.num_hidden_layers)
-            scales[c] = scales.get(c, 0) + t.nbytes
-    why = {"vision": "vision tower: loaded by vLLM for multimodal checkpoints; not in kvplan's spec",
-           "audio": "audio tower: not in kvplan's spec", "mtp": "MTP (nextn) layers: loaded only for MTP speculation"}
-    rows = []
-    for cat in sorted(set(computed) | set(found), key=lambda c: (c not in computed, c)):
-        a, b = found.get(cat, 0), computed.get(cat)
-        note = why.get(cat, "")
-        if scales.get(cat):
-            note = f"of which quantization scales {scales[cat]:,} B"
-        rows.append({"category": cat, "checkpoint_bytes": a, "kvplan_bytes": b,
-                         "difference": None if b is None else a - b, "note": note})
-    return rows
-
-
-def busiest_rank(ckpt: Checkpoint, spec, layout: Layout, **options) -> RankWeights:
-    """``rank_bytes`` of the pipeline stage whose rank holds the most checkpoint bytes: the one figure a plan
-    budgets for every stage (as for a typed-in "Model loading took")."""
-    return max((rank_bytes(ckpt, spec, layout, s, **options) for s in range(layout.pp)), key=lambda r: r.weights_bytes)
-
-
-def engine_with_checkpoint_weights(engine, ckpt: Checkpoint, spec, layout: Layout | None = None, **options):
-    """``engine`` (an EngineConfig) with ``weights_bytes`` = the busiest rank's checkpoint bytes (``busiest_rank``),
-    basis "checkpoint headers": the plan then budgets the weights as the engine loads them."""
-    busiest = busiest_rank(ckpt, spec, Layout() if layout is None else layout, **options)
-    return engine.model_copy(update={"weights_bytes": busiest.weights_bytes, "weights_basis": "checkpoint headers",
-                                     "weights_source": source_text(ckpt)})
-
-
-def source_text(ckpt: Checkpoint) -> str:
-    """'acme/ckpt: 21 tensors in 2 file(s)' (what the weights term cites)."""
-    return f"{ckpt.source}: {len(ckpt.tensors):,} tensors in {ckpt.files} file(s)"
-
-
-def shape_mismatches(ckpt: Checkpoint, spec) -> list[str]:
-    """Where the checkpoint's tensors contradict the model it is planned with (another model's checkpoint would be
-    split with the wrong shard rules, and its layers past the spec's count taken for MTP layers and left out):
-    the embedding's width against hidden_size, fewer decoder layers than num_hidden_layers, and most bytes in a
-    float dtype other than the model's (vLLM copies each tensor into a parameter of the model dtype)."""
-    out = []
-    embed = next((t for t in ckpt.tensors if categorize(t.name, spec.num_hidden_layers) == "embeddings"
-                  and _module(t.name) in VOCAB and len(t.shape) == 2), None)
-    if embed is not None and embed.shape[1] != spec.hidden_size and not TRANSPOSED.search(embed.name):
-        out.append(f"its embedding {embed.name} is {list(embed.shape)}, where {spec.name} has hidden_size "
-                   f"{spec.hidden_size:,}")
-    floats = {"F32": "fp32", "F16": "fp16", "BF16": "bf16"}
-    other = {}
-    for t in ckpt.tensors:
-        if t.dtype in floats and floats[t.dtype] != spec.dtype:
-            other[t.dtype] = other.get(t.dtype, 0) + t.nbytes
-    if other and 2 * sum(other.values()) > ckpt.total_bytes:
-        dtype, n = max(other.items(), key=lambda kv: kv[1])
-        out.append(f"{n:,} B of its tensors are {dtype}, where {spec.name} runs in {spec.dtype}: the engine casts "
-                   "them to the model dtype as it loads them, so it holds other bytes than the headers say")
-    layers = {i for t in ckpt.tensors if categorize(t.name) not in ("vision", "audio", "mtp")
-              and (i := layer_index(t.name)) is not None}
-    if layers and max(layers) + 1 < spec.num_hidden_layers:
-        out.append(f"it holds {max(layers) + 1} decoder layers, where {spec.name} has {spec.num_hidden_layers}")
-    return out

@@ -119,6 +119,9 @@ class PlanState(BaseModel):
     # whose safetensors headers give every tensor's bytes (re-split for each layout), or a measured per-rank figure
     # (vLLM's "Model loading took X GiB"; basis "measured")
     checkpoint: str | None = None
+    # ... or a local checkpoint folder, relative to the operator's KVPLAN_CHECKPOINT_ROOT (kvplan.web.checkpoint
+    # .local_folder: checked against the root each time it is read, not here: the link is the visitor's)
+    checkpoint_dir: str | None = None
     weights_gib: float | None = None
     # workload
     concurrency: int | None = None
@@ -286,6 +289,16 @@ def _checkpoint(text: str) -> str:
         raise ValueError(str(exc)) from None
 
 
+MAX_LOCAL_PATH = 1000  # kvplan.web.checkpoint.MAX_LOCAL_PATH
+
+
+def _local_path(text: str) -> str:
+    text = text.strip()
+    if not text or len(text) > MAX_LOCAL_PATH or any(ord(c) < 32 for c in text):
+        raise ValueError(f"not a folder path (1 to {MAX_LOCAL_PATH:,} printable characters)")
+    return text
+
+
 def _command(text: str) -> str:
     if len(text) > MAX_COMMAND_CHARS:
         raise ValueError(f"longer than {MAX_COMMAND_CHARS:,} characters")
@@ -343,6 +356,7 @@ FIELDS: tuple[Field, ...] = (
     Field("runtime_gib", "rt", _float(0.0, 10_000.0), _fmt_float),
     Field("headroom_gib", "hr", _float(0.0, 10_000.0), _fmt_float),
     Field("checkpoint", "ck", _checkpoint),
+    Field("checkpoint_dir", "ckd", _local_path),
     # per rank; the plan also caps it at WEIGHTS_GIB_PER_DEVICE x the GPU's memory (kvplan.web.cached.weights_choice)
     Field("weights_gib", "wg", _float(0.0, MAX_WEIGHTS_GIB, lo_open=True), _fmt_float),
     Field("concurrency", "conc", _int(1, 10_000_000)),
@@ -561,6 +575,11 @@ def decode(params: Mapping[str, str | list[str]]) -> tuple[PlanState, list[str]]
                         f"from one only: planning the measured {_fmt_float(values['weights_gib'])} GiB, not the "
                         f"checkpoint {values['checkpoint']}.")
         del values["checkpoint"]
+    if values.get("checkpoint_dir") and (values.get("checkpoint") or values.get("weights_gib") is not None):
+        other = "'wg' (weights_gib)" if values.get("weights_gib") is not None else "'ck' (checkpoint)"
+        warnings.append(f"Link parameters 'ckd' (checkpoint_dir) and {other} are both set; the weights can come from "
+                        f"one only: planning {other}, not the local folder {values['checkpoint_dir'][:200]}.")
+        del values["checkpoint_dir"]
     state = PlanState(**values)
     return state, warnings
 

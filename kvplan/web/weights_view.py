@@ -1,5 +1,6 @@
 """Which weights the plan budgets, on the pages: kvplan's computed shard sums, a checkpoint's safetensors headers
-(a Hub id, ``ck`` in the link, re-split for each layout), or a measured "Model loading took X GiB" (``wg``).
+(a Hub id, ``ck`` in the link, or a local folder under the operator's KVPLAN_CHECKPOINT_ROOT, ``ckd``; re-split
+for each layout), or a measured "Model loading took X GiB" (``wg``).
 
 One or neither: choosing one clears the other (the last chosen wins). The choice itself is made, cached and
 checked in ``kvplan.web.cached.weights_choice``; here it is drawn:
@@ -9,8 +10,14 @@ checked in ``kvplan.web.cached.weights_choice``; here it is drawn:
   and the plan budgets computed weights, labelled so;
 - ``measured_input``: the Engine knobs' number box;
 - ``hub_headers``: the Model page's "Read safetensors headers" and "Plan with these weights";
+- ``local_headers``: the same for a local folder, offered only when KVPLAN_CHECKPOINT_ROOT is set; the folder is
+  checked against the root when read, and again each time a link naming it is opened (kvplan.web.cached
+  .local_checkpoint_read);
 - ``budget_note``: the Budget page's line over its terms, with "Plan with computed weights".
 """
+
+import re
+from pathlib import Path
 
 import streamlit as st
 
@@ -19,19 +26,42 @@ from kvplan.web import cached, views, widgets
 
 LABEL = "Model loading took (GiB)"
 CHECKPOINT_LABEL = "Checkpoint weights (ck)"
+LOCAL_LABEL = "Local checkpoint folder (ckd)"
 FALLBACK = "computed weights (kvplan's shard sums), labelled so on the Budget page"
 HEADERS = "model.headers.repo"  # the repo whose headers the Model page shows (kept across reruns)
+LOCAL_HEADERS = "model.local.folder"  # the local folder whose headers it shows
 _ss = st.session_state
 
 
 def use_checkpoint(repo: str) -> None:
     """Callback: plan with ``repo``'s safetensors headers (clears a typed figure)."""
-    widgets.apply(checkpoint=repo, weights_gib=None)
+    widgets.apply(checkpoint=repo, checkpoint_dir=None, weights_gib=None)
+
+
+def use_local(folder: str) -> None:
+    """Callback: plan with the local ``folder``'s safetensors headers (clears a Hub checkpoint and a typed figure)."""
+    widgets.apply(checkpoint_dir=folder, checkpoint=None, weights_gib=None)
+
+
+def use_local_config(folder: str) -> None:
+    """Callback: the local ``folder``'s config.json becomes the sidebar's model (as a pasted one; errors are shown
+    where the Model page shows a model source's)."""
+    from kvplan.web import checkpoint
+
+    source = f"the config.json of the local folder {folder[:200]}"
+    try:
+        data = checkpoint.local_config_bytes(folder)
+    except checkpoint.CheckpointError as exc:
+        _ss.pop(widgets.MODEL_ERROR, None)
+        _ss[widgets.MODEL_ERROR] = (str(exc), False, source)
+        return
+    name = re.sub(r"[^\w./+@:() -]", "_", Path(folder.rstrip("/")).name or folder)[:200]  # a link-safe name (mn)
+    widgets._use_config_text(data, name, source)
 
 
 def use_computed() -> None:
     """Callback: plan with kvplan's computed weights again."""
-    widgets.apply(checkpoint=None, weights_gib=None)
+    widgets.apply(checkpoint=None, checkpoint_dir=None, weights_gib=None)
 
 
 def _choice(state) -> cached.WeightsChoice:
@@ -43,14 +73,16 @@ def _choice(state) -> cached.WeightsChoice:
 
 def sidebar(state) -> None:
     """Under the engine knobs, on every page: the weights in use, or the refusal of the ones asked for."""
-    if state.checkpoint is None and state.weights_gib is None:
+    if state.checkpoint is None and state.checkpoint_dir is None and state.weights_gib is None:
         return
     choice = _choice(state)
     if choice.refused:
         if state.weights_gib is not None:
             widgets.refuse(LABEL, f"{state.weights_gib:g}", choice.refused, FALLBACK)
-        else:
+        elif state.checkpoint is not None:
             widgets.refuse(CHECKPOINT_LABEL, state.checkpoint, choice.refused, FALLBACK)
+        else:
+            widgets.refuse(LOCAL_LABEL, state.checkpoint_dir, choice.refused, FALLBACK)
         return
     if choice.kind == "checkpoint":
         st.caption(f"Weights: checkpoint headers, {views.esc(choice.source)} "
@@ -79,7 +111,7 @@ def measured_input(state) -> None:
     reason = cached.measured_refusal(float(value), state.gpu)
     if reason is None:
         try:
-            widgets.update(weights_gib=float(value), checkpoint=None)
+            widgets.update(weights_gib=float(value), checkpoint=None, checkpoint_dir=None)
             return
         except ValueError as exc:
             reason = str(exc)
@@ -118,14 +150,65 @@ def hub_headers(repo: str, state) -> None:
         st.button("Plan with computed weights", key="model.computed", on_click=use_computed)
 
 
+def local_headers(state) -> None:
+    """Beside the Hub id on the Model page: a local checkpoint folder's safetensors headers, read only under the root
+    the server's operator names in KVPLAN_CHECKPOINT_ROOT (a visitor's path outside it, after resolving symlinks
+    and '..', is refused naming the field), compared with kvplan's weights, and "Plan with these weights"."""
+    from kvplan.web import checkpoint, checkpoint_view
+
+    root = checkpoint.checkpoint_root()
+    if root is None:
+        st.caption(f"A local checkpoint folder is read only when the server's operator sets {checkpoint.ROOT_ENV} "
+                   f"(or {checkpoint.LEGACY_ROOT_ENV}: the folder whose checkpoints visitors may read).")
+        return
+    text = st.text_input(f"Local folder under {root}", key="model.local", max_chars=checkpoint.MAX_LOCAL_PATH,
+                         placeholder="Qwen3-8B",
+                         help=f"A checkpoint folder under {checkpoint.root_variable()} ({root}), relative to it or "
+                              "absolute: its safetensors headers are read (8 bytes + the JSON of each shard; no "
+                              "weights).")
+    text = (text or "").strip()
+    fresh = bool(st.button("Read local safetensors headers", key="model.local_headers",
+                           help="Every tensor's dtype and shape from the headers of the folder's shards.") and text)
+    if fresh:
+        _ss[LOCAL_HEADERS] = text
+    if text and _ss.get(LOCAL_HEADERS) == text:
+        try:
+            checkpoint.local_folder(text)
+        except checkpoint.CheckpointError as exc:
+            st.error(f"{LOCAL_LABEL} = {views.esc(text[:200])}: {views.esc(exc)}", icon=":material/block:")
+            return
+
+        def read():
+            got = cached.local_checkpoint_read(text)
+            if isinstance(got, Exception):
+                raise got
+            return got
+
+        ckpt = checkpoint_view.show(read, cached.spec(state), state.weight_format)
+        if ckpt is not None and (Path(ckpt.source) / "config.json").is_file():
+            st.button("Use its config.json", key="model.local_config", on_click=use_local_config, args=(text,),
+                      help="The folder's config.json becomes the sidebar's model (as a pasted one; the link carries "
+                           "it), so its tensors are split with their own model's shard rules.")
+        if ckpt is not None and state.checkpoint_dir != text:
+            st.button("Plan with these weights", key="model.plan_local", type="primary", on_click=use_local,
+                      args=(text,), icon=":material/scale:",
+                      help="Every plan page budgets this folder's tensors, split for the sidebar's layout, in place "
+                           "of kvplan's computed weights (the link carries the folder; it is checked against "
+                           f"{checkpoint.ROOT_ENV} each time it is opened).")
+    if state.checkpoint_dir is not None:
+        st.caption(f"The plan budgets the weights of the local folder {views.esc(state.checkpoint_dir)}.")
+        st.button("Plan with computed weights", key="model.computed_local", on_click=use_computed)
+
+
 def budget_note(state) -> None:
     """Over the Budget page's terms: which weights are planned, and the button back to computed ones."""
-    if state.checkpoint is None and state.weights_gib is None:
+    if state.checkpoint is None and state.checkpoint_dir is None and state.weights_gib is None:
         return
     choice = _choice(state)
     if choice.refused:
-        asked = f"the checkpoint {state.checkpoint}" if state.weights_gib is None else \
-            f"{LABEL} = {state.weights_gib:g}"
+        asked = f"{LABEL} = {state.weights_gib:g}" if state.weights_gib is not None else \
+            f"the checkpoint {state.checkpoint}" if state.checkpoint is not None else \
+            f"the local folder {state.checkpoint_dir} ({LOCAL_LABEL})"
         st.warning(f"**Weights: computed (fallback)**. Not {views.esc(asked)}: {views.esc(choice.refused)}. The weights "
                    "term is kvplan's computed shard sums.", icon=":material/cloud_off:")
     elif choice.kind == "checkpoint":

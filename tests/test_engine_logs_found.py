@@ -1,0 +1,370 @@
+"""Public vLLM start-up logs found by exact-string search, reproduced from their launch flags (issue 11).
+
+Tolerances as tests/test_engine_logs.py: memory within max(1 %, 0.25 GiB), tokens and concurrency within 1 %. Each
+case quotes the lines it pins and names its source: where the search index gave no repository or path, the index's
+file id (read_file) is the citation, as in tests/test_engine_logs_2026.py.
+
+Sources (all read 2026-12-01):
+- GPUCALC: a memory-estimator project's test file "Tests for the validation database builder" (index file id
+  54698501030) quoting two real vLLM logs with their config lines: DeepSeek-R1-0528 (v0.11.2, TP8, fp8) and
+  RedHatAI/Llama-3.3-70B-Instruct-FP8-dynamic (v0.11.2rc1+rhai0.cuda, TP4), both max_seq_len 8192,
+  enable_prefix_caching=False, enable_chunked_prefill=True, enforce_eager=False, kv_cache_dtype auto. Its CSV fixture
+  rows name the accelerator "H200" for the Llama-3.3-70B runs; the DeepSeek pool (41.60 GiB beside 79.74 GiB of
+  weights) fits only a 139.81 GiB H200 among 8-GPU nodes (an H100 cannot hold the weights, a B200's 0.9 x 178.35
+  would leave 39 GiB unexplained).
+- RTXPRO: a blog post "running a big LLM across multiple GPUs with vLLM" (index file id 57923772900; copies
+  57976227484, 57935131721): `docker run ... vllm/vllm-openai:latest Qwen/Qwen3-235B-A22B-Instruct-2507-FP8
+  --tensor-parallel-size 4 --gpu-memory-utilization 0.90 --max-model-len 32768 --max-num-seqs 32` on
+  `utho-gpu-rtxpro6000-8` (RTX PRO 6000 Blackwell, "Free memory on device (94.05/95.01 GiB)"), log dated 08-21.
+- DSV32: a deployment notebook (index file id 68378441594): vLLM 0.16.0, deepseek-ai/DeepSeek-V3.2, 8 x H200
+  ("GPU 0 has a total capacity of 139.81 GiB"), TP8, max_model_len 16384, util 0.85, max_num_batched_tokens 32768,
+  max_num_seqs 256, prefix caching on, LMCacheConnectorV1 kv_both.
+- SCOUT: a coding-agent transcript (index file id 14030680623): meta-llama/Llama-4-Scout-17B-16E-Instruct,
+  8 x H200 (nvidia-smi "143771MiB"), TP8, --max-model-len 2097152; "Model loading took 27.8072 GiB memory"
+  (gpu_model_runner.py:3549, the '%.4f' format of <= 0.13).
+- M25: a setup page "MiniMax M2.5 — Setup & Benchmarks" (index file id 52038714933), 4 x RTX PRO 6000, `vllm serve
+  MiniMaxAI/MiniMax-M2.5 --tensor-parallel-size 4 ...` (no other memory flag), "as of March 2026".
+- Further sources, each described where it is used: a Qwen3-Next docker-compose log on 2 x L40S (index file id
+  33676930891), vllm-project/vllm#19722 (DeepSeek-R1 TP8 x PP2), a Llama-3.1-8B A100 lab notebook (index file id
+  70682754770) and a GLM-5.2-FP8 8 x B200 notebook (index file id 59736539093).
+"""
+
+import json
+from pathlib import Path
+
+import pytest
+
+from kvplan import load_preset, parse_config
+from kvplan.engines import EngineConfig
+from kvplan.gpus import get_gpu
+from kvplan.parallel import Layout
+from kvplan.plan import plan
+from kvplan.units import GiB
+from tests.test_engine_logs import close, close_gib
+
+H200 = get_gpu("H200")
+RTX_PRO = get_gpu("RTX-PRO-6000")
+PRESETS = Path(__file__).parents[1] / "kvplan" / "presets"
+FIXTURES = Path(__file__).parent / "fixtures" / "configs"
+
+
+def _term(p, prefix: str, rank: int = 0) -> int:
+    return next(t.bytes for t in p.ranks[rank].terms if t.name.startswith(prefix))
+
+
+def _preset_with(name: str, **fields):
+    cfg = json.loads((PRESETS / f"{name}.json").read_text())
+    cfg.update(fields)
+    return parse_config(cfg, f"{name}-edited")
+
+
+# ----------------------------------------------------------------------------- GPUCALC: vLLM 0.11.2, 8 / 4 x H200
+
+V0112 = EngineConfig(vllm_version="0.11.1", max_model_len=8192, enable_prefix_caching=False)
+
+
+def test_gpucalc_deepseek_r1_0528_tp8_h200_weights_and_tokens_line():
+    # "Initializing a V1 LLM engine (v0.11.2) with config: model='deepseek-ai/DeepSeek-R1-0528', ... max_seq_len=8192,
+    # ... tensor_parallel_size=8, ... quantization=fp8"; "Model loading took 79.7390 GiB memory"; "Available KV cache
+    # memory: 41.60 GiB"; "GPU KV cache size: 635,648 tokens"; "Maximum concurrency for 8,192 tokens per request:
+    # 77.59x"; "Graph capturing finished in 35 secs, took 0.51 GiB".
+    # kvplan (deepseek-v3 preset: the R1-0528 architecture and fp8 block quantization): 79.31 GiB (-0.43, -0.5 %).
+    p = plan(load_preset("deepseek-v3"), H200, V0112, Layout(tp=8))
+    assert close_gib(p.ranks[0].weights_bytes, 79.7390)
+    # MLA: 61 layers x 576 x 2 B = 70,272 B a token on every rank, FlashMLA block 64: 635,648 = 9,932 blocks x 64, and
+    # 9,932 x 64 x 70,272 B = 41.60 GiB exactly as logged
+    assert p.ranks[0].kv_bytes_per_token == 61 * 576 * 2 and p.block_size == 64
+    assert 635_648 % 64 == 0 and f"{635_648 * 70_272 / GiB:.2f}" == "41.60"
+    # the tokens line from the logged pool: blocks x 64, and blocks / cdiv(8192, 64) for the concurrency
+    given = plan(load_preset("deepseek-v3"), H200, V0112.model_copy(update={"kv_cache_memory_bytes": round(41.60 * GiB)}),
+                 Layout(tp=8))
+    assert abs(given.kv_cache_tokens - 635_648) <= 64 and close(given.max_concurrency, 77.59)
+
+
+@pytest.mark.xfail(strict=True, reason="DeepSeek-R1-0528 TP8 on H200, vLLM 0.11.2: KV 41.03 GiB vs 41.60 logged (-0.57 "
+                   "GiB, -1.4 %), 626,880 tokens vs 635,648 (-1.4 %). Implied by the log: 0.9 x 139.81 - 79.74 - 41.60 = "
+                   "4.49 GiB of activation peak + non-torch; kvplan's 0.11 terms are 4.82 (PyTorch-native sampler, 9.55 "
+                   "copies of 1024 x 129,280 fp32 logits) + 0.67 (non-torch at TP 8 with custom all-reduce) = 5.49 with "
+                   "its own 79.31 GiB of weights. With the FlashInfer sampler (1.49) kvplan would say 44.36 GiB (+2.76): "
+                   "the log sits between the two sampler paths, so the sampler peak or the TP-8 non-torch of the 0.11 "
+                   "profile (kvplan.engines) is ~1.0 GiB high here; the Llama-3.3-70B log of the same set fits the "
+                   "FlashInfer path (test below)")
+def test_gpucalc_deepseek_r1_0528_tp8_h200_pool():
+    p = plan(load_preset("deepseek-v3"), H200, V0112, Layout(tp=8))
+    assert close_gib(p.ranks[0].kv_pool_bytes, 41.60)
+    assert close(p.kv_cache_tokens, 635_648) and close(p.max_concurrency, 77.59)
+
+
+def _llama_3_3_70b_fp8_dynamic():
+    """RedHatAI/Llama-3.3-70B-Instruct-FP8-dynamic: the llama-3.1-70b preset's architecture (Llama-3.3-70B changes no
+    shape) with the llm-compressor FP8_DYNAMIC quantization_config (tests/fixtures/configs/ct-fp8-dynamic...)."""
+    cfg = json.loads((PRESETS / "llama-3.1-70b.json").read_text())
+    cfg["quantization_config"] = json.loads((FIXTURES / "ct-fp8-dynamic.quantization_config.json").read_text())
+    return parse_config(cfg, "llama-3.3-70b-instruct-fp8-dynamic")
+
+
+def test_gpucalc_llama_3_3_70b_fp8_dynamic_tp4_h200():
+    # "Initializing a V1 LLM engine (v0.11.2rc1+rhai0.cuda) with config: model='RedHatAI/Llama-3.3-70B-Instruct-FP8-
+    # dynamic', ... max_seq_len=8192, ... tensor_parallel_size=4, ... quantization=compressed-tensors"; "Model loading
+    # took 16.9619 GiB memory"; "Available KV cache memory: 106.17 GiB"; "GPU KV cache size: 1,391,552 tokens";
+    # "Maximum concurrency for 8,192 tokens per request: 169.87x".
+    spec = _llama_3_3_70b_fp8_dynamic()
+    p = plan(spec, H200, V0112.model_copy(update={"sampler": "flashinfer"}), Layout(tp=4))
+    assert abs(p.ranks[0].weights_bytes / GiB - 16.9619) < 0.005  # 16.9596: fp8 channel-wise shards + bf16 lm_head
+    # 80 layers x 2 KV heads x 128 x 2 x 2 B = 81,920 B a token: 1,391,552 x 81,920 B = 106.17 GiB as logged
+    assert p.ranks[0].kv_bytes_per_token == 81_920 and f"{1_391_552 * 81_920 / GiB:.2f}" == "106.17"
+    # the Red Hat build samples with FlashInfer (0.9 x 139.81 - 16.96 - 106.17 = 2.70 GiB left for activation +
+    # non-torch; the PyTorch-native path's 4.67 GiB of sampler temporaries alone would not fit): kvplan 106.70 GiB
+    # (+0.53), 1,398,592 tokens (+0.5 %), 170.73x
+    assert close_gib(p.ranks[0].kv_pool_bytes, 106.17)
+    assert close(p.kv_cache_tokens, 1_391_552) and close(p.max_concurrency, 169.87)
+    native = plan(spec, H200, V0112, Layout(tp=4))
+    assert native.ranks[0].kv_pool_bytes / GiB < 106.17 - 2  # 103.40: the native sampler's peak cannot be what ran
+
+
+# ----------------------------------------------------------------------------- RTXPRO: Qwen3-235B FP8, 4 x RTX PRO 6000
+
+def _qwen3_235b_2507_fp8():
+    return _preset_with("qwen3-235b-a22b", max_position_embeddings=262144, rope_theta=5000000.0, quantization_config={
+        "activation_scheme": "dynamic", "fmt": "e4m3", "quant_method": "fp8", "weight_block_size": [128, 128]})
+
+
+# 95.01 GiB as this card's log prints it (the catalog's workstation card: 94.97)
+RTX_PRO_9501 = RTX_PRO.model_copy(update={"memory_bytes": round(95.01 * GiB)})
+# kv_cache_utils.py:2235 / :2236 print the tokens and concurrency lines apart (0.20.1 - 0.29.x) and the "Free memory
+# on device ... for consumed memory (weights + non-torch)" line is a late format: 0.26 stands for the bracket
+QWEN_RTX = EngineConfig(vllm_version="0.26", gpu_memory_utilization=0.9, max_model_len=32768, max_num_seqs=32)
+
+
+def test_rtxpro_qwen3_235b_fp8_tp4_weights():
+    # "Model loading took 55.19 GiB memory and 48.502592 seconds" (Worker_TP0); kvplan 55.18 GiB
+    p = plan(_qwen3_235b_2507_fp8(), RTX_PRO_9501, QWEN_RTX, Layout(tp=4))
+    assert close_gib(p.ranks[0].weights_bytes, 55.19)
+    assert abs(p.ranks[0].weights_bytes / GiB - 55.19) < 0.02
+    # one KV head of 4 on each rank: 94 x 128 x 2 x 2 B = 48,128 B a token (the post: "47 KiB per token per card")
+    assert p.ranks[0].kv_bytes_per_token == 94 * 128 * 2 * 2
+    # the logged pool and the tokens line agree with that page: 621,392 x 48,128 B = 27.85 GiB
+    assert f"{621_392 * 48_128 / GiB:.2f}" == "27.85"
+
+
+@pytest.mark.xfail(strict=True, reason="Qwen3-235B-A22B-2507-FP8 TP4 on 4 x RTX PRO 6000 (PCIe, sm120; a 0.2x release): KV "
+                   "29.48 GiB vs 27.85 logged (+1.63), 657,632 tokens vs 621,392 (+5.8 %). The log splits it: 'Actual "
+                   "usage is 56.89 GiB for consumed memory (weights + non-torch), 0.76 GiB for peak activation, and 0.32 "
+                   "GiB for CUDAGraph memory': non-torch 56.89 - 55.19 = 1.70 GiB at TP 4 over PCIe vs kvplan's 0.25 "
+                   "(the 0.18+ TP-1 base; custom all-reduce is off above two PCIe GPUs, FlashInfer's all-reduce fusion "
+                   "needs sm90 / sm100), peak 0.76 vs 0.38 (32 sequences: the sampler is small, so the rest is the "
+                   "8192-token forward of the fp8 MoE), graphs 0.32 vs 0.22 (the plan is the same at 0.21 - 0.28). The +1.45 GiB of non-torch is an engines.py term "
+                   "(non_torch_bytes at TP >= 2 without NVLink) kvplan has no log for yet")
+def test_rtxpro_qwen3_235b_fp8_tp4_pool():
+    p = plan(_qwen3_235b_2507_fp8(), RTX_PRO_9501, QWEN_RTX, Layout(tp=4))
+    assert close_gib(p.ranks[0].kv_pool_bytes, 27.85)
+    assert close(p.kv_cache_tokens, 621_392) and close(p.max_concurrency, 18.96)
+
+
+# ----------------------------------------------------------------------------- DSV32: DeepSeek-V3.2 on 8 x H200, 0.16.0
+
+DSV32_ENGINE = EngineConfig(vllm_version="0.16", gpu_memory_utilization=0.85, max_model_len=16384,
+                            max_num_batched_tokens=32768, max_num_seqs=256, enable_prefix_caching=True)
+
+
+def test_dsv32_v0_16_h200_tp8_weights_and_kv_page():
+    # "Model loading took 80.78 GiB memory and 687.275633 seconds" (a later boot of the same setup: 80.58 GiB);
+    # kvplan 80.15 GiB (-0.63, -0.8 %)
+    p = plan(load_preset("deepseek-v3.2"), H200, DSV32_ENGINE, Layout(tp=8))
+    assert close_gib(p.ranks[0].weights_bytes, 80.78) and close_gib(p.ranks[0].weights_bytes, 80.58)
+    # sparse MLA: 61 layers x (576 x 2 B latent + 132 B fp8 indexer key with its scale) = 78,324 B a token; the log's
+    # 30.52 GiB over 418,304 tokens is 78,340 B (30.52 is rounded to 2 decimals: 78,324 B is 30.51 GiB)
+    assert p.ranks[0].kv_bytes_per_token == 61 * (576 * 2 + 132)
+    assert abs(418_304 * 78_324 / GiB - 30.52) < 0.01
+
+
+@pytest.mark.xfail(strict=True, reason="DeepSeek-V3.2 TP8 on H200, vLLM 0.16.0 with LMCacheConnectorV1 (kv_both): KV 35.55 "
+                   "GiB vs 30.52 logged (+5.03 GiB, +16 %), 487,296 tokens vs 418,304. kvplan's terms: activation 2.47 "
+                   "(32,768 batched tokens), non-torch 0.67, graphs 0.62 (captured after the pool). The 5 GiB are not "
+                   "kvplan's to explain from these flags: the LMCache connector allocates GPU staging buffers inside the "
+                   "profile, and the sparse indexer's fp8_mqa_logits (32,768 query rows x 16,384 keys fp32 = 2 GiB a "
+                   "buffer) is a peak kvplan does not model for glm_moe_dsa / deepseek_v32")
+def test_dsv32_v0_16_h200_tp8_pool():
+    p = plan(load_preset("deepseek-v3.2"), H200, DSV32_ENGINE, Layout(tp=8))
+    assert close_gib(p.ranks[0].kv_pool_bytes, 30.52) and close(p.kv_cache_tokens, 418_304)
+
+
+# ----------------------------------------------------------------------------- SCOUT: Llama-4-Scout bf16 TP8, H200
+
+def test_scout_tp8_h200_weights_with_the_rope_table():
+    # "Model loading took 27.8072 GiB memory and 495.846125 seconds" (Worker_TP0; TP0 - TP7 profile "3 image items");
+    # kvplan 27.8042 GiB: 25.1 GiB of bf16 text weights a rank + the vision tower (0.21) + the rotary cos/sin table
+    # (2.5 GiB: Llama-4's 10,485,760 positions x 128 x 2 B, built whatever --max-model-len says)
+    for version in ("0.11", "0.12"):
+        engine = EngineConfig(vllm_version=version, max_model_len=2_097_152)
+        p = plan(load_preset("llama-4-scout-17b-16e-instruct"), H200, engine, Layout(tp=8))
+        assert abs(p.ranks[0].weights_bytes / GiB - 27.8072) < 0.01
+        assert close_gib(_term(p, "rotary"), 2.5)
+
+
+# ----------------------------------------------------------------------------- M25: MiniMax-M2.5 FP8, 4 x RTX PRO 6000
+
+def _minimax_m2_5():
+    """MiniMaxAI/MiniMax-M2.5: the minimax-m2.7 preset's architecture (62 layers, 8 KV heads x 128, 256 experts top-8,
+    fp8 128 x 128 blocks) with M2.5's 196,608 positions (the log's "Maximum concurrency for 196,608 tokens")."""
+    return _preset_with("minimax-m2.7", max_position_embeddings=196608)
+
+
+def test_m25_tp4_rtx_pro_weights():
+    # "Model loading took 53.75 GiB memory" (2 decimals: 0.14+); kvplan 53.65 GiB at every release
+    for version in ("0.14", "0.16", "0.17", "0.19"):
+        p = plan(_minimax_m2_5(), RTX_PRO, EngineConfig(vllm_version=version), Layout(tp=4))
+        assert close_gib(p.ranks[0].weights_bytes, 53.75)
+    # 62 layers x 2 KV heads x 128 x 2 x 2 B = 63,488 B a token: 399,424 tokens x 63,488 B = 23.62 GiB as logged
+    assert p.ranks[0].kv_bytes_per_token == 63_488 and f"{399_424 * 63_488 / GiB:.2f}" == "23.62"
+
+
+@pytest.mark.xfail(strict=True, reason="MiniMax-M2.5 FP8 TP4 on 4 x RTX PRO 6000 at the defaults (max_model_len 196,608, "
+                   "util 0.9; the release is not logged, 'as of March 2026' and 2-decimal GiB bracket 0.14 - 0.17): KV "
+                   "23.62 GiB logged vs kvplan 24.30 at 0.14 - 0.16 (+0.68, +2.9 %: the 9.55-copy sampler peak 7.34 GiB) "
+                   "and 28.69 at 0.17 - 0.19 (3.72 copies: 2.89); 399,424 tokens vs 410,944 / 485,168. Implied: 0.9 x "
+                   "94.97 - 53.75 - 23.62 = 8.10 GiB of activation + non-torch (graphs are captured after the pool "
+                   "through 0.19) vs kvplan's 7.34 + 0.19 = 7.53 at 0.14 - 0.16 (0.57 short) and 3.14 at 0.17 - 0.19. "
+                   "Without the release logged this is not an engines.py conclusion; if it was 0.16, the TP-4 PCIe "
+                   "non-torch is again the likely short term (see the Qwen3-235B RTX PRO log above: 1.70 GiB)")
+def test_m25_tp4_rtx_pro_pool():
+    p = plan(_minimax_m2_5(), RTX_PRO, EngineConfig(vllm_version="0.16"), Layout(tp=4))
+    assert close_gib(p.ranks[0].kv_pool_bytes, 23.62) and close(p.kv_cache_tokens, 399_424)
+
+
+# ----------------------------------------------------------------------------- Qwen3-Next on 2 x L40S, vLLM 0.13.0
+# A docker-compose log (index file id 33676930891; host "l40s-180-us-west-or-1"): "vLLM API server version 0.13.0";
+# non-default args {'max_model_len': 32768, 'tensor_parallel_size': 2, 'disable_custom_all_reduce': True,
+# 'gpu_memory_utilization': 0.92, 'kv_cache_dtype': 'fp8', 'enable_prefix_caching': True, 'max_num_batched_tokens':
+# 8192, 'max_num_seqs': 8}; "Hybrid or mamba-based model detected without support for prefix caching: disabling";
+# "Setting attention block size to 1072 tokens to ensure that attention page size is >= mamba page size";
+# quantization=compressed-tensors ("Using CompressedTensorsWNA16MarlinMoEMethod": a 4-bit community checkpoint at
+# "/models", its config not published beside the log, so the weights are the logged figure); "Model loading took
+# 22.5313 GiB memory"; "Available KV cache memory: 17.58 GiB"; "GPU KV cache size: 767,552 tokens"; "Maximum
+# concurrency for 32,768 tokens per request: 84.29x".
+
+L40S = get_gpu("L40S")
+NEXT_L40S = EngineConfig(vllm_version="0.12", gpu_memory_utilization=0.92, max_model_len=32768, max_num_seqs=8,
+                         max_num_batched_tokens=8192, kv_cache_dtype="fp8", disable_custom_all_reduce=True,
+                         enable_prefix_caching=True, weights_bytes=round(22.5313 * GiB))
+
+
+def test_qwen3_next_l40s_tp2_fp8_kv_hybrid_layout_from_the_logged_pool():
+    # the hybrid layout as vLLM 0.13 logs it: attention block 1072 (an fp8 page of 1072 x 2 KV heads / 2 ranks x 256 x
+    # 2 x 1 B = 548,864 B >= the gated-delta-net state page), 12 attention + 36 linear-attention layers in 4 groups of
+    # 12 pages: 6,586,368 B a block. The 2-decimal 17.58 GiB is 2,866 blocks (17.5801 GiB; 2,865 would print 17.57):
+    # 2,866 // 4 x 1072 = 767,552 tokens and 2,866 / (cdiv(32768, 1072) + 3) = 84.29x, both exactly the log
+    assert f"{2_866 * 6_586_368 / GiB:.2f}" == "17.58" and f"{2_865 * 6_586_368 / GiB:.2f}" == "17.57"
+    p = plan(load_preset("qwen3-next-80b-a3b"), L40S, NEXT_L40S.model_copy(update={
+        "kv_cache_memory_bytes": 2_866 * 6_586_368 + 1000}), Layout(tp=2))
+    assert p.block_size == 1072 and p.ranks[0].bytes_per_block == 6_586_368
+    assert p.num_blocks == 2_866 and p.blocks_per_request == 34
+    assert p.kv_cache_tokens == 767_552 and f"{p.max_concurrency:.2f}" == "84.29"
+
+
+@pytest.mark.xfail(strict=True, reason="Qwen3-Next-80B (4-bit WNA16) TP2 on 2 x L40S, vLLM 0.13.0, fp8 KV: KV 17.84 GiB vs "
+                   "17.58 logged (+0.26 GiB against a 0.25 GiB tolerance), 779,344 tokens vs 767,552 (+1.5 %), 85.53x vs "
+                   "84.29x. The layout is exact (test above); the pool is 0.26 GiB too big: implied activation + non-torch "
+                   "0.92 x 44.42 - 22.53 - 17.58 = 0.76 GiB vs kvplan's 0.31 (8 sequences: the sampler is small) + 0.19 "
+                   "(0.12 profile, TP 2 without custom all-reduce). Not settled: the Marlin WNA16 MoE workspace and the "
+                   "gated-delta-net prefill temporaries at 8,192 tokens are both outside kvplan's activation estimate")
+def test_qwen3_next_l40s_tp2_fp8_kv_pool():
+    p = plan(load_preset("qwen3-next-80b-a3b"), L40S, NEXT_L40S, Layout(tp=2))
+    assert close_gib(p.ranks[0].kv_pool_bytes, 17.58)
+    assert close(p.kv_cache_tokens, 767_552) and close(p.max_concurrency, 84.29)
+
+
+# ----------------------------------------------------------------------------- DeepSeek-R1 TP8 x PP2 + EP, vllm#19722
+# vllm-project/vllm#19722 "[Bug]: DeepGEMM does not work with CUDA Graph" (vLLM 0.9.2.dev57+gc68698b32, two nodes of 8
+# NV18-linked GPUs): `VLLM_ALL2ALL_BACKEND="deepep_high_throughput" VLLM_USE_DEEP_GEMM=1 vllm serve
+# /data/deepseek-ai/DeepSeek-R1 -tp 8 -pp 2 --enable-expert-parallel`; "(RayWorkerWrapper pid=3173774,
+# ip=10.254.20.30) ... Model loading took 41.0417 GiB" (the engine failed before its KV lines). The worker is on the
+# second node: Ray places the driver node's GPUs first (ranks 0 - 7, pipeline stage 0), so this is stage 1.
+
+def test_issue_19722_deepseek_r1_tp8_pp2_ep_last_stage_weights():
+    # pipeline split of 61 layers over 2 stages: 31 + 30 (vLLM get_pp_indices gives the remainder to the stage before
+    # the last); stage 0 holds the 3 dense layers + 28 MoE + the embedding, stage 1 30 MoE layers + norm + lm_head:
+    # kvplan 40.90 GiB for stage 1 (-0.14, -0.3 %), 38.43 for stage 0
+    for ep in (True, False):  # expert placement moves bytes between ranks of a stage, not their sum per rank
+        p = plan(load_preset("deepseek-v3"), H200, EngineConfig(vllm_version="0.10", max_model_len=8192),
+                 Layout(tp=8, pp=2, ep=ep))
+        assert close_gib(p.ranks[-1].weights_bytes, 41.0417)
+        assert not close_gib(p.ranks[0].weights_bytes, 41.0417)
+
+
+# ----------------------------------------------------------------------------- Llama-3.1-8B, one A100 80GB, 0.31.0
+# A lab notebook (index file id 70682754770): "Card used: A100 80GB", `docker run ... vllm/vllm-openai:v0.31.0-
+# ubuntu2404 --model meta-llama/Llama-3.1-8B-Instruct` (every other flag at its default: util 0.92, max_model_len
+# 131072, 2048 / 256 on an A100); "[model_runner.py:407] Model loading took 15.0 GiB memory" (the V2 model runner);
+# "GPU KV cache size: 460,496 tokens, Maximum concurrency for 131,072 tokens per request: 3.51x" (one line: 0.30+);
+# "Free memory on device (78.84/79.25 GiB) on startup. Desired GPU memory utilization is (0.92, 72.91 GiB). Actual
+# usage is 15.26 GiB for consumed memory (weights + non-torch), 1.44 GiB for peak activation, and 0.23 GiB for
+# CUDAGraph memory"; "Available KV cache memory: 56.21 GiB".
+
+def test_a100_llama_3_1_8b_v0_31_defaults():
+    a100 = get_gpu("A100-80GB").model_copy(update={"memory_bytes": round(79.25 * GiB)})  # as this card logs it
+    p = plan(load_preset("llama-3.1-8b"), a100, EngineConfig(vllm_version="0.30"))
+    assert close_gib(p.ranks[0].weights_bytes, 15.0)
+    # kvplan 56.58 GiB (+0.37), 463,520 tokens (+0.7 %), 3.54x (+0.9 %): inside the rule, with the terms split
+    # differently: the log's 72.91 - 15.26 - 1.44 = 56.21 leaves nothing for CUDA graphs (0.23 GiB captured after the
+    # pool), kvplan subtracts a 0.62 GiB graph estimate and a 0.47 GiB activation peak (1.44 logged)
+    assert close_gib(p.ranks[0].kv_pool_bytes, 56.21)
+    assert close(p.kv_cache_tokens, 460_496) and close(p.max_concurrency, 3.51)
+    assert "GPU KV cache size: 463,520 tokens, Maximum concurrency for 131,072 tokens per request: 3.54x" in p.engine_log
+
+
+# ----------------------------------------------------------------------------- GLM-5.2-FP8 on 8 x B200, vLLM 0.28.0
+# A benchmark notebook "검증된 사실 (2026-08-31 ~ 09-01)" (index file id 59736539093): "GPU | NVIDIA B200 x 8, sm_100,
+# 178.34 GiB/GPU", "vLLM | 0.28.0", "모델 | zai-org/GLM-5.2-FP8" (quant_method fp8, e4m3, weight_block_size [128, 128],
+# dynamic activations); `--tensor-parallel-size 8 --max-model-len 32768 --trust-remote-code` (util 0.92 = the default,
+# max_num_batched_tokens 8192, no MTP); its A/B table: kv-cache-dtype unset (bf16) "796,160 tokens | 24.30x", `fp8`
+# "1,546,112 tokens | 47.18x" at 32k. The config is tests/fixtures/configs/glm-5.2.json (the same architecture) with
+# that quantization_config added.
+
+B200_17834 = get_gpu("B200").model_copy(update={"memory_bytes": round(178.34 * GiB)})
+GLM52_B200 = EngineConfig(vllm_version="0.28", max_model_len=32768, max_num_batched_tokens=8192)
+
+
+def _glm_5_2_fp8():
+    cfg = json.loads((FIXTURES / "glm-5.2.json").read_text())
+    cfg["quantization_config"] = {"quant_method": "fp8", "activation_scheme": "dynamic", "fmt": "e4m3",
+                                  "weight_block_size": [128, 128]}
+    return parse_config(cfg, "glm-5.2-fp8")
+
+
+def test_glm_5_2_b200_bf16_kv_page_and_the_fp8_ratio():
+    # bf16: 78 layers x 576 x 2 B latent + 21 'full' indexer layers x 132 B (fp8 key + fp32 scale) = 92,628 B a token
+    p = plan(_glm_5_2_fp8(), B200_17834, GLM52_B200, Layout(tp=8))
+    assert p.ranks[0].kv_bytes_per_token == 78 * 1152 + 21 * 132 == 92_628
+    # the log's fp8 / bf16 token ratio, 1,546,112 / 796,160 = 1.9420, is a plain-fp8 latent (576 B: 92,628 / 47,700 =
+    # 1.9419), not fp8_ds_mla (656 B: 92,628 / 53,940 = 1.717): see the xfail below
+    assert abs(1_546_112 / 796_160 - 92_628 / (78 * 576 + 21 * 132)) < 0.001
+    assert abs(1_546_112 / 796_160 - 92_628 / (78 * 656 + 21 * 132)) > 0.2
+    # both runs left the same pool: 796,160 x 92,628 B = 1,546,112 x 47,700 B = 68.68 GiB
+    assert f"{796_160 * 92_628 / GiB:.2f}" == f"{1_546_112 * 47_700 / GiB:.2f}" == "68.68"
+
+
+@pytest.mark.xfail(strict=True, reason="GLM-5.2-FP8 TP8 on B200, vLLM 0.28.0, --kv-cache-dtype fp8: kvplan's page 53,940 B a "
+                   "token (fp8_ds_mla, 656 B latent) vs 47,700 implied by the log (plain fp8, 576 B): 1,422,592 tokens vs "
+                   "1,546,112 (-8.0 %). Source: vllm/platforms/cuda.py _get_backend_priorities (index file 54058203281) "
+                   "puts FLASHINFER_MLA_SPARSE before FLASHMLA_SPARSE on sm100 when the heads per rank are <= 16 (GLM-5.2 "
+                   "64 / 8 = 8; DeepSeek-V3.2 128 / 8 = 16), and vllm/v1/attention/backends/mla/flashinfer_mla_sparse.py "
+                   "@02bd256 takes kv dtypes auto / bfloat16 / fp8 / fp8_e4m3 with get_kv_cache_shape (num_blocks, "
+                   "block_size, 576) and kernel blocks [32, 64]: a 576-byte fp8 latent, 32-token blocks. kvplan's "
+                   "mla_dsa page (layers.py latent_bytes_vllm) and sparse block (plan._vllm_mla_block_size, the forced "
+                   "table: 128 on B200) model only FLASHMLA_SPARSE (Hopper)")
+def test_glm_5_2_b200_fp8_kv_page():
+    p = plan(_glm_5_2_fp8(), B200_17834, GLM52_B200.model_copy(update={"kv_cache_dtype": "fp8"}), Layout(tp=8))
+    assert p.ranks[0].kv_bytes_per_token == 78 * 576 + 21 * 132
+    assert close(p.kv_cache_tokens, 1_546_112)
+
+
+@pytest.mark.xfail(strict=True, reason="GLM-5.2-FP8 TP8 on B200, vLLM 0.28.0, bf16 KV at 32,768: 828,416 tokens vs 796,160 "
+                   "logged (+4.1 %), 25.28x vs 24.30x; the page is right (test above), so the pool is 71.47 GiB vs the "
+                   "log's 68.68 (+2.79 GiB). Implied non-KV: 0.92 x 178.34 - 68.68 = 95.39 GiB vs kvplan's 88.43 "
+                   "weights (incl. 0.25 rotary) + 2.29 activation + 1.17 non-torch (TP 8 + FlashInfer all-reduce "
+                   "workspace) + 0.71 graphs = 92.60. The log gives no weights line, so whether the weights (B200: "
+                   "FLASHINFER_TRTLLM fp8 MoE shuffles / pads the experts) or the engine terms hold the 2.79 GiB is open")
+def test_glm_5_2_b200_bf16_kv_pool():
+    p = plan(_glm_5_2_fp8(), B200_17834, GLM52_B200, Layout(tp=8))
+    assert close(p.kv_cache_tokens, 796_160) and close(p.max_concurrency, 24.30)
