@@ -16,6 +16,7 @@ Rules (vLLM's, which SGLang and TensorRT-LLM share for KV):
   experts, ``cdiv(E, tp x dp)`` on the busiest rank. Attention and dense weights are per DP replica.
 """
 
+import functools
 from dataclasses import dataclass
 
 from kvplan.errors import PlanInputError
@@ -129,14 +130,22 @@ def kv_heads_on_rank(spec: ModelSpec, tp: int) -> int:
 
 def _shard(comp, tp: int, spec: ModelSpec):
     """The part of one component that a TP rank holds."""
+    return _shard_of(comp, tp, spec.num_key_value_heads, spec.num_attention_heads, spec.head_dim)
+
+
+@functools.lru_cache(maxsize=8192)
+def _shard_of(comp, tp: int, num_key_value_heads: int, num_attention_heads: int, head_dim: int):
+    """``_shard`` made once per component value, TP and head shape (components are frozen: equal ones shard alike):
+    layers of one checkpoint, the layouts of a picker sweep and a re-parsed config meet the same ones again, and
+    each copy (``model_copy``) costs more than the arithmetic on it."""
     if isinstance(comp, Linear):
         if comp.shard == "column":
             if comp.name in KV_PROJ:
-                per_head = comp.out_features // spec.num_key_value_heads
-                return comp.model_copy(update={"out_features": heads_per_rank(spec.num_key_value_heads, tp) * per_head})
+                per_head = comp.out_features // num_key_value_heads
+                return comp.model_copy(update={"out_features": heads_per_rank(num_key_value_heads, tp) * per_head})
             if comp.name in FUSED_QKV:
-                kv_total = (comp.out_features // spec.head_dim - spec.num_attention_heads) // 2
-                out = (spec.num_attention_heads // tp + 2 * heads_per_rank(kv_total, tp)) * spec.head_dim
+                kv_total = (comp.out_features // head_dim - num_attention_heads) // 2
+                out = (num_attention_heads // tp + 2 * heads_per_rank(kv_total, tp)) * head_dim
                 return comp.model_copy(update={"out_features": out})
             return comp.model_copy(update={"out_features": cdiv(comp.out_features, tp)})
         if comp.shard == "row":
@@ -172,6 +181,23 @@ def _formats_bytes(category, comp, fmt, overrides, base, base_bytes, shard) -> i
     return sum(_bytes(category, shard, f, base, base_bytes) for f, _ in component_format(category, comp, fmt, overrides))
 
 
+def _rank_bytes(category, comp, fmt, overrides, base, base_bytes, width: int, spec: ModelSpec) -> int:
+    """``_formats_bytes`` of the shard of ``comp`` one of ``width`` TP ranks holds."""
+    mix = overrides.get((category, comp.name)) if overrides else None  # all component_format reads of them
+    return _component_rank_bytes(category, comp, fmt, mix, base, base_bytes, width, spec.num_key_value_heads,
+                                 spec.num_attention_heads, spec.head_dim)
+
+
+@functools.lru_cache(maxsize=8192)
+def _component_rank_bytes(category, comp, fmt, mix, base, base_bytes, width, num_key_value_heads, num_attention_heads,
+                          head_dim) -> int:
+    """``_rank_bytes`` made once per value, as ``_shard_of`` (a fresh spec of a checkpoint prices the same components
+    at the same widths again; one cached call instead of shard, formats, sizes)."""
+    overrides = None if mix is None else {(category, comp.name): mix}
+    return _formats_bytes(category, comp, fmt, overrides, base, base_bytes,
+                          _shard_of(comp, width, num_key_value_heads, num_attention_heads, head_dim))
+
+
 def rank_weight_bytes(spec: ModelSpec, layout: Layout, stage: int = 0, weight_format: str | None = None) -> int:
     return spec.memo(("weights", layout, stage, weight_format),
                      lambda: _rank_weight_bytes(spec, layout, stage, weight_format))
@@ -193,9 +219,8 @@ def _rank_weight_bytes(spec: ModelSpec, layout: Layout, stage: int, weight_forma
     first, last = stage == 0, stage == layout.pp - 1
     total = 0
     if first:
-        total += sum(_formats_bytes("embeddings", c, fmt, top, base, base_bytes, _shard(c, tp, spec))
-                     for c in spec.embeddings)
-        total += sum(_formats_bytes("other", c, fmt, top, base, base_bytes, _shard(c, tp, spec)) for c in spec.other)
+        total += sum(_rank_bytes("embeddings", c, fmt, top, base, base_bytes, tp, spec) for c in spec.embeddings)
+        total += sum(_rank_bytes("other", c, fmt, top, base, base_bytes, tp, spec) for c in spec.other)
     parts = pp_partition(len(spec.layers), layout.pp, layout.pp_split)
     start = sum(parts[:stage])
     groups = (layer_groups(spec, start, start + parts[stage]) if use_overrides
@@ -205,7 +230,7 @@ def _rank_weight_bytes(spec: ModelSpec, layout: Layout, stage: int, weight_forma
             # SGLang DP attention: attention over tp // dp; a MoE model's dense MLP layers over --moe-dense-tp-size
             width = (layout.attn_tp if category == "attention" else
                      layout.dense_tp if category == "mlp" and layer.experts is None and layout.dense_tp else tp)
-            total += n * sum(_formats_bytes(category, c, fmt, mine, base, base_bytes, _shard(c, width, spec))
+            total += n * sum(_rank_bytes(category, c, fmt, mine, base, base_bytes, width, spec)
                              for c in getattr(layer, category))
         if layer.experts is not None:
             total += n * _expert_bytes(layer, layout, moe_ranks, fmt, mine, base, base_bytes)
@@ -213,7 +238,7 @@ def _rank_weight_bytes(spec: ModelSpec, layout: Layout, stage: int, weight_forma
         total += sum(_formats_bytes("norms", c, fmt, top, base, base_bytes, c) for c in spec.final_norm)
         head = spec.lm_head or (spec.embeddings[:1] if layout.pp > 1 else ())  # tied: a second copy under PP
         category = "lm_head" if spec.lm_head else "embeddings"
-        total += sum(_formats_bytes(category, c, fmt, top, base, base_bytes, _shard(c, tp, spec)) for c in head)
+        total += sum(_rank_bytes(category, c, fmt, top, base, base_bytes, tp, spec) for c in head)
     return total
 
 
@@ -233,13 +258,19 @@ def _expert_bytes(layer, layout, moe_ranks, fmt, overrides, base, base_bytes) ->
     out = 0
     for c in experts.linears:
         for f, k in component_format("experts", c, fmt, overrides):
-            c_f = c.model_copy(update={"count": k or experts.num_experts})
-            if c_f.name.endswith(ROW_EXPERT):
-                out += _bytes("experts", _RowShard(c_f, cdiv(c_f.in_features, moe_ranks)), f, base, base_bytes)
-            else:
-                out += component_bytes("experts", c_f.model_copy(
-                    update={"out_features": cdiv(c_f.out_features, moe_ranks)}), f, base)
+            out += _split_expert_bytes(c, f, k or experts.num_experts, moe_ranks, base, base_bytes)
     return out
+
+
+@functools.lru_cache(maxsize=8192)
+def _split_expert_bytes(c: Linear, f: str, count: int, moe_ranks: int, base: str, base_bytes: int) -> int:
+    """``count`` experts of linear ``c`` in format ``f``, split by intermediate size over ``moe_ranks`` ranks: the
+    bytes on one (made once per value, as ``_shard_of``)."""
+    c_f = c.model_copy(update={"count": count})
+    if c_f.name.endswith(ROW_EXPERT):
+        return _bytes("experts", _RowShard(c_f, cdiv(c_f.in_features, moe_ranks)), f, base, base_bytes)
+    return component_bytes("experts", c_f.model_copy(update={"out_features": cdiv(c_f.out_features, moe_ranks)}), f,
+                           base)
 
 
 def tower_rank_bytes(spec: ModelSpec, tp: int, replicate: bool = False) -> int:

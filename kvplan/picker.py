@@ -34,6 +34,8 @@ from kvplan.spec import ModelSpec
 
 TP_CHOICES = (1, 2, 4, 8)
 PP_CHOICES = (1, 2, 4)
+# One Layout object per choice, shared by every sweep: the spec's memo keys then match by identity (no dataclass ==).
+_LAYOUTS = {(tp, pp): Layout(tp, pp) for pp in PP_CHOICES for tp in TP_CHOICES}
 DEFAULT_HEADROOM_FLOOR = 0.10  # share of device memory every rank keeps free at the target load
 MAX_REPLICAS = 64
 Objective = Literal["cost_per_million_tokens", "cost_per_hour", "gpus", "tokens_per_s"]
@@ -150,11 +152,25 @@ def pick_gpus(spec: ModelSpec, max_model_len: int, concurrency: int, engine: Eng
         prices = default_prices()
     engine = engine.model_copy(update={"max_model_len": max_model_len})
     kv_b = kv_dtype_bytes(spec, engine.kv_cache_dtype)
+    heaviest_by_layout: dict[Layout, int | str] = {}  # the heaviest stage's weights per rank, the same on every GPU
+
+    def heaviest_weights(layout: Layout) -> int | str:
+        """Weight bytes of the heaviest stage's rank, or the refusal's message where the format is refused."""
+        if layout not in heaviest_by_layout:
+            try:
+                weight_format = vllm_auto_dtype(spec, engine).weight_format  # vLLM serves an fp32 checkpoint in bf16
+                heaviest_by_layout[layout] = max(rank_weight_bytes(spec, layout, s, weight_format)
+                                                 for s in range(layout.pp))
+            except PlanInputError as exc:
+                heaviest_by_layout[layout] = exc.message
+        return heaviest_by_layout[layout]
+
     options, rejected = [], []
     for gpu in gpus or list(GPU_CATALOG.values()):
         floor_bytes = math.ceil(headroom_floor * gpu.memory_bytes)
         for pp in PP_CHOICES:
             for tp in TP_CHOICES:
+                layout = _LAYOUTS[tp, pp]
                 def reject(reason: str, gpu: GpuSpec = gpu, tp: int = tp, pp: int = pp) -> None:
                     rejected.append(Rejected(gpu=gpu.name, tensor_parallel_size=tp, pipeline_parallel_size=pp,
                                              reason=reason))
@@ -165,17 +181,18 @@ def pick_gpus(spec: ModelSpec, max_model_len: int, concurrency: int, engine: Eng
                     reject(f"one replica is {tp * pp} GPUs, more than a {gpu.gpus_per_node}-GPU node "
                            "(multi-node layouts are off)")
                     continue
+                # A cheap refusal first: weights alone over the device (about 40 % of the sweep's layouts for a 70B
+                # model), worked out once per layout. rank_weight_bytes is memoized on the spec; plan() reuses it.
+                heaviest = engine.weights_bytes if engine.weights_bytes is not None else heaviest_weights(layout)
+                if isinstance(heaviest, str):  # the weight format is refused
+                    reject(heaviest)
+                    continue
+                if heaviest > gpu.memory_bytes:
+                    reject(f"Does not fit: the weights alone are {heaviest / 2**30:.2f} GiB per GPU, more than "
+                           f"the {gpu.memory_gib:.2f} GiB it has")
+                    continue
                 try:
-                    # A cheap refusal first: weights alone over the device (about 40 % of the sweep's layouts
-                    # for a 70B model). rank_weight_bytes is memoized on the spec; plan() reuses it.
-                    heaviest = engine.weights_bytes if engine.weights_bytes is not None else max(
-                        rank_weight_bytes(spec, Layout(tp, pp), s, vllm_auto_dtype(spec, engine).weight_format)
-                        for s in range(pp))  # vLLM serves an fp32 checkpoint in bf16 (plan.vllm_auto_dtype)
-                    if heaviest > gpu.memory_bytes:
-                        reject(f"Does not fit: the weights alone are {heaviest / 2**30:.2f} GiB per GPU, more than "
-                               f"the {gpu.memory_gib:.2f} GiB it has")
-                        continue
-                    p = plan(spec, gpu, engine, Layout(tp, pp), suggest=False)
+                    p = plan(spec, gpu, engine, layout, suggest=False)
                 except PlanInputError as exc:
                     reject(exc.message)
                     continue
@@ -202,7 +219,7 @@ def pick_gpus(spec: ModelSpec, max_model_len: int, concurrency: int, engine: Eng
                 load = -(-concurrency // replicas)
                 tight = min(kv_ranks, key=lambda r: r.kv_pool_bytes - load * per_seq[r.rank])
                 headroom = tight.kv_pool_bytes - load * per_seq[tight.rank]
-                step = decode_bound(spec, gpu, Layout(tp, pp), tight.weights_bytes, load, p.max_model_len, kv_b)
+                step = decode_bound(spec, gpu, layout, tight.weights_bytes, load, p.max_model_len, kv_b)
                 tps = step.tokens_per_s * concurrency / load if step.tokens_per_s else 0.0
                 n = tp * pp * replicas
                 price = prices.get(gpu.name)

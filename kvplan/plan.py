@@ -15,6 +15,7 @@ Worked number (test_engine_logs): Qwen3-14B, 6.51 GiB of KV -> 2666 blocks -> 42
 import dataclasses
 import functools
 import math
+import operator
 
 from pydantic import BaseModel, ConfigDict
 
@@ -496,6 +497,82 @@ def served_dtype(spec: ModelSpec, engine: EngineConfig) -> str | None:
     return fmt if fmt in FLOAT_FORMATS else None
 
 
+# Every EngineConfig field but max_model_len, for the memo keys of what does not depend on the length (a picker sweep
+# plans each GPU and layout at several lengths). Their types are part of the key: 1 == 1.0 == True, but a term's
+# name prints the value as it was given (a model_copy(update=...) skips validation).
+_ENGINE_BUT_LENGTH = operator.attrgetter(*(f for f in EngineConfig.model_fields if f != "max_model_len"))
+
+
+def _engine_key(engine: EngineConfig) -> tuple:
+    values = _ENGINE_BUT_LENGTH(engine)
+    return values, tuple(map(type, values))
+
+
+def _rank_budget(spec, gpu, engine, layout, stage, draft, mnbt, max_seqs, act_b, mla) -> tuple[int, tuple, int]:
+    """(weights, budget terms, KV pool) of one rank of pipeline stage ``stage``: what it loads ("Model loading
+    took") and what the engine's budget leaves (``_budget``), with what the weights hold beside the parameters.
+    Nothing here may read ``engine.max_model_len``: plan() memoizes it under every engine setting but the length
+    (``_engine_key``), so a length-dependent term would be served stale (tests/test_picker_equivalence.py fails)."""
+    tp, last = layout.tp, layout.pp - 1
+    weights = engine.weights_bytes if engine.weights_bytes is not None else rank_weight_bytes(
+        spec, layout, stage, engine.weight_format)
+    if engine.weights_bytes is None and engine.engine == "vllm":
+        # MXFP4 by MoE backend; GPTQ / AWQ / wNa16 on Marlin or Machete, NVFP4 swizzled or on Marlin
+        # (kvplan.vllm_layouts): one memo for both, the same for every plan of a picker sweep on this GPU
+        weights += spec.memo(("vllm-layout", layout, stage, engine.weight_format, gpu.name, engine.vllm_version),
+                             lambda st=stage: vllm_mxfp4_extra_bytes(
+                                 spec, layout, st, engine.weight_format, gpu_arch(gpu.name), engine.vllm_version)
+                             + vllm_quant_layout_extra_bytes(spec, layout, st, engine.weight_format, gpu.name,
+                                                             engine.vllm_version))
+    sglang_extra, sglang_why = 0, ""
+    if engine.weights_bytes is None and engine.engine == "sglang":  # kvplan.sglang.layout_extra_bytes
+        sglang_extra, sglang_why = spec.memo(
+            ("sglang-layout", layout, stage, engine.weight_format, gpu.vendor, engine.language_model_only),
+            lambda st=stage: sglang.layout_extra_bytes(spec, layout.tp, layout.pp, st, layout.ep, layout.dp,
+                                                       engine.weight_format, gpu.vendor,
+                                                       bool(spec.towers) and not engine.language_model_only,
+                                                       layout.pp_split))
+        weights += sglang_extra
+    # vLLM and SGLang build a multimodal checkpoint's vision tower on every rank (each PP stage too) unless
+    # --language-model-only: its shard is part of "Model loading took".
+    tower = 0
+    loads_tower = engine.engine != "custom" and not engine.language_model_only
+    if spec.towers and engine.weights_bytes is None and loads_tower:
+        tower = tower_rank_bytes(spec, tp, engine.mm_encoder_tp_mode == "data")
+    weights += tower
+    # vLLM's rotary cos/sin caches (buffers in the model dtype, on every rank): part of "Model loading took"
+    # (a checkpoint's headers hold no buffers: added to them too; a typed "Model loading took" already has it)
+    rope = spec.memo(("rope", layout.pp, stage, engine.vllm_version, act_b), lambda st=stage: (
+        vllm_rope_cache_bytes(spec, layout, st, engine.vllm_version, act_b))) if engine.engine == "vllm" and (
+        engine.weights_bytes is None or engine.weights_basis == "checkpoint headers") else 0
+    weights += rope
+    mtp_bytes = mtp_rank_bytes(spec, layout, engine.weight_format) if draft and engine.weights_bytes is None else 0
+    weights += mtp_bytes
+    terms, pool = _budget(spec, gpu, engine, layout, weights, mnbt, max_seqs, act_b, mla, stage == last)
+    # what "Model loading took" holds beside the parameters, each shown (not subtracted again) after the weights
+    parts = [
+        mtp_bytes and Term(
+            name="MTP layers (in weights)", bytes=mtp_bytes, basis="exact", applied=False,
+            source=f"{len(spec.mtp_layers)} multi-token-prediction layer(s) for --speculative-config method mtp "
+                   f"({engine.num_speculative_tokens} tokens): vllm/model_executor/models/deepseek_mtp.py; "
+                   "embeddings and head shared with the target"),
+        rope and Term(
+            name="rotary cos/sin caches (in weights)", bytes=rope, basis="exact", applied=False,
+            source="non-persistent cos/sin buffers, one per distinct get_rope instance: rows (by rope type and "
+                   "release) x rotary_dim x model dtype (gpt-oss fp32); kvplan.vllm_layouts.vllm_rope_cache_bytes"),
+        sglang_extra and Term(
+            name="SGLang layout extra (in weights)", bytes=sglang_extra, basis="derived", applied=False,
+            source=f"{sglang_why} (kvplan.sglang.layout_extra_bytes, read in the sglang 0.5.10 wheel)"),
+        tower and Term(
+            name="vision tower (in weights)", bytes=tower, basis="exact", applied=False,
+            source=f"{', '.join(t.name for t in spec.towers)}: this rank's shard, 16-bit "
+                   f"(--mm-encoder-tp-mode {engine.mm_encoder_tp_mode}; --language-model-only drops it)"),
+    ]
+    after = next(i for i, t in enumerate(terms) if t.name == "weights") + 1  # not list.index: pydantic ==
+    terms[after:after] = [t for t in parts if t]
+    return weights, tuple(terms), pool
+
+
 def plan(spec: ModelSpec, gpu: GpuSpec, engine: EngineConfig = EngineConfig(), layout: Layout = Layout(),
          concurrency: int | None = None, gpus_per_node: int | None = None, prompt_tokens: int | None = None,
          suggest: bool = True) -> Plan:
@@ -599,6 +676,13 @@ def plan(spec: ModelSpec, gpu: GpuSpec, engine: EngineConfig = EngineConfig(), l
     ranks: list[RankPlan] = []
     stage_blocks: list[tuple[int, list[KVGroup], int, int]] = []
     last = layout.pp - 1
+    kv_heads = kv_heads_on_rank(spec, kv_tp)  # the same on every stage
+    # weights, budget terms and pool of every stage's ranks (and the sampler warm-up below) do not depend on
+    # max_model_len: one memo serves every length of a picker sweep (the KV groups are the per-length part)
+    budget_key = (gpu, _engine_key(engine), layout, mnbt, max_seqs)
+    budgets = spec.memo(("rank-budgets", budget_key), lambda: tuple(
+        _rank_budget(spec, gpu, engine, layout, st, mtp and st == last, mnbt, max_seqs, act_b, mla)
+        for st in range(layout.pp)))
     for stage, n_layers in enumerate(pp_partition(len(spec.layers), layout.pp, layout.pp_split)):
         layers = stage_distinct(spec, layout.pp, stage, layout.pp_split)
         draft = mtp and stage == last  # vLLM's drafter runs on the last stage; its attention layers join the KV groups
@@ -613,62 +697,8 @@ def plan(spec: ModelSpec, gpu: GpuSpec, engine: EngineConfig = EngineConfig(), l
                  align, all_mode, checkpoint),
                 lambda: kv_groups(layers, block_size, kv_tp, kv_b, state_b, len_rank, in_flight, spec_blocks, align,
                                   all_mode, checkpoint))
-        weights = engine.weights_bytes if engine.weights_bytes is not None else rank_weight_bytes(
-            spec, layout, stage, engine.weight_format)
-        if engine.weights_bytes is None and engine.engine == "vllm":
-            # MXFP4 by MoE backend; GPTQ / AWQ / wNa16 on Marlin or Machete, NVFP4 swizzled or on Marlin
-            # (kvplan.vllm_layouts): one memo for both, the same for every plan of a picker sweep on this GPU
-            weights += spec.memo(("vllm-layout", layout, stage, engine.weight_format, gpu.name, engine.vllm_version),
-                                 lambda st=stage: vllm_mxfp4_extra_bytes(
-                                     spec, layout, st, engine.weight_format, gpu_arch(gpu.name), engine.vllm_version)
-                                 + vllm_quant_layout_extra_bytes(spec, layout, st, engine.weight_format, gpu.name,
-                                                                 engine.vllm_version))
-        sglang_extra, sglang_why = 0, ""
-        if engine.weights_bytes is None and engine.engine == "sglang":  # kvplan.sglang.layout_extra_bytes
-            sglang_extra, sglang_why = spec.memo(
-                ("sglang-layout", layout, stage, engine.weight_format, gpu.vendor, engine.language_model_only),
-                lambda st=stage: sglang.layout_extra_bytes(spec, layout.tp, layout.pp, st, layout.ep, layout.dp,
-                                                           engine.weight_format, gpu.vendor,
-                                                           bool(spec.towers) and not engine.language_model_only,
-                                                           layout.pp_split))
-            weights += sglang_extra
-        # vLLM and SGLang build a multimodal checkpoint's vision tower on every rank (each PP stage too) unless
-        # --language-model-only: its shard is part of "Model loading took".
-        tower = 0
-        loads_tower = engine.engine != "custom" and not engine.language_model_only
-        if spec.towers and engine.weights_bytes is None and loads_tower:
-            tower = tower_rank_bytes(spec, tp, engine.mm_encoder_tp_mode == "data")
-        weights += tower
-        # vLLM's rotary cos/sin caches (buffers in the model dtype, on every rank): part of "Model loading took"
-        # (a checkpoint's headers hold no buffers: added to them too; a typed "Model loading took" already has it)
-        rope = spec.memo(("rope", layout.pp, stage, engine.vllm_version, act_b), lambda st=stage: (
-            vllm_rope_cache_bytes(spec, layout, st, engine.vllm_version, act_b))) if engine.engine == "vllm" and (
-            engine.weights_bytes is None or engine.weights_basis == "checkpoint headers") else 0
-        weights += rope
-        mtp_bytes = mtp_rank_bytes(spec, layout, engine.weight_format) if draft and engine.weights_bytes is None else 0
-        weights += mtp_bytes
-        terms, pool = _budget(spec, gpu, engine, layout, weights, mnbt, max_seqs, act_b, mla, stage == last)
-        # what "Model loading took" holds beside the parameters, each shown (not subtracted again) after the weights
-        parts = [
-            mtp_bytes and Term(
-                name="MTP layers (in weights)", bytes=mtp_bytes, basis="exact", applied=False,
-                source=f"{len(spec.mtp_layers)} multi-token-prediction layer(s) for --speculative-config method mtp "
-                       f"({engine.num_speculative_tokens} tokens): vllm/model_executor/models/deepseek_mtp.py; "
-                       "embeddings and head shared with the target"),
-            rope and Term(
-                name="rotary cos/sin caches (in weights)", bytes=rope, basis="exact", applied=False,
-                source="non-persistent cos/sin buffers, one per distinct get_rope instance: rows (by rope type and "
-                       "release) x rotary_dim x model dtype (gpt-oss fp32); kvplan.vllm_layouts.vllm_rope_cache_bytes"),
-            sglang_extra and Term(
-                name="SGLang layout extra (in weights)", bytes=sglang_extra, basis="derived", applied=False,
-                source=f"{sglang_why} (kvplan.sglang.layout_extra_bytes, read in the sglang 0.5.10 wheel)"),
-            tower and Term(
-                name="vision tower (in weights)", bytes=tower, basis="exact", applied=False,
-                source=f"{', '.join(t.name for t in spec.towers)}: this rank's shard, 16-bit "
-                       f"(--mm-encoder-tp-mode {engine.mm_encoder_tp_mode}; --language-model-only drops it)"),
-        ]
-        after = terms.index(next(t for t in terms if t.name == "weights")) + 1
-        terms[after:after] = [t for t in parts if t]
+        weights, terms, pool = budgets[stage]
+        terms = list(terms)
         per_token = sum(layer.cache.kv_bytes_per_token("vllm", kv_tp, kv_b) * n for layer, n in layers)
         if engine.engine == "sglang":
             blocks = (pool // per_token // bs) if per_token and pool > 0 else 0
@@ -679,7 +709,7 @@ def plan(spec: ModelSpec, gpu: GpuSpec, engine: EngineConfig = EngineConfig(), l
             blocks = pool // bytes_per_block if bytes_per_block and pool > 0 else 0
         stage_blocks.append((blocks, groups, bs, bytes_per_block))
         ranks.append(RankPlan(rank=stage * tp, pp_stage=stage, layers=n_layers, device_bytes=gpu.memory_bytes,
-                              weights_bytes=weights, kv_heads=kv_heads_on_rank(spec, kv_tp), kv_bytes_per_token=per_token,
+                              weights_bytes=weights, kv_heads=kv_heads, kv_bytes_per_token=per_token,
                               terms=terms, kv_pool_bytes=pool, bytes_per_block=bytes_per_block, num_blocks=blocks))
     # Only stages with cached layers hold KV (a PP stage of MLP-only blocks has none to constrain).
     kv_stages = [i for i, (_, groups, _, _) in enumerate(stage_blocks) if groups]
@@ -716,7 +746,8 @@ def plan(spec: ModelSpec, gpu: GpuSpec, engine: EngineConfig = EngineConfig(), l
     else:
         error = _start_error(engine, prof, ranks[tight], max_len, per_request, starts, usable, num_blocks, tokens)
         if error is None and engine.engine == "vllm" and engine.kv_cache_memory_bytes is None and pool_ok:
-            error = _warmup_error(spec, engine, ranks[-1], mnbt, max_seqs, act_b)
+            error = spec.memo(("warmup-error", budget_key),
+                              lambda: _warmup_error(spec, engine, ranks[-1], mnbt, max_seqs, act_b))
             fits = fits and error is None
     # vLLM refuses to start below one request of max_model_len; SGLang checks no request against its pool.
     engine_starts = pool_ok and num_blocks > 0 and error is None
@@ -1135,13 +1166,16 @@ def decode_bound(spec: ModelSpec, gpu: GpuSpec, layout: Layout, weights_rank: in
     """
     from kvplan.params import count_params
 
-    p = count_params(spec)
     tp, pp = layout.tp, layout.pp
-    layers = stage_distinct(spec, 1, 0)
-    kv_tok = sum(layer.cache.kv_bytes_per_token("vllm", tp, kv_b) * n for layer, n in layers) // pp
+
+    def per_spec() -> tuple[int, int, int]:  # what depends on the spec, TP, PP and KV dtype only (a sweep's ~800 calls)
+        layers = stage_distinct(spec, 1, 0)
+        kv_tok = sum(layer.cache.kv_bytes_per_token("vllm", tp, kv_b) * n for layer, n in layers) // pp
+        attn = sum(n for layer, n in layers if any(c.elems_per_token("vllm", 1) for c in cache_parts(layer.cache)))
+        return count_params(spec).active_params, kv_tok, attn
+    active, kv_tok, attn_layers = spec.memo(("decode-bound", tp, pp, kv_b), per_spec)
     moved = weights_rank + batch * context * kv_tok
-    attn_layers = sum(n for layer, n in layers if any(c.elems_per_token("vllm", 1) for c in cache_parts(layer.cache)))
-    flops = 2 * p.active_params * batch // (tp * pp) + 4 * batch * context * spec.num_attention_heads * spec.head_dim * attn_layers // (tp * pp)
+    flops = 2 * active * batch // (tp * pp) + 4 * batch * context * spec.num_attention_heads * spec.head_dim * attn_layers // (tp * pp)
     t_mem = moved / gpu.bandwidth_bytes_per_s
     t_cmp = flops / gpu.bf16_dense_flops
     step = max(t_mem, t_cmp) * pp  # stages run one after another for one token

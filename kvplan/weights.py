@@ -234,8 +234,9 @@ def layer_groups(spec: ModelSpec, start: int = 0, stop: int | None = None, *, ov
     overrides are priced once (a 126-layer model is a handful of groups)."""
     stop = len(spec.layers) if stop is None else stop
     by_layer = overrides_by_layer(spec) if overrides else {}
-    if not by_layer or all(i == -1 for i in by_layer):
-        return [(layer, n, None) for layer, n in distinct_layers(spec.layers[start:stop])]
+    if not by_layer or all(i == -1 for i in by_layer):  # once per spec and range (a plan asks up to 4 times)
+        return spec.memo(("layer_groups_plain", start, stop),
+                         lambda: [(layer, n, None) for layer, n in distinct_layers(spec.layers[start:stop])])
 
     def build():
         groups: dict[tuple, list] = {}
