@@ -138,3 +138,13 @@ def test_the_app_shows_the_refusal_like_other_refusals():
 @pytest.mark.parametrize("page", ["pages/gpus.py", "pages/parallelism.py", "pages/paging.py", "pages/model.py"])
 def test_every_page_survives_a_refused_sglang_hybrid(page):
     run_app({"v": "1", "m": "qwen3-next-80b-a3b", "tp": "4", "g": "H200", "e": "sglang"}, page=page)  # asserts no exception
+
+
+def test_an_imported_sglang_line_of_a_hybrid_shows_the_refusal():
+    from tests.test_app_engine_knobs import pasted
+
+    at = pasted("python -m sglang.launch_server --model-path Qwen/Qwen3.5-397B-A17B --tp 8", "H200")
+    assert "separate MambaPool" in plain(" ".join(e.value for e in at.error)) and not at.metric
+    at.button(key="import.apply").click().run()
+    assert not at.exception
+    assert "separate MambaPool" in plain(" ".join(e.value for e in at.error)) and not at.metric
