@@ -587,6 +587,10 @@ def plan(spec: ModelSpec, gpu: GpuSpec, engine: EngineConfig = EngineConfig(), l
                                  "planned for the SGLang engine only; vLLM's attention DP is --data-parallel-size")
         layout = Layout(tp=layout.tp, pp=layout.pp, dp=layout.dp, ep=layout.ep, attn_dp=engine.dp_attention_size,
                         dense_tp=engine.moe_dense_tp_size, pp_split=layout.pp_split)
+    if engine.engine == "sglang":  # recurrent states live in SGLang's own MambaPool: not modelled, refused
+        refusal = spec.memo(("sglang-state-refusal",), lambda: sglang.recurrent_state_refusal(spec))
+        if refusal:
+            raise PlanInputError("engine", refusal)
     if engine.engine == "sglang" and layout.pp > 1 and layout.pp_split is None:  # SGLang's own get_pp_indices
         layout = dataclasses.replace(layout, pp_split=tuple(sglang.pp_partition(
             sglang.sglang_profile(engine.sglang_version), len(spec.layers), layout.pp)))

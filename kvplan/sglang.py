@@ -317,6 +317,44 @@ def pp_partition(prof: SglangProfile, num_layers: int, pp: int) -> list[int]:
     return [base] * (pp - rem) + [base + 1] * rem
 
 
+# Cache kinds that keep a recurrent state per request (kvplan.layers STATE_KINDS + the composite Falcon-H1 kind).
+_RECURRENT_KINDS = ("mamba", "linear_attention", "short_conv", "state", "attention_and_mamba")
+
+
+def recurrent_state_refusal(spec) -> str | None:
+    """Why kvplan refuses an SGLang plan of ``spec`` (None: nothing to refuse).
+
+    SGLang does not fold recurrent states into its KV pages as vLLM's hybrid allocator does. Every model SGLang
+    calls "mambaish" (configs/hybrid_arch.py: Qwen3-Next / Qwen3.5 GDN, Nemotron-H, Falcon-H1, Granite-4, Jamba,
+    LFM2, Kimi-Linear, MiniMax linear, ...) keeps them in a separate MambaPool (mem_cache/memory_pool.py
+    HybridReqToTokenPool / MambaPool): ``max_mamba_cache_size`` request slots (+ 1 padding slot) of conv state
+    (bfloat16 by default, SGLANG_MAMBA_CONV_DTYPE) and temporal state (float32 unless the config's mamba_ssm_dtype,
+    --mamba-ssm-dtype or SGLANG_MAMBA_SSM_DTYPE say otherwise: configs/mamba_utils.py mamba2_state_dtype). The slots
+    are carved first out of the profiled rest, rest x r / (1 + r) with r = --mamba-full-memory-ratio (or fixed by
+    --max-mamba-cache-size), the remainder becomes a token-granular KV pool of the full-attention layers only
+    (HybridLinearKVPool), and max_running_requests is capped at max_mamba_cache_size // 3 (radix cache on; more
+    with the extra-buffer scheduler) (sglang 0.5.20 wheel, mem_cache/kv_cache_configurator.py
+    ``_profile_available_bytes`` / ``_handle_max_mamba_cache`` / ``resolve_max_num_reqs``; earlier lines do it in
+    model_runner.py ``handle_max_mamba_cache`` with their own defaults). kvplan does not model that split per
+    release yet, so it refuses rather than show the vLLM-style accounting as SGLang's. Worked example:
+    qwen3.5-397b-a17b (45 of 60 layers linear_attention) -> the refusal, not a 521-token block plan.
+    """
+    kinds: dict[str, int] = {}
+    for layer in spec.layers:
+        if layer.cache.kind in _RECURRENT_KINDS:
+            kinds[layer.cache.kind] = kinds.get(layer.cache.kind, 0) + 1
+    if not kinds:
+        return None
+    held = ", ".join(f"{n} {kind}" for kind, n in kinds.items())
+    return (f"{spec.name}: {sum(kinds.values())} of {len(spec.layers)} layers keep a recurrent state ({held}). SGLang "
+            "keeps recurrent states in a separate MambaPool (max_mamba_cache_size request slots of conv + temporal "
+            "state, sized by --mamba-full-memory-ratio / --max-mamba-cache-size, the temporal state in float32 by "
+            "default) and gives only the rest to a token-granular KV pool of the full-attention layers, with "
+            "max_running_requests capped by the state slots. Not modelled: the MambaPool's size, the KV pool it "
+            "leaves, the #tokens SGLang logs and its max_running_requests. Plan this model with vLLM or the custom "
+            "engine.")
+
+
 class SglangDefaults(BaseModel):
     """What SGLang resolves for a launch before it loads anything."""
 
