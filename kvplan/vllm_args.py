@@ -6,10 +6,14 @@ prefixes and ``\\`` line continuations) or the flags alone. Flag names follow vL
 (``vllm/engine/arg_utils.py``): ``--max_model_len`` and ``--max-model-len=8192`` are read as vLLM
 reads them, and sizes accept vLLM's human-readable ints (``32k`` = 32,000, ``32K`` = 32,768).
 
-Nothing unknown is fatal: flags kvplan does not know are returned in ``unknown``; vLLM flags with no
-effect on memory (``--port``) in ``ignored``; flags that change memory in ways kvplan does not model
-(``--cpu-offload-gb``) in ``notes``. A bad *value* for a flag kvplan plans with raises
-``PlanInputError`` naming the flag.
+Every option of ``vllm serve`` in vLLM 0.10.2, 0.11 and 0.33 (``kvplan.vllm_cli_flags``, listed from vLLM's own
+parser) is read with its arity: a switch (``--disable-log-requests``, ``--no-async-scheduling``) never takes the
+next word, a value flag always does (``--flag value`` or ``--flag=value``), a list flag (``--served-model-name a
+b``) takes the words up to the next flag. Nothing unknown is fatal: flags no vLLM release lists are returned in
+``unknown``; vLLM flags with no effect on memory (``--port``) in ``ignored``; flags that change memory in ways
+kvplan does not model (``--cpu-offload-gb``) in ``notes`` ("not modeled" / "read, not planned: why"). A bad
+*value* for a flag kvplan plans with, a switch given a value, or a value flag given none raises ``PlanInputError``
+naming the flag.
 
 Worked example: ``vllm serve meta-llama/Llama-3.1-70B -tp 4 --max-model-len 32k`` ->
 model 'meta-llama/Llama-3.1-70B', tensor_parallel_size 4, max_model_len 32000.
@@ -26,6 +30,7 @@ from pydantic import BaseModel, ConfigDict
 
 from kvplan.errors import PlanInputError
 from kvplan.paging import check_block_size
+from kvplan.vllm_cli_flags import VLLM_SERVE_FLAGS
 
 MAX_COMMAND_CHARS = 20_000
 MAX_PARALLEL = 4096
@@ -46,8 +51,16 @@ _DTYPES = {"half": "fp16", "float16": "fp16", "bfloat16": "bf16", "float": "fp32
 _CHECKPOINT_QUANT = {"awq", "awq_marlin", "gptq", "gptq_marlin", "compressed-tensors", "mxfp4", "modelopt",
                      "modelopt_fp4", "marlin"}
 
+# vLLM's short options -> the long option they alias (same argparse dest; kvplan.vllm_cli_flags)
 _ALIASES = {"-tp": "--tensor-parallel-size", "-pp": "--pipeline-parallel-size", "-dp": "--data-parallel-size",
-            "-q": "--quantization", "-O": "--compilation-config", "-dcp": "--decode-context-parallel-size"}
+            "-q": "--quantization", "-O": "--compilation-config", "-dcp": "--decode-context-parallel-size",
+            "-ep": "--enable-expert-parallel", "-sc": "--speculative-config", "-cc": "--compilation-config",
+            "-ac": "--attention-config", "-asc": "--api-server-count", "-dc": "--diffusion-config",
+            "-dpa": "--data-parallel-address", "-dpb": "--data-parallel-backend", "-dpe": "--data-parallel-external-lb",
+            "-dph": "--data-parallel-hybrid-lb", "-dpl": "--data-parallel-size-local",
+            "-dpm": "--data-parallel-multi-port-external-lb", "-dpn": "--data-parallel-rank",
+            "-dpp": "--data-parallel-rpc-port", "-dpr": "--data-parallel-start-rank", "-n": "--nnodes",
+            "-pcp": "--prefill-context-parallel-size", "-r": "--node-rank"}
 
 # vLLM flags that take a value but do not change the memory plan.
 _IGNORED_VALUE = {
@@ -57,8 +70,21 @@ _IGNORED_VALUE = {
     "--tokenizer-mode", "--config-format", "--generation-config", "--override-generation-config",
     "--allowed-origins", "--allowed-methods", "--allowed-headers", "--root-path", "--ssl-keyfile",
     "--ssl-certfile", "--response-role", "--hf-token", "--worker-cls", "--log-config-file", "--middleware",
-    "--max-log-len", "--swap-space", "--disable-log-requests", "--scheduling-policy",
+    "--max-log-len", "--swap-space", "--scheduling-policy",
     "--prefix-caching-hash-algo", "--api-server-count",
+    # request-path and placement flags (vLLM 0.33 arg_utils.py groups ModelConfig / SchedulerConfig /
+    # ParallelConfig / VllmConfig): they shape requests or processes, not the GPU memory of one rank
+    "--structured-outputs-config", "--reasoning-config", "--kv-events-config", "--profiler-config",
+    "--logits-processors", "--logits-processor-pattern", "--io-processor-plugin", "--logprobs-mode",
+    "--hf-config-path", "--allowed-local-media-path", "--allowed-media-domains", "--renderer-num-workers",
+    "--max-num-queued-reqs", "--max-num-queued-tokens", "--stream-interval", "--scheduler-cls",
+    "--long-prefill-token-threshold", "--max-num-partial-prefills", "--max-long-partial-prefills",
+    "--prefill-schedule-interval", "--master-addr", "--master-port", "--nnodes", "--node-rank",
+    "--data-parallel-address", "--data-parallel-rpc-port", "--data-parallel-rank", "--data-parallel-start-rank",
+    "--data-parallel-backend", "--data-parallel-size-local", "--worker-extension-cls",
+    "--max-parallel-loading-workers", "--distributed-timeout-seconds", "--cpu-distributed-timeout-seconds",
+    "--dp-sync-interval", "--device-ids", "--numa-bind-nodes", "--numa-bind-cpus",
+    "--mamba-cache-philox-rounds",
 }
 # vLLM on/off flags that do not change the memory plan.
 _IGNORED_SWITCH = {
@@ -67,7 +93,59 @@ _IGNORED_SWITCH = {
     "--enable-auto-tool-choice", "--disable-frontend-multiprocessing",
     "--disable-fastapi-docs", "--enable-request-id-headers", "--disable-uvicorn-access-log",
     "--enable-prompt-tokens-details", "--enable-force-include-usage", "--skip-tokenizer-init",
+    "--no-trust-remote-code", "--disable-chunked-prefill", "--enable-chunked-mm-input", "--disable-chunked-mm-input",
+    "--data-parallel-external-lb", "--data-parallel-hybrid-lb", "--data-parallel-multi-port-external-lb",
+    "--headless", "--ray-workers-use-nsight", "--numa-bind", "--eplb-log-balancedness",
 }
+# Flags vLLM reads that change memory and that kvplan reads but does not plan: EngineConfig has no field for them.
+# flag -> why (shown as "FLAG VALUE: read, not planned: why"). Value flags unless in _READ_NOT_PLANNED_SWITCHES.
+_READ_NOT_PLANNED = {
+    "--mamba-cache-dtype": "the recurrent (conv + SSM) state dtype; kvplan plans the state in the dtype the "
+                           "config names, else the model dtype (vLLM's 'auto')",
+    "--mamba-ssm-cache-dtype": "the SSM state dtype; kvplan plans the state in the dtype the config names "
+                               "(mamba_ssm_cache_dtype), else the model dtype (vLLM's 'auto')",
+    "--hf-overrides": "not planned: changes the model config (edit config.json and plan that config instead)",
+    # vllm/config/vllm.py (0.33) max_concurrent_batches: 2 with async scheduling at PP 1, else PP; SlidingWindowSpec
+    # sizes with max_in_flight_tokens = max_concurrent_batches x max_num_batched_tokens. kvplan.engines
+    # VLLM_CHANGES "swa_in_flight_batches" plans 2 from 0.26.0 (async scheduling is vLLM's default there).
+    "--async-scheduling": "async scheduling is vLLM's default from 0.26 and kvplan plans it there (sliding "
+                          "windows hold 2 batches in flight); before 0.26 kvplan plans 1 batch",
+    "--no-async-scheduling": "a sliding window then holds 1 batch in flight (PP batches with PP), kvplan's 0.26+ "
+                             "profiles plan 2: up to max_num_batched_tokens more sliding-window KV per request "
+                             "than vLLM reserves (EngineConfig has no field for it)",
+    # vllm/config/parallel.py (0.33): enable_dbo / ubatch_size split each batch into 2 micro-batches
+    "--enable-dbo": "dual-batch overlap runs 2 micro-batches: their activation and all-to-all buffers are not "
+                    "modeled",
+    "--ubatch-size": "micro-batches: their activation and all-to-all buffers are not modeled",
+    "--dbo-decode-token-threshold": "dual-batch overlap threshold (buffers not modeled)",
+    "--dbo-prefill-token-threshold": "dual-batch overlap threshold (buffers not modeled)",
+    "--disable-sliding-window": "sliding-window layers then cache the full context",
+    "--enable-sleep-mode": "sleep mode's CuMem allocator is not modeled",
+    "--enable-eplb": "redundant experts of expert-parallel load balancing take GPU memory",
+    "--num-redundant-experts": "redundant experts take GPU memory",
+    "--enable-multimodal-encoder-data-parallel": "the multimodal encoder is replicated, not sharded "
+                                                 "(use --mm-encoder-tp-mode data)",
+    "--mm-processor-cache-gb": "the multimodal processor cache lives in host memory",
+    "--kv-transfer-config": "a KV connector's buffers (disaggregated prefill) are not modeled",
+    "--kv-sharing-fast-prefill": "changes which layers hold KV",
+    "--override-attention-dtype": "the attention dtype",
+    "--rope-scaling": "changes the model config",
+    "--rope-theta": "changes the model config",
+    "--attention-backend": "the attention backend can change the KV block size and its workspace",
+    "--attention-config": "the attention backend can change the KV block size and its workspace",
+    "--quantization-config": "quantization settings beyond --quantization",
+    "--kv-cache-dtype-skip-layers": "layers kept in the model dtype are planned in --kv-cache-dtype",
+    "--mamba-cache-mode": "kvplan derives the mode from --enable-prefix-caching",
+    "--mamba-block-size": "kvplan derives the recurrent states' block size",
+}
+# Switches among _READ_NOT_PLANNED (the rest take a value).
+_READ_NOT_PLANNED_SWITCHES = {"--async-scheduling", "--no-async-scheduling", "--enable-dbo",
+                              "--disable-sliding-window", "--enable-sleep-mode", "--enable-eplb",
+                              "--enable-multimodal-encoder-data-parallel", "--kv-sharing-fast-prefill"}
+# What kvplan says of a vLLM flag it has not reviewed one by one, by the argparse group vLLM files it under
+# (kvplan.vllm_cli_flags): the server's own and the request-path groups do not touch GPU memory.
+_NO_MEMORY_GROUPS = {"options", "Frontend", "ObservabilityConfig", "StructuredOutputsConfig", "DecodingConfig",
+                     "LoggingConfig", "LoadConfig"}
 # Flags that change memory in ways kvplan does not model (value-taking unless listed in _SWITCHES).
 _NOT_MODELED = {
     "--cpu-offload-gb": "moves part of the weights to host memory",
@@ -81,6 +159,9 @@ _NOT_MODELED = {
     "--calculate-kv-scales": "fp8 KV scales are computed at run time",
     "--disable-hybrid-kv-cache-manager": "sliding-window layers then reserve the full context",
     "--kv-offloading-size": "KV blocks offloaded to host memory",
+    "--max-seq-len-to-capture": "CUDA-graph capture sizes change the graph memory vLLM reserves",
+    "--optimization-level": "the optimization level picks the CUDA-graph mode, which changes the graph memory "
+                            "vLLM reserves",
 }
 _SWITCHES = {"--enable-lora", "--calculate-kv-scales", "--disable-hybrid-kv-cache-manager"}
 
@@ -289,7 +370,60 @@ _SWITCH_FLAGS = {
     # hybrids: the recurrent states' pages per request follow it (kvplan.plan._mamba_cache_mode)
     "--enable-prefix-caching": ("enable_prefix_caching", True),
     "--no-enable-prefix-caching": ("enable_prefix_caching", False),
+    # the other spellings of the same switches (kvplan.vllm_cli_flags: 0.33's EnableDisableAction pairs
+    # --enable-X with --disable-X; argparse's BooleanOptionalAction adds --no-X)
+    "--disable-expert-parallel": ("enable_expert_parallel", False),
+    "--no-disable-custom-all-reduce": ("disable_custom_all_reduce", False),
+    "--enable-custom-all-reduce": ("disable_custom_all_reduce", False),
+    "--no-language-model-only": ("language_model_only", False),
+    "--disable-prefix-caching": ("enable_prefix_caching", False),
 }
+
+
+def _negations(flag: str) -> set[str]:
+    """The spellings that turn a vLLM switch back off: --no-X, and 0.33's --enable-X <-> --disable-X pair (with
+    its --no- form); only the spellings vLLM's parser lists are used (``_DEFAULT_SWITCHES``).
+    ``_negations("--enable-dbo")`` -> {"--no-enable-dbo", "--disable-dbo", "--no-disable-dbo"}."""
+    body = flag[2:]
+    out = {"--no-" + body}
+    for a, b in (("enable-", "disable-"), ("disable-", "enable-")):
+        if body.startswith(a):
+            out |= {"--" + b + body[len(a):], "--no-" + b + body[len(a):]}
+    return out
+
+
+# The off spellings of the not-modeled switches restore vLLM's default: no effect on the plan.
+_DEFAULT_SWITCHES = {n for f in _SWITCHES | _READ_NOT_PLANNED_SWITCHES for n in _negations(f)
+                     if n in VLLM_SERVE_FLAGS} - set(_READ_NOT_PLANNED) - set(_SWITCH_FLAGS)
+
+
+def _arity(name: str) -> str | None:
+    """How many words a flag takes: "S" none, "V" one, "M" one or more, "O" zero or one; None: no vLLM release
+    kvplan read lists it. vLLM's own parser decides (kvplan.vllm_cli_flags); kvplan's lists cover the flags of
+    other releases."""
+    if name in VLLM_SERVE_FLAGS:
+        return VLLM_SERVE_FLAGS[name][0]
+    if name in _SWITCH_FLAGS or name in _IGNORED_SWITCH or name in _SWITCHES or name in _DEFAULT_SWITCHES or \
+            name in _READ_NOT_PLANNED_SWITCHES:
+        return "S"
+    if name in _VALUE_FLAGS or name in _IGNORED_VALUE or name in _NOT_MODELED or name in _READ_NOT_PLANNED:
+        return "V"
+    return None
+
+
+def _status(name: str) -> tuple[str, str]:
+    """A flag kvplan does not plan with: ("ignored", "") for no effect on memory, ("note", why) otherwise."""
+    if name in _IGNORED_VALUE or name in _IGNORED_SWITCH or name in _DEFAULT_SWITCHES:
+        return "ignored", ""
+    if name in _NOT_MODELED:
+        return "note", f"not modeled ({_NOT_MODELED[name]})"
+    if name in _READ_NOT_PLANNED:
+        why = _READ_NOT_PLANNED[name]
+        return "note", why if why.startswith("not planned") else f"read, not planned: {why}"
+    group = VLLM_SERVE_FLAGS[name][1]
+    if group in _NO_MEMORY_GROUPS:
+        return "ignored", ""
+    return "note", f"read, not planned: a vLLM {group} setting whose memory effect kvplan does not model"
 
 
 def _tokens(command: str) -> list[str]:
@@ -390,6 +524,10 @@ def _strip_launcher(tokens: list[str]) -> list[str]:
 
 
 def _split_flag(tok: str) -> tuple[str, str | None]:
+    if tok.startswith("-O") and len(tok) > 2 and tok[2] != ".":  # -O3, -O=3, -Odecode: vLLM's optimization level
+        return "--optimization-level", tok[3:] if tok[2] == "=" else tok[2:]
+    if tok.startswith("-O."):  # 0.11's -O.mode=3: a key of --compilation-config
+        tok = "--compilation-config" + tok[2:]
     name, eq, value = tok.partition("=")
     if name in _ALIASES:
         name = _ALIASES[name]
@@ -454,14 +592,31 @@ def parse_vllm_command(command: str, prefix: list[str] | tuple[str, ...] = ()) -
                 unknown.append(tok)
             continue
         name, inline = _split_flag(tok)
-        takes_value = name in _VALUE_FLAGS or name in _IGNORED_VALUE or (name in _NOT_MODELED and name not in _SWITCHES)
+        base = name.split(".", 1)[0].rstrip("+")  # --compilation-config.mode 3, --json-arg.key+ v (vLLM's JSON keys)
+        if base != name and _arity(base) == "V":
+            name = base
+        arity = _arity(name)
         value = inline
-        if takes_value and value is None:
+        if arity == "S" and inline is not None:
+            raise PlanInputError(name, f"is a switch: it takes no value (got {tok[:60]!r}); write {name} alone")
+        if arity == "V" and value is None:
             if i >= len(tokens):
-                raise PlanInputError(name, "needs a value")
+                raise PlanInputError(name, "needs a value: write it as " + name + " VALUE or " + name + "=VALUE")
             value = tokens[i]
             i += 1
-        if name == "--speculative-config" and _mtp_tokens(value) is not None:
+        elif arity in ("M", "O") and value is None:
+            words = []
+            while i < len(tokens) and not tokens[i].startswith("-") and (arity == "M" or not words):
+                words.append(tokens[i])
+                i += 1
+            if arity == "M" and not words:
+                raise PlanInputError(name, "needs one or more values: write it as " + name + " VALUE [VALUE ...]")
+            value = " ".join(words) if words else None
+        shown = tok if value is None or inline is not None else f"{tok} {value}"
+        if name in _READ_NOT_PLANNED and name.startswith("--mamba") and value is not None and \
+                value.strip().lower() == "auto":
+            ignored.append(shown)  # 'auto' is vLLM's default: the dtype kvplan plans
+        elif name == "--speculative-config" and _mtp_tokens(value) is not None:
             values["speculative_method"], values["num_speculative_tokens"] = _spec_method(value), _mtp_tokens(value)
         elif name in _VALUE_FLAGS:
             field, parse = _VALUE_FLAGS[name]
@@ -471,11 +626,12 @@ def parse_vllm_command(command: str, prefix: list[str] | tuple[str, ...] = ()) -
         elif name in _SWITCH_FLAGS:
             field, on = _SWITCH_FLAGS[name]
             values[field] = on
-        elif name in _IGNORED_VALUE or name in _IGNORED_SWITCH:
-            ignored.append(tok if inline is not None or value is None else f"{tok} {value}")
-        elif name in _NOT_MODELED:
-            shown = tok if value is None or inline is not None else f"{tok} {value}"
-            notes.append(f"{shown}: not modeled ({_NOT_MODELED[name]})")
+        elif arity is not None:
+            kind, why = _status(name)
+            if kind == "ignored":
+                ignored.append(shown)
+            else:
+                notes.append(f"{shown}: {why}")
         else:
             # Unknown: a following bare word is taken as its value (most vLLM flags take one).
             if inline is None and i < len(tokens) and not tokens[i].startswith("-"):

@@ -32,6 +32,18 @@ SGLANG_FLAGS = {"--model-path": None, "--model": None, "--tp-size": "--tensor-pa
 SGLANG_SWITCHES = {"--enable-ep-moe": "--enable-expert-parallel", "--enable-dp-attention": None,
                    "--disable-cuda-graph": "--enforce-eager"}
 SGLANG_EP = {"--ep-size", "--expert-parallel-size", "--ep"}
+# SGLang flags kvplan reads but does not plan (EngineConfig has no field for them): flag -> (arity "V" one value /
+# "M" one or more, why). server_args.py _handle_gpu_memory_settings sizes its CUDA-graph reserve (hence the default
+# --mem-fraction-static) with cuda_graph_max_bs; kvplan.sglang.default_settings plans SGLang's default for the GPU.
+SGLANG_READ_NOT_PLANNED = {
+    "--cuda-graph-max-bs": ("V", ("SGLang's CUDA-graph reserve (and so its default --mem-fraction-static) follows the "
+                                 "largest captured batch; kvplan plans SGLang's default for this GPU")),
+    "--cuda-graph-bs": ("M", ("SGLang's CUDA-graph reserve follows the captured batch sizes; kvplan plans SGLang's "
+                             "default for this GPU")),
+}
+# SGLang switches with no effect on memory (they change scheduling or logging, not the pool or the reserve).
+SGLANG_NO_MEMORY_SWITCHES = {"--disable-radix-cache", "--enable-metrics", "--enable-cache-report", "--log-requests",
+                             "--enable-tokenizer-batch-encode"}
 # Prefill (piecewise) CUDA-graph switches -> EngineConfig.piecewise_cuda_graph (server_args.py: --enable- 0.5.3.post2 -
 # 0.5.9 (0.5.10+ keeps it as a no-op), --disable- / --enforce- 0.5.10+, --disable-prefill-cuda-graph 0.5.14+).
 SGLANG_PIECEWISE = {"--enable-piecewise-cuda-graph": "enable", "--enforce-piecewise-cuda-graph": "enforce",
@@ -126,6 +138,9 @@ def parse_command(command: str) -> Command:
         dp_attention = any(t.split("=")[0].replace("_", "-") == "--enable-dp-attention" for t in body)
         flags, mfs, extra = _sglang_as_vllm(body, dp_attention)
         args = parse_vllm_command(shlex.join(flags))
+        notes, ignored = extra.pop("notes", ()), extra.pop("ignored", ())
+        if notes or ignored:
+            args = args.model_copy(update={"notes": args.notes + notes, "ignored": args.ignored + ignored})
         for tok in tokens[:start]:  # docker run lmsysorg/sglang:v0.5.6.post2-cu129 ...: that release's profile
             image, _, tag = tok.partition(":")
             if image.endswith("lmsysorg/sglang") and (m := re.match(r"v?(\d+\.\d+\.\d+(?:\.post\d+)?)", tag)):
@@ -161,6 +176,23 @@ def _sglang_as_vllm(tokens: list[str], dp_attention: bool = False) -> tuple[list
         if name in SGLANG_SWITCHES:
             if SGLANG_SWITCHES[name]:
                 out.append(SGLANG_SWITCHES[name])
+            continue
+        if name in SGLANG_NO_MEMORY_SWITCHES:
+            extra["ignored"] = extra.get("ignored", ()) + (tok,)
+            continue
+        if name in SGLANG_READ_NOT_PLANNED:
+            arity, why = SGLANG_READ_NOT_PLANNED[name]
+            words = [inline] if eq else []
+            while not eq and i < len(tokens) and not tokens[i].startswith("-") and (arity == "M" or not words):
+                words.append(tokens[i])
+                i += 1
+            if not words:
+                raise PlanInputError(name, f"needs {'one or more whole numbers' if arity == 'M' else 'a whole number'}"
+                                           f": write it as {name} N")
+            for word in words:
+                _positive_int(name, word, 1_000_000)  # server_args.py: type=int
+            shown = tok if eq else f"{tok} {' '.join(words)}"
+            extra["notes"] = extra.get("notes", ()) + (f"{shown}: read, not planned: {why}",)
             continue
         if name in SGLANG_PIECEWISE:
             extra["piecewise_cuda_graph"] = SGLANG_PIECEWISE[name]
