@@ -241,7 +241,12 @@ def _all_modalities_off(flag: str, text: str) -> bool:
 
 # vLLM speculative methods that load the target checkpoint's own MTP layers (config/speculative.py: "mtp" and
 # the per-family names it maps to it, e.g. deepseek_mtp, glm4_moe_mtp).
-MTP_METHODS = ("mtp", "deepseek_mtp", "glm4_moe_mtp", "ernie_mtp", "longcat_flash_mtp", "mimo_mtp")
+# vllm/config/speculative.py MTPModelTypes (0.33.0 wheel): every name vLLM maps to its MTP drafter ("mtp")
+MTP_METHODS = ("mtp", "deepseek_mtp", "dots3_note_mtp", "mimo_mtp", "mimo_v2_mtp", "glm4_moe_mtp", "glm4_moe_lite_mtp",
+               "glm_ocr_mtp", "ernie_mtp", "nemotron_h_mtp", "exaone_moe_mtp", "exaone4_5_mtp", "qwen3_next_mtp",
+               "qwen4_exp_mtp", "qwen3_5_mtp", "longcat_flash_mtp", "bailing_hybrid_v3_mtp", "minimax_m3_mtp",
+               "bailing_hybrid_mtp", "kimi_k3_mtp", "pangu_ultra_moe_mtp", "step3p5_mtp", "step5_mtp", "hy_v3_mtp",
+               "hy_v4_mtp", "gemma4_mtp", "inkling_mtp", "glm5_next_mtp")
 
 
 def _spec_method(text: str | None) -> str | None:

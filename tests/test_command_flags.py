@@ -260,3 +260,15 @@ def test_import_page_lists_each_flag_with_its_status():
     assert "--async-scheduling: read, not planned: async scheduling is vLLM's default from 0.26" in info
     assert '--hf-overrides {"rope_theta": 1}: not planned: changes the model config' in info
     assert "unknown flag (ignored): --frobnicate 3" in plain(" ".join(w.value for w in at.warning))
+
+
+def test_every_mtp_method_name_vllm_maps_to_its_mtp_drafter_plans_mtp():
+    # vllm/config/speculative.py MTPModelTypes (0.33.0): e.g. the Qwen3-Next recipe's "qwen3_next_mtp" and
+    # "qwen3_5_mtp" are MTP like "deepseek_mtp"; eagle stays unmodelled ("none", with a not-modeled note)
+    from kvplan.vllm_args import parse_vllm_command
+
+    for method, planned in (("qwen3_next_mtp", "mtp"), ("qwen3_5_mtp", "mtp"), ("nemotron_h_mtp", "mtp"),
+                            ("deepseek_mtp", "mtp"), ("eagle", "none")):
+        cmd = ("vllm serve Qwen/Qwen3-Next-80B-A3B-Instruct --speculative-config "
+               f"'{{\"method\": \"{method}\", \"num_speculative_tokens\": 2}}'")
+        assert parse_vllm_command(cmd).speculative_method == planned, method
