@@ -155,8 +155,9 @@ RECIPES = [
     (("vllm serve Qwen/Qwen3-Next-80B-A3B-Instruct --tokenizer-mode auto --gpu-memory-utilization 0.8 "
      "--speculative-config '{\"method\": \"qwen3_next_mtp\", \"num_speculative_tokens\": 2}' "
      "--tensor-parallel-size 4 --no-enable-chunked-prefill"),
-     {"model": "Qwen/Qwen3-Next-80B-A3B-Instruct", "gpu_memory_utilization": 0.8, "tensor_parallel_size": 4},
-     ["--tokenizer-mode auto", "--no-enable-chunked-prefill"], ["--speculative-config"]),
+     {"model": "Qwen/Qwen3-Next-80B-A3B-Instruct", "gpu_memory_utilization": 0.8, "tensor_parallel_size": 4,
+      "speculative_method": "mtp", "num_speculative_tokens": 2},
+     ["--tokenizer-mode auto", "--no-enable-chunked-prefill"], []),
     (("export VLLM_USE_V1=1\nvllm serve meta-llama/Llama-3.1-8B-Instruct --disable-log-requests "
      "--no-enable-prefix-caching --gpu-memory-utilization 0.5 --port=8000 --tensor-parallel-size=1 "
      "--max-num-batched-tokens 16384"),
