@@ -20,7 +20,54 @@ from kvplan.errors import PlanInputError
 from kvplan.kv import check_lengths
 
 BLOCK_SIZES = (1, 8, 16, 32, 64, 128, 256)
-MAX_BLOCK_SIZE = 1 << 16
+MAX_BLOCK_SIZE = 1 << 16  # what kvplan's paging arithmetic takes (exploration); vLLM's own sizes below
+
+# The --block-size values vLLM's command line takes, as read in the wheels (2026-12): (release read, choices; None:
+# any whole number >= 1). 0.6.3: arg_utils.py choices=[8, 16, 32]; 0.7.3: choices=[8, 16, 32, 64, 128]; 0.10.2 and
+# 0.11.0: config/cache.py BlockSize = Literal[1, 8, 16, 32, 64, 128] (argparse choices from the Literal); 0.11.1 and
+# 0.17.0: BlockSize = Literal[1, 8, 16, 32, 64, 128, 256]; 0.21.0: block_size: SkipValidation[int], 0.33.0:
+# Field(gt=0). A release between two read wheels is given the older one's choices.
+VLLM_BLOCK_SIZE_CHOICES: tuple[tuple[tuple[int, int, int], tuple[int, ...] | None], ...] = (
+    ((0, 6, 3), (8, 16, 32)),
+    ((0, 7, 3), (8, 16, 32, 64, 128)),
+    ((0, 10, 2), (1, 8, 16, 32, 64, 128)),
+    ((0, 11, 1), (1, 8, 16, 32, 64, 128, 256)),
+    ((0, 17, 0), (1, 8, 16, 32, 64, 128, 256)),
+    ((0, 21, 0), None),
+)
+# From 0.21.0 the flag takes any size, but the FlashAttention backend runs kernel blocks that are multiples of 16
+# (v1/attention/backends/flash_attn.py get_supported_kernel_block_sizes: [MultipleOf(16)], 0.21.0 and 0.33.0 wheels;
+# v1/worker/utils.py select_common_block_size raises "No common block size for N" when none divides the block).
+VLLM_FLASH_ATTN_BLOCK_MULTIPLE = 16
+
+
+def vllm_block_size_choices(release: tuple[int, int, int]) -> tuple[tuple[int, int, int], tuple[int, ...] | None]:
+    """(the wheel read, its --block-size choices or None for any) for a vLLM ``release``: the newest read wheel at
+    or before it (the oldest for anything older).
+
+    Worked example: (0, 11, 0) -> ((0, 10, 2), (1, 8, 16, 32, 64, 128))."""
+    best = VLLM_BLOCK_SIZE_CHOICES[0]
+    for entry in VLLM_BLOCK_SIZE_CHOICES:
+        if entry[0] <= tuple(release):
+            best = entry
+    return best
+
+
+def vllm_block_size_problem(block_size: int, release: tuple[int, int, int]) -> str | None:
+    """Why vLLM ``release`` would refuse ``--block-size block_size`` (None if it takes it). Worked examples: 7 at
+    (0, 11, 0): refused by the flag's choices; 7 at (0, 32, 0): the flag takes it, FlashAttention does not (7 % 16)."""
+    read, choices = vllm_block_size_choices(release)
+    wheel = ".".join(map(str, read))
+    if choices is not None:
+        if block_size in choices:
+            return None
+        return (f"vLLM refuses --block-size {block_size}: its command line takes only "
+                f"{', '.join(map(str, choices))} (vllm {wheel} wheel)")
+    if block_size % VLLM_FLASH_ATTN_BLOCK_MULTIPLE == 0:
+        return None
+    return (f"vLLM takes --block-size {block_size} on the command line (any size from 0.21.0), but its FlashAttention "
+            f"backend runs multiples of {VLLM_FLASH_ATTN_BLOCK_MULTIPLE} only: start-up fails with 'No common block "
+            f"size for {block_size}' unless the attention backend chosen takes it (vllm {wheel} wheel)")
 
 
 class Paging(BaseModel):

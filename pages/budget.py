@@ -25,14 +25,16 @@ def body() -> None:
     with charts:
         views.chart(figures.rank_memory(plan), "budget.ranks")
     sweep = cached.sweep_for(state, plan.max_model_len, plan.concurrency or 1)  # ~10 plans: a few ms
+    model_max = cached.spec(state).max_position_embeddings  # the sweep runs to 4 x the context: past it, marked
     with charts:
         views.chart(figures.memory_vs_context(sweep, plan.ranks[0].device_bytes, plan.concurrency or 1,
-                                              plan.max_model_len_that_starts if (plan.concurrency or 1) == 1 else None),
+                                              plan.max_model_len_that_starts if (plan.concurrency or 1) == 1 else None,
+                                              model_max),
                     "budget.context")
     left, right = st.columns(2)
     with left:
         if any(p.max_concurrency > 0 for p in sweep):
-            views.chart(figures.concurrency_vs_context(sweep, plan.concurrency), "budget.concurrency")
+            views.chart(figures.concurrency_vs_context(sweep, plan.concurrency, model_max), "budget.concurrency")
         else:
             st.subheader("Concurrency vs context length")
             st.info(f"No chart: not one sequence fits at any context from {sweep[0].context:,} to "

@@ -21,6 +21,9 @@ with left:
         widgets.bind_tuple("length_dist", ("count", "min", "max", "seed"), min_value=0)
 with right:
     widgets.block_size_widget()
+    if state.engine == "vllm":  # the knob is the plan's --block-size; other sizes explore the paging arithmetic only
+        st.caption(f"vLLM {state.vllm_version} takes --block-size {widgets.vllm_block_sizes_text(state)}; any other "
+                   "size (a link takes 1 to 65,536) explores the paging here, and the plan warns that vLLM refuses it.")
     widgets.bind("shared_prefix", st.number_input, "Shared prefix (tokens)", min_value=0, step=1,
                  help="A prompt prefix every sequence starts with; only its full blocks are shared.")
 

@@ -9,6 +9,7 @@ operator names in ``KVPLAN_CHECKPOINT_ROOT`` (or the older ``KVPLAN_LOCAL_MODELS
 import streamlit as st
 
 from kvplan.errors import KvplanError
+from kvplan.paging import BLOCK_SIZES
 from kvplan.validate.hf_local import is_hf_dir
 from kvplan.validate.measure import BusyError, busy
 from kvplan.web import cached, checkpoint, shell, validate_view, views, widgets
@@ -46,7 +47,19 @@ tokens = row.number_input("Prompt tokens", min_value=1, max_value=PAGE_LIMITS["t
 steps = row.number_input("Decode steps", min_value=0, max_value=PAGE_LIMITS["steps"], value=8, step=1)
 dtype = row.selectbox("dtype", ["auto", "bf16", "fp32", "fp16"], help="auto: bf16 on a GPU, fp32 on a CPU")
 row = views.row(wrap=False)
-block_size = row.selectbox("Block size", [16, 1, 8, 32, 64, 128, 256])
+# The plan's block size for the sidebar's model, GPU and engine (vLLM: 16, an MLA backend's own block such as
+# FlashMLA's 64, a hybrid's grown attention block; SGLang: 1), or the sidebar's --block-size: the run pages its
+# cache as the plan does.
+plan_state = widgets.current()
+plan_block = views.block_size_for(plan_state) if source != "local" else 16
+block_options = sorted({*BLOCK_SIZES, plan_block})
+block_size = row.selectbox(
+    "Block size", block_options, index=block_options.index(plan_block),
+    format_func=lambda v: f"{v} (the plan's: {plan_state.engine} on {plan_state.gpu})"
+    if v == plan_block and source != "local" else str(v),
+    help="Tokens per KV block of the paged cache. Default: the block size the plan uses for the sidebar's model, "
+         "GPU and engine (vLLM: 16, or the MLA backend's block, e.g. FlashMLA's 64; SGLang: 1), or the "
+         "sidebar's block_size.")
 shared_prefix = row.number_input("Shared prefix", min_value=0, max_value=PAGE_LIMITS["tokens"], value=0, step=1,
                                 help="prompt tokens every sequence shares: their full blocks are stored once")
 layers = row.number_input("Layers (0 = all, reduced if needed)", min_value=0, max_value=1000, value=0, step=1)

@@ -31,7 +31,9 @@ from kvplan.prices import effective_prices
 from kvplan.spec import ModelSpec
 from kvplan.units import GiB
 from kvplan.weights import WeightBytes, weight_bytes
-from kvplan.web.state import BY_NAME, DEFAULT, WEIGHTS_GIB_PER_DEVICE, PlanState, model_spec, workload_lengths
+from kvplan.web.state import (
+    BY_NAME, DEFAULT, WEIGHTS_GIB_PER_DEVICE, PlanState, fmt_decimal, model_spec, workload_lengths,
+)
 
 # The serving knobs that change memory beyond the sidebar's main inputs: PlanState field (EngineConfig's name) ->
 # (the engines whose flag it is, the flag as the engine spells it). Each is planned only with its own engines: with
@@ -271,7 +273,8 @@ def weights_choice(state: PlanState) -> WeightsChoice:
         if reason := measured_refusal(state.weights_gib, state.gpu):
             return WeightsChoice("computed", refused=reason)
         n = round(state.weights_gib * GiB)
-        return WeightsChoice("measured", n, "measured", f"typed in: {state.weights_gib:g} GiB = {n:,} B per rank")
+        return WeightsChoice("measured", n, "measured",
+                             f"typed in: {fmt_decimal(state.weights_gib)} GiB = {n:,} B per rank")
     if state.checkpoint is None and state.checkpoint_dir is None:
         return COMPUTED
     got = checkpoint_read(state.checkpoint) if state.checkpoint is not None else \

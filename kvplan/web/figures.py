@@ -228,19 +228,39 @@ def _segment_bars(x: list, segs: list[dict[str, int]]) -> list[dict]:
     return bars
 
 
+PAST_MAX = "past max_position_embeddings"
+PAST_MAX_COLOR = "#7F7F7F"
+
+
+def past_max_region(x_right: int, model_max: int | None) -> list[tuple[dict, dict]]:
+    """A grey band over the contexts longer than the model's ``max_position_embeddings``, up to ``x_right`` (the
+    longest context drawn), and its label ("past max_position_embeddings (8,192)"), as a (shape, annotation) pair
+    for ``_figure``; none when the chart stays within it or the config gives no maximum. On a log x axis plotly
+    places a shape in data units but an annotation in log10 units (x = log10(8192) = 3.913)."""
+    if not model_max or x_right <= model_max:
+        return []
+    shape = dict(type="rect", xref="x", x0=model_max, x1=x_right, yref="paper", y0=0, y1=1, fillcolor=PAST_MAX_COLOR,
+                 opacity=0.15, line=dict(width=0), layer="below")
+    label = dict(xref="x", x=math.log10(model_max), xanchor="left", yref="paper", y=1, yanchor="top",
+                 showarrow=False, text=f"{PAST_MAX} ({model_max:,})", font=dict(color=PAST_MAX_COLOR))
+    return [(shape, label)]
+
+
 def memory_vs_context(points: Sequence[SweepPoint], device_bytes: int, concurrency: int,
-                      exact_limit: int | None = None) -> Figure:
+                      exact_limit: int | None = None, model_max: int | None = None) -> Figure:
     """Memory the tightest rank needs (all but KV, plus KV in use) vs context length, with the device line.
 
     ``exact_limit``: the longest context that fits, when known exactly (one sequence); otherwise the
-    limit is marked between the last point that fits and the first that does not.
+    limit is marked between the last point that fits and the first that does not. ``model_max``: the
+    config's max_position_embeddings; the sweep past it is drawn dotted, in a grey band labelled so.
     """
     x = [p.context for p in points]
     y = [_gib(device_bytes - max(p.kv_pool_bytes, 0) + p.kv_bytes_in_use) for p in points]
     fits = [p.fits for p in points]
-    traces = [_scatter(x=x, y=y, mode="lines+markers", name=f"needed for {concurrency} sequence(s)",
-                       marker=dict(color=[COLORS["KV in use"] if f else COLORS["device"] for f in fits]),
-                       line=dict(color=COLORS["weights"]),
+    colors = [COLORS["KV in use"] if f else COLORS["device"] for f in fits]
+    inside = len(x) if not model_max else sum(1 for c in x if c <= model_max)
+    traces = [_scatter(x=x[:inside], y=y[:inside], mode="lines+markers", name=f"needed for {concurrency} sequence(s)",
+                       marker=dict(color=colors[:inside]), line=dict(color=COLORS["weights"]),
                        hovertemplate="%{x:,} tokens: %{y:.2f} GiB<extra></extra>")]
     device = _gib(device_bytes)
     if exact_limit:
@@ -248,7 +268,14 @@ def memory_vs_context(points: Sequence[SweepPoint], device_bytes: int, concurren
     elif (limit := fit_limit(points)) is not None:
         last, first_out = limit
         traces.append(_vline_trace(last, max(device, *y), f"fits at {last:,}, not at {first_out:,} tokens"))
-    return _figure(traces, "Memory vs context length", [_hline(device, f"device {device:.2f} GiB")],
+    if inside < len(x):  # from the last point within the maximum on, so the line does not break
+        start = max(inside - 1, 0)
+        traces.append(_scatter(x=x[start:], y=y[start:], mode="lines+markers", name=f"{PAST_MAX} ({model_max:,})",
+                               marker=dict(color=colors[start:]), line=dict(color=PAST_MAX_COLOR, dash="dot"),
+                               hovertemplate="%{x:,} tokens: %{y:.2f} GiB, " + PAST_MAX + "<extra></extra>"))
+    return _figure(traces, "Memory vs context length",
+                   [_hline(device, f"device {device:.2f} GiB"),
+                    *past_max_region(max(x + [exact_limit or 0]), model_max)],
                    xaxis=_tokens_axis(x),
                    yaxis=dict(title=dict(text="GiB per GPU"), rangemode="tozero"))
 
@@ -261,7 +288,10 @@ def fit_limit(points: Sequence[SweepPoint]) -> tuple[int, int] | None:
     return None
 
 
-def concurrency_vs_context(points: Sequence[SweepPoint], concurrency: int | None) -> Figure:
+def concurrency_vs_context(points: Sequence[SweepPoint], concurrency: int | None,
+                           model_max: int | None = None) -> Figure:
+    """Max concurrency and whole sequences vs context length; past ``model_max`` (max_position_embeddings) a
+    grey band labelled so."""
     x = [p.context for p in points]
     traces = [
         _scatter(x=x, y=[p.max_concurrency for p in points], mode="lines+markers", name="max concurrency",
@@ -275,7 +305,8 @@ def concurrency_vs_context(points: Sequence[SweepPoint], concurrency: int | None
                                name=f"asked: {concurrency}",
                                line=dict(color=COLORS["device"], dash="dash")))
     ys = [v for p in points for v in (p.max_concurrency, p.max_num_seqs)] + ([concurrency] if concurrency else [])
-    return _figure(traces, "Concurrency vs context length", xaxis=_tokens_axis(x),
+    return _figure(traces, "Concurrency vs context length", past_max_region(max(x), model_max),
+                   xaxis=_tokens_axis(x),
                    yaxis=dict(type="log", title=dict(text="sequences"), **_count_ticks(ys)))
 
 

@@ -56,6 +56,7 @@ def run(pages: list) -> None:
     with top:
         widgets.show_link_warnings()
         widgets.show_refusals()
+        widgets.show_block_size_problem()
         widgets.show_basis(cached.spec(widgets.current()))
     widgets.finish(nav, pages)
 

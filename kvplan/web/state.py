@@ -15,6 +15,7 @@ import binascii
 import hashlib
 import json
 import math
+from decimal import Decimal
 import random
 import re
 import threading
@@ -306,8 +307,17 @@ def _command(text: str) -> str:
     return text
 
 
-def _fmt_float(value: float) -> str:
-    return f"{value:g}" if value == float(f"{value:g}") else repr(value)
+def fmt_decimal(value: float) -> str:
+    """A float as a plain decimal that reads back exactly: repr's shortest round-trip digits, written without an
+    exponent (1000000.0 -> "1000000", 1e-05 -> "0.00001", 0.9 -> "0.9", 12.345678901234567 -> as is). Links once
+    wrote ``{:g}`` ("1e+06"); float() still reads those, so old links decode unchanged."""
+    text = format(Decimal(repr(float(value))), "f")
+    if "." in text:
+        text = text.rstrip("0").rstrip(".")
+    return "0" if text in ("-0", "") else text
+
+
+_fmt_float = fmt_decimal  # the link's float format (the name the FIELDS table and older callers use)
 
 
 @dataclass(frozen=True)

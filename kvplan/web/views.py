@@ -396,7 +396,9 @@ def term_rows(plan: Plan) -> list[dict[str, str]]:
                          "GiB": f"{t.bytes / GiB:.2f}", "basis": basis + ("" if t.applied else ", not subtracted"),
                          "source": t.source})
         rows.append({"stage": str(r.pp_stage), "term": "KV pool", "bytes": f"{r.kv_pool_bytes:,}",
-                     "GiB": f"{r.kv_pool_bytes / GiB:.2f}", "basis": "derived", "source": "what the terms above leave"})
+                     "GiB": f"{r.kv_pool_bytes / GiB:.2f}", "basis": "derived",
+                     "source": "what the terms above leave" + ("" if r.kv_pool_bytes >= 0 else
+                                                               f": {pool_text(r.kv_pool_bytes)}")})
     return rows
 
 
@@ -575,9 +577,17 @@ def layout_rows(plans: list[Plan]) -> list[dict[str, Any]]:
             "GPUs": f"{p.num_gpus:,}", "nodes": f"{p.num_nodes:,}",
             "weights per GPU (GiB)": f"{rank.weights_bytes / GiB:,.2f}",
             "KV heads per GPU": f"{rank.kv_heads:,}", "KV bytes/token per GPU": f"{rank.kv_bytes_per_token:,}",
-            "KV pool per GPU (GiB)": f"{rank.kv_pool_bytes / GiB:,.2f}", "KV blocks": f"{p.num_blocks:,}",
+            "KV pool per GPU (GiB)": pool_text(rank.kv_pool_bytes), "KV blocks": f"{p.num_blocks:,}",
         })
     return rows
+
+
+def pool_text(kv_pool_bytes: int) -> str:
+    """A rank's KV pool in GiB; a negative one (weights and workspace alone exceed what the engine may use) as what
+    it is: "short by 501.00 GiB" (no KV pool), never a bare negative pool."""
+    if kv_pool_bytes < 0:
+        return f"short by {-kv_pool_bytes / GiB:,.2f} GiB"
+    return f"{kv_pool_bytes / GiB:,.2f}"
 
 
 LAYOUT_COLUMNS = [
@@ -593,7 +603,9 @@ LAYOUT_COLUMNS = [
     Col("KV heads per GPU", "KV heads / GPU", "vLLM: max(1, num_key_value_heads // TP).", True),
     Col("KV bytes/token per GPU", "KV bytes / token / GPU", "Bytes one more token adds on one GPU, all its layers.",
         True),
-    Col("KV pool per GPU (GiB)", "KV pool / GPU (GiB)", "Memory left for the KV cache on the tightest GPU.", True),
+    Col("KV pool per GPU (GiB)", "KV pool / GPU (GiB)", "Memory left for the KV cache on the tightest GPU; "
+        "'short by X GiB' when the weights and workspace alone need X GiB more than the engine may use (no KV pool).",
+        True),
     Col("KV blocks", "KV blocks", "vLLM's num_gpu_blocks: blocks of block_size tokens, per replica.", True),
 ]
 

@@ -20,12 +20,12 @@ from typing import Any
 
 import streamlit as st
 
-from kvplan.engines import VLLM_DEFAULT_VERSION, VLLM_GPU_MEMORY_UTILIZATION, VLLM_PROFILES
+from kvplan.engines import VLLM_DEFAULT_VERSION, VLLM_GPU_MEMORY_UTILIZATION, VLLM_PROFILES, vllm_release
 from kvplan.sglang import SGLANG_DEFAULT_VERSION, SGLANG_PROFILES
 from kvplan.errors import KvplanError
 from kvplan.gpus import GPU_CATALOG
 from kvplan.kv import KV_DTYPES
-from kvplan.paging import BLOCK_SIZES
+from kvplan.paging import BLOCK_SIZES, vllm_block_size_choices, vllm_block_size_problem
 from kvplan.units import GiB
 from kvplan.weights import FORMATS
 from kvplan.hf_config import MAX_CONFIG_BYTES, load_config_text
@@ -251,6 +251,30 @@ def show_refusals() -> None:
                  f"Every page shows **{views.esc(instead)}**, not the refused input.", icon=":material/block:")
     if MODEL_ERROR in _ss:
         st.button("Dismiss: keep the last valid model", key="kv.dismiss", on_click=_ss.pop, args=(MODEL_ERROR, None))
+
+
+def block_size_problem(state: PlanState) -> str | None:
+    """Why the plan's vLLM would refuse the state's --block-size (a link takes any size from 1 to 65,536, for the
+    Paging page's exploration); None when it takes it, or when the block size is the engine's default."""
+    if state.engine != "vllm" or not state.block_size:
+        return None
+    return vllm_block_size_problem(state.block_size, vllm_release(state.vllm_version))
+
+
+def vllm_block_sizes_text(state: PlanState) -> str:
+    """The --block-size values the state's vLLM takes, in words: '1, 8, 16, 32, 64, 128' or 'any (multiples of 16
+    for FlashAttention)'."""
+    _, choices = vllm_block_size_choices(vllm_release(state.vllm_version))
+    return ", ".join(map(str, choices)) if choices else "any whole number (FlashAttention: multiples of 16)"
+
+
+def show_block_size_problem() -> None:
+    """At the top of every page: a block size the plan's vLLM refuses is planned as asked, and said so."""
+    state = current()
+    if problem := block_size_problem(state):
+        st.warning(f"**block_size {state.block_size:,}**: {views.esc(problem)}. The plan uses it as asked; "
+                   f"vLLM {views.esc(state.vllm_version)} takes {views.esc(vllm_block_sizes_text(state))}.",
+                   icon=":material/warning:")
 
 
 def show_basis(spec) -> None:
@@ -520,7 +544,9 @@ def block_size_widget(container: Any = st) -> int | None:
                 format_func=lambda v: default if v == "default" else str(v),
                 to_widget=lambda v: v or "default", from_widget=lambda v: None if v == "default" else int(v),
                 help="--block-size. Default: 16 in vLLM (64 for MLA; hybrids: the attention block grown to the "
-                     "state page), 1 in SGLang.")
+                     "state page), 1 in SGLang."
+                     + (f" vLLM {state.vllm_version} takes {vllm_block_sizes_text(state)}." if state.engine == "vllm"
+                        else ""))
 
 
 # ----------------------------------------------------------------------------- model sources
