@@ -463,6 +463,7 @@ class _Entries:
         self._prefix_lengths = sorted({len(prefix) for prefix in self._by_prefix})
         self._sorted_prefixes = sorted(self._by_prefix)
         self._candidates_by_layer: dict[int, tuple[int, ...]] = {}  # layer -> positions (this list, this call)
+        self._heads_by_layer: dict[int, tuple[str, ...]] = {}  # layer -> its path heads, one per pattern root
         self._plain_by_tails: dict[tuple, int | None] = {}  # (category, name, expert) -> first plain hit of its tails
         # Whether a plain entry can name the "layers.{i}" part of a path itself ("layers", "5").
         self._plain_names_layer = any(e == "layers" or e.isdigit() for e in self.plain)
@@ -535,8 +536,8 @@ class _Entries:
         if got is None:
             found = set(self._always)
             by_prefix, ordered = self._by_prefix, self._sorted_prefixes
-            for root in self.pattern_roots:
-                head = f"{root}.layers.{layer}."
+            heads = self._heads_by_layer[layer] = tuple(f"{root}.layers.{layer}." for root in self.pattern_roots)
+            for head in heads:
                 for n in self._prefix_lengths:
                     if n > len(head):
                         break
@@ -608,10 +609,10 @@ class _Entries:
             candidates = self._layer_candidates(layer)
             if not candidates:
                 return None
-            full = [f"{root}.layers.{layer}.{t}" for root in self.pattern_roots for t in tails]
+            heads = self._heads_by_layer[layer]  # f"{root}.layers.{layer}." per pattern root, in order
+            full = [head + t for head in heads for t in tails]
             if category == "experts" and expert is None:
-                full += [f"{root}.layers.{layer}.{t}" for root in self.pattern_roots
-                         for t in _tails(category, name, "0")]
+                full += [head + t for head in heads for t in _tails(category, name, "0")]
             return self._pattern_first(full, candidates)
         return None
 
