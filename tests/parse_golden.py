@@ -4,33 +4,32 @@ every preset, every config fixture and a few synthetic quantization configs.
 The JSON fixture tests/fixtures/parse_golden.json was written by this module run with the code of
 commit 651cebe (main before the parse speed-ups, branch parsefast):
 
-    git worktree add /tmp/pfbase 651cebe
-    PYTHONPATH=/tmp/pfbase python tests/parse_golden.py > tests/fixtures/parse_golden.json
+    git worktree add /tmp/pfbase 651cebe && cp tests/parse_golden.py /tmp/pfbase/tests/
+    PYTHONPATH=/tmp/pfbase python /tmp/pfbase/tests/parse_golden.py > tests/fixtures/parse_golden.json
 
-(this file itself only imports the public API, so it runs unchanged against the old tree). Each
-entry holds sha256 of the spec's ``model_dump_json()``, the exact weight bytes as the checkpoint
-ships, and sha256 of ``Plan.model_dump_json()`` for two layouts (H200 TP1 and H100-SXM TP8 at 8,192
-tokens), or the refusal (``field: message``) where one of them is refused. A speed change must
-leave every entry identical. When a preset or fixture is added, or a family's numbers change on
-purpose, rerun the command above with the current tree and review the diff.
+(PYTHONPATH picks the tree whose kvplan is measured; this file only uses the public API, so it runs
+unchanged against the old tree). Each entry holds sha256 of the spec's ``model_dump_json()``, the
+exact weight bytes as the checkpoint ships, and sha256 of ``Plan.model_dump_json()`` for two layouts
+(H200 TP1 and H100-SXM TP8 at 8,192 tokens), or the exception (``Type: message``) where one is
+refused. A speed change must leave every entry identical. Recorded as found at 651cebe: the vLLM plan
+of a MoE whose ignore list keeps the routed experts of some layer unquantized stops on
+``AssertionError: unquantized`` (vllm_layouts.vllm_moe_expert_bytes prices the "unquantized" format);
+fixing that changes those ``plan`` entries on purpose. When a preset or fixture is added, or a
+family's numbers change on purpose, rerun the command above with the current tree and review the diff.
 """
 
 import hashlib
 import json
-import sys
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT))
+from kvplan import parse_config, preset_config, preset_names
+from kvplan.engines import EngineConfig
+from kvplan.gpus import get_gpu
+from kvplan.parallel import Layout
+from kvplan.plan import plan
+from kvplan.weights import weight_bytes
 
-from kvplan import parse_config, preset_config, preset_names  # noqa: E402
-from kvplan.engines import EngineConfig  # noqa: E402
-from kvplan.gpus import get_gpu  # noqa: E402
-from kvplan.parallel import Layout  # noqa: E402
-from kvplan.plan import plan  # noqa: E402
-from kvplan.weights import weight_bytes  # noqa: E402
-
-FIXTURES = ROOT / "tests" / "fixtures" / "configs"
+FIXTURES = Path(__file__).resolve().parent / "fixtures" / "configs"
 QC_ONLY = (".quantization_config.json", ".hf_quant_config.json")  # a quantization_config alone
 QC_BASES = ("llama-3.1-8b", "qwen3-30b-a3b")  # dense and MoE bases the quantization-only fixtures ride on
 
