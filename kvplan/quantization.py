@@ -33,6 +33,7 @@ a wildcard or regex is tested once per layer with expert index 0 and applies to 
 layer's experts. Layers are ``layers.{i}`` (GPT-2's ``h.{i}`` is not mapped).
 """
 
+import bisect
 import fnmatch
 import functools
 import re
@@ -353,10 +354,12 @@ _ALIASES = {"gate_proj": ("w1",), "up_proj": ("w3",), "down_proj": ("w2",)}  # M
 _EXPERT_TAIL = re.compile(r"(?:^|\.)experts\.(\d+)(?:\.|$)")
 
 
-def _tails(category: str, name: str, expert: str | None) -> list[str]:
-    """Paths of a layer component below ``layers.{i}``."""
+@functools.lru_cache(maxsize=4096)
+def _tails(category: str, name: str, expert: str | None) -> tuple[str, ...]:
+    """Paths of a layer component below ``layers.{i}``. Strings in, a tuple out: cached, as every
+    layer asks again for the same (category, name)."""
     if category == "router":
-        return list(_ROUTER_PATHS)
+        return _ROUTER_PATHS
     names = (name,) + _ALIASES.get(name, ()) if category == "experts" else (name,)
     out = []
     for c in _CONTAINERS.get(category, ("",)):
@@ -365,7 +368,18 @@ def _tails(category: str, name: str, expert: str | None) -> list[str]:
                 out.append(f"{c}.{n}" if expert is None else f"{c}.{expert}.{n}")
             else:
                 out.append(f"{c}.{n}" if c else n)
-    return out
+    return tuple(out)
+
+
+@functools.lru_cache(maxsize=4096)
+def _tail_modules(category: str, name: str, expert: str | None) -> tuple[str, ...]:
+    """Every tail of ``_tails`` and its parent modules (``mlp.experts.3.w1`` -> ``mlp``, ``mlp.experts``,
+    ``mlp.experts.3``, ``mlp.experts.3.w1``), in order: the keys ``first_layer`` looks up below a layer."""
+    out = []
+    for tail in _tails(category, name, expert):
+        parts = tail.split(".")
+        out.extend(".".join(parts[:k]) for k in range(1, len(parts) + 1))
+    return tuple(out)
 
 
 def _top_paths(category: str, name: str) -> list[str]:
@@ -382,12 +396,21 @@ def _glob_prefix(pattern: str) -> "re.Pattern[str]":
     return re.compile(fnmatch.translate(pattern).removesuffix(r"\Z") + r"(?:\..*)?\Z", re.DOTALL)
 
 
-def _dotted_parts(path: str):
-    """Every run of whole dotted parts of ``path`` (``a.b.c`` -> a, a.b, a.b.c, b, b.c, c)."""
+def _dotted_parts(path: str, span: int | None = None):
+    """Every run of whole dotted parts of ``path`` (``a.b.c`` -> a, a.b, a.b.c, b, b.c, c), of at most
+    ``span`` parts when given (a run longer than the longest entry cannot equal one)."""
     parts = path.split(".")
-    for i in range(len(parts)):
-        for j in range(i + 1, len(parts) + 1):
+    n = len(parts)
+    for i in range(n):
+        for j in range(i + 1, n + 1 if span is None else min(n, i + span) + 1):
             yield ".".join(parts[i:j])
+
+
+def _glob_literal_prefix(pattern: str) -> str:
+    """The text before a glob's first wildcard: every path the glob (or a dotted prefix of the path)
+    matches starts with it, as fnmatch reads everything before ``*``, ``?`` or ``[`` literally."""
+    cut = min((k for k in (pattern.find("*"), pattern.find("?"), pattern.find("[")) if k >= 0), default=len(pattern))
+    return pattern[:cut]
 
 
 # Line-anchored scans of the joined entries (one C-level pass each; each line is one entry).
@@ -425,6 +448,25 @@ class _Entries:
         self._experts_named: dict[int, set[str]] | None = None
         # Plain entries without a layer index ("lm_head", "self_attn", "mlp.gate"): matched on dot boundaries.
         self.plain: dict[str, int] = {e: i for e, i in self.index.items() if "layers." not in e}
+        self.plain_span = max((e.count(".") + 1 for e in self.plain), default=0)  # most dotted parts of one
+        # Globs by their literal prefix (a path can only match a glob it starts with the prefix of), so a
+        # path is tested against the few globs it can match, not all of a 60-entry list; regexes are
+        # always tested (their literal prefix is not read here).
+        self._by_prefix: dict[str, list[int]] = {}  # literal prefix -> positions in self.patterns
+        self._always: list[int] = []  # positions of regexes and of globs with an empty prefix
+        for k, (_, p) in enumerate(self.patterns):
+            prefix = _glob_literal_prefix(p) if isinstance(p, str) else ""
+            if prefix:
+                self._by_prefix.setdefault(prefix, []).append(k)
+            else:
+                self._always.append(k)
+        self._prefix_lengths = sorted({len(prefix) for prefix in self._by_prefix})
+        self._sorted_prefixes = sorted(self._by_prefix)
+        self._candidates_by_layer: dict[int, tuple[int, ...]] = {}  # layer -> positions (this list, this call)
+        self._heads_by_layer: dict[int, tuple[str, ...]] = {}  # layer -> its path heads, one per pattern root
+        self._plain_by_tails: dict[tuple, int | None] = {}  # (category, name, expert) -> first plain hit of its tails
+        # Whether a plain entry can name the "layers.{i}" part of a path itself ("layers", "5").
+        self._plain_names_layer = any(e == "layers" or e.isdigit() for e in self.plain)
         self.pattern_roots = tuple(r for r in _ROOTS if r == "model" or any(
             isinstance(p, str) and r in p or not isinstance(p, str) and r in p.pattern for _, p in self.patterns))
 
@@ -454,17 +496,78 @@ class _Entries:
         return bool(self.index or self.patterns)
 
     def _plain_first(self, path: str) -> int | None:
+        plain = self.plain
+        if self.plain_span == 1:  # only one-part entries ("lm_head", "self_attn"): no joins
+            return min((plain[part] for part in path.split(".") if part in plain), default=None)
         best = None
-        for part in _dotted_parts(path):
-            i = self.plain.get(part)
+        for part in _dotted_parts(path, self.plain_span):
+            i = plain.get(part)
             if i is not None and (best is None or i < best):
                 best = i
         return best
 
-    def _pattern_first(self, full_paths: list[str]) -> int | None:
+    def _plain_first_in_layer(self, layer: int, category: str, name: str, expert: str | None) -> int | None:
+        """The earliest of ``_plain_first(f"layers.{layer}.{tail}")`` over the component's tails. With
+        one-part entries only a hit is one part of the path: the tails' share is the same in every layer
+        (looked up once per component), the ``layers`` and ``{layer}`` parts are looked up apart."""
+        tails = _tails(category, name, expert)
+        if self.plain_span != 1:
+            return min((i for i in (self._plain_first(f"layers.{layer}.{t}") for t in tails) if i is not None),
+                       default=None)
+        key = (category, name, expert)
+        if key in self._plain_by_tails:
+            best = self._plain_by_tails[key]
+        else:
+            best = self._plain_by_tails[key] = min(
+                (i for i in (self._plain_first(t) for t in tails) if i is not None), default=None)
+        if self._plain_names_layer:
+            for part in ("layers", str(layer)):
+                i = self.plain.get(part)
+                if i is not None and (best is None or i < best):
+                    best = i
+        return best
+
+    def _layer_candidates(self, layer: int) -> tuple[int, ...]:
+        """Positions (in ``self.patterns``, sorted) of the patterns a path ``{root}.layers.{layer}.<tail>``
+        of a pattern root can match: every regex and empty-prefix glob, the globs whose literal prefix is
+        a prefix of ``{root}.layers.{layer}.`` and those whose prefix extends it. Any other glob's prefix
+        differs from every such path's start, so it cannot match one. Once per layer."""
+        got = self._candidates_by_layer.get(layer)
+        if got is None:
+            found = set(self._always)
+            by_prefix, ordered = self._by_prefix, self._sorted_prefixes
+            heads = self._heads_by_layer[layer] = tuple(f"{root}.layers.{layer}." for root in self.pattern_roots)
+            for head in heads:
+                for n in self._prefix_lengths:
+                    if n > len(head):
+                        break
+                    ks = by_prefix.get(head[:n])
+                    if ks is not None:
+                        found.update(ks)
+                j = bisect.bisect_left(ordered, head)
+                while j < len(ordered) and ordered[j].startswith(head):
+                    found.update(by_prefix[ordered[j]])
+                    j += 1
+            got = self._candidates_by_layer[layer] = tuple(sorted(found))
+        return got
+
+    def _pattern_first(self, full_paths, candidates: tuple[int, ...] | None = None) -> int | None:
         """The first entry matching a path: a regex ("re:") as re.match does, a glob when it matches the path
-        or one of its dotted prefixes (``*.mlp.experts.*`` covers ``...experts.3.down_proj``)."""
-        for index, p in self.patterns:
+        or one of its dotted prefixes (``*.mlp.experts.*`` covers ``...experts.3.down_proj``). Only the
+        patterns a path can match are tried (globs whose literal prefix it starts with, every regex), in
+        list order: the same first entry as trying them all."""
+        if candidates is None:
+            found = set(self._always)
+            by_prefix = self._by_prefix
+            if by_prefix:
+                for path in full_paths:
+                    for n in self._prefix_lengths:
+                        ks = by_prefix.get(path[:n])
+                        if ks is not None:
+                            found.update(ks)
+            candidates = sorted(found)
+        for k in candidates:
+            index, p = self.patterns[k]
             rx = _glob_prefix(p) if isinstance(p, str) else p
             for path in full_paths:
                 if rx.match(path):
@@ -486,26 +589,31 @@ class _Entries:
         hits = []
         if layer in self.layers_named:
             index = self.index
+            modules = _tail_modules(category, name, expert)  # each tail, then its parents
             for root in self.roots:
                 head = f"{root}layers.{layer}"
                 if head in index:
                     hits.append(index[head])
-                for tail in tails:
-                    parts = tail.split(".")
-                    for k in range(1, len(parts) + 1):  # the module, then its parents
-                        key = head + "." + ".".join(parts[:k])
-                        if key in index:
-                            hits.append(index[key])
+                head += "."
+                for module in modules:
+                    key = head + module
+                    if key in index:
+                        hits.append(index[key])
         if self.plain:
-            hits += [i for i in (self._plain_first(f"layers.{layer}.{t}") for t in tails) if i is not None]
+            i = self._plain_first_in_layer(layer, category, name, expert)
+            if i is not None:
+                hits.append(i)
         if hits:
             return min(hits)
         if patterns and self.patterns:
-            full = [f"{root}.layers.{layer}.{t}" for root in self.pattern_roots for t in tails]
+            candidates = self._layer_candidates(layer)
+            if not candidates:
+                return None
+            heads = self._heads_by_layer[layer]  # f"{root}.layers.{layer}." per pattern root, in order
+            full = [head + t for head in heads for t in tails]
             if category == "experts" and expert is None:
-                full += [f"{root}.layers.{layer}.{t}" for root in self.pattern_roots
-                         for t in _tails(category, name, "0")]
-            return self._pattern_first(full)
+                full += [head + t for head in heads for t in _tails(category, name, "0")]
+            return self._pattern_first(full, candidates)
         return None
 
 
@@ -570,11 +678,16 @@ def format_overrides(scheme: QuantScheme, spec_fields: Mapping[str, Any], field_
 
     top = [FormatOverride(category=c, name=comp.name, format=f) for c, comp, f in tops if f != plain(c, comp)]
     found: dict[tuple, list[int]] = {}  # (category, name, format, experts) -> layers
+    # What differs from the plain format depends on the layer's result alone: worked out once per
+    # distinct result (identical layers share one result object, kept alive by ``results`` for this call).
+    differs: dict[int, tuple] = {}
     for i, result in enumerate(results):
-        for category, comp, mix in result:
-            if mix != ((plain(category, comp), 0),):
-                for f, n in mix:
-                    found.setdefault((category, comp.name, f, n), []).append(i)
+        keys = differs.get(id(result))
+        if keys is None:
+            keys = differs[id(result)] = tuple((category, comp.name, f, n) for category, comp, mix in result
+                                               if mix != ((plain(category, comp), 0),) for f, n in mix)
+        for key in keys:
+            found.setdefault(key, []).append(i)
     out = top + [FormatOverride(layers=tuple(ls), category=c, name=n, format=f, experts=e)
                  for (c, n, f, e), ls in found.items()]
     return shipped, tuple(out), _wholly_unquantized(layers, out)
@@ -610,17 +723,25 @@ def _wholly_unquantized(layers, overrides) -> tuple[str, ...]:
     """Categories whose every quantizable linear, in every layer that has one, is kept unquantized."""
     off = {(i, o.category, o.name) for o in overrides if o.format == UNQUANTIZED and o.experts == 0
            for i in o.layers}
+    if not off:  # nothing kept unquantized layer-wide: no category can be wholly so
+        return ()
+    names_of: dict[tuple, tuple[str, ...]] = {}  # (id(layer), category) -> its quantizable linears' names
     out = []
     for category in QUANTIZED_CATEGORIES:
         seen = False
         whole = True
         for i, layer in enumerate(layers):
-            comps = ((layer.experts.linears if layer.experts else ()) if category == "experts"
-                     else getattr(layer, category))
-            for c in comps:
-                if isinstance(c, Linear) and c.quantizable:
-                    seen = True
-                    whole = whole and (i, category, c.name) in off
+            names = names_of.get((id(layer), category))
+            if names is None:
+                comps = ((layer.experts.linears if layer.experts else ()) if category == "experts"
+                         else getattr(layer, category))
+                names = names_of[(id(layer), category)] = tuple(
+                    c.name for c in comps if isinstance(c, Linear) and c.quantizable)
+            if names:
+                seen = True
+                if not all((i, category, n) in off for n in names):
+                    whole = False
+                    break  # one quantized linear: the category is not wholly unquantized
         if seen and whole:
             out.append(category)
     return tuple(out)

@@ -1,0 +1,114 @@
+"""Goldens for tests/test_parse_equivalence.py: what parse_config, weight_bytes and two plans give for
+every preset, every config fixture and a few synthetic quantization configs.
+
+The JSON fixture tests/fixtures/parse_golden.json was written by this module run with the code of
+commit 651cebe (main before the parse speed-ups, branch parsefast):
+
+    git worktree add /tmp/pfbase 651cebe && cp tests/parse_golden.py /tmp/pfbase/tests/
+    PYTHONPATH=/tmp/pfbase python /tmp/pfbase/tests/parse_golden.py > tests/fixtures/parse_golden.json
+
+(PYTHONPATH picks the tree whose kvplan is measured; this file only uses the public API, so it runs
+unchanged against the old tree). Each entry holds sha256 of the spec's ``model_dump_json()``, the
+exact weight bytes as the checkpoint ships, and sha256 of ``Plan.model_dump_json()`` for two layouts
+(H200 TP1 and H100-SXM TP8 at 8,192 tokens), or the exception (``Type: message``) where one is
+refused. A speed change must leave every entry identical. Recorded as found at 651cebe: the vLLM plan
+of a MoE whose ignore list keeps the routed experts of some layer unquantized stops on
+``AssertionError: unquantized`` (vllm_layouts.vllm_moe_expert_bytes prices the "unquantized" format);
+fixing that changes those ``plan`` entries on purpose. When a preset or fixture is added, or a
+family's numbers change on purpose, rerun the command above with the current tree and review the diff.
+"""
+
+import hashlib
+import json
+from pathlib import Path
+
+from kvplan import parse_config, preset_config, preset_names
+from kvplan.engines import EngineConfig
+from kvplan.gpus import get_gpu
+from kvplan.parallel import Layout
+from kvplan.plan import plan
+from kvplan.weights import weight_bytes
+
+FIXTURES = Path(__file__).resolve().parent / "fixtures" / "configs"
+QC_ONLY = (".quantization_config.json", ".hf_quant_config.json")  # a quantization_config alone
+QC_BASES = ("llama-3.1-8b", "qwen3-30b-a3b")  # dense and MoE bases the quantization-only fixtures ride on
+
+# Synthetic lists exercising every way format_overrides matches a module name (plain names on dot
+# boundaries, layer-indexed names, parents, per-expert names, globs with and without a layer index,
+# regexes, mixed precision with a first-match order). Kept small; not real checkpoints.
+SYNTHETIC = {
+    "fp8-plain-and-layer": {"quant_method": "fp8", "weight_block_size": [128, 128], "ignored_layers": [
+        "lm_head", "mlp.gate", "self_attn.o_proj", "model.layers.3.mlp", "model.layers.0.self_attn.q_proj",
+        "layers.5", "model.layers.7.mlp.experts.3.down_proj", "model.layers.7.mlp.experts.200.up_proj",
+        "model.layers.2.mlp.experts.0", "0.self_attn", "embed_tokens", "norm", "layers.9.mlp.gate_proj."]},
+    "modelopt-globs": {"quant_method": "modelopt", "quant_algo": "NVFP4", "exclude_modules": [
+        "lm_head", "model.layers.1*", "*.self_attn.k_proj", "model.layers.[23].mlp*", "*experts.1?.*",
+        "model.language_model.layers.4.*", "*mlp.gate", "transformer.*"]},
+    "ct-regex": {"quant_method": "compressed-tensors", "config_groups": {"g": {
+        "weights": {"num_bits": 8, "type": "float", "strategy": "channel"},
+        "input_activations": {"num_bits": 8, "type": "float", "dynamic": True}, "targets": ["Linear"]}},
+        "ignore": ["re:.*lm_head", r"re:model\.layers\.(1|4)\..*", r"re:.*\.v_proj$", "re:.*experts\\.2\\..*"]},
+    "ct-mixed-targets": {"quant_method": "compressed-tensors", "config_groups": {
+        "a": {"weights": {"num_bits": 4, "type": "int", "strategy": "group", "group_size": 128},
+              "targets": [r"re:.*layers\.[0-3]\..*", "re:.*o_proj"]},
+        "b": {"weights": {"num_bits": 8, "type": "float", "strategy": "tensor"},
+              "input_activations": {"num_bits": 8, "type": "float", "dynamic": True},
+              "targets": ["re:.*mlp.*", "model.layers.6.self_attn.q_proj"]}},
+        "ignore": ["lm_head", "model.layers.5.self_attn"]},
+    "modelopt-mixed": {"quant_method": "modelopt", "quant_algo": "MIXED_PRECISION", "quantized_layers": {
+        "model.layers.0.self_attn.q_proj": {"quant_algo": "FP8"}, "model.layers.1.mlp": {"quant_algo": "NVFP4"},
+        "model.layers.*.mlp.experts.*": {"quant_algo": "NVFP4"}, "model.layers.2.mlp.experts.5.down_proj":
+        {"quant_algo": "FP8"}, "*self_attn*": {"quant_algo": "FP8"}}, "exclude_modules": ["model.layers.3.*"]},
+    "gptq-dynamic-skip": {"quant_method": "gptq", "bits": 4, "group_size": 128, "desc_act": True,
+                          "dynamic": {r"-:.*\.layers\.0\..*": {}, r"+:.*down_proj": {"bits": 8, "group_size": 64}},
+                          "modules_to_not_convert": ["lm_head", "layers.2.self_attn"], "lm_head": True},
+}
+SYNTHETIC_BASES = ("llama-3.1-8b", "qwen3-30b-a3b", "gemma-4-26b-a4b")
+LAYOUTS = (("H200", Layout(tp=1)), ("H100-SXM", Layout(tp=8)))
+ENGINE = EngineConfig(max_model_len=8192)
+
+
+def cases() -> dict[str, dict]:
+    """{case name: config dict}, fresh dicts each call."""
+    out = {f"preset:{n}": preset_config(n) for n in preset_names()}
+    for path in sorted(FIXTURES.glob("*.json")):
+        if path.name == "SOURCES.json":
+            continue
+        cfg = json.loads(path.read_text())
+        if path.name.endswith(QC_ONLY):
+            for base in QC_BASES:
+                out[f"fixture:{path.name}@{base}"] = {**preset_config(base), "quantization_config": cfg}
+        else:
+            out[f"fixture:{path.name}"] = cfg
+    for name, qc in SYNTHETIC.items():
+        for base in SYNTHETIC_BASES:
+            out[f"synthetic:{name}@{base}"] = {**preset_config(base), "quantization_config": json.loads(json.dumps(qc))}
+    return out
+
+
+def _sha(text: str) -> str:
+    return hashlib.sha256(text.encode()).hexdigest()
+
+
+def _refusal(exc: Exception) -> str:
+    return f"{type(exc).__name__}: {exc}"
+
+
+def digest(cfg: dict) -> dict:
+    """What one config gives: spec hash, weight bytes and two plan hashes (or the refusals)."""
+    try:
+        spec = parse_config(cfg)
+    except Exception as exc:  # noqa: BLE001 -- a refusal is part of the result
+        return {"parse": _refusal(exc)}
+    out = {"spec_sha256": _sha(spec.model_dump_json()), "weight_bytes": weight_bytes(spec).total_bytes}
+    for gpu, layout in LAYOUTS:
+        key = f"plan {gpu} tp{layout.tp}"
+        try:
+            out[key] = _sha(plan(spec, get_gpu(gpu), ENGINE, layout).model_dump_json())
+        except Exception as exc:  # noqa: BLE001
+            out[key] = _refusal(exc)
+    return out
+
+
+if __name__ == "__main__":
+    print(json.dumps({name: digest(cfg) for name, cfg in cases().items()}, indent=1, sort_keys=True))
