@@ -94,14 +94,14 @@ def _refusal(exc: Exception) -> str:
     return f"{type(exc).__name__}: {exc}"
 
 
-def digest(cfg: dict) -> dict:
-    """What one config gives: spec hash, weight bytes and two plan hashes (or the refusals)."""
+def digest(cfg: dict, plans: bool = True) -> dict:
+    """What one config gives: spec hash, weight bytes and (``plans``) two plan hashes (or the refusals)."""
     try:
         spec = parse_config(cfg)
     except Exception as exc:  # noqa: BLE001 -- a refusal is part of the result
         return {"parse": _refusal(exc)}
     out = {"spec_sha256": _sha(spec.model_dump_json()), "weight_bytes": weight_bytes(spec).total_bytes}
-    for gpu, layout in LAYOUTS:
+    for gpu, layout in LAYOUTS if plans else ():
         key = f"plan {gpu} tp{layout.tp}"
         try:
             out[key] = _sha(plan(spec, get_gpu(gpu), ENGINE, layout).model_dump_json())

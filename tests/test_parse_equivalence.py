@@ -1,5 +1,5 @@
 """The parse speed-ups change no result: every preset, every config fixture and the synthetic
-quantization lists of tests/parse_golden.py give the spec, weight bytes and plans (two layouts)
+quantization lists of tests/parse_golden.py give the spec and weight bytes (or the refusal)
 recorded in tests/fixtures/parse_golden.json, which was written with the code before the speed-ups
 (commit 651cebe; how: tests/parse_golden.py's docstring)."""
 
@@ -26,4 +26,8 @@ def test_golden_covers_every_preset_and_fixture():
 def test_same_as_before(name):
     if name not in CASES:
         pytest.skip(f"{name}: its preset or fixture is gone")
-    assert digest(CASES[name]) == GOLDEN[name]
+    # the parse alone (spec and weight bytes, or its refusal): plans move whenever an engine rule is corrected,
+    # and are held still by tests/test_picker_equivalence.py and the pinned logs instead
+    keep = ("parse", "spec_sha256", "weight_bytes")
+    got, want = digest(CASES[name], plans=False), GOLDEN[name]
+    assert {k: got.get(k) for k in keep} == {k: want.get(k) for k in keep}
