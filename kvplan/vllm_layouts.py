@@ -474,6 +474,8 @@ def vllm_moe_expert_bytes(fmt: str, hidden: int, inter: int, gate_up: list[int],
     2,048 + 768) = 19,456 dropped: -28,672 B an expert."""
     from kvplan.weights import SCALE_BYTES, matrix_bytes
 
+    if not _layout_formats(fmt):  # e.g. "unquantized": a layer an ignore list keeps in the model dtype, as loaded
+        return None
     ckpt = sum(matrix_bytes(o, hidden, fmt) for o in gate_up) + matrix_bytes(hidden, inter, fmt)
     if (m := _NVFP4_FMT.match(fmt)) is not None:
         if m["wo"] or platform not in ("sm100", "sm120"):

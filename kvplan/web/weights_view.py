@@ -23,6 +23,7 @@ import streamlit as st
 
 from kvplan.errors import KvplanError
 from kvplan.web import cached, views, widgets
+from kvplan.web import state as state_mod
 
 LABEL = "Model loading took (GiB)"
 CHECKPOINT_LABEL = "Checkpoint weights (ck)"
@@ -78,7 +79,7 @@ def sidebar(state) -> None:
     choice = _choice(state)
     if choice.refused:
         if state.weights_gib is not None:
-            widgets.refuse(LABEL, f"{state.weights_gib:g}", choice.refused, FALLBACK)
+            widgets.refuse(LABEL, state_mod.fmt_decimal(state.weights_gib), choice.refused, FALLBACK)
         elif state.checkpoint is not None:
             widgets.refuse(CHECKPOINT_LABEL, state.checkpoint, choice.refused, FALLBACK)
         else:
@@ -115,9 +116,9 @@ def measured_input(state) -> None:
             return
         except ValueError as exc:
             reason = str(exc)
-    shown = "computed" if state.weights_gib is None else f"{state.weights_gib:g} GiB"
-    st.error(f"{LABEL} = {value:g}: {views.esc(reason)}. Planning {shown}.", icon=":material/block:")
-    widgets.refuse(LABEL, f"{value:g}", reason, f"the last valid weights: {shown}")
+    shown = "computed" if state.weights_gib is None else f"{state_mod.fmt_decimal(state.weights_gib)} GiB"
+    st.error(f"{LABEL} = {state_mod.fmt_decimal(value)}: {views.esc(reason)}. Planning {shown}.", icon=":material/block:")
+    widgets.refuse(LABEL, f"{state_mod.fmt_decimal(value)}", reason, f"the last valid weights: {shown}")
 
 
 def hub_headers(repo: str, state) -> None:
@@ -206,7 +207,7 @@ def budget_note(state) -> None:
         return
     choice = _choice(state)
     if choice.refused:
-        asked = f"{LABEL} = {state.weights_gib:g}" if state.weights_gib is not None else \
+        asked = f"{LABEL} = {state_mod.fmt_decimal(state.weights_gib)}" if state.weights_gib is not None else \
             f"the checkpoint {state.checkpoint}" if state.checkpoint is not None else \
             f"the local folder {state.checkpoint_dir} ({LOCAL_LABEL})"
         st.warning(f"**Weights: computed (fallback)**. Not {views.esc(asked)}: {views.esc(choice.refused)}. The weights "
