@@ -31,7 +31,8 @@ profile  releases            what changes at its first release (VLLM_CHANGES key
 0.10.2   0.10.2              NVFP4 block scales swizzled in place (nvfp4_single_scales)
 0.11     0.11.0              DCP (tokens line x dcp_world_size), FULL_AND_PIECEWISE graphs (full_and_piecewise);
                              the init snapshot after the distributed init (snapshot_after_dist_init: TP non-torch 0.55)
-0.11.1   0.11.1-0.11.2       capture sizes step 16 above 256 (capture_step_16: 51 at 512, not 67)
+0.11.1   0.11.1-0.11.2       capture sizes step 16 above 256 (capture_step_16: 51 at 512, not 67); torch 2.9: a cold
+                             compile's combo-kernel benchmark holds a copy of the embedding table (compile_combo_benchmark)
 0.12     0.12.0-0.13.0       triton_kernels bundled: MXFP4 MoE on Hopper takes Triton (triton_kernels_bundled);
                              --enable-prefix-caching kept for SupportsMambaPrefixCaching hybrids (mamba_prefix_caching)
 0.14     0.14.0-0.14.1       "Model loading took" with 2 decimals (loading_two_decimals)
@@ -49,17 +50,26 @@ profile  releases            what changes at its first release (VLLM_CHANGES key
 0.20     0.20.0              the estimate subtracted (cudagraph_estimate_applied; the log says "default since
                              v0.21.0"); gpu_memory_utilization 0.92 (gpu_util_0_92)
 0.21     0.20.1-0.21.0       tokens line = int(concurrency x max_model_len) on its own line (tokens_line_split)
-0.22     0.22.0-0.23.0       triton_kernels' value layout back to the pack sizes (triton_value_pack); dynamic-NTK
+0.22     0.22.0-0.22.1       triton_kernels' value layout back to the pack sizes (triton_value_pack); dynamic-NTK
                              tables of max_position rows (dynamic_ntk_max_position); "all" mode counts the draft pages
-                             (mamba_all_draft_pages)
-0.24     0.24.0              Marlin pads misaligned shards instead of refusing them (marlin_tile_padding)
+                             (mamba_all_draft_pages); the V2 model runner by default for dense unquantized Qwen3
+                             (v2_runner_qwen3; kvplan.engines.vllm_model_runner)
+0.23     0.23.0              V2 also for dense unquantized Llama / Mistral (v2_runner_llama_mistral)
+0.24     0.24.0              Marlin pads misaligned shards instead of refusing them (marlin_tile_padding); V2 for the
+                             six listed architectures, quantized too (v2_runner_listed)
 0.25     0.25.0-0.25.1       the fusion workspace on FlashInfer's mnnvl backend by default: one 512 MiB multicast
-                             buffer instead of trtllm's three (fi_allreduce_mnnvl: non-torch 1.0 GiB lower at TP >= 2)
-0.26     0.26.0-0.27.1       sliding windows hold max_concurrent_batches (2) x max_num_batched_tokens in flight
+                             buffer instead of trtllm's three (fi_allreduce_mnnvl: non-torch 1.0 GiB lower at TP >= 2);
+                             V2 for every dense non-hybrid model and the listed MoE (v2_runner_dense)
+0.26     0.26.0              sliding windows hold max_concurrent_batches (2) x max_num_batched_tokens in flight
                              (swa_in_flight_batches; before: one batch, whatever PP)
-0.28     0.28.0-0.29.0       prefix caching on by default for hybrids (hybrid_prefix_caching), "align" for every
+0.27     0.27.0-0.27.1       memory_profiling: non-KV = total consumed (free memory at the init snapshot - after the
+                             profile run) + transient peak, the CUDA-graph profile outside it (total_consumed_accounting):
+                             tensors made after "Model loading took" and before the profile now count (V2 sampler state)
+0.28     0.28.0              prefix caching on by default for hybrids (hybrid_prefix_caching), "align" for every
                              hybrid (mamba_align_only; "all" for SupportsMambaPrefixCaching models when asked before);
                              the >= 160 GiB batch tier (batch_tier_160)
+0.29     0.29.0              the V2 model runner for every model (v2_runner_all) and its CUDA-graph estimate subtracted
+                             (v2_cudagraph_estimate; V2 through 0.28.0 estimates none: kvplan.engines.vllm_model_runner)
 0.30     0.30.0-0.31.0       tokens line and concurrency on one line (tokens_line_one)
 0.33     0.32.0-0.33.x       Mamba-2 prefill checkpoint page in align mode (mamba2_checkpoint_page); MRoPE tables by
                              mrope_positions_factor (1 for Qwen3-VL / Qwen3.5; mrope_positions_factor)
@@ -67,9 +77,10 @@ profile  releases            what changes at its first release (VLLM_CHANGES key
 
 Every earlier key still works (links, CLI) and names the run holding its own release; the runs are shorter than before
 the 2026-12 split ("0.7" was 0.6.5 - 0.9.x, "0.10" 0.10.0 - 0.10.2, "0.11" 0.11.0 - 0.16.x, "0.17" 0.17.0 - 0.20.x,
-"0.21" 0.21.0 - 0.32.x; "0.24" 0.24.0 - 0.25.1 until the FlashInfer mnnvl default split off "0.25") except "0.33", which
-now starts at 0.32.0. ``vllm_profile_for_release("0.27.1")`` gives the
-profile of any release ("0.26").
+"0.21" 0.21.0 - 0.32.x; "0.24" 0.24.0 - 0.25.1 until the FlashInfer mnnvl default split off "0.25"; "0.26" 0.26.0 -
+0.27.1, "0.28" 0.28.0 - 0.29.0 and "0.22" 0.22.0 - 0.23.0 until the 2026-12 read of the budget path split off "0.27",
+"0.29" and "0.23") except "0.33", which now starts at 0.32.0. ``vllm_profile_for_release("0.27.1")`` gives the
+profile of any release ("0.27"). 0.32.0 runs ngram speculation on the V2 runner too (v2_ngram).
 """
 
 import re
@@ -81,7 +92,7 @@ from kvplan.sglang import SGLANG_DEFAULT_VERSION, SGLANG_PROFILES, SglangVersion
 from kvplan.units import GiB, MiB
 
 VllmVersion = Literal["0.6", "0.6.5", "0.7", "0.10", "0.10.2", "0.11", "0.11.1", "0.12", "0.14", "0.15", "0.16", "0.17", "0.18", "0.19",
-                      "0.20", "0.21", "0.22", "0.24", "0.25", "0.26", "0.28", "0.30", "0.33"]
+                      "0.20", "0.21", "0.22", "0.23", "0.24", "0.25", "0.26", "0.27", "0.28", "0.29", "0.30", "0.33"]
 VLLM_DEFAULT_VERSION: VllmVersion = "0.33"
 
 
@@ -287,6 +298,36 @@ VLLM_CHANGES: dict[str, tuple[Release, str]] = {
                                             "the selected backend's get_preferred_block_size(16) in 0.18.0 (no MLA "
                                             "block forcing in check_and_update_config): FLASH_ATTN_MLA first on "
                                             "Hopper (MultipleOf(16): 16), FLASHINFER_MLA on sm100 ([32, 64]: 32)")),
+    # The budget path of 0.20 - 0.33, read 2026-12 in the wheels of 0.20.0, 0.21.0, 0.22.0, 0.23.0, 0.24.0, 0.25.0,
+    # 0.26.0, 0.27.0, 0.27.1, 0.28.0, 0.29.0, 0.30.0, 0.31.0, 0.32.0, 0.33.0 (tests/test_engine_budget_02x.py):
+    "compile_combo_benchmark": ((0, 11, 1), ("config/compilation.py sets inductor_compile_config combo_kernels and "
+                                             "benchmark_combo_kernel when torch >= 2.9 (0.11.1 pins torch 2.9.0, "
+                                             "0.11.0 torch 2.8.0): a cold compile in the profile run benchmarks "
+                                             "kernels on rand_strided copies of their arguments, the embedding table "
+                                             "among them (kvplan.engines.vllm_compile_benchmark_bytes)")),
+    "v2_runner_qwen3": ((0, 22, 0), ("config/vllm.py use_v2_model_runner: the V2 GPU model runner (v1/worker/gpu/) "
+                                     "by default for Qwen3ForCausalLM, unquantized and dense, in 0.22.0 (0.21.0: "
+                                     "only with VLLM_USE_V2_MODEL_RUNNER=1)")),
+    "v2_runner_llama_mistral": ((0, 23, 0), ("DEFAULT_V2_MODEL_RUNNER_ARCHITECTURES adds LlamaForCausalLM and "
+                                             "MistralForCausalLM in 0.23.0 (unquantized, dense)")),
+    "v2_runner_listed": ((0, 24, 0), ("0.24.0: V2 for the listed architectures (Qwen3, Llama, Mistral, DeepseekV2, "
+                                      "Qwen2Moe, GraniteMoe), quantized or not")),
+    "v2_runner_dense": ((0, 25, 0), ("0.25.0 _is_default_v2_model_runner_model: every generative model that is "
+                                     "neither hybrid nor attention-free and is dense (or a listed MoE)")),
+    "total_consumed_accounting": ((0, 27, 0), ("utils/mem_utils.py memory_profiling: non_kv_cache_memory = "
+                                               "total_consumed (init snapshot free - after-profile free) + "
+                                               "transient_peak_headroom (torch peak - allocated) in 0.27.0 (vllm "
+                                               "#37096 / #37111); 0.26.0: weights + torch peak increase + non-torch "
+                                               "increase; gpu_worker.py runs profile_cudagraph_memory after the "
+                                               "context from 0.27.0")),
+    "v2_runner_all": ((0, 29, 0), ("config/vllm.py use_v2_model_runner returns True on CUDA for every model (no "
+                                   "default-architecture test) in 0.29.0, unsupported features aside")),
+    "v2_cudagraph_estimate": ((0, 29, 0), ("v1/worker/gpu/model_runner.py profile_cudagraph_memory: 'return 0' "
+                                           "(\"TBD whether we keep this API\") in 0.22.0 - 0.28.0; 0.29.0 "
+                                           "cudagraph_utils.profile_cudagraph_memory captures the PIECEWISE graphs "
+                                           "and extrapolates FULL")),
+    "v2_ngram": ((0, 32, 0), ("config/vllm.py _get_v2_model_runner_unsupported_features lists 'ngram/ngram_gpu "
+                              "speculative decoding' (V1 fallback) through 0.31.0, not in 0.32.0")),
 }
 
 # Changes inside a profile's run because no plan can see them: kvplan's V0 engine refuses multimodal models (kvplan.vllm_v0),
@@ -377,14 +418,18 @@ VLLM_PROFILES: dict[str, VllmProfile] = {
     "0.20": _v1("0.20", "0.20.0", (0, 20, 0), _NT_018, _WHEEL.format("0.20.0") + "other rules as 0.19"),
     "0.21": _v1("0.21", "0.20.1 - 0.21.0", (0, 20, 1), _NT_018,
                 _WHEEL.format("0.20.1 / 0.20.2 / 0.21.0") + "vLLM #45178 (estimate subtracted)"),
-    "0.22": _v1("0.22", "0.22.0 - 0.23.0", (0, 22, 0), _NT_018, _WHEEL.format("0.22.0 / 0.22.1 / 0.23.0")),
+    "0.22": _v1("0.22", "0.22.0 - 0.22.1", (0, 22, 0), _NT_018, _WHEEL.format("0.22.0 / 0.22.1")),
+    "0.23": _v1("0.23", "0.23.0", (0, 23, 0), _NT_018, _WHEEL.format("0.23.0")),
     "0.24": _v1("0.24", "0.24.0", (0, 24, 0), _NT_018, _WHEEL.format("0.24.0")),
     "0.25": _v1("0.25", "0.25.0 - 0.25.1", (0, 25, 0), _NT_018,
                 _WHEEL.format("0.25.0 / 0.25.1") + "distributed/device_communicators/flashinfer_all_reduce.py (mnnvl)"),
-    "0.26": _v1("0.26", "0.26.0 - 0.27.1", (0, 26, 0), _NT_018,
-                _WHEEL.format("0.26.0 / 0.27.0 / 0.27.1") + "gpustack/runner PR #251 (0.27.1 log: estimate "
-                "applied); vLLM #50780"),
-    "0.28": _v1("0.28", "0.28.0 - 0.29.0", (0, 28, 0), _NT_018, _WHEEL.format("0.28.0 / 0.29.0")),
+    "0.26": _v1("0.26", "0.26.0", (0, 26, 0), _NT_018, _WHEEL.format("0.26.0") + "vLLM #50780"),
+    "0.27": _v1("0.27", "0.27.0 - 0.27.1", (0, 27, 0), _NT_018,
+                _WHEEL.format("0.27.0 / 0.27.1") + "gpustack/runner PR #251 (0.27.1 log: estimate applied); a public "
+                "0.27.1 Qwen2.5-0.5B log (tests/test_engine_budget_02x.py)"),
+    "0.28": _v1("0.28", "0.28.0", (0, 28, 0), _NT_018,
+                _WHEEL.format("0.28.0") + "the 2026-09 L40S / L4 blog logs (tests/test_engine_logs_2026.py)"),
+    "0.29": _v1("0.29", "0.29.0", (0, 29, 0), _NT_018, _WHEEL.format("0.29.0")),
     "0.30": _v1("0.30", "0.30.0 - 0.31.0", (0, 30, 0), _NT_018, _WHEEL.format("0.30.0 / 0.31.0")),
     "0.33": _v1("0.33", "0.32.0 - 0.33.x (newest read)", (0, 32, 0), _NT_018,
                 "vllm 0.32.0 / 0.33.0 wheels: config/cache.py (0.92), engine/arg_utils.py get_batch_defaults, "
@@ -668,6 +713,74 @@ def cuda_graph_bytes(prof: VllmProfile, engine: EngineConfig, max_num_seqs: int,
     sizes = cuda_graph_capture_sizes(prof, max_num_seqs, mnbt, model_type)
     counts = [len(sizes)] + ([len([s for s in sizes if s <= max_num_seqs])] if prof.cudagraph_modes == 2 else [])
     return VLLM_CUDA_GRAPH_FIRST_BYTES + sum(max(n - 1, 0) for n in counts) * VLLM_CUDA_GRAPH_PER_GRAPH_BYTES
+
+
+# config/vllm.py DEFAULT_V2_MODEL_RUNNER_ARCHITECTURES by release, as config.json model_types (the architectures
+# kvplan's families map to): 0.22.0 Qwen3ForCausalLM; 0.23.0 + LlamaForCausalLM, MistralForCausalLM (both lists for
+# unquantized dense checkpoints only); 0.24.0 + DeepseekV2ForCausalLM, Qwen2MoeForCausalLM, GraniteMoeForCausalLM,
+# quantized too; 0.25.0 - 0.28.0 the listed MoE architectures (DeepseekV2, Qwen2Moe, GraniteMoe; 0.26 + Inkling,
+# LongcatFlashNgram; 0.27 + KimiK3; 0.28 + DeepseekV4) beside every dense model; 0.29.0 every model.
+VLLM_V2_TYPES_022 = frozenset({"qwen3"})
+VLLM_V2_TYPES_023 = frozenset({"qwen3", "llama", "mistral"})
+VLLM_V2_TYPES_024 = frozenset({"qwen3", "llama", "mistral", "deepseek_v2", "qwen2_moe", "granitemoe"})
+VLLM_V2_MOE_TYPES_025 = frozenset({"deepseek_v2", "qwen2_moe", "granitemoe", "kimi_k3", "deepseek_v4"})
+
+
+def vllm_model_runner(version: str, model_type: str, moe: bool, hybrid: bool, quantized: bool,
+                      speculative_method: str = "none") -> Literal["V1", "V2"]:
+    """Which GPU model runner vLLM picks by default: "V1" (v1/worker/gpu_model_runner.py) or "V2" (v1/worker/gpu/
+    model_runner.py; config/vllm.py ``use_v2_model_runner`` without VLLM_USE_V2_MODEL_RUNNER).
+
+    Inputs: the profile key, the checkpoint's model_type, whether it has routed experts (``moe``), recurrent-state
+    layers (``hybrid``), a quantization_config (``quantized``: ModelConfig.is_quantized), and the speculative method.
+    Rule by release (VLLM_CHANGES ``v2_runner_*``): none before 0.22.0; 0.22.0 Qwen3, 0.23.0 also Llama / Mistral
+    (dense, unquantized); 0.24.0 the listed six, quantized too; 0.25.0 - 0.28.0 every dense non-hybrid model plus the
+    listed MoE; 0.29.0 every model. ngram speculation falls back to V1 through 0.31.0 (``v2_ngram``).
+    Why it matters for memory (kvplan.plan): V2's dummy sampler run holds only the logits, V2 keeps a sampler state
+    (``vllm_v2_sampler_state_bytes``) and, through 0.28.0, estimates no CUDA-graph memory.
+    Worked example: ("0.28", "qwen3", moe=False, hybrid=False, quantized=True) -> "V2" (Qwen3-14B-AWQ on 0.28.0);
+    ("0.22", "qwen3", False, False, True) -> "V1"; ("0.28", "qwen3_moe", True, False, False) -> "V1"."""
+    if not vllm_has(version, "v2_runner_qwen3"):
+        return "V1"
+    if speculative_method == "ngram" and not vllm_has(version, "v2_ngram"):
+        return "V1"
+    if vllm_has(version, "v2_runner_all"):
+        return "V2"
+    if vllm_has(version, "v2_runner_dense"):
+        return "V2" if not hybrid and (not moe or model_type in VLLM_V2_MOE_TYPES_025) else "V1"
+    if vllm_has(version, "v2_runner_listed"):
+        return "V2" if model_type in VLLM_V2_TYPES_024 else "V1"
+    types = VLLM_V2_TYPES_023 if vllm_has(version, "v2_runner_llama_mistral") else VLLM_V2_TYPES_022
+    return "V2" if model_type in types and not moe and not quantized else "V1"
+
+
+def vllm_v2_sampler_state_bytes(max_num_seqs: int, vocab_size: int, num_speculative_tokens: int = 0) -> int:
+    """Device tensors the V2 model runner's sampler keeps from load_model on (after the "Model loading took"
+    window, before the profile run), last PP stage only: v1/worker/gpu/sample/penalties.py PenaltiesState
+    ``output_bin_counts`` (max_num_seqs x vocab int32: "can be very large, taking up GBs") and ``prompt_bin_mask``
+    (max_num_seqs x cdiv(vocab, 32) int32), structured_outputs.py ``grammar_bitmask`` (max_num_seqs x (1 + draft
+    tokens) rows x cdiv(vocab, 32) int32) (0.28.0 - 0.33.0 wheels). Counted in the budget from 0.27.0
+    (``total_consumed_accounting``); 0.22 - 0.26 measured around them (KV sized as if they were not there).
+    bytes = 4 x (max_num_seqs x vocab + (max_num_seqs + max_num_seqs x (1 + draft)) x cdiv(vocab, 32)).
+    Worked number: Qwen3-14B, 256 seqs, vocab 151,936: 4 x (38,895,616 + 512 x 4,748) = 165,306,368 B = 0.154 GiB."""
+    words = -(-vocab_size // 32)
+    return 4 * (max_num_seqs * vocab_size + (max_num_seqs + max_num_seqs * (1 + num_speculative_tokens)) * words)
+
+
+def vllm_compile_benchmark_bytes(vocab_size: int, hidden_size: int, tp: int, act_b: int) -> int:
+    """The largest transient of a cold torch.compile in vLLM's profile run (0.11.1+, VLLM_CHANGES
+    ``compile_combo_benchmark``): inductor's combo-kernel benchmarking (torch/_inductor/scheduler.py
+    speedup_by_combo_kernel -> benchmark_fused_nodes -> ``mod.get_args()``, rand_strided copies of every kernel
+    argument) runs the kernels of the first compiled piece, whose embedding gather reads the whole embedding table,
+    on a random copy of it: this rank's VocabParallelEmbedding shard (vocab padded to 64, / tp) x hidden x act_b.
+    It sits in the torch peak beside the weights whenever the compile cache is cold (a warm cache loads the compiled
+    graph and benchmarks nothing: up to this much more KV on the second start). Not for --enforce-eager, nor where the
+    runner embeds outside the compiled graph (a loaded vision / audio tower: inputs_embeds), nor past PP stage 0.
+    Worked number: Qwen3-14B (151,936 x 5120, bf16) 1,555,824,640 B = 1.449 GiB at TP 1; the 0.28.0 L40S / L4 logs
+    leave 1.73 - 1.80 GiB outside weights and KV at TP 1 (1.17 at TP 2, 1.51 on PP stage 0), the warm-cache replica
+    runs 0.50 (tests/test_engine_budget_02x.py)."""
+    padded = -(-vocab_size // 64) * 64
+    return -(-padded // tp) * hidden_size * act_b
 
 
 # VLLM_NON_TORCH -- non-torch memory at TP >= 2 (memory_profiling non_torch_increase: device memory used outside

@@ -22,13 +22,14 @@ from pydantic import BaseModel, ConfigDict
 from kvplan import sglang, vllm_v0
 from kvplan.engines import (
     VLLM_BLOCK_SIZE, VLLM_CONTEXT_BYTES, EngineConfig, VllmProfile, batch_defaults, cuda_graph_bytes, gpu_arch,
-    gpu_multicast, non_torch_bytes, sampler_path, vllm_glm_dsa_fp8_default, vllm_has, vllm_mla_block_size,
-    vllm_mla_default_block_size, vllm_profile, vllm_sparse_mla_block_size, vllm_sparse_mla_fp8_backend,
+    gpu_multicast, non_torch_bytes, sampler_path, vllm_compile_benchmark_bytes, vllm_glm_dsa_fp8_default, vllm_has,
+    vllm_mla_block_size, vllm_mla_default_block_size, vllm_model_runner, vllm_profile, vllm_sparse_mla_block_size,
+    vllm_sparse_mla_fp8_backend, vllm_v2_sampler_state_bytes,
 )
 from kvplan.errors import PlanInputError
 from kvplan.gpus import GpuSpec
 from kvplan.kv import kv_dtype_bytes
-from kvplan.layers import ATTENTION_KINDS, cache_parts
+from kvplan.layers import ATTENTION_KINDS, STATE_KINDS, cache_parts
 from kvplan.parallel import (
     Layout, check_layout, kv_heads_on_rank, mtp_rank_bytes, pp_partition, rank_weight_bytes, stage_distinct,
     tower_rank_bytes, uses_mla,
@@ -548,7 +549,8 @@ def _rank_budget(spec, gpu, engine, layout, stage, draft, mnbt, max_seqs, act_b,
     weights += rope
     mtp_bytes = mtp_rank_bytes(spec, layout, engine.weight_format) if draft and engine.weights_bytes is None else 0
     weights += mtp_bytes
-    terms, pool = _budget(spec, gpu, engine, layout, weights, mnbt, max_seqs, act_b, mla, stage == last)
+    terms, pool = _budget(spec, gpu, engine, layout, weights, mnbt, max_seqs, act_b, mla, stage == last,
+                          stage == 0)
     # what "Model loading took" holds beside the parameters, each shown (not subtracted again) after the weights
     parts = [
         mtp_bytes and Term(
@@ -936,7 +938,8 @@ def _check_dcp(engine: EngineConfig, prof: VllmProfile, tp: int) -> int:
     return dcp
 
 
-def _budget(spec, gpu, engine, layout, weights, mnbt, max_seqs, act_b, mla, last_stage=True) -> tuple[list[Term], int]:
+def _budget(spec, gpu, engine, layout, weights, mnbt, max_seqs, act_b, mla, last_stage=True, first_stage=True
+            ) -> tuple[list[Term], int]:
     """The budget terms of one rank and the KV pool they leave."""
     total = gpu.memory_bytes
     device = Term(name="device memory", bytes=total, basis=gpu.memory_basis,
@@ -981,34 +984,72 @@ def _budget(spec, gpu, engine, layout, weights, mnbt, max_seqs, act_b, mla, last
         terms.append(Term(name="KV cache (--kv-cache-memory-bytes)", bytes=engine.kv_cache_memory_bytes,
                           basis="configured", source="replaces the profiled pool exactly"))
         return terms, engine.kv_cache_memory_bytes
+    runner = _vllm_runner(spec, engine)
     path, copies, nt_term, graph_term = _vllm_fixed_terms(
         prof.version, engine.sampler, engine.enforce_eager, engine.disable_custom_all_reduce, layout.tp, layout.pp,
         "NVLINK" in gpu.interconnect.upper(), mnbt, max_seqs, spec.model_type,
-        gpu_multicast(gpu.name, gpu.interconnect), layout.dp)
+        gpu_multicast(gpu.name, gpu.interconnect), layout.dp, runner)
     num_reqs = min(mnbt, max_seqs)
+    loads_tower = bool(spec.towers) and not engine.language_model_only
+    if runner == "V2":  # v1/worker/gpu/model_runner.py _dummy_sampler_run: a dummy batch skips every sampling
+        copies = act_b / 4  # parameter, so the peak holds the logits alone, in the model dtype
     act = engine.activation_bytes
+    clone = 0
     if act is None:
         moe_ws = 0
         if vllm_has(prof.version, "moe_workspace_manager") and resolve_format(spec, engine.weight_format)[0] in \
                 FLOAT_FORMATS:  # unquantized experts run TritonExperts; quantized MoE backends size their own
             moe_ws = vllm_moe_workspace_bytes(spec, layout.tp, mnbt, act_b, bool(layout.ep))
         act = activation_estimate(spec, layout.tp, mnbt, num_reqs, act_b, copies, last_stage, moe_ws)
-        if spec.towers and not engine.language_model_only:
+        if loads_tower:
             # GPUModelRunner.profile_run with a multimodal checkpoint first runs the encoder and keeps its outputs
             # scattered into an (encoder budget = max_num_batched_tokens, hidden) tensor in encoder_cache["tmp"]
             # until the LM's dummy run and sampler are done (vllm 0.11 / 0.33 gpu_model_runner.py): in the peak.
             act += mnbt * spec.hidden_size * act_b
+        elif first_stage and not engine.enforce_eager and vllm_has(prof.version, "compile_combo_benchmark"):
+            # a cold torch.compile benchmarks the embedding gather on a random copy of the table (kvplan.engines
+            # vllm_compile_benchmark_bytes); a multimodal runner embeds outside the compiled graph
+            clone = vllm_compile_benchmark_bytes(spec.vocab_size, spec.hidden_size, layout.tp, act_b)
+            act = max(act, clone)
+    sampler_src = ("V2 model runner: the dummy sampler run holds the logits alone (model dtype)" if runner == "V2"
+                   else f"{path} sampler: fp32 logits x {copies} copies, fitted to public logs")
+    compile_src = (f"; cold torch.compile: {clone / GiB:.2f} GiB random copy of the embedding shard for inductor's "
+                   "combo-kernel benchmark (kvplan.engines.vllm_compile_benchmark_bytes; a warm compile cache skips "
+                   "it)" if clone else "")
     terms.append(Term(name=f"activation peak ({mnbt} batched tokens, {num_reqs} sampler rows)", bytes=act,
                       basis="measured" if engine.activation_bytes is not None else "fitted",
-                      source=f"GPUModelRunner.profile_run + _dummy_sampler_run ({path} sampler: fp32 logits x "
-                             f"{copies} copies, fitted to public logs; error <= 0.25 GiB on the pinned logs)"))
+                      source=f"GPUModelRunner.profile_run + _dummy_sampler_run ({sampler_src}; error <= 0.25 GiB on "
+                             f"the pinned logs){compile_src}"))
     terms.append(nt_term)
     non_torch = nt_term.bytes
+    state = 0
+    if runner == "V2" and last_stage:
+        state = vllm_v2_sampler_state_bytes(max_seqs, spec.vocab_size, engine.num_speculative_tokens
+                                            if engine.speculative_method != "none" else 0)
+        counted = vllm_has(prof.version, "total_consumed_accounting")
+        terms.append(Term(
+            name="V2 sampler state" + ("" if counted else " (held, not in the budget)"), bytes=state,
+            basis="exact", applied=counted,
+            source="v1/worker/gpu/sample/penalties.py output_bin_counts + prompt_bin_mask, structured_outputs.py "
+                   "grammar_bitmask, made in load_model after 'Model loading took' (kvplan.engines."
+                   "vllm_v2_sampler_state_bytes); " + (
+                       "counted by memory_profiling's total_consumed from 0.27.0" if counted else
+                       "0.22 - 0.26 measure the profile from after it, so the pool is sized as if it were free")))
+        if not counted:
+            state = 0
     graphs, applied = 0, False
     if graph_term is not None:
         terms.append(graph_term)
         graphs, applied = graph_term.bytes, graph_term.applied
-    return terms, requested - weights - act - non_torch - (graphs if applied else 0)
+    return terms, requested - weights - act - non_torch - state - (graphs if applied else 0)
+
+
+def _vllm_runner(spec: ModelSpec, engine: EngineConfig) -> str:
+    """kvplan.engines.vllm_model_runner for this checkpoint and engine (V0 profiles: "V1", unused)."""
+    hybrid = any(c.kind in STATE_KINDS for layer in spec.layers for c in cache_parts(layer.cache))
+    moe = any(layer.experts is not None for layer in spec.layers)
+    return vllm_model_runner(engine.vllm_version, spec.model_type, moe, hybrid, spec.quantization is not None,
+                             engine.speculative_method)
 
 
 def _sglang_budget(spec, gpu, engine, layout, weights, mla) -> "sglang.SglangBudget":
@@ -1038,7 +1079,7 @@ def _sglang_log(spec, gpu, engine, layout, rank: "RankPlan", tokens, page, mla, 
 
 @functools.lru_cache(maxsize=4096)
 def _vllm_fixed_terms(version, sampler, eager, no_custom_ar, tp, pp, nvlink, mnbt, max_seqs, model_type,
-                      multicast=False, dp=1):
+                      multicast=False, dp=1, runner="V1"):
     """The vLLM terms that depend only on the engine, layout and batch limits (made once: a picker sweep
     builds ~1,000 budgets). Returns (sampler path, copies, non-torch term, CUDA-graph term or None)."""
     engine = EngineConfig(vllm_version=version, sampler=sampler, enforce_eager=eager,
@@ -1056,8 +1097,10 @@ def _vllm_fixed_terms(version, sampler, eager, no_custom_ar, tp, pp, nvlink, mnb
         label = {"applied": "CUDA graphs (estimated, subtracted)",
                  "printed": "CUDA graphs (estimated and printed, not subtracted)",
                  "after_kv": "CUDA graphs (captured after the KV cache, from the memory outside the budget)"}
-        graph_term = Term(name=label[prof.cudagraph], bytes=graphs, basis="estimated",
-                          applied=prof.cudagraph == "applied",
+        # the V2 runner's profile_cudagraph_memory returns 0 through 0.28.0 (VLLM_CHANGES v2_cudagraph_estimate)
+        mode = "after_kv" if runner == "V2" and not vllm_has(version, "v2_cudagraph_estimate") else prof.cudagraph
+        graph_term = Term(name=label[mode], bytes=graphs, basis="estimated",
+                          applied=mode == "applied",
                           source="GPUModelRunner.profile_cudagraph_memory: 128 MiB first capture + (graphs - 1) x 6 MiB "
                                  "per mode (fitted to the v0.19.0 gpt-oss-20b log; 0.51 vs 0.50 GiB logged on 0.10.1.1, "
                                  "0.21 vs 0.36 on 0.27.1)")

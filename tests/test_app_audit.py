@@ -25,17 +25,18 @@ def _tokens_note(at) -> str:
 
 
 def test_a_hybrids_pool_tokens_are_concurrency_times_context_and_the_gap_is_its_state_layers():
-    # Nemotron-H-56B at TP 2 on H100 (vLLM 0.33): 419 blocks of 2,080 tokens, 22 per 8,192-token request (its
-    # attention layers' blocks plus one state page per Mamba group). vLLM logs int(419 / 22 x 8,192) = 156,020
-    # tokens (not 419 x 2,080 = 871,520), and one request can grow to 524,288: the Mamba state does not grow.
+    # Nemotron-H-56B at TP 2 on H100 (vLLM 0.33): 430 blocks of 2,080 tokens (419 before the V2 runner's terms,
+    # kvplan.engines.vllm_model_runner), 22 per 8,192-token request (its attention layers' blocks plus one state page
+    # per Mamba group). vLLM logs int(430 / 22 x 8,192) = 160,116 tokens (not 430 x 2,080 = 894,400), and one
+    # request can grow to 524,288: the Mamba state does not grow.
     p = _plan(NEMOTRON)
-    assert (p.num_blocks, p.blocks_per_request, p.block_size, p.kv_cache_tokens) == (419, 22, 2080, 156_020)
-    assert int(419 / 22 * 8192) == 156_020 and p.max_model_len_that_starts == 524_288
+    assert (p.num_blocks, p.blocks_per_request, p.block_size, p.kv_cache_tokens) == (430, 22, 2080, 160_116)
+    assert int(430 / 22 * 8192) == 160_116 and p.max_model_len_that_starts == 524_288
     assert formulas.tokens_rule(p) == "concurrency"
     note = _tokens_note(run_app(NEMOTRON))
-    assert "KV cache tokens (156,020) is the pool as vLLM logs it ('GPU KV cache size'): max concurrency x " \
+    assert "KV cache tokens (160,116) is the pool as vLLM logs it ('GPU KV cache size'): max concurrency x " \
            "max_model_len" in note
-    assert "368,268 tokens more: the recurrent-state layers (Mamba / linear attention)" in note
+    assert "364,172 tokens more: the recurrent-state layers (Mamba / linear attention)" in note
     assert "Fits up to 524,288 tokens is the longest single request that can start (as --max-model-len: this plan " \
            "serves up to 8,192)" in note
     assert "sliding-window" not in note and "KV blocks x block size" not in note
@@ -52,9 +53,10 @@ def test_the_tokens_formula_is_the_profiles_own():
     # SGLang: pages x page size (DeepSeek-V3 at TP 8 on H200: 658,909 one-token pages)
     sg = _plan({"m": "deepseek-v3", "tp": "8", "g": "H200", "e": "sglang"})
     assert formulas.tokens_rule(sg) == "blocks" and sg.kv_cache_tokens == sg.num_blocks == 658_909
-    # a window's gap keeps its reason (gpt-oss-120b: 2,016,944 - 1,805,781 = 211,163 tokens more, its 128-token sliding layers)
+    # a window's gap keeps its reason (gpt-oss-120b: 2,106,848 - 1,885,618 = 221,230 tokens more, its 128-token sliding
+    # layers; 2,016,944 - 1,805,781 before the 0.33 profile's V2 runner terms)
     gpt = run_app({"v": "1", "m": "gpt-oss-120b", "tp": "2"})
-    assert "211,163 tokens more: sliding-window / chunked layers" in _tokens_note(gpt)
+    assert "221,230 tokens more: sliding-window / chunked layers" in _tokens_note(gpt)
 
 
 def test_the_sglang_and_custom_pool_formulas_break_onto_two_lines():
@@ -155,10 +157,12 @@ def test_the_paging_block_size_default_names_the_engines_choice():
 def test_layout_caption_and_an_unfit_chart_title_read_as_words():
     s = decode({"tp": "4096", "pp": "128", "dp": "4096"})[0]
     assert views.layout_caption(s) == "2,147,483,648 GPUs: TP 4096 x PP 128 x DP 4096"
-    p = kvplan_plan("gemma-3-27b-it")  # 131,072 tokens on one H100: 0.93 of a request
+    # 40,960 tokens on one H100: 0.88 of a request (gemma-3-27b-it at 131,072, 0.93 before the 0.33 profile's V2
+    # runner terms, now fits 1.02)
+    p = kvplan_plan("qwen3-32b")
     assert not p.fits
     assert figures.rank_memory(p).to_dict()["layout"]["title"]["text"] == \
-        "Memory per GPU: H100-SXM, not one sequence of 131,072 tokens fits"
+        "Memory per GPU: H100-SXM, not one sequence of 40,960 tokens fits"
 
 
 def test_the_gpus_table_fits_1400_px():

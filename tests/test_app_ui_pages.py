@@ -105,13 +105,14 @@ def test_decode_ceiling_shown_for_a_plan_that_fits():
 
 def test_kv_cache_tokens_and_fits_up_to_are_explained():
     # Llama-3.1-70B, TP 4, fp8 KV, 32k (vLLM 0.33 profile: 1.17 GiB non-torch at TP 4 on H100 SXM, kvplan.engines
-    # non_torch_bytes, and the CUDA-graph estimate subtracted, the 32 MiB rotary table in the weights): 59,214 blocks x
-    # 16 = 947,424 tokens in the pool; one request can use all but vLLM's null block: 59,213 x 16 = 947,408, 16 fewer.
+    # non_torch_bytes, the CUDA-graph estimate subtracted, the V2 runner's sampler state 0.52 GiB and logits-only
+    # sampler peak, the 32 MiB rotary table in the weights): 60,307 blocks x 16 = 964,912 tokens in the pool (59,214
+    # before the V2 terms); one request can use all but vLLM's null block: 60,306 x 16 = 964,896, 16 fewer.
     p = kvplan_plan("llama-3.1-70b", tp=4, concurrency=16, max_model_len=32768, kv_cache_dtype="fp8")
-    assert (p.num_blocks, p.kv_cache_tokens, p.max_model_len_that_starts) == (59_214, 947_424, 947_408)
+    assert (p.num_blocks, p.kv_cache_tokens, p.max_model_len_that_starts) == (60_307, 964_912, 964_896)
     at = run_app({"v": "1", "m": "llama-3.1-70b", "tp": "4", "len": "32768", "conc": "16", "kvd": "fp8"})
     note = next(text(c.value) for c in at.caption if "is the pool" in c.value)
-    assert "KV cache tokens (947,424) is the pool" in note and "Fits up to 947,408 tokens" in note
+    assert "KV cache tokens (964,912) is the pool" in note and "Fits up to 964,896 tokens" in note
     assert "16 tokens fewer: vLLM keeps one block (16 tokens) as its null block" in note
 
 

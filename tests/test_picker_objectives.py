@@ -45,7 +45,9 @@ def test_order_follows_the_objective_on_a_hand_built_catalog(objective):
 
 
 def test_tokens_per_s_goes_as_bandwidth_times_tp_when_memory_bound():
-    by = {(o.gpu, o.layout): o for o in _three().options}
+    # C TP1 PP2 keeps 8 % free (stage 0's profile peak is the cold compile's 1.16 GiB copy of the embedding table,
+    # kvplan.engines.vllm_compile_benchmark_bytes): under the default 10 % floor, so the floor is lowered here
+    by = {(o.gpu, o.layout): o for o in _three(headroom_floor=0.05).options}
     a, b, c2, c_pp = by["A", "TP1 PP1"], by["B", "TP1 PP1"], by["C", "TP2 PP1"], by["C", "TP1 PP2"]
     assert {o.bound for o in by.values()} == {"memory"}
     assert b.tokens_per_s / a.tokens_per_s == pytest.approx(8.0)  # same bytes, 8x the bandwidth
@@ -57,13 +59,14 @@ def test_tokens_per_s_goes_as_bandwidth_times_tp_when_memory_bound():
 
 
 def test_headroom_floor_removes_an_option():
-    # C TP2 keeps 11.9 % of its 12 GiB free with one 8k sequence (17.7 % before vLLM >= 0.17's 2.10 GiB of
-    # NCCL / custom all-reduce buffers at TP >= 2 entered the budget); A and B keep 49 %.
+    # C TP2 keeps 10.3 % of its 12 GiB free with one 8k sequence (11.8 % before the 0.33 profile's V2 sampler state
+    # and cold-compile embedding copy entered the budget, kvplan.engines; 17.7 % before vLLM >= 0.17's 2.10 GiB of
+    # NCCL / custom all-reduce buffers at TP >= 2 did); A and B keep 46 %.
     kept = _three(headroom_floor=0.10)
     assert ("C", "TP2 PP1") in {(o.gpu, o.layout) for o in kept.options}
     assert all(o.headroom_fraction >= 0.10 for o in kept.options)
     c = next(o for o in kept.options if o.layout == "TP2 PP1" and o.gpu == "C")
-    assert 0.11 < c.headroom_fraction < 0.13
+    assert 0.10 < c.headroom_fraction < 0.11
     assert ("C", "TP2 PP1") not in {(o.gpu, o.layout) for o in _three(headroom_floor=0.15).options}
     cut = _three(headroom_floor=0.20)
     assert {o.gpu for o in cut.options} == {"A", "B"}

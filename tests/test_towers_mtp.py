@@ -79,8 +79,13 @@ def test_plan_weights_grow_by_the_tower_unless_language_model_only():
         full = plan(spec, gpu, EngineConfig(), Layout(tp=tp))
         text = plan(spec, gpu, EngineConfig(language_model_only=True), Layout(tp=tp))
         assert full.ranks[0].weights_bytes - text.ranks[0].weights_bytes == tower
-        # and the profile run's encoder cache (8192 budget tokens x 5376 hidden x 2 B, alive through the LM's peak)
-        assert full.ranks[0].kv_pool_bytes == text.ranks[0].kv_pool_bytes - tower - 8192 * 5376 * 2
+        # and the profile run's encoder cache (8192 budget tokens x 5376 hidden x 2 B, alive through the LM's peak);
+        # text-only, the compiled graph embeds the input ids, so a cold compile copies the embedding shard (262,208
+        # padded rows / tp x 5376 x 2 B: kvplan.engines.vllm_compile_benchmark_bytes), the text plan's peak
+        act_full, act_text = (next(t.bytes for t in r.ranks[0].terms if t.name.startswith("activation peak"))
+                              for r in (full, text))
+        assert act_text == 262_208 // tp * 5376 * 2 and act_full < act_text  # no copy beside a loaded tower
+        assert full.ranks[0].kv_pool_bytes == text.ranks[0].kv_pool_bytes - tower - act_full + act_text
         term = next(t for t in full.ranks[0].terms if t.name.startswith("vision tower"))
         assert (term.bytes, term.basis, term.applied) == (tower, "exact", False)
         assert not any(t.name.startswith("vision tower") for t in text.ranks[0].terms)
