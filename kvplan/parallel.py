@@ -21,7 +21,7 @@ from dataclasses import dataclass
 
 from kvplan.errors import PlanInputError
 from kvplan.layers import MLA_KINDS, heads_per_rank
-from kvplan.spec import DecoderLayer, Linear, ModelSpec, Norm, Tensor, distinct_layers
+from kvplan.spec import DecoderLayer, Linear, ModelSpec, Norm, Tensor, distinct_layers, spec_distinct_layers
 from kvplan.units import cdiv
 from kvplan.weights import (
     base_dtype,
@@ -113,6 +113,8 @@ def stage_layers(spec: ModelSpec, pp: int, stage: int, split: tuple[int, ...] | 
 def stage_distinct(spec: ModelSpec, pp: int, stage: int, split: tuple[int, ...] | None = None
                    ) -> list[tuple[DecoderLayer, int]]:
     """(layer, count) pairs of one pipeline stage, computed once per spec."""
+    if pp == 1:  # the one stage is every layer
+        return spec_distinct_layers(spec)
     return spec.memo(("stage", pp, stage, split), lambda: distinct_layers(stage_layers(spec, pp, stage, split)))
 
 

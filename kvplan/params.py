@@ -7,7 +7,7 @@ equality with transformers itself for every preset.
 
 from pydantic import BaseModel, ConfigDict
 
-from kvplan.spec import CATEGORIES, ModelSpec, distinct_layers, walk
+from kvplan.spec import CATEGORIES, ModelSpec, spec_distinct_layers, walk
 
 
 class ParamBreakdown(BaseModel):
@@ -40,7 +40,7 @@ def _count(spec: ModelSpec) -> ParamBreakdown:
     total = sum(components.values())
     inactive = 0
     experts = None
-    for layer, n in distinct_layers(spec.layers):
+    for layer, n in spec_distinct_layers(spec):
         if layer.experts is not None:
             experts = layer.experts
             inactive += n * (experts.num_experts - experts.num_experts_per_tok) * experts.numel_per_expert

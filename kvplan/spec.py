@@ -265,6 +265,12 @@ def distinct_layers(layers) -> list[tuple[DecoderLayer, int]]:
     return [(layer, n) for layer, n in counts.values()]
 
 
+def spec_distinct_layers(spec: ModelSpec) -> list[tuple[DecoderLayer, int]]:
+    """distinct_layers over all of ``spec.layers``, once per spec (a plan asks for it from the parameter count,
+    the weights walk, the layer groups and the pipeline stages)."""
+    return spec.memo(("distinct_layers",), lambda: distinct_layers(spec.layers))
+
+
 def walk(spec: ModelSpec):
     """Yield (category, component, copies) covering every weight of the model exactly once.
 
@@ -273,7 +279,7 @@ def walk(spec: ModelSpec):
     """
     for comp in spec.embeddings:
         yield "embeddings", comp, 1
-    for layer, n in distinct_layers(spec.layers):
+    for layer, n in spec_distinct_layers(spec):
         for category in ("attention", "mlp", "router", "norms", "other"):
             for comp in getattr(layer, category):
                 yield category, comp, n

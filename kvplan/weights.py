@@ -56,7 +56,7 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict
 
 from kvplan.errors import PlanInputError
-from kvplan.spec import CATEGORIES, Linear, ModelSpec, distinct_layers
+from kvplan.spec import CATEGORIES, Linear, ModelSpec, distinct_layers, spec_distinct_layers
 from kvplan.units import DTYPE_BITS, cdiv
 
 # The formats offered as a "what if" weight format (UI, CLI); check_format accepts the whole grammar.
@@ -236,7 +236,9 @@ def layer_groups(spec: ModelSpec, start: int = 0, stop: int | None = None, *, ov
     by_layer = overrides_by_layer(spec) if overrides else {}
     if not by_layer or all(i == -1 for i in by_layer):  # once per spec and range (a plan asks up to 4 times)
         return spec.memo(("layer_groups_plain", start, stop),
-                         lambda: [(layer, n, None) for layer, n in distinct_layers(spec.layers[start:stop])])
+                         lambda: [(layer, n, None) for layer, n in (
+                             spec_distinct_layers(spec) if (start, stop) == (0, len(spec.layers))
+                             else distinct_layers(spec.layers[start:stop]))])
 
     def build():
         groups: dict[tuple, list] = {}
