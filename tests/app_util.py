@@ -121,3 +121,15 @@ def html_tables(at: AppTest) -> list[list[dict[str, str]]]:
             p.feed(body)
             out += [t["rows"] for t in p.tables]
     return out
+
+
+def weights_term(at: AppTest) -> dict[str, str]:
+    """The Budget terms table's weights row (its basis and source say where the bytes came from)."""
+    rows = [r for table in html_tables(at) for r in table if r.get("term") == "weights"]
+    assert rows, "no weights term on the page"
+    return rows[0]
+
+
+def refusals(at: AppTest) -> list[str]:
+    """The 'Refused: ...' errors at the top of the page, as the reader sees them."""
+    return [plain(e.value) for e in at.error if "Refused" in e.value]

@@ -10,7 +10,7 @@ import pytest
 
 from kvplan.web import checkpoint as ck
 from kvplan.web.state import PlanState, decode, encode, encode_config
-from tests.app_util import html_tables, plain, run_app, state
+from tests.app_util import plain, refusals, run_app, state, weights_term
 from tests.checkpoint_files import TINY_LLAMA, llama_tensors, write_checkpoint
 
 # The tiny Llama + one vision-tower tensor (96 x 32 x 2 = 6,144 B), as in tests/test_app_weights.py and
@@ -37,16 +37,6 @@ def root(tmp_path, monkeypatch):
     _write(tmp_path / "outside")
     monkeypatch.setenv(ck.ROOT_ENV, str(tmp_path / "root"))
     return (tmp_path / "root").resolve()
-
-
-def weights_term(at) -> dict[str, str]:
-    rows = [r for table in html_tables(at) for r in table if r.get("term") == "weights"]
-    assert rows, "no weights term on the page"
-    return rows[0]
-
-
-def refusals(at) -> list[str]:
-    return [plain(e.value) for e in at.error if "Refused" in e.value]
 
 
 def test_read_and_plan_with_a_local_folder_then_tp_then_the_link(root):

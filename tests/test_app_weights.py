@@ -6,7 +6,7 @@ import pytest
 
 from kvplan.web import cached
 from kvplan.web.state import decode
-from tests.app_util import html_tables, plain, run_app, state
+from tests.app_util import plain, refusals, run_app, state, weights_term
 from tests.checkpoint_files import TINY_LLAMA, llama_tensors, write_checkpoint
 from tests.hub_server import Handler, serve
 
@@ -37,16 +37,6 @@ def online(tmp_path, monkeypatch):
     with serve({"acme/ckpt": _files(tmp_path)}) as url:
         monkeypatch.setenv("HF_ENDPOINT", url)
         yield url
-
-
-def weights_term(at) -> dict[str, str]:
-    rows = [r for table in html_tables(at) for r in table if r.get("term") == "weights"]
-    assert rows, "no weights term on the page"
-    return rows[0]
-
-
-def refusals(at) -> list[str]:
-    return [plain(e.value) for e in at.error if "Refused" in e.value]
 
 
 def test_plan_with_these_weights_then_tp_then_the_link(online):
