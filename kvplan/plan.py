@@ -772,7 +772,7 @@ def plan(spec: ModelSpec, gpu: GpuSpec, engine: EngineConfig = EngineConfig(), l
     decode = decode_bound(spec, gpu, layout, ranks[tight].weights_bytes, min(concurrency or max(whole, 1), max(whole, 1)),
                           max_len, kv_b, prompt_tokens)
     if engine.engine == "sglang":
-        log = _sglang_log(spec, gpu, engine, layout, ranks[tight], tokens, block_size, mla, kv_b, max_len)
+        log = _sglang_log(spec, gpu, engine, layout, ranks[tight], tokens, block_size, mla, kv_b, max_len, model_dtype)
     elif v0:
         log = vllm_v0.log_lines(engine, prof, ranks[tight], num_blocks, vllm_v0.cpu_blocks(ranks), max_len, block_size)
     else:
@@ -1064,15 +1064,16 @@ def _sglang_budget(spec, gpu, engine, layout, weights, mla) -> "sglang.SglangBud
         engine.piecewise_cuda_graph)
 
 
-def _sglang_log(spec, gpu, engine, layout, rank: "RankPlan", tokens, page, mla, kv_b, max_len) -> list[str]:
-    """SGLang's start-up figures for the tightest rank (kvplan.sglang.log_lines)."""
+def _sglang_log(spec, gpu, engine, layout, rank: "RankPlan", tokens, page, mla, kv_b, max_len, model_dtype
+                ) -> list[str]:
+    """SGLang's start-up figures for the tightest rank (kvplan.sglang.log_lines); ``model_dtype``: the plan's served
+    dtype (after vllm_auto_dtype), which names the KV line's dtype when the cache is 16-bit."""
     prof = sglang.sglang_profile(engine.sglang_version)
     b = _sglang_budget(spec, gpu, engine, layout, rank.weights_bytes, mla)
     running = sglang.max_running_requests(prof, tokens, max_len, engine.max_num_seqs, layout.attn_dp)
     half = rank.kv_bytes_per_token // 2
     k, v = (rank.kv_bytes_per_token, 0) if mla else (half, rank.kv_bytes_per_token - half)
-    served = engine.weight_format if engine.weight_format in FLOAT_FORMATS else spec.dtype  # after vllm_auto_dtype
-    dtype = {1: "float8_e4m3fn", 4: "float32"}.get(kv_b, "float16" if served == "fp16" else "bfloat16")
+    dtype = {1: "float8_e4m3fn", 4: "float32"}.get(kv_b, "float16" if model_dtype == "fp16" else "bfloat16")
     return sglang.log_lines(prof, b.pre_load, b.weights_loaded, tokens, page, k, v, mla, dtype, b.settings, running,
                             max_len)
 
