@@ -1,28 +1,28 @@
 """EAGLE / EAGLE-3 draft heads: what vLLM loads beside the target for ``--speculative-config`` methods ``eagle`` and
 ``eagle3`` (a separate draft checkpoint, ``"model"``), natively from the draft's config.json.
 
-Read in the vllm 0.10.2, 0.11.0, 0.17.0, 0.21.0 and 0.33.0 wheels (2026-12): config/speculative.py (the draft's
+Read in the vllm 0.10.2 - 0.33.0 wheels (2026-12; the rules' first releases below): config/speculative.py (the draft's
 ModelConfig takes the *target's* dtype; draft_tensor_parallel_size is 1 or the target's TP, default the target's;
 EAGLEConfig renames LlamaForCausalLM -> Eagle3LlamaForCausalLM / EagleLlamaForCausalLM, LlamaForCausalLMEagle3 kept),
-models/llama_eagle3.py, models/llama_eagle.py, v1/spec_decode/eagle.py (0.10.2 / 0.11.0) and llm_base_proposer.py
-(0.17+) load_model, v1/worker/gpu/spec_decode/eagle/utils.py (the 0.33 V2 runner: the same sharing rules), and
+models/llama_eagle3.py, models/llama_eagle.py, v1/spec_decode/eagle.py (llm_base_proposer.py in later releases)
+load_model, v1/worker/gpu/spec_decode/eagle/utils.py (the 0.33 V2 runner: the same sharing rules), and
 gpu_model_runner.load_model (the drafter loads inside the "Model loading took" window in every one).
 
 What an EAGLE-3 Llama head allocates (Eagle3LlamaForCausalLM), h = hidden_size, H = target hidden (target_hidden_size
 or h), n = aux hidden states (3):
 - layer 0: q/k/v over 2h inputs (embedding ++ hidden state; QKVParallelLinear), o_proj, the SwiGLU MLP, three RMSNorms
-  (input_layernorm, hidden_norm, post_attention_layernorm); later layers (0.17+) the same over h inputs;
+  (input_layernorm, hidden_norm, post_attention_layernorm); later layers (0.11.1+) the same over h inputs;
 - ``norm`` [h]; ``fc`` [h, n x H] replicated on every rank (ReplicatedLinear / nn.Linear, model dtype);
-  ``input_norm`` [n x H] with norm_before_fc (0.21+);
+  ``input_norm`` [n x H] with norm_before_fc (0.18+); n = 3 through 0.21, from the config from 0.22;
 - ``lm_head`` [draft_vocab_size, h] (ParallelLMHead: rows padded to 64, split over TP);
-- ``draft_id_to_target_id`` (d2t) int64 [draft_vocab_size], replicated: always through 0.21.0, only when
-  draft_vocab_size != the target's vocab in 0.33.0;
+- ``draft_id_to_target_id`` (d2t) int64 [draft_vocab_size], replicated: always through 0.29.0, only when
+  draft_vocab_size != the target's vocab from 0.30.0;
 - ``embed_tokens`` [vocab, h] is built, then replaced by the target's (and freed) at PP 1: 0.10.2 / 0.11.0 when the
-  shapes match, 0.17+ when the checkpoint ships none (or an identical copy). SpecForge drops the embeddings from every
+  shapes match, 0.11.1+ when the checkpoint ships none (or an identical copy). SpecForge drops the embeddings from every
   checkpoint it exports (specforge/export/to_sglang.py: "drop the embeddings exactly as the trainer-side checkpoint
   filter does"), so the drafters kvplan ships share it;
-- the target's lm_head is shared instead of the draft's own only when the checkpoint has none (0.17+) or, 0.11.0, when
-  the shapes match (0.10.2: never for eagle3).
+- the target's lm_head is shared instead of the draft's own only when the checkpoint has none (0.11.1+) or, 0.11.0,
+  when the shapes match (0.10.2: never for eagle3).
 An EAGLE (1) Llama head (EagleLlamaForCausalLM): layers over h inputs, layer 0 without input_layernorm, ``fc`` [h, 2h],
 no final norm, no lm_head of its own (the target's), the embedding shared as above.
 
@@ -50,19 +50,24 @@ DRAFTERS_FILE = Path(__file__).parent / "presets" / "DRAFTERS.json"
 EAGLE3_ARCHITECTURES = ("LlamaForCausalLM", "LlamaForCausalLMEagle3", "Eagle3LlamaForCausalLM")
 EAGLE_ARCHITECTURES = ("LlamaForCausalLM", "EagleLlamaForCausalLM")
 D2T_BYTES = 8  # torch.long
-# Releases (first_release of a kvplan profile) at which the rules above change, as read in the wheels:
-MULTI_LAYER_EAGLE3 = (0, 17, 0)  # 0.10.2 / 0.11.0 build one layer whatever num_hidden_layers says; 0.17.0 all of them
-SHARE_BY_CONTENT = (0, 17, 0)  # has_own_embed_tokens / has_own_lm_head (0.17.0); 0.11.0 by shape
-NORM_BEFORE_FC = (0, 21, 0)  # input_norm: in 0.21.0, not in 0.17.0
-AUX_FROM_CONFIG = (0, 32, 0)  # num_aux_hidden_states / eagle_aux_hidden_state_layer_ids (0.33.0); 3 through 0.21.0
-D2T_ONLY_REDUCED = (0, 32, 0)  # d2t only when draft_vocab_size != target vocab (0.33.0); always through 0.21.0
-ROPE_TARGET_LENGTH = (0, 32, 0)  # _maybe_override_draft_max_position_embeddings (0.33.0; not in 0.21.0)
+# The first release of each rule, bisected in the wheels (llama_eagle3.py, v1/spec_decode/eagle.py or
+# llm_base_proposer.py, config/speculative.py of 0.10.2, 0.11.0, 0.11.1, 0.12.0, 0.13.0, 0.14.1, 0.17.0, 0.18.0,
+# 0.19.0, 0.20.0, 0.20.1, 0.21.0, 0.22.0 - 0.26.0, 0.27.0, 0.27.1, 0.28.0, 0.29.0, 0.30.0, 0.32.0, 0.33.0); each is the
+# first release of a kvplan profile (kvplan.engines.VLLM_PROFILES), so a profile has one rule:
+MULTI_LAYER_EAGLE3 = (0, 11, 1)  # 0.10.2 / 0.11.0 build one layer whatever num_hidden_layers says; 0.11.1 all of them
+SHARE_BY_CONTENT = (0, 11, 1)  # has_own_embed_tokens / has_own_lm_head from 0.11.1; 0.10.2 / 0.11.0 by shape
+NORM_BEFORE_FC = (0, 18, 0)  # input_norm: in 0.18.0, not in 0.17.0
+AUX_FROM_CONFIG = (0, 22, 0)  # num_aux_hidden_states / eagle_aux_hidden_state_layer_ids from 0.22.0; 3 through 0.21.0
+D2T_ONLY_REDUCED = (0, 30, 0)  # d2t only when draft_vocab_size != target vocab from 0.30.0; always through 0.29.0
+ROPE_TARGET_LENGTH = (0, 27, 0)  # _maybe_override_draft_max_position_embeddings from 0.27.0 (not in 0.26.0)
+# rope types whose table the 0.27+ override lengthens (0.32+ _CACHE_ONLY_ROPE_TYPES; 0.27 - 0.31 every type)
+CACHE_ONLY_ROPE_TYPES = ("default", "linear", "llama3", "ntk", "proportional")
 
 
 class DraftSpec(BaseModel):
     """An EAGLE / EAGLE-3 draft head as given: ``config_json`` its config.json (canonical JSON, so the spec is hashable
     and an EngineConfig field), ``name`` a drafter preset or the file it came from, ``source`` its provenance.
-    ``own_embed_tokens``: the checkpoint ships an embed_tokens that differs from the target's (vLLM 0.17+ then keeps
+    ``own_embed_tokens``: the checkpoint ships an embed_tokens that differs from the target's (vLLM 0.11.1+ then keeps
     it)."""
 
     model_config = ConfigDict(frozen=True, extra="forbid")
@@ -215,8 +220,8 @@ def _draft_head(draft: DraftSpec, vllm_version: str, target_vocab: int, target_h
     three = draft.method == "eagle3"
     if three and layers_n > 1 and release < MULTI_LAYER_EAGLE3:
         raise PlanInputError(FIELD, f"{draft.name}: {layers_n} EAGLE-3 layers: vLLM 0.10.2 / 0.11.0 build one "
-                             "whatever num_hidden_layers says and 0.11.1 - 0.16 were not read; plan it with a 0.17+ "
-                             "profile")
+                             "whatever num_hidden_layers says (a head its checkpoint does not match); plan it with a "
+                             "0.11.1+ profile")
     dv = _int(cfg, "draft_vocab_size", vocab) if three else vocab
     if dv > vocab:
         raise ConfigError(_field("draft_vocab_size"), f"{dv} exceeds vocab_size {vocab}")
@@ -227,7 +232,7 @@ def _draft_head(draft: DraftSpec, vllm_version: str, target_vocab: int, target_h
         aux = aux_hidden_states(cfg)
         if aux != 3 and release < AUX_FROM_CONFIG:
             raise PlanInputError(FIELD, f"{draft.name}: {aux} aux hidden states: vLLM through 0.21.0 builds fc over "
-                                 "3 (0.22 - 0.31 not read); plan it with the 0.33 profile")
+                                 "3; plan it with a 0.22+ profile")
         target_h = _int(cfg, "target_hidden_size", h)
         if target_h != target_hidden:
             raise PlanInputError(FIELD, f"{draft.name}: target_hidden_size {target_h:,} is not the target's "
@@ -239,7 +244,7 @@ def _draft_head(draft: DraftSpec, vllm_version: str, target_vocab: int, target_h
     if norm_before_fc and not three:
         raise ConfigError(_field("norm_before_fc"), "an EAGLE-3 option; an EAGLE head has no such norm")
     if norm_before_fc and release < NORM_BEFORE_FC:
-        raise PlanInputError(FIELD, f"{draft.name}: norm_before_fc needs vLLM 0.21+ (llama_eagle3.py input_norm); "
+        raise PlanInputError(FIELD, f"{draft.name}: norm_before_fc needs vLLM 0.18+ (llama_eagle3.py input_norm); "
                              "this profile's release does not build it")
 
     def layer(i: int) -> DecoderLayer:
@@ -258,10 +263,11 @@ def _draft_head(draft: DraftSpec, vllm_version: str, target_vocab: int, target_h
     built = layers_n if (not three or release >= MULTI_LAYER_EAGLE3) else 1
     layers = tuple(layer(i) for i in range(built))
     # the draft's own table at PP 1: shared with the target's by shape (0.10.2 / 0.11.0) or when the checkpoint ships
-    # none or an identical copy (0.17+)
-    embed_shared = (not draft.own_embed_tokens) if release >= SHARE_BY_CONTENT else h == target_hidden
+    # none or an identical copy (0.11.1+); a head narrower or wider than the target (Llama-3.3-70B's EAGLE-3 head, vLLM
+    # PR #19033) keeps its own in every release
+    embed_shared = h == target_hidden and (release < SHARE_BY_CONTENT or not draft.own_embed_tokens)
     if three:
-        # 0.17+: the checkpoint's own head (trained on the reduced vocabulary) is kept unless identical to the target's
+        # 0.11.1+: the checkpoint's own head (trained on the reduced vocabulary) is kept unless identical to the target's
         lm_head_shared = (0, 11, 0) <= release < SHARE_BY_CONTENT and dv == target_vocab and h == target_hidden
     else:
         lm_head_shared = True  # EagleLlamaForCausalLM builds no lm_head: the target's
@@ -278,9 +284,6 @@ def _draft_head(draft: DraftSpec, vllm_version: str, target_vocab: int, target_h
         "mtp_layers": (), "mtp_other": (), "tie_word_embeddings": False, "num_hidden_layers": built})
     from kvplan.params import count_params
 
-    if release < D2T_ONLY_REDUCED and three and dv == target_vocab:
-        notes.append("d2t allocated although the draft vocabulary is the target's (through 0.21.0; 0.22 - 0.31 not "
-                     "read, taken as 0.21)")
     return DraftHead(spec=spec, d2t_bytes=dv * D2T_BYTES if d2t else 0, embed_shared=embed_shared,
                      lm_head_shared=lm_head_shared, params=count_params(spec).total_params, notes=tuple(notes))
 
@@ -317,20 +320,22 @@ def draft_rank_weight_bytes(head: DraftHead, tp: int) -> int:
 
 def draft_rope_bytes(head: DraftHead, target, vllm_version: str, dtype_bytes: int) -> int:
     """The head's rotary cos/sin table (vLLM get_rope: one per distinct parameter set, so none when the target's has
-    the same parameters): rows x rotary_dim x dtype bytes. 0.33 sizes a shorter draft table to the target's
-    max_model_len (``_maybe_override_draft_max_position_embeddings``); kvplan takes the target's
-    max_position_embeddings there, an upper bound when --max-model-len is shorter. Through 0.21.0 (0.22 - 0.31 not
-    read, taken as 0.21): the draft's own max_position_embeddings. Llama-3.1-8B's EAGLE-3 head (2,048 positions, rope
-    10,000): 2,048 x 128 x 2 = 524,288 B through 0.21; 131,072 x 128 x 2 = 33,554,432 B on 0.33."""
+    the same parameters): rows x rotary_dim x dtype bytes. From 0.27.0 vLLM lengthens a shorter draft table to the
+    target's max_model_len (``_maybe_override_draft_max_position_embeddings``, "e.g. 2048 for
+    yuhuili/EAGLE3-LLaMA3.1-Instruct-8B", vLLM #48894); kvplan takes the target's max_position_embeddings there, an
+    upper bound when --max-model-len is shorter (the plan memoizes this term across lengths). Before 0.27: the
+    draft's own max_position_embeddings. Llama-3.1-8B's EAGLE-3 head (2,048 positions, rope 10,000): 2,048 x 128 x 2 =
+    524,288 B through 0.26; 131,072 x 128 x 2 = 33,554,432 B from 0.27."""
     from kvplan.engines import vllm_release
     from kvplan.parallel import Layout
     from kvplan.vllm_layouts import vllm_rope_cache_bytes
 
     spec = head.spec
     caches = spec.rope_caches
-    if vllm_release(vllm_version) >= ROPE_TARGET_LENGTH and target.max_position_embeddings:
+    release = vllm_release(vllm_version)
+    if release >= ROPE_TARGET_LENGTH and target.max_position_embeddings:
         caches = tuple(c.model_copy(update={"max_position": max(c.max_position, target.max_position_embeddings)})
-                       if c.rope_type == "default" else c for c in caches)
+                       if c.rope_type in CACHE_ONLY_ROPE_TYPES or release < (0, 32, 0) else c for c in caches)
     own = tuple(c for c in caches if all(c.model_copy(update={"name": t.name, "layer_types": t.layer_types}) != t
                                          for t in target.rope_caches))
     if not own:
@@ -339,7 +344,8 @@ def draft_rope_bytes(head: DraftHead, target, vllm_version: str, dtype_bytes: in
 
 
 def check_plan(draft: DraftSpec | None, engine_name: str, layout, target) -> None:
-    """Refuse an EAGLE plan kvplan does not model: no draft given, another engine, pipeline parallelism, a TP the
+    """Refuse an EAGLE plan kvplan does not model: no draft given, another engine, pipeline parallelism, a target
+    with MLA / recurrent-state / other layer kinds (their KV groups beside a Llama head were not read), a TP the
     head's heads do not divide."""
     from kvplan.parallel import check_layout
 
@@ -352,6 +358,10 @@ def check_plan(draft: DraftSpec | None, engine_name: str, layout, target) -> Non
     if layout.pp > 1:
         raise PlanInputError(FIELD, "an EAGLE head with pipeline parallelism is not modelled (vLLM then loads its "
                              "embedding separately on the last stage): plan it with --pipeline-parallel-size 1")
+    kinds = set(target.layer_kinds)
+    if kinds - {"full_attention", "sliding_attention"}:
+        raise PlanInputError(FIELD, f"an EAGLE head beside {target.name}'s {', '.join(sorted(kinds))} layers is not "
+                             "modelled (kvplan plans it beside full / sliding-window attention targets)")
     try:
         check_layout(_base_spec(draft), type(layout)(tp=layout.tp))
     except PlanInputError as exc:

@@ -110,13 +110,13 @@ def test_llama_plan_adds_the_head_and_one_kv_layer():
     terms = {t.name: t for t in with_head.terms}
     assert terms["eagle3 draft head (in weights)"].bytes == 849_635_328
     assert terms["eagle3 draft head (in weights)"].basis == "exact"
-    # 0.33 sizes the draft's own rope table (rope 10,000 unlike the target's llama3) to the target's length:
+    # 0.27+ sizes the draft's own rope table (rope 10,000 unlike the target's llama3) to the target's length:
     # 131,072 x 128 x 2 B
     assert terms["draft head rotary table (in weights)"].bytes == 131_072 * 128 * 2
     assert with_head.weights_bytes == base.weights_bytes + 849_635_328 + 33_554_432
     assert with_head.num_blocks < base.num_blocks
-    old = plan(spec, H100, eagle_engine(draft, vllm_version="0.21"), suggest=False).ranks[0]
-    # through 0.21 the table has the draft's own 2,048 positions: 2,048 x 128 x 2 = 524,288 B
+    old = plan(spec, H100, eagle_engine(draft, vllm_version="0.26"), suggest=False).ranks[0]
+    # before 0.27.0 the table has the draft's own 2,048 positions: 2,048 x 128 x 2 = 524,288 B
     assert {t.name: t.bytes for t in old.terms}["draft head rotary table (in weights)"] == 524_288
 
 
@@ -143,11 +143,11 @@ def test_release_rules_for_a_full_vocabulary_head():
     cfg = {**llama_cfg(), "draft_vocab_size": None}
     draft = parse_draft("eagle3", cfg, "full-vocab")
     spec = load_preset("llama-3.1-8b")
-    # d2t int64 [128256] always allocated through 0.21.0, only for a reduced vocabulary in 0.33.0
-    assert draft_head(draft, "0.21", spec).d2t_bytes == 128256 * 8 and draft_head(draft, "0.33", spec).d2t_bytes == 0
-    # 0.11.0 shares the target's lm_head when the shapes match; 0.17+ keeps the checkpoint's own; 0.10.2 never shares
+    # d2t int64 [128256] always allocated through 0.29.0, only for a reduced vocabulary from 0.30.0
+    assert draft_head(draft, "0.29", spec).d2t_bytes == 128256 * 8 and draft_head(draft, "0.30", spec).d2t_bytes == 0
+    # 0.11.0 shares the target's lm_head when the shapes match; 0.11.1+ keeps the checkpoint's own; 0.10.2 never
     assert draft_head(draft, "0.11", spec).lm_head_shared
-    assert not draft_head(draft, "0.17", spec).lm_head_shared and not draft_head(draft, "0.10", spec).lm_head_shared
+    assert not draft_head(draft, "0.11.1", spec).lm_head_shared and not draft_head(draft, "0.10", spec).lm_head_shared
 
 
 def test_parse_known_drafter_lines():
@@ -206,14 +206,16 @@ def test_plan_refusals():
         plan(spec, H100, eagle_engine(draft), Layout(pp=2))
     with pytest.raises(PlanInputError, match="vLLM only"):
         plan(spec, H100, eagle_engine(draft, engine="sglang"))
+    with pytest.raises(PlanInputError, match="mla"):  # an MLA target: its KV groups beside the head not read
+        plan(load_preset("deepseek-v2-lite"), H100, eagle_engine(draft))
     with pytest.raises(PlanInputError, match="vocab_size"):  # a Llama head on a gpt-oss target
         plan(load_preset("gpt-oss-120b"), H100, eagle_engine(draft))
     two = parse_draft("eagle3", {**llama_cfg(), "num_hidden_layers": 2}, "two-layer")
-    with pytest.raises(PlanInputError, match="0.17"):
+    with pytest.raises(PlanInputError, match="0.11.1"):
         plan(spec, H100, eagle_engine(two, vllm_version="0.11"))
-    # 0.17+: both layers, the second over 4096 inputs: + q/k/v/o 4096 x (4096 + 2 x 1024) + 4096 x 4096, MLP, 3 norms
+    # 0.11.1+: both layers, the second over 4096 inputs: + q/k/v/o 4096 x (4096 + 2 x 1024) + 4096 x 4096, MLP, 3 norms
     extra = 4096 * 6144 + 4096 * 4096 + 176_160_768 + 3 * 4096
-    assert draft_head(two, "0.17", spec).params == 424_689_664 + extra
+    assert draft_head(two, "0.11.1", spec).params == 424_689_664 + extra
 
 
 @pytest.mark.parametrize("change, field", [
@@ -261,3 +263,31 @@ def test_rope_table_shared_when_the_parameters_match():
     rope = {k: preset_config("llama-3.1-8b")[k] for k in ("rope_theta", "rope_scaling", "max_position_embeddings")}
     draft = parse_draft("eagle3", {**llama_cfg(), **rope}, "same-rope")
     assert draft_rope_bytes(draft_head(draft, "0.33", spec), spec, "0.33", 2) == 0
+
+
+def test_a_head_narrower_than_the_target_keeps_its_own_embedding():
+    # vLLM PR #19033: Llama-3.3-70B's EAGLE-3 head has another hidden size than the target, so its own embed_tokens
+    # stays (every release shares only a table of the target's shape). Here h 6144 beside a 8192 target:
+    # embed 128256 x 6144 counted, fc over 3 x 8192 target hidden states
+    cfg = {**llama_cfg(), "hidden_size": 6144, "num_attention_heads": 48, "head_dim": 128, "target_hidden_size": 8192}
+    spec = load_preset("llama-3.1-70b")
+    wide = draft_head(parse_draft("eagle3", cfg, "narrow"), "0.33", spec)
+    assert not wide.embed_shared
+    # q 12288 x 6144, k/v 12288 x 1024, o 6144 x 6144, MLP 3 x 6144 x 14336, 4 norms, fc 24576 x 6144,
+    # lm_head 32000 x 6144, embed 128256 x 6144
+    assert wide.params == (12288 * 6144 + 2 * 12288 * 1024 + 6144 * 6144 + 3 * 6144 * 14336 + 4 * 6144
+                           + 24576 * 6144 + 32000 * 6144 + 128256 * 6144)
+
+
+def test_fc_width_and_norm_before_fc_by_release():
+    spec = load_preset("gpt-oss-120b")
+    cfg = json.loads((DRAFTERS_FILE.parent / "eagle3-gpt-oss-120b.json").read_text())
+    four = parse_draft("eagle3", {**cfg, "eagle_config": {"eagle_aux_hidden_state_layer_ids": [1, 9, 17, 33]}}, "4aux")
+    with pytest.raises(PlanInputError, match="0.22"):  # fc over 3 hidden states through 0.21.0
+        draft_head(four, "0.21", spec)
+    # from 0.22.0 fc reads 4 x 2880 = 11,520 inputs: 2880 x 2880 more parameters than with 3
+    assert draft_head(four, "0.22", spec).params == 307_641_600 + 2880 * 2880
+    normed = parse_draft("eagle3", {**cfg, "norm_before_fc": True}, "normed")
+    with pytest.raises(PlanInputError, match="0.18"):
+        draft_head(normed, "0.17", spec)
+    assert draft_head(normed, "0.18", spec).params == 307_641_600 + 3 * 2880  # input_norm [8640]
