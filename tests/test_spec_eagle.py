@@ -291,3 +291,19 @@ def test_fc_width_and_norm_before_fc_by_release():
     with pytest.raises(PlanInputError, match="0.18"):
         draft_head(normed, "0.17", spec)
     assert draft_head(normed, "0.18", spec).params == 307_641_600 + 3 * 2880  # input_norm [8640]
+
+
+def test_draft_config_file_errors_name_the_flag(tmp_path):
+    from kvplan.drafter import read_draft_config
+
+    bad = tmp_path / "config.json"
+    bad.write_text("{not json")
+    for path in (str(bad), str(tmp_path / "missing.json"), str(tmp_path)):
+        with pytest.raises(PlanInputError) as exc:
+            read_draft_config(path)
+        assert exc.value.field == "--draft-config"
+    bad.write_text('["a list"]')
+    with pytest.raises(PlanInputError, match="--draft-config"):
+        read_draft_config(str(bad))
+    with pytest.raises(ConfigError, match="JSON object"):
+        parse_draft("eagle3", ["a list"], "x")
