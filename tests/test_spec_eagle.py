@@ -97,6 +97,10 @@ def test_gpt_oss_120b_head():
     assert head.params == 23_592_960 + 2 * 2_949_120 + 11_796_480 + 149_299_200 + 4 * 2880 + 24_883_200 \
         + 92_160_000 == 307_641_600
     assert draft_rank_weight_bytes(head, 1) == 307_641_600 * 2 + 256_000 == 615_539_200
+    # TP 2: q 5760 x 2048; k, v 4 heads of 64 each: 5760 x 256 x 2; o 2048 x 2880; MLP 3 x 2880 x 8640; norms 4 x
+    # 2880 and fc whole; lm_head 16000 x 2880
+    assert draft_rank_weight_bytes(head, 2) == 2 * (5760 * 2048 + 5760 * 256 * 2 + 2048 * 2880 + 3 * 2880 * 8640
+                                                    + 4 * 2880 + 24_883_200 + 16000 * 2880) + 256_000 == 332_792_320
 
 
 def test_llama_plan_adds_the_head_and_one_kv_layer():
