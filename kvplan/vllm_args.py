@@ -28,6 +28,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict
 
+from kvplan.drafter import DraftSpec
 from kvplan.errors import PlanInputError
 from kvplan.paging import check_block_size
 from kvplan.vllm_cli_flags import VLLM_SERVE_FLAGS
@@ -196,7 +197,7 @@ class VllmArgs(BaseModel):
     mm_encoder_tp_mode: str = "weights"
     speculative_method: str = "none"  # "mtp" (an MTP method), "ngram", "eagle" / "eagle3": from --speculative-config
     num_speculative_tokens: int = 0
-    draft: Any = None  # the EAGLE head (kvplan.drafter.DraftSpec) of an eagle / eagle3 --speculative-config
+    draft: DraftSpec | None = None  # the EAGLE head (kvplan.drafter) of an eagle / eagle3 --speculative-config
     enable_prefix_caching: bool | None = None
     # the vLLM release line (kvplan.engines.VLLM_PROFILES) the line itself says: VLLM_USE_V1=0 -> a V0 profile
     vllm_version: str | None = None
