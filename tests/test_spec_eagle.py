@@ -250,6 +250,12 @@ def test_cli_speculative_config_and_draft_config(tmp_path, capsys):
     assert "eagle3 draft head (in weights)" in out and "0.57 GiB" in out  # 615,539,200 B
     assert main(["plan", "gpt-oss-120b", "--draft-config", str(folder)]) == 2
     assert "needs --speculative-config" in capsys.readouterr().err
+    # the same flag plans ngram (no draft weights) and refuses what kvplan does not read
+    assert main(["plan", "llama-3.1-8b", "--speculative-config", '{"method": "ngram", "num_speculative_tokens": 3}',
+                 "--json"]) == 0
+    assert json.loads(capsys.readouterr().out)["kv_groups"][0]["layers"] == 32
+    assert main(["plan", "llama-3.1-8b", "--speculative-config", '{"method": "suffix"}']) == 2
+    assert "kvplan plans mtp, ngram, eagle and eagle3" in capsys.readouterr().err
 
 
 def test_import_page_refuses_a_head_it_cannot_carry():
