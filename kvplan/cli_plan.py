@@ -26,6 +26,7 @@ def engine_from_args(args):
                   max_total_tokens=args.max_total_tokens, language_model_only=args.language_model_only,
                   mm_encoder_tp_mode=args.mm_encoder_tp_mode,
                   speculative_method="mtp" if args.mtp_tokens else "none", num_speculative_tokens=args.mtp_tokens)
+    fields |= speculative_args(args)
     if args.runtime_gib is not None:
         fields["runtime_gib"] = args.runtime_gib
     if args.headroom_gib is not None:
@@ -36,6 +37,32 @@ def engine_from_args(args):
         err = exc.errors()[0]
         flag = "--" + str(err["loc"][0]).replace("_", "-")
         raise PlanInputError(flag, err["msg"]) from None
+
+
+def speculative_args(args) -> dict:
+    """The EngineConfig fields of ``--speculative-config JSON`` (vLLM's flag, read by kvplan.vllm_args) with
+    ``--draft-config PATH`` (an EAGLE head's config.json, when kvplan ships none for its "model")."""
+    from kvplan.vllm_args import check_draft_tp, speculative_fields
+
+    text, path = getattr(args, "speculative_config", None), getattr(args, "draft_config", None)
+    if text is None:
+        if path is not None:
+            raise PlanInputError("--draft-config", "needs --speculative-config (an eagle / eagle3 method)")
+        return {}
+    if args.mtp_tokens:
+        raise PlanInputError("--speculative-config", "give either it or --mtp-tokens, not both")
+    cfg = None
+    if path is not None:
+        from kvplan.drafter import read_draft_config
+
+        cfg = read_draft_config(path)
+    fields = speculative_fields(text, cfg, Path(path).parent.name or Path(path).name if path else "")
+    if fields is None:
+        raise PlanInputError("--speculative-config", "kvplan plans mtp, ngram, eagle and eagle3 methods given as a "
+                             "JSON object, e.g. '{\"method\": \"eagle3\", \"model\": \"yuhuili/EAGLE3-LLaMA3.1-"
+                             "Instruct-8B\", \"num_speculative_tokens\": 3}'")
+    check_draft_tp(fields.pop("draft_tensor_parallel_size", None), args.tensor_parallel_size)
+    return fields
 
 
 # A typed "Model loading took" figure above this many times the GPU's memory is a typo (kvplan.web.state's bound too).
@@ -254,6 +281,12 @@ def add_commands(sub) -> None:
     p.add_argument("--mtp-tokens", type=int, default=0, metavar="N",
                    help="vLLM MTP speculative decoding with N tokens (--speculative-config "
                         "'{\"method\": \"mtp\", \"num_speculative_tokens\": N}'): loads the MTP layers")
+    p.add_argument("--speculative-config", default=None, metavar="JSON",
+                   help="vLLM's --speculative-config: mtp, ngram, or eagle / eagle3 with a draft head (\"model\": "
+                        "a drafter kvplan ships, or give its config with --draft-config)")
+    p.add_argument("--draft-config", default=None, metavar="PATH",
+                   help="the EAGLE / EAGLE-3 head's config.json (a file or its checkpoint folder) for "
+                        "--speculative-config")
     p.add_argument("--mm-encoder-tp-mode", choices=("weights", "data"), default="weights",
                    help="vLLM: shard the vision tower over TP (weights) or replicate it per rank (data)")
     p.add_argument("--mem-fraction-static", type=float, default=None)

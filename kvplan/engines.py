@@ -88,6 +88,7 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from kvplan.drafter import DraftSpec
 from kvplan.sglang import SGLANG_DEFAULT_VERSION, SGLANG_PROFILES, SglangVersion, default_settings
 from kvplan.units import GiB, MiB
 
@@ -549,10 +550,12 @@ class EngineConfig(BaseModel):
     # vLLM --speculative-config '{"method": "mtp" (or deepseek_mtp, glm4_moe_mtp), "num_speculative_tokens": N}':
     # the checkpoint's MTP layers are loaded (weights on the last stage) and their attention joins the KV cache.
     # "ngram" (prompt lookup) loads nothing and adds no KV layers. With either, a recurrent-state layer holds one
-    # state page per draft token (vLLM >= 0.17 MambaSpec.num_speculative_blocks, kvplan.plan). Other methods
-    # (eagle, a draft model) load another checkpoint: not modeled.
-    speculative_method: Literal["none", "mtp", "ngram"] = "none"
+    # state page per draft token (vLLM >= 0.17 MambaSpec.num_speculative_blocks, kvplan.plan). "eagle" / "eagle3"
+    # load the draft head ``draft`` (kvplan.drafter: its weights in "Model loading took", its attention layers in the
+    # KV groups); other methods (a draft model, medusa, dflash) are refused by kvplan.vllm_args.
+    speculative_method: Literal["none", "mtp", "ngram", "eagle", "eagle3"] = "none"
     num_speculative_tokens: int = Field(default=0, ge=0, le=64)
+    draft: DraftSpec | None = None  # the EAGLE / EAGLE-3 head of --speculative-config "model" (kvplan.drafter)
     # --enable-prefix-caching / --no-enable-prefix-caching; None: the release's default. It matters for hybrids:
     # with it vLLM keeps recurrent states in "align" mode (more state pages per request, kvplan.plan).
     enable_prefix_caching: bool | None = None

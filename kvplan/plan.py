@@ -19,7 +19,7 @@ import operator
 
 from pydantic import BaseModel, ConfigDict
 
-from kvplan import sglang, vllm_v0
+from kvplan import drafter, sglang, vllm_v0
 from kvplan.engines import (
     VLLM_BLOCK_SIZE, VLLM_CONTEXT_BYTES, EngineConfig, VllmProfile, batch_defaults, cuda_graph_bytes, gpu_arch,
     gpu_multicast, non_torch_bytes, sampler_path, vllm_compile_benchmark_bytes, vllm_glm_dsa_fp8_default, vllm_has,
@@ -549,6 +549,13 @@ def _rank_budget(spec, gpu, engine, layout, stage, draft, mnbt, max_seqs, act_b,
     weights += rope
     mtp_bytes = mtp_rank_bytes(spec, layout, engine.weight_format) if draft and engine.weights_bytes is None else 0
     weights += mtp_bytes
+    # an EAGLE / EAGLE-3 head (kvplan.drafter) loads in the same "Model loading took" window, on the last stage; the
+    # target checkpoint's headers hold none of it
+    head = _draft_head(spec, engine) if stage == layout.pp - 1 else None
+    unmeasured = engine.weights_bytes is None or engine.weights_basis == "checkpoint headers"
+    head_bytes = drafter.draft_rank_weight_bytes(head, tp) if head and unmeasured else 0
+    head_rope = drafter.draft_rope_bytes(head, spec, engine.vllm_version, act_b) if head and unmeasured else 0
+    weights += head_bytes + head_rope
     terms, pool = _budget(spec, gpu, engine, layout, weights, mnbt, max_seqs, act_b, mla, stage == last,
                           stage == 0)
     # what "Model loading took" holds beside the parameters, each shown (not subtracted again) after the weights
@@ -558,6 +565,13 @@ def _rank_budget(spec, gpu, engine, layout, stage, draft, mnbt, max_seqs, act_b,
             source=f"{len(spec.mtp_layers)} multi-token-prediction layer(s) for --speculative-config method mtp "
                    f"({engine.num_speculative_tokens} tokens): vllm/model_executor/models/deepseek_mtp.py; "
                    "embeddings and head shared with the target"),
+        head_bytes and Term(
+            name=f"{engine.speculative_method} draft head (in weights)", bytes=head_bytes, basis="exact",
+            applied=False, source=drafter.weights_source(head, engine.draft, tp)),
+        head_rope and Term(
+            name="draft head rotary table (in weights)", bytes=head_rope, basis="derived", applied=False,
+            source="the draft's own cos/sin table (get_rope parameters unlike the target's): "
+                   "kvplan.drafter.draft_rope_bytes"),
         rope and Term(
             name="rotary cos/sin caches (in weights)", bytes=rope, basis="exact", applied=False,
             source="non-persistent cos/sin buffers, one per distinct get_rope instance: rows (by rope type and "
@@ -573,6 +587,14 @@ def _rank_budget(spec, gpu, engine, layout, stage, draft, mnbt, max_seqs, act_b,
     after = next(i for i, t in enumerate(terms) if t.name == "weights") + 1  # not list.index: pydantic ==
     terms[after:after] = [t for t in parts if t]
     return weights, tuple(terms), pool
+
+
+def _draft_head(spec: ModelSpec, engine: EngineConfig):
+    """The EAGLE / EAGLE-3 head vLLM loads for this plan (kvplan.drafter.draft_head, in the served dtype), or None."""
+    if engine.draft is None or engine.speculative_method not in drafter.DRAFT_METHODS:
+        return None
+    dtype = engine.weight_format if engine.weight_format in FLOAT_FORMATS else spec.dtype
+    return drafter.draft_head(engine.draft, engine.vllm_version, spec, dtype)
 
 
 def plan(spec: ModelSpec, gpu: GpuSpec, engine: EngineConfig = EngineConfig(), layout: Layout = Layout(),
@@ -665,6 +687,11 @@ def plan(spec: ModelSpec, gpu: GpuSpec, engine: EngineConfig = EngineConfig(), l
         raise PlanInputError("speculative_config", f"{spec.name}: no multi-token-prediction layers to load for MTP "
                              "speculative decoding (kvplan models them for the DeepSeek-V3 / GLM MoE families, "
                              "num_nextn_predict_layers > 0)")
+    if engine.speculative_method in drafter.DRAFT_METHODS:  # refused here when kvplan does not model it
+        drafter.check_plan(engine.draft, engine.engine, layout, spec)
+        head = _draft_head(spec, engine)
+        warnings += [*head.notes, drafter.UNCOUNTED]
+    head_layers = _draft_head(spec, engine).spec.layers if engine.speculative_method in drafter.DRAFT_METHODS else ()
     # Speculative decoding (any method) gives every recurrent-state layer one state page per draft token: vLLM
     # >= 0.17 MambaSpec(num_speculative_blocks=num_speculative_tokens), max_memory_usage_bytes = page x (1 + k)
     # (0.17.0 / 0.33.0 wheels, kv_cache_interface.py, layers/mamba/abstract.py); the 0.11 wheel counts one page.
@@ -694,13 +721,16 @@ def plan(spec: ModelSpec, gpu: GpuSpec, engine: EngineConfig = EngineConfig(), l
         draft = mtp and stage == last  # vLLM's drafter runs on the last stage; its attention layers join the KV groups
         if draft:
             layers = layers + [(layer, 1) for layer in spec.mtp_layers]
+        head_key = engine.draft if head_layers and stage == last else None
+        if head_key is not None:  # the EAGLE head's attention layers join the last stage's KV groups too
+            layers = layers + [(layer, 1) for layer in head_layers]
         if v0:  # one uniform cache over every attention layer (V0 CacheEngine)
             groups, bytes_per_block = vllm_v0.kv_group(layers, block_size, kv_tp, kv_b, len_rank)
             bs = block_size
         else:
             groups, bytes_per_block, bs = spec.memo(  # the same for every GPU of a picker sweep
                 ("groups", layout.pp, stage, block_size, kv_tp, kv_b, state_b, len_rank, in_flight, draft, spec_blocks,
-                 align, all_mode, checkpoint),
+                 align, all_mode, checkpoint, head_key),
                 lambda: kv_groups(layers, block_size, kv_tp, kv_b, state_b, len_rank, in_flight, spec_blocks, align,
                                   all_mode, checkpoint))
         weights, terms, pool = budgets[stage]

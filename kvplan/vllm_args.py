@@ -28,6 +28,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict
 
+from kvplan.drafter import DraftSpec
 from kvplan.errors import PlanInputError
 from kvplan.paging import check_block_size
 from kvplan.vllm_cli_flags import VLLM_SERVE_FLAGS
@@ -194,8 +195,9 @@ class VllmArgs(BaseModel):
     sampler: str = "auto"  # VLLM_USE_FLASHINFER_SAMPLER=1 / 0 before the command
     language_model_only: bool = False  # --language-model-only, or --limit-mm-per-prompt with every modality 0
     mm_encoder_tp_mode: str = "weights"
-    speculative_method: str = "none"  # "mtp" (an MTP method) or "ngram": from --speculative-config
+    speculative_method: str = "none"  # "mtp" (an MTP method), "ngram", "eagle" / "eagle3": from --speculative-config
     num_speculative_tokens: int = 0
+    draft: DraftSpec | None = None  # the EAGLE head (kvplan.drafter) of an eagle / eagle3 --speculative-config
     enable_prefix_caching: bool | None = None
     # the vLLM release line (kvplan.engines.VLLM_PROFILES) the line itself says: VLLM_USE_V1=0 -> a V0 profile
     vllm_version: str | None = None
@@ -208,7 +210,7 @@ class VllmArgs(BaseModel):
                  "max_num_batched_tokens", "kv_cache_memory_bytes", "enforce_eager", "weight_format",
                  "decode_context_parallel_size", "disable_custom_all_reduce", "sampler", "language_model_only",
                  "mm_encoder_tp_mode", "speculative_method", "num_speculative_tokens",
-                 "enable_prefix_caching")
+                 "enable_prefix_caching", "draft")
         out = {"engine": "vllm", **{n: getattr(self, n) for n in names}}
         if self.vllm_version is not None:
             out["vllm_version"] = self.vllm_version
@@ -249,29 +251,110 @@ MTP_METHODS = ("mtp", "deepseek_mtp", "dots3_note_mtp", "mimo_mtp", "mimo_v2_mtp
                "hy_v4_mtp", "gemma4_mtp", "inkling_mtp", "glm5_next_mtp")
 
 
-def _spec_method(text: str | None) -> str | None:
-    """kvplan's speculative_method for a --speculative-config: "mtp" (the MTP methods), "ngram" (prompt lookup:
-    no draft weights, no draft KV), None for the methods kvplan does not model (eagle, a draft model)."""
+# Methods that load another checkpoint kvplan does not model (config/speculative.py SpeculativeMethod, 0.33.0):
+# refused, never planned as if the draft took no memory.
+DRAFT_CHECKPOINT_METHODS = ("draft_model", "medusa", "mlp_speculator", "dflash", "dspark", "custom_class")
+
+
+def _spec_value(text: str | None) -> dict | None:
     try:
         value = json.loads(text or "")
     except ValueError:
         return None
-    if not isinstance(value, dict):
+    return value if isinstance(value, dict) else None
+
+
+def _spec_method(text: str | None) -> str | None:
+    """kvplan's speculative_method for a --speculative-config: "mtp" (the MTP methods), "ngram" (prompt lookup:
+    no draft weights, no draft KV), "eagle" / "eagle3" (a draft head, kvplan.drafter), or None for what kvplan does
+    not read (not a JSON object; suffix decoding). Without a "method" (or with "draft_model") vLLM names it from the
+    draft's repo: "eagle-" in it -> eagle, "eagle3" -> eagle3, else a draft model (config/speculative.py
+    __post_init__, 0.33.0); the other draft-checkpoint methods are refused (DRAFT_CHECKPOINT_METHODS)."""
+    value = _spec_value(text)
+    if value is None:
         return None
-    return "mtp" if value.get("method") in MTP_METHODS else "ngram" if value.get("method") == "ngram" else None
+    method, model = value.get("method"), value.get("model")
+    if method in (None, "draft_model") and isinstance(model, str):
+        low = model.lower()
+        method = ("ngram" if method is None and low in ("ngram", "[ngram]") else "eagle" if "eagle-" in low else
+                  "eagle3" if "eagle3" in low else "draft_model")
+    if method in MTP_METHODS:
+        return "mtp"
+    if method in ("ngram", "[ngram]", "eagle", "eagle3"):
+        return method.strip("[]")
+    if method in DRAFT_CHECKPOINT_METHODS:
+        raise PlanInputError("--speculative-config", f"method {method} loads a draft checkpoint "
+                             f"({str(model)[:80]!r}) whose weights and KV cache kvplan does not model (it plans "
+                             "mtp, ngram, and eagle / eagle3 with a Llama EAGLE head)")
+    return None
 
 
 def _mtp_tokens(text: str | None) -> int | None:
-    """num_speculative_tokens of an MTP or ngram --speculative-config (1 when it gives none); None for any other
-    method."""
-    if _spec_method(text) is None:
+    """num_speculative_tokens of a --speculative-config kvplan plans (1 when an MTP or ngram one gives none; an EAGLE
+    head must give it: vLLM refuses "A speculative model was provided, but `num_speculative_tokens` was not
+    provided"); None for any other method."""
+    method = _spec_method(text)
+    if method is None:
         return None
     value = json.loads(text or "")
+    if method in ("eagle", "eagle3") and "num_speculative_tokens" not in value:
+        raise PlanInputError("--speculative-config", f"method {method} needs num_speculative_tokens (vLLM: \"A "
+                             "speculative model was provided, but `num_speculative_tokens` was not provided\")")
     n = value.get("num_speculative_tokens", 1)
     if isinstance(n, bool) or not isinstance(n, int) or not 1 <= n <= 64:
         raise PlanInputError("--speculative-config", f"num_speculative_tokens must be a whole number from 1 to 64, "
                              f"got {str(n)[:40]!r}")
     return n
+
+
+def speculative_fields(text: str, draft_config: Any = None, draft_name: str = "") -> dict[str, Any] | None:
+    """The EngineConfig fields a --speculative-config value means (speculative_method, num_speculative_tokens, and
+    for eagle / eagle3 the ``draft`` head), or None where kvplan does not read the value (then noted, not planned).
+
+    An EAGLE head comes from ``draft_config`` (the draft's config.json dict, the CLI's --draft-config) when given,
+    else from the drafter kvplan ships for its "model" (kvplan/presets/DRAFTERS.json); neither: PlanInputError
+    naming --speculative-config and --draft-config. A quantized draft ("quantization") is refused."""
+    method = _spec_method(text)
+    if method is None:
+        if draft_config is not None:
+            raise PlanInputError("--draft-config", "given, but --speculative-config names no eagle / eagle3 method")
+        return None
+    fields: dict[str, Any] = {"speculative_method": method, "num_speculative_tokens": _mtp_tokens(text)}
+    if method not in ("eagle", "eagle3"):
+        if draft_config is not None:
+            raise PlanInputError("--draft-config", f"given, but --speculative-config method {method} loads no draft "
+                                 "head")
+        return fields
+    from kvplan.drafter import load_drafter, parse_draft
+
+    value = json.loads(text)
+    model = value.get("model")
+    if value.get("quantization"):
+        raise PlanInputError("--speculative-config", f"quantization {str(value['quantization'])[:40]!r}: a quantized "
+                             "draft head is not modelled")
+    if draft_config is not None:
+        fields["draft"] = parse_draft(method, draft_config, draft_name or str(model or "draft"),
+                                      f"--draft-config {draft_name}" if draft_name else "--draft-config")
+    elif not isinstance(model, str) or not model.strip():
+        raise PlanInputError("--speculative-config", f"method {method} needs \"model\" (the draft head's "
+                             "checkpoint), or its config.json with --draft-config PATH")
+    else:
+        fields["draft"] = load_drafter(model, method)
+    dtp = value.get("draft_tensor_parallel_size")
+    if dtp is not None and (isinstance(dtp, bool) or not isinstance(dtp, int) or dtp < 1):
+        raise PlanInputError("--speculative-config", f"draft_tensor_parallel_size must be a whole number >= 1, got "
+                             f"{str(dtp)[:40]!r}")
+    fields["draft_tensor_parallel_size"] = dtp
+    return fields
+
+
+def check_draft_tp(draft_tp: int | None, tp: int) -> None:
+    """vLLM takes draft_tensor_parallel_size 1 or the target's TP (config/speculative.py _verify_and_get_draft_tp);
+    kvplan lays the head out at the target's TP only."""
+    if draft_tp is not None and draft_tp != tp:
+        raise PlanInputError("--speculative-config", f"draft_tensor_parallel_size {draft_tp} with "
+                             f"--tensor-parallel-size {tp}: kvplan plans the draft head at the target's TP only"
+                             + ("" if draft_tp == 1 else " (vLLM allows only 1 or the target's TP)"))
 
 
 def human_readable_int(flag: str, text: str) -> int:
@@ -549,7 +632,8 @@ def _sampler_env(env: dict[str, str]) -> str:
     return "flashinfer" if value.strip().lower() in ("1", "true") else "pytorch"
 
 
-def parse_vllm_command(command: str, prefix: list[str] | tuple[str, ...] = ()) -> VllmArgs:
+def parse_vllm_command(command: str, prefix: list[str] | tuple[str, ...] = (), draft_config: Any = None,
+                       draft_name: str = "") -> VllmArgs:
     """The settings a vLLM command line (or its flags alone) plans with. See the module docstring.
 
     ``prefix``: the tokens before the flags when the caller has split the launcher off (kvplan.web.commands): the
@@ -586,6 +670,7 @@ def parse_vllm_command(command: str, prefix: list[str] | tuple[str, ...] = ()) -
         notes.append(f"image v{tag}: planned with kvplan's vLLM profile {key} ({VLLM_PROFILES[key].releases})"
                      + ("; the V1 engine before 0.10 was not read, its nearest profile is used"
                         if release < (0, 10, 0) else ""))
+    draft_tp = None
     i = 0
     while i < len(tokens):
         tok = tokens[i]
@@ -621,8 +706,9 @@ def parse_vllm_command(command: str, prefix: list[str] | tuple[str, ...] = ()) -
         if name in _READ_NOT_PLANNED and name.startswith("--mamba") and value is not None and \
                 value.strip().lower() == "auto":
             ignored.append(shown)  # 'auto' is vLLM's default: the dtype kvplan plans
-        elif name == "--speculative-config" and _mtp_tokens(value) is not None:
-            values["speculative_method"], values["num_speculative_tokens"] = _spec_method(value), _mtp_tokens(value)
+        elif name == "--speculative-config" and (spec := speculative_fields(value, draft_config, draft_name)):
+            draft_tp = spec.pop("draft_tensor_parallel_size", None)
+            values.update(spec)
         elif name in _VALUE_FLAGS:
             field, parse = _VALUE_FLAGS[name]
             parsed = parse(name, value)
@@ -647,6 +733,10 @@ def parse_vllm_command(command: str, prefix: list[str] | tuple[str, ...] = ()) -
         notes.append("--max-model-len auto: vLLM fits the longest context that fits; kvplan plans the model's "
                      "max_position_embeddings and reports what fits")
     _apply_dtype(values, notes)
+    if values.get("draft") is not None:
+        check_draft_tp(draft_tp, values.get("tensor_parallel_size", 1))
+    elif draft_config is not None:
+        raise PlanInputError("--draft-config", "given, but the command has no eagle / eagle3 --speculative-config")
     return VllmArgs(**values, unknown=tuple(unknown), ignored=tuple(ignored), notes=tuple(notes))
 
 

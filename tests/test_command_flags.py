@@ -265,11 +265,14 @@ def test_import_page_lists_each_flag_with_its_status():
 
 def test_every_mtp_method_name_vllm_maps_to_its_mtp_drafter_plans_mtp():
     # vllm/config/speculative.py MTPModelTypes (0.33.0): e.g. the Qwen3-Next recipe's "qwen3_next_mtp" and
-    # "qwen3_5_mtp" are MTP like "deepseek_mtp"; eagle stays unmodelled ("none", with a not-modeled note)
+    # "qwen3_5_mtp" are MTP like "deepseek_mtp"; eagle without its draft head is refused (tests/test_spec_eagle.py)
+    from kvplan.errors import PlanInputError
     from kvplan.vllm_args import parse_vllm_command
 
+    with pytest.raises(PlanInputError, match='needs "model"'):
+        parse_vllm_command("vllm serve m --speculative-config '{\"method\": \"eagle\", \"num_speculative_tokens\": 2}'")
     for method, planned in (("qwen3_next_mtp", "mtp"), ("qwen3_5_mtp", "mtp"), ("nemotron_h_mtp", "mtp"),
-                            ("deepseek_mtp", "mtp"), ("eagle", "none")):
+                            ("deepseek_mtp", "mtp")):
         cmd = ("vllm serve Qwen/Qwen3-Next-80B-A3B-Instruct --speculative-config "
                f"'{{\"method\": \"{method}\", \"num_speculative_tokens\": 2}}'")
         assert parse_vllm_command(cmd).speculative_method == planned, method

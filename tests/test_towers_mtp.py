@@ -169,5 +169,8 @@ def test_speculative_config_flag():
                               """'{"method": "deepseek_mtp", "num_speculative_tokens": 2}'""")
     assert (args.speculative_method, args.num_speculative_tokens) == ("mtp", 2)
     EngineConfig(**args.engine_fields())
-    eagle = parse_vllm_command("""vllm serve m --speculative-config '{"method": "eagle", "model": "x"}'""")
-    assert eagle.speculative_method == "none" and any("not modeled" in n for n in eagle.notes)
+    from kvplan.errors import PlanInputError
+
+    with pytest.raises(PlanInputError, match="--draft-config"):  # a head kvplan ships no config for: refused
+        parse_vllm_command("vllm serve m --speculative-config "
+                           "'{\"method\": \"eagle\", \"model\": \"x\", \"num_speculative_tokens\": 2}'")

@@ -756,6 +756,10 @@ def imported_state(state: PlanState, command) -> tuple[PlanState | None, str]:
     """
     args = getattr(command, "args", command)
     engine = getattr(command, "engine", "vllm")
+    if args.speculative_method in ("eagle", "eagle3"):  # kvplan.drafter: planned by the CLI, not carried by the app
+        raise PlanInputError("--speculative-config", f"method {args.speculative_method} (draft head "
+                             f"{args.draft.name}): the app does not carry a draft head yet; plan this line with the "
+                             "CLI: kvplan plan MODEL --speculative-config '...'")
     changes: dict[str, Any] = {name: getattr(args, name) for name in IMPORT_FIELDS}
     changes |= knob_values(command) | {"usage_context": "serve"}  # the serving knobs (the other engine's: defaults)
     for name, value in changes.items():
