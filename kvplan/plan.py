@@ -712,6 +712,9 @@ def plan(spec: ModelSpec, gpu: GpuSpec, engine: EngineConfig = EngineConfig(), l
                 pool = mamba.kv_pool if mamba.slots > 0 else 0
                 sglang_mamba = mamba
                 bs = block_size  # SGLang's page, not vLLM's state-aligned hybrid block (kv_groups)
+                if mamba.kv_pool <= 0 or mamba.slots <= 0:
+                    warnings.append(f"SGLang's MambaPool ({mamba.slots} state slots, {mamba.charged / GiB:.2f} GiB by "
+                                    f"{mamba.rule}) leaves no memory for the KV pool of stage {stage}")
             blocks = (pool // per_token // bs) if per_token and pool > 0 else 0
             if engine.max_total_tokens is not None:  # --max-total-tokens caps the pool (floored to the page)
                 blocks = min(blocks, engine.max_total_tokens // bs)
@@ -749,6 +752,13 @@ def plan(spec: ModelSpec, gpu: GpuSpec, engine: EngineConfig = EngineConfig(), l
         usable = num_blocks - 1 if engine.engine == "vllm" else num_blocks
         whole = usable // per_request if per_request else 0
         starts = longest_start(groups, block_size, in_flight, engine, usable, len_rank * 64) * dcp
+    if sglang_mamba is not None:  # SGLang runs no more requests than its MambaPool's slots allow
+        cap = sglang_mamba.slots // sglang_mamba.slots_per_request
+        if cap < whole:
+            warnings.append(f"SGLang's MambaPool ({sglang_mamba.slots} state slots, {sglang_mamba.slots_per_request} a "
+                            f"running request) caps max_running_requests at {cap}: the KV pool holds {whole:,} "
+                            f"sequences of {max_len:,}, SGLang runs {cap} at once")
+            whole, conc = max(cap, 0), min(conc, max(cap, 0))
     pool_ok = all(r.kv_pool_bytes > 0 for r in ranks)
     fits = whole >= 1 and (concurrency is None or whole >= concurrency) and pool_ok
     if v0:

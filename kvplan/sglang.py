@@ -414,6 +414,10 @@ def hybrid_refusal(spec, version: str = SGLANG_DEFAULT_VERSION, tp: int = 1, pp:
     if not radix and prof.hybrid_radix_off == "mixed":
         return "enable_prefix_caching", head + (f"Without the radix cache SGLang 0.5.8 keeps 512 state slots and 0.5.9 "
                                                 "sizes them by the ratio: pick the 0.5.7 or the 0.5.10 line.")
+    if not any(part.kind in ("full_attention", "sliding_attention") for layer in spec.layers
+               for part in cache_parts(layer.cache)):
+        return "model", head + ("It has no attention layer, so SGLang sizes no KV pool for it (0.5.20 "
+                                "_zero_kv_max_tokens): not modelled.")
     for layer in spec.layers:
         for part in cache_parts(layer.cache):
             if part.kind in ("mamba", "linear_attention"):
