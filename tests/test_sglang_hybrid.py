@@ -72,6 +72,15 @@ def test_qwen35_397b_worked_numbers():
                              "ssm_state size: 10.22GB")
     assert p.kv_cache_tokens == 807_930 and figures(p.engine_log)["running"] == 92
     assert any("capped to 92 by the mamba state cache" in line for line in p.engine_log)
+    # the Budget page's pool formula subtracts it, and its terms add up to the KV pool exactly
+    from kvplan.web import formulas
+
+    latex = dict(formulas.budget_formulas(p))["KV pool on the tightest rank"]
+    assert r"- \text{Mamba pool}" in latex and r"- 10.40\,\text{GiB} = 11.56\,\text{GiB}" in latex
+    rank = p.ranks[0]
+    spent = {t.name.split(" (")[0].split(":")[0]: t.bytes for t in rank.terms}
+    assert rank.device_bytes - spent["CUDA context + NCCL"] - spent["left free"] - rank.weights_bytes - \
+        spent["loading overhead"] - spent["Mamba state pool"] == rank.kv_pool_bytes
     # the old lines size it differently: 0.5.10 (no_buffer, 3 slots a request, no padding slot) keeps more requests
     old = plan(load_preset("qwen3.5-397b-a17b"), H200, EngineConfig(engine="sglang", sglang_version="0.5.10"),
                Layout(tp=8))
