@@ -590,7 +590,7 @@ def plan(spec: ModelSpec, gpu: GpuSpec, engine: EngineConfig = EngineConfig(), l
         layout = Layout(tp=layout.tp, pp=layout.pp, dp=layout.dp, ep=layout.ep, attn_dp=engine.dp_attention_size,
                         dense_tp=engine.moe_dense_tp_size, pp_split=layout.pp_split)
     if engine.engine == "sglang":  # recurrent states live in SGLang's own MambaPool (kvplan.sglang.mamba_pool)
-        _sglang_hybrid_check(spec, engine, layout)
+        _sglang_hybrid_check(spec, engine, layout, gpu.vendor == "AMD")
     if engine.engine == "sglang" and layout.pp > 1 and layout.pp_split is None:  # SGLang's own get_pp_indices
         layout = dataclasses.replace(layout, pp_split=tuple(sglang.pp_partition(
             sglang.sglang_profile(engine.sglang_version), len(spec.layers), layout.pp)))
@@ -1096,14 +1096,14 @@ def _sglang_log(spec, gpu, engine, layout, rank: "RankPlan", tokens, page, mla, 
                             max_len, mamba, uncapped)
 
 
-def _sglang_hybrid_check(spec, engine, layout) -> None:
+def _sglang_hybrid_check(spec, engine, layout, rocm: bool) -> None:
     """Refuse what kvplan.sglang cannot size of a hybrid's recurrent states on this SGLang line (hybrid_refusal)."""
     refusal = spec.memo(("sglang-state-refusal", engine.sglang_version, layout.tp, layout.pp, engine.dp_attention_size,
-                         engine.speculative_method, engine.num_speculative_tokens, engine.enable_prefix_caching),
+                         engine.speculative_method, engine.num_speculative_tokens, engine.enable_prefix_caching, rocm),
                         lambda: sglang.hybrid_refusal(
                             spec, engine.sglang_version, layout.tp, layout.pp, engine.dp_attention_size,
                             engine.speculative_method != "none" and engine.num_speculative_tokens > 0,
-                            engine.enable_prefix_caching is not False))
+                            engine.enable_prefix_caching is not False, rocm))
     if refusal:
         raise PlanInputError(*refusal)
 

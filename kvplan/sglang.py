@@ -131,6 +131,7 @@ class SglangProfile(BaseModel):
     # Without the radix cache (--disable-radix-cache): "fixed" max_mamba_cache_size = --max-running-requests or 512
     # (through 0.5.8), "ratio" (0.5.9+: --max-running-requests if given, else the ratio), "mixed" (a line holding both).
     hybrid_radix_off: Literal["fixed", "ratio", "mixed"] = "ratio"
+    hybrid_rocm_refusal: str = ""  # why the line's auto strategy cannot be planned on ROCm ("" none)
 
 
 # Fitted constants (GiB; "context" = device total (kvplan.gpus, cudaMemGetInfo) - "Load weight begin. avail mem"):
@@ -167,6 +168,13 @@ _HYB_EARLY = ("qwen3_next", "falcon_h1", "nemotron_h")
 _HYB_ALL = _HYB_EARLY + ("qwen3_5_text", "qwen3_5_moe_text", "granitemoehybrid")
 _NO_HYBRIDS = ("serves no hybrid recurrent-state model (its wheels hold no Qwen3-Next, Falcon-H1 or Nemotron-H; "
                "Qwen3-Next came with 0.5.2)")
+# 0.5.14 - 0.5.15 resolve --mamba-radix-cache-strategy auto to extra_buffer and then assert CUDA/MUSA/NPU
+# (server_args.py _validate_mamba_extra_buffer "extra_buffer needs CUDA/MUSA/NPU (FLA)"); 0.5.16 adds ROCm.
+_ROCM_0514 = ("picks the extra_buffer strategy for it and then asserts CUDA / MUSA / NPU, so it does not start on ROCm "
+              "(server_args.py _validate_mamba_extra_buffer; --mamba-radix-cache-strategy no_buffer is not modelled): "
+              "pick 0.5.17 or newer")
+_ROCM_0515 = ("refuses it on ROCm in 0.5.15 (extra_buffer asserts CUDA / MUSA / NPU) and starts it in 0.5.16: pick "
+              "0.5.17 or newer")
 _V054 = {"hybrid_rule": "v054", "hybrid_models": _HYB_EARLY, "hybrid_radix_off": "fixed"}
 _V057 = {"hybrid_rule": "v057", "hybrid_models": _HYB_ALL, "hybrid_ssm_from_config": True}
 _V0517 = {"hybrid_rule": "v0517", "hybrid_models": _HYB_ALL, "hybrid_ssm_from_config": True,
@@ -241,7 +249,7 @@ SGLANG_PROFILES: dict[str, SglangProfile] = {
         speculative_reserve_mib=0, vlm_adjust=True, req_pool_extra=0, kv_line="dtype", running_half_tokens=True,
         source="sglang 0.5.14 wheel: server_args.py _handle_cuda_graph_config (--disable-cuda-graph disables both "
         "phases), _disable_tc_piecewise_cudagraph_if_incompatible (no speculative rule), no speculative reserve; "
-        "model_runner_kv_cache_mixin.py min(requested // dp, tokens // 2)", **_NEW, **_V057, hybrid_extra_buffer=True),
+        "model_runner_kv_cache_mixin.py min(requested // dp, tokens // 2)", **_NEW, **_V057, hybrid_extra_buffer=True, hybrid_rocm_refusal=_ROCM_0514),
     "0.5.15": SglangProfile(
         version="0.5.15", releases="0.5.15 - 0.5.16", fraction_rule="reserved_formula", prefill_graphs="breakable",
         prefill_off=("mla", "dp_attention", "rocm", "vit", "eager"), small_tier=(2048, 24, 80),
@@ -249,7 +257,7 @@ SGLANG_PROFILES: dict[str, SglangProfile] = {
         decode_reserve_needs_graphs=True, running_half_tokens=True,
         source="sglang 0.5.15 / 0.5.16 wheels: cuda_graph_config.py default_prefill_backend (breakable on CUDA), "
         "server_args.py _disable_breakable_cudagraph_if_incompatible (MLA, DP attention, multimodal; PP keeps them)",
-        **_NEW, **_V057, hybrid_extra_buffer=True),
+        **_NEW, **_V057, hybrid_extra_buffer=True, hybrid_rocm_refusal=_ROCM_0515),
     "0.5.17": SglangProfile(
         version="0.5.17", releases="0.5.17", fraction_rule="reserved_formula", prefill_graphs="breakable",
         prefill_off=("mla", "rocm", "vit", "eager"), small_tier=(2048, 24, 80), speculative_reserve_mib=0,
@@ -378,7 +386,7 @@ def _recurrent_counts(spec) -> dict[str, int]:
 
 
 def hybrid_refusal(spec, version: str = SGLANG_DEFAULT_VERSION, tp: int = 1, pp: int = 1, dp_attention: int = 1,
-                   speculative: bool = False, radix: bool = True) -> tuple[str, str] | None:
+                   speculative: bool = False, radix: bool = True, rocm: bool = False) -> tuple[str, str] | None:
     """(field, message) when kvplan cannot plan ``spec``'s recurrent states the way this SGLang line does; None when
     the model keeps none or the line's MambaPool rule is modelled (``mamba_pool``).
 
@@ -393,16 +401,18 @@ def hybrid_refusal(spec, version: str = SGLANG_DEFAULT_VERSION, tp: int = 1, pp:
     held = ", ".join(f"{n} {kind}" for kind, n in kinds.items())
     head = (f"{spec.name}: {sum(kinds.values())} of {len(spec.layers)} layers keep a recurrent state ({held}), which "
             "SGLang keeps in a MambaPool of its own beside the KV pool of the attention layers. ")
+    if spec.model_type not in SGLANG_HYBRID_ARCHS:
+        served = ", ".join(sorted(set(SGLANG_HYBRID_ARCHS.values())))
+        return "engine", head + (f"kvplan sizes SGLang's MambaPool for {served} only (model_type {spec.model_type!r} is "
+                                 "not one it read in SGLang's configs): plan it with vLLM or the custom engine.")
     if prof.hybrid_rule == "refused":
         return "sglang_version", head + f"SGLang {prof.releases} {prof.hybrid_refusal}. Pick SGLang 0.5.4.post1 or newer."
     if spec.model_type not in prof.hybrid_models:
-        served = ", ".join(sorted(SGLANG_HYBRID_ARCHS[m] for m in prof.hybrid_models))
-        if spec.model_type in SGLANG_HYBRID_ARCHS:
-            return "sglang_version", head + (f"SGLang {prof.releases} does not serve {SGLANG_HYBRID_ARCHS[spec.model_type]} "
-                                             "in every release of the line (Qwen3.5 and Granite-4 hybrids came with "
-                                             "0.5.9): pick SGLang 0.5.10 or newer.")
-        return "engine", head + (f"kvplan sizes SGLang's MambaPool for {served} only (model_type {spec.model_type!r} is "
-                                 "not one it read in SGLang's configs): plan it with vLLM or the custom engine.")
+        return "sglang_version", head + (f"SGLang {prof.releases} does not serve {SGLANG_HYBRID_ARCHS[spec.model_type]} "
+                                         "in every release of the line (Qwen3.5 and Granite-4 hybrids came with 0.5.9): "
+                                         "pick SGLang 0.5.10 or newer.")
+    if rocm and prof.hybrid_rocm_refusal:
+        return "sglang_version", head + f"SGLang {prof.releases} {prof.hybrid_rocm_refusal}."
     if pp > 1:
         return "pipeline_parallel_size", head + ("Not modelled under pipeline parallelism (each stage's share of the "
                                                  "state layers): plan one stage.")

@@ -120,6 +120,13 @@ def test_layouts_and_flags_that_are_not_modelled_are_refused_by_field():
     # divides), but its 32 value heads do not divide by 64 -> SGLang's divide asserts
     got = hybrid_refusal(load_preset("qwen3-next-80b-a3b"), "0.5.20", tp=64)
     assert got is not None and got[0] == "tensor_parallel_size"
+    # ROCm: 0.5.14 - 0.5.15 resolve the extra_buffer strategy and then assert CUDA / MUSA / NPU
+    mi = get_gpu("MI355X")
+    for version in ("0.5.14", "0.5.15"):
+        with pytest.raises(PlanInputError) as info:
+            plan(load_preset("qwen3.5-27b"), mi, EngineConfig(engine="sglang", sglang_version=version))
+        assert info.value.field == "sglang_version" and "ROCm" in info.value.message
+    assert plan(load_preset("qwen3.5-27b"), mi, EngineConfig(engine="sglang", sglang_version="0.5.17")).kv_cache_tokens
     # flags that plan: a capped pool, a page size, an fp8 KV cache, the ratio, a fixed pool, bf16 states
     base = plan(spec, H200, EngineConfig(engine="sglang"), Layout(tp=8))
     for flags in ({"max_total_tokens": 100_000}, {"block_size": 64}, {"kv_cache_dtype": "fp8"},
