@@ -987,6 +987,10 @@ def _budget(spec, gpu, engine, layout, weights, mnbt, max_seqs, act_b, mla, last
                  Term(name=f"left free: (1 - {frac}) x free before load", bytes=b.keep_free, basis="engine rule",
                       source=f"{st.rule} (gpu_mem {st.gpu_mem_mib} MiB, {st.gpu_mem_basis}); rest = available - "
                              "pre x (1 - mem_fraction_static), model_runner.profile_max_num_token")]
+        if b.mm_reserve:
+            terms.append(Term(name="multimodal embedding-cache reserve", bytes=b.mm_reserve, basis="engine rule",
+                              source="SGLANG_VLM_CACHE_SIZE_MB (100) out of the KV budget, SGLang 0.5.18+ "
+                                     "kv_cache_configurator.py mm_runtime_reservation_gb"))
         return terms, b.pool
     prof = vllm_profile(engine)
     if prof.engine_core == "V0":

@@ -132,6 +132,10 @@ class SglangProfile(BaseModel):
     # (through 0.5.8), "ratio" (0.5.9+: --max-running-requests if given, else the ratio), "mixed" (a line holding both).
     hybrid_radix_off: Literal["fixed", "ratio", "mixed"] = "ratio"
     hybrid_rocm_refusal: str = ""  # why the line's auto strategy cannot be planned on ROCm ("" none)
+    # 0.5.18+: a multimodal model reserves SGLANG_VLM_CACHE_SIZE_MB (100) of the KV budget for the embedding cache
+    # (kv_cache_configurator.py mm_runtime_reservation_gb; + SGLANG_MM_FEATURE_CACHE_MB with a GPU feature transport,
+    # off by default)
+    mm_reserve_mib: int = 0
 
 
 # Fitted constants (GiB; "context" = device total (kvplan.gpus, cudaMemGetInfo) - "Load weight begin. avail mem"):
@@ -270,14 +274,14 @@ SGLANG_PROFILES: dict[str, SglangProfile] = {
         speculative_reserve_mib=0, vlm_adjust=True, req_pool_extra=0, kv_line="dtype",
         decode_reserve_needs_graphs=True, running_half_tokens=True,
         source="sglang 0.5.18 / 0.5.19 wheels: breakable rules without MLA (MLA reserves 1536 MiB again); 0.5.19 "
-        "arg_groups/memory_hook.py caps the prefill graphs at 8192 tokens under PP (0.5.18 does not)", **_NEW, **_V0517),
+        "arg_groups/memory_hook.py caps the prefill graphs at 8192 tokens under PP (0.5.18 does not)", **_NEW, mm_reserve_mib=100, **_V0517),
     "0.5.20": SglangProfile(
         version="0.5.20", releases="0.5.20 - 0.5.23 (newest read)", fraction_rule="reserved_formula",
         prefill_graphs="breakable", prefill_off=("rocm", "vit", "eager"), prefill_pp_max_tokens=8192,
         small_tier=(4096, 48, 160), speculative_reserve_mib=0, vlm_adjust=True, req_pool_extra=0, kv_line="dtype",
         decode_reserve_needs_graphs=True, running_half_tokens=True, source="sglang 0.5.20 / 0.5.23 wheels: "
         "arg_groups/memory_hook.py handle_gpu_memory_settings, reserve_for_graph_mb; cuda_graph_hook.py (breakable "
-        "on CUDA, off on ROCm); kv_cache_configurator.py", **_NEW, **_V0517),
+        "on CUDA, off on ROCm); kv_cache_configurator.py", **_NEW, mm_reserve_mib=100, **_V0517),
 }
 
 # nvidia-smi memory.total (MiB): what SGLang's get_nvgpu_memory_capacity reads for its tiers and default fraction.
@@ -795,6 +799,7 @@ class SglangBudget(BaseModel):
     overhead: int  # beyond the weights in "mem usage"
     weights_loaded: int  # weights + overhead: "mem usage"
     keep_free: int  # pre x (1 - mem_fraction_static)
+    mm_reserve: int = 0  # 0.5.18+ multimodal embedding-cache reserve out of rest
     pool: int  # rest
 
 
@@ -817,8 +822,9 @@ def budget(prof: SglangProfile, gpu_name: str, vendor: str, memory_bytes: int, i
     overhead = 0 if weights_measured else SGLANG_LOAD_OVERHEAD_BYTES
     loaded = weights + overhead
     keep_free = int(pre * (1 - settings.mem_fraction_static))
+    mm = prof.mm_reserve_mib * MiB if vit is not None else 0
     return SglangBudget(settings=settings, context=ctx, context_why=why, pre_load=pre, overhead=overhead,
-                        weights_loaded=loaded, keep_free=keep_free, pool=pre - loaded - keep_free)
+                        weights_loaded=loaded, keep_free=keep_free, mm_reserve=mm, pool=pre - loaded - keep_free - mm)
 
 
 def pool_bytes(pre_load: int, weights_loaded: int, mem_fraction_static: float) -> int:
