@@ -59,6 +59,32 @@ The ViT shape is what that function reads: vision_config.num_hidden_layers (24 w
 Pipeline stages follow SGLang's get_pp_indices (pp_partition), not vLLM's split.
 Not derived: the CUDA-graph capture lines and the scheduler's available_gpu_mem (after capture).
 
+Hybrid models (recurrent-state layers: Qwen3-Next / Qwen3.5 GDN, Nemotron-H, Falcon-H1, Granite-4; ``mamba_pool``):
+the MambaPool is carved out of rest first and the KV pool holds the full-attention layers only::
+
+    per slot    = state layers x (conv_dim / tp x (conv_kernel - 1) x 2 B + heads / tp x head_dim x state x ssm B)
+    budget      = rest x r / (1 + r),  r = --mamba-full-memory-ratio (0.9)
+    slots       = int(budget // per slot)            0.5.4 - 0.5.16 (charged slots x per slot)
+                  int((budget - per slot) // per slot) 0.5.17+      (charged (slots + 1) x per slot)
+    tokens      = (rest - charged) // attention cell, floored to the page
+    running    <= slots // (1 | 3 | 3 + 2): no radix cache | no_buffer (default to 0.5.13) | extra_buffer (0.5.14+)
+
+===========  ==============================================================================================
+line         MambaPool rule
+===========  ==============================================================================================
+0.4.0-0.4.6  refused: no hybrid model served
+0.4.8        refused: only 0.5.2 serves Qwen3-Next (a fixed 512-slot pool, no radix cache)
+0.5.3        refused: 0.5.3.x fixed 512 slots, 0.5.4 the ratio
+0.5.4.post1  the ratio for Qwen3-Next; Nemotron-H / Falcon-H1 without the radix cache: 512 slots (or
+0.5.6        --max-running-requests), 1 a request; --max-mamba-cache-size only without the radix cache
+0.5.7        the ratio for all three; --max-mamba-cache-size honoured; no radix cache: 512 slots
+0.5.8        as 0.5.7 (Qwen3.5 / Granite-4 refused: 0.5.9 only; no radix cache refused: 0.5.8 / 0.5.9 differ)
+0.5.10       + Qwen3.5, Granite-4; the config's mamba_ssm_dtype; no radix cache: --max-running-requests or
+             the ratio
+0.5.14       + extra_buffer by default (5 slots a running request); refused on ROCm (0.5.15 line too)
+0.5.17+      the padding slot charged; 0.5.18+ a multimodal model reserves 100 MiB of rest first
+===========  ==============================================================================================
+
 Worked number (the Qwen3-30B-A3B-FP8 H100 log pinned in tests/test_engine_sglang.py): 81559 MiB, TP1 ->
 reserved 13904 MiB -> 0.830; as logged, pre 78.48 and available 49.33 GiB -> rest 35.99 GiB / 98,304 B -> 392,920
 tokens; kvplan from the flags: pre 78.45, available 49.24 -> 392,123 tokens (-0.20 %).
