@@ -287,3 +287,18 @@ def test_nano_slot_bytes_and_the_ratio_split(ssm_dtype, slots, conv_gib, ssm_gib
         assert abs(m.kv_pool // cell - 19_644_177) <= 1
         # --max-running-requests 32 < 2211 // 5: the request wins
         assert max_running_requests(P["0.5.20"], m.kv_pool // cell, 262_144, 32, 1, m) == 32
+
+
+def test_cli_flags_reach_the_mamba_pool(capsys):
+    from kvplan.cli import main
+
+    # --max-mamba-cache-size 50 with bf16 temporal states: 48 x (61,440 + 48 x 128 x 128 x 2 B) = 78,446,592 B a slot
+    # (74.81 MiB), 51 x that charged on 0.5.20 (3.73 GiB); max_running_requests 50 // 5 = 10
+    assert main(["plan", "qwen3.5-27b", "--gpu", "H100-SXM", "--engine", "sglang", "--mamba-ssm-dtype", "bfloat16",
+                 "--max-mamba-cache-size", "50"]) == 0
+    out = capsys.readouterr().out
+    assert "Mamba state pool (50 slots x 74.81 MiB)" in out and "3.73 GiB" in out
+    assert "max_running_requests is capped to 10 by the mamba state cache" in out
+    assert main(["plan", "qwen3.5-27b", "--gpu", "H100-SXM", "--engine", "sglang", "--mamba-full-memory-ratio",
+                 "-1"]) == 2  # a refusal naming the flag, no traceback
+    assert "--mamba-full-memory-ratio" in capsys.readouterr().err
