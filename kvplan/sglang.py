@@ -484,9 +484,14 @@ def _state_shape(cache, tp: int) -> tuple[tuple[int, int], tuple[int, int, int],
     if cache.kind == "linear_attention":
         inter, groups, state = cache.num_value_heads * cache.value_head_dim, cache.num_key_heads, cache.key_head_dim
         heads, head_dim, kernel = cache.num_value_heads, cache.value_head_dim, cache.conv_kernel
-    else:  # MambaState: intermediate = heads x head_dim; n_groups from conv_dim where the builder did not keep it
-        inter, state = cache.num_heads * cache.head_dim, cache.state_size
-        groups = cache.n_groups or max(1, (cache.conv_dim - inter) // (2 * state))
+    else:  # MambaState (conv_dim = intermediate + 2 x n_groups x state): the intermediate from the groups where the
+        # builder kept them (Falcon-H1 mamba_d_ssm, Granite-4), else heads x head_dim (Nemotron-H) and the groups from it
+        state = cache.state_size
+        if cache.n_groups:
+            groups, inter = cache.n_groups, cache.conv_dim - 2 * cache.n_groups * state
+        else:
+            inter = cache.num_heads * cache.head_dim
+            groups = max(1, (cache.conv_dim - inter) // (2 * state))
         heads, head_dim, kernel = cache.num_heads, cache.head_dim, cache.conv_kernel
     if groups % tp:
         groups += tp - groups  # extra_groups_for_head_shards

@@ -302,3 +302,20 @@ def test_cli_flags_reach_the_mamba_pool(capsys):
     assert main(["plan", "qwen3.5-27b", "--gpu", "H100-SXM", "--engine", "sglang", "--mamba-full-memory-ratio",
                  "-1"]) == 2  # a refusal naming the flag, no traceback
     assert "--mamba-full-memory-ratio" in capsys.readouterr().err
+
+
+def test_mamba2_state_shapes_and_the_group_extension():
+    from tests.test_sglang_hybrid import _family
+
+    # Falcon-H1 (transformers 5.23 defaults: mamba_d_ssm 1024, 128 heads of 8, 1 group, d_state 256, d_conv 4; 32
+    # layers, each attention + Mamba-2): TP1 conv (1024 + 2 x 1 x 256 = 1536) x 3 x 2 B = 9216 B, temporal
+    # 128 x 8 x 256 x 4 B = 1,048,576 B a layer
+    falcon = _family("falcon_h1")
+    assert per_request(falcon, "0.5.20", 1) == (32 * 9216, 32 * 1_048_576, 32)
+    # TP2: the one B/C group is extended to 2 (extra_groups_for_head_shards): conv (1024 + 2 x 2 x 256) / 2 = 1024
+    # channels x 3 x 2 B = 6144 B; temporal 64 x 8 x 256 x 4 B = 524,288 B
+    assert per_request(falcon, "0.5.20", 2) == (32 * 6144, 32 * 524_288, 32)
+    # Nemotron-3-Nano at TP16: 8 groups -> 16: conv (4096 + 2 x 16 x 128) / 16 = 512 channels x 3 x 2 B = 3072 B;
+    # temporal 64 / 16 = 4 heads x 64 x 128 x 4 B = 131,072 B (vLLM's MambaStateShapeCalculator extends the same way)
+    nano = load_preset("nemotron-3-nano-30b-a3b")
+    assert per_request(nano, "0.5.20", 16) == (23 * 3072, 23 * 131_072, 23)
