@@ -422,8 +422,8 @@ def hybrid_refusal(spec, version: str = SGLANG_DEFAULT_VERSION, tp: int = 1, pp:
 
     Modelled: the SGLANG_HYBRID_ARCHS families each line serves (SglangProfile.hybrid_models), one pipeline stage, no
     DP attention, no speculative decoding (its intermediate per-draft states are sized apart), TP dividing the state
-    heads (SGLang's ``divide`` asserts). Worked example: qwen3.5-397b-a17b on 0.5.3 -> ("engine", "... two rules in
-    one line ..."); on 0.5.20 -> None."""
+    heads (SGLang's ``divide`` asserts), CUDA for the lines whose extra_buffer asserts it. Worked example:
+    qwen3.5-397b-a17b on 0.5.3 -> ("sglang_version", "... two rules in one line ..."); on 0.5.20 -> None."""
     kinds = _recurrent_counts(spec)
     if not kinds:
         return None
@@ -452,7 +452,7 @@ def hybrid_refusal(spec, version: str = SGLANG_DEFAULT_VERSION, tp: int = 1, pp:
         return "speculative_config", head + ("Not modelled with speculative decoding (SGLang adds intermediate "
                                              "per-draft-token states to the MambaPool).")
     if not radix and prof.hybrid_radix_off == "mixed":
-        return "enable_prefix_caching", head + (f"Without the radix cache SGLang 0.5.8 keeps 512 state slots and 0.5.9 "
+        return "enable_prefix_caching", head + ("Without the radix cache SGLang 0.5.8 keeps 512 state slots and 0.5.9 "
                                                 "sizes them by the ratio: pick the 0.5.7 or the 0.5.10 line.")
     if not any(part.kind in ("full_attention", "sliding_attention") for layer in spec.layers
                for part in cache_parts(layer.cache)):
@@ -910,8 +910,8 @@ def log_lines(prof: SglangProfile, pre_load: int, weights_loaded: int, tokens: i
     state = 0
     if mamba is not None:  # mem_cache/memory_pool.py MambaPool.__init__ (the same words 0.5.4 - 0.5.23)
         if mamba.slots <= 0:
-            return lines + [f"RuntimeError: Not enough GPU memory for hybrid (mamba/linear-attention) state cache. "
-                            f"Computed max_mamba_cache_size={mamba.slots}"]
+            return [*lines, ("RuntimeError: Not enough GPU memory for hybrid (mamba/linear-attention) state cache. "
+                             f"Computed max_mamba_cache_size={mamba.slots}")]
         lines.append(f"Mamba Cache is allocated. max_mamba_cache_size: {mamba.slots}, conv_state size: "
                      f"{_gb(mamba.conv_bytes)}GB, ssm_state size: {_gb(mamba.ssm_bytes)}GB")
         state = mamba.conv_bytes + mamba.ssm_bytes

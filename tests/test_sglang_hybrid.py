@@ -26,7 +26,10 @@ from tests.test_engine_sglang import figures
 H200 = get_gpu("H200")
 
 
-def refusal(spec, layout=Layout(tp=8), **engine) -> PlanInputError:
+TP8 = Layout(tp=8)
+
+
+def refusal(spec, layout=TP8, **engine) -> PlanInputError:
     with pytest.raises(PlanInputError) as info:
         plan(spec, H200, EngineConfig(engine="sglang", **engine), layout)
     return info.value
