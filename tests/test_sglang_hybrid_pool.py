@@ -17,6 +17,11 @@ Pinned logs (the code corpus hides the repository of some files: their index id 
   Q38R  the same checkpoint, 1 x MI355X, the same flags, lmsysorg/sglang-rocm:v0.5.17-rocm720-mi35x-20260819
         (0.5.17.dev20260819, the 0.5.17 line; same file): "Load weight end. ... avail mem=258.78 GB, mem usage=28.49
         GB"; "max_total_num_tokens=1543256, ..., max_running_requests=32" (no Mamba / KV lines in the excerpt).
+  XPU   nvidia/NVIDIA-Nemotron-3-Nano-30B-A3B-BF16, TP4 on Intel XPUs (24 GB Arc Pro B60 partitions), --disable-radix-cache
+        --page-size 64 --mem-fraction-static 0.85 --context-length 8192 --max-running-requests 8, an SGLang checkout of
+        the mamba_scheduler_strategy era (0.5.7 - 0.5.13): "Test-failure report: test_nvidia_nemotron_3_nano.py", Run 3
+        (code-corpus file 56880170874). "Load weight end ... avail mem=7.95 GB, mem usage=14.76 GB"; "max_mamba_cache_size:
+        8, conv_state size: 0.00 GB, ssm_state size: 0.10 GB"; "#tokens: 1557504, K size: 2.23 GB"; max_running_requests=8.
   NANO  nvidia/Nemotron-3-Nano-Omni-30B-A3B-Reasoning-NVFP4, TP4 over four GB10 (128 GB unified each), image
         xomoxcc/dgx-spark-sglang:0.5.21-sm121 (the 0.5.20 line), fp8 KV, --max-running-requests 32: "SGLang Test Log:
         Nemotron-3 Nano Omni 30B-A3B-Reasoning-NVFP4, 4 Nodes" (code-corpus file 70117488909, 2026-10-08).
@@ -257,6 +262,27 @@ def test_q38_rocm_tokens_from_the_logged_memory_readings():
     conv, ssm, _ = per_request(spec, "0.5.17", 1)
     m = mamba_pool(P["0.5.17"], int((258.78 - (258.78 + 28.49) * 0.15) * GiB), conv, ssm, spec.model_type)
     assert abs(m.kv_pool // kv_cell(spec, 1) - 1_543_256) / 1_543_256 <= 0.01
+
+
+# ----------------------------------------------------------------------------- XPU: Nemotron-3-Nano, radix cache off
+
+
+def test_xpu_radix_off_pool_from_the_logged_memory_readings():
+    # --disable-radix-cache with --max-running-requests 8: 8 slots (0.5.10 line; 0.5.7 gives the same), one a
+    # request. rest = 7.95 - (7.95 + 14.76) x 0.15 = 4.5435 GiB; charged 8 x 12,270,592 B (0.0914 GiB); KV pool
+    # 4.452 GiB // (6 layers x 1 KV head x 128 x (K + V) x 2 B = 3072 B) = 1,556,138 -> floored to the 64-token page
+    # 1,556,096 (logged 1,557,504: -0.09 %)
+    spec = load_preset("nemotron-3-nano-30b-a3b")
+    conv, ssm, n = per_request(spec, "0.5.10", 4)
+    m = mamba_pool(P["0.5.10"], int((7.95 - 22.71 * 0.15) * GiB), conv, ssm, spec.model_type, radix=False,
+                   max_running_requests=8)
+    assert (m.slots, m.slots_per_request) == (8, 1)
+    assert close(m.ssm_bytes, 0.10) and round(m.conv_bytes / GiB, 2) == 0.00  # 9 x 23 x 9216 B = 1.9 MB
+    cell = kv_cell(spec, 4)
+    tokens = m.kv_pool // cell // 64 * 64
+    assert cell == 3072 and tokens == 1_556_096 and abs(tokens - 1_557_504) / 1_557_504 <= 0.01
+    assert close((1_557_504 + 64) * 1536, 2.23)  # K size: (tokens + one page) x 1536 B
+    assert max_running_requests(P["0.5.10"], tokens, 8192, 8, 1, m) == 8
 
 
 # ----------------------------------------------------------------------------- NANO: Nemotron-3-Nano, TP4, 0.5.21
