@@ -273,7 +273,7 @@ def test_xpu_radix_off_pool_from_the_logged_memory_readings():
     # 4.452 GiB // (6 layers x 1 KV head x 128 x (K + V) x 2 B = 3072 B) = 1,556,138 -> floored to the 64-token page
     # 1,556,096 (logged 1,557,504: -0.09 %)
     spec = load_preset("nemotron-3-nano-30b-a3b")
-    conv, ssm, n = per_request(spec, "0.5.10", 4)
+    conv, ssm, _ = per_request(spec, "0.5.10", 4)
     m = mamba_pool(P["0.5.10"], int((7.95 - 22.71 * 0.15) * GiB), conv, ssm, spec.model_type, radix=False,
                    max_running_requests=8)
     assert (m.slots, m.slots_per_request) == (8, 1)
