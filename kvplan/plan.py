@@ -706,13 +706,17 @@ def plan(spec: ModelSpec, gpu: GpuSpec, engine: EngineConfig = EngineConfig(), l
         terms = list(terms)
         per_token = sum(layer.cache.kv_bytes_per_token("vllm", kv_tp, kv_b) * n for layer, n in layers)
         if engine.engine == "sglang":
-            mamba = _sglang_mamba(spec, engine, layout, layers, pool)
+            mamba, rest_before = _sglang_mamba(spec, engine, layout, layers, pool), pool
             if mamba is not None:  # the MambaPool comes out of rest first; the KV pool gets what is left
                 terms.append(_sglang_mamba_term(engine, mamba))
-                pool = mamba.kv_pool if mamba.slots > 0 else 0
+                pool = mamba.kv_pool if mamba.slots > 0 else min(pool, 0)  # no slots: SGLang does not start
                 sglang_mamba = mamba
                 bs = block_size  # SGLang's page, not vLLM's state-aligned hybrid block (kv_groups)
-                if mamba.kv_pool <= 0 or mamba.slots <= 0:
+                if mamba.slots <= 0:
+                    warnings.append(f"SGLang sizes no MambaPool on stage {stage}: {mamba.rule} gives "
+                                    f"{mamba.slots} slots of {mamba.per_request / 2**20:.2f} MiB (rest "
+                                    f"{rest_before / GiB:.2f} GiB), and it refuses to start")
+                elif mamba.kv_pool <= 0:
                     warnings.append(f"SGLang's MambaPool ({mamba.slots} state slots, {mamba.charged / GiB:.2f} GiB by "
                                     f"{mamba.rule}) leaves no memory for the KV pool of stage {stage}")
             blocks = (pool // per_token // bs) if per_token and pool > 0 else 0
@@ -754,11 +758,13 @@ def plan(spec: ModelSpec, gpu: GpuSpec, engine: EngineConfig = EngineConfig(), l
         starts = longest_start(groups, block_size, in_flight, engine, usable, len_rank * 64) * dcp
     if sglang_mamba is not None:  # SGLang runs no more requests than its MambaPool's slots allow
         cap = sglang_mamba.slots // sglang_mamba.slots_per_request
-        if cap < whole:
+        if 0 < cap < whole:
             warnings.append(f"SGLang's MambaPool ({sglang_mamba.slots} state slots, {sglang_mamba.slots_per_request} a "
                             f"running request) caps max_running_requests at {cap}: the KV pool holds {whole:,} "
                             f"sequences of {max_len:,}, SGLang runs {cap} at once")
-            whole, conc = max(cap, 0), min(conc, max(cap, 0))
+            whole, conc = cap, min(conc, cap)
+        elif cap <= 0:
+            whole, conc = 0, 0.0
     pool_ok = all(r.kv_pool_bytes > 0 for r in ranks)
     fits = whole >= 1 and (concurrency is None or whole >= concurrency) and pool_ok
     if v0:
@@ -1119,7 +1125,8 @@ def _sglang_mamba(spec, engine, layout, layers, rest: int) -> "sglang.SglangMamb
     if not n:
         return None
     return sglang.mamba_pool(prof, rest, conv, ssm, spec.model_type, engine.mamba_full_memory_ratio,
-                             engine.max_mamba_cache_size, engine.max_num_seqs, engine.enable_prefix_caching is not False)
+                             engine.max_mamba_cache_size, engine.max_num_seqs, engine.enable_prefix_caching is not False,
+                             layout.attn_dp)
 
 
 def _sglang_mamba_term(engine, m: "sglang.SglangMambaPool") -> Term:

@@ -420,8 +420,8 @@ def hybrid_refusal(spec, version: str = SGLANG_DEFAULT_VERSION, tp: int = 1, pp:
     """(field, message) when kvplan cannot plan ``spec``'s recurrent states the way this SGLang line does; None when
     the model keeps none or the line's MambaPool rule is modelled (``mamba_pool``).
 
-    Modelled: the SGLANG_HYBRID_ARCHS families each line serves (SglangProfile.hybrid_models), one pipeline stage, no
-    DP attention, no speculative decoding (its intermediate per-draft states are sized apart), TP dividing the state
+    Modelled: the SGLANG_HYBRID_ARCHS families each line serves (SglangProfile.hybrid_models), one pipeline stage, DP
+    attention from 0.5.7, no speculative decoding (its intermediate per-draft states are sized apart), TP dividing the state
     heads (SGLang's ``divide`` asserts), CUDA for the lines whose extra_buffer asserts it. Worked example:
     qwen3.5-397b-a17b on 0.5.3 -> ("sglang_version", "... two rules in one line ..."); on 0.5.20 -> None."""
     kinds = _recurrent_counts(spec)
@@ -446,8 +446,9 @@ def hybrid_refusal(spec, version: str = SGLANG_DEFAULT_VERSION, tp: int = 1, pp:
     if pp > 1:
         return "pipeline_parallel_size", head + ("Not modelled under pipeline parallelism (each stage's share of the "
                                                  "state layers): plan one stage.")
-    if dp_attention > 1:
-        return "dp_attention_size", head + "Not modelled with DP attention (a MambaPool per attention-DP worker)."
+    if dp_attention > 1 and prof.hybrid_rule == "v054":
+        return "dp_attention_size", head + (f"Not modelled with DP attention on SGLang {prof.releases} (its "
+                                            "handle_max_mamba_cache divides even the ratio's slots by --dp for GDN).")
     if speculative:
         return "speculative_config", head + ("Not modelled with speculative decoding (SGLang adds intermediate "
                                              "per-draft-token states to the MambaPool).")
@@ -543,7 +544,7 @@ class SglangMambaPool(BaseModel):
 
 def mamba_pool(prof: SglangProfile, rest: int, conv_per_request: int, ssm_per_request: int, model_type: str,
                ratio: float | None = None, max_mamba_cache_size: int | None = None,
-               max_running_requests: int | None = None, radix: bool = True) -> SglangMambaPool:
+               max_running_requests: int | None = None, radix: bool = True, dp_attention: int = 1) -> SglangMambaPool:
     """How the line splits the profiled rest between the MambaPool and the full-attention KV pool.
 
     rest = available - pre x (1 - mem_fraction_static) (GB floats, as SGLang computes them). With the radix cache on
@@ -554,6 +555,8 @@ def mamba_pool(prof: SglangProfile, rest: int, conv_per_request: int, ssm_per_re
       0.5.17 - 0.5.23 slots = int((budget - per_request) // per_request), charged (slots + 1) x per_request ("+1
                       accounts for each pool's padding slot")
     --max-mamba-cache-size N: slots = N (0.5.4 - 0.5.6 only without the radix cache: the ratio wins with it).
+    DP attention (``dp_attention`` workers, 0.5.7+): a fixed or given slot count is split over the workers (N // dp);
+    the ratio sizes each worker's pool from its own rest.
     Without the radix cache (0.5.4 - 0.5.6 Mamba-2 configs always: "model detected, disable radix cache"): through 0.5.8
     slots = --max-running-requests or 512; 0.5.9+ --max-running-requests, else the ratio. The KV pool gets
     rest - charged. Slots a running request holds (``_calculate_mamba_ratio``): 1 without the radix cache, 3 with it
@@ -574,20 +577,23 @@ def mamba_pool(prof: SglangProfile, rest: int, conv_per_request: int, ssm_per_re
             return int((budget - per_req) // per_req), f"rest x {r} / (1 + {r}) less the padding slot, per slot"
         return int(budget // per_req), f"rest x {r} / (1 + {r}), per slot"
 
+    per_dp = f" // {dp_attention} DP-attention workers" if dp_attention > 1 else ""
     if max_mamba_cache_size is not None and (radix_on is False or prof.hybrid_rule != "v054"):
-        slots, rule = max_mamba_cache_size, "--max-mamba-cache-size"
+        slots, rule = max_mamba_cache_size // dp_attention, "--max-mamba-cache-size" + per_dp
     elif not radix_on:
         if prof.hybrid_rule == "v054" or prof.hybrid_radix_off == "fixed":
-            slots = max_running_requests or SGLANG_MAMBA_FIXED_SLOTS
+            slots = (max_running_requests or SGLANG_MAMBA_FIXED_SLOTS) // dp_attention
             rule = ("--max-running-requests" if max_running_requests else f"{SGLANG_MAMBA_FIXED_SLOTS} slots") + \
-                " (no radix cache)"
+                per_dp + " (no radix cache)"
         elif max_running_requests is not None:
-            slots, rule = max_running_requests, "--max-running-requests (no radix cache)"
+            slots, rule = max_running_requests // dp_attention, "--max-running-requests" + per_dp + " (no radix cache)"
         else:
             slots, rule = by_ratio()
     else:
         slots, rule = by_ratio()
-    charged = (slots + 1 if padded else slots) * per_req
+    # slots <= 0: SGLang raises ("Not enough GPU memory for hybrid (mamba/linear-attention) state cache") before
+    # allocating anything
+    charged = (slots + 1 if padded else slots) * per_req if slots > 0 else 0
     kv_pool = int((rest_gb - charged / GiB) * GiB)
     per_running = 1 if not radix_on else SGLANG_MAMBA_SLOTS_PER_REQUEST + (
         SGLANG_MAMBA_EXTRA_BUFFER_SLOTS if prof.hybrid_extra_buffer else 0)

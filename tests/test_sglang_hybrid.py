@@ -117,7 +117,6 @@ def test_release_lines_that_refuse_and_those_that_plan():
 def test_layouts_and_flags_that_are_not_modelled_are_refused_by_field():
     spec = load_preset("qwen3.5-397b-a17b")
     assert refusal(spec, Layout(tp=4, pp=2)).field == "pipeline_parallel_size"
-    assert refusal(spec, dp_attention_size=8).field == "dp_attention_size"
     assert refusal(spec, speculative_method="mtp", num_speculative_tokens=3).field == "speculative_config"
     assert refusal(spec, sglang_version="0.5.8", enable_prefix_caching=False).field in ("enable_prefix_caching",
                                                                                           "sglang_version")
@@ -234,3 +233,27 @@ def test_an_imported_sglang_line_of_a_hybrid_plans():
     at.button(key="import.apply").click().run()
     assert not at.exception and not at.error
     assert metrics(at)["KV cache tokens"] == "804,230"
+
+
+def test_dp_attention_sizes_a_pool_per_worker():
+    # B200, TP8 --dp 8 (0.5.20): one attention rank a worker, so a slot holds every head: 45 x (12,288 x 3 x 2 B +
+    # 64 x 128 x 128 x 4 B) = 192,061,440 B (183.16 MiB); each worker's rest gives its own slots and cap (slots // 5)
+    spec = load_preset("qwen3.5-397b-a17b")
+    p = plan(spec, get_gpu("B200"), EngineConfig(engine="sglang", dp_attention_size=8), TP8)
+    term = next(t for t in p.ranks[0].terms if t.name.startswith("Mamba state pool"))
+    slots = int(mamba_line(p).split("max_mamba_cache_size: ")[1].split(",")[0])
+    assert f"x {192_061_440 / 2**20:.2f} MiB" in term.name and term.bytes == (slots + 1) * 192_061_440
+    assert figures(p.engine_log)["running"] == slots // 5
+    # --max-mamba-cache-size N is split over the workers: 800 // 8 = 100 slots each
+    p = plan(spec, get_gpu("B200"), EngineConfig(engine="sglang", dp_attention_size=8, max_mamba_cache_size=800), TP8)
+    assert "max_mamba_cache_size: 100," in mamba_line(p) and figures(p.engine_log)["running"] == 20
+    # on 8 x H200 the replicated attention weights leave a negative rest: no slot, SGLang refuses to start
+    p = plan(spec, H200, EngineConfig(engine="sglang", dp_attention_size=8), TP8)
+    assert not p.starts and any("sizes no MambaPool" in w for w in p.warnings)
+    assert "too little" in p.verdict and p.ranks[0].kv_pool_bytes < 0
+    assert any(line.startswith("RuntimeError: Not enough GPU memory for hybrid") for line in p.engine_log)
+    # 0.5.4.post1 - 0.5.6 divide even the ratio's slots by --dp for GDN: refused
+    with pytest.raises(PlanInputError) as info:
+        plan(load_preset("qwen3-next-80b-a3b"), H200, EngineConfig(engine="sglang", sglang_version="0.5.6",
+                                                                    dp_attention_size=4), Layout(tp=4))
+    assert info.value.field == "dp_attention_size"
