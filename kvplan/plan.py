@@ -678,7 +678,7 @@ def plan(spec: ModelSpec, gpu: GpuSpec, engine: EngineConfig = EngineConfig(), l
     if all_mode and not vllm_has(prof.version, "mamba_all_draft_pages"):
         spec_blocks = 0  # "all" is cdiv(max_model_len, block_size) pages through 0.21.0, + the draft pages from 0.22.0
     ranks: list[RankPlan] = []
-    sglang_mamba = None  # the MambaPool of an SGLang hybrid (one stage: kvplan.sglang.hybrid_refusal)
+    sglang_mamba = None  # the MambaPool of an SGLang hybrid (under PP: the stage with the fewest slots)
     stage_blocks: list[tuple[int, list[KVGroup], int, int]] = []
     last = layout.pp - 1
     kv_heads = kv_heads_on_rank(spec, kv_tp)  # the same on every stage
@@ -710,7 +710,8 @@ def plan(spec: ModelSpec, gpu: GpuSpec, engine: EngineConfig = EngineConfig(), l
             if mamba is not None:  # the MambaPool comes out of rest first; the KV pool gets what is left
                 terms.append(_sglang_mamba_term(engine, mamba))
                 pool = mamba.kv_pool if mamba.slots > 0 else min(pool, 0)  # no slots: SGLang does not start
-                sglang_mamba = mamba
+                if sglang_mamba is None or mamba.slots < sglang_mamba.slots:  # the stage with the fewest slots
+                    sglang_mamba = mamba
                 bs = block_size  # SGLang's page, not vLLM's state-aligned hybrid block (kv_groups)
                 if mamba.slots <= 0:
                     warnings.append(f"SGLang sizes no MambaPool on stage {stage}: {mamba.rule} gives "
@@ -1119,14 +1120,28 @@ def _sglang_hybrid_check(spec, engine, layout, rocm: bool) -> None:
 
 
 def _sglang_mamba(spec, engine, layout, layers, rest: int) -> "sglang.SglangMambaPool | None":
-    """The MambaPool of one rank (kvplan.sglang.mamba_pool) out of its profiled ``rest``; None: no recurrent state."""
+    """The MambaPool of one rank (kvplan.sglang.mamba_pool) out of its profiled ``rest``; None: no recurrent state.
+    Under PP (0.5.17+) every stage charges the largest stage's share of the model's slot (_handle_max_mamba_cache
+    pp_layer_scale) and allocates its own layers."""
     prof = sglang.sglang_profile(engine.sglang_version)
     conv, ssm, n = sglang.state_bytes_per_request(prof, layers, layout.attn_tp, engine.mamba_ssm_dtype)
-    if not n:
+    charged = None
+    if layout.pp > 1:
+        whole = spec.memo(("sglang-state-stages", engine.sglang_version, layout.attn_tp, engine.mamba_ssm_dtype,
+                           layout.pp, layout.pp_split), lambda: (
+            sglang.state_bytes_per_request(prof, stage_distinct(spec, 1, 0, None), layout.attn_tp,
+                                           engine.mamba_ssm_dtype),
+            max(sglang.state_bytes_per_request(prof, stage_distinct(spec, layout.pp, st, layout.pp_split),
+                                               layout.attn_tp, engine.mamba_ssm_dtype)[2] for st in range(layout.pp))))
+        (all_conv, all_ssm, all_n), most = whole
+        if not all_n:
+            return None
+        charged = int((all_conv + all_ssm) * (most / all_n))
+    elif not n:
         return None
     return sglang.mamba_pool(prof, rest, conv, ssm, spec.model_type, engine.mamba_full_memory_ratio,
                              engine.max_mamba_cache_size, engine.max_num_seqs, engine.enable_prefix_caching is not False,
-                             layout.attn_dp)
+                             layout.attn_dp, charged)
 
 
 def _sglang_mamba_term(engine, m: "sglang.SglangMambaPool") -> Term:

@@ -420,8 +420,8 @@ def hybrid_refusal(spec, version: str = SGLANG_DEFAULT_VERSION, tp: int = 1, pp:
     """(field, message) when kvplan cannot plan ``spec``'s recurrent states the way this SGLang line does; None when
     the model keeps none or the line's MambaPool rule is modelled (``mamba_pool``).
 
-    Modelled: the SGLANG_HYBRID_ARCHS families each line serves (SglangProfile.hybrid_models), one pipeline stage, DP
-    attention from 0.5.7, no speculative decoding (its intermediate per-draft states are sized apart), TP dividing the state
+    Modelled: the SGLANG_HYBRID_ARCHS families each line serves (SglangProfile.hybrid_models), pipeline stages from
+    0.5.17 (one stage before), DP attention from 0.5.7, no speculative decoding (its intermediate per-draft states are sized apart), TP dividing the state
     heads (SGLang's ``divide`` asserts), CUDA for the lines whose extra_buffer asserts it. Worked example:
     qwen3.5-397b-a17b on 0.5.3 -> ("sglang_version", "... two rules in one line ..."); on 0.5.20 -> None."""
     kinds = _recurrent_counts(spec)
@@ -443,9 +443,10 @@ def hybrid_refusal(spec, version: str = SGLANG_DEFAULT_VERSION, tp: int = 1, pp:
                                          "pick SGLang 0.5.10 or newer.")
     if rocm and prof.hybrid_rocm_refusal:
         return "sglang_version", head + f"SGLang {prof.releases} {prof.hybrid_rocm_refusal}."
-    if pp > 1:
-        return "pipeline_parallel_size", head + ("Not modelled under pipeline parallelism (each stage's share of the "
-                                                 "state layers): plan one stage.")
+    if pp > 1 and prof.hybrid_rule != "v0517":
+        return "pipeline_parallel_size", head + (f"Not modelled under pipeline parallelism on SGLang {prof.releases} "
+                                                 "(it charges every stage the whole model's state per slot; 0.5.17+ "
+                                                 "charge the largest stage's share): plan one stage or 0.5.17+.")
     if dp_attention > 1 and prof.hybrid_rule == "v054":
         return "dp_attention_size", head + (f"Not modelled with DP attention on SGLang {prof.releases} (its "
                                             "handle_max_mamba_cache divides even the ratio's slots by --dp for GDN).")
@@ -544,7 +545,8 @@ class SglangMambaPool(BaseModel):
 
 def mamba_pool(prof: SglangProfile, rest: int, conv_per_request: int, ssm_per_request: int, model_type: str,
                ratio: float | None = None, max_mamba_cache_size: int | None = None,
-               max_running_requests: int | None = None, radix: bool = True, dp_attention: int = 1) -> SglangMambaPool:
+               max_running_requests: int | None = None, radix: bool = True, dp_attention: int = 1,
+               charged_per_request: int | None = None) -> SglangMambaPool:
     """How the line splits the profiled rest between the MambaPool and the full-attention KV pool.
 
     rest = available - pre x (1 - mem_fraction_static) (GB floats, as SGLang computes them). With the radix cache on
@@ -556,7 +558,9 @@ def mamba_pool(prof: SglangProfile, rest: int, conv_per_request: int, ssm_per_re
                       accounts for each pool's padding slot")
     --max-mamba-cache-size N: slots = N (0.5.4 - 0.5.6 only without the radix cache: the ratio wins with it).
     DP attention (``dp_attention`` workers, 0.5.7+): a fixed or given slot count is split over the workers (N // dp);
-    the ratio sizes each worker's pool from its own rest.
+    the ratio sizes each worker's pool from its own rest. Pipeline stages (0.5.17+): every stage solves and charges
+    ``charged_per_request`` = int(the model's slot x the largest stage's state layers / all state layers) and
+    allocates its own layers (conv / ssm per request of this stage).
     Without the radix cache (0.5.4 - 0.5.6 Mamba-2 configs always: "model detected, disable radix cache"): through 0.5.8
     slots = --max-running-requests or 512; 0.5.9+ --max-running-requests, else the ratio. The KV pool gets
     rest - charged. Slots a running request holds (``_calculate_mamba_ratio``): 1 without the radix cache, 3 with it
@@ -566,7 +570,7 @@ def mamba_pool(prof: SglangProfile, rest: int, conv_per_request: int, ssm_per_re
     24 x (4096 x 3 x 2 + 16 x 128 x 128 x 4) = 25,755,648 B -> budget 4.497 GB -> 187 slots (logged 186).
     """
     r = SGLANG_MAMBA_FULL_MEMORY_RATIO if ratio is None else ratio
-    per_req = conv_per_request + ssm_per_request
+    per_req = conv_per_request + ssm_per_request if charged_per_request is None else charged_per_request
     rest_gb = rest / GiB
     radix_on = radix and not (prof.hybrid_rule == "v054" and model_type in ("nemotron_h", "falcon_h1"))
     padded = prof.hybrid_rule == "v0517"

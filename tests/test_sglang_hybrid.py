@@ -116,7 +116,6 @@ def test_release_lines_that_refuse_and_those_that_plan():
 
 def test_layouts_and_flags_that_are_not_modelled_are_refused_by_field():
     spec = load_preset("qwen3.5-397b-a17b")
-    assert refusal(spec, Layout(tp=4, pp=2)).field == "pipeline_parallel_size"
     assert refusal(spec, speculative_method="mtp", num_speculative_tokens=3).field == "speculative_config"
     assert refusal(spec, sglang_version="0.5.8", enable_prefix_caching=False).field in ("enable_prefix_caching",
                                                                                           "sglang_version")
@@ -257,3 +256,16 @@ def test_dp_attention_sizes_a_pool_per_worker():
         plan(load_preset("qwen3-next-80b-a3b"), H200, EngineConfig(engine="sglang", sglang_version="0.5.6",
                                                                     dp_attention_size=4), Layout(tp=4))
     assert info.value.field == "dp_attention_size"
+
+
+def test_pipeline_stages_charge_the_largest_stage_share():
+    # 0.5.17+ (_handle_max_mamba_cache pp_layer_scale): TP4 PP2 over Qwen3.5-397B's 60 layers -> 30 a stage (0.5.6+
+    # get_pp_indices), 23 GDN layers on stage 0 (full attention at 3, 7, ..., 27), 22 on stage 1; every stage charges
+    # int(45 x 1,067,008 B x 23 / 45) = 24,541,184 B (23.40 MiB) a slot; stage 1 allocates 22 layers' worth
+    spec = load_preset("qwen3.5-397b-a17b")
+    p = plan(spec, H200, EngineConfig(engine="sglang"), Layout(tp=4, pp=2))
+    names = [next(t.name for t in r.terms if t.name.startswith("Mamba")) for r in p.ranks]
+    assert all("x 23.40 MiB)" in n for n in names), names
+    assert p.kv_cache_tokens == min(r.num_blocks for r in p.ranks)
+    # before 0.5.17 every stage charged the whole model's slot: refused
+    assert refusal(spec, Layout(tp=4, pp=2), sglang_version="0.5.15").field == "pipeline_parallel_size"
