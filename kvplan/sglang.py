@@ -82,8 +82,14 @@ line         MambaPool rule
 0.5.10       + Qwen3.5, Granite-4; the config's mamba_ssm_dtype; no radix cache: --max-running-requests or
              the ratio
 0.5.14       + extra_buffer by default (5 slots a running request); refused on ROCm (0.5.15 line too)
-0.5.17+      the padding slot charged; 0.5.18+ a multimodal model reserves 100 MiB of rest first
+0.5.17+      the padding slot charged; PP: every stage charges the largest stage's share of a slot; 0.5.18+
+             a multimodal model reserves 100 MiB of rest first
 ===========  ==============================================================================================
+
+DP attention (0.5.7+): a pool per worker from its own rest; --max-mamba-cache-size / --max-running-requests slot
+counts are split over the workers. Not modelled (refused by field): speculative decoding (intermediate per-draft
+states), PP before 0.5.17, DP attention before 0.5.7, families not read in SGLang's configs (Jamba, Zamba2, Bamba,
+LFM2 short convs, Kimi-Linear KDA, MiniMax / Lightning linear attention), attention-less hybrids.
 
 Worked number (the Qwen3-30B-A3B-FP8 H100 log pinned in tests/test_engine_sglang.py): 81559 MiB, TP1 ->
 reserved 13904 MiB -> 0.830; as logged, pre 78.48 and available 49.33 GiB -> rest 35.99 GiB / 98,304 B -> 392,920
