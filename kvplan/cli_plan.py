@@ -27,6 +27,9 @@ def engine_from_args(args):
                   mm_encoder_tp_mode=args.mm_encoder_tp_mode,
                   speculative_method="mtp" if args.mtp_tokens else "none", num_speculative_tokens=args.mtp_tokens)
     fields |= speculative_args(args)
+    for name in ("mamba_full_memory_ratio", "max_mamba_cache_size", "mamba_ssm_dtype"):  # SGLang hybrids' MambaPool
+        if getattr(args, name, None) is not None:
+            fields[name] = getattr(args, name)
     if args.runtime_gib is not None:
         fields["runtime_gib"] = args.runtime_gib
     if args.headroom_gib is not None:
@@ -261,6 +264,11 @@ def add_commands(sub) -> None:
     p.add_argument("--sampler", choices=("auto", "pytorch", "flashinfer"), default="auto",
                    help="top-k/top-p path of vLLM's dummy sampler run (VLLM_USE_FLASHINFER_SAMPLER)")
     p.add_argument("--max-total-tokens", type=int, default=None, help="SGLang: cap on its KV pool")
+    p.add_argument("--mamba-full-memory-ratio", type=float, default=None,
+                   help="SGLang hybrids: MambaPool : KV pool memory ratio (default 0.9)")
+    p.add_argument("--max-mamba-cache-size", type=int, default=None, help="SGLang hybrids: MambaPool state slots")
+    p.add_argument("--mamba-ssm-dtype", choices=("float32", "bfloat16", "float16"), default=None,
+                   help="SGLang hybrids: temporal (SSM) state dtype (default: the config's mamba_ssm_dtype, else float32)")
     p.add_argument("--tensor-parallel-size", "-tp", type=int, default=1)
     p.add_argument("--pipeline-parallel-size", "-pp", type=int, default=1)
     p.add_argument("--data-parallel-size", "-dp", type=int, default=1)

@@ -538,6 +538,11 @@ class EngineConfig(BaseModel):
     # "enforce" --enforce-piecewise-cuda-graph (0.5.10+: on past the auto-disable rules); "disable"
     # --disable-piecewise-cuda-graph (0.5.10+).
     piecewise_cuda_graph: Literal["enable", "enforce", "disable"] | None = None
+    # SGLang hybrids (kvplan.sglang.mamba_pool): --mamba-full-memory-ratio (None: 0.9), --max-mamba-cache-size,
+    # --mamba-ssm-dtype (None: the config's mamba_ssm_dtype where the line reads it, else float32)
+    mamba_full_memory_ratio: float | None = Field(default=None, gt=0, le=1000)
+    max_mamba_cache_size: int | None = Field(default=None, ge=1, le=10_000_000)
+    mamba_ssm_dtype: Literal["float32", "bfloat16", "float16"] | None = None
     runtime_gib: float = Field(default=2.0, ge=0, le=100_000)
     headroom_gib: float = Field(default=2.0, ge=0, le=100_000)
     activation_bytes: int | None = Field(default=None, ge=0)  # measured override of the estimate

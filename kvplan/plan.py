@@ -611,10 +611,8 @@ def plan(spec: ModelSpec, gpu: GpuSpec, engine: EngineConfig = EngineConfig(), l
                                  "planned for the SGLang engine only; vLLM's attention DP is --data-parallel-size")
         layout = Layout(tp=layout.tp, pp=layout.pp, dp=layout.dp, ep=layout.ep, attn_dp=engine.dp_attention_size,
                         dense_tp=engine.moe_dense_tp_size, pp_split=layout.pp_split)
-    if engine.engine == "sglang":  # recurrent states live in SGLang's own MambaPool: not modelled, refused
-        refusal = spec.memo(("sglang-state-refusal",), lambda: sglang.recurrent_state_refusal(spec))
-        if refusal:
-            raise PlanInputError("engine", refusal)
+    if engine.engine == "sglang":  # recurrent states live in SGLang's own MambaPool (kvplan.sglang.mamba_pool)
+        _sglang_hybrid_check(spec, engine, layout, gpu.vendor == "AMD")
     if engine.engine == "sglang" and layout.pp > 1 and layout.pp_split is None:  # SGLang's own get_pp_indices
         layout = dataclasses.replace(layout, pp_split=tuple(sglang.pp_partition(
             sglang.sglang_profile(engine.sglang_version), len(spec.layers), layout.pp)))
@@ -707,6 +705,7 @@ def plan(spec: ModelSpec, gpu: GpuSpec, engine: EngineConfig = EngineConfig(), l
     if all_mode and not vllm_has(prof.version, "mamba_all_draft_pages"):
         spec_blocks = 0  # "all" is cdiv(max_model_len, block_size) pages through 0.21.0, + the draft pages from 0.22.0
     ranks: list[RankPlan] = []
+    sglang_mamba = None  # the MambaPool of an SGLang hybrid (under PP: the stage with the fewest slots)
     stage_blocks: list[tuple[int, list[KVGroup], int, int]] = []
     last = layout.pp - 1
     kv_heads = kv_heads_on_rank(spec, kv_tp)  # the same on every stage
@@ -737,6 +736,20 @@ def plan(spec: ModelSpec, gpu: GpuSpec, engine: EngineConfig = EngineConfig(), l
         terms = list(terms)
         per_token = sum(layer.cache.kv_bytes_per_token("vllm", kv_tp, kv_b) * n for layer, n in layers)
         if engine.engine == "sglang":
+            mamba, rest_before = _sglang_mamba(spec, engine, layout, layers, pool), pool
+            if mamba is not None:  # the MambaPool comes out of rest first; the KV pool gets what is left
+                terms.append(_sglang_mamba_term(engine, mamba))
+                pool = mamba.kv_pool if mamba.slots > 0 else min(pool, 0)  # no slots: SGLang does not start
+                if sglang_mamba is None or mamba.slots < sglang_mamba.slots:  # the stage with the fewest slots
+                    sglang_mamba = mamba
+                bs = block_size  # SGLang's page, not vLLM's state-aligned hybrid block (kv_groups)
+                if mamba.slots <= 0:
+                    warnings.append(f"SGLang sizes no MambaPool on stage {stage}: {mamba.rule} gives "
+                                    f"{mamba.slots} slots of {mamba.per_request / 2**20:.2f} MiB (rest "
+                                    f"{rest_before / GiB:.2f} GiB), and it refuses to start")
+                elif mamba.kv_pool <= 0:
+                    warnings.append(f"SGLang's MambaPool ({mamba.slots} state slots, {mamba.charged / GiB:.2f} GiB by "
+                                    f"{mamba.rule}) leaves no memory for the KV pool of stage {stage}")
             blocks = (pool // per_token // bs) if per_token and pool > 0 else 0
             if engine.max_total_tokens is not None:  # --max-total-tokens caps the pool (floored to the page)
                 blocks = min(blocks, engine.max_total_tokens // bs)
@@ -774,6 +787,15 @@ def plan(spec: ModelSpec, gpu: GpuSpec, engine: EngineConfig = EngineConfig(), l
         usable = num_blocks - 1 if engine.engine == "vllm" else num_blocks
         whole = usable // per_request if per_request else 0
         starts = longest_start(groups, block_size, in_flight, engine, usable, len_rank * 64) * dcp
+    if sglang_mamba is not None:  # SGLang runs no more requests than its MambaPool's slots allow
+        cap = sglang_mamba.slots // sglang_mamba.slots_per_request
+        if 0 < cap < whole:
+            warnings.append(f"SGLang's MambaPool ({sglang_mamba.slots} state slots, {sglang_mamba.slots_per_request} a "
+                            f"running request) caps max_running_requests at {cap}: the KV pool holds {whole:,} "
+                            f"sequences of {max_len:,}, SGLang runs {cap} at once")
+            whole, conc = cap, min(conc, cap)
+        elif cap <= 0:
+            whole, conc = 0, 0.0
     pool_ok = all(r.kv_pool_bytes > 0 for r in ranks)
     fits = whole >= 1 and (concurrency is None or whole >= concurrency) and pool_ok
     if v0:
@@ -802,7 +824,8 @@ def plan(spec: ModelSpec, gpu: GpuSpec, engine: EngineConfig = EngineConfig(), l
     decode = decode_bound(spec, gpu, layout, ranks[tight].weights_bytes, min(concurrency or max(whole, 1), max(whole, 1)),
                           max_len, kv_b, prompt_tokens)
     if engine.engine == "sglang":
-        log = _sglang_log(spec, gpu, engine, layout, ranks[tight], tokens, block_size, mla, kv_b, max_len, model_dtype)
+        log = _sglang_log(spec, gpu, engine, layout, ranks[tight], tokens, block_size, mla, kv_b, max_len, model_dtype,
+                          sglang_mamba)
     elif v0:
         log = vllm_v0.log_lines(engine, prof, ranks[tight], num_blocks, vllm_v0.cpu_blocks(ranks), max_len, block_size)
     else:
@@ -1001,6 +1024,10 @@ def _budget(spec, gpu, engine, layout, weights, mnbt, max_seqs, act_b, mla, last
                  Term(name=f"left free: (1 - {frac}) x free before load", bytes=b.keep_free, basis="engine rule",
                       source=f"{st.rule} (gpu_mem {st.gpu_mem_mib} MiB, {st.gpu_mem_basis}); rest = available - "
                              "pre x (1 - mem_fraction_static), model_runner.profile_max_num_token")]
+        if b.mm_reserve:
+            terms.append(Term(name="multimodal embedding-cache reserve", bytes=b.mm_reserve, basis="engine rule",
+                              source="SGLANG_VLM_CACHE_SIZE_MB (100) out of the KV budget, SGLang 0.5.18+ "
+                                     "kv_cache_configurator.py mm_runtime_reservation_gb"))
         return terms, b.pool
     prof = vllm_profile(engine)
     if prof.engine_core == "V0":
@@ -1094,18 +1121,70 @@ def _sglang_budget(spec, gpu, engine, layout, weights, mla) -> "sglang.SglangBud
         engine.piecewise_cuda_graph)
 
 
-def _sglang_log(spec, gpu, engine, layout, rank: "RankPlan", tokens, page, mla, kv_b, max_len, model_dtype
-                ) -> list[str]:
+def _sglang_log(spec, gpu, engine, layout, rank: "RankPlan", tokens, page, mla, kv_b, max_len, model_dtype,
+                mamba: "sglang.SglangMambaPool | None" = None) -> list[str]:
     """SGLang's start-up figures for the tightest rank (kvplan.sglang.log_lines); ``model_dtype``: the plan's served
-    dtype (after vllm_auto_dtype), which names the KV line's dtype when the cache is 16-bit."""
+    dtype (after vllm_auto_dtype), which names the KV line's dtype when the cache is 16-bit; ``mamba``: a hybrid's
+    MambaPool (its line, and the cap it puts on max_running_requests)."""
     prof = sglang.sglang_profile(engine.sglang_version)
     b = _sglang_budget(spec, gpu, engine, layout, rank.weights_bytes, mla)
-    running = sglang.max_running_requests(prof, tokens, max_len, engine.max_num_seqs, layout.attn_dp)
+    running = sglang.max_running_requests(prof, tokens, max_len, engine.max_num_seqs, layout.attn_dp, mamba)
+    uncapped = sglang.max_running_requests(prof, tokens, max_len, engine.max_num_seqs, layout.attn_dp)
     half = rank.kv_bytes_per_token // 2
     k, v = (rank.kv_bytes_per_token, 0) if mla else (half, rank.kv_bytes_per_token - half)
     dtype = {1: "float8_e4m3fn", 4: "float32"}.get(kv_b, "float16" if model_dtype == "fp16" else "bfloat16")
     return sglang.log_lines(prof, b.pre_load, b.weights_loaded, tokens, page, k, v, mla, dtype, b.settings, running,
-                            max_len)
+                            max_len, mamba, uncapped)
+
+
+def _sglang_hybrid_check(spec, engine, layout, rocm: bool) -> None:
+    """Refuse what kvplan.sglang cannot size of a hybrid's recurrent states on this SGLang line (hybrid_refusal)."""
+    refusal = spec.memo(("sglang-state-refusal", engine.sglang_version, layout.tp, layout.pp, engine.dp_attention_size,
+                         engine.speculative_method, engine.num_speculative_tokens, engine.enable_prefix_caching, rocm),
+                        lambda: sglang.hybrid_refusal(
+                            spec, engine.sglang_version, layout.tp, layout.pp, engine.dp_attention_size,
+                            engine.speculative_method != "none" and engine.num_speculative_tokens > 0,
+                            engine.enable_prefix_caching is not False, rocm))
+    if refusal:
+        raise PlanInputError(*refusal)
+
+
+def _sglang_mamba(spec, engine, layout, layers, rest: int) -> "sglang.SglangMambaPool | None":
+    """The MambaPool of one rank (kvplan.sglang.mamba_pool) out of its profiled ``rest``; None: no recurrent state.
+    Under PP (0.5.17+) every stage charges the largest stage's share of the model's slot (_handle_max_mamba_cache
+    pp_layer_scale) and allocates its own layers."""
+    prof = sglang.sglang_profile(engine.sglang_version)
+    conv, ssm, n = sglang.state_bytes_per_request(prof, layers, layout.attn_tp, engine.mamba_ssm_dtype)
+    charged = None
+    if layout.pp > 1:
+        whole = spec.memo(("sglang-state-stages", engine.sglang_version, layout.attn_tp, engine.mamba_ssm_dtype,
+                           layout.pp, layout.pp_split), lambda: (
+            sglang.state_bytes_per_request(prof, stage_distinct(spec, 1, 0, None), layout.attn_tp,
+                                           engine.mamba_ssm_dtype),
+            max(sglang.state_bytes_per_request(prof, stage_distinct(spec, layout.pp, st, layout.pp_split),
+                                               layout.attn_tp, engine.mamba_ssm_dtype)[2] for st in range(layout.pp))))
+        (all_conv, all_ssm, all_n), most = whole
+        if not all_n:
+            return None
+        charged = int((all_conv + all_ssm) * (most / all_n))
+    elif not n:
+        return None
+    return sglang.mamba_pool(prof, rest, conv, ssm, spec.model_type, engine.mamba_full_memory_ratio,
+                             engine.max_mamba_cache_size, engine.max_num_seqs, engine.enable_prefix_caching is not False,
+                             layout.attn_dp, charged)
+
+
+def _sglang_mamba_term(engine, m: "sglang.SglangMambaPool") -> Term:
+    """The budget line of an SGLang MambaPool (charged from rest before the KV pool)."""
+    prof = sglang.sglang_profile(engine.sglang_version)
+    fn = {"v054": "model_runner.handle_max_mamba_cache", "v057": "model_runner_kv_cache_mixin / kv_cache_configurator "
+          "handle_max_mamba_cache", "v0517": "kv_cache_configurator._handle_max_mamba_cache"}[prof.hybrid_rule]
+    return Term(name=f"Mamba state pool ({m.slots} slots x {m.per_request / 2**20:.2f} MiB)", bytes=m.charged,
+                basis="engine rule",
+                source=f"max_mamba_cache_size by {m.rule} (SGLang {prof.releases}, {fn}); conv state bfloat16, "
+                       f"temporal state {engine.mamba_ssm_dtype or 'float32 unless the config says mamba_ssm_dtype'}; "
+                       f"allocated with the padding slot: {(m.conv_bytes + m.ssm_bytes) / 2**30:.2f} GiB; "
+                       f"max_running_requests <= slots // {m.slots_per_request} (kvplan.sglang.mamba_pool)")
 
 
 # How far the budget's fitted terms are from the truth, measured where it matters: the KV pool ("Available KV cache

@@ -59,6 +59,38 @@ The ViT shape is what that function reads: vision_config.num_hidden_layers (24 w
 Pipeline stages follow SGLang's get_pp_indices (pp_partition), not vLLM's split.
 Not derived: the CUDA-graph capture lines and the scheduler's available_gpu_mem (after capture).
 
+Hybrid models (recurrent-state layers: Qwen3-Next / Qwen3.5 GDN, Nemotron-H, Falcon-H1, Granite-4; ``mamba_pool``):
+the MambaPool is carved out of rest first and the KV pool holds the full-attention layers only::
+
+    per slot    = state layers x (conv_dim / tp x (conv_kernel - 1) x 2 B + heads / tp x head_dim x state x ssm B)
+    budget      = rest x r / (1 + r),  r = --mamba-full-memory-ratio (0.9)
+    slots       = int(budget // per slot)            0.5.4 - 0.5.16 (charged slots x per slot)
+                  int((budget - per slot) // per slot) 0.5.17+      (charged (slots + 1) x per slot)
+    tokens      = (rest - charged) // attention cell, floored to the page
+    running    <= slots // (1 | 3 | 3 + 2): no radix cache | no_buffer (default to 0.5.13) | extra_buffer (0.5.14+)
+
+===========  ==============================================================================================
+line         MambaPool rule
+===========  ==============================================================================================
+0.4.0-0.4.6  refused: no hybrid model served
+0.4.8        refused: only 0.5.2 serves Qwen3-Next (a fixed 512-slot pool, no radix cache)
+0.5.3        refused: 0.5.3.x fixed 512 slots, 0.5.4 the ratio
+0.5.4.post1  the ratio for Qwen3-Next; Nemotron-H / Falcon-H1 without the radix cache: 512 slots (or
+0.5.6        --max-running-requests), 1 a request; --max-mamba-cache-size only without the radix cache
+0.5.7        the ratio for all three; --max-mamba-cache-size honoured; no radix cache: 512 slots
+0.5.8        as 0.5.7 (Qwen3.5 / Granite-4 refused: 0.5.9 only; no radix cache refused: 0.5.8 / 0.5.9 differ)
+0.5.10       + Qwen3.5, Granite-4; the config's mamba_ssm_dtype; no radix cache: --max-running-requests or
+             the ratio
+0.5.14       + extra_buffer by default (5 slots a running request); refused on ROCm (0.5.15 line too)
+0.5.17+      the padding slot charged; PP: every stage charges the largest stage's share of a slot; 0.5.18+
+             a multimodal model reserves 100 MiB of rest first
+===========  ==============================================================================================
+
+DP attention (0.5.7+): a pool per worker from its own rest; --max-mamba-cache-size / --max-running-requests slot
+counts are split over the workers. Not modelled (refused by field): speculative decoding (intermediate per-draft
+states), PP before 0.5.17, DP attention before 0.5.7, families not read in SGLang's configs (Jamba, Zamba2, Bamba,
+LFM2 short convs, Kimi-Linear KDA, MiniMax / Lightning linear attention), attention-less hybrids.
+
 Worked number (the Qwen3-30B-A3B-FP8 H100 log pinned in tests/test_engine_sglang.py): 81559 MiB, TP1 ->
 reserved 13904 MiB -> 0.830; as logged, pre 78.48 and available 49.33 GiB -> rest 35.99 GiB / 98,304 B -> 392,920
 tokens; kvplan from the flags: pre 78.45, available 49.24 -> 392,123 tokens (-0.20 %).
@@ -68,6 +100,7 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict
 
+from kvplan.layers import cache_parts
 from kvplan.parallel import stage_distinct
 from kvplan.spec import Linear
 from kvplan.units import GiB, MiB, cdiv
@@ -117,6 +150,24 @@ class SglangProfile(BaseModel):
     context_tp_nvlink: int  # TP >= 2 over NVLink (custom all-reduce buffers)
     context_tp_rocm: int  # TP >= 2 on AMD (RCCL + aiter custom all-reduce)
     source: str
+    # How the line sizes the MambaPool of a hybrid (recurrent-state) model (kvplan.sglang.mamba_pool):
+    # "refused" (not modelled: hybrid_refusal says why), "v054" (0.5.4 - 0.5.6: model_runner.handle_max_mamba_cache;
+    # Mamba-2 configs run without the radix cache, so 512 slots or --max-running-requests; GDN by the ratio, which
+    # overrides --max-mamba-cache-size), "v057" (0.5.7 - 0.5.9: the ratio for every hybrid, --max-mamba-cache-size
+    # honoured), "v0517" (0.5.17+: the ratio less the pool's padding slot, which is charged too).
+    hybrid_rule: Literal["refused", "v054", "v057", "v0517"] = "refused"
+    hybrid_refusal: str = ""
+    hybrid_models: tuple[str, ...] = ()  # the kvplan model_types this line serves as SGLang hybrids
+    hybrid_extra_buffer: bool = False  # 0.5.14+: --mamba-radix-cache-strategy auto -> extra_buffer (5 slots a request)
+    hybrid_ssm_from_config: bool = False  # 0.5.9+: the temporal state dtype reads the config's mamba_ssm_dtype
+    # Without the radix cache (--disable-radix-cache): "fixed" max_mamba_cache_size = --max-running-requests or 512
+    # (through 0.5.8), "ratio" (0.5.9+: --max-running-requests if given, else the ratio), "mixed" (a line holding both).
+    hybrid_radix_off: Literal["fixed", "ratio", "mixed"] = "ratio"
+    hybrid_rocm_refusal: str = ""  # why the line's auto strategy cannot be planned on ROCm ("" none)
+    # 0.5.18+: a multimodal model reserves SGLANG_VLM_CACHE_SIZE_MB (100) of the KV budget for the embedding cache
+    # (kv_cache_configurator.py mm_runtime_reservation_gb; + SGLANG_MM_FEATURE_CACHE_MB with a GPU feature transport,
+    # off by default)
+    mm_reserve_mib: int = 0
 
 
 # Fitted constants (GiB; "context" = device total (kvplan.gpus, cudaMemGetInfo) - "Load weight begin. avail mem"):
@@ -140,6 +191,31 @@ _MID = {"context_single": _g(0.74), "context_tp_pcie": _g(0.56), "context_tp_nvl
 _NEW = {"context_single": _g(0.74), "context_tp_pcie": _g(0.56), "context_tp_nvlink": _g(1.44),
         "context_tp_rocm": _g(4.50)}
 
+# The hybrid families kvplan sizes on SGLang, by the model_type kvplan parses, and the SGLang architecture that serves
+# it (configs/hybrid_arch.py mambaish_config; each line's models/ and configs/ folders): Qwen3-Next (GDN) from 0.5.2,
+# Falcon-H1 from 0.5.3, Nemotron-H from 0.5.4, Qwen3.5 (GDN) and Granite-4 hybrids from 0.5.9.
+SGLANG_HYBRID_ARCHS = {"qwen3_next": "Qwen3NextForCausalLM", "falcon_h1": "FalconH1ForCausalLM",
+                       "nemotron_h": "NemotronHForCausalLM", "qwen3_5_text": "Qwen3_5ForConditionalGeneration",
+                       "qwen3_5_moe_text": "Qwen3_5MoeForConditionalGeneration",
+                       "granitemoehybrid": "GraniteMoeHybridForCausalLM"}
+# kvplan names a Qwen3.5 spec by its text config (qwen3_5_text / qwen3_5_moe_text); the published checkpoints are the
+# multimodal wrappers SGLang serves as Qwen3_5(Moe)ForConditionalGeneration.
+_HYB_EARLY = ("qwen3_next", "falcon_h1", "nemotron_h")
+_HYB_ALL = _HYB_EARLY + ("qwen3_5_text", "qwen3_5_moe_text", "granitemoehybrid")
+_NO_HYBRIDS = ("serves no hybrid recurrent-state model (its wheels hold no Qwen3-Next, Falcon-H1 or Nemotron-H; "
+               "Qwen3-Next came with 0.5.2)")
+# 0.5.14 - 0.5.15 resolve --mamba-radix-cache-strategy auto to extra_buffer and then assert CUDA/MUSA/NPU
+# (server_args.py _validate_mamba_extra_buffer "extra_buffer needs CUDA/MUSA/NPU (FLA)"); 0.5.16 adds ROCm.
+_ROCM_0514 = ("picks the extra_buffer strategy for it and then asserts CUDA / MUSA / NPU, so it does not start on ROCm "
+              "(server_args.py _validate_mamba_extra_buffer; --mamba-radix-cache-strategy no_buffer is not modelled): "
+              "pick 0.5.17 or newer")
+_ROCM_0515 = ("refuses it on ROCm in 0.5.15 (extra_buffer asserts CUDA / MUSA / NPU) and starts it in 0.5.16: pick "
+              "0.5.17 or newer")
+_V054 = {"hybrid_rule": "v054", "hybrid_models": _HYB_EARLY, "hybrid_radix_off": "fixed"}
+_V057 = {"hybrid_rule": "v057", "hybrid_models": _HYB_ALL, "hybrid_ssm_from_config": True}
+_V0517 = {"hybrid_rule": "v0517", "hybrid_models": _HYB_ALL, "hybrid_ssm_from_config": True,
+          "hybrid_extra_buffer": True}
+
 SGLANG_PROFILES: dict[str, SglangProfile] = {
     "0.4.0": SglangProfile(
         version="0.4.0", releases="0.4.0 - 0.4.5.post2", fraction_rule="tp_table", prefill_graphs="none",
@@ -147,66 +223,69 @@ SGLANG_PROFILES: dict[str, SglangProfile] = {
         source="sglang 0.4.0 / 0.4.3 / 0.4.5 / 0.4.5.post1 / 0.4.5.post2 wheels: server_args.py __post_init__ "
         "(TP table; chunked_prefill_size 2048 below 25000 MiB else 8192; cuda_graph_max_bs 8 / 80 below, 160 above; "
         "the 0.4.0 wheel keeps 8 at TP >= 4), model_runner.init_memory_pool; the log lines "
-        "are 0.4.3.post+ wording (0.4.0 - 0.4.2 print neither #tokens nor mem usage)", **_OLD),
+        "are 0.4.3.post+ wording (0.4.0 - 0.4.2 print neither #tokens nor mem usage)", **_OLD, hybrid_refusal=_NO_HYBRIDS),
     "0.4.5.post3": SglangProfile(
         version="0.4.5.post3", releases="0.4.5.post3 - 0.4.6.post1", fraction_rule="tp_table_13g",
         prefill_graphs="none", small_tier=(2048, 8, 80), speculative_reserve_mib=0, vlm_adjust=False, req_pool_extra=1,
         kv_line="tokens", source="sglang 0.4.5.post3 / 0.4.6 / 0.4.6.post1 wheels: server_args.py __post_init__ (the "
         "TP table up to 81920 MiB, (gpu_mem - 13 GiB) / gpu_mem above; cuda_graph_runner.py captures up to 160, 256 "
-        "above 81920 MiB)", **_OLD),
+        "above 81920 MiB)", **_OLD, hybrid_refusal=_NO_HYBRIDS),
     "0.4.6": SglangProfile(
         version="0.4.6", releases="0.4.6.post2 - 0.4.7", fraction_rule="tp_table_large", prefill_graphs="none",
         small_tier=(2048, 8, 80), speculative_reserve_mib=0, vlm_adjust=False, req_pool_extra=1, kv_line="tokens",
         source="sglang 0.4.6.post2 / 0.4.6.post5 / 0.4.7 wheels: server_args.py __post_init__ (the 0.4.7 "
         "ReqToTokenPool drops the + 1 row: its max_running_requests reads one fewer where the clamp binds; 0.4.7 also "
-        "takes 0.79 and chunked_prefill_size 16384 above 180,000 MiB on CUDA: not modeled)", **_OLD),
+        "takes 0.79 and chunked_prefill_size 16384 above 180,000 MiB on CUDA: not modeled)", **_OLD, hybrid_refusal=_NO_HYBRIDS),
     "0.4.8": SglangProfile(
         version="0.4.8", releases="0.4.7.post1 - 0.5.2", fraction_rule="reserved_tiers", prefill_graphs="none",
         small_tier=(2048, 8, 80), speculative_reserve_mib=2048, vlm_adjust=True, req_pool_extra=0, kv_line="tokens",
         source="sglang 0.4.7.post1 / 0.4.8 / 0.4.9 / 0.4.10 / 0.5.1 / 0.5.2 wheels: server_args.py "
-        "__post_init__ reserved_mem tiers (adjust_mem_fraction_for_vlm from 0.4.10 only)", **_OLD),
+        "__post_init__ reserved_mem tiers (adjust_mem_fraction_for_vlm from 0.4.10 only)", **_OLD, hybrid_refusal="holds 0.5.2, whose Qwen3-Next keeps a fixed pool of 512 state slots without the radix "
+        "cache (model_runner.py), and older releases that serve no hybrid: not modelled as one line"),
     "0.5.3": SglangProfile(
         version="0.5.3", releases="0.5.3 - 0.5.4", fraction_rule="reserved_formula", prefill_graphs="none",
         small_tier=(2048, 16, 80), speculative_reserve_mib=2048, vlm_adjust=True, req_pool_extra=0, kv_line="tokens",
         source="sglang 0.5.3 / 0.5.3.post3 / 0.5.4 wheels: server_args.py _handle_gpu_memory_settings "
         "(cuda_graph_max_bs 16 below 35 GiB at TP < 4; --enable-piecewise-cuda-graph from 0.5.3.post2 reserves nothing)",
-        **_MID),
+        **_MID, hybrid_refusal="holds 0.5.3.x, which gives Qwen3-Next / Falcon-H1 a fixed pool of 512 state slots with the "
+        "radix cache off (model_runner.py), and 0.5.4, which sizes it by --mamba-full-memory-ratio: two rules in one "
+        "line, not modelled (the 0.5.4.post1 line sizes it by the ratio)"),
     "0.5.4.post1": SglangProfile(
         version="0.5.4.post1", releases="0.5.4.post1 - 0.5.5.x", fraction_rule="reserved_formula",
         prefill_graphs="none", small_tier=(2048, 24, 80), speculative_reserve_mib=2048, vlm_adjust=True,
         req_pool_extra=0, kv_line="tokens", source="sglang 0.5.4.post1 / 0.5.4.post2 / 0.5.4.post3 / 0.5.5 wheels: "
-        "server_args.py _handle_gpu_memory_settings (cuda_graph_max_bs 24 below 35 GiB at TP < 4)", **_MID),
+        "server_args.py _handle_gpu_memory_settings (cuda_graph_max_bs 24 below 35 GiB at TP < 4)", **_MID, **_V054),
     "0.5.6": SglangProfile(
         version="0.5.6", releases="0.5.6 - 0.5.6.post2", fraction_rule="reserved_formula", prefill_graphs="none",
         piecewise_optin="max_quarter", small_tier=(2048, 24, 80), speculative_reserve_mib=2048, vlm_adjust=True,
         req_pool_extra=0, kv_line="tokens", source="sglang 0.5.6 / 0.5.6.post2 wheels: server_args.py "
         "_handle_gpu_memory_settings (--enable-piecewise-cuda-graph: reserved_mem += piecewise_cuda_graph_max_tokens "
-        "// 4, default 4096); distributed/utils.py get_pp_indices gives the last N stages one extra layer", **_MID),
+        "// 4, default 4096); distributed/utils.py get_pp_indices gives the last N stages one extra layer", **_MID, **_V054),
     "0.5.7": SglangProfile(
         version="0.5.7", releases="0.5.7", fraction_rule="reserved_formula", prefill_graphs="none",
         piecewise_optin="chunk_eighth", small_tier=(2048, 24, 80), speculative_reserve_mib=2048, vlm_adjust=True,
         req_pool_extra=0, kv_line="tokens", source="sglang 0.5.7 wheel: server_args.py _handle_gpu_memory_settings "
-        "(piecewise_cuda_graph_max_tokens = chunked_prefill_size; reserved_mem += max_tokens // 8)", **_MID),
+        "(piecewise_cuda_graph_max_tokens = chunked_prefill_size; reserved_mem += max_tokens // 8)", **_MID, hybrid_rule="v057", hybrid_models=_HYB_EARLY, hybrid_radix_off="fixed"),
     "0.5.8": SglangProfile(
         version="0.5.8", releases="0.5.8 - 0.5.9", fraction_rule="reserved_formula", prefill_graphs="none",
         piecewise_optin="sizes", small_tier=(2048, 24, 80), speculative_reserve_mib=2048, vlm_adjust=True,
         req_pool_extra=0, kv_line="tokens", source="sglang 0.5.8 / 0.5.8.post1 / 0.5.9 wheels: server_args.py "
         "_handle_gpu_memory_settings (reserved_mem += len(piecewise_cuda_graph_tokens) * 8 before the 10 GiB floor; "
-        "max_tokens = chunked_prefill_size, 2048 with MLA; 0.5.8 lists one size fewer: no 576)", **_MID),
+        "max_tokens = chunked_prefill_size, 2048 with MLA; 0.5.8 lists one size fewer: no 576)", **_MID, hybrid_rule="v057", hybrid_models=_HYB_EARLY, hybrid_radix_off="mixed"),
     "0.5.10": SglangProfile(
         version="0.5.10", releases="0.5.10 - 0.5.13", fraction_rule="reserved_formula", prefill_graphs="tc_piecewise",
         prefill_off=("speculative", "dp_attention", "pp", "rocm", "vit"), small_tier=(2048, 24, 80),
         speculative_reserve_mib=4096, vlm_adjust=True, req_pool_extra=0, kv_line="tokens",
         source="sglang 0.5.10 / 0.5.12 / 0.5.13 wheels: server_args.py _handle_piecewise_cuda_graph (on by default; "
         "--disable-cuda-graph does not turn them off), _handle_gpu_memory_settings (+ 4096 MiB speculative); "
-        "0.5.13 adds the dtype to the KV line", **_NEW),
+        "0.5.13 adds the dtype to the KV line", **_NEW, **_V057),
     "0.5.14": SglangProfile(
         version="0.5.14", releases="0.5.14", fraction_rule="reserved_formula", prefill_graphs="tc_piecewise",
         prefill_off=("dp_attention", "pp", "rocm", "vit", "eager"), small_tier=(2048, 24, 80),
         speculative_reserve_mib=0, vlm_adjust=True, req_pool_extra=0, kv_line="dtype", running_half_tokens=True,
         source="sglang 0.5.14 wheel: server_args.py _handle_cuda_graph_config (--disable-cuda-graph disables both "
         "phases), _disable_tc_piecewise_cudagraph_if_incompatible (no speculative rule), no speculative reserve; "
-        "model_runner_kv_cache_mixin.py min(requested // dp, tokens // 2)", **_NEW),
+        "model_runner_kv_cache_mixin.py min(requested // dp, tokens // 2)", **_NEW, **_V057, hybrid_extra_buffer=True, hybrid_rocm_refusal=_ROCM_0514),
     "0.5.15": SglangProfile(
         version="0.5.15", releases="0.5.15 - 0.5.16", fraction_rule="reserved_formula", prefill_graphs="breakable",
         prefill_off=("mla", "dp_attention", "rocm", "vit", "eager"), small_tier=(2048, 24, 80),
@@ -214,27 +293,27 @@ SGLANG_PROFILES: dict[str, SglangProfile] = {
         decode_reserve_needs_graphs=True, running_half_tokens=True,
         source="sglang 0.5.15 / 0.5.16 wheels: cuda_graph_config.py default_prefill_backend (breakable on CUDA), "
         "server_args.py _disable_breakable_cudagraph_if_incompatible (MLA, DP attention, multimodal; PP keeps them)",
-        **_NEW),
+        **_NEW, **_V057, hybrid_extra_buffer=True, hybrid_rocm_refusal=_ROCM_0515),
     "0.5.17": SglangProfile(
         version="0.5.17", releases="0.5.17", fraction_rule="reserved_formula", prefill_graphs="breakable",
         prefill_off=("mla", "rocm", "vit", "eager"), small_tier=(2048, 24, 80), speculative_reserve_mib=0,
         vlm_adjust=True, req_pool_extra=0, kv_line="dtype", decode_reserve_needs_graphs=True,
         running_half_tokens=True, source="sglang 0.5.17 wheel: server_args.py _disable_breakable_cudagraph_if_"
-        "incompatible (MLA attention (non-DSA), multimodal; DP attention no longer)", **_NEW),
+        "incompatible (MLA attention (non-DSA), multimodal; DP attention no longer)", **_NEW, **_V0517),
     "0.5.18": SglangProfile(
         version="0.5.18", releases="0.5.18 - 0.5.19", fraction_rule="reserved_formula", prefill_graphs="breakable",
         prefill_off=("rocm", "vit", "eager"), prefill_pp_max_tokens=8192, small_tier=(2048, 24, 80),
         speculative_reserve_mib=0, vlm_adjust=True, req_pool_extra=0, kv_line="dtype",
         decode_reserve_needs_graphs=True, running_half_tokens=True,
         source="sglang 0.5.18 / 0.5.19 wheels: breakable rules without MLA (MLA reserves 1536 MiB again); 0.5.19 "
-        "arg_groups/memory_hook.py caps the prefill graphs at 8192 tokens under PP (0.5.18 does not)", **_NEW),
+        "arg_groups/memory_hook.py caps the prefill graphs at 8192 tokens under PP (0.5.18 does not)", **_NEW, mm_reserve_mib=100, **_V0517),
     "0.5.20": SglangProfile(
         version="0.5.20", releases="0.5.20 - 0.5.23 (newest read)", fraction_rule="reserved_formula",
         prefill_graphs="breakable", prefill_off=("rocm", "vit", "eager"), prefill_pp_max_tokens=8192,
         small_tier=(4096, 48, 160), speculative_reserve_mib=0, vlm_adjust=True, req_pool_extra=0, kv_line="dtype",
         decode_reserve_needs_graphs=True, running_half_tokens=True, source="sglang 0.5.20 / 0.5.23 wheels: "
         "arg_groups/memory_hook.py handle_gpu_memory_settings, reserve_for_graph_mb; cuda_graph_hook.py (breakable "
-        "on CUDA, off on ROCm); kv_cache_configurator.py", **_NEW),
+        "on CUDA, off on ROCm); kv_cache_configurator.py", **_NEW, mm_reserve_mib=100, **_V0517),
 }
 
 # nvidia-smi memory.total (MiB): what SGLang's get_nvgpu_memory_capacity reads for its tiers and default fraction.
@@ -317,42 +396,221 @@ def pp_partition(prof: SglangProfile, num_layers: int, pp: int) -> list[int]:
     return [base] * (pp - rem) + [base + 1] * rem
 
 
+# ----------------------------------------------------------------------------- hybrid models: the MambaPool
+
 # Cache kinds that keep a recurrent state per request (kvplan.layers STATE_KINDS + the composite Falcon-H1 kind).
 _RECURRENT_KINDS = ("mamba", "linear_attention", "short_conv", "state", "attention_and_mamba")
+# SGLANG_MAMBA_CONV_DTYPE: the conv state is bfloat16 in every line that serves hybrids (0.5.2 - 0.5.8 configs/
+# mamba_utils.py CONV_DTYPE = torch.bfloat16; 0.5.9+ envs default "bfloat16"), whatever the model dtype.
+SGLANG_CONV_STATE_BYTES = 2
+SGLANG_MAMBA_FULL_MEMORY_RATIO = 0.9  # --mamba-full-memory-ratio default (server_args.py 0.5.4 - 0.5.13; 0.5.14+
+# arg_groups fields "fallback=0.9"; only Inkling-class models override it)
+SGLANG_MAMBA_FIXED_SLOTS = 512  # max_mamba_cache_size without the radix cache up to 0.5.8 (no --max-running-requests)
+# MAMBA_CACHE_SIZE_MAX_RUNNING_REQUESTS_RATIO (every line 0.5.4 - 0.5.23) and the extra_buffer ping-pong slots with the
+# overlap schedule (MAMBA_CACHE_V2_ADDITIONAL_RATIO_OVERLAP, 0.5.7+)
+SGLANG_MAMBA_SLOTS_PER_REQUEST = 3
+SGLANG_MAMBA_EXTRA_BUFFER_SLOTS = 2
+_SSM_BYTES = {"float32": 4, "bfloat16": 2, "float16": 2}
 
 
-def recurrent_state_refusal(spec) -> str | None:
-    """Why kvplan refuses an SGLang plan of ``spec`` (None: nothing to refuse).
-
-    SGLang does not fold recurrent states into its KV pages as vLLM's hybrid allocator does. Every model SGLang
-    calls "mambaish" (configs/hybrid_arch.py: Qwen3-Next / Qwen3.5 GDN, Nemotron-H, Falcon-H1, Granite-4, Jamba,
-    LFM2, Kimi-Linear, MiniMax linear, ...) keeps them in a separate MambaPool (mem_cache/memory_pool.py
-    HybridReqToTokenPool / MambaPool): ``max_mamba_cache_size`` request slots (+ 1 padding slot) of conv state
-    (bfloat16 by default, SGLANG_MAMBA_CONV_DTYPE) and temporal state (float32 unless the config's mamba_ssm_dtype,
-    --mamba-ssm-dtype or SGLANG_MAMBA_SSM_DTYPE say otherwise: configs/mamba_utils.py mamba2_state_dtype). The slots
-    are carved first out of the profiled rest, rest x r / (1 + r) with r = --mamba-full-memory-ratio (or fixed by
-    --max-mamba-cache-size), the remainder becomes a token-granular KV pool of the full-attention layers only
-    (HybridLinearKVPool), and max_running_requests is capped at max_mamba_cache_size // 3 (radix cache on; more
-    with the extra-buffer scheduler) (sglang 0.5.20 wheel, mem_cache/kv_cache_configurator.py
-    ``_profile_available_bytes`` / ``_handle_max_mamba_cache`` / ``resolve_max_num_reqs``; earlier lines do it in
-    model_runner.py ``handle_max_mamba_cache`` with their own defaults). kvplan does not model that split per
-    release yet, so it refuses rather than show the vLLM-style accounting as SGLang's. Worked example:
-    qwen3.5-397b-a17b (45 of 60 layers linear_attention) -> the refusal, not a 521-token block plan.
-    """
+def _recurrent_counts(spec) -> dict[str, int]:
     kinds: dict[str, int] = {}
     for layer in spec.layers:
         if layer.cache.kind in _RECURRENT_KINDS:
             kinds[layer.cache.kind] = kinds.get(layer.cache.kind, 0) + 1
+    return kinds
+
+
+def hybrid_refusal(spec, version: str = SGLANG_DEFAULT_VERSION, tp: int = 1, pp: int = 1, dp_attention: int = 1,
+                   speculative: bool = False, radix: bool = True, rocm: bool = False) -> tuple[str, str] | None:
+    """(field, message) when kvplan cannot plan ``spec``'s recurrent states the way this SGLang line does; None when
+    the model keeps none or the line's MambaPool rule is modelled (``mamba_pool``).
+
+    Modelled: the SGLANG_HYBRID_ARCHS families each line serves (SglangProfile.hybrid_models), pipeline stages from
+    0.5.17 (one stage before), DP attention from 0.5.7, no speculative decoding (its intermediate per-draft states are sized apart), TP dividing the state
+    heads (SGLang's ``divide`` asserts), CUDA for the lines whose extra_buffer asserts it. Worked example:
+    qwen3.5-397b-a17b on 0.5.3 -> ("sglang_version", "... two rules in one line ..."); on 0.5.20 -> None."""
+    kinds = _recurrent_counts(spec)
     if not kinds:
         return None
+    prof = SGLANG_PROFILES[version]
     held = ", ".join(f"{n} {kind}" for kind, n in kinds.items())
-    return (f"{spec.name}: {sum(kinds.values())} of {len(spec.layers)} layers keep a recurrent state ({held}). SGLang "
-            "keeps recurrent states in a separate MambaPool (max_mamba_cache_size request slots of conv + temporal "
-            "state, sized by --mamba-full-memory-ratio / --max-mamba-cache-size, the temporal state in float32 by "
-            "default) and gives only the rest to a token-granular KV pool of the full-attention layers, with "
-            "max_running_requests capped by the state slots. Not modelled: the MambaPool's size, the KV pool it "
-            "leaves, the #tokens SGLang logs and its max_running_requests. Plan this model with vLLM or the custom "
-            "engine.")
+    head = (f"{spec.name}: {sum(kinds.values())} of {len(spec.layers)} layers keep a recurrent state ({held}), which "
+            "SGLang keeps in a MambaPool of its own beside the KV pool of the attention layers. ")
+    if spec.model_type not in SGLANG_HYBRID_ARCHS:
+        served = ", ".join(sorted(set(SGLANG_HYBRID_ARCHS.values())))
+        return "engine", head + (f"kvplan sizes SGLang's MambaPool for {served} only (model_type {spec.model_type!r} is "
+                                 "not one it read in SGLang's configs): plan it with vLLM or the custom engine.")
+    if prof.hybrid_rule == "refused":
+        return "sglang_version", head + f"SGLang {prof.releases} {prof.hybrid_refusal}. Pick SGLang 0.5.4.post1 or newer."
+    if spec.model_type not in prof.hybrid_models:
+        return "sglang_version", head + (f"SGLang {prof.releases} does not serve {SGLANG_HYBRID_ARCHS[spec.model_type]} "
+                                         "in every release of the line (Qwen3.5 and Granite-4 hybrids came with 0.5.9): "
+                                         "pick SGLang 0.5.10 or newer.")
+    if rocm and prof.hybrid_rocm_refusal:
+        return "sglang_version", head + f"SGLang {prof.releases} {prof.hybrid_rocm_refusal}."
+    if pp > 1 and prof.hybrid_rule != "v0517":
+        return "pipeline_parallel_size", head + (f"Not modelled under pipeline parallelism on SGLang {prof.releases} "
+                                                 "(it charges every stage the whole model's state per slot; 0.5.17+ "
+                                                 "charge the largest stage's share): plan one stage or 0.5.17+.")
+    if dp_attention > 1 and prof.hybrid_rule == "v054":
+        return "dp_attention_size", head + (f"Not modelled with DP attention on SGLang {prof.releases} (its "
+                                            "handle_max_mamba_cache divides even the ratio's slots by --dp for GDN).")
+    if speculative:
+        return "speculative_config", head + ("Not modelled with speculative decoding (SGLang adds intermediate "
+                                             "per-draft-token states to the MambaPool).")
+    if not radix and prof.hybrid_radix_off == "mixed":
+        return "enable_prefix_caching", head + ("Without the radix cache SGLang 0.5.8 keeps 512 state slots and 0.5.9 "
+                                                "sizes them by the ratio: pick the 0.5.7 or the 0.5.10 line.")
+    if not any(part.kind in ("full_attention", "sliding_attention") for layer in spec.layers
+               for part in cache_parts(layer.cache)):
+        return "model", head + ("It has no attention layer, so SGLang sizes no KV pool for it (0.5.20 "
+                                "_zero_kv_max_tokens): not modelled.")
+    for layer in spec.layers:
+        for part in cache_parts(layer.cache):
+            if part.kind in ("mamba", "linear_attention"):
+                _, _, bad = _state_shape(part, tp)
+                if bad:
+                    return "tensor_parallel_size", head + f"SGLang refuses TP {tp} for it: {bad}."
+    return None
+
+
+def recurrent_state_refusal(spec, version: str = SGLANG_DEFAULT_VERSION, **layout) -> str | None:
+    """The message of ``hybrid_refusal`` (None: nothing refused)."""
+    got = hybrid_refusal(spec, version, **layout)
+    return got[1] if got else None
+
+
+def _state_shape(cache, tp: int) -> tuple[tuple[int, int], tuple[int, int, int], str]:
+    """((conv channels per rank, conv columns), (temporal heads, head_dim, state_size) per rank, why SGLang refuses TP)
+    of one Mamba-2 / GDN layer as configs/mamba_utils.py Mamba2StateShape.create lays it out: B/C groups not divisible by
+    TP are extended by tp - n_groups, conv_dim = intermediate + 2 x n_groups x state_size split over TP, conv_kernel - 1
+    columns; temporal (num_heads / tp, head_dim, state_size). GDN (configs/qwen3_next.py mamba2_cache_params):
+    intermediate = value heads x value_head_dim, n_groups = key heads, state_size = key_head_dim, num_heads = value
+    heads, head_dim = value_head_dim. Worked number: Qwen3-Next-80B at TP4: conv (8192 / 4 = 2048, 3), temporal
+    (32 / 4 = 8, 128, 128)."""
+    if cache.kind == "linear_attention":
+        inter, groups, state = cache.num_value_heads * cache.value_head_dim, cache.num_key_heads, cache.key_head_dim
+        heads, head_dim, kernel = cache.num_value_heads, cache.value_head_dim, cache.conv_kernel
+    else:  # MambaState (conv_dim = intermediate + 2 x n_groups x state): the intermediate from the groups where the
+        # builder kept them (Falcon-H1 mamba_d_ssm, Granite-4), else heads x head_dim (Nemotron-H) and the groups from it
+        state = cache.state_size
+        if cache.n_groups:
+            groups, inter = cache.n_groups, cache.conv_dim - 2 * cache.n_groups * state
+        else:
+            inter = cache.num_heads * cache.head_dim
+            groups = max(1, (cache.conv_dim - inter) // (2 * state))
+        heads, head_dim, kernel = cache.num_heads, cache.head_dim, cache.conv_kernel
+    if groups % tp:
+        groups += tp - groups  # extra_groups_for_head_shards
+    conv_dim = inter + 2 * groups * state
+    bad = "" if conv_dim % tp == 0 and heads % tp == 0 else (
+        f"conv_dim {conv_dim} and {heads} state heads must divide by TP (configs/mamba_utils.py divide)")
+    return (conv_dim // tp, kernel - 1), (heads // tp, head_dim, state), bad
+
+
+def state_bytes_per_request(prof: SglangProfile, layers, tp: int, mamba_ssm_dtype: str | None = None
+                            ) -> tuple[int, int, int]:
+    """(conv bytes, temporal bytes, state layers) one MambaPool slot holds on a rank: SGLang's
+    ``mamba2_cache_params.mamba_cache_per_req`` = (conv numel x 2 B + temporal numel x ssm bytes) x layers.
+
+    ``layers``: (DecoderLayer, count) pairs. The conv state is bfloat16 (SGLANG_MAMBA_CONV_DTYPE); the temporal state is
+    --mamba-ssm-dtype, else (0.5.9+, ``hybrid_ssm_from_config``) the config's ``mamba_ssm_dtype`` (Qwen3.5 files say
+    float32; kvplan keeps it as LinearAttentionState.vllm_ssm_dtype_bytes), else float32 (mamba2_state_dtype). Nemotron-H's
+    ``mamba_ssm_cache_dtype`` is a vLLM key SGLang does not read; Granite-4 builds its params without the config.
+    Worked number: Qwen3-Next-80B at TP4, 36 GDN layers: (2048 x 3 x 2 = 12,288) + (8 x 128 x 128 x 4 = 524,288)
+    -> 19,316,736 B a slot."""
+    conv_b = ssm_b = n = 0
+    for layer, count in layers:
+        for part in cache_parts(layer.cache):
+            if part.kind not in ("mamba", "linear_attention"):
+                continue
+            (ch, cols), (heads, hd, st), _ = _state_shape(part, tp)
+            ssm = _SSM_BYTES[mamba_ssm_dtype] if mamba_ssm_dtype else (
+                part.vllm_ssm_dtype_bytes if (prof.hybrid_ssm_from_config and part.kind == "linear_attention"
+                                              and part.vllm_ssm_dtype_bytes) else 4)
+            conv_b += count * ch * cols * SGLANG_CONV_STATE_BYTES
+            ssm_b += count * heads * hd * st * ssm
+            n += count
+    return conv_b, ssm_b, n
+
+
+class SglangMambaPool(BaseModel):
+    """SGLang's MambaPool on one rank and the KV pool it leaves (bytes)."""
+
+    model_config = ConfigDict(frozen=True)
+    slots: int  # max_mamba_cache_size
+    per_request: int  # mamba_cache_per_req: one slot over this rank's state layers
+    conv_bytes: int  # conv_state tensors as allocated: (slots + 1) x layers x conv (the pool's padding slot 0)
+    ssm_bytes: int  # ssm_state (temporal) tensors, (slots + 1) slots
+    charged: int  # what the sizing rule subtracts from rest (slots x per_request; (slots + 1) x from 0.5.17)
+    kv_pool: int  # rest - charged: the budget of the full-attention KV pool
+    slots_per_request: int  # max_running_requests <= slots // this (1 without the radix cache, 3, 5 with extra_buffer)
+    rule: str  # how the slots were chosen, for the budget line
+
+
+def mamba_pool(prof: SglangProfile, rest: int, conv_per_request: int, ssm_per_request: int, model_type: str,
+               ratio: float | None = None, max_mamba_cache_size: int | None = None,
+               max_running_requests: int | None = None, radix: bool = True, dp_attention: int = 1,
+               charged_per_request: int | None = None) -> SglangMambaPool:
+    """How the line splits the profiled rest between the MambaPool and the full-attention KV pool.
+
+    rest = available - pre x (1 - mem_fraction_static) (GB floats, as SGLang computes them). With the radix cache on
+    and no --max-mamba-cache-size: budget = rest x r / (1 + r), r = --mamba-full-memory-ratio (0.9), then
+      0.5.4 - 0.5.16  slots = int(budget // per_request), charged slots x per_request
+                      (model_runner.handle_max_mamba_cache, 0.5.7+ model_runner_kv_cache_mixin.py, 0.5.16
+                      mem_cache/kv_cache_configurator.py _handle_max_mamba_cache)
+      0.5.17 - 0.5.23 slots = int((budget - per_request) // per_request), charged (slots + 1) x per_request ("+1
+                      accounts for each pool's padding slot")
+    --max-mamba-cache-size N: slots = N (0.5.4 - 0.5.6 only without the radix cache: the ratio wins with it).
+    DP attention (``dp_attention`` workers, 0.5.7+): a fixed or given slot count is split over the workers (N // dp);
+    the ratio sizes each worker's pool from its own rest. Pipeline stages (0.5.17+): every stage solves and charges
+    ``charged_per_request`` = int(the model's slot x the largest stage's state layers / all state layers) and
+    allocates its own layers (conv / ssm per request of this stage).
+    Without the radix cache (0.5.4 - 0.5.6 Mamba-2 configs always: "model detected, disable radix cache"): through 0.5.8
+    slots = --max-running-requests or 512; 0.5.9+ --max-running-requests, else the ratio. The KV pool gets
+    rest - charged. Slots a running request holds (``_calculate_mamba_ratio``): 1 without the radix cache, 3 with it
+    (no_buffer, the default through 0.5.13), 3 + 2 with extra_buffer under the overlap schedule (the auto strategy
+    for these architectures from 0.5.14, linear_attn_backend triton).
+    Worked number (the Qwen3.5-9B TP2 RTX 4090 log, 0.5.10 line): rest 14.08 - 22.93 x 0.2 = 9.494 GB, per request
+    24 x (4096 x 3 x 2 + 16 x 128 x 128 x 4) = 25,755,648 B -> budget 4.497 GB -> 187 slots (logged 186).
+    """
+    r = SGLANG_MAMBA_FULL_MEMORY_RATIO if ratio is None else ratio
+    per_req = conv_per_request + ssm_per_request if charged_per_request is None else charged_per_request
+    rest_gb = rest / GiB
+    radix_on = radix and not (prof.hybrid_rule == "v054" and model_type in ("nemotron_h", "falcon_h1"))
+    padded = prof.hybrid_rule == "v0517"
+
+    def by_ratio() -> tuple[int, str]:
+        budget = rest_gb * r / (1 + r) * GiB
+        if padded:
+            return int((budget - per_req) // per_req), f"rest x {r} / (1 + {r}) less the padding slot, per slot"
+        return int(budget // per_req), f"rest x {r} / (1 + {r}), per slot"
+
+    per_dp = f" // {dp_attention} DP-attention workers" if dp_attention > 1 else ""
+    if max_mamba_cache_size is not None and (radix_on is False or prof.hybrid_rule != "v054"):
+        slots, rule = max_mamba_cache_size // dp_attention, "--max-mamba-cache-size" + per_dp
+    elif not radix_on:
+        if prof.hybrid_rule == "v054" or prof.hybrid_radix_off == "fixed":
+            slots = (max_running_requests or SGLANG_MAMBA_FIXED_SLOTS) // dp_attention
+            rule = ("--max-running-requests" if max_running_requests else f"{SGLANG_MAMBA_FIXED_SLOTS} slots") + \
+                per_dp + " (no radix cache)"
+        elif max_running_requests is not None:
+            slots, rule = max_running_requests // dp_attention, "--max-running-requests" + per_dp + " (no radix cache)"
+        else:
+            slots, rule = by_ratio()
+    else:
+        slots, rule = by_ratio()
+    # slots <= 0: SGLang raises ("Not enough GPU memory for hybrid (mamba/linear-attention) state cache") before
+    # allocating anything
+    charged = (slots + 1 if padded else slots) * per_req if slots > 0 else 0
+    kv_pool = int((rest_gb - charged / GiB) * GiB)
+    per_running = 1 if not radix_on else SGLANG_MAMBA_SLOTS_PER_REQUEST + (
+        SGLANG_MAMBA_EXTRA_BUFFER_SLOTS if prof.hybrid_extra_buffer else 0)
+    alloc = max(slots, 0) + 1
+    return SglangMambaPool(slots=slots, per_request=per_req, conv_bytes=alloc * conv_per_request,
+                           ssm_bytes=alloc * ssm_per_request, charged=charged, kv_pool=kv_pool,
+                           slots_per_request=per_running, rule=rule)
 
 
 class SglangDefaults(BaseModel):
@@ -588,6 +846,7 @@ class SglangBudget(BaseModel):
     overhead: int  # beyond the weights in "mem usage"
     weights_loaded: int  # weights + overhead: "mem usage"
     keep_free: int  # pre x (1 - mem_fraction_static)
+    mm_reserve: int = 0  # 0.5.18+ multimodal embedding-cache reserve out of rest
     pool: int  # rest
 
 
@@ -610,8 +869,9 @@ def budget(prof: SglangProfile, gpu_name: str, vendor: str, memory_bytes: int, i
     overhead = 0 if weights_measured else SGLANG_LOAD_OVERHEAD_BYTES
     loaded = weights + overhead
     keep_free = int(pre * (1 - settings.mem_fraction_static))
+    mm = prof.mm_reserve_mib * MiB if vit is not None else 0
     return SglangBudget(settings=settings, context=ctx, context_why=why, pre_load=pre, overhead=overhead,
-                        weights_loaded=loaded, keep_free=keep_free, pool=pre - loaded - keep_free)
+                        weights_loaded=loaded, keep_free=keep_free, mm_reserve=mm, pool=pre - loaded - keep_free - mm)
 
 
 def pool_bytes(pre_load: int, weights_loaded: int, mem_fraction_static: float) -> int:
@@ -621,21 +881,28 @@ def pool_bytes(pre_load: int, weights_loaded: int, mem_fraction_static: float) -
 
 
 def max_running_requests(prof: SglangProfile, tokens: int, context_len: int, requested: int | None = None,
-                         dp_attention: int = 1) -> int:
+                         dp_attention: int = 1, mamba: "SglangMambaPool | None" = None) -> int:
     """The logged max_running_requests, per DP-attention worker.
 
     max_num_reqs = clamp(int(tokens / context_len x 512), 2048, 4096) (the ReqToTokenPool rows; + 1 up to 0.4.6);
     default: min(tokens // 2, pool rows); --max-running-requests R: min(R // dp, pool rows) (0.5.20+:
-    min(R // dp, tokens // 2)). Worked number: 392,920 tokens at 40,960 -> int(4911.5) -> 4096.
+    min(R // dp, tokens // 2)). A hybrid's MambaPool caps it at max_mamba_cache_size // slots a request holds
+    (``_calculate_mamba_ratio``: 1, 3 or 5). Worked numbers: 392,920 tokens at 40,960 -> int(4911.5) -> 4096;
+    the Qwen3.5-9B log: 186 slots // 3 -> 62.
     """
     estimated = max(min(int(tokens / context_len * 512), 4096), 2048)
     if requested is None:
-        return min(tokens // 2, estimated + prof.req_pool_extra)
-    per_worker = max(1, requested // dp_attention)
-    if prof.running_half_tokens:
-        return min(per_worker, tokens // 2)
-    return per_worker if prof.fraction_rule in ("tp_table", "tp_table_13g", "tp_table_large") else min(
-        per_worker, estimated)
+        running = min(tokens // 2, estimated + prof.req_pool_extra)
+    else:
+        per_worker = max(1, requested // dp_attention)
+        if prof.running_half_tokens:
+            running = min(per_worker, tokens // 2)
+        else:
+            running = per_worker if prof.fraction_rule in ("tp_table", "tp_table_13g", "tp_table_large") else min(
+                per_worker, estimated)
+    if mamba is not None:
+        running = min(running, mamba.slots // mamba.slots_per_request)
+    return running
 
 
 def _gb(n: int) -> str:
@@ -644,7 +911,8 @@ def _gb(n: int) -> str:
 
 def log_lines(prof: SglangProfile, pre_load: int, weights_loaded: int, tokens: int, page: int, k_bytes_per_token: int,
               v_bytes_per_token: int, mla: bool, dtype: str, settings: SglangDefaults, running: int,
-              context_len: int) -> list[str]:
+              context_len: int, mamba: SglangMambaPool | None = None, running_uncapped: int | None = None
+              ) -> list[str]:
     """The start-up figures in SGLang's own words (model_runner / memory_pool / scheduler log lines).
 
     K/V sizes count the pool's extra page (buffers hold tokens + page_size slots). "Memory pool end" is an
@@ -655,6 +923,14 @@ def log_lines(prof: SglangProfile, pre_load: int, weights_loaded: int, tokens: i
     available = pre_load - weights_loaded
     lines = [f"Load weight begin. avail mem={_gb(pre_load)} GB",
              f"Load weight end. avail mem={_gb(available)} GB, mem usage={_gb(weights_loaded)} GB."]
+    state = 0
+    if mamba is not None:  # mem_cache/memory_pool.py MambaPool.__init__ (the same words 0.5.4 - 0.5.23)
+        if mamba.slots <= 0:
+            return [*lines, ("RuntimeError: Not enough GPU memory for hybrid (mamba/linear-attention) state cache. "
+                             f"Computed max_mamba_cache_size={mamba.slots}")]
+        lines.append(f"Mamba Cache is allocated. max_mamba_cache_size: {mamba.slots}, conv_state size: "
+                     f"{_gb(mamba.conv_bytes)}GB, ssm_state size: {_gb(mamba.ssm_bytes)}GB")
+        state = mamba.conv_bytes + mamba.ssm_bytes
     if tokens <= 0:
         return lines + ["RuntimeError: Not enough memory. Please try to increase --mem-fraction-static."]
     slots = tokens + page
@@ -667,7 +943,11 @@ def log_lines(prof: SglangProfile, pre_load: int, weights_loaded: int, tokens: i
         lines.append(f"KV Cache is allocated. {dtype_part}#tokens: {tokens}, K size: {_gb(slots * k_bytes_per_token)} "
                      f"GB, V size: {_gb(slots * v_bytes_per_token)} GB")
     rows = max(min(int(tokens / context_len * 512), 4096), 2048) + prof.req_pool_extra
-    lines.append(f"Memory pool end. avail mem={_gb(available - kv - (rows + 1) * (context_len + 4) * 4)} GB (estimated)")
+    lines.append(f"Memory pool end. avail mem={_gb(available - kv - state - (rows + 1) * (context_len + 4) * 4)} GB "
+                 "(estimated)")
+    if mamba is not None and prof.hybrid_rule == "v0517" and running_uncapped is not None and running < running_uncapped:
+        lines.append(f"max_running_requests is capped to {running} by the mamba state cache (max_mamba_cache_size="
+                     f"{mamba.slots}, {mamba.slots_per_request} state slots per request)")
     lines.append(f"max_total_num_tokens={tokens}, chunked_prefill_size={settings.chunked_prefill_size}, "
                  f"max_prefill_tokens={SGLANG_MAX_PREFILL_TOKENS}, max_running_requests={running}, "
                  f"context_len={context_len}")

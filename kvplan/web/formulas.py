@@ -115,10 +115,14 @@ def _pool(plan: Plan, rank: RankPlan) -> str:
         context = _term(rank, "CUDA context") or 0
         left = _term(rank, "left free") or 0
         overhead = _term(rank, "loading overhead") or 0  # kvplan.sglang: in SGLang's "mem usage" beside the weights
+        # a hybrid's MambaPool comes out of the rest before the KV pool (kvplan.sglang.mamba_pool)
+        mamba, mm = _term(rank, "Mamba state pool"), _term(rank, "multimodal embedding-cache reserve")
+        m_name = (r" - \text{mm reserve}" if mm else "") + (r" - \text{Mamba pool}" if mamba is not None else "")
+        m_value = (f" - {_g(mm)}" if mm else "") + (f" - {_g(mamba)}" if mamba is not None else "")
         # two lines, as the vLLM pool: on one line the numbers ran past the page at 1400 px (and were cut)
         return (rf"\begin{{aligned}}\text{{pool}} &= (\text{{device}} - \text{{context}}) - \text{{left free}}"
-                rf" - \text{{weights}} - \text{{overhead}}\\ &= ({_g(device)} - {_g(context)}) - {_g(left)}"
-                rf" - {_g(rank.weights_bytes)} - {_g(overhead)} = {_g(rank.kv_pool_bytes)}\end{{aligned}}")
+                rf" - \text{{weights}} - \text{{overhead}}{m_name}\\ &= ({_g(device)} - {_g(context)}) - {_g(left)}"
+                rf" - {_g(rank.weights_bytes)} - {_g(overhead)}{m_value} = {_g(rank.kv_pool_bytes)}\end{{aligned}}")
     outside = _term(rank, "outside the budget") or 0
     fixed = _term(rank, "KV cache")
     if fixed is not None:
