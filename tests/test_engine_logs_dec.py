@@ -38,6 +38,24 @@ Sources (all read 2026-12-01):
   --gpu-memory-utilization 0.90 --enable-auto-tool-choice --tool-call-parser qwen3_coder --enable-prefix-caching`
   (custom all-reduce off: PCIe-only); "Available KV cache memory: 23.74 GiB", "GPU KV cache size: 1,037,152 tokens",
   "Maximum concurrency for 32,768 tokens per request: 31.65x".
+- A100-GEMMA4: a blog post "[AI] vLLM 部署地端模型系統訊息記錄 A100" (https://myoceane.fr/index.php/ai-vllm-a100-gemma-4/,
+  posted 2026-04-18): one A100 80GB (the 0.65 x 79.14 GiB budget below holds only on the 80 GB card), (a) `vllm serve
+  openai/gpt-oss-20b --port 10000 --max-model-len 131072 --gpu-memory-utilization 0.65 --trust-remote-code`, "version
+  0.19.0", "Model loading took 13.72 GiB memory and 62.336108 seconds", "Available KV cache memory: 36.56 GiB"; (b)
+  `vllm serve google/gemma-4-26B-A4B --port 10000 --max-model-len 131072 --enforce-eager --enable-chunked-prefill
+  --enable-auto-tool-choice --reasoning-parser gemma4 --tool-call-parser gemma4 --chat-template ...
+  --gpu-memory-utilization 0.9` (04-17, the same environment; Gemma-4 support starts at 0.19.0 and 0.20.0 came later:
+  the 0.19 profile), "Model loading took 48.5 GiB memory and 10.090812 seconds", "Available KV cache memory: 21.5 GiB".
+- QWEN35-H20: vllm-project/vllm#40691 "[Bug]: The KV cache size log is wrong for Qwen3.5" (2026-04-23): "vLLM version:
+  0.19.0", "Hardware: H20", `vllm serve Qwen3.5-27B --trust-remote-code --max-model-len 32768 --max-num-seqs 16
+  --max-num-batched-token 16384 --load-format dummy`; "[kv_cache_utils.py:1319] GPU KV cache size: 290,864 tokens",
+  "[kv_cache_utils.py:1324] Maximum concurrency for 32,768 tokens per request: 33.04x".
+
+Logs found and left out (their flags or GPU are not knowable): a Seed-OSS-36B 2 x A100 0.11.2 report (index file id
+60301294467; util and batch budget of the 64K run not given, no config here), a Qwen3.5-2B 24 GB card (58718033200; card
+model unknown), DGX Spark / GB10 unified-memory logs (9009555428, 51912001300), a granite-4.0-micro L40S 0.11.0 log
+(22371651172; its gpu_memory_utilization is in an unpublished app.py), club-3090 #612 / #652 (Qwen3.6-35B-A3B NVFP4 on an
+RTX 5090 from a local checkpoint path), vllm-project/recipes Qwen3.8-27B on RTX 5090 (MTP on, no config here).
 """
 
 import json
@@ -234,7 +252,7 @@ def test_gemma4_26b_a4b_l40s_tokens_with_the_raised_batch_budget():
     # floor to accommodate the largest per-item token count" (_get_min_mm_batched_tokens); gemma4_mm.py
     # get_mm_max_tokens_per_item: image 280 (vision_config.default_output_length), video _VIDEO_MAX_FRAMES 32 x
     # (_VIDEO_MAX_SOFT_TOKENS 70 + 2 + 6) = 2,496 -> max_num_batched_tokens 2,496, not the L40S default 2,048 (the same
-    # code in 0.33.0; absent from 0.21.0). Each sliding group then holds cdiv(1023 + 2496, 16) + 1 = 221 blocks, a
+    # code in the 0.23.0 and 0.33.0 wheels; absent from 0.21.0). Each sliding group then holds cdiv(1023 + 2496, 16) + 1 = 221 blocks, a
     # request 5 x 221 + 1,024 = 2,129, and the logged pool's 20,889 blocks / 2,129 = 9.81x, 321,508 tokens (-0.03 %)
     p = _plan(load_preset("gemma-4-26b-a4b"), L40S, GEMMA4_L40S + " --max-num-batched-tokens 2496", "0.25",
               weights_bytes=GEMMA4_WEIGHTS, kv_cache_memory_bytes=round(12.75 * GiB))
@@ -316,3 +334,60 @@ def test_coder_l40s_tp4_pool():
     p = _plan(_qwen3_coder_30b_a3b(), L40S, CODER_L40S, "0.24")
     assert close_gib(p.ranks[0].kv_pool_bytes, 23.74)
     assert close(p.kv_cache_tokens, 1_037_152) and close(p.max_concurrency, 31.65)
+
+
+# ----------------------------------------------------------------------------- A100-GEMMA4: vLLM 0.19.0, one A100 80GB
+
+A100 = get_gpu("A100-80GB")  # 79.14 GiB
+
+
+def test_a100_gpt_oss_20b_v0_19_at_util_0_65():
+    # "Model loading took 13.72 GiB"; "Available KV cache memory: 36.56 GiB". kvplan (0.19: MXFP4 on Marlin on sm80,
+    # the 3.72-copy sampler over 256 rows, graphs printed, not subtracted): 13.70 / 36.41 (-0.15)
+    p = _plan(load_preset("gpt-oss-20b"), A100, "vllm serve openai/gpt-oss-20b --port 10000 --max-model-len 131072 "
+              "--gpu-memory-utilization 0.65 --trust-remote-code", "0.19")
+    assert close_gib(p.ranks[0].weights_bytes, 13.72) and close_gib(p.ranks[0].kv_pool_bytes, 36.56)
+
+
+def test_a100_gemma4_26b_a4b_bf16_v0_19_enforce_eager():
+    # "Model loading took 48.5 GiB" (bf16 text weights + the 1.07 GiB vision tower + the 0.375 GiB rotary tables);
+    # "Available KV cache memory: 21.5 GiB". kvplan: 48.44 / 21.41 (-0.09). 0.19 has no prefix-LM batch floor (it came
+    # after 0.21.0), so the 2,048-token default holds; the log quotes no tokens line
+    p = _plan(load_preset("gemma-4-26b-a4b"), A100, "vllm serve google/gemma-4-26B-A4B --port 10000 --max-model-len "
+              "131072 --enforce-eager --enable-chunked-prefill --enable-auto-tool-choice --reasoning-parser gemma4 "
+              "--tool-call-parser gemma4 --chat-template /home/vllm/examples/tool_chat_template_gemma4.jinja "
+              "--gpu-memory-utilization 0.9", "0.19")
+    assert close_gib(p.ranks[0].weights_bytes, 48.5) and close_gib(p.ranks[0].kv_pool_bytes, 21.5)
+    assert not any(t.name.startswith("CUDA graphs") and t.applied for t in p.ranks[0].terms)  # --enforce-eager
+
+
+# ----------------------------------------------------------------------------- QWEN35-H20: vllm#40691, vLLM 0.19.0
+
+QWEN35_H20 = "vllm serve Qwen3.5-27B --trust-remote-code --max-model-len 32768 --max-num-seqs 16 " \
+             "--max-num-batched-token 16384 --load-format dummy"
+
+
+@pytest.mark.xfail(strict=True, reason="vllm#40691 launched vLLM with `--max-num-batched-token 16384` (no final s) and vLLM "
+                   "ran it: argparse's allow_abbrev (on by default; vLLM 0.25.1's FlexibleArgumentParser does not turn "
+                   "it off) expands an unambiguous prefix of a long option. kvplan.vllm_args reads it as an unknown "
+                   "flag and plans vLLM's default batch budget instead (a kvplan.vllm_args gap, not an engine term)")
+def test_qwen35_h20_abbreviated_flag_is_read():
+    assert parse_vllm_command(QWEN35_H20).max_num_batched_tokens == 16384
+
+
+def test_qwen35_27b_h20_v0_19_hybrid_layout_and_tokens_line():
+    # Qwen3.5-27B: 64 layers, 16 full attention (4 KV heads x 256) + 48 gated-delta-net; 0.19 aligns the attention
+    # block to 784 tokens (page >= the GDN state page), 4 groups of 16 layers: a request needs cdiv(32768, 784) = 42
+    # attention blocks + 1 per GDN group = 45. The 0.19 tokens line is num_blocks // 4 groups x 784 and the concurrency
+    # num_blocks / 45: 1,487 blocks give 371 x 784 = 290,864 and 33.04x, exactly the log
+    spec = load_preset("qwen3.5-27b")
+    flags = QWEN35_H20.replace("--max-num-batched-token 16384", "--max-num-batched-tokens 16384")
+    p = _plan(spec, get_gpu("H20"), flags, "0.19")
+    assert p.block_size == 784 and p.blocks_per_request == 45
+    assert [(g.kind, g.layers) for g in p.kv_groups] == [("linear_attention", 16)] * 3 + [("full_attention", 16)]
+    q = _plan(spec, get_gpu("H20"), flags, "0.19", kv_cache_memory_bytes=1_487 * p.ranks[0].bytes_per_block + 10)
+    assert q.num_blocks == 1_487 and q.kv_cache_tokens == 290_864 and f"{q.max_concurrency:.2f}" == "33.04"
+    # the pool is not pinned: 1,487 blocks of 51,380,224 B are 71.2 GiB, more than a 96 GB H20 (95.0 GiB x 0.9 - 51.1 GiB
+    # of bf16 weights) can hold (kvplan there: 665 blocks); the issue's H20 is the 141 GB model, whose exposed memory
+    # is not logged
+    assert p.num_blocks < 1_000 and 1_487 * p.ranks[0].bytes_per_block / GiB > 71
