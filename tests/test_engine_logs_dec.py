@@ -50,6 +50,13 @@ Sources (all read 2026-12-01):
   0.19.0", "Hardware: H20", `vllm serve Qwen3.5-27B --trust-remote-code --max-model-len 32768 --max-num-seqs 16
   --max-num-batched-token 16384 --load-format dummy`; "[kv_cache_utils.py:1319] GPU KV cache size: 290,864 tokens",
   "[kv_cache_utils.py:1324] Maximum concurrency for 32,768 tokens per request: 33.04x".
+- GLM51-H200: a vLLM bisect result page "# c0ba4f5baf8d43469cff4a2521db9dc2ce4e8f1f / Result: good" (index file id
+  61103921487, commit_date 2026-05-19): vllm==0.19.1rc1.dev329+gc0ba4f5ba, zai-org/GLM-5.1-FP8, 8 workers (Worker_TP0 -
+  TP7), "fused_moe/configs/E=256,N=256,device_name=NVIDIA_H200,dtype=fp8_w8a8,block_shape=[128,128].json", "Enforce
+  eager set"; "[gpu_model_runner.py:4823] Model loading took 89.39 GiB memory and 32.668146 seconds", "Setting kv cache
+  block size to 64 for DEEPSEEK_V32_INDEXER backend", "Available KV cache memory: 32.06 GiB", "GPU KV cache size:
+  343,744 tokens", "Maximum concurrency for 202,752 tokens per request: 1.70x". The launch line itself is not on the
+  page (util, batch sizes unknown), so only the weights and the page are pinned.
 
 Logs found and left out (their flags or GPU are not knowable): a Seed-OSS-36B 2 x A100 0.11.2 report (index file id
 60301294467; util and batch budget of the 64K run not given, no config here), a Qwen3.5-2B 24 GB card (58718033200; card
@@ -391,3 +398,22 @@ def test_qwen35_27b_h20_v0_19_hybrid_layout_and_tokens_line():
     # of bf16 weights) can hold (kvplan there: 665 blocks); the issue's H20 is the 141 GB model, whose exposed memory
     # is not logged
     assert p.num_blocks < 1_000 and 1_487 * p.ranks[0].bytes_per_block / GiB > 71
+
+
+# ----------------------------------------------------------------------------- GLM51-H200: 0.19.1rc1.dev329, 8 x H200
+
+def test_glm_5_1_fp8_h200_tp8_weights_and_page():
+    # GLM-5.1 keeps GLM-5's architecture (the glm-5 preset) with the zai-org FP8 block quantization (the log's fused-MoE
+    # config names dtype fp8_w8a8, block_shape [128, 128]). Weights: kvplan 88.74 GiB vs 89.39 logged (-0.65, -0.7 %)
+    cfg = json.loads((PRESETS / "glm-5.json").read_text())
+    cfg["quantization_config"] = {"quant_method": "fp8", "activation_scheme": "dynamic", "fmt": "e4m3",
+                                  "weight_block_size": [128, 128]}
+    p = _plan(parse_config(cfg, "glm-5.1-fp8"), get_gpu("H200"), "vllm serve zai-org/GLM-5.1-FP8 "
+              "--tensor-parallel-size 8 --enforce-eager", "0.19")
+    assert close_gib(p.ranks[0].weights_bytes, 89.39)
+    # the page: 78 layers x (576 x 2 B latent + 132 B fp8 indexer key and scale) = 100,152 B a token, block 64 (the
+    # indexer backend's): the logged 343,744 tokens x 100,152 B = 32.06 GiB as logged, and 5,371 blocks /
+    # cdiv(202,752, 64) = 3,168 a request = 1.70x as logged
+    assert p.ranks[0].kv_bytes_per_token == 78 * (1152 + 132) == 100_152 and p.block_size == 64
+    assert p.blocks_per_request == 3_168 and 343_744 % 64 == 0
+    assert f"{343_744 * 100_152 / GiB:.2f}" == "32.06" and f"{343_744 // 64 / 3_168:.2f}" == "1.70"
