@@ -226,11 +226,14 @@ def test_minimax_m2_7_a100_tp4_page():
 @pytest.mark.xfail(strict=True, reason="MiniMax-M2.7 (fp8 128x128 blocks) TP4 on 4 x A100-SXM4-80GB, vLLM 0.22.1rc1, "
                    "131,072 tokens, util 0.90, PIECEWISE graphs: 265,296 tokens vs 244,576 logged (+8.5 %), 2.02x vs "
                    "1.87x; the page is right (test above), so the pool is 15.69 GiB vs the log's 14.46 (+1.23 GiB). "
-                   "kvplan's terms at 0.22: weights 53.65 (fp8 bytes: A100 runs FP8 as Marlin w8a16), activation 0.72 "
-                   "(2048 tokens, 256 rows), non-torch 0.55 (TP 4, NVLink custom all-reduce), CUDA graphs 0.62 "
-                   "(estimated, subtracted; PIECEWISE-only capture would make it smaller, not larger). The log has no "
-                   "weights line: the likely term is the sm80 fp8 path (Marlin FP8 repacking of the 256 experts and "
-                   "its MoE workspace), which kvplan plans as Hopper's fp8 bytes")
+                   "kvplan's terms at 0.22: weights 53.65 (the checkpoint's fp8 bytes), activation 0.72, non-torch 0.55, "
+                   "CUDA graphs 0.62 (PIECEWISE-only capture would make it smaller, not larger). The main missing term "
+                   "is in the weights (kvplan.vllm_layouts): sm80 has no fp8 MMA, so vLLM runs the experts on Marlin "
+                   "w8a16, and marlin_utils_fp8.py prepare_moe_fp8_layer_for_marlin turns each 128x128 fp32 block scale "
+                   "into bf16 group-of-128 scales per output channel (scales.permute(0, 2, 1).repeat_interleave(block_n, "
+                   "2)): per expert and rank (I 1536 / 4 = 384, H 3072) w13 24 x 768 x 2 B + w2 3 x 3072 x 2 B = 55,296 B "
+                   "against 864 B of block scales, x 256 experts x 62 layers = +0.80 GiB a rank (the dense fp8 layers add "
+                   "~0.01). That leaves ~0.42 GiB, likely the Marlin MoE workspace / activation at 2,048 tokens")
 def test_minimax_m2_7_a100_tp4_tokens():
     p = _plan(load_preset("minimax-m2.7"), get_gpu("A100-80GB"), MINIMAX_A100, "0.22")
     assert close(p.kv_cache_tokens, 244_576) and close(p.max_concurrency, 1.87)
