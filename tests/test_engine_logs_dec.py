@@ -124,22 +124,22 @@ H100_011 = "vllm serve {model} --tensor-parallel-size={tp} --gpu-memory-utilizat
     # openai/gpt-oss-20b: "Model loading took 13.47 GiB memory and 31.68 seconds"; peak 7.38 (1024 x 201,088 fp32
     # logits x 9.55 copies of the 0.11 PyTorch-native sampler = 7.33 + the hidden states), non-torch 0.13, CUDAGraph
     # 0.39 (not subtracted before 0.21); "Available KV cache memory: 50.28 GiB". kvplan: 13.70 (+0.23) / 7.37 / 50.07
-    ("openai/gpt-oss-20b", "gpt-oss-20b", 1, 16000, dict(weights=13.47, peak=7.38, kv=50.28)),
+    ("openai/gpt-oss-20b", "gpt-oss-20b", 1, 16000, {"weights": 13.47, "peak": 7.38, "kv": 50.28}),
     # RedHatAI/Llama-3.3-70B-Instruct-FP8-dynamic TP2: "Model loading took 33.88 GiB memory and 116.61 seconds"; peak
     # 4.84, non-torch 0.55; "Available KV cache memory: 32.0 GiB". kvplan: 33.88 / 32.04
-    ("RedHatAI/Llama-3.3-70B-Instruct-FP8-dynamic", None, 2, 16000, dict(weights=33.88, peak=4.84, kv=32.0)),
+    ("RedHatAI/Llama-3.3-70B-Instruct-FP8-dynamic", None, 2, 16000, {"weights": 33.88, "peak": 4.84, "kv": 32.0}),
     # meta-llama/Llama-3.1-8B-Instruct: "Model loading took 14.99 GiB memory and 31.46 seconds"; peak 4.76; "Available
     # KV cache memory: 51.38 GiB". kvplan: 14.99 / 51.42
-    ("meta-llama/Llama-3.1-8B-Instruct", "llama-3.1-8b", 1, 16000, dict(weights=14.99, peak=4.76, kv=51.38)),
+    ("meta-llama/Llama-3.1-8B-Instruct", "llama-3.1-8b", 1, 16000, {"weights": 14.99, "peak": 4.76, "kv": 51.38}),
     # Qwen/Qwen3-0.6B at 16000 and at 32000 (the same pool: the sampler, not the context, is the peak): "Model loading
     # took 1.12 GiB memory"; peak 5.56 (1024 x 151,936 x 4 B x 9.55 = 5.53 + ...); "Available KV cache memory: 64.45
     # GiB". kvplan: 1.12 / 64.47 both
-    ("Qwen/Qwen3-0.6B", "qwen3-0.6b", 1, 16000, dict(weights=1.12, peak=5.56, kv=64.45)),
-    ("Qwen/Qwen3-0.6B", "qwen3-0.6b", 1, 32000, dict(weights=1.12, peak=5.56, kv=64.45)),
+    ("Qwen/Qwen3-0.6B", "qwen3-0.6b", 1, 16000, {"weights": 1.12, "peak": 5.56, "kv": 64.45}),
+    ("Qwen/Qwen3-0.6B", "qwen3-0.6b", 1, 32000, {"weights": 1.12, "peak": 5.56, "kv": 64.45}),
     # Qwen/Qwen3-32B TP1 at 16000: weights 61.03, peak 5.64, non-torch 0.14, KV 4.45. kvplan: 61.03 / 4.49
-    ("Qwen/Qwen3-32B", "qwen3-32b", 1, 16000, dict(weights=61.03, peak=5.64, kv=4.45)),
+    ("Qwen/Qwen3-32B", "qwen3-32b", 1, 16000, {"weights": 61.03, "peak": 5.64, "kv": 4.45}),
     # Qwen/Qwen3-32B TP2: weights 30.59, peak 5.64, non-torch 0.54, KV 34.49. kvplan: 30.52 / 34.59
-    ("Qwen/Qwen3-32B", "qwen3-32b", 2, 16000, dict(weights=30.59, peak=5.64, kv=34.49)),
+    ("Qwen/Qwen3-32B", "qwen3-32b", 2, 16000, {"weights": 30.59, "peak": 5.64, "kv": 34.49}),
 ])
 def test_h100_v0_11_0_from_launch_flags(model, spec, tp, max_len, log):
     spec = _llama_3_3_70b_fp8_dynamic() if spec is None else load_preset(spec)
