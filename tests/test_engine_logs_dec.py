@@ -235,16 +235,15 @@ def test_minimax_m2_7_a100_tp4_page():
 
 
 @pytest.mark.xfail(strict=True, reason="MiniMax-M2.7 (fp8 128x128 blocks) TP4 on 4 x A100-SXM4-80GB, vLLM 0.22.1rc1, "
-                   "131,072 tokens, util 0.90, PIECEWISE graphs: 265,296 tokens vs 244,576 logged (+8.5 %), 2.02x vs "
-                   "1.87x; the page is right (test above), so the pool is 15.69 GiB vs the log's 14.46 (+1.23 GiB). "
-                   "kvplan's terms at 0.22: weights 53.65 (the checkpoint's fp8 bytes), activation 0.72, non-torch 0.55, "
-                   "CUDA graphs 0.62 (PIECEWISE-only capture would make it smaller, not larger). The main missing term "
-                   "is in the weights (kvplan.vllm_layouts): sm80 has no fp8 MMA, so vLLM runs the experts on Marlin "
-                   "w8a16, and marlin_utils_fp8.py prepare_moe_fp8_layer_for_marlin turns each 128x128 fp32 block scale "
-                   "into bf16 group-of-128 scales per output channel (scales.permute(0, 2, 1).repeat_interleave(block_n, "
-                   "2)): per expert and rank (I 1536 / 4 = 384, H 3072) w13 24 x 768 x 2 B + w2 3 x 3072 x 2 B = 55,296 B "
-                   "against 864 B of block scales, x 256 experts x 62 layers = +0.80 GiB a rank (the dense fp8 layers add "
-                   "~0.01). That leaves ~0.42 GiB, likely the Marlin MoE workspace / activation at 2,048 tokens")
+                   "131,072 tokens, util 0.90, PIECEWISE graphs: 251,520 tokens vs 244,576 logged (+2.8 %), 1.92x vs "
+                   "1.87x; the page is right (test above), so the pool is 14.87 GiB vs the log's 14.46 (+0.41 GiB). "
+                   "The FP8 Marlin scales are now in the weights (kvplan.vllm_layouts.vllm_fp8_marlin_extra_bytes: sm80 "
+                   "has no fp8 MMA, vLLM runs the fp8 layers as Marlin w8a16 with bf16 per-column scales, +874,444,032 B "
+                   "a rank, tests/test_engine_defaults_dec.py; before them kvplan said 265,296 tokens / 2.02x / 15.69 "
+                   "GiB). kvplan's other terms at 0.22: weights 54.47 with the scales, activation 0.72, non-torch 0.55, "
+                   "CUDA graphs 0.62 (PIECEWISE-only capture would make it smaller, not larger). The ~0.41 GiB left is "
+                   "likely the Marlin MoE path's profile-run peak at 2,048 tokens (its intermediate caches), which the "
+                   "activation estimate does not model")
 def test_minimax_m2_7_a100_tp4_tokens():
     p = _plan(load_preset("minimax-m2.7"), get_gpu("A100-80GB"), MINIMAX_A100, "0.22")
     assert close(p.kv_cache_tokens, 244_576) and close(p.max_concurrency, 1.87)
@@ -284,15 +283,13 @@ def test_gemma4_26b_a4b_l40s_tokens_with_the_raised_batch_budget():
 
 @pytest.mark.xfail(strict=True, reason="Gemma-4-26B-A4B FP8 on one L40S, vLLM 0.25.1, util 0.92, 32,768 tokens, no "
                    "--max-num-batched-tokens (weights given: 25.8 GiB logged; kvplan's --quantization fp8 of the bf16 "
-                   "config would say 25.64): KV 13.08 GiB vs 12.75 logged (+0.33), 352,935 tokens vs 321,600 (+9.7 %), "
-                   "10.77x vs 9.81x. Two terms: (1) the batch budget (most of the token gap): vLLM raises "
-                   "max_num_batched_tokens to 2,496 for Gemma-4 (the largest multimodal item, a 32-frame video; test "
-                   "above), kvplan keeps the L40S default 2,048, so its sliding groups hold 193 blocks a request, not "
-                   "221 (kvplan.engines batch_defaults / kvplan.plan should apply the prefix-LM floor for gemma4 with "
-                   "its towers loaded); (2) the pool, +0.28 GiB even at 2,496 tokens (13.03): non-KV implied 0.92 x "
-                   "44.42 - 25.8 - 12.75 = 2.32 GiB, of which the log's graph estimate is 0.66, leaving 1.66 for "
-                   "activation + non-torch vs kvplan's 1.17 + 0.25 = 1.42: ~0.25 GiB of profile peak (the fp8 MoE "
-                   "or the vision encoder's dummy batch) that kvplan does not model")
+                   "config would say 25.64): KV 13.03 GiB vs 12.75 logged (+0.28 against a 0.25 GiB floor), 328,665 "
+                   "tokens vs 321,600 (+2.2 %), 10.03x vs 9.81x. The batch budget is now vLLM's (the prefix-LM floor "
+                   "raises it to 2,496: 2,129 blocks a request, 321,508 tokens at the logged pool, "
+                   "tests/test_engine_defaults_dec.py; before it kvplan said 13.08 / 352,935 / 10.77x at 2,048); the "
+                   "rest is the pool: non-KV implied 0.92 x 44.42 - 25.8 - 12.75 = 2.32 GiB, of which the log's graph "
+                   "estimate is 0.66, leaving 1.66 for activation + non-torch vs kvplan's 1.17 + 0.25 = 1.42: ~0.25 "
+                   "GiB of profile peak (the fp8 MoE or the vision encoder's dummy batch) that kvplan does not model")
 def test_gemma4_26b_a4b_l40s_pool_and_tokens():
     p = _plan(load_preset("gemma-4-26b-a4b"), L40S, GEMMA4_L40S, "0.25", weights_bytes=GEMMA4_WEIGHTS)
     assert close_gib(p.ranks[0].kv_pool_bytes, 12.75)
@@ -388,12 +385,13 @@ QWEN35_H20 = "vllm serve Qwen3.5-27B --trust-remote-code --max-model-len 32768 -
              "--max-num-batched-token 16384 --load-format dummy"
 
 
-@pytest.mark.xfail(strict=True, reason="vllm#40691 launched vLLM with `--max-num-batched-token 16384` (no final s) and vLLM "
-                   "ran it: argparse's allow_abbrev (on by default; vLLM 0.25.1's FlexibleArgumentParser does not turn "
-                   "it off) expands an unambiguous prefix of a long option. kvplan.vllm_args reads it as an unknown "
-                   "flag and plans vLLM's default batch budget instead (a kvplan.vllm_args gap, not an engine term)")
 def test_qwen35_h20_abbreviated_flag_is_read():
-    assert parse_vllm_command(QWEN35_H20).max_num_batched_tokens == 16384
+    # vllm#40691 launched vLLM with `--max-num-batched-token 16384` (no final s) and vLLM ran it: argparse's
+    # allow_abbrev (on by default; no FlexibleArgumentParser 0.6.4 - 0.33.0 turns it off) expands an unambiguous
+    # prefix of a long option (kvplan.vllm_args.expand_abbreviation)
+    args = parse_vllm_command(QWEN35_H20)
+    assert args.max_num_batched_tokens == 16384 and not args.unknown
+    assert any(n.startswith("--max-num-batched-token: read as --max-num-batched-tokens") for n in args.notes)
 
 
 def test_qwen35_27b_h20_v0_19_hybrid_layout_and_tokens_line():
