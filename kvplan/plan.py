@@ -510,11 +510,10 @@ def _engine_key(engine: EngineConfig) -> tuple:
     return values, tuple(map(type, values))
 
 
-def _mxfp4_layout_note(spec, gpu, engine, layout) -> tuple[str, str] | None:
-    """(backend, why) of a vLLM plan whose experts are gpt-oss MXFP4 on Hopper (the GPU where the backend depends on
+def _mxfp4_layout_note(spec, gpu, engine) -> tuple[str, str] | None:
+    """(backend, why) of a vLLM plan whose gpt-oss MXFP4 experts run on Hopper (the GPU where the backend depends on
     the install: kvplan.vllm_layouts.mxfp4_triton_kernels), else None."""
-    if engine.engine != "vllm" or gpu_arch(gpu.name) != "sm90" or resolve_format(
-            spec, engine.weight_format)[0] != "mxfp4" or not any(layer.experts is not None for layer in spec.layers):
+    if engine.engine != "vllm" or gpu_arch(gpu.name) != "sm90":
         return None
     found, why = mxfp4_triton_kernels(engine.vllm_version, engine.triton_kernels)
     if found:
@@ -531,19 +530,19 @@ def _rank_budget(spec, gpu, engine, layout, stage, draft, mnbt, max_seqs, act_b,
     Nothing here may read ``engine.max_model_len``: plan() memoizes it under every engine setting but the length
     (``_engine_key``), so a length-dependent term would be served stale (tests/test_picker_equivalence.py fails)."""
     tp, last = layout.tp, layout.pp - 1
-    fp8_marlin = 0
+    fp8_marlin = mxfp4_extra = 0
     weights = engine.weights_bytes if engine.weights_bytes is not None else rank_weight_bytes(
         spec, layout, stage, engine.weight_format)
     if engine.weights_bytes is None and engine.engine == "vllm":
         # MXFP4 by MoE backend; GPTQ / AWQ / wNa16 on Marlin or Machete, NVFP4 swizzled or on Marlin
         # (kvplan.vllm_layouts): one memo for both, the same for every plan of a picker sweep on this GPU
-        weights += spec.memo(("vllm-layout", layout, stage, engine.weight_format, gpu.name, engine.vllm_version,
-                              engine.triton_kernels),
-                             lambda st=stage: vllm_mxfp4_extra_bytes(
-                                 spec, layout, st, engine.weight_format, gpu_arch(gpu.name), engine.vllm_version,
-                                 engine.triton_kernels)
-                             + vllm_quant_layout_extra_bytes(spec, layout, st, engine.weight_format, gpu.name,
-                                                             engine.vllm_version))
+        mxfp4_extra, quant_extra = spec.memo(
+            ("vllm-layout", layout, stage, engine.weight_format, gpu.name, engine.vllm_version, engine.triton_kernels),
+            lambda st=stage: (vllm_mxfp4_extra_bytes(spec, layout, st, engine.weight_format, gpu_arch(gpu.name),
+                                                     engine.vllm_version, engine.triton_kernels),
+                              vllm_quant_layout_extra_bytes(spec, layout, st, engine.weight_format, gpu.name,
+                                                            engine.vllm_version)))
+        weights += mxfp4_extra + quant_extra
         # FP8 on a GPU without FP8 math (sm75 - sm86): Marlin w8a16, its per-column 16-bit scales (kvplan.vllm_layouts)
         fp8_marlin = spec.memo(("vllm-fp8-marlin", layout, stage, engine.weight_format, gpu.name, engine.vllm_version,
                                 act_b), lambda st=stage: vllm_fp8_marlin_extra_bytes(
@@ -575,7 +574,7 @@ def _rank_budget(spec, gpu, engine, layout, stage, draft, mnbt, max_seqs, act_b,
     weights += mtp_bytes
     terms, pool = _budget(spec, gpu, engine, layout, weights, mnbt, max_seqs, act_b, mla, stage == last,
                           stage == 0)
-    mxfp4_note = _mxfp4_layout_note(spec, gpu, engine, layout) if engine.weights_bytes is None else None
+    mxfp4_note = _mxfp4_layout_note(spec, gpu, engine) if mxfp4_extra else None
     # what "Model loading took" holds beside the parameters, each shown (not subtracted again) after the weights
     parts = [
         mtp_bytes and Term(
@@ -598,8 +597,8 @@ def _rank_budget(spec, gpu, engine, layout, stage, draft, mnbt, max_seqs, act_b,
                    "prepare_fp8_moe_layer_for_marlin): the bytes over the checkpoint's scales "
                    "(kvplan.vllm_layouts.vllm_fp8_marlin_extra_bytes)"),
         mxfp4_note and Term(
-            name=f"MXFP4 MoE layout: {mxfp4_note[0]} (in weights)", bytes=0, basis="engine rule", applied=False,
-            source=mxfp4_note[1]),
+            name=f"MXFP4 MoE layout: {mxfp4_note[0]} (in weights)", bytes=mxfp4_extra, basis="exact", applied=False,
+            source=mxfp4_note[1] + "; the bytes over the checkpoint's MXFP4 experts"),
         tower and Term(
             name="vision tower (in weights)", bytes=tower, basis="exact", applied=False,
             source=f"{', '.join(t.name for t in spec.towers)}: this rank's shard, 16-bit "

@@ -27,11 +27,23 @@ from kvplan.plan import plan
 from kvplan.units import GiB
 from kvplan.vllm_args import expand_abbreviation, parse_vllm_command
 from kvplan.vllm_layouts import (
-    fp8_marlin_gpu, mxfp4_expert_bytes, mxfp4_triton_kernels, triton_value_align, vllm_fp8_marlin_extra_bytes,
+    fp8_marlin_gpu,
+    mxfp4_expert_bytes,
+    mxfp4_triton_kernels,
+    triton_value_align,
+    vllm_fp8_marlin_extra_bytes,
 )
 from tests.test_engine_logs import close, close_gib
 from tests.test_engine_logs_dec import (
-    GEMMA4_L40S, GEMMA4_WEIGHTS, H100, H100_011, L40S, MINIMAX_A100, QWEN35_H20, _plan, _term,
+    GEMMA4_L40S,
+    GEMMA4_WEIGHTS,
+    H100,
+    H100_011,
+    L40S,
+    MINIMAX_A100,
+    QWEN35_H20,
+    _plan,
+    _term,
 )
 
 PRESETS = Path(__file__).parents[1] / "kvplan" / "presets"
