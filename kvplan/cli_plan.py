@@ -1,5 +1,6 @@
 """Capacity-planning subcommands: ``plan`` (flags as vLLM names them) and ``gpus``."""
 
+import argparse
 import json
 from pathlib import Path
 
@@ -25,7 +26,8 @@ def engine_from_args(args):
                   disable_custom_all_reduce=args.disable_custom_all_reduce, sampler=args.sampler,
                   max_total_tokens=args.max_total_tokens, language_model_only=args.language_model_only,
                   mm_encoder_tp_mode=args.mm_encoder_tp_mode,
-                  speculative_method="mtp" if args.mtp_tokens else "none", num_speculative_tokens=args.mtp_tokens)
+                  speculative_method="mtp" if args.mtp_tokens else "none", num_speculative_tokens=args.mtp_tokens,
+                  triton_kernels=getattr(args, "triton_kernels", None))
     fields |= speculative_args(args)
     for name in ("mamba_full_memory_ratio", "max_mamba_cache_size", "mamba_ssm_dtype"):  # SGLang hybrids' MambaPool
         if getattr(args, name, None) is not None:
@@ -263,6 +265,10 @@ def add_commands(sub) -> None:
                    help="also when vLLM turns it off itself (no GPU P2P, TP across nodes)")
     p.add_argument("--sampler", choices=("auto", "pytorch", "flashinfer"), default="auto",
                    help="top-k/top-p path of vLLM's dummy sampler run (VLLM_USE_FLASHINFER_SAMPLER)")
+    p.add_argument("--triton-kernels", action=argparse.BooleanOptionalAction, default=None,
+                   help="vLLM 0.10.2 - 0.11.x: OpenAI's triton_kernels is installed (the vllm/vllm-openai image; "
+                        "MXFP4 MoE then takes the Triton layout on Hopper); --no-triton-kernels: a pip install "
+                        "(the default: Marlin)")
     p.add_argument("--max-total-tokens", type=int, default=None, help="SGLang: cap on its KV pool")
     p.add_argument("--mamba-full-memory-ratio", type=float, default=None,
                    help="SGLang hybrids: MambaPool : KV pool memory ratio (default 0.9)")

@@ -53,7 +53,8 @@ profile  releases            what changes at its first release (VLLM_CHANGES key
 0.22     0.22.0-0.22.1       triton_kernels' value layout back to the pack sizes (triton_value_pack); dynamic-NTK
                              tables of max_position rows (dynamic_ntk_max_position); "all" mode counts the draft pages
                              (mamba_all_draft_pages); the V2 model runner by default for dense unquantized Qwen3
-                             (v2_runner_qwen3; kvplan.engines.vllm_model_runner)
+                             (v2_runner_qwen3; kvplan.engines.vllm_model_runner); a multimodal prefix-LM model's
+                             default batch budget raised to its largest item (Gemma-4: 2,496; mm_prefix_lm_batch_floor)
 0.23     0.23.0              V2 also for dense unquantized Llama / Mistral (v2_runner_llama_mistral)
 0.24     0.24.0              Marlin pads misaligned shards instead of refusing them (marlin_tile_padding); V2 for the
                              six listed architectures, quantized too (v2_runner_listed)
@@ -64,7 +65,9 @@ profile  releases            what changes at its first release (VLLM_CHANGES key
                              (swa_in_flight_batches; before: one batch, whatever PP)
 0.27     0.27.0-0.27.1       memory_profiling: non-KV = total consumed (free memory at the init snapshot - after the
                              profile run) + transient peak, the CUDA-graph profile outside it (total_consumed_accounting):
-                             tensors made after "Model loading took" and before the profile now count (V2 sampler state)
+                             tensors made after "Model loading took" and before the profile now count (V2 sampler state);
+                             text-only serving (--language-model-only) drops the prefix-LM batch floor
+                             (mm_prefix_lm_text_only_off)
 0.28     0.28.0              prefix caching on by default for hybrids (hybrid_prefix_caching), "align" for every
                              hybrid (mamba_align_only; "all" for SupportsMambaPrefixCaching models when asked before);
                              the >= 160 GiB batch tier (batch_tier_160)
@@ -201,6 +204,10 @@ VLLM_CHANGES: dict[str, tuple[Release, str]] = {
     "decode_context_parallel": ((0, 11, 0), "--decode-context-parallel-size (0.11.0 wheel, kv_cache_utils.py x dcp)"),
     "capture_step_16": ((0, 11, 1), ("config/vllm.py _set_cudagraph_sizes: [1, 2, 4] + range(8, 256, 8) + range(256, "
                                      "max + 1, 16) in 0.11.1; 0.11.0 config/scheduler.py: range(8, max + 1, 8)")),
+    "mxfp4_triton_torch28": ((0, 10, 2), ("the 0.10.2 wheel pins torch 2.8.0 (0.10.0 - 0.10.1.1: torch 2.7.1, wheel "
+                                          "METADATA): mxfp4.py get_mxfp4_backend's Triton path (is_torch_equal_or_"
+                                          "newer('2.8.0') and has_triton_kernels()) is open where triton_kernels is "
+                                          "installed, as in the vllm/vllm-openai image (EngineConfig.triton_kernels)")),
     "triton_kernels_bundled": ((0, 12, 0), ("vllm/third_party/triton_kernels first in the 0.12.0 wheel; "
                                             "utils/import_utils.py has_triton_kernels() finds it, so mxfp4.py "
                                             "get_mxfp4_backend picks TRITON on Hopper (0.11.x: only a separately "
@@ -329,6 +336,19 @@ VLLM_CHANGES: dict[str, tuple[Release, str]] = {
                                            "and extrapolates FULL")),
     "v2_ngram": ((0, 32, 0), ("config/vllm.py _get_v2_model_runner_unsupported_features lists 'ngram/ngram_gpu "
                               "speculative decoding' (V1 fallback) through 0.31.0, not in 0.32.0")),
+    # read 2026-12 in the wheels of 0.21.0 - 0.33.0 (tests/test_engine_defaults_dec.py):
+    "mm_prefix_lm_batch_floor": ((0, 22, 0), ("engine/arg_utils.py _set_default_max_num_seqs_and_batched_tokens_args: "
+                                              "with no --max-num-batched-tokens, a multimodal prefix-LM model "
+                                              "(model_config.is_multimodal_model and is_mm_prefix_lm) gets at least "
+                                              "_get_min_mm_batched_tokens, the largest get_mm_max_tokens_per_item "
+                                              "('Raising max_num_batched_tokens from %d to %d to accommodate %r "
+                                              "input for prefix-LM model %s'), in 0.22.0 (absent from 0.21.0; the "
+                                              "function's text is identical 0.22.0 - 0.33.0)")),
+    "mm_prefix_lm_text_only_off": ((0, 27, 0), ("config/model.py _supports_multimodal_for_mm_prefix: is_mm_prefix_lm is "
+                                                "False when every modality's limit is 0 (--language-model-only, or "
+                                                "--limit-mm-per-prompt all 0: MULTIMODAL_REGISTRY."
+                                                "supports_multimodal_inputs) in 0.27.0, so the batch floor is off "
+                                                "for text-only serving; 0.22.0 - 0.26.0 raise it regardless")),
 }
 
 # Changes inside a profile's run because no plan can see them: kvplan's V0 engine refuses multimodal models (kvplan.vllm_v0),
@@ -561,6 +581,10 @@ class EngineConfig(BaseModel):
     speculative_method: Literal["none", "mtp", "ngram", "eagle", "eagle3"] = "none"
     num_speculative_tokens: int = Field(default=0, ge=0, le=64)
     draft: DraftSpec | None = None  # the EAGLE / EAGLE-3 head of --speculative-config "model" (kvplan.drafter)
+    # vLLM 0.10.2 - 0.11.x find OpenAI's triton_kernels package only where it was installed beside the wheel: the
+    # vllm/vllm-openai image has it (MXFP4 MoE then takes the Triton layout on Hopper), a pip install does not (Marlin).
+    # None: the release's pip default; a pasted vllm/vllm-openai:vX tag sets True (kvplan.vllm_layouts.mxfp4_triton_kernels).
+    triton_kernels: bool | None = None
     # --enable-prefix-caching / --no-enable-prefix-caching; None: the release's default. It matters for hybrids:
     # with it vLLM keeps recurrent states in "align" mode (more state pages per request, kvplan.plan).
     enable_prefix_caching: bool | None = None
@@ -675,12 +699,51 @@ def vllm_glm_dsa_fp8_default(gpu_name: str, vllm_version: str, model_type: str) 
             and vllm_has(vllm_version, "glm_dsa_fp8_kv_sm100"))
 
 
-def batch_defaults(gpu_name: str, device_bytes: int, engine: EngineConfig) -> tuple[int, int]:
+# The largest multimodal item of a Gemma-4 prefix-LM model, vllm/model_executor/models/gemma4_mm.py
+# Gemma4ProcessingInfo.get_mm_max_tokens_per_item (identical in the 0.22.0 - 0.30.0 wheels; 0.31.0 - 0.33.0 only
+# respell the audio / video-options tests; gemma4_unified.py the same): image = vision_config.default_output_length
+# (280; at most 1120 via mm_processor_kwargs max_soft_tokens, _SUPPORTED_SOFT_TOKENS), audio =
+# processor.audio_seq_length (750, transformers Gemma4Processor) when the config has an audio tower, video =
+# _VIDEO_MAX_FRAMES 32 x (_VIDEO_MAX_SOFT_TOKENS 70 + boi + eoi + 6 timestamp tokens) = 2,496, always supported
+# (get_supported_mm_limits): the video item is the largest whatever the image / audio settings.
+VLLM_GEMMA4_MM_ITEM_TOKENS = 32 * (70 + 2 + 6)
+VLLM_MM_PREFIX_LM_ITEM_TOKENS = {"gemma4_text": VLLM_GEMMA4_MM_ITEM_TOKENS, "gemma4_unified_text": VLLM_GEMMA4_MM_ITEM_TOKENS}
+
+
+def vllm_mm_batch_floor(model_type: str, mm_prefix_lm: bool, multimodal: bool, engine: EngineConfig) -> int:
+    """The batch budget vLLM raises the default max_num_batched_tokens to for a multimodal prefix-LM model, or 0.
+
+    vllm/engine/arg_utils.py _set_default_max_num_seqs_and_batched_tokens_args (0.22.0 - 0.33.0, VLLM_CHANGES
+    "mm_prefix_lm_batch_floor"): when --max-num-batched-tokens is not given and the model is multimodal (its towers
+    are part of the checkpoint: ModelConfig.multimodal_config) and is_mm_prefix_lm, the default becomes
+    max(default, the largest get_mm_max_tokens_per_item), "a single multimodal item must fit in one batch"
+    (prefix-LM models prefill an item atomically). Models whose get_mm_max_tokens_per_item is the base class's None
+    (Gemma-3 and PaliGemma: prefix-LM but profiled by dummy inputs; every wheel 0.22.0 - 0.33.0) are not raised;
+    Qwen2.5-VL / Qwen3-VL override it but are not prefix-LM. Of kvplan's families only Gemma-4 (text config
+    use_bidirectional_attention "vision") is raised: to 2,496 (VLLM_GEMMA4_MM_ITEM_TOKENS). --language-model-only
+    (or --limit-mm-per-prompt with every modality 0) keeps the floor through 0.26.0 (the limits do not enter
+    _get_min_mm_batched_tokens) and drops it from 0.27.0 ("mm_prefix_lm_text_only_off"). Not modeled: a
+    --limit-mm-per-prompt video ``num_frames`` below 32 (it lowers the video item). Worked number: Gemma-4-26B-A4B
+    on one L40S at 0.25 -> 2,496 (the L40S default 2,048 raised; the GEMMA4-L40S log's 221 sliding blocks a request).
+    """
+    if engine.engine != "vllm" or engine.max_num_batched_tokens is not None or not (mm_prefix_lm and multimodal):
+        return 0
+    version = engine.vllm_version
+    if VLLM_PROFILES[version].engine_core == "V0" or not vllm_has(version, "mm_prefix_lm_batch_floor"):
+        return 0
+    if engine.language_model_only and vllm_has(version, "mm_prefix_lm_text_only_off"):
+        return 0
+    return VLLM_MM_PREFIX_LM_ITEM_TOKENS.get(model_type, 0)
+
+
+def batch_defaults(gpu_name: str, device_bytes: int, engine: EngineConfig, mm_floor: int = 0) -> tuple[int, int]:
     """(max_num_batched_tokens, max_num_seqs) as vLLM picks them for this device (explicit flags win).
 
     vllm/engine/arg_utils.py get_batch_defaults: >= 160 GiB (from 0.28.0, batch_tier_160) 16384 / 1024; >= 70 GiB and not an
     A100 8192 / 1024 for ``vllm serve`` (16384 / 1024 for the LLM class); otherwise 2048 / 256 (8192 / 256).
-    Worked number: A100-80GB -> 2048 / 256 (dennislee22 log: max_num_batched_tokens=2048); H100 -> 8192 / 1024.
+    ``mm_floor`` (``vllm_mm_batch_floor``): a multimodal prefix-LM model's default tokens are raised to it.
+    Worked number: A100-80GB -> 2048 / 256 (dennislee22 log: max_num_batched_tokens=2048); H100 -> 8192 / 1024;
+    Gemma-4 on an L40S from 0.22 -> 2496 / 256.
     """
     prof = VLLM_PROFILES[engine.vllm_version]
     if prof.engine_core == "V0":  # V0: 256 seqs; its tokens follow max_model_len (kvplan.vllm_v0.batch_limits)
@@ -692,7 +755,7 @@ def batch_defaults(gpu_name: str, device_bytes: int, engine: EngineConfig) -> tu
         tokens, seqs = (16384 if llm else 8192), 1024
     else:
         tokens, seqs = (8192 if llm else 2048), 256
-    return (engine.max_num_batched_tokens or tokens, engine.max_num_seqs or seqs)
+    return (engine.max_num_batched_tokens or max(tokens, mm_floor), engine.max_num_seqs or seqs)
 
 
 def cuda_graph_capture_sizes(prof: VllmProfile, max_num_seqs: int, max_num_batched_tokens: int,

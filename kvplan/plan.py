@@ -23,8 +23,8 @@ from kvplan import drafter, sglang, vllm_v0
 from kvplan.engines import (
     VLLM_BLOCK_SIZE, VLLM_CONTEXT_BYTES, EngineConfig, VllmProfile, batch_defaults, cuda_graph_bytes, gpu_arch,
     gpu_multicast, non_torch_bytes, sampler_path, vllm_compile_benchmark_bytes, vllm_glm_dsa_fp8_default, vllm_has,
-    vllm_mla_block_size, vllm_mla_default_block_size, vllm_model_runner, vllm_profile, vllm_sparse_mla_block_size,
-    vllm_sparse_mla_fp8_backend, vllm_v2_sampler_state_bytes,
+    vllm_mla_block_size, vllm_mla_default_block_size, vllm_mm_batch_floor, vllm_model_runner, vllm_profile,
+    vllm_sparse_mla_block_size, vllm_sparse_mla_fp8_backend, vllm_v2_sampler_state_bytes,
 )
 from kvplan.errors import PlanInputError
 from kvplan.gpus import GpuSpec
@@ -38,7 +38,8 @@ from kvplan.spec import DecoderLayer, Linear, ModelSpec
 from kvplan.units import DTYPE_BITS, GiB, cdiv
 from kvplan.weights import FLOAT_FORMATS, resolve_format
 from kvplan.vllm_layouts import (
-    fp8_block_refusal, marlin_refusal, vllm_mxfp4_extra_bytes, vllm_quant_layout_extra_bytes, vllm_rope_cache_bytes,
+    fp8_block_refusal, marlin_refusal, mxfp4_triton_kernels, vllm_fp8_marlin_extra_bytes, vllm_mxfp4_extra_bytes,
+    vllm_quant_layout_extra_bytes, vllm_rope_cache_bytes,
 )
 
 
@@ -509,22 +510,44 @@ def _engine_key(engine: EngineConfig) -> tuple:
     return values, tuple(map(type, values))
 
 
+def _mxfp4_layout_note(spec, gpu, engine) -> tuple[str, str] | None:
+    """(backend, why) of a vLLM plan whose gpt-oss MXFP4 experts run on Hopper (the GPU where the backend depends on
+    the install: kvplan.vllm_layouts.mxfp4_triton_kernels), else None."""
+    if engine.engine != "vllm" or gpu_arch(gpu.name) != "sm90":
+        return None
+    found, why = mxfp4_triton_kernels(engine.vllm_version, engine.triton_kernels)
+    if found:
+        return "Triton", (f"vLLM {engine.vllm_version}: triton_kernels {why}, so mxfp4.py get_mxfp4_backend takes TRITON "
+                          "(values padded to round_up(I, 64), scales swizzled and kept: kvplan.vllm_layouts)")
+    return "Marlin", (f"vLLM {engine.vllm_version}: {why}, so mxfp4.py get_mxfp4_backend takes MARLIN (I padded to 128, "
+                      "H to 256: kvplan.vllm_layouts); a vllm/vllm-openai image tag on the line, or --triton-kernels, "
+                      "plans the Triton layout")
+
+
 def _rank_budget(spec, gpu, engine, layout, stage, draft, mnbt, max_seqs, act_b, mla) -> tuple[int, tuple, int]:
     """(weights, budget terms, KV pool) of one rank of pipeline stage ``stage``: what it loads ("Model loading
     took") and what the engine's budget leaves (``_budget``), with what the weights hold beside the parameters.
     Nothing here may read ``engine.max_model_len``: plan() memoizes it under every engine setting but the length
     (``_engine_key``), so a length-dependent term would be served stale (tests/test_picker_equivalence.py fails)."""
     tp, last = layout.tp, layout.pp - 1
+    fp8_marlin = mxfp4_extra = 0
     weights = engine.weights_bytes if engine.weights_bytes is not None else rank_weight_bytes(
         spec, layout, stage, engine.weight_format)
     if engine.weights_bytes is None and engine.engine == "vllm":
         # MXFP4 by MoE backend; GPTQ / AWQ / wNa16 on Marlin or Machete, NVFP4 swizzled or on Marlin
         # (kvplan.vllm_layouts): one memo for both, the same for every plan of a picker sweep on this GPU
-        weights += spec.memo(("vllm-layout", layout, stage, engine.weight_format, gpu.name, engine.vllm_version),
-                             lambda st=stage: vllm_mxfp4_extra_bytes(
-                                 spec, layout, st, engine.weight_format, gpu_arch(gpu.name), engine.vllm_version)
-                             + vllm_quant_layout_extra_bytes(spec, layout, st, engine.weight_format, gpu.name,
-                                                             engine.vllm_version))
+        mxfp4_extra, quant_extra = spec.memo(
+            ("vllm-layout", layout, stage, engine.weight_format, gpu.name, engine.vllm_version, engine.triton_kernels),
+            lambda st=stage: (vllm_mxfp4_extra_bytes(spec, layout, st, engine.weight_format, gpu_arch(gpu.name),
+                                                     engine.vllm_version, engine.triton_kernels),
+                              vllm_quant_layout_extra_bytes(spec, layout, st, engine.weight_format, gpu.name,
+                                                            engine.vllm_version)))
+        weights += mxfp4_extra + quant_extra
+        # FP8 on a GPU without FP8 math (sm75 - sm86): Marlin w8a16, its per-column 16-bit scales (kvplan.vllm_layouts)
+        fp8_marlin = spec.memo(("vllm-fp8-marlin", layout, stage, engine.weight_format, gpu.name, engine.vllm_version,
+                                act_b), lambda st=stage: vllm_fp8_marlin_extra_bytes(
+                                    spec, layout, st, engine.weight_format, gpu.name, engine.vllm_version, act_b))
+        weights += fp8_marlin
     sglang_extra, sglang_why = 0, ""
     if engine.weights_bytes is None and engine.engine == "sglang":  # kvplan.sglang.layout_extra_bytes
         sglang_extra, sglang_why = spec.memo(
@@ -558,6 +581,7 @@ def _rank_budget(spec, gpu, engine, layout, stage, draft, mnbt, max_seqs, act_b,
     weights += head_bytes + head_rope
     terms, pool = _budget(spec, gpu, engine, layout, weights, mnbt, max_seqs, act_b, mla, stage == last,
                           stage == 0)
+    mxfp4_note = _mxfp4_layout_note(spec, gpu, engine) if mxfp4_extra else None
     # what "Model loading took" holds beside the parameters, each shown (not subtracted again) after the weights
     parts = [
         mtp_bytes and Term(
@@ -579,6 +603,16 @@ def _rank_budget(spec, gpu, engine, layout, stage, draft, mnbt, max_seqs, act_b,
         sglang_extra and Term(
             name="SGLang layout extra (in weights)", bytes=sglang_extra, basis="derived", applied=False,
             source=f"{sglang_why} (kvplan.sglang.layout_extra_bytes, read in the sglang 0.5.10 wheel)"),
+        fp8_marlin and Term(
+            name="FP8 Marlin scales (in weights)", bytes=fp8_marlin, basis="exact", applied=False,
+            source=f"{gpu.name} has no FP8 math (compute capability < 8.9): vLLM runs the FP8 layers as Marlin w8a16 and "
+                   "repacks their scales per output column in the model dtype, [cdiv(K, block_k) or 1, N] a fused layer "
+                   "or expert (quantization/utils/marlin_utils_fp8.py prepare_fp8_layer_for_marlin / "
+                   "prepare_fp8_moe_layer_for_marlin): the bytes over the checkpoint's scales "
+                   "(kvplan.vllm_layouts.vllm_fp8_marlin_extra_bytes)"),
+        mxfp4_note and Term(
+            name=f"MXFP4 MoE layout: {mxfp4_note[0]} (in weights)", bytes=mxfp4_extra, basis="exact", applied=False,
+            source=mxfp4_note[1] + "; the bytes over the checkpoint's MXFP4 experts"),
         tower and Term(
             name="vision tower (in weights)", bytes=tower, basis="exact", applied=False,
             source=f"{', '.join(t.name for t in spec.towers)}: this rank's shard, 16-bit "
@@ -662,8 +696,10 @@ def plan(spec: ModelSpec, gpu: GpuSpec, engine: EngineConfig = EngineConfig(), l
     model_dtype = engine.weight_format if engine.weight_format in FLOAT_FORMATS else spec.dtype
     state_b = DTYPE_BITS[model_dtype] // 8
     act_b = 2 if model_dtype != "fp32" else 4
+    # vLLM >= 0.22 raises the default batch budget of a multimodal prefix-LM model to its largest item (Gemma-4)
+    mm_floor = 0 if v0 else vllm_mm_batch_floor(spec.model_type, spec.mm_prefix_lm, bool(spec.towers), engine)
     mnbt, max_seqs = vllm_v0.batch_limits(spec, engine, max_len) if v0 else batch_defaults(gpu.name, gpu.memory_bytes,
-                                                                                            engine)
+                                                                                            engine, mm_floor)
     batches = prof.in_flight_batches if engine.engine == "vllm" else 2
     in_flight = batches * mnbt * (layout.pp if layout.pp > 1 else 1)
     if engine.engine == "vllm" and not vllm_has(prof.version, "swa_in_flight_batches"):
@@ -674,6 +710,11 @@ def plan(spec: ModelSpec, gpu: GpuSpec, engine: EngineConfig = EngineConfig(), l
     warnings: list[str] = list(spec.warnings)  # a generic or transformers-built spec says so in every plan
     if v0:
         warnings += vllm_v0.warnings(spec)
+    if mm_floor and (default_tokens := batch_defaults(gpu.name, gpu.memory_bytes, engine)[0]) < mm_floor:
+        warnings.append(f"vLLM raises max_num_batched_tokens from {default_tokens:,} to {mm_floor:,} for this "
+                        "multimodal prefix-LM model: its largest item (a 32-frame video, "
+                        "32 x (70 + 2 + 6) tokens) must fit one batch (engine/arg_utils.py, vLLM >= 0.22; "
+                        "--max-num-batched-tokens overrides it)")
     if tp > per_node:
         warnings.append(f"TP={tp} spans nodes ({per_node} GPUs per node): keep TP inside a node, use PP across nodes")
     if engine.engine == "sglang" and engine.kv_cache_memory_bytes is not None:

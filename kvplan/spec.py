@@ -222,6 +222,10 @@ class ModelSpec(_Frozen):
     mtp_other: tuple[Component, ...] = ()
     # The rotary tables the engine builds (vLLM get_rope instances): not weights, not in the totals.
     rope_caches: tuple[RopeCache, ...] = ()
+    # The text config makes multimodal positions attend bidirectionally (Gemma-4 use_bidirectional_attention
+    # "vision": vLLM's is_mm_prefix_lm, transformers_utils/model_arch_config_convertor.py): with its towers
+    # loaded, vLLM >= 0.22 raises the default batch budget to the largest multimodal item (kvplan.engines).
+    mm_prefix_lm: bool = False
 
     # Derived values computed once per spec (the spec is frozen, so they never go stale).
     _memo: dict = PrivateAttr(default_factory=dict)

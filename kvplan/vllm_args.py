@@ -199,6 +199,8 @@ class VllmArgs(BaseModel):
     num_speculative_tokens: int = 0
     draft: DraftSpec | None = None  # the EAGLE head (kvplan.drafter) of an eagle / eagle3 --speculative-config
     enable_prefix_caching: bool | None = None
+    # a vllm/vllm-openai:vX image tag on the line: the image ships triton_kernels (EngineConfig.triton_kernels)
+    triton_kernels: bool | None = None
     # the vLLM release line (kvplan.engines.VLLM_PROFILES) the line itself says: VLLM_USE_V1=0 -> a V0 profile
     vllm_version: str | None = None
     unknown: tuple[str, ...] = ()
@@ -210,7 +212,7 @@ class VllmArgs(BaseModel):
                  "max_num_batched_tokens", "kv_cache_memory_bytes", "enforce_eager", "weight_format",
                  "decode_context_parallel_size", "disable_custom_all_reduce", "sampler", "language_model_only",
                  "mm_encoder_tp_mode", "speculative_method", "num_speculative_tokens",
-                 "enable_prefix_caching", "draft")
+                 "enable_prefix_caching", "draft", "triton_kernels")
         out = {"engine": "vllm", **{n: getattr(self, n) for n in names}}
         if self.vllm_version is not None:
             out["vllm_version"] = self.vllm_version
@@ -499,6 +501,42 @@ def _arity(name: str) -> str | None:
     return None
 
 
+_KNOWN_LONG: frozenset[str] = frozenset()
+
+
+def _long_flags() -> frozenset[str]:
+    """Every ``--`` option kvplan knows (vLLM's parser tables in kvplan.vllm_cli_flags and kvplan's own lists)."""
+    global _KNOWN_LONG
+    if not _KNOWN_LONG:
+        names = set(VLLM_SERVE_FLAGS) | set(_VALUE_FLAGS) | set(_SWITCH_FLAGS) | _IGNORED_VALUE | _IGNORED_SWITCH | \
+            set(_READ_NOT_PLANNED) | set(_NOT_MODELED) | _SWITCHES | _DEFAULT_SWITCHES | _READ_NOT_PLANNED_SWITCHES
+        _KNOWN_LONG = frozenset(n for n in names if n.startswith("--"))
+    return _KNOWN_LONG
+
+
+def expand_abbreviation(name: str) -> str:
+    """The long option an abbreviated one stands for, as vLLM's parser reads it, or ``name`` when it is no prefix.
+
+    vLLM's FlexibleArgumentParser (vllm/utils/argparse_utils.py from 0.17, vllm/utils/__init__.py in 0.10 / 0.11,
+    vllm/utils.py before) subclasses argparse.ArgumentParser and never sets ``allow_abbrev`` (no release 0.6.4 -
+    0.33.0 names it; checked 2026-12 in the wheels), so argparse's default ``allow_abbrev=True`` holds:
+    ``_parse_optional`` takes a ``--`` word that is no option but the prefix of exactly one as that option, and
+    refuses a prefix of several ("ambiguous option: --max-num could match --max-num-batched-tokens,
+    --max-num-seqs, ..."). FlexibleArgumentParser.parse_args first turns underscores into dashes, so
+    ``--max_num_batched_token`` expands too. The candidates are the options of the three parsers kvplan lists
+    (kvplan.vllm_cli_flags: 0.10.2, 0.11.0, 0.33.0) and kvplan's own lists: a prefix that is unambiguous in one
+    release but not in their union is refused (spell the option out). Worked example (vllm#40691, 0.19.0):
+    ``--max-num-batched-token`` -> ``--max-num-batched-tokens``."""
+    if len(name) <= 2 or not name.startswith("--") or _arity(name) is not None:
+        return name
+    matches = sorted(f for f in _long_flags() if f.startswith(name))
+    if len(matches) > 1:
+        shown = ", ".join(matches[:12]) + (f" (+{len(matches) - 12} more)" if len(matches) > 12 else "")
+        raise PlanInputError(name, f"ambiguous option: {name} could match {shown} (vLLM's argparse refuses it too; "
+                             "spell the option out)")
+    return matches[0] if matches else name
+
+
 def _status(name: str) -> tuple[str, str]:
     """A flag kvplan does not plan with: ("ignored", "") for no effect on memory, ("note", why) otherwise."""
     if name in _IGNORED_VALUE or name in _IGNORED_SWITCH or name in _DEFAULT_SWITCHES:
@@ -670,6 +708,9 @@ def parse_vllm_command(command: str, prefix: list[str] | tuple[str, ...] = (), d
         notes.append(f"image v{tag}: planned with kvplan's vLLM profile {key} ({VLLM_PROFILES[key].releases})"
                      + ("; the V1 engine before 0.10 was not read, its nearest profile is used"
                         if release < (0, 10, 0) else ""))
+        # the vllm/vllm-openai image is built with OpenAI's triton_kernels (a pip install of 0.10.2 - 0.11.x has
+        # none): MXFP4 MoE on Hopper takes the Triton layout (kvplan.vllm_layouts.mxfp4_triton_kernels)
+        values["triton_kernels"] = True
     draft_tp = None
     i = 0
     while i < len(tokens):
@@ -685,6 +726,9 @@ def parse_vllm_command(command: str, prefix: list[str] | tuple[str, ...] = (), d
         base = name.split(".", 1)[0].rstrip("+")  # --compilation-config.mode 3, --json-arg.key+ v (vLLM's JSON keys)
         if base != name and _arity(base) == "V":
             name = base
+        if (full := expand_abbreviation(name)) != name:  # argparse's allow_abbrev: an unambiguous prefix
+            notes.append(f"{name}: read as {full} (vLLM's argparse expands an unambiguous prefix of an option)")
+            name = full
         arity = _arity(name)
         value = inline
         if arity == "S" and inline is not None:

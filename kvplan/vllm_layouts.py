@@ -33,7 +33,9 @@ TRITON TP2: I 1440 -> 1472; w13 packed [1440 -> 1472] x [2944], w2 [736 -> 768] 
 ("Model loading took 7.01 GiB", v0.19.0 H100 TP2: -0.7 %); TP1 13.60 GiB (13.64 logged, -0.3 %). With upstream
 triton's (64, 256) they were 7.20 / 13.94 GiB (+2.7 / +2.2 %). The 0.12.0 - 0.16.0 and 0.22.0+ bundles pad the values only to
 the pack sizes (nothing for gpt-oss): the kept scales and fp32 biases remain, gpt-oss-120b TP1 64.30 GiB (64.38
-logged on 0.14.1, vLLM #33155). The 0.10 - 0.11.1 profiles (no bundled triton_kernels) keep Marlin.
+logged on 0.14.1, vLLM #33155). The 0.10 - 0.11.1 profiles (no bundled triton_kernels) keep Marlin for a pip
+install; EngineConfig.triton_kernels (a vllm/vllm-openai image tag sets it) takes Triton from 0.10.2 on
+(``mxfp4_triton_kernels``).
 """
 
 import math
@@ -74,19 +76,46 @@ def _up(x: int, a: int) -> int:
     return cdiv(x, a) * a
 
 
-def mxfp4_moe_backend(arch: str, vllm_version: str) -> str:
+def mxfp4_moe_backend(arch: str, vllm_version: str, triton_kernels: bool | None = None) -> str:
     """The MXFP4 MoE backend vLLM picks (mxfp4.py get_mxfp4_backend): "trtllm" on datacenter Blackwell (FlashInfer
     is a vLLM dependency there), "triton" on Hopper from the 0.12 profile on (vLLM bundles triton_kernels from 0.12.0,
     VLLM_CHANGES "triton_kernels_bundled"; the v0.19.0 H100 log: "Using 'TRITON' Mxfp4 MoE backend"; 0.14.1 on an
     H100: 64.38 GiB logged, kvplan 64.30 with TRITON_PACK_ALIGN), "marlin" elsewhere (Ampere / Ada: triton_kernels
     needs sm90..sm10x) and in the 0.10 - 0.11.1 profiles (0.11.x: only a separately installed triton_kernels), whose
     H100 logs load gpt-oss-120b at the Marlin size (65.9651 GiB, vLLM #23278 on 0.10.1; #27508's 1.71 GiB of KV on
-    0.11 needs it too)."""
+    0.11 needs it too). ``triton_kernels`` (``mxfp4_triton_kernels``): whether an unbundled release finds the
+    package."""
     if arch == "sm100":
         return "trtllm"
-    if arch == "sm90" and vllm_has(vllm_version, "triton_kernels_bundled"):
+    if arch == "sm90" and mxfp4_triton_kernels(vllm_version, triton_kernels)[0]:
         return "triton"
     return "marlin"
+
+
+def mxfp4_triton_kernels(vllm_version: str, triton_kernels: bool | None = None) -> tuple[bool, str]:
+    """(whether mxfp4.py get_mxfp4_backend finds a usable triton_kernels on Hopper, why), for EngineConfig's
+    ``triton_kernels`` (None: the release's pip default).
+
+    get_mxfp4_backend (0.10.2 - 0.11.2; ``Mxfp4MoEMethod._should_use_marlin`` in 0.10.1.1) takes MARLIN on sm90 when
+    ``not has_triton_kernels()`` (utils: the importable ``triton_kernels`` package) ``or not
+    is_torch_equal_or_newer("2.8.0")``. From 0.12.0 the wheel bundles vllm/third_party/triton_kernels
+    (VLLM_CHANGES "triton_kernels_bundled"): always found. Before, a ``pip install vllm`` has none (not a wheel
+    dependency: vllm#27370 "users have to install triton_kernels manually", merged for 0.12; vLLM #23278 on
+    0.10.1 and #27508 on 0.11, both pip installs on one H100, load gpt-oss-120b at the Marlin size), while the
+    vllm/vllm-openai image is built with it ("a docker container with all the dependencies built in:
+    vllm/vllm-openai:v0.10.2", vLLM's gpt-oss recipe; the v0.11.0 image's H100 pods load gpt-oss-120b at 64.38 GiB
+    and gpt-oss-20b at 13.47, the Triton layout, tests/test_engine_logs_dec.py). The 0.10.0 - 0.10.1.1 wheels pin
+    torch 2.7.1 (wheel METADATA; 0.10.2 and 0.11.x pin 2.8.0 / 2.9.0), so they run Marlin with triton_kernels too.
+    Worked example: ("0.11", True) -> (True, ...); ("0.11", None) -> (False, ...); ("0.10", True) -> (False, ...)."""
+    if vllm_has(vllm_version, "triton_kernels_bundled"):
+        return True, "bundled in the wheel (vllm/third_party/triton_kernels, 0.12.0+)"
+    if not vllm_has(vllm_version, "mxfp4_triton_torch28"):
+        return False, "torch 2.7.1 (the 0.10.0 - 0.10.1.1 pin) is below the Triton path's torch 2.8"
+    if triton_kernels:
+        return True, "triton_kernels installed (the vllm/vllm-openai image ships it; --triton-kernels)"
+    if triton_kernels is None:
+        return False, "no triton_kernels: a pip install of this release has none (the vllm/vllm-openai image does)"
+    return False, "no triton_kernels (--no-triton-kernels)"
 
 
 def mxfp4_expert_bytes(hidden: int, inter: int, bias: bool, backend: str = "checkpoint",
@@ -116,7 +145,7 @@ def mxfp4_expert_bytes(hidden: int, inter: int, bias: bool, backend: str = "chec
 
 
 def vllm_mxfp4_extra_bytes(spec: ModelSpec, layout: Layout, stage: int, weight_format: str | None,
-                           arch: str, vllm_version: str) -> int:
+                           arch: str, vllm_version: str, triton_kernels: bool | None = None) -> int:
     """Bytes vLLM's MXFP4 MoE layout adds on one rank of stage ``stage`` over kvplan's checkpoint bytes (0 when the
     experts are not gpt-oss MXFP4). Worked number: gpt-oss-120b TP1, Marlin: +5.14 GiB (60.77 -> 65.91 GiB;
     "Model loading took 65.9651 GiB", vLLM #23278, 0.10.1 H100)."""
@@ -125,7 +154,7 @@ def vllm_mxfp4_extra_bytes(spec: ModelSpec, layout: Layout, stage: int, weight_f
     fmt, _ = resolve_format(spec, weight_format)
     if fmt != "mxfp4":
         return 0
-    backend = mxfp4_moe_backend(arch, vllm_version)
+    backend = mxfp4_moe_backend(arch, vllm_version, triton_kernels)
     ranks = layout.tp * layout.dp
     extra = 0
     for layer, n in stage_distinct(spec, layout.pp, stage):
@@ -519,9 +548,11 @@ def _layout_formats(f: str) -> bool:
     return bool(_NVFP4_FMT.match(f) or _GPTQ_FMT.match(f) or _WNA16_FMT.match(f) or _AWQ_FMT.match(f))
 
 
-def _fused_shards(spec: ModelSpec, layer, category: str, fmt: str, mine, width: int):
+def _fused_shards(spec: ModelSpec, layer, category: str, fmt: str, mine, width: int, accept=None):
     """[(format, fused n on the rank, k, full k, copies, kvplan's checkpoint bytes of the members, members)] of one
-    layer's category: the shards of the 4-bit / NVFP4 linears, fused as vLLM builds its layers (``_FUSED``)."""
+    layer's category: the shards of the 4-bit / NVFP4 linears (``accept``: another format test), fused as vLLM
+    builds its layers (``_FUSED``)."""
+    accept = accept or _layout_formats
     from kvplan.parallel import _RowShard, _shard
     from kvplan.weights import component_format, matrix_bytes
 
@@ -530,7 +561,7 @@ def _fused_shards(spec: ModelSpec, layer, category: str, fmt: str, mine, width: 
         if not isinstance(c, Linear):
             continue
         for f, _ in component_format(category, c, fmt, mine):
-            if not _layout_formats(f):
+            if not accept(f):
                 continue
             s = _shard(c, width, spec)
             lin = s.linear if isinstance(s, _RowShard) else s
@@ -603,6 +634,100 @@ def vllm_quant_layout_extra_bytes(spec: ModelSpec, layout: Layout, stage: int, w
                                     vllm_version, inter)
         if got is not None:
             extra += copies * count * (got[0] - got[1])
+    return extra
+
+
+# ----------------------------------------------------------------------------- FP8 on Marlin (no FP8 math: sm75 - sm86)
+#
+# vLLM gives every FP8 layer the Marlin w8a16 kernel on a CUDA GPU below compute capability 8.9 (and >= 7.5):
+# quantization/fp8.py Fp8LinearMethod / Fp8MoEMethod ``use_marlin = not has_device_capability(89)`` (0.10.1.1 -
+# 0.17.x wheels); from the kernel lists on, MarlinFP8ScaledMMLinearKernel.is_supported (cc < 89) is the first CUDA
+# block-FP8 / FP8 kernel that can run there (kernels/linear/__init__.py _POSSIBLE_FP8_BLOCK_KERNELS, 0.22.0) and the
+# MoE oracle falls through TRITON (TritonExperts needs current_platform.supports_fp8(), cc >= 89) to MARLIN
+# (fused_moe/oracle/fp8.py, 0.22.0). quantization/utils/marlin_utils_fp8.py then repacks the weights
+# (gptq_marlin_repack at 8 bits: the same k x n bytes) and replaces the scales (the checkpoint's are deleted:
+# ``del layer.weight_scale_inv`` / delattr through 0.12, replace_parameter from 0.14) by 16-bit ones per output
+# column (``scales.to(layer.orig_dtype)``, the model dtype): per-tensor / per-channel -> [1, N]; block [bn, bk] ->
+# group-wise, ``repeat_interleave(block_n)`` to [cdiv(K, bk), N] (prepare_fp8_layer_for_marlin for a fused layer,
+# prepare_fp8_moe_layer_for_marlin / prepare_moe_fp8_layer_for_marlin for each expert's w13 [2I, H] and w2 [H, I]);
+# this text is the same in every wheel 0.10.1.1 - 0.33.0. marlin_permute_scales and the exponent-bias fold keep the
+# shape. Not modeled: the per-layer Marlin workspace (SMs x 4 B, x 4 for MoE: < 2 KiB a layer), V0 profiles.
+_FP8_FMT = re.compile(r"^fp8(?P<kind>-channel|-block(?:-(?P<bn>\d+)x(?P<bk>\d+))?)?(?P<static>-static)?$")
+# NVIDIA GPUs of the catalog (kvplan.gpus) below compute capability 8.9: Ampere A100 / A10 / A10G (sm80 / sm86),
+# RTX A6000 and RTX 30 (sm86). Ada (L4, L40S, L20, RTX 40, RTX 6000 Ada: sm89) and later run FP8 natively.
+FP8_MARLIN_GPUS = ("A100", "A10", "RTX-A6000", "RTX-30")
+
+
+def fp8_marlin_gpu(gpu_name: str) -> bool:
+    """Whether vLLM runs FP8 layers on Marlin on this catalog GPU (no FP8 tensor-core math)."""
+    return gpu_name.upper().startswith(FP8_MARLIN_GPUS)
+
+
+def _fp8_marlin_scale_rows(fmt: str, k: int) -> int | None:
+    """Rows of the Marlin scale tensor of a [N, K] FP8 matrix in ``fmt`` (None: not FP8): cdiv(K, block_k) for a
+    block format (group-wise, group = block_k), else 1 (channel-wise)."""
+    m = _FP8_FMT.match(fmt)
+    if m is None:
+        return None
+    if m["kind"] and m["kind"].startswith("-block"):
+        return cdiv(k, int(m["bk"] or 128))
+    return 1
+
+
+def vllm_fp8_marlin_extra_bytes(spec: ModelSpec, layout: Layout, stage: int, weight_format: str | None,
+                                gpu_name: str, vllm_version: str, dtype_bytes: int = 2) -> int:
+    """Bytes vLLM's FP8 Marlin layout adds on one rank of stage ``stage`` over kvplan's checkpoint bytes (0 unless
+    FP8 layers run on Marlin: ``fp8_marlin_gpu`` and a V1 profile), per the table above: each fused linear shard
+    [n, k] and each expert's w13 [2I, H] / w2 [H, I] keep rows x n 16-bit scales in place of the checkpoint's fp32
+    ones. Worked number, MiniMax-M2.7 (fp8 128 x 128 blocks) at TP4 on A100s: an expert (H 3072, I 1536 / 4 = 384)
+    keeps 24 x 768 x 2 + 3 x 3072 x 2 = 55,296 B of scales for 2 x 288 + 288 = 864 B checkpointed, x 256 experts x
+    62 layers = +863,944,704 B; the attention (qkv 8,192 / 4 = 2,048 x 3,072 and o 3,072 x 1,536 a rank) 24 x 2,048
+    x 2 + 12 x 3,072 x 2 - (1,152 + 192 + 192) - 1,152 = +169,344 B a layer: +874,444,032 B (0.81 GiB) in all."""
+    from kvplan.engines import VLLM_PROFILES
+    from kvplan.parallel import ROW_EXPERT
+    from kvplan.weights import component_format, layer_groups, matrix_bytes, resolve_format
+
+    if not fp8_marlin_gpu(gpu_name) or VLLM_PROFILES[vllm_version].engine_core == "V0":
+        return 0
+    fmt, use_overrides = resolve_format(spec, weight_format)
+    parts = pp_partition(len(spec.layers), layout.pp)
+    start = sum(parts[:stage])
+    groups = (layer_groups(spec, start, start + parts[stage]) if use_overrides
+              else [(layer, n, None) for layer, n in stage_distinct(spec, layout.pp, stage)])
+    tp, moe_ranks = layout.tp, layout.tp * layout.dp
+
+    def is_fp8(f: str) -> bool:
+        return _FP8_FMT.match(f) is not None
+
+    extra = 0
+    for layer, copies, mine in groups:
+        for category in ("attention", "mlp"):
+            width = (layout.attn_tp if category == "attention" else
+                     layout.dense_tp if category == "mlp" and layer.experts is None and layout.dense_tp else tp)
+            for f, n, k, _full_k, count, ckpt, _members in _fused_shards(spec, layer, category, fmt, mine, width, is_fp8):
+                # the checkpoint's bytes less its weight (n x k fp8, repacked at the same size): its scales
+                extra += copies * count * (_fp8_marlin_scale_rows(f, k) * n * dtype_bytes - (ckpt - n * k))
+        ex = layer.experts
+        if ex is None:
+            continue
+        downs = [c for c in ex.linears if c.name.endswith(ROW_EXPERT)]
+        ups = [c for c in ex.linears if not c.name.endswith(ROW_EXPERT)]
+        fmts = {f for c in ex.linears for f, _ in component_format("experts", c, fmt, mine)}
+        if len(downs) != 1 or not ups or len(fmts) != 1:
+            continue
+        f = fmts.pop()
+        if not is_fp8(f):
+            continue
+        hidden, inter = downs[0].out_features, downs[0].in_features
+        if layout.ep:
+            count, part, split = cdiv(ex.num_experts, moe_ranks), inter, 1
+        else:
+            count, part, split = ex.num_experts, cdiv(inter, moe_ranks), moe_ranks
+        widths = [cdiv(c.out_features, split) for c in ups]
+        ckpt_scales = sum(matrix_bytes(o, hidden, f) - o * hidden for o in widths) + (
+            matrix_bytes(hidden, part, f) - hidden * part)
+        marlin = (_fp8_marlin_scale_rows(f, hidden) * sum(widths) + _fp8_marlin_scale_rows(f, part) * hidden) * dtype_bytes
+        extra += copies * count * (marlin - ckpt_scales)
     return extra
 
 

@@ -223,6 +223,8 @@ def build_gemma4(r, model_type: str) -> dict[str, Any]:
     fields = llama_tail(r, h=h, n_layers=n_layers, nq=nq, nkv=nkv, hd=hd, vocab=vocab, layers=layers, tie_default=True,
                         embeddings=[embed(vocab, h)] + ple_embed)
     fields["other"] = tuple(ple_other)
+    # vLLM's Gemma4ModelArchConfigConvertor.is_mm_prefix_lm: text_config use_bidirectional_attention == "vision"
+    fields["mm_prefix_lm"] = r.raw("use_bidirectional_attention") == "vision"
     if fields["max_position_embeddings"]:
         fields["rope_caches"] = gemma4_rope_caches(r, kinds, geometry, fields["max_position_embeddings"])
     if shared:
