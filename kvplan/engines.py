@@ -354,7 +354,10 @@ VLLM_CHANGES: dict[str, tuple[Release, str]] = {
                                                 "topk_topp_sampler.py TopKTopPSampler takes forward_cuda (FlashInfer "
                                                 "top-k / top-p) unless it is set to 0, first in the 0.21.0 wheel "
                                                 "(0.20.2: opt-in, 'Users must opt in explicitly'); kvplan's 0.21 "
-                                                "profile (0.20.1 - 0.21.0) follows 0.20.1")),
+                                                "profile (0.20.1 - 0.21.0) follows 0.20.1. Only where "
+                                                "FlashInferBackend.supports_compute_capability (sm75 - sm121; sm80+ in "
+                                                "0.28.0): kvplan applies it to every GPU, a V100 (or a T4 on 0.28) "
+                                                "samples natively")),
     "v2_ngram": ((0, 32, 0), ("config/vllm.py _get_v2_model_runner_unsupported_features lists 'ngram/ngram_gpu "
                               "speculative decoding' (V1 fallback) through 0.31.0, not in 0.32.0")),
 }
