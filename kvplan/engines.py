@@ -35,7 +35,9 @@ profile  releases            what changes at its first release (VLLM_CHANGES key
                              compile's combo-kernel benchmark holds a copy of the embedding table (compile_combo_benchmark)
 0.12     0.12.0-0.13.0       triton_kernels bundled: MXFP4 MoE on Hopper takes Triton (triton_kernels_bundled);
                              --enable-prefix-caching kept for SupportsMambaPrefixCaching hybrids (mamba_prefix_caching)
-0.14     0.14.0-0.14.1       "Model loading took" with 2 decimals (loading_two_decimals)
+0.14     0.14.0-0.14.1       "Model loading took" with 2 decimals (loading_two_decimals); block-FP8 MoE through the
+                             modular kernel, its TritonExperts workspace kept on sm120 (fp8_moe_modular_kernel); the DSA
+                             indexer's profile workspace (dsa_indexer_profile_workspace, 0.13.0 already)
 0.15     0.15.0-0.15.1       MambaSpec: a state page per draft token; prefix-caching "align" / "all" modes
                              (mamba_spec_pages)
 0.16     0.16.0              NVFP4 CUTLASS weights padded to 32 (nvfp4_weight_pad)
@@ -46,9 +48,11 @@ profile  releases            what changes at its first release (VLLM_CHANGES key
                              compilation: non-torch 0.55 + 1.50 GiB at TP 2 / 4 / 8 on NVSwitch Hopper / Blackwell
 0.18     0.18.0-0.18.1       the CUDA-graph estimate is computed and printed, not subtracted (cudagraph_estimate_printed:
                              VLLM_MEMORY_PROFILER_ESTIMATE_CUDAGRAPHS=0); non-torch 0.25 GiB at TP 1 (non_torch_v018)
-0.19     0.19.0-0.19.1       AWQ dense layers through choose_mp_linear_kernel: Machete on Hopper (awq_mp_kernel)
+0.19     0.19.0-0.19.1       AWQ dense layers through choose_mp_linear_kernel: Machete on Hopper (awq_mp_kernel); the
+                             DSA indexer's 512 MiB dummy logits in the profile forward (dsa_indexer_logits_reserve)
 0.20     0.20.0              the estimate subtracted (cudagraph_estimate_applied; the log says "default since
-                             v0.21.0"); gpu_memory_utilization 0.92 (gpu_util_0_92)
+                             v0.21.0"); gpu_memory_utilization 0.92 (gpu_util_0_92); + 1 MiB radix top-k workspace
+                             for the DSA indexer (dsa_indexer_radix_workspace)
 0.21     0.20.1-0.21.0       tokens line = int(concurrency x max_model_len) on its own line (tokens_line_split)
 0.22     0.22.0-0.22.1       FlashInfer top-k / top-p sampler by default (flashinfer_sampler_default; 0.21.0 already,
                              inside "0.21"); triton_kernels' value layout back to the pack sizes (triton_value_pack);
@@ -73,7 +77,8 @@ profile  releases            what changes at its first release (VLLM_CHANGES key
                              (v2_cudagraph_estimate; V2 through 0.28.0 estimates none: kvplan.engines.vllm_model_runner)
 0.30     0.30.0-0.31.0       tokens line and concurrency on one line (tokens_line_one)
 0.33     0.32.0-0.33.x       Mamba-2 prefill checkpoint page in align mode (mamba2_checkpoint_page); MRoPE tables by
-                             mrope_positions_factor (1 for Qwen3-VL / Qwen3.5; mrope_positions_factor)
+                             mrope_positions_factor (1 for Qwen3-VL / Qwen3.5; mrope_positions_factor); DSA prefill
+                             workspace rows by sparse_mla_prefill_workspace_factor (dsa_prefill_workspace_factor)
 =======  ==================  ===========================================================================================
 
 Every earlier key still works (links, CLI) and names the run holding its own release; the runs are shorter than before
