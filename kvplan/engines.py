@@ -35,7 +35,9 @@ profile  releases            what changes at its first release (VLLM_CHANGES key
                              compile's combo-kernel benchmark holds a copy of the embedding table (compile_combo_benchmark)
 0.12     0.12.0-0.13.0       triton_kernels bundled: MXFP4 MoE on Hopper takes Triton (triton_kernels_bundled);
                              --enable-prefix-caching kept for SupportsMambaPrefixCaching hybrids (mamba_prefix_caching)
-0.14     0.14.0-0.14.1       "Model loading took" with 2 decimals (loading_two_decimals)
+0.14     0.14.0-0.14.1       "Model loading took" with 2 decimals (loading_two_decimals); block-FP8 MoE through the
+                             modular kernel, its TritonExperts workspace kept on sm120 (fp8_moe_modular_kernel); the DSA
+                             indexer's profile workspace (dsa_indexer_profile_workspace, 0.13.0 already)
 0.15     0.15.0-0.15.1       MambaSpec: a state page per draft token; prefix-caching "align" / "all" modes
                              (mamba_spec_pages)
 0.16     0.16.0              NVFP4 CUTLASS weights padded to 32 (nvfp4_weight_pad)
@@ -46,15 +48,19 @@ profile  releases            what changes at its first release (VLLM_CHANGES key
                              compilation: non-torch 0.55 + 1.50 GiB at TP 2 / 4 / 8 on NVSwitch Hopper / Blackwell
 0.18     0.18.0-0.18.1       the CUDA-graph estimate is computed and printed, not subtracted (cudagraph_estimate_printed:
                              VLLM_MEMORY_PROFILER_ESTIMATE_CUDAGRAPHS=0); non-torch 0.25 GiB at TP 1 (non_torch_v018)
-0.19     0.19.0-0.19.1       AWQ dense layers through choose_mp_linear_kernel: Machete on Hopper (awq_mp_kernel)
+0.19     0.19.0-0.19.1       AWQ dense layers through choose_mp_linear_kernel: Machete on Hopper (awq_mp_kernel); the
+                             DSA indexer's 512 MiB dummy logits in the profile forward (dsa_indexer_logits_reserve)
 0.20     0.20.0              the estimate subtracted (cudagraph_estimate_applied; the log says "default since
-                             v0.21.0"); gpu_memory_utilization 0.92 (gpu_util_0_92)
+                             v0.21.0"); gpu_memory_utilization 0.92 (gpu_util_0_92); + 1 MiB radix top-k workspace
+                             for the DSA indexer (dsa_indexer_radix_workspace)
 0.21     0.20.1-0.21.0       tokens line = int(concurrency x max_model_len) on its own line (tokens_line_split)
-0.22     0.22.0-0.22.1       triton_kernels' value layout back to the pack sizes (triton_value_pack); dynamic-NTK
-                             tables of max_position rows (dynamic_ntk_max_position); "all" mode counts the draft pages
-                             (mamba_all_draft_pages); the V2 model runner by default for dense unquantized Qwen3
-                             (v2_runner_qwen3; kvplan.engines.vllm_model_runner); a multimodal prefix-LM model's
-                             default batch budget raised to its largest item (Gemma-4: 2,496; mm_prefix_lm_batch_floor)
+0.22     0.22.0-0.22.1       FlashInfer top-k / top-p sampler by default (flashinfer_sampler_default; 0.21.0 already,
+                             inside "0.21"); triton_kernels' value layout back to the pack sizes (triton_value_pack);
+                             dynamic-NTK tables of max_position rows (dynamic_ntk_max_position); "all" mode counts the
+                             draft pages (mamba_all_draft_pages); the V2 model runner by default for dense unquantized
+                             Qwen3 (v2_runner_qwen3; kvplan.engines.vllm_model_runner); a multimodal prefix-LM
+                             model's default batch budget raised to its largest item (Gemma-4: 2,496;
+                             mm_prefix_lm_batch_floor)
 0.23     0.23.0              V2 also for dense unquantized Llama / Mistral (v2_runner_llama_mistral)
 0.24     0.24.0              Marlin pads misaligned shards instead of refusing them (marlin_tile_padding); V2 for the
                              six listed architectures, quantized too (v2_runner_listed)
@@ -75,7 +81,8 @@ profile  releases            what changes at its first release (VLLM_CHANGES key
                              (v2_cudagraph_estimate; V2 through 0.28.0 estimates none: kvplan.engines.vllm_model_runner)
 0.30     0.30.0-0.31.0       tokens line and concurrency on one line (tokens_line_one)
 0.33     0.32.0-0.33.x       Mamba-2 prefill checkpoint page in align mode (mamba2_checkpoint_page); MRoPE tables by
-                             mrope_positions_factor (1 for Qwen3-VL / Qwen3.5; mrope_positions_factor)
+                             mrope_positions_factor (1 for Qwen3-VL / Qwen3.5; mrope_positions_factor); DSA prefill
+                             workspace rows by sparse_mla_prefill_workspace_factor (dsa_prefill_workspace_factor)
 =======  ==================  ===========================================================================================
 
 Every earlier key still works (links, CLI) and names the run holding its own release; the runs are shorter than before
@@ -334,6 +341,37 @@ VLLM_CHANGES: dict[str, tuple[Release, str]] = {
                                            "(\"TBD whether we keep this API\") in 0.22.0 - 0.28.0; 0.29.0 "
                                            "cudagraph_utils.profile_cudagraph_memory captures the PIECEWISE graphs "
                                            "and extrapolates FULL")),
+    # DeepSeek sparse attention's lightning indexer in the profile run (read 2026-12 in the 0.11.0 - 0.33.0 wheels:
+    # models/deepseek_v2.py sparse_attn_indexer through 0.14.1, model_executor/layers/sparse_attn_indexer.py from
+    # 0.15.0; kvplan.plan.vllm_dsa_indexer_workspace_bytes):
+    "dsa_indexer_profile_workspace": ((0, 14, 0), ("sparse_attn_indexer: without attention metadata (the profile "
+                                                   "run) it reserves its prefill K-gather workspace from "
+                                                   "current_workspace_manager(), (get_max_prefill_buffer_size = "
+                                                   "max_model_len x 40) rows of index_head_dim fp8 + 4 B scale, "
+                                                   "first in the 0.13.0 wheel (0.12.0: returns the fake at once); "
+                                                   "kvplan's 0.12 profile (0.12.0 - 0.13.0) follows 0.12.0")),
+    "dsa_indexer_logits_reserve": ((0, 19, 0), ("sparse_attn_indexer: 'Dummy allocation to simulate for peak logits "
+                                                "tensor memory during inference', torch.empty(VLLM_SPARSE_INDEXER_MAX_"
+                                                "LOGITS_MB = 512 MiB) in the profile run, in the 0.19.0 wheel")),
+    "dsa_indexer_radix_workspace": ((0, 20, 0), ("sparse_attn_indexer: the profile reservation adds the radix top-k "
+                                                 "workspace, RADIX_TOPK_WORKSPACE_SIZE = 1 MiB, in the 0.20.0 wheel")),
+    "dsa_prefill_workspace_factor": ((0, 32, 0), ("v1/attention/backends/mla/indexer.py get_max_prefill_buffer_size = "
+                                                  "max_model_len x (576 x 2 // 132) x sparse_mla_prefill_workspace_"
+                                                  "factor (config/vllm.py: 5 up to 256K tokens, else 2) in 0.32.0; "
+                                                  "max_model_len x 40 through 0.31.0")),
+    "fp8_moe_modular_kernel": ((0, 14, 0), ("quantization/fp8.py Fp8MoEMethod.apply runs self.kernel, the "
+                                            "FusedMoEModularKernel of fused_moe/oracle/fp8.py (TritonExperts on sm120: "
+                                            "its workspaces from current_workspace_manager(), kept), in the 0.14.0 "
+                                            "wheel; 0.13.0: the fused_experts function (torch.empty per call)")),
+    "flashinfer_sampler_default": ((0, 22, 0), ("envs.py VLLM_USE_FLASHINFER_SAMPLER defaults to True ('Enabled by "
+                                                "default when the hardware supports it') and v1/sample/ops/"
+                                                "topk_topp_sampler.py TopKTopPSampler takes forward_cuda (FlashInfer "
+                                                "top-k / top-p) unless it is set to 0, first in the 0.21.0 wheel "
+                                                "(0.20.2: opt-in, 'Users must opt in explicitly'); kvplan's 0.21 "
+                                                "profile (0.20.1 - 0.21.0) follows 0.20.1. Only where "
+                                                "FlashInferBackend.supports_compute_capability (sm75 - sm121; sm80+ in "
+                                                "0.28.0): kvplan applies it to every GPU, a V100 (or a T4 on 0.28) "
+                                                "samples natively")),
     "v2_ngram": ((0, 32, 0), ("config/vllm.py _get_v2_model_runner_unsupported_features lists 'ngram/ngram_gpu "
                               "speculative decoding' (V1 fallback) through 0.31.0, not in 0.32.0")),
     # read 2026-12 in the wheels of 0.21.0 - 0.33.0 (tests/test_engine_defaults_dec.py):
@@ -376,7 +414,8 @@ def _v1(version: str, releases: str, first: Release, non_torch: tuple[float, flo
         cudagraph_modes=2 if _has(first, "full_and_piecewise") else 1,
         capture_step_above_256=16 if _has(first, "capture_step_16") else 8, tokens_line=tokens_line,
         in_flight_batches=2 if _has(first, "swa_in_flight_batches") else 1,
-        supports_dcp=_has(first, "decode_context_parallel"), sampler_default="pytorch",
+        supports_dcp=_has(first, "decode_context_parallel"),
+        sampler_default="flashinfer" if _has(first, "flashinfer_sampler_default") else "pytorch",
         large_tier=_has(first, "batch_tier_160"), non_torch_single=_g(single), non_torch_tp=_g(tp),
         non_torch_tp_no_custom_ar=_g(tp_no_car), non_torch_pp=_g(pp),
         sampler_copies={"pytorch": native, "flashinfer": _FLASHINFER}, source=source)
@@ -542,8 +581,9 @@ class EngineConfig(BaseModel):
     # --disable-custom-all-reduce, or a platform where vLLM turns it off itself (no GPU P2P, TP across nodes:
     # "Custom allreduce is disabled because ..."): non-torch memory at TP >= 2 is then much smaller.
     disable_custom_all_reduce: bool = False
-    # top-k/top-p sampler of the dummy sampler run: "auto" = kvplan's assumption for the version (PyTorch-native;
-    # vLLM 0.10 uses FlashInfer when that package is installed, which a planner cannot see), or as logged
+    # top-k/top-p sampler of the dummy sampler run: "auto" = kvplan's assumption for the version (PyTorch-native
+    # through the 0.21 profile, FlashInfer from 0.22 (VLLM_CHANGES flashinfer_sampler_default); vLLM 0.10 / 0.11.0 use
+    # FlashInfer when that package is installed, which a planner cannot see), or as logged
     # ("Using FlashInfer for top-p & top-k sampling" / VLLM_USE_FLASHINFER_SAMPLER=1).
     sampler: Literal["auto", "pytorch", "flashinfer"] = "auto"
     usage_context: Literal["serve", "llm"] = "serve"  # vllm serve, or the offline LLM class (other batch defaults)

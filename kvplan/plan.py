@@ -35,10 +35,11 @@ from kvplan.parallel import (
     tower_rank_bytes, uses_mla,
 )
 from kvplan.spec import DecoderLayer, Linear, ModelSpec
-from kvplan.units import DTYPE_BITS, GiB, cdiv
+from kvplan.units import DTYPE_BITS, GiB, MiB, cdiv
 from kvplan.weights import FLOAT_FORMATS, resolve_format
 from kvplan.vllm_layouts import (
-    fp8_block_refusal, marlin_refusal, mxfp4_triton_kernels, vllm_fp8_marlin_extra_bytes, vllm_mxfp4_extra_bytes,
+    fp8_block_refusal, marlin_refusal, mxfp4_triton_kernels, quant_platform, vllm_fp8_marlin_extra_bytes,
+    vllm_mla_dequant_bytes, vllm_mxfp4_extra_bytes,
     vllm_quant_layout_extra_bytes, vllm_rope_cache_bytes,
 )
 
@@ -382,6 +383,90 @@ def vllm_moe_workspace_bytes(spec: ModelSpec, tp: int, tokens: int, act_b: int, 
     return best
 
 
+# vllm/model_executor/layers/sparse_attn_indexer.py (0.15.0 - 0.33.0; models/deepseek_v2.py in 0.13.0 - 0.14.1)
+VLLM_DSA_INDEXER_LOGITS_BYTES = 512 * MiB  # envs.py VLLM_SPARSE_INDEXER_MAX_LOGITS_MB default 512 (0.19.0 - 0.33.0)
+VLLM_DSA_RADIX_TOPK_BYTES = 1024 * 1024  # RADIX_TOPK_WORKSPACE_SIZE (0.20.0 - 0.33.0)
+
+
+def _dsa_indexer_width(spec: ModelSpec) -> int:
+    """The widest indexer key of the model's DSA layers (index_head_dim; 0 without a DSA layer that owns one)."""
+    return spec.memo(("dsa-indexer-width",), lambda: max(
+        (layer.cache.index_head_dim or 0 for layer in spec.layers if layer.cache.kind == "mla_dsa"), default=0))
+
+
+def vllm_dsa_indexer_workspace_bytes(spec: ModelSpec, max_len: int, vllm_version: str) -> int:
+    """The lightning indexer's prefill workspace vLLM's profile run reserves and keeps (DSA: DeepSeek-V3.2, GLM-5).
+
+    ``sparse_attn_indexer`` without attention metadata (``_dummy_run`` in profile_run) takes its K-gather buffers
+    from ``current_workspace_manager().get_simultaneous`` (v1/worker/workspace.py: one buffer per process that grows
+    and stays allocated): (total_seq_lens, index_head_dim) fp8 + (total_seq_lens, 4) uint8 scales, plus the radix
+    top-k workspace (1 MiB) from 0.20.0. total_seq_lens = v1/attention/backends/mla/indexer.py
+    ``get_max_prefill_buffer_size``: max_model_len x 40 (0.13.0 - 0.31.0), max_model_len x 8 x
+    sparse_mla_prefill_workspace_factor from 0.32.0 (config/vllm.py: 5 up to 256K tokens, else 2). Held through the
+    sampler run, so it adds to the non-KV memory in both accountings (torch peak before 0.27, total consumed after).
+    The workspace manager's buffer is shared: a fused-MoE workspace from the same manager overlaps it
+    (``_budget``'s moe_ws, subtracted by the caller). 0 before 0.13.0 (kvplan: before the 0.14 profile).
+    bytes = rows x (index_head_dim + 4) [+ 1 MiB].
+    Worked number: GLM-5.2 at 32,768 tokens on 0.28.0: 32,768 x 40 x (128 + 4) + 1,048,576 = 174,063,616 B = 0.162 GiB."""
+    width = _dsa_indexer_width(spec)
+    if not width or not vllm_has(vllm_version, "dsa_indexer_profile_workspace"):
+        return 0
+    if vllm_has(vllm_version, "dsa_prefill_workspace_factor"):
+        rows = max_len * (576 * 2 // 132) * (5 if max_len <= 256 * 1024 else 2)
+    else:
+        rows = max_len * 40
+    radix = VLLM_DSA_RADIX_TOPK_BYTES if vllm_has(vllm_version, "dsa_indexer_radix_workspace") else 0
+    return rows * (width + 4) + radix
+
+
+def vllm_dsa_indexer_logits_bytes(spec: ModelSpec, vllm_version: str) -> int:
+    """The transient the indexer adds to the profile run's forward from 0.19.0: ``torch.empty(VLLM_SPARSE_INDEXER_MAX_
+    LOGITS_MB MiB)`` ("Dummy allocation to simulate for peak logits tensor memory during inference"), freed when the
+    indexer returns, so it raises the forward's peak (not the sampler's). Worked number: 512 MiB for any DSA model
+    on 0.19.0 - 0.33.0, 0 before and without a DSA layer."""
+    if not _dsa_indexer_width(spec) or not vllm_has(vllm_version, "dsa_indexer_logits_reserve"):
+        return 0
+    return VLLM_DSA_INDEXER_LOGITS_BYTES
+
+
+def _dsa_indexer_term(spec, engine, prof, layout, max_len, mnbt, act_b, gpu_name: str) -> "Term | None":
+    """The DSA indexer workspace as a budget term (``vllm_dsa_indexer_workspace_bytes``), less the part a fused-MoE
+    workspace of the same workspace manager already holds (``_budget``'s moe_ws); None where there is none."""
+    ws = vllm_dsa_indexer_workspace_bytes(spec, max_len, prof.version)
+    if not ws:
+        return None
+    moe_ws = vllm_moe_workspace_bytes(spec, layout.tp, mnbt, act_b, bool(layout.ep)) if vllm_moe_workspace_held(
+        spec, engine.weight_format, gpu_name, prof.version) else 0
+    extra = max(ws - moe_ws, 0)
+    if not extra:
+        return None
+    return Term(name=f"DSA indexer workspace ({max_len:,} tokens x 40 rows)" if not vllm_has(
+                    prof.version, "dsa_prefill_workspace_factor") else f"DSA indexer workspace ({max_len:,} tokens)",
+                bytes=extra, basis="exact",
+                source="sparse_attn_indexer reserves its prefill K-gather buffers (get_max_prefill_buffer_size rows x "
+                       "(index_head_dim fp8 + 4 B scale)) from the workspace manager in the profile run and keeps "
+                       "them (kvplan.plan.vllm_dsa_indexer_workspace_bytes)" + (
+                           f"; {moe_ws / GiB:.2f} GiB of it shared with the fused-MoE workspace" if moe_ws else ""))
+
+
+def vllm_moe_workspace_held(spec: ModelSpec, weight_format: str | None, gpu_name: str, vllm_version: str) -> bool:
+    """Whether the profile run leaves TritonExperts' workspace held (``vllm_moe_workspace_bytes``) under the sampler.
+
+    Unquantized experts from 0.17.0 (VLLM_CHANGES ``moe_workspace_manager``). Block-FP8 experts on an sm120 GPU (RTX
+    PRO 6000 / RTX 50) from 0.14.0 (``fp8_moe_modular_kernel``): quantization/fp8.py ``Fp8MoEMethod`` runs every call
+    through the ``FusedMoEModularKernel`` that model_executor/layers/fused_moe/oracle/fp8.py selects, and on sm120 the
+    only block-FP8 backend that validates is TRITON (FLASHINFER_TRTLLM is sm100, FLASHINFER_CUTLASS block-FP8 sm90
+    only, DEEPGEMM sm90 / sm100, VLLM_CUTLASS off by default: 0.14.0, 0.16.0, 0.28.0 wheels): TritonExperts, whose
+    workspace13 / workspace2 come from ``current_workspace_manager()`` (modular_kernel.py ``_allocate_buffers``, 0.14.0+)
+    and stay allocated. Other quantized MoE backends (Marlin, DeepGEMM, FlashInfer) size their own: not modeled.
+    Worked example: MiniMax-M2.5 (fp8 block) on RTX PRO 6000 at 0.16 -> True; on an H200 -> False; at 0.12 -> False."""
+    fmt = resolve_format(spec, weight_format)[0]
+    if fmt in FLOAT_FORMATS:
+        return vllm_has(vllm_version, "moe_workspace_manager")
+    return (fmt == "fp8-block" and quant_platform(gpu_name) == "sm120"
+            and vllm_has(vllm_version, "fp8_moe_modular_kernel"))
+
+
 def _widths(spec: ModelSpec) -> tuple[int, int]:
     """(widest q/k/v output, widest MLP gate+up output incl. top-k experts) over the layers."""
     attn_w = mlp_w = 0
@@ -579,6 +664,11 @@ def _rank_budget(spec, gpu, engine, layout, stage, draft, mnbt, max_seqs, act_b,
     head_bytes = drafter.draft_rank_weight_bytes(head, tp) if head and unmeasured else 0
     head_rope = drafter.draft_rope_bytes(head, spec, engine.vllm_version, act_b) if head and unmeasured else 0
     weights += head_bytes + head_rope
+    # MLA keeps a 16-bit copy of a quantized kv_b_proj for its absorbed BMMs (kvplan.vllm_layouts.vllm_mla_dequant_bytes)
+    mla_copy = spec.memo(("vllm-mla-dequant", layout, stage, engine.weight_format, act_b), lambda st=stage: (
+        vllm_mla_dequant_bytes(spec, layout, st, engine.weight_format, act_b))) if (
+        engine.engine == "vllm" and engine.weights_bytes is None and mla) else 0
+    weights += mla_copy
     terms, pool = _budget(spec, gpu, engine, layout, weights, mnbt, max_seqs, act_b, mla, stage == last,
                           stage == 0)
     mxfp4_note = _mxfp4_layout_note(spec, gpu, engine) if mxfp4_extra else None
@@ -596,6 +686,11 @@ def _rank_budget(spec, gpu, engine, layout, stage, draft, mnbt, max_seqs, act_b,
             name="draft head rotary table (in weights)", bytes=head_rope, basis="derived", applied=False,
             source="the draft's own cos/sin table (get_rope parameters unlike the target's): "
                    "kvplan.drafter.draft_rope_bytes"),
+        mla_copy and Term(
+            name="MLA W_UK / W_UV 16-bit copies (in weights)", bytes=mla_copy, basis="exact", applied=False,
+            source="process_weights_after_loading dequantizes the quantized kv_b_proj into one (kv_lora_rank, local "
+                   "heads x (qk_nope + v_head)) model-dtype tensor per MLA layer, kept as W_UV / W_UK_T (vLLM "
+                   "0.10 - 0.33 MLA attention; kvplan.vllm_layouts.vllm_mla_dequant_bytes)"),
         rope and Term(
             name="rotary cos/sin caches (in weights)", bytes=rope, basis="exact", applied=False,
             source="non-persistent cos/sin buffers, one per distinct get_rope instance: rows (by rope type and "
@@ -775,6 +870,13 @@ def plan(spec: ModelSpec, gpu: GpuSpec, engine: EngineConfig = EngineConfig(), l
                                   all_mode, checkpoint))
         weights, terms, pool = budgets[stage]
         terms = list(terms)
+        if engine.engine == "vllm" and not v0 and engine.kv_cache_memory_bytes is None and (
+                engine.activation_bytes is None):
+            # the only length-dependent non-KV term: kept out of the length-free budget memo above
+            indexer = _dsa_indexer_term(spec, engine, prof, layout, max_len, mnbt, act_b, gpu.name)
+            if indexer is not None:
+                terms.append(indexer)
+                pool -= indexer.bytes
         per_token = sum(layer.cache.kv_bytes_per_token("vllm", kv_tp, kv_b) * n for layer, n in layers)
         if engine.engine == "sglang":
             mamba, rest_before = _sglang_mamba(spec, engine, layout, layers, pool), pool
@@ -1095,10 +1197,12 @@ def _budget(spec, gpu, engine, layout, weights, mnbt, max_seqs, act_b, mla, last
     clone = 0
     if act is None:
         moe_ws = 0
-        if vllm_has(prof.version, "moe_workspace_manager") and resolve_format(spec, engine.weight_format)[0] in \
-                FLOAT_FORMATS:  # unquantized experts run TritonExperts; quantized MoE backends size their own
+        if vllm_moe_workspace_held(spec, engine.weight_format, gpu.name, prof.version):
             moe_ws = vllm_moe_workspace_bytes(spec, layout.tp, mnbt, act_b, bool(layout.ep))
         act = activation_estimate(spec, layout.tp, mnbt, num_reqs, act_b, copies, last_stage, moe_ws)
+        dsa_logits = vllm_dsa_indexer_logits_bytes(spec, prof.version)
+        if dsa_logits:  # the DSA indexer's 512 MiB dummy logits sit on top of the forward, not the sampler
+            act = max(act, activation_estimate(spec, layout.tp, mnbt, num_reqs, act_b, copies, False) + dsa_logits)
         if loads_tower:
             # GPUModelRunner.profile_run with a multimodal checkpoint first runs the encoder and keeps its outputs
             # scattered into an (encoder budget = max_num_batched_tokens, hidden) tensor in encoder_cache["tmp"]

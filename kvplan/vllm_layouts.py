@@ -852,3 +852,50 @@ def vllm_rope_cache_bytes(spec: ModelSpec, layout: Layout, stage: int, vllm_vers
             rows = vllm_rope_rows(cache, vllm_version, spec.model_type)
             total += rows * cache.rotary_dim * (4 if cache.fp32 else dtype_bytes)
     return total
+
+
+# ----------------------------------------------------------------------------- MLA: 16-bit W_UK / W_UV beside a
+# quantized kv_b_proj
+
+def vllm_mla_dequant_bytes(spec: ModelSpec, layout: Layout, stage: int, weight_format: str | None,
+                           act_b: int = 2) -> int:
+    """The 16-bit copy of ``kv_b_proj`` an MLA layer keeps when the checkpoint quantizes that projection, one rank of
+    pipeline stage ``stage`` (0 where ``kv_b_proj`` is 16-bit, as in Kimi-K2's int4 checkpoints, which quantize the
+    experts only).
+
+    vLLM has no quantized batched matmul for the absorbed up-projections ("we just store fp16/bf16 copies and perform
+    the bmm's in 16-bit"): ``process_weights_after_loading`` dequantizes ``kv_b_proj`` (``get_and_maybe_dequant_weights``:
+    an identity-matrix ``quant_method.apply`` or ``scaled_dequantize`` for block FP8, a new tensor; an unquantized
+    layer returns its own weight, no copy) and keeps ``W_UV`` / ``W_UK_T`` as views of that one (kv_lora_rank, local
+    heads x (qk_nope_head_dim + v_head_dim)) tensor in the model dtype, inside the "Model loading took" window.
+    Read in the wheels: 0.10.0 - 0.15.x v1/attention/backends/mla/common.py ``MLACommonImpl.process_weights_after_
+    loading``; 0.16.0 - 0.33.0 model_executor/layers/attention/mla_attention.py ``MLAAttention.process_weights_after_
+    loading`` (+ layers/quantization/utils/quant_utils.py ``get_and_maybe_dequant_weights``); the ROCm aiter fp8 / fp4
+    BMM paths re-quantize instead (not modeled). Local heads = num_attention_heads / TP (models/deepseek_v2.py
+    num_local_heads).
+    bytes = sum over this stage's MLA layers with a quantized kv_b_proj of kv_lora_rank x heads / tp x (qk_nope +
+    v_head) x act_b.
+    Worked number: DeepSeek-V3 / R1 (fp8 block) at TP 8: 512 x 16 x (128 + 128) x 2 B = 4,194,304 B a layer, x 61 =
+    255,852,544 B = 0.238 GiB ("Model loading took 79.7390 GiB" on 0.11.2: kvplan 79.31 -> 79.55)."""
+    from kvplan.weights import FLOAT_FORMATS, UNQUANTIZED, component_format, layer_groups, resolve_format
+
+    fmt, use_overrides = resolve_format(spec, weight_format)
+    if fmt in FLOAT_FORMATS:
+        return 0
+    parts = pp_partition(len(spec.layers), layout.pp)
+    start = sum(parts[:stage])
+    groups = (layer_groups(spec, start, start + parts[stage]) if use_overrides
+              else [(layer, n, None) for layer, n in stage_distinct(spec, layout.pp, stage)])
+    total = 0
+    for layer, copies, mine in groups:
+        cache = layer.cache
+        if getattr(cache, "kind", None) not in ("mla", "mla_dsa"):
+            continue
+        kv_b = next((c for c in layer.attention if isinstance(c, Linear) and c.name == "kv_b_proj"), None)
+        if kv_b is None:
+            continue
+        if all(f in FLOAT_FORMATS or f == UNQUANTIZED for f, _ in component_format("attention", kv_b, fmt, mine)):
+            continue
+        heads = cache.num_attention_heads // layout.attn_tp
+        total += copies * cache.kv_lora_rank * heads * (cache.qk_nope_head_dim + cache.v_head_dim) * act_b
+    return total

@@ -38,13 +38,15 @@ def open_knobs(at):
 def test_dcp_is_planned_on_import_and_applied_to_the_sidebar_and_the_link():
     at = pasted(DSV3 + " -dcp 8")
     core = kvplan_plan("deepseek-v3", "H200", tp=8, max_model_len=32768, decode_context_parallel_size=8)
-    # vLLM's tokens line x dcp_world_size: 44,207 blocks x 16 tokens (FLASH_ATTN_MLA, which supports DCP, on Hopper
-    # from 0.18) x 8 = 5,658,496 ("GPU KV cache size: 5,658,496 tokens"); without -dcp the same pool is 707,312 tokens
+    # vLLM's tokens line x dcp_world_size: 43,979 blocks x 16 tokens (FLASH_ATTN_MLA, which supports DCP, on Hopper
+    # from 0.18) x 8 = 5,629,312 ("GPU KV cache size: 5,629,312 tokens"); without -dcp the same pool is 703,664 tokens
     # (43,440 blocks before the 0.33 profile's V2 runner terms, kvplan.engines.vllm_model_runner: the V2 dummy sampler
-    # holds the logits alone, its 0.52 GiB sampler state and the 0.22 GiB embedding copy of a cold compile count)
-    assert core.kv_cache_tokens == 5_658_496 and core.num_blocks == 44_207
-    assert metrics(at)["KV cache tokens"] == "5,658,496"
-    assert kvplan_plan("deepseek-v3", "H200", tp=8, max_model_len=32768).kv_cache_tokens == 707_312
+    # holds the logits alone, its 0.52 GiB sampler state and the 0.22 GiB embedding copy of a cold compile count;
+    # 44,207 before the 0.238 GiB of MLA W_UK / W_UV copies of the fp8 kv_b_proj, kvplan.vllm_layouts
+    # .vllm_mla_dequant_bytes: 255,852,544 B / (16 x 70,272 B a block) = 227.6 blocks)
+    assert core.kv_cache_tokens == 5_629_312 and core.num_blocks == 43_979
+    assert metrics(at)["KV cache tokens"] == "5,629,312"
+    assert kvplan_plan("deepseek-v3", "H200", tp=8, max_model_len=32768).kv_cache_tokens == 703_664
     flags = {r["flag"]: r["value"] for r in html_tables(at)[0]}
     assert flags["--decode-context-parallel-size"] == "8" and flags["--speculative-config"] == "engine default"
     at.button(key="import.apply").click().run()
@@ -55,7 +57,7 @@ def test_dcp_is_planned_on_import_and_applied_to_the_sidebar_and_the_link():
     open_knobs(at)
     assert at.number_input(key="w.decode_context_parallel_size").value == 8
     again = run_app(dict(at.query_params))  # the link plans it on the Budget page
-    assert metrics(again)["KV cache tokens"] == "5,658,496"
+    assert metrics(again)["KV cache tokens"] == "5,629,312"
 
 
 def test_mtp_speculative_config_adds_the_mtp_layers_to_the_weights():

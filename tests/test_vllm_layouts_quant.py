@@ -350,14 +350,17 @@ def test_kimi_int4_experts_keep_their_packed_bytes():
 
 
 @pytest.mark.xfail(strict=True, reason="the recipe prints KV, not weights: kvplan leaves 48.10 GiB of KV where 46.80 "
-                   "was logged (+1.30 GiB). Not the non-torch term: the 0.11 figure at TP 8 over NVSwitch is 0.55 + "
-                   "0.12 NCCL NVLS (tests/test_engine_nontorch.py); the 1.97 that would close it needs ~1.3 GiB of NVLS "
-                   "at 8 ranks that no independent log shows (v0.19.0 H100 TP 4 logs: +0.12 over TP 2; only a 0.10 "
-                   "pre-release H200 TP 4 log, +0.66). Weights: the int4 experts are priced as loaded (-0.9 MB); "
-                   "MLACommonImpl.process_weights_after_loading (0.11.1) keeps W_UK_T / W_UV as views of the bf16 "
-                   "kv_b_proj (no copy). Activation: the sampler's 5.97 GiB (1024 x 163,840 x 4 B x 9.55) is the peak; "
-                   "fused_marlin_moe's largest cache, (8192 x 8, 7168) bf16 = 0.88 GiB, is freed before it. The 1.30 "
-                   "GiB stays unexplained")
+                   "was logged (+1.30 GiB; unchanged by the 2026-12 MoE / MLA read: kv_b_proj is 16-bit here, so no "
+                   "W_UK / W_UV copy, and fused_marlin_moe is the function path, torch.empty caches freed before the "
+                   "sampler). Sampler: the 11-06 nightly sits between 0.11.0 (FlashInfer whenever installed) and 0.11.1 "
+                   "(opt-in); FlashInfer's 1024 x 163,840 x 4 B x 2.8 + hidden = 1.86 GiB instead of 6.08 would put "
+                   "kvplan 4.2 GiB further off, so the run was native and the sampler is the peak. Not the weights' int4 "
+                   "layout (priced as loaded, -0.9 MB). The 1.30 GiB would be closed by a TP-8 non-torch of ~1.97 GiB "
+                   "(kvplan: 0.55 + 0.12 NCCL NVLS, the NVLS part fitted on v0.19.0 H100 TP-4 logs and taken as the same "
+                   "at 8); the DeepSeek-R1-0528 0.11.2 TP-8 H200 log fits the same 1.97 if its harness ran the FlashInfer "
+                   "sampler (tests/test_engine_logs_found.py), and vllm#9699's 8 x H200 NCCL line ('NVLS comm ... nHeads 8 "
+                   "... nvlsPerRankSize 301989888 nvlsTotalSize 2415919104') shows NVLS buffers of that order at 8 ranks. "
+                   "No log prints a TP-8 non-torch figure, so it stays an xfail")
 def test_kimi_k2_thinking_tp8_kv_from_kvplans_own_weights():
     # Kimi-K2-Think.md: 8 x H200, `vllm serve moonshotai/Kimi-K2-Thinking --tensor-parallel-size 8`, util 0.9:
     # "Available KV cache memory: 46.80 GiB". Kimi-K2-Thinking's config.json was not reachable; kimi-k2.5's text
