@@ -198,9 +198,10 @@ def test_minimax_m2_7_a100_tp4_marlin_scales():
     h = _plan(spec, get_gpu("H100-SXM"), MINIMAX_A100, "0.22")
     assert _term(p, "FP8 Marlin scales (in weights)") == 874_444_032
     assert p.ranks[0].weights_bytes - h.ranks[0].weights_bytes == 874_444_032
-    # the log: 244,576 tokens; kvplan 265,296 before the Marlin scales, 251,520 with them (+2.8 %: the xfail in
-    # tests/test_engine_logs_dec.py keeps the rest, ~0.41 GiB)
-    assert p.kv_cache_tokens == 251_520
+    # the log: 244,576 tokens; kvplan 265,296 before the Marlin scales, 251,520 with them, 254,496 once 0.22's
+    # FlashInfer sampler default shrinks the sampler peak (+4.1 %: the xfail in tests/test_engine_logs_dec.py keeps
+    # the rest)
+    assert p.kv_cache_tokens == 254_496
 
 
 def test_fp8_marlin_per_tensor_and_channel_dense():
