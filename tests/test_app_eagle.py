@@ -70,6 +70,16 @@ def test_link_round_trip_carries_the_head():
                for w in at.warning)
 
 
+def test_the_head_is_split_over_the_sidebar_tp():
+    at = run_app({**LINK, "tp": "2"})
+    # TP 2: q 8192 x 2048 = 16,777,216; k, v 8192 x 512 = 4,194,304 each; o 2048 x 4096 = 8,388,608; MLP 3 x 4096 x
+    # 7168 = 88,080,384; norms 4 x 4096 and fc 12288 x 4096 = 50,331,648 whole; lm_head 16000 x 4096 = 65,536,000;
+    # 237,518,848 x 2 B + d2t 256,000 (replicated)
+    head = 2 * (16_777_216 + 2 * 4_194_304 + 8_388_608 + 88_080_384 + 4 * 4096 + 50_331_648 + 65_536_000) + 256_000
+    assert int(terms(at)["eagle3 draft head (in weights)"]["bytes"].replace(",", "")) == head == 475_293_696
+    assert "draft TP 2" in terms(at)["eagle3 draft head (in weights)"]["source"]
+
+
 @pytest.mark.parametrize("value", ["../../etc/passwd", "eagle3-nope", "x" * 300, ""])
 def test_tampered_drafter_warns_naming_the_parameter(value):
     s, warnings = decode({**LINK, "dft": value})
