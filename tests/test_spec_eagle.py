@@ -258,14 +258,15 @@ def test_cli_speculative_config_and_draft_config(tmp_path, capsys):
     assert "kvplan plans mtp, ngram, eagle and eagle3" in capsys.readouterr().err
 
 
-def test_import_page_refuses_a_head_it_cannot_carry():
+def test_import_page_carries_a_shipped_head():
+    # the app carries a shipped head by its DRAFTERS.json name (tests/test_app_eagle.py: the pages)
     from kvplan.web.commands import parse_command
     from kvplan.web.state import PlanState
     from kvplan.web.views import imported_state
 
-    with pytest.raises(PlanInputError, match="CLI") as exc:
-        imported_state(PlanState(), parse_command(LLAMA_LINE))
-    assert exc.value.field == "--speculative-config"
+    imported, _ = imported_state(PlanState(import_gpu="H100-SXM"), parse_command(LLAMA_LINE))
+    assert (imported.speculative_method, imported.num_speculative_tokens, imported.drafter) == \
+        ("eagle3", 3, "eagle3-llama3.1-8b")
 
 
 def test_rope_table_shared_when_the_parameters_match():

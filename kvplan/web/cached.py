@@ -19,6 +19,7 @@ from dataclasses import dataclass
 import streamlit as st
 from pydantic import ValidationError
 
+from kvplan.drafter import DRAFT_METHODS, FIELD, drafter_for_model, drafter_manifest, load_drafter
 from kvplan.engines import EngineConfig
 from kvplan.errors import KvplanError, PlanInputError
 from kvplan.gpus import GpuSpec, get_gpu
@@ -30,6 +31,7 @@ from kvplan.plan import Plan, SweepPoint, context_sweep, plan
 from kvplan.prices import effective_prices
 from kvplan.spec import ModelSpec
 from kvplan.units import GiB
+from kvplan.vllm_args import preset_for_model
 from kvplan.weights import WeightBytes, weight_bytes
 from kvplan.web.state import (
     BY_NAME, DEFAULT, WEIGHTS_GIB_PER_DEVICE, PlanState, fmt_decimal, model_spec, workload_lengths,
@@ -45,8 +47,9 @@ SERVING_KNOBS: dict[str, tuple[tuple[str, ...], str]] = {
     "usage_context": (("vllm",), "vllm serve, or the offline LLM class"),
     "language_model_only": (("vllm",), "--language-model-only (or --limit-mm-per-prompt with every modality 0)"),
     "mm_encoder_tp_mode": (("vllm",), "--mm-encoder-tp-mode"),
-    "speculative_method": (("vllm",), "--speculative-config method (mtp, or ngram)"),
+    "speculative_method": (("vllm",), "--speculative-config method (mtp, ngram, eagle or eagle3)"),
     "num_speculative_tokens": (("vllm",), "--speculative-config num_speculative_tokens"),
+    "drafter": (("vllm",), "--speculative-config model (an EAGLE head kvplan ships, for eagle / eagle3)"),
     "enable_prefix_caching": (("vllm",), "--enable-prefix-caching / --no-enable-prefix-caching"),
     "max_total_tokens": (("sglang",), "--max-total-tokens"),
     "dp_attention_size": (("sglang",), "--enable-dp-attention --dp N"),
@@ -71,11 +74,14 @@ _memo = functools.lru_cache(maxsize=32)
 def engine_config(state: PlanState, **override) -> EngineConfig:
     """The state's engine knobs; an out-of-range value raises PlanInputError naming the knob. A serving knob of
     another engine (``off_engine_knobs``) is left at EngineConfig's default; the speculative token count is planned
-    only with a speculative method."""
+    only with a speculative method, the drafter only with an EAGLE one (``eagle_draft``)."""
     fields = {name: getattr(state, name) for name in ENGINE_FIELDS
               if name not in SERVING_KNOBS or state.engine in SERVING_KNOBS[name][0]}
     if fields.get("speculative_method", "none") == "none":
         fields.pop("num_speculative_tokens", None)
+    fields.pop("drafter", None)  # a name: EngineConfig takes the head itself
+    if fields.get("speculative_method") in DRAFT_METHODS:
+        fields["draft"] = eagle_draft(state)
     fields |= override
     try:
         return EngineConfig(**fields)
@@ -89,7 +95,46 @@ def off_engine_knobs(state: PlanState) -> list[str]:
     'name=value': kept for when that engine is chosen again, not planned now."""
     return [f"{n}={BY_NAME[n].format(getattr(state, n))}" for n, (engines, _) in SERVING_KNOBS.items()
             if state.engine not in engines and getattr(state, n) != getattr(DEFAULT, n)
-            and not (n == "num_speculative_tokens" and state.speculative_method == "none")]
+            and not (n == "num_speculative_tokens" and state.speculative_method == "none")
+            and not (n == "drafter" and state.speculative_method not in DRAFT_METHODS)]
+
+
+# ----------------------------------------------------------------------------- EAGLE draft heads (kvplan.drafter)
+
+def model_preset(state: PlanState) -> str | None:
+    """The preset the state's model is: its preset, or for a linked config the preset its name (a Hub id) maps to
+    (kvplan.vllm_args.preset_for_model: an -Instruct variant is its base's shape); None for any other config."""
+    return preset_for_model(state.model_name) if state.config else state.model
+
+
+def drafters_for(state: PlanState) -> tuple[str, ...]:
+    """The draft heads kvplan ships (kvplan/presets/DRAFTERS.json) for the state's model and speculative method:
+    those whose ``target`` is the model's preset and whose ``method`` is the state's."""
+    preset = model_preset(state)
+    return tuple(e["name"] for e in drafter_manifest()
+                 if preset and e["target"] == preset and e["method"] == state.speculative_method)
+
+
+def eagle_draft(state: PlanState):
+    """The DraftSpec an eagle / eagle3 state plans (kvplan.drafter.load_drafter of its ``drafter``), or None when none
+    is chosen or the method is not an EAGLE one (kvplan.plan then refuses an EAGLE method in the core's own words:
+    drafter.check_plan "needs its draft head"). A head trained for another model (a link may name any) is refused,
+    naming --speculative-config: the core would plan some of them (gpt-oss-20b's head has gpt-oss-120b's shapes)."""
+    if state.drafter is None or state.speculative_method not in DRAFT_METHODS:
+        return None
+    entry = drafter_for_model(state.drafter)
+    preset = model_preset(state)
+    if entry is not None and entry["target"] != preset:
+        heads = drafters_for(state)
+        model = preset or state.model_name or "this config"
+        raise PlanInputError(FIELD, f"the draft head {state.drafter} is trained for {entry['target']}, not {model}: "
+                             + (f"choose {', '.join(heads)}" if heads else
+                                f"kvplan ships no {state.speculative_method} head for {model}; plan it with the CLI "
+                                "(kvplan plan ... --speculative-config '...' --draft-config PATH)"))
+    return _load_drafter(state.drafter, state.speculative_method)
+
+
+_load_drafter = functools.lru_cache(maxsize=16)(load_drafter)  # a DraftSpec per (name, method); refusals not kept
 
 
 def layout(state: PlanState) -> Layout:

@@ -65,7 +65,7 @@ PAGING_MODES = ("list", "uniform", "normal", "lognormal", "exponential")
 SAMPLERS = ("auto", "pytorch", "flashinfer")  # EngineConfig.sampler
 USAGE_CONTEXTS = ("serve", "llm")  # EngineConfig.usage_context: vllm serve, or the offline LLM class
 MM_ENCODER_TP_MODES = ("weights", "data")
-SPECULATIVE_METHODS = ("none", "mtp", "ngram")
+SPECULATIVE_METHODS = ("none", "mtp", "ngram", "eagle", "eagle3")  # kvplan.engines.EngineConfig.speculative_method
 OBJECTIVES = ("cost_per_million_tokens", "cost_per_hour", "gpus", "tokens_per_s")  # kvplan.picker.OBJECTIVES
 NAME_RE = re.compile(r"^[\w./+@:() -]{1,200}$")
 
@@ -107,8 +107,9 @@ class PlanState(BaseModel):
     usage_context: Literal["serve", "llm"] = "serve"
     language_model_only: bool = False
     mm_encoder_tp_mode: Literal["weights", "data"] = "weights"
-    speculative_method: Literal["none", "mtp", "ngram"] = "none"
+    speculative_method: Literal["none", "mtp", "ngram", "eagle", "eagle3"] = "none"
     num_speculative_tokens: int = 1  # planned only with a speculative_method (0 otherwise)
+    drafter: str | None = None  # eagle / eagle3: the draft head, a kvplan/presets/DRAFTERS.json name
     enable_prefix_caching: bool | None = None  # None: the release's default
     # ... and SGLang's
     max_total_tokens: int | None = None
@@ -301,6 +302,17 @@ def _local_path(text: str) -> str:
     return text
 
 
+def _drafter(text: str) -> str:
+    """A DRAFTERS.json name (or one of its HF repos: read as its name); which heads fit the model is the plan's call."""
+    from kvplan.drafter import drafter_for_model, drafter_manifest
+
+    entry = drafter_for_model(text)
+    if entry is None:
+        raise ValueError("not a draft head kvplan ships (DRAFTERS.json: "
+                         + ", ".join(e["name"] for e in drafter_manifest()) + ")")
+    return entry["name"]
+
+
 def _command(text: str) -> str:
     if len(text) > MAX_COMMAND_CHARS:
         raise ValueError(f"longer than {MAX_COMMAND_CHARS:,} characters")
@@ -360,6 +372,7 @@ FIELDS: tuple[Field, ...] = (
     Field("mm_encoder_tp_mode", "mmtp", _choice(MM_ENCODER_TP_MODES)),
     Field("speculative_method", "spec", _choice(SPECULATIVE_METHODS)),
     Field("num_speculative_tokens", "nspec", _int(1, 64)),
+    Field("drafter", "dft", _drafter),
     Field("enable_prefix_caching", "apc", _bool, _b),
     Field("max_total_tokens", "mtt", _int(1, 10**12)),  # a pool, not a sequence: past MAX_TOKENS
     Field("dp_attention_size", "dpa", _int(1, MAX_PARALLEL)),

@@ -695,7 +695,8 @@ def vllm_rows(args: VllmArgs, command=None) -> list[dict[str, str]]:
         if value == getattr(DEFAULT, name) or (name == "speculative_method" and value == "none"):
             shown = "engine default"
         elif name == "speculative_method":
-            shown = f"{value}, {knobs['num_speculative_tokens']} token(s)"
+            shown = f"{value}, {knobs['num_speculative_tokens']} token(s)" + (
+                f", draft head {knobs['drafter']}" if knobs.get("drafter") else "")
         elif isinstance(value, bool):
             shown = _flag_value(name, value)
         else:
@@ -714,6 +715,8 @@ def knob_values(command) -> dict[str, Any]:
         out |= {name: getattr(args, name) for name in VLLM_KNOB_ROWS}
         if args.speculative_method != "none":
             out["num_speculative_tokens"] = args.num_speculative_tokens
+        if args.draft is not None:  # an eagle / eagle3 head: the app carries the drafters kvplan ships, by name
+            out["drafter"] = args.draft.name
     elif engine == "sglang":
         out["disable_custom_all_reduce"] = args.disable_custom_all_reduce
         out |= {name: getattr(command, name, None) or getattr(DEFAULT, name)
@@ -756,10 +759,6 @@ def imported_state(state: PlanState, command) -> tuple[PlanState | None, str]:
     """
     args = getattr(command, "args", command)
     engine = getattr(command, "engine", "vllm")
-    if args.speculative_method in ("eagle", "eagle3"):  # kvplan.drafter: planned by the CLI, not carried by the app
-        raise PlanInputError("--speculative-config", f"method {args.speculative_method} (draft head "
-                             f"{args.draft.name}): the app does not carry a draft head yet; plan this line with the "
-                             "CLI: kvplan plan MODEL --speculative-config '...'")
     changes: dict[str, Any] = {name: getattr(args, name) for name in IMPORT_FIELDS}
     changes |= knob_values(command) | {"usage_context": "serve"}  # the serving knobs (the other engine's: defaults)
     for name, value in changes.items():
@@ -798,7 +797,7 @@ def imported_state(state: PlanState, command) -> tuple[PlanState | None, str]:
     changes["gpu"] = state.import_gpu
     tied = ("model", "config", "tensor_parallel_size", "pipeline_parallel_size", "data_parallel_size",
             "enable_expert_parallel", "weight_format", "language_model_only", "mm_encoder_tp_mode", "speculative_method",
-            "dp_attention_size", "moe_dense_tp_size")
+            "drafter", "dp_attention_size", "moe_dense_tp_size")
     if state.weights_gib is not None and any(n in changes and changes[n] != getattr(state, n) for n in tied):
         changes["weights_gib"] = None  # a typed "Model loading took" was measured for the other model / layout
     imported = state.model_copy(update=changes)
@@ -822,7 +821,9 @@ def _check_knobs(imported: PlanState) -> None:
     try:
         cached.plan_for(imported)
     except PlanInputError as exc:
-        name = {"speculative_config": "speculative_method"}.get(exc.field, exc.field)
+        # an EAGLE head the plan refuses (kvplan.drafter, cached.eagle_draft) names the flag itself
+        name = {"speculative_config": "speculative_method", "--speculative-config": "speculative_method"}.get(
+            exc.field, exc.field)
         if name in knobs:
             raise PlanInputError(_knob_flag(name), exc.message) from None
     except KvplanError:

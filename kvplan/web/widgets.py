@@ -20,6 +20,7 @@ from typing import Any
 
 import streamlit as st
 
+from kvplan.drafter import DRAFT_METHODS, drafter_for_model, drafter_manifest
 from kvplan.engines import VLLM_DEFAULT_VERSION, VLLM_GPU_MEMORY_UTILIZATION, VLLM_PROFILES, vllm_release
 from kvplan.sglang import SGLANG_DEFAULT_VERSION, SGLANG_PROFILES
 from kvplan.errors import KvplanError
@@ -497,8 +498,12 @@ def _serving_knobs(state: PlanState) -> None:
     if state.engine == "vllm":
         knob("decode_context_parallel_size", st.number_input, "decode_context_parallel_size", "shards the KV cache of "
              "a TP group by tokens over this many ranks (vLLM 0.11+; must divide TP)", min_value=1, max_value=1024)
+        method = current().speculative_method
         knob("speculative_method", st.selectbox, "speculative decoding", "mtp loads the checkpoint's MTP layers and "
-             "their KV; ngram loads nothing (both add state pages to recurrent layers)", options=["none", "mtp", "ngram"])
+             "their KV; ngram loads nothing (both add state pages to recurrent layers); eagle / eagle3 load a draft "
+             "head (its weights, and its attention layers join the KV cache)",
+             options=["none", "mtp", "ngram", "eagle", "eagle3"])
+        _drafter_select(current(), changed=current().speculative_method != method)
         knob("num_speculative_tokens", st.number_input, "num_speculative_tokens", "draft tokens per step (planned "
              "with a speculative method only)", min_value=1, max_value=64,
              disabled=current().speculative_method == "none")
@@ -531,6 +536,32 @@ def _serving_knobs(state: PlanState) -> None:
              to_widget=lambda v: v or "no flag", from_widget=lambda v: None if v == "no flag" else v)
     if off := cached.off_engine_knobs(current()):
         st.caption(f"Kept for another engine, not planned with {state.engine}: " + views.esc(", ".join(off)))
+
+
+def _drafter_select(state: PlanState, changed: bool) -> None:
+    """The draft head of eagle / eagle3 (disabled with another method, as num_speculative_tokens is): the heads kvplan
+    ships for this model (cached.drafters_for: DRAFTERS.json ``target`` and ``method``), the first chosen when the
+    method was just picked. None for this model: said plainly (every page then shows the core's refusal, not a plan
+    without the head)."""
+    method = state.speculative_method
+    eagle = method in DRAFT_METHODS
+    heads = cached.drafters_for(state) if eagle else ()
+    if changed and eagle and state.drafter not in heads:  # the method just picked: its first head (or none)
+        update(drafter=heads[0] if heads else None)
+        _ss.pop(PREFIX + "drafter", None)
+    if eagle and not heads:
+        ships = ", ".join(f"{e['target']} ({e['method']})" for e in drafter_manifest())
+        model = cached.model_preset(state) or state.model_name or "this config"
+        st.info(f"No {views.esc(method)} draft head kvplan ships is for {views.esc(model)} (it ships heads for "
+                f"{views.esc(ships)}): every page refuses this method. Choose another method or model, or plan the "
+                "head's config.json with the CLI (kvplan plan ... --draft-config PATH).", icon=":material/info:")
+    kept = current().drafter  # a link's head for another model stays (and is refused) until one is chosen here
+    bind("drafter", st.selectbox, "draft head", list(heads), index=None, disabled=not heads,
+         placeholder="choose a draft head" if heads else "eagle / eagle3 heads only" if not eagle else "none",
+         to_widget=lambda v: v if v in heads else None, from_widget=lambda v: kept if v is None else v,
+         format_func=lambda n: f"{n} ({', '.join(drafter_for_model(n)['hf_repos'][:1])})",
+         help=f"{cached.SERVING_KNOBS['drafter'][1]}: the heads kvplan/presets/DRAFTERS.json ships for this model "
+              "and method; its weights and KV layers are planned")
 
 
 def block_size_widget(container: Any = st) -> int | None:
