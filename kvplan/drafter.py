@@ -318,14 +318,15 @@ def draft_rank_weight_bytes(head: DraftHead, tp: int) -> int:
     return rank_weight_bytes(head.spec, Layout(tp=tp), 0, None) + head.d2t_bytes
 
 
-def draft_rope_bytes(head: DraftHead, target, vllm_version: str, dtype_bytes: int) -> int:
+def draft_rope_bytes(head: DraftHead, target, vllm_version: str, dtype_bytes: int, max_model_len: int | None = None
+                     ) -> int:
     """The head's rotary cos/sin table (vLLM get_rope: one per distinct parameter set, so none when the target's has
     the same parameters): rows x rotary_dim x dtype bytes. From 0.27.0 vLLM lengthens a shorter draft table to the
     target's max_model_len (``_maybe_override_draft_max_position_embeddings``, "e.g. 2048 for
-    yuhuili/EAGLE3-LLaMA3.1-Instruct-8B", vLLM #48894); kvplan takes the target's max_position_embeddings there, an
-    upper bound when --max-model-len is shorter (the plan memoizes this term across lengths). Before 0.27: the
-    draft's own max_position_embeddings. Llama-3.1-8B's EAGLE-3 head (2,048 positions, rope 10,000): 2,048 x 128 x 2 =
-    524,288 B through 0.26; 131,072 x 128 x 2 = 33,554,432 B from 0.27."""
+    yuhuili/EAGLE3-LLaMA3.1-Instruct-8B", vLLM #48894): ``max_model_len`` (the plan's; None: the target's
+    max_position_embeddings). Before 0.27: the draft's own max_position_embeddings. Llama-3.1-8B's EAGLE-3 head (2,048
+    positions, rope 10,000): 2,048 x 128 x 2 = 524,288 B through 0.26; from 0.27 131,072 x 128 x 2 = 33,554,432 B at
+    the full 131,072 tokens, 8,192 x 128 x 2 = 2,097,152 B at --max-model-len 8192."""
     from kvplan.engines import vllm_release
     from kvplan.parallel import Layout
     from kvplan.vllm_layouts import vllm_rope_cache_bytes
@@ -333,8 +334,9 @@ def draft_rope_bytes(head: DraftHead, target, vllm_version: str, dtype_bytes: in
     spec = head.spec
     caches = spec.rope_caches
     release = vllm_release(vllm_version)
-    if release >= ROPE_TARGET_LENGTH and target.max_position_embeddings:
-        caches = tuple(c.model_copy(update={"max_position": max(c.max_position, target.max_position_embeddings)})
+    length = max_model_len or target.max_position_embeddings
+    if release >= ROPE_TARGET_LENGTH and length:
+        caches = tuple(c.model_copy(update={"max_position": max(c.max_position, length)})
                        if c.rope_type in CACHE_ONLY_ROPE_TYPES or release < (0, 32, 0) else c for c in caches)
     own = tuple(c for c in caches if all(c.model_copy(update={"name": t.name, "layer_types": t.layer_types}) != t
                                          for t in target.rope_caches))

@@ -24,7 +24,7 @@ from kvplan.engines import (
     VLLM_BLOCK_SIZE, VLLM_CONTEXT_BYTES, EngineConfig, VllmProfile, batch_defaults, cuda_graph_bytes, gpu_arch,
     gpu_multicast, non_torch_bytes, sampler_path, vllm_compile_benchmark_bytes, vllm_glm_dsa_fp8_default, vllm_has,
     vllm_mla_block_size, vllm_mla_default_block_size, vllm_mm_batch_floor, vllm_model_runner, vllm_profile,
-    vllm_sparse_mla_block_size, vllm_sparse_mla_fp8_backend, vllm_v2_sampler_state_bytes,
+    vllm_release, vllm_sparse_mla_block_size, vllm_sparse_mla_fp8_backend, vllm_v2_sampler_state_bytes,
 )
 from kvplan.errors import PlanInputError
 from kvplan.gpus import GpuSpec
@@ -609,11 +609,14 @@ def _mxfp4_layout_note(spec, gpu, engine) -> tuple[str, str] | None:
                       "plans the Triton layout")
 
 
-def _rank_budget(spec, gpu, engine, layout, stage, draft, mnbt, max_seqs, act_b, mla) -> tuple[int, tuple, int]:
+def _rank_budget(spec, gpu, engine, layout, stage, draft, mnbt, max_seqs, act_b, mla, head_len=None
+                 ) -> tuple[int, tuple, int]:
     """(weights, budget terms, KV pool) of one rank of pipeline stage ``stage``: what it loads ("Model loading
     took") and what the engine's budget leaves (``_budget``), with what the weights hold beside the parameters.
     Nothing here may read ``engine.max_model_len``: plan() memoizes it under every engine setting but the length
-    (``_engine_key``), so a length-dependent term would be served stale (tests/test_picker_equivalence.py fails)."""
+    (``_engine_key``), so a length-dependent term would be served stale (tests/test_picker_equivalence.py fails).
+    The one exception is passed in and keyed: ``head_len``, the length an EAGLE head's rotary table is stretched to
+    (vLLM 0.27+), None where the head's table does not depend on it."""
     tp, last = layout.tp, layout.pp - 1
     fp8_marlin = mxfp4_extra = 0
     weights = engine.weights_bytes if engine.weights_bytes is not None else rank_weight_bytes(
@@ -662,7 +665,7 @@ def _rank_budget(spec, gpu, engine, layout, stage, draft, mnbt, max_seqs, act_b,
     head = _draft_head(spec, engine) if stage == layout.pp - 1 else None
     unmeasured = engine.weights_bytes is None or engine.weights_basis == "checkpoint headers"
     head_bytes = drafter.draft_rank_weight_bytes(head, tp) if head and unmeasured else 0
-    head_rope = drafter.draft_rope_bytes(head, spec, engine.vllm_version, act_b) if head and unmeasured else 0
+    head_rope = drafter.draft_rope_bytes(head, spec, engine.vllm_version, act_b, head_len) if head and unmeasured else 0
     weights += head_bytes + head_rope
     # MLA keeps a 16-bit copy of a quantized kv_b_proj for its absorbed BMMs (kvplan.vllm_layouts.vllm_mla_dequant_bytes)
     mla_copy = spec.memo(("vllm-mla-dequant", layout, stage, engine.weight_format, act_b), lambda st=stage: (
@@ -683,9 +686,10 @@ def _rank_budget(spec, gpu, engine, layout, stage, draft, mnbt, max_seqs, act_b,
             name=f"{engine.speculative_method} draft head (in weights)", bytes=head_bytes, basis="exact",
             applied=False, source=drafter.weights_source(head, engine.draft, tp)),
         head_rope and Term(
-            name="draft head rotary table (in weights)", bytes=head_rope, basis="derived", applied=False,
-            source="the draft's own cos/sin table (get_rope parameters unlike the target's): "
-                   "kvplan.drafter.draft_rope_bytes"),
+            name="draft head rotary table (in weights)", bytes=head_rope, basis="exact", applied=False,
+            source="the draft's own cos/sin table (get_rope parameters unlike the target's), rows = the draft's "
+                   "max_position_embeddings, from vLLM 0.27 stretched to the plan's max_model_len "
+                   "(_maybe_override_draft_max_position_embeddings): kvplan.drafter.draft_rope_bytes"),
         mla_copy and Term(
             name="MLA W_UK / W_UV 16-bit copies (in weights)", bytes=mla_copy, basis="exact", applied=False,
             source="process_weights_after_loading dequantizes the quantized kv_b_proj into one (kv_lora_rank, local "
@@ -847,9 +851,10 @@ def plan(spec: ModelSpec, gpu: GpuSpec, engine: EngineConfig = EngineConfig(), l
     kv_heads = kv_heads_on_rank(spec, kv_tp)  # the same on every stage
     # weights, budget terms and pool of every stage's ranks (and the sampler warm-up below) do not depend on
     # max_model_len: one memo serves every length of a picker sweep (the KV groups are the per-length part)
-    budget_key = (gpu, _engine_key(engine), layout, mnbt, max_seqs)
+    head_len = max_len if head_layers and vllm_release(prof.version) >= drafter.ROPE_TARGET_LENGTH else None
+    budget_key = (gpu, _engine_key(engine), layout, mnbt, max_seqs, head_len)
     budgets = spec.memo(("rank-budgets", budget_key), lambda: tuple(
-        _rank_budget(spec, gpu, engine, layout, st, mtp and st == last, mnbt, max_seqs, act_b, mla)
+        _rank_budget(spec, gpu, engine, layout, st, mtp and st == last, mnbt, max_seqs, act_b, mla, head_len)
         for st in range(layout.pp)))
     for stage, n_layers in enumerate(pp_partition(len(spec.layers), layout.pp, layout.pp_split)):
         layers = stage_distinct(spec, layout.pp, stage, layout.pp_split)
@@ -1148,7 +1153,8 @@ def _budget(spec, gpu, engine, layout, weights, mnbt, max_seqs, act_b, mla, last
              "sum of this rank's shards as kvplan lays them out (GPUModelRunner.load_model); vLLM: MXFP4 MoE "
              "in the layout of its MoE backend (kvplan.vllm_layouts: Marlin / Triton / FlashInfer TRTLLM), GPTQ / AWQ "
              "/ wNa16 as Marlin or Machete keep them, NVFP4 swizzled (Blackwell) or on Marlin, plus the RoPE cos/sin "
-             "tables (non-persistent buffers: kvplan.vllm_layouts.vllm_rope_cache_bytes)")
+             "tables (non-persistent buffers: kvplan.vllm_layouts.vllm_rope_cache_bytes), and every part listed below "
+             "as \"(in weights)\": MTP layers, an EAGLE head, MLA's 16-bit kv_b_proj copies, FP8 Marlin scales")
     if engine.engine == "custom":
         runtime = int(engine.runtime_gib * GiB)
         headroom = int(engine.headroom_gib * GiB)

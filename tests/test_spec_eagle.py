@@ -318,3 +318,18 @@ def test_draft_config_file_errors_name_the_flag(tmp_path):
         read_draft_config(str(bad))
     with pytest.raises(ConfigError, match="JSON object"):
         parse_draft("eagle3", ["a list"], "x")
+
+
+def test_head_rotary_table_follows_the_plan_length_from_0_27():
+    # vLLM 0.27+ stretches the head's 2,048-position table to the plan's max_model_len: 8,192 x 128 x 2 B =
+    # 2,097,152 B at --max-model-len 8192, 131,072 x 128 x 2 = 33,554,432 B at the full length; 0.26 keeps the head's
+    # own 2,048 x 128 x 2 = 524,288 B whatever the length. The budget memo is keyed on it (a plan at 8,192 after one
+    # at 131,072 must not reuse the longer table).
+    spec = load_preset("llama-3.1-8b")
+    rope = {}
+    for version, length in (("0.33", 131_072), ("0.33", 8192), ("0.26", 8192)):
+        engine = EngineConfig(vllm_version=version, max_model_len=length, speculative_method="eagle3",
+                              num_speculative_tokens=3, draft=load_drafter("yuhuili/EAGLE3-LLaMA3.1-Instruct-8B", "eagle3"))
+        p = plan(spec, GPU_CATALOG["H100-SXM"], engine)
+        rope[version, length] = next(t.bytes for t in p.ranks[0].terms if t.name.startswith("draft head rotary"))
+    assert rope == {("0.33", 131_072): 33_554_432, ("0.33", 8192): 2_097_152, ("0.26", 8192): 524_288}
