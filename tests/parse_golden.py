@@ -16,6 +16,9 @@ of a MoE whose ignore list keeps the routed experts of some layer unquantized st
 ``AssertionError: unquantized`` (vllm_layouts.vllm_moe_expert_bytes prices the "unquantized" format);
 fixing that changes those ``plan`` entries on purpose. When a preset or fixture is added, or a
 family's numbers change on purpose, rerun the command above with the current tree and review the diff.
+Rewritten 2026-12-01 with the current tree when ModelSpec gained ``mm_prefix_lm``: every weight-byte and
+refusal entry stayed identical to 651cebe's; only ``spec_sha256`` (the new field) and the uncompared plan
+hashes moved.
 """
 
 import hashlib
