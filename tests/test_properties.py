@@ -97,6 +97,9 @@ def test_any_plan_is_an_answer_or_a_typed_error(preset, gpu, tp, pp, dp, ep, eng
         assert exc.field
         return
     assert p.num_blocks >= 0 and p.kv_cache_tokens >= 0
-    assert p.fits == (p.max_num_seqs_at_len >= (concurrency or 1) and all(r.kv_pool_bytes > 0 for r in p.ranks))
+    # a start the engine refuses (a sampler warm-up out of memory, a request longer than the pool) never fits
+    assert p.fits == (p.max_num_seqs_at_len >= (concurrency or 1) and all(r.kv_pool_bytes > 0 for r in p.ranks)
+                      and p.starts)
+    assert p.starts == (p.start_error is None and all(r.kv_pool_bytes > 0 for r in p.ranks) and p.num_blocks > 0)
     tight = min(p.ranks, key=lambda r: r.num_blocks)
     assert p.num_blocks == tight.num_blocks  # the verdict follows the most constrained rank
