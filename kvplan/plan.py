@@ -37,8 +37,9 @@ from kvplan.parallel import (
 from kvplan.spec import DecoderLayer, Linear, ModelSpec
 from kvplan.units import DTYPE_BITS, GiB, cdiv
 from kvplan.weights import FLOAT_FORMATS, resolve_format
-from kvplan.vllm_layouts import (
-    fp8_block_refusal, marlin_refusal, vllm_mxfp4_extra_bytes, vllm_quant_layout_extra_bytes, vllm_rope_cache_bytes,
+from kvplan.vllm_layouts import (  # _AWQ_FMT / _GPTQ_FMT / _WNA16_FMT: the int weight-only formats (Marlin MoE)
+    _AWQ_FMT, _GPTQ_FMT, _WNA16_FMT, fp8_block_refusal, marlin_refusal, vllm_mxfp4_extra_bytes,
+    vllm_quant_layout_extra_bytes, vllm_rope_cache_bytes,
 )
 
 
@@ -379,6 +380,43 @@ def vllm_moe_workspace_bytes(spec: ModelSpec, tp: int, tokens: int, act_b: int, 
         topk = layer.experts.num_experts_per_tok
         best = max(best, (max(tokens * topk * max(act_out, k), tokens * k) + tokens * topk * max(n, k)) * act_b)
     return best
+
+
+def vllm_marlin_moe_transient_bytes(spec: ModelSpec, tp: int, tokens: int, act_b: int, ep: bool = False) -> int:
+    """The torch peak of a Marlin MoE layer in vLLM's dummy run, V1 before 0.17.0 (int4 / int8 weight-only experts:
+    CompressedTensorsWNA16MarlinMoEMethod, GPTQMarlinMoEMethod, AWQMarlinMoEMethod all call fused_marlin_moe; V1 only).
+
+    model_executor/layers/fused_moe/fused_marlin_moe.py (0.10.2 / 0.11.0 / 0.13.0 / 0.15.0 wheels) ``_fused_marlin_moe``
+    allocates per call, in the activation dtype, ``intermediate_cache13`` (M x topk x max(2N, K)) and
+    ``intermediate_cache2`` (M x topk x N), N = this rank's moe_intermediate_size (whole under EP), K = hidden, M =
+    the dummy run's tokens; from 0.17.0 the experts run the modular kernel on the kept workspace (VLLM_CHANGES
+    ``moe_workspace_manager``, vllm_moe_workspace_bytes). Beside them the layer holds the hidden-level tensors that
+    activation_estimate counts as 4 x tokens x hidden (input, residual, the MoE output, router / shared-expert rows).
+    bytes = (4 x M x K + M x topk x (max(2N, K) + N)) x act_b, the widest MoE layer.
+    Worked number: Qwen3-Next-80B-A3B at TP 2 (K 2048, N 512 / 2 = 256, top-10), 8192 tokens, bf16:
+    (4 x 8192 x 2048 + 8192 x 10 x (2048 + 256)) x 2 = 511,705,088 B = 0.477 GiB (kvplan's forward estimate: 0.31)."""
+    best = 0
+    for layer, _ in stage_distinct(spec, 1, 0):
+        if layer.experts is None:
+            continue
+        down = [c for c in layer.experts.linears if c.name.endswith("down_proj")]
+        if not down:
+            continue
+        n = cdiv(down[0].in_features, 1 if ep else tp)
+        k = down[0].out_features
+        m_topk = tokens * layer.experts.num_experts_per_tok
+        best = max(best, (4 * tokens * k + m_topk * (max(2 * n, k) + n)) * act_b)
+    return best
+
+
+def _marlin_moe_format(spec: ModelSpec, fmt: str, use_overrides: bool) -> bool:
+    """Whether the routed experts run fused_marlin_moe in vLLM: an int weight-only format (wNa16, GPTQ, AWQ) that no
+    checkpoint override moves the experts off (an ignore list keeping them 16-bit, another expert format)."""
+    def marlin(f: str) -> bool:
+        return bool(_WNA16_FMT.match(f) or _GPTQ_FMT.match(f) or _AWQ_FMT.match(f))
+    if use_overrides and any(o.category == "experts" and not marlin(o.format) for o in spec.quantization_overrides):
+        return False
+    return marlin(fmt)
 
 
 def _widths(spec: ModelSpec) -> tuple[int, int]:
@@ -1001,6 +1039,9 @@ def _budget(spec, gpu, engine, layout, weights, mnbt, max_seqs, act_b, mla, last
                 FLOAT_FORMATS:  # unquantized experts run TritonExperts; quantized MoE backends size their own
             moe_ws = vllm_moe_workspace_bytes(spec, layout.tp, mnbt, act_b, bool(layout.ep))
         act = activation_estimate(spec, layout.tp, mnbt, num_reqs, act_b, copies, last_stage, moe_ws)
+        if not vllm_has(prof.version, "moe_workspace_manager") and _marlin_moe_format(
+                spec, *resolve_format(spec, engine.weight_format)):  # fused_marlin_moe's per-call buffers, V1 < 0.17
+            act = max(act, vllm_marlin_moe_transient_bytes(spec, layout.tp, mnbt, act_b, bool(layout.ep)))
         if loads_tower:
             # GPUModelRunner.profile_run with a multimodal checkpoint first runs the encoder and keeps its outputs
             # scattered into an (encoder budget = max_num_batched_tokens, hidden) tensor in encoder_cache["tmp"]

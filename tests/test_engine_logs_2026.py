@@ -210,9 +210,16 @@ def test_planner_v0_19_qwen2_5_72b_tp2_memory():
     assert close_gib(_term(p, "activation peak"), 2.29) and close_gib(_term(p, "non-torch"), 2.09)
 
 
-@pytest.mark.xfail(strict=True, reason="Qwen2.5-72B TP2 v0.19.0: 20,320 tokens vs 19,920 logged (+2.0 %), 2.48x vs "
-                   "2.43x: the pool is 3.04 GiB, so the 0.06 GiB kvplan leaves over (its weights 67.75 vs 67.8 logged, "
-                   "peak 2.28 vs 2.29, non-torch 2.10 vs 2.09, each inside the tolerance) is 2 % of the tokens")
+@pytest.mark.xfail(strict=True, reason="Qwen2.5-72B TP2 v0.19.0: 20,656 tokens vs 19,920 logged (+3.7 %), 2.52x vs "
+                   "2.43x. The log: 'Total non KV cache memory: 72.19GiB' of 'Requested memory: 75.23 GiB' leaves a 3.04 GiB "
+                   "pool (kv_cache_blocks 1,245), so 1 % of the tokens is 0.03 GiB of the 72.19; kvplan's 72.08 is 0.11 "
+                   "short: weights 67.75 vs 67.8 ('Model loading took' is torch allocated in the load window, "
+                   "gpu_model_runner.py load_model / DeviceMemoryProfiler; the real Qwen2.5-72B-Instruct has 32,768 "
+                   "positions, so its parameters + rotary are 67.72: vLLM holds ~0.08 GiB more than the tensors, as for "
+                   "Kimi-Dev-72B (Qwen2 too) 67.82 / 34.01 at TP 2 / 4 vs 67.75 / 33.89 and Qwen2.5-7B 14.25 / 7.12 at "
+                   "TP 1 / 2 vs 14.19 / 7.10 in the same v0.19.0 run, while Llama-3.1-8B is exact at TP 1 / 2 / 4: not "
+                   "found in 0.19.0 qwen2.py / linear.py / rotary_embedding), non-torch 2.05 (the fitted 0.55 + 1.50 "
+                   "trtllm workspace) vs 2.09 (the ten TP 2 logs span 2.06 - 2.11), peak 2.28 vs 2.29")
 def test_planner_v0_19_qwen2_5_72b_tp2_tokens():
     # same log: "GPU KV cache size: 19,920 tokens", "Maximum concurrency for 8,192 tokens per request: 2.43x"
     p = plan(load_preset("qwen2-72b"), H100, V019, Layout(tp=2))
