@@ -1126,6 +1126,17 @@ POOL_ACCURACY = ("KV pool from launch flags: within max(1 %, 0.25 GiB) on 39 pin
                  "(strict xfails, README: -0.57 to +2.79 GiB, +5 GiB with an LMCache connector)")
 
 
+# The V2 runner's estimate (0.29.0 - 0.33.0 v1/worker/gpu/cudagraph_utils.py profile_cudagraph_memory, read
+# 2026-12-01) is a measurement, not a formula: every PIECEWISE graph is captured into a throwaway pool and measured,
+# FULL only at its two largest sizes, extrapolated as first + (FULL graphs - 1) x max(second, 1 MiB)
+# (_extrapolate_full_graph_memory, _FULL_GRAPH_PROFILING_SAMPLES 2, _MIN_PER_GRAPH_BYTES 1 MiB). No constant of it
+# follows from the source; the one pinned V2 log (Llama-3.1-8B, A100, 0.31.0: 1.44 GiB "peak activation" = the
+# 0.98 GiB cold-compile copy + 0.46 estimate; 0.23 GiB captured) sits 0.16 GiB under the V1 fit's 0.62.
+V2_CUDAGRAPH_NOTE = ("; V2 runner (0.29+): PIECEWISE graphs measured, FULL extrapolated from its two largest "
+                     "(v1/worker/gpu/cudagraph_utils.py): the A100 0.31.0 Llama-3.1-8B log implies 0.46 GiB where "
+                     "this fit gives 0.62")
+
+
 @functools.lru_cache(maxsize=4096)
 def _vllm_fixed_terms(version, sampler, eager, no_custom_ar, tp, pp, nvlink, mnbt, max_seqs, model_type,
                       multicast=False, dp=1, runner="V1"):
@@ -1153,7 +1164,8 @@ def _vllm_fixed_terms(version, sampler, eager, no_custom_ar, tp, pp, nvlink, mnb
                           applied=mode == "applied",
                           source="GPUModelRunner.profile_cudagraph_memory: 128 MiB first capture + (graphs - 1) x 6 MiB "
                                  "per mode (fitted to the v0.19.0 gpt-oss-20b log; 0.51 vs 0.50 GiB logged on 0.10.1.1, "
-                                 "0.21 vs 0.36 on 0.27.1)")
+                                 "0.21 vs 0.36 on 0.27.1)" + (V2_CUDAGRAPH_NOTE if runner == "V2" and mode == "applied"
+                                                              else ""))
     return path, prof.sampler_copies[path], nt_term, graph_term
 
 

@@ -131,9 +131,10 @@ def _qwen3_235b_2507_fp8():
 
 # 95.01 GiB as this card's log prints it (the catalog's workstation card: 94.97)
 RTX_PRO_9501 = RTX_PRO.model_copy(update={"memory_bytes": round(95.01 * GiB)})
-# kv_cache_utils.py:2235 / :2236 print the tokens and concurrency lines apart (0.20.1 - 0.29.x) and the "Free memory
-# on device ... for consumed memory (weights + non-torch)" line is a late format: 0.26 stands for the bracket
-QWEN_RTX = EngineConfig(vllm_version="0.26", gpu_memory_utilization=0.9, max_model_len=32768, max_num_seqs=32)
+# The post names "vLLM 0.27.1", and its line numbers are 0.27.0 / 0.27.1's alone (read in the wheels 2026-12-01):
+# gpu_model_runner.py:5405 "Model loading took", kv_cache_utils.py:2235 / :2236 (tokens and concurrency apart),
+# gpu_worker.py:789 (the "Free memory on device ... consumed memory (weights + non-torch)" line): profile "0.27"
+QWEN_RTX = EngineConfig(vllm_version="0.27", gpu_memory_utilization=0.9, max_model_len=32768, max_num_seqs=32)
 
 
 def test_rtxpro_qwen3_235b_fp8_tp4_weights():
