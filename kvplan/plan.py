@@ -37,6 +37,7 @@ from kvplan.parallel import (
 from kvplan.spec import DecoderLayer, Linear, ModelSpec
 from kvplan.units import DTYPE_BITS, GiB, cdiv
 from kvplan.weights import FLOAT_FORMATS, resolve_format
+from kvplan.vllm_alloc import vllm_allocator_rounding_bytes
 from kvplan.vllm_layouts import (  # _AWQ_FMT / _GPTQ_FMT / _WNA16_FMT: the int weight-only formats (Marlin MoE)
     _AWQ_FMT, _GPTQ_FMT, _WNA16_FMT, fp8_block_refusal, marlin_refusal, vllm_mxfp4_extra_bytes,
     vllm_quant_layout_extra_bytes, vllm_rope_cache_bytes,
@@ -585,6 +586,12 @@ def _rank_budget(spec, gpu, engine, layout, stage, draft, mnbt, max_seqs, act_b,
         vllm_rope_cache_bytes(spec, layout, st, engine.vllm_version, act_b))) if engine.engine == "vllm" and (
         engine.weights_bytes is None or engine.weights_basis == "checkpoint headers") else 0
     weights += rope
+    # the CUDA caching allocator's blocks beyond the parameters' bytes (kvplan.vllm_alloc): "Model loading took" is
+    # torch.cuda.max_memory_allocated, which counts whole blocks (not in a checkpoint's headers either)
+    alloc = spec.memo(("vllm-alloc", layout, stage, engine.weight_format), lambda st=stage: (
+        vllm_allocator_rounding_bytes(spec, layout, st, engine.weight_format))) if engine.engine == "vllm" and (
+        engine.weights_bytes is None or engine.weights_basis == "checkpoint headers") else 0
+    weights += alloc
     mtp_bytes = mtp_rank_bytes(spec, layout, engine.weight_format) if draft and engine.weights_bytes is None else 0
     weights += mtp_bytes
     terms, pool = _budget(spec, gpu, engine, layout, weights, mnbt, max_seqs, act_b, mla, stage == last,
@@ -596,6 +603,11 @@ def _rank_budget(spec, gpu, engine, layout, stage, draft, mnbt, max_seqs, act_b,
             source=f"{len(spec.mtp_layers)} multi-token-prediction layer(s) for --speculative-config method mtp "
                    f"({engine.num_speculative_tokens} tokens): vllm/model_executor/models/deepseek_mtp.py; "
                    "embeddings and head shared with the target"),
+        alloc and Term(
+            name="caching-allocator rounding (in weights)", bytes=alloc, basis="exact", applied=False,
+            source="torch.cuda.max_memory_allocated counts allocator blocks: a parameter of >= 10 MiB gets a segment "
+                   "rounded up to 2 MiB and keeps all of it when <= 1 MiB would remain (c10/cuda/"
+                   "CUDACachingAllocator.cpp should_split); kvplan.vllm_alloc.vllm_allocator_rounding_bytes"),
         rope and Term(
             name="rotary cos/sin caches (in weights)", bytes=rope, basis="exact", applied=False,
             source="non-persistent cos/sin buffers, one per distinct get_rope instance: rows (by rope type and "
