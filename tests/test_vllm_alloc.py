@@ -11,7 +11,8 @@ The logs (each "Model loading took" from the config alone, kvplan before -> afte
 - llm-d-incubation/llm-d-planner accuracy/results/v0.19.0/logs @d3121e05 (H100): Qwen2.5-7B-Instruct TP 1 / 2 / 4
   "14.25" / "7.12" / "3.55"; qwen-qwen2-5-72b-instruc--...--tp2 "67.8"; moonshotai-kimi-dev-72b (Qwen2 architecture,
   131,072 positions) TP 2 "67.82", TP 4 "34.01"; Llama-3.1-8B TP 1 / 2 / 4 "14.99" / "7.51" / "3.77" (4096-multiple
-  shards: 0 / 2 / 0 MiB of blocks, exact before and after).
+  shards: 0 / 2 / 0 MiB of blocks, exact before and after); Llama-4-Scout TP 4 "53.12" (53.098 -> 53.123), phi-2
+  "5.19" (5.178 -> 5.193); DeepSeek-V2-Lite "29.43" moves 29.275 -> 29.301 (the rest is not this term).
 """
 
 import json
@@ -84,6 +85,9 @@ def test_qwen2_72b_blocks():
     (lambda: load_preset("qwen2-72b"), 2, 67.82),  # Kimi-Dev-72B (131,072 positions): 67.8235 (67.7454)
     (lambda: load_preset("qwen2-72b"), 4, 34.01),  # 34.0067 (33.8896)
     (lambda: load_preset("llama-3.1-8b"), 2, 7.51),  # 7.5122: 2 MiB (the embedding shards, 501 MiB -> 502)
+    # the same run's Llama-4-Scout TP 4 "53.12" (53.098 -> 53.123) and phi-2 "5.19" (5.178 -> 5.193)
+    (lambda: load_preset("llama-4-scout-17b-16e-instruct"), 4, 53.12),
+    (lambda: load_preset("phi-2"), 1, 5.19),
 ])
 def test_model_loading_took_to_the_logged_two_decimals(spec_fn, tp, logged):
     p = plan(spec_fn(), H100, V019, Layout(tp=tp))
