@@ -31,7 +31,8 @@ _FUSED = {"q_proj": "qkv_proj", "k_proj": "qkv_proj", "v_proj": "qkv_proj", "gat
 
 
 def torch_block_bytes(nbytes: int) -> int:
-    """The bytes ``torch.cuda.memory_allocated`` counts for one fresh tensor of ``nbytes`` (no cached block to reuse).
+    """The bytes ``torch.cuda.memory_allocated`` counts for one fresh tensor of ``nbytes`` (no cached block to reuse;
+    under 10 MiB: a fresh 20 MiB segment, so it is split).
 
     512-B rounding; >= 10 MiB: its own segment of round_up(size, 2 MiB), kept whole when the rest is <= 1 MiB.
     Worked numbers: 135,790,592 B (129.5 MiB) -> 136,314,880 (130 MiB); 25,690,112 B (24.5 MiB, 1.5 MiB left: split)
@@ -75,8 +76,11 @@ def vllm_allocator_rounding_bytes(spec: ModelSpec, layout: Layout, stage: int = 
     Tensors: the embedding / LM-head shards (vocab padded to 64, / tp), every layer's linears as vLLM fuses them
     (qkv_proj, gate_up_proj) with their biases, and a MoE layer's FusedMoE w13_weight [E_local, 2 x I_local, H] and
     w2_weight [E_local, H, I_local] (E_local = cdiv(E, tp x dp) under EP, else E; I_local = I / (tp x dp) without EP);
-    sum of ``torch_block_bytes`` - bytes over the tensors of >= 10 MiB (smaller ones, norms, routers and the rotary
-    tables round by < 512 B each: left out). 0 for a quantized checkpoint or --quantization (their packed tensors are not modelled here).
+    sum of ``torch_block_bytes`` - bytes over the tensors of >= 10 MiB. Left out: tensors under 10 MiB (norms,
+    biases, routers, small shards, the rotary tables), which round by < 512 B each, except that one carved from a
+    shared 20 MiB segment takes the segment's rest too when <= 1 MiB remains (order-dependent packing, not simulated);
+    and the free rest of a split segment, which torch reserves but does not count as allocated (0.27+ budgets it via
+    total_consumed, memory_profiling's free-memory difference: not modelled). 0 for a quantized checkpoint or --quantization (their packed tensors are not modelled here).
     Worked number: Qwen2.5-7B at TP 1 (H 3584, q + k + v 4608, I 18944, vocab 152,064): per layer qkv 31.5 MiB -> 32
     (+0.5), o_proj 24.5 (split), gate_up 259 -> 260 (+1), down 129.5 -> 130 (+0.5) = 2 MiB x 28 layers, embed_tokens
     and lm_head 1039.5 -> 1040 (+0.5 each): 57 MiB = 0.0557 GiB (the v0.19.0 log's 14.25 GiB less kvplan's 14.19)."""
