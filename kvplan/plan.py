@@ -37,9 +37,10 @@ from kvplan.parallel import (
 from kvplan.spec import DecoderLayer, Linear, ModelSpec
 from kvplan.units import DTYPE_BITS, GiB, MiB, cdiv
 from kvplan.weights import FLOAT_FORMATS, resolve_format
-from kvplan.vllm_layouts import (
-    fp8_block_refusal, marlin_refusal, mxfp4_triton_kernels, quant_platform, vllm_fp8_marlin_extra_bytes,
-    vllm_mla_dequant_bytes, vllm_mxfp4_extra_bytes,
+from kvplan.vllm_alloc import vllm_allocator_rounding_bytes
+from kvplan.vllm_layouts import (  # _AWQ_FMT / _GPTQ_FMT / _WNA16_FMT: the int weight-only formats (Marlin MoE)
+    _AWQ_FMT, _GPTQ_FMT, _WNA16_FMT, fp8_block_refusal, marlin_refusal, mxfp4_triton_kernels, quant_platform,
+    vllm_fp8_marlin_extra_bytes, vllm_mla_dequant_bytes, vllm_mxfp4_extra_bytes,
     vllm_quant_layout_extra_bytes, vllm_rope_cache_bytes,
 )
 
@@ -467,6 +468,43 @@ def vllm_moe_workspace_held(spec: ModelSpec, weight_format: str | None, gpu_name
             and vllm_has(vllm_version, "fp8_moe_modular_kernel"))
 
 
+def vllm_marlin_moe_transient_bytes(spec: ModelSpec, tp: int, tokens: int, act_b: int, ep: bool = False) -> int:
+    """The torch peak of a Marlin MoE layer in vLLM's dummy run, V1 before 0.17.0 (int4 / int8 weight-only experts:
+    CompressedTensorsWNA16MarlinMoEMethod, GPTQMarlinMoEMethod, AWQMarlinMoEMethod all call fused_marlin_moe; V1 only).
+
+    model_executor/layers/fused_moe/fused_marlin_moe.py (0.10.2 / 0.11.0 / 0.13.0 / 0.15.0 wheels) ``_fused_marlin_moe``
+    allocates per call, in the activation dtype, ``intermediate_cache13`` (M x topk x max(2N, K)) and
+    ``intermediate_cache2`` (M x topk x N), N = this rank's moe_intermediate_size (whole under EP), K = hidden, M =
+    the dummy run's tokens; from 0.17.0 the experts run the modular kernel on the kept workspace (VLLM_CHANGES
+    ``moe_workspace_manager``, vllm_moe_workspace_bytes). Beside them the layer holds the hidden-level tensors that
+    activation_estimate counts as 4 x tokens x hidden (input, residual, the MoE output, router / shared-expert rows).
+    bytes = (4 x M x K + M x topk x (max(2N, K) + N)) x act_b, the widest MoE layer.
+    Worked number: Qwen3-Next-80B-A3B at TP 2 (K 2048, N 512 / 2 = 256, top-10), 8192 tokens, bf16:
+    (4 x 8192 x 2048 + 8192 x 10 x (2048 + 256)) x 2 = 511,705,088 B = 0.477 GiB (kvplan's forward estimate: 0.31)."""
+    best = 0
+    for layer, _ in stage_distinct(spec, 1, 0):
+        if layer.experts is None:
+            continue
+        down = [c for c in layer.experts.linears if c.name.endswith("down_proj")]
+        if not down:
+            continue
+        n = cdiv(down[0].in_features, 1 if ep else tp)
+        k = down[0].out_features
+        m_topk = tokens * layer.experts.num_experts_per_tok
+        best = max(best, (4 * tokens * k + m_topk * (max(2 * n, k) + n)) * act_b)
+    return best
+
+
+def _marlin_moe_format(spec: ModelSpec, fmt: str, use_overrides: bool) -> bool:
+    """Whether the routed experts run fused_marlin_moe in vLLM: an int weight-only format (wNa16, GPTQ, AWQ) that no
+    checkpoint override moves the experts off (an ignore list keeping them 16-bit, another expert format)."""
+    def marlin(f: str) -> bool:
+        return bool(_WNA16_FMT.match(f) or _GPTQ_FMT.match(f) or _AWQ_FMT.match(f))
+    if use_overrides and any(o.category == "experts" and not marlin(o.format) for o in spec.quantization_overrides):
+        return False
+    return marlin(fmt)
+
+
 def _widths(spec: ModelSpec) -> tuple[int, int]:
     """(widest q/k/v output, widest MLP gate+up output incl. top-k experts) over the layers."""
     attn_w = mlp_w = 0
@@ -658,6 +696,12 @@ def _rank_budget(spec, gpu, engine, layout, stage, draft, mnbt, max_seqs, act_b,
         vllm_rope_cache_bytes(spec, layout, st, engine.vllm_version, act_b))) if engine.engine == "vllm" and (
         engine.weights_bytes is None or engine.weights_basis == "checkpoint headers") else 0
     weights += rope
+    # the CUDA caching allocator's blocks beyond the parameters' bytes (kvplan.vllm_alloc): "Model loading took" is
+    # torch.cuda.max_memory_allocated, which counts whole blocks (not in a checkpoint's headers either)
+    alloc = spec.memo(("vllm-alloc", layout, stage, engine.weight_format), lambda st=stage: (
+        vllm_allocator_rounding_bytes(spec, layout, st, engine.weight_format))) if engine.engine == "vllm" and (
+        engine.weights_bytes is None or engine.weights_basis == "checkpoint headers") else 0
+    weights += alloc
     mtp_bytes = mtp_rank_bytes(spec, layout, engine.weight_format) if draft and engine.weights_bytes is None else 0
     weights += mtp_bytes
     # an EAGLE / EAGLE-3 head (kvplan.drafter) loads in the same "Model loading took" window, on the last stage; the
@@ -695,6 +739,11 @@ def _rank_budget(spec, gpu, engine, layout, stage, draft, mnbt, max_seqs, act_b,
             source="process_weights_after_loading dequantizes the quantized kv_b_proj into one (kv_lora_rank, local "
                    "heads x (qk_nope + v_head)) model-dtype tensor per MLA layer, kept as W_UV / W_UK_T (vLLM "
                    "0.10 - 0.33 MLA attention; kvplan.vllm_layouts.vllm_mla_dequant_bytes)"),
+        alloc and Term(
+            name="caching-allocator rounding (in weights)", bytes=alloc, basis="exact", applied=False,
+            source="torch.cuda.max_memory_allocated counts allocator blocks: a parameter of >= 10 MiB gets a segment "
+                   "rounded up to 2 MiB and keeps all of it when <= 1 MiB would remain (c10/cuda/"
+                   "CUDACachingAllocator.cpp should_split); kvplan.vllm_alloc.vllm_allocator_rounding_bytes"),
         rope and Term(
             name="rotary cos/sin caches (in weights)", bytes=rope, basis="exact", applied=False,
             source="non-persistent cos/sin buffers, one per distinct get_rope instance: rows (by rope type and "
@@ -1209,6 +1258,9 @@ def _budget(spec, gpu, engine, layout, weights, mnbt, max_seqs, act_b, mla, last
         dsa_logits = vllm_dsa_indexer_logits_bytes(spec, prof.version)
         if dsa_logits:  # the DSA indexer's 512 MiB dummy logits sit on top of the forward, not the sampler
             act = max(act, activation_estimate(spec, layout.tp, mnbt, num_reqs, act_b, copies, False) + dsa_logits)
+        if not vllm_has(prof.version, "moe_workspace_manager") and _marlin_moe_format(
+                spec, *resolve_format(spec, engine.weight_format)):  # fused_marlin_moe's per-call buffers, V1 < 0.17
+            act = max(act, vllm_marlin_moe_transient_bytes(spec, layout.tp, mnbt, act_b, bool(layout.ep)))
         if loads_tower:
             # GPUModelRunner.profile_run with a multimodal checkpoint first runs the encoder and keeps its outputs
             # scattered into an (encoder budget = max_num_batched_tokens, hidden) tensor in encoder_cache["tmp"]
@@ -1345,6 +1397,17 @@ POOL_ACCURACY = ("KV pool from launch flags: within max(1 %, 0.25 GiB) on 39 pin
                  "(strict xfails, README: -0.57 to +2.79 GiB, +5 GiB with an LMCache connector)")
 
 
+# The V2 runner's estimate (0.29.0 - 0.33.0 v1/worker/gpu/cudagraph_utils.py profile_cudagraph_memory, read
+# 2026-12-01) is a measurement, not a formula: every PIECEWISE graph is captured into a throwaway pool and measured,
+# FULL only at its two largest sizes, extrapolated as first + (FULL graphs - 1) x max(second, 1 MiB)
+# (_extrapolate_full_graph_memory, _FULL_GRAPH_PROFILING_SAMPLES 2, _MIN_PER_GRAPH_BYTES 1 MiB). No constant of it
+# follows from the source; the one pinned V2 log (Llama-3.1-8B, A100, 0.31.0: 1.44 GiB "peak activation" = the
+# 0.98 GiB cold-compile copy + 0.46 estimate; 0.23 GiB captured) sits 0.16 GiB under the V1 fit's 0.62.
+V2_CUDAGRAPH_NOTE = ("; V2 runner (0.29+): PIECEWISE graphs measured, FULL extrapolated from its two largest "
+                     "(v1/worker/gpu/cudagraph_utils.py): the A100 0.31.0 Llama-3.1-8B log implies 0.46 GiB where "
+                     "this fit gives 0.62")
+
+
 @functools.lru_cache(maxsize=4096)
 def _vllm_fixed_terms(version, sampler, eager, no_custom_ar, tp, pp, nvlink, mnbt, max_seqs, model_type,
                       multicast=False, dp=1, runner="V1"):
@@ -1372,7 +1435,8 @@ def _vllm_fixed_terms(version, sampler, eager, no_custom_ar, tp, pp, nvlink, mnb
                           applied=mode == "applied",
                           source="GPUModelRunner.profile_cudagraph_memory: 128 MiB first capture + (graphs - 1) x 6 MiB "
                                  "per mode (fitted to the v0.19.0 gpt-oss-20b log; 0.51 vs 0.50 GiB logged on 0.10.1.1, "
-                                 "0.21 vs 0.36 on 0.27.1)")
+                                 "0.21 vs 0.36 on 0.27.1)" + (V2_CUDAGRAPH_NOTE if runner == "V2" and mode == "applied"
+                                                              else ""))
     return path, prof.sampler_copies[path], nt_term, graph_term
 
 

@@ -138,9 +138,10 @@ def _qwen3_235b_2507_fp8():
 
 # 95.01 GiB as this card's log prints it (the catalog's workstation card: 94.97)
 RTX_PRO_9501 = RTX_PRO.model_copy(update={"memory_bytes": round(95.01 * GiB)})
-# kv_cache_utils.py:2235 / :2236 print the tokens and concurrency lines apart (0.20.1 - 0.29.x) and the "Free memory
-# on device ... for consumed memory (weights + non-torch)" line is a late format: 0.26 stands for the bracket
-QWEN_RTX = EngineConfig(vllm_version="0.26", gpu_memory_utilization=0.9, max_model_len=32768, max_num_seqs=32)
+# The post names "vLLM 0.27.1", and its line numbers are 0.27.0 / 0.27.1's alone (read in the wheels 2026-12-01):
+# gpu_model_runner.py:5405 "Model loading took", kv_cache_utils.py:2235 / :2236 (tokens and concurrency apart),
+# gpu_worker.py:789 (the "Free memory on device ... consumed memory (weights + non-torch)" line): profile "0.27"
+QWEN_RTX = EngineConfig(vllm_version="0.27", gpu_memory_utilization=0.9, max_model_len=32768, max_num_seqs=32)
 
 
 def test_rtxpro_qwen3_235b_fp8_tp4_weights():
@@ -154,14 +155,19 @@ def test_rtxpro_qwen3_235b_fp8_tp4_weights():
     assert f"{621_392 * 48_128 / GiB:.2f}" == "27.85"
 
 
-@pytest.mark.xfail(strict=True, reason="Qwen3-235B-A22B-2507-FP8 TP4 on 4 x RTX PRO 6000 (PCIe, sm120; a 0.2x release): KV "
-                   "29.48 GiB vs 27.85 logged (+1.63), 657,632 tokens vs 621,392 (+5.8 %). The log splits it: 'Actual "
-                   "usage is 56.89 GiB for consumed memory (weights + non-torch), 0.76 GiB for peak activation, and 0.32 "
-                   "GiB for CUDAGraph memory': non-torch 56.89 - 55.19 = 1.70 GiB at TP 4 over PCIe vs kvplan's 0.25 "
-                   "(the 0.18+ TP-1 base; custom all-reduce is off above two PCIe GPUs, FlashInfer's all-reduce fusion "
-                   "needs sm90 / sm100), peak 0.76 vs 0.38 (32 sequences: the sampler is small, so the rest is the "
-                   "8192-token forward of the fp8 MoE), graphs 0.32 vs 0.22 (the plan is the same at 0.21 - 0.28). The +1.45 GiB of non-torch is an engines.py term "
-                   "(non_torch_bytes at TP >= 2 without NVLink) kvplan has no log for yet")
+@pytest.mark.xfail(strict=True, reason="Qwen3-235B-A22B-2507-FP8 TP4 on 4 x RTX PRO 6000 (PCIe, sm120), vLLM 0.27.x: KV "
+                   "29.48 GiB vs 27.85 logged (+1.63), 657,632 tokens vs 621,392 (+5.8 %). The release: the post says "
+                   "'vLLM 0.27.1' and its line numbers are 0.27.0 / 0.27.1's only (gpu_model_runner.py:5405 'Model loading "
+                   "took', :5403 'Failed to load model', kv_cache_utils.py:2235 / :2236, gpu_worker.py:789 logger.info(msg)). "
+                   "0.27's 'consumed memory (weights + non-torch)' is memory_profiling's total_consumed (free at the init "
+                   "snapshot - free after the profile run), so its 56.89 - 55.19 = 1.70 GiB holds every torch tensor kept "
+                   "past the profile, not only non-torch: with VLLM_USE_DEEP_GEMM=0 on sm120 the block-fp8 experts run "
+                   "TRITON (oracle/fp8.py: FlashInfer CUTLASS takes block fp8 on capability 90 only, VLLM_CUTLASS no block "
+                   "scales), whose modular-kernel workspace is kept by the workspace manager: (8192 x 8 x 4096 + 8192 x 8 "
+                   "x 4096) x 2 B = 1.00 GiB (TritonExperts.workspace_shapes; kvplan.plan.vllm_moe_workspace_bytes counts it "
+                   "for unquantized experts only). With it kvplan's pool is 28.73 (+0.88): the rest is non-torch at TP 4 "
+                   "over PCIe (~0.70 implied vs kvplan's 0.25: custom all-reduce is off above two PCIe GPUs, NCCL buffers "
+                   "not derivable from vLLM) and the graph estimate (0.76 'peak activation' = transient + estimate)")
 def test_rtxpro_qwen3_235b_fp8_tp4_pool():
     p = plan(_qwen3_235b_2507_fp8(), RTX_PRO_9501, QWEN_RTX, Layout(tp=4))
     assert close_gib(p.ranks[0].kv_pool_bytes, 27.85)
@@ -275,14 +281,13 @@ def test_qwen3_next_l40s_tp2_fp8_kv_hybrid_layout_from_the_logged_pool():
     assert p.kv_cache_tokens == 767_552 and f"{p.max_concurrency:.2f}" == "84.29"
 
 
-@pytest.mark.xfail(strict=True, reason="Qwen3-Next-80B (4-bit WNA16) TP2 on 2 x L40S, vLLM 0.13.0, fp8 KV: KV 17.84 GiB vs "
-                   "17.58 logged (+0.26 GiB against a 0.25 GiB tolerance), 779,344 tokens vs 767,552 (+1.5 %), 85.53x vs "
-                   "84.29x. The layout is exact (test above); the pool is 0.26 GiB too big: implied activation + non-torch "
-                   "0.92 x 44.42 - 22.53 - 17.58 = 0.76 GiB vs kvplan's 0.31 (8 sequences: the sampler is small) + 0.19 "
-                   "(0.12 profile, TP 2 without custom all-reduce). Not settled: the Marlin WNA16 MoE workspace and the "
-                   "gated-delta-net prefill temporaries at 8,192 tokens are both outside kvplan's activation estimate")
 def test_qwen3_next_l40s_tp2_fp8_kv_pool():
-    p = plan(load_preset("qwen3-next-80b-a3b"), L40S, NEXT_L40S, Layout(tp=2))
+    # Was a strict xfail (17.84 GiB, 779,344 tokens, 85.53x: the bf16 preset's forward estimate, 0.31 GiB). The log's
+    # "Using CompressedTensorsWNA16MarlinMoEMethod": 0.13.0's fused_marlin_moe allocates its caches per call, 0.48 GiB
+    # at 8,192 tokens (kvplan.plan.vllm_marlin_moe_transient_bytes; tests/test_vllm_marlin_moe.py). kvplan now: 17.67
+    # GiB (+0.09), 771,840 tokens (+0.56 %), 84.71x (+0.5 %)
+    from tests.test_vllm_marlin_moe import qwen3_next_wna16
+    p = plan(qwen3_next_wna16(), L40S, NEXT_L40S, Layout(tp=2))
     assert close_gib(p.ranks[0].kv_pool_bytes, 17.58)
     assert close(p.kv_cache_tokens, 767_552) and close(p.max_concurrency, 84.29)
 

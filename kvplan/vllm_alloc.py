@@ -1,0 +1,114 @@
+"""What PyTorch's CUDA caching allocator adds to vLLM's "Model loading took" beyond the parameters' bytes.
+
+vLLM measures the load as torch memory: v1/worker/gpu_model_runner.py ``load_model`` wraps the loader in
+utils/mem_utils.py ``DeviceMemoryProfiler``, whose reading is platforms/cuda.py ``get_current_memory_usage`` =
+``torch.cuda.max_memory_allocated`` right after ``reset_peak_memory_stats`` (0.19.0 wheel; the same in 0.11 - 0.33).
+That statistic counts allocator *blocks*, not requested bytes, and every parameter is its own allocation (the layers
+create their weights with ``torch.empty`` on the device, one Parameter each; the loader copies into them in place).
+c10/cuda/CUDACachingAllocator.cpp (pytorch/pytorch, the allocator of the torch 2.8 - 2.13 vLLM pins, default config):
+``round_size`` rounds a request up to 512 B; ``get_allocation_size`` makes a request > 1 MiB (kSmallSize) and
+< 10 MiB (kMinLargeAlloc) a 20 MiB segment (kLargeBuffer), a larger one a segment of the request rounded up to 2 MiB
+(kRoundLarge); ``should_split`` splits a large-pool block only when more than kSmallSize (1 MiB) would remain. So a
+tensor of >= 10 MiB whose size is within 1 MiB under a multiple of 2 MiB keeps its whole segment as its block, and the
+statistic counts the remainder too: up to 1 MiB a tensor. A Llama-3.1-8B shard (4096-multiples) has none; a
+Qwen2.5-7B down_proj (3584 x 18944 x 2 B = 129.5 MiB) holds 130.
+"""
+
+from kvplan.parallel import Layout, _RowShard, _shard, stage_distinct
+from kvplan.spec import Linear, ModelSpec
+from kvplan.units import MiB, cdiv
+from kvplan.weights import FLOAT_FORMATS, resolve_format
+
+TORCH_MIN_BLOCK = 512  # kMinBlockSize
+TORCH_SMALL_SIZE = 1 * MiB  # kSmallSize: the largest small-pool request, and the least remainder a split leaves
+TORCH_MIN_LARGE_ALLOC = 10 * MiB  # kMinLargeAlloc: below it (and above kSmallSize) a 20 MiB segment is split
+TORCH_ROUND_LARGE = 2 * MiB  # kRoundLarge: larger requests get their own segment, rounded up to this
+
+# vLLM fuses these checkpoint linears into one parameter (QKVParallelLinear, MergedColumnParallelLinear), as
+# kvplan.vllm_layouts._FUSED: the allocation is the fused shard
+_FUSED = {"q_proj": "qkv_proj", "k_proj": "qkv_proj", "v_proj": "qkv_proj", "gate_proj": "gate_up_proj",
+          "up_proj": "gate_up_proj", "w1": "gate_up_proj", "w3": "gate_up_proj"}
+
+
+def torch_block_bytes(nbytes: int) -> int:
+    """The bytes ``torch.cuda.memory_allocated`` counts for one fresh tensor of ``nbytes`` (no cached block to reuse;
+    under 10 MiB: a fresh 20 MiB segment, so it is split).
+
+    512-B rounding; >= 10 MiB: its own segment of round_up(size, 2 MiB), kept whole when the rest is <= 1 MiB.
+    Worked numbers: 135,790,592 B (129.5 MiB) -> 136,314,880 (130 MiB); 25,690,112 B (24.5 MiB, 1.5 MiB left: split)
+    -> itself; 8 MiB (a 20 MiB segment, split) -> itself; 100 B -> 512."""
+    if nbytes <= 0:
+        return 0
+    size = max(TORCH_MIN_BLOCK, cdiv(nbytes, TORCH_MIN_BLOCK) * TORCH_MIN_BLOCK)
+    if size < TORCH_MIN_LARGE_ALLOC:
+        return size
+    segment = cdiv(size, TORCH_ROUND_LARGE) * TORCH_ROUND_LARGE
+    return segment if segment - size <= TORCH_SMALL_SIZE else size
+
+
+def _linear_tensors(comps, tp: int, spec: ModelSpec, elem: int) -> list[int]:
+    """Bytes of each parameter tensor vLLM makes for one layer category's linears on a TP rank (fused as it builds
+    them; a row-parallel bias is whole, a column one sharded with its weight)."""
+    fused: dict[str, list[int]] = {}
+    out: list[int] = []
+    for c in comps:
+        if not isinstance(c, Linear):
+            continue
+        s = _shard(c, tp, spec)
+        if isinstance(s, _RowShard):
+            out += [s.linear.out_features * s.linear.in_features * elem] * c.count
+            out += [c.out_features * elem] * (c.count if c.bias else 0)
+            continue
+        head, _, last = c.name.rpartition(".")
+        key = f"{head}.{_FUSED.get(last, last)}" if head else _FUSED.get(last, last)
+        entry = fused.setdefault(key, [0, s.in_features, 0, c.count])
+        entry[0] += s.out_features
+        entry[2] += s.out_features if c.bias else 0
+    for n, k, bias_n, count in fused.values():
+        out += [n * k * elem] * count + [bias_n * elem] * (count if bias_n else 0)
+    return out
+
+
+def vllm_allocator_rounding_bytes(spec: ModelSpec, layout: Layout, stage: int = 0, weight_format: str | None = None
+                                  ) -> int:
+    """Bytes the caching allocator's blocks add to one rank's 16-bit parameters in vLLM's "Model loading took".
+
+    Tensors: the embedding / LM-head shards (vocab padded to 64, / tp), every layer's linears as vLLM fuses them
+    (qkv_proj, gate_up_proj) with their biases, and a MoE layer's FusedMoE w13_weight [E_local, 2 x I_local, H] and
+    w2_weight [E_local, H, I_local] (E_local = cdiv(E, tp x dp) under EP, else E; I_local = I / (tp x dp) without EP);
+    sum of ``torch_block_bytes`` - bytes over the tensors of >= 10 MiB. Left out: tensors under 10 MiB (norms,
+    biases, routers, small shards, the rotary tables), which round by < 512 B each, except that one carved from a
+    shared 20 MiB segment takes the segment's rest too when <= 1 MiB remains (order-dependent packing, not simulated);
+    and the free rest of a split segment, which torch reserves but does not count as allocated (0.27+ budgets it via
+    total_consumed, memory_profiling's free-memory difference: not modelled). 0 for a quantized checkpoint or --quantization (their packed tensors are not modelled here).
+    Worked number: Qwen2.5-7B at TP 1 (H 3584, q + k + v 4608, I 18944, vocab 152,064): per layer qkv 31.5 MiB -> 32
+    (+0.5), o_proj 24.5 (split), gate_up 259 -> 260 (+1), down 129.5 -> 130 (+0.5) = 2 MiB x 28 layers, embed_tokens
+    and lm_head 1039.5 -> 1040 (+0.5 each): 57 MiB = 0.0557 GiB (the v0.19.0 log's 14.25 GiB less kvplan's 14.19)."""
+    fmt, _ = resolve_format(spec, weight_format)
+    if fmt not in FLOAT_FORMATS or spec.quantization is not None:
+        return 0
+    elem = {"fp32": 4, "bf16": 2, "fp16": 2}[fmt]
+    tp, moe_ranks = layout.tp, layout.tp * layout.dp
+    first, last = stage == 0, stage == layout.pp - 1
+    sizes: list[int] = []
+    if first:
+        sizes += _linear_tensors(spec.embeddings, tp, spec, elem)
+    for layer, n in stage_distinct(spec, layout.pp, stage, layout.pp_split):
+        one = []
+        for category in ("attention", "mlp"):
+            one += _linear_tensors(getattr(layer, category), tp, spec, elem)
+        if layer.experts is not None:
+            e = layer.experts
+            e_local = cdiv(e.num_experts, moe_ranks) if layout.ep else e.num_experts
+            shard = 1 if layout.ep else moe_ranks
+            up = sum(cdiv(c.out_features, shard) for c in e.linears if not c.name.endswith("down_proj"))
+            down = [c for c in e.linears if c.name.endswith("down_proj")]
+            if down:
+                hidden, inter = down[0].out_features, cdiv(down[0].in_features, shard)
+                one += [e_local * up * hidden * elem, e_local * hidden * inter * elem]
+        sizes += one * n
+    if last:
+        head = spec.lm_head or (spec.embeddings[:1] if layout.pp > 1 else ())
+        sizes += _linear_tensors(head, tp, spec, elem)
+    # tensors under 10 MiB round to 512 B at most (< 0.5 KiB each): left out, so tiny test models stay exact
+    return sum(torch_block_bytes(s) - s for s in sizes if s >= TORCH_MIN_LARGE_ALLOC)

@@ -1,0 +1,113 @@
+"""The CUDA caching allocator's whole blocks in vLLM's "Model loading took" (kvplan.vllm_alloc).
+
+Source: c10/cuda/CUDACachingAllocator.cpp (pytorch/pytorch; ``get_allocation_size``: > 1 MiB and < 10 MiB -> a 20 MiB
+segment, larger -> rounded up to 2 MiB; ``should_split``: a large-pool block is split only when more than 1 MiB
+remains), and vLLM's load measurement, torch.cuda.max_memory_allocated after reset_peak_memory_stats
+(platforms/cuda.py get_current_memory_usage, DeviceMemoryProfiler in gpu_model_runner.py load_model; 0.19.0 wheel).
+
+The logs (each "Model loading took" from the config alone, kvplan before -> after the allocator term):
+- dennislee22/vLLM-benchmarking (0.10.1.1, A100): Qwen2-7B-Instruct TP 1 "14.2488 GiB", TP 2 "7.1217 GiB"
+  (tests/test_engine_logs.py): 14.1930 -> 14.2487, 7.1006 -> 7.1216.
+- llm-d-incubation/llm-d-planner accuracy/results/v0.19.0/logs @d3121e05 (H100): Qwen2.5-7B-Instruct TP 1 / 2 / 4
+  "14.25" / "7.12" / "3.55"; qwen-qwen2-5-72b-instruc--...--tp2 "67.8"; moonshotai-kimi-dev-72b (Qwen2 architecture,
+  131,072 positions) TP 2 "67.82", TP 4 "34.01"; Llama-3.1-8B TP 1 / 2 / 4 "14.99" / "7.51" / "3.77" (4096-multiple
+  shards: 0 / 2 / 0 MiB of blocks, exact before and after); Llama-4-Scout TP 4 "53.12" (53.098 -> 53.123), phi-2
+  "5.19" (5.178 -> 5.193); DeepSeek-V2-Lite "29.43" moves 29.275 -> 29.301 (the rest is not this term).
+"""
+
+import json
+from pathlib import Path
+
+import pytest
+
+from kvplan import load_preset, parse_config
+from kvplan.engines import EngineConfig
+from kvplan.gpus import get_gpu
+from kvplan.parallel import Layout
+from kvplan.plan import plan
+from kvplan.units import GiB, MiB
+from kvplan.vllm_alloc import torch_block_bytes, vllm_allocator_rounding_bytes
+
+PRESETS = Path(__file__).parents[1] / "kvplan" / "presets"
+H100 = get_gpu("H100-SXM")
+V019 = EngineConfig(vllm_version="0.19", gpu_memory_utilization=0.95, max_model_len=8192)
+
+
+def _with_positions(preset: str, positions: int):
+    cfg = json.loads((PRESETS / f"{preset}.json").read_text())
+    cfg["max_position_embeddings"] = positions
+    return parse_config(cfg, f"{preset}-{positions}")
+
+
+def test_torch_block_bytes():
+    # 129.5 MiB: a 130 MiB segment, 0.5 MiB left (<= 1 MiB): not split, the block is the segment
+    assert torch_block_bytes(135_790_592) == 130 * MiB
+    # exactly 1 MiB left (259 MiB -> 260): still not split (the rest must be > 1 MiB)
+    assert torch_block_bytes(259 * MiB) == 260 * MiB
+    # 24.5 MiB -> 26 MiB segment, 1.5 MiB left: split, the block is the request
+    assert torch_block_bytes(25_690_112) == 25_690_112
+    # under 10 MiB: carved from a 20 MiB segment and split; 512-B rounding only
+    assert torch_block_bytes(9 * MiB + 100) == 9 * MiB + 512
+    assert torch_block_bytes(100) == 512 and torch_block_bytes(0) == 0
+
+
+@pytest.mark.parametrize("tp,expected", [
+    # TP 1, per layer: qkv 4608 x 3584 x 2 = 31.5 MiB -> 32 (+0.5); o_proj 24.5 (split, 0); gate_up 37888 x 3584 x 2
+    # = 259 MiB -> 260 (+1); down 3584 x 18944 x 2 = 129.5 -> 130 (+0.5): 2 MiB x 28 = 56; embed_tokens and lm_head
+    # 152,064 x 3584 x 2 = 1039.5 MiB -> 1040 (+0.5 each): 57 MiB
+    (1, 57 * MiB),
+    # TP 2: qkv 2304 x 3584 x 2 = 15.75 -> 16 (+0.25); o 12.25 (split); gate_up 129.5 -> 130 (+0.5); down 64.75 (split):
+    # 0.75 x 28 = 21; embed / lm_head 519.75 -> 520 (+0.25 each): 21.5 MiB
+    (2, 22_544_384),
+    # TP 4: every layer shard splits or is under 10 MiB; embed / lm_head 259.875 -> 260: 0.25 MiB
+    (4, 262_144),
+])
+def test_qwen2_5_7b_blocks(tp, expected):
+    assert vllm_allocator_rounding_bytes(load_preset("qwen2.5-7b"), Layout(tp=tp)) == expected
+
+
+def test_qwen2_72b_blocks():
+    spec = load_preset("qwen2-72b")
+    # TP 2: down_proj 8192 x 14784 x 2 = 231 MiB -> 232 (+1) in each of 80 layers; qkv 80, o 64, gate_up 462 and the
+    # 1188 MiB embedding shards are 2 MiB multiples: 80 MiB
+    assert vllm_allocator_rounding_bytes(spec, Layout(tp=2)) == 80 * MiB
+    # TP 4: gate_up 231 -> 232 (+1) and down 115.5 -> 116 (+0.5): 1.5 x 80 = 120 MiB
+    assert vllm_allocator_rounding_bytes(spec, Layout(tp=4)) == 120 * MiB
+    # a quantized format is not modelled: 0
+    assert vllm_allocator_rounding_bytes(spec, Layout(tp=2), 0, "fp8") == 0
+
+
+@pytest.mark.parametrize("spec_fn,tp,logged", [
+    (lambda: _with_positions("qwen2.5-7b", 32768), 1, 14.25),  # Qwen2.5-7B-Instruct: 14.2487 (before 14.1930)
+    (lambda: _with_positions("qwen2.5-7b", 32768), 2, 7.12),  # 7.1216 (7.1006)
+    (lambda: _with_positions("qwen2.5-7b", 32768), 4, 3.55),  # 3.5546 (3.5544)
+    (lambda: _with_positions("qwen2-72b", 32768), 2, 67.8),  # Qwen2.5-72B-Instruct: 67.8001 (67.7220)
+    (lambda: load_preset("qwen2-72b"), 2, 67.82),  # Kimi-Dev-72B (131,072 positions): 67.8235 (67.7454)
+    (lambda: load_preset("qwen2-72b"), 4, 34.01),  # 34.0067 (33.8896)
+    (lambda: load_preset("llama-3.1-8b"), 2, 7.51),  # 7.5122: 2 MiB (the embedding shards, 501 MiB -> 502)
+    # the same run's Llama-4-Scout TP 4 "53.12" (53.098 -> 53.123) and phi-2 "5.19" (5.178 -> 5.193)
+    (lambda: load_preset("llama-4-scout-17b-16e-instruct"), 4, 53.12),
+    (lambda: load_preset("phi-2"), 1, 5.19),
+])
+def test_model_loading_took_to_the_logged_two_decimals(spec_fn, tp, logged):
+    p = plan(spec_fn(), H100, V019, Layout(tp=tp))
+    assert round(p.ranks[0].weights_bytes / GiB, 2) == logged
+
+
+def test_dennislee22_four_decimals():
+    # "Model loading took 14.2488 GiB" / "7.1217 GiB" (0.10.1.1, Qwen2-7B-Instruct): kvplan 14.24867 / 7.12159; the
+    # rest (~0.1 MB) is the 512-B rounding of biases, norms and the attention layers' scale buffers, left out
+    spec = _with_positions("qwen2.5-7b", 32768)
+    e = EngineConfig(vllm_version="0.10", max_model_len=16384)
+    for tp, logged in ((1, 14.2488), (2, 7.1217)):
+        got = plan(spec, get_gpu("A100-80GB"), e, Layout(tp=tp)).ranks[0].weights_bytes / GiB
+        assert abs(got - logged) < 0.0005, got
+
+
+def test_term_shown_inside_weights_and_not_for_typed_weights():
+    p = plan(load_preset("qwen2-72b"), H100, V019, Layout(tp=2))
+    t = next(t for t in p.ranks[0].terms if t.name.startswith("caching-allocator rounding"))
+    assert t.bytes == 80 * MiB and not t.applied  # already inside the weights term
+    typed = plan(load_preset("qwen2-72b"), H100, V019.model_copy(update={"weights_bytes": 70 * GiB}), Layout(tp=2))
+    assert not any(t.name.startswith("caching-allocator rounding") for t in typed.ranks[0].terms)
+    assert typed.ranks[0].weights_bytes == 70 * GiB
