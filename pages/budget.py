@@ -42,6 +42,7 @@ def body() -> None:
                     "The fixes above, or a larger GPU / more TP, make room.", icon=":material/block:")
     with right:
         views.decode_bound(plan)
+    views.startup_log(plan, cached.spec(state), state.speculative_method)
     st.subheader("Budget terms, per GPU")
     views.html_table(views.term_rows(plan), views.term_columns(plan))
     st.subheader("The formulas, with these numbers")

@@ -18,7 +18,7 @@ import streamlit as st
 from kvplan.engines import VLLM_PROFILES
 from kvplan.errors import KvplanError, PlanInputError
 from kvplan.kv import kv_bytes_per_token, state_bytes_per_sequence
-from kvplan.layers import MLA_KINDS, STATE_KINDS
+from kvplan.layers import MLA_KINDS, STATE_KINDS, cache_parts
 
 LATENT_KINDS = ("mla", "mla_dsa")  # kinds that cache an MLA latent (kv_lora_rank + qk_rope_head_dim)
 from kvplan.paging import Paging
@@ -274,6 +274,38 @@ def param_columns(weights: WeightBytes) -> list[Col]:
 
 # ----------------------------------------------------------------------------- plan
 
+def engine_text(engine: str, version: str = "") -> str:
+    """The engine and the release line planned, as a reader names them: "vLLM 0.33", "vLLM 0.7 (V0 engine)",
+    "SGLang 0.5.20", "the custom engine". A bare "engine vllm" named neither the release whose accounting the
+    numbers follow nor, for 0.6 - 0.9, that it is the V0 engine."""
+    if engine == "vllm":
+        profile = VLLM_PROFILES.get(version)
+        return f"vLLM {profile.label if profile is not None else version}".rstrip()
+    if engine == "sglang":
+        return f"SGLang {version}".rstrip()
+    return "the custom engine"
+
+
+def state_engine_text(state: PlanState) -> str:
+    """``engine_text`` of a state's engine and its release line (the sidebar's Engine knobs)."""
+    return engine_text(state.engine, {"vllm": state.vllm_version, "sglang": state.sglang_version}.get(state.engine, ""))
+
+
+def model_runner(plan: Plan, spec: ModelSpec | None, speculative_method: str = "none") -> str | None:
+    """The GPU model runner a vLLM V1 plan's release picks for this checkpoint by default ("V1" / "V2";
+    kvplan.engines.vllm_model_runner, which kvplan.plan uses for the sampler, sampler-state and CUDA-graph terms);
+    None for V0 releases, other engines, or a spec that is not the plan's."""
+    from kvplan.engines import vllm_model_runner
+
+    profile = VLLM_PROFILES.get(plan.engine_version) if plan.engine == "vllm" else None
+    if profile is None or profile.engine_core == "V0" or spec is None or spec.name != plan.model:
+        return None
+    hybrid = any(c.kind in STATE_KINDS for layer in spec.layers for c in cache_parts(layer.cache))
+    moe = any(layer.experts is not None for layer in spec.layers)
+    return vllm_model_runner(plan.engine_version, spec.model_type, moe, hybrid, spec.quantization is not None,
+                             speculative_method)
+
+
 def plan_caption(plan: Plan) -> str:
     """One line naming what the plan is of; 'Last valid plan' while an input is refused (see
     ``widgets.refusals``), so a refused input is never read as the plan on screen."""
@@ -281,8 +313,30 @@ def plan_caption(plan: Plan) -> str:
 
     head = "Last valid plan (an input above is refused): " if widgets.refusals() else ""
     return (f"{head}{esc(plan.model)}{basis_tag(plan.basis)} on {plan.num_gpus} x {plan.gpu} "
-            f"({plan.num_nodes} node(s)), engine {plan.engine}, context {plan.max_model_len:,} tokens, "
-            f"block size {plan.block_size}")
+            f"({plan.num_nodes} node(s)), {esc(engine_text(plan.engine, plan.engine_version))}, context "
+            f"{plan.max_model_len:,} tokens, block size {plan.block_size}")
+
+
+def startup_log(plan: Plan, spec: ModelSpec | None = None, speculative_method: str = "none") -> None:
+    """The start-up lines the engine prints for this plan, in its own words (Plan.engine_log: vLLM's "Model loading
+    took", "Available KV cache memory", "GPU KV cache size", "num_gpu_blocks is"; SGLang's "Load weight end",
+    "KV Cache is allocated"), and the error it stops with (Plan.start_error): what to compare with a real log."""
+    if not plan.engine_log and not plan.start_error:
+        return
+    name = engine_text(plan.engine, plan.engine_version)
+    st.subheader(f"What {name} logs at start-up")
+    over = next((r for r in plan.ranks if r.weights_bytes > r.device_bytes), None)
+    if over is not None:  # no engine gets as far as a figure: loading the weights runs out of memory first
+        st.caption(f"No start-up figures: the weights of one GPU ({gib(over.weights_bytes)}) are more than its memory "
+                   f"({gib(over.device_bytes)}), so {esc(name)} runs out of memory while loading them, before it logs "
+                   "any of its memory figures.")
+        return
+    runner = model_runner(plan, spec, speculative_method)
+    st.caption("The tightest rank's figures, as the engine prints them"
+               + (f" (the {runner} GPU model runner, this release's default for {esc(plan.model)})" if runner else "")
+               + "; the terms below are where each comes from.")
+    lines = list(plan.engine_log) + ([plan.start_error] if plan.start_error else [])
+    st.code("\n".join(lines), language=None, wrap_lines=True)
 
 
 def basis_tag(basis: str) -> str:
@@ -525,8 +579,9 @@ def paging_bytes(state: PlanState, paging: Paging) -> None:
     except KvplanError:
         return
     rank = min(plan.ranks, key=lambda r: r.num_blocks)
-    if plan.block_size != paging.block_size or plan.engine == "sglang":
-        st.caption(f"The plan pages KV in blocks of {plan.block_size} tokens; bytes are shown only at that size.")
+    if plan.block_size != paging.block_size:  # an SGLang plan too: its pool is pages of --page-size tokens (1 by default)
+        st.caption(f"The plan pages KV in blocks of {plan.block_size:,} token{'s' if plan.block_size != 1 else ''} "
+                   f"(this page: {paging.block_size:,}); bytes are shown only at the plan's size.")
         return
     st.caption(f"At {rank.bytes_per_block:,} B per block (tightest rank of the plan): "
                f"{format_bytes(paging.allocated_blocks * rank.bytes_per_block)} allocated, "
@@ -608,6 +663,19 @@ LAYOUT_COLUMNS = [
         True),
     Col("KV blocks", "KV blocks", "vLLM's num_gpu_blocks: blocks of block_size tokens, per replica.", True),
 ]
+
+
+SGLANG_LAYOUT_HELP = {
+    "max concurrency per replica": "KV cache tokens (SGLang's '#tokens') / max_model_len, per engine (DP replica); "
+                                   "SGLang logs no concurrency.",
+    "KV blocks": "SGLang's KV pool in pages of --page-size tokens (1 by default: the '#tokens' it logs), per replica."}
+
+
+def layout_columns(engine: str) -> list[Col]:
+    """The Parallelism table's columns; an SGLang plan's headings say SGLang's figures, not vLLM's log lines."""
+    if engine != "sglang":
+        return LAYOUT_COLUMNS
+    return [Col(c.key, c.heading, SGLANG_LAYOUT_HELP.get(c.key, c.help), c.num) for c in LAYOUT_COLUMNS]
 
 
 # ----------------------------------------------------------------------------- gpus page
