@@ -136,3 +136,81 @@ def test_a_refused_local_folder_is_not_called_the_planned_weights(tmp_path, monk
 
 def test_gib_of_the_formula_numbers():  # the hand numbers above, in GiB (2^30 B)
     assert f"{59_492_526_864 / GiB:.2f}" == "55.41" and f"{558_170_112 / GiB:.2f}" == "0.52"
+
+
+def test_the_model_page_does_not_say_a_dropped_tower_is_loaded():
+    # Gemma-3-27B with --language-model-only (vLLM): the Budget has no vision tower row, and the Model page said
+    # "the Budget loads its weights"
+    at = run_app({"v": "1", "m": "gemma-3-27b-it", "lmo": "1"}, "pages/model.py")
+    notes = next(plain(i.value) for i in at.info if "vision_tower" in plain(i.value))
+    assert "not in these counts: vision_tower (SigLIP); not loaded either: --language-model-only is set" in notes
+    assert "the Budget loads its weights" not in notes
+    # SGLang has no such flag: the link's lmo=1 is kept for vLLM, and SGLang's Budget loads the tower (846,120,672 B)
+    at = run_app({"v": "1", "m": "gemma-3-27b-it", "lmo": "1", "e": "sglang"}, "pages/model.py")
+    assert "the Budget loads its weights" in next(plain(i.value) for i in at.info if "vision_tower" in plain(i.value))
+
+
+def test_a_sampler_warm_up_failure_logs_vllms_words_and_kvplans_figures_apart():
+    # gpt-oss-120b on one H100, vLLM 0.11 at util 0.99 (kvplan.plan._warmup_error's worked number): 7.33 GiB needed,
+    # 6.57 GiB free. The log block ends with vLLM's RuntimeError alone; kvplan's figures are a caption under it.
+    at = run_app({"v": "1", "m": "gpt-oss-120b", "vv": "0.11", "gmu": "0.99"})
+    log = at.code[0].value.splitlines()
+    assert log[0] == "Model loading took 65.9285 GiB"  # four decimals before 0.14.0 (format_gib)
+    assert log[-1] == ("RuntimeError: CUDA out of memory occurred when warming up sampler with 1024 dummy requests. "
+                       "Please try lowering `max_num_seqs` or `gpu_memory_utilization` when initializing the engine.")
+    assert "kvplan: 7.33 GiB needed after the KV cache and CUDA graphs, 6.57 GiB free." in \
+        [plain(c.value) for c in at.caption]
+
+
+def test_an_sglang_dp_attention_line_does_not_read_dp_size_1():
+    from kvplan.web.commands import parse_command
+
+    command = parse_command("python -m sglang.launch_server --model deepseek-ai/DeepSeek-V3.2 --tp 8 --dp 8 "
+                            "--enable-dp-attention")
+    rows = {r["flag"]: r["value"] for r in views.vllm_rows(command.args, command)}
+    assert rows["--dp-size"] == "1 replica (the --dp 8 given is attention DP: --enable-dp-attention, below)"
+    assert rows["--enable-dp-attention --dp"] == "8"
+    plain_dp = parse_command("python -m sglang.launch_server --model-path Qwen/Qwen3-8B --dp 2")
+    assert {r["flag"]: r["value"] for r in views.vllm_rows(plain_dp.args, plain_dp)}["--dp-size"] == "2"
+
+
+def test_the_release_boxes_are_short_and_their_releases_wrap_below():
+    at = run_app({"v": "1"})
+    at.session_state["kv.knobs"] = True
+    at.run()
+    box = at.selectbox(key="w.vllm_version")
+    # "0.33 (0.32.0 - 0.33.x (newest read)) - default" was cut at the sidebar's width
+    assert box.format_func("0.33") == "0.33 (default)" and box.format_func("0.7") == "0.7 (V0 engine)"
+    assert "vLLM releases 0.32.0 - 0.33.x (newest read)" in [plain(c.value) for c in at.sidebar.caption]
+    box.select("0.25").run()
+    assert "vLLM releases 0.25.0 - 0.25.1" in [plain(c.value) for c in at.sidebar.caption]
+    at = run_app({"v": "1", "e": "sglang"})
+    at.session_state["kv.knobs"] = True
+    at.run()
+    assert at.selectbox(key="w.sglang_version").format_func("0.5.20") == "0.5.20 (default)"
+    assert "SGLang releases 0.5.20 - 0.5.23 (newest read)" in [plain(c.value) for c in at.sidebar.caption]
+
+
+def _derived(at) -> dict[str, str]:
+    import re
+
+    body = next(h.proto.body for h in at.get("html") if "how it is counted" in h.proto.body)
+    cells = [re.findall(r"<td[^>]*>(.*?)</td>", r) for r in body.split("<tr>")[2:]]
+    return {c[0]: c[1] for c in cells if len(c) >= 2}
+
+
+def test_a_float32_checkpoint_shows_the_16_bit_weights_the_budget_plans():
+    # google/gemma-2-9b ships torch_dtype float32: 9,241,705,984 parameters x 4 B = 36,966,823,936 B (34.43 GiB) as
+    # shipped; vLLM's --dtype auto loads bf16, 2 B each = 18,483,411,968 B (17.21 GiB; the Budget's weights term 17.22
+    # with the rotary tables); KV 42 layers x 8 heads x (256 + 256) x 2 B = 344,064 B / token, not 688,128
+    rows = _derived(run_app({"v": "1", "m": "gemma-2-9b"}, "pages/model.py"))
+    assert rows["weights in fp32"] == "36,966,823,936 B (34.43 GiB)"
+    assert rows["weights as vLLM 0.33 loads them (bf16)"] == "18,483,411,968 B (17.21 GiB)"
+    assert rows["KV cache per token as served (bf16)"] == "344,064 B (336.00 KiB)"
+    assert 42 * 8 * 512 * 2 == 344_064 and 9_241_705_984 * 2 == 18_483_411_968
+    # SGLang serves a float32 Gemma in bf16 too (model_type gemma*); a chosen --dtype float32 keeps 4 B: no extra row
+    assert "weights as SGLang 0.5.20 loads them (bf16)" in _derived(run_app({"v": "1", "m": "gemma-2-9b", "e": "sglang"},
+                                                                          "pages/model.py"))
+    assert not any(k.startswith("weights as") for k in _derived(run_app({"v": "1", "m": "gemma-2-9b", "wf": "fp32"},
+                                                                        "pages/model.py")))
+    assert not any(k.startswith("weights as") for k in _derived(run_app({"v": "1"}, "pages/model.py")))  # bf16 already

@@ -260,6 +260,33 @@ def derived_rows(spec: ModelSpec, params: ParamBreakdown, weights: WeightBytes, 
     return [{"value": k, "number": v, "note": n} for k, v, n in rows]
 
 
+def served_rows(state: PlanState, spec: ModelSpec) -> list[dict[str, str]]:
+    """The Model page's rows for a float32 checkpoint the engine serves in 16 bits (``--dtype auto``: vLLM's
+    "Downcast for float32 models", SGLang's float16 / bfloat16; kvplan.plan.vllm_auto_dtype): the weights and KV
+    per token the Budget plans. Without them the page said "weights in fp32: 34.43 GiB" for Gemma-2-9B beside a
+    Budget of 17.22 GiB. None when the engine keeps the checkpoint's dtype or a weight format is chosen."""
+    from kvplan.plan import served_dtype
+
+    try:
+        engine = cached.engine_config(state)
+    except KvplanError:
+        return []
+    served = served_dtype(spec, engine)
+    if served is None or served == spec.dtype or state.weight_format is not None:
+        return []
+    _, weights = cached.model_numbers(state.model_copy(update={"weight_format": served}))
+    who = state_engine_text(state)
+    rows = [{"value": f"weights as {who} loads them ({served})",
+             "number": f"{weights.total_bytes:,} B ({gib(weights.total_bytes)})",
+             "note": f"--dtype auto serves this {spec.dtype} checkpoint in {served}: the Budget plans these bytes"}]
+    if state.kv_cache_dtype == "auto":  # the KV cache's auto dtype follows the served one
+        per_token = kv_bytes_per_token(spec, served)
+        rows.append({"value": f"KV cache per token as served ({served})",
+                     "number": f"{per_token:,} B ({format_bytes(per_token)})",
+                     "note": "--kv-cache-dtype auto follows the served dtype, TP=1"})
+    return rows
+
+
 def param_rows(params: ParamBreakdown, weights: WeightBytes) -> list[dict[str, str]]:
     return [{"component": c, "parameters": f"{n:,}", "bytes": f"{weights.components.get(c, 0):,}",
              "GiB": f"{weights.components.get(c, 0) / GiB:,.2f}"} for c, n in params.components.items() if n]
@@ -335,8 +362,12 @@ def startup_log(plan: Plan, spec: ModelSpec | None = None, speculative_method: s
     st.caption("The tightest rank's figures, as the engine prints them"
                + (f" (the {runner} GPU model runner, this release's default for {esc(plan.model)})" if runner else "")
                + "; the terms below are where each comes from.")
-    lines = list(plan.engine_log) + ([plan.start_error] if plan.start_error else [])
-    st.code("\n".join(lines), language=None, wrap_lines=True)
+    # kvplan's own figures after the engine's error ("(kvplan: 7.33 GiB needed ..., 6.57 GiB free)") are not the
+    # engine's words: under the log, not in it
+    error, _, note = (plan.start_error or "").partition(" (kvplan: ")
+    st.code("\n".join([*plan.engine_log, *([error] if error else [])]), language=None, wrap_lines=True)
+    if note:
+        st.caption(f"kvplan: {esc(note.removesuffix(')'))}.")
 
 
 def basis_tag(basis: str) -> str:
@@ -513,14 +544,28 @@ def plan_csv(state: PlanState) -> str:
     return buf.getvalue()
 
 
-def skipped_notes(spec: ModelSpec) -> list[str]:
+def towers_loaded(state: PlanState) -> bool | None:
+    """Whether the state's plan loads the model's vision / audio towers (its 'vision tower (in weights)' term):
+    not with vLLM's --language-model-only; SGLang has no such flag. None when the plan cannot be made."""
+    try:
+        plan = cached.plan_for(state)
+    except KvplanError:
+        return None
+    return any(t.name.startswith("vision tower") for r in plan.ranks for t in r.terms)
+
+
+def skipped_notes(spec: ModelSpec, loaded: bool | None = None) -> list[str]:
     """What the Model page's counts leave out. A vision / audio tower is left out of the decoder's counts but
     not out of the plan: the Budget loads its weights (its 'vision tower (in weights)' row), so it is not
-    called 'not planned' there (that read as if the Budget ignored it)."""
+    called 'not planned' there (that read as if the Budget ignored it). ``loaded``: whether the sidebar's plan
+    loads them (``towers_loaded``); with --language-model-only it does not, and the note said it did."""
     towers = " + ".join(t.name for t in spec.towers)
     out = []
     for item in spec.skipped:
-        if towers and item in towers:
+        if towers and item in towers and loaded is False:
+            out.append(f"not in these counts: {item}; not loaded either: --language-model-only is set (the Budget "
+                       "has no vision tower row)")
+        elif towers and item in towers:
             out.append(f"not in these counts: {item}; the Budget loads its weights (vision tower row; "
                        "--language-model-only drops it)")
         else:
@@ -748,15 +793,21 @@ def vllm_rows(args: VllmArgs, command=None) -> list[dict[str, str]]:
     engine decides which serving knobs are listed, vLLM's by default). An SGLang line is listed under SGLang's
     flag names, with its --mem-fraction-static (the figure its plan uses; vLLM's --gpu-memory-utilization is not)."""
     sglang = getattr(command, "engine", "vllm") == "sglang"
+    knobs = knob_values(command if command is not None else args)
     rows = []
     for f in FLAG_NAMES:
         flag = SGLANG_FLAG_NAMES[f] if sglang else FLAG_NAMES[f]
         if flag is not None:
-            rows.append({"flag": flag, "value": _flag_value(f, getattr(args, f))})
+            value = _flag_value(f, getattr(args, f))
+            if sglang and f == "data_parallel_size" and knobs["dp_attention_size"] > 1:
+                # --dp is --dp-size's alias: with --enable-dp-attention it splits attention inside the TP group, and
+                # the row read "--dp-size 1" beside a typed "--dp 8"
+                value += (f" replica (the --dp {knobs['dp_attention_size']} given is attention DP: "
+                          "--enable-dp-attention, below)")
+            rows.append({"flag": flag, "value": value})
         if sglang and f == "max_model_len":
             rows.append({"flag": "--mem-fraction-static",
                          "value": _flag_value("mem_fraction_static", getattr(command, "mem_fraction_static", None))})
-    knobs = knob_values(command if command is not None else args)
     names = SGLANG_KNOB_ROWS if sglang else VLLM_KNOB_ROWS
     for name, flag in names.items():
         value = knobs[name]

@@ -429,23 +429,33 @@ def knobs_set(state: PlanState, page: str) -> list[str]:
     return [f"{n}={BY_NAME[n].format(getattr(state, n))}" for n in names if getattr(state, n) != getattr(DEFAULT, n)]
 
 
+def release_caption(state: PlanState) -> str:
+    """Under the Engine knobs' version box: the releases the chosen profile covers, in words that wrap."""
+    if state.engine == "vllm":
+        profile = VLLM_PROFILES[state.vllm_version]
+        return views.esc(f"vLLM releases {profile.releases}" + (", V0 engine" if profile.engine_core == "V0" else ""))
+    return views.esc(f"SGLang releases {SGLANG_PROFILES[state.sglang_version].releases}")
+
+
 def _engine_knobs(state: PlanState, page: str) -> None:
     if state.engine == "vllm":
         versions = list(VLLM_PROFILES)
+        # The box shows the line's short label; its releases go in a caption under it: "0.33 (0.32.0 - 0.33.x (newest
+        # read)) - default" was cut to "0.33 (0.32.0 - 0.33.x (newes..." in the sidebar at 1400 px.
         bind("vllm_version", st.selectbox, "vLLM version", versions,
-             format_func=lambda v: f"{VLLM_PROFILES[v].label} ({VLLM_PROFILES[v].releases})"
-             + (" - default" if v == VLLM_DEFAULT_VERSION else ""),
+             format_func=lambda v: VLLM_PROFILES[v].label + (" (default)" if v == VLLM_DEFAULT_VERSION else ""),
              help="the release line whose memory accounting (budget, sampler, CUDA graphs, log lines) is mirrored")
+        st.caption(release_caption(current()))
         bind("gpu_memory_utilization", st.number_input, "gpu_memory_utilization", value=None, min_value=0.01,
              max_value=1.0, step=0.01, format="%.2f",
              placeholder=f"{VLLM_GPU_MEMORY_UTILIZATION[state.vllm_version]}",
              help="--gpu-memory-utilization")
     if state.engine == "sglang":  # in place of the vLLM version: the SGLang release line
         bind("sglang_version", st.selectbox, "SGLang version", list(SGLANG_PROFILES),
-             format_func=lambda v: f"{v} ({SGLANG_PROFILES[v].releases})" + (" - default" if v == SGLANG_DEFAULT_VERSION
-                                                                               else ""),
+             format_func=lambda v: v + (" (default)" if v == SGLANG_DEFAULT_VERSION else ""),
              help="the release line whose memory accounting (default mem_fraction_static, KV pool, log lines) is "
                   "mirrored")
+        st.caption(release_caption(current()))
     if page != "paging":  # the Paging page has its own block-size control, bound to the same knob
         block_size_widget()
     if state.engine == "vllm":
