@@ -669,11 +669,14 @@ def layout_rows(plans: list[Plan]) -> list[dict[str, Any]]:
     for p in plans:
         rank = min(p.ranks, key=lambda r: r.num_blocks)
         lay = p.layout
+        engines = int(lay["data_parallel_size"]) * int(lay.get("dp_attention_size", 1))  # KV pools with own requests
         rows.append({
             "layout": figures.layout_label(p),
             "fits": "fits" if p.fits else "does not fit",
             "max concurrency per replica": f"{p.max_concurrency:,.2f}x",
-            "sequences, all replicas": f"{max(p.max_num_seqs_at_len, 0) * int(lay['data_parallel_size']):,}",
+            # SGLang's attention-DP groups each hold their own pool and requests, as DP replicas do (the plan's
+            # figures are per group: kvplan.plan's DP-attention warning); the column counted DP replicas only
+            "sequences, all replicas": f"{max(p.max_num_seqs_at_len, 0) * engines:,}",
             "GPUs": f"{p.num_gpus:,}", "nodes": f"{p.num_nodes:,}",
             "weights per GPU (GiB)": f"{rank.weights_bytes / GiB:,.2f}",
             "KV heads per GPU": f"{rank.kv_heads:,}", "KV bytes/token per GPU": f"{rank.kv_bytes_per_token:,}",
@@ -696,7 +699,7 @@ LAYOUT_COLUMNS = [
     Col("max concurrency per replica", "max concurrency", "vLLM's 'Maximum concurrency for N tokens per request': "
         "KV blocks / blocks one request of max_model_len takes, per engine (DP replica).", True),
     Col("sequences, all replicas", "sequences, all replicas", "Whole sequences of max_model_len that fit at once, "
-        "summed over the DP replicas.", True),
+        "summed over the DP replicas (and SGLang's attention-DP groups, each with its own KV pool).", True),
     Col("GPUs", "GPUs", "TP x PP x DP", True),
     Col("nodes", "nodes", "At the GPU's GPUs per node.", True),
     Col("weights per GPU (GiB)", "weights / GPU (GiB)", "Weight bytes on the tightest GPU.", True),
@@ -711,8 +714,8 @@ LAYOUT_COLUMNS = [
 
 
 SGLANG_LAYOUT_HELP = {
-    "max concurrency per replica": "KV cache tokens (SGLang's '#tokens') / max_model_len, per engine (DP replica); "
-                                   "SGLang logs no concurrency.",
+    "max concurrency per replica": "KV cache tokens (SGLang's '#tokens') / max_model_len, per engine (DP replica; "
+                                   "with --enable-dp-attention, per attention-DP group); SGLang logs no concurrency.",
     "KV blocks": "SGLang's KV pool in pages of --page-size tokens (1 by default: the '#tokens' it logs), per replica."}
 
 
