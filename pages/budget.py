@@ -37,9 +37,7 @@ def body() -> None:
             views.chart(figures.concurrency_vs_context(sweep, plan.concurrency, model_max), "budget.concurrency")
         else:
             st.subheader("Concurrency vs context length")
-            st.info(f"No chart: not one sequence fits at any context from {sweep[0].context:,} to "
-                    f"{sweep[-1].context:,} tokens on this layout (the weights and workspace leave no KV pool). "
-                    "The fixes above, or a larger GPU / more TP, make room.", icon=":material/block:")
+            st.info(views.no_pool_note(plan, sweep[0].context, sweep[-1].context), icon=":material/block:")
     with right:
         views.decode_bound(plan)
     views.startup_log(plan, cached.spec(state), state.speculative_method)

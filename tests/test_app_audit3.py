@@ -230,3 +230,18 @@ def test_parallelism_counts_sglangs_attention_dp_groups_in_all_replicas():
     row = next(r for r in table.split("<tr>") if "TP8 PP1 DP1" in r)
     cells = re.findall(r"<td[^>]*>(.*?)</td>", row)
     assert cells[1:4] == ["fits", "3.56x", "24"], cells
+
+
+def test_no_fix_is_pointed_to_when_none_fits():
+    # Llama-3.1-405B on one H100: 755.99 GiB of weights; no single checked fix (TP 8 still holds 94.5 GiB a GPU in
+    # bf16) fits, and the page said "A fix above that fits has one" over an empty list
+    assert kvplan_plan("llama-3.1-405b").suggestions == []
+    at = run_app({"v": "1", "m": "llama-3.1-405b"})
+    said = [plain(c.value) for c in at.caption] + [plain(i.value) for i in at.info]
+    assert not any("fix above" in s or "fixes above" in s for s in said), said
+    assert any(s.startswith("No decode ceiling: this plan does not fit, so it decodes nothing. No single fix kvplan "
+                            "checks fits") for s in said)
+    assert any(s.startswith("No chart: not one sequence fits") and "more GPUs (TP x PP)" in s for s in said)
+    # with fixes (GLM-5 on 8 x B200: a larger GPU, MI325X) the pointer stays
+    at = run_app({"v": "1", "m": "glm-5", "g": "B200", "tp": "8"})
+    assert any("A fix above that fits has one." in plain(c.value) for c in at.caption)

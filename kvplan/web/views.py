@@ -454,13 +454,27 @@ def plan_headline(plan: Plan) -> None:
     verdict(plan)
 
 
+# When kvplan's checked fixes (fp8 KV, --max-num-seqs, --gpu-memory-utilization, TP within a node, a larger GPU, a
+# shorter --max-model-len; kvplan.plan._suggestions) all fail: the page pointed to "a fix above" that was not there.
+NO_FIX = ("No single fix kvplan checks fits (fp8 KV, the engine's memory flags, TP up to a node, a larger GPU, a shorter "
+          "context): more GPUs (TP x PP) or a smaller weight format are left to try.")
+
+
+def no_pool_note(plan: Plan, first: int, last: int) -> str:
+    """The Budget's sentence in place of the concurrency chart when no context from ``first`` to ``last`` tokens
+    leaves a KV pool."""
+    fix = "The fixes above, or a larger GPU / more TP, make room." if plan.suggestions else NO_FIX
+    return (f"No chart: not one sequence fits at any context from {first:,} to {last:,} tokens on this layout (the "
+            f"weights and workspace leave no KV pool). {fix}")
+
+
 def decode_bound(plan: Plan) -> None:
     """The decode roofline, only for a plan that fits (a plan that does not fit decodes nothing)."""
     st.subheader("Decode ceiling (roofline)")
     bound = plan.decode
     if bound is None or not plan.fits:
-        st.caption("No decode ceiling: this plan does not fit, so it decodes nothing. A fix above that fits "
-                   "has one.")
+        st.caption("No decode ceiling: this plan does not fit, so it decodes nothing. "
+                   + ("A fix above that fits has one." if plan.suggestions else NO_FIX))
         return
     metrics = row()
     metrics.metric("Tokens/s (ceiling)", f"{bound.tokens_per_s:,.0f}",
