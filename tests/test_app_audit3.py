@@ -245,3 +245,18 @@ def test_no_fix_is_pointed_to_when_none_fits():
     # with fixes (GLM-5 on 8 x B200: a larger GPU, MI325X) the pointer stays
     at = run_app({"v": "1", "m": "glm-5", "g": "B200", "tp": "8"})
     assert any("A fix above that fits has one." in plain(c.value) for c in at.caption)
+
+
+def test_a_hybrids_paging_bytes_say_they_are_one_groups():
+    # Qwen3.5-27B on an H200, vLLM 0.33: 4 KV groups of 16 layers (3 linear_attention, 1 full_attention), 784-token
+    # blocks of 16 x 3,211,264 B = 51,380,224 B. The 8 default sequences (17 to 300 tokens) take 8 full-attention
+    # blocks = 392.00 MiB, and 3 state pages each besides: the caption gave the 392 MiB as the whole allocation.
+    p = kvplan_plan("qwen3.5-27b", gpu="H200")
+    assert p.ranks[0].bytes_per_block == 16 * 3_211_264 == 51_380_224 and p.block_size == 784
+    at = run_app({"v": "1", "m": "qwen3.5-27b", "g": "H200"}, "pages/paging.py")
+    said = next(c.value for c in at.caption if "per block" in c.value)
+    assert said.startswith("At 51,380,224 B per block (one KV group's block, tightest rank of the plan): the "
+                           "full-attention group's blocks take 392.00 MiB")
+    assert said.endswith("The plan has 4 KV groups (3 linear_attention, 1 full_attention); every sequence also holds "
+                         "blocks of the 3 other(s) (a recurrent state: its state page), not counted here.")
+    assert 8 * 51_380_224 == 392 * 2**20

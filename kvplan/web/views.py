@@ -9,6 +9,7 @@ import csv
 import html
 import io
 import re
+from collections import Counter
 from collections.abc import Callable, Hashable, Iterable
 from typing import Any
 
@@ -642,9 +643,24 @@ def paging_bytes(state: PlanState, paging: Paging) -> None:
         st.caption(f"The plan pages KV in blocks of {plan.block_size:,} token{'s' if plan.block_size != 1 else ''} "
                    f"(this page: {paging.block_size:,}); bytes are shown only at the plan's size.")
         return
-    st.caption(f"At {rank.bytes_per_block:,} B per block (tightest rank of the plan): "
-               f"{format_bytes(paging.allocated_blocks * rank.bytes_per_block)} allocated, "
-               f"{format_bytes(paging.wasted_slots * rank.bytes_per_block // paging.block_size)} of it in empty slots.")
+    others = [g.kind for g in plan.kv_groups if g.kind not in ("full_attention", *LATENT_KINDS)]
+    if len(plan.kv_groups) <= 1 or not others:
+        st.caption(f"At {rank.bytes_per_block:,} B per block (tightest rank of the plan): "
+                   f"{format_bytes(paging.allocated_blocks * rank.bytes_per_block)} allocated, "
+                   f"{format_bytes(paging.wasted_slots * rank.bytes_per_block // paging.block_size)} of it in empty "
+                   "slots.")
+        return
+    # A hybrid / sliding-window plan's block table is per KV group (vLLM's hybrid KV-cache manager): the counts above
+    # page the full-attention group; every sequence holds blocks of the other groups too (a recurrent state's page, a
+    # window's blocks). Their bytes read as the whole allocation (Qwen3.5-27B: 1 of 4 groups).
+    kinds = ", ".join(f"{n} {k}" for k, n in Counter(g.kind for g in plan.kv_groups).items())
+    held = "; ".join(dict.fromkeys("a recurrent state: its state page" if k in STATE_KINDS else
+                                   "a sliding / chunked window: the window's blocks" for k in others))
+    st.caption(f"At {rank.bytes_per_block:,} B per block (one KV group's block, tightest rank of the plan): the "
+               f"full-attention group's blocks take {format_bytes(paging.allocated_blocks * rank.bytes_per_block)}, "
+               f"{format_bytes(paging.wasted_slots * rank.bytes_per_block // paging.block_size)} of it in empty slots. "
+               f"The plan has {len(plan.kv_groups)} KV groups ({kinds}); every sequence also holds blocks of the "
+               f"{len(others)} other(s) ({held}), not counted here.")
 
 
 # ----------------------------------------------------------------------------- parallelism page
