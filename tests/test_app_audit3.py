@@ -260,3 +260,18 @@ def test_a_hybrids_paging_bytes_say_they_are_one_groups():
     assert said.endswith("The plan has 4 KV groups (3 linear_attention, 1 full_attention); every sequence also holds "
                          "blocks of the 3 other(s) (a recurrent state: its state page), not counted here.")
     assert 8 * 51_380_224 == 392 * 2**20
+
+
+def test_the_plan_csv_names_the_release_and_carries_the_start_up_log():
+    import csv
+    import io
+
+    from kvplan.web.state import PlanState
+
+    rows = list(csv.reader(io.StringIO(views.plan_csv(PlanState()))))
+    assert ["plan", "engine_version", "0.33"] in rows and ["plan", "start_error", "None"] in rows
+    assert ["engine log", "0", "Model loading took 14.99 GiB"] in rows
+    assert ["engine log", "4", "num_gpu_blocks is: 28368"] in rows
+    failed = list(csv.reader(io.StringIO(views.plan_csv(PlanState(model="llama-3.1-405b")))))
+    assert ["plan", "start_error", "ValueError: No available memory for the cache blocks. Try increasing "
+            "`gpu_memory_utilization` when initializing the engine."] in failed

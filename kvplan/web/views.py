@@ -520,9 +520,11 @@ def term_columns(plan: Plan) -> list[Col]:
 
 def plan_rows(plan: Plan) -> list[tuple[str, str, str]]:
     """(section, name, value) rows of a plan, for the CSV download."""
-    scalar = ("model", "gpu", "engine", "num_gpus", "num_nodes", "max_model_len", "block_size", "blocks_per_request",
-              "num_blocks", "kv_cache_tokens", "max_concurrency", "max_num_seqs_at_len", "max_model_len_that_starts",
-              "concurrency", "fits", "verdict")
+    # the release line (a default one is in no input row: the CSV named "vllm" alone) and the start-up log as the
+    # engine prints it, as the JSON download has them
+    scalar = ("model", "basis", "gpu", "engine", "engine_version", "num_gpus", "num_nodes", "max_model_len", "block_size",
+              "blocks_per_request", "num_blocks", "kv_cache_tokens", "max_concurrency", "max_num_seqs_at_len",
+              "max_model_len_that_starts", "concurrency", "fits", "verdict", "start_error")
     rows = [("plan", name, str(getattr(plan, name))) for name in scalar]
     rows += [("layout", k, str(v)) for k, v in plan.layout.items()]
     for r in plan.ranks:
@@ -530,6 +532,7 @@ def plan_rows(plan: Plan) -> list[tuple[str, str, str]]:
         rows += [(stage, t.name, str(t.bytes)) for t in r.terms]
         rows += [(stage, name, str(getattr(r, name))) for name in
                  ("weights_bytes", "kv_heads", "kv_bytes_per_token", "kv_pool_bytes", "bytes_per_block", "num_blocks")]
+    rows += [("engine log", str(i), line) for i, line in enumerate(plan.engine_log)]
     rows += [("suggestion", str(i), s) for i, s in enumerate(plan.suggestions)]
     rows += [("warning", str(i), w) for i, w in enumerate(plan.warnings)]
     return rows
