@@ -29,7 +29,7 @@ def body() -> None:
     with charts:
         views.chart(figures.memory_vs_context(sweep, plan.ranks[0].device_bytes, plan.concurrency or 1,
                                               plan.max_model_len_that_starts if (plan.concurrency or 1) == 1 else None,
-                                              model_max),
+                                              model_max, plan.basis),
                     "budget.context")
     left, right = st.columns(2)
     with left:

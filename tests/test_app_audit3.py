@@ -275,3 +275,21 @@ def test_the_plan_csv_names_the_release_and_carries_the_start_up_log():
     failed = list(csv.reader(io.StringIO(views.plan_csv(PlanState(model="llama-3.1-405b")))))
     assert ["plan", "start_error", "ValueError: No available memory for the cache blocks. Try increasing "
             "`gpu_memory_utilization` when initializing the engine."] in failed
+
+
+def test_a_generic_estimates_memory_charts_say_so_on_their_axis():
+    import json
+
+    from tests.app_util import figure
+    from tests.test_app_ui_pages import GENERIC
+
+    at = run_app(page="pages/model.py")
+    at.text_area(key="model.paste").set_value(json.dumps(GENERIC)).run()
+    at.button(key="model.use_paste").click().run()
+    at.switch_page("pages/budget.py").run()
+    for key in ("budget.ranks", "budget.context"):
+        assert "generic-decoder estimate" in figure(at, key)["layout"]["yaxis"]["title"]["text"], key
+    at.switch_page("pages/parallelism.py").run()
+    assert figure(at, "parallel.ranks")["layout"]["yaxis"]["title"]["text"] == "GiB (generic-decoder estimate)"
+    # a native model's axis stays the unit alone
+    assert figure(run_app({"v": "1"}), "budget.context")["layout"]["yaxis"]["title"]["text"] == "GiB per GPU"
