@@ -285,7 +285,9 @@ def memory_vs_context(points: Sequence[SweepPoint], device_bytes: int, concurren
     return _figure(traces, "Memory vs context length",
                    [_hline(device, f"device {device:.2f} GiB"),
                     *past_max_region(max(x + [exact_limit or 0]), model_max)],
-                   xaxis=_tokens_axis(x),
+                   # a limit past the sweep (a hybrid's 524,288 beside a sweep to 32k) is ticked too: the axis ran on
+                   # past its last label to an unlabelled line
+                   xaxis=_tokens_axis(x + ([exact_limit] if exact_limit and exact_limit > max(x) else [])),
                    yaxis=dict(**gib_axis(basis, "GiB per GPU"), rangemode="tozero"))
 
 
