@@ -140,11 +140,13 @@ def tick_values(x: Sequence[int]) -> list[int]:
     return sorted(set(kept) | set(special))
 
 
-def _tokens_axis(x: Sequence[int]) -> dict:
-    """A log axis ticked at some of the swept context lengths: 512, 1k, 2k, ... (k = 1024 tokens)."""
+def _tokens_axis(x: Sequence[int], log_range: list[float] | None = None) -> dict:
+    """A log axis ticked at some of the swept context lengths: 512, 1k, 2k, ... (k = 1024 tokens); ``log_range``:
+    its range in log10 units (Plotly's own when None)."""
     ticks = tick_values(x)
     text = [f"{n // 1024:,}k" if n >= 1024 and n % 1024 == 0 else f"{n:,}" for n in ticks]
-    return dict(type="log", title=dict(text="context length (tokens)"), tickvals=ticks, ticktext=text)
+    return dict(type="log", title=dict(text="context length (tokens)"), tickvals=ticks, ticktext=text,
+                **({"range": log_range} if log_range else {}))
 
 
 def _vline_trace(x: float, y_top: float, text: str) -> dict:
@@ -286,8 +288,10 @@ def memory_vs_context(points: Sequence[SweepPoint], device_bytes: int, concurren
                    [_hline(device, f"device {device:.2f} GiB"),
                     *past_max_region(max(x + [exact_limit or 0]), model_max)],
                    # a limit past the sweep (a hybrid's 524,288 beside a sweep to 32k) is ticked too: the axis ran on
-                   # past its last label to an unlabelled line
-                   xaxis=_tokens_axis(x + ([exact_limit] if exact_limit and exact_limit > max(x) else [])),
+                   # past its last label to an unlabelled line. The range then ends a little past it (log10 units):
+                   # Plotly draws no label for a tick on the range's very end
+                   xaxis=_tokens_axis(x + [exact_limit], [math.log10(min(x)) - 0.05, math.log10(exact_limit) + 0.05])
+                   if exact_limit and exact_limit > max(x) else _tokens_axis(x),
                    yaxis=dict(**gib_axis(basis, "GiB per GPU"), rangemode="tozero"))
 
 
