@@ -29,7 +29,7 @@ def body() -> None:
     with charts:
         views.chart(figures.memory_vs_context(sweep, plan.ranks[0].device_bytes, plan.concurrency or 1,
                                               plan.max_model_len_that_starts if (plan.concurrency or 1) == 1 else None,
-                                              model_max),
+                                              model_max, plan.basis),
                     "budget.context")
     left, right = st.columns(2)
     with left:
@@ -37,11 +37,10 @@ def body() -> None:
             views.chart(figures.concurrency_vs_context(sweep, plan.concurrency, model_max), "budget.concurrency")
         else:
             st.subheader("Concurrency vs context length")
-            st.info(f"No chart: not one sequence fits at any context from {sweep[0].context:,} to "
-                    f"{sweep[-1].context:,} tokens on this layout (the weights and workspace leave no KV pool). "
-                    "The fixes above, or a larger GPU / more TP, make room.", icon=":material/block:")
+            st.info(views.no_pool_note(plan, sweep[0].context, sweep[-1].context), icon=":material/block:")
     with right:
         views.decode_bound(plan)
+    views.startup_log(plan, cached.spec(state), state.speculative_method)
     st.subheader("Budget terms, per GPU")
     views.html_table(views.term_rows(plan), views.term_columns(plan))
     st.subheader("The formulas, with these numbers")

@@ -54,10 +54,11 @@ def body() -> None:
     with left:
         views.html_table(views.spec_rows(spec), views.SPEC_COLUMNS)
     with right:
-        views.html_table(views.derived_rows(spec, params, weights, state.kv_cache_dtype), views.DERIVED_COLUMNS)
+        views.html_table(views.derived_rows(spec, params, weights, state.kv_cache_dtype)
+                         + views.served_rows(state, spec), views.DERIVED_COLUMNS)
         views.bullet_list([f"assumed: {a}" for a in spec.assumptions], "info")
         views.bullet_list(spec.warnings, "warning")
-        views.bullet_list(views.skipped_notes(spec), "info")
+        views.bullet_list(views.skipped_notes(spec, views.towers_loaded(state)), "info")
     left, right = st.columns([4, 3])  # [3, 2] left Kimi-K2.5's table 5 px short at 1400 px (it scrolled)
     with left:
         views.chart(figures.param_breakdown(params, weights), "model.params")

@@ -24,8 +24,9 @@ def body() -> None:
     if plans:
         head = "Last valid plan (an input is refused): " if widgets.refusals() else ""
         st.caption(f"{head}{views.esc(plans[0].model)}{views.basis_tag(plans[0].basis)} on {state.gpu}, context "
-                   f"{plans[0].max_model_len:,} tokens, engine {state.engine}. Hover a heading for what it means.")
-        views.html_table(views.layout_rows(plans), views.LAYOUT_COLUMNS)
+                   f"{plans[0].max_model_len:,} tokens, {views.esc(views.state_engine_text(state))}. Hover a heading for "
+                   "what it means.")
+        views.html_table(views.layout_rows(plans), views.layout_columns(state.engine))
         views.chart(figures.parallel_compare(plans), "parallel.ranks")
     for label, message in refused:
         st.error(f"{label}: {views.esc(message)}", icon=":material/block:")

@@ -55,7 +55,7 @@ plan_block = views.block_size_for(plan_state) if source != "local" else 16
 block_options = sorted({*BLOCK_SIZES, plan_block})
 block_size = row.selectbox(
     "Block size", block_options, index=block_options.index(plan_block),
-    format_func=lambda v: f"{v} (the plan's: {plan_state.engine} on {plan_state.gpu})"
+    format_func=lambda v: f"{v} (the plan's: {views.state_engine_text(plan_state)} on {plan_state.gpu})"
     if v == plan_block and source != "local" else str(v),
     help="Tokens per KV block of the paged cache. Default: the block size the plan uses for the sidebar's model, "
          "GPU and engine (vLLM: 16, or the MLA backend's block, e.g. FlashMLA's 64; SGLang: 1), or the "

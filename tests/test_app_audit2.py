@@ -83,7 +83,7 @@ def test_validate_defaults_to_the_plans_block_size():
     # DeepSeek-V2-Lite (MLA) on an H100 with vLLM 0.17: FlashMLA forces 64-token blocks, so the plan's block is 64
     assert kvplan_plan("deepseek-v2-lite", vllm_version="0.17").block_size == 64
     box = next(s for s in _validate({"m": "deepseek-v2-lite", "vv": "0.17"}).selectbox if s.label == "Block size")
-    assert box.value == 64 and "64 (the plan's: vllm on H100-SXM)" in box.options
+    assert box.value == 64 and "64 (the plan's: vLLM 0.17 on H100-SXM)" in box.options
     box = next(s for s in _validate({"m": "gpt2"}).selectbox if s.label == "Block size")
     assert box.value == 16  # a standard-attention model: vLLM's 16
 

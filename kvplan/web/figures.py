@@ -140,11 +140,13 @@ def tick_values(x: Sequence[int]) -> list[int]:
     return sorted(set(kept) | set(special))
 
 
-def _tokens_axis(x: Sequence[int]) -> dict:
-    """A log axis ticked at some of the swept context lengths: 512, 1k, 2k, ... (k = 1024 tokens)."""
+def _tokens_axis(x: Sequence[int], log_range: list[float] | None = None) -> dict:
+    """A log axis ticked at some of the swept context lengths: 512, 1k, 2k, ... (k = 1024 tokens); ``log_range``:
+    its range in log10 units (Plotly's own when None)."""
     ticks = tick_values(x)
     text = [f"{n // 1024:,}k" if n >= 1024 and n % 1024 == 0 else f"{n:,}" for n in ticks]
-    return dict(type="log", title=dict(text="context length (tokens)"), tickvals=ticks, ticktext=text)
+    return dict(type="log", title=dict(text="context length (tokens)"), tickvals=ticks, ticktext=text,
+                **({"range": log_range} if log_range else {}))
 
 
 def _vline_trace(x: float, y_top: float, text: str) -> dict:
@@ -205,6 +207,16 @@ def rank_label(plan: Plan, rank: RankPlan) -> str:
     return f"stage {rank.pp_stage} ({ranks})" if len(plan.ranks) > 1 else ranks
 
 
+# The GiB axis of a plan's memory charts says when its bytes are not exact: a chart shown (or saved as a PNG) on its
+# own read as exact for a generic-decoder estimate. On the axis, not in the one-line title (a half-page chart's
+# title has no room for it at 1400 px).
+BASIS_AXIS = {"generic": "GiB (generic-decoder estimate)", "transformers": "GiB (built with transformers)"}
+
+
+def gib_axis(basis: str, text: str = "GiB") -> dict:
+    return dict(title=dict(text=BASIS_AXIS[basis].replace("GiB", text, 1) if basis in BASIS_AXIS else text))
+
+
 def rank_memory(plan: Plan) -> Figure:
     """A stacked bar per rank (one per pipeline stage; TP ranks of a stage are alike) against the device."""
     labels = [rank_label(plan, r) for r in plan.ranks]
@@ -214,8 +226,7 @@ def rank_memory(plan: Plan) -> Figure:
     # "0 x 131,072 tokens" read as a load; say what it is: not one sequence of that length fits
     load = f"{n} x {plan.max_model_len:,} tokens" if n else f"not one sequence of {plan.max_model_len:,} tokens fits"
     return _figure(_segment_bars(labels, segs), f"Memory per GPU: {plan.gpu}, {load}",
-                   [_hline(device, f"device {device:.2f} GiB")], barmode="stack",
-                   yaxis=dict(title=dict(text="GiB")))
+                   [_hline(device, f"device {device:.2f} GiB")], barmode="stack", yaxis=gib_axis(plan.basis))
 
 
 def _segment_bars(x: list, segs: list[dict[str, int]]) -> list[dict]:
@@ -247,7 +258,7 @@ def past_max_region(x_right: int, model_max: int | None) -> list[tuple[dict, dic
 
 
 def memory_vs_context(points: Sequence[SweepPoint], device_bytes: int, concurrency: int,
-                      exact_limit: int | None = None, model_max: int | None = None) -> Figure:
+                      exact_limit: int | None = None, model_max: int | None = None, basis: str = "native") -> Figure:
     """Memory the tightest rank needs (all but KV, plus KV in use) vs context length, with the device line.
 
     ``exact_limit``: the longest context that fits, when known exactly (one sequence); otherwise the
@@ -276,8 +287,12 @@ def memory_vs_context(points: Sequence[SweepPoint], device_bytes: int, concurren
     return _figure(traces, "Memory vs context length",
                    [_hline(device, f"device {device:.2f} GiB"),
                     *past_max_region(max(x + [exact_limit or 0]), model_max)],
-                   xaxis=_tokens_axis(x),
-                   yaxis=dict(title=dict(text="GiB per GPU"), rangemode="tozero"))
+                   # a limit past the sweep (a hybrid's 524,288 beside a sweep to 32k) is ticked too: the axis ran on
+                   # past its last label to an unlabelled line. The range then ends a little past it (log10 units):
+                   # Plotly draws no label for a tick on the range's very end
+                   xaxis=_tokens_axis(x + [exact_limit], [math.log10(min(x)) - 0.05, math.log10(exact_limit) + 0.05])
+                   if exact_limit and exact_limit > max(x) else _tokens_axis(x),
+                   yaxis=dict(**gib_axis(basis, "GiB per GPU"), rangemode="tozero"))
 
 
 def fit_limit(points: Sequence[SweepPoint]) -> tuple[int, int] | None:
@@ -404,7 +419,7 @@ def parallel_compare(plans: Sequence[Plan]) -> Figure:
         device = _gib(plans[0].ranks[0].device_bytes)
         lines.append(_hline(device, f"device {device:.2f} GiB"))
     return _figure(_segment_bars(xs, segs), "Memory per GPU, by layout and pipeline stage", lines, barmode="stack",
-                   yaxis=dict(title=dict(text="GiB")))
+                   yaxis=gib_axis(plans[0].basis if plans else "native"))
 
 
 # ----------------------------------------------------------------------------- model: the layer strip

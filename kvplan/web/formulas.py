@@ -5,6 +5,8 @@ the ones ``kvplan.plan`` documents. Pure functions: ``budget_formulas(plan)`` ->
 ``as_markdown`` -> one Markdown text with each formula as a display-math block.
 """
 
+import re
+
 from kvplan.engines import VLLM_PROFILES
 from kvplan.plan import Plan, RankPlan
 from kvplan.units import GiB
@@ -127,15 +129,28 @@ def _pool(plan: Plan, rank: RankPlan) -> str:
     fixed = _term(rank, "KV cache")
     if fixed is not None:
         return rf"\text{{pool}} = \text{{kv\_cache\_memory\_bytes}} = {_g(fixed)}"
-    act = _term(rank, "activation peak") or 0
-    non_torch = _term(rank, "non-torch") or 0
-    # only the CUDA-graph estimate the version subtracts (others are shown, not taken from the pool)
-    graphs = next((t.bytes for t in rank.terms if t.name.startswith("CUDA graphs") and t.applied), 0)
+    # Every term the release subtracts (kvplan.plan: requested - weights - activations - non-torch - the V2 model
+    # runner's sampler state - the CUDA-graph estimate where the release takes it), and only those: the V2 sampler
+    # state was left out (vLLM 0.25+: 0.52 GiB for an 8B, so the shown subtraction missed the pool by that much), and
+    # a CUDA-graph estimate the release does not subtract (V2 through 0.28.0) showed as "- 0.00 GiB".
+    subtracted = [(_pool_word(t.name), t.bytes) for t in rank.terms
+                  if t.applied and not t.name.startswith(("device memory", "outside the budget"))]
     requested = device - outside
+    words = "".join(rf" - \text{{{w}}}" for w, _ in subtracted)
+    numbers = "".join(f" - {_g(b)}" for _, b in subtracted)
     return (rf"\begin{{aligned}}\text{{requested}} &= \lceil \text{{device}} \times u \rceil = {_g(requested)}\\"
-            rf"\text{{pool}} &= \text{{requested}} - \text{{weights}} - \text{{activations}} - \text{{non-torch}}"
-            rf" - \text{{CUDA graphs}}\\ &= {_g(requested)} - {_g(rank.weights_bytes)} - {_g(act)} - {_g(non_torch)}"
-            rf" - {_g(graphs)} = {_g(rank.kv_pool_bytes)}\end{{aligned}}")
+            rf"\text{{pool}} &= \text{{requested}}{words}\\ &= {_g(requested)}{numbers} = {_g(rank.kv_pool_bytes)}"
+            rf"\end{{aligned}}")
+
+
+# A budget term's name (kvplan.plan) -> its word in the pool formula; any other term by its name before "(".
+_POOL_WORDS = (("weights", "weights"), ("activation peak", "activations"), ("non-torch", "non-torch"),
+               ("CUDA graphs", "CUDA graphs"), ("V2 sampler state", "V2 sampler state"))
+
+
+def _pool_word(name: str) -> str:
+    word = next((w for prefix, w in _POOL_WORDS if name.startswith(prefix)), name.split(" (")[0].strip())
+    return re.sub(r"[^A-Za-z0-9 .,/+-]", "", word) or "term"
 
 
 def as_markdown(formulas: list[tuple[str, str]]) -> str:

@@ -9,6 +9,7 @@ import csv
 import html
 import io
 import re
+from collections import Counter
 from collections.abc import Callable, Hashable, Iterable
 from typing import Any
 
@@ -18,7 +19,7 @@ import streamlit as st
 from kvplan.engines import VLLM_PROFILES
 from kvplan.errors import KvplanError, PlanInputError
 from kvplan.kv import kv_bytes_per_token, state_bytes_per_sequence
-from kvplan.layers import MLA_KINDS, STATE_KINDS
+from kvplan.layers import MLA_KINDS, STATE_KINDS, cache_parts
 
 LATENT_KINDS = ("mla", "mla_dsa")  # kinds that cache an MLA latent (kv_lora_rank + qk_rope_head_dim)
 from kvplan.paging import Paging
@@ -260,6 +261,33 @@ def derived_rows(spec: ModelSpec, params: ParamBreakdown, weights: WeightBytes, 
     return [{"value": k, "number": v, "note": n} for k, v, n in rows]
 
 
+def served_rows(state: PlanState, spec: ModelSpec) -> list[dict[str, str]]:
+    """The Model page's rows for a float32 checkpoint the engine serves in 16 bits (``--dtype auto``: vLLM's
+    "Downcast for float32 models", SGLang's float16 / bfloat16; kvplan.plan.vllm_auto_dtype): the weights and KV
+    per token the Budget plans. Without them the page said "weights in fp32: 34.43 GiB" for Gemma-2-9B beside a
+    Budget of 17.22 GiB. None when the engine keeps the checkpoint's dtype or a weight format is chosen."""
+    from kvplan.plan import served_dtype
+
+    try:
+        engine = cached.engine_config(state)
+    except KvplanError:
+        return []
+    served = served_dtype(spec, engine)
+    if served is None or served == spec.dtype or state.weight_format is not None:
+        return []
+    _, weights = cached.model_numbers(state.model_copy(update={"weight_format": served}))
+    who = state_engine_text(state)
+    rows = [{"value": f"weights as {who} loads them ({served})",
+             "number": f"{weights.total_bytes:,} B ({gib(weights.total_bytes)})",
+             "note": f"--dtype auto serves this {spec.dtype} checkpoint in {served}: the Budget plans these bytes"}]
+    if state.kv_cache_dtype == "auto":  # the KV cache's auto dtype follows the served one
+        per_token = kv_bytes_per_token(spec, served)
+        rows.append({"value": f"KV cache per token as served ({served})",
+                     "number": f"{per_token:,} B ({format_bytes(per_token)})",
+                     "note": "--kv-cache-dtype auto follows the served dtype, TP=1"})
+    return rows
+
+
 def param_rows(params: ParamBreakdown, weights: WeightBytes) -> list[dict[str, str]]:
     return [{"component": c, "parameters": f"{n:,}", "bytes": f"{weights.components.get(c, 0):,}",
              "GiB": f"{weights.components.get(c, 0) / GiB:,.2f}"} for c, n in params.components.items() if n]
@@ -274,6 +302,38 @@ def param_columns(weights: WeightBytes) -> list[Col]:
 
 # ----------------------------------------------------------------------------- plan
 
+def engine_text(engine: str, version: str = "") -> str:
+    """The engine and the release line planned, as a reader names them: "vLLM 0.33", "vLLM 0.7 (V0 engine)",
+    "SGLang 0.5.20", "the custom engine". A bare "engine vllm" named neither the release whose accounting the
+    numbers follow nor, for 0.6 - 0.9, that it is the V0 engine."""
+    if engine == "vllm":
+        profile = VLLM_PROFILES.get(version)
+        return f"vLLM {profile.label if profile is not None else version}".rstrip()
+    if engine == "sglang":
+        return f"SGLang {version}".rstrip()
+    return "the custom engine"
+
+
+def state_engine_text(state: PlanState) -> str:
+    """``engine_text`` of a state's engine and its release line (the sidebar's Engine knobs)."""
+    return engine_text(state.engine, {"vllm": state.vllm_version, "sglang": state.sglang_version}.get(state.engine, ""))
+
+
+def model_runner(plan: Plan, spec: ModelSpec | None, speculative_method: str = "none") -> str | None:
+    """The GPU model runner a vLLM V1 plan's release picks for this checkpoint by default ("V1" / "V2";
+    kvplan.engines.vllm_model_runner, which kvplan.plan uses for the sampler, sampler-state and CUDA-graph terms);
+    None for V0 releases, other engines, or a spec that is not the plan's."""
+    from kvplan.engines import vllm_model_runner
+
+    profile = VLLM_PROFILES.get(plan.engine_version) if plan.engine == "vllm" else None
+    if profile is None or profile.engine_core == "V0" or spec is None or spec.name != plan.model:
+        return None
+    hybrid = any(c.kind in STATE_KINDS for layer in spec.layers for c in cache_parts(layer.cache))
+    moe = any(layer.experts is not None for layer in spec.layers)
+    return vllm_model_runner(plan.engine_version, spec.model_type, moe, hybrid, spec.quantization is not None,
+                             speculative_method)
+
+
 def plan_caption(plan: Plan) -> str:
     """One line naming what the plan is of; 'Last valid plan' while an input is refused (see
     ``widgets.refusals``), so a refused input is never read as the plan on screen."""
@@ -281,8 +341,34 @@ def plan_caption(plan: Plan) -> str:
 
     head = "Last valid plan (an input above is refused): " if widgets.refusals() else ""
     return (f"{head}{esc(plan.model)}{basis_tag(plan.basis)} on {plan.num_gpus} x {plan.gpu} "
-            f"({plan.num_nodes} node(s)), engine {plan.engine}, context {plan.max_model_len:,} tokens, "
-            f"block size {plan.block_size}")
+            f"({plan.num_nodes} node(s)), {esc(engine_text(plan.engine, plan.engine_version))}, context "
+            f"{plan.max_model_len:,} tokens, block size {plan.block_size}")
+
+
+def startup_log(plan: Plan, spec: ModelSpec | None = None, speculative_method: str = "none") -> None:
+    """The start-up lines the engine prints for this plan, in its own words (Plan.engine_log: vLLM's "Model loading
+    took", "Available KV cache memory", "GPU KV cache size", "num_gpu_blocks is"; SGLang's "Load weight end",
+    "KV Cache is allocated"), and the error it stops with (Plan.start_error): what to compare with a real log."""
+    if not plan.engine_log and not plan.start_error:
+        return
+    name = engine_text(plan.engine, plan.engine_version)
+    st.subheader(f"What {name} logs at start-up")
+    over = next((r for r in plan.ranks if r.weights_bytes > r.device_bytes), None)
+    if over is not None:  # no engine gets as far as a figure: loading the weights runs out of memory first
+        st.caption(f"No start-up figures: the weights of one GPU ({gib(over.weights_bytes)}) are more than its memory "
+                   f"({gib(over.device_bytes)}), so {esc(name)} runs out of memory while loading them, before it logs "
+                   "any of its memory figures.")
+        return
+    runner = model_runner(plan, spec, speculative_method)
+    st.caption("The tightest rank's figures, as the engine prints them"
+               + (f" (the {runner} GPU model runner, this release's default for {esc(plan.model)})" if runner else "")
+               + "; the terms below are where each comes from.")
+    # kvplan's own figures after the engine's error ("(kvplan: 7.33 GiB needed ..., 6.57 GiB free)") are not the
+    # engine's words: under the log, not in it
+    error, _, note = (plan.start_error or "").partition(" (kvplan: ")
+    st.code("\n".join([*plan.engine_log, *([error] if error else [])]), language=None, wrap_lines=True)
+    if note:
+        st.caption(f"kvplan: {esc(note.removesuffix(')'))}.")
 
 
 def basis_tag(basis: str) -> str:
@@ -369,13 +455,27 @@ def plan_headline(plan: Plan) -> None:
     verdict(plan)
 
 
+# When kvplan's checked fixes (fp8 KV, --max-num-seqs, --gpu-memory-utilization, TP within a node, a larger GPU, a
+# shorter --max-model-len; kvplan.plan._suggestions) all fail: the page pointed to "a fix above" that was not there.
+NO_FIX = ("No single fix kvplan checks fits (fp8 KV, the engine's memory flags, TP up to a node, a larger GPU, a shorter "
+          "context): more GPUs (TP x PP) or a smaller weight format are left to try.")
+
+
+def no_pool_note(plan: Plan, first: int, last: int) -> str:
+    """The Budget's sentence in place of the concurrency chart when no context from ``first`` to ``last`` tokens
+    leaves a KV pool."""
+    fix = "The fixes above, or a larger GPU / more TP, make room." if plan.suggestions else NO_FIX
+    return (f"No chart: not one sequence fits at any context from {first:,} to {last:,} tokens on this layout (the "
+            f"weights and workspace leave no KV pool). {fix}")
+
+
 def decode_bound(plan: Plan) -> None:
     """The decode roofline, only for a plan that fits (a plan that does not fit decodes nothing)."""
     st.subheader("Decode ceiling (roofline)")
     bound = plan.decode
     if bound is None or not plan.fits:
-        st.caption("No decode ceiling: this plan does not fit, so it decodes nothing. A fix above that fits "
-                   "has one.")
+        st.caption("No decode ceiling: this plan does not fit, so it decodes nothing. "
+                   + ("A fix above that fits has one." if plan.suggestions else NO_FIX))
         return
     metrics = row()
     metrics.metric("Tokens/s (ceiling)", f"{bound.tokens_per_s:,.0f}",
@@ -420,9 +520,11 @@ def term_columns(plan: Plan) -> list[Col]:
 
 def plan_rows(plan: Plan) -> list[tuple[str, str, str]]:
     """(section, name, value) rows of a plan, for the CSV download."""
-    scalar = ("model", "gpu", "engine", "num_gpus", "num_nodes", "max_model_len", "block_size", "blocks_per_request",
-              "num_blocks", "kv_cache_tokens", "max_concurrency", "max_num_seqs_at_len", "max_model_len_that_starts",
-              "concurrency", "fits", "verdict")
+    # the release line (a default one is in no input row: the CSV named "vllm" alone) and the start-up log as the
+    # engine prints it, as the JSON download has them
+    scalar = ("model", "basis", "gpu", "engine", "engine_version", "num_gpus", "num_nodes", "max_model_len", "block_size",
+              "blocks_per_request", "num_blocks", "kv_cache_tokens", "max_concurrency", "max_num_seqs_at_len",
+              "max_model_len_that_starts", "concurrency", "fits", "verdict", "start_error")
     rows = [("plan", name, str(getattr(plan, name))) for name in scalar]
     rows += [("layout", k, str(v)) for k, v in plan.layout.items()]
     for r in plan.ranks:
@@ -430,6 +532,7 @@ def plan_rows(plan: Plan) -> list[tuple[str, str, str]]:
         rows += [(stage, t.name, str(t.bytes)) for t in r.terms]
         rows += [(stage, name, str(getattr(r, name))) for name in
                  ("weights_bytes", "kv_heads", "kv_bytes_per_token", "kv_pool_bytes", "bytes_per_block", "num_blocks")]
+    rows += [("engine log", str(i), line) for i, line in enumerate(plan.engine_log)]
     rows += [("suggestion", str(i), s) for i, s in enumerate(plan.suggestions)]
     rows += [("warning", str(i), w) for i, w in enumerate(plan.warnings)]
     return rows
@@ -459,14 +562,28 @@ def plan_csv(state: PlanState) -> str:
     return buf.getvalue()
 
 
-def skipped_notes(spec: ModelSpec) -> list[str]:
+def towers_loaded(state: PlanState) -> bool | None:
+    """Whether the state's plan loads the model's vision / audio towers (its 'vision tower (in weights)' term):
+    not with vLLM's --language-model-only; SGLang has no such flag. None when the plan cannot be made."""
+    try:
+        plan = cached.plan_for(state)
+    except KvplanError:
+        return None
+    return any(t.name.startswith("vision tower") for r in plan.ranks for t in r.terms)
+
+
+def skipped_notes(spec: ModelSpec, loaded: bool | None = None) -> list[str]:
     """What the Model page's counts leave out. A vision / audio tower is left out of the decoder's counts but
     not out of the plan: the Budget loads its weights (its 'vision tower (in weights)' row), so it is not
-    called 'not planned' there (that read as if the Budget ignored it)."""
+    called 'not planned' there (that read as if the Budget ignored it). ``loaded``: whether the sidebar's plan
+    loads them (``towers_loaded``); with --language-model-only it does not, and the note said it did."""
     towers = " + ".join(t.name for t in spec.towers)
     out = []
     for item in spec.skipped:
-        if towers and item in towers:
+        if towers and item in towers and loaded is False:
+            out.append(f"not in these counts: {item}; not loaded either: --language-model-only is set (the Budget "
+                       "has no vision tower row)")
+        elif towers and item in towers:
             out.append(f"not in these counts: {item}; the Budget loads its weights (vision tower row; "
                        "--language-model-only drops it)")
         else:
@@ -525,12 +642,28 @@ def paging_bytes(state: PlanState, paging: Paging) -> None:
     except KvplanError:
         return
     rank = min(plan.ranks, key=lambda r: r.num_blocks)
-    if plan.block_size != paging.block_size or plan.engine == "sglang":
-        st.caption(f"The plan pages KV in blocks of {plan.block_size} tokens; bytes are shown only at that size.")
+    if plan.block_size != paging.block_size:  # an SGLang plan too: its pool is pages of --page-size tokens (1 by default)
+        st.caption(f"The plan pages KV in blocks of {plan.block_size:,} token{'s' if plan.block_size != 1 else ''} "
+                   f"(this page: {paging.block_size:,}); bytes are shown only at the plan's size.")
         return
-    st.caption(f"At {rank.bytes_per_block:,} B per block (tightest rank of the plan): "
-               f"{format_bytes(paging.allocated_blocks * rank.bytes_per_block)} allocated, "
-               f"{format_bytes(paging.wasted_slots * rank.bytes_per_block // paging.block_size)} of it in empty slots.")
+    others = [g.kind for g in plan.kv_groups if g.kind not in ("full_attention", *LATENT_KINDS)]
+    if len(plan.kv_groups) <= 1 or not others:
+        st.caption(f"At {rank.bytes_per_block:,} B per block (tightest rank of the plan): "
+                   f"{format_bytes(paging.allocated_blocks * rank.bytes_per_block)} allocated, "
+                   f"{format_bytes(paging.wasted_slots * rank.bytes_per_block // paging.block_size)} of it in empty "
+                   "slots.")
+        return
+    # A hybrid / sliding-window plan's block table is per KV group (vLLM's hybrid KV-cache manager): the counts above
+    # page the full-attention group; every sequence holds blocks of the other groups too (a recurrent state's page, a
+    # window's blocks). Their bytes read as the whole allocation (Qwen3.5-27B: 1 of 4 groups).
+    kinds = ", ".join(f"{n} {k}" for k, n in Counter(g.kind for g in plan.kv_groups).items())
+    held = "; ".join(dict.fromkeys("a recurrent state: its state page" if k in STATE_KINDS else
+                                   "a sliding / chunked window: the window's blocks" for k in others))
+    st.caption(f"At {rank.bytes_per_block:,} B per block (one KV group's block, tightest rank of the plan): the "
+               f"full-attention group's blocks take {format_bytes(paging.allocated_blocks * rank.bytes_per_block)}, "
+               f"{format_bytes(paging.wasted_slots * rank.bytes_per_block // paging.block_size)} of it in empty slots. "
+               f"The plan has {len(plan.kv_groups)} KV groups ({kinds}); every sequence also holds blocks of the "
+               f"{len(others)} other(s) ({held}), not counted here.")
 
 
 # ----------------------------------------------------------------------------- parallelism page
@@ -569,11 +702,14 @@ def layout_rows(plans: list[Plan]) -> list[dict[str, Any]]:
     for p in plans:
         rank = min(p.ranks, key=lambda r: r.num_blocks)
         lay = p.layout
+        engines = int(lay["data_parallel_size"]) * int(lay.get("dp_attention_size", 1))  # KV pools with own requests
         rows.append({
             "layout": figures.layout_label(p),
             "fits": "fits" if p.fits else "does not fit",
             "max concurrency per replica": f"{p.max_concurrency:,.2f}x",
-            "sequences, all replicas": f"{max(p.max_num_seqs_at_len, 0) * int(lay['data_parallel_size']):,}",
+            # SGLang's attention-DP groups each hold their own pool and requests, as DP replicas do (the plan's
+            # figures are per group: kvplan.plan's DP-attention warning); the column counted DP replicas only
+            "sequences, all replicas": f"{max(p.max_num_seqs_at_len, 0) * engines:,}",
             "GPUs": f"{p.num_gpus:,}", "nodes": f"{p.num_nodes:,}",
             "weights per GPU (GiB)": f"{rank.weights_bytes / GiB:,.2f}",
             "KV heads per GPU": f"{rank.kv_heads:,}", "KV bytes/token per GPU": f"{rank.kv_bytes_per_token:,}",
@@ -596,7 +732,7 @@ LAYOUT_COLUMNS = [
     Col("max concurrency per replica", "max concurrency", "vLLM's 'Maximum concurrency for N tokens per request': "
         "KV blocks / blocks one request of max_model_len takes, per engine (DP replica).", True),
     Col("sequences, all replicas", "sequences, all replicas", "Whole sequences of max_model_len that fit at once, "
-        "summed over the DP replicas.", True),
+        "summed over the DP replicas (and SGLang's attention-DP groups, each with its own KV pool).", True),
     Col("GPUs", "GPUs", "TP x PP x DP", True),
     Col("nodes", "nodes", "At the GPU's GPUs per node.", True),
     Col("weights per GPU (GiB)", "weights / GPU (GiB)", "Weight bytes on the tightest GPU.", True),
@@ -608,6 +744,19 @@ LAYOUT_COLUMNS = [
         True),
     Col("KV blocks", "KV blocks", "vLLM's num_gpu_blocks: blocks of block_size tokens, per replica.", True),
 ]
+
+
+SGLANG_LAYOUT_HELP = {
+    "max concurrency per replica": "KV cache tokens (SGLang's '#tokens') / max_model_len, per engine (DP replica; "
+                                   "with --enable-dp-attention, per attention-DP group); SGLang logs no concurrency.",
+    "KV blocks": "SGLang's KV pool in pages of --page-size tokens (1 by default: the '#tokens' it logs), per replica."}
+
+
+def layout_columns(engine: str) -> list[Col]:
+    """The Parallelism table's columns; an SGLang plan's headings say SGLang's figures, not vLLM's log lines."""
+    if engine != "sglang":
+        return LAYOUT_COLUMNS
+    return [Col(c.key, c.heading, SGLANG_LAYOUT_HELP.get(c.key, c.help), c.num) for c in LAYOUT_COLUMNS]
 
 
 # ----------------------------------------------------------------------------- gpus page
@@ -680,15 +829,21 @@ def vllm_rows(args: VllmArgs, command=None) -> list[dict[str, str]]:
     engine decides which serving knobs are listed, vLLM's by default). An SGLang line is listed under SGLang's
     flag names, with its --mem-fraction-static (the figure its plan uses; vLLM's --gpu-memory-utilization is not)."""
     sglang = getattr(command, "engine", "vllm") == "sglang"
+    knobs = knob_values(command if command is not None else args)
     rows = []
     for f in FLAG_NAMES:
         flag = SGLANG_FLAG_NAMES[f] if sglang else FLAG_NAMES[f]
         if flag is not None:
-            rows.append({"flag": flag, "value": _flag_value(f, getattr(args, f))})
+            value = _flag_value(f, getattr(args, f))
+            if sglang and f == "data_parallel_size" and knobs["dp_attention_size"] > 1:
+                # --dp is --dp-size's alias: with --enable-dp-attention it splits attention inside the TP group, and
+                # the row read "--dp-size 1" beside a typed "--dp 8"
+                value += (f" replica (the --dp {knobs['dp_attention_size']} given is attention DP: "
+                          "--enable-dp-attention, below)")
+            rows.append({"flag": flag, "value": value})
         if sglang and f == "max_model_len":
             rows.append({"flag": "--mem-fraction-static",
                          "value": _flag_value("mem_fraction_static", getattr(command, "mem_fraction_static", None))})
-    knobs = knob_values(command if command is not None else args)
     names = SGLANG_KNOB_ROWS if sglang else VLLM_KNOB_ROWS
     for name, flag in names.items():
         value = knobs[name]

@@ -147,7 +147,7 @@ def hub_headers(repo: str, state) -> None:
                       help="Every plan page budgets this checkpoint's tensors, split for the sidebar's layout, in "
                            "place of kvplan's computed weights (the link carries it).")
     if state.checkpoint is not None:
-        st.caption(f"The plan budgets the weights of the checkpoint {views.esc(state.checkpoint)}.")
+        st.caption(_planned_caption(state, f"the checkpoint {state.checkpoint}"))
         st.button("Plan with computed weights", key="model.computed", on_click=use_computed)
 
 
@@ -197,8 +197,19 @@ def local_headers(state) -> None:
                            "of kvplan's computed weights (the link carries the folder; it is checked against "
                            f"{checkpoint.ROOT_ENV} each time it is opened).")
     if state.checkpoint_dir is not None:
-        st.caption(f"The plan budgets the weights of the local folder {views.esc(state.checkpoint_dir)}.")
+        st.caption(_planned_caption(state, f"the local folder {state.checkpoint_dir}"))
         st.button("Plan with computed weights", key="model.computed_local", on_click=use_computed)
+
+
+def _planned_caption(state, asked: str) -> str:
+    """The Model page's line under a chosen checkpoint: which weights the plan budgets. A checkpoint whose headers
+    cannot be read (a link naming a folder outside KVPLAN_CHECKPOINT_ROOT, a Hub repo offline) is refused at the top
+    of the page and the plan budgets computed weights: the line says so, never that the refused one is planned."""
+    choice = _choice(state)
+    if choice.refused:
+        return (f"The plan budgets computed weights (kvplan's shard sums), not {views.esc(asked)}: "
+                f"{views.esc(choice.refused)}.")
+    return f"The plan budgets the weights of {views.esc(asked)}."
 
 
 def budget_note(state) -> None:

@@ -430,23 +430,33 @@ def knobs_set(state: PlanState, page: str) -> list[str]:
     return [f"{n}={BY_NAME[n].format(getattr(state, n))}" for n in names if getattr(state, n) != getattr(DEFAULT, n)]
 
 
+def release_caption(state: PlanState) -> str:
+    """Under the Engine knobs' version box: the releases the chosen profile covers, in words that wrap."""
+    if state.engine == "vllm":
+        profile = VLLM_PROFILES[state.vllm_version]
+        return views.esc(f"vLLM releases {profile.releases}" + (", V0 engine" if profile.engine_core == "V0" else ""))
+    return views.esc(f"SGLang releases {SGLANG_PROFILES[state.sglang_version].releases}")
+
+
 def _engine_knobs(state: PlanState, page: str) -> None:
     if state.engine == "vllm":
         versions = list(VLLM_PROFILES)
+        # The box shows the line's short label; its releases go in a caption under it: "0.33 (0.32.0 - 0.33.x (newest
+        # read)) - default" was cut to "0.33 (0.32.0 - 0.33.x (newes..." in the sidebar at 1400 px.
         bind("vllm_version", st.selectbox, "vLLM version", versions,
-             format_func=lambda v: f"{VLLM_PROFILES[v].label} ({VLLM_PROFILES[v].releases})"
-             + (" - default" if v == VLLM_DEFAULT_VERSION else ""),
+             format_func=lambda v: VLLM_PROFILES[v].label + (" (default)" if v == VLLM_DEFAULT_VERSION else ""),
              help="the release line whose memory accounting (budget, sampler, CUDA graphs, log lines) is mirrored")
+        st.caption(release_caption(current()))
         bind("gpu_memory_utilization", st.number_input, "gpu_memory_utilization", value=None, min_value=0.01,
              max_value=1.0, step=0.01, format="%.2f",
              placeholder=f"{VLLM_GPU_MEMORY_UTILIZATION[state.vllm_version]}",
              help="--gpu-memory-utilization")
     if state.engine == "sglang":  # in place of the vLLM version: the SGLang release line
         bind("sglang_version", st.selectbox, "SGLang version", list(SGLANG_PROFILES),
-             format_func=lambda v: f"{v} ({SGLANG_PROFILES[v].releases})" + (" - default" if v == SGLANG_DEFAULT_VERSION
-                                                                               else ""),
+             format_func=lambda v: v + (" (default)" if v == SGLANG_DEFAULT_VERSION else ""),
              help="the release line whose memory accounting (default mem_fraction_static, KV pool, log lines) is "
                   "mirrored")
+        st.caption(release_caption(current()))
     if page != "paging":  # the Paging page has its own block-size control, bound to the same knob
         block_size_widget()
     if state.engine == "vllm":
@@ -574,8 +584,10 @@ def block_size_widget(container: Any = st) -> int | None:
     return bind("block_size", container.selectbox, "block_size (tokens per block)", options,
                 format_func=lambda v: default if v == "default" else str(v),
                 to_widget=lambda v: v or "default", from_widget=lambda v: None if v == "default" else int(v),
-                help="--block-size. Default: 16 in vLLM (64 for MLA; hybrids: the attention block grown to the "
-                     "state page), 1 in SGLang."
+                # "64 for MLA" was wrong for most MLA plans: DeepSeek-V3 takes 16 on an H100 and 32 on a B200 in 0.33
+                help="--block-size. Default (the number beside it): the engine's own choice for this model, GPU and "
+                     "release: 16 in vLLM, an MLA attention backend's own block (FlashMLA 64, CUTLASS MLA 128, "
+                     "FlashInfer MLA 32), a hybrid's attention block grown to the state page; 1 in SGLang."
                      + (f" vLLM {state.vllm_version} takes {vllm_block_sizes_text(state)}." if state.engine == "vllm"
                         else ""))
 
