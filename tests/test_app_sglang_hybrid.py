@@ -157,7 +157,7 @@ def test_knobs_disabled_for_a_model_without_recurrent_state():
 
 LINE = ("python -m sglang.launch_server --model-path Qwen/Qwen3.5-27B --context-length 32768 "
         "--mamba-full-memory-ratio 0.5 --max-mamba-cache-size 64 --mamba-ssm-dtype bfloat16 --disable-radix-cache "
-        "--max-running-requests 16 --mamba-scheduler-strategy no_buffer --port 30000")
+        "--max-running-requests 16 --mamba-scheduler-strategy no_buffer --speculative-algorithm NEXTN --port 30000")
 
 
 def test_import_applies_the_mamba_flags_and_the_radix_switch():
@@ -171,6 +171,10 @@ def test_import_applies_the_mamba_flags_and_the_radix_switch():
         ("0.5", "64", "bfloat16", "given (no radix cache)", "16")
     shown = plain(" ".join(warnings(at)))
     assert "--mamba-scheduler-strategy no_buffer: not planned: kvplan plans the SGLang line's own strategy" in shown
+    # SGLang MTP is the CLI's, except for a hybrid (kvplan.sglang.hybrid_refusal "speculative_config")
+    assert "--speculative-algorithm NEXTN: not planned by the app (use the CLI); for a model with recurrent-state " \
+        "layers the CLI refuses it too" in shown
+    assert hybrid_refusal(load_preset("qwen3.5-27b"), "0.5.20", speculative=True)[0] == "speculative_config"
     core = kvplan_plan("qwen3.5-27b", **CORE, mamba_full_memory_ratio=0.5, max_mamba_cache_size=64,
                        mamba_ssm_dtype="bfloat16", enable_prefix_caching=False, max_num_seqs=16)
     assert metrics(at)["KV cache tokens"] == f"{core.kv_cache_tokens:,}"  # the preview plans them
@@ -239,3 +243,18 @@ def test_radix_off_on_0_5_8_is_refused_under_the_knob():
     assert not at.exception and state(at).enable_prefix_caching is None  # the last valid value planned
     assert "radix cache = False: " in errors(at) and "Without the radix cache SGLang 0.5.8 keeps 512 state slots" \
         in errors(at)
+
+
+def test_import_refuses_no_radix_on_0_5_8_naming_sglang_flag():
+    # lmsysorg/sglang:v0.5.8 -> the 0.5.8 profile, whose line holds 0.5.8 (512 slots) and 0.5.9 (the ratio) without
+    # the radix cache: the core refuses field enable_prefix_caching; Import names SGLang's own flag
+    message = hybrid_refusal(load_preset("qwen3-next-80b-a3b"), "0.5.8", tp=4, radix=False)[1]
+    at = run_app(page="pages/import.py")
+    at.text_area(key="w.command").set_value(
+        "docker run lmsysorg/sglang:v0.5.8 python3 -m sglang.launch_server --model-path "
+        "Qwen/Qwen3-Next-80B-A3B-Thinking --tp 4 --disable-radix-cache").run()
+    at.selectbox(key="w.import_gpu").select("H200").run()
+    assert f"**--disable-radix-cache**: {message}" in errors(at) and "KV cache tokens" not in metrics(at)
+    at.button(key="import.apply").click().run()
+    assert "Not applied: --disable-radix-cache: " in errors(at)
+    assert (state(at).engine, state(at).enable_prefix_caching) == ("vllm", None)

@@ -758,6 +758,8 @@ def knob_values(command) -> dict[str, Any]:
 
 
 NOT_PLANNED = "not planned by the app (use the CLI)"
+HYBRID_SPECULATIVE = ("; for a model with recurrent-state layers the CLI refuses it too (SGLang's MambaPool then holds "
+                      "per-draft-token states kvplan does not size)")
 
 
 def unplanned_flags(command) -> list[str]:
@@ -767,8 +769,14 @@ def unplanned_flags(command) -> list[str]:
     from kvplan.web.commands import MAMBA_STRATEGY_NOTE, SGLANG_MAMBA_STRATEGY
 
     args = getattr(command, "args", command)
-    out = [f"{flag}: {MAMBA_STRATEGY_NOTE if flag.split()[0].split('=')[0] in SGLANG_MAMBA_STRATEGY else NOT_PLANNED}"
-           for flag in getattr(command, "unplanned", ())]
+    def why(flag: str) -> str:
+        name = flag.split()[0].split("=")[0]
+        if name in SGLANG_MAMBA_STRATEGY:
+            return MAMBA_STRATEGY_NOTE
+        # kvplan.sglang.hybrid_refusal: the CLI plans SGLang MTP, but not for a hybrid
+        return NOT_PLANNED + (HYBRID_SPECULATIVE if name.startswith("--speculative") else "")
+
+    out = [f"{flag}: {why(flag)}" for flag in getattr(command, "unplanned", ())]
     if getattr(command, "engine", "vllm") == "sglang":
         for name, flag in VLLM_KNOB_ROWS.items():
             if (name not in SGLANG_KNOB_ROWS or name in SGLANG_OWN_SPELLING) and \
