@@ -258,3 +258,11 @@ def test_import_refuses_no_radix_on_0_5_8_naming_sglang_flag():
     at.button(key="import.apply").click().run()
     assert "Not applied: --disable-radix-cache: " in errors(at)
     assert (state(at).engine, state(at).enable_prefix_caching) == ("vllm", None)
+
+
+def test_sidebar_refuses_a_zero_ratio_and_plans_the_last_valid_one():
+    at = open_knobs(run_app(LINK | {"mfr": "0.5"}))
+    at.number_input(key="w.mamba_full_memory_ratio").set_value(0.0).run()
+    assert not at.exception and state(at).mamba_full_memory_ratio == 0.5
+    assert "mamba_full_memory_ratio = 0.0: must be above 0 and at most 1000. Planning 0.5." in errors(at)
+    assert mamba_term(at)["term"] == "Mamba state pool (151 slots x 146.81 MiB)"
