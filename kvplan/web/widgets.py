@@ -554,20 +554,22 @@ def _sglang_mamba_knobs(state: PlanState, knob: Callable[..., None]) -> None:
     hybrid = cached.recurrent_layers(state) > 0
     off = "" if hybrid else f" (disabled: {MAMBA_OFF})"
     radix = state.enable_prefix_caching
-    knob("enable_prefix_caching", st.selectbox, "radix cache", flag="--disable-radix-cache", why="off, a hybrid's MambaPool keeps one state slot a "
-         "request (sized by --max-running-requests, else 512 slots through 0.5.8 and the ratio from 0.5.9) and no "
-         f"prefix states; on (SGLang's default), 3 slots a request, 5 with extra_buffer (0.5.14+){off}",
+    knob("enable_prefix_caching", st.selectbox, "radix cache", flag="--disable-radix-cache",
+         why="off, a hybrid's MambaPool keeps one state slot a request (sized by --max-running-requests, else "
+         "512 slots through 0.5.8 and the ratio from 0.5.9) and no prefix states; on (SGLang's default), 3 slots a request, 5 with extra_buffer (0.5.14+)" + off,
          options=["on", "off"], to_widget=lambda v: "off" if v is False else "on",
          from_widget=lambda v: False if v == "off" else (None if radix is False else radix), disabled=not hybrid)
-    knob("mamba_full_memory_ratio", st.number_input, "mamba_full_memory_ratio", "the MambaPool's share of the "
-         f"memory left after the weights against the KV pool's (default {SGLANG_MAMBA_FULL_MEMORY_RATIO}){off}",
+    knob("mamba_full_memory_ratio", st.number_input, "mamba_full_memory_ratio", "the MambaPool's memory as a "
+         "ratio of the KV pool's: of what the weights leave, r / (1 + r) goes to the state slots (default "
+         f"{SGLANG_MAMBA_FULL_MEMORY_RATIO}){off}",
          value=None, min_value=0.0, max_value=MAX_MAMBA_RATIO, step=0.1, format="%.3f",
          placeholder=f"{SGLANG_MAMBA_FULL_MEMORY_RATIO} (SGLang default)", disabled=not hybrid)
     knob("max_mamba_cache_size", st.number_input, "max_mamba_cache_size", "the MambaPool's state slots (default: "
          f"sized by the ratio){off}", value=None, min_value=1, max_value=MAX_MAMBA_SLOTS,
          placeholder="sized by the ratio", disabled=not hybrid)
     knob("mamba_ssm_dtype", st.selectbox, "mamba_ssm_dtype", "the temporal (SSM) state's dtype; the conv state is "
-         f"always bfloat16 (default: the config's mamba_ssm_dtype, else float32){off}",
+         f"always bfloat16 (default: the config's mamba_ssm_dtype where the SGLang line reads it, 0.5.9+, else "
+         f"float32){off}",
          options=["config / float32", *MAMBA_SSM_DTYPES], to_widget=lambda v: v or "config / float32",
          from_widget=lambda v: None if v == "config / float32" else v, disabled=not hybrid)
     if not hybrid:
