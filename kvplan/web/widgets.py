@@ -556,7 +556,8 @@ def _sglang_mamba_knobs(state: PlanState, knob: Callable[..., None]) -> None:
     radix = state.enable_prefix_caching
     knob("enable_prefix_caching", st.selectbox, "radix cache", flag="--disable-radix-cache",
          why="off, a hybrid's MambaPool keeps one state slot a request (sized by --max-running-requests, else "
-         "512 slots through 0.5.8 and the ratio from 0.5.9) and no prefix states; on (SGLang's default), 3 slots a request, 5 with extra_buffer (0.5.14+)" + off,
+         "512 slots through 0.5.8 and the ratio from 0.5.9) and no prefix states; on (SGLang's default), 3 slots a "
+         "request, 5 with extra_buffer (0.5.14+)" + off,
          options=["on", "off"], to_widget=lambda v: "off" if v is False else "on",
          from_widget=lambda v: False if v == "off" else (None if radix is False else radix), disabled=not hybrid)
     knob("mamba_full_memory_ratio", st.number_input, "mamba_full_memory_ratio", "the MambaPool's memory as a "
