@@ -231,7 +231,9 @@ def test_sglang_chunked_prefill_is_planned_and_cuda_graph_batch_is_named():
     a = cmd.args
     assert (a.model, a.tensor_parallel_size, a.max_num_batched_tokens, a.unknown) == ("Qwen/Qwen3-8B", 2, 4096, ())
     assert EngineConfig(**a.engine_fields()).max_num_batched_tokens == 4096
-    assert a.ignored == ("--port 30000", "--disable-radix-cache")
+    # --disable-radix-cache matters for a hybrid's MambaPool (one state slot a request): carried, not "no effect"
+    assert a.ignored == ("--port 30000",) and cmd.disable_radix_cache
+    assert cmd.engine_fields() == {"enable_prefix_caching": False}
     assert [n.split(": ")[0] for n in a.notes] == ["--cuda-graph-max-bs 256", "--cuda-graph-bs 1 2 4 8"]
     assert all(": read, not planned: SGLang's CUDA-graph reserve" in n for n in a.notes)
     assert "cuda_graph_max_bs" not in EngineConfig.model_fields

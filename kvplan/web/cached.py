@@ -50,11 +50,17 @@ SERVING_KNOBS: dict[str, tuple[tuple[str, ...], str]] = {
     "speculative_method": (("vllm",), "--speculative-config method (mtp, ngram, eagle or eagle3)"),
     "num_speculative_tokens": (("vllm",), "--speculative-config num_speculative_tokens"),
     "drafter": (("vllm",), "--speculative-config model (an EAGLE head kvplan ships, for eagle / eagle3)"),
-    "enable_prefix_caching": (("vllm",), "--enable-prefix-caching / --no-enable-prefix-caching"),
+    # SGLang: --disable-radix-cache (its hybrids' MambaPool then holds one state slot a request: kvplan.sglang.mamba_pool)
+    "enable_prefix_caching": (("vllm", "sglang"), "--enable-prefix-caching / --no-enable-prefix-caching (SGLang: "
+                                                  "--disable-radix-cache)"),
     "max_total_tokens": (("sglang",), "--max-total-tokens"),
     "dp_attention_size": (("sglang",), "--enable-dp-attention --dp N"),
     "moe_dense_tp_size": (("sglang",), "--moe-dense-tp-size"),
     "piecewise_cuda_graph": (("sglang",), "--enable- / --enforce- / --disable-piecewise-cuda-graph"),
+    # a hybrid's MambaPool (kvplan.sglang.mamba_pool; planned only for a model with recurrent-state layers)
+    "mamba_full_memory_ratio": (("sglang",), "--mamba-full-memory-ratio"),
+    "max_mamba_cache_size": (("sglang",), "--max-mamba-cache-size"),
+    "mamba_ssm_dtype": (("sglang",), "--mamba-ssm-dtype"),
 }
 ENGINE_FIELDS = ("engine", "vllm_version", "sglang_version", "gpu_memory_utilization", "block_size", "kv_cache_dtype", "weight_format", "max_model_len",
                  "max_num_seqs", "max_num_batched_tokens", "kv_cache_memory_bytes", "enforce_eager",
@@ -97,6 +103,20 @@ def off_engine_knobs(state: PlanState) -> list[str]:
             if state.engine not in engines and getattr(state, n) != getattr(DEFAULT, n)
             and not (n == "num_speculative_tokens" and state.speculative_method == "none")
             and not (n == "drafter" and state.speculative_method not in DRAFT_METHODS)]
+
+
+@_memo
+def recurrent_layers(state: PlanState) -> int:
+    """How many of the state's model's layers keep a recurrent state (kvplan.layers STATE_KINDS, alone or in a
+    composite layer): the layers SGLang keeps in its MambaPool, so whether the sidebar's MambaPool knobs and the
+    radix-cache switch change the plan. 0 for a model that cannot be built (the pages show that refusal)."""
+    from kvplan.layers import STATE_KINDS, cache_parts
+
+    try:
+        layers = spec(state).layers
+    except KvplanError:
+        return 0
+    return sum(any(part.kind in STATE_KINDS for part in cache_parts(layer.cache)) for layer in layers)
 
 
 # ----------------------------------------------------------------------------- EAGLE draft heads (kvplan.drafter)

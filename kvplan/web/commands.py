@@ -42,8 +42,20 @@ SGLANG_READ_NOT_PLANNED = {
                              "default for this GPU")),
 }
 # SGLang switches with no effect on memory (they change scheduling or logging, not the pool or the reserve).
-SGLANG_NO_MEMORY_SWITCHES = {"--disable-radix-cache", "--enable-metrics", "--enable-cache-report", "--log-requests",
+# (--disable-radix-cache is not one: a hybrid's MambaPool then keeps one state slot a request, sized by
+# --max-running-requests or a fixed count; kvplan.sglang.mamba_pool. It is carried as EngineConfig.enable_prefix_caching.)
+SGLANG_NO_MEMORY_SWITCHES = {"--enable-metrics", "--enable-cache-report", "--log-requests",
                              "--enable-tokenizer-batch-encode"}
+# A hybrid's MambaPool (server_args.py 0.5.4+; EngineConfig fields of the same names, kvplan.sglang.mamba_pool)
+SGLANG_MAMBA_FLAGS = {"--mamba-full-memory-ratio": "mamba_full_memory_ratio",
+                      "--max-mamba-cache-size": "max_mamba_cache_size", "--mamba-ssm-dtype": "mamba_ssm_dtype"}
+MAMBA_SSM_DTYPES = ("float32", "bfloat16", "float16")  # server_args.py --mamba-ssm-dtype choices
+# The MambaPool's strategy flags (--mamba-scheduler-strategy, 0.5.7+; --mamba-radix-cache-strategy, its later name):
+# kvplan.sglang models only each line's own default (SglangProfile.hybrid_extra_buffer), not an explicit choice.
+SGLANG_MAMBA_STRATEGY = {"--mamba-scheduler-strategy", "--mamba-radix-cache-strategy"}
+MAMBA_STRATEGY_NOTE = ("not planned: kvplan plans the SGLang line's own strategy for a hybrid (no_buffer, 3 state "
+                       "slots a running request, through 0.5.13; extra_buffer, 5, from 0.5.14), not one given on "
+                       "the command line, so the max_running_requests cap the MambaPool sets may differ")
 # Prefill (piecewise) CUDA-graph switches -> EngineConfig.piecewise_cuda_graph (server_args.py: --enable- 0.5.3.post2 -
 # 0.5.9 (0.5.10+ keeps it as a no-op), --disable- / --enforce- 0.5.10+, --disable-prefill-cuda-graph 0.5.14+).
 SGLANG_PIECEWISE = {"--enable-piecewise-cuda-graph": "enable", "--enforce-piecewise-cuda-graph": "enforce",
@@ -65,6 +77,12 @@ class Command(BaseModel):
     max_total_tokens: int | None = None  # SGLang --max-total-tokens: caps the KV pool (EngineConfig max_total_tokens)
     piecewise_cuda_graph: str | None = None  # SGLang's prefill CUDA-graph switches (EngineConfig piecewise_cuda_graph)
     sglang_version: str | None = None  # the SGLang profile an lmsysorg/sglang:vX.Y.Z image tag names
+    # a hybrid's MambaPool (EngineConfig fields of the same names) and --disable-radix-cache (EngineConfig
+    # enable_prefix_caching False: one state slot a request)
+    mamba_full_memory_ratio: float | None = None
+    max_mamba_cache_size: int | None = None
+    mamba_ssm_dtype: str | None = None
+    disable_radix_cache: bool = False
     # flags (with their values) that change memory and that the app does not plan: SGLang's --speculative-* (the
     # CLI plans SGLang MTP: kvplan plan --engine sglang --mtp-tokens N)
     unplanned: tuple[str, ...] = ()
@@ -80,6 +98,11 @@ class Command(BaseModel):
             out["max_total_tokens"] = self.max_total_tokens
         if self.piecewise_cuda_graph is not None:
             out["piecewise_cuda_graph"] = self.piecewise_cuda_graph
+        for name in SGLANG_MAMBA_FLAGS.values():
+            if getattr(self, name) is not None:
+                out[name] = getattr(self, name)
+        if self.disable_radix_cache:
+            out["enable_prefix_caching"] = False
         return out
 
 
@@ -160,9 +183,29 @@ def _positive_int(name: str, value: str, top: int = 4096) -> int:
     return n
 
 
+def _mamba_value(name: str, value: str) -> float | int | str:
+    """A MambaPool flag's value, checked as EngineConfig bounds it: --mamba-full-memory-ratio above 0 and at most
+    1000 (SGLang: type=float), --max-mamba-cache-size a whole number from 1 to 10,000,000, --mamba-ssm-dtype one of
+    float32 / bfloat16 / float16 (server_args.py choices)."""
+    if name == "--max-mamba-cache-size":
+        return _positive_int(name, value, 10_000_000)
+    if name == "--mamba-ssm-dtype":
+        if value not in MAMBA_SSM_DTYPES:
+            raise PlanInputError(name, f"{value[:20]!r}: one of {', '.join(MAMBA_SSM_DTYPES)}")
+        return value
+    try:
+        ratio = float(value)
+    except ValueError:
+        raise PlanInputError(name, f"{value[:20]!r} is not a number") from None
+    if not 0 < ratio <= 1000:  # also NaN / inf
+        raise PlanInputError(name, f"{value[:20]}: must be above 0 and at most 1000")
+    return ratio
+
+
 def _sglang_as_vllm(tokens: list[str], dp_attention: bool = False) -> tuple[list[str], float | None, dict]:
     """vLLM-equivalent flags, --mem-fraction-static, and the SGLang-only fields (dp_attention_size,
-    moe_dense_tp_size, max_total_tokens; ``unplanned``: the --speculative-* flags, which the app does not plan). With --enable-dp-attention, --dp / --dp-size is the attention-DP size inside the TP
+    moe_dense_tp_size, max_total_tokens, the MambaPool's flags, --disable-radix-cache; ``unplanned``: the
+    --speculative-* flags, which the app does not plan, and the MambaPool strategy flags, which kvplan does not). With --enable-dp-attention, --dp / --dp-size is the attention-DP size inside the TP
     group (server_args.py: tp_size % dp_size == 0), not a count of replicas."""
     out: list[str] = []
     mfs = None
@@ -176,6 +219,20 @@ def _sglang_as_vllm(tokens: list[str], dp_attention: bool = False) -> tuple[list
         if name in SGLANG_SWITCHES:
             if SGLANG_SWITCHES[name]:
                 out.append(SGLANG_SWITCHES[name])
+            continue
+        if name == "--disable-radix-cache":
+            extra["disable_radix_cache"] = True
+            continue
+        if name in SGLANG_MAMBA_FLAGS or name in SGLANG_MAMBA_STRATEGY:
+            value = inline if eq else (tokens[i] if i < len(tokens) else None)
+            if not eq:
+                i += 1
+            if value is None:
+                raise PlanInputError(name, "needs a value")
+            if name in SGLANG_MAMBA_STRATEGY:
+                extra["unplanned"] = extra.get("unplanned", ()) + (tok if eq else f"{tok} {value}",)
+            else:
+                extra[SGLANG_MAMBA_FLAGS[name]] = _mamba_value(name, value)
             continue
         if name in SGLANG_NO_MEMORY_SWITCHES:
             extra["ignored"] = extra.get("ignored", ()) + (tok,)

@@ -66,6 +66,10 @@ SAMPLERS = ("auto", "pytorch", "flashinfer")  # EngineConfig.sampler
 USAGE_CONTEXTS = ("serve", "llm")  # EngineConfig.usage_context: vllm serve, or the offline LLM class
 MM_ENCODER_TP_MODES = ("weights", "data")
 SPECULATIVE_METHODS = ("none", "mtp", "ngram", "eagle", "eagle3")  # kvplan.engines.EngineConfig.speculative_method
+MAMBA_SSM_DTYPES = ("float32", "bfloat16", "float16")  # kvplan.engines.EngineConfig.mamba_ssm_dtype (SGLang's choices)
+# --mamba-full-memory-ratio: above 0 and at most this (EngineConfig's bound; SGLang takes any float, 0.9 by default)
+MAX_MAMBA_RATIO = 1000.0
+MAX_MAMBA_SLOTS = 10_000_000  # --max-mamba-cache-size (EngineConfig's bound)
 OBJECTIVES = ("cost_per_million_tokens", "cost_per_hour", "gpus", "tokens_per_s")  # kvplan.picker.OBJECTIVES
 NAME_RE = re.compile(r"^[\w./+@:() -]{1,200}$")
 
@@ -116,6 +120,11 @@ class PlanState(BaseModel):
     dp_attention_size: int = 1
     piecewise_cuda_graph: str | None = None  # None: no flag; enable / enforce / disable (EngineConfig's values)
     moe_dense_tp_size: int | None = None
+    # SGLang hybrids' MambaPool (kvplan.sglang.mamba_pool; None: SGLang's default): --mamba-full-memory-ratio (0.9),
+    # --max-mamba-cache-size (sized by the ratio), --mamba-ssm-dtype (the config's mamba_ssm_dtype, else float32)
+    mamba_full_memory_ratio: float | None = None
+    max_mamba_cache_size: int | None = None
+    mamba_ssm_dtype: Literal["float32", "bfloat16", "float16"] | None = None
     runtime_gib: float = 2.0
     headroom_gib: float = 2.0
     # weights, in place of kvplan's computed shard sums (one or neither; the last chosen wins): a Hub checkpoint
@@ -378,6 +387,9 @@ FIELDS: tuple[Field, ...] = (
     Field("dp_attention_size", "dpa", _int(1, MAX_PARALLEL)),
     Field("moe_dense_tp_size", "mdtp", _int(1, MAX_PARALLEL)),
     Field("piecewise_cuda_graph", "pcg", _choice(("enable", "enforce", "disable"))),
+    Field("mamba_full_memory_ratio", "mfr", _float(0.0, MAX_MAMBA_RATIO, lo_open=True), _fmt_float),
+    Field("max_mamba_cache_size", "mmc", _int(1, MAX_MAMBA_SLOTS)),
+    Field("mamba_ssm_dtype", "msd", _choice(MAMBA_SSM_DTYPES)),
     Field("runtime_gib", "rt", _float(0.0, 10_000.0), _fmt_float),
     Field("headroom_gib", "hr", _float(0.0, 10_000.0), _fmt_float),
     Field("checkpoint", "ck", _checkpoint),

@@ -502,6 +502,29 @@ def term_rows(plan: Plan) -> list[dict[str, str]]:
     return rows
 
 
+# The start-up lines SGLang prints for a hybrid's MambaPool (mem_cache/memory_pool.py MambaPool.__init__, and the
+# scheduler's cap from 0.5.17), as kvplan.sglang.log_lines writes them into Plan.engine_log.
+MAMBA_LOG_PREFIXES = ("Mamba Cache is allocated.", "RuntimeError: Not enough GPU memory for hybrid",
+                      "max_running_requests is capped to")
+
+
+def mamba_log_lines(plan: Plan) -> list[str]:
+    """The MambaPool lines of an SGLang plan's predicted start-up log (empty for any other plan)."""
+    if plan.engine != "sglang":
+        return []
+    return [line for line in plan.engine_log if line.startswith(MAMBA_LOG_PREFIXES)]
+
+
+def show_mamba_log(plan: Plan) -> None:
+    """A hybrid's MambaPool as SGLang logs it at start-up (kvplan's prediction for the tightest rank), to compare with
+    the server's own log; nothing for a plan without one."""
+    if lines := mamba_log_lines(plan):
+        st.subheader("SGLang's MambaPool at start-up")
+        st.caption("The lines SGLang prints for the recurrent-state pool, as kvplan predicts them for the tightest "
+                   "rank (kvplan.sglang.log_lines): compare them with the server's log. GB there is 2^30 bytes.")
+        st.code("\n".join(lines), language=None)
+
+
 def term_columns(plan: Plan) -> list[Col]:
     stage = [Col("stage", "PP stage", "Pipeline stage; the TP ranks of a stage hold the same.", True)] \
         if len(plan.ranks) > 1 else []
@@ -800,7 +823,12 @@ VLLM_KNOB_ROWS = {"decode_context_parallel_size": "--decode-context-parallel-siz
 SGLANG_KNOB_ROWS = {"disable_custom_all_reduce": "--disable-custom-all-reduce",
                     "max_total_tokens": "--max-total-tokens", "dp_attention_size": "--enable-dp-attention --dp",
                     "moe_dense_tp_size": "--moe-dense-tp-size",
-                    "piecewise_cuda_graph": "--enable- / --enforce- / --disable-piecewise-cuda-graph"}
+                    "piecewise_cuda_graph": "--enable- / --enforce- / --disable-piecewise-cuda-graph",
+                    "enable_prefix_caching": "--disable-radix-cache",  # EngineConfig.enable_prefix_caching False
+                    "mamba_full_memory_ratio": "--mamba-full-memory-ratio",
+                    "max_mamba_cache_size": "--max-mamba-cache-size", "mamba_ssm_dtype": "--mamba-ssm-dtype"}
+# Knobs both engines plan that SGLang spells with a flag of its own: vLLM's spelling on an SGLang line is still unplanned.
+SGLANG_OWN_SPELLING = ("enable_prefix_caching",)
 
 
 # An SGLang line's table names SGLang's own flags (kvplan.web.commands.SGLANG_FLAGS read them as these fields);
@@ -849,6 +877,8 @@ def vllm_rows(args: VllmArgs, command=None) -> list[dict[str, str]]:
         value = knobs[name]
         if value == getattr(DEFAULT, name) or (name == "speculative_method" and value == "none"):
             shown = "engine default"
+        elif sglang and name == "enable_prefix_caching":  # the switch given: no radix cache
+            shown = "given (no radix cache)"
         elif name == "speculative_method":
             shown = f"{value}, {knobs['num_speculative_tokens']} token(s)" + (
                 f", draft head {knobs['drafter']}" if knobs.get("drafter") else "")
@@ -875,22 +905,37 @@ def knob_values(command) -> dict[str, Any]:
     elif engine == "sglang":
         out["disable_custom_all_reduce"] = args.disable_custom_all_reduce
         out |= {name: getattr(command, name, None) or getattr(DEFAULT, name)
-                for name in ("max_total_tokens", "dp_attention_size", "moe_dense_tp_size", "piecewise_cuda_graph")}
+                for name in ("max_total_tokens", "dp_attention_size", "moe_dense_tp_size", "piecewise_cuda_graph",
+                             "mamba_full_memory_ratio", "max_mamba_cache_size", "mamba_ssm_dtype")}
+        if getattr(command, "disable_radix_cache", False):
+            out["enable_prefix_caching"] = False
     return out
 
 
 NOT_PLANNED = "not planned by the app (use the CLI)"
+HYBRID_SPECULATIVE = ("; for a model with recurrent-state layers the CLI refuses it too (SGLang's MambaPool then holds "
+                      "per-draft-token states kvplan does not size)")
 
 
 def unplanned_flags(command) -> list[str]:
     """The flags of a command that change memory and that the app does not plan, each named: never dropped
     unsaid. An SGLang line's speculative flags (the CLI plans SGLang MTP), and vLLM-only knobs on an SGLang line
     (read by vLLM's parser; SGLang has no such flag)."""
+    from kvplan.web.commands import MAMBA_STRATEGY_NOTE, SGLANG_MAMBA_STRATEGY
+
     args = getattr(command, "args", command)
-    out = [f"{flag}: {NOT_PLANNED}" for flag in getattr(command, "unplanned", ())]
+    def why(flag: str) -> str:
+        name = flag.split()[0].split("=")[0]
+        if name in SGLANG_MAMBA_STRATEGY:
+            return MAMBA_STRATEGY_NOTE
+        # kvplan.sglang.hybrid_refusal: the CLI plans SGLang MTP, but not for a hybrid
+        return NOT_PLANNED + (HYBRID_SPECULATIVE if name.startswith("--speculative") else "")
+
+    out = [f"{flag}: {why(flag)}" for flag in getattr(command, "unplanned", ())]
     if getattr(command, "engine", "vllm") == "sglang":
         for name, flag in VLLM_KNOB_ROWS.items():
-            if name not in SGLANG_KNOB_ROWS and getattr(args, name) != VllmArgs.model_fields[name].default:
+            if (name not in SGLANG_KNOB_ROWS or name in SGLANG_OWN_SPELLING) and \
+                    getattr(args, name) != VllmArgs.model_fields[name].default:
                 out.append(f"{flag} ({getattr(args, name)}): a vLLM flag SGLang does not have: not planned with "
                            "SGLang")
     return out
@@ -922,7 +967,7 @@ def imported_state(state: PlanState, command) -> tuple[PlanState | None, str]:
             try:
                 field.parse(field.format(value))
             except ValueError as exc:
-                raise PlanInputError(_knob_flag(name), f"{value}: {exc}") from None
+                raise PlanInputError(_knob_flag(name, engine), f"{value}: {exc}") from None
     changes |= {"engine": engine, "mem_fraction_static": getattr(command, "mem_fraction_static", None)}
     if engine != "vllm":
         changes["gpu_memory_utilization"] = None
@@ -960,9 +1005,11 @@ def imported_state(state: PlanState, command) -> tuple[PlanState | None, str]:
     return imported, note + v0
 
 
-def _knob_flag(name: str) -> str:
-    """The flag a refusal of field ``name`` names (always '--...': the Import page's refusals name the flag)."""
-    flag = {**VLLM_KNOB_ROWS, **SGLANG_KNOB_ROWS}.get(name, "")
+def _knob_flag(name: str, engine: str = "vllm") -> str:
+    """The flag a refusal of field ``name`` names (always '--...': the Import page's refusals name the flag), as
+    ``engine`` spells it (enable_prefix_caching: --enable-prefix-caching for vLLM, --disable-radix-cache for SGLang)."""
+    flag = ({**VLLM_KNOB_ROWS, **SGLANG_KNOB_ROWS} if engine == "sglang" else
+            {**SGLANG_KNOB_ROWS, **VLLM_KNOB_ROWS}).get(name, "")
     return flag.split()[0] if flag.startswith("--") else "--" + name.replace("_", "-")
 
 
@@ -980,7 +1027,7 @@ def _check_knobs(imported: PlanState) -> None:
         name = {"speculative_config": "speculative_method", "--speculative-config": "speculative_method"}.get(
             exc.field, exc.field)
         if name in knobs:
-            raise PlanInputError(_knob_flag(name), exc.message) from None
+            raise PlanInputError(_knob_flag(name, imported.engine), exc.message) from None
     except KvplanError:
         pass  # a refusal of another input: the page shows it with the plan
 

@@ -22,7 +22,7 @@ import streamlit as st
 
 from kvplan.drafter import DRAFT_METHODS, drafter_for_model, drafter_manifest
 from kvplan.engines import VLLM_DEFAULT_VERSION, VLLM_GPU_MEMORY_UTILIZATION, VLLM_PROFILES, vllm_release
-from kvplan.sglang import SGLANG_DEFAULT_VERSION, SGLANG_PROFILES
+from kvplan.sglang import SGLANG_DEFAULT_VERSION, SGLANG_MAMBA_FULL_MEMORY_RATIO, SGLANG_PROFILES
 from kvplan.errors import KvplanError
 from kvplan.gpus import GPU_CATALOG
 from kvplan.kv import KV_DTYPES
@@ -32,7 +32,8 @@ from kvplan.weights import FORMATS
 from kvplan.hf_config import MAX_CONFIG_BYTES, load_config_text
 from kvplan.web import cached, hub, views
 from kvplan.web.state import (
-    BY_KEY, BY_NAME, DEFAULT, MAX_LINK_QUERY, MAX_PARALLEL, MAX_PIPELINE, PlanState, decode, decode_config, encode,
+    BY_KEY, BY_NAME, DEFAULT, MAMBA_SSM_DTYPES, MAX_LINK_QUERY, MAX_MAMBA_RATIO, MAX_MAMBA_SLOTS, MAX_PARALLEL,
+    MAX_PIPELINE, PlanState, decode, decode_config, encode,
     encode_config, from_document, is_cached, link_params, needs_transformers, query_length, spec_from_link,
     to_document,
 )
@@ -45,7 +46,7 @@ ENGINE_KNOBS = {
     "vllm": ("vllm_version", "gpu_memory_utilization", "block_size", "max_num_seqs", "max_num_batched_tokens", "kv_cache_memory_bytes",
              "enforce_eager", *(n for n, (e, _) in cached.SERVING_KNOBS.items() if "vllm" in e),
              "enable_expert_parallel", "weights_gib"),
-    "sglang": ("sglang_version", "block_size", "mem_fraction_static",
+    "sglang": ("sglang_version", "block_size", "mem_fraction_static", "max_num_seqs",
                *(n for n, (e, _) in cached.SERVING_KNOBS.items() if "sglang" in e), "enable_expert_parallel", "weights_gib"),
     "custom": ("block_size", "runtime_gib", "headroom_gib", "enable_expert_parallel", "weights_gib"),
 }
@@ -470,6 +471,9 @@ def _engine_knobs(state: PlanState, page: str) -> None:
     if state.engine == "sglang":
         bind("mem_fraction_static", st.number_input, "mem_fraction_static", value=None, min_value=0.01,
              max_value=1.0, step=0.01, format="%.3f", placeholder="SGLang default", help="--mem-fraction-static")
+        bind("max_num_seqs", st.number_input, "max_running_requests", value=None, min_value=1, max_value=1_000_000,
+             placeholder="by the KV pool", help="--max-running-requests (kvplan's max_num_seqs): caps the running "
+             "requests; without the radix cache a hybrid's MambaPool keeps this many state slots")
     if state.engine == "custom":
         bind("runtime_gib", st.number_input, "runtime workspace (GiB)", min_value=0.0, max_value=10_000.0, step=0.5)
         bind("headroom_gib", st.number_input, "headroom (GiB)", min_value=0.0, max_value=10_000.0, step=0.5)
@@ -488,9 +492,10 @@ def _serving_knobs(state: PlanState) -> None:
     value planned. Knobs of another engine kept in the state are named: not planned with this one."""
     flags = {n: f for n, (_, f) in cached.SERVING_KNOBS.items()}
 
-    def knob(name: str, widget: Callable[..., Any], label: str, why: str, **kwargs: Any) -> None:
+    def knob(name: str, widget: Callable[..., Any], label: str, why: str, flag: str | None = None,
+             **kwargs: Any) -> None:
         old = getattr(current(), name)
-        new = bind(name, widget, label, help=f"{flags[name]}: {why}", **kwargs)
+        new = bind(name, widget, label, help=f"{flag or flags[name]}: {why}", **kwargs)
         if new == old:
             return
         try:
@@ -544,8 +549,42 @@ def _serving_knobs(state: PlanState) -> None:
              "(enable) through 0.5.9, reserved from 0.5.6; on by default from 0.5.10 (enforce: past SGLang's "
              "auto-disable rules; disable: off)", options=["no flag", "enable", "enforce", "disable"],
              to_widget=lambda v: v or "no flag", from_widget=lambda v: None if v == "no flag" else v)
+        _sglang_mamba_knobs(current(), knob)
     if off := cached.off_engine_knobs(current()):
         st.caption(f"Kept for another engine, not planned with {state.engine}: " + views.esc(", ".join(off)))
+
+
+MAMBA_OFF = "this model keeps no recurrent state, so SGLang sizes no MambaPool for it"
+
+
+def _sglang_mamba_knobs(state: PlanState, knob: Callable[..., None]) -> None:
+    """SGLang's MambaPool knobs and its radix-cache switch (kvplan.sglang.mamba_pool), enabled only for a model with
+    recurrent-state layers (cached.recurrent_layers); for any other they change nothing, so they are disabled and
+    say why. The radix switch shows vLLM's "on" as on and writes it back unchanged."""
+    hybrid = cached.recurrent_layers(state) > 0
+    off = "" if hybrid else f" (disabled: {MAMBA_OFF})"
+    radix = state.enable_prefix_caching
+    knob("enable_prefix_caching", st.selectbox, "radix cache", flag="--disable-radix-cache",
+         why="off, a hybrid's MambaPool keeps one state slot a request (sized by --max-running-requests, else "
+         "512 slots through 0.5.8 and the ratio from 0.5.9) and no prefix states; on (SGLang's default), 3 slots a "
+         "request, 5 with extra_buffer (0.5.14+)" + off,
+         options=["on", "off"], to_widget=lambda v: "off" if v is False else "on",
+         from_widget=lambda v: False if v == "off" else (None if radix is False else radix), disabled=not hybrid)
+    knob("mamba_full_memory_ratio", st.number_input, "mamba_full_memory_ratio", "the MambaPool's memory as a "
+         "ratio of the KV pool's: of what the weights leave, r / (1 + r) goes to the state slots (default "
+         f"{SGLANG_MAMBA_FULL_MEMORY_RATIO}){off}",
+         value=None, min_value=0.0, max_value=MAX_MAMBA_RATIO, step=0.1, format="%.3f",
+         placeholder=f"{SGLANG_MAMBA_FULL_MEMORY_RATIO} (SGLang default)", disabled=not hybrid)
+    knob("max_mamba_cache_size", st.number_input, "max_mamba_cache_size", "the MambaPool's state slots (default: "
+         f"sized by the ratio){off}", value=None, min_value=1, max_value=MAX_MAMBA_SLOTS,
+         placeholder="sized by the ratio", disabled=not hybrid)
+    knob("mamba_ssm_dtype", st.selectbox, "mamba_ssm_dtype", "the temporal (SSM) state's dtype; the conv state is "
+         f"always bfloat16 (default: the config's mamba_ssm_dtype where the SGLang line reads it, 0.5.9+, else "
+         f"float32){off}",
+         options=["config / float32", *MAMBA_SSM_DTYPES], to_widget=lambda v: v or "config / float32",
+         from_widget=lambda v: None if v == "config / float32" else v, disabled=not hybrid)
+    if not hybrid:
+        st.caption(f"MambaPool knobs and radix cache: {MAMBA_OFF}.")
 
 
 def _drafter_select(state: PlanState, changed: bool) -> None:
