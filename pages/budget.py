@@ -43,7 +43,6 @@ def body() -> None:
     views.startup_log(plan, cached.spec(state), state.speculative_method)
     st.subheader("Budget terms, per GPU")
     views.html_table(views.term_rows(plan), views.term_columns(plan))
-    views.show_mamba_log(plan)  # a hybrid on SGLang: its MambaPool's start-up lines
     st.subheader("The formulas, with these numbers")
     st.markdown(formulas.as_markdown(formulas.budget_formulas(plan)))
 

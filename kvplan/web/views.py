@@ -362,7 +362,8 @@ def startup_log(plan: Plan, spec: ModelSpec | None = None, speculative_method: s
     runner = model_runner(plan, spec, speculative_method)
     st.caption("The tightest rank's figures, as the engine prints them"
                + (f" (the {runner} GPU model runner, this release's default for {esc(plan.model)})" if runner else "")
-               + "; the terms below are where each comes from.")
+               + "; the terms below are where each comes from."
+               + (" SGLang's GB is 2^30 bytes." if plan.engine == "sglang" else ""))
     # kvplan's own figures after the engine's error ("(kvplan: 7.33 GiB needed ..., 6.57 GiB free)") are not the
     # engine's words: under the log, not in it
     error, _, note = (plan.start_error or "").partition(" (kvplan: ")
@@ -500,29 +501,6 @@ def term_rows(plan: Plan) -> list[dict[str, str]]:
                      "source": "what the terms above leave" + ("" if r.kv_pool_bytes >= 0 else
                                                                f": {pool_text(r.kv_pool_bytes)}")})
     return rows
-
-
-# The start-up lines SGLang prints for a hybrid's MambaPool (mem_cache/memory_pool.py MambaPool.__init__, and the
-# scheduler's cap from 0.5.17), as kvplan.sglang.log_lines writes them into Plan.engine_log.
-MAMBA_LOG_PREFIXES = ("Mamba Cache is allocated.", "RuntimeError: Not enough GPU memory for hybrid",
-                      "max_running_requests is capped to")
-
-
-def mamba_log_lines(plan: Plan) -> list[str]:
-    """The MambaPool lines of an SGLang plan's predicted start-up log (empty for any other plan)."""
-    if plan.engine != "sglang":
-        return []
-    return [line for line in plan.engine_log if line.startswith(MAMBA_LOG_PREFIXES)]
-
-
-def show_mamba_log(plan: Plan) -> None:
-    """A hybrid's MambaPool as SGLang logs it at start-up (kvplan's prediction for the tightest rank), to compare with
-    the server's own log; nothing for a plan without one."""
-    if lines := mamba_log_lines(plan):
-        st.subheader("SGLang's MambaPool at start-up")
-        st.caption("The lines SGLang prints for the recurrent-state pool, as kvplan predicts them for the tightest "
-                   "rank (kvplan.sglang.log_lines): compare them with the server's log. GB there is 2^30 bytes.")
-        st.code("\n".join(lines), language=None)
 
 
 def term_columns(plan: Plan) -> list[Col]:
