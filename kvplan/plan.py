@@ -406,7 +406,7 @@ def vllm_dsa_indexer_workspace_bytes(spec: ModelSpec, max_len: int, vllm_version
     sparse_mla_prefill_workspace_factor from 0.32.0 (config/vllm.py: 5 up to 256K tokens, else 2). Held through the
     sampler run, so it adds to the non-KV memory in both accountings (torch peak before 0.27, total consumed after).
     The workspace manager's buffer is shared: a fused-MoE workspace from the same manager overlaps it
-    (``_budget``'s moe_ws, subtracted by the caller). 0 before 0.13.0 (kvplan: before the 0.14 profile).
+    (``_budget``'s moe_ws, subtracted by the caller). 0 before 0.13.0.
     bytes = rows x (index_head_dim + 4) [+ 1 MiB].
     Worked number: GLM-5.2 at 32,768 tokens on 0.28.0: 32,768 x 40 x (128 + 4) + 1,048,576 = 174,063,616 B = 0.162 GiB."""
     width = _dsa_indexer_width(spec)
