@@ -16,6 +16,7 @@ import dataclasses
 import functools
 import math
 import operator
+from typing import Literal
 
 from pydantic import BaseModel, ConfigDict
 
@@ -138,6 +139,9 @@ class Plan(BaseModel):
     engine_version: str = ""  # the vLLM / SGLang profile planned ("0.33", "0.5.20"), empty for custom
     start_error: str | None = None  # the engine's own error text when it would refuse to start
     starts: bool = True  # the engine would start (SGLang does even below one request of max_model_len)
+    # the GPU model runner a vLLM V1 release picks for this checkpoint by default ("V1" / "V2":
+    # kvplan.engines.vllm_model_runner); None for V0 profiles and other engines
+    model_runner: Literal["V1", "V2"] | None = None
 
 
 # ----------------------------------------------------------------------------- KV groups (vLLM)
@@ -1038,7 +1042,8 @@ def plan(spec: ModelSpec, gpu: GpuSpec, engine: EngineConfig = EngineConfig(), l
                 concurrency=concurrency, fits=fits, verdict=verdict, ranks=ranks, warnings=warnings, decode=decode,
                 engine_log=log, engine_version={"vllm": prof.version, "sglang": engine.sglang_version}.get(engine.engine, ""),
                 start_error=error,
-                starts=engine_starts)
+                starts=engine_starts,
+                model_runner=_vllm_runner(spec, engine) if engine.engine == "vllm" and not v0 else None)
     if not fits and suggest:
         result = result.model_copy(update={"suggestions": _suggestions(spec, gpu, engine, layout, concurrency, result)})
     return result
