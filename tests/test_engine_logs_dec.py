@@ -291,7 +291,13 @@ def test_gemma4_26b_a4b_l40s_tokens_with_the_raised_batch_budget():
                    "tests/test_engine_defaults_dec.py; before it kvplan said 13.08 / 352,935 / 10.77x at 2,048); the "
                    "rest is the pool: non-KV implied 0.92 x 44.42 - 25.8 - 12.75 = 2.32 GiB, of which the log's graph "
                    "estimate is 0.66, leaving 1.66 for activation + non-torch vs kvplan's 1.17 + 0.25 = 1.42: ~0.25 "
-                   "GiB of profile peak (the fp8 MoE or the vision encoder's dummy batch) that kvplan does not model")
+                   "GiB of profile peak (the fp8 MoE or the vision encoder's dummy batch) that kvplan does not model. "
+                   "2026-12 (kvplan.vllm_mm): the encoder's dummy batch is modeled now, one 32-frame video (the log's "
+                   "budget 2,496): 43.6 MB of frames and embeddings held under the LM run, an encoder step of ~0.61 GiB "
+                   "below the LM's peak; kvplan's figures since the FlashInfer-sampler default: KV 13.24 GiB (+0.49), "
+                   "333,759 tokens (+3.8 %), 10.19x (13.26 / 334,467 before the encoder model): the gap is not the "
+                   "encoder (an eager-attention or one_hot-position transformers tower would overshoot the A100 0.19 "
+                   "log by as much)")
 def test_gemma4_26b_a4b_l40s_pool_and_tokens():
     p = _plan(load_preset("gemma-4-26b-a4b"), L40S, GEMMA4_L40S, "0.25", weights_bytes=GEMMA4_WEIGHTS)
     assert close_gib(p.ranks[0].kv_pool_bytes, 12.75)
