@@ -28,13 +28,24 @@ What is held through the LM run, by release (exact):
 
 The encoder forward peak (an estimate, labelled so): inputs + outputs + N x dtype x max(attention stage
 3h + 4h/w, MLP stage 2h + k I/w) + the dense mask, with N = items x patches per item (the whole batch in one call:
-vLLM's towers run it at once; Gemma-4 chunks by free memory, which at profile time holds all 32 frames), w the TP
+vLLM's towers run it at once; Gemma-4 from 0.22 chunks its frames so that frames x patches x 4 x 10240 x 8 B <=
+min(free / 2, total / 10), gemma4_mm.py _encoder_chunk: 23 of the 32 frames a chunk on a 44 GiB L40S, all 32 from
+~62 GiB, so kvplan's whole batch is an upper bound there), w the TP
 ways (--mm-encoder-tp-mode weights; data: whole widths, the items split over the ranks), k = 3 for a gated MLP
 (gate_up 2I + activation I), 2 for fc1 + activation. Attention runs in vLLM's MMEncoderAttention / SDPA kernels
 (no N x N scores); Pixtral's HF-format tower without xformers (a dependency of the 0.10 / 0.11 wheels only) builds
 one (N, N) model-dtype block mask (transformers generate_block_attention_mask). Gemma-4's tower is transformers'
 Gemma4VisionModel (5.23: F.embedding position lookup; the one_hot variant gemma4_mm.py _encoder_chunk was written
-against would need ~4 GiB here, and neither the A100 0.19 nor the L40S 0.25 Gemma-4 log has room for it).
+against would need ~2.8 GiB (23 frames, 0.25 on an L40S) to ~4 GiB (32, 0.19) of int64 one-hots and their bf16 cast,
+and neither the A100 0.19 nor the L40S 0.25 Gemma-4 log has room for it). --mm-encoder-tp-mode data splits the
+items as kvplan.parallel.tower_rank_bytes replicates the tower (vLLM honours it only for models that declare
+supports_encoder_tp_data; elsewhere it runs as weights).
+
+Not modeled (the tower keeps the older rule, one (max_num_batched_tokens, hidden) cache tensor held, no encoder
+step): Qwen3-VL / Qwen3.5 (their item is the largest image (preprocessor_config.json longest_edge) or a video whose
+frames follow max_model_len, get_max_video_tokens, which the budget memo cannot read), Kimi-K2.5's MoonViT; the
+decoder bound on the items (max_num_seqs x items per prompt, and max_num_batched_tokens // tokens per item without
+chunked prefill) and --limit-mm-per-prompt.
 
 Worked number: Gemma-3-27B on one H100 at 8192 batched tokens (0.19, V1): 8192 // 256 = 32 images; held =
 32 x 3 x 896^2 x 2 B (pixel values, 154,140,672) + 32 x 256 x 5376 x 2 B (outputs, 88,080,384) = 242,221,056 B;
