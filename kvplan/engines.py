@@ -400,6 +400,9 @@ VLLM_CHANGES: dict[str, tuple[Release, str]] = {
                                            "0.0.32.post1 / 0.0.33.post1), so pixtral.py PixtralHFVisionModel builds "
                                            "transformers' generate_block_attention_mask, one (N, N) model-dtype mask "
                                            "over the batch's patches, instead of a BlockDiagonalMask")),
+    "gemma4_encoder_chunk": ((0, 22, 0), ("models/gemma4_mm.py _encoder_chunk: the vision tower runs the frames in "
+                                          "chunks of max(1, min(free // 2, total // 10) // (patches x 4 x "
+                                          "position_embedding_size x 8)) from 0.22.0 (0.21.0: all at once)")),
     "v2_mm_encoder_profile": ((0, 27, 0), ("v1/worker/gpu/model_runner.py profile_run calls encoder_runner."
                                            "profile_encoder_cache (first PP rank) from 0.27.0; 0.22.0 - 0.26.0 run no "
                                            "encoder in the V2 profile")),

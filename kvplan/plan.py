@@ -1272,7 +1272,7 @@ def _budget(spec, gpu, engine, layout, weights, mnbt, max_seqs, act_b, mla, last
             # budget's items of the largest modality), keeps its inputs and outputs through the LM's dummy run and
             # sampler: the peak is max(encoder step, LM peak + held), by release and runner (kvplan.vllm_mm)
             mm = vllm_mm_profile(spec, prof.version, runner, layout.tp, engine.mm_encoder_tp_mode == "data", mnbt,
-                                 act_b, first_stage)
+                                 act_b, first_stage, gpu.memory_bytes)
             act = vllm_mm_profile_peak_bytes(act, mm)
             mm_src = f"; multimodal profile: {mm.note}"
         elif first_stage and not engine.enforce_eager and vllm_has(prof.version, "compile_combo_benchmark"):

@@ -159,6 +159,10 @@ class TowerProfile(_Frozen):
     num_layers: int = Field(gt=0)
     gated_mlp: bool = False
     block_mask: Literal["none", "dense_from_0_12"] = "none"
+    # frames an item holds, and the bytes a frame costs in the chunk rule vLLM sizes the encoder calls by
+    # (gemma4_mm.py _encoder_chunk: patches x 4 x position_embedding_size x 8; 0: the batch runs in one call)
+    frames_per_item: int = Field(default=1, gt=0)
+    frame_chunk_cost: int = Field(default=0, ge=0)
     source: str = ""
 
 

@@ -28,9 +28,10 @@ What is held through the LM run, by release (exact):
 
 The encoder forward peak (an estimate, labelled so): inputs + outputs + N x dtype x max(attention stage
 3h + 4h/w, MLP stage 2h + k I/w) + the dense mask, with N = items x patches per item (the whole batch in one call:
-vLLM's towers run it at once; Gemma-4 from 0.22 chunks its frames so that frames x patches x 4 x 10240 x 8 B <=
-min(free / 2, total / 10), gemma4_mm.py _encoder_chunk: 23 of the 32 frames a chunk on a 44 GiB L40S, all 32 from
-~62 GiB, so kvplan's whole batch is an upper bound there), w the TP
+vLLM's towers run it at once; Gemma-4 from 0.22 calls its tower on chunks of frames, frames x patches x 4 x 10240 x
+8 B <= min(free / 2, total / 10), gemma4_mm.py _encoder_chunk: 23 frames a call on an L40S, 41 on an H100; kvplan
+takes total / 10 (free / 2 binds only when the weights leave under a fifth of the device free) and adds the earlier
+chunks' hidden states, kept for the torch.cat), w the TP
 ways (--mm-encoder-tp-mode weights; data: whole widths, the items split over the ranks), k = 3 for a gated MLP
 (gate_up 2I + activation I), 2 for fc1 + activation. Attention runs in vLLM's MMEncoderAttention / SDPA kernels
 (no N x N scores); Pixtral's HF-format tower without xformers (a dependency of the 0.10 / 0.11 wheels only) builds
@@ -86,12 +87,13 @@ def _release_rule(version: str) -> str:
 
 
 def vllm_mm_profile(spec: ModelSpec, version: str, runner: str, tp: int, data_mode: bool, mnbt: int, act_b: int,
-                    first_stage: bool) -> MMProfile:
+                    first_stage: bool, device_bytes: int = 0) -> MMProfile:
     """The multimodal part of vLLM's profile run on one rank (see the module docstring).
 
     Inputs: ``version`` the kvplan profile key, ``runner`` "V1" / "V2", ``tp`` the tensor-parallel size,
     ``data_mode`` --mm-encoder-tp-mode data, ``mnbt`` max_num_batched_tokens, ``act_b`` the model dtype's bytes,
-    ``first_stage`` whether this rank is on PP stage 0. A tower without a ``TowerProfile`` keeps the older rule
+    ``first_stage`` whether this rank is on PP stage 0, ``device_bytes`` the device's total memory (Gemma-4's frame
+    chunks from 0.22: total // 10 taken as the binding half of min(free // 2, total // 10)). A tower without a ``TowerProfile`` keeps the older rule
     (one (max_num_batched_tokens, hidden) encoder-cache tensor held, the encoder forward not modeled).
     Worked number: Gemma-3-27B, "0.19", V1, TP 1, 8192 -> 32 images, held 242,221,056 B."""
     tower = next((t for t in spec.towers if t.profile is not None), None)
@@ -104,11 +106,11 @@ def vllm_mm_profile(spec: ModelSpec, version: str, runner: str, tp: int, data_mo
         return MMProfile("image", 0, mnbt, held, 0, "fitted",
                          f"encoder outputs in one (max_num_batched_tokens {mnbt:,}, hidden) cache tensor; "
                          f"{', '.join(t.name for t in spec.towers)}: its dummy item and forward are not modeled")
-    return _profiled(spec, tower, version, runner, tp, data_mode, mnbt, act_b)
+    return _profiled(spec, tower, version, runner, tp, data_mode, mnbt, act_b, device_bytes)
 
 
 def _profiled(spec: ModelSpec, tower: Tower, version: str, runner: str, tp: int, data_mode: bool, mnbt: int,
-              act_b: int) -> MMProfile:
+              act_b: int, device_bytes: int) -> MMProfile:
     p = tower.profile
     budget = max(mnbt, p.tokens_per_item)  # compute_mm_encoder_budget: max(max_num_encoder_input_tokens, item)
     items = max(1, budget // p.tokens_per_item)  # MultiModalBudget._get_max_items
@@ -123,18 +125,25 @@ def _profiled(spec: ModelSpec, tower: Tower, version: str, runner: str, tp: int,
     held = kept + (inputs if runner == "V1" else 0)
     n = rank_items * p.patches_per_item
     h, inter = p.hidden_size, p.intermediate_size
+    done = 0  # encoder outputs of the chunks already run, kept for the torch.cat after the last
+    if p.frame_chunk_cost and device_bytes and vllm_has(version, "gemma4_encoder_chunk"):
+        frames = rank_items * p.frames_per_item
+        chunk = min(frames, max(1, device_bytes // 10 // p.frame_chunk_cost))
+        n, done = chunk * (p.patches_per_item // p.frames_per_item), n * h * act_b
+    full_n = rank_items * p.patches_per_item
     attn = _ATTN_H * h + _ATTN_H_SHARDED * h // ways
     mlp = _MLP_H * h + (_GATED if p.gated_mlp else _PLAIN) * inter // ways
     mask = 0
     if p.block_mask == "dense_from_0_12" and vllm_has(version, "mm_pixtral_dense_mask"):
         mask = n * n * act_b
-    encoder = inputs + outputs + n * act_b * max(attn, mlp) + mask
+    encoder = inputs + outputs + done + n * act_b * max(attn, mlp) + mask
     kept_src = {"as_returned": "as returned", "budget_rows": f"each scattered into ({budget:,}, hidden) zeros (0.11.x)",
                 "item_rows": f"each padded to ({p.tokens_per_item:,}, hidden) (0.12.0)"}[rule]
     note = (f"{items} {p.modality} item(s) of {p.tokens_per_item:,} tokens (encoder budget {budget:,}); held through "
             f"the LM run: outputs {kept_src} {kept / 2**30:.3f} GiB"
             + (f" + dummy inputs {inputs / 2**30:.3f} GiB" if runner == "V1" else " (V2 frees the inputs)")
             + f"; encoder step ~{encoder / 2**30:.2f} GiB ({n:,} patches"
+            + (f" a call of {full_n:,}, gemma4_mm.py _encoder_chunk" if n != full_n else "")
             + (f", a {n:,}^2 block mask" if mask else "") + ", estimate)")
     return MMProfile(p.modality, items, budget, held, encoder, "estimate", note)
 

@@ -134,6 +134,25 @@ def test_gemma4_video_item_and_the_raised_budget():
     assert vllm_mm_profile(spec, "0.25", "V1", 1, False, 16_384, 2, True).items == 6
 
 
+def test_gemma4_frame_chunks_from_0_22():
+    # gemma4_mm.py _encoder_chunk (0.22.0+): min(free // 2, total // 10) // (630 x 4 x 10240 x 8 = 206,438,400 B a
+    # frame); on an L40S (47,695,611,822 B) total // 10 = 4,769,561,182 -> 23 frames a call: N = 23 x 630 = 14,490,
+    # with the first chunk's 14,490 and then all 20,160 frames' hidden states kept (20,160 x 1152 x 2 = 46,448,640)
+    spec, l40s = load_preset("gemma-4-26b-a4b"), get_gpu("L40S")
+    assert spec.towers[0].profile.frame_chunk_cost == 630 * 4 * 10_240 * 8 == 206_438_400
+    assert VLLM_CHANGES["gemma4_encoder_chunk"][0] == (0, 22, 0)
+    m = vllm_mm_profile(spec, "0.25", "V1", 1, False, 2496, 2, True, l40s.memory_bytes)
+    assert l40s.memory_bytes // 10 // 206_438_400 == 23
+    assert m.encoder_peak == 43_581_440 + 46_448_640 + 14_490 * 2 * 15_216 == 530_989_760
+    assert "14,490 patches a call of 20,160" in m.note
+    # 0.21.0 runs all 32 frames at once
+    assert vllm_mm_profile(spec, "0.21", "V1", 1, False, 2496, 2, True, l40s.memory_bytes).encoder_peak == 657_090_560
+    # at 0.33 on an H100 (V2, 8192 tokens): 3 videos = 96 frames, 41 a call: the step (~1.0 GB) stays under the LM
+    h100 = vllm_mm_profile(spec, "0.33", "V2", 1, False, 8192, 2, True, H100.memory_bytes)
+    assert h100.items == 3 and h100.encoder_peak == (96 * 630 * 768 * 2 + 3 * 2240 * 2816 * 2 + 96 * 630 * 1152 * 2
+                                                     + 41 * 630 * 2 * 15_216)
+
+
 def test_llama4_tp_and_data_mode():
     spec = load_preset("llama-4-scout-17b-16e-instruct")
     # 8192 // 2448 = 3 images of 17 tiles; N = 3 x 17 x 577 = 29,427; TP 4 splits qkv / fc1 (w = 4):

@@ -356,6 +356,7 @@ def gemma4_vision(r: Reader, text_hidden: int) -> tuple[Tower, ...]:
         "vision_config.pooling_kernel_size", modality="video", tokens_per_item=frames * (soft + 2 + 6), embeds_per_item=frames * soft,
                            patches_per_item=frames * soft * k * k, pixels_per_item=frames * soft * k * k * 3 * patch ** 2,
                            hidden_size=h, intermediate_size=inter, num_layers=layers, gated_mlp=True,
+                           frames_per_item=frames, frame_chunk_cost=soft * k * k * 4 * positions * 8,
                            source="vLLM gemma4_mm.py _process_video_input (the tower is transformers' Gemma4VisionModel)")
     return (Tower(name="vision_tower + embed_vision", components=tuple(comps), num_heads=heads,
                   source="transformers gemma4/modeling_gemma4.py; vLLM gemma4_mm.py", profile=profile),)
