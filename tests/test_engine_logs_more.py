@@ -56,12 +56,12 @@ def _terms(p):
     # google-gemma-3-27b-it--h100-80gb--tp1pp1dp1--8192.log: "Model loading took 51.45 GiB memory"; "torch peak memory
     # increase: 3.99GiB; non-torch forward increase memory: 0.26GiB"; "Available KV cache memory: 19.53 GiB"; "Add 8
     # padding layers, may waste at most 15.38% KV cache memory"; "GPU KV cache size: 36,560 tokens"; "Maximum
-    # concurrency for 8,192 tokens per request: 4.46x". kvplan: 51.38 / 4.03 / 0.25 / 19.57 / 36,640 / 4.47
-    # (the 32 dummy images' pixel values held under the LM run, kvplan.vllm_mm; before: 3.88 / 19.72 / 36,912 / 4.50).
+    # concurrency for 8,192 tokens per request: 4.46x". kvplan: 51.44 / 4.03 / 0.25 / 19.51 / 36,528 / 4.45
+    # (the 32 dummy images' pixel values held under the LM run, kvplan.vllm_mm; before: 3.88 / 19.66 / 36,800 / 4.49).
     ("gemma-3-27b-it", None, dict(weights=51.45, peak=3.99, kv=19.53, tokens=36_560, conc=4.46)),
     # google-gemma-3-12b-it--...--8192.log: "Model loading took 23.31 GiB"; "torch peak memory increase: 3.94GiB;
     # non-torch ... 0.25GiB"; "Available KV cache memory: 47.72 GiB"; "GPU KV cache size: 130,304 tokens"; "15.88x".
-    # kvplan: 23.26 / 3.98 / 47.74 / 130,336 / 15.89 (before kvplan.vllm_mm: 3.84 / 47.88 / 130,736 / 15.93).
+    # kvplan: 23.31 / 3.98 / 47.69 / 130,208 / 15.87 (before kvplan.vllm_mm: 3.84 / 47.83 / 130,608 / 15.92).
     ("gemma-3-12b-it", GEMMA3_12B, dict(weights=23.31, peak=3.94, kv=47.72, tokens=130_304, conc=15.88)),
     # google-gemma-3-4b-it--...--8192.log: "Model loading took 8.58 GiB" (weights memory: 8.58GiB); "torch peak memory
     # increase: 3.89GiB"; "Available KV cache memory: 62.51 GiB"; "Add 1 padding layers, may waste at most 3.45%";

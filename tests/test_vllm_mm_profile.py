@@ -175,8 +175,9 @@ def test_unmodeled_towers_keep_the_budget_tensor():
 
 @pytest.mark.parametrize("name,peak,kv,tokens", [
     # the llm-d-planner v0.19.0 H100 logs (tests/test_engine_logs_more.py): with the 154,140,672 B of dummy pixel
-    # values held, kvplan's peak moves from 3.88 / 3.84 / 3.80 to 4.03 / 3.98 / 3.94 GiB and the tokens from
-    # 36,912 (+0.96 %) / 130,736 (+0.33 %) / 468,928 (+0.17 %) to 36,640 / 130,336 / 467,856
+    # values held, kvplan's peak moves from 3.88 / 3.84 / 3.80 to 4.03 / 3.98 / 3.94 GiB (logged 3.99 / 3.94 / 3.89)
+    # and the tokens from 36,800 (+0.66 %) / 130,608 (+0.23 %) / 468,928 (+0.17 %) to 36,528 (-0.09 %) / 130,208
+    # (-0.07 %) / 467,856 (-0.06 %)
     ("gemma-3-27b-it", 3.99, 19.53, 36_560),
 ])
 def test_gemma3_27b_log_is_closer(name, peak, kv, tokens):
@@ -184,7 +185,7 @@ def test_gemma3_27b_log_is_closer(name, peak, kv, tokens):
                                                    max_model_len=8192))
     assert abs(_act(p) / 2**30 - peak) < 0.05
     assert abs(p.ranks[0].kv_pool_bytes / 2**30 - kv) < 0.05
-    assert abs(p.kv_cache_tokens / tokens - 1) < 0.003
+    assert abs(p.kv_cache_tokens / tokens - 1) < 0.002
 
 
 def test_bad_tower_geometry_drops_the_tower_with_a_warning():
