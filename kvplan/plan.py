@@ -46,6 +46,7 @@ from kvplan.vllm_layouts import (  # _AWQ_FMT / _GPTQ_FMT / _WNA16_FMT: the int 
 )
 from kvplan.vllm_mm import vllm_mm_profile, vllm_mm_profile_peak_bytes
 
+
 class Term(BaseModel):
     """One line of a rank's budget: what it is, how big, and how we know."""
 
