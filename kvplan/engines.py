@@ -386,6 +386,26 @@ VLLM_CHANGES: dict[str, tuple[Release, str]] = {
                                                 "--limit-mm-per-prompt all 0: MULTIMODAL_REGISTRY."
                                                 "supports_multimodal_inputs) in 0.27.0, so the batch floor is off "
                                                 "for text-only serving; 0.22.0 - 0.26.0 raise it regardless")),
+    # the multimodal profile run (kvplan.vllm_mm), read 2026-12 in the 0.10.0 - 0.33.0 wheels:
+    "mm_dummy_outputs_expanded": ((0, 11, 0), ("v1/worker/gpu_model_runner.py profile_run: every dummy encoder output "
+                                               "shorter than the encoder budget is copied into output.new_zeros("
+                                               "(encoder_budget, hidden)) before encoder_cache['tmp'] in 0.11.0 - "
+                                               "0.11.2 (0.10.x caches them as returned)")),
+    "mm_dummy_outputs_item_rows": ((0, 12, 0), ("profile_run 0.12.0: the copy is (max_tokens_by_modality, hidden), "
+                                                "only where the output is shorter; 0.13.0 (inside the 0.12 profile) "
+                                                "keeps them as returned, encoder_cache[f'tmp_{i}']")),
+    "mm_dummy_outputs_as_returned": ((0, 14, 0), ("profile_run: encoder_cache[f'tmp_{i}'] = output, no copy (0.13.0 - "
+                                                  "0.33.0; the first profile wholly past 0.12.0 starts at 0.14.0)")),
+    "mm_pixtral_dense_mask": ((0, 12, 0), ("the wheel's Requires-Dist drops xformers in 0.12.0 (0.11.x: xformers=="
+                                           "0.0.32.post1 / 0.0.33.post1), so pixtral.py PixtralHFVisionModel builds "
+                                           "transformers' generate_block_attention_mask, one (N, N) model-dtype mask "
+                                           "over the batch's patches, instead of a BlockDiagonalMask")),
+    "gemma4_encoder_chunk": ((0, 22, 0), ("models/gemma4_mm.py _encoder_chunk: the vision tower runs the frames in "
+                                          "chunks of max(1, min(free // 2, total // 10) // (patches x 4 x "
+                                          "position_embedding_size x 8)) from 0.22.0 (0.21.0: all at once)")),
+    "v2_mm_encoder_profile": ((0, 27, 0), ("v1/worker/gpu/model_runner.py profile_run calls encoder_runner."
+                                           "profile_encoder_cache (first PP rank) from 0.27.0; 0.22.0 - 0.26.0 run no "
+                                           "encoder in the V2 profile")),
 }
 
 # Changes inside a profile's run because no plan can see them: kvplan's V0 engine refuses multimodal models (kvplan.vllm_v0),

@@ -44,6 +44,7 @@ from kvplan.vllm_layouts import (  # _AWQ_FMT / _GPTQ_FMT / _WNA16_FMT: the int 
     vllm_fp8_marlin_extra_bytes, vllm_mla_dequant_bytes, vllm_mxfp4_extra_bytes,
     vllm_quant_layout_extra_bytes, vllm_rope_cache_bytes,
 )
+from kvplan.vllm_mm import vllm_mm_profile, vllm_mm_profile_peak_bytes
 
 
 class Term(BaseModel):
@@ -1255,6 +1256,7 @@ def _budget(spec, gpu, engine, layout, weights, mnbt, max_seqs, act_b, mla, last
         copies = act_b / 4  # parameter, so the peak holds the logits alone, in the model dtype
     act = engine.activation_bytes
     clone = 0
+    mm_src = ""
     if act is None:
         moe_ws = 0
         if vllm_moe_workspace_held(spec, engine.weight_format, gpu.name, prof.version):
@@ -1267,10 +1269,13 @@ def _budget(spec, gpu, engine, layout, weights, mnbt, max_seqs, act_b, mla, last
                 spec, *resolve_format(spec, engine.weight_format)):  # fused_marlin_moe's per-call buffers, V1 < 0.17
             act = max(act, vllm_marlin_moe_transient_bytes(spec, layout.tp, mnbt, act_b, bool(layout.ep)))
         if loads_tower:
-            # GPUModelRunner.profile_run with a multimodal checkpoint first runs the encoder and keeps its outputs
-            # scattered into an (encoder budget = max_num_batched_tokens, hidden) tensor in encoder_cache["tmp"]
-            # until the LM's dummy run and sampler are done (vllm 0.11 / 0.33 gpu_model_runner.py): in the peak.
-            act += mnbt * spec.hidden_size * act_b
+            # GPUModelRunner.profile_run with a multimodal checkpoint first runs the encoder on a dummy batch (the
+            # budget's items of the largest modality), keeps its inputs and outputs through the LM's dummy run and
+            # sampler: the peak is max(encoder step, LM peak + held), by release and runner (kvplan.vllm_mm)
+            mm = vllm_mm_profile(spec, prof.version, runner, layout.tp, engine.mm_encoder_tp_mode == "data", mnbt,
+                                 act_b, first_stage, gpu.memory_bytes)
+            act = vllm_mm_profile_peak_bytes(act, mm)
+            mm_src = f"; multimodal profile: {mm.note}"
         elif first_stage and not engine.enforce_eager and vllm_has(prof.version, "compile_combo_benchmark"):
             # a cold torch.compile benchmarks the embedding gather on a random copy of the table (kvplan.engines
             # vllm_compile_benchmark_bytes); a multimodal runner embeds outside the compiled graph
@@ -1284,7 +1289,7 @@ def _budget(spec, gpu, engine, layout, weights, mnbt, max_seqs, act_b, mla, last
     terms.append(Term(name=f"activation peak ({mnbt} batched tokens, {num_reqs} sampler rows)", bytes=act,
                       basis="measured" if engine.activation_bytes is not None else "fitted",
                       source=f"GPUModelRunner.profile_run + _dummy_sampler_run ({sampler_src}; error <= 0.25 GiB on "
-                             f"the pinned logs that print the torch peak){compile_src}. {POOL_ACCURACY}"))
+                             f"the pinned logs that print the torch peak){compile_src}{mm_src}. {POOL_ACCURACY}"))
     terms.append(nt_term)
     non_torch = nt_term.bytes
     state = 0
