@@ -392,10 +392,9 @@ VLLM_CHANGES: dict[str, tuple[Release, str]] = {
                                                "(encoder_budget, hidden)) before encoder_cache['tmp'] in 0.11.0 - "
                                                "0.11.2 (0.10.x caches them as returned)")),
     "mm_dummy_outputs_item_rows": ((0, 12, 0), ("profile_run 0.12.0: the copy is (max_tokens_by_modality, hidden), "
-                                                "only where the output is shorter; 0.13.0 (inside the 0.12 profile) "
-                                                "keeps them as returned, encoder_cache[f'tmp_{i}']")),
-    "mm_dummy_outputs_as_returned": ((0, 14, 0), ("profile_run: encoder_cache[f'tmp_{i}'] = output, no copy (0.13.0 - "
-                                                  "0.33.0; the first profile wholly past 0.12.0 starts at 0.14.0)")),
+                                                "only where the output is shorter")),
+    "mm_dummy_outputs_as_returned": ((0, 13, 0), ("profile_run: encoder_cache[f'tmp_{i}'] = output, no copy (0.13.0 - "
+                                                  "0.33.0)")),
     "mm_pixtral_dense_mask": ((0, 12, 0), ("the wheel's Requires-Dist drops xformers in 0.12.0 (0.11.x: xformers=="
                                            "0.0.32.post1 / 0.0.33.post1), so pixtral.py PixtralHFVisionModel builds "
                                            "transformers' generate_block_attention_mask, one (N, N) model-dtype mask "

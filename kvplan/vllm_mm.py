@@ -20,8 +20,7 @@ What is held through the LM run, by release (exact):
   tensors cast to the model dtype by multimodal/processing ``_postprocess_output``) + the outputs:
   0.10.x as returned (items x embeds x text hidden); 0.11.x each scattered into a new (encoder budget, hidden)
   zeros tensor (``expanded = output.new_zeros((encoder_budget, ...))``); 0.12.0 into (tokens per item, hidden)
-  where the output is shorter (0.13.0, in the same kvplan profile, keeps them as returned: the 0.12 profile takes
-  0.12.0's); 0.13.0 - 0.33.0 as returned (``encoder_cache[f"tmp_{i}"] = output``).
+  where the output is shorter; 0.13.0 - 0.33.0 as returned (``encoder_cache[f"tmp_{i}"] = output``).
 - V2 runner (kvplan.engines.vllm_model_runner): no encoder profiling 0.22.0 - 0.26.0 (its profile_run has none);
   from 0.27.0 ``profile_encoder_cache`` on the first PP rank only: the inputs are batched inside
   ``execute_mm_encoder`` and freed on return, the outputs held.

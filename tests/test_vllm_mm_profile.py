@@ -82,8 +82,8 @@ def test_release_rules_for_the_held_outputs():
     assert VLLM_CHANGES["mm_dummy_outputs_expanded"][0] == (0, 11, 0)
     for version in ("0.11", "0.11.1"):
         assert vllm_mm_profile(spec, version, "V1", 1, False, 8192, 2, True).held == 2_818_572_288 + pixels
-    # 0.10.x and 0.14+ keep them as returned; 0.12.0 pads to tokens per item (256 = the embeds here)
-    for version in ("0.10", "0.10.2", "0.12", "0.14", "0.25", "0.33"):
+    # 0.10.x and 0.13+ keep them as returned; 0.12.0 pads to tokens per item (256 = the embeds here)
+    for version in ("0.10", "0.10.2", "0.12", "0.13", "0.14", "0.25", "0.33"):
         assert vllm_mm_profile(spec, version, "V1", 1, False, 8192, 2, True).held == 88_080_384 + pixels
     # the V2 runner: no encoder profile before 0.27.0 (its profile_run has none), from 0.27.0 the outputs only
     assert vllm_mm_profile(spec, "0.26", "V2", 1, False, 8192, 2, True).items == 0
