@@ -30,12 +30,16 @@ profile  releases            what changes at its first release (VLLM_CHANGES key
                              all-reduce buffers count as non-torch (1.38 GiB at TP 2 over NVLink, VLLM_NON_TORCH)
 0.10.2   0.10.2              NVFP4 block scales swizzled in place (nvfp4_single_scales)
 0.11     0.11.0              DCP (tokens line x dcp_world_size), FULL_AND_PIECEWISE graphs (full_and_piecewise);
-                             the init snapshot after the distributed init (snapshot_after_dist_init: TP non-torch 0.55)
+                             the init snapshot after the distributed init (snapshot_after_dist_init: TP non-torch 0.55);
+                             dummy encoder outputs copied to the whole encoder budget (mm_dummy_outputs_expanded)
 0.11.1   0.11.1-0.11.2       capture sizes step 16 above 256 (capture_step_16: 51 at 512, not 67); torch 2.9: a cold
                              compile's combo-kernel benchmark holds a copy of the embedding table (compile_combo_benchmark)
 0.12     0.12.0              triton_kernels bundled: MXFP4 MoE on Hopper takes Triton (triton_kernels_bundled);
-                             --enable-prefix-caching kept for SupportsMambaPrefixCaching hybrids (mamba_prefix_caching)
-0.13     0.13.0              the DSA indexer's profile workspace (dsa_indexer_profile_workspace)
+                             --enable-prefix-caching kept for SupportsMambaPrefixCaching hybrids (mamba_prefix_caching);
+                             dummy encoder outputs padded to an item (mm_dummy_outputs_item_rows); Pixtral's dense
+                             block mask without xformers (mm_pixtral_dense_mask)
+0.13     0.13.0              the DSA indexer's profile workspace (dsa_indexer_profile_workspace); dummy encoder outputs
+                             kept as returned (mm_dummy_outputs_as_returned)
 0.14     0.14.0-0.14.1       "Model loading took" with 2 decimals (loading_two_decimals); block-FP8 MoE through the
                              modular kernel, its TritonExperts workspace kept on sm120 (fp8_moe_modular_kernel)
 0.15     0.15.0-0.15.1       MambaSpec: a state page per draft token; prefix-caching "align" / "all" modes
@@ -60,7 +64,7 @@ profile  releases            what changes at its first release (VLLM_CHANGES key
                              draft pages (mamba_all_draft_pages); the V2 model runner by default for dense unquantized
                              Qwen3 (v2_runner_qwen3; kvplan.engines.vllm_model_runner); a multimodal prefix-LM
                              model's default batch budget raised to its largest item (Gemma-4: 2,496;
-                             mm_prefix_lm_batch_floor)
+                             mm_prefix_lm_batch_floor); Gemma-4's tower runs frames in chunks (gemma4_encoder_chunk)
 0.23     0.23.0              V2 also for dense unquantized Llama / Mistral (v2_runner_llama_mistral)
 0.24     0.24.0              Marlin pads misaligned shards instead of refusing them (marlin_tile_padding); V2 for the
                              six listed architectures, quantized too (v2_runner_listed)
@@ -73,7 +77,7 @@ profile  releases            what changes at its first release (VLLM_CHANGES key
                              profile run) + transient peak, the CUDA-graph profile outside it (total_consumed_accounting):
                              tensors made after "Model loading took" and before the profile now count (V2 sampler state);
                              text-only serving (--language-model-only) drops the prefix-LM batch floor
-                             (mm_prefix_lm_text_only_off)
+                             (mm_prefix_lm_text_only_off); the V2 runner profiles the encoder (v2_mm_encoder_profile)
 0.28     0.28.0              prefix caching on by default for hybrids (hybrid_prefix_caching), "align" for every
                              hybrid (mamba_align_only; "all" for SupportsMambaPrefixCaching models when asked before);
                              the >= 160 GiB batch tier (batch_tier_160)
