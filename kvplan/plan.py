@@ -1403,8 +1403,8 @@ def _sglang_mamba_term(engine, m: "sglang.SglangMambaPool") -> Term:
 # How far the budget's fitted terms are from the truth, measured where it matters: the KV pool ("Available KV cache
 # memory") predicted from launch flags against every pinned public vLLM log (tests/test_engine_logs*.py,
 # test_engine_nontorch.py, test_engine_budget_02x.py, test_vllm_layouts*.py, test_failed_starts.py; 2026-12-01).
-POOL_ACCURACY = ("KV pool from launch flags: within max(1 %, 0.25 GiB) on 39 pinned vLLM logs; 9 pinned logs miss "
-                 "(strict xfails, README: -0.57 to +2.79 GiB, +5 GiB with an LMCache connector)")
+POOL_ACCURACY = ("KV pool from launch flags: within max(1 %, 0.25 GiB) on 53 pinned vLLM logs; 11 pinned logs miss "
+                 "(strict xfails, README: -2.79 to +2.90 GiB, +5 GiB with an LMCache connector)")
 
 
 # The V2 runner's estimate (0.29.0 - 0.33.0 v1/worker/gpu/cudagraph_utils.py profile_cudagraph_memory, read
