@@ -940,7 +940,8 @@ def plan(spec: ModelSpec, gpu: GpuSpec, engine: EngineConfig = EngineConfig(), l
         if engine.engine == "sglang" and _has_dsa(spec):  # SGLang's profiled DSA cell (kvplan.sglang.dsa_bytes_per_token)
             per_token = sum(layer.cache.kv_bytes_per_token("vllm", kv_tp, kv_b) * n for layer, n in layers
                             if layer.cache.kind != "mla_dsa") + sglang.dsa_bytes_per_token(
-                engine.sglang_version, layers, kv_b, _dsa_indexer_width(spec))
+                engine.sglang_version, layers, kv_b, _dsa_indexer_width(spec),
+                raw_fp8=sglang.dsa_fp8_raw_latent(engine.sglang_version, gpu.name, spec.model_type))
         if engine.engine == "sglang":
             mamba, rest_before = _sglang_mamba(spec, engine, layout, layers, pool), pool
             if mamba is not None:  # the MambaPool comes out of rest first; the KV pool gets what is left
@@ -1348,9 +1349,10 @@ def _sglang_log(spec, gpu, engine, layout, rank: "RankPlan", tokens, page, mla, 
     k, v = (rank.kv_bytes_per_token, 0) if mla else (half, rank.kv_bytes_per_token - half)
     if _has_dsa(spec):  # the pool allocates more than it profiles before 0.5.17 (the packed 656 B fp8 latent)
         layers = stage_distinct(spec, layout.pp, rank.pp_stage, layout.pp_split)
+        raw = sglang.dsa_fp8_raw_latent(engine.sglang_version, gpu.name, spec.model_type)
         k = rank.kv_bytes_per_token + sglang.dsa_bytes_per_token(
-            engine.sglang_version, layers, kv_b, _dsa_indexer_width(spec), allocated=True) - sglang.dsa_bytes_per_token(
-            engine.sglang_version, layers, kv_b, _dsa_indexer_width(spec))
+            engine.sglang_version, layers, kv_b, _dsa_indexer_width(spec), allocated=True, raw_fp8=raw) - \
+            sglang.dsa_bytes_per_token(engine.sglang_version, layers, kv_b, _dsa_indexer_width(spec), raw_fp8=raw)
     dtype = {1: "float8_e4m3fn", 4: "float32"}.get(kv_b, "float16" if model_dtype == "fp16" else "bfloat16")
     return sglang.log_lines(prof, b.pre_load, b.weights_loaded, tokens, page, k, v, mla, dtype, b.settings, running,
                             max_len, mamba, uncapped)
@@ -1369,7 +1371,8 @@ def _sglang_dsa_engine(spec, gpu, engine, layout) -> tuple[EngineConfig, str | N
     server_args.py _handle_model_specific_adjustments (0.5.3 - 0.5.16), arg_groups/overrides.py (0.5.17+),
     model_overrides/deepseek_v2.py (0.5.20+): page_size 64 on CUDA (kvplan.sglang.dsa_page_size), --kv-cache-dtype
     auto -> fp8_e4m3 on SM >= 10 else bfloat16 (kvplan.sglang.dsa_kv_dtype). Worked number: DeepSeek-V3.2 on
-    8 x B200, 0.5.20, auto -> page 64, fp8: 61 x (656 + 132) = 48,068 B a token (bf16 would be 78,324)."""
+    8 x B200, 0.5.20, auto -> page 64, fp8 with the trtllm backend's raw latent: 61 x (576 + 132) = 43,188 B a token
+    (bf16 would be 78,324)."""
     sm10 = sglang.sm_major_at_least_10(gpu.name)
     refusal = sglang.dsa_refusal(engine.sglang_version, spec.model_type, layout.tp, engine.dp_attention_size,
                                  engine.kv_cache_dtype, sm10)
@@ -1385,7 +1388,7 @@ def _sglang_dsa_engine(spec, gpu, engine, layout) -> tuple[EngineConfig, str | N
     note = None
     if notes:
         note = (f"SGLang sets its own DSA defaults: {'; '.join(notes)} "
-                f"({sglang.dsa_rule(engine.sglang_version, gpu.vendor, kv, page)})")
+                f"({sglang.dsa_rule(engine.sglang_version, gpu.vendor, kv, page, sglang.dsa_fp8_raw_latent(engine.sglang_version, gpu.name, spec.model_type))})")
     return engine.model_copy(update={"kv_cache_dtype": kv, "block_size": page}), note
 
 

@@ -93,8 +93,9 @@ LFM2 short convs, Kimi-Linear KDA, MiniMax / Lightning linear attention), attent
 
 DeepSeek sparse attention (DeepSeek-V3.2, GLM-5; "NSA" in SGLang's code, ``dsa_*`` below): served from 0.5.3 (GLM-5
 from 0.5.9), planned from the 0.5.4.post1 line; page_size 64 on CUDA (1 on ROCm in 0.5.8 - 0.5.13); --kv-cache-dtype
-auto -> fp8_e4m3 on SM >= 10 (Blackwell), bfloat16 below; cell = latent (576 x b through 0.5.16, 656 B packed fp8 from
-0.5.17) + 132 B indexer key a layer. DeepSeek-V3.2 on 8 x B200, 0.5.20: 61 x (656 + 132) = 48,068 B a token.
+auto -> fp8_e4m3 on SM >= 10 (Blackwell), bfloat16 below; cell = latent (576 x b through 0.5.16; from 0.5.17 the
+backend's layout: 656 B packed fp8, 576 B raw fp8 with trtllm, the SM >= 10 default from 0.5.10) + 132 B indexer key a
+layer. DeepSeek-V3.2 on 8 x B200, 0.5.20: 61 x (576 + 132) = 43,188 B a token.
 
 Worked number (the Qwen3-30B-A3B-FP8 H100 log pinned in tests/test_engine_sglang.py): 81559 MiB, TP1 ->
 reserved 13904 MiB -> 0.830; as logged, pre 78.48 and available 49.33 GiB -> rest 35.99 GiB / 98,304 B -> 392,920
@@ -1023,10 +1024,14 @@ def log_lines(prof: SglangProfile, pre_load: int, weights_loaded: int, tokens: i
 #   index_head_dim / 128 x 4 uint8 (128 + 4 = 132 B) per layer, from 0.5.4 (sgl-project/sglang PR #11309, "Include
 #   indexer kv cache when estimating kv cache size"; 0.5.3 omits it), over every layer through 0.5.17, over the layers
 #   that compute their own top-k from 0.5.18 (_compute_dsa_indexer_cell_size: not dsa_layer_skips_topk).
-# * the pool allocates (memory_pool.py MLATokenToKVPool use_nsa): kv_buffer (size + page, 1, kv_cache_dim), 656 uint8
-#   at fp8 in every line (nsa_kv_cache_store_fp8), 576 x 2 B at bf16, and index_k_with_scale_buffer
-#   ((size + page + 1) // page, page x 132) uint8; "KV Cache is allocated. #tokens: N, KV size: X GB" counts both
-#   (0.5.4+).
+# * the pool allocates (memory_pool.py MLATokenToKVPool use_nsa): kv_buffer (size + page, 1, kv_cache_dim), 576 x 2 B
+#   at bf16; at fp8 the packed 656 uint8 (nsa_kv_cache_store_fp8 / override_kv_cache_dim) except where the backend is
+#   trtllm, which reads the raw 576-byte fp8 latent (calculate_mla_kv_cache_dim: "TRTLLM backend does not override
+#   kv_cache_dim", 0.5.9+). The fp8 backends by default: flashmla_auto / flashmla_kv (0.5.4.post1 - 0.5.9: packed),
+#   trtllm on SM >= 10 from 0.5.10 (_set_default_nsa_backends "if major >= 10: ... = \"trtllm\""; 0.5.17+
+#   overrides.py _dsa_split_backend_resolution "Blackwell FP8 defaults to trtllm; Hopper FP8 to flashmla_kv"), except
+#   GLM-5 on SM 12 from 0.5.17 (flashinfer_sparse_mla: packed). Plus index_k_with_scale_buffer ((size + page + 1) //
+#   page, page x 132) uint8; "KV Cache is allocated. #tokens: N, KV size: X GB" counts both (0.5.4+).
 SGLANG_DSA_FIRST_LINE = "0.5.4.post1"  # the first line kvplan plans DSA on (0.5.3 - 0.5.4 hold two rules)
 _DSA_NONE = ("0.4.0", "0.4.5.post3", "0.4.6", "0.4.8")  # lines whose wheels hold no NSATokenToKVPool
 _DSA_FORCED_DP = ("0.5.4.post1",)  # 0.5.4.post1 - 0.5.5: dp_size = tp_size forced
@@ -1034,6 +1039,8 @@ _DSA_FORCED_FP8 = ("0.5.4.post1",)  # 0.5.4.post1 fp8 on SM >= 10 whatever asked
 _DSA_ROCM_PAGE_ONE = ("0.5.8", "0.5.10")  # 0.5.8 - 0.5.13: page 1 on ROCm; 0.5.14+: 64 with aiter preshuffle
 _DSA_CELL_PACKED_FP8 = ("0.5.17", "0.5.18", "0.5.20")  # calculate_mla_kv_cache_dim in the profiled cell
 _DSA_OWN_INDEXER_ONLY = ("0.5.18", "0.5.20")  # the indexer counted on layers that run their own top-k
+_DSA_TRTLLM_FP8 = ("0.5.10", "0.5.14", "0.5.15", "0.5.17", "0.5.18", "0.5.20")  # trtllm on SM >= 10 at fp8
+_DSA_GLM_SM12_PACKED = ("0.5.17", "0.5.18", "0.5.20")  # GLM-5 fp8 on SM 12: flashinfer_sparse_mla
 DSA_INDEXER_QUANT_BLOCK = 128  # NSATokenToKVPool.quant_block_size: one fp32 scale per 128 fp8 values
 DSA_INDEX_PAGE = 64  # the CUDA page SGLang forces for DSA
 
@@ -1043,6 +1050,19 @@ def sm_major_at_least_10(gpu_name: str) -> bool:
     GB200, GB300: sm100 / sm103) and the GeForce / workstation Blackwell cards (RTX 5090, RTX PRO 6000: sm120).
     Hopper (9), Ada (8.9), Ampere (8) and AMD (gfx942 / gfx950 report 9) are below."""
     return gpu_name.upper().startswith(("B200", "B300", "GB200", "GB300", "RTX-5090", "RTX-PRO-6000"))
+
+
+def dsa_fp8_raw_latent(version: str, gpu_name: str, model_type: str) -> bool:
+    """Whether the default fp8 DSA backend on this GPU is trtllm, which stores the raw 576-byte fp8 latent (kv_lora_rank
+    + qk_rope_head_dim, no scales) instead of the packed 656 B: SM >= 10 from 0.5.10, except GLM-5 (glm_moe_dsa) on
+    SM 12 from 0.5.17 (flashinfer_sparse_mla). Source: server_args.py _set_default_nsa_backends (0.5.10 - 0.5.13) /
+    _set_default_dsa_backends (0.5.14 - 0.5.16), arg_groups/overrides.py _dsa_split_backend_resolution (0.5.17+);
+    calculate_mla_kv_cache_dim. Worked examples: B200 on 0.5.20 -> True; B200 on 0.5.8 -> False (flashmla_kv);
+    H200 -> False; GLM-5 on an RTX PRO 6000 at 0.5.20 -> False."""
+    if version not in _DSA_TRTLLM_FP8 or not sm_major_at_least_10(gpu_name):
+        return False
+    sm12 = gpu_name.upper().startswith(("RTX-5090", "RTX-PRO-6000"))
+    return not (model_type == "glm_moe_dsa" and sm12 and version in _DSA_GLM_SM12_PACKED)
 
 
 def dsa_refusal(version: str, model_type: str, tp: int, dp_attention: int, kv_cache_dtype: str | None,
@@ -1114,23 +1134,27 @@ def dsa_kv_dtype(version: str, sm10: bool, vendor: str, requested: str | None) -
 
 def _dsa_latent_bytes(cache, kv_b: int, packed: bool) -> int:
     """One layer's latent per token: 656 B packed fp8 (512 fp8 NoPE + 4 fp32 scales + 64 bf16 RoPE), else
-    (kv_lora_rank + qk_rope_head_dim) x the KV element size."""
+    (kv_lora_rank + qk_rope_head_dim) x the KV element size (the raw fp8 576 B of trtllm, bf16 1152 B)."""
     if kv_b == 1 and packed:
         return cache.kv_lora_rank + cache.kv_lora_rank // DSA_INDEXER_QUANT_BLOCK * 4 + cache.qk_rope_head_dim * 2
     return (cache.kv_lora_rank + cache.qk_rope_head_dim) * kv_b
 
 
-def dsa_bytes_per_token(version: str, layers, kv_b: int, index_head_dim: int, allocated: bool = False) -> int:
+def dsa_bytes_per_token(version: str, layers, kv_b: int, index_head_dim: int, allocated: bool = False,
+                        raw_fp8: bool = False) -> int:
     """Bytes per token of a DSA model's KV pool on one rank (not divided by TP: one latent, one indexer head).
 
     ``allocated`` False: the cell SGLang profiles its token count by; True: what the pool allocates ("KV size" in the
     log). ``layers``: (DecoderLayer, count) pairs of this rank; ``index_head_dim``: the config's (every layer counts it
-    through 0.5.17; from 0.5.18 only the layers with their own indexer, index_head_dim set on the layer).
-    latent: profiled (kv_lora_rank + qk_rope_head_dim) x b through 0.5.16 (fp8: 576 B), the packed 656 B from 0.5.17;
-    allocated 656 B at fp8 in every line; bf16 1152 B. indexer: 128 + 128 / 128 x 4 = 132 B.
-    Worked numbers, DeepSeek-V3.2 (61 layers): fp8 on 0.5.20: 61 x (656 + 132) = 48,068 B; fp8 on 0.5.10 profiled
-    61 x (576 + 132) = 43,188 B, allocated 48,068 B; bf16: 61 x (1152 + 132) = 78,324 B."""
-    packed = allocated or version in _DSA_CELL_PACKED_FP8
+    through 0.5.17; from 0.5.18 only the layers with their own indexer, index_head_dim set on the layer); ``raw_fp8``:
+    the trtllm backend's raw fp8 latent (dsa_fp8_raw_latent).
+    latent: profiled (kv_lora_rank + qk_rope_head_dim) x b through 0.5.16 (fp8: 576 B), calculate_mla_kv_cache_dim
+    from 0.5.17 (packed 656 B, raw 576 B with trtllm); allocated at fp8 656 B packed / 576 B raw; bf16 1152 B.
+    indexer: 128 + 128 / 128 x 4 = 132 B.
+    Worked numbers, DeepSeek-V3.2 (61 layers): B200 (trtllm) fp8 on 0.5.20: 61 x (576 + 132) = 43,188 B profiled and
+    allocated; H200 asked for fp8 (flashmla_kv) on 0.5.20: 61 x (656 + 132) = 48,068 B; on 0.5.8 (flashmla_kv)
+    profiled 43,188 B, allocated 48,068 B; bf16: 61 x (1152 + 132) = 78,324 B."""
+    packed = not raw_fp8 and (allocated or version in _DSA_CELL_PACKED_FP8)
     own_only = version in _DSA_OWN_INDEXER_ONLY
     total = 0
     for layer, n in layers:
@@ -1142,12 +1166,13 @@ def dsa_bytes_per_token(version: str, layers, kv_b: int, index_head_dim: int, al
     return total
 
 
-def dsa_rule(version: str, vendor: str, kv: str, page: int) -> str:
+def dsa_rule(version: str, vendor: str, kv: str, page: int, raw_fp8: bool = False) -> str:
     """One line naming the rule applied (for the plan's warnings)."""
     prof = SGLANG_PROFILES[version]
     cell = ("packed fp8 latent 656 B (calculate_mla_kv_cache_dim)" if version in _DSA_CELL_PACKED_FP8 and kv == "fp8"
-            else "latent (kv_lora_rank + qk_rope_head_dim) x KV element size")
+            and not raw_fp8 else "latent (kv_lora_rank + qk_rope_head_dim) x KV element size")
     idx = "layers with their own indexer" if version in _DSA_OWN_INDEXER_ONLY else "every layer"
     return (f"SGLang {prof.releases} DSA: page_size {page}{' (ROCm)' if vendor == 'AMD' else ''}, KV dtype {kv} "
             f"(auto: fp8_e4m3 on SM >= 10, bfloat16 below), profiled cell = {cell} + 132 B indexer key on {idx}; "
-            "the pool allocates 656 B a layer at fp8 (kvplan.sglang.dsa_bytes_per_token)")
+            + ("the trtllm backend stores the raw 576 B fp8 latent" if raw_fp8 and kv == "fp8" else
+               "the pool allocates 656 B a layer at fp8") + " (kvplan.sglang.dsa_bytes_per_token)")

@@ -5,8 +5,9 @@ sglang 0.5.2 - 0.5.23 wheels (kvplan.sglang "DeepSeek sparse attention" section)
   DSA."), 1 on ROCm in 0.5.8 - 0.5.13;
 * --kv-cache-dtype auto -> fp8_e4m3 on SM >= 10, bfloat16 below (_set_default_nsa_kv_cache_dtype /
   overrides.py _dsa_kv_cache_dtype_default);
-* profiled cell per layer: (512 + 64) x b + 132 B indexer key through 0.5.16, the packed fp8 656 B + 132 from 0.5.17;
-  the pool allocates 656 + 132 at fp8 ("KV size" in the log).
+* profiled cell per layer: (512 + 64) x b + 132 B indexer key through 0.5.16; from 0.5.17 the backend's layout
+  (calculate_mla_kv_cache_dim): the packed fp8 656 B, or the raw 576 B of trtllm, the SM >= 10 fp8 default from 0.5.10;
+  the pool allocates that layout + 132 ("KV size" in the log).
 DeepSeek-V3.2: 61 layers, kv_lora_rank 512, qk_rope_head_dim 64, index_head_dim 128; GLM-5: 78 such layers.
 """
 
@@ -59,7 +60,7 @@ def test_glm5_needs_0_5_9():
         plan(glm, get_gpu("B200"), EngineConfig(engine="sglang", sglang_version="0.5.8"), Layout(tp=8))
     assert e.value.field == "sglang_version" and "0.5.9" in str(e.value)
     p = plan(glm, get_gpu("B200"), EngineConfig(engine="sglang", sglang_version="0.5.10"), Layout(tp=8))
-    # 0.5.10 profiles 78 x (576 x 1 + 132) = 55,224 B a token at fp8
+    # 0.5.10 on a B200 (trtllm, raw fp8 latent) profiles 78 x (576 x 1 + 132) = 55,224 B a token
     assert p.ranks[0].kv_bytes_per_token == 78 * (576 + 132) == 55_224
 
 
@@ -111,13 +112,26 @@ def test_kv_dtype_default_by_sm():
 
 # ------------------------------------------------------------------ bytes per token by release
 
+def test_fp8_layout_follows_the_default_backend():
+    # trtllm (raw 576 B fp8 latent) on SM >= 10 from 0.5.10; flashmla_kv (packed 656 B) before and on Hopper;
+    # GLM-5 on SM 12 from 0.5.17: flashinfer_sparse_mla (packed)
+    assert sglang.dsa_fp8_raw_latent("0.5.20", "B200", "deepseek_v32")
+    assert sglang.dsa_fp8_raw_latent("0.5.10", "B200", "deepseek_v32")
+    assert not sglang.dsa_fp8_raw_latent("0.5.8", "B200", "deepseek_v32")
+    assert not sglang.dsa_fp8_raw_latent("0.5.20", "H200", "deepseek_v32")
+    assert not sglang.dsa_fp8_raw_latent("0.5.20", "RTX-PRO-6000", "glm_moe_dsa")
+    assert sglang.dsa_fp8_raw_latent("0.5.15", "RTX-PRO-6000", "glm_moe_dsa")
+
+
 def test_bytes_per_token_by_line_and_gpu():
-    # 0.5.17+ fp8: 61 x (512 + 512/128 x 4 + 64 x 2 = 656, + 128 + 4 = 132) = 61 x 788 = 48,068
-    assert _plan("0.5.20").ranks[0].kv_bytes_per_token == 61 * 788 == 48_068
-    assert _plan("0.5.17").ranks[0].kv_bytes_per_token == 48_068
-    # through 0.5.16 fp8: 61 x (576 x 1 + 132) = 43,188 (the pool still allocates 656 a layer)
-    assert _plan("0.5.15").ranks[0].kv_bytes_per_token == 61 * 708 == 43_188
-    assert _plan("0.5.10").ranks[0].kv_bytes_per_token == 43_188
+    # B200, 0.5.17+ (trtllm): 61 x (576 + 128 + 128/128 x 4 = 132) = 61 x 708 = 43,188 profiled and allocated
+    assert _plan("0.5.20").ranks[0].kv_bytes_per_token == 61 * 708 == 43_188
+    assert _plan("0.5.17").ranks[0].kv_bytes_per_token == 43_188
+    # H200 asked for fp8 (flashmla_kv), 0.5.17+: 61 x (512 + 512/128 x 4 + 64 x 2 = 656, + 132) = 61 x 788 = 48,068
+    assert _plan("0.5.20", gpu="H200", kv_cache_dtype="fp8_e4m3").ranks[0].kv_bytes_per_token == 61 * 788 == 48_068
+    # through 0.5.16 the profiled fp8 latent is 576 x 1 whatever the backend: 43,188
+    assert _plan("0.5.15", gpu="H200", kv_cache_dtype="fp8_e4m3").ranks[0].kv_bytes_per_token == 43_188
+    assert _plan("0.5.8").ranks[0].kv_bytes_per_token == 43_188
     # H200 (bfloat16): 61 x (576 x 2 + 132) = 78,324 in every line; B200 asked for bfloat16: the same
     assert _plan("0.5.20", gpu="H200").ranks[0].kv_bytes_per_token == 61 * 1284 == 78_324
     assert _plan("0.5.20", kv_cache_dtype="bfloat16").ranks[0].kv_bytes_per_token == 78_324
@@ -136,19 +150,21 @@ def test_indexer_counted_on_own_indexer_layers_from_0_5_18():
 
 
 def test_b200_plan_numbers_0_5_20():
-    # kvplan planned page 1 and 78,324 B (bf16): 946,191 tokens. Now: the same pool // 48,068 floored to 64.
+    # kvplan planned page 1 and 78,324 B (bf16): 946,191 tokens = 946,191 blocks. Now: the same pool // 43,188
+    # floored to the 64-token page: 74,109,511,783 // 43,188 = 1,715,974 -> 1,715,968 tokens = 26,812 pages
     p = _plan("0.5.20", max_model_len=163840)
     pool = p.ranks[0].kv_pool_bytes
-    assert p.kv_cache_tokens == pool // 48_068 // 64 * 64
-    assert p.num_blocks == p.kv_cache_tokens // 64
+    assert p.kv_cache_tokens == pool // 43_188 // 64 * 64
+    assert p.num_blocks == p.kv_cache_tokens // 64 and p.block_size == 64
     kv = next(line for line in p.engine_log if line.startswith("KV Cache is allocated"))
     assert kv == (f"KV Cache is allocated. dtype: torch.float8_e4m3fn, #tokens: {p.kv_cache_tokens}, KV size: "
-                  f"{(p.kv_cache_tokens + 64) * 48_068 / GiB:.2f} GB")
+                  f"{(p.kv_cache_tokens + 64) * 43_188 / GiB:.2f} GB")
 
 
-def test_kv_line_counts_the_allocated_656_before_0_5_17():
-    # 0.5.10 profiles 43,188 B a token but allocates 61 x (656 + 132) = 48,068: "KV size" is the latter
-    p = _plan("0.5.10")
+def test_kv_line_counts_the_allocated_656_with_flashmla_kv():
+    # 0.5.8 on a B200 (flashmla_kv): profiles 43,188 B a token but allocates 61 x (656 + 132) = 48,068: the KV line
+    # says the latter
+    p = _plan("0.5.8")
     kv = next(line for line in p.engine_log if line.startswith("KV Cache is allocated"))
     assert p.ranks[0].kv_bytes_per_token == 43_188
     assert kv.endswith(f"KV size: {(p.kv_cache_tokens + 64) * 48_068 / GiB:.2f} GB")
