@@ -108,6 +108,11 @@ def test_kv_dtype_default_by_sm():
     assert sglang.dsa_kv_dtype("0.5.4.post1", True, "NVIDIA", "auto") == "fp8"
     assert sglang.sm_major_at_least_10("B200") and sglang.sm_major_at_least_10("GB300")
     assert not sglang.sm_major_at_least_10("H200")
+    # kvcache-ai/ktransformers#1969 (2026-05-01, SGLang-based server, DeepSeek-V3.2 TP4 on SM 8 GPUs): "Setting page
+    # size to 64 for DeepSeek DSA." / "Setting KV cache dtype to bfloat16 for DeepSeek DSA on SM8 device."
+    assert not sglang.sm_major_at_least_10("A100-80GB") and not sglang.sm_major_at_least_10("RTX-4090")
+    assert sglang.dsa_kv_dtype("0.5.10", False, "NVIDIA", "auto") == "bf16"
+    assert sglang.dsa_page_size("0.5.10", "NVIDIA") == 64
 
 
 # ------------------------------------------------------------------ bytes per token by release
