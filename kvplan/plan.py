@@ -800,6 +800,9 @@ def plan(spec: ModelSpec, gpu: GpuSpec, engine: EngineConfig = EngineConfig(), l
                         dense_tp=engine.moe_dense_tp_size, pp_split=layout.pp_split)
     if engine.engine == "sglang":  # recurrent states live in SGLang's own MambaPool (kvplan.sglang.mamba_pool)
         _sglang_hybrid_check(spec, engine, layout, gpu.vendor == "AMD")
+    dsa_note, engine_asked = None, engine  # the fixes are planned from what was asked (another GPU, another default)
+    if engine.engine == "sglang" and _has_dsa(spec):  # SGLang's own page and KV dtype for DSA (kvplan.sglang)
+        engine, dsa_note = _sglang_dsa_engine(spec, gpu, engine, layout)
     if engine.engine == "sglang" and layout.pp > 1 and layout.pp_split is None:  # SGLang's own get_pp_indices
         layout = dataclasses.replace(layout, pp_split=tuple(sglang.pp_partition(
             sglang.sglang_profile(engine.sglang_version), len(spec.layers), layout.pp)))
@@ -861,6 +864,8 @@ def plan(spec: ModelSpec, gpu: GpuSpec, engine: EngineConfig = EngineConfig(), l
         in_flight = mnbt
     per_node = gpus_per_node or gpu.gpus_per_node
     warnings: list[str] = list(spec.warnings)  # a generic or transformers-built spec says so in every plan
+    if dsa_note:
+        warnings.append(dsa_note)
     if v0:
         warnings += vllm_v0.warnings(spec)
     if mm_floor and (default_tokens := batch_defaults(gpu.name, gpu.memory_bytes, engine)[0]) < mm_floor:
@@ -937,10 +942,15 @@ def plan(spec: ModelSpec, gpu: GpuSpec, engine: EngineConfig = EngineConfig(), l
                 terms.append(indexer)
                 pool -= indexer.bytes
         per_token = sum(layer.cache.kv_bytes_per_token("vllm", kv_tp, kv_b) * n for layer, n in layers)
+        if engine.engine == "sglang" and _has_dsa(spec):  # SGLang's profiled DSA cell (kvplan.sglang.dsa_bytes_per_token)
+            per_token = sum(layer.cache.kv_bytes_per_token("vllm", kv_tp, kv_b) * n for layer, n in layers
+                            if layer.cache.kind != "mla_dsa") + sglang.dsa_bytes_per_token(
+                engine.sglang_version, layers, kv_b, _dsa_indexer_width(spec),
+                raw_fp8=sglang.dsa_fp8_raw_latent(engine.sglang_version, gpu.name, spec.model_type))
         if engine.engine == "sglang":
             mamba, rest_before = _sglang_mamba(spec, engine, layout, layers, pool), pool
             if mamba is not None:  # the MambaPool comes out of rest first; the KV pool gets what is left
-                terms.append(_sglang_mamba_term(engine, mamba))
+                terms.append(_sglang_mamba_term(engine, mamba, layers))
                 pool = mamba.kv_pool if mamba.slots > 0 else min(pool, 0)  # no slots: SGLang does not start
                 if sglang_mamba is None or mamba.slots < sglang_mamba.slots:  # the stage with the fewest slots
                     sglang_mamba = mamba
@@ -1046,7 +1056,9 @@ def plan(spec: ModelSpec, gpu: GpuSpec, engine: EngineConfig = EngineConfig(), l
                 starts=engine_starts,
                 model_runner=_vllm_runner(spec, engine) if engine.engine == "vllm" and not v0 else None)
     if not fits and suggest:
-        result = result.model_copy(update={"suggestions": _suggestions(spec, gpu, engine, layout, concurrency, result)})
+        result = result.model_copy(update={"suggestions": _suggestions(
+            spec, gpu, engine_asked if engine_asked.engine == "sglang" and _has_dsa(spec) else engine, layout,
+            concurrency, result)})
     return result
 
 
@@ -1345,9 +1357,49 @@ def _sglang_log(spec, gpu, engine, layout, rank: "RankPlan", tokens, page, mla, 
     uncapped = sglang.max_running_requests(prof, tokens, max_len, engine.max_num_seqs, layout.attn_dp)
     half = rank.kv_bytes_per_token // 2
     k, v = (rank.kv_bytes_per_token, 0) if mla else (half, rank.kv_bytes_per_token - half)
+    if _has_dsa(spec):  # the pool allocates more than it profiles before 0.5.17 (the packed 656 B fp8 latent)
+        layers = stage_distinct(spec, layout.pp, rank.pp_stage, layout.pp_split)
+        raw = sglang.dsa_fp8_raw_latent(engine.sglang_version, gpu.name, spec.model_type)
+        k = rank.kv_bytes_per_token + sglang.dsa_bytes_per_token(
+            engine.sglang_version, layers, kv_b, _dsa_indexer_width(spec), allocated=True, raw_fp8=raw) - \
+            sglang.dsa_bytes_per_token(engine.sglang_version, layers, kv_b, _dsa_indexer_width(spec), raw_fp8=raw)
     dtype = {1: "float8_e4m3fn", 4: "float32"}.get(kv_b, "float16" if model_dtype == "fp16" else "bfloat16")
     return sglang.log_lines(prof, b.pre_load, b.weights_loaded, tokens, page, k, v, mla, dtype, b.settings, running,
                             max_len, mamba, uncapped)
+
+
+def _has_dsa(spec: ModelSpec) -> bool:
+    """Whether any layer is DeepSeek sparse attention (``mla_dsa``: DeepSeek-V3.2, GLM-5)."""
+    return spec.memo(("has-dsa",), lambda: any(layer.cache.kind == "mla_dsa" for layer in spec.layers))
+
+
+def _sglang_dsa_engine(spec, gpu, engine, layout) -> tuple[EngineConfig, str | None]:
+    """``engine`` with the page size and KV dtype SGLang forces for a DSA model, and a note when that overrides what
+    was asked; raises PlanInputError (sglang_version / dp_attention_size / kv_cache_dtype) where kvplan.sglang.
+    dsa_refusal says the line does not serve it as kvplan plans it.
+
+    server_args.py _handle_model_specific_adjustments (0.5.3 - 0.5.16), arg_groups/overrides.py (0.5.17+),
+    model_overrides/deepseek_v2.py (0.5.20+): page_size 64 on CUDA (kvplan.sglang.dsa_page_size), --kv-cache-dtype
+    auto -> fp8_e4m3 on SM >= 10 else bfloat16 (kvplan.sglang.dsa_kv_dtype). Worked number: DeepSeek-V3.2 on
+    8 x B200, 0.5.20, auto -> page 64, fp8 with the trtllm backend's raw latent: 61 x (576 + 132) = 43,188 B a token
+    (bf16 would be 78,324)."""
+    sm10 = sglang.sm_major_at_least_10(gpu.name)
+    refusal = sglang.dsa_refusal(engine.sglang_version, spec.model_type, layout.tp, engine.dp_attention_size,
+                                 engine.kv_cache_dtype, sm10)
+    if refusal:
+        raise PlanInputError(*refusal)
+    kv = sglang.dsa_kv_dtype(engine.sglang_version, sm10, gpu.vendor, engine.kv_cache_dtype)
+    page = sglang.dsa_page_size(engine.sglang_version, gpu.vendor)
+    notes = []
+    if engine.block_size not in (None, page):
+        notes.append(f"--page-size {engine.block_size} is replaced by {page}")
+    if (engine.kv_cache_dtype or "auto") == "auto" and kv == "fp8":
+        notes.append("--kv-cache-dtype auto becomes fp8_e4m3 on this SM >= 10 GPU")
+    note = None
+    if notes:
+        note = (f"SGLang sets its own DSA defaults: {'; '.join(notes)} "
+                f"({sglang.dsa_rule(engine.sglang_version, gpu.vendor, kv, page, sglang.dsa_fp8_raw_latent(engine.sglang_version, gpu.name, spec.model_type))})")
+    return engine.model_copy(update={"kv_cache_dtype": kv, "block_size": page}), note
 
 
 def _sglang_hybrid_check(spec, engine, layout, rocm: bool) -> None:
@@ -1387,15 +1439,16 @@ def _sglang_mamba(spec, engine, layout, layers, rest: int) -> "sglang.SglangMamb
                              layout.attn_dp, charged)
 
 
-def _sglang_mamba_term(engine, m: "sglang.SglangMambaPool") -> Term:
-    """The budget line of an SGLang MambaPool (charged from rest before the KV pool)."""
+def _sglang_mamba_term(engine, m: "sglang.SglangMambaPool", layers=()) -> Term:
+    """The budget line of an SGLang MambaPool (charged from rest before the KV pool); ``layers`` the stage's
+    (DecoderLayer, count) pairs, to name the temporal state dtype used (kvplan.sglang.ssm_dtype_used)."""
     prof = sglang.sglang_profile(engine.sglang_version)
     fn = {"v054": "model_runner.handle_max_mamba_cache", "v057": "model_runner_kv_cache_mixin / kv_cache_configurator "
           "handle_max_mamba_cache", "v0517": "kv_cache_configurator._handle_max_mamba_cache"}[prof.hybrid_rule]
     return Term(name=f"Mamba state pool ({m.slots} slots x {m.per_request / 2**20:.2f} MiB)", bytes=m.charged,
                 basis="engine rule",
                 source=f"max_mamba_cache_size by {m.rule} (SGLang {prof.releases}, {fn}); conv state bfloat16, "
-                       f"temporal state {engine.mamba_ssm_dtype or 'float32 unless the config says mamba_ssm_dtype'}; "
+                       f"temporal state {sglang.ssm_dtype_used(prof, layers, engine.mamba_ssm_dtype)}; "
                        f"allocated with the padding slot: {(m.conv_bytes + m.ssm_bytes) / 2**30:.2f} GiB; "
                        f"max_running_requests <= slots // {m.slots_per_request} (kvplan.sglang.mamba_pool)")
 
