@@ -30,14 +30,18 @@ profile  releases            what changes at its first release (VLLM_CHANGES key
                              all-reduce buffers count as non-torch (1.38 GiB at TP 2 over NVLink, VLLM_NON_TORCH)
 0.10.2   0.10.2              NVFP4 block scales swizzled in place (nvfp4_single_scales)
 0.11     0.11.0              DCP (tokens line x dcp_world_size), FULL_AND_PIECEWISE graphs (full_and_piecewise);
-                             the init snapshot after the distributed init (snapshot_after_dist_init: TP non-torch 0.55)
+                             the init snapshot after the distributed init (snapshot_after_dist_init: TP non-torch 0.55);
+                             dummy encoder outputs copied to the whole encoder budget (mm_dummy_outputs_expanded)
 0.11.1   0.11.1-0.11.2       capture sizes step 16 above 256 (capture_step_16: 51 at 512, not 67); torch 2.9: a cold
                              compile's combo-kernel benchmark holds a copy of the embedding table (compile_combo_benchmark)
-0.12     0.12.0-0.13.0       triton_kernels bundled: MXFP4 MoE on Hopper takes Triton (triton_kernels_bundled);
-                             --enable-prefix-caching kept for SupportsMambaPrefixCaching hybrids (mamba_prefix_caching)
+0.12     0.12.0              triton_kernels bundled: MXFP4 MoE on Hopper takes Triton (triton_kernels_bundled);
+                             --enable-prefix-caching kept for SupportsMambaPrefixCaching hybrids (mamba_prefix_caching);
+                             dummy encoder outputs padded to an item (mm_dummy_outputs_item_rows); Pixtral's dense
+                             block mask without xformers (mm_pixtral_dense_mask)
+0.13     0.13.0              the DSA indexer's profile workspace (dsa_indexer_profile_workspace); dummy encoder outputs
+                             kept as returned (mm_dummy_outputs_as_returned)
 0.14     0.14.0-0.14.1       "Model loading took" with 2 decimals (loading_two_decimals); block-FP8 MoE through the
-                             modular kernel, its TritonExperts workspace kept on sm120 (fp8_moe_modular_kernel); the DSA
-                             indexer's profile workspace (dsa_indexer_profile_workspace, 0.13.0 already)
+                             modular kernel, its TritonExperts workspace kept on sm120 (fp8_moe_modular_kernel)
 0.15     0.15.0-0.15.1       MambaSpec: a state page per draft token; prefix-caching "align" / "all" modes
                              (mamba_spec_pages)
 0.16     0.16.0              NVFP4 CUTLASS weights padded to 32 (nvfp4_weight_pad)
@@ -53,14 +57,14 @@ profile  releases            what changes at its first release (VLLM_CHANGES key
 0.20     0.20.0              the estimate subtracted (cudagraph_estimate_applied; the log says "default since
                              v0.21.0"); gpu_memory_utilization 0.92 (gpu_util_0_92); + 1 MiB radix top-k workspace
                              for the DSA indexer (dsa_indexer_radix_workspace)
-0.21     0.20.1-0.21.0       tokens line = int(concurrency x max_model_len) on its own line (tokens_line_split)
-0.22     0.22.0-0.22.1       FlashInfer top-k / top-p sampler by default (flashinfer_sampler_default; 0.21.0 already,
-                             inside "0.21"); triton_kernels' value layout back to the pack sizes (triton_value_pack);
+0.20.1   0.20.1-0.20.2       tokens line = int(concurrency x max_model_len) on its own line (tokens_line_split)
+0.21     0.21.0              FlashInfer top-k / top-p sampler by default (flashinfer_sampler_default)
+0.22     0.22.0-0.22.1       triton_kernels' value layout back to the pack sizes (triton_value_pack);
                              dynamic-NTK tables of max_position rows (dynamic_ntk_max_position); "all" mode counts the
                              draft pages (mamba_all_draft_pages); the V2 model runner by default for dense unquantized
                              Qwen3 (v2_runner_qwen3; kvplan.engines.vllm_model_runner); a multimodal prefix-LM
                              model's default batch budget raised to its largest item (Gemma-4: 2,496;
-                             mm_prefix_lm_batch_floor)
+                             mm_prefix_lm_batch_floor); Gemma-4's tower runs frames in chunks (gemma4_encoder_chunk)
 0.23     0.23.0              V2 also for dense unquantized Llama / Mistral (v2_runner_llama_mistral)
 0.24     0.24.0              Marlin pads misaligned shards instead of refusing them (marlin_tile_padding); V2 for the
                              six listed architectures, quantized too (v2_runner_listed)
@@ -73,7 +77,7 @@ profile  releases            what changes at its first release (VLLM_CHANGES key
                              profile run) + transient peak, the CUDA-graph profile outside it (total_consumed_accounting):
                              tensors made after "Model loading took" and before the profile now count (V2 sampler state);
                              text-only serving (--language-model-only) drops the prefix-LM batch floor
-                             (mm_prefix_lm_text_only_off)
+                             (mm_prefix_lm_text_only_off); the V2 runner profiles the encoder (v2_mm_encoder_profile)
 0.28     0.28.0              prefix caching on by default for hybrids (hybrid_prefix_caching), "align" for every
                              hybrid (mamba_align_only; "all" for SupportsMambaPrefixCaching models when asked before);
                              the >= 160 GiB batch tier (batch_tier_160)
@@ -102,8 +106,9 @@ from kvplan.drafter import DraftSpec
 from kvplan.sglang import SGLANG_DEFAULT_VERSION, SGLANG_PROFILES, SglangVersion, default_settings
 from kvplan.units import GiB, MiB
 
-VllmVersion = Literal["0.6", "0.6.5", "0.7", "0.10", "0.10.2", "0.11", "0.11.1", "0.12", "0.14", "0.15", "0.16", "0.17", "0.18", "0.19",
-                      "0.20", "0.21", "0.22", "0.23", "0.24", "0.25", "0.26", "0.27", "0.28", "0.29", "0.30", "0.33"]
+VllmVersion = Literal["0.6", "0.6.5", "0.7", "0.10", "0.10.2", "0.11", "0.11.1", "0.12", "0.13", "0.14", "0.15", "0.16",
+                      "0.17", "0.18", "0.19", "0.20", "0.20.1", "0.21", "0.22", "0.23", "0.24", "0.25", "0.26", "0.27",
+                      "0.28", "0.29", "0.30", "0.33"]
 VLLM_DEFAULT_VERSION: VllmVersion = "0.33"
 
 
@@ -344,12 +349,11 @@ VLLM_CHANGES: dict[str, tuple[Release, str]] = {
     # DeepSeek sparse attention's lightning indexer in the profile run (read 2026-12 in the 0.11.0 - 0.33.0 wheels:
     # models/deepseek_v2.py sparse_attn_indexer through 0.14.1, model_executor/layers/sparse_attn_indexer.py from
     # 0.15.0; kvplan.plan.vllm_dsa_indexer_workspace_bytes):
-    "dsa_indexer_profile_workspace": ((0, 14, 0), ("sparse_attn_indexer: without attention metadata (the profile "
+    "dsa_indexer_profile_workspace": ((0, 13, 0), ("sparse_attn_indexer: without attention metadata (the profile "
                                                    "run) it reserves its prefill K-gather workspace from "
                                                    "current_workspace_manager(), (get_max_prefill_buffer_size = "
                                                    "max_model_len x 40) rows of index_head_dim fp8 + 4 B scale, "
-                                                   "first in the 0.13.0 wheel (0.12.0: returns the fake at once); "
-                                                   "kvplan's 0.12 profile (0.12.0 - 0.13.0) follows 0.12.0")),
+                                                   "first in the 0.13.0 wheel (0.12.0: returns the fake at once)")),
     "dsa_indexer_logits_reserve": ((0, 19, 0), ("sparse_attn_indexer: 'Dummy allocation to simulate for peak logits "
                                                 "tensor memory during inference', torch.empty(VLLM_SPARSE_INDEXER_MAX_"
                                                 "LOGITS_MB = 512 MiB) in the profile run, in the 0.19.0 wheel")),
@@ -363,12 +367,11 @@ VLLM_CHANGES: dict[str, tuple[Release, str]] = {
                                             "FusedMoEModularKernel of fused_moe/oracle/fp8.py (TritonExperts on sm120: "
                                             "its workspaces from current_workspace_manager(), kept), in the 0.14.0 "
                                             "wheel; 0.13.0: the fused_experts function (torch.empty per call)")),
-    "flashinfer_sampler_default": ((0, 22, 0), ("envs.py VLLM_USE_FLASHINFER_SAMPLER defaults to True ('Enabled by "
+    "flashinfer_sampler_default": ((0, 21, 0), ("envs.py VLLM_USE_FLASHINFER_SAMPLER defaults to True ('Enabled by "
                                                 "default when the hardware supports it') and v1/sample/ops/"
                                                 "topk_topp_sampler.py TopKTopPSampler takes forward_cuda (FlashInfer "
                                                 "top-k / top-p) unless it is set to 0, first in the 0.21.0 wheel "
-                                                "(0.20.2: opt-in, 'Users must opt in explicitly'); kvplan's 0.21 "
-                                                "profile (0.20.1 - 0.21.0) follows 0.20.1. Only where "
+                                                "(0.20.1 / 0.20.2: opt-in, 'Users must opt in explicitly'). Only where "
                                                 "FlashInferBackend.supports_compute_capability (sm75 - sm121; sm80+ in "
                                                 "0.28.0): kvplan applies it to every GPU, a V100 (or a T4 on 0.28) "
                                                 "samples natively")),
@@ -387,6 +390,25 @@ VLLM_CHANGES: dict[str, tuple[Release, str]] = {
                                                 "--limit-mm-per-prompt all 0: MULTIMODAL_REGISTRY."
                                                 "supports_multimodal_inputs) in 0.27.0, so the batch floor is off "
                                                 "for text-only serving; 0.22.0 - 0.26.0 raise it regardless")),
+    # the multimodal profile run (kvplan.vllm_mm), read 2026-12 in the 0.10.0 - 0.33.0 wheels:
+    "mm_dummy_outputs_expanded": ((0, 11, 0), ("v1/worker/gpu_model_runner.py profile_run: every dummy encoder output "
+                                               "shorter than the encoder budget is copied into output.new_zeros("
+                                               "(encoder_budget, hidden)) before encoder_cache['tmp'] in 0.11.0 - "
+                                               "0.11.2 (0.10.x caches them as returned)")),
+    "mm_dummy_outputs_item_rows": ((0, 12, 0), ("profile_run 0.12.0: the copy is (max_tokens_by_modality, hidden), "
+                                                "only where the output is shorter")),
+    "mm_dummy_outputs_as_returned": ((0, 13, 0), ("profile_run: encoder_cache[f'tmp_{i}'] = output, no copy (0.13.0 - "
+                                                  "0.33.0)")),
+    "mm_pixtral_dense_mask": ((0, 12, 0), ("the wheel's Requires-Dist drops xformers in 0.12.0 (0.11.x: xformers=="
+                                           "0.0.32.post1 / 0.0.33.post1), so pixtral.py PixtralHFVisionModel builds "
+                                           "transformers' generate_block_attention_mask, one (N, N) model-dtype mask "
+                                           "over the batch's patches, instead of a BlockDiagonalMask")),
+    "gemma4_encoder_chunk": ((0, 22, 0), ("models/gemma4_mm.py _encoder_chunk: the vision tower runs the frames in "
+                                          "chunks of max(1, min(free // 2, total // 10) // (patches x 4 x "
+                                          "position_embedding_size x 8)) from 0.22.0 (0.21.0: all at once)")),
+    "v2_mm_encoder_profile": ((0, 27, 0), ("v1/worker/gpu/model_runner.py profile_run calls encoder_runner."
+                                           "profile_encoder_cache (first PP rank) from 0.27.0; 0.22.0 - 0.26.0 run no "
+                                           "encoder in the V2 profile")),
 }
 
 # Changes inside a profile's run because no plan can see them: kvplan's V0 engine refuses multimodal models (kvplan.vllm_v0),
@@ -461,7 +483,8 @@ VLLM_PROFILES: dict[str, VllmProfile] = {
                 "vllm 0.11.0 wheel (gpu_worker.py, kv_cache_utils.py); vllm-project/recipes Kimi-K2-Think.md (DCP x8 "
                 "tokens line); vLLM #27508; llm-d/llm-d #787"),
     "0.11.1": _v1("0.11.1", "0.11.1 - 0.11.2", (0, 11, 1), _NT_OLD, _WHEEL.format("0.11.1 / 0.11.2") + "as 0.11"),
-    "0.12": _v1("0.12", "0.12.0 - 0.13.0", (0, 12, 0), _NT_OLD, _WHEEL.format("0.12.0 / 0.13.0") + "as 0.11.1"),
+    "0.12": _v1("0.12", "0.12.0", (0, 12, 0), _NT_OLD, _WHEEL.format("0.12.0") + "as 0.11.1"),
+    "0.13": _v1("0.13", "0.13.0", (0, 13, 0), _NT_OLD, _WHEEL.format("0.13.0") + "as 0.12 but the DSA indexer"),
     "0.14": _v1("0.14", "0.14.0 - 0.14.1", (0, 14, 0), _NT_OLD,
                 _WHEEL.format("0.14.0 / 0.14.1") + "vLLM #33155 (0.14.1, gpt-oss-120b Triton on an H100)"),
     "0.15": _v1("0.15", "0.15.0 - 0.15.1", (0, 15, 0), _NT_OLD,
@@ -476,8 +499,9 @@ VLLM_PROFILES: dict[str, VllmProfile] = {
                 "VLLM_MEMORY_PROFILER_ESTIMATE_CUDAGRAPHS False, FlashInfer sampler 'disabled by default'); "
                 + _WHEEL.format("0.19.0 / 0.19.1")),
     "0.20": _v1("0.20", "0.20.0", (0, 20, 0), _NT_018, _WHEEL.format("0.20.0") + "other rules as 0.19"),
-    "0.21": _v1("0.21", "0.20.1 - 0.21.0", (0, 20, 1), _NT_018,
-                _WHEEL.format("0.20.1 / 0.20.2 / 0.21.0") + "vLLM #45178 (estimate subtracted)"),
+    "0.20.1": _v1("0.20.1", "0.20.1 - 0.20.2", (0, 20, 1), _NT_018,
+                  _WHEEL.format("0.20.1 / 0.20.2") + "vLLM #45178 (estimate subtracted)"),
+    "0.21": _v1("0.21", "0.21.0", (0, 21, 0), _NT_018, _WHEEL.format("0.21.0") + "the FlashInfer sampler by default"),
     "0.22": _v1("0.22", "0.22.0 - 0.22.1", (0, 22, 0), _NT_018, _WHEEL.format("0.22.0 / 0.22.1")),
     "0.23": _v1("0.23", "0.23.0", (0, 23, 0), _NT_018, _WHEEL.format("0.23.0")),
     "0.24": _v1("0.24", "0.24.0", (0, 24, 0), _NT_018, _WHEEL.format("0.24.0")),
@@ -582,7 +606,7 @@ class EngineConfig(BaseModel):
     # "Custom allreduce is disabled because ..."): non-torch memory at TP >= 2 is then much smaller.
     disable_custom_all_reduce: bool = False
     # top-k/top-p sampler of the dummy sampler run: "auto" = kvplan's assumption for the version (PyTorch-native
-    # through the 0.21 profile, FlashInfer from 0.22 (VLLM_CHANGES flashinfer_sampler_default); vLLM 0.10 / 0.11.0 use
+    # through the 0.20.1 profile, FlashInfer from 0.21 (VLLM_CHANGES flashinfer_sampler_default); vLLM 0.10 / 0.11.0 use
     # FlashInfer when that package is installed, which a planner cannot see), or as logged
     # ("Using FlashInfer for top-p & top-k sampling" / VLLM_USE_FLASHINFER_SAMPLER=1).
     sampler: Literal["auto", "pytorch", "flashinfer"] = "auto"

@@ -16,6 +16,7 @@ import dataclasses
 import functools
 import math
 import operator
+from typing import Literal
 
 from pydantic import BaseModel, ConfigDict
 
@@ -43,6 +44,7 @@ from kvplan.vllm_layouts import (  # _AWQ_FMT / _GPTQ_FMT / _WNA16_FMT: the int 
     vllm_fp8_marlin_extra_bytes, vllm_mla_dequant_bytes, vllm_mxfp4_extra_bytes,
     vllm_quant_layout_extra_bytes, vllm_rope_cache_bytes,
 )
+from kvplan.vllm_mm import vllm_mm_profile, vllm_mm_profile_peak_bytes
 
 
 class Term(BaseModel):
@@ -138,6 +140,9 @@ class Plan(BaseModel):
     engine_version: str = ""  # the vLLM / SGLang profile planned ("0.33", "0.5.20"), empty for custom
     start_error: str | None = None  # the engine's own error text when it would refuse to start
     starts: bool = True  # the engine would start (SGLang does even below one request of max_model_len)
+    # the GPU model runner a vLLM V1 release picks for this checkpoint by default ("V1" / "V2":
+    # kvplan.engines.vllm_model_runner); None for V0 profiles and other engines
+    model_runner: Literal["V1", "V2"] | None = None
 
 
 # ----------------------------------------------------------------------------- KV groups (vLLM)
@@ -406,7 +411,7 @@ def vllm_dsa_indexer_workspace_bytes(spec: ModelSpec, max_len: int, vllm_version
     sparse_mla_prefill_workspace_factor from 0.32.0 (config/vllm.py: 5 up to 256K tokens, else 2). Held through the
     sampler run, so it adds to the non-KV memory in both accountings (torch peak before 0.27, total consumed after).
     The workspace manager's buffer is shared: a fused-MoE workspace from the same manager overlaps it
-    (``_budget``'s moe_ws, subtracted by the caller). 0 before 0.13.0 (kvplan: before the 0.14 profile).
+    (``_budget``'s moe_ws, subtracted by the caller). 0 before 0.13.0.
     bytes = rows x (index_head_dim + 4) [+ 1 MiB].
     Worked number: GLM-5.2 at 32,768 tokens on 0.28.0: 32,768 x 40 x (128 + 4) + 1,048,576 = 174,063,616 B = 0.162 GiB."""
     width = _dsa_indexer_width(spec)
@@ -800,6 +805,9 @@ def plan(spec: ModelSpec, gpu: GpuSpec, engine: EngineConfig = EngineConfig(), l
                         dense_tp=engine.moe_dense_tp_size, pp_split=layout.pp_split)
     if engine.engine == "sglang":  # recurrent states live in SGLang's own MambaPool (kvplan.sglang.mamba_pool)
         _sglang_hybrid_check(spec, engine, layout, gpu.vendor == "AMD")
+    dsa_note, engine_asked = None, engine  # the fixes are planned from what was asked (another GPU, another default)
+    if engine.engine == "sglang" and _has_dsa(spec):  # SGLang's own page and KV dtype for DSA (kvplan.sglang)
+        engine, dsa_note = _sglang_dsa_engine(spec, gpu, engine, layout)
     if engine.engine == "sglang" and layout.pp > 1 and layout.pp_split is None:  # SGLang's own get_pp_indices
         layout = dataclasses.replace(layout, pp_split=tuple(sglang.pp_partition(
             sglang.sglang_profile(engine.sglang_version), len(spec.layers), layout.pp)))
@@ -872,6 +880,8 @@ def plan(spec: ModelSpec, gpu: GpuSpec, engine: EngineConfig = EngineConfig(), l
     warnings: list[str] = list(spec.warnings)  # a generic or transformers-built spec says so in every plan
     if arrival_note:
         warnings.append(arrival_note)
+    if dsa_note:
+        warnings.append(dsa_note)
     if v0:
         warnings += vllm_v0.warnings(spec)
     if mm_floor and (default_tokens := batch_defaults(gpu.name, gpu.memory_bytes, engine)[0]) < mm_floor:
@@ -948,10 +958,15 @@ def plan(spec: ModelSpec, gpu: GpuSpec, engine: EngineConfig = EngineConfig(), l
                 terms.append(indexer)
                 pool -= indexer.bytes
         per_token = sum(layer.cache.kv_bytes_per_token("vllm", kv_tp, kv_b) * n for layer, n in layers)
+        if engine.engine == "sglang" and _has_dsa(spec):  # SGLang's profiled DSA cell (kvplan.sglang.dsa_bytes_per_token)
+            per_token = sum(layer.cache.kv_bytes_per_token("vllm", kv_tp, kv_b) * n for layer, n in layers
+                            if layer.cache.kind != "mla_dsa") + sglang.dsa_bytes_per_token(
+                engine.sglang_version, layers, kv_b, _dsa_indexer_width(spec),
+                raw_fp8=sglang.dsa_fp8_raw_latent(engine.sglang_version, gpu.name, spec.model_type))
         if engine.engine == "sglang":
             mamba, rest_before = _sglang_mamba(spec, engine, layout, layers, pool), pool
             if mamba is not None:  # the MambaPool comes out of rest first; the KV pool gets what is left
-                terms.append(_sglang_mamba_term(engine, mamba))
+                terms.append(_sglang_mamba_term(engine, mamba, layers))
                 pool = mamba.kv_pool if mamba.slots > 0 else min(pool, 0)  # no slots: SGLang does not start
                 if sglang_mamba is None or mamba.slots < sglang_mamba.slots:  # the stage with the fewest slots
                     sglang_mamba = mamba
@@ -1062,9 +1077,12 @@ def plan(spec: ModelSpec, gpu: GpuSpec, engine: EngineConfig = EngineConfig(), l
                 concurrency=concurrency, fits=fits, verdict=verdict, ranks=ranks, warnings=warnings, decode=decode,
                 engine_log=log, engine_version={"vllm": prof.version, "sglang": engine.sglang_version}.get(engine.engine, ""),
                 start_error=error,
-                starts=engine_starts)
+                starts=engine_starts,
+                model_runner=_vllm_runner(spec, engine) if engine.engine == "vllm" and not v0 else None)
     if not fits and suggest:
-        result = result.model_copy(update={"suggestions": _suggestions(spec, gpu, engine, layout, concurrency, result)})
+        result = result.model_copy(update={"suggestions": _suggestions(
+            spec, gpu, engine_asked if engine_asked.engine == "sglang" and _has_dsa(spec) else engine, layout,
+            concurrency, result)})
     return result
 
 
@@ -1321,6 +1339,7 @@ def _budget(spec, gpu, engine, layout, weights, mnbt, max_seqs, act_b, mla, last
         copies = act_b / 4  # parameter, so the peak holds the logits alone, in the model dtype
     act = engine.activation_bytes
     clone = 0
+    mm_src = ""
     if act is None:
         moe_ws = 0
         if vllm_moe_workspace_held(spec, engine.weight_format, gpu.name, prof.version):
@@ -1333,10 +1352,13 @@ def _budget(spec, gpu, engine, layout, weights, mnbt, max_seqs, act_b, mla, last
                 spec, *resolve_format(spec, engine.weight_format)):  # fused_marlin_moe's per-call buffers, V1 < 0.17
             act = max(act, vllm_marlin_moe_transient_bytes(spec, layout.tp, mnbt, act_b, bool(layout.ep)))
         if loads_tower:
-            # GPUModelRunner.profile_run with a multimodal checkpoint first runs the encoder and keeps its outputs
-            # scattered into an (encoder budget = max_num_batched_tokens, hidden) tensor in encoder_cache["tmp"]
-            # until the LM's dummy run and sampler are done (vllm 0.11 / 0.33 gpu_model_runner.py): in the peak.
-            act += mnbt * spec.hidden_size * act_b
+            # GPUModelRunner.profile_run with a multimodal checkpoint first runs the encoder on a dummy batch (the
+            # budget's items of the largest modality), keeps its inputs and outputs through the LM's dummy run and
+            # sampler: the peak is max(encoder step, LM peak + held), by release and runner (kvplan.vllm_mm)
+            mm = vllm_mm_profile(spec, prof.version, runner, layout.tp, engine.mm_encoder_tp_mode == "data", mnbt,
+                                 act_b, first_stage, gpu.memory_bytes)
+            act = vllm_mm_profile_peak_bytes(act, mm)
+            mm_src = f"; multimodal profile: {mm.note}"
         elif first_stage and not engine.enforce_eager and vllm_has(prof.version, "compile_combo_benchmark"):
             # a cold torch.compile benchmarks the embedding gather on a random copy of the table (kvplan.engines
             # vllm_compile_benchmark_bytes); a multimodal runner embeds outside the compiled graph
@@ -1350,7 +1372,7 @@ def _budget(spec, gpu, engine, layout, weights, mnbt, max_seqs, act_b, mla, last
     terms.append(Term(name=f"activation peak ({mnbt} batched tokens, {num_reqs} sampler rows)", bytes=act,
                       basis="measured" if engine.activation_bytes is not None else "fitted",
                       source=f"GPUModelRunner.profile_run + _dummy_sampler_run ({sampler_src}; error <= 0.25 GiB on "
-                             f"the pinned logs that print the torch peak){compile_src}. {POOL_ACCURACY}"))
+                             f"the pinned logs that print the torch peak){compile_src}{mm_src}. {POOL_ACCURACY}"))
     terms.append(nt_term)
     non_torch = nt_term.bytes
     state = 0
@@ -1406,9 +1428,49 @@ def _sglang_log(spec, gpu, engine, layout, rank: "RankPlan", tokens, page, mla, 
     uncapped = sglang.max_running_requests(prof, tokens, max_len, engine.max_num_seqs, layout.attn_dp)
     half = rank.kv_bytes_per_token // 2
     k, v = (rank.kv_bytes_per_token, 0) if mla else (half, rank.kv_bytes_per_token - half)
+    if _has_dsa(spec):  # the pool allocates more than it profiles before 0.5.17 (the packed 656 B fp8 latent)
+        layers = stage_distinct(spec, layout.pp, rank.pp_stage, layout.pp_split)
+        raw = sglang.dsa_fp8_raw_latent(engine.sglang_version, gpu.name, spec.model_type)
+        k = rank.kv_bytes_per_token + sglang.dsa_bytes_per_token(
+            engine.sglang_version, layers, kv_b, _dsa_indexer_width(spec), allocated=True, raw_fp8=raw) - \
+            sglang.dsa_bytes_per_token(engine.sglang_version, layers, kv_b, _dsa_indexer_width(spec), raw_fp8=raw)
     dtype = {1: "float8_e4m3fn", 4: "float32"}.get(kv_b, "float16" if model_dtype == "fp16" else "bfloat16")
     return sglang.log_lines(prof, b.pre_load, b.weights_loaded, tokens, page, k, v, mla, dtype, b.settings, running,
                             max_len, mamba, uncapped)
+
+
+def _has_dsa(spec: ModelSpec) -> bool:
+    """Whether any layer is DeepSeek sparse attention (``mla_dsa``: DeepSeek-V3.2, GLM-5)."""
+    return spec.memo(("has-dsa",), lambda: any(layer.cache.kind == "mla_dsa" for layer in spec.layers))
+
+
+def _sglang_dsa_engine(spec, gpu, engine, layout) -> tuple[EngineConfig, str | None]:
+    """``engine`` with the page size and KV dtype SGLang forces for a DSA model, and a note when that overrides what
+    was asked; raises PlanInputError (sglang_version / dp_attention_size / kv_cache_dtype) where kvplan.sglang.
+    dsa_refusal says the line does not serve it as kvplan plans it.
+
+    server_args.py _handle_model_specific_adjustments (0.5.3 - 0.5.16), arg_groups/overrides.py (0.5.17+),
+    model_overrides/deepseek_v2.py (0.5.20+): page_size 64 on CUDA (kvplan.sglang.dsa_page_size), --kv-cache-dtype
+    auto -> fp8_e4m3 on SM >= 10 else bfloat16 (kvplan.sglang.dsa_kv_dtype). Worked number: DeepSeek-V3.2 on
+    8 x B200, 0.5.20, auto -> page 64, fp8 with the trtllm backend's raw latent: 61 x (576 + 132) = 43,188 B a token
+    (bf16 would be 78,324)."""
+    sm10 = sglang.sm_major_at_least_10(gpu.name)
+    refusal = sglang.dsa_refusal(engine.sglang_version, spec.model_type, layout.tp, engine.dp_attention_size,
+                                 engine.kv_cache_dtype, sm10)
+    if refusal:
+        raise PlanInputError(*refusal)
+    kv = sglang.dsa_kv_dtype(engine.sglang_version, sm10, gpu.vendor, engine.kv_cache_dtype)
+    page = sglang.dsa_page_size(engine.sglang_version, gpu.vendor)
+    notes = []
+    if engine.block_size not in (None, page):
+        notes.append(f"--page-size {engine.block_size} is replaced by {page}")
+    if (engine.kv_cache_dtype or "auto") == "auto" and kv == "fp8":
+        notes.append("--kv-cache-dtype auto becomes fp8_e4m3 on this SM >= 10 GPU")
+    note = None
+    if notes:
+        note = (f"SGLang sets its own DSA defaults: {'; '.join(notes)} "
+                f"({sglang.dsa_rule(engine.sglang_version, gpu.vendor, kv, page, sglang.dsa_fp8_raw_latent(engine.sglang_version, gpu.name, spec.model_type))})")
+    return engine.model_copy(update={"kv_cache_dtype": kv, "block_size": page}), note
 
 
 def _sglang_hybrid_check(spec, engine, layout, rocm: bool) -> None:
@@ -1448,15 +1510,16 @@ def _sglang_mamba(spec, engine, layout, layers, rest: int) -> "sglang.SglangMamb
                              layout.attn_dp, charged)
 
 
-def _sglang_mamba_term(engine, m: "sglang.SglangMambaPool") -> Term:
-    """The budget line of an SGLang MambaPool (charged from rest before the KV pool)."""
+def _sglang_mamba_term(engine, m: "sglang.SglangMambaPool", layers=()) -> Term:
+    """The budget line of an SGLang MambaPool (charged from rest before the KV pool); ``layers`` the stage's
+    (DecoderLayer, count) pairs, to name the temporal state dtype used (kvplan.sglang.ssm_dtype_used)."""
     prof = sglang.sglang_profile(engine.sglang_version)
     fn = {"v054": "model_runner.handle_max_mamba_cache", "v057": "model_runner_kv_cache_mixin / kv_cache_configurator "
           "handle_max_mamba_cache", "v0517": "kv_cache_configurator._handle_max_mamba_cache"}[prof.hybrid_rule]
     return Term(name=f"Mamba state pool ({m.slots} slots x {m.per_request / 2**20:.2f} MiB)", bytes=m.charged,
                 basis="engine rule",
                 source=f"max_mamba_cache_size by {m.rule} (SGLang {prof.releases}, {fn}); conv state bfloat16, "
-                       f"temporal state {engine.mamba_ssm_dtype or 'float32 unless the config says mamba_ssm_dtype'}; "
+                       f"temporal state {sglang.ssm_dtype_used(prof, layers, engine.mamba_ssm_dtype)}; "
                        f"allocated with the padding slot: {(m.conv_bytes + m.ssm_bytes) / 2**30:.2f} GiB; "
                        f"max_running_requests <= slots // {m.slots_per_request} (kvplan.sglang.mamba_pool)")
 
@@ -1464,8 +1527,8 @@ def _sglang_mamba_term(engine, m: "sglang.SglangMambaPool") -> Term:
 # How far the budget's fitted terms are from the truth, measured where it matters: the KV pool ("Available KV cache
 # memory") predicted from launch flags against every pinned public vLLM log (tests/test_engine_logs*.py,
 # test_engine_nontorch.py, test_engine_budget_02x.py, test_vllm_layouts*.py, test_failed_starts.py; 2026-12-01).
-POOL_ACCURACY = ("KV pool from launch flags: within max(1 %, 0.25 GiB) on 39 pinned vLLM logs; 9 pinned logs miss "
-                 "(strict xfails, README: -0.57 to +2.79 GiB, +5 GiB with an LMCache connector)")
+POOL_ACCURACY = ("KV pool from launch flags: within max(1 %, 0.25 GiB) on 53 pinned vLLM logs; 11 pinned logs miss "
+                 "(strict xfails, README: -2.79 to +2.90 GiB, +5 GiB with an LMCache connector)")
 
 
 # The V2 runner's estimate (0.29.0 - 0.33.0 v1/worker/gpu/cudagraph_utils.py profile_cudagraph_memory, read

@@ -91,6 +91,12 @@ counts are split over the workers. Not modelled (refused by field): speculative 
 states), PP before 0.5.17, DP attention before 0.5.7, families not read in SGLang's configs (Jamba, Zamba2, Bamba,
 LFM2 short convs, Kimi-Linear KDA, MiniMax / Lightning linear attention), attention-less hybrids.
 
+DeepSeek sparse attention (DeepSeek-V3.2, GLM-5; "NSA" in SGLang's code, ``dsa_*`` below): served from 0.5.3 (GLM-5
+from 0.5.9), planned from the 0.5.4.post1 line; page_size 64 on CUDA (1 on ROCm in 0.5.8 - 0.5.13); --kv-cache-dtype
+auto -> fp8_e4m3 on SM >= 10 (Blackwell), bfloat16 below; cell = latent (576 x b through 0.5.16; from 0.5.17 the
+backend's layout: 656 B packed fp8, 576 B raw fp8 with trtllm, the SM >= 10 default from 0.5.10) + 132 B indexer key a
+layer. DeepSeek-V3.2 on 8 x B200, 0.5.20: 61 x (576 + 132) = 43,188 B a token.
+
 Worked number (the Qwen3-30B-A3B-FP8 H100 log pinned in tests/test_engine_sglang.py): 81559 MiB, TP1 ->
 reserved 13904 MiB -> 0.830; as logged, pre 78.48 and available 49.33 GiB -> rest 35.99 GiB / 98,304 B -> 392,920
 tokens; kvplan from the flags: pre 78.45, available 49.24 -> 392,123 tokens (-0.20 %).
@@ -544,6 +550,32 @@ def state_bytes_per_request(prof: SglangProfile, layers, tp: int, mamba_ssm_dtyp
     return conv_b, ssm_b, n
 
 
+def ssm_dtype_used(prof: SglangProfile, layers, mamba_ssm_dtype: str | None = None) -> str:
+    """The temporal (SSM) state dtype this line's MambaPool uses for ``layers`` ((DecoderLayer, count) pairs), and why,
+    as state_bytes_per_request picks it.
+
+    --mamba-ssm-dtype when given; else (``hybrid_ssm_from_config``, the 0.5.10+ lines: configs/mamba_utils.py
+    mamba2_state_dtype(config)) the config's mamba_ssm_dtype for GDN layers (Qwen3-Next / Qwen3.5 files say float32);
+    else float32, the --mamba-ssm-dtype default (server_args.py ``mamba_ssm_dtype: str = "float32"``, exported as
+    SGLANG_MAMBA_SSM_DTYPE): 0.5.4.post1 - 0.5.7 read no config key (mamba2_state_dtype() takes no config), and Mamba-2
+    configs carry none (Nemotron-H's mamba_ssm_cache_dtype is vLLM's key; Granite-4 builds its params without the
+    config). Worked examples: Qwen3.5 on 0.5.20 -> "float32 (the config's mamba_ssm_dtype)"; Nemotron-H on 0.5.6 ->
+    "float32 (the --mamba-ssm-dtype default: SGLang 0.5.6 - 0.5.6.post2 reads no config key for it)"."""
+    if mamba_ssm_dtype:
+        return f"{mamba_ssm_dtype} (--mamba-ssm-dtype)"
+    parts = [part for layer, _ in layers for part in cache_parts(layer.cache) if part.kind in ("mamba", "linear_attention")]
+    gdn = [p for p in parts if p.kind == "linear_attention"]
+    if not prof.hybrid_ssm_from_config:
+        return f"float32 (the --mamba-ssm-dtype default: SGLang {prof.releases} reads no config key for it)"
+    if gdn and gdn[0].vllm_ssm_dtype_bytes:
+        name = {4: "float32", 2: "bfloat16"}.get(gdn[0].vllm_ssm_dtype_bytes, f"{gdn[0].vllm_ssm_dtype_bytes}-byte")
+        return f"{name} (the config's mamba_ssm_dtype)"
+    if gdn:
+        return "float32 (the --mamba-ssm-dtype default: the config names no mamba_ssm_dtype)"
+    return ("float32 (the --mamba-ssm-dtype default: Mamba-2 configs carry no mamba_ssm_dtype, Nemotron-H's "
+            "mamba_ssm_cache_dtype being vLLM's key and Granite-4 building its params without the config)")
+
+
 class SglangMambaPool(BaseModel):
     """SGLang's MambaPool on one rank and the KV pool it leaves (bytes)."""
 
@@ -955,9 +987,192 @@ def log_lines(prof: SglangProfile, pre_load: int, weights_loaded: int, tokens: i
     lines.append(f"Memory pool end. avail mem={_gb(available - kv - state - (rows + 1) * (context_len + 4) * 4)} GB "
                  "(estimated)")
     if mamba is not None and prof.hybrid_rule == "v0517" and running_uncapped is not None and running < running_uncapped:
+        # SGLang's own words (kv_cache_configurator.py resolve_max_num_reqs, 0.5.17 - 0.5.23): "%d state slots per
+        # request" whatever the count, so "1 state slots per request" without the radix cache is verbatim, not a typo (the
+        # advice SGLang appends, "To raise it: ...", is left off)
         lines.append(f"max_running_requests is capped to {running} by the mamba state cache (max_mamba_cache_size="
                      f"{mamba.slots}, {mamba.slots_per_request} state slots per request)")
     lines.append(f"max_total_num_tokens={tokens}, chunked_prefill_size={settings.chunked_prefill_size}, "
                  f"max_prefill_tokens={SGLANG_MAX_PREFILL_TOKENS}, max_running_requests={running}, "
                  f"context_len={context_len}")
     return lines
+
+
+# ----------------------------------------------------------------------------- DeepSeek sparse attention (DSA / "NSA")
+
+# SGLang serves DSA models (DeepSeek-V3.2: DeepseekV32ForCausalLM / a DeepseekV3ForCausalLM config with index_topk;
+# GLM-5: GlmMoeDsaForCausalLM) with an NSATokenToKVPool (DSATokenToKVPool from 0.5.14): the MLA latent plus one fp8
+# indexer key per token and layer. Read in the sglang 0.5.2 - 0.5.23 wheels (2026-12):
+# * 0.5.2 and older hold no NSATokenToKVPool (configs/model_config.py has no is_deepseek_nsa): no DSA model is served.
+# * GLM-5 (GlmMoeDsaForCausalLM) joins is_deepseek_nsa in 0.5.9 (0.5.8's list lacks it).
+# * server_args.py _handle_model_specific_adjustments (0.5.3 - 0.5.16; arg_groups/overrides.py from 0.5.17,
+#   arg_groups/model_overrides/deepseek_v2.py from 0.5.20): on a GPU that is not an NPU, page_size = 64 ("Setting page
+#   size to 64 for DeepSeek NSA." / "... DSA."), 1 on ROCm from 0.5.8 ("Setting page size to 1 for DeepSeek DSA on
+#   ROCm."; from 0.5.14 only where aiter's preshuffle paged-MQA path is unavailable: Triton < 3.5), 64 x index_kpool
+#   in 0.5.23 (get_dsa_index_kpool: config index_kpool, default 1).
+# * the KV dtype: 0.5.3 - 0.5.4.post1 set fp8_e4m3 on SM >= 10 whatever --kv-cache-dtype says ("Setting KV cache dtype
+#   to fp8."); 0.5.5+ turn "auto" into fp8_e4m3 on SM >= 10 and bfloat16 below ("Setting KV cache dtype to {dtype}
+#   for DeepSeek DSA on SM{major} device.": 0.5.10 - 0.5.16 _set_default_nsa_kv_cache_dtype / _set_default_dsa_kv_
+#   cache_dtype, 0.5.17+ overrides.py _dsa_kv_cache_dtype_default) and assert bfloat16 / fp8_e4m3 only.
+# * 0.5.3 - 0.5.5 also force DP attention with dp_size = tp_size ("DP attention is enabled for DeepSeek NSA."), after
+#   _handle_gpu_memory_settings has sized the reserve; 0.5.6 - 0.5.7 set enable_dp_attention with the given --dp;
+#   0.5.3 alone forces mem_fraction_static = 0.8.
+# * the profiled cell (model_runner profile_max_num_token; model_runner_kv_cache_mixin get_cell_size_per_token from
+#   0.5.7; pool_configurator._compute_cell_size from 0.5.12): (kv_lora_rank + qk_rope_head_dim) x element size of the
+#   KV dtype per layer through 0.5.16; calculate_mla_kv_cache_dim from 0.5.17 (fp8: kv_lora_rank + kv_lora_rank / 128
+#   x 4 + qk_rope_head_dim x 2 = 656 B, the packed layout the pool allocates). Plus the indexer: index_head_dim +
+#   index_head_dim / 128 x 4 uint8 (128 + 4 = 132 B) per layer, from 0.5.4 (sgl-project/sglang PR #11309, "Include
+#   indexer kv cache when estimating kv cache size"; 0.5.3 omits it), over every layer through 0.5.17, over the layers
+#   that compute their own top-k from 0.5.18 (_compute_dsa_indexer_cell_size: not dsa_layer_skips_topk).
+# * the pool allocates (memory_pool.py MLATokenToKVPool use_nsa): kv_buffer (size + page, 1, kv_cache_dim), 576 x 2 B
+#   at bf16; at fp8 the packed 656 uint8 (nsa_kv_cache_store_fp8 / override_kv_cache_dim) except where the backend is
+#   trtllm, which reads the raw 576-byte fp8 latent (calculate_mla_kv_cache_dim: "TRTLLM backend does not override
+#   kv_cache_dim", 0.5.9+). The fp8 backends by default: flashmla_auto / flashmla_kv (0.5.4.post1 - 0.5.9: packed),
+#   trtllm on SM >= 10 from 0.5.10 (_set_default_nsa_backends "if major >= 10: ... = \"trtllm\""; 0.5.17+
+#   overrides.py _dsa_split_backend_resolution "Blackwell FP8 defaults to trtllm; Hopper FP8 to flashmla_kv"), except
+#   GLM-5 on SM 12 from 0.5.17 (flashinfer_sparse_mla: packed). Plus index_k_with_scale_buffer ((size + page + 1) //
+#   page, page x 132) uint8; "KV Cache is allocated. #tokens: N, KV size: X GB" counts both (0.5.4+).
+SGLANG_DSA_FIRST_LINE = "0.5.4.post1"  # the first line kvplan plans DSA on (0.5.3 - 0.5.4 hold two rules)
+_DSA_NONE = ("0.4.0", "0.4.5.post3", "0.4.6", "0.4.8")  # lines whose wheels hold no NSATokenToKVPool
+_DSA_FORCED_DP = ("0.5.4.post1",)  # 0.5.4.post1 - 0.5.5: dp_size = tp_size forced
+_DSA_FORCED_FP8 = ("0.5.4.post1",)  # 0.5.4.post1 fp8 on SM >= 10 whatever asked; 0.5.5 only "auto": mixed line
+_DSA_ROCM_PAGE_ONE = ("0.5.8", "0.5.10")  # 0.5.8 - 0.5.13: page 1 on ROCm; 0.5.14+: 64 with aiter preshuffle
+_DSA_CELL_PACKED_FP8 = ("0.5.17", "0.5.18", "0.5.20")  # calculate_mla_kv_cache_dim in the profiled cell
+_DSA_OWN_INDEXER_ONLY = ("0.5.18", "0.5.20")  # the indexer counted on layers that run their own top-k
+_DSA_TRTLLM_FP8 = ("0.5.10", "0.5.14", "0.5.15", "0.5.17", "0.5.18", "0.5.20")  # trtllm on SM >= 10 at fp8
+_DSA_GLM_SM12_PACKED = ("0.5.17", "0.5.18", "0.5.20")  # GLM-5 fp8 on SM 12: flashinfer_sparse_mla
+DSA_INDEXER_QUANT_BLOCK = 128  # NSATokenToKVPool.quant_block_size: one fp32 scale per 128 fp8 values
+DSA_INDEX_PAGE = 64  # the CUDA page SGLang forces for DSA
+
+
+def sm_major_at_least_10(gpu_name: str) -> bool:
+    """Whether torch.cuda.get_device_capability()[0] >= 10 on this catalog GPU: datacenter Blackwell (B200, B300,
+    GB200, GB300: sm100 / sm103) and the GeForce / workstation Blackwell cards (RTX 5090, RTX PRO 6000: sm120).
+    Hopper (9), Ada (8.9), Ampere (8) and AMD (gfx942 / gfx950 report 9) are below."""
+    return gpu_name.upper().startswith(("B200", "B300", "GB200", "GB300", "RTX-5090", "RTX-PRO-6000"))
+
+
+def dsa_fp8_raw_latent(version: str, gpu_name: str, model_type: str) -> bool:
+    """Whether the default fp8 DSA backend on this GPU is trtllm, which stores the raw 576-byte fp8 latent (kv_lora_rank
+    + qk_rope_head_dim, no scales) instead of the packed 656 B: SM >= 10 from 0.5.10, except GLM-5 (glm_moe_dsa) on
+    SM 12 from 0.5.17 (flashinfer_sparse_mla). Source: server_args.py _set_default_nsa_backends (0.5.10 - 0.5.13) /
+    _set_default_dsa_backends (0.5.14 - 0.5.16), arg_groups/overrides.py _dsa_split_backend_resolution (0.5.17+);
+    calculate_mla_kv_cache_dim. Worked examples: B200 on 0.5.20 -> True; B200 on 0.5.8 -> False (flashmla_kv);
+    H200 -> False; GLM-5 on an RTX PRO 6000 at 0.5.20 -> False."""
+    if version not in _DSA_TRTLLM_FP8 or not sm_major_at_least_10(gpu_name):
+        return False
+    sm12 = gpu_name.upper().startswith(("RTX-5090", "RTX-PRO-6000"))
+    return not (model_type == "glm_moe_dsa" and sm12 and version in _DSA_GLM_SM12_PACKED)
+
+
+def dsa_refusal(version: str, model_type: str, tp: int, dp_attention: int, kv_cache_dtype: str | None,
+                sm10: bool) -> tuple[str, str] | None:
+    """(field, message) when SGLang ``version`` does not serve this DSA model the way kvplan can plan it; None else.
+
+    Worked examples: DeepSeek-V3.2 on 0.4.8 -> ("sglang_version", "... DSA came with 0.5.3 ..."); GLM-5 on 0.5.8 ->
+    ("sglang_version", ...); DeepSeek-V3.2 TP8 on 0.5.4.post1 without --dp 8 -> ("dp_attention_size", ...)."""
+    prof = SGLANG_PROFILES[version]
+    head = "DeepSeek sparse attention (DSA: an MLA latent plus a lightning-indexer key per token)"
+    if version in _DSA_NONE:
+        return "sglang_version", (f"SGLang {prof.releases} serves no {head}: its wheels hold no NSATokenToKVPool "
+                                  "(configs/model_config.py is_deepseek_nsa came with 0.5.3). Pick SGLang "
+                                  f"{SGLANG_DSA_FIRST_LINE} or newer.")
+    if version == "0.5.3":
+        return "sglang_version", (f"SGLang {prof.releases} holds two rules for {head}: 0.5.3 forces "
+                                  "mem_fraction_static 0.8 and sizes the pool without the indexer keys (the pool then "
+                                  "holds more than it profiled), 0.5.4 counts them (PR #11309): not modelled as one "
+                                  f"line. Pick SGLang {SGLANG_DSA_FIRST_LINE} or newer.")
+    if model_type == "glm_moe_dsa" and version in ("0.5.4.post1", "0.5.6", "0.5.7", "0.5.8"):
+        return "sglang_version", (f"SGLang {prof.releases} does not serve GLM-5 (GlmMoeDsaForCausalLM) in every "
+                                  "release of the line (it joined is_deepseek_nsa in 0.5.9): pick SGLang 0.5.10 or "
+                                  "newer.")
+    kv = (kv_cache_dtype or "auto").lower()
+    if kv not in ("auto", "bf16", "bfloat16", "fp8", "fp8_e4m3"):
+        return "kv_cache_dtype", (f"SGLang asserts bfloat16 or fp8_e4m3 for {head} (server_args.py: \"DeepSeek DSA "
+                                  f"only supports bf16/bfloat16 or fp8_e4m3 kv_cache_dtype\"), got {kv_cache_dtype!r}")
+    if version in _DSA_FORCED_FP8 and sm10 and kv in ("bf16", "bfloat16"):
+        return "kv_cache_dtype", (f"SGLang {prof.releases}: 0.5.4.post1 sets an fp8_e4m3 KV cache for {head} on "
+                                  "SM >= 10 whatever --kv-cache-dtype says, 0.5.5 keeps bfloat16: two rules in one "
+                                  "line. Use auto or fp8_e4m3, or pick 0.5.6 or newer.")
+    if version in _DSA_FORCED_DP and tp > 1 and dp_attention != tp:
+        return "dp_attention_size", (f"SGLang {prof.releases} forces DP attention with --dp = --tp ({tp}) for {head} "
+                                     "(server_args.py: \"DP attention is enabled for DeepSeek NSA.\"), after it has "
+                                     "sized the memory reserve from the flags given: plan it with --enable-dp-attention "
+                                     f"--dp {tp} (dp_attention_size {tp}), as the DeepSeek-V3.2 recipes launch it, or "
+                                     "pick 0.5.6 or newer.")
+    return None
+
+
+def dsa_page_size(version: str, vendor: str, index_kpool: int = 1) -> int:
+    """The page SGLang forces for a DSA model: 64 on CUDA (every line 0.5.3+; 64 x index_kpool in 0.5.23), 1 on ROCm
+    in 0.5.8 - 0.5.13, 64 on ROCm before 0.5.8 (no is_hip branch) and from 0.5.14 (kvplan assumes aiter's preshuffle
+    paged-MQA path, Triton >= 3.5; the legacy path keeps 1).
+
+    Source: server_args.py _handle_model_specific_adjustments (0.5.3 - 0.5.16), arg_groups/overrides.py
+    _deepseek_family_overrides (0.5.17 - 0.5.19), arg_groups/model_overrides/deepseek_v2.py (0.5.20+).
+    Worked numbers: 0.5.20 on B200 -> 64; 0.5.10 on MI355X -> 1."""
+    if vendor == "AMD" and version in _DSA_ROCM_PAGE_ONE:
+        return 1
+    return DSA_INDEX_PAGE * (index_kpool if version == "0.5.20" else 1)
+
+
+def dsa_kv_dtype(version: str, sm10: bool, vendor: str, requested: str | None) -> str:
+    """The KV dtype SGLang stores a DSA model's latent in: "fp8" or "bf16" (kvplan names).
+
+    ``auto`` -> fp8_e4m3 on SM >= 10, bfloat16 below (AMD reports major 9); 0.5.4.post1 sets fp8 on SM >= 10 whatever
+    was asked (dsa_refusal refuses bf16 there). Source: server_args.py _handle_model_specific_adjustments /
+    _set_default_nsa_kv_cache_dtype (0.5.10), _set_default_dsa_kv_cache_dtype (0.5.14), arg_groups/overrides.py
+    _dsa_kv_cache_dtype_default (0.5.17+; a config with learnable_sink keeps bf16: not in the DSA configs kvplan reads).
+    Worked numbers: B200 auto -> "fp8"; H200 auto -> "bf16"; B200 bfloat16 on 0.5.20 -> "bf16"."""
+    kv = (requested or "auto").lower()
+    if kv in ("fp8", "fp8_e4m3"):
+        return "fp8"
+    if kv == "auto" or (version in _DSA_FORCED_FP8 and sm10):
+        return "fp8" if sm10 and vendor != "AMD" else "bf16"
+    return "bf16"
+
+
+def _dsa_latent_bytes(cache, kv_b: int, packed: bool) -> int:
+    """One layer's latent per token: 656 B packed fp8 (512 fp8 NoPE + 4 fp32 scales + 64 bf16 RoPE), else
+    (kv_lora_rank + qk_rope_head_dim) x the KV element size (the raw fp8 576 B of trtllm, bf16 1152 B)."""
+    if kv_b == 1 and packed:
+        return cache.kv_lora_rank + cache.kv_lora_rank // DSA_INDEXER_QUANT_BLOCK * 4 + cache.qk_rope_head_dim * 2
+    return (cache.kv_lora_rank + cache.qk_rope_head_dim) * kv_b
+
+
+def dsa_bytes_per_token(version: str, layers, kv_b: int, index_head_dim: int, allocated: bool = False,
+                        raw_fp8: bool = False) -> int:
+    """Bytes per token of a DSA model's KV pool on one rank (not divided by TP: one latent, one indexer head).
+
+    ``allocated`` False: the cell SGLang profiles its token count by; True: what the pool allocates ("KV size" in the
+    log). ``layers``: (DecoderLayer, count) pairs of this rank; ``index_head_dim``: the config's (every layer counts it
+    through 0.5.17; from 0.5.18 only the layers with their own indexer, index_head_dim set on the layer); ``raw_fp8``:
+    the trtllm backend's raw fp8 latent (dsa_fp8_raw_latent).
+    latent: profiled (kv_lora_rank + qk_rope_head_dim) x b through 0.5.16 (fp8: 576 B), calculate_mla_kv_cache_dim
+    from 0.5.17 (packed 656 B, raw 576 B with trtllm); allocated at fp8 656 B packed / 576 B raw; bf16 1152 B.
+    indexer: 128 + 128 / 128 x 4 = 132 B.
+    Worked numbers, DeepSeek-V3.2 (61 layers): B200 (trtllm) fp8 on 0.5.20: 61 x (576 + 132) = 43,188 B profiled and
+    allocated; H200 asked for fp8 (flashmla_kv) on 0.5.20: 61 x (656 + 132) = 48,068 B; on 0.5.8 (flashmla_kv)
+    profiled 43,188 B, allocated 48,068 B; bf16: 61 x (1152 + 132) = 78,324 B."""
+    packed = not raw_fp8 and (allocated or version in _DSA_CELL_PACKED_FP8)
+    own_only = version in _DSA_OWN_INDEXER_ONLY
+    total = 0
+    for layer, n in layers:
+        c = layer.cache
+        if c.kind != "mla_dsa":
+            continue
+        width = (c.index_head_dim or 0) if own_only else index_head_dim
+        total += n * (_dsa_latent_bytes(c, kv_b, packed) + width + width // DSA_INDEXER_QUANT_BLOCK * 4)
+    return total
+
+
+def dsa_rule(version: str, vendor: str, kv: str, page: int, raw_fp8: bool = False) -> str:
+    """One line naming the rule applied (for the plan's warnings)."""
+    prof = SGLANG_PROFILES[version]
+    cell = ("packed fp8 latent 656 B (calculate_mla_kv_cache_dim)" if version in _DSA_CELL_PACKED_FP8 and kv == "fp8"
+            and not raw_fp8 else "latent (kv_lora_rank + qk_rope_head_dim) x KV element size")
+    idx = "layers with their own indexer" if version in _DSA_OWN_INDEXER_ONLY else "every layer"
+    return (f"SGLang {prof.releases} DSA: page_size {page}{' (ROCm)' if vendor == 'AMD' else ''}, KV dtype {kv} "
+            f"(auto: fp8_e4m3 on SM >= 10, bfloat16 below), profiled cell = {cell} + 132 B indexer key on {idx}; "
+            + ("the trtllm backend stores the raw 576 B fp8 latent" if raw_fp8 and kv == "fp8" else
+               "the pool allocates 656 B a layer at fp8") + " (kvplan.sglang.dsa_bytes_per_token)")

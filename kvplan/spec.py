@@ -138,6 +138,34 @@ class FormatOverride(_Frozen):
     experts: int = Field(default=0, ge=0)
 
 
+class TowerProfile(_Frozen):
+    """The largest dummy item vLLM's profile run encodes with this tower (kvplan.vllm_mm), from config.json names.
+
+    ``modality``: the one vLLM profiles (MultiModalBudget.get_modality_with_max_tokens); ``tokens_per_item``: its
+    get_mm_max_tokens_per_item (LM positions, the encoder budget's unit); ``embeds_per_item``: rows of text-hidden
+    output it returns; ``patches_per_item``: encoder sequence positions (every frame / tile, padding and class
+    tokens included); ``pixels_per_item``: floating input elements (pixel_values numel, cast to the model dtype);
+    ``hidden_size`` / ``intermediate_size`` / ``num_layers`` / ``gated_mlp``: the encoder blocks;
+    ``block_mask``: "dense" where the whole batch attends under one (N, N) model-dtype mask (Pixtral HF without
+    xformers). Gemma-3-27B: image, 256 tokens, 256 embeds, 4,096 patches, 3 x 896^2 pixels."""
+
+    modality: Literal["image", "video"] = "image"
+    tokens_per_item: int = Field(gt=0)
+    embeds_per_item: int = Field(gt=0)
+    patches_per_item: int = Field(gt=0)
+    pixels_per_item: int = Field(gt=0)
+    hidden_size: int = Field(gt=0)
+    intermediate_size: int = Field(gt=0)
+    num_layers: int = Field(gt=0)
+    gated_mlp: bool = False
+    block_mask: Literal["none", "dense_from_0_12"] = "none"
+    # frames an item holds, and the bytes a frame costs in the chunk rule vLLM sizes the encoder calls by
+    # (gemma4_mm.py _encoder_chunk: patches x 4 x position_embedding_size x 8; 0: the batch runs in one call)
+    frames_per_item: int = Field(default=1, gt=0)
+    frame_chunk_cost: int = Field(default=0, ge=0)
+    source: str = ""
+
+
 class Tower(_Frozen):
     """A non-text tower a multimodal checkpoint ships (ViT + its projector, an audio encoder).
 
@@ -153,6 +181,7 @@ class Tower(_Frozen):
     components: tuple[Component, ...]
     num_heads: int = Field(gt=0)
     source: str = ""
+    profile: TowerProfile | None = None  # vLLM's profile-run dummy item (None: its geometry is not modeled)
 
     @property
     def numel(self) -> int:

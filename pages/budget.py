@@ -40,7 +40,7 @@ def body() -> None:
             st.info(views.no_pool_note(plan, sweep[0].context, sweep[-1].context), icon=":material/block:")
     with right:
         views.decode_bound(plan)
-    views.startup_log(plan, cached.spec(state), state.speculative_method)
+    views.startup_log(plan)
     st.subheader("Budget terms, per GPU")
     views.html_table(views.term_rows(plan), views.term_columns(plan))
     st.subheader("The formulas, with these numbers")

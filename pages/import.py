@@ -27,7 +27,7 @@ def imported_plan(state, command, imported, model_note: str) -> None:
         return
     views.plan_headline(plan)
     views.chart(figures.rank_memory(plan), "import.ranks")
-    views.startup_log(plan, cached.spec(imported), imported.speculative_method)
+    views.startup_log(plan)
 
 
 def flags(args, command) -> None:

@@ -261,12 +261,12 @@ def test_cuda_graph_capture_sizes_as_logged():
     # where it is subtracted (0.20.0+), the estimate leaves the pool that much smaller (0.19: printed only)
     spec = load_preset("llama-3.1-8b")
     # (at one utilization: the default is 0.92 from 0.20.0, 0.90 before)
-    applied = plan(spec, H100, EngineConfig(vllm_version="0.21", max_model_len=8192, gpu_memory_utilization=0.9))
+    applied = plan(spec, H100, EngineConfig(vllm_version="0.20", max_model_len=8192, gpu_memory_utilization=0.9))
     printed = plan(spec, H100, EngineConfig(vllm_version="0.19", max_model_len=8192, gpu_memory_utilization=0.9))
     graphs = next(t for t in applied.ranks[0].terms if t.name.startswith("CUDA graphs"))
     assert graphs.applied and graphs.bytes == (128 + 2 * 50 * 6) * 2**20  # 51 PIECEWISE + 51 FULL graphs
     assert printed.ranks[0].kv_pool_bytes - applied.ranks[0].kv_pool_bytes == graphs.bytes
-    eager = plan(spec, H100, EngineConfig(vllm_version="0.21", max_model_len=8192, enforce_eager=True))
+    eager = plan(spec, H100, EngineConfig(vllm_version="0.20", max_model_len=8192, enforce_eager=True))
     assert not any(t.name.startswith("CUDA graphs") for t in eager.ranks[0].terms)
 
 

@@ -263,7 +263,7 @@ def test_m25_tp4_rtx_pro_pool():
 # concurrency for 32,768 tokens per request: 84.29x".
 
 L40S = get_gpu("L40S")
-NEXT_L40S = EngineConfig(vllm_version="0.12", gpu_memory_utilization=0.92, max_model_len=32768, max_num_seqs=8,
+NEXT_L40S = EngineConfig(vllm_version="0.13", gpu_memory_utilization=0.92, max_model_len=32768, max_num_seqs=8,
                          max_num_batched_tokens=8192, kv_cache_dtype="fp8", disable_custom_all_reduce=True,
                          enable_prefix_caching=True, weights_bytes=round(22.5313 * GiB))
 

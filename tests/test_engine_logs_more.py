@@ -11,7 +11,8 @@ estimate printed but not subtracted: the 0.17 profile). "Model loading took" hol
   (27B), 0.56 GiB at hd 256 (4B, 12B).
 Issue 11's "1.14 GiB per GPU" for Gemma-3-27B is this log's 51.45 GiB minus the text weights (50.31): tower 0.79 +
 rope caches 0.28 = 1.07 GiB, 0.07 GiB left unexplained.
-The torch peak also holds the profile run's encoder cache (encoder budget 8192 tokens x text hidden x 2 B).
+The torch peak also holds what the profile run's encoder step leaves (kvplan.vllm_mm): 32 dummy 896^2 images' bf16
+pixel values (154,140,672 B) and their 32 x 256 embeddings (8192 x text hidden x 2 B).
 """
 
 import json
@@ -55,15 +56,17 @@ def _terms(p):
     # google-gemma-3-27b-it--h100-80gb--tp1pp1dp1--8192.log: "Model loading took 51.45 GiB memory"; "torch peak memory
     # increase: 3.99GiB; non-torch forward increase memory: 0.26GiB"; "Available KV cache memory: 19.53 GiB"; "Add 8
     # padding layers, may waste at most 15.38% KV cache memory"; "GPU KV cache size: 36,560 tokens"; "Maximum
-    # concurrency for 8,192 tokens per request: 4.46x". kvplan: 51.38 / 3.88 / 0.25 / 19.72 / 36,912 / 4.50.
+    # concurrency for 8,192 tokens per request: 4.46x". kvplan: 51.44 / 4.03 / 0.25 / 19.51 / 36,528 / 4.45
+    # (the 32 dummy images' pixel values held under the LM run, kvplan.vllm_mm; before: 3.88 / 19.66 / 36,800 / 4.49).
     ("gemma-3-27b-it", None, dict(weights=51.45, peak=3.99, kv=19.53, tokens=36_560, conc=4.46)),
     # google-gemma-3-12b-it--...--8192.log: "Model loading took 23.31 GiB"; "torch peak memory increase: 3.94GiB;
     # non-torch ... 0.25GiB"; "Available KV cache memory: 47.72 GiB"; "GPU KV cache size: 130,304 tokens"; "15.88x".
-    # kvplan: 23.26 / 3.84 / 47.88 / 130,736 / 15.93.
+    # kvplan: 23.31 / 3.98 / 47.69 / 130,208 / 15.87 (before kvplan.vllm_mm: 3.84 / 47.83 / 130,608 / 15.92).
     ("gemma-3-12b-it", GEMMA3_12B, dict(weights=23.31, peak=3.94, kv=47.72, tokens=130_304, conc=15.88)),
     # google-gemma-3-4b-it--...--8192.log: "Model loading took 8.58 GiB" (weights memory: 8.58GiB); "torch peak memory
     # increase: 3.89GiB"; "Available KV cache memory: 62.51 GiB"; "Add 1 padding layers, may waste at most 3.45%";
-    # "GPU KV cache size: 468,144 tokens"; "57.05x". kvplan: 8.57 / 3.80 / 62.61 / 468,928 / 57.15.
+    # "GPU KV cache size: 468,144 tokens"; "57.05x". kvplan: 8.57 / 3.94 / 62.47 / 467,856 / 57.02
+    # (before kvplan.vllm_mm: 3.80 / 62.61 / 468,928 / 57.15).
     ("gemma-3-4b-it", GEMMA3_4B, dict(weights=8.58, peak=3.89, kv=62.51, tokens=468_144, conc=57.05)),
 ])
 def test_llm_d_planner_v0_19_gemma3_tp1_from_launch_inputs(name, cfg, log):

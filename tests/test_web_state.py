@@ -25,7 +25,7 @@ FULL = PlanState(
     decode_context_parallel_size=2, disable_custom_all_reduce=True, sampler="flashinfer", usage_context="llm",
     language_model_only=True, mm_encoder_tp_mode="data", speculative_method="mtp", num_speculative_tokens=3,
     drafter="eagle3-llama3.1-8b", enable_prefix_caching=False, max_total_tokens=123_456, dp_attention_size=4, moe_dense_tp_size=1,
-    piecewise_cuda_graph="enforce",
+    piecewise_cuda_graph="enforce", mamba_full_memory_ratio=0.5, max_mamba_cache_size=64, mamba_ssm_dtype="bfloat16",
 )
 
 

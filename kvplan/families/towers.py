@@ -38,7 +38,7 @@ from collections.abc import Mapping
 
 from kvplan.errors import ConfigError
 from kvplan.hf_config import Reader
-from kvplan.spec import Linear, Norm, Tensor, Tower
+from kvplan.spec import Linear, Norm, Tensor, Tower, TowerProfile
 
 MODEL_TYPES: dict = {}  # no decoder builders here: towers hang off their wrapper (TOWER_BUILDERS)
 
@@ -66,6 +66,16 @@ def _vit_layers(prefix: str, h: int, inter: int, layers: int, qkv: tuple[str, ..
     comps += [_lin(f"{prefix}.{n}", inter, h, bias, layers) for n in fc[:-1]]
     comps.append(_lin(f"{prefix}.{fc[-1]}", h, inter, bias, layers, "row"))
     return comps
+
+
+def _profile(field: str, **fields) -> TowerProfile:
+    """A TowerProfile whose geometry (tokens, embeds, patches, pixels) is whole and positive, else a ConfigError on
+    ``field`` (an image smaller than one patch grid cell would make it 0)."""
+    for key in ("tokens_per_item", "embeds_per_item", "patches_per_item", "pixels_per_item"):
+        if fields[key] < 1:
+            raise ConfigError(field, f"gives {fields[key]} {key.replace('_', ' ')} for vLLM's dummy item "
+                              "(the image must hold at least one merged patch)")
+    return TowerProfile(**fields)
 
 
 def _vision(r: Reader) -> Reader:
@@ -116,9 +126,16 @@ def siglip_gemma3(r: Reader, text_hidden: int) -> tuple[Tower, ...]:
                   _lin("vision_tower.head.mlp.fc1", inter, h), _lin("vision_tower.head.mlp.fc2", h, inter, shard="row")]
     comps += [Tensor(name="multi_modal_projector.mm_input_projection_weight", numel=h * text_hidden),
               _norm("multi_modal_projector.mm_soft_emb_norm", h, bias=False)]
+    # vLLM's profile item: one image at image_size (no pan-and-scan), mm_tokens_per_image embeds (gemma3_mm.py has no
+    # get_mm_max_tokens_per_item: the budget counts the dummy prompt's embeds)
+    tokens = r.int("mm_tokens_per_image", 256, why="Gemma3Config default")
+    profile = _profile(
+        "vision_config.image_size", tokens_per_item=tokens, embeds_per_item=tokens, patches_per_item=(image // patch) ** 2,
+                           pixels_per_item=ch * image * image, hidden_size=h, intermediate_size=inter,
+                           num_layers=layers, source="vLLM gemma3_mm.py Gemma3DummyInputsBuilder, siglip.py")
     return (Tower(name="vision_tower (SigLIP) + multi_modal_projector", components=tuple(comps), num_heads=heads,
                   source="transformers siglip/modeling_siglip.py, gemma3/modeling_gemma3.py; "
-                         "vLLM siglip.py, gemma3_mm.py"),)
+                         "vLLM siglip.py, gemma3_mm.py", profile=profile),)
 
 
 def _qwen_vit(r: Reader, text_hidden: int, deepstack: bool) -> tuple[Tower, ...]:
@@ -187,9 +204,18 @@ def pixtral_mistral3(r: Reader, text_hidden: int) -> tuple[Tower, ...]:
               _lin("multi_modal_projector.patch_merger.merging_layer", h, h * merge * merge, False, shard="replicated"),
               _lin("multi_modal_projector.linear_1", text_hidden, h * n_feature, bias),
               _lin("multi_modal_projector.linear_2", text_hidden, text_hidden, bias, shard="row")]
+    # vLLM's profile item: one image_size x image_size image (get_image_size_with_most_features), its patch grid
+    # merged s x s into (image / (p s))^2 embeds (pixtral.py PixtralHFEncoderInfo.get_num_image_tokens)
+    image = _size(v, "image_size", 1024)
+    grid = image // patch
+    profile = _profile(
+        "vision_config.image_size", tokens_per_item=(grid // merge) ** 2, embeds_per_item=(grid // merge) ** 2,
+                           patches_per_item=grid * grid, pixels_per_item=ch * image * image, hidden_size=h,
+                           intermediate_size=inter, num_layers=layers, gated_mlp=True, block_mask="dense_from_0_12",
+                           source="vLLM mistral3.py Mistral3ProcessingInfo, pixtral.py PixtralHFVisionModel")
     return (Tower(name="vision_tower (Pixtral) + multi_modal_projector", components=tuple(comps), num_heads=heads,
                   source="transformers pixtral/modeling_pixtral.py, mistral3/modeling_mistral3.py; vLLM pixtral.py, "
-                         "mistral3.py"),)
+                         "mistral3.py", profile=profile),)
 
 
 def llama4_vision(r: Reader, text_hidden: int) -> tuple[Tower, ...]:
@@ -212,8 +238,28 @@ def llama4_vision(r: Reader, text_hidden: int) -> tuple[Tower, ...]:
     comps += [_lin("vision_model.vision_adapter.mlp.fc1", proj_in, inter, False),
               _lin("vision_model.vision_adapter.mlp.fc2", proj_out, proj_out, False, shard="row"),
               _lin("multi_modal_projector.linear_1", text_hidden, out, False)]
+    # vLLM's profile item: an image of max_patches x 1 tiles (16:1, get_image_size_with_most_features) -> 16 tiles
+    # + the global one, each (image/p)^2 patches + a class token, pixel-shuffled to (image/p)^2 x ratio^2 embeds
+    ratio = v.raw("pixel_shuffle_ratio", 0.5)
+    if isinstance(ratio, bool) or not isinstance(ratio, (int, float)) or not 0 < ratio <= 1:
+        raise ConfigError("vision_config.pixel_shuffle_ratio", f"must be a number in (0, 1], got {ratio!r}")
+    tiles = LLAMA4_MAX_TILES + 1
+    grid = (image // patch) ** 2
+    per_tile = grid // round(1 / ratio ** 2)
+    r.assumptions.append(f"vLLM profiles Llama-4 with {LLAMA4_MAX_TILES} + 1 image tiles (preprocessor_config.json "
+                         "max_patches 16, not in config.json)")
+    profile = _profile(
+        "vision_config.image_size", tokens_per_item=tiles * per_tile, embeds_per_item=tiles * per_tile,
+                           patches_per_item=tiles * (grid + 1), pixels_per_item=tiles * ch * image * image,
+                           hidden_size=h, intermediate_size=inter, num_layers=layers,
+                           source="vLLM mllama4.py Mllama4ProcessingInfo (get_max_num_tiles, get_patch_per_chunk)")
     return (Tower(name="vision_model + multi_modal_projector", components=tuple(comps), num_heads=heads,
-                  source="transformers llama4/modeling_llama4.py; vLLM mllama4.py"),)
+                  source="transformers llama4/modeling_llama4.py; vLLM mllama4.py", profile=profile),)
+
+
+# Llama4ImageProcessorFast max_patches in meta-llama/Llama-4-Scout / Maverick preprocessor_config.json (16), which
+# vLLM mllama4.py get_max_num_tiles reads from the processor (not config.json); read 2026-12
+LLAMA4_MAX_TILES = 16
 
 
 def _first(v: Reader, keys: tuple[str, ...], default: int, why: str) -> int:
@@ -301,8 +347,23 @@ def gemma4_vision(r: Reader, text_hidden: int) -> tuple[Tower, ...]:
                    _lin(f"{p}.mlp.up_proj", inter, h, False, layers),
                    _lin(f"{p}.mlp.down_proj", h, inter, False, layers, "row"),
                    _lin("embed_vision.embedding_projection", text_hidden, out, False, shard="replicated")]
+    # vLLM's profile item is a video (its 2,496 tokens beat an image's default_output_length 280): 32 frames, each at
+    # most 70 soft tokens from 70 x k^2 patches (padded to that many), tokens 32 x (70 + 2 + 6) (gemma4_mm.py
+    # get_mm_max_tokens_per_item, _VIDEO_MAX_FRAMES / _VIDEO_MAX_SOFT_TOKENS, 0.19.0 - 0.33.0)
+    k = v.int("pooling_kernel_size", 3, why=why)
+    frames, soft = GEMMA4_VIDEO_FRAMES, GEMMA4_VIDEO_SOFT_TOKENS
+    profile = _profile(
+        "vision_config.pooling_kernel_size", modality="video", tokens_per_item=frames * (soft + 2 + 6), embeds_per_item=frames * soft,
+                           patches_per_item=frames * soft * k * k, pixels_per_item=frames * soft * k * k * 3 * patch ** 2,
+                           hidden_size=h, intermediate_size=inter, num_layers=layers, gated_mlp=True,
+                           frames_per_item=frames, frame_chunk_cost=soft * k * k * 4 * positions * 8,
+                           source="vLLM gemma4_mm.py _process_video_input (the tower is transformers' Gemma4VisionModel)")
     return (Tower(name="vision_tower + embed_vision", components=tuple(comps), num_heads=heads,
-                  source="transformers gemma4/modeling_gemma4.py; vLLM gemma4_mm.py"),)
+                  source="transformers gemma4/modeling_gemma4.py; vLLM gemma4_mm.py", profile=profile),)
+
+
+# vLLM gemma4_mm.py _VIDEO_MAX_FRAMES / _VIDEO_MAX_SOFT_TOKENS (0.19.0 - 0.33.0 wheels, read 2026-12)
+GEMMA4_VIDEO_FRAMES, GEMMA4_VIDEO_SOFT_TOKENS = 32, 70
 
 
 # Wrapper model_type -> tower builder (reader over the wrapper config, text hidden size).

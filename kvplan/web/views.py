@@ -19,7 +19,7 @@ import streamlit as st
 from kvplan.engines import VLLM_PROFILES
 from kvplan.errors import KvplanError, PlanInputError
 from kvplan.kv import kv_bytes_per_token, state_bytes_per_sequence
-from kvplan.layers import MLA_KINDS, STATE_KINDS, cache_parts
+from kvplan.layers import MLA_KINDS, STATE_KINDS
 
 LATENT_KINDS = ("mla", "mla_dsa")  # kinds that cache an MLA latent (kv_lora_rank + qk_rope_head_dim)
 from kvplan.paging import Paging
@@ -319,21 +319,6 @@ def state_engine_text(state: PlanState) -> str:
     return engine_text(state.engine, {"vllm": state.vllm_version, "sglang": state.sglang_version}.get(state.engine, ""))
 
 
-def model_runner(plan: Plan, spec: ModelSpec | None, speculative_method: str = "none") -> str | None:
-    """The GPU model runner a vLLM V1 plan's release picks for this checkpoint by default ("V1" / "V2";
-    kvplan.engines.vllm_model_runner, which kvplan.plan uses for the sampler, sampler-state and CUDA-graph terms);
-    None for V0 releases, other engines, or a spec that is not the plan's."""
-    from kvplan.engines import vllm_model_runner
-
-    profile = VLLM_PROFILES.get(plan.engine_version) if plan.engine == "vllm" else None
-    if profile is None or profile.engine_core == "V0" or spec is None or spec.name != plan.model:
-        return None
-    hybrid = any(c.kind in STATE_KINDS for layer in spec.layers for c in cache_parts(layer.cache))
-    moe = any(layer.experts is not None for layer in spec.layers)
-    return vllm_model_runner(plan.engine_version, spec.model_type, moe, hybrid, spec.quantization is not None,
-                             speculative_method)
-
-
 def plan_caption(plan: Plan) -> str:
     """One line naming what the plan is of; 'Last valid plan' while an input is refused (see
     ``widgets.refusals``), so a refused input is never read as the plan on screen."""
@@ -345,7 +330,7 @@ def plan_caption(plan: Plan) -> str:
             f"{plan.max_model_len:,} tokens, block size {plan.block_size}")
 
 
-def startup_log(plan: Plan, spec: ModelSpec | None = None, speculative_method: str = "none") -> None:
+def startup_log(plan: Plan) -> None:
     """The start-up lines the engine prints for this plan, in its own words (Plan.engine_log: vLLM's "Model loading
     took", "Available KV cache memory", "GPU KV cache size", "num_gpu_blocks is"; SGLang's "Load weight end",
     "KV Cache is allocated"), and the error it stops with (Plan.start_error): what to compare with a real log."""
@@ -359,7 +344,7 @@ def startup_log(plan: Plan, spec: ModelSpec | None = None, speculative_method: s
                    f"({gib(over.device_bytes)}), so {esc(name)} runs out of memory while loading them, before it logs "
                    "any of its memory figures.")
         return
-    runner = model_runner(plan, spec, speculative_method)
+    runner = plan.model_runner
     st.caption("The tightest rank's figures, as the engine prints them"
                + (f" (the {runner} GPU model runner, this release's default for {esc(plan.model)})" if runner else "")
                + "; the terms below are where each comes from."

@@ -532,7 +532,7 @@ def _serving_knobs(state: PlanState) -> None:
         knob("mm_encoder_tp_mode", st.selectbox, "mm_encoder_tp_mode", "weights shards a multimodal model's vision "
              "tower over TP, data replicates it on every rank", options=["weights", "data"])
         knob("sampler", st.selectbox, "sampler", "the top-k/top-p path of the dummy sampler run (auto: the release's "
-             "default, PyTorch-native)", options=["auto", "pytorch", "flashinfer"])
+             "default: PyTorch-native through 0.20.x, FlashInfer from 0.21.0, VLLM_USE_FLASHINFER_SAMPLER)", options=["auto", "pytorch", "flashinfer"])
         knob("usage_context", st.selectbox, "usage_context", "the batch defaults of vllm serve or of the offline LLM "
              "class", options=["serve", "llm"])
     if state.engine in ("vllm", "sglang"):
