@@ -784,11 +784,6 @@ def _draft_head(spec: ModelSpec, engine: EngineConfig):
     return drafter.draft_head(engine.draft, engine.vllm_version, spec, dtype)
 
 
-def _sparse_mla(spec: ModelSpec) -> bool:
-    """Whether the model has DeepSeek sparse attention (MLA + lightning indexer) layers."""
-    return spec.memo(("sparse-mla",), lambda: any(layer.cache.kind == "mla_dsa" for layer in spec.layers))
-
-
 def plan(spec: ModelSpec, gpu: GpuSpec, engine: EngineConfig = EngineConfig(), layout: Layout = Layout(),
          concurrency: int | None = None, gpus_per_node: int | None = None, prompt_tokens: int | None = None,
          suggest: bool = True) -> Plan:
@@ -819,7 +814,7 @@ def plan(spec: ModelSpec, gpu: GpuSpec, engine: EngineConfig = EngineConfig(), l
     arrival_note = support.vllm_arrival(spec.model_type, engine.vllm_version) if (
         engine.engine == "vllm" and not v0_profile) else None
     if engine.engine in ("vllm", "sglang"):
-        support.check_platform(engine.engine, gpu.vendor, gpu.name, engine.vllm_version, _sparse_mla(spec))
+        support.check_platform(engine.engine, gpu.vendor, gpu.name, engine.vllm_version, _has_dsa(spec))
     engine = vllm_kv_dtype_default(spec, gpu, vllm_auto_dtype(spec, engine))
     spec = _vllm_sparse_fp8_spec(spec, gpu, engine, layout)
     if engine.engine in ("vllm", "sglang"):
