@@ -31,6 +31,7 @@ from kvplan.kv import kv_dtype_bytes
 from kvplan.parallel import Layout, rank_weight_bytes
 from kvplan.plan import decode_bound, plan, vllm_auto_dtype
 from kvplan.spec import ModelSpec
+from kvplan.support import platform_refusal
 
 TP_CHOICES = (1, 2, 4, 8)
 PP_CHOICES = (1, 2, 4)
@@ -166,8 +167,13 @@ def pick_gpus(spec: ModelSpec, max_model_len: int, concurrency: int, engine: Eng
         return heaviest_by_layout[layout]
 
     options, rejected = [], []
+    sparse_mla = any(layer.cache.kind == "mla_dsa" for layer in spec.layers)
     for gpu in gpus or list(GPU_CATALOG.values()):
         floor_bytes = math.ceil(headroom_floor * gpu.memory_bytes)
+        # an engine that does not run on this platform (or not this model there): every layout is rejected with
+        # the reason plan() refuses it for (kvplan.support), not ranked
+        unserved = platform_refusal(engine.engine, gpu.vendor, engine.vllm_version, sparse_mla) \
+            if engine.engine in ("vllm", "sglang") else None
         for pp in PP_CHOICES:
             for tp in TP_CHOICES:
                 layout = _LAYOUTS[tp, pp]
@@ -180,6 +186,9 @@ def pick_gpus(spec: ModelSpec, max_model_len: int, concurrency: int, engine: Eng
                 if not multi_node and tp * pp > gpu.gpus_per_node:
                     reject(f"one replica is {tp * pp} GPUs, more than a {gpu.gpus_per_node}-GPU node "
                            "(multi-node layouts are off)")
+                    continue
+                if unserved:
+                    reject(f"Not served: {unserved}")
                     continue
                 # A cheap refusal first: weights alone over the device (about 40 % of the sweep's layouts for a 70B
                 # model), worked out once per layout. rank_weight_bytes is memoized on the spec; plan() reuses it.

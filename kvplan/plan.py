@@ -20,7 +20,7 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict
 
-from kvplan import drafter, sglang, vllm_v0
+from kvplan import drafter, sglang, support, vllm_v0
 from kvplan.engines import (
     VLLM_BLOCK_SIZE, VLLM_CONTEXT_BYTES, EngineConfig, VllmProfile, batch_defaults, cuda_graph_bytes, gpu_arch,
     gpu_multicast, non_torch_bytes, sampler_path, vllm_compile_benchmark_bytes, vllm_glm_dsa_fp8_default, vllm_has,
@@ -807,6 +807,14 @@ def plan(spec: ModelSpec, gpu: GpuSpec, engine: EngineConfig = EngineConfig(), l
         layout = dataclasses.replace(layout, pp_split=tuple(sglang.pp_partition(
             sglang.sglang_profile(engine.sglang_version), len(spec.layers), layout.pp)))
     check_layout(spec, layout)
+    # an engine release that has no class for the architecture, or a platform the engine does not run on: refused
+    # before any figure (kvplan.support); a profile only whose later releases serve the model warns
+    # (a V0 profile gives its own refusals first: what V0 cannot plan at all, vllm_v0.check)
+    v0_profile = engine.engine == "vllm" and vllm_profile(engine).engine_core == "V0"
+    arrival_note = support.vllm_arrival(spec.model_type, engine.vllm_version) if (
+        engine.engine == "vllm" and not v0_profile) else None
+    if engine.engine in ("vllm", "sglang"):
+        support.check_platform(engine.engine, gpu.vendor, gpu.name, engine.vllm_version, _has_dsa(spec))
     engine = vllm_kv_dtype_default(spec, gpu, vllm_auto_dtype(spec, engine))
     spec = _vllm_sparse_fp8_spec(spec, gpu, engine, layout)
     if engine.engine in ("vllm", "sglang"):
@@ -830,6 +838,7 @@ def plan(spec: ModelSpec, gpu: GpuSpec, engine: EngineConfig = EngineConfig(), l
     v0 = engine.engine == "vllm" and prof.engine_core == "V0"
     if v0:  # refuse what the V0 profile cannot plan faithfully (MLA, hybrids, multimodal, V1-only flags)
         vllm_v0.check(spec, engine, layout, max_len)
+        arrival_note = support.vllm_arrival(spec.model_type, engine.vllm_version)
     tp = layout.tp
     dcp = _check_dcp(engine, prof, tp)
     # DCP shards tokens inside the TP group: KV heads are split over tp // dcp ranks; SGLang's DP attention splits
@@ -864,6 +873,8 @@ def plan(spec: ModelSpec, gpu: GpuSpec, engine: EngineConfig = EngineConfig(), l
         in_flight = mnbt
     per_node = gpus_per_node or gpu.gpus_per_node
     warnings: list[str] = list(spec.warnings)  # a generic or transformers-built spec says so in every plan
+    if arrival_note:
+        warnings.append(arrival_note)
     if dsa_note:
         warnings.append(dsa_note)
     if v0:
@@ -1019,9 +1030,15 @@ def plan(spec: ModelSpec, gpu: GpuSpec, engine: EngineConfig = EngineConfig(), l
             error = spec.memo(("warmup-error", budget_key),
                               lambda: _warmup_error(spec, engine, ranks[-1], mnbt, max_seqs, act_b))
             fits = fits and error is None
+    # The weights of one GPU larger than what is free on it: the engine dies in load_model, before any figure
+    load_oom = _load_oom(spec, gpu, engine, layout, ranks, mla)
+    if load_oom is not None:
+        fits, error = False, _load_oom_error(engine, prof, gpu, *load_oom)
     # vLLM refuses to start below one request of max_model_len; SGLang checks no request against its pool.
     engine_starts = pool_ok and num_blocks > 0 and error is None
     verdict = _verdict(fits, whole, concurrency, max_len, ranks, starts, error)
+    if load_oom is not None:
+        verdict = _load_oom_verdict(engine, gpu, *load_oom, error)
     if engine.engine == "sglang" and engine_starts and whole < 1:
         warnings.append(f"SGLang starts, but its pool ({tokens:,} tokens) cannot hold one request of {max_len:,} "
                         "tokens: such a request waits or is retracted")
@@ -1042,6 +1059,8 @@ def plan(spec: ModelSpec, gpu: GpuSpec, engine: EngineConfig = EngineConfig(), l
         log = vllm_v0.log_lines(engine, prof, ranks[tight], num_blocks, vllm_v0.cpu_blocks(ranks), max_len, block_size)
     else:
         log = engine_log_lines(engine, prof, ranks[tight], num_blocks, tokens, conc, max_len, dcp)
+    if load_oom is not None:  # only the lines printed before the weights load (SGLang's "Load weight begin")
+        log = [line for line in log[:1] if line.startswith("Load weight begin")]
     result = Plan(model=spec.name, basis=spec.basis, gpu=gpu.name, engine=engine.engine,
                 layout={"tensor_parallel_size": tp, "pipeline_parallel_size": layout.pp,
                         "data_parallel_size": layout.dp, "enable_expert_parallel": layout.ep,
@@ -1062,46 +1081,93 @@ def plan(spec: ModelSpec, gpu: GpuSpec, engine: EngineConfig = EngineConfig(), l
     return result
 
 
+# The most fixes a failed plan shows (each was planned and fits), in order of least change.
+MAX_SUGGESTIONS = 4
+
+
 def _suggestions(spec, gpu, engine, layout, concurrency, base: Plan) -> list[str]:
-    """Fixes that were each planned and fit: fp8 KV, more TP, a shorter context, a larger GPU."""
+    """Fixes that were each planned and fit, least change first, at most MAX_SUGGESTIONS: engine flags on the same
+    GPUs (fp8 KV cache, --max-num-seqs / --gpu-memory-utilization, fewer sequences, a shorter context), then fp8
+    weights (--quantization fp8: a 16-bit checkpoint on a GPU with fp8 math), then more GPUs of the same kind (TP up
+    to one node, then PP over two nodes; with fp8 weights where 16 bits do not fit), then a larger GPU of the same
+    vendor. Computed only for plans that do not fit (``plan(suggest=True)``). Worked example: Llama-3.1-405B bf16 on
+    one H100 gets "-tp 8 --quantization fp8" (47.25 GiB of weights a GPU) and "-tp 8 -pp 2" (16 GPUs, 2 nodes)."""
     from kvplan.gpus import GPU_CATALOG
 
-    tries: list[tuple[str, GpuSpec, EngineConfig, Layout]] = []
+    vllm = engine.engine == "vllm"
+    sgl = engine.engine == "sglang"  # SGLang's own flag names (server_args.py)
+    tp_flag, pp_flag = ("--tp-size", "--pp-size") if sgl else ("-tp", "-pp")
+    seqs_flag, len_flag = ("--max-running-requests", "--context-length") if sgl else ("--max-num-seqs", "--max-model-len")
+    tries: list[tuple[str, GpuSpec, EngineConfig, Layout, int | None]] = []  # label, gpu, engine, layout, concurrency
     if kv_dtype_bytes(spec, engine.kv_cache_dtype) > 1:
-        tries.append(("--kv-cache-dtype fp8", gpu, engine.model_copy(update={"kv_cache_dtype": "fp8"}), layout))
-    if engine.engine == "vllm" and engine.kv_cache_memory_bytes is None:
+        tries.append(("--kv-cache-dtype fp8", gpu, engine.model_copy(update={"kv_cache_dtype": "fp8"}), layout,
+                      concurrency))
+    if vllm and engine.kv_cache_memory_bytes is None:
         # the sampler warm-up's rows (min(batched tokens, max_num_seqs)) and the budget vLLM's errors name
         _, seqs = batch_defaults(gpu.name, gpu.memory_bytes, engine)
         if seqs > 256:
-            tries.append(("--max-num-seqs 256", gpu, engine.model_copy(update={"max_num_seqs": 256}), layout))
+            tries.append(("--max-num-seqs 256", gpu, engine.model_copy(update={"max_num_seqs": 256}), layout,
+                          concurrency))
         util = engine.gpu_memory_utilization or vllm_profile(engine).gpu_memory_utilization
         if util < 0.95:
             tries.append(("--gpu-memory-utilization 0.95", gpu,
-                          engine.model_copy(update={"gpu_memory_utilization": 0.95}), layout))
+                          engine.model_copy(update={"gpu_memory_utilization": 0.95}), layout, concurrency))
         if base.start_error and "warming up sampler" in base.start_error:
             # the warm-up runs out of the (1 - util) margin: a lower utilization leaves it more
             for lower in (0.95, 0.92, 0.90):
                 if lower < util:
                     tries.append((f"--gpu-memory-utilization {lower}", gpu,
-                                  engine.model_copy(update={"gpu_memory_utilization": lower}), layout))
-    for tp in (layout.tp * 2, layout.tp * 4, layout.tp * 8):
-        if tp <= gpu.gpus_per_node:
-            tries.append((f"--tensor-parallel-size {tp}", gpu, engine, Layout(tp, layout.pp, layout.dp, layout.ep)))
-    bigger = sorted((g for g in GPU_CATALOG.values() if g.memory_bytes > gpu.memory_bytes), key=lambda g: g.memory_bytes)
-    tries += [(f"a larger GPU: {g.name}", g, engine, layout) for g in bigger[:3]]
-    out = []
-    for label, g, e, lay in tries:
+                                  engine.model_copy(update={"gpu_memory_utilization": lower}), layout, concurrency))
+    out: list[str] = []
+
+    def fits(label, g, e, lay, conc) -> bool:
+        """Plan one fix; keep it (with its figures) if it fits."""
+        if len(out) >= MAX_SUGGESTIONS:
+            return False
         try:
-            p = plan(spec, g, e, lay, concurrency, suggest=False)
+            p = plan(spec, g, e, lay, conc, suggest=False)
         except PlanInputError:
-            continue
+            return False
         if p.fits:
-            out.append(f"{label}: {p.max_num_seqs_at_len} x {p.max_model_len:,} tokens fit")
-    if base.max_model_len_that_starts and all(r.kv_pool_bytes > 0 for r in base.ranks):
+            more = f" on {lay.gpus} GPUs ({cdiv(lay.gpus, g.gpus_per_node)} node(s))" if lay.gpus != layout.gpus else ""
+            out.append(f"{label}: {p.max_num_seqs_at_len} x {p.max_model_len:,} tokens fit{more}")
+        return p.fits
+
+    for t in tries:  # engine flags on the same GPUs
+        fits(*t)
+    if concurrency is not None and 1 <= base.max_num_seqs_at_len < concurrency and base.starts:
+        fewer = base.max_num_seqs_at_len  # what the pool holds: that many sequences at once fit by construction
+        out.append(f"{seqs_flag} {fewer}: {fewer} x {base.max_model_len:,} tokens fit ({concurrency} were asked)")
+    if base.max_model_len_that_starts and all(r.kv_pool_bytes > 0 for r in base.ranks) and len(out) < MAX_SUGGESTIONS:
         shorter = base.max_model_len_that_starts
         p = plan(spec, gpu, engine.model_copy(update={"max_model_len": shorter}), layout, None, suggest=False)
         if p.fits and shorter < base.max_model_len:
-            out.append(f"--max-model-len {shorter}: the longest context one request can start with")
+            out.append(f"{len_flag} {shorter}: the longest context one request can start with")
+    # fp8 weights: a 16-bit checkpoint quantized online (vLLM / SGLang --quantization fp8) on a GPU with fp8 tensor math
+    fp8_weights = (engine.engine != "custom" and spec.dtype in ("bf16", "fp16") and engine.weight_format in (None, spec.dtype)
+                   and gpu.fp8_dense_flops is not None)
+    fp8 = engine.model_copy(update={"weight_format": "fp8"})
+    fp8_fit = fp8_weights and fits("--quantization fp8", gpu, fp8, layout, concurrency)
+    # more GPUs of the same kind: TP x2 .. one node, then TP = node x PP 2 over two nodes; the fewest that fit
+    node = gpu.gpus_per_node
+    layouts = [(f"{tp_flag} {tp}", Layout(tp, layout.pp, layout.dp, layout.ep))
+               for tp in (layout.tp * 2, layout.tp * 4, layout.tp * 8) if tp <= node]
+    if layout.pp == 1 and 1 < node and layout.tp <= node:
+        layouts.append((f"{tp_flag} {node} {pp_flag} 2", Layout(node, 2, layout.dp, layout.ep)))
+    for flags, lay in layouts:
+        if fits(flags, gpu, engine, lay, concurrency):
+            break
+    if fp8_weights and not fp8_fit:
+        for flags, lay in layouts:
+            if fits(f"{flags} --quantization fp8", gpu, fp8, lay, concurrency):
+                break
+    # a larger GPU at the same layout: the next three larger of the same vendor (the first that fits), another
+    # vendor's only where this vendor has none larger
+    larger = sorted((g for g in GPU_CATALOG.values() if g.memory_bytes > gpu.memory_bytes), key=lambda g: g.memory_bytes)
+    bigger = [g for g in larger if g.vendor == gpu.vendor][:3] or larger[:3]
+    for g in bigger:
+        if len(out) >= MAX_SUGGESTIONS or fits(f"a larger GPU: {g.name}", g, engine, layout, concurrency):
+            break
     return out
 
 
@@ -1523,6 +1589,47 @@ def _start_error(engine, prof, rank: RankPlan, max_len, per_request, starts, usa
             f"({_gib(rank.kv_pool_bytes)} GiB). Based on the available memory, the estimated maximum model length "
             f"is {starts}. Try increasing `gpu_memory_utilization` or decreasing `max_model_len` when initializing "
             "the engine.")
+
+
+def _load_oom(spec, gpu, engine, layout, ranks, mla) -> "tuple[RankPlan, int] | None":
+    """The rank whose weights exceed what is free on its GPU when loading starts, and that free figure (bytes), or
+    None. Free at load: vLLM (V0 and V1): device - the CUDA context (VLLM_CONTEXT_BYTES, 0.51 GiB), nothing else is allocated
+    yet; SGLang: its "Load weight begin. avail mem" (kvplan.sglang budget pre_load), and the
+    weights it counts include its loading overhead. Worked number: Llama-3.1-405B bf16 on one H100 (79.19 GiB):
+    755.99 GiB of weights > 79.19 - 0.51 = 78.68 GiB free. Weights that fit but leave no room for the activation
+    peak and the KV cache are not this case (vLLM then logs its figures and refuses the KV cache)."""
+    worst = max(ranks, key=lambda r: r.weights_bytes)
+    if engine.engine == "sglang":
+        free = _sglang_budget(spec, gpu, engine, layout, worst.weights_bytes, mla).pre_load
+    else:
+        free = worst.device_bytes - (VLLM_CONTEXT_BYTES if engine.engine == "vllm" else 0)
+    return (worst, free) if worst.weights_bytes > free else None
+
+
+def _load_oom_error(engine, prof, gpu, rank: RankPlan, free: int) -> str | None:
+    """torch's CUDA caching-allocator error the weight loader dies with, in torch's words
+    (c10/cuda/CUDACachingAllocator.cpp: "CUDA out of memory. Tried to allocate X. GPU 0 has a total capacity of Y of
+    which Z is free. ..."); X and Z are left as "..." (the tensor it fails on and what is free then depend on the
+    load order), kvplan's own figures follow in "(kvplan: ...)". torch < 2.5 (the vLLM 0.6.0 - 0.6.3 wheels pin 2.4)
+    names the class torch.cuda.OutOfMemoryError."""
+    if engine.engine == "custom":
+        return None
+    where = {"vllm": "vLLM's load_model" + (" (V0 worker)" if prof.engine_core == "V0" else " (gpu_model_runner.py)"),
+             "sglang": "SGLang's ModelRunner.load_model"}[engine.engine]
+    cls = "torch.cuda.OutOfMemoryError" if engine.engine == "vllm" and vllm_release(prof.version) < (0, 6, 4) \
+        else "torch.OutOfMemoryError"
+    return (f"{cls}: CUDA out of memory. Tried to allocate ... GPU 0 has a total capacity of "
+            f"{_gib(rank.device_bytes)} GiB of which ... is free. (kvplan: raised in {where} while the weights load; "
+            f"the weights of one GPU are {_gib(rank.weights_bytes)} GiB, {_gib(rank.weights_bytes - free)} GiB more "
+            f"than the {_gib(free)} GiB free when loading starts; no memory figure is logged)")
+
+
+def _load_oom_verdict(engine, gpu, rank: RankPlan, free: int, error: str | None) -> str:
+    who = {"vllm": "vLLM", "sglang": "SGLang"}.get(engine.engine, "the engine")
+    return (f"Does not load: the weights of one GPU (stage {rank.pp_stage}) are {_gib(rank.weights_bytes)} GiB, more "
+            f"than the {_gib(free)} GiB free on a {gpu.name} ({_gib(rank.device_bytes)} GiB); {who} runs out of CUDA "
+            "memory while loading them, before it logs any memory figure."
+            + (f" {error}" if error else ""))
 
 
 def _warmup_error(spec, engine, rank: RankPlan, mnbt: int, max_seqs: int, act_b: int) -> str | None:

@@ -25,6 +25,7 @@ from kvplan.picker import PP_CHOICES, TP_CHOICES, Option, Rejected, nodes_needed
 from kvplan.plan import decode_bound, plan
 from kvplan.presets import load_preset
 from kvplan.prices import default_prices
+from kvplan.support import platform_refusal
 
 LENGTHS = (8192, 32768, 131072)
 # dense 8B, dense 70B (GQA), MLA MoE (DeepSeek-V2-Lite), hybrid (Qwen3-Next: Gated DeltaNet state + attention)
@@ -49,6 +50,12 @@ def reference_pick(spec, max_model_len: int, concurrency: int, engine: EngineCon
                 if not multi_node and tp * pp > gpu.gpus_per_node:
                     reject(f"one replica is {tp * pp} GPUs, more than a {gpu.gpus_per_node}-GPU node "
                            "(multi-node layouts are off)")
+                    continue
+                # the engine-platform rule (a table, kvplan.support): an unserved platform is rejected, not planned
+                unserved = platform_refusal(engine.engine, gpu.vendor, engine.vllm_version,
+                                            any(layer.cache.kind == "mla_dsa" for layer in spec.layers))
+                if unserved and engine.engine != "custom":
+                    reject(f"Not served: {unserved}")
                     continue
                 fresh = spec.model_copy()  # an empty memo: this option is planned from scratch
                 layout = Layout(tp, pp)

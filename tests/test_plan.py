@@ -118,8 +118,9 @@ def test_sglang_tokens_floor_to_page_and_mla_not_divided():
 
 def test_does_not_fit_is_an_answer_with_checked_fixes():
     p = plan(load_preset("llama-3.1-70b"), H100, EngineConfig(max_model_len=8192))
-    assert not p.fits and "Does not fit" in p.verdict
-    assert any("tensor-parallel-size" in s or "larger GPU" in s for s in p.suggestions)
+    # 131.45 GiB of weights on one H100 (78.68 GiB free at load): vLLM dies loading them (2026-12: "Does not load")
+    assert not p.fits and p.verdict.startswith("Does not load")
+    assert any(s.startswith("-tp ") or "larger GPU" in s for s in p.suggestions)
 
 
 def test_sliding_window_hybrid_groups_and_padding():

@@ -443,8 +443,9 @@ def plan_headline(plan: Plan) -> None:
 
 # When kvplan's checked fixes (fp8 KV, --max-num-seqs, --gpu-memory-utilization, TP within a node, a larger GPU, a
 # shorter --max-model-len; kvplan.plan._suggestions) all fail: the page pointed to "a fix above" that was not there.
-NO_FIX = ("No single fix kvplan checks fits (fp8 KV, the engine's memory flags, TP up to a node, a larger GPU, a shorter "
-          "context): more GPUs (TP x PP) or a smaller weight format are left to try.")
+NO_FIX = ("No single fix kvplan checks fits (fp8 KV, the engine's memory flags, a shorter context, fp8 weights, TP up to "
+          "a node and PP over two, a larger GPU): more GPUs (TP x PP) over more nodes or a smaller weight format are left "
+          "to try.")
 
 
 def no_pool_note(plan: Plan, first: int, last: int) -> str:
