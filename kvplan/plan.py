@@ -557,8 +557,7 @@ def _vllm_sparse_fp8_spec(spec: ModelSpec, gpu: GpuSpec, engine: EngineConfig, l
     layers too). Unchanged for a 16-bit KV cache, another engine or a model without DSA layers. The copy is memoized
     on ``spec`` (one object, so its own memo serves every later plan). Worked number: GLM-5.2 TP8 on B200, 0.28, fp8
     KV: 78 x 576 + 21 x 132 = 47,700 B a token (fp8_ds_mla: 53,940)."""
-    dsa = [layer.cache for layer in spec.layers if layer.cache.kind == "mla_dsa"]
-    if engine.engine != "vllm" or not dsa or kv_dtype_bytes(spec, engine.kv_cache_dtype) != 1:
+    if engine.engine != "vllm" or not _has_dsa(spec) or kv_dtype_bytes(spec, engine.kv_cache_dtype) != 1:
         return spec
     if (spec.model_type == "glm_moe_dsa" and vllm_profile(engine).engine_core == "V1"
             and not vllm_has(engine.vllm_version, "sparse_mla_flashinfer_fp8")):
@@ -569,6 +568,7 @@ def _vllm_sparse_fp8_spec(spec: ModelSpec, gpu: GpuSpec, engine: EngineConfig, l
                              "(GlmMoeDsaForCausalLM) with --kv-cache-dtype fp8: FLASHMLA_SPARSE takes auto / bfloat16 "
                              "/ fp8_ds_mla, FLASHINFER_MLA_SPARSE auto / bfloat16 (before 0.18.0); use auto, or vLLM "
                              ">= 0.18")
+    dsa = [layer.cache for layer in spec.layers if layer.cache.kind == "mla_dsa"]
     heads = dsa[0].num_attention_heads // layout.tp  # the MLA layer's num_heads: num_local_heads (deepseek_v2.py)
     if vllm_sparse_mla_fp8_backend(gpu.name, engine.vllm_version, heads, dsa[0].qk_nope_head_dim) != "FLASHINFER_MLA_SPARSE":
         return spec
@@ -1394,8 +1394,9 @@ def _budget(spec, gpu, engine, layout, weights, mnbt, max_seqs, act_b, mla, last
 
 def _vllm_runner(spec: ModelSpec, engine: EngineConfig) -> str:
     """kvplan.engines.vllm_model_runner for this checkpoint and engine (V0 profiles: "V1", unused)."""
-    hybrid = any(c.kind in STATE_KINDS for layer in spec.layers for c in cache_parts(layer.cache))
-    moe = any(layer.experts is not None for layer in spec.layers)
+    hybrid, moe = spec.memo(("hybrid-moe",), lambda: (
+        any(c.kind in STATE_KINDS for layer in spec.layers for c in cache_parts(layer.cache)),
+        any(layer.experts is not None for layer in spec.layers)))
     return vllm_model_runner(engine.vllm_version, spec.model_type, moe, hybrid, spec.quantization is not None,
                              engine.speculative_method)
 
