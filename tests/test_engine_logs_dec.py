@@ -78,6 +78,8 @@ from kvplan.plan import plan
 from kvplan.units import GiB
 from kvplan.vllm_args import parse_vllm_command
 from tests.test_engine_logs import close, close_gib
+from tests.test_engine_logs_found import _preset_with as _with
+from tests.test_engine_logs_found import _term
 
 PRESETS = Path(__file__).parents[1] / "kvplan" / "presets"
 FIXTURES = Path(__file__).parent / "fixtures" / "configs"
@@ -96,14 +98,6 @@ def _plan(spec, gpu, command: str, version: str, **engine):
     return plan(spec, gpu, EngineConfig(**fields), layout)
 
 
-def _term(p, prefix: str, rank: int = 0) -> int:
-    return next(t.bytes for t in p.ranks[rank].terms if t.name.startswith(prefix))
-
-
-def _with(name: str, **fields):
-    cfg = json.loads((PRESETS / f"{name}.json").read_text())
-    cfg.update(fields)
-    return parse_config(cfg, f"{name}-edited")
 
 
 def _llama_3_3_70b_fp8_dynamic():
