@@ -316,3 +316,12 @@ def test_a_fit_limit_past_the_sweep_is_ticked():
     # and inside the range (log10 units): Plotly labels no tick on the range's very end
     assert axis["range"][0] < math.log10(512) and axis["range"][1] > math.log10(524_288)
     assert any(t.get("name") == "fits up to 524,288 tokens" for t in fig["data"])
+
+
+def test_the_verdict_metric_says_load_or_start_as_the_verdict_does():
+    # Llama-3.1-405B bf16 on one H100: 755.99 GiB of weights on a 79.19 GiB GPU -> the verdict opens "Does not load"
+    # and the metric says so, not "does not fit"; a plan that fits still reads "fits"
+    at = run_app({"v": "1", "m": "llama-3.1-405b"})
+    assert next(m.value for m in at.metric if m.label == "Verdict") == "does not load"
+    at = run_app({"v": "1", "m": "llama-3.1-8b"})
+    assert next(m.value for m in at.metric if m.label == "Verdict") == "fits"

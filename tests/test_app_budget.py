@@ -53,7 +53,8 @@ def test_does_not_fit_shows_verdict_and_fixes():
     at = run_app({"v": "1", "m": "llama-3.1-70b"})
     p = kvplan_plan("llama-3.1-70b")
     assert not p.fits
-    assert metrics(at)["Verdict"] == "does not fit"
+    # 131.45 GiB of bf16 weights on one 79.19 GiB H100: the verdict opens "Does not load", and so does the metric
+    assert metrics(at)["Verdict"] == "does not load" and p.verdict.startswith("Does not load")
     assert any(p.verdict.split(":")[0] in e.value for e in at.error)
     text = " ".join(md.value for md in at.markdown)
     assert all(esc(s) in text for s in p.suggestions)

@@ -16,7 +16,9 @@ def test_default_layouts_match_kvplan():
     for tp in (1, 2, 4, 8):
         p = kvplan_plan("llama-3.1-70b", tp=tp)
         row = table[f"TP{tp} PP1 DP1"]
-        assert row["KV blocks"] == f"{p.num_blocks:,}" and row["fits"] == ("fits" if p.fits else "does not fit")
+        # TP 1: 131.45 GiB of weights on one 79.19 GiB H100 does not even load
+        assert row["KV blocks"] == f"{p.num_blocks:,}" and row["fits"] == (
+            "fits" if p.fits else "does not load" if tp == 1 else "does not fit")
         assert row["KV heads / GPU"] == f"{p.ranks[0].kv_heads}"
         assert row["max concurrency"] == f"{p.max_concurrency:,.2f}x"
     bars = figure(at, "parallel.ranks")

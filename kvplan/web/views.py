@@ -361,9 +361,18 @@ def basis_tag(basis: str) -> str:
     return {"generic": " (generic-decoder estimate)", "transformers": " (built with transformers)"}.get(basis, "")
 
 
+def verdict_word(plan: Plan) -> str:
+    """The verdict in two or three words, as the verdict's own first words say it: "fits", "does not fit", "does not
+    start" (the sampler warm-up runs out of memory) or "does not load" (one GPU's weights exceed its memory)."""
+    if plan.fits:
+        return "fits"
+    head = plan.verdict.split(":", 1)[0].strip().lower()
+    return head if head in ("does not start", "does not load") else "does not fit"
+
+
 def plan_metrics(plan: Plan) -> None:
     metrics = row()
-    metrics.metric("Verdict", "fits" if plan.fits else "does not fit")
+    metrics.metric("Verdict", verdict_word(plan))
     metrics.metric("Max concurrency", f"{plan.max_concurrency:,.2f}x",
                    help=f"KV cache tokens / {plan.max_model_len:,} (SGLang logs no concurrency)"
                    if plan.engine == "sglang" else f"vLLM's 'Maximum concurrency for {plan.max_model_len:,} tokens per "
@@ -692,7 +701,7 @@ def layout_rows(plans: list[Plan]) -> list[dict[str, Any]]:
         engines = int(lay["data_parallel_size"]) * int(lay.get("dp_attention_size", 1))  # KV pools with own requests
         rows.append({
             "layout": figures.layout_label(p),
-            "fits": "fits" if p.fits else "does not fit",
+            "fits": verdict_word(p),
             "max concurrency per replica": f"{p.max_concurrency:,.2f}x",
             # SGLang's attention-DP groups each hold their own pool and requests, as DP replicas do (the plan's
             # figures are per group: kvplan.plan's DP-attention warning); the column counted DP replicas only
