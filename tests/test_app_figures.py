@@ -98,3 +98,15 @@ def test_a_bad_property_fails_validation():
     fig = figures._figure([figures._bar(x=[1], y=[2], markr=dict(color="red"))], "t")
     with pytest.raises(ValueError, match="markr"):
         go.Figure(fig.to_dict())
+
+
+def test_memory_vs_context_counts_a_negative_pool_as_a_shortfall():
+    # a 10 GiB device whose pool is -6 GiB (the weights alone 6 GiB past it) with 1 GiB of KV in use needs
+    # 10 + 6 + 1 = 17 GiB; a pool of +3 GiB with 1 GiB in use needs 10 - 3 + 1 = 8 GiB
+    G = 2**30
+    pts = [SweepPoint(context=1024, max_concurrency=0.0, max_num_seqs=0, kv_bytes_in_use=G, kv_pool_bytes=-6 * G,
+                      fits=False),
+           SweepPoint(context=2048, max_concurrency=1.0, max_num_seqs=1, kv_bytes_in_use=G, kv_pool_bytes=3 * G,
+                      fits=True)]
+    fig = figures.memory_vs_context(pts, 10 * G, 1).to_dict()
+    assert [round(v, 6) for v in fig["data"][0]["y"]] == [17.0, 8.0]

@@ -266,7 +266,9 @@ def memory_vs_context(points: Sequence[SweepPoint], device_bytes: int, concurren
     config's max_position_embeddings; the sweep past it is drawn dotted, in a grey band labelled so.
     """
     x = [p.context for p in points]
-    y = [_gib(device_bytes - max(p.kv_pool_bytes, 0) + p.kv_bytes_in_use) for p in points]
+    # device - pool is all but KV (the headroom the engine keeps included); a negative pool is a shortfall past the
+    # device, so it adds: Llama-3.1-405B on one H100 needs 79.19 + 677 GiB before any KV, not 79.19
+    y = [_gib(device_bytes - p.kv_pool_bytes + p.kv_bytes_in_use) for p in points]
     fits = [p.fits for p in points]
     colors = [COLORS["KV in use"] if f else COLORS["device"] for f in fits]
     inside = len(x) if not model_max else sum(1 for c in x if c <= model_max)
