@@ -18,11 +18,13 @@ from kvplan.params import ParamBreakdown
 from kvplan.units import GiB
 from kvplan.weights import WeightBytes
 
-SEGMENTS = ("weights", "workspace", "KV in use", "free KV", "headroom", "not planned")
-COLORS = {"weights": "#4C78A8", "workspace": "#F58518", "KV in use": "#54A24B", "free KV": "#A6D99A",
+SEGMENTS = ("weights", "workspace", "recurrent states", "KV in use", "free KV", "headroom", "not planned")
+COLORS = {"weights": "#4C78A8", "workspace": "#F58518", "recurrent states": "#72B7B2", "KV in use": "#54A24B",
+          "free KV": "#A6D99A",
           "headroom": "#BAB0AC", "not planned": "#E7E7E7", "device": "#D62728", "shared": "#B279A2",
           "private": "#54A24B", "empty": "#E7E7E7"}
 HEADROOM_TERMS = ("outside the budget", "left free", "headroom")
+STATE_TERMS = ("Mamba state pool",)  # kvplan.plan._sglang_mamba_term
 _LAYOUT = dict(margin=dict(l=10, r=10, t=50, b=10), legend=dict(orientation="h", y=-0.2))
 
 
@@ -176,13 +178,14 @@ def sequences_in_use(plan: Plan) -> int:
 
 
 def rank_segments(plan: Plan, rank: RankPlan) -> dict[str, int]:
-    """One rank's device memory, split: weights, workspace, KV in use, free KV, headroom, not planned.
+    """One rank's device memory, split: weights, workspace, recurrent states (SGLang's MambaPool, a pool of its own
+    beside the KV pool; vLLM keeps the states inside its KV pool), KV in use, free KV, headroom, not planned.
 
     KV in use = sequences x blocks per request x bytes per block (more than the pool when it does not
     fit, so the bar crosses the device line); 'not planned' is what a fixed --kv-cache-memory-bytes
     leaves unused.
     """
-    weights = workspace = headroom = 0
+    weights = workspace = headroom = states = 0
     for term in rank.terms:
         if term.name == "device memory" or term.name.startswith("KV cache") or not term.applied:
             continue  # a term the engine does not subtract (CUDA graphs in some versions) lives in the headroom
@@ -190,12 +193,14 @@ def rank_segments(plan: Plan, rank: RankPlan) -> dict[str, int]:
             weights += term.bytes
         elif term.name.startswith(HEADROOM_TERMS):
             headroom += term.bytes
+        elif term.name.startswith(STATE_TERMS):
+            states += term.bytes
         else:
             workspace += term.bytes
     pool = max(rank.kv_pool_bytes, 0)
     in_use = sequences_in_use(plan) * plan.blocks_per_request * rank.bytes_per_block
-    out = {"weights": weights, "workspace": workspace, "KV in use": in_use, "free KV": max(pool - in_use, 0),
-           "headroom": headroom}
+    out = {"weights": weights, "workspace": workspace, "recurrent states": states, "KV in use": in_use,
+           "free KV": max(pool - in_use, 0), "headroom": headroom}
     out["not planned"] = max(rank.device_bytes - sum(out.values()), 0)
     return out
 
