@@ -1628,7 +1628,7 @@ def _load_oom_error(engine, prof, gpu, rank: RankPlan, free: int) -> str | None:
 def _load_oom_verdict(engine, gpu, rank: RankPlan, free: int, error: str | None) -> str:
     who = {"vllm": "vLLM", "sglang": "SGLang"}.get(engine.engine, "the engine")
     return (f"Does not load: the weights of one GPU (stage {rank.pp_stage}) are {_gib(rank.weights_bytes)} GiB, more "
-            f"than the {_gib(free)} GiB free on a {gpu.name} ({_gib(rank.device_bytes)} GiB); {who} runs out of CUDA "
+            f"than the {_gib(free)} GiB free on one {gpu.name} ({_gib(rank.device_bytes)} GiB); {who} runs out of CUDA "
             "memory while loading them, before it logs any memory figure."
             + (f" {error}" if error else ""))
 

@@ -39,7 +39,7 @@ def test_405b_on_one_h100_dies_loading_not_in_the_kv_check():
     assert "(kvplan: raised in vLLM's load_model (gpu_model_runner.py)" in p.start_error
     assert "755.99 GiB, 677.31 GiB more than the 78.68 GiB free" in p.start_error
     assert p.verdict.startswith("Does not load: the weights of one GPU (stage 0) are 755.99 GiB, more than the "
-                                "78.68 GiB free on a H100-SXM (79.19 GiB)")
+                                "78.68 GiB free on one H100-SXM (79.19 GiB)")
     assert "No available memory" not in p.verdict
     assert p.engine_log == []  # vLLM logs no memory figure before load_model (no "Model loading took 755.99 GiB")
 
