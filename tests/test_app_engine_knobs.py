@@ -105,8 +105,9 @@ def test_sglang_max_total_tokens_and_dp_attention_are_carried():
     flags = {r["flag"]: r["value"] for r in html_tables(at)[0]}
     assert flags["--max-total-tokens"] == "100000" and flags["--enable-dp-attention --dp"] == "8"
     shown = plain(" ".join(w.value for w in at.warning))
-    assert "--speculative-algorithm NEXTN: not planned by the app (use the CLI)" in shown
-    assert "--speculative-num-steps 3: not planned by the app (use the CLI)" in shown
+    assert ("--speculative-algorithm NEXTN: not planned by the app: the plan on every page leaves speculative decoding "
+            "out") in shown and "kvplan plan MODEL --engine sglang --mtp-tokens N" in shown
+    assert "--speculative-num-steps 3: not planned by the app: the plan on every page leaves" in shown
     at.button(key="import.apply").click().run()
     s = state(at)
     assert (s.engine, s.dp_attention_size, s.max_total_tokens, s.data_parallel_size) == ("sglang", 8, 100_000, 1)

@@ -172,8 +172,8 @@ def test_import_applies_the_mamba_flags_and_the_radix_switch():
     shown = plain(" ".join(warnings(at)))
     assert "--mamba-scheduler-strategy no_buffer: not planned: kvplan plans the SGLang line's own strategy" in shown
     # SGLang MTP is the CLI's, except for a hybrid (kvplan.sglang.hybrid_refusal "speculative_config")
-    assert "--speculative-algorithm NEXTN: not planned by the app (use the CLI); for a model with recurrent-state " \
-        "layers the CLI refuses it too" in shown
+    assert "--speculative-algorithm NEXTN: not planned by the app: the plan on every page leaves speculative " \
+        "decoding out" in shown and "for a model with recurrent-state layers the CLI refuses it too" in shown
     assert hybrid_refusal(load_preset("qwen3.5-27b"), "0.5.20", speculative=True)[0] == "speculative_config"
     core = kvplan_plan("qwen3.5-27b", **CORE, mamba_full_memory_ratio=0.5, max_mamba_cache_size=64,
                        mamba_ssm_dtype="bfloat16", enable_prefix_caching=False, max_num_seqs=16)

@@ -886,6 +886,9 @@ def knob_values(command) -> dict[str, Any]:
 
 
 NOT_PLANNED = "not planned by the app (use the CLI)"
+# SGLang's --speculative-* on Import: the app's pages plan the line without them; the CLI plans SGLang MTP (NEXTN)
+SGLANG_SPECULATIVE = ("not planned by the app: the plan on every page leaves speculative decoding out (its MTP layers, "
+                      "draft KV and reserve); the CLI plans SGLang MTP: kvplan plan MODEL --engine sglang --mtp-tokens N")
 HYBRID_SPECULATIVE = ("; for a model with recurrent-state layers the CLI refuses it too (SGLang's MambaPool then holds "
                       "per-draft-token states kvplan does not size)")
 
@@ -902,7 +905,7 @@ def unplanned_flags(command) -> list[str]:
         if name in SGLANG_MAMBA_STRATEGY:
             return MAMBA_STRATEGY_NOTE
         # kvplan.sglang.hybrid_refusal: the CLI plans SGLang MTP, but not for a hybrid
-        return NOT_PLANNED + (HYBRID_SPECULATIVE if name.startswith("--speculative") else "")
+        return (SGLANG_SPECULATIVE + HYBRID_SPECULATIVE) if name.startswith("--speculative") else NOT_PLANNED
 
     out = [f"{flag}: {why(flag)}" for flag in getattr(command, "unplanned", ())]
     if getattr(command, "engine", "vllm") == "sglang":
