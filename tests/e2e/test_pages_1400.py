@@ -168,5 +168,7 @@ def test_the_copy_link_button_is_visible_without_hovering(server, page):
         for (let e = b; e && e.getAttribute('data-testid') !== 'stCode'; e = e.parentElement)
           out.push(getComputedStyle(e).opacity); return out; }""")
     assert chain[0] == "visible" and set(chain[1:]) == {"1"}, chain
+    # the two download buttons are drawn after the link's code block: wait for them (all_inner_texts does not)
+    expect(sidebar.get_by_test_id("stDownloadButton")).to_have_count(2)
     labels = sidebar.get_by_test_id("stDownloadButton").all_inner_texts()
     assert [t.split("\n")[-1].strip() for t in labels] == ["Plan JSON", "Plan CSV"], labels
