@@ -441,8 +441,7 @@ def _dsa_indexer_term(spec, engine, prof, layout, max_len, mnbt, act_b, gpu_name
     ws = vllm_dsa_indexer_workspace_bytes(spec, max_len, prof.version)
     if not ws:
         return None
-    moe_ws = vllm_moe_workspace_bytes(spec, layout.tp, mnbt, act_b, bool(layout.ep)) if vllm_moe_workspace_held(
-        spec, engine.weight_format, gpu_name, prof.version) else 0
+    moe_ws = _held_moe_workspace_bytes(spec, engine, layout, mnbt, act_b, gpu_name, prof.version)
     extra = max(ws - moe_ws, 0)
     if not extra:
         return None
@@ -471,6 +470,15 @@ def vllm_moe_workspace_held(spec: ModelSpec, weight_format: str | None, gpu_name
         return vllm_has(vllm_version, "moe_workspace_manager")
     return (fmt == "fp8-block" and quant_platform(gpu_name) == "sm120"
             and vllm_has(vllm_version, "fp8_moe_modular_kernel"))
+
+
+def _held_moe_workspace_bytes(spec, engine, layout, mnbt, act_b, gpu_name: str, vllm_version: str) -> int:
+    """The fused-MoE workspace the profile run leaves held on one rank (``vllm_moe_workspace_bytes`` where
+    ``vllm_moe_workspace_held``), 0 where the experts' backend sizes its own: the activation peak and the DSA
+    indexer's share of the same workspace manager both read it."""
+    if not vllm_moe_workspace_held(spec, engine.weight_format, gpu_name, vllm_version):
+        return 0
+    return vllm_moe_workspace_bytes(spec, layout.tp, mnbt, act_b, bool(layout.ep))
 
 
 def vllm_marlin_moe_transient_bytes(spec: ModelSpec, tp: int, tokens: int, act_b: int, ep: bool = False) -> int:
@@ -895,11 +903,12 @@ def plan(spec: ModelSpec, gpu: GpuSpec, engine: EngineConfig = EngineConfig(), l
         raise PlanInputError("speculative_config", f"{spec.name}: no multi-token-prediction layers to load for MTP "
                              "speculative decoding (kvplan models them for the DeepSeek-V3 / GLM MoE families, "
                              "num_nextn_predict_layers > 0)")
+    head_layers = ()  # an EAGLE head's attention layers, which join the last stage's KV groups
     if engine.speculative_method in drafter.DRAFT_METHODS:  # refused here when kvplan does not model it
         drafter.check_plan(engine.draft, engine.engine, layout, spec)
         head = _draft_head(spec, engine)
         warnings += [*head.notes, drafter.UNCOUNTED]
-    head_layers = _draft_head(spec, engine).spec.layers if engine.speculative_method in drafter.DRAFT_METHODS else ()
+        head_layers = head.spec.layers
     # Speculative decoding (any method) gives every recurrent-state layer one state page per draft token: vLLM
     # >= 0.17 MambaSpec(num_speculative_blocks=num_speculative_tokens), max_memory_usage_bytes = page x (1 + k)
     # (0.17.0 / 0.33.0 wheels, kv_cache_interface.py, layers/mamba/abstract.py); the 0.11 wheel counts one page.
@@ -952,10 +961,11 @@ def plan(spec: ModelSpec, gpu: GpuSpec, engine: EngineConfig = EngineConfig(), l
             if indexer is not None:
                 terms.append(indexer)
                 pool -= indexer.bytes
-        per_token = sum(layer.cache.kv_bytes_per_token("vllm", kv_tp, kv_b) * n for layer, n in layers)
-        if engine.engine == "sglang" and _has_dsa(spec):  # SGLang's profiled DSA cell (kvplan.sglang.dsa_bytes_per_token)
-            per_token = sum(layer.cache.kv_bytes_per_token("vllm", kv_tp, kv_b) * n for layer, n in layers
-                            if layer.cache.kind != "mla_dsa") + sglang.dsa_bytes_per_token(
+        sglang_dsa = engine.engine == "sglang" and _has_dsa(spec)
+        per_token = sum(layer.cache.kv_bytes_per_token("vllm", kv_tp, kv_b) * n for layer, n in layers
+                        if not (sglang_dsa and layer.cache.kind == "mla_dsa"))
+        if sglang_dsa:  # SGLang's profiled DSA cell (kvplan.sglang.dsa_bytes_per_token) for its DSA layers
+            per_token += sglang.dsa_bytes_per_token(
                 engine.sglang_version, layers, kv_b, _dsa_indexer_width(spec),
                 raw_fp8=sglang.dsa_fp8_raw_latent(engine.sglang_version, gpu.name, spec.model_type))
         if engine.engine == "sglang":
@@ -1336,9 +1346,7 @@ def _budget(spec, gpu, engine, layout, weights, mnbt, max_seqs, act_b, mla, last
     clone = 0
     mm_src = ""
     if act is None:
-        moe_ws = 0
-        if vllm_moe_workspace_held(spec, engine.weight_format, gpu.name, prof.version):
-            moe_ws = vllm_moe_workspace_bytes(spec, layout.tp, mnbt, act_b, bool(layout.ep))
+        moe_ws = _held_moe_workspace_bytes(spec, engine, layout, mnbt, act_b, gpu.name, prof.version)
         act = activation_estimate(spec, layout.tp, mnbt, num_reqs, act_b, copies, last_stage, moe_ws)
         dsa_logits = vllm_dsa_indexer_logits_bytes(spec, prof.version)
         if dsa_logits:  # the DSA indexer's 512 MiB dummy logits sit on top of the forward, not the sampler
