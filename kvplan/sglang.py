@@ -106,7 +106,7 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict
 
-from kvplan.layers import cache_parts
+from kvplan.layers import STATE_KINDS, cache_parts
 from kvplan.parallel import stage_distinct
 from kvplan.spec import Linear
 from kvplan.units import GiB, MiB, cdiv
@@ -412,7 +412,7 @@ def pp_partition(prof: SglangProfile, num_layers: int, pp: int) -> list[int]:
 # ----------------------------------------------------------------------------- hybrid models: the MambaPool
 
 # Cache kinds that keep a recurrent state per request (kvplan.layers STATE_KINDS + the composite Falcon-H1 kind).
-_RECURRENT_KINDS = ("mamba", "linear_attention", "short_conv", "state", "attention_and_mamba")
+_RECURRENT_KINDS = (*STATE_KINDS, "attention_and_mamba")
 # SGLANG_MAMBA_CONV_DTYPE: the conv state is bfloat16 in every line that serves hybrids (0.5.2 - 0.5.8 configs/
 # mamba_utils.py CONV_DTYPE = torch.bfloat16; 0.5.9+ envs default "bfloat16"), whatever the model dtype.
 SGLANG_CONV_STATE_BYTES = 2
@@ -427,11 +427,8 @@ _SSM_BYTES = {"float32": 4, "bfloat16": 2, "float16": 2}
 
 
 def _recurrent_counts(spec) -> dict[str, int]:
-    kinds: dict[str, int] = {}
-    for layer in spec.layers:
-        if layer.cache.kind in _RECURRENT_KINDS:
-            kinds[layer.cache.kind] = kinds.get(layer.cache.kind, 0) + 1
-    return kinds
+    """How many layers of each recurrent-state kind (ModelSpec.layer_kinds, those in _RECURRENT_KINDS)."""
+    return {kind: n for kind, n in spec.layer_kinds.items() if kind in _RECURRENT_KINDS}
 
 
 def hybrid_refusal(spec, version: str = SGLANG_DEFAULT_VERSION, tp: int = 1, pp: int = 1, dp_attention: int = 1,
