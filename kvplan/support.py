@@ -49,12 +49,8 @@ VLLM_ARCH_ARRIVALS: dict[tuple[str, ...], tuple[str, Release, str]] = {
 }
 _ARRIVAL = {mt: entry for types, entry in VLLM_ARCH_ARRIVALS.items() for mt in types}
 
-# engine -> catalog vendor -> how it runs there (None: it does not; the reason is the refusal).
-ENGINE_PLATFORMS: dict[str, dict[str, str | None]] = {
-    "vllm": {"NVIDIA": "CUDA", "AMD": "ROCm",
-             "Intel": "Intel Gaudi: in-tree HPU (V0 releases), the vllm-gaudi plugin (V1 releases)"},
-    "sglang": {"NVIDIA": "CUDA", "AMD": "ROCm", "Intel": None},
-}
+# (engine, catalog vendor) pairs that do not run, and why. vLLM runs on all three catalog vendors (CUDA, ROCm, and
+# Intel Gaudi: in-tree HPU in the V0 releases, the vllm-gaudi plugin in V1); SGLang on NVIDIA and AMD.
 _NO_PLATFORM = {("sglang", "Intel"): "SGLang does not run on Intel Gaudi: its Hardware Platforms page lists NVIDIA and "
                                     "AMD GPUs, Ascend NPUs, TPU, Intel XPU and CPU, and no Gaudi (HPU) backend"}
 # vLLM's sparse-MLA (DSA) backend on ROCm: ROCM_AITER_MLA_SPARSE from 0.12.0 (platforms/rocm.py)
