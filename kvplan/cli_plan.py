@@ -301,8 +301,8 @@ def add_commands(sub) -> None:
                    help="vLLM's --speculative-config: mtp, ngram, eagle / eagle3 with a draft head, or draft_model with a "
                         "draft LM (\"model\": a drafter or preset kvplan ships, or give its config with --draft-config)")
     p.add_argument("--draft-config", default=None, metavar="PATH",
-                   help="the EAGLE / EAGLE-3 head's config.json (a file or its checkpoint folder) for "
-                        "--speculative-config")
+                   help="the EAGLE / EAGLE-3 head's or the draft model's config.json (a file or its checkpoint "
+                        "folder) for --speculative-config")
     p.add_argument("--mm-encoder-tp-mode", choices=("weights", "data"), default="weights",
                    help="vLLM: shard the vision tower over TP (weights) or replicate it per rank (data)")
     p.add_argument("--mem-fraction-static", type=float, default=None)

@@ -20,10 +20,11 @@ Read in the vllm 0.10.0 - 0.33.0 wheels (2026-12; the rules' first releases belo
   shared with the target (DraftModelProposer ``_maybe_share_embeddings`` / ``_maybe_share_lm_head``: "Draft models
   don't share embeddings / lm_head with the target model"; 0.15.0: load_model shares nothing either).
 - TP: config/speculative.py allows 1 or the target's TP (``_verify_and_get_draft_tp``: "... cannot be other value
-  than 1 or target model tensor_parallel_size"), and DraftModelProposer refuses any but the target's (every release
-  0.15.0 - 0.33.0, ``_raise_if_draft_tp_mismatch``), so its weights are sharded over the target's TP ranks as the
-  target's are (kvplan.parallel.rank_weight_bytes).
-- Vocabulary: ``verify_equal_vocab_size_if_draft_model`` refuses a draft whose vocab_size differs ("Target and draft
+  than 1 or target model tensor_parallel_size", default the target's), and the V1 runner's DraftModelProposer refuses
+  any but the target's (0.15.0 - 0.33.0, ``_raise_if_draft_tp_mismatch``); the V2 runner's speculator (0.31.0+,
+  v1/worker/gpu/spec_decode) has no such check, but kvplan plans the draft at the target's TP only: its weights sharded
+  over the target's TP ranks as the target's are (kvplan.parallel.rank_weight_bytes).
+- Vocabulary: ``verify_equal_vocab_size_if_draft_model`` (SpeculativeConfig._verify_args, 0.15.0 - 0.33.0) refuses a draft whose vocab_size differs ("Target and draft
   model should have the same vocabulary size. ..."); 0.25.0+ ``use_heterogeneous_vocab`` lifts that with a
   VocabMapping (device tensors kvplan does not size: refused).
 - KV cache: the draft's attention layers (``draft_model.model.layers.N.self_attn.attn``) are Attention layers of the
@@ -124,8 +125,8 @@ def draft_spec(draft: DraftSpec):
     if spec.towers:
         raise ConfigError("draft_config.vision_config", "a multimodal draft model is not modelled")
     if any(c.rope_type == "mrope" for c in spec.rope_caches):
-        raise PlanInputError(FIELD, f"{draft.name}: vLLM refuses an M-RoPE draft model (\"Speculative Decoding with "
-                             "draft models does not support M-RoPE yet\")")
+        raise PlanInputError(FIELD, f"{draft.name}: vLLM's V1 proposer refuses an M-RoPE draft model (\"Speculative "
+                             "Decoding with draft models does not support M-RoPE yet\"); not modelled")
     kinds = set(spec.layer_kinds)
     if kinds != {"full_attention"}:
         raise ConfigError("draft_config.layer_types", f"a draft model with {', '.join(sorted(kinds))} layers is not "

@@ -369,12 +369,15 @@ def speculative_fields(text: str, draft_config: Any = None, draft_name: str = ""
 
 def check_draft_tp(draft_tp: int | None, tp: int, method: str = "eagle") -> None:
     """vLLM takes draft_tensor_parallel_size 1 or the target's TP (config/speculative.py _verify_and_get_draft_tp);
-    kvplan lays the head out at the target's TP only. A draft model must have the target's (DraftModelProposer
-    _raise_if_draft_tp_mismatch, vLLM 0.15.0 - 0.33.0: vLLM's text quoted)."""
+    kvplan lays the head out at the target's TP only. A draft model must have the target's on the V1 runner
+    (DraftModelProposer _raise_if_draft_tp_mismatch, 0.15.0 - 0.33.0: vLLM's text quoted); the V2 runner's draft
+    speculator (0.31.0+) has no such check, and kvplan does not model a draft laid out at TP 1 beside it."""
     if draft_tp is not None and draft_tp != tp and method == "draft_model":
-        raise PlanInputError("--speculative-config", f"vLLM refuses it: \"Currently, 'draft_tensor_parallel_size' and "
-                             f"'tensor_parallel_size' must be the same. Got {draft_tp} and {tp}. Please pass "
-                             "'draft_tensor_parallel_size' in the speculative_config.\"")
+        raise PlanInputError("--speculative-config", f"vLLM's V1 runner refuses it: \"Currently, "
+                             "'draft_tensor_parallel_size' and 'tensor_parallel_size' must be the same. Got "
+                             f"{draft_tp} and {tp}. Please pass 'draft_tensor_parallel_size' in the "
+                             "speculative_config.\" (v1/spec_decode/draft_model.py, 0.15.0+; the V2 runner of 0.31+ "
+                             "takes it, a layout kvplan does not model: plan the draft at the target's TP)")
     if draft_tp is not None and draft_tp != tp:
         raise PlanInputError("--speculative-config", f"draft_tensor_parallel_size {draft_tp} with "
                              f"--tensor-parallel-size {tp}: kvplan plans the draft head at the target's TP only"
