@@ -186,3 +186,17 @@ def test_sidebar_defaults_to_the_smallest_draft_of_the_family():
     # (16,777,216) + the 501 MiB embedding's 502 MiB segment kept whole (1 MiB rest: 1,048,576) = 2,489,454,592 B
     assert int(rows["draft model (in weights)"]["bytes"].replace(",", "")) == \
         1_235_814_400 * 2 + 16_777_216 + 1_048_576 == 2_489_454_592
+
+
+def test_a_quantized_draft_uses_its_own_quantization_config():
+    # vLLM loads the draft with quant_config=None, recomputed from the draft's config (the target's stays its own)
+    cfg = {**preset_config("llama-3.2-1b"), "quantization_config": {"quant_method": "fp8",
+                                                                    "activation_scheme": "dynamic"}}
+    draft = parse_draft_model(cfg, "fp8-1b")
+    p = plan(load_preset("llama-3.1-70b"), H100, engine(draft), Layout(tp=4), suggest=False)
+    # one of 4 ranks: the tied embedding stays bf16 (65,667,072 x 2 = 131,334,144 B); a layer's 7 linears in fp8,
+    # 15,204,352 B, + 7 per-tensor fp32 scales (28 B), norms 4,096 x 2 B -> 15,212,572 B x 16; final norm 4,096 B
+    #   = 374,739,392 B, + its rotary table 16,777,216 B (no Marlin on Hopper; kvplan.vllm_alloc rounds no quantized
+    #   checkpoint's tensors)
+    assert term(p.ranks[0], "draft model (in weights)").bytes == \
+        131_334_144 + 16 * (15_204_352 + 28 + 8_192) + 4_096 + 16_777_216 == 391_516_608
