@@ -52,7 +52,8 @@ def speculative_args(args) -> dict:
     text, path = getattr(args, "speculative_config", None), getattr(args, "draft_config", None)
     if text is None:
         if path is not None:
-            raise PlanInputError("--draft-config", "needs --speculative-config (an eagle / eagle3 method)")
+            raise PlanInputError("--draft-config", "needs --speculative-config (an eagle / eagle3 / draft_model "
+                                 "method)")
         return {}
     if args.mtp_tokens:
         raise PlanInputError("--speculative-config", "give either it or --mtp-tokens, not both")
@@ -63,10 +64,11 @@ def speculative_args(args) -> dict:
         cfg = read_draft_config(path)
     fields = speculative_fields(text, cfg, Path(path).parent.name or Path(path).name if path else "")
     if fields is None:
-        raise PlanInputError("--speculative-config", "kvplan plans mtp, ngram, eagle and eagle3 methods given as a "
+        raise PlanInputError("--speculative-config", "kvplan plans mtp, ngram, eagle, eagle3 and draft_model methods given as a "
                              "JSON object, e.g. '{\"method\": \"eagle3\", \"model\": \"yuhuili/EAGLE3-LLaMA3.1-"
                              "Instruct-8B\", \"num_speculative_tokens\": 3}'")
-    check_draft_tp(fields.pop("draft_tensor_parallel_size", None), args.tensor_parallel_size)
+    check_draft_tp(fields.pop("draft_tensor_parallel_size", None), args.tensor_parallel_size,
+                   fields["speculative_method"])
     return fields
 
 
@@ -296,11 +298,11 @@ def add_commands(sub) -> None:
                    help="vLLM MTP speculative decoding with N tokens (--speculative-config "
                         "'{\"method\": \"mtp\", \"num_speculative_tokens\": N}'): loads the MTP layers")
     p.add_argument("--speculative-config", default=None, metavar="JSON",
-                   help="vLLM's --speculative-config: mtp, ngram, or eagle / eagle3 with a draft head (\"model\": "
-                        "a drafter kvplan ships, or give its config with --draft-config)")
+                   help="vLLM's --speculative-config: mtp, ngram, eagle / eagle3 with a draft head, or draft_model with a "
+                        "draft LM (\"model\": a drafter or preset kvplan ships, or give its config with --draft-config)")
     p.add_argument("--draft-config", default=None, metavar="PATH",
-                   help="the EAGLE / EAGLE-3 head's config.json (a file or its checkpoint folder) for "
-                        "--speculative-config")
+                   help="the EAGLE / EAGLE-3 head's or the draft model's config.json (a file or its checkpoint "
+                        "folder) for --speculative-config")
     p.add_argument("--mm-encoder-tp-mode", choices=("weights", "data"), default="weights",
                    help="vLLM: shard the vision tower over TP (weights) or replicate it per rank (data)")
     p.add_argument("--mem-fraction-static", type=float, default=None)

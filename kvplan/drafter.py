@@ -72,7 +72,7 @@ class DraftSpec(BaseModel):
 
     model_config = ConfigDict(frozen=True, extra="forbid")
     name: str
-    method: Literal["eagle", "eagle3"]
+    method: Literal["eagle", "eagle3", "draft_model"]  # draft_model: a whole draft LM (kvplan.draft_model)
     config_json: str
     source: str = ""
     own_embed_tokens: bool = False

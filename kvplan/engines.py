@@ -641,10 +641,11 @@ class EngineConfig(BaseModel):
     # "ngram" (prompt lookup) loads nothing and adds no KV layers. With either, a recurrent-state layer holds one
     # state page per draft token (vLLM >= 0.17 MambaSpec.num_speculative_blocks, kvplan.plan). "eagle" / "eagle3"
     # load the draft head ``draft`` (kvplan.drafter: its weights in "Model loading took", its attention layers in the
-    # KV groups); other methods (a draft model, medusa, dflash) are refused by kvplan.vllm_args.
-    speculative_method: Literal["none", "mtp", "ngram", "eagle", "eagle3"] = "none"
+    # KV groups); "draft_model" loads a draft LM (``draft``, kvplan.draft_model: its weights, rotary table and KV
+    # layers); other methods (medusa, dflash) are refused by kvplan.vllm_args.
+    speculative_method: Literal["none", "mtp", "ngram", "eagle", "eagle3", "draft_model"] = "none"
     num_speculative_tokens: int = Field(default=0, ge=0, le=64)
-    draft: DraftSpec | None = None  # the EAGLE / EAGLE-3 head of --speculative-config "model" (kvplan.drafter)
+    draft: DraftSpec | None = None  # the EAGLE head or draft model of --speculative-config "model" (kvplan.drafter)
     # vLLM 0.10.2 - 0.11.x find OpenAI's triton_kernels package only where it was installed beside the wheel: the
     # vllm/vllm-openai image has it (MXFP4 MoE then takes the Triton layout on Hopper), a pip install does not (Marlin).
     # None: the release's pip default; a pasted vllm/vllm-openai:vX tag sets True (kvplan.vllm_layouts.mxfp4_triton_kernels).
@@ -878,6 +879,10 @@ def vllm_model_runner(version: str, model_type: str, moe: bool, hybrid: bool, qu
     if not vllm_has(version, "v2_runner_qwen3"):
         return "V1"
     if speculative_method == "ngram" and not vllm_has(version, "v2_ngram"):
+        return "V1"
+    # config/vllm.py _get_v2_model_runner_unsupported_features lists "draft_model" through 0.30.0 (0.22 - 0.29: every
+    # method but eagle / eagle3 / mtp / dflash / ...), not in 0.31.0 (its V2 draft_model speculator)
+    if speculative_method == "draft_model" and vllm_release(version) < (0, 31, 0):
         return "V1"
     if vllm_has(version, "v2_runner_all"):
         return "V2"

@@ -20,7 +20,7 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict
 
-from kvplan import drafter, sglang, support, vllm_v0
+from kvplan import draft_model, drafter, sglang, support, vllm_v0
 from kvplan.engines import (
     VLLM_BLOCK_SIZE, VLLM_CONTEXT_BYTES, EngineConfig, VllmProfile, batch_defaults, cuda_graph_bytes, gpu_arch,
     gpu_multicast, non_torch_bytes, sampler_path, vllm_compile_benchmark_bytes, vllm_glm_dsa_fp8_default, vllm_has,
@@ -35,7 +35,7 @@ from kvplan.parallel import (
     Layout, check_layout, kv_heads_on_rank, mtp_rank_bytes, pp_partition, rank_weight_bytes, stage_distinct,
     tower_rank_bytes, uses_mla,
 )
-from kvplan.spec import DecoderLayer, Linear, ModelSpec
+from kvplan.spec import DecoderLayer, Linear, ModelSpec, distinct_layers
 from kvplan.units import DTYPE_BITS, GiB, MiB, cdiv
 from kvplan.weights import FLOAT_FORMATS, resolve_format
 from kvplan.vllm_alloc import vllm_allocator_rounding_bytes
@@ -724,6 +724,12 @@ def _rank_budget(spec, gpu, engine, layout, stage, draft, mnbt, max_seqs, act_b,
     head_bytes = drafter.draft_rank_weight_bytes(head, tp) if head and unmeasured else 0
     head_rope = drafter.draft_rope_bytes(head, spec, engine.vllm_version, act_b, head_len) if head and unmeasured else 0
     weights += head_bytes + head_rope
+    # a draft model (method draft_model, kvplan.draft_model): its own checkpoint, loaded in the same window on the
+    # (single) stage, laid out by the target's machinery at the target's TP in the served dtype
+    dm_bytes, dm_parts = _draft_model_weights(spec, gpu, engine, layout, act_b) if (
+        engine.speculative_method == draft_model.METHOD and engine.draft is not None and unmeasured
+        and stage == layout.pp - 1) else (0, "")
+    weights += dm_bytes
     # MLA keeps a 16-bit copy of a quantized kv_b_proj for its absorbed BMMs (kvplan.vllm_layouts.vllm_mla_dequant_bytes)
     mla_copy = spec.memo(("vllm-mla-dequant", layout, stage, engine.weight_format, act_b), lambda st=stage: (
         vllm_mla_dequant_bytes(spec, layout, st, engine.weight_format, act_b))) if (
@@ -747,6 +753,10 @@ def _rank_budget(spec, gpu, engine, layout, stage, draft, mnbt, max_seqs, act_b,
             source="the draft's own cos/sin table (get_rope parameters unlike the target's), rows = the draft's "
                    "max_position_embeddings, from vLLM 0.27 stretched to the plan's max_model_len "
                    "(_maybe_override_draft_max_position_embeddings): kvplan.drafter.draft_rope_bytes"),
+        dm_bytes and Term(
+            name="draft model (in weights)", bytes=dm_bytes, basis="exact", applied=False,
+            source=draft_model.weights_source(engine.draft, draft_model.served_spec(engine.draft, _served(spec, engine)),
+                                              tp, dm_parts)),
         mla_copy and Term(
             name="MLA W_UK / W_UV 16-bit copies (in weights)", bytes=mla_copy, basis="exact", applied=False,
             source="process_weights_after_loading dequantizes the quantized kv_b_proj into one (kv_lora_rank, local "
@@ -782,6 +792,34 @@ def _rank_budget(spec, gpu, engine, layout, stage, draft, mnbt, max_seqs, act_b,
     after = next(i for i, t in enumerate(terms) if t.name == "weights") + 1  # not list.index: pydantic ==
     terms[after:after] = [t for t in parts if t]
     return weights, tuple(terms), pool
+
+
+def _served(spec: ModelSpec, engine: EngineConfig) -> str:
+    """The dtype vLLM computes in: --dtype (a float weight format) or the checkpoint's."""
+    return engine.weight_format if engine.weight_format in FLOAT_FORMATS else spec.dtype
+
+
+def _draft_model_weights(spec, gpu, engine, layout, act_b) -> tuple[int, str]:
+    """(bytes, what they hold) of a draft model on one rank: its parameters as vLLM lays them out at the target's TP
+    (kvplan.parallel.rank_weight_bytes in the target's served dtype, its own quantization_config: the same layout extras
+    as the target's, kvplan.vllm_layouts), its own rotary tables (those no target table has the parameters of: get_rope
+    caches one instance per parameter set) and the caching allocator's block rounding (kvplan.vllm_alloc)."""
+    dspec = draft_model.served_spec(engine.draft, _served(spec, engine))
+    dl = Layout(tp=layout.tp)
+    params = rank_weight_bytes(dspec, dl, 0, None)
+    layout_extra = (vllm_mxfp4_extra_bytes(dspec, dl, 0, None, gpu_arch(gpu.name), engine.vllm_version,
+                                           engine.triton_kernels)
+                    + vllm_quant_layout_extra_bytes(dspec, dl, 0, None, gpu.name, engine.vllm_version)
+                    + vllm_fp8_marlin_extra_bytes(dspec, dl, 0, None, gpu.name, engine.vllm_version, act_b))
+    own = tuple(c for c in dspec.rope_caches if all(
+        c.model_copy(update={"name": t.name, "layer_types": t.layer_types}) != t for t in spec.rope_caches))
+    rope = vllm_rope_cache_bytes(dspec.model_copy(update={"rope_caches": own}), dl, 0, engine.vllm_version,
+                                 act_b) if own else 0
+    alloc = vllm_allocator_rounding_bytes(dspec, dl, 0, None)
+    parts = f": parameters {params:,} B" + (f" + layout {layout_extra:,} B" if layout_extra else "") + (
+        f" + its own rotary table {rope:,} B" if rope else " (rotary table: the target's)") + (
+        f" + allocator rounding {alloc:,} B" if alloc else "")
+    return params + layout_extra + rope + alloc, parts
 
 
 def _draft_head(spec: ModelSpec, engine: EngineConfig):
@@ -909,6 +947,9 @@ def plan(spec: ModelSpec, gpu: GpuSpec, engine: EngineConfig = EngineConfig(), l
         head = _draft_head(spec, engine)
         warnings += [*head.notes, drafter.UNCOUNTED]
         head_layers = head.spec.layers
+    if engine.speculative_method == draft_model.METHOD:  # a draft model's attention layers join the KV groups too
+        warnings += draft_model.check_plan(engine.draft, engine, layout, spec, max_len)
+        head_layers = draft_model.draft_spec(engine.draft).layers
     # Speculative decoding (any method) gives every recurrent-state layer one state page per draft token: vLLM
     # >= 0.17 MambaSpec(num_speculative_blocks=num_speculative_tokens), max_memory_usage_bytes = page x (1 + k)
     # (0.17.0 / 0.33.0 wheels, kv_cache_interface.py, layers/mamba/abstract.py); the 0.11 wheel counts one page.
@@ -930,7 +971,7 @@ def plan(spec: ModelSpec, gpu: GpuSpec, engine: EngineConfig = EngineConfig(), l
     kv_heads = kv_heads_on_rank(spec, kv_tp)  # the same on every stage
     # weights, budget terms and pool of every stage's ranks (and the sampler warm-up below) do not depend on
     # max_model_len: one memo serves every length of a picker sweep (the KV groups are the per-length part)
-    head_len = max_len if head_layers and vllm_release(prof.version) >= drafter.ROPE_TARGET_LENGTH else None
+    head_len = max_len if head_layers and engine.speculative_method in drafter.DRAFT_METHODS and vllm_release(prof.version) >= drafter.ROPE_TARGET_LENGTH else None
     budget_key = (gpu, _engine_key(engine), layout, mnbt, max_seqs, head_len)
     budgets = spec.memo(("rank-budgets", budget_key), lambda: tuple(
         _rank_budget(spec, gpu, engine, layout, st, mtp and st == last, mnbt, max_seqs, act_b, mla, head_len)
@@ -942,7 +983,7 @@ def plan(spec: ModelSpec, gpu: GpuSpec, engine: EngineConfig = EngineConfig(), l
             layers = layers + [(layer, 1) for layer in spec.mtp_layers]
         head_key = engine.draft if head_layers and stage == last else None
         if head_key is not None:  # the EAGLE head's attention layers join the last stage's KV groups too
-            layers = layers + [(layer, 1) for layer in head_layers]
+            layers = layers + distinct_layers(head_layers)
         if v0:  # one uniform cache over every attention layer (V0 CacheEngine)
             groups, bytes_per_block = vllm_v0.kv_group(layers, block_size, kv_tp, kv_b, len_rank)
             bs = block_size

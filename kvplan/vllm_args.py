@@ -195,9 +195,9 @@ class VllmArgs(BaseModel):
     sampler: str = "auto"  # VLLM_USE_FLASHINFER_SAMPLER=1 / 0 before the command
     language_model_only: bool = False  # --language-model-only, or --limit-mm-per-prompt with every modality 0
     mm_encoder_tp_mode: str = "weights"
-    speculative_method: str = "none"  # "mtp" (an MTP method), "ngram", "eagle" / "eagle3": from --speculative-config
+    speculative_method: str = "none"  # "mtp" (an MTP method), "ngram", "eagle" / "eagle3", "draft_model"
     num_speculative_tokens: int = 0
-    draft: DraftSpec | None = None  # the EAGLE head (kvplan.drafter) of an eagle / eagle3 --speculative-config
+    draft: DraftSpec | None = None  # the EAGLE head (kvplan.drafter) or draft model (kvplan.draft_model)
     enable_prefix_caching: bool | None = None
     # a vllm/vllm-openai:vX image tag on the line: the image ships triton_kernels (EngineConfig.triton_kernels)
     triton_kernels: bool | None = None
@@ -255,7 +255,8 @@ MTP_METHODS = ("mtp", "deepseek_mtp", "dots3_note_mtp", "mimo_mtp", "mimo_v2_mtp
 
 # Methods that load another checkpoint kvplan does not model (config/speculative.py SpeculativeMethod, 0.33.0):
 # refused, never planned as if the draft took no memory.
-DRAFT_CHECKPOINT_METHODS = ("draft_model", "medusa", "mlp_speculator", "dflash", "dspark", "custom_class")
+DRAFT_CHECKPOINT_METHODS = ("medusa", "mlp_speculator", "dflash", "dspark", "custom_class")
+DRAFTING_METHODS = ("eagle", "eagle3", "draft_model")  # methods whose "model" kvplan loads (kvplan.drafter, .draft_model)
 
 
 def _spec_value(text: str | None) -> dict | None:
@@ -278,16 +279,18 @@ def _spec_method(text: str | None) -> str | None:
     method, model = value.get("method"), value.get("model")
     if method in (None, "draft_model") and isinstance(model, str):
         low = model.lower()
+        # 0.33 also names "dflash" / "dspark" repos by their names (refused below)
         method = ("ngram" if method is None and low in ("ngram", "[ngram]") else "eagle" if "eagle-" in low else
-                  "eagle3" if "eagle3" in low else "draft_model")
+                  "eagle3" if "eagle3" in low else "dflash" if "dflash" in low else "dspark" if "dspark" in low
+                  else "draft_model")
     if method in MTP_METHODS:
         return "mtp"
-    if method in ("ngram", "[ngram]", "eagle", "eagle3"):
+    if method in ("ngram", "[ngram]", "eagle", "eagle3", "draft_model"):
         return method.strip("[]")
     if method in DRAFT_CHECKPOINT_METHODS:
         raise PlanInputError("--speculative-config", f"method {method} loads a draft checkpoint "
                              f"({str(model)[:80]!r}) whose weights and KV cache kvplan does not model (it plans "
-                             "mtp, ngram, and eagle / eagle3 with a Llama EAGLE head)")
+                             "mtp, ngram, eagle / eagle3 with a Llama EAGLE head, and draft_model)")
     return None
 
 
@@ -299,7 +302,7 @@ def _mtp_tokens(text: str | None) -> int | None:
     if method is None:
         return None
     value = json.loads(text or "")
-    if method in ("eagle", "eagle3") and "num_speculative_tokens" not in value:
+    if method in DRAFTING_METHODS and "num_speculative_tokens" not in value:
         raise PlanInputError("--speculative-config", f"method {method} needs num_speculative_tokens (vLLM: \"A "
                              "speculative model was provided, but `num_speculative_tokens` was not provided\")")
     n = value.get("num_speculative_tokens", 1)
@@ -322,7 +325,7 @@ def speculative_fields(text: str, draft_config: Any = None, draft_name: str = ""
             raise PlanInputError("--draft-config", "given, but --speculative-config names no eagle / eagle3 method")
         return None
     fields: dict[str, Any] = {"speculative_method": method, "num_speculative_tokens": _mtp_tokens(text)}
-    if method not in ("eagle", "eagle3"):
+    if method not in DRAFTING_METHODS:
         if draft_config is not None:
             raise PlanInputError("--draft-config", f"given, but --speculative-config method {method} loads no draft "
                                  "head")
@@ -331,10 +334,24 @@ def speculative_fields(text: str, draft_config: Any = None, draft_name: str = ""
 
     value = json.loads(text)
     model = value.get("model")
-    if value.get("quantization"):
+    if method == "draft_model":
+        from kvplan.draft_model import check_config_keys, load_draft_model, parse_draft_model
+
+        check_config_keys(value)
+        if draft_config is not None:
+            fields["draft"] = parse_draft_model(draft_config, draft_name or str(model or "draft"),
+                                                f"--draft-config {draft_name}" if draft_name else "--draft-config")
+        elif not isinstance(model, str) or not model.strip():
+            raise PlanInputError("--speculative-config", "method draft_model needs \"model\" (the draft model), "
+                                 "or its config.json with --draft-config PATH")
+        else:
+            fields["draft"] = load_draft_model(model)
+    elif value.get("quantization"):
         raise PlanInputError("--speculative-config", f"quantization {str(value['quantization'])[:40]!r}: a quantized "
                              "draft head is not modelled")
-    if draft_config is not None:
+    if method == "draft_model":
+        pass
+    elif draft_config is not None:
         fields["draft"] = parse_draft(method, draft_config, draft_name or str(model or "draft"),
                                       f"--draft-config {draft_name}" if draft_name else "--draft-config")
     elif not isinstance(model, str) or not model.strip():
@@ -350,9 +367,17 @@ def speculative_fields(text: str, draft_config: Any = None, draft_name: str = ""
     return fields
 
 
-def check_draft_tp(draft_tp: int | None, tp: int) -> None:
+def check_draft_tp(draft_tp: int | None, tp: int, method: str = "eagle") -> None:
     """vLLM takes draft_tensor_parallel_size 1 or the target's TP (config/speculative.py _verify_and_get_draft_tp);
-    kvplan lays the head out at the target's TP only."""
+    kvplan lays the head out at the target's TP only. A draft model must have the target's on the V1 runner
+    (DraftModelProposer _raise_if_draft_tp_mismatch, 0.15.0 - 0.33.0: vLLM's text quoted); the V2 runner's draft
+    speculator (0.31.0+) has no such check, and kvplan does not model a draft laid out at TP 1 beside it."""
+    if draft_tp is not None and draft_tp != tp and method == "draft_model":
+        raise PlanInputError("--speculative-config", f"vLLM's V1 runner refuses it: \"Currently, "
+                             "'draft_tensor_parallel_size' and 'tensor_parallel_size' must be the same. Got "
+                             f"{draft_tp} and {tp}. Please pass 'draft_tensor_parallel_size' in the "
+                             "speculative_config.\" (v1/spec_decode/draft_model.py, 0.15.0+; the V2 runner of 0.31+ "
+                             "takes it, a layout kvplan does not model: plan the draft at the target's TP)")
     if draft_tp is not None and draft_tp != tp:
         raise PlanInputError("--speculative-config", f"draft_tensor_parallel_size {draft_tp} with "
                              f"--tensor-parallel-size {tp}: kvplan plans the draft head at the target's TP only"
@@ -778,9 +803,10 @@ def parse_vllm_command(command: str, prefix: list[str] | tuple[str, ...] = (), d
                      "max_position_embeddings and reports what fits")
     _apply_dtype(values, notes)
     if values.get("draft") is not None:
-        check_draft_tp(draft_tp, values.get("tensor_parallel_size", 1))
+        check_draft_tp(draft_tp, values.get("tensor_parallel_size", 1), values.get("speculative_method", ""))
     elif draft_config is not None:
-        raise PlanInputError("--draft-config", "given, but the command has no eagle / eagle3 --speculative-config")
+        raise PlanInputError("--draft-config", "given, but the command has no eagle / eagle3 / draft_model "
+                             "--speculative-config")
     return VllmArgs(**values, unknown=tuple(unknown), ignored=tuple(ignored), notes=tuple(notes))
 
 

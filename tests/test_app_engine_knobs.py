@@ -168,7 +168,7 @@ def test_the_link_round_trips_every_knob():
 
 
 @pytest.mark.parametrize(("key", "bad", "why"), [("dcp", "2000", "must be from 1 to 1,024"),
-                                                 ("spec", "medusa", "must be one of none, mtp, ngram, eagle, eagle3"),
+                                                 ("spec", "medusa", "must be one of none, mtp, ngram, eagle, eagle3, draft_model"),
                                                  ("nspec", "0", "must be from 1 to 64")])
 def test_a_bad_knob_in_a_link_is_named(key, bad, why):
     s, warnings = decode({"v": "1", key: bad})

@@ -47,9 +47,10 @@ SERVING_KNOBS: dict[str, tuple[tuple[str, ...], str]] = {
     "usage_context": (("vllm",), "vllm serve, or the offline LLM class"),
     "language_model_only": (("vllm",), "--language-model-only (or --limit-mm-per-prompt with every modality 0)"),
     "mm_encoder_tp_mode": (("vllm",), "--mm-encoder-tp-mode"),
-    "speculative_method": (("vllm",), "--speculative-config method (mtp, ngram, eagle or eagle3)"),
+    "speculative_method": (("vllm",), "--speculative-config method (mtp, ngram, eagle, eagle3 or draft_model)"),
     "num_speculative_tokens": (("vllm",), "--speculative-config num_speculative_tokens"),
-    "drafter": (("vllm",), "--speculative-config model (an EAGLE head kvplan ships, for eagle / eagle3)"),
+    "drafter": (("vllm",), "--speculative-config model (an EAGLE head kvplan ships, for eagle / eagle3; a preset, "
+                           "for draft_model)"),
     # SGLang: --disable-radix-cache (its hybrids' MambaPool then holds one state slot a request: kvplan.sglang.mamba_pool)
     "enable_prefix_caching": (("vllm", "sglang"), "--enable-prefix-caching / --no-enable-prefix-caching (SGLang: "
                                                   "--disable-radix-cache)"),
@@ -88,6 +89,8 @@ def engine_config(state: PlanState, **override) -> EngineConfig:
     fields.pop("drafter", None)  # a name: EngineConfig takes the head itself
     if fields.get("speculative_method") in DRAFT_METHODS:
         fields["draft"] = eagle_draft(state)
+    elif fields.get("speculative_method") == "draft_model":
+        fields["draft"] = draft_model_draft(state)
     fields |= override
     try:
         return EngineConfig(**fields)
@@ -102,7 +105,7 @@ def off_engine_knobs(state: PlanState) -> list[str]:
     return [f"{n}={BY_NAME[n].format(getattr(state, n))}" for n, (engines, _) in SERVING_KNOBS.items()
             if state.engine not in engines and getattr(state, n) != getattr(DEFAULT, n)
             and not (n == "num_speculative_tokens" and state.speculative_method == "none")
-            and not (n == "drafter" and state.speculative_method not in DRAFT_METHODS)]
+            and not (n == "drafter" and state.speculative_method not in (*DRAFT_METHODS, "draft_model"))]
 
 
 @_memo
@@ -155,6 +158,36 @@ def eagle_draft(state: PlanState):
 
 
 _load_drafter = functools.lru_cache(maxsize=16)(load_drafter)  # a DraftSpec per (name, method); refusals not kept
+
+
+def draft_models_for(state: PlanState) -> tuple[tuple[str, ...], str | None]:
+    """The presets the draft_model select offers for the state's model and its default (kvplan.draft_model.
+    draft_model_candidates: the target's vocabulary, smaller; the smallest of its family by default); none for a
+    model that cannot be built (the pages show that refusal)."""
+    from kvplan.draft_model import draft_model_candidates
+
+    try:
+        return draft_model_candidates(spec(state))
+    except KvplanError:
+        return (), None
+
+
+def draft_model_draft(state: PlanState):
+    """The DraftSpec a draft_model state plans (a preset, kvplan.draft_model.load_draft_model), or None when none is
+    chosen (kvplan.plan then refuses in the core's words); an EAGLE head named instead is refused."""
+    if state.drafter is None:
+        return None
+    if drafter_for_model(state.drafter) is not None:
+        raise PlanInputError(FIELD, f"{state.drafter} is an EAGLE head, not a draft model: choose a preset as the "
+                             "draft model (method draft_model) or method eagle / eagle3")
+    return _load_draft_model(state.drafter)
+
+
+@functools.lru_cache(maxsize=16)
+def _load_draft_model(name: str):
+    from kvplan.draft_model import load_draft_model
+
+    return load_draft_model(name)
 
 
 def layout(state: PlanState) -> Layout:

@@ -65,7 +65,7 @@ PAGING_MODES = ("list", "uniform", "normal", "lognormal", "exponential")
 SAMPLERS = ("auto", "pytorch", "flashinfer")  # EngineConfig.sampler
 USAGE_CONTEXTS = ("serve", "llm")  # EngineConfig.usage_context: vllm serve, or the offline LLM class
 MM_ENCODER_TP_MODES = ("weights", "data")
-SPECULATIVE_METHODS = ("none", "mtp", "ngram", "eagle", "eagle3")  # kvplan.engines.EngineConfig.speculative_method
+SPECULATIVE_METHODS = ("none", "mtp", "ngram", "eagle", "eagle3", "draft_model")  # kvplan.engines.EngineConfig.speculative_method
 MAMBA_SSM_DTYPES = ("float32", "bfloat16", "float16")  # kvplan.engines.EngineConfig.mamba_ssm_dtype (SGLang's choices)
 # --mamba-full-memory-ratio: above 0 and at most this (EngineConfig's bound; SGLang takes any float, 0.9 by default)
 MAX_MAMBA_RATIO = 1000.0
@@ -111,9 +111,9 @@ class PlanState(BaseModel):
     usage_context: Literal["serve", "llm"] = "serve"
     language_model_only: bool = False
     mm_encoder_tp_mode: Literal["weights", "data"] = "weights"
-    speculative_method: Literal["none", "mtp", "ngram", "eagle", "eagle3"] = "none"
+    speculative_method: Literal["none", "mtp", "ngram", "eagle", "eagle3", "draft_model"] = "none"
     num_speculative_tokens: int = 1  # planned only with a speculative_method (0 otherwise)
-    drafter: str | None = None  # eagle / eagle3: the draft head, a kvplan/presets/DRAFTERS.json name
+    drafter: str | None = None  # eagle / eagle3: a DRAFTERS.json head; draft_model: a preset name (kvplan.draft_model)
     enable_prefix_caching: bool | None = None  # None: the release's default
     # ... and SGLang's
     max_total_tokens: int | None = None
@@ -312,13 +312,15 @@ def _local_path(text: str) -> str:
 
 
 def _drafter(text: str) -> str:
-    """A DRAFTERS.json name (or one of its HF repos: read as its name); which heads fit the model is the plan's call."""
+    """A DRAFTERS.json name (or one of its HF repos: read as its name), or a preset's (a draft model's: its name or HF
+    repo); which heads / models fit the model is the plan's call."""
+    from kvplan.draft_model import _preset_entry
     from kvplan.drafter import drafter_for_model, drafter_manifest
 
-    entry = drafter_for_model(text)
+    entry = drafter_for_model(text) or _preset_entry(text)
     if entry is None:
         raise ValueError("not a draft head kvplan ships (DRAFTERS.json: "
-                         + ", ".join(e["name"] for e in drafter_manifest()) + ")")
+                         + ", ".join(e["name"] for e in drafter_manifest()) + ") nor a preset (a draft model)")
     return entry["name"]
 
 

@@ -516,8 +516,8 @@ def _serving_knobs(state: PlanState) -> None:
         method = current().speculative_method
         knob("speculative_method", st.selectbox, "speculative decoding", "mtp loads the checkpoint's MTP layers and "
              "their KV; ngram loads nothing (both add state pages to recurrent layers); eagle / eagle3 load a draft "
-             "head (its weights, and its attention layers join the KV cache)",
-             options=["none", "mtp", "ngram", "eagle", "eagle3"])
+             "head, draft_model a smaller LM of the same vocabulary (their weights, and their attention layers join "
+             "the KV cache)", options=["none", "mtp", "ngram", "eagle", "eagle3", "draft_model"])
         _drafter_select(current(), changed=current().speculative_method != method)
         knob("num_speculative_tokens", st.number_input, "num_speculative_tokens", "draft tokens per step (planned "
              "with a speculative method only)", min_value=1, max_value=64,
@@ -593,6 +593,8 @@ def _drafter_select(state: PlanState, changed: bool) -> None:
     method was just picked. None for this model: said plainly (every page then shows the core's refusal, not a plan
     without the head)."""
     method = state.speculative_method
+    if method == "draft_model":
+        return _draft_model_select(state, changed)
     eagle = method in DRAFT_METHODS
     heads = cached.drafters_for(state) if eagle else ()
     if changed and eagle and state.drafter not in heads:  # the method just picked: its first head (or none)
@@ -611,6 +613,25 @@ def _drafter_select(state: PlanState, changed: bool) -> None:
          format_func=lambda n: f"{n} ({', '.join(drafter_for_model(n)['hf_repos'][:1])})",
          help=f"{cached.SERVING_KNOBS['drafter'][1]}: the heads kvplan/presets/DRAFTERS.json ships for this model "
               "and method; its weights and KV layers are planned")
+
+
+def _draft_model_select(state: PlanState, changed: bool) -> None:
+    """draft_model's draft LM: the presets of the model's vocabulary that are smaller (cached.draft_models_for), the
+    smallest of its family chosen when the method was just picked (none where it has none: the user chooses)."""
+    models, default = cached.draft_models_for(state)
+    if changed and state.drafter not in models:
+        update(drafter=default)
+        _ss.pop(PREFIX + "drafter", None)
+    if not models:
+        st.info("No preset shares this model's vocabulary and is smaller (vLLM needs equal vocab_size): every page "
+                "refuses draft_model. Plan a draft's config.json with the CLI (kvplan plan ... --speculative-config "
+                "'{\"method\": \"draft_model\", ...}' --draft-config PATH).", icon=":material/info:")
+    kept = current().drafter
+    bind("drafter", st.selectbox, "draft model", list(models), index=None, disabled=not models,
+         placeholder="choose a draft model" if models else "none", to_widget=lambda v: v if v in models else None,
+         from_widget=lambda v: kept if v is None else v,
+         help=f"{cached.SERVING_KNOBS['drafter'][1]}: presets of this model's vocabulary, smallest first; its weights "
+              "(at the target's TP, in the served dtype) and its KV layers are planned")
 
 
 def block_size_widget(container: Any = st) -> int | None:
