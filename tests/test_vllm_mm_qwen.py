@@ -1,0 +1,108 @@
+"""vLLM's multimodal profile run for the Qwen3-VL / Qwen3.5 ViT and Kimi-K2.5's MoonViT (kvplan.vllm_mm,
+kvplan.families.towers _qwen_vit_profile / qwen_vl_length_video / _moonvit_profile). Arithmetic by hand in each comment.
+
+The item sizes rest on the checkpoints' preprocessor_config.json (not in config.json), an assumption kvplan records:
+Qwen longest_edge 16,777,216 (video 25,165,824), Kimi-K2.5 in_patch_limit 16,384 / patch_limit_on_one_side 512.
+
+Pinned log (before = the older rule, one (max_num_batched_tokens, hidden) tensor held and no encoder step):
+- QWEN3VL30B-3090 -- sipeed/sipeed_wiki docs/hardware/en/kvm/NanoKVM_Pro/cua.md @db46b93c (NanoKVM-Pro "Experimental AI
+  Agent", 2025-10-06; search index file 42514581982), "Example server output": `vllm serve Qwen3-VL-30B-A3B-Instruct
+  --tensor-parallel-size 4 --gpu-memory-utilization 0.90 --max-model-len 65536`, vLLM 0.11.0, 4 x RTX 3090 (the fused-MoE
+  config lookup names NVIDIA_GeForce_RTX_3090), max_num_batched_tokens 2048. Logged: "Model loading took 14.7708 GiB",
+  "Encoder cache will be initialized with a budget of 153600 tokens, and profiled with 1 video items", "Available KV
+  cache memory: 2.31 GiB", 100,752 tokens. kvplan before: weights 14.555 (-0.216 GiB), KV 4.699 (+2.39 GiB, +103 %);
+  after: KV 2.223 (-0.087 GiB, -3.8 %), 97,104 tokens.
+"""
+
+from kvplan import load_preset
+from kvplan.engines import EngineConfig
+from kvplan.families.towers import qwen_vl_length_video
+from kvplan.gpus import get_gpu
+from kvplan.parallel import Layout
+from kvplan.plan import plan
+from kvplan.vllm_mm import vllm_mm_item_reads_length, vllm_mm_profile
+
+GiB = 2**30
+
+
+def _close(pred_bytes: int, logged_gib: float) -> bool:
+    return abs(pred_bytes / GiB - logged_gib) <= max(0.01 * logged_gib, 0.25)
+
+
+def _act(p) -> int:
+    return next(t.bytes for t in p.ranks[0].terms if t.name.startswith("activation peak"))
+
+
+def test_qwen_and_kimi_dummy_items_from_their_configs():
+    # Qwen3-VL-8B: 16,777,216 // 32^2 = 16,384 cells = 128 x 128 (a 4,096^2 image); patches 4 x 16,384 = 65,536 rows
+    # of 3 x 2 x 16^2 = 1,536 values; output rows out_hidden_size 4,096 x (1 + 3 deepstack layers) = 16,384 wide
+    q = load_preset("qwen3-vl-8b-instruct").towers[0].profile
+    assert (q.modality, q.tokens_per_item, q.embeds_per_item, q.patches_per_item) == ("image", 16_384, 16_384, 65_536)
+    assert q.pixels_per_item == 65_536 * 1_536 == 100_663_296 and q.embed_width == 4_096 * 4 == 16_384
+    assert q.length_video == (16, 2, 2, 3)
+    # Qwen3-VL-30B-A3B: out_hidden_size 2,048 x 4; Qwen3.5-27B: no deepstack (deepstack_visual_indexes []), 5,120
+    assert load_preset("qwen3-vl-30b-a3b-instruct").towers[0].profile.embed_width == 2_048 * 4
+    assert load_preset("qwen3.5-27b").towers[0].profile.embed_width == 5_120
+    # Kimi-K2.5: 3000 // 14 = 214; scale sqrt(16,384 / 214^2) = 0.598 -> int(1,794.4) = 1,794 px, padded to 1,820 (65 x
+    # 28): 130^2 = 16,900 patches of 3 x 14^2, 65^2 = 4,225 tokens; the 4-frame chunk (4,096 patches a frame) has 33^2
+    k = load_preset("kimi-k2.5").towers[0].profile
+    assert (k.modality, k.tokens_per_item, k.patches_per_item, k.pixels_per_item) == ("image", 4_225, 16_900, 9_937_200)
+    assert k.embed_width == 0  # the projector's out_proj writes the text hidden size (7,168)
+    assert any("preprocessor_config.json" in a for a in load_preset("kimi-k2.5").assumptions)
+
+
+def test_qwen3_vl_8b_image_item_held_and_encoder_step():
+    # 0.19 V1 at 8,192 batched tokens: budget max(8192, 16384) = 16,384, 1 image; held = outputs 16,384 x 16,384 x 2
+    # (536,870,912) + bf16 pixel values 100,663,296 x 2 (201,326,592) = 738,197,504 (the older rule: 8192 x 4096 x 2 =
+    # 67,108,864); encoder ~ 738,197,504 + 65,536 patches x 2 B x max(7 x 1152, 2 x 1152 + 2 x 4304 = 10,912)
+    m = vllm_mm_profile(load_preset("qwen3-vl-8b-instruct"), "0.19", "V1", 1, False, 8192, 2, True)
+    assert (m.modality, m.items, m.budget, m.held) == ("image", 1, 16_384, 738_197_504)
+    assert m.encoder_peak == 738_197_504 + 65_536 * 2 * 10_912 == 2_168_455_168 and m.basis == "estimate"
+    # 0.27 V2 (Qwen3.5-27B): the inputs are freed, the 16,384 x 5,120 x 2 = 167,772,160 B outputs stay
+    v2 = vllm_mm_profile(load_preset("qwen3.5-27b"), "0.27", "V2", 1, False, 8192, 2, True)
+    assert (v2.items, v2.held) == (1, 167_772_160)
+
+
+def test_qwen_video_follows_max_model_len_in_0_11_and_0_12_only():
+    # frames grow from 2 while the next count fits in max_model_len, capped at 24,576: at 65,536 the cap, 32 x 32
+    # frames, 12,288 x (1 x 2 x 2 / 4) tokens; at 4,096 the 2-frame start (3,520^2: 220^2 / 4 = 12,100 tokens)
+    assert qwen_vl_length_video((16, 2, 2, 3), 65_536) == (24_576, 12_288)
+    assert qwen_vl_length_video((16, 2, 2, 3), 4_096) == (2, 12_100)
+    spec = load_preset("qwen3-vl-8b-instruct")
+    assert vllm_mm_item_reads_length(spec, "0.11") and vllm_mm_item_reads_length(spec, "0.12")
+    assert not vllm_mm_item_reads_length(spec, "0.13") and not vllm_mm_item_reads_length(load_preset("kimi-k2.5"), "0.11")
+    # 0.11: int(12,288 x 12.5) = 153,600 tokens outrank the image; 0.11.x scatters the output into (153,600, 16,384)
+    # zeros: 5,033,164,800 + pixel values 49,152 x 1,536 x 2 = 150,994,944
+    m = vllm_mm_profile(spec, "0.11", "V1", 1, False, 8192, 2, True, 0, 65_536)
+    assert (m.modality, m.items, m.budget, m.held) == ("video", 1, 153_600, 5_184_159_744)
+    # 0.12 at 4,096: int(12,100 x 12.5) = 151,250 rows (item_rows) x 16,384 x 2 + 48,400 x 1,536 x 2
+    m12 = vllm_mm_profile(spec, "0.12", "V1", 1, False, 8192, 2, True, 0, 4_096)
+    assert (m12.budget, m12.held) == (151_250, 151_250 * 16_384 * 2 + 48_400 * 1_536 * 2)
+    # 0.13+: the soft tokens (12,288) lose to the image at any length
+    assert vllm_mm_profile(spec, "0.13", "V1", 1, False, 8192, 2, True, 0, 65_536).modality == "image"
+
+
+def test_the_budget_memo_keys_the_length_only_where_the_item_reads_it():
+    # one spec planned at two lengths under 0.11 must give what fresh specs give (the budget memo keys max_model_len)
+    gpu = get_gpu("H100-SXM")
+    shared = load_preset("qwen3-vl-8b-instruct")
+    for length in (4_096, 65_536, 4_096):
+        cfg = EngineConfig(vllm_version="0.11", max_model_len=length)
+        assert _act(plan(shared, gpu, cfg)) == _act(plan(load_preset("qwen3-vl-8b-instruct"), gpu, cfg))
+    a, b = (_act(plan(shared, gpu, EngineConfig(vllm_version="0.11", max_model_len=n))) for n in (4_096, 65_536))
+    assert b - a == (153_600 - 151_250) * 16_384 * 2 + (49_152 - 48_400) * 1_536 * 2  # the held rows and pixels
+    # from 0.13 the item is the image at every length: the peak does not move
+    c, d = (_act(plan(shared, gpu, EngineConfig(vllm_version="0.19", max_model_len=n))) for n in (4_096, 65_536))
+    assert c == d
+
+
+def test_qwen3_vl_30b_a3b_3090_tp4_v0_11_log():
+    p = plan(load_preset("qwen3-vl-30b-a3b-instruct"), get_gpu("RTX-3090"),
+             EngineConfig(vllm_version="0.11", max_model_len=65_536, gpu_memory_utilization=0.90), Layout(tp=4))
+    r = p.ranks[0]
+    assert _close(r.weights_bytes, 14.7708)  # 14.555
+    assert _close(r.kv_pool_bytes, 2.31)  # 2.223 (the older rule: 4.699)
+    act = next(t for t in r.terms if t.name.startswith("activation peak"))
+    # the log's "budget of 153600 tokens, and profiled with 1 video items"; held (153,600, 2,048 x 4) x 2 B = 2.34 GiB
+    assert "1 video item(s) of 153,600 tokens (encoder budget 153,600)" in act.source
+    assert 153_600 * 8_192 * 2 < act.bytes
