@@ -166,6 +166,9 @@ class TowerProfile(_Frozen):
     frames_per_item: int = Field(default=1, gt=0)
     frame_chunk_cost: int = Field(default=0, ge=0)
     embed_width: int = Field(default=0, ge=0)
+    # attention-stage activations that shard with TP, in units of N x h x dtype / ways (kvplan.vllm_mm): 4 = qkv 3h +
+    # attention output h; Qwen's ViT keeps qkv, its contiguous q/k copy and their rotated output alive to the proj
+    attn_live_sharded: int = Field(default=4, gt=0)
     # (patch, spatial merge, temporal patch, channels) of a Qwen ViT, whose vLLM 0.11.0 - 0.12.0 video item follows
     # max_model_len (kvplan.families.towers.qwen_vl_length_video); empty: the item reads no length
     length_video: tuple[int, ...] = ()

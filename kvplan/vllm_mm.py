@@ -50,7 +50,10 @@ reads max_model_len and the budget memo needs no length in its key. Its outputs 
 rows of out_hidden_size x (1 + len(deepstack_visual_indexes)) (Qwen3_VisionTransformer.forward's torch.cat; Qwen3.5
 has none), so Qwen3-VL-8B holds 16,384 x 4,096 x 4 x 2 B = 512 MiB + 192 MiB of pixel values at 8,192 batched
 tokens (the older rule held 64 MiB). Its ViT attends each image whole through MMEncoderAttention (FlashAttention
-varlen / SDPA on cu_seqlens: no N x N scores). Kimi-K2.5's is a 3000^2 image under in_patch_limit 16,384: 130^2 =
+varlen / SDPA on cu_seqlens: no N x N scores), but Qwen2_5_VisionAttention.forward keeps its locals to the proj: qkv
+(3h), the contiguous q/k pair (2h), its rotated copy (2h), v made contiguous for the kernel (h), the context and its
+contiguous rearrangement (2h): 10h / w where a generic block holds 4h / w (an estimate: TowerProfile.attn_live_sharded),
+so the attention stage (3h + 10h = 14,976 x N x 2 B for h 1,152) beats the MLP (2h + 2I = 10,912). Kimi-K2.5's is a 3000^2 image under in_patch_limit 16,384: 130^2 =
 16,900 patches, 65^2 = 4,225 tokens (its 4-frame video chunk has 1,089).
 
 Not modeled (a tower without a ``TowerProfile`` keeps the older rule, one (max_num_batched_tokens, hidden) cache
@@ -72,7 +75,7 @@ from kvplan.spec import ModelSpec, Tower, TowerProfile
 
 # per-layer live activations of one encoder block, in units of N x dtype (see the module docstring): the residual
 # and the normed input stay alive (the caller's names) while the attention / MLP runs
-_ATTN_H, _ATTN_H_SHARDED = 3, 4  # residual, normed input, out_proj's whole-h output; qkv (3h/w) + attention out (h/w)
+_ATTN_H = 3  # residual, normed input, out_proj's whole-h output (+ TowerProfile.attn_live_sharded x h / w)
 _MLP_H = 2  # residual, normed input
 _GATED, _PLAIN = 3, 2  # MLP intermediates: gate_up (2I) + activation (I); fc1 (I) + activation (I)
 
@@ -168,7 +171,7 @@ def _profiled(spec: ModelSpec, tower: Tower, version: str, runner: str, tp: int,
         chunk = min(frames, max(1, device_bytes // 10 // p.frame_chunk_cost))
         n, done = chunk * (p.patches_per_item // p.frames_per_item), n * h * act_b
     full_n = rank_items * p.patches_per_item
-    attn = _ATTN_H * h + _ATTN_H_SHARDED * h // ways
+    attn = _ATTN_H * h + p.attn_live_sharded * h // ways
     mlp = _MLP_H * h + (_GATED if p.gated_mlp else _PLAIN) * inter // ways
     mask = 0
     if p.block_mask == "dense_from_0_12" and vllm_has(version, "mm_pixtral_dense_mask"):

@@ -14,15 +14,21 @@ Pinned log (before = the older rule, one (max_num_batched_tokens, hidden) tensor
   after: KV 2.223 (-0.087 GiB, -3.8 %), 97,104 tokens.
 """
 
-from kvplan import load_preset
+from pathlib import Path
+
+import pytest
+
+from kvplan import load_preset, parse_config
 from kvplan.engines import EngineConfig
 from kvplan.families.towers import qwen_vl_length_video
 from kvplan.gpus import get_gpu
+from kvplan.hf_config import load_config_text
 from kvplan.parallel import Layout
 from kvplan.plan import plan
 from kvplan.vllm_mm import vllm_mm_item_reads_length, vllm_mm_profile
 
 GiB = 2**30
+FIXTURES = Path(__file__).parent / "fixtures" / "configs"
 
 
 def _close(pred_bytes: int, logged_gib: float) -> bool:
@@ -54,10 +60,14 @@ def test_qwen_and_kimi_dummy_items_from_their_configs():
 def test_qwen3_vl_8b_image_item_held_and_encoder_step():
     # 0.19 V1 at 8,192 batched tokens: budget max(8192, 16384) = 16,384, 1 image; held = outputs 16,384 x 16,384 x 2
     # (536,870,912) + bf16 pixel values 100,663,296 x 2 (201,326,592) = 738,197,504 (the older rule: 8192 x 4096 x 2 =
-    # 67,108,864); encoder ~ 738,197,504 + 65,536 patches x 2 B x max(7 x 1152, 2 x 1152 + 2 x 4304 = 10,912)
+    # 67,108,864); encoder ~ 738,197,504 + 65,536 patches x 2 B x max(attention 3h + 10h = 14,976 (Qwen's block keeps
+    # qkv, the q/k copy and its rotation to the proj), MLP 2 x 1152 + 2 x 4304 = 10,912)
     m = vllm_mm_profile(load_preset("qwen3-vl-8b-instruct"), "0.19", "V1", 1, False, 8192, 2, True)
     assert (m.modality, m.items, m.budget, m.held) == ("image", 1, 16_384, 738_197_504)
-    assert m.encoder_peak == 738_197_504 + 65_536 * 2 * 10_912 == 2_168_455_168 and m.basis == "estimate"
+    assert m.encoder_peak == 738_197_504 + 65_536 * 2 * 14_976 == 2_701_131_776 and m.basis == "estimate"
+    # TP 4 (weights mode): attention 3h + 10h / 4 = 3,456 + 2,880; MLP 2h + 2I / 4 = 2,304 + 2,152: attention
+    m4 = vllm_mm_profile(load_preset("qwen3-vl-8b-instruct"), "0.19", "V1", 4, False, 8192, 2, True)
+    assert m4.encoder_peak == 738_197_504 + 65_536 * 2 * (3_456 + 2_880)
     # 0.27 V2 (Qwen3.5-27B): the inputs are freed, the 16,384 x 5,120 x 2 = 167,772,160 B outputs stay
     v2 = vllm_mm_profile(load_preset("qwen3.5-27b"), "0.27", "V2", 1, False, 8192, 2, True)
     assert (v2.items, v2.held) == (1, 167_772_160)
@@ -106,3 +116,24 @@ def test_qwen3_vl_30b_a3b_3090_tp4_v0_11_log():
     # the log's "budget of 153600 tokens, and profiled with 1 video items"; held (153,600, 2,048 x 4) x 2 B = 2.34 GiB
     assert "1 video item(s) of 153,600 tokens (encoder budget 153,600)" in act.source
     assert 153_600 * 8_192 * 2 < act.bytes
+
+
+@pytest.mark.xfail(strict=True, reason=(
+    "Qwen3.6-35B-A3B NVFP4 on one 32 GB Blackwell under WSL2, vLLM 0.20.0, 4,096 batched tokens, 1 seq, fp8 KV at "
+    "65,536: KV 3.905 GiB vs 3.07 logged (+0.84 GiB, +27 %; the older rule +2.67: 5.74). The image item is the log's "
+    "('budget of 16384 tokens, and profiled with 1 image items'); the encoder step (~2.08 GiB: 65,536 patches x 2 B x "
+    "14,976 + 0.25 held) is the peak. Of the gap, 0.26 GiB is the CUDA-graph estimate (logged 0.39, kvplan 0.13 from "
+    "max_num_seqs 1: it reads no --max-cudagraph-capture-size); the rest (~0.57) is not split by the log: the device is unnamed (31.36 GiB RTX 5090 "
+    "assumed: the only Blackwell with room for the 21.86 GiB at util 0.9 and this little KV), WSL's non-torch share "
+    "is unlogged, and Qwen's ViT attention transients (rotary temporaries, the pos-embed gather) are an estimate"))
+def test_qwen3_6_35b_a3b_nvfp4_5090_v0_20_log():
+    # index file 51830815744 (a docker-compose note + its vLLM 0.20.0 log, 2026-05-01): `--model RedHatAI/Qwen3.6-35B-A3B-
+    # NVFP4 --gpu-memory-utilization 0.90 --max-model-len 65536 --max-num-seqs 1 --max-num-batched-tokens 4096
+    # --kv-cache-dtype fp8_e4m3 --quantization compressed-tensors --moe-backend cutlass --max-cudagraph-capture-size 4`;
+    # "Model loading took 21.86 GiB" (passed as measured: the fixture is nvidia's ModelOpt variant of the same
+    # architecture), "Estimated CUDA graph memory: 0.39 GiB", "Available KV cache memory: 3.07 GiB", 79,648 tokens
+    spec = parse_config(load_config_text((FIXTURES / "qwen3.6-35b-a3b-nvfp4.json").read_bytes()), "qwen3.6-35b-a3b")
+    p = plan(spec, get_gpu("RTX-5090"), EngineConfig(
+        vllm_version="0.20", max_model_len=65_536, gpu_memory_utilization=0.90, kv_cache_dtype="fp8",
+        max_num_batched_tokens=4_096, max_num_seqs=1, weights_bytes=int(21.86 * GiB)))
+    assert _close(p.ranks[0].kv_pool_bytes, 3.07)

@@ -217,7 +217,7 @@ def _qwen_vit_profile(v: Reader, patch: int, temporal: int, merge: int, ch: int,
     return _profile("vision_config.patch_size", modality="image" if image >= video else "video",
                     tokens_per_item=tokens, embeds_per_item=tokens, patches_per_item=tokens * merge * merge,
                     pixels_per_item=tokens * merge * merge * ch * temporal * patch * patch, hidden_size=h,
-                    intermediate_size=inter, num_layers=depth, embed_width=width,
+                    intermediate_size=inter, num_layers=depth, embed_width=width, attn_live_sharded=10,
                     length_video=(patch, merge, temporal, ch),
                     source="vLLM qwen3_vl.py Qwen3VLProcessingInfo.get_mm_max_tokens_per_item (qwen2_vl.py "
                            "get_image_size_with_most_features), Qwen3_VisionTransformer.forward")
