@@ -73,6 +73,20 @@ def test_qwen3_vl_8b_image_item_held_and_encoder_step():
     assert (v2.items, v2.held) == (1, 167_772_160)
 
 
+def test_kimi_k25_image_item_held_and_encoder_step():
+    # 0.19 V1, TP 8, 8,192 batched tokens: budget max(8192, 4225) = 8,192 -> 8192 // 4225 = 1 image; held = outputs
+    # 4,225 x 7,168 x 2 (60,569,600) + pixel values 9,937,200 x 2 (19,874,400) = 80,444,000; encoder ~ that + 16,900 x 2 B x
+    # max(attention 3 x 1152 + 11 x 1152 / 8 = 5,040 (apply_rope's fp32 q / k), MLP 2 x 1152 + 2 x 4304 / 8 = 3,380)
+    spec = load_preset("kimi-k2.5")
+    m = vllm_mm_profile(spec, "0.19", "V1", 8, False, 8192, 2, True)
+    assert (m.items, m.budget, m.held) == (1, 8_192, 80_444_000)
+    assert m.encoder_peak == 80_444_000 + 16_900 * 2 * 5_040 == 250_796_000
+    # --mm-encoder-tp-mode data: the image on one rank with the whole tower (attention 14 x 1152 = 16,128)
+    assert vllm_mm_profile(spec, "0.19", "V1", 8, True, 8192, 2, True).encoder_peak == 80_444_000 + 16_900 * 2 * 16_128
+    # 16,384 batched tokens: 16384 // 4225 = 3 images
+    assert vllm_mm_profile(spec, "0.19", "V1", 8, False, 16_384, 2, True).items == 3
+
+
 def test_qwen_video_follows_max_model_len_in_0_11_and_0_12_only():
     # frames grow from 2 while the next count fits in max_model_len, capped at 24,576: at 65,536 the cap, 32 x 32
     # frames, 12,288 x (1 x 2 x 2 / 4) tokens; at 4,096 the 2-frame start (3,520^2: 220^2 / 4 = 12,100 tokens)

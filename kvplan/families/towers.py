@@ -80,6 +80,16 @@ def _profile(field: str, **fields) -> TowerProfile:
     return TowerProfile(**fields)
 
 
+def _optional_profile(r: Reader, build) -> TowerProfile | None:
+    """``build()``'s TowerProfile, or None (vLLM's older rule, recorded as an assumption) where the config's geometry
+    gives no whole item: the tower's weights are counted either way, as before its profile was modeled."""
+    try:
+        return build()
+    except ConfigError as exc:
+        r.assumptions.append(f"vLLM's profile item not modeled ({exc}): one (max_num_batched_tokens, hidden) tensor")
+        return None
+
+
 def _vision(r: Reader) -> Reader:
     cfg = r.raw("vision_config", {})
     if not isinstance(cfg, Mapping):
@@ -173,7 +183,8 @@ def _qwen_vit(r: Reader, text_hidden: int, deepstack: bool) -> tuple[Tower, ...]
                   _lin("visual.deepstack_merger_list.linear_fc1", merged, merged, count=n_deep),
                   _lin("visual.deepstack_merger_list.linear_fc2", out, merged, count=n_deep, shard="row")]
     name = "visual (ViT + patch merger" + (" + deepstack mergers)" if n_deep else ")")
-    profile = _qwen_vit_profile(v, patch, temporal, merge, ch, h, inter, depth, out * (1 + n_deep))
+    profile = _optional_profile(v, lambda: _qwen_vit_profile(v, patch, temporal, merge, ch, h, inter, depth,
+                                                             out * (1 + n_deep)))
     return (Tower(name=name, components=tuple(comps), num_heads=heads, profile=profile,
                   source="transformers qwen3_vl/modeling_qwen3_vl.py, qwen3_5/modeling_qwen3_5.py; vLLM qwen3_vl.py"),)
 
@@ -203,6 +214,9 @@ def _qwen_vit_profile(v: Reader, patch: int, temporal: int, merge: int, ch: int,
                          f"{QWEN_VL_VIDEO_MAX_PIXELS:,}), the Qwen checkpoints' preprocessor_config.json / "
                          "video_preprocessor_config.json (not in config.json)")
     unit = patch * merge
+    if min(patch, merge, temporal, ch) < 1:
+        raise ConfigError("vision_config.patch_size", "patch_size, spatial_merge_size, temporal_patch_size and "
+                          "in_channels must be positive for vLLM's dummy item")
 
     def image_cells(max_pixels: int) -> int:  # get_image_size_with_most_features: the cells of the chosen factor pair
         for cells in range(max_pixels // (unit * unit), 0, -1):
@@ -383,7 +397,7 @@ def moonvit_kimi_k25(r: Reader, text_hidden: int) -> tuple[Tower, ...]:
     comps += [_norm("vision_tower.final_layernorm", h), _norm("mm_projector.pre_norm", proj_norm),
               _lin("mm_projector.in_proj", merged, merged),
               _lin("mm_projector.out_proj", text_hidden, merged, shard="row")]
-    profile = _moonvit_profile(r, patch, kernel, h, inter, layers)
+    profile = _optional_profile(r, lambda: _moonvit_profile(r, patch, kernel, h, inter, layers))
     return (Tower(name="vision_tower (MoonViT) + mm_projector", components=tuple(comps), num_heads=heads,
                   profile=profile,
                   source="transformers kimi_k25/modeling_kimi_k25.py; vLLM kimi_k25.py, kimi_k25_vit.py"),)
@@ -411,7 +425,9 @@ def _moonvit_profile(r: Reader, patch: int, kernel: list[int], h: int, inter: in
     a 3000 x 3000 image or a 4-frame video chunk of them, whichever has more tokens (media_tokens_calculator); no
     get_mm_max_tokens_per_item, so the budget counts those embeds. Image: 130^2 = 16,900 patches of 3 x 14^2, merged
     2 x 2 to 65^2 = 4,225 tokens; the chunk's frames get 4,096 patches each (66^2 after padding: 33^2 = 1,089 tokens,
-    the 4 frames pooled into one by sd2_tpool), fewer: the item is the image."""
+    the 4 frames pooled into one by sd2_tpool), fewer: the item is the image. Attention stage (an estimate):
+    kimi_k25_vit.py apply_rope upcasts q and k to fp32 complex, so at the k rotation qkv 3h, the fp32 q / k 4h, the
+    rotated fp32 q 2h and the k product 2h are alive: 11h / w beside the residual and normed input."""
     r.assumptions.append(f"vLLM's profile image for MoonViT: {KIMI_K25_DUMMY_SIDE}^2 under in_patch_limit "
                          f"{KIMI_K25_PATCH_LIMIT:,} / patch_limit_on_one_side {KIMI_K25_SIDE_LIMIT} (Kimi-K2.5's "
                          "preprocessor_config.json media_proc_cfg, not in config.json)")
@@ -423,7 +439,7 @@ def _moonvit_profile(r: Reader, patch: int, kernel: list[int], h: int, inter: in
     tokens = max((side // kh) * (side // kw), (frame // kh) * (frame // kw))
     return _profile("vision_config.patch_size", tokens_per_item=tokens, embeds_per_item=tokens,
                     patches_per_item=side * side, pixels_per_item=side * side * 3 * patch * patch, hidden_size=h,
-                    intermediate_size=inter, num_layers=layers,
+                    intermediate_size=inter, num_layers=layers, attn_live_sharded=11,
                     source="vLLM kimi_k25.py KimiK25DummyInputsBuilder (Moonshot's navit_resize_image), "
                            "kimi_k25_vit.py")
 
