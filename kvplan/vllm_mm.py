@@ -45,16 +45,20 @@ Qwen3-VL / Qwen3.5 and Kimi-K2.5 (an estimate: their item's size lives in the ch
 which kvplan does not read; the Qwen / Moonshot checkpoints' values are assumed and recorded as an assumption,
 kvplan.families.towers QWEN_VL_IMAGE_MAX_PIXELS / KIMI_K25_PATCH_LIMIT): Qwen's item is the image at longest_edge
 16,777,216 px = 16,384 tokens (65,536 patches of 1,536 values); its video (two frames at 25,165,824 / 2 px from
-0.15.0, before that frames from max_model_len under the same pixel total) has at most 12,288, so the item never
-reads max_model_len and the budget memo needs no length in its key. Its outputs carry the deepstack features:
+0.15.0; 0.11.0 - 0.14.1 frames from max_model_len, get_num_frames_with_most_features, under the same pixel total) has
+at most 12,288 soft tokens, fewer than the image from 0.13.0. 0.11.0 - 0.12.0 count it as int(12.5 x soft tokens)
+(the timestamp text), 153,600 at max_model_len >= 16,200 (151,250 below it: two 3,520^2 frames), so there the
+item is the video and follows max_model_len (kvplan.families.towers.qwen_vl_length_video): vllm_mm_item_reads_length
+says so and plan() keys its budget memo with the length only then. Its outputs carry the deepstack features:
 rows of out_hidden_size x (1 + len(deepstack_visual_indexes)) (Qwen3_VisionTransformer.forward's torch.cat; Qwen3.5
 has none), so Qwen3-VL-8B holds 16,384 x 4,096 x 4 x 2 B = 512 MiB + 192 MiB of pixel values at 8,192 batched
 tokens (the older rule held 64 MiB). Its ViT attends each image whole through MMEncoderAttention (FlashAttention
 varlen / SDPA on cu_seqlens: no N x N scores), but Qwen2_5_VisionAttention.forward keeps its locals to the proj: qkv
 (3h), the contiguous q/k pair (2h), its rotated copy (2h), v made contiguous for the kernel (h), the context and its
 contiguous rearrangement (2h): 10h / w where a generic block holds 4h / w (an estimate: TowerProfile.attn_live_sharded),
-so the attention stage (3h + 10h = 14,976 x N x 2 B for h 1,152) beats the MLP (2h + 2I = 10,912). Kimi-K2.5's is a 3000^2 image under in_patch_limit 16,384: 130^2 =
-16,900 patches, 65^2 = 4,225 tokens (its 4-frame video chunk has 1,089).
+so the attention stage (3h + 10h = 14,976 x N x 2 B for h 1,152) beats the MLP (2h + 2I = 10,912). Kimi-K2.5's
+item is a 3000^2 image under in_patch_limit 16,384: 130^2 = 16,900 patches, 65^2 = 4,225 tokens (its 4-frame video
+chunk has 1,089); MoonViT's apply_rope upcasts q / k to fp32: 11h / w.
 
 Not modeled (a tower without a ``TowerProfile`` keeps the older rule, one (max_num_batched_tokens, hidden) cache
 tensor held, no encoder step): --mm-processor-kwargs / a checkpoint's own pixel limits, --limit-mm-per-prompt (an

@@ -257,8 +257,9 @@ def qwen_vl_length_video(profile_key: tuple[int, ...], max_model_len: int) -> tu
     get_num_frames_with_most_features, qwen3_vl.py _get_vision_info with the video processor), an estimate on the
     Qwen checkpoints' pixel limits: frames grow from 2 while the next count's tokens fit in max_model_len, capped at
     24,576; each frame is the image size with most features (4,096^2) resized by video smart_resize, tokens
-    grid_t x (h / p) x (w / p) / m^2. max_model_len >= 12,288: 24,576 frames of 32 x 32 = 12,288 tokens; 4,096:
-    2 frames of 3,520^2 = 12,100 (the start count is kept even when it is over the length)."""
+    grid_t x (h / p) x (w / p) / m^2. Three frames take 16,200 tokens (2,880^2, two temporal patches), so from
+    max_model_len 16,200 the count runs on to the cap: 24,576 frames of 32 x 32 = 12,288 tokens; below it the 2-frame
+    start stays (3,520^2 = 12,100 tokens, kept even where that is over the length)."""
     patch, merge, temporal, _ = profile_key
     unit = patch * merge
     side = unit * math.isqrt(QWEN_VL_IMAGE_MAX_PIXELS // (unit * unit))  # the square image vLLM starts from
