@@ -403,6 +403,11 @@ VLLM_CHANGES: dict[str, tuple[Release, str]] = {
                                            "0.0.32.post1 / 0.0.33.post1), so pixtral.py PixtralHFVisionModel builds "
                                            "transformers' generate_block_attention_mask, one (N, N) model-dtype mask "
                                            "over the batch's patches, instead of a BlockDiagonalMask")),
+    "qwen_vl_video_soft_tokens": ((0, 13, 0), ("models/qwen3_vl.py Qwen3VLProcessingInfo.get_max_video_tokens returns "
+                                               "the video's soft tokens from 0.13.0; 0.11.0 - 0.12.0 return int(soft "
+                                               "x 12.5) ('one video token is converted to <{timestamp} seconds> (on "
+                                               "average 9.5 tokens) + vision_start_token + video_token + "
+                                               "vision_end_token'), so the video outranks the image there")),
     "gemma4_encoder_chunk": ((0, 22, 0), ("models/gemma4_mm.py _encoder_chunk: the vision tower runs the frames in "
                                           "chunks of max(1, min(free // 2, total // 10) // (patches x 4 x "
                                           "position_embedding_size x 8)) from 0.22.0 (0.21.0: all at once)")),

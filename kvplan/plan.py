@@ -44,7 +44,7 @@ from kvplan.vllm_layouts import (  # _AWQ_FMT / _GPTQ_FMT / _WNA16_FMT: the int 
     vllm_fp8_marlin_extra_bytes, vllm_mla_dequant_bytes, vllm_mxfp4_extra_bytes,
     vllm_quant_layout_extra_bytes, vllm_rope_cache_bytes,
 )
-from kvplan.vllm_mm import vllm_mm_profile, vllm_mm_profile_peak_bytes
+from kvplan.vllm_mm import vllm_mm_item_reads_length, vllm_mm_profile, vllm_mm_profile_peak_bytes
 
 
 class Term(BaseModel):
@@ -660,14 +660,15 @@ def _mxfp4_layout_note(spec, gpu, engine) -> tuple[str, str] | None:
                       "plans the Triton layout")
 
 
-def _rank_budget(spec, gpu, engine, layout, stage, draft, mnbt, max_seqs, act_b, mla, head_len=None
+def _rank_budget(spec, gpu, engine, layout, stage, draft, mnbt, max_seqs, act_b, mla, head_len=None, mm_len=None
                  ) -> tuple[int, tuple, int]:
     """(weights, budget terms, KV pool) of one rank of pipeline stage ``stage``: what it loads ("Model loading
     took") and what the engine's budget leaves (``_budget``), with what the weights hold beside the parameters.
     Nothing here may read ``engine.max_model_len``: plan() memoizes it under every engine setting but the length
     (``_engine_key``), so a length-dependent term would be served stale (tests/test_picker_equivalence.py fails).
     The one exception is passed in and keyed: ``head_len``, the length an EAGLE head's rotary table is stretched to
-    (vLLM 0.27+), None where the head's table does not depend on it."""
+    (vLLM 0.27+), None where the head's table does not depend on it; ``mm_len``, the length a multimodal dummy item
+    follows (Qwen3-VL's video, vLLM 0.11.0 - 0.12.0: kvplan.vllm_mm.vllm_mm_item_reads_length), None elsewhere."""
     tp, last = layout.tp, layout.pp - 1
     fp8_marlin = mxfp4_extra = 0
     weights = engine.weights_bytes if engine.weights_bytes is not None else rank_weight_bytes(
@@ -736,7 +737,7 @@ def _rank_budget(spec, gpu, engine, layout, stage, draft, mnbt, max_seqs, act_b,
         engine.engine == "vllm" and engine.weights_bytes is None and mla) else 0
     weights += mla_copy
     terms, pool = _budget(spec, gpu, engine, layout, weights, mnbt, max_seqs, act_b, mla, stage == last,
-                          stage == 0)
+                          stage == 0, mm_len)
     mxfp4_note = _mxfp4_layout_note(spec, gpu, engine) if mxfp4_extra else None
     # what "Model loading took" holds beside the parameters, each shown (not subtracted again) after the weights
     parts = [
@@ -972,9 +973,10 @@ def plan(spec: ModelSpec, gpu: GpuSpec, engine: EngineConfig = EngineConfig(), l
     # weights, budget terms and pool of every stage's ranks (and the sampler warm-up below) do not depend on
     # max_model_len: one memo serves every length of a picker sweep (the KV groups are the per-length part)
     head_len = max_len if head_layers and engine.speculative_method in drafter.DRAFT_METHODS and vllm_release(prof.version) >= drafter.ROPE_TARGET_LENGTH else None
-    budget_key = (gpu, _engine_key(engine), layout, mnbt, max_seqs, head_len)
+    mm_len = max_len if engine.engine == "vllm" and not v0 and vllm_mm_item_reads_length(spec, prof.version) else None
+    budget_key = (gpu, _engine_key(engine), layout, mnbt, max_seqs, head_len, mm_len)
     budgets = spec.memo(("rank-budgets", budget_key), lambda: tuple(
-        _rank_budget(spec, gpu, engine, layout, st, mtp and st == last, mnbt, max_seqs, act_b, mla, head_len)
+        _rank_budget(spec, gpu, engine, layout, st, mtp and st == last, mnbt, max_seqs, act_b, mla, head_len, mm_len)
         for st in range(layout.pp)))
     for stage, n_layers in enumerate(pp_partition(len(spec.layers), layout.pp, layout.pp_split)):
         layers = stage_distinct(spec, layout.pp, stage, layout.pp_split)
@@ -1323,8 +1325,8 @@ def _check_dcp(engine: EngineConfig, prof: VllmProfile, tp: int) -> int:
     return dcp
 
 
-def _budget(spec, gpu, engine, layout, weights, mnbt, max_seqs, act_b, mla, last_stage=True, first_stage=True
-            ) -> tuple[list[Term], int]:
+def _budget(spec, gpu, engine, layout, weights, mnbt, max_seqs, act_b, mla, last_stage=True, first_stage=True,
+            mm_len=None) -> tuple[list[Term], int]:
     """The budget terms of one rank and the KV pool they leave."""
     total = gpu.memory_bytes
     device = Term(name="device memory", bytes=total, basis=gpu.memory_basis,
@@ -1400,7 +1402,7 @@ def _budget(spec, gpu, engine, layout, weights, mnbt, max_seqs, act_b, mla, last
             # budget's items of the largest modality), keeps its inputs and outputs through the LM's dummy run and
             # sampler: the peak is max(encoder step, LM peak + held), by release and runner (kvplan.vllm_mm)
             mm = vllm_mm_profile(spec, prof.version, runner, layout.tp, engine.mm_encoder_tp_mode == "data", mnbt,
-                                 act_b, first_stage, gpu.memory_bytes)
+                                 act_b, first_stage, gpu.memory_bytes, mm_len or 0)
             act = vllm_mm_profile_peak_bytes(act, mm)
             mm_src = f"; multimodal profile: {mm.note}"
         elif first_stage and not engine.enforce_eager and vllm_has(prof.version, "compile_combo_benchmark"):

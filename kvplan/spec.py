@@ -147,7 +147,9 @@ class TowerProfile(_Frozen):
     tokens included); ``pixels_per_item``: floating input elements (pixel_values numel, cast to the model dtype);
     ``hidden_size`` / ``intermediate_size`` / ``num_layers`` / ``gated_mlp``: the encoder blocks;
     ``block_mask``: "dense" where the whole batch attends under one (N, N) model-dtype mask (Pixtral HF without
-    xformers). Gemma-3-27B: image, 256 tokens, 256 embeds, 4,096 patches, 3 x 896^2 pixels."""
+    xformers); ``embed_width``: the width of one output row where it is not the text hidden size (0: it is; Qwen3-VL
+    concatenates its deepstack features: out_hidden_size x (1 + deepstack layers)).
+    Gemma-3-27B: image, 256 tokens, 256 embeds, 4,096 patches, 3 x 896^2 pixels."""
 
     modality: Literal["image", "video"] = "image"
     tokens_per_item: int = Field(gt=0)
@@ -163,6 +165,13 @@ class TowerProfile(_Frozen):
     # (gemma4_mm.py _encoder_chunk: patches x 4 x position_embedding_size x 8; 0: the batch runs in one call)
     frames_per_item: int = Field(default=1, gt=0)
     frame_chunk_cost: int = Field(default=0, ge=0)
+    embed_width: int = Field(default=0, ge=0)
+    # attention-stage activations that shard with TP, in units of N x h x dtype / ways (kvplan.vllm_mm): 4 = qkv 3h +
+    # attention output h; Qwen's ViT keeps qkv, its contiguous q/k copy and their rotated output alive to the proj
+    attn_live_sharded: int = Field(default=4, gt=0)
+    # (patch, spatial merge, temporal patch, channels) of a Qwen ViT, whose vLLM 0.11.0 - 0.12.0 video item follows
+    # max_model_len (kvplan.families.towers.qwen_vl_length_video); empty: the item reads no length
+    length_video: tuple[int, ...] = ()
     source: str = ""
 
 

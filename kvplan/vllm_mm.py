@@ -41,11 +41,29 @@ and neither the A100 0.19 nor the L40S 0.25 Gemma-4 log has room for it). --mm-e
 items as kvplan.parallel.tower_rank_bytes replicates the tower (vLLM honours it only for models that declare
 supports_encoder_tp_data; elsewhere it runs as weights).
 
-Not modeled (the tower keeps the older rule, one (max_num_batched_tokens, hidden) cache tensor held, no encoder
-step): Qwen3-VL / Qwen3.5 (their item is the largest image (preprocessor_config.json longest_edge) or a video whose
-frames follow max_model_len, get_max_video_tokens, which the budget memo cannot read), Kimi-K2.5's MoonViT; the
-decoder bound on the items (max_num_seqs x items per prompt, and max_num_batched_tokens // tokens per item without
-chunked prefill) and --limit-mm-per-prompt.
+Qwen3-VL / Qwen3.5 and Kimi-K2.5 (an estimate: their item's size lives in the checkpoint's preprocessor_config.json,
+which kvplan does not read; the Qwen / Moonshot checkpoints' values are assumed and recorded as an assumption,
+kvplan.families.towers QWEN_VL_IMAGE_MAX_PIXELS / KIMI_K25_PATCH_LIMIT): Qwen's item is the image at longest_edge
+16,777,216 px = 16,384 tokens (65,536 patches of 1,536 values); its video (two frames at 25,165,824 / 2 px from
+0.15.0; 0.11.0 - 0.14.1 frames from max_model_len, get_num_frames_with_most_features, under the same pixel total) has
+at most 12,288 soft tokens, fewer than the image from 0.13.0. 0.11.0 - 0.12.0 count it as int(12.5 x soft tokens)
+(the timestamp text), 153,600 at max_model_len >= 16,200 (151,250 below it: two 3,520^2 frames), so there the
+item is the video and follows max_model_len (kvplan.families.towers.qwen_vl_length_video): vllm_mm_item_reads_length
+says so and plan() keys its budget memo with the length only then. Its outputs carry the deepstack features:
+rows of out_hidden_size x (1 + len(deepstack_visual_indexes)) (Qwen3_VisionTransformer.forward's torch.cat; Qwen3.5
+has none), so Qwen3-VL-8B holds 16,384 x 4,096 x 4 x 2 B = 512 MiB + 192 MiB of pixel values at 8,192 batched
+tokens (the older rule held 64 MiB). Its ViT attends each image whole through MMEncoderAttention (FlashAttention
+varlen / SDPA on cu_seqlens: no N x N scores), but Qwen2_5_VisionAttention.forward keeps its locals to the proj: qkv
+(3h), the contiguous q/k pair (2h), its rotated copy (2h), v made contiguous for the kernel (h), the context and its
+contiguous rearrangement (2h): 10h / w where a generic block holds 4h / w (an estimate: TowerProfile.attn_live_sharded),
+so the attention stage (3h + 10h = 14,976 x N x 2 B for h 1,152) beats the MLP (2h + 2I = 10,912). Kimi-K2.5's
+item is a 3000^2 image under in_patch_limit 16,384: 130^2 = 16,900 patches, 65^2 = 4,225 tokens (its 4-frame video
+chunk has 1,089); MoonViT's apply_rope upcasts q / k to fp32: 11h / w.
+
+Not modeled (a tower without a ``TowerProfile`` keeps the older rule, one (max_num_batched_tokens, hidden) cache
+tensor held, no encoder step): --mm-processor-kwargs / a checkpoint's own pixel limits, --limit-mm-per-prompt (an
+image limit of 0 would make Qwen's video the item); the decoder bound on the items (max_num_seqs x items per
+prompt, and max_num_batched_tokens // tokens per item without chunked prefill).
 
 Worked number: Gemma-3-27B on one H100 at 8192 batched tokens (0.19, V1): 8192 // 256 = 32 images; held =
 32 x 3 x 896^2 x 2 B (pixel values, 154,140,672) + 32 x 256 x 5376 x 2 B (outputs, 88,080,384) = 242,221,056 B;
@@ -56,11 +74,12 @@ the SigLIP step peaks at an estimated 154,140,672 + 88,080,384 + 131,072 patches
 from typing import NamedTuple
 
 from kvplan.engines import vllm_has
-from kvplan.spec import ModelSpec, Tower
+from kvplan.families.towers import qwen_vl_length_video
+from kvplan.spec import ModelSpec, Tower, TowerProfile
 
 # per-layer live activations of one encoder block, in units of N x dtype (see the module docstring): the residual
 # and the normed input stay alive (the caller's names) while the attention / MLP runs
-_ATTN_H, _ATTN_H_SHARDED = 3, 4  # residual, normed input, out_proj's whole-h output; qkv (3h/w) + attention out (h/w)
+_ATTN_H = 3  # residual, normed input, out_proj's whole-h output (+ TowerProfile.attn_live_sharded x h / w)
 _MLP_H = 2  # residual, normed input
 _GATED, _PLAIN = 3, 2  # MLP intermediates: gate_up (2I) + activation (I); fc1 (I) + activation (I)
 
@@ -85,14 +104,38 @@ def _release_rule(version: str) -> str:
     return "item_rows" if vllm_has(version, "mm_dummy_outputs_item_rows") else "budget_rows"
 
 
+def vllm_mm_item_reads_length(spec: ModelSpec, version: str) -> bool:
+    """Whether vLLM ``version``'s dummy item for this model's tower follows max_model_len (Qwen3-VL / Qwen3.5's video
+    in 0.11.0 - 0.12.0, whose 12.5 x soft tokens outrank the image), so the budget memo must key the length."""
+    return not vllm_has(version, "qwen_vl_video_soft_tokens") and any(
+        t.profile is not None and t.profile.length_video for t in spec.towers)
+
+
+def _length_video(p: TowerProfile, max_model_len: int) -> TowerProfile:
+    """vLLM 0.11.0 - 0.12.0's Qwen3-VL item: the video of qwen_vl_length_video(max_model_len) when its
+    int(12.5 x soft tokens) outranks the image (always on the Qwen checkpoints' limits: 151,250 / 153,600 > 16,384);
+    embeds are the soft tokens, patches soft x m^2. Qwen3-VL-30B-A3B at max_model_len 65,536: 153,600 tokens, 12,288
+    embeds (the 0.11.0 log's 'budget of 153600 tokens, and profiled with 1 video items')."""
+    patch, merge, temporal, ch = p.length_video
+    _, soft = qwen_vl_length_video(p.length_video, max_model_len)
+    tokens = int(soft * 12.5)
+    if tokens <= p.tokens_per_item:
+        return p
+    return p.model_copy(update={"modality": "video", "tokens_per_item": tokens, "embeds_per_item": soft,
+                                "patches_per_item": soft * merge * merge,
+                                "pixels_per_item": soft * merge * merge * ch * temporal * patch * patch})
+
+
 def vllm_mm_profile(spec: ModelSpec, version: str, runner: str, tp: int, data_mode: bool, mnbt: int, act_b: int,
-                    first_stage: bool, device_bytes: int = 0) -> MMProfile:
+                    first_stage: bool, device_bytes: int = 0, max_model_len: int = 0) -> MMProfile:
     """The multimodal part of vLLM's profile run on one rank (see the module docstring).
 
     Inputs: ``version`` the kvplan profile key, ``runner`` "V1" / "V2", ``tp`` the tensor-parallel size,
     ``data_mode`` --mm-encoder-tp-mode data, ``mnbt`` max_num_batched_tokens, ``act_b`` the model dtype's bytes,
     ``first_stage`` whether this rank is on PP stage 0, ``device_bytes`` the device's total memory (Gemma-4's frame
-    chunks from 0.22: total // 10 taken as the binding half of min(free // 2, total // 10)). A tower without a ``TowerProfile`` keeps the older rule
+    chunks from 0.22: total // 10 taken as the binding half of min(free // 2, total // 10)), ``max_model_len`` the
+    length a Qwen video item follows (0.11.0 - 0.12.0, ``vllm_mm_item_reads_length``; 0: the image). A tower without a
+    ``TowerProfile`` keeps the older rule
     (one (max_num_batched_tokens, hidden) encoder-cache tensor held, the encoder forward not modeled).
     Worked number: Gemma-3-27B, "0.19", V1, TP 1, 8192 -> 32 images, held 242,221,056 B."""
     tower = next((t for t in spec.towers if t.profile is not None), None)
@@ -105,15 +148,17 @@ def vllm_mm_profile(spec: ModelSpec, version: str, runner: str, tp: int, data_mo
         return MMProfile("image", 0, mnbt, held, 0, "fitted",
                          f"encoder outputs in one (max_num_batched_tokens {mnbt:,}, hidden) cache tensor; "
                          f"{', '.join(t.name for t in spec.towers)}: its dummy item and forward are not modeled")
-    return _profiled(spec, tower, version, runner, tp, data_mode, mnbt, act_b, device_bytes)
+    return _profiled(spec, tower, version, runner, tp, data_mode, mnbt, act_b, device_bytes, max_model_len)
 
 
 def _profiled(spec: ModelSpec, tower: Tower, version: str, runner: str, tp: int, data_mode: bool, mnbt: int,
-              act_b: int, device_bytes: int) -> MMProfile:
+              act_b: int, device_bytes: int, max_model_len: int) -> MMProfile:
     p = tower.profile
+    if max_model_len and vllm_mm_item_reads_length(spec, version):
+        p = _length_video(p, max_model_len)
     budget = max(mnbt, p.tokens_per_item)  # compute_mm_encoder_budget: max(max_num_encoder_input_tokens, item)
     items = max(1, budget // p.tokens_per_item)  # MultiModalBudget._get_max_items
-    hidden = spec.hidden_size
+    hidden = p.embed_width or spec.hidden_size  # one output row (Qwen3-VL: + its deepstack features)
     # data mode: every rank runs its share of the items with the whole tower (run_dp_sharded_vision_model)
     rank_items, ways = (-(-items // tp), 1) if data_mode else (items, tp)
     inputs = rank_items * p.pixels_per_item * act_b
@@ -130,7 +175,7 @@ def _profiled(spec: ModelSpec, tower: Tower, version: str, runner: str, tp: int,
         chunk = min(frames, max(1, device_bytes // 10 // p.frame_chunk_cost))
         n, done = chunk * (p.patches_per_item // p.frames_per_item), n * h * act_b
     full_n = rank_items * p.patches_per_item
-    attn = _ATTN_H * h + _ATTN_H_SHARDED * h // ways
+    attn = _ATTN_H * h + p.attn_live_sharded * h // ways
     mlp = _MLP_H * h + (_GATED if p.gated_mlp else _PLAIN) * inter // ways
     mask = 0
     if p.block_mask == "dense_from_0_12" and vllm_has(version, "mm_pixtral_dense_mask"):

@@ -48,8 +48,8 @@ def test_tower_profiles_from_the_configs():
     # Llama-4: 16 + 1 tiles of (336 / 14)^2 = 576 patches + a class token; pixel shuffle 0.5 -> 144 embeds a tile
     l4 = load_preset("llama-4-scout-17b-16e-instruct").towers[0].profile
     assert (l4.tokens_per_item, l4.patches_per_item, l4.pixels_per_item) == (17 * 144, 17 * 577, 17 * 3 * 336 * 336)
-    # towers whose dummy item is not modeled (Qwen3-VL's image / video sizes live in preprocessor_config.json)
-    assert load_preset("qwen3-vl-8b-instruct").towers[0].profile is None
+    # Qwen3-VL: the 16,384-token image (tests/test_vllm_mm_qwen.py pins the rule)
+    assert load_preset("qwen3-vl-8b-instruct").towers[0].profile.tokens_per_item == 16_384
 
 
 def test_gemma3_27b_v0_19_items_held_and_encoder_step():
@@ -167,8 +167,11 @@ def test_llama4_tp_and_data_mode():
 
 
 def test_unmodeled_towers_keep_the_budget_tensor():
-    # Qwen3-VL: (8192 batched tokens, 4096 hidden) x 2 B held, the encoder step not modeled
-    m = vllm_mm_profile(load_preset("qwen3-vl-8b-instruct"), "0.19", "V1", 1, False, 8192, 2, True)
+    # a tower without a dummy-item profile (Qwen3-VL's, stripped): (8192 batched tokens, 4096 hidden) x 2 B held, the
+    # encoder step not modeled
+    spec = load_preset("qwen3-vl-8b-instruct")
+    spec = spec.model_copy(update={"towers": tuple(t.model_copy(update={"profile": None}) for t in spec.towers)})
+    m = vllm_mm_profile(spec, "0.19", "V1", 1, False, 8192, 2, True)
     assert (m.held, m.encoder_peak, m.basis) == (8192 * 4096 * 2, 0, "fitted")
     assert "not modeled" in m.note
 

@@ -34,6 +34,8 @@ Worked number: Gemma-3-27B's SigLIP tower + projector = 416,866,032 + 6,194,304 
 parameters, 846,120,672 B in bf16 (0.788 GiB) on one GPU.
 """
 
+import functools
+import math
 from collections.abc import Mapping
 
 from kvplan.errors import ConfigError
@@ -76,6 +78,16 @@ def _profile(field: str, **fields) -> TowerProfile:
             raise ConfigError(field, f"gives {fields[key]} {key.replace('_', ' ')} for vLLM's dummy item "
                               "(the image must hold at least one merged patch)")
     return TowerProfile(**fields)
+
+
+def _optional_profile(r: Reader, build) -> TowerProfile | None:
+    """``build()``'s TowerProfile, or None (vLLM's older rule, recorded as an assumption) where the config's geometry
+    gives no whole item: the tower's weights are counted either way, as before its profile was modeled."""
+    try:
+        return build()
+    except ConfigError as exc:
+        r.assumptions.append(f"vLLM's profile item not modeled ({exc}): one (max_num_batched_tokens, hidden) tensor")
+        return None
 
 
 def _vision(r: Reader) -> Reader:
@@ -171,8 +183,96 @@ def _qwen_vit(r: Reader, text_hidden: int, deepstack: bool) -> tuple[Tower, ...]
                   _lin("visual.deepstack_merger_list.linear_fc1", merged, merged, count=n_deep),
                   _lin("visual.deepstack_merger_list.linear_fc2", out, merged, count=n_deep, shard="row")]
     name = "visual (ViT + patch merger" + (" + deepstack mergers)" if n_deep else ")")
-    return (Tower(name=name, components=tuple(comps), num_heads=heads,
+    profile = _optional_profile(v, lambda: _qwen_vit_profile(v, patch, temporal, merge, ch, h, inter, depth,
+                                                             out * (1 + n_deep)))
+    return (Tower(name=name, components=tuple(comps), num_heads=heads, profile=profile,
                   source="transformers qwen3_vl/modeling_qwen3_vl.py, qwen3_5/modeling_qwen3_5.py; vLLM qwen3_vl.py"),)
+
+
+# The pixel limits vLLM reads from the checkpoint's processor files, not config.json (an estimate where a checkpoint
+# ships others): Qwen/Qwen3-VL-* and Qwen/Qwen3.5-* preprocessor_config.json "size": {"longest_edge": 16777216,
+# "shortest_edge": 65536} and video_preprocessor_config.json {"longest_edge": 25165824, "shortest_edge": 4096}
+# (16,384 and 24,576 merged 32 x 32 cells; the video's is over two frames). Read 2026-12; the same values are
+# Qwen3VLVideoProcessor's class default in transformers 5.23 (32 x 32 x 768 = 786,432 is its image-size default).
+QWEN_VL_IMAGE_MAX_PIXELS, QWEN_VL_VIDEO_MAX_PIXELS = 16_777_216, 25_165_824
+
+
+def _qwen_vit_profile(v: Reader, patch: int, temporal: int, merge: int, ch: int, h: int, inter: int, depth: int,
+                      width: int) -> TowerProfile:
+    """vLLM's dummy item for the Qwen3-VL / Qwen3.5 ViT (qwen3_vl.py Qwen3VLProcessingInfo, 0.11.0 - 0.33.0).
+
+    The image: get_image_size_with_most_features factors max_pixels // (p m)^2 merged cells into the closest pair
+    (aspect <= 200, else one cell fewer), so tokens = 16,777,216 // 32^2 = 16,384 (128 x 128 cells, a 4,096^2 image),
+    patches 4 x 16,384 = 65,536, each a (C x T x p^2) = 1,536-value row of pixel_values (the frame repeated to
+    temporal_patch_size). The video: two frames at video max_pixels // T (0.15.0+; before, get_num_frames_with_most_features
+    from max_model_len, which video_smart_resize keeps under the same pixel total): 12,582,912 // 32^2 = 12,288 tokens,
+    fewer than the image's at every length, so the item is the image and does not read max_model_len. Output rows
+    ``width`` = out_hidden_size x (1 + deepstack layers): Qwen3_VisionTransformer.forward returns
+    torch.cat([hidden_states] + deepstack_feature_lists, dim=1), cached whole (the deepstack split happens in
+    embed_input_ids). Qwen3-VL-8B: 16,384 tokens x 4,096 x 4 = a 512 MiB bf16 output, 192 MiB of pixel values."""
+    v.assumptions.append(f"vLLM's profile image for the Qwen ViT: max_pixels {QWEN_VL_IMAGE_MAX_PIXELS:,} (video "
+                         f"{QWEN_VL_VIDEO_MAX_PIXELS:,}), the Qwen checkpoints' preprocessor_config.json / "
+                         "video_preprocessor_config.json (not in config.json)")
+    unit = patch * merge
+    if min(patch, merge, temporal, ch) < 1:
+        raise ConfigError("vision_config.patch_size", "patch_size, spatial_merge_size, temporal_patch_size and "
+                          "in_channels must be positive for vLLM's dummy item")
+
+    def image_cells(max_pixels: int) -> int:  # get_image_size_with_most_features: the cells of the chosen factor pair
+        for cells in range(max_pixels // (unit * unit), 0, -1):
+            d = next(d for d in range(math.isqrt(cells), 0, -1) if cells % d == 0)
+            if (cells // d) / d <= 200:
+                return cells
+        return 0
+
+    image = image_cells(QWEN_VL_IMAGE_MAX_PIXELS)
+    video = image_cells(QWEN_VL_VIDEO_MAX_PIXELS // temporal)  # two frames = one temporal patch
+    tokens = max(image, video)
+    return _profile("vision_config.patch_size", modality="image" if image >= video else "video",
+                    tokens_per_item=tokens, embeds_per_item=tokens, patches_per_item=tokens * merge * merge,
+                    pixels_per_item=tokens * merge * merge * ch * temporal * patch * patch, hidden_size=h,
+                    intermediate_size=inter, num_layers=depth, embed_width=width, attn_live_sharded=10,
+                    length_video=(patch, merge, temporal, ch),
+                    source="vLLM qwen3_vl.py Qwen3VLProcessingInfo.get_mm_max_tokens_per_item (qwen2_vl.py "
+                           "get_image_size_with_most_features), Qwen3_VisionTransformer.forward")
+
+
+# vLLM 0.11.0 - 0.14.1 qwen3_vl.py _MAX_FRAMES_PER_VIDEO (the frame cap of get_num_frames_with_most_features)
+QWEN_VL_MAX_FRAMES = 24_576
+
+
+def _qwen_video_resize(frames: int, side: int, unit: int, temporal: int) -> int:
+    """One side of a ``side`` x ``side`` frame after transformers' Qwen3-VL video smart_resize (5.23
+    video_processing_qwen3_vl.py, the function vLLM imports): scaled so t x h x w stays under the video max_pixels."""
+    bar = round(side / unit) * unit
+    if round(frames / temporal) * temporal * bar * bar > QWEN_VL_VIDEO_MAX_PIXELS:
+        beta = math.sqrt(frames * side * side / QWEN_VL_VIDEO_MAX_PIXELS)
+        bar = max(unit, math.floor(side / beta / unit) * unit)
+    return bar
+
+
+@functools.lru_cache(maxsize=64)
+def qwen_vl_length_video(profile_key: tuple[int, ...], max_model_len: int) -> tuple[int, int]:
+    """(frames, soft tokens) of vLLM 0.11.0 - 0.14.1's Qwen3-VL dummy video (qwen2_vl.py _get_max_video_frames /
+    get_num_frames_with_most_features, qwen3_vl.py _get_vision_info with the video processor), an estimate on the
+    Qwen checkpoints' pixel limits: frames grow from 2 while the next count's tokens fit in max_model_len, capped at
+    24,576; each frame is the image size with most features (4,096^2) resized by video smart_resize, tokens
+    grid_t x (h / p) x (w / p) / m^2. Three frames take 16,200 tokens (2,880^2, two temporal patches), so from
+    max_model_len 16,200 the count runs on to the cap: 24,576 frames of 32 x 32 = 12,288 tokens; below it the 2-frame
+    start stays (3,520^2 = 12,100 tokens, kept even where that is over the length)."""
+    patch, merge, temporal, _ = profile_key
+    unit = patch * merge
+    side = unit * math.isqrt(QWEN_VL_IMAGE_MAX_PIXELS // (unit * unit))  # the square image vLLM starts from
+
+    def tokens(frames: int) -> int:
+        bar = _qwen_video_resize(frames, side, unit, temporal)
+        grid_t = max((frames + frames % temporal) // temporal, 1)
+        return grid_t * (bar // patch) ** 2 // (merge * merge)
+
+    frames = 2
+    while frames < QWEN_VL_MAX_FRAMES and tokens(frames + 1) <= max_model_len:
+        frames += 1
+    return frames, tokens(frames)
 
 
 def qwen3_vl(r: Reader, text_hidden: int) -> tuple[Tower, ...]:
@@ -298,8 +398,51 @@ def moonvit_kimi_k25(r: Reader, text_hidden: int) -> tuple[Tower, ...]:
     comps += [_norm("vision_tower.final_layernorm", h), _norm("mm_projector.pre_norm", proj_norm),
               _lin("mm_projector.in_proj", merged, merged),
               _lin("mm_projector.out_proj", text_hidden, merged, shard="row")]
+    profile = _optional_profile(r, lambda: _moonvit_profile(r, patch, kernel, h, inter, layers))
     return (Tower(name="vision_tower (MoonViT) + mm_projector", components=tuple(comps), num_heads=heads,
+                  profile=profile,
                   source="transformers kimi_k25/modeling_kimi_k25.py; vLLM kimi_k25.py, kimi_k25_vit.py"),)
+
+
+# moonshotai/Kimi-K2.5 preprocessor_config.json media_proc_cfg (not in config.json; read 2026-12 as quoted by the
+# RTP-LLM and Baseten ports of its processor): in_patch_limit 16384, patch_limit_on_one_side 512,
+# in_patch_limit_each_frame 4096, temporal_merge_kernel_size 4; vLLM kimi_k25.py MaxImageTokenMeta 3000 x 3000
+KIMI_K25_PATCH_LIMIT, KIMI_K25_SIDE_LIMIT, KIMI_K25_FRAME_PATCH_LIMIT = 16_384, 512, 4_096
+KIMI_K25_DUMMY_SIDE = 3000
+
+
+def _navit_side(side: int, patch: int, merge: int, limit: int, side_limit: int) -> int:
+    """Patches along one side of a square ``side`` x ``side`` image after Moonshot's navit_resize_image: scale by
+    min(1, sqrt(limit / (side // p)^2), side_limit p / side), truncate, pad to a multiple of p x merge.
+    3000, p 14, merge 2, limit 16,384: scale 0.598, 1,794 px, padded to 1,820 = 130 patches (65 tokens)."""
+    scale = min(1.0, math.sqrt(limit / (max(1, side // patch) ** 2)), side_limit * patch / side)
+    new = min(max(1, int(side * scale)), side_limit * patch)
+    factor = patch * merge
+    return (new + (factor - new % factor) % factor) // patch
+
+
+def _moonvit_profile(r: Reader, patch: int, kernel: list[int], h: int, inter: int, layers: int) -> TowerProfile:
+    """vLLM's dummy item for Kimi-K2.5 (kimi_k25.py KimiK25DummyInputsBuilder.get_dummy_mm_items, 0.15.0 - 0.33.0):
+    a 3000 x 3000 image or a 4-frame video chunk of them, whichever has more tokens (media_tokens_calculator); no
+    get_mm_max_tokens_per_item, so the budget counts those embeds. Image: 130^2 = 16,900 patches of 3 x 14^2, merged
+    2 x 2 to 65^2 = 4,225 tokens; the chunk's frames get 4,096 patches each (66^2 after padding: 33^2 = 1,089 tokens,
+    the 4 frames pooled into one by sd2_tpool), fewer: the item is the image. Attention stage (an estimate):
+    kimi_k25_vit.py apply_rope upcasts q and k to fp32 complex, so at the k rotation qkv 3h, the fp32 q / k 4h, the
+    rotated fp32 q 2h and the k product 2h are alive: 11h / w beside the residual and normed input."""
+    r.assumptions.append(f"vLLM's profile image for MoonViT: {KIMI_K25_DUMMY_SIDE}^2 under in_patch_limit "
+                         f"{KIMI_K25_PATCH_LIMIT:,} / patch_limit_on_one_side {KIMI_K25_SIDE_LIMIT} (Kimi-K2.5's "
+                         "preprocessor_config.json media_proc_cfg, not in config.json)")
+    kh, kw = kernel
+    if min(kh, kw, patch) < 1:
+        raise ConfigError("vision_config.merge_kernel_size", "the merge kernel and patch size must be positive")
+    side = _navit_side(KIMI_K25_DUMMY_SIDE, patch, kh, KIMI_K25_PATCH_LIMIT, KIMI_K25_SIDE_LIMIT)
+    frame = _navit_side(KIMI_K25_DUMMY_SIDE, patch, kh, KIMI_K25_FRAME_PATCH_LIMIT, KIMI_K25_SIDE_LIMIT)
+    tokens = max((side // kh) * (side // kw), (frame // kh) * (frame // kw))
+    return _profile("vision_config.patch_size", tokens_per_item=tokens, embeds_per_item=tokens,
+                    patches_per_item=side * side, pixels_per_item=side * side * 3 * patch * patch, hidden_size=h,
+                    intermediate_size=inter, num_layers=layers, attn_live_sharded=11,
+                    source="vLLM kimi_k25.py KimiK25DummyInputsBuilder (Moonshot's navit_resize_image), "
+                           "kimi_k25_vit.py")
 
 
 def build_towers(outer: Mapping, text_hidden: int) -> tuple[tuple[Tower, ...], list[str], list[str]]:
