@@ -45,3 +45,27 @@ def test_48_running_requests_per_dp_worker_and_steps_change_no_pool():
     assert "max_running_requests=128," in given.engine_log[-1]
     five = kvplan_plan(**CORE, speculative_method="mtp", num_speculative_tokens=5)
     assert five.kv_cache_tokens == kvplan_plan(**CORE, speculative_method="mtp", num_speculative_tokens=1).kv_cache_tokens
+
+
+def test_import_reads_the_flags_and_their_abbreviations():
+    from kvplan.web.commands import parse_command
+
+    cmd = parse_command("python3 -m sglang.launch_server --model deepseek-ai/DeepSeek-V3 --speculative-algo NEXTN "
+                        "--speculative-draft SGLang/DeepSeek-V3-NextN --speculative-num-steps 2 --speculative-eagle-topk 4 "
+                        "--speculative-num-draft-tokens 4 --tp 8 --trust-remote-code")
+    assert (cmd.speculative_method, cmd.num_speculative_tokens, cmd.unplanned) == ("mtp", 2, ())
+    assert any(n.startswith("--speculative-draft-model-path SGLang/DeepSeek-V3-NextN: the exported NextN") for n in
+               cmd.args.notes)
+    assert any(n.startswith("--speculative-eagle-topk 4: read, not planned") for n in cmd.args.notes)
+    # EAGLE with a draft checkpoint of its own: carried as "eagle", which the core refuses naming the flag
+    cmd = parse_command("python -m sglang.launch_server --model-path m --speculative-algorithm EAGLE "
+                        "--speculative-draft-model-path yuhuili/EAGLE-LLaMA3-Instruct-8B")
+    assert cmd.speculative_method == "eagle"
+    for line, field, why in [("--speculative-algorithm DFLASH", "--speculative-algorithm", "'DFLASH': not modelled"),
+                             ("--speculative-algorithm NGRAM --speculative-num-steps 0", "--speculative-num-steps",
+                              "must be from 1"),
+                             ("--speculative-algorithm NEXTN --speculative-num-steps 65", "--speculative-num-steps",
+                              "1 to 64")]:
+        with pytest.raises(PlanInputError) as exc:
+            parse_command("python -m sglang.launch_server --model-path m " + line)
+        assert exc.value.field == field and why in exc.value.message

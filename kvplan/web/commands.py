@@ -58,6 +58,9 @@ MAMBA_SSM_DTYPES = ("float32", "bfloat16", "float16")  # server_args.py --mamba-
 SGLANG_SPECULATIVE_ALGORITHMS = {"NEXTN": "mtp", "EAGLE": "mtp", "EAGLE3": "eagle3", "STANDALONE": "standalone",
                                  "NGRAM": "ngram"}
 SGLANG_DRAFT_PATH = "--speculative-draft-model-path"
+# The abbreviations argparse (allow_abbrev) takes for them, as early SGLang DeepSeek MTP examples wrote them
+# ("--speculative-algo NEXTN --speculative-draft SGLang/DeepSeek-V3-NextN", sglang 0.4.3 era)
+SGLANG_SPECULATIVE_ABBREV = {"--speculative-algo": "--speculative-algorithm", "--speculative-draft": SGLANG_DRAFT_PATH}
 # SGLang's own choice of --speculative-num-steps / --speculative-eagle-topk / --speculative-num-draft-tokens for the
 # DeepSeek / GLM MoE architectures when none is given (arg_groups/speculative_hook.py _auto_choose_speculative_params,
 # 0.5.20: (3, 1, 4); docs/basic_usage/deepseek_v3.md: "The default configuration for DeepSeek models is
@@ -315,6 +318,7 @@ def _sglang_as_vllm(tokens: list[str], dp_attention: bool = False) -> tuple[list
             value = inline if eq else (tokens[i] if i < len(tokens) and not tokens[i].startswith("-") else None)
             if not eq and value is not None:
                 i += 1
+            name = SGLANG_SPECULATIVE_ABBREV.get(name, name)
             if name in ("--speculative-algorithm", "--speculative-num-steps", SGLANG_DRAFT_PATH,
                         *SGLANG_SPECULATIVE_READ):
                 if value is None:
