@@ -832,7 +832,8 @@ AUTO_DTYPE = "auto: the checkpoint's torch_dtype"
 def auto_dtype(state: PlanState) -> str:
     """What ``--dtype auto`` (no --dtype, no --quantization) serves ``state``'s model in, for the Import table: the
     checkpoint's torch_dtype, a float32 one downcast (kvplan.plan.vllm_auto_dtype: vLLM takes the GPU's first 16-bit
-    dtype, bfloat16 from sm80; SGLang float16, bfloat16 for Gemma), a quantized one as its quantization_config.
+    dtype, bfloat16 from sm80, as every catalog GPU is; V0 releases float16, bfloat16 for Gemma-2; SGLang float16,
+    bfloat16 for Gemma), a quantized one as its quantization_config.
     Worked example: Llama-3.1-8B (bfloat16) -> "auto: the checkpoint's torch_dtype (bf16)"; gemma-2-9b (float32) on
     vLLM -> "auto: the checkpoint's torch_dtype fp32, served as bf16 (vLLM downcasts float32)"."""
     from kvplan.plan import served_dtype
@@ -848,6 +849,9 @@ def auto_dtype(state: PlanState) -> str:
     if served is None or served == spec.dtype:
         return f"{AUTO_DTYPE} ({spec.dtype})"
     who = "SGLang" if engine.engine == "sglang" else "vLLM"
+    if engine.engine == "vllm" and VLLM_PROFILES[engine.vllm_version].engine_core == "V0" and \
+            spec.model_type != "gemma2":
+        served = "fp16"  # V0 (0.6 - 0.9): float16 for float32 models, bfloat16 for Gemma-2 (the same 2 bytes planned)
     return f"{AUTO_DTYPE} {spec.dtype}, served as {served} ({who} downcasts float32)"
 
 
