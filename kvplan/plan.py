@@ -847,6 +847,8 @@ def plan(spec: ModelSpec, gpu: GpuSpec, engine: EngineConfig = EngineConfig(), l
                         dense_tp=engine.moe_dense_tp_size, pp_split=layout.pp_split)
     if engine.engine == "sglang":  # recurrent states live in SGLang's own MambaPool (kvplan.sglang.mamba_pool)
         _sglang_hybrid_check(spec, engine, layout, gpu.vendor == "AMD")
+        if refusal := sglang.speculative_refusal(engine.sglang_version, engine.speculative_method, layout.attn_dp):
+            raise PlanInputError(*refusal)
     dsa_note, engine_asked = None, engine  # the fixes are planned from what was asked (another GPU, another default)
     if engine.engine == "sglang" and _has_dsa(spec):  # SGLang's own page and KV dtype for DSA (kvplan.sglang)
         engine, dsa_note = _sglang_dsa_engine(spec, gpu, engine, layout)
@@ -939,7 +941,8 @@ def plan(spec: ModelSpec, gpu: GpuSpec, engine: EngineConfig = EngineConfig(), l
 
     mtp = engine.speculative_method == "mtp" and engine.engine != "custom"
     if mtp and not spec.mtp_layers:
-        raise PlanInputError("speculative_config", f"{spec.name}: no multi-token-prediction layers to load for MTP "
+        raise PlanInputError(sglang.SPECULATIVE_FLAG if engine.engine == "sglang" else "speculative_config",
+                             f"{spec.name}: no multi-token-prediction layers to load for MTP "
                              "speculative decoding (kvplan models them for the DeepSeek-V3 / GLM MoE families, "
                              "num_nextn_predict_layers > 0)")
     head_layers = ()  # an EAGLE head's attention layers, which join the last stage's KV groups
@@ -1471,8 +1474,11 @@ def _sglang_log(spec, gpu, engine, layout, rank: "RankPlan", tokens, page, mla, 
     MambaPool (its line, and the cap it puts on max_running_requests)."""
     prof = sglang.sglang_profile(engine.sglang_version)
     b = _sglang_budget(spec, gpu, engine, layout, rank.weights_bytes, mla)
-    running = sglang.max_running_requests(prof, tokens, max_len, engine.max_num_seqs, layout.attn_dp, mamba)
-    uncapped = sglang.max_running_requests(prof, tokens, max_len, engine.max_num_seqs, layout.attn_dp)
+    requested = engine.max_num_seqs  # speculative decoding without --max-running-requests: SGLang asks for 48
+    if requested is None and engine.speculative_method != "none":
+        requested = sglang.SPECULATIVE_MAX_RUNNING_REQUESTS
+    running = sglang.max_running_requests(prof, tokens, max_len, requested, layout.attn_dp, mamba)
+    uncapped = sglang.max_running_requests(prof, tokens, max_len, requested, layout.attn_dp)
     half = rank.kv_bytes_per_token // 2
     k, v = (rank.kv_bytes_per_token, 0) if mla else (half, rank.kv_bytes_per_token - half)
     if _has_dsa(spec):  # the pool allocates more than it profiles before 0.5.17 (the packed 656 B fp8 latent)

@@ -918,6 +918,56 @@ def pool_bytes(pre_load: int, weights_loaded: int, mem_fraction_static: float) -
     return pre_load - weights_loaded - int(pre_load * (1 - mem_fraction_static))
 
 
+# Speculative decoding (--speculative-algorithm). The draft worker's KV shares the target's token slots; how SGLang
+# sizes them changed with 0.5.14 (the 0.5.13 / 0.5.14 wheels, 2026-12):
+# - 0.5.14+ (managers/scheduler.py init_model_worker: maybe_init_draft_worker, then init_memory_pools): the draft's
+#   weights load before the target's pool is profiled, so "available" is after both, and the cell grows by the draft's
+#   layers (model_executor/pool_configurator.py DefaultPoolConfigurator: cell += int(cell x eagle_draft_num_layers /
+#   num_layers), eagle_draft_num_layers = num_nextn_predict_layers): DeepSeek-V3 at bf16 70,272 -> 71,424 B a token.
+#   That is kvplan's plan (the MTP layers in the weights and in the cell, kvplan.plan).
+# - through 0.5.13 (model_runner.initialize -> init_memory_pool inside the target's TpModelWorker): the target's pool is
+#   profiled before the draft worker exists; the draft's weights and its own pool (same tokens x its cell) then come out
+#   of the memory mem_fraction_static leaves; in the 0.5.6 wheel the target's pool also grows by a headroom of
+#   max_num_reqs x (steps x topk + draft tokens) + 100 tokens (draft_runner_cache_size; the 0.5.8 wheel: none). Not
+#   modelled: refused (speculative_refusal).
+SPECULATIVE_FROM = "0.5.14"  # the first SGLANG_PROFILES line kvplan plans speculative decoding for
+# server_args.py _handle_speculative_decoding (0.5.6 / 0.5.10) and arg_groups/speculative_hook.py (0.5.14 - 0.5.23):
+# EAGLE / NEXTN / EAGLE3 / STANDALONE and NGRAM set max_running_requests = 48 when --max-running-requests is not given
+# ("Max running requests is reset to 48 for speculative decoding"; the 0.5.4.post3 NGRAM log of sgl-project/sglang
+# issue #12726 reads max_running_requests=48).
+SPECULATIVE_MAX_RUNNING_REQUESTS = 48
+SPECULATIVE_FLAG = "--speculative-algorithm"
+
+
+def speculative_refusal(version: str, method: str, dp_attention: int = 1) -> tuple[str, str] | None:
+    """(field, message) when kvplan does not plan this SGLang speculative decoding; None when it does (or none is
+    asked). Planned: NEXTN / EAGLE on a checkpoint's own MTP layers (``method`` "mtp") and NGRAM (no draft model,
+    nothing added to the pools) on the 0.5.14+ lines. Refused: every line before 0.5.14 (the draft is sized after the
+    target's pool, see above), NGRAM with DP attention (SGLang refuses it: "ngram speculative decoding does not
+    support dp attention", speculative_hook.py _handle_ngram), EAGLE / EAGLE3 / STANDALONE with a draft model of
+    their own (its own config and KV cell, not read). Worked example: ("0.5.10", "mtp") -> refused; ("0.5.20",
+    "mtp") -> None."""
+    if method == "none":
+        return None
+    order = list(SGLANG_PROFILES)
+    if order.index(version) < order.index(SPECULATIVE_FROM):
+        return SPECULATIVE_FLAG, (
+            f"SGLang {SGLANG_PROFILES[version].releases} sizes the target's KV pool before it loads the draft (its "
+            "weights and its own KV pool then come out of the memory mem_fraction_static leaves free): not modelled. "
+            f"kvplan plans SGLang speculative decoding from {SPECULATIVE_FROM}, where the draft loads first and its "
+            "layers join the pool's cell: pick SGLang 0.5.14 or newer")
+    if method == "ngram" and dp_attention > 1:
+        return SPECULATIVE_FLAG, "NGRAM with DP attention: SGLang refuses it (ngram speculative decoding does not " \
+                                 "support dp attention): plan it without --enable-dp-attention"
+    if method not in ("mtp", "ngram"):
+        return SPECULATIVE_FLAG, (
+            f"{method.upper()} with a draft model of its own: not modelled for SGLang (EAGLE draft heads are planned "
+            "for vLLM only; SGLang's draft worker takes its weights and KV cell from the draft's own config). kvplan "
+            "plans SGLang's NEXTN / EAGLE on the checkpoint's own MTP layers (DeepSeek-V3 / GLM MoE families) and "
+            "NGRAM")
+    return None
+
+
 def max_running_requests(prof: SglangProfile, tokens: int, context_len: int, requested: int | None = None,
                          dp_attention: int = 1, mamba: "SglangMambaPool | None" = None) -> int:
     """The logged max_running_requests, per DP-attention worker.

@@ -30,9 +30,11 @@ def imported_plan(state, command, imported, model_note: str) -> None:
     views.startup_log(plan)
 
 
-def flags(args, command) -> None:
-    """The command's flags as kvplan read them, what the app cannot carry, and what it ignored."""
-    views.html_table(views.vllm_rows(args, command), views.COMMAND_COLUMNS)
+def flags(args, command, imported=None) -> None:
+    """The command's flags as kvplan read them, what the app cannot carry, and what it ignored (``imported``: the
+    state it plans, which says what --dtype auto serves the model in)."""
+    auto = views.auto_dtype(imported) if imported is not None else views.AUTO_DTYPE
+    views.html_table(views.vllm_rows(args, command, auto), views.COMMAND_COLUMNS)
     views.bullet_list(views.unplanned_flags(command), "warning")  # changes memory; the app cannot carry it
     views.bullet_list([f"unknown flag (ignored): {u}" for u in args.unknown], "warning")
     views.bullet_list([f"no effect on memory: {u}" for u in args.ignored], "info")
@@ -73,7 +75,7 @@ if state.command:
         else:
             def section() -> None:
                 imported_plan(state, command, imported, model_note)
-                flags(args, command)
+                flags(args, command, imported)
 
             views.replayed("import", section, cached.state_key(state), bool(widgets.refusals()))
 else:

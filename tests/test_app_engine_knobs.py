@@ -104,18 +104,17 @@ def test_sglang_max_total_tokens_and_dp_attention_are_carried():
     assert metrics(at)["KV cache tokens"] == "100,000"
     flags = {r["flag"]: r["value"] for r in html_tables(at)[0]}
     assert flags["--max-total-tokens"] == "100000" and flags["--enable-dp-attention --dp"] == "8"
-    shown = plain(" ".join(w.value for w in at.warning))
-    assert ("--speculative-algorithm NEXTN: not planned by the app: the plan on every page leaves speculative decoding "
-            "out") in shown and "kvplan plan MODEL --engine sglang --mtp-tokens N" in shown
-    assert "--speculative-num-steps 3: not planned by the app: the plan on every page leaves" in shown
+    # NEXTN is planned (the MTP layers; tests/test_app_sglang_spec.py): the pool stays capped at 100,000 tokens
+    assert flags["--speculative-algorithm"] == "NEXTN / EAGLE (MTP layers), 3 step(s)"
     at.button(key="import.apply").click().run()
     s = state(at)
     assert (s.engine, s.dp_attention_size, s.max_total_tokens, s.data_parallel_size) == ("sglang", 8, 100_000, 1)
+    assert (s.speculative_method, s.num_speculative_tokens) == ("mtp", 3)
     assert at.query_params["dpa"] == "8" and at.query_params["mtt"] == "100000"
     open_knobs(at)
     keys = {w.key for kind in ("number_input", "selectbox", "checkbox") for w in at.sidebar.get(kind)}
     assert {"w.max_total_tokens", "w.dp_attention_size", "w.moe_dense_tp_size"} <= keys
-    assert not keys & {"w.decode_context_parallel_size", "w.speculative_method", "w.sampler"}  # vLLM's only
+    assert not keys & {"w.decode_context_parallel_size", "w.drafter", "w.sampler"}  # vLLM's only
 
 
 def test_dcp_on_a_v0_line_is_refused_with_the_cores_message():

@@ -157,7 +157,7 @@ def test_knobs_disabled_for_a_model_without_recurrent_state():
 
 LINE = ("python -m sglang.launch_server --model-path Qwen/Qwen3.5-27B --context-length 32768 "
         "--mamba-full-memory-ratio 0.5 --max-mamba-cache-size 64 --mamba-ssm-dtype bfloat16 --disable-radix-cache "
-        "--max-running-requests 16 --mamba-scheduler-strategy no_buffer --speculative-algorithm NEXTN --port 30000")
+        "--max-running-requests 16 --mamba-scheduler-strategy no_buffer --port 30000")
 
 
 def test_import_applies_the_mamba_flags_and_the_radix_switch():
@@ -171,9 +171,7 @@ def test_import_applies_the_mamba_flags_and_the_radix_switch():
         ("0.5", "64", "bfloat16", "given (no radix cache)", "16")
     shown = plain(" ".join(warnings(at)))
     assert "--mamba-scheduler-strategy no_buffer: not planned: kvplan plans the SGLang line's own strategy" in shown
-    # SGLang MTP is the CLI's, except for a hybrid (kvplan.sglang.hybrid_refusal "speculative_config")
-    assert "--speculative-algorithm NEXTN: not planned by the app: the plan on every page leaves speculative " \
-        "decoding out" in shown and "for a model with recurrent-state layers the CLI refuses it too" in shown
+    # with --speculative-algorithm NEXTN it is refused (tests/test_app_sglang_spec.py): kvplan.sglang.hybrid_refusal
     assert hybrid_refusal(load_preset("qwen3.5-27b"), "0.5.20", speculative=True)[0] == "speculative_config"
     core = kvplan_plan("qwen3.5-27b", **CORE, mamba_full_memory_ratio=0.5, max_mamba_cache_size=64,
                        mamba_ssm_dtype="bfloat16", enable_prefix_caching=False, max_num_seqs=16)

@@ -47,8 +47,12 @@ SERVING_KNOBS: dict[str, tuple[tuple[str, ...], str]] = {
     "usage_context": (("vllm",), "vllm serve, or the offline LLM class"),
     "language_model_only": (("vllm",), "--language-model-only (or --limit-mm-per-prompt with every modality 0)"),
     "mm_encoder_tp_mode": (("vllm",), "--mm-encoder-tp-mode"),
-    "speculative_method": (("vllm",), "--speculative-config method (mtp, ngram, eagle, eagle3 or draft_model)"),
-    "num_speculative_tokens": (("vllm",), "--speculative-config num_speculative_tokens"),
+    # SGLang: --speculative-algorithm NEXTN / EAGLE on the checkpoint's MTP layers ("mtp") or NGRAM ("ngram"), and
+    # --speculative-num-steps (kvplan.sglang.speculative_refusal: what it plans)
+    "speculative_method": (("vllm", "sglang"), "--speculative-config method (mtp, ngram, eagle, eagle3 or "
+                                               "draft_model); SGLang: --speculative-algorithm"),
+    "num_speculative_tokens": (("vllm", "sglang"), "--speculative-config num_speculative_tokens; SGLang: "
+                                                   "--speculative-num-steps"),
     "drafter": (("vllm",), "--speculative-config model (an EAGLE head kvplan ships, for eagle / eagle3; a preset, "
                            "for draft_model)"),
     # SGLang: --disable-radix-cache (its hybrids' MambaPool then holds one state slot a request: kvplan.sglang.mamba_pool)
@@ -87,7 +91,7 @@ def engine_config(state: PlanState, **override) -> EngineConfig:
     if fields.get("speculative_method", "none") == "none":
         fields.pop("num_speculative_tokens", None)
     fields.pop("drafter", None)  # a name: EngineConfig takes the head itself
-    if fields.get("speculative_method") in DRAFT_METHODS:
+    if fields.get("speculative_method") in DRAFT_METHODS and state.engine == "vllm":  # SGLang: the core refuses it
         fields["draft"] = eagle_draft(state)
     elif fields.get("speculative_method") == "draft_model":
         fields["draft"] = draft_model_draft(state)

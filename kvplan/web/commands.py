@@ -50,6 +50,28 @@ SGLANG_NO_MEMORY_SWITCHES = {"--enable-metrics", "--enable-cache-report", "--log
 SGLANG_MAMBA_FLAGS = {"--mamba-full-memory-ratio": "mamba_full_memory_ratio",
                       "--max-mamba-cache-size": "max_mamba_cache_size", "--mamba-ssm-dtype": "mamba_ssm_dtype"}
 MAMBA_SSM_DTYPES = ("float32", "bfloat16", "float16")  # server_args.py --mamba-ssm-dtype choices
+# --speculative-algorithm -> EngineConfig.speculative_method (server_args.py choices EAGLE, EAGLE3, NEXTN, STANDALONE,
+# NGRAM, 0.5.10; read upper-cased from 0.5.14, speculative/spec_info.py from_string). NEXTN is EAGLE (NEXTN -> EAGLE),
+# and EAGLE without --speculative-draft-model-path on a DeepSeek-V3 / GLM MoE checkpoint drafts with its own MTP layers
+# (the model path is the draft path): kvplan's "mtp". EAGLE with a draft checkpoint of its own (not a NextN export of
+# the MTP layers), EAGLE3 and STANDALONE: refused by the core (kvplan.sglang.speculative_refusal).
+SGLANG_SPECULATIVE_ALGORITHMS = {"NEXTN": "mtp", "EAGLE": "mtp", "EAGLE3": "eagle3", "STANDALONE": "standalone",
+                                 "NGRAM": "ngram"}
+SGLANG_DRAFT_PATH = "--speculative-draft-model-path"
+# The abbreviations argparse (allow_abbrev) takes for them, as early SGLang DeepSeek MTP examples wrote them
+# ("--speculative-algo NEXTN --speculative-draft SGLang/DeepSeek-V3-NextN", sglang 0.4.3 era)
+SGLANG_SPECULATIVE_ABBREV = {"--speculative-algo": "--speculative-algorithm", "--speculative-draft": SGLANG_DRAFT_PATH}
+# SGLang's own choice of --speculative-num-steps / --speculative-eagle-topk / --speculative-num-draft-tokens for the
+# DeepSeek / GLM MoE architectures when none is given (arg_groups/speculative_hook.py _auto_choose_speculative_params,
+# 0.5.20: (3, 1, 4); docs/basic_usage/deepseek_v3.md: "The default configuration for DeepSeek models is
+# --speculative-num-steps 3 --speculative-eagle-topk 1 --speculative-num-draft-tokens 4").
+SGLANG_DEFAULT_NUM_STEPS = 3
+# Read and checked (server_args.py: type=int), not planned: from 0.5.14 SGLang's KV pools do not depend on them (the
+# draft's layers share the target's token slots; only the request table, outside the KV budget, is num_draft_tokens
+# wider).
+SGLANG_SPECULATIVE_READ = ("--speculative-eagle-topk", "--speculative-num-draft-tokens")
+SPECULATIVE_READ_NOTE = ("read, not planned: from SGLang 0.5.14 the KV pool does not depend on it (the draft's layers "
+                         "share the target's token slots; the request table it widens is outside the KV budget)")
 # The MambaPool's strategy flags (--mamba-scheduler-strategy, 0.5.7+; --mamba-radix-cache-strategy, its later name):
 # kvplan.sglang models only each line's own default (SglangProfile.hybrid_extra_buffer), not an explicit choice.
 SGLANG_MAMBA_STRATEGY = {"--mamba-scheduler-strategy", "--mamba-radix-cache-strategy"}
@@ -83,8 +105,12 @@ class Command(BaseModel):
     max_mamba_cache_size: int | None = None
     mamba_ssm_dtype: str | None = None
     disable_radix_cache: bool = False
-    # flags (with their values) that change memory and that the app does not plan: SGLang's --speculative-* (the
-    # CLI plans SGLang MTP: kvplan plan --engine sglang --mtp-tokens N)
+    # --speculative-algorithm (EngineConfig speculative_method: "mtp" for NEXTN / EAGLE on the MTP layers, "ngram",
+    # "eagle3" ...: the core refuses what it does not plan) and --speculative-num-steps (num_speculative_tokens)
+    speculative_method: str = "none"
+    num_speculative_tokens: int | None = None
+    # flags (with their values) that change memory and that the app does not plan (the MambaPool strategy flags,
+    # --speculative-* flags kvplan does not read, --chunked-prefill-size -1)
     unplanned: tuple[str, ...] = ()
 
     def engine_fields(self) -> dict:
@@ -204,12 +230,14 @@ def _mamba_value(name: str, value: str) -> float | int | str:
 
 def _sglang_as_vllm(tokens: list[str], dp_attention: bool = False) -> tuple[list[str], float | None, dict]:
     """vLLM-equivalent flags, --mem-fraction-static, and the SGLang-only fields (dp_attention_size,
-    moe_dense_tp_size, max_total_tokens, the MambaPool's flags, --disable-radix-cache; ``unplanned``: the
-    --speculative-* flags, which the app does not plan, and the MambaPool strategy flags, which kvplan does not). With --enable-dp-attention, --dp / --dp-size is the attention-DP size inside the TP
+    moe_dense_tp_size, max_total_tokens, the MambaPool's flags, --disable-radix-cache, the speculative method and
+    steps; ``unplanned``: the --speculative-* flags kvplan does not read, and the MambaPool strategy flags, which
+    kvplan does not plan). With --enable-dp-attention, --dp / --dp-size is the attention-DP size inside the TP
     group (server_args.py: tp_size % dp_size == 0), not a count of replicas."""
     out: list[str] = []
     mfs = None
     extra: dict = {}
+    speculative: dict[str, str] = {}
     i = 0
     while i < len(tokens):
         tok = tokens[i]
@@ -290,6 +318,13 @@ def _sglang_as_vllm(tokens: list[str], dp_attention: bool = False) -> tuple[list
             value = inline if eq else (tokens[i] if i < len(tokens) and not tokens[i].startswith("-") else None)
             if not eq and value is not None:
                 i += 1
+            name = SGLANG_SPECULATIVE_ABBREV.get(name, name)
+            if name in ("--speculative-algorithm", "--speculative-num-steps", SGLANG_DRAFT_PATH,
+                        *SGLANG_SPECULATIVE_READ):
+                if value is None:
+                    raise PlanInputError(name, "needs a value")
+                speculative[name] = value
+                continue
             extra.setdefault("unplanned", ())
             extra["unplanned"] += (tok if value is None or eq else f"{tok} {value}",)
             continue
@@ -312,4 +347,42 @@ def _sglang_as_vllm(tokens: list[str], dp_attention: bool = False) -> tuple[list
                 out += [SGLANG_FLAGS[name], value]
             continue
         out.append(tok)  # vLLM's parser lists it as unknown (or reads a flag both engines share)
+    extra |= _sglang_speculative(speculative, extra)
     return out, mfs, extra
+
+
+def _sglang_speculative(flags: dict[str, str], extra: dict) -> dict:
+    """speculative_method / num_speculative_tokens from an SGLang line's --speculative-* flags (``flags``: flag ->
+    value), with notes for the ones read and not planned. No --speculative-algorithm: SGLang runs no speculative
+    decoding and the other flags do nothing (said so). An algorithm SGLang has no such name for is refused; one kvplan
+    does not plan is carried, and the core refuses it naming the flag (kvplan.sglang.speculative_refusal)."""
+    from kvplan.sglang import speculative_refusal
+
+    if not flags:
+        return {}
+    numbers = {name: _positive_int(name, flags[name], 1_000_000) for name in ("--speculative-num-steps",
+                                                                               *SGLANG_SPECULATIVE_READ) if name in flags}
+    algorithm = flags.get("--speculative-algorithm")
+    notes = list(extra.get("notes", ()))
+    if algorithm is None:
+        notes += [f"{name} {value}: no effect: SGLang runs no speculative decoding without --speculative-algorithm"
+                  for name, value in flags.items()]
+        return {"notes": tuple(notes)}
+    method = SGLANG_SPECULATIVE_ALGORITHMS.get(algorithm.upper())
+    if method is None:  # DFLASH, DSPARK, FROZEN_KV_MTP (0.5.20+), a plugin's, or no SGLang name at all
+        raise PlanInputError("--speculative-algorithm", f"{algorithm[:20]!r}: not modelled: kvplan plans SGLang's "
+                             "NEXTN / EAGLE on the checkpoint's own MTP layers and NGRAM")
+    draft = flags.get(SGLANG_DRAFT_PATH)
+    if algorithm.upper() == "EAGLE" and draft is not None and "nextn" not in draft.lower():
+        method = "eagle"  # a draft checkpoint of its own: refused by the core, naming the flag
+    if method == "standalone":  # no EngineConfig method: refused here, in the core's words
+        raise PlanInputError(*speculative_refusal("0.5.20", method))
+    steps = numbers.get("--speculative-num-steps")
+    if steps is not None and steps > 64:
+        raise PlanInputError("--speculative-num-steps", f"{steps}: kvplan plans 1 to 64 draft steps")
+    if draft is not None and method == "mtp":
+        notes.append(f"{SGLANG_DRAFT_PATH} {draft}: the exported NextN (MTP) layer: planned as the checkpoint's own MTP "
+                     "layers (the same weights and KV)")
+    notes += [f"{name} {flags[name]}: {SPECULATIVE_READ_NOTE}" for name in SGLANG_SPECULATIVE_READ if name in flags]
+    return {"speculative_method": method, "num_speculative_tokens": steps or SGLANG_DEFAULT_NUM_STEPS,
+            "notes": tuple(notes)}

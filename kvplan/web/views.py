@@ -793,7 +793,8 @@ VLLM_KNOB_ROWS = {"decode_context_parallel_size": "--decode-context-parallel-siz
                   "sampler": "VLLM_USE_FLASHINFER_SAMPLER", "language_model_only": "--language-model-only",
                   "mm_encoder_tp_mode": "--mm-encoder-tp-mode", "speculative_method": "--speculative-config",
                   "enable_prefix_caching": "--enable-prefix-caching"}
-SGLANG_KNOB_ROWS = {"disable_custom_all_reduce": "--disable-custom-all-reduce",
+SGLANG_KNOB_ROWS = {"speculative_method": "--speculative-algorithm",
+                    "disable_custom_all_reduce": "--disable-custom-all-reduce",
                     "max_total_tokens": "--max-total-tokens", "dp_attention_size": "--enable-dp-attention --dp",
                     "moe_dense_tp_size": "--moe-dense-tp-size",
                     "piecewise_cuda_graph": "--enable- / --enforce- / --disable-piecewise-cuda-graph",
@@ -801,7 +802,7 @@ SGLANG_KNOB_ROWS = {"disable_custom_all_reduce": "--disable-custom-all-reduce",
                     "mamba_full_memory_ratio": "--mamba-full-memory-ratio",
                     "max_mamba_cache_size": "--max-mamba-cache-size", "mamba_ssm_dtype": "--mamba-ssm-dtype"}
 # Knobs both engines plan that SGLang spells with a flag of its own: vLLM's spelling on an SGLang line is still unplanned.
-SGLANG_OWN_SPELLING = ("enable_prefix_caching",)
+SGLANG_OWN_SPELLING = ("enable_prefix_caching", "speculative_method")
 
 
 # An SGLang line's table names SGLang's own flags (kvplan.web.commands.SGLANG_FLAGS read them as these fields);
@@ -825,10 +826,40 @@ def _flag_value(name: str, value: Any) -> str:
     return str(value)
 
 
-def vllm_rows(args: VllmArgs, command=None) -> list[dict[str, str]]:
+AUTO_DTYPE = "auto: the checkpoint's torch_dtype"
+
+
+def auto_dtype(state: PlanState) -> str:
+    """What ``--dtype auto`` (no --dtype, no --quantization) serves ``state``'s model in, for the Import table: the
+    checkpoint's torch_dtype, a float32 one downcast (kvplan.plan.vllm_auto_dtype: vLLM takes the GPU's first 16-bit
+    dtype, bfloat16 from sm80, as every catalog GPU is; V0 releases float16, bfloat16 for Gemma-2; SGLang float16,
+    bfloat16 for Gemma), a quantized one as its quantization_config.
+    Worked example: Llama-3.1-8B (bfloat16) -> "auto: the checkpoint's torch_dtype (bf16)"; gemma-2-9b (float32) on
+    vLLM -> "auto: the checkpoint's torch_dtype fp32, served as bf16 (vLLM downcasts float32)"."""
+    from kvplan.plan import served_dtype
+
+    try:
+        spec = cached.spec(state)
+        engine = cached.engine_config(state)
+    except KvplanError:
+        return AUTO_DTYPE
+    if spec.quantization is not None:
+        return f"{AUTO_DTYPE} ({spec.dtype}), weights as its quantization_config ({spec.quantization})"
+    served = served_dtype(spec, engine)
+    if served is None or served == spec.dtype:
+        return f"{AUTO_DTYPE} ({spec.dtype})"
+    who = "SGLang" if engine.engine == "sglang" else "vLLM"
+    if engine.engine == "vllm" and VLLM_PROFILES[engine.vllm_version].engine_core == "V0" and \
+            spec.model_type != "gemma2":
+        served = "fp16"  # V0 (0.6 - 0.9): float16 for float32 models, bfloat16 for Gemma-2 (the same 2 bytes planned)
+    return f"{AUTO_DTYPE} {spec.dtype}, served as {served} ({who} downcasts float32)"
+
+
+def vllm_rows(args: VllmArgs, command=None, auto: str = AUTO_DTYPE) -> list[dict[str, str]]:
     """The Import table: each flag kvplan plans and its value (``command``: the ``Command`` of ``args``; its
-    engine decides which serving knobs are listed, vLLM's by default). An SGLang line is listed under SGLang's
-    flag names, with its --mem-fraction-static (the figure its plan uses; vLLM's --gpu-memory-utilization is not)."""
+    engine decides which serving knobs are listed, vLLM's by default; ``auto``: what --dtype auto means for the model,
+    ``auto_dtype``). An SGLang line is listed under SGLang's flag names, with its --mem-fraction-static (the figure
+    its plan uses; vLLM's --gpu-memory-utilization is not)."""
     sglang = getattr(command, "engine", "vllm") == "sglang"
     knobs = knob_values(command if command is not None else args)
     rows = []
@@ -836,6 +867,8 @@ def vllm_rows(args: VllmArgs, command=None) -> list[dict[str, str]]:
         flag = SGLANG_FLAG_NAMES[f] if sglang else FLAG_NAMES[f]
         if flag is not None:
             value = _flag_value(f, getattr(args, f))
+            if f == "weight_format" and getattr(args, f) in (None, "auto"):
+                value = auto  # --dtype auto (or none given): not an "engine default" the reader cannot look up
             if sglang and f == "data_parallel_size" and knobs["dp_attention_size"] > 1:
                 # --dp is --dp-size's alias: with --enable-dp-attention it splits attention inside the TP group, and
                 # the row read "--dp-size 1" beside a typed "--dp 8"
@@ -852,6 +885,8 @@ def vllm_rows(args: VllmArgs, command=None) -> list[dict[str, str]]:
             shown = "engine default"
         elif sglang and name == "enable_prefix_caching":  # the switch given: no radix cache
             shown = "given (no radix cache)"
+        elif name == "speculative_method" and sglang:  # SGLang's spelling (kvplan.web.widgets.SGLANG_SPECULATIVE)
+            shown = f"{SGLANG_METHODS.get(value, value)}, {knobs['num_speculative_tokens']} step(s)"
         elif name == "speculative_method":
             shown = f"{value}, {knobs['num_speculative_tokens']} token(s)" + (
                 f", draft head {knobs['drafter']}" if knobs.get("drafter") else "")
@@ -882,21 +917,25 @@ def knob_values(command) -> dict[str, Any]:
                              "mamba_full_memory_ratio", "max_mamba_cache_size", "mamba_ssm_dtype")}
         if getattr(command, "disable_radix_cache", False):
             out["enable_prefix_caching"] = False
+        if getattr(command, "speculative_method", "none") != "none":  # --speculative-algorithm, --speculative-num-steps
+            out["speculative_method"] = command.speculative_method
+            out["num_speculative_tokens"] = command.num_speculative_tokens
     return out
 
 
 NOT_PLANNED = "not planned by the app (use the CLI)"
-# SGLang's --speculative-* on Import: the app's pages plan the line without them; the CLI plans SGLang MTP (NEXTN)
-SGLANG_SPECULATIVE = ("not planned by the app: the plan on every page leaves speculative decoding out (its MTP layers, "
-                      "draft KV and reserve); the CLI plans SGLang MTP: kvplan plan MODEL --engine sglang --mtp-tokens N")
-HYBRID_SPECULATIVE = ("; for a model with recurrent-state layers the CLI refuses it too (SGLang's MambaPool then holds "
-                      "per-draft-token states kvplan does not size)")
+# SGLang's --speculative-algorithm values as the Import table shows them (kvplan.web.commands reads them)
+SGLANG_METHODS = {"mtp": "NEXTN / EAGLE (MTP layers)", "ngram": "NGRAM", "eagle": "EAGLE (draft model)",
+                  "eagle3": "EAGLE3"}
+# An SGLang --speculative-* flag kvplan does not read (--speculative-draft-kv-cache-dtype, --speculative-token-map, ...)
+SGLANG_SPECULATIVE = ("not planned: kvplan plans SGLang's NEXTN / EAGLE (MTP layers) and NGRAM with the draft's "
+                      "defaults, not this flag")
 
 
 def unplanned_flags(command) -> list[str]:
     """The flags of a command that change memory and that the app does not plan, each named: never dropped
-    unsaid. An SGLang line's speculative flags (the CLI plans SGLang MTP), and vLLM-only knobs on an SGLang line
-    (read by vLLM's parser; SGLang has no such flag)."""
+    unsaid. An SGLang line's --speculative-* flags kvplan does not read (it plans --speculative-algorithm and
+    --speculative-num-steps), and vLLM-only knobs on an SGLang line (read by vLLM's parser; SGLang has no such flag)."""
     from kvplan.web.commands import MAMBA_STRATEGY_NOTE, SGLANG_MAMBA_STRATEGY
 
     args = getattr(command, "args", command)
@@ -904,8 +943,7 @@ def unplanned_flags(command) -> list[str]:
         name = flag.split()[0].split("=")[0]
         if name in SGLANG_MAMBA_STRATEGY:
             return MAMBA_STRATEGY_NOTE
-        # kvplan.sglang.hybrid_refusal: the CLI plans SGLang MTP, but not for a hybrid
-        return (SGLANG_SPECULATIVE + HYBRID_SPECULATIVE) if name.startswith("--speculative") else NOT_PLANNED
+        return SGLANG_SPECULATIVE if name.startswith("--speculative") else NOT_PLANNED
 
     out = [f"{flag}: {why(flag)}" for flag in getattr(command, "unplanned", ())]
     if getattr(command, "engine", "vllm") == "sglang":
@@ -1000,8 +1038,8 @@ def _check_knobs(imported: PlanState) -> None:
         cached.plan_for(imported)
     except PlanInputError as exc:
         # an EAGLE head the plan refuses (kvplan.drafter, cached.eagle_draft) names the flag itself
-        name = {"speculative_config": "speculative_method", "--speculative-config": "speculative_method"}.get(
-            exc.field, exc.field)
+        name = {"speculative_config": "speculative_method", "--speculative-config": "speculative_method",
+                "--speculative-algorithm": "speculative_method"}.get(exc.field, exc.field)
         if name in knobs:
             raise PlanInputError(_knob_flag(name, imported.engine), exc.message) from None
     except KvplanError:

@@ -22,7 +22,7 @@ import streamlit as st
 
 from kvplan.drafter import DRAFT_METHODS, drafter_for_model, drafter_manifest
 from kvplan.engines import VLLM_DEFAULT_VERSION, VLLM_GPU_MEMORY_UTILIZATION, VLLM_PROFILES, vllm_release
-from kvplan.sglang import SGLANG_DEFAULT_VERSION, SGLANG_MAMBA_FULL_MEMORY_RATIO, SGLANG_PROFILES
+from kvplan.sglang import SGLANG_DEFAULT_VERSION, SGLANG_MAMBA_FULL_MEMORY_RATIO, SGLANG_PROFILES, SPECULATIVE_FLAG
 from kvplan.errors import KvplanError
 from kvplan.gpus import GPU_CATALOG
 from kvplan.kv import KV_DTYPES
@@ -501,7 +501,8 @@ def _serving_knobs(state: PlanState) -> None:
         try:
             cached.plan_for(current())
         except KvplanError as exc:
-            field = {"speculative_config": "speculative_method"}.get(exc.field, exc.field)
+            field = {"speculative_config": "speculative_method", SPECULATIVE_FLAG: "speculative_method"}.get(
+                exc.field, exc.field)
             if field != name and not (name == "num_speculative_tokens" and field == "speculative_method"):
                 return  # another input's refusal: the pages show it
             update(**{name: old})
@@ -549,9 +550,34 @@ def _serving_knobs(state: PlanState) -> None:
              "(enable) through 0.5.9, reserved from 0.5.6; on by default from 0.5.10 (enforce: past SGLang's "
              "auto-disable rules; disable: off)", options=["no flag", "enable", "enforce", "disable"],
              to_widget=lambda v: v or "no flag", from_widget=lambda v: None if v == "no flag" else v)
+        _sglang_speculative_knobs(current(), knob)
         _sglang_mamba_knobs(current(), knob)
     if off := cached.off_engine_knobs(current()):
         st.caption(f"Kept for another engine, not planned with {state.engine}: " + views.esc(", ".join(off)))
+
+
+# SGLang's --speculative-algorithm as the sidebar offers it (kvplan.sglang.speculative_refusal plans these two);
+# another method a link or the vLLM engine left in the state is shown, and refused on every page, until changed.
+SGLANG_SPECULATIVE = {"none": "none", "mtp": "NEXTN / EAGLE (MTP layers)", "ngram": "NGRAM"}
+SGLANG_SPECULATIVE_OFF = ("EAGLE / EAGLE3 / STANDALONE with a draft model of their own are not planned for SGLang "
+                          "(their draft's KV cell follows the draft's config); vLLM's eagle / eagle3 heads: engine vllm")
+
+
+def _sglang_speculative_knobs(state: PlanState, knob: Callable[..., None]) -> None:
+    """SGLang's speculative decoding: --speculative-algorithm (NEXTN / EAGLE on the checkpoint's MTP layers, NGRAM)
+    and --speculative-num-steps, carried as the vLLM knobs are (speculative_method, num_speculative_tokens)."""
+    options = [*SGLANG_SPECULATIVE] + ([] if state.speculative_method in SGLANG_SPECULATIVE else
+                                       [state.speculative_method])
+    knob("speculative_method", st.selectbox, "speculative decoding", flag=SPECULATIVE_FLAG,
+         why="NEXTN / EAGLE load the checkpoint's MTP layers (their weights before the pool is sized, their KV in its "
+             "cell, SGLang 0.5.14+); NGRAM loads nothing; both set max_running_requests to 48 unless it is given. "
+             + SGLANG_SPECULATIVE_OFF, options=options,
+         format_func=lambda v: SGLANG_SPECULATIVE.get(v, f"{v} (not planned for SGLang)"))
+    knob("num_speculative_tokens", st.number_input, "speculative_num_steps", flag="--speculative-num-steps",
+         why="draft steps a round (SGLang's default for DeepSeek / GLM: 3); from 0.5.14 SGLang's pools do not depend "
+             "on it (the draft's layers share the target's token slots)", min_value=1, max_value=64,
+         disabled=current().speculative_method == "none")
+    st.caption(views.esc(SGLANG_SPECULATIVE_OFF) + ".")
 
 
 MAMBA_OFF = "this model keeps no recurrent state, so SGLang sizes no MambaPool for it"
