@@ -54,6 +54,9 @@ device's cudaMemGetInfo total minus a fitted CUDA-context/NCCL figure, and ``ava
 rank's weights, what SGLang's own layout adds (``layout_extra_bytes``) and a fitted loading overhead.
 The VLM reduction (``adjust_mem_fraction_for_vlm``, 0.4.10+) multiplies a default fraction by
 0.95 x clamp(1 - 0.1 x (vit_layers x vit_hidden^2 / (24 x 1024^2) - 1), 0.8, 1.05).
+On ROCm (0.5.6+) the aiter attention backend at context_len > 8192 multiplies the fraction, default or asked for, by
+0.85 (``aiter_haircut``): Qwen3-0.6B on an MI355X at --mem-fraction-static 0.6 keeps 0.51 (1,359,445 tokens, logged
+1,360,288). gpt-oss MXFP4 experts on SM 10.x are padded by the flashinfer_mxfp4 MoE (``gpt_oss_mxfp4_pad_bytes``).
 The ViT shape is what that function reads: vision_config.num_hidden_layers (24 where the config names it
 ``depth``: Qwen-VL towers before transformers 5, Qwen3.5 always; see vit_shape) and hidden_size.
 Pipeline stages follow SGLang's get_pp_indices (pp_partition), not vLLM's split.
@@ -338,6 +341,9 @@ NVIDIA_SMI_MIB = {
     "A100-80GB": 81920, "A100-80GB-PCIe": 81920, "A100-40GB": 40960, "L4": 23034, "L40S": 46068, "L20": 46068,
     "A10": 23028, "A10G": 23028, "RTX-3090": 24576, "RTX-4090": 24564, "RTX-5090": 32607, "RTX-A6000": 49140,
     "RTX-6000-Ada": 49140,
+    # RTX PRO 6000 Blackwell Server Edition: "Visible memory per GPU: 97887 MiB" (OpenAgentsInc hydralisk GLM-5.2 load
+    # smoke, 2026-06-24; tests/test_engine_sglang_2026b.py)
+    "RTX-PRO-6000": 97887,
 }
 # Memory "Load weight end ... mem usage" shows beyond the weights' own bytes (allocator rounding, rotary caches,
 # cuBLAS workspaces), fitted: Qwen3-0.6B 1.25 - 1.11 (RTX 5080, 2025-08), Qwen3-14B TP4 7.08 - 6.88 (RTX 4090),
@@ -826,9 +832,59 @@ def vit_shape(towers, version: str | None = None, model_type: str = "") -> tuple
     return None
 
 
+# gpt-oss MXFP4 experts on SM 10.x (B200 / B300 / GB200 / GB300; torch major == 10, sglang utils is_sm100_supported):
+# server_args (0.5.0 - 0.5.14) / arg_groups overrides (0.5.15+) turn --moe-runner-backend auto into flashinfer_mxfp4 for
+# GptOssForCausalLM with an mxfp4 checkpoint, and layers/quantization/mxfp4.py Mxfp4MoEMethod.create_weights then pads
+# the per-partition intermediate size and the hidden size: round_up(.., 256) in the 0.5.1 - 0.5.15 wheels, round_up(..,
+# 128) from 0.5.17 ("256 was overly conservative"; 0.5.16 not read, planned with its 0.5.15 line). 0.5.6 - 0.5.8 keep the
+# backend auto (no padding at 2880) under --enable-piecewise-cuda-graph. Read in the 0.5.1 / 0.5.2 / 0.5.3 / 0.5.6 /
+# 0.5.8 / 0.5.10 / 0.5.14 / 0.5.15 / 0.5.17 / 0.5.18 / 0.5.20 wheels (2026-12); gpt-oss first ships in 0.5.0.
+_GPT_OSS_FLASHINFER_PAD = {"0.4.8": 256, "0.5.3": 256, "0.5.4.post1": 256, "0.5.6": 256, "0.5.7": 256, "0.5.8": 256,
+                           "0.5.10": 256, "0.5.14": 256, "0.5.15": 256, "0.5.17": 128, "0.5.18": 128, "0.5.20": 128}
+
+
+def sm_major_is_10(gpu_name: str) -> bool:
+    """torch.cuda.get_device_capability()[0] == 10 (sglang is_sm100_supported): B200, B300, GB200, GB300 (sm100 /
+    sm103); the sm120 cards (RTX 5090, RTX PRO 6000) are not."""
+    return gpu_name.upper().startswith(("B200", "B300", "GB200", "GB300"))
+
+
+def gpt_oss_mxfp4_pad_bytes(spec, tp: int, ep: bool, layers, weight_format: str | None, gpu_name: str, version: str,
+                            piecewise: str | None = None) -> int:
+    """Bytes the flashinfer_mxfp4 MoE padding adds to a rank's gpt-oss experts (0 where it does not apply).
+
+    Per local expert, for intermediate i (I / tp, whole under EP) and hidden h, both rounded up to ``align``:
+    w13 [2i, h/2] u8 + scale [2i, h/32] u8 + bias [2i] bf16, w2 [h, i/2] u8 + scale [h, i/32] u8 + bias [h] bf16.
+    Worked number: gpt-oss-20b on one B200, sglang 0.5.3 (align 256): 2880 -> 3072 both ways, 15,058,944 - 13,236,480 =
+    1,822,464 B an expert x 32 experts x 24 layers = 1,399,652,352 B (1.30 GiB)."""
+    align = _GPT_OSS_FLASHINFER_PAD.get(version)
+    fmt = weight_format or spec.quantization or ""
+    if (spec.model_type != "gpt_oss" or fmt != "mxfp4" or align is None or not sm_major_is_10(gpu_name)
+            or (version in ("0.5.6", "0.5.7", "0.5.8") and piecewise == "enable")):
+        return 0
+
+    def size(i: int, h: int) -> int:
+        return 2 * i * (h // 2) + 2 * i * (h // 32) + 2 * i * 2 + h * (i // 2) + h * (i // 32) + h * 2
+
+    extra = 0
+    for layer, n in layers:
+        if layer.experts is None:
+            continue
+        down = next((c for c in layer.experts.linears if c.name.endswith("down_proj")), layer.experts.linears[-1])
+        experts, inter, hidden = layer.experts.num_experts, down.in_features, spec.hidden_size
+        local_e, local_i = (cdiv(experts, tp), inter) if ep else (experts, cdiv(inter, tp))
+        padded = size(cdiv(local_i, align) * align, cdiv(hidden, align) * align)
+        extra += n * local_e * (padded - size(local_i, hidden))
+    return extra
+
+
 def layout_extra_bytes(spec, tp: int, pp: int, stage: int, ep: bool, dp: int, weight_format: str | None,
-                       vendor: str, loads_tower: bool, pp_split: tuple[int, ...] | None = None) -> tuple[int, str]:
+                       vendor: str, loads_tower: bool, pp_split: tuple[int, ...] | None = None, gpu_name: str = "",
+                       version: str = "", piecewise: str | None = None) -> tuple[int, str]:
     """Bytes SGLang holds on a rank beyond the checkpoint's tensors as kvplan.parallel lays them out.
+
+    * gpt-oss MXFP4 experts on SM 10.x (flashinfer_mxfp4, ``gpt_oss_mxfp4_pad_bytes``): intermediate and hidden sizes
+      padded to 256 (128 from 0.5.17).
 
     * ROCm, compressed-tensors W4A16 experts (CompressedTensorsWNA16TritonMoE, sglang 0.5.10 wheel
       schemes/compressed_tensors_wNa16_moe.py): the int32 ``w13_weight_g_idx`` / ``w13_g_idx_sort_indices``
@@ -842,6 +898,12 @@ def layout_extra_bytes(spec, tp: int, pp: int, stage: int, ep: bool, dp: int, we
     """
     extra, why = 0, []
     fmt = weight_format or spec.quantization or ""
+    pad = gpt_oss_mxfp4_pad_bytes(spec, tp, ep, stage_distinct(spec, pp, stage, pp_split), weight_format, gpu_name,
+                                  version, piecewise)
+    if pad:
+        extra += pad
+        why.append(f"flashinfer_mxfp4 MoE pads gpt-oss experts' intermediate and hidden sizes to "
+                   f"{_GPT_OSS_FLASHINFER_PAD[version]} on SM 10.x (layers/quantization/mxfp4.py)")
     if vendor == "AMD" and fmt.startswith("w4a16"):
         ranks = tp * dp
         g_idx = 0
@@ -888,19 +950,49 @@ class SglangBudget(BaseModel):
     pool: int  # rest
 
 
+# ROCm: server_args.py _handle_attention_backend_compatibility (0.5.6 / 0.5.8 / 0.5.10 / 0.5.14 / 0.5.15 / 0.5.17 /
+# 0.5.18 wheels; arg_groups/attention_hook.py in the 0.5.20 wheel) multiplies mem_fraction_static, the default or the one asked for, by 0.85 when the attention backend
+# is aiter and the model's context_len > 8192 ("to reserve non-static workspace": the aiter paged-decode workspace is
+# allocated after the KV pool, sgl-project/sglang PR #36563). aiter is the default backend on HIP for every non-MLA model
+# and for MLA models with 16 or 128 KV heads a rank (_get_default_attn_backend: model_config.get_num_kv_heads(tp_size));
+# DSA models run the nsa backend (the caller leaves them out). Absent from the 0.5.3 wheel; 0.5.4.post1 - 0.5.5 not read
+# (the 0.5.3 / 0.5.4.post1 lines: not applied). 0.5.20+'s
+# SGLANG_AITER_HONOR_EXPLICIT_MEM_FRACTION opt-out and an explicit --attention-backend are not modelled. Read 2026-12.
+_AITER_HAIRCUT_LINES = ("0.5.6", "0.5.7", "0.5.8", "0.5.10", "0.5.14", "0.5.15", "0.5.17", "0.5.18", "0.5.20")
+SGLANG_AITER_HAIRCUT = 0.85
+
+
+def aiter_haircut(version: str, vendor: str, mla: bool, kv_heads: int, tp: int, context_len: int) -> bool:
+    """Whether SGLang scales mem_fraction_static by 0.85 for the aiter attention backend (ROCm, context_len > 8192).
+
+    ``kv_heads``: the config's num_key_value_heads (MLA checkpoints keep the attention head count there). Worked
+    numbers: Qwen3-0.6B on an MI355X, 0.5.17, context 40960 -> True (--mem-fraction-static 0.6 becomes 0.51);
+    Kimi-K2.5 at TP8 (64 KV heads -> 8 a rank: triton) -> False; any model at --context-length 8192 -> False."""
+    if vendor != "AMD" or version not in _AITER_HAIRCUT_LINES or context_len <= 8192:
+        return False
+    return not mla or max(1, kv_heads // max(tp, 1)) in (16, 128)
+
+
 def budget(prof: SglangProfile, gpu_name: str, vendor: str, memory_bytes: int, interconnect: str, weights: int,
            tp: int, pp: int = 1, mla: bool = False, dp_attention: int = 1, speculative: bool = False,
            vit: tuple[int, int] | None = None, eager: bool = False, disable_custom_all_reduce: bool = False,
            chunked_prefill_size: int | None = None, mem_fraction_static: float | None = None,
-           weights_measured: bool = False, piecewise: str | None = None) -> SglangBudget:
+           weights_measured: bool = False, piecewise: str | None = None,
+           aiter: bool = False) -> SglangBudget:
     """The budget of one rank: defaults, the pre-load reading, the loaded weights and the KV pool (bytes).
 
-    ``weights_measured``: the weights are a typed-in "mem usage" (no overhead added). Worked number: 0.5.20,
+    ``weights_measured``: the weights are a typed-in "mem usage" (no overhead added); ``aiter``: aiter_haircut holds.
+    Worked number: 0.5.20,
     H100, TP1, 29.03 GiB of weights -> pre 78.45, loaded 29.21, keep free 13.34, pool 35.90 GiB.
     """
     mib, basis = gpu_capacity_mib(gpu_name, vendor, memory_bytes)
     settings = default_settings(prof, mib, basis, tp, pp, mla, dp_attention, speculative, vit, vendor == "AMD", eager,
                                 chunked_prefill_size, None, mem_fraction_static, piecewise)
+    if aiter:  # aiter_haircut: applied after the default (or asked-for) fraction
+        settings = settings.model_copy(update={
+            "mem_fraction_static": settings.mem_fraction_static * SGLANG_AITER_HAIRCUT,
+            "rule": f"{settings.rule}, x {SGLANG_AITER_HAIRCUT} for the aiter attention backend at context_len > 8192 "
+                    "(_handle_attention_backend_compatibility)"})
     nvlink = "NVLINK" in interconnect.upper() and not disable_custom_all_reduce
     ctx, why = context_bytes(prof, tp, vendor, nvlink)
     pre = memory_bytes - ctx
