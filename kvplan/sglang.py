@@ -158,6 +158,7 @@ class SglangProfile(BaseModel):
     context_tp_pcie: int  # TP >= 2 without NVLink (custom all-reduce off on more than two PCIe GPUs)
     context_tp_nvlink: int  # TP >= 2 over NVLink (custom all-reduce buffers)
     context_tp_rocm: int  # TP >= 2 on AMD (RCCL + aiter custom all-reduce)
+    context_tp_nvlink_sm100: int | None = None  # TP >= 2 over NVLink on SM 10.x (B200 ...), where fitted apart
     source: str
     # How the line sizes the MambaPool of a hybrid (recurrent-state) model (kvplan.sglang.mamba_pool):
     # "refused" (not modelled: hybrid_refusal says why), "v054" (0.5.4 - 0.5.6: model_runner.handle_max_mamba_cache;
@@ -192,9 +193,13 @@ class SglangProfile(BaseModel):
 #   0.5.x TP4 PCIe 0.56: RTX 4090 23.64 - 23.08 (Qwen3-14B, 2026-06; "avail 16.00 + mem usage 7.08");
 #   0.5.10+ TP >= 2 NVLink 1.44: H20 95.00 - 93.56 (TP8, 2026-05: the 0.5.10 / 0.5.12 wheels are of 2026-04 / 05); an
 #   H200 TP16 log over two nodes (2026) reads 1.72;
-#   TP >= 2 ROCm 4.50: MI355X 287.98 - 283.48 (TP8, sglang 0.5.8.post1, the GLM-family fp8 log of 2026-02-26).
+#   TP >= 2 ROCm 4.50: MI355X 287.98 - 283.48 (TP8, sglang 0.5.8.post1, the GLM-family fp8 log of 2026-02-26);
+#   0.4.x - 0.5.2 TP >= 2 NVLink on SM 10.x 3.01: B200 178.35 - 175.34 (sglang PR #9162, 2025-08-13, DeepSeek-R1-FP4 TP4,
+#   "Load weight begin. avail mem=175.34 GB"; checked against the DeepSeek-R1-0528 8 x B200 log of 2025-08-01, DSR1 in
+#   tests/test_engine_sglang_2026b.py: 985,300 tokens, logged 980,344). The 0.5.x lines keep the Hopper figure (no
+#   B200 multi-GPU reading found).
 _OLD = {"context_single": _g(0.38), "context_tp_pcie": _g(0.40), "context_tp_nvlink": _g(1.89),
-        "context_tp_rocm": _g(4.50)}
+        "context_tp_rocm": _g(4.50), "context_tp_nvlink_sm100": _g(3.01)}
 _MID = {"context_single": _g(0.74), "context_tp_pcie": _g(0.56), "context_tp_nvlink": _g(2.52),
         "context_tp_rocm": _g(4.50)}
 _NEW = {"context_single": _g(0.74), "context_tp_pcie": _g(0.56), "context_tp_nvlink": _g(1.44),
@@ -785,12 +790,14 @@ def default_settings(prof: SglangProfile, gpu_mem_mib: int, gpu_mem_basis: str, 
                           reserved_mib=reserved, rule=rule)
 
 
-def context_bytes(prof: SglangProfile, tp: int, vendor: str, nvlink: bool) -> tuple[int, str]:
+def context_bytes(prof: SglangProfile, tp: int, vendor: str, nvlink: bool, gpu_name: str = "") -> tuple[int, str]:
     """Memory gone before SGLang's pre-load reading, per rank (fitted; see the profile constants)."""
     if tp <= 1:
         return prof.context_single, "one GPU: CUDA context and cuBLAS"
     if vendor == "AMD":
         return prof.context_tp_rocm, f"TP {tp} on ROCm: RCCL and custom all-reduce buffers"
+    if nvlink and prof.context_tp_nvlink_sm100 is not None and sm_major_is_10(gpu_name):
+        return prof.context_tp_nvlink_sm100, f"TP {tp} over NVLink on SM 10.x: NCCL and custom all-reduce buffers"
     if nvlink:
         return prof.context_tp_nvlink, f"TP {tp} over NVLink: NCCL and custom all-reduce buffers"
     return prof.context_tp_pcie, f"TP {tp} over PCIe: NCCL (custom all-reduce off)"
@@ -989,7 +996,7 @@ def budget(prof: SglangProfile, gpu_name: str, vendor: str, memory_bytes: int, i
             "rule": f"{settings.rule}, x {SGLANG_AITER_HAIRCUT} for the aiter attention backend at context_len > 8192 "
                     "(_handle_attention_backend_compatibility)"})
     nvlink = "NVLINK" in interconnect.upper() and not disable_custom_all_reduce
-    ctx, why = context_bytes(prof, tp, vendor, nvlink)
+    ctx, why = context_bytes(prof, tp, vendor, nvlink, gpu_name)
     pre = memory_bytes - ctx
     overhead = 0 if weights_measured else SGLANG_LOAD_OVERHEAD_BYTES
     loaded = weights + overhead
