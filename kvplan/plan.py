@@ -691,11 +691,13 @@ def _rank_budget(spec, gpu, engine, layout, stage, draft, mnbt, max_seqs, act_b,
     sglang_extra, sglang_why = 0, ""
     if engine.weights_bytes is None and engine.engine == "sglang":  # kvplan.sglang.layout_extra_bytes
         sglang_extra, sglang_why = spec.memo(
-            ("sglang-layout", layout, stage, engine.weight_format, gpu.vendor, engine.language_model_only),
+            ("sglang-layout", layout, stage, engine.weight_format, gpu.vendor, engine.language_model_only, gpu.name,
+             engine.sglang_version, engine.piecewise_cuda_graph),
             lambda st=stage: sglang.layout_extra_bytes(spec, layout.tp, layout.pp, st, layout.ep, layout.dp,
                                                        engine.weight_format, gpu.vendor,
                                                        bool(spec.towers) and not engine.language_model_only,
-                                                       layout.pp_split))
+                                                       layout.pp_split, gpu.name, engine.sglang_version,
+                                                       engine.piecewise_cuda_graph))
         weights += sglang_extra
     # vLLM and SGLang build a multimodal checkpoint's vision tower on every rank (each PP stage too) unless
     # --language-model-only: its shard is part of "Model loading took".
@@ -774,7 +776,7 @@ def _rank_budget(spec, gpu, engine, layout, stage, draft, mnbt, max_seqs, act_b,
                    "release) x rotary_dim x model dtype (gpt-oss fp32); kvplan.vllm_layouts.vllm_rope_cache_bytes"),
         sglang_extra and Term(
             name="SGLang layout extra (in weights)", bytes=sglang_extra, basis="derived", applied=False,
-            source=f"{sglang_why} (kvplan.sglang.layout_extra_bytes, read in the sglang 0.5.10 wheel)"),
+            source=f"{sglang_why} (kvplan.sglang.layout_extra_bytes, read in the sglang wheels)"),
         fp8_marlin and Term(
             name="FP8 Marlin scales (in weights)", bytes=fp8_marlin, basis="exact", applied=False,
             source=f"{gpu.name} has no FP8 math (compute capability < 8.9): vLLM runs the FP8 layers as Marlin w8a16 and "
@@ -1464,7 +1466,11 @@ def _sglang_budget(spec, gpu, engine, layout, weights, mla) -> "sglang.SglangBud
         sglang.vit_shape(spec.towers, engine.sglang_version, spec.model_type) if loads_tower else None,
         engine.enforce_eager, engine.disable_custom_all_reduce,
         engine.max_num_batched_tokens, engine.mem_fraction_static, engine.weights_bytes is not None,
-        engine.piecewise_cuda_graph)
+        engine.piecewise_cuda_graph,
+        # DSA models run SGLang's nsa attention backend, not aiter: no haircut
+        not _dsa_indexer_width(spec) and sglang.aiter_haircut(
+            engine.sglang_version, gpu.vendor, mla, spec.num_key_value_heads or spec.num_attention_heads, layout.tp,
+            engine.max_model_len or spec.max_position_embeddings or 4096))
 
 
 def _sglang_log(spec, gpu, engine, layout, rank: "RankPlan", tokens, page, mla, kv_b, max_len, model_dtype,

@@ -54,6 +54,9 @@ device's cudaMemGetInfo total minus a fitted CUDA-context/NCCL figure, and ``ava
 rank's weights, what SGLang's own layout adds (``layout_extra_bytes``) and a fitted loading overhead.
 The VLM reduction (``adjust_mem_fraction_for_vlm``, 0.4.10+) multiplies a default fraction by
 0.95 x clamp(1 - 0.1 x (vit_layers x vit_hidden^2 / (24 x 1024^2) - 1), 0.8, 1.05).
+On ROCm (0.5.6+) the aiter attention backend at context_len > 8192 multiplies the fraction, default or asked for, by
+0.85 (``aiter_haircut``): Qwen3-0.6B on an MI355X at --mem-fraction-static 0.6 keeps 0.51 (1,359,445 tokens, logged
+1,360,288). gpt-oss MXFP4 experts on SM 10.x are padded by the flashinfer_mxfp4 MoE (``gpt_oss_mxfp4_pad_bytes``).
 The ViT shape is what that function reads: vision_config.num_hidden_layers (24 where the config names it
 ``depth``: Qwen-VL towers before transformers 5, Qwen3.5 always; see vit_shape) and hidden_size.
 Pipeline stages follow SGLang's get_pp_indices (pp_partition), not vLLM's split.
@@ -155,6 +158,7 @@ class SglangProfile(BaseModel):
     context_tp_pcie: int  # TP >= 2 without NVLink (custom all-reduce off on more than two PCIe GPUs)
     context_tp_nvlink: int  # TP >= 2 over NVLink (custom all-reduce buffers)
     context_tp_rocm: int  # TP >= 2 on AMD (RCCL + aiter custom all-reduce)
+    context_tp_nvlink_sm100: int | None = None  # TP >= 2 over NVLink on SM 10.x (B200 ...), where fitted apart
     source: str
     # How the line sizes the MambaPool of a hybrid (recurrent-state) model (kvplan.sglang.mamba_pool):
     # "refused" (not modelled: hybrid_refusal says why), "v054" (0.5.4 - 0.5.6: model_runner.handle_max_mamba_cache;
@@ -189,9 +193,13 @@ class SglangProfile(BaseModel):
 #   0.5.x TP4 PCIe 0.56: RTX 4090 23.64 - 23.08 (Qwen3-14B, 2026-06; "avail 16.00 + mem usage 7.08");
 #   0.5.10+ TP >= 2 NVLink 1.44: H20 95.00 - 93.56 (TP8, 2026-05: the 0.5.10 / 0.5.12 wheels are of 2026-04 / 05); an
 #   H200 TP16 log over two nodes (2026) reads 1.72;
-#   TP >= 2 ROCm 4.50: MI355X 287.98 - 283.48 (TP8, sglang 0.5.8.post1, the GLM-family fp8 log of 2026-02-26).
+#   TP >= 2 ROCm 4.50: MI355X 287.98 - 283.48 (TP8, sglang 0.5.8.post1, the GLM-family fp8 log of 2026-02-26);
+#   0.4.x - 0.5.2 TP >= 2 NVLink on SM 10.x 3.01: B200 178.35 - 175.34 (sglang PR #9162, 2025-08-13, DeepSeek-R1-FP4 TP4,
+#   "Load weight begin. avail mem=175.34 GB"; checked against the DeepSeek-R1-0528 8 x B200 log of 2025-08-01, DSR1 in
+#   tests/test_engine_sglang_2026b.py: 985,300 tokens, logged 980,344). The 0.5.x lines keep the Hopper figure (no
+#   B200 multi-GPU reading found).
 _OLD = {"context_single": _g(0.38), "context_tp_pcie": _g(0.40), "context_tp_nvlink": _g(1.89),
-        "context_tp_rocm": _g(4.50)}
+        "context_tp_rocm": _g(4.50), "context_tp_nvlink_sm100": _g(3.01)}
 _MID = {"context_single": _g(0.74), "context_tp_pcie": _g(0.56), "context_tp_nvlink": _g(2.52),
         "context_tp_rocm": _g(4.50)}
 _NEW = {"context_single": _g(0.74), "context_tp_pcie": _g(0.56), "context_tp_nvlink": _g(1.44),
@@ -218,12 +226,9 @@ _ROCM_0514 = ("picks the extra_buffer strategy for it and then asserts CUDA / MU
 _ROCM_0515 = ("refuses it on ROCm in 0.5.15 (extra_buffer asserts CUDA / MUSA / NPU) and starts it in 0.5.16: pick "
               "0.5.17 or newer")
 # The one public ROCm log of a hybrid (Qwen3.8-27B-FP8 on MI355X, SGLang 0.5.17, search-index file 65830671609; the
-# tests' Q38R case) keeps 1,543,256 KV tokens where the CUDA rule gives 1,861,368 from its own memory readings: about
-# 37 GiB more is held on ROCm than kvplan can account for, so it does not plan hybrids there.
-_ROCM_HYBRID_UNKNOWN = ("kvplan does not size it on AMD GPUs: the one public ROCm log (Qwen3.8-27B-FP8 on MI355X, SGLang "
-                        "0.5.17) holds 1,543,256 KV tokens where SGLang's CUDA rule, from that log's own memory readings, "
-                        "gives 1,861,368 (+20.6 %), and what the ROCm build holds beside the two pools is not known. Plan "
-                        "it on an NVIDIA GPU, or with vLLM.")
+# tests' Q38R case) was refused here while its 1,543,256 KV tokens sat ~37 GiB below the CUDA rule; the aiter haircut
+# (aiter_haircut: 0.85 x 0.85 = 0.7225 of pre, 287.27 x 0.1275 = 36.6 GiB) accounts for it (1,545,637 tokens from the
+# flags, +0.15 %), so ROCm hybrids are planned like CUDA ones (the 0.5.14 / 0.5.15 lines stay refused, above).
 _V054 = {"hybrid_rule": "v054", "hybrid_models": _HYB_EARLY, "hybrid_radix_off": "fixed"}
 _V057 = {"hybrid_rule": "v057", "hybrid_models": _HYB_ALL, "hybrid_ssm_from_config": True}
 _V0517 = {"hybrid_rule": "v0517", "hybrid_models": _HYB_ALL, "hybrid_ssm_from_config": True,
@@ -338,6 +343,9 @@ NVIDIA_SMI_MIB = {
     "A100-80GB": 81920, "A100-80GB-PCIe": 81920, "A100-40GB": 40960, "L4": 23034, "L40S": 46068, "L20": 46068,
     "A10": 23028, "A10G": 23028, "RTX-3090": 24576, "RTX-4090": 24564, "RTX-5090": 32607, "RTX-A6000": 49140,
     "RTX-6000-Ada": 49140,
+    # RTX PRO 6000 Blackwell Server Edition: "Visible memory per GPU: 97887 MiB" (OpenAgentsInc hydralisk GLM-5.2 load
+    # smoke, 2026-06-24; tests/test_engine_sglang_2026b.py)
+    "RTX-PRO-6000": 97887,
 }
 # Memory "Load weight end ... mem usage" shows beyond the weights' own bytes (allocator rounding, rotary caches,
 # cuBLAS workspaces), fitted: Qwen3-0.6B 1.25 - 1.11 (RTX 5080, 2025-08), Qwen3-14B TP4 7.08 - 6.88 (RTX 4090),
@@ -459,8 +467,6 @@ def hybrid_refusal(spec, version: str = SGLANG_DEFAULT_VERSION, tp: int = 1, pp:
                                          "pick SGLang 0.5.10 or newer.")
     if rocm and prof.hybrid_rocm_refusal:
         return "sglang_version", head + f"SGLang {prof.releases} {prof.hybrid_rocm_refusal}."
-    if rocm:  # every rule above was read and checked against CUDA logs only
-        return "gpu", head + _ROCM_HYBRID_UNKNOWN
     if pp > 1 and prof.hybrid_rule != "v0517":
         return "pipeline_parallel_size", head + (f"Not modelled under pipeline parallelism on SGLang {prof.releases} "
                                                  "(it charges every stage the whole model's state per slot; 0.5.17+ "
@@ -784,12 +790,14 @@ def default_settings(prof: SglangProfile, gpu_mem_mib: int, gpu_mem_basis: str, 
                           reserved_mib=reserved, rule=rule)
 
 
-def context_bytes(prof: SglangProfile, tp: int, vendor: str, nvlink: bool) -> tuple[int, str]:
+def context_bytes(prof: SglangProfile, tp: int, vendor: str, nvlink: bool, gpu_name: str = "") -> tuple[int, str]:
     """Memory gone before SGLang's pre-load reading, per rank (fitted; see the profile constants)."""
     if tp <= 1:
         return prof.context_single, "one GPU: CUDA context and cuBLAS"
     if vendor == "AMD":
         return prof.context_tp_rocm, f"TP {tp} on ROCm: RCCL and custom all-reduce buffers"
+    if nvlink and prof.context_tp_nvlink_sm100 is not None and sm_major_is_10(gpu_name):
+        return prof.context_tp_nvlink_sm100, f"TP {tp} over NVLink on SM 10.x: NCCL and custom all-reduce buffers"
     if nvlink:
         return prof.context_tp_nvlink, f"TP {tp} over NVLink: NCCL and custom all-reduce buffers"
     return prof.context_tp_pcie, f"TP {tp} over PCIe: NCCL (custom all-reduce off)"
@@ -826,9 +834,59 @@ def vit_shape(towers, version: str | None = None, model_type: str = "") -> tuple
     return None
 
 
+# gpt-oss MXFP4 experts on SM 10.x (B200 / B300 / GB200 / GB300; torch major == 10, sglang utils is_sm100_supported):
+# server_args (0.5.0 - 0.5.14) / arg_groups overrides (0.5.15+) turn --moe-runner-backend auto into flashinfer_mxfp4 for
+# GptOssForCausalLM with an mxfp4 checkpoint, and layers/quantization/mxfp4.py Mxfp4MoEMethod.create_weights then pads
+# the per-partition intermediate size and the hidden size: round_up(.., 256) in the 0.5.1 - 0.5.15 wheels, round_up(..,
+# 128) from 0.5.17 ("256 was overly conservative"; 0.5.16 not read, planned with its 0.5.15 line). 0.5.6 - 0.5.8 keep the
+# backend auto (no padding at 2880) under --enable-piecewise-cuda-graph. Read in the 0.5.1 / 0.5.2 / 0.5.3 / 0.5.6 /
+# 0.5.8 / 0.5.10 / 0.5.14 / 0.5.15 / 0.5.17 / 0.5.18 / 0.5.20 wheels (2026-12); gpt-oss first ships in 0.5.0.
+_GPT_OSS_FLASHINFER_PAD = {"0.4.8": 256, "0.5.3": 256, "0.5.4.post1": 256, "0.5.6": 256, "0.5.7": 256, "0.5.8": 256,
+                           "0.5.10": 256, "0.5.14": 256, "0.5.15": 256, "0.5.17": 128, "0.5.18": 128, "0.5.20": 128}
+
+
+def sm_major_is_10(gpu_name: str) -> bool:
+    """torch.cuda.get_device_capability()[0] == 10 (sglang is_sm100_supported): B200, B300, GB200, GB300 (sm100 /
+    sm103); the sm120 cards (RTX 5090, RTX PRO 6000) are not."""
+    return gpu_name.upper().startswith(("B200", "B300", "GB200", "GB300"))
+
+
+def gpt_oss_mxfp4_pad_bytes(spec, tp: int, ep: bool, layers, weight_format: str | None, gpu_name: str, version: str,
+                            piecewise: str | None = None) -> int:
+    """Bytes the flashinfer_mxfp4 MoE padding adds to a rank's gpt-oss experts (0 where it does not apply).
+
+    Per local expert, for intermediate i (I / tp, whole under EP) and hidden h, both rounded up to ``align``:
+    w13 [2i, h/2] u8 + scale [2i, h/32] u8 + bias [2i] bf16, w2 [h, i/2] u8 + scale [h, i/32] u8 + bias [h] bf16.
+    Worked number: gpt-oss-20b on one B200, sglang 0.5.3 (align 256): 2880 -> 3072 both ways, 15,058,944 - 13,236,480 =
+    1,822,464 B an expert x 32 experts x 24 layers = 1,399,652,352 B (1.30 GiB)."""
+    align = _GPT_OSS_FLASHINFER_PAD.get(version)
+    fmt = weight_format or spec.quantization or ""
+    if (spec.model_type != "gpt_oss" or fmt != "mxfp4" or align is None or not sm_major_is_10(gpu_name)
+            or (version in ("0.5.6", "0.5.7", "0.5.8") and piecewise == "enable")):
+        return 0
+
+    def size(i: int, h: int) -> int:
+        return 2 * i * (h // 2) + 2 * i * (h // 32) + 2 * i * 2 + h * (i // 2) + h * (i // 32) + h * 2
+
+    extra = 0
+    for layer, n in layers:
+        if layer.experts is None:
+            continue
+        down = next((c for c in layer.experts.linears if c.name.endswith("down_proj")), layer.experts.linears[-1])
+        experts, inter, hidden = layer.experts.num_experts, down.in_features, spec.hidden_size
+        local_e, local_i = (cdiv(experts, tp), inter) if ep else (experts, cdiv(inter, tp))
+        padded = size(cdiv(local_i, align) * align, cdiv(hidden, align) * align)
+        extra += n * local_e * (padded - size(local_i, hidden))
+    return extra
+
+
 def layout_extra_bytes(spec, tp: int, pp: int, stage: int, ep: bool, dp: int, weight_format: str | None,
-                       vendor: str, loads_tower: bool, pp_split: tuple[int, ...] | None = None) -> tuple[int, str]:
+                       vendor: str, loads_tower: bool, pp_split: tuple[int, ...] | None = None, gpu_name: str = "",
+                       version: str = "", piecewise: str | None = None) -> tuple[int, str]:
     """Bytes SGLang holds on a rank beyond the checkpoint's tensors as kvplan.parallel lays them out.
+
+    * gpt-oss MXFP4 experts on SM 10.x (flashinfer_mxfp4, ``gpt_oss_mxfp4_pad_bytes``): intermediate and hidden sizes
+      padded to 256 (128 from 0.5.17).
 
     * ROCm, compressed-tensors W4A16 experts (CompressedTensorsWNA16TritonMoE, sglang 0.5.10 wheel
       schemes/compressed_tensors_wNa16_moe.py): the int32 ``w13_weight_g_idx`` / ``w13_g_idx_sort_indices``
@@ -842,6 +900,12 @@ def layout_extra_bytes(spec, tp: int, pp: int, stage: int, ep: bool, dp: int, we
     """
     extra, why = 0, []
     fmt = weight_format or spec.quantization or ""
+    pad = gpt_oss_mxfp4_pad_bytes(spec, tp, ep, stage_distinct(spec, pp, stage, pp_split), weight_format, gpu_name,
+                                  version, piecewise)
+    if pad:
+        extra += pad
+        why.append(f"flashinfer_mxfp4 MoE pads gpt-oss experts' intermediate and hidden sizes to "
+                   f"{_GPT_OSS_FLASHINFER_PAD[version]} on SM 10.x (layers/quantization/mxfp4.py)")
     if vendor == "AMD" and fmt.startswith("w4a16"):
         ranks = tp * dp
         g_idx = 0
@@ -888,21 +952,51 @@ class SglangBudget(BaseModel):
     pool: int  # rest
 
 
+# ROCm: server_args.py _handle_attention_backend_compatibility (0.5.6 / 0.5.8 / 0.5.10 / 0.5.14 / 0.5.15 / 0.5.17 /
+# 0.5.18 wheels; arg_groups/attention_hook.py in the 0.5.20 wheel) multiplies mem_fraction_static, the default or the one asked for, by 0.85 when the attention backend
+# is aiter and the model's context_len > 8192 ("to reserve non-static workspace": the aiter paged-decode workspace is
+# allocated after the KV pool, sgl-project/sglang PR #36563). aiter is the default backend on HIP for every non-MLA model
+# and for MLA models with 16 or 128 KV heads a rank (_get_default_attn_backend: model_config.get_num_kv_heads(tp_size));
+# DSA models run the nsa backend (the caller leaves them out). Absent from the 0.5.3 wheel; 0.5.4.post1 - 0.5.5 not read
+# (the 0.5.3 / 0.5.4.post1 lines: not applied). 0.5.20+'s
+# SGLANG_AITER_HONOR_EXPLICIT_MEM_FRACTION opt-out and an explicit --attention-backend are not modelled. Read 2026-12.
+_AITER_HAIRCUT_LINES = ("0.5.6", "0.5.7", "0.5.8", "0.5.10", "0.5.14", "0.5.15", "0.5.17", "0.5.18", "0.5.20")
+SGLANG_AITER_HAIRCUT = 0.85
+
+
+def aiter_haircut(version: str, vendor: str, mla: bool, kv_heads: int, tp: int, context_len: int) -> bool:
+    """Whether SGLang scales mem_fraction_static by 0.85 for the aiter attention backend (ROCm, context_len > 8192).
+
+    ``kv_heads``: the config's num_key_value_heads (MLA checkpoints keep the attention head count there). Worked
+    numbers: Qwen3-0.6B on an MI355X, 0.5.17, context 40960 -> True (--mem-fraction-static 0.6 becomes 0.51);
+    Kimi-K2.5 at TP8 (64 KV heads -> 8 a rank: triton) -> False; any model at --context-length 8192 -> False."""
+    if vendor != "AMD" or version not in _AITER_HAIRCUT_LINES or context_len <= 8192:
+        return False
+    return not mla or max(1, kv_heads // max(tp, 1)) in (16, 128)
+
+
 def budget(prof: SglangProfile, gpu_name: str, vendor: str, memory_bytes: int, interconnect: str, weights: int,
            tp: int, pp: int = 1, mla: bool = False, dp_attention: int = 1, speculative: bool = False,
            vit: tuple[int, int] | None = None, eager: bool = False, disable_custom_all_reduce: bool = False,
            chunked_prefill_size: int | None = None, mem_fraction_static: float | None = None,
-           weights_measured: bool = False, piecewise: str | None = None) -> SglangBudget:
+           weights_measured: bool = False, piecewise: str | None = None,
+           aiter: bool = False) -> SglangBudget:
     """The budget of one rank: defaults, the pre-load reading, the loaded weights and the KV pool (bytes).
 
-    ``weights_measured``: the weights are a typed-in "mem usage" (no overhead added). Worked number: 0.5.20,
+    ``weights_measured``: the weights are a typed-in "mem usage" (no overhead added); ``aiter``: aiter_haircut holds.
+    Worked number: 0.5.20,
     H100, TP1, 29.03 GiB of weights -> pre 78.45, loaded 29.21, keep free 13.34, pool 35.90 GiB.
     """
     mib, basis = gpu_capacity_mib(gpu_name, vendor, memory_bytes)
     settings = default_settings(prof, mib, basis, tp, pp, mla, dp_attention, speculative, vit, vendor == "AMD", eager,
                                 chunked_prefill_size, None, mem_fraction_static, piecewise)
+    if aiter:  # aiter_haircut: applied after the default (or asked-for) fraction
+        settings = settings.model_copy(update={
+            "mem_fraction_static": settings.mem_fraction_static * SGLANG_AITER_HAIRCUT,
+            "rule": f"{settings.rule}, x {SGLANG_AITER_HAIRCUT} for the aiter attention backend at context_len > 8192 "
+                    "(_handle_attention_backend_compatibility)"})
     nvlink = "NVLINK" in interconnect.upper() and not disable_custom_all_reduce
-    ctx, why = context_bytes(prof, tp, vendor, nvlink)
+    ctx, why = context_bytes(prof, tp, vendor, nvlink, gpu_name)
     pre = memory_bytes - ctx
     overhead = 0 if weights_measured else SGLANG_LOAD_OVERHEAD_BYTES
     loaded = weights + overhead

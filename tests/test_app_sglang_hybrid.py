@@ -212,7 +212,6 @@ def test_vllm_prefix_caching_flag_on_an_sglang_line_is_named_not_planned():
 
 REFUSED = {  # (link, the core's field, hybrid_refusal's arguments)
     "0.5.3": (LINK | {"sv": "0.5.3"}, "sglang_version", ("qwen3.5-27b", "0.5.3", {})),
-    "MI355X": (LINK | {"g": "MI355X"}, "gpu", ("qwen3.5-27b", "0.5.20", {"rocm": True})),
     "0.5.8 no radix": ({"v": "1", "m": "qwen3-next-80b-a3b", "e": "sglang", "sv": "0.5.8", "apc": "0", "tp": "4"},
                        "enable_prefix_caching", ("qwen3-next-80b-a3b", "0.5.8", {"tp": 4, "radix": False})),
 }
