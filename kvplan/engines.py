@@ -939,19 +939,62 @@ def vllm_compile_benchmark_bytes(vocab_size: int, hidden_size: int, tp: int, act
 #   H200, "1.38 GiB for non-torch memory": 0.55 -> 1.38). Independent check: the v0.19.0 init snapshots (llm-d-planner
 #   results_raw.csv) hold 1.02 GiB more at TP 2 than at TP 1 (cuda_memory 1.53 vs 0.51); less 0.11+'s 64 MiB custom
 #   all-reduce and 64 MiB symmetric-memory buffers that is 0.89; PP 2 alone (one NCCL communicator) 0.92.
-#   The one 0.10 TP 4 NVLink log (vllm PR #21429, a 0.10.0 dev build, H200, 2.04) is missed: 0.55 -> 1.50 (-0.54).
-# - TP > 2 over NVSwitch (Hopper / Blackwell): + 0.12 (VLLM_NCCL_NVLS_BYTES) for NCCL's NVLS buffers, connected at the
-#   profile run's first all-reduce too large for custom / symmetric-memory all-reduce (NCCL >= 2.22 connects lazily; it
-#   enables NVLS only above 2 ranks: vllm#9699); fitted to the five v0.19.0 TP 4 H100 logs (2.13 - 2.21, mean 2.17, less
-#   the TP 2 figure 2.05); taken as the same at TP 8 (no TP 8 log).
+#   The one 0.10 TP 4 NVLink log (vllm PR #21429, a 0.10.0 dev build, H200, 2.04) is missed: 0.55 -> 1.505 (-0.54).
+# - TP > 2 over NVSwitch (Hopper / Blackwell): + NCCL's NVLS buffers (nccl_nvls_bytes), connected at the profile run's
+#   first all-reduce too large for custom / symmetric-memory all-reduce (group.cc ncclCollPreconnectFunc ->
+#   ncclNvlsBufferSetup for NCCL_ALGO_NVLS): from 0.10.2 vLLM no longer sets
+#   NCCL_CUMEM_ENABLE=0 (env_override.py), so NCCL runs with cuMem and comm->runtimeConn (init.cc: runtimeConn =
+#   cuMemSupport && NCCL_RUNTIME_CONNECT, default 1) and ncclNvlsBufferSetup runs at the first NVLS collective, after
+#   vLLM's init snapshot. Hopper, from the source: tp x 16 channels x 2 x 1 MiB = 0.125 GiB at TP 4 (the five v0.19.0
+#   TP 4 H100 logs, 2.13 - 2.21, mean 2.17, less the TP 2 figure 2.05: 0.12, which this was fitted to before), 0.25 at
+#   TP 8 (no TP 8 log prints non-torch; the Kimi-K2 recipe and DeepSeek-R1-0528 TP 8 H200 misses move 0.13 GiB).
+#   Blackwell keeps the Hopper TP 4 fit (VLLM_NCCL_NVLS_BYTES): its source count, 24 channels on one node, gives 0.19 at
+#   TP 4 / 0.38 at TP 8, but the one Blackwell log (GB200 TP 4, below) already sits 0.22 GiB under kvplan's figure.
+# - PCIe above two GPUs: the TP base with custom all-reduce off (0.25 from 0.17, the single-GPU figure), nothing added:
+#   CustomAllreduce returns "not supported on more than two PCIe-only GPUs" (world_size > 2 and not fully connected,
+#   every release 0.11 - 0.33), SymmMemCommunicator runs on capabilities 9.0 / 10.x only (all_reduce_utils.py
+#   SYMM_MEM_ALL_REDUCE_MAX_SIZES: not 8.9 / 12.0), the FlashInfer fusion pass needs 90 / 100, NVLS needs multicast,
+#   and pynccl's warm-up all_reduce (pynccl.py) connects, before the snapshot, the algorithm its 4 bytes pick (NCCL
+#   connects per algorithm at first use, group.cc ncclCollPreconnectFunc; a ring / tree on 2 - 4 PCIe channels is
+#   ~10 MiB a connection: LL 512 KiB + LL128 4,800 KiB + SIMPLE 4 MiB, p2p.cc p2pRecvSetup). Logs: vllm#29070 (4 x
+#   A30, 0.11.1.dev) 0.09, the 0.10.2 8 x L40S TP 4 log 0.21 (its snapshot before the NCCL init), the MiniMax-M2.5 4 x
+#   RTX PRO 6000 pool (0.14 - 0.16) within 0.07 GiB at 0.19. The 0.24 4 x L40S (+0.40) and 0.27.1 4 x RTX PRO 6000
+#   (+0.89) pool misses are therefore not placed here: the latter's 'consumed' (56.89 = 55.19 weights + 1.70) and
+#   'peak activation' (0.76) each hold ~0.45 GiB more than kvplan's (1.00 MoE workspace + 0.25; 0.11 + 0.22 estimate).
 # - 0.17+ (fi_allreduce_fusion), TP 2 / 4 / 8, NVSwitch Hopper / Blackwell, compiled (not --enforce-eager), DP = PP = 1
 #   through 0.20.x: FlashInfer's all-reduce fusion workspace, created by AllReduceFusionPass while the profile run
 #   compiles (v0.19.0 log: "Initialized FlashInfer All Reduce workspace: backend=trtllm ..." between the init snapshot
 #   and "Memory profiling takes"). VLLM_FI_AR_WORKSPACE_BYTES: 1.50 GiB on trtllm, 0.50 on mnnvl (0.25+). The v0.19.0
-#   H100 TP 2 logs (2.06 - 2.11, ten runs, hidden 2048 - 8192) and TP 4 (2.13 - 2.21) are 0.55 + 1.50 (+ 0.12): within
+#   H100 TP 2 logs (2.06 - 2.11, ten runs, hidden 2048 - 8192) and TP 4 (2.13 - 2.21) are 0.55 + 1.50 (+ 0.125): within
 #   0.06 GiB (before, one fitted 2.10: within 0.04), a workspace independent of the hidden size, as the multicast
 #   granularity makes it. The 0.26.0 GB200 TP 4 log (mnnvl, search index file 61511710941) is 0.95: 2.10 -> 1.17 (+0.22).
-VLLM_NCCL_NVLS_BYTES = _g(0.12)
+VLLM_NCCL_NVLS_BYTES = _g(0.12)  # fitted (v0.19.0 TP 4 H100 logs); kept for Blackwell, see nccl_nvls_bytes
+# NCCL src/transport/nvls.cc (read at v2.26.2, v2.27.3 / .7, v2.28.3 / .9, v2.29.7, v2.30.7 in github:NVIDIA/nccl,
+# 2026-12; torch 2.8 - 2.10 pin NCCL 2.27.x (vLLM 0.11 - 0.19), torch 2.11 pins 2.28.9 (vLLM 0.20 - 0.26; the 0.26.0
+# GB200 log prints "vLLM is using nccl==2.28.9")): NCCL_PARAM(NvlsChunkSize, "NVLS_CHUNKSIZE", 128*1024); device.h
+# NCCL_STEPS 8; NVLS_NCHANNELS_SM90 16, NVLS_NCHANNELS_SM100_NVL 24 (one node / one MNNVL clique, 2.27+).
+NCCL_NVLS_CHUNK_BYTES = 128 * 1024
+NCCL_STEPS = 8
+NCCL_NVLS_CHANNELS = {"sm90": 16, "sm100": 24}
+
+
+
+def nccl_nvls_bytes(tp: int, arch: str | None) -> int:
+    """NCCL's NVLS buffers one rank of a ``tp``-rank NVSwitch communicator maps when NVLS first connects (bytes).
+
+    nvls.cc ncclNvlsBufferSetup: buffSize = NVLS_CHUNKSIZE x NCCL_STEPS (1 MiB), nvlsPerRankSize = nChannels x 2 x
+    buffSize, nvlsTotalSize = nvlsPerRankSize x nHeads (nHeads = the node's ranks: vllm#9699's 8 x H200 line "nHeads
+    8"), and nvlsAllocateMem maps that much unicast memory on every rank (cuMemCreate, rounded to the 2 MiB recommended
+    granularity: already a multiple). The credit words (64 B a channel and head) are made in ncclNvlsSetup at the
+    communicator's init, before vLLM's snapshot. NCCL enables NVLS only above 2 GPUs through 2.27 ("gpuCount <= 2");
+    from 2.28 at 2 too, not modelled (no 0.20+ TP 2 log prints non-torch). Hopper only: Blackwell keeps
+    VLLM_NCCL_NVLS_BYTES (see VLLM_NON_TORCH), as does an unknown ``arch`` (None).
+    Worked number: H100 TP 4 -> 4 x 16 x 2 x 1 MiB = 134,217,728 B = 0.125 GiB; TP 8 -> 0.25 GiB."""
+    if arch != "sm90":
+        return VLLM_NCCL_NVLS_BYTES
+    return tp * NCCL_NVLS_CHANNELS[arch] * 2 * NCCL_NVLS_CHUNK_BYTES * NCCL_STEPS
+
+
 # flashinfer/comm (0.6.4 - 0.7.2, the versions vLLM 0.17 - 0.33 pin): the trtllm workspace is three SymmDeviceMemory
 # buffers (buffer tp x T x hidden x 2 B, flags tp x 256 x 4 B, lamport 3 x tp x T x hidden x 2 B; T = min(
 # FI_ALLREDUCE_FUSION_MAX_SIZE_MB[capability][tp] MiB // (hidden x 2), max_num_batched_tokens), at most 384 MiB at the
@@ -999,12 +1042,14 @@ def fi_allreduce_workspace_bytes(prof: VllmProfile, engine: EngineConfig, tp: in
 
 
 def non_torch_bytes(prof: VllmProfile, engine: EngineConfig, tp: int, pp: int, nvlink: bool, multicast: bool = False,
-                    dp: int = 1) -> tuple[int, str]:
+                    dp: int = 1, arch: str | None = None) -> tuple[int, str]:
     """Non-torch memory growth vLLM measures after its init snapshot, per rank (see VLLM_NON_TORCH above).
 
-    TP >= 2: the profile's base (custom all-reduce on / off) + NCCL NVLS buffers above 2 ranks on NVSwitch + FlashInfer's
-    fusion workspace (0.17+). Worked number: 0.19, H100-SXM TP 4 -> 0.55 + 0.12 + 1.50 = 2.17 GiB (logged 2.13 - 2.21).
-    ``multicast``: kvplan.engines.gpu_multicast of the GPU (False keeps the pre-2026-12 figures: V0, unknown GPUs)."""
+    TP >= 2: the profile's base (custom all-reduce on / off) + NCCL NVLS buffers above 2 ranks on NVSwitch
+    (nccl_nvls_bytes) + FlashInfer's fusion workspace (0.17+). Worked number: 0.19, H100-SXM TP 4 -> 0.55 + 0.125 + 1.50
+    = 2.175 GiB (logged 2.13 - 2.21). ``multicast``: kvplan.engines.gpu_multicast of the GPU (False keeps the
+    pre-2026-12 figures: V0, unknown GPUs); ``arch``: kvplan.engines.gpu_arch (the NVLS channel count; None: the
+    fitted 0.12)."""
     if tp > 1:
         parts = []
         if engine.disable_custom_all_reduce or not nvlink:
@@ -1014,9 +1059,10 @@ def non_torch_bytes(prof: VllmProfile, engine: EngineConfig, tp: int, pp: int, n
             why = ("TP >= 2: NCCL communicator and custom all-reduce buffers (init snapshot before the distributed init)"
                    if prof.engine_core == "V1" and not _has(prof.first_release, "snapshot_after_dist_init")
                    else "TP >= 2: NCCL and custom / symmetric-memory all-reduce buffers")
-        nvls = VLLM_NCCL_NVLS_BYTES if multicast and tp > 2 and prof.engine_core == "V1" else 0
+        nvls = nccl_nvls_bytes(tp, arch) if multicast and tp > 2 and prof.engine_core == "V1" else 0
         if nvls:
-            parts.append(f"+ {nvls / _GIB:.2f} NCCL NVLS buffers above 2 ranks")
+            how = f" ({tp} x 16 channels x 2 MiB, nvls.cc)" if arch == "sm90" else " (fitted on Hopper TP 4)"
+            parts.append(f"+ {nvls / _GIB:.2f} NCCL NVLS buffers above 2 ranks{how}")
         fi = fi_allreduce_workspace_bytes(prof, engine, tp, pp, dp, multicast)
         if fi:
             parts.append(f"+ {fi / _GIB:.2f} FlashInfer all-reduce fusion workspace ({fi_allreduce_backend(prof)})")

@@ -1385,7 +1385,7 @@ def _budget(spec, gpu, engine, layout, weights, mnbt, max_seqs, act_b, mla, last
     path, copies, nt_term, graph_term = _vllm_fixed_terms(
         prof.version, engine.sampler, engine.enforce_eager, engine.disable_custom_all_reduce, layout.tp, layout.pp,
         "NVLINK" in gpu.interconnect.upper(), mnbt, max_seqs, spec.model_type,
-        gpu_multicast(gpu.name, gpu.interconnect), layout.dp, runner)
+        gpu_multicast(gpu.name, gpu.interconnect), layout.dp, runner, gpu_arch(gpu.name))
     num_reqs = min(mnbt, max_seqs)
     loads_tower = bool(spec.towers) and not engine.language_model_only
     if runner == "V2":  # v1/worker/gpu/model_runner.py _dummy_sampler_run: a dummy batch skips every sampling
@@ -1603,18 +1603,19 @@ V2_CUDAGRAPH_NOTE = ("; V2 runner (0.29+): PIECEWISE graphs measured, FULL extra
 
 @functools.lru_cache(maxsize=4096)
 def _vllm_fixed_terms(version, sampler, eager, no_custom_ar, tp, pp, nvlink, mnbt, max_seqs, model_type,
-                      multicast=False, dp=1, runner="V1"):
+                      multicast=False, dp=1, runner="V1", arch=None):
     """The vLLM terms that depend only on the engine, layout and batch limits (made once: a picker sweep
     builds ~1,000 budgets). Returns (sampler path, copies, non-torch term, CUDA-graph term or None)."""
     engine = EngineConfig(vllm_version=version, sampler=sampler, enforce_eager=eager,
                           disable_custom_all_reduce=no_custom_ar)
     prof = vllm_profile(engine)
     path = sampler_path(prof, engine)
-    non_torch, why = non_torch_bytes(prof, engine, tp, pp, nvlink, multicast, dp)
+    non_torch, why = non_torch_bytes(prof, engine, tp, pp, nvlink, multicast, dp, arch)
     nt_term = Term(name="non-torch memory", bytes=non_torch, basis="fitted",
                    source=f"memory_profiling non_torch_increase: {why} (vLLM {prof.releases}; kvplan.engines "
                           "non_torch_bytes, fitted to public logs: error <= 0.12 GiB on the pinned logs that print it "
-                          "but the 0.10 TP 4 one (-0.54); a 0.2x RTX PRO 6000 TP 4 log implies 1.70 GiB (PCIe), "
+                          "but the 0.10 TP 4 one (-0.54); a 0.27.1 RTX PRO 6000 TP 4 log's 'consumed' holds 1.70 GiB "
+                          "over the weights, torch buffers kept past the profile included (PCIe), "
                           "tests/test_engine_nontorch.py)")
     graphs = cuda_graph_bytes(prof, engine, max_seqs, mnbt, model_type)
     graph_term = None

@@ -8,7 +8,8 @@ run (vllm/utils/mem_utils.py memory_profiling). What lands in that window, read 
 - 0.17.0 turns on FlashInfer's all-reduce + RMSNorm fusion (fi_allreduce_fusion): its workspace is made while the
   profile run compiles. trtllm: three SymmDeviceMemory buffers, each rounded to the 512 MiB multicast granularity
   (1.50 GiB); mnnvl, the default from 0.25.0 (fi_allreduce_mnnvl): one (0.50 GiB);
-- above 2 ranks on NVSwitch, NCCL's NVLS buffers, connected at the first large NCCL all-reduce (+0.12, fitted).
+- above 2 ranks on NVSwitch, NCCL's NVLS buffers, connected at the first large NCCL all-reduce (Hopper: tp x 16
+  channels x 2 MiB from nvls.cc, kvplan.engines.nccl_nvls_bytes; Blackwell: +0.12, fitted on Hopper TP 4).
 
 Tolerances as tests/test_engine_logs.py: memory within max(1 %, 0.25 GiB), tokens and concurrency within 1 %; the
 non-torch figures themselves are checked to 0.07 GiB where kvplan claims them.
@@ -23,6 +24,7 @@ from kvplan.engines import (
     EngineConfig,
     fi_allreduce_backend,
     fi_allreduce_workspace_bytes,
+    gpu_arch,
     gpu_multicast,
     non_torch_bytes,
     vllm_profile_for_release,
@@ -41,7 +43,8 @@ PLANNER_CSV = "llm-d-incubation/llm-d-planner accuracy/results/v0.19.0/results_r
 def nt(version: str, gpu, tp: int = 2, pp: int = 1, dp: int = 1, **engine) -> float:
     """kvplan's non-torch GiB for one rank."""
     b, _ = non_torch_bytes(VLLM_PROFILES[version], EngineConfig(vllm_version=version, **engine), tp, pp,
-                           "NVLINK" in gpu.interconnect.upper(), gpu_multicast(gpu.name, gpu.interconnect), dp)
+                           "NVLINK" in gpu.interconnect.upper(), gpu_multicast(gpu.name, gpu.interconnect), dp,
+                           gpu_arch(gpu.name))
     return b / GiB
 
 
@@ -67,9 +70,10 @@ def term(p, name: str) -> int:
 def test_llm_d_planner_v0_19_h100_tp2_tp4_is_base_plus_workspace(model, tp, logged):
     # TP 2: 0.55 (the 0.11 - 0.16 figure) + 3 x 512 MiB = 2.05 GiB for every model: the logs span 2.06 - 2.11 whatever
     # the hidden size (2048 - 8192), as a workspace rounded to the multicast granularity must. TP 4: + 0.12 NVLS
-    # (fitted to these five TP 4 logs, mean 2.17). Before (one fitted constant, 2.10): errors -0.04 .. +0.04.
+    # (fitted to these five TP 4 logs, mean 2.17; now NCCL's source figure, 4 x 16 x 2 MiB = 0.125: 2.175). Before (one
+    # fitted constant, 2.10): errors -0.04 .. +0.04.
     got = nt("0.19", H100, tp)
-    assert abs(got - (2.05 if tp == 2 else 2.17)) < 1e-6
+    assert abs(got - (2.05 if tp == 2 else 2.175)) < 1e-6
     assert abs(got - logged) <= 0.07, (model, got, logged)
 
 
@@ -84,7 +88,7 @@ def test_flashinfer_workspace_is_three_multicast_granules_on_trtllm_one_on_mnnvl
                         "0.33": "mnnvl"}
     assert vllm_profile_for_release("0.25.1") == "0.25" and vllm_profile_for_release("0.24.0") == "0.24"
     # 0.25+: 0.55 + 0.50 at TP 2, + 0.12 at TP 4
-    assert abs(nt("0.25", H100) - 1.05) < 1e-6 and abs(nt("0.33", H200, 4) - 1.17) < 1e-6
+    assert abs(nt("0.25", H100) - 1.05) < 1e-6 and abs(nt("0.33", H200, 4) - 1.175) < 1e-6
 
 
 @pytest.mark.parametrize("case,version,gpu,tp,pp,dp,engine,expected", [
@@ -96,8 +100,8 @@ def test_flashinfer_workspace_is_three_multicast_granules_on_trtllm_one_on_mnnvl
     ("--enforce-eager: no torch.compile, no pass", "0.19", "H100-SXM", 2, 1, 1, {"enforce_eager": True}, 0.55),
     ("A100: capability 80", "0.19", "A100-80GB", 2, 1, 1, {}, 0.55),
     ("H100 NVL: NVLink bridge, no multicast", "0.19", "H100-NVL", 2, 1, 1, {}, 0.55),
-    ("TP 3: not a FlashInfer world size (NVLS still)", "0.19", "H100-SXM", 3, 1, 1, {}, 0.67),
-    ("TP 8", "0.19", "H100-SXM", 8, 1, 1, {}, 2.17),
+    ("TP 3: not a FlashInfer world size (NVLS still: 3 x 16 x 2 MiB)", "0.19", "H100-SXM", 3, 1, 1, {}, 0.64375),
+    ("TP 8 (NVLS 8 x 16 x 2 MiB = 0.25)", "0.19", "H100-SXM", 8, 1, 1, {}, 2.30),
     ("B200 (capability 100 family)", "0.21", "B200", 4, 1, 1, {}, 2.17),
     ("custom all-reduce off: its base, the workspace stays", "0.19", "H100-SXM", 2, 1, 1,
      {"disable_custom_all_reduce": True}, 1.75),
@@ -165,13 +169,13 @@ def test_v0_10_dev_qwen3_235b_fp8_tp4_h200_is_the_known_miss():
     # vllm PR #21429 (2025-07-22, a 0.10.0 dev build, `vllm serve Qwen/Qwen3-235B-A22B-FP8 --tensor-parallel-size 4
     # --gpu-memory-utilization 0.5`, "Initial free memory: 139.12 GiB": H200): "torch peak memory increase: 5.62GiB;
     # non-torch forward increase memory: 2.04GiB; weights memory: 55.13GiB", "Available KV cache memory: 7.07 GiB".
-    # kvplan 1.38 + 0.12 NVLS = 1.50 (-0.54; before 0.55, -1.49): the one 0.10 TP 4 NVLink log, from a pre-release,
+    # kvplan 1.38 + 0.125 NVLS = 1.505 (-0.54; before 0.55, -1.49): the one 0.10 TP 4 NVLink log, from a pre-release,
     # not fitted; the TP 4 - TP 2 step it implies (0.66) is not what the v0.19.0 logs show (0.12).
-    assert abs(nt("0.10", H200, 4) - 1.50) < 1e-6
+    assert abs(nt("0.10", H200, 4) - 1.505) < 1e-6
     p = plan(load_preset("qwen3-235b-a22b"), H200, EngineConfig(vllm_version="0.10", gpu_memory_utilization=0.5,
                                                                weights_bytes=round(55.13 * GiB)), Layout(tp=4))
     assert close_gib(term(p, "activation peak"), 5.62)  # 5.60: 1024 x 151,936 x 4 x 9.55 + 8192 x 4096 x 2
-    assert round(p.ranks[0].kv_pool_bytes / GiB, 2) == 7.68  # +0.61 over the logged 7.07: the non-torch miss
+    assert round(p.ranks[0].kv_pool_bytes / GiB, 2) == 7.67  # +0.60 over the logged 7.07: the non-torch miss
 
 
 def test_v0_19_tp2_plan_carries_the_workspace_in_its_term():
