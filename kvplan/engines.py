@@ -375,6 +375,11 @@ VLLM_CHANGES: dict[str, tuple[Release, str]] = {
                                                 "FlashInferBackend.supports_compute_capability (sm75 - sm121; sm80+ in "
                                                 "0.28.0): kvplan applies it to every GPU, a V100 (or a T4 on 0.28) "
                                                 "samples natively")),
+    "sampler_native_warmup": ((0, 21, 0), ("v1/worker/gpu_model_runner.py _dummy_sampler_run calls the sampler a second "
+                                           "time with a seeded generator ('Also warm forward_native (taken when "
+                                           "generators dict is non-empty)'), so the V1 profile peak is the PyTorch-"
+                                           "native top-k / top-p's even where FlashInfer samples: in the 0.21.0, "
+                                           "0.22.0, 0.26.0 and 0.32.0 wheels, not in 0.20.0 / 0.20.1")),
     "v2_ngram": ((0, 32, 0), ("config/vllm.py _get_v2_model_runner_unsupported_features lists 'ngram/ngram_gpu "
                               "speculative decoding' (V1 fallback) through 0.31.0, not in 0.32.0")),
     # read 2026-12 in the wheels of 0.21.0 - 0.33.0 (tests/test_engine_defaults_dec.py):
@@ -445,7 +450,8 @@ def _v1(version: str, releases: str, first: Release, non_torch: tuple[float, flo
         sampler_default="flashinfer" if _has(first, "flashinfer_sampler_default") else "pytorch",
         large_tier=_has(first, "batch_tier_160"), non_torch_single=_g(single), non_torch_tp=_g(tp),
         non_torch_tp_no_custom_ar=_g(tp_no_car), non_torch_pp=_g(pp),
-        sampler_copies={"pytorch": native, "flashinfer": _FLASHINFER}, source=source)
+        sampler_copies={"pytorch": native, "flashinfer": native if _has(first, "sampler_native_warmup") else _FLASHINFER},
+        source=source)
 
 
 # fitted non-torch GiB (TP 1, TP >= 2 with custom all-reduce, without it, PP; see VLLM_NON_TORCH for TP >= 2):
@@ -636,6 +642,14 @@ class EngineConfig(BaseModel):
     headroom_gib: float = Field(default=2.0, ge=0, le=100_000)
     activation_bytes: int | None = Field(default=None, ge=0)  # measured override of the estimate
     weights_bytes: int | None = Field(default=None, ge=0)  # measured "Model loading took X" override
+    # torch.compile's cache at start-up (not a vLLM flag: ~/.cache/vllm/torch_compile_cache): "cold" compiles in the
+    # profile run, whose inductor combo-kernel benchmark holds a copy of the embedding shard in the torch peak
+    # (vllm_compile_benchmark_bytes); "warm" loads the compiled graph ("Directly load the compiled graph(s) ... from
+    # the cache") and benchmarks nothing. Cold is the first start of a release and the safe plan.
+    compile_cache: Literal["cold", "warm"] = "cold"
+    # VLLM_USE_V2_MODEL_RUNNER=0 / 1 (config/vllm.py use_v2_model_runner reads it before its default): "auto" is the
+    # release's default for the checkpoint (vllm_model_runner), "V1" / "V2" the environment's choice.
+    model_runner: Literal["auto", "V1", "V2"] = "auto"
     # vLLM --language-model-only (arg_utils.py, 0.11+; the same as --limit-mm-per-prompt with every modality
     # 0): the vision / audio towers are not built, so their weights are not loaded.
     language_model_only: bool = False

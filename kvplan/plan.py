@@ -30,7 +30,7 @@ from kvplan.engines import (
 from kvplan.errors import PlanInputError
 from kvplan.gpus import GpuSpec
 from kvplan.kv import kv_dtype_bytes
-from kvplan.layers import ATTENTION_KINDS, STATE_KINDS, cache_parts
+from kvplan.layers import ATTENTION_KINDS, STATE_KINDS, cache_parts, heads_per_rank
 from kvplan.parallel import (
     Layout, check_layout, kv_heads_on_rank, mtp_rank_bytes, pp_partition, rank_weight_bytes, stage_distinct,
     tower_rank_bytes, uses_mla,
@@ -40,7 +40,8 @@ from kvplan.units import DTYPE_BITS, GiB, MiB, cdiv
 from kvplan.weights import FLOAT_FORMATS, resolve_format
 from kvplan.vllm_alloc import vllm_allocator_rounding_bytes
 from kvplan.vllm_layouts import (  # _AWQ_FMT / _GPTQ_FMT / _WNA16_FMT: the int weight-only formats (Marlin MoE)
-    _AWQ_FMT, _GPTQ_FMT, _WNA16_FMT, fp8_block_refusal, marlin_refusal, mxfp4_triton_kernels, quant_platform,
+    _AWQ_FMT, _GPTQ_FMT, _WNA16_FMT, fp8_block_refusal, fp8_marlin_gpu, marlin_refusal, mxfp4_triton_kernels,
+    quant_platform,
     vllm_fp8_marlin_extra_bytes, vllm_mla_dequant_bytes, vllm_mxfp4_extra_bytes,
     vllm_quant_layout_extra_bytes, vllm_rope_cache_bytes,
 )
@@ -474,11 +475,81 @@ def vllm_moe_workspace_held(spec: ModelSpec, weight_format: str | None, gpu_name
 
 def _held_moe_workspace_bytes(spec, engine, layout, mnbt, act_b, gpu_name: str, vllm_version: str) -> int:
     """The fused-MoE workspace the profile run leaves held on one rank (``vllm_moe_workspace_bytes`` where
-    ``vllm_moe_workspace_held``), 0 where the experts' backend sizes its own: the activation peak and the DSA
-    indexer's share of the same workspace manager both read it."""
+    ``vllm_moe_workspace_held``; ``vllm_marlin_moe_workspace_bytes`` for FP8 experts on Marlin), 0 where the
+    experts' backend sizes its own: the activation peak and the DSA indexer's share of the same workspace manager
+    both read it."""
+    if vllm_fp8_marlin_moe_held(spec, engine.weight_format, gpu_name, vllm_version):
+        return vllm_marlin_moe_workspace_bytes(spec, layout.tp, mnbt, act_b, bool(layout.ep))
     if not vllm_moe_workspace_held(spec, engine.weight_format, gpu_name, vllm_version):
         return 0
     return vllm_moe_workspace_bytes(spec, layout.tp, mnbt, act_b, bool(layout.ep))
+
+
+def vllm_fp8_marlin_moe_held(spec: ModelSpec, weight_format: str | None, gpu_name: str, vllm_version: str) -> bool:
+    """Whether FP8 experts run MarlinExperts on the kept workspace: an FP8 checkpoint (per-tensor, channel or block)
+    on a GPU without FP8 math (``fp8_marlin_gpu``: A100, A10, RTX A6000 / 30) from 0.14.0 (VLLM_CHANGES
+    ``fp8_moe_modular_kernel``): model_executor/layers/fused_moe/oracle/fp8.py picks Fp8MoeBackend.MARLIN there and
+    returns [MarlinExperts] for the FusedMoEModularKernel ("Using MARLIN Fp8 MoE backend", "Using
+    MoEPrepareAndFinalizeNoDPEPModular" in a 0.19.1 A100 log), whose buffers come from current_workspace_manager()
+    (modular_kernel.py ``_allocate_buffers``: 0.14.1, 0.18.0, 0.19.0 wheels) and stay allocated.
+    Worked example: Qwen3-Coder-30B-A3B-Instruct-FP8 on an A100 at 0.19 -> True; on an L40S (sm89) -> False."""
+    return (resolve_format(spec, weight_format)[0].startswith("fp8") and fp8_marlin_gpu(gpu_name)
+            and vllm_has(vllm_version, "fp8_moe_modular_kernel")
+            and any(layer.experts is not None for layer, _ in stage_distinct(spec, 1, 0)))
+
+
+def vllm_k_eq_v_value_slot_bytes(spec: ModelSpec, layout: Layout, stage: int, weight_format: str | None,
+                                 act_b: int) -> int:
+    """The value slots vLLM allocates for attention layers whose values are their keys (Gemma-4 ``attention_k_eq_v``
+    full-attention layers: a k_proj and no v_proj in the checkpoint), on one rank of pipeline stage ``stage``.
+
+    vllm/model_executor/models/gemma4.py (0.23.0 wheel) builds those layers on the unified QKVParallelLinear too:
+    "k_eq_v layers load K weights into both K and V slots", so "Model loading took" holds a second copy of each such
+    k_proj shard (this rank's heads_per_rank(KV heads, tp) x head_dim rows of hidden columns) that transformers'
+    parameter count (kvplan.families.gemma4: no v_proj) does not have. 16-bit weights only (a quantized k_proj's
+    packed layout is not modeled: 0).
+    bytes = sum over such layers of hidden x heads_per_rank(kv, tp) x head_dim x act_b.
+    Worked number: Gemma-4-31B (10 full layers, 4 global KV heads x 512, hidden 5376), TP 1, bf16: 10 x 5376 x 2048 x
+    2 = 220,200,960 B = 0.205 GiB, of the 0.30 GiB the 0.23.0 RTX PRO 6000 log's "Model loading took 58.99 GiB"
+    held beyond kvplan's 58.69 (tests/test_engine_logs_2026b.py)."""
+    if resolve_format(spec, weight_format)[0] not in FLOAT_FORMATS:
+        return 0
+    total = 0
+    for layer, count in stage_distinct(spec, layout.pp, stage, layout.pp_split):
+        names = {c.name for c in layer.attention if isinstance(c, Linear)}
+        cache = layer.cache
+        if "k_proj" not in names or "v_proj" in names or cache.kind not in ("full_attention", "sliding_attention"):
+            continue
+        k = next(c for c in layer.attention if isinstance(c, Linear) and c.name == "k_proj")
+        total += count * k.in_features * heads_per_rank(cache.num_key_value_heads, layout.tp) * cache.head_dim * act_b
+    return total
+
+
+def vllm_marlin_moe_workspace_bytes(spec: ModelSpec, tp: int, tokens: int, act_b: int, ep: bool = False) -> int:
+    """The MarlinExperts workspace a vLLM profile run leaves held on one rank (FP8 experts on Marlin,
+    ``vllm_fp8_marlin_moe_held``).
+
+    model_executor/layers/fused_moe/fused_marlin_moe.py ``MarlinExperts.workspace_shapes`` (0.14.1 / 0.18.0 / 0.19.0
+    wheels): workspace1 (M x topk, max(N, K)), workspace2 (M x topk x max(2N, K),), output (M, K), N =
+    ``marlin_moe_intermediate_size`` (this rank's moe_intermediate_size; whole under EP), K = hidden, M = the dummy
+    run's tokens; modular_kernel.py ``_allocate_buffers`` takes max(workspace1, output) and workspace2 from
+    ``current_workspace_manager().get_simultaneous``, in the activation dtype.
+    bytes = (max(M x topk x max(N, K), M x K) + M x topk x max(2N, K)) x act_b, the widest MoE layer.
+    Worked number: Qwen3-Coder-30B-A3B (K 2048, N 768, top-8), 2048 tokens, bf16: (2048 x 8 x 2048 + 2048 x 8 x 2048)
+    x 2 = 134,217,728 B = 0.125 GiB, the 0.19.1 A100-40GB log's KV 5.03 GiB against kvplan's 5.10 before it
+    (tests/test_engine_logs_2026b.py)."""
+    best = 0
+    for layer, _ in stage_distinct(spec, 1, 0):
+        if layer.experts is None:
+            continue
+        down = [c for c in layer.experts.linears if c.name.endswith("down_proj")]
+        if not down:
+            continue
+        n = cdiv(down[0].in_features, 1 if ep else tp)
+        k = down[0].out_features
+        m_topk = tokens * layer.experts.num_experts_per_tok
+        best = max(best, (max(m_topk * max(n, k), tokens * k) + m_topk * max(2 * n, k)) * act_b)
+    return best
 
 
 def vllm_marlin_moe_transient_bytes(spec: ModelSpec, tp: int, tokens: int, act_b: int, ep: bool = False) -> int:
@@ -738,6 +809,11 @@ def _rank_budget(spec, gpu, engine, layout, stage, draft, mnbt, max_seqs, act_b,
         vllm_mla_dequant_bytes(spec, layout, st, engine.weight_format, act_b))) if (
         engine.engine == "vllm" and engine.weights_bytes is None and mla) else 0
     weights += mla_copy
+    # Gemma-4's k_eq_v layers get a V slot holding a copy of K (vllm_k_eq_v_value_slot_bytes)
+    kv_slot = spec.memo(("vllm-k-eq-v", layout, stage, engine.weight_format, act_b), lambda st=stage: (
+        vllm_k_eq_v_value_slot_bytes(spec, layout, st, engine.weight_format, act_b))) if (
+        engine.engine == "vllm" and engine.weights_bytes is None) else 0
+    weights += kv_slot
     terms, pool = _budget(spec, gpu, engine, layout, weights, mnbt, max_seqs, act_b, mla, stage == last,
                           stage == 0, mm_len)
     mxfp4_note = _mxfp4_layout_note(spec, gpu, engine) if mxfp4_extra else None
@@ -760,6 +836,10 @@ def _rank_budget(spec, gpu, engine, layout, stage, draft, mnbt, max_seqs, act_b,
             name="draft model (in weights)", bytes=dm_bytes, basis="exact", applied=False,
             source=draft_model.weights_source(engine.draft, draft_model.served_spec(engine.draft, _served(spec, engine)),
                                               tp, dm_parts)),
+        kv_slot and Term(
+            name="k_eq_v value slots (in weights)", bytes=kv_slot, basis="exact", applied=False,
+            source="vllm/model_executor/models/gemma4.py builds attention_k_eq_v layers on the unified QKV linear and "
+                   "loads the K weights into both K and V slots (kvplan.plan.vllm_k_eq_v_value_slot_bytes)"),
         mla_copy and Term(
             name="MLA W_UK / W_UV 16-bit copies (in weights)", bytes=mla_copy, basis="exact", applied=False,
             source="process_weights_after_loading dequantizes the quantized kv_b_proj into one (kv_lora_rank, local "
@@ -1410,7 +1490,8 @@ def _budget(spec, gpu, engine, layout, weights, mnbt, max_seqs, act_b, mla, last
                                  act_b, first_stage, gpu.memory_bytes, mm_len or 0)
             act = vllm_mm_profile_peak_bytes(act, mm)
             mm_src = f"; multimodal profile: {mm.note}"
-        elif first_stage and not engine.enforce_eager and vllm_has(prof.version, "compile_combo_benchmark"):
+        elif (first_stage and not engine.enforce_eager and engine.compile_cache == "cold"
+              and vllm_has(prof.version, "compile_combo_benchmark")):
             # a cold torch.compile benchmarks the embedding gather on a random copy of the table (kvplan.engines
             # vllm_compile_benchmark_bytes); a multimodal runner embeds outside the compiled graph
             clone = vllm_compile_benchmark_bytes(spec.vocab_size, spec.hidden_size, layout.tp, act_b)
@@ -1449,7 +1530,10 @@ def _budget(spec, gpu, engine, layout, weights, mnbt, max_seqs, act_b, mla, last
 
 
 def _vllm_runner(spec: ModelSpec, engine: EngineConfig) -> str:
-    """kvplan.engines.vllm_model_runner for this checkpoint and engine (V0 profiles: "V1", unused)."""
+    """kvplan.engines.vllm_model_runner for this checkpoint and engine (V0 profiles: "V1", unused); an explicit
+    ``engine.model_runner`` (VLLM_USE_V2_MODEL_RUNNER) wins."""
+    if engine.model_runner != "auto":
+        return engine.model_runner
     hybrid, moe = spec.memo(("hybrid-moe",), lambda: (
         any(c.kind in STATE_KINDS for layer in spec.layers for c in cache_parts(layer.cache)),
         any(layer.experts is not None for layer in spec.layers)))

@@ -199,9 +199,11 @@ def test_minimax_m2_7_a100_tp4_marlin_scales():
     assert _term(p, "FP8 Marlin scales (in weights)") == 874_444_032
     assert p.ranks[0].weights_bytes - h.ranks[0].weights_bytes == 874_444_032
     # the log: 244,576 tokens; kvplan 265,296 before the Marlin scales, 251,520 with them, 254,496 once 0.22's
-    # FlashInfer sampler default shrinks the sampler peak (+4.1 %: the xfail in tests/test_engine_logs_dec.py keeps
-    # the rest)
-    assert p.kv_cache_tokens == 254_496
+    # FlashInfer sampler default shrinks the sampler peak; 248,352 (2026-12, tests/test_engine_logs_2026b.py) once the
+    # V1 dummy sampler run's forward_native warm-up keeps the 3.72-copy peak (VLLM_CHANGES sampler_native_warmup) and
+    # the FP8 experts' MarlinExperts workspace is held under it (2048 x 8 x 3072 x 2 x 2 B = 0.1875 GiB, kvplan.plan.
+    # vllm_marlin_moe_workspace_bytes): +1.5 %, the xfail in tests/test_engine_logs_dec.py keeps the rest
+    assert p.kv_cache_tokens == 248_352
 
 
 def test_fp8_marlin_per_tensor_and_channel_dense():
