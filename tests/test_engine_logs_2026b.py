@@ -277,18 +277,12 @@ def test_rtxpro_qwen38_27b_v0_29_0_weights_and_page():
     assert f"{652 / 17:.2f}" == "38.35"
 
 
-@pytest.mark.xfail(strict=True, reason="Qwen3.8-27B (Qwen3.5-27B shapes, vision tower loaded) on one RTX PRO 6000, "
-                   "vLLM 0.29.0 (V2 runner), 8192 / 256, util 0.90: KV 32.10 GiB vs 31.24 logged (+0.86), 322,861 "
-                   "tokens vs 314,187 (+2.8 %), 39.41x vs 38.35x (670 blocks vs 652). The page and the per-request "
-                   "blocks are exact (test above), weights 51.08 vs 51.1. The report's ledger: 'peak activation 2.58 "
-                   "GiB', graphs 0.30 actual / 0.69 estimated; kvplan's activation term is 1.17 (the V2 runner's "
-                   "logits + the LM forward at 8192 tokens), non-torch 0.25, V2 sampler state 0.25, graphs 0.62. The "
-                   "~1.4 GiB of peak kvplan lacks is the multimodal profile: 'Encoder cache will be initialized with a "
-                   "budget of 16384 tokens, and profiled with 1 image items of the maximum feature size' — "
-                   "kvplan.vllm_mm says of Qwen3.5's tower 'its dummy item and forward are not modeled' (the vllm_mm "
-                   "owner's item)")
 def test_rtxpro_qwen38_27b_v0_29_0_pool():
     # "Available KV cache memory: 31.24 GiB"; "GPU KV cache size: 314,187 tokens, Maximum concurrency for 8,192
-    # tokens per request: 38.35x"
+    # tokens per request: 38.35x". Vision tower loaded, V2 runner (0.29.0), 8192 / 256, util 0.90. kvplan (2026-12):
+    # KV 31.10 GiB (-0.14), 312,741 tokens (-0.46 %), 38.18x. It was +0.86 GiB / +2.8 % (a strict xfail) until
+    # kvplan.vllm_mm modelled the Qwen3.5 ViT's profile item: the log's "profiled with 1 image items of the maximum
+    # feature size" (16,384 tokens); activation now 2.17 GiB against the report's "peak activation 2.58 GiB" (the
+    # rest of the pool gap is in kvplan's 0.62 graph estimate vs the report's 0.69).
     p = _plan(load_preset("qwen3.5-27b"), RTXPRO, RTXPRO_QWEN38, "0.29")
     _check(p, dict(kv=31.24, tokens=314_187, conc=38.35))
