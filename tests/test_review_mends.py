@@ -76,3 +76,19 @@ def test_weights_between_free_and_device_log_no_figures_as_the_core_says():
         "No start-up figures: the weights of one GPU (14.99 GiB) are more than its memory free when loading starts "
         "(14.74 GiB of 15.25 GiB), so vLLM 0.33 runs out of memory while loading them, before it logs any of its memory "
         "figures."]
+
+
+@pytest.mark.parametrize("dtype", ["FP8", "float8_e4m3fn", "int8"])
+def test_a_quantized_torch_dtype_is_refused_not_a_traceback(dtype):
+    # found by tests/test_hostile_input.py (config {"model_type": None, "torch_dtype": "FP8"} on llama-3.1-8b): the
+    # model dtype fp8 reached _rank_weight_bytes' 16-bit table as KeyError 'fp8'
+    import json
+    from pathlib import Path
+
+    from kvplan import parse_config
+
+    preset = Path(__file__).parents[1] / "kvplan" / "presets" / "llama-3.1-8b.json"
+    cfg = json.loads(preset.read_text()) | {"torch_dtype": dtype}
+    with pytest.raises(ConfigError) as exc:
+        parse_config(cfg, "x")
+    assert exc.value.field == "torch_dtype" and "use float32, bfloat16 or float16" in exc.value.message
