@@ -7,7 +7,6 @@ fields; a generic plan, when it is made, says so in the spec, in every plan and 
 """
 
 import json
-import sys
 from pathlib import Path
 
 import pytest

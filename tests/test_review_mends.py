@@ -72,10 +72,10 @@ def test_weights_between_free_and_device_log_no_figures_as_the_core_says():
     # its 15.25 - 0.51 (the CUDA context) = 14.74 GiB free at load: the core says "Does not load", the page too
     at = AppTest.from_function(_startup_page, args=(15.25,), default_timeout=30).run()
     assert not at.exception and not at.code
-    assert [plain(c.value) for c in at.caption] == [
+    assert [plain(c.value) for c in at.caption] == [(
         "No start-up figures: the weights of one GPU (14.99 GiB) are more than its memory free when loading starts "
         "(14.74 GiB of 15.25 GiB), so vLLM 0.33 runs out of memory while loading them, before it logs any of its memory "
-        "figures."]
+        "figures.")]
 
 
 @pytest.mark.parametrize("dtype", ["FP8", "float8_e4m3fn", "int8"])
