@@ -438,7 +438,9 @@ def _dtype_and_quant(r: Reader, spec_fields: Mapping[str, Any] | None = None) ->
     if raw is None:
         r.assumptions.append("dtype = bf16 (config gives no torch_dtype)")
         out["dtype"] = "bf16"
-    elif isinstance(raw, str) and raw.lower() in DTYPE_ALIASES:
+    elif isinstance(raw, str) and DTYPE_ALIASES.get(raw.lower()) in ("fp32", "bf16", "fp16"):
+        # the unquantized dtype: an fp8 / int name here (DTYPE_ALIASES serves kv_cache_dtype too) is refused, the
+        # weights' format is quantization_config's to say
         out["dtype"] = DTYPE_ALIASES[raw.lower()]
     else:
         raise ConfigError(r._name("torch_dtype"), f"unknown dtype {_short(raw)}; use float32, bfloat16 or float16")

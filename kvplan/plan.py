@@ -144,6 +144,10 @@ class Plan(BaseModel):
     # the GPU model runner a vLLM V1 release picks for this checkpoint by default ("V1" / "V2":
     # kvplan.engines.vllm_model_runner); None for V0 profiles and other engines
     model_runner: Literal["V1", "V2"] | None = None
+    # the weights do not load (``_load_oom``, the "Does not load" verdict): the index in ``ranks`` of the rank whose
+    # weights exceed what is free on its GPU when loading starts, and that free figure (bytes); None when they load
+    load_oom_rank: int | None = None
+    load_free_bytes: int | None = None
 
 
 # ----------------------------------------------------------------------------- KV groups (vLLM)
@@ -1211,7 +1215,9 @@ def plan(spec: ModelSpec, gpu: GpuSpec, engine: EngineConfig = EngineConfig(), l
                 engine_log=log, engine_version={"vllm": prof.version, "sglang": engine.sglang_version}.get(engine.engine, ""),
                 start_error=error,
                 starts=engine_starts,
-                model_runner=_vllm_runner(spec, engine) if engine.engine == "vllm" and not v0 else None)
+                model_runner=_vllm_runner(spec, engine) if engine.engine == "vllm" and not v0 else None,
+                load_oom_rank=None if load_oom is None else next(i for i, r in enumerate(ranks) if r is load_oom[0]),
+                load_free_bytes=None if load_oom is None else load_oom[1])
     if not fits and suggest:
         result = result.model_copy(update={"suggestions": _suggestions(
             spec, gpu, engine_asked if engine_asked.engine == "sglang" and _has_dsa(spec) else engine, layout,

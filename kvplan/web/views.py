@@ -338,11 +338,11 @@ def startup_log(plan: Plan) -> None:
         return
     name = engine_text(plan.engine, plan.engine_version)
     st.subheader(f"What {name} logs at start-up")
-    over = next((r for r in plan.ranks if r.weights_bytes > r.device_bytes), None)
-    if over is not None:  # no engine gets as far as a figure: loading the weights runs out of memory first
+    if plan.load_oom_rank is not None:  # the core's "Does not load": loading the weights runs out of memory first
+        over = plan.ranks[plan.load_oom_rank]
         st.caption(f"No start-up figures: the weights of one GPU ({gib(over.weights_bytes)}) are more than its memory "
-                   f"({gib(over.device_bytes)}), so {esc(name)} runs out of memory while loading them, before it logs "
-                   "any of its memory figures.")
+                   f"free when loading starts ({gib(plan.load_free_bytes)} of {gib(over.device_bytes)}), so "
+                   f"{esc(name)} runs out of memory while loading them, before it logs any of its memory figures.")
         return
     runner = plan.model_runner
     st.caption("The tightest rank's figures, as the engine prints them"
