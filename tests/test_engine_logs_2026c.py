@@ -101,7 +101,8 @@ B200_DSV4 = "vllm serve /root/.cache/huggingface/hub/models--deepseek-ai--DeepSe
 @pytest.mark.xfail(strict=True, reason=(
     "concurrency at 1,048,576 tokens: logged 20.43x (TP8), kvplan 5.34x (-74 %) on a 133.88 GiB pool a rank; kvplan "
     "holds 90,112 blocks of 256 tokens a 1M request (22 groups of 2 compressed_attention layers, each 4096 = 1M / 256 "
-    "blocks whatever its compression ratio), where vLLM's 20.43x implies ~6.6 GiB a request a rank. The DSV4 per-request term "
+    "blocks, each page 149,504 B = 256 x 584 B whatever its compression ratio; vLLM 0.25 kv_cache_interface.py "
+    "MLAAttentionSpec: storage_block_size = block_size // compress_ratio, fp8_ds_mla page = storage_block_size x 584 B), where vLLM's 20.43x implies ~6.6 GiB a request a rank. The DSV4 per-request term "
     "(max_memory_usage_bytes of the compressed-attention groups) is off; on H20 TP2 at 121,344 tokens (vllm#51041, "
     "7.7 GiB, ~150K tokens) the miss goes the other way (kvplan 2.65x vs ~1.24x)"))
 def test_b200_dsv4_flash_0731_tp8_concurrency_at_1m():
