@@ -27,7 +27,9 @@ def engine_from_args(args):
                   max_total_tokens=args.max_total_tokens, language_model_only=args.language_model_only,
                   mm_encoder_tp_mode=args.mm_encoder_tp_mode,
                   speculative_method="mtp" if args.mtp_tokens else "none", num_speculative_tokens=args.mtp_tokens,
-                  triton_kernels=getattr(args, "triton_kernels", None))
+                  triton_kernels=getattr(args, "triton_kernels", None),
+                  sglang_aiter_honor_explicit_mem_fraction=getattr(args, "sglang_aiter_honor_explicit_mem_fraction",
+                                                                   False))
     fields |= speculative_args(args)
     for name in ("mamba_full_memory_ratio", "max_mamba_cache_size", "mamba_ssm_dtype"):  # SGLang hybrids' MambaPool
         if getattr(args, name, None) is not None:
@@ -306,6 +308,9 @@ def add_commands(sub) -> None:
     p.add_argument("--mm-encoder-tp-mode", choices=("weights", "data"), default="weights",
                    help="vLLM: shard the vision tower over TP (weights) or replicate it per rank (data)")
     p.add_argument("--mem-fraction-static", type=float, default=None)
+    p.add_argument("--sglang-aiter-honor-explicit-mem-fraction", action="store_true",
+                   help="SGLang 0.5.20+ on ROCm: the env SGLANG_AITER_HONOR_EXPLICIT_MEM_FRACTION=1 (an explicit "
+                        "--mem-fraction-static is not scaled by 0.85 for the aiter backend)")
     p.add_argument("--model-loading-gib", type=float, default=None, metavar="GIB",
                    help="vLLM's logged 'Model loading took GIB GiB' (per GPU): budget this measured figure "
                         "in place of the computed weights")

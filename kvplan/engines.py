@@ -633,6 +633,9 @@ class EngineConfig(BaseModel):
     # "enforce" --enforce-piecewise-cuda-graph (0.5.10+: on past the auto-disable rules); "disable"
     # --disable-piecewise-cuda-graph (0.5.10+).
     piecewise_cuda_graph: Literal["enable", "enforce", "disable"] | None = None
+    # SGLang 0.5.20+ env SGLANG_AITER_HONOR_EXPLICIT_MEM_FRACTION (kvplan.sglang.aiter_haircut): with an explicit
+    # --mem-fraction-static, ROCm's aiter backend keeps it as given (no x 0.85)
+    sglang_aiter_honor_explicit_mem_fraction: bool = False
     # SGLang hybrids (kvplan.sglang.mamba_pool): --mamba-full-memory-ratio (None: 0.9), --max-mamba-cache-size,
     # --mamba-ssm-dtype (None: the config's mamba_ssm_dtype where the line reads it, else float32)
     mamba_full_memory_ratio: float | None = Field(default=None, gt=0, le=1000)

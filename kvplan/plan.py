@@ -1450,6 +1450,13 @@ def _budget(spec, gpu, engine, layout, weights, mnbt, max_seqs, act_b, mla, last
                  Term(name=f"left free: (1 - {frac}) x free before load", bytes=b.keep_free, basis="engine rule",
                       source=f"{st.rule} (gpu_mem {st.gpu_mem_mib} MiB, {st.gpu_mem_basis}); rest = available - "
                              "pre x (1 - mem_fraction_static), model_runner.profile_max_num_token")]
+        if b.draft_vocab_copies:
+            terms.append(Term(name="MTP draft's embed_tokens / lm_head copies (freed after the pool is sized)",
+                              bytes=b.draft_vocab_copies, basis="exact",
+                              source="the NextN draft builds its own bf16 vocab tables, resident while the target's "
+                                     "pool is profiled; set_embed_and_head frees them after both pools "
+                                     "(speculative/eagle_worker_v2.py, SGLang 0.5.14 - 0.5.23; sgl-project/sglang "
+                                     "issue #36452): kvplan.sglang.mtp_draft_vocab_copy_bytes"))
         if b.mm_reserve:
             terms.append(Term(name="multimodal embedding-cache reserve", bytes=b.mm_reserve, basis="engine rule",
                               source="SGLANG_VLM_CACHE_SIZE_MB (100) out of the KV budget, SGLang 0.5.18+ "
@@ -1560,7 +1567,42 @@ def _sglang_budget(spec, gpu, engine, layout, weights, mla) -> "sglang.SglangBud
         # DSA models run SGLang's nsa attention backend, not aiter: no haircut
         not _dsa_indexer_width(spec) and sglang.aiter_haircut(
             engine.sglang_version, gpu.vendor, mla, spec.num_key_value_heads or spec.num_attention_heads, layout.tp,
-            engine.max_model_len or spec.max_position_embeddings or 4096))
+            engine.max_model_len or spec.max_position_embeddings or 4096,
+            engine.sglang_aiter_honor_explicit_mem_fraction, engine.mem_fraction_static is not None),
+        _sglang_draft_vocab_copies(spec, engine, layout))
+
+
+def _sglang_draft_vocab_copies(spec, engine, layout) -> int:
+    """The MTP draft's own embed_tokens / lm_head on this rank (kvplan.sglang.mtp_draft_vocab_copy_bytes): resident
+    while SGLang profiles the target's pool (0.5.14+, the only lines kvplan plans SGLang MTP on)."""
+    if engine.engine != "sglang" or engine.speculative_method != "mtp" or not spec.mtp_layers:
+        return 0
+    return sglang.mtp_draft_vocab_copy_bytes(spec.vocab_size, spec.hidden_size, layout.tp,
+                                             layout.attn_tp if layout.attn_dp > 1 else None,
+                                             4 if spec.dtype == "fp32" else 2)
+
+
+def _sglang_draft(spec, gpu, engine, layout, kv_b) -> "sglang.SglangDraft | None":
+    """What SGLang's MTP draft worker loads and allocates on a last-stage rank (kvplan.sglang.SglangDraft): the MTP
+    layers' shard (in the plan's weights unless typed in), the vocab copies, and its own layers' cell as the plan
+    counts it (MLA / DSA: all in K; else halved into K / V)."""
+    copies = _sglang_draft_vocab_copies(spec, engine, layout)
+    if not copies:
+        return None
+    mtp = [(layer, 1) for layer in spec.mtp_layers]
+    kv_tp = layout.attn_tp
+    dsa = _has_dsa(spec)
+    cell = sum(layer.cache.kv_bytes_per_token("vllm", kv_tp, kv_b) for layer, _ in mtp
+               if not (dsa and layer.cache.kind == "mla_dsa"))
+    mla = all(layer.cache.kind in ("mla", "mla_dsa") for layer, _ in mtp)
+    if dsa:  # the DSA cell as the pool allocates it (the K line of _sglang_log)
+        cell += sglang.dsa_bytes_per_token(
+            engine.sglang_version, mtp, kv_b, _dsa_indexer_width(spec), allocated=True,
+            raw_fp8=sglang.dsa_fp8_raw_latent(engine.sglang_version, gpu.name, spec.model_type))
+    k, v = (cell, 0) if mla else (cell // 2, cell - cell // 2)
+    return sglang.SglangDraft(arch=sglang.mtp_draft_arch(spec.model_type, engine.sglang_version),
+                              mtp_bytes=mtp_rank_bytes(spec, layout, engine.weight_format), vocab_copy_bytes=copies,
+                              k_bytes_per_token=k, v_bytes_per_token=v)
 
 
 def _sglang_log(spec, gpu, engine, layout, rank: "RankPlan", tokens, page, mla, kv_b, max_len, model_dtype,
@@ -1584,8 +1626,11 @@ def _sglang_log(spec, gpu, engine, layout, rank: "RankPlan", tokens, page, mla, 
             engine.sglang_version, layers, kv_b, _dsa_indexer_width(spec), allocated=True, raw_fp8=raw) - \
             sglang.dsa_bytes_per_token(engine.sglang_version, layers, kv_b, _dsa_indexer_width(spec), raw_fp8=raw)
     dtype = {1: "float8_e4m3fn", 4: "float32"}.get(kv_b, "float16" if model_dtype == "fp16" else "bfloat16")
+    draft = _sglang_draft(spec, gpu, engine, layout, kv_b) if rank.pp_stage == layout.pp - 1 else None
+    if draft is not None and engine.weights_bytes is not None:  # typed-in weights: the MTP layers within them
+        draft = draft.model_copy(update={"mtp_bytes": min(draft.mtp_bytes, b.weights_loaded)})
     return sglang.log_lines(prof, b.pre_load, b.weights_loaded, tokens, page, k, v, mla, dtype, b.settings, running,
-                            max_len, mamba, uncapped)
+                            max_len, mamba, uncapped, draft)
 
 
 def _has_dsa(spec: ModelSpec) -> bool:
