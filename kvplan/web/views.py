@@ -153,7 +153,9 @@ def replayed(section: str, draw: Callable[[], None], *key: Hashable) -> None:
     only copies each proto into its message, it never changes them), and the whole key is one digest string,
     so Streamlit hashes one short argument instead of walking tuples (its ``_make_value_key`` took 0.7 ms a
     hit for the page links' key of every link parameter). The digest is of ``repr`` of plain values
-    (strings, numbers, bools and tuples of them: every caller's key is), which is stable across runs."""
+    (strings, numbers, bools and tuples of them: every caller's key is), which is stable across runs.
+    bench/rerun_cpu.py, 2026-12-01 (load 5-8): script-thread CPU of a rerun 15.6 -> 13.3 ms on Budget, 14.2 ->
+    12.8 on GPUs, 17.9 -> 14.2 on Model (every page 8-21 % less)."""
     digest = hashlib.blake2b(repr((section, key)).encode(), digest_size=16).hexdigest()
     _replay(digest, _draw=draw)
 
