@@ -1099,7 +1099,7 @@ def plan(spec: ModelSpec, gpu: GpuSpec, engine: EngineConfig = EngineConfig(), l
         if sglang_dsa:  # SGLang's profiled DSA cell (kvplan.sglang.dsa_bytes_per_token) for its DSA layers
             per_token += sglang.dsa_bytes_per_token(
                 engine.sglang_version, layers, kv_b, _dsa_indexer_width(spec),
-                raw_fp8=sglang.dsa_fp8_raw_latent(engine.sglang_version, gpu.name, spec.model_type))
+                raw_fp8=sglang.dsa_fp8_raw_latent(engine.sglang_version, gpu.name, spec.model_type, gpu.vendor))
         if engine.engine == "sglang":
             mamba, rest_before = _sglang_mamba(spec, engine, layout, layers, pool), pool
             if mamba is not None:  # the MambaPool comes out of rest first; the KV pool gets what is left
@@ -1621,7 +1621,7 @@ def _sglang_log(spec, gpu, engine, layout, rank: "RankPlan", tokens, page, mla, 
     k, v = (rank.kv_bytes_per_token, 0) if mla else (half, rank.kv_bytes_per_token - half)
     if _has_dsa(spec):  # the pool allocates more than it profiles before 0.5.17 (the packed 656 B fp8 latent)
         layers = stage_distinct(spec, layout.pp, rank.pp_stage, layout.pp_split)
-        raw = sglang.dsa_fp8_raw_latent(engine.sglang_version, gpu.name, spec.model_type)
+        raw = sglang.dsa_fp8_raw_latent(engine.sglang_version, gpu.name, spec.model_type, gpu.vendor)
         k = rank.kv_bytes_per_token + sglang.dsa_bytes_per_token(
             engine.sglang_version, layers, kv_b, _dsa_indexer_width(spec), allocated=True, raw_fp8=raw) - \
             sglang.dsa_bytes_per_token(engine.sglang_version, layers, kv_b, _dsa_indexer_width(spec), raw_fp8=raw)
@@ -1662,8 +1662,9 @@ def _sglang_dsa_engine(spec, gpu, engine, layout) -> tuple[EngineConfig, str | N
         notes.append("--kv-cache-dtype auto becomes fp8_e4m3 on this SM >= 10 GPU")
     note = None
     if notes:
+        raw = sglang.dsa_fp8_raw_latent(engine.sglang_version, gpu.name, spec.model_type, gpu.vendor)
         note = (f"SGLang sets its own DSA defaults: {'; '.join(notes)} "
-                f"({sglang.dsa_rule(engine.sglang_version, gpu.vendor, kv, page, sglang.dsa_fp8_raw_latent(engine.sglang_version, gpu.name, spec.model_type))})")
+                f"({sglang.dsa_rule(engine.sglang_version, gpu.vendor, kv, page, raw)})")
     return engine.model_copy(update={"kv_cache_dtype": kv, "block_size": page}), note
 
 

@@ -198,7 +198,12 @@ class SglangProfile(BaseModel):
 #   0.5.x TP4 PCIe 0.56: RTX 4090 23.64 - 23.08 (Qwen3-14B, 2026-06; "avail 16.00 + mem usage 7.08");
 #   0.5.10+ TP >= 2 NVLink 1.44: H20 95.00 - 93.56 (TP8, 2026-05: the 0.5.10 / 0.5.12 wheels are of 2026-04 / 05); an
 #   H200 TP16 log over two nodes (2026) reads 1.72;
-#   TP >= 2 ROCm 4.50: MI355X 287.98 - 283.48 (TP8, sglang 0.5.8.post1, the GLM-family fp8 log of 2026-02-26);
+#   TP >= 2 ROCm 4.50 (0.4.x - 0.5.9): MI355X 287.98 - 283.48 (TP8, sglang 0.5.8.post1, the GLM-family fp8 log of
+#   2026-02-26: "Init torch distributed ends. mem usage=3.81 GB");
+#   0.5.10+ TP >= 2 ROCm 11.13: MI355X 287.98 - 276.85 (TP8, GLM-5.1-MXFP4 on the rocm/sgl-dev v0.5.10rc0 (2026-04-15)
+#   and v0.5.12 (2026-05-17) images alike: "Init torch distributed ends. mem usage=10.04 - 10.46 GB", the aiter custom
+#   all-reduce the ROCm build picks by default; Jacob0226/SGLang-benchmarks results/_pr25742_matrix/*_TP8/server.log
+#   @ 892d66c3fd95eb50f6de906c10eb318c039ae4c5); the same image at TP2 reads 279.13 (8.85: -0.8 % of the reading);
 #   0.4.x - 0.5.2 TP >= 2 NVLink on SM 10.x 3.01: B200 178.35 - 175.34 (sglang PR #9162, 2025-08-13, DeepSeek-R1-FP4 TP4,
 #   "Load weight begin. avail mem=175.34 GB"; checked against the DeepSeek-R1-0528 8 x B200 log of 2025-08-01, DSR1 in
 #   tests/test_engine_sglang_2026b.py: 985,300 tokens, logged 980,344). The 0.5.x lines keep the Hopper figure (no
@@ -208,7 +213,7 @@ _OLD = {"context_single": _g(0.38), "context_tp_pcie": _g(0.40), "context_tp_nvl
 _MID = {"context_single": _g(0.74), "context_tp_pcie": _g(0.56), "context_tp_nvlink": _g(2.52),
         "context_tp_rocm": _g(4.50)}
 _NEW = {"context_single": _g(0.74), "context_tp_pcie": _g(0.56), "context_tp_nvlink": _g(1.44),
-        "context_tp_rocm": _g(4.50)}
+        "context_tp_rocm": _g(11.13)}
 
 # The hybrid families kvplan sizes on SGLang, by the model_type kvplan parses, and the SGLang architecture that serves
 # it (configs/hybrid_arch.py mambaish_config; each line's models/ and configs/ folders): Qwen3-Next (GDN) from 0.5.2,
@@ -1332,14 +1337,22 @@ def sm_major_at_least_10(gpu_name: str) -> bool:
     return gpu_name.upper().startswith(("B200", "B300", "GB200", "GB300", "RTX-5090", "RTX-PRO-6000"))
 
 
-def dsa_fp8_raw_latent(version: str, gpu_name: str, model_type: str) -> bool:
-    """Whether the default fp8 DSA backend on this GPU is trtllm, which stores the raw 576-byte fp8 latent (kv_lora_rank
-    + qk_rope_head_dim, no scales) instead of the packed 656 B: SM >= 10 from 0.5.10, except GLM-5 (glm_moe_dsa) on
-    SM 12 from 0.5.17 (flashinfer_sparse_mla). Source: server_args.py _set_default_nsa_backends (0.5.10 - 0.5.13) /
-    _set_default_dsa_backends (0.5.14 - 0.5.16), arg_groups/overrides.py _dsa_split_backend_resolution (0.5.17+);
-    calculate_mla_kv_cache_dim. Worked examples: B200 on 0.5.20 -> True; B200 on 0.5.8 -> False (flashmla_kv);
-    H200 -> False; GLM-5 on an RTX PRO 6000 at 0.5.20 -> False."""
-    if version not in _DSA_TRTLLM_FP8 or not sm_major_at_least_10(gpu_name):
+def dsa_fp8_raw_latent(version: str, gpu_name: str, model_type: str, vendor: str = "") -> bool:
+    """Whether the default fp8 DSA backend stores the raw 576-byte fp8 latent (kv_lora_rank + qk_rope_head_dim, no
+    scales) instead of the packed 656 B: trtllm on SM >= 10 from 0.5.10, except GLM-5 (glm_moe_dsa) on SM 12 from 0.5.17
+    (flashinfer_sparse_mla); on ROCm (``vendor`` "AMD") from 0.5.10, whose HIP default DSA backends (tilelang through
+    0.5.19, triton from 0.5.20) read the raw layout. Source: server_args.py _set_default_nsa_backends (0.5.10 - 0.5.13:
+    "if not user_set_prefill and not user_set_decode and is_hip(): tilelang") / _set_default_dsa_backends (0.5.14 -
+    0.5.16), arg_groups/overrides.py _dsa_split_backend_resolution (0.5.17+); calculate_mla_kv_cache_dim ("On HIP,
+    TileLang and AITER DSA kernels consume the raw MLA KV layout"; 0.5.20 adds triton). 0.5.8 - 0.5.9 pick flashmla_kv
+    on ROCm too: packed (the GLM-5-FP8 MI355X log of 2026-02-26, 3,262,823 x 78 x 788 B = 186.77 GiB). Worked examples:
+    B200 on 0.5.20 -> True; B200 on 0.5.8 -> False (flashmla_kv); H200 -> False; GLM-5 on an RTX PRO 6000 at 0.5.20 ->
+    False; MI355X on 0.5.10 -> True (GLM-5.1-MXFP4 8 x MI355X, 0.5.12 image: 3,542,208 x 78 x 708 B = 182.18 GiB)."""
+    if version not in _DSA_TRTLLM_FP8:
+        return False
+    if vendor == "AMD":
+        return True
+    if not sm_major_at_least_10(gpu_name):
         return False
     sm12 = gpu_name.upper().startswith(("RTX-5090", "RTX-PRO-6000"))
     return not (model_type == "glm_moe_dsa" and sm12 and version in _DSA_GLM_SM12_PACKED)
@@ -1454,5 +1467,6 @@ def dsa_rule(version: str, vendor: str, kv: str, page: int, raw_fp8: bool = Fals
     idx = "layers with their own indexer" if version in _DSA_OWN_INDEXER_ONLY else "every layer"
     return (f"SGLang {prof.releases} DSA: page_size {page}{' (ROCm)' if vendor == 'AMD' else ''}, KV dtype {kv} "
             f"(auto: fp8_e4m3 on SM >= 10, bfloat16 below), profiled cell = {cell} + 132 B indexer key on {idx}; "
-            + ("the trtllm backend stores the raw 576 B fp8 latent" if raw_fp8 and kv == "fp8" else
+            + ((f"the {'HIP tilelang / triton' if vendor == 'AMD' else 'trtllm'} backend stores the raw 576 B fp8 "
+                "latent") if raw_fp8 and kv == "fp8" else
                "the pool allocates 656 B a layer at fp8") + " (kvplan.sglang.dsa_bytes_per_token)")
