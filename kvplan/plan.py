@@ -20,7 +20,7 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict
 
-from kvplan import draft_model, drafter, sglang, support, vllm_v0
+from kvplan import draft_model, drafter, sglang, support, vllm_dsv4, vllm_v0
 from kvplan.engines import (
     VLLM_BLOCK_SIZE, VLLM_CONTEXT_BYTES, EngineConfig, VllmProfile, batch_defaults, cuda_graph_bytes, gpu_arch,
     gpu_multicast, non_torch_bytes, sampler_path, vllm_compile_benchmark_bytes, vllm_glm_dsa_fp8_default, vllm_has,
@@ -78,6 +78,12 @@ class KVGroup(BaseModel):
     # Prefix-caching "all" mode (vLLM 0.15.0 - 0.27.1, SupportsMambaPrefixCaching models): a recurrent-state group keeps
     # one state page per block of the sequence, cdiv(max_model_len, block_size) (MambaSpec.max_memory_usage_bytes).
     state_per_block: bool = False
+    # DeepSeek-V4 (kvplan.vllm_dsv4): before 0.27.0 vLLM's concurrency line divides the sum over groups of pages x the
+    # group's page by the first (MLA) group's page (get_max_concurrency_for_kv_cache_config); None: a request takes
+    # the sum of its groups' pages. check_page_bytes: what its memory check charges a page of any group (T' x the
+    # MLA group's distinct page sizes, _max_memory_usage_bytes_from_groups).
+    request_unit_bytes: int | None = None
+    check_page_bytes: int | None = None
 
 
 class RankPlan(BaseModel):
@@ -194,7 +200,7 @@ def _kv_parts(cache) -> tuple:
 
 def kv_groups(layers: list[tuple[DecoderLayer, int]], block_size: int, tp: int, kv_b: int, state_b: int, max_len: int,
               in_flight: int, spec_blocks: int = 0, align: bool = False, all_mode: bool = False,
-              checkpoint: bool | None = None) -> tuple[list[KVGroup], int, int]:
+              checkpoint: bool | None = None, release: tuple = ()) -> tuple[list[KVGroup], int, int]:
     """(groups, bytes_per_block, block_size) as vLLM's hybrid KV-cache manager lays them out.
 
     ``layers``: (layer, count) pairs. Uniform: one group, bytes_per_block = layers x page. Hybrid: layers bucketed by spec,
@@ -215,6 +221,8 @@ def kv_groups(layers: list[tuple[DecoderLayer, int]], block_size: int, tp: int, 
             entry[1] += n
     if not buckets:
         return [], 0, block_size
+    if release and all(c.kind == "compressed_attention" for c in buckets):  # DeepSeek-V4: its own grouping
+        return _dsv4_groups(layers, block_size, kv_b, max_len, in_flight, release)
     states = [c for c in buckets if c.kind not in ATTENTION_KINDS]
     attn = [c for c in buckets if c.kind in ATTENTION_KINDS]
     if len(buckets) > 1 and all(c.kind in UNIFORM_TYPE_KINDS for c in buckets):
@@ -247,6 +255,28 @@ def kv_groups(layers: list[tuple[DecoderLayer, int]], block_size: int, tp: int, 
                                   state_per_block=every))
     bytes_per_block = group_size * max(pages.values())
     return groups, bytes_per_block, block_size
+
+
+def _dsv4_groups(layers, block_size: int, kv_b: int, max_len: int, in_flight: int,
+                 release: tuple) -> tuple[list[KVGroup], int, int]:
+    """DeepSeek-V4's vLLM groups (kvplan.vllm_dsv4.dsv4_layout) as KVGroups: the MLA group (kind "mla", cdiv(L, bs)
+    pages) and the sliding groups (SWA caches, compressor states: kind "sliding_attention", their own block and
+    window, cdiv(min(W - 1 + in_flight, L), block) + 1 pages). page_bytes: the group's page, all its layers."""
+    lay = vllm_dsv4.dsv4_layout(layers, block_size, kv_b, release)
+    groups = [KVGroup(kind=kind, layers=n, padding_layers=0, page_bytes=page, window=window,
+                      block_size=None if kind == "mla" else block,
+                      blocks_per_request=group_blocks(kind, window, max_len, block, in_flight),
+                      request_unit_bytes=lay["unit_bytes"], check_page_bytes=lay["check_page_bytes"])
+              for kind, n, page, block, window in lay["groups"]]
+    return groups, lay["bytes_per_block"], block_size
+
+
+def _dsv4_needed_bytes(groups: list[KVGroup], max_len: int, block_size: int, in_flight: int) -> int:
+    """vLLM's DSV4 memory check (_max_memory_usage_bytes_from_groups): T' x tuple bytes x the pages of every group.
+    Worked number (vllm#44376, V4-Flash TP2, bs 256, 16,384 batched tokens, L = 30,000): 22 x 47,808 x (118 + 2 x 259
+    + 4,099 + 2,065) = 7,152,076,800 B = "6.66 GiB KV cache is needed"."""
+    pages = sum(group_blocks(g.kind, g.window, max_len, g.block_size or block_size, in_flight) for g in groups)
+    return groups[0].check_page_bytes * pages
 
 
 # vLLM models declaring SupportsMambaPrefixCaching (models/*.py of the 0.12.0 - 0.27.1 wheels; bamba.py until its
@@ -614,6 +644,8 @@ def _vllm_mla_block_size(spec: ModelSpec, gpu_name: str, engine: EngineConfig) -
     MLA; a DSA model (every layer ``mla_dsa``: DeepSeek-V3.2, GLM-5) 64 on Hopper / B200 (kvplan.engines.
     vllm_sparse_mla_block_size); a hybrid MLA model keeps the forced per-GPU table (its backends are not modelled)."""
     caches = [layer.cache for layer in spec.layers]
+    if all(c.kind == "compressed_attention" for c in caches):  # DeepSeek-V4 (kvplan.vllm_dsv4.VLLM_DSV4_BLOCK_SIZE)
+        return vllm_dsv4.VLLM_DSV4_BLOCK_SIZE
     if all(c.kind == "mla_dsa" for c in caches):
         return vllm_sparse_mla_block_size(gpu_name)
     if any(c.kind != "mla" for c in caches):
@@ -1006,8 +1038,17 @@ def plan(spec: ModelSpec, gpu: GpuSpec, engine: EngineConfig = EngineConfig(), l
         # through 0.25.1 SlidingWindowSpec / ChunkedLocalAttentionSpec add max_num_batched_tokens once, whatever the
         # PP size (kv_cache_interface.py: sliding_window - 1 + max_num_batched_tokens)
         in_flight = mnbt
+    # DeepSeek-V4 under vLLM V1 (>= 0.20.0): its own KV grouping (kvplan.vllm_dsv4), keyed by release
+    dsv4_release = vllm_release(prof.version) if engine.engine == "vllm" and not v0 and spec.model_type == "deepseek_v4" \
+        else ()
     per_node = gpus_per_node or gpu.gpus_per_node
     warnings: list[str] = list(spec.warnings)  # a generic or transformers-built spec says so in every plan
+    if dsv4_release and kv_b != 1:
+        warnings.append(vllm_dsv4.AUTO_KV_NOTE)
+    if dsv4_release:
+        note = vllm_dsv4.block_size_note(distinct_layers(spec.layers), block_size, kv_b, dsv4_release)
+        if note:
+            warnings.append(note)
     if arrival_note:
         warnings.append(arrival_note)
     if dsa_note:
@@ -1081,9 +1122,9 @@ def plan(spec: ModelSpec, gpu: GpuSpec, engine: EngineConfig = EngineConfig(), l
         else:
             groups, bytes_per_block, bs = spec.memo(  # the same for every GPU of a picker sweep
                 ("groups", layout.pp, stage, block_size, kv_tp, kv_b, state_b, len_rank, in_flight, draft, spec_blocks,
-                 align, all_mode, checkpoint, head_key),
+                 align, all_mode, checkpoint, head_key, dsv4_release),
                 lambda: kv_groups(layers, block_size, kv_tp, kv_b, state_b, len_rank, in_flight, spec_blocks, align,
-                                  all_mode, checkpoint))
+                                  all_mode, checkpoint, dsv4_release))
         weights, terms, pool = budgets[stage]
         terms = list(terms)
         if engine.engine == "vllm" and not v0 and engine.kv_cache_memory_bytes is None and (
@@ -1152,6 +1193,10 @@ def plan(spec: ModelSpec, gpu: GpuSpec, engine: EngineConfig = EngineConfig(), l
         usable = num_blocks - 1 if engine.engine == "vllm" else num_blocks
         whole = usable // per_request if per_request else 0
         starts = longest_start(groups, block_size, in_flight, engine, usable, len_rank * 64) * dcp
+        if groups and groups[0].check_page_bytes:  # DeepSeek-V4: vLLM checks bytes, not blocks (_dsv4_needed_bytes)
+            dsv4_pool = ranks[tight].kv_pool_bytes
+            starts = _largest_len(lambda L: _dsv4_needed_bytes(groups, L, block_size, in_flight) <= dsv4_pool,
+                                  len_rank * 64) * dcp
     if sglang_mamba is not None:  # SGLang runs no more requests than its MambaPool's slots allow
         cap = sglang_mamba.slots // sglang_mamba.slots_per_request
         if 0 < cap < whole:
@@ -1167,7 +1212,9 @@ def plan(spec: ModelSpec, gpu: GpuSpec, engine: EngineConfig = EngineConfig(), l
         error = vllm_v0.start_error(ranks[tight], max_len, num_blocks, block_size)
         fits = fits and error is None
     else:
-        error = _start_error(engine, prof, ranks[tight], max_len, per_request, starts, usable, num_blocks, tokens)
+        error = _start_error(engine, prof, ranks[tight], max_len, per_request, starts, usable, num_blocks, tokens,
+                             _dsv4_needed_bytes(groups, len_rank, block_size, in_flight)
+                             if groups and groups[0].check_page_bytes else None)
         if error is None and engine.engine == "vllm" and engine.kv_cache_memory_bytes is None and pool_ok:
             error = spec.memo(("warmup-error", budget_key),
                               lambda: _warmup_error(spec, engine, ranks[-1], mnbt, max_seqs, act_b))
@@ -1360,6 +1407,9 @@ def longest_len_for(spec: ModelSpec, gpu: GpuSpec, concurrency: int, engine: Eng
 def _request_blocks(groups, max_len, block_size, in_flight, engine) -> int:
     if engine.engine == "sglang":
         return cdiv(max_len, block_size)
+    if groups and groups[0].request_unit_bytes:  # DeepSeek-V4 before vLLM 0.27.0 (KVGroup.request_unit_bytes)
+        return cdiv(sum(group_blocks(g.kind, g.window, max_len, g.block_size or block_size, in_flight) * g.page_bytes
+                        for g in groups), groups[0].request_unit_bytes)
     return sum(_state_blocks(g.kind, g.window, max_len, g.block_size or block_size, in_flight, g.state_per_block)
                + g.spec_blocks for g in groups)
 
@@ -1774,7 +1824,8 @@ def _gib(n: int) -> str:
     return f"{n / GiB:.2f}"
 
 
-def _start_error(engine, prof, rank: RankPlan, max_len, per_request, starts, usable, num_blocks, tokens) -> str | None:
+def _start_error(engine, prof, rank: RankPlan, max_len, per_request, starts, usable, num_blocks, tokens,
+                 needed: int | None = None) -> str | None:
     """The error vLLM raises when it would refuse to start, in its own words (None when it starts)."""
     if engine.engine != "vllm":
         return None
@@ -1782,9 +1833,13 @@ def _start_error(engine, prof, rank: RankPlan, max_len, per_request, starts, usa
         # vllm/v1/core/kv_cache_utils.py check_enough_kv_cache_memory (0.10+)
         return ("ValueError: No available memory for the cache blocks. Try increasing `gpu_memory_utilization` "
                 "when initializing the engine.")
-    if usable // per_request >= 1 if per_request else True:
+    if needed is not None:  # DeepSeek-V4: the bytes of _max_memory_usage_bytes_from_groups against the pool
+        if needed <= rank.kv_pool_bytes:
+            return None
+    elif usable // per_request >= 1 if per_request else True:
         return None
-    needed = per_request * rank.bytes_per_block
+    else:
+        needed = per_request * rank.bytes_per_block
     return (f"ValueError: To serve at least one request with the models's max seq len ({max_len}), "
             f"({_gib(needed)} GiB KV cache is needed, which is larger than the available KV cache memory "
             f"({_gib(rank.kv_pool_bytes)} GiB). Based on the available memory, the estimated maximum model length "
