@@ -672,6 +672,10 @@ class EngineConfig(BaseModel):
     # vLLM --mm-processor-kwargs keys kvplan reads, as (key, value) pairs: "max_pixels", "min_pixels",
     # "size.longest_edge", "size.shortest_edge" (the Qwen ViT's pixel limits: kvplan.vllm_mm)
     mm_processor_kwargs: tuple[tuple[str, int], ...] = ()
+    # vLLM --skip-mm-profiling (0.10.2+, config/multimodal.py skip_mm_profiling): the profile run encodes no dummy
+    # batch (the towers still load), "shifts the responsibility to users for estimating the peak memory usage of the
+    # activation of multimodal encoder and embedding cache"
+    skip_mm_profiling: bool = False
     # vLLM --mm-encoder-tp-mode: "weights" (default) shards the tower over TP; "data" replicates it per rank.
     mm_encoder_tp_mode: Literal["weights", "data"] = "weights"
     # vLLM --speculative-config '{"method": "mtp" (or deepseek_mtp, glm4_moe_mtp), "num_speculative_tokens": N}':

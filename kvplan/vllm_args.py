@@ -199,6 +199,7 @@ class VllmArgs(BaseModel):
     mm_limits: tuple[tuple[str, int], ...] = ()
     mm_processor_kwargs: tuple[tuple[str, int], ...] = ()  # --mm-processor-kwargs keys kvplan reads
     model_runner: str = "auto"  # VLLM_USE_V2_MODEL_RUNNER=0 / 1 before the command: "V1" / "V2"
+    skip_mm_profiling: bool = False  # --skip-mm-profiling
     mm_encoder_tp_mode: str = "weights"
     speculative_method: str = "none"  # "mtp" (an MTP method), "ngram", "eagle" / "eagle3", "draft_model"
     num_speculative_tokens: int = 0
@@ -217,7 +218,7 @@ class VllmArgs(BaseModel):
                  "max_num_batched_tokens", "kv_cache_memory_bytes", "enforce_eager", "weight_format",
                  "decode_context_parallel_size", "disable_custom_all_reduce", "sampler", "language_model_only",
                  "mm_encoder_tp_mode", "speculative_method", "num_speculative_tokens",
-                 "enable_prefix_caching", "draft", "triton_kernels", "mm_limits", "mm_processor_kwargs")
+                 "enable_prefix_caching", "draft", "triton_kernels", "mm_limits", "mm_processor_kwargs", "skip_mm_profiling")
         out = {"engine": "vllm", **{n: getattr(self, n) for n in names}}
         if self.vllm_version is not None:
             out["vllm_version"] = self.vllm_version
@@ -603,6 +604,8 @@ _SWITCH_FLAGS = {
     "--no-disable-custom-all-reduce": ("disable_custom_all_reduce", False),
     "--enable-custom-all-reduce": ("disable_custom_all_reduce", False),
     "--no-language-model-only": ("language_model_only", False),
+    # 0.10.2+ config/multimodal.py: the profile run encodes no dummy multimodal batch (kvplan.vllm_mm.mm_profiled)
+    "--skip-mm-profiling": ("skip_mm_profiling", True), "--no-skip-mm-profiling": ("skip_mm_profiling", False),
     "--disable-prefix-caching": ("enable_prefix_caching", False),
 }
 

@@ -149,7 +149,10 @@ def loads_tower(spec: ModelSpec, engine: EngineConfig) -> bool:
 def mm_profiled(spec: ModelSpec, engine: EngineConfig) -> bool:
     """Whether vLLM's profile run encodes a dummy batch: the towers load and some modality they take has a limit above 0
     (multimodal/registry.py supports_multimodal_inputs, 0.11.0+: "All limits of multimodal modalities supported by the
-    model are set to 0, running in text-only mode"; a gemma3 tower built at 0.11 - 0.14 with image 0 runs none)."""
+    model are set to 0, running in text-only mode"; a gemma3 tower built at 0.11 - 0.14 with image 0 runs none), and
+    not --skip-mm-profiling (gpu_model_runner.py profile_run from 0.10.2, gpu/model_runner.py from 0.27.0)."""
+    if engine.skip_mm_profiling and engine.engine == "vllm" and vllm_release(engine.vllm_version) >= (0, 10, 2):
+        return False
     return loads_tower(spec, engine) and any(mm_limit(engine.mm_limits, m) > 0 for t in spec.towers
                                              for m in t.modalities)
 

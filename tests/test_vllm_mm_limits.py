@@ -95,6 +95,11 @@ def test_towers_skipped_per_release():
     assert with_tower.ranks[0].weights_bytes - without.ranks[0].weights_bytes == 846_120_672
     assert without.ranks[0].weights_bytes == text.ranks[0].weights_bytes
     assert "multimodal profile" not in _mm_note(with_tower)  # built, but "running in text-only mode"
+    # --skip-mm-profiling (0.10.2+): the tower loads, no encoder step
+    skip = parse_vllm_command("vllm serve google/gemma-3-27b-it --skip-mm-profiling").engine_fields()["skip_mm_profiling"]
+    e = EngineConfig(vllm_version="0.19", skip_mm_profiling=skip)
+    assert skip and loads_tower(g3, e) and not mm_profiled(g3, e)
+    assert mm_profiled(g3, EngineConfig(vllm_version="0.10", skip_mm_profiling=True))  # 0.10.0 - 0.10.1 lack it
 
 
 def test_a_modality_at_zero_is_not_the_item():
