@@ -1064,7 +1064,7 @@ def plan(spec: ModelSpec, gpu: GpuSpec, engine: EngineConfig = EngineConfig(), l
     # weights, budget terms and pool of every stage's ranks (and the sampler warm-up below) do not depend on
     # max_model_len: one memo serves every length of a picker sweep (the KV groups are the per-length part)
     head_len = max_len if head_layers and engine.speculative_method in drafter.DRAFT_METHODS and vllm_release(prof.version) >= drafter.ROPE_TARGET_LENGTH else None
-    mm_len = max_len if engine.engine == "vllm" and not v0 and vllm_mm_item_reads_length(
+    mm_len = max_len if engine.engine == "vllm" and not v0 and mm_profiled(spec, engine) and vllm_mm_item_reads_length(
         spec, prof.version, engine.mm_limits, max_seqs, mnbt, engine.mm_processor_kwargs) else None
     budget_key = (gpu, _engine_key(engine), layout, mnbt, max_seqs, head_len, mm_len)
     budgets = spec.memo(("rank-budgets", budget_key), lambda: tuple(

@@ -15,6 +15,12 @@ kvplan does not model (``--cpu-offload-gb``) in ``notes`` ("not modeled" / "read
 *value* for a flag kvplan plans with, a switch given a value, or a value flag given none raises ``PlanInputError``
 naming the flag.
 
+Multimodal flags are kept as vLLM reads them and resolved with the model by kvplan.vllm_mm: --limit-mm-per-prompt
+(JSON, the dotted --limit-mm-per-prompt.image 0, or the pre-0.10 image=0,video=0) per modality in ``mm_limits``
+(a modality not named stays at vLLM's 999; '{"image": 0, "audio": 0}' leaves video on), --mm-processor-kwargs'
+Qwen-VL pixel limits in ``mm_processor_kwargs`` (other keys refused), VLLM_USE_V2_MODEL_RUNNER=0 / 1 in
+``model_runner``.
+
 Worked example: ``vllm serve meta-llama/Llama-3.1-70B -tp 4 --max-model-len 32k`` ->
 model 'meta-llama/Llama-3.1-70B', tensor_parallel_size 4, max_model_len 32000.
 """
