@@ -45,7 +45,10 @@ from kvplan.vllm_layouts import (  # _AWQ_FMT / _GPTQ_FMT / _WNA16_FMT: the int 
     vllm_fp8_marlin_extra_bytes, vllm_mla_dequant_bytes, vllm_mxfp4_extra_bytes,
     vllm_quant_layout_extra_bytes, vllm_rope_cache_bytes,
 )
-from kvplan.vllm_mm import vllm_mm_item_reads_length, vllm_mm_profile, vllm_mm_profile_peak_bytes
+from kvplan.vllm_mm import (
+    loads_tower as engine_loads_tower, mm_profiled, vllm_mm_item_reads_length, vllm_mm_profile,
+    vllm_mm_profile_peak_bytes,
+)
 
 
 class Term(BaseModel):
@@ -809,7 +812,7 @@ def _rank_budget(spec, gpu, engine, layout, stage, draft, mnbt, max_seqs, act_b,
     # vLLM and SGLang build a multimodal checkpoint's vision tower on every rank (each PP stage too) unless
     # --language-model-only: its shard is part of "Model loading took".
     tower = 0
-    loads_tower = engine.engine != "custom" and not engine.language_model_only
+    loads_tower = engine_loads_tower(spec, engine)  # --limit-mm-per-prompt with the tower's modalities at 0 skips it
     if spec.towers and engine.weights_bytes is None and loads_tower:
         tower = tower_rank_bytes(spec, tp, engine.mm_encoder_tp_mode == "data")
     weights += tower
@@ -1029,7 +1032,10 @@ def plan(spec: ModelSpec, gpu: GpuSpec, engine: EngineConfig = EngineConfig(), l
     state_b = DTYPE_BITS[model_dtype] // 8
     act_b = 2 if model_dtype != "fp32" else 4
     # vLLM >= 0.22 raises the default batch budget of a multimodal prefix-LM model to its largest item (Gemma-4)
-    mm_floor = 0 if v0 else vllm_mm_batch_floor(spec.model_type, spec.mm_prefix_lm, bool(spec.towers), engine)
+    # (--limit-mm-per-prompt with every modality of the towers at 0 runs text-only as --language-model-only does)
+    floor_engine = engine if not spec.towers or mm_profiled(spec, engine) else engine.model_copy(
+        update={"language_model_only": True})
+    mm_floor = 0 if v0 else vllm_mm_batch_floor(spec.model_type, spec.mm_prefix_lm, bool(spec.towers), floor_engine)
     mnbt, max_seqs = vllm_v0.batch_limits(spec, engine, max_len) if v0 else batch_defaults(gpu.name, gpu.memory_bytes,
                                                                                             engine, mm_floor)
     batches = prof.in_flight_batches if engine.engine == "vllm" else 2
@@ -1103,7 +1109,8 @@ def plan(spec: ModelSpec, gpu: GpuSpec, engine: EngineConfig = EngineConfig(), l
     # weights, budget terms and pool of every stage's ranks (and the sampler warm-up below) do not depend on
     # max_model_len: one memo serves every length of a picker sweep (the KV groups are the per-length part)
     head_len = max_len if head_layers and engine.speculative_method in drafter.DRAFT_METHODS and vllm_release(prof.version) >= drafter.ROPE_TARGET_LENGTH else None
-    mm_len = max_len if engine.engine == "vllm" and not v0 and vllm_mm_item_reads_length(spec, prof.version) else None
+    mm_len = max_len if engine.engine == "vllm" and not v0 and mm_profiled(spec, engine) and vllm_mm_item_reads_length(
+        spec, prof.version, engine.mm_limits, max_seqs, mnbt, engine.mm_processor_kwargs) else None
     budget_key = (gpu, _engine_key(engine), layout, mnbt, max_seqs, head_len, mm_len)
     budgets = spec.memo(("rank-budgets", budget_key), lambda: tuple(
         _rank_budget(spec, gpu, engine, layout, st, mtp and st == last, mnbt, max_seqs, act_b, mla, head_len, mm_len)
@@ -1530,7 +1537,7 @@ def _budget(spec, gpu, engine, layout, weights, mnbt, max_seqs, act_b, mla, last
         "NVLINK" in gpu.interconnect.upper(), mnbt, max_seqs, spec.model_type,
         gpu_multicast(gpu.name, gpu.interconnect), layout.dp, runner, gpu_arch(gpu.name))
     num_reqs = min(mnbt, max_seqs)
-    loads_tower = bool(spec.towers) and not engine.language_model_only
+    profiles_mm = mm_profiled(spec, engine)  # a tower built with every modality at 0 runs text-only (0.11 - 0.14)
     if runner == "V2":  # v1/worker/gpu/model_runner.py _dummy_sampler_run: a dummy batch skips every sampling
         copies = act_b / 4  # parameter, so the peak holds the logits alone, in the model dtype
     act = engine.activation_bytes
@@ -1545,12 +1552,13 @@ def _budget(spec, gpu, engine, layout, weights, mnbt, max_seqs, act_b, mla, last
         if not vllm_has(prof.version, "moe_workspace_manager") and _marlin_moe_format(
                 spec, *resolve_format(spec, engine.weight_format)):  # fused_marlin_moe's per-call buffers, V1 < 0.17
             act = max(act, vllm_marlin_moe_transient_bytes(spec, layout.tp, mnbt, act_b, bool(layout.ep)))
-        if loads_tower:
+        if profiles_mm:
             # GPUModelRunner.profile_run with a multimodal checkpoint first runs the encoder on a dummy batch (the
             # budget's items of the largest modality), keeps its inputs and outputs through the LM's dummy run and
             # sampler: the peak is max(encoder step, LM peak + held), by release and runner (kvplan.vllm_mm)
             mm = vllm_mm_profile(spec, prof.version, runner, layout.tp, engine.mm_encoder_tp_mode == "data", mnbt,
-                                 act_b, first_stage, gpu.memory_bytes, mm_len or 0)
+                                 act_b, first_stage, gpu.memory_bytes, mm_len or 0, engine.mm_limits, max_seqs,
+                                 engine.mm_processor_kwargs)
             act = vllm_mm_profile_peak_bytes(act, mm)
             mm_src = f"; multimodal profile: {mm.note}"
         elif (first_stage and not engine.enforce_eager and engine.compile_cache == "cold"
@@ -1595,8 +1603,8 @@ def _budget(spec, gpu, engine, layout, weights, mnbt, max_seqs, act_b, mla, last
 def _vllm_runner(spec: ModelSpec, engine: EngineConfig) -> str:
     """kvplan.engines.vllm_model_runner for this checkpoint and engine (V0 profiles: "V1", unused); an explicit
     ``engine.model_runner`` (VLLM_USE_V2_MODEL_RUNNER) wins."""
-    if engine.model_runner != "auto":
-        return engine.model_runner
+    if engine.model_runner != "auto":  # envs.py reads VLLM_USE_V2_MODEL_RUNNER from 0.12.0 (the V2 runner's start)
+        return engine.model_runner if vllm_release(engine.vllm_version) >= (0, 12, 0) else "V1"
     hybrid, moe = spec.memo(("hybrid-moe",), lambda: (
         any(c.kind in STATE_KINDS for layer in spec.layers for c in cache_parts(layer.cache)),
         any(layer.experts is not None for layer in spec.layers)))

@@ -25,7 +25,8 @@ default ``--mm-encoder-tp-mode weights`` (read 2026-12):
   and embed_vision's embedding_projection (ReplicatedLinear) whole.
 
 ``--mm-encoder-tp-mode data`` replicates the whole tower on every rank (data-parallel encoder);
-``--language-model-only`` (vLLM >= 0.11 arg_utils.py: every modality limit 0, towers not built) drops it.
+``--language-model-only`` (vLLM >= 0.17: every modality limit 0, towers not built) drops it, as does
+``--limit-mm-per-prompt`` with every modality of a tower at 0 (``Tower.modalities``, kvplan.vllm_mm.loads_tower).
 Towers are kept in the checkpoint's 16-bit dtype (quantized checkpoints usually ignore them:
 ``quantizable=False``). Not modeled (listed as skipped, not counted): Gemma-3n's MobileNetV5 and
 Conformer towers, Gemma-4's audio tower, Step-3.7's perception encoder, MiniMax-M3-VL's tower.
@@ -185,7 +186,10 @@ def _qwen_vit(r: Reader, text_hidden: int, deepstack: bool) -> tuple[Tower, ...]
     name = "visual (ViT + patch merger" + (" + deepstack mergers)" if n_deep else ")")
     profile = _optional_profile(v, lambda: _qwen_vit_profile(v, patch, temporal, merge, ch, h, inter, depth,
                                                              out * (1 + n_deep)))
+    # vLLM 0.11.0 - 0.14.1 qwen3_vl.py: self.visual = None when the image and video limits are both 0 (0.15+:
+    # _mark_tower_model(vllm_config, {"image", "video"}); qwen3_5.py from 0.17.0 the same)
     return (Tower(name=name, components=tuple(comps), num_heads=heads, profile=profile,
+                  modalities=("image", "video"), vllm_skip_from=(0, 11, 0),
                   source="transformers qwen3_vl/modeling_qwen3_vl.py, qwen3_5/modeling_qwen3_5.py; vLLM qwen3_vl.py"),)
 
 
@@ -195,6 +199,18 @@ def _qwen_vit(r: Reader, text_hidden: int, deepstack: bool) -> tuple[Tower, ...]
 # (16,384 and 24,576 merged 32 x 32 cells; the video's is over two frames). Read 2026-12; the same values are
 # Qwen3VLVideoProcessor's class default in transformers 5.23 (32 x 32 x 768 = 786,432 is its image-size default).
 QWEN_VL_IMAGE_MAX_PIXELS, QWEN_VL_VIDEO_MAX_PIXELS = 16_777_216, 25_165_824
+
+
+def qwen_vl_cells(unit: int, max_pixels: int) -> int:
+    """Merged cells (LM tokens) of vLLM's largest Qwen-VL image under ``max_pixels`` (qwen2_vl.py
+    get_image_size_with_most_features): max_pixels // unit^2 cells factored into the closest pair whose aspect is at
+    most 200, else one cell fewer; ``unit`` = patch x spatial merge. 16,777,216 px, unit 32 -> 16,384; 1,003,520 -> 980
+    (28 x 35)."""
+    for cells in range(max_pixels // (unit * unit), 0, -1):
+        d = next(d for d in range(math.isqrt(cells), 0, -1) if cells % d == 0)
+        if (cells // d) / d <= 200:
+            return cells
+    return 0
 
 
 def _qwen_vit_profile(v: Reader, patch: int, temporal: int, merge: int, ch: int, h: int, inter: int, depth: int,
@@ -218,23 +234,22 @@ def _qwen_vit_profile(v: Reader, patch: int, temporal: int, merge: int, ch: int,
         raise ConfigError("vision_config.patch_size", "patch_size, spatial_merge_size, temporal_patch_size and "
                           "in_channels must be positive for vLLM's dummy item")
 
-    def image_cells(max_pixels: int) -> int:  # get_image_size_with_most_features: the cells of the chosen factor pair
-        for cells in range(max_pixels // (unit * unit), 0, -1):
-            d = next(d for d in range(math.isqrt(cells), 0, -1) if cells % d == 0)
-            if (cells // d) / d <= 200:
-                return cells
-        return 0
+    image = qwen_vl_cells(unit, QWEN_VL_IMAGE_MAX_PIXELS)
+    video = qwen_vl_cells(unit, QWEN_VL_VIDEO_MAX_PIXELS // temporal)  # two frames = one temporal patch
 
-    image = image_cells(QWEN_VL_IMAGE_MAX_PIXELS)
-    video = image_cells(QWEN_VL_VIDEO_MAX_PIXELS // temporal)  # two frames = one temporal patch
-    tokens = max(image, video)
-    return _profile("vision_config.patch_size", modality="image" if image >= video else "video",
-                    tokens_per_item=tokens, embeds_per_item=tokens, patches_per_item=tokens * merge * merge,
-                    pixels_per_item=tokens * merge * merge * ch * temporal * patch * patch, hidden_size=h,
-                    intermediate_size=inter, num_layers=depth, embed_width=width, attn_live_sharded=10,
-                    length_video=(patch, merge, temporal, ch),
-                    source="vLLM qwen3_vl.py Qwen3VLProcessingInfo.get_mm_max_tokens_per_item (qwen2_vl.py "
-                           "get_image_size_with_most_features), Qwen3_VisionTransformer.forward")
+    def item(modality: str, tokens: int) -> TowerProfile:
+        return _profile("vision_config.patch_size", modality=modality,
+                        tokens_per_item=tokens, embeds_per_item=tokens, patches_per_item=tokens * merge * merge,
+                        pixels_per_item=tokens * merge * merge * ch * temporal * patch * patch, hidden_size=h,
+                        intermediate_size=inter, num_layers=depth, embed_width=width, attn_live_sharded=10,
+                        length_video=(patch, merge, temporal, ch),
+                        source="vLLM qwen3_vl.py Qwen3VLProcessingInfo.get_mm_max_tokens_per_item (qwen2_vl.py "
+                               "get_image_size_with_most_features), Qwen3_VisionTransformer.forward")
+
+    # the larger is the item; the other is kept for a --limit-mm-per-prompt that sets it to 0 (kvplan.vllm_mm)
+    first, second = (item("image", image), item("video", video)) if image >= video else \
+        (item("video", video), item("image", image))
+    return first.model_copy(update={"others": (second,)})
 
 
 # vLLM 0.11.0 - 0.14.1 qwen3_vl.py _MAX_FRAMES_PER_VIDEO (the frame cap of get_num_frames_with_most_features)
@@ -313,9 +328,10 @@ def pixtral_mistral3(r: Reader, text_hidden: int) -> tuple[Tower, ...]:
                            patches_per_item=grid * grid, pixels_per_item=ch * image * image, hidden_size=h,
                            intermediate_size=inter, num_layers=layers, gated_mlp=True, block_mask="dense_from_0_12",
                            source="vLLM mistral3.py Mistral3ProcessingInfo, pixtral.py PixtralHFVisionModel")
+    # vLLM 0.11.0 - 0.14.1 mistral3.py: vision_tower = None when the image limit is 0 (0.15+: _mark_tower_model)
     return (Tower(name="vision_tower (Pixtral) + multi_modal_projector", components=tuple(comps), num_heads=heads,
                   source="transformers pixtral/modeling_pixtral.py, mistral3/modeling_mistral3.py; vLLM pixtral.py, "
-                         "mistral3.py", profile=profile),)
+                         "mistral3.py", profile=profile, vllm_skip_from=(0, 11, 0)),)
 
 
 def llama4_vision(r: Reader, text_hidden: int) -> tuple[Tower, ...]:
@@ -353,8 +369,10 @@ def llama4_vision(r: Reader, text_hidden: int) -> tuple[Tower, ...]:
                            patches_per_item=tiles * (grid + 1), pixels_per_item=tiles * ch * image * image,
                            hidden_size=h, intermediate_size=inter, num_layers=layers,
                            source="vLLM mllama4.py Mllama4ProcessingInfo (get_max_num_tiles, get_patch_per_chunk)")
+    # vLLM 0.11.0 - 0.14.1 mllama4.py: vision_model = None when the image limit is 0 (0.15+: _mark_tower_model)
     return (Tower(name="vision_model + multi_modal_projector", components=tuple(comps), num_heads=heads,
-                  source="transformers llama4/modeling_llama4.py; vLLM mllama4.py", profile=profile),)
+                  source="transformers llama4/modeling_llama4.py; vLLM mllama4.py", profile=profile,
+                  vllm_skip_from=(0, 11, 0)),)
 
 
 # Llama4ImageProcessorFast max_patches in meta-llama/Llama-4-Scout / Maverick preprocessor_config.json (16), which
@@ -399,8 +417,10 @@ def moonvit_kimi_k25(r: Reader, text_hidden: int) -> tuple[Tower, ...]:
               _lin("mm_projector.in_proj", merged, merged),
               _lin("mm_projector.out_proj", text_hidden, merged, shard="row")]
     profile = _optional_profile(r, lambda: _moonvit_profile(r, patch, kernel, h, inter, layers))
+    # vLLM kimi_k25.py get_supported_mm_limits: {"vision_chunk": None} (images and video chunks alike); the tower is
+    # marked _mark_tower_model(vllm_config, "vision_chunk") from 0.16.0 (0.15.x builds it always)
     return (Tower(name="vision_tower (MoonViT) + mm_projector", components=tuple(comps), num_heads=heads,
-                  profile=profile,
+                  profile=profile, modalities=("vision_chunk",), vllm_skip_from=(0, 16, 0),
                   source="transformers kimi_k25/modeling_kimi_k25.py; vLLM kimi_k25.py, kimi_k25_vit.py"),)
 
 
@@ -438,7 +458,7 @@ def _moonvit_profile(r: Reader, patch: int, kernel: list[int], h: int, inter: in
     side = _navit_side(KIMI_K25_DUMMY_SIDE, patch, kh, KIMI_K25_PATCH_LIMIT, KIMI_K25_SIDE_LIMIT)
     frame = _navit_side(KIMI_K25_DUMMY_SIDE, patch, kh, KIMI_K25_FRAME_PATCH_LIMIT, KIMI_K25_SIDE_LIMIT)
     tokens = max((side // kh) * (side // kw), (frame // kh) * (frame // kw))
-    return _profile("vision_config.patch_size", tokens_per_item=tokens, embeds_per_item=tokens,
+    return _profile("vision_config.patch_size", modality="vision_chunk", tokens_per_item=tokens, embeds_per_item=tokens,
                     patches_per_item=side * side, pixels_per_item=side * side * 3 * patch * patch, hidden_size=h,
                     intermediate_size=inter, num_layers=layers, attn_live_sharded=11,
                     source="vLLM kimi_k25.py KimiK25DummyInputsBuilder (Moonshot's navit_resize_image), "
@@ -501,12 +521,29 @@ def gemma4_vision(r: Reader, text_hidden: int) -> tuple[Tower, ...]:
                            hidden_size=h, intermediate_size=inter, num_layers=layers, gated_mlp=True,
                            frames_per_item=frames, frame_chunk_cost=soft * k * k * 4 * positions * 8,
                            source="vLLM gemma4_mm.py _process_video_input (the tower is transformers' Gemma4VisionModel)")
+    # the image item (profiled when --limit-mm-per-prompt sets video to 0): get_mm_max_tokens_per_item's image entry
+    # vision_config.default_output_length (280) tokens; the dummy image is 224 x 224 (get_dummy_mm_data: the
+    # Gemma4ImageProcessor has no size), patchified and zero-padded to max_patches = 280 x k^2 = 2,520 patches of
+    # 3 x p^2 values; its soft tokens _compute_num_soft_tokens(224, 224): scale sqrt(2,520 / 14^2) = 3.586, each side
+    # floor(224 x 3.586 / 48) x 48 = 768 px = 48 patches, 48^2 / 3^2 = 256 embeds (0.19.0 - 0.33.0)
+    default = v.int("default_output_length", 280, why=why)
+    unit, side = patch * k, GEMMA4_DUMMY_IMAGE_SIDE
+    scaled = max(unit, math.floor(side * math.sqrt(default * k * k / ((side / patch) ** 2)) / unit) * unit)
+    image = _profile("vision_config.default_output_length", modality="image", tokens_per_item=default,
+                     embeds_per_item=min((scaled // patch) ** 2 // (k * k), default),
+                     patches_per_item=default * k * k, pixels_per_item=default * k * k * 3 * patch ** 2, hidden_size=h,
+                     intermediate_size=inter, num_layers=layers, gated_mlp=True,
+                     source="vLLM gemma4_mm.py Gemma4ProcessingInfo.get_mm_max_tokens_per_item, _compute_num_soft_tokens")
+    profile = profile.model_copy(update={"others": (image,)})
+    # gemma4_mm.py (0.19.0 - 0.33.0): the vision tower is _mark_tower_model(vllm_config, {"image", "video"})
     return (Tower(name="vision_tower + embed_vision", components=tuple(comps), num_heads=heads,
-                  source="transformers gemma4/modeling_gemma4.py; vLLM gemma4_mm.py", profile=profile),)
+                  source="transformers gemma4/modeling_gemma4.py; vLLM gemma4_mm.py", profile=profile,
+                  modalities=("image", "video")),)
 
 
 # vLLM gemma4_mm.py _VIDEO_MAX_FRAMES / _VIDEO_MAX_SOFT_TOKENS (0.19.0 - 0.33.0 wheels, read 2026-12)
 GEMMA4_VIDEO_FRAMES, GEMMA4_VIDEO_SOFT_TOKENS = 32, 70
+GEMMA4_DUMMY_IMAGE_SIDE = 224  # gemma4_mm.py get_dummy_mm_data: size.get("width", 224) (the processor has no size)
 
 
 # Wrapper model_type -> tower builder (reader over the wrapper config, text hidden size).
