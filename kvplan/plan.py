@@ -1111,7 +1111,9 @@ def plan(spec: ModelSpec, gpu: GpuSpec, engine: EngineConfig = EngineConfig(), l
     head_len = max_len if head_layers and engine.speculative_method in drafter.DRAFT_METHODS and vllm_release(prof.version) >= drafter.ROPE_TARGET_LENGTH else None
     mm_len = max_len if engine.engine == "vllm" and not v0 and mm_profiled(spec, engine) and vllm_mm_item_reads_length(
         spec, prof.version, engine.mm_limits, max_seqs, mnbt, engine.mm_processor_kwargs) else None
-    budget_key = (gpu, _engine_key(engine), layout, mnbt, max_seqs, head_len, mm_len)
+    # SGLang's budget reads the length once: the ROCm aiter haircut above 8192 tokens (kvplan.sglang.aiter_haircut)
+    sglang_long = _sglang_context_len(spec, engine) > 8192 if engine.engine == "sglang" else None
+    budget_key = (gpu, _engine_key(engine), layout, mnbt, max_seqs, head_len, mm_len, sglang_long)
     budgets = spec.memo(("rank-budgets", budget_key), lambda: tuple(
         _rank_budget(spec, gpu, engine, layout, st, mtp and st == last, mnbt, max_seqs, act_b, mla, head_len, mm_len)
         for st in range(layout.pp)))
@@ -1612,6 +1614,12 @@ def _vllm_runner(spec: ModelSpec, engine: EngineConfig) -> str:
                              engine.speculative_method)
 
 
+def _sglang_context_len(spec, engine) -> int:
+    """SGLang's context_len (--context-length, else the checkpoint's max_position_embeddings): the one length the
+    budget reads (aiter_haircut's > 8192), so the budget memo keys on which side of 8192 it falls."""
+    return engine.max_model_len or spec.max_position_embeddings or 4096
+
+
 def _sglang_budget(spec, gpu, engine, layout, weights, mla) -> "sglang.SglangBudget":
     """SGLang's budget of one rank (kvplan.sglang.budget) from the plan's inputs."""
     loads_tower = spec.towers and not engine.language_model_only
@@ -1625,7 +1633,7 @@ def _sglang_budget(spec, gpu, engine, layout, weights, mla) -> "sglang.SglangBud
         # DSA models run SGLang's nsa attention backend, not aiter: no haircut
         not _dsa_indexer_width(spec) and sglang.aiter_haircut(
             engine.sglang_version, gpu.vendor, mla, spec.num_key_value_heads or spec.num_attention_heads, layout.tp,
-            engine.max_model_len or spec.max_position_embeddings or 4096,
+            _sglang_context_len(spec, engine),
             engine.sglang_aiter_honor_explicit_mem_fraction, engine.mem_fraction_static is not None),
         _sglang_draft_vocab_copies(spec, engine, layout))
 
