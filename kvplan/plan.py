@@ -18,7 +18,7 @@ import math
 import operator
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict
+from pydantic import BaseModel, ConfigDict, Field
 
 from kvplan import draft_model, drafter, sglang, support, vllm_v0
 from kvplan.engines import (
@@ -135,9 +135,9 @@ class Plan(BaseModel):
     ranks: list[RankPlan]
     warnings: list[str]
     decode: DecodeBound | None = None
-    suggestions: list[str] = []
+    suggestions: list[str] = Field(default_factory=list)  # a factory: a [] default is deep-copied on every Plan
     # The figures the engine logs at start-up, in its own words (per vLLM / SGLang profile).
-    engine_log: list[str] = []
+    engine_log: list[str] = Field(default_factory=list)
     engine_version: str = ""  # the vLLM / SGLang profile planned ("0.33", "0.5.20"), empty for custom
     start_error: str | None = None  # the engine's own error text when it would refuse to start
     starts: bool = True  # the engine would start (SGLang does even below one request of max_model_len)
@@ -402,7 +402,8 @@ VLLM_DSA_RADIX_TOPK_BYTES = 1024 * 1024  # RADIX_TOPK_WORKSPACE_SIZE (0.20.0 - 0
 def _dsa_indexer_width(spec: ModelSpec) -> int:
     """The widest indexer key of the model's DSA layers (index_head_dim; 0 without a DSA layer that owns one)."""
     return spec.memo(("dsa-indexer-width",), lambda: max(
-        (layer.cache.index_head_dim or 0 for layer in spec.layers if layer.cache.kind == "mla_dsa"), default=0))
+        (layer.cache.index_head_dim or 0 for layer, _ in stage_distinct(spec, 1, 0) if layer.cache.kind == "mla_dsa"),
+        default=0))
 
 
 def vllm_dsa_indexer_workspace_bytes(spec: ModelSpec, max_len: int, vllm_version: str) -> int:
@@ -613,7 +614,7 @@ def _vllm_mla_block_size(spec: ModelSpec, gpu_name: str, engine: EngineConfig) -
     """vLLM's default block for an MLA model (kvplan.engines.vllm_mla_default_block_size) when every layer is plain
     MLA; a DSA model (every layer ``mla_dsa``: DeepSeek-V3.2, GLM-5) 64 on Hopper / B200 (kvplan.engines.
     vllm_sparse_mla_block_size); a hybrid MLA model keeps the forced per-GPU table (its backends are not modelled)."""
-    caches = [layer.cache for layer in spec.layers]
+    caches = [layer.cache for layer, _ in stage_distinct(spec, 1, 0)]  # the distinct layers: all / any / first alike
     if all(c.kind == "mla_dsa" for c in caches):
         return vllm_sparse_mla_block_size(gpu_name)
     if any(c.kind != "mla" for c in caches):
@@ -984,7 +985,7 @@ def plan(spec: ModelSpec, gpu: GpuSpec, engine: EngineConfig = EngineConfig(), l
                   "sglang": 1,
                   "custom": 16}[engine.engine]
     if engine.engine == "vllm" and spec.memo(("indexed",), lambda: any(
-            layer.cache.kind == "indexed_attention" for layer in spec.layers)):
+            layer.cache.kind == "indexed_attention" for layer, _ in stage_distinct(spec, 1, 0))):
         # MiniMax-M3: its sparse backend and indexer run 128-token pages only ("Page size == sparse block
         # size", vllm/models/minimax_m3/common/sparse_attention.py get_supported_kernel_block_sizes).
         default_bs = VLLM_INDEXED_BLOCK_SIZE
@@ -1540,9 +1541,9 @@ def _vllm_runner(spec: ModelSpec, engine: EngineConfig) -> str:
     ``engine.model_runner`` (VLLM_USE_V2_MODEL_RUNNER) wins."""
     if engine.model_runner != "auto":
         return engine.model_runner
-    hybrid, moe = spec.memo(("hybrid-moe",), lambda: (
-        any(c.kind in STATE_KINDS for layer in spec.layers for c in cache_parts(layer.cache)),
-        any(layer.experts is not None for layer in spec.layers)))
+    hybrid, moe = spec.memo(("hybrid-moe",), lambda: (  # over the distinct layers: the same answer, fewer looks
+        any(c.kind in STATE_KINDS for layer, _ in stage_distinct(spec, 1, 0) for c in cache_parts(layer.cache)),
+        any(layer.experts is not None for layer, _ in stage_distinct(spec, 1, 0))))
     return vllm_model_runner(engine.vllm_version, spec.model_type, moe, hybrid, spec.quantization is not None,
                              engine.speculative_method)
 
@@ -1590,7 +1591,8 @@ def _sglang_log(spec, gpu, engine, layout, rank: "RankPlan", tokens, page, mla, 
 
 def _has_dsa(spec: ModelSpec) -> bool:
     """Whether any layer is DeepSeek sparse attention (``mla_dsa``: DeepSeek-V3.2, GLM-5)."""
-    return spec.memo(("has-dsa",), lambda: any(layer.cache.kind == "mla_dsa" for layer in spec.layers))
+    return spec.memo(("has-dsa",), lambda: any(
+        layer.cache.kind == "mla_dsa" for layer, _ in stage_distinct(spec, 1, 0)))
 
 
 def _sglang_dsa_engine(spec, gpu, engine, layout) -> tuple[EngineConfig, str | None]:
