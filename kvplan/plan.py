@@ -744,7 +744,8 @@ def _rank_budget(spec, gpu, engine, layout, stage, draft, mnbt, max_seqs, act_b,
     (``_engine_key``), so a length-dependent term would be served stale (tests/test_picker_equivalence.py fails).
     The one exception is passed in and keyed: ``head_len``, the length an EAGLE head's rotary table is stretched to
     (vLLM 0.27+), None where the head's table does not depend on it; ``mm_len``, the length a multimodal dummy item
-    follows (Qwen3-VL's video, vLLM 0.11.0 - 0.12.0: kvplan.vllm_mm.vllm_mm_item_reads_length), None elsewhere."""
+    follows (Qwen3-VL's video, vLLM 0.11.0 - 0.12.0: kvplan.vllm_mm.vllm_mm_item_reads_length), None elsewhere; and
+    SGLang on ROCm, whose aiter haircut reads whether the length passes 8192 (plan() keys that: ``long_ctx``)."""
     tp, last = layout.tp, layout.pp - 1
     fp8_marlin = mxfp4_extra = 0
     weights = engine.weights_bytes if engine.weights_bytes is not None else rank_weight_bytes(
@@ -1064,7 +1065,9 @@ def plan(spec: ModelSpec, gpu: GpuSpec, engine: EngineConfig = EngineConfig(), l
     # max_model_len: one memo serves every length of a picker sweep (the KV groups are the per-length part)
     head_len = max_len if head_layers and engine.speculative_method in drafter.DRAFT_METHODS and vllm_release(prof.version) >= drafter.ROPE_TARGET_LENGTH else None
     mm_len = max_len if engine.engine == "vllm" and not v0 and vllm_mm_item_reads_length(spec, prof.version) else None
-    budget_key = (gpu, _engine_key(engine), layout, mnbt, max_seqs, head_len, mm_len)
+    # SGLang on ROCm: the aiter haircut of mem_fraction_static reads context_len > 8192 (sglang.aiter_haircut)
+    long_ctx = max_len > 8192 if engine.engine == "sglang" and gpu.vendor == "AMD" else None
+    budget_key = (gpu, _engine_key(engine), layout, mnbt, max_seqs, head_len, mm_len, long_ctx)
     budgets = spec.memo(("rank-budgets", budget_key), lambda: tuple(
         _rank_budget(spec, gpu, engine, layout, st, mtp and st == last, mnbt, max_seqs, act_b, mla, head_len, mm_len)
         for st in range(layout.pp)))
