@@ -67,6 +67,10 @@ class Layout:
             object.__setattr__(self, "_hash", h)
         return h
 
+    def __getstate__(self) -> dict:
+        # a pickled or copied Layout hashes afresh where it lands: hash(None) is an address before Python 3.12
+        return {k: v for k, v in self.__dict__.items() if k != "_hash"}
+
     @property
     def attn_tp(self) -> int:
         return max(1, self.tp // self.attn_dp)

@@ -93,3 +93,12 @@ def test_sglang_rocm_budget_is_keyed_by_the_aiter_length_rule():
                       suggest=False)
     assert long_warm == long_fresh
     assert long_fresh.ranks[0].kv_pool_bytes < short.ranks[0].kv_pool_bytes  # the haircut leaves less
+
+
+def test_a_pickled_layout_hashes_afresh():
+    import pickle
+
+    lay = Layout(tp=2)
+    hash(lay)
+    back = pickle.loads(pickle.dumps(lay))
+    assert "_hash" not in back.__dict__ and back == lay and hash(back) == hash(lay)
