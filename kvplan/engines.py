@@ -897,7 +897,7 @@ def cuda_graph_capture_sizes(prof: VllmProfile, max_num_seqs: int, max_num_batch
 class CudaGraphShape(NamedTuple):
     """What vLLM's CUDA-graph estimate depends on in the model and its layout (kvplan.plan.vllm_cuda_graph_shape)."""
 
-    layers: int  # decoder layers on this rank's pipeline stage (the PIECEWISE graph splits at each one's attention)
+    layers: int  # transformer layers on this rank's pipeline stage (mixer-only / MLP-only blocks count half)
     moe: bool  # the layers route experts (more kernels a layer)
     mlp_width: int  # this rank's widest gate + up width (top-k experts included), elements
     act_bytes: int  # activation dtype bytes

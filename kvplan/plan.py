@@ -1708,8 +1708,12 @@ def vllm_cuda_graph_shape(spec: ModelSpec, engine: EngineConfig, layout, gpu_nam
     multimodal prefix attention (Gemma-3 / Gemma-4 with their towers: "partial multimodal token full attention not
     supported" -> TRITON_ATTN); MLA through FLASH_ATTN_MLA (Hopper, a 16-bit KV cache, from 0.18.0:
     VLLM_CHANGES mla_backend_block_size) with kv_lora_rank wide outputs. DSA (sparse MLA) and every other backend:
-    none. Worked number: Llama-3.1-8B TP 1 on an H100: 32 layers, gate + up 28,672, 32 heads x 128."""
-    layers = cdiv(spec.num_hidden_layers, layout.pp)
+    none. Worked number: Llama-3.1-8B TP 1 on an H100: 32 layers, gate + up 28,672, 32 heads x 128; Nemotron-H-56B
+    59 layers (118 single-mixer or single-MLP blocks)."""
+    # a graph's kernels scale with its transformer layers: a layer holding only a mixer or only an MLP (Nemotron-H's
+    # 118 blocks: 64 mixers + 54 MLPs) counts half
+    halves = sum(2 if layer.attention and (layer.mlp or layer.experts is not None) else 1 for layer in spec.layers)
+    layers = cdiv(cdiv(halves, 2), layout.pp)
     moe = any(layer.experts is not None for layer in spec.layers)
     mlp_w = spec.memo("widths", lambda: _widths(spec))[1]
     kinds = {layer.cache.kind for layer in spec.layers}
