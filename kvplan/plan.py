@@ -1689,10 +1689,11 @@ CUDA_GRAPH_AFTER_KV_SOURCE = ("128 MiB first capture + (graphs - 1) x 6 MiB per 
 CUDA_GRAPH_ESTIMATE_SOURCE = (
     "GPUModelRunner.profile_cudagraph_memory (0.18+): max(first PIECEWISE, first FULL capture) + (graphs - 1) x "
     "per graph, each mode; per graph = layers x 192 KiB (256 with experts), first PIECEWISE = 80 MiB + 2 x largest "
-    "size x gate+up x act bytes, first FULL = FA3's 32 split accumulators (Hopper) else 4 MiB. Fitted to 43 "
-    "llm-d-planner v0.19.0 H100 logs: mean |error| 0.19 GiB (0.34 with the old 128 MiB + 6 MiB a graph), within "
-    "0.25 GiB on 35; misses: per-graph growth of 24 - 26 MiB on three TP 2 / Granite-2B logs (-0.7 to -1.0 GiB); "
-    "an A100 with driver 535 logs 2.35 GiB for Qwen3-8B (kvplan 0.68)")
+    "size x gate+up x act bytes, first FULL = FA3's 32 split accumulators (Hopper) else 4 MiB. Fitted to the 43 "
+    "llm-d-planner v0.19.0 H100 logs that print the parts: mean |error| 0.16 GiB (0.34 with the old 128 MiB + 6 MiB "
+    "a graph), within 0.25 GiB on 39 (26); misses: 24 - 26 MiB a graph on Llama-3.1-8B TP2, Mistral-Small-24B TP2 "
+    "and Granite-3.1-2B (-0.7 to -1.0 GiB), Llama-4-Scout TP4 (-0.41); an A100 with driver 535 logs 2.35 GiB for "
+    "Qwen3-8B (kvplan 0.68), a B300 0.76 for Gemma-4-31B (1.26)")
 V2_CUDAGRAPH_NOTE = ("; V2 runner (0.29+): PIECEWISE graphs measured, FULL extrapolated from its two largest "
                      "(v1/worker/gpu/cudagraph_utils.py), 120 KiB a layer a graph: the A100 0.31.0 Llama-3.1-8B log "
                      "implies 0.46 GiB (kvplan 0.44), the RTX PRO 6000 0.29.0 Qwen3.8-27B log estimates 0.69 (0.76)")
