@@ -913,8 +913,8 @@ def cuda_graph_bytes(prof: VllmProfile, engine: EngineConfig, max_num_seqs: int,
     Releases that capture after the KV cache ("after_kv", through 0.17.x) or no shape given: 128 MiB first capture +
     (graphs - 1) x 6 MiB per mode. From 0.18 (profile_cudagraph_memory's estimate) with the model's shape:
     max(first PIECEWISE, first FULL) + (PIECEWISE graphs - 1 + FULL graphs - 1) x per graph, where
-    per graph = layers x 192 KiB (256 KiB with experts; the V2 runner 120 / 160), first PIECEWISE = 80 MiB + 2 x largest size x gate+up width x
-    act bytes, first FULL = 32 splits x largest FULL batch x heads x (head_dim + 1) x 4 B + 4 MiB under FA3 (Hopper),
+    per graph = layers x 192 KiB (256 KiB with experts; the V2 runner 120 / 160), first PIECEWISE = 80 MiB + 2 x
+    largest size x gate+up width x act bytes, first FULL = 32 splits x largest FULL batch x heads x (head_dim + 1) x 4 B + 4 MiB under FA3 (Hopper),
     else 4 MiB (the VLLM_CUDA_GRAPH_* constants above, with their fit).
     Worked number: Llama-3.1-8B on an H100, 51 + 51 graphs: max(136, 32 x 512 x 32 x 129 x 4 B + 4 MiB = 262 MiB)
     + 100 x 32 x 192 KiB = 862 MiB = 0.84 GiB ("Estimated CUDA graph memory: 0.84 GiB total", llm-d-planner v0.19.0);

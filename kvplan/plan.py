@@ -22,12 +22,12 @@ from pydantic import BaseModel, ConfigDict
 
 from kvplan import draft_model, drafter, sglang, support, vllm_v0
 from kvplan.engines import (
-    VLLM_BLOCK_SIZE, VLLM_CONTEXT_BYTES, CudaGraphShape, EngineConfig, VllmProfile, batch_defaults, cuda_graph_bytes,
-    gpu_arch,
+    VLLM_BLOCK_SIZE, VLLM_CONTEXT_BYTES, EngineConfig, VllmProfile, batch_defaults, cuda_graph_bytes, gpu_arch,
     gpu_multicast, non_torch_bytes, sampler_path, vllm_compile_benchmark_bytes, vllm_glm_dsa_fp8_default, vllm_has,
     vllm_mla_block_size, vllm_mla_default_block_size, vllm_mm_batch_floor, vllm_model_runner, vllm_profile,
     vllm_release, vllm_sparse_mla_block_size, vllm_sparse_mla_fp8_backend, vllm_v2_sampler_state_bytes,
 )
+from kvplan.engines import CudaGraphShape
 from kvplan.errors import PlanInputError
 from kvplan.gpus import GpuSpec
 from kvplan.kv import kv_dtype_bytes
@@ -1721,7 +1721,8 @@ def vllm_cuda_graph_shape(spec: ModelSpec, engine: EngineConfig, layout, gpu_nam
     heads, dim = 0, 0
     if gpu_arch(gpu_name) == "sm90" and act_b == 2:
         if kinds == {"mla"}:
-            if kv_dtype_bytes(spec, engine.kv_cache_dtype) != 1 and vllm_has(engine.vllm_version, "mla_backend_block_size"):
+            if (kv_dtype_bytes(spec, engine.kv_cache_dtype) != 1
+                    and vllm_has(engine.vllm_version, "mla_backend_block_size")):
                 heads, dim = cdiv(spec.num_attention_heads, layout.tp), spec.layers[0].cache.kv_lora_rank
         elif {"full_attention", "sliding_attention", "chunked_attention"} >= (kinds & set(ATTENTION_KINDS)) != set():
             mm_prefix = spec.mm_prefix_lm or (spec.model_type.startswith("gemma3") and bool(spec.towers)

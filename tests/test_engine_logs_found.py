@@ -338,7 +338,8 @@ def test_a100_llama_3_1_8b_v0_31_defaults():
     assert close_gib(p.ranks[0].kv_pool_bytes, 56.21)
     assert close(p.kv_cache_tokens, 460_496) and close(p.max_concurrency, 3.51)
     assert _term_bytes(p, "activation peak") == 128_256 * 4096 * 2
-    assert "GPU KV cache size: 459,744 tokens, Maximum concurrency for 131,072 tokens per request: 3.51x" in p.engine_log
+    assert "GPU KV cache size: 459,744 tokens, Maximum concurrency for 131,072 tokens per request: 3.51x" in \
+        p.engine_log
 
 
 # ----------------------------------------------------------------------------- GLM-5.2-FP8 on 8 x B200, vLLM 0.28.0

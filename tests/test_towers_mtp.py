@@ -93,7 +93,8 @@ def test_plan_weights_grow_by_the_tower_unless_language_model_only():
         g_full, g_text = (next(t.bytes for t in r.ranks[0].terms if t.name.startswith("CUDA graphs"))
                           for r in (full, text))
         assert g_text - g_full == {1: 98, 2: 11}[tp] * 2**20
-        assert full.ranks[0].kv_pool_bytes == text.ranks[0].kv_pool_bytes - tower - act_full + act_text + g_text - g_full
+        assert full.ranks[0].kv_pool_bytes == \
+            text.ranks[0].kv_pool_bytes - tower - act_full + act_text + g_text - g_full
         term = next(t for t in full.ranks[0].terms if t.name.startswith("vision tower"))
         assert (term.bytes, term.basis, term.applied) == (tower, "exact", False)
         assert not any(t.name.startswith("vision tower") for t in text.ranks[0].terms)

@@ -21,7 +21,7 @@ same shapes); the FP8 / w8a8 checkpoints of the same shapes log the same figures
 import statistics
 
 from kvplan import load_preset
-from kvplan.engines import CudaGraphShape, EngineConfig, VLLM_PROFILES, cuda_graph_bytes
+from kvplan.engines import VLLM_PROFILES, CudaGraphShape, EngineConfig, cuda_graph_bytes
 from kvplan.gpus import get_gpu
 from kvplan.parallel import Layout
 from kvplan.plan import plan, vllm_cuda_graph_shape
