@@ -446,18 +446,25 @@ def _dtype_and_quant(r: Reader, spec_fields: Mapping[str, Any] | None = None) ->
         raise ConfigError(r._name("torch_dtype"), f"unknown dtype {_short(raw)}; use float32, bfloat16 or float16")
     qc = r.cfg.get("quantization_config")
     if qc is not None:
-        out.update(quantization_fields(qc, spec_fields or {}, r._name("quantization_config")))
+        # DeepSeek-V4 without expert_dtype: "fp4", vLLM's default (models/deepseek_v4/quant_config.py, 0.20.1+)
+        expert_dtype = r.cfg.get("expert_dtype", "fp4" if r.cfg.get("model_type") == "deepseek_v4" else None)
+        out.update(quantization_fields(qc, spec_fields or {}, r._name("quantization_config"),
+                                       expert_dtype=expert_dtype))
     return out
 
 
-def quantization_fields(qc: Any, spec_fields: Mapping[str, Any], field: str = "quantization_config") -> dict[str, Any]:
+def quantization_fields(qc: Any, spec_fields: Mapping[str, Any], field: str = "quantization_config",
+                        expert_dtype: Any = None) -> dict[str, Any]:
     """ModelSpec fields (quantization, quantization_exclude, quantization_overrides) for a config's
     quantization_config on the components in ``spec_fields`` (embeddings, layers, lm_head, ...).
     The transformers-backed path calls this too. Raises ConfigError naming the field."""
-    from kvplan.quantization import format_overrides, read_quantization_config
+    from kvplan.quantization import format_overrides, read_quantization_config, with_expert_dtype
     from kvplan.weights import UNQUANTIZED
 
     scheme = read_quantization_config(qc, field)
+    # DeepSeek-V4's expert_dtype "fp4": MXFP4 routed experts beside fp8 block linears (kvplan.quantization)
+    scheme = with_expert_dtype(scheme, expert_dtype, field.rsplit(".", 1)[0] + ".expert_dtype"
+                               if "." in field else "expert_dtype")
     shipped, overrides, exclude = format_overrides(scheme, spec_fields, field)
     if shipped == UNQUANTIZED:
         return {}

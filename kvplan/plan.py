@@ -763,6 +763,9 @@ def _mxfp4_layout_note(spec, gpu, engine) -> tuple[str, str] | None:
     the install: kvplan.vllm_layouts.mxfp4_triton_kernels), else None."""
     if engine.engine != "vllm" or gpu_arch(gpu.name) != "sm90":
         return None
+    if spec.model_type == "deepseek_v4":  # DeepSeek-V4's Mxfp4MoEMethod: no Triton in its backend list
+        return "Marlin", (f"vLLM {engine.vllm_version}: DeepSeek-V4's MXFP4 experts take MARLIN on Hopper (I padded to "
+                          "128, H to 256: kvplan.vllm_layouts.dsv4_mxfp4_extra_bytes)")
     found, why = mxfp4_triton_kernels(engine.vllm_version, engine.triton_kernels)
     if found:
         return "Triton", (f"vLLM {engine.vllm_version}: triton_kernels {why}, so mxfp4.py get_mxfp4_backend takes TRITON "

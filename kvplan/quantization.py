@@ -335,6 +335,40 @@ def _bitsandbytes(qc: Mapping, f: str) -> QuantScheme:
     return QuantScheme("bitsandbytes", fmt, _names(qc, ("llm_int8_skip_modules", "modules_to_not_convert"), f))
 
 
+# DeepSeek-V4's config.json ``expert_dtype`` (beside an fp8 block quantization_config): the routed experts' storage.
+# "fp4": the checkpoint ships each routed expert's w1 / w2 / w3 as packed FP4 e2m1 (I8 [out, in/2], two values a
+# byte) with one F8_E8M0 scale per 32 inputs ([out, in/32]), e.g. DeepSeek-V4-Flash "layers.0.ffn.experts.0.w1.weight
+# I8 [2048, 2048]" / "w1.scale F8_E8M0 [2048, 128]" (a safetensors header listing, search index file id
+# 56363803420, read 2026-12-01): kvplan's "mxfp4". vLLM (models/deepseek_v4.py ``DeepseekV4FP8Config``, 0.20.0+
+# wheels: quant_method "fp8" on model_type deepseek_v4 is rewritten to "deepseek_v4_fp8") gives every FusedMoE
+# ``Mxfp4MoEMethod`` and the linears Fp8Config's block FP8. 0.20.0 never reads expert_dtype (always MXFP4); 0.20.1+
+# (models/deepseek_v4/quant_config.py from 0.22.0, read in the 0.20.1 - 0.32.0 wheels) reads it, absent -> "fp4",
+# and "fp8" (DeepSeek-V4-Flash-Base) falls through to Fp8MoEMethod: block FP8 experts, the quantization_config's own
+# format. transformers 5.23 does not read it (parameters are counted, not bytes). Not modelled: an fp4-expert
+# checkpoint stores its fp8 linears' block scales as ue8m0 (1 B, config "scale_fmt") where kvplan counts fp32 (4 B),
+# vLLM's weight_scale_inv being fp32: about 1 MiB over the checkpoint for V4-Flash.
+EXPERT_DTYPES = {"fp4": "mxfp4", "fp8": None}
+
+
+def with_expert_dtype(scheme: QuantScheme, expert_dtype: Any, field_name: str = "expert_dtype") -> QuantScheme:
+    """``scheme`` with a config's ``expert_dtype`` applied: "fp4" over an fp8 quantization_config stores the routed
+    experts as MXFP4 (a per-module entry ``experts``: every ``...mlp.experts.*`` linear, not ``shared_experts``);
+    "fp8" or absent changes nothing; another quantization method's own groups already say what the experts are
+    (a compressed-tensors re-quantization such as RedHatAI's NVFP4-FP8 keeps the original's expert_dtype line).
+    Worked number, one DeepSeek-V4-Flash expert (H 4096, I 2048): w1 = w3 = 2048 x 4096 / 2 + 2048 x 128 =
+    4,456,448 B, w2 = 4096 x 1024 + 4096 x 64 = 4,456,448 B: 13,369,344 B (fp8 block: 3 x 8,390,656 = 25,171,968)."""
+    if expert_dtype is None or scheme.method != "fp8":
+        return scheme
+    if not isinstance(expert_dtype, str) or expert_dtype.strip().lower() not in EXPERT_DTYPES:
+        raise ConfigError(field_name, f"{_short(expert_dtype)} is not an expert dtype kvplan reads; allowed: "
+                          f"{', '.join(EXPERT_DTYPES)}")
+    fmt = EXPERT_DTYPES[expert_dtype.strip().lower()]
+    if fmt is None:
+        return scheme
+    return QuantScheme(scheme.method, scheme.default, scheme.ignore, (("experts", fmt),) + scheme.per_module,
+                       scheme.categories, scheme.notes + (f"expert_dtype {expert_dtype!r}: routed experts {fmt}",))
+
+
 _READERS = {"fp8": _fp8, "compressed-tensors": _compressed_tensors, "compressed_tensors": _compressed_tensors,
             "modelopt": _modelopt, "modelopt_fp4": _modelopt, "mxfp4": _mxfp4, "awq": _awq, "gptq": _gptq,
             "bitsandbytes": _bitsandbytes}

@@ -152,9 +152,9 @@ def vllm_mxfp4_extra_bytes(spec: ModelSpec, layout: Layout, stage: int, weight_f
     "Model loading took 65.9651 GiB", vLLM #23278, 0.10.1 H100)."""
     from kvplan.weights import resolve_format
 
-    fmt, _ = resolve_format(spec, weight_format)
+    fmt, use_overrides = resolve_format(spec, weight_format)
     if fmt != "mxfp4":
-        return 0
+        return dsv4_mxfp4_extra_bytes(spec, layout, stage, arch) if use_overrides else 0
     backend = mxfp4_moe_backend(arch, vllm_version, triton_kernels)
     ranks = layout.tp * layout.dp
     extra = 0
@@ -171,6 +171,63 @@ def vllm_mxfp4_extra_bytes(spec: ModelSpec, layout: Layout, stage: int, weight_f
         align = triton_value_align(vllm_version)
         extra += n * count * (mxfp4_expert_bytes(hidden, part, bias, backend, align)
                               - mxfp4_expert_bytes(hidden, part, bias))
+    return extra
+
+
+# ----------------------------------------------------------------------------- DeepSeek-V4's MXFP4 routed experts
+#
+# DeepSeek-V4 checkpoints (config.json ``expert_dtype`` "fp4", kvplan.quantization.with_expert_dtype) ship the routed
+# experts as MXFP4 beside fp8 block linears. vLLM (0.20.0+: models/deepseek_v4.py ``DeepseekV4FP8Config``, 0.30.0+:
+# models/deepseek_v4/quant_config.py) gives each FusedMoE ``Mxfp4MoEMethod``: create_weights registers, per expert
+# on a rank, w13 u8 [2I, H/2] + e8m0 u8 [2I, H/32] and w2 u8 [H, I/2] + [H, I/32] (no bias), I and H first rounded
+# up by ``mxfp4_round_up_hidden_size_and_intermediate_size`` for the backend ``select_mxfp4_moe_backend`` takes
+# (fused_moe/oracle/mxfp4.py ``_get_priority_backends``, the same list in the 0.20.0, 0.25.0, 0.30.0 and 0.32.0
+# wheels: FLASHINFER_TRTLLM_MXFP4_MXFP8, DEEPGEMM_MXFP4, MARLIN, BATCHED_MARLIN; not gpt-oss's list, no Triton):
+#   sm100 (B200 / B300 / GB200 / GB300): FLASHINFER_TRTLLM_MXFP4_MXFP8, I and H round_up(.., 256); the weights and
+#     scales are permuted / interleaved in place (same shapes, ``convert_weight_to_mxfp4_moe_kernel_format``);
+#   sm90 (Hopper) and other CUDA GPUs: MARLIN (TRTLLM needs sm100, DeepGEMM MXFP4 sm100 / sm120: deep_gemm_moe.py
+#     ``_supports_current_device``), I round_up(.., 128), H round_up(.., 256), repacked in place (same bytes), as the
+#     gpt-oss Marlin row of the table above. (DeepGEMM MXFP4, the sm120 choice, upcasts the e8m0 scales to fp32:
+#     not modelled, kvplan's "other" arch takes Marlin.)
+# DeepSeek-V4-Flash (H 4096, I 2048) and -Pro (H 7168, I 3072) need no padding at TP1 - TP8, with or without EP, except
+# -Pro's I / 8 = 384 on sm100 without EP (-> 512). ``--moe-backend deep_gemm_mega_moe`` (DeepseekV4MegaMoEExperts:
+# transform_weights_for_mega_moe, the loader tensors dropped) is priced at the checkpoint's bytes (its symmetric
+# buffers are not weights and not modelled).
+
+
+def dsv4_mxfp4_moe_backend(arch: str) -> str:
+    """The MXFP4 MoE backend vLLM's DeepSeek-V4 experts take: "trtllm" on sm100, "marlin" elsewhere (above)."""
+    return "trtllm" if arch == "sm100" else "marlin"
+
+
+def dsv4_mxfp4_extra_bytes(spec: ModelSpec, layout: Layout, stage: int, arch: str) -> int:
+    """Bytes vLLM's MXFP4 MoE padding adds on one rank of stage ``stage`` over kvplan's checkpoint bytes for MXFP4
+    routed experts given by an override (DeepSeek-V4 ``expert_dtype`` "fp4"); 0 for any other spec. Per expert on a
+    rank: ``mxfp4_expert_bytes(H, I per partition, False, backend) - mxfp4_expert_bytes(H, I per partition, False)``.
+    Worked numbers: DeepSeek-V4-Flash, any layout: 0; DeepSeek-V4-Pro (H 7168) TP8 without EP on a B200: I 3072 / 8
+    = 384 -> 512, per expert 5,849,088 - 4,386,816 = 1,462,272 B, x 384 experts x 61 layers = 34,252,259,328 B
+    (31.90 GiB) a rank; with EP (48 whole experts a rank, I 3072) or on Hopper (Marlin: 384 % 128 = 0): 0."""
+    from kvplan.weights import component_format, layer_groups
+
+    if spec.model_type != "deepseek_v4":
+        return 0
+    backend = dsv4_mxfp4_moe_backend(arch)
+    ranks = layout.tp * layout.dp
+    parts = pp_partition(len(spec.layers), layout.pp)
+    lo = sum(parts[:stage])
+    hi = lo + parts[stage]
+    extra = 0
+    for layer, n, mine in layer_groups(spec, lo, hi):
+        ex = layer.experts
+        if ex is None:
+            continue
+        names = {c.name: c for c in ex.linears}
+        if set(names) != {"gate_proj", "up_proj", "down_proj"} or any(
+                component_format("experts", c, spec.quantization, mine) != (("mxfp4", 0),) for c in ex.linears):
+            continue
+        hidden, inter = names["gate_proj"].in_features, names["down_proj"].in_features
+        count, part = (cdiv(ex.num_experts, ranks), inter) if layout.ep else (ex.num_experts, cdiv(inter, ranks))
+        extra += n * count * (mxfp4_expert_bytes(hidden, part, False, backend) - mxfp4_expert_bytes(hidden, part, False))
     return extra
 
 

@@ -22,6 +22,9 @@ hashes moved. 2026-12-01 again when Tower gained ``profile`` (vLLM's dummy item,
 towered specs' ``spec_sha256`` were rewritten, every other field as it was. 2026-12-01 a third time when Tower gained
 ``modalities`` / ``vllm_skip_from`` and TowerProfile ``others`` (--limit-mm-per-prompt): the same 20 hashes only. And when DeepSeek-V4's spec warning
 was reworded (vLLM's KV layout now modelled, kvplan.vllm_dsv4): the three DeepSeek-V4 fixtures' ``spec_sha256`` only.
+And when DeepSeek-V4's ``expert_dtype`` "fp4" was read (MXFP4 routed experts, kvplan.quantization.with_expert_dtype):
+the three DeepSeek-V4 fixtures' entries only (digest() of each), ``weight_bytes`` of -flash 285,546,774,702 ->
+155,623,489,710 and -pro 1,575,503,022,022 -> 849,783,277,510 (-nvfp4-fp8's unchanged: compressed-tensors).
 """
 
 import hashlib

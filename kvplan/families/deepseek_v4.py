@@ -135,6 +135,14 @@ def build_deepseek_v4(r, model_type: str) -> dict[str, Any]:
                                norms=norms, other=hyper) for kind, (cache, a) in per_kind.items()}
     layers = [made[kind] for kind in kinds]
     r.assumptions.append("router e_score_correction_bias and the hash layers' tid2eid table are buffers, not counted")
+    expert_dtype = r.raw("expert_dtype")
+    if expert_dtype is None and r.has("quantization_config"):  # hf_config passes "fp4" to with_expert_dtype
+        r.assumptions.append("expert_dtype absent: 'fp4' (MXFP4 routed experts beside an fp8 quantization_config), "
+                             "vLLM's DeepseekV4FP8Config default")
+    elif expert_dtype is not None:  # read again, with the quantization_config, by kvplan.quantization.with_expert_dtype
+        r.assumptions.append(f"expert_dtype {expert_dtype!r} (config.json): the routed experts' storage; 'fp4' beside an "
+                             "fp8 quantization_config: MXFP4 (packed e2m1 [out, in/2] + e8m0 scales [out, in/32]), as "
+                             "vLLM's DeepseekV4FP8Config loads them; the parameter count is unchanged")
     fields = llama_tail(r, h=h, n_layers=n_layers, nq=nq, nkv=1, hd=hd, vocab=vocab, layers=layers)
     fields["other"] = (Tensor(name="hc_head.hc_fn+hc_base+hc_scale", numel=hc * hc * h + hc + 1),)
     nextn = r.raw("num_nextn_predict_layers")
