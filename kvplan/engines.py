@@ -413,6 +413,10 @@ VLLM_CHANGES: dict[str, tuple[Release, str]] = {
                                                "x 12.5) ('one video token is converted to <{timestamp} seconds> (on "
                                                "average 9.5 tokens) + vision_start_token + video_token + "
                                                "vision_end_token'), so the video outranks the image there")),
+    "qwen2_vl_video_frames_from_one": ((0, 11, 0), ("models/qwen2_vl.py get_num_frames_with_most_features: frames "
+                                                    "from 1 under max_model_len, at most 14 (_MAX_FRAMES_PER_VIDEO) "
+                                                    "from 0.11.0; 0.10.x count from 0 under max_model_len - the "
+                                                    "image's tokens, at most 16")),
     "gemma4_encoder_chunk": ((0, 22, 0), ("models/gemma4_mm.py _encoder_chunk: the vision tower runs the frames in "
                                           "chunks of max(1, min(free // 2, total // 10) // (patches x 4 x "
                                           "position_embedding_size x 8)) from 0.22.0 (0.21.0: all at once)")),

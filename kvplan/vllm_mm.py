@@ -74,7 +74,7 @@ the SigLIP step peaks at an estimated 154,140,672 + 88,080,384 + 131,072 patches
 from typing import NamedTuple
 
 from kvplan.engines import vllm_has
-from kvplan.families.towers import qwen_vl_length_video
+from kvplan.families.towers import qwen2_vl_length_video, qwen_vl_length_video
 from kvplan.spec import ModelSpec, Tower, TowerProfile
 
 # per-layer live activations of one encoder block, in units of N x dtype (see the module docstring): the residual
@@ -106,9 +106,31 @@ def _release_rule(version: str) -> str:
 
 def vllm_mm_item_reads_length(spec: ModelSpec, version: str) -> bool:
     """Whether vLLM ``version``'s dummy item for this model's tower follows max_model_len (Qwen3-VL / Qwen3.5's video
-    in 0.11.0 - 0.12.0, whose 12.5 x soft tokens outrank the image), so the budget memo must key the length."""
-    return not vllm_has(version, "qwen_vl_video_soft_tokens") and any(
-        t.profile is not None and t.profile.length_video for t in spec.towers)
+    in 0.11.0 - 0.12.0, whose 12.5 x soft tokens outrank the image; Qwen2-VL / Qwen2.5-VL's video in every release,
+    its frames counted from max_model_len), so the budget memo must key the length."""
+    return any(t.profile is not None and t.profile.length_video for t in spec.towers) and (
+        _qwen2_vl_rule(spec) or not vllm_has(version, "qwen_vl_video_soft_tokens"))
+
+
+def _qwen2_vl_rule(spec: ModelSpec) -> bool:
+    """Whether the tower's video follows qwen2_vl.py's rule (Qwen2-VL, and Qwen2.5-VL whose Qwen2_5_VLProcessingInfo
+    inherits Qwen2VLProcessingInfo's get_num_frames_with_most_features) rather than qwen3_vl.py's."""
+    return spec.model_type.startswith(("qwen2_vl", "qwen2_5_vl"))
+
+
+def _qwen2_vl_video(p: TowerProfile, version: str, max_model_len: int) -> TowerProfile:
+    """vLLM's Qwen2-VL / Qwen2.5-VL item (qwen2_vl.py, 0.10.0 - 0.33.0): the video of qwen2_vl_length_video where it has
+    more tokens than the image (a 2-frame video ties it with the same patches and pixels, so the tie is moot); tokens
+    are the soft tokens (no timestamp text here), patches tokens x m^2, pixels one C x T x p^2 row a patch.
+    Qwen2.5-VL-7B at max_model_len 128,000 (0.11+): 14 frames, 114,688 tokens, 458,752 patches (7 x 3,584^2 x 2)."""
+    patch, merge, temporal, ch = p.length_video
+    _, tokens = qwen2_vl_length_video(p.length_video, p.tokens_per_item, max_model_len,
+                                      vllm_has(version, "qwen2_vl_video_frames_from_one"))
+    if tokens <= p.tokens_per_item:
+        return p
+    return p.model_copy(update={"modality": "video", "tokens_per_item": tokens, "embeds_per_item": tokens,
+                                "patches_per_item": tokens * merge * merge,
+                                "pixels_per_item": tokens * merge * merge * ch * temporal * patch * patch})
 
 
 def _length_video(p: TowerProfile, max_model_len: int) -> TowerProfile:
@@ -155,7 +177,7 @@ def _profiled(spec: ModelSpec, tower: Tower, version: str, runner: str, tp: int,
               act_b: int, device_bytes: int, max_model_len: int) -> MMProfile:
     p = tower.profile
     if max_model_len and vllm_mm_item_reads_length(spec, version):
-        p = _length_video(p, max_model_len)
+        p = _qwen2_vl_video(p, version, max_model_len) if _qwen2_vl_rule(spec) else _length_video(p, max_model_len)
     budget = max(mnbt, p.tokens_per_item)  # compute_mm_encoder_budget: max(max_num_encoder_input_tokens, item)
     items = max(1, budget // p.tokens_per_item)  # MultiModalBudget._get_max_items
     hidden = p.embed_width or spec.hidden_size  # one output row (Qwen3-VL: + its deepstack features)

@@ -1,0 +1,176 @@
+"""Qwen2.5-VL / Qwen2-VL as native families (kvplan.families.qwen2_5_vl, towers.qwen2_5_vl / qwen2_vl, vllm_mm's
+Qwen2-VL video rule). Arithmetic by hand in each comment; transformers 5.23 on the meta device (or a tiny real model)
+is the oracle for parameters and the cache.
+
+Pinned log:
+- QWEN25VL7B-A100-023 -- search index file 55021192520 (a public "## Hello" note: `docker run vllm/vllm-openai:v0.23.0
+  --model /models/Qwen2.5-VL-7B-Instruct --gpu-memory-utilization 0.22 --trust-remote-code`, one A100-SXM4-80GB by the
+  nvidia-smi printed after it, max model len 128000, compile range (1, 2048) = max_num_batched_tokens 2048). Logged:
+  "Model loading took 15.67 GiB", "Encoder cache will be initialized with a budget of 114688 tokens, and profiled with 1
+  video items of the maximum feature size", "Estimated CUDA graph memory: 0.53 GiB total", "Available KV cache memory:
+  -14.28 GiB" (then "No available memory for the cache blocks"). kvplan: weights 15.62 (-0.05 GiB), budget 114,688 with
+  1 video item (exact), CUDA graphs 0.62 (+0.09), KV -15.07 GiB (-0.79 GiB): a strict xfail, the gap being the encoder
+  step estimate (see the test).
+"""
+
+import json
+from pathlib import Path
+
+import pytest
+
+from kvplan import kv_cache_bytes, load_preset, parse_config
+from kvplan.engines import EngineConfig
+from kvplan.errors import ConfigError
+from kvplan.families.towers import qwen2_vl_length_video
+from kvplan.gpus import get_gpu
+from kvplan.kv import kv_bytes_per_token
+from kvplan.params import count_params
+from kvplan.plan import plan
+from kvplan.vllm_mm import vllm_mm_item_reads_length, vllm_mm_profile
+
+GiB = 2**30
+PRESET = Path(__file__).parent.parent / "kvplan" / "presets" / "qwen2.5-vl-7b-instruct.json"
+
+
+def _close(pred_bytes: int, logged_gib: float) -> bool:
+    return abs(pred_bytes / GiB - logged_gib) <= max(0.01 * abs(logged_gib), 0.25)
+
+
+def test_qwen25vl_7b_params_text_and_tower_by_hand():
+    spec = load_preset("qwen2.5-vl-7b-instruct")
+    assert spec.model_type == "qwen2_5_vl" and spec.basis == "native"
+    c = count_params(spec)
+    # text = Qwen2.5-7B's shape, vocab 152,064 untied: embed + lm_head 2 x 152,064 x 3,584 = 1,089,994,752; per layer
+    # q 3,584^2 + 3,584, k / v 512 x 3,584 + 512 each, o 3,584^2 (29,360,128), MLP 3 x 3,584 x 18,944 (203,685,888),
+    # 2 norms 7,168: 233,057,792 x 28 = 6,525,618,176; + final norm 3,584
+    layer = (3584 * 3584 + 3584) + 2 * (512 * 3584 + 512) + 3584 * 3584 + 3 * 3584 * 18944 + 2 * 3584
+    assert c.total_params == 2 * 152_064 * 3_584 + 28 * layer + 3_584 == 7_615_616_512  # = transformers (oracle test)
+    # tower: Conv3d 1,280 x 3 x 2 x 14^2 = 1,505,280; a block: 2 RMSNorms 2,560, qkv 3 x 1,280^2 + 3,840, proj 1,280^2 +
+    # 1,280, gate / up 2 x (3,420 x 1,280 + 3,420), down 1,280 x 3,420 + 1,280 = 19,702,200; merger ln_q 1,280, mlp.0
+    # 5,120^2 + 5,120, mlp.2 3,584 x 5,120 + 3,584 = 44,574,464
+    block = 2 * 1280 + (3 * 1280 * 1280 + 3840) + (1280 * 1280 + 1280) + 2 * (3420 * 1280 + 3420) + (1280 * 3420 + 1280)
+    merger = 1280 + (5120 * 5120 + 5120) + (3584 * 5120 + 3584)
+    assert (block, merger) == (19_702_200, 44_574_464)
+    assert c.tower_params == 1_505_280 + 32 * block + merger == 676_550_144
+
+
+TINY_25 = {"model_type": "qwen2_5_vl", "architectures": ["Qwen2_5_VLForConditionalGeneration"], "vocab_size": 128,
+           "hidden_size": 64, "intermediate_size": 96, "num_hidden_layers": 3, "num_attention_heads": 4,
+           "num_key_value_heads": 2, "torch_dtype": "float32", "tie_word_embeddings": False,
+           "rope_scaling": {"type": "mrope", "mrope_section": [2, 3, 3]},
+           "vision_config": {"depth": 2, "hidden_size": 16, "intermediate_size": 32, "num_heads": 2, "in_chans": 3,
+                             "out_hidden_size": 64, "patch_size": 14, "temporal_patch_size": 2,
+                             "spatial_merge_size": 2, "window_size": 112, "fullatt_block_indexes": [1]}}
+TINY_2 = {"model_type": "qwen2_vl", "architectures": ["Qwen2VLForConditionalGeneration"], "vocab_size": 512,
+          "hidden_size": 64, "intermediate_size": 128, "num_hidden_layers": 2, "num_attention_heads": 4,
+          "num_key_value_heads": 2, "rope_scaling": {"type": "mrope", "mrope_section": [2, 3, 3]},
+          "vision_config": {"depth": 2, "embed_dim": 32, "hidden_size": 64, "mlp_ratio": 3, "num_heads": 4,
+                            "in_chans": 3, "patch_size": 14, "spatial_merge_size": 2, "temporal_patch_size": 2}}
+
+
+def test_qwen25vl_and_qwen2vl_towers_equal_transformers():
+    pytest.importorskip("torch")
+    pytest.importorskip("transformers")
+    from tests.test_oracle_transformers import VISION_MODULES, wrapper_param_count
+
+    # Qwen2.5-VL, h 16: patch 16 x 3 x 2 x 196 = 18,816; block 2 RMSNorms 32 + qkv 3 x 256 + 48 + proj 256 + 16 + gate /
+    # up 2 x (32 x 16 + 32) + down 16 x 32 + 16 = 2,736; merger ln_q 16 + 64^2 + 64 + 64 x 64 + 64 = 8,336
+    spec = parse_config(TINY_25)
+    assert count_params(spec).tower_params == 18_816 + 2 * 2_736 + 8_336 == 32_624
+    assert count_params(spec).tower_params == wrapper_param_count(TINY_25, ("language_model", "lm_head"))
+    assert count_params(spec).total_params == wrapper_param_count(TINY_25, VISION_MODULES)
+    # Qwen2-VL, e 32: patch 32 x 3 x 2 x 196 = 37,632; block 2 LayerNorms 128 + qkv 3,168 + proj 1,056 + fc1 96 x 32 +
+    # 96 + fc2 32 x 96 + 32 = 10,624; merger LN 64 + 128^2 + 128 + 64 x 128 + 64 = 24,832
+    spec = parse_config(TINY_2)
+    assert count_params(spec).tower_params == 37_632 + 2 * 10_624 + 24_832 == 83_712
+    assert count_params(spec).tower_params == wrapper_param_count(TINY_2, ("language_model", "lm_head"))
+    assert count_params(spec).total_params == wrapper_param_count(TINY_2, VISION_MODULES)
+
+
+def test_qwen25vl_kv_conventions():
+    spec = load_preset("qwen2.5-vl-7b-instruct")
+    # 28 full-attention layers (use_sliding_window false) x 4 KV heads x (128 + 128) x 2 B = 57,344 B/token in both
+    # conventions: vLLM's Qwen2Model (qwen2_5_vl.py builds it) gives every layer a FullAttentionSpec
+    assert kv_bytes_per_token(spec, convention="vllm") == kv_bytes_per_token(spec, convention="transformers") == 57_344
+    assert kv_bytes_per_token(spec, convention="vllm", tp=4) == 57_344 // 4
+
+
+def test_qwen25vl_dynamic_cache_equals_transformers_convention():
+    torch = pytest.importorskip("torch")
+    transformers = pytest.importorskip("transformers")
+    from tests.test_oracle_cache import prefill_and_decode
+
+    cfg = TINY_25
+    spec = parse_config(cfg)
+    hf = transformers.AutoConfig.for_model("qwen2_5_vl", **{k: v for k, v in cfg.items() if k != "model_type"})
+    torch.manual_seed(0)
+    model = transformers.Qwen2_5_VLForConditionalGeneration(hf).eval()
+    held = prefill_and_decode(model, torch.randint(0, 100, (2, 11)), steps=2)
+    # 3 layers x 2 KV heads x 16 x 2 (K, V) x 4 B = 768 B a token: 2 x 11 x 768 = 16,896 after the prefill
+    assert held == [kv_cache_bytes(spec, [11 + i] * 2, "fp32", "transformers").kv_bytes for i in range(3)]
+    assert held[0] == 16_896
+
+
+def test_head_dim_other_than_hidden_over_heads_is_refused():
+    cfg = json.loads(PRESET.read_text())
+    cfg["head_dim"] = 64  # Qwen2_5_VLAttention takes 3,584 // 28 = 128 whatever the config says
+    with pytest.raises(ConfigError, match="head_dim"):
+        parse_config(cfg)
+
+
+def test_qwen25vl_dummy_items_by_release_and_length():
+    spec = load_preset("qwen2.5-vl-7b-instruct")
+    p = spec.towers[0].profile
+    # image: 12,845,056 // 28^2 = 16,384 cells = 128 x 128 (3,584^2): 65,536 patches of 3 x 2 x 14^2 = 1,176 values;
+    # output rows out_hidden_size 3,584 (no deepstack)
+    assert (p.modality, p.tokens_per_item, p.patches_per_item, p.pixels_per_item) == ("image", 16_384, 65_536,
+                                                                                     65_536 * 1_176)
+    assert (p.embed_width, p.gated_mlp, p.length_video) == (3_584, True, (14, 2, 2, 3))
+    key = p.length_video
+    # 0.11+: frames from 1 while ceil2(n + 1) / 2 x 16,384 <= max_model_len, at most 14
+    assert qwen2_vl_length_video(key, 16_384, 128_000, True) == (14, 7 * 16_384)  # the 0.23 log's 114,688
+    assert qwen2_vl_length_video(key, 16_384, 32_768, True) == (4, 32_768)
+    assert qwen2_vl_length_video(key, 16_384, 16_384, True) == (2, 16_384)  # ties the image
+    assert qwen2_vl_length_video(key, 16_384, 4_096, True) == (1, 16_384)
+    # 0.10.x: from 0 under 128,000 - 16,384 = 111,616: 12 frames = 6 x 16,384 = 98,304 (cap 16 not reached)
+    assert qwen2_vl_length_video(key, 16_384, 128_000, False) == (12, 98_304)
+    for version in ("0.10", "0.12", "0.19", "0.33"):  # the item reads max_model_len in every release (not only 0.11-0.12)
+        assert vllm_mm_item_reads_length(spec, version)
+    m = vllm_mm_profile(spec, "0.23", "V1", 1, False, 2048, 2, True, max_model_len=128_000)
+    # held: outputs 114,688 x 3,584 x 2 = 822,083,584 + pixel values 458,752 x 1,176 x 2 = 1,078,984,704
+    assert (m.modality, m.items, m.budget, m.held) == ("video", 1, 114_688, 822_083_584 + 1_078_984_704)
+    # encoder step ~ held + 458,752 x 2 B x max(attention 3h + 10h = 16,640, MLP 2h + 3I = 12,820) (h 1,280, I 3,420)
+    assert m.encoder_peak == 1_901_068_288 + 458_752 * 2 * 16_640
+    i = vllm_mm_profile(spec, "0.23", "V1", 1, False, 8192, 2, True, max_model_len=16_384)
+    assert (i.modality, i.items, i.budget) == ("image", 1, 16_384)
+
+
+def test_plan_counts_the_tower_where_vllm_loads_it():
+    spec, gpu = load_preset("qwen2.5-vl-7b-instruct"), get_gpu("A100-80GB")
+    full = plan(spec, gpu, EngineConfig(vllm_version="0.23", max_model_len=16_384)).ranks[0].weights_bytes
+    text = plan(spec, gpu, EngineConfig(vllm_version="0.23", max_model_len=16_384,
+                                        language_model_only=True)).ranks[0].weights_bytes
+    assert full - text == 676_550_144 * 2  # the bf16 tower, 1,353,100,288 B, dropped by --language-model-only
+
+
+@pytest.mark.xfail(strict=True, reason=(
+    "QWEN25VL7B-A100-023: KV -15.07 vs logged -14.28 GiB (-0.79). Weights 15.62 vs 15.67 and CUDA graphs 0.62 vs 0.53 "
+    "are close; the gap is the encoder step: kvplan's Qwen ViT estimate (held 1.77 GiB + 458,752 patches x 2 B x 13h "
+    "= 15.99 GiB) is ~0.75 GiB over what the log implies (~15.24 GiB, ~12.3h a patch): the 10h attention liveness "
+    "fitted on Qwen3-VL counts the pre-contiguous context and v copy that need not be alive at the proj here; "
+    "12h would undershoot by 0.3 GiB, so no whole rule fits this one log"))
+def test_qwen25vl_7b_a100_v0_23_log():
+    p = plan(load_preset("qwen2.5-vl-7b-instruct"), get_gpu("A100-80GB"),
+             EngineConfig(vllm_version="0.23", max_model_len=128_000, gpu_memory_utilization=0.22))
+    r = p.ranks[0]
+    assert _close(r.weights_bytes, 15.67)
+    assert _close(r.kv_pool_bytes, -14.28)
+
+
+def test_qwen25vl_7b_a100_v0_23_log_weights_and_budget():
+    spec = load_preset("qwen2.5-vl-7b-instruct")
+    p = plan(spec, get_gpu("A100-80GB"), EngineConfig(vllm_version="0.23", max_model_len=128_000,
+                                                      gpu_memory_utilization=0.22))
+    assert _close(p.ranks[0].weights_bytes, 15.67)  # 15.623
+    m = vllm_mm_profile(spec, "0.23", "V1", 1, False, 2048, 2, True, max_model_len=128_000)
+    assert (m.budget, m.items, m.modality) == (114_688, 1, "video")  # "a budget of 114688 tokens ... 1 video items"
