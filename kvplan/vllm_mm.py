@@ -60,6 +60,15 @@ so the attention stage (3h + 10h = 14,976 x N x 2 B for h 1,152) beats the MLP (
 item is a 3000^2 image under in_patch_limit 16,384: 130^2 = 16,900 patches, 65^2 = 4,225 tokens (its 4-frame video
 chunk has 1,089); MoonViT's apply_rope upcasts q / k to fp32: 11h / w.
 
+Qwen2-VL / Qwen2.5-VL (qwen2_vl.py Qwen2VLProcessingInfo, which qwen2_5_vl.py inherits; an estimate on the Qwen
+checkpoints' preprocessor_config.json max_pixels 12,845,056, kvplan.families.towers QWEN2_VL_MAX_PIXELS): the image is
+16,384 cells of 28 x 28 (3,584^2, 65,536 patches of 1,176 values); the video's frames are that image at the same per-frame
+limit, grown from 1 while ceil(n / 2) x 16,384 tokens fit max_model_len and capped at 14 (0.11.0+; 0.10.x from 0 under
+max_model_len - 16,384, capped at 16: VLLM_CHANGES qwen2_vl_video_frames_from_one), so in every release the item follows
+max_model_len: the image to 16,384 (a 2-frame video ties it), a 4-frame video at 32,768, 14 frames = 114,688 tokens
+(458,752 patches) from 114,688 (the default 128,000 of Qwen2.5-VL-7B: vLLM 0.23's "budget of 114688 tokens, and profiled
+with 1 video items"). The block is Qwen2_5_VisionAttention (10h / w, as Qwen3-VL) with a gated MLP (2h + 3I / w).
+
 Not modeled (a tower without a ``TowerProfile`` keeps the older rule, one (max_num_batched_tokens, hidden) cache
 tensor held, no encoder step): --mm-processor-kwargs / a checkpoint's own pixel limits, --limit-mm-per-prompt (an
 image limit of 0 would make Qwen's video the item); the decoder bound on the items (max_num_seqs x items per
@@ -156,7 +165,8 @@ def vllm_mm_profile(spec: ModelSpec, version: str, runner: str, tp: int, data_mo
     ``data_mode`` --mm-encoder-tp-mode data, ``mnbt`` max_num_batched_tokens, ``act_b`` the model dtype's bytes,
     ``first_stage`` whether this rank is on PP stage 0, ``device_bytes`` the device's total memory (Gemma-4's frame
     chunks from 0.22: total // 10 taken as the binding half of min(free // 2, total // 10)), ``max_model_len`` the
-    length a Qwen video item follows (0.11.0 - 0.12.0, ``vllm_mm_item_reads_length``; 0: the image). A tower without a
+    length a Qwen video item follows (Qwen3-VL 0.11.0 - 0.12.0, Qwen2-VL / Qwen2.5-VL always:
+    ``vllm_mm_item_reads_length``; 0: the image). A tower without a
     ``TowerProfile`` keeps the older rule
     (one (max_num_batched_tokens, hidden) encoder-cache tensor held, the encoder forward not modeled).
     Worked number: Gemma-3-27B, "0.19", V1, TP 1, 8192 -> 32 images, held 242,221,056 B."""

@@ -155,10 +155,10 @@ def test_plan_counts_the_tower_where_vllm_loads_it():
 
 @pytest.mark.xfail(strict=True, reason=(
     "QWEN25VL7B-A100-023: KV -15.07 vs logged -14.28 GiB (-0.79). Weights 15.62 vs 15.67 and CUDA graphs 0.62 vs 0.53 "
-    "are close; the gap is the encoder step: kvplan's Qwen ViT estimate (held 1.77 GiB + 458,752 patches x 2 B x 13h "
-    "= 15.99 GiB) is ~0.75 GiB over what the log implies (~15.24 GiB, ~12.3h a patch): the 10h attention liveness "
-    "fitted on Qwen3-VL counts the pre-contiguous context and v copy that need not be alive at the proj here; "
-    "12h would undershoot by 0.3 GiB, so no whole rule fits this one log"))
+    "are close; the gap is the encoder step on the 14-frame video: held 1.77 GiB + 458,752 patches x 2 B x 13h (3h + "
+    "the 10h attention liveness of the Qwen3-VL rule) = 15.99 GiB, where the log implies ~15.24 GiB (~12.3h a patch, "
+    "taking kvplan's 0.25 GiB non-torch and the logged graphs); a 12h rule would undershoot by 0.3 GiB, and one log "
+    "does not split the attention transients from the non-torch share"))
 def test_qwen25vl_7b_a100_v0_23_log():
     p = plan(load_preset("qwen2.5-vl-7b-instruct"), get_gpu("A100-80GB"),
              EngineConfig(vllm_version="0.23", max_model_len=128_000, gpu_memory_utilization=0.22))

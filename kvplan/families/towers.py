@@ -218,15 +218,8 @@ def _qwen_vit_profile(v: Reader, patch: int, temporal: int, merge: int, ch: int,
         raise ConfigError("vision_config.patch_size", "patch_size, spatial_merge_size, temporal_patch_size and "
                           "in_channels must be positive for vLLM's dummy item")
 
-    def image_cells(max_pixels: int) -> int:  # get_image_size_with_most_features: the cells of the chosen factor pair
-        for cells in range(max_pixels // (unit * unit), 0, -1):
-            d = next(d for d in range(math.isqrt(cells), 0, -1) if cells % d == 0)
-            if (cells // d) / d <= 200:
-                return cells
-        return 0
-
-    image = image_cells(QWEN_VL_IMAGE_MAX_PIXELS)
-    video = image_cells(QWEN_VL_VIDEO_MAX_PIXELS // temporal)  # two frames = one temporal patch
+    image = _qwen_most_cells(QWEN_VL_IMAGE_MAX_PIXELS, unit)
+    video = _qwen_most_cells(QWEN_VL_VIDEO_MAX_PIXELS // temporal, unit)  # two frames = one temporal patch
     tokens = max(image, video)
     return _profile("vision_config.patch_size", modality="image" if image >= video else "video",
                     tokens_per_item=tokens, embeds_per_item=tokens, patches_per_item=tokens * merge * merge,
@@ -235,6 +228,17 @@ def _qwen_vit_profile(v: Reader, patch: int, temporal: int, merge: int, ch: int,
                     length_video=(patch, merge, temporal, ch),
                     source="vLLM qwen3_vl.py Qwen3VLProcessingInfo.get_mm_max_tokens_per_item (qwen2_vl.py "
                            "get_image_size_with_most_features), Qwen3_VisionTransformer.forward")
+
+
+def _qwen_most_cells(max_pixels: int, unit: int) -> int:
+    """Merged cells of vLLM's Qwen image with most features (qwen2_vl.py get_image_size_with_most_features, which
+    qwen2_5_vl.py and qwen3_vl.py inherit): max_pixels // unit^2 cells factored into the closest pair, one cell fewer
+    while the pair's aspect ratio is over 200. 12,845,056 px, unit 28: 16,384 = 128 x 128; 16,777,216, unit 32: 16,384."""
+    for cells in range(max_pixels // (unit * unit), 0, -1):
+        d = next(d for d in range(math.isqrt(cells), 0, -1) if cells % d == 0)
+        if (cells // d) / d <= 200:
+            return cells
+    return 0
 
 
 # vLLM 0.11.0 - 0.14.1 qwen3_vl.py _MAX_FRAMES_PER_VIDEO (the frame cap of get_num_frames_with_most_features)
@@ -367,13 +371,7 @@ def _qwen2_vl_profile(v: Reader, patch: int, temporal: int, merge: int, ch: int,
     if min(patch, merge, temporal, ch) < 1:
         raise ConfigError("vision_config.patch_size", "patch_size, spatial_merge_size, temporal_patch_size and "
                           "in_channels must be positive for vLLM's dummy item")
-    unit = patch * merge
-    tokens = 0
-    for cells in range(QWEN2_VL_MAX_PIXELS // (unit * unit), 0, -1):
-        d = next(d for d in range(math.isqrt(cells), 0, -1) if cells % d == 0)
-        if (cells // d) / d <= 200:
-            tokens = cells
-            break
+    tokens = _qwen_most_cells(QWEN2_VL_MAX_PIXELS, patch * merge)
     return _profile("vision_config.patch_size", tokens_per_item=tokens, embeds_per_item=tokens,
                     patches_per_item=tokens * merge * merge,
                     pixels_per_item=tokens * merge * merge * ch * temporal * patch * patch, hidden_size=h,
