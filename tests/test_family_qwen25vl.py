@@ -11,6 +11,13 @@ Pinned log:
   -14.28 GiB" (then "No available memory for the cache blocks"). kvplan: weights 15.62 (-0.05 GiB), budget 114,688 with
   1 video item (exact), CUDA graphs 0.62 (+0.09), KV -15.07 GiB (-0.79 GiB): a strict xfail, the gap being the encoder
   step estimate (see the test).
+- QWEN25VL3B-L4-011 -- ray-project/ray doc/source/data/examples/llm-batch-inference-vision/content/README.md (the Ray Data
+  "Vision-language model batch inference" notebook's output, 2025-11-13; search index file 38879334099):
+  vLLMEngineProcessorConfig(model_source="Qwen/Qwen2.5-VL-3B-Instruct", engine_kwargs=dict(max_model_len=8192,
+  max_num_batched_tokens=2048), accelerator_type="L4"), vLLM 0.11.0, TP 1, no gpu_memory_utilization given (vLLM's 0.9
+  assumed). Logged: "Model loading took 7.1550 GiB", "Encoder cache will be initialized with a budget of 16384 tokens,
+  and profiled with 1 image items", "Available KV cache memory: 9.26 GiB", 269,568 tokens (16,848 blocks). kvplan:
+  weights 7.151 (-0.004 GiB), the image item (exact), KV 10.31 GiB (+1.05): a strict xfail.
 """
 
 import json
@@ -30,6 +37,7 @@ from kvplan.vllm_mm import vllm_mm_item_reads_length, vllm_mm_profile
 
 GiB = 2**30
 PRESET = Path(__file__).parent.parent / "kvplan" / "presets" / "qwen2.5-vl-7b-instruct.json"
+QWEN25VL_3B = Path(__file__).parent / "fixtures" / "configs" / "qwen2.5-vl-3b-instruct.json"
 
 
 def _close(pred_bytes: int, logged_gib: float) -> bool:
@@ -174,3 +182,39 @@ def test_qwen25vl_7b_a100_v0_23_log_weights_and_budget():
     assert _close(p.ranks[0].weights_bytes, 15.67)  # 15.623
     m = vllm_mm_profile(spec, "0.23", "V1", 1, False, 2048, 2, True, max_model_len=128_000)
     assert (m.budget, m.items, m.modality) == (114_688, 1, "video")  # "a budget of 114688 tokens ... 1 video items"
+
+
+def test_qwen25vl_3b_params_by_hand():
+    spec = parse_config(json.loads(QWEN25VL_3B.read_text()))
+    c = count_params(spec)
+    # tied embeddings 151,936 x 2,048 = 311,164,928 once; a layer: q 2,048^2 + 2,048, k / v 2 x (256 x 2,048 + 256),
+    # o 2,048^2, MLP 3 x 2,048 x 11,008, norms 4,096 = 77,076,992; x 36 + the final norm (= transformers 5.23)
+    layer = (2048 * 2048 + 2048) + 2 * (256 * 2048 + 256) + 2048 * 2048 + 3 * 2048 * 11008 + 2 * 2048
+    assert c.total_params == 151_936 * 2_048 + 36 * layer + 2_048 == 3_085_938_688
+    # the 7B's tower less mlp.2's narrower output: 676,550,144 - (3,584 - 2,048) x (5,120 + 1) = 668,684,288
+    assert c.tower_params == 676_550_144 - 1_536 * 5_121 == 668_684_288
+    # 36 layers x 2 KV heads x 256 x 2 B = 36,864 B/token: the log's 9.26 GiB held 16,848 blocks of 16 = 269,568 tokens
+    assert kv_bytes_per_token(spec) == 36_864 and 16_848 * 16 * 36_864 / GiB == pytest.approx(9.25, abs=0.01)
+
+
+def _l4_3b_plan():
+    return plan(parse_config(json.loads(QWEN25VL_3B.read_text())), get_gpu("L4"),
+                EngineConfig(vllm_version="0.11", max_model_len=8_192, max_num_batched_tokens=2_048))
+
+
+def test_qwen25vl_3b_l4_v0_11_log_weights_and_item():
+    spec = parse_config(json.loads(QWEN25VL_3B.read_text()))
+    assert _close(_l4_3b_plan().ranks[0].weights_bytes, 7.1550)  # 7.151
+    # at max_model_len 8,192 a 2-frame video (16,384 tokens) does not fit, 1 frame ties the image: "1 image items"
+    m = vllm_mm_profile(spec, "0.11", "V1", 1, False, 2_048, 2, True, max_model_len=8_192)
+    assert (m.modality, m.items, m.budget) == ("image", 1, 16_384)
+
+
+@pytest.mark.xfail(strict=True, reason=(
+    "QWEN25VL3B-L4-011: KV 10.31 vs logged 9.26 GiB (+1.05) at vLLM's default gpu_memory_utilization 0.9 (the notebook "
+    "passes none; Ray's own default is not in the log). Weights (7.151 vs 7.155) and the image item are the log's; "
+    "kvplan's encoder step is ~2.24 GiB (65,536 patches x 2 B x 13h + 0.21 GiB held), and the log leaves ~3.4 GiB for "
+    "activations and non-torch memory. Not split: the utilization is unlogged, and the A100 0.23 log errs the other "
+    "way (-0.79), so the ViT liveness alone does not explain both"))
+def test_qwen25vl_3b_l4_v0_11_log():
+    assert _close(_l4_3b_plan().ranks[0].kv_pool_bytes, 9.26)
