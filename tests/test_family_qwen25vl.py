@@ -18,6 +18,10 @@ Pinned log:
   assumed). Logged: "Model loading took 7.1550 GiB", "Encoder cache will be initialized with a budget of 16384 tokens,
   and profiled with 1 image items", "Available KV cache memory: 9.26 GiB", 269,568 tokens (16,848 blocks). kvplan:
   weights 7.151 (-0.004 GiB), the image item (exact), KV 10.31 GiB (+1.05): a strict xfail.
+- QWEN25VL7B-TP4-080 -- vllm-project/vllm#15136 (vLLM 0.8.0 V1, Qwen/Qwen2.5-VL-7B-Instruct, 4 workers: "Loaded weight
+  lm_head.weight with shape torch.Size([38016, 3584])" = 152,064 / 4): "Model loading took 3.9972 GB" on every rank
+  (vLLM's GB was GiB then). Weights only (0.8 is no kvplan V1 profile; 0.10's, the first, shards the same modules):
+  kvplan 3.986 GiB (-0.011): pinned.
 """
 
 import json
@@ -218,3 +222,13 @@ def test_qwen25vl_3b_l4_v0_11_log_weights_and_item():
     "way (-0.79), so the ViT liveness alone does not explain both"))
 def test_qwen25vl_3b_l4_v0_11_log():
     assert _close(_l4_3b_plan().ranks[0].kv_pool_bytes, 9.26)
+
+
+def test_qwen25vl_7b_tp4_weights_per_rank_v0_8_log():
+    from kvplan.parallel import Layout
+
+    p = plan(load_preset("qwen2.5-vl-7b-instruct"), get_gpu("A100-80GB"),
+             EngineConfig(vllm_version="0.10", max_model_len=32_768), Layout(tp=4))
+    # text / 4 (embed and lm_head vocab-sharded 38,016 rows) + the ViT's column / row shards (Conv3d, norms whole)
+    # + the whole M-RoPE table: 4,280,234,880 B = 3.986 GiB vs the logged 3.9972
+    assert p.ranks[0].weights_bytes == 4_280_234_880 and _close(p.ranks[0].weights_bytes, 3.9972)
