@@ -31,6 +31,10 @@ CASES = [
     ("pages/parallelism.py", "w.tensor_parallel_size", [8, 2, 4, 8, 2, 4]),
     ("pages/paging.py", "w.shared_prefix", [16, 32, 48, 0, 16, 32]),
     ("pages/model.py", "w.kv_cache_dtype", ["fp8", "auto", "fp8", "auto"]),
+    # default prices, the Pareto chart drawn; TP is not an input of the sweep (the picker's result is reused), the
+    # concurrency is (its first round sweeps ~280 plans for each new value)
+    ("pages/gpus.py", "w.tensor_parallel_size", [8, 2, 4, 8, 2, 4]),
+    ("pages/gpus.py", "w.concurrency", [8, 24, 32, 64, 8, 24, 32, 64]),
 ]
 
 

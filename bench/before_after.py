@@ -34,7 +34,8 @@ def _serve(cwd: Path, script: str = "app.py") -> tuple[str, subprocess.Popen]:
     return f"http://127.0.0.1:{port}", proc
 
 
-def compare(base: str, rounds: int) -> tuple[dict, dict]:
+def compare(base: str, rounds: int, only: list[str] | None = None) -> tuple[dict, dict]:
+    pages_run = [(path, name) for path, name in PAGES if not only or name in only]
     with tempfile.TemporaryDirectory(prefix="kvplan-base-") as tmp:
         old = Path(tmp)
         archive = subprocess.run(["git", "archive", base], cwd=ROOT, check=True, capture_output=True).stdout
@@ -47,7 +48,7 @@ def compare(base: str, rounds: int) -> tuple[dict, dict]:
             def pages() -> dict[str, _Target]:
                 return {f"{side} {name}": _Target(servers[side][0], path, LINK + (IMPORT_QUERY if path == "import"
                                                                                     else ""))
-                        for path, name in PAGES for side in ("before", "after")}
+                        for path, name in pages_run for side in ("before", "after")}
 
             sizes = asyncio.run(_interleaved(pages(), 1))  # warms the caches; element and block counts
             counts = {r["elements"] for r in sizes.values()} | {r["elements"] + r["blocks"] for r in sizes.values()}
@@ -68,7 +69,7 @@ def table(rows: dict, floors: dict, base: str, rounds: int) -> str:
     out = [f"{rounds} interleaved rounds, base {base}; floor (one number input) {rows['floor 2']['median_ms']:.1f} ms",
            f"{'page':12} {'before: el+bl':>14} {'ms':>6} {'x floor':>7} {'x fl+bl':>7}   "
            f"{'after: el+bl':>13} {'ms':>6} {'x floor':>7} {'x fl+bl':>7}"]
-    for _, name in PAGES:
+    for name in dict.fromkeys(k.split(" ", 1)[1] for k in rows if k.startswith("before ")):
         cells = []
         for side in ("before", "after"):
             r = rows[f"{side} {name}"]
@@ -84,10 +85,11 @@ def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--base", default=None, help="the older commit (default: git merge-base HEAD main)")
     ap.add_argument("--rounds", type=int, default=40)
+    ap.add_argument("--pages", nargs="*", metavar="NAME", help="only these pages (e.g. Budget GPUs); default all")
     args = ap.parse_args(argv)
     base = args.base or subprocess.run(["git", "merge-base", "HEAD", "main"], cwd=ROOT, check=True,
                                        capture_output=True, text=True).stdout.strip()
-    rows, floors = compare(base, args.rounds)
+    rows, floors = compare(base, args.rounds, args.pages)
     print(table(rows, floors, base, args.rounds))
     return 0
 

@@ -543,6 +543,10 @@ def load_options(engine, spec=None) -> dict:
            "include_mtp": engine.speculative_method == "mtp"}
     if spec is not None:
         from kvplan.plan import served_dtype
+        from kvplan.vllm_mm import loads_tower
+
+        # --limit-mm-per-prompt with the tower's modalities at 0 skips it too (a config without modeled towers: as is)
+        out["include_vision"] = out["include_vision"] and (not spec.towers or loads_tower(spec, engine))
 
         out |= {"served_dtype": served_dtype(spec, engine),
                 "loader": {"vllm": "vLLM", "sglang": "SGLang"}.get(engine.engine, engine.engine)}

@@ -27,8 +27,11 @@ def engine_from_args(args):
                   max_total_tokens=args.max_total_tokens, language_model_only=args.language_model_only,
                   mm_encoder_tp_mode=args.mm_encoder_tp_mode,
                   speculative_method="mtp" if args.mtp_tokens else "none", num_speculative_tokens=args.mtp_tokens,
-                  triton_kernels=getattr(args, "triton_kernels", None))
+                  triton_kernels=getattr(args, "triton_kernels", None),
+                  sglang_aiter_honor_explicit_mem_fraction=getattr(args, "sglang_aiter_honor_explicit_mem_fraction",
+                                                                   False))
     fields |= speculative_args(args)
+    fields |= mm_args(args)
     for name in ("mamba_full_memory_ratio", "max_mamba_cache_size", "mamba_ssm_dtype"):  # SGLang hybrids' MambaPool
         if getattr(args, name, None) is not None:
             fields[name] = getattr(args, name)
@@ -42,6 +45,21 @@ def engine_from_args(args):
         err = exc.errors()[0]
         flag = "--" + str(err["loc"][0]).replace("_", "-")
         raise PlanInputError(flag, err["msg"]) from None
+
+
+def mm_args(args) -> dict:
+    """EngineConfig mm_limits / mm_processor_kwargs of --limit-mm-per-prompt / --mm-processor-kwargs, read as
+    kvplan.vllm_args reads vLLM's flags (a bad value: PlanInputError naming the flag)."""
+    from kvplan.vllm_args import mm_limits_fields, mm_limits_value, mm_processor_kwargs_fields
+
+    out: dict = {}
+    if getattr(args, "limit_mm_per_prompt", None) is not None:
+        notes: list[str] = []
+        out["mm_limits"] = mm_limits_fields("--limit-mm-per-prompt",
+                                            mm_limits_value("--limit-mm-per-prompt", args.limit_mm_per_prompt), notes)
+    if getattr(args, "mm_processor_kwargs", None) is not None:
+        out["mm_processor_kwargs"] = mm_processor_kwargs_fields("--mm-processor-kwargs", args.mm_processor_kwargs)
+    return out
 
 
 def speculative_args(args) -> dict:
@@ -294,6 +312,11 @@ def add_commands(sub) -> None:
     p.add_argument("--enforce-eager", action="store_true")
     p.add_argument("--language-model-only", action="store_true",
                    help="vLLM: do not load the vision / audio towers of a multimodal checkpoint")
+    p.add_argument("--limit-mm-per-prompt", default=None, metavar="JSON",
+                   help="vLLM's limit per modality ('{\"image\": 0}' or image=0,video=0): a modality at 0 is not "
+                        "profiled; a tower with all its modalities at 0 is not loaded")
+    p.add_argument("--mm-processor-kwargs", default=None, metavar="JSON",
+                   help="vLLM's processor kwargs: max_pixels / size.longest_edge resize the Qwen-VL profile item")
     p.add_argument("--mtp-tokens", type=int, default=0, metavar="N",
                    help="vLLM MTP speculative decoding with N tokens (--speculative-config "
                         "'{\"method\": \"mtp\", \"num_speculative_tokens\": N}'): loads the MTP layers")
@@ -306,6 +329,9 @@ def add_commands(sub) -> None:
     p.add_argument("--mm-encoder-tp-mode", choices=("weights", "data"), default="weights",
                    help="vLLM: shard the vision tower over TP (weights) or replicate it per rank (data)")
     p.add_argument("--mem-fraction-static", type=float, default=None)
+    p.add_argument("--sglang-aiter-honor-explicit-mem-fraction", action="store_true",
+                   help="SGLang 0.5.20+ on ROCm: the env SGLANG_AITER_HONOR_EXPLICIT_MEM_FRACTION=1 (an explicit "
+                        "--mem-fraction-static is not scaled by 0.85 for the aiter backend)")
     p.add_argument("--model-loading-gib", type=float, default=None, metavar="GIB",
                    help="vLLM's logged 'Model loading took GIB GiB' (per GPU): budget this measured figure "
                         "in place of the computed weights")

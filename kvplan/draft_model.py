@@ -160,7 +160,9 @@ def check_plan(draft: DraftSpec | None, engine, layout, target, max_len: int) ->
                              "--pipeline-parallel-size 1")
     if engine.decode_context_parallel_size > 1:
         raise PlanInputError(FIELD, "a draft model with --decode-context-parallel-size is not modelled")
-    if target.towers and not engine.language_model_only:
+    from kvplan.vllm_mm import loads_tower
+
+    if loads_tower(target, engine):
         raise PlanInputError(FIELD, f"{target.name} is multimodal: vLLM 0.15 - 0.2x refuse a draft model beside it "
                              "(\"Speculative Decoding with draft models does not support multimodal models yet\"), "
                              "later releases warn; not modelled (--language-model-only plans its text model)")

@@ -42,6 +42,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict
 
 from kvplan.errors import ConfigError, PlanInputError
+from kvplan.hf_config import Reader
 
 DRAFT_METHODS = ("eagle", "eagle3")
 FIELD = "--speculative-config"
@@ -175,21 +176,12 @@ def _base_spec(draft: DraftSpec):
     return spec
 
 
-def _int(cfg: Mapping, key: str, default: int) -> int:
-    value = cfg.get(key, default)
-    if value is None:
-        return default
-    if isinstance(value, bool) or not isinstance(value, int) or not 1 <= value <= 10_000_000:
-        raise ConfigError(_field(key), f"must be a whole number >= 1, got {str(value)[:40]!r}")
-    return value
-
-
 def aux_hidden_states(cfg: Mapping) -> int:
     """How many target hidden states the EAGLE-3 fc fuses: num_aux_hidden_states, else the length of
     eagle_config.eagle_aux_hidden_state_layer_ids, else 3 (llama_eagle3.py LlamaModel, 0.33.0)."""
     n = cfg.get("num_aux_hidden_states")
     if n is not None:
-        return _int(cfg, "num_aux_hidden_states", 3)
+        return Reader(cfg, _field("")).int("num_aux_hidden_states")
     ids = (cfg.get("eagle_config") or {}).get("eagle_aux_hidden_state_layer_ids")
     if ids is not None and (not isinstance(ids, list) or not ids):
         raise ConfigError(_field("eagle_config.eagle_aux_hidden_state_layer_ids"), "must be a non-empty list")
@@ -213,7 +205,8 @@ def _draft_head(draft: DraftSpec, vllm_version: str, target_vocab: int, target_h
     release = vllm_release(vllm_version)
     base = _base_spec(draft)
     cfg = draft.config
-    h, inter = base.hidden_size, _int(cfg, "intermediate_size", 1)
+    r = Reader(cfg, _field(""))  # the draft config's integers, refused by the Reader's rules as draft_config.<name>
+    h, inter = base.hidden_size, r.int("intermediate_size", 1)
     nq, nkv, hd = base.num_attention_heads, base.num_key_value_heads, base.head_dim
     layers_n, vocab = base.num_hidden_layers, base.vocab_size
     notes: list[str] = []
@@ -222,7 +215,7 @@ def _draft_head(draft: DraftSpec, vllm_version: str, target_vocab: int, target_h
         raise PlanInputError(FIELD, f"{draft.name}: {layers_n} EAGLE-3 layers: vLLM 0.10.2 / 0.11.0 build one "
                              "whatever num_hidden_layers says (a head its checkpoint does not match); plan it with a "
                              "0.11.1+ profile")
-    dv = _int(cfg, "draft_vocab_size", vocab) if three else vocab
+    dv = r.int("draft_vocab_size", vocab) if three else vocab
     if dv > vocab:
         raise ConfigError(_field("draft_vocab_size"), f"{dv} exceeds vocab_size {vocab}")
     if vocab != target_vocab:
@@ -233,7 +226,7 @@ def _draft_head(draft: DraftSpec, vllm_version: str, target_vocab: int, target_h
         if aux != 3 and release < AUX_FROM_CONFIG:
             raise PlanInputError(FIELD, f"{draft.name}: {aux} aux hidden states: vLLM through 0.21.0 builds fc over "
                                  "3; plan it with a 0.22+ profile")
-        target_h = _int(cfg, "target_hidden_size", h)
+        target_h = r.int("target_hidden_size", h)
         if target_h != target_hidden:
             raise PlanInputError(FIELD, f"{draft.name}: target_hidden_size {target_h:,} is not the target's "
                                  f"hidden_size {target_hidden:,}")

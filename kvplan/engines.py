@@ -413,10 +413,33 @@ VLLM_CHANGES: dict[str, tuple[Release, str]] = {
                                                "x 12.5) ('one video token is converted to <{timestamp} seconds> (on "
                                                "average 9.5 tokens) + vision_start_token + video_token + "
                                                "vision_end_token'), so the video outranks the image there")),
+    "qwen_vl_video_two_frames": ((0, 15, 0), ("models/qwen3_vl.py get_max_video_tokens: two frames at the video "
+                                              "processor's longest_edge // temporal_patch_size from 0.15.0 (0.11.0 - "
+                                              "0.14.1: get_num_frames_with_most_features from max_model_len)")),
+    "qwen_vl_mm_kwargs_size": ((0, 17, 0), ("models/qwen2_vl.py get_image_size_with_most_features reads "
+                                            "ctx.get_merged_mm_kwargs: image_processor.size | size, then min_pixels / "
+                                            "max_pixels as its edges; qwen3_vl.py get_max_video_tokens takes "
+                                            "mm_kwargs.get('size', video_processor.size) (0.17.0 - 0.31.0; 0.15 - "
+                                            "0.16 read the processor's size alone)")),
+    "mm_kwargs_scoped": ((0, 32, 0), ("multimodal/processing/context.py get_merged_mm_kwargs routes a flat key to "
+                                      "every processor scope that supports it (Qwen3-VL's videos_kwargs take "
+                                      "min_pixels / max_pixels too): the video's size follows max_pixels / size "
+                                      "from 0.32.0")),
     "qwen2_vl_video_frames_from_one": ((0, 11, 0), ("models/qwen2_vl.py get_num_frames_with_most_features: frames "
-                                                    "from 1 under max_model_len, at most 14 (_MAX_FRAMES_PER_VIDEO) "
-                                                    "from 0.11.0; 0.10.x count from 0 under max_model_len - the "
-                                                    "image's tokens, at most 16")),
+                                                    "counted from 1 (_get_max_video_frames start_num_frames), at "
+                                                    "most 14 (_MAX_FRAMES_PER_VIDEO) from 0.11.0; 0.10.x count from "
+                                                    "0, at most 16 (the start moves no count: at least 1 either way)")),
+    "qwen2_vl_video_no_image_reserve": ((0, 10, 2), ("models/qwen2_vl.py get_num_frames_with_most_features counts "
+                                                     "the video's frames under seq_len from 0.10.2; 0.10.0 - 0.10.1.1 "
+                                                     "under seq_len - max_image_tokens x mm_counts['image'] (one image "
+                                                     "where its limit is above 0)")),
+    "qwen2_vl_video_pad_up": ((0, 27, 0), ("models/qwen2_vl.py _get_vision_info pads frames to num_frames + "
+                                           "(-num_frames % temporal_patch_size) from 0.27.0 (before: num_frames + "
+                                           "num_frames % temporal_patch_size; the same for T = 2)")),
+    "mm_max_tokens_tie_by_name": ((0, 17, 0), ("multimodal/encoder_budget.py get_modality_with_max_tokens: max(..., "
+                                               "key=lambda x: (x[1], x[0])) from 0.17.0, so a tie goes to the later "
+                                               "modality name (0.16.x and v1/worker/utils.py before: key x[1], the "
+                                               "first of the model's dict)")),
     "gemma4_encoder_chunk": ((0, 22, 0), ("models/gemma4_mm.py _encoder_chunk: the vision tower runs the frames in "
                                           "chunks of max(1, min(free // 2, total // 10) // (patches x 4 x "
                                           "position_embedding_size x 8)) from 0.22.0 (0.21.0: all at once)")),
@@ -637,6 +660,9 @@ class EngineConfig(BaseModel):
     # "enforce" --enforce-piecewise-cuda-graph (0.5.10+: on past the auto-disable rules); "disable"
     # --disable-piecewise-cuda-graph (0.5.10+).
     piecewise_cuda_graph: Literal["enable", "enforce", "disable"] | None = None
+    # SGLang 0.5.20+ env SGLANG_AITER_HONOR_EXPLICIT_MEM_FRACTION (kvplan.sglang.aiter_haircut): with an explicit
+    # --mem-fraction-static, ROCm's aiter backend keeps it as given (no x 0.85)
+    sglang_aiter_honor_explicit_mem_fraction: bool = False
     # SGLang hybrids (kvplan.sglang.mamba_pool): --mamba-full-memory-ratio (None: 0.9), --max-mamba-cache-size,
     # --mamba-ssm-dtype (None: the config's mamba_ssm_dtype where the line reads it, else float32)
     mamba_full_memory_ratio: float | None = Field(default=None, gt=0, le=1000)
@@ -654,9 +680,20 @@ class EngineConfig(BaseModel):
     # VLLM_USE_V2_MODEL_RUNNER=0 / 1 (config/vllm.py use_v2_model_runner reads it before its default): "auto" is the
     # release's default for the checkpoint (vllm_model_runner), "V1" / "V2" the environment's choice.
     model_runner: Literal["auto", "V1", "V2"] = "auto"
-    # vLLM --language-model-only (arg_utils.py, 0.11+; the same as --limit-mm-per-prompt with every modality
-    # 0): the vision / audio towers are not built, so their weights are not loaded.
+    # vLLM --language-model-only (config/multimodal.py, 0.17.0+: every modality limit 0): the vision / audio towers
+    # are not built, so their weights are not loaded (--limit-mm-per-prompt: ``mm_limits``).
     language_model_only: bool = False
+    # vLLM --limit-mm-per-prompt as (modality, count) pairs (kvplan.vllm_args); a modality not named keeps vLLM's
+    # default 999. A modality at 0 is not profiled; every modality of a tower at 0 skips building it
+    # (kvplan.vllm_mm.loads_tower, by release).
+    mm_limits: tuple[tuple[str, int], ...] = ()
+    # vLLM --mm-processor-kwargs keys kvplan reads, as (key, value) pairs: "max_pixels", "min_pixels",
+    # "size.longest_edge", "size.shortest_edge" (the Qwen ViT's pixel limits: kvplan.vllm_mm)
+    mm_processor_kwargs: tuple[tuple[str, int], ...] = ()
+    # vLLM --skip-mm-profiling (0.10.2+, config/multimodal.py skip_mm_profiling): the profile run encodes no dummy
+    # batch (the towers still load), "shifts the responsibility to users for estimating the peak memory usage of the
+    # activation of multimodal encoder and embedding cache"
+    skip_mm_profiling: bool = False
     # vLLM --mm-encoder-tp-mode: "weights" (default) shards the tower over TP; "data" replicates it per rank.
     mm_encoder_tp_mode: Literal["weights", "data"] = "weights"
     # vLLM --speculative-config '{"method": "mtp" (or deepseek_mtp, glm4_moe_mtp), "num_speculative_tokens": N}':

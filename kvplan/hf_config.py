@@ -59,11 +59,11 @@ WRAPPER_SKIPS = {
     # Kimi-K2.5 / K2.6: a DeepSeek-V3 text decoder (text_config model_type "kimi_k2") behind MoonViT
     # (transformers 5.23 Kimi_K25Model: vision_tower, mm_projector).
     "kimi_k25": ("vision_tower (MoonViT)", "mm_projector"),
-    # Qwen3-VL / Qwen3.5: model.visual holds the ViT, its patch merger (the projector) and, in
-    # Qwen3-VL, the deepstack mergers; the language model is the text decoder alone.
     # Qwen2-VL / Qwen2.5-VL files re-saved by transformers >= 4.52 (the published ones are flat: no text_config)
     "qwen2_vl": ("visual (ViT + patch merger)",),
     "qwen2_5_vl": ("visual (window-attention ViT + patch merger)",),
+    # Qwen3-VL / Qwen3.5: model.visual holds the ViT, its patch merger (the projector) and, in
+    # Qwen3-VL, the deepstack mergers; the language model is the text decoder alone.
     "qwen3_vl": ("visual (ViT + patch merger + deepstack mergers)",),
     "qwen3_vl_moe": ("visual (ViT + patch merger + deepstack mergers)",),
     "qwen3_5": ("visual (ViT + patch merger)",),
@@ -443,7 +443,9 @@ def _dtype_and_quant(r: Reader, spec_fields: Mapping[str, Any] | None = None) ->
     if raw is None:
         r.assumptions.append("dtype = bf16 (config gives no torch_dtype)")
         out["dtype"] = "bf16"
-    elif isinstance(raw, str) and raw.lower() in DTYPE_ALIASES:
+    elif isinstance(raw, str) and DTYPE_ALIASES.get(raw.lower()) in ("fp32", "bf16", "fp16"):
+        # the unquantized dtype: an fp8 / int name here (DTYPE_ALIASES serves kv_cache_dtype too) is refused, the
+        # weights' format is quantization_config's to say
         out["dtype"] = DTYPE_ALIASES[raw.lower()]
     else:
         raise ConfigError(r._name("torch_dtype"), f"unknown dtype {_short(raw)}; use float32, bfloat16 or float16")

@@ -417,7 +417,9 @@ class CompressedAttention(_Frozen):
     2 x 127 x 512 = 130,048; HCA 127 x 512 + 7 x 512 + 2 x 104 x 512 = 175,104; CSA 127 x 512
     + 640 x (250 + 0 + 8) = 230,144.
 
-    vllm (an approximation, flagged on the spec): the main KV's sliding window of W tokens and the
+    vllm, per sequence (an approximation, flagged on the spec; vLLM's block plans are exact in kvplan/vllm_dsv4.py
+    for 0.20 - 0.30, where every layer keeps a 64-token-block SWA cache, a compressed layer (bs // m) x 584 B a block,
+    a CSA layer its indexer and two compressor-state caches): the main KV's sliding window of W tokens and the
     compressed entries, each ``kv_entry_bytes``: 584 B at fp8 (flashmla_sparse.py @008a0c3: "448 fp8
     NoPE + 128 B RoPE (64 bf16) + 8 B scales"), d x b otherwise; a CSA layer's indexer keys, 132 B
     per compressed entry (the V3.2 layout, DeepseekV4IndexerCache); and the compressors' fp32 state

@@ -20,7 +20,7 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict
 
-from kvplan import draft_model, drafter, sglang, support, vllm_v0
+from kvplan import draft_model, drafter, sglang, support, vllm_dsv4, vllm_v0
 from kvplan.engines import (
     VLLM_BLOCK_SIZE, VLLM_CONTEXT_BYTES, EngineConfig, VllmProfile, batch_defaults, cuda_graph_bytes, gpu_arch,
     gpu_multicast, non_torch_bytes, sampler_path, vllm_compile_benchmark_bytes, vllm_glm_dsa_fp8_default, vllm_has,
@@ -45,7 +45,10 @@ from kvplan.vllm_layouts import (  # _AWQ_FMT / _GPTQ_FMT / _WNA16_FMT: the int 
     vllm_fp8_marlin_extra_bytes, vllm_mla_dequant_bytes, vllm_mxfp4_extra_bytes,
     vllm_quant_layout_extra_bytes, vllm_rope_cache_bytes,
 )
-from kvplan.vllm_mm import vllm_mm_item_reads_length, vllm_mm_profile, vllm_mm_profile_peak_bytes
+from kvplan.vllm_mm import (
+    loads_tower as engine_loads_tower, mm_profiled, vllm_mm_item_reads_length, vllm_mm_profile,
+    vllm_mm_profile_peak_bytes,
+)
 
 
 class Term(BaseModel):
@@ -78,6 +81,12 @@ class KVGroup(BaseModel):
     # Prefix-caching "all" mode (vLLM 0.15.0 - 0.27.1, SupportsMambaPrefixCaching models): a recurrent-state group keeps
     # one state page per block of the sequence, cdiv(max_model_len, block_size) (MambaSpec.max_memory_usage_bytes).
     state_per_block: bool = False
+    # DeepSeek-V4 (kvplan.vllm_dsv4): before 0.27.0 vLLM's concurrency line divides the sum over groups of pages x the
+    # group's page by the first (MLA) group's page (get_max_concurrency_for_kv_cache_config); None: a request takes
+    # the sum of its groups' pages. check_page_bytes: what its memory check charges a page of any group (T' x the
+    # MLA group's distinct page sizes, _max_memory_usage_bytes_from_groups).
+    request_unit_bytes: int | None = None
+    check_page_bytes: int | None = None
 
 
 class RankPlan(BaseModel):
@@ -144,6 +153,10 @@ class Plan(BaseModel):
     # the GPU model runner a vLLM V1 release picks for this checkpoint by default ("V1" / "V2":
     # kvplan.engines.vllm_model_runner); None for V0 profiles and other engines
     model_runner: Literal["V1", "V2"] | None = None
+    # the weights do not load (``_load_oom``, the "Does not load" verdict): the index in ``ranks`` of the rank whose
+    # weights exceed what is free on its GPU when loading starts, and that free figure (bytes); None when they load
+    load_oom_rank: int | None = None
+    load_free_bytes: int | None = None
 
 
 # ----------------------------------------------------------------------------- KV groups (vLLM)
@@ -190,7 +203,7 @@ def _kv_parts(cache) -> tuple:
 
 def kv_groups(layers: list[tuple[DecoderLayer, int]], block_size: int, tp: int, kv_b: int, state_b: int, max_len: int,
               in_flight: int, spec_blocks: int = 0, align: bool = False, all_mode: bool = False,
-              checkpoint: bool | None = None) -> tuple[list[KVGroup], int, int]:
+              checkpoint: bool | None = None, release: tuple = ()) -> tuple[list[KVGroup], int, int]:
     """(groups, bytes_per_block, block_size) as vLLM's hybrid KV-cache manager lays them out.
 
     ``layers``: (layer, count) pairs. Uniform: one group, bytes_per_block = layers x page. Hybrid: layers bucketed by spec,
@@ -211,6 +224,8 @@ def kv_groups(layers: list[tuple[DecoderLayer, int]], block_size: int, tp: int, 
             entry[1] += n
     if not buckets:
         return [], 0, block_size
+    if release and all(c.kind == "compressed_attention" for c in buckets):  # DeepSeek-V4: its own grouping
+        return _dsv4_groups(layers, block_size, kv_b, max_len, in_flight, release)
     states = [c for c in buckets if c.kind not in ATTENTION_KINDS]
     attn = [c for c in buckets if c.kind in ATTENTION_KINDS]
     if len(buckets) > 1 and all(c.kind in UNIFORM_TYPE_KINDS for c in buckets):
@@ -243,6 +258,28 @@ def kv_groups(layers: list[tuple[DecoderLayer, int]], block_size: int, tp: int, 
                                   state_per_block=every))
     bytes_per_block = group_size * max(pages.values())
     return groups, bytes_per_block, block_size
+
+
+def _dsv4_groups(layers, block_size: int, kv_b: int, max_len: int, in_flight: int,
+                 release: tuple) -> tuple[list[KVGroup], int, int]:
+    """DeepSeek-V4's vLLM groups (kvplan.vllm_dsv4.dsv4_layout) as KVGroups: the MLA group (kind "mla", cdiv(L, bs)
+    pages) and the sliding groups (SWA caches, compressor states: kind "sliding_attention", their own block and
+    window, cdiv(min(W - 1 + in_flight, L), block) + 1 pages). page_bytes: the group's page, all its layers."""
+    lay = vllm_dsv4.dsv4_layout(layers, block_size, kv_b, release)
+    groups = [KVGroup(kind=kind, layers=n, padding_layers=0, page_bytes=page, window=window,
+                      block_size=None if kind == "mla" else block,
+                      blocks_per_request=group_blocks(kind, window, max_len, block, in_flight),
+                      request_unit_bytes=lay["unit_bytes"], check_page_bytes=lay["check_page_bytes"])
+              for kind, n, page, block, window in lay["groups"]]
+    return groups, lay["bytes_per_block"], block_size
+
+
+def _dsv4_needed_bytes(groups: list[KVGroup], max_len: int, block_size: int, in_flight: int) -> int:
+    """vLLM's DSV4 memory check (_max_memory_usage_bytes_from_groups): T' x tuple bytes x the pages of every group.
+    Worked number (vllm#44376, V4-Flash TP2, bs 256, 16,384 batched tokens, L = 30,000): 22 x 47,808 x (118 + 2 x 259
+    + 4,099 + 2,065) = 7,152,076,800 B = "6.66 GiB KV cache is needed"."""
+    pages = sum(group_blocks(g.kind, g.window, max_len, g.block_size or block_size, in_flight) for g in groups)
+    return groups[0].check_page_bytes * pages
 
 
 # vLLM models declaring SupportsMambaPrefixCaching (models/*.py of the 0.12.0 - 0.27.1 wheels; bamba.py until its
@@ -610,6 +647,8 @@ def _vllm_mla_block_size(spec: ModelSpec, gpu_name: str, engine: EngineConfig) -
     MLA; a DSA model (every layer ``mla_dsa``: DeepSeek-V3.2, GLM-5) 64 on Hopper / B200 (kvplan.engines.
     vllm_sparse_mla_block_size); a hybrid MLA model keeps the forced per-GPU table (its backends are not modelled)."""
     caches = [layer.cache for layer in spec.layers]
+    if all(c.kind == "compressed_attention" for c in caches):  # DeepSeek-V4 (kvplan.vllm_dsv4.VLLM_DSV4_BLOCK_SIZE)
+        return vllm_dsv4.VLLM_DSV4_BLOCK_SIZE
     if all(c.kind == "mla_dsa" for c in caches):
         return vllm_sparse_mla_block_size(gpu_name)
     if any(c.kind != "mla" for c in caches):
@@ -773,7 +812,7 @@ def _rank_budget(spec, gpu, engine, layout, stage, draft, mnbt, max_seqs, act_b,
     # vLLM and SGLang build a multimodal checkpoint's vision tower on every rank (each PP stage too) unless
     # --language-model-only: its shard is part of "Model loading took".
     tower = 0
-    loads_tower = engine.engine != "custom" and not engine.language_model_only
+    loads_tower = engine_loads_tower(spec, engine)  # --limit-mm-per-prompt with the tower's modalities at 0 skips it
     if spec.towers and engine.weights_bytes is None and loads_tower:
         tower = tower_rank_bytes(spec, tp, engine.mm_encoder_tp_mode == "data")
     weights += tower
@@ -993,7 +1032,10 @@ def plan(spec: ModelSpec, gpu: GpuSpec, engine: EngineConfig = EngineConfig(), l
     state_b = DTYPE_BITS[model_dtype] // 8
     act_b = 2 if model_dtype != "fp32" else 4
     # vLLM >= 0.22 raises the default batch budget of a multimodal prefix-LM model to its largest item (Gemma-4)
-    mm_floor = 0 if v0 else vllm_mm_batch_floor(spec.model_type, spec.mm_prefix_lm, bool(spec.towers), engine)
+    # (--limit-mm-per-prompt with every modality of the towers at 0 runs text-only as --language-model-only does)
+    floor_engine = engine if not spec.towers or mm_profiled(spec, engine) else engine.model_copy(
+        update={"language_model_only": True})
+    mm_floor = 0 if v0 else vllm_mm_batch_floor(spec.model_type, spec.mm_prefix_lm, bool(spec.towers), floor_engine)
     mnbt, max_seqs = vllm_v0.batch_limits(spec, engine, max_len) if v0 else batch_defaults(gpu.name, gpu.memory_bytes,
                                                                                             engine, mm_floor)
     batches = prof.in_flight_batches if engine.engine == "vllm" else 2
@@ -1002,8 +1044,17 @@ def plan(spec: ModelSpec, gpu: GpuSpec, engine: EngineConfig = EngineConfig(), l
         # through 0.25.1 SlidingWindowSpec / ChunkedLocalAttentionSpec add max_num_batched_tokens once, whatever the
         # PP size (kv_cache_interface.py: sliding_window - 1 + max_num_batched_tokens)
         in_flight = mnbt
+    # DeepSeek-V4 under vLLM V1 (>= 0.20.0): its own KV grouping (kvplan.vllm_dsv4), keyed by release
+    dsv4_release = vllm_release(prof.version) if engine.engine == "vllm" and not v0 and spec.model_type == "deepseek_v4" \
+        else ()
     per_node = gpus_per_node or gpu.gpus_per_node
     warnings: list[str] = list(spec.warnings)  # a generic or transformers-built spec says so in every plan
+    if dsv4_release and kv_b != 1:
+        warnings.append(vllm_dsv4.AUTO_KV_NOTE)
+    if dsv4_release:
+        note = vllm_dsv4.block_size_note(distinct_layers(spec.layers), block_size, kv_b, dsv4_release)
+        if note:
+            warnings.append(note)
     if arrival_note:
         warnings.append(arrival_note)
     if dsa_note:
@@ -1058,8 +1109,11 @@ def plan(spec: ModelSpec, gpu: GpuSpec, engine: EngineConfig = EngineConfig(), l
     # weights, budget terms and pool of every stage's ranks (and the sampler warm-up below) do not depend on
     # max_model_len: one memo serves every length of a picker sweep (the KV groups are the per-length part)
     head_len = max_len if head_layers and engine.speculative_method in drafter.DRAFT_METHODS and vllm_release(prof.version) >= drafter.ROPE_TARGET_LENGTH else None
-    mm_len = max_len if engine.engine == "vllm" and not v0 and vllm_mm_item_reads_length(spec, prof.version) else None
-    budget_key = (gpu, _engine_key(engine), layout, mnbt, max_seqs, head_len, mm_len)
+    mm_len = max_len if engine.engine == "vllm" and not v0 and mm_profiled(spec, engine) and vllm_mm_item_reads_length(
+        spec, prof.version, engine.mm_limits, max_seqs, mnbt, engine.mm_processor_kwargs) else None
+    # SGLang's budget reads the length once: the ROCm aiter haircut above 8192 tokens (kvplan.sglang.aiter_haircut)
+    sglang_long = _sglang_context_len(spec, engine) > 8192 if engine.engine == "sglang" else None
+    budget_key = (gpu, _engine_key(engine), layout, mnbt, max_seqs, head_len, mm_len, sglang_long)
     budgets = spec.memo(("rank-budgets", budget_key), lambda: tuple(
         _rank_budget(spec, gpu, engine, layout, st, mtp and st == last, mnbt, max_seqs, act_b, mla, head_len, mm_len)
         for st in range(layout.pp)))
@@ -1077,9 +1131,9 @@ def plan(spec: ModelSpec, gpu: GpuSpec, engine: EngineConfig = EngineConfig(), l
         else:
             groups, bytes_per_block, bs = spec.memo(  # the same for every GPU of a picker sweep
                 ("groups", layout.pp, stage, block_size, kv_tp, kv_b, state_b, len_rank, in_flight, draft, spec_blocks,
-                 align, all_mode, checkpoint, head_key),
+                 align, all_mode, checkpoint, head_key, dsv4_release),
                 lambda: kv_groups(layers, block_size, kv_tp, kv_b, state_b, len_rank, in_flight, spec_blocks, align,
-                                  all_mode, checkpoint))
+                                  all_mode, checkpoint, dsv4_release))
         weights, terms, pool = budgets[stage]
         terms = list(terms)
         if engine.engine == "vllm" and not v0 and engine.kv_cache_memory_bytes is None and (
@@ -1095,7 +1149,7 @@ def plan(spec: ModelSpec, gpu: GpuSpec, engine: EngineConfig = EngineConfig(), l
         if sglang_dsa:  # SGLang's profiled DSA cell (kvplan.sglang.dsa_bytes_per_token) for its DSA layers
             per_token += sglang.dsa_bytes_per_token(
                 engine.sglang_version, layers, kv_b, _dsa_indexer_width(spec),
-                raw_fp8=sglang.dsa_fp8_raw_latent(engine.sglang_version, gpu.name, spec.model_type))
+                raw_fp8=sglang.dsa_fp8_raw_latent(engine.sglang_version, gpu.name, spec.model_type, gpu.vendor))
         if engine.engine == "sglang":
             mamba, rest_before = _sglang_mamba(spec, engine, layout, layers, pool), pool
             if mamba is not None:  # the MambaPool comes out of rest first; the KV pool gets what is left
@@ -1148,6 +1202,10 @@ def plan(spec: ModelSpec, gpu: GpuSpec, engine: EngineConfig = EngineConfig(), l
         usable = num_blocks - 1 if engine.engine == "vllm" else num_blocks
         whole = usable // per_request if per_request else 0
         starts = longest_start(groups, block_size, in_flight, engine, usable, len_rank * 64) * dcp
+        if groups and groups[0].check_page_bytes:  # DeepSeek-V4: vLLM checks bytes, not blocks (_dsv4_needed_bytes)
+            dsv4_pool = ranks[tight].kv_pool_bytes
+            starts = _largest_len(lambda L: _dsv4_needed_bytes(groups, L, block_size, in_flight) <= dsv4_pool,
+                                  len_rank * 64) * dcp
     if sglang_mamba is not None:  # SGLang runs no more requests than its MambaPool's slots allow
         cap = sglang_mamba.slots // sglang_mamba.slots_per_request
         if 0 < cap < whole:
@@ -1163,7 +1221,9 @@ def plan(spec: ModelSpec, gpu: GpuSpec, engine: EngineConfig = EngineConfig(), l
         error = vllm_v0.start_error(ranks[tight], max_len, num_blocks, block_size)
         fits = fits and error is None
     else:
-        error = _start_error(engine, prof, ranks[tight], max_len, per_request, starts, usable, num_blocks, tokens)
+        error = _start_error(engine, prof, ranks[tight], max_len, per_request, starts, usable, num_blocks, tokens,
+                             _dsv4_needed_bytes(groups, len_rank, block_size, in_flight)
+                             if groups and groups[0].check_page_bytes else None)
         if error is None and engine.engine == "vllm" and engine.kv_cache_memory_bytes is None and pool_ok:
             error = spec.memo(("warmup-error", budget_key),
                               lambda: _warmup_error(spec, engine, ranks[-1], mnbt, max_seqs, act_b))
@@ -1211,7 +1271,9 @@ def plan(spec: ModelSpec, gpu: GpuSpec, engine: EngineConfig = EngineConfig(), l
                 engine_log=log, engine_version={"vllm": prof.version, "sglang": engine.sglang_version}.get(engine.engine, ""),
                 start_error=error,
                 starts=engine_starts,
-                model_runner=_vllm_runner(spec, engine) if engine.engine == "vllm" and not v0 else None)
+                model_runner=_vllm_runner(spec, engine) if engine.engine == "vllm" and not v0 else None,
+                load_oom_rank=None if load_oom is None else next(i for i, r in enumerate(ranks) if r is load_oom[0]),
+                load_free_bytes=None if load_oom is None else load_oom[1])
     if not fits and suggest:
         result = result.model_copy(update={"suggestions": _suggestions(
             spec, gpu, engine_asked if engine_asked.engine == "sglang" and _has_dsa(spec) else engine, layout,
@@ -1354,6 +1416,9 @@ def longest_len_for(spec: ModelSpec, gpu: GpuSpec, concurrency: int, engine: Eng
 def _request_blocks(groups, max_len, block_size, in_flight, engine) -> int:
     if engine.engine == "sglang":
         return cdiv(max_len, block_size)
+    if groups and groups[0].request_unit_bytes:  # DeepSeek-V4 before vLLM 0.27.0 (KVGroup.request_unit_bytes)
+        return cdiv(sum(group_blocks(g.kind, g.window, max_len, g.block_size or block_size, in_flight) * g.page_bytes
+                        for g in groups), groups[0].request_unit_bytes)
     return sum(_state_blocks(g.kind, g.window, max_len, g.block_size or block_size, in_flight, g.state_per_block)
                + g.spec_blocks for g in groups)
 
@@ -1444,6 +1509,13 @@ def _budget(spec, gpu, engine, layout, weights, mnbt, max_seqs, act_b, mla, last
                  Term(name=f"left free: (1 - {frac}) x free before load", bytes=b.keep_free, basis="engine rule",
                       source=f"{st.rule} (gpu_mem {st.gpu_mem_mib} MiB, {st.gpu_mem_basis}); rest = available - "
                              "pre x (1 - mem_fraction_static), model_runner.profile_max_num_token")]
+        if b.draft_vocab_copies:
+            terms.append(Term(name="MTP draft's embed_tokens / lm_head copies (freed after the pool is sized)",
+                              bytes=b.draft_vocab_copies, basis="exact",
+                              source="the NextN draft builds its own bf16 vocab tables, resident while the target's "
+                                     "pool is profiled; set_embed_and_head frees them after both pools "
+                                     "(speculative/eagle_worker_v2.py, SGLang 0.5.14 - 0.5.23; sgl-project/sglang "
+                                     "issue #36452): kvplan.sglang.mtp_draft_vocab_copy_bytes"))
         if b.mm_reserve:
             terms.append(Term(name="multimodal embedding-cache reserve", bytes=b.mm_reserve, basis="engine rule",
                               source="SGLANG_VLM_CACHE_SIZE_MB (100) out of the KV budget, SGLang 0.5.18+ "
@@ -1467,7 +1539,7 @@ def _budget(spec, gpu, engine, layout, weights, mnbt, max_seqs, act_b, mla, last
         "NVLINK" in gpu.interconnect.upper(), mnbt, max_seqs, spec.model_type,
         gpu_multicast(gpu.name, gpu.interconnect), layout.dp, runner, gpu_arch(gpu.name))
     num_reqs = min(mnbt, max_seqs)
-    loads_tower = bool(spec.towers) and not engine.language_model_only
+    profiles_mm = mm_profiled(spec, engine)  # a tower built with every modality at 0 runs text-only (0.11 - 0.14)
     if runner == "V2":  # v1/worker/gpu/model_runner.py _dummy_sampler_run: a dummy batch skips every sampling
         copies = act_b / 4  # parameter, so the peak holds the logits alone, in the model dtype
     act = engine.activation_bytes
@@ -1482,12 +1554,13 @@ def _budget(spec, gpu, engine, layout, weights, mnbt, max_seqs, act_b, mla, last
         if not vllm_has(prof.version, "moe_workspace_manager") and _marlin_moe_format(
                 spec, *resolve_format(spec, engine.weight_format)):  # fused_marlin_moe's per-call buffers, V1 < 0.17
             act = max(act, vllm_marlin_moe_transient_bytes(spec, layout.tp, mnbt, act_b, bool(layout.ep)))
-        if loads_tower:
+        if profiles_mm:
             # GPUModelRunner.profile_run with a multimodal checkpoint first runs the encoder on a dummy batch (the
             # budget's items of the largest modality), keeps its inputs and outputs through the LM's dummy run and
             # sampler: the peak is max(encoder step, LM peak + held), by release and runner (kvplan.vllm_mm)
             mm = vllm_mm_profile(spec, prof.version, runner, layout.tp, engine.mm_encoder_tp_mode == "data", mnbt,
-                                 act_b, first_stage, gpu.memory_bytes, mm_len or 0)
+                                 act_b, first_stage, gpu.memory_bytes, mm_len or 0, engine.mm_limits, max_seqs,
+                                 engine.mm_processor_kwargs)
             act = vllm_mm_profile_peak_bytes(act, mm)
             mm_src = f"; multimodal profile: {mm.note}"
         elif (first_stage and not engine.enforce_eager and engine.compile_cache == "cold"
@@ -1532,13 +1605,19 @@ def _budget(spec, gpu, engine, layout, weights, mnbt, max_seqs, act_b, mla, last
 def _vllm_runner(spec: ModelSpec, engine: EngineConfig) -> str:
     """kvplan.engines.vllm_model_runner for this checkpoint and engine (V0 profiles: "V1", unused); an explicit
     ``engine.model_runner`` (VLLM_USE_V2_MODEL_RUNNER) wins."""
-    if engine.model_runner != "auto":
-        return engine.model_runner
+    if engine.model_runner != "auto":  # envs.py reads VLLM_USE_V2_MODEL_RUNNER from 0.12.0 (the V2 runner's start)
+        return engine.model_runner if vllm_release(engine.vllm_version) >= (0, 12, 0) else "V1"
     hybrid, moe = spec.memo(("hybrid-moe",), lambda: (
         any(c.kind in STATE_KINDS for layer in spec.layers for c in cache_parts(layer.cache)),
         any(layer.experts is not None for layer in spec.layers)))
     return vllm_model_runner(engine.vllm_version, spec.model_type, moe, hybrid, spec.quantization is not None,
                              engine.speculative_method)
+
+
+def _sglang_context_len(spec, engine) -> int:
+    """SGLang's context_len (--context-length, else the checkpoint's max_position_embeddings): the one length the
+    budget reads (aiter_haircut's > 8192), so the budget memo keys on which side of 8192 it falls."""
+    return engine.max_model_len or spec.max_position_embeddings or 4096
 
 
 def _sglang_budget(spec, gpu, engine, layout, weights, mla) -> "sglang.SglangBudget":
@@ -1554,7 +1633,42 @@ def _sglang_budget(spec, gpu, engine, layout, weights, mla) -> "sglang.SglangBud
         # DSA models run SGLang's nsa attention backend, not aiter: no haircut
         not _dsa_indexer_width(spec) and sglang.aiter_haircut(
             engine.sglang_version, gpu.vendor, mla, spec.num_key_value_heads or spec.num_attention_heads, layout.tp,
-            engine.max_model_len or spec.max_position_embeddings or 4096))
+            _sglang_context_len(spec, engine),
+            engine.sglang_aiter_honor_explicit_mem_fraction, engine.mem_fraction_static is not None),
+        _sglang_draft_vocab_copies(spec, engine, layout))
+
+
+def _sglang_draft_vocab_copies(spec, engine, layout) -> int:
+    """The MTP draft's own embed_tokens / lm_head on this rank (kvplan.sglang.mtp_draft_vocab_copy_bytes): resident
+    while SGLang profiles the target's pool (0.5.14+, the only lines kvplan plans SGLang MTP on)."""
+    if engine.engine != "sglang" or engine.speculative_method != "mtp" or not spec.mtp_layers:
+        return 0
+    return sglang.mtp_draft_vocab_copy_bytes(spec.vocab_size, spec.hidden_size, layout.tp,
+                                             layout.attn_tp if layout.attn_dp > 1 else None,
+                                             4 if spec.dtype == "fp32" else 2)
+
+
+def _sglang_draft(spec, gpu, engine, layout, kv_b) -> "sglang.SglangDraft | None":
+    """What SGLang's MTP draft worker loads and allocates on a last-stage rank (kvplan.sglang.SglangDraft): the MTP
+    layers' shard (in the plan's weights unless typed in), the vocab copies, and its own layers' cell as the plan
+    counts it (MLA / DSA: all in K; else halved into K / V)."""
+    copies = _sglang_draft_vocab_copies(spec, engine, layout)
+    if not copies:
+        return None
+    mtp = [(layer, 1) for layer in spec.mtp_layers]
+    kv_tp = layout.attn_tp
+    dsa = _has_dsa(spec)
+    cell = sum(layer.cache.kv_bytes_per_token("vllm", kv_tp, kv_b) for layer, _ in mtp
+               if not (dsa and layer.cache.kind == "mla_dsa"))
+    mla = all(layer.cache.kind in ("mla", "mla_dsa") for layer, _ in mtp)
+    if dsa:  # the DSA cell as the pool allocates it (the K line of _sglang_log)
+        cell += sglang.dsa_bytes_per_token(
+            engine.sglang_version, mtp, kv_b, _dsa_indexer_width(spec), allocated=True,
+            raw_fp8=sglang.dsa_fp8_raw_latent(engine.sglang_version, gpu.name, spec.model_type))
+    k, v = (cell, 0) if mla else (cell // 2, cell - cell // 2)
+    return sglang.SglangDraft(arch=sglang.mtp_draft_arch(spec.model_type, engine.sglang_version),
+                              mtp_bytes=mtp_rank_bytes(spec, layout, engine.weight_format), vocab_copy_bytes=copies,
+                              k_bytes_per_token=k, v_bytes_per_token=v)
 
 
 def _sglang_log(spec, gpu, engine, layout, rank: "RankPlan", tokens, page, mla, kv_b, max_len, model_dtype,
@@ -1573,13 +1687,16 @@ def _sglang_log(spec, gpu, engine, layout, rank: "RankPlan", tokens, page, mla, 
     k, v = (rank.kv_bytes_per_token, 0) if mla else (half, rank.kv_bytes_per_token - half)
     if _has_dsa(spec):  # the pool allocates more than it profiles before 0.5.17 (the packed 656 B fp8 latent)
         layers = stage_distinct(spec, layout.pp, rank.pp_stage, layout.pp_split)
-        raw = sglang.dsa_fp8_raw_latent(engine.sglang_version, gpu.name, spec.model_type)
+        raw = sglang.dsa_fp8_raw_latent(engine.sglang_version, gpu.name, spec.model_type, gpu.vendor)
         k = rank.kv_bytes_per_token + sglang.dsa_bytes_per_token(
             engine.sglang_version, layers, kv_b, _dsa_indexer_width(spec), allocated=True, raw_fp8=raw) - \
             sglang.dsa_bytes_per_token(engine.sglang_version, layers, kv_b, _dsa_indexer_width(spec), raw_fp8=raw)
     dtype = {1: "float8_e4m3fn", 4: "float32"}.get(kv_b, "float16" if model_dtype == "fp16" else "bfloat16")
+    draft = _sglang_draft(spec, gpu, engine, layout, kv_b) if rank.pp_stage == layout.pp - 1 else None
+    if draft is not None and engine.weights_bytes is not None:  # typed-in weights: the MTP layers within them
+        draft = draft.model_copy(update={"mtp_bytes": min(draft.mtp_bytes, b.weights_loaded)})
     return sglang.log_lines(prof, b.pre_load, b.weights_loaded, tokens, page, k, v, mla, dtype, b.settings, running,
-                            max_len, mamba, uncapped)
+                            max_len, mamba, uncapped, draft)
 
 
 def _has_dsa(spec: ModelSpec) -> bool:
@@ -1611,8 +1728,9 @@ def _sglang_dsa_engine(spec, gpu, engine, layout) -> tuple[EngineConfig, str | N
         notes.append("--kv-cache-dtype auto becomes fp8_e4m3 on this SM >= 10 GPU")
     note = None
     if notes:
+        raw = sglang.dsa_fp8_raw_latent(engine.sglang_version, gpu.name, spec.model_type, gpu.vendor)
         note = (f"SGLang sets its own DSA defaults: {'; '.join(notes)} "
-                f"({sglang.dsa_rule(engine.sglang_version, gpu.vendor, kv, page, sglang.dsa_fp8_raw_latent(engine.sglang_version, gpu.name, spec.model_type))})")
+                f"({sglang.dsa_rule(engine.sglang_version, gpu.vendor, kv, page, raw)})")
     return engine.model_copy(update={"kv_cache_dtype": kv, "block_size": page}), note
 
 
@@ -1722,7 +1840,8 @@ def _gib(n: int) -> str:
     return f"{n / GiB:.2f}"
 
 
-def _start_error(engine, prof, rank: RankPlan, max_len, per_request, starts, usable, num_blocks, tokens) -> str | None:
+def _start_error(engine, prof, rank: RankPlan, max_len, per_request, starts, usable, num_blocks, tokens,
+                 needed: int | None = None) -> str | None:
     """The error vLLM raises when it would refuse to start, in its own words (None when it starts)."""
     if engine.engine != "vllm":
         return None
@@ -1730,9 +1849,13 @@ def _start_error(engine, prof, rank: RankPlan, max_len, per_request, starts, usa
         # vllm/v1/core/kv_cache_utils.py check_enough_kv_cache_memory (0.10+)
         return ("ValueError: No available memory for the cache blocks. Try increasing `gpu_memory_utilization` "
                 "when initializing the engine.")
-    if usable // per_request >= 1 if per_request else True:
+    if needed is not None:  # DeepSeek-V4: the bytes of _max_memory_usage_bytes_from_groups against the pool
+        if needed <= rank.kv_pool_bytes:
+            return None
+    elif usable // per_request >= 1 if per_request else True:
         return None
-    needed = per_request * rank.bytes_per_block
+    else:
+        needed = per_request * rank.bytes_per_block
     return (f"ValueError: To serve at least one request with the models's max seq len ({max_len}), "
             f"({_gib(needed)} GiB KV cache is needed, which is larger than the available KV cache memory "
             f"({_gib(rank.kv_pool_bytes)} GiB). Based on the available memory, the estimated maximum model length "

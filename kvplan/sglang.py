@@ -56,11 +56,16 @@ The VLM reduction (``adjust_mem_fraction_for_vlm``, 0.4.10+) multiplies a defaul
 0.95 x clamp(1 - 0.1 x (vit_layers x vit_hidden^2 / (24 x 1024^2) - 1), 0.8, 1.05).
 On ROCm (0.5.6+) the aiter attention backend at context_len > 8192 multiplies the fraction, default or asked for, by
 0.85 (``aiter_haircut``): Qwen3-0.6B on an MI355X at --mem-fraction-static 0.6 keeps 0.51 (1,359,445 tokens, logged
-1,360,288). gpt-oss MXFP4 experts on SM 10.x are padded by the flashinfer_mxfp4 MoE (``gpt_oss_mxfp4_pad_bytes``).
+1,360,288; not with SGLANG_AITER_HONOR_EXPLICIT_MEM_FRACTION and an explicit fraction, 0.5.20+). gpt-oss MXFP4 experts
+are padded by the MoE backend on SM 10.x and, from 0.5.14, SM 12.x (``gpt_oss_mxfp4_pad``).
 The ViT shape is what that function reads: vision_config.num_hidden_layers (24 where the config names it
 ``depth``: Qwen-VL towers before transformers 5, Qwen3.5 always; see vit_shape) and hidden_size.
 Pipeline stages follow SGLang's get_pp_indices (pp_partition), not vLLM's split.
 Not derived: the CUDA-graph capture lines and the scheduler's available_gpu_mem (after capture).
+MTP speculative decoding (0.5.14+): the draft worker prints its own "Load weight begin / end" (type=...NextN; mem usage
+= the MTP layers' shard + its own embed_tokens / lm_head, which stay resident while the target's pool is profiled),
+then come the target's pool, the draft's (the same #tokens over its layers) and a second "Memory pool end" (log_lines
+``draft``); DeepSeek-V3 at TP 8 on an H200: draft mem usage 1.98 GB, pool 618,538 tokens (463,339,520 B of copies).
 
 Hybrid models (recurrent-state layers: Qwen3-Next / Qwen3.5 GDN, Nemotron-H, Falcon-H1, Granite-4; ``mamba_pool``):
 the MambaPool is carved out of rest first and the KV pool holds the full-attention layers only::
@@ -193,7 +198,12 @@ class SglangProfile(BaseModel):
 #   0.5.x TP4 PCIe 0.56: RTX 4090 23.64 - 23.08 (Qwen3-14B, 2026-06; "avail 16.00 + mem usage 7.08");
 #   0.5.10+ TP >= 2 NVLink 1.44: H20 95.00 - 93.56 (TP8, 2026-05: the 0.5.10 / 0.5.12 wheels are of 2026-04 / 05); an
 #   H200 TP16 log over two nodes (2026) reads 1.72;
-#   TP >= 2 ROCm 4.50: MI355X 287.98 - 283.48 (TP8, sglang 0.5.8.post1, the GLM-family fp8 log of 2026-02-26);
+#   TP >= 2 ROCm 4.50 (0.4.x - 0.5.9): MI355X 287.98 - 283.48 (TP8, sglang 0.5.8.post1, the GLM-family fp8 log of
+#   2026-02-26: "Init torch distributed ends. mem usage=3.81 GB");
+#   0.5.10+ TP >= 2 ROCm 11.13: MI355X 287.98 - 276.85 (TP8, GLM-5.1-MXFP4 on the rocm/sgl-dev v0.5.10rc0 (2026-04-15)
+#   and v0.5.12 (2026-05-17) images alike: "Init torch distributed ends. mem usage=10.04 - 10.46 GB", the aiter custom
+#   all-reduce the ROCm build picks by default; Jacob0226/SGLang-benchmarks results/_pr25742_matrix/*_TP8/server.log
+#   @ 892d66c3fd95eb50f6de906c10eb318c039ae4c5); the same image at TP2 reads 279.13 (8.85: -0.8 % of the reading);
 #   0.4.x - 0.5.2 TP >= 2 NVLink on SM 10.x 3.01: B200 178.35 - 175.34 (sglang PR #9162, 2025-08-13, DeepSeek-R1-FP4 TP4,
 #   "Load weight begin. avail mem=175.34 GB"; checked against the DeepSeek-R1-0528 8 x B200 log of 2025-08-01, DSR1 in
 #   tests/test_engine_sglang_2026b.py: 985,300 tokens, logged 980,344). The 0.5.x lines keep the Hopper figure (no
@@ -203,7 +213,7 @@ _OLD = {"context_single": _g(0.38), "context_tp_pcie": _g(0.40), "context_tp_nvl
 _MID = {"context_single": _g(0.74), "context_tp_pcie": _g(0.56), "context_tp_nvlink": _g(2.52),
         "context_tp_rocm": _g(4.50)}
 _NEW = {"context_single": _g(0.74), "context_tp_pcie": _g(0.56), "context_tp_nvlink": _g(1.44),
-        "context_tp_rocm": _g(4.50)}
+        "context_tp_rocm": _g(11.13)}
 
 # The hybrid families kvplan sizes on SGLang, by the model_type kvplan parses, and the SGLang architecture that serves
 # it (configs/hybrid_arch.py mambaish_config; each line's models/ and configs/ folders): Qwen3-Next (GDN) from 0.5.2,
@@ -843,6 +853,27 @@ def vit_shape(towers, version: str | None = None, model_type: str = "") -> tuple
 # 0.5.8 / 0.5.10 / 0.5.14 / 0.5.15 / 0.5.17 / 0.5.18 / 0.5.20 wheels (2026-12); gpt-oss first ships in 0.5.0.
 _GPT_OSS_FLASHINFER_PAD = {"0.4.8": 256, "0.5.3": 256, "0.5.4.post1": 256, "0.5.6": 256, "0.5.7": 256, "0.5.8": 256,
                            "0.5.10": 256, "0.5.14": 256, "0.5.15": 256, "0.5.17": 128, "0.5.18": 128, "0.5.20": 128}
+# The hidden size is padded to 256 whatever that table says: FusedMoE.__init__ (layers/moe/fused_moe_triton/layer.py,
+# the 0.5.14 / 0.5.17 / 0.5.20 / 0.5.23 wheels) rounds hidden_size up to 256 for an mxfp4 checkpoint under
+# --moe-runner-backend flashinfer_mxfp4 ("TODO maybe we should remove this `if`, since `Mxfp4MoEMethod` does another
+# round-up logic") and hands that to create_weights, so from 0.5.17 gpt-oss's 2880 is 2944 intermediate but 3072 hidden.
+SGLANG_MXFP4_HIDDEN_PAD = 256
+# The sm120 cards (RTX 5090, RTX PRO 6000 Blackwell): what SGLang's gpt-oss override picks for --moe-runner-backend auto
+# with an mxfp4 checkpoint, and the padding its Mxfp4MoEMethod.create_weights gives (intermediate, hidden):
+# * 0.5.3 - 0.5.9: no sm120 rule (the backend of the install: not modelled; planned unpadded);
+# * 0.5.10 - 0.5.13 (server_args.py "Detected SM120 ... enabling triton_kernel MOE kernel."): triton_kernels, whose
+#   swizzled value / scale layouts are not read here: planned unpadded;
+# * 0.5.14 - 0.5.16 (server_args.py, 0.5.15 arg_groups/overrides.py: "... enabling Marlin MOE kernel."): Marlin,
+#   intermediate round_up(.., 128), hidden round_up(.., 256) (mxfp4.py "if self.use_marlin"), repacked in place;
+# * 0.5.17 - 0.5.23 (overrides.py, 0.5.20+ arg_groups/model_overrides/gpt_oss.py: "... enabling FlashInfer CUTLASS
+#   MXFP4 MOE kernel."): flashinfer_mxfp4 -> _fi_kernel "cutlass_sm120": loaded unpadded, then
+#   _process_weights_for_sm120_cutlass rebuilds w13 / w2 / scales / biases at round_up(intermediate, 128) and
+#   round_up(hidden, 128) of FusedMoE's 256-rounded hidden (the unpadded buffers are freed).
+# Not modelled (the source does not fix them): Hopper, where gpt-oss takes triton_kernel only when the triton_kernels
+# package is installed (gpt_oss override: ep_size 1, is_triton_kernels_available(); not a dependency of the sglang
+# wheel) and pads the intermediate to 64 before triton_kernels' Hopper swizzle; ROCm, where the aiter MXFP4 path
+# (intermediate 256, 128 with SGLANG_AITER_K3_OPT; hidden 256) runs only with SGLANG_USE_AITER set. Read 2026-12.
+_GPT_OSS_SM120_PAD = {"0.5.14": 128, "0.5.15": 128, "0.5.17": 128, "0.5.18": 128, "0.5.20": 128}
 
 
 def sm_major_is_10(gpu_name: str) -> bool:
@@ -851,19 +882,38 @@ def sm_major_is_10(gpu_name: str) -> bool:
     return gpu_name.upper().startswith(("B200", "B300", "GB200", "GB300"))
 
 
+def sm_major_is_12(gpu_name: str) -> bool:
+    """SM 12.x (sglang is_sm120_supported): the GeForce RTX 50 series and the RTX PRO Blackwell cards."""
+    return gpu_name.upper().startswith(("RTX-50", "RTX-PRO-"))
+
+
+def gpt_oss_mxfp4_pad(gpu_name: str, version: str, piecewise: str | None = None) -> tuple[int, int, str] | None:
+    """(intermediate align, hidden align, MoE backend) SGLang pads gpt-oss's MXFP4 experts to on this GPU, or None.
+    Worked examples: ("B200", "0.5.3") -> (256, 256, flashinfer_mxfp4); ("B200", "0.5.20") -> (128, 256, ...);
+    ("RTX-PRO-6000", "0.5.14") -> (128, 256, Marlin); ("H100-SXM", "0.5.20") -> None."""
+    if sm_major_is_10(gpu_name) and version in _GPT_OSS_FLASHINFER_PAD and not (
+            version in ("0.5.6", "0.5.7", "0.5.8") and piecewise == "enable"):
+        return _GPT_OSS_FLASHINFER_PAD[version], SGLANG_MXFP4_HIDDEN_PAD, "flashinfer_mxfp4 (trtllm-gen)"
+    if sm_major_is_12(gpu_name) and version in _GPT_OSS_SM120_PAD:
+        return (_GPT_OSS_SM120_PAD[version], SGLANG_MXFP4_HIDDEN_PAD,
+                "Marlin" if version in ("0.5.14", "0.5.15") else "flashinfer_mxfp4 (CUTLASS sm120)")
+    return None
+
+
 def gpt_oss_mxfp4_pad_bytes(spec, tp: int, ep: bool, layers, weight_format: str | None, gpu_name: str, version: str,
                             piecewise: str | None = None) -> int:
-    """Bytes the flashinfer_mxfp4 MoE padding adds to a rank's gpt-oss experts (0 where it does not apply).
+    """Bytes the MXFP4 MoE padding adds to a rank's gpt-oss experts (0 where it does not apply; gpt_oss_mxfp4_pad).
 
-    Per local expert, for intermediate i (I / tp, whole under EP) and hidden h, both rounded up to ``align``:
+    Per local expert, for intermediate i (I / tp, whole under EP) and hidden h, rounded up to their aligns:
     w13 [2i, h/2] u8 + scale [2i, h/32] u8 + bias [2i] bf16, w2 [h, i/2] u8 + scale [h, i/32] u8 + bias [h] bf16.
     Worked number: gpt-oss-20b on one B200, sglang 0.5.3 (align 256): 2880 -> 3072 both ways, 15,058,944 - 13,236,480 =
-    1,822,464 B an expert x 32 experts x 24 layers = 1,399,652,352 B (1.30 GiB)."""
-    align = _GPT_OSS_FLASHINFER_PAD.get(version)
+    1,822,464 B an expert x 32 experts x 24 layers = 1,399,652,352 B (1.30 GiB); from 0.5.17 (and on the sm120 cards
+    from 0.5.14) 2944 x 3072: 2 x 2944 x (1536 + 96 + 2) + 3072 x (1472 + 92 + 2) = 14,431,744 B an expert."""
     fmt = weight_format or spec.quantization or ""
-    if (spec.model_type != "gpt_oss" or fmt != "mxfp4" or align is None or not sm_major_is_10(gpu_name)
-            or (version in ("0.5.6", "0.5.7", "0.5.8") and piecewise == "enable")):
+    pad = gpt_oss_mxfp4_pad(gpu_name, version, piecewise)
+    if spec.model_type != "gpt_oss" or fmt != "mxfp4" or pad is None:
         return 0
+    align_i, align_h, _ = pad
 
     def size(i: int, h: int) -> int:
         return 2 * i * (h // 2) + 2 * i * (h // 32) + 2 * i * 2 + h * (i // 2) + h * (i // 32) + h * 2
@@ -875,7 +925,7 @@ def gpt_oss_mxfp4_pad_bytes(spec, tp: int, ep: bool, layers, weight_format: str 
         down = next((c for c in layer.experts.linears if c.name.endswith("down_proj")), layer.experts.linears[-1])
         experts, inter, hidden = layer.experts.num_experts, down.in_features, spec.hidden_size
         local_e, local_i = (cdiv(experts, tp), inter) if ep else (experts, cdiv(inter, tp))
-        padded = size(cdiv(local_i, align) * align, cdiv(hidden, align) * align)
+        padded = size(cdiv(local_i, align_i) * align_i, cdiv(hidden, align_h) * align_h)
         extra += n * local_e * (padded - size(local_i, hidden))
     return extra
 
@@ -885,8 +935,8 @@ def layout_extra_bytes(spec, tp: int, pp: int, stage: int, ep: bool, dp: int, we
                        version: str = "", piecewise: str | None = None) -> tuple[int, str]:
     """Bytes SGLang holds on a rank beyond the checkpoint's tensors as kvplan.parallel lays them out.
 
-    * gpt-oss MXFP4 experts on SM 10.x (flashinfer_mxfp4, ``gpt_oss_mxfp4_pad_bytes``): intermediate and hidden sizes
-      padded to 256 (128 from 0.5.17).
+    * gpt-oss MXFP4 experts on SM 10.x (flashinfer_mxfp4) and SM 12.x from 0.5.14 (Marlin, then FlashInfer CUTLASS;
+      ``gpt_oss_mxfp4_pad_bytes``): intermediate padded to 256 (128 from 0.5.17; 128 on SM 12.x), hidden to 256.
 
     * ROCm, compressed-tensors W4A16 experts (CompressedTensorsWNA16TritonMoE, sglang 0.5.10 wheel
       schemes/compressed_tensors_wNa16_moe.py): the int32 ``w13_weight_g_idx`` / ``w13_g_idx_sort_indices``
@@ -904,8 +954,9 @@ def layout_extra_bytes(spec, tp: int, pp: int, stage: int, ep: bool, dp: int, we
                                   version, piecewise)
     if pad:
         extra += pad
-        why.append(f"flashinfer_mxfp4 MoE pads gpt-oss experts' intermediate and hidden sizes to "
-                   f"{_GPT_OSS_FLASHINFER_PAD[version]} on SM 10.x (layers/quantization/mxfp4.py)")
+        align_i, align_h, backend = gpt_oss_mxfp4_pad(gpu_name, version, piecewise)
+        why.append(f"the {backend} MoE pads gpt-oss experts' intermediate size to {align_i} and hidden size to "
+                   f"{align_h} (layers/quantization/mxfp4.py, layers/moe/fused_moe_triton/layer.py)")
     if vendor == "AMD" and fmt.startswith("w4a16"):
         ranks = tp * dp
         g_idx = 0
@@ -949,6 +1000,7 @@ class SglangBudget(BaseModel):
     weights_loaded: int  # weights + overhead: "mem usage"
     keep_free: int  # pre x (1 - mem_fraction_static)
     mm_reserve: int = 0  # 0.5.18+ multimodal embedding-cache reserve out of rest
+    draft_vocab_copies: int = 0  # 0.5.14+ MTP draft's embed / lm_head copies, resident while rest is profiled
     pool: int  # rest
 
 
@@ -958,19 +1010,32 @@ class SglangBudget(BaseModel):
 # allocated after the KV pool, sgl-project/sglang PR #36563). aiter is the default backend on HIP for every non-MLA model
 # and for MLA models with 16 or 128 KV heads a rank (_get_default_attn_backend: model_config.get_num_kv_heads(tp_size));
 # DSA models run the nsa backend (the caller leaves them out). Absent from the 0.5.3 wheel; 0.5.4.post1 - 0.5.5 not read
-# (the 0.5.3 / 0.5.4.post1 lines: not applied). 0.5.20+'s
-# SGLANG_AITER_HONOR_EXPLICIT_MEM_FRACTION opt-out and an explicit --attention-backend are not modelled. Read 2026-12.
+# (the 0.5.3 / 0.5.4.post1 lines: not applied). An explicit --attention-backend is not modelled. Read 2026-12.
+# 0.5.20+ (0.5.20 / 0.5.23 wheels, arg_groups/attention_hook.py; environ.py EnvBool(False), absent from the 0.5.18 wheel):
+# the env SGLANG_AITER_HONOR_EXPLICIT_MEM_FRACTION (true / 1 / yes / y, any case) keeps a --mem-fraction-static the
+# operator gave as it is ("explicit_mem_fraction = _raw_input.get('mem_fraction_static') is not None"; the warning
+# "... SGLANG_AITER_HONOR_EXPLICIT_MEM_FRACTION is set, so mem_fraction_static=%.3f is used as-is"); the default fraction
+# is still scaled.
 _AITER_HAIRCUT_LINES = ("0.5.6", "0.5.7", "0.5.8", "0.5.10", "0.5.14", "0.5.15", "0.5.17", "0.5.18", "0.5.20")
+_AITER_HONOR_ENV_LINES = ("0.5.20",)
+SGLANG_AITER_HONOR_ENV = "SGLANG_AITER_HONOR_EXPLICIT_MEM_FRACTION"
+SGLANG_ENV_TRUE = ("true", "1", "yes", "y")  # environ.py EnvBool.parse (an unreadable value warns and keeps False)
 SGLANG_AITER_HAIRCUT = 0.85
 
 
-def aiter_haircut(version: str, vendor: str, mla: bool, kv_heads: int, tp: int, context_len: int) -> bool:
+def aiter_haircut(version: str, vendor: str, mla: bool, kv_heads: int, tp: int, context_len: int,
+                  honor_explicit: bool = False, explicit_fraction: bool = False) -> bool:
     """Whether SGLang scales mem_fraction_static by 0.85 for the aiter attention backend (ROCm, context_len > 8192).
 
-    ``kv_heads``: the config's num_key_value_heads (MLA checkpoints keep the attention head count there). Worked
-    numbers: Qwen3-0.6B on an MI355X, 0.5.17, context 40960 -> True (--mem-fraction-static 0.6 becomes 0.51);
-    Kimi-K2.5 at TP8 (64 KV heads -> 8 a rank: triton) -> False; any model at --context-length 8192 -> False."""
+    ``kv_heads``: the config's num_key_value_heads (MLA checkpoints keep the attention head count there);
+    ``honor_explicit``: SGLANG_AITER_HONOR_EXPLICIT_MEM_FRACTION set, ``explicit_fraction``: --mem-fraction-static given
+    (both: no haircut from 0.5.20). Worked numbers: Qwen3-0.6B on an MI355X, 0.5.17, context 40960 -> True
+    (--mem-fraction-static 0.6 becomes 0.51); the same on 0.5.20 with the env set -> False (0.6 kept), with the env
+    and no --mem-fraction-static -> True; Kimi-K2.5 at TP8 (64 KV heads -> 8 a rank: triton) -> False; any model at
+    --context-length 8192 -> False."""
     if vendor != "AMD" or version not in _AITER_HAIRCUT_LINES or context_len <= 8192:
+        return False
+    if honor_explicit and explicit_fraction and version in _AITER_HONOR_ENV_LINES:
         return False
     return not mla or max(1, kv_heads // max(tp, 1)) in (16, 128)
 
@@ -980,10 +1045,11 @@ def budget(prof: SglangProfile, gpu_name: str, vendor: str, memory_bytes: int, i
            vit: tuple[int, int] | None = None, eager: bool = False, disable_custom_all_reduce: bool = False,
            chunked_prefill_size: int | None = None, mem_fraction_static: float | None = None,
            weights_measured: bool = False, piecewise: str | None = None,
-           aiter: bool = False) -> SglangBudget:
+           aiter: bool = False, draft_vocab_copies: int = 0) -> SglangBudget:
     """The budget of one rank: defaults, the pre-load reading, the loaded weights and the KV pool (bytes).
 
-    ``weights_measured``: the weights are a typed-in "mem usage" (no overhead added); ``aiter``: aiter_haircut holds.
+    ``weights_measured``: the weights are a typed-in "mem usage" (no overhead added); ``aiter``: aiter_haircut holds;
+    ``draft_vocab_copies``: an MTP draft's own vocab tables (mtp_draft_vocab_copy_bytes), charged to rest.
     Worked number: 0.5.20,
     H100, TP1, 29.03 GiB of weights -> pre 78.45, loaded 29.21, keep free 13.34, pool 35.90 GiB.
     """
@@ -1003,7 +1069,8 @@ def budget(prof: SglangProfile, gpu_name: str, vendor: str, memory_bytes: int, i
     keep_free = int(pre * (1 - settings.mem_fraction_static))
     mm = prof.mm_reserve_mib * MiB if vit is not None else 0
     return SglangBudget(settings=settings, context=ctx, context_why=why, pre_load=pre, overhead=overhead,
-                        weights_loaded=loaded, keep_free=keep_free, mm_reserve=mm, pool=pre - loaded - keep_free - mm)
+                        weights_loaded=loaded, keep_free=keep_free, mm_reserve=mm,
+                        draft_vocab_copies=draft_vocab_copies, pool=pre - loaded - keep_free - mm - draft_vocab_copies)
 
 
 def pool_bytes(pre_load: int, weights_loaded: int, mem_fraction_static: float) -> int:
@@ -1018,13 +1085,71 @@ def pool_bytes(pre_load: int, weights_loaded: int, mem_fraction_static: float) -
 #   weights load before the target's pool is profiled, so "available" is after both, and the cell grows by the draft's
 #   layers (model_executor/pool_configurator.py DefaultPoolConfigurator: cell += int(cell x eagle_draft_num_layers /
 #   num_layers), eagle_draft_num_layers = num_nextn_predict_layers): DeepSeek-V3 at bf16 70,272 -> 71,424 B a token.
-#   That is kvplan's plan (the MTP layers in the weights and in the cell, kvplan.plan).
+#   That is kvplan's plan (the MTP layers in the weights and in the cell, kvplan.plan), and the draft's own vocab
+#   tables, resident while the pool is profiled (mtp_draft_vocab_copy_bytes, below).
 # - through 0.5.13 (model_runner.initialize -> init_memory_pool inside the target's TpModelWorker): the target's pool is
 #   profiled before the draft worker exists; the draft's weights and its own pool (same tokens x its cell) then come out
 #   of the memory mem_fraction_static leaves; in the 0.5.6 wheel the target's pool also grows by a headroom of
 #   max_num_reqs x (steps x topk + draft tokens) + 100 tokens (draft_runner_cache_size; the 0.5.8 wheel: none). Not
 #   modelled: refused (speculative_refusal).
 SPECULATIVE_FROM = "0.5.14"  # the first SGLANG_PROFILES line kvplan plans speculative decoding for
+# The MTP draft worker's own start-up (0.5.14 - 0.5.23 wheels, read 2026-12): managers/scheduler.py init_model_worker
+# runs init_tp_model_worker (the target's "Load weight begin / end"), maybe_init_draft_worker (speculative/
+# eagle_worker_v2.py EagleDraftWorker.__init__ builds a TpModelWorker(is_draft_worker=True): a second "Load weight
+# begin / end", type = the NextN class configs/model_config.py names for the draft), then init_memory_pools: the
+# target's pool ("KV Cache is allocated", "Memory pool end"), then the draft's (EagleDraftWorker.alloc_memory_pool: the
+# same memory_pool_config, so the same #tokens, over its num_nextn_predict_layers layers; it shares the target's
+# ReqToTokenPool and allocator) and its own "Memory pool end". Only then does alloc_memory_pool call init_lm_head ->
+# set_embed_and_head, which deletes the draft's own embed_tokens / lm_head and empties the cache: those two bf16 vocab
+# tables (models/deepseek_nextn.py DeepseekModelNextN.embed_tokens, DeepseekV3ForCausalLMNextN.lm_head; never loaded:
+# deepseek_weight_loader.py skips "shared_head.head" / "embed_tokens") are resident when the target's pool is profiled,
+# so they come out of its rest (sgl-project/sglang issue #36452, PRs #32468 / #35996 / #37155 / #38364, none merged in
+# the wheels read). Under DP attention the embedding is split over the attention-TP group (get_embedding_tp_kwargs
+# use_attn_tp_group), the head over the whole TP group (enable_dp_lm_head off by default).
+SGLANG_VOCAB_PADDING = 64  # layers/vocab_parallel_embedding.py DEFAULT_VOCAB_PADDING_SIZE
+# The draft architecture configs/model_config.py gives the checkpoint's MTP layers, by kvplan model_type; GLM-5
+# (glm_moe_dsa) is served as DeepseekV3ForCausalLMNextN in 0.5.14 / 0.5.15 and as GlmMoeDsaForCausalLMNextN from 0.5.17.
+_MTP_DRAFT_ARCH = {"deepseek_v3": "DeepseekV3ForCausalLMNextN", "deepseek_v32": "DeepseekV3ForCausalLMNextN",
+                   "deepseek_v2": "DeepseekV3ForCausalLMNextN", "glm4_moe": "Glm4MoeForCausalLMNextN",
+                   "glm4_moe_lite": "Glm4MoeLiteForCausalLMNextN", "glm_moe_dsa": "GlmMoeDsaForCausalLMNextN"}
+
+
+def mtp_draft_arch(model_type: str, version: str) -> str:
+    """The ``type=`` SGLang's draft worker logs for a checkpoint's MTP layers. Worked example: ("glm_moe_dsa",
+    "0.5.14") -> "DeepseekV3ForCausalLMNextN"; ("glm_moe_dsa", "0.5.20") -> "GlmMoeDsaForCausalLMNextN"."""
+    if model_type == "glm_moe_dsa" and version in ("0.5.14", "0.5.15"):
+        return "DeepseekV3ForCausalLMNextN"
+    return _MTP_DRAFT_ARCH.get(model_type, "DeepseekV3ForCausalLMNextN")
+
+
+def mtp_draft_vocab_copy_bytes(vocab_size: int, hidden_size: int, tp: int, attn_tp: int | None = None,
+                               elem_bytes: int = 2) -> int:
+    """Bytes of the MTP draft's own embed_tokens + lm_head on one rank (freed only after the KV pools are sized).
+
+    Per table: pad(vocab, 64) / split x hidden x elem_bytes (the model dtype: VocabParallelEmbedding / ParallelLMHead
+    get no quant method, UnquantizedEmbeddingMethod); the embedding split over ``attn_tp`` (DP attention) or ``tp``,
+    the head over ``tp``. Worked numbers: DeepSeek-V3 at TP 8: 2 x 129,280 / 8 x 7,168 x 2 = 463,339,520 B (0.43 GiB);
+    Qwen3.8-27B at TP 2 (vocab 248,320, hidden 5,120): 2 x 124,160 x 5,120 x 2 = 2,542,796,800 B = 2.37 GiB, the
+    "~2.37 GB/rank of that is the two un-shared bf16 placeholders" of sgl-project/sglang PR #32468 (0.5.19)."""
+    padded = cdiv(vocab_size, SGLANG_VOCAB_PADDING) * SGLANG_VOCAB_PADDING
+    embed_split = attn_tp or tp
+    return (cdiv(padded, embed_split) + cdiv(padded, tp)) * hidden_size * elem_bytes
+
+
+class SglangDraft(BaseModel):
+    """What SGLang's MTP draft worker logs (0.5.14+): its load (the MTP layers' shard + the vocab copies) and its pool.
+    ``k_bytes_per_token`` / ``v_bytes_per_token``: its own layers' cell (MLA: all in k)."""
+
+    model_config = ConfigDict(frozen=True)
+    arch: str
+    mtp_bytes: int  # the MTP layers' shard, counted in the plan's weights
+    vocab_copy_bytes: int  # embed_tokens + lm_head copies, in its mem usage, freed after the pools
+    k_bytes_per_token: int
+    v_bytes_per_token: int
+
+    @property
+    def loaded(self) -> int:
+        return self.mtp_bytes + self.vocab_copy_bytes
 # server_args.py _handle_speculative_decoding (0.5.6 / 0.5.10) and arg_groups/speculative_hook.py (0.5.14 - 0.5.23):
 # EAGLE / NEXTN / EAGLE3 / STANDALONE and NGRAM set max_running_requests = 48 when --max-running-requests is not given
 # ("Max running requests is reset to 48 for speculative decoding"; the 0.5.4.post3 NGRAM log of sgl-project/sglang
@@ -1093,18 +1218,32 @@ def _gb(n: int) -> str:
 
 def log_lines(prof: SglangProfile, pre_load: int, weights_loaded: int, tokens: int, page: int, k_bytes_per_token: int,
               v_bytes_per_token: int, mla: bool, dtype: str, settings: SglangDefaults, running: int,
-              context_len: int, mamba: SglangMambaPool | None = None, running_uncapped: int | None = None
-              ) -> list[str]:
+              context_len: int, mamba: SglangMambaPool | None = None, running_uncapped: int | None = None,
+              draft: SglangDraft | None = None) -> list[str]:
     """The start-up figures in SGLang's own words (model_runner / memory_pool / scheduler log lines).
 
     K/V sizes count the pool's extra page (buffers hold tokens + page_size slots). "Memory pool end" is an
     estimate (available - KV - the int32 ReqToTokenPool of (rows + 1) x (context_len + 4)); the CUDA-graph lines
     are not derived. Worked number: Qwen3-14B TP4, 298,447 tokens, 2 KV heads x 128 x 40 layers x 2 B ->
     "K size: 5.69 GB" (GB = 2^30 B as SGLang divides).
+
+    ``draft`` (an MTP draft worker, 0.5.14+; see SglangDraft): ``weights_loaded`` and the K / V cells are the plan's,
+    which count the MTP layers; the lines split them as SGLang prints them: the target's load (without the MTP
+    layers), the draft's "Load weight begin / end" (type=..., its mem usage: MTP layers + vocab copies), the target's
+    pool and "Memory pool end", then the draft's pool (the same #tokens over its own layers) and a second "Memory pool
+    end". Worked numbers: DeepSeek-V3 at TP 8 on an H200, 0.5.20: draft mem usage 1,661,046,944 + 463,339,520 B =
+    1.98 GB; its KV line (tokens + 1) x 1,152 B.
     """
-    available = pre_load - weights_loaded
+    available = pre_load - weights_loaded - (draft.vocab_copy_bytes if draft is not None else 0)
+    target_loaded = weights_loaded - (draft.mtp_bytes if draft is not None else 0)
     lines = [f"Load weight begin. avail mem={_gb(pre_load)} GB",
-             f"Load weight end. avail mem={_gb(available)} GB, mem usage={_gb(weights_loaded)} GB."]
+             f"Load weight end. avail mem={_gb(pre_load - target_loaded)} GB, mem usage={_gb(target_loaded)} GB."]
+    if draft is not None:  # EagleDraftWorker.__init__: the draft's TpModelWorker loads before any pool is sized
+        lines += [f"Load weight begin. avail mem={_gb(pre_load - target_loaded)} GB",
+                  (f"Load weight end. type={draft.arch}, avail mem={_gb(available)} GB, "
+                   f"mem usage={_gb(draft.loaded)} GB.")]
+        k_bytes_per_token -= draft.k_bytes_per_token
+        v_bytes_per_token -= draft.v_bytes_per_token
     state = 0
     if mamba is not None:  # mem_cache/memory_pool.py MambaPool.__init__ (the same words 0.5.4 - 0.5.23)
         if mamba.slots <= 0:
@@ -1125,8 +1264,13 @@ def log_lines(prof: SglangProfile, pre_load: int, weights_loaded: int, tokens: i
         lines.append(f"KV Cache is allocated. {dtype_part}#tokens: {tokens}, K size: {_gb(slots * k_bytes_per_token)} "
                      f"GB, V size: {_gb(slots * v_bytes_per_token)} GB")
     rows = max(min(int(tokens / context_len * 512), 4096), 2048) + prof.req_pool_extra
-    lines.append(f"Memory pool end. avail mem={_gb(available - kv - state - (rows + 1) * (context_len + 4) * 4)} GB "
-                 "(estimated)")
+    left = available - kv - state - (rows + 1) * (context_len + 4) * 4
+    lines.append(f"Memory pool end. avail mem={_gb(left)} GB (estimated)")
+    if draft is not None:  # the draft's pool: the target's memory_pool_config (#tokens), its own layers
+        dk, dv = slots * draft.k_bytes_per_token, slots * draft.v_bytes_per_token
+        lines.append(f"KV Cache is allocated. {dtype_part}#tokens: {tokens}, KV size: {_gb(dk + dv)} GB" if mla else
+                     f"KV Cache is allocated. {dtype_part}#tokens: {tokens}, K size: {_gb(dk)} GB, V size: {_gb(dv)} GB")
+        lines.append(f"Memory pool end. avail mem={_gb(left - dk - dv)} GB (estimated)")
     if mamba is not None and prof.hybrid_rule == "v0517" and running_uncapped is not None and running < running_uncapped:
         # SGLang's own words (kv_cache_configurator.py resolve_max_num_reqs, 0.5.17 - 0.5.23): "%d state slots per
         # request" whatever the count, so "1 state slots per request" without the radix cache is verbatim, not a typo (the
@@ -1193,14 +1337,22 @@ def sm_major_at_least_10(gpu_name: str) -> bool:
     return gpu_name.upper().startswith(("B200", "B300", "GB200", "GB300", "RTX-5090", "RTX-PRO-6000"))
 
 
-def dsa_fp8_raw_latent(version: str, gpu_name: str, model_type: str) -> bool:
-    """Whether the default fp8 DSA backend on this GPU is trtllm, which stores the raw 576-byte fp8 latent (kv_lora_rank
-    + qk_rope_head_dim, no scales) instead of the packed 656 B: SM >= 10 from 0.5.10, except GLM-5 (glm_moe_dsa) on
-    SM 12 from 0.5.17 (flashinfer_sparse_mla). Source: server_args.py _set_default_nsa_backends (0.5.10 - 0.5.13) /
-    _set_default_dsa_backends (0.5.14 - 0.5.16), arg_groups/overrides.py _dsa_split_backend_resolution (0.5.17+);
-    calculate_mla_kv_cache_dim. Worked examples: B200 on 0.5.20 -> True; B200 on 0.5.8 -> False (flashmla_kv);
-    H200 -> False; GLM-5 on an RTX PRO 6000 at 0.5.20 -> False."""
-    if version not in _DSA_TRTLLM_FP8 or not sm_major_at_least_10(gpu_name):
+def dsa_fp8_raw_latent(version: str, gpu_name: str, model_type: str, vendor: str = "") -> bool:
+    """Whether the default fp8 DSA backend stores the raw 576-byte fp8 latent (kv_lora_rank + qk_rope_head_dim, no
+    scales) instead of the packed 656 B: trtllm on SM >= 10 from 0.5.10, except GLM-5 (glm_moe_dsa) on SM 12 from 0.5.17
+    (flashinfer_sparse_mla); on ROCm (``vendor`` "AMD") from 0.5.10, whose HIP default DSA backends (tilelang through
+    0.5.19, triton from 0.5.20) read the raw layout. Source: server_args.py _set_default_nsa_backends (0.5.10 - 0.5.13:
+    "if not user_set_prefill and not user_set_decode and is_hip(): tilelang") / _set_default_dsa_backends (0.5.14 -
+    0.5.16), arg_groups/overrides.py _dsa_split_backend_resolution (0.5.17+); calculate_mla_kv_cache_dim ("On HIP,
+    TileLang and AITER DSA kernels consume the raw MLA KV layout"; 0.5.20 adds triton). 0.5.8 - 0.5.9 pick flashmla_kv
+    on ROCm too: packed (the GLM-5-FP8 MI355X log of 2026-02-26, 3,262,823 x 78 x 788 B = 186.77 GiB). Worked examples:
+    B200 on 0.5.20 -> True; B200 on 0.5.8 -> False (flashmla_kv); H200 -> False; GLM-5 on an RTX PRO 6000 at 0.5.20 ->
+    False; MI355X on 0.5.10 -> True (GLM-5.1-MXFP4 8 x MI355X, 0.5.12 image: 3,542,208 x 78 x 708 B = 182.18 GiB)."""
+    if version not in _DSA_TRTLLM_FP8:
+        return False
+    if vendor == "AMD":
+        return True
+    if not sm_major_at_least_10(gpu_name):
         return False
     sm12 = gpu_name.upper().startswith(("RTX-5090", "RTX-PRO-6000"))
     return not (model_type == "glm_moe_dsa" and sm12 and version in _DSA_GLM_SM12_PACKED)
@@ -1315,5 +1467,6 @@ def dsa_rule(version: str, vendor: str, kv: str, page: int, raw_fp8: bool = Fals
     idx = "layers with their own indexer" if version in _DSA_OWN_INDEXER_ONLY else "every layer"
     return (f"SGLang {prof.releases} DSA: page_size {page}{' (ROCm)' if vendor == 'AMD' else ''}, KV dtype {kv} "
             f"(auto: fp8_e4m3 on SM >= 10, bfloat16 below), profiled cell = {cell} + 132 B indexer key on {idx}; "
-            + ("the trtllm backend stores the raw 576 B fp8 latent" if raw_fp8 and kv == "fp8" else
+            + ((f"the {'HIP tilelang / triton' if vendor == 'AMD' else 'trtllm'} backend stores the raw 576 B fp8 "
+                "latent") if raw_fp8 and kv == "fp8" else
                "the pool allocates 656 B a layer at fp8") + " (kvplan.sglang.dsa_bytes_per_token)")

@@ -151,7 +151,7 @@ class TowerProfile(_Frozen):
     concatenates its deepstack features: out_hidden_size x (1 + deepstack layers)).
     Gemma-3-27B: image, 256 tokens, 256 embeds, 4,096 patches, 3 x 896^2 pixels."""
 
-    modality: Literal["image", "video"] = "image"
+    modality: Literal["image", "video", "audio", "vision_chunk"] = "image"
     tokens_per_item: int = Field(gt=0)
     embeds_per_item: int = Field(gt=0)
     patches_per_item: int = Field(gt=0)
@@ -172,6 +172,9 @@ class TowerProfile(_Frozen):
     # (patch, spatial merge, temporal patch, channels) of a Qwen ViT, whose vLLM 0.11.0 - 0.12.0 video item follows
     # max_model_len (kvplan.families.towers.qwen_vl_length_video); empty: the item reads no length
     length_video: tuple[int, ...] = ()
+    # the items of the tower's other modalities (kvplan.vllm_mm picks the largest whose --limit-mm-per-prompt is not
+    # 0): Qwen's video beside its image, Gemma-4's image beside its video; () where the model has one modality
+    others: tuple["TowerProfile", ...] = ()
     source: str = ""
 
 
@@ -191,6 +194,11 @@ class Tower(_Frozen):
     num_heads: int = Field(gt=0)
     source: str = ""
     profile: TowerProfile | None = None  # vLLM's profile-run dummy item (None: its geometry is not modeled)
+    # the modalities vLLM's model marks the tower with (get_supported_mm_limits / _mark_tower_model): vLLM skips
+    # building it when --limit-mm-per-prompt gives every one 0, from ``vllm_skip_from`` (the release whose model file
+    # first does; kvplan.vllm_mm.loads_tower)
+    modalities: tuple[str, ...] = ("image",)
+    vllm_skip_from: tuple[int, int, int] = (0, 15, 0)
 
     @property
     def numel(self) -> int:

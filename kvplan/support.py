@@ -48,6 +48,8 @@ VLLM_ARCH_ARRIVALS: dict[tuple[str, ...], tuple[str, Release, str]] = {
     ("qwen3_5_moe", "qwen3_5_moe_text"): ("Qwen3_5MoeForConditionalGeneration", (0, 17, 0),
                                           "0.17.0 registry; absent from 0.16.0"),
     ("gemma4", "gemma4_text"): ("Gemma4ForConditionalGeneration", (0, 19, 0), "0.19.0 registry; absent from 0.18.1"),
+    ("deepseek_v4",): ("DeepseekV4ForCausalLM", (0, 20, 0),
+                       "0.20.0 wheel registry; absent from the 0.19.0 wheel (0.19.1 not read)"),
 }
 _ARRIVAL = {mt: entry for types, entry in VLLM_ARCH_ARRIVALS.items() for mt in types}
 

@@ -17,6 +17,7 @@ Qwen2.5-7B down_proj (3584 x 18944 x 2 B = 129.5 MiB) holds 130.
 from kvplan.parallel import Layout, _RowShard, _shard, stage_distinct
 from kvplan.spec import Linear, ModelSpec
 from kvplan.units import MiB, cdiv
+from kvplan.vllm_layouts import vllm_fused_name
 from kvplan.weights import FLOAT_FORMATS, resolve_format
 
 TORCH_MIN_BLOCK = 512  # kMinBlockSize
@@ -24,10 +25,6 @@ TORCH_SMALL_SIZE = 1 * MiB  # kSmallSize: the largest small-pool request, and th
 TORCH_MIN_LARGE_ALLOC = 10 * MiB  # kMinLargeAlloc: below it (and above kSmallSize) a 20 MiB segment is split
 TORCH_ROUND_LARGE = 2 * MiB  # kRoundLarge: larger requests get their own segment, rounded up to this
 
-# vLLM fuses these checkpoint linears into one parameter (QKVParallelLinear, MergedColumnParallelLinear), as
-# kvplan.vllm_layouts._FUSED: the allocation is the fused shard
-_FUSED = {"q_proj": "qkv_proj", "k_proj": "qkv_proj", "v_proj": "qkv_proj", "gate_proj": "gate_up_proj",
-          "up_proj": "gate_up_proj", "w1": "gate_up_proj", "w3": "gate_up_proj"}
 
 
 def torch_block_bytes(nbytes: int) -> int:
@@ -59,9 +56,8 @@ def _linear_tensors(comps, tp: int, spec: ModelSpec, elem: int) -> list[int]:
             out += [s.linear.out_features * s.linear.in_features * elem] * c.count
             out += [c.out_features * elem] * (c.count if c.bias else 0)
             continue
-        head, _, last = c.name.rpartition(".")
-        key = f"{head}.{_FUSED.get(last, last)}" if head else _FUSED.get(last, last)
-        entry = fused.setdefault(key, [0, s.in_features, 0, c.count])
+        # vLLM fuses these into one parameter (QKVParallelLinear, MergedColumnParallelLinear): one allocation
+        entry = fused.setdefault(vllm_fused_name(c.name), [0, s.in_features, 0, c.count])
         entry[0] += s.out_features
         entry[2] += s.out_features if c.bias else 0
     for n, k, bias_n, count in fused.values():
@@ -74,13 +70,15 @@ def vllm_allocator_rounding_bytes(spec: ModelSpec, layout: Layout, stage: int = 
     """Bytes the caching allocator's blocks add to one rank's 16-bit parameters in vLLM's "Model loading took".
 
     Tensors: the embedding / LM-head shards (vocab padded to 64, / tp), every layer's linears as vLLM fuses them
-    (qkv_proj, gate_up_proj) with their biases, and a MoE layer's FusedMoE w13_weight [E_local, 2 x I_local, H] and
-    w2_weight [E_local, H, I_local] (E_local = cdiv(E, tp x dp) under EP, else E; I_local = I / (tp x dp) without EP);
-    sum of ``torch_block_bytes`` - bytes over the tensors of >= 10 MiB. Left out: tensors under 10 MiB (norms,
-    biases, routers, small shards, the rotary tables), which round by < 512 B each, except that one carved from a
-    shared 20 MiB segment takes the segment's rest too when <= 1 MiB remains (order-dependent packing, not simulated);
-    and the free rest of a split segment, which torch reserves but does not count as allocated (0.27+ budgets it via
-    total_consumed, memory_profiling's free-memory difference: not modelled). 0 for a quantized checkpoint or --quantization (their packed tensors are not modelled here).
+    (qkv_proj, gate_up_proj, a gated-delta-net's in_proj_qkvz and in_proj_ba: kvplan.vllm_layouts._FUSED) with their
+    biases, and a MoE layer's FusedMoE w13_weight [E_local, 2 x I_local, H] and w2_weight [E_local, H, I_local]
+    (E_local = cdiv(E, tp x dp) under EP, else E; I_local = I / (tp x dp) without EP); sum of ``torch_block_bytes`` -
+    bytes over the tensors of >= 10 MiB. Left out: tensors under 10 MiB (norms, biases, routers, small shards, the
+    rotary tables), which round by < 512 B each, except that one carved from a shared 20 MiB segment takes the
+    segment's rest too when <= 1 MiB remains (order-dependent packing, not simulated); and the free rest of a split
+    segment, which torch reserves but does not count as allocated (0.27+ budgets it via total_consumed,
+    memory_profiling's free-memory difference: not modelled). 0 for a quantized checkpoint or --quantization (their
+    packed tensors are not modelled here).
     Worked number: Qwen2.5-7B at TP 1 (H 3584, q + k + v 4608, I 18944, vocab 152,064): per layer qkv 31.5 MiB -> 32
     (+0.5), o_proj 24.5 (split), gate_up 259 -> 260 (+1), down 129.5 -> 130 (+0.5) = 2 MiB x 28 layers, embed_tokens
     and lm_head 1039.5 -> 1040 (+0.5 each): 57 MiB = 0.0557 GiB (the v0.19.0 log's 14.25 GiB less kvplan's 14.19)."""

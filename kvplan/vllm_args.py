@@ -15,6 +15,12 @@ kvplan does not model (``--cpu-offload-gb``) in ``notes`` ("not modeled" / "read
 *value* for a flag kvplan plans with, a switch given a value, or a value flag given none raises ``PlanInputError``
 naming the flag.
 
+Multimodal flags are kept as vLLM reads them and resolved with the model by kvplan.vllm_mm: --limit-mm-per-prompt
+(JSON, the dotted --limit-mm-per-prompt.image 0, or the pre-0.10 image=0,video=0) per modality in ``mm_limits``
+(a modality not named stays at vLLM's 999; '{"image": 0, "audio": 0}' leaves video on), --mm-processor-kwargs'
+Qwen-VL pixel limits in ``mm_processor_kwargs`` (other keys refused), VLLM_USE_V2_MODEL_RUNNER=0 / 1 in
+``model_runner``.
+
 Worked example: ``vllm serve meta-llama/Llama-3.1-70B -tp 4 --max-model-len 32k`` ->
 model 'meta-llama/Llama-3.1-70B', tensor_parallel_size 4, max_model_len 32000.
 """
@@ -193,7 +199,13 @@ class VllmArgs(BaseModel):
     decode_context_parallel_size: int = 1
     disable_custom_all_reduce: bool = False
     sampler: str = "auto"  # VLLM_USE_FLASHINFER_SAMPLER=1 / 0 before the command
-    language_model_only: bool = False  # --language-model-only, or --limit-mm-per-prompt with every modality 0
+    language_model_only: bool = False  # --language-model-only
+    # --limit-mm-per-prompt as (modality, count) pairs (EngineConfig.mm_limits): a modality at 0 is not profiled, a
+    # tower with all its modalities at 0 is not built (kvplan.vllm_mm.loads_tower, which knows the model)
+    mm_limits: tuple[tuple[str, int], ...] = ()
+    mm_processor_kwargs: tuple[tuple[str, int], ...] = ()  # --mm-processor-kwargs keys kvplan reads
+    model_runner: str = "auto"  # VLLM_USE_V2_MODEL_RUNNER=0 / 1 before the command: "V1" / "V2"
+    skip_mm_profiling: bool = False  # --skip-mm-profiling
     mm_encoder_tp_mode: str = "weights"
     speculative_method: str = "none"  # "mtp" (an MTP method), "ngram", "eagle" / "eagle3", "draft_model"
     num_speculative_tokens: int = 0
@@ -212,10 +224,12 @@ class VllmArgs(BaseModel):
                  "max_num_batched_tokens", "kv_cache_memory_bytes", "enforce_eager", "weight_format",
                  "decode_context_parallel_size", "disable_custom_all_reduce", "sampler", "language_model_only",
                  "mm_encoder_tp_mode", "speculative_method", "num_speculative_tokens",
-                 "enable_prefix_caching", "draft", "triton_kernels")
+                 "enable_prefix_caching", "draft", "triton_kernels", "mm_limits", "mm_processor_kwargs", "skip_mm_profiling")
         out = {"engine": "vllm", **{n: getattr(self, n) for n in names}}
         if self.vllm_version is not None:
             out["vllm_version"] = self.vllm_version
+        if self.model_runner != "auto":
+            out["model_runner"] = self.model_runner
         return out
 
     def parallel_fields(self) -> dict[str, Any]:
@@ -230,17 +244,124 @@ def _choice(flag: str, text: str, allowed: tuple[str, ...]) -> str:
     return value
 
 
-def _all_modalities_off(flag: str, text: str) -> bool:
-    """--limit-mm-per-prompt '{"image": 0, "video": 0}': True when every modality is 0 (vLLM then builds no
-    tower, as with --language-model-only); any other value (or one kvplan cannot read) keeps the towers."""
+_MM_LIMIT_FLAG = "--limit-mm-per-prompt"
+# config/multimodal.py ImageDummyOptions (width, height), VideoDummyOptions (num_frames, width, height),
+# AudioDummyOptions (length) (0.12.0 - 0.33.0, extra="forbid"): options of the profile's dummy item
+_MM_DUMMY_OPTIONS = {"image": ("width", "height"), "video": ("num_frames", "width", "height"), "audio": ("length",)}
+
+
+def mm_limits_value(flag: str, text: str) -> dict[str, Any]:
+    """The modality -> limit object of one --limit-mm-per-prompt value, in either of vLLM's spellings: a JSON object
+    (0.10.0+: arg_utils.py parses the dict-typed field with json.loads; its values a count or, from 0.12.0, an
+    object of "count" and dummy options) or the comma-separated MODALITY=COUNT items of vLLM before 0.10
+    (arg_utils.py nullable_kvs, 0.6 - 0.9; vllm issue #21615: 0.10.0 refuses it). Anything else is refused naming the
+    flag. 'image=0,video=0' -> {"image": 0, "video": 0}."""
+    text = text.strip()
+    if text.startswith("{"):
+        try:
+            value = json.loads(text)
+        except ValueError as exc:
+            raise PlanInputError(flag, f"is not a JSON object ({exc.msg}): write it as '{{\"image\": 4, \"video\": "
+                                 "0}' (a modality -> count, or -> {\"count\": N})") from None
+        if not isinstance(value, dict):
+            raise PlanInputError(flag, "must be a JSON object of modality -> count")
+        return value
+    value = {}
+    for item in text.split(","):
+        key, eq, count = (part.strip().lower() for part in item.partition("="))
+        if not eq or not key or "=" in count:
+            raise PlanInputError(flag, f"item {item.strip()[:40]!r} is not MODALITY=COUNT: write '{{\"image\": 4}}' "
+                                 "(JSON, vLLM 0.10+) or image=4,video=0 (vLLM before 0.10)")
+        value[key] = _mm_count(flag, key, count)
+    return value
+
+
+def _mm_count(flag: str, modality: str, count: Any) -> int:
+    """One modality's count: a whole number >= 0 (config/multimodal.py BaseDummyOptions count: Field(999, ge=0))."""
+    given = count
+    if isinstance(count, str):
+        try:
+            count = int(count)
+        except ValueError:
+            count = None
+    if not isinstance(count, int) or isinstance(count, bool) or count < 0:
+        raise PlanInputError(flag, f"{modality}: the count must be a whole number >= 0 (vLLM's BaseDummyOptions "
+                             f"count), got {str(given)[:40]!r}")
+    return count
+
+
+def mm_limits_fields(flag: str, value: dict[str, Any], notes: list[str]) -> tuple[tuple[str, int], ...]:
+    """(modality, count) pairs of a --limit-mm-per-prompt object; a {"count": N, ...} object's dummy-size options
+    (width, height, num_frames, length) are noted: kvplan profiles the default (largest) item."""
+    out = []
+    for modality, v in value.items():
+        if not isinstance(modality, str) or not modality.strip():
+            raise PlanInputError(flag, f"modality names must be strings, got {modality!r}")
+        if isinstance(v, dict):
+            allowed = ("count", *_MM_DUMMY_OPTIONS.get(modality, ()))
+            bad = [k for k in v if k not in allowed]
+            if bad:
+                raise PlanInputError(flag, f"{modality}: unknown option(s) {', '.join(map(str, bad))} (vLLM's "
+                                     f"{modality} options: {', '.join(allowed)})")
+            extra = sorted(k for k in v if k != "count")
+            if extra:
+                notes.append(f"{flag} {modality} {', '.join(extra)}: read, not planned: kvplan profiles vLLM's "
+                             "default (largest) dummy item")
+            count = _mm_count(flag, modality, v.get("count", 999))
+        else:
+            count = _mm_count(flag, modality, v)
+        out.append((modality, count))
+    return tuple(out)
+
+
+# --mm-processor-kwargs keys kvplan reads (the Qwen2-VL / Qwen2.5-VL / Qwen3-VL / Qwen3.5 ViTs' pixel limits,
+# kvplan.vllm_mm._qwen_pixels)
+_MM_KWARGS_FLAG = "--mm-processor-kwargs"
+_MM_KWARGS_KEYS = ("max_pixels", "min_pixels")
+_MM_KWARGS_SIZE_KEYS = ("longest_edge", "shortest_edge")
+
+
+def mm_processor_kwargs_fields(flag: str, text: str) -> tuple[tuple[str, int], ...]:
+    """(key, value) pairs of a --mm-processor-kwargs JSON object kvplan plans with: max_pixels, min_pixels and size
+    {longest_edge, shortest_edge} (Qwen-VL's pixel limits; vLLM 0.17+ qwen2_vl.py / qwen3_vl.py read them for the
+    profile item). Any other key, or a value that is not a positive whole number, is refused naming the flag (kvplan
+    cannot verify how it moves vLLM's dummy item). '{"max_pixels": 1003520}' -> (("max_pixels", 1003520),)."""
     try:
         value = json.loads(text)
+    except ValueError as exc:
+        raise PlanInputError(flag, f"is not a JSON object ({exc.msg})") from None
+    if not isinstance(value, dict):
+        raise PlanInputError(flag, "must be a JSON object")
+
+    def positive(key: str, v: Any) -> int:
+        if not isinstance(v, int) or isinstance(v, bool) or v < 1:
+            raise PlanInputError(flag, f"{key} must be a whole number of pixels >= 1, got {v!r}")
+        return v
+
+    out = []
+    for key, v in value.items():
+        if key in _MM_KWARGS_KEYS:
+            out.append((key, positive(key, v)))
+        elif key == "size" and isinstance(v, dict) and v and all(k in _MM_KWARGS_SIZE_KEYS for k in v):
+            if "longest_edge" not in v:  # 0.17 - 0.31 get_max_video_tokens reads size["longest_edge"] of this dict
+                raise PlanInputError(flag, "size must give longest_edge (vLLM's Qwen-VL video item reads it)")
+            out += [(f"size.{k}", positive(f"size.{k}", v[k])) for k in _MM_KWARGS_SIZE_KEYS if k in v]
+        else:
+            raise PlanInputError(flag, f"key {str(key)[:40]!r} is not one kvplan can plan: it reads max_pixels, "
+                                 "min_pixels and size {longest_edge, shortest_edge} (the Qwen-VL ViT's pixel limits); "
+                                 "drop the others to plan vLLM's default item")
+    return tuple(out)
+
+
+def model_runner_env(value: str) -> str:
+    """VLLM_USE_V2_MODEL_RUNNER's runner: envs.py reads it with int() (bool(int(getenv(.., "0"))) in 0.12.0 - 0.21.x,
+    maybe_convert_bool from 0.22.0: unset leaves the release's default, kvplan.engines.vllm_model_runner): 0 -> "V1",
+    any other integer -> "V2"; a non-integer is refused (vLLM raises ValueError at start-up)."""
+    try:
+        return "V2" if int(value.strip()) else "V1"
     except ValueError:
-        return False
-    if not isinstance(value, dict) or not value:
-        return False
-    counts = [v.get("count") if isinstance(v, dict) else v for v in value.values()]
-    return all(isinstance(c, int) and not isinstance(c, bool) and c == 0 for c in counts)
+        raise PlanInputError("VLLM_USE_V2_MODEL_RUNNER", f"vLLM reads it with int(): 0 (V1 runner) or 1 (V2), got "
+                             f"{value[:20]!r}") from None
 
 
 # vLLM speculative methods that load the target checkpoint's own MTP layers (config/speculative.py: "mtp" and
@@ -473,14 +594,13 @@ _VALUE_FLAGS: dict[str, tuple[str, Callable[[str, str], Any]]] = {
     "--dtype": ("dtype", lambda f, t: t.strip().lower()),
     "--quantization": ("quantization", lambda f, t: t.strip().lower()),
     "--mm-encoder-tp-mode": ("mm_encoder_tp_mode", lambda f, t: _choice(f, t, ("weights", "data"))),
-    "--limit-mm-per-prompt": ("language_model_only", lambda f, t: _all_modalities_off(f, t)),
 }
 _SWITCH_FLAGS = {
     "--enforce-eager": ("enforce_eager", True), "--no-enforce-eager": ("enforce_eager", False),
     "--enable-expert-parallel": ("enable_expert_parallel", True),
     "--no-enable-expert-parallel": ("enable_expert_parallel", False),
     "--disable-custom-all-reduce": ("disable_custom_all_reduce", True),
-    # vLLM 0.11+ arg_utils.py: the multimodal towers are not built (every modality limit 0).
+    # vLLM 0.17+ config/multimodal.py language_model_only: every modality limit 0, the towers are not built.
     "--language-model-only": ("language_model_only", True),
     # hybrids: the recurrent states' pages per request follow it (kvplan.plan._mamba_cache_mode)
     "--enable-prefix-caching": ("enable_prefix_caching", True),
@@ -491,6 +611,8 @@ _SWITCH_FLAGS = {
     "--no-disable-custom-all-reduce": ("disable_custom_all_reduce", False),
     "--enable-custom-all-reduce": ("disable_custom_all_reduce", False),
     "--no-language-model-only": ("language_model_only", False),
+    # 0.10.2+ config/multimodal.py: the profile run encodes no dummy multimodal batch (kvplan.vllm_mm.mm_profiled)
+    "--skip-mm-profiling": ("skip_mm_profiling", True), "--no-skip-mm-profiling": ("skip_mm_profiling", False),
     "--disable-prefix-caching": ("enable_prefix_caching", False),
 }
 
@@ -736,6 +858,12 @@ def parse_vllm_command(command: str, prefix: list[str] | tuple[str, ...] = (), d
         # the vllm/vllm-openai image is built with OpenAI's triton_kernels (a pip install of 0.10.2 - 0.11.x has
         # none): MXFP4 MoE on Hopper takes the Triton layout (kvplan.vllm_layouts.mxfp4_triton_kernels)
         values["triton_kernels"] = True
+    if (runner_env := env.get("VLLM_USE_V2_MODEL_RUNNER")) is not None:
+        values["model_runner"] = model_runner_env(runner_env)
+        if release is not None and release < (0, 12, 0):
+            values.pop("model_runner")
+            notes.append("VLLM_USE_V2_MODEL_RUNNER: read from vLLM 0.12.0 (envs.py); this release runs the V1 runner")
+    mm_value: dict[str, Any] | None = None  # --limit-mm-per-prompt, merged over its spellings (argparse: the last wins)
     draft_tp = None
     i = 0
     while i < len(tokens):
@@ -749,6 +877,9 @@ def parse_vllm_command(command: str, prefix: list[str] | tuple[str, ...] = (), d
             continue
         name, inline = _split_flag(tok)
         base = name.split(".", 1)[0].rstrip("+")  # --compilation-config.mode 3, --json-arg.key+ v (vLLM's JSON keys)
+        mm_key = None
+        if base == _MM_LIMIT_FLAG and base != name:  # --limit-mm-per-prompt.image 0 (FlexibleArgumentParser's dots)
+            mm_key = name.split(".", 1)[1].split(".")
         if base != name and _arity(base) == "V":
             name = base
         if (full := expand_abbreviation(name)) != name:  # argparse's allow_abbrev: an unambiguous prefix
@@ -775,14 +906,28 @@ def parse_vllm_command(command: str, prefix: list[str] | tuple[str, ...] = (), d
         if name in _READ_NOT_PLANNED and name.startswith("--mamba") and value is not None and \
                 value.strip().lower() == "auto":
             ignored.append(shown)  # 'auto' is vLLM's default: the dtype kvplan plans
+        elif name == _MM_LIMIT_FLAG:
+            if mm_key is None:
+                mm_value = mm_limits_value(name, value)
+            else:  # argparse_utils.py: the dotted keys nest into one JSON object, merged over repeats
+                try:
+                    leaf: Any = json.loads(value)
+                except ValueError:
+                    leaf = value
+                node = mm_value = mm_value if mm_value is not None else {}
+                for key in mm_key[:-1]:
+                    if not isinstance(node.get(key), dict):
+                        node[key] = {}
+                    node = node[key]
+                node[mm_key[-1]] = leaf
+        elif name == _MM_KWARGS_FLAG:
+            values["mm_processor_kwargs"] = mm_processor_kwargs_fields(name, value)
         elif name == "--speculative-config" and (spec := speculative_fields(value, draft_config, draft_name)):
             draft_tp = spec.pop("draft_tensor_parallel_size", None)
             values.update(spec)
         elif name in _VALUE_FLAGS:
             field, parse = _VALUE_FLAGS[name]
-            parsed = parse(name, value)
-            if field != "language_model_only" or parsed:  # a non-zero --limit-mm-per-prompt keeps --language-model-only
-                values[field] = parsed
+            values[field] = parse(name, value)
         elif name in _SWITCH_FLAGS:
             field, on = _SWITCH_FLAGS[name]
             values[field] = on
@@ -798,6 +943,8 @@ def parse_vllm_command(command: str, prefix: list[str] | tuple[str, ...] = (), d
                 tok = f"{tok} {tokens[i]}"
                 i += 1
             unknown.append(tok)
+    if mm_value is not None:
+        values["mm_limits"] = mm_limits_fields(_MM_LIMIT_FLAG, mm_value, notes)
     if values.get("max_model_len", 0) is None:
         notes.append("--max-model-len auto: vLLM fits the longest context that fits; kvplan plans the model's "
                      "max_position_embeddings and reports what fits")

@@ -317,9 +317,19 @@ _WNA16_FMT = re.compile(r"^w(?P<b>[48])a16-(?:g(?P<g>\d+)|ch)(?P<asym>-asym)?(?P
 _NVFP4_FMT = re.compile(r"^nvfp4(?P<wo>-wo)?$")
 # checkpoint linears vLLM fuses into one layer (QKVParallelLinear, MergedColumnParallelLinear; Qwen3.5 / 3.6 GDN's
 # in_proj_ba): its tile rules, padding and per-layer tensors apply to the fused output width
+# in_proj_qkvz: vLLM 0.17.0 - 0.33.0 build it as one MergedColumnParallelLinear (output_sizes [key_dim, key_dim,
+# value_dim, value_dim], qwen3_5.py ``create_qkvz_proj``, from 0.19 layers/mamba/gdn_linear_attn.py), loading the
+# checkpoint's in_proj_qkv / in_proj_z into shards (0, 1, 2) and 3; only with LoRA (0.19+) are the two kept apart
 _FUSED = {"q_proj": "qkv_proj", "k_proj": "qkv_proj", "v_proj": "qkv_proj", "gate_proj": "gate_up_proj",
           "up_proj": "gate_up_proj", "w1": "gate_up_proj", "w3": "gate_up_proj", "in_proj_qkv": "in_proj_qkvz",
           "in_proj_z": "in_proj_qkvz", "in_proj_b": "in_proj_ba", "in_proj_a": "in_proj_ba"}
+
+
+def vllm_fused_name(name: str) -> str:
+    """The name of the vLLM layer a checkpoint linear is loaded into (``_FUSED``; the prefix kept, so that
+    "shared_experts.gate_proj" fuses with its own up_proj): "mlp.up_proj" -> "mlp.gate_up_proj", "o_proj" -> itself."""
+    head, _, last = name.rpartition(".")
+    return f"{head}.{_FUSED.get(last, last)}" if head else _FUSED.get(last, last)
 
 
 def quant_platform(gpu_name: str) -> str:
@@ -566,8 +576,7 @@ def _fused_shards(spec: ModelSpec, layer, category: str, fmt: str, mine, width: 
             s = _shard(c, width, spec)
             lin = s.linear if isinstance(s, _RowShard) else s
             n, k = lin.out_features, lin.in_features
-            head, _, last = c.name.rpartition(".")  # "shared_experts.gate_proj" fuses with its own up_proj
-            key = (f"{head}.{_FUSED.get(last, last)}" if head else _FUSED.get(last, last), f)
+            key = (vllm_fused_name(c.name), f)
             entry = fused.setdefault(key, [f, 0, k, c.in_features, c.count, 0, 0])
             entry[1] += n
             entry[5] += matrix_bytes(n, k, f)

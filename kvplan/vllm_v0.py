@@ -75,7 +75,7 @@ def refusal(spec, engine, layout, max_len: int) -> tuple[str, str] | None:
                 "max_num_batched_tokens // image tokens, the vision encoder's activations), which is not modeled: "
                 "plan it with a V1 profile")
     if engine.language_model_only:
-        return ("language_model_only", "--language-model-only came with vLLM 0.11 (V1); V0 has no such flag")
+        return ("language_model_only", "--language-model-only came with vLLM 0.17 (V1); V0 has no such flag")
     if engine.kv_cache_memory_bytes is not None:
         return ("kv_cache_memory_bytes", "--kv-cache-memory-bytes came with V1 (0.10); V0 always profiles its pool")
     if engine.speculative_method != "none":

@@ -19,7 +19,8 @@ family's numbers change on purpose, rerun the command above with the current tre
 Rewritten 2026-12-01 with the current tree when ModelSpec gained ``mm_prefix_lm``: every weight-byte and
 refusal entry stayed identical to 651cebe's; only ``spec_sha256`` (the new field) and the uncompared plan
 hashes moved. 2026-12-01 again when Tower gained ``profile`` (vLLM's dummy item, kvplan.vllm_mm): only the 20
-towered specs' ``spec_sha256`` were rewritten, every other field as it was.
+towered specs' ``spec_sha256`` were rewritten, every other field as it was. 2026-12-01 a third time when Tower gained
+``modalities`` / ``vllm_skip_from`` and TowerProfile ``others`` (--limit-mm-per-prompt): the same 20 hashes only.
 """
 
 import hashlib

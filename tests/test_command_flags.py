@@ -17,7 +17,7 @@ from kvplan.web.commands import parse_command
 # A value each planned value flag accepts (the rest take any word): kvplan validates these.
 SAMPLE = {"--kv-cache-dtype": "auto", "--dtype": "auto", "--quantization": "fp8", "--mm-encoder-tp-mode": "weights",
           "--gpu-memory-utilization": "0.9", "--block-size": "16", "--speculative-config": "{}",
-          "--limit-mm-per-prompt": "{}", "--model": "m/x", "-q": "fp8", "-sc": "{}", "--max-model-len": "4096"}
+          "--limit-mm-per-prompt": "{}", "--mm-processor-kwargs": "{}", "--model": "m/x", "-q": "fp8", "-sc": "{}", "--max-model-len": "4096"}
 
 
 def _accounted(a, flag: str) -> bool:

@@ -49,8 +49,8 @@ What these logs established (the fixes beside this file, each with its vLLM sour
   (0.205 GiB for Gemma-4-31B: weights -0.30 -> -0.09, the Kaggle pool +0.31 -> +0.10).
 - VLLM_CHANGES sampler_native_warmup: from 0.21.0 the V1 dummy sampler run warms forward_native after FlashInfer, so
   the peak is the 3.72-copy native sampler's (the B300 log's 3.9 GiB peak).
-- EngineConfig.model_runner: VLLM_USE_V2_MODEL_RUNNER=0 / 1 (passed as the engine field here: kvplan.vllm_args does
-  not read that variable yet).
+- EngineConfig.model_runner: VLLM_USE_V2_MODEL_RUNNER=0 / 1 (read by kvplan.vllm_args from the line's environment);
+  EngineConfig.mm_limits: --limit-mm-per-prompt as vLLM reads it (image 0 / audio 0 leaves video on).
 """
 
 import json
@@ -238,26 +238,35 @@ def test_b300_gemma4_31b_it_v0_26_0_v1_runner():
     # sampling"; "Estimated CUDA graph memory: 0.76 GiB total"; "Available KV cache memory: 182.37 GiB"; "GPU KV cache
     # size: 217,116 tokens"; "Maximum concurrency for 16,384 tokens per request: 13.25x"; "Actual usage is 58.99 GiB for
     # weight, 3.9 GiB for peak activation, 0.25 GiB for non-torch memory, and 0.7 GiB for CUDAGraph memory".
-    # Two launch inputs passed as engine fields (kvplan.vllm_args gaps): VLLM_USE_V2_MODEL_RUNNER=0 (model_runner V1),
-    # and --limit-mm-per-prompt without "video": 0 keeps the tower (parse_vllm_command reads image 0 / audio 0 as
-    # every modality off).
+    # Both launch inputs read from the line (kvplan.vllm_args): VLLM_USE_V2_MODEL_RUNNER=0 (model_runner V1), and
+    # --limit-mm-per-prompt without "video": 0 keeps the tower (kvplan.vllm_mm.loads_tower).
     # kvplan: 58.90 / peak 3.96 (1024 x 262,144 x 4 B x 3.72 + 8192 x 5376 x 2 B = 3.80 for the forward_native warm-up
     # after FlashInfer, + the encoder's dummy batch held under it, kvplan.vllm_mm; 3.04 with the 2.8-copy FlashInfer
     # sampler alone) / non-torch 0.25 / 182.46 / 217,218 / 13.26
-    p = _plan(_gemma4_31b_it(), get_gpu("B300"), B300_GEMMA4, "0.26", model_runner="V1", language_model_only=False)
+    p = _plan(_gemma4_31b_it(), get_gpu("B300"), B300_GEMMA4, "0.26")
     peak = _term(p, "activation peak")
     assert int(1024 * 262_144 * 4 * 3.72) + 8192 * 5376 * 2 < peak < 4 * GiB
     assert close_gib(peak, 3.9) and close_gib(_term(p, "non-torch"), 0.25)
     _check(p, dict(weights=58.99, kv=182.37, tokens=217_116, conc=13.25))
 
 
-def test_b300_gemma4_launch_inputs_kvplan_vllm_args_misreads():
-    # what parse_vllm_command makes of the line today: no model_runner (VLLM_USE_V2_MODEL_RUNNER is not read, so 0.26
-    # plans the V2 runner for the dense Gemma-4) and language_model_only from image 0 / audio 0 (video is not 0: vLLM
-    # still profiles "3 video items" and loads the tower). Pinned so the owner of kvplan.vllm_args sees both
+def test_b300_gemma4_launch_inputs_read_as_vllm_reads_them():
+    # VLLM_USE_V2_MODEL_RUNNER=0 -> the V1 runner (envs.py maybe_convert_bool, 0.22+); --limit-mm-per-prompt
+    # '{"image":0,"audio":0}' leaves video at vLLM's default 999, so the {"image", "video"} tower is built
+    # (_mark_tower_model skips it only with both at 0) and the video item is profiled: the log's "profiled with 3
+    # video items" = 8,192 // 2,496 (8192 batched tokens on a B300 at 0.26, max_num_seqs 1,024: the decoder bound
+    # 1,024 x max(1, min(999, 16,384 // 2,496 = 6)) does not bind)
     args = parse_vllm_command(B300_GEMMA4)
-    assert not args.unknown and args.engine_fields()["language_model_only"] is True
-    assert "model_runner" not in args.engine_fields()
+    fields = args.engine_fields()
+    assert not args.unknown and fields["language_model_only"] is False
+    assert fields["model_runner"] == "V1" and fields["mm_limits"] == (("image", 0), ("audio", 0))
+    p = _plan(_gemma4_31b_it(), get_gpu("B300"), B300_GEMMA4, "0.26")  # the line alone, no engine-field overrides
+    assert "3 video item(s) of 2,496 tokens (encoder budget 8,192)" in _term_source(p, "activation peak")
+    _check(p, dict(weights=58.99, kv=182.37, tokens=217_116, conc=13.25))
+
+
+def _term_source(p, name: str) -> str:
+    return next(t.source for t in p.ranks[0].terms if t.name.startswith(name))
 
 
 # ----------------------------------------------------------------------------- RTXPRO-QWEN38: vLLM 0.29.0, RTX PRO 6000

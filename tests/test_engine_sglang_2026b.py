@@ -146,9 +146,10 @@ def test_go20_gpt_oss_20b_b200_flashinfer_padding():
     f = figures(p.engine_log)
     # 12.82 + 1.30 + 0.18 = 14.30 GiB (logged 14.53: -0.23); pre 178.35 - 0.74 = 177.61 (logged 163.13 + 14.53 = 177.66)
     assert close(_usage(p), 14.53) and close(f["begin"] * GiB, 163.13 + 14.53) and close(f["after"] * GiB, 163.13)
-    # 0.5.17+ pad to 128 (2880 -> 2944): 15,058,944 -> 13,833,728 B an expert; Hopper and the sm120 cards: none
+    # 0.5.17+ pad the intermediate to 128 (2880 -> 2944); the hidden stays 3072 (FusedMoE rounds it to 256 under
+    # flashinfer_mxfp4): 15,058,944 -> 14,431,744 B an expert; Hopper: none; the sm120 cards from 0.5.14 only
     assert gpt_oss_mxfp4_pad_bytes(spec, 1, False, layers, None, "B200", "0.5.20") == (
-        32 * 24 * (2 * 2944 * (1472 + 92 + 2) + 2944 * (1472 + 92 + 2) - 13_236_480))
+        32 * 24 * (2 * 2944 * (1536 + 96 + 2) + 3072 * (1472 + 92 + 2) - 13_236_480)) == 917_962_752
     assert gpt_oss_mxfp4_pad_bytes(spec, 1, False, layers, None, "H100-SXM", "0.5.3") == 0
     assert gpt_oss_mxfp4_pad_bytes(spec, 1, False, layers, None, "RTX-PRO-6000", "0.5.3") == 0
     # 0.5.6 - 0.5.8 keep the MoE backend auto under --enable-piecewise-cuda-graph: no padding

@@ -31,13 +31,13 @@ import pytest
 
 from kvplan import kv_cache_bytes, load_preset, parse_config
 from kvplan.engines import EngineConfig
-from kvplan.errors import ConfigError
+from kvplan.errors import ConfigError, PlanInputError
 from kvplan.families.towers import qwen2_vl_length_video
 from kvplan.gpus import get_gpu
 from kvplan.kv import kv_bytes_per_token
 from kvplan.params import count_params
 from kvplan.plan import plan
-from kvplan.vllm_mm import vllm_mm_item_reads_length, vllm_mm_profile
+from kvplan.vllm_mm import loads_tower, vllm_mm_item_reads_length, vllm_mm_profile
 
 GiB = 2**30
 PRESET = Path(__file__).parent.parent / "kvplan" / "presets" / "qwen2.5-vl-7b-instruct.json"
@@ -138,23 +138,74 @@ def test_qwen25vl_dummy_items_by_release_and_length():
     assert (p.modality, p.tokens_per_item, p.patches_per_item, p.pixels_per_item) == ("image", 16_384, 65_536,
                                                                                      65_536 * 1_176)
     assert (p.embed_width, p.gated_mlp, p.length_video) == (3_584, True, (14, 2, 2, 3))
-    key = p.length_video
-    # 0.11+: frames from 1 while ceil2(n + 1) / 2 x 16,384 <= max_model_len, at most 14
-    assert qwen2_vl_length_video(key, 16_384, 128_000, True) == (14, 7 * 16_384)  # the 0.23 log's 114,688
-    assert qwen2_vl_length_video(key, 16_384, 32_768, True) == (4, 32_768)
-    assert qwen2_vl_length_video(key, 16_384, 16_384, True) == (2, 16_384)  # ties the image
-    assert qwen2_vl_length_video(key, 16_384, 4_096, True) == (1, 16_384)
-    # 0.10.x: from 0 under 128,000 - 16,384 = 111,616: 12 frames = 6 x 16,384 = 98,304 (cap 16 not reached)
-    assert qwen2_vl_length_video(key, 16_384, 128_000, False) == (12, 98_304)
+    # the video beside it: one temporal patch of the same image until max_model_len counts its frames (a tie)
+    assert [(o.modality, o.tokens_per_item, o.pixels_per_item) for o in p.others] == [("video", 16_384, 65_536 * 1_176)]
+    # tokens(n) = ceil(n / 2) x 16,384; frames grow while tokens(n + 1) <= the limit, at most 14 (16 before 0.11)
+    assert qwen2_vl_length_video(16_384, 2, 128_000, 14) == (14, 7 * 16_384)  # the 0.23 log's 114,688
+    assert qwen2_vl_length_video(16_384, 2, 32_768, 14) == (4, 32_768)
+    assert qwen2_vl_length_video(16_384, 2, 16_384, 14) == (2, 16_384)  # ties the image
+    assert qwen2_vl_length_video(16_384, 2, 4_096, 14) == (1, 16_384)
+    # 0.10.0 - 0.10.1.1: under 128,000 - 16,384 = 111,616: 12 frames = 6 x 16,384 = 98,304 (cap 16 not reached)
+    assert qwen2_vl_length_video(16_384, 2, 111_616, 16) == (12, 98_304)
+    # 0.10.2: 128,000, cap 16: tokens(15) = tokens(16) = 8 x 16,384 = 131,072 > 128,000 -> 14 frames
+    assert qwen2_vl_length_video(16_384, 2, 128_000, 16) == (14, 114_688)
+    # T 3 (no Qwen checkpoint; the padding rule by release): n + n % 3 before 0.27 gives 4 frames -> 5 // 3 = 1 patch
+    # and 5 -> 7 // 3 = 2; n + (-n % 3) from 0.27 gives 4 -> 6 // 3 = 2: at a 100-token limit, 4 vs 3 frames
+    assert qwen2_vl_length_video(100, 3, 100, 14, pad_up=False) == (4, 100)
+    assert qwen2_vl_length_video(100, 3, 100, 14, pad_up=True) == (3, 100)
     for version in ("0.10", "0.12", "0.19", "0.33"):  # the item reads max_model_len in every release (not only 0.11-0.12)
         assert vllm_mm_item_reads_length(spec, version)
+    assert not vllm_mm_item_reads_length(spec, "0.23", (("video", 0),))  # the image alone reads no length
     m = vllm_mm_profile(spec, "0.23", "V1", 1, False, 2048, 2, True, max_model_len=128_000)
     # held: outputs 114,688 x 3,584 x 2 = 822,083,584 + pixel values 458,752 x 1,176 x 2 = 1,078,984,704
     assert (m.modality, m.items, m.budget, m.held) == ("video", 1, 114_688, 822_083_584 + 1_078_984_704)
     # encoder step ~ held + 458,752 x 2 B x max(attention 3h + 10h = 16,640, MLP 2h + 3I = 12,820) (h 1,280, I 3,420)
     assert m.encoder_peak == 1_901_068_288 + 458_752 * 2 * 16_640
-    i = vllm_mm_profile(spec, "0.23", "V1", 1, False, 8192, 2, True, max_model_len=16_384)
-    assert (i.modality, i.items, i.budget) == ("image", 1, 16_384)
+    # at 16,384 the 2-frame video ties the image (same patches, pixels): 0.17+ picks the later name ("video"),
+    # 0.11 the first of get_mm_max_tokens_per_item ("image", as the L4 log says)
+    for version, modality in (("0.11", "image"), ("0.23", "video")):
+        i = vllm_mm_profile(spec, version, "V1", 1, False, 8192, 2, True, max_model_len=16_384)
+        assert (i.modality, i.items, i.budget, i.held) == (modality, 1, 16_384, 16_384 * 3_584 * 2 + 65_536 * 1_176 * 2)
+    # 0.10.0's reserve: 98,304 with the image on; {"image": 0} leaves mm_counts the video alone: 114,688
+    assert vllm_mm_profile(spec, "0.10", "V1", 1, False, 2048, 2, True, max_model_len=128_000).budget == 98_304
+    assert vllm_mm_profile(spec, "0.10", "V1", 1, False, 2048, 2, True, max_model_len=128_000,
+                           limits=(("image", 0),)).budget == 114_688
+    assert vllm_mm_profile(spec, "0.10.2", "V1", 1, False, 2048, 2, True, max_model_len=128_000).budget == 114_688
+    # {"video": 0}: the image at any length, 8,192 // 16,384 -> 1 item
+    v0 = vllm_mm_profile(spec, "0.23", "V1", 1, False, 8192, 2, True, max_model_len=128_000, limits=(("video", 0),))
+    assert (v0.modality, v0.items, v0.budget) == ("image", 1, 16_384)
+
+
+def test_qwen25vl_mm_processor_kwargs_from_0_17():
+    spec = load_preset("qwen2.5-vl-7b-instruct")
+    kw = (("max_pixels", 1_003_520),)
+    # 1,003,520 // 28^2 = 1,280 cells (32 x 40) for the image and each frame (qwen2_vl.py reads the merged kwargs for
+    # both); at 128,000 the video runs to the 14-frame cap: 7 x 1,280 = 8,960 tokens, 35,840 patches
+    m = vllm_mm_profile(spec, "0.23", "V1", 1, False, 2048, 2, True, max_model_len=128_000, mm_kwargs=kw)
+    assert (m.modality, m.items, m.budget) == ("video", 1, 8_960)
+    assert m.held == 8_960 * 3_584 * 2 + 35_840 * 1_176 * 2  # outputs 64,225,280 + pixel values 84,295,680
+    # the image alone: 2,048 // 1,280 = 1 item; size.longest_edge reads the same where max_pixels is not given
+    i = vllm_mm_profile(spec, "0.33", "V1", 1, False, 2048, 2, True, max_model_len=128_000,
+                        limits=(("video", 0),), mm_kwargs=(("size.longest_edge", 1_003_520),))
+    assert (i.modality, i.items, i.budget) == ("image", 1, 2_048)
+    with pytest.raises(PlanInputError) as exc:  # 0.15 / 0.16 build the HF processor with them: not modeled
+        vllm_mm_profile(spec, "0.15", "V1", 1, False, 2048, 2, True, max_model_len=128_000, mm_kwargs=kw)
+    assert exc.value.field == "--mm-processor-kwargs"
+
+
+def test_qwen25vl_tower_skipped_from_0_10_1_when_image_and_video_are_0():
+    spec, gpu = load_preset("qwen2.5-vl-7b-instruct"), get_gpu("A100-80GB")
+    assert spec.towers[0].modalities == ("image", "video") and spec.towers[0].vllm_skip_from == (0, 10, 1)
+    both = (("image", 0), ("video", 0))
+    # qwen2_5_vl.py 0.10.1.1 - 0.14.1: self.visual = None when neither limit is above 0 (0.15+: _mark_tower_model);
+    # 0.10.0 builds it whatever the limits (the "0.10" profile plans its first release)
+    assert loads_tower(spec, EngineConfig(vllm_version="0.10", mm_limits=both))
+    assert not loads_tower(spec, EngineConfig(vllm_version="0.10.2", mm_limits=both))
+    assert not loads_tower(spec, EngineConfig(vllm_version="0.23", mm_limits=both))
+    assert loads_tower(spec, EngineConfig(vllm_version="0.23", mm_limits=(("image", 0),)))
+    full = plan(spec, gpu, EngineConfig(vllm_version="0.23", max_model_len=16_384)).ranks[0].weights_bytes
+    text = plan(spec, gpu, EngineConfig(vllm_version="0.23", max_model_len=16_384, mm_limits=both)).ranks[0].weights_bytes
+    assert full - text == 676_550_144 * 2
 
 
 def test_plan_counts_the_tower_where_vllm_loads_it():

@@ -88,7 +88,10 @@ OVERRIDES: dict[str, dict] = {
     "dbrx": {"attn_config": {"kv_n_heads": 1, "rope_theta": 500000.0, "clip_qkv": 8},
              "ffn_config": {"ffn_hidden_size": 32, "moe_num_experts": 4, "moe_top_k": 2}},
     "dots3_note": {"head_dim": 24}, "dots3_note_text": {"head_dim": 24},
-    "zamba": {"attention_head_dim": 32},
+    # two hybrid layers (2 and 4) in the 6-layer copy, so its shared transformer is tied: the default pattern's one
+    # hybrid in 6 layers leaves _tied_weights_keys matching nothing, and the sweep fell back to all 76 layers (~10 s)
+    "zamba": {"attention_head_dim": 32, "layers_block_type": ["linear_attention", "linear_attention", "hybrid",
+                                                              "linear_attention", "hybrid", "linear_attention"]},
     "longcat_flash": {"zero_expert_num": 2},  # 256 identity experts make its routing loop slow on the CPU
     "kimi_linear": {"linear_num_heads": 4, "linear_head_dim": 16},  # its KDA chunk loop is slow at 32 x 128
     "gemma3n_text": {"num_kv_shared_layers": 2, "layer_types": ["sliding_attention", "full_attention"] * 3},

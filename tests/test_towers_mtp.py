@@ -101,8 +101,10 @@ def test_plan_weights_grow_by_the_tower_unless_language_model_only():
 
 def test_vllm_flags():
     assert parse_vllm_command("vllm serve google/gemma-3-27b-it --language-model-only").language_model_only
+    # --limit-mm-per-prompt is kept per modality (EngineConfig.mm_limits); whether the towers load is decided with the
+    # model (kvplan.vllm_mm.loads_tower: tests/test_vllm_mm_limits.py)
     off = parse_vllm_command("""vllm serve m --limit-mm-per-prompt '{"image": 0, "video": 0}'""")
-    assert off.engine_fields()["language_model_only"] is True
+    assert off.engine_fields()["mm_limits"] == (("image", 0), ("video", 0)) and not off.language_model_only
     assert not parse_vllm_command("""vllm serve m --limit-mm-per-prompt '{"image": 2}'""").language_model_only
     assert parse_vllm_command("vllm serve m --mm-encoder-tp-mode data").engine_fields()["mm_encoder_tp_mode"] == "data"
     EngineConfig(**parse_vllm_command("vllm serve m --language-model-only").engine_fields())

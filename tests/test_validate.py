@@ -6,7 +6,6 @@ GQA (llama), MQA (falcon), sliding window (mistral, gemma2), chunked local (llam
 hybrids with recurrent state (nemotron_h, qwen3_next).
 """
 
-import gc
 import json
 import random
 import subprocess
@@ -279,16 +278,16 @@ def test_out_of_memory_is_reported_and_released(monkeypatch):
     def boom(*a, **k):
         raise RuntimeError("DefaultCPUAllocator: can't allocate memory: you tried to allocate 1 bytes")
 
+    from tests.test_validate_concurrency import live_decoders, record_decoders
+
     monkeypatch.setattr(caches.StaticCache, "__init__", boom)
+    built = record_decoders(monkeypatch)
     spec = tiny("llama-gqa").model_copy(update={"name": "oom-probe"})
     with pytest.raises(RefusedError) as exc:
         run_validation(spec, tokens=8, steps=2)
     assert "out of memory during allocating the static cache" in exc.value.message
     # The model built before the failure is gone although the exception (and its context) is alive.
-    from kvplan.validate.decoder import Decoder
-
-    gc.collect()
-    assert not [o for o in gc.get_objects() if type(o) is Decoder and o.spec.name == "oom-probe"]
+    assert built.made == 1 and live_decoders(built, "oom-probe") == 0
     assert exc.value.__context__ is not None
     monkeypatch.undo()
     assert run_validation(tiny("llama-gqa"), tokens=8, steps=2, check=False)["ok"]

@@ -3,6 +3,7 @@ first completes; nothing it built outlives it; the page shows "busy" to everyone
 
 import gc
 import threading
+import weakref
 from pathlib import Path
 
 import pytest
@@ -19,14 +20,44 @@ TINY = dict(model_type="llama", hidden_size=64, intermediate_size=128, num_hidde
             num_key_value_heads=2, vocab_size=256, max_position_embeddings=512)
 
 
-def _live_decoders(name: str) -> int:
+class _Built(weakref.WeakSet):
+    made: int = 0  # how many were built (the set holds the live ones)
+
+
+def record_decoders(monkeypatch) -> _Built:
+    """A weak set that every Decoder built from now on (any thread, the page's runs too) joins."""
     from kvplan.validate.decoder import Decoder
 
-    gc.collect()
-    return sum(1 for o in gc.get_objects() if type(o) is Decoder and o.spec.name == name)
+    built = _Built()
+    init = Decoder.__init__
+
+    def recording(self, *args, **kwargs):
+        init(self, *args, **kwargs)
+        built.add(self)
+        built.made += 1
+
+    monkeypatch.setattr(Decoder, "__init__", recording)
+    return built
 
 
-def test_two_runs_at_once_one_runs_one_is_busy_and_memory_is_released():
+def live_decoders(built: _Built, name: str) -> int:
+    """How many of the recorded Decoders for ``name`` are alive after a full collection. Reference counting frees
+    them, so the collection (seconds on the whole suite's heap, as a gc.get_objects() scan was) runs only when one
+    is still there."""
+    def live() -> int:
+        return sum(1 for d in list(built) if d.spec.name == name)
+
+    if live():
+        gc.collect()
+    return live()
+
+
+@pytest.fixture
+def decoders(monkeypatch) -> _Built:
+    return record_decoders(monkeypatch)
+
+
+def test_two_runs_at_once_one_runs_one_is_busy_and_memory_is_released(decoders):
     spec = kvplan.parse_config(TINY, name="concurrent-probe")
     barrier = threading.Barrier(2)
     other_done = threading.Event()
@@ -53,12 +84,13 @@ def test_two_runs_at_once_one_runs_one_is_busy_and_memory_is_released():
     refused = [o for o in outcomes.values() if isinstance(o, BusyError)]
     assert len(ran) == 1 and len(refused) == 1, outcomes
     assert ran[0]["ok"] and "busy" in refused[0].message and refused[0].field == "validate"
-    assert not busy() and _live_decoders("concurrent-probe") == 0  # the lock and the model are released
+    assert decoders.made == 1  # the run that went ahead built its model (the refused one built none)
+    assert not busy() and live_decoders(decoders, "concurrent-probe") == 0  # the lock and the model are released
     assert run_validation(spec, tokens=8, steps=1, check=False)["ok"]  # and the next run goes ahead
-    assert _live_decoders("concurrent-probe") == 0
+    assert live_decoders(decoders, "concurrent-probe") == 0
 
 
-def test_many_callers_while_one_runs_all_see_busy():
+def test_many_callers_while_one_runs_all_see_busy(decoders):
     spec = kvplan.parse_config(TINY, name="busy-probe")
     started, release = threading.Event(), threading.Event()
     result = {}
@@ -94,10 +126,10 @@ def test_many_callers_while_one_runs_all_see_busy():
     finally:
         release.set()
         t.join(60)
-    assert result["r"]["ok"] and not busy() and _live_decoders("busy-probe") == 0
+    assert result["r"]["ok"] and not busy() and live_decoders(decoders, "busy-probe") == 0
 
 
-def test_a_failing_run_releases_the_lock_for_the_next(monkeypatch):
+def test_a_failing_run_releases_the_lock_for_the_next(monkeypatch, decoders):
     spec = kvplan.parse_config(TINY, name="fail-probe")
 
     def boom(fraction, text):
@@ -105,5 +137,5 @@ def test_a_failing_run_releases_the_lock_for_the_next(monkeypatch):
 
     with pytest.raises(RuntimeError):
         run_validation(spec, tokens=8, steps=2, progress=boom)
-    assert not busy() and not measure._LOCK.locked() and _live_decoders("fail-probe") == 0
+    assert not busy() and not measure._LOCK.locked() and live_decoders(decoders, "fail-probe") == 0
     assert run_validation(spec, tokens=8, steps=1, check=False)["ok"]

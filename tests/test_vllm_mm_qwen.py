@@ -52,7 +52,9 @@ def test_qwen_and_kimi_dummy_items_from_their_configs():
     # Kimi-K2.5: 3000 // 14 = 214; scale sqrt(16,384 / 214^2) = 0.598 -> int(1,794.4) = 1,794 px, padded to 1,820 (65 x
     # 28): 130^2 = 16,900 patches of 3 x 14^2, 65^2 = 4,225 tokens; the 4-frame chunk (4,096 patches a frame) has 33^2
     k = load_preset("kimi-k2.5").towers[0].profile
-    assert (k.modality, k.tokens_per_item, k.patches_per_item, k.pixels_per_item) == ("image", 4_225, 16_900, 9_937_200)
+    # (vLLM's modality for Kimi-K2.5 is "vision_chunk": kimi_k25.py get_supported_mm_limits)
+    assert (k.modality, k.tokens_per_item, k.patches_per_item, k.pixels_per_item) == ("vision_chunk", 4_225, 16_900,
+                                                                                       9_937_200)
     assert k.embed_width == 0  # the projector's out_proj writes the text hidden size (7,168)
     assert any("preprocessor_config.json" in a for a in load_preset("kimi-k2.5").assumptions)
 

@@ -25,7 +25,8 @@ default ``--mm-encoder-tp-mode weights`` (read 2026-12):
   and embed_vision's embedding_projection (ReplicatedLinear) whole.
 
 ``--mm-encoder-tp-mode data`` replicates the whole tower on every rank (data-parallel encoder);
-``--language-model-only`` (vLLM >= 0.11 arg_utils.py: every modality limit 0, towers not built) drops it.
+``--language-model-only`` (vLLM >= 0.17: every modality limit 0, towers not built) drops it, as does
+``--limit-mm-per-prompt`` with every modality of a tower at 0 (``Tower.modalities``, kvplan.vllm_mm.loads_tower).
 Towers are kept in the checkpoint's 16-bit dtype (quantized checkpoints usually ignore them:
 ``quantizable=False``). Not modeled (listed as skipped, not counted): Gemma-3n's MobileNetV5 and
 Conformer towers, Gemma-4's audio tower, Step-3.7's perception encoder, MiniMax-M3-VL's tower.
@@ -185,7 +186,10 @@ def _qwen_vit(r: Reader, text_hidden: int, deepstack: bool) -> tuple[Tower, ...]
     name = "visual (ViT + patch merger" + (" + deepstack mergers)" if n_deep else ")")
     profile = _optional_profile(v, lambda: _qwen_vit_profile(v, patch, temporal, merge, ch, h, inter, depth,
                                                              out * (1 + n_deep)))
+    # vLLM 0.11.0 - 0.14.1 qwen3_vl.py: self.visual = None when the image and video limits are both 0 (0.15+:
+    # _mark_tower_model(vllm_config, {"image", "video"}); qwen3_5.py from 0.17.0 the same)
     return (Tower(name=name, components=tuple(comps), num_heads=heads, profile=profile,
+                  modalities=("image", "video"), vllm_skip_from=(0, 11, 0),
                   source="transformers qwen3_vl/modeling_qwen3_vl.py, qwen3_5/modeling_qwen3_5.py; vLLM qwen3_vl.py"),)
 
 
@@ -195,6 +199,18 @@ def _qwen_vit(r: Reader, text_hidden: int, deepstack: bool) -> tuple[Tower, ...]
 # (16,384 and 24,576 merged 32 x 32 cells; the video's is over two frames). Read 2026-12; the same values are
 # Qwen3VLVideoProcessor's class default in transformers 5.23 (32 x 32 x 768 = 786,432 is its image-size default).
 QWEN_VL_IMAGE_MAX_PIXELS, QWEN_VL_VIDEO_MAX_PIXELS = 16_777_216, 25_165_824
+
+
+def qwen_vl_cells(unit: int, max_pixels: int) -> int:
+    """Merged cells (LM tokens) of vLLM's largest Qwen-VL image under ``max_pixels`` (qwen2_vl.py
+    get_image_size_with_most_features): max_pixels // unit^2 cells factored into the closest pair whose aspect is at
+    most 200, else one cell fewer; ``unit`` = patch x spatial merge. 16,777,216 px, unit 32 -> 16,384; 1,003,520 -> 980
+    (28 x 35); 12,845,056 px, unit 28 (Qwen2-VL / Qwen2.5-VL) -> 16,384 (128 x 128)."""
+    for cells in range(max_pixels // (unit * unit), 0, -1):
+        d = next(d for d in range(math.isqrt(cells), 0, -1) if cells % d == 0)
+        if (cells // d) / d <= 200:
+            return cells
+    return 0
 
 
 def _qwen_vit_profile(v: Reader, patch: int, temporal: int, merge: int, ch: int, h: int, inter: int, depth: int,
@@ -218,27 +234,23 @@ def _qwen_vit_profile(v: Reader, patch: int, temporal: int, merge: int, ch: int,
         raise ConfigError("vision_config.patch_size", "patch_size, spatial_merge_size, temporal_patch_size and "
                           "in_channels must be positive for vLLM's dummy item")
 
-    image = _qwen_most_cells(QWEN_VL_IMAGE_MAX_PIXELS, unit)
-    video = _qwen_most_cells(QWEN_VL_VIDEO_MAX_PIXELS // temporal, unit)  # two frames = one temporal patch
-    tokens = max(image, video)
-    return _profile("vision_config.patch_size", modality="image" if image >= video else "video",
-                    tokens_per_item=tokens, embeds_per_item=tokens, patches_per_item=tokens * merge * merge,
-                    pixels_per_item=tokens * merge * merge * ch * temporal * patch * patch, hidden_size=h,
-                    intermediate_size=inter, num_layers=depth, embed_width=width, attn_live_sharded=10,
-                    length_video=(patch, merge, temporal, ch),
-                    source="vLLM qwen3_vl.py Qwen3VLProcessingInfo.get_mm_max_tokens_per_item (qwen2_vl.py "
-                           "get_image_size_with_most_features), Qwen3_VisionTransformer.forward")
+    image = qwen_vl_cells(unit, QWEN_VL_IMAGE_MAX_PIXELS)
+    video = qwen_vl_cells(unit, QWEN_VL_VIDEO_MAX_PIXELS // temporal)  # two frames = one temporal patch
 
+    def item(modality: str, tokens: int) -> TowerProfile:
+        return _profile("vision_config.patch_size", modality=modality,
+                        tokens_per_item=tokens, embeds_per_item=tokens, patches_per_item=tokens * merge * merge,
+                        pixels_per_item=tokens * merge * merge * ch * temporal * patch * patch, hidden_size=h,
+                        intermediate_size=inter, num_layers=depth, embed_width=width, attn_live_sharded=10,
+                        length_video=(patch, merge, temporal, ch),
+                        source="vLLM qwen3_vl.py Qwen3VLProcessingInfo.get_mm_max_tokens_per_item (qwen2_vl.py "
+                               "get_image_size_with_most_features), Qwen3_VisionTransformer.forward")
 
-def _qwen_most_cells(max_pixels: int, unit: int) -> int:
-    """Merged cells of vLLM's Qwen image with most features (qwen2_vl.py get_image_size_with_most_features, which
-    qwen2_5_vl.py and qwen3_vl.py inherit): max_pixels // unit^2 cells factored into the closest pair, one cell fewer
-    while the pair's aspect ratio is over 200. 12,845,056 px, unit 28: 16,384 = 128 x 128; 16,777,216, unit 32: 16,384."""
-    for cells in range(max_pixels // (unit * unit), 0, -1):
-        d = next(d for d in range(math.isqrt(cells), 0, -1) if cells % d == 0)
-        if (cells // d) / d <= 200:
-            return cells
-    return 0
+    # the larger is the item; the other is kept for a --limit-mm-per-prompt that sets it to 0 (kvplan.vllm_mm)
+    first, second = (item("image", image), item("video", video)) if image >= video else \
+        (item("video", video), item("image", image))
+    return first.model_copy(update={"others": (second,)})
+
 
 
 # vLLM 0.11.0 - 0.14.1 qwen3_vl.py _MAX_FRAMES_PER_VIDEO (the frame cap of get_num_frames_with_most_features)
@@ -318,7 +330,8 @@ def qwen2_5_vl(r: Reader, text_hidden: int) -> tuple[Tower, ...]:
                    _lin("visual.merger.mlp.2", out, merged, shard="row")]
     profile = _optional_profile(v, lambda: _qwen2_vl_profile(v, patch, temporal, merge, ch, h, inter, depth, out, True))
     return (Tower(name="visual (window-attention ViT + patch merger)", components=tuple(comps), num_heads=heads,
-                  profile=profile, source="transformers qwen2_5_vl/modeling_qwen2_5_vl.py; vLLM qwen2_5_vl.py"),)
+                  profile=profile, modalities=("image", "video"), vllm_skip_from=QWEN2_VL_SKIP_FROM,
+                  source="transformers qwen2_5_vl/modeling_qwen2_5_vl.py; vLLM qwen2_5_vl.py"),)
 
 
 def qwen2_vl(r: Reader, text_hidden: int) -> tuple[Tower, ...]:
@@ -345,8 +358,13 @@ def qwen2_vl(r: Reader, text_hidden: int) -> tuple[Tower, ...]:
               _lin("visual.merger.mlp.2", out, merged, shard="row")]
     profile = _optional_profile(v, lambda: _qwen2_vl_profile(v, patch, temporal, merge, ch, e, inter, depth, out, False))
     return (Tower(name="visual (ViT + patch merger)", components=tuple(comps), num_heads=heads, profile=profile,
+                  modalities=("image", "video"), vllm_skip_from=QWEN2_VL_SKIP_FROM,
                   source="transformers qwen2_vl/modeling_qwen2_vl.py; vLLM qwen2_vl.py"),)
 
+
+# vLLM qwen2_vl.py / qwen2_5_vl.py build self.visual only when the image or the video limit is above 0 from 0.10.1 (read
+# in 0.10.1.1; 0.10.0 builds it always; 0.15.0+ the same through _mark_tower_model(vllm_config, {"image", "video"}))
+QWEN2_VL_SKIP_FROM = (0, 10, 1)
 
 # Qwen/Qwen2.5-VL-* and Qwen/Qwen2-VL-* preprocessor_config.json "max_pixels": 12845056 ("min_pixels": 3136), which
 # vLLM reads from the processor, not config.json (read 2026-12 in Harrison-HXLiu/vlm_api_test
@@ -358,51 +376,55 @@ QWEN2_VL_MAX_PIXELS = 12_845_056
 
 def _qwen2_vl_profile(v: Reader, patch: int, temporal: int, merge: int, ch: int, h: int, inter: int, depth: int,
                       out: int, gated: bool) -> TowerProfile:
-    """vLLM's dummy image for the Qwen2-VL / Qwen2.5-VL ViT (qwen2_vl.py Qwen2VLProcessingInfo, which qwen2_5_vl.py
+    """vLLM's dummy items for the Qwen2-VL / Qwen2.5-VL ViT (qwen2_vl.py Qwen2VLProcessingInfo, which qwen2_5_vl.py
     inherits; 0.10.0 - 0.33.0): get_image_size_with_most_features factors max_pixels // (p m)^2 = 12,845,056 // 28^2 =
     16,384 merged cells into 128 x 128 (a 3,584^2 image): 16,384 tokens, 65,536 patches of C T p^2 = 1,176 values.
-    Its video (get_num_frames_with_most_features: frames of that size while their tokens fit max_model_len, at most
-    14) is the item wherever it has more tokens: vllm_mm sends a qwen2_vl / qwen2_5_vl spec to qwen2_vl_length_video.
-    The ViT attends each window / image through MMEncoderAttention (Qwen2_5_VisionAttention, the block Qwen3-VL
-    reuses): 10h / w live in the attention stage (an estimate, as for Qwen3-VL). Qwen2.5-VL-7B: 16,384 x 3,584 x 2 =
-    112 MiB of bf16 outputs, 147 MiB of pixel values."""
+    The video (``others``): frames of that image, one temporal patch (16,384 tokens, a tie) until kvplan.vllm_mm counts
+    its frames from max_model_len (get_num_frames_with_most_features, every release: qwen2_vl_length_video), where it
+    outranks the image from 3 frames. The ViT attends each window / image through MMEncoderAttention
+    (Qwen2_5_VisionAttention, the block Qwen3-VL reuses): 10h / w live in the attention stage (an estimate, as for
+    Qwen3-VL). Qwen2.5-VL-7B: 16,384 x 3,584 x 2 = 112 MiB of bf16 outputs, 147 MiB of pixel values."""
     v.assumptions.append(f"vLLM's profile image for the Qwen2-VL / Qwen2.5-VL ViT: max_pixels {QWEN2_VL_MAX_PIXELS:,} "
                          "per image / video frame, the Qwen checkpoints' preprocessor_config.json (not in config.json)")
     if min(patch, merge, temporal, ch) < 1:
         raise ConfigError("vision_config.patch_size", "patch_size, spatial_merge_size, temporal_patch_size and "
                           "in_channels must be positive for vLLM's dummy item")
-    tokens = _qwen_most_cells(QWEN2_VL_MAX_PIXELS, patch * merge)
-    return _profile("vision_config.patch_size", tokens_per_item=tokens, embeds_per_item=tokens,
-                    patches_per_item=tokens * merge * merge,
-                    pixels_per_item=tokens * merge * merge * ch * temporal * patch * patch, hidden_size=h,
-                    intermediate_size=inter, num_layers=depth, gated_mlp=gated, embed_width=out, attn_live_sharded=10,
-                    length_video=(patch, merge, temporal, ch),
-                    source="vLLM qwen2_vl.py Qwen2VLProcessingInfo.get_mm_max_tokens_per_item / "
-                           "get_image_size_with_most_features, qwen2_5_vl.py Qwen2_5_VisionTransformer")
+    tokens = qwen_vl_cells(patch * merge, QWEN2_VL_MAX_PIXELS)
+
+    def item(modality: str) -> TowerProfile:
+        return _profile("vision_config.patch_size", modality=modality, tokens_per_item=tokens, embeds_per_item=tokens,
+                        patches_per_item=tokens * merge * merge,
+                        pixels_per_item=tokens * merge * merge * ch * temporal * patch * patch, hidden_size=h,
+                        intermediate_size=inter, num_layers=depth, gated_mlp=gated, embed_width=out,
+                        attn_live_sharded=10, length_video=(patch, merge, temporal, ch),
+                        source="vLLM qwen2_vl.py Qwen2VLProcessingInfo.get_mm_max_tokens_per_item / "
+                               "get_image_size_with_most_features, qwen2_5_vl.py Qwen2_5_VisionTransformer")
+
+    # a tie: the image first (the larger first, as Qwen3-VL's); kvplan.vllm_mm sizes the video by max_model_len
+    return item("image").model_copy(update={"others": (item("video"),)})
 
 
 # vLLM qwen2_vl.py _MAX_FRAMES_PER_VIDEO: 16 in 0.10.x, 14 from 0.11.0 (read in the 0.10.0 - 0.33.0 wheels)
 QWEN2_VL_MAX_FRAMES_010, QWEN2_VL_MAX_FRAMES = 16, 14
 
 
-def qwen2_vl_length_video(profile_key: tuple[int, ...], image_tokens: int, max_model_len: int,
-                          frames_from_one: bool) -> tuple[int, int]:
+def qwen2_vl_length_video(frame_tokens: int, temporal: int, max_tokens: int, max_frames: int,
+                          pad_up: bool = True) -> tuple[int, int]:
     """(frames, tokens) of vLLM's Qwen2-VL / Qwen2.5-VL dummy video (qwen2_vl.py _get_max_video_frames /
-    get_num_frames_with_most_features / get_max_video_tokens): every frame the 3,584^2 image (resized under the same
-    per-frame max_pixels: unchanged), tokens(n) = max(ceil_T(n) / T, 1) x the image's tokens. 0.11.0+: frames from 1
-    grow while tokens(n + 1) <= max_model_len, capped at 14; 0.10.x (``frames_from_one`` False): from 0 under
-    max_model_len - the image's tokens (mm_counts holds one image), capped at 16. Qwen2.5-VL-7B at 128,000: 14 frames,
-    7 x 16,384 = 114,688 tokens (0.10: 128,000 - 16,384 = 111,616 -> 12 frames, 98,304); at 32,768: 4 frames, 32,768;
-    at 16,384: 2 frames, 16,384 (the image's)."""
-    _, _, temporal, _ = profile_key
-
+    get_num_frames_with_most_features / get_max_video_tokens, mm_counts one video): every frame the image with most
+    features (``frame_tokens`` merged cells; smart_resize under the same per-frame max_pixels leaves it), tokens(n) =
+    max(padded(n) // T, 1) x frame_tokens with padded(n) = n + (-n % T) (0.27.0+; before, n + n % T: the same for
+    T = 2, every Qwen checkpoint's); frames grow while tokens(n + 1) <= ``max_tokens`` (max_model_len, less the image's
+    tokens in 0.10.0 - 0.10.1.1 where the image limit is above 0: kvplan.vllm_mm), then min(., ``max_frames``) and at
+    least 1 (counting from 0 before 0.11.0 or from 1 after gives the same count). Qwen2.5-VL-7B at 128,000, cap 14:
+    14 frames, 7 x 16,384 = 114,688 tokens (0.10.0: 128,000 - 16,384 = 111,616 -> 12 frames, 98,304); at 32,768: 4
+    frames, 32,768; at 16,384: 2 frames, 16,384 (the image's)."""
     def tokens(n: int) -> int:
-        return max((n + (-n % temporal)) // temporal, 1) * image_tokens
+        padded = n + (-n % temporal if pad_up else n % temporal)
+        return max(padded // temporal, 1) * frame_tokens
 
-    limit = max_model_len if frames_from_one else max_model_len - image_tokens
-    frames = 1 if frames_from_one else 0
-    cap = QWEN2_VL_MAX_FRAMES if frames_from_one else QWEN2_VL_MAX_FRAMES_010
-    while frames < cap and tokens(frames + 1) <= limit:  # past the cap the count is cut to it anyway
+    frames = 0
+    while frames < max_frames and tokens(frames + 1) <= max_tokens:  # past the cap the count is cut to it anyway
         frames += 1
     frames = max(frames, 1)
     return frames, tokens(frames)
@@ -438,9 +460,10 @@ def pixtral_mistral3(r: Reader, text_hidden: int) -> tuple[Tower, ...]:
                            patches_per_item=grid * grid, pixels_per_item=ch * image * image, hidden_size=h,
                            intermediate_size=inter, num_layers=layers, gated_mlp=True, block_mask="dense_from_0_12",
                            source="vLLM mistral3.py Mistral3ProcessingInfo, pixtral.py PixtralHFVisionModel")
+    # vLLM 0.11.0 - 0.14.1 mistral3.py: vision_tower = None when the image limit is 0 (0.15+: _mark_tower_model)
     return (Tower(name="vision_tower (Pixtral) + multi_modal_projector", components=tuple(comps), num_heads=heads,
                   source="transformers pixtral/modeling_pixtral.py, mistral3/modeling_mistral3.py; vLLM pixtral.py, "
-                         "mistral3.py", profile=profile),)
+                         "mistral3.py", profile=profile, vllm_skip_from=(0, 11, 0)),)
 
 
 def llama4_vision(r: Reader, text_hidden: int) -> tuple[Tower, ...]:
@@ -478,8 +501,10 @@ def llama4_vision(r: Reader, text_hidden: int) -> tuple[Tower, ...]:
                            patches_per_item=tiles * (grid + 1), pixels_per_item=tiles * ch * image * image,
                            hidden_size=h, intermediate_size=inter, num_layers=layers,
                            source="vLLM mllama4.py Mllama4ProcessingInfo (get_max_num_tiles, get_patch_per_chunk)")
+    # vLLM 0.11.0 - 0.14.1 mllama4.py: vision_model = None when the image limit is 0 (0.15+: _mark_tower_model)
     return (Tower(name="vision_model + multi_modal_projector", components=tuple(comps), num_heads=heads,
-                  source="transformers llama4/modeling_llama4.py; vLLM mllama4.py", profile=profile),)
+                  source="transformers llama4/modeling_llama4.py; vLLM mllama4.py", profile=profile,
+                  vllm_skip_from=(0, 11, 0)),)
 
 
 # Llama4ImageProcessorFast max_patches in meta-llama/Llama-4-Scout / Maverick preprocessor_config.json (16), which
@@ -524,8 +549,10 @@ def moonvit_kimi_k25(r: Reader, text_hidden: int) -> tuple[Tower, ...]:
               _lin("mm_projector.in_proj", merged, merged),
               _lin("mm_projector.out_proj", text_hidden, merged, shard="row")]
     profile = _optional_profile(r, lambda: _moonvit_profile(r, patch, kernel, h, inter, layers))
+    # vLLM kimi_k25.py get_supported_mm_limits: {"vision_chunk": None} (images and video chunks alike); the tower is
+    # marked _mark_tower_model(vllm_config, "vision_chunk") from 0.16.0 (0.15.x builds it always)
     return (Tower(name="vision_tower (MoonViT) + mm_projector", components=tuple(comps), num_heads=heads,
-                  profile=profile,
+                  profile=profile, modalities=("vision_chunk",), vllm_skip_from=(0, 16, 0),
                   source="transformers kimi_k25/modeling_kimi_k25.py; vLLM kimi_k25.py, kimi_k25_vit.py"),)
 
 
@@ -563,7 +590,7 @@ def _moonvit_profile(r: Reader, patch: int, kernel: list[int], h: int, inter: in
     side = _navit_side(KIMI_K25_DUMMY_SIDE, patch, kh, KIMI_K25_PATCH_LIMIT, KIMI_K25_SIDE_LIMIT)
     frame = _navit_side(KIMI_K25_DUMMY_SIDE, patch, kh, KIMI_K25_FRAME_PATCH_LIMIT, KIMI_K25_SIDE_LIMIT)
     tokens = max((side // kh) * (side // kw), (frame // kh) * (frame // kw))
-    return _profile("vision_config.patch_size", tokens_per_item=tokens, embeds_per_item=tokens,
+    return _profile("vision_config.patch_size", modality="vision_chunk", tokens_per_item=tokens, embeds_per_item=tokens,
                     patches_per_item=side * side, pixels_per_item=side * side * 3 * patch * patch, hidden_size=h,
                     intermediate_size=inter, num_layers=layers, attn_live_sharded=11,
                     source="vLLM kimi_k25.py KimiK25DummyInputsBuilder (Moonshot's navit_resize_image), "
@@ -626,12 +653,29 @@ def gemma4_vision(r: Reader, text_hidden: int) -> tuple[Tower, ...]:
                            hidden_size=h, intermediate_size=inter, num_layers=layers, gated_mlp=True,
                            frames_per_item=frames, frame_chunk_cost=soft * k * k * 4 * positions * 8,
                            source="vLLM gemma4_mm.py _process_video_input (the tower is transformers' Gemma4VisionModel)")
+    # the image item (profiled when --limit-mm-per-prompt sets video to 0): get_mm_max_tokens_per_item's image entry
+    # vision_config.default_output_length (280) tokens; the dummy image is 224 x 224 (get_dummy_mm_data: the
+    # Gemma4ImageProcessor has no size), patchified and zero-padded to max_patches = 280 x k^2 = 2,520 patches of
+    # 3 x p^2 values; its soft tokens _compute_num_soft_tokens(224, 224): scale sqrt(2,520 / 14^2) = 3.586, each side
+    # floor(224 x 3.586 / 48) x 48 = 768 px = 48 patches, 48^2 / 3^2 = 256 embeds (0.19.0 - 0.33.0)
+    default = v.int("default_output_length", 280, why=why)
+    unit, side = patch * k, GEMMA4_DUMMY_IMAGE_SIDE
+    scaled = max(unit, math.floor(side * math.sqrt(default * k * k / ((side / patch) ** 2)) / unit) * unit)
+    image = _profile("vision_config.default_output_length", modality="image", tokens_per_item=default,
+                     embeds_per_item=min((scaled // patch) ** 2 // (k * k), default),
+                     patches_per_item=default * k * k, pixels_per_item=default * k * k * 3 * patch ** 2, hidden_size=h,
+                     intermediate_size=inter, num_layers=layers, gated_mlp=True,
+                     source="vLLM gemma4_mm.py Gemma4ProcessingInfo.get_mm_max_tokens_per_item, _compute_num_soft_tokens")
+    profile = profile.model_copy(update={"others": (image,)})
+    # gemma4_mm.py (0.19.0 - 0.33.0): the vision tower is _mark_tower_model(vllm_config, {"image", "video"})
     return (Tower(name="vision_tower + embed_vision", components=tuple(comps), num_heads=heads,
-                  source="transformers gemma4/modeling_gemma4.py; vLLM gemma4_mm.py", profile=profile),)
+                  source="transformers gemma4/modeling_gemma4.py; vLLM gemma4_mm.py", profile=profile,
+                  modalities=("image", "video")),)
 
 
 # vLLM gemma4_mm.py _VIDEO_MAX_FRAMES / _VIDEO_MAX_SOFT_TOKENS (0.19.0 - 0.33.0 wheels, read 2026-12)
 GEMMA4_VIDEO_FRAMES, GEMMA4_VIDEO_SOFT_TOKENS = 32, 70
+GEMMA4_DUMMY_IMAGE_SIDE = 224  # gemma4_mm.py get_dummy_mm_data: size.get("width", 224) (the processor has no size)
 
 
 # Wrapper model_type -> tower builder (reader over the wrapper config, text hidden size).

@@ -15,8 +15,8 @@ import shlex
 from pydantic import BaseModel, ConfigDict
 
 from kvplan.errors import PlanInputError
-from kvplan.sglang import sglang_profile_for_release
-from kvplan.vllm_args import MAX_COMMAND_CHARS, VllmArgs, fraction, launch_env, parse_vllm_command
+from kvplan.sglang import SGLANG_AITER_HONOR_ENV, SGLANG_ENV_TRUE, sglang_profile_for_release
+from kvplan.vllm_args import MAX_COMMAND_CHARS, VllmArgs, docker_env, fraction, launch_env, parse_vllm_command
 
 _PYTHON = re.compile(r"^(.*/)?python[0-9.]*$")
 # SGLang flag -> the vLLM flag kvplan reads (python/sglang/srt/server_args.py names; --tp is an alias of --tp-size).
@@ -109,6 +109,8 @@ class Command(BaseModel):
     # "eagle3" ...: the core refuses what it does not plan) and --speculative-num-steps (num_speculative_tokens)
     speculative_method: str = "none"
     num_speculative_tokens: int | None = None
+    # SGLANG_AITER_HONOR_EXPLICIT_MEM_FRACTION set before the command (EngineConfig field of the same name)
+    sglang_aiter_honor_explicit_mem_fraction: bool = False
     # flags (with their values) that change memory and that the app does not plan (the MambaPool strategy flags,
     # --speculative-* flags kvplan does not read, --chunked-prefill-size -1)
     unplanned: tuple[str, ...] = ()
@@ -129,6 +131,8 @@ class Command(BaseModel):
                 out[name] = getattr(self, name)
         if self.disable_radix_cache:
             out["enable_prefix_caching"] = False
+        if self.sglang_aiter_honor_explicit_mem_fraction:
+            out["sglang_aiter_honor_explicit_mem_fraction"] = True
         return out
 
 
@@ -194,9 +198,31 @@ def parse_command(command: str) -> Command:
             image, _, tag = tok.partition(":")
             if image.endswith("lmsysorg/sglang") and (m := re.match(r"v?(\d+\.\d+\.\d+(?:\.post\d+)?)", tag)):
                 extra["sglang_version"] = sglang_profile_for_release(m.group(1))
+        _sglang_env(launch_env(tokens)[0] | docker_env(tokens[:start]), mfs, extra)
+        if extra.get("env_notes"):
+            args = args.model_copy(update={"notes": args.notes + extra.pop("env_notes")})
         return Command(launcher=kind, args=args, engine="sglang", mem_fraction_static=mfs, **extra)
     # the launcher's tokens go along: its environment (VLLM_USE_V1=0, the sampler) and image tag are read from them
     return Command(launcher=kind, args=parse_vllm_command(shlex.join(body), prefix=tokens[:start]), engine="vllm")
+
+
+def _sglang_env(env: dict[str, str], mfs: float | None, extra: dict) -> None:
+    """The SGLang env assignments before the command kvplan reads: SGLANG_AITER_HONOR_EXPLICIT_MEM_FRACTION (0.5.20+,
+    environ.py EnvBool: true / 1 / yes / y in any case; anything else keeps False) -> the EngineConfig field; with
+    --mem-fraction-static it keeps ROCm's aiter backend from scaling the fraction by 0.85 (kvplan.sglang.aiter_haircut).
+    The Import page's sidebar does not carry it (a CLI flag of the same name does): listed as not planned there."""
+    if SGLANG_AITER_HONOR_ENV not in env:
+        return
+    value = env[SGLANG_AITER_HONOR_ENV]
+    on = value.strip().lower() in SGLANG_ENV_TRUE
+    extra["sglang_aiter_honor_explicit_mem_fraction"] = on
+    if on and mfs is not None:
+        extra["unplanned"] = (*extra.get("unplanned", ()), f"{SGLANG_AITER_HONOR_ENV}={value}")
+    why = ("on: with --mem-fraction-static SGLang 0.5.20+ keeps it as given on ROCm's aiter backend (no x 0.85)"
+           if on and mfs is not None else
+           "on, but no --mem-fraction-static: SGLang still scales its default by 0.85 on ROCm's aiter backend" if on
+           else "not true / 1 / yes / y: SGLang reads it as False")
+    extra["env_notes"] = (f"{SGLANG_AITER_HONOR_ENV}={value}: {why}",)
 
 
 def _positive_int(name: str, value: str, top: int = 4096) -> int:
