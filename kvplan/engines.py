@@ -97,6 +97,7 @@ the 2026-12 split ("0.7" was 0.6.5 - 0.9.x, "0.10" 0.10.0 - 0.10.2, "0.11" 0.11.
 profile of any release ("0.27"). 0.32.0 runs ngram speculation on the V2 runner too (v2_ngram).
 """
 
+import functools
 import re
 from typing import Literal
 
@@ -561,6 +562,7 @@ VLLM_PROFILES: dict[str, VllmProfile] = {
 # ordered by release, and no two neighbours share all of VLLM_CHANGES (tests/test_vllm_profile_boundaries.py).
 
 
+@functools.lru_cache(maxsize=1024)  # a plan asks ~10 times (vllm_has): parsed once per string
 def vllm_release(version: str) -> Release:
     """The first release of profile ``version`` ("0.21" -> (0, 20, 1)); for a string that is no profile key, its own
     digits ("0.27.1" -> (0, 27, 1)), so a rule can be asked about any release."""
@@ -571,6 +573,7 @@ def vllm_release(version: str) -> Release:
     return tuple((digits + [0, 0, 0])[:3]) if digits else VLLM_PROFILES[VLLM_DEFAULT_VERSION].first_release
 
 
+@functools.lru_cache(maxsize=4096)  # ~10 calls a plan, a picker sweep ~5,000: one dict lookup each
 def vllm_has(version: str, change: str) -> bool:
     """Whether the releases of profile ``version`` carry ``change`` (a VLLM_CHANGES key). Worked example:
     vllm_has("0.24", "marlin_tile_padding") is True (0.24.0 >= 0.24.0), vllm_has("0.22", ...) False."""

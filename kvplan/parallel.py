@@ -17,7 +17,7 @@ Rules (vLLM's, which SGLang and TensorRT-LLM share for KV):
 """
 
 import functools
-from dataclasses import dataclass
+from dataclasses import dataclass, fields
 
 from kvplan.errors import PlanInputError
 from kvplan.layers import MLA_KINDS, heads_per_rank
@@ -58,6 +58,18 @@ class Layout:
     # Layers per pipeline stage when the engine splits them otherwise than vLLM (SGLang get_pp_indices,
     # kvplan.sglang.pp_partition; SGLANG_PP_LAYER_PARTITION); None: vLLM's rule (pp_partition).
     pp_split: tuple[int, ...] | None = None
+
+    def __hash__(self) -> int:
+        # the dataclass's hash of the fields, kept after the first call: a plan's memo keys hash its layout ~10 times
+        h = self.__dict__.get("_hash")
+        if h is None:
+            h = hash(tuple(getattr(self, f.name) for f in fields(self)))
+            object.__setattr__(self, "_hash", h)
+        return h
+
+    def __getstate__(self) -> dict:
+        # a pickled or copied Layout hashes afresh where it lands: hash(None) is an address before Python 3.12
+        return {k: v for k, v in self.__dict__.items() if k != "_hash"}
 
     @property
     def attn_tp(self) -> int:

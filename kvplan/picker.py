@@ -28,7 +28,7 @@ from kvplan.engines import EngineConfig
 from kvplan.errors import PlanInputError
 from kvplan.gpus import GPU_CATALOG, GpuSpec
 from kvplan.kv import kv_dtype_bytes
-from kvplan.parallel import Layout, rank_weight_bytes
+from kvplan.parallel import Layout, rank_weight_bytes, stage_distinct
 from kvplan.plan import decode_bound, plan, vllm_auto_dtype
 from kvplan.spec import ModelSpec
 from kvplan.support import platform_refusal
@@ -167,7 +167,7 @@ def pick_gpus(spec: ModelSpec, max_model_len: int, concurrency: int, engine: Eng
         return heaviest_by_layout[layout]
 
     options, rejected = [], []
-    sparse_mla = any(layer.cache.kind == "mla_dsa" for layer in spec.layers)
+    sparse_mla = any(layer.cache.kind == "mla_dsa" for layer, _ in stage_distinct(spec, 1, 0))
     for gpu in gpus or list(GPU_CATALOG.values()):
         floor_bytes = math.ceil(headroom_floor * gpu.memory_bytes)
         # an engine that does not run on this platform (or not this model there): every layout is rejected with

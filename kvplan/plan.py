@@ -18,7 +18,7 @@ import math
 import operator
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict
+from pydantic import BaseModel, ConfigDict, Field
 
 from kvplan import draft_model, drafter, sglang, support, vllm_dsv4, vllm_v0
 from kvplan.engines import (
@@ -144,9 +144,9 @@ class Plan(BaseModel):
     ranks: list[RankPlan]
     warnings: list[str]
     decode: DecodeBound | None = None
-    suggestions: list[str] = []
+    suggestions: list[str] = Field(default_factory=list)  # a factory: a [] default is deep-copied on every Plan
     # The figures the engine logs at start-up, in its own words (per vLLM / SGLang profile).
-    engine_log: list[str] = []
+    engine_log: list[str] = Field(default_factory=list)
     engine_version: str = ""  # the vLLM / SGLang profile planned ("0.33", "0.5.20"), empty for custom
     start_error: str | None = None  # the engine's own error text when it would refuse to start
     starts: bool = True  # the engine would start (SGLang does even below one request of max_model_len)
@@ -435,7 +435,8 @@ VLLM_DSA_RADIX_TOPK_BYTES = 1024 * 1024  # RADIX_TOPK_WORKSPACE_SIZE (0.20.0 - 0
 def _dsa_indexer_width(spec: ModelSpec) -> int:
     """The widest indexer key of the model's DSA layers (index_head_dim; 0 without a DSA layer that owns one)."""
     return spec.memo(("dsa-indexer-width",), lambda: max(
-        (layer.cache.index_head_dim or 0 for layer in spec.layers if layer.cache.kind == "mla_dsa"), default=0))
+        (layer.cache.index_head_dim or 0 for layer, _ in stage_distinct(spec, 1, 0) if layer.cache.kind == "mla_dsa"),
+        default=0))
 
 
 def vllm_dsa_indexer_workspace_bytes(spec: ModelSpec, max_len: int, vllm_version: str) -> int:
@@ -646,7 +647,7 @@ def _vllm_mla_block_size(spec: ModelSpec, gpu_name: str, engine: EngineConfig) -
     """vLLM's default block for an MLA model (kvplan.engines.vllm_mla_default_block_size) when every layer is plain
     MLA; a DSA model (every layer ``mla_dsa``: DeepSeek-V3.2, GLM-5) 64 on Hopper / B200 (kvplan.engines.
     vllm_sparse_mla_block_size); a hybrid MLA model keeps the forced per-GPU table (its backends are not modelled)."""
-    caches = [layer.cache for layer in spec.layers]
+    caches = [layer.cache for layer, _ in stage_distinct(spec, 1, 0)]  # the distinct layers: all / any / first alike
     if all(c.kind == "compressed_attention" for c in caches):  # DeepSeek-V4 (kvplan.vllm_dsv4.VLLM_DSV4_BLOCK_SIZE)
         return vllm_dsv4.VLLM_DSV4_BLOCK_SIZE
     if all(c.kind == "mla_dsa" for c in caches):
@@ -778,7 +779,8 @@ def _rank_budget(spec, gpu, engine, layout, stage, draft, mnbt, max_seqs, act_b,
     (``_engine_key``), so a length-dependent term would be served stale (tests/test_picker_equivalence.py fails).
     The one exception is passed in and keyed: ``head_len``, the length an EAGLE head's rotary table is stretched to
     (vLLM 0.27+), None where the head's table does not depend on it; ``mm_len``, the length a multimodal dummy item
-    follows (Qwen3-VL's video, vLLM 0.11.0 - 0.12.0: kvplan.vllm_mm.vllm_mm_item_reads_length), None elsewhere."""
+    follows (Qwen3-VL's video, vLLM 0.11.0 - 0.12.0: kvplan.vllm_mm.vllm_mm_item_reads_length), None elsewhere; and
+    SGLang on ROCm, whose aiter haircut reads whether the length passes 8192 (plan() keys that: ``sglang_long``)."""
     tp, last = layout.tp, layout.pp - 1
     fp8_marlin = mxfp4_extra = 0
     weights = engine.weights_bytes if engine.weights_bytes is not None else rank_weight_bytes(
@@ -1019,7 +1021,7 @@ def plan(spec: ModelSpec, gpu: GpuSpec, engine: EngineConfig = EngineConfig(), l
                   "sglang": 1,
                   "custom": 16}[engine.engine]
     if engine.engine == "vllm" and spec.memo(("indexed",), lambda: any(
-            layer.cache.kind == "indexed_attention" for layer in spec.layers)):
+            layer.cache.kind == "indexed_attention" for layer, _ in stage_distinct(spec, 1, 0))):
         # MiniMax-M3: its sparse backend and indexer run 128-token pages only ("Page size == sparse block
         # size", vllm/models/minimax_m3/common/sparse_attention.py get_supported_kernel_block_sizes).
         default_bs = VLLM_INDEXED_BLOCK_SIZE
@@ -1607,9 +1609,9 @@ def _vllm_runner(spec: ModelSpec, engine: EngineConfig) -> str:
     ``engine.model_runner`` (VLLM_USE_V2_MODEL_RUNNER) wins."""
     if engine.model_runner != "auto":  # envs.py reads VLLM_USE_V2_MODEL_RUNNER from 0.12.0 (the V2 runner's start)
         return engine.model_runner if vllm_release(engine.vllm_version) >= (0, 12, 0) else "V1"
-    hybrid, moe = spec.memo(("hybrid-moe",), lambda: (
-        any(c.kind in STATE_KINDS for layer in spec.layers for c in cache_parts(layer.cache)),
-        any(layer.experts is not None for layer in spec.layers)))
+    hybrid, moe = spec.memo(("hybrid-moe",), lambda: (  # over the distinct layers: the same answer, fewer looks
+        any(c.kind in STATE_KINDS for layer, _ in stage_distinct(spec, 1, 0) for c in cache_parts(layer.cache)),
+        any(layer.experts is not None for layer, _ in stage_distinct(spec, 1, 0))))
     return vllm_model_runner(engine.vllm_version, spec.model_type, moe, hybrid, spec.quantization is not None,
                              engine.speculative_method)
 
@@ -1701,7 +1703,8 @@ def _sglang_log(spec, gpu, engine, layout, rank: "RankPlan", tokens, page, mla, 
 
 def _has_dsa(spec: ModelSpec) -> bool:
     """Whether any layer is DeepSeek sparse attention (``mla_dsa``: DeepSeek-V3.2, GLM-5)."""
-    return spec.memo(("has-dsa",), lambda: any(layer.cache.kind == "mla_dsa" for layer in spec.layers))
+    return spec.memo(("has-dsa",), lambda: any(
+        layer.cache.kind == "mla_dsa" for layer, _ in stage_distinct(spec, 1, 0)))
 
 
 def _sglang_dsa_engine(spec, gpu, engine, layout) -> tuple[EngineConfig, str | None]:

@@ -469,6 +469,7 @@ class _Entries:
         self._plain_names_layer = any(e == "layers" or e.isdigit() for e in self.plain)
         self.pattern_roots = tuple(r for r in _ROOTS if r == "model" or any(
             isinstance(p, str) and r in p or not isinstance(p, str) and r in p.pattern for _, p in self.patterns))
+        self.empty = not self  # no entry at all: every lookup is None (format_overrides asks ~50 times a spec)
 
     @property
     def experts_named(self) -> dict[int, set[str]]:
@@ -575,6 +576,8 @@ class _Entries:
         return None
 
     def first_top(self, category: str, name: str) -> int | None:
+        if self.empty:
+            return None
         paths = _top_paths(category, name)
         hits = [self.index[p] for p in paths if p in self.index]
         if self.plain:
@@ -585,6 +588,8 @@ class _Entries:
 
     def first_layer(self, layer: int, category: str, name: str, expert: str | None = None,
                     patterns: bool = True) -> int | None:
+        if self.empty:
+            return None
         tails = _tails(category, name, expert)
         hits = []
         if layer in self.layers_named:
@@ -617,6 +622,10 @@ class _Entries:
         return None
 
 
+# The lookups of an empty list (no ignore / per-module entries, most checkpoints): built once, read only.
+_NO_ENTRIES = _Entries((), "quantization_config")
+
+
 def format_overrides(scheme: QuantScheme, spec_fields: Mapping[str, Any], field_name: str = "quantization_config"
                      ) -> tuple[str, tuple[FormatOverride, ...], tuple[str, ...]]:
     """(format the checkpoint ships, overrides, categories left wholly unquantized) of ``scheme`` on
@@ -629,8 +638,8 @@ def format_overrides(scheme: QuantScheme, spec_fields: Mapping[str, Any], field_
     (Llama-3.1-8B, ``ignore: ["lm_head", "model.layers.0.self_attn.q_proj"]``): one override,
     layers (0,), attention q_proj, "unquantized".
     """
-    ignore = _Entries(scheme.ignore, f"{field_name}.ignore")
-    mods = _Entries([m for m, _ in scheme.per_module], f"{field_name}.per_module")
+    ignore = _Entries(scheme.ignore, f"{field_name}.ignore") if scheme.ignore else _NO_ENTRIES
+    mods = _Entries([m for m, _ in scheme.per_module], f"{field_name}.per_module") if scheme.per_module else _NO_ENTRIES
     formats = [fmt for _, fmt in scheme.per_module]
 
     def decide(hit_ignore, hit_mod, category, comp) -> str:

@@ -38,6 +38,7 @@ install; EngineConfig.triton_kernels (a vllm/vllm-openai image tag sets it) take
 (``mxfp4_triton_kernels``).
 """
 
+import functools
 import math
 import re
 
@@ -178,6 +179,7 @@ def vllm_mxfp4_extra_bytes(spec: ModelSpec, layout: Layout, stage: int, weight_f
 _BLOCK = re.compile(r"^fp8-block(?:-(\d+)x(\d+))?$")
 
 
+@functools.lru_cache(maxsize=256)  # a handful of format strings, asked for every linear of every layer
 def _block(fmt: str) -> tuple[int, int] | None:
     m = _BLOCK.match(fmt)
     if m is None:
@@ -195,10 +197,12 @@ def fp8_block_refusal(spec: ModelSpec, layout: Layout, weight_format: str | None
     Qwen3-235B-A22B-FP8 at TP8)."""
     from kvplan.parallel import KV_PROJ, ROW_EXPERT, _shard
     from kvplan.spec import Linear
-    from kvplan.weights import component_format, layer_groups, resolve_format
+    from kvplan.weights import component_format, layer_groups, resolve_format, spec_formats
 
     fmt, use_overrides = resolve_format(spec, weight_format)
     if layout.tp * layout.dp == 1:
+        return None
+    if not any(_block(f) for f in spec_formats(spec, weight_format)):  # no block-FP8 component: nothing to check
         return None
     for layer, _n, mine in layer_groups(spec, overrides=use_overrides):
         mine = mine if use_overrides else None
@@ -591,8 +595,17 @@ def vllm_quant_layout_extra_bytes(spec: ModelSpec, layout: Layout, stage: int, w
     (desc_act false) on one A100 (Marlin): -(qzeros 851,968 + g_idx 155,648) a layer = -32,243,712 B (-0.03 GiB);
     on an H100 (Machete): -(2 + 1) x 16,384 of g_idx a layer (one per fused qkv / gate_up) = -1,572,864 B."""
     from kvplan.parallel import ROW_EXPERT, _shard
-    from kvplan.weights import component_format, layer_groups, matrix_bytes, overrides_by_layer, resolve_format
+    from kvplan.weights import (
+        component_format,
+        layer_groups,
+        matrix_bytes,
+        overrides_by_layer,
+        resolve_format,
+        spec_formats,
+    )
 
+    if not any(_layout_formats(f) for f in spec_formats(spec, weight_format)):
+        return 0  # no 4-bit integer / NVFP4 component: every term below is 0
     platform = quant_platform(gpu_name)
     fmt, use_overrides = resolve_format(spec, weight_format)
     tp, moe_ranks = layout.tp, layout.tp * layout.dp
@@ -766,11 +779,13 @@ def marlin_refusal(spec: ModelSpec, layout: Layout, weight_format: str | None, g
     only: a bf16 checkpoint has no fallback). Worked
     example: a 64-wide quantized projection at TP2 on an sm86 GPU, bf16 -> "Weight output_size_per_partition = 32
     is not divisible by  min_thread_n = 64" (the AutoRound Qwen3.6 report quoted in the tests)."""
-    from kvplan.weights import layer_groups, resolve_format
+    from kvplan.weights import layer_groups, resolve_format, spec_formats
 
     platform = quant_platform(gpu_name)
     if platform not in ("cuda", "sm90", "sm100", "sm120"):
         return None
+    if not any(_GPTQ_FMT.match(f) or _WNA16_FMT.match(f) for f in spec_formats(spec, weight_format)):
+        return None  # no GPTQ / wNa16 component: no Marlin tile to fill
     fmt, use_overrides = resolve_format(spec, weight_format)
     for layer, _n, mine in layer_groups(spec, overrides=use_overrides):
         mine = mine if use_overrides else None

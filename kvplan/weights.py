@@ -207,6 +207,21 @@ def component_format(category: str, comp, fmt: str, overrides: Mapping | None = 
     return ((UNQUANTIZED, 0),)
 
 
+def spec_formats(spec: ModelSpec, weight_format: str | None) -> frozenset[str]:
+    """Every format ``component_format`` can give a component of ``spec`` served in ``weight_format`` (as
+    ``resolve_format`` reads it): that format, "unquantized", and with the checkpoint's own format each override's.
+    Once per spec and format. A layout rule that only bites on some formats (Marlin tiles, NVFP4 swizzles, FP8
+    blocks) skips the walk over the layers when none of them is here: DeepSeek-V3 (fp8-block) has
+    {"fp8-block", "unquantized"}."""
+    def build() -> frozenset[str]:
+        fmt, use_overrides = resolve_format(spec, weight_format)
+        found = {fmt, UNQUANTIZED}
+        if use_overrides:
+            found.update(o.format for o in spec.quantization_overrides)
+        return frozenset(found)
+    return spec.memo(("formats", weight_format), build)
+
+
 def component_bytes(category: str, comp, fmt: str, base: str, exclude: tuple[str, ...] = ()) -> int:
     """Bytes of one component (its ``count`` copies) with its weight in ``fmt`` (``UNQUANTIZED`` or a
     float format: ``base``). Biases stay in ``base``. ``exclude``: categories kept in ``base``."""

@@ -20,7 +20,8 @@ Rewritten 2026-12-01 with the current tree when ModelSpec gained ``mm_prefix_lm`
 refusal entry stayed identical to 651cebe's; only ``spec_sha256`` (the new field) and the uncompared plan
 hashes moved. 2026-12-01 again when Tower gained ``profile`` (vLLM's dummy item, kvplan.vllm_mm): only the 20
 towered specs' ``spec_sha256`` were rewritten, every other field as it was. 2026-12-01 a third time when Tower gained
-``modalities`` / ``vllm_skip_from`` and TowerProfile ``others`` (--limit-mm-per-prompt): the same 20 hashes only.
+``modalities`` / ``vllm_skip_from`` and TowerProfile ``others`` (--limit-mm-per-prompt): the same 20 hashes only. And when DeepSeek-V4's spec warning
+was reworded (vLLM's KV layout now modelled, kvplan.vllm_dsv4): the three DeepSeek-V4 fixtures' ``spec_sha256`` only.
 """
 
 import hashlib
