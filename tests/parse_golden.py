@@ -22,6 +22,8 @@ hashes moved. 2026-12-01 again when Tower gained ``profile`` (vLLM's dummy item,
 towered specs' ``spec_sha256`` were rewritten, every other field as it was. 2026-12-01 a third time when Tower gained
 ``modalities`` / ``vllm_skip_from`` and TowerProfile ``others`` (--limit-mm-per-prompt): the same 20 hashes only. And when DeepSeek-V4's spec warning
 was reworded (vLLM's KV layout now modelled, kvplan.vllm_dsv4): the three DeepSeek-V4 fixtures' ``spec_sha256`` only.
+Merging Qwen2.5-VL (branch qwen25vl) into that structure: the Qwen2.5-VL-7B preset's and Qwen2.5-VL-3B fixture's
+``spec_sha256`` only (their tower gained ``modalities`` / ``vllm_skip_from`` and the video in ``others``).
 """
 
 import hashlib
