@@ -99,7 +99,7 @@ profile of any release ("0.27"). 0.32.0 runs ngram speculation on the V2 runner 
 
 import functools
 import re
-from typing import Literal
+from typing import Literal, NamedTuple
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -606,14 +606,47 @@ VLLM_MLA_BLOCK_SIZE_BY_ARCH = {"sm90": 64, "sm100": 128, "other": 16}
 VLLM_BATCH_DEFAULTS = ((160 * GiB, 16384, 1024), (70 * GiB, 8192, 1024), (0, 2048, 256))
 # Default CUDA-graph capture limit: min(2 x max_num_seqs, 512) (vllm/config/vllm.py _set_cudagraph_sizes).
 VLLM_MAX_CAPTURE_SIZE = 512
-# CUDA-graph estimate, as GPUModelRunner.profile_cudagraph_memory builds it: the largest first capture of a mode
-# + (graphs in the mode - 1) x the per-graph growth, summed over modes. The two sizes are fitted: the v0.19.0
-# gpt-oss-20b TP2 log (llm-d-planner) prints "Estimated PIECEWISE CUDA graph memory: 128.00 MiB first-capture +
-# (83-1) x 6.00 MiB per-graph" and "FULL ... 8.00 MiB first-capture + (83-1) x 6.00 MiB" -> "1.09 GiB total";
-# the same rule gives 0.51 GiB for 67 PIECEWISE graphs where 0.10.1.1 logged "took 0.50 GiB" (dennislee22),
-# 0.21 GiB for 16 graphs where 0.27.1 logged 0.36 (gpustack/runner PR #251). Estimate.
+# CUDA graphs before vLLM estimates them (the "after_kv" releases, through 0.17.x: "Graph capturing finished ... took
+# X GiB", outside the budget): the largest first capture + (graphs - 1) x a per-graph growth, summed over modes, with
+# two sizes fitted to the v0.19.0 gpt-oss-20b TP2 log (llm-d-planner: "Estimated PIECEWISE CUDA graph memory: 128.00
+# MiB first-capture + (83-1) x 6.00 MiB per-graph"); the same rule gives 0.51 GiB for 67 PIECEWISE graphs where
+# 0.10.1.1 logged "took 0.50 GiB" (dennislee22). From 0.18 the model-shaped estimate below replaces it.
 VLLM_CUDA_GRAPH_FIRST_BYTES = 128 * MiB
 VLLM_CUDA_GRAPH_PER_GRAPH_BYTES = 6 * MiB
+# The estimate vLLM 0.18.0 - 0.33.0 prints ("Estimated CUDA graph memory: X GiB total"; subtracted from 0.20.0) is
+# measured, not computed: v1/worker/gpu_model_runner.py profile_cudagraph_memory warms up and captures the two largest
+# sizes of each mode (PIECEWISE first, then FULL) into a throwaway pool, each measured as the drop in
+# torch.cuda.mem_get_info, and returns max(first capture over modes) + sum over modes of (graphs - 1) x max(second
+# capture, 1 MiB) (the V2 runner, 0.29+ v1/worker/gpu/cudagraph_utils.py, measures every PIECEWISE graph and
+# extrapolates FULL the same way). kvplan models the three measured sizes from the model's shape (kvplan.engines
+# cuda_graph_bytes), fitted 2026-12-01 to the 43 llm-d-planner v0.19.0 H100 logs that print their debug lines
+# ("Estimated PIECEWISE / FULL CUDA graph memory: A MiB first-capture + (N-1) x B MiB per-graph"; mean |error| 0.16 GiB,
+# 0.34 with the fixed fit; within 0.25 GiB on 39, 26 before; error table: tests/test_vllm_cudagraph_estimate.py):
+# - per graph: 192 KiB per decoder layer on the rank's stage, 256 KiB where the layers route experts (the graph's
+#   kernel nodes: Llama-3.1-8B 32 layers -> 6 MiB, logged 6 / 6; Llama-3.3-70B TP2 80 -> 15, logged 20 / 12; PP4 8 ->
+#   1.5, logged 1 / 4; Qwen3-30B-A3B 48 MoE layers -> 12, logged 10 / 10; gpt-oss-20b 24 -> 6, logged 6 / 8);
+VLLM_CUDA_GRAPH_LAYER_BYTES = 192 * 1024
+VLLM_CUDA_GRAPH_MOE_LAYER_BYTES = 256 * 1024
+#   The V2 runner (0.29+: every PIECEWISE graph captured and measured in one span, so later sizes reuse the pool the
+#   earlier ones grew) logs less: 120 KiB a layer (160 with experts), fitted to its two public estimates, Llama-3.1-8B
+#   on an A100 0.31.0 (0.46 GiB implied, 51 + 35 graphs: kvplan 0.44) and Qwen3.8-27B (64 layers) on an RTX PRO 6000
+#   0.29.0 ("0.69 GiB (estimated)": kvplan 0.76).
+VLLM_V2_CUDA_GRAPH_LAYER_BYTES = 120 * 1024
+VLLM_V2_CUDA_GRAPH_MOE_LAYER_BYTES = 160 * 1024
+# - the first PIECEWISE capture: 80 MiB + 2 x (largest size x this rank's gate + up width x activation bytes) (the
+#   warm-up's and the capture's MLP intermediates: Llama-3.1-8B 80 + 2 x 512 x 28,672 x 2 B = 136 MiB, logged 138;
+#   Mistral-Small-24B 208, logged 212; Llama TP4 94, logged 84);
+VLLM_CUDA_GRAPH_PIECEWISE_BASE_BYTES = 80 * MiB
+# - the first FULL capture: FlashAttention 3's split-KV accumulators where FLASH_ATTN (v3, Hopper) or FLASH_ATTN_MLA
+#   serves the FULL graphs: v1/attention/backends/flash_attn.py sets max_num_splits = attention_config.
+#   flash_attn_max_num_splits_for_cuda_graph (32) for FULL capture ("large enough intermediate buffers are
+#   pre-allocated during capture"): out_accum + softmax_lse_accum = 32 x batch x heads x (head_dim + 1) x 4 B, + 4 MiB
+#   (Llama-3.1-8B, batch 512, 32 heads x 128: 262 MiB, logged 260; DeepSeek-V2-Lite 16 heads x kv_lora_rank 512: 517,
+#   logged 522; TP4 8 heads: 68, logged 70); 4 MiB elsewhere (TRITON_ATTN for Gemma-3 with its tower (use_mm_prefix)
+#   and fp32, FA3 with attention sinks (gpt-oss): logged 4 - 8; FA2 on Ampere / Ada splits by its heuristic, one split
+#   at these batches).
+VLLM_FA3_CUDA_GRAPH_SPLITS = 32
+VLLM_CUDA_GRAPH_FULL_BASE_BYTES = 4 * MiB
 # gpt-oss raises the capture limit to 1024 ("Overriding max cuda graph capture size to 1024 for performance",
 # 0.10.1.1 and v0.19.0 logs: 83 sizes).
 VLLM_MAX_CAPTURE_SIZE_BY_MODEL = {"gpt_oss": 1024}
@@ -641,6 +674,9 @@ class EngineConfig(BaseModel):
     max_num_batched_tokens: int | None = Field(default=None, ge=1, le=100_000_000)
     kv_cache_memory_bytes: int | None = Field(default=None, ge=0)
     enforce_eager: bool = False
+    # --compilation-config '{"cudagraph_mode": ...}': None = the release's default (VllmProfile.cudagraph_modes);
+    # "PIECEWISE" captures no FULL decode graphs, "NONE" none at all (config/compilation.py CUDAGraphMode)
+    cudagraph_mode: Literal["NONE", "PIECEWISE", "FULL_AND_PIECEWISE"] | None = None
     # --decode-context-parallel-size: the KV cache of a TP group is sharded by tokens over this many ranks.
     decode_context_parallel_size: int = Field(default=1, ge=1, le=1024)
     # --disable-custom-all-reduce, or a platform where vLLM turns it off itself (no GPU P2P, TP across nodes:
@@ -903,15 +939,47 @@ def cuda_graph_capture_sizes(prof: VllmProfile, max_num_seqs: int, max_num_batch
     return [s for s in sizes if s <= top]
 
 
-def cuda_graph_bytes(prof: VllmProfile, engine: EngineConfig, max_num_seqs: int, mnbt: int, model_type: str = "") -> int:
-    """Estimated CUDA-graph memory: first capture + (graphs - 1) x per-graph for each mode (PIECEWISE at every
-    size, FULL at the decode sizes <= max_num_seqs). Worked number: gpt-oss-20b, 1024 seqs, 83 + 83 graphs:
-    128 MiB + 2 x 82 x 6 MiB = 1.09 GiB (v0.19.0 log: "Estimated CUDA graph memory: 1.09 GiB total")."""
-    if engine.enforce_eager:
+class CudaGraphShape(NamedTuple):
+    """What vLLM's CUDA-graph estimate depends on in the model and its layout (kvplan.plan.vllm_cuda_graph_shape)."""
+
+    layers: int  # transformer layers on this rank's pipeline stage (mixer-only / MLP-only blocks count half)
+    moe: bool  # the layers route experts (more kernels a layer)
+    mlp_width: int  # this rank's widest gate + up width (top-k experts included), elements
+    act_bytes: int  # activation dtype bytes
+    split_heads: int  # attention heads a rank whose FA3 split-KV accumulators FULL capture allocates (0: none)
+    split_dim: int  # their output width (head_dim; kv_lora_rank for FLASH_ATTN_MLA)
+
+
+def cuda_graph_bytes(prof: VllmProfile, engine: EngineConfig, max_num_seqs: int, mnbt: int, model_type: str = "",
+                     shape: CudaGraphShape | None = None, runner: str = "V1") -> int:
+    """CUDA-graph memory: PIECEWISE graphs at every capture size, FULL at the decode sizes <= max_num_seqs.
+
+    Releases that capture after the KV cache ("after_kv", through 0.17.x) or no shape given: 128 MiB first capture +
+    (graphs - 1) x 6 MiB per mode. From 0.18 (profile_cudagraph_memory's estimate) with the model's shape:
+    max(first PIECEWISE, first FULL) + (PIECEWISE graphs - 1 + FULL graphs - 1) x per graph, where
+    per graph = layers x 192 KiB (256 KiB with experts; the V2 runner 120 / 160), first PIECEWISE = 80 MiB + 2 x
+    largest size x gate+up width x act bytes, first FULL = 32 splits x largest FULL batch x heads x (head_dim + 1) x 4 B + 4 MiB under FA3 (Hopper),
+    else 4 MiB (the VLLM_CUDA_GRAPH_* constants above, with their fit).
+    Worked number: Llama-3.1-8B on an H100, 51 + 51 graphs: max(136, 32 x 512 x 32 x 129 x 4 B + 4 MiB = 262 MiB)
+    + 100 x 32 x 192 KiB = 862 MiB = 0.84 GiB ("Estimated CUDA graph memory: 0.84 GiB total", llm-d-planner v0.19.0);
+    gpt-oss-20b TP2 without a shape, 83 + 83 graphs: 128 MiB + 2 x 82 x 6 MiB = 1.09 GiB (logged 1.09)."""
+    if engine.enforce_eager or engine.cudagraph_mode == "NONE":
         return 0
+    modes = {"PIECEWISE": 1, "FULL_AND_PIECEWISE": 2}.get(engine.cudagraph_mode or "", prof.cudagraph_modes)
     sizes = cuda_graph_capture_sizes(prof, max_num_seqs, mnbt, model_type)
-    counts = [len(sizes)] + ([len([s for s in sizes if s <= max_num_seqs])] if prof.cudagraph_modes == 2 else [])
-    return VLLM_CUDA_GRAPH_FIRST_BYTES + sum(max(n - 1, 0) for n in counts) * VLLM_CUDA_GRAPH_PER_GRAPH_BYTES
+    full = [s for s in sizes if s <= max_num_seqs] if modes == 2 else []
+    counts = [len(sizes)] + ([len(full)] if modes == 2 else [])
+    if shape is None or prof.cudagraph == "after_kv" or not sizes:
+        return VLLM_CUDA_GRAPH_FIRST_BYTES + sum(max(n - 1, 0) for n in counts) * VLLM_CUDA_GRAPH_PER_GRAPH_BYTES
+    if runner == "V2":
+        per_graph = shape.layers * (VLLM_V2_CUDA_GRAPH_MOE_LAYER_BYTES if shape.moe else VLLM_V2_CUDA_GRAPH_LAYER_BYTES)
+    else:
+        per_graph = shape.layers * (VLLM_CUDA_GRAPH_MOE_LAYER_BYTES if shape.moe else VLLM_CUDA_GRAPH_LAYER_BYTES)
+    first = VLLM_CUDA_GRAPH_PIECEWISE_BASE_BYTES + 2 * max(sizes) * shape.mlp_width * shape.act_bytes
+    if full:
+        first = max(first, VLLM_CUDA_GRAPH_FULL_BASE_BYTES + VLLM_FA3_CUDA_GRAPH_SPLITS * max(full) * shape.split_heads
+                    * (shape.split_dim + 1) * 4)
+    return first + sum(max(n - 1, 0) for n in counts) * per_graph
 
 
 # config/vllm.py DEFAULT_V2_MODEL_RUNNER_ARCHITECTURES by release, as config.json model_types (the architectures

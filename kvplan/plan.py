@@ -27,6 +27,7 @@ from kvplan.engines import (
     vllm_mla_block_size, vllm_mla_default_block_size, vllm_mm_batch_floor, vllm_model_runner, vllm_profile,
     vllm_release, vllm_sparse_mla_block_size, vllm_sparse_mla_fp8_backend, vllm_v2_sampler_state_bytes,
 )
+from kvplan.engines import CudaGraphShape
 from kvplan.errors import PlanInputError
 from kvplan.gpus import GpuSpec
 from kvplan.kv import kv_dtype_bytes
@@ -1539,7 +1540,8 @@ def _budget(spec, gpu, engine, layout, weights, mnbt, max_seqs, act_b, mla, last
     path, copies, nt_term, graph_term = _vllm_fixed_terms(
         prof.version, engine.sampler, engine.enforce_eager, engine.disable_custom_all_reduce, layout.tp, layout.pp,
         "NVLINK" in gpu.interconnect.upper(), mnbt, max_seqs, spec.model_type,
-        gpu_multicast(gpu.name, gpu.interconnect), layout.dp, runner, gpu_arch(gpu.name))
+        gpu_multicast(gpu.name, gpu.interconnect), layout.dp, runner, gpu_arch(gpu.name),
+        vllm_cuda_graph_shape(spec, engine, layout, gpu.name, act_b), engine.cudagraph_mode)
     num_reqs = min(mnbt, max_seqs)
     profiles_mm = mm_profiled(spec, engine)  # a tower built with every modality at 0 runs text-only (0.11 - 0.14)
     if runner == "V2":  # v1/worker/gpu/model_runner.py _dummy_sampler_run: a dummy batch skips every sampling
@@ -1798,21 +1800,66 @@ POOL_ACCURACY = ("KV pool from launch flags: within max(1 %, 0.25 GiB) on 53 pin
 # The V2 runner's estimate (0.29.0 - 0.33.0 v1/worker/gpu/cudagraph_utils.py profile_cudagraph_memory, read
 # 2026-12-01) is a measurement, not a formula: every PIECEWISE graph is captured into a throwaway pool and measured,
 # FULL only at its two largest sizes, extrapolated as first + (FULL graphs - 1) x max(second, 1 MiB)
-# (_extrapolate_full_graph_memory, _FULL_GRAPH_PROFILING_SAMPLES 2, _MIN_PER_GRAPH_BYTES 1 MiB). No constant of it
-# follows from the source; the one pinned V2 log (Llama-3.1-8B, A100, 0.31.0: 1.44 GiB "peak activation" = the
-# 0.98 GiB cold-compile copy + 0.46 estimate; 0.23 GiB captured) sits 0.16 GiB under the V1 fit's 0.62.
+# (_extrapolate_full_graph_memory, _FULL_GRAPH_PROFILING_SAMPLES 2, _MIN_PER_GRAPH_BYTES 1 MiB). kvplan models it as
+# V1's (kvplan.engines.cuda_graph_bytes) with its own per-layer growth, fitted to the two public V2 estimates
+# (Llama-3.1-8B, A100, 0.31.0: 1.44 GiB "peak activation" = the 0.98 GiB cold-compile copy + 0.46 estimate;
+# Qwen3.8-27B, RTX PRO 6000, 0.29.0: "0.69 GiB (estimated)").
+CUDA_GRAPH_AFTER_KV_SOURCE = ("128 MiB first capture + (graphs - 1) x 6 MiB per mode (fitted to the v0.19.0 "
+                              "gpt-oss-20b log; 0.51 vs 0.50 GiB logged on 0.10.1.1)")
+# kvplan.engines.cuda_graph_bytes from 0.18; error table: tests/test_vllm_cudagraph_estimate.py
+CUDA_GRAPH_ESTIMATE_SOURCE = (
+    "GPUModelRunner.profile_cudagraph_memory (0.18+): max(first PIECEWISE, first FULL capture) + (graphs - 1) x "
+    "per graph, each mode; per graph = layers x 192 KiB (256 with experts), first PIECEWISE = 80 MiB + 2 x largest "
+    "size x gate+up x act bytes, first FULL = FA3's 32 split accumulators (Hopper) else 4 MiB. Fitted to the 43 "
+    "llm-d-planner v0.19.0 H100 logs that print the parts: mean |error| 0.16 GiB (0.34 with the old 128 MiB + 6 MiB "
+    "a graph), within 0.25 GiB on 39 (26); misses: 24 - 26 MiB a graph on Llama-3.1-8B TP2, Mistral-Small-24B TP2 "
+    "and Granite-3.1-2B (-0.7 to -1.0 GiB), Llama-4-Scout TP4 (-0.41); an A100 with driver 535 logs 2.35 GiB for "
+    "Qwen3-8B (kvplan 0.68), a B300 0.76 for Gemma-4-31B (1.26)")
 V2_CUDAGRAPH_NOTE = ("; V2 runner (0.29+): PIECEWISE graphs measured, FULL extrapolated from its two largest "
-                     "(v1/worker/gpu/cudagraph_utils.py): the A100 0.31.0 Llama-3.1-8B log implies 0.46 GiB where "
-                     "this fit gives 0.62")
+                     "(v1/worker/gpu/cudagraph_utils.py), 120 KiB a layer a graph: the A100 0.31.0 Llama-3.1-8B log "
+                     "implies 0.46 GiB (kvplan 0.44), the RTX PRO 6000 0.29.0 Qwen3.8-27B log estimates 0.69 (0.76)")
 
 
 @functools.lru_cache(maxsize=4096)
+def vllm_cuda_graph_shape(spec: ModelSpec, engine: EngineConfig, layout, gpu_name: str, act_b: int) -> CudaGraphShape:
+    """The model shape vLLM's CUDA-graph estimate depends on (kvplan.engines.cuda_graph_bytes, CudaGraphShape).
+
+    FULL graphs carry FlashAttention 3's split-KV accumulators where FLASH_ATTN v3 serves them: a Hopper GPU
+    (platforms/cuda.py _get_backend_priorities: FLASH_ATTN first on capability 9), 16-bit activations (fp32 goes to
+    TRITON_ATTN), head_dim <= 256, no attention sinks (gpt-oss: logged 6 - 8 MiB, not the accumulators' 256) and no
+    multimodal prefix attention (Gemma-3 / Gemma-4 with their towers: "partial multimodal token full attention not
+    supported" -> TRITON_ATTN); MLA through FLASH_ATTN_MLA (Hopper, a 16-bit KV cache, from 0.18.0:
+    VLLM_CHANGES mla_backend_block_size) with kv_lora_rank wide outputs. DSA (sparse MLA) and every other backend:
+    none. Worked number: Llama-3.1-8B TP 1 on an H100: 32 layers, gate + up 28,672, 32 heads x 128; Nemotron-H-56B
+    59 layers (118 single-mixer or single-MLP blocks)."""
+    # a graph's kernels scale with its transformer layers: a layer holding only a mixer or only an MLP (Nemotron-H's
+    # 118 blocks: 64 mixers + 54 MLPs) counts half
+    halves = sum(2 if layer.attention and (layer.mlp or layer.experts is not None) else 1 for layer in spec.layers)
+    layers = cdiv(cdiv(halves, 2), layout.pp)
+    moe = any(layer.experts is not None for layer in spec.layers)
+    mlp_w = spec.memo("widths", lambda: _widths(spec))[1]
+    kinds = {layer.cache.kind for layer in spec.layers}
+    heads, dim = 0, 0
+    if gpu_arch(gpu_name) == "sm90" and act_b == 2:
+        if kinds == {"mla"}:
+            if (kv_dtype_bytes(spec, engine.kv_cache_dtype) != 1
+                    and vllm_has(engine.vllm_version, "mla_backend_block_size")):
+                heads, dim = cdiv(spec.num_attention_heads, layout.tp), spec.layers[0].cache.kv_lora_rank
+        elif {"full_attention", "sliding_attention", "chunked_attention"} >= (kinds & set(ATTENTION_KINDS)) != set():
+            mm_prefix = spec.mm_prefix_lm or (spec.model_type.startswith("gemma3") and bool(spec.towers)
+                                              and not engine.language_model_only)
+            if spec.head_dim <= 256 and not spec.model_type.startswith("gpt_oss") and not mm_prefix:
+                heads, dim = cdiv(spec.num_attention_heads, layout.tp), spec.head_dim
+    return CudaGraphShape(layers=layers, moe=moe, mlp_width=cdiv(mlp_w, layout.tp), act_bytes=act_b,
+                          split_heads=heads, split_dim=dim)
+
+
 def _vllm_fixed_terms(version, sampler, eager, no_custom_ar, tp, pp, nvlink, mnbt, max_seqs, model_type,
-                      multicast=False, dp=1, runner="V1", arch=None):
+                      multicast=False, dp=1, runner="V1", arch=None, graph_shape=None, cudagraph_mode=None):
     """The vLLM terms that depend only on the engine, layout and batch limits (made once: a picker sweep
     builds ~1,000 budgets). Returns (sampler path, copies, non-torch term, CUDA-graph term or None)."""
     engine = EngineConfig(vllm_version=version, sampler=sampler, enforce_eager=eager,
-                          disable_custom_all_reduce=no_custom_ar)
+                          disable_custom_all_reduce=no_custom_ar, cudagraph_mode=cudagraph_mode)
     prof = vllm_profile(engine)
     path = sampler_path(prof, engine)
     non_torch, why = non_torch_bytes(prof, engine, tp, pp, nvlink, multicast, dp, arch)
@@ -1822,7 +1869,7 @@ def _vllm_fixed_terms(version, sampler, eager, no_custom_ar, tp, pp, nvlink, mnb
                           "but the 0.10 TP 4 one (-0.54); a 0.27.1 RTX PRO 6000 TP 4 log's 'consumed' holds 1.70 GiB "
                           "over the weights, torch buffers kept past the profile included (PCIe), "
                           "tests/test_engine_nontorch.py)")
-    graphs = cuda_graph_bytes(prof, engine, max_seqs, mnbt, model_type)
+    graphs = cuda_graph_bytes(prof, engine, max_seqs, mnbt, model_type, graph_shape, runner)
     graph_term = None
     if graphs:
         label = {"applied": "CUDA graphs (estimated, subtracted)",
@@ -1832,10 +1879,9 @@ def _vllm_fixed_terms(version, sampler, eager, no_custom_ar, tp, pp, nvlink, mnb
         mode = "after_kv" if runner == "V2" and not vllm_has(version, "v2_cudagraph_estimate") else prof.cudagraph
         graph_term = Term(name=label[mode], bytes=graphs, basis="estimated",
                           applied=mode == "applied",
-                          source="GPUModelRunner.profile_cudagraph_memory: 128 MiB first capture + (graphs - 1) x 6 MiB "
-                                 "per mode (fitted to the v0.19.0 gpt-oss-20b log; 0.51 vs 0.50 GiB logged on 0.10.1.1, "
-                                 "0.21 vs 0.36 on 0.27.1)" + (V2_CUDAGRAPH_NOTE if runner == "V2" and mode == "applied"
-                                                              else ""))
+                          source=(CUDA_GRAPH_AFTER_KV_SOURCE if prof.cudagraph == "after_kv" or graph_shape is None
+                                  else CUDA_GRAPH_ESTIMATE_SOURCE) + (
+                              V2_CUDAGRAPH_NOTE if runner == "V2" and mode == "applied" else ""))
     return path, prof.sampler_copies[path], nt_term, graph_term
 
 

@@ -25,18 +25,19 @@ def _tokens_note(at) -> str:
 
 
 def test_a_hybrids_pool_tokens_are_concurrency_times_context_and_the_gap_is_its_state_layers():
-    # Nemotron-H-56B at TP 2 on H100 (vLLM 0.33): 430 blocks of 2,080 tokens (419 before the V2 runner's terms,
-    # kvplan.engines.vllm_model_runner), 22 per 8,192-token request (its attention layers' blocks plus one state page
-    # per Mamba group). vLLM logs int(430 / 22 x 8,192) = 160,116 tokens (not 430 x 2,080 = 894,400), and one
-    # request can grow to 524,288: the Mamba state does not grow.
+    # Nemotron-H-56B at TP 2 on H100 (vLLM 0.33): 424 blocks of 2,080 tokens (430 before the CUDA-graph estimate took
+    # the model's shape, 953 MiB: FA3's 262 MiB + 100 graphs x 59 layers x 120 KiB, kvplan.engines.cuda_graph_bytes;
+    # 419 before the V2 runner's terms, kvplan.engines.vllm_model_runner), 22 per 8,192-token request (its attention
+    # layers' blocks plus one state page per Mamba group). vLLM logs int(424 / 22 x 8,192) = 157,882 tokens (not 424 x
+    # 2,080 = 881,920), and one request can grow to 524,288: the Mamba state does not grow.
     p = _plan(NEMOTRON)
-    assert (p.num_blocks, p.blocks_per_request, p.block_size, p.kv_cache_tokens) == (430, 22, 2080, 160_116)
-    assert int(430 / 22 * 8192) == 160_116 and p.max_model_len_that_starts == 524_288
+    assert (p.num_blocks, p.blocks_per_request, p.block_size, p.kv_cache_tokens) == (424, 22, 2080, 157_882)
+    assert int(424 / 22 * 8192) == 157_882 and p.max_model_len_that_starts == 524_288
     assert formulas.tokens_rule(p) == "concurrency"
     note = _tokens_note(run_app(NEMOTRON))
-    assert "KV cache tokens (160,116) is the pool as vLLM logs it ('GPU KV cache size'): max concurrency x " \
+    assert "KV cache tokens (157,882) is the pool as vLLM logs it ('GPU KV cache size'): max concurrency x " \
            "max_model_len" in note
-    assert "364,172 tokens more: the recurrent-state layers (Mamba / linear attention)" in note
+    assert "366,406 tokens more: the recurrent-state layers (Mamba / linear attention)" in note
     assert "Fits up to 524,288 tokens is the longest single request that can start (as --max-model-len: this plan " \
            "serves up to 8,192)" in note
     assert "sliding-window" not in note and "KV blocks x block size" not in note
@@ -53,10 +54,11 @@ def test_the_tokens_formula_is_the_profiles_own():
     # SGLang: pages x page size (DeepSeek-V3 at TP 8 on H200: 658,909 one-token pages)
     sg = _plan({"m": "deepseek-v3", "tp": "8", "g": "H200", "e": "sglang"})
     assert formulas.tokens_rule(sg) == "blocks" and sg.kv_cache_tokens == sg.num_blocks == 658_909
-    # a window's gap keeps its reason (gpt-oss-120b: 2,106,848 - 1,885,618 = 221,230 tokens more, its 128-token sliding
-    # layers; 2,016,944 - 1,805,781 before the 0.33 profile's V2 runner terms)
+    # a window's gap keeps its reason (gpt-oss-120b: 2,110,512 - 1,888,871 = 221,641 tokens more, its 128-token sliding
+    # layers; 2,106,848 - 1,885,618 with the fixed CUDA-graph fit, 2,016,944 - 1,805,781 before the 0.33 profile's V2
+    # runner terms)
     gpt = run_app({"v": "1", "m": "gpt-oss-120b", "tp": "2"})
-    assert "221,230 tokens more: sliding-window / chunked layers" in _tokens_note(gpt)
+    assert "221,641 tokens more: sliding-window / chunked layers" in _tokens_note(gpt)
 
 
 def test_the_sglang_and_custom_pool_formulas_break_onto_two_lines():

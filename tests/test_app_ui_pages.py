@@ -107,15 +107,17 @@ def test_kv_cache_tokens_and_fits_up_to_are_explained():
     # Llama-3.1-70B, TP 4, fp8 KV, 32k (vLLM 0.33 profile: 1.175 GiB non-torch at TP 4 on H100 SXM, kvplan.engines
     # non_torch_bytes, the CUDA-graph estimate subtracted, the V2 runner's sampler state 0.52 GiB and logits-only
     # sampler peak, the 32 MiB rotary table and 2 MiB of allocator blocks in the weights: the 501 MiB embedding and
-    # lm_head shards hold 502, kvplan.vllm_alloc): 60,296 blocks x 16 = 964,736 tokens in the pool (60,304 before
+    # lm_head shards hold 502, kvplan.vllm_alloc): 59,748 blocks x 16 = 955,968 tokens in the pool (60,296 with the
+    # fixed 0.71 GiB CUDA-graph fit, not the model-shaped 1,070.5 MiB = FA3's 32 x 512 x 16 heads x 129 x 4 B + 4 MiB
+    # + 100 graphs x 80 layers x 120 KiB, kvplan.engines.cuda_graph_bytes: 342.5 MiB / 640 KiB a block; 60,304 before
     # NCCL's NVLS buffers were sized from nvls.cc, 4 x 16 x 2 MiB = 128 MiB instead of the fitted 0.12 GiB; 60,307
-    # before the allocator term, 59,214 before the V2 terms); one request can use all but vLLM's null block: 60,295 x
-    # 16 = 964,720, 16 fewer.
+    # before the allocator term, 59,214 before the V2 terms); one request can use all but vLLM's null block: 59,747 x
+    # 16 = 955,952, 16 fewer.
     p = kvplan_plan("llama-3.1-70b", tp=4, concurrency=16, max_model_len=32768, kv_cache_dtype="fp8")
-    assert (p.num_blocks, p.kv_cache_tokens, p.max_model_len_that_starts) == (60_296, 964_736, 964_720)
+    assert (p.num_blocks, p.kv_cache_tokens, p.max_model_len_that_starts) == (59_748, 955_968, 955_952)
     at = run_app({"v": "1", "m": "llama-3.1-70b", "tp": "4", "len": "32768", "conc": "16", "kvd": "fp8"})
     note = next(text(c.value) for c in at.caption if "is the pool" in c.value)
-    assert "KV cache tokens (964,736) is the pool" in note and "Fits up to 964,720 tokens" in note
+    assert "KV cache tokens (955,968) is the pool" in note and "Fits up to 955,952 tokens" in note
     assert "16 tokens fewer: vLLM keeps one block (16 tokens) as its null block" in note
 
 

@@ -206,7 +206,9 @@ def test_kaggle_gemma4_31b_it_v0_23_0():
     # max_num_batched_tokens=8192"; "Estimated CUDA graph memory: 0.13 GiB total"; "Available KV cache memory: 28.41
     # GiB"; "GPU KV cache size: 97,541 tokens"; "Maximum concurrency for 32,768 tokens per request: 2.98x".
     # kvplan: 58.90 = the 58.25 checkpoint + 0.375 rotary tables + 0.205 k_eq_v value slots + 0.068 allocator blocks;
-    # 28.51 / 97,901 (+0.4 %) / 2.99. Before the value slots: 58.69 / 28.72 (+0.31 > 0.28) / 98,605 (+1.1 %)
+    # 28.50 / 97,842 (+0.3 %) / 2.99 with the model-shaped CUDA-graph estimate (0.21 GiB: 8 + 5 graphs x 60 layers x
+    # 192 KiB + 87 MiB, logged 0.13; 28.51 / 97,901 with the fixed 0.19). Before the value slots: 58.69 / 28.72 (+0.31
+    # > 0.28) / 98,605 (+1.1 %)
     p = _plan(_gemma4_31b_it(), RTXPRO, KAGGLE_GEMMA4, "0.23")
     assert _term(p, "k_eq_v value slots") == 10 * 5376 * 4 * 512 * 2 == 220_200_960
     _check(p, dict(weights=58.99, kv=28.41, tokens=97_541, conc=2.98))
@@ -242,7 +244,9 @@ def test_b300_gemma4_31b_it_v0_26_0_v1_runner():
     # --limit-mm-per-prompt without "video": 0 keeps the tower (kvplan.vllm_mm.loads_tower).
     # kvplan: 58.90 / peak 3.96 (1024 x 262,144 x 4 B x 3.72 + 8192 x 5376 x 2 B = 3.80 for the forward_native warm-up
     # after FlashInfer, + the encoder's dummy batch held under it, kvplan.vllm_mm; 3.04 with the 2.8-copy FlashInfer
-    # sampler alone) / non-torch 0.25 / 182.46 / 217,218 / 13.26
+    # sampler alone) / non-torch 0.25 / 181.91 / 216,564 / 13.22 (182.46 / 217,218 / 13.26 before the CUDA-graph
+    # estimate took the model's shape: 1.26 GiB for 51 + 51 graphs x 60 layers x 192 KiB + 164 MiB, over the logged
+    # 0.76 by 0.50: Gemma-4 on Blackwell (TRITON_ATTN) logs ~6 MiB a graph, the H100 fit 11.25)
     p = _plan(_gemma4_31b_it(), get_gpu("B300"), B300_GEMMA4, "0.26")
     peak = _term(p, "activation peak")
     assert int(1024 * 262_144 * 4 * 3.72) + 8192 * 5376 * 2 < peak < 4 * GiB
@@ -289,9 +293,11 @@ def test_rtxpro_qwen38_27b_v0_29_0_weights_and_page():
 def test_rtxpro_qwen38_27b_v0_29_0_pool():
     # "Available KV cache memory: 31.24 GiB"; "GPU KV cache size: 314,187 tokens, Maximum concurrency for 8,192
     # tokens per request: 38.35x". Vision tower loaded, V2 runner (0.29.0), 8192 / 256, util 0.90. kvplan (2026-12):
-    # KV 31.10 GiB (-0.14), 312,741 tokens (-0.46 %), 38.18x. It was +0.86 GiB / +2.8 % (a strict xfail) until
+    # KV 30.96 GiB (-0.28), 311,296 tokens (-0.92 %), 38.00x with the V2 CUDA-graph estimate from the model's shape
+    # (0.76 GiB = 148 MiB + 84 graphs x 64 layers x 120 KiB; the report: "CUDA graph pool memory: 0.3 GiB (actual) /
+    # 0.69 GiB (estimated)"); 31.10 (-0.14), 312,741, 38.18x with the fixed 0.62. It was +0.86 GiB / +2.8 % (a strict xfail) until
     # kvplan.vllm_mm modelled the Qwen3.5 ViT's profile item: the log's "profiled with 1 image items of the maximum
     # feature size" (16,384 tokens); activation now 2.17 GiB against the report's "peak activation 2.58 GiB" (the
-    # rest of the pool gap is in kvplan's 0.62 graph estimate vs the report's 0.69).
+    # rest of the pool gap was in kvplan's 0.62 graph estimate vs the report's 0.69).
     p = _plan(load_preset("qwen3.5-27b"), RTXPRO, RTXPRO_QWEN38, "0.29")
     _check(p, dict(kv=31.24, tokens=314_187, conc=38.35))

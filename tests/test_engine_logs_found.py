@@ -328,16 +328,18 @@ def test_a100_llama_3_1_8b_v0_31_defaults():
     a100 = get_gpu("A100-80GB").model_copy(update={"memory_bytes": round(79.25 * GiB)})  # as this card logs it
     p = plan(load_preset("llama-3.1-8b"), a100, EngineConfig(vllm_version="0.30"))
     assert close_gib(p.ranks[0].weights_bytes, 15.0)
-    # kvplan 55.95 GiB (-0.26), 458,304 tokens (-0.5 %), 3.50x: the V2 runner (kvplan.engines.vllm_model_runner):
+    # kvplan 56.12 GiB (-0.09), 459,744 tokens (-0.2 %), 3.51x: the V2 runner (kvplan.engines.vllm_model_runner):
     # its profile peak is the cold compile's copy of the embedding table, 128,256 x 4096 x 2 B = 0.98 GiB (the logged
     # "1.44 GiB for peak activation" is that transient + the CUDA-graph estimate, so the estimate was 0.46; kvplan's
-    # is 0.62), its sampler state 256 x 128,256 int32 + bitmasks = 0.13 GiB sits in "consumed" (15.26 - 15.0 = 0.26
+    # is 0.44, 136 MiB + 84 graphs x 32 layers x 120 KiB (kvplan.engines.cuda_graph_bytes, V2); 0.62 with the old
+    # fixed fit: 55.95 GiB, 458,304 tokens, 3.50x), its sampler state 256 x 128,256 int32 + bitmasks = 0.13 GiB sits in "consumed" (15.26 - 15.0 = 0.26
     # with non-torch; kvplan 0.25 + 0.13). Before the 2026-12 read (V1 terms: 0.47 GiB sampler peak): 56.58 (+0.37),
     # 463,520 tokens (+0.7 %), 3.54x (tests/test_engine_budget_02x.py)
     assert close_gib(p.ranks[0].kv_pool_bytes, 56.21)
     assert close(p.kv_cache_tokens, 460_496) and close(p.max_concurrency, 3.51)
     assert _term_bytes(p, "activation peak") == 128_256 * 4096 * 2
-    assert "GPU KV cache size: 458,304 tokens, Maximum concurrency for 131,072 tokens per request: 3.50x" in p.engine_log
+    assert "GPU KV cache size: 459,744 tokens, Maximum concurrency for 131,072 tokens per request: 3.51x" in \
+        p.engine_log
 
 
 # ----------------------------------------------------------------------------- GLM-5.2-FP8 on 8 x B200, vLLM 0.28.0

@@ -59,14 +59,16 @@ def test_tokens_per_s_goes_as_bandwidth_times_tp_when_memory_bound():
 
 
 def test_headroom_floor_removes_an_option():
-    # C TP2 keeps 10.3 % of its 12 GiB free with one 8k sequence (11.8 % before the 0.33 profile's V2 sampler state
+    # C TP2 keeps 11.7 % of its 12 GiB free with one 8k sequence (10.3 % with the fixed 0.62 GiB CUDA-graph fit; the
+    # model-shaped V2 estimate off Hopper is 104 MiB + 84 graphs x 36 layers x 120 KiB = 458 MiB, kvplan.engines
+    # cuda_graph_bytes; 11.8 % before the 0.33 profile's V2 sampler state
     # and cold-compile embedding copy entered the budget, kvplan.engines; 17.7 % before vLLM >= 0.17's 2.10 GiB of
     # NCCL / custom all-reduce buffers at TP >= 2 did); A and B keep 46 %.
     kept = _three(headroom_floor=0.10)
     assert ("C", "TP2 PP1") in {(o.gpu, o.layout) for o in kept.options}
     assert all(o.headroom_fraction >= 0.10 for o in kept.options)
     c = next(o for o in kept.options if o.layout == "TP2 PP1" and o.gpu == "C")
-    assert 0.10 < c.headroom_fraction < 0.11
+    assert 0.11 < c.headroom_fraction < 0.12
     assert ("C", "TP2 PP1") not in {(o.gpu, o.layout) for o in _three(headroom_floor=0.15).options}
     cut = _three(headroom_floor=0.20)
     assert {o.gpu for o in cut.options} == {"A", "B"}

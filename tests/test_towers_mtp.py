@@ -86,7 +86,15 @@ def test_plan_weights_grow_by_the_tower_unless_language_model_only():
                               for r in (full, text))
         assert act_text == 262_208 // tp * 5376 * 2  # no copy beside a loaded tower; the loaded tower's peak is
         # the SigLIP step on 32 dummy images at 0.33 (kvplan.vllm_mm; tests/test_vllm_mm_profile.py)
-        assert full.ranks[0].kv_pool_bytes == text.ranks[0].kv_pool_bytes - tower - act_full + act_text
+        # and the CUDA-graph estimate: with the tower vLLM serves Gemma-3 through TRITON_ATTN (mm prefix attention),
+        # text-only through FA3, whose FULL capture holds its split accumulators (kvplan.engines.cuda_graph_bytes):
+        # TP 1: 262 MiB (32 x 512 x 32 heads x 129 x 4 B + 4 MiB) vs the PIECEWISE first 164 (80 + 2 x 512 x 43,008 x
+        # 2 B): 98 MiB; TP 2: 133 vs 122: 11 MiB
+        g_full, g_text = (next(t.bytes for t in r.ranks[0].terms if t.name.startswith("CUDA graphs"))
+                          for r in (full, text))
+        assert g_text - g_full == {1: 98, 2: 11}[tp] * 2**20
+        assert full.ranks[0].kv_pool_bytes == \
+            text.ranks[0].kv_pool_bytes - tower - act_full + act_text + g_text - g_full
         term = next(t for t in full.ranks[0].terms if t.name.startswith("vision tower"))
         assert (term.bytes, term.basis, term.applied) == (tower, "exact", False)
         assert not any(t.name.startswith("vision tower") for t in text.ranks[0].terms)
