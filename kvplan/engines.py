@@ -426,6 +426,21 @@ VLLM_CHANGES: dict[str, tuple[Release, str]] = {
                                       "every processor scope that supports it (Qwen3-VL's videos_kwargs take "
                                       "min_pixels / max_pixels too): the video's size follows max_pixels / size "
                                       "from 0.32.0")),
+    "qwen2_vl_video_frames_from_one": ((0, 11, 0), ("models/qwen2_vl.py get_num_frames_with_most_features: frames "
+                                                    "counted from 1 (_get_max_video_frames start_num_frames), at "
+                                                    "most 14 (_MAX_FRAMES_PER_VIDEO) from 0.11.0; 0.10.x count from "
+                                                    "0, at most 16 (the start moves no count: at least 1 either way)")),
+    "qwen2_vl_video_no_image_reserve": ((0, 10, 2), ("models/qwen2_vl.py get_num_frames_with_most_features counts "
+                                                     "the video's frames under seq_len from 0.10.2; 0.10.0 - 0.10.1.1 "
+                                                     "under seq_len - max_image_tokens x mm_counts['image'] (one image "
+                                                     "where its limit is above 0)")),
+    "qwen2_vl_video_pad_up": ((0, 27, 0), ("models/qwen2_vl.py _get_vision_info pads frames to num_frames + "
+                                           "(-num_frames % temporal_patch_size) from 0.27.0 (before: num_frames + "
+                                           "num_frames % temporal_patch_size; the same for T = 2)")),
+    "mm_max_tokens_tie_by_name": ((0, 17, 0), ("multimodal/encoder_budget.py get_modality_with_max_tokens: max(..., "
+                                               "key=lambda x: (x[1], x[0])) from 0.17.0, so a tie goes to the later "
+                                               "modality name (0.16.x and v1/worker/utils.py before: key x[1], the "
+                                               "first of the model's dict)")),
     "gemma4_encoder_chunk": ((0, 22, 0), ("models/gemma4_mm.py _encoder_chunk: the vision tower runs the frames in "
                                           "chunks of max(1, min(free // 2, total // 10) // (patches x 4 x "
                                           "position_embedding_size x 8)) from 0.22.0 (0.21.0: all at once)")),

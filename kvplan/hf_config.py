@@ -59,6 +59,9 @@ WRAPPER_SKIPS = {
     # Kimi-K2.5 / K2.6: a DeepSeek-V3 text decoder (text_config model_type "kimi_k2") behind MoonViT
     # (transformers 5.23 Kimi_K25Model: vision_tower, mm_projector).
     "kimi_k25": ("vision_tower (MoonViT)", "mm_projector"),
+    # Qwen2-VL / Qwen2.5-VL files re-saved by transformers >= 4.52 (the published ones are flat: no text_config)
+    "qwen2_vl": ("visual (ViT + patch merger)",),
+    "qwen2_5_vl": ("visual (window-attention ViT + patch merger)",),
     # Qwen3-VL / Qwen3.5: model.visual holds the ViT, its patch merger (the projector) and, in
     # Qwen3-VL, the deepstack mergers; the language model is the text decoder alone.
     "qwen3_vl": ("visual (ViT + patch merger + deepstack mergers)",),
@@ -290,7 +293,9 @@ def parse_config(config: Mapping[str, Any] | str | bytes, name: str | None = Non
         spec_fields["model_type"] = model_type
         spec_fields["assumptions"] = tuple(reader.assumptions)
         spec_fields["skipped"] = skipped + tuple(spec_fields.get("skipped", ()))
-        if cfg is not outer:  # a multimodal wrapper: its vision tower, counted apart (families/towers.py)
+        # a multimodal wrapper (or a flat one: Qwen/Qwen2.5-VL-* config.json keep the decoder's fields at top level
+        # beside vision_config): its vision tower, counted apart (families/towers.py)
+        if cfg is not outer or isinstance(outer.get("vision_config"), Mapping):
             from kvplan.families.towers import build_towers
 
             towers, notes, tower_warnings = build_towers(outer, spec_fields["hidden_size"])

@@ -36,6 +36,8 @@ VLLM_ARCH_ARRIVALS: dict[tuple[str, ...], tuple[str, Release, str]] = {
     ("gpt_oss",): ("GptOssForCausalLM", (0, 10, 1), "absent from 0.10.0, present in 0.10.1.1 (0.10.1 not read)"),
     ("qwen3_next",): ("Qwen3NextForCausalLM", (0, 10, 2), "0.10.2 registry; absent from 0.10.1.1"),
     ("deepseek_v32",): ("DeepseekV32ForCausalLM", (0, 11, 0), "0.11.0 registry; absent from 0.10.2"),
+    ("qwen2_5_vl", "qwen2_5_vl_text"): ("Qwen2_5_VLForConditionalGeneration", (0, 7, 2),
+                                        "0.7.2 registry; absent from 0.7.1"),
     ("qwen3_vl", "qwen3_vl_text"): ("Qwen3VLForConditionalGeneration", (0, 11, 0), "0.11.0 registry; absent from 0.10.2"),
     ("qwen3_vl_moe", "qwen3_vl_moe_text"): ("Qwen3VLMoeForConditionalGeneration", (0, 11, 0),
                                             "0.11.0 registry; absent from 0.10.2"),

@@ -314,7 +314,8 @@ def mm_limits_fields(flag: str, value: dict[str, Any], notes: list[str]) -> tupl
     return tuple(out)
 
 
-# --mm-processor-kwargs keys kvplan reads (the Qwen3-VL / Qwen3.5 ViT's pixel limits, kvplan.vllm_mm._qwen_pixels)
+# --mm-processor-kwargs keys kvplan reads (the Qwen2-VL / Qwen2.5-VL / Qwen3-VL / Qwen3.5 ViTs' pixel limits,
+# kvplan.vllm_mm._qwen_pixels)
 _MM_KWARGS_FLAG = "--mm-processor-kwargs"
 _MM_KWARGS_KEYS = ("max_pixels", "min_pixels")
 _MM_KWARGS_SIZE_KEYS = ("longest_edge", "shortest_edge")

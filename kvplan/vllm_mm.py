@@ -66,6 +66,18 @@ so the attention stage (3h + 10h = 14,976 x N x 2 B for h 1,152) beats the MLP (
 item is a 3000^2 image under in_patch_limit 16,384: 130^2 = 16,900 patches, 65^2 = 4,225 tokens (its 4-frame video
 chunk has 1,089); MoonViT's apply_rope upcasts q / k to fp32: 11h / w.
 
+Qwen2-VL / Qwen2.5-VL (qwen2_vl.py Qwen2VLProcessingInfo, which qwen2_5_vl.py inherits; an estimate on the Qwen
+checkpoints' preprocessor_config.json max_pixels 12,845,056, kvplan.families.towers QWEN2_VL_MAX_PIXELS): the image is
+16,384 cells of 28 x 28 (3,584^2, 65,536 patches of 1,176 values); the video's frames are that image at the same per-frame
+limit, grown while ceil(n / 2) x 16,384 tokens fit max_model_len (mm_counts one video), at most 14 frames from 0.11.0
+(16 before; 0.10.0 - 0.10.1.1 count under max_model_len less the image's 16,384 where the image limit is above 0:
+VLLM_CHANGES qwen2_vl_video_frames_from_one, qwen2_vl_video_no_image_reserve), so in every release the item follows
+max_model_len: the image to 16,384 (a 2-frame video ties it: "image" before 0.17.0, "video" after,
+mm_max_tokens_tie_by_name), a 4-frame video at 32,768, 14 frames = 114,688 tokens (458,752 patches) from 114,688 (the
+default 128,000 of Qwen2.5-VL-7B: vLLM 0.23's "budget of 114688 tokens, and profiled with 1 video items").
+--mm-processor-kwargs max_pixels / size.longest_edge (0.17.0+) resize the image and every frame alike. The block is
+Qwen2_5_VisionAttention (10h / w, as Qwen3-VL) with a gated MLP (2h + 3I / w).
+
 Not modeled (a tower without a ``TowerProfile`` keeps the older rule, one (max_num_batched_tokens, hidden) cache
 tensor held, no encoder step): a checkpoint's own pixel limits (preprocessor_config.json); --mm-processor-kwargs
 before 0.17.0 (vLLM hands them to the HF processor's constructor) and any key but Qwen's pixel limits (refused);
@@ -85,7 +97,8 @@ from typing import NamedTuple
 from kvplan.engines import EngineConfig, vllm_has, vllm_release
 from kvplan.errors import PlanInputError
 from kvplan.families.towers import (
-    QWEN_VL_IMAGE_MAX_PIXELS, QWEN_VL_VIDEO_MAX_PIXELS, qwen_vl_cells, qwen_vl_length_video,
+    QWEN2_VL_MAX_FRAMES, QWEN2_VL_MAX_FRAMES_010, QWEN2_VL_MAX_PIXELS, QWEN_VL_IMAGE_MAX_PIXELS,
+    QWEN_VL_VIDEO_MAX_PIXELS, qwen2_vl_length_video, qwen_vl_cells, qwen_vl_length_video,
 )
 from kvplan.spec import ModelSpec, Tower, TowerProfile
 
@@ -157,14 +170,20 @@ def mm_profiled(spec: ModelSpec, engine: EngineConfig) -> bool:
                                              for m in t.modalities)
 
 
-def _qwen_pixels(kwargs: tuple[tuple[str, int], ...], modality: str, version: str) -> int:
+def _qwen_pixels(kwargs: tuple[tuple[str, int], ...], modality: str, version: str, qwen2: bool = False) -> int:
     """The longest_edge vLLM sizes Qwen-VL's largest ``modality`` item by under --mm-processor-kwargs (``kwargs``:
     max_pixels, size.longest_edge; min_pixels / size.shortest_edge do not move the largest item). The image
     (qwen2_vl.py get_image_size_with_most_features, 0.17.0+: image_processor.size | size, then max_pixels): max_pixels,
     else size.longest_edge, else 16,777,216; the video (qwen3_vl.py get_max_video_tokens): 0.17.0 - 0.31.0
     mm_kwargs.get("size", video_processor.size)["longest_edge"] (a flat max_pixels is not read there), 0.32.0+ the
-    image's rule over videos_kwargs (get_merged_mm_kwargs routes max_pixels / size to both), else 25,165,824."""
+    image's rule over videos_kwargs (get_merged_mm_kwargs routes max_pixels / size to both), else 25,165,824.
+    Qwen2-VL / Qwen2.5-VL (``qwen2``): both by the image's rule over 12,845,056, per frame for the video (qwen2_vl.py
+    get_max_video_tokens takes its frames at get_image_size_with_most_features and resizes them in _get_vision_info
+    under ctx.get_merged_mm_kwargs' size / max_pixels, 0.17.0 - 0.31.0; 0.32.0+ under videos_kwargs, which a flat
+    max_pixels reaches too: Qwen2VLVideoProcessor takes min_pixels / max_pixels)."""
     given = dict(kwargs)
+    if qwen2:
+        return given.get("max_pixels", given.get("size.longest_edge", QWEN2_VL_MAX_PIXELS))
     if modality == "image":
         return given.get("max_pixels", given.get("size.longest_edge", QWEN_VL_IMAGE_MAX_PIXELS))
     if vllm_has(version, "mm_kwargs_scoped"):
@@ -183,36 +202,70 @@ def _resized(p: TowerProfile, tokens: int, embeds: int | None = None, modality: 
                                 "others": ()})
 
 
+def _qwen2_vl_rule(spec: ModelSpec) -> bool:
+    """Whether the tower's video follows qwen2_vl.py's rule (Qwen2-VL, and Qwen2.5-VL whose Qwen2_5_VLProcessingInfo
+    inherits Qwen2VLProcessingInfo's get_num_frames_with_most_features) rather than qwen3_vl.py's."""
+    return spec.model_type.startswith(("qwen2_vl", "qwen2_5_vl"))
+
+
+def _qwen2_vl_video(item: TowerProfile, image_tokens: int, version: str, limits: tuple[tuple[str, int], ...],
+                    max_model_len: int) -> TowerProfile:
+    """vLLM's Qwen2-VL / Qwen2.5-VL video item (qwen2_vl.py, 0.10.0 - 0.33.0): qwen2_vl_length_video over frames of
+    ``item``'s cells (the image with most features, one temporal patch), under max_model_len (0.10.0 - 0.10.1.1: less
+    the image's ``image_tokens`` where the image limit is above 0, mm_counts then holding one image;
+    VLLM_CHANGES qwen2_vl_video_no_image_reserve), at most 14 frames (16 before 0.11.0); tokens are the soft tokens (no
+    timestamp text here), patches tokens x m^2, pixels one C x T x p^2 row a patch. Qwen2.5-VL-7B at max_model_len
+    128,000 (0.11+): 14 frames, 114,688 tokens, 458,752 patches (7 x 3,584^2 x 2)."""
+    budget = max_model_len
+    if not vllm_has(version, "qwen2_vl_video_no_image_reserve") and mm_limit(limits, "image") > 0:
+        budget -= image_tokens
+    cap = QWEN2_VL_MAX_FRAMES if vllm_has(version, "qwen2_vl_video_frames_from_one") else QWEN2_VL_MAX_FRAMES_010
+    _, tokens = qwen2_vl_length_video(item.tokens_per_item, item.length_video[2], budget, cap,
+                                      vllm_has(version, "qwen2_vl_video_pad_up"))
+    return _resized(item, tokens, modality="video")
+
+
 def _modality_items(spec: ModelSpec, p: TowerProfile, version: str, max_model_len: int,
-                    mm_kwargs: tuple[tuple[str, int], ...]) -> dict[str, TowerProfile]:
+                    mm_kwargs: tuple[tuple[str, int], ...],
+                    limits: tuple[tuple[str, int], ...] = ()) -> dict[str, TowerProfile]:
     """The largest item of each modality the tower takes, as vLLM ``version`` sizes it (get_mm_max_tokens_per_item).
 
     Qwen3-VL / Qwen3.5's video: 0.15.0+ two frames under the video longest_edge (12,288 tokens on the Qwen
     checkpoints); 0.11.0 - 0.14.1 qwen_vl_length_video(max_model_len) (0 here: the length is not read), counted as
     int(12.5 x soft tokens) before 0.13.0 (the timestamp text), its soft tokens after. --mm-processor-kwargs
     (``_qwen_pixels``, 0.17.0+) resizes the Qwen image and video: max_pixels 1,003,520 -> 980 image tokens (28 x 35
-    cells of 32 px), 3,920 patches; the video stays 12,288 through 0.31.0."""
+    cells of 32 px), 3,920 patches; the video stays 12,288 through 0.31.0.
+
+    Qwen2-VL / Qwen2.5-VL's video follows max_model_len in every release (``_qwen2_vl_video``; ``limits`` the
+    --limit-mm-per-prompt counts, read by 0.10.0 - 0.10.1.1's image reserve), its frames the image's size, which
+    --mm-processor-kwargs max_pixels moves for both (0.17.0+): 1,003,520 px -> 1,280 cells of 28 px (32 x 40) a frame."""
+    qwen2 = _qwen2_vl_rule(spec)
     items = {o.modality: o.model_copy(update={"others": ()}) for o in (p, *p.others)}
     if mm_kwargs:
         if not p.length_video:
-            raise PlanInputError("--mm-processor-kwargs", f"{spec.name}: kvplan reads its keys for the Qwen3-VL / "
-                                 "Qwen3.5 ViT only (max_pixels, min_pixels, size.longest_edge / shortest_edge); this "
-                                 "tower's processing info is not modeled with them: drop the flag to plan vLLM's "
-                                 "default item")
+            raise PlanInputError("--mm-processor-kwargs", f"{spec.name}: kvplan reads its keys for the Qwen2-VL / "
+                                 "Qwen2.5-VL / Qwen3-VL / Qwen3.5 ViTs only (max_pixels, min_pixels, size.longest_edge "
+                                 "/ shortest_edge); this tower's processing info is not modeled with them: drop the "
+                                 "flag to plan vLLM's default item")
         if not vllm_has(version, "qwen_vl_mm_kwargs_size"):
             raise PlanInputError("--mm-processor-kwargs", "before vLLM 0.17.0 the Qwen-VL processing info reads the "
                                  "HF processor built with these kwargs, which kvplan does not model: plan a 0.17+ "
                                  "release or drop the flag")
         unit = p.length_video[0] * p.length_video[1]
         temporal = p.length_video[2]
-        for modality, pixels in (("image", _qwen_pixels(mm_kwargs, "image", version)),
-                                 ("video", _qwen_pixels(mm_kwargs, "video", version) // temporal)):
+        per_frame = 1 if qwen2 else temporal  # Qwen3-VL's video limit is over two frames; Qwen2-VL's is per frame
+        for modality, pixels in (("image", _qwen_pixels(mm_kwargs, "image", version, qwen2)),
+                                 ("video", _qwen_pixels(mm_kwargs, "video", version, qwen2) // per_frame)):
             if modality in items:
                 cells = qwen_vl_cells(unit, pixels)
                 if cells < 1:
                     raise PlanInputError("--mm-processor-kwargs", f"{pixels:,} px holds no {unit} x {unit} cell")
                 items[modality] = _resized(items[modality], cells)
-    if p.length_video and "video" in items and not vllm_has(version, "qwen_vl_video_two_frames") and max_model_len:
+    if qwen2:
+        if "video" in items and max_model_len:
+            items["video"] = _qwen2_vl_video(items["video"], items["image"].tokens_per_item, version, limits,
+                                             max_model_len)
+    elif p.length_video and "video" in items and not vllm_has(version, "qwen_vl_video_two_frames") and max_model_len:
         _, soft = qwen_vl_length_video(p.length_video, max_model_len)
         tokens = soft if vllm_has(version, "qwen_vl_video_soft_tokens") else int(soft * 12.5)
         items["video"] = _resized(items["video"], tokens, soft, "video")
@@ -222,13 +275,17 @@ def _modality_items(spec: ModelSpec, p: TowerProfile, version: str, max_model_le
 def _select(spec: ModelSpec, p: TowerProfile, version: str, limits: tuple[tuple[str, int], ...], max_model_len: int,
             mm_kwargs: tuple[tuple[str, int], ...]) -> TowerProfile | None:
     """The item vLLM profiles: of the modalities whose limit is above 0, the one with the most tokens per item
-    (MultiModalBudget.get_modality_with_max_tokens; ties to the later name, 0.16+'s key (tokens, modality)); None
-    when every one is 0. Qwen3-VL with {"image": 0}: the video (12,288 tokens at 0.15+)."""
-    items = {m: it for m, it in _modality_items(spec, p, version, max_model_len, mm_kwargs).items()
+    (MultiModalBudget.get_modality_with_max_tokens; a tie goes to the later name from 0.17.0, whose key is (tokens,
+    modality), and to the first of the model's get_mm_max_tokens_per_item before, image before video: the profile's
+    order); None when every one is 0. Qwen3-VL with {"image": 0}: the video (12,288 tokens at 0.15+); Qwen2.5-VL at
+    max_model_len 16,384: a 2-frame video ties the image (16,384), "image" at 0.11, "video" at 0.17+ (the same bytes)."""
+    items = {m: it for m, it in _modality_items(spec, p, version, max_model_len, mm_kwargs, limits).items()
              if mm_limit(limits, m) > 0}
     if not items:
         return None
-    return max(items.values(), key=lambda it: (it.tokens_per_item, it.modality))
+    if vllm_has(version, "mm_max_tokens_tie_by_name"):
+        return max(items.values(), key=lambda it: (it.tokens_per_item, it.modality))
+    return max(items.values(), key=lambda it: it.tokens_per_item)  # the first of equals, in the profile's order
 
 
 def vllm_mm_item_reads_length(spec: ModelSpec, version: str, limits: tuple[tuple[str, int], ...] = (),
@@ -236,13 +293,18 @@ def vllm_mm_item_reads_length(spec: ModelSpec, version: str, limits: tuple[tuple
                               mm_kwargs: tuple[tuple[str, int], ...] = ()) -> bool:
     """Whether vLLM ``version``'s multimodal profile for this model follows max_model_len, so the budget memo must key
     the length: Qwen3-VL / Qwen3.5's video item before 0.15.0 where it is profiled (0.11.0 - 0.12.0: its 12.5 x soft
-    tokens outrank the image; 0.13.0 - 0.14.1: where the image limit is 0), or the decoder bound on the items
-    (0.11.0+: max_num_seqs x max(1, min(limit, max_model_len // tokens))) where --max-num-seqs is below the encoder
-    budget's items."""
+    tokens outrank the image; 0.13.0 - 0.14.1: where the image limit is 0), Qwen2-VL / Qwen2.5-VL's video wherever its
+    limit is above 0 (every release: its frames are counted from max_model_len, and from 3 frames it outranks the
+    image), or the decoder bound on the items (0.11.0+: max_num_seqs x max(1, min(limit, max_model_len // tokens)))
+    where --max-num-seqs is below the encoder budget's items."""
     p = next((t.profile for t in spec.towers if t.profile is not None), None)
     if p is None:
         return False
-    if p.length_video and not vllm_has(version, "qwen_vl_video_two_frames") and mm_limit(limits, "video") > 0 and (
+    video_on = mm_limit(limits, "video") > 0
+    if _qwen2_vl_rule(spec):
+        if video_on:
+            return True
+    elif p.length_video and not vllm_has(version, "qwen_vl_video_two_frames") and video_on and (
             not vllm_has(version, "qwen_vl_video_soft_tokens") or mm_limit(limits, "image") == 0):
         return True
     if not max_num_seqs or vllm_release(version) < (0, 11, 0):

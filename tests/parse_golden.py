@@ -25,6 +25,8 @@ was reworded (vLLM's KV layout now modelled, kvplan.vllm_dsv4): the three DeepSe
 And when DeepSeek-V4's ``expert_dtype`` "fp4" was read (MXFP4 routed experts, kvplan.quantization.with_expert_dtype):
 the three DeepSeek-V4 fixtures' entries only (digest() of each), ``weight_bytes`` of -flash 285,546,774,702 ->
 155,623,489,710 and -pro 1,575,503,022,022 -> 849,783,277,510 (-nvfp4-fp8's unchanged: compressed-tensors).
+Merging Qwen2.5-VL (branch qwen25vl) into that structure: the Qwen2.5-VL-7B preset's and Qwen2.5-VL-3B fixture's
+``spec_sha256`` only (their tower gained ``modalities`` / ``vllm_skip_from`` and the video in ``others``).
 """
 
 import hashlib

@@ -18,7 +18,9 @@ pytestmark = pytest.mark.oracle
 def transformers_param_count(config: dict) -> int:
     cfg, model_type, _, _ = text_decoder_config(config)
     cfg = {k: v for k, v in cfg.items() if k not in ("quantization_config", "auto_map", "model_type")}
-    if cfg is not config and model_type not in transformers.models.auto.modeling_auto.MODEL_FOR_CAUSAL_LM_MAPPING_NAMES:
+    # a wrapper, or a flat one (Qwen2.5-VL's published config.json: the decoder's fields beside vision_config)
+    if (cfg is not config or "vision_config" in config) and \
+            model_type not in transformers.models.auto.modeling_auto.MODEL_FOR_CAUSAL_LM_MAPPING_NAMES:
         return _wrapper_text_param_count(config)
     hf_config = transformers.AutoConfig.for_model(model_type, **cfg)
     with torch.device("meta"):

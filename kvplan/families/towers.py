@@ -205,7 +205,7 @@ def qwen_vl_cells(unit: int, max_pixels: int) -> int:
     """Merged cells (LM tokens) of vLLM's largest Qwen-VL image under ``max_pixels`` (qwen2_vl.py
     get_image_size_with_most_features): max_pixels // unit^2 cells factored into the closest pair whose aspect is at
     most 200, else one cell fewer; ``unit`` = patch x spatial merge. 16,777,216 px, unit 32 -> 16,384; 1,003,520 -> 980
-    (28 x 35)."""
+    (28 x 35); 12,845,056 px, unit 28 (Qwen2-VL / Qwen2.5-VL) -> 16,384 (128 x 128)."""
     for cells in range(max_pixels // (unit * unit), 0, -1):
         d = next(d for d in range(math.isqrt(cells), 0, -1) if cells % d == 0)
         if (cells // d) / d <= 200:
@@ -252,6 +252,7 @@ def _qwen_vit_profile(v: Reader, patch: int, temporal: int, merge: int, ch: int,
     return first.model_copy(update={"others": (second,)})
 
 
+
 # vLLM 0.11.0 - 0.14.1 qwen3_vl.py _MAX_FRAMES_PER_VIDEO (the frame cap of get_num_frames_with_most_features)
 QWEN_VL_MAX_FRAMES = 24_576
 
@@ -296,6 +297,137 @@ def qwen3_vl(r: Reader, text_hidden: int) -> tuple[Tower, ...]:
 
 def qwen3_5(r: Reader, text_hidden: int) -> tuple[Tower, ...]:
     return _qwen_vit(r, text_hidden, deepstack=False)
+
+
+def qwen2_5_vl(r: Reader, text_hidden: int) -> tuple[Tower, ...]:
+    """Qwen2.5-VL: Qwen2_5_VisionTransformerPretrainedModel (transformers 5.23 modeling_qwen2_5_vl.py), the Qwen3-VL
+    ViT's parent less its learned pos_embed (2-D rotary only) and with window attention on every block outside
+    ``fullatt_block_indexes`` (no weights of its own): Conv3d patch embed without bias, ``depth`` blocks of RMSNorms
+    (no bias), qkv / proj with bias and a gated SiLU MLP with bias (gate_proj, up_proj: vLLM gate_up_proj
+    MergedColumnParallelLinear; down_proj RowParallelLinear), the patch merger (RMSNorm ln_q over h, mlp.0 h m^2 ->
+    h m^2 column, mlp.2 -> out_hidden_size row). vLLM qwen2_5_vl.py shards it as the Qwen3-VL ViT (qkv
+    QKVParallelLinear, proj row, Conv3dLayer whole). Qwen2.5-VL-7B (h 1,280, I 3,420, depth 32, p 14, out 3,584):
+    1,505,280 + 32 x 19,702,200 + 44,574,464 = 676,550,144."""
+    v = _vision(r)
+    why = "Qwen2_5_VLVisionConfig default"
+    h = v.int("hidden_size", 3584, why=why)
+    inter = v.int("intermediate_size", 3420, why=why)
+    depth = v.int("depth", 32, why=why)
+    heads = v.int("num_heads", 16, why=why)
+    ch = v.int("in_channels") if v.has("in_channels") else v.int("in_chans", 3, why=why)  # in_chans: the published name
+    patch, temporal = _size(v, "patch_size", 14), _size(v, "temporal_patch_size", 2)
+    merge = v.int("spatial_merge_size", 2, why=why)
+    out = v.int("out_hidden_size", 3584, why=why)
+    merged = h * merge * merge
+    comps: list = [Tensor(name="visual.patch_embed.proj", numel=h * ch * temporal * patch * patch),
+                   _norm("visual.blocks.norm1", h, False, depth), _norm("visual.blocks.norm2", h, False, depth),
+                   _lin("visual.blocks.attn.qkv", 3 * h, h, True, depth),
+                   _lin("visual.blocks.attn.proj", h, h, True, depth, "row"),
+                   _lin("visual.blocks.mlp.gate_proj", inter, h, True, depth),
+                   _lin("visual.blocks.mlp.up_proj", inter, h, True, depth),
+                   _lin("visual.blocks.mlp.down_proj", h, inter, True, depth, "row"),
+                   _norm("visual.merger.ln_q", h, False), _lin("visual.merger.mlp.0", merged, merged),
+                   _lin("visual.merger.mlp.2", out, merged, shard="row")]
+    profile = _optional_profile(v, lambda: _qwen2_vl_profile(v, patch, temporal, merge, ch, h, inter, depth, out, True))
+    return (Tower(name="visual (window-attention ViT + patch merger)", components=tuple(comps), num_heads=heads,
+                  profile=profile, modalities=("image", "video"), vllm_skip_from=QWEN2_VL_SKIP_FROM,
+                  source="transformers qwen2_5_vl/modeling_qwen2_5_vl.py; vLLM qwen2_5_vl.py"),)
+
+
+def qwen2_vl(r: Reader, text_hidden: int) -> tuple[Tower, ...]:
+    """Qwen2-VL: Qwen2VisionTransformerPretrainedModel (transformers 5.23 modeling_qwen2_vl.py), Qwen2.5-VL's ViT with
+    other names and blocks: width ``embed_dim``, LayerNorms with bias, a plain quick-GELU MLP fc1 (embed_dim x
+    mlp_ratio, column) / fc2 (row) with bias, full attention everywhere; the merger's ln_q a LayerNorm, its output
+    ``hidden_size`` (the text width). vLLM qwen2_vl.py: qkv ColumnParallelLinear, proj / fc2 / merger mlp.2 row.
+    Qwen2-VL-7B (e 1,280, ratio 4, depth 32): 1,505,280 + 32 x 19,677,440 + 44,575,744 = 675,759,104."""
+    v = _vision(r)
+    why = "Qwen2VLVisionConfig default"
+    e = v.int("embed_dim", 1280, why=why)
+    # Qwen2VLVisionBlock: mlp_hidden_dim = int(embed_dim * mlp_ratio); Qwen2VLVisionConfig types it int (5.23 refuses 2.5)
+    inter = e * v.int("mlp_ratio", 4, why=why)
+    depth = v.int("depth", 32, why=why)
+    heads = v.int("num_heads", 16, why=why)
+    ch = v.int("in_channels") if v.has("in_channels") else v.int("in_chans", 3, why=why)
+    patch, temporal = _size(v, "patch_size", 14), _size(v, "temporal_patch_size", 2)
+    merge = v.int("spatial_merge_size", 2, why=why)
+    out = v.int("hidden_size", 3584, why=why)
+    merged = e * merge * merge
+    comps: list = [Tensor(name="visual.patch_embed.proj", numel=e * ch * temporal * patch * patch)]
+    comps += _vit_layers("visual.blocks", e, inter, depth, ("attn.qkv",), "attn.proj", ("mlp.fc1", "mlp.fc2"))
+    comps += [_norm("visual.merger.ln_q", e), _lin("visual.merger.mlp.0", merged, merged),
+              _lin("visual.merger.mlp.2", out, merged, shard="row")]
+    profile = _optional_profile(v, lambda: _qwen2_vl_profile(v, patch, temporal, merge, ch, e, inter, depth, out, False))
+    return (Tower(name="visual (ViT + patch merger)", components=tuple(comps), num_heads=heads, profile=profile,
+                  modalities=("image", "video"), vllm_skip_from=QWEN2_VL_SKIP_FROM,
+                  source="transformers qwen2_vl/modeling_qwen2_vl.py; vLLM qwen2_vl.py"),)
+
+
+# vLLM qwen2_vl.py / qwen2_5_vl.py build self.visual only when the image or the video limit is above 0 from 0.10.1 (read
+# in 0.10.1.1; 0.10.0 builds it always; 0.15.0+ the same through _mark_tower_model(vllm_config, {"image", "video"}))
+QWEN2_VL_SKIP_FROM = (0, 10, 1)
+
+# Qwen/Qwen2.5-VL-* and Qwen/Qwen2-VL-* preprocessor_config.json "max_pixels": 12845056 ("min_pixels": 3136), which
+# vLLM reads from the processor, not config.json (read 2026-12 in Harrison-HXLiu/vlm_api_test
+# models/Qwen2.5-VL-7B-Instruct/preprocessor_config.json @da6f7936; Qwen2VLImageProcessor's own default is the same
+# 16,384 merged 28 x 28 cells). The checkpoints ship no video_preprocessor_config.json: the video processor loads the
+# same limit, per frame.
+QWEN2_VL_MAX_PIXELS = 12_845_056
+
+
+def _qwen2_vl_profile(v: Reader, patch: int, temporal: int, merge: int, ch: int, h: int, inter: int, depth: int,
+                      out: int, gated: bool) -> TowerProfile:
+    """vLLM's dummy items for the Qwen2-VL / Qwen2.5-VL ViT (qwen2_vl.py Qwen2VLProcessingInfo, which qwen2_5_vl.py
+    inherits; 0.10.0 - 0.33.0): get_image_size_with_most_features factors max_pixels // (p m)^2 = 12,845,056 // 28^2 =
+    16,384 merged cells into 128 x 128 (a 3,584^2 image): 16,384 tokens, 65,536 patches of C T p^2 = 1,176 values.
+    The video (``others``): frames of that image, one temporal patch (16,384 tokens, a tie) until kvplan.vllm_mm counts
+    its frames from max_model_len (get_num_frames_with_most_features, every release: qwen2_vl_length_video), where it
+    outranks the image from 3 frames. The ViT attends each window / image through MMEncoderAttention
+    (Qwen2_5_VisionAttention, the block Qwen3-VL reuses): 10h / w live in the attention stage (an estimate, as for
+    Qwen3-VL). Qwen2.5-VL-7B: 16,384 x 3,584 x 2 = 112 MiB of bf16 outputs, 147 MiB of pixel values."""
+    v.assumptions.append(f"vLLM's profile image for the Qwen2-VL / Qwen2.5-VL ViT: max_pixels {QWEN2_VL_MAX_PIXELS:,} "
+                         "per image / video frame, the Qwen checkpoints' preprocessor_config.json (not in config.json)")
+    if min(patch, merge, temporal, ch) < 1:
+        raise ConfigError("vision_config.patch_size", "patch_size, spatial_merge_size, temporal_patch_size and "
+                          "in_channels must be positive for vLLM's dummy item")
+    tokens = qwen_vl_cells(patch * merge, QWEN2_VL_MAX_PIXELS)
+
+    def item(modality: str) -> TowerProfile:
+        return _profile("vision_config.patch_size", modality=modality, tokens_per_item=tokens, embeds_per_item=tokens,
+                        patches_per_item=tokens * merge * merge,
+                        pixels_per_item=tokens * merge * merge * ch * temporal * patch * patch, hidden_size=h,
+                        intermediate_size=inter, num_layers=depth, gated_mlp=gated, embed_width=out,
+                        attn_live_sharded=10, length_video=(patch, merge, temporal, ch),
+                        source="vLLM qwen2_vl.py Qwen2VLProcessingInfo.get_mm_max_tokens_per_item / "
+                               "get_image_size_with_most_features, qwen2_5_vl.py Qwen2_5_VisionTransformer")
+
+    # a tie: the image first (the larger first, as Qwen3-VL's); kvplan.vllm_mm sizes the video by max_model_len
+    return item("image").model_copy(update={"others": (item("video"),)})
+
+
+# vLLM qwen2_vl.py _MAX_FRAMES_PER_VIDEO: 16 in 0.10.x, 14 from 0.11.0 (read in the 0.10.0 - 0.33.0 wheels)
+QWEN2_VL_MAX_FRAMES_010, QWEN2_VL_MAX_FRAMES = 16, 14
+
+
+def qwen2_vl_length_video(frame_tokens: int, temporal: int, max_tokens: int, max_frames: int,
+                          pad_up: bool = True) -> tuple[int, int]:
+    """(frames, tokens) of vLLM's Qwen2-VL / Qwen2.5-VL dummy video (qwen2_vl.py _get_max_video_frames /
+    get_num_frames_with_most_features / get_max_video_tokens, mm_counts one video): every frame the image with most
+    features (``frame_tokens`` merged cells; smart_resize under the same per-frame max_pixels leaves it), tokens(n) =
+    max(padded(n) // T, 1) x frame_tokens with padded(n) = n + (-n % T) (0.27.0+; before, n + n % T: the same for
+    T = 2, every Qwen checkpoint's); frames grow while tokens(n + 1) <= ``max_tokens`` (max_model_len, less the image's
+    tokens in 0.10.0 - 0.10.1.1 where the image limit is above 0: kvplan.vllm_mm), then min(., ``max_frames``) and at
+    least 1 (counting from 0 before 0.11.0 or from 1 after gives the same count). Qwen2.5-VL-7B at 128,000, cap 14:
+    14 frames, 7 x 16,384 = 114,688 tokens (0.10.0: 128,000 - 16,384 = 111,616 -> 12 frames, 98,304); at 32,768: 4
+    frames, 32,768; at 16,384: 2 frames, 16,384 (the image's)."""
+    def tokens(n: int) -> int:
+        padded = n + (-n % temporal if pad_up else n % temporal)
+        return max(padded // temporal, 1) * frame_tokens
+
+    frames = 0
+    while frames < max_frames and tokens(frames + 1) <= max_tokens:  # past the cap the count is cut to it anyway
+        frames += 1
+    frames = max(frames, 1)
+    return frames, tokens(frames)
 
 
 def pixtral_mistral3(r: Reader, text_hidden: int) -> tuple[Tower, ...]:
@@ -549,6 +681,8 @@ GEMMA4_DUMMY_IMAGE_SIDE = 224  # gemma4_mm.py get_dummy_mm_data: size.get("width
 # Wrapper model_type -> tower builder (reader over the wrapper config, text hidden size).
 TOWER_BUILDERS = {
     "gemma3": siglip_gemma3,
+    "qwen2_vl": qwen2_vl,
+    "qwen2_5_vl": qwen2_5_vl,
     "qwen3_vl": qwen3_vl,
     "qwen3_vl_moe": qwen3_vl,
     "qwen3_5": qwen3_5,
