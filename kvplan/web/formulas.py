@@ -35,9 +35,22 @@ def budget_formulas(plan: Plan) -> list[tuple[str, str]]:
     groups = plan.kv_groups
     if groups and plan.engine != "sglang":
         size = groups[0].layers + groups[0].padding_layers
-        out.append(("Bytes per block", rf"\text{{bytes/block}} = \text{{layers per group}} \times \text{{largest page}}"
-                    rf" = {size} \times {_n(max(g.page_bytes for g in groups))}\,\text{{B}}"
-                    rf" = {_n(rank.bytes_per_block)}\,\text{{B}}"))
+        page = max(g.page_bytes for g in groups)
+        if size * page == rank.bytes_per_block or len(groups) != 1:
+            out.append(("Bytes per block", rf"\text{{bytes/block}} = \text{{layers per group}} \times \text{{largest page}}"
+                        rf" = {size} \times {_n(page)}\,\text{{B}}"
+                        rf" = {_n(rank.bytes_per_block)}\,\text{{B}}"))
+        else:
+            # One group of layers whose pages differ (vLLM's UniformTypeKVCacheSpecs: a draft model's layers beside the
+            # target's, GLM-5's DSA layers with and without an indexer key): the block is the sum of the layers' pages,
+            # kvplan.plan._uniform_type_group. "96 x 16,384 B = 1,441,792 B" (Llama-3.1-70B TP 4 + Llama-3.2-1B) was
+            # false: 80 x 16,384 + 16 x 8,192 = 1,441,792 = 90,112 B/token x 16 tokens.
+            by_token = rank.kv_bytes_per_token * plan.block_size == rank.bytes_per_block
+            out.append((f"Bytes per block (one group whose layers' pages differ, largest {page:,} B: their sum)",
+                        rf"\text{{bytes/block}} = \sum_{{\text{{{size} layers}}}} \text{{page}}"
+                        + (rf" = \text{{bytes/token}} \times \text{{block size}}"
+                           rf" = {_n(rank.kv_bytes_per_token)} \times {plan.block_size}\,\text{{B}}" if by_token else "")
+                        + rf" = {_n(rank.bytes_per_block)}\,\text{{B}}"))
     out.append(("KV blocks", rf"\text{{num\_blocks}} = \left\lfloor \frac{{\text{{pool}}}}{{\text{{bytes/block}}}}"
                 rf"\right\rfloor = \left\lfloor \frac{{{_n(max(rank.kv_pool_bytes, 0))}}}{{{_n(rank.bytes_per_block)}}}"
                 rf"\right\rfloor = {_n(rank.num_blocks)}"))
@@ -136,8 +149,11 @@ def _pool(plan: Plan, rank: RankPlan) -> str:
     subtracted = [(_pool_word(t.name), t.bytes) for t in rank.terms
                   if t.applied and not t.name.startswith(("device memory", "outside the budget"))]
     requested = device - outside
-    words = "".join(rf" - \text{{{w}}}" for w, _ in subtracted)
-    numbers = "".join(f" - {_g(b)}" for _, b in subtracted)
+    # more than five terms (GLM-5 on vLLM: the DSA indexer workspace is a sixth) ran past the page at 1400 px (KaTeX
+    # 1,026 px wide in a 940 px column): then the words and the numbers each take two lines
+    cut = len(subtracted) if len(subtracted) <= 5 else -(-len(subtracted) // 2)
+    words = "".join((r"\\ &\quad" if i == cut else "") + rf" - \text{{{w}}}" for i, (w, _) in enumerate(subtracted))
+    numbers = "".join((r"\\ &\quad" if i == cut else "") + f" - {_g(b)}" for i, (_, b) in enumerate(subtracted))
     return (rf"\begin{{aligned}}\text{{requested}} &= \lceil \text{{device}} \times u \rceil = {_g(requested)}\\"
             rf"\text{{pool}} &= \text{{requested}}{words}\\ &= {_g(requested)}{numbers} = {_g(rank.kv_pool_bytes)}"
             rf"\end{{aligned}}")

@@ -898,8 +898,10 @@ def vllm_rows(args: VllmArgs, command=None, auto: str = AUTO_DTYPE) -> list[dict
         elif name == "speculative_method" and sglang:  # SGLang's spelling (kvplan.web.widgets.SGLANG_SPECULATIVE)
             shown = f"{SGLANG_METHODS.get(value, value)}, {knobs['num_speculative_tokens']} step(s)"
         elif name == "speculative_method":
+            # draft_model's drafter is a smaller LM (a preset), not an EAGLE head: the row said "draft head llama-3.2-1b"
+            kind = "draft model" if value == "draft_model" else "draft head"
             shown = f"{value}, {knobs['num_speculative_tokens']} token(s)" + (
-                f", draft head {knobs['drafter']}" if knobs.get("drafter") else "")
+                f", {kind} {knobs['drafter']}" if knobs.get("drafter") else "")
         elif isinstance(value, bool):
             shown = _flag_value(name, value)
         else:
