@@ -12,6 +12,7 @@
   in a 940 px column at 1400 px: the words and the numbers now take two lines each.
 * SGLang's speculative select: its labels fit the 172 px box; a refused choice names --speculative-algorithm and the
   choice as the box shows it.
+* SGLang's pool formula with MTP subtracts the draft's vocab copies (its terms added up to 41.58 GiB, not the 41.14 shown).
 * The "past max_position_embeddings" label of the context charts ends at the band's right edge (it ran off the chart).
 * "Fits: 1 sequence" (it read "1 sequences"); SGLang's max_total_tokens placeholder and the custom all-reduce box fit.
 """
@@ -98,5 +99,11 @@ def test_past_max_label_inside_the_chart_and_one_sequence_singular():
                  if a["text"].startswith("past max_position_embeddings"))
     assert label["text"] == "past max_position_embeddings (163,840)"
     assert label["xanchor"] == "right" and math.isclose(label["x"], math.log10(618_538))
+    # the SGLang pool formula subtracts the MTP draft's vocab copies as the plan does (it left them out: 41.58 shown as
+    # 41.14): 150,119,844,413 - 1,546,188,227 (context) - 16,937,396,805 (left free) - 86,801,118,400 (weights)
+    # - 193,273,528 (overhead) - 463,339,520 (vocab copies) = 44,178,527,933 B = 41.14 GiB
+    text = formulas(at)
+    assert r"- \text{overhead} - \text{draft vocab copies}\\" in text
+    assert r"- 80.84\,\text{GiB} - 0.18\,\text{GiB} - 0.43\,\text{GiB} = 41.14\,\text{GiB}" in text
     one = run_app({"v": "1", "m": "qwen3-vl-8b-instruct"})  # 1.45x at 262,144 tokens on one H100
     assert "Fits: 1 sequence of 262,144 tokens at once on the tightest rank." in [plain(s.value) for s in one.success]

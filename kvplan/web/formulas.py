@@ -134,6 +134,11 @@ def _pool(plan: Plan, rank: RankPlan) -> str:
         mamba, mm = _term(rank, "Mamba state pool"), _term(rank, "multimodal embedding-cache reserve")
         m_name = (r" - \text{mm reserve}" if mm else "") + (r" - \text{Mamba pool}" if mamba is not None else "")
         m_value = (f" - {_g(mm)}" if mm else "") + (f" - {_g(mamba)}" if mamba is not None else "")
+        # any other term the plan subtracts (an MTP draft's vocab copies, resident while the pool is sized): left out,
+        # DeepSeek-V3 TP 8 with MTP read (139.81 - 1.44) - 15.77 - 80.84 - 0.18 = 41.14 GiB, which is 41.58
+        extra = [t for t in rank.terms if t.applied and not t.name.startswith(_SGLANG_NAMED)]
+        m_name += "".join(rf" - \text{{{_pool_word(t.name)}}}" for t in extra)
+        m_value += "".join(f" - {_g(t.bytes)}" for t in extra)
         # two lines, as the vLLM pool: on one line the numbers ran past the page at 1400 px (and were cut)
         return (rf"\begin{{aligned}}\text{{pool}} &= (\text{{device}} - \text{{context}}) - \text{{left free}}"
                 rf" - \text{{weights}} - \text{{overhead}}{m_name}\\ &= ({_g(device)} - {_g(context)}) - {_g(left)}"
@@ -161,7 +166,11 @@ def _pool(plan: Plan, rank: RankPlan) -> str:
 
 # A budget term's name (kvplan.plan) -> its word in the pool formula; any other term by its name before "(".
 _POOL_WORDS = (("weights", "weights"), ("activation peak", "activations"), ("non-torch", "non-torch"),
-               ("CUDA graphs", "CUDA graphs"), ("V2 sampler state", "V2 sampler state"))
+               ("CUDA graphs", "CUDA graphs"), ("V2 sampler state", "V2 sampler state"),
+               ("MTP draft's embed_tokens", "draft vocab copies"))
+# The SGLang pool formula's own terms (kvplan.sglang's budget names); any other applied term is subtracted after them
+_SGLANG_NAMED = ("device memory", "CUDA context", "left free", "weights", "loading overhead", "Mamba state pool",
+                 "multimodal embedding-cache reserve")
 
 
 def _pool_word(name: str) -> str:
