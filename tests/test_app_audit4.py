@@ -14,6 +14,7 @@
   choice as the box shows it.
 * SGLang's pool formula with MTP subtracts the draft's vocab copies (its terms added up to 41.58 GiB, not the 41.14 shown).
 * The "past max_position_embeddings" label of the context charts ends at the band's right edge (it ran off the chart).
+* The Model page's "total parameters" row of a multimodal model says its towers are not in it.
 * "Fits: 1 sequence" (it read "1 sequences"); SGLang's max_total_tokens placeholder and the custom all-reduce box fit.
 """
 
@@ -107,3 +108,15 @@ def test_past_max_label_inside_the_chart_and_one_sequence_singular():
     assert r"- 80.84\,\text{GiB} - 0.18\,\text{GiB} - 0.43\,\text{GiB} = 41.14\,\text{GiB}" in text
     one = run_app({"v": "1", "m": "qwen3-vl-8b-instruct"})  # 1.45x at 262,144 tokens on one H100
     assert "Fits: 1 sequence of 262,144 tokens at once on the tightest rank." in [plain(s.value) for s in one.success]
+
+
+def test_model_page_parameter_row_says_the_towers_are_not_in_it():
+    at = run_app({"v": "1", "m": "qwen3-vl-8b-instruct"}, page="pages/model.py")
+    rows = {r["quantity"]: r for t in html_tables(at) for r in t if "quantity" in r}
+    total = rows["total parameters"]
+    assert total["value"] == "8,190,735,360"  # the language model only
+    assert total["how it is counted"] == ("exact sum over every weight tensor of the language model (not its vision / "
+                                          "audio towers: below)")
+    dense = {r["quantity"]: r for t in html_tables(run_app({"v": "1"}, page="pages/model.py")) for r in t
+             if "quantity" in r}
+    assert dense["total parameters"]["how it is counted"] == "exact sum over every weight tensor"  # llama-3.1-8b

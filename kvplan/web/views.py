@@ -257,7 +257,11 @@ def derived_rows(spec: ModelSpec, params: ParamBreakdown, weights: WeightBytes, 
     per_token = kv_bytes_per_token(spec, kv_dtype)
     state = state_bytes_per_sequence(spec)
     rows = [
-        ("total parameters", f"{params.total_params:,}", "exact sum over every weight tensor"),
+        # a vision / audio tower is left out of these counts (skipped_notes says so under the table): "every weight
+        # tensor" beside Qwen3-VL-8B's 8,190,735,360 (its 1,152,776,672 B vision tower, Budget's row, not in it) misled
+        ("total parameters", f"{params.total_params:,}", "exact sum over every weight tensor" + (
+            " of the language model (not its vision / audio towers: below)" if spec.towers else
+            " kvplan counts (not the parts listed below)" if spec.skipped else "")),
         ("active parameters per token", f"{params.active_params:,}",
          "MoE: top-k experts only" if params.num_experts else "dense: all"),
         (f"weights in {weights.format}", f"{weights.total_bytes:,} B ({gib(weights.total_bytes)})",
