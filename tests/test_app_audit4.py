@@ -13,6 +13,7 @@
 * SGLang's speculative select: its labels fit the 172 px box; a refused choice names --speculative-algorithm and the
   choice as the box shows it.
 * SGLang's pool formula with MTP subtracts the draft's vocab copies (its terms added up to 41.58 GiB, not the 41.14 shown).
+* MLA's "KV bytes per token" formula reads a latent a layer (it read H_kv (d_k + d_v) b with H_kv = 1).
 * The "past max_position_embeddings" label of the context charts ends at the band's right edge (it ran off the chart).
 * The Model page's "total parameters" row of a multimodal model says its towers are not in it.
 * "Fits: 1 sequence" (it read "1 sequences"); SGLang's max_total_tokens placeholder and the custom all-reduce box fit.
@@ -106,6 +107,8 @@ def test_past_max_label_inside_the_chart_and_one_sequence_singular():
     text = formulas(at)
     assert r"- \text{overhead} - \text{draft vocab copies}\\" in text
     assert r"- 80.84\,\text{GiB} - 0.18\,\text{GiB} - 0.43\,\text{GiB} = 41.14\,\text{GiB}" in text
+    # MLA's bytes per token as a latent, not as K and V heads: 62 layers (61 + the MTP layer) x (512 + 64) x 2 B = 71,424
+    assert r"\sum_{\text{layers}} (d_c + d_{rope})\, b = 71{,}424\,\text{B}" in text and "H_{kv}" not in text
     one = run_app({"v": "1", "m": "qwen3-vl-8b-instruct"})  # 1.45x at 262,144 tokens on one H100
     assert "Fits: 1 sequence of 262,144 tokens at once on the tightest rank." in [plain(s.value) for s in one.success]
 

@@ -55,7 +55,15 @@ def budget_formulas(plan: Plan) -> list[tuple[str, str]]:
                 rf"\right\rfloor = \left\lfloor \frac{{{_n(max(rank.kv_pool_bytes, 0))}}}{{{_n(rank.bytes_per_block)}}}"
                 rf"\right\rfloor = {_n(rank.num_blocks)}"))
     out.append(_tokens_formula(plan))
-    if rank.kv_bytes_per_token:
+    kinds = {g.kind for g in groups}
+    if rank.kv_bytes_per_token and kinds and kinds <= {"mla", "mla_dsa"}:
+        # MLA keeps one latent a token and layer, whole on every rank: "H_kv (d_k + d_v) b, H_kv = 1" read as one K and
+        # one V head (DeepSeek-V3 on SGLang: 62 x (512 + 64) x 2 B = 71,424 B, no V at all)
+        out.append(("KV bytes per token on a rank (MLA: one latent a token and layer, not split by TP)",
+                    rf"\text{{bytes/token}} = \sum_{{\text{{layers}}}} (d_c + d_{{rope}})\, b"
+                    + (r" + \text{indexer key}" if "mla_dsa" in kinds else "")
+                    + rf" = {_n(rank.kv_bytes_per_token)}\,\text{{B}}"))
+    elif rank.kv_bytes_per_token:
         out.append(("KV bytes per token on a rank",
                     rf"\text{{bytes/token}} = \sum_{{\text{{layers}}}} H_{{kv}} (d_k + d_v)\, b"
                     rf" = {_n(rank.kv_bytes_per_token)}\,\text{{B}}"
