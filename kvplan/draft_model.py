@@ -80,8 +80,12 @@ UNMODELLED_KEYS = {
 
 def _preset_entry(model: str) -> dict[str, Any] | None:
     from kvplan.presets import manifest
+    from kvplan.vllm_args import preset_for_model
 
     key = model.strip().rstrip("/").lower()
+    # an instruct / chat variant of a preset's repo ("meta-llama/Llama-3.2-1B-Instruct"): the same config shape, as
+    # --model reads it (vllm_args.preset_for_model); the Import page took the target that way and refused the draft
+    key = (preset_for_model(key) or key).lower()
     for entry in manifest():
         if key in (entry["name"], entry.get("hf_repo", "").lower()):
             return entry

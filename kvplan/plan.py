@@ -2028,7 +2028,7 @@ def _verdict(fits, whole, concurrency, max_len, ranks, starts, error=None) -> st
                f"(the longest that starts is {starts:,}).{said}"
     if concurrency is not None and whole < concurrency:
         return f"Does not fit: {whole} sequences of {max_len:,} tokens fit, {concurrency} were asked for."
-    return f"Fits: {whole} sequences of {max_len:,} tokens at once on the tightest rank."
+    return f"Fits: {whole} sequence{'' if whole == 1 else 's'} of {max_len:,} tokens at once on the tightest rank."
 
 
 def decode_bound(spec: ModelSpec, gpu: GpuSpec, layout: Layout, weights_rank: int, batch: int, context: int,

@@ -52,7 +52,7 @@ def errors(at) -> str:
 def test_sidebar_sglang_mtp_plans_what_the_cli_plans(capsys):
     at = open_knobs(run_app(V3))
     box = at.selectbox(key="w.speculative_method")
-    assert box.options == ["none", "NEXTN / EAGLE (MTP layers)", "NGRAM"]  # vLLM's eagle / eagle3: not offered
+    assert box.options == ["none", "NEXTN / EAGLE (MTP)", "NGRAM"]  # vLLM's eagle / eagle3: not offered
     assert any("EAGLE / EAGLE3 / STANDALONE with a draft model of their own are not planned for SGLang" in c.value
                for c in at.sidebar.caption)
     base = metrics(at)["KV cache tokens"]

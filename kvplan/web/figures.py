@@ -257,7 +257,9 @@ def past_max_region(x_right: int, model_max: int | None) -> list[tuple[dict, dic
         return []
     shape = dict(type="rect", xref="x", x0=model_max, x1=x_right, yref="paper", y0=0, y1=1, fillcolor=PAST_MAX_COLOR,
                  opacity=0.15, line=dict(width=0), layer="below")
-    label = dict(xref="x", x=math.log10(model_max), xanchor="left", yref="paper", y=1, yanchor="top",
+    # right-aligned at the band's right end (the axis' end): anchored left at model_max, a narrow band's label ran off
+    # the chart ("past max_positi" on DeepSeek-V3's 163,840 beside a limit of 618,538 tokens, half-width at 1400 px)
+    label = dict(xref="x", x=math.log10(x_right), xanchor="right", yref="paper", y=1, yanchor="top",
                  showarrow=False, text=f"{PAST_MAX} ({model_max:,})", font=dict(color=PAST_MAX_COLOR))
     return [(shape, label)]
 

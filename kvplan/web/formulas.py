@@ -35,14 +35,35 @@ def budget_formulas(plan: Plan) -> list[tuple[str, str]]:
     groups = plan.kv_groups
     if groups and plan.engine != "sglang":
         size = groups[0].layers + groups[0].padding_layers
-        out.append(("Bytes per block", rf"\text{{bytes/block}} = \text{{layers per group}} \times \text{{largest page}}"
-                    rf" = {size} \times {_n(max(g.page_bytes for g in groups))}\,\text{{B}}"
-                    rf" = {_n(rank.bytes_per_block)}\,\text{{B}}"))
+        page = max(g.page_bytes for g in groups)
+        if size * page == rank.bytes_per_block or len(groups) != 1:
+            out.append(("Bytes per block", rf"\text{{bytes/block}} = \text{{layers per group}} \times \text{{largest page}}"
+                        rf" = {size} \times {_n(page)}\,\text{{B}}"
+                        rf" = {_n(rank.bytes_per_block)}\,\text{{B}}"))
+        else:
+            # One group of layers whose pages differ (vLLM's UniformTypeKVCacheSpecs: a draft model's layers beside the
+            # target's, GLM-5's DSA layers with and without an indexer key): the block is the sum of the layers' pages,
+            # kvplan.plan._uniform_type_group. "96 x 16,384 B = 1,441,792 B" (Llama-3.1-70B TP 4 + Llama-3.2-1B) was
+            # false: 80 x 16,384 + 16 x 8,192 = 1,441,792 = 90,112 B/token x 16 tokens.
+            by_token = rank.kv_bytes_per_token * plan.block_size == rank.bytes_per_block
+            out.append((f"Bytes per block (one group whose layers' pages differ, largest {page:,} B: their sum)",
+                        rf"\text{{bytes/block}} = \sum_{{\text{{{size} layers}}}} \text{{page}}"
+                        + (rf" = \text{{bytes/token}} \times \text{{block size}}"
+                           rf" = {_n(rank.kv_bytes_per_token)} \times {plan.block_size}\,\text{{B}}" if by_token else "")
+                        + rf" = {_n(rank.bytes_per_block)}\,\text{{B}}"))
     out.append(("KV blocks", rf"\text{{num\_blocks}} = \left\lfloor \frac{{\text{{pool}}}}{{\text{{bytes/block}}}}"
                 rf"\right\rfloor = \left\lfloor \frac{{{_n(max(rank.kv_pool_bytes, 0))}}}{{{_n(rank.bytes_per_block)}}}"
                 rf"\right\rfloor = {_n(rank.num_blocks)}"))
     out.append(_tokens_formula(plan))
-    if rank.kv_bytes_per_token:
+    kinds = {g.kind for g in groups}
+    if rank.kv_bytes_per_token and kinds and kinds <= {"mla", "mla_dsa"}:
+        # MLA keeps one latent a token and layer, whole on every rank: "H_kv (d_k + d_v) b, H_kv = 1" read as one K and
+        # one V head (DeepSeek-V3 on SGLang: 62 x (512 + 64) x 2 B = 71,424 B, no V at all)
+        out.append(("KV bytes per token on a rank (MLA: one latent a token and layer, not split by TP)",
+                    rf"\text{{bytes/token}} = \sum_{{\text{{layers}}}} (d_c + d_{{rope}})\, b"
+                    + (r" + \text{indexer key}" if "mla_dsa" in kinds else "")
+                    + rf" = {_n(rank.kv_bytes_per_token)}\,\text{{B}}"))
+    elif rank.kv_bytes_per_token:
         out.append(("KV bytes per token on a rank",
                     rf"\text{{bytes/token}} = \sum_{{\text{{layers}}}} H_{{kv}} (d_k + d_v)\, b"
                     rf" = {_n(rank.kv_bytes_per_token)}\,\text{{B}}"
@@ -121,6 +142,11 @@ def _pool(plan: Plan, rank: RankPlan) -> str:
         mamba, mm = _term(rank, "Mamba state pool"), _term(rank, "multimodal embedding-cache reserve")
         m_name = (r" - \text{mm reserve}" if mm else "") + (r" - \text{Mamba pool}" if mamba is not None else "")
         m_value = (f" - {_g(mm)}" if mm else "") + (f" - {_g(mamba)}" if mamba is not None else "")
+        # any other term the plan subtracts (an MTP draft's vocab copies, resident while the pool is sized): left out,
+        # DeepSeek-V3 TP 8 with MTP read (139.81 - 1.44) - 15.77 - 80.84 - 0.18 = 41.14 GiB, which is 41.58
+        extra = [t for t in rank.terms if t.applied and not t.name.startswith(_SGLANG_NAMED)]
+        m_name += "".join(rf" - \text{{{_pool_word(t.name)}}}" for t in extra)
+        m_value += "".join(f" - {_g(t.bytes)}" for t in extra)
         # two lines, as the vLLM pool: on one line the numbers ran past the page at 1400 px (and were cut)
         return (rf"\begin{{aligned}}\text{{pool}} &= (\text{{device}} - \text{{context}}) - \text{{left free}}"
                 rf" - \text{{weights}} - \text{{overhead}}{m_name}\\ &= ({_g(device)} - {_g(context)}) - {_g(left)}"
@@ -136,8 +162,11 @@ def _pool(plan: Plan, rank: RankPlan) -> str:
     subtracted = [(_pool_word(t.name), t.bytes) for t in rank.terms
                   if t.applied and not t.name.startswith(("device memory", "outside the budget"))]
     requested = device - outside
-    words = "".join(rf" - \text{{{w}}}" for w, _ in subtracted)
-    numbers = "".join(f" - {_g(b)}" for _, b in subtracted)
+    # more than five terms (GLM-5 on vLLM: the DSA indexer workspace is a sixth) ran past the page at 1400 px (KaTeX
+    # 1,026 px wide in a 940 px column): then the words and the numbers each take two lines
+    cut = len(subtracted) if len(subtracted) <= 5 else -(-len(subtracted) // 2)
+    words = "".join((r"\\ &\quad" if i == cut else "") + rf" - \text{{{w}}}" for i, (w, _) in enumerate(subtracted))
+    numbers = "".join((r"\\ &\quad" if i == cut else "") + f" - {_g(b)}" for i, (_, b) in enumerate(subtracted))
     return (rf"\begin{{aligned}}\text{{requested}} &= \lceil \text{{device}} \times u \rceil = {_g(requested)}\\"
             rf"\text{{pool}} &= \text{{requested}}{words}\\ &= {_g(requested)}{numbers} = {_g(rank.kv_pool_bytes)}"
             rf"\end{{aligned}}")
@@ -145,7 +174,11 @@ def _pool(plan: Plan, rank: RankPlan) -> str:
 
 # A budget term's name (kvplan.plan) -> its word in the pool formula; any other term by its name before "(".
 _POOL_WORDS = (("weights", "weights"), ("activation peak", "activations"), ("non-torch", "non-torch"),
-               ("CUDA graphs", "CUDA graphs"), ("V2 sampler state", "V2 sampler state"))
+               ("CUDA graphs", "CUDA graphs"), ("V2 sampler state", "V2 sampler state"),
+               ("MTP draft's embed_tokens", "draft vocab copies"))
+# The SGLang pool formula's own terms (kvplan.sglang's budget names); any other applied term is subtracted after them
+_SGLANG_NAMED = ("device memory", "CUDA context", "left free", "weights", "loading overhead", "Mamba state pool",
+                 "multimodal embedding-cache reserve")
 
 
 def _pool_word(name: str) -> str:

@@ -257,7 +257,11 @@ def derived_rows(spec: ModelSpec, params: ParamBreakdown, weights: WeightBytes, 
     per_token = kv_bytes_per_token(spec, kv_dtype)
     state = state_bytes_per_sequence(spec)
     rows = [
-        ("total parameters", f"{params.total_params:,}", "exact sum over every weight tensor"),
+        # a vision / audio tower is left out of these counts (skipped_notes says so under the table): "every weight
+        # tensor" beside Qwen3-VL-8B's 8,190,735,360 (its 1,152,776,672 B vision tower, Budget's row, not in it) misled
+        ("total parameters", f"{params.total_params:,}", "exact sum over every weight tensor" + (
+            " of the language model (not its vision / audio towers: below)" if spec.towers else
+            " kvplan counts (not the parts listed below)" if spec.skipped else "")),
         ("active parameters per token", f"{params.active_params:,}",
          "MoE: top-k experts only" if params.num_experts else "dense: all"),
         (f"weights in {weights.format}", f"{weights.total_bytes:,} B ({gib(weights.total_bytes)})",
@@ -898,8 +902,10 @@ def vllm_rows(args: VllmArgs, command=None, auto: str = AUTO_DTYPE) -> list[dict
         elif name == "speculative_method" and sglang:  # SGLang's spelling (kvplan.web.widgets.SGLANG_SPECULATIVE)
             shown = f"{SGLANG_METHODS.get(value, value)}, {knobs['num_speculative_tokens']} step(s)"
         elif name == "speculative_method":
+            # draft_model's drafter is a smaller LM (a preset), not an EAGLE head: the row said "draft head llama-3.2-1b"
+            kind = "draft model" if value == "draft_model" else "draft head"
             shown = f"{value}, {knobs['num_speculative_tokens']} token(s)" + (
-                f", draft head {knobs['drafter']}" if knobs.get("drafter") else "")
+                f", {kind} {knobs['drafter']}" if knobs.get("drafter") else "")
         elif isinstance(value, bool):
             shown = _flag_value(name, value)
         else:

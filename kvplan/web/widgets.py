@@ -506,10 +506,21 @@ def _serving_knobs(state: PlanState) -> None:
             if field != name and not (name == "num_speculative_tokens" and field == "speculative_method"):
                 return  # another input's refusal: the pages show it
             update(**{name: old})
-            shown = "unset" if old is None else BY_NAME[name].format(old)
-            st.error(f"{views.esc(label)} = {views.esc(new)}: {views.esc(exc.message)}. Planning {views.esc(shown)}.",
+            # as the box shows them (SGLang's "NEXTN / EAGLE (MTP)", not "mtp"), and the flag the core refuses named:
+            # "speculative decoding = mtp: llama-3.1-8b: no multi-token-prediction layers ... Planning ngram." named
+            # neither the choice nor --speculative-algorithm
+            if "format_func" in kwargs or "to_widget" in kwargs:  # a select: its options' own words
+                def seen(value: Any) -> str:
+                    return str(kwargs.get("format_func", str)(kwargs.get("to_widget", lambda v: v)(value)))
+                shown, typed = seen(old), seen(new)
+            else:  # a number as typed, the planned one as the link writes it
+                shown, typed = "unset" if old is None else BY_NAME[name].format(old), new
+            named = views._knob_flag(name, current().engine)
+            if named.lstrip("-").replace("-", "_") != label and not exc.message.startswith(named):
+                label = f"{label} ({named})"
+            st.error(f"{views.esc(label)} = {views.esc(typed)}: {views.esc(exc.message)}. Planning {views.esc(shown)}.",
                      icon=":material/block:")
-            refuse(label, new, exc.message, f"the last valid {label}: {shown}")
+            refuse(label, typed, exc.message, f"the last valid {label}: {shown}")
 
     if state.engine == "vllm":
         knob("decode_context_parallel_size", st.number_input, "decode_context_parallel_size", "shards the KV cache of "
@@ -537,11 +548,12 @@ def _serving_knobs(state: PlanState) -> None:
         knob("usage_context", st.selectbox, "usage_context", "the batch defaults of vllm serve or of the offline LLM "
              "class", options=["serve", "llm"])
     if state.engine in ("vllm", "sglang"):
-        knob("disable_custom_all_reduce", st.checkbox, "disable_custom_all_reduce", "non-torch memory at TP >= 2 is "
+        # spaced: "disable_custom_all_reduce" broke mid-word ("...all_reduc" / "e") beside the sidebar checkbox
+        knob("disable_custom_all_reduce", st.checkbox, "disable custom all-reduce", "non-torch memory at TP >= 2 is "
              "much smaller without it (also where the engine turns it off itself: no P2P, TP across nodes)")
     if state.engine == "sglang":
         knob("max_total_tokens", st.number_input, "max_total_tokens", "caps SGLang's KV pool (tokens)", value=None,
-             min_value=1, max_value=10**12, placeholder="by mem_fraction_static")
+             min_value=1, max_value=10**12, placeholder="by device memory")
         knob("dp_attention_size", st.number_input, "DP attention size", "attention-DP groups inside the TP group, each "
              "with its own requests and KV pool (1: off; must divide TP)", min_value=1, max_value=MAX_PARALLEL)
         knob("moe_dense_tp_size", st.number_input, "moe_dense_tp_size", "TP of the dense MLPs (1: replicated)",
@@ -558,7 +570,10 @@ def _serving_knobs(state: PlanState) -> None:
 
 # SGLang's --speculative-algorithm as the sidebar offers it (kvplan.sglang.speculative_refusal plans these two);
 # another method a link or the vLLM engine left in the state is shown, and refused on every page, until changed.
-SGLANG_SPECULATIVE = {"none": "none", "mtp": "NEXTN / EAGLE (MTP layers)", "ngram": "NGRAM"}
+# The labels fit the sidebar's select (172 px at 1400 px): "NEXTN / EAGLE (MTP layers)" (178 px) and "eagle3 (not planned
+# for SGLang)" (203 px) were cut; the help and the caption under the box say the rest.
+SGLANG_SPECULATIVE = {"none": "none", "mtp": "NEXTN / EAGLE (MTP)", "ngram": "NGRAM"}
+SGLANG_SPECULATIVE_KEPT = "{} (not planned)"  # a method a link or the vLLM engine left in the state
 SGLANG_SPECULATIVE_OFF = ("EAGLE / EAGLE3 / STANDALONE with a draft model of their own are not planned for SGLang "
                           "(their draft's KV cell follows the draft's config); vLLM's eagle / eagle3 heads: engine vllm")
 
@@ -572,7 +587,7 @@ def _sglang_speculative_knobs(state: PlanState, knob: Callable[..., None]) -> No
          why="NEXTN / EAGLE load the checkpoint's MTP layers (their weights before the pool is sized, their KV in its "
              "cell, SGLang 0.5.14+); NGRAM loads nothing; both set max_running_requests to 48 unless it is given. "
              + SGLANG_SPECULATIVE_OFF, options=options,
-         format_func=lambda v: SGLANG_SPECULATIVE.get(v, f"{v} (not planned for SGLang)"))
+         format_func=lambda v: SGLANG_SPECULATIVE.get(v, SGLANG_SPECULATIVE_KEPT.format(v)))
     knob("num_speculative_tokens", st.number_input, "speculative_num_steps", flag="--speculative-num-steps",
          why="draft steps a round (SGLang's default for DeepSeek / GLM: 3); from 0.5.14 SGLang's pools do not depend "
              "on it (the draft's layers share the target's token slots)", min_value=1, max_value=64,

@@ -1,0 +1,125 @@
+"""The fourth UI audit's findings (issue #12), each fixed and asserted with the plan's own numbers.
+
+* Import of a vLLM draft_model line (``--speculative-config '{"method": "draft_model", "model":
+  "meta-llama/Llama-3.2-1B-Instruct", ...}'``): the draft, an instruct variant of the llama-3.2-1b preset, is read as
+  that preset (as --model reads the target), and the table row says "draft model", not "draft head".
+* Budget's "Bytes per block" formula for one vLLM group whose layers' pages differ (Llama-3.1-70B TP 4 + the
+  Llama-3.2-1B draft): it read "96 x 16,384 B = 1,441,792 B" (96 x 16,384 is 1,572,864). By hand: the target's 80
+  layers, 2 KV heads a rank x 128 x 2 (K, V) x 2 B x 16 tokens = 16,384 B each; the draft's 16 layers, 8 KV heads / TP 4
+  = 2 x 64 x 2 x 2 B x 16 = 8,192 B each: 80 x 16,384 + 16 x 8,192 = 1,441,792 = 90,112 B/token x 16 tokens;
+  38,814,648,285 B of pool // 1,441,792 = 26,921 blocks.
+* The vLLM pool formula with six subtracted terms (GLM-5 FP8 on 8 x H200: the DSA indexer workspace) ran 1,026 px wide
+  in a 940 px column at 1400 px: the words and the numbers now take two lines each.
+* SGLang's speculative select: its labels fit the 172 px box; a refused choice names --speculative-algorithm and the
+  choice as the box shows it.
+* SGLang's pool formula with MTP subtracts the draft's vocab copies (its terms added up to 41.58 GiB, not the 41.14 shown).
+* MLA's "KV bytes per token" formula reads a latent a layer (it read H_kv (d_k + d_v) b with H_kv = 1).
+* The "past max_position_embeddings" label of the context charts ends at the band's right edge (it ran off the chart).
+* The Model page's "total parameters" row of a multimodal model says its towers are not in it.
+* "Fits: 1 sequence" (it read "1 sequences"); SGLang's max_total_tokens placeholder and the custom all-reduce box fit.
+"""
+
+import math
+
+from kvplan.web.cached import plan_for
+from kvplan.web.formulas import budget_formulas
+from kvplan.web.state import PlanState
+from tests.app_util import figure, html_tables, metrics, plain, run_app, state
+
+DRAFT_LINE = ("vllm serve meta-llama/Llama-3.1-70B-Instruct -tp 4 --speculative-config "
+              """'{"method":"draft_model","model":"meta-llama/Llama-3.2-1B-Instruct","num_speculative_tokens":4}'""")
+DRAFT_LINK = {"v": "1", "m": "llama-3.1-70b", "tp": "4", "spec": "draft_model", "dft": "llama-3.2-1b", "nspec": "4"}
+
+
+def open_knobs(at):
+    at.session_state["kv.knobs"] = True
+    return at.run()
+
+
+def formulas(at) -> str:
+    return next(m.value for m in at.markdown if "$$" in m.value)
+
+
+def test_import_of_a_draft_model_line_names_the_draft_model_and_applies_it():
+    at = run_app(page="pages/import.py")
+    at.text_area(key="w.command").set_value(DRAFT_LINE).run()
+    at.selectbox(key="w.import_gpu").select("H100-SXM").run()
+    assert not at.exception and not at.error, [e.value for e in at.error]  # the -Instruct draft was refused
+    flags = {r["flag"]: r["value"] for r in html_tables(at)[0]}
+    assert flags["--speculative-config"] == "draft_model, 4 token(s), draft model llama-3.2-1b"
+    assert metrics(at)["KV blocks"] == "26,921"
+    at.button(key="import.apply").click().run()
+    s = state(at)
+    assert (s.speculative_method, s.drafter, s.num_speculative_tokens, s.tensor_parallel_size) == \
+        ("draft_model", "llama-3.2-1b", 4, 4)
+    assert at.query_params["dft"] == "llama-3.2-1b"
+
+
+def test_the_bytes_per_block_formula_sums_unequal_pages():
+    at = run_app(DRAFT_LINK)
+    assert metrics(at)["KV blocks"] == "26,921"
+    text = formulas(at)
+    assert r"\sum_{\text{96 layers}} \text{page}" in text
+    assert r"90{,}112 \times 16\,\text{B} = 1{,}441{,}792\,\text{B}" in text  # 80 x 16,384 + 16 x 8,192
+    assert r"96 \times 16{,}384" not in text and "largest 16,384 B: their sum" in text
+    # equal pages keep the product: Llama-3.1-70B TP 4 alone, 80 x 16,384 = 1,310,720
+    plain_70b = dict(budget_formulas(plan_for(PlanState(model="llama-3.1-70b", tensor_parallel_size=4))))
+    assert plain_70b["Bytes per block"].endswith(r"= 80 \times 16{,}384\,\text{B} = 1{,}310{,}720\,\text{B}")
+
+
+def test_a_pool_formula_of_six_terms_takes_two_lines():
+    at = run_app({"v": "1", "m": "glm-5", "tp": "8", "g": "H200", "wf": "fp8", "spec": "mtp", "nspec": "3"})
+    assert metrics(at)["KV blocks"] == "5,558"
+    text = formulas(at)
+    assert (r"\text{pool} &= \text{requested} - \text{weights} - \text{activations} - \text{non-torch}\\ &\quad"
+            r" - \text{V2 sampler state} - \text{CUDA graphs} - \text{DSA indexer workspace}\\") in text
+    # the numbers split at the same term: 128.63 - 90.30 - 1.03 - 1.30 | - 0.68 - 0.71 - 1.00 = 33.61 GiB
+    assert r"- 1.30\,\text{GiB}\\ &\quad - 0.68\,\text{GiB} - 0.71\,\text{GiB} - 1.00\,\text{GiB} = 33.61" in text
+
+
+def test_sglang_speculative_labels_and_a_refused_choice_naming_the_flag():
+    at = open_knobs(run_app({"v": "1", "m": "llama-3.1-8b", "e": "sglang"}))
+    box = at.selectbox(key="w.speculative_method")
+    assert box.options == ["none", "NEXTN / EAGLE (MTP)", "NGRAM"]
+    assert at.number_input(key="w.max_total_tokens").placeholder == "by device memory"
+    assert at.checkbox(key="w.disable_custom_all_reduce").label == "disable custom all-reduce"
+    before = metrics(at)["KV cache tokens"]
+    box.select("mtp").run()
+    shown = plain(" ".join(e.value for e in at.error))
+    assert ("speculative decoding (--speculative-algorithm) = NEXTN / EAGLE (MTP): llama-3.1-8b: no "
+            "multi-token-prediction layers to load") in shown
+    assert "Planning none." in shown
+    assert state(at).speculative_method == "none" and metrics(at)["KV cache tokens"] == before == "409,403"
+    kept = open_knobs(run_app({"v": "1", "m": "llama-3.1-8b", "e": "sglang", "spec": "draft_model"}))
+    assert kept.selectbox(key="w.speculative_method").options[-1] == "draft_model (not planned)"
+
+
+def test_past_max_label_inside_the_chart_and_one_sequence_singular():
+    # DeepSeek-V3 on SGLang: max_position_embeddings 163,840, one request fits up to 618,538 tokens
+    at = run_app({"v": "1", "m": "deepseek-v3", "tp": "8", "g": "H200", "e": "sglang", "spec": "mtp", "nspec": "3"})
+    label = next(a for a in figure(at, "budget.context")["layout"]["annotations"]
+                 if a["text"].startswith("past max_position_embeddings"))
+    assert label["text"] == "past max_position_embeddings (163,840)"
+    assert label["xanchor"] == "right" and math.isclose(label["x"], math.log10(618_538))
+    # the SGLang pool formula subtracts the MTP draft's vocab copies as the plan does (it left them out: 41.58 shown as
+    # 41.14): 150,119,844,413 - 1,546,188,227 (context) - 16,937,396,805 (left free) - 86,801,118,400 (weights)
+    # - 193,273,528 (overhead) - 463,339,520 (vocab copies) = 44,178,527,933 B = 41.14 GiB
+    text = formulas(at)
+    assert r"- \text{overhead} - \text{draft vocab copies}\\" in text
+    assert r"- 80.84\,\text{GiB} - 0.18\,\text{GiB} - 0.43\,\text{GiB} = 41.14\,\text{GiB}" in text
+    # MLA's bytes per token as a latent, not as K and V heads: 62 layers (61 + the MTP layer) x (512 + 64) x 2 B = 71,424
+    assert r"\sum_{\text{layers}} (d_c + d_{rope})\, b = 71{,}424\,\text{B}" in text and "H_{kv}" not in text
+    one = run_app({"v": "1", "m": "qwen3-vl-8b-instruct"})  # 1.45x at 262,144 tokens on one H100
+    assert "Fits: 1 sequence of 262,144 tokens at once on the tightest rank." in [plain(s.value) for s in one.success]
+
+
+def test_model_page_parameter_row_says_the_towers_are_not_in_it():
+    at = run_app({"v": "1", "m": "qwen3-vl-8b-instruct"}, page="pages/model.py")
+    rows = {r["quantity"]: r for t in html_tables(at) for r in t if "quantity" in r}
+    total = rows["total parameters"]
+    assert total["value"] == "8,190,735,360"  # the language model only
+    assert total["how it is counted"] == ("exact sum over every weight tensor of the language model (not its vision / "
+                                          "audio towers: below)")
+    dense = {r["quantity"]: r for t in html_tables(run_app({"v": "1"}, page="pages/model.py")) for r in t
+             if "quantity" in r}
+    assert dense["total parameters"]["how it is counted"] == "exact sum over every weight tensor"  # llama-3.1-8b
