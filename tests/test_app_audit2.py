@@ -55,7 +55,8 @@ def test_the_context_charts_mark_the_sweep_past_the_models_maximum():
     band = next(s for s in fig["layout"]["shapes"] if s["type"] == "rect")
     assert (band["x0"], band["x1"]) == (8192, 524_288)
     label = next(a for a in fig["layout"]["annotations"] if a["text"] == "past max_position_embeddings (8,192)")
-    assert label["x"] == pytest.approx(math.log10(8192))
+    # right-aligned at the band's right end (log10(524,288) = 5.7196), so the label never runs off the chart
+    assert label["x"] == pytest.approx(math.log10(524_288)) and label["xanchor"] == "right"
     conc = figure(at, "budget.concurrency")
     assert "past max_position_embeddings (8,192)" in [a["text"] for a in conc["layout"]["annotations"]]
 

@@ -252,7 +252,8 @@ def past_max_region(x_right: int, model_max: int | None) -> list[tuple[dict, dic
     """A grey band over the contexts longer than the model's ``max_position_embeddings``, up to ``x_right`` (the
     longest context drawn), and its label ("past max_position_embeddings (8,192)"), as a (shape, annotation) pair
     for ``_figure``; none when the chart stays within it or the config gives no maximum. On a log x axis plotly
-    places a shape in data units but an annotation in log10 units (x = log10(8192) = 3.913)."""
+    places a shape in data units but an annotation in log10 units: the label sits right-aligned at the band's end
+    (x = log10(x_right); 524,288 -> 5.720) so it never runs off the chart."""
     if not model_max or x_right <= model_max:
         return []
     shape = dict(type="rect", xref="x", x0=model_max, x1=x_right, yref="paper", y0=0, y1=1, fillcolor=PAST_MAX_COLOR,
