@@ -13,7 +13,6 @@ Worked number (test_engine_logs): Qwen3-14B, 6.51 GiB of KV -> 2666 blocks -> 42
 """
 
 import dataclasses
-import functools
 import math
 import operator
 from typing import Literal
@@ -1823,8 +1822,15 @@ V2_CUDAGRAPH_NOTE = ("; V2 runner (0.29+): PIECEWISE graphs measured, FULL extra
                      "implies 0.46 GiB (kvplan 0.44), the RTX PRO 6000 0.29.0 Qwen3.8-27B log estimates 0.69 (0.76)")
 
 
-@functools.lru_cache(maxsize=4096)
 def vllm_cuda_graph_shape(spec: ModelSpec, engine: EngineConfig, layout, gpu_name: str, act_b: int) -> CudaGraphShape:
+    """_cuda_graph_shape, once per spec and the settings it reads (in the spec's own memo: a process-wide lru_cache
+    keyed on specs would hash every field of each spec, compare specs by their memos, and keep specs alive)."""
+    key = ("cuda-graph-shape", engine.kv_cache_dtype, engine.vllm_version, engine.language_model_only, layout,
+           gpu_name, act_b)
+    return spec.memo(key, lambda: _cuda_graph_shape(spec, engine, layout, gpu_name, act_b))
+
+
+def _cuda_graph_shape(spec: ModelSpec, engine: EngineConfig, layout, gpu_name: str, act_b: int) -> CudaGraphShape:
     """The model shape vLLM's CUDA-graph estimate depends on (kvplan.engines.cuda_graph_bytes, CudaGraphShape).
 
     FULL graphs carry FlashAttention 3's split-KV accumulators where FLASH_ATTN v3 serves them: a Hopper GPU
