@@ -866,9 +866,14 @@ def _rank_budget(spec, gpu, engine, layout, stage, draft, mnbt, max_seqs, act_b,
     parts = [
         mtp_bytes and Term(
             name="MTP layers (in weights)", bytes=mtp_bytes, basis="exact", applied=False,
-            source=f"{len(spec.mtp_layers)} multi-token-prediction layer(s) for --speculative-config method mtp "
-                   f"({engine.num_speculative_tokens} tokens): vllm/model_executor/models/deepseek_mtp.py; "
-                   "embeddings and head shared with the target"),
+            source=(f"{len(spec.mtp_layers)} multi-token-prediction layer(s) for --speculative-algorithm NEXTN / "
+                    f"EAGLE ({engine.num_speculative_tokens} draft tokens): SGLang's draft worker loads them as "
+                    f"{sglang.mtp_draft_arch(spec.model_type, engine.sglang_version)} (models/deepseek_nextn.py); "
+                    "its own embed_tokens / lm_head copies are the next row, freed after the pool is sized "
+                    "(set_embed_and_head)") if engine.engine == "sglang" else
+                   (f"{len(spec.mtp_layers)} multi-token-prediction layer(s) for --speculative-config method mtp "
+                    f"({engine.num_speculative_tokens} tokens): vllm/model_executor/models/deepseek_mtp.py; "
+                    "embeddings and head shared with the target")),
         head_bytes and Term(
             name=f"{engine.speculative_method} draft head (in weights)", bytes=head_bytes, basis="exact",
             applied=False, source=drafter.weights_source(head, engine.draft, tp)),
@@ -1492,6 +1497,10 @@ def _budget(spec, gpu, engine, layout, weights, mnbt, max_seqs, act_b, mla, last
                      "checkpoint headers" else "typed in (Model loading took X GiB)") + (
                          f" ({engine.weights_source})" if engine.weights_source else "")
              if engine.weights_bytes is not None else
+             "sum of this rank's shards as kvplan lays them out (SGLang model_executor/model_runner.py "
+             "ModelRunner.load_model: the \"Load weight end\" reading), plus every part listed below as \"(in "
+             "weights)\": the SGLang layout extras (kvplan.sglang.layout_extra_bytes), the MTP layers the NEXTN draft "
+             "worker loads, a vision tower" if engine.engine == "sglang" else
              "sum of this rank's shards as kvplan lays them out (GPUModelRunner.load_model); vLLM: MXFP4 MoE "
              "in the layout of its MoE backend (kvplan.vllm_layouts: Marlin / Triton / FlashInfer TRTLLM), GPTQ / AWQ "
              "/ wNa16 as Marlin or Machete keep them, NVFP4 swizzled (Blackwell) or on Marlin, plus the RoPE cos/sin "
@@ -1552,6 +1561,7 @@ def _budget(spec, gpu, engine, layout, weights, mnbt, max_seqs, act_b, mla, last
     act = engine.activation_bytes
     clone = 0
     mm_src = ""
+    encoder_peak = None
     if act is None:
         moe_ws = _held_moe_workspace_bytes(spec, engine, layout, mnbt, act_b, gpu.name, prof.version)
         act = activation_estimate(spec, layout.tp, mnbt, num_reqs, act_b, copies, last_stage, moe_ws)
@@ -1568,8 +1578,12 @@ def _budget(spec, gpu, engine, layout, weights, mnbt, max_seqs, act_b, mla, last
             mm = vllm_mm_profile(spec, prof.version, runner, layout.tp, engine.mm_encoder_tp_mode == "data", mnbt,
                                  act_b, first_stage, gpu.memory_bytes, mm_len or 0, engine.mm_limits, max_seqs,
                                  engine.mm_processor_kwargs)
+            # the encoder step the peak: the term is the encoder's figure, with its basis (an estimate), not the LM fit
+            encoder_peak = mm if mm.encoder_peak > act + mm.held else None
             act = vllm_mm_profile_peak_bytes(act, mm)
-            mm_src = f"; multimodal profile: {mm.note}"
+            mm_src = f"; multimodal profile: {mm.note}" + (
+                "; the encoder step is the peak (it exceeds the LM's dummy run + the held encoder outputs)"
+                if encoder_peak else "")
         elif (first_stage and not engine.enforce_eager and engine.compile_cache == "cold"
               and vllm_has(prof.version, "compile_combo_benchmark")):
             # a cold torch.compile benchmarks the embedding gather on a random copy of the table (kvplan.engines
@@ -1581,8 +1595,11 @@ def _budget(spec, gpu, engine, layout, weights, mnbt, max_seqs, act_b, mla, last
     compile_src = (f"; cold torch.compile: {clone / GiB:.2f} GiB random copy of the embedding shard for inductor's "
                    "combo-kernel benchmark (kvplan.engines.vllm_compile_benchmark_bytes; a warm compile cache skips "
                    "it)" if clone else "")
-    terms.append(Term(name=f"activation peak ({mnbt} batched tokens, {num_reqs} sampler rows)", bytes=act,
-                      basis="measured" if engine.activation_bytes is not None else "fitted",
+    terms.append(Term(name=(f"activation peak: the encoder step ({encoder_peak.items} {encoder_peak.modality} "
+                            f"item(s)), above the LM's {mnbt} batched tokens, {num_reqs} sampler rows")
+                      if encoder_peak else f"activation peak ({mnbt} batched tokens, {num_reqs} sampler rows)", bytes=act,
+                      basis="measured" if engine.activation_bytes is not None else
+                      encoder_peak.basis if encoder_peak else "fitted",
                       source=f"GPUModelRunner.profile_run + _dummy_sampler_run ({sampler_src}; error <= 0.25 GiB on "
                              f"the pinned logs that print the torch peak){compile_src}{mm_src}. {POOL_ACCURACY}"))
     terms.append(nt_term)

@@ -1,0 +1,59 @@
+"""Polish of the 2026-12-01 UI audit: SGLang plans cite SGLang, SGLang's STANDALONE, the multimodal encoder-step basis,
+NGRAM steps, --compilation-config cudagraph_mode, recounted pool-accuracy texts."""
+
+from kvplan.sglang import speculative_refusal
+from tests.app_util import kvplan_plan
+
+CORE = dict(preset="deepseek-v3", gpu="H200", tp=8, engine="sglang")
+
+
+def _term(plan, name):
+    return next(t for r in [plan.ranks[0]] for t in r.terms if t.name == name)
+
+
+def test_sglang_mtp_terms_cite_sglang_not_vllm():
+    plan = kvplan_plan(**CORE, speculative_method="mtp", num_speculative_tokens=3)
+    terms = {t.name: t for t in plan.ranks[0].terms}
+    mtp = terms["MTP layers (in weights)"]
+    assert "--speculative-algorithm NEXTN / EAGLE (3 draft tokens)" in mtp.source
+    assert "DeepseekV3ForCausalLMNextN (models/deepseek_nextn.py)" in mtp.source
+    assert "freed after the pool is sized" in mtp.source
+    assert "vllm" not in mtp.source.lower() and "shared with the target" not in mtp.source
+    # the next row: the draft's own copies, 2 x 129,280 / 8 x 7,168 x 2 = 463,339,520 B
+    copies = terms["MTP draft's embed_tokens / lm_head copies (freed after the pool is sized)"]
+    assert copies.bytes == 463_339_520
+    w = terms["weights"]
+    assert "ModelRunner.load_model" in w.source and "GPUModelRunner" not in w.source and "vLLM" not in w.source
+
+
+def test_vllm_mtp_term_still_cites_vllm():
+    plan = kvplan_plan(preset="deepseek-v3", gpu="H200", tp=8, speculative_method="mtp", num_speculative_tokens=3)
+    mtp = {t.name: t for t in plan.ranks[0].terms}["MTP layers (in weights)"]
+    assert "vllm/model_executor/models/deepseek_mtp.py" in mtp.source
+
+
+def test_sglang_refusal_names_standalone_for_a_draft_model():
+    field, msg = speculative_refusal("0.5.20", "draft_model")
+    assert field == "--speculative-algorithm"
+    assert msg.startswith("vLLM's draft_model is SGLang's STANDALONE")
+    assert "which kvplan does not plan for SGLang" in msg and "DRAFT_MODEL" not in msg
+
+
+def test_encoder_step_peak_takes_the_estimate_basis():
+    from kvplan.engines import EngineConfig
+    from kvplan.gpus import get_gpu
+    from kvplan.parallel import Layout
+    from kvplan.plan import plan
+    from kvplan.presets import load_preset
+
+    p = plan(load_preset("qwen3-vl-8b-instruct"), get_gpu("H100"), EngineConfig(), Layout(tp=1))
+    act = next(t for t in p.ranks[0].terms if t.name.startswith("activation peak"))
+    # the encoder step (~2.52 GiB, 65,536 patches) beats the LM's dummy run + 0.500 GiB held outputs
+    assert act.basis == "estimate"
+    assert act.name == "activation peak: the encoder step (1 image item(s)), above the LM's 8192 batched tokens, " \
+                       "1024 sampler rows"
+    assert "the encoder step is the peak" in act.source and act.bytes == 2_701_131_776
+    # a text-only model keeps the fitted LM basis and the plain name
+    lm = plan(load_preset("qwen3-8b"), get_gpu("H100"), EngineConfig(), Layout(tp=1))
+    act = next(t for t in lm.ranks[0].terms if t.name.startswith("activation peak"))
+    assert (act.basis, act.name) == ("fitted", "activation peak (8192 batched tokens, 1024 sampler rows)")
