@@ -57,3 +57,21 @@ def test_encoder_step_peak_takes_the_estimate_basis():
     lm = plan(load_preset("qwen3-8b"), get_gpu("H100"), EngineConfig(), Layout(tp=1))
     act = next(t for t in lm.ranks[0].terms if t.name.startswith("activation peak"))
     assert (act.basis, act.name) == ("fitted", "activation peak (8192 batched tokens, 1024 sampler rows)")
+
+
+def test_sglang_import_labels_default_steps_and_ngram_shows_none_of_the_mtp_default():
+    from kvplan.web.commands import parse_command
+    from kvplan.web.views import vllm_rows
+
+    def row(line):
+        c = parse_command("python3 -m sglang.launch_server " + line)
+        return {r["flag"]: r["value"] for r in vllm_rows(c.args, c)}["--speculative-algorithm"]
+
+    # SGLang's _handle_ngram: num_steps = num_draft_tokens (12) // ngram max BFS breadth (10) = 1, not 3
+    assert row("--model-path Qwen/Qwen3-8B --speculative-algorithm NGRAM") == (
+        "NGRAM, steps: SGLang's default (draft tokens // ngram max BFS breadth, 1 with its defaults)")
+    assert row("--model-path Qwen/Qwen3-8B --speculative-algorithm NGRAM --speculative-num-steps 4") == "NGRAM, 4 step(s)"
+    assert row("--model-path deepseek-ai/DeepSeek-V3 --speculative-algorithm EAGLE --tp 8") == (
+        "NEXTN / EAGLE (MTP layers), 3 step(s) (default)")
+    assert row("--model-path deepseek-ai/DeepSeek-V3 --speculative-algorithm NEXTN --speculative-num-steps 2 --tp 8") == (
+        "NEXTN / EAGLE (MTP layers), 2 step(s)")
