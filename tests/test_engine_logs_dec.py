@@ -232,8 +232,8 @@ def test_minimax_m2_7_a100_tp4_page():
 
 def test_minimax_m2_7_a100_tp4_tokens():
     # kvplan 244,480 tokens (-0.04 %), 1.87x, pool 14.46 GiB as logged. The launch line's --compilation-config
-    # '{"cudagraph_mode":"PIECEWISE"}' is passed as the engine field (kvplan.vllm_args lists --compilation-config as
-    # not modelled): 51 PIECEWISE graphs, no FULL ones, x 62 MoE layers x 256 KiB = 15.5 MiB a graph, + the first
+    # '{"cudagraph_mode":"PIECEWISE"}' is read into the engine field (kvplan.vllm_args compilation_config_fields;
+    # passed here explicitly too): 51 PIECEWISE graphs, no FULL ones, x 62 MoE layers x 256 KiB = 15.5 MiB a graph, + the first
     # capture 80 MiB + 2 x 512 x 6,144 (8 experts x 2 x 1,536 / 4) x 2 B = 92 MiB: 92 + 50 x 15.5 = 867 MiB
     # (kvplan.engines.cuda_graph_bytes). A strict xfail until then: 251,520 tokens (+2.8 %) with the FP8 Marlin scales,
     # 248,352 (+1.5 %) with the Marlin MoE workspace, both under the fixed 0.62 GiB graph fit; the release default

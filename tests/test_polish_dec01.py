@@ -75,3 +75,39 @@ def test_sglang_import_labels_default_steps_and_ngram_shows_none_of_the_mtp_defa
         "NEXTN / EAGLE (MTP layers), 3 step(s) (default)")
     assert row("--model-path deepseek-ai/DeepSeek-V3 --speculative-algorithm NEXTN --speculative-num-steps 2 --tp 8") == (
         "NEXTN / EAGLE (MTP layers), 2 step(s)")
+
+
+def test_compilation_config_cudagraph_mode_is_parsed_in_every_spelling():
+    import pytest
+
+    from kvplan.engines import EngineConfig
+    from kvplan.errors import PlanInputError
+    from kvplan.vllm_args import parse_vllm_command
+
+    for flag in ("--compilation-config '{\"cudagraph_mode\": \"PIECEWISE\"}'", "-O '{\"cudagraph_mode\": \"piecewise\"}'",
+                 "-cc '{\"cudagraph_mode\":\"PIECEWISE\"}'", "--compilation_config.cudagraph_mode PIECEWISE",
+                 "-O.cudagraph_mode=PIECEWISE"):
+        a = parse_vllm_command(f"vllm serve m/x {flag}")
+        assert a.cudagraph_mode == "PIECEWISE" and a.unknown == (), flag
+        assert EngineConfig(**a.engine_fields()).cudagraph_mode == "PIECEWISE"
+    a = parse_vllm_command("vllm serve m/x -O '{\"cudagraph_mode\": \"NONE\", \"cudagraph_capture_sizes\": [1, 2], "
+                           "\"level\": 3}'")
+    assert a.cudagraph_mode == "NONE"
+    assert a.notes == ("--compilation-config cudagraph_mode NONE: planned by the core (EngineConfig.cudagraph_mode); "
+                       "the app's sidebar has no CUDA-graph mode, so its Apply plans the release's default; "
+                       "--compilation-config keys cudagraph_capture_sizes, level: read, not planned (kvplan reads "
+                       "only cudagraph_mode; CUDA-graph capture sizes change the graph memory vLLM reserves)",)
+    # vLLM's FULL / FULL_DECODE_ONLY (config/compilation.py CUDAGraphMode): not modelled, refused naming the flag;
+    # the verbatim DeepSeek NVFP4 benchmark line (find_string id 16010886653; $MODEL $TP $PP $DP filled in)
+    with pytest.raises(PlanInputError) as exc:
+        parse_vllm_command("VLLM_USE_FLASHINFER_MOE_FP4=1 vllm serve nvidia/DeepSeek-R1-FP4 -tp 4 -pp 1 -dp 2 "
+                           "--enable-expert-parallel --attention-backend FLASHINFER_MLA --max-cudagraph-capture-size 2048 "
+                           "--compilation_config.cudagraph_mode FULL_DECODE_ONLY --no-enable-prefix-caching "
+                           "--async-scheduling")
+    assert exc.value.field == "--compilation-config"
+    assert "cudagraph_mode FULL_DECODE_ONLY: not modelled" in str(exc.value)
+    assert "kvplan plans NONE, PIECEWISE, FULL_AND_PIECEWISE" in str(exc.value)
+    with pytest.raises(PlanInputError, match="cudagraph_mode FULL: not modelled"):
+        parse_vllm_command("vllm serve m/x --compilation-config '{\"cudagraph_mode\": \"full\"}'")
+    with pytest.raises(PlanInputError, match="vLLM takes one of NONE, PIECEWISE, FULL, FULL_DECODE_ONLY"):
+        parse_vllm_command("vllm serve m/x --compilation-config '{\"cudagraph_mode\": \"EAGER\"}'")
