@@ -111,3 +111,22 @@ def test_compilation_config_cudagraph_mode_is_parsed_in_every_spelling():
         parse_vllm_command("vllm serve m/x --compilation-config '{\"cudagraph_mode\": \"full\"}'")
     with pytest.raises(PlanInputError, match="vLLM takes one of NONE, PIECEWISE, FULL, FULL_DECODE_ONLY"):
         parse_vllm_command("vllm serve m/x --compilation-config '{\"cudagraph_mode\": \"EAGER\"}'")
+
+
+def test_pool_accuracy_text_is_the_recount():
+    from kvplan.plan import POOL_ACCURACY
+
+    # counted 2026-12-01 with pytest -rA over the pinned vLLM pool tests (method: the comment above POOL_ACCURACY)
+    assert "within max(1 %, 0.25 GiB) in 82 pinned vLLM pool tests; 14 miss" in POOL_ACCURACY
+    assert "-2.89 to +1.17 GiB, +4.58 GiB with an LMCache connector" in POOL_ACCURACY
+
+
+def test_dsv32_sglang_log_dtype_is_the_plans_own():
+    # kvplan.sglang's DSA rule: --kv-cache-dtype auto is bfloat16 below SM 10 (H200), fp8_e4m3 on SM >= 10 (B200).
+    # The cell: 61 layers x (576-wide latent x b + 132 B indexer key): bf16 61 x 1,284 = 78,324; fp8 61 x 708 = 43,188
+    h200 = kvplan_plan("deepseek-v3.2", "H200", tp=8, engine="sglang")
+    assert h200.ranks[0].kv_bytes_per_token == 61 * (576 * 2 + 132) == 78_324
+    assert any(line.startswith("KV Cache is allocated. dtype: torch.bfloat16,") for line in h200.engine_log)
+    b200 = kvplan_plan("deepseek-v3.2", "B200", tp=8, engine="sglang")
+    assert b200.ranks[0].kv_bytes_per_token == 61 * (576 + 132) == 43_188
+    assert any(line.startswith("KV Cache is allocated. dtype: torch.float8_e4m3fn,") for line in b200.engine_log)
