@@ -689,7 +689,7 @@ def expand_abbreviation(name: str) -> str:
 
 # --compilation-config's cudagraph_mode (vllm/config/compilation.py CUDAGraphMode, read 2026-12: NONE, PIECEWISE, FULL,
 # FULL_DECODE_ONLY, FULL_AND_PIECEWISE; validate_cudagraph_mode_before takes any case, CUDAGraphMode[value.upper()]).
-# kvplan's graph estimate (kvplan.engines cuda_graph_bytes) models the first three of PLANNED_CUDAGRAPH_MODES only.
+# kvplan's graph estimate (kvplan.engines cuda_graph_bytes) models PLANNED_CUDAGRAPH_MODES only.
 CUDAGRAPH_MODES = ("NONE", "PIECEWISE", "FULL", "FULL_DECODE_ONLY", "FULL_AND_PIECEWISE")
 PLANNED_CUDAGRAPH_MODES = ("NONE", "PIECEWISE", "FULL_AND_PIECEWISE")
 _CC_FLAG = "--compilation-config"
@@ -700,8 +700,8 @@ def compilation_config_fields(value: str | None, key: str | None, shown: str) ->
     ``key`` such as ``cudagraph_mode`` from --compilation-config.cudagraph_mode X, that key's value). The mode is
     upper-cased as vLLM reads it; FULL / FULL_DECODE_ONLY (not modelled) and a name vLLM has not are refused naming
     the flag; every other key is named in a "read, not planned" note. Worked example: '{"cudagraph_mode":
-    "piecewise", "cudagraph_capture_sizes": [1, 2]}' -> ("PIECEWISE", "--compilation-config keys
-    cudagraph_capture_sizes: read, not planned ...")."""
+    "piecewise", "cudagraph_capture_sizes": [1, 2]}' -> ("PIECEWISE", "--compilation-config cudagraph_mode PIECEWISE:
+    planned by the core ...; --compilation-config key cudagraph_capture_sizes: read, not planned ...")."""
     if key is not None:
         head, _, rest = key.partition(".")
         if rest:
