@@ -1178,6 +1178,11 @@ def speculative_refusal(version: str, method: str, dp_attention: int = 1) -> tup
     if method == "ngram" and dp_attention > 1:
         return SPECULATIVE_FLAG, "NGRAM with DP attention: SGLang refuses it (ngram speculative decoding does not " \
                                  "support dp attention): plan it without --enable-dp-attention"
+    if method == "draft_model":  # vLLM's method name; SGLang's --speculative-algorithm calls it STANDALONE
+        return SPECULATIVE_FLAG, (
+            "vLLM's draft_model is SGLang's STANDALONE (a separate draft model: its own config and KV cell, not "
+            "read), which kvplan does not plan for SGLang. kvplan plans SGLang's NEXTN / EAGLE on the checkpoint's "
+            "own MTP layers (DeepSeek-V3 / GLM MoE families) and NGRAM")
     if method not in ("mtp", "ngram"):
         return SPECULATIVE_FLAG, (
             f"{method.upper()} with a draft model of its own: not modelled for SGLang (EAGLE draft heads are planned "

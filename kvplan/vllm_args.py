@@ -211,6 +211,7 @@ class VllmArgs(BaseModel):
     num_speculative_tokens: int = 0
     draft: DraftSpec | None = None  # the EAGLE head (kvplan.drafter) or draft model (kvplan.draft_model)
     enable_prefix_caching: bool | None = None
+    cudagraph_mode: str | None = None  # --compilation-config's cudagraph_mode (EngineConfig.cudagraph_mode)
     # a vllm/vllm-openai:vX image tag on the line: the image ships triton_kernels (EngineConfig.triton_kernels)
     triton_kernels: bool | None = None
     # the vLLM release line (kvplan.engines.VLLM_PROFILES) the line itself says: VLLM_USE_V1=0 -> a V0 profile
@@ -230,6 +231,8 @@ class VllmArgs(BaseModel):
             out["vllm_version"] = self.vllm_version
         if self.model_runner != "auto":
             out["model_runner"] = self.model_runner
+        if self.cudagraph_mode is not None:
+            out["cudagraph_mode"] = self.cudagraph_mode
         return out
 
     def parallel_fields(self) -> dict[str, Any]:
@@ -684,6 +687,57 @@ def expand_abbreviation(name: str) -> str:
     return matches[0] if matches else name
 
 
+# --compilation-config's cudagraph_mode (vllm/config/compilation.py CUDAGraphMode, read 2026-12: NONE, PIECEWISE, FULL,
+# FULL_DECODE_ONLY, FULL_AND_PIECEWISE; validate_cudagraph_mode_before takes any case, CUDAGraphMode[value.upper()]).
+# kvplan's graph estimate (kvplan.engines cuda_graph_bytes) models PLANNED_CUDAGRAPH_MODES only.
+CUDAGRAPH_MODES = ("NONE", "PIECEWISE", "FULL", "FULL_DECODE_ONLY", "FULL_AND_PIECEWISE")
+PLANNED_CUDAGRAPH_MODES = ("NONE", "PIECEWISE", "FULL_AND_PIECEWISE")
+_CC_FLAG = "--compilation-config"
+
+
+def compilation_config_fields(value: str | None, key: str | None, shown: str) -> tuple[str | None, str | None]:
+    """(cudagraph_mode, note) of one --compilation-config (-O / -cc) occurrence: ``value`` its JSON (or, with a dotted
+    ``key`` such as ``cudagraph_mode`` from --compilation-config.cudagraph_mode X, that key's value). The mode is
+    upper-cased as vLLM reads it; FULL / FULL_DECODE_ONLY (not modelled) and a name vLLM has not are refused naming
+    the flag; every other key is named in a "read, not planned" note. Worked example: '{"cudagraph_mode":
+    "piecewise", "cudagraph_capture_sizes": [1, 2]}' -> ("PIECEWISE", "--compilation-config cudagraph_mode PIECEWISE:
+    planned by the core ...; --compilation-config key cudagraph_capture_sizes: read, not planned ...")."""
+    if key is not None:
+        head, _, rest = key.partition(".")
+        if rest:
+            data: Any = {head: {rest: value}}
+        else:
+            try:
+                leaf: Any = json.loads(value) if value is not None else None
+            except ValueError:
+                leaf = value
+            data = {head: leaf}
+    else:
+        try:
+            data = json.loads(value) if value is not None else None
+        except ValueError:
+            data = None
+    if not isinstance(data, dict):  # an integer level (vLLM 0.10's -O 3), or text vLLM would refuse
+        return None, f"{shown}: not modeled ({_NOT_MODELED[_CC_FLAG]})"
+    mode = None
+    if "cudagraph_mode" in data:
+        raw = data["cudagraph_mode"]
+        mode = raw.upper() if isinstance(raw, str) else None
+        if mode not in CUDAGRAPH_MODES:
+            raise PlanInputError(_CC_FLAG, f"cudagraph_mode {str(raw)[:30]!r}: vLLM takes one of "
+                                 f"{', '.join(CUDAGRAPH_MODES)}")
+        if mode not in PLANNED_CUDAGRAPH_MODES:
+            raise PlanInputError(_CC_FLAG, f"cudagraph_mode {mode}: not modelled (kvplan's CUDA-graph estimate has "
+                                 f"no {mode} capture); kvplan plans {', '.join(PLANNED_CUDAGRAPH_MODES)}: give one of "
+                                 "those, or drop the key for the release's default")
+    others = [str(k)[:40] for k in data if k != "cudagraph_mode"]
+    notes = ([f"{_CC_FLAG} cudagraph_mode {mode}: planned by the core (EngineConfig.cudagraph_mode); the app's "
+              "sidebar has no CUDA-graph mode, so its Apply plans the release's default"] if mode else []) + (
+        [f"{_CC_FLAG} key{'s' if len(others) > 1 else ''} {', '.join(others)}: read, not planned (kvplan reads only "
+         f"cudagraph_mode; {_NOT_MODELED[_CC_FLAG]})"] if others else [])
+    return mode, "; ".join(notes) or None
+
+
 def _status(name: str) -> tuple[str, str]:
     """A flag kvplan does not plan with: ("ignored", "") for no effect on memory, ("note", why) otherwise."""
     if name in _IGNORED_VALUE or name in _IGNORED_SWITCH or name in _DEFAULT_SWITCHES:
@@ -878,6 +932,8 @@ def parse_vllm_command(command: str, prefix: list[str] | tuple[str, ...] = (), d
         name, inline = _split_flag(tok)
         base = name.split(".", 1)[0].rstrip("+")  # --compilation-config.mode 3, --json-arg.key+ v (vLLM's JSON keys)
         mm_key = None
+        # --compilation-config.KEY V: the key as typed (vLLM's argparse_utils dashes the flag, not the dotted key)
+        cc_key = tok.partition("=")[0].split(".", 1)[1] if base == _CC_FLAG and base != name else None
         if base == _MM_LIMIT_FLAG and base != name:  # --limit-mm-per-prompt.image 0 (FlexibleArgumentParser's dots)
             mm_key = name.split(".", 1)[1].split(".")
         if base != name and _arity(base) == "V":
@@ -920,6 +976,12 @@ def parse_vllm_command(command: str, prefix: list[str] | tuple[str, ...] = (), d
                         node[key] = {}
                     node = node[key]
                 node[mm_key[-1]] = leaf
+        elif name == _CC_FLAG:
+            mode, note = compilation_config_fields(value, cc_key, shown)
+            if mode is not None:
+                values["cudagraph_mode"] = mode
+            if note is not None:
+                notes.append(note)
         elif name == _MM_KWARGS_FLAG:
             values["mm_processor_kwargs"] = mm_processor_kwargs_fields(name, value)
         elif name == "--speculative-config" and (spec := speculative_fields(value, draft_config, draft_name)):

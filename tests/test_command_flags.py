@@ -97,7 +97,8 @@ def test_disable_log_requests_is_a_switch():
     ("--ubatch-size 2", "--ubatch-size 2: read, not planned: micro-batches"),
     ("--disable-sliding-window", "--disable-sliding-window: read, not planned: sliding-window layers then cache"),
     ("-O3", "-O3: not modeled (the optimization level picks the CUDA-graph mode"),
-    ("--compilation-config.cudagraph_mode FULL", "--compilation-config.cudagraph_mode FULL: not modeled"),
+    ("--compilation-config.cudagraph_mode piecewise", "--compilation-config cudagraph_mode PIECEWISE: planned by the core"),
+    ("--compilation-config 3", "--compilation-config 3: not modeled"),
     ("--max-seq-len-to-capture 8192", "--max-seq-len-to-capture 8192: not modeled"),
     ("--moe-backend triton", "--moe-backend triton: read, not planned: a vLLM KernelConfig setting"),
 ])
@@ -169,7 +170,7 @@ RECIPES = [
      "--no-enable-prefix-caching --disable-log-requests --async-scheduling"),
      {"tensor_parallel_size": 8, "max_model_len": 8192, "block_size": 64, "enable_prefix_caching": False},
      ["--port 8000", "--disable-log-requests"],
-     ["--max-seq-len-to-capture 8192", "--compilation-config", "--async-scheduling"]),
+     ["--max-seq-len-to-capture 8192", "--compilation-config cudagraph_mode FULL_AND_PIECEWISE", "--async-scheduling"]),
     # a gpt-oss-120b deployment note (find_string id 68373718029), after the vllm/vllm-openai image
     (("vllm serve openai/gpt-oss-120b --host 0.0.0.0 --port 8000 --served-model-name openai/gpt-oss-120b "
      "--tensor-parallel-size 1 --max-model-len 131072 --gpu-memory-utilization 0.85 --max-num-seqs 4 "
@@ -179,13 +180,8 @@ RECIPES = [
      ["--host 0.0.0.0", "--port 8000", "--served-model-name openai/gpt-oss-120b", "--stream-interval 20",
       "--tool-call-parser openai", "--enable-auto-tool-choice", "--api-key secret"],
      ["--max-cudagraph-capture-size 2048"]),
-    # a DeepSeek NVFP4 benchmark script (find_string id 16010886653; $MODEL $TP $PP $DP filled in)
-    (("VLLM_USE_FLASHINFER_MOE_FP4=1 vllm serve nvidia/DeepSeek-R1-FP4 -tp 4 -pp 1 -dp 2 --enable-expert-parallel "
-     "--attention-backend FLASHINFER_MLA --max-cudagraph-capture-size 2048 "
-     "--compilation_config.cudagraph_mode FULL_DECODE_ONLY --no-enable-prefix-caching --async-scheduling"),
-     {"tensor_parallel_size": 4, "data_parallel_size": 2, "enable_expert_parallel": True},
-     [], ["--attention-backend FLASHINFER_MLA", "--max-cudagraph-capture-size 2048",
-          "--compilation_config.cudagraph_mode FULL_DECODE_ONLY", "--async-scheduling"]),
+    # (the DeepSeek NVFP4 benchmark script, find_string id 16010886653: its cudagraph_mode FULL_DECODE_ONLY is refused,
+    # tests/test_polish_dec01.py)
     # a DeepSeek-V4 script's dotted JSON key (find_string: --attention_config.use_fp4_indexer_cache True)
     (("vllm serve deepseek-ai/DeepSeek-V4 --block-size 256 --attention_config.use_fp4_indexer_cache True "
      "--tokenizer-mode deepseek_v4 --reasoning-parser deepseek_v4"),

@@ -185,9 +185,9 @@ def _mistral_small_3_2():
     return load_preset("mistral-small-3.1-24b-instruct-2503")
 
 
-@pytest.mark.xfail(strict=True, reason="Mistral-Small-3.2-24B on one H100, 'vLLM: v0.11.0' as the source states: KV 25.41 "
-                   "GiB vs 28.20 logged (-2.79), 166,528 tokens vs 184,832 (-9.9 %), 10.41x vs 11.55x. The weights are "
-                   "exact (44.76); the logged 'torch peak memory increase' is 2.12 GiB against kvplan's 4.93 at 0.11 "
+@pytest.mark.xfail(strict=True, reason="Mistral-Small-3.2-24B on one H100, 'vLLM: v0.11.0' as the source states: KV 25.31 "
+                   "GiB vs 28.20 logged (-2.89), 165,760 tokens vs 184,832 (-10.3 %), 10.36x vs 11.55x. The weights are "
+                   "exact (44.76); the logged 'torch peak memory increase' is 2.12 GiB against kvplan's 5.04 at 0.11 "
                    "(1024 x 131,072 fp32 logits x 9.55 copies of the pre-0.17 PyTorch-native sampler). The sibling 0.11 "
                    "logs of the same set (gpt-oss-20b 7.38, Llama-3.1-8B 4.76, Qwen3 5.56 / 5.64) confirm 9.55 copies; "
                    "this one fits the 0.17+ sampler (3.72 copies): kvplan's 0.19 profile gives 28.21 / 184,832 / 11.55 "
@@ -232,8 +232,8 @@ def test_minimax_m2_7_a100_tp4_page():
 
 def test_minimax_m2_7_a100_tp4_tokens():
     # kvplan 244,480 tokens (-0.04 %), 1.87x, pool 14.46 GiB as logged. The launch line's --compilation-config
-    # '{"cudagraph_mode":"PIECEWISE"}' is passed as the engine field (kvplan.vllm_args lists --compilation-config as
-    # not modelled): 51 PIECEWISE graphs, no FULL ones, x 62 MoE layers x 256 KiB = 15.5 MiB a graph, + the first
+    # '{"cudagraph_mode":"PIECEWISE"}' is read into the engine field (kvplan.vllm_args compilation_config_fields;
+    # passed here explicitly too): 51 PIECEWISE graphs, no FULL ones, x 62 MoE layers x 256 KiB = 15.5 MiB a graph, + the first
     # capture 80 MiB + 2 x 512 x 6,144 (8 experts x 2 x 1,536 / 4) x 2 B = 92 MiB: 92 + 50 x 15.5 = 867 MiB
     # (kvplan.engines.cuda_graph_bytes). A strict xfail until then: 251,520 tokens (+2.8 %) with the FP8 Marlin scales,
     # 248,352 (+1.5 %) with the Marlin MoE workspace, both under the fixed 0.62 GiB graph fit; the release default
@@ -277,16 +277,16 @@ def test_gemma4_26b_a4b_l40s_tokens_with_the_raised_batch_budget():
 
 @pytest.mark.xfail(strict=True, reason="Gemma-4-26B-A4B FP8 on one L40S, vLLM 0.25.1, util 0.92, 32,768 tokens, no "
                    "--max-num-batched-tokens (weights given: 25.8 GiB logged; kvplan's --quantization fp8 of the bf16 "
-                   "config would say 25.64): KV 13.03 GiB vs 12.75 logged (+0.28 against a 0.25 GiB floor), 328,665 "
-                   "tokens vs 321,600 (+2.2 %), 10.03x vs 9.81x. The batch budget is now vLLM's (the prefix-LM floor "
+                   "config would say 25.64): KV 12.90 GiB vs 12.75 logged (+0.15, inside the 0.25 GiB floor), 325,294 "
+                   "tokens vs 321,600 (+1.1 %, the miss), 9.93x vs 9.81x. The batch budget is now vLLM's (the prefix-LM floor "
                    "raises it to 2,496: 2,129 blocks a request, 321,508 tokens at the logged pool, "
                    "tests/test_engine_defaults_dec.py; before it kvplan said 13.08 / 352,935 / 10.77x at 2,048); the "
                    "rest is the pool: non-KV implied 0.92 x 44.42 - 25.8 - 12.75 = 2.32 GiB, of which the log's graph "
-                   "estimate is 0.66, leaving 1.66 for activation + non-torch vs kvplan's 1.17 + 0.25 = 1.42: ~0.25 "
+                   "estimate is 0.66 (kvplan 0.72), leaving 1.66 for activation + non-torch vs kvplan's 1.19 + 0.25 = 1.44: ~0.22 "
                    "GiB of profile peak (the fp8 MoE or the vision encoder's dummy batch) that kvplan does not model. "
                    "2026-12 (kvplan.vllm_mm): the encoder's dummy batch is modeled now, one 32-frame video (the log's "
                    "budget 2,496): 43.6 MB of frames and embeddings held under the LM run, an encoder step of ~0.61 GiB "
-                   "below the LM's peak; kvplan's figures since the FlashInfer-sampler default: KV 13.24 GiB (+0.49), "
+                   "below the LM's peak; kvplan's figures with it before the model-shaped graph estimate: KV 13.24 GiB (+0.49), "
                    "333,759 tokens (+3.8 %), 10.19x (13.26 / 334,467 before the encoder model): the gap is not the "
                    "encoder (an eager-attention or one_hot-position transformers tower would overshoot the A100 0.19 "
                    "log by as much)")

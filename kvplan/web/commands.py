@@ -66,6 +66,11 @@ SGLANG_SPECULATIVE_ABBREV = {"--speculative-algo": "--speculative-algorithm", "-
 # 0.5.20: (3, 1, 4); docs/basic_usage/deepseek_v3.md: "The default configuration for DeepSeek models is
 # --speculative-num-steps 3 --speculative-eagle-topk 1 --speculative-num-draft-tokens 4").
 SGLANG_DEFAULT_NUM_STEPS = 3
+# No --speculative-num-steps: the note the Import table reads to label the steps SGLang's default. NGRAM's default is
+# derived (arg_groups/speculative_hook.py _handle_ngram, 0.5.20+: num_steps = num_draft_tokens // eagle_topk, topk =
+# --speculative-ngram-max-bfs-breadth 10, draft tokens 12 unless given: 1 step), not the MTP families' 3; its pool
+# does not depend on it (nothing drafted is cached).
+SGLANG_STEPS_DEFAULT_NOTE = "--speculative-num-steps not given: SGLang's default"
 # Read and checked (server_args.py: type=int), not planned: from 0.5.14 SGLang's KV pools do not depend on them (the
 # draft's layers share the target's token slots; only the request table, outside the KV budget, is num_draft_tokens
 # wider).
@@ -410,5 +415,10 @@ def _sglang_speculative(flags: dict[str, str], extra: dict) -> dict:
         notes.append(f"{SGLANG_DRAFT_PATH} {draft}: the exported NextN (MTP) layer: planned as the checkpoint's own MTP "
                      "layers (the same weights and KV)")
     notes += [f"{name} {flags[name]}: {SPECULATIVE_READ_NOTE}" for name in SGLANG_SPECULATIVE_READ if name in flags]
+    if steps is None:
+        notes.append(f"{SGLANG_STEPS_DEFAULT_NOTE} " + (
+            "(--speculative-num-draft-tokens // --speculative-ngram-max-bfs-breadth: 12 // 10 = 1 with SGLang's "
+            "defaults); NGRAM's pool does not depend on it" if method == "ngram" else
+            f"({SGLANG_DEFAULT_NUM_STEPS}, _auto_choose_speculative_params)"))
     return {"speculative_method": method, "num_speculative_tokens": steps or SGLANG_DEFAULT_NUM_STEPS,
             "notes": tuple(notes)}

@@ -900,7 +900,14 @@ def vllm_rows(args: VllmArgs, command=None, auto: str = AUTO_DTYPE) -> list[dict
         elif sglang and name == "enable_prefix_caching":  # the switch given: no radix cache
             shown = "given (no radix cache)"
         elif name == "speculative_method" and sglang:  # SGLang's spelling (kvplan.web.widgets.SGLANG_SPECULATIVE)
-            shown = f"{SGLANG_METHODS.get(value, value)}, {knobs['num_speculative_tokens']} step(s)"
+            # no --speculative-num-steps: SGLang's default, labelled; NGRAM's is derived, not the MTP families' 3
+            from kvplan.web.commands import SGLANG_STEPS_DEFAULT_NOTE
+
+            default = any(n.startswith(SGLANG_STEPS_DEFAULT_NOTE) for n in getattr(args, "notes", ()))
+            shown = SGLANG_METHODS.get(value, value) + (
+                ", steps: SGLang's default (draft tokens // ngram max BFS breadth, 1 with its defaults)"
+                if default and value == "ngram" else
+                f", {knobs['num_speculative_tokens']} step(s)" + (" (default)" if default else ""))
         elif name == "speculative_method":
             # draft_model's drafter is a smaller LM (a preset), not an EAGLE head: the row said "draft head llama-3.2-1b"
             kind = "draft model" if value == "draft_model" else "draft head"
