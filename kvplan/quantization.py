@@ -21,6 +21,11 @@ matches one of them:
 | router     | ``{L}.mlp.gate``, ``{L}.mlp.router``, ``{L}.block_sparse_moe.gate``                |
 | norms, other | ``{L}.{name}`` / ``model.{name}``                                                |
 
+A family whose checkpoint and vLLM name the modules otherwise adds its own paths first: DeepSeek-V4
+(``families/deepseek_v4.VLLM_MODULE_NAMES``: ``{L}.attn.fused_wqa_wkv`` for q_a_proj and kv_proj, ``attn.wq_b``,
+``attn.wo_a``, ``attn.wo_b``, ``attn.indexer.wq_b``, ``ffn.shared_experts.gate_up_proj``, ...), so a
+compressed-tensors target ``re:.*attn.*(fused_wqa_wkv|wq_b|wo_a|wo_b)$`` hits what vLLM's hits.
+
 Entries: ``re:<regex>``: ``re.match`` on a full path (compressed-tensors' and GPTQ ``dynamic``'s
 rule); an entry with ``*``, ``?`` or ``[``: ``fnmatch`` on a full path or one of its parent modules
 (modelopt ``exclude_modules``); any other entry: a module name matched on dot boundaries anywhere
@@ -42,6 +47,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from kvplan.errors import ConfigError
+from kvplan.layers import CompressedAttention
 from kvplan.spec import FormatOverride, Linear
 from kvplan.weights import QUANTIZED_CATEGORIES, UNQUANTIZED, component_format
 
@@ -388,14 +394,31 @@ _ALIASES = {"gate_proj": ("w1",), "up_proj": ("w3",), "down_proj": ("w2",)}  # M
 _EXPERT_TAIL = re.compile(r"(?:^|\.)experts\.(\d+)(?:\.|$)")
 
 
+def _naming(layer) -> str:
+    """The module-name table of a layer's family ("" = the generic HF paths only). DeepSeek-V4 (the one
+    family with a ``CompressedAttention`` cache) keeps its checkpoint's / vLLM's own names (``attn.wq_b``,
+    ``attn.fused_wqa_wkv``), not transformers' (``self_attn.q_b_proj``) that kvplan's components carry."""
+    return "deepseek_v4" if isinstance(layer.cache, CompressedAttention) else ""
+
+
+@functools.lru_cache(maxsize=8)
+def _module_names(naming: str) -> Mapping[tuple[str, str], tuple[str, ...]]:
+    if naming == "deepseek_v4":
+        from kvplan.families.deepseek_v4 import VLLM_MODULE_NAMES  # the family's own table, beside its components
+        return VLLM_MODULE_NAMES
+    return {}
+
+
 @functools.lru_cache(maxsize=4096)
-def _tails(category: str, name: str, expert: str | None) -> tuple[str, ...]:
-    """Paths of a layer component below ``layers.{i}``. Strings in, a tuple out: cached, as every
-    layer asks again for the same (category, name)."""
+def _tails(category: str, name: str, expert: str | None, naming: str = "") -> tuple[str, ...]:
+    """Paths of a layer component below ``layers.{i}``: the family's own module names (``naming``, see
+    ``_naming``) first, then the generic HF paths. Strings in, a tuple out: cached, as every layer asks
+    again for the same (category, name)."""
+    own = _module_names(naming).get((category, name), ()) if naming else ()
     if category == "router":
-        return _ROUTER_PATHS
+        return own + _ROUTER_PATHS
     names = (name,) + _ALIASES.get(name, ()) if category == "experts" else (name,)
-    out = []
+    out = list(own)
     for c in _CONTAINERS.get(category, ("",)):
         for n in names:
             if category == "experts":
@@ -406,11 +429,11 @@ def _tails(category: str, name: str, expert: str | None) -> tuple[str, ...]:
 
 
 @functools.lru_cache(maxsize=4096)
-def _tail_modules(category: str, name: str, expert: str | None) -> tuple[str, ...]:
+def _tail_modules(category: str, name: str, expert: str | None, naming: str = "") -> tuple[str, ...]:
     """Every tail of ``_tails`` and its parent modules (``mlp.experts.3.w1`` -> ``mlp``, ``mlp.experts``,
     ``mlp.experts.3``, ``mlp.experts.3.w1``), in order: the keys ``first_layer`` looks up below a layer."""
     out = []
-    for tail in _tails(category, name, expert):
+    for tail in _tails(category, name, expert, naming):
         parts = tail.split(".")
         out.extend(".".join(parts[:k]) for k in range(1, len(parts) + 1))
     return tuple(out)
@@ -541,15 +564,16 @@ class _Entries:
                 best = i
         return best
 
-    def _plain_first_in_layer(self, layer: int, category: str, name: str, expert: str | None) -> int | None:
+    def _plain_first_in_layer(self, layer: int, category: str, name: str, expert: str | None,
+                              naming: str = "") -> int | None:
         """The earliest of ``_plain_first(f"layers.{layer}.{tail}")`` over the component's tails. With
         one-part entries only a hit is one part of the path: the tails' share is the same in every layer
         (looked up once per component), the ``layers`` and ``{layer}`` parts are looked up apart."""
-        tails = _tails(category, name, expert)
+        tails = _tails(category, name, expert, naming)
         if self.plain_span != 1:
             return min((i for i in (self._plain_first(f"layers.{layer}.{t}") for t in tails) if i is not None),
                        default=None)
-        key = (category, name, expert)
+        key = (category, name, expert, naming)
         if key in self._plain_by_tails:
             best = self._plain_by_tails[key]
         else:
@@ -621,14 +645,14 @@ class _Entries:
         return self._pattern_first(paths) if self.patterns else None
 
     def first_layer(self, layer: int, category: str, name: str, expert: str | None = None,
-                    patterns: bool = True) -> int | None:
+                    patterns: bool = True, naming: str = "") -> int | None:
         if self.empty:
             return None
-        tails = _tails(category, name, expert)
+        tails = _tails(category, name, expert, naming)
         hits = []
         if layer in self.layers_named:
             index = self.index
-            modules = _tail_modules(category, name, expert)  # each tail, then its parents
+            modules = _tail_modules(category, name, expert, naming)  # each tail, then its parents
             for root in self.roots:
                 head = f"{root}layers.{layer}"
                 if head in index:
@@ -639,7 +663,7 @@ class _Entries:
                     if key in index:
                         hits.append(index[key])
         if self.plain:
-            i = self._plain_first_in_layer(layer, category, name, expert)
+            i = self._plain_first_in_layer(layer, category, name, expert, naming)
             if i is not None:
                 hits.append(i)
         if hits:
@@ -651,7 +675,7 @@ class _Entries:
             heads = self._heads_by_layer[layer]  # f"{root}.layers.{layer}." per pattern root, in order
             full = [head + t for head in heads for t in tails]
             if category == "experts" and expert is None:
-                full += [head + t for head in heads for t in _tails(category, name, "0")]
+                full += [head + t for head in heads for t in _tails(category, name, "0", naming)]
             return self._pattern_first(full, candidates)
         return None
 
@@ -739,22 +763,23 @@ def format_overrides(scheme: QuantScheme, spec_fields: Mapping[str, Any], field_
 def _layer_formats(i: int, layer, ignore: _Entries, mods: _Entries, decide) -> tuple:
     """((category, component, ((format, experts), ...)), ...) for layer ``i``."""
     result = []
+    naming = _naming(layer)
     for category in ("attention", "mlp", "router", "norms", "other"):
         for comp in getattr(layer, category):
-            f = decide(ignore.first_layer(i, category, comp.name), mods.first_layer(i, category, comp.name),
-                       category, comp)
+            f = decide(ignore.first_layer(i, category, comp.name, naming=naming),
+                       mods.first_layer(i, category, comp.name, naming=naming), category, comp)
             result.append((category, comp, ((f, 0),)))
     if layer.experts is not None:
         n_experts = layer.experts.num_experts
         named = sorted({e for e in ignore.experts_named.get(i, set()) | mods.experts_named.get(i, set())
                         if int(e) < n_experts}, key=int)
         for comp in layer.experts.linears:
-            common = decide(ignore.first_layer(i, "experts", comp.name), mods.first_layer(i, "experts", comp.name),
-                            "experts", comp)
+            common = decide(ignore.first_layer(i, "experts", comp.name, naming=naming),
+                            mods.first_layer(i, "experts", comp.name, naming=naming), "experts", comp)
             counts = {common: n_experts - len(named)} if len(named) < n_experts else {}
             for e in named:
-                hi = ignore.first_layer(i, "experts", comp.name, e, patterns=False)
-                hm = mods.first_layer(i, "experts", comp.name, e, patterns=False)
+                hi = ignore.first_layer(i, "experts", comp.name, e, patterns=False, naming=naming)
+                hm = mods.first_layer(i, "experts", comp.name, e, patterns=False, naming=naming)
                 f = common if hi is None and hm is None else decide(hi, hm, "experts", comp)
                 counts[f] = counts.get(f, 0) + 1
             mix = ((common, 0),) if len(counts) == 1 else tuple(sorted(counts.items()))

@@ -27,6 +27,9 @@ the three DeepSeek-V4 fixtures' entries only (digest() of each), ``weight_bytes`
 155,623,489,710 and -pro 1,575,503,022,022 -> 849,783,277,510 (-nvfp4-fp8's unchanged: compressed-tensors).
 Merging Qwen2.5-VL (branch qwen25vl) into that structure: the Qwen2.5-VL-7B preset's and Qwen2.5-VL-3B fixture's
 ``spec_sha256`` only (their tower gained ``modalities`` / ``vllm_skip_from`` and the video in ``others``).
+When DeepSeek-V4's components were matched by their vLLM / checkpoint module names (``attn.fused_wqa_wkv``, ``attn.wq_b``,
+families/deepseek_v4.VLLM_MODULE_NAMES): the -nvfp4-fp8 fixture's entry only (digest() of it), its "re:" FP8 block
+targets now hit the attention: ``weight_bytes`` 168,885,164,214 -> 164,111,114,934.
 """
 
 import hashlib

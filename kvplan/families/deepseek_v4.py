@@ -152,6 +152,40 @@ def build_deepseek_v4(r, model_type: str) -> dict[str, Any]:
     return fields
 
 
+# The modules a quantization_config names, below ``model.layers.{i}``: vLLM's own module names (its
+# compressed-tensors / fp8 matching reads those: ``find_matched_target`` tries the layer's prefix, then each shard of
+# ``packed_modules_mapping``), first the fused module, then its shards as the checkpoint names them (DeepSeek's own
+# ``layers.{i}.attn.wq_a`` ... ``ffn.shared_experts.w1``). vLLM models/deepseek_v4/attention.py (0.25.0 - 0.32.0
+# wheels, read 2026-12-01): ``attn.fused_wqa_wkv`` (MergedColumnParallelLinear [wq_a, wkv]), ``attn.wq_b``,
+# ``attn.wo_a``, ``attn.wo_b``, ``attn.indexer.wq_b`` (all with the quant_config), ``attn.indexer.weights_proj``
+# (quant_config None); compressor.py ``{attn, attn.indexer}.compressor.fused_wkv_wgate`` [wkv, wgate]
+# (quant_config None); nvidia/model.py ``ffn.gate``, ``ffn.shared_experts.gate_up_proj`` [w1, w3] and
+# ``.down_proj``, ``ffn.experts`` (FusedMoE, matched as ``ffn.experts.0.gate_proj`` / ``up_proj`` / ``down_proj``:
+# the generic expert paths). packed_modules_mapping (0.32.0 nvidia/model.py): gate_up_proj [w1, w3], fused_wqa_wkv
+# [wq_a, wkv], fused_wkv_wgate [wkv, wgate]. kvplan's names are transformers 5.23's (conversion_mapping.py
+# "deepseek_v4" renames the checkpoint's), kept for the parameter oracle. Not modelled: vLLM requires all shards of
+# a fused module to agree (a list naming wq_a but not wkv is refused there; kvplan prices each shard as named).
+VLLM_MODULE_NAMES = {
+    ("attention", "q_a_proj"): ("attn.fused_wqa_wkv", "attn.wq_a"),
+    ("attention", "kv_proj"): ("attn.fused_wqa_wkv", "attn.wkv"),
+    ("attention", "q_b_proj"): ("attn.wq_b",),
+    ("attention", "o_a_proj"): ("attn.wo_a",),
+    ("attention", "o_b_proj"): ("attn.wo_b",),
+    ("attention", "sinks"): ("attn.attn_sink",),
+    ("attention", "compressor.kv_proj"): ("attn.compressor.fused_wkv_wgate", "attn.compressor.wkv"),
+    ("attention", "compressor.gate_proj"): ("attn.compressor.fused_wkv_wgate", "attn.compressor.wgate"),
+    ("attention", "compressor.indexer.kv_proj"): ("attn.indexer.compressor.fused_wkv_wgate",
+                                                  "attn.indexer.compressor.wkv"),
+    ("attention", "compressor.indexer.gate_proj"): ("attn.indexer.compressor.fused_wkv_wgate",
+                                                    "attn.indexer.compressor.wgate"),
+    ("attention", "compressor.indexer.q_b_proj"): ("attn.indexer.wq_b",),
+    ("attention", "compressor.indexer.scorer.weights_proj"): ("attn.indexer.weights_proj",),
+    ("mlp", "shared_experts.gate_proj"): ("ffn.shared_experts.gate_up_proj", "ffn.shared_experts.w1"),
+    ("mlp", "shared_experts.up_proj"): ("ffn.shared_experts.gate_up_proj", "ffn.shared_experts.w3"),
+    ("mlp", "shared_experts.down_proj"): ("ffn.shared_experts.down_proj", "ffn.shared_experts.w2"),
+    ("router", "router"): ("ffn.gate",),
+}
+
 VLLM_V4_NOTE = ("DeepSeek-V4: vLLM block plans follow vLLM's own DSV4 layout (kvplan/vllm_dsv4.py: per-layer SWA, "
                 "compressed-KV, indexer and compressor-state specs, its grouping and packed pool), read from the 0.20 - "
                 "0.32 wheels and exact for 0.20 - 0.30; 0.32+ (configurable SWA block and page alignment) is planned with "
