@@ -138,7 +138,7 @@ def test_import_reads_the_env_and_the_cli_flag(capsys):
     cmd = parse_command(line)
     assert cmd.sglang_aiter_honor_explicit_mem_fraction and cmd.engine_fields()[
         "sglang_aiter_honor_explicit_mem_fraction"] is True
-    assert cmd.unplanned == (f"{HONOR}=1",)  # the app's sidebar does not carry it: named, not dropped
+    assert cmd.unplanned == ()  # the app carries it (PlanState.sglang_aiter_honor_explicit_mem_fraction)
     assert any(n.startswith(f"{HONOR}=1: on: with --mem-fraction-static") for n in cmd.args.notes)
     docker = parse_command(f"docker run -e {HONOR}=true lmsysorg/sglang:v0.5.20-rocm700-mi35x python3 -m "
                            "sglang.launch_server --model-path m --mem-fraction-static 0.6")

@@ -45,8 +45,17 @@ SERVING_KNOBS: dict[str, tuple[tuple[str, ...], str]] = {
     "disable_custom_all_reduce": (("vllm", "sglang"), "--disable-custom-all-reduce"),
     "sampler": (("vllm",), "VLLM_USE_FLASHINFER_SAMPLER=1 / 0"),
     "usage_context": (("vllm",), "vllm serve, or the offline LLM class"),
-    "language_model_only": (("vllm",), "--language-model-only (or --limit-mm-per-prompt with every modality 0)"),
+    # every modality of a tower at 0 in --limit-mm-per-prompt (mm_limits) also skips the tower
+    # (kvplan.vllm_mm.loads_tower)
+    "language_model_only": (("vllm",), "--language-model-only"),
     "mm_encoder_tp_mode": (("vllm",), "--mm-encoder-tp-mode"),
+    "mm_limits": (("vllm",), "--limit-mm-per-prompt"),
+    "mm_processor_kwargs": (("vllm",), "--mm-processor-kwargs"),
+    "skip_mm_profiling": (("vllm",), "--skip-mm-profiling"),
+    "model_runner": (("vllm",), "VLLM_USE_V2_MODEL_RUNNER=0 / 1"),
+    "cudagraph_mode": (("vllm",), "--compilation-config cudagraph_mode"),
+    # not a flag: whether ~/.cache/vllm/torch_compile_cache holds this model's graphs at start-up
+    "compile_cache": (("vllm",), "torch.compile cache at start-up"),
     # SGLang: --speculative-algorithm NEXTN / EAGLE on the checkpoint's MTP layers ("mtp") or NGRAM ("ngram"), and
     # --speculative-num-steps (kvplan.sglang.speculative_refusal: what it plans)
     "speculative_method": (("vllm", "sglang"), "--speculative-config method (mtp, ngram, eagle, eagle3 or "
@@ -66,6 +75,7 @@ SERVING_KNOBS: dict[str, tuple[tuple[str, ...], str]] = {
     "mamba_full_memory_ratio": (("sglang",), "--mamba-full-memory-ratio"),
     "max_mamba_cache_size": (("sglang",), "--max-mamba-cache-size"),
     "mamba_ssm_dtype": (("sglang",), "--mamba-ssm-dtype"),
+    "sglang_aiter_honor_explicit_mem_fraction": (("sglang",), "SGLANG_AITER_HONOR_EXPLICIT_MEM_FRACTION=1"),
 }
 ENGINE_FIELDS = ("engine", "vllm_version", "sglang_version", "gpu_memory_utilization", "block_size", "kv_cache_dtype", "weight_format", "max_model_len",
                  "max_num_seqs", "max_num_batched_tokens", "kv_cache_memory_bytes", "enforce_eager",

@@ -215,14 +215,12 @@ def _sglang_env(env: dict[str, str], mfs: float | None, extra: dict) -> None:
     """The SGLang env assignments before the command kvplan reads: SGLANG_AITER_HONOR_EXPLICIT_MEM_FRACTION (0.5.20+,
     environ.py EnvBool: true / 1 / yes / y in any case; anything else keeps False) -> the EngineConfig field; with
     --mem-fraction-static it keeps ROCm's aiter backend from scaling the fraction by 0.85 (kvplan.sglang.aiter_haircut).
-    The Import page's sidebar does not carry it (a CLI flag of the same name does): listed as not planned there."""
+    Apply carries it (PlanState field of the same name, link key 'aiter')."""
     if SGLANG_AITER_HONOR_ENV not in env:
         return
     value = env[SGLANG_AITER_HONOR_ENV]
     on = value.strip().lower() in SGLANG_ENV_TRUE
     extra["sglang_aiter_honor_explicit_mem_fraction"] = on
-    if on and mfs is not None:
-        extra["unplanned"] = (*extra.get("unplanned", ()), f"{SGLANG_AITER_HONOR_ENV}={value}")
     why = ("on: with --mem-fraction-static SGLang 0.5.20+ keeps it as given on ROCm's aiter backend (no x 0.85)"
            if on and mfs is not None else
            "on, but no --mem-fraction-static: SGLang still scales its default by 0.85 on ROCm's aiter backend" if on

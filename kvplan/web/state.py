@@ -66,6 +66,13 @@ SAMPLERS = ("auto", "pytorch", "flashinfer")  # EngineConfig.sampler
 USAGE_CONTEXTS = ("serve", "llm")  # EngineConfig.usage_context: vllm serve, or the offline LLM class
 MM_ENCODER_TP_MODES = ("weights", "data")
 SPECULATIVE_METHODS = ("none", "mtp", "ngram", "eagle", "eagle3", "draft_model")  # kvplan.engines.EngineConfig.speculative_method
+MODEL_RUNNERS = ("auto", "V1", "V2")  # EngineConfig.model_runner (VLLM_USE_V2_MODEL_RUNNER unset / 0 / 1)
+CUDAGRAPH_MODES = ("NONE", "PIECEWISE", "FULL_AND_PIECEWISE")  # EngineConfig.cudagraph_mode (config/compilation.py)
+COMPILE_CACHES = ("cold", "warm")  # EngineConfig.compile_cache
+# --mm-processor-kwargs keys EngineConfig plans (kvplan.vllm_args.mm_processor_kwargs_fields: the Qwen ViTs' pixels)
+MM_PROCESSOR_KEYS = ("max_pixels", "min_pixels", "size.longest_edge", "size.shortest_edge")
+MAX_MM_ITEMS = 8  # modalities / keys in one link value (vLLM's models name at most four: image, video, audio, ...)
+MAX_MM_COUNT = 1_000_000  # items of a modality a prompt (vLLM's BaseDummyOptions count: ge=0, default 999)
 MAMBA_SSM_DTYPES = ("float32", "bfloat16", "float16")  # kvplan.engines.EngineConfig.mamba_ssm_dtype (SGLang's choices)
 # --mamba-full-memory-ratio: above 0 and at most this (EngineConfig's bound; SGLang takes any float, 0.9 by default)
 MAX_MAMBA_RATIO = 1000.0
@@ -115,6 +122,15 @@ class PlanState(BaseModel):
     num_speculative_tokens: int = 1  # planned only with a speculative_method (0 otherwise)
     drafter: str | None = None  # eagle / eagle3: a DRAFTERS.json head; draft_model: a preset name (kvplan.draft_model)
     enable_prefix_caching: bool | None = None  # None: the release's default
+    # vLLM launch settings EngineConfig plans (same names): --limit-mm-per-prompt as (modality, count) pairs,
+    # --mm-processor-kwargs (the Qwen ViTs' pixel keys), --skip-mm-profiling, VLLM_USE_V2_MODEL_RUNNER (auto / V1 / V2),
+    # --compilation-config cudagraph_mode (None: the release's default), torch.compile's cache at start-up
+    mm_limits: tuple[tuple[str, int], ...] = ()
+    mm_processor_kwargs: tuple[tuple[str, int], ...] = ()
+    skip_mm_profiling: bool = False
+    model_runner: Literal["auto", "V1", "V2"] = "auto"
+    cudagraph_mode: Literal["NONE", "PIECEWISE", "FULL_AND_PIECEWISE"] | None = None
+    compile_cache: Literal["cold", "warm"] = "cold"
     # ... and SGLang's
     max_total_tokens: int | None = None
     dp_attention_size: int = 1
@@ -125,6 +141,8 @@ class PlanState(BaseModel):
     mamba_full_memory_ratio: float | None = None
     max_mamba_cache_size: int | None = None
     mamba_ssm_dtype: Literal["float32", "bfloat16", "float16"] | None = None
+    # SGLang 0.5.20+ env SGLANG_AITER_HONOR_EXPLICIT_MEM_FRACTION (kvplan.sglang.aiter_haircut)
+    sglang_aiter_honor_explicit_mem_fraction: bool = False
     runtime_gib: float = 2.0
     headroom_gib: float = 2.0
     # weights, in place of kvplan's computed shard sums (one or neither; the last chosen wins): a Hub checkpoint
@@ -324,6 +342,44 @@ def _drafter(text: str) -> str:
     return entry["name"]
 
 
+def _pairs(text: str, what: str, key_ok: Callable[[str], bool], lo: int, hi: int) -> tuple[tuple[str, int], ...]:
+    """'image:0,video:2' -> (("image", 0), ("video", 2)): KEY:COUNT items, each key once, counts in [lo, hi]."""
+    out: dict[str, int] = {}
+    items = [i.strip() for i in text.split(",") if i.strip()]
+    if not 1 <= len(items) <= MAX_MM_ITEMS:
+        raise ValueError(f"1 to {MAX_MM_ITEMS} {what}:NUMBER items, such as image:0,video:1")
+    for item in items:
+        key, sep, count = item.partition(":")
+        key = key.strip()
+        if not sep or not key_ok(key) or not re.fullmatch(r"[0-9]{1,13}", count.strip()):
+            raise ValueError(f"item {item[:40]!r} is not {what}:NUMBER")
+        if key in out:
+            raise ValueError(f"{key} given twice")
+        value = int(count)
+        if not lo <= value <= hi:
+            raise ValueError(f"{key}: must be from {lo:,} to {hi:,}")
+        out[key] = value
+    return tuple(out.items())
+
+
+def _mm_limits(text: str) -> tuple[tuple[str, int], ...]:
+    """--limit-mm-per-prompt as MODALITY:COUNT items ('image:0,video:0'); a count is a whole number >= 0."""
+    return _pairs(text, "MODALITY", lambda k: re.fullmatch(r"[a-z][a-z0-9_]{0,39}", k) is not None, 0, MAX_MM_COUNT)
+
+
+def _mm_processor_kwargs(text: str) -> tuple[tuple[str, int], ...]:
+    """--mm-processor-kwargs keys kvplan plans as KEY:PIXELS items ('max_pixels:1003520'); size.shortest_edge only
+    with size.longest_edge (vLLM's Qwen-VL video item reads it: kvplan.vllm_args.mm_processor_kwargs_fields)."""
+    pairs = _pairs(text, "KEY", lambda k: k in MM_PROCESSOR_KEYS, 1, 2**40)
+    if "size.shortest_edge" in dict(pairs) and "size.longest_edge" not in dict(pairs):
+        raise ValueError("size.shortest_edge needs size.longest_edge")
+    return pairs
+
+
+def _fmt_pairs(value: tuple[tuple[str, int], ...]) -> str:
+    return ",".join(f"{k}:{v}" for k, v in value)
+
+
 def _command(text: str) -> str:
     if len(text) > MAX_COMMAND_CHARS:
         raise ValueError(f"longer than {MAX_COMMAND_CHARS:,} characters")
@@ -385,6 +441,12 @@ FIELDS: tuple[Field, ...] = (
     Field("num_speculative_tokens", "nspec", _int(1, 64)),
     Field("drafter", "dft", _drafter),
     Field("enable_prefix_caching", "apc", _bool, _b),
+    Field("mm_limits", "mml", _mm_limits, _fmt_pairs),
+    Field("mm_processor_kwargs", "mmpk", _mm_processor_kwargs, _fmt_pairs),
+    Field("skip_mm_profiling", "skmp", _bool, _b),
+    Field("model_runner", "mr", _choice(MODEL_RUNNERS)),
+    Field("cudagraph_mode", "cgm", _choice(CUDAGRAPH_MODES)),
+    Field("compile_cache", "cc", _choice(COMPILE_CACHES)),
     Field("max_total_tokens", "mtt", _int(1, 10**12)),  # a pool, not a sequence: past MAX_TOKENS
     Field("dp_attention_size", "dpa", _int(1, MAX_PARALLEL)),
     Field("moe_dense_tp_size", "mdtp", _int(1, MAX_PARALLEL)),
@@ -392,6 +454,7 @@ FIELDS: tuple[Field, ...] = (
     Field("mamba_full_memory_ratio", "mfr", _float(0.0, MAX_MAMBA_RATIO, lo_open=True), _fmt_float),
     Field("max_mamba_cache_size", "mmc", _int(1, MAX_MAMBA_SLOTS)),
     Field("mamba_ssm_dtype", "msd", _choice(MAMBA_SSM_DTYPES)),
+    Field("sglang_aiter_honor_explicit_mem_fraction", "aiter", _bool, _b),
     Field("runtime_gib", "rt", _float(0.0, 10_000.0), _fmt_float),
     Field("headroom_gib", "hr", _float(0.0, 10_000.0), _fmt_float),
     Field("checkpoint", "ck", _checkpoint),
@@ -605,7 +668,7 @@ def decode(params: Mapping[str, str | list[str]]) -> tuple[PlanState, list[str]]
             values[field.name] = field.parse(text)
         except ValueError as exc:
             default = getattr(DEFAULT, field.name)
-            shown = "unset" if default is None else field.format(default)
+            shown = "unset" if default is None or default == () else field.format(default)
             warnings.append(f"Link parameter '{key}' ({field.name}) = {text[:60]!r}: {exc}; "
                             f"using the default ({shown}).")
     if values.get("checkpoint") and values.get("weights_gib") is not None:

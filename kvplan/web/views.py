@@ -806,7 +806,10 @@ VLLM_KNOB_ROWS = {"decode_context_parallel_size": "--decode-context-parallel-siz
                   "disable_custom_all_reduce": "--disable-custom-all-reduce",
                   "sampler": "VLLM_USE_FLASHINFER_SAMPLER", "language_model_only": "--language-model-only",
                   "mm_encoder_tp_mode": "--mm-encoder-tp-mode", "speculative_method": "--speculative-config",
-                  "enable_prefix_caching": "--enable-prefix-caching"}
+                  "enable_prefix_caching": "--enable-prefix-caching",
+                  "mm_limits": "--limit-mm-per-prompt", "mm_processor_kwargs": "--mm-processor-kwargs",
+                  "skip_mm_profiling": "--skip-mm-profiling", "model_runner": "VLLM_USE_V2_MODEL_RUNNER",
+                  "cudagraph_mode": "--compilation-config cudagraph_mode"}
 SGLANG_KNOB_ROWS = {"speculative_method": "--speculative-algorithm",
                     "disable_custom_all_reduce": "--disable-custom-all-reduce",
                     "max_total_tokens": "--max-total-tokens", "dp_attention_size": "--enable-dp-attention --dp",
@@ -814,7 +817,8 @@ SGLANG_KNOB_ROWS = {"speculative_method": "--speculative-algorithm",
                     "piecewise_cuda_graph": "--enable- / --enforce- / --disable-piecewise-cuda-graph",
                     "enable_prefix_caching": "--disable-radix-cache",  # EngineConfig.enable_prefix_caching False
                     "mamba_full_memory_ratio": "--mamba-full-memory-ratio",
-                    "max_mamba_cache_size": "--max-mamba-cache-size", "mamba_ssm_dtype": "--mamba-ssm-dtype"}
+                    "max_mamba_cache_size": "--max-mamba-cache-size", "mamba_ssm_dtype": "--mamba-ssm-dtype",
+                    "sglang_aiter_honor_explicit_mem_fraction": "SGLANG_AITER_HONOR_EXPLICIT_MEM_FRACTION"}
 # Knobs both engines plan that SGLang spells with a flag of its own: vLLM's spelling on an SGLang line is still unplanned.
 SGLANG_OWN_SPELLING = ("enable_prefix_caching", "speculative_method")
 
@@ -928,7 +932,8 @@ def knob_values(command) -> dict[str, Any]:
     engine = getattr(command, "engine", "vllm")
     out = {name: getattr(DEFAULT, name) for name in cached.SERVING_KNOBS}
     if engine == "vllm":
-        out |= {name: getattr(args, name) for name in VLLM_KNOB_ROWS}
+        # getattr's default: a knob VllmArgs does not read (yet) keeps the engine's default
+        out |= {name: getattr(args, name, getattr(DEFAULT, name)) for name in VLLM_KNOB_ROWS}
         if args.speculative_method != "none":
             out["num_speculative_tokens"] = args.num_speculative_tokens
         if args.draft is not None:  # an eagle / eagle3 head: the app carries the drafters kvplan ships, by name
@@ -940,6 +945,8 @@ def knob_values(command) -> dict[str, Any]:
                              "mamba_full_memory_ratio", "max_mamba_cache_size", "mamba_ssm_dtype")}
         if getattr(command, "disable_radix_cache", False):
             out["enable_prefix_caching"] = False
+        out["sglang_aiter_honor_explicit_mem_fraction"] = bool(
+            getattr(command, "sglang_aiter_honor_explicit_mem_fraction", False))
         if getattr(command, "speculative_method", "none") != "none":  # --speculative-algorithm, --speculative-num-steps
             out["speculative_method"] = command.speculative_method
             out["num_speculative_tokens"] = command.num_speculative_tokens
@@ -971,7 +978,7 @@ def unplanned_flags(command) -> list[str]:
     out = [f"{flag}: {why(flag)}" for flag in getattr(command, "unplanned", ())]
     if getattr(command, "engine", "vllm") == "sglang":
         for name, flag in VLLM_KNOB_ROWS.items():
-            if (name not in SGLANG_KNOB_ROWS or name in SGLANG_OWN_SPELLING) and \
+            if (name not in SGLANG_KNOB_ROWS or name in SGLANG_OWN_SPELLING) and name in VllmArgs.model_fields and \
                     getattr(args, name) != VllmArgs.model_fields[name].default:
                 out.append(f"{flag} ({getattr(args, name)}): a vLLM flag SGLang does not have: not planned with "
                            "SGLang")
@@ -997,7 +1004,8 @@ def imported_state(state: PlanState, command) -> tuple[PlanState | None, str]:
     args = getattr(command, "args", command)
     engine = getattr(command, "engine", "vllm")
     changes: dict[str, Any] = {name: getattr(args, name) for name in IMPORT_FIELDS}
-    changes |= knob_values(command) | {"usage_context": "serve"}  # the serving knobs (the other engine's: defaults)
+    # the serving knobs (the other engine's: defaults); the torch.compile cache is the machine's, not the line's: kept
+    changes |= knob_values(command) | {"usage_context": "serve", "compile_cache": state.compile_cache}
     for name, value in changes.items():
         if value is not None and value != getattr(DEFAULT, name):
             field = BY_NAME[name]
@@ -1033,7 +1041,8 @@ def imported_state(state: PlanState, command) -> tuple[PlanState | None, str]:
         return None, NO_GPU + f" (the sidebar's {state.gpu} is not assumed)."
     changes["gpu"] = state.import_gpu
     tied = ("model", "config", "tensor_parallel_size", "pipeline_parallel_size", "data_parallel_size",
-            "enable_expert_parallel", "weight_format", "language_model_only", "mm_encoder_tp_mode", "speculative_method",
+            "enable_expert_parallel", "weight_format", "language_model_only", "mm_limits", "mm_encoder_tp_mode",
+            "speculative_method",
             "drafter", "dp_attention_size", "moe_dense_tp_size")
     if state.weights_gib is not None and any(n in changes and changes[n] != getattr(state, n) for n in tied):
         changes["weights_gib"] = None  # a typed "Model loading took" was measured for the other model / layout

@@ -41,13 +41,23 @@ from kvplan.web.state import (
 STATE, URL, WARNINGS = "kv.state", "kv.url", "kv.warnings"
 REFUSED = "kv.refused"  # this run's refused inputs: [(input, value as typed, reason, what is planned instead)]
 KNOBS, SHARE = "kv.knobs", "kv.share"  # the sidebar's lazy expanders (open or not)
-# What the Engine knobs expander holds, per engine (the order it draws them).
+# The Engine knobs drawn only where they matter: vLLM's behind the "advanced" switch (the multimodal ones only for a
+# model with a tower), SGLang's aiter switch only with an explicit --mem-fraction-static (_vllm_advanced,
+# _serving_knobs)
+VLLM_ADVANCED = ("model_runner", "cudagraph_mode", "compile_cache")
+VLLM_ADVANCED_MM = ("mm_limits", "mm_processor_kwargs", "skip_mm_profiling")
+ADVANCED_KNOBS = {"vllm": VLLM_ADVANCED + VLLM_ADVANCED_MM, "sglang": ("sglang_aiter_honor_explicit_mem_fraction",),
+                  "custom": ()}
+# What the Engine knobs expander always holds, per engine (the order it draws them).
 ENGINE_KNOBS = {
     "vllm": ("vllm_version", "gpu_memory_utilization", "block_size", "max_num_seqs", "max_num_batched_tokens", "kv_cache_memory_bytes",
-             "enforce_eager", *(n for n, (e, _) in cached.SERVING_KNOBS.items() if "vllm" in e),
+             "enforce_eager", *(n for n, (e, _) in cached.SERVING_KNOBS.items()
+                                if "vllm" in e and n not in ADVANCED_KNOBS["vllm"]),
              "enable_expert_parallel", "weights_gib"),
     "sglang": ("sglang_version", "block_size", "mem_fraction_static", "max_num_seqs",
-               *(n for n, (e, _) in cached.SERVING_KNOBS.items() if "sglang" in e), "enable_expert_parallel", "weights_gib"),
+               *(n for n, (e, _) in cached.SERVING_KNOBS.items()
+                 if "sglang" in e and n not in ADVANCED_KNOBS["sglang"]),
+               "enable_expert_parallel", "weights_gib"),
     "custom": ("block_size", "runtime_gib", "headroom_gib", "enable_expert_parallel", "weights_gib"),
 }
 PREFIX = "w."
@@ -427,7 +437,8 @@ def _use_preset() -> None:
 
 def knobs_set(state: PlanState, page: str) -> list[str]:
     """The engine knobs the closed expander holds that differ from their defaults, as name=value."""
-    names = [n for n in ENGINE_KNOBS[state.engine] if not (n == "block_size" and page == "paging")]
+    names = [n for n in (*ENGINE_KNOBS[state.engine], *ADVANCED_KNOBS[state.engine])
+             if not (n == "block_size" and page == "paging")]
     return [f"{n}={BY_NAME[n].format(getattr(state, n))}" for n in names if getattr(state, n) != getattr(DEFAULT, n)]
 
 
@@ -547,6 +558,7 @@ def _serving_knobs(state: PlanState) -> None:
              "default: PyTorch-native through 0.20.x, FlashInfer from 0.21.0, VLLM_USE_FLASHINFER_SAMPLER)", options=["auto", "pytorch", "flashinfer"])
         knob("usage_context", st.selectbox, "usage_context", "the batch defaults of vllm serve or of the offline LLM "
              "class", options=["serve", "llm"])
+        _vllm_advanced(current(), knob)
     if state.engine in ("vllm", "sglang"):
         # spaced: "disable_custom_all_reduce" broke mid-word ("...all_reduc" / "e") beside the sidebar checkbox
         knob("disable_custom_all_reduce", st.checkbox, "disable custom all-reduce", "non-torch memory at TP >= 2 is "
@@ -564,8 +576,47 @@ def _serving_knobs(state: PlanState) -> None:
              to_widget=lambda v: v or "no flag", from_widget=lambda v: None if v == "no flag" else v)
         _sglang_speculative_knobs(current(), knob)
         _sglang_mamba_knobs(current(), knob)
+        if current().mem_fraction_static is not None:  # without it SGLang scales its default either way
+            knob("sglang_aiter_honor_explicit_mem_fraction", st.checkbox, "aiter: honor mem_fraction_static",
+                 "SGLang 0.5.20+ on ROCm's aiter backend keeps an explicit --mem-fraction-static as given (no x 0.85)")
     if off := cached.off_engine_knobs(current()):
         st.caption(f"Kept for another engine, not planned with {state.engine}: " + views.esc(", ".join(off)))
+
+
+ADVANCED = "kv.advanced"  # the Engine knobs' "advanced" switch (session only: not a plan input)
+
+
+def _vllm_advanced(state: PlanState, knob: Callable[..., None]) -> None:
+    """vLLM's launch settings the Import page carries (model runner, CUDA-graph mode, compile cache; for a model with
+    a vision / audio tower, --limit-mm-per-prompt, --mm-processor-kwargs, --skip-mm-profiling), behind one switch:
+    off, no widget of theirs is built (each costs every rerun) and the ones set are named in a caption."""
+    try:
+        towers = bool(cached.spec(state).towers)
+    except KvplanError:
+        towers = False
+    names = VLLM_ADVANCED + (VLLM_ADVANCED_MM if towers else ())
+    if not st.toggle("advanced", key=ADVANCED, help="launch settings a pasted line carries (Import): the model "
+                     "runner, CUDA graphs, the compile cache" + (", the multimodal limits" if towers else "")):
+        if changed := [f"{n}={BY_NAME[n].format(getattr(state, n))}" for n in names
+                       if getattr(state, n) != getattr(DEFAULT, n)]:
+            st.caption("Advanced set: " + views.esc(", ".join(changed)))
+        return
+    knob("model_runner", st.selectbox, "model runner", "V1 (gpu_model_runner.py) or V2 (v1/worker/gpu/); auto: the "
+         "release's default for this checkpoint", options=["auto", "V1", "V2"])
+    knob("cudagraph_mode", st.selectbox, "cudagraph_mode", "PIECEWISE captures no FULL decode graphs, NONE none at "
+         "all; default: the release's", options=["release default", "NONE", "PIECEWISE", "FULL_AND_PIECEWISE"],
+         to_widget=lambda v: v or "release default", from_widget=lambda v: None if v == "release default" else v)
+    knob("compile_cache", st.selectbox, "compile cache", "cold: the profile run compiles (its benchmark holds a copy "
+         "of the embedding shard); warm: the graphs load from ~/.cache/vllm/torch_compile_cache",
+         options=["cold", "warm"])
+    if not towers:
+        return
+    for name, label, example in (("mm_limits", "limit_mm_per_prompt", "image:1,video:0"),
+                                 ("mm_processor_kwargs", "mm_processor_kwargs", "max_pixels:1003520")):
+        bind_text(name, label, lambda t, n=name: BY_NAME[n].parse(t) if t.strip() else (),
+                  placeholder=example, help=f"{cached.SERVING_KNOBS[name][1]}, as KEY:NUMBER items ({example})")
+    knob("skip_mm_profiling", st.checkbox, "skip_mm_profiling", "the profile run encodes no dummy multimodal batch "
+         "(the towers still load)")
 
 
 # SGLang's --speculative-algorithm as the sidebar offers it (kvplan.sglang.speculative_refusal plans these two);
