@@ -731,8 +731,8 @@ def compilation_config_fields(value: str | None, key: str | None, shown: str) ->
                                  f"no {mode} capture); kvplan plans {', '.join(PLANNED_CUDAGRAPH_MODES)}: give one of "
                                  "those, or drop the key for the release's default")
     others = [str(k)[:40] for k in data if k != "cudagraph_mode"]
-    notes = ([f"{_CC_FLAG} cudagraph_mode {mode}: planned by the core (EngineConfig.cudagraph_mode); the app's "
-              "sidebar has no CUDA-graph mode, so its Apply plans the release's default"] if mode else []) + (
+    notes = ([f"{_CC_FLAG} cudagraph_mode {mode}: planned by the core (EngineConfig.cudagraph_mode); "
+              "the app's Apply sets the sidebar's advanced CUDA-graph mode (link key cgm)"] if mode else []) + (
         [f"{_CC_FLAG} key{'s' if len(others) > 1 else ''} {', '.join(others)}: read, not planned (kvplan reads only "
          f"cudagraph_mode; {_NOT_MODELED[_CC_FLAG]})"] if others else [])
     return mode, "; ".join(notes) or None

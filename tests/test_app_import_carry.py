@@ -15,7 +15,7 @@ from tests.app_util import html_tables, plain, run_app, state
 
 IMPORT = "pages/import.py"
 VL_LINE = ("vllm serve Qwen/Qwen3-VL-8B-Instruct --max-model-len 32768 --limit-mm-per-prompt '{\"image\":0}'")
-ACTIVATION = "activation peak (8192 batched tokens, 1024 sampler rows)"
+ACTIVATION = "activation peak"  # the term's name continues with what peaks (here the encoder step)
 
 
 def pasted(command: str, gpu: str = "H100-SXM"):
@@ -31,14 +31,20 @@ def import_rows(at) -> dict[str, str]:
 
 def budget_terms(at) -> dict[str, int]:
     rows = next(t for t in html_tables(at) if t and "term" in t[0])
-    return {r["term"]: int(r["bytes"].replace(",", "")) for r in rows}
+    return _by_prefix({r["term"]: int(r["bytes"].replace(",", "")) for r in rows})
+
+
+def _by_prefix(terms: dict[str, int]) -> dict[str, int]:
+    """The terms, with the activation peak also under ACTIVATION (its full name says what peaks)."""
+    peak = [v for k, v in terms.items() if k.startswith(ACTIVATION)]
+    return {**terms, ACTIVATION: peak[0]} if len(peak) == 1 else terms
 
 
 def cli_terms(*flags: str) -> dict[str, int]:
     out = io.StringIO()
     with contextlib.redirect_stdout(out):
         cli_main(["plan", "qwen3-vl-8b-instruct", "--gpu", "H100-SXM", "--max-model-len", "32768", *flags, "--json"])
-    return {t["name"]: t["bytes"] for t in json.loads(out.getvalue())["ranks"][0]["terms"]}
+    return _by_prefix({t["name"]: t["bytes"] for t in json.loads(out.getvalue())["ranks"][0]["terms"]})
 
 
 def test_limit_mm_per_prompt_is_applied_linked_and_planned_as_the_cli_plans_it():

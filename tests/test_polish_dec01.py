@@ -94,7 +94,7 @@ def test_compilation_config_cudagraph_mode_is_parsed_in_every_spelling():
                            "\"level\": 3}'")
     assert a.cudagraph_mode == "NONE"
     assert a.notes == ("--compilation-config cudagraph_mode NONE: planned by the core (EngineConfig.cudagraph_mode); "
-                       "the app's sidebar has no CUDA-graph mode, so its Apply plans the release's default; "
+                       "the app's Apply sets the sidebar's advanced CUDA-graph mode (link key cgm); "
                        "--compilation-config keys cudagraph_capture_sizes, level: read, not planned (kvplan reads "
                        "only cudagraph_mode; CUDA-graph capture sizes change the graph memory vLLM reserves)",)
     # vLLM's FULL / FULL_DECODE_ONLY (config/compilation.py CUDAGraphMode): not modelled, refused naming the flag;
