@@ -576,18 +576,8 @@ def vllm_marlin_moe_workspace_bytes(spec: ModelSpec, tp: int, tokens: int, act_b
     Worked number: Qwen3-Coder-30B-A3B (K 2048, N 768, top-8), 2048 tokens, bf16: (2048 x 8 x 2048 + 2048 x 8 x 2048)
     x 2 = 134,217,728 B = 0.125 GiB, the 0.19.1 A100-40GB log's KV 5.03 GiB against kvplan's 5.10 before it
     (tests/test_engine_logs_2026b.py)."""
-    best = 0
-    for layer, _ in stage_distinct(spec, 1, 0):
-        if layer.experts is None:
-            continue
-        down = [c for c in layer.experts.linears if c.name.endswith("down_proj")]
-        if not down:
-            continue
-        n = cdiv(down[0].in_features, 1 if ep else tp)
-        k = down[0].out_features
-        m_topk = tokens * layer.experts.num_experts_per_tok
-        best = max(best, (max(m_topk * max(n, k), tokens * k) + m_topk * max(2 * n, k)) * act_b)
-    return best
+    return max(((max(m_topk * max(n, k), tokens * k) + m_topk * max(2 * n, k)) * act_b
+                for n, k, m_topk in _moe_layer_shapes(spec, tp, tokens, ep)), default=0)
 
 
 def vllm_marlin_moe_transient_bytes(spec: ModelSpec, tp: int, tokens: int, act_b: int, ep: bool = False) -> int:
@@ -603,18 +593,18 @@ def vllm_marlin_moe_transient_bytes(spec: ModelSpec, tp: int, tokens: int, act_b
     bytes = (4 x M x K + M x topk x (max(2N, K) + N)) x act_b, the widest MoE layer.
     Worked number: Qwen3-Next-80B-A3B at TP 2 (K 2048, N 512 / 2 = 256, top-10), 8192 tokens, bf16:
     (4 x 8192 x 2048 + 8192 x 10 x (2048 + 256)) x 2 = 511,705,088 B = 0.477 GiB (kvplan's forward estimate: 0.31)."""
-    best = 0
+    return max(((4 * tokens * k + m_topk * (max(2 * n, k) + n)) * act_b
+                for n, k, m_topk in _moe_layer_shapes(spec, tp, tokens, ep)), default=0)
+
+
+def _moe_layer_shapes(spec: ModelSpec, tp: int, tokens: int, ep: bool):
+    """(N, K, M x topk) of each distinct MoE layer for the Marlin MoE buffers: N this rank's intermediate size (whole
+    under EP), K the hidden size, both read from the experts' down_proj, M x topk the dummy run's routed rows."""
     for layer, _ in stage_distinct(spec, 1, 0):
-        if layer.experts is None:
-            continue
-        down = [c for c in layer.experts.linears if c.name.endswith("down_proj")]
-        if not down:
-            continue
-        n = cdiv(down[0].in_features, 1 if ep else tp)
-        k = down[0].out_features
-        m_topk = tokens * layer.experts.num_experts_per_tok
-        best = max(best, (4 * tokens * k + m_topk * (max(2 * n, k) + n)) * act_b)
-    return best
+        down = [c for c in layer.experts.linears if c.name.endswith("down_proj")] if layer.experts else []
+        if down:
+            n, k = cdiv(down[0].in_features, 1 if ep else tp), down[0].out_features
+            yield n, k, tokens * layer.experts.num_experts_per_tok
 
 
 def _marlin_moe_format(spec: ModelSpec, fmt: str, use_overrides: bool) -> bool:
