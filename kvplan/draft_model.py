@@ -79,17 +79,14 @@ UNMODELLED_KEYS = {
 
 
 def _preset_entry(model: str) -> dict[str, Any] | None:
-    from kvplan.presets import manifest
+    """The manifest entry of the preset a draft "model" names, read as --model is (kvplan.vllm_args.preset_for_model:
+    a preset name, its HF repo or an instruct / chat variant of it, "meta-llama/Llama-3.2-1B-Instruct" -> llama-3.2-1b);
+    None where no preset matches."""
+    from kvplan.presets import _entry
     from kvplan.vllm_args import preset_for_model
 
-    key = model.strip().rstrip("/").lower()
-    # an instruct / chat variant of a preset's repo ("meta-llama/Llama-3.2-1B-Instruct"): the same config shape, as
-    # --model reads it (vllm_args.preset_for_model); the Import page took the target that way and refused the draft
-    key = (preset_for_model(key) or key).lower()
-    for entry in manifest():
-        if key in (entry["name"], entry.get("hf_repo", "").lower()):
-            return entry
-    return None
+    name = preset_for_model(model.strip().rstrip("/"))
+    return None if name is None else _entry(name)
 
 
 def load_draft_model(model: str) -> DraftSpec:
