@@ -95,3 +95,16 @@ def test_refusals(version, kw, field, words):
     with pytest.raises(PlanInputError) as e:
         _sglang(version, **kw)
     assert e.value.field == field and words in str(e.value)
+
+
+def test_pp_stages_price_their_own_layers():
+    # V4-Pro PP2 (SGLang's get_pp_indices: 30 / 31 layers); stage 1 = compress_ratios[30:61]: 16 CSA, 15 HCA:
+    # 0.1 x 584 x 31 = 1810.4; 146 x 16 = 2336; 4.5625 x 15 = 68.4375; 33 x 16 = 528; 51.2 x 16 = 819.2;
+    # 12.8 x 16 = 204.8 -> 5766.84 B; its rings 33,152 x 4096 x 15 = 2,036,858,880 B (stage 0: 16 HCA layers)
+    p = plan(_fixture("deepseek-v4-pro"), get_gpu("H200"), EngineConfig(engine="sglang"), Layout(tp=8, pp=2))
+    rings = [next(t.bytes for t in r.terms if t.name.startswith("HCA compressor")) for r in p.ranks]
+    assert rings == [33_152 * 4096 * 16, 33_152 * 4096 * 15]
+    assert round(bytes_per_full_token("c128_fixed", 31, 16, 15), 2) == 5766.84
+    tight = min(p.ranks, key=lambda r: r.num_blocks)
+    assert tight.pp_stage == 1 and "bytes_per_full_token=5766.84" in "\n".join(p.engine_log)
+    assert p.kv_cache_tokens == int(tight.kv_pool_bytes / bytes_per_full_token("c128_fixed", 31, 16, 15)) // 256 * 256
