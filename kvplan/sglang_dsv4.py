@@ -77,9 +77,14 @@ DSV4_KV_DTYPES = ("auto", "fp8", "fp8_e4m3", "bfloat16", "bf16")  # SGLang asser
 _NO_CLASS = ("0.4.0", "0.4.5.post3", "0.4.6", "0.4.8", "0.5.3", "0.5.4.post1", "0.5.6", "0.5.7", "0.5.8")
 DSV4_LINE_RULES = {"0.5.14": "state_per_token", "0.5.15": "c128_fixed", "0.5.17": "c128_fixed",
                    "0.5.18": "c128_fixed", "0.5.20": "c128_fixed"}
+# 0.5.21 - 0.5.23 (read in their wheels, not modelled): without --swa-full-tokens-ratio the SWA pool and the CSA state
+# rings leave bytes_per_full_token (half of V4-Flash's 7705.45 B) for a fixed per-request cap (compute_swa_request_cap
+# plus 4 x max_running_requests prefix tails of window + page), pages are padded to the layout's page bytes; on a large
+# pool that is markedly more full tokens than the 0.5.20 rule gives.
 LATER_RULE_NOTE = ("SGLang 0.5.20 line: the DeepSeek-V4 pool follows 0.5.20's DSV4PoolConfigurator (exact for 0.5.20); "
                    "0.5.21 - 0.5.23 size the SWA pool by a per-request cap (\"DSV4 SWA sizing: mode=cap\") instead of "
-                   "--swa-full-tokens-ratio, so for them max_total_num_tokens is an estimate on the 0.5.20 rule")
+                   "--swa-full-tokens-ratio, taking it and the CSA state rings out of the per-token cost, so for them "
+                   "max_total_num_tokens is an estimate on the 0.5.20 rule, likely low on a large pool (not modelled)")
 
 
 def dsv4_refusal(version: str, kv_cache_dtype: str, speculative: str) -> tuple[str, str] | None:
