@@ -19,7 +19,7 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from kvplan import draft_model, drafter, sglang, support, vllm_dsv4, vllm_v0
+from kvplan import draft_model, drafter, sglang, sglang_dsv4, support, vllm_dsv4, vllm_v0
 from kvplan.engines import (
     VLLM_BLOCK_SIZE, VLLM_CONTEXT_BYTES, EngineConfig, VllmProfile, batch_defaults, cuda_graph_bytes, gpu_arch,
     gpu_multicast, non_torch_bytes, sampler_path, vllm_compile_benchmark_bytes, vllm_glm_dsa_fp8_default, vllm_has,
@@ -973,6 +973,8 @@ def plan(spec: ModelSpec, gpu: GpuSpec, engine: EngineConfig = EngineConfig(), l
     dsa_note, engine_asked = None, engine  # the fixes are planned from what was asked (another GPU, another default)
     if engine.engine == "sglang" and _has_dsa(spec):  # SGLang's own page and KV dtype for DSA (kvplan.sglang)
         engine, dsa_note = _sglang_dsa_engine(spec, gpu, engine, layout)
+    if engine.engine == "sglang" and spec.model_type == "deepseek_v4":  # SGLang's DSV4 pools (kvplan.sglang_dsv4)
+        engine, dsa_note = _sglang_dsv4_engine(engine)
     if engine.engine == "sglang" and layout.pp > 1 and layout.pp_split is None:  # SGLang's own get_pp_indices
         layout = dataclasses.replace(layout, pp_split=tuple(sglang.pp_partition(
             sglang.sglang_profile(engine.sglang_version), len(spec.layers), layout.pp)))
@@ -1103,6 +1105,7 @@ def plan(spec: ModelSpec, gpu: GpuSpec, engine: EngineConfig = EngineConfig(), l
         spec_blocks = 0  # "all" is cdiv(max_model_len, block_size) pages through 0.21.0, + the draft pages from 0.22.0
     ranks: list[RankPlan] = []
     sglang_mamba = None  # the MambaPool of an SGLang hybrid (under PP: the stage with the fewest slots)
+    sglang_dsv4_pools: list[tuple[float, int, int]] = []  # DeepSeek-V4 on SGLang: (bpft, available, fixed) a stage
     stage_blocks: list[tuple[int, list[KVGroup], int, int]] = []
     last = layout.pp - 1
     kv_heads = kv_heads_on_rank(spec, kv_tp)  # the same on every stage
@@ -1150,6 +1153,24 @@ def plan(spec: ModelSpec, gpu: GpuSpec, engine: EngineConfig = EngineConfig(), l
             per_token += sglang.dsa_bytes_per_token(
                 engine.sglang_version, layers, kv_b, _dsa_indexer_width(spec),
                 raw_fp8=sglang.dsa_fp8_raw_latent(engine.sglang_version, gpu.name, spec.model_type, gpu.vendor))
+        if engine.engine == "sglang" and spec.model_type == "deepseek_v4":  # DSV4PoolConfigurator (sglang_dsv4)
+            running = (engine.max_num_seqs or sglang_dsv4.DSV4_MAX_RUNNING_REQUESTS) // layout.attn_dp
+            bpft, fixed, full = sglang_dsv4.stage_pool(engine.sglang_version, layers, pool, running, block_size)
+            if fixed:
+                terms.append(Term(name=f"HCA compressor state rings ({running + 1} request slots)", bytes=fixed,
+                                  basis="engine rule", source="SGLang DSV4PoolConfigurator._get_c128_state_fixed_"
+                                  "bytes (kvplan.sglang_dsv4.c128_state_fixed_bytes)"))
+                pool -= fixed
+            per_token = math.ceil(bpft)
+            blocks = full // block_size
+            if engine.max_total_tokens is not None:
+                blocks = min(blocks, engine.max_total_tokens // block_size)
+            stage_blocks.append((blocks, groups, block_size, per_token * block_size))
+            ranks.append(RankPlan(rank=stage * tp, pp_stage=stage, layers=n_layers, device_bytes=gpu.memory_bytes,
+                                  weights_bytes=weights, kv_heads=kv_heads, kv_bytes_per_token=per_token, terms=terms,
+                                  kv_pool_bytes=pool, bytes_per_block=per_token * block_size, num_blocks=blocks))
+            sglang_dsv4_pools.append((bpft, pool + fixed, fixed))
+            continue
         if engine.engine == "sglang":
             mamba, rest_before = _sglang_mamba(spec, engine, layout, layers, pool), pool
             if mamba is not None:  # the MambaPool comes out of rest first; the KV pool gets what is left
@@ -1253,6 +1274,12 @@ def plan(spec: ModelSpec, gpu: GpuSpec, engine: EngineConfig = EngineConfig(), l
     if engine.engine == "sglang":
         log = _sglang_log(spec, gpu, engine, layout, ranks[tight], tokens, block_size, mla, kv_b, max_len, model_dtype,
                           sglang_mamba)
+        if sglang_dsv4_pools:  # SGLang prints its DSV4 pool lines, not the generic "KV Cache is allocated"
+            bpft, avail, fixed = sglang_dsv4_pools[tight]
+            at = next((i for i, line in enumerate(log) if line.startswith("KV Cache is allocated")), None)
+            if at is not None:
+                log[at:at + 1] = sglang_dsv4.log_lines(bpft, avail, fixed, tokens,
+                                                       sglang_dsv4.DSV4_LINE_RULES[engine.sglang_version])
     elif v0:
         log = vllm_v0.log_lines(engine, prof, ranks[tight], num_blocks, vllm_v0.cpu_blocks(ranks), max_len, block_size)
     else:
@@ -1694,6 +1721,8 @@ def _sglang_log(spec, gpu, engine, layout, rank: "RankPlan", tokens, page, mla, 
     requested = engine.max_num_seqs  # speculative decoding without --max-running-requests: SGLang asks for 48
     if requested is None and engine.speculative_method != "none":
         requested = sglang.SPECULATIVE_MAX_RUNNING_REQUESTS
+    if requested is None and spec.model_type == "deepseek_v4":  # deepseek_v4_hook.py: max_running_requests 256
+        requested = sglang_dsv4.DSV4_MAX_RUNNING_REQUESTS
     running = sglang.max_running_requests(prof, tokens, max_len, requested, layout.attn_dp, mamba)
     uncapped = sglang.max_running_requests(prof, tokens, max_len, requested, layout.attn_dp)
     half = rank.kv_bytes_per_token // 2
@@ -1746,6 +1775,32 @@ def _sglang_dsa_engine(spec, gpu, engine, layout) -> tuple[EngineConfig, str | N
         note = (f"SGLang sets its own DSA defaults: {'; '.join(notes)} "
                 f"({sglang.dsa_rule(engine.sglang_version, gpu.vendor, kv, page, raw)})")
     return engine.model_copy(update={"kv_cache_dtype": kv, "block_size": page}), note
+
+
+def _sglang_dsv4_engine(engine: EngineConfig) -> tuple[EngineConfig, str]:
+    """``engine`` with what SGLang forces for DeepSeek-V4 (kvplan.sglang_dsv4): page_size 256, --kv-cache-dtype auto ->
+    fp8_e4m3; raises PlanInputError where sglang_dsv4.dsv4_refusal says the line cannot be planned (no
+    DeepseekV4ForCausalLM before 0.5.12, two rules in the 0.5.10 line, speculative decoding, another KV dtype).
+    The note names the rule (and, on the 0.5.20 line, that 0.5.21 - 0.5.23 size the SWA pool otherwise)."""
+    kv = engine.kv_cache_dtype or "auto"
+    refusal = sglang_dsv4.dsv4_refusal(engine.sglang_version, kv, engine.speculative_method)
+    if refusal:
+        raise PlanInputError(*refusal)
+    page = sglang_dsv4.DSV4_PAGE_TOKENS
+    notes = []
+    if engine.block_size not in (None, page):
+        notes.append(f"--page-size {engine.block_size} is replaced by {page}")
+    if kv == "auto":
+        notes.append("--kv-cache-dtype auto becomes fp8_e4m3")
+    rule = sglang_dsv4.DSV4_LINE_RULES[engine.sglang_version]
+    note = (f"SGLang sizes DeepSeek-V4 by its own DSV4PoolConfigurator (kvplan.sglang_dsv4, rule {rule!r}): SWA pool of "
+            f"{sglang_dsv4.DSV4_SWA_FULL_TOKENS_RATIO} x the full tokens on every layer, CSA compressed + indexer pools of "
+            "full / 4, HCA of full / 128, fp32 compressor states; 584 B entries whatever the KV dtype, page "
+            f"{page}, max_running_requests {sglang_dsv4.DSV4_MAX_RUNNING_REQUESTS} unless given"
+            + (f"; {'; '.join(notes)}" if notes else ""))
+    if engine.sglang_version == "0.5.20":
+        note += ". " + sglang_dsv4.LATER_RULE_NOTE
+    return engine.model_copy(update={"kv_cache_dtype": "fp8_e4m3" if kv == "auto" else kv, "block_size": page}), note
 
 
 def _sglang_hybrid_check(spec, engine, layout, rocm: bool) -> None:

@@ -30,6 +30,9 @@ Merging Qwen2.5-VL (branch qwen25vl) into that structure: the Qwen2.5-VL-7B pres
 When DeepSeek-V4's components were matched by their vLLM / checkpoint module names (``attn.fused_wqa_wkv``, ``attn.wq_b``,
 families/deepseek_v4.VLLM_MODULE_NAMES): the -nvfp4-fp8 fixture's entry only (digest() of it), its "re:" FP8 block
 targets now hit the attention: ``weight_bytes`` 168,885,164,214 -> 164,111,114,934.
+When DeepSeek-V4's spec warning dropped "SGLang plans price every layer as a full cache of 584 B" (SGLang's own
+DSV4 pools, kvplan.sglang_dsv4): the three DeepSeek-V4 fixtures' entries only (digest() of each), ``spec_sha256``
+and the plan hashes; ``weight_bytes`` unchanged.
 """
 
 import hashlib

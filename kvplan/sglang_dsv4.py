@@ -1,0 +1,181 @@
+"""DeepSeek-V4's SGLang KV pools: SGLang's own sizing rule (``DSV4PoolConfigurator``), keyed by release line.
+
+Read in the PyPI wheels of sglang 0.5.10, 0.5.10.post1, 0.5.11, 0.5.12 - 0.5.23 (``pip download sglang==X --no-deps``,
+2026-12-01): ``models/deepseek_v4.py`` (``EntryClass = [DeepseekV4ForCausalLM]``), ``mem_cache/deepseek_v4_memory_pool.py``
+(``DeepSeekV4TokenToKVPool``, ``DeepSeekV4SingleKVPool``, ``DeepSeekV4IndexerPool``), ``mem_cache/deepseek_v4_compress_state.py``
+(``CompressStatePool``), ``model_executor/pool_configurator.py`` (``DSV4PoolConfigurator``), the DSV4 defaults
+(``arg_groups/deepseek_v4_hook.py``; ``arg_groups/overrides.py`` / ``model_overrides/deepseek_v4.py`` from 0.5.15).
+
+Arrival: 0.5.10, 0.5.10.post1 and 0.5.11 hold no ``models/deepseek_v4.py``; 0.5.12 is the first release that serves
+DeepseekV4ForCausalLM (``SGLANG_DSV4_FIRST_RELEASE``).
+
+The pools (CUDA, the defaults): every layer keeps a sliding-window (SWA) pool of 584 B a token
+(``DeepSeekV4SingleKVPool``: 448 fp8 NoPE + 64 x 2 B bf16 RoPE + 448 / 64 = 7 B of scales + 1 B pad, whatever
+``--kv-cache-dtype`` says: SGLang asserts fp8_e4m3 or bfloat16 and sizes 584 B either way), sized swa_ratio x the full
+pool; a CSA layer (compress ratio 4) a compressed pool of full / 4 entries of 584 B and an indexer pool of full / 4
+entries of 128 + 128 / 128 x 4 = 132 B; an HCA layer (ratio 128) full / 128 entries of 584 B; the compressors keep
+fp32 states (``SGLANG_DSV4_COMPRESS_STATE_DTYPE`` float32): a CSA layer a ring of 8 rows a 128-token SWA page of
+2 x 2 x 512 x 4 = 8192 B (attention) plus 2 x 2 x 128 x 4 = 2048 B (indexer), an HCA layer a ring of 128 rows of
+2 x 512 x 4 = 4096 B. SGLang prices one "full token" as the sum over pools (``_get_bytes_per_full_token``, a float)::
+
+    bpft = r x 584 x L + 584 / 4 x L4 + 584 / 128 x L128 + 132 / 4 x L4
+           + r x (8 / W) x 8192 x L4 + [line "state_per_token"] r x (128 / W) x 4096 x L128 + r x (8 / W) x 2048 x L4
+
+(r = --swa-full-tokens-ratio, 0.1 by default for DSV4; W = the config's sliding window, 128; L, L4, L128: this PP
+stage's layers, its CSA and its HCA layers) and sizes::
+
+    full_token = int((available - c128_fixed) / bpft) // page x page          page = 256 on CUDA (forced)
+    c128_fixed = [line "c128_fixed"] ceil((slots x 128 + 129) / 128) x 128 x 4096 x L128,
+                 slots = --max-running-requests // dp + 1 (DSV4 sets max_running_requests 256 when not given)
+
+``available`` is the generic rest (``kvplan.sglang``: free memory after the weights less pre-load x (1 -
+mem_fraction_static)). max_total_num_tokens = full_token; swa = int(full x r) // page x page; c4 = full // 4;
+c128 = full // 128.
+
+Release lines (``DSV4_LINE_RULES``):
+
+==========  ================================================================================================
+line        rule
+==========  ================================================================================================
+0.4.0-0.5.8 refused: no DeepseekV4ForCausalLM (first in 0.5.12)
+0.5.10      refused: 0.5.10 - 0.5.11 cannot load it; 0.5.12 counts every entry of compress_ratios (44 for
+            V4-Flash: the MTP layer's too) in L, 0.5.13 this stage's layers: two rules in one line
+0.5.14      "state_per_token": the HCA state ring priced per token (swa_ratio x 128 / W x 4096 B an HCA layer)
+0.5.15 -    "c128_fixed": the HCA state ring is request-scoped: a fixed c128_fixed taken off available first
+0.5.20      (exact for 0.5.20; 0.5.21 - 0.5.23, in the same kvplan line, size the SWA pool by a per-request cap
+            instead of the ratio: the figure is the 0.5.20 rule, an estimate for them, and the plan says so)
+==========  ================================================================================================
+
+Worked number, DeepSeek-V4-Flash (43 layers: 2 SWA-only, 21 CSA, 20 HCA), line 0.5.20, r 0.1:
+bpft = 2511.2 + 3066 + 91.25 + 693 + 1075.2 + 0 + 268.8 = 7705.45 B (logged "bytes_per_full_token=7705.45", below);
+c128_fixed at 256 running requests: ceil((257 x 128 + 129) / 128) x 128 = 33,152 rows x 4096 B x 20 = 2,715,811,840 B.
+
+Pinned logs (search-index files; tests/test_sglang_dsv4.py): V4-Flash on 4 Ascend NPUs, 2026-08-10
+("bytes_per_full_token=7705.45, available_bytes=1.57 GB, c128_state_fixed=0.07 GB, full_token=209280": 4 running
+requests, page 128), file 57615238133; V4-Pro on 8 x MI355X, sglang 0.5.15.post1, --swa-full-tokens-ratio 0.15, DP
+attention 8, --max-running-requests 512, 2026-07-24 ("bytes_per_full_token=13735.04, available_bytes=118.93 GB,
+c128_state_fixed=1.01 GB, full_token=9217792"), file 62139008554; V4-Flash, 2026-05-15 ("DSv4 memory calculation:
+bytes_per_full_token=15955.85": the 0.5.12 rule, 44 entries and the HCA ring per token), file 55027354440.
+
+Not modelled (refused by field): speculative decoding (its rings of 16 / 256 rows and the (L + 1) / L inflation),
+a --page-size other than 256 is overridden (noted). On ROCm the indexer is priced at fp8 (132 B; 0.5.20's opt-in
+fp4 indexer and the unified-KV Triton backend, both off by default, are not modelled).
+"""
+
+from kvplan.errors import PlanInputError
+from kvplan.units import GiB, cdiv
+
+SGLANG_DSV4_FIRST_RELEASE = "0.5.12"
+DSV4_PAGE_TOKENS = 256  # arg_groups: "Use dsv4 attention backend ..., setting page_size to 256" (CUDA / ROCm)
+DSV4_SWA_FULL_TOKENS_RATIO = 0.1  # swa_full_tokens_ratio when not given (0.5.12 - 0.5.23)
+DSV4_MAX_RUNNING_REQUESTS = 256  # max_running_requests when not given (deepseek_v4_hook.py, 0.5.12 - 0.5.23)
+DSV4_C4_RING_ROWS = 8  # get_compress_state_ring_size(4) without speculative decoding
+DSV4_C128_RING_ROWS = 128  # get_compress_state_ring_size(128) without speculative decoding (offline compress)
+DSV4_STATE_BYTES = 4  # SGLANG_DSV4_COMPRESS_STATE_DTYPE default "float32"
+DSV4_KV_DTYPES = ("auto", "fp8", "fp8_e4m3", "bfloat16", "bf16")  # SGLang asserts fp8_e4m3 / bfloat16 ("auto" -> fp8)
+
+_NO_CLASS = ("0.4.0", "0.4.5.post3", "0.4.6", "0.4.8", "0.5.3", "0.5.4.post1", "0.5.6", "0.5.7", "0.5.8")
+DSV4_LINE_RULES = {"0.5.14": "state_per_token", "0.5.15": "c128_fixed", "0.5.17": "c128_fixed",
+                   "0.5.18": "c128_fixed", "0.5.20": "c128_fixed"}
+# 0.5.21 - 0.5.23 (read in their wheels, not modelled): without --swa-full-tokens-ratio the SWA pool and the CSA state
+# rings leave bytes_per_full_token (half of V4-Flash's 7705.45 B) for a fixed per-request cap (compute_swa_request_cap
+# plus 4 x max_running_requests prefix tails of window + page), pages are padded to the layout's page bytes; on a large
+# pool that is markedly more full tokens than the 0.5.20 rule gives.
+LATER_RULE_NOTE = ("SGLang 0.5.20 line: the DeepSeek-V4 pool follows 0.5.20's DSV4PoolConfigurator (exact for 0.5.20); "
+                   "0.5.21 - 0.5.23 size the SWA pool by a per-request cap (\"DSV4 SWA sizing: mode=cap\") instead of "
+                   "--swa-full-tokens-ratio, taking it and the CSA state rings out of the per-token cost, so for them "
+                   "max_total_num_tokens is an estimate on the 0.5.20 rule, likely low on a large pool (not modelled)")
+
+
+def dsv4_refusal(version: str, kv_cache_dtype: str, speculative: str) -> tuple[str, str] | None:
+    """(field, message) when kvplan cannot plan DeepSeek-V4 on this SGLang line as SGLang sizes it, else None."""
+    if version in _NO_CLASS:
+        return ("sglang_version", (f"SGLang {version} cannot load 'deepseek_v4': its wheels hold no "
+                f"DeepseekV4ForCausalLM (models/deepseek_v4.py); the first SGLang release that serves it is "
+                f"{SGLANG_DSV4_FIRST_RELEASE}. Pick 0.5.14 or newer"))
+    if version not in DSV4_LINE_RULES:
+        return ("sglang_version", (f"SGLang {version} line (0.5.10 - 0.5.13): 0.5.10 - 0.5.11 cannot load 'deepseek_v4' "
+                f"(DeepseekV4ForCausalLM arrives in {SGLANG_DSV4_FIRST_RELEASE}); 0.5.12 counts every compress_ratios "
+                "entry (the MTP layer's too) in its DSV4 pool, 0.5.13 only the served layers: two rules in one line, "
+                "not modelled. Pick 0.5.14 or newer"))
+    if speculative != "none":
+        return ("speculative_method", ("DeepSeek-V4 with speculative decoding on SGLang (16 / 256-row compressor "
+                "rings, the (layers + 1) / layers draft inflation of DSV4PoolConfigurator) is not modelled"))
+    if kv_cache_dtype not in DSV4_KV_DTYPES:
+        return ("kv_cache_dtype", (f"SGLang serves DeepSeek-V4 with --kv-cache-dtype fp8_e4m3 or bfloat16 only (it "
+                f"asserts so); {kv_cache_dtype!r} is refused"))
+    return None
+
+
+def bytes_per_full_token(rule: str, layers: int, csa_layers: int, hca_layers: int, nope_dim: int = 448,
+                         rope_dim: int = 64, index_dim: int = 128, window: int = 128,
+                         swa_ratio: float = DSV4_SWA_FULL_TOKENS_RATIO) -> float:
+    """SGLang's bytes a "full token" costs over every DSV4 pool (``_get_bytes_per_full_token``), a float, summed in
+    SGLang's own order so that int(available / bpft) is SGLang's. Inputs: the stage's layers, CSA (ratio 4) and HCA
+    (ratio 128) layers; head dims (NoPE 448 + RoPE 64 = 512, indexer 128); the sliding window W (SWA page) in tokens.
+    Formula in the module docstring. Worked number: V4-Flash (43, 21, 20), "c128_fixed" -> 7705.45 B; V4-Pro (61, 30,
+    31) at swa_ratio 0.15 -> 13735.04 B."""
+    kv_bytes = nope_dim + rope_dim * 2 + 8
+    indexer_bytes = index_dim + index_dim // 128 * 4
+    head = nope_dim + rope_dim
+    c4_state_bytes = 2 * 2 * head * DSV4_STATE_BYTES
+    c128_state_bytes = 2 * 1 * head * DSV4_STATE_BYTES
+    c4_indexer_state_bytes = 2 * 2 * index_dim * DSV4_STATE_BYTES
+    c4_state_ratio = DSV4_C4_RING_ROWS / window
+    c128_state_ratio = DSV4_C128_RING_ROWS / window if rule == "state_per_token" else 0
+    c4_frac = 1 / 4
+    return (swa_ratio * kv_bytes * layers
+            + c4_frac * kv_bytes * csa_layers
+            + 1 / 128 * kv_bytes * hca_layers
+            + 1 / 4 * indexer_bytes * csa_layers
+            + swa_ratio * c4_state_ratio * c4_state_bytes * csa_layers
+            + (swa_ratio * c128_state_ratio * c128_state_bytes * hca_layers if rule == "state_per_token"
+               else c128_state_ratio * c128_state_bytes * hca_layers)
+            + swa_ratio * c4_state_ratio * c4_indexer_state_bytes * csa_layers)
+
+
+def c128_state_fixed_bytes(rule: str, hca_layers: int, running_per_worker: int, head_dim: int = 512) -> int:
+    """The HCA compressors' request-scoped fp32 state rings (``_get_c128_state_fixed_bytes``, line "c128_fixed"):
+    rows = ceil((slots x 128 + 128 + 1) / 128) x 128, slots = running + 1; bytes = rows x 2 x head_dim x 4 x L128.
+    Worked number: 256 running requests, 20 HCA layers: 33,152 x 4096 x 20 = 2,715,811,840 B; 0 on "state_per_token"."""
+    if rule != "c128_fixed" or not hca_layers:
+        return 0
+    rows = cdiv((running_per_worker + 1) * DSV4_C128_RING_ROWS + DSV4_C128_RING_ROWS + 1, 128) * 128
+    return rows * 2 * head_dim * DSV4_STATE_BYTES * hca_layers
+
+
+def full_tokens(available_bytes: int, bpft: float, fixed_bytes: int, page: int = DSV4_PAGE_TOKENS) -> int:
+    """max_total_num_tokens: int(max(available - fixed, 0) / bpft) floored to the page. Worked number (the MI355X
+    V4-Pro log): available 118.93 GiB, fixed 1.01 GiB, bpft 13735.04 -> about 9,217,792 tokens."""
+    return int(max(available_bytes - fixed_bytes, 0) / bpft) // page * page
+
+
+def stage_counts(layers) -> tuple[int, int, int]:
+    """(all, CSA, HCA) layers of a stage's distinct (layer, count) list (compress_rate 4 / 128)."""
+    total = sum(n for _, n in layers)
+    csa = sum(n for layer, n in layers if getattr(layer.cache, "compress_rate", 0) == 4)
+    hca = sum(n for layer, n in layers if getattr(layer.cache, "compress_rate", 0) == 128)
+    return total, csa, hca
+
+
+def stage_pool(version: str, layers, available_bytes: int, running_per_worker: int,
+               page: int = DSV4_PAGE_TOKENS) -> tuple[float, int, int]:
+    """(bpft, c128_fixed bytes, full tokens) of one stage on SGLang ``version`` (a DSV4_LINE_RULES line)."""
+    rule = DSV4_LINE_RULES.get(version)
+    if rule is None:
+        raise PlanInputError("sglang_version", f"SGLang {version}: no DeepSeek-V4 pool rule")
+    total, csa, hca = stage_counts(layers)
+    cache = next(layer.cache for layer, _ in layers)
+    rope = cache.qk_rope_head_dim
+    index_dim = next((layer.cache.index_head_dim for layer, _ in layers if layer.cache.index_head_dim), 128)
+    bpft = bytes_per_full_token(rule, total, csa, hca, cache.head_dim - rope, rope, index_dim, cache.sliding_window)
+    fixed = c128_state_fixed_bytes(rule, hca, running_per_worker, cache.head_dim)
+    return bpft, fixed, full_tokens(available_bytes, bpft, fixed, page)
+
+
+def log_lines(bpft: float, available_bytes: int, fixed: int, tokens: int, rule: str) -> list[str]:
+    """SGLang's own DSV4 lines (pool_configurator.py), in place of the generic "KV Cache is allocated" one."""
+    swa = int(tokens * DSV4_SWA_FULL_TOKENS_RATIO) // DSV4_PAGE_TOKENS * DSV4_PAGE_TOKENS
+    calc = (f"DSV4 memory calculation: bytes_per_full_token={bpft:.2f}, available_bytes={available_bytes / GiB:.2f} GB, "
+            + (f"c128_state_fixed={fixed / GiB:.2f} GB, " if rule == "c128_fixed" else "") + f"full_token={tokens}")
+    return [calc, f"DSV4 pool sizes: full={tokens}, swa={swa}, c4={tokens // 4}, c128={tokens // 128}"]
