@@ -19,6 +19,14 @@ Sources (all read 2026-12-01):
   enforce_eager True, attention_backend BRIDGE_ATTN, model Qwen/Qwen2.5-1.5B-Instruct (snapshot 989aa798); "Chunked
   prefill is enabled with max_num_batched_tokens=8192" (the LLM-class default, typed in below), "Using V2 Model
   Runner"; one 24 GB Turing card: "Free memory on device (23.3/23.47 GiB)".
+- A4000-026-QWEN15B: Podwarden/vllm-warden documents/INSTALL.md (commit 95b7f9b7d0ff3838c30b0b5b8276395bc313f447, a
+  trial of release v2026.09.06.5): Qwen/Qwen2.5-1.5B-Instruct registered with max_model_len 8192 on GPU 0, "NVIDIA RTX
+  A4000 (16376 MiB)", at "the *default* gpu_memory_utilization of 0.9"; the engine answers with system_fingerprint
+  "vllm-0.26.0-..."; "[gpu_worker.py:560] Available KV cache memory: 10.55 GiB", "[kv_cache_utils.py:2177] GPU KV cache
+  size: 395,264 tokens"; the same card's start-up error in the same trial gives vLLM's total, "Free memory on device
+  cuda:0 (1.65/15.6 GiB)". The argv is app/runtime/cmd_builder.py build_vllm_args (commit 0f85011c48b4...): --model,
+  --host, --port, --served-model-name, --tensor-parallel-size 1, --gpu-memory-utilization, --max-model-len,
+  --scheduling-policy priority (no dtype, quantization or max_num_seqs on this row).
 - RTX5090-QWEN38-EAGER: vllm-project/recipes models/Qwen/Qwen3.8-27B.yaml (commit 015a26cb06e8cd628a4b56433e05c34a1782b920;
   added by recipes#810, 2026-08-15), guide section "1x RTX 5090 - NVFP4 needs --enforce-eager": vLLM
   0.26.1rc1.dev608+g99a10304d, ``vllm serve Inferact/Qwen3.8-27B-NVFP4 --tensor-parallel-size 1 --max-model-len 32768
@@ -108,6 +116,26 @@ def test_turing24_v0_28_1_dev_qwen2_5_1_5b_eager_pool_tokens_concurrency():
     assert close_gib(r.kv_pool_bytes, 17.36), r.kv_pool_bytes / GiB
     assert close(p.kv_cache_tokens, 650_208), p.kv_cache_tokens
     assert close(p.max_concurrency, 158.74), p.max_concurrency
+
+
+# ----------------------------------------------------------------------------- A4000-026-QWEN15B: vLLM 0.26.0, RTX A4000
+
+A4000_026 = "vllm serve --model Qwen/Qwen2.5-1.5B-Instruct --host 127.0.0.1 --port 10000 --served-model-name " \
+            "qwen2.5-1.5b --tensor-parallel-size 1 --gpu-memory-utilization 0.9 --max-model-len 8192 " \
+            "--scheduling-policy priority"
+
+
+def test_a4000_v0_26_qwen2_5_1_5b_server_defaults_pool_and_tokens():
+    # 28,672 B a token (the Turing test above); 395,264 tokens = 24,704 blocks of 16 = 10.555 GiB ("10.55"). The server
+    # defaults: 2048 batched tokens, 256 sampler rows, prefix caching on, FULL_AND_PIECEWISE graphs (not subtracted
+    # before 0.29). kvplan: 0.9 x 15.6 - 2.88 weights - 0.44 peak - 0.25 non-torch = 10.47 GiB (-0.08), 392,128
+    # tokens (-0.79 %), 47.87x at 8192 (no concurrency line quoted)
+    gpu = custom_gpu(15.6, 1.0, 150, name="RTX-A4000", gpus_per_node=1)  # vLLM's total for this card, as logged
+    spec = _qwen2_5("qwen2.5-1.5b-instruct", hidden_size=1536, intermediate_size=8960, num_hidden_layers=28,
+                    num_attention_heads=12, num_key_value_heads=2, max_window_layers=21)
+    p = _plan(spec, gpu, A4000_026, "0.26")
+    assert close_gib(p.ranks[0].kv_pool_bytes, 10.55), p.ranks[0].kv_pool_bytes / GiB
+    assert close(p.kv_cache_tokens, 395_264), p.kv_cache_tokens
 
 
 # ----------------------------------------------------------------------------- RTX5090-QWEN38-EAGER: 0.26.1 dev, RTX 5090
