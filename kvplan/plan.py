@@ -1151,6 +1151,9 @@ def plan(spec: ModelSpec, gpu: GpuSpec, engine: EngineConfig = EngineConfig(), l
                 engine.sglang_version, layers, kv_b, _dsa_indexer_width(spec),
                 raw_fp8=sglang.dsa_fp8_raw_latent(engine.sglang_version, gpu.name, spec.model_type, gpu.vendor))
         if engine.engine == "sglang":
+            swa = sglang.hybrid_swa_cell(engine.sglang_version, spec.model_type, layers, kv_tp, kv_b)
+            if swa is not None:  # the sliding layers hold 0.8 x the full pool's tokens (kvplan.sglang.hybrid_swa_cell)
+                per_token = swa[0]
             mamba, rest_before = _sglang_mamba(spec, engine, layout, layers, pool), pool
             if mamba is not None:  # the MambaPool comes out of rest first; the KV pool gets what is left
                 terms.append(_sglang_mamba_term(engine, mamba, layers))
