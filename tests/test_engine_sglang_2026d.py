@@ -114,3 +114,21 @@ def test_lm14_qwen3_14b_h100_weights_and_pool():
     # from the log's own readings: (50.99 + 27.69) x 0.835 - 27.69 = 38.01 GiB / 163,840 B = 249,088 (+0.007 %)
     got = pool_bytes(int((50.99 + 27.69) * GiB), int(27.69 * GiB), 0.835) // 163_840
     assert abs(got - 249_070) <= 0.001 * 249_070
+
+
+def test_g4w32_two_pool_lines():
+    # kvplan's log in SGLang's two-pool words for the log's 37,081 full tokens (page 1): sliding 37,081 x 8 // 10 =
+    # 29,664; (29,664 + 1) x 102,400 + (37,081 + 1) x 10,240 B = 3.18 GB ("SWAKVPool mem usage: 3.18 GB")
+    from kvplan.sglang import log_lines
+    prof = SGLANG_PROFILES["0.5.20"]
+    s = default_settings(prof, 24_564, "nvidia-smi", 1)
+    lines = log_lines(prof, 20 * GiB, 15 * GiB, 37_081, 1, 0, 0, False, "float8_e4m3fn", s, 2048, 32768,
+                      swa=(10_240, 102_400))
+    assert "Use sliding window memory pool. full_layer_tokens=37081, swa_layer_tokens=29664" in lines
+    assert "SWAKVPool mem usage: 3.18 GB, swa size: 29664, full size: 37081" in lines
+    # a plan prints the same split: swa = full x 8 // 10, the pool holds full x 92,160 B
+    p = plan(load_preset("gemma-4-26b-a4b"), get_gpu("H100-SXM"), EngineConfig(
+        engine="sglang", sglang_version="0.5.20", kv_cache_dtype="fp8_e4m3"), Layout(tp=1))
+    full = p.ranks[0].num_blocks
+    assert f"Use sliding window memory pool. full_layer_tokens={full}, swa_layer_tokens={full * 8 // 10}" in p.engine_log
+    assert f"max_total_num_tokens={full}," in p.engine_log[-1] and full == p.ranks[0].kv_pool_bytes // 92_160
