@@ -25,6 +25,12 @@ is given):
         --mem-fraction-static 0.88 --context-length 40960 --disable-radix-cache --attention-backend triton
         --disable-custom-all-reduce: "Qwen3-32B Dense BF16 SGLang 4TP 实验汇总" (code-corpus file 55390610462): "Load
         memory / GPU 15.50 GB", "KV tokens 187069" (piecewise prefill graphs on and off alike).
+  Q30W  Qwen/Qwen3-30B-A3B (bf16), one RTX PRO 6000 Blackwell Workstation Edition (its MoE config file name), sglang
+        0.5.13 (the 0.5.10 line; slime 0.3.0 image), --mem-fraction-static 0.90 --max-total-tokens 4096
+        --disable-cuda-graph --attention-backend triton --moe-runner-backend triton: RepoHarness U-H probe report
+        (code-corpus file 65738777320): "Load weight end. elapsed=136.72 s, type=Qwen3MoeForCausalLM, avail mem=37.35 GB,
+        mem usage=56.89 GB."; "KV Cache is allocated. dtype: torch.bfloat16, #tokens: 4096, K size: 0.19 GB, V size:
+        0.19 GB" (the pool is capped: weights and the capped pool only).
 
 The SWA rule (kvplan.sglang.hybrid_swa_cell, read in the 0.5.10 / 0.5.14 / 0.5.20 wheels): SGLang's hybrid-SWA
 architectures (gpt-oss, MiMo-V2-Flash, Gemma 4 from 0.5.11) keep the sliding layers in a pool of 0.8 x the full pool's
@@ -168,3 +174,20 @@ def test_q32r_weights_and_pool_from_readings():
 def test_q32r_tokens():
     f = figures(_q32r().engine_log)
     assert abs(f["tokens"] - 187_069) <= 0.01 * 187_069
+
+
+# ----------------------------------------------------------------------------- Q30W: Qwen3-30B-A3B, RTX PRO 6000, 0.5.13
+
+
+def test_q30w_qwen3_30b_a3b_rtx_pro_6000_capped_pool():
+    p = plan(load_preset("qwen3-30b-a3b"), get_gpu("RTX-PRO-6000"),
+             EngineConfig(engine="sglang", sglang_version="0.5.10", mem_fraction_static=0.90, max_total_tokens=4096,
+                          enforce_eager=True), Layout(tp=1))
+    f = figures(p.engine_log)
+    # pre 94.97 - 0.74 = 94.23 (the log: 37.35 + 56.89 = 94.24); weights 56.87 GiB bf16 + 0.18 = 57.05 (logged 56.89);
+    # after 37.18 (37.35)
+    assert close(f["begin"] * GiB, 37.35 + 56.89) and close(f["usage"] * GiB, 56.89) and close(f["after"] * GiB, 37.35)
+    # --max-total-tokens 4096 caps the pool: 48 layers x 4 KV heads x 128 x 2 B = 49,152 B of K a token, (4096 + 1)
+    # slots x 49,152 B = 0.19 GB each of K and V
+    assert f["tokens"] == 4096 and p.ranks[0].kv_bytes_per_token == 98_304
+    assert round(4097 * 49_152 / GiB, 2) == 0.19 and f["k"] == 0.19
