@@ -1172,6 +1172,9 @@ def plan(spec: ModelSpec, gpu: GpuSpec, engine: EngineConfig = EngineConfig(), l
             sglang_dsv4_pools.append((bpft, pool + fixed, fixed))
             continue
         if engine.engine == "sglang":
+            swa = sglang.hybrid_swa_cell(engine.sglang_version, spec.model_type, layers, kv_tp, kv_b)
+            if swa is not None:  # the sliding layers hold 0.8 x the full pool's tokens (kvplan.sglang.hybrid_swa_cell)
+                per_token = swa[0]
             mamba, rest_before = _sglang_mamba(spec, engine, layout, layers, pool), pool
             if mamba is not None:  # the MambaPool comes out of rest first; the KV pool gets what is left
                 terms.append(_sglang_mamba_term(engine, mamba, layers))
@@ -1737,8 +1740,10 @@ def _sglang_log(spec, gpu, engine, layout, rank: "RankPlan", tokens, page, mla, 
     draft = _sglang_draft(spec, gpu, engine, layout, kv_b) if rank.pp_stage == layout.pp - 1 else None
     if draft is not None and engine.weights_bytes is not None:  # typed-in weights: the MTP layers within them
         draft = draft.model_copy(update={"mtp_bytes": min(draft.mtp_bytes, b.weights_loaded)})
+    swa = sglang.hybrid_swa_cell(engine.sglang_version, spec.model_type,
+                                 stage_distinct(spec, layout.pp, rank.pp_stage, layout.pp_split), layout.attn_tp, kv_b)
     return sglang.log_lines(prof, b.pre_load, b.weights_loaded, tokens, page, k, v, mla, dtype, b.settings, running,
-                            max_len, mamba, uncapped, draft)
+                            max_len, mamba, uncapped, draft, swa[1:] if swa else None)
 
 
 def _has_dsa(spec: ModelSpec) -> bool:

@@ -1224,8 +1224,14 @@ def _gb(n: int) -> str:
 def log_lines(prof: SglangProfile, pre_load: int, weights_loaded: int, tokens: int, page: int, k_bytes_per_token: int,
               v_bytes_per_token: int, mla: bool, dtype: str, settings: SglangDefaults, running: int,
               context_len: int, mamba: SglangMambaPool | None = None, running_uncapped: int | None = None,
-              draft: SglangDraft | None = None) -> list[str]:
+              draft: SglangDraft | None = None, swa: tuple[int, int] | None = None) -> list[str]:
     """The start-up figures in SGLang's own words (model_runner / memory_pool / scheduler log lines).
+
+    ``swa`` (a hybrid SWA pool, hybrid_swa_cell): (full-layer, sliding-layer) K + V bytes per token; ``tokens`` is then
+    the full pool and the lines are SGLang's two-pool ones: "Use sliding window memory pool. full_layer_tokens=...,
+    swa_layer_tokens=..." (swa = tokens x 8 // 10), the sliding pool's and the full pool's "KV Cache is allocated"
+    (K / V each half a layer's bytes), "SWAKVPool mem usage: ... GB, swa size: ..., full size: ...". Worked number:
+    Gemma 4 26B-A4B fp8, 37,081 full tokens: 29,664 sliding; (37,081 + 1) x 10,240 + (29,664 + 1) x 102,400 B = 3.18 GB.
 
     K/V sizes count the pool's extra page (buffers hold tokens + page_size slots). "Memory pool end" is an
     estimate (available - KV - the int32 ReqToTokenPool of (rows + 1) x (context_len + 4)); the CUDA-graph lines
@@ -1261,7 +1267,16 @@ def log_lines(prof: SglangProfile, pre_load: int, weights_loaded: int, tokens: i
         return lines + ["RuntimeError: Not enough memory. Please try to increase --mem-fraction-static."]
     slots = tokens + page
     dtype_part = f"dtype: torch.{dtype}, " if prof.kv_line == "dtype" else ""
-    if mla:
+    if swa is not None and not mla:
+        swa_tokens = tokens * SGLANG_SWA_FULL_TOKENS_RATIO_TENTHS // 10 // page * page
+        full_b, swa_b = slots * swa[0], (swa_tokens + page) * swa[1]
+        kv = full_b + swa_b
+        lines.append(f"Use sliding window memory pool. full_layer_tokens={tokens}, swa_layer_tokens={swa_tokens}")
+        for n, b in ((swa_tokens, swa_b), (tokens, full_b)):
+            lines.append(f"KV Cache is allocated. {dtype_part}#tokens: {n}, K size: {_gb(b // 2)} GB, V size: "
+                         f"{_gb(b - b // 2)} GB")
+        lines.append(f"SWAKVPool mem usage: {_gb(kv)} GB, swa size: {swa_tokens}, full size: {tokens}")
+    elif mla:
         kv = slots * (k_bytes_per_token + v_bytes_per_token)
         lines.append(f"KV Cache is allocated. {dtype_part}#tokens: {tokens}, KV size: {_gb(kv)} GB")
     else:
@@ -1475,3 +1490,46 @@ def dsa_rule(version: str, vendor: str, kv: str, page: int, raw_fp8: bool = Fals
             + ((f"the {'HIP tilelang / triton' if vendor == 'AMD' else 'trtllm'} backend stores the raw 576 B fp8 "
                 "latent") if raw_fp8 and kv == "fp8" else
                "the pool allocates 656 B a layer at fp8") + " (kvplan.sglang.dsa_bytes_per_token)")
+
+
+# ----------------------------------------------------------------------------- hybrid sliding-window (SWA) pools
+# SGLang keeps the sliding-window layers of a "hybrid SWA" architecture in a pool of their own that holds
+# swa_full_tokens_ratio (server_args.py, default 0.8) x the full pool's tokens, and max_total_num_tokens is the full
+# pool's size. Read in the 0.5.10 wheel (model_executor/model_runner_kv_cache_mixin.py: token_capacity = rest //
+# (F x n_full + S x n_swa), then full_tokens = token_capacity x (F n_full + S n_swa) / (F n_full + r S n_swa), "Use
+# sliding window memory pool. full_layer_tokens=..., swa_layer_tokens=...") and the 0.5.14 / 0.5.20 wheels
+# (model_executor/pool_configurator.py HybridSWAPoolConfigurator: cell = F n_full + r S n_swa, the same token count
+# to a token). configs/model_config.py is_hybrid_swa_model lists the architectures: GptOssForCausalLM,
+# MiMoV2FlashForCausalLM (and Llama4, Step3p5: not planned here) in 0.5.10 - 0.5.23, Gemma4ForCausalLM /
+# Gemma4ForConditionalGeneration from 0.5.11 (0.5.10 serves no Gemma 4). Gemma 2 / 3 are not in it (SGLang sets
+# disable_hybrid_swa_memory for them: one pool over every layer). Lines before 0.5.10 are not read (sglang PR #18039,
+# 2026-01-31, changed the cell): their plans keep one pool over every layer.
+SGLANG_SWA_FULL_TOKENS_RATIO_TENTHS = 8  # --swa-full-tokens-ratio 0.8 (server_args.py default, 0.5.x)
+_HYBRID_SWA_MODEL_TYPES = ("gpt_oss", "mimo_v2_flash", "gemma4_text", "gemma4")
+_HYBRID_SWA_LINES = ("0.5.10", "0.5.14", "0.5.15", "0.5.17", "0.5.18", "0.5.20")
+
+
+def hybrid_swa_cell(version: str, model_type: str, layers, kv_tp: int, kv_b: int) -> tuple[int, int, int] | None:
+    """(cell bytes per full-pool token, full-layer bytes F x n_full, sliding-layer bytes S x n_swa) of SGLang's hybrid
+    SWA pool on one rank, or None where the line pools every layer alike (the architecture is not hybrid SWA there,
+    or the line was not read).
+
+    ``layers``: (DecoderLayer, count) pairs of the rank; ``kv_tp``: the TP the KV heads split over; ``kv_b``: KV element
+    bytes. cell = F n_full + floor(r x S n_swa), r = 0.8 (in tenths: x 8 // 10); max_total_num_tokens = rest // cell
+    (the full pool), the sliding pool holds floor(0.8 x that).
+    Worked number: gpt-oss-120b at TP1, bf16 (18 full + 18 sliding layers of 8 KV heads x 64 x 2 (K, V) x 2 B =
+    2,048 B each): F n_full = S n_swa = 36,864, cell = 36,864 + 29,491 = 66,355 B (one pool over all 36 layers:
+    73,728 B, 10 % fewer tokens)."""
+    if version not in _HYBRID_SWA_LINES or model_type not in _HYBRID_SWA_MODEL_TYPES:
+        return None
+    full = swa = 0
+    for layer, n in layers:
+        if layer.cache.kind == "sliding_attention":
+            swa += n * layer.cache.kv_bytes_per_token("vllm", kv_tp, kv_b)
+        elif layer.cache.kind == "full_attention":
+            full += n * layer.cache.kv_bytes_per_token("vllm", kv_tp, kv_b)
+        elif layer.cache.kind != "none":
+            return None  # another cache kind in the stage: not the two-pool layout read
+    if not full or not swa:
+        return None
+    return full + swa * SGLANG_SWA_FULL_TOKENS_RATIO_TENTHS // 10, full, swa
