@@ -30,6 +30,8 @@ Merging Qwen2.5-VL (branch qwen25vl) into that structure: the Qwen2.5-VL-7B pres
 When DeepSeek-V4's components were matched by their vLLM / checkpoint module names (``attn.fused_wqa_wkv``, ``attn.wq_b``,
 families/deepseek_v4.VLLM_MODULE_NAMES): the -nvfp4-fp8 fixture's entry only (digest() of it), its "re:" FP8 block
 targets now hit the attention: ``weight_bytes`` 168,885,164,214 -> 164,111,114,934.
+When DeepSeek-V4-Flash and -Pro became presets (the fixture files, verbatim): two new entries, ``preset:deepseek-v4-flash`` /
+``-pro``, digest() of each; their spec and weight bytes equal the fixtures' entries (same config, same parse).
 """
 
 import hashlib
