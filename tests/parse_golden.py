@@ -32,6 +32,8 @@ families/deepseek_v4.VLLM_MODULE_NAMES): the -nvfp4-fp8 fixture's entry only (di
 targets now hit the attention: ``weight_bytes`` 168,885,164,214 -> 164,111,114,934.
 When DeepSeek-V4-Flash and -Pro became presets (the fixture files, verbatim): two new entries, ``preset:deepseek-v4-flash`` /
 ``-pro``, digest() of each; their spec and weight bytes equal the fixtures' entries (same config, same parse).
+When DeepSeek-V4's vLLM note said 0.31 - 0.33 exact (kvplan.vllm_dsv4, the 0.31 / 0.32 / 0.33 wheels read): the five
+DeepSeek-V4 entries (two presets, three fixtures) only, ``spec_sha256`` (the reworded warning) and plan hashes; weight bytes unchanged.
 """
 
 import hashlib
