@@ -311,6 +311,11 @@ VLLM_CHANGES: dict[str, tuple[Release, str]] = {
                                           "--kv-cache-dtype auto becomes fp8_e4m3 on CUDA sm10x ('Using fp8 "
                                           "kv-cache for GlmMoeDsaForCausalLM on SM10x') in 0.32.0; 0.28.0 / 0.30.0 / "
                                           "0.31.0 keep the model dtype")),
+    "dsv4_auto_kv_fp8": ((0, 30, 0), ("models/deepseek_v4/attention.py _resolve_dsv4_kv_cache_dtype: with the "
+                                      "fp8_ds_mla layout (DeepseekV4Attention.use_fp8_ds_mla_layout True: FlashMLA, "
+                                      "the sm12x FlashInfer class, ROCm) --kv-cache-dtype auto becomes fp8 "
+                                      "(fp8_ds_mla) in 0.30.0 and bfloat16 raises ValueError; the 0.25.0 / 0.28.0 / "
+                                      "0.29.0 wheels assert fp8 whatever was asked, auto included")),
     "moe_workspace_manager": ((0, 17, 0), ("model_executor/layers/fused_moe/modular_kernel.py takes its expert "
                                            "workspaces from v1/worker/workspace.py current_workspace_manager() (a "
                                            "buffer that grows and is kept) in the 0.17.0 wheel; 0.11.1: torch.empty "

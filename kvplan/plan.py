@@ -650,12 +650,17 @@ def _vllm_mla_block_size(spec: ModelSpec, gpu_name: str, engine: EngineConfig) -
 
 def vllm_kv_dtype_default(spec: ModelSpec, gpu: GpuSpec, engine: EngineConfig) -> EngineConfig:
     """vLLM's ``--kv-cache-dtype auto`` where the model's config class overrides it: GLM-5 (glm_moe_dsa) on sm10x from
-    0.32.0 gets fp8_e4m3 (kvplan.engines.vllm_glm_dsa_fp8_default); everything else keeps its dtype. Worked example:
-    GLM-5 on a B200 at 0.33 -> kv_cache_dtype "fp8" (``--kv-cache-dtype bfloat16`` keeps 16 bits: the override
-    fires on "auto" only)."""
+    0.32.0 gets fp8_e4m3 (kvplan.engines.vllm_glm_dsa_fp8_default); DeepSeek-V4 from 0.30.0 gets fp8 (fp8_ds_mla, its
+    default attention's _resolve_dsv4_kv_cache_dtype: VLLM_CHANGES "dsv4_auto_kv_fp8"; before, vLLM asserts fp8 and
+    the plan warns, kvplan.vllm_dsv4.auto_kv_note); everything else keeps its dtype. Worked example: GLM-5 on a B200
+    at 0.33 -> kv_cache_dtype "fp8" (``--kv-cache-dtype bfloat16`` keeps 16 bits: the override fires on "auto" only);
+    DeepSeek-V4-Flash at 0.33 -> "fp8", at 0.29 -> unchanged."""
     if engine.engine != "vllm" or engine.kv_cache_dtype not in (None, "auto"):
         return engine
     if vllm_glm_dsa_fp8_default(gpu.name, engine.vllm_version, spec.model_type):
+        return engine.model_copy(update={"kv_cache_dtype": "fp8"})
+    if spec.model_type == "deepseek_v4" and vllm_profile(engine).engine_core == "V1" and \
+            vllm_has(engine.vllm_version, "dsv4_auto_kv_fp8"):
         return engine.model_copy(update={"kv_cache_dtype": "fp8"})
     return engine
 
@@ -1052,7 +1057,7 @@ def plan(spec: ModelSpec, gpu: GpuSpec, engine: EngineConfig = EngineConfig(), l
     per_node = gpus_per_node or gpu.gpus_per_node
     warnings: list[str] = list(spec.warnings)  # a generic or transformers-built spec says so in every plan
     if dsv4_release and kv_b != 1:
-        warnings.append(vllm_dsv4.AUTO_KV_NOTE)
+        warnings.append(vllm_dsv4.auto_kv_note(dsv4_release))
     if dsv4_release:
         note = vllm_dsv4.block_size_note(distinct_layers(spec.layers), block_size, kv_b, dsv4_release)
         if note:

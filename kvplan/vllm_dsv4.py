@@ -1,11 +1,18 @@
 """DeepSeek-V4's vLLM KV-cache layout: the per-layer cache specs vLLM registers, its DSV4 grouping, the bytes a block
 of the pool takes, and the blocks / bytes one request is charged (pure integer arithmetic, no vLLM import).
 
-Exact for 0.20.0 - 0.30.x (wheels 0.20.0 / 0.20.1 / 0.22.0 - 0.30.0 read, 0.21 between two identical ones; 0.20.x keeps
+Exact for 0.20.0 - 0.33.x (wheels 0.20.0 / 0.20.1 / 0.22.0 - 0.33.0 read, 0.21 between two identical ones; 0.20.x keeps
 the same caches in model_executor/layers/deepseek_{v4_attention,compressor}.py; 0.29.0's generic
-_get_packed_kv_cache_groups gives DeepSeek-V4 the groups of 0.27). 0.32.0 makes the SWA block size and page alignment
-configurable: planned with the 0.29 rule, an approximation said in the spec's warning.
-Read from the vLLM wheels (2026-12-01): 0.20.0 - 0.32.0 ``vllm/v1/kv_cache_interface.py`` (MLAAttentionSpec /
+_get_packed_kv_cache_groups gives DeepSeek-V4 the groups of 0.27). 0.31.0 - 0.33.0 (read 2026-12-01) keep the 0.29 -
+0.30 rule for DeepseekV4ForCausalLM: DeepseekV4SWACache gained block_size / packed_page_alignment /
+packed_block_stride_alignment arguments, but only DeepSeek-V4.1 (models/deepseek_v41, DeepseekV41ForCausalLM: block 32,
+its own record bytes and alignment) passes them; models/deepseek_v4 keeps the defaults (block 64, 584 B, 576 B, no
+block-stride alignment, so _get_kv_cache_bytes_per_block's lcm of alignments is 1); the specs only gained
+max_tp_shards=1 (KV replica bookkeeping for the offloading connector, no bytes); _get_packed_kv_cache_groups lost
+only its EAGLE annotation; 0.33.0's _pool_bytes_per_block_from_builder probes a one-block placement whose single
+backing is that same largest group page (v1/core/kv_cache_planning.py, DefaultKVCacheConfigBuilder), and
+_max_memory_usage_bytes_from_groups is still bytes_per_block x the pages of every group.
+Read from the vLLM wheels (2026-12-01): 0.20.0 - 0.33.0 ``vllm/v1/kv_cache_interface.py`` (MLAAttentionSpec /
 SlidingWindowMLASpec / UniformTypeKVCacheSpecs), ``vllm/v1/core/kv_cache_utils.py`` (group_and_unify_kv_cache_specs,
 _get_kv_cache_groups_uniform_groups, _approximate_gcd, _get_kv_cache_config_deepseek_v4 / _get_kv_cache_config_packed /
 _get_packed_kv_cache_layout, get_max_concurrency_for_kv_cache_config, _max_memory_usage_bytes_from_groups),
@@ -35,15 +42,29 @@ from kvplan.units import cdiv
 
 # vLLM's default --block-size for DeepSeek-V4: update_block_size_for_backend (platforms/interface.py) takes the first
 # registered attention layer's backend's get_preferred_block_size: layer 0's DeepseekV4SWACache, DeepseekSparseSWABackend
-# "return 256" (v1/attention/backends/mla/sparse_swa.py, every wheel 0.20.0 - 0.32.0, read 2026-12-01); the compressor
+# "return 256" (v1/attention/backends/mla/sparse_swa.py, every wheel 0.20.0 - 0.33.0, read 2026-12-01); the compressor
 # comments size their 4 / 8-token state blocks for it ("The KV block shape [256//4, head_dim]").
 VLLM_DSV4_BLOCK_SIZE = 256
 # The default DSV4 attention classes on CUDA (FlashMLA, and FlashInfer on sm12x) store fp8_ds_mla and assert an fp8 KV
-# cache (0.25.0 models/deepseek_v4/attention.py _resolve_dsv4_kv_cache_dtype; 0.20.0 sparse_swa.py asserts uint8)
+# cache (0.25.0 - 0.29.0 models/deepseek_v4/attention.py _resolve_dsv4_kv_cache_dtype; 0.20.0 sparse_swa.py asserts
+# uint8); from 0.30.0 the same function turns auto into fp8 (kvplan.plan.vllm_kv_dtype_default plans it so) and raises
+# ValueError on anything else not fp8 (engines.VLLM_CHANGES "dsv4_auto_kv_fp8").
 AUTO_KV_NOTE = ("vLLM's DeepSeek-V4 attention (FlashMLA; FlashInfer on sm12x) stores the fp8_ds_mla layout and asserts an "
                 "fp8 KV cache (\"DeepseekV4 fp8_ds_mla layout only supports fp8 kv-cache\"): give --kv-cache-dtype fp8. "
                 "This 16-bit plan is the plain-row layout of the FlashInfer DSV4 backend (--attention-backend "
                 "FLASHINFER_MLA_SPARSE_DSV4, 0.24+).")
+AUTO_KV_NOTE_030 = ("vLLM's DeepSeek-V4 attention (FlashMLA; FlashInfer on sm12x) stores the fp8_ds_mla layout: from "
+                    "0.30 it takes --kv-cache-dtype auto as fp8 and refuses a 16-bit cache (ValueError: \"DeepseekV4 "
+                    "fp8_ds_mla layout only supports fp8 kv-cache ... select a backend that supports bfloat16 KV "
+                    "cache\"): give --kv-cache-dtype fp8 or auto. This 16-bit plan is the plain-row layout of the "
+                    "FlashInfer DSV4 backend (--attention-backend FLASHINFER_MLA_SPARSE_DSV4).")
+
+
+def auto_kv_note(release: tuple) -> str:
+    """The warning of a 16-bit DeepSeek-V4 plan on vLLM ``release``: before 0.30 the default attention asserts fp8
+    (auto included); from 0.30 auto is fp8 and a 16-bit dtype raises. Worked example: (0, 29, 0) -> AUTO_KV_NOTE,
+    (0, 33, 0) -> AUTO_KV_NOTE_030."""
+    return AUTO_KV_NOTE_030 if release >= (0, 30, 0) else AUTO_KV_NOTE
 FP8_DS_MLA_ENTRY_BYTES = 584  # kv_cache_interface.py: "448B NoPE + 128B RoPE + 8B fp8 scale = 584B per token"
 SWA_BLOCK_TOKENS = 64  # sparse_swa.py DeepseekV4SWACache: self.block_size = 64
 STATE_BLOCK_TOKENS = {4: 4, 128: 8}  # compressor.py CompressorStateCache: C4 block 4, C128 block 8

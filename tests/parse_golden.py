@@ -33,6 +33,12 @@ targets now hit the attention: ``weight_bytes`` 168,885,164,214 -> 164,111,114,9
 When DeepSeek-V4's spec warning dropped "SGLang plans price every layer as a full cache of 584 B" (SGLang's own
 DSV4 pools, kvplan.sglang_dsv4): the three DeepSeek-V4 fixtures' entries only (digest() of each), ``spec_sha256``
 and the plan hashes; ``weight_bytes`` unchanged.
+When DeepSeek-V4-Flash and -Pro became presets (the fixture files, verbatim): two new entries, ``preset:deepseek-v4-flash`` /
+``-pro``, digest() of each; their spec and weight bytes equal the fixtures' entries (same config, same parse).
+When DeepSeek-V4's vLLM note said 0.31 - 0.33 exact (kvplan.vllm_dsv4, the 0.31 / 0.32 / 0.33 wheels read): the five
+DeepSeek-V4 entries (two presets, three fixtures) only, ``spec_sha256`` (the reworded warning) and plan hashes; weight bytes unchanged.
+Merging dsv4s and dsv4v (both reworded that warning; one sentence each): the same five entries, ``spec_sha256`` and the
+plan hashes regenerated with digest(); weight bytes unchanged.
 """
 
 import hashlib

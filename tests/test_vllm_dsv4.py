@@ -17,6 +17,7 @@ available KV cache memory (5.44 GiB). Based on the available memory, the estimat
 The LLM class on a >= 70 GiB GPU batches 16,384 tokens by default (engine/arg_utils.py), passed here explicitly.
 """
 
+from kvplan import vllm_dsv4
 from kvplan.gpus import get_gpu
 from kvplan.plan import _dsv4_needed_bytes
 from kvplan.units import GiB, cdiv
@@ -102,3 +103,34 @@ def test_dsv4_default_block_and_refused_blocks():
     assert warned("0.25") and not warned("0.27")
     # --kv-cache-dtype auto: the FlashMLA DSV4 path asserts fp8
     assert any("only supports fp8 kv-cache" in w for w in _v4("0.25", "vllm serve x -tp 8").warnings)
+
+
+def test_dsv4_layout_exact_for_0_31_to_0_33():
+    # Profile "0.30" = 0.30.0 - 0.31.0, "0.33" = 0.32.0 - 0.33.x. Their wheels register the 0.29 - 0.30 specs for
+    # DeepseekV4ForCausalLM (the configurable SWA block / alignment is DeepSeek-V4.1's only), so the numbers are the
+    # 0.27+ ones worked in the module docstring: one block = the largest group page, the MLA group's
+    # 21 x 37,440 + 21 x 8,640 + 20 x 1,728 = 1,002,240 B; sliding groups 22 / 21 x 37,440 (SWA), 21 x (32,832 +
+    # 8,640) (C4 states), 20 x 32,832 (C128 states); a 1,048,576-token request at 8,192 batched (16,384 in flight):
+    # 4096 + 2 x (cdiv(127 + 16,384, 64) + 1) + (cdiv(7 + 16,384, 4) + 1) + (cdiv(127 + 16,384, 8) + 1) = 10,778 blocks
+    for version in ("0.30", "0.33"):
+        p = _v4(version)
+        assert [x.page_bytes for x in p.kv_groups] == [1_002_240, 22 * 37_440, 21 * 37_440, 21 * (32_832 + 8_640),
+                                                       20 * 32_832], version
+        assert p.ranks[0].bytes_per_block == 1_002_240 and p.blocks_per_request == 4096 + 2 * 259 + 4099 + 2065 == 10_778
+        assert not any("approximation" in w and "0.32+" in w for w in p.warnings)  # no release-approximation left
+        assert any("exact for 0.20 - 0.33" in w for w in p.warnings)
+
+
+def test_dsv4_auto_kv_dtype_is_fp8_from_0_30():
+    # 0.30.0+ _resolve_dsv4_kv_cache_dtype: --kv-cache-dtype auto -> fp8 (fp8_ds_mla) on the default attention, so
+    # auto plans the 1,002,240 B fp8 block above and warns nothing; 0.29 asserts fp8, so auto is a 16-bit plan with
+    # the warning. 16-bit pages (512 B alignment): MLA 21 x 64 x 1024 (65,536) + 21 x 64 x 132 (8,448 -> 8,704)
+    # + 20 x 2 x 1024 (2,048) = 1,600,000 B a block.
+    auto = B200_DSV4.replace(" --kv-cache-dtype fp8", "")
+    p = _v4("0.33", auto)
+    assert p.ranks[0].bytes_per_block == 1_002_240 and not any("fp8_ds_mla" in w for w in p.warnings)
+    old = _v4("0.29", auto)
+    assert old.ranks[0].bytes_per_block == 21 * 65_536 + 21 * 8_704 + 20 * 2_048 == 1_600_000
+    assert vllm_dsv4.AUTO_KV_NOTE in old.warnings
+    bf16 = _v4("0.33", B200_DSV4.replace("--kv-cache-dtype fp8", "--kv-cache-dtype bfloat16"))
+    assert bf16.ranks[0].bytes_per_block == 1_600_000 and vllm_dsv4.AUTO_KV_NOTE_030 in bf16.warnings
