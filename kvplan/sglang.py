@@ -114,6 +114,7 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict
 
+from kvplan.errors import PlanInputError
 from kvplan.layers import STATE_KINDS, cache_parts
 from kvplan.parallel import stage_distinct
 from kvplan.spec import Linear
@@ -1150,6 +1151,59 @@ class SglangDraft(BaseModel):
     @property
     def loaded(self) -> int:
         return self.mtp_bytes + self.vocab_copy_bytes
+
+
+# A separate draft (--speculative-algorithm EAGLE3 / EAGLE / STANDALONE with --speculative-draft-model-path), read in the
+# 0.5.14 / 0.5.20 / 0.5.23 wheels (2026-12): the target's pool cell is scaled by the draft's layer count, assuming each
+# draft layer costs what a target layer costs ("Assumes draft and target share the same per-layer KV size",
+# model_executor/pool_configurator.py DefaultPoolConfigurator; the draft's layer count from model_runner.py 0.5.14 /
+# model_runner_components/spec_aux_hidden_state.py 0.5.20+: the draft config's num_nextn_predict_layers, else
+# max(num_hidden_layers, num_attention_layers)); the draft worker then allocates its own pool at that #tokens with its own
+# config's cell. The draft's weights load before the pool is profiled (EagleDraftWorker / StandaloneDraftWorker build a
+# TpModelWorker at the target's TP). An EAGLE3 head (models/llama_eagle3.py LlamaForCausalLMEagle3) builds its own
+# embed_tokens [vocab, h] (VocabParallelEmbedding) and, without draft_vocab_size in its config, a full-vocab lm_head
+# (load_lm_head_from_target); init_lm_head swaps in the target's tables (set_embed / set_embed_and_head, then
+# empty_cache) only after the pools are sized, so those copies are resident while rest is measured; its d2t map
+# (hot_token_id) is a loaded tensor, not a parameter. STANDALONE (speculative/standalone_worker_v2.py) keeps the draft's
+# own embed_tokens / lm_head for good. kvplan does not yet plan either (speculative_refusal); these are the rules.
+
+
+def eagle_draft_layers(draft_config: dict) -> int:
+    """The draft layer count SGLang scales the target's cell by: num_nextn_predict_layers when the draft config has
+    it, else num_hidden_layers (max(num_hidden_layers, num_attention_layers); the two agree for a dense attention
+    draft). Worked examples: an EAGLE3 head (num_hidden_layers 1) -> 1; Llama-3.2-1B as a STANDALONE draft -> 16."""
+    for key in ("num_nextn_predict_layers", "num_hidden_layers"):
+        value = draft_config.get(key)
+        if value is not None:
+            if not isinstance(value, int) or isinstance(value, bool) or value < 0:
+                raise PlanInputError(f"draft_config.{key}", f"must be a non-negative integer, got {value!r}")
+            return value
+    raise PlanInputError("draft_config.num_hidden_layers", "missing: SGLang sizes the draft's KV by its layer count")
+
+
+def eagle_cell_bytes_per_token(target_cell_bytes: int, target_layers: int, draft_layers: int) -> int:
+    """SGLang's pool cell with a separate draft (bytes per token, one rank): int(cell x (1 + draft_layers /
+    target_layers)), the float product truncated as the engine does (pool_configurator.py). Inputs: the target's cell
+    over its ``target_layers`` KV layers on this rank, the draft's layer count (eagle_draft_layers). Worked numbers:
+    Llama-3.1-8B bf16 (131,072 B over 32 layers) + an EAGLE3 head (1) -> int(131,072 x 1.03125) = 135,168 B;
+    + Llama-3.2-1B STANDALONE (16) -> 196,608 B, though that draft's own cell is 16 x 8 x 64 x 2 x 2 = 32,768 B."""
+    if draft_layers <= 0 or target_layers <= 0:
+        return target_cell_bytes
+    return int(target_cell_bytes * (1 + draft_layers / target_layers))
+
+
+def eagle3_resident_copy_bytes(vocab_size: int, hidden_size: int, tp: int, has_draft_vocab: bool,
+                               tie_word_embeddings: bool = False, elem_bytes: int = 2) -> int:
+    """Bytes of an SGLang EAGLE3 head's own vocab tables on one rank that are resident while the pool is profiled and
+    replaced by the target's afterwards: embed_tokens always, plus a full-vocab lm_head when the head's config has no
+    draft_vocab_size (and does not tie them). Per table pad(vocab, 64) / tp x hidden x elem_bytes. Worked number:
+    Llama-3.1-8B's head (vocab 128,256, h 4,096, draft_vocab_size 32,000) at TP 1: 128,256 x 4,096 x 2 =
+    1,050,673,152 B."""
+    padded = cdiv(vocab_size, SGLANG_VOCAB_PADDING) * SGLANG_VOCAB_PADDING
+    tables = 1 + (0 if has_draft_vocab or tie_word_embeddings else 1)
+    return tables * cdiv(padded, tp) * hidden_size * elem_bytes
+
+
 # server_args.py _handle_speculative_decoding (0.5.6 / 0.5.10) and arg_groups/speculative_hook.py (0.5.14 - 0.5.23):
 # EAGLE / NEXTN / EAGLE3 / STANDALONE and NGRAM set max_running_requests = 48 when --max-running-requests is not given
 # ("Max running requests is reset to 48 for speculative decoding"; the 0.5.4.post3 NGRAM log of sgl-project/sglang
@@ -1180,13 +1234,17 @@ def speculative_refusal(version: str, method: str, dp_attention: int = 1) -> tup
                                  "support dp attention): plan it without --enable-dp-attention"
     if method == "draft_model":  # vLLM's method name; SGLang's --speculative-algorithm calls it STANDALONE
         return SPECULATIVE_FLAG, (
-            "vLLM's draft_model is SGLang's STANDALONE (a separate draft model: its own config and KV cell, not "
-            "read), which kvplan does not plan for SGLang. kvplan plans SGLang's NEXTN / EAGLE on the checkpoint's "
-            "own MTP layers (DeepSeek-V3 / GLM MoE families) and NGRAM")
+            "vLLM's draft_model is SGLang's STANDALONE (a separate draft LM), which kvplan does not plan for SGLang "
+            "yet: SGLang sizes the pool as if each draft layer cost a target layer (eagle_cell_bytes_per_token) and "
+            "then allocates the draft's own cell, and the draft's weights at the target's TP are not wired into the "
+            "plan. kvplan plans SGLang's NEXTN / EAGLE on the checkpoint's own MTP layers (DeepSeek-V3 / GLM MoE "
+            "families) and NGRAM")
     if method not in ("mtp", "ngram"):
         return SPECULATIVE_FLAG, (
-            f"{method.upper()} with a draft model of its own: not modelled for SGLang (EAGLE draft heads are planned "
-            "for vLLM only; SGLang's draft worker takes its weights and KV cell from the draft's own config). kvplan "
+            f"{method.upper()} with a draft model of its own (--speculative-draft-model-path): not planned for SGLang "
+            "yet (EAGLE draft heads are planned for vLLM only; SGLang's head keeps its own embed_tokens, and a "
+            "full-vocab lm_head without draft_vocab_size, resident while the pool is sized, and scales the cell by "
+            "the head's layers: eagle3_resident_copy_bytes / eagle_cell_bytes_per_token). kvplan "
             "plans SGLang's NEXTN / EAGLE on the checkpoint's own MTP layers (DeepSeek-V3 / GLM MoE families) and "
             "NGRAM")
     return None
