@@ -1378,9 +1378,11 @@ def _suggestions(spec, gpu, engine, layout, concurrency, base: Plan) -> list[str
         p = plan(spec, gpu, engine.model_copy(update={"max_model_len": shorter}), layout, None, suggest=False)
         if p.fits and shorter < base.max_model_len:
             out.append(f"{len_flag} {shorter}: the longest context one request can start with")
-    # fp8 weights: a 16-bit checkpoint quantized online (vLLM / SGLang --quantization fp8) on a GPU with fp8 tensor math
-    fp8_weights = (engine.engine != "custom" and spec.dtype in ("bf16", "fp16") and engine.weight_format in (None, spec.dtype)
-                   and gpu.fp8_dense_flops is not None)
+    # fp8 weights: a 16-bit checkpoint quantized online (vLLM / SGLang --quantization fp8) on a GPU with fp8 tensor math.
+    # Not for a checkpoint that ships quantized (spec.quantization: DeepSeek-V4's fp8 / fp4, an FP8 release): vLLM
+    # refuses a --quantization that differs from the config's quant_method, and it would not shrink the weights
+    fp8_weights = (engine.engine != "custom" and spec.dtype in ("bf16", "fp16") and spec.quantization is None
+                   and engine.weight_format in (None, spec.dtype) and gpu.fp8_dense_flops is not None)
     fp8 = engine.model_copy(update={"weight_format": "fp8"})
     fp8_fit = fp8_weights and fits("--quantization fp8", gpu, fp8, layout, concurrency)
     # more GPUs of the same kind: TP x2 .. one node, then TP = node x PP 2 over two nodes; the fewest that fit

@@ -157,3 +157,14 @@ def test_vllm_0_11_sparse_mla_on_rocm_is_refused():
     got = pick_gpus(spec, 32768, 4, EngineConfig(vllm_version="0.11"))
     assert got.options and not any(get_gpu(o.gpu).vendor == "AMD" for o in got.options)
     assert any(r.gpu == "MI300X" and "no sparse-MLA (DSA) backend on ROCm" in r.reason for r in got.rejected)
+
+
+def test_a_checkpoint_that_ships_quantized_gets_no_quantization_fp8_fix():
+    # DeepSeek-V3 ships fp8-block (quantization_config quant_method "fp8"): "--quantization fp8" would not shrink its
+    # weights and vLLM refuses a --quantization unlike the config's method. Before the fix, TP 4 on H100 got
+    # "-tp 8 -pp 2 --quantization fp8" beside the plain "-tp 8 -pp 2"; DeepSeek-V4-Flash (fp8 + MXFP4 experts) on one
+    # H200 got "-tp 4 --quantization fp8" after "-tp 2".
+    p = plan(load_preset("deepseek-v3"), H100, EngineConfig(), Layout(tp=4))
+    assert p.suggestions == ["-tp 8 -pp 2: 5 x 163,840 tokens fit on 16 GPUs (2 node(s))"]
+    p = plan(load_preset("deepseek-v4-flash"), get_gpu("H200"), EngineConfig(), Layout(tp=1))
+    assert p.suggestions[0].startswith("-tp 2: ") and not any("--quantization" in s for s in p.suggestions)
