@@ -993,8 +993,9 @@ def plan(spec: ModelSpec, gpu: GpuSpec, engine: EngineConfig = EngineConfig(), l
     engine = vllm_kv_dtype_default(spec, gpu, vllm_auto_dtype(spec, engine))
     spec = _vllm_sparse_fp8_spec(spec, gpu, engine, layout)
     if engine.engine in ("vllm", "sglang"):
-        refusal = spec.memo(("fp8-block-refusal", layout, engine.weight_format),
-                            lambda: fp8_block_refusal(spec, layout, engine.weight_format))
+        skip_qkv = engine.engine == "sglang" and sglang.fp8_qkv_check_skipped(spec.model_type)
+        refusal = spec.memo(("fp8-block-refusal", layout, engine.weight_format, skip_qkv),
+                            lambda: fp8_block_refusal(spec, layout, engine.weight_format, skip_qkv))
         if refusal:
             raise PlanInputError("tensor_parallel_size", f"{engine.engine} refuses to load this layout: {refusal} "
                                  "(block-FP8 shards must hold whole blocks; try a TP that keeps them whole, or "

@@ -1528,6 +1528,19 @@ def swa_tokens(full_tokens: int, ratio: float | None, page: int = 1) -> int:
     return n // page * page
 
 
+# SGLang architectures whose fused QKVParallelLinear is built with skip_block_quant_check=True, so the block-FP8
+# shard check (layers/quantization/fp8.py validate_block_quant_shapes: column shards % block_n) does not run for q / k /
+# v: MiMo-V2-Flash (models/mimo_v2_flash.py in 0.5.7 - 0.5.10, models/mimo_v2.py MiMoV2Attention in 0.5.11 - 0.5.23; 0.5.6.post2 has no MiMo; its KV
+# shard at TP4 is 4 heads x 192 / 4 = 192 rows, half a 128-row block, and loads: sgl-project/sglang PR #18039 runs TP4).
+# o_proj, the dense MLP and the experts keep the check.
+SGLANG_FP8_QKV_CHECK_SKIPPED = ("mimo_v2_flash",)
+
+
+def fp8_qkv_check_skipped(model_type: str) -> bool:
+    """Whether SGLang skips the block-FP8 shard check of this architecture's q / k / v projections."""
+    return model_type in SGLANG_FP8_QKV_CHECK_SKIPPED
+
+
 def has_swa_pool(model_type: str) -> bool:
     """Whether SGLang keeps a sliding-window pool of its own for this architecture (hybrid_swa_cell's, or DeepSeek-V4's
     DSV4PoolConfigurator): where --swa-full-tokens-ratio / --disable-hybrid-swa-memory change the plan."""

@@ -153,3 +153,25 @@ def test_cli_flags():
     e = engine_from_args(args)
     assert (e.swa_full_tokens_ratio, e.disable_hybrid_swa_memory) == (0.5, True)
 
+
+def test_mimo_v2_flash_tp4_block_fp8_loads_on_sglang_not_on_vllm():
+    # MiMo-V2-Flash (fp8, weight_block_size [128, 128]) at TP4: the full layers' 4 KV heads x 192 / 4 = 192 rows of
+    # k_proj, half a 128-row block. vLLM checks every column shard and refuses; SGLang builds MiMo's QKVParallelLinear
+    # with skip_block_quant_check=True (models/mimo_v2_flash.py 0.5.7 - 0.5.10, models/mimo_v2.py 0.5.11 - 0.5.23;
+    # sgl-project/sglang PR #18039 runs TP4), and o_proj (64 x 128 / 4 = 2,048) and the experts (2,048 / 4 = 512) fill
+    # whole blocks
+    from kvplan.vllm_layouts import fp8_block_refusal
+    spec, h200 = load_preset("mimo-v2-flash"), get_gpu("H200")
+    assert fp8_block_refusal(spec, Layout(tp=4), None) == (
+        "ValueError: Weight output_partition_size = 192 is not divisible by weight quantization block_n = 128.")
+    assert fp8_block_refusal(spec, Layout(tp=4), None, skip_qkv=True) is None
+    with pytest.raises(PlanInputError) as exc:
+        plan(spec, h200, EngineConfig(engine="vllm"), Layout(tp=4))
+    assert exc.value.field == "tensor_parallel_size" and "192" in exc.value.message
+    p = plan(spec, h200, EngineConfig(engine="sglang"), Layout(tp=4))
+    assert p.kv_cache_tokens > 0
+    # the skip is MiMo's alone: Qwen3-30B-A3B fp8-block at TP4 (experts 768 / 4 = 192) is still refused on SGLang
+    with pytest.raises(PlanInputError) as exc:
+        plan(load_preset("qwen3-30b-a3b"), h200, EngineConfig(engine="sglang", weight_format="fp8-block"),
+             Layout(tp=4))
+    assert exc.value.field == "tensor_parallel_size" and "= 192 is not divisible" in exc.value.message
