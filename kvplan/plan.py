@@ -1181,6 +1181,9 @@ def plan(spec: ModelSpec, gpu: GpuSpec, engine: EngineConfig = EngineConfig(), l
                                          engine.swa_full_tokens_ratio, engine.disable_hybrid_swa_memory)
             if swa is not None:  # the sliding layers hold r (0.8) x the full pool's tokens (kvplan.sglang.hybrid_swa_cell)
                 per_token = swa[0]
+                if stage == 0 and (note := sglang.swa_chunk_cap_note(engine.sglang_version, engine.max_num_seqs,
+                                                                    engine.enable_prefix_caching)):
+                    warnings.append(note)
             mamba, rest_before = _sglang_mamba(spec, engine, layout, layers, pool), pool
             if mamba is not None:  # the MambaPool comes out of rest first; the KV pool gets what is left
                 terms.append(_sglang_mamba_term(engine, mamba, layers))

@@ -1541,6 +1541,21 @@ def fp8_qkv_check_skipped(model_type: str) -> bool:
     return model_type in SGLANG_FP8_QKV_CHECK_SKIPPED
 
 
+_SWA_CHUNK_CAP_LINES = ("0.5.14", "0.5.15", "0.5.17", "0.5.18", "0.5.20")  # SWAChunkCapPoolConfigurator (0.5.14+)
+
+
+def swa_chunk_cap_note(version: str, max_running_requests: int | None, prefix_caching: bool | None) -> str | None:
+    """The warning where SGLang sizes a hybrid SWA model's sliding pool by a per-request cap, not the ratio, which
+    kvplan does not model: pool_configurator.py SWAChunkCapPoolConfigurator.is_applicable (0.5.14 - 0.5.23) with an
+    explicit --max-running-requests, --disable-radix-cache and a chunked-prefill size (the default sets one); the
+    sliding pool is then (window + page + decode) x requests + chunks in flight, the rest goes to the full pool."""
+    if version in _SWA_CHUNK_CAP_LINES and max_running_requests is not None and prefix_caching is False:
+        return (f"SGLang {version} with --max-running-requests and --disable-radix-cache sizes the sliding-window pool "
+                "by a per-request cap (SWAChunkCapPoolConfigurator), not --swa-full-tokens-ratio, and gives the rest "
+                "to the full pool: not modelled, so the full-pool tokens here (the ratio rule) are likely low")
+    return None
+
+
 def has_swa_pool(model_type: str) -> bool:
     """Whether SGLang keeps a sliding-window pool of its own for this architecture (hybrid_swa_cell's, or DeepSeek-V4's
     DSV4PoolConfigurator): where --swa-full-tokens-ratio / --disable-hybrid-swa-memory change the plan."""

@@ -175,3 +175,13 @@ def test_mimo_v2_flash_tp4_block_fp8_loads_on_sglang_not_on_vllm():
         plan(load_preset("qwen3-30b-a3b"), h200, EngineConfig(engine="sglang", weight_format="fp8-block"),
              Layout(tp=4))
     assert exc.value.field == "tensor_parallel_size" and "= 192 is not divisible" in exc.value.message
+
+
+def test_swa_chunk_cap_is_named_not_planned():
+    # 0.5.14+: --max-running-requests with --disable-radix-cache (and the default chunked prefill) takes
+    # SWAChunkCapPoolConfigurator, which sizes the sliding pool by a per-request cap: the plan says so
+    capped = _oss(max_num_seqs=64, enable_prefix_caching=False)
+    assert any("SWAChunkCapPoolConfigurator" in w for w in capped.warnings)
+    assert not any("SWAChunkCapPoolConfigurator" in w for w in _oss(max_num_seqs=64).warnings)
+    assert not any("SWAChunkCapPoolConfigurator" in w for w in _oss("0.5.10", max_num_seqs=64,
+                                                                   enable_prefix_caching=False).warnings)
