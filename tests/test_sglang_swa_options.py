@@ -185,3 +185,25 @@ def test_swa_chunk_cap_is_named_not_planned():
     assert not any("SWAChunkCapPoolConfigurator" in w for w in _oss(max_num_seqs=64).warnings)
     assert not any("SWAChunkCapPoolConfigurator" in w for w in _oss("0.5.10", max_num_seqs=64,
                                                                    enable_prefix_caching=False).warnings)
+
+
+def test_sidebar_knobs_and_link_change_the_plan():
+    from tests.app_util import kvplan_plan, metrics, run_app, state
+
+    link = {"v": "1", "m": "gpt-oss-120b", "g": "H100-SXM", "e": "sglang", "sv": "0.5.20"}
+    core = {r: kvplan_plan("gpt-oss-120b", engine="sglang", sglang_version="0.5.20", swa_full_tokens_ratio=r)
+            for r in (None, 0.5)}
+    at = run_app(link | {"swr": "0.5"})
+    assert not at.exception and state(at).swa_full_tokens_ratio == 0.5
+    assert metrics(at)["KV cache tokens"] == f"{core[0.5].kv_cache_tokens:,}" != f"{core[None].kv_cache_tokens:,}"
+    at.session_state["kv.knobs"] = True
+    at = at.run()
+    ratio = at.number_input(key="w.swa_full_tokens_ratio")
+    assert not ratio.disabled and ratio.value == 0.5 and ratio.proto.help.startswith("--swa-full-tokens-ratio: ")
+    box = at.checkbox(key="w.disable_hybrid_swa_memory")
+    assert not box.disabled
+    box.check().run()
+    assert not at.exception and at.query_params["dhs"] == "1"
+    off = kvplan_plan("gpt-oss-120b", engine="sglang", sglang_version="0.5.20", disable_hybrid_swa_memory=True)
+    assert metrics(at)["KV cache tokens"] == f"{off.kv_cache_tokens:,}"  # one pool over every layer: fewer tokens
+    assert off.kv_cache_tokens < core[None].kv_cache_tokens
