@@ -32,9 +32,12 @@ def engine_from_args(args):
                                                                    False))
     fields |= speculative_args(args)
     fields |= mm_args(args)
-    for name in ("mamba_full_memory_ratio", "max_mamba_cache_size", "mamba_ssm_dtype"):  # SGLang hybrids' MambaPool
+    for name in ("mamba_full_memory_ratio", "max_mamba_cache_size", "mamba_ssm_dtype",  # SGLang hybrids' MambaPool
+                 "swa_full_tokens_ratio"):  # and the hybrid SWA pools' ratio
         if getattr(args, name, None) is not None:
             fields[name] = getattr(args, name)
+    if getattr(args, "disable_hybrid_swa_memory", False):
+        fields["disable_hybrid_swa_memory"] = True
     if args.runtime_gib is not None:
         fields["runtime_gib"] = args.runtime_gib
     if args.headroom_gib is not None:
@@ -293,6 +296,11 @@ def add_commands(sub) -> None:
     p.add_argument("--mamba-full-memory-ratio", type=float, default=None,
                    help="SGLang hybrids: MambaPool : KV pool memory ratio (default 0.9)")
     p.add_argument("--max-mamba-cache-size", type=int, default=None, help="SGLang hybrids: MambaPool state slots")
+    p.add_argument("--swa-full-tokens-ratio", type=float, default=None,
+                   help="SGLang hybrid sliding-window models: sliding pool tokens / full pool tokens, in (0, 1] "
+                        "(default 0.8; DeepSeek-V4 0.1)")
+    p.add_argument("--disable-hybrid-swa-memory", action="store_true",
+                   help="SGLang: one KV pool over every layer at the full rate (no separate sliding-window pool)")
     p.add_argument("--mamba-ssm-dtype", choices=("float32", "bfloat16", "float16"), default=None,
                    help="SGLang hybrids: temporal (SSM) state dtype (default: the config's mamba_ssm_dtype, else float32)")
     p.add_argument("--tensor-parallel-size", "-tp", type=int, default=1)

@@ -712,6 +712,11 @@ class EngineConfig(BaseModel):
     mamba_full_memory_ratio: float | None = Field(default=None, gt=0, le=1000)
     max_mamba_cache_size: int | None = Field(default=None, ge=1, le=10_000_000)
     mamba_ssm_dtype: Literal["float32", "bfloat16", "float16"] | None = None
+    # SGLang hybrid sliding-window pools (kvplan.sglang.hybrid_swa_cell, kvplan.sglang_dsv4): --swa-full-tokens-ratio,
+    # the sliding pool's tokens / the full pool's, in (0, 1] as server_args.py checks it (None: 0.8; DeepSeek-V4: 0.1),
+    # and --disable-hybrid-swa-memory (one pool over every layer at the full rate)
+    swa_full_tokens_ratio: float | None = Field(default=None, gt=0, le=1)
+    disable_hybrid_swa_memory: bool = False
     runtime_gib: float = Field(default=2.0, ge=0, le=100_000)
     headroom_gib: float = Field(default=2.0, ge=0, le=100_000)
     activation_bytes: int | None = Field(default=None, ge=0)  # measured override of the estimate

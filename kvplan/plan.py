@@ -980,6 +980,9 @@ def plan(spec: ModelSpec, gpu: GpuSpec, engine: EngineConfig = EngineConfig(), l
         engine, dsa_note = _sglang_dsa_engine(spec, gpu, engine, layout)
     if engine.engine == "sglang" and spec.model_type == "deepseek_v4":  # SGLang's DSV4 pools (kvplan.sglang_dsv4)
         engine, dsa_note = _sglang_dsv4_engine(engine)
+    elif engine.engine == "sglang" and engine.swa_full_tokens_ratio is not None and not engine.disable_hybrid_swa_memory:
+        if refusal := sglang.swa_ratio_refusal(engine.sglang_version, spec.model_type):
+            raise PlanInputError(*refusal)
     if engine.engine == "sglang" and layout.pp > 1 and layout.pp_split is None:  # SGLang's own get_pp_indices
         layout = dataclasses.replace(layout, pp_split=tuple(sglang.pp_partition(
             sglang.sglang_profile(engine.sglang_version), len(spec.layers), layout.pp)))
@@ -995,8 +998,9 @@ def plan(spec: ModelSpec, gpu: GpuSpec, engine: EngineConfig = EngineConfig(), l
     engine = vllm_kv_dtype_default(spec, gpu, vllm_auto_dtype(spec, engine))
     spec = _vllm_sparse_fp8_spec(spec, gpu, engine, layout)
     if engine.engine in ("vllm", "sglang"):
-        refusal = spec.memo(("fp8-block-refusal", layout, engine.weight_format),
-                            lambda: fp8_block_refusal(spec, layout, engine.weight_format))
+        skip_qkv = engine.engine == "sglang" and sglang.fp8_qkv_check_skipped(spec.model_type)
+        refusal = spec.memo(("fp8-block-refusal", layout, engine.weight_format, skip_qkv),
+                            lambda: fp8_block_refusal(spec, layout, engine.weight_format, skip_qkv))
         if refusal:
             raise PlanInputError("tensor_parallel_size", f"{engine.engine} refuses to load this layout: {refusal} "
                                  "(block-FP8 shards must hold whole blocks; try a TP that keeps them whole, or "
@@ -1160,7 +1164,8 @@ def plan(spec: ModelSpec, gpu: GpuSpec, engine: EngineConfig = EngineConfig(), l
                 raw_fp8=sglang.dsa_fp8_raw_latent(engine.sglang_version, gpu.name, spec.model_type, gpu.vendor))
         if engine.engine == "sglang" and spec.model_type == "deepseek_v4":  # DSV4PoolConfigurator (sglang_dsv4)
             running = (engine.max_num_seqs or sglang_dsv4.DSV4_MAX_RUNNING_REQUESTS) // layout.attn_dp
-            bpft, fixed, full = sglang_dsv4.stage_pool(engine.sglang_version, layers, pool, running, block_size)
+            bpft, fixed, full = sglang_dsv4.stage_pool(engine.sglang_version, layers, pool, running, block_size,
+                                                       engine.swa_full_tokens_ratio)
             if fixed:
                 terms.append(Term(name=f"HCA compressor state rings ({running + 1} request slots)", bytes=fixed,
                                   basis="engine rule", source="SGLang DSV4PoolConfigurator._get_c128_state_fixed_"
@@ -1177,9 +1182,13 @@ def plan(spec: ModelSpec, gpu: GpuSpec, engine: EngineConfig = EngineConfig(), l
             sglang_dsv4_pools.append((bpft, pool + fixed, fixed))
             continue
         if engine.engine == "sglang":
-            swa = sglang.hybrid_swa_cell(engine.sglang_version, spec.model_type, layers, kv_tp, kv_b)
-            if swa is not None:  # the sliding layers hold 0.8 x the full pool's tokens (kvplan.sglang.hybrid_swa_cell)
+            swa = sglang.hybrid_swa_cell(engine.sglang_version, spec.model_type, layers, kv_tp, kv_b,
+                                         engine.swa_full_tokens_ratio, engine.disable_hybrid_swa_memory)
+            if swa is not None:  # the sliding layers hold r (0.8) x the full pool's tokens (kvplan.sglang.hybrid_swa_cell)
                 per_token = swa[0]
+                if stage == 0 and (note := sglang.swa_chunk_cap_note(engine.sglang_version, engine.max_num_seqs,
+                                                                    engine.enable_prefix_caching)):
+                    warnings.append(note)
             mamba, rest_before = _sglang_mamba(spec, engine, layout, layers, pool), pool
             if mamba is not None:  # the MambaPool comes out of rest first; the KV pool gets what is left
                 terms.append(_sglang_mamba_term(engine, mamba, layers))
@@ -1287,7 +1296,8 @@ def plan(spec: ModelSpec, gpu: GpuSpec, engine: EngineConfig = EngineConfig(), l
             at = next((i for i, line in enumerate(log) if line.startswith("KV Cache is allocated")), None)
             if at is not None:
                 log[at:at + 1] = sglang_dsv4.log_lines(bpft, avail, fixed, tokens,
-                                                       sglang_dsv4.DSV4_LINE_RULES[engine.sglang_version])
+                                                       sglang_dsv4.DSV4_LINE_RULES[engine.sglang_version],
+                                                       engine.swa_full_tokens_ratio)
     elif v0:
         log = vllm_v0.log_lines(engine, prof, ranks[tight], num_blocks, vllm_v0.cpu_blocks(ranks), max_len, block_size)
     else:
@@ -1748,9 +1758,10 @@ def _sglang_log(spec, gpu, engine, layout, rank: "RankPlan", tokens, page, mla, 
     if draft is not None and engine.weights_bytes is not None:  # typed-in weights: the MTP layers within them
         draft = draft.model_copy(update={"mtp_bytes": min(draft.mtp_bytes, b.weights_loaded)})
     swa = sglang.hybrid_swa_cell(engine.sglang_version, spec.model_type,
-                                 stage_distinct(spec, layout.pp, rank.pp_stage, layout.pp_split), layout.attn_tp, kv_b)
+                                 stage_distinct(spec, layout.pp, rank.pp_stage, layout.pp_split), layout.attn_tp, kv_b,
+                                 engine.swa_full_tokens_ratio, engine.disable_hybrid_swa_memory)
     return sglang.log_lines(prof, b.pre_load, b.weights_loaded, tokens, page, k, v, mla, dtype, b.settings, running,
-                            max_len, mamba, uncapped, draft, swa[1:] if swa else None)
+                            max_len, mamba, uncapped, draft, swa[1:] if swa else None, engine.swa_full_tokens_ratio)
 
 
 def _has_dsa(spec: ModelSpec) -> bool:
@@ -1798,21 +1809,31 @@ def _sglang_dsv4_engine(engine: EngineConfig) -> tuple[EngineConfig, str]:
     refusal = sglang_dsv4.dsv4_refusal(engine.sglang_version, kv, engine.speculative_method)
     if refusal:
         raise PlanInputError(*refusal)
+    if engine.disable_hybrid_swa_memory:  # model_config.py: is_hybrid_swa False -> DefaultPoolConfigurator, not DSV4's
+        raise PlanInputError("disable_hybrid_swa_memory", (
+            "--disable-hybrid-swa-memory on DeepSeek-V4: SGLang then skips DSV4PoolConfigurator (create_memory_pool_"
+            "configurator takes it only while is_hybrid_swa) for the default one-pool configurator, which has no "
+            "DeepSeek-V4 pool layout; not modelled. Drop the flag"))
+    ratio = sglang_dsv4.swa_ratio(engine.sglang_version, engine.swa_full_tokens_ratio)
     page = sglang_dsv4.DSV4_PAGE_TOKENS
     notes = []
+    if engine.swa_full_tokens_ratio == 0.8 and ratio != 0.8:
+        notes.append("--swa-full-tokens-ratio 0.8 equals the server default, which this line replaces by 0.1 for "
+                     "DeepSeek-V4")
     if engine.block_size not in (None, page):
         notes.append(f"--page-size {engine.block_size} is replaced by {page}")
     if kv == "auto":
         notes.append("--kv-cache-dtype auto becomes fp8_e4m3")
     rule = sglang_dsv4.DSV4_LINE_RULES[engine.sglang_version]
     note = (f"SGLang sizes DeepSeek-V4 by its own DSV4PoolConfigurator (kvplan.sglang_dsv4, rule {rule!r}): SWA pool of "
-            f"{sglang_dsv4.DSV4_SWA_FULL_TOKENS_RATIO} x the full tokens on every layer, CSA compressed + indexer pools of "
+            f"{ratio:g} x the full tokens on every layer, CSA compressed + indexer pools of "
             "full / 4, HCA of full / 128, fp32 compressor states; 584 B entries whatever the KV dtype, page "
             f"{page}, max_running_requests {sglang_dsv4.DSV4_MAX_RUNNING_REQUESTS} unless given"
             + (f"; {'; '.join(notes)}" if notes else ""))
     if engine.sglang_version == "0.5.20":
         note += ". " + sglang_dsv4.LATER_RULE_NOTE
-    return engine.model_copy(update={"kv_cache_dtype": "fp8_e4m3" if kv == "auto" else kv, "block_size": page}), note
+    return engine.model_copy(update={"kv_cache_dtype": "fp8_e4m3" if kv == "auto" else kv, "block_size": page,
+                                     "swa_full_tokens_ratio": ratio}), note
 
 
 def _sglang_hybrid_check(spec, engine, layout, rocm: bool) -> None:

@@ -110,6 +110,8 @@ reserved 13904 MiB -> 0.830; as logged, pre 78.48 and available 49.33 GiB -> res
 tokens; kvplan from the flags: pre 78.45, available 49.24 -> 392,123 tokens (-0.20 %).
 """
 
+import math
+from fractions import Fraction
 from typing import Literal
 
 from pydantic import BaseModel, ConfigDict
@@ -1282,12 +1284,13 @@ def _gb(n: int) -> str:
 def log_lines(prof: SglangProfile, pre_load: int, weights_loaded: int, tokens: int, page: int, k_bytes_per_token: int,
               v_bytes_per_token: int, mla: bool, dtype: str, settings: SglangDefaults, running: int,
               context_len: int, mamba: SglangMambaPool | None = None, running_uncapped: int | None = None,
-              draft: SglangDraft | None = None, swa: tuple[int, int] | None = None) -> list[str]:
+              draft: SglangDraft | None = None, swa: tuple[int, int] | None = None,
+              swa_ratio: float | None = None) -> list[str]:
     """The start-up figures in SGLang's own words (model_runner / memory_pool / scheduler log lines).
 
     ``swa`` (a hybrid SWA pool, hybrid_swa_cell): (full-layer, sliding-layer) K + V bytes per token; ``tokens`` is then
     the full pool and the lines are SGLang's two-pool ones: "Use sliding window memory pool. full_layer_tokens=...,
-    swa_layer_tokens=..." (swa = tokens x 8 // 10), the sliding pool's and the full pool's "KV Cache is allocated"
+    swa_layer_tokens=..." (swa = swa_tokens(tokens, swa_ratio): tokens x 8 // 10 by default), the sliding pool's and the full pool's "KV Cache is allocated"
     (K / V each half a layer's bytes), "SWAKVPool mem usage: ... GB, swa size: ..., full size: ...". Worked number:
     Gemma 4 26B-A4B fp8, 37,081 full tokens: 29,664 sliding; (37,081 + 1) x 10,240 + (29,664 + 1) x 102,400 B = 3.18 GB.
 
@@ -1326,14 +1329,14 @@ def log_lines(prof: SglangProfile, pre_load: int, weights_loaded: int, tokens: i
     slots = tokens + page
     dtype_part = f"dtype: torch.{dtype}, " if prof.kv_line == "dtype" else ""
     if swa is not None and not mla:
-        swa_tokens = tokens * SGLANG_SWA_FULL_TOKENS_RATIO_TENTHS // 10 // page * page
-        full_b, swa_b = slots * swa[0], (swa_tokens + page) * swa[1]
+        n_swa = swa_tokens(tokens, swa_ratio, page)
+        full_b, swa_b = slots * swa[0], (n_swa + page) * swa[1]
         kv = full_b + swa_b
-        lines.append(f"Use sliding window memory pool. full_layer_tokens={tokens}, swa_layer_tokens={swa_tokens}")
-        for n, b in ((swa_tokens, swa_b), (tokens, full_b)):
+        lines.append(f"Use sliding window memory pool. full_layer_tokens={tokens}, swa_layer_tokens={n_swa}")
+        for n, b in ((n_swa, swa_b), (tokens, full_b)):
             lines.append(f"KV Cache is allocated. {dtype_part}#tokens: {n}, K size: {_gb(b // 2)} GB, V size: "
                          f"{_gb(b - b // 2)} GB")
-        lines.append(f"SWAKVPool mem usage: {_gb(kv)} GB, swa size: {swa_tokens}, full size: {tokens}")
+        lines.append(f"SWAKVPool mem usage: {_gb(kv)} GB, swa size: {n_swa}, full size: {tokens}")
     elif mla:
         kv = slots * (k_bytes_per_token + v_bytes_per_token)
         lines.append(f"KV Cache is allocated. {dtype_part}#tokens: {tokens}, KV size: {_gb(kv)} GB")
@@ -1567,7 +1570,69 @@ _HYBRID_SWA_MODEL_TYPES = ("gpt_oss", "mimo_v2_flash", "gemma4_text", "gemma4")
 _HYBRID_SWA_LINES = ("0.5.10", "0.5.14", "0.5.15", "0.5.17", "0.5.18", "0.5.20")
 
 
-def hybrid_swa_cell(version: str, model_type: str, layers, kv_tp: int, kv_b: int) -> tuple[int, int, int] | None:
+def swa_ratio_part_bytes(swa_bytes: int, ratio: float | None) -> int:
+    """floor(r x S n_swa): the sliding layers' bytes a full-pool token pays, r = --swa-full-tokens-ratio (None: 0.8),
+    taken as the decimal the flag spells (Fraction(str(r))) so that 0.5 x 36,864 = 18,432 exactly. Worked number:
+    S n_swa = 36,864 B (gpt-oss-120b TP1 bf16), r 0.8 -> 29,491 B, r 0.5 -> 18,432 B, r 1 -> 36,864 B."""
+    if ratio is None:
+        return swa_bytes * SGLANG_SWA_FULL_TOKENS_RATIO_TENTHS // 10
+    return math.floor(Fraction(str(ratio)) * swa_bytes)
+
+
+def swa_tokens(full_tokens: int, ratio: float | None, page: int = 1) -> int:
+    """The sliding pool's tokens, as SGLang sizes them: int(full x r) floored to the page (r None: 0.8, in tenths, as
+    before). Worked number: 37,081 full tokens, r 0.8 -> 29,664; r 0.5 -> 18,540."""
+    n = full_tokens * SGLANG_SWA_FULL_TOKENS_RATIO_TENTHS // 10 if ratio is None else int(full_tokens * ratio)
+    return n // page * page
+
+
+# SGLang architectures whose fused QKVParallelLinear is built with skip_block_quant_check=True, so the block-FP8
+# shard check (layers/quantization/fp8.py validate_block_quant_shapes: column shards % block_n) does not run for q / k /
+# v: MiMo-V2-Flash (models/mimo_v2_flash.py in 0.5.7 - 0.5.10, models/mimo_v2.py MiMoV2Attention in 0.5.11 - 0.5.23; 0.5.6.post2 has no MiMo; its KV
+# shard at TP4 is 4 heads x 192 / 4 = 192 rows, half a 128-row block, and loads: sgl-project/sglang PR #18039 runs TP4).
+# o_proj, the dense MLP and the experts keep the check.
+SGLANG_FP8_QKV_CHECK_SKIPPED = ("mimo_v2_flash",)
+
+
+def fp8_qkv_check_skipped(model_type: str) -> bool:
+    """Whether SGLang skips the block-FP8 shard check of this architecture's q / k / v projections."""
+    return model_type in SGLANG_FP8_QKV_CHECK_SKIPPED
+
+
+_SWA_CHUNK_CAP_LINES = ("0.5.14", "0.5.15", "0.5.17", "0.5.18", "0.5.20")  # SWAChunkCapPoolConfigurator (0.5.14+)
+
+
+def swa_chunk_cap_note(version: str, max_running_requests: int | None, prefix_caching: bool | None) -> str | None:
+    """The warning where SGLang sizes a hybrid SWA model's sliding pool by a per-request cap, not the ratio, which
+    kvplan does not model: pool_configurator.py SWAChunkCapPoolConfigurator.is_applicable (0.5.14 - 0.5.23) with an
+    explicit --max-running-requests, --disable-radix-cache and a chunked-prefill size (the default sets one); the
+    sliding pool is then (window + page + decode) x requests + chunks in flight, the rest goes to the full pool."""
+    if version in _SWA_CHUNK_CAP_LINES and max_running_requests is not None and prefix_caching is False:
+        return (f"SGLang {version} with --max-running-requests and --disable-radix-cache sizes the sliding-window pool "
+                "by a per-request cap (SWAChunkCapPoolConfigurator), not --swa-full-tokens-ratio, and gives the rest "
+                "to the full pool: not modelled, so the full-pool tokens here (the ratio rule) are likely low")
+    return None
+
+
+def has_swa_pool(model_type: str) -> bool:
+    """Whether SGLang keeps a sliding-window pool of its own for this architecture (hybrid_swa_cell's, or DeepSeek-V4's
+    DSV4PoolConfigurator): where --swa-full-tokens-ratio / --disable-hybrid-swa-memory change the plan."""
+    return model_type in _HYBRID_SWA_MODEL_TYPES or model_type == "deepseek_v4"
+
+
+def swa_ratio_refusal(version: str, model_type: str) -> tuple[str, str] | None:
+    """(field, message) where --swa-full-tokens-ratio is given for a hybrid SWA architecture on a line whose SWA pool
+    kvplan has not read (hybrid_swa_cell plans one pool over every layer there, which the ratio would not change)."""
+    if model_type in _HYBRID_SWA_MODEL_TYPES and version not in _HYBRID_SWA_LINES:
+        return ("swa_full_tokens_ratio", (
+            f"--swa-full-tokens-ratio on the SGLang {version} line: kvplan has not read this line's hybrid SWA pool "
+            f"for {model_type!r} (read: {', '.join(_HYBRID_SWA_LINES)}), so it cannot apply the ratio. Pick one of "
+            "those lines or drop the flag"))
+    return None
+
+
+def hybrid_swa_cell(version: str, model_type: str, layers, kv_tp: int, kv_b: int, ratio: float | None = None,
+                    disabled: bool = False) -> tuple[int, int, int] | None:
     """(cell bytes per full-pool token, full-layer bytes F x n_full, sliding-layer bytes S x n_swa) of SGLang's hybrid
     SWA pool on one rank, or None where the line pools every layer alike (the architecture is not hybrid SWA there,
     or the line was not read).
@@ -1577,8 +1642,10 @@ def hybrid_swa_cell(version: str, model_type: str, layers, kv_tp: int, kv_b: int
     (the full pool), the sliding pool holds floor(0.8 x that).
     Worked number: gpt-oss-120b at TP1, bf16 (18 full + 18 sliding layers of 8 KV heads x 64 x 2 (K, V) x 2 B =
     2,048 B each): F n_full = S n_swa = 36,864, cell = 36,864 + 29,491 = 66,355 B (one pool over all 36 layers:
-    73,728 B, 10 % fewer tokens)."""
-    if version not in _HYBRID_SWA_LINES or model_type not in _HYBRID_SWA_MODEL_TYPES:
+    73,728 B, 10 % fewer tokens); --swa-full-tokens-ratio 0.5 (``ratio``): 36,864 + 18,432 = 55,296 B.
+    ``disabled`` (--disable-hybrid-swa-memory): None, one pool over every layer at the full rate (model_config.py:
+    is_hybrid_swa = is_hybrid_swa_model(...) and not disable_hybrid_swa_memory, so DefaultPoolConfigurator)."""
+    if disabled or version not in _HYBRID_SWA_LINES or model_type not in _HYBRID_SWA_MODEL_TYPES:
         return None
     full = swa = 0
     for layer, n in layers:
@@ -1590,4 +1657,4 @@ def hybrid_swa_cell(version: str, model_type: str, layers, kv_tp: int, kv_b: int
             return None  # another cache kind in the stage: not the two-pool layout read
     if not full or not swa:
         return None
-    return full + swa * SGLANG_SWA_FULL_TOKENS_RATIO_TENTHS // 10, full, swa
+    return full + swa_ratio_part_bytes(swa, ratio), full, swa

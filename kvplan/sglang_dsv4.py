@@ -87,6 +87,17 @@ LATER_RULE_NOTE = ("SGLang 0.5.20 line: the DeepSeek-V4 pool follows 0.5.20's DS
                    "max_total_num_tokens is an estimate on the 0.5.20 rule, likely low on a large pool (not modelled)")
 
 
+def swa_ratio(version: str, given: float | None) -> float:
+    """The --swa-full-tokens-ratio DeepSeek-V4 runs at: the same server arg as the hybrid SWA models', which SGLang
+    replaces by 0.1 for DSV4 where it is at its default. 0.5.12 - 0.5.19 (deepseek_v4_hook.py, arg_groups/overrides.py,
+    model_overrides/deepseek_v4.py) test ``swa_full_tokens_ratio == ServerArgs.swa_full_tokens_ratio`` (0.8), so an
+    explicit 0.8 becomes 0.1 as well; 0.5.20 - 0.5.23 default the field to None and test ``is None``, so an explicit
+    value is kept. Worked number: given 0.8 -> 0.1 on the 0.5.18 line, 0.8 on the 0.5.20 line; given 0.15 -> 0.15."""
+    if given is None or (given == 0.8 and version != "0.5.20"):
+        return DSV4_SWA_FULL_TOKENS_RATIO
+    return given
+
+
 def dsv4_refusal(version: str, kv_cache_dtype: str, speculative: str) -> tuple[str, str] | None:
     """(field, message) when kvplan cannot plan DeepSeek-V4 on this SGLang line as SGLang sizes it, else None."""
     if version in _NO_CLASS:
@@ -159,8 +170,9 @@ def stage_counts(layers) -> tuple[int, int, int]:
 
 
 def stage_pool(version: str, layers, available_bytes: int, running_per_worker: int,
-               page: int = DSV4_PAGE_TOKENS) -> tuple[float, int, int]:
-    """(bpft, c128_fixed bytes, full tokens) of one stage on SGLang ``version`` (a DSV4_LINE_RULES line)."""
+               page: int = DSV4_PAGE_TOKENS, ratio: float = DSV4_SWA_FULL_TOKENS_RATIO) -> tuple[float, int, int]:
+    """(bpft, c128_fixed bytes, full tokens) of one stage on SGLang ``version`` (a DSV4_LINE_RULES line); ``ratio``:
+    the effective --swa-full-tokens-ratio (swa_ratio)."""
     rule = DSV4_LINE_RULES.get(version)
     if rule is None:
         raise PlanInputError("sglang_version", f"SGLang {version}: no DeepSeek-V4 pool rule")
@@ -168,14 +180,16 @@ def stage_pool(version: str, layers, available_bytes: int, running_per_worker: i
     cache = next(layer.cache for layer, _ in layers)
     rope = cache.qk_rope_head_dim
     index_dim = next((layer.cache.index_head_dim for layer, _ in layers if layer.cache.index_head_dim), 128)
-    bpft = bytes_per_full_token(rule, total, csa, hca, cache.head_dim - rope, rope, index_dim, cache.sliding_window)
+    bpft = bytes_per_full_token(rule, total, csa, hca, cache.head_dim - rope, rope, index_dim, cache.sliding_window,
+                                ratio)
     fixed = c128_state_fixed_bytes(rule, hca, running_per_worker, cache.head_dim)
     return bpft, fixed, full_tokens(available_bytes, bpft, fixed, page)
 
 
-def log_lines(bpft: float, available_bytes: int, fixed: int, tokens: int, rule: str) -> list[str]:
+def log_lines(bpft: float, available_bytes: int, fixed: int, tokens: int, rule: str,
+              ratio: float = DSV4_SWA_FULL_TOKENS_RATIO) -> list[str]:
     """SGLang's own DSV4 lines (pool_configurator.py), in place of the generic "KV Cache is allocated" one."""
-    swa = int(tokens * DSV4_SWA_FULL_TOKENS_RATIO) // DSV4_PAGE_TOKENS * DSV4_PAGE_TOKENS
+    swa = int(tokens * ratio) // DSV4_PAGE_TOKENS * DSV4_PAGE_TOKENS
     calc = (f"DSV4 memory calculation: bytes_per_full_token={bpft:.2f}, available_bytes={available_bytes / GiB:.2f} GB, "
             + (f"c128_state_fixed={fixed / GiB:.2f} GB, " if rule == "c128_fixed" else "") + f"full_token={tokens}")
     return [calc, f"DSV4 pool sizes: full={tokens}, swa={swa}, c4={tokens // 4}, c128={tokens // 128}"]

@@ -244,14 +244,16 @@ def _block(fmt: str) -> tuple[int, int] | None:
     return (int(m[1]), int(m[2])) if m[1] else (128, 128)
 
 
-def fp8_block_refusal(spec: ModelSpec, layout: Layout, weight_format: str | None) -> str | None:
+def fp8_block_refusal(spec: ModelSpec, layout: Layout, weight_format: str | None,
+                      skip_qkv: bool = False) -> str | None:
     """The ValueError vLLM raises while creating the weights of a block-FP8 model whose shards do not fill whole
     blocks, or None. It pads nothing: vllm/model_executor/layers/quantization/fp8.py ``validate_fp8_block_shape``
     (linear layers, TP > 1: a column shard's output rows % block_n, a row shard's input columns % block_k) and
     ``Fp8MoEMethod.create_weights`` (experts without EP: intermediate per partition % block_n, and % block_k at
     TP > 1). Worked example: Qwen3-30B-A3B-FP8 at TP4: 768 / 4 = 192 -> "The output_size of gate's and up's
     weight = 192 is not divisible by weight quantization block_n = 128." (vLLM #25292; #17569 for
-    Qwen3-235B-A22B-FP8 at TP8)."""
+    Qwen3-235B-A22B-FP8 at TP8). ``skip_qkv``: the attention's q / k / v projections are not checked (SGLang's
+    MiMo-V2-Flash builds its QKVParallelLinear with skip_block_quant_check=True: kvplan.sglang.fp8_qkv_check_skipped)."""
     from kvplan.parallel import KV_PROJ, ROW_EXPERT, _shard
     from kvplan.spec import Linear
     from kvplan.weights import component_format, layer_groups, resolve_format, spec_formats
@@ -286,6 +288,8 @@ def fp8_block_refusal(spec: ModelSpec, layout: Layout, weight_format: str | None
                     continue
                 if c.name in KV_PROJ and spec.num_key_value_heads % layout.tp:
                     continue  # replicated KV heads: vLLM's merged-shard check skips them
+                if skip_qkv and category == "attention" and c.name in ("q_proj", "k_proj", "v_proj", "qkv_proj"):
+                    continue
                 for f, _ in component_format(category, c, fmt, mine):
                     block = _block(f)
                     if block is None:

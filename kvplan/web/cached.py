@@ -76,6 +76,9 @@ SERVING_KNOBS: dict[str, tuple[tuple[str, ...], str]] = {
     "max_mamba_cache_size": (("sglang",), "--max-mamba-cache-size"),
     "mamba_ssm_dtype": (("sglang",), "--mamba-ssm-dtype"),
     "sglang_aiter_honor_explicit_mem_fraction": (("sglang",), "SGLANG_AITER_HONOR_EXPLICIT_MEM_FRACTION=1"),
+    # SGLang's hybrid SWA pools (kvplan.sglang.hybrid_swa_cell, kvplan.sglang_dsv4)
+    "swa_full_tokens_ratio": (("sglang",), "--swa-full-tokens-ratio"),
+    "disable_hybrid_swa_memory": (("sglang",), "--disable-hybrid-swa-memory"),
 }
 ENGINE_FIELDS = ("engine", "vllm_version", "sglang_version", "gpu_memory_utilization", "block_size", "kv_cache_dtype", "weight_format", "max_model_len",
                  "max_num_seqs", "max_num_batched_tokens", "kv_cache_memory_bytes", "enforce_eager",
@@ -123,6 +126,18 @@ def off_engine_knobs(state: PlanState) -> list[str]:
 
 
 @_memo
+def swa_pool_model(state: PlanState) -> bool:
+    """Whether SGLang keeps a sliding-window pool for the state's model (kvplan.sglang.has_swa_pool), so whether the
+    sidebar's --swa-full-tokens-ratio / --disable-hybrid-swa-memory knobs change the plan. False for a model that
+    cannot be built (the pages show that refusal)."""
+    from kvplan.sglang import has_swa_pool
+
+    try:
+        return has_swa_pool(spec(state).model_type)
+    except KvplanError:
+        return False
+
+
 def recurrent_layers(state: PlanState) -> int:
     """How many of the state's model's layers keep a recurrent state (kvplan.layers STATE_KINDS, alone or in a
     composite layer): the layers SGLang keeps in its MambaPool, so whether the sidebar's MambaPool knobs and the

@@ -109,6 +109,9 @@ class Command(BaseModel):
     mamba_full_memory_ratio: float | None = None
     max_mamba_cache_size: int | None = None
     mamba_ssm_dtype: str | None = None
+    # the hybrid SWA pools (EngineConfig fields of the same names): --swa-full-tokens-ratio, --disable-hybrid-swa-memory
+    swa_full_tokens_ratio: float | None = None
+    disable_hybrid_swa_memory: bool = False
     disable_radix_cache: bool = False
     # --speculative-algorithm (EngineConfig speculative_method: "mtp" for NEXTN / EAGLE on the MTP layers, "ngram",
     # "eagle3" ...: the core refuses what it does not plan) and --speculative-num-steps (num_speculative_tokens)
@@ -134,6 +137,10 @@ class Command(BaseModel):
         for name in SGLANG_MAMBA_FLAGS.values():
             if getattr(self, name) is not None:
                 out[name] = getattr(self, name)
+        if self.swa_full_tokens_ratio is not None:
+            out["swa_full_tokens_ratio"] = self.swa_full_tokens_ratio
+        if self.disable_hybrid_swa_memory:
+            out["disable_hybrid_swa_memory"] = True
         if self.disable_radix_cache:
             out["enable_prefix_caching"] = False
         if self.sglang_aiter_honor_explicit_mem_fraction:
@@ -257,6 +264,20 @@ def _mamba_value(name: str, value: str) -> float | int | str:
     return ratio
 
 
+def _swa_ratio_value(name: str, value: str | None) -> float:
+    """--swa-full-tokens-ratio's value, in (0, 1] as SGLang checks it (server_args.py / kv_cache_hook.py:
+    "--swa-full-tokens-ratio should be in range (0, 1.0]")."""
+    if value is None:
+        raise PlanInputError(name, "needs a value")
+    try:
+        ratio = float(value)
+    except ValueError:
+        raise PlanInputError(name, f"{value[:20]!r} is not a number") from None
+    if not 0 < ratio <= 1:  # also NaN
+        raise PlanInputError(name, f"{value[:20]}: must be above 0 and at most 1 (SGLang's range (0, 1.0])")
+    return ratio
+
+
 def _sglang_as_vllm(tokens: list[str], dp_attention: bool = False) -> tuple[list[str], float | None, dict]:
     """vLLM-equivalent flags, --mem-fraction-static, and the SGLang-only fields (dp_attention_size,
     moe_dense_tp_size, max_total_tokens, the MambaPool's flags, --disable-radix-cache, the speculative method and
@@ -279,6 +300,15 @@ def _sglang_as_vllm(tokens: list[str], dp_attention: bool = False) -> tuple[list
             continue
         if name == "--disable-radix-cache":
             extra["disable_radix_cache"] = True
+            continue
+        if name == "--disable-hybrid-swa-memory":
+            extra["disable_hybrid_swa_memory"] = True
+            continue
+        if name == "--swa-full-tokens-ratio":
+            value = inline if eq else (tokens[i] if i < len(tokens) else None)
+            if not eq:
+                i += 1
+            extra["swa_full_tokens_ratio"] = _swa_ratio_value(name, value)
             continue
         if name in SGLANG_MAMBA_FLAGS or name in SGLANG_MAMBA_STRATEGY:
             value = inline if eq else (tokens[i] if i < len(tokens) else None)

@@ -141,6 +141,10 @@ class PlanState(BaseModel):
     mamba_full_memory_ratio: float | None = None
     max_mamba_cache_size: int | None = None
     mamba_ssm_dtype: Literal["float32", "bfloat16", "float16"] | None = None
+    # SGLang's hybrid SWA pools (kvplan.sglang.hybrid_swa_cell, kvplan.sglang_dsv4): --swa-full-tokens-ratio (None:
+    # 0.8, DeepSeek-V4 0.1), --disable-hybrid-swa-memory
+    swa_full_tokens_ratio: float | None = None
+    disable_hybrid_swa_memory: bool = False
     # SGLang 0.5.20+ env SGLANG_AITER_HONOR_EXPLICIT_MEM_FRACTION (kvplan.sglang.aiter_haircut)
     sglang_aiter_honor_explicit_mem_fraction: bool = False
     runtime_gib: float = 2.0
@@ -454,6 +458,8 @@ FIELDS: tuple[Field, ...] = (
     Field("mamba_full_memory_ratio", "mfr", _float(0.0, MAX_MAMBA_RATIO, lo_open=True), _fmt_float),
     Field("max_mamba_cache_size", "mmc", _int(1, MAX_MAMBA_SLOTS)),
     Field("mamba_ssm_dtype", "msd", _choice(MAMBA_SSM_DTYPES)),
+    Field("swa_full_tokens_ratio", "swr", _float(0.0, 1.0, lo_open=True), _fmt_float),  # SGLang's (0, 1.0]
+    Field("disable_hybrid_swa_memory", "dhs", _bool, _b),
     Field("sglang_aiter_honor_explicit_mem_fraction", "aiter", _bool, _b),
     Field("runtime_gib", "rt", _float(0.0, 10_000.0), _fmt_float),
     Field("headroom_gib", "hr", _float(0.0, 10_000.0), _fmt_float),

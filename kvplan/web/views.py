@@ -818,7 +818,9 @@ SGLANG_KNOB_ROWS = {"speculative_method": "--speculative-algorithm",
                     "enable_prefix_caching": "--disable-radix-cache",  # EngineConfig.enable_prefix_caching False
                     "mamba_full_memory_ratio": "--mamba-full-memory-ratio",
                     "max_mamba_cache_size": "--max-mamba-cache-size", "mamba_ssm_dtype": "--mamba-ssm-dtype",
-                    "sglang_aiter_honor_explicit_mem_fraction": "SGLANG_AITER_HONOR_EXPLICIT_MEM_FRACTION"}
+                    "sglang_aiter_honor_explicit_mem_fraction": "SGLANG_AITER_HONOR_EXPLICIT_MEM_FRACTION",
+                    "swa_full_tokens_ratio": "--swa-full-tokens-ratio",
+                    "disable_hybrid_swa_memory": "--disable-hybrid-swa-memory"}
 # Knobs both engines plan that SGLang spells with a flag of its own: vLLM's spelling on an SGLang line is still unplanned.
 SGLANG_OWN_SPELLING = ("enable_prefix_caching", "speculative_method")
 
@@ -942,7 +944,9 @@ def knob_values(command) -> dict[str, Any]:
         out["disable_custom_all_reduce"] = args.disable_custom_all_reduce
         out |= {name: getattr(command, name, None) or getattr(DEFAULT, name)
                 for name in ("max_total_tokens", "dp_attention_size", "moe_dense_tp_size", "piecewise_cuda_graph",
-                             "mamba_full_memory_ratio", "max_mamba_cache_size", "mamba_ssm_dtype")}
+                             "mamba_full_memory_ratio", "max_mamba_cache_size", "mamba_ssm_dtype",
+                             "swa_full_tokens_ratio")}
+        out["disable_hybrid_swa_memory"] = bool(getattr(command, "disable_hybrid_swa_memory", False))
         if getattr(command, "disable_radix_cache", False):
             out["enable_prefix_caching"] = False
         out["sglang_aiter_honor_explicit_mem_fraction"] = bool(

@@ -576,6 +576,7 @@ def _serving_knobs(state: PlanState) -> None:
              to_widget=lambda v: v or "no flag", from_widget=lambda v: None if v == "no flag" else v)
         _sglang_speculative_knobs(current(), knob)
         _sglang_mamba_knobs(current(), knob)
+        _sglang_swa_knobs(current(), knob)
         if current().mem_fraction_static is not None:  # without it SGLang scales its default either way
             knob("sglang_aiter_honor_explicit_mem_fraction", st.checkbox, "aiter: honor mem_fraction_static",
                  "SGLang 0.5.20+ on ROCm's aiter backend keeps an explicit --mem-fraction-static as given (no x 0.85)")
@@ -647,6 +648,22 @@ def _sglang_speculative_knobs(state: PlanState, knob: Callable[..., None]) -> No
 
 
 MAMBA_OFF = "this model keeps no recurrent state, so SGLang sizes no MambaPool for it"
+
+
+SWA_OFF = "this model has no sliding-window layers SGLang pools apart, so it keeps one pool over every layer"
+
+
+def _sglang_swa_knobs(state: PlanState, knob: Callable[..., None]) -> None:
+    """SGLang's hybrid sliding-window pool knobs (kvplan.sglang.hybrid_swa_cell, kvplan.sglang_dsv4), enabled only for
+    an architecture SGLang pools so (gpt-oss, MiMo-V2-Flash, Gemma 4, DeepSeek-V4: cached.swa_pool_model)."""
+    swa = cached.swa_pool_model(state)
+    off = "" if swa else f" (disabled: {SWA_OFF})"
+    knob("swa_full_tokens_ratio", st.number_input, "swa_full_tokens_ratio", "the sliding-window pool's tokens as a "
+         "ratio of the full pool's, above 0 and at most 1 (default 0.8; DeepSeek-V4 0.1)" + off,
+         value=None, min_value=0.0, max_value=1.0, step=0.1, format="%.3f", placeholder="0.8 (DeepSeek-V4 0.1)",
+         disabled=not swa)
+    knob("disable_hybrid_swa_memory", st.checkbox, "disable hybrid SWA memory", "one pool over every layer at the "
+         "full rate (no sliding-window pool)" + off, disabled=not swa)
 
 
 def _sglang_mamba_knobs(state: PlanState, knob: Callable[..., None]) -> None:
