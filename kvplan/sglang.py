@@ -1503,9 +1503,10 @@ def dsa_rule(version: str, vendor: str, kv: str, page: int, raw_fp8: bool = Fals
 # MiMoV2FlashForCausalLM (and Llama4, Step3p5: not planned here) in 0.5.10 - 0.5.23, Gemma4ForCausalLM /
 # Gemma4ForConditionalGeneration from 0.5.11 (0.5.10 serves no Gemma 4). Gemma 2 / 3 are not in it (SGLang sets
 # disable_hybrid_swa_memory for them: one pool over every layer).
-# Before 0.5.10 (read in the 0.5.2 / 0.5.4 / 0.5.6 / 0.5.7 / 0.5.8 / 0.5.9 wheels, server_args.py and model_runner.py /
-# model_runner_kv_cache_mixin.py): 0.5.2 - 0.5.7 force disable_hybrid_swa_memory for GptOssForCausalLM (one pool over
-# every layer, as planned). 0.5.8 adds configs/model_config.py is_hybrid_swa_model (Llama4, GptOss, MiMoV2Flash,
+# Before 0.5.10 (read in the 0.4.10 / 0.4.10.post2 / 0.5.0rc0 / 0.5.0rc2 / 0.5.1 / 0.5.2 / 0.5.4 / 0.5.6 / 0.5.7 /
+# 0.5.8 / 0.5.9 wheels, server_args.py and model_runner.py / model_runner_kv_cache_mixin.py): gpt-oss is served from
+# 0.5.0rc0 (no models/gpt_oss.py in 0.4.10.post2), and 0.5.0rc0 - 0.5.7 force disable_hybrid_swa_memory for
+# GptOssForCausalLM (one pool over every layer, as planned). 0.5.8 adds configs/model_config.py is_hybrid_swa_model (Llama4, GptOss, MiMoV2Flash,
 # MiMoV2MTP; 0.5.9 + Step3p5) and keeps the pool on for gpt-oss except with the trtllm_mha backend (the SM 10.x
 # default: disabled again) or speculative decoding. 0.5.8 splits by token count (full = max_total_num_tokens x L /
 # (n_full + r n_swa), the profile cell priced every layer alike); 0.5.9 (sglang PR #18039, 2026-01-31) by memory
