@@ -1182,8 +1182,11 @@ def plan(spec: ModelSpec, gpu: GpuSpec, engine: EngineConfig = EngineConfig(), l
             sglang_dsv4_pools.append((bpft, pool + fixed, fixed))
             continue
         if engine.engine == "sglang":
+            swa_refusal = sglang.swa_cell_refusal(engine.sglang_version, spec.model_type)
+            if swa_refusal:
+                raise PlanInputError(*swa_refusal)
             swa = sglang.hybrid_swa_cell(engine.sglang_version, spec.model_type, layers, kv_tp, kv_b,
-                                         engine.swa_full_tokens_ratio, engine.disable_hybrid_swa_memory)
+                                         engine.swa_full_tokens_ratio, engine.disable_hybrid_swa_memory, gpu.name)
             if swa is not None:  # the sliding layers hold r (0.8) x the full pool's tokens (kvplan.sglang.hybrid_swa_cell)
                 per_token = swa[0]
                 if stage == 0 and (note := sglang.swa_chunk_cap_note(engine.sglang_version, engine.max_num_seqs,
@@ -1759,7 +1762,7 @@ def _sglang_log(spec, gpu, engine, layout, rank: "RankPlan", tokens, page, mla, 
         draft = draft.model_copy(update={"mtp_bytes": min(draft.mtp_bytes, b.weights_loaded)})
     swa = sglang.hybrid_swa_cell(engine.sglang_version, spec.model_type,
                                  stage_distinct(spec, layout.pp, rank.pp_stage, layout.pp_split), layout.attn_tp, kv_b,
-                                 engine.swa_full_tokens_ratio, engine.disable_hybrid_swa_memory)
+                                 engine.swa_full_tokens_ratio, engine.disable_hybrid_swa_memory, gpu.name)
     return sglang.log_lines(prof, b.pre_load, b.weights_loaded, tokens, page, k, v, mla, dtype, b.settings, running,
                             max_len, mamba, uncapped, draft, swa[1:] if swa else None, engine.swa_full_tokens_ratio)
 

@@ -1563,11 +1563,22 @@ def dsa_rule(version: str, vendor: str, kv: str, page: int, raw_fp8: bool = Fals
 # to a token). configs/model_config.py is_hybrid_swa_model lists the architectures: GptOssForCausalLM,
 # MiMoV2FlashForCausalLM (and Llama4, Step3p5: not planned here) in 0.5.10 - 0.5.23, Gemma4ForCausalLM /
 # Gemma4ForConditionalGeneration from 0.5.11 (0.5.10 serves no Gemma 4). Gemma 2 / 3 are not in it (SGLang sets
-# disable_hybrid_swa_memory for them: one pool over every layer). Lines before 0.5.10 are not read (sglang PR #18039,
-# 2026-01-31, changed the cell): their plans keep one pool over every layer.
+# disable_hybrid_swa_memory for them: one pool over every layer).
+# Before 0.5.10 (read in the 0.4.10 / 0.4.10.post2 / 0.5.0rc0 / 0.5.0rc2 / 0.5.1 / 0.5.2 / 0.5.4 / 0.5.6 / 0.5.7 /
+# 0.5.8 / 0.5.9 wheels, server_args.py and model_runner.py / model_runner_kv_cache_mixin.py): gpt-oss is served from
+# 0.5.0rc0 (no models/gpt_oss.py in 0.4.10.post2), and 0.5.0rc0 - 0.5.7 force disable_hybrid_swa_memory for
+# GptOssForCausalLM (one pool over every layer, as planned). 0.5.8 adds configs/model_config.py is_hybrid_swa_model (Llama4, GptOss, MiMoV2Flash,
+# MiMoV2MTP; 0.5.9 + Step3p5) and keeps the pool on for gpt-oss except with the trtllm_mha backend (the SM 10.x
+# default: disabled again) or speculative decoding. 0.5.8 splits by token count (full = max_total_num_tokens x L /
+# (n_full + r n_swa), the profile cell priced every layer alike); 0.5.9 (sglang PR #18039, 2026-01-31) by memory
+# (F n_full + r S n_swa), as 0.5.10. For gpt-oss (F = S a layer) the two agree; for MiMo-V2-Flash (sliding layers of
+# another width) they differ, and 0.5.7 (MiMo-V2-Flash first served, hybrid by its sliding window) prices them alike
+# too: MiMo-V2-Flash is refused on the 0.5.7 and 0.5.8 lines (swa_cell_refusal). swa_full_tokens_ratio defaults to
+# 0.8 in every line read (0.5.2 - 0.5.23).
 SGLANG_SWA_FULL_TOKENS_RATIO_TENTHS = 8  # --swa-full-tokens-ratio 0.8 (server_args.py default, 0.5.x)
 _HYBRID_SWA_MODEL_TYPES = ("gpt_oss", "mimo_v2_flash", "gemma4_text", "gemma4")
 _HYBRID_SWA_LINES = ("0.5.10", "0.5.14", "0.5.15", "0.5.17", "0.5.18", "0.5.20")
+_HYBRID_SWA_GPT_OSS_ONLY_LINES = ("0.5.8",)  # 0.5.8 - 0.5.9: gpt-oss off SM 10.x (trtllm_mha disables the pool)
 
 
 def swa_ratio_part_bytes(swa_bytes: int, ratio: float | None) -> int:
@@ -1622,8 +1633,10 @@ def has_swa_pool(model_type: str) -> bool:
 
 def swa_ratio_refusal(version: str, model_type: str) -> tuple[str, str] | None:
     """(field, message) where --swa-full-tokens-ratio is given for a hybrid SWA architecture on a line whose SWA pool
-    kvplan has not read (hybrid_swa_cell plans one pool over every layer there, which the ratio would not change)."""
-    if model_type in _HYBRID_SWA_MODEL_TYPES and version not in _HYBRID_SWA_LINES:
+    kvplan has not read (hybrid_swa_cell plans one pool over every layer there, which the ratio would not change).
+    gpt-oss is read on every line that serves it (0.5.0rc0 - 0.5.7: server_args forces one pool, the ratio has no
+    effect; the 0.5.8 line and 0.5.10+: hybrid_swa_cell applies it)."""
+    if model_type in _HYBRID_SWA_MODEL_TYPES and version not in _HYBRID_SWA_LINES and model_type != "gpt_oss":
         return ("swa_full_tokens_ratio", (
             f"--swa-full-tokens-ratio on the SGLang {version} line: kvplan has not read this line's hybrid SWA pool "
             f"for {model_type!r} (read: {', '.join(_HYBRID_SWA_LINES)}), so it cannot apply the ratio. Pick one of "
@@ -1631,21 +1644,40 @@ def swa_ratio_refusal(version: str, model_type: str) -> tuple[str, str] | None:
     return None
 
 
+def swa_cell_refusal(version: str, model_type: str) -> tuple[str, str] | None:
+    """(field, message) where kvplan cannot size this line's hybrid SWA pool for the model, else None.
+    MiMo-V2-Flash on the 0.5.7 line (sliding layers priced like full ones, not read to the byte) and on the 0.5.8 line
+    (0.5.8 splits by token count, 0.5.9 by memory: sglang PR #18039). Example: ("0.5.8", "mimo_v2_flash") -> refused."""
+    if model_type == "mimo_v2_flash" and version in ("0.5.7", "0.5.8"):
+        return "sglang_version", (
+            f"SGLang {SGLANG_PROFILES[version].releases} sizes MiMo-V2-Flash's sliding-window pool by a rule kvplan does "
+            "not model: 0.5.7 and 0.5.8 split max_total_num_tokens by token count over a cell that prices the sliding "
+            "layers like full ones, 0.5.9 by memory (sglang PR #18039, 2026-01-31). Pick SGLang 0.5.10 or newer.")
+    return None
+
+
 def hybrid_swa_cell(version: str, model_type: str, layers, kv_tp: int, kv_b: int, ratio: float | None = None,
-                    disabled: bool = False) -> tuple[int, int, int] | None:
+                    disabled: bool = False, gpu_name: str = "") -> tuple[int, int, int] | None:
     """(cell bytes per full-pool token, full-layer bytes F x n_full, sliding-layer bytes S x n_swa) of SGLang's hybrid
     SWA pool on one rank, or None where the line pools every layer alike (the architecture is not hybrid SWA there,
     or the line was not read).
 
     ``layers``: (DecoderLayer, count) pairs of the rank; ``kv_tp``: the TP the KV heads split over; ``kv_b``: KV element
-    bytes. cell = F n_full + floor(r x S n_swa), r = 0.8 (in tenths: x 8 // 10); max_total_num_tokens = rest // cell
+    bytes; ``gpu_name``: the 0.5.8 line (0.5.8 - 0.5.9) pools gpt-oss apart only off SM 10.x (B200 ...: trtllm_mha,
+    one pool) and no other model (MiMo-V2-Flash: swa_cell_refusal); lines before 0.5.8 pool every layer alike.
+    cell = F n_full + floor(r x S n_swa), r = 0.8 (in tenths: x 8 // 10); max_total_num_tokens = rest // cell
     (the full pool), the sliding pool holds floor(0.8 x that).
     Worked number: gpt-oss-120b at TP1, bf16 (18 full + 18 sliding layers of 8 KV heads x 64 x 2 (K, V) x 2 B =
     2,048 B each): F n_full = S n_swa = 36,864, cell = 36,864 + 29,491 = 66,355 B (one pool over all 36 layers:
     73,728 B, 10 % fewer tokens); --swa-full-tokens-ratio 0.5 (``ratio``): 36,864 + 18,432 = 55,296 B.
     ``disabled`` (--disable-hybrid-swa-memory): None, one pool over every layer at the full rate (model_config.py:
     is_hybrid_swa = is_hybrid_swa_model(...) and not disable_hybrid_swa_memory, so DefaultPoolConfigurator)."""
-    if disabled or version not in _HYBRID_SWA_LINES or model_type not in _HYBRID_SWA_MODEL_TYPES:
+    if disabled:
+        return None
+    if version in _HYBRID_SWA_GPT_OSS_ONLY_LINES:
+        if model_type != "gpt_oss" or sm_major_is_10(gpu_name):
+            return None
+    elif version not in _HYBRID_SWA_LINES or model_type not in _HYBRID_SWA_MODEL_TYPES:
         return None
     full = swa = 0
     for layer, n in layers:

@@ -28,7 +28,7 @@ from kvplan.errors import PlanInputError
 from kvplan.gpus import get_gpu
 from kvplan.parallel import Layout
 from kvplan.plan import plan
-from kvplan.sglang import swa_ratio_part_bytes, swa_tokens
+from kvplan.sglang import swa_ratio_refusal, swa_ratio_part_bytes, swa_tokens
 from kvplan.sglang_dsv4 import bytes_per_full_token, swa_ratio
 from kvplan.web.commands import parse_command
 from kvplan.web.state import PlanState, decode, encode, from_document, to_document
@@ -70,10 +70,13 @@ def test_gpt_oss_120b_h100_0520(kw, cell, full, swa):
 
 
 def test_ratio_refused_where_the_swa_pool_was_not_read():
-    with pytest.raises(PlanInputError) as exc:
-        _oss("0.5.8", swa_full_tokens_ratio=0.5)
-    assert exc.value.field == "swa_full_tokens_ratio" and "0.5.8" in exc.value.message
+    # gpt-oss: the 0.5.8 line (0.5.8 - 0.5.9) pools it apart off SM 10.x and reads the ratio (36,864 + 18,432 at 0.5);
+    # 0.5.0rc0 - 0.5.7 force one pool (server_args), so the ratio changes nothing there (73,728 B)
+    assert _oss("0.5.8", swa_full_tokens_ratio=0.5).ranks[0].kv_bytes_per_token == 55_296
+    assert _oss("0.5.6", swa_full_tokens_ratio=0.5).ranks[0].kv_bytes_per_token == 73_728
     assert _oss("0.5.8", disable_hybrid_swa_memory=True).ranks[0].kv_bytes_per_token == 73_728  # one pool: as planned
+    # a hybrid SWA model on a line whose pool kvplan has not read: refused, naming the flag
+    assert swa_ratio_refusal("0.5.6", "gemma4")[0] == "swa_full_tokens_ratio"
     # a model with no sliding-window pool: the ratio changes nothing (SGLang ignores it there)
     q = [plan(load_preset("qwen3-14b"), get_gpu("H100-SXM"), EngineConfig(engine="sglang", **kw), Layout(tp=1))
          for kw in ({}, {"swa_full_tokens_ratio": 0.5})]
