@@ -1061,7 +1061,7 @@ def plan(spec: ModelSpec, gpu: GpuSpec, engine: EngineConfig = EngineConfig(), l
     per_node = gpus_per_node or gpu.gpus_per_node
     warnings: list[str] = list(spec.warnings)  # a generic or transformers-built spec says so in every plan
     if dsv4_release and kv_b != 1:
-        warnings.append(vllm_dsv4.auto_kv_note(dsv4_release))
+        warnings.append(vllm_dsv4.auto_kv_note(vllm_has(engine.vllm_version, "dsv4_auto_kv_fp8")))
     if dsv4_release:
         note = vllm_dsv4.block_size_note(distinct_layers(spec.layers), block_size, kv_b, dsv4_release)
         if note:
@@ -1171,17 +1171,10 @@ def plan(spec: ModelSpec, gpu: GpuSpec, engine: EngineConfig = EngineConfig(), l
                                   basis="engine rule", source="SGLang DSV4PoolConfigurator._get_c128_state_fixed_"
                                   "bytes (kvplan.sglang_dsv4.c128_state_fixed_bytes)"))
                 pool -= fixed
-            per_token = math.ceil(bpft)
-            blocks = full // block_size
-            if engine.max_total_tokens is not None:
-                blocks = min(blocks, engine.max_total_tokens // block_size)
-            stage_blocks.append((blocks, groups, block_size, per_token * block_size))
-            ranks.append(RankPlan(rank=stage * tp, pp_stage=stage, layers=n_layers, device_bytes=gpu.memory_bytes,
-                                  weights_bytes=weights, kv_heads=kv_heads, kv_bytes_per_token=per_token, terms=terms,
-                                  kv_pool_bytes=pool, bytes_per_block=per_token * block_size, num_blocks=blocks))
+            per_token, bs = math.ceil(bpft), block_size
+            blocks, bytes_per_block = full // bs, per_token * bs
             sglang_dsv4_pools.append((bpft, pool + fixed, fixed))
-            continue
-        if engine.engine == "sglang":
+        elif engine.engine == "sglang":
             swa_refusal = sglang.swa_cell_refusal(engine.sglang_version, spec.model_type)
             if swa_refusal:
                 raise PlanInputError(*swa_refusal)
@@ -1207,11 +1200,11 @@ def plan(spec: ModelSpec, gpu: GpuSpec, engine: EngineConfig = EngineConfig(), l
                     warnings.append(f"SGLang's MambaPool ({mamba.slots} state slots, {mamba.charged / GiB:.2f} GiB by "
                                     f"{mamba.rule}) leaves no memory for the KV pool of stage {stage}")
             blocks = (pool // per_token // bs) if per_token and pool > 0 else 0
-            if engine.max_total_tokens is not None:  # --max-total-tokens caps the pool (floored to the page)
-                blocks = min(blocks, engine.max_total_tokens // bs)
             bytes_per_block = per_token * bs
         else:
             blocks = pool // bytes_per_block if bytes_per_block and pool > 0 else 0
+        if engine.engine == "sglang" and engine.max_total_tokens is not None:  # caps the pool (floored to the page)
+            blocks = min(blocks, engine.max_total_tokens // bs)
         stage_blocks.append((blocks, groups, bs, bytes_per_block))
         ranks.append(RankPlan(rank=stage * tp, pp_stage=stage, layers=n_layers, device_bytes=gpu.memory_bytes,
                               weights_bytes=weights, kv_heads=kv_heads, kv_bytes_per_token=per_token,

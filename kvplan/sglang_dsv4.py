@@ -63,6 +63,7 @@ fp4 indexer and the unified-KV Triton backend, both off by default, are not mode
 """
 
 from kvplan.errors import PlanInputError
+from kvplan.sglang import swa_tokens
 from kvplan.units import GiB, cdiv
 
 SGLANG_DSV4_FIRST_RELEASE = "0.5.12"
@@ -140,8 +141,7 @@ def bytes_per_full_token(rule: str, layers: int, csa_layers: int, hca_layers: in
             + 1 / 128 * kv_bytes * hca_layers
             + 1 / 4 * indexer_bytes * csa_layers
             + swa_ratio * c4_state_ratio * c4_state_bytes * csa_layers
-            + (swa_ratio * c128_state_ratio * c128_state_bytes * hca_layers if rule == "state_per_token"
-               else c128_state_ratio * c128_state_bytes * hca_layers)
+            + swa_ratio * c128_state_ratio * c128_state_bytes * hca_layers  # 0 on "c128_fixed" (a fixed ring)
             + swa_ratio * c4_state_ratio * c4_indexer_state_bytes * csa_layers)
 
 
@@ -189,7 +189,7 @@ def stage_pool(version: str, layers, available_bytes: int, running_per_worker: i
 def log_lines(bpft: float, available_bytes: int, fixed: int, tokens: int, rule: str,
               ratio: float = DSV4_SWA_FULL_TOKENS_RATIO) -> list[str]:
     """SGLang's own DSV4 lines (pool_configurator.py), in place of the generic "KV Cache is allocated" one."""
-    swa = int(tokens * ratio) // DSV4_PAGE_TOKENS * DSV4_PAGE_TOKENS
+    swa = swa_tokens(tokens, ratio, DSV4_PAGE_TOKENS)
     calc = (f"DSV4 memory calculation: bytes_per_full_token={bpft:.2f}, available_bytes={available_bytes / GiB:.2f} GB, "
             + (f"c128_state_fixed={fixed / GiB:.2f} GB, " if rule == "c128_fixed" else "") + f"full_token={tokens}")
     return [calc, f"DSV4 pool sizes: full={tokens}, swa={swa}, c4={tokens // 4}, c128={tokens // 128}"]

@@ -60,11 +60,11 @@ AUTO_KV_NOTE_030 = ("vLLM's DeepSeek-V4 attention (FlashMLA; FlashInfer on sm12x
                     "FlashInfer DSV4 backend (--attention-backend FLASHINFER_MLA_SPARSE_DSV4).")
 
 
-def auto_kv_note(release: tuple) -> str:
-    """The warning of a 16-bit DeepSeek-V4 plan on vLLM ``release``: before 0.30 the default attention asserts fp8
-    (auto included); from 0.30 auto is fp8 and a 16-bit dtype raises. Worked example: (0, 29, 0) -> AUTO_KV_NOTE,
-    (0, 33, 0) -> AUTO_KV_NOTE_030."""
-    return AUTO_KV_NOTE_030 if release >= (0, 30, 0) else AUTO_KV_NOTE
+def auto_kv_note(auto_is_fp8: bool) -> str:
+    """The warning of a 16-bit DeepSeek-V4 plan: before 0.30 the default attention asserts fp8 (auto included); from
+    0.30 (``auto_is_fp8``: engines.vllm_has(version, "dsv4_auto_kv_fp8")) auto is fp8 and a 16-bit dtype raises.
+    Worked example: 0.29 -> AUTO_KV_NOTE, 0.33 -> AUTO_KV_NOTE_030."""
+    return AUTO_KV_NOTE_030 if auto_is_fp8 else AUTO_KV_NOTE
 FP8_DS_MLA_ENTRY_BYTES = 584  # kv_cache_interface.py: "448B NoPE + 128B RoPE + 8B fp8 scale = 584B per token"
 SWA_BLOCK_TOKENS = 64  # sparse_swa.py DeepseekV4SWACache: self.block_size = 64
 STATE_BLOCK_TOKENS = {4: 4, 128: 8}  # compressor.py CompressorStateCache: C4 block 4, C128 block 8
