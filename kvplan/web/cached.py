@@ -138,6 +138,7 @@ def swa_pool_model(state: PlanState) -> bool:
         return False
 
 
+@_memo
 def recurrent_layers(state: PlanState) -> int:
     """How many of the state's model's layers keep a recurrent state (kvplan.layers STATE_KINDS, alone or in a
     composite layer): the layers SGLang keeps in its MambaPool, so whether the sidebar's MambaPool knobs and the
