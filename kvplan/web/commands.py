@@ -255,12 +255,17 @@ def _mamba_value(name: str, value: str) -> float | int | str:
         if value not in MAMBA_SSM_DTYPES:
             raise PlanInputError(name, f"{value[:20]!r}: one of {', '.join(MAMBA_SSM_DTYPES)}")
         return value
+    return _ratio_value(name, value, 1000)
+
+
+def _ratio_value(name: str, value: str, top: float, why: str = "") -> float:
+    """A float flag's value above 0 and at most ``top`` (NaN and inf refused too), else PlanInputError naming it."""
     try:
         ratio = float(value)
     except ValueError:
         raise PlanInputError(name, f"{value[:20]!r} is not a number") from None
-    if not 0 < ratio <= 1000:  # also NaN / inf
-        raise PlanInputError(name, f"{value[:20]}: must be above 0 and at most 1000")
+    if not 0 < ratio <= top:  # also NaN / inf
+        raise PlanInputError(name, f"{value[:20]}: must be above 0 and at most {top:g}{why}")
     return ratio
 
 
@@ -269,13 +274,7 @@ def _swa_ratio_value(name: str, value: str | None) -> float:
     "--swa-full-tokens-ratio should be in range (0, 1.0]")."""
     if value is None:
         raise PlanInputError(name, "needs a value")
-    try:
-        ratio = float(value)
-    except ValueError:
-        raise PlanInputError(name, f"{value[:20]!r} is not a number") from None
-    if not 0 < ratio <= 1:  # also NaN
-        raise PlanInputError(name, f"{value[:20]}: must be above 0 and at most 1 (SGLang's range (0, 1.0])")
-    return ratio
+    return _ratio_value(name, value, 1, " (SGLang's range (0, 1.0])")
 
 
 def _sglang_as_vllm(tokens: list[str], dp_attention: bool = False) -> tuple[list[str], float | None, dict]:
