@@ -30,6 +30,14 @@ Sources (all read 2026-12-02):
   32,768; at 131072: "GPU KV cache size: 138,064 tokens", "Maximum concurrency for 131,072 tokens per request: 1.05x"
   (bf16), "162,144 tokens (+17%)", "1.24x" (FP8). The config is Qwen3-4B-Instruct-2507's (36 layers, hidden 2560, 32 /
   8 heads of 128, intermediate 9728, tied, 262,144 positions) typed in over the qwen3-8b preset.
+- PRO6000-020-QWEN35-35B: a notebook summary of a Swiss court-card enrichment job (index file id 67603003401), vLLM
+  0.20.0 offline ``LLM`` on one RTX PRO 6000 Blackwell Server Edition (97,887 MiB): Qwen/Qwen3.5-35B-A3B, bf16,
+  ``max_model_len=4096, gpu_memory_utilization=0.90, tensor_parallel_size=1, enforce_eager=True,
+  enable_prefix_caching=False, limit_mm_per_prompt={"image": 0, "video": 0}``, Triton MoE; "running in text-only mode",
+  "chunked prefill with max_num_batched_tokens=16384", "Model loading took 64.69 GiB", "Available KV cache memory:
+  16.03 GiB", "GPU KV cache size: 209,088 tokens", "Maximum concurrency for 4,096 tokens per request: 113.57x". The
+  config is the qwen3.6-35b-a3b-nvfp4 fixture's with its quantization_config removed: Qwen3.6-35B-A3B is the same
+  Qwen3_5MoeForConditionalGeneration shape (40 layers, 10 full-attention, 256 experts of 512, 248,320 vocabulary).
 """
 
 import json
@@ -164,3 +172,27 @@ def test_rtx5090_v0_29_qwen3_4b_fp8_peak_and_graphs_match_the_log():
     p = _rtx5090_029(True, 32768)
     got = _term(p, "activation peak") + _term(p, "CUDA graphs")
     assert abs(got / GiB - (0.92 * 31.36 - 5.4 - 22.27)) <= 0.05, got / GiB
+
+
+# ------------------------------------------------------- PRO6000-020-QWEN35-35B: vLLM 0.20.0, RTX PRO 6000, LLM class
+
+
+def test_rtx_pro_6000_v0_20_qwen3_5_35b_a3b_bf16_text_only_eager():
+    cfg = json.loads((FIXTURES / "qwen3.6-35b-a3b-nvfp4.json").read_text())
+    cfg.pop("quantization_config")  # the bf16 checkpoint
+    spec = parse_config(cfg, "qwen3.5-35b-a3b")
+    p = _plan(spec, get_gpu("RTX-PRO-6000"),
+              "vllm serve Qwen/Qwen3.5-35B-A3B --dtype bfloat16 --max-model-len 4096 --gpu-memory-utilization 0.90 "
+              "--enforce-eager --no-enable-prefix-caching --limit-mm-per-prompt '{\"image\": 0, \"video\": 0}'", "0.20",
+              usage_context="llm")
+    r = p.ranks[0]
+    # 34.66 B parameters without the vision tower (not built in text-only mode) and the MTP layer: 64.56 GiB bf16 +
+    # the 0.125 GiB rotary cache = 64.69 (logged 64.69); 16,384 batched tokens and 1,024 sampler rows at 95 GiB
+    assert close_gib(r.weights_bytes, 64.69), r.weights_bytes / GiB
+    # hybrid layout: 10 full-attention layers, the attention block raised to 1,056 tokens to match the GDN state page;
+    # 0.90 x 94.97 - 64.69 - 4.59 peak - 0.25 non-torch = 15.95 GiB (logged 16.03: -0.08), 208,032 tokens (logged
+    # 209,088: -0.5 %), 113.0x (113.57x)
+    assert p.block_size == 1056
+    assert close_gib(r.kv_pool_bytes, 16.03), r.kv_pool_bytes / GiB
+    assert close(p.kv_cache_tokens, 209_088), p.kv_cache_tokens
+    assert close(p.max_concurrency, 113.57), p.max_concurrency
