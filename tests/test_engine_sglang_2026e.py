@@ -9,11 +9,20 @@ repository of the file, so its index id is given):
         on SGLang (1xH100)" (code-corpus file 70494913886): "Load weight end. elapsed=100.34 s, type=Qwen3ForCausalLM,
         avail mem=17.40 GB, mem usage=61.07 GB."; "KV cache allocation (0.41s, 9.54 GB for 39,078 tokens)"; CUDA
         graphs "55.92s prefill costing 2.84 GB + 5.69s decode costing 0.13 GB".
+  QW4R  Qwen3-4B (bf16, local copy of the base checkpoint), one H100 80GB HBM3, SGLang 0.5.18 (sglang-kernel
+        0.4.6.post1+cu129), --context-length 32768 --mem-fraction-static 0.85 --random-seed 42 --enable-metrics: a course's
+        RAG-workload best-practice report (code-corpus file 63400963934): "KV Cache is allocated. dtype: torch.bfloat16,
+        #tokens: 430067, K size: 29.53 GB, V size: 29.53 GB", "max_total_num_tokens=430067, chunked_prefill_size=8192,
+        max_prefill_tokens=16384". The config is Qwen3-4B's (36 layers, hidden 2560, 32 / 8 heads of 128, intermediate
+        9728, tied) typed in over the qwen3-8b preset.
 """
 
 import pytest
 
-from kvplan import load_preset
+import json
+from pathlib import Path
+
+from kvplan import load_preset, parse_config
 from kvplan.engines import EngineConfig
 from kvplan.gpus import get_gpu
 from kvplan.parallel import Layout
@@ -57,3 +66,20 @@ def test_qs19_qwen3_32b_h100_load_and_pool_bytes():
 def test_qs19_tokens():
     f = figures(_qs19().engine_log)
     assert abs(f["tokens"] - 39_078) <= 0.01 * 39_078
+
+
+# ----------------------------------------------------------------------------- QW4R: Qwen3-4B, one H100, 0.5.18
+
+
+def test_qw4r_qwen3_4b_h100_pool_and_tokens():
+    cfg = json.loads((Path(__file__).parent.parent / "kvplan" / "presets" / "qwen3-8b.json").read_text())
+    cfg.update(hidden_size=2560, intermediate_size=9728, tie_word_embeddings=True)
+    p = plan(parse_config(cfg, "qwen3-4b"), get_gpu("H100-SXM"),
+             EngineConfig(engine="sglang", sglang_version="0.5.18", mem_fraction_static=0.85, max_model_len=32768),
+             Layout(tp=1))
+    f = figures(p.engine_log)
+    # 36 layers x 8 KV heads x 128 x 2 B = 73,728 B of K a token (147,456 with V); weights 7.49 + 0.18 = 7.67 GiB;
+    # rest = 78.45 x 0.85 - 7.67 = 59.01 GiB -> 429,698 tokens (logged 430,067: -0.09 %), K 29.51 GB (logged 29.53)
+    assert p.ranks[0].kv_bytes_per_token == 2 * 36 * 8 * 128 * 2 == 147_456
+    assert abs(f["tokens"] - 430_067) <= 0.01 * 430_067, f["tokens"]
+    assert close(f["k"] * GiB, 29.53) and f["chunk"] == 8192 and f["context"] == 32768
