@@ -57,7 +57,7 @@ PRESETS = Path(__file__).parent.parent / "kvplan" / "presets"
 FIXTURES = Path(__file__).parent / "fixtures" / "configs"
 
 
-# ------------------------------------------------------------------ RTX4090-WSL-0271: vLLM 0.27.1, the offline LLM class
+# ---------------------------------------------------------------- RTX4090-WSL-0271: vLLM 0.27.1, the offline LLM class
 
 
 def test_rtx4090_wsl_v0_27_1_qwen2_5_0_5b_llm_class_defaults():
@@ -65,7 +65,8 @@ def test_rtx4090_wsl_v0_27_1_qwen2_5_0_5b_llm_class_defaults():
     # 1,793,070 tokens before the rounding of the logged pool (1,793,232 logged). The 0.27 budget: 22.07 - 1.23 - 0.31 =
     # 20.53 (the graphs, captured after the pool, are not subtracted on this line). kvplan: 0.92 GiB weights (-0.01),
     # peak 0.25 (-0.06: the V2 runner's cold-compile copy of the 151,936 x 896 fp16 embedding, 0.25 GiB), non-torch +
-    # sampler state 0.25 + 0.15 = 0.40 (the log's 1.23 - 0.93 = 0.30), pool 20.49 GiB (-0.03), 1,790,336 tokens (-0.16 %)
+    # sampler state 0.25 + 0.15 = 0.40 (the log's 1.23 - 0.93 = 0.30), pool 20.49 GiB (-0.03), 1,790,336 tokens
+    # (-0.16 %)
     gpu = get_gpu("RTX-4090").model_copy(update={"memory_bytes": round(23.99 * GiB)})  # as WSL2 shows the card
     spec = _qwen2_5("qwen2.5-0.5b", hidden_size=896, intermediate_size=4864, num_hidden_layers=24,
                     num_attention_heads=14, num_key_value_heads=2, max_window_layers=24)
@@ -96,8 +97,8 @@ def test_h200_v0_31_qwen2_5_7b_awq_machete_weights_and_layout():
     p = _plan(_qwen2_5_7b_awq(), get_gpu("H200"),
               "vllm serve Qwen/Qwen2.5-7B-Instruct-AWQ --max-model-len 4096 --gpu-memory-utilization 0.3", "0.30")
     r = p.ranks[0]
-    # 4-bit group-128 linears (Machete's Hopper repack keeps the bytes) + the bf16 152,064 x 3,584 embedding and lm_head:
-    # kvplan 5.29 GiB, logged "Model loading took 5.38 GiB" (-0.09)
+    # 4-bit group-128 linears (Machete's Hopper repack keeps the bytes) + the bf16 152,064 x 3,584 embedding and
+    # lm_head: kvplan 5.29 GiB, logged "Model loading took 5.38 GiB" (-0.09)
     assert close_gib(r.weights_bytes, 5.38), r.weights_bytes / GiB
     # 28 layers x 2 x 4 KV heads x 128 x 2 B = 57,344 B a token; blocks of 16 tokens = 917,504 B. The logged pool, 34.79
     # GiB, rounds a figure in [34.785, 34.795) GiB: 40,708 - 40,720 blocks, and 651,504 tokens = 40,719 blocks is in
@@ -174,7 +175,7 @@ def test_rtx5090_v0_29_qwen3_4b_fp8_peak_and_graphs_match_the_log():
     assert abs(got / GiB - (0.92 * 31.36 - 5.4 - 22.27)) <= 0.05, got / GiB
 
 
-# ------------------------------------------------------- PRO6000-020-QWEN35-35B: vLLM 0.20.0, RTX PRO 6000, LLM class
+# ----------------------------------------------------- PRO6000-020-QWEN35-35B: vLLM 0.20.0, RTX PRO 6000, LLM class
 
 
 def test_rtx_pro_6000_v0_20_qwen3_5_35b_a3b_bf16_text_only_eager():

@@ -8,11 +8,11 @@ pins as Q32G, so it is not pinned again; its token count is 1.47 % off (38,505: 
 against this run's 0.05 GiB under --enable-memory-saver), inside the 0.25 GiB floor for the pool that Q32G asserts.
 
   QW4R  Qwen3-4B (bf16, local copy of the base checkpoint), one H100 80GB HBM3, SGLang 0.5.18 (sglang-kernel
-        0.4.6.post1+cu129), --context-length 32768 --mem-fraction-static 0.85 --random-seed 42 --enable-metrics: a course's
-        RAG-workload best-practice report (code-corpus file 63400963934): "KV Cache is allocated. dtype: torch.bfloat16,
-        #tokens: 430067, K size: 29.53 GB, V size: 29.53 GB", "max_total_num_tokens=430067, chunked_prefill_size=8192,
-        max_prefill_tokens=16384". The config is Qwen3-4B's (36 layers, hidden 2560, 32 / 8 heads of 128, intermediate
-        9728, tied) typed in over the qwen3-8b preset.
+        0.4.6.post1+cu129), --context-length 32768 --mem-fraction-static 0.85 --random-seed 42 --enable-metrics: a
+        course's RAG-workload best-practice report (code-corpus file 63400963934): "KV Cache is allocated. dtype:
+        torch.bfloat16, #tokens: 430067, K size: 29.53 GB, V size: 29.53 GB", "max_total_num_tokens=430067,
+        chunked_prefill_size=8192, max_prefill_tokens=16384". The config is Qwen3-4B's (36 layers, hidden 2560, 32 / 8
+        heads of 128, intermediate 9728, tied) typed in over the qwen3-8b preset.
 """
 
 import json
