@@ -93,7 +93,8 @@ def _qwen2_5_7b_awq():
 
 
 def test_h200_v0_31_qwen2_5_7b_awq_machete_weights_and_layout():
-    # the pool is planned at a guessed utilization only to read the layout off it; the weights do not depend on it
+    # kvplan's 0.30 line is 0.30.0 - 0.31.0. The pool is planned at a guessed utilization only to read the layout
+    # off it; the weights do not depend on it
     p = _plan(_qwen2_5_7b_awq(), get_gpu("H200"),
               "vllm serve Qwen/Qwen2.5-7B-Instruct-AWQ --max-model-len 4096 --gpu-memory-utilization 0.3", "0.30")
     r = p.ranks[0]
