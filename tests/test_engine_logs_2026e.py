@@ -38,6 +38,16 @@ Sources (all read 2026-12-02):
   16.03 GiB", "GPU KV cache size: 209,088 tokens", "Maximum concurrency for 4,096 tokens per request: 113.57x". The
   config is the qwen3.6-35b-a3b-nvfp4 fixture's with its quantization_config removed: Qwen3.6-35B-A3B is the same
   Qwen3_5MoeForConditionalGeneration shape (40 layers, 10 full-attention, 256 experts of 512, 248,320 vocabulary).
+- GB10-023-QWEN36-27B: "Qwen3.6-27B-NVFP4 -- First Startup Log (No MTP)" (index file id 61544841280), one DGX Spark
+  (GB10, 128 GB unified memory), image vllm/vllm-openai:nightly = "version 0.23.1rc1.dev531+ga65f93fb2",
+  ``--model nvidia/Qwen3.6-27B-NVFP4 --trust-remote-code --gpu-memory-utilization 0.70 --max-model-len 262144
+  --max-num-seqs 8 --max-num-batched-tokens 65536 --kv-cache-dtype fp8 --quantization modelopt --enable-prefix-caching
+  --enable-chunked-prefill --async-scheduling`` (the docker-compose command, and the log's own "non-default args");
+  "Model loading took 19.78 GiB", "Setting attention block size to 1568 tokens", "Available KV cache memory: 47.84
+  GiB", "GPU KV cache size: 1,505,068 tokens", "Maximum concurrency for 262,144 tokens per request: 5.74x". The config
+  is the qwen3.6-27b-nvfp4 fixture (nvidia's own checkpoint). The GB10 is not in kvplan.gpus (unified memory: the
+  budget is drawn from system RAM), so its pool is not planned; the weights and the hybrid layout are
+  device-independent and pinned.
 """
 
 import json
@@ -46,7 +56,7 @@ from pathlib import Path
 import pytest
 
 from kvplan import parse_config
-from kvplan.gpus import get_gpu
+from kvplan.gpus import custom_gpu, get_gpu
 from kvplan.units import GiB
 from tests.test_engine_logs import close, close_gib
 from tests.test_engine_logs_2026d import _qwen2_5
@@ -198,3 +208,24 @@ def test_rtx_pro_6000_v0_20_qwen3_5_35b_a3b_bf16_text_only_eager():
     assert close_gib(r.kv_pool_bytes, 16.03), r.kv_pool_bytes / GiB
     assert close(p.kv_cache_tokens, 209_088), p.kv_cache_tokens
     assert close(p.max_concurrency, 113.57), p.max_concurrency
+
+
+# ------------------------------------------------------------ GB10-023-QWEN36-27B: vLLM 0.23.1 dev, DGX Spark (GB10)
+
+
+def test_gb10_v0_23_qwen3_6_27b_nvfp4_weights_and_hybrid_layout():
+    spec = parse_config(json.loads((FIXTURES / "qwen3.6-27b-nvfp4.json").read_text()), "qwen3.6-27b-nvfp4")
+    standin = custom_gpu(121.69, 0.27, 100.0, name="GB10-standin", gpus_per_node=1)  # the layout is device-free
+    p = _plan(spec, standin, "vllm serve nvidia/Qwen3.6-27B-NVFP4 --trust-remote-code --gpu-memory-utilization 0.70 "
+              "--max-model-len 262144 --max-num-seqs 8 --max-num-batched-tokens 65536 --kv-cache-dtype fp8 "
+              "--quantization modelopt --enable-prefix-caching --enable-chunked-prefill --async-scheduling", "0.23")
+    r = p.ranks[0]
+    # nvidia's mixed FP8 / NVFP4 checkpoint with its bf16 vision tower (0.86 GiB) and rotary table: kvplan 19.75 GiB,
+    # logged 19.78
+    assert close_gib(r.weights_bytes, 19.78), r.weights_bytes / GiB
+    # 16 full-attention layers of fp8 K / V, the attention block raised to 1,568 tokens so a page holds one GDN state:
+    # 51,380,224 B blocks; a 262,144-token request holds 174 of them. floor(47.84 GiB / 51,380,224 B) = 999 blocks;
+    # int(999 / 174 x 262,144) = 1,505,068 = "GPU KV cache size: 1,505,068 tokens"; 999 / 174 = 5.74x
+    assert (p.block_size, r.bytes_per_block, p.blocks_per_request) == (1568, 51_380_224, 174)
+    blocks = int(47.84 * GiB) // r.bytes_per_block
+    assert int(blocks / 174 * 262_144) == 1_505_068 and f"{blocks / 174:.2f}" == "5.74"
