@@ -48,6 +48,13 @@ Sources (all read 2026-12-02):
   is the qwen3.6-27b-nvfp4 fixture (nvidia's own checkpoint). The GB10 is not in kvplan.gpus (unified memory: the
   budget is drawn from system RAM), so its pool is not planned; the weights and the hybrid layout are
   device-independent and pinned.
+- WSL-0202-GEMMA4-26B: a docker-compose note and its vLLM log (index file id 56816929356, 2026-05-14), "version 0.20.2"
+  under WSL2 (the card is not named), non-default args ``model nvidia/Gemma-4-26B-A4B-NVFP4, max_model_len 256000,
+  quantization compressed-tensors, gpu_memory_utilization 0.85, kv_cache_dtype fp8_e4m3, enable_prefix_caching,
+  max_num_batched_tokens 16384, max_num_seqs 2, moe_backend cutlass``; "Available KV cache memory: 4.58 GiB", "GPU KV
+  cache size: 286,007 tokens", "Maximum concurrency for 256,000 tokens per request: 1.12x". With no device the pool is
+  not planned; the layout the logged pool gives is (the gemma-4-26b-a4b preset's attention shapes: the NVFP4 build
+  quantizes the MoE, not the KV).
 """
 
 import json
@@ -55,7 +62,7 @@ from pathlib import Path
 
 import pytest
 
-from kvplan import parse_config
+from kvplan import load_preset, parse_config
 from kvplan.gpus import custom_gpu, get_gpu
 from kvplan.units import GiB
 from tests.test_engine_logs import close, close_gib
@@ -229,3 +236,22 @@ def test_gb10_v0_23_qwen3_6_27b_nvfp4_weights_and_hybrid_layout():
     assert (p.block_size, r.bytes_per_block, p.blocks_per_request) == (1568, 51_380_224, 174)
     blocks = int(47.84 * GiB) // r.bytes_per_block
     assert int(blocks / 174 * 262_144) == 1_505_068 and f"{blocks / 174:.2f}" == "5.74"
+
+
+# ----------------------------------------------------------- WSL-0202-GEMMA4-26B: vLLM 0.20.2, the layout of the pool
+
+
+def test_v0_20_2_gemma4_26b_a4b_fp8_kv_layout_from_the_logged_pool():
+    # --kv-cache-memory pins the pool at the logged 4.58 GiB, so the plan's tokens and concurrency are the layout's.
+    # kvplan's 0.20.1 line (0.20.1 - 0.20.2): 16-token blocks of 327,680 B (5 layers a KV-cache group, each page
+    # padded to the sliding layers' 8 KV heads x 256 x 2 x 1 B), and a 256,000-token request needs 13,445 of them
+    # (the sliding groups at their 1,024-token window, the full-attention group at the length: kvplan.plan's group
+    # rule); 4.58 GiB / 327,680 B = 15,007 blocks -> 1.1162x ("1.12x") -> int(1.1162 x 256,000) = 285,741 tokens
+    # (logged 286,007: -0.09 %, the 2-decimal pool's rounding)
+    p = _plan(load_preset("gemma-4-26b-a4b"), get_gpu("H200"),
+              "vllm serve nvidia/Gemma-4-26B-A4B-NVFP4 --max-model-len 256000 --gpu-memory-utilization 0.85 "
+              "--kv-cache-dtype fp8_e4m3 --enable-prefix-caching --max-num-batched-tokens 16384 --max-num-seqs 2 "
+              f"--kv-cache-memory {int(4.58 * GiB)}", "0.20.1")
+    assert (p.block_size, p.ranks[0].bytes_per_block, p.blocks_per_request) == (16, 327_680, 13_445)
+    assert f"{p.max_concurrency:.2f}" == "1.12"
+    assert close(p.kv_cache_tokens, 286_007), p.kv_cache_tokens
