@@ -55,6 +55,14 @@ Sources (all read 2026-12-02):
   cache size: 286,007 tokens", "Maximum concurrency for 256,000 tokens per request: 1.12x". With no device the pool is
   not planned; the layout the logged pool gives is (the gemma-4-26b-a4b preset's attention shapes: the NVFP4 build
   quantizes the MoE, not the KV).
+- M3-023-TP2: an lm-eval gsm8k run of a locally converted MiniMax-M3 (index file id 60171799662, 2026-07-08, an AWS
+  host; "MiniMax-M3-MXFP4-MXFP8-auto" converted back to the original schema), vLLM "v0.23.1rc1.dev550+g58d6a6e60",
+  ``tensor_parallel_size 2, max_model_len 8192, max_num_batched_tokens 32768, max_num_seqs 128,
+  gpu_memory_utilization 0.8, dtype bfloat16, enable_prefix_caching False``; "Setting KV cache block size to 128 to
+  match MiniMax-M3 sparse block size", "MiniMax M3 sparse attention selected MSA (kv_cache_dtype=auto,
+  topk_blocks=16)", "Available KV cache memory: 16.81 GiB", "GPU KV cache size: 237,312 tokens", "Maximum concurrency
+  for 8,192 tokens per request: 28.97x". The card is not named and the checkpoint is a private conversion, so neither
+  weights nor pool are planned; the sparse-attention layout of the minimax-m3 fixture is.
 """
 
 import json
@@ -255,3 +263,18 @@ def test_v0_20_2_gemma4_26b_a4b_fp8_kv_layout_from_the_logged_pool():
     assert (p.block_size, p.ranks[0].bytes_per_block, p.blocks_per_request) == (16, 327_680, 13_445)
     assert f"{p.max_concurrency:.2f}" == "1.12"
     assert close(p.kv_cache_tokens, 286_007), p.kv_cache_tokens
+
+
+# --------------------------------------------------- M3-023-TP2: vLLM 0.23.1 dev, MiniMax-M3 MSA layout at TP 2
+
+
+def test_v0_23_minimax_m3_tp2_msa_layout_from_the_logged_pool():
+    spec = parse_config(json.loads((FIXTURES / "minimax-m3.json").read_text()), "minimax-m3")
+    p = _plan(spec, get_gpu("B200"), "vllm serve ./M3-rtn-auto-vllm --tensor-parallel-size 2 --max-model-len 8192 "
+              "--max-num-batched-tokens 32768 --max-num-seqs 128 --gpu-memory-utilization 0.8 --dtype bfloat16 "
+              f"--no-enable-prefix-caching --kv-cache-memory {int(16.81 * GiB)}", "0.23")
+    r = p.ranks[0]
+    # 128-token blocks (the MSA sparse block) of 9,732,096 B a rank (76,032 B a token), an 8,192-token request 64 of
+    # them: floor(16.81 GiB / 9,732,096 B) = 1,854 blocks = 237,312 tokens ("237,312"), 1,854 / 64 = 28.97x (exact)
+    assert (p.block_size, r.bytes_per_block, p.blocks_per_request) == (128, 9_732_096, 64)
+    assert p.kv_cache_tokens == 237_312 and f"{p.max_concurrency:.2f}" == "28.97"
