@@ -1891,9 +1891,11 @@ def _sglang_mamba_term(engine, m: "sglang.SglangMambaPool", layers=()) -> Term:
 # test_vllm_layouts*.py: a test counts when its body reads kv_pool_bytes / kv_cache_tokens / num_blocks /
 # max_concurrency (or an "Available KV" figure) and names no SGLang; pytest -rA gave 86 such passing and 15 strict
 # xfails (a log pinned by a page test and a tokens test counts twice; test_failed_starts.py's start-up OOMs are not
-# pool figures). The xfails' pool gaps: Mistral-Small-3.2 at 0.11 -2.89 GiB ... Kimi-K2-Thinking +1.17, DeepSeek-V3.2
-# with LMCacheConnectorV1 +4.58.
-POOL_ACCURACY = ("KV pool from launch flags: within max(1 %, 0.25 GiB) in 86 pinned vLLM pool tests; 15 miss "
+# pool figures). 2026-12-02, tests/test_engine_logs_2026e.py: +4 passing (RTX 4090 WSL 0.27.1, RTX PRO 6000 0.20.0
+# Qwen3.5-35B-A3B, the 0.20.2 Gemma-4-26B and 0.23 MiniMax-M3 TP-2 layouts) and +2 strict xfails (RTX 5090 0.29
+# Qwen3-4B bf16 +0.69 GiB, FP8 +0.82): 90 and 17. The xfails' pool gaps: Mistral-Small-3.2 at 0.11 -2.89 GiB ... Kimi-K2-Thinking +1.17,
+# DeepSeek-V3.2 with LMCacheConnectorV1 +4.58.
+POOL_ACCURACY = ("KV pool from launch flags: within max(1 %, 0.25 GiB) in 90 pinned vLLM pool tests; 17 miss "
                  "(strict xfails, README: -2.89 to +1.17 GiB, +4.58 GiB with an LMCache connector)")
 
 
