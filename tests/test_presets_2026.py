@@ -1,4 +1,4 @@
-"""The eight presets added with the 2026 models (branch presets26): their provenance, their published sizes and
+"""The ten presets added with the 2026 models (branch presets26): their provenance, their published sizes and
 hand-derived cache bytes.
 
 Every file is a verbatim copy of ai-dynamo/aiconfigurator's
@@ -19,8 +19,8 @@ from kvplan.presets import PRESET_DIR, manifest
 from kvplan.weights import weight_bytes
 
 FIXTURES = Path(__file__).parent / "fixtures" / "configs"
-NEW = ("glm-5.1", "glm-5.2", "kimi-k2.6-nvfp4", "nemotron-3-ultra-550b-a55b", "qwen3.5-35b-a3b", "qwen3.5-122b-a10b",
-       "qwen3.6-27b-nvfp4", "qwen3.6-35b-a3b-nvfp4")
+NEW = ("glm-5.1", "glm-5.2", "glm-5.2-fp8", "kimi-k2.6-nvfp4", "minimax-m2.5", "nemotron-3-ultra-550b-a55b",
+       "qwen3.5-35b-a3b", "qwen3.5-122b-a10b", "qwen3.6-27b-nvfp4", "qwen3.6-35b-a3b-nvfp4")
 AIC = "github:ai-dynamo/aiconfigurator:aic-core/src/aiconfigurator_core/model_configs/"
 AIC_COMMIT = "@095f58a51c4ca8e61b66ec108d86f223f8d559ce"
 
@@ -62,6 +62,10 @@ SIZES = {
     # (256 - 8) x 37,748,736 x 75 = 702,126,489,600 off the total. Published: 744B / 40B.
     "glm-5.1": (743_911_199_232, 743_911_199_232 - 702_126_489_600, (744, 40)),
     "glm-5.2": (743_377_000_704, 743_377_000_704 - 702_126_489_600, (744, 40)),
+    "glm-5.2-fp8": (743_377_000_704, 743_377_000_704 - 702_126_489_600, (744, 40)),
+    # MiniMax-M2.5: 62 MoE layers, 256 experts top-8 of 3 x 3072 x 1536 = 14,155,776:
+    # 248 x 14,155,776 x 62 = 217,659,211,776. Published: 230B / 10B.
+    "minimax-m2.5": (228_689_748_992, 228_689_748_992 - 217_659_211_776, (230, 10)),
     # Kimi-K2.6: 61 layers, first dense, 384 experts top-8 of 3 x 7168 x 2048 = 44,040,192:
     # 376 x 44,040,192 x 60 = 993,546,731,520. Published: 1T / 32B.
     "kimi-k2.6-nvfp4": (1_026_408_209_408, 1_026_408_209_408 - 993_546_731_520, (1000, 32)),
@@ -103,6 +107,9 @@ CACHE = {
     "glm-5.1": (78 * 1284, 78 * 1408, 0),
     # 21 layers with their own indexer, 57 sharing one (latent only, 1,152 B)
     "glm-5.2": (21 * 1284 + 57 * 1152, 21 * 1408 + 57 * 1152, 0),
+    "glm-5.2-fp8": (21 * 1284 + 57 * 1152, 21 * 1408 + 57 * 1152, 0),
+    # 62 full-attention layers x 8 KV heads x (128 + 128) x 2 B
+    "minimax-m2.5": (62 * 8 * 256 * 2, 62 * 8 * 256 * 2, 0),
     # MLA latent only: 61 x (512 + 64) x 2
     "kimi-k2.6-nvfp4": (61 * 576 * 2, 61 * 576 * 2, 0),
     # 12 attention blocks x 2 KV heads x (128 + 128) x 2 B; 48 Mamba-2 blocks: conv (256 x 64 + 2 x 8 x 128 = 18,432
@@ -144,6 +151,33 @@ def test_kimi_k2_6_nvfp4_weight_bytes_by_hand():
     rest = (1_026_408_209_408 - 60 * 384 * 3 * 14_680_064) * 2
     assert experts == 570_761_441_280 and rest == 23_444_371_456
     assert weight_bytes(spec).total_bytes == experts + rest == 594_205_812_736
+
+
+def test_glm_5_2_fp8_is_the_config_the_logged_runs_were_planned_with():
+    # tests/test_engine_logs_found.py and tests/test_engine_sglang_2026b.py plan zai-org/GLM-5.2-FP8 runs as the
+    # glm-5.2 file plus {fp8, e4m3, [128, 128], dynamic}; the published file (that block plus 541
+    # modules_to_not_convert, all of them norms, routers, embeddings / lm_head or modules kvplan keeps 16-bit anyway)
+    # gives the same bytes: 745,584,430,656 in all, 88.18 GiB a rank at TP 8.
+    from kvplan.parallel import Layout, rank_weight_bytes
+
+    real = preset_config("glm-5.2-fp8")
+    qc = real.pop("quantization_config")
+    assert real == preset_config("glm-5.2") and len(qc["modules_to_not_convert"]) == 541
+    made = {**preset_config("glm-5.2"), "quantization_config": {k: qc[k] for k in (
+        "quant_method", "activation_scheme", "fmt", "weight_block_size")}}
+    from kvplan import parse_config
+
+    for spec in (load_preset("glm-5.2-fp8"), parse_config(made)):
+        assert spec.quantization == "fp8-block" and weight_bytes(spec).total_bytes == 745_584_430_656
+        assert f"{rank_weight_bytes(spec, Layout(8, 1, 1, False), 0, None) / 2**30:.2f}" == "88.18"
+
+
+def test_minimax_m2_5_is_m2_7_without_attn_type_list():
+    a, b = preset_config("minimax-m2.5"), preset_config("minimax-m2.7")
+    assert {k for k in a.keys() | b.keys() if a.get(k) != b.get(k)} == {"attn_type_list", "dtype",
+                                                                         "max_position_embeddings"}
+    assert set(b["attn_type_list"]) == {1}  # M2.7 lists every layer as full attention: M2.5's default
+    assert weight_bytes(load_preset("minimax-m2.5")) == weight_bytes(load_preset("minimax-m2.7"))
 
 
 def test_bf16_presets_weigh_two_bytes_a_parameter():
