@@ -39,6 +39,11 @@ When DeepSeek-V4's vLLM note said 0.31 - 0.33 exact (kvplan.vllm_dsv4, the 0.31 
 DeepSeek-V4 entries (two presets, three fixtures) only, ``spec_sha256`` (the reworded warning) and plan hashes; weight bytes unchanged.
 Merging dsv4s and dsv4v (both reworded that warning; one sentence each): the same five entries, ``spec_sha256`` and the
 plan hashes regenerated with digest(); weight bytes unchanged.
+When eight 2026 models became presets (branch presets26): eight new entries only, ``preset:glm-5.1`` / ``glm-5.2`` /
+``kimi-k2.6-nvfp4`` / ``nemotron-3-ultra-550b-a55b`` / ``qwen3.5-35b-a3b`` / ``qwen3.5-122b-a10b`` / ``qwen3.6-27b-nvfp4`` /
+``qwen3.6-35b-a3b-nvfp4``, digest() of each; the four that are fixture files too have their fixture's spec and weight bytes.
+And one new fixture, ``fixture:kimi-k3.json`` (digest(): the refusal naming text_config.routed_expert_hidden_size).
+Then two more new presets, ``preset:glm-5.2-fp8`` and ``preset:minimax-m2.5`` (digest() of each).
 """
 
 import hashlib

@@ -60,11 +60,35 @@ def _layer_types(r, sub: dict, n_layers: int) -> list[str]:
     return ["full_attention" if i and i % 4 == 0 else "linear_attention" for i in range(n_layers)]
 
 
+# Kimi-K3's text_config (moonshotai/Kimi-K3, a kimi_k3 wrapper around model_type kimi_linear, remote code only; seen in
+# ai-dynamo/aiconfigurator model_configs/moonshotai--Kimi-K3_config.json @095f58a5, 2026-08) switches on parts that
+# transformers 5.23's KimiLinear does not have: a latent MoE (routed experts on routed_expert_hidden_size 3584, not
+# hidden_size 7168, with latent_moe_use_norm), a gated MLA output (mla_use_output_gate) and full-rank KDA gates
+# (linear_attn_config.use_full_rank_gate). Read as Kimi-Linear it counts 5,489,475,592,288 parameters, routed experts
+# on 7168 instead of 3584 (aiconfigurator's KimiK3Model, commit a77804e3: "2.8T"), so each of these, set to anything
+# but the plain value, is refused by name.
+_NOT_MODELLED = ("latent MoE", "MLA output gate", "full-rank KDA gates")
+
+
+def _refuse_kimi_k3_parts(r, sub: dict, h: int) -> None:
+    checks = ((r._name("routed_expert_hidden_size"), r.raw("routed_expert_hidden_size"), (None, h), _NOT_MODELLED[0]),
+              (r._name("latent_moe_use_norm"), r.raw("latent_moe_use_norm"), (None, False), _NOT_MODELLED[0]),
+              (r._name("mla_use_output_gate"), r.raw("mla_use_output_gate"), (None, False), _NOT_MODELLED[1]),
+              (r._name("linear_attn_config.use_full_rank_gate"), sub.get("use_full_rank_gate"), (None, False),
+               _NOT_MODELLED[2]))
+    for field, value, plain, part in checks:
+        if not any(value is p or (p is not None and value == p and type(value) is type(p)) for p in plain):
+            raise ConfigError(field, f"{str(value)[:40]}: a Kimi-K3-style {part}, which kvplan's kimi_linear family "
+                                     f"(transformers 5.23 KimiLinear) does not model; its parameter count and weights "
+                                     f"would be wrong. Allowed: absent, or {plain[1]!r}")
+
+
 def build_kimi_linear(r, model_type: str) -> dict[str, Any]:
     h, n_layers, nq = r.int("hidden_size"), r.int("num_hidden_layers"), r.int("num_attention_heads")
     vocab = r.int("vocab_size")
     r.fail_if_missing()
     sub = _linear_attn_config(r)
+    _refuse_kimi_k3_parts(r, sub, h)
     nh = _sub_int(r, sub, "num_heads", "linear_num_heads", 32)
     hd = _sub_int(r, sub, "head_dim", "linear_head_dim", 128)
     kernel = _sub_int(r, sub, "short_conv_kernel_size", "linear_conv_kernel_dim", 4)
