@@ -39,6 +39,9 @@ When DeepSeek-V4's vLLM note said 0.31 - 0.33 exact (kvplan.vllm_dsv4, the 0.31 
 DeepSeek-V4 entries (two presets, three fixtures) only, ``spec_sha256`` (the reworded warning) and plan hashes; weight bytes unchanged.
 Merging dsv4s and dsv4v (both reworded that warning; one sentence each): the same five entries, ``spec_sha256`` and the
 plan hashes regenerated with digest(); weight bytes unchanged.
+When the SGLang 0.5.21 line (0.5.21 - 0.5.23, kvplan.sglang_dsv4 rule "page_padded") made that warning say 0.5.14 - 0.5.23
+exact: the same five DeepSeek-V4 entries, ``spec_sha256`` and the plan hashes (the reworded warning); weight bytes
+unchanged.
 """
 
 import hashlib
