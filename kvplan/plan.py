@@ -1297,7 +1297,7 @@ def plan(spec: ModelSpec, gpu: GpuSpec, engine: EngineConfig = EngineConfig(), l
             if at is not None:
                 log[at:at + 1] = sglang_dsv4.log_lines(bpft, avail, fixed, tokens,
                                                        sglang_dsv4.DSV4_LINE_RULES[engine.sglang_version],
-                                                       engine.swa_full_tokens_ratio)
+                                                       engine.swa_full_tokens_ratio, engine.sglang_version)
     elif v0:
         log = vllm_v0.log_lines(engine, prof, ranks[tight], num_blocks, vllm_v0.cpu_blocks(ranks), max_len, block_size)
     else:

@@ -1,8 +1,8 @@
 """SGLang release lines: the default memory settings, the KV pool, and the figures SGLang logs at start-up.
 
 Read in the PyPI wheels of sglang 0.4.0, 0.4.3, 0.4.5 - 0.4.5.post3, 0.4.6 - 0.4.6.post5, 0.4.7, 0.4.7.post1, 0.4.8,
-0.4.9, 0.4.10, 0.5.1 - 0.5.9 (with 0.5.3.post3, 0.5.4.post1 - post3, 0.5.6.post2, 0.5.8.post1), 0.5.10, 0.5.12 - 0.5.20
-and 0.5.23 (``sglang/srt/server_args.py`` ``__post_init__`` /
+0.4.9, 0.4.10, 0.5.1 - 0.5.9 (with 0.5.3.post3, 0.5.4.post1 - post3, 0.5.6.post2, 0.5.8.post1), 0.5.10, 0.5.12 - 0.5.23
+(``sglang/srt/server_args.py`` ``__post_init__`` /
 ``_handle_gpu_memory_settings``, ``arg_groups/memory_hook.py`` from 0.5.20, ``model_executor/model_runner.py``
 ``profile_max_num_token`` / ``init_memory_pool``, ``mem_cache/kv_cache_configurator.py`` from 0.5.16; read 2026-12).
 
@@ -36,8 +36,11 @@ profile      releases                 default ``mem_fraction_static`` (``gpu_mem
                                       --disable-cuda-graph (which also drops decode max_bs x 2), ROCm; on with PP.
 0.5.17       0.5.17                   as 0.5.15; DP attention keeps them.
 0.5.18       0.5.18-0.5.19            as 0.5.17; MLA keeps them (1536 MiB); under PP up to 8192 tokens (0.5.19).
-0.5.20       0.5.20-0.5.23            as 0.5.18 (memory_hook.py); the < 35 GiB tier is 4096 / 48 / 160 (newest
-                                      read). 0.5.10+: --disable- / --enforce-piecewise-cuda-graph.
+0.5.20       0.5.20                   as 0.5.18 (memory_hook.py); the < 35 GiB tier is 4096 / 48 / 160.
+                                      0.5.10+: --disable- / --enforce-piecewise-cuda-graph.
+0.5.21       0.5.21-0.5.23            as 0.5.20 (newest read); DeepSeek-V4's pools priced by the padded page
+                                      (kvplan.sglang_dsv4 "page_padded"); 0.5.22+ lower the decode graph max_bs to
+                                      an explicit --max-running-requests (decode_graph_cap_note warns: not planned).
 ===========  =======================  ==================================================================================
 
 The KV pool is the same rule in every line (model_runner ``profile_max_num_token``; 0.5.16+
@@ -1119,8 +1122,8 @@ def decode_graph_cap_note(prof: SglangProfile, gpu_name: str, vendor: str, memor
     return (f"SGLang {DECODE_GRAPH_CAP_RELEASES} (arg_groups/memory_hook.py) lower the decode CUDA-graph max_bs from "
             f"{base.cuda_graph_max_bs} to --max-running-requests {max_running_requests}: they reserve "
             f"{capped.reserved_mib:.0f} MiB instead of {base.reserved_mib:.0f} and default mem_fraction_static to "
-            f"{capped.mem_fraction_static} instead of {base.mem_fraction_static}. This plan is SGLang 0.5.21's; for "
-            f"0.5.22 - 0.5.23 plan with --mem-fraction-static {capped.mem_fraction_static}")
+            f"{capped.mem_fraction_static:.3f} instead of {base.mem_fraction_static:.3f}. This plan is SGLang "
+            f"0.5.21's; for 0.5.22 - 0.5.23 plan with --mem-fraction-static {capped.mem_fraction_static:.3f}")
 
 
 def pool_bytes(pre_load: int, weights_loaded: int, mem_fraction_static: float) -> int:
@@ -1657,7 +1660,8 @@ def fp8_qkv_check_skipped(model_type: str) -> bool:
     return model_type in SGLANG_FP8_QKV_CHECK_SKIPPED
 
 
-_SWA_CHUNK_CAP_LINES = ("0.5.14", "0.5.15", "0.5.17", "0.5.18", "0.5.20", "0.5.21")  # SWAChunkCapPoolConfigurator (0.5.14+)
+# SWAChunkCapPoolConfigurator (0.5.14+; SWARequestCapPoolConfigurator in 0.5.22 - 0.5.23, the same rule)
+_SWA_CHUNK_CAP_LINES = ("0.5.14", "0.5.15", "0.5.17", "0.5.18", "0.5.20", "0.5.21")
 
 
 def swa_chunk_cap_note(version: str, max_running_requests: int | None, prefix_caching: bool | None) -> str | None:

@@ -79,7 +79,10 @@ bytes_per_full_token=15955.85": the 0.5.12 rule, 44 entries and the HCA ring per
 
 Not modelled (refused by field): speculative decoding (its rings of 16 / 256 rows and the (L + 1) / L inflation),
 a --page-size other than 256 is overridden (noted). On ROCm the indexer is priced at fp8 (132 B; 0.5.20's opt-in
-fp4 indexer and the unified-KV Triton backend, both off by default, are not modelled).
+fp4 indexer and the unified-KV Triton backend, both off by default, are not modelled). Not modelled on the 0.5.21
+line either (all opt-in): --dsv4-attn-backend trtllm (a 512 B uniform-fp8 entry, no page padding),
+SGLANG_DSV4_KV_LAYOUT=v41 on SM 10.x, SGLANG_DSV4_COMPRESS_STATE_DTYPE=bfloat16, the per-request SWA cap
+(DeepSeek-V4.1 only, see above).
 """
 
 from kvplan.errors import PlanInputError
@@ -90,6 +93,7 @@ SGLANG_DSV4_FIRST_RELEASE = "0.5.12"
 DSV4_PAGE_TOKENS = 256  # arg_groups: "Use dsv4 attention backend ..., setting page_size to 256" (CUDA / ROCm)
 DSV4_SWA_FULL_TOKENS_RATIO = 0.1  # swa_full_tokens_ratio when not given (0.5.12 - 0.5.23)
 DSV4_MAX_RUNNING_REQUESTS = 256  # max_running_requests when not given (deepseek_v4_hook.py, 0.5.12 - 0.5.23)
+DSV4_SWA_WINDOW = 128  # the config's sliding_window (window_size), the 0.5.20 c4_state divisor (swa_page_size)
 DSV4_C4_RING_ROWS = 8  # get_compress_state_ring_size(4) without speculative decoding
 DSV4_C128_RING_ROWS = 128  # get_compress_state_ring_size(128) without speculative decoding (offline compress)
 DSV4_STATE_BYTES = 4  # SGLANG_DSV4_COMPRESS_STATE_DTYPE default "float32"
@@ -237,14 +241,16 @@ def stage_pool(version: str, layers, available_bytes: int, running_per_worker: i
 
 
 def log_lines(bpft: float, available_bytes: int, fixed: int, tokens: int, rule: str,
-              ratio: float = DSV4_SWA_FULL_TOKENS_RATIO) -> list[str]:
+              ratio: float = DSV4_SWA_FULL_TOKENS_RATIO, version: str = "") -> list[str]:
     """SGLang's own DSV4 lines (pool_configurator.py), in place of the generic "KV Cache is allocated" one. On
     "page_padded" (0.5.21 - 0.5.23) in their order and words: "DSV4 SWA sizing" (_compute_dsv4_sizes; V4 is always
     "ratio (explicit)", see the module docstring), "DSV4 memory calculation" (with the unified / DSpark flags and the
     fixed pools, all 0 here but c128_state_fixed), "DSV4 pool sizes" (c4_state = swa // 256 x 8; c128_state 0: it is
     finalized later). Worked example (V4-Flash, 1,000,192 full tokens, r 0.1): "DSV4 SWA sizing: mode=ratio
     (explicit), swa_tokens=99840, swa_full_tokens_ratio=0.1" and "DSV4 pool sizes: full=1000192, swa=99840,
-    c4=250048, c128=7814, c4_state=3120, c128_state=0"."""
+    c4=250048, c128=7814, c4_state=3120, c128_state=0". ``version`` "0.5.20": that wheel's wording (the unified flags,
+    swa_ring_fixed / c4_state_fixed, c4_state = swa // 128 x 8 by the sliding window); older lines print the shorter
+    lines of the pinned 0.5.15.post1 log."""
     swa = swa_tokens(tokens, ratio, DSV4_PAGE_TOKENS)
     if rule == "page_padded":
         return [f"DSV4 SWA sizing: mode=ratio (explicit), swa_tokens={swa}, swa_full_tokens_ratio={ratio}",
@@ -254,6 +260,13 @@ def log_lines(bpft: float, available_bytes: int, fixed: int, tokens: int, rule: 
                 f"swa_ring_fixed=0.00 GB, c4_state_fixed=0.00 GB, full_token={tokens}",
                 f"DSV4 pool sizes: full={tokens}, swa={swa}, c4={tokens // 4}, c128={tokens // 128}, "
                 f"c4_state={swa // DSV4_PAGE_TOKENS * DSV4_C4_RING_ROWS}, c128_state=0"]
+    if version == "0.5.20":
+        return ["DSV4 memory calculation: unified=False, unified_fp8=False, "
+                f"bytes_per_full_token={bpft:.2f}, available_bytes={available_bytes / GiB:.2f} GB, "
+                f"c128_state_fixed={fixed / GiB:.2f} GB, swa_ring_fixed=0.00 GB, c4_state_fixed=0.00 GB, "
+                f"full_token={tokens}",
+                f"DSV4 pool sizes: full={tokens}, swa={swa}, c4={tokens // 4}, c128={tokens // 128}, "
+                f"c4_state={swa // DSV4_SWA_WINDOW * DSV4_C4_RING_ROWS}, c128_state=0"]
     calc = (f"DSV4 memory calculation: bytes_per_full_token={bpft:.2f}, available_bytes={available_bytes / GiB:.2f} GB, "
             + (f"c128_state_fixed={fixed / GiB:.2f} GB, " if rule == "c128_fixed" else "") + f"full_token={tokens}")
     return [calc, f"DSV4 pool sizes: full={tokens}, swa={swa}, c4={tokens // 4}, c128={tokens // 128}"]
