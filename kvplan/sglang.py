@@ -250,6 +250,12 @@ _V057 = {"hybrid_rule": "v057", "hybrid_models": _HYB_ALL, "hybrid_ssm_from_conf
 _V0517 = {"hybrid_rule": "v0517", "hybrid_models": _HYB_ALL, "hybrid_ssm_from_config": True,
           "hybrid_extra_buffer": True}
 
+# The 0.5.20 and 0.5.21 lines' shared memory settings (they differ in DeepSeek-V4's pools, kvplan.sglang_dsv4).
+_V0520 = {"fraction_rule": "reserved_formula", "prefill_graphs": "breakable", "prefill_off": ("rocm", "vit", "eager"),
+          "prefill_pp_max_tokens": 8192, "small_tier": (4096, 48, 160), "speculative_reserve_mib": 0,
+          "vlm_adjust": True, "req_pool_extra": 0, "kv_line": "dtype", "decode_reserve_needs_graphs": True,
+          "running_half_tokens": True, **_NEW, "mm_reserve_mib": 100, **_V0517}
+
 SGLANG_PROFILES: dict[str, SglangProfile] = {
     "0.4.0": SglangProfile(
         version="0.4.0", releases="0.4.0 - 0.4.5.post2", fraction_rule="tp_table", prefill_graphs="none",
@@ -342,23 +348,16 @@ SGLANG_PROFILES: dict[str, SglangProfile] = {
         source="sglang 0.5.18 / 0.5.19 wheels: breakable rules without MLA (MLA reserves 1536 MiB again); 0.5.19 "
         "arg_groups/memory_hook.py caps the prefill graphs at 8192 tokens under PP (0.5.18 does not)", **_NEW, mm_reserve_mib=100, **_V0517),
     "0.5.20": SglangProfile(
-        version="0.5.20", releases="0.5.20", fraction_rule="reserved_formula",
-        prefill_graphs="breakable", prefill_off=("rocm", "vit", "eager"), prefill_pp_max_tokens=8192,
-        small_tier=(4096, 48, 160), speculative_reserve_mib=0, vlm_adjust=True, req_pool_extra=0, kv_line="dtype",
-        decode_reserve_needs_graphs=True, running_half_tokens=True, source="sglang 0.5.20 wheel: "
-        "arg_groups/memory_hook.py handle_gpu_memory_settings, reserve_for_graph_mb; cuda_graph_hook.py (breakable "
-        "on CUDA, off on ROCm); kv_cache_configurator.py", **_NEW, mm_reserve_mib=100, **_V0517),
+        version="0.5.20", releases="0.5.20", source="sglang 0.5.20 wheel: arg_groups/memory_hook.py "
+        "handle_gpu_memory_settings, reserve_for_graph_mb; cuda_graph_hook.py (breakable on CUDA, off on ROCm); "
+        "kv_cache_configurator.py", **_V0520),
     # 0.5.21 - 0.5.23: the memory settings as 0.5.20 (memory_hook.py unchanged in 0.5.21); DeepSeek-V4's
     # DSV4PoolConfigurator prices its pools by the padded page (kvplan.sglang_dsv4 rule "page_padded"); 0.5.22+ cap
     # the decode graph max_bs at an explicit --max-running-requests (decode_graph_cap_note).
     "0.5.21": SglangProfile(
-        version="0.5.21", releases="0.5.21 - 0.5.23 (newest read)", fraction_rule="reserved_formula",
-        prefill_graphs="breakable", prefill_off=("rocm", "vit", "eager"), prefill_pp_max_tokens=8192,
-        small_tier=(4096, 48, 160), speculative_reserve_mib=0, vlm_adjust=True, req_pool_extra=0, kv_line="dtype",
-        decode_reserve_needs_graphs=True, running_half_tokens=True, source="sglang 0.5.21 / 0.5.22 / 0.5.23 wheels: "
+        version="0.5.21", releases="0.5.21 - 0.5.23 (newest read)", source="sglang 0.5.21 / 0.5.22 / 0.5.23 wheels: "
         "arg_groups/memory_hook.py (0.5.21 as 0.5.20; 0.5.22+ decode max_bs <= an explicit max_running_requests), "
-        "model_executor/pool_configurator.py DSV4PoolConfigurator (page-padded pools)", **_NEW, mm_reserve_mib=100,
-        **_V0517),
+        "model_executor/pool_configurator.py DSV4PoolConfigurator (page-padded pools)", **_V0520),
 }
 
 # nvidia-smi memory.total (MiB): what SGLang's get_nvgpu_memory_capacity reads for its tiers and default fraction.
