@@ -1424,7 +1424,8 @@ def log_lines(prof: SglangProfile, pre_load: int, weights_loaded: int, tokens: i
 #   arg_groups/model_overrides/deepseek_v2.py from 0.5.20): on a GPU that is not an NPU, page_size = 64 ("Setting page
 #   size to 64 for DeepSeek NSA." / "... DSA."), 1 on ROCm from 0.5.8 ("Setting page size to 1 for DeepSeek DSA on
 #   ROCm."; from 0.5.14 only where aiter's preshuffle paged-MQA path is unavailable: Triton < 3.5), 64 x index_kpool
-#   in 0.5.23 (get_dsa_index_kpool: config index_kpool, default 1).
+#   in 0.5.22 - 0.5.23 (get_dsa_index_kpool: config index_kpool, default 1; they also divide the indexer key's bytes
+#   by it, ceil_div(132, index_kpool): kvplan reads no index_kpool, so both stay at kpool 1).
 # * the KV dtype: 0.5.3 - 0.5.4.post1 set fp8_e4m3 on SM >= 10 whatever --kv-cache-dtype says ("Setting KV cache dtype
 #   to fp8."); 0.5.5+ turn "auto" into fp8_e4m3 on SM >= 10 and bfloat16 below ("Setting KV cache dtype to {dtype}
 #   for DeepSeek DSA on SM{major} device.": 0.5.10 - 0.5.16 _set_default_nsa_kv_cache_dtype / _set_default_dsa_kv_
@@ -1527,7 +1528,8 @@ def dsa_refusal(version: str, model_type: str, tp: int, dp_attention: int, kv_ca
 
 
 def dsa_page_size(version: str, vendor: str, index_kpool: int = 1) -> int:
-    """The page SGLang forces for a DSA model: 64 on CUDA (every line 0.5.3+; 64 x index_kpool in 0.5.23), 1 on ROCm
+    """The page SGLang forces for a DSA model: 64 on CUDA (every line 0.5.3+; 64 x index_kpool in 0.5.22 - 0.5.23,
+    the 0.5.21 line: 0.5.20 / 0.5.21's deepseek_v2.py read no index_kpool; no caller passes one yet), 1 on ROCm
     in 0.5.8 - 0.5.13, 64 on ROCm before 0.5.8 (no is_hip branch) and from 0.5.14 (kvplan assumes aiter's preshuffle
     paged-MQA path, Triton >= 3.5; the legacy path keeps 1).
 
@@ -1536,7 +1538,7 @@ def dsa_page_size(version: str, vendor: str, index_kpool: int = 1) -> int:
     Worked numbers: 0.5.20 on B200 -> 64; 0.5.10 on MI355X -> 1."""
     if vendor == "AMD" and version in _DSA_ROCM_PAGE_ONE:
         return 1
-    return DSA_INDEX_PAGE * (index_kpool if version in ("0.5.20", "0.5.21") else 1)
+    return DSA_INDEX_PAGE * (index_kpool if version == "0.5.21" else 1)
 
 
 def dsa_kv_dtype(version: str, sm10: bool, vendor: str, requested: str | None) -> str:
