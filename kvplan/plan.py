@@ -1276,6 +1276,10 @@ def plan(spec: ModelSpec, gpu: GpuSpec, engine: EngineConfig = EngineConfig(), l
                         "tokens: such a request waits or is retracted")
         verdict = (f"Does not fit one request of {max_len:,} tokens (the pool holds {tokens:,}), but SGLang starts "
                    "anyway: it checks no request against its pool.")
+    if engine.engine == "sglang":  # 0.5.22 - 0.5.23 cap the decode graphs at --max-running-requests (0.5.21 line)
+        cap_note = _sglang_decode_graph_cap_note(spec, gpu, engine, layout, mla)
+        if cap_note:
+            warnings.append(cap_note)
     if layout.attn_dp > 1:
         warnings.append(f"SGLang DP attention: {layout.attn_dp} attention-DP groups of {layout.attn_tp} GPU(s), each "
                         f"with its own KV pool and requests: the figures here are per group, the deployment holds "
@@ -1293,7 +1297,7 @@ def plan(spec: ModelSpec, gpu: GpuSpec, engine: EngineConfig = EngineConfig(), l
             if at is not None:
                 log[at:at + 1] = sglang_dsv4.log_lines(bpft, avail, fixed, tokens,
                                                        sglang_dsv4.DSV4_LINE_RULES[engine.sglang_version],
-                                                       engine.swa_full_tokens_ratio)
+                                                       engine.swa_full_tokens_ratio, engine.sglang_version)
     elif v0:
         log = vllm_v0.log_lines(engine, prof, ranks[tight], num_blocks, vllm_v0.cpu_blocks(ranks), max_len, block_size)
     else:
@@ -1694,6 +1698,17 @@ def _sglang_budget(spec, gpu, engine, layout, weights, mla) -> "sglang.SglangBud
         _sglang_draft_vocab_copies(spec, engine, layout))
 
 
+def _sglang_decode_graph_cap_note(spec, gpu, engine, layout, mla) -> str | None:
+    """kvplan.sglang.decode_graph_cap_note from the plan's inputs (the same defaults _sglang_budget prices)."""
+    loads_tower = spec.towers and not engine.language_model_only
+    return sglang.decode_graph_cap_note(
+        sglang.sglang_profile(engine.sglang_version), gpu.name, gpu.vendor, gpu.memory_bytes, layout.tp, layout.pp, mla,
+        layout.attn_dp, engine.speculative_method == "mtp",
+        sglang.vit_shape(spec.towers, engine.sglang_version, spec.model_type) if loads_tower else None,
+        engine.enforce_eager, engine.max_num_batched_tokens, engine.mem_fraction_static, engine.piecewise_cuda_graph,
+        engine.max_num_seqs)
+
+
 def _sglang_draft_vocab_copies(spec, engine, layout) -> int:
     """The MTP draft's own embed_tokens / lm_head on this rank (kvplan.sglang.mtp_draft_vocab_copy_bytes): resident
     while SGLang profiles the target's pool (0.5.14+, the only lines kvplan plans SGLang MTP on)."""
@@ -1800,7 +1815,7 @@ def _sglang_dsv4_engine(engine: EngineConfig) -> tuple[EngineConfig, str]:
     """``engine`` with what SGLang forces for DeepSeek-V4 (kvplan.sglang_dsv4): page_size 256, --kv-cache-dtype auto ->
     fp8_e4m3; raises PlanInputError where sglang_dsv4.dsv4_refusal says the line cannot be planned (no
     DeepseekV4ForCausalLM before 0.5.12, two rules in the 0.5.10 line, speculative decoding, another KV dtype).
-    The note names the rule (and, on the 0.5.20 line, that 0.5.21 - 0.5.23 size the SWA pool otherwise)."""
+    The note names the rule and the entry bytes it prices."""
     kv = engine.kv_cache_dtype or "auto"
     refusal = sglang_dsv4.dsv4_refusal(engine.sglang_version, kv, engine.speculative_method)
     if refusal:
@@ -1821,13 +1836,13 @@ def _sglang_dsv4_engine(engine: EngineConfig) -> tuple[EngineConfig, str]:
     if kv == "auto":
         notes.append("--kv-cache-dtype auto becomes fp8_e4m3")
     rule = sglang_dsv4.DSV4_LINE_RULES[engine.sglang_version]
+    entries = ("584 B entries in pages padded to 576 B multiples (585 B a SWA / CSA token, 864 B an HCA token)"
+               if rule == "page_padded" else "584 B entries")
     note = (f"SGLang sizes DeepSeek-V4 by its own DSV4PoolConfigurator (kvplan.sglang_dsv4, rule {rule!r}): SWA pool of "
             f"{ratio:g} x the full tokens on every layer, CSA compressed + indexer pools of "
-            "full / 4, HCA of full / 128, fp32 compressor states; 584 B entries whatever the KV dtype, page "
+            f"full / 4, HCA of full / 128, fp32 compressor states; {entries} whatever the KV dtype, page "
             f"{page}, max_running_requests {sglang_dsv4.DSV4_MAX_RUNNING_REQUESTS} unless given"
             + (f"; {'; '.join(notes)}" if notes else ""))
-    if engine.sglang_version == "0.5.20":
-        note += ". " + sglang_dsv4.LATER_RULE_NOTE
     return engine.model_copy(update={"kv_cache_dtype": "fp8_e4m3" if kv == "auto" else kv, "block_size": page,
                                      "swa_full_tokens_ratio": ratio}), note
 

@@ -1,8 +1,8 @@
 """SGLang release lines: the default memory settings, the KV pool, and the figures SGLang logs at start-up.
 
 Read in the PyPI wheels of sglang 0.4.0, 0.4.3, 0.4.5 - 0.4.5.post3, 0.4.6 - 0.4.6.post5, 0.4.7, 0.4.7.post1, 0.4.8,
-0.4.9, 0.4.10, 0.5.1 - 0.5.9 (with 0.5.3.post3, 0.5.4.post1 - post3, 0.5.6.post2, 0.5.8.post1), 0.5.10, 0.5.12 - 0.5.20
-and 0.5.23 (``sglang/srt/server_args.py`` ``__post_init__`` /
+0.4.9, 0.4.10, 0.5.1 - 0.5.9 (with 0.5.3.post3, 0.5.4.post1 - post3, 0.5.6.post2, 0.5.8.post1), 0.5.10, 0.5.12 - 0.5.23
+(``sglang/srt/server_args.py`` ``__post_init__`` /
 ``_handle_gpu_memory_settings``, ``arg_groups/memory_hook.py`` from 0.5.20, ``model_executor/model_runner.py``
 ``profile_max_num_token`` / ``init_memory_pool``, ``mem_cache/kv_cache_configurator.py`` from 0.5.16; read 2026-12).
 
@@ -36,8 +36,11 @@ profile      releases                 default ``mem_fraction_static`` (``gpu_mem
                                       --disable-cuda-graph (which also drops decode max_bs x 2), ROCm; on with PP.
 0.5.17       0.5.17                   as 0.5.15; DP attention keeps them.
 0.5.18       0.5.18-0.5.19            as 0.5.17; MLA keeps them (1536 MiB); under PP up to 8192 tokens (0.5.19).
-0.5.20       0.5.20-0.5.23            as 0.5.18 (memory_hook.py); the < 35 GiB tier is 4096 / 48 / 160 (newest
-                                      read). 0.5.10+: --disable- / --enforce-piecewise-cuda-graph.
+0.5.20       0.5.20                   as 0.5.18 (memory_hook.py); the < 35 GiB tier is 4096 / 48 / 160.
+                                      0.5.10+: --disable- / --enforce-piecewise-cuda-graph.
+0.5.21       0.5.21-0.5.23            as 0.5.20 (newest read); DeepSeek-V4's pools priced by the padded page
+                                      (kvplan.sglang_dsv4 "page_padded"); 0.5.22+ lower the decode graph max_bs to
+                                      an explicit --max-running-requests (decode_graph_cap_note warns: not planned).
 ===========  =======================  ==================================================================================
 
 The KV pool is the same rule in every line (model_runner ``profile_max_num_token``; 0.5.16+
@@ -123,8 +126,8 @@ from kvplan.spec import Linear
 from kvplan.units import GiB, MiB, cdiv
 
 SglangVersion = Literal["0.4.0", "0.4.5.post3", "0.4.6", "0.4.8", "0.5.3", "0.5.4.post1", "0.5.6", "0.5.7", "0.5.8",
-                        "0.5.10", "0.5.14", "0.5.15", "0.5.17", "0.5.18", "0.5.20"]
-SGLANG_DEFAULT_VERSION: SglangVersion = "0.5.20"
+                        "0.5.10", "0.5.14", "0.5.15", "0.5.17", "0.5.18", "0.5.20", "0.5.21"]
+SGLANG_DEFAULT_VERSION: SglangVersion = "0.5.21"
 
 
 def _g(x: float) -> int:
@@ -247,6 +250,12 @@ _V057 = {"hybrid_rule": "v057", "hybrid_models": _HYB_ALL, "hybrid_ssm_from_conf
 _V0517 = {"hybrid_rule": "v0517", "hybrid_models": _HYB_ALL, "hybrid_ssm_from_config": True,
           "hybrid_extra_buffer": True}
 
+# The 0.5.20 and 0.5.21 lines' shared memory settings (they differ in DeepSeek-V4's pools, kvplan.sglang_dsv4).
+_V0520 = {"fraction_rule": "reserved_formula", "prefill_graphs": "breakable", "prefill_off": ("rocm", "vit", "eager"),
+          "prefill_pp_max_tokens": 8192, "small_tier": (4096, 48, 160), "speculative_reserve_mib": 0,
+          "vlm_adjust": True, "req_pool_extra": 0, "kv_line": "dtype", "decode_reserve_needs_graphs": True,
+          "running_half_tokens": True, **_NEW, "mm_reserve_mib": 100, **_V0517}
+
 SGLANG_PROFILES: dict[str, SglangProfile] = {
     "0.4.0": SglangProfile(
         version="0.4.0", releases="0.4.0 - 0.4.5.post2", fraction_rule="tp_table", prefill_graphs="none",
@@ -339,12 +348,16 @@ SGLANG_PROFILES: dict[str, SglangProfile] = {
         source="sglang 0.5.18 / 0.5.19 wheels: breakable rules without MLA (MLA reserves 1536 MiB again); 0.5.19 "
         "arg_groups/memory_hook.py caps the prefill graphs at 8192 tokens under PP (0.5.18 does not)", **_NEW, mm_reserve_mib=100, **_V0517),
     "0.5.20": SglangProfile(
-        version="0.5.20", releases="0.5.20 - 0.5.23 (newest read)", fraction_rule="reserved_formula",
-        prefill_graphs="breakable", prefill_off=("rocm", "vit", "eager"), prefill_pp_max_tokens=8192,
-        small_tier=(4096, 48, 160), speculative_reserve_mib=0, vlm_adjust=True, req_pool_extra=0, kv_line="dtype",
-        decode_reserve_needs_graphs=True, running_half_tokens=True, source="sglang 0.5.20 / 0.5.23 wheels: "
-        "arg_groups/memory_hook.py handle_gpu_memory_settings, reserve_for_graph_mb; cuda_graph_hook.py (breakable "
-        "on CUDA, off on ROCm); kv_cache_configurator.py", **_NEW, mm_reserve_mib=100, **_V0517),
+        version="0.5.20", releases="0.5.20", source="sglang 0.5.20 wheel: arg_groups/memory_hook.py "
+        "handle_gpu_memory_settings, reserve_for_graph_mb; cuda_graph_hook.py (breakable on CUDA, off on ROCm); "
+        "kv_cache_configurator.py", **_V0520),
+    # 0.5.21 - 0.5.23: the memory settings as 0.5.20 (memory_hook.py unchanged in 0.5.21); DeepSeek-V4's
+    # DSV4PoolConfigurator prices its pools by the padded page (kvplan.sglang_dsv4 rule "page_padded"); 0.5.22+ cap
+    # the decode graph max_bs at an explicit --max-running-requests (decode_graph_cap_note).
+    "0.5.21": SglangProfile(
+        version="0.5.21", releases="0.5.21 - 0.5.23 (newest read)", source="sglang 0.5.21 / 0.5.22 / 0.5.23 wheels: "
+        "arg_groups/memory_hook.py (0.5.21 as 0.5.20; 0.5.22+ decode max_bs <= an explicit max_running_requests), "
+        "model_executor/pool_configurator.py DSV4PoolConfigurator (page-padded pools)", **_V0520),
 }
 
 # nvidia-smi memory.total (MiB): what SGLang's get_nvgpu_memory_capacity reads for its tiers and default fraction.
@@ -398,7 +411,8 @@ def prefill_graph_sizes(max_tokens: int) -> list[int]:
 # "the last N partitions will have one extra layer"). SGLANG_PP_LAYER_PARTITION overrides either.
 PP_REMAINDER_ON_LAST = {"0.4.0": True, "0.4.5.post3": True, "0.4.6": True, "0.4.8": True, "0.5.3": True,
                         "0.5.4.post1": True, "0.5.6": False, "0.5.7": False, "0.5.8": False, "0.5.10": False,
-                        "0.5.14": False, "0.5.15": False, "0.5.17": False, "0.5.18": False, "0.5.20": False}
+                        "0.5.14": False, "0.5.15": False, "0.5.17": False, "0.5.18": False, "0.5.20": False,
+                        "0.5.21": False}
 
 
 def sglang_profile_for_release(release: str) -> str:
@@ -819,7 +833,7 @@ def context_bytes(prof: SglangProfile, tp: int, vendor: str, nvlink: bool, gpu_n
 # SGLang lines whose transformers pin maps vision_config.num_hidden_layers onto Qwen3-VL's "depth" (the wheels' METADATA:
 # transformers 4.54 - 4.57 up to 0.5.9, 5.3 / 5.12 / 5.19 from 0.5.10; transformers 4.57.1 Qwen3VLVisionConfig has no
 # attribute_map, 5.x has {"num_hidden_layers": "depth"}).
-_DEPTH_MAPPED = ("0.5.10", "0.5.14", "0.5.15", "0.5.17", "0.5.18", "0.5.20")
+_DEPTH_MAPPED = ("0.5.10", "0.5.14", "0.5.15", "0.5.17", "0.5.18", "0.5.20", "0.5.21")
 
 
 def vit_shape(towers, version: str | None = None, model_type: str = "") -> tuple[int, int] | None:
@@ -855,7 +869,8 @@ def vit_shape(towers, version: str | None = None, model_type: str = "") -> tuple
 # backend auto (no padding at 2880) under --enable-piecewise-cuda-graph. Read in the 0.5.1 / 0.5.2 / 0.5.3 / 0.5.6 /
 # 0.5.8 / 0.5.10 / 0.5.14 / 0.5.15 / 0.5.17 / 0.5.18 / 0.5.20 wheels (2026-12); gpt-oss first ships in 0.5.0.
 _GPT_OSS_FLASHINFER_PAD = {"0.4.8": 256, "0.5.3": 256, "0.5.4.post1": 256, "0.5.6": 256, "0.5.7": 256, "0.5.8": 256,
-                           "0.5.10": 256, "0.5.14": 256, "0.5.15": 256, "0.5.17": 128, "0.5.18": 128, "0.5.20": 128}
+                           "0.5.10": 256, "0.5.14": 256, "0.5.15": 256, "0.5.17": 128, "0.5.18": 128, "0.5.20": 128,
+                           "0.5.21": 128}
 # The hidden size is padded to 256 whatever that table says: FusedMoE.__init__ (layers/moe/fused_moe_triton/layer.py,
 # the 0.5.14 / 0.5.17 / 0.5.20 / 0.5.23 wheels) rounds hidden_size up to 256 for an mxfp4 checkpoint under
 # --moe-runner-backend flashinfer_mxfp4 ("TODO maybe we should remove this `if`, since `Mxfp4MoEMethod` does another
@@ -876,7 +891,7 @@ SGLANG_MXFP4_HIDDEN_PAD = 256
 # package is installed (gpt_oss override: ep_size 1, is_triton_kernels_available(); not a dependency of the sglang
 # wheel) and pads the intermediate to 64 before triton_kernels' Hopper swizzle; ROCm, where the aiter MXFP4 path
 # (intermediate 256, 128 with SGLANG_AITER_K3_OPT; hidden 256) runs only with SGLANG_USE_AITER set. Read 2026-12.
-_GPT_OSS_SM120_PAD = {"0.5.14": 128, "0.5.15": 128, "0.5.17": 128, "0.5.18": 128, "0.5.20": 128}
+_GPT_OSS_SM120_PAD = {"0.5.14": 128, "0.5.15": 128, "0.5.17": 128, "0.5.18": 128, "0.5.20": 128, "0.5.21": 128}
 
 
 def sm_major_is_10(gpu_name: str) -> bool:
@@ -1019,8 +1034,9 @@ class SglangBudget(BaseModel):
 # operator gave as it is ("explicit_mem_fraction = _raw_input.get('mem_fraction_static') is not None"; the warning
 # "... SGLANG_AITER_HONOR_EXPLICIT_MEM_FRACTION is set, so mem_fraction_static=%.3f is used as-is"); the default fraction
 # is still scaled.
-_AITER_HAIRCUT_LINES = ("0.5.6", "0.5.7", "0.5.8", "0.5.10", "0.5.14", "0.5.15", "0.5.17", "0.5.18", "0.5.20")
-_AITER_HONOR_ENV_LINES = ("0.5.20",)
+_AITER_HAIRCUT_LINES = ("0.5.6", "0.5.7", "0.5.8", "0.5.10", "0.5.14", "0.5.15", "0.5.17", "0.5.18", "0.5.20",
+                        "0.5.21")
+_AITER_HONOR_ENV_LINES = ("0.5.20", "0.5.21")
 SGLANG_AITER_HONOR_ENV = "SGLANG_AITER_HONOR_EXPLICIT_MEM_FRACTION"
 SGLANG_ENV_TRUE = ("true", "1", "yes", "y")  # environ.py EnvBool.parse (an unreadable value warns and keeps False)
 SGLANG_AITER_HAIRCUT = 0.85
@@ -1074,6 +1090,39 @@ def budget(prof: SglangProfile, gpu_name: str, vendor: str, memory_bytes: int, i
     return SglangBudget(settings=settings, context=ctx, context_why=why, pre_load=pre, overhead=overhead,
                         weights_loaded=loaded, keep_free=keep_free, mm_reserve=mm,
                         draft_vocab_copies=draft_vocab_copies, pool=pre - loaded - keep_free - mm - draft_vocab_copies)
+
+
+# 0.5.22 / 0.5.23 (arg_groups/memory_hook.py handle_gpu_memory_settings, read in their wheels 2026-12; not in 0.5.20 /
+# 0.5.21): a decode cuda-graph max_bs left at its GPU-tier default is lowered to --max-running-requests when that is
+# given and smaller, before reserve_for_graph_mb prices max_bs x 2 MiB (and the DP-attention padding by max_bs). The
+# 0.5.21 line plans 0.5.21; decode_graph_cap_note names the fraction 0.5.22 - 0.5.23 take instead.
+DECODE_GRAPH_CAP_RELEASES = "0.5.22 - 0.5.23"
+
+
+def decode_graph_cap_note(prof: SglangProfile, gpu_name: str, vendor: str, memory_bytes: int, tp: int, pp: int = 1,
+                          mla: bool = False, dp_attention: int = 1, speculative: bool = False,
+                          vit: tuple[int, int] | None = None, eager: bool = False,
+                          chunked_prefill_size: int | None = None, mem_fraction_static: float | None = None,
+                          piecewise: str | None = None, max_running_requests: int | None = None) -> str | None:
+    """A warning, on the 0.5.21 line only, when 0.5.22 - 0.5.23 would reserve less than 0.5.21 (the decode graph
+    max_bs capped at an explicit --max-running-requests R below the tier's default); None otherwise (no R, an explicit
+    --mem-fraction-static, R at or above max_bs, the same fraction either way). Worked number: H100 (81559 MiB), TP1,
+    R 64: max_bs 256 -> 64, reserve 13904 -> 13520 MiB, mem_fraction_static 0.830 -> 0.834."""
+    if prof.version != "0.5.21" or max_running_requests is None or mem_fraction_static is not None:
+        return None
+    mib, basis = gpu_capacity_mib(gpu_name, vendor, memory_bytes)
+    args = (prof, mib, basis, tp, pp, mla, dp_attention, speculative, vit, vendor == "AMD", eager, chunked_prefill_size)
+    base = default_settings(*args, None, None, piecewise)
+    if base.cuda_graph_max_bs <= max_running_requests:
+        return None
+    capped = default_settings(*args, max_running_requests, None, piecewise)
+    if capped.mem_fraction_static == base.mem_fraction_static:
+        return None
+    return (f"SGLang {DECODE_GRAPH_CAP_RELEASES} (arg_groups/memory_hook.py) lower the decode CUDA-graph max_bs from "
+            f"{base.cuda_graph_max_bs} to --max-running-requests {max_running_requests}: they reserve "
+            f"{capped.reserved_mib:.0f} MiB instead of {base.reserved_mib:.0f} and default mem_fraction_static to "
+            f"{capped.mem_fraction_static:.3f} instead of {base.mem_fraction_static:.3f}. This plan is SGLang "
+            f"0.5.21's; for 0.5.22 - 0.5.23 plan with --mem-fraction-static {capped.mem_fraction_static:.3f}")
 
 
 def pool_bytes(pre_load: int, weights_loaded: int, mem_fraction_static: float) -> int:
@@ -1375,7 +1424,8 @@ def log_lines(prof: SglangProfile, pre_load: int, weights_loaded: int, tokens: i
 #   arg_groups/model_overrides/deepseek_v2.py from 0.5.20): on a GPU that is not an NPU, page_size = 64 ("Setting page
 #   size to 64 for DeepSeek NSA." / "... DSA."), 1 on ROCm from 0.5.8 ("Setting page size to 1 for DeepSeek DSA on
 #   ROCm."; from 0.5.14 only where aiter's preshuffle paged-MQA path is unavailable: Triton < 3.5), 64 x index_kpool
-#   in 0.5.23 (get_dsa_index_kpool: config index_kpool, default 1).
+#   in 0.5.22 - 0.5.23 (get_dsa_index_kpool: config index_kpool, default 1; they also divide the indexer key's bytes
+#   by it, ceil_div(132, index_kpool): kvplan reads no index_kpool, so both stay at kpool 1).
 # * the KV dtype: 0.5.3 - 0.5.4.post1 set fp8_e4m3 on SM >= 10 whatever --kv-cache-dtype says ("Setting KV cache dtype
 #   to fp8."); 0.5.5+ turn "auto" into fp8_e4m3 on SM >= 10 and bfloat16 below ("Setting KV cache dtype to {dtype}
 #   for DeepSeek DSA on SM{major} device.": 0.5.10 - 0.5.16 _set_default_nsa_kv_cache_dtype / _set_default_dsa_kv_
@@ -1403,10 +1453,10 @@ _DSA_NONE = ("0.4.0", "0.4.5.post3", "0.4.6", "0.4.8")  # lines whose wheels hol
 _DSA_FORCED_DP = ("0.5.4.post1",)  # 0.5.4.post1 - 0.5.5: dp_size = tp_size forced
 _DSA_FORCED_FP8 = ("0.5.4.post1",)  # 0.5.4.post1 fp8 on SM >= 10 whatever asked; 0.5.5 only "auto": mixed line
 _DSA_ROCM_PAGE_ONE = ("0.5.8", "0.5.10")  # 0.5.8 - 0.5.13: page 1 on ROCm; 0.5.14+: 64 with aiter preshuffle
-_DSA_CELL_PACKED_FP8 = ("0.5.17", "0.5.18", "0.5.20")  # calculate_mla_kv_cache_dim in the profiled cell
-_DSA_OWN_INDEXER_ONLY = ("0.5.18", "0.5.20")  # the indexer counted on layers that run their own top-k
-_DSA_TRTLLM_FP8 = ("0.5.10", "0.5.14", "0.5.15", "0.5.17", "0.5.18", "0.5.20")  # trtllm on SM >= 10 at fp8
-_DSA_GLM_SM12_PACKED = ("0.5.17", "0.5.18", "0.5.20")  # GLM-5 fp8 on SM 12: flashinfer_sparse_mla
+_DSA_CELL_PACKED_FP8 = ("0.5.17", "0.5.18", "0.5.20", "0.5.21")  # calculate_mla_kv_cache_dim in the profiled cell
+_DSA_OWN_INDEXER_ONLY = ("0.5.18", "0.5.20", "0.5.21")  # the indexer counted on layers that run their own top-k
+_DSA_TRTLLM_FP8 = ("0.5.10", "0.5.14", "0.5.15", "0.5.17", "0.5.18", "0.5.20", "0.5.21")  # trtllm on SM >= 10 at fp8
+_DSA_GLM_SM12_PACKED = ("0.5.17", "0.5.18", "0.5.20", "0.5.21")  # GLM-5 fp8 on SM 12: flashinfer_sparse_mla
 DSA_INDEXER_QUANT_BLOCK = 128  # NSATokenToKVPool.quant_block_size: one fp32 scale per 128 fp8 values
 DSA_INDEX_PAGE = 64  # the CUDA page SGLang forces for DSA
 
@@ -1478,7 +1528,8 @@ def dsa_refusal(version: str, model_type: str, tp: int, dp_attention: int, kv_ca
 
 
 def dsa_page_size(version: str, vendor: str, index_kpool: int = 1) -> int:
-    """The page SGLang forces for a DSA model: 64 on CUDA (every line 0.5.3+; 64 x index_kpool in 0.5.23), 1 on ROCm
+    """The page SGLang forces for a DSA model: 64 on CUDA (every line 0.5.3+; 64 x index_kpool in 0.5.22 - 0.5.23,
+    the 0.5.21 line: 0.5.20 / 0.5.21's deepseek_v2.py read no index_kpool; no caller passes one yet), 1 on ROCm
     in 0.5.8 - 0.5.13, 64 on ROCm before 0.5.8 (no is_hip branch) and from 0.5.14 (kvplan assumes aiter's preshuffle
     paged-MQA path, Triton >= 3.5; the legacy path keeps 1).
 
@@ -1487,7 +1538,7 @@ def dsa_page_size(version: str, vendor: str, index_kpool: int = 1) -> int:
     Worked numbers: 0.5.20 on B200 -> 64; 0.5.10 on MI355X -> 1."""
     if vendor == "AMD" and version in _DSA_ROCM_PAGE_ONE:
         return 1
-    return DSA_INDEX_PAGE * (index_kpool if version == "0.5.20" else 1)
+    return DSA_INDEX_PAGE * (index_kpool if version == "0.5.21" else 1)
 
 
 def dsa_kv_dtype(version: str, sm10: bool, vendor: str, requested: str | None) -> str:
@@ -1577,7 +1628,7 @@ def dsa_rule(version: str, vendor: str, kv: str, page: int, raw_fp8: bool = Fals
 # 0.8 in every line read (0.5.2 - 0.5.23).
 SGLANG_SWA_FULL_TOKENS_RATIO_TENTHS = 8  # --swa-full-tokens-ratio 0.8 (server_args.py default, 0.5.x)
 _HYBRID_SWA_MODEL_TYPES = ("gpt_oss", "mimo_v2_flash", "gemma4_text", "gemma4")
-_HYBRID_SWA_LINES = ("0.5.10", "0.5.14", "0.5.15", "0.5.17", "0.5.18", "0.5.20")
+_HYBRID_SWA_LINES = ("0.5.10", "0.5.14", "0.5.15", "0.5.17", "0.5.18", "0.5.20", "0.5.21")
 _HYBRID_SWA_GPT_OSS_ONLY_LINES = ("0.5.8",)  # 0.5.8 - 0.5.9: gpt-oss off SM 10.x (trtllm_mha disables the pool)
 
 
@@ -1610,7 +1661,8 @@ def fp8_qkv_check_skipped(model_type: str) -> bool:
     return model_type in SGLANG_FP8_QKV_CHECK_SKIPPED
 
 
-_SWA_CHUNK_CAP_LINES = ("0.5.14", "0.5.15", "0.5.17", "0.5.18", "0.5.20")  # SWAChunkCapPoolConfigurator (0.5.14+)
+# SWAChunkCapPoolConfigurator (0.5.14+; SWARequestCapPoolConfigurator in 0.5.22 - 0.5.23, the same rule)
+_SWA_CHUNK_CAP_LINES = ("0.5.14", "0.5.15", "0.5.17", "0.5.18", "0.5.20", "0.5.21")
 
 
 def swa_chunk_cap_note(version: str, max_running_requests: int | None, prefix_caching: bool | None) -> str | None:

@@ -42,9 +42,29 @@ line        rule
             V4-Flash: the MTP layer's too) in L, 0.5.13 this stage's layers: two rules in one line
 0.5.14      "state_per_token": the HCA state ring priced per token (swa_ratio x 128 / W x 4096 B an HCA layer)
 0.5.15 -    "c128_fixed": the HCA state ring is request-scoped: a fixed c128_fixed taken off available first
-0.5.20      (exact for 0.5.20; 0.5.21 - 0.5.23, in the same kvplan line, size the SWA pool by a per-request cap
-            instead of the ratio: the figure is the 0.5.20 rule, an estimate for them, and the plan says so)
+0.5.20
+0.5.21      "page_padded" (0.5.21 - 0.5.23): as "c128_fixed", but every paged pool is priced by its page's bytes
+            (FlashMLA's V4 layout pads a page to a multiple of 576 B) and the CSA state ring by the 256-token page
 ==========  ================================================================================================
+
+The "page_padded" rule (``_get_bytes_per_swa_token`` / ``_compressed_bytes_per_full_token`` /
+``_get_paged_kv_bytes_per_token``, ``kv_layout.py`` ``KVLayout.V4.page_bytes``; SGLANG_DSV4_KV_LAYOUT "v4" by
+default, dsv4 attention backend "flashmla")::
+
+    paged(P)      = ceil(P x 584 / 576) x 576 / P       P = 256 (SWA), 256 / 4 = 64 (CSA), 256 / 128 = 2 (HCA)
+                  = 585 (SWA, CSA), 864 (HCA) B a token
+    bpswa         = paged(256) x L + 8 / 256 x (8192 + 2048) x L4       bytes one SWA slot costs
+    bpft          = r x bpswa + (paged(64) / 4 + 132 / 4) x L4 + paged(2) / 128 x L128
+
+(the CSA state ring is addressed by the 256-token page: c4_state = swa // 256 x 8, half 0.5.20's swa // 128 x 8).
+DeepSeek-V4 stays on the ratio: 0.5.21+ size the SWA pool by a per-request cap ("DSV4 SWA sizing: mode=cap",
+compute_swa_request_cap) only when no --swa-full-tokens-ratio is set, and model_overrides/deepseek_v4.py declares 0.1
+for every DeepseekV4ForCausalLM that is not DeepSeek-V4.1 (model_type "deepseek_v41") before kv_cache_hook.py
+records whether the ratio was set (handle_cache_compatibility runs after handle_model_specific_adjustments in
+arg_groups/pipeline.py), so V4-Flash / V4-Pro log "mode=ratio (explicit)" with or without the flag; the cap is
+V4.1's (not planned here). Worked number, V4-Flash, r 0.1: bpswa = 585 x 43 + 0.03125 x 10240 x 21 = 31,875 B;
+bpft = 3187.5 + 179.25 x 21 + 6.75 x 20 = 7086.75 B (0.5.20: 7705.45); V4-Pro (61, 30, 31): 4528.5 + 5377.5 +
+209.25 = 10,115.25 B.
 
 Worked number, DeepSeek-V4-Flash (43 layers: 2 SWA-only, 21 CSA, 20 HCA), line 0.5.20, r 0.1:
 bpft = 2511.2 + 3066 + 91.25 + 693 + 1075.2 + 0 + 268.8 = 7705.45 B (logged "bytes_per_full_token=7705.45", below);
@@ -59,7 +79,10 @@ bytes_per_full_token=15955.85": the 0.5.12 rule, 44 entries and the HCA ring per
 
 Not modelled (refused by field): speculative decoding (its rings of 16 / 256 rows and the (L + 1) / L inflation),
 a --page-size other than 256 is overridden (noted). On ROCm the indexer is priced at fp8 (132 B; 0.5.20's opt-in
-fp4 indexer and the unified-KV Triton backend, both off by default, are not modelled).
+fp4 indexer and the unified-KV Triton backend, both off by default, are not modelled). Not modelled on the 0.5.21
+line either (all opt-in): --dsv4-attn-backend trtllm (a 512 B uniform-fp8 entry, no page padding),
+SGLANG_DSV4_KV_LAYOUT=v41 on SM 10.x, SGLANG_DSV4_COMPRESS_STATE_DTYPE=bfloat16, the per-request SWA cap
+(DeepSeek-V4.1 only, see above).
 """
 
 from kvplan.errors import PlanInputError
@@ -70,6 +93,7 @@ SGLANG_DSV4_FIRST_RELEASE = "0.5.12"
 DSV4_PAGE_TOKENS = 256  # arg_groups: "Use dsv4 attention backend ..., setting page_size to 256" (CUDA / ROCm)
 DSV4_SWA_FULL_TOKENS_RATIO = 0.1  # swa_full_tokens_ratio when not given (0.5.12 - 0.5.23)
 DSV4_MAX_RUNNING_REQUESTS = 256  # max_running_requests when not given (deepseek_v4_hook.py, 0.5.12 - 0.5.23)
+DSV4_SWA_WINDOW = 128  # the config's sliding_window (window_size), the 0.5.20 c4_state divisor (swa_page_size)
 DSV4_C4_RING_ROWS = 8  # get_compress_state_ring_size(4) without speculative decoding
 DSV4_C128_RING_ROWS = 128  # get_compress_state_ring_size(128) without speculative decoding (offline compress)
 DSV4_STATE_BYTES = 4  # SGLANG_DSV4_COMPRESS_STATE_DTYPE default "float32"
@@ -77,15 +101,12 @@ DSV4_KV_DTYPES = ("auto", "fp8", "fp8_e4m3", "bfloat16", "bf16")  # SGLang asser
 
 _NO_CLASS = ("0.4.0", "0.4.5.post3", "0.4.6", "0.4.8", "0.5.3", "0.5.4.post1", "0.5.6", "0.5.7", "0.5.8")
 DSV4_LINE_RULES = {"0.5.14": "state_per_token", "0.5.15": "c128_fixed", "0.5.17": "c128_fixed",
-                   "0.5.18": "c128_fixed", "0.5.20": "c128_fixed"}
-# 0.5.21 - 0.5.23 (read in their wheels, not modelled): without --swa-full-tokens-ratio the SWA pool and the CSA state
-# rings leave bytes_per_full_token (half of V4-Flash's 7705.45 B) for a fixed per-request cap (compute_swa_request_cap
-# plus 4 x max_running_requests prefix tails of window + page), pages are padded to the layout's page bytes; on a large
-# pool that is markedly more full tokens than the 0.5.20 rule gives.
-LATER_RULE_NOTE = ("SGLang 0.5.20 line: the DeepSeek-V4 pool follows 0.5.20's DSV4PoolConfigurator (exact for 0.5.20); "
-                   "0.5.21 - 0.5.23 size the SWA pool by a per-request cap (\"DSV4 SWA sizing: mode=cap\") instead of "
-                   "--swa-full-tokens-ratio, taking it and the CSA state rings out of the per-token cost, so for them "
-                   "max_total_num_tokens is an estimate on the 0.5.20 rule, likely low on a large pool (not modelled)")
+                   "0.5.18": "c128_fixed", "0.5.20": "c128_fixed", "0.5.21": "page_padded"}
+# The lines whose ServerArgs default swa_full_tokens_ratio to None (an explicit 0.8 is kept: swa_ratio).
+_RATIO_NONE_LINES = ("0.5.20", "0.5.21")
+# kernels/ops/attention/dsv4/kv_layout.py KVLayout.V4 (0.5.21 - 0.5.23 wheels): 576 B data (448 fp8 + 64 x 2 B bf16) +
+# 8 B of scales a token; a page is padded to a multiple of page_align = 576 B (the reader's TMA row stride).
+DSV4_V4_PAGE_ALIGN = 576
 
 
 def swa_ratio(version: str, given: float | None) -> float:
@@ -93,8 +114,9 @@ def swa_ratio(version: str, given: float | None) -> float:
     replaces by 0.1 for DSV4 where it is at its default. 0.5.12 - 0.5.19 (deepseek_v4_hook.py, arg_groups/overrides.py,
     model_overrides/deepseek_v4.py) test ``swa_full_tokens_ratio == ServerArgs.swa_full_tokens_ratio`` (0.8), so an
     explicit 0.8 becomes 0.1 as well; 0.5.20 - 0.5.23 default the field to None and test ``is None``, so an explicit
-    value is kept. Worked number: given 0.8 -> 0.1 on the 0.5.18 line, 0.8 on the 0.5.20 line; given 0.15 -> 0.15."""
-    if given is None or (given == 0.8 and version != "0.5.20"):
+    value is kept (0.5.21+ the same). Worked number: given 0.8 -> 0.1 on the 0.5.18 line, 0.8 on the 0.5.20 / 0.5.21
+    lines; given 0.15 -> 0.15."""
+    if given is None or (given == 0.8 and version not in _RATIO_NONE_LINES):
         return DSV4_SWA_FULL_TOKENS_RATIO
     return given
 
@@ -125,8 +147,8 @@ def bytes_per_full_token(rule: str, layers: int, csa_layers: int, hca_layers: in
     """SGLang's bytes a "full token" costs over every DSV4 pool (``_get_bytes_per_full_token``), a float, summed in
     SGLang's own order so that int(available / bpft) is SGLang's. Inputs: the stage's layers, CSA (ratio 4) and HCA
     (ratio 128) layers; head dims (NoPE 448 + RoPE 64 = 512, indexer 128); the sliding window W (SWA page) in tokens.
-    Formula in the module docstring. Worked number: V4-Flash (43, 21, 20), "c128_fixed" -> 7705.45 B; V4-Pro (61, 30,
-    31) at swa_ratio 0.15 -> 13735.04 B."""
+    Formula in the module docstring. Worked number: V4-Flash (43, 21, 20), "c128_fixed" -> 7705.45 B, "page_padded" ->
+    7086.75 B; V4-Pro (61, 30, 31) at swa_ratio 0.15 -> 13735.04 B ("c128_fixed")."""
     kv_bytes = nope_dim + rope_dim * 2 + 8
     indexer_bytes = index_dim + index_dim // 128 * 4
     head = nope_dim + rope_dim
@@ -136,6 +158,15 @@ def bytes_per_full_token(rule: str, layers: int, csa_layers: int, hca_layers: in
     c4_state_ratio = DSV4_C4_RING_ROWS / window
     c128_state_ratio = DSV4_C128_RING_ROWS / window if rule == "state_per_token" else 0
     c4_frac = 1 / 4
+    if rule == "page_padded":
+        bpswa = bytes_per_swa_token(layers, csa_layers, nope_dim, rope_dim, index_dim)
+        compressed = 0  # sum() over stage_owner_layers in SGLang's order: ratio 4, then 128
+        if csa_layers:
+            compressed += (c4_frac * paged_kv_bytes_per_token(DSV4_PAGE_TOKENS // 4, kv_bytes)
+                           + 1 / 4 * indexer_bytes) * csa_layers
+        if hca_layers:
+            compressed += 1 / 128 * paged_kv_bytes_per_token(DSV4_PAGE_TOKENS // 128, kv_bytes) * hca_layers
+        return swa_ratio * bpswa + compressed
     return (swa_ratio * kv_bytes * layers
             + c4_frac * kv_bytes * csa_layers
             + 1 / 128 * kv_bytes * hca_layers
@@ -145,11 +176,34 @@ def bytes_per_full_token(rule: str, layers: int, csa_layers: int, hca_layers: in
             + swa_ratio * c4_state_ratio * c4_indexer_state_bytes * csa_layers)
 
 
+def paged_kv_bytes_per_token(page_tokens: int, kv_bytes: int = 584) -> float:
+    """Bytes a token of one DSV4 KV pool costs once its page is padded (0.5.21+ ``_get_paged_kv_bytes_per_token``:
+    ``KVLayout.V4.page_bytes(P) / P``): ceil(P x kv_bytes / 576) x 576 / P, P the pool's page in its own entries (256
+    SWA, 64 CSA, 2 HCA at SGLang's page 256). Worked numbers: 256 -> 149,760 / 256 = 585.0 B; 64 -> 37,440 / 64 =
+    585.0 B; 2 -> 1,728 / 2 = 864.0 B."""
+    return cdiv(page_tokens * kv_bytes, DSV4_V4_PAGE_ALIGN) * DSV4_V4_PAGE_ALIGN / page_tokens
+
+
+def bytes_per_swa_token(layers: int, csa_layers: int, nope_dim: int = 448, rope_dim: int = 64,
+                        index_dim: int = 128) -> float:
+    """Bytes one SWA slot costs across a stage (0.5.21+ ``_get_bytes_per_swa_token``): the padded SWA entry on every
+    layer plus the CSA compressor states, priced per SWA slot as the ring's 8 rows per 256-token page:
+    paged(256) x L + 8 / 256 x (2 x 2 x 512 x 4 + 2 x 2 x 128 x 4) x L4. Worked number: V4-Flash (43, 21) ->
+    585 x 43 + 0.03125 x 10240 x 21 = 25,155 + 6,720 = 31,875.0 B."""
+    kv_bytes = nope_dim + rope_dim * 2 + 8
+    head = nope_dim + rope_dim
+    c4_state_bytes = 2 * 2 * head * DSV4_STATE_BYTES
+    c4_indexer_state_bytes = 2 * 2 * index_dim * DSV4_STATE_BYTES
+    c4_state_ratio = DSV4_C4_RING_ROWS / DSV4_PAGE_TOKENS
+    return (paged_kv_bytes_per_token(DSV4_PAGE_TOKENS, kv_bytes) * layers
+            + c4_state_ratio * (c4_state_bytes + c4_indexer_state_bytes) * csa_layers)
+
+
 def c128_state_fixed_bytes(rule: str, hca_layers: int, running_per_worker: int, head_dim: int = 512) -> int:
     """The HCA compressors' request-scoped fp32 state rings (``_get_c128_state_fixed_bytes``, line "c128_fixed"):
     rows = ceil((slots x 128 + 128 + 1) / 128) x 128, slots = running + 1; bytes = rows x 2 x head_dim x 4 x L128.
     Worked number: 256 running requests, 20 HCA layers: 33,152 x 4096 x 20 = 2,715,811,840 B; 0 on "state_per_token"."""
-    if rule != "c128_fixed" or not hca_layers:
+    if rule not in ("c128_fixed", "page_padded") or not hca_layers:
         return 0
     rows = cdiv((running_per_worker + 1) * DSV4_C128_RING_ROWS + DSV4_C128_RING_ROWS + 1, 128) * 128
     return rows * 2 * head_dim * DSV4_STATE_BYTES * hca_layers
@@ -187,9 +241,32 @@ def stage_pool(version: str, layers, available_bytes: int, running_per_worker: i
 
 
 def log_lines(bpft: float, available_bytes: int, fixed: int, tokens: int, rule: str,
-              ratio: float = DSV4_SWA_FULL_TOKENS_RATIO) -> list[str]:
-    """SGLang's own DSV4 lines (pool_configurator.py), in place of the generic "KV Cache is allocated" one."""
+              ratio: float = DSV4_SWA_FULL_TOKENS_RATIO, version: str = "") -> list[str]:
+    """SGLang's own DSV4 lines (pool_configurator.py), in place of the generic "KV Cache is allocated" one. On
+    "page_padded" (0.5.21 - 0.5.23) in their order and words: "DSV4 SWA sizing" (_compute_dsv4_sizes; V4 is always
+    "ratio (explicit)", see the module docstring), "DSV4 memory calculation" (with the unified / DSpark flags and the
+    fixed pools, all 0 here but c128_state_fixed), "DSV4 pool sizes" (c4_state = swa // 256 x 8; c128_state 0: it is
+    finalized later). Worked example (V4-Flash, 1,000,192 full tokens, r 0.1): "DSV4 SWA sizing: mode=ratio
+    (explicit), swa_tokens=99840, swa_full_tokens_ratio=0.1" and "DSV4 pool sizes: full=1000192, swa=99840,
+    c4=250048, c128=7814, c4_state=3120, c128_state=0". ``version`` "0.5.20": that wheel's wording (the unified flags,
+    swa_ring_fixed / c4_state_fixed, c4_state = swa // 128 x 8 by the sliding window); older lines print the shorter
+    lines of the pinned 0.5.15.post1 log."""
     swa = swa_tokens(tokens, ratio, DSV4_PAGE_TOKENS)
+    if rule == "page_padded":
+        return [f"DSV4 SWA sizing: mode=ratio (explicit), swa_tokens={swa}, swa_full_tokens_ratio={ratio}",
+                "DSV4 memory calculation: unified=False, unified_fp8=False, dspark_draft_bf16=False, "
+                f"bytes_per_full_token={bpft:.2f}, available_bytes={available_bytes / GiB:.2f} GB, "
+                f"c128_state_fixed={fixed / GiB:.2f} GB, c2_state_fixed=0.00 GB, swa_fixed=0.00 GB, "
+                f"swa_ring_fixed=0.00 GB, c4_state_fixed=0.00 GB, full_token={tokens}",
+                f"DSV4 pool sizes: full={tokens}, swa={swa}, c4={tokens // 4}, c128={tokens // 128}, "
+                f"c4_state={swa // DSV4_PAGE_TOKENS * DSV4_C4_RING_ROWS}, c128_state=0"]
+    if version == "0.5.20":
+        return ["DSV4 memory calculation: unified=False, unified_fp8=False, "
+                f"bytes_per_full_token={bpft:.2f}, available_bytes={available_bytes / GiB:.2f} GB, "
+                f"c128_state_fixed={fixed / GiB:.2f} GB, swa_ring_fixed=0.00 GB, c4_state_fixed=0.00 GB, "
+                f"full_token={tokens}",
+                f"DSV4 pool sizes: full={tokens}, swa={swa}, c4={tokens // 4}, c128={tokens // 128}, "
+                f"c4_state={swa // DSV4_SWA_WINDOW * DSV4_C4_RING_ROWS}, c128_state=0"]
     calc = (f"DSV4 memory calculation: bytes_per_full_token={bpft:.2f}, available_bytes={available_bytes / GiB:.2f} GB, "
             + (f"c128_state_fixed={fixed / GiB:.2f} GB, " if rule == "c128_fixed" else "") + f"full_token={tokens}")
     return [calc, f"DSV4 pool sizes: full={tokens}, swa={swa}, c4={tokens // 4}, c128={tokens // 128}"]

@@ -44,6 +44,9 @@ When eight 2026 models became presets (branch presets26): eight new entries only
 ``qwen3.6-35b-a3b-nvfp4``, digest() of each; the four that are fixture files too have their fixture's spec and weight bytes.
 And one new fixture, ``fixture:kimi-k3.json`` (digest(): the refusal naming text_config.routed_expert_hidden_size).
 Then two more new presets, ``preset:glm-5.2-fp8`` and ``preset:minimax-m2.5`` (digest() of each).
+When the SGLang 0.5.21 line (0.5.21 - 0.5.23, kvplan.sglang_dsv4 rule "page_padded") made that warning say 0.5.14 - 0.5.23
+exact: the same five DeepSeek-V4 entries, ``spec_sha256`` and the plan hashes (the reworded warning); weight bytes
+unchanged.
 """
 
 import hashlib

@@ -86,9 +86,9 @@ def test_weights_larger_than_the_gpu_log_no_figures():
 
 def test_an_sglang_plan_logs_sglangs_lines_and_names_its_release():
     at = run_app({"v": "1", "m": "llama-3.1-70b", "tp": "4", "e": "sglang"})
-    assert "What SGLang 0.5.20 logs at start-up" in [s.value for s in at.subheader]
+    assert "What SGLang 0.5.21 logs at start-up" in [s.value for s in at.subheader]
     assert "KV Cache is allocated. dtype: torch.bfloat16, #tokens: 401621" in at.code[0].value
-    assert "SGLang 0.5.20, context 131,072 tokens" in plain(at.caption[0].value)
+    assert "SGLang 0.5.21, context 131,072 tokens" in plain(at.caption[0].value)
 
 
 def test_import_shows_the_commands_start_up_log():
@@ -100,7 +100,7 @@ def test_import_shows_the_commands_start_up_log():
 
 def test_parallelism_and_gpus_name_the_release_line():
     at = run_app({"v": "1", "m": "llama-3.1-70b", "tp": "4", "e": "sglang"}, "pages/parallelism.py")
-    assert "context 131,072 tokens, SGLang 0.5.20." in plain(at.caption[0].value)
+    assert "context 131,072 tokens, SGLang 0.5.21." in plain(at.caption[0].value)
     at = run_app({"v": "1", "vv": "0.23"}, "pages/gpus.py")
     assert "(llama-3.1-8b, vLLM 0.23)" in plain(at.caption[0].value)
 
@@ -193,8 +193,8 @@ def test_the_release_boxes_are_short_and_their_releases_wrap_below():
     at = run_app({"v": "1", "e": "sglang"})
     at.session_state["kv.knobs"] = True
     at.run()
-    assert at.selectbox(key="w.sglang_version").format_func("0.5.20") == "0.5.20 (default)"
-    assert "SGLang releases 0.5.20 - 0.5.23 (newest read)" in [plain(c.value) for c in at.sidebar.caption]
+    assert at.selectbox(key="w.sglang_version").format_func("0.5.21") == "0.5.21 (default)"
+    assert "SGLang releases 0.5.21 - 0.5.23 (newest read)" in [plain(c.value) for c in at.sidebar.caption]
 
 
 def _derived(at) -> dict[str, str]:
@@ -215,7 +215,7 @@ def test_a_float32_checkpoint_shows_the_16_bit_weights_the_budget_plans():
     assert rows["KV cache per token as served (bf16)"] == "344,064 B (336.00 KiB)"
     assert 42 * 8 * 512 * 2 == 344_064 and 9_241_705_984 * 2 == 18_483_411_968
     # SGLang serves a float32 Gemma in bf16 too (model_type gemma*); a chosen --dtype float32 keeps 4 B: no extra row
-    assert "weights as SGLang 0.5.20 loads them (bf16)" in _derived(run_app({"v": "1", "m": "gemma-2-9b", "e": "sglang"},
+    assert "weights as SGLang 0.5.21 loads them (bf16)" in _derived(run_app({"v": "1", "m": "gemma-2-9b", "e": "sglang"},
                                                                           "pages/model.py"))
     assert not any(k.startswith("weights as") for k in _derived(run_app({"v": "1", "m": "gemma-2-9b", "wf": "fp32"},
                                                                         "pages/model.py")))

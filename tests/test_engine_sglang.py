@@ -107,7 +107,7 @@ def test_small_gpu_tier_changed_in_0_5_20():
 def test_engines_wrapper_is_the_newest_line():
     # the shared helper keeps its name and answer: H100 TP1 -> 13904 MiB -> 0.830 (0.5.23 memory_hook.py)
     assert sglang_mem_fraction_static(81559 * 2**20, 1, 1, False) == (0.83, 13904)
-    assert EngineConfig().sglang_version == SGLANG_DEFAULT_VERSION == "0.5.20"
+    assert EngineConfig().sglang_version == SGLANG_DEFAULT_VERSION == "0.5.21"
 
 
 def test_gpu_capacity_is_nvidia_smi_mib():
@@ -190,7 +190,7 @@ def test_qwen3_30b_a3b_fp8_h100_newest_defaults():
     # K size: 17.99 GB"; "Memory pool end. avail mem=12.70 GB"; "max_running_requests=4096, context_len=40960".
     p = plan(load_preset("qwen3-30b-a3b"), get_gpu("H100-SXM"), EngineConfig(engine="sglang", weight_format="fp8-block"))
     f = figures(p.engine_log)
-    assert p.engine_version == "0.5.20"
+    assert p.engine_version == "0.5.21"
     # 81559 MiB: 512 + 8192 x 1.5 + 1 / 8 x 1024 + 256 x 2 + 58 x 8 = 13904 MiB -> 0.830
     s = default_settings(P["0.5.20"], 81559, "", 1)
     assert (s.mem_fraction_static, s.chunked_prefill_size, s.cuda_graph_max_bs, s.prefill_graph_count) == (
@@ -275,8 +275,8 @@ def test_plan_follows_the_chosen_line():
     spec, h100 = load_preset("llama-3.1-8b"), get_gpu("H100-SXM")
     old = plan(spec, h100, EngineConfig(engine="sglang", sglang_version="0.4.0", max_model_len=8192))
     new = plan(spec, h100, EngineConfig(engine="sglang", max_model_len=8192))
-    # 0.4.0 keeps 12 % free (0.88), 0.5.20 keeps 17 % (0.830): the older line holds more tokens
-    assert (old.engine_version, new.engine_version) == ("0.4.0", "0.5.20")
+    # 0.4.0 keeps 12 % free (0.88), 0.5.21 keeps 17 % (0.830): the older line holds more tokens
+    assert (old.engine_version, new.engine_version) == ("0.4.0", "0.5.21")
     assert old.kv_cache_tokens > new.kv_cache_tokens
     assert any("#tokens:" in line and "dtype: torch.bfloat16" in line for line in new.engine_log)
     assert not any("dtype:" in line for line in old.engine_log)  # 0.4.x: "KV Cache is allocated. #tokens: N, K size"

@@ -190,8 +190,8 @@ VLLM_V4_NOTE = ("DeepSeek-V4: vLLM block plans follow vLLM's own DSV4 layout (kv
                 "compressed-KV, indexer and compressor-state specs, its grouping and packed pool), read from the 0.20 - "
                 "0.33 wheels and exact for 0.20 - 0.33 (0.31 - 0.33 keep the 0.29 - 0.30 layout for DeepseekV4ForCausalLM). "
                 "SGLang plans follow SGLang's own DSV4 pools (kvplan/sglang_dsv4.py: "
-                "DSV4PoolConfigurator's bytes per full token, exact for 0.5.14 - 0.5.20; 0.5.21 - 0.5.23 an estimate on "
-                "the 0.5.20 rule; refused before 0.5.14). The vllm-convention per-sequence KV bytes (sliding window, 584 B fp8 entries, 132 B "
+                "DSV4PoolConfigurator's bytes per full token, exact for 0.5.14 - 0.5.23: 0.5.21 - 0.5.23 price the "
+                "padded pages; refused before 0.5.14). The vllm-convention per-sequence KV bytes (sliding window, 584 B fp8 entries, 132 B "
                 "indexer keys, fp32 compressor state) leave out block rounding and 576 B page alignment (an "
                 "approximation). Parameters and the transformers convention are exact.")
 
