@@ -835,7 +835,8 @@ def _rank_budget(spec, gpu, engine, layout, stage, draft, mnbt, max_seqs, act_b,
     head = _draft_head(spec, engine) if stage == layout.pp - 1 else None
     unmeasured = engine.weights_bytes is None or engine.weights_basis == "checkpoint headers"
     head_bytes = drafter.draft_rank_weight_bytes(head, tp) if head and unmeasured else 0
-    head_rope = drafter.draft_rope_bytes(head, spec, engine.vllm_version, act_b, head_len) if head and unmeasured else 0
+    head_rope = drafter.draft_rope_bytes(head, spec, engine.vllm_version, act_b, head_len) if (
+        head and unmeasured and engine.engine == "vllm") else 0
     weights += head_bytes + head_rope
     # a draft model (method draft_model, kvplan.draft_model): its own checkpoint, loaded in the same window on the
     # (single) stage, laid out by the target's machinery at the target's TP in the served dtype
@@ -950,11 +951,55 @@ def _draft_model_weights(spec, gpu, engine, layout, act_b) -> tuple[int, str]:
 
 
 def _draft_head(spec: ModelSpec, engine: EngineConfig):
-    """The EAGLE / EAGLE-3 head vLLM loads for this plan (kvplan.drafter.draft_head, in the served dtype), or None."""
+    """The EAGLE / EAGLE-3 head vLLM loads for this plan (kvplan.drafter.draft_head, in the served dtype), or SGLang's
+    EAGLE-3 head (kvplan.drafter.sglang_draft_head), or None."""
     if engine.draft is None or engine.speculative_method not in drafter.DRAFT_METHODS:
         return None
     dtype = engine.weight_format if engine.weight_format in FLOAT_FORMATS else spec.dtype
+    if engine.engine == "sglang":
+        return drafter.sglang_draft_head(engine.draft, engine.sglang_version, spec, dtype)
     return drafter.draft_head(engine.draft, engine.vllm_version, spec, dtype)
+
+
+def _sglang_eagle_check(spec, engine, layout, head, kv_tp, kv_b) -> None:
+    """Refuse an SGLang EAGLE3 plan whose pool SGLang sizes otherwise than it allocates, or by a rule not read: a head
+    layer whose KV cell differs from the target's layer (pool_configurator.py prices each draft layer as a target layer:
+    "Assumes draft and target share the same per-layer KV size"), a hybrid SWA target on 0.5.14 (its
+    HybridSWAPoolConfigurator leaves the draft out of the cell), a target whose layers are not all attention."""
+    flag = sglang.SPECULATIVE_FLAG
+    target = [(layer, n) for layer, n in stage_distinct(spec, layout.pp, layout.pp - 1, layout.pp_split)
+              if layer.cache.kind != "none"]
+    kinds = {layer.cache.kind for layer, _ in target}
+    if kinds - {"full_attention", "sliding_attention"}:
+        raise PlanInputError(flag, f"EAGLE3 beside {spec.name}'s {', '.join(sorted(kinds))} layers: not modelled for "
+                             "SGLang (kvplan plans it beside full / sliding-window attention targets)")
+    swa = sglang.hybrid_swa_cell(engine.sglang_version, spec.model_type, target, kv_tp, kv_b,
+                                 engine.swa_full_tokens_ratio, engine.disable_hybrid_swa_memory)
+    order = list(sglang.SGLANG_PROFILES)
+    if swa is not None and order.index(engine.sglang_version) < order.index(sglang.SGLANG_EAGLE3_SWA_FROM):
+        raise PlanInputError(flag, f"EAGLE3 beside {spec.name}'s hybrid sliding-window pool on SGLang "
+                             f"{engine.sglang_version}: its HybridSWAPoolConfigurator leaves the draft's layers out of "
+                             "the cell, so the draft's pool comes out of the memory left free: not modelled. Pick "
+                             f"SGLang {sglang.SGLANG_EAGLE3_SWA_FROM} or newer, or --disable-hybrid-swa-memory")
+    per_layer = {layer.cache.kv_bytes_per_token("vllm", kv_tp, kv_b) for layer in head.spec.layers}
+    ref = [layer.cache.kv_bytes_per_token("vllm", kv_tp, kv_b) for layer, _ in target
+           if swa is None or layer.cache.kind == "full_attention"]
+    if len(set(ref)) != 1 or per_layer != set(ref):
+        raise PlanInputError(flag, f"{engine.draft.name}: its layers hold {', '.join(f'{b:,}' for b in sorted(per_layer))} "
+                             f"B of KV a token on this rank, the target's {', '.join(f'{b:,}' for b in sorted(set(ref)))} "
+                             "B: SGLang sizes the pool as if each draft layer cost a target layer and then allocates "
+                             "the draft's own cell: not modelled")
+
+
+def _sglang_eagle_cell(spec, engine, layout, layers, head_layers, kv_tp, kv_b, swa_cell) -> int:
+    """The pool cell SGLang profiles with an EAGLE3 head (bytes per token, one rank): the hybrid SWA cell over the
+    target's and the head's layers (swa_cell, 0.5.15+: F x (n_full + d) + r x S x n_swa), else the target's cell scaled
+    by its layer count (kvplan.sglang.eagle_cell_bytes_per_token, truncated as the engine does)."""
+    if swa_cell is not None:
+        return swa_cell
+    target = [(layer, n) for layer, n in layers if layer.cache.kind != "none"]
+    cell = sum(layer.cache.kv_bytes_per_token("vllm", kv_tp, kv_b) * n for layer, n in target)
+    return sglang.eagle_cell_bytes_per_token(cell, sum(n for _, n in target), len(head_layers))
 
 
 def plan(spec: ModelSpec, gpu: GpuSpec, engine: EngineConfig = EngineConfig(), layout: Layout = Layout(),
@@ -973,7 +1018,8 @@ def plan(spec: ModelSpec, gpu: GpuSpec, engine: EngineConfig = EngineConfig(), l
                         dense_tp=engine.moe_dense_tp_size, pp_split=layout.pp_split)
     if engine.engine == "sglang":  # recurrent states live in SGLang's own MambaPool (kvplan.sglang.mamba_pool)
         _sglang_hybrid_check(spec, engine, layout, gpu.vendor == "AMD")
-        if refusal := sglang.speculative_refusal(engine.sglang_version, engine.speculative_method, layout.attn_dp):
+        if refusal := sglang.speculative_refusal(engine.sglang_version, engine.speculative_method, layout.attn_dp,
+                                                 layout.pp):
             raise PlanInputError(*refusal)
     dsa_note, engine_asked = None, engine  # the fixes are planned from what was asked (another GPU, another default)
     if engine.engine == "sglang" and _has_dsa(spec):  # SGLang's own page and KV dtype for DSA (kvplan.sglang)
@@ -1093,7 +1139,9 @@ def plan(spec: ModelSpec, gpu: GpuSpec, engine: EngineConfig = EngineConfig(), l
     if engine.speculative_method in drafter.DRAFT_METHODS:  # refused here when kvplan does not model it
         drafter.check_plan(engine.draft, engine.engine, layout, spec)
         head = _draft_head(spec, engine)
-        warnings += [*head.notes, drafter.UNCOUNTED]
+        if engine.engine == "sglang":
+            _sglang_eagle_check(spec, engine, layout, head, kv_tp, kv_b)
+        warnings += [*head.notes, drafter.SGLANG_UNCOUNTED if engine.engine == "sglang" else drafter.UNCOUNTED]
         head_layers = head.spec.layers
     if engine.speculative_method == draft_model.METHOD:  # a draft model's attention layers join the KV groups too
         warnings += draft_model.check_plan(engine.draft, engine, layout, spec, max_len)
@@ -1135,6 +1183,7 @@ def plan(spec: ModelSpec, gpu: GpuSpec, engine: EngineConfig = EngineConfig(), l
         if draft:
             layers = layers + [(layer, 1) for layer in spec.mtp_layers]
         head_key = engine.draft if head_layers and stage == last else None
+        target_layers = layers
         if head_key is not None:  # the EAGLE head's attention layers join the last stage's KV groups too
             layers = layers + distinct_layers(head_layers)
         if v0:  # one uniform cache over every attention layer (V0 CacheEngine)
@@ -1182,6 +1231,8 @@ def plan(spec: ModelSpec, gpu: GpuSpec, engine: EngineConfig = EngineConfig(), l
                                          engine.swa_full_tokens_ratio, engine.disable_hybrid_swa_memory, gpu.name)
             if swa is not None:  # the sliding layers hold r (0.8) x the full pool's tokens (kvplan.sglang.hybrid_swa_cell)
                 per_token = swa[0]
+            elif head_key is not None:  # an EAGLE3 head: the target's cell scaled by its layers (_sglang_eagle_cell)
+                per_token = _sglang_eagle_cell(spec, engine, layout, target_layers, head_layers, kv_tp, kv_b, None)
                 if stage == 0 and (note := sglang.swa_chunk_cap_note(engine.sglang_version, engine.max_num_seqs,
                                                                     engine.enable_prefix_caching)):
                     warnings.append(note)
@@ -1556,7 +1607,15 @@ def _budget(spec, gpu, engine, layout, weights, mnbt, max_seqs, act_b, mla, last
                  Term(name=f"left free: (1 - {frac}) x free before load", bytes=b.keep_free, basis="engine rule",
                       source=f"{st.rule} (gpu_mem {st.gpu_mem_mib} MiB, {st.gpu_mem_basis}); rest = available - "
                              "pre x (1 - mem_fraction_static), model_runner.profile_max_num_token")]
-        if b.draft_vocab_copies:
+        if b.draft_vocab_copies and engine.speculative_method == "eagle3":
+            terms.append(Term(name="EAGLE3 head's own embed_tokens (freed after the pool is sized)",
+                              bytes=b.draft_vocab_copies, basis="exact",
+                              source="SGLang's LlamaForCausalLMEagle3 builds its own [vocab, hidden] embedding (and a "
+                                     "full-vocab lm_head without draft_vocab_size), resident while the target's pool "
+                                     "is profiled; init_lm_head swaps in the target's after the pools "
+                                     "(speculative/eagle_worker_v2.py, SGLang 0.5.14 - 0.5.23): "
+                                     "kvplan.sglang.eagle3_resident_copy_bytes"))
+        elif b.draft_vocab_copies:
             terms.append(Term(name="MTP draft's embed_tokens / lm_head copies (freed after the pool is sized)",
                               bytes=b.draft_vocab_copies, basis="exact",
                               source="the NextN draft builds its own bf16 vocab tables, resident while the target's "
@@ -1681,7 +1740,7 @@ def _sglang_budget(spec, gpu, engine, layout, weights, mla) -> "sglang.SglangBud
     loads_tower = spec.towers and not engine.language_model_only
     return sglang.budget(
         sglang.sglang_profile(engine.sglang_version), gpu.name, gpu.vendor, gpu.memory_bytes, gpu.interconnect, weights,
-        layout.tp, layout.pp, mla, layout.attn_dp, engine.speculative_method == "mtp",
+        layout.tp, layout.pp, mla, layout.attn_dp, engine.speculative_method in ("mtp", "eagle3"),
         sglang.vit_shape(spec.towers, engine.sglang_version, spec.model_type) if loads_tower else None,
         engine.enforce_eager, engine.disable_custom_all_reduce,
         engine.max_num_batched_tokens, engine.mem_fraction_static, engine.weights_bytes is not None,
@@ -1697,6 +1756,10 @@ def _sglang_budget(spec, gpu, engine, layout, weights, mla) -> "sglang.SglangBud
 def _sglang_draft_vocab_copies(spec, engine, layout) -> int:
     """The MTP draft's own embed_tokens / lm_head on this rank (kvplan.sglang.mtp_draft_vocab_copy_bytes): resident
     while SGLang profiles the target's pool (0.5.14+, the only lines kvplan plans SGLang MTP on)."""
+    if engine.engine == "sglang" and engine.speculative_method == "eagle3" and engine.draft is not None:
+        cfg = engine.draft.config  # the EAGLE3 head's own embed_tokens (+ a full-vocab lm_head without draft_vocab_size)
+        return sglang.eagle3_resident_copy_bytes(spec.vocab_size, cfg.get("hidden_size", spec.hidden_size), layout.tp,
+                                                 "draft_vocab_size" in cfg, bool(cfg.get("tie_word_embeddings")))
     if engine.engine != "sglang" or engine.speculative_method != "mtp" or not spec.mtp_layers:
         return 0
     return sglang.mtp_draft_vocab_copy_bytes(spec.vocab_size, spec.hidden_size, layout.tp,
@@ -1711,6 +1774,12 @@ def _sglang_draft(spec, gpu, engine, layout, kv_b) -> "sglang.SglangDraft | None
     copies = _sglang_draft_vocab_copies(spec, engine, layout)
     if not copies:
         return None
+    if engine.speculative_method == "eagle3":  # the EAGLE3 head: its weights (in the plan's) and its own layers' cell
+        head = _draft_head(spec, engine)
+        cell = sum(layer.cache.kv_bytes_per_token("vllm", layout.attn_tp, kv_b) for layer in head.spec.layers)
+        return sglang.SglangDraft(arch=sglang.EAGLE3_DRAFT_ARCH, mtp_bytes=drafter.draft_rank_weight_bytes(
+            head, layout.tp) if engine.weights_bytes is None else 0, vocab_copy_bytes=copies,
+            k_bytes_per_token=cell // 2, v_bytes_per_token=cell - cell // 2)
     mtp = [(layer, 1) for layer in spec.mtp_layers]
     kv_tp = layout.attn_tp
     dsa = _has_dsa(spec)
@@ -1753,6 +1822,12 @@ def _sglang_log(spec, gpu, engine, layout, rank: "RankPlan", tokens, page, mla, 
     draft = _sglang_draft(spec, gpu, engine, layout, kv_b) if rank.pp_stage == layout.pp - 1 else None
     if draft is not None and engine.weights_bytes is not None:  # typed-in weights: the MTP layers within them
         draft = draft.model_copy(update={"mtp_bytes": min(draft.mtp_bytes, b.weights_loaded)})
+    if draft is not None and engine.speculative_method == "eagle3" and not mla:
+        # the plan's cell is the scaled one (kvplan.sglang.eagle_cell_bytes_per_token); the lines print the target's
+        # own pool (its layers' K / V) and the head's (log_lines takes the head's halves off what it is given)
+        layers = [(layer, n) for layer, n in stage_distinct(spec, layout.pp, rank.pp_stage, layout.pp_split)]
+        own = sum(layer.cache.kv_bytes_per_token("vllm", layout.attn_tp, kv_b) * n for layer, n in layers)
+        k, v = own // 2 + draft.k_bytes_per_token, own - own // 2 + draft.v_bytes_per_token
     swa = sglang.hybrid_swa_cell(engine.sglang_version, spec.model_type,
                                  stage_distinct(spec, layout.pp, rank.pp_stage, layout.pp_split), layout.attn_tp, kv_b,
                                  engine.swa_full_tokens_ratio, engine.disable_hybrid_swa_memory, gpu.name)

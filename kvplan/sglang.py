@@ -1167,7 +1167,13 @@ class SglangDraft(BaseModel):
 # (load_lm_head_from_target); init_lm_head swaps in the target's tables (set_embed / set_embed_and_head, then
 # empty_cache) only after the pools are sized, so those copies are resident while rest is measured; its d2t map
 # (hot_token_id) is a loaded tensor, not a parameter. STANDALONE (speculative/standalone_worker_v2.py) keeps the draft's
-# own embed_tokens / lm_head for good. kvplan does not yet plan either (speculative_refusal); these are the rules.
+# own embed_tokens / lm_head for good. The hybrid SWA pool (gpt-oss: HybridSWAPoolConfigurator) prices each draft
+# layer as a target full-attention layer from 0.5.15 (_draft_full_layers_num: cell = F x (n_full + d) + r x S x n_swa);
+# the 0.5.14 wheel's leaves the draft out of the cell (its pool then comes out of the memory left free): refused.
+# kvplan plans EAGLE3 with a head it has the config of (kvplan.drafter.sglang_draft_head) on 0.5.14+ (hybrid SWA:
+# 0.5.15+), without DP attention or PP; STANDALONE (a draft LM: its own tables kept, its own cell) is refused.
+SGLANG_EAGLE3_SWA_FROM = "0.5.15"
+EAGLE3_DRAFT_ARCH = "LlamaForCausalLMEagle3"  # the type= the draft worker's "Load weight end" names
 
 
 def eagle_draft_layers(draft_config: dict) -> int:
@@ -1214,14 +1220,14 @@ SPECULATIVE_MAX_RUNNING_REQUESTS = 48
 SPECULATIVE_FLAG = "--speculative-algorithm"
 
 
-def speculative_refusal(version: str, method: str, dp_attention: int = 1) -> tuple[str, str] | None:
+def speculative_refusal(version: str, method: str, dp_attention: int = 1, pp: int = 1) -> tuple[str, str] | None:
     """(field, message) when kvplan does not plan this SGLang speculative decoding; None when it does (or none is
-    asked). Planned: NEXTN / EAGLE on a checkpoint's own MTP layers (``method`` "mtp") and NGRAM (no draft model,
-    nothing added to the pools) on the 0.5.14+ lines. Refused: every line before 0.5.14 (the draft is sized after the
-    target's pool, see above), NGRAM with DP attention (SGLang refuses it: "ngram speculative decoding does not
-    support dp attention", speculative_hook.py _handle_ngram), EAGLE / EAGLE3 / STANDALONE with a draft model of
-    their own (its own config and KV cell, not read). Worked example: ("0.5.10", "mtp") -> refused; ("0.5.20",
-    "mtp") -> None."""
+    asked). Planned on the 0.5.14+ lines: NEXTN / EAGLE on a checkpoint's own MTP layers (``method`` "mtp"), NGRAM (no
+    draft model, nothing added to the pools) and EAGLE3 with a draft head ("eagle3", kvplan.drafter.sglang_draft_head;
+    its head checked by the plan). Refused: every line before 0.5.14 (the draft is sized after the target's pool, see
+    above), NGRAM with DP attention (SGLang refuses it: "ngram speculative decoding does not support dp attention",
+    speculative_hook.py _handle_ngram), EAGLE3 with DP attention or pipeline parallelism (not read), EAGLE (1) heads
+    and STANDALONE draft LMs (not modelled). Worked example: ("0.5.10", "mtp") -> refused; ("0.5.20", "eagle3") -> None."""
     if method == "none":
         return None
     order = list(SGLANG_PROFILES)
@@ -1234,21 +1240,24 @@ def speculative_refusal(version: str, method: str, dp_attention: int = 1) -> tup
     if method == "ngram" and dp_attention > 1:
         return SPECULATIVE_FLAG, "NGRAM with DP attention: SGLang refuses it (ngram speculative decoding does not " \
                                  "support dp attention): plan it without --enable-dp-attention"
+    planned = ("kvplan plans SGLang's NEXTN / EAGLE on the checkpoint's own MTP layers (DeepSeek-V3 / GLM MoE "
+               "families), EAGLE3 with a draft head it has the config of (--speculative-draft-model-path "
+               "lmsys/EAGLE3-gpt-oss-120b-bf16, zhuyksir/EAGLE3-gpt-oss-20b-bf16, "
+               "lmsys/sglang-EAGLE3-LLaMA3.1-Instruct-8B ...) and NGRAM")
     if method == "draft_model":  # vLLM's method name; SGLang's --speculative-algorithm calls it STANDALONE
         return SPECULATIVE_FLAG, (
-            "vLLM's draft_model is SGLang's STANDALONE (a separate draft LM), which kvplan does not plan for SGLang "
-            "yet: SGLang sizes the pool as if each draft layer cost a target layer (eagle_cell_bytes_per_token) and "
-            "then allocates the draft's own cell, and the draft's weights at the target's TP are not wired into the "
-            "plan. kvplan plans SGLang's NEXTN / EAGLE on the checkpoint's own MTP layers (DeepSeek-V3 / GLM MoE "
-            "families) and NGRAM")
-    if method not in ("mtp", "ngram"):
+            "vLLM's draft_model is SGLang's STANDALONE (a separate draft LM), which kvplan does not plan for SGLang: its draft worker keeps "
+            "the draft's own embed_tokens / lm_head for good and the pool prices each draft layer as a target layer "
+            "(eagle_cell_bytes_per_token) while allocating the draft's own cell; not wired into the plan. " + planned)
+    if method == "eagle3" and (dp_attention > 1 or pp > 1):
         return SPECULATIVE_FLAG, (
-            f"{method.upper()} with a draft model of its own (--speculative-draft-model-path): not planned for SGLang "
-            "yet (EAGLE draft heads are planned for vLLM only; SGLang's head keeps its own embed_tokens, and a "
-            "full-vocab lm_head without draft_vocab_size, resident while the pool is sized, and scales the cell by "
-            "the head's layers: eagle3_resident_copy_bytes / eagle_cell_bytes_per_token). kvplan "
-            "plans SGLang's NEXTN / EAGLE on the checkpoint's own MTP layers (DeepSeek-V3 / GLM MoE families) and "
-            "NGRAM")
+            f"EAGLE3 with {'DP attention' if dp_attention > 1 else 'pipeline parallelism'}: not modelled (the draft "
+            "worker's head split and its pools under it were not read): plan it without "
+            f"{'--enable-dp-attention' if dp_attention > 1 else '--pp-size'}")
+    if method not in ("mtp", "ngram", "eagle3"):
+        return SPECULATIVE_FLAG, (
+            f"{method.upper()} with a draft head of its own (--speculative-draft-model-path): not planned for SGLang "
+            "(SGLang's EAGLE (1) head, LlamaForCausalLMEagle, was not read). " + planned)
     return None
 
 

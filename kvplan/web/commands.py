@@ -53,8 +53,9 @@ MAMBA_SSM_DTYPES = ("float32", "bfloat16", "float16")  # server_args.py --mamba-
 # --speculative-algorithm -> EngineConfig.speculative_method (server_args.py choices EAGLE, EAGLE3, NEXTN, STANDALONE,
 # NGRAM, 0.5.10; read upper-cased from 0.5.14, speculative/spec_info.py from_string). NEXTN is EAGLE (NEXTN -> EAGLE),
 # and EAGLE without --speculative-draft-model-path on a DeepSeek-V3 / GLM MoE checkpoint drafts with its own MTP layers
-# (the model path is the draft path): kvplan's "mtp". EAGLE with a draft checkpoint of its own (not a NextN export of
-# the MTP layers), EAGLE3 and STANDALONE: refused by the core (kvplan.sglang.speculative_refusal).
+# (the model path is the draft path): kvplan's "mtp". EAGLE3 with --speculative-draft-model-path a head kvplan ships
+# (kvplan/presets/DRAFTERS.json): "eagle3" with that drafter. EAGLE with a draft checkpoint of its own (not a NextN
+# export of the MTP layers) and STANDALONE: refused by the core (kvplan.sglang.speculative_refusal).
 SGLANG_SPECULATIVE_ALGORITHMS = {"NEXTN": "mtp", "EAGLE": "mtp", "EAGLE3": "eagle3", "STANDALONE": "standalone",
                                  "NGRAM": "ngram"}
 SGLANG_DRAFT_PATH = "--speculative-draft-model-path"
@@ -117,6 +118,8 @@ class Command(BaseModel):
     # "eagle3" ...: the core refuses what it does not plan) and --speculative-num-steps (num_speculative_tokens)
     speculative_method: str = "none"
     num_speculative_tokens: int | None = None
+    # EAGLE3's --speculative-draft-model-path: a DRAFTERS.json head name (kvplan.drafter.drafter_for_model)
+    drafter: str | None = None
     # SGLANG_AITER_HONOR_EXPLICIT_MEM_FRACTION set before the command (EngineConfig field of the same name)
     sglang_aiter_honor_explicit_mem_fraction: bool = False
     # flags (with their values) that change memory and that the app does not plan (the MambaPool strategy flags,
@@ -434,7 +437,21 @@ def _sglang_speculative(flags: dict[str, str], extra: dict) -> dict:
     if algorithm.upper() == "EAGLE" and draft is not None and "nextn" not in draft.lower():
         method = "eagle"  # a draft checkpoint of its own: refused by the core, naming the flag
     if method == "standalone":  # no EngineConfig method: refused here, in the core's words
-        raise PlanInputError(*speculative_refusal("0.5.20", method))
+        raise PlanInputError(*speculative_refusal("0.5.20", "draft_model"))
+    drafter = None
+    if method == "eagle3":  # its head: one kvplan ships (DRAFTERS.json), by name or HF repo
+        from kvplan.drafter import drafter_for_model, drafter_manifest
+
+        known = ", ".join(r for e in drafter_manifest() if e["method"] == "eagle3" for r in e["hf_repos"][:1])
+        if draft is None:
+            raise PlanInputError(SGLANG_DRAFT_PATH, f"EAGLE3 needs its draft head: give {SGLANG_DRAFT_PATH} (kvplan "
+                                 f"ships {known})")
+        entry = drafter_for_model(draft)
+        if entry is None or entry["method"] != "eagle3":
+            raise PlanInputError(SGLANG_DRAFT_PATH, f"{draft[:120]!r}: kvplan ships no config for this EAGLE3 head "
+                                 f"(it ships {known}); plan its config.json with the CLI (kvplan plan ... --engine "
+                                 "sglang --speculative-config '{\"method\": \"eagle3\", ...}' --draft-config PATH)")
+        drafter = entry["name"]
     steps = numbers.get("--speculative-num-steps")
     if steps is not None and steps > 64:
         raise PlanInputError("--speculative-num-steps", f"{steps}: kvplan plans 1 to 64 draft steps")
@@ -447,5 +464,6 @@ def _sglang_speculative(flags: dict[str, str], extra: dict) -> dict:
             "(--speculative-num-draft-tokens // --speculative-ngram-max-bfs-breadth: 12 // 10 = 1 with SGLang's "
             "defaults); NGRAM's pool does not depend on it" if method == "ngram" else
             f"({SGLANG_DEFAULT_NUM_STEPS}, _auto_choose_speculative_params)"))
-    return {"speculative_method": method, "num_speculative_tokens": steps or SGLANG_DEFAULT_NUM_STEPS,
-            "notes": tuple(notes)}
+    out = {"speculative_method": method, "num_speculative_tokens": steps or SGLANG_DEFAULT_NUM_STEPS,
+           "notes": tuple(notes)}
+    return out | ({"drafter": drafter} if drafter else {})

@@ -954,6 +954,8 @@ def knob_values(command) -> dict[str, Any]:
         if getattr(command, "speculative_method", "none") != "none":  # --speculative-algorithm, --speculative-num-steps
             out["speculative_method"] = command.speculative_method
             out["num_speculative_tokens"] = command.num_speculative_tokens
+            if getattr(command, "drafter", None):  # EAGLE3's head (--speculative-draft-model-path), by name
+                out["drafter"] = command.drafter
     return out
 
 
