@@ -71,6 +71,9 @@ def speculative_args(args) -> dict:
     from kvplan.vllm_args import check_draft_tp, speculative_fields
 
     text, path = getattr(args, "speculative_config", None), getattr(args, "draft_config", None)
+    if getattr(args, "speculative_algorithm", None) is not None or getattr(args, "speculative_draft_model_path", None) \
+            or getattr(args, "speculative_num_steps", None) is not None:
+        return sglang_speculative_args(args)
     if text is None:
         if path is not None:
             raise PlanInputError("--draft-config", "needs --speculative-config (an eagle / eagle3 / draft_model "
@@ -90,6 +93,54 @@ def speculative_args(args) -> dict:
                              "Instruct-8B\", \"num_speculative_tokens\": 3}'")
     check_draft_tp(fields.pop("draft_tensor_parallel_size", None), args.tensor_parallel_size,
                    fields["speculative_method"])
+    return fields
+
+
+# SGLang's --speculative-algorithm names (upper-cased, speculative/spec_info.py from_string) -> EngineConfig methods
+SGLANG_ALGORITHMS = {"NEXTN": "mtp", "EAGLE": "mtp", "EAGLE3": "eagle3", "STANDALONE": "draft_model", "NGRAM": "ngram"}
+SGLANG_DEFAULT_STEPS = 3  # arg_groups/speculative_hook.py _auto_choose_speculative_params (DeepSeek / GLM / gpt-oss)
+
+
+def sglang_speculative_args(args) -> dict:
+    """The EngineConfig fields of SGLang's own flags (--engine sglang): --speculative-algorithm, --speculative-draft-
+    model-path (EAGLE3: a head kvplan ships, by HF repo or name, or any head with --draft-config PATH) and
+    --speculative-num-steps (default 3). STANDALONE and EAGLE with a draft of its own are refused by the core
+    (kvplan.sglang.speculative_refusal), naming --speculative-algorithm."""
+    from kvplan.drafter import drafter_for_model, load_drafter, parse_draft, read_draft_config
+    from kvplan.sglang import SPECULATIVE_FLAG
+
+    if args.engine != "sglang":
+        raise PlanInputError(SPECULATIVE_FLAG, "SGLang's flags (--speculative-algorithm, --speculative-draft-model-"
+                             "path, --speculative-num-steps) need --engine sglang; vLLM's is --speculative-config")
+    if getattr(args, "speculative_config", None) is not None or args.mtp_tokens:
+        raise PlanInputError(SPECULATIVE_FLAG, "give SGLang's --speculative-algorithm or --speculative-config / "
+                             "--mtp-tokens, not both")
+    if args.speculative_algorithm is None:
+        raise PlanInputError(SPECULATIVE_FLAG, "needed with --speculative-draft-model-path / --speculative-num-steps "
+                             "(SGLang runs no speculative decoding without it)")
+    method = SGLANG_ALGORITHMS.get(args.speculative_algorithm.upper())
+    if method is None:
+        raise PlanInputError(SPECULATIVE_FLAG, f"{args.speculative_algorithm[:20]!r}: kvplan plans "
+                             f"{', '.join(SGLANG_ALGORITHMS)} (STANDALONE refused)")
+    path, config = args.speculative_draft_model_path, getattr(args, "draft_config", None)
+    if method == "mtp" and path and "nextn" not in path.lower():
+        method = "eagle"  # a draft checkpoint of its own: refused by the core, naming the flag
+    steps = args.speculative_num_steps if args.speculative_num_steps is not None else SGLANG_DEFAULT_STEPS
+    fields = {"speculative_method": method, "num_speculative_tokens": steps}
+    if method == "eagle3":
+        if config is not None:
+            fields["draft"] = parse_draft("eagle3", read_draft_config(config), Path(config).parent.name or config,
+                                          config)
+        elif path is None:
+            raise PlanInputError("--speculative-draft-model-path", "EAGLE3 needs its draft head: an HF repo kvplan "
+                                 "ships a config for, or give its config.json with --draft-config PATH")
+        elif drafter_for_model(path) is None:
+            raise PlanInputError("--speculative-draft-model-path", f"{path[:120]!r}: kvplan ships no config for this "
+                                 "head: give its config.json with --draft-config PATH")
+        else:
+            fields["draft"] = load_drafter(path, "eagle3")
+    elif config is not None:
+        raise PlanInputError("--draft-config", "an EAGLE3 head's config.json: needs --speculative-algorithm EAGLE3")
     return fields
 
 
@@ -331,6 +382,13 @@ def add_commands(sub) -> None:
     p.add_argument("--speculative-config", default=None, metavar="JSON",
                    help="vLLM's --speculative-config: mtp, ngram, eagle / eagle3 with a draft head, or draft_model with a "
                         "draft LM (\"model\": a drafter or preset kvplan ships, or give its config with --draft-config)")
+    p.add_argument("--speculative-algorithm", default=None, metavar="NAME",
+                   help="SGLang (--engine sglang): NEXTN / EAGLE (the checkpoint's MTP layers), EAGLE3 (a draft head: "
+                        "--speculative-draft-model-path), NGRAM")
+    p.add_argument("--speculative-draft-model-path", default=None, metavar="REPO",
+                   help="SGLang: the EAGLE3 head (an HF repo kvplan ships a config for; else --draft-config PATH)")
+    p.add_argument("--speculative-num-steps", type=int, default=None, metavar="N",
+                   help="SGLang: draft steps a round (default 3); the pools do not depend on it")
     p.add_argument("--draft-config", default=None, metavar="PATH",
                    help="the EAGLE / EAGLE-3 head's or the draft model's config.json (a file or its checkpoint "
                         "folder) for --speculative-config")

@@ -82,7 +82,7 @@ def test_a_pool_formula_of_six_terms_takes_two_lines():
 def test_sglang_speculative_labels_and_a_refused_choice_naming_the_flag():
     at = open_knobs(run_app({"v": "1", "m": "llama-3.1-8b", "e": "sglang"}))
     box = at.selectbox(key="w.speculative_method")
-    assert box.options == ["none", "NEXTN / EAGLE (MTP)", "NGRAM"]
+    assert box.options == ["none", "NEXTN / EAGLE (MTP)", "NGRAM", "EAGLE3 (head)"]
     assert at.number_input(key="w.max_total_tokens").placeholder == "by device memory"
     assert at.checkbox(key="w.disable_custom_all_reduce").label == "disable custom all-reduce"
     before = metrics(at)["KV cache tokens"]

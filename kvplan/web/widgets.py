@@ -643,8 +643,7 @@ def _sglang_speculative_knobs(state: PlanState, knob: Callable[..., None]) -> No
              "layer in the cell and its own pool); NGRAM loads nothing; all set max_running_requests to 48 unless it "
              "is given. " + SGLANG_SPECULATIVE_OFF, options=options,
          format_func=lambda v: SGLANG_SPECULATIVE.get(v, SGLANG_SPECULATIVE_KEPT.format(v)))
-    if current().speculative_method == "eagle3" or method == "eagle3":  # its head, as vLLM's eagle3 picks one
-        _drafter_select(current(), changed=current().speculative_method != method)
+    _drafter_select(current(), changed=current().speculative_method != method)  # EAGLE3's head, as vLLM's
     knob("num_speculative_tokens", st.number_input, "speculative_num_steps", flag="--speculative-num-steps",
          why="draft steps a round (SGLang's default for DeepSeek / GLM: 3); from 0.5.14 SGLang's pools do not depend "
              "on it (the draft's layers share the target's token slots)", min_value=1, max_value=64,
