@@ -104,8 +104,8 @@ SGLANG_DEFAULT_STEPS = 3  # arg_groups/speculative_hook.py _auto_choose_speculat
 def sglang_speculative_args(args) -> dict:
     """The EngineConfig fields of SGLang's own flags (--engine sglang): --speculative-algorithm, --speculative-draft-
     model-path (EAGLE3: a head kvplan ships, by HF repo or name, or any head with --draft-config PATH) and
-    --speculative-num-steps (default 3). STANDALONE and EAGLE with a draft of its own are refused by the core
-    (kvplan.sglang.speculative_refusal), naming --speculative-algorithm."""
+    --speculative-num-steps (default 3); STANDALONE with a draft LM (a preset, or --draft-config PATH). EAGLE with a
+    draft of its own is refused by the core (kvplan.sglang.speculative_refusal), naming --speculative-algorithm."""
     from kvplan.drafter import drafter_for_model, load_drafter, parse_draft, read_draft_config
     from kvplan.sglang import SPECULATIVE_FLAG
 
@@ -121,7 +121,7 @@ def sglang_speculative_args(args) -> dict:
     method = SGLANG_ALGORITHMS.get(args.speculative_algorithm.upper())
     if method is None:
         raise PlanInputError(SPECULATIVE_FLAG, f"{args.speculative_algorithm[:20]!r}: kvplan plans "
-                             f"{', '.join(SGLANG_ALGORITHMS)} (STANDALONE refused)")
+                             f"{', '.join(SGLANG_ALGORITHMS)}")
     path, config = args.speculative_draft_model_path, getattr(args, "draft_config", None)
     if method == "mtp" and path and "nextn" not in path.lower():
         method = "eagle"  # a draft checkpoint of its own: refused by the core, naming the flag
@@ -139,8 +139,22 @@ def sglang_speculative_args(args) -> dict:
                                  "head: give its config.json with --draft-config PATH")
         else:
             fields["draft"] = load_drafter(path, "eagle3")
+    elif method == "draft_model":  # STANDALONE: a draft LM, a preset or its config.json
+        from kvplan.draft_model import load_draft_model, parse_draft_model
+
+        if config is not None:
+            fields["draft"] = parse_draft_model(read_draft_config(config), Path(config).parent.name or config, config)
+        elif path is None:
+            raise PlanInputError("--speculative-draft-model-path", "STANDALONE needs its draft model: a preset kvplan "
+                                 "ships (e.g. meta-llama/Llama-3.2-1B-Instruct), or --draft-config PATH")
+        else:
+            try:
+                fields["draft"] = load_draft_model(path)
+            except PlanInputError as exc:
+                raise PlanInputError("--speculative-draft-model-path", exc.message) from None
     elif config is not None:
-        raise PlanInputError("--draft-config", "an EAGLE3 head's config.json: needs --speculative-algorithm EAGLE3")
+        raise PlanInputError("--draft-config", "an EAGLE3 head's or a STANDALONE draft's config.json: needs "
+                             "--speculative-algorithm EAGLE3 / STANDALONE")
     return fields
 
 
@@ -384,9 +398,10 @@ def add_commands(sub) -> None:
                         "draft LM (\"model\": a drafter or preset kvplan ships, or give its config with --draft-config)")
     p.add_argument("--speculative-algorithm", default=None, metavar="NAME",
                    help="SGLang (--engine sglang): NEXTN / EAGLE (the checkpoint's MTP layers), EAGLE3 (a draft head: "
-                        "--speculative-draft-model-path), NGRAM")
+                        "--speculative-draft-model-path), STANDALONE (a draft LM, a preset), NGRAM")
     p.add_argument("--speculative-draft-model-path", default=None, metavar="REPO",
-                   help="SGLang: the EAGLE3 head (an HF repo kvplan ships a config for; else --draft-config PATH)")
+                   help="SGLang: the EAGLE3 head or STANDALONE draft LM (an HF repo kvplan ships a config for; else "
+                        "--draft-config PATH)")
     p.add_argument("--speculative-num-steps", type=int, default=None, metavar="N",
                    help="SGLang: draft steps a round (default 3); the pools do not depend on it")
     p.add_argument("--draft-config", default=None, metavar="PATH",

@@ -840,7 +840,8 @@ def _rank_budget(spec, gpu, engine, layout, stage, draft, mnbt, max_seqs, act_b,
     weights += head_bytes + head_rope
     # a draft model (method draft_model, kvplan.draft_model): its own checkpoint, loaded in the same window on the
     # (single) stage, laid out by the target's machinery at the target's TP in the served dtype
-    dm_bytes, dm_parts = _draft_model_weights(spec, gpu, engine, layout, act_b) if (
+    dm_bytes, dm_parts = (_sglang_draft_model_weights(spec, engine, layout) if engine.engine == "sglang" else
+                          _draft_model_weights(spec, gpu, engine, layout, act_b)) if (
         engine.speculative_method == draft_model.METHOD and engine.draft is not None and unmeasured
         and stage == layout.pp - 1) else (0, "")
     weights += dm_bytes
@@ -879,8 +880,10 @@ def _rank_budget(spec, gpu, engine, layout, stage, draft, mnbt, max_seqs, act_b,
                    "(_maybe_override_draft_max_position_embeddings): kvplan.drafter.draft_rope_bytes"),
         dm_bytes and Term(
             name="draft model (in weights)", bytes=dm_bytes, basis="exact", applied=False,
-            source=draft_model.weights_source(engine.draft, draft_model.served_spec(engine.draft, _served(spec, engine)),
-                                              tp, dm_parts)),
+            source=(f"{engine.draft.name}, loaded by SGLang's STANDALONE draft worker at the target's TP before the "
+                    f"pool is sized, its own embed_tokens / lm_head kept{dm_parts}" if engine.engine == "sglang" else
+                    draft_model.weights_source(engine.draft, draft_model.served_spec(engine.draft, _served(spec, engine)),
+                                               tp, dm_parts))),
         kv_slot and Term(
             name="k_eq_v value slots (in weights)", bytes=kv_slot, basis="exact", applied=False,
             source="vllm/model_executor/models/gemma4.py builds attention_k_eq_v layers on the unified QKV linear and "
@@ -950,6 +953,15 @@ def _draft_model_weights(spec, gpu, engine, layout, act_b) -> tuple[int, str]:
     return params + layout_extra + rope + alloc, parts
 
 
+def _sglang_draft_model_weights(spec, engine, layout) -> tuple[int, str]:
+    """(bytes, what they hold) of SGLang's STANDALONE draft on one rank: its parameters at the target's TP in the served
+    dtype (kvplan.parallel.rank_weight_bytes; an unquantized draft: no SGLang layout extra), its own embed_tokens and
+    lm_head included (kept for good). Worked number: Llama-3.2-1B (tied) at TP 1, bf16: 1,235,814,400 x 2 B."""
+    dspec = draft_model.served_spec(engine.draft, _served(spec, engine))
+    params = rank_weight_bytes(dspec, Layout(tp=layout.tp), 0, None)
+    return params, f": parameters {params:,} B (SGLang's TpModelWorker for the draft, standalone_worker_v2.py)"
+
+
 def _draft_head(spec: ModelSpec, engine: EngineConfig):
     """The EAGLE / EAGLE-3 head vLLM loads for this plan (kvplan.drafter.draft_head, in the served dtype), or SGLang's
     EAGLE-3 head (kvplan.drafter.sglang_draft_head), or None."""
@@ -989,6 +1001,44 @@ def _sglang_eagle_check(spec, engine, layout, head, kv_tp, kv_b) -> None:
                              f"B of KV a token on this rank, the target's {', '.join(f'{b:,}' for b in sorted(set(ref)))} "
                              "B: SGLang sizes the pool as if each draft layer cost a target layer and then allocates "
                              "the draft's own cell: not modelled")
+
+
+SGLANG_STANDALONE_UNCOUNTED = (
+    "STANDALONE draft model (SGLang): its weights (its own embed_tokens / lm_head kept: init_lm_head is a no-op), the "
+    "cell's draft layers (priced as target layers) and its own pool are planned; its CUDA graphs (inside the reserve) "
+    "and the draft steps' buffers are not (measure them)")
+
+
+def _sglang_standalone_check(spec, engine, layout) -> list[str]:
+    """Refuse an SGLang STANDALONE plan kvplan does not model (no draft model, a target with sliding-window or other
+    non-full-attention layers, a multimodal target, a quantized draft, a vocabulary unlike the target's: SGLang
+    refuses that, standalone_worker_v2.py _validate_vocab_compatibility); the notes of one it plans: the draft's own
+    cell against the layers the pool prices (pool_configurator.py scales the target's cell by the draft's layer count,
+    "Assumes draft and target share the same per-layer KV size")."""
+    from kvplan.parallel import check_layout
+
+    flag = sglang.SPECULATIVE_FLAG
+    draft = engine.draft
+    if draft is None or draft.method != draft_model.METHOD:
+        raise PlanInputError("--speculative-draft-model-path", "STANDALONE needs its draft model: a preset kvplan "
+                             "ships (e.g. meta-llama/Llama-3.2-1B-Instruct), or its config.json (--draft-config PATH)")
+    dspec = draft_model.draft_spec(draft)
+    if dspec.vocab_size != spec.vocab_size:
+        raise PlanInputError(flag, "SGLang refuses it: \"STANDALONE speculative decoding requires the draft model to "
+                             f"share the same vocabulary as the target model\" (target vocab_size {spec.vocab_size:,}, "
+                             f"draft {dspec.vocab_size:,})")
+    if dspec.quantization is not None:
+        raise PlanInputError(flag, f"{draft.name}: a quantized STANDALONE draft is not modelled for SGLang")
+    kinds = set(spec.layer_kinds)
+    if kinds != {"full_attention"} or spec.towers:
+        raise PlanInputError(flag, f"STANDALONE beside {spec.name}'s {', '.join(sorted(kinds))} layers"
+                             + (" and vision tower" if spec.towers else "") + ": not modelled for SGLang (kvplan "
+                             "plans it beside a full-attention text model)")
+    try:
+        check_layout(dspec, Layout(tp=layout.tp))
+    except PlanInputError as exc:
+        raise PlanInputError(exc.field, f"the draft model {draft.name}: {exc.message}") from None
+    return [SGLANG_STANDALONE_UNCOUNTED]
 
 
 def _sglang_eagle_cell(spec, engine, layout, layers, head_layers, kv_tp, kv_b, swa_cell) -> int:
@@ -1144,7 +1194,10 @@ def plan(spec: ModelSpec, gpu: GpuSpec, engine: EngineConfig = EngineConfig(), l
         warnings += [*head.notes, drafter.SGLANG_UNCOUNTED if engine.engine == "sglang" else drafter.UNCOUNTED]
         head_layers = head.spec.layers
     if engine.speculative_method == draft_model.METHOD:  # a draft model's attention layers join the KV groups too
-        warnings += draft_model.check_plan(engine.draft, engine, layout, spec, max_len)
+        if engine.engine == "sglang":  # SGLang's STANDALONE (_sglang_standalone_check)
+            warnings += _sglang_standalone_check(spec, engine, layout)
+        else:
+            warnings += draft_model.check_plan(engine.draft, engine, layout, spec, max_len)
         head_layers = draft_model.draft_spec(engine.draft).layers
     # Speculative decoding (any method) gives every recurrent-state layer one state page per draft token: vLLM
     # >= 0.17 MambaSpec(num_speculative_blocks=num_speculative_tokens), max_memory_usage_bytes = page x (1 + k)
@@ -1740,7 +1793,7 @@ def _sglang_budget(spec, gpu, engine, layout, weights, mla) -> "sglang.SglangBud
     loads_tower = spec.towers and not engine.language_model_only
     return sglang.budget(
         sglang.sglang_profile(engine.sglang_version), gpu.name, gpu.vendor, gpu.memory_bytes, gpu.interconnect, weights,
-        layout.tp, layout.pp, mla, layout.attn_dp, engine.speculative_method in ("mtp", "eagle3"),
+        layout.tp, layout.pp, mla, layout.attn_dp, engine.speculative_method in ("mtp", "eagle3", "draft_model"),
         sglang.vit_shape(spec.towers, engine.sglang_version, spec.model_type) if loads_tower else None,
         engine.enforce_eager, engine.disable_custom_all_reduce,
         engine.max_num_batched_tokens, engine.mem_fraction_static, engine.weights_bytes is not None,
@@ -1771,6 +1824,13 @@ def _sglang_draft(spec, gpu, engine, layout, kv_b) -> "sglang.SglangDraft | None
     """What SGLang's MTP draft worker loads and allocates on a last-stage rank (kvplan.sglang.SglangDraft): the MTP
     layers' shard (in the plan's weights unless typed in), the vocab copies, and its own layers' cell as the plan
     counts it (MLA / DSA: all in K; else halved into K / V)."""
+    if engine.speculative_method == draft_model.METHOD and engine.draft is not None:  # STANDALONE: a whole draft LM
+        dspec = draft_model.draft_spec(engine.draft)
+        cell = sum(layer.cache.kv_bytes_per_token("vllm", layout.attn_tp, kv_b) for layer in dspec.layers)
+        archs = engine.draft.config.get("architectures") or ["?"]
+        return sglang.SglangDraft(arch=str(archs[0])[:80], mtp_bytes=_sglang_draft_model_weights(spec, engine, layout)[0]
+                                  if engine.weights_bytes is None else 0, vocab_copy_bytes=0,
+                                  k_bytes_per_token=cell // 2, v_bytes_per_token=cell - cell // 2)
     copies = _sglang_draft_vocab_copies(spec, engine, layout)
     if not copies:
         return None
@@ -1822,7 +1882,7 @@ def _sglang_log(spec, gpu, engine, layout, rank: "RankPlan", tokens, page, mla, 
     draft = _sglang_draft(spec, gpu, engine, layout, kv_b) if rank.pp_stage == layout.pp - 1 else None
     if draft is not None and engine.weights_bytes is not None:  # typed-in weights: the MTP layers within them
         draft = draft.model_copy(update={"mtp_bytes": min(draft.mtp_bytes, b.weights_loaded)})
-    if draft is not None and engine.speculative_method == "eagle3" and not mla:
+    if draft is not None and engine.speculative_method in ("eagle3", draft_model.METHOD) and not mla:
         # the plan's cell is the scaled one (kvplan.sglang.eagle_cell_bytes_per_token); the lines print the target's
         # own pool (its layers' K / V) and the head's (log_lines takes the head's halves off what it is given)
         layers = [(layer, n) for layer, n in stage_distinct(spec, layout.pp, rank.pp_stage, layout.pp_split)]

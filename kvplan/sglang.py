@@ -1171,7 +1171,9 @@ class SglangDraft(BaseModel):
 # layer as a target full-attention layer from 0.5.15 (_draft_full_layers_num: cell = F x (n_full + d) + r x S x n_swa);
 # the 0.5.14 wheel's leaves the draft out of the cell (its pool then comes out of the memory left free): refused.
 # kvplan plans EAGLE3 with a head it has the config of (kvplan.drafter.sglang_draft_head) on 0.5.14+ (hybrid SWA:
-# 0.5.15+), without DP attention or PP; STANDALONE (a draft LM: its own tables kept, its own cell) is refused.
+# 0.5.15+), without DP attention or PP; STANDALONE with a draft LM (a kvplan preset: its weights at the target's TP,
+# its own embed_tokens / lm_head kept, init_lm_head a no-op) beside a full-attention target (the default cell scaled by
+# the draft's num_hidden_layers, its own pool over its own cell: standalone_worker_v2.py StandaloneDraftWorker).
 SGLANG_EAGLE3_SWA_FROM = "0.5.15"
 EAGLE3_DRAFT_ARCH = "LlamaForCausalLMEagle3"  # the type= the draft worker's "Load weight end" names
 
@@ -1224,10 +1226,12 @@ def speculative_refusal(version: str, method: str, dp_attention: int = 1, pp: in
     """(field, message) when kvplan does not plan this SGLang speculative decoding; None when it does (or none is
     asked). Planned on the 0.5.14+ lines: NEXTN / EAGLE on a checkpoint's own MTP layers (``method`` "mtp"), NGRAM (no
     draft model, nothing added to the pools) and EAGLE3 with a draft head ("eagle3", kvplan.drafter.sglang_draft_head;
-    its head checked by the plan). Refused: every line before 0.5.14 (the draft is sized after the target's pool, see
-    above), NGRAM with DP attention (SGLang refuses it: "ngram speculative decoding does not support dp attention",
-    speculative_hook.py _handle_ngram), EAGLE3 with DP attention or pipeline parallelism (not read), EAGLE (1) heads
-    and STANDALONE draft LMs (not modelled). Worked example: ("0.5.10", "mtp") -> refused; ("0.5.20", "eagle3") -> None."""
+    its head checked by the plan) and STANDALONE with a draft LM ("draft_model", vLLM's name). Refused: every line
+    before 0.5.14 (the draft is sized after the target's pool, see above), NGRAM and STANDALONE with DP attention
+    (SGLang refuses both: "ngram speculative decoding does not support dp attention", speculative_hook.py
+    _handle_ngram; "Currently standalone speculative decoding does not support dp attention.", _handle_eagle_family),
+    EAGLE3 with DP attention, EAGLE3 / STANDALONE with pipeline parallelism (not read), EAGLE (1) heads (not modelled).
+    Worked example: ("0.5.10", "mtp") -> refused; ("0.5.20", "eagle3") -> None."""
     if method == "none":
         return None
     order = list(SGLANG_PROFILES)
@@ -1243,18 +1247,18 @@ def speculative_refusal(version: str, method: str, dp_attention: int = 1, pp: in
     planned = ("kvplan plans SGLang's NEXTN / EAGLE on the checkpoint's own MTP layers (DeepSeek-V3 / GLM MoE "
                "families), EAGLE3 with a draft head it has the config of (--speculative-draft-model-path "
                "lmsys/EAGLE3-gpt-oss-120b-bf16, zhuyksir/EAGLE3-gpt-oss-20b-bf16, "
-               "lmsys/sglang-EAGLE3-LLaMA3.1-Instruct-8B ...) and NGRAM")
-    if method == "draft_model":  # vLLM's method name; SGLang's --speculative-algorithm calls it STANDALONE
-        return SPECULATIVE_FLAG, (
-            "vLLM's draft_model is SGLang's STANDALONE (a separate draft LM), which kvplan does not plan for SGLang: its draft worker keeps "
-            "the draft's own embed_tokens / lm_head for good and the pool prices each draft layer as a target layer "
-            "(eagle_cell_bytes_per_token) while allocating the draft's own cell; not wired into the plan. " + planned)
-    if method == "eagle3" and (dp_attention > 1 or pp > 1):
+               "lmsys/sglang-EAGLE3-LLaMA3.1-Instruct-8B ...), STANDALONE with a draft LM kvplan has a preset of "
+               "and NGRAM")
+    if method == "draft_model" and dp_attention > 1:  # SGLang's STANDALONE (vLLM's draft_model)
+        return SPECULATIVE_FLAG, ("STANDALONE with DP attention: SGLang refuses it (\"Currently standalone speculative "
+                                  "decoding does not support dp attention.\", speculative_hook.py): plan it without "
+                                  "--enable-dp-attention")
+    if method in ("eagle3", "draft_model") and (dp_attention > 1 or pp > 1):
         return SPECULATIVE_FLAG, (
             f"EAGLE3 with {'DP attention' if dp_attention > 1 else 'pipeline parallelism'}: not modelled (the draft "
             "worker's head split and its pools under it were not read): plan it without "
             f"{'--enable-dp-attention' if dp_attention > 1 else '--pp-size'}")
-    if method not in ("mtp", "ngram", "eagle3"):
+    if method not in ("mtp", "ngram", "eagle3", "draft_model"):
         return SPECULATIVE_FLAG, (
             f"{method.upper()} with a draft head of its own (--speculative-draft-model-path): not planned for SGLang "
             "(SGLang's EAGLE (1) head, LlamaForCausalLMEagle, was not read). " + planned)

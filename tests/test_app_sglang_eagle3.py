@@ -72,3 +72,16 @@ def test_import_applies_the_launch_server_line():
     # the pool formula subtracts the head's resident embedding as the plan does
     text = " ".join(m.value for m in at.markdown)
     assert r"- \text{overhead} - \text{draft embedding}\\" in text
+
+
+def test_sidebar_standalone_picks_a_smaller_preset_and_plans_the_core():
+    from kvplan.draft_model import load_draft_model
+
+    at = open_knobs(run_app({"v": "1", "m": "llama-3.1-8b", "g": "H100-SXM", "e": "sglang"}))
+    at.selectbox(key="w.speculative_method").select("draft_model").run()
+    s = state(at)
+    assert not at.exception and not at.error and (s.speculative_method, s.drafter) == ("draft_model", "llama-3.2-1b")
+    core = kvplan_plan("llama-3.1-8b", "H100-SXM", engine="sglang", speculative_method="draft_model",
+                       num_speculative_tokens=3, draft=load_draft_model("llama-3.2-1b"))
+    assert metrics(at)["KV cache tokens"] == f"{core.kv_cache_tokens:,}" == "260,364"  # test_sglang_eagle3_plan.py
+    assert at.query_params["spec"] == "draft_model" and at.query_params["dft"] == "llama-3.2-1b"

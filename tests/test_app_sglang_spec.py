@@ -52,8 +52,8 @@ def errors(at) -> str:
 def test_sidebar_sglang_mtp_plans_what_the_cli_plans(capsys):
     at = open_knobs(run_app(V3))
     box = at.selectbox(key="w.speculative_method")
-    assert box.options == ["none", "NEXTN / EAGLE (MTP)", "NGRAM", "EAGLE3 (head)"]  # vLLM's eagle: not offered
-    assert any("STANDALONE draft models are not planned for SGLang" in c.value
+    assert box.options == ["none", "NEXTN / EAGLE (MTP)", "NGRAM", "EAGLE3 (head)", "STANDALONE (LM)"]  # no EAGLE (1)
+    assert any("draft heads are not planned for SGLang" in c.value
                for c in at.sidebar.caption)
     base = metrics(at)["KV cache tokens"]
     box.select("mtp").run()
@@ -146,8 +146,8 @@ def test_import_refuses_what_the_core_does_not_plan_naming_the_flag():
         ("python -m sglang.launch_server --model-path meta-llama/Llama-3.1-8B-Instruct --speculative-algorithm EAGLE3",
          "EAGLE3 needs its draft head", "--speculative-draft-model-path"),
         ("python -m sglang.launch_server --model-path meta-llama/Llama-3.1-8B-Instruct --speculative-algorithm "
-         "STANDALONE --speculative-draft-model-path meta-llama/Llama-3.2-1B-Instruct",
-         "which kvplan does not plan for SGLang", "--speculative-algorithm"),
+         "STANDALONE --speculative-draft-model-path someone/private-1b",
+         "kvplan ships no preset for this draft model", "--speculative-draft-model-path"),
         ("python -m sglang.launch_server --model-path meta-llama/Llama-3.1-8B-Instruct --speculative-algorithm NEXTN",
          "no multi-token-prediction layers", "--speculative-algorithm")]:
         at.text_area(key="w.command").set_value(line).run()

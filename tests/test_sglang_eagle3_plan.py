@@ -151,8 +151,8 @@ def test_cli_sglang_flags_plan_what_the_core_plans(capsys, tmp_path):
     assert f"#tokens: {core.kv_cache_tokens}," in capsys.readouterr().out
     for args, err in ((["--speculative-algorithm", "EAGLE3", "--speculative-draft-model-path", "me/head"],
                        "--speculative-draft-model-path: 'me/head': kvplan ships no config"),
-                      (["--speculative-algorithm", "STANDALONE"], "--speculative-algorithm: vLLM's draft_model is "
-                       "SGLang's STANDALONE"),
+                      (["--speculative-algorithm", "STANDALONE"], "--speculative-draft-model-path: STANDALONE "
+                       "needs its draft model"),
                       (["--speculative-algorithm", "DFLASH"], "--speculative-algorithm: 'DFLASH'")):
         assert main([*base, *args]) == 2
         assert err in capsys.readouterr().err
@@ -171,3 +171,39 @@ def test_import_reads_the_eagle3_line():
     knobs = knob_values(cmd)
     assert (knobs["speculative_method"], knobs["drafter"]) == ("eagle3", "eagle3-gpt-oss-120b")
     assert preset_config("gpt-oss-120b")["vocab_size"] == 201_088  # the head drafts in the target's vocabulary
+
+
+def test_standalone_llama_3_2_1b_beside_llama_3_1_8b_on_an_h100():
+    # STANDALONE (vLLM's draft_model): Llama-3.2-1B (tied embeddings: 1,235,814,400 parameters, 2,471,628,800 B bf16)
+    # loads at the target's TP before the pool is sized and keeps its own tables (init_lm_head is a no-op); the cell
+    # prices its 16 layers as target layers: int(131,072 x (1 + 16 / 32)) = 196,608 B, while its own pool is 16 x 8 x
+    # 64 x 2 x 2 = 32,768 B a token. Pool 53,661,292,234 - 2,471,628,800 = 51,189,663,434 B // 196,608 = 260,364.
+    from kvplan.draft_model import load_draft_model
+
+    plain = kvplan_plan("llama-3.1-8b", "H100-SXM", engine="sglang", sglang_version="0.5.20")
+    p = kvplan_plan("llama-3.1-8b", "H100-SXM", engine="sglang", sglang_version="0.5.20",
+                    speculative_method="draft_model", num_speculative_tokens=3,
+                    draft=load_draft_model("meta-llama/Llama-3.2-1B-Instruct"))
+    r = p.ranks[0]
+    assert terms(p)["draft model (in weights)"] == 1_235_814_400 * 2 == 2_471_628_800
+    assert plain.ranks[0].kv_pool_bytes - r.kv_pool_bytes == 2_471_628_800
+    assert r.kv_bytes_per_token == 196_608 and p.kv_cache_tokens == 51_189_663_434 // 196_608 == 260_364
+    log = p.engine_log
+    # draft mem usage 2,471,628,800 B = 2.30 GB; its pool (260,364 + 1) x 16,384 B = 4,265,820,160 B = 3.97 GB a half
+    assert log[3].startswith("Load weight end. type=LlamaForCausalLM,") and log[3].endswith("mem usage=2.30 GB.")
+    assert log[6] == "KV Cache is allocated. dtype: torch.bfloat16, #tokens: 260364, K size: 3.97 GB, V size: 3.97 GB"
+    with pytest.raises(PlanInputError) as exc:  # a sliding-window target: not modelled
+        kvplan_plan("gpt-oss-120b", "H200", engine="sglang", speculative_method="draft_model",
+                    num_speculative_tokens=3, draft=load_draft_model("meta-llama/Llama-3.2-1B-Instruct"))
+    assert exc.value.field == "--speculative-algorithm"
+    assert main(["plan", "llama-3.1-8b", "--gpu", "H100-SXM", "--engine", "sglang", "--speculative-algorithm",
+                 "STANDALONE", "--speculative-draft-model-path", "meta-llama/Llama-3.2-1B-Instruct"]) == 0
+
+
+def test_import_reads_a_standalone_line():
+    from kvplan.web.commands import parse_command
+
+    cmd = parse_command("python3 -m sglang.launch_server --model-path meta-llama/Llama-3.1-8B-Instruct "
+                        "--speculative-algorithm STANDALONE --speculative-draft-model-path "
+                        "meta-llama/Llama-3.2-1B-Instruct --speculative-num-steps 4")
+    assert (cmd.speculative_method, cmd.num_speculative_tokens, cmd.drafter) == ("draft_model", 4, "llama-3.2-1b")

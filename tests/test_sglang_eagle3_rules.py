@@ -61,5 +61,5 @@ def test_the_docs_eagle3_command_names_a_head_kvplan_has_no_config_for():
     cmd = parse_command(line.replace("jamesliu1/sglang-EAGLE3-Llama-3.1-Instruct-8B",
                                      "lmsys/sglang-EAGLE3-LLaMA3.1-Instruct-8B"))
     assert (cmd.speculative_method, cmd.num_speculative_tokens, cmd.drafter) == ("eagle3", 5, "eagle3-llama3.1-8b")
-    field, message = speculative_refusal("0.5.20", "draft_model")
+    field, message = speculative_refusal("0.5.20", "draft_model", 2)  # STANDALONE under DP attention: SGLang refuses it
     assert field == "--speculative-algorithm" and "STANDALONE" in message

@@ -54,8 +54,9 @@ MAMBA_SSM_DTYPES = ("float32", "bfloat16", "float16")  # server_args.py --mamba-
 # NGRAM, 0.5.10; read upper-cased from 0.5.14, speculative/spec_info.py from_string). NEXTN is EAGLE (NEXTN -> EAGLE),
 # and EAGLE without --speculative-draft-model-path on a DeepSeek-V3 / GLM MoE checkpoint drafts with its own MTP layers
 # (the model path is the draft path): kvplan's "mtp". EAGLE3 with --speculative-draft-model-path a head kvplan ships
-# (kvplan/presets/DRAFTERS.json): "eagle3" with that drafter. EAGLE with a draft checkpoint of its own (not a NextN
-# export of the MTP layers) and STANDALONE: refused by the core (kvplan.sglang.speculative_refusal).
+# (kvplan/presets/DRAFTERS.json): "eagle3" with that drafter; STANDALONE with a draft LM kvplan has a preset of:
+# "draft_model" (vLLM's name) with that preset. EAGLE with a draft checkpoint of its own (not a NextN export of the MTP
+# layers): refused by the core (kvplan.sglang.speculative_refusal).
 SGLANG_SPECULATIVE_ALGORITHMS = {"NEXTN": "mtp", "EAGLE": "mtp", "EAGLE3": "eagle3", "STANDALONE": "standalone",
                                  "NGRAM": "ngram"}
 SGLANG_DRAFT_PATH = "--speculative-draft-model-path"
@@ -436,9 +437,20 @@ def _sglang_speculative(flags: dict[str, str], extra: dict) -> dict:
     draft = flags.get(SGLANG_DRAFT_PATH)
     if algorithm.upper() == "EAGLE" and draft is not None and "nextn" not in draft.lower():
         method = "eagle"  # a draft checkpoint of its own: refused by the core, naming the flag
-    if method == "standalone":  # no EngineConfig method: refused here, in the core's words
-        raise PlanInputError(*speculative_refusal("0.5.20", "draft_model"))
     drafter = None
+    if method == "standalone":  # vLLM's draft_model: a draft LM kvplan has a preset of (kvplan.draft_model)
+        from kvplan.draft_model import _preset_entry
+
+        if draft is None:
+            raise PlanInputError(SGLANG_DRAFT_PATH, "STANDALONE needs its draft model: give "
+                                 f"{SGLANG_DRAFT_PATH} (a preset kvplan ships, e.g. meta-llama/Llama-3.2-1B-Instruct)")
+        entry = _preset_entry(draft)
+        if entry is None:
+            raise PlanInputError(SGLANG_DRAFT_PATH, f"{draft[:120]!r}: kvplan ships no preset for this draft model "
+                                 "(a preset name or its HF repo, e.g. meta-llama/Llama-3.2-1B-Instruct); plan its "
+                                 "config.json with the CLI (kvplan plan ... --engine sglang --speculative-algorithm "
+                                 "STANDALONE --draft-config PATH)")
+        method, drafter = "draft_model", entry["name"]
     if method == "eagle3":  # its head: one kvplan ships (DRAFTERS.json), by name or HF repo
         from kvplan.drafter import drafter_for_model, drafter_manifest
 

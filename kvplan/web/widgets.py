@@ -624,11 +624,12 @@ def _vllm_advanced(state: PlanState, knob: Callable[..., None]) -> None:
 # another method a link or the vLLM engine left in the state is shown, and refused on every page, until changed.
 # The labels fit the sidebar's select (172 px at 1400 px): "NEXTN / EAGLE (MTP layers)" (178 px) and "eagle3 (not planned
 # for SGLang)" (203 px) were cut; the help and the caption under the box say the rest.
-SGLANG_SPECULATIVE = {"none": "none", "mtp": "NEXTN / EAGLE (MTP)", "ngram": "NGRAM", "eagle3": "EAGLE3 (head)"}
+SGLANG_SPECULATIVE = {"none": "none", "mtp": "NEXTN / EAGLE (MTP)", "ngram": "NGRAM", "eagle3": "EAGLE3 (head)",
+                      "draft_model": "STANDALONE (LM)"}
 SGLANG_SPECULATIVE_KEPT = "{} (not planned)"  # a method a link or the vLLM engine left in the state
-SGLANG_SPECULATIVE_OFF = ("EAGLE3 plans a draft head kvplan ships for this model (--speculative-draft-model-path, "
-                          "SGLang 0.5.14+, no DP attention); EAGLE (1) heads and STANDALONE draft models are not "
-                          "planned for SGLang")
+SGLANG_SPECULATIVE_OFF = ("EAGLE3 plans a draft head kvplan ships for this model, STANDALONE a smaller preset LM of "
+                          "its vocabulary (--speculative-draft-model-path; SGLang 0.5.14+, no DP attention); EAGLE (1) "
+                          "draft heads are not planned for SGLang")
 
 
 def _sglang_speculative_knobs(state: PlanState, knob: Callable[..., None]) -> None:
@@ -640,7 +641,8 @@ def _sglang_speculative_knobs(state: PlanState, knob: Callable[..., None]) -> No
     knob("speculative_method", st.selectbox, "speculative decoding", flag=SPECULATIVE_FLAG,
          why="NEXTN / EAGLE load the checkpoint's MTP layers (their weights before the pool is sized, their KV in its "
              "cell, SGLang 0.5.14+); EAGLE3 loads a draft head (its weights, its embedding while the pool is sized, a "
-             "layer in the cell and its own pool); NGRAM loads nothing; all set max_running_requests to 48 unless it "
+             "layer in the cell and its own pool), STANDALONE a draft LM (its weights, its layers priced as target "
+             "layers in the cell, its own pool); NGRAM loads nothing; all set max_running_requests to 48 unless it "
              "is given. " + SGLANG_SPECULATIVE_OFF, options=options,
          format_func=lambda v: SGLANG_SPECULATIVE.get(v, SGLANG_SPECULATIVE_KEPT.format(v)))
     _drafter_select(current(), changed=current().speculative_method != method)  # EAGLE3's head, as vLLM's
