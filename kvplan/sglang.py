@@ -66,6 +66,9 @@ MTP speculative decoding (0.5.14+): the draft worker prints its own "Load weight
 = the MTP layers' shard + its own embed_tokens / lm_head, which stay resident while the target's pool is profiled),
 then come the target's pool, the draft's (the same #tokens over its layers) and a second "Memory pool end" (log_lines
 ``draft``); DeepSeek-V3 at TP 8 on an H200: draft mem usage 1.98 GB, pool 618,538 tokens (463,339,520 B of copies).
+EAGLE3 heads and STANDALONE draft LMs (0.5.14+) print the same lines (type=LlamaForCausalLMEagle3 / the draft's
+architecture; mem usage = the head + its resident embed_tokens, or the draft LM), the target's pool over its own layers
+and the draft's over its own cell; Llama-3.1-8B + its EAGLE3 head on an H100: 1.77 GB, 382,940 tokens.
 
 Hybrid models (recurrent-state layers: Qwen3-Next / Qwen3.5 GDN, Nemotron-H, Falcon-H1, Granite-4; ``mamba_pool``):
 the MambaPool is carved out of rest first and the KV pool holds the full-attention layers only::
