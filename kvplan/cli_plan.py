@@ -126,6 +126,8 @@ def sglang_speculative_args(args) -> dict:
     if method == "mtp" and path and "nextn" not in path.lower():
         method = "eagle"  # a draft checkpoint of its own: refused by the core, naming the flag
     steps = args.speculative_num_steps if args.speculative_num_steps is not None else SGLANG_DEFAULT_STEPS
+    if not 1 <= steps <= 64:
+        raise PlanInputError("--speculative-num-steps", f"{steps}: kvplan plans 1 to 64 draft steps")
     fields = {"speculative_method": method, "num_speculative_tokens": steps}
     if method == "eagle3":
         if config is not None:

@@ -153,7 +153,10 @@ def test_cli_sglang_flags_plan_what_the_core_plans(capsys, tmp_path):
                        "--speculative-draft-model-path: 'me/head': kvplan ships no config"),
                       (["--speculative-algorithm", "STANDALONE"], "--speculative-draft-model-path: STANDALONE "
                        "needs its draft model"),
-                      (["--speculative-algorithm", "DFLASH"], "--speculative-algorithm: 'DFLASH'")):
+                      (["--speculative-algorithm", "DFLASH"], "--speculative-algorithm: 'DFLASH'"),
+                      (["--speculative-algorithm", "NGRAM", "--speculative-num-steps", "0"],
+                       "--speculative-num-steps: 0: kvplan plans 1 to 64 draft steps"),
+                      (["--speculative-num-steps", "3"], "--speculative-algorithm: needed with")):
         assert main([*base, *args]) == 2
         assert err in capsys.readouterr().err
     assert main(["plan", "llama-3.1-8b", "--speculative-algorithm", "EAGLE3"]) == 2  # vLLM engine
