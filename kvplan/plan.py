@@ -1284,11 +1284,11 @@ def plan(spec: ModelSpec, gpu: GpuSpec, engine: EngineConfig = EngineConfig(), l
                                          engine.swa_full_tokens_ratio, engine.disable_hybrid_swa_memory, gpu.name)
             if swa is not None:  # the sliding layers hold r (0.8) x the full pool's tokens (kvplan.sglang.hybrid_swa_cell)
                 per_token = swa[0]
-            elif head_key is not None:  # an EAGLE3 head: the target's cell scaled by its layers (_sglang_eagle_cell)
-                per_token = _sglang_eagle_cell(spec, engine, layout, target_layers, head_layers, kv_tp, kv_b, None)
                 if stage == 0 and (note := sglang.swa_chunk_cap_note(engine.sglang_version, engine.max_num_seqs,
                                                                     engine.enable_prefix_caching)):
                     warnings.append(note)
+            elif head_key is not None:  # a draft's layers: the target's cell scaled by their count (_sglang_eagle_cell)
+                per_token = _sglang_eagle_cell(spec, engine, layout, target_layers, head_layers, kv_tp, kv_b, None)
             mamba, rest_before = _sglang_mamba(spec, engine, layout, layers, pool), pool
             if mamba is not None:  # the MambaPool comes out of rest first; the KV pool gets what is left
                 terms.append(_sglang_mamba_term(engine, mamba, layers))
