@@ -1049,7 +1049,8 @@ def _sglang_eagle_cell(spec, engine, layout, layers, head_layers, kv_tp, kv_b, s
         return swa_cell
     target = [(layer, n) for layer, n in layers if layer.cache.kind != "none"]
     cell = sum(layer.cache.kv_bytes_per_token("vllm", kv_tp, kv_b) * n for layer, n in target)
-    return sglang.eagle_cell_bytes_per_token(cell, sum(n for _, n in target), len(head_layers))
+    return sglang.eagle_cell_bytes_per_token(cell, sum(n for _, n in target), sglang.eagle_draft_layers(
+        engine.draft.config) if engine.draft is not None else len(head_layers))
 
 
 def plan(spec: ModelSpec, gpu: GpuSpec, engine: EngineConfig = EngineConfig(), layout: Layout = Layout(),
