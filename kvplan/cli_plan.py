@@ -98,7 +98,6 @@ def speculative_args(args) -> dict:
 
 # SGLang's --speculative-algorithm names (upper-cased, speculative/spec_info.py from_string) -> EngineConfig methods
 SGLANG_ALGORITHMS = {"NEXTN": "mtp", "EAGLE": "mtp", "EAGLE3": "eagle3", "STANDALONE": "draft_model", "NGRAM": "ngram"}
-SGLANG_DEFAULT_STEPS = 3  # arg_groups/speculative_hook.py _auto_choose_speculative_params (DeepSeek / GLM / gpt-oss)
 
 
 def sglang_speculative_args(args) -> dict:
@@ -125,7 +124,14 @@ def sglang_speculative_args(args) -> dict:
     path, config = args.speculative_draft_model_path, getattr(args, "draft_config", None)
     if method == "mtp" and path and "nextn" not in path.lower():
         method = "eagle"  # a draft checkpoint of its own: refused by the core, naming the flag
-    steps = args.speculative_num_steps if args.speculative_num_steps is not None else SGLANG_DEFAULT_STEPS
+    steps = args.speculative_num_steps
+    if steps is None:  # SGLang's own choice (kvplan.sglang.auto_speculative_params): 5 beside a Llama, else 3
+        from kvplan.presets import preset_config
+        from kvplan.sglang import auto_speculative_params
+
+        entry = drafter_for_model(path) if method == "eagle3" and path and config is None else None
+        arch = (preset_config(entry["target"]).get("architectures") or [None])[0] if entry else None
+        steps = auto_speculative_params(method, arch)[0]
     if not 1 <= steps <= 64:
         raise PlanInputError("--speculative-num-steps", f"{steps}: kvplan plans 1 to 64 draft steps")
     fields = {"speculative_method": method, "num_speculative_tokens": steps}

@@ -1225,6 +1225,16 @@ SPECULATIVE_MAX_RUNNING_REQUESTS = 48
 SPECULATIVE_FLAG = "--speculative-algorithm"
 
 
+def auto_speculative_params(method: str, target_arch: str | None) -> tuple[int, int, int]:
+    """(num_steps, eagle_topk, num_draft_tokens) SGLang picks when --speculative-num-steps is not given
+    (arg_groups/speculative_hook.py _auto_choose_speculative_params, the same in the 0.5.14 - 0.5.23 wheels): STANDALONE
+    (3, 1, 4); a LlamaForCausalLM target (5, 4, 8); the DeepSeek / GLM / gpt-oss families and every other (3, 1, 4).
+    None of them sizes a pool kvplan plans. Worked example: ("eagle3", "LlamaForCausalLM") -> (5, 4, 8)."""
+    if method != "draft_model" and target_arch == "LlamaForCausalLM":
+        return 5, 4, 8
+    return 3, 1, 4
+
+
 def speculative_refusal(version: str, method: str, dp_attention: int = 1, pp: int = 1) -> tuple[str, str] | None:
     """(field, message) when kvplan does not plan this SGLang speculative decoding; None when it does (or none is
     asked). Planned on the 0.5.14+ lines: NEXTN / EAGLE on a checkpoint's own MTP layers (``method`` "mtp"), NGRAM (no

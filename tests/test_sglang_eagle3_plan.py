@@ -210,3 +210,27 @@ def test_import_reads_a_standalone_line():
                         "--speculative-algorithm STANDALONE --speculative-draft-model-path "
                         "meta-llama/Llama-3.2-1B-Instruct --speculative-num-steps 4")
     assert (cmd.speculative_method, cmd.num_speculative_tokens, cmd.drafter) == ("draft_model", 4, "llama-3.2-1b")
+
+
+def test_steps_default_as_sglang_chooses_them():
+    # arg_groups/speculative_hook.py _auto_choose_speculative_params (0.5.14 / 0.5.20 / 0.5.23): a LlamaForCausalLM
+    # target gets (5, 4, 8), STANDALONE and gpt-oss (3, 1, 4); no pool depends on them
+    from kvplan.sglang import auto_speculative_params
+    from kvplan.web.commands import parse_command
+
+    assert auto_speculative_params("eagle3", "LlamaForCausalLM") == (5, 4, 8)
+    assert auto_speculative_params("draft_model", "LlamaForCausalLM") == auto_speculative_params(
+        "eagle3", "GptOssForCausalLM") == (3, 1, 4)
+    llama = parse_command("python3 -m sglang.launch_server --model-path meta-llama/Llama-3.1-8B-Instruct "
+                          "--speculative-algorithm EAGLE3 --speculative-draft-model-path "
+                          "lmsys/sglang-EAGLE3-LLaMA3.1-Instruct-8B")
+    oss = parse_command("python3 -m sglang.launch_server --model-path openai/gpt-oss-120b --speculative-algorithm "
+                        "EAGLE3 --speculative-draft-model-path lmsys/EAGLE3-gpt-oss-120b-bf16")
+    assert (llama.num_speculative_tokens, oss.num_speculative_tokens) == (5, 3)
+    from kvplan.cli_plan import sglang_speculative_args
+    from types import SimpleNamespace
+
+    args = SimpleNamespace(engine="sglang", speculative_config=None, mtp_tokens=0, speculative_algorithm="EAGLE3",
+                           speculative_draft_model_path="lmsys/sglang-EAGLE3-LLaMA3.1-Instruct-8B",
+                           speculative_num_steps=None, draft_config=None)
+    assert sglang_speculative_args(args)["num_speculative_tokens"] == 5
