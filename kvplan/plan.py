@@ -1821,6 +1821,19 @@ def _sglang_draft_vocab_copies(spec, engine, layout) -> int:
                                              4 if spec.dtype == "fp32" else 2)
 
 
+def _sglang_draft_kv_dtype(engine, kv_b: int) -> str | None:
+    """The torch dtype of a separate draft's 16-bit KV pool (EAGLE3 head / STANDALONE LM): --dtype when given, else the
+    draft config's own torch_dtype (configs/model_config.py _get_and_verify_dtype on the draft's ModelConfig: --dtype
+    auto reads its own config; float32, or none given, served as float16); None for another cache dtype (the target's
+    line names it). SpecForge's Llama-3.1-8B head config says float16: its pool line reads torch.float16."""
+    if kv_b != 2 or (engine.kv_cache_dtype or "auto") != "auto":
+        return None
+    if engine.weight_format in ("bf16", "fp16"):
+        return {"bf16": "bfloat16", "fp16": "float16"}[engine.weight_format]
+    own = str(engine.draft.config.get("dtype") or engine.draft.config.get("torch_dtype") or "float32")
+    return {"float16": "float16", "bfloat16": "bfloat16", "float32": "float16"}.get(own)
+
+
 def _sglang_draft(spec, gpu, engine, layout, kv_b) -> "sglang.SglangDraft | None":
     """What SGLang's MTP draft worker loads and allocates on a last-stage rank (kvplan.sglang.SglangDraft): the MTP
     layers' shard (in the plan's weights unless typed in), the vocab copies, and its own layers' cell as the plan
@@ -1831,7 +1844,8 @@ def _sglang_draft(spec, gpu, engine, layout, kv_b) -> "sglang.SglangDraft | None
         archs = engine.draft.config.get("architectures") or ["?"]
         return sglang.SglangDraft(arch=str(archs[0])[:80], mtp_bytes=_sglang_draft_model_weights(spec, engine, layout)[0]
                                   if engine.weights_bytes is None else 0, vocab_copy_bytes=0,
-                                  k_bytes_per_token=cell // 2, v_bytes_per_token=cell - cell // 2)
+                                  k_bytes_per_token=cell // 2, v_bytes_per_token=cell - cell // 2,
+                                  kv_dtype=_sglang_draft_kv_dtype(engine, kv_b))
     copies = _sglang_draft_vocab_copies(spec, engine, layout)
     if not copies:
         return None
@@ -1840,7 +1854,7 @@ def _sglang_draft(spec, gpu, engine, layout, kv_b) -> "sglang.SglangDraft | None
         cell = sum(layer.cache.kv_bytes_per_token("vllm", layout.attn_tp, kv_b) for layer in head.spec.layers)
         return sglang.SglangDraft(arch=sglang.EAGLE3_DRAFT_ARCH, mtp_bytes=drafter.draft_rank_weight_bytes(
             head, layout.tp) if engine.weights_bytes is None else 0, vocab_copy_bytes=copies,
-            k_bytes_per_token=cell // 2, v_bytes_per_token=cell - cell // 2)
+            k_bytes_per_token=cell // 2, v_bytes_per_token=cell - cell // 2, kv_dtype=_sglang_draft_kv_dtype(engine, kv_b))
     mtp = [(layer, 1) for layer in spec.mtp_layers]
     kv_tp = layout.attn_tp
     dsa = _has_dsa(spec)

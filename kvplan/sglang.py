@@ -1152,6 +1152,9 @@ class SglangDraft(BaseModel):
     vocab_copy_bytes: int  # embed_tokens + lm_head copies, in its mem usage, freed after the pools
     k_bytes_per_token: int
     v_bytes_per_token: int
+    # the torch dtype its pool line names when it differs from the target's (a 16-bit cache of a draft whose own
+    # torch_dtype differs: --dtype auto takes each ModelConfig's own, e.g. SpecForge's float16 Llama EAGLE3 head)
+    kv_dtype: str | None = None
 
     @property
     def loaded(self) -> int:
@@ -1375,6 +1378,8 @@ def log_lines(prof: SglangProfile, pre_load: int, weights_loaded: int, tokens: i
     lines.append(f"Memory pool end. avail mem={_gb(left)} GB (estimated)")
     if draft is not None:  # the draft's pool: the target's memory_pool_config (#tokens), its own layers
         dk, dv = slots * draft.k_bytes_per_token, slots * draft.v_bytes_per_token
+        if draft.kv_dtype and dtype_part:
+            dtype_part = f"dtype: torch.{draft.kv_dtype}, "
         lines.append(f"KV Cache is allocated. {dtype_part}#tokens: {tokens}, KV size: {_gb(dk + dv)} GB" if mla else
                      f"KV Cache is allocated. {dtype_part}#tokens: {tokens}, K size: {_gb(dk)} GB, V size: {_gb(dv)} GB")
         lines.append(f"Memory pool end. avail mem={_gb(left - dk - dv)} GB (estimated)")

@@ -63,7 +63,10 @@ def test_llama_3_1_8b_eagle3_on_an_h100():
     # the target's pool over its own 131,072 B (K 65,536): (382,940 + 1) x 65,536 = 25,096,159,232 B = 23.37 GB;
     # the head's pool: (382,940 + 1) x 2,048 B = 784,263,168 B = 0.73 GB each of K and V
     assert "#tokens: 382940, K size: 23.37 GB, V size: 23.37 GB" in log[4]
-    assert "#tokens: 382940, K size: 0.73 GB, V size: 0.73 GB" in log[6]
+    # the head's config says float16 and --dtype auto takes each ModelConfig's own (model_config.py
+    # _get_and_verify_dtype): its pool is float16, the target's bfloat16 (2 B either way)
+    assert log[6] == "KV Cache is allocated. dtype: torch.float16, #tokens: 382940, K size: 0.73 GB, V size: 0.73 GB"
+    assert "dtype: torch.bfloat16, #tokens: 382940" in log[4]
     assert "max_running_requests=48," in log[-1]
 
 
