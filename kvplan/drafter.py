@@ -399,6 +399,9 @@ def check_plan(draft: DraftSpec | None, engine_name: str, layout, target) -> Non
     head's heads do not divide."""
     from kvplan.parallel import check_layout
 
+    if draft is None and engine_name == "sglang":
+        raise PlanInputError("--speculative-draft-model-path", "EAGLE3 needs its draft head: a head kvplan ships for "
+                             "this model (kvplan/presets/DRAFTERS.json) or its config.json (--draft-config PATH)")
     if draft is None:
         raise PlanInputError(FIELD, "an eagle / eagle3 method needs its draft head: name a known drafter as "
                              "\"model\" or give its config.json (--draft-config PATH)")

@@ -85,3 +85,13 @@ def test_sidebar_standalone_picks_a_smaller_preset_and_plans_the_core():
                        num_speculative_tokens=3, draft=load_draft_model("llama-3.2-1b"))
     assert metrics(at)["KV cache tokens"] == f"{core.kv_cache_tokens:,}" == "260,364"  # test_sglang_eagle3_plan.py
     assert at.query_params["spec"] == "draft_model" and at.query_params["dft"] == "llama-3.2-1b"
+
+
+def test_sidebar_eagle3_without_a_shipped_head_says_so():
+    at = open_knobs(run_app({"v": "1", "m": "qwen3-8b", "g": "H100-SXM", "e": "sglang"}))
+    at.selectbox(key="w.speculative_method").select("eagle3").run()
+    assert not at.exception and state(at).drafter is None
+    assert "No eagle3 draft head kvplan ships is for qwen3-8b" in plain(" ".join(i.value for i in at.sidebar.info))
+    errors = plain(" ".join(e.value for e in at.error))
+    assert "--speculative-draft-model-path" in errors and "EAGLE3 needs its draft head" in errors
+    assert "KV cache tokens" not in metrics(at)

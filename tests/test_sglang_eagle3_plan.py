@@ -131,7 +131,7 @@ def test_what_stays_refused_names_the_flag():
     assert exc.value.field == "--speculative-algorithm" and "2,048 B of KV a token" in exc.value.message
     with pytest.raises(PlanInputError) as exc:  # no head at all
         kvplan_plan("llama-3.1-8b", "H100-SXM", engine="sglang", speculative_method="eagle3", num_speculative_tokens=3)
-    assert "needs its draft head" in exc.value.message
+    assert exc.value.field == "--speculative-draft-model-path" and "EAGLE3 needs its draft head" in exc.value.message
 
 
 def test_cli_sglang_flags_plan_what_the_core_plans(capsys, tmp_path):
