@@ -71,6 +71,9 @@ def speculative_args(args) -> dict:
     from kvplan.vllm_args import check_draft_tp, speculative_fields
 
     text, path = getattr(args, "speculative_config", None), getattr(args, "draft_config", None)
+    if getattr(args, "speculative_algorithm", None) is not None or getattr(args, "speculative_draft_model_path", None) \
+            or getattr(args, "speculative_num_steps", None) is not None:
+        return sglang_speculative_args(args)
     if text is None:
         if path is not None:
             raise PlanInputError("--draft-config", "needs --speculative-config (an eagle / eagle3 / draft_model "
@@ -90,6 +93,76 @@ def speculative_args(args) -> dict:
                              "Instruct-8B\", \"num_speculative_tokens\": 3}'")
     check_draft_tp(fields.pop("draft_tensor_parallel_size", None), args.tensor_parallel_size,
                    fields["speculative_method"])
+    return fields
+
+
+# SGLang's --speculative-algorithm names (upper-cased, speculative/spec_info.py from_string) -> EngineConfig methods
+SGLANG_ALGORITHMS = {"NEXTN": "mtp", "EAGLE": "mtp", "EAGLE3": "eagle3", "STANDALONE": "draft_model", "NGRAM": "ngram"}
+
+
+def sglang_speculative_args(args) -> dict:
+    """The EngineConfig fields of SGLang's own flags (--engine sglang): --speculative-algorithm, --speculative-draft-
+    model-path (EAGLE3: a head kvplan ships, by HF repo or name, or any head with --draft-config PATH) and
+    --speculative-num-steps (default 3); STANDALONE with a draft LM (a preset, or --draft-config PATH). EAGLE with a
+    draft of its own is refused by the core (kvplan.sglang.speculative_refusal), naming --speculative-algorithm."""
+    from kvplan.drafter import drafter_for_model, load_drafter, parse_draft, read_draft_config
+    from kvplan.sglang import SPECULATIVE_FLAG
+
+    if args.engine != "sglang":
+        raise PlanInputError(SPECULATIVE_FLAG, "SGLang's flags (--speculative-algorithm, --speculative-draft-model-"
+                             "path, --speculative-num-steps) need --engine sglang; vLLM's is --speculative-config")
+    if getattr(args, "speculative_config", None) is not None or args.mtp_tokens:
+        raise PlanInputError(SPECULATIVE_FLAG, "give SGLang's --speculative-algorithm or --speculative-config / "
+                             "--mtp-tokens, not both")
+    if args.speculative_algorithm is None:
+        raise PlanInputError(SPECULATIVE_FLAG, "needed with --speculative-draft-model-path / --speculative-num-steps "
+                             "(SGLang runs no speculative decoding without it)")
+    method = SGLANG_ALGORITHMS.get(args.speculative_algorithm.upper())
+    if method is None:
+        raise PlanInputError(SPECULATIVE_FLAG, f"{args.speculative_algorithm[:20]!r}: kvplan plans "
+                             f"{', '.join(SGLANG_ALGORITHMS)}")
+    path, config = args.speculative_draft_model_path, getattr(args, "draft_config", None)
+    if method == "mtp" and path and "nextn" not in path.lower():
+        method = "eagle"  # a draft checkpoint of its own: refused by the core, naming the flag
+    steps = args.speculative_num_steps
+    if steps is None:  # SGLang's own choice (kvplan.sglang.auto_speculative_params): 5 beside a Llama, else 3
+        from kvplan.presets import preset_config
+        from kvplan.sglang import auto_speculative_params
+
+        entry = drafter_for_model(path) if method == "eagle3" and path and config is None else None
+        arch = (preset_config(entry["target"]).get("architectures") or [None])[0] if entry else None
+        steps = auto_speculative_params(method, arch)[0]
+    if not 1 <= steps <= 64:
+        raise PlanInputError("--speculative-num-steps", f"{steps}: kvplan plans 1 to 64 draft steps")
+    fields = {"speculative_method": method, "num_speculative_tokens": steps}
+    if method == "eagle3":
+        if config is not None:
+            fields["draft"] = parse_draft("eagle3", read_draft_config(config), Path(config).parent.name or config,
+                                          config)
+        elif path is None:
+            raise PlanInputError("--speculative-draft-model-path", "EAGLE3 needs its draft head: an HF repo kvplan "
+                                 "ships a config for, or give its config.json with --draft-config PATH")
+        elif drafter_for_model(path) is None:
+            raise PlanInputError("--speculative-draft-model-path", f"{path[:120]!r}: kvplan ships no config for this "
+                                 "head: give its config.json with --draft-config PATH")
+        else:
+            fields["draft"] = load_drafter(path, "eagle3")
+    elif method == "draft_model":  # STANDALONE: a draft LM, a preset or its config.json
+        from kvplan.draft_model import load_draft_model, parse_draft_model
+
+        if config is not None:
+            fields["draft"] = parse_draft_model(read_draft_config(config), Path(config).parent.name or config, config)
+        elif path is None:
+            raise PlanInputError("--speculative-draft-model-path", "STANDALONE needs its draft model: a preset kvplan "
+                                 "ships (e.g. meta-llama/Llama-3.2-1B-Instruct), or --draft-config PATH")
+        else:
+            try:
+                fields["draft"] = load_draft_model(path)
+            except PlanInputError as exc:
+                raise PlanInputError("--speculative-draft-model-path", exc.message) from None
+    elif config is not None:
+        raise PlanInputError("--draft-config", "an EAGLE3 head's or a STANDALONE draft's config.json: needs "
+                             "--speculative-algorithm EAGLE3 / STANDALONE")
     return fields
 
 
@@ -331,6 +404,14 @@ def add_commands(sub) -> None:
     p.add_argument("--speculative-config", default=None, metavar="JSON",
                    help="vLLM's --speculative-config: mtp, ngram, eagle / eagle3 with a draft head, or draft_model with a "
                         "draft LM (\"model\": a drafter or preset kvplan ships, or give its config with --draft-config)")
+    p.add_argument("--speculative-algorithm", default=None, metavar="NAME",
+                   help="SGLang (--engine sglang): NEXTN / EAGLE (the checkpoint's MTP layers), EAGLE3 (a draft head: "
+                        "--speculative-draft-model-path), STANDALONE (a draft LM, a preset), NGRAM")
+    p.add_argument("--speculative-draft-model-path", default=None, metavar="REPO",
+                   help="SGLang: the EAGLE3 head or STANDALONE draft LM (an HF repo kvplan ships a config for; else "
+                        "--draft-config PATH)")
+    p.add_argument("--speculative-num-steps", type=int, default=None, metavar="N",
+                   help="SGLang: draft steps a round (default 3); the pools do not depend on it")
     p.add_argument("--draft-config", default=None, metavar="PATH",
                    help="the EAGLE / EAGLE-3 head's or the draft model's config.json (a file or its checkpoint "
                         "folder) for --speculative-config")

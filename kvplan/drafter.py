@@ -199,10 +199,59 @@ def draft_head(draft: DraftSpec, vllm_version: str, target, dtype: str | None = 
 @functools.lru_cache(maxsize=256)
 def _draft_head(draft: DraftSpec, vllm_version: str, target_vocab: int, target_hidden: int, dtype: str) -> DraftHead:
     from kvplan.engines import vllm_release
+
+    return _build_head(draft, vllm_release(vllm_version), target_vocab, target_hidden, dtype)
+
+
+# SGLang's EAGLE-3 head (models/llama_eagle3.py LlamaForCausalLMEagle3, the sglang 0.5.14 - 0.5.23 wheels, 2026-12)
+# builds what vLLM 0.30+ builds for it (every layer, layer 0's q/k/v over 2h, three RMSNorms a layer, fc over
+# num_aux_hidden_states x target hidden, norm, lm_head over draft_vocab_size): built here by the same rules. What
+# differs is kept out of the spec: its own embed_tokens (always built, swapped for the target's by set_embed after the
+# pools are sized: kvplan.sglang.eagle3_resident_copy_bytes), a full-vocab lm_head without draft_vocab_size (swapped too:
+# set_embed_and_head), the d2t map (hot_token_id: built on the CPU in load_weights, moved to the GPU after the pools), the
+# input_norm of norm_before_fc (0.5.17+; 0.5.14 - 0.5.16 build none: refused there).
+SGLANG_RULES = (0, 30, 0)
+SGLANG_NORM_BEFORE_FC = "0.5.17"
+
+
+def sglang_draft_head(draft: DraftSpec, sglang_version: str, target, dtype: str | None = None) -> DraftHead:
+    """The EAGLE-3 head SGLang ``sglang_version`` (a kvplan SGLANG_PROFILES key) keeps for good beside ``target``: the
+    parameters above (no embed_tokens, no d2t; lm_head only with draft_vocab_size). Refuses (PlanInputError naming
+    --speculative-algorithm) what kvplan did not read for SGLang. Worked number: Llama-3.1-8B's SpecForge head (h 4,096):
+    q/k/v 8,192 x 6,144 + o 4,096^2 + MLP 3 x 4,096 x 14,336 + 3 norms + fc 12,288 x 4,096 + norm + lm_head 32,000 x
+    4,096 = 424,689,664 parameters, 849,379,328 B in 16 bits at TP 1 (draft_rank_weight_bytes)."""
+    from kvplan.sglang import SGLANG_PROFILES, SPECULATIVE_FLAG
+
+    cfg = draft.config
+    if draft.method != "eagle3":
+        raise PlanInputError(SPECULATIVE_FLAG, f"{draft.method.upper()} with its own draft head: kvplan plans SGLang's "
+                             "EAGLE3 heads (LlamaForCausalLMEagle3) only; EAGLE / NEXTN on a checkpoint's own MTP layers")
+    if cfg.get("tie_word_embeddings"):
+        raise PlanInputError(SPECULATIVE_FLAG, f"{draft.name}: tie_word_embeddings: SGLang's head then uses its "
+                             "embed_tokens as lm_head and swaps only the embedding: not modelled")
+    norm_before_fc = bool((cfg.get("eagle_config") or {}).get("norm_before_fc", cfg.get("norm_before_fc", False)))
+    order = list(SGLANG_PROFILES)
+    if norm_before_fc and order.index(sglang_version) < order.index(SGLANG_NORM_BEFORE_FC):
+        raise PlanInputError(SPECULATIVE_FLAG, f"{draft.name}: norm_before_fc: SGLang builds its input_norm from 0.5.17 "
+                             "(models/llama_eagle3.py); pick SGLang 0.5.17 or newer")
+    head = _build_head(draft, SGLANG_RULES, target.vocab_size, target.hidden_size, dtype or target.dtype)
+    if head.spec.hidden_size != target.hidden_size:
+        raise PlanInputError(SPECULATIVE_FLAG, f"{draft.name}: hidden_size {head.spec.hidden_size:,} is not the "
+                             f"target's {target.hidden_size:,}: SGLang's set_embed swaps in the target's embedding")
+    update = {"embeddings": ()}
+    if "draft_vocab_size" not in cfg:
+        update["lm_head"] = ()  # load_lm_head_from_target: the full-vocab copy is swapped for the target's
+    from kvplan.params import count_params
+
+    spec = head.spec.model_copy(update=update)
+    return DraftHead(spec=spec, d2t_bytes=0, embed_shared=True, lm_head_shared="draft_vocab_size" not in cfg,
+                     params=count_params(spec).total_params, notes=head.notes)
+
+
+def _build_head(draft: DraftSpec, release: tuple, target_vocab: int, target_hidden: int, dtype: str) -> DraftHead:
     from kvplan.families.blocks import embed, gated_mlp, rms
     from kvplan.spec import DecoderLayer, Linear
 
-    release = vllm_release(vllm_version)
     base = _base_spec(draft)
     cfg = draft.config
     r = Reader(cfg, _field(""))  # the draft config's integers, refused by the Reader's rules as draft_config.<name>
@@ -281,6 +330,12 @@ def _draft_head(draft: DraftSpec, vllm_version: str, target_vocab: int, target_h
                      lm_head_shared=lm_head_shared, params=count_params(spec).total_params, notes=tuple(notes))
 
 
+# What kvplan leaves out of an SGLang EAGLE3 plan (shown as a warning in every one).
+SGLANG_UNCOUNTED = ("EAGLE3 draft head (SGLang): its weights, its own embed_tokens (resident while the pool is sized), "
+                    "its KV pool and the cell's draft layer are planned; its d2t map (hot_token_id, moved to the GPU "
+                    "after the pools), its CUDA graphs (inside the reserve) and the draft steps' buffers are not "
+                    "(--speculative-num-steps / --speculative-eagle-topk / --speculative-num-draft-tokens size no "
+                    "pool SGLang profiles: measure them)")
 # What kvplan leaves out of an EAGLE plan (shown as a warning in every one).
 UNCOUNTED = ("EAGLE draft head: its weights, rotary table and KV layers are planned; its proposer buffers, its "
              "forward in the profiling run and its CUDA graphs are not (small beside the target's; measure them)")
@@ -344,12 +399,14 @@ def check_plan(draft: DraftSpec | None, engine_name: str, layout, target) -> Non
     head's heads do not divide."""
     from kvplan.parallel import check_layout
 
+    if draft is None and engine_name == "sglang":
+        raise PlanInputError("--speculative-draft-model-path", "EAGLE3 needs its draft head: a head kvplan ships for "
+                             "this model (kvplan/presets/DRAFTERS.json) or its config.json (--draft-config PATH)")
     if draft is None:
         raise PlanInputError(FIELD, "an eagle / eagle3 method needs its draft head: name a known drafter as "
                              "\"model\" or give its config.json (--draft-config PATH)")
-    if engine_name != "vllm":
-        raise PlanInputError(FIELD, f"EAGLE draft heads are planned for vLLM only, not {engine_name} (SGLang's "
-                             "--speculative-algorithm EAGLE3 sizes its draft pools otherwise)")
+    if engine_name not in ("vllm", "sglang"):
+        raise PlanInputError(FIELD, f"EAGLE draft heads are planned for vLLM and SGLang only, not {engine_name}")
     if layout.pp > 1:
         raise PlanInputError(FIELD, "an EAGLE head with pipeline parallelism is not modelled (vLLM then loads its "
                              "embedding separately on the last stage): plan it with --pipeline-parallel-size 1")

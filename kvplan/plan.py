@@ -835,11 +835,13 @@ def _rank_budget(spec, gpu, engine, layout, stage, draft, mnbt, max_seqs, act_b,
     head = _draft_head(spec, engine) if stage == layout.pp - 1 else None
     unmeasured = engine.weights_bytes is None or engine.weights_basis == "checkpoint headers"
     head_bytes = drafter.draft_rank_weight_bytes(head, tp) if head and unmeasured else 0
-    head_rope = drafter.draft_rope_bytes(head, spec, engine.vllm_version, act_b, head_len) if head and unmeasured else 0
+    head_rope = drafter.draft_rope_bytes(head, spec, engine.vllm_version, act_b, head_len) if (
+        head and unmeasured and engine.engine == "vllm") else 0
     weights += head_bytes + head_rope
     # a draft model (method draft_model, kvplan.draft_model): its own checkpoint, loaded in the same window on the
     # (single) stage, laid out by the target's machinery at the target's TP in the served dtype
-    dm_bytes, dm_parts = _draft_model_weights(spec, gpu, engine, layout, act_b) if (
+    dm_bytes, dm_parts = (_sglang_draft_model_weights(spec, engine, layout) if engine.engine == "sglang" else
+                          _draft_model_weights(spec, gpu, engine, layout, act_b)) if (
         engine.speculative_method == draft_model.METHOD and engine.draft is not None and unmeasured
         and stage == layout.pp - 1) else (0, "")
     weights += dm_bytes
@@ -878,8 +880,10 @@ def _rank_budget(spec, gpu, engine, layout, stage, draft, mnbt, max_seqs, act_b,
                    "(_maybe_override_draft_max_position_embeddings): kvplan.drafter.draft_rope_bytes"),
         dm_bytes and Term(
             name="draft model (in weights)", bytes=dm_bytes, basis="exact", applied=False,
-            source=draft_model.weights_source(engine.draft, draft_model.served_spec(engine.draft, _served(spec, engine)),
-                                              tp, dm_parts)),
+            source=(f"{engine.draft.name}, loaded by SGLang's STANDALONE draft worker at the target's TP before the "
+                    f"pool is sized, its own embed_tokens / lm_head kept{dm_parts}" if engine.engine == "sglang" else
+                    draft_model.weights_source(engine.draft, draft_model.served_spec(engine.draft, _served(spec, engine)),
+                                               tp, dm_parts))),
         kv_slot and Term(
             name="k_eq_v value slots (in weights)", bytes=kv_slot, basis="exact", applied=False,
             source="vllm/model_executor/models/gemma4.py builds attention_k_eq_v layers on the unified QKV linear and "
@@ -949,12 +953,104 @@ def _draft_model_weights(spec, gpu, engine, layout, act_b) -> tuple[int, str]:
     return params + layout_extra + rope + alloc, parts
 
 
+def _sglang_draft_model_weights(spec, engine, layout) -> tuple[int, str]:
+    """(bytes, what they hold) of SGLang's STANDALONE draft on one rank: its parameters at the target's TP in the served
+    dtype (kvplan.parallel.rank_weight_bytes; an unquantized draft: no SGLang layout extra), its own embed_tokens and
+    lm_head included (kept for good). Worked number: Llama-3.2-1B (tied) at TP 1, bf16: 1,235,814,400 x 2 B."""
+    dspec = draft_model.served_spec(engine.draft, _served(spec, engine))
+    params = rank_weight_bytes(dspec, Layout(tp=layout.tp), 0, None)
+    return params, f": parameters {params:,} B (SGLang's TpModelWorker for the draft, standalone_worker_v2.py)"
+
+
 def _draft_head(spec: ModelSpec, engine: EngineConfig):
-    """The EAGLE / EAGLE-3 head vLLM loads for this plan (kvplan.drafter.draft_head, in the served dtype), or None."""
+    """The EAGLE / EAGLE-3 head vLLM loads for this plan (kvplan.drafter.draft_head, in the served dtype), or SGLang's
+    EAGLE-3 head (kvplan.drafter.sglang_draft_head), or None."""
     if engine.draft is None or engine.speculative_method not in drafter.DRAFT_METHODS:
         return None
     dtype = engine.weight_format if engine.weight_format in FLOAT_FORMATS else spec.dtype
+    if engine.engine == "sglang":
+        return drafter.sglang_draft_head(engine.draft, engine.sglang_version, spec, dtype)
     return drafter.draft_head(engine.draft, engine.vllm_version, spec, dtype)
+
+
+def _sglang_eagle_check(spec, engine, layout, head, kv_tp, kv_b) -> None:
+    """Refuse an SGLang EAGLE3 plan whose pool SGLang sizes otherwise than it allocates, or by a rule not read: a head
+    layer whose KV cell differs from the target's layer (pool_configurator.py prices each draft layer as a target layer:
+    "Assumes draft and target share the same per-layer KV size"), a hybrid SWA target on 0.5.14 (its
+    HybridSWAPoolConfigurator leaves the draft out of the cell), a target whose layers are not all attention."""
+    flag = sglang.SPECULATIVE_FLAG
+    target = [(layer, n) for layer, n in stage_distinct(spec, layout.pp, layout.pp - 1, layout.pp_split)
+              if layer.cache.kind != "none"]
+    kinds = {layer.cache.kind for layer, _ in target}
+    if kinds - {"full_attention", "sliding_attention"}:
+        raise PlanInputError(flag, f"EAGLE3 beside {spec.name}'s {', '.join(sorted(kinds))} layers: not modelled for "
+                             "SGLang (kvplan plans it beside full / sliding-window attention targets)")
+    swa = sglang.hybrid_swa_cell(engine.sglang_version, spec.model_type, target, kv_tp, kv_b,
+                                 engine.swa_full_tokens_ratio, engine.disable_hybrid_swa_memory)
+    order = list(sglang.SGLANG_PROFILES)
+    if swa is not None and order.index(engine.sglang_version) < order.index(sglang.SGLANG_EAGLE3_SWA_FROM):
+        raise PlanInputError(flag, f"EAGLE3 beside {spec.name}'s hybrid sliding-window pool on SGLang "
+                             f"{engine.sglang_version}: its HybridSWAPoolConfigurator leaves the draft's layers out of "
+                             "the cell, so the draft's pool comes out of the memory left free: not modelled. Pick "
+                             f"SGLang {sglang.SGLANG_EAGLE3_SWA_FROM} or newer, or --disable-hybrid-swa-memory")
+    per_layer = {layer.cache.kv_bytes_per_token("vllm", kv_tp, kv_b) for layer in head.spec.layers}
+    ref = [layer.cache.kv_bytes_per_token("vllm", kv_tp, kv_b) for layer, _ in target
+           if swa is None or layer.cache.kind == "full_attention"]
+    if len(set(ref)) != 1 or per_layer != set(ref):
+        raise PlanInputError(flag, f"{engine.draft.name}: its layers hold {', '.join(f'{b:,}' for b in sorted(per_layer))} "
+                             f"B of KV a token on this rank, the target's {', '.join(f'{b:,}' for b in sorted(set(ref)))} "
+                             "B: SGLang sizes the pool as if each draft layer cost a target layer and then allocates "
+                             "the draft's own cell: not modelled")
+
+
+SGLANG_STANDALONE_UNCOUNTED = (
+    "STANDALONE draft model (SGLang): its weights (its own embed_tokens / lm_head kept: init_lm_head is a no-op), the "
+    "cell's draft layers (priced as target layers) and its own pool are planned; its CUDA graphs (inside the reserve) "
+    "and the draft steps' buffers are not (measure them)")
+
+
+def _sglang_standalone_check(spec, engine, layout) -> list[str]:
+    """Refuse an SGLang STANDALONE plan kvplan does not model (no draft model, a target with sliding-window or other
+    non-full-attention layers, a multimodal target, a quantized draft, a vocabulary unlike the target's: SGLang
+    refuses that, standalone_worker_v2.py _validate_vocab_compatibility); the notes of one it plans: the draft's own
+    cell against the layers the pool prices (pool_configurator.py scales the target's cell by the draft's layer count,
+    "Assumes draft and target share the same per-layer KV size")."""
+    from kvplan.parallel import check_layout
+
+    flag = sglang.SPECULATIVE_FLAG
+    draft = engine.draft
+    if draft is None or draft.method != draft_model.METHOD:
+        raise PlanInputError("--speculative-draft-model-path", "STANDALONE needs its draft model: a preset kvplan "
+                             "ships (e.g. meta-llama/Llama-3.2-1B-Instruct), or its config.json (--draft-config PATH)")
+    dspec = draft_model.draft_spec(draft)
+    if dspec.vocab_size != spec.vocab_size:
+        raise PlanInputError(flag, "SGLang refuses it: \"STANDALONE speculative decoding requires the draft model to "
+                             f"share the same vocabulary as the target model\" (target vocab_size {spec.vocab_size:,}, "
+                             f"draft {dspec.vocab_size:,})")
+    if dspec.quantization is not None:
+        raise PlanInputError(flag, f"{draft.name}: a quantized STANDALONE draft is not modelled for SGLang")
+    kinds = set(spec.layer_kinds)
+    if kinds != {"full_attention"} or spec.towers:
+        raise PlanInputError(flag, f"STANDALONE beside {spec.name}'s {', '.join(sorted(kinds))} layers"
+                             + (" and vision tower" if spec.towers else "") + ": not modelled for SGLang (kvplan "
+                             "plans it beside a full-attention text model)")
+    try:
+        check_layout(dspec, Layout(tp=layout.tp))
+    except PlanInputError as exc:
+        raise PlanInputError(exc.field, f"the draft model {draft.name}: {exc.message}") from None
+    return [SGLANG_STANDALONE_UNCOUNTED]
+
+
+def _sglang_eagle_cell(spec, engine, layout, layers, head_layers, kv_tp, kv_b, swa_cell) -> int:
+    """The pool cell SGLang profiles with an EAGLE3 head (bytes per token, one rank): the hybrid SWA cell over the
+    target's and the head's layers (swa_cell, 0.5.15+: F x (n_full + d) + r x S x n_swa), else the target's cell scaled
+    by its layer count (kvplan.sglang.eagle_cell_bytes_per_token, truncated as the engine does)."""
+    if swa_cell is not None:
+        return swa_cell
+    target = [(layer, n) for layer, n in layers if layer.cache.kind != "none"]
+    cell = sum(layer.cache.kv_bytes_per_token("vllm", kv_tp, kv_b) * n for layer, n in target)
+    return sglang.eagle_cell_bytes_per_token(cell, sum(n for _, n in target), sglang.eagle_draft_layers(
+        engine.draft.config) if engine.draft is not None else len(head_layers))
 
 
 def plan(spec: ModelSpec, gpu: GpuSpec, engine: EngineConfig = EngineConfig(), layout: Layout = Layout(),
@@ -973,7 +1069,8 @@ def plan(spec: ModelSpec, gpu: GpuSpec, engine: EngineConfig = EngineConfig(), l
                         dense_tp=engine.moe_dense_tp_size, pp_split=layout.pp_split)
     if engine.engine == "sglang":  # recurrent states live in SGLang's own MambaPool (kvplan.sglang.mamba_pool)
         _sglang_hybrid_check(spec, engine, layout, gpu.vendor == "AMD")
-        if refusal := sglang.speculative_refusal(engine.sglang_version, engine.speculative_method, layout.attn_dp):
+        if refusal := sglang.speculative_refusal(engine.sglang_version, engine.speculative_method, layout.attn_dp,
+                                                 layout.pp):
             raise PlanInputError(*refusal)
     dsa_note, engine_asked = None, engine  # the fixes are planned from what was asked (another GPU, another default)
     if engine.engine == "sglang" and _has_dsa(spec):  # SGLang's own page and KV dtype for DSA (kvplan.sglang)
@@ -1093,10 +1190,15 @@ def plan(spec: ModelSpec, gpu: GpuSpec, engine: EngineConfig = EngineConfig(), l
     if engine.speculative_method in drafter.DRAFT_METHODS:  # refused here when kvplan does not model it
         drafter.check_plan(engine.draft, engine.engine, layout, spec)
         head = _draft_head(spec, engine)
-        warnings += [*head.notes, drafter.UNCOUNTED]
+        if engine.engine == "sglang":
+            _sglang_eagle_check(spec, engine, layout, head, kv_tp, kv_b)
+        warnings += [*head.notes, drafter.SGLANG_UNCOUNTED if engine.engine == "sglang" else drafter.UNCOUNTED]
         head_layers = head.spec.layers
     if engine.speculative_method == draft_model.METHOD:  # a draft model's attention layers join the KV groups too
-        warnings += draft_model.check_plan(engine.draft, engine, layout, spec, max_len)
+        if engine.engine == "sglang":  # SGLang's STANDALONE (_sglang_standalone_check)
+            warnings += _sglang_standalone_check(spec, engine, layout)
+        else:
+            warnings += draft_model.check_plan(engine.draft, engine, layout, spec, max_len)
         head_layers = draft_model.draft_spec(engine.draft).layers
     # Speculative decoding (any method) gives every recurrent-state layer one state page per draft token: vLLM
     # >= 0.17 MambaSpec(num_speculative_blocks=num_speculative_tokens), max_memory_usage_bytes = page x (1 + k)
@@ -1135,6 +1237,7 @@ def plan(spec: ModelSpec, gpu: GpuSpec, engine: EngineConfig = EngineConfig(), l
         if draft:
             layers = layers + [(layer, 1) for layer in spec.mtp_layers]
         head_key = engine.draft if head_layers and stage == last else None
+        target_layers = layers
         if head_key is not None:  # the EAGLE head's attention layers join the last stage's KV groups too
             layers = layers + distinct_layers(head_layers)
         if v0:  # one uniform cache over every attention layer (V0 CacheEngine)
@@ -1185,6 +1288,8 @@ def plan(spec: ModelSpec, gpu: GpuSpec, engine: EngineConfig = EngineConfig(), l
                 if stage == 0 and (note := sglang.swa_chunk_cap_note(engine.sglang_version, engine.max_num_seqs,
                                                                     engine.enable_prefix_caching)):
                     warnings.append(note)
+            elif head_key is not None:  # a draft's layers: the target's cell scaled by their count (_sglang_eagle_cell)
+                per_token = _sglang_eagle_cell(spec, engine, layout, target_layers, head_layers, kv_tp, kv_b, None)
             mamba, rest_before = _sglang_mamba(spec, engine, layout, layers, pool), pool
             if mamba is not None:  # the MambaPool comes out of rest first; the KV pool gets what is left
                 terms.append(_sglang_mamba_term(engine, mamba, layers))
@@ -1560,7 +1665,15 @@ def _budget(spec, gpu, engine, layout, weights, mnbt, max_seqs, act_b, mla, last
                  Term(name=f"left free: (1 - {frac}) x free before load", bytes=b.keep_free, basis="engine rule",
                       source=f"{st.rule} (gpu_mem {st.gpu_mem_mib} MiB, {st.gpu_mem_basis}); rest = available - "
                              "pre x (1 - mem_fraction_static), model_runner.profile_max_num_token")]
-        if b.draft_vocab_copies:
+        if b.draft_vocab_copies and engine.speculative_method == "eagle3":
+            terms.append(Term(name="EAGLE3 head's own embed_tokens (freed after the pool is sized)",
+                              bytes=b.draft_vocab_copies, basis="exact",
+                              source="SGLang's LlamaForCausalLMEagle3 builds its own [vocab, hidden] embedding (and a "
+                                     "full-vocab lm_head without draft_vocab_size), resident while the target's pool "
+                                     "is profiled; init_lm_head swaps in the target's after the pools "
+                                     "(speculative/eagle_worker_v2.py, SGLang 0.5.14 - 0.5.23): "
+                                     "kvplan.sglang.eagle3_resident_copy_bytes"))
+        elif b.draft_vocab_copies:
             terms.append(Term(name="MTP draft's embed_tokens / lm_head copies (freed after the pool is sized)",
                               bytes=b.draft_vocab_copies, basis="exact",
                               source="the NextN draft builds its own bf16 vocab tables, resident while the target's "
@@ -1685,7 +1798,7 @@ def _sglang_budget(spec, gpu, engine, layout, weights, mla) -> "sglang.SglangBud
     loads_tower = spec.towers and not engine.language_model_only
     return sglang.budget(
         sglang.sglang_profile(engine.sglang_version), gpu.name, gpu.vendor, gpu.memory_bytes, gpu.interconnect, weights,
-        layout.tp, layout.pp, mla, layout.attn_dp, engine.speculative_method == "mtp",
+        layout.tp, layout.pp, mla, layout.attn_dp, engine.speculative_method in ("mtp", "eagle3", "draft_model"),
         sglang.vit_shape(spec.towers, engine.sglang_version, spec.model_type) if loads_tower else None,
         engine.enforce_eager, engine.disable_custom_all_reduce,
         engine.max_num_batched_tokens, engine.mem_fraction_static, engine.weights_bytes is not None,
@@ -1712,6 +1825,10 @@ def _sglang_decode_graph_cap_note(spec, gpu, engine, layout, mla) -> str | None:
 def _sglang_draft_vocab_copies(spec, engine, layout) -> int:
     """The MTP draft's own embed_tokens / lm_head on this rank (kvplan.sglang.mtp_draft_vocab_copy_bytes): resident
     while SGLang profiles the target's pool (0.5.14+, the only lines kvplan plans SGLang MTP on)."""
+    if engine.engine == "sglang" and engine.speculative_method == "eagle3" and engine.draft is not None:
+        cfg = engine.draft.config  # the EAGLE3 head's own embed_tokens (+ a full-vocab lm_head without draft_vocab_size)
+        return sglang.eagle3_resident_copy_bytes(spec.vocab_size, cfg.get("hidden_size", spec.hidden_size), layout.tp,
+                                                 "draft_vocab_size" in cfg, bool(cfg.get("tie_word_embeddings")))
     if engine.engine != "sglang" or engine.speculative_method != "mtp" or not spec.mtp_layers:
         return 0
     return sglang.mtp_draft_vocab_copy_bytes(spec.vocab_size, spec.hidden_size, layout.tp,
@@ -1719,13 +1836,40 @@ def _sglang_draft_vocab_copies(spec, engine, layout) -> int:
                                              4 if spec.dtype == "fp32" else 2)
 
 
+def _sglang_draft_kv_dtype(engine, kv_b: int) -> str | None:
+    """The torch dtype of a separate draft's 16-bit KV pool (EAGLE3 head / STANDALONE LM): --dtype when given, else the
+    draft config's own torch_dtype (configs/model_config.py _get_and_verify_dtype on the draft's ModelConfig: --dtype
+    auto reads its own config; float32, or none given, served as float16); None for another cache dtype (the target's
+    line names it). SpecForge's Llama-3.1-8B head config says float16: its pool line reads torch.float16."""
+    if kv_b != 2 or (engine.kv_cache_dtype or "auto") != "auto":
+        return None
+    if engine.weight_format in ("bf16", "fp16"):
+        return {"bf16": "bfloat16", "fp16": "float16"}[engine.weight_format]
+    own = str(engine.draft.config.get("dtype") or engine.draft.config.get("torch_dtype") or "float32")
+    return {"float16": "float16", "bfloat16": "bfloat16", "float32": "float16"}.get(own)
+
+
 def _sglang_draft(spec, gpu, engine, layout, kv_b) -> "sglang.SglangDraft | None":
     """What SGLang's MTP draft worker loads and allocates on a last-stage rank (kvplan.sglang.SglangDraft): the MTP
     layers' shard (in the plan's weights unless typed in), the vocab copies, and its own layers' cell as the plan
     counts it (MLA / DSA: all in K; else halved into K / V)."""
+    if engine.speculative_method == draft_model.METHOD and engine.draft is not None:  # STANDALONE: a whole draft LM
+        dspec = draft_model.draft_spec(engine.draft)
+        cell = sum(layer.cache.kv_bytes_per_token("vllm", layout.attn_tp, kv_b) for layer in dspec.layers)
+        archs = engine.draft.config.get("architectures") or ["?"]
+        return sglang.SglangDraft(arch=str(archs[0])[:80], mtp_bytes=_sglang_draft_model_weights(spec, engine, layout)[0]
+                                  if engine.weights_bytes is None else 0, vocab_copy_bytes=0,
+                                  k_bytes_per_token=cell // 2, v_bytes_per_token=cell - cell // 2,
+                                  kv_dtype=_sglang_draft_kv_dtype(engine, kv_b))
     copies = _sglang_draft_vocab_copies(spec, engine, layout)
     if not copies:
         return None
+    if engine.speculative_method == "eagle3":  # the EAGLE3 head: its weights (in the plan's) and its own layers' cell
+        head = _draft_head(spec, engine)
+        cell = sum(layer.cache.kv_bytes_per_token("vllm", layout.attn_tp, kv_b) for layer in head.spec.layers)
+        return sglang.SglangDraft(arch=sglang.EAGLE3_DRAFT_ARCH, mtp_bytes=drafter.draft_rank_weight_bytes(
+            head, layout.tp) if engine.weights_bytes is None else 0, vocab_copy_bytes=copies,
+            k_bytes_per_token=cell // 2, v_bytes_per_token=cell - cell // 2, kv_dtype=_sglang_draft_kv_dtype(engine, kv_b))
     mtp = [(layer, 1) for layer in spec.mtp_layers]
     kv_tp = layout.attn_tp
     dsa = _has_dsa(spec)
@@ -1768,6 +1912,12 @@ def _sglang_log(spec, gpu, engine, layout, rank: "RankPlan", tokens, page, mla, 
     draft = _sglang_draft(spec, gpu, engine, layout, kv_b) if rank.pp_stage == layout.pp - 1 else None
     if draft is not None and engine.weights_bytes is not None:  # typed-in weights: the MTP layers within them
         draft = draft.model_copy(update={"mtp_bytes": min(draft.mtp_bytes, b.weights_loaded)})
+    if draft is not None and engine.speculative_method in ("eagle3", draft_model.METHOD) and not mla:
+        # the plan's cell is the scaled one (kvplan.sglang.eagle_cell_bytes_per_token); the lines print the target's
+        # own pool (its layers' K / V) and the head's (log_lines takes the head's halves off what it is given)
+        layers = [(layer, n) for layer, n in stage_distinct(spec, layout.pp, rank.pp_stage, layout.pp_split)]
+        own = sum(layer.cache.kv_bytes_per_token("vllm", layout.attn_tp, kv_b) * n for layer, n in layers)
+        k, v = own // 2 + draft.k_bytes_per_token, own - own // 2 + draft.v_bytes_per_token
     swa = sglang.hybrid_swa_cell(engine.sglang_version, spec.model_type,
                                  stage_distinct(spec, layout.pp, rank.pp_stage, layout.pp_split), layout.attn_tp, kv_b,
                                  engine.swa_full_tokens_ratio, engine.disable_hybrid_swa_memory, gpu.name)

@@ -69,6 +69,9 @@ MTP speculative decoding (0.5.14+): the draft worker prints its own "Load weight
 = the MTP layers' shard + its own embed_tokens / lm_head, which stay resident while the target's pool is profiled),
 then come the target's pool, the draft's (the same #tokens over its layers) and a second "Memory pool end" (log_lines
 ``draft``); DeepSeek-V3 at TP 8 on an H200: draft mem usage 1.98 GB, pool 618,538 tokens (463,339,520 B of copies).
+EAGLE3 heads and STANDALONE draft LMs (0.5.14+) print the same lines (type=LlamaForCausalLMEagle3 / the draft's
+architecture; mem usage = the head + its resident embed_tokens, or the draft LM), the target's pool over its own layers
+and the draft's over its own cell; Llama-3.1-8B + its EAGLE3 head on an H100: 1.77 GB, 382,940 tokens.
 
 Hybrid models (recurrent-state layers: Qwen3-Next / Qwen3.5 GDN, Nemotron-H, Falcon-H1, Granite-4; ``mamba_pool``):
 the MambaPool is carved out of rest first and the KV pool holds the full-attention layers only::
@@ -1198,6 +1201,9 @@ class SglangDraft(BaseModel):
     vocab_copy_bytes: int  # embed_tokens + lm_head copies, in its mem usage, freed after the pools
     k_bytes_per_token: int
     v_bytes_per_token: int
+    # the torch dtype its pool line names when it differs from the target's (a 16-bit cache of a draft whose own
+    # torch_dtype differs: --dtype auto takes each ModelConfig's own, e.g. SpecForge's float16 Llama EAGLE3 head)
+    kv_dtype: str | None = None
 
     @property
     def loaded(self) -> int:
@@ -1216,7 +1222,15 @@ class SglangDraft(BaseModel):
 # (load_lm_head_from_target); init_lm_head swaps in the target's tables (set_embed / set_embed_and_head, then
 # empty_cache) only after the pools are sized, so those copies are resident while rest is measured; its d2t map
 # (hot_token_id) is a loaded tensor, not a parameter. STANDALONE (speculative/standalone_worker_v2.py) keeps the draft's
-# own embed_tokens / lm_head for good. kvplan does not yet plan either (speculative_refusal); these are the rules.
+# own embed_tokens / lm_head for good. The hybrid SWA pool (gpt-oss: HybridSWAPoolConfigurator) prices each draft
+# layer as a target full-attention layer from 0.5.15 (_draft_full_layers_num: cell = F x (n_full + d) + r x S x n_swa);
+# the 0.5.14 wheel's leaves the draft out of the cell (its pool then comes out of the memory left free): refused.
+# kvplan plans EAGLE3 with a head it has the config of (kvplan.drafter.sglang_draft_head) on 0.5.14+ (hybrid SWA:
+# 0.5.15+), without DP attention or PP; STANDALONE with a draft LM (a kvplan preset: its weights at the target's TP,
+# its own embed_tokens / lm_head kept, init_lm_head a no-op) beside a full-attention target (the default cell scaled by
+# the draft's num_hidden_layers, its own pool over its own cell: standalone_worker_v2.py StandaloneDraftWorker).
+SGLANG_EAGLE3_SWA_FROM = "0.5.15"
+EAGLE3_DRAFT_ARCH = "LlamaForCausalLMEagle3"  # the type= the draft worker's "Load weight end" names
 
 
 def eagle_draft_layers(draft_config: dict) -> int:
@@ -1263,14 +1277,26 @@ SPECULATIVE_MAX_RUNNING_REQUESTS = 48
 SPECULATIVE_FLAG = "--speculative-algorithm"
 
 
-def speculative_refusal(version: str, method: str, dp_attention: int = 1) -> tuple[str, str] | None:
+def auto_speculative_params(method: str, target_arch: str | None) -> tuple[int, int, int]:
+    """(num_steps, eagle_topk, num_draft_tokens) SGLang picks when --speculative-num-steps is not given
+    (arg_groups/speculative_hook.py _auto_choose_speculative_params, the same in the 0.5.14 - 0.5.23 wheels): STANDALONE
+    (3, 1, 4); a LlamaForCausalLM target (5, 4, 8); the DeepSeek / GLM / gpt-oss families and every other (3, 1, 4).
+    None of them sizes a pool kvplan plans. Worked example: ("eagle3", "LlamaForCausalLM") -> (5, 4, 8)."""
+    if method != "draft_model" and target_arch == "LlamaForCausalLM":
+        return 5, 4, 8
+    return 3, 1, 4
+
+
+def speculative_refusal(version: str, method: str, dp_attention: int = 1, pp: int = 1) -> tuple[str, str] | None:
     """(field, message) when kvplan does not plan this SGLang speculative decoding; None when it does (or none is
-    asked). Planned: NEXTN / EAGLE on a checkpoint's own MTP layers (``method`` "mtp") and NGRAM (no draft model,
-    nothing added to the pools) on the 0.5.14+ lines. Refused: every line before 0.5.14 (the draft is sized after the
-    target's pool, see above), NGRAM with DP attention (SGLang refuses it: "ngram speculative decoding does not
-    support dp attention", speculative_hook.py _handle_ngram), EAGLE / EAGLE3 / STANDALONE with a draft model of
-    their own (its own config and KV cell, not read). Worked example: ("0.5.10", "mtp") -> refused; ("0.5.20",
-    "mtp") -> None."""
+    asked). Planned on the 0.5.14+ lines: NEXTN / EAGLE on a checkpoint's own MTP layers (``method`` "mtp"), NGRAM (no
+    draft model, nothing added to the pools) and EAGLE3 with a draft head ("eagle3", kvplan.drafter.sglang_draft_head;
+    its head checked by the plan) and STANDALONE with a draft LM ("draft_model", vLLM's name). Refused: every line
+    before 0.5.14 (the draft is sized after the target's pool, see above), NGRAM and STANDALONE with DP attention
+    (SGLang refuses both: "ngram speculative decoding does not support dp attention", speculative_hook.py
+    _handle_ngram; "Currently standalone speculative decoding does not support dp attention.", _handle_eagle_family),
+    EAGLE3 with DP attention, EAGLE3 / STANDALONE with pipeline parallelism (not read), EAGLE (1) heads (not modelled).
+    Worked example: ("0.5.10", "mtp") -> refused; ("0.5.20", "eagle3") -> None."""
     if method == "none":
         return None
     order = list(SGLANG_PROFILES)
@@ -1283,21 +1309,24 @@ def speculative_refusal(version: str, method: str, dp_attention: int = 1) -> tup
     if method == "ngram" and dp_attention > 1:
         return SPECULATIVE_FLAG, "NGRAM with DP attention: SGLang refuses it (ngram speculative decoding does not " \
                                  "support dp attention): plan it without --enable-dp-attention"
-    if method == "draft_model":  # vLLM's method name; SGLang's --speculative-algorithm calls it STANDALONE
+    planned = ("kvplan plans SGLang's NEXTN / EAGLE on the checkpoint's own MTP layers (DeepSeek-V3 / GLM MoE "
+               "families), EAGLE3 with a draft head it has the config of (--speculative-draft-model-path "
+               "lmsys/EAGLE3-gpt-oss-120b-bf16, zhuyksir/EAGLE3-gpt-oss-20b-bf16, "
+               "lmsys/sglang-EAGLE3-LLaMA3.1-Instruct-8B ...), STANDALONE with a draft LM kvplan has a preset of "
+               "and NGRAM")
+    if method == "draft_model" and dp_attention > 1:  # SGLang's STANDALONE (vLLM's draft_model)
+        return SPECULATIVE_FLAG, ("STANDALONE with DP attention: SGLang refuses it (\"Currently standalone speculative "
+                                  "decoding does not support dp attention.\", speculative_hook.py): plan it without "
+                                  "--enable-dp-attention")
+    if method in ("eagle3", "draft_model") and (dp_attention > 1 or pp > 1):
         return SPECULATIVE_FLAG, (
-            "vLLM's draft_model is SGLang's STANDALONE (a separate draft LM), which kvplan does not plan for SGLang "
-            "yet: SGLang sizes the pool as if each draft layer cost a target layer (eagle_cell_bytes_per_token) and "
-            "then allocates the draft's own cell, and the draft's weights at the target's TP are not wired into the "
-            "plan. kvplan plans SGLang's NEXTN / EAGLE on the checkpoint's own MTP layers (DeepSeek-V3 / GLM MoE "
-            "families) and NGRAM")
-    if method not in ("mtp", "ngram"):
+            f"EAGLE3 with {'DP attention' if dp_attention > 1 else 'pipeline parallelism'}: not modelled (the draft "
+            "worker's head split and its pools under it were not read): plan it without "
+            f"{'--enable-dp-attention' if dp_attention > 1 else '--pp-size'}")
+    if method not in ("mtp", "ngram", "eagle3", "draft_model"):
         return SPECULATIVE_FLAG, (
-            f"{method.upper()} with a draft model of its own (--speculative-draft-model-path): not planned for SGLang "
-            "yet (EAGLE draft heads are planned for vLLM only; SGLang's head keeps its own embed_tokens, and a "
-            "full-vocab lm_head without draft_vocab_size, resident while the pool is sized, and scales the cell by "
-            "the head's layers: eagle3_resident_copy_bytes / eagle_cell_bytes_per_token). kvplan "
-            "plans SGLang's NEXTN / EAGLE on the checkpoint's own MTP layers (DeepSeek-V3 / GLM MoE families) and "
-            "NGRAM")
+            f"{method.upper()} with a draft head of its own (--speculative-draft-model-path): not planned for SGLang "
+            "(SGLang's EAGLE (1) head, LlamaForCausalLMEagle, was not read). " + planned)
     return None
 
 
@@ -1398,6 +1427,8 @@ def log_lines(prof: SglangProfile, pre_load: int, weights_loaded: int, tokens: i
     lines.append(f"Memory pool end. avail mem={_gb(left)} GB (estimated)")
     if draft is not None:  # the draft's pool: the target's memory_pool_config (#tokens), its own layers
         dk, dv = slots * draft.k_bytes_per_token, slots * draft.v_bytes_per_token
+        if draft.kv_dtype and dtype_part:
+            dtype_part = f"dtype: torch.{draft.kv_dtype}, "
         lines.append(f"KV Cache is allocated. {dtype_part}#tokens: {tokens}, KV size: {_gb(dk + dv)} GB" if mla else
                      f"KV Cache is allocated. {dtype_part}#tokens: {tokens}, K size: {_gb(dk)} GB, V size: {_gb(dv)} GB")
         lines.append(f"Memory pool end. avail mem={_gb(left - dk - dv)} GB (estimated)")

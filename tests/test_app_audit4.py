@@ -82,7 +82,7 @@ def test_a_pool_formula_of_six_terms_takes_two_lines():
 def test_sglang_speculative_labels_and_a_refused_choice_naming_the_flag():
     at = open_knobs(run_app({"v": "1", "m": "llama-3.1-8b", "e": "sglang"}))
     box = at.selectbox(key="w.speculative_method")
-    assert box.options == ["none", "NEXTN / EAGLE (MTP)", "NGRAM"]
+    assert box.options == ["none", "NEXTN / EAGLE (MTP)", "NGRAM", "EAGLE3 (head)", "STANDALONE (LM)"]
     assert at.number_input(key="w.max_total_tokens").placeholder == "by device memory"
     assert at.checkbox(key="w.disable_custom_all_reduce").label == "disable custom all-reduce"
     before = metrics(at)["KV cache tokens"]
@@ -92,8 +92,8 @@ def test_sglang_speculative_labels_and_a_refused_choice_naming_the_flag():
             "multi-token-prediction layers to load") in shown
     assert "Planning none." in shown
     assert state(at).speculative_method == "none" and metrics(at)["KV cache tokens"] == before == "409,403"
-    kept = open_knobs(run_app({"v": "1", "m": "llama-3.1-8b", "e": "sglang", "spec": "draft_model"}))
-    assert kept.selectbox(key="w.speculative_method").options[-1] == "draft_model (not planned)"
+    kept = open_knobs(run_app({"v": "1", "m": "llama-3.1-8b", "e": "sglang", "spec": "eagle"}))
+    assert kept.selectbox(key="w.speculative_method").options[-1] == "eagle (not planned)"
 
 
 def test_past_max_label_inside_the_chart_and_one_sequence_singular():

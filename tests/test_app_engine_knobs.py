@@ -117,7 +117,8 @@ def test_sglang_max_total_tokens_and_dp_attention_are_carried():
     open_knobs(at)
     keys = {w.key for kind in ("number_input", "selectbox", "checkbox") for w in at.sidebar.get(kind)}
     assert {"w.max_total_tokens", "w.dp_attention_size", "w.moe_dense_tp_size"} <= keys
-    assert not keys & {"w.decode_context_parallel_size", "w.drafter", "w.sampler"}  # vLLM's only
+    assert not keys & {"w.decode_context_parallel_size", "w.sampler"}  # vLLM's only
+    assert at.selectbox(key="w.drafter").disabled  # SGLang's EAGLE3 head: off with NEXTN
 
 
 def test_dcp_on_a_v0_line_is_refused_with_the_cores_message():

@@ -1,5 +1,5 @@
 """SGLang speculative decoding in the web app: the sidebar offers SGLang's NEXTN / EAGLE on the checkpoint's MTP layers
-("mtp") and NGRAM with the engine SGLang (EAGLE / EAGLE3 draft heads are vLLM's), --speculative-num-steps as the
+("mtp"), NGRAM and EAGLE3 with a shipped head with the engine SGLang (tests/test_sglang_eagle3_plan.py), --speculative-num-steps as the
 steps knob; the link carries them (``spec``, ``nspec``); Import reads a public launch_server line's --speculative-*
 flags and Apply puts them in the sidebar; the Budget page shows the core's plan and start-up lines (the CLI's for the
 same flags); what the core refuses (a release before 0.5.14, a hybrid) is refused naming --speculative-algorithm.
@@ -52,8 +52,8 @@ def errors(at) -> str:
 def test_sidebar_sglang_mtp_plans_what_the_cli_plans(capsys):
     at = open_knobs(run_app(V3))
     box = at.selectbox(key="w.speculative_method")
-    assert box.options == ["none", "NEXTN / EAGLE (MTP)", "NGRAM"]  # vLLM's eagle / eagle3: not offered
-    assert any("EAGLE / EAGLE3 / STANDALONE with a draft model of their own are not planned for SGLang" in c.value
+    assert box.options == ["none", "NEXTN / EAGLE (MTP)", "NGRAM", "EAGLE3 (head)", "STANDALONE (LM)"]  # no EAGLE (1)
+    assert any("draft heads are not planned for SGLang" in c.value
                for c in at.sidebar.caption)
     base = metrics(at)["KV cache tokens"]
     box.select("mtp").run()
@@ -134,15 +134,24 @@ def test_import_of_the_docs_line_applies_mtp_to_the_sidebar():
 def test_import_refuses_what_the_core_does_not_plan_naming_the_flag():
     at = run_app(page="pages/import.py")
     at.selectbox(key="w.import_gpu").select("H200").run()
-    for line, why in [
+    for line, why, flag in [
         ("python -m sglang.launch_server --model-path Qwen/Qwen3.5-27B --speculative-algorithm NEXTN",
-         "Not modelled with speculative decoding (SGLang adds intermediate per-draft-token states"),
+         "Not modelled with speculative decoding (SGLang adds intermediate per-draft-token states",
+         "--speculative-algorithm"),
+        # a head kvplan ships no config for: refused naming the draft path and the heads it ships
         ("python -m sglang.launch_server --model-path meta-llama/Llama-3.1-8B-Instruct --speculative-algorithm EAGLE3 "
-         "--speculative-draft-model-path jamesliu1/sglang-EAGLE3-Llama-3.1-Instruct-8B", "EAGLE3 with a draft model"),
+         "--speculative-draft-model-path jamesliu1/sglang-EAGLE3-Llama-3.1-Instruct-8B",
+         "kvplan ships no config for this EAGLE3 head (it ships lmsys/sglang-EAGLE3-LLaMA3.1-Instruct-8B",
+         "--speculative-draft-model-path"),
+        ("python -m sglang.launch_server --model-path meta-llama/Llama-3.1-8B-Instruct --speculative-algorithm EAGLE3",
+         "EAGLE3 needs its draft head", "--speculative-draft-model-path"),
+        ("python -m sglang.launch_server --model-path meta-llama/Llama-3.1-8B-Instruct --speculative-algorithm "
+         "STANDALONE --speculative-draft-model-path someone/private-1b",
+         "kvplan ships no preset for this draft model", "--speculative-draft-model-path"),
         ("python -m sglang.launch_server --model-path meta-llama/Llama-3.1-8B-Instruct --speculative-algorithm NEXTN",
-         "no multi-token-prediction layers")]:
+         "no multi-token-prediction layers", "--speculative-algorithm")]:
         at.text_area(key="w.command").set_value(line).run()
-        assert not at.exception and "--speculative-algorithm" in errors(at) and why in errors(at), line
+        assert not at.exception and flag in errors(at) and why in errors(at), line
         assert "KV cache tokens" not in metrics(at)
 
 

@@ -33,10 +33,11 @@ def test_vllm_mtp_term_still_cites_vllm():
 
 
 def test_sglang_refusal_names_standalone_for_a_draft_model():
-    field, msg = speculative_refusal("0.5.20", "draft_model")
+    # STANDALONE (vLLM's draft_model) is planned (tests/test_sglang_eagle3_plan.py); under DP attention SGLang refuses it
+    assert speculative_refusal("0.5.20", "draft_model") is None
+    field, msg = speculative_refusal("0.5.20", "draft_model", 2)
     assert field == "--speculative-algorithm"
-    assert msg.startswith("vLLM's draft_model is SGLang's STANDALONE")
-    assert "which kvplan does not plan for SGLang" in msg and "DRAFT_MODEL" not in msg
+    assert msg.startswith("STANDALONE with DP attention: SGLang refuses it") and "DRAFT_MODEL" not in msg
 
 
 def test_encoder_step_peak_takes_the_estimate_basis():

@@ -1,6 +1,6 @@
 """SGLang's rules for a separate draft (--speculative-algorithm EAGLE3 / STANDALONE with --speculative-draft-model-path),
 read in the sglang 0.5.14 / 0.5.20 / 0.5.23 wheels (2026-12; kvplan.sglang eagle_cell_bytes_per_token and neighbours),
-and the plan's refusal naming the flag until they are wired into the plan."""
+and what is still refused naming the flag (the plan itself: tests/test_sglang_eagle3_plan.py)."""
 
 import pytest
 
@@ -44,17 +44,22 @@ def test_eagle3_head_vocab_copies_resident_while_the_pool_is_sized():
     assert eagle3_resident_copy_bytes(151_936, 4096, 4, has_draft_vocab=True) == 311_164_928
 
 
-def test_the_docs_eagle3_command_is_parsed_and_refused_naming_the_flag():
+def test_the_docs_eagle3_command_names_a_head_kvplan_has_no_config_for():
     # sgl-project/sglang docs/advanced_features/speculative_decoding.ipynb (commit 0e13a7409b795620fc55ed9d3530219ca742cab1),
-    # "EAGLE-3 Decoding" cell, verbatim
+    # "EAGLE-3 Decoding" cell, verbatim: its head (jamesliu1/...) is not one kvplan ships, so the draft path is refused
+    # naming the heads it ships; the same line with a shipped head is planned (tests/test_sglang_eagle3_plan.py)
     from kvplan.web.commands import parse_command
 
-    cmd = parse_command("python3 -m sglang.launch_server --model meta-llama/Llama-3.1-8B-Instruct  --speculative-algorithm "
-                        "EAGLE3 --speculative-draft-model-path jamesliu1/sglang-EAGLE3-Llama-3.1-Instruct-8B "
-                        "--speculative-num-steps 5 --speculative-eagle-topk 8 --speculative-num-draft-tokens 32 "
-                        "--mem-fraction 0.6 --cuda-graph-max-bs 2 --dtype float16")
-    assert (cmd.speculative_method, cmd.num_speculative_tokens) == ("eagle3", 5)
-    field, message = speculative_refusal("0.5.20", cmd.speculative_method)
-    assert field == "--speculative-algorithm" and "--speculative-draft-model-path" in message
-    field, message = speculative_refusal("0.5.20", "draft_model")
+    line = ("python3 -m sglang.launch_server --model meta-llama/Llama-3.1-8B-Instruct  --speculative-algorithm "
+            "EAGLE3 --speculative-draft-model-path jamesliu1/sglang-EAGLE3-Llama-3.1-Instruct-8B "
+            "--speculative-num-steps 5 --speculative-eagle-topk 8 --speculative-num-draft-tokens 32 "
+            "--mem-fraction 0.6 --cuda-graph-max-bs 2 --dtype float16")
+    with pytest.raises(PlanInputError) as exc:
+        parse_command(line)
+    assert exc.value.field == "--speculative-draft-model-path"
+    assert "lmsys/sglang-EAGLE3-LLaMA3.1-Instruct-8B" in exc.value.message
+    cmd = parse_command(line.replace("jamesliu1/sglang-EAGLE3-Llama-3.1-Instruct-8B",
+                                     "lmsys/sglang-EAGLE3-LLaMA3.1-Instruct-8B"))
+    assert (cmd.speculative_method, cmd.num_speculative_tokens, cmd.drafter) == ("eagle3", 5, "eagle3-llama3.1-8b")
+    field, message = speculative_refusal("0.5.20", "draft_model", 2)  # STANDALONE under DP attention: SGLang refuses it
     assert field == "--speculative-algorithm" and "STANDALONE" in message

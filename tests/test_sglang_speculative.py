@@ -22,7 +22,9 @@ CORE = dict(preset="deepseek-v3", gpu="H200", tp=8, engine="sglang")
     ("0.5.10", "mtp", 1, "SGLang 0.5.10 - 0.5.13 sizes the target's KV pool before it loads the draft"),
     ("0.4.0", "ngram", 1, "pick SGLang 0.5.14 or newer"),
     ("0.5.20", "ngram", 2, "NGRAM with DP attention: SGLang refuses it"),
-    ("0.5.20", "eagle3", 1, "EAGLE3 with a draft model of its own")])
+    ("0.5.20", "eagle3", 1, None), ("0.5.20", "eagle3", 2, "EAGLE3 with DP attention: not modelled"),
+    ("0.5.10", "eagle3", 1, "pick SGLang 0.5.14 or newer"),
+    ("0.5.20", "eagle", 1, "EAGLE with a draft head of its own (--speculative-draft-model-path)")])
 def test_speculative_refusal(version, method, dpa, refused):
     got = speculative_refusal(version, method, dpa)
     assert got is None if refused is None else (got[0] == "--speculative-algorithm" and refused in got[1])

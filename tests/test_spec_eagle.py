@@ -208,8 +208,8 @@ def test_plan_refusals():
         plan(spec, H100, EngineConfig(speculative_method="eagle3", num_speculative_tokens=3))
     with pytest.raises(PlanInputError, match="pipeline"):
         plan(spec, H100, eagle_engine(draft), Layout(pp=2))
-    with pytest.raises(PlanInputError, match="vLLM only"):
-        plan(spec, H100, eagle_engine(draft, engine="sglang"))
+    with pytest.raises(PlanInputError, match="vLLM and SGLang only"):  # SGLang's EAGLE3: tests/test_sglang_eagle3_plan.py
+        plan(spec, H100, eagle_engine(draft, engine="custom"))
     with pytest.raises(PlanInputError, match="mla"):  # an MLA target: its KV groups beside the head not read
         plan(load_preset("deepseek-v2-lite"), H100, eagle_engine(draft))
     with pytest.raises(PlanInputError, match="vocab_size"):  # a Llama head on a gpt-oss target

@@ -62,8 +62,8 @@ SERVING_KNOBS: dict[str, tuple[tuple[str, ...], str]] = {
                                                "draft_model); SGLang: --speculative-algorithm"),
     "num_speculative_tokens": (("vllm", "sglang"), "--speculative-config num_speculative_tokens; SGLang: "
                                                    "--speculative-num-steps"),
-    "drafter": (("vllm",), "--speculative-config model (an EAGLE head kvplan ships, for eagle / eagle3; a preset, "
-                           "for draft_model)"),
+    "drafter": (("vllm", "sglang"), "--speculative-config model (an EAGLE head kvplan ships, for eagle / eagle3; a "
+                                    "preset, for draft_model); SGLang: --speculative-draft-model-path (EAGLE3)"),
     # SGLang: --disable-radix-cache (its hybrids' MambaPool then holds one state slot a request: kvplan.sglang.mamba_pool)
     "enable_prefix_caching": (("vllm", "sglang"), "--enable-prefix-caching / --no-enable-prefix-caching (SGLang: "
                                                   "--disable-radix-cache)"),
@@ -104,7 +104,8 @@ def engine_config(state: PlanState, **override) -> EngineConfig:
     if fields.get("speculative_method", "none") == "none":
         fields.pop("num_speculative_tokens", None)
     fields.pop("drafter", None)  # a name: EngineConfig takes the head itself
-    if fields.get("speculative_method") in DRAFT_METHODS and state.engine == "vllm":  # SGLang: the core refuses it
+    if fields.get("speculative_method") in DRAFT_METHODS and (
+            state.engine == "vllm" or fields["speculative_method"] == "eagle3"):  # SGLang: EAGLE3 heads only
         fields["draft"] = eagle_draft(state)
     elif fields.get("speculative_method") == "draft_model":
         fields["draft"] = draft_model_draft(state)

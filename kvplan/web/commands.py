@@ -53,8 +53,10 @@ MAMBA_SSM_DTYPES = ("float32", "bfloat16", "float16")  # server_args.py --mamba-
 # --speculative-algorithm -> EngineConfig.speculative_method (server_args.py choices EAGLE, EAGLE3, NEXTN, STANDALONE,
 # NGRAM, 0.5.10; read upper-cased from 0.5.14, speculative/spec_info.py from_string). NEXTN is EAGLE (NEXTN -> EAGLE),
 # and EAGLE without --speculative-draft-model-path on a DeepSeek-V3 / GLM MoE checkpoint drafts with its own MTP layers
-# (the model path is the draft path): kvplan's "mtp". EAGLE with a draft checkpoint of its own (not a NextN export of
-# the MTP layers), EAGLE3 and STANDALONE: refused by the core (kvplan.sglang.speculative_refusal).
+# (the model path is the draft path): kvplan's "mtp". EAGLE3 with --speculative-draft-model-path a head kvplan ships
+# (kvplan/presets/DRAFTERS.json): "eagle3" with that drafter; STANDALONE with a draft LM kvplan has a preset of:
+# "draft_model" (vLLM's name) with that preset. EAGLE with a draft checkpoint of its own (not a NextN export of the MTP
+# layers): refused by the core (kvplan.sglang.speculative_refusal).
 SGLANG_SPECULATIVE_ALGORITHMS = {"NEXTN": "mtp", "EAGLE": "mtp", "EAGLE3": "eagle3", "STANDALONE": "standalone",
                                  "NGRAM": "ngram"}
 SGLANG_DRAFT_PATH = "--speculative-draft-model-path"
@@ -117,6 +119,8 @@ class Command(BaseModel):
     # "eagle3" ...: the core refuses what it does not plan) and --speculative-num-steps (num_speculative_tokens)
     speculative_method: str = "none"
     num_speculative_tokens: int | None = None
+    # EAGLE3's --speculative-draft-model-path: a DRAFTERS.json head name (kvplan.drafter.drafter_for_model)
+    drafter: str | None = None
     # SGLANG_AITER_HONOR_EXPLICIT_MEM_FRACTION set before the command (EngineConfig field of the same name)
     sglang_aiter_honor_explicit_mem_fraction: bool = False
     # flags (with their values) that change memory and that the app does not plan (the MambaPool strategy flags,
@@ -433,8 +437,33 @@ def _sglang_speculative(flags: dict[str, str], extra: dict) -> dict:
     draft = flags.get(SGLANG_DRAFT_PATH)
     if algorithm.upper() == "EAGLE" and draft is not None and "nextn" not in draft.lower():
         method = "eagle"  # a draft checkpoint of its own: refused by the core, naming the flag
-    if method == "standalone":  # no EngineConfig method: refused here, in the core's words
-        raise PlanInputError(*speculative_refusal("0.5.20", method))
+    drafter = None
+    if method == "standalone":  # vLLM's draft_model: a draft LM kvplan has a preset of (kvplan.draft_model)
+        from kvplan.draft_model import _preset_entry
+
+        if draft is None:
+            raise PlanInputError(SGLANG_DRAFT_PATH, "STANDALONE needs its draft model: give "
+                                 f"{SGLANG_DRAFT_PATH} (a preset kvplan ships, e.g. meta-llama/Llama-3.2-1B-Instruct)")
+        entry = _preset_entry(draft)
+        if entry is None:
+            raise PlanInputError(SGLANG_DRAFT_PATH, f"{draft[:120]!r}: kvplan ships no preset for this draft model "
+                                 "(a preset name or its HF repo, e.g. meta-llama/Llama-3.2-1B-Instruct); plan its "
+                                 "config.json with the CLI (kvplan plan ... --engine sglang --speculative-algorithm "
+                                 "STANDALONE --draft-config PATH)")
+        method, drafter = "draft_model", entry["name"]
+    if method == "eagle3":  # its head: one kvplan ships (DRAFTERS.json), by name or HF repo
+        from kvplan.drafter import drafter_for_model, drafter_manifest
+
+        known = ", ".join(r for e in drafter_manifest() if e["method"] == "eagle3" for r in e["hf_repos"][:1])
+        if draft is None:
+            raise PlanInputError(SGLANG_DRAFT_PATH, f"EAGLE3 needs its draft head: give {SGLANG_DRAFT_PATH} (kvplan "
+                                 f"ships {known})")
+        entry = drafter_for_model(draft)
+        if entry is None or entry["method"] != "eagle3":
+            raise PlanInputError(SGLANG_DRAFT_PATH, f"{draft[:120]!r}: kvplan ships no config for this EAGLE3 head "
+                                 f"(it ships {known}); plan its config.json with the CLI (kvplan plan ... --engine "
+                                 "sglang --speculative-config '{\"method\": \"eagle3\", ...}' --draft-config PATH)")
+        drafter = entry["name"]
     steps = numbers.get("--speculative-num-steps")
     if steps is not None and steps > 64:
         raise PlanInputError("--speculative-num-steps", f"{steps}: kvplan plans 1 to 64 draft steps")
@@ -446,6 +475,15 @@ def _sglang_speculative(flags: dict[str, str], extra: dict) -> dict:
         notes.append(f"{SGLANG_STEPS_DEFAULT_NOTE} " + (
             "(--speculative-num-draft-tokens // --speculative-ngram-max-bfs-breadth: 12 // 10 = 1 with SGLang's "
             "defaults); NGRAM's pool does not depend on it" if method == "ngram" else
-            f"({SGLANG_DEFAULT_NUM_STEPS}, _auto_choose_speculative_params)"))
-    return {"speculative_method": method, "num_speculative_tokens": steps or SGLANG_DEFAULT_NUM_STEPS,
-            "notes": tuple(notes)}
+            "(5 for a LlamaForCausalLM target with EAGLE3, else 3: _auto_choose_speculative_params)"))
+    default = SGLANG_DEFAULT_NUM_STEPS
+    if drafter and method == "eagle3":  # a Llama target: SGLang's (5, 4, 8) (kvplan.sglang.auto_speculative_params)
+        from kvplan.drafter import drafter_for_model
+        from kvplan.presets import preset_config
+        from kvplan.sglang import auto_speculative_params
+
+        archs = preset_config(drafter_for_model(drafter)["target"]).get("architectures") or [None]
+        default = auto_speculative_params(method, archs[0])[0]
+    out = {"speculative_method": method, "num_speculative_tokens": steps or default,
+           "notes": tuple(notes)}
+    return out | ({"drafter": drafter} if drafter else {})

@@ -913,7 +913,9 @@ def vllm_rows(args: VllmArgs, command=None, auto: str = AUTO_DTYPE) -> list[dict
             shown = SGLANG_METHODS.get(value, value) + (
                 ", steps: SGLang's default (draft tokens // ngram max BFS breadth, 1 with its defaults)"
                 if default and value == "ngram" else
-                f", {knobs['num_speculative_tokens']} step(s)" + (" (default)" if default else ""))
+                f", {knobs['num_speculative_tokens']} step(s)" + (" (default)" if default else "")) + (
+                f", draft {'head' if value == 'eagle3' else 'model'} {knobs['drafter']}"
+                if value in ("eagle3", "draft_model") and knobs.get("drafter") else "")
         elif name == "speculative_method":
             # draft_model's drafter is a smaller LM (a preset), not an EAGLE head: the row said "draft head llama-3.2-1b"
             kind = "draft model" if value == "draft_model" else "draft head"
@@ -954,15 +956,18 @@ def knob_values(command) -> dict[str, Any]:
         if getattr(command, "speculative_method", "none") != "none":  # --speculative-algorithm, --speculative-num-steps
             out["speculative_method"] = command.speculative_method
             out["num_speculative_tokens"] = command.num_speculative_tokens
+            if getattr(command, "drafter", None):  # EAGLE3's head (--speculative-draft-model-path), by name
+                out["drafter"] = command.drafter
     return out
 
 
 NOT_PLANNED = "not planned by the app (use the CLI)"
 # SGLang's --speculative-algorithm values as the Import table shows them (kvplan.web.commands reads them)
 SGLANG_METHODS = {"mtp": "NEXTN / EAGLE (MTP layers)", "ngram": "NGRAM", "eagle": "EAGLE (draft model)",
-                  "eagle3": "EAGLE3"}
+                  "eagle3": "EAGLE3", "draft_model": "STANDALONE"}
 # An SGLang --speculative-* flag kvplan does not read (--speculative-draft-kv-cache-dtype, --speculative-token-map, ...)
-SGLANG_SPECULATIVE = ("not planned: kvplan plans SGLang's NEXTN / EAGLE (MTP layers) and NGRAM with the draft's "
+SGLANG_SPECULATIVE = ("not planned: kvplan plans SGLang's NEXTN / EAGLE (MTP layers), EAGLE3 (a shipped head), "
+                      "STANDALONE (a preset draft LM) and NGRAM with the draft's "
                       "defaults, not this flag")
 
 

@@ -624,10 +624,12 @@ def _vllm_advanced(state: PlanState, knob: Callable[..., None]) -> None:
 # another method a link or the vLLM engine left in the state is shown, and refused on every page, until changed.
 # The labels fit the sidebar's select (172 px at 1400 px): "NEXTN / EAGLE (MTP layers)" (178 px) and "eagle3 (not planned
 # for SGLang)" (203 px) were cut; the help and the caption under the box say the rest.
-SGLANG_SPECULATIVE = {"none": "none", "mtp": "NEXTN / EAGLE (MTP)", "ngram": "NGRAM"}
+SGLANG_SPECULATIVE = {"none": "none", "mtp": "NEXTN / EAGLE (MTP)", "ngram": "NGRAM", "eagle3": "EAGLE3 (head)",
+                      "draft_model": "STANDALONE (LM)"}
 SGLANG_SPECULATIVE_KEPT = "{} (not planned)"  # a method a link or the vLLM engine left in the state
-SGLANG_SPECULATIVE_OFF = ("EAGLE / EAGLE3 / STANDALONE with a draft model of their own are not planned for SGLang "
-                          "(their draft's KV cell follows the draft's config); vLLM's eagle / eagle3 heads: engine vllm")
+SGLANG_SPECULATIVE_OFF = ("EAGLE3 plans a draft head kvplan ships for this model, STANDALONE a smaller preset LM of "
+                          "its vocabulary (--speculative-draft-model-path; SGLang 0.5.14+, no DP attention); EAGLE (1) "
+                          "draft heads are not planned for SGLang")
 
 
 def _sglang_speculative_knobs(state: PlanState, knob: Callable[..., None]) -> None:
@@ -635,14 +637,18 @@ def _sglang_speculative_knobs(state: PlanState, knob: Callable[..., None]) -> No
     and --speculative-num-steps, carried as the vLLM knobs are (speculative_method, num_speculative_tokens)."""
     options = [*SGLANG_SPECULATIVE] + ([] if state.speculative_method in SGLANG_SPECULATIVE else
                                        [state.speculative_method])
+    method = state.speculative_method
     knob("speculative_method", st.selectbox, "speculative decoding", flag=SPECULATIVE_FLAG,
          why="NEXTN / EAGLE load the checkpoint's MTP layers (their weights before the pool is sized, their KV in its "
-             "cell, SGLang 0.5.14+); NGRAM loads nothing; both set max_running_requests to 48 unless it is given. "
-             + SGLANG_SPECULATIVE_OFF, options=options,
+             "cell, SGLang 0.5.14+); EAGLE3 loads a draft head (its weights, its embedding while the pool is sized, a "
+             "layer in the cell and its own pool), STANDALONE a draft LM (its weights, its layers priced as target "
+             "layers in the cell, its own pool); NGRAM loads nothing; all set max_running_requests to 48 unless it "
+             "is given. " + SGLANG_SPECULATIVE_OFF, options=options,
          format_func=lambda v: SGLANG_SPECULATIVE.get(v, SGLANG_SPECULATIVE_KEPT.format(v)))
+    _drafter_select(current(), changed=current().speculative_method != method)  # EAGLE3's head, as vLLM's
     knob("num_speculative_tokens", st.number_input, "speculative_num_steps", flag="--speculative-num-steps",
-         why="draft steps a round (SGLang's default for DeepSeek / GLM: 3); from 0.5.14 SGLang's pools do not depend "
-             "on it (the draft's layers share the target's token slots)", min_value=1, max_value=64,
+         why="draft steps a round (SGLang's default: 5 for EAGLE3 beside a Llama, else 3); from 0.5.14 SGLang's pools "
+             "do not depend on it (the draft's layers share the target's token slots)", min_value=1, max_value=64,
          disabled=current().speculative_method == "none")
     st.caption(views.esc(SGLANG_SPECULATIVE_OFF) + ".")
 
