@@ -1283,8 +1283,11 @@ def plan(spec: ModelSpec, gpu: GpuSpec, engine: EngineConfig = EngineConfig(), l
                 raise PlanInputError(*swa_refusal)
             swa = sglang.hybrid_swa_cell(engine.sglang_version, spec.model_type, layers, kv_tp, kv_b,
                                          engine.swa_full_tokens_ratio, engine.disable_hybrid_swa_memory, gpu.name)
+            swa_max_tokens = None
             if swa is not None:  # the sliding layers hold r (0.8) x the full pool's tokens (kvplan.sglang.hybrid_swa_cell)
                 per_token = swa[0]
+                # the tokens as SGLang divides them: by the float cell (F n_full + r S n_swa), not the whole-byte one
+                swa_max_tokens = sglang.hybrid_swa_max_tokens(engine.sglang_version, pool, layers, kv_tp, kv_b, engine.swa_full_tokens_ratio)
                 if stage == 0 and (note := sglang.swa_chunk_cap_note(engine.sglang_version, engine.max_num_seqs,
                                                                     engine.enable_prefix_caching)):
                     warnings.append(note)
@@ -1304,7 +1307,10 @@ def plan(spec: ModelSpec, gpu: GpuSpec, engine: EngineConfig = EngineConfig(), l
                 elif mamba.kv_pool <= 0:
                     warnings.append(f"SGLang's MambaPool ({mamba.slots} state slots, {mamba.charged / GiB:.2f} GiB by "
                                     f"{mamba.rule}) leaves no memory for the KV pool of stage {stage}")
-            blocks = (pool // per_token // bs) if per_token and pool > 0 else 0
+            if swa_max_tokens is not None and mamba is None:
+                blocks = swa_max_tokens // bs
+            else:
+                blocks = (pool // per_token // bs) if per_token and pool > 0 else 0
             bytes_per_block = per_token * bs
         else:
             blocks = pool // bytes_per_block if bytes_per_block and pool > 0 else 0

@@ -1672,6 +1672,42 @@ def swa_ratio_part_bytes(swa_bytes: int, ratio: float | None) -> int:
     return math.floor(Fraction(str(ratio)) * swa_bytes)
 
 
+def hybrid_swa_max_tokens(version: str, pool_bytes: int, layers, kv_tp: int, kv_b: int, ratio: float | None) -> int:
+    """max_total_num_tokens of SGLang's hybrid SWA pool: int(rest // cell) with the cell a Python float, as
+    HybridSWAPoolConfigurator computes it (pool_configurator.py, 0.5.14 - 0.5.23: F x n_full + r x S x n_swa, r the
+    float --swa-full-tokens-ratio, default 0.8), not the whole-byte cell hybrid_swa_cell shows. ``layers``: the
+    (DecoderLayer, count) pairs hybrid_swa_cell priced (a draft's layers included); where a kind's layers differ in
+    size the sums stand for F x n and S x n. Worked number: gpt-oss-120b TP1 bf16 with its EAGLE3 head on one H200
+    (0.5.20): 19 full + 18 sliding layers of 2,048 B, cell 38,912 + 0.8 x 2,048 x 18 = 68,403.2 B; rest
+    67,625,084,392 B -> 988,624 tokens (the whole-byte cell 68,403 would give 988,627).
+    The 0.5.8 line (0.5.8 - 0.5.9, model_runner_kv_cache_mixin.py) splits tokens, not bytes: the pool's tokens at the
+    uniform cell (rest // (F n_full + S n_swa)) x the layers, / (r n_swa + n_full), int() of the float quotient. The
+    0.5.10 line is planned by 0.5.11 - 0.5.13's float cell; 0.5.10 itself floors rest at the uniform cell first and
+    divides that memory by the float cell (a few tokens apart)."""
+    r = SGLANG_SWA_FULL_TOKENS_RATIO_TENTHS / 10 if ratio is None else ratio
+    per = {"full_attention": set(), "sliding_attention": set()}
+    count = {"full_attention": 0, "sliding_attention": 0}
+    total = {"full_attention": 0, "sliding_attention": 0}
+    for layer, n in layers:
+        if layer.cache.kind in per:
+            b = layer.cache.kv_bytes_per_token("vllm", kv_tp, kv_b)
+            per[layer.cache.kind].add(b)
+            count[layer.cache.kind] += n
+            total[layer.cache.kind] += n * b
+    full = total["full_attention"]
+    if len(per["sliding_attention"]) == 1:  # SGLang's order: (r x S) x n_swa, one float rounding as the engine's
+        cell = full + r * next(iter(per["sliding_attention"])) * count["sliding_attention"]
+    else:
+        cell = full + r * total["sliding_attention"]
+    if pool_bytes <= 0 or cell <= 0:
+        return 0
+    if version in _HYBRID_SWA_GPT_OSS_ONLY_LINES:
+        n_full, n_swa = count["full_attention"], count["sliding_attention"]
+        tokens = pool_bytes // (full + total["sliding_attention"])
+        return int(tokens * (n_full + n_swa) / (r * n_swa + n_full))
+    return int(pool_bytes // cell)
+
+
 def swa_tokens(full_tokens: int, ratio: float | None, page: int = 1) -> int:
     """The sliding pool's tokens, as SGLang sizes them: int(full x r) floored to the page (r None: 0.8, in tenths, as
     before). Worked number: 37,081 full tokens, r 0.8 -> 29,664; r 0.5 -> 18,540."""

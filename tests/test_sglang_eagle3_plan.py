@@ -78,22 +78,20 @@ def test_gpt_oss_120b_eagle3_on_one_h200():
     assert t["EAGLE3 head's own embed_tokens (freed after the pool is sized)"] == OSS_EMBED == 1_158_266_880
     assert plain.ranks[0].kv_pool_bytes - r.kv_pool_bytes == OSS_HEAD + OSS_EMBED
     assert (plain.ranks[0].kv_bytes_per_token, r.kv_bytes_per_token) == (36_864 + 29_491, 38_912 + 29_491)
-    assert r.kv_pool_bytes == 67_625_084_392 and p.kv_cache_tokens == 67_625_084_392 // 68_403 == 988_627
+    assert r.kv_pool_bytes == 67_625_084_392 and p.kv_cache_tokens == int(67_625_084_392 // 68_403.2) == 988_624  # the float cell (hybrid_swa_max_tokens)
     log = p.engine_log
     assert log[3].startswith("Load weight end. type=LlamaForCausalLMEagle3,")
     # the draft's mem usage: 615,283,200 + 1,158,266,880 = 1,773,550,080 B = 1.65 GB
     assert log[3].endswith("mem usage=1.65 GB.")
-    assert log[4] == "Use sliding window memory pool. full_layer_tokens=988627, swa_layer_tokens=790901"
-    # the head's own pool after the target's: (988,627 + 1) x 1,024 B = 1,012,355,072 B = 0.94 GB each of K and V
-    assert log[-3] == "KV Cache is allocated. dtype: torch.bfloat16, #tokens: 988627, K size: 0.94 GB, V size: 0.94 GB"
+    assert log[4] == "Use sliding window memory pool. full_layer_tokens=988624, swa_layer_tokens=790899"
+    # the head's own pool after the target's: (988,624 + 1) x 1,024 B = 1,012,352,000 B = 0.94 GB each of K and V
+    assert log[-3] == "KV Cache is allocated. dtype: torch.bfloat16, #tokens: 988624, K size: 0.94 GB, V size: 0.94 GB"
     assert "max_running_requests=48," in log[-1]
 
 
-@pytest.mark.xfail(strict=True, reason="SGLang's hybrid SWA cell is a float (0.5.20 pool_configurator.py: F x 19 + "
-                   "0.8 x S x 18 = 38,912 + 29,491.2 = 68,403.2 B) and max_total_num_tokens = int(67,625,084,392 // "
-                   "68,403.2) = 988,624; kvplan.sglang.hybrid_swa_cell floors the sliding part (68,403 B): 988,627, "
-                   "3 tokens high (the same rounding as every gpt-oss SGLang plan, not EAGLE3's)")
 def test_gpt_oss_eagle3_tokens_as_the_engine_divides():
+    # SGLang's hybrid SWA cell is a float (0.5.20 pool_configurator.py: F x 19 + 0.8 x S x 18 = 38,912 + 29,491.2 =
+    # 68,403.2 B): int(67,625,084,392 // 68,403.2) = 988,624 (the whole-byte 68,403 would give 988,627)
     assert eagle("gpt-oss-120b", "lmsys/EAGLE3-gpt-oss-120b-bf16", "H200").kv_cache_tokens == 988_624
 
 

@@ -52,3 +52,13 @@ def test_mimo_refused_before_0510():
     with pytest.raises(PlanInputError, match="18039"):
         plan(load_preset("mimo-v2-flash"), get_gpu("H200"), EngineConfig(engine="sglang", sglang_version="0.5.7"),
              Layout(tp=8))
+
+
+def test_gpt_oss_0_5_8_splits_tokens_not_bytes():
+    # 0.5.8 - 0.5.9 (model_runner_kv_cache_mixin.py): the pool's tokens at the uniform cell first, 4,894,174,216 //
+    # (36 x 2,048) = 66,381, then x 36 layers / (0.8 x 18 + 18) = 2,389,716 / 32.4 = 73,756.67 -> int 73,756 full-pool
+    # tokens; the byte cell (rest // 66,355.2, the 0.5.10+ rule) would give 73,757
+    p = plan(load_preset("gpt-oss-120b"), get_gpu("H100-SXM"), EngineConfig(engine="sglang", sglang_version="0.5.8"),
+             Layout(tp=1))
+    assert p.ranks[0].kv_pool_bytes == 4_894_174_216 and p.ranks[0].num_blocks == 73_756
+    assert "full_layer_tokens=73756, swa_layer_tokens=59004" in "\n".join(p.engine_log)  # int(73,756 x 0.8)
