@@ -1068,6 +1068,8 @@ def plan(spec: ModelSpec, gpu: GpuSpec, engine: EngineConfig = EngineConfig(), l
             warnings.append(note)
     if arrival_note:
         warnings.append(arrival_note)
+    if (long_note := context_note(spec, engine, max_len)) is not None:
+        warnings.append(long_note)
     if dsa_note:
         warnings.append(dsa_note)
     if v0:
@@ -2117,6 +2119,58 @@ def engine_log_lines(engine, prof, rank: RankPlan, num_blocks, tokens, conc, max
         lines += [f"GPU KV cache size: {tokens:,} tokens", conc_line]
     lines.append(f"num_gpu_blocks is: {num_blocks}")
     return lines
+
+
+def context_ceiling(spec: ModelSpec) -> int | None:
+    """The longest --max-model-len / --context-length the engines surely accept without an override (tokens), or None
+    when the config names no max_position_embeddings.
+
+    vLLM ``_get_and_verify_max_len`` (vllm/config/model.py, 0.10 - 0.33): the derived length is the config's
+    max_position_embeddings (the smallest of the length keys it holds), times the rope scaling factor unless the
+    rope_type is su / longrope / llama3 (yarn: original_max_position_embeddings x factor); a larger max_model_len
+    raises "User-specified max_model_len (...) is greater than the derived max_model_len" unless
+    VLLM_ALLOW_LONG_MAX_MODEL_LEN=1. SGLang's ModelConfig derives its context_len the same way and raises unless
+    SGLANG_ALLOW_OVERWRITE_LONGER_CONTEXT_LEN=1. kvplan takes the largest candidate of every rope table it builds (an
+    upper bound: a length above it is past what either engine derives). Worked numbers: Llama-3.1-8B (llama3, factor
+    8) 131,072; gpt-oss-120b (yarn 32 x 4,096) 131,072; DeepSeek-V3 (yarn 40 x 4,096) 163,840; Gemma-3-27B (linear 8
+    on its global layers: 131,072 x 8) 1,048,576."""
+    base = spec.max_position_embeddings
+    if not base:
+        return None
+    top = base
+    for rope in spec.rope_caches:
+        if rope.rope_type in ("su", "longrope", "llama3", "mrope", "default") or rope.factor <= 1:
+            continue
+        yarn = rope.rope_type in ("yarn", "deepseek_yarn") and rope.original_max_position
+        top = max(top, int((rope.original_max_position if yarn else base) * rope.factor))
+    return top
+
+
+CONTEXT_MARK = " tokens (max_position_embeddings "  # in context_note's text, and only there (context_refusal)
+
+
+def context_refusal(plan: "Plan") -> str | None:
+    """The plan's context_note, when its context is past what the engine accepts (the app's verdict then reads
+    "does not start" whatever the memory says), else None."""
+    return next((w for w in plan.warnings if CONTEXT_MARK in w and w.startswith(("--max-model-len ",
+                                                                                   "--context-length "))), None)
+
+
+def context_note(spec: ModelSpec, engine: EngineConfig, max_len: int) -> str | None:
+    """A warning when the planned context is past ``context_ceiling``: the engine refuses to start without its override
+    (the plan is then of a context the checkpoint does not declare). None otherwise, and for the custom engine."""
+    top = context_ceiling(spec)
+    if engine.engine not in ("vllm", "sglang") or top is None or max_len <= top:
+        return None
+    if engine.engine == "sglang":
+        return (f"--context-length {max_len:,} is past the model's {top:,} tokens (max_position_embeddings "
+                f"{spec.max_position_embeddings:,} with its rope scaling): SGLang refuses to start (\"User-specified "
+                "context_length ... is greater than the derived context_length\") unless "
+                "SGLANG_ALLOW_OVERWRITE_LONGER_CONTEXT_LEN=1; this plan is of a context the checkpoint does not declare")
+    return (f"--max-model-len {max_len:,} is past the model's {top:,} tokens (max_position_embeddings "
+            f"{spec.max_position_embeddings:,} with its rope scaling): vLLM refuses to start (\"User-specified "
+            "max_model_len ... is greater than the derived max_model_len\") unless VLLM_ALLOW_LONG_MAX_MODEL_LEN=1 "
+            "or a larger rope scaling (--hf-overrides); this plan is of a context the checkpoint does not declare")
 
 
 def _verdict(fits, whole, concurrency, max_len, ranks, starts, error=None) -> str:

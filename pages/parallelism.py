@@ -27,6 +27,7 @@ def body() -> None:
                    f"{plans[0].max_model_len:,} tokens, {views.esc(views.state_engine_text(state))}. Hover a heading for "
                    "what it means.")
         views.html_table(views.layout_rows(plans), views.layout_columns(state.engine))
+        views.context_warnings(plans)
         views.chart(figures.parallel_compare(plans), "parallel.ranks")
     for label, message in refused:
         st.error(f"{label}: {views.esc(message)}", icon=":material/block:")

@@ -24,3 +24,75 @@ def test_the_bytes_per_block_formula_of_a_packed_dsv4_pool_is_not_a_false_produc
     # one uniform group keeps the product: gpt-oss-120b's 18-layer groups of 32,768 B pages
     oss = dict(budget_formulas(plan_for(PlanState(model="gpt-oss-120b"))))
     assert oss["Bytes per block"].endswith(r"= 18 \times 32{,}768\,\text{B} = 589{,}824\,\text{B}")
+
+
+# ------------------------------------------------------------------ a context past what the engine accepts
+# vLLM's _get_and_verify_max_len refuses --max-model-len 200000 for Llama-3.1-8B: max_position_embeddings 131,072, rope
+# type llama3 (not multiplied by its factor 8): "User-specified max_model_len (200000) is greater than the derived
+# max_model_len ...". The memory alone holds it on an H200 (the Budget said "fits"): now "does not start", named.
+
+LONG = {"v": "1", "m": "llama-3.1-8b", "g": "H200", "len": "200000"}
+
+
+def test_a_context_past_the_models_maximum_does_not_start_on_budget_and_is_named_on_every_page():
+    from kvplan.plan import context_ceiling
+    from kvplan.presets import load_preset
+    from tests.app_util import metrics, run_app, warnings
+
+    assert context_ceiling(load_preset("llama-3.1-8b")) == 131_072
+    assert context_ceiling(load_preset("gpt-oss-120b")) == 131_072  # yarn: 4,096 x 32
+    assert context_ceiling(load_preset("deepseek-v3")) == 163_840  # yarn: 4,096 x 40, not 163,840 x 40
+    at = run_app(LONG)
+    assert metrics(at)["Verdict"] == "does not start"
+    said = [e.value for e in at.error]
+    assert any(r"\-\-max\-model\-len 200,000 is past the model's 131,072 tokens" in e and "VLLM\\_ALLOW\\_LONG" in e
+               for e in said), said
+    assert not at.success
+    for page in ("pages/parallelism.py", "pages/gpus.py"):
+        at = run_app(LONG, page=page)
+        assert any("200,000 is past the model's 131,072 tokens" in w for w in warnings(at)), page
+    # at the model's own maximum it fits, with no such warning
+    at = run_app(dict(LONG, len="131072"))
+    assert metrics(at)["Verdict"] == "fits" and not any("is past the model" in w for w in warnings(at))
+    # SGLang names its own flag and override
+    at = run_app(dict(LONG, e="sglang"))
+    assert any(r"\-\-context\-length 200,000 is past" in e and "SGLANG\\_ALLOW\\_OVERWRITE" in e
+               for e in [e.value for e in at.error])
+
+
+# ------------------------------------------------------------------ Import: --quantization fp8 on a shipped format
+# Kimi-K2.5 ships compressed-tensors w4a16 experts: `--quantization fp8` makes vLLM / SGLang raise "Quantization method
+# specified in the model config (compressed-tensors) does not match ... (fp8)". The Import page planned it re-stored as
+# FP8 (121.08 GiB of weights a GPU on 8 x H200, "Does not fit") and Apply put weight format fp8 in the sidebar.
+# DeepSeek-V3 ships FP8 (quant_method fp8): the flag keeps its block-FP8 config, 79.55 GiB a GPU (per-tensor: 79.53).
+
+def test_import_refuses_quantization_fp8_on_a_checkpoint_shipped_in_another_format():
+    from tests.app_util import metrics, run_app, state
+
+    line = "python3 -m sglang.launch_server --model-path moonshotai/Kimi-K2.5 --tp 8 --quantization fp8"
+    at = run_app({"v": "1", "cmd": line, "ig": "H200"}, page="pages/import.py")
+    assert "Verdict" not in metrics(at)  # no plan drawn for a start no engine makes
+    assert any(e.value.startswith(r"**\-\-quantization**: fp8\: kimi\-k2\.5 ships quantized \(w4a16\-g32")
+               for e in at.error), [e.value for e in at.error]
+    at.button(key="import.apply").click().run()
+    assert state(at).model == "llama-3.1-8b" and state(at).weight_format is None  # nothing applied
+    assert any(e.value.startswith(r"Not applied: \-\-quantization") for e in at.error)
+
+
+def test_import_of_quantization_fp8_on_an_fp8_checkpoint_plans_it_as_shipped():
+    from kvplan.units import GiB
+    from kvplan.web.cached import plan_for
+    from tests.app_util import run_app, state
+
+    at = run_app({"v": "1", "cmd": "vllm serve deepseek-ai/DeepSeek-V3 -tp 8 --quantization fp8", "ig": "H200"},
+                 page="pages/import.py")
+    assert any("the checkpoint ships FP8 \\(fp8\\-block" in c.value for c in at.caption)
+    at.button(key="import.apply").click().run()
+    s = state(at)
+    assert (s.model, s.weight_format, s.tensor_parallel_size) == ("deepseek-v3", None, 8)
+    assert round(plan_for(s).ranks[0].weights_bytes / GiB, 2) == 79.55
+    # an unquantized checkpoint still takes online FP8
+    at = run_app({"v": "1", "cmd": "vllm serve Qwen/Qwen3-8B --quantization fp8", "ig": "H100-SXM"},
+                 page="pages/import.py")
+    at.button(key="import.apply").click().run()
+    assert state(at).weight_format == "fp8"
