@@ -1087,10 +1087,14 @@ def plan(spec: ModelSpec, gpu: GpuSpec, engine: EngineConfig = EngineConfig(), l
 
     mtp = engine.speculative_method == "mtp" and engine.engine != "custom"
     if mtp and not spec.mtp_layers:
+        # a checkpoint that ships MTP layers kvplan does not build (DeepSeek-V4's 1: spec.skipped) is not "without" them
+        shipped = next((s.split(" (")[0] for s in spec.skipped if "multi-token-prediction" in s), None)
         raise PlanInputError(sglang.SPECULATIVE_FLAG if engine.engine == "sglang" else "speculative_config",
-                             f"{spec.name}: no multi-token-prediction layers to load for MTP "
-                             "speculative decoding (kvplan models them for the DeepSeek-V3 / GLM MoE families, "
-                             "num_nextn_predict_layers > 0)")
+                             (f"{spec.name}: its {shipped} are not modelled by kvplan for MTP speculative decoding"
+                              if shipped else
+                              f"{spec.name}: no multi-token-prediction layers to load for MTP speculative decoding")
+                             + " (kvplan models them for the DeepSeek-V3 / GLM MoE families, num_nextn_predict_layers "
+                             "> 0)")
     head_layers = ()  # an EAGLE head's attention layers, which join the last stage's KV groups
     if engine.speculative_method in drafter.DRAFT_METHODS:  # refused here when kvplan does not model it
         drafter.check_plan(engine.draft, engine.engine, layout, spec)

@@ -96,3 +96,21 @@ def test_import_of_quantization_fp8_on_an_fp8_checkpoint_plans_it_as_shipped():
                  page="pages/import.py")
     at.button(key="import.apply").click().run()
     assert state(at).weight_format == "fp8"
+
+
+# ------------------------------------------------------------------ MTP on DeepSeek-V4: not "no MTP layers"
+# DeepSeek-V4-Flash's config has num_nextn_predict_layers 1 (the Model page lists "not planned: 1 multi-token-prediction
+# layer(s)"); Import of `--speculative-config '{"method":"mtp",...}'` said "no multi-token-prediction layers to load".
+
+def test_mtp_on_a_model_whose_mtp_layers_kvplan_does_not_build_says_so():
+    import json
+
+    from tests.app_util import run_app
+
+    spec = json.dumps({"method": "mtp", "num_speculative_tokens": 1})
+    line = f"vllm serve deepseek-ai/DeepSeek-V4-Flash -tp 8 --speculative-config '{spec}'"
+    at = run_app({"v": "1", "cmd": line, "ig": "B200"}, page="pages/import.py")
+    said = " ".join(e.value for e in at.error)
+    assert r"its 1 multi\-token\-prediction layer(s) are not modelled by kvplan" in said.replace(r"\(", "(").replace(
+        r"\)", ")"), said
+    assert "no multi" not in said
