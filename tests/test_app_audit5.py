@@ -114,3 +114,12 @@ def test_mtp_on_a_model_whose_mtp_layers_kvplan_does_not_build_says_so():
     assert r"its 1 multi\-token\-prediction layer(s) are not modelled by kvplan" in said.replace(r"\(", "(").replace(
         r"\)", ")"), said
     assert "no multi" not in said
+
+
+def test_the_budget_chart_title_writes_a_large_sequence_count_with_separators():
+    from kvplan.web import figures
+    from kvplan.web.cached import plan_for
+
+    # 12,000 sequences of 1,024 tokens asked of Llama-3.1-8B on one H100: the title read "12000 x 1,024 tokens"
+    p = plan_for(PlanState(model="llama-3.1-8b", max_model_len=1024, concurrency=12_000))
+    assert figures.rank_memory(p).layout.title.text == "Memory per GPU: H100-SXM, 12,000 x 1,024 tokens"
