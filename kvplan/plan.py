@@ -2166,13 +2166,13 @@ def context_note(spec: ModelSpec, engine: EngineConfig, max_len: int) -> str | N
     top = context_ceiling(spec)
     if engine.engine not in ("vllm", "sglang") or top is None or max_len <= top:
         return None
+    basis = CONTEXT_MARK + (f"{spec.max_position_embeddings:,})" if top == spec.max_position_embeddings else
+                            f"{spec.max_position_embeddings:,} x its rope scaling factor)")
     if engine.engine == "sglang":
-        return (f"--context-length {max_len:,} is past the model's {top:,} tokens (max_position_embeddings "
-                f"{spec.max_position_embeddings:,} with its rope scaling): SGLang refuses to start (\"User-specified "
+        return (f"--context-length {max_len:,} is past the model's {top:,}{basis}: SGLang refuses to start (\"User-specified "
                 "context_length ... is greater than the derived context_length\") unless "
                 "SGLANG_ALLOW_OVERWRITE_LONGER_CONTEXT_LEN=1; this plan is of a context the checkpoint does not declare")
-    return (f"--max-model-len {max_len:,} is past the model's {top:,} tokens (max_position_embeddings "
-            f"{spec.max_position_embeddings:,} with its rope scaling): vLLM refuses to start (\"User-specified "
+    return (f"--max-model-len {max_len:,} is past the model's {top:,}{basis}: vLLM refuses to start (\"User-specified "
             "max_model_len ... is greater than the derived max_model_len\") unless VLLM_ALLOW_LONG_MAX_MODEL_LEN=1 "
             "or a larger rope scaling (--hf-overrides); this plan is of a context the checkpoint does not declare")
 
