@@ -1375,7 +1375,7 @@ def _suggestions(spec, gpu, engine, layout, concurrency, base: Plan) -> list[str
             p = plan(spec, g, e, lay, conc, suggest=False)
         except PlanInputError:
             return False
-        if p.fits:
+        if p.fits and not context_refusal(p):  # memory alone is no fix for a context the engine refuses
             more = f" on {lay.gpus} GPUs ({cdiv(lay.gpus, g.gpus_per_node)} node(s))" if lay.gpus != layout.gpus else ""
             out.append(f"{label}: {p.max_num_seqs_at_len} x {p.max_model_len:,} tokens fit{more}")
         return p.fits
@@ -1387,9 +1387,15 @@ def _suggestions(spec, gpu, engine, layout, concurrency, base: Plan) -> list[str
         out.append(f"{seqs_flag} {fewer}: {fewer} x {base.max_model_len:,} tokens fit ({concurrency} were asked)")
     if base.max_model_len_that_starts and all(r.kv_pool_bytes > 0 for r in base.ranks) and len(out) < MAX_SUGGESTIONS:
         shorter = base.max_model_len_that_starts
+        # never past the model's own maximum (context_ceiling): the engine refuses that context whatever the memory
+        # (gpt-oss-120b at 100,000,000 tokens on 128 x H100 was told "--max-model-len 57889680")
+        top = context_ceiling(spec) if engine.engine in ("vllm", "sglang") else None
+        words = "the longest context one request can start with"
+        if top is not None and shorter > top:
+            shorter, words = top, "the model's own maximum (max_position_embeddings with its rope scaling)"
         p = plan(spec, gpu, engine.model_copy(update={"max_model_len": shorter}), layout, None, suggest=False)
         if p.fits and shorter < base.max_model_len:
-            out.append(f"{len_flag} {shorter}: the longest context one request can start with")
+            out.append(f"{len_flag} {shorter}: {words}")
     # fp8 weights: a 16-bit checkpoint quantized online (vLLM / SGLang --quantization fp8) on a GPU with fp8 tensor math.
     # Not for a checkpoint that ships quantized (spec.quantization: DeepSeek-V4's fp8 / fp4, an FP8 release): vLLM
     # refuses a --quantization that differs from the config's quant_method, and it would not shrink the weights

@@ -123,3 +123,17 @@ def test_the_budget_chart_title_writes_a_large_sequence_count_with_separators():
     # 12,000 sequences of 1,024 tokens asked of Llama-3.1-8B on one H100: the title read "12000 x 1,024 tokens"
     p = plan_for(PlanState(model="llama-3.1-8b", max_model_len=1024, concurrency=12_000))
     assert figures.rank_memory(p).layout.title.text == "Memory per GPU: H100-SXM, 12,000 x 1,024 tokens"
+
+
+def test_no_fix_suggests_a_context_past_the_models_maximum():
+    from kvplan.web.cached import plan_for
+
+    # Qwen3-8B (max_position_embeddings 40,960) at 1,000,000 tokens on one H100: the fix was "--max-model-len 399696"
+    # (what the memory holds), itself past 40,960; and fp8 KV at 1M tokens is no fix either
+    p = plan_for(PlanState(model="qwen3-8b", max_model_len=1_000_000))
+    assert not p.fits
+    assert p.suggestions == ["--max-model-len 40960: the model's own maximum (max_position_embeddings with its rope "
+                             "scaling)"]
+    # within the maximum the memory's own longest context is still the fix: 40,960 tokens x 64 sequences asked
+    p = plan_for(PlanState(model="qwen3-8b", concurrency=64))
+    assert not p.fits and not any("own maximum" in s for s in p.suggestions)
