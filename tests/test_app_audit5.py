@@ -137,3 +137,13 @@ def test_no_fix_suggests_a_context_past_the_models_maximum():
     # within the maximum the memory's own longest context is still the fix: 40,960 tokens x 64 sequences asked
     p = plan_for(PlanState(model="qwen3-8b", concurrency=64))
     assert not p.fits and not any("own maximum" in s for s in p.suggestions)
+
+
+def test_the_cli_says_does_not_start_for_a_context_past_the_models_maximum(capsys):
+    from kvplan.cli import main
+
+    assert main(["plan", "qwen3-8b", "--max-model-len", "131072"]) == 0
+    verdict = capsys.readouterr().out.splitlines()[1]
+    assert verdict.startswith("  Does not start: --max-model-len 131,072 is past the model's 40,960 tokens "
+                              "(max_position_embeddings 40,960): vLLM refuses to start")
+    assert verdict.endswith("In memory alone: Fits: 3 sequences of 131,072 tokens at once on the tightest rank.")
