@@ -1013,6 +1013,15 @@ def plan(spec: ModelSpec, gpu: GpuSpec, engine: EngineConfig = EngineConfig(), l
                                  "shards must fill Marlin's tiles before vLLM 0.2x pads them; try a smaller TP)")
     if concurrency is not None and (isinstance(concurrency, bool) or not isinstance(concurrency, int) or concurrency < 1):
         raise PlanInputError("concurrency", f"must be a whole number >= 1, got {concurrency!r}")
+    if engine.engine == "vllm" and engine.max_num_seqs and engine.max_num_batched_tokens and \
+            engine.max_num_batched_tokens < engine.max_num_seqs:
+        # vllm/config/scheduler.py SchedulerConfig._verify_args (V0 and V1 alike). With --max-num-seqs left to its
+        # default vLLM lowers it to the batched tokens (arg_utils _set_default_args), so only both given refuses.
+        raise PlanInputError("max_num_batched_tokens",
+                             f"{engine.max_num_batched_tokens:,} is below max_num_seqs ({engine.max_num_seqs:,}): vLLM "
+                             f"refuses to start (\"max_num_batched_tokens ({engine.max_num_batched_tokens}) must be "
+                             f"greater than or equal to max_num_seqs ({engine.max_num_seqs}).\"); raise "
+                             "--max-num-batched-tokens or lower --max-num-seqs")
     max_len = engine.max_model_len or spec.max_position_embeddings or 4096
     mla = uses_mla(spec)
     prof = vllm_profile(engine)

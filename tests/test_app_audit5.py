@@ -147,3 +147,20 @@ def test_the_cli_says_does_not_start_for_a_context_past_the_models_maximum(capsy
     assert verdict.startswith("  Does not start: --max-model-len 131,072 is past the model's 40,960 tokens "
                               "(max_position_embeddings 40,960): vLLM refuses to start")
     assert verdict.endswith("In memory alone: Fits: 3 sequences of 131,072 tokens at once on the tightest rank.")
+
+
+# ------------------------------------------------------------------ --max-num-batched-tokens below --max-num-seqs
+# vllm/config/scheduler.py SchedulerConfig._verify_args raises "max_num_batched_tokens (128) must be greater than or
+# equal to max_num_seqs (256)." (public reports: verl / RL launchers with 448 < 1024). kvplan said "fits" (3.47x).
+
+def test_batched_tokens_below_max_num_seqs_is_refused_naming_both():
+    from tests.app_util import metrics, run_app
+
+    at = run_app({"v": "1", "m": "llama-3.1-8b", "seqs": "256", "mbt": "128"})
+    assert "Verdict" not in metrics(at)
+    said = " ".join(e.value for e in at.error)
+    assert r"**max\_num\_batched\_tokens**: 128 is below max\_num\_seqs (256)" in said.replace(r"\(", "(").replace(
+        r"\)", ")"), said
+    # either alone is what vLLM accepts (a default max_num_seqs is lowered to the batched tokens)
+    assert metrics(run_app({"v": "1", "m": "llama-3.1-8b", "mbt": "128"}))["Verdict"] == "fits"
+    assert metrics(run_app({"v": "1", "m": "llama-3.1-8b", "seqs": "256", "mbt": "256"}))["Verdict"] == "fits"
