@@ -156,6 +156,9 @@ _NO_MEMORY_GROUPS = {"options", "Frontend", "ObservabilityConfig", "StructuredOu
 # Flags that change memory in ways kvplan does not model (value-taking unless listed in _SWITCHES).
 _NOT_MODELED = {
     "--cpu-offload-gb": "moves part of the weights to host memory",
+    # (vllm/utils argparse: --config FILE loads a YAML of more options, any of the ones kvplan plans included)
+    "--config": "a YAML file of more options (the model, parallelism, memory flags), which kvplan cannot read: put "
+                "its options on the line",
     "--speculative-config": "a draft model and its KV cache take GPU memory too",
     "--num-gpu-blocks-override": "replaces the computed number of KV blocks",
     "--enable-lora": "LoRA adapters and their buffers take GPU memory",

@@ -164,3 +164,23 @@ def test_batched_tokens_below_max_num_seqs_is_refused_naming_both():
     # either alone is what vLLM accepts (a default max_num_seqs is lowered to the batched tokens)
     assert metrics(run_app({"v": "1", "m": "llama-3.1-8b", "mbt": "128"}))["Verdict"] == "fits"
     assert metrics(run_app({"v": "1", "m": "llama-3.1-8b", "seqs": "256", "mbt": "256"}))["Verdict"] == "fits"
+
+
+# ------------------------------------------------------------------ Import: flags that change memory, left out
+# `--num-gpu-blocks-override 100` makes vLLM allocate 100 blocks; the page showed kvplan's 24,982 beside a green "fits"
+# with the flag only in a blue info list. `--config FILE` (a YAML of more options, the memory flags included) was
+# listed as "no effect on memory".
+
+def test_import_names_flags_that_change_memory_and_are_left_out_as_warnings_above_the_plan():
+    from tests.app_util import run_app, warnings
+
+    at = run_app({"v": "1", "cmd": "vllm serve Qwen/Qwen3-8B --num-gpu-blocks-override 100", "ig": "H100-SXM"},
+                 page="pages/import.py")
+    said = warnings(at)
+    assert said[0].startswith("**This plan leaves out 1 flag(s) that change memory**")
+    assert any("num\\-gpu\\-blocks\\-override 100: not modeled (replaces the computed number of KV blocks)" in w
+               for w in said), said
+    assert not any("num\\-gpu\\-blocks" in i.value for i in at.info)
+    at = run_app({"v": "1", "cmd": "vllm serve --config /etc/vllm.yaml", "ig": "H100-SXM"}, page="pages/import.py")
+    assert any("/etc/vllm.yaml: not modeled (a YAML file of more options" in w for w in warnings(at)), warnings(at)
+    assert not any("no effect on memory: \\-\\-config" in i.value for i in at.info)

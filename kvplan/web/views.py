@@ -987,6 +987,16 @@ SGLANG_SPECULATIVE = ("not planned: kvplan plans SGLang's NEXTN / EAGLE (MTP lay
                       "defaults, not this flag")
 
 
+NOT_MODELED_MARK = ": not modeled"  # in a vllm_args note of a flag that changes memory the plan leaves out
+
+
+def unmodeled_notes(args) -> list[str]:
+    """The command's notes for flags that change memory and that the plan leaves out (vllm_args._NOT_MODELED:
+    --cpu-offload-gb, --num-gpu-blocks-override, --config FILE, LoRA, ...): shown as warnings, not as info, and named
+    above the plan (its KV blocks are not what vLLM would allocate then)."""
+    return [n for n in args.notes if NOT_MODELED_MARK in n]
+
+
 def unplanned_flags(command) -> list[str]:
     """The flags of a command that change memory and that the app does not plan, each named: never dropped
     unsaid. An SGLang line's --speculative-* flags kvplan does not read (it plans --speculative-algorithm and
