@@ -39,7 +39,7 @@ def body() -> None:
     notes = [n for tp in tps for n in views.replication_notes(spec, tp)]
     if notes:
         views.bullet_list(dict.fromkeys(notes), "info")
-    else:
+    elif tps:  # (no layout planned: nothing was compared, so nothing to say of "every compared TP degree")
         st.caption(f"{spec.num_key_value_heads} KV head(s): every compared TP degree splits them without replicas.")
 
 

@@ -186,3 +186,16 @@ def test_import_names_flags_that_change_memory_and_are_left_out_as_warnings_abov
     at = run_app({"v": "1", "cmd": "vllm serve --config /etc/vllm.yaml", "ig": "H100-SXM"}, page="pages/import.py")
     assert any("/etc/vllm.yaml: not modeled (a YAML file of more options" in w for w in warnings(at)), warnings(at)
     assert not any("no effect on memory: --config" in plain(i.value) for i in at.info)
+
+
+def test_parallelism_says_nothing_of_compared_tp_degrees_when_every_layout_is_refused():
+    from tests.app_util import plain, run_app
+
+    # gpt-oss-120b (64 query heads, 8 KV heads) with only TP 9 compared: refused, and the caption "8 KV head(s): every
+    # compared TP degree splits them without replicas" spoke of a TP 9 that splits nothing
+    at = run_app({"v": "1", "m": "gpt-oss-120b", "lay": "9x9x9"}, page="pages/parallelism.py")
+    assert any("TP9 PP9 DP9: tensor_parallel_size: 9 does not divide num_attention_heads (64)" in plain(e.value)
+               for e in at.error)
+    assert not any("every compared TP degree" in c.value for c in at.caption)
+    at = run_app({"v": "1", "m": "gpt-oss-120b", "lay": "2x1x1"}, page="pages/parallelism.py")
+    assert any("8 KV head(s): every compared TP degree splits them without replicas" in c.value for c in at.caption)
