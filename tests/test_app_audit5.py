@@ -199,3 +199,17 @@ def test_parallelism_says_nothing_of_compared_tp_degrees_when_every_layout_is_re
     assert not any("every compared TP degree" in c.value for c in at.caption)
     at = run_app({"v": "1", "m": "gpt-oss-120b", "lay": "2x1x1"}, page="pages/parallelism.py")
     assert any("8 KV head(s): every compared TP degree splits them without replicas" in c.value for c in at.caption)
+
+
+def test_an_unplanned_state_dtype_flag_is_a_warning_unless_auto():
+    from tests.app_util import plain, run_app
+
+    # Nemotron-H-56B's config names no mamba_ssm_cache_dtype: kvplan plans its SSM state in bf16, vLLM with
+    # --mamba-ssm-cache-dtype float32 holds it in 4 bytes (twice the state); the note was a blue info
+    line = "vllm serve nvidia/Nemotron-H-56B-Base-8K --mamba-ssm-cache-dtype "
+    at = run_app({"v": "1", "cmd": line + "float32", "ig": "H100-SXM"}, page="pages/import.py")
+    said = [plain(w.value) for w in at.warning]
+    assert said[0].startswith("**This plan leaves out 1 flag(s) that change memory**")
+    assert any(w.startswith("- --mamba-ssm-cache-dtype float32: read, not planned") for w in said), said
+    at = run_app({"v": "1", "cmd": line + "auto", "ig": "H100-SXM"}, page="pages/import.py")
+    assert not at.warning

@@ -988,13 +988,17 @@ SGLANG_SPECULATIVE = ("not planned: kvplan plans SGLang's NEXTN / EAGLE (MTP lay
 
 
 NOT_MODELED_MARK = ": not modeled"  # in a vllm_args note of a flag that changes memory the plan leaves out
+# flags vllm_args reads but does not plan whose value changes the state / config bytes (the recurrent-state dtypes: an
+# fp32 SSM state is twice a bf16 one; --hf-overrides rewrites the config): warnings too, unless left at auto
+UNPLANNED_STATE_FLAGS = ("--mamba-cache-dtype ", "--mamba-ssm-cache-dtype ", "--hf-overrides ")
 
 
 def unmodeled_notes(args) -> list[str]:
     """The command's notes for flags that change memory and that the plan leaves out (vllm_args._NOT_MODELED:
     --cpu-offload-gb, --num-gpu-blocks-override, --config FILE, LoRA, ...): shown as warnings, not as info, and named
     above the plan (its KV blocks are not what vLLM would allocate then)."""
-    return [n for n in args.notes if NOT_MODELED_MARK in n]
+    return [n for n in args.notes if NOT_MODELED_MARK in n or (n.startswith(UNPLANNED_STATE_FLAGS) and
+                                                               not n.split(":")[0].endswith(" auto"))]
 
 
 def unplanned_flags(command) -> list[str]:
