@@ -4,6 +4,16 @@
   "62 x 1,002,240 B = 1,002,240 B": a product that is false. vLLM's packed DSV4 pool (kvplan.vllm_dsv4.dsv4_layout)
   gives each of its five groups a page that is already the sum over the group's layers, and a block is the largest
   group page (0.27+): the MLA group's 1,002,240 B (its 62 layers). 152,483,850,850 B of pool // 1,002,240 = 152,143.
+* A context past the model's own maximum (vLLM / SGLang refuse it without an override) read "fits": now "does not
+  start" on Budget (and the CLI), named on Parallelism and GPUs, and no fix suggests such a context.
+* Import: --quantization fp8 on a checkpoint shipped in another format is refused as the engines refuse it; on an FP8
+  checkpoint it plans the checkpoint as shipped.
+* MTP on DeepSeek-V4 names the checkpoint's MTP layer kvplan does not build (it said there were none).
+* --max-num-batched-tokens below an explicit --max-num-seqs is refused (it read "fits").
+* Import: flags that change memory and that the plan leaves out are warnings, counted above the plan (--config FILE
+  was "no effect on memory"; --mamba-ssm-cache-dtype float32 and --hf-overrides were infos).
+* Presentation: the Budget chart's sequence count with separators; no "every compared TP degree" caption when every
+  compared layout is refused.
 """
 
 from kvplan.web.cached import plan_for
