@@ -8,6 +8,7 @@ from pydantic import ValidationError
 
 from kvplan.cli import int_list
 from kvplan.errors import PlanInputError
+from kvplan.plan import context_refusal
 from kvplan.units import GiB, format_bytes
 
 
@@ -299,7 +300,8 @@ def cmd_plan(args) -> None:
         return
     lines = [f"{spec.name} on {p.num_gpus} x {gpu.name} ({p.num_nodes} node(s)), engine {p.engine}, "
              f"TP={layout.tp} PP={layout.pp} DP={layout.dp}",
-             f"  {p.verdict}",
+             f"  {p.verdict}" if p.fits and not context_refusal(p) or not p.fits else
+             f"  Does not start: {context_refusal(p)}. In memory alone: {p.verdict}",
              f"  num_blocks {p.num_blocks:,} (block {p.block_size}), GPU KV cache size: {p.kv_cache_tokens:,} tokens, "
              f"Maximum concurrency for {p.max_model_len:,} tokens per request: {p.max_concurrency:.2f}x"]
     if weights_from is not None:

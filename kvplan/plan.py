@@ -1110,6 +1110,15 @@ def plan(spec: ModelSpec, gpu: GpuSpec, engine: EngineConfig = EngineConfig(), l
                                  "shards must fill Marlin's tiles before vLLM 0.2x pads them; try a smaller TP)")
     if concurrency is not None and (isinstance(concurrency, bool) or not isinstance(concurrency, int) or concurrency < 1):
         raise PlanInputError("concurrency", f"must be a whole number >= 1, got {concurrency!r}")
+    if engine.engine == "vllm" and engine.max_num_seqs and engine.max_num_batched_tokens and \
+            engine.max_num_batched_tokens < engine.max_num_seqs:
+        # vllm/config/scheduler.py SchedulerConfig._verify_args (V0 and V1 alike). With --max-num-seqs left to its
+        # default vLLM lowers it to the batched tokens (arg_utils _set_default_args), so only both given refuses.
+        raise PlanInputError("max_num_batched_tokens",
+                             f"{engine.max_num_batched_tokens:,} is below max_num_seqs ({engine.max_num_seqs:,}): vLLM "
+                             f"refuses to start (\"max_num_batched_tokens ({engine.max_num_batched_tokens}) must be "
+                             f"greater than or equal to max_num_seqs ({engine.max_num_seqs}).\"); raise "
+                             "--max-num-batched-tokens or lower --max-num-seqs")
     max_len = engine.max_model_len or spec.max_position_embeddings or 4096
     mla = uses_mla(spec)
     prof = vllm_profile(engine)
@@ -1165,6 +1174,8 @@ def plan(spec: ModelSpec, gpu: GpuSpec, engine: EngineConfig = EngineConfig(), l
             warnings.append(note)
     if arrival_note:
         warnings.append(arrival_note)
+    if (long_note := context_note(spec, engine, max_len)) is not None:
+        warnings.append(long_note)
     if dsa_note:
         warnings.append(dsa_note)
     if v0:
@@ -1182,10 +1193,14 @@ def plan(spec: ModelSpec, gpu: GpuSpec, engine: EngineConfig = EngineConfig(), l
 
     mtp = engine.speculative_method == "mtp" and engine.engine != "custom"
     if mtp and not spec.mtp_layers:
+        # a checkpoint that ships MTP layers kvplan does not build (DeepSeek-V4's 1: spec.skipped) is not "without" them
+        shipped = next((s.split(" (")[0] for s in spec.skipped if "multi-token-prediction" in s), None)
         raise PlanInputError(sglang.SPECULATIVE_FLAG if engine.engine == "sglang" else "speculative_config",
-                             f"{spec.name}: no multi-token-prediction layers to load for MTP "
-                             "speculative decoding (kvplan models them for the DeepSeek-V3 / GLM MoE families, "
-                             "num_nextn_predict_layers > 0)")
+                             (f"{spec.name}: its {shipped} are not modelled by kvplan for MTP speculative decoding"
+                              if shipped else
+                              f"{spec.name}: no multi-token-prediction layers to load for MTP speculative decoding")
+                             + " (kvplan models them for the DeepSeek-V3 / GLM MoE families, num_nextn_predict_layers "
+                             "> 0)")
     head_layers = ()  # an EAGLE head's attention layers, which join the last stage's KV groups
     if engine.speculative_method in drafter.DRAFT_METHODS:  # refused here when kvplan does not model it
         drafter.check_plan(engine.draft, engine.engine, layout, spec)
@@ -1484,7 +1499,7 @@ def _suggestions(spec, gpu, engine, layout, concurrency, base: Plan) -> list[str
             p = plan(spec, g, e, lay, conc, suggest=False)
         except PlanInputError:
             return False
-        if p.fits:
+        if p.fits and not context_refusal(p):  # memory alone is no fix for a context the engine refuses
             more = f" on {lay.gpus} GPUs ({cdiv(lay.gpus, g.gpus_per_node)} node(s))" if lay.gpus != layout.gpus else ""
             out.append(f"{label}: {p.max_num_seqs_at_len} x {p.max_model_len:,} tokens fit{more}")
         return p.fits
@@ -1496,9 +1511,15 @@ def _suggestions(spec, gpu, engine, layout, concurrency, base: Plan) -> list[str
         out.append(f"{seqs_flag} {fewer}: {fewer} x {base.max_model_len:,} tokens fit ({concurrency} were asked)")
     if base.max_model_len_that_starts and all(r.kv_pool_bytes > 0 for r in base.ranks) and len(out) < MAX_SUGGESTIONS:
         shorter = base.max_model_len_that_starts
+        # never past the model's own maximum (context_ceiling): the engine refuses that context whatever the memory
+        # (gpt-oss-120b at 100,000,000 tokens on 128 x H100 was told "--max-model-len 57889680")
+        top = context_ceiling(spec) if engine.engine in ("vllm", "sglang") else None
+        words = "the longest context one request can start with"
+        if top is not None and shorter > top:
+            shorter, words = top, "the model's own maximum (max_position_embeddings with its rope scaling)"
         p = plan(spec, gpu, engine.model_copy(update={"max_model_len": shorter}), layout, None, suggest=False)
         if p.fits and shorter < base.max_model_len:
-            out.append(f"{len_flag} {shorter}: the longest context one request can start with")
+            out.append(f"{len_flag} {shorter}: {words}")
     # fp8 weights: a 16-bit checkpoint quantized online (vLLM / SGLang --quantization fp8) on a GPU with fp8 tensor math.
     # Not for a checkpoint that ships quantized (spec.quantization: DeepSeek-V4's fp8 / fp4, an FP8 release): vLLM
     # refuses a --quantization that differs from the config's quant_method, and it would not shrink the weights
@@ -2290,6 +2311,58 @@ def engine_log_lines(engine, prof, rank: RankPlan, num_blocks, tokens, conc, max
         lines += [f"GPU KV cache size: {tokens:,} tokens", conc_line]
     lines.append(f"num_gpu_blocks is: {num_blocks}")
     return lines
+
+
+def context_ceiling(spec: ModelSpec) -> int | None:
+    """The longest --max-model-len / --context-length the engines surely accept without an override (tokens), or None
+    when the config names no max_position_embeddings.
+
+    vLLM ``_get_and_verify_max_len`` (vllm/config/model.py, 0.10 - 0.33): the derived length is the config's
+    max_position_embeddings (the smallest of the length keys it holds), times the rope scaling factor unless the
+    rope_type is su / longrope / llama3 (yarn: original_max_position_embeddings x factor); a larger max_model_len
+    raises "User-specified max_model_len (...) is greater than the derived max_model_len" unless
+    VLLM_ALLOW_LONG_MAX_MODEL_LEN=1. SGLang's ModelConfig derives its context_len the same way and raises unless
+    SGLANG_ALLOW_OVERWRITE_LONGER_CONTEXT_LEN=1. kvplan takes the largest candidate of every rope table it builds (an
+    upper bound: a length above it is past what either engine derives). Worked numbers: Llama-3.1-8B (llama3, factor
+    8) 131,072; gpt-oss-120b (yarn 32 x 4,096) 131,072; DeepSeek-V3 (yarn 40 x 4,096) 163,840; Gemma-3-27B (linear 8
+    on its global layers: 131,072 x 8) 1,048,576."""
+    base = spec.max_position_embeddings
+    if not base:
+        return None
+    top = base
+    for rope in spec.rope_caches:
+        if rope.rope_type in ("su", "longrope", "llama3", "mrope", "default") or rope.factor <= 1:
+            continue
+        yarn = rope.rope_type in ("yarn", "deepseek_yarn") and rope.original_max_position
+        top = max(top, int((rope.original_max_position if yarn else base) * rope.factor))
+    return top
+
+
+CONTEXT_MARK = " tokens (max_position_embeddings "  # in context_note's text, and only there (context_refusal)
+
+
+def context_refusal(plan: "Plan") -> str | None:
+    """The plan's context_note, when its context is past what the engine accepts (the app's verdict then reads
+    "does not start" whatever the memory says), else None."""
+    return next((w for w in plan.warnings if CONTEXT_MARK in w and w.startswith(("--max-model-len ",
+                                                                                   "--context-length "))), None)
+
+
+def context_note(spec: ModelSpec, engine: EngineConfig, max_len: int) -> str | None:
+    """A warning when the planned context is past ``context_ceiling``: the engine refuses to start without its override
+    (the plan is then of a context the checkpoint does not declare). None otherwise, and for the custom engine."""
+    top = context_ceiling(spec)
+    if engine.engine not in ("vllm", "sglang") or top is None or max_len <= top:
+        return None
+    basis = CONTEXT_MARK + (f"{spec.max_position_embeddings:,})" if top == spec.max_position_embeddings else
+                            f"{spec.max_position_embeddings:,} x its rope scaling factor)")
+    if engine.engine == "sglang":
+        return (f"--context-length {max_len:,} is past the model's {top:,}{basis}: SGLang refuses to start (\"User-specified "
+                "context_length ... is greater than the derived context_length\") unless "
+                "SGLANG_ALLOW_OVERWRITE_LONGER_CONTEXT_LEN=1; this plan is of a context the checkpoint does not declare")
+    return (f"--max-model-len {max_len:,} is past the model's {top:,}{basis}: vLLM refuses to start (\"User-specified "
+            "max_model_len ... is greater than the derived max_model_len\") unless VLLM_ALLOW_LONG_MAX_MODEL_LEN=1 "
+            "or a larger rope scaling (--hf-overrides); this plan is of a context the checkpoint does not declare")
 
 
 def _verdict(fits, whole, concurrency, max_len, ranks, starts, error=None) -> str:

@@ -156,6 +156,9 @@ _NO_MEMORY_GROUPS = {"options", "Frontend", "ObservabilityConfig", "StructuredOu
 # Flags that change memory in ways kvplan does not model (value-taking unless listed in _SWITCHES).
 _NOT_MODELED = {
     "--cpu-offload-gb": "moves part of the weights to host memory",
+    # (vllm/utils argparse: --config FILE loads a YAML of more options, any of the ones kvplan plans included)
+    "--config": "a YAML file of more options (the model, parallelism, memory flags), which kvplan cannot read: put "
+                "its options on the line",
     "--speculative-config": "a draft model and its KV cache take GPU memory too",
     "--num-gpu-blocks-override": "replaces the computed number of KV blocks",
     "--enable-lora": "LoRA adapters and their buffers take GPU memory",
@@ -1042,6 +1045,30 @@ def preset_for_model(model: str | None) -> str | None:
         if key in (base(entry["name"]), base(entry.get("hf_repo", ""))):
             return entry["name"]
     return None
+
+
+def quantization_flag_format(spec, weight_format: str | None) -> tuple[str | None, str | None]:
+    """(weight format to plan, note) for a command's ``--quantization fp8`` (read as weight_format "fp8") on ``spec``.
+
+    vLLM ``ModelConfig._verify_quantization`` (vllm/config/model.py, 0.10 - 0.33) and SGLang's
+    ``ModelConfig._verify_quantization`` (0.4 - 0.5.23) raise "Quantization method specified in the model config (X)
+    does not match the quantization method specified in the `quantization` argument (fp8)" when the checkpoint ships
+    a quantization_config of another method; with the same method the checkpoint's own config is used. So: an
+    unquantized checkpoint -> "fp8" (online FP8); a checkpoint shipped in FP8 -> None (as it ships: its block scales and
+    ignore list; DeepSeek-V3 TP 8: 79.55 GiB a GPU, not the 79.53 of per-tensor FP8) with a note; any other shipped
+    format (Kimi-K2.5's compressed-tensors w4a16, gpt-oss's mxfp4, an NVFP4 release) -> PlanInputError naming
+    --quantization (planning it re-stored as FP8 showed 121.08 GiB a GPU for Kimi-K2.5 on 8 x H200, a start no engine
+    makes)."""
+    if weight_format != "fp8" or not spec.quantization:
+        return weight_format, None
+    if spec.quantization.startswith("fp8"):
+        return None, (f"--quantization fp8: the checkpoint ships FP8 ({spec.quantization}, its quantization_config), "
+                      "which the engine uses: weights planned as they ship")
+    raise PlanInputError("--quantization", f"fp8: {spec.name} ships quantized ({spec.quantization}, its config.json's "
+                         "quantization_config); vLLM and SGLang refuse a --quantization that differs from the "
+                         "checkpoint's quant_method (\"Quantization method specified in the model config ... does "
+                         "not match the quantization method specified in the `quantization` argument (fp8)\"): drop "
+                         "--quantization to plan the weights as they ship")
 
 
 def _apply_dtype(values: dict[str, Any], notes: list[str]) -> None:

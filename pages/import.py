@@ -25,6 +25,10 @@ def imported_plan(state, command, imported, model_note: str) -> None:
     except KvplanError as exc:
         views.error(exc)
         return
+    left_out = views.unmodeled_notes(command.args)
+    if left_out:
+        st.warning(f"**This plan leaves out {len(left_out)} flag(s) that change memory** (listed under the flags "
+                   "below): the figures are for the line without them.", icon=":material/warning:")
     views.plan_headline(plan)
     views.chart(figures.rank_memory(plan), "import.ranks")
     views.startup_log(plan)
@@ -38,7 +42,8 @@ def flags(args, command, imported=None) -> None:
     views.bullet_list(views.unplanned_flags(command), "warning")  # changes memory; the app cannot carry it
     views.bullet_list([f"unknown flag (ignored): {u}" for u in args.unknown], "warning")
     views.bullet_list([f"no effect on memory: {u}" for u in args.ignored], "info")
-    views.bullet_list(args.notes, "info")
+    views.bullet_list(views.unmodeled_notes(args), "warning")
+    views.bullet_list([n for n in args.notes if n not in views.unmodeled_notes(args)], "info")
 
 
 shell.enter()

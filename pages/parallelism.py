@@ -27,6 +27,7 @@ def body() -> None:
                    f"{plans[0].max_model_len:,} tokens, {views.esc(views.state_engine_text(state))}. Hover a heading for "
                    "what it means.")
         views.html_table(views.layout_rows(plans), views.layout_columns(state.engine))
+        views.context_warnings(plans)
         views.chart(figures.parallel_compare(plans), "parallel.ranks")
     for label, message in refused:
         st.error(f"{label}: {views.esc(message)}", icon=":material/block:")
@@ -38,7 +39,7 @@ def body() -> None:
     notes = [n for tp in tps for n in views.replication_notes(spec, tp)]
     if notes:
         views.bullet_list(dict.fromkeys(notes), "info")
-    else:
+    elif tps:  # (no layout planned: nothing was compared, so nothing to say of "every compared TP degree")
         st.caption(f"{spec.num_key_value_heads} KV head(s): every compared TP degree splits them without replicas.")
 
 

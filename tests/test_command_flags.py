@@ -257,8 +257,11 @@ def test_import_page_lists_each_flag_with_its_status():
     info = plain(" ".join(i.value for i in at.info))
     assert "no effect on memory: --disable-log-requests" in info
     assert "--async-scheduling: read, not planned: async scheduling is vLLM's default from 0.26" in info
-    assert '--hf-overrides {"rope_theta": 1}: not planned: changes the model config' in info
-    assert "unknown flag (ignored): --frobnicate 3" in plain(" ".join(w.value for w in at.warning))
+    # --hf-overrides rewrites the config the plan reads: a warning (the plan leaves it out), not an info
+    warned = plain(" ".join(w.value for w in at.warning))
+    assert '--hf-overrides {"rope_theta": 1}: not planned: changes the model config' in warned
+    assert "--hf-overrides" not in info
+    assert "unknown flag (ignored): --frobnicate 3" in warned
 
 
 def test_every_mtp_method_name_vllm_maps_to_its_mtp_drafter_plans_mtp():

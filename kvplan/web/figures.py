@@ -229,7 +229,7 @@ def rank_memory(plan: Plan) -> Figure:
     device = _gib(plan.ranks[0].device_bytes)
     n = sequences_in_use(plan)
     # "0 x 131,072 tokens" read as a load; say what it is: not one sequence of that length fits
-    load = f"{n} x {plan.max_model_len:,} tokens" if n else f"not one sequence of {plan.max_model_len:,} tokens fits"
+    load = f"{n:,} x {plan.max_model_len:,} tokens" if n else f"not one sequence of {plan.max_model_len:,} tokens fits"
     return _figure(_segment_bars(labels, segs), f"Memory per GPU: {plan.gpu}, {load}",
                    [_hline(device, f"device {device:.2f} GiB")], barmode="stack", yaxis=gib_axis(plan.basis))
 

@@ -36,10 +36,21 @@ def budget_formulas(plan: Plan) -> list[tuple[str, str]]:
     if groups and plan.engine != "sglang":
         size = groups[0].layers + groups[0].padding_layers
         page = max(g.page_bytes for g in groups)
-        if size * page == rank.bytes_per_block or len(groups) != 1:
+        if size * page == rank.bytes_per_block:
             out.append(("Bytes per block", rf"\text{{bytes/block}} = \text{{layers per group}} \times \text{{largest page}}"
                         rf" = {size} \times {_n(page)}\,\text{{B}}"
                         rf" = {_n(rank.bytes_per_block)}\,\text{{B}}"))
+        elif len(groups) != 1:
+            # Groups whose page is already the sum over their layers (vLLM's packed DeepSeek-V4 pool,
+            # kvplan.vllm_dsv4.dsv4_layout): one block is the largest group page (0.27+), or the release's own packing
+            # rule before. "62 x 1,002,240 B = 1,002,240 B" (V4-Flash TP 8, 0.33) was false: 1,002,240 is the MLA
+            # group's page, its 62 layers' pages summed, and the largest of the five groups' pages.
+            largest = page == rank.bytes_per_block
+            out.append((f"Bytes per block ({len(groups)} groups, each page the sum over its layers"
+                        + ("" if largest else f"; largest {page:,} B") + ")",
+                        (rf"\text{{bytes/block}} = \max_{{\text{{groups}}}} \sum_{{\text{{layers}}}} \text{{page}}"
+                         if largest else r"\text{bytes/block} = \text{the release's packed block}")
+                        + rf" = {_n(rank.bytes_per_block)}\,\text{{B}}"))
         else:
             # One group of layers whose pages differ (vLLM's UniformTypeKVCacheSpecs: a draft model's layers beside the
             # target's, GLM-5's DSA layers with and without an indexer key): the block is the sum of the layers' pages,

@@ -283,6 +283,7 @@ def pareto_figure(options: Sequence[Option], objective: str, top: Sequence[Optio
 # ----------------------------------------------------------------------------- the page body
 
 def show(picker: Picker, state: PlanState, max_len: int) -> None:
+    views.picker_context_warning(state)
     st.markdown(rule_text(picker, max_len).replace("$", "\\$"))  # a bare $ would start LaTeX
     every = st.toggle("Every layout (not only the best per GPU)", key=ALL_LAYOUTS)
     # The ranking is a function of the state, the toggle, and the catalog and prices the picker swept (both

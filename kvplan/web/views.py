@@ -26,10 +26,10 @@ LATENT_KINDS = ("mla", "mla_dsa")  # kinds that cache an MLA latent (kv_lora_ran
 from kvplan.paging import Paging
 from kvplan.params import ParamBreakdown
 from kvplan.parallel import Layout
-from kvplan.plan import Plan
+from kvplan.plan import Plan, context_refusal
 from kvplan.spec import ModelSpec
 from kvplan.units import GiB, format_bytes
-from kvplan.vllm_args import VllmArgs, preset_for_model
+from kvplan.vllm_args import VllmArgs, preset_for_model, quantization_flag_format
 from kvplan.vllm_v0 import V0_WATERMARK
 from kvplan.weights import WeightBytes
 from kvplan.web import cached, figures, formulas
@@ -379,7 +379,7 @@ def verdict_word(plan: Plan) -> str:
     """The verdict in two or three words, as the verdict's own first words say it: "fits", "does not fit", "does not
     start" (the sampler warm-up runs out of memory) or "does not load" (one GPU's weights exceed its memory)."""
     if plan.fits:
-        return "fits"
+        return "does not start" if context_refusal(plan) else "fits"
     head = plan.verdict.split(":", 1)[0].strip().lower()
     return head if head in ("does not start", "does not load") else "does not fit"
 
@@ -443,7 +443,10 @@ def verdict(plan: Plan) -> None:
         text = "**Estimate (generic decoder, not exact).** " + text
     elif plan.basis == "transformers":
         text = "**Built with transformers.** " + text
-    (st.success if plan.fits else st.error)(text)
+    refused = context_refusal(plan)  # memory would hold it, but the engine refuses the context itself
+    if refused and plan.fits:
+        text = (f"**Does not start**: {esc(refused)}. In memory alone: " + text)
+    (st.success if plan.fits and not refused else st.error)(text)
     if plan.suggestions:
         st.markdown("**Fixes that fit** (each was planned):\n" + "\n".join(f"- {esc(s)}" for s in plan.suggestions))
     # A generic / transformers-built spec's note is in plan.warnings (the CLI prints it) and, in the app, already at
@@ -454,7 +457,8 @@ def verdict(plan: Plan) -> None:
         note = cached.spec(widgets.current()).basis_note if plan.basis != "native" else ""
     except (KvplanError, ValueError):
         note = ""
-    bullet_list([w for w in plan.warnings if not note or w != note], "warning")
+    bullet_list([w for w in plan.warnings if (not note or w != note) and not (refused and plan.fits and w == refused)],
+                "warning")
 
 
 def plan_headline(plan: Plan) -> None:
@@ -776,13 +780,30 @@ def parse_prices(text: str) -> tuple[tuple[str, float], ...]:
     return BY_NAME["prices"].parse(cleaned) if cleaned else ()
 
 
-def picker_workload(state: PlanState) -> tuple[int, int]:
-    """(max_model_len, concurrency) the picker plans: the sidebar's, the model's maximum, 1 sequence."""
+def _picker_base(state: PlanState) -> Plan:
     # at TP 1 (the context it plans does not depend on the layout): the knobs that must divide TP go back to 1
-    base = cached.plan_with(state, tensor_parallel_size=1, pipeline_parallel_size=1, data_parallel_size=1,
+    return cached.plan_with(state, tensor_parallel_size=1, pipeline_parallel_size=1, data_parallel_size=1,
                             concurrency=None, decode_context_parallel_size=1, dp_attention_size=1,
                             moe_dense_tp_size=None)
-    return base.max_model_len, state.concurrency or 1
+
+
+def picker_workload(state: PlanState) -> tuple[int, int]:
+    """(max_model_len, concurrency) the picker plans: the sidebar's, the model's maximum, 1 sequence."""
+    return _picker_base(state).max_model_len, state.concurrency or 1
+
+
+def context_warnings(plans: list[Plan]) -> None:
+    """A warning for each distinct context the engine refuses (kvplan.plan.context_refusal) among ``plans``: the
+    Parallelism and GPUs pages rank memory for a context that does not start, and say so."""
+    bullet_list(list(dict.fromkeys(r for p in plans if (r := context_refusal(p)))), "warning")
+
+
+def picker_context_warning(state: PlanState) -> None:
+    """context_warnings for the context the GPUs page's picker plans (its TP 1 base plan, memoized)."""
+    try:
+        context_warnings([_picker_base(state)])
+    except KvplanError:
+        pass  # the page names the refusal itself (picker_workload raises the same)
 
 
 # ----------------------------------------------------------------------------- import page
@@ -971,6 +992,20 @@ SGLANG_SPECULATIVE = ("not planned: kvplan plans SGLang's NEXTN / EAGLE (MTP lay
                       "defaults, not this flag")
 
 
+NOT_MODELED_MARK = ": not modeled"  # in a vllm_args note of a flag that changes memory the plan leaves out
+# flags vllm_args reads but does not plan whose value changes the state / config bytes (the recurrent-state dtypes: an
+# fp32 SSM state is twice a bf16 one; --hf-overrides rewrites the config): warnings too, unless left at auto
+UNPLANNED_STATE_FLAGS = ("--mamba-cache-dtype ", "--mamba-ssm-cache-dtype ", "--hf-overrides ")
+
+
+def unmodeled_notes(args) -> list[str]:
+    """The command's notes for flags that change memory and that the plan leaves out (vllm_args._NOT_MODELED:
+    --cpu-offload-gb, --num-gpu-blocks-override, --config FILE, LoRA, ...): shown as warnings, not as info, and named
+    above the plan (its KV blocks are not what vLLM would allocate then)."""
+    return [n for n in args.notes if NOT_MODELED_MARK in n or (n.startswith(UNPLANNED_STATE_FLAGS) and
+                                                               not n.split(":")[0].endswith(" auto"))]
+
+
 def unplanned_flags(command) -> list[str]:
     """The flags of a command that change memory and that the app does not plan, each named: never dropped
     unsaid. An SGLang line's --speculative-* flags kvplan does not read (it plans --speculative-algorithm and
@@ -1056,6 +1091,11 @@ def imported_state(state: PlanState, command) -> tuple[PlanState | None, str]:
     if state.weights_gib is not None and any(n in changes and changes[n] != getattr(state, n) for n in tied):
         changes["weights_gib"] = None  # a typed "Model loading took" was measured for the other model / layout
     imported = state.model_copy(update=changes)
+    if imported.weight_format == "fp8" and "weight_format" in changes:  # --quantization fp8 on a shipped format
+        fmt, said = quantization_flag_format(cached.spec(imported), "fp8")
+        if said:
+            imported = imported.model_copy(update={"weight_format": fmt})
+            note += f" {said}."
     _check_knobs(imported)
     return imported, note + v0
 
