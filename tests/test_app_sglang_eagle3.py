@@ -2,7 +2,7 @@
 (the heads kvplan/presets/DRAFTERS.json ships for the model), the link carries them (``spec`` eagle3, ``dft``; a
 tampered head is refused by name), Import reads an sglang.launch_server line's --speculative-draft-model-path and
 Apply puts it in the sidebar; every page plans what the core plans (tests/test_sglang_eagle3_plan.py has the numbers:
-gpt-oss-120b + lmsys/EAGLE3-gpt-oss-120b-bf16 on one H200, SGLang 0.5.20: 988,627 tokens, 68,403 B a token)."""
+gpt-oss-120b + lmsys/EAGLE3-gpt-oss-120b-bf16 on one H200, SGLang 0.5.20: 988,624 tokens, 68,403.2 B a token as SGLang divides)."""
 
 from kvplan.drafter import load_drafter
 from kvplan.web.state import decode
@@ -33,16 +33,16 @@ def test_sidebar_eagle3_picks_the_models_head_and_plans_the_core():
     s = state(at)
     assert (s.engine, s.speculative_method, s.drafter) == ("sglang", "eagle3", "eagle3-gpt-oss-120b")
     assert {k: at.query_params[k] for k in ("spec", "dft")} == {"spec": "eagle3", "dft": "eagle3-gpt-oss-120b"}
-    assert metrics(at)["KV cache tokens"] == f"{core_tokens():,}" == "988,627"
+    assert metrics(at)["KV cache tokens"] == f"{core_tokens():,}" == "988,624"
     # back to none: the head is no longer planned
     at.selectbox(key="w.speculative_method").select("none").run()
-    assert not at.exception and metrics(at)["KV cache tokens"] != "988,627"
+    assert not at.exception and metrics(at)["KV cache tokens"] != "988,624"
 
 
 def test_link_carries_the_head_and_refuses_a_tampered_one():
     link = {**OSS, "spec": "eagle3", "nspec": "3", "dft": "eagle3-gpt-oss-120b"}
     at = run_app(link)
-    assert not at.exception and metrics(at)["KV cache tokens"] == "988,627"
+    assert not at.exception and metrics(at)["KV cache tokens"] == "988,624"
     s, warnings = decode({**link, "dft": "evil/<b>head"})
     assert s.drafter is None and warnings[0].startswith("Link parameter 'dft' (drafter)")
     # a head for another model: refused on the page, naming the head to choose, no figure
@@ -56,7 +56,7 @@ def test_import_applies_the_launch_server_line():
     at = run_app(page="pages/import.py")
     at.text_area(key="w.command").set_value(LINE).run()
     at.selectbox(key="w.import_gpu").select("H200").run()
-    assert not at.exception and metrics(at)["KV cache tokens"] == "988,627"
+    assert not at.exception and metrics(at)["KV cache tokens"] == "988,624"
     flags = {r["flag"]: r["value"] for r in html_tables(at)[0]}
     assert flags["--speculative-algorithm"] == "EAGLE3, 3 step(s), draft head eagle3-gpt-oss-120b"
     at.button(key="import.apply").click().run()

@@ -21,7 +21,7 @@ and its resident embedding.
   norm 2,880 + lm_head 32,000 x 2,880 = 92,160,000 -> 307,641,600 parameters, 615,283,200 B; embed_tokens 201,088
   (3,142 x 64) x 2,880 x 2 = 1,158,266,880 B. Cell: 18 full layers + the head's, 2,048 B each (8 x 64 x 2 x 2) =
   38,912, + 0.8 x 18 x 2,048 (kvplan: floor 29,491) = 68,403. Plain pool 69,398,634,472 - 615,283,200 - 1,158,266,880
-  = 67,625,084,392 B // 68,403 = 988,627 tokens.
+  = int(67,625,084,392 B // 68,403.2) = 988,624 tokens (SGLang's float cell).
 No public SGLang EAGLE3 start-up log on a GPU was found (the search tools' "issues" corpus and find_string on
 "type=LlamaForCausalLMEagle3, avail mem=": one Ascend NPU Kimi-K2.6 line under DP attention, not a plan kvplan makes).
 """

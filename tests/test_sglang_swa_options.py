@@ -12,8 +12,8 @@ the full rate (for DeepSeek-V4 that skips DSV4PoolConfigurator: refused, not mod
 
 Numbers by hand: gpt-oss-120b on one H100-SXM, SGLang 0.5.20, bf16: 18 full + 18 sliding layers of 8 KV heads x 64 x 2
 (K, V) x 2 B = 2,048 B, F n_full = S n_swa = 36,864 B; the plan's pool (rest) is 4,472,998,986 B.
-  r 0.8 (default): cell 36,864 + floor(0.8 x 36,864) = 36,864 + 29,491 = 66,355 B -> 4,472,998,986 // 66,355 = 67,410
-                   full tokens (66,355 x 67,410 = 4,472,990,550), sliding int(67,410 x 0.8) = 53,928
+  r 0.8 (default): cell 36,864 + floor(0.8 x 36,864) = 36,864 + 29,491 = 66,355 B shown; SGLang divides by the
+                   float 66,355.2: int(4,472,998,986 // 66,355.2) = 67,409 full tokens, sliding int(67,409 x 0.8) = 53,927
   r 0.5:           cell 36,864 + 18,432 = 55,296 B -> // 55,296 = 80,891 (55,296 x 80,891 = 4,472,948,736),
                    sliding int(80,891 x 0.5) = 40,445
   disabled:        every layer full: 36 x 2,048 = 73,728 B -> // 73,728 = 60,668
