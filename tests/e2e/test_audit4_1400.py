@@ -16,7 +16,7 @@ pytestmark = pytest.mark.e2e
 def test_sglang_speculative_select_and_formulas_fit(server, page):
     ARTIFACTS.mkdir(parents=True, exist_ok=True)
     page.goto(f"{server}/?v=1&m=deepseek-v3&tp=8&g=H200&e=sglang&spec=mtp&nspec=3")
-    expect(page.get_by_role("heading", name="What SGLang 0.5.20 logs at start-up")).to_be_visible()
+    expect(page.get_by_role("heading", name="What SGLang 0.5.21 logs at start-up")).to_be_visible()
     drawn(page)
     page.get_by_text("Engine knobs").click()
     drawn(page)
