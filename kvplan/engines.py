@@ -388,6 +388,12 @@ VLLM_CHANGES: dict[str, tuple[Release, str]] = {
                                            "0.22.0, 0.26.0 and 0.32.0 wheels, not in 0.20.0 / 0.20.1")),
     "v2_ngram": ((0, 32, 0), ("config/vllm.py _get_v2_model_runner_unsupported_features lists 'ngram/ngram_gpu "
                               "speculative decoding' (V1 fallback) through 0.31.0, not in 0.32.0")),
+    # read 2026-12-02 in the 0.10.1.1 / 0.11.0 / 0.11.1 / 0.12.0 / 0.14.0 / 0.16.0 / 0.18.0 / 0.20.0 / 0.23.0 / 0.26.0 /
+    # 0.29.0 / 0.33.0 wheels (tests/test_engine_defaults_seqs.py):
+    "batch_defaults_capped": ((0, 11, 1), ("engine/arg_utils.py _set_default_max_num_seqs_and_batched_tokens_args: a "
+                                           "default max_num_batched_tokens is capped at max_num_seqs x max_model_len, "
+                                           "and a default max_num_seqs at max_num_batched_tokens ('Defaulting "
+                                           "max_num_seqs to %d'); absent in 0.10.1.1 / 0.11.0")),
     # read 2026-12 in the wheels of 0.21.0 - 0.33.0 (tests/test_engine_defaults_dec.py):
     "mm_prefix_lm_batch_floor": ((0, 22, 0), ("engine/arg_utils.py _set_default_max_num_seqs_and_batched_tokens_args: "
                                               "with no --max-num-batched-tokens, a multimodal prefix-LM model "
@@ -910,7 +916,8 @@ def vllm_mm_batch_floor(model_type: str, mm_prefix_lm: bool, multimodal: bool, e
     return VLLM_MM_PREFIX_LM_ITEM_TOKENS.get(model_type, 0)
 
 
-def batch_defaults(gpu_name: str, device_bytes: int, engine: EngineConfig, mm_floor: int = 0) -> tuple[int, int]:
+def batch_defaults(gpu_name: str, device_bytes: int, engine: EngineConfig, mm_floor: int = 0,
+                   max_model_len: int | None = None) -> tuple[int, int]:
     """(max_num_batched_tokens, max_num_seqs) as vLLM picks them for this device (explicit flags win).
 
     vllm/engine/arg_utils.py get_batch_defaults: >= 160 GiB (from 0.28.0, batch_tier_160) 16384 / 1024; >= 70 GiB and not an
@@ -918,6 +925,9 @@ def batch_defaults(gpu_name: str, device_bytes: int, engine: EngineConfig, mm_fl
     ``mm_floor`` (``vllm_mm_batch_floor``): a multimodal prefix-LM model's default tokens are raised to it.
     Worked number: A100-80GB -> 2048 / 256 (dennislee22 log: max_num_batched_tokens=2048); H100 -> 8192 / 1024;
     Gemma-4 on an L40S from 0.22 -> 2496 / 256.
+    From 0.11.1 (VLLM_CHANGES "batch_defaults_capped") a default token budget is capped at max_num_seqs x
+    ``max_model_len`` and a default max_num_seqs at the token budget: ``--max-num-batched-tokens 128`` on an H100 ->
+    128 / 128 (not 1,024 sequences); ``--max-num-seqs 1 --max-model-len 4096`` -> 4,096 / 1 (not 8,192 tokens).
     """
     prof = VLLM_PROFILES[engine.vllm_version]
     if prof.engine_core == "V0":  # V0: 256 seqs; its tokens follow max_model_len (kvplan.vllm_v0.batch_limits)
@@ -929,7 +939,14 @@ def batch_defaults(gpu_name: str, device_bytes: int, engine: EngineConfig, mm_fl
         tokens, seqs = (16384 if llm else 8192), 1024
     else:
         tokens, seqs = (8192 if llm else 2048), 256
-    return (engine.max_num_batched_tokens or max(tokens, mm_floor), engine.max_num_seqs or seqs)
+    tokens = engine.max_num_batched_tokens or max(tokens, mm_floor)
+    seqs = engine.max_num_seqs or seqs
+    if engine.engine == "vllm" and vllm_has(engine.vllm_version, "batch_defaults_capped"):
+        if engine.max_num_batched_tokens is None and max_model_len:
+            tokens = min(seqs * max_model_len, tokens)
+        if engine.max_num_seqs is None:
+            seqs = min(seqs, tokens)
+    return tokens, seqs
 
 
 def cuda_graph_capture_sizes(prof: VllmProfile, max_num_seqs: int, max_num_batched_tokens: int,

@@ -1154,7 +1154,15 @@ def plan(spec: ModelSpec, gpu: GpuSpec, engine: EngineConfig = EngineConfig(), l
         update={"language_model_only": True})
     mm_floor = 0 if v0 else vllm_mm_batch_floor(spec.model_type, spec.mm_prefix_lm, bool(spec.towers), floor_engine)
     mnbt, max_seqs = vllm_v0.batch_limits(spec, engine, max_len) if v0 else batch_defaults(gpu.name, gpu.memory_bytes,
-                                                                                            engine, mm_floor)
+                                                                                            engine, mm_floor, max_len)
+    if engine.engine == "vllm" and not v0 and mnbt < max_seqs:  # one was a default (both given: refused above)
+        # before 0.11.1 vLLM does not lower a default max_num_seqs to the batched tokens (or a default token budget
+        # below max_num_seqs x max_model_len), and SchedulerConfig._verify_args refuses (0.11.0 config/scheduler.py)
+        raise PlanInputError("max_num_batched_tokens",
+                             f"{mnbt:,} is below max_num_seqs ({max_seqs:,}, vLLM {prof.version}'s default on "
+                             f"{gpu.name}): vLLM {prof.releases} refuses to start (\"max_num_batched_tokens ({mnbt}) "
+                             f"must be greater than or equal to max_num_seqs ({max_seqs}).\"); add --max-num-seqs "
+                             f"{mnbt} or less (0.11.1 and newer lower the default themselves)")
     batches = prof.in_flight_batches if engine.engine == "vllm" else 2
     in_flight = batches * mnbt * (layout.pp if layout.pp > 1 else 1)
     if engine.engine == "vllm" and not vllm_has(prof.version, "swa_in_flight_batches"):

@@ -139,7 +139,10 @@ def test_the_decoder_bound_where_max_num_seqs_is_below_the_encoder_items():
     assert vllm_mm_item_reads_length(g3, "0.19", (), 4, 8192) and not vllm_mm_item_reads_length(g3, "0.19", (), 32, 8192)
     notes = [_mm_note(plan(g3, H100, EngineConfig(vllm_version="0.19", max_num_seqs=4, max_model_len=n)))
              for n in (512, 200)]
-    assert "8 image item(s)" in notes[0] and "4 image item(s)" in notes[1]
+    # in the plan the default batch budget is capped too (0.11.1+, kvplan.engines.batch_defaults): 4 x 512 = 2,048
+    # tokens (8 images by the encoder budget, the decoder bound's 8) and 4 x 200 = 800 (800 // 256 = 3 < the bound's 4)
+    assert "8 image item(s) of 256 tokens (encoder budget 2,048)" in notes[0]
+    assert "3 image item(s) of 256 tokens (encoder budget 800)" in notes[1]
 
 
 def test_mm_processor_kwargs_resize_the_qwen_items():
