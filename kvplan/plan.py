@@ -2203,8 +2203,9 @@ def _start_error(engine, prof, rank: RankPlan, max_len, per_request, starts, usa
     """The error vLLM raises when it would refuse to start, in its own words (None when it starts)."""
     if engine.engine != "vllm":
         return None
-    if rank.kv_pool_bytes <= 0 or num_blocks <= 0:
-        # vllm/v1/core/kv_cache_utils.py check_enough_kv_cache_memory (0.10+)
+    if rank.kv_pool_bytes <= 0:
+        # vllm/v1/core/kv_cache_utils.py check_enough_kv_cache_memory (0.10+): "available_memory <= 0" first; a pool
+        # above 0 but under one block (--kv-cache-memory 1) fails the max_model_len check below instead
         return ("ValueError: No available memory for the cache blocks. Try increasing `gpu_memory_utilization` "
                 "when initializing the engine.")
     if needed is not None:  # DeepSeek-V4: the bytes of _max_memory_usage_bytes_from_groups against the pool

@@ -133,3 +133,12 @@ def test_llm_d_787_qwen3_32b_tp2_warmup_oom():
     p = plan(load_preset("qwen3-32b"), H100, engine, Layout(tp=2))
     assert abs(p.ranks[0].kv_pool_bytes / GiB - 41.87) < 0.7  # 42.47 (+0.60): the pool is near the log
     assert p.start_error is not None and "warming up sampler" in p.start_error  # fails: kvplan says it starts
+
+
+def test_a_pool_under_one_block_fails_the_length_check_not_the_empty_pool_check():
+    # vllm/v1/core/kv_cache_utils.py check_enough_kv_cache_memory: "No available memory" only for available <= 0;
+    # --kv-cache-memory 1 (1 byte > 0) fails the max_model_len check: Qwen3-8B at 8,192 needs 8,192 / 16 = 512 blocks
+    # of 16 x 147,456 B (36 layers x 8 KV heads x 128 x 2 x 2 B = 147,456 B a token) = 1,207,959,552 B = 1.12 GiB
+    p = plan(load_preset("qwen3-8b"), H100, EngineConfig(kv_cache_memory_bytes=1, max_model_len=8192))
+    assert p.start_error.startswith("ValueError: To serve at least one request with the models's max seq len (8192), "
+                                    "(1.12 GiB KV cache is needed")
