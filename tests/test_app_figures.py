@@ -125,3 +125,11 @@ def test_sglangs_mamba_pool_is_its_own_segment():
     assert segs["recurrent states"] == 33_251_917_824
     assert sum(segs.values()) == p.ranks[0].device_bytes  # still fills the device exactly
     assert "recurrent states" in [b["name"] for b in figures.rank_memory(p).to_dict()["data"]]
+
+
+def test_gib_axes_never_write_billions():
+    # plotly's default exponentformat "B" labels 1e9 on an axis "1B": on a GiB axis an absurd load (a million users)
+    # would read as bytes; the memory charts' GiB axes print plain numbers with thousands separators
+    p = kvplan_plan("llama-3.1-8b", concurrency=1_000_000, max_model_len=32768)
+    y = figures.rank_memory(p).layout.yaxis
+    assert y.exponentformat == "none" and y.separatethousands is True and y.title.text.startswith("GiB")

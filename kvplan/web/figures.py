@@ -219,7 +219,9 @@ BASIS_AXIS = {"generic": "GiB (generic-decoder estimate)", "transformers": "GiB 
 
 
 def gib_axis(basis: str, text: str = "GiB") -> dict:
-    return dict(title=dict(text=BASIS_AXIS[basis].replace("GiB", text, 1) if basis in BASIS_AXIS else text))
+    # exponentformat "none": plotly's default writes 1e9 GiB as "1B" (billions), read as bytes on a GiB axis
+    return dict(title=dict(text=BASIS_AXIS[basis].replace("GiB", text, 1) if basis in BASIS_AXIS else text),
+                exponentformat="none", separatethousands=True)
 
 
 def rank_memory(plan: Plan) -> Figure:
