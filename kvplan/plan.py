@@ -1391,6 +1391,7 @@ def plan(spec: ModelSpec, gpu: GpuSpec, engine: EngineConfig = EngineConfig(), l
         cap_note = _sglang_decode_graph_cap_note(spec, gpu, engine, layout, mla)
         if cap_note:
             warnings.append(cap_note)
+        warnings.extend(_sglang_mm_notes(spec, gpu, engine, layout, mla))
     if layout.attn_dp > 1:
         warnings.append(f"SGLang DP attention: {layout.attn_dp} attention-DP groups of {layout.attn_tp} GPU(s), each "
                         f"with its own KV pool and requests: the figures here are per group, the deployment holds "
@@ -1814,7 +1815,7 @@ def _sglang_budget(spec, gpu, engine, layout, weights, mla) -> "sglang.SglangBud
             engine.sglang_version, gpu.vendor, mla, spec.num_key_value_heads or spec.num_attention_heads, layout.tp,
             _sglang_context_len(spec, engine),
             engine.sglang_aiter_honor_explicit_mem_fraction, engine.mem_fraction_static is not None),
-        _sglang_draft_vocab_copies(spec, engine, layout))
+        _sglang_draft_vocab_copies(spec, engine, layout), sglang.sglang_mm_arch(spec.model_type, spec.towers))
 
 
 def _sglang_decode_graph_cap_note(spec, gpu, engine, layout, mla) -> str | None:
@@ -1825,7 +1826,35 @@ def _sglang_decode_graph_cap_note(spec, gpu, engine, layout, mla) -> str | None:
         layout.attn_dp, engine.speculative_method == "mtp",
         sglang.vit_shape(spec.towers, engine.sglang_version, spec.model_type) if loads_tower else None,
         engine.enforce_eager, engine.max_num_batched_tokens, engine.mem_fraction_static, engine.piecewise_cuda_graph,
-        engine.max_num_seqs)
+        engine.max_num_seqs, sglang.sglang_mm_arch(spec.model_type, spec.towers))
+
+
+def _sglang_mm_notes(spec, gpu, engine, layout, mla) -> list[str]:
+    """What the plan says of a multimodal model's prefill CUDA graphs on SGLang: kvplan.sglang.mm_line_note (the 0.5.15
+    line, whose 0.5.16 keeps them for the allowlisted VLMs), and --language-model-only where the line cannot honour it
+    as planned (before 0.5.18 SGLang has no such flag; 0.5.18 - 0.5.19 skip the VLM fraction cut but read
+    ModelConfig.is_multimodal from the checkpoint alone, so a VLM off the allowlists may still lose the prefill
+    graphs)."""
+    if not spec.towers:
+        return []
+    arch = sglang.sglang_mm_arch(spec.model_type, spec.towers)
+    out = []
+    if engine.language_model_only:
+        if engine.sglang_version not in sglang.LANGUAGE_MODEL_ONLY_FROM:
+            out.append(f"SGLang {engine.sglang_version} has no --language-model-only (it came with 0.5.18): that "
+                       "release loads the towers and treats the model as multimodal; this plan leaves them out")
+        elif engine.sglang_version == "0.5.18" and not arch:
+            out.append("SGLang 0.5.18 - 0.5.19 --language-model-only skips the VLM fraction cut, but their "
+                       "ModelConfig.is_multimodal reads only the checkpoint's own language_model_only when the prefill "
+                       "CUDA graphs are decided: this model (on no multimodal allowlist) may lose them, reserving "
+                       "less than planned here (8 MiB a capture size); 0.5.20+ serve it as text, as planned")
+        return out
+    note = sglang.mm_line_note(
+        sglang.sglang_profile(engine.sglang_version), gpu.name, gpu.vendor, gpu.memory_bytes, layout.tp, layout.pp,
+        mla, layout.attn_dp, engine.speculative_method in ("mtp", "eagle3", "draft_model"),
+        sglang.vit_shape(spec.towers, engine.sglang_version, spec.model_type), engine.enforce_eager,
+        engine.max_num_batched_tokens, engine.mem_fraction_static, engine.piecewise_cuda_graph, arch)
+    return out + ([note] if note else [])
 
 
 def _sglang_draft_vocab_copies(spec, engine, layout) -> int:
