@@ -1392,6 +1392,16 @@ def plan(spec: ModelSpec, gpu: GpuSpec, engine: EngineConfig = EngineConfig(), l
         if cap_note:
             warnings.append(cap_note)
         warnings.extend(_sglang_mm_notes(spec, gpu, engine, layout, mla))
+        if layout.pp > 1:  # the 0.5.18 line plans 0.5.18's prefill graphs under PP; 0.5.19 turns them off
+            loads_tower = spec.towers and not engine.language_model_only
+            pp_note = sglang.pp_line_note(
+                sglang.sglang_profile(engine.sglang_version), gpu.name, gpu.vendor, gpu.memory_bytes, layout.tp,
+                layout.pp, mla, layout.attn_dp, engine.speculative_method in ("mtp", "eagle3", "draft_model"),
+                sglang.vit_shape(spec.towers, engine.sglang_version, spec.model_type) if loads_tower else None,
+                engine.enforce_eager, engine.max_num_batched_tokens, engine.mem_fraction_static,
+                engine.piecewise_cuda_graph, sglang.sglang_mm_arch(spec.model_type, spec.towers))
+            if pp_note:
+                warnings.append(pp_note)
     if layout.attn_dp > 1:
         warnings.append(f"SGLang DP attention: {layout.attn_dp} attention-DP groups of {layout.attn_tp} GPU(s), each "
                         f"with its own KV pool and requests: the figures here are per group, the deployment holds "

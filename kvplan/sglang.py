@@ -35,8 +35,10 @@ profile      releases                 default ``mem_fraction_static`` (``gpu_mem
 0.5.15       0.5.15-0.5.16            breakable prefill graphs on CUDA: off with MLA, DP attention, VLMs,
                                       --disable-cuda-graph (which also drops decode max_bs x 2), ROCm; on with PP.
 0.5.17       0.5.17                   as 0.5.15; DP attention keeps them.
-0.5.18       0.5.18-0.5.19            as 0.5.17; MLA keeps them (1536 MiB); under PP up to 8192 tokens (0.5.19).
-0.5.20       0.5.20                   as 0.5.18 (memory_hook.py); the < 35 GiB tier is 4096 / 48 / 160.
+0.5.18       0.5.18-0.5.19            as 0.5.17; MLA keeps them (1536 MiB); 0.5.19 turns them off under PP
+                                      (planned as 0.5.18, which keeps them; pp_line_note warns).
+0.5.20       0.5.20                   as 0.5.18 (memory_hook.py); the < 35 GiB tier is 4096 / 48 / 160; PP turns
+                                      the prefill graphs off (0.5.19+ cuda_graph_hook.py).
                                       0.5.10+: --disable- / --enforce-piecewise-cuda-graph.
 0.5.21       0.5.21-0.5.23            as 0.5.20 (newest read); DeepSeek-V4's pools priced by the padded page
                                       (kvplan.sglang_dsv4 "page_padded"); 0.5.22+ lower the decode graph max_bs to
@@ -152,7 +154,9 @@ class SglangProfile(BaseModel):
     # What turns the default prefill graphs off (the wheels' auto-disable rules kvplan can see): "speculative",
     # "dp_attention", "pp", "rocm", "vit" (a vision tower), "eager" (--disable-cuda-graph), "mla".
     prefill_off: tuple[str, ...] = ()
-    prefill_pp_max_tokens: int | None = None  # 0.5.19+: breakable prefill graphs under PP capture up to 8192 tokens
+    # 0.5.19+: breakable prefill graphs under PP (an explicit --cuda-graph-backend-prefill=breakable; off by default)
+    # capture up to 8192 tokens
+    prefill_pp_max_tokens: int | None = None
     decode_reserve_needs_graphs: bool = False  # 0.5.15+: decode max_bs x 2 only while the decode graphs are on
     running_half_tokens: bool = False  # 0.5.14+: --max-running-requests R -> min(R // dp, tokens // 2)
     # What the opt-in --enable-piecewise-cuda-graph adds to the reserve where prefill graphs are off by default
@@ -280,7 +284,11 @@ _MM_PW_0520 = ("KimiK25ForConditionalGeneration", "MiniMaxM3SparseForCausalLM",
                "MiniMaxM3SparseForConditionalGeneration")
 
 # The 0.5.20 and 0.5.21 lines' shared memory settings (they differ in DeepSeek-V4's pools, kvplan.sglang_dsv4).
-_V0520 = {"fraction_rule": "reserved_formula", "prefill_graphs": "breakable", "prefill_off": ("rocm", "vit", "eager"),
+# PP: 0.5.19+ turn the default breakable prefill graphs off under pp_size > 1 (cuda_graph_hook.py
+# apply_cuda_graph_compatibility: "Disabling breakable prefill CUDA graph by default for pipeline parallelism"); the
+# 8192-token cap (memory_hook.py) is for an explicit --cuda-graph-backend-prefill=breakable.
+_V0520 = {"fraction_rule": "reserved_formula", "prefill_graphs": "breakable",
+          "prefill_off": ("pp", "rocm", "vit", "eager"),
           "prefill_pp_max_tokens": 8192, "small_tier": (4096, 48, 160), "speculative_reserve_mib": 0,
           "vlm_adjust": True, "req_pool_extra": 0, "kv_line": "dtype", "decode_reserve_needs_graphs": True,
           "running_half_tokens": True, **_NEW, "mm_reserve_mib": 100, **_V0517,
@@ -374,11 +382,11 @@ SGLANG_PROFILES: dict[str, SglangProfile] = {
         mm_keep_breakable=_MM_BCG_0516, mm_keep_piecewise=_MM_PW_0516),
     "0.5.18": SglangProfile(
         version="0.5.18", releases="0.5.18 - 0.5.19", fraction_rule="reserved_formula", prefill_graphs="breakable",
-        prefill_off=("rocm", "vit", "eager"), prefill_pp_max_tokens=8192, small_tier=(2048, 24, 80),
+        prefill_off=("rocm", "vit", "eager"), small_tier=(2048, 24, 80),
         speculative_reserve_mib=0, vlm_adjust=True, req_pool_extra=0, kv_line="dtype",
         decode_reserve_needs_graphs=True, running_half_tokens=True,
         source="sglang 0.5.18 / 0.5.19 wheels: breakable rules without MLA (MLA reserves 1536 MiB again); 0.5.19 "
-        "arg_groups/memory_hook.py caps the prefill graphs at 8192 tokens under PP (0.5.18 does not)", **_NEW, mm_reserve_mib=100, **_V0517,
+        "turns them off by default under PP (arg_groups/cuda_graph_hook.py; pp_line_note), 0.5.18 keeps them there", **_NEW, mm_reserve_mib=100, **_V0517,
         mm_keep_breakable=_MM_BCG_0518, mm_keep_piecewise=("Cohere2VisionForConditionalGeneration", *_MM_PW_0520)),
     "0.5.20": SglangProfile(
         version="0.5.20", releases="0.5.20", source="sglang 0.5.20 wheel: arg_groups/memory_hook.py "
@@ -1238,6 +1246,29 @@ def mm_line_note(prof: SglangProfile, gpu_name: str, vendor: str, memory_bytes: 
             f"{base.reserved_mib:.0f} and defaults mem_fraction_static to {later.mem_fraction_static:.4f} instead of "
             f"{base.mem_fraction_static:.4f}. This plan is SGLang 0.5.15's; for 0.5.16 plan with --mem-fraction-static "
             f"{later.mem_fraction_static:.3f} or pick the 0.5.17 line")
+
+
+def pp_line_note(prof: SglangProfile, gpu_name: str, vendor: str, memory_bytes: int, tp: int, pp: int = 1,
+                 mla: bool = False, dp_attention: int = 1, speculative: bool = False,
+                 vit: tuple[int, int] | None = None, eager: bool = False, chunked_prefill_size: int | None = None,
+                 mem_fraction_static: float | None = None, piecewise: str | None = None, mm_arch: str = "") -> str | None:
+    """A warning, on the 0.5.18 line under PP only, when 0.5.19 (which turns the default breakable prefill graphs off
+    under pp_size > 1) reserves less than the 0.5.18 this line plans; None otherwise. Worked number: PP2 x TP8 on an
+    H200: 0.5.18 reserves 15872 + 58 x 8 = 16336 MiB (0.886), 0.5.19 15872 (0.890)."""
+    if prof.version != "0.5.18" or pp <= 1 or mem_fraction_static is not None or piecewise is not None:
+        return None
+    mib, basis = gpu_capacity_mib(gpu_name, vendor, memory_bytes)
+    args = (mib, basis, tp, pp, mla, dp_attention, speculative, vit, vendor == "AMD", eager, chunked_prefill_size,
+            None, None, piecewise, mm_arch)
+    base = default_settings(prof, *args)
+    later = default_settings(prof.model_copy(update={"prefill_off": ("pp", *prof.prefill_off)}), *args)
+    if later.reserved_mib == base.reserved_mib:
+        return None
+    return (f"SGLang 0.5.19 turns the default breakable prefill CUDA graphs off under pipeline parallelism (0.5.18 "
+            f"keeps {base.prefill_graph_count}): it reserves {later.reserved_mib:.0f} MiB instead of "
+            f"{base.reserved_mib:.0f} and defaults mem_fraction_static to {later.mem_fraction_static:.4f} instead of "
+            f"{base.mem_fraction_static:.4f}. This plan is SGLang 0.5.18's; for 0.5.19 plan with --mem-fraction-static "
+            f"{later.mem_fraction_static:.3f}")
 
 
 def pool_bytes(pre_load: int, weights_loaded: int, mem_fraction_static: float) -> int:

@@ -165,3 +165,17 @@ def test_language_model_only_where_sglang_has_no_such_flag():
     assert any("SGLang 0.5.14 has no --language-model-only (it came with 0.5.18)" in w for w in p.warnings)
     eng = eng.model_copy(update={"sglang_version": "0.5.18"})  # 0.5.18 - 0.5.19: is_multimodal from the checkpoint
     assert any("may lose them" in w for w in plan(load_preset("qwen3-vl-8b-instruct"), H100, eng).warnings)
+
+
+def test_pp_turns_them_off_from_0519():
+    # 0.5.19+ cuda_graph_hook.py: "Disabling breakable prefill CUDA graph by default for pipeline parallelism", before
+    # any multimodal rule: Qwen3.5-27B PP2 on H100 (TP1: 512 + 12288 + 2 / 8 x 1024 + 512 = 13568 MiB) keeps none on
+    # 0.5.20 / 0.5.21; the 0.5.18 line plans 0.5.18 (+ 464 = 14032) and the plan names 0.5.19's figures
+    for version in ("0.5.20", "0.5.21"):
+        s = _settings("qwen3.5-27b", version, pp=2)
+        assert (s.prefill_graph_count, s.reserved_mib) == (0, 13568), version
+    assert _settings("qwen3.5-27b", "0.5.18", pp=2).reserved_mib == 14032
+    p = plan(load_preset("qwen3-8b"), H100, EngineConfig(engine="sglang", sglang_version="0.5.18", max_model_len=8192),
+             Layout(tp=1, pp=2))
+    assert any(w.startswith("SGLang 0.5.19 turns the default breakable prefill CUDA graphs off under pipeline "
+                            "parallelism (0.5.18 keeps 58): it reserves 13568 MiB instead of 14032") for w in p.warnings)
