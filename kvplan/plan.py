@@ -1393,12 +1393,10 @@ def plan(spec: ModelSpec, gpu: GpuSpec, engine: EngineConfig = EngineConfig(), l
             warnings.append(cap_note)
         warnings.extend(_sglang_mm_notes(spec, gpu, engine, layout, mla))
         if layout.pp > 1:  # the 0.5.18 line plans 0.5.18's prefill graphs under PP; 0.5.19 turns them off
-            loads_tower = spec.towers and not engine.language_model_only
             pp_note = sglang.pp_line_note(
                 sglang.sglang_profile(engine.sglang_version), gpu.name, gpu.vendor, gpu.memory_bytes, layout.tp,
                 layout.pp, mla, layout.attn_dp, engine.speculative_method in ("mtp", "eagle3", "draft_model"),
-                sglang.vit_shape(spec.towers, engine.sglang_version, spec.model_type) if loads_tower else None,
-                engine.enforce_eager, engine.max_num_batched_tokens, engine.mem_fraction_static,
+                _sglang_vit(spec, engine), engine.enforce_eager, engine.max_num_batched_tokens, engine.mem_fraction_static,
                 engine.piecewise_cuda_graph, sglang.sglang_mm_arch(spec.model_type, spec.towers))
             if pp_note:
                 warnings.append(pp_note)
@@ -1810,14 +1808,20 @@ def _sglang_context_len(spec, engine) -> int:
     return engine.max_model_len or spec.max_position_embeddings or 4096
 
 
+def _sglang_vit(spec, engine) -> tuple[int, int] | None:
+    """The vision tower SGLang's memory defaults see (kvplan.sglang.vit_shape): None for text-only serving
+    (--language-model-only) and where SGLang turns multimodal off by default (sglang_mm_disabled: Gemma 3, Llama 4)."""
+    if not spec.towers or engine.language_model_only or sglang.sglang_mm_disabled(spec.model_type, spec.towers):
+        return None
+    return sglang.vit_shape(spec.towers, engine.sglang_version, spec.model_type)
+
+
 def _sglang_budget(spec, gpu, engine, layout, weights, mla) -> "sglang.SglangBudget":
     """SGLang's budget of one rank (kvplan.sglang.budget) from the plan's inputs."""
-    loads_tower = spec.towers and not engine.language_model_only
     return sglang.budget(
         sglang.sglang_profile(engine.sglang_version), gpu.name, gpu.vendor, gpu.memory_bytes, gpu.interconnect, weights,
         layout.tp, layout.pp, mla, layout.attn_dp, engine.speculative_method in ("mtp", "eagle3", "draft_model"),
-        sglang.vit_shape(spec.towers, engine.sglang_version, spec.model_type) if loads_tower else None,
-        engine.enforce_eager, engine.disable_custom_all_reduce,
+        _sglang_vit(spec, engine), engine.enforce_eager, engine.disable_custom_all_reduce,
         engine.max_num_batched_tokens, engine.mem_fraction_static, engine.weights_bytes is not None,
         engine.piecewise_cuda_graph,
         # DSA models run SGLang's nsa attention backend, not aiter: no haircut
@@ -1830,13 +1834,11 @@ def _sglang_budget(spec, gpu, engine, layout, weights, mla) -> "sglang.SglangBud
 
 def _sglang_decode_graph_cap_note(spec, gpu, engine, layout, mla) -> str | None:
     """kvplan.sglang.decode_graph_cap_note from the plan's inputs (the same defaults _sglang_budget prices)."""
-    loads_tower = spec.towers and not engine.language_model_only
     return sglang.decode_graph_cap_note(
         sglang.sglang_profile(engine.sglang_version), gpu.name, gpu.vendor, gpu.memory_bytes, layout.tp, layout.pp, mla,
         layout.attn_dp, engine.speculative_method == "mtp",
-        sglang.vit_shape(spec.towers, engine.sglang_version, spec.model_type) if loads_tower else None,
-        engine.enforce_eager, engine.max_num_batched_tokens, engine.mem_fraction_static, engine.piecewise_cuda_graph,
-        engine.max_num_seqs, sglang.sglang_mm_arch(spec.model_type, spec.towers))
+        _sglang_vit(spec, engine), engine.enforce_eager, engine.max_num_batched_tokens, engine.mem_fraction_static,
+        engine.piecewise_cuda_graph, engine.max_num_seqs, sglang.sglang_mm_arch(spec.model_type, spec.towers))
 
 
 def _sglang_mm_notes(spec, gpu, engine, layout, mla) -> list[str]:
@@ -1847,6 +1849,11 @@ def _sglang_mm_notes(spec, gpu, engine, layout, mla) -> list[str]:
     graphs)."""
     if not spec.towers:
         return []
+    off = sglang.sglang_mm_disabled(spec.model_type, spec.towers)
+    if off and not engine.language_model_only:
+        return [f"SGLang serves {off} text-only unless --enable-multimodal is given (configs/model_config.py "
+                "mm_disabled_models): planned so, with no VLM cut of mem_fraction_static, no multimodal reserve and "
+                "the prefill CUDA graphs of a text model; --enable-multimodal is not modelled"]
     arch = sglang.sglang_mm_arch(spec.model_type, spec.towers)
     out = []
     if engine.language_model_only:
@@ -1862,7 +1869,7 @@ def _sglang_mm_notes(spec, gpu, engine, layout, mla) -> list[str]:
     note = sglang.mm_line_note(
         sglang.sglang_profile(engine.sglang_version), gpu.name, gpu.vendor, gpu.memory_bytes, layout.tp, layout.pp,
         mla, layout.attn_dp, engine.speculative_method in ("mtp", "eagle3", "draft_model"),
-        sglang.vit_shape(spec.towers, engine.sglang_version, spec.model_type), engine.enforce_eager,
+        _sglang_vit(spec, engine), engine.enforce_eager,
         engine.max_num_batched_tokens, engine.mem_fraction_static, engine.piecewise_cuda_graph, arch)
     return out + ([note] if note else [])
 

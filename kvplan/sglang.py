@@ -795,6 +795,19 @@ def sglang_mm_arch(model_type: str, towers=()) -> str:
     return ""
 
 
+# Architectures SGLang serves text-only unless --enable-multimodal is given (configs/model_config.py mm_disabled_models,
+# the same list in the 0.4.10, 0.5.3, 0.5.6, 0.5.8, 0.5.10 - 0.5.23 wheels read 2026-12; Step3VL from 0.5.3, Inkling
+# from 0.5.16): ModelConfig.is_multimodal is False, so no VLM fraction cut, no multimodal reserve, and the prefill
+# graphs follow the text rules. By kvplan's model_type (the text config's) with a tower.
+SGLANG_MM_DISABLED = {"gemma3_text": "Gemma3ForConditionalGeneration", "llama4_text": "Llama4ForConditionalGeneration"}
+
+
+def sglang_mm_disabled(model_type: str, towers=()) -> str:
+    """The architecture name where SGLang turns multimodal off by default for this spec ("" otherwise). Worked example:
+    Gemma-3-27B-it (gemma3_text + a SigLIP tower) -> "Gemma3ForConditionalGeneration"; Gemma 4 -> ""."""
+    return SGLANG_MM_DISABLED.get(model_type, "") if towers else ""
+
+
 def mm_prefill_backend(prof: SglangProfile, mm_arch: str) -> str | None:
     """The prefill CUDA-graph backend a multimodal ``mm_arch`` keeps on this line by default: "breakable",
     "tc_piecewise" (a piecewise-allowlisted arch; on a breakable line SGLang switches it over), None (off, the "vit"

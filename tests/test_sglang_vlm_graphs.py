@@ -179,3 +179,18 @@ def test_pp_turns_them_off_from_0519():
              Layout(tp=1, pp=2))
     assert any(w.startswith("SGLang 0.5.19 turns the default breakable prefill CUDA graphs off under pipeline "
                             "parallelism (0.5.18 keeps 58): it reserves 13568 MiB instead of 14032") for w in p.warnings)
+
+
+def test_gemma3_and_llama4_are_text_models_to_sglang_by_default():
+    # configs/model_config.py mm_disabled_models (0.4.10 - 0.5.23): enable_multimodal False -> is_multimodal False: no
+    # VLM cut, the text prefill graphs: Gemma-3-27B-it on an H100 at 0.5.21 reserves 13904 MiB -> 0.830 flat (it had
+    # 13440 x 0.90974 = 0.7596); Gemma 4 (not on the list) keeps the VLM rules
+    for name in ("gemma-3-27b-it", "llama-4-scout-17b-16e-instruct"):
+        p = plan(load_preset(name), H100, EngineConfig(engine="sglang", max_model_len=8192))
+        term = next(t for t in p.ranks[0].terms if t.name.startswith("left free"))
+        assert term.name.startswith("left free: (1 - 0.83) x") and "13904 MiB reserved" in term.source, name
+        assert "vision tower" not in term.source
+        assert not [t for t in p.ranks[0].terms if "multimodal" in t.name]
+        assert any("text-only unless --enable-multimodal" in w for w in p.warnings), name
+    g4 = plan(load_preset("gemma-4-26b-a4b"), H100, EngineConfig(engine="sglang", max_model_len=8192))
+    assert "13440 MiB reserved" in next(t for t in g4.ranks[0].terms if t.name.startswith("left free")).source
