@@ -152,11 +152,9 @@ class SglangProfile(BaseModel):
     # piecewise, 0.5.10 - 0.5.14), "breakable" (0.5.15+ on CUDA; ROCm keeps tc_piecewise, then turns it off).
     prefill_graphs: Literal["none", "tc_piecewise", "breakable"]
     # What turns the default prefill graphs off (the wheels' auto-disable rules kvplan can see): "speculative",
-    # "dp_attention", "pp", "rocm", "vit" (a vision tower), "eager" (--disable-cuda-graph), "mla".
+    # "dp_attention", "pp", "rocm", "vit" (a vision tower off the line's multimodal allowlists, mm_keep_*), "eager"
+    # (--disable-cuda-graph), "mla".
     prefill_off: tuple[str, ...] = ()
-    # 0.5.19+: breakable prefill graphs under PP (an explicit --cuda-graph-backend-prefill=breakable; off by default)
-    # capture up to 8192 tokens
-    prefill_pp_max_tokens: int | None = None
     decode_reserve_needs_graphs: bool = False  # 0.5.15+: decode max_bs x 2 only while the decode graphs are on
     running_half_tokens: bool = False  # 0.5.14+: --max-running-requests R -> min(R // dp, tokens // 2)
     # What the opt-in --enable-piecewise-cuda-graph adds to the reserve where prefill graphs are off by default
@@ -286,10 +284,11 @@ _MM_PW_0520 = ("KimiK25ForConditionalGeneration", "MiniMaxM3SparseForCausalLM",
 # The 0.5.20 and 0.5.21 lines' shared memory settings (they differ in DeepSeek-V4's pools, kvplan.sglang_dsv4).
 # PP: 0.5.19+ turn the default breakable prefill graphs off under pp_size > 1 (cuda_graph_hook.py
 # apply_cuda_graph_compatibility: "Disabling breakable prefill CUDA graph by default for pipeline parallelism"); the
-# 8192-token cap (memory_hook.py) is for an explicit --cuda-graph-backend-prefill=breakable.
+# 8192-token cap (memory_hook.py) is for an explicit --cuda-graph-backend-prefill=breakable, which kvplan does not take
+# (--enforce-piecewise-cuda-graph there is tc_piecewise, uncapped).
 _V0520 = {"fraction_rule": "reserved_formula", "prefill_graphs": "breakable",
           "prefill_off": ("pp", "rocm", "vit", "eager"),
-          "prefill_pp_max_tokens": 8192, "small_tier": (4096, 48, 160), "speculative_reserve_mib": 0,
+          "small_tier": (4096, 48, 160), "speculative_reserve_mib": 0,
           "vlm_adjust": True, "req_pool_extra": 0, "kv_line": "dtype", "decode_reserve_needs_graphs": True,
           "running_half_tokens": True, **_NEW, "mm_reserve_mib": 100, **_V0517,
           "mm_keep_breakable": _MM_BCG_0520, "mm_keep_piecewise": _MM_PW_0520}
@@ -859,8 +858,6 @@ def default_settings(prof: SglangProfile, gpu_mem_mib: int, gpu_mem_basis: str, 
         off = any(seen[c] for c in rules)
         if piecewise == "enforce" or not off:  # enforce skips the auto-disable rules
             tokens = chunk if chunk > 0 else 2048
-            if pp > 1 and prof.prefill_pp_max_tokens:
-                tokens = min(tokens, prof.prefill_pp_max_tokens)
             graphs = len(prefill_graph_sizes(tokens))
     elif prof.prefill_graphs == "none" and piecewise == "enable":
         if prof.piecewise_optin == "max_quarter":
