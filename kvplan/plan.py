@@ -1860,7 +1860,7 @@ def _sglang_mm_notes(spec, gpu, engine, layout, mla) -> list[str]:
         if engine.sglang_version not in sglang.LANGUAGE_MODEL_ONLY_FROM:
             out.append(f"SGLang {engine.sglang_version} has no --language-model-only (it came with 0.5.18): that "
                        "release loads the towers and treats the model as multimodal; this plan leaves them out")
-        elif engine.sglang_version == "0.5.18" and not arch:
+        elif engine.sglang_version == "0.5.18" and not arch and not off:
             out.append("SGLang 0.5.18 - 0.5.19 --language-model-only skips the VLM fraction cut, but their "
                        "ModelConfig.is_multimodal reads only the checkpoint's own language_model_only when the prefill "
                        "CUDA graphs are decided: this model (on no multimodal allowlist) may lose them, reserving "
