@@ -1414,6 +1414,15 @@ def plan(spec: ModelSpec, gpu: GpuSpec, engine: EngineConfig = EngineConfig(), l
         cap_note = _sglang_decode_graph_cap_note(spec, gpu, engine, layout, mla)
         if cap_note:
             warnings.append(cap_note)
+        warnings.extend(_sglang_mm_notes(spec, gpu, engine, layout, mla))
+        if layout.pp > 1:  # the 0.5.18 line plans 0.5.18's prefill graphs under PP; 0.5.19 turns them off
+            pp_note = sglang.pp_line_note(
+                sglang.sglang_profile(engine.sglang_version), gpu.name, gpu.vendor, gpu.memory_bytes, layout.tp,
+                layout.pp, mla, layout.attn_dp, engine.speculative_method in ("mtp", "eagle3", "draft_model"),
+                _sglang_vit(spec, engine), engine.enforce_eager, engine.max_num_batched_tokens, engine.mem_fraction_static,
+                engine.piecewise_cuda_graph, sglang.sglang_mm_arch(spec.model_type, spec.towers))
+            if pp_note:
+                warnings.append(pp_note)
     if layout.attn_dp > 1:
         warnings.append(f"SGLang DP attention: {layout.attn_dp} attention-DP groups of {layout.attn_tp} GPU(s), each "
                         f"with its own KV pool and requests: the figures here are per group, the deployment holds "
@@ -1828,14 +1837,20 @@ def _sglang_context_len(spec, engine) -> int:
     return engine.max_model_len or spec.max_position_embeddings or 4096
 
 
+def _sglang_vit(spec, engine) -> tuple[int, int] | None:
+    """The vision tower SGLang's memory defaults see (kvplan.sglang.vit_shape): None for text-only serving
+    (--language-model-only) and where SGLang turns multimodal off by default (sglang_mm_disabled: Gemma 3, Llama 4)."""
+    if not spec.towers or engine.language_model_only or sglang.sglang_mm_disabled(spec.model_type, spec.towers):
+        return None
+    return sglang.vit_shape(spec.towers, engine.sglang_version, spec.model_type)
+
+
 def _sglang_budget(spec, gpu, engine, layout, weights, mla) -> "sglang.SglangBudget":
     """SGLang's budget of one rank (kvplan.sglang.budget) from the plan's inputs."""
-    loads_tower = spec.towers and not engine.language_model_only
     return sglang.budget(
         sglang.sglang_profile(engine.sglang_version), gpu.name, gpu.vendor, gpu.memory_bytes, gpu.interconnect, weights,
         layout.tp, layout.pp, mla, layout.attn_dp, engine.speculative_method in ("mtp", "eagle3", "draft_model"),
-        sglang.vit_shape(spec.towers, engine.sglang_version, spec.model_type) if loads_tower else None,
-        engine.enforce_eager, engine.disable_custom_all_reduce,
+        _sglang_vit(spec, engine), engine.enforce_eager, engine.disable_custom_all_reduce,
         engine.max_num_batched_tokens, engine.mem_fraction_static, engine.weights_bytes is not None,
         engine.piecewise_cuda_graph,
         # DSA models run SGLang's nsa attention backend, not aiter: no haircut
@@ -1843,18 +1858,49 @@ def _sglang_budget(spec, gpu, engine, layout, weights, mla) -> "sglang.SglangBud
             engine.sglang_version, gpu.vendor, mla, spec.num_key_value_heads or spec.num_attention_heads, layout.tp,
             _sglang_context_len(spec, engine),
             engine.sglang_aiter_honor_explicit_mem_fraction, engine.mem_fraction_static is not None),
-        _sglang_draft_vocab_copies(spec, engine, layout))
+        _sglang_draft_vocab_copies(spec, engine, layout), sglang.sglang_mm_arch(spec.model_type, spec.towers))
 
 
 def _sglang_decode_graph_cap_note(spec, gpu, engine, layout, mla) -> str | None:
     """kvplan.sglang.decode_graph_cap_note from the plan's inputs (the same defaults _sglang_budget prices)."""
-    loads_tower = spec.towers and not engine.language_model_only
     return sglang.decode_graph_cap_note(
         sglang.sglang_profile(engine.sglang_version), gpu.name, gpu.vendor, gpu.memory_bytes, layout.tp, layout.pp, mla,
         layout.attn_dp, engine.speculative_method == "mtp",
-        sglang.vit_shape(spec.towers, engine.sglang_version, spec.model_type) if loads_tower else None,
-        engine.enforce_eager, engine.max_num_batched_tokens, engine.mem_fraction_static, engine.piecewise_cuda_graph,
-        engine.max_num_seqs)
+        _sglang_vit(spec, engine), engine.enforce_eager, engine.max_num_batched_tokens, engine.mem_fraction_static,
+        engine.piecewise_cuda_graph, engine.max_num_seqs, sglang.sglang_mm_arch(spec.model_type, spec.towers))
+
+
+def _sglang_mm_notes(spec, gpu, engine, layout, mla) -> list[str]:
+    """What the plan says of a multimodal model's prefill CUDA graphs on SGLang: kvplan.sglang.mm_line_note (the 0.5.15
+    line, whose 0.5.16 keeps them for the allowlisted VLMs), and --language-model-only where the line cannot honour it
+    as planned (before 0.5.18 SGLang has no such flag; 0.5.18 - 0.5.19 skip the VLM fraction cut but read
+    ModelConfig.is_multimodal from the checkpoint alone, so a VLM off the allowlists may still lose the prefill
+    graphs)."""
+    if not spec.towers:
+        return []
+    off = sglang.sglang_mm_disabled(spec.model_type, spec.towers)
+    if off and not engine.language_model_only:
+        return [f"SGLang serves {off} text-only unless --enable-multimodal is given (configs/model_config.py "
+                "mm_disabled_models): planned so, with no VLM cut of mem_fraction_static, no multimodal reserve and "
+                "the prefill CUDA graphs of a text model; --enable-multimodal is not modelled"]
+    arch = sglang.sglang_mm_arch(spec.model_type, spec.towers)
+    out = []
+    if engine.language_model_only:
+        if engine.sglang_version not in sglang.LANGUAGE_MODEL_ONLY_FROM:
+            out.append(f"SGLang {engine.sglang_version} has no --language-model-only (it came with 0.5.18): that "
+                       "release loads the towers and treats the model as multimodal; this plan leaves them out")
+        elif engine.sglang_version == "0.5.18" and not arch and not off:
+            out.append("SGLang 0.5.18 - 0.5.19 --language-model-only skips the VLM fraction cut, but their "
+                       "ModelConfig.is_multimodal reads only the checkpoint's own language_model_only when the prefill "
+                       "CUDA graphs are decided: this model (on no multimodal allowlist) may lose them, reserving "
+                       "less than planned here (8 MiB a capture size); 0.5.20+ serve it as text, as planned")
+        return out
+    note = sglang.mm_line_note(
+        sglang.sglang_profile(engine.sglang_version), gpu.name, gpu.vendor, gpu.memory_bytes, layout.tp, layout.pp,
+        mla, layout.attn_dp, engine.speculative_method in ("mtp", "eagle3", "draft_model"),
+        _sglang_vit(spec, engine), engine.enforce_eager,
+        engine.max_num_batched_tokens, engine.mem_fraction_static, engine.piecewise_cuda_graph, arch)
+    return out + ([note] if note else [])
 
 
 def _sglang_draft_vocab_copies(spec, engine, layout) -> int:

@@ -35,8 +35,10 @@ profile      releases                 default ``mem_fraction_static`` (``gpu_mem
 0.5.15       0.5.15-0.5.16            breakable prefill graphs on CUDA: off with MLA, DP attention, VLMs,
                                       --disable-cuda-graph (which also drops decode max_bs x 2), ROCm; on with PP.
 0.5.17       0.5.17                   as 0.5.15; DP attention keeps them.
-0.5.18       0.5.18-0.5.19            as 0.5.17; MLA keeps them (1536 MiB); under PP up to 8192 tokens (0.5.19).
-0.5.20       0.5.20                   as 0.5.18 (memory_hook.py); the < 35 GiB tier is 4096 / 48 / 160.
+0.5.18       0.5.18-0.5.19            as 0.5.17; MLA keeps them (1536 MiB); 0.5.19 turns them off under PP
+                                      (planned as 0.5.18, which keeps them; pp_line_note warns).
+0.5.20       0.5.20                   as 0.5.18 (memory_hook.py); the < 35 GiB tier is 4096 / 48 / 160; PP turns
+                                      the prefill graphs off (0.5.19+ cuda_graph_hook.py).
                                       0.5.10+: --disable- / --enforce-piecewise-cuda-graph.
 0.5.21       0.5.21-0.5.23            as 0.5.20 (newest read); DeepSeek-V4's pools priced by the padded page
                                       (kvplan.sglang_dsv4 "page_padded"); 0.5.22+ lower the decode graph max_bs to
@@ -150,9 +152,9 @@ class SglangProfile(BaseModel):
     # piecewise, 0.5.10 - 0.5.14), "breakable" (0.5.15+ on CUDA; ROCm keeps tc_piecewise, then turns it off).
     prefill_graphs: Literal["none", "tc_piecewise", "breakable"]
     # What turns the default prefill graphs off (the wheels' auto-disable rules kvplan can see): "speculative",
-    # "dp_attention", "pp", "rocm", "vit" (a vision tower), "eager" (--disable-cuda-graph), "mla".
+    # "dp_attention", "pp", "rocm", "vit" (a vision tower off the line's multimodal allowlists, mm_keep_*), "eager"
+    # (--disable-cuda-graph), "mla".
     prefill_off: tuple[str, ...] = ()
-    prefill_pp_max_tokens: int | None = None  # 0.5.19+: breakable prefill graphs under PP capture up to 8192 tokens
     decode_reserve_needs_graphs: bool = False  # 0.5.15+: decode max_bs x 2 only while the decode graphs are on
     running_half_tokens: bool = False  # 0.5.14+: --max-running-requests R -> min(R // dp, tokens // 2)
     # What the opt-in --enable-piecewise-cuda-graph adds to the reserve where prefill graphs are off by default
@@ -192,6 +194,15 @@ class SglangProfile(BaseModel):
     # (kv_cache_configurator.py mm_runtime_reservation_gb; + SGLANG_MM_FEATURE_CACHE_MB with a GPU feature transport,
     # off by default)
     mm_reserve_mib: int = 0
+    # Multimodal architectures whose prefill graphs the line keeps by default (configs/model_config.py
+    # multimodal_breakable_cuda_graph_supported_model_archs / multimodal_piecewise_cuda_graph_supported_model_archs),
+    # by the backend they run: every other multimodal model falls under the "vit" rule above (SGLANG_MM_ARCHS maps
+    # kvplan's specs onto these names).
+    mm_keep_breakable: tuple[str, ...] = ()
+    # Breakable lines: a piecewise-allowlisted arch (not also breakable-allowlisted) is switched to tc_piecewise
+    # (_apply_cuda_graph_compatibility, 0.5.16+), which DP attention, PP, ROCm and --disable-cuda-graph turn off.
+    # The 0.5.14 (tc_piecewise) line keeps the listed archs on its own rules.
+    mm_keep_piecewise: tuple[str, ...] = ()
 
 
 # Fitted constants (GiB; "context" = device total (kvplan.gpus, cudaMemGetInfo) - "Load weight begin. avail mem"):
@@ -253,11 +264,34 @@ _V057 = {"hybrid_rule": "v057", "hybrid_models": _HYB_ALL, "hybrid_ssm_from_conf
 _V0517 = {"hybrid_rule": "v0517", "hybrid_models": _HYB_ALL, "hybrid_ssm_from_config": True,
           "hybrid_extra_buffer": True}
 
+# The allowlists as read (configs/model_config.py). 0.5.14: piecewise Cohere2Vision. 0.5.16 - 0.5.17: breakable
+# Qwen3.5 (dense, MoE); piecewise Cohere2Vision, Kimi-K2.5, MiniMax-M3-Sparse (two archs). 0.5.18: breakable adds
+# InternS2-Mobius, MuseGlimmer, Kimi-K3, Kimi-K2.5 (0.5.19 also Cohere2Vision and PaddleOCR-VL, dropping Cohere2Vision
+# from piecewise). 0.5.20 - 0.5.21: breakable adds Glm5Next; 0.5.22 adds Qwen4Exp and MiniMax-M3-Sparse, 0.5.23
+# MuseSpark (none of them a kvplan preset). 0.5.10 - 0.5.13 and 0.5.15 have none: every multimodal model is off.
+_MM_PW_0516 = ("Cohere2VisionForConditionalGeneration", "KimiK25ForConditionalGeneration",
+               "MiniMaxM3SparseForCausalLM", "MiniMaxM3SparseForConditionalGeneration")
+_MM_BCG_0516 = ("Qwen3_5ForConditionalGeneration", "Qwen3_5MoeForConditionalGeneration")
+_MM_BCG_0518 = ("InternS2MobiusForConditionalGeneration", *_MM_BCG_0516, "MuseGlimmerForConditionalGeneration",
+                "KimiK3ForConditionalGeneration", "KimiK25ForConditionalGeneration")
+_MM_BCG_0520 = ("Cohere2VisionForConditionalGeneration", "Glm5NextForConditionalGeneration",
+                "InternS2MobiusForConditionalGeneration", "PaddleOCRVLForConditionalGeneration", *_MM_BCG_0516,
+                "MuseGlimmerForConditionalGeneration", "KimiK3ForConditionalGeneration",
+                "KimiK25ForConditionalGeneration")
+_MM_PW_0520 = ("KimiK25ForConditionalGeneration", "MiniMaxM3SparseForCausalLM",
+               "MiniMaxM3SparseForConditionalGeneration")
+
 # The 0.5.20 and 0.5.21 lines' shared memory settings (they differ in DeepSeek-V4's pools, kvplan.sglang_dsv4).
-_V0520 = {"fraction_rule": "reserved_formula", "prefill_graphs": "breakable", "prefill_off": ("rocm", "vit", "eager"),
-          "prefill_pp_max_tokens": 8192, "small_tier": (4096, 48, 160), "speculative_reserve_mib": 0,
+# PP: 0.5.19+ turn the default breakable prefill graphs off under pp_size > 1 (cuda_graph_hook.py
+# apply_cuda_graph_compatibility: "Disabling breakable prefill CUDA graph by default for pipeline parallelism"); the
+# 8192-token cap (memory_hook.py) is for an explicit --cuda-graph-backend-prefill=breakable, which kvplan does not take
+# (--enforce-piecewise-cuda-graph there is tc_piecewise, uncapped).
+_V0520 = {"fraction_rule": "reserved_formula", "prefill_graphs": "breakable",
+          "prefill_off": ("pp", "rocm", "vit", "eager"),
+          "small_tier": (4096, 48, 160), "speculative_reserve_mib": 0,
           "vlm_adjust": True, "req_pool_extra": 0, "kv_line": "dtype", "decode_reserve_needs_graphs": True,
-          "running_half_tokens": True, **_NEW, "mm_reserve_mib": 100, **_V0517}
+          "running_half_tokens": True, **_NEW, "mm_reserve_mib": 100, **_V0517,
+          "mm_keep_breakable": _MM_BCG_0520, "mm_keep_piecewise": _MM_PW_0520}
 
 SGLANG_PROFILES: dict[str, SglangProfile] = {
     "0.4.0": SglangProfile(
@@ -328,7 +362,8 @@ SGLANG_PROFILES: dict[str, SglangProfile] = {
         speculative_reserve_mib=0, vlm_adjust=True, req_pool_extra=0, kv_line="dtype", running_half_tokens=True,
         source="sglang 0.5.14 wheel: server_args.py _handle_cuda_graph_config (--disable-cuda-graph disables both "
         "phases), _disable_tc_piecewise_cudagraph_if_incompatible (no speculative rule), no speculative reserve; "
-        "model_runner_kv_cache_mixin.py min(requested // dp, tokens // 2)", **_NEW, **_V057, hybrid_extra_buffer=True, hybrid_rocm_refusal=_ROCM_0514),
+        "model_runner_kv_cache_mixin.py min(requested // dp, tokens // 2)", **_NEW, **_V057, hybrid_extra_buffer=True, hybrid_rocm_refusal=_ROCM_0514,
+        mm_keep_piecewise=("Cohere2VisionForConditionalGeneration",)),
     "0.5.15": SglangProfile(
         version="0.5.15", releases="0.5.15 - 0.5.16", fraction_rule="reserved_formula", prefill_graphs="breakable",
         prefill_off=("mla", "dp_attention", "rocm", "vit", "eager"), small_tier=(2048, 24, 80),
@@ -342,14 +377,16 @@ SGLANG_PROFILES: dict[str, SglangProfile] = {
         prefill_off=("mla", "rocm", "vit", "eager"), small_tier=(2048, 24, 80), speculative_reserve_mib=0,
         vlm_adjust=True, req_pool_extra=0, kv_line="dtype", decode_reserve_needs_graphs=True,
         running_half_tokens=True, source="sglang 0.5.17 wheel: server_args.py _disable_breakable_cudagraph_if_"
-        "incompatible (MLA attention (non-DSA), multimodal; DP attention no longer)", **_NEW, **_V0517),
+        "incompatible (MLA attention (non-DSA), multimodal; DP attention no longer)", **_NEW, **_V0517,
+        mm_keep_breakable=_MM_BCG_0516, mm_keep_piecewise=_MM_PW_0516),
     "0.5.18": SglangProfile(
         version="0.5.18", releases="0.5.18 - 0.5.19", fraction_rule="reserved_formula", prefill_graphs="breakable",
-        prefill_off=("rocm", "vit", "eager"), prefill_pp_max_tokens=8192, small_tier=(2048, 24, 80),
+        prefill_off=("rocm", "vit", "eager"), small_tier=(2048, 24, 80),
         speculative_reserve_mib=0, vlm_adjust=True, req_pool_extra=0, kv_line="dtype",
         decode_reserve_needs_graphs=True, running_half_tokens=True,
         source="sglang 0.5.18 / 0.5.19 wheels: breakable rules without MLA (MLA reserves 1536 MiB again); 0.5.19 "
-        "arg_groups/memory_hook.py caps the prefill graphs at 8192 tokens under PP (0.5.18 does not)", **_NEW, mm_reserve_mib=100, **_V0517),
+        "turns them off by default under PP (arg_groups/cuda_graph_hook.py; pp_line_note), 0.5.18 keeps them there", **_NEW, mm_reserve_mib=100, **_V0517,
+        mm_keep_breakable=_MM_BCG_0518, mm_keep_piecewise=("Cohere2VisionForConditionalGeneration", *_MM_PW_0520)),
     "0.5.20": SglangProfile(
         version="0.5.20", releases="0.5.20", source="sglang 0.5.20 wheel: arg_groups/memory_hook.py "
         "handle_gpu_memory_settings, reserve_for_graph_mb; cuda_graph_hook.py (breakable on CUDA, off on ROCm); "
@@ -734,21 +771,76 @@ def vit_complexity_factor(vit_layers: int, vit_hidden: int) -> float:
     return 0.95 * max(0.8, min(1.05, 1.0 - 0.1 * (ratio - 1.0)))
 
 
+# The SGLang architecture of a kvplan spec SGLang serves as multimodal, where one of the allowlists below names it: by
+# the model_type kvplan parses (its text config's for Qwen3.5) and, for Kimi-K2.5 / K2.6 (spec model_type deepseek_v3:
+# the text config's), by its MoonViT tower. kvplan/presets: qwen3.5-*, qwen3.6-* (Qwen3_5(Moe)ForConditionalGeneration),
+# kimi-k2.5, kimi-k2.6-nvfp4 (KimiK25ForConditionalGeneration).
+SGLANG_MM_ARCHS = {"qwen3_5_text": "Qwen3_5ForConditionalGeneration",
+                   "qwen3_5_moe_text": "Qwen3_5MoeForConditionalGeneration"}
+# What turns the prefill graphs off once a breakable line has switched a piecewise-allowlisted VLM to tc_piecewise
+# (_disable_tc_piecewise_cudagraph_if_incompatible, 0.5.16 - 0.5.23: DP attention, pp_size > 1, non-CUDA hardware;
+# --disable-cuda-graph locks the prefill backend to disabled before the switch). MLA is not among them.
+MM_TC_SWAP_OFF = ("dp_attention", "pp", "rocm", "eager")
+
+
+def sglang_mm_arch(model_type: str, towers=()) -> str:
+    """The SGLang architecture kvplan can name for a multimodal spec ("" where it names none). Worked examples:
+    ("qwen3_5_text", Qwen3.5-27B's towers) -> "Qwen3_5ForConditionalGeneration"; ("deepseek_v3", a MoonViT tower) ->
+    "KimiK25ForConditionalGeneration"; ("qwen2_5_vl", ...) -> ""."""
+    if model_type in SGLANG_MM_ARCHS:
+        return SGLANG_MM_ARCHS[model_type]
+    if model_type in ("deepseek_v3", "kimi_k2", "kimi_k25") and any("MoonViT" in t.name for t in towers):
+        return "KimiK25ForConditionalGeneration"
+    return ""
+
+
+# Architectures SGLang serves text-only unless --enable-multimodal is given (configs/model_config.py mm_disabled_models,
+# the same list in the 0.4.10, 0.5.3, 0.5.6, 0.5.8, 0.5.10 - 0.5.23 wheels read 2026-12; Step3VL from 0.5.3, Inkling
+# from 0.5.16): ModelConfig.is_multimodal is False, so no VLM fraction cut, no multimodal reserve, and the prefill
+# graphs follow the text rules. By kvplan's model_type (the text config's) with a tower.
+SGLANG_MM_DISABLED = {"gemma3_text": "Gemma3ForConditionalGeneration", "llama4_text": "Llama4ForConditionalGeneration"}
+
+
+def sglang_mm_disabled(model_type: str, towers=()) -> str:
+    """The architecture name where SGLang turns multimodal off by default for this spec ("" otherwise). Worked example:
+    Gemma-3-27B-it (gemma3_text + a SigLIP tower) -> "Gemma3ForConditionalGeneration"; Gemma 4 -> ""."""
+    return SGLANG_MM_DISABLED.get(model_type, "") if towers else ""
+
+
+def mm_prefill_backend(prof: SglangProfile, mm_arch: str) -> str | None:
+    """The prefill CUDA-graph backend a multimodal ``mm_arch`` keeps on this line by default: "breakable",
+    "tc_piecewise" (a piecewise-allowlisted arch; on a breakable line SGLang switches it over), None (off, the "vit"
+    rule). Worked examples: 0.5.20, Qwen3_5ForConditionalGeneration -> "breakable"; 0.5.17,
+    KimiK25ForConditionalGeneration -> "tc_piecewise"; 0.5.15 or 0.5.10, either -> None."""
+    if not mm_arch or prof.prefill_graphs == "none":
+        return None
+    if prof.prefill_graphs == "breakable" and mm_arch in prof.mm_keep_breakable:
+        return "breakable"
+    if mm_arch in prof.mm_keep_piecewise:
+        return "tc_piecewise"
+    return None
+
+
 def default_settings(prof: SglangProfile, gpu_mem_mib: int, gpu_mem_basis: str, tp: int, pp: int = 1,
                      mla: bool = False, dp_attention: int = 1, speculative: bool = False,
                      vit: tuple[int, int] | None = None, rocm: bool = False, eager: bool = False,
                      chunked_prefill_size: int | None = None, cuda_graph_max_bs: int | None = None,
-                     mem_fraction_static: float | None = None, piecewise: str | None = None) -> SglangDefaults:
+                     mem_fraction_static: float | None = None, piecewise: str | None = None,
+                     mm_arch: str = "") -> SglangDefaults:
     """SGLang's chunked_prefill_size, decode cuda_graph_max_bs and mem_fraction_static for this launch.
 
     ``vit``: (layers, hidden) of a vision tower SGLang loads (None: text only). Explicit flags win.
+    ``mm_arch``: the SGLang architecture of that multimodal model (sglang_mm_arch; "" unknown): one on the line's
+    allowlists keeps the prefill graphs (mm_prefill_backend), every other VLM loses them ("vit").
     ``piecewise``: the prefill (piecewise) CUDA-graph flag given: None none; "enable" --enable-piecewise-cuda-graph
     (opt-in lines: SglangProfile.piecewise_optin; a deprecated no-op from 0.5.10); "enforce"
     --enforce-piecewise-cuda-graph (0.5.10+: on past _handle_piecewise_cuda_graph's auto-disable rules; 0.5.14+ its
     alias --cuda-graph-backend-prefill=tc_piecewise); "disable" --disable-piecewise-cuda-graph (0.5.10+).
     Worked numbers: 0.5.20, H100 (81559 MiB), TP1 -> 8192 / 256 / 58 prefill graphs, reserved
     512 + 12288 + 128 + 512 + 464 = 13904 MiB -> 0.830; 0.4.0, TP4 -> 0.85; 0.4.8, 16303 MiB -> 0.818;
-    0.5.6, H100, TP1 with --enable-piecewise-cuda-graph: 13440 + 4096 // 4 = 14464 MiB -> 0.823 (0.835 without).
+    0.5.6, H100, TP1 with --enable-piecewise-cuda-graph: 13440 + 4096 // 4 = 14464 MiB -> 0.823 (0.835 without);
+    Qwen3.5-27B with its tower (24 x 1152: x 0.92477), 0.5.20, H100, TP1: 13904 MiB (58 breakable graphs kept) ->
+    0.830 x 0.92477 = 0.76756 (a VLM off the allowlists: 13440 MiB -> 0.835 x its factor).
     """
     gib = gpu_mem_mib / 1024
     chunk, max_bs = _tier(prof, gib, tp)
@@ -756,14 +848,16 @@ def default_settings(prof: SglangProfile, gpu_mem_mib: int, gpu_mem_basis: str, 
     max_bs = cuda_graph_max_bs or max_bs
     graphs = 0
     optin_mib = 0  # what --enable-piecewise-cuda-graph adds where the prefill graphs are opt-in
+    keep = mm_prefill_backend(prof, mm_arch) if vit is not None else None
     if prof.prefill_graphs != "none" and piecewise != "disable":
-        seen = {"eager": eager, "pp": pp > 1, "vit": vit is not None, "dp_attention": dp_attention > 1, "rocm": rocm,
-                "speculative": speculative, "mla": mla}
-        off = any(seen[c] for c in prof.prefill_off)
+        seen = {"eager": eager, "pp": pp > 1, "vit": vit is not None and keep is None,
+                "dp_attention": dp_attention > 1, "rocm": rocm, "speculative": speculative, "mla": mla}
+        rules = prof.prefill_off
+        if keep == "tc_piecewise" and prof.prefill_graphs == "breakable":  # switched to tc_piecewise: its rules
+            rules = MM_TC_SWAP_OFF
+        off = any(seen[c] for c in rules)
         if piecewise == "enforce" or not off:  # enforce skips the auto-disable rules
             tokens = chunk if chunk > 0 else 2048
-            if pp > 1 and prof.prefill_pp_max_tokens:
-                tokens = min(tokens, prof.prefill_pp_max_tokens)
             graphs = len(prefill_graph_sizes(tokens))
     elif prof.prefill_graphs == "none" and piecewise == "enable":
         if prof.piecewise_optin == "max_quarter":
@@ -811,6 +905,9 @@ def default_settings(prof: SglangProfile, gpu_mem_mib: int, gpu_mem_basis: str, 
         reserved += optin_mib  # 0.5.6 / 0.5.7 add it after the floor and the speculative reserve
         frac = round((gpu_mem_mib - reserved) / gpu_mem_mib, 3)
         rule = f"SGLang {prof.releases} default: (GPU MiB - {reserved:.0f} MiB reserved) / GPU MiB"
+    if keep is not None and graphs and piecewise != "enforce":
+        rule += (f", {graphs} {keep} prefill CUDA graphs kept for the multimodal {mm_arch} "
+                 f"(multimodal_{'breakable' if keep == 'breakable' else 'piecewise'}_cuda_graph_supported_model_archs)")
     if vit is not None and prof.vlm_adjust:
         factor = vit_complexity_factor(*vit)
         frac *= factor
@@ -1067,7 +1164,7 @@ def budget(prof: SglangProfile, gpu_name: str, vendor: str, memory_bytes: int, i
            vit: tuple[int, int] | None = None, eager: bool = False, disable_custom_all_reduce: bool = False,
            chunked_prefill_size: int | None = None, mem_fraction_static: float | None = None,
            weights_measured: bool = False, piecewise: str | None = None,
-           aiter: bool = False, draft_vocab_copies: int = 0) -> SglangBudget:
+           aiter: bool = False, draft_vocab_copies: int = 0, mm_arch: str = "") -> SglangBudget:
     """The budget of one rank: defaults, the pre-load reading, the loaded weights and the KV pool (bytes).
 
     ``weights_measured``: the weights are a typed-in "mem usage" (no overhead added); ``aiter``: aiter_haircut holds;
@@ -1077,7 +1174,7 @@ def budget(prof: SglangProfile, gpu_name: str, vendor: str, memory_bytes: int, i
     """
     mib, basis = gpu_capacity_mib(gpu_name, vendor, memory_bytes)
     settings = default_settings(prof, mib, basis, tp, pp, mla, dp_attention, speculative, vit, vendor == "AMD", eager,
-                                chunked_prefill_size, None, mem_fraction_static, piecewise)
+                                chunked_prefill_size, None, mem_fraction_static, piecewise, mm_arch)
     if aiter:  # aiter_haircut: applied after the default (or asked-for) fraction
         settings = settings.model_copy(update={
             "mem_fraction_static": settings.mem_fraction_static * SGLANG_AITER_HAIRCUT,
@@ -1106,7 +1203,8 @@ def decode_graph_cap_note(prof: SglangProfile, gpu_name: str, vendor: str, memor
                           mla: bool = False, dp_attention: int = 1, speculative: bool = False,
                           vit: tuple[int, int] | None = None, eager: bool = False,
                           chunked_prefill_size: int | None = None, mem_fraction_static: float | None = None,
-                          piecewise: str | None = None, max_running_requests: int | None = None) -> str | None:
+                          piecewise: str | None = None, max_running_requests: int | None = None,
+                          mm_arch: str = "") -> str | None:
     """A warning, on the 0.5.21 line only, when 0.5.22 - 0.5.23 would reserve less than 0.5.21 (the decode graph
     max_bs capped at an explicit --max-running-requests R below the tier's default); None otherwise (no R, an explicit
     --mem-fraction-static, R at or above max_bs, the same fraction either way). Worked number: H100 (81559 MiB), TP1,
@@ -1115,10 +1213,10 @@ def decode_graph_cap_note(prof: SglangProfile, gpu_name: str, vendor: str, memor
         return None
     mib, basis = gpu_capacity_mib(gpu_name, vendor, memory_bytes)
     args = (prof, mib, basis, tp, pp, mla, dp_attention, speculative, vit, vendor == "AMD", eager, chunked_prefill_size)
-    base = default_settings(*args, None, None, piecewise)
+    base = default_settings(*args, None, None, piecewise, mm_arch)
     if base.cuda_graph_max_bs <= max_running_requests:
         return None
-    capped = default_settings(*args, max_running_requests, None, piecewise)
+    capped = default_settings(*args, max_running_requests, None, piecewise, mm_arch)
     if capped.mem_fraction_static == base.mem_fraction_static:
         return None
     return (f"SGLang {DECODE_GRAPH_CAP_RELEASES} (arg_groups/memory_hook.py) lower the decode CUDA-graph max_bs from "
@@ -1126,6 +1224,61 @@ def decode_graph_cap_note(prof: SglangProfile, gpu_name: str, vendor: str, memor
             f"{capped.reserved_mib:.0f} MiB instead of {base.reserved_mib:.0f} and default mem_fraction_static to "
             f"{capped.mem_fraction_static:.3f} instead of {base.mem_fraction_static:.3f}. This plan is SGLang "
             f"0.5.21's; for 0.5.22 - 0.5.23 plan with --mem-fraction-static {capped.mem_fraction_static:.3f}")
+
+
+# The 0.5.15 line plans 0.5.15, whose breakable rules turn the prefill graphs off for every multimodal model; 0.5.16
+# (server_args.py, read in its wheel 2026-12) keeps them for the breakable allowlist (Qwen3.5) and switches the
+# piecewise one (Kimi-K2.5 ...) to tc_piecewise: mm_line_note names what 0.5.16 reserves instead.
+_MM_0516 = {"mm_keep_breakable": _MM_BCG_0516, "mm_keep_piecewise": _MM_PW_0516}
+# SGLang's --language-model-only came with 0.5.18 (server_args.py; absent from the 0.5.17 wheel).
+LANGUAGE_MODEL_ONLY_FROM = ("0.5.18", "0.5.20", "0.5.21")
+
+
+def mm_line_note(prof: SglangProfile, gpu_name: str, vendor: str, memory_bytes: int, tp: int, pp: int = 1,
+                 mla: bool = False, dp_attention: int = 1, speculative: bool = False,
+                 vit: tuple[int, int] | None = None, eager: bool = False, chunked_prefill_size: int | None = None,
+                 mem_fraction_static: float | None = None, piecewise: str | None = None, mm_arch: str = "") -> str | None:
+    """A warning, on the 0.5.15 line only, when 0.5.16 keeps the prefill graphs this multimodal model loses on 0.5.15
+    (and so reserves more); None otherwise. Worked number: Qwen3.5-27B on an H100, TP1: 0.5.15 reserves 13440 MiB,
+    0.5.16 13904 (58 breakable graphs x 8 MiB = 464) -> mem_fraction_static 0.835 x 0.92477 = 0.77218 vs 0.76756."""
+    if prof.version != "0.5.15" or vit is None or not mm_arch or mem_fraction_static is not None:
+        return None
+    mib, basis = gpu_capacity_mib(gpu_name, vendor, memory_bytes)
+    args = (mib, basis, tp, pp, mla, dp_attention, speculative, vit, vendor == "AMD", eager, chunked_prefill_size,
+            None, None, piecewise, mm_arch)
+    base = default_settings(prof, *args)
+    later = default_settings(prof.model_copy(update=_MM_0516), *args)
+    if later.reserved_mib == base.reserved_mib:
+        return None
+    mode = mm_prefill_backend(prof.model_copy(update=_MM_0516), mm_arch)
+    return (f"SGLang 0.5.16 keeps {later.prefill_graph_count} {mode} prefill CUDA graphs for the multimodal {mm_arch} "
+            f"(0.5.15 turns them off for every multimodal model): it reserves {later.reserved_mib:.0f} MiB instead of "
+            f"{base.reserved_mib:.0f} and defaults mem_fraction_static to {later.mem_fraction_static:.4f} instead of "
+            f"{base.mem_fraction_static:.4f}. This plan is SGLang 0.5.15's; for 0.5.16 plan with --mem-fraction-static "
+            f"{later.mem_fraction_static:.3f} or pick the 0.5.17 line")
+
+
+def pp_line_note(prof: SglangProfile, gpu_name: str, vendor: str, memory_bytes: int, tp: int, pp: int = 1,
+                 mla: bool = False, dp_attention: int = 1, speculative: bool = False,
+                 vit: tuple[int, int] | None = None, eager: bool = False, chunked_prefill_size: int | None = None,
+                 mem_fraction_static: float | None = None, piecewise: str | None = None, mm_arch: str = "") -> str | None:
+    """A warning, on the 0.5.18 line under PP only, when 0.5.19 (which turns the default breakable prefill graphs off
+    under pp_size > 1) reserves less than the 0.5.18 this line plans; None otherwise. Worked number: PP2 x TP8 on an
+    H200: 0.5.18 reserves 15872 + 58 x 8 = 16336 MiB (0.886), 0.5.19 15872 (0.890)."""
+    if prof.version != "0.5.18" or pp <= 1 or mem_fraction_static is not None or piecewise is not None:
+        return None
+    mib, basis = gpu_capacity_mib(gpu_name, vendor, memory_bytes)
+    args = (mib, basis, tp, pp, mla, dp_attention, speculative, vit, vendor == "AMD", eager, chunked_prefill_size,
+            None, None, piecewise, mm_arch)
+    base = default_settings(prof, *args)
+    later = default_settings(prof.model_copy(update={"prefill_off": ("pp", *prof.prefill_off)}), *args)
+    if later.reserved_mib == base.reserved_mib:
+        return None
+    return (f"SGLang 0.5.19 turns the default breakable prefill CUDA graphs off under pipeline parallelism (0.5.18 "
+            f"keeps {base.prefill_graph_count}): it reserves {later.reserved_mib:.0f} MiB instead of "
+            f"{base.reserved_mib:.0f} and defaults mem_fraction_static to {later.mem_fraction_static:.4f} instead of "
+            f"{base.mem_fraction_static:.4f}. This plan is SGLang 0.5.18's; for 0.5.19 plan with --mem-fraction-static "
+            f"{later.mem_fraction_static:.3f}")
 
 
 def pool_bytes(pre_load: int, weights_loaded: int, mem_fraction_static: float) -> int:

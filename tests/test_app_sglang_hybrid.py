@@ -10,8 +10,9 @@ heads x 128, conv kernel 4, mamba_ssm_dtype float32. SGLang's slot (kvplan.sglan
 = 3,207,168 B a layer, x 48 = 153,944,064 B (146.81 MiB); with --mamba-ssm-dtype bfloat16 48 x (61,440 + 1,572,864)
 = 78,446,592 B (74.81 MiB). From 0.5.17 SGLang charges slots + 1 (the padding slot). The slot counts the ratio gives
 come from the core (kvplan.plan, whose rest is pinned to logs in tests/test_sglang_hybrid_pool.py): on an H200 at
-32,768 tokens, SGLang 0.5.20, ratio 0.9 -> 215 slots, 0.5 -> 151 (fewer: less of the rest goes to the MambaPool);
-5 slots a running request (extra_buffer) -> max_running_requests capped at 215 // 5 = 43 and 151 // 5 = 30.
+32,768 tokens, SGLang 0.5.20 / 0.5.21 (the 58 breakable prefill graphs Qwen3.5 keeps as a multimodal allowlisted arch:
++ 464 MiB reserved), ratio 0.9 -> 213 slots, 0.5 -> 149 (fewer: less of the rest goes to the MambaPool); 5 slots a
+running request (extra_buffer) -> max_running_requests capped at 213 // 5 = 42 and 149 // 5 = 29.
 """
 
 import pytest
@@ -86,21 +87,21 @@ def test_tampered_link_opens_with_the_warning_and_the_default_plan():
     shown = plain(" ".join(warnings(at)))
     assert "Link parameter 'mfr' (mamba_full_memory_ratio) = '0'" in shown
     assert "Link parameter 'msd' (mamba_ssm_dtype) = 'int8'" in shown
-    assert mamba_term(at)["term"] == "Mamba state pool (215 slots x 146.81 MiB)"  # SGLang's defaults planned
+    assert mamba_term(at)["term"] == "Mamba state pool (213 slots x 146.81 MiB)"  # SGLang's defaults planned
 
 
 def test_sidebar_ratio_changes_the_slots_and_the_log():
     core = {r: kvplan_plan("qwen3.5-27b", **CORE, mamba_full_memory_ratio=r) for r in (None, 0.5)}
     at = run_app(LINK)
-    assert mamba_term(at)["term"] == "Mamba state pool (215 slots x 146.81 MiB)"
-    assert mamba_term(at)["bytes"] == f"{216 * SLOT:,}" == "33,251,917,824"
+    assert mamba_term(at)["term"] == "Mamba state pool (213 slots x 146.81 MiB)"
+    assert mamba_term(at)["bytes"] == f"{214 * SLOT:,}" == "32,944,029,696"
     assert mamba_term(at)["basis"] == "engine rule"
     assert "rest x 0.9 / (1 + 0.9) less the padding slot" in mamba_term(at)["source"]
-    assert metrics(at)["KV cache tokens"] == f"{core[None].kv_cache_tokens:,}" == "564,345"
+    assert metrics(at)["KV cache tokens"] == f"{core[None].kv_cache_tokens:,}" == "560,614"
     lines = log_lines(at)
-    assert "Mamba Cache is allocated. max_mamba_cache_size: 215, conv_state size: 0.59GB, ssm_state size: 30.38GB" \
-        in lines  # (215 + 1) x 48 x 61,440 B = 0.59 GiB; (215 + 1) x 48 x 3,145,728 B = 30.38 GiB
-    assert "max_running_requests is capped to 43 by the mamba state cache (max_mamba_cache_size=215, 5 state slots " \
+    assert "Mamba Cache is allocated. max_mamba_cache_size: 213, conv_state size: 0.59GB, ssm_state size: 30.09GB" \
+        in lines  # (213 + 1) x 48 x 61,440 B = 0.59 GiB; (213 + 1) x 48 x 3,145,728 B = 30.09 GiB
+    assert "max_running_requests is capped to 42 by the mamba state cache (max_mamba_cache_size=213, 5 state slots " \
         "per request)" in lines
     at = open_knobs(at)
     ratio = at.number_input(key="w.mamba_full_memory_ratio")
@@ -108,10 +109,10 @@ def test_sidebar_ratio_changes_the_slots_and_the_log():
     assert ratio.proto.help.startswith("--mamba-full-memory-ratio: ") and "(default 0.9)" in ratio.proto.help
     ratio.set_value(0.5).run()
     assert not at.exception and state(at).mamba_full_memory_ratio == 0.5 and at.query_params["mfr"] == "0.5"
-    assert mamba_term(at)["term"] == "Mamba state pool (151 slots x 146.81 MiB)"  # fewer slots than 0.9's 215
-    assert mamba_term(at)["bytes"] == f"{152 * SLOT:,}" == "23,399,497,728"
-    assert metrics(at)["KV cache tokens"] == f"{core[0.5].kv_cache_tokens:,}" == "714,681"  # more KV: less state
-    assert "max_running_requests is capped to 30 by the mamba state cache (max_mamba_cache_size=151, 5 state slots " \
+    assert mamba_term(at)["term"] == "Mamba state pool (149 slots x 146.81 MiB)"  # fewer slots than 0.9's 213
+    assert mamba_term(at)["bytes"] == f"{150 * SLOT:,}" == "23,091,609,600"
+    assert metrics(at)["KV cache tokens"] == f"{core[0.5].kv_cache_tokens:,}" == "710,950"  # more KV: less state
+    assert "max_running_requests is capped to 29 by the mamba state cache (max_mamba_cache_size=149, 5 state slots " \
         "per request)" in log_lines(at)
 
 
@@ -127,8 +128,8 @@ def test_sidebar_slots_dtype_and_radix_off():
     assert dtype.value == "config / float32" and "else float32" in dtype.proto.help
     dtype.select("bfloat16").run()
     assert state(at).mamba_ssm_dtype == "bfloat16" and at.query_params["msd"] == "bfloat16"
-    assert mamba_term(at)["term"] == "Mamba state pool (423 slots x 74.81 MiB)"
-    assert mamba_term(at)["bytes"] == f"{424 * SLOT_BF16:,}"
+    assert mamba_term(at)["term"] == "Mamba state pool (419 slots x 74.81 MiB)"
+    assert mamba_term(at)["bytes"] == f"{420 * SLOT_BF16:,}"
     dtype.select("config / float32").run()
     # no radix cache: one slot a request, the slot count from --max-running-requests (0.5.9+)
     at.number_input(key="w.max_num_seqs").set_value(16).run()
@@ -139,7 +140,7 @@ def test_sidebar_slots_dtype_and_radix_off():
     assert mamba_term(at)["term"] == "Mamba state pool (16 slots x 146.81 MiB)"
     assert mamba_term(at)["bytes"] == f"{17 * SLOT:,}" == "2,617,049,088"
     core = kvplan_plan("qwen3.5-27b", **CORE, max_num_seqs=16, enable_prefix_caching=False)
-    assert metrics(at)["KV cache tokens"] == f"{core.kv_cache_tokens:,}" == "1,031,796"
+    assert metrics(at)["KV cache tokens"] == f"{core.kv_cache_tokens:,}" == "1,023,367"
 
 
 def test_knobs_disabled_for_a_model_without_recurrent_state():
@@ -262,4 +263,4 @@ def test_sidebar_refuses_a_zero_ratio_and_plans_the_last_valid_one():
     at.number_input(key="w.mamba_full_memory_ratio").set_value(0.0).run()
     assert not at.exception and state(at).mamba_full_memory_ratio == 0.5
     assert "mamba_full_memory_ratio = 0.0: must be above 0 and at most 1000. Planning 0.5." in errors(at)
-    assert mamba_term(at)["term"] == "Mamba state pool (151 slots x 146.81 MiB)"
+    assert mamba_term(at)["term"] == "Mamba state pool (149 slots x 146.81 MiB)"

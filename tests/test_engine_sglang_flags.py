@@ -16,6 +16,7 @@ from kvplan.plan import plan
 from kvplan.sglang import (
     SGLANG_PROFILES,
     default_settings,
+    pp_line_note,
     pp_partition,
     prefill_graph_sizes,
     sglang_profile_for_release,
@@ -211,14 +212,24 @@ def test_default_prefill_graphs_by_release_after_0_5_10():
         16384, 14848, 14848, 16384, 16384]
     # DP attention 2 at TP2: 15104 without graphs (0.5.10 - 0.5.16), + 464 from 0.5.17
     assert [res(v, 2, dp_attention=2) for v in ("0.5.14", "0.5.15", "0.5.17")] == [15104, 15104, 15568]
-    # PP2 x TP8 on an H200: 512 + 12288 + 1024 + 2048 = 15872; breakable keeps the graphs under PP: + 464 = 16336
-    # -> 127435 / 143771 = 0.8864 -> 0.886 (tc_piecewise 0.5.14: off, 15872 -> 0.890)
-    s = default_settings(P["0.5.20"], H200, "", 8, pp=2)
+    # PP2 x TP8 on an H200: 512 + 12288 + 1024 + 2048 = 15872; the 0.5.15 - 0.5.18 breakable lines keep the graphs
+    # under PP: + 464 = 16336 -> 127435 / 143771 = 0.8864 -> 0.886; 0.5.19+ turn them off by default under PP
+    # (cuda_graph_hook.py apply_cuda_graph_compatibility, the 0.5.20 / 0.5.21 lines) and tc_piecewise 0.5.14 does:
+    # 15872 -> 127899 / 143771 = 0.8896 -> 0.890
+    s = default_settings(P["0.5.17"], H200, "", 8, pp=2)
     assert (s.reserved_mib, s.mem_fraction_static) == (16336, 0.886)
-    assert default_settings(P["0.5.14"], H200, "", 8, pp=2).mem_fraction_static == 0.89
-    # B200 (183359 MiB, chunk 16384) PP2 x TP8: 512 + 24576 + 1024 + 2048 = 28160; 0.5.19+ capture up to 8192 tokens
-    # under PP: 58 sizes -> 28624 (0.5.15 - 0.5.17: 74 sizes up to 16384 -> 28752)
-    assert (res("0.5.20", 8, 183359, pp=2), res("0.5.15", 8, 183359, pp=2)) == (28624, 28752)
+    for v in ("0.5.14", "0.5.20", "0.5.21"):
+        s = default_settings(P[v], H200, "", 8, pp=2)
+        assert (s.reserved_mib, s.mem_fraction_static, s.prefill_graph_count) == (15872, 0.89, 0), v
+    # B200 (183359 MiB, chunk 16384) PP2 x TP8: 512 + 24576 + 1024 + 2048 = 28160; the 0.5.15 - 0.5.18 lines capture
+    # all 74 sizes up to 16384 under PP -> 28752; 0.5.20+: off, 28160 (0.5.19+ cap an explicit breakable backend at
+    # 8192 tokens, 58 sizes: not the default)
+    assert [res(v, 8, 183359, pp=2) for v in ("0.5.18", "0.5.15", "0.5.20")] == [28752, 28752, 28160]
+    # the 0.5.18 line plans 0.5.18 under PP and names 0.5.19's figures (15872 MiB, 0.890 on the H200 above)
+    note = pp_line_note(P["0.5.18"], "H200", "NVIDIA", get_gpu("H200").memory_bytes, 8, pp=2)
+    assert "reserves 15872 MiB instead of 16336" in note and "--mem-fraction-static 0.890" in note
+    assert pp_line_note(P["0.5.18"], "H200", "NVIDIA", get_gpu("H200").memory_bytes, 8) is None  # no PP
+    assert pp_line_note(P["0.5.20"], "H200", "NVIDIA", get_gpu("H200").memory_bytes, 8, pp=2) is None
     # ROCm: tc_piecewise off on non-CUDA hardware (0.5.23: disabled outright): 13440 at TP1 on a 81559 MiB card
     assert res("0.5.20", rocm=True) == 13440
     # --max-running-requests 8192 at DP 1 with 100,000 tokens: 0.5.10 - 0.5.13 cap at the pool rows
