@@ -1882,7 +1882,10 @@ def _sglang_mm_notes(spec, gpu, engine, layout, mla) -> list[str]:
     if off and not engine.language_model_only:
         return [f"SGLang serves {off} text-only unless --enable-multimodal is given (configs/model_config.py "
                 "mm_disabled_models): planned so, with no VLM cut of mem_fraction_static, no multimodal reserve and "
-                "the prefill CUDA graphs of a text model; --enable-multimodal is not modelled"]
+                "the prefill CUDA graphs of a text model" + (
+                    "" if sglang.sglang_builds_tower(engine.sglang_version, spec.model_type) else
+                    ", and without the vision model's weights (models/mllama4.py builds it only then)") +
+                "; --enable-multimodal is not modelled"]
     arch = sglang.sglang_mm_arch(spec.model_type, spec.towers)
     out = []
     if engine.language_model_only:

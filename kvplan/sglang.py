@@ -801,6 +801,20 @@ def sglang_mm_arch(model_type: str, towers=()) -> str:
 SGLANG_MM_DISABLED = {"gemma3_text": "Gemma3ForConditionalGeneration", "llama4_text": "Llama4ForConditionalGeneration"}
 
 
+# Of those, the model files that then build no tower: models/mllama4.py (0.4.10, 0.5.3 - 0.5.23 wheels read 2026-12-02:
+# has_vision = has_vision_weights and enable_multimodal; vision_model / multi_modal_projector None, their weights
+# skipped); 0.4.5.post3 - 0.4.8 build Llama 4's vision model unconditionally. Gemma 3's gemma3_mm.py builds its SigLIP
+# tower either way (loaded, unused).
+SGLANG_TEXT_ONLY_SKIPS_TOWER = ("llama4_text",)
+SGLANG_TOWER_ALWAYS_BUILT_LINES = ("0.4.0", "0.4.5.post3", "0.4.6", "0.4.8")
+
+
+def sglang_builds_tower(version: str, model_type: str) -> bool:
+    """Whether SGLang builds (and loads) the checkpoint's tower without --enable-multimodal. Worked example: Llama-4-Scout
+    on 0.5.21 -> False (its 'Model loading' leaves the vision model out); on 0.4.8 -> True; Gemma-3-27B -> True."""
+    return model_type not in SGLANG_TEXT_ONLY_SKIPS_TOWER or version in SGLANG_TOWER_ALWAYS_BUILT_LINES
+
+
 def sglang_mm_disabled(model_type: str, towers=()) -> str:
     """The architecture name where SGLang turns multimodal off by default for this spec ("" otherwise). Worked example:
     Gemma-3-27B-it (gemma3_text + a SigLIP tower) -> "Gemma3ForConditionalGeneration"; Gemma 4 -> ""."""

@@ -149,9 +149,13 @@ def loads_tower(spec: ModelSpec, engine: EngineConfig) -> bool:
     modalities", no_init_weights -> StageMissingLayer); 0.11.0 - 0.14.1 only qwen3_vl.py (image and video 0),
     mistral3.py and mllama4.py (image 0) set theirs to None; gemma3_mm.py builds SigLIP until 0.15.0, kimi_k25.py
     MoonViT until 0.16.0; 0.10.x and V0 build every tower. Gemma-4-31B with {"image": 0, "audio": 0}: video stays 999,
-    the tower loads (the B300 log's "profiled with 3 video items")."""
+    the tower loads (the B300 log's "profiled with 3 video items"). SGLang: every tower but Llama 4's, which it
+    builds only with --enable-multimodal (kvplan.sglang.sglang_builds_tower)."""
     if engine.engine == "custom" or engine.language_model_only or not spec.towers:
         return False
+    if engine.engine == "sglang":  # Llama 4 is served text-only without --enable-multimodal, and built so
+        from kvplan.sglang import sglang_builds_tower  # kvplan.sglang imports nothing of this module's
+        return sglang_builds_tower(engine.sglang_version, spec.model_type)
     if engine.engine != "vllm" or not engine.mm_limits:
         return True
     release = vllm_release(engine.vllm_version)

@@ -194,3 +194,23 @@ def test_gemma3_and_llama4_are_text_models_to_sglang_by_default():
         assert any("text-only unless --enable-multimodal" in w for w in p.warnings), name
     g4 = plan(load_preset("gemma-4-26b-a4b"), H100, EngineConfig(engine="sglang", max_model_len=8192))
     assert "13440 MiB reserved" in next(t for t in g4.ranks[0].terms if t.name.startswith("left free")).source
+
+
+def test_llama4_text_only_on_sglang_leaves_the_vision_model_out():
+    # models/mllama4.py (0.4.10, 0.5.3 - 0.5.23): has_vision = has_vision_weights and enable_multimodal, which
+    # configs/model_config.py sets False for Llama4ForConditionalGeneration unless --enable-multimodal: no
+    # vision_model / multi_modal_projector is built; 0.4.5.post3 - 0.4.8 build it always. Gemma 3 builds SigLIP always.
+    from kvplan.sglang import sglang_builds_tower
+    from kvplan.vllm_mm import loads_tower
+    scout = load_preset("llama-4-scout-17b-16e-instruct")
+    assert not loads_tower(scout, EngineConfig(engine="sglang", sglang_version="0.5.21"))
+    assert loads_tower(scout, EngineConfig(engine="sglang", sglang_version="0.4.8"))
+    assert loads_tower(scout, EngineConfig(engine="vllm"))
+    assert sglang_builds_tower("0.5.21", "gemma3_text")
+    new = plan(scout, get_gpu("H200"), EngineConfig(engine="sglang", sglang_version="0.5.21"), Layout(tp=2))
+    old = plan(scout, get_gpu("H200"), EngineConfig(engine="sglang", sglang_version="0.4.8"), Layout(tp=2))
+    # the tower's share of a TP-2 rank, bf16: 871,932,416 parameters, of which 1,010,944 replicated (class and
+    # positional embeddings 1,408 + 812,416, 2 + 68 layer norms x 2 x 1,408) and 95,744 row-parallel biases (68 x
+    # 1,408, whole on each rank): (870,921,472 - 95,744) / 2 + 95,744 + 1,010,944 = 436,519,552 x 2 B = 873,039,104
+    assert old.ranks[0].weights_bytes - new.ranks[0].weights_bytes == 873_039_104
+    assert any("without the vision model's weights" in w for w in new.warnings)
