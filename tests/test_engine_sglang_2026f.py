@@ -16,13 +16,16 @@ Pinned logs (none is pinned in another test file, ids grepped 2026-12-02):
 
   G4SP  google/gemma-4-26B-A4B-it (bf16, revision 4d7ae4984b7db7de8f8457170b3f1a419ee76d52), one NVIDIA GB10 (DGX
         Spark, 124,610 MiB unified memory), SGLang 0.0.0.dev1+g5f55db35e (image lmsysorg/sglang:dev-qwen38-27b-dflash2,
-        a build past 0.5.23; kvplan's 0.5.21 line stands in), default flags: a DGX Spark qualification report
+        a build past 0.5.23; kvplan's 0.5.21 line stands in), the report's recipe (--context-length 32768
+        --mem-fraction-static 0.75 --max-running-requests 4 --attention-backend triton): a DGX Spark qualification report
         (code-corpus file 67060834076): "Load weight end. ... type=Gemma4ForConditionalGeneration, avail mem=66.05 GB,
         mem usage=47.23 GB.", "SWAKVPool mem usage: 36.69 GB, swa size: 171008, full size: 213761". Its E4B sibling
         (code-corpus file 66975556316, google/gemma-4-E4B-it, same build): "swa size: 798276, full size: 997846" (no
         E4B preset: only the 0.8 split is pinned). GB10 is no kvplan GPU (unified memory: SGLang's "avail mem" is the
-        host's free memory), so the pool's bytes are priced from the logged full size, and the weights from a plan on
-        an RTX PRO 6000 (the weights do not depend on the GPU).
+        host's free memory: kvplan's pre-load 120.95 GiB for 124,610 MiB against the logged 66.05 + 47.23 = 113.28),
+        so the pool's bytes are priced from the logged full size, and the weights from a plan on an RTX PRO 6000 (they
+        do not depend on the GPU). The pool is not pinned: 66.05 - 113.28 x 0.25 = 37.73 GiB of rest against 36.69
+        logged (SGLang re-reads the free memory when it profiles, which unified memory moves).
 
   What is pinned (V4PH): the pre-load free memory (kvplan's "Load weight begin"), which with the logged post-load memory
   gives SGLang's refusal threshold and both available_bytes figures through kvplan.sglang.pool_bytes. What misses: the
@@ -30,7 +33,9 @@ Pinned logs (none is pinned in another test file, ids grepped 2026-12-02):
   the old image logged 125.65 (+24.43 GiB: not explained by the FP4 experts' Marlin repack, whose MXFP4 weights stay
   4-bit in layers/quantization/mxfp4_marlin_moe.py, nor by an FP8 dequant of the experts, SGLANG_DSV4_FP4_DEQUANT,
   which would add ~0.5 B a parameter, ~90 GiB a rank; the image's build is not public), the new one ~103-104 (kvplan
-  1.8 - 2.8 GiB low, outside the 1.03 GiB bound). Full tokens are not pinned: "full_token -> 109312" names no
+  1.8 - 2.8 GiB low, outside the 1.03 GiB bound). One layout that comes near the old figure, not confirmed: every rank
+  holding the whole 25.82 GiB of non-expert weights (849,783,277,510 - 1,547,396,186,112 expert parameters x 17 / 32
+  B) instead of an eighth, +22.60 GiB -> 123.82 (-1.5 %). Full tokens are not pinned: "full_token -> 109312" names no
   CONC / MTP / image of its run.
 """
 
@@ -111,9 +116,10 @@ def test_g4sp_gemma4_swa_pool_bytes_and_split():
 
 
 @pytest.mark.xfail(strict=True, reason="Gemma 4 26B-A4B bf16 weights on GB10 (code-corpus file 67060834076): logged "
-                   "47.23 GiB, kvplan 48.25 (+1.02 GiB, +2.2 %, outside the 0.47 GiB bound); suspected: GB10's unified "
-                   "memory (SGLang's avail mem is host free memory, page cache and all) or a tower kvplan prices that "
-                   "this dev build does not load")
+                   "47.23 GiB, kvplan 48.25 (+1.02 GiB, +2.2 %, outside the 0.47 GiB bound; 48.07 checkpoint incl. the "
+                   "1.07 GiB vision tower, which models/gemma4_mm.py of 0.5.23 builds on PP rank 0, + 0.18 load "
+                   "overhead); suspected: GB10's unified memory (SGLang's avail mem is the host's free memory, so page "
+                   "cache evicted during the load shrinks the logged usage)")
 def test_g4sp_gemma4_weights_as_logged():
     p = plan(load_preset("gemma-4-26b-a4b"), get_gpu("RTX-PRO-6000"),
              EngineConfig(engine="sglang", sglang_version="0.5.21"), Layout(tp=1))
