@@ -27,6 +27,15 @@ Pinned logs (none is pinned in another test file, ids grepped 2026-12-02):
         do not depend on the GPU). The pool is not pinned: 66.05 - 113.28 x 0.25 = 37.73 GiB of rest against 36.69
         logged (SGLang re-reads the free memory when it profiles, which unified memory moves).
 
+  QW36A Qwen/Qwen3.6-27B (bf16; its config byte-identical to Qwen3.8-27B's but transformers_version, the qwen3.5-27b
+        preset's shapes: 64 layers, 3 linear-attention to 1 full, head_dim 256, intermediate 17408), one A100 80GB
+        PCIe at TP 1, lmsysorg/sglang v0.5.17-cu130 (digest sha256:16aba892...), EAGLE on the MTP head
+        (--speculative-num-steps 5 --speculative-num-draft-tokens 6): a Qwen3.6 -> Qwen3.8 swap note of 2026-08-15
+        (code-corpus file 68576807532): "Load weight end. type=Qwen3_5ForConditionalGeneration  mem usage=51.05 GB",
+        "Load weight end. type=Qwen3_5ForCausalLMMTP  mem usage=5.53 GB", max_total_num_tokens 171008, 43 mamba
+        slots. Pinned: the target's weights; the run's pool is not (its fraction and context are not given, and
+        kvplan refuses SGLang speculative decoding on a hybrid, naming the field).
+
   What is pinned (V4PH): the pre-load free memory (kvplan's "Load weight begin"), which with the logged post-load memory
   gives SGLang's refusal threshold and both available_bytes figures through kvplan.sglang.pool_bytes. What misses: the
   weights. kvplan loads 101.22 GiB a rank (the checkpoint's 849,783,277,510 B / 8 = 98.93 GiB plus its load extras);
@@ -124,3 +133,19 @@ def test_g4sp_gemma4_weights_as_logged():
     p = plan(load_preset("gemma-4-26b-a4b"), get_gpu("RTX-PRO-6000"),
              EngineConfig(engine="sglang", sglang_version="0.5.21"), Layout(tp=1))
     assert close(figures(p.engine_log)["usage"] * GiB, 47.23)
+
+
+# ----------------------------------------------------------------------------- QW36A: Qwen3.6-27B, A100, 0.5.17
+
+
+def test_qw36a_qwen3_6_27b_weights_and_mtp_refusal():
+    from kvplan.errors import PlanInputError
+    gpu, spec = get_gpu("A100-80GB-PCIe"), load_preset("qwen3.5-27b")
+    p = plan(spec, gpu, EngineConfig(engine="sglang", sglang_version="0.5.17"), Layout(tp=1))
+    # the target's load (MTP layers out, vision tower in): kvplan 51.14 GiB (logged 51.05: +0.18 %)
+    assert close(figures(p.engine_log)["usage"] * GiB, 51.05)
+    # the run's EAGLE-on-MTP is refused for a hybrid (SGLang's per-draft-token Mamba states are not modelled)
+    with pytest.raises(PlanInputError) as e:
+        plan(spec, gpu, EngineConfig(engine="sglang", sglang_version="0.5.17", speculative_method="mtp",
+                                     num_speculative_tokens=5), Layout(tp=1))
+    assert e.value.field == "speculative_config" and "MambaPool" in str(e.value)
