@@ -1086,24 +1086,11 @@ def mla_absorb_bytes(spec, tp: int, pp: int, stage: int, weight_format: str | No
     = 0.267 GiB (GLM-5.2-FP8 on 8 x RTX PRO 6000: "mem usage=89.44 GB", kvplan 88.36 -> 88.63)."""
     if vendor not in ("NVIDIA", "AMD"):
         return 0
-    from kvplan.parallel import pp_partition as layer_partition
-    from kvplan.weights import component_format, layer_groups, resolve_format
+    from kvplan.vllm_layouts import mla_kv_b_groups
 
-    fmt, use_overrides = resolve_format(spec, weight_format)
-    parts = layer_partition(len(spec.layers), pp, pp_split)
-    start = sum(parts[:stage])
-    groups = (layer_groups(spec, start, start + parts[stage]) if use_overrides
-              else [(layer, n, None) for layer, n in stage_distinct(spec, pp, stage, pp_split)])
+    fp8 = ("fp8", "fp8-block") if vendor == "AMD" else ("fp8",)
     total = 0
-    for layer, copies, mine in groups:
-        cache = layer.cache
-        if getattr(cache, "kind", None) not in ("mla", "mla_dsa"):
-            continue
-        kv_b = next((c for c in layer.attention if isinstance(c, Linear) and c.name == "kv_b_proj"), None)
-        if kv_b is None:
-            continue
-        formats = [f for f, _ in component_format("attention", kv_b, fmt, mine)]
-        fp8 = ("fp8", "fp8-block") if vendor == "AMD" else ("fp8",)
+    for copies, cache, formats in mla_kv_b_groups(spec, pp, stage, weight_format, pp_split):
         elem = 1 if formats and all(f in fp8 for f in formats) else SGLANG_MLA_ABSORB_BYTES
         heads = cache.num_attention_heads // (attn_tp or tp)
         total += copies * cache.kv_lora_rank * heads * (cache.qk_nope_head_dim + cache.v_head_dim) * elem
