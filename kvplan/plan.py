@@ -807,7 +807,7 @@ def _rank_budget(spec, gpu, engine, layout, stage, draft, mnbt, max_seqs, act_b,
                                                        engine.weight_format, gpu.vendor,
                                                        bool(spec.towers) and not engine.language_model_only,
                                                        layout.pp_split, gpu.name, engine.sglang_version,
-                                                       engine.piecewise_cuda_graph))
+                                                       engine.piecewise_cuda_graph, layout.attn_tp))
         weights += sglang_extra
     # vLLM and SGLang build a multimodal checkpoint's vision tower on every rank (each PP stage too) unless
     # --language-model-only: its shard is part of "Model loading took".

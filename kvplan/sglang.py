@@ -1062,10 +1062,47 @@ def gpt_oss_mxfp4_pad_bytes(spec, tp: int, ep: bool, layers, weight_format: str 
     return extra
 
 
+SGLANG_MLA_ABSORB_BYTES = 2  # w_kc / w_vc element bytes on CUDA: block_quant_dequant(..., torch.bfloat16) or a bf16 copy
+
+
+def mla_absorb_bytes(spec, tp: int, pp: int, stage: int, weight_format: str | None, vendor: str,
+                     pp_split: tuple[int, ...] | None = None, attn_tp: int | None = None) -> int:
+    """The ``w_kc`` / ``w_vc`` tensors SGLang's MLA attention keeps beside ``kv_b_proj`` on one CUDA rank (bytes).
+
+    Read in the 0.5.10 / 0.5.21 wheels (models/deepseek_common/deepseek_weight_loader.py ``post_load_weights``, run by
+    DeepseekV2 / V3 / V3.2, Kimi-K2 and GLM-5's GlmMoeDsaForCausalLM inside load_weights, so before "Load weight
+    end"): per MLA layer the kv_b_proj weight (a 128 x 128 block-FP8 one dequantized to bf16 first; per-tensor FP8
+    stays FP8; a bf16 one as is) is split into w_kc [local heads, qk_nope, kv_lora_rank] and w_vc [local heads,
+    kv_lora_rank, v_head], each made contiguous (new tensors; ``self.w_kc`` starts None); kv_b_proj itself stays
+    loaded (sglang PR #28876, 2026-06, open). SGL_USE_DEEPGEMM_BMM (off by default) keeps the FP8 blocks instead.
+    Local heads = num_attention_heads / the attention-TP size (TP / the DP-attention size: whole under
+    --enable-dp-attention --dp TP). On ROCm a block-FP8 kv_b_proj is re-quantized per tensor instead
+    (block_quant_to_tensor_quant: FP8 copies, 1 B); GLM's bf16 kv_b_proj re-quantized to FP8 on gfx95 only under
+    SGLANG_USE_AITER=1 (off by default) is not modelled (2 B). Other vendors: 0.
+
+    bytes = sum over this stage's MLA / DSA layers of kv_lora_rank x heads / tp x (qk_nope + v_head) x e,
+    e = 1 for a per-tensor "fp8" kv_b_proj (and any FP8 one on AMD), else 2.
+    Worked number: GLM-5 / 5.2 at TP 8: 512 x 64 / 8 x (192 + 256) x 2 B = 3,670,016 B a layer, x 78 = 286,261,248 B
+    = 0.267 GiB (GLM-5.2-FP8 on 8 x RTX PRO 6000: "mem usage=89.44 GB", kvplan 88.36 -> 88.63)."""
+    if vendor not in ("NVIDIA", "AMD"):
+        return 0
+    from kvplan.vllm_layouts import mla_kv_b_groups
+
+    fp8 = ("fp8", "fp8-block") if vendor == "AMD" else ("fp8",)
+    total = 0
+    for copies, cache, formats in mla_kv_b_groups(spec, pp, stage, weight_format, pp_split):
+        elem = 1 if formats and all(f in fp8 for f in formats) else SGLANG_MLA_ABSORB_BYTES
+        heads = cache.num_attention_heads // (attn_tp or tp)
+        total += copies * cache.kv_lora_rank * heads * (cache.qk_nope_head_dim + cache.v_head_dim) * elem
+    return total
+
+
 def layout_extra_bytes(spec, tp: int, pp: int, stage: int, ep: bool, dp: int, weight_format: str | None,
                        vendor: str, loads_tower: bool, pp_split: tuple[int, ...] | None = None, gpu_name: str = "",
-                       version: str = "", piecewise: str | None = None) -> tuple[int, str]:
+                       version: str = "", piecewise: str | None = None, attn_tp: int | None = None) -> tuple[int, str]:
     """Bytes SGLang holds on a rank beyond the checkpoint's tensors as kvplan.parallel lays them out.
+
+    * MLA's w_kc / w_vc beside kv_b_proj (``mla_absorb_bytes``; ``attn_tp``: the attention-TP size, ``tp`` if None).
 
     * gpt-oss MXFP4 experts on SM 10.x (flashinfer_mxfp4) and SM 12.x from 0.5.14 (Marlin, then FlashInfer CUTLASS;
       ``gpt_oss_mxfp4_pad_bytes``): intermediate padded to 256 (128 from 0.5.17; 128 on SM 12.x), hidden to 256.
@@ -1082,6 +1119,11 @@ def layout_extra_bytes(spec, tp: int, pp: int, stage: int, ep: bool, dp: int, we
     """
     extra, why = 0, []
     fmt = weight_format or spec.quantization or ""
+    absorb = mla_absorb_bytes(spec, tp, pp, stage, weight_format, vendor, pp_split, attn_tp)
+    if absorb:
+        extra += absorb
+        why.append("MLA keeps w_kc / w_vc beside kv_b_proj (models/deepseek_common/deepseek_weight_loader.py "
+                   "post_load_weights; kvplan.sglang.mla_absorb_bytes)")
     pad = gpt_oss_mxfp4_pad_bytes(spec, tp, ep, stage_distinct(spec, pp, stage, pp_split), weight_format, gpu_name,
                                   version, piecewise)
     if pad:

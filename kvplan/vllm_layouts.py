@@ -962,25 +962,38 @@ def vllm_mla_dequant_bytes(spec: ModelSpec, layout: Layout, stage: int, weight_f
     v_head) x act_b.
     Worked number: DeepSeek-V3 / R1 (fp8 block) at TP 8: 512 x 16 x (128 + 128) x 2 B = 4,194,304 B a layer, x 61 =
     255,852,544 B = 0.238 GiB ("Model loading took 79.7390 GiB" on 0.11.2: kvplan 79.31 -> 79.55)."""
-    from kvplan.weights import FLOAT_FORMATS, UNQUANTIZED, component_format, layer_groups, resolve_format
+    from kvplan.weights import FLOAT_FORMATS, UNQUANTIZED, resolve_format
+
+    if resolve_format(spec, weight_format)[0] in FLOAT_FORMATS:
+        return 0
+    total = 0
+    for copies, cache, formats in mla_kv_b_groups(spec, layout.pp, stage, weight_format):
+        if all(f in FLOAT_FORMATS or f == UNQUANTIZED for f in formats):
+            continue
+        heads = cache.num_attention_heads // layout.attn_tp
+        total += copies * cache.kv_lora_rank * heads * (cache.qk_nope_head_dim + cache.v_head_dim) * act_b
+    return total
+
+
+def mla_kv_b_groups(spec: ModelSpec, pp: int, stage: int, weight_format: str | None,
+                    pp_split: tuple[int, ...] | None = None) -> list[tuple[int, object, tuple[str, ...]]]:
+    """[(copies, MLA cache, kv_b_proj's formats)] over pipeline stage ``stage``'s MLA / DSA layers that have a
+    ``kv_b_proj`` (identical layers once, with the checkpoint's per-layer overrides when it ships quantized).
+    Worked example: DeepSeek-V3 (fp8-block) at PP 1 -> [(3, the dense layers' MLA cache, ("fp8-block",)), (58, the
+    MoE layers', ("fp8-block",))]."""
+    from kvplan.weights import component_format, layer_groups, resolve_format
 
     fmt, use_overrides = resolve_format(spec, weight_format)
-    if fmt in FLOAT_FORMATS:
-        return 0
-    parts = pp_partition(len(spec.layers), layout.pp)
+    parts = pp_partition(len(spec.layers), pp, pp_split)
     start = sum(parts[:stage])
     groups = (layer_groups(spec, start, start + parts[stage]) if use_overrides
-              else [(layer, n, None) for layer, n in stage_distinct(spec, layout.pp, stage)])
-    total = 0
+              else [(layer, n, None) for layer, n in stage_distinct(spec, pp, stage, pp_split)])
+    out = []
     for layer, copies, mine in groups:
         cache = layer.cache
         if getattr(cache, "kind", None) not in ("mla", "mla_dsa"):
             continue
         kv_b = next((c for c in layer.attention if isinstance(c, Linear) and c.name == "kv_b_proj"), None)
-        if kv_b is None:
-            continue
-        if all(f in FLOAT_FORMATS or f == UNQUANTIZED for f, _ in component_format("attention", kv_b, fmt, mine)):
-            continue
-        heads = cache.num_attention_heads // layout.attn_tp
-        total += copies * cache.kv_lora_rank * heads * (cache.qk_nope_head_dim + cache.v_head_dim) * act_b
-    return total
+        if kv_b is not None:
+            out.append((copies, cache, tuple(f for f, _ in component_format("attention", kv_b, fmt, mine))))
+    return out

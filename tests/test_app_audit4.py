@@ -97,18 +97,20 @@ def test_sglang_speculative_labels_and_a_refused_choice_naming_the_flag():
 
 
 def test_past_max_label_inside_the_chart_and_one_sequence_singular():
-    # DeepSeek-V3 on SGLang: max_position_embeddings 163,840, one request fits up to 618,538 tokens
+    # DeepSeek-V3 on SGLang: max_position_embeddings 163,840, one request fits up to 614,956 tokens (618,538 before
+    # SGLang's MLA w_kc / w_vc were priced: kvplan.sglang.mla_absorb_bytes)
     at = run_app({"v": "1", "m": "deepseek-v3", "tp": "8", "g": "H200", "e": "sglang", "spec": "mtp", "nspec": "3"})
     label = next(a for a in figure(at, "budget.context")["layout"]["annotations"]
                  if a["text"].startswith("past max_position_embeddings"))
     assert label["text"] == "past max_position_embeddings (163,840)"
-    assert label["xanchor"] == "right" and math.isclose(label["x"], math.log10(618_538))
+    assert label["xanchor"] == "right" and math.isclose(label["x"], math.log10(614_956))
     # the SGLang pool formula subtracts the MTP draft's vocab copies as the plan does (it left them out: 41.58 shown as
-    # 41.14): 150,119,844,413 - 1,546,188,227 (context) - 16,937,396,805 (left free) - 86,801,118,400 (weights)
-    # - 193,273,528 (overhead) - 463,339,520 (vocab copies) = 44,178,527,933 B = 41.14 GiB
+    # 41.14): 150,119,844,413 - 1,546,188,227 (context) - 16,937,396,805 (left free) - 87,056,970,944 (weights,
+    # with SGLang's MLA w_kc / w_vc since kvplan.sglang.mla_absorb_bytes) - 193,273,528 (overhead) - 463,339,520 (vocab
+    # copies) = 43,922,675,389 B = 40.91 GiB
     text = formulas(at)
     assert r"- \text{overhead} - \text{draft vocab copies}\\" in text
-    assert r"- 80.84\,\text{GiB} - 0.18\,\text{GiB} - 0.43\,\text{GiB} = 41.14\,\text{GiB}" in text
+    assert r"- 81.08\,\text{GiB} - 0.18\,\text{GiB} - 0.43\,\text{GiB} = 40.91\,\text{GiB}" in text
     # MLA's bytes per token as a latent, not as K and V heads: 62 layers (61 + the MTP layer) x (512 + 64) x 2 B = 71,424
     assert r"\sum_{\text{layers}} (d_c + d_{rope})\, b = 71{,}424\,\text{B}" in text and "H_{kv}" not in text
     one = run_app({"v": "1", "m": "qwen3-vl-8b-instruct"})  # 1.45x at 262,144 tokens on one H100

@@ -10,8 +10,9 @@ joins it (pool_configurator.py: cell += int(70,272 x 1 / 61) = 1,152) -> 71,424 
 shard, 1,661,046,944 B (tests/test_app_engine_knobs.py), loads before the pool is profiled, and so do the draft's own
 embed_tokens / lm_head (2 x 129,280 / 8 x 7,168 x 2 B = 463,339,520 B, freed only after the pools: sgl-project/sglang
 issue #36452, kvplan.sglang.mtp_draft_vocab_copy_bytes), so the pool has exactly that much less; SGLang 0.5.20 adds no
-speculative reserve, so the rest is the same plan's less the MTP layer and the copies: (44,641,867,453 - 463,339,520)
-// 71,424 = 618,538 tokens. The start-up log reads max_running_requests=48 (speculative decoding without
+speculative reserve, so the rest is the same plan's less the MTP layer and the copies: (44,386,014,909 - 463,339,520)
+// 71,424 = 614,956 tokens (44,641,867,453 and 618,538 before SGLang's MLA w_kc / w_vc, 61 x 512 x 16 x 256 x 2 B =
+255,852,544 B a rank, were priced: kvplan.sglang.mla_absorb_bytes). The start-up log reads max_running_requests=48 (speculative decoding without
 --max-running-requests).
 """
 
@@ -66,7 +67,7 @@ def test_sidebar_sglang_mtp_plans_what_the_cli_plans(capsys):
     core = kvplan_plan(**CORE, speculative_method="mtp", num_speculative_tokens=3)
     plain_plan = kvplan_plan(**CORE)
     tokens = core.kv_cache_tokens
-    assert f"#tokens: {tokens}," in cli and metrics(at)["KV cache tokens"] == f"{tokens:,}" == "618,538"
+    assert f"#tokens: {tokens}," in cli and metrics(at)["KV cache tokens"] == f"{tokens:,}" == "614,956"
     assert base == f"{plain_plan.kv_cache_tokens:,}"
     rank, plain_rank = core.ranks[0], plain_plan.ranks[0]
     assert (rank.kv_bytes_per_token, plain_rank.kv_bytes_per_token) == (CELL_MTP, CELL) == (71_424, 70_272)
@@ -80,7 +81,7 @@ def test_sidebar_sglang_mtp_plans_what_the_cli_plans(capsys):
     assert "max_running_requests=48," in shown and "max_running_requests=48," not in "\n".join(plain_plan.engine_log)
     # the steps change no SGLang pool (0.5.14+): the same tokens with 1 step
     at.number_input(key="w.num_speculative_tokens").set_value(1).run()
-    assert metrics(at)["KV cache tokens"] == "618,538" and "nspec" not in at.query_params
+    assert metrics(at)["KV cache tokens"] == "614,956" and "nspec" not in at.query_params
 
 
 def test_a_release_before_0_5_14_is_refused_in_the_sidebar_and_the_link():
@@ -122,12 +123,12 @@ def test_import_of_the_docs_line_applies_mtp_to_the_sidebar():
     assert flags["--quantization / --dtype"] == ("auto: the checkpoint's torch_dtype (bf16), weights as its "
                                                  "quantization_config (fp8-block)")
     assert not [w for w in at.warning if "speculative" in w.value]
-    assert metrics(at)["KV cache tokens"] == "618,538"
+    assert metrics(at)["KV cache tokens"] == "614,956"
     at.button(key="import.apply").click().run()
     s = state(at)
     assert (s.engine, s.tensor_parallel_size, s.speculative_method, s.num_speculative_tokens) == ("sglang", 8, "mtp", 3)
     at.switch_page("pages/budget.py").run()
-    assert metrics(at)["KV cache tokens"] == "618,538" and terms(at)["MTP layers (in weights)"] == MTP_SHARD
+    assert metrics(at)["KV cache tokens"] == "614,956" and terms(at)["MTP layers (in weights)"] == MTP_SHARD
     assert open_knobs(at).selectbox(key="w.speculative_method").value == "mtp"
 
 

@@ -258,11 +258,12 @@ def test_kimi_k2_5_mem_usage_and_tokens():
     extra = next(t for t in p.ranks[0].terms if t.name.startswith("SGLang layout extra"))
     # 60 MoE layers x 384 experts x (2 x 7168 + 2 x 2048 / 8) x 4 B = 1,368,391,680 B of int32 g_idx / sort
     # indices (CompressedTensorsWNA16TritonMoE) + the MoonViT MLP whole: 27 x (4304 x 1153 + 1152 x 4304 + 1152)
-    # x 2 B - its TP8 shard = 468,754,020 B -> 1.711 GiB
-    assert extra.bytes == 1_368_391_680 + 468_754_020
-    # mem usage = 70.952 (kvplan's int4 / bf16 shards) + 0.119 (tower shard) + 1.711 + 0.18 = 72.96 (-0.62 GiB,
-    # 0.8 %: the rest is not accounted for); rest = 283.48 x 0.82604 - 72.96 = 161.21 GiB -> 2,463,229 tokens
-    # (+0.36 %)
+    # x 2 B - its TP8 shard = 468,754,020 B, and MLA's bf16 w_kc / w_vc beside the bf16 kv_b_proj (kvplan.sglang.
+    # mla_absorb_bytes: 61 x 512 x 64 / 8 x (128 + 128) x 2 B = 127,926,272 B) -> 1.830 GiB
+    assert extra.bytes == 1_368_391_680 + 468_754_020 + 127_926_272
+    # mem usage = 70.952 (kvplan's int4 / bf16 shards) + 0.119 (tower shard) + 1.830 + 0.18 = 73.08 (-0.50 GiB,
+    # 0.7 %: the rest is not accounted for); rest = 283.48 x 0.82604 - 73.08 = 161.09 GiB -> 2,461,409 tokens
+    # (+0.3 %)
     assert close(f["usage"] * GiB, 73.58) and close(f["after"] * GiB, 209.96)
     assert close(f["kv"] * GiB, 160.63) and close(f["tokens"] * 70_272, 2_454_421 * 70_272 / GiB)
     assert close(f["pool_end"] * GiB, 45.23)
