@@ -1127,6 +1127,21 @@ def _check_knobs(imported: PlanState) -> None:
         pass  # a refusal of another input: the page shows it with the plan
 
 
+def preview_note(state: PlanState) -> str:
+    """The Import preview's note on what the sidebar plans now: its model and GPU, or, where the sidebar's own inputs
+    are refused (llama-3.1-8b at -tp 3: 32 heads over 3 ranks), that it plans nothing (not "still plans" a plan that
+    is not there)."""
+    what = f"{esc(state.model_name or state.model)} on {state.gpu}"
+    try:
+        cached.plan_for(state)
+    except KvplanError as exc:
+        return (f"**Preview, not applied**: the sidebar's own settings ({what}) are refused "
+                f"(**{esc(exc.field)}**), so the sidebar and every other page plan nothing now. **Apply** puts "
+                "these settings there.")
+    return (f"**Preview, not applied**: the sidebar and every other page still plan {what}. **Apply** puts these "
+            "settings there.")
+
+
 def changes_from(state: PlanState, imported: PlanState) -> dict[str, Any]:
     return {name: getattr(imported, name) for name in PlanState.model_fields
             if getattr(imported, name) != getattr(state, name)}
