@@ -2,6 +2,9 @@
 
 * Import's preview said "the sidebar and every other page still plan Llama-3.1-8B on H100-SXM" while the sidebar's
   own plan was refused (-tp 3: 32 heads do not split over 3 ranks): it now says the sidebar plans nothing and why.
+* SGLang "its pool (1 tokens)" (--max-total-tokens 1) reads "(1 token)".
+* The "Does not load" verdict printed "1023.17 GiB" (custom engine, Nemotron-3-Ultra bf16 on one H100): kvplan's own
+  words now carry separators ("1,023.17 GiB"); the engine's error text after them keeps the engine's format.
 """
 
 from tests.app_util import plain, run_app
@@ -23,3 +26,31 @@ def test_import_preview_does_not_say_the_sidebar_plans_a_refused_plan():
     ok.selectbox(key="w.import_gpu").select("H100-SXM").run()
     assert any("every other page still plan llama-3.1-8b on H100-SXM" in plain(i.value)
                for i in ok.info), [plain(i.value) for i in ok.info]
+
+
+# ------------------------------------------------------------------ plurals and separators in kvplan's own words
+def test_an_sglang_pool_of_one_token_reads_one_token():
+    from tests.app_util import kvplan_plan
+
+    # --max-total-tokens 1 caps SGLang's pool at 1 token (page size 1): "its pool (1 token)", not "(1 tokens)"
+    p = kvplan_plan("llama-3.1-8b", engine="sglang", max_total_tokens=1)
+    said = [w for w in p.warnings if w.startswith("SGLang starts, but its pool")]
+    assert said == ["SGLang starts, but its pool (1 token) cannot hold one request of 131,072 tokens: such a "
+                    "request waits or is retracted"]
+    assert p.verdict.startswith("Does not fit one request of 131,072 tokens (the pool holds 1), but SGLang starts")
+
+
+def test_the_does_not_load_verdict_prints_gib_with_separators():
+    from kvplan.units import GiB
+    from tests.app_util import kvplan_plan
+
+    # Nemotron-3-Ultra bf16 on one H100 with the custom engine: 1,023.17 GiB of weights (printed "1023.17 GiB")
+    p = kvplan_plan("nemotron-3-ultra-550b-a55b", engine="custom")
+    w = max(r.weights_bytes for r in p.ranks)
+    assert f"{w / GiB:,.2f}" == "1,023.17"
+    assert p.verdict.startswith("Does not load: the weights of one GPU (stage 0) are 1,023.17 GiB, more than the "
+                                "79.19 GiB free on one H100-SXM (79.19 GiB); the engine runs out of CUDA memory")
+    # vLLM: kvplan's verdict has separators, the torch error after it keeps torch's own format
+    v = kvplan_plan("glm-5.1")
+    assert v.verdict.startswith("Does not load: the weights of one GPU (stage 0) are 1,385.69 GiB")
+    assert "GPU 0 has a total capacity of 79.19 GiB" in v.verdict and "are 1385.69 GiB" in v.verdict
