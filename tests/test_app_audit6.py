@@ -5,6 +5,9 @@
 * SGLang "its pool (1 tokens)" (--max-total-tokens 1) reads "(1 token)".
 * The "Does not load" verdict printed "1023.17 GiB" (custom engine, Nemotron-3-Ultra bf16 on one H100): kvplan's own
   words now carry separators ("1,023.17 GiB"); the engine's error text after them keeps the engine's format.
+* SGLang STANDALONE without a draft LM (MiniMax-M2.5: no smaller preset of its vocabulary) said "vLLM needs equal
+  vocab_size ... refuses draft_model" and gave vLLM's CLI flag: now SGLang, STANDALONE, --speculative-algorithm.
+* At 1400 px (e2e, tests/e2e/test_audit6_1400.py): the context placeholder and a long memory-chart title were cut.
 """
 
 from tests.app_util import plain, run_app
@@ -54,3 +57,20 @@ def test_the_does_not_load_verdict_prints_gib_with_separators():
     v = kvplan_plan("glm-5.1")
     assert v.verdict.startswith("Does not load: the weights of one GPU (stage 0) are 1,385.69 GiB")
     assert "GPU 0 has a total capacity of 79.19 GiB" in v.verdict and "are 1385.69 GiB" in v.verdict
+
+
+def test_sglang_standalone_without_a_draft_says_sglang_and_standalone():
+    # MiniMax-M2.5 (vocab_size 200,064): no smaller preset shares its vocabulary. On SGLang the sidebar said "vLLM
+    # needs equal vocab_size ... every page refuses draft_model" and gave vLLM's --speculative-config
+    at = run_app({"v": "1", "m": "minimax-m2.5", "e": "sglang", "g": "H200", "tp": "4", "spec": "draft_model"})
+    at.session_state["kv.knobs"] = True
+    at.run()
+    said = [plain(i.value) for i in at.sidebar.info if "No preset shares" in plain(i.value)]
+    assert said == ["No preset shares this model's vocabulary and is smaller (SGLang needs equal vocab_size): every "
+                    "page refuses STANDALONE. Plan a draft's config.json with the CLI (kvplan plan ... --engine sglang "
+                    "--speculative-algorithm STANDALONE --draft-config PATH)."], said
+    vllm = run_app({"v": "1", "m": "minimax-m2.5", "g": "H200", "tp": "4", "spec": "draft_model"})
+    vllm.session_state["kv.knobs"] = True
+    vllm.run()
+    assert any("(vLLM needs equal vocab_size): every page refuses draft_model" in plain(i.value)
+               for i in vllm.sidebar.info)

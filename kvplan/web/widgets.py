@@ -739,9 +739,14 @@ def _draft_model_select(state: PlanState, changed: bool) -> None:
         update(drafter=default)
         _ss.pop(PREFIX + "drafter", None)
     if not models:
-        st.info("No preset shares this model's vocabulary and is smaller (vLLM needs equal vocab_size): every page "
-                "refuses draft_model. Plan a draft's config.json with the CLI (kvplan plan ... --speculative-config "
-                "'{\"method\": \"draft_model\", ...}' --draft-config PATH).", icon=":material/info:")
+        # in the engine's own words: SGLang's method is STANDALONE, its check _validate_vocab_compatibility
+        sgl = state.engine == "sglang"
+        who, method = ("SGLang", "STANDALONE") if sgl else ("vLLM", "draft_model")
+        cli = "--engine sglang --speculative-algorithm STANDALONE" if sgl else \
+            "--speculative-config '{\"method\": \"draft_model\", ...}'"
+        st.info(f"No preset shares this model's vocabulary and is smaller ({who} needs equal vocab_size): every page "
+                f"refuses {method}. Plan a draft's config.json with the CLI (kvplan plan ... {cli} --draft-config "
+                "PATH).", icon=":material/info:")
     kept = current().drafter
     bind("drafter", st.selectbox, "draft model", list(models), index=None, disabled=not models,
          placeholder="choose a draft model" if models else "none", to_widget=lambda v: v if v in models else None,
