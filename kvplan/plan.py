@@ -2090,7 +2090,8 @@ def _sglang_hybrid_check(spec, engine, layout, rocm: bool) -> None:
                             engine.speculative_method != "none" and engine.num_speculative_tokens > 0,
                             engine.enable_prefix_caching is not False, rocm))
     if refusal:
-        raise PlanInputError(*refusal)
+        field, message = refusal  # SGLang's flag, not vLLM's --speculative-config (as the other SGLang refusals)
+        raise PlanInputError(sglang.SPECULATIVE_FLAG if field == "speculative_config" else field, message)
 
 
 def _sglang_mamba(spec, engine, layout, layers, rest: int) -> "sglang.SglangMambaPool | None":

@@ -7,6 +7,8 @@
   words now carry separators ("1,023.17 GiB"); the engine's error text after them keeps the engine's format.
 * SGLang STANDALONE without a draft LM (MiniMax-M2.5: no smaller preset of its vocabulary) said "vLLM needs equal
   vocab_size ... refuses draft_model" and gave vLLM's CLI flag: now SGLang, STANDALONE, --speculative-algorithm.
+* An SGLang hybrid (Qwen3.6-35B-A3B) with EAGLE3 was refused naming **speculative_config** (vLLM's flag): now
+  --speculative-algorithm, as SGLang's other speculative refusals.
 * At 1400 px (e2e, tests/e2e/test_audit6_1400.py): the context placeholder and a long memory-chart title were cut.
 """
 
@@ -74,3 +76,12 @@ def test_sglang_standalone_without_a_draft_says_sglang_and_standalone():
     vllm.run()
     assert any("(vLLM needs equal vocab_size): every page refuses draft_model" in plain(i.value)
                for i in vllm.sidebar.info)
+
+
+def test_an_sglang_hybrid_with_speculative_decoding_is_refused_naming_sglangs_flag():
+    # Qwen3.6-35B-A3B (30 of 40 layers linear attention) with EAGLE3 on SGLang: the Budget said "**speculative_config**"
+    # (vLLM's flag); SGLang's is --speculative-algorithm
+    at = run_app({"v": "1", "m": "qwen3.6-35b-a3b-nvfp4", "e": "sglang", "spec": "eagle3", "g": "B200"})
+    said = [plain(e.value) for e in at.error]
+    assert len(said) == 1 and said[0].startswith("**--speculative-algorithm**: qwen3.6-35b-a3b-nvfp4: 30 of 40 layers "
+                                                 "keep a recurrent state (30 linear_attention)"), said
