@@ -9,6 +9,7 @@
   vocab_size ... refuses draft_model" and gave vLLM's CLI flag: now SGLang, STANDALONE, --speculative-algorithm.
 * An SGLang hybrid (Qwen3.6-35B-A3B) with EAGLE3 was refused naming **speculative_config** (vLLM's flag): now
   --speculative-algorithm, as SGLang's other speculative refusals.
+* Parallelism showed one refusal four times (once a compared layout): layouts refused alike now share one line.
 * At 1400 px (e2e, tests/e2e/test_audit6_1400.py): the context placeholder and a long memory-chart title were cut.
 """
 
@@ -85,3 +86,16 @@ def test_an_sglang_hybrid_with_speculative_decoding_is_refused_naming_sglangs_fl
     said = [plain(e.value) for e in at.error]
     assert len(said) == 1 and said[0].startswith("**--speculative-algorithm**: qwen3.6-35b-a3b-nvfp4: 30 of 40 layers "
                                                  "keep a recurrent state (30 linear_attention)"), said
+
+
+def test_parallelism_shows_one_refusal_for_layouts_refused_alike():
+    # the same hybrid + EAGLE3 refusal was shown four times on Parallelism, once for each compared layout
+    at = run_app({"v": "1", "m": "qwen3.6-35b-a3b-nvfp4", "e": "sglang", "spec": "eagle3", "g": "B200"},
+                 "pages/parallelism.py")
+    said = [plain(e.value) for e in at.error]
+    assert len(said) == 1, said
+    assert said[0].startswith("TP1 PP1 DP1, TP2 PP1 DP1, TP4 PP1 DP1, TP8 PP1 DP1: --speculative-algorithm: "
+                              "qwen3.6-35b-a3b-nvfp4: 30 of 40 layers keep a recurrent state"), said
+    # layouts refused for different reasons keep their own lines (minimax-m2.5: TP8 splits FP8 blocks, the rest plan)
+    mm = run_app({"v": "1", "m": "minimax-m2.5", "g": "H200"}, "pages/parallelism.py")
+    assert [plain(e.value).split(":")[0] for e in mm.error] == ["TP8 PP1 DP1"]

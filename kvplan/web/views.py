@@ -700,15 +700,17 @@ def layout_choices(state: PlanState) -> list[str]:
 
 
 def compare_layouts(state: PlanState) -> tuple[list[Plan], list[tuple[str, str]]]:
-    """Plans for each compared layout, and the layouts kvplan refuses (with the reason)."""
-    plans, refused = [], []
+    """Plans for each compared layout, and the layouts kvplan refuses (with the reason): layouts refused for the same
+    reason share one entry ("TP1 PP1 DP1, TP2 PP1 DP1: ..."; a refusal of the model or engine read four times, once a
+    layout, before)."""
+    plans, refused = [], {}
     for tp, pp, dp in state.layouts:
         try:
             plans.append(cached.plan_with(state, tensor_parallel_size=tp, pipeline_parallel_size=pp,
                                           data_parallel_size=dp))
         except KvplanError as exc:
-            refused.append((f"TP{tp} PP{pp} DP{dp}", str(exc)))
-    return plans, refused
+            refused.setdefault(str(exc), []).append(f"TP{tp} PP{pp} DP{dp}")
+    return plans, [(", ".join(labels), message) for message, labels in refused.items()]
 
 
 def layout_rows(plans: list[Plan]) -> list[dict[str, Any]]:
