@@ -1406,8 +1406,8 @@ def plan(spec: ModelSpec, gpu: GpuSpec, engine: EngineConfig = EngineConfig(), l
     if load_oom is not None:
         verdict = _load_oom_verdict(engine, gpu, *load_oom, error)
     if engine.engine == "sglang" and engine_starts and whole < 1:
-        warnings.append(f"SGLang starts, but its pool ({tokens:,} tokens) cannot hold one request of {max_len:,} "
-                        "tokens: such a request waits or is retracted")
+        warnings.append(f"SGLang starts, but its pool ({tokens:,} token{'' if tokens == 1 else 's'}) cannot hold one "
+                        f"request of {max_len:,} tokens: such a request waits or is retracted")
         verdict = (f"Does not fit one request of {max_len:,} tokens (the pool holds {tokens:,}), but SGLang starts "
                    "anyway: it checks no request against its pool.")
     if engine.engine == "sglang":  # 0.5.22 - 0.5.23 cap the decode graphs at --max-running-requests (0.5.21 line)
@@ -2090,7 +2090,8 @@ def _sglang_hybrid_check(spec, engine, layout, rocm: bool) -> None:
                             engine.speculative_method != "none" and engine.num_speculative_tokens > 0,
                             engine.enable_prefix_caching is not False, rocm))
     if refusal:
-        raise PlanInputError(*refusal)
+        field, message = refusal  # SGLang's flag, not vLLM's --speculative-config (as the other SGLang refusals)
+        raise PlanInputError(sglang.SPECULATIVE_FLAG if field == "speculative_config" else field, message)
 
 
 def _sglang_mamba(spec, engine, layout, layers, rest: int) -> "sglang.SglangMambaPool | None":
@@ -2305,9 +2306,12 @@ def _load_oom_error(engine, prof, gpu, rank: RankPlan, free: int) -> str | None:
 
 
 def _load_oom_verdict(engine, gpu, rank: RankPlan, free: int, error: str | None) -> str:
+    """kvplan's own words (GiB with thousands separators: "1,023.17 GiB"); the engine's error after them keeps its
+    own format ("1023.17 GiB")."""
     who = {"vllm": "vLLM", "sglang": "SGLang"}.get(engine.engine, "the engine")
-    return (f"Does not load: the weights of one GPU (stage {rank.pp_stage}) are {_gib(rank.weights_bytes)} GiB, more "
-            f"than the {_gib(free)} GiB free on one {gpu.name} ({_gib(rank.device_bytes)} GiB); {who} runs out of CUDA "
+    g = lambda n: f"{n / GiB:,.2f}"  # noqa: E731
+    return (f"Does not load: the weights of one GPU (stage {rank.pp_stage}) are {g(rank.weights_bytes)} GiB, more "
+            f"than the {g(free)} GiB free on one {gpu.name} ({g(rank.device_bytes)} GiB); {who} runs out of CUDA "
             "memory while loading them, before it logs any memory figure."
             + (f" {error}" if error else ""))
 

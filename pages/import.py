@@ -13,9 +13,7 @@ def imported_plan(state, command, imported, model_note: str) -> None:
     whether an input is refused; drawn once per state and replayed after (views.replayed)."""
     changes = views.changes_from(state, imported)
     if changes:
-        st.info("**Preview, not applied**: the sidebar and every other page still plan "
-                f"{views.esc(state.model_name or state.model)} on {state.gpu}. **Apply** puts these "
-                "settings there.", icon=":material/visibility:")
+        st.info(views.preview_note(state), icon=":material/visibility:")
     else:
         st.success("**Applied**: the sidebar and every page plan this command.", icon=":material/check:")
     st.caption(views.esc(model_note) + (" SGLang flags read as their vLLM equivalents, SGLang engine "

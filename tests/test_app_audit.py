@@ -119,9 +119,9 @@ def test_a_refused_empty_box_names_what_is_planned_instead():
     at = run_app({"v": "1", "m": "llama-3.1-8b"})
     at.number_input(key="w.max_model_len").set_value(0).run()
     shown = plain(" ".join(e.value for e in at.error))
-    assert "Context length (max_model_len) = 0: must be from 1 to 100,000,000. Planning model maximum: 131,072." \
+    assert "Context length (max_model_len) = 0: must be from 1 to 100,000,000. Planning model max: 131,072." \
            in shown
-    assert "the last valid context length (max_model_len): model maximum: 131,072" in shown
+    assert "the last valid context length (max_model_len): model max: 131,072" in shown
     at.number_input(key="w.tensor_parallel_size").set_value(5000).run()
     assert "the last valid TP: 1" in plain(" ".join(e.value for e in at.error))
     assert state(at).max_model_len is None and state(at).tensor_parallel_size == 1
@@ -164,8 +164,9 @@ def test_layout_caption_and_an_unfit_chart_title_read_as_words():
     # runner terms, now fits 1.02)
     p = kvplan_plan("qwen3-32b")
     assert not p.fits
-    assert figures.rank_memory(p).to_dict()["layout"]["title"]["text"] == \
-        "Memory per GPU: H100-SXM, not one sequence of 40,960 tokens fits"
+    title = figures.rank_memory(p).to_dict()["layout"]["title"]  # 63 characters: two lines (audit6)
+    assert title["text"] == ('Memory per GPU: H100-SXM,<br><span style="font-size:13px">not one sequence of 40,960 '
+                             'tokens fits</span>')
 
 
 def test_the_gpus_table_fits_1400_px():

@@ -26,6 +26,10 @@ COLORS = {"weights": "#4C78A8", "workspace": "#F58518", "recurrent states": "#72
 HEADROOM_TERMS = ("outside the budget", "left free", "headroom")
 STATE_TERMS = ("Mamba state pool",)  # kvplan.plan._sglang_mamba_term
 _LAYOUT = dict(margin=dict(l=10, r=10, t=50, b=10), legend=dict(orientation="h", y=-0.2))
+# the longest chart title that stays on one line in a half-page column at 1400 x 1000 (~420 px; Chromium cut a
+# 63-character title at its 59th): a longer one puts its second half in a subtitle
+TITLE_CHARS = 52
+SMALL = '<span style="font-size:13px">{}</span>'
 
 
 def _gib(n: int | float) -> float:
@@ -232,8 +236,15 @@ def rank_memory(plan: Plan) -> Figure:
     n = sequences_in_use(plan)
     # "0 x 131,072 tokens" read as a load; say what it is: not one sequence of that length fits
     load = f"{n:,} x {plan.max_model_len:,} tokens" if n else f"not one sequence of {plan.max_model_len:,} tokens fits"
-    return _figure(_segment_bars(labels, segs), f"Memory per GPU: {plan.gpu}, {load}",
-                   [_hline(device, f"device {device:.2f} GiB")], barmode="stack", yaxis=gib_axis(plan.basis))
+    title = f"Memory per GPU: {plan.gpu}, {load}"
+    if len(title) <= TITLE_CHARS:
+        return _figure(_segment_bars(labels, segs), title, [_hline(device, f"device {device:.2f} GiB")],
+                       barmode="stack", yaxis=gib_axis(plan.basis))
+    # plotly does not wrap a title: a long one ran past its half-page column at 1400 px ("... 1,048,576 tokens fi")
+    # (Streamlit's plotly.js draws no title.subtitle): a second, smaller line
+    return _figure(_segment_bars(labels, segs), f"Memory per GPU: {plan.gpu},<br>{SMALL.format(load)}",
+                   [_hline(device, f"device {device:.2f} GiB")], barmode="stack", yaxis=gib_axis(plan.basis),
+                   margin=dict(l=10, r=10, t=70, b=10))
 
 
 def _segment_bars(x: list, segs: list[dict[str, int]]) -> list[dict]:

@@ -700,15 +700,17 @@ def layout_choices(state: PlanState) -> list[str]:
 
 
 def compare_layouts(state: PlanState) -> tuple[list[Plan], list[tuple[str, str]]]:
-    """Plans for each compared layout, and the layouts kvplan refuses (with the reason)."""
-    plans, refused = [], []
+    """Plans for each compared layout, and the layouts kvplan refuses (with the reason): layouts refused for the same
+    reason share one entry ("TP1 PP1 DP1, TP2 PP1 DP1: ..."; a refusal of the model or engine read four times, once a
+    layout, before)."""
+    plans, refused = [], {}
     for tp, pp, dp in state.layouts:
         try:
             plans.append(cached.plan_with(state, tensor_parallel_size=tp, pipeline_parallel_size=pp,
                                           data_parallel_size=dp))
         except KvplanError as exc:
-            refused.append((f"TP{tp} PP{pp} DP{dp}", str(exc)))
-    return plans, refused
+            refused.setdefault(str(exc), []).append(f"TP{tp} PP{pp} DP{dp}")
+    return plans, [(", ".join(labels), message) for message, labels in refused.items()]
 
 
 def layout_rows(plans: list[Plan]) -> list[dict[str, Any]]:
@@ -1125,6 +1127,21 @@ def _check_knobs(imported: PlanState) -> None:
             raise PlanInputError(_knob_flag(name, imported.engine), exc.message) from None
     except KvplanError:
         pass  # a refusal of another input: the page shows it with the plan
+
+
+def preview_note(state: PlanState) -> str:
+    """The Import preview's note on what the sidebar plans now: its model and GPU, or, where the sidebar's own inputs
+    are refused (llama-3.1-8b at -tp 3: 32 heads over 3 ranks), that it plans nothing (not "still plans" a plan that
+    is not there)."""
+    what = f"{esc(state.model_name or state.model)} on {state.gpu}"
+    try:
+        cached.plan_for(state)
+    except KvplanError as exc:
+        return (f"**Preview, not applied**: the sidebar's own settings ({what}) are refused "
+                f"(**{esc(exc.field)}**), so the sidebar and every other page plan nothing now. **Apply** puts "
+                "these settings there.")
+    return (f"**Preview, not applied**: the sidebar and every other page still plan {what}. **Apply** puts these "
+            "settings there.")
 
 
 def changes_from(state: PlanState, imported: PlanState) -> dict[str, Any]:

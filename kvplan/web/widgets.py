@@ -174,7 +174,7 @@ def bind(name: str, widget: Callable[..., Any], *args: Any, to_widget: Callable[
             except ValueError as exc:
                 reason = str(exc)
         if reason is not None:
-            # an unset box plans what its placeholder says ("model maximum: 131,072", "as many as fit")
+            # an unset box plans what its placeholder says ("model max: 131,072", "as many as fit")
             shown = (kwargs.get("placeholder") or "unset") if old is None else BY_NAME[name].format(old)
             st.error(f"{views.esc(label)} = {views.esc(new)}: {views.esc(reason)}. Planning {views.esc(shown)}.",
                      icon=":material/block:")
@@ -323,7 +323,8 @@ def sidebar(page: str) -> None:
              help="Engine profile: how device memory becomes a KV pool.")
         bind("max_model_len", st.number_input, "Context length (max_model_len)", value=None, min_value=1,
              max_value=100_000_000, step=1024,
-             placeholder=f"model maximum: {spec.max_position_embeddings or 4096:,}",
+             # "model maximum: 1,048,576" was cut at 1400 px (GLM-5.2); "model max: 10,485,760" fits
+             placeholder=f"model max: {spec.max_position_embeddings or 4096:,}",
              # the browser's number box reads '1e5' as 1 and refuses '32k' (Streamlit's parseInt): say so
              help="--max-model-len, in whole tokens (32768, not 32k or 1e5: a number box reads 1e5 as 1; the "
                   "Import page reads 32k)")
@@ -738,9 +739,14 @@ def _draft_model_select(state: PlanState, changed: bool) -> None:
         update(drafter=default)
         _ss.pop(PREFIX + "drafter", None)
     if not models:
-        st.info("No preset shares this model's vocabulary and is smaller (vLLM needs equal vocab_size): every page "
-                "refuses draft_model. Plan a draft's config.json with the CLI (kvplan plan ... --speculative-config "
-                "'{\"method\": \"draft_model\", ...}' --draft-config PATH).", icon=":material/info:")
+        # in the engine's own words: SGLang's method is STANDALONE, its check _validate_vocab_compatibility
+        sgl = state.engine == "sglang"
+        who, method = ("SGLang", "STANDALONE") if sgl else ("vLLM", "draft_model")
+        cli = "--engine sglang --speculative-algorithm STANDALONE" if sgl else \
+            "--speculative-config '{\"method\": \"draft_model\", ...}'"
+        st.info(f"No preset shares this model's vocabulary and is smaller ({who} needs equal vocab_size): every page "
+                f"refuses {method}. Plan a draft's config.json with the CLI (kvplan plan ... {cli} --draft-config "
+                "PATH).", icon=":material/info:")
     kept = current().drafter
     bind("drafter", st.selectbox, "draft model", list(models), index=None, disabled=not models,
          placeholder="choose a draft model" if models else "none", to_widget=lambda v: v if v in models else None,
