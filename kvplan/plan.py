@@ -1132,7 +1132,8 @@ def plan(spec: ModelSpec, gpu: GpuSpec, engine: EngineConfig = EngineConfig(), l
     # them over its attention TP group of tp // dp ranks (an MLA latent stays whole on every rank either way).
     kv_tp = layout.attn_tp // dcp
     len_rank = cdiv(max_len, dcp)  # tokens of one request each DCP rank holds (max_memory_usage_bytes)
-    default_bs = {"vllm": _vllm_mla_block_size(spec, gpu.name, engine) if mla and not v0 else VLLM_BLOCK_SIZE,
+    default_bs = {"vllm": support.GAUDI_VLLM_BLOCK_SIZE if gpu.vendor == "Intel" else  # vllm-gaudi's default
+                  _vllm_mla_block_size(spec, gpu.name, engine) if mla and not v0 else VLLM_BLOCK_SIZE,
                   "sglang": 1,
                   "custom": 16}[engine.engine]
     if engine.engine == "vllm" and spec.memo(("indexed",), lambda: any(
@@ -1182,6 +1183,8 @@ def plan(spec: ModelSpec, gpu: GpuSpec, engine: EngineConfig = EngineConfig(), l
             warnings.append(note)
     if arrival_note:
         warnings.append(arrival_note)
+    if engine.engine == "vllm" and gpu.vendor == "Intel" and (note := support.gaudi_quantization_note(spec.quantization)):
+        warnings.append(note)
     if (long_note := context_note(spec, engine, max_len)) is not None:
         warnings.append(long_note)
     if dsa_note:

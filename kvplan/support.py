@@ -61,6 +61,26 @@ _NO_PLATFORM = {("sglang", "Intel"): "SGLang does not run on Intel Gaudi: its Ha
 VLLM_ROCM_SPARSE_MLA: Release = (0, 12, 0)
 
 
+# vllm-project/vllm-gaudi vllm_gaudi/platform.py (commits 00db483 and 676e6aa, the snapshots read 2026-12-02): the HPU
+# platform's supported_quantization (compressed-tensors, fp8, inc, awq_hpu, gptq_hpu), its default KV block (128 when
+# --block-size is not given: "default block size for Gaudi should be 128") and its only quantized KV dtype (fp8_inc).
+GAUDI_VLLM_QUANTIZATION = ("compressed-tensors", "fp8", "inc", "awq_hpu", "gptq_hpu")
+GAUDI_VLLM_BLOCK_SIZE = 128
+# kvplan's checkpoint formats whose vLLM method the plugin does not list (mxfp4: gpt-oss; nvfp4 / nvfp4-wo: modelopt_fp4)
+_GAUDI_UNLISTED_FORMATS = {"mxfp4": "mxfp4", "nvfp4": "modelopt_fp4 / NVFP4", "nvfp4-wo": "modelopt_fp4 / NVFP4"}
+
+
+def gaudi_quantization_note(quantization: str | None) -> str | None:
+    """A warning for a vLLM plan on Gaudi of a checkpoint format the vllm-gaudi plugin does not list (None otherwise).
+    Worked example: "mxfp4" (gpt-oss) -> a note naming vllm_gaudi/platform.py's list; "fp8-block" -> None."""
+    method = _GAUDI_UNLISTED_FORMATS.get(quantization or "")
+    if method is None:
+        return None
+    return (f"Intel Gaudi: the vllm-gaudi plugin's platform (vllm_gaudi/platform.py, snapshots read 2026-12) lists "
+            f"{', '.join(GAUDI_VLLM_QUANTIZATION)} and not {method}: vLLM on Gaudi refuses this checkpoint or loads it "
+            "another way, so these weight and KV figures (the packed format as on a GPU) are not Gaudi's")
+
+
 def _profile_span(version: str) -> tuple[Release, Release | None]:
     """The releases a profile key stands for: [its first release, the next profile's first release)."""
     first = vllm_release(version)
