@@ -148,4 +148,4 @@ def test_qw36a_qwen3_6_27b_weights_and_mtp_refusal():
     with pytest.raises(PlanInputError) as e:
         plan(spec, gpu, EngineConfig(engine="sglang", sglang_version="0.5.17", speculative_method="mtp",
                                      num_speculative_tokens=5), Layout(tp=1))
-    assert e.value.field == "speculative_config" and "MambaPool" in str(e.value)
+    assert e.value.field == "--speculative-algorithm" and "MambaPool" in str(e.value)
