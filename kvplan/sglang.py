@@ -120,7 +120,7 @@ tokens; kvplan from the flags: pre 78.45, available 49.24 -> 392,123 tokens (-0.
 
 import math
 from fractions import Fraction
-from typing import Literal
+from typing import Literal, NamedTuple
 
 from pydantic import BaseModel, ConfigDict
 
@@ -1894,26 +1894,18 @@ def hybrid_swa_max_tokens(version: str, pool_bytes: int, layers, kv_tp: int, kv_
     0.5.10 line is planned by 0.5.11 - 0.5.13's float cell; 0.5.10 itself floors rest at the uniform cell first and
     divides that memory by the float cell (a few tokens apart)."""
     r = SGLANG_SWA_FULL_TOKENS_RATIO_TENTHS / 10 if ratio is None else ratio
-    per = {"full_attention": set(), "sliding_attention": set()}
-    count = {"full_attention": 0, "sliding_attention": 0}
-    total = {"full_attention": 0, "sliding_attention": 0}
-    for layer, n in layers:
-        if layer.cache.kind in per:
-            b = layer.cache.kv_bytes_per_token("vllm", kv_tp, kv_b)
-            per[layer.cache.kind].add(b)
-            count[layer.cache.kind] += n
-            total[layer.cache.kind] += n * b
-    full = total["full_attention"]
-    if len(per["sliding_attention"]) == 1:  # SGLang's order: (r x S) x n_swa, one float rounding as the engine's
-        cell = full + r * next(iter(per["sliding_attention"])) * count["sliding_attention"]
+    walk = _swa_pool_layers(layers, kv_tp, kv_b)
+    if walk is None or pool_bytes <= 0:
+        return 0
+    if len(walk.swa_sizes) == 1:  # SGLang's order: (r x S) x n_swa, one float rounding as the engine's
+        cell = walk.full + r * next(iter(walk.swa_sizes)) * walk.n_swa
     else:
-        cell = full + r * total["sliding_attention"]
-    if pool_bytes <= 0 or cell <= 0:
+        cell = walk.full + r * walk.swa
+    if cell <= 0:
         return 0
     if version in _HYBRID_SWA_GPT_OSS_ONLY_LINES:
-        n_full, n_swa = count["full_attention"], count["sliding_attention"]
-        tokens = pool_bytes // (full + total["sliding_attention"])
-        return int(tokens * (n_full + n_swa) / (r * n_swa + n_full))
+        tokens = pool_bytes // (walk.full + walk.swa)
+        return int(tokens * (walk.n_full + walk.n_swa) / (r * walk.n_swa + walk.n_full))
     return int(pool_bytes // cell)
 
 
@@ -1984,6 +1976,33 @@ def swa_cell_refusal(version: str, model_type: str) -> tuple[str, str] | None:
     return None
 
 
+class _SwaLayers(NamedTuple):
+    full: int  # F x n_full: the full-attention layers' K + V bytes a token (one rank)
+    swa: int  # S x n_swa: the sliding-window layers'
+    n_full: int
+    n_swa: int
+    swa_sizes: frozenset[int]  # the sliding layers' per-layer bytes a token (one size in every model read)
+
+
+def _swa_pool_layers(layers, kv_tp: int, kv_b: int) -> "_SwaLayers | None":
+    """The full / sliding split of a stage's (DecoderLayer, count) pairs that hybrid_swa_cell and hybrid_swa_max_tokens
+    price, or None where another cache kind is in the stage (not the two-pool layout read)."""
+    full = swa = n_full = n_swa = 0
+    sizes = set()
+    for layer, n in layers:
+        if layer.cache.kind == "none":
+            continue
+        if layer.cache.kind not in ("full_attention", "sliding_attention"):
+            return None
+        b = layer.cache.kv_bytes_per_token("vllm", kv_tp, kv_b)
+        if layer.cache.kind == "sliding_attention":
+            swa, n_swa = swa + n * b, n_swa + n
+            sizes.add(b)
+        else:
+            full, n_full = full + n * b, n_full + n
+    return _SwaLayers(full, swa, n_full, n_swa, frozenset(sizes))
+
+
 def hybrid_swa_cell(version: str, model_type: str, layers, kv_tp: int, kv_b: int, ratio: float | None = None,
                     disabled: bool = False, gpu_name: str = "") -> tuple[int, int, int] | None:
     """(cell bytes per full-pool token, full-layer bytes F x n_full, sliding-layer bytes S x n_swa) of SGLang's hybrid
@@ -2007,14 +2026,7 @@ def hybrid_swa_cell(version: str, model_type: str, layers, kv_tp: int, kv_b: int
             return None
     elif version not in _HYBRID_SWA_LINES or model_type not in _HYBRID_SWA_MODEL_TYPES:
         return None
-    full = swa = 0
-    for layer, n in layers:
-        if layer.cache.kind == "sliding_attention":
-            swa += n * layer.cache.kv_bytes_per_token("vllm", kv_tp, kv_b)
-        elif layer.cache.kind == "full_attention":
-            full += n * layer.cache.kv_bytes_per_token("vllm", kv_tp, kv_b)
-        elif layer.cache.kind != "none":
-            return None  # another cache kind in the stage: not the two-pool layout read
-    if not full or not swa:
+    walk = _swa_pool_layers(layers, kv_tp, kv_b)
+    if walk is None or not walk.full or not walk.swa:
         return None
-    return full + swa_ratio_part_bytes(swa, ratio), full, swa
+    return walk.full + swa_ratio_part_bytes(walk.swa, ratio), walk.full, walk.swa
