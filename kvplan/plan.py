@@ -1041,12 +1041,10 @@ def _sglang_standalone_check(spec, engine, layout) -> list[str]:
     return [SGLANG_STANDALONE_UNCOUNTED]
 
 
-def _sglang_eagle_cell(spec, engine, layout, layers, head_layers, kv_tp, kv_b, swa_cell) -> int:
-    """The pool cell SGLang profiles with an EAGLE3 head (bytes per token, one rank): the hybrid SWA cell over the
-    target's and the head's layers (swa_cell, 0.5.15+: F x (n_full + d) + r x S x n_swa), else the target's cell scaled
-    by its layer count (kvplan.sglang.eagle_cell_bytes_per_token, truncated as the engine does)."""
-    if swa_cell is not None:
-        return swa_cell
+def _sglang_eagle_cell(engine, layers, head_layers, kv_tp, kv_b) -> int:
+    """The pool cell SGLang profiles with an EAGLE3 head or STANDALONE draft beside a one-pool target (bytes per token,
+    one rank): the target's cell scaled by its layer count (kvplan.sglang.eagle_cell_bytes_per_token, truncated as the
+    engine does). A hybrid SWA target's cell counts the head's layers itself (hybrid_swa_cell, 0.5.15+)."""
     target = [(layer, n) for layer, n in layers if layer.cache.kind != "none"]
     cell = sum(layer.cache.kv_bytes_per_token("vllm", kv_tp, kv_b) * n for layer, n in target)
     return sglang.eagle_cell_bytes_per_token(cell, sum(n for _, n in target), sglang.eagle_draft_layers(
@@ -1313,12 +1311,13 @@ def plan(spec: ModelSpec, gpu: GpuSpec, engine: EngineConfig = EngineConfig(), l
             if swa is not None:  # the sliding layers hold r (0.8) x the full pool's tokens (kvplan.sglang.hybrid_swa_cell)
                 per_token = swa[0]
                 # the tokens as SGLang divides them: by the float cell (F n_full + r S n_swa), not the whole-byte one
-                swa_max_tokens = sglang.hybrid_swa_max_tokens(engine.sglang_version, pool, layers, kv_tp, kv_b, engine.swa_full_tokens_ratio)
+                swa_max_tokens = sglang.hybrid_swa_max_tokens(engine.sglang_version, pool, layers, kv_tp, kv_b,
+                                                              engine.swa_full_tokens_ratio)
                 if stage == 0 and (note := sglang.swa_chunk_cap_note(engine.sglang_version, engine.max_num_seqs,
                                                                     engine.enable_prefix_caching)):
                     warnings.append(note)
             elif head_key is not None:  # a draft's layers: the target's cell scaled by their count (_sglang_eagle_cell)
-                per_token = _sglang_eagle_cell(spec, engine, layout, target_layers, head_layers, kv_tp, kv_b, None)
+                per_token = _sglang_eagle_cell(engine, target_layers, head_layers, kv_tp, kv_b)
             mamba, rest_before = _sglang_mamba(spec, engine, layout, layers, pool), pool
             if mamba is not None:  # the MambaPool comes out of rest first; the KV pool gets what is left
                 terms.append(_sglang_mamba_term(engine, mamba, layers))
