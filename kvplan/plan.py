@@ -1867,7 +1867,7 @@ def _sglang_decode_graph_cap_note(spec, gpu, engine, layout, mla) -> str | None:
     """kvplan.sglang.decode_graph_cap_note from the plan's inputs (the same defaults _sglang_budget prices)."""
     return sglang.decode_graph_cap_note(
         sglang.sglang_profile(engine.sglang_version), gpu.name, gpu.vendor, gpu.memory_bytes, layout.tp, layout.pp, mla,
-        layout.attn_dp, engine.speculative_method == "mtp",
+        layout.attn_dp, engine.speculative_method in ("mtp", "eagle3", "draft_model"),
         _sglang_vit(spec, engine), engine.enforce_eager, engine.max_num_batched_tokens, engine.mem_fraction_static,
         engine.piecewise_cuda_graph, engine.max_num_seqs, sglang.sglang_mm_arch(spec.model_type, spec.towers))
 
