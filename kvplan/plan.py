@@ -1413,17 +1413,13 @@ def plan(spec: ModelSpec, gpu: GpuSpec, engine: EngineConfig = EngineConfig(), l
         verdict = (f"Does not fit one request of {max_len:,} tokens (the pool holds {tokens:,}), but SGLang starts "
                    "anyway: it checks no request against its pool.")
     if engine.engine == "sglang":  # 0.5.22 - 0.5.23 cap the decode graphs at --max-running-requests (0.5.21 line)
-        cap_note = _sglang_decode_graph_cap_note(spec, gpu, engine, layout, mla)
+        defaults = _sglang_defaults_inputs(spec, gpu, engine, layout, mla)
+        cap_note = sglang.decode_graph_cap_note(**defaults, max_running_requests=engine.max_num_seqs)
         if cap_note:
             warnings.append(cap_note)
-        warnings.extend(_sglang_mm_notes(spec, gpu, engine, layout, mla))
+        warnings.extend(_sglang_mm_notes(spec, engine, defaults))
         if layout.pp > 1:  # the 0.5.18 line plans 0.5.18's prefill graphs under PP; 0.5.19 turns them off
-            pp_note = sglang.pp_line_note(
-                sglang.sglang_profile(engine.sglang_version), gpu.name, gpu.vendor, gpu.memory_bytes, layout.tp,
-                layout.pp, mla, layout.attn_dp, engine.speculative_method in ("mtp", "eagle3", "draft_model"),
-                _sglang_vit(spec, engine), engine.enforce_eager, engine.max_num_batched_tokens, engine.mem_fraction_static,
-                engine.piecewise_cuda_graph, sglang.sglang_mm_arch(spec.model_type, spec.towers))
-            if pp_note:
+            if pp_note := sglang.pp_line_note(**defaults):
                 warnings.append(pp_note)
     if layout.attn_dp > 1:
         warnings.append(f"SGLang DP attention: {layout.attn_dp} attention-DP groups of {layout.attn_tp} GPU(s), each "
@@ -1851,7 +1847,7 @@ def _sglang_budget(spec, gpu, engine, layout, weights, mla) -> "sglang.SglangBud
     """SGLang's budget of one rank (kvplan.sglang.budget) from the plan's inputs."""
     return sglang.budget(
         sglang.sglang_profile(engine.sglang_version), gpu.name, gpu.vendor, gpu.memory_bytes, gpu.interconnect, weights,
-        layout.tp, layout.pp, mla, layout.attn_dp, engine.speculative_method in ("mtp", "eagle3", "draft_model"),
+        layout.tp, layout.pp, mla, layout.attn_dp, engine.speculative_method in SGLANG_DRAFTING,
         _sglang_vit(spec, engine), engine.enforce_eager, engine.disable_custom_all_reduce,
         engine.max_num_batched_tokens, engine.mem_fraction_static, engine.weights_bytes is not None,
         engine.piecewise_cuda_graph,
@@ -1863,16 +1859,21 @@ def _sglang_budget(spec, gpu, engine, layout, weights, mla) -> "sglang.SglangBud
         _sglang_draft_vocab_copies(spec, engine, layout), sglang.sglang_mm_arch(spec.model_type, spec.towers))
 
 
-def _sglang_decode_graph_cap_note(spec, gpu, engine, layout, mla) -> str | None:
-    """kvplan.sglang.decode_graph_cap_note from the plan's inputs (the same defaults _sglang_budget prices)."""
-    return sglang.decode_graph_cap_note(
-        sglang.sglang_profile(engine.sglang_version), gpu.name, gpu.vendor, gpu.memory_bytes, layout.tp, layout.pp, mla,
-        layout.attn_dp, engine.speculative_method in ("mtp", "eagle3", "draft_model"),
-        _sglang_vit(spec, engine), engine.enforce_eager, engine.max_num_batched_tokens, engine.mem_fraction_static,
-        engine.piecewise_cuda_graph, engine.max_num_seqs, sglang.sglang_mm_arch(spec.model_type, spec.towers))
+SGLANG_DRAFTING = ("mtp", "eagle3", "draft_model")  # the speculative methods SGLang's memory defaults see as such
 
 
-def _sglang_mm_notes(spec, gpu, engine, layout, mla) -> list[str]:
+def _sglang_defaults_inputs(spec, gpu, engine, layout, mla) -> dict:
+    """The launch inputs kvplan.sglang.default_settings reads, as keyword arguments of the SGLang line notes
+    (decode_graph_cap_note, mm_line_note, pp_line_note): the same ones _sglang_budget prices."""
+    return dict(prof=sglang.sglang_profile(engine.sglang_version), gpu_name=gpu.name, vendor=gpu.vendor,
+                memory_bytes=gpu.memory_bytes, tp=layout.tp, pp=layout.pp, mla=mla, dp_attention=layout.attn_dp,
+                speculative=engine.speculative_method in SGLANG_DRAFTING, vit=_sglang_vit(spec, engine),
+                eager=engine.enforce_eager, chunked_prefill_size=engine.max_num_batched_tokens,
+                mem_fraction_static=engine.mem_fraction_static, piecewise=engine.piecewise_cuda_graph,
+                mm_arch=sglang.sglang_mm_arch(spec.model_type, spec.towers))
+
+
+def _sglang_mm_notes(spec, engine, defaults: dict) -> list[str]:
     """What the plan says of a multimodal model's prefill CUDA graphs on SGLang: kvplan.sglang.mm_line_note (the 0.5.15
     line, whose 0.5.16 keeps them for the allowlisted VLMs), and --language-model-only where the line cannot honour it
     as planned (before 0.5.18 SGLang has no such flag; 0.5.18 - 0.5.19 skip the VLM fraction cut but read
@@ -1888,7 +1889,7 @@ def _sglang_mm_notes(spec, gpu, engine, layout, mla) -> list[str]:
                     "" if sglang.sglang_builds_tower(engine.sglang_version, spec.model_type) else
                     ", and without the vision model's weights (models/mllama4.py builds it only then)") +
                 "; --enable-multimodal is not modelled"]
-    arch = sglang.sglang_mm_arch(spec.model_type, spec.towers)
+    arch = defaults["mm_arch"]
     out = []
     if engine.language_model_only:
         if engine.sglang_version not in sglang.LANGUAGE_MODEL_ONLY_FROM:
@@ -1900,11 +1901,7 @@ def _sglang_mm_notes(spec, gpu, engine, layout, mla) -> list[str]:
                        "CUDA graphs are decided: this model (on no multimodal allowlist) may lose them, reserving "
                        "less than planned here (8 MiB a capture size); 0.5.20+ serve it as text, as planned")
         return out
-    note = sglang.mm_line_note(
-        sglang.sglang_profile(engine.sglang_version), gpu.name, gpu.vendor, gpu.memory_bytes, layout.tp, layout.pp,
-        mla, layout.attn_dp, engine.speculative_method in ("mtp", "eagle3", "draft_model"),
-        _sglang_vit(spec, engine), engine.enforce_eager,
-        engine.max_num_batched_tokens, engine.mem_fraction_static, engine.piecewise_cuda_graph, arch)
+    note = sglang.mm_line_note(**defaults)
     return out + ([note] if note else [])
 
 

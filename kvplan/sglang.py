@@ -1255,6 +1255,17 @@ def budget(prof: SglangProfile, gpu_name: str, vendor: str, memory_bytes: int, i
 DECODE_GRAPH_CAP_RELEASES = "0.5.22 - 0.5.23"
 
 
+def _line_defaults(prof: SglangProfile, gpu_name: str, vendor: str, memory_bytes: int, tp: int, pp: int, mla: bool,
+                   dp_attention: int, speculative: bool, vit: tuple[int, int] | None, eager: bool,
+                   chunked_prefill_size: int | None, piecewise: str | None, mm_arch: str,
+                   cuda_graph_max_bs: int | None = None) -> SglangDefaults:
+    """default_settings of ``prof`` (the plan's line, or a variant of it a line note compares with) for the GPU's
+    capacity, with no --mem-fraction-static: what the line notes below set against each other."""
+    mib, basis = gpu_capacity_mib(gpu_name, vendor, memory_bytes)
+    return default_settings(prof, mib, basis, tp, pp, mla, dp_attention, speculative, vit, vendor == "AMD", eager,
+                            chunked_prefill_size, cuda_graph_max_bs, None, piecewise, mm_arch)
+
+
 def decode_graph_cap_note(prof: SglangProfile, gpu_name: str, vendor: str, memory_bytes: int, tp: int, pp: int = 1,
                           mla: bool = False, dp_attention: int = 1, speculative: bool = False,
                           vit: tuple[int, int] | None = None, eager: bool = False,
@@ -1267,12 +1278,12 @@ def decode_graph_cap_note(prof: SglangProfile, gpu_name: str, vendor: str, memor
     R 64: max_bs 256 -> 64, reserve 13904 -> 13520 MiB, mem_fraction_static 0.830 -> 0.834."""
     if prof.version != "0.5.21" or max_running_requests is None or mem_fraction_static is not None:
         return None
-    mib, basis = gpu_capacity_mib(gpu_name, vendor, memory_bytes)
-    args = (prof, mib, basis, tp, pp, mla, dp_attention, speculative, vit, vendor == "AMD", eager, chunked_prefill_size)
-    base = default_settings(*args, None, None, piecewise, mm_arch)
+    args = (gpu_name, vendor, memory_bytes, tp, pp, mla, dp_attention, speculative, vit, eager, chunked_prefill_size,
+            piecewise, mm_arch)
+    base = _line_defaults(prof, *args)
     if base.cuda_graph_max_bs <= max_running_requests:
         return None
-    capped = default_settings(*args, max_running_requests, None, piecewise, mm_arch)
+    capped = _line_defaults(prof, *args, cuda_graph_max_bs=max_running_requests)
     if capped.mem_fraction_static == base.mem_fraction_static:
         return None
     return (f"SGLang {DECODE_GRAPH_CAP_RELEASES} (arg_groups/memory_hook.py) lower the decode CUDA-graph max_bs from "
@@ -1299,11 +1310,9 @@ def mm_line_note(prof: SglangProfile, gpu_name: str, vendor: str, memory_bytes: 
     0.5.16 13904 (58 breakable graphs x 8 MiB = 464) -> mem_fraction_static 0.835 x 0.92477 = 0.77218 vs 0.76756."""
     if prof.version != "0.5.15" or vit is None or not mm_arch or mem_fraction_static is not None:
         return None
-    mib, basis = gpu_capacity_mib(gpu_name, vendor, memory_bytes)
-    args = (mib, basis, tp, pp, mla, dp_attention, speculative, vit, vendor == "AMD", eager, chunked_prefill_size,
-            None, None, piecewise, mm_arch)
-    base = default_settings(prof, *args)
-    later = default_settings(prof.model_copy(update=_MM_0516), *args)
+    args = (gpu_name, vendor, memory_bytes, tp, pp, mla, dp_attention, speculative, vit, eager, chunked_prefill_size,
+            piecewise, mm_arch)
+    base, later = _line_defaults(prof, *args), _line_defaults(prof.model_copy(update=_MM_0516), *args)
     if later.reserved_mib == base.reserved_mib:
         return None
     mode = mm_prefill_backend(prof.model_copy(update=_MM_0516), mm_arch)
@@ -1323,11 +1332,10 @@ def pp_line_note(prof: SglangProfile, gpu_name: str, vendor: str, memory_bytes: 
     H200: 0.5.18 reserves 15872 + 58 x 8 = 16336 MiB (0.886), 0.5.19 15872 (0.890)."""
     if prof.version != "0.5.18" or pp <= 1 or mem_fraction_static is not None or piecewise is not None:
         return None
-    mib, basis = gpu_capacity_mib(gpu_name, vendor, memory_bytes)
-    args = (mib, basis, tp, pp, mla, dp_attention, speculative, vit, vendor == "AMD", eager, chunked_prefill_size,
-            None, None, piecewise, mm_arch)
-    base = default_settings(prof, *args)
-    later = default_settings(prof.model_copy(update={"prefill_off": ("pp", *prof.prefill_off)}), *args)
+    args = (gpu_name, vendor, memory_bytes, tp, pp, mla, dp_attention, speculative, vit, eager, chunked_prefill_size,
+            piecewise, mm_arch)
+    base = _line_defaults(prof, *args)
+    later = _line_defaults(prof.model_copy(update={"prefill_off": ("pp", *prof.prefill_off)}), *args)
     if later.reserved_mib == base.reserved_mib:
         return None
     return (f"SGLang 0.5.19 turns the default breakable prefill CUDA graphs off under pipeline parallelism (0.5.18 "
