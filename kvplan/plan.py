@@ -1108,15 +1108,6 @@ def plan(spec: ModelSpec, gpu: GpuSpec, engine: EngineConfig = EngineConfig(), l
                                  "shards must fill Marlin's tiles before vLLM 0.2x pads them; try a smaller TP)")
     if concurrency is not None and (isinstance(concurrency, bool) or not isinstance(concurrency, int) or concurrency < 1):
         raise PlanInputError("concurrency", f"must be a whole number >= 1, got {concurrency!r}")
-    if engine.engine == "vllm" and engine.max_num_seqs and engine.max_num_batched_tokens and \
-            engine.max_num_batched_tokens < engine.max_num_seqs:
-        # vllm/config/scheduler.py SchedulerConfig._verify_args (V0 and V1 alike). With --max-num-seqs left to its
-        # default vLLM lowers it to the batched tokens (arg_utils _set_default_args), so only both given refuses.
-        raise PlanInputError("max_num_batched_tokens",
-                             f"{engine.max_num_batched_tokens:,} is below max_num_seqs ({engine.max_num_seqs:,}): vLLM "
-                             f"refuses to start (\"max_num_batched_tokens ({engine.max_num_batched_tokens}) must be "
-                             f"greater than or equal to max_num_seqs ({engine.max_num_seqs}).\"); raise "
-                             "--max-num-batched-tokens or lower --max-num-seqs")
     max_len = engine.max_model_len or spec.max_position_embeddings or 4096
     mla = uses_mla(spec)
     prof = vllm_profile(engine)
@@ -1154,14 +1145,25 @@ def plan(spec: ModelSpec, gpu: GpuSpec, engine: EngineConfig = EngineConfig(), l
     mm_floor = 0 if v0 else vllm_mm_batch_floor(spec.model_type, spec.mm_prefix_lm, bool(spec.towers), floor_engine)
     mnbt, max_seqs = vllm_v0.batch_limits(spec, engine, max_len) if v0 else batch_defaults(gpu.name, gpu.memory_bytes,
                                                                                             engine, mm_floor, max_len)
-    if engine.engine == "vllm" and not v0 and mnbt < max_seqs:  # one was a default (both given: refused above)
-        # before 0.11.1 vLLM does not lower a default max_num_seqs to the batched tokens (or a default token budget
-        # below max_num_seqs x max_model_len), and SchedulerConfig._verify_args refuses (0.11.0 config/scheduler.py)
-        raise PlanInputError("max_num_batched_tokens",
-                             f"{mnbt:,} is below max_num_seqs ({max_seqs:,}, vLLM {prof.version}'s default on "
-                             f"{gpu.name}): vLLM {prof.releases} refuses to start (\"max_num_batched_tokens ({mnbt}) "
-                             f"must be greater than or equal to max_num_seqs ({max_seqs}).\"); add --max-num-seqs "
-                             f"{mnbt} or less (0.11.1 and newer lower the default themselves)")
+    both_given = bool(engine.max_num_seqs and engine.max_num_batched_tokens)
+    if engine.engine == "vllm" and mnbt < max_seqs and (both_given or not v0):
+        # vllm/config/scheduler.py SchedulerConfig._verify_args (V0 and V1 alike) on the resolved values: from 0.11.1 a
+        # default max_num_seqs is lowered to the batched tokens (batch_defaults), so a default can trip it only
+        # before (0.11.0 config/scheduler.py)
+        error = (f"refuses to start (\"max_num_batched_tokens ({mnbt}) must be greater than or equal to max_num_seqs "
+                 f"({max_seqs}).\")")
+        if both_given:
+            message = (f"{mnbt:,} is below max_num_seqs ({max_seqs:,}): vLLM {error}; raise --max-num-batched-tokens "
+                       "or lower --max-num-seqs")
+        elif engine.max_num_seqs:
+            message = (f"{mnbt:,} (vLLM {prof.version}'s default on {gpu.name}) is below --max-num-seqs "
+                       f"{max_seqs:,}: vLLM {prof.releases} {error}; add --max-num-batched-tokens {max_seqs} or "
+                       "more, or lower --max-num-seqs")
+        else:
+            message = (f"{mnbt:,} is below max_num_seqs ({max_seqs:,}, vLLM {prof.version}'s default on {gpu.name}): "
+                       f"vLLM {prof.releases} {error}; add --max-num-seqs {mnbt} or less (0.11.1 and newer lower the "
+                       "default themselves)")
+        raise PlanInputError("max_num_batched_tokens", message)
     batches = prof.in_flight_batches if engine.engine == "vllm" else 2
     in_flight = batches * mnbt * (layout.pp if layout.pp > 1 else 1)
     if engine.engine == "vllm" and not vllm_has(prof.version, "swa_in_flight_batches"):

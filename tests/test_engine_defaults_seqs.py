@@ -58,3 +58,15 @@ def test_before_0_11_1_a_default_seqs_above_the_tokens_is_refused():
     p = plan(load_preset("qwen3-8b"), H100, EngineConfig(vllm_version="0.11", max_num_batched_tokens=128,
                                                           max_num_seqs=128))
     assert p.starts
+
+
+def test_an_explicit_seqs_above_the_default_tokens_is_refused_naming_the_default():
+    # A100-80GB: 2,048 batched tokens by default; --max-num-seqs 4096 is kept (given), min(4,096 x 8,192, 2,048) =
+    # 2,048 < 4,096, and SchedulerConfig._verify_args refuses on every release
+    with pytest.raises(PlanInputError) as e:
+        plan(load_preset("qwen3-8b"), get_gpu("A100-80GB"), EngineConfig(vllm_version="0.33", max_num_seqs=4096,
+                                                                           max_model_len=8192))
+    assert e.value.field == "max_num_batched_tokens"
+    assert "2,048 (vLLM 0.33's default on A100-80GB) is below --max-num-seqs 4,096" in str(e.value)
+    assert "must be greater than or equal to max_num_seqs (4096)" in str(e.value)
+    assert "add --max-num-batched-tokens 4096 or more" in str(e.value)
