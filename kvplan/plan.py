@@ -1938,23 +1938,25 @@ def _sglang_draft(spec, gpu, engine, layout, kv_b) -> "sglang.SglangDraft | None
     """What SGLang's MTP draft worker loads and allocates on a last-stage rank (kvplan.sglang.SglangDraft): the MTP
     layers' shard (in the plan's weights unless typed in), the vocab copies, and its own layers' cell as the plan
     counts it (MLA / DSA: all in K; else halved into K / V)."""
+    def own_pool(arch: str, weights, copies: int, layers) -> "sglang.SglangDraft":
+        # a separate draft (STANDALONE LM / EAGLE3 head): its weights (in the plan's unless typed in), its own layers'
+        # cell halved into K / V, its pool in its own 16-bit dtype
+        cell = sum(layer.cache.kv_bytes_per_token("vllm", layout.attn_tp, kv_b) for layer in layers)
+        return sglang.SglangDraft(arch=arch, mtp_bytes=weights() if engine.weights_bytes is None else 0,
+                                  vocab_copy_bytes=copies, k_bytes_per_token=cell // 2,
+                                  v_bytes_per_token=cell - cell // 2, kv_dtype=_sglang_draft_kv_dtype(engine, kv_b))
+
     if engine.speculative_method == draft_model.METHOD and engine.draft is not None:  # STANDALONE: a whole draft LM
-        dspec = draft_model.draft_spec(engine.draft)
-        cell = sum(layer.cache.kv_bytes_per_token("vllm", layout.attn_tp, kv_b) for layer in dspec.layers)
         archs = engine.draft.config.get("architectures") or ["?"]
-        return sglang.SglangDraft(arch=str(archs[0])[:80], mtp_bytes=_sglang_draft_model_weights(spec, engine, layout)[0]
-                                  if engine.weights_bytes is None else 0, vocab_copy_bytes=0,
-                                  k_bytes_per_token=cell // 2, v_bytes_per_token=cell - cell // 2,
-                                  kv_dtype=_sglang_draft_kv_dtype(engine, kv_b))
+        return own_pool(str(archs[0])[:80], lambda: _sglang_draft_model_weights(spec, engine, layout)[0], 0,
+                        draft_model.draft_spec(engine.draft).layers)
     copies = _sglang_draft_vocab_copies(spec, engine, layout)
     if not copies:
         return None
-    if engine.speculative_method == "eagle3":  # the EAGLE3 head: its weights (in the plan's) and its own layers' cell
+    if engine.speculative_method == "eagle3":  # the EAGLE3 head
         head = _draft_head(spec, engine)
-        cell = sum(layer.cache.kv_bytes_per_token("vllm", layout.attn_tp, kv_b) for layer in head.spec.layers)
-        return sglang.SglangDraft(arch=sglang.EAGLE3_DRAFT_ARCH, mtp_bytes=drafter.draft_rank_weight_bytes(
-            head, layout.tp) if engine.weights_bytes is None else 0, vocab_copy_bytes=copies,
-            k_bytes_per_token=cell // 2, v_bytes_per_token=cell - cell // 2, kv_dtype=_sglang_draft_kv_dtype(engine, kv_b))
+        return own_pool(sglang.EAGLE3_DRAFT_ARCH, lambda: drafter.draft_rank_weight_bytes(head, layout.tp), copies,
+                        head.spec.layers)
     mtp = [(layer, 1) for layer in spec.mtp_layers]
     kv_tp = layout.attn_tp
     dsa = _has_dsa(spec)
