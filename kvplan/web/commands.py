@@ -478,11 +478,10 @@ def _sglang_speculative(flags: dict[str, str], extra: dict) -> dict:
             "(5 for a LlamaForCausalLM target with EAGLE3, else 3: _auto_choose_speculative_params)"))
     default = SGLANG_DEFAULT_NUM_STEPS
     if drafter and method == "eagle3":  # a Llama target: SGLang's (5, 4, 8) (kvplan.sglang.auto_speculative_params)
-        from kvplan.drafter import drafter_for_model
         from kvplan.presets import preset_config
         from kvplan.sglang import auto_speculative_params
 
-        archs = preset_config(drafter_for_model(drafter)["target"]).get("architectures") or [None]
+        archs = preset_config(entry["target"]).get("architectures") or [None]  # the head's DRAFTERS.json entry
         default = auto_speculative_params(method, archs[0])[0]
     out = {"speculative_method": method, "num_speculative_tokens": steps or default,
            "notes": tuple(notes)}
