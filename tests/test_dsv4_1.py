@@ -103,3 +103,46 @@ def test_cli_refuses_without_traceback(capsys):
     assert main(["params", str(FIXTURE)]) == 2
     err = capsys.readouterr().err
     assert err.startswith("error: model_type: DeepSeek-V4.1") and "Traceback" not in err
+
+
+# ----------------------------------------------------------------------------- SGLang's SWA cap (kvplan.sglang_dsv4)
+
+def test_swa_cap_matches_the_real_v41_log():
+    # The V4.1-Flash log above (server_args: max_running_requests 4, chunked_prefill_size 1024, page_size 256,
+    # speculative_algorithm DSPARK, speculative_num_draft_tokens 6, speculative_num_steps 1, speculative_eagle_topk 1,
+    # swa_prefix_tails None, disable_radix_cache False, disable_overlap_schedule False; sliding_window 128):
+    # per_request = 128 + 128 x 6 + 256 + 2 x max(1, 6) = 1,164; cap = 1,164 x 4 + 2 x 1,024 + 256 = 6,960;
+    # tails 4 x 4 = 16, 16 x (128 + 256) = 6,144; 13,104 -> 52 pages = 13,312. Logged: "DSV4 SWA sizing: mode=cap,
+    # swa_tokens=13312, request_cap+headroom=13312, prefix_tails=16" (exact).
+    from kvplan.sglang_dsv4 import cap_sizing_line, swa_request_cap_tokens
+
+    swa, tails = swa_request_cap_tokens(4, 1024, draft_tokens=6, spec_steps=1)
+    assert (swa, tails) == (13312, 16)
+    assert cap_sizing_line(swa, tails) == ("DSV4 SWA sizing: mode=cap, swa_tokens=13312, request_cap+headroom=13312, "
+                                           "prefix_tails=16")
+
+
+def test_swa_cap_without_speculative_decoding():
+    from kvplan.sglang_dsv4 import swa_request_cap_tokens
+
+    # DSV4's 256 running requests, chunk 8,000: per_request = 128 + 128 + 256 + 256 = 768; cap = 768 x 256 + 2 x
+    # 8,000 + 256 = 212,864; radix on: tails 4 x 256 = 1,024, 1,024 x 384 = 393,216, 606,080 / 256 = 2,367.5 pages
+    # -> 2,368 x 256 = 606,208 tokens; --disable-radix-cache: 212,864 / 256 = 831.5 -> 832 x 256 = 212,992.
+    assert swa_request_cap_tokens(256, 8000) == (606208, 1024)
+    assert swa_request_cap_tokens(256, 8000, radix_cache=False) == (212992, 0)
+    # --swa-prefix-tails 10: 212,864 + 3,840 = 216,704 = 846.5 pages -> 216,832
+    assert swa_request_cap_tokens(256, 8000, prefix_tails=10) == (216832, 10)
+    # --disable-overlap-schedule, 4 requests, chunk 1,024: 768 x 4 + 1,024 + 256 = 4,352; + 16 x 384 = 10,496 (41 pages)
+    assert swa_request_cap_tokens(4, 1024, overlap=False) == (10496, 16)
+
+
+def test_swa_cap_refusals_name_the_flag():
+    from kvplan.errors import PlanInputError
+    from kvplan.sglang_dsv4 import swa_request_cap_tokens
+
+    with pytest.raises(PlanInputError) as info:
+        swa_request_cap_tokens(4, 0)
+    assert info.value.field == "chunked_prefill_size"
+    with pytest.raises(PlanInputError) as info:
+        swa_request_cap_tokens(4, 1024, draft_tokens=6, overlap=False)
+    assert info.value.field == "speculative_method"
