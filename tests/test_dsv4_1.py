@@ -71,6 +71,13 @@ def test_real_config_refused_without_transformers_too():
         parse_config(_v41(), transformers=False)
 
 
+def test_bare_text_config_is_refused():
+    # The decoder alone (text_config, model_type "deepseek_v41_text", no architectures), as a Hub text-only export
+    # would carry it.
+    with pytest.raises(ConfigError, match=r"DeepSeek-V4.1 \(model_type 'deepseek_v41_text'\) is not modelled"):
+        parse_config(_v41()["text_config"])
+
+
 def test_v41_labelled_as_v4_is_refused():
     # A flat V4.1 decoder config under V4's model_type (as some forks write it): the architectures entry, or failing
     # that V4.1's own kv_source_layer_ids, gives it away; the V4 builder would otherwise see it first.
