@@ -266,6 +266,11 @@ def parse_config(config: Mapping[str, Any] | str | bytes, name: str | None = Non
         raise ConfigError("model_type", f"must be a string, got {_short(model_type)}")
     outer = cfg
     cfg, model_type, skipped, filled = text_decoder_config(cfg)
+    from kvplan.families.deepseek_v4 import deepseek_v41_refusal
+
+    v41 = deepseek_v41_refusal(outer, cfg)  # before the generic / transformers paths: V4.1 is not V4
+    if v41:
+        raise ConfigError("model_type", v41)
     builder = families.BUILDERS.get(model_type)
     if builder is None and transformers:
         via = _transformers_path()

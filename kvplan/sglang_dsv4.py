@@ -62,7 +62,9 @@ compute_swa_request_cap) only when no --swa-full-tokens-ratio is set, and model_
 for every DeepseekV4ForCausalLM that is not DeepSeek-V4.1 (model_type "deepseek_v41") before kv_cache_hook.py
 records whether the ratio was set (handle_cache_compatibility runs after handle_model_specific_adjustments in
 arg_groups/pipeline.py), so V4-Flash / V4-Pro log "mode=ratio (explicit)" with or without the flag; the cap is
-V4.1's (not planned here). Worked number, V4-Flash, r 0.1: bpswa = 585 x 43 + 0.03125 x 10240 x 21 = 31,875 B;
+V4.1's: its rule is swa_request_cap_tokens (checked against a real V4.1 log), but kvplan refuses V4.1 configs
+(families/deepseek_v4.py deepseek_v41_refusal: its ratio-1 / 2 pools, shared kv-source caches and fixed c2 states
+are not modelled). Worked number, V4-Flash, r 0.1: bpswa = 585 x 43 + 0.03125 x 10240 x 21 = 31,875 B;
 bpft = 3187.5 + 179.25 x 21 + 6.75 x 20 = 7086.75 B (0.5.20: 7705.45); V4-Pro (61, 30, 31): 4528.5 + 5377.5 +
 209.25 = 10,115.25 B.
 
@@ -81,8 +83,8 @@ Not modelled (refused by field): speculative decoding (its rings of 16 / 256 row
 a --page-size other than 256 is overridden (noted). On ROCm the indexer is priced at fp8 (132 B; 0.5.20's opt-in
 fp4 indexer and the unified-KV Triton backend, both off by default, are not modelled). Not modelled on the 0.5.21
 line either (all opt-in): --dsv4-attn-backend trtllm (a 512 B uniform-fp8 entry, no page padding),
-SGLANG_DSV4_KV_LAYOUT=v41 on SM 10.x, SGLANG_DSV4_COMPRESS_STATE_DTYPE=bfloat16, the per-request SWA cap
-(DeepSeek-V4.1 only, see above).
+SGLANG_DSV4_KV_LAYOUT=v41 on SM 10.x, SGLANG_DSV4_COMPRESS_STATE_DTYPE=bfloat16. DeepSeek-V4.1 (model_type
+"deepseek_v41", the per-request SWA cap's user) is refused at parse, see above.
 """
 
 from kvplan.errors import PlanInputError
@@ -139,6 +141,58 @@ def dsv4_refusal(version: str, kv_cache_dtype: str, speculative: str) -> tuple[s
         return ("kv_cache_dtype", (f"SGLang serves DeepSeek-V4 with --kv-cache-dtype fp8_e4m3 or bfloat16 only (it "
                 f"asserts so); {kv_cache_dtype!r} is refused"))
     return None
+
+
+# compute_swa_request_cap (pool_configurator.py, 0.5.21 / 0.5.23 wheels read 2026-12-02): SGLANG_SWA_EVICTION_INTERVAL's
+# default (environ.py EnvInt(128)) and the prefix tails kept per running request when radix caching is on
+# (_resolve_swa_prefix_tails: 4 x max_running_requests // attn_dp).
+SWA_EVICTION_INTERVAL = 128
+SWA_PREFIX_TAILS_PER_REQUEST = 4
+
+
+def swa_request_cap_tokens(running_per_worker: int, chunked_prefill_size: int, window: int = DSV4_SWA_WINDOW,
+                           page: int = DSV4_PAGE_TOKENS, prefix_tails: int | None = None, radix_cache: bool = True,
+                           draft_tokens: int = 0, spec_steps: int = 1, overlap: bool = True) -> tuple[int, int]:
+    """(swa_tokens, prefix_tails) of SGLang's cap mode ("DSV4 SWA sizing: mode=cap", 0.5.21+), the sliding-window
+    pool DSV4PoolConfigurator reserves when no --swa-full-tokens-ratio is set, which on 0.5.21 - 0.5.23 is
+    DeepSeek-V4.1 only (V4 gets 0.1, see the module docstring). kvplan refuses V4.1 configs (families/deepseek_v4.py
+    deepseek_v41_refusal), so no plan calls this yet: it is the cap's own rule, checked against a real V4.1 log.
+
+    Inputs: running_per_worker = max(1, --max-running-requests // attention DP); chunked_prefill_size in tokens (> 0:
+    cap mode needs chunked prefill); window W the config's sliding_window; page the DSV4 page (256); prefix_tails
+    --swa-prefix-tails, else 0 without radix cache, else 4 x running; draft_tokens --speculative-num-draft-tokens (0:
+    no speculative decoding), spec_steps --speculative-num-steps, EAGLE top-k 1 only; overlap False with
+    --disable-overlap-schedule (refused with speculative decoding: spec-v1's per-request allocation is not modelled).
+    Formula (compute_swa_request_cap + _resolve_swa_cap_tokens), tokens::
+
+        per_request = W + 128 x max(draft, 1) + page + decode_alloc     decode_alloc = page, or 2 x max(steps, draft)
+        cap         = per_request x running + (2 if overlap else 1) x chunked_prefill_size + page
+        swa_tokens  = ceil(cap + prefix_tails x (W + page), page)
+
+    Worked number, the real V4.1-Flash log (3 x GB10, 0.5.2x dev image: --max-running-requests 4,
+    --chunked-prefill-size 1024, DSpark with 6 draft tokens, 1 step, overlap on): per_request = 128 + 768 + 256 + 12 =
+    1,164; cap = 4,656 + 2,048 + 256 = 6,960; tails 16 x 384 = 6,144; 13,104 -> 13,312 tokens ("swa_tokens=13312,
+    request_cap+headroom=13312, prefix_tails=16"). Not modelled: PD-disaggregation decode (its extra slots), encoder
+    replay (tails scaled by the draft layers), EAGLE top-k > 1."""
+    if chunked_prefill_size <= 0:
+        raise PlanInputError("chunked_prefill_size", "SGLang's SWA cap mode needs chunked prefill (> 0); without it "
+                             "SGLang keeps ratio sizing")
+    if draft_tokens and not overlap:
+        raise PlanInputError("speculative_method", "the SWA cap with speculative decoding and "
+                             "--disable-overlap-schedule (spec-v1's per-request allocation) is not modelled")
+    if prefix_tails is None:
+        prefix_tails = SWA_PREFIX_TAILS_PER_REQUEST * running_per_worker if radix_cache else 0
+    decode_alloc = 2 * max(spec_steps, draft_tokens) if draft_tokens else page
+    per_request = window + SWA_EVICTION_INTERVAL * max(draft_tokens, 1) + page + decode_alloc
+    cap = per_request * max(1, running_per_worker) + (2 if overlap else 1) * chunked_prefill_size + page
+    return cdiv(cap + prefix_tails * (window + page), page) * page, prefix_tails
+
+
+def cap_sizing_line(swa: int, prefix_tails: int) -> str:
+    """SGLang's cap-mode line (pool_configurator.py _compute_dsv4_sizes), swa = swa_request_cap_tokens()[0] (the pool
+    is the page-aligned cap itself). Worked example: (13312, 16) -> "DSV4 SWA sizing: mode=cap, swa_tokens=13312,
+    request_cap+headroom=13312, prefix_tails=16"."""
+    return f"DSV4 SWA sizing: mode=cap, swa_tokens={swa}, request_cap+headroom={swa}, prefix_tails={prefix_tails}"
 
 
 def bytes_per_full_token(rule: str, layers: int, csa_layers: int, hca_layers: int, nope_dim: int = 448,

@@ -7,7 +7,8 @@ _get_packed_kv_cache_groups gives DeepSeek-V4 the groups of 0.27). 0.31.0 - 0.33
 0.30 rule for DeepseekV4ForCausalLM: DeepseekV4SWACache gained block_size / packed_page_alignment /
 packed_block_stride_alignment arguments, but only DeepSeek-V4.1 (models/deepseek_v41, DeepseekV41ForCausalLM: block 32,
 its own record bytes and alignment) passes them; models/deepseek_v4 keeps the defaults (block 64, 584 B, 576 B, no
-block-stride alignment, so _get_kv_cache_bytes_per_block's lcm of alignments is 1); the specs only gained
+block-stride alignment, so _get_kv_cache_bytes_per_block's lcm of alignments is 1; DeepSeek-V4.1 configs are refused
+at parse, families/deepseek_v4.py deepseek_v41_refusal, which lists how its layout differs); the specs only gained
 max_tp_shards=1 (KV replica bookkeeping for the offloading connector, no bytes); _get_packed_kv_cache_groups lost
 only its EAGLE annotation; 0.33.0's _pool_bytes_per_block_from_builder probes a one-block placement whose single
 backing is that same largest group page (v1/core/kv_cache_planning.py, DefaultKVCacheConfigBuilder), and

@@ -47,6 +47,8 @@ Then two more new presets, ``preset:glm-5.2-fp8`` and ``preset:minimax-m2.5`` (d
 When the SGLang 0.5.21 line (0.5.21 - 0.5.23, kvplan.sglang_dsv4 rule "page_padded") made that warning say 0.5.14 - 0.5.23
 exact: the same five DeepSeek-V4 entries, ``spec_sha256`` and the plan hashes (the reworded warning); weight bytes
 unchanged.
+When DeepSeek-V4.1 was refused by name (families/deepseek_v4.deepseek_v41_refusal): one new entry,
+``fixture:deepseek-v4.1-flash.json`` (digest() of it, the refusal); no other entry changed.
 """
 
 import hashlib

@@ -32,7 +32,8 @@ def _layer_types(r, n_layers: int) -> list[str]:
         ratios = r.int_list("compress_ratios")
         bad = sorted(set(ratios) - set(RATIO_TO_TYPE))
         if bad:
-            raise ConfigError(r._name("compress_ratios"), f"unknown ratio(s) {bad}; allowed: 0, 4, 128")
+            v41 = " (1 and 2 are DeepSeek-V4.1's, which kvplan refuses)" if set(bad) <= {1, 2} else ""
+            raise ConfigError(r._name("compress_ratios"), f"unknown ratio(s) {bad}; allowed: 0, 4, 128{v41}")
         given, field = [RATIO_TO_TYPE[x] for x in ratios], "compress_ratios"
     if given is None:  # DeepseekV4Config default: 2 HCA, then CSA / HCA alternating
         return (["heavily_compressed_attention"] * min(n_layers, 2)
@@ -194,6 +195,62 @@ VLLM_V4_NOTE = ("DeepSeek-V4: vLLM block plans follow vLLM's own DSV4 layout (kv
                 "padded pages; refused before 0.5.14). The vllm-convention per-sequence KV bytes (sliding window, 584 B fp8 entries, 132 B "
                 "indexer keys, fp32 compressor state) leave out block rounding and 576 B page alignment (an "
                 "approximation). Parameters and the transformers convention are exact.")
+
+# DeepSeek-V4.1 (DeepseekV41ForCausalLM; DeepSeek-V4.1-Flash / -Pro, 2026): refused by name, not planned as V4. What
+# differs from V4, read 2026-12-02 from the config (tests/fixtures/configs/deepseek-v4.1-flash.json) and the wheels:
+# - config: the decoder under text_config (model_type "deepseek_v41_text") beside a 32-layer vision_config;
+#   compress_ratios 0 / 1 / 2 (V4: 0 / 4 / 128; V4.1-Flash 2 sliding, 18 ratio-2, 20 ratio-1 layers, then 3 MTP
+#   entries); kv_source_layer_ids (the only layers that own a compressed KV cache and compressor, each shared by the
+#   compressed layers after it: vLLM models/deepseek_v41/attention.py kv_source_layer_id = max source <= layer),
+#   index_source_layer_ids (the only layers with an indexer), candidate_source_layer_id / candidate_block_size,
+#   engram_layer_ids with engram tables of engram_num_embeddings rows (384,006,168 and 384,016,682 on V4.1-Flash).
+# - vLLM (DeepseekV41ForCausalLM registered from 0.30.0; 0.29.0's registry has none; 0.30.0 / 0.31.0 wheels read):
+#   the sliding-window cache of every layer in 32-token blocks (DeepseekV4SWACache block_size=32; V4 64), a record
+#   of 584 B in 576-B pages, or on SM 10.x the V4.1 MXFP8 record of 528 B in 512-B pages (_use_v41_mxfp8_kv_record);
+#   the compressed KV an MLAAttentionSpec(tokens_per_state = ratio) on kv-source layers only, 288 B an entry with
+#   --kv-cache-dtype nvfp4_ds_mla (SM 10.x only); indexer keys 132 B (fp8) or 68 B (MXFP4) on index-source layers,
+#   with a block-stride alignment of lcm(512, page alignment) under sparse logits.
+# - SGLang (deepseek_v41 served by DeepseekV4ForCausalLM; 0.5.21 / 0.5.23 wheels read): no 0.1 default for
+#   --swa-full-tokens-ratio (model_overrides/deepseek_v4.py skips deepseek_v41), so DSV4PoolConfigurator sizes the
+#   sliding-window pool by the request cap ("DSV4 SWA sizing: mode=cap", pool_configurator.py
+#   compute_swa_request_cap + _resolve_swa_cap_tokens): ceil_to_page(running / dp x (W + SGLANG_SWA_EVICTION_INTERVAL
+#   (128) x draft tokens + 2 x page) + 2 x --chunked-prefill-size + page + prefix_tails x (W + page)), prefix_tails
+#   = --swa-prefix-tails or 4 x running (0 with --disable-radix-cache), taken as fixed bytes; ratio-1 / 2 pools
+#   priced per token plus a reserved page and DSV41_INDEX_PAGE_SIZE indexer pages, a fixed c2 compressor state; the
+#   flashmla_mega attention backend by default on SM 10.x with fp8_e4m3.
+# Every one of these changes the pool kvplan would size, so a V4.1 config is refused rather than read as V4.
+DSV41_MODEL_TYPES = ("deepseek_v41", "deepseek_v41_text")
+DSV41_ARCHITECTURE = "DeepseekV41ForCausalLM"
+DSV41_FIELDS = ("kv_source_layer_ids", "index_source_layer_ids", "engram_layer_ids", "candidate_source_layer_id")
+DSV41_REFUSAL = (
+    "DeepSeek-V4.1 ({found}) is not modelled, and kvplan refuses it rather than plan it as DeepSeek-V4: its KV cache "
+    "differs from V4's in every pool. compress_ratios 1 / 2 (V4: 4 / 128), a compressed KV cache only on "
+    "kv_source_layer_ids, shared by the layers after each source, indexer keys only on index_source_layer_ids, Engram "
+    "n-gram tables (engram_layer_ids) and a vision tower. vLLM (DeepseekV41ForCausalLM from 0.30; none in 0.29) keeps "
+    "32-token sliding-window blocks of a 584 B record in 576 B pages, 528 B in 512 B pages on SM 10.x. SGLang (0.5.21+) "
+    "leaves --swa-full-tokens-ratio unset for it and sizes the sliding-window pool by the per-request cap "
+    "(\"DSV4 SWA sizing: mode=cap\"). No budget for it here is engine-true; see the DeepSeek-V4 row of the README.")
+
+
+def deepseek_v41_refusal(outer, inner) -> str | None:
+    """The refusal of a DeepSeek-V4.1 config (None: not one). ``outer``: config.json as given; ``inner``: its decoder
+    (``text_config`` where it wraps one, else ``outer``). V4.1 is recognised by model_type ``deepseek_v41`` /
+    ``deepseek_v41_text`` (outer or inner), architectures ``DeepseekV41ForCausalLM``, or a V4-labelled config carrying
+    one of V4.1's own fields (DSV41_FIELDS). Worked example: the DeepSeek-V4.1-Flash config.json -> the message with
+    "model_type 'deepseek_v41', architectures DeepseekV41ForCausalLM"; the DeepSeek-V4-Flash one -> None."""
+    found = []
+    for cfg in (outer, inner):
+        mt = cfg.get("model_type")
+        if mt in DSV41_MODEL_TYPES and f"model_type {mt!r}" not in found:
+            found.append(f"model_type {mt!r}")
+    for cfg in (outer, inner):
+        archs = cfg.get("architectures")
+        if isinstance(archs, list) and DSV41_ARCHITECTURE in archs and "architectures" not in " ".join(found):
+            found.append(f"architectures {DSV41_ARCHITECTURE}")
+    if not found and inner.get("model_type") == "deepseek_v4":
+        found += [f"field {key}" for key in DSV41_FIELDS if inner.get(key) not in (None, [], {})][:1]
+    return DSV41_REFUSAL.format(found=", ".join(found)) if found else None
+
 
 MODEL_TYPES = {
     "deepseek_v4": build_deepseek_v4,
