@@ -185,15 +185,26 @@ def _mistral_small_3_2():
     return load_preset("mistral-small-3.1-24b-instruct-2503")
 
 
-@pytest.mark.xfail(strict=True, reason="Mistral-Small-3.2-24B on one H100, 'vLLM: v0.11.0' as the source states: KV 25.31 "
-                   "GiB vs 28.20 logged (-2.89), 165,760 tokens vs 184,832 (-10.3 %), 10.36x vs 11.55x. The weights are "
-                   "exact (44.76); the logged 'torch peak memory increase' is 2.12 GiB against kvplan's 5.04 at 0.11 "
-                   "(1024 x 131,072 fp32 logits x 9.55 copies of the pre-0.17 PyTorch-native sampler). The sibling 0.11 "
-                   "logs of the same set (gpt-oss-20b 7.38, Llama-3.1-8B 4.76, Qwen3 5.56 / 5.64) confirm 9.55 copies; "
-                   "this one fits the 0.17+ sampler (3.72 copies): kvplan's 0.19 profile gives 28.21 / 184,832 / 11.55 "
-                   "exactly (test below). Either this run was a later image (the set's other copy of the YAML says "
-                   "vllm/vllm-openai:latest) or the mistral-format path samples with fewer temporaries; not an "
-                   "engines.py conclusion until the release is known")
+@pytest.mark.xfail(strict=True, reason=(
+    "Mistral-Small-3.2-24B on one H100, 'vLLM: v0.11.0' as the source states: KV 25.31 GiB vs 28.20 logged (-2.89), "
+    "165,760 tokens vs 184,832 (-10.3 %), 10.36x vs 11.55x. The weights are exact (44.76); the logged 'torch peak "
+    "memory increase' is 2.12 GiB against kvplan's 5.04 at 0.11 (1024 x 131,072 fp32 logits x 9.55 copies of the "
+    "pre-0.17 PyTorch-native sampler). Read in the 0.11.0 wheel: --config-format mistral makes the model "
+    "PixtralForConditionalGeneration (transformers_utils/configs/mistral.py, params.json's vision_encoder; "
+    "models/pixtral.py's own VisionTransformer under xformers' BlockDiagonalMask, not Mistral3 + PixtralHFVisionModel: "
+    "the same bytes, and its 2 x 3,025-token image step, ~0.73 GiB by kvplan's estimate, stays under the sampler); the rows are 1024 "
+    "(engine/arg_utils.py: max_num_seqs 1024 and 8192 batched tokens on a >= 70 GiB non-A100 card; profile_run's "
+    "_dummy_run(8192) gives min(8192, 1024) requests to _dummy_sampler_run), the vocabulary 131,072: 0.5 GiB a fp32 "
+    "copy. The 0.11.0 V1 TopKTopPSampler takes FlashInfer whenever flashinfer imports and VLLM_USE_FLASHINFER_SAMPLER "
+    "is unset ('In V1, None means True'; the dummy run has no generators), but that path (flashinfer 0.3.1 "
+    "top_k_top_p_sampling_from_logits: top_k_mask_logits + softmax + top_p) gives kvplan a 1.66 GiB peak, 28.68 GiB "
+    "(+0.48) and 187,904 tokens (+1.7 %): a miss too, and the set's siblings (gpt-oss-20b 7.38, Llama-3.1-8B 4.76, "
+    "Qwen3-0.6B 5.56 = 1024 x vocab x 4 B x 9.55) ran the native path. 2.12 fits neither 0.11 path; it fits the "
+    "0.17+ native sampler (3.72 copies): kvplan's 0.19 profile gives 28.20 / 184,704 / 11.54 (test below), and the "
+    "logged non-torch 0.14 is the 0.11 - 0.17 fit (0.13), not 0.18+'s 0.25, so the one line where both logged terms "
+    "fit is 0.17 (0.17.0 - 0.17.1: kvplan 28.32 / 185,600 / 11.60, peak 2.02, non-torch 0.13). Either this run was "
+    "that later image (the set's other copy of the YAML says vllm/vllm-openai:latest) or something in it is not in "
+    "the notes; not an engines.py conclusion until the release is known"))
 def test_h100_mistral_small_3_2_at_the_stated_v0_11_0():
     # "Model loading took 44.76 GiB"; "torch peak memory increase" 2.12; non-torch 0.14; "Available KV cache memory:
     # 28.20 GiB"; "vLLM empirical: 28.20 GiB / 184,832 tokens = 163,840 bytes/token"; "Max concurrent @16K ... 11.55x"

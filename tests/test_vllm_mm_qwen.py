@@ -139,7 +139,12 @@ def test_qwen3_vl_30b_a3b_3090_tp4_v0_11_log():
     "65,536: KV 3.95 GiB vs 3.07 logged (+0.88 GiB, +29 %; the older rule +2.67: 5.74). The image item is the log's "
     "('budget of 16384 tokens, and profiled with 1 image items'); the encoder step (~2.08 GiB: 65,536 patches x 2 B x "
     "14,976 + 0.25 held) is the peak. Of the gap, 0.30 GiB is the CUDA-graph estimate (logged 0.39, kvplan 0.09 from "
-    "max_num_seqs 1: it reads no --max-cudagraph-capture-size); the rest (~0.58) is not split by the log: the device is unnamed (31.36 GiB RTX 5090 "
+    "max_num_seqs 1: it reads no --max-cudagraph-capture-size). The 0.20.0 estimate (v1/worker/gpu_model_runner.py "
+    "profile_cudagraph_memory) is max over modes of the first capture + (graphs - 1) x the second, each a "
+    "mem_get_info difference after an empty_cache, the first FULL capture run at min(max_model_len, max_num_tokens // "
+    "size) = 4,096-token contexts; --max-cudagraph-capture-size 4 adds one PIECEWISE size (4) to kvplan's [1, 2], "
+    "~10 MiB (40 layers x 256 KiB with experts), so the 0.30 is the first capture of this GDN hybrid, which kvplan prices at 80 "
+    "MiB + the MLP's (PIECEWISE) or 4 MiB off Hopper (FULL). The rest (~0.58) is not split by the log: the device is unnamed (31.36 GiB RTX 5090 "
     "assumed: the only Blackwell with room for the 21.86 GiB at util 0.9 and this little KV), WSL's non-torch share "
     "is unlogged, and Qwen's ViT attention transients (rotary temporaries, the pos-embed gather) are an estimate"))
 def test_qwen3_6_35b_a3b_nvfp4_5090_v0_20_log():
