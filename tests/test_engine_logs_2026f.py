@@ -1,0 +1,88 @@
+"""Public vLLM start-up logs of 2026 H2 reproduced from their launch inputs (the sixth 2026 round, 0.29 - 0.30).
+
+Tolerances as tests/test_engine_logs.py: memory within max(1 %, 0.25 GiB), tokens and concurrency within 1 %. A miss is
+a strict xfail whose reason gives logged vs kvplan and the term thought to be off. No log here is pinned elsewhere in
+tests/ (file ids, models and figures grepped 2026-12-02). Where the search index names no repository for a file, its file
+id (read_file) is the citation.
+
+Sources (all read 2026-12-02):
+- RTX5060TI-029-TYPHOON: "WP24 run 2 -- candidate A on Linux, vLLM engine: measurements" (index file id 69218136759,
+  record WP24-2026-09-24-run2, measured 2026-09-25): one RTX 5060 Ti ("16 311 MiB", an sm120 card) in a Linux
+  container on a Windows host (DESKTOP-VETATMQ, Docker's WSL2 backend), the weights typhoon2.5-qwen3-4b@ce0a741, bf16,
+  ``Qwen3ForCausalLM``. Candidate B is bare vLLM 0.29.0 at ``gpu_memory_utilization = 0.70`` with 8,192-token
+  requests: "Model loading took ... 7.64 GiB", "GPU KV cache size 10 576 tokens", "Maximum concurrency for 8 192
+  tokens 1.29x", "8.59 GiB consumed + 1.09 peak + 0.23 CUDAGraph", and its warning "gpu_memory_utilization=0.7000 is
+  equivalent to --gpu-memory-utilization=0.6762 without CUDA graph memory profiling". Candidate A is the same weights
+  through Xinference on vLLM 0.30.0 at 0.70: "7.64 GiB" again, 19,744 tokens, 2.41x (Xinference's own engine
+  arguments are not in the record, so only that run's weights are pinned). Typhoon 2.5 Qwen3 4B is a fine-tune of
+  Qwen3-4B-Instruct-2507 (its "Model loading took 7.64 GiB" is that checkpoint's in every log of it, see
+  tests/test_engine_logs_2026e.py), so that file's config stands in. The card is not in kvplan.gpus: the RTX-5070-Ti
+  row (the same GDDR7 16 GB Blackwell class) with the record's 16,311 MiB as its memory stands in; under WSL2 torch
+  reports nvidia-smi's total (the RTX 4090 of tests/test_engine_logs_2026e.py: 23.99 GiB).
+"""
+
+import pytest
+
+from kvplan.gpus import get_gpu
+from kvplan.units import GiB
+
+from tests.test_engine_logs import close, close_gib
+from tests.test_engine_logs_2026e import _qwen3_4b_2507
+from tests.test_engine_logs_dec import _plan
+from tests.test_engine_logs_found import _term
+
+# ------------------------------------------------- RTX5060TI-029-TYPHOON: vLLM 0.29.0 / 0.30.0, RTX 5060 Ti under WSL2
+
+RTX5060TI = get_gpu("RTX-5070-Ti").model_copy(update={"name": "RTX-5060-Ti-16GB", "memory_bytes": 16_311 * 2**20})
+TYPHOON = "vllm serve typhoon2.5-qwen3-4b --gpu-memory-utilization 0.70 --max-model-len 8192"
+
+
+def _typhoon(version: str):
+    return _plan(_qwen3_4b_2507(), RTX5060TI, TYPHOON, version)
+
+
+def test_rtx5060ti_v0_29_typhoon_qwen3_4b_weights_peak_and_graph_estimate():
+    p = _typhoon("0.29")
+    r = p.ranks[0]
+    # 4.02 B parameters x 2 B + the rotary table and 2 MiB segments: kvplan 7.61 GiB, logged 7.64
+    assert close_gib(r.weights_bytes, 7.64), r.weights_bytes / GiB
+    # 0.29's "peak activation" is the profiled peak plus the applied CUDA-graph estimate (gpu_worker.py
+    # determine_available_memory: peak_activation_memory = transient_peak_headroom + cudagraph_memory_estimate_applied).
+    # The warning gives the estimate: (0.7000 - 0.6762) x 15.93 GiB = 0.379 GiB, so the profiled peak is 1.09 - 0.379 =
+    # 0.711. kvplan: peak 0.724 (the V2 runner's cold-compile copy of the 151,936 x 2,560 embedding, 2048 batched
+    # tokens) and estimate 0.461 (+0.08); together 1.185 against the logged 1.09
+    estimate = (0.7000 - 0.6762) * RTX5060TI.memory_bytes
+    assert abs(_term(p, "activation peak") - (1.09 * GiB - estimate)) <= 0.05 * GiB
+    assert close_gib(_term(p, "CUDA graphs"), estimate / GiB)
+    assert close_gib(_term(p, "activation peak") + _term(p, "CUDA graphs"), 1.09)
+    # the layout: 36 layers x 2 x 8 KV heads x 128 x 2 B = 147,456 B a token, 16-token blocks; 10,576 tokens = 661
+    # blocks = 1.4524 GiB (the log's 0.70 x 15.93 - 8.59 - 1.09 = 1.47, its figures rounded to 2 decimals);
+    # 10,576 / 8,192 = 1.29x
+    assert r.kv_bytes_per_token == 147_456 and 10_576 % 16 == 0
+    assert abs(0.70 * RTX5060TI.memory_bytes / GiB - 8.59 - 1.09 - 10_576 * 147_456 / GiB) <= 0.03
+    assert round(10_576 / 8_192, 2) == 1.29
+
+
+@pytest.mark.xfail(strict=True, reason=(
+    "RTX 5060 Ti under WSL2, vLLM 0.29.0, Qwen3-4B at 0.70 / 8192: kvplan's pool is 1.95 GiB against the logged "
+    "10,576 tokens = 1.45 GiB (+0.50 GiB; 14,208 tokens, +34 %; 1.73x vs 1.29x). The log's own split fixes where: "
+    "peak + graph estimate match (1.185 vs 1.09, above); 'consumed (weights + non-torch)' is 8.59 GiB against kvplan's "
+    "7.61 weights + 0.25 non-torch + 0.15 V2 sampler state = 8.01 (-0.58): ~0.95 GiB of non-torch memory on this sm120 "
+    "card where kvplan counts 0.40, the same term as the RTX 5090 Qwen3-4B 0.29 miss (tests/test_engine_logs_2026e.py, "
+    "~0.7 GiB) and the Qwen3.8-27B RTX 5090 one. A third sm120 card, with the WDDM / WSL2 driver in the way here; the "
+    "constant is another helper's (the sm120 investigation), not moved from this log"))
+def test_rtx5060ti_v0_29_typhoon_qwen3_4b_pool_and_tokens():
+    p = _typhoon("0.29")
+    assert close_gib(p.ranks[0].kv_pool_bytes, 10_576 * 147_456 / GiB), p.ranks[0].kv_pool_bytes / GiB
+    assert close(p.kv_cache_tokens, 10_576), p.kv_cache_tokens
+    assert close(p.max_concurrency, 1.29), p.max_concurrency
+
+
+def test_rtx5060ti_v0_30_typhoon_qwen3_4b_weights_through_xinference():
+    # the same weights on vLLM 0.30.0 (kvplan's 0.30 line): "Model loading took 7.64 GiB" again; the run's pool
+    # (19,744 tokens at 0.70) depends on engine arguments Xinference passes that the record does not list
+    p = _typhoon("0.30")
+    assert close_gib(p.ranks[0].weights_bytes, 7.64), p.ranks[0].weights_bytes / GiB
+    assert p.ranks[0].weights_bytes == _typhoon("0.29").ranks[0].weights_bytes
+    # 19,744 tokens is whole 16-token blocks of the same 147,456 B layout (1,234 blocks), 19,744 / 8,192 = 2.41x
+    assert 19_744 % 16 == 0 and round(19_744 / 8_192, 2) == 2.41
