@@ -28,6 +28,10 @@ repository of these files, so the index id is given):
          available_gpu_mem=29.76 GB". GB10 is no kvplan GPU (unified memory), so the state slots and the KV cell are
          pinned, not the pool; nvidia's Qwen3.6-27B-NVFP4 (the qwen3.6-27b-nvfp4 fixture: the same 64-layer
          Qwen3_5ForConditionalGeneration shapes) stands in for the Qwen3.8 build.
+  D29092 sgl-project/sglang issue #29092 (2026-06-23, closed 2026-06-24 by the docs PR #29135): "the default value
+         for mem-fraction-static is 0.9 but in practice, I found the value to be 0.828 for H100 with Qwen3 32 B model",
+         citing server_args.py at 11e7c9e0e6535eefdebafc28bc5bbf0d998a1e16 (the main branch of that week: kvplan's
+         0.5.14 line; every line from 0.5.10 gives the same here). The tensor-parallel size is not stated.
 
 The Qwen3.5-4B config is not a kvplan preset: its text shapes are typed in below from the family's published
 config.json fields (hidden 2560, 32 layers, full attention every 4th, 16 heads of 256, 4 KV heads, intermediate 9216,
@@ -39,12 +43,12 @@ The vision tower is not in the typed shapes, so the plans take the logged "mem u
 import json
 from pathlib import Path
 
-from kvplan import parse_config
+from kvplan import load_preset, parse_config
 from kvplan.engines import EngineConfig
 from kvplan.gpus import custom_gpu, get_gpu
 from kvplan.parallel import Layout, stage_distinct
 from kvplan.plan import plan
-from kvplan.sglang import SGLANG_PROFILES, state_bytes_per_request
+from kvplan.sglang import SGLANG_PROFILES, default_settings, state_bytes_per_request
 from kvplan.units import GiB
 from tests.test_engine_sglang import close, figures
 
@@ -123,3 +127,21 @@ def test_q38sp_mamba_slots_and_kv_cell_as_logged():
     # 16 full-attention layers x 4 KV heads x 256 x 1 B (fp8) = 16,384 B of K a token: (228,520 + 1) x 16,384 B =
     # 3.49 GiB ("K size: 3.49 GB")
     assert _kv_cell(spec, 1) == 2 * 16_384 and round(228_521 * 16_384 / GiB, 2) == 3.49
+
+
+# ----------------------------------------------------------------------------- D29092: the default fraction on H100
+
+
+def test_d29092_default_fraction_qwen3_32b_h100():
+    # 81,559 MiB, chunk 8192, decode graphs to 256, 58 prefill graphs: reserved 512 + 12,288 + 128 + 512 + 464 =
+    # 13,904 MiB at TP 1 -> (81,559 - 13,904) / 81,559 = 0.8295 -> 0.830 (the issue's 0.828 within 0.3 %); TP 2 adds
+    # SGLang's 128 MiB multi-GPU term: 14,032 MiB -> 0.82795 -> 0.828, the issue's figure exactly (Qwen3-32B's 61 GiB
+    # of bf16 weights run on one H100 or two; the issue does not say which)
+    tp1, tp2 = (default_settings(SGLANG_PROFILES["0.5.14"], 81_559, "nvidia-smi", tp) for tp in (1, 2))
+    assert (tp1.reserved_mib, tp1.mem_fraction_static) == (13_904, 0.83)
+    assert (tp2.reserved_mib, tp2.mem_fraction_static) == (14_032, 0.828)
+    assert abs(tp1.mem_fraction_static - 0.828) <= 0.01 * 0.828
+    # the fraction is a launch default, not a model property: the model's own plan reads the same
+    p = plan(load_preset("qwen3-32b"), get_gpu("H100-SXM"), EngineConfig(engine="sglang", sglang_version="0.5.14"),
+             Layout(tp=2))
+    assert any(t.name == "left free: (1 - 0.828) x free before load" for t in p.ranks[0].terms)
