@@ -2,8 +2,8 @@
 
 Tolerances as tests/test_engine_logs.py: memory within max(1 %, 0.25 GiB), tokens and concurrency within 1 %. A miss is
 a strict xfail whose reason gives logged vs kvplan and the term thought to be off. No log here is pinned elsewhere in
-tests/ (file ids, models and figures grepped 2026-12-02). Where the search index names no repository for a file, its file
-id (read_file) is the citation.
+tests/ (file ids, models and figures grepped 2026-12-02). Where the search index names no repository for a file, its
+file id (read_file) is the citation.
 
 Sources (all read 2026-12-02):
 - RTX5060TI-029-TYPHOON: "WP24 run 2 -- candidate A on Linux, vLLM engine: measurements" (index file id 69218136759,

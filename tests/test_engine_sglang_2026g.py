@@ -1,6 +1,6 @@
-"""Public SGLang start-up logs of 2026 H2 (the seventh 2026 round: Qwen3.5 / Qwen3.8 hybrids), reproduced from the launch
-inputs, each figure within max(1 %, 0.25 GiB) of the log ("GB" there is 2^30 B), or a strict xfail with the measured
-gap and why.
+"""Public SGLang start-up logs of 2026 H2 (the seventh 2026 round: Qwen3.5 / Qwen3.8 hybrids), reproduced from the
+launch inputs, each figure within max(1 %, 0.25 GiB) of the log ("GB" there is 2^30 B), or a strict xfail with the
+measured gap and why.
 
 Pinned logs (none is pinned in another test file, ids and figures grepped 2026-12-02; the code corpus hides the
 repository of these files, so the index id is given):
@@ -8,8 +8,8 @@ repository of these files, so the index id is given):
   Q354D  Qwen/Qwen3.5-4B (bf16, vision tower loaded), one RTX 4090 D (24 GB, sm89), sglang 0.5.13.post1 (the 0.5.10 -
          0.5.13 line) with sglang-kernel 0.4.3 (cu129), ``python3 -m sglang.launch_server --model-path .../Qwen3.5-4B
          --served-model-name Qwen3.5-4B --host 0.0.0.0 --port 8000 --mem-fraction-static 0.85 --context-length 4096
-         --trust-remote-code``: a Chinese deployment tutorial, "02-Qwen3.5-4B SGLang 部署调用" (code-corpus file
-         54618842866; "文中的启动日志与接口返回均为实测真实输出"). Logged: "Load weight end. elapsed=2.57 s,
+         --trust-remote-code``: a Chinese deployment tutorial, "02-Qwen3.5-4B SGLang 部署调用"
+         (code-corpus file 54618842866; "文中的启动日志与接口返回均为实测真实输出"). Logged: "Load weight end. elapsed=2.57 s,
          type=Qwen3_5ForConditionalGeneration, avail mem=14.47 GB, mem usage=8.62 GB.", "Memory pool end. avail
          mem=3.40 GB", the Triton GDN kernels, "max_model_len": 4096 on /v1/models.
   Q354H  the same checkpoint (Qwen3_5ForConditionalGeneration @ 851bf6e806efd8d0a36b00ddf55e13ccb7b8cd0a), one H200
