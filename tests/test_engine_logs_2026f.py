@@ -32,6 +32,11 @@ Sources (all read 2026-12-02):
   (the figures themselves say the vision tower was not built; the record does not list the flags). Left out: the
   record's GLM-4.7-Flash-FP8 and Nemotron-3.5-Lightning (no config here), and gemma-4-26B-A4B-it-FP8-dynamic (the
   image failed to inspect the architecture).
+- LAPTOP4070-030-QWEN15B: a benchmark harness's tests (index file id 71535514190, its twin 71015421311), "Verbatim lines
+  from the vLLM v0.30.0 smoke-test container log (2026-10-02)" on an RTX 4070 Laptop GPU (8,188 MiB), the experiment's
+  model Qwen/Qwen2.5-1.5B-Instruct: "Model loading took 2.98 GiB memory", "Available KV cache memory: 1.95 GiB", "GPU
+  KV cache size: 72,992 tokens, Maximum concurrency for 4,096 tokens per request: 17.82x". The smoke run's utilization
+  and the memory torch sees on that laptop are not in the file, so the weights and the layout are pinned, not the pool.
 """
 
 import json
@@ -44,6 +49,7 @@ from kvplan.gpus import custom_gpu, get_gpu
 from kvplan.units import GiB
 
 from tests.test_engine_logs import close, close_gib
+from tests.test_engine_logs_2026d import _qwen2_5
 from tests.test_engine_logs_2026e import _qwen3_4b_2507
 from tests.test_engine_logs_dec import _plan
 from tests.test_engine_logs_found import _term
@@ -170,3 +176,24 @@ def test_gb10_v0_30_qwen3_6_35b_a3b_fp8_and_qwen3_8_27b_fp8_text_only_weights():
         assert close_gib(p.ranks[0].weights_bytes, logged), (base, p.ranks[0].weights_bytes / GiB)
         with_tower = _plan(spec, GB10, GB10_030.format("Qwen/FP8"), "0.30").ranks[0].weights_bytes
         assert not close_gib(with_tower, logged)
+
+
+# ----------------------------------------------- LAPTOP4070-030-QWEN15B: vLLM 0.30.0, Qwen2.5-1.5B on an 8 GB laptop
+
+
+def test_laptop4070_v0_30_qwen2_5_1_5b_weights_and_layout():
+    # Qwen/Qwen2.5-1.5B-Instruct's config (28 layers, hidden 1536, 12 / 2 heads of 128, intermediate 8960, tied):
+    # 1.54 B parameters x 2 B = 2.88 GiB (logged 2.98, the same -0.10 as the 0.28 Turing log of
+    # tests/test_engine_logs_2026d.py). 28 x 2 x 2 x 128 x 2 B = 28,672 B a token: 1.95 GiB (a figure in
+    # [1.945, 1.955) GiB) holds 72,838 - 73,213 tokens, and 72,992 = 4,562 blocks of 16 is in that range; 72,992 /
+    # 4,096 = 17.82x
+    spec = _qwen2_5("qwen2.5-1.5b-instruct", hidden_size=1536, intermediate_size=8960, num_hidden_layers=28,
+                    num_attention_heads=12, num_key_value_heads=2, max_window_layers=21)
+    laptop = custom_gpu(8188 / 1024, 0.256, 60.0, name="RTX-4070-Laptop", gpus_per_node=1)
+    p = _plan(spec, laptop, "vllm serve Qwen/Qwen2.5-1.5B-Instruct --max-model-len 4096 --enable-prefix-caching",
+              "0.30")
+    r = p.ranks[0]
+    assert close_gib(r.weights_bytes, 2.98), r.weights_bytes / GiB
+    assert r.kv_bytes_per_token == 28_672 and p.block_size == 16
+    lo, hi = (int(g * GiB) // 28_672 for g in (1.945, 1.955))
+    assert lo <= 72_992 <= hi and 72_992 % 16 == 0 and round(72_992 / 4_096, 2) == 17.82
