@@ -336,14 +336,15 @@ def _local_path(text: str) -> str:
 def _drafter(text: str) -> str:
     """A DRAFTERS.json name (or one of its HF repos: read as its name), or a preset's (a draft model's: its name or HF
     repo); which heads / models fit the model is the plan's call."""
-    from kvplan.draft_model import _preset_entry
+    from kvplan.draft_model import draft_preset_name
     from kvplan.drafter import drafter_for_model, drafter_manifest
 
-    entry = drafter_for_model(text) or _preset_entry(text)
-    if entry is None:
+    head = drafter_for_model(text)
+    name = head["name"] if head is not None else draft_preset_name(text)
+    if name is None:
         raise ValueError("not a draft head kvplan ships (DRAFTERS.json: "
                          + ", ".join(e["name"] for e in drafter_manifest()) + ") nor a preset (a draft model)")
-    return entry["name"]
+    return name
 
 
 def _pairs(text: str, what: str, key_ok: Callable[[str], bool], lo: int, hi: int) -> tuple[tuple[str, int], ...]:
