@@ -584,7 +584,7 @@ def needs_transformers(config: Mapping[str, Any]) -> bool:
         return False
     if model_type in families.BUILDERS:
         return False
-    via = hf_config._transformers_path()
+    via = hf_config.transformers_builder()
     try:
         return via is not None and bool(via.knows(config))
     except Exception:  # the path's own check failing means parse_config will not take it either
@@ -601,9 +601,9 @@ def build_spec(config: Mapping[str, Any], name: str | None,
 
         from kvplan import hf_config
 
-        via = hf_config._transformers_path()
+        via = hf_config.transformers_builder()
         if "progress" in inspect.signature(via.build_spec).parameters:
-            return via.build_spec(config, name=name or hf_config._default_name(config), progress=progress)
+            return via.build_spec(config, name=name or hf_config.default_model_name(config), progress=progress)
     return parse_config(config, name=name)
 
 
