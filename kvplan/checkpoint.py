@@ -177,7 +177,10 @@ def read_local_header(path: str | Path) -> list[TensorInfo]:
     return parse_header(raw, p.name)
 
 
-def _shards_from_index(index: dict, where: str) -> list[str]:
+def shards_from_index(index: dict, where: str) -> list[str]:
+    """The shard file names a parsed model.safetensors.index.json's weight_map names, sorted and each once;
+    CheckpointError (``where``: the folder or repo, for the message) when it has none or names a file kvplan does not
+    read (not *.safetensors beside the index, or more than MAX_SHARDS)."""
     weight_map = index.get("weight_map") if isinstance(index, dict) else None
     if not isinstance(weight_map, dict) or not weight_map:
         raise CheckpointError(f"{where}: {INDEX_FILE} has no weight_map")
@@ -209,7 +212,7 @@ def read_local(folder: str | Path, within: str | Path | None = None) -> Checkpoi
         if check(index).stat().st_size > MAX_INDEX_BYTES:
             raise CheckpointError(f"{root.name}: {INDEX_FILE} is over {MAX_INDEX_BYTES:,} bytes")
         try:
-            names = _shards_from_index(json.loads(index.read_bytes()), root.name)
+            names = shards_from_index(json.loads(index.read_bytes()), root.name)
         except (UnicodeDecodeError, json.JSONDecodeError):
             raise CheckpointError(f"{root.name}: {INDEX_FILE} is not JSON") from None
     else:

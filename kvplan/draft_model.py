@@ -78,27 +78,26 @@ UNMODELLED_KEYS = {
 }
 
 
-def _preset_entry(model: str) -> dict[str, Any] | None:
-    """The manifest entry of the preset a draft "model" names, read as --model is (kvplan.vllm_args.preset_for_model:
-    a preset name, its HF repo or an instruct / chat variant of it, "meta-llama/Llama-3.2-1B-Instruct" -> llama-3.2-1b);
-    None where no preset matches."""
-    from kvplan.presets import _entry
+def draft_preset_name(model: str) -> str | None:
+    """The name of the kvplan preset a draft "model" names, read as --model is (kvplan.vllm_args.preset_for_model: a
+    preset name, its HF repo or an instruct / chat variant of it, "meta-llama/Llama-3.2-1B-Instruct" ->
+    "llama-3.2-1b"; a trailing "/" and spaces dropped); None where no preset matches."""
     from kvplan.vllm_args import preset_for_model
 
-    name = preset_for_model(model.strip().rstrip("/"))
-    return None if name is None else _entry(name)
+    return preset_for_model(model.strip().rstrip("/"))
 
 
 def load_draft_model(model: str) -> DraftSpec:
     """The draft model of --speculative-config "model": a kvplan preset by name or HF repo id (kvplan/presets)."""
-    from kvplan.presets import preset_config
+    from kvplan.presets import manifest, preset_config
 
-    entry = _preset_entry(model)
-    if entry is None:
+    name = draft_preset_name(model)
+    if name is None:
         raise PlanInputError(FIELD, f"method draft_model: kvplan ships no config for the draft model "
                              f"{model[:120]!r} (a preset name or its HF repo, e.g. Qwen/Qwen3-0.6B, "
                              "meta-llama/Llama-3.2-1B); give its config.json (kvplan plan --draft-config PATH)")
-    return parse_draft_model(preset_config(entry["name"]), entry["name"], f"{entry['hf_repo']} ({entry['source']})")
+    entry = next(e for e in manifest() if e["name"] == name)
+    return parse_draft_model(preset_config(name), name, f"{entry['hf_repo']} ({entry['source']})")
 
 
 def parse_draft_model(cfg: Any, name: str, source: str = "") -> DraftSpec:

@@ -275,7 +275,7 @@ def parse_config(config: Mapping[str, Any] | str | bytes, name: str | None = Non
     if builder is None and transformers:
         via = _transformers_path()
         if via is not None and via.knows(outer):
-            return via.build_spec(outer, name=name or _default_name(outer))
+            return via.build_spec(outer, name=name or default_model_name(outer))
     generic = builder is None
     if generic:
         builder = families.build_generic
@@ -294,7 +294,7 @@ def parse_config(config: Mapping[str, Any] | str | bytes, name: str | None = Non
             spec_fields["basis"] = "generic"
             spec_fields["basis_note"] = GENERIC_NOTE.format(model_type=model_type or "(none)")
             spec_fields["warnings"] = (spec_fields["basis_note"],) + tuple(spec_fields.get("warnings", ()))
-        spec_fields["name"] = name or _default_name(outer)
+        spec_fields["name"] = name or default_model_name(outer)
         spec_fields["model_type"] = model_type
         spec_fields["assumptions"] = tuple(reader.assumptions)
         spec_fields["skipped"] = skipped + tuple(spec_fields.get("skipped", ()))
@@ -371,6 +371,13 @@ def _transformers_path():
     return transformers_path
 
 
+def transformers_builder():
+    """The module that builds a ModelSpec through transformers (kvplan.transformers_path: ``knows(config)``,
+    ``build_spec(config, name=...)``), or None where transformers or torch is not installed. Looked up through
+    ``_transformers_path`` on each call (tests replace that)."""
+    return _transformers_path()
+
+
 def _transformers_status() -> str:
     import importlib.metadata
 
@@ -428,7 +435,9 @@ def _alias(cfg: Mapping[str, Any], model_type: str, prefix: str, notes: list[str
     return target
 
 
-def _default_name(cfg: Mapping[str, Any]) -> str:
+def default_model_name(cfg: Mapping[str, Any]) -> str:
+    """The name a config plans under when none is given: its _name_or_path, else its first architecture, else its
+    model_type (at most 200 characters)."""
     for key in ("_name_or_path", "name_or_path"):
         value = cfg.get(key)
         if isinstance(value, str) and value:

@@ -401,7 +401,7 @@ def fields_of(cfg: Mapping[str, Any]) -> dict[str, Any]:
 def build(config: Mapping[str, Any], cfg: Mapping[str, Any], model_type: str, skipped: tuple[str, ...],
           progress: Callable[[float, str], None] | None = None) -> ModelSpec:
     """See ``kvplan.transformers_path.build_spec`` (which caches this)."""
-    from kvplan.hf_config import Reader, _default_name, _dtype_and_quant
+    from kvplan.hf_config import Reader, _dtype_and_quant, default_model_name
     from kvplan.transformers_path import measure
 
     started = time.monotonic()
@@ -483,7 +483,7 @@ def build(config: Mapping[str, Any], cfg: Mapping[str, Any], model_type: str, sk
         assumptions.append("tensor-parallel shards from module names (the config class has no base_model_tp_plan)")
     try:
         spec = ModelSpec(
-            name=_default_name(config), model_type=model_type, vocab_size=vocab, hidden_size=hidden,
+            name=default_model_name(config), model_type=model_type, vocab_size=vocab, hidden_size=hidden,
             num_hidden_layers=len(layers), num_attention_heads=nq, num_key_value_heads=nkv, head_dim=head_dim,
             max_position_embeddings=max_pos if isinstance(max_pos, int) and max_pos > 0 else None,
             tie_word_embeddings=bool(attr(tc, "tie_word_embeddings", default=False)) and not rest["lm_head"],

@@ -18,9 +18,10 @@ from pathlib import Path
 
 from kvplan.checkpoint import (  # noqa: F401 - re-exported: pages and tests import them from here
     AUDIO, COLUMN, DTYPE_BITS, INDEX_FILE, LAYER, MAX_HEADER_BYTES, MAX_INDEX_BYTES, MAX_SHARDS, MTP, ROW, SCALE,
-    SINGLE_FILE, TRANSPOSED, VISION, VOCAB, Checkpoint, CheckpointError, RankWeights, TensorInfo, _shards_from_index,
+    SINGLE_FILE, TRANSPOSED, VISION, VOCAB, Checkpoint, CheckpointError, RankWeights, TensorInfo,
     busiest_rank, categorize, compare_rows, engine_with_checkpoint_weights, layer_index, load_options, parse_header,
-    rank_bytes, read_local, read_local_header, shape_mismatches, source_text)
+    rank_bytes, read_local, read_local_header, shape_mismatches, shards_from_index,
+    source_text)
 from kvplan.web import hub
 from kvplan.web.state import MAX_LOCAL_PATH  # characters of a local path the app takes (the link key 'ckd' too)
 
@@ -116,7 +117,7 @@ def read_hub(repo_id: str, revision: str = "main", *, env: dict | None = None,
         path = hub.download(repo_id, INDEX_FILE, revision, env=env, timeout=timeout, max_bytes=MAX_INDEX_BYTES,
                             what="read the headers of a local copy instead")
         with open(path, "rb") as f:
-            names = _shards_from_index(json.loads(f.read()), repo_id)
+            names = shards_from_index(json.loads(f.read()), repo_id)
     except hub.HubError as exc:
         if "no model.safetensors.index.json" not in str(exc):
             raise hub.HubError(_local_hint(exc), exc.offline) from None

@@ -11,6 +11,8 @@ word is never taken for a model name.
 
 import re
 import shlex
+from collections.abc import Callable
+from typing import Any
 
 from pydantic import BaseModel, ConfigDict
 
@@ -31,6 +33,8 @@ SGLANG_FLAGS = {"--model-path": None, "--model": None, "--tp-size": "--tensor-pa
                 "--chunked-prefill-size": "--max-num-batched-tokens"}  # -1 (chunking off): not planned
 SGLANG_SWITCHES = {"--enable-ep-moe": "--enable-expert-parallel", "--enable-dp-attention": None,
                    "--disable-cuda-graph": "--enforce-eager"}
+# With --enable-dp-attention, --dp / --dp-size / --data-parallel-size is the attention-DP size (dp_attention_size).
+SGLANG_DP = ("--dp", "--dp-size", "--data-parallel-size")
 SGLANG_EP = {"--ep-size", "--expert-parallel-size", "--ep"}
 # SGLang flags kvplan reads but does not plan (EngineConfig has no field for them): flag -> (arity "V" one value /
 # "M" one or more, why). server_args.py _handle_gpu_memory_settings sizes its CUDA-graph reserve (hence the default
@@ -46,10 +50,8 @@ SGLANG_READ_NOT_PLANNED = {
 # --max-running-requests or a fixed count; kvplan.sglang.mamba_pool. It is carried as EngineConfig.enable_prefix_caching.)
 SGLANG_NO_MEMORY_SWITCHES = {"--enable-metrics", "--enable-cache-report", "--log-requests",
                              "--enable-tokenizer-batch-encode"}
-# A hybrid's MambaPool (server_args.py 0.5.4+; EngineConfig fields of the same names, kvplan.sglang.mamba_pool)
-SGLANG_MAMBA_FLAGS = {"--mamba-full-memory-ratio": "mamba_full_memory_ratio",
-                      "--max-mamba-cache-size": "max_mamba_cache_size", "--mamba-ssm-dtype": "mamba_ssm_dtype"}
 MAMBA_SSM_DTYPES = ("float32", "bfloat16", "float16")  # server_args.py --mamba-ssm-dtype choices
+PREFILL_BACKENDS = ("breakable", "tc_piecewise", "disabled")  # --cuda-graph-backend-prefill (0.5.14+) choices
 # --speculative-algorithm -> EngineConfig.speculative_method (server_args.py choices EAGLE, EAGLE3, NEXTN, STANDALONE,
 # NGRAM, 0.5.10; read upper-cased from 0.5.14, speculative/spec_info.py from_string). NEXTN is EAGLE (NEXTN -> EAGLE),
 # and EAGLE without --speculative-draft-model-path on a DeepSeek-V3 / GLM MoE checkpoint drafts with its own MTP layers
@@ -87,8 +89,15 @@ MAMBA_STRATEGY_NOTE = ("not planned: kvplan plans the SGLang line's own strategy
                        "the command line, so the max_running_requests cap the MambaPool sets may differ")
 # Prefill (piecewise) CUDA-graph switches -> EngineConfig.piecewise_cuda_graph (server_args.py: --enable- 0.5.3.post2 -
 # 0.5.9 (0.5.10+ keeps it as a no-op), --disable- / --enforce- 0.5.10+, --disable-prefill-cuda-graph 0.5.14+).
-SGLANG_PIECEWISE = {"--enable-piecewise-cuda-graph": "enable", "--enforce-piecewise-cuda-graph": "enforce",
-                    "--disable-piecewise-cuda-graph": "disable", "--disable-prefill-cuda-graph": "disable"}
+# SGLang switches kvplan plans: flag -> (Command field, the value it sets); kvplan.vllm_args._SWITCH_FLAGS's shape.
+SGLANG_SWITCH_FIELDS: dict[str, tuple[str, Any]] = {
+    "--disable-radix-cache": ("disable_radix_cache", True),
+    "--disable-hybrid-swa-memory": ("disable_hybrid_swa_memory", True),
+    "--enable-piecewise-cuda-graph": ("piecewise_cuda_graph", "enable"),
+    "--enforce-piecewise-cuda-graph": ("piecewise_cuda_graph", "enforce"),
+    "--disable-piecewise-cuda-graph": ("piecewise_cuda_graph", "disable"),
+    "--disable-prefill-cuda-graph": ("piecewise_cuda_graph", "disable"),
+}
 
 
 class Command(BaseModel):
@@ -129,20 +138,11 @@ class Command(BaseModel):
 
     def engine_fields(self) -> dict:
         """The SGLang-only EngineConfig fields this line sets (empty for vLLM lines)."""
-        out: dict = {}
-        if self.dp_attention_size > 1:
-            out["dp_attention_size"] = self.dp_attention_size
-        if self.moe_dense_tp_size is not None:
-            out["moe_dense_tp_size"] = self.moe_dense_tp_size
-        if self.max_total_tokens is not None:
-            out["max_total_tokens"] = self.max_total_tokens
-        if self.piecewise_cuda_graph is not None:
-            out["piecewise_cuda_graph"] = self.piecewise_cuda_graph
-        for name in SGLANG_MAMBA_FLAGS.values():
+        out: dict = {"dp_attention_size": self.dp_attention_size} if self.dp_attention_size > 1 else {}
+        for name in ("moe_dense_tp_size", "max_total_tokens", "piecewise_cuda_graph", "mamba_full_memory_ratio",
+                     "max_mamba_cache_size", "mamba_ssm_dtype", "swa_full_tokens_ratio"):
             if getattr(self, name) is not None:
                 out[name] = getattr(self, name)
-        if self.swa_full_tokens_ratio is not None:
-            out["swa_full_tokens_ratio"] = self.swa_full_tokens_ratio
         if self.disable_hybrid_swa_memory:
             out["disable_hybrid_swa_memory"] = True
         if self.disable_radix_cache:
@@ -249,19 +249,6 @@ def _positive_int(name: str, value: str, top: int = 4096) -> int:
     return n
 
 
-def _mamba_value(name: str, value: str) -> float | int | str:
-    """A MambaPool flag's value, checked as EngineConfig bounds it: --mamba-full-memory-ratio above 0 and at most
-    1000 (SGLang: type=float), --max-mamba-cache-size a whole number from 1 to 10,000,000, --mamba-ssm-dtype one of
-    float32 / bfloat16 / float16 (server_args.py choices)."""
-    if name == "--max-mamba-cache-size":
-        return _positive_int(name, value, 10_000_000)
-    if name == "--mamba-ssm-dtype":
-        if value not in MAMBA_SSM_DTYPES:
-            raise PlanInputError(name, f"{value[:20]!r}: one of {', '.join(MAMBA_SSM_DTYPES)}")
-        return value
-    return _ratio_value(name, value, 1000)
-
-
 def _ratio_value(name: str, value: str, top: float, why: str = "") -> float:
     """A float flag's value above 0 and at most ``top`` (NaN and inf refused too), else PlanInputError naming it."""
     try:
@@ -273,25 +260,60 @@ def _ratio_value(name: str, value: str, top: float, why: str = "") -> float:
     return ratio
 
 
-def _swa_ratio_value(name: str, value: str | None) -> float:
-    """--swa-full-tokens-ratio's value, in (0, 1] as SGLang checks it (server_args.py / kv_cache_hook.py:
-    "--swa-full-tokens-ratio should be in range (0, 1.0]")."""
-    if value is None:
-        raise PlanInputError(name, "needs a value")
-    return _ratio_value(name, value, 1, " (SGLang's range (0, 1.0])")
+def _one_of(name: str, value: str, choices: tuple[str, ...]) -> str:
+    if value not in choices:
+        raise PlanInputError(name, f"{value[:20]!r}: one of {', '.join(choices)}")
+    return value
+
+
+# SGLang flags of one value kvplan reads into Command fields: flag -> (field, read(flag, value) -> the field's value,
+# refusing a bad one naming the flag); kvplan.vllm_args._VALUE_FLAGS's shape. A missing value is refused ("needs a
+# value"). read None: carried as given into Command.unplanned (the MambaPool strategy flags: MAMBA_STRATEGY_NOTE).
+SGLANG_VALUE_FLAGS: dict[str, tuple[str, Callable[[str, str], Any] | None]] = {
+    "--mem-fraction-static": ("mem_fraction_static", fraction),
+    # the hybrid SWA pools: (0, 1] as SGLang checks it (server_args.py / kv_cache_hook.py: "--swa-full-tokens-ratio
+    # should be in range (0, 1.0]")
+    "--swa-full-tokens-ratio": ("swa_full_tokens_ratio",
+                                lambda f, v: _ratio_value(f, v, 1, " (SGLang's range (0, 1.0])")),
+    # a hybrid's MambaPool (server_args.py 0.5.4+; EngineConfig fields of the same names and bounds,
+    # kvplan.sglang.mamba_pool; SGLang: type=float / int, --mamba-ssm-dtype choices MAMBA_SSM_DTYPES)
+    "--mamba-full-memory-ratio": ("mamba_full_memory_ratio", lambda f, v: _ratio_value(f, v, 1000)),
+    "--max-mamba-cache-size": ("max_mamba_cache_size", lambda f, v: _positive_int(f, v, 10_000_000)),
+    "--mamba-ssm-dtype": ("mamba_ssm_dtype", lambda f, v: _one_of(f, v, MAMBA_SSM_DTYPES)),
+    **{flag: ("unplanned", None) for flag in sorted(SGLANG_MAMBA_STRATEGY)},
+    # 0.5.14+: breakable / tc_piecewise -> enforce, disabled -> disable (explicit: no auto-disable)
+    "--cuda-graph-backend-prefill": ("piecewise_cuda_graph", lambda f, v: "disable" if _one_of(
+        f, v, PREFILL_BACKENDS) == "disabled" else "enforce"),
+    "--moe-dense-tp-size": ("moe_dense_tp_size", _positive_int),
+    "--max-total-tokens": ("max_total_tokens", lambda f, v: _positive_int(f, v, 10**12)),  # server_args.py: type=int
+}
+SGLANG_DP_ATTENTION = ("dp_attention_size", _positive_int)  # SGLANG_DP's entry with --enable-dp-attention
 
 
 def _sglang_as_vllm(tokens: list[str], dp_attention: bool = False) -> tuple[list[str], float | None, dict]:
-    """vLLM-equivalent flags, --mem-fraction-static, and the SGLang-only fields (dp_attention_size,
-    moe_dense_tp_size, max_total_tokens, the MambaPool's flags, --disable-radix-cache, the speculative method and
-    steps; ``unplanned``: the --speculative-* flags kvplan does not read, and the MambaPool strategy flags, which
-    kvplan does not plan). With --enable-dp-attention, --dp / --dp-size is the attention-DP size inside the TP
-    group (server_args.py: tp_size % dp_size == 0), not a count of replicas."""
+    """vLLM-equivalent flags, --mem-fraction-static, and the SGLang-only fields (SGLANG_SWITCH_FIELDS,
+    SGLANG_VALUE_FLAGS: dp_attention_size, moe_dense_tp_size, max_total_tokens, the MambaPool's flags,
+    --disable-radix-cache, ...; the speculative method and steps; ``unplanned``: the --speculative-* flags kvplan does
+    not read, and the MambaPool strategy flags, which kvplan does not plan). With --enable-dp-attention, --dp /
+    --dp-size is the attention-DP size inside the TP group (server_args.py: tp_size % dp_size == 0), not a count of
+    replicas."""
     out: list[str] = []
-    mfs = None
     extra: dict = {}
     speculative: dict[str, str] = {}
     i = 0
+
+    def take(name: str, eq: str, inline: str, needed: bool = True) -> str | None:
+        """The flag's value: inline (``--flag=V``) or the next word, whatever it is; None at the line's end
+        (refused when ``needed``)."""
+        nonlocal i
+        if eq:
+            return inline
+        value = tokens[i] if i < len(tokens) else None
+        i += 1
+        if value is None and needed:
+            raise PlanInputError(name, "needs a value")
+        return value
+
     while i < len(tokens):
         tok = tokens[i]
         i += 1
@@ -300,34 +322,19 @@ def _sglang_as_vllm(tokens: list[str], dp_attention: bool = False) -> tuple[list
         if name in SGLANG_SWITCHES:
             if SGLANG_SWITCHES[name]:
                 out.append(SGLANG_SWITCHES[name])
-            continue
-        if name == "--disable-radix-cache":
-            extra["disable_radix_cache"] = True
-            continue
-        if name == "--disable-hybrid-swa-memory":
-            extra["disable_hybrid_swa_memory"] = True
-            continue
-        if name == "--swa-full-tokens-ratio":
-            value = inline if eq else (tokens[i] if i < len(tokens) else None)
-            if not eq:
-                i += 1
-            extra["swa_full_tokens_ratio"] = _swa_ratio_value(name, value)
-            continue
-        if name in SGLANG_MAMBA_FLAGS or name in SGLANG_MAMBA_STRATEGY:
-            value = inline if eq else (tokens[i] if i < len(tokens) else None)
-            if not eq:
-                i += 1
-            if value is None:
-                raise PlanInputError(name, "needs a value")
-            if name in SGLANG_MAMBA_STRATEGY:
+        elif name in SGLANG_SWITCH_FIELDS:
+            field, on = SGLANG_SWITCH_FIELDS[name]
+            extra[field] = on
+        elif name in SGLANG_VALUE_FLAGS or (dp_attention and name in SGLANG_DP):
+            field, read = SGLANG_VALUE_FLAGS.get(name, SGLANG_DP_ATTENTION)
+            value = take(name, eq, inline)
+            if read is None:
                 extra["unplanned"] = extra.get("unplanned", ()) + (tok if eq else f"{tok} {value}",)
             else:
-                extra[SGLANG_MAMBA_FLAGS[name]] = _mamba_value(name, value)
-            continue
-        if name in SGLANG_NO_MEMORY_SWITCHES:
+                extra[field] = read(name, value)
+        elif name in SGLANG_NO_MEMORY_SWITCHES:
             extra["ignored"] = extra.get("ignored", ()) + (tok,)
-            continue
-        if name in SGLANG_READ_NOT_PLANNED:
+        elif name in SGLANG_READ_NOT_PLANNED:
             arity, why = SGLANG_READ_NOT_PLANNED[name]
             words = [inline] if eq else []
             while not eq and i < len(tokens) and not tokens[i].startswith("-") and (arity == "M" or not words):
@@ -340,43 +347,10 @@ def _sglang_as_vllm(tokens: list[str], dp_attention: bool = False) -> tuple[list
                 _positive_int(name, word, 1_000_000)  # server_args.py: type=int
             shown = tok if eq else f"{tok} {' '.join(words)}"
             extra["notes"] = extra.get("notes", ()) + (f"{shown}: read, not planned: {why}",)
-            continue
-        if name in SGLANG_PIECEWISE:
-            extra["piecewise_cuda_graph"] = SGLANG_PIECEWISE[name]
-            continue
-        if name == "--cuda-graph-backend-prefill":  # 0.5.14+: breakable / tc_piecewise / disabled (explicit: no
-            value = inline if eq else (tokens[i] if i < len(tokens) else None)  # auto-disable)
-            if not eq:
-                i += 1
-            if value not in ("breakable", "tc_piecewise", "disabled"):
-                raise PlanInputError(name, f"{str(value)[:20]!r}: one of breakable, tc_piecewise, disabled")
-            extra["piecewise_cuda_graph"] = "disable" if value == "disabled" else "enforce"
-            continue
-        if name in SGLANG_EP:  # an expert-parallel width above 1: experts sharded (vLLM's switch)
-            value = inline if eq else (tokens[i] if i < len(tokens) else "")
-            if not eq:
-                i += 1
-            if value.strip() not in ("", "1"):
+        elif name in SGLANG_EP:  # an expert-parallel width above 1: experts sharded (vLLM's switch)
+            if (take(name, eq, inline, needed=False) or "").strip() not in ("", "1"):
                 out.append("--enable-expert-parallel")
-            continue
-        if name == "--moe-dense-tp-size" or (dp_attention and name in ("--dp", "--dp-size", "--data-parallel-size")):
-            value = inline if eq else (tokens[i] if i < len(tokens) else None)
-            if not eq:
-                i += 1
-            if value is None:
-                raise PlanInputError(name, "needs a value")
-            key = "moe_dense_tp_size" if name == "--moe-dense-tp-size" else "dp_attention_size"
-            extra[key] = _positive_int(name, value)
-            continue
-        if name == "--max-total-tokens":
-            value = inline if eq else (tokens[i] if i < len(tokens) else None)
-            if not eq:
-                i += 1
-            if value is None:
-                raise PlanInputError(name, "needs a value")
-            extra["max_total_tokens"] = _positive_int(name, value, 10**12)  # server_args.py: type=int
-            continue
-        if name.startswith("--speculative"):  # --speculative-algorithm NEXTN / EAGLE, --speculative-num-steps, ...
+        elif name.startswith("--speculative"):  # --speculative-algorithm NEXTN / EAGLE, --speculative-num-steps, ...
             value = inline if eq else (tokens[i] if i < len(tokens) and not tokens[i].startswith("-") else None)
             if not eq and value is not None:
                 i += 1
@@ -386,31 +360,21 @@ def _sglang_as_vllm(tokens: list[str], dp_attention: bool = False) -> tuple[list
                 if value is None:
                     raise PlanInputError(name, "needs a value")
                 speculative[name] = value
-                continue
-            extra.setdefault("unplanned", ())
-            extra["unplanned"] += (tok if value is None or eq else f"{tok} {value}",)
-            continue
-        if name == "--chunked-prefill-size" and (inline if eq else (tokens[i] if i < len(tokens) else "")) == "-1":
-            if not eq:
-                i += 1
+            else:
+                extra["unplanned"] = extra.get("unplanned", ()) + (tok if value is None or eq else f"{tok} {value}",)
+        elif name == "--chunked-prefill-size" and (inline if eq else (tokens[i] if i < len(tokens) else "")) == "-1":
+            take(name, eq, inline)
             extra["unplanned"] = extra.get("unplanned", ()) + (f"{name} -1",)
-            continue
-        if name in SGLANG_FLAGS or name == "--mem-fraction-static":
-            value = inline if eq else (tokens[i] if i < len(tokens) else None)
-            if not eq:
-                i += 1
-            if value is None:
-                raise PlanInputError(name, "needs a value")
-            if name == "--mem-fraction-static":
-                mfs = fraction(name, value)
-            elif SGLANG_FLAGS[name] is None:
+        elif name in SGLANG_FLAGS:
+            value = take(name, eq, inline)
+            if SGLANG_FLAGS[name] is None:
                 out.insert(0, value)  # the model: vLLM's positional argument
             else:
                 out += [SGLANG_FLAGS[name], value]
-            continue
-        out.append(tok)  # vLLM's parser lists it as unknown (or reads a flag both engines share)
+        else:
+            out.append(tok)  # vLLM's parser lists it as unknown (or reads a flag both engines share)
     extra |= _sglang_speculative(speculative, extra)
-    return out, mfs, extra
+    return out, extra.pop("mem_fraction_static", None), extra
 
 
 def _sglang_speculative(flags: dict[str, str], extra: dict) -> dict:
@@ -418,8 +382,6 @@ def _sglang_speculative(flags: dict[str, str], extra: dict) -> dict:
     value), with notes for the ones read and not planned. No --speculative-algorithm: SGLang runs no speculative
     decoding and the other flags do nothing (said so). An algorithm SGLang has no such name for is refused; one kvplan
     does not plan is carried, and the core refuses it naming the flag (kvplan.sglang.speculative_refusal)."""
-    from kvplan.sglang import speculative_refusal
-
     if not flags:
         return {}
     numbers = {name: _positive_int(name, flags[name], 1_000_000) for name in ("--speculative-num-steps",
@@ -439,18 +401,18 @@ def _sglang_speculative(flags: dict[str, str], extra: dict) -> dict:
         method = "eagle"  # a draft checkpoint of its own: refused by the core, naming the flag
     drafter = None
     if method == "standalone":  # vLLM's draft_model: a draft LM kvplan has a preset of (kvplan.draft_model)
-        from kvplan.draft_model import _preset_entry
+        from kvplan.draft_model import draft_preset_name
 
         if draft is None:
             raise PlanInputError(SGLANG_DRAFT_PATH, "STANDALONE needs its draft model: give "
                                  f"{SGLANG_DRAFT_PATH} (a preset kvplan ships, e.g. meta-llama/Llama-3.2-1B-Instruct)")
-        entry = _preset_entry(draft)
-        if entry is None:
+        preset = draft_preset_name(draft)
+        if preset is None:
             raise PlanInputError(SGLANG_DRAFT_PATH, f"{draft[:120]!r}: kvplan ships no preset for this draft model "
                                  "(a preset name or its HF repo, e.g. meta-llama/Llama-3.2-1B-Instruct); plan its "
                                  "config.json with the CLI (kvplan plan ... --engine sglang --speculative-algorithm "
                                  "STANDALONE --draft-config PATH)")
-        method, drafter = "draft_model", entry["name"]
+        method, drafter = "draft_model", preset
     if method == "eagle3":  # its head: one kvplan ships (DRAFTERS.json), by name or HF repo
         from kvplan.drafter import drafter_for_model, drafter_manifest
 

@@ -107,17 +107,20 @@ def _template(name: str, types: tuple[str, ...] = ()) -> dict:
     return out
 
 
-def _figure(traces: list[dict], title: str, shapes: Sequence[tuple[dict, dict]] = (), **layout) -> Figure:
+def figure(traces: list[dict], title: str, shapes: Sequence[tuple[dict, dict]] = (), **layout) -> Figure:
     """A figure from trace dicts and a layout dict, not validated here (see ``Figure``)."""
     lines = dict(shapes=[s for s, _ in shapes], annotations=[a for _, a in shapes]) if shapes else {}
     return Figure(traces, dict(title=dict(text=title), **lines, **(_LAYOUT | layout)))
+
+
+_figure = figure  # its former name, which tests/test_app_figures.py reads
 
 
 def _bar(**props) -> dict:
     return dict(type="bar", **props)
 
 
-def _scatter(**props) -> dict:
+def scatter(**props) -> dict:
     return dict(type="scatter", **props)
 
 
@@ -157,8 +160,8 @@ def _tokens_axis(x: Sequence[int], log_range: list[float] | None = None) -> dict
 
 def _vline_trace(x: float, y_top: float, text: str) -> dict:
     """A vertical marker line as a trace (data coordinates, so it is right on log axes too)."""
-    return _scatter(x=[x, x], y=[0, y_top], mode="lines", name=text, line=dict(color=COLORS["device"], dash="dot"),
-                    hovertemplate=text + "<extra></extra>")
+    return scatter(x=[x, x], y=[0, y_top], mode="lines", name=text, line=dict(color=COLORS["device"], dash="dot"),
+                   hovertemplate=text + "<extra></extra>")
 
 
 # ----------------------------------------------------------------------------- model
@@ -170,8 +173,8 @@ def param_breakdown(params: ParamBreakdown, weights: WeightBytes) -> Figure:
                customdata=[_gib(weights.components.get(c, 0)) for c in cats], marker=dict(color=COLORS["weights"]),
                hovertemplate="%{y}: %{x:,} parameters, %{customdata:.2f} GiB in " + weights.format
                + "<extra></extra>")
-    return _figure([bar], f"Parameters by component: {params.total_params:,} in all",
-                   xaxis=dict(title=dict(text="parameters")), yaxis=dict(autorange="reversed"))
+    return figure([bar], f"Parameters by component: {params.total_params:,} in all",
+                  xaxis=dict(title=dict(text="parameters")), yaxis=dict(autorange="reversed"))
 
 
 # ----------------------------------------------------------------------------- budget
@@ -238,13 +241,13 @@ def rank_memory(plan: Plan) -> Figure:
     load = f"{n:,} x {plan.max_model_len:,} tokens" if n else f"not one sequence of {plan.max_model_len:,} tokens fits"
     title = f"Memory per GPU: {plan.gpu}, {load}"
     if len(title) <= TITLE_CHARS:
-        return _figure(_segment_bars(labels, segs), title, [_hline(device, f"device {device:.2f} GiB")],
-                       barmode="stack", yaxis=gib_axis(plan.basis))
+        return figure(_segment_bars(labels, segs), title, [_hline(device, f"device {device:.2f} GiB")],
+                      barmode="stack", yaxis=gib_axis(plan.basis))
     # plotly does not wrap a title: a long one ran past its half-page column at 1400 px ("... 1,048,576 tokens fi")
     # (Streamlit's plotly.js draws no title.subtitle): a second, smaller line
-    return _figure(_segment_bars(labels, segs), f"Memory per GPU: {plan.gpu},<br>{SMALL.format(load)}",
-                   [_hline(device, f"device {device:.2f} GiB")], barmode="stack", yaxis=gib_axis(plan.basis),
-                   margin=dict(l=10, r=10, t=70, b=10))
+    return figure(_segment_bars(labels, segs), f"Memory per GPU: {plan.gpu},<br>{SMALL.format(load)}",
+                  [_hline(device, f"device {device:.2f} GiB")], barmode="stack", yaxis=gib_axis(plan.basis),
+                  margin=dict(l=10, r=10, t=70, b=10))
 
 
 def _segment_bars(x: list, segs: list[dict[str, int]]) -> list[dict]:
@@ -293,9 +296,9 @@ def memory_vs_context(points: Sequence[SweepPoint], device_bytes: int, concurren
     fits = [p.fits for p in points]
     colors = [COLORS["KV in use"] if f else COLORS["device"] for f in fits]
     inside = len(x) if not model_max else sum(1 for c in x if c <= model_max)
-    traces = [_scatter(x=x[:inside], y=y[:inside], mode="lines+markers", name=f"needed for {concurrency} sequence(s)",
-                       marker=dict(color=colors[:inside]), line=dict(color=COLORS["weights"]),
-                       hovertemplate="%{x:,} tokens: %{y:.2f} GiB<extra></extra>")]
+    traces = [scatter(x=x[:inside], y=y[:inside], mode="lines+markers", name=f"needed for {concurrency} sequence(s)",
+                      marker=dict(color=colors[:inside]), line=dict(color=COLORS["weights"]),
+                      hovertemplate="%{x:,} tokens: %{y:.2f} GiB<extra></extra>")]
     device = _gib(device_bytes)
     if exact_limit:
         traces.append(_vline_trace(exact_limit, max(device, *y), f"fits up to {exact_limit:,} tokens"))
@@ -304,18 +307,18 @@ def memory_vs_context(points: Sequence[SweepPoint], device_bytes: int, concurren
         traces.append(_vline_trace(last, max(device, *y), f"fits at {last:,}, not at {first_out:,} tokens"))
     if inside < len(x):  # from the last point within the maximum on, so the line does not break
         start = max(inside - 1, 0)
-        traces.append(_scatter(x=x[start:], y=y[start:], mode="lines+markers", name=f"{PAST_MAX} ({model_max:,})",
-                               marker=dict(color=colors[start:]), line=dict(color=PAST_MAX_COLOR, dash="dot"),
-                               hovertemplate="%{x:,} tokens: %{y:.2f} GiB, " + PAST_MAX + "<extra></extra>"))
-    return _figure(traces, "Memory vs context length",
-                   [_hline(device, f"device {device:.2f} GiB"),
-                    *past_max_region(max(x + [exact_limit or 0]), model_max)],
-                   # a limit past the sweep (a hybrid's 524,288 beside a sweep to 32k) is ticked too: the axis ran on
-                   # past its last label to an unlabelled line. The range then ends a little past it (log10 units):
-                   # Plotly draws no label for a tick on the range's very end
-                   xaxis=_tokens_axis(x + [exact_limit], [math.log10(min(x)) - 0.05, math.log10(exact_limit) + 0.05])
-                   if exact_limit and exact_limit > max(x) else _tokens_axis(x),
-                   yaxis=dict(**gib_axis(basis, "GiB per GPU"), rangemode="tozero"))
+        traces.append(scatter(x=x[start:], y=y[start:], mode="lines+markers", name=f"{PAST_MAX} ({model_max:,})",
+                              marker=dict(color=colors[start:]), line=dict(color=PAST_MAX_COLOR, dash="dot"),
+                              hovertemplate="%{x:,} tokens: %{y:.2f} GiB, " + PAST_MAX + "<extra></extra>"))
+    return figure(traces, "Memory vs context length",
+                  [_hline(device, f"device {device:.2f} GiB"),
+                   *past_max_region(max(x + [exact_limit or 0]), model_max)],
+                  # a limit past the sweep (a hybrid's 524,288 beside a sweep to 32k) is ticked too: the axis ran on
+                  # past its last label to an unlabelled line. The range then ends a little past it (log10 units):
+                  # Plotly draws no label for a tick on the range's very end
+                  xaxis=_tokens_axis(x + [exact_limit], [math.log10(min(x)) - 0.05, math.log10(exact_limit) + 0.05])
+                  if exact_limit and exact_limit > max(x) else _tokens_axis(x),
+                  yaxis=dict(**gib_axis(basis, "GiB per GPU"), rangemode="tozero"))
 
 
 def fit_limit(points: Sequence[SweepPoint]) -> tuple[int, int] | None:
@@ -332,20 +335,20 @@ def concurrency_vs_context(points: Sequence[SweepPoint], concurrency: int | None
     grey band labelled so."""
     x = [p.context for p in points]
     traces = [
-        _scatter(x=x, y=[p.max_concurrency for p in points], mode="lines+markers", name="max concurrency",
-                 line=dict(color=COLORS["KV in use"]), hovertemplate="%{x:,} tokens: %{y:.2f}x<extra></extra>"),
-        _scatter(x=x, y=[p.max_num_seqs for p in points], mode="lines", name="whole sequences that fit",
-                 line=dict(color=COLORS["weights"], shape="hv"),
-                 hovertemplate="%{x:,} tokens: %{y:,} sequences<extra></extra>"),
+        scatter(x=x, y=[p.max_concurrency for p in points], mode="lines+markers", name="max concurrency",
+                line=dict(color=COLORS["KV in use"]), hovertemplate="%{x:,} tokens: %{y:.2f}x<extra></extra>"),
+        scatter(x=x, y=[p.max_num_seqs for p in points], mode="lines", name="whole sequences that fit",
+                line=dict(color=COLORS["weights"], shape="hv"),
+                hovertemplate="%{x:,} tokens: %{y:,} sequences<extra></extra>"),
     ]
     if concurrency:
-        traces.append(_scatter(x=[x[0], x[-1]], y=[concurrency, concurrency], mode="lines",
-                               name=f"asked: {concurrency}",
-                               line=dict(color=COLORS["device"], dash="dash")))
+        traces.append(scatter(x=[x[0], x[-1]], y=[concurrency, concurrency], mode="lines",
+                              name=f"asked: {concurrency}",
+                              line=dict(color=COLORS["device"], dash="dash")))
     ys = [v for p in points for v in (p.max_concurrency, p.max_num_seqs)] + ([concurrency] if concurrency else [])
-    return _figure(traces, "Concurrency vs context length", past_max_region(max(x), model_max),
-                   xaxis=_tokens_axis(x),
-                   yaxis=dict(type="log", title=dict(text="sequences"), **_count_ticks(ys)))
+    return figure(traces, "Concurrency vs context length", past_max_region(max(x), model_max),
+                  xaxis=_tokens_axis(x),
+                  yaxis=dict(type="log", title=dict(text="sequences"), **_count_ticks(ys)))
 
 
 def _count_ticks(values: Sequence[float]) -> dict:
@@ -379,8 +382,8 @@ def slots(paging: Paging) -> Figure:
     values = [paging.logical_tokens, paging.used_slots, paging.allocated_slots]
     bar = _bar(x=names, y=values, marker=dict(color=[COLORS["weights"], COLORS["KV in use"], COLORS["workspace"]]),
                text=[f"{v:,}" for v in values], textposition="auto", hovertemplate="%{x}: %{y:,}<extra></extra>")
-    return _figure([bar], f"Block size {paging.block_size}: {paging.wasted_slots:,} slots wasted "
-                   f"({paging.waste_fraction:.1%})", yaxis=dict(title=dict(text="token slots")))
+    return figure([bar], f"Block size {paging.block_size}: {paging.wasted_slots:,} slots wasted "
+                  f"({paging.waste_fraction:.1%})", yaxis=dict(title=dict(text="token slots")))
 
 
 def waste_by_block_size(pagings: Sequence[Paging], current: int | None = None) -> Figure:
@@ -389,9 +392,9 @@ def waste_by_block_size(pagings: Sequence[Paging], current: int | None = None) -
     bar = _bar(x=x, y=[p.waste_fraction * 100 for p in pagings], marker=dict(color=colors),
                customdata=[p.wasted_slots for p in pagings], name="wasted",
                hovertemplate="block %{x}: %{y:.1f}% wasted (%{customdata:,} slots)<extra></extra>")
-    return _figure([bar], "Waste per block size (same sequences)",
-                   xaxis=dict(title=dict(text="block size (tokens)"), type="category"),
-                   yaxis=dict(title=dict(text="% of allocated slots empty")))
+    return figure([bar], "Waste per block size (same sequences)",
+                  xaxis=dict(title=dict(text="block size (tokens)"), type="category"),
+                  yaxis=dict(title=dict(text="% of allocated slots empty")))
 
 
 def block_map(blocks: Sequence[Sequence[tuple[int, int]]], block_size: int, shared: int) -> Figure:
@@ -417,8 +420,8 @@ def block_map(blocks: Sequence[Sequence[tuple[int, int]]], block_size: int, shar
                  marker=dict(color=COLORS[name], line=dict(color="white", width=1)),
                  hovertemplate="%{y}: %{x} slots from %{base}<extra>" + names[name] + "</extra>")
             for name, t in traces.items()]
-    return _figure(bars, f"Block map (block size {block_size}; #n = physical block)", barmode="overlay", bargap=0.3,
-                   xaxis=dict(title=dict(text="token position")), yaxis=dict(autorange="reversed"))
+    return figure(bars, f"Block map (block size {block_size}; #n = physical block)", barmode="overlay", bargap=0.3,
+                  xaxis=dict(title=dict(text="token position")), yaxis=dict(autorange="reversed"))
 
 
 # ----------------------------------------------------------------------------- parallelism
@@ -441,8 +444,8 @@ def parallel_compare(plans: Sequence[Plan]) -> Figure:
     if plans:
         device = _gib(plans[0].ranks[0].device_bytes)
         lines.append(_hline(device, f"device {device:.2f} GiB"))
-    return _figure(_segment_bars(xs, segs), "Memory per GPU, by layout and pipeline stage", lines, barmode="stack",
-                   yaxis=gib_axis(plans[0].basis if plans else "native"))
+    return figure(_segment_bars(xs, segs), "Memory per GPU, by layout and pipeline stage", lines, barmode="stack",
+                  yaxis=gib_axis(plans[0].basis if plans else "native"))
 
 
 # ----------------------------------------------------------------------------- model: the layer strip
@@ -507,11 +510,11 @@ def layer_strip(cells: Sequence[dict], kv_dtype: str) -> Figure:
             customdata=[f"layer {c['layer']}: {c['mlp_text']}" for c in rows],
             hovertemplate="%{customdata}<extra></extra>", legendgroup="mlp", width=0.95))
     n = len(cells)
-    return _figure(traces, f"The decoder, layer by layer ({n} layers): cache kind (top), MLP (bottom)",
-                   barmode="overlay", bargap=0.05, height=230,
-                   xaxis=dict(title=dict(text="layer"), range=[-0.6, n - 0.4] if n else None),
-                   yaxis=dict(tickvals=[0.45, 1.45], ticktext=["MLP", "cache"], range=[-0.05, 1.95], fixedrange=True),
-                   legend=dict(orientation="h", y=-0.45), margin=dict(l=10, r=10, t=40, b=10))
+    return figure(traces, f"The decoder, layer by layer ({n} layers): cache kind (top), MLP (bottom)",
+                  barmode="overlay", bargap=0.05, height=230,
+                  xaxis=dict(title=dict(text="layer"), range=[-0.6, n - 0.4] if n else None),
+                  yaxis=dict(tickvals=[0.45, 1.45], ticktext=["MLP", "cache"], range=[-0.05, 1.95], fixedrange=True),
+                  legend=dict(orientation="h", y=-0.45), margin=dict(l=10, r=10, t=40, b=10))
 
 
 def _cell_text(c: dict, kv_dtype: str) -> str:

@@ -17,7 +17,7 @@ from kvplan.picker import OBJECTIVES, TIE_BREAKS, Option, Picker, best_per_gpu, 
 from kvplan.prices import DEFAULT_PRICES, PRICES_READ, default_prices
 from kvplan.units import GiB
 from kvplan.web import cached, views, widgets
-from kvplan.web.figures import COLORS, Figure, _figure, _scatter
+from kvplan.web.figures import COLORS, Figure, figure, scatter
 from kvplan.web.state import CUSTOM_GPU_BOUNDS, PlanState
 
 ALL_LAYOUTS = "gpus.all"  # session key: the table shows every layout, not the best one per GPU
@@ -254,19 +254,19 @@ def pareto_figure(options: Sequence[Option], objective: str, top: Sequence[Optio
     front = pareto_front(list(pts), priced)
     # numpy arrays go to the browser as plotly.js typed arrays (base64): smaller than lists of ~280 floats
     traces = [
-        _scatter(x=np.array([o.tokens_per_s for o in pts]), y=np.array([y(o) for o in pts], dtype=float),
-                 mode="markers", name="layouts", text=np.array([_hover(o, priced) for o in pts], dtype=object),
-                 hovertemplate="%{text}<extra></extra>",
-                 marker=dict(size=7, color=COLORS["not planned"], line=dict(color=COLORS["headroom"], width=1))),
-        _scatter(x=[o.tokens_per_s for o in front], y=[y(o) for o in front], mode="lines+markers",
-                 name="Pareto frontier", text=[_hover(o, priced) for o in front],
-                 hovertemplate="%{text}<extra>frontier</extra>",
-                 # 'vh': between two frontier points the cheapest way to reach a tokens/s is the next point up
-                 line=dict(color=COLORS["weights"], shape="vh"),
-                 marker=dict(size=9, color=COLORS["weights"])),
+        scatter(x=np.array([o.tokens_per_s for o in pts]), y=np.array([y(o) for o in pts], dtype=float),
+                mode="markers", name="layouts", text=np.array([_hover(o, priced) for o in pts], dtype=object),
+                hovertemplate="%{text}<extra></extra>",
+                marker=dict(size=7, color=COLORS["not planned"], line=dict(color=COLORS["headroom"], width=1))),
+        scatter(x=[o.tokens_per_s for o in front], y=[y(o) for o in front], mode="lines+markers",
+                name="Pareto frontier", text=[_hover(o, priced) for o in front],
+                hovertemplate="%{text}<extra>frontier</extra>",
+                # 'vh': between two frontier points the cheapest way to reach a tokens/s is the next point up
+                line=dict(color=COLORS["weights"], shape="vh"),
+                marker=dict(size=9, color=COLORS["weights"])),
     ]
     if top:
-        traces.append(_scatter(
+        traces.append(scatter(
             x=[o.tokens_per_s for o in top], y=[y(o) for o in top], mode="markers+text", name="top three",
             text=[f"#{i + 1}" for i in range(len(top))], textposition="top center",
             customdata=[_hover(o, priced) for o in top], hovertemplate="%{customdata}<extra>top three</extra>",
@@ -276,8 +276,8 @@ def pareto_figure(options: Sequence[Option], objective: str, top: Sequence[Optio
                  **_log_ticks([o.tokens_per_s for o in pts]))
     yaxis = dict(type="log", title=dict(text=ytitle), **_log_ticks([y(o) for o in pts], "$")) if priced else \
         dict(type="linear", title=dict(text=ytitle), rangemode="tozero")
-    return _figure(traces, ("Cost" if priced else "GPUs") + " vs tokens/s bound, every layout", xaxis=xaxis,
-                   yaxis=yaxis)
+    return figure(traces, ("Cost" if priced else "GPUs") + " vs tokens/s bound, every layout", xaxis=xaxis,
+                  yaxis=yaxis)
 
 
 # ----------------------------------------------------------------------------- the page body

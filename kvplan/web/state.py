@@ -336,14 +336,15 @@ def _local_path(text: str) -> str:
 def _drafter(text: str) -> str:
     """A DRAFTERS.json name (or one of its HF repos: read as its name), or a preset's (a draft model's: its name or HF
     repo); which heads / models fit the model is the plan's call."""
-    from kvplan.draft_model import _preset_entry
+    from kvplan.draft_model import draft_preset_name
     from kvplan.drafter import drafter_for_model, drafter_manifest
 
-    entry = drafter_for_model(text) or _preset_entry(text)
-    if entry is None:
+    head = drafter_for_model(text)
+    name = head["name"] if head is not None else draft_preset_name(text)
+    if name is None:
         raise ValueError("not a draft head kvplan ships (DRAFTERS.json: "
                          + ", ".join(e["name"] for e in drafter_manifest()) + ") nor a preset (a draft model)")
-    return entry["name"]
+    return name
 
 
 def _pairs(text: str, what: str, key_ok: Callable[[str], bool], lo: int, hi: int) -> tuple[tuple[str, int], ...]:
@@ -583,7 +584,7 @@ def needs_transformers(config: Mapping[str, Any]) -> bool:
         return False
     if model_type in families.BUILDERS:
         return False
-    via = hf_config._transformers_path()
+    via = hf_config.transformers_builder()
     try:
         return via is not None and bool(via.knows(config))
     except Exception:  # the path's own check failing means parse_config will not take it either
@@ -600,9 +601,9 @@ def build_spec(config: Mapping[str, Any], name: str | None,
 
         from kvplan import hf_config
 
-        via = hf_config._transformers_path()
+        via = hf_config.transformers_builder()
         if "progress" in inspect.signature(via.build_spec).parameters:
-            return via.build_spec(config, name=name or hf_config._default_name(config), progress=progress)
+            return via.build_spec(config, name=name or hf_config.default_model_name(config), progress=progress)
     return parse_config(config, name=name)
 
 

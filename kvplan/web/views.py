@@ -1058,7 +1058,7 @@ def imported_state(state: PlanState, command) -> tuple[PlanState | None, str]:
             try:
                 field.parse(field.format(value))
             except ValueError as exc:
-                raise PlanInputError(_knob_flag(name, engine), f"{value}: {exc}") from None
+                raise PlanInputError(knob_flag(name, engine), f"{value}: {exc}") from None
     changes |= {"engine": engine, "mem_fraction_static": getattr(command, "mem_fraction_static", None)}
     if engine != "vllm":
         changes["gpu_memory_utilization"] = None
@@ -1102,7 +1102,7 @@ def imported_state(state: PlanState, command) -> tuple[PlanState | None, str]:
     return imported, note + v0
 
 
-def _knob_flag(name: str, engine: str = "vllm") -> str:
+def knob_flag(name: str, engine: str = "vllm") -> str:
     """The flag a refusal of field ``name`` names (always '--...': the Import page's refusals name the flag), as
     ``engine`` spells it (enable_prefix_caching: --enable-prefix-caching for vLLM, --disable-radix-cache for SGLang)."""
     flag = ({**VLLM_KNOB_ROWS, **SGLANG_KNOB_ROWS} if engine == "sglang" else
@@ -1124,7 +1124,7 @@ def _check_knobs(imported: PlanState) -> None:
         name = {"speculative_config": "speculative_method", "--speculative-config": "speculative_method",
                 "--speculative-algorithm": "speculative_method"}.get(exc.field, exc.field)
         if name in knobs:
-            raise PlanInputError(_knob_flag(name, imported.engine), exc.message) from None
+            raise PlanInputError(knob_flag(name, imported.engine), exc.message) from None
     except KvplanError:
         pass  # a refusal of another input: the page shows it with the plan
 

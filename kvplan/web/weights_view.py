@@ -57,7 +57,7 @@ def use_local_config(folder: str) -> None:
         _ss[widgets.MODEL_ERROR] = (str(exc), False, source)
         return
     name = re.sub(r"[^\w./+@:() -]", "_", Path(folder.rstrip("/")).name or folder)[:200]  # a link-safe name (mn)
-    widgets._use_config_text(data, name, source)
+    widgets.use_config_text(data, name, source)
 
 
 def use_computed() -> None:

@@ -527,7 +527,7 @@ def _serving_knobs(state: PlanState) -> None:
                 shown, typed = seen(old), seen(new)
             else:  # a number as typed, the planned one as the link writes it
                 shown, typed = "unset" if old is None else BY_NAME[name].format(old), new
-            named = views._knob_flag(name, current().engine)
+            named = views.knob_flag(name, current().engine)
             if named.lstrip("-").replace("-", "_") != label and not exc.message.startswith(named):
                 label = f"{label} ({named})"
             st.error(f"{views.esc(label)} = {views.esc(typed)}: {views.esc(exc.message)}. Planning {views.esc(shown)}.",
@@ -813,16 +813,18 @@ def build_with_progress(text: str, name: str | None):
 
 def use_pasted_config() -> None:
     """Callback of the Model page's 'Use this config' button."""
-    _use_config_text(_ss.get("model.paste") or "", None, "the pasted config.json")
+    use_config_text(_ss.get("model.paste") or "", None, "the pasted config.json")
 
 
 def use_uploaded_config() -> None:
     upload = _ss.get("model.upload")
     if upload is not None:
-        _use_config_text(upload.getvalue(), None, f"the uploaded file {upload.name[:80]}")
+        use_config_text(upload.getvalue(), None, f"the uploaded file {upload.name[:80]}")
 
 
-def _use_config_text(text: str | bytes, name: str | None, source: str) -> None:
+def use_config_text(text: str | bytes, name: str | None, source: str) -> None:
+    """Plan the config.json ``text`` (pasted, uploaded, or a checkpoint's) as ``name``; a refusal is kept as the model
+    error, naming ``source``."""
     _ss.pop(MODEL_ERROR, None)
     try:
         use_config(load_config_text(text), name)
