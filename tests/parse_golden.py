@@ -47,6 +47,8 @@ Then two more new presets, ``preset:glm-5.2-fp8`` and ``preset:minimax-m2.5`` (d
 When the SGLang 0.5.21 line (0.5.21 - 0.5.23, kvplan.sglang_dsv4 rule "page_padded") made that warning say 0.5.14 - 0.5.23
 exact: the same five DeepSeek-V4 entries, ``spec_sha256`` and the plan hashes (the reworded warning); weight bytes
 unchanged.
+When six second-half-2026 models became presets (branch presets27): six new entries only, ``preset:qwen3.8-2.4t-a95b`` /
+``-fp8``, ``glm-5.3`` / ``glm-5.3-fp8``, ``glm-5.2-nvfp4``, ``kimi-k2.7-code-nvfp4``, digest() of each; no other entry moved.
 """
 
 import hashlib
