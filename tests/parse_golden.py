@@ -53,6 +53,8 @@ Then, when a GLM-5.2-style MTP layer gained its own indexer (vLLM builds one on 
 is a "shared" one): the entries of the six configs with that layout, ``fixture:glm-5.2.json`` and ``preset:glm-5.2`` /
 ``glm-5.2-fp8`` / ``glm-5.2-nvfp4`` / ``glm-5.3`` / ``glm-5.3-fp8``, digest() of each: ``spec_sha256`` and the plan hashes;
 weight bytes unchanged (the MTP layer is outside them).
+And when the ignore lists were read on the MTP layers too (checkpoint layer num_hidden_layers + j): ``preset:glm-5.2-nvfp4``
+only (its "model.layers.78*" keeps the MTP layer bf16), digest(); weight bytes unchanged; no other entry moved.
 """
 
 import hashlib

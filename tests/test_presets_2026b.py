@@ -288,12 +288,25 @@ def test_glm_5_3_bf16_mtp_layer_bytes():
     assert mtp_rank_bytes(load_preset("glm-5.3"), Layout(1, 1, 1, False)) == 2 * 9_952_920_320 == 19_905_840_640
 
 
-@pytest.mark.xfail(strict=True, reason=(
-    "MTP layer format: nvidia's ignore list keeps model.layers.78* (the MTP layer) in bf16, 19,905,840,640 B on one "
-    "rank; kvplan prices it at the NVFP4 headline, 5,709,643,344 B (-14.2 GB): the quantization overrides are read "
-    "over the decoder layers 0 - 77 only and parallel.mtp_rank_bytes drops them; term missing: per-layer formats of "
-    "the MTP layers (layer index num_hidden_layers + i)"))
 def test_glm_5_2_nvfp4_mtp_layer_is_bf16():
+    # nvidia's ignore list keeps model.layers.78* (the MTP layer) in bf16: the ignore list is read on the MTP layer at
+    # its checkpoint index 78 (kvplan.quantization.format_overrides), so one rank holds 9,952,920,320 x 2 B, as the bf16
+    # checkpoint's; priced at the NVFP4 headline it was 5,709,643,344 B (-14.2 GB)
     from kvplan.parallel import Layout, mtp_rank_bytes
 
-    assert mtp_rank_bytes(load_preset("glm-5.2-nvfp4"), Layout(1, 1, 1, False)) == 19_905_840_640
+    spec = load_preset("glm-5.2-nvfp4")
+    assert ("experts", "gate_proj", "unquantized", (78,)) in {
+        (o.category, o.name, o.format, o.layers) for o in spec.quantization_overrides}
+    assert mtp_rank_bytes(spec, Layout(1, 1, 1, False)) == 19_905_840_640
+    # the decoder's own bytes are unchanged by it: the overrides past layer 77 are the MTP layer's alone
+    assert weight_bytes(spec).total_bytes == 444_889_348_608
+
+
+def test_fp8_glm_mtp_layer_keeps_its_fp8_experts():
+    # zai-org's FP8 files name only layer 78's norms, router, indexer weights_proj / k_norm and eh_proj, all 16-bit in
+    # kvplan anyway: no MTP override, the experts FP8 (10,032,631,936 B on one rank)
+    from kvplan.parallel import Layout, mtp_rank_bytes
+
+    spec = load_preset("glm-5.3-fp8")
+    assert not [o for o in spec.quantization_overrides if 78 in o.layers]
+    assert mtp_rank_bytes(spec, Layout(1, 1, 1, False)) == 10_032_631_936
