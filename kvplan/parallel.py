@@ -315,10 +315,16 @@ def _tower_rank_bytes(spec: ModelSpec, tp: int) -> int:
 def mtp_rank_bytes(spec: ModelSpec, layout: Layout, weight_format: str | None = None) -> int:
     """Bytes of the MTP layers (``spec.mtp_layers`` + ``mtp_other``) on one rank of the last stage, laid out
     as the decoder's layers are (the mtp_block is a DeepseekV2DecoderLayer: TP / EP as the LM; eh_proj and the
-    norms whole). Embeddings and head are the target's (shared), so none are added.
-    Worked number: DeepSeek-V3 fp8-block at TP 8: see tests/test_towers_mtp.py."""
+    norms whole). Embeddings and head are the target's (shared), so none are added. The checkpoint's per-layer
+    formats of MTP layer j are the overrides at layer index len(spec.layers) + j (kvplan.quantization.
+    format_overrides), renumbered to j here.
+    Worked number: DeepSeek-V3 fp8-block at TP 8: see tests/test_towers_mtp.py; nvidia/GLM-5.2-NVFP4 keeps its MTP
+    layer (model.layers.78*) in bf16: 19,905,840,640 B on one rank, not 5,709,643,344 at NVFP4."""
     def build() -> int:
+        n = len(spec.layers)
+        mine = tuple(o.model_copy(update={"layers": tuple(i - n for i in o.layers if i >= n)})
+                     for o in spec.quantization_overrides if any(i >= n for i in o.layers))
         draft = spec.model_copy(update={"layers": spec.mtp_layers, "embeddings": (), "final_norm": (), "lm_head": (),
-                                        "other": spec.mtp_other, "quantization_overrides": (), "mtp_layers": ()})
+                                        "other": spec.mtp_other, "quantization_overrides": mine, "mtp_layers": ()})
         return _rank_weight_bytes(draft, Layout(tp=layout.tp, dp=layout.dp, ep=layout.ep), 0, weight_format)
     return spec.memo(("mtp", layout.tp, layout.dp, layout.ep, weight_format), build) if spec.mtp_layers else 0

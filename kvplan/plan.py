@@ -612,7 +612,9 @@ def _marlin_moe_format(spec: ModelSpec, fmt: str, use_overrides: bool) -> bool:
     checkpoint override moves the experts off (an ignore list keeping them 16-bit, another expert format)."""
     def marlin(f: str) -> bool:
         return bool(_WNA16_FMT.match(f) or _GPTQ_FMT.match(f) or _AWQ_FMT.match(f))
-    if use_overrides and any(o.category == "experts" and not marlin(o.format) for o in spec.quantization_overrides):
+    n = len(spec.layers)  # overrides past the decoder's layers are the MTP layers' (not the target's MoE kernel)
+    if use_overrides and any(o.category == "experts" and not marlin(o.format) and min(o.layers, default=0) < n
+                             for o in spec.quantization_overrides):
         return False
     return marlin(fmt)
 

@@ -744,6 +744,11 @@ def format_overrides(scheme: QuantScheme, spec_fields: Mapping[str, Any], field_
         return component_format(category, comp, shipped)[0][0]
 
     top = [FormatOverride(category=c, name=comp.name, format=f) for c, comp, f in tops if f != plain(c, comp)]
+    # The MTP layers (ModelSpec.mtp_layers, loaded for MTP speculative decoding only) are checkpoint layers
+    # num_hidden_layers + j: an ignore list names them by that index (nvidia/GLM-5.2-NVFP4: "model.layers.78*").
+    # Their overrides carry those indices, past the decoder's, so only parallel.mtp_rank_bytes reads them.
+    results += [_layer_formats(len(layers) + j, layer, ignore, mods, decide)
+                for j, layer in enumerate(spec_fields.get("mtp_layers") or ())]
     found: dict[tuple, list[int]] = {}  # (category, name, format, experts) -> layers
     # What differs from the plain format depends on the layer's result alone: worked out once per
     # distinct result (identical layers share one result object, kept alive by ``results`` for this call).

@@ -49,6 +49,14 @@ exact: the same five DeepSeek-V4 entries, ``spec_sha256`` and the plan hashes (t
 unchanged.
 When DeepSeek-V4.1 was refused by name (families/deepseek_v4.deepseek_v41_refusal): one new entry,
 ``fixture:deepseek-v4.1-flash.json`` (digest() of it, the refusal); no other entry changed.
+When six second-half-2026 models became presets (branch presets27): six new entries only, ``preset:qwen3.8-2.4t-a95b`` /
+``-fp8``, ``glm-5.3`` / ``glm-5.3-fp8``, ``glm-5.2-nvfp4``, ``kimi-k2.7-code-nvfp4``, digest() of each; no other entry moved.
+Then, when a GLM-5.2-style MTP layer gained its own indexer (vLLM builds one on every MTP layer; the last decoder layer
+is a "shared" one): the entries of the six configs with that layout, ``fixture:glm-5.2.json`` and ``preset:glm-5.2`` /
+``glm-5.2-fp8`` / ``glm-5.2-nvfp4`` / ``glm-5.3`` / ``glm-5.3-fp8``, digest() of each: ``spec_sha256`` and the plan hashes;
+weight bytes unchanged (the MTP layer is outside them).
+And when the ignore lists were read on the MTP layers too (checkpoint layer num_hidden_layers + j): ``preset:glm-5.2-nvfp4``
+only (its "model.layers.78*" keeps the MTP layer bf16), digest(); weight bytes unchanged; no other entry moved.
 """
 
 import hashlib

@@ -29,14 +29,19 @@ def entry(name: str) -> dict:
     return next(e for e in manifest() if e["name"] == name)
 
 
-@pytest.mark.parametrize("name", NEW)
-def test_manifest_entry_pins_its_source(name):
+def check_manifest_entry(name: str, commit: str) -> None:
+    """A copied preset's manifest entry: every field, and its source aiconfigurator's copy at ``commit``."""
     e = entry(name)
     assert set(e) == {"name", "file", "hf_repo", "family", "released", "source", "provenance", "notes"}
     assert e["file"] == f"{name}.json" and e["provenance"] == "copied"
     # the source file is named after the HF repo, as aiconfigurator names its copies
-    assert e["source"] == AIC + e["hf_repo"].replace("/", "--") + "_config.json" + AIC_COMMIT
+    assert e["source"] == AIC + e["hf_repo"].replace("/", "--") + "_config.json@" + commit
     assert e["released"].startswith("2026-")
+
+
+@pytest.mark.parametrize("name", NEW)
+def test_manifest_entry_pins_its_source(name):
+    check_manifest_entry(name, AIC_COMMIT[1:])
 
 
 # The presets that are test fixtures too: the same bytes.
@@ -84,14 +89,19 @@ SIZES = {
 }
 
 
-@pytest.mark.parametrize("name", sorted(SIZES))
-def test_total_and_active_params(name):
-    total, active, (pub_total, pub_active) = SIZES[name]
+def check_sizes(name: str, total: int, active: int, published: tuple[int, int]) -> None:
+    """kvplan's total and active parameters are ``total`` / ``active``, near the published round figures."""
+    pub_total, pub_active = published
     got = count_params(load_preset(name))
     assert (got.total_params, got.active_params) == (total, active)
     # the published round figures (names and cards round, and may leave the embeddings / lm_head out of the active
     # count: GLM-5.x's 2 x 154,880 x 6,144 = 1.9B of them): within 3 % of the total and 20 % of the active
     assert abs(total / 1e9 - pub_total) <= 0.03 * pub_total and abs(active / 1e9 - pub_active) <= 0.2 * pub_active
+
+
+@pytest.mark.parametrize("name", sorted(SIZES))
+def test_total_and_active_params(name):
+    check_sizes(name, *SIZES[name])
 
 
 def test_qwen3_6_27b_has_the_qwen3_5_27b_shape():
@@ -126,12 +136,16 @@ CACHE = {
 }
 
 
-@pytest.mark.parametrize("name", sorted(CACHE))
-def test_cache_bytes_by_hand(name):
-    vllm, hf, state = CACHE[name]
+def check_cache(name: str, vllm: int, hf: int, state: int) -> None:
+    """KV bytes a token (vLLM's and transformers' conventions) and recurrent state bytes a sequence."""
     spec = load_preset(name)
     assert kv_bytes_per_token(spec) == vllm and kv_bytes_per_token(spec, convention="transformers") == hf
     assert state_bytes_per_sequence(spec) == state
+
+
+@pytest.mark.parametrize("name", sorted(CACHE))
+def test_cache_bytes_by_hand(name):
+    check_cache(name, *CACHE[name])
 
 
 def test_worked_cache_numbers():

@@ -189,7 +189,13 @@ def build_deepseek(r, model_type: str) -> dict[str, Any]:
                         tie_default=model_type == "minicpm3")
     fields["skipped"] = skipped
     if skipped:
-        fields.update(mtp_fields(r, h, layers[-1]))
+        mtp_base = layers[-1]
+        if model_type == "glm_moe_dsa" and modes[-1] == "shared":  # the MTP layer runs its own indexer
+            cache, layer_attn = per_mode["full"]
+            mtp_base = made.get((id(cache), moe_at[-1])) or (
+                moe_layer(cache, layer_attn, norms, h, experts, shared_mlp) if moe_at[-1]
+                else DecoderLayer(cache=cache, attention=layer_attn, mlp=dense_mlp, norms=norms))
+        fields.update(mtp_fields(r, h, mtp_base))
     return fields
 
 
@@ -201,9 +207,15 @@ def mtp_fields(r, h: int, last_layer: DecoderLayer) -> dict[str, Any]:
     ``shared_head.norm``; the draft's embed_tokens and shared_head.head are the target's
     (llm_base_proposer._maybe_share_embeddings / _maybe_share_lm_head: MTP always shares them).
     Not in transformers' model (it drops ``model.layers.{num_hidden_layers}.*``): ``count_params.mtp_params``.
+    A GLM-5.2-style config whose last layer is "shared" (no indexer of its own) still gets an MTP layer with one:
+    vLLM builds an indexer on every layer_id >= num_hidden_layers whatever the skip pattern says ("MTP/nextn
+    layers ... always build a full indexer", models/deepseek_v2.py DeepseekV2MLAAttention, read in the 0.29.0
+    wheel), and the caller passes such a layer as ``last_layer``.
     Worked number: DeepSeek-V3: one MoE layer 11,507,286,016 + enorm, hnorm, shared_head.norm 3 x 7,168 +
     eh_proj 14,336 x 7,168 = 102,760,448: 11,610,067,968 (with the checkpoint's two 129,280 x 7,168 copies of
-    embed / head and the fp8 block scales, the 684.5 B parameters Hugging Face lists for the repository)."""
+    embed / head and the fp8 block scales, the 684.5 B parameters Hugging Face lists for the repository).
+    GLM-5.2: a full-indexer MoE layer 9,877,404,416 + 3 x 6,144 + 12,288 x 6,144 = 9,952,920,320 (9,943,548,416
+    when it was built as the shared last layer, without the indexer's 9,371,904)."""
     n = r.int("num_nextn_predict_layers", 0, minimum=0)
     if not n:
         return {}
