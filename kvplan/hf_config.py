@@ -7,6 +7,7 @@ a value the config gives is never overwritten. Every refusal is a ``ConfigError`
 
 import json
 import math
+import re
 from collections.abc import Mapping
 from typing import Any
 
@@ -295,6 +296,9 @@ def parse_config(config: Mapping[str, Any] | str | bytes, name: str | None = Non
             spec_fields["basis_note"] = GENERIC_NOTE.format(model_type=model_type or "(none)")
             spec_fields["warnings"] = (spec_fields["basis_note"],) + tuple(spec_fields.get("warnings", ()))
         spec_fields["name"] = name or default_model_name(outer)
+        unread = quantized_name_without_config(spec_fields["name"], spec_fields)
+        if unread:
+            spec_fields["warnings"] = tuple(spec_fields.get("warnings", ())) + (unread,)
         spec_fields["model_type"] = model_type
         spec_fields["assumptions"] = tuple(reader.assumptions)
         spec_fields["skipped"] = skipped + tuple(spec_fields.get("skipped", ()))
@@ -433,6 +437,31 @@ def _alias(cfg: Mapping[str, Any], model_type: str, prefix: str, notes: list[str
         return model_type
     notes.append(f"{prefix}model_type {model_type!r} read as {target!r} (architectures: {arch}; same model class)")
     return target
+
+
+# A quantization named in a model's name: a name part (between - _ . / or the ends) that names a weight format.
+_QUANT_NAME = re.compile(r"(?:^|[-_./ ])(nvfp4|mxfp4|fp8|fp4|int4|int8|awq|gptq|w4a16|w8a8|w4a4|w8a16|bnb|4bit|8bit"
+                         r"|exl2|exl3|gguf)(?=$|[-_./ ])", re.IGNORECASE)
+
+
+QUANT_NAME_HINT = "or pick the format under Weights (vllm serve --quantization)"  # plan.py drops the warning then
+
+
+def quantized_name_without_config(name: str, spec_fields: Mapping[str, Any]) -> str | None:
+    """A warning when a model's name says it is quantized but its config.json carries no quantization_config, so
+    the weights are priced at the config's dtype (a 4-bit checkpoint would come out ~3.5x too heavy). NVIDIA's
+    ModelOpt exports keep the scheme in a separate hf_quant_config.json (Nemotron-3-Super-FP8, the
+    Nemotron-3.5-Lightning NVFP4 release: no quantization_config in config.json). Worked example: name
+    "nvidia/Foo-30B-A3B-NVFP4", no quantization -> a warning naming NVFP4; "Qwen/Qwen3-8B-FP8" with one -> None."""
+    if spec_fields.get("quantization"):
+        return None
+    match = _QUANT_NAME.search(name or "")
+    if match is None:
+        return None
+    return (f"the name {name!r} says {match.group(1).upper()} but config.json has no quantization_config: the "
+            f"weights are priced at {spec_fields.get('dtype', 'bf16')} as the config says. NVIDIA ModelOpt "
+            "checkpoints keep the scheme in hf_quant_config.json: paste its \"quantization\" block into the config "
+            f"as quantization_config, {QUANT_NAME_HINT}")
 
 
 def default_model_name(cfg: Mapping[str, Any]) -> str:

@@ -29,6 +29,7 @@ from kvplan.engines import (
 from kvplan.engines import CudaGraphShape
 from kvplan.errors import PlanInputError
 from kvplan.gpus import GpuSpec
+from kvplan.hf_config import QUANT_NAME_HINT
 from kvplan.kv import kv_dtype_bytes
 from kvplan.layers import ATTENTION_KINDS, STATE_KINDS, cache_parts, heads_per_rank
 from kvplan.parallel import (
@@ -1177,6 +1178,8 @@ def plan(spec: ModelSpec, gpu: GpuSpec, engine: EngineConfig = EngineConfig(), l
         else ()
     per_node = gpus_per_node or gpu.gpus_per_node
     warnings: list[str] = list(spec.warnings)  # a generic or transformers-built spec says so in every plan
+    if engine.weight_format:  # the user named the format: the "name says quantized" hint has been answered
+        warnings = [w for w in warnings if not w.endswith(QUANT_NAME_HINT)]
     if dsv4_release and kv_b != 1:
         warnings.append(vllm_dsv4.auto_kv_note(vllm_has(engine.vllm_version, "dsv4_auto_kv_fp8")))
     if dsv4_release:
