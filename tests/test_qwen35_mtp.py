@@ -1,0 +1,180 @@
+"""Qwen3.5 / Qwen3.6 / Qwen3.8 MTP speculative decoding on vLLM (kvplan issue 11): the checkpoint's mtp.* layer is
+built (kvplan.families.qwen3_next.mtp_fields), loaded on vLLM's last stage, its full-attention layer joins the KV
+groups, and the gated-DeltaNet states hold a conv column per draft token (kvplan.plan.spec_conv_layers).
+
+Engine source read (wheels 0.17.0, 0.20.0, 0.29.0): vllm/model_executor/models/qwen3_5_mtp.py
+(Qwen3_5MultiTokenPredictor: fc ColumnParallelLinear 2h -> h, three RMSNorms, mtp_num_hidden_layers full-attention
+Qwen3_5DecoderLayer), v1/spec_decode/llm_base_proposer.py (an MTP draft shares the target's embed_tokens / lm_head),
+layers/mamba/mamba_utils.py (gated_delta_net_state_shape: conv columns kernel - 1 + num_spec).
+
+Log (public): nvidia/Qwen3.6-35B-A3B-NVFP4 on an NVIDIA GB10 (DGX Spark), vLLM 0.22.1rc1.dev26+g4721bb3aa, MTP with
+2 draft tokens (search index file 56970046574, the log tests/test_vllm_layouts_quant.py quotes for its weights):
+``--gpu-memory-utilization 0.85 --max-model-len 262144 --max-num-seqs 5 --max-num-batched-tokens 8192
+--kv-cache-dtype fp8 --quantization modelopt --attention-backend flashinfer --moe-backend marlin
+--enable-prefix-caching --enable-chunked-prefill --async-scheduling --speculative-config
+'{"method":"mtp","num_speculative_tokens":2,"moe_backend":"triton"}'``: "Resolved architecture: Qwen3_5MoeMTP",
+"Mamba cache mode is set to 'align'", "Using TRITON Unquantized MoE backend" (the drafter's), "Detected MTP model.
+Sharing target model embedding weights", "Model loading took 21.93 GiB memory", "Setting attention block size to 2128
+tokens", "Add 3 padding layers, may waste at most 10.00% KV cache memory", "Available KV cache memory: 74.76 GiB",
+"GPU KV cache size: 6,455,296 tokens", "Maximum concurrency for 262,144 tokens per request: 24.62x". The GB10's
+unified memory pool is not planned by kvplan (tests/test_engine_logs_2026e.py), so the pool is read from the logged
+figure with --kv-cache-memory-bytes; the weights and the layout are kvplan's own.
+"""
+
+import json
+from pathlib import Path
+
+import pytest
+
+from kvplan import load_preset, parse_config
+from kvplan.engines import EngineConfig
+from kvplan.errors import PlanInputError
+from kvplan.gpus import get_gpu
+from kvplan.params import count_params
+from kvplan.parallel import Layout, mtp_rank_bytes
+from kvplan.plan import plan
+from kvplan.units import GiB
+
+from tests.test_engine_logs import close_gib
+from tests.test_engine_logs_2026f import GB10
+from tests.test_engine_logs_dec import _plan
+
+FIXTURES = Path(__file__).parent / "fixtures" / "configs"
+
+GB10_MTP = ("vllm serve nvidia/Qwen3.6-35B-A3B-NVFP4 --trust-remote-code --gpu-memory-utilization 0.85 "
+            "--max-model-len 262144 --max-num-seqs 5 --max-num-batched-tokens 8192 --kv-cache-dtype fp8 --dtype auto "
+            "--quantization modelopt --attention-backend flashinfer --moe-backend marlin --enable-prefix-caching "
+            "--enable-chunked-prefill --async-scheduling")
+MTP2 = " --speculative-config '{\"method\":\"mtp\",\"num_speculative_tokens\":2,\"moe_backend\":\"triton\"}'"
+
+
+def _nvfp4_35b():
+    return parse_config(json.loads((FIXTURES / "qwen3.6-35b-a3b-nvfp4.json").read_text()), "qwen3.6-35b-a3b-nvfp4")
+
+
+def _engine(**fields):
+    return EngineConfig(vllm_version="0.29", max_model_len=32768, **fields)
+
+
+# --------------------------------------------------------------------------------------- the MTP layer's parameters
+
+
+def test_qwen3_5_35b_a3b_mtp_layer_parameters_by_hand():
+    # h 2,048; 16 q heads x 256 with the output gate, 2 KV heads; 256 experts of I 512 + one shared expert of 512.
+    # fc 4,096 x 2,048 = 8,388,608; pre_fc_norm_embedding / pre_fc_norm_hidden / norm 3 x 2,048 = 6,144; the layer:
+    # norms 4,096, q 2,048 x 8,192 = 16,777,216, k + v 2 x 2,048 x 512 = 2,097,152, o 4,096 x 2,048 = 8,388,608,
+    # q/k norms 512, router 256 x 2,048 = 524,288, experts 256 x 3 x 2,048 x 512 = 805,306,368, shared expert
+    # 3 x 2,048 x 512 = 3,145,728 + its gate 2,048: 844,640,768 parameters, 1,689,281,536 B in bf16
+    spec = load_preset("qwen3.5-35b-a3b")
+    assert len(spec.mtp_layers) == 1 and spec.mtp_layers[0].cache.kind == "full_attention"
+    assert count_params(spec).mtp_params == 844_640_768
+    assert mtp_rank_bytes(spec, Layout()) == 1_689_281_536
+    # not in the LM's totals (transformers builds no MTP layer): noted as shipped, loaded only for speculation
+    assert "1 multi-token-prediction layer(s) (loaded only for speculative decoding)" in spec.skipped
+
+
+def test_qwen3_5_27b_dense_mtp_layer_parameters_by_hand():
+    # h 5,120, 24 q heads x 256 (gated: 12,288 outputs), 4 KV heads, SwiGLU 17,408: fc 2 x 5,120 x 5,120 = 52,428,800,
+    # 3 norms 15,360; layer norms 10,240, q 62,914,560, k + v 2 x 5,120 x 1,024 = 10,485,760, o 6,144 x 5,120 =
+    # 31,457,280, q/k norms 512, MLP 3 x 5,120 x 17,408 = 267,386,880: 424,699,392 parameters
+    spec = load_preset("qwen3.5-27b")
+    assert count_params(spec).mtp_params == 424_699_392
+    # TP 2: fc splits its output (ColumnParallelLinear), the layer splits as the decoder's full-attention layers
+    # (4 KV heads: 2 a rank): 212,349,696 x 2 B less the norms' replication = what mtp_rank_bytes lays out
+    half = mtp_rank_bytes(spec, Layout(tp=2))
+    assert half < mtp_rank_bytes(spec, Layout()) and half == (
+        2 * (26_214_400 + 15_360 + 10_240 + 31_457_280 + 5_242_880 + 15_728_640 + 512 + 133_693_440))
+
+
+def test_nvfp4_checkpoint_keeps_its_mtp_layer_in_bf16():
+    # nvidia's hf_quant_config ignores "mtp.layers.0*" and "mtp*": vLLM builds the draft unquantized ("Using TRITON
+    # Unquantized MoE backend"), so the layer is the bf16 1,689,281,536 B of the hand count above, not NVFP4's
+    spec = _nvfp4_35b()
+    assert spec.quantization == "nvfp4-wo"
+    assert mtp_rank_bytes(spec, Layout()) == 1_689_281_536
+    # the mtp.* entries name no decoder layer: the target's layer 3 (full attention) keeps its FP8 q_proj
+    q = next(o for o in spec.quantization_overrides if o.name == "q_proj" and o.format == "fp8-static")
+    assert 3 in q.layers and 40 not in q.layers
+
+
+def test_fp8_checkpoint_reads_modules_to_not_convert_at_the_mtp_layer():
+    # Qwen3.8-2.4T-A95B-FP8 lists mtp.fc, mtp.layers.0.self_attn.{q,k,v,o}_proj, mtp.layers.0.mlp.shared_expert.* and
+    # the router; its routed experts are not listed, so they stay fp8-block. The overrides sit at index 92 (= 92
+    # decoder layers + MTP layer 0), which only mtp_rank_bytes reads
+    spec = load_preset("qwen3.8-2.4t-a95b-fp8")
+    n = len(spec.layers)
+    at_mtp = {(o.category, o.name, o.format) for o in spec.quantization_overrides if n in o.layers}
+    assert ("attention", "q_proj", "unquantized") in at_mtp and ("mlp", "shared_expert.down_proj", "unquantized") in at_mtp
+    assert not any(c == "experts" for c, _, _ in at_mtp)
+    assert mtp_rank_bytes(spec, Layout()) < mtp_rank_bytes(load_preset("qwen3.8-2.4t-a95b"), Layout())
+
+
+# ---------------------------------------------------------------------------------------------- the plan on vLLM
+
+
+def test_mtp_layer_joins_the_full_attention_group_and_its_kv():
+    # Qwen3.5-35B-A3B: 10 full-attention + 30 GDN layers. With MTP the draft's full-attention layer makes 11:
+    # group size min(11, 30) = 11 (30 >= 1.5 x 11), GDN groups 11 / 11 / 8 + 3 padding; bf16 KV per token
+    # 11 x 2 KV heads x 256 x 2 (K, V) x 2 B = 22,528 B (20,480 without); bytes per block = 11 pages (10 without)
+    spec = load_preset("qwen3.5-35b-a3b")
+    off = plan(spec, get_gpu("H100-SXM"), _engine(), Layout())
+    on = plan(spec, get_gpu("H100-SXM"), _engine(speculative_method="mtp", num_speculative_tokens=1), Layout())
+    assert (off.ranks[0].kv_bytes_per_token, on.ranks[0].kv_bytes_per_token) == (20_480, 22_528)
+    full = [g for g in on.kv_groups if g.kind == "full_attention"]
+    assert [(g.layers, g.padding_layers) for g in full] == [(11, 0)]
+    assert sorted(g.padding_layers for g in on.kv_groups if g.kind == "linear_attention") == [0, 0, 3]
+    assert on.ranks[0].bytes_per_block * 10 == off.ranks[0].bytes_per_block * 11 * (
+        on.kv_groups[0].page_bytes // off.kv_groups[0].page_bytes)
+    # the weights grow by the draft layer (bf16) and say so, in vLLM's words
+    assert on.ranks[0].weights_bytes - off.ranks[0].weights_bytes == 1_689_281_536
+    term = next(t for t in on.ranks[0].terms if t.name == "MTP layers (in weights)")
+    assert "qwen3_5_mtp.py" in term.source and term.bytes == 1_689_281_536
+
+
+def test_gb10_v0_22_qwen3_6_35b_a3b_nvfp4_mtp2_weights():
+    # "Model loading took 21.93 GiB": the target (NVFP4 / FP8 mix on Marlin) + ViT + the bf16 MTP layer, shared
+    # embeddings and head. kvplan 21.92 GiB; without the MTP layer 20.35 (-1.57 GiB, the layer's 1,689,281,536 B)
+    p = _plan(_nvfp4_35b(), GB10, GB10_MTP + MTP2, "0.22")
+    assert close_gib(p.ranks[0].weights_bytes, 21.93), p.ranks[0].weights_bytes / GiB
+    assert round(p.ranks[0].weights_bytes / GiB, 2) == 21.92
+    assert not close_gib(_plan(_nvfp4_35b(), GB10, GB10_MTP, "0.22").ranks[0].weights_bytes, 21.93 - 1.57 + 0.5)
+
+
+def test_gb10_v0_22_qwen3_6_35b_a3b_nvfp4_mtp2_layout_and_tokens():
+    # fp8 KV: a GDN page is conv 8,192 x (3 + 2 draft columns) x 2 B = 81,920 + fp32 recurrent 32 x 128 x 128 x 4 B
+    # = 2,097,152: 2,179,072 B; the attention block aligns to it: 2,179,072 / (2 x 256 x 2 x 1 B) = 2,128 tokens
+    # ("Setting attention block size to 2128 tokens"; 2,096 without the draft columns). 11 full layers (10 + the
+    # MTP layer) -> 30 GDN in groups 11 / 11 / 8: "Add 3 padding layers, may waste at most 10.00%" (3 / 30).
+    # A request: cdiv(262,144, 2,128) = 124 attention blocks + 3 GDN groups x (2 align + 2 draft pages) = 136.
+    # Bytes per block 11 x 2,179,072 = 23,969,792: 74.76 GiB (a figure in [74.755, 74.765)) holds 3,348 - 3,349
+    # blocks, and int(3,349 / 136 x 262,144) = 6,455,296 tokens, 3,349 / 136 = 24.62x as logged
+    at = int(74.764 * GiB)  # the logged figure, inside its rounding interval (3,349 blocks need >= 74.7618 GiB)
+    p = _plan(_nvfp4_35b(), GB10, GB10_MTP + MTP2 + f" --kv-cache-memory-bytes {at}", "0.22")
+    assert (p.block_size, p.blocks_per_request, p.ranks[0].bytes_per_block) == (2128, 136, 23_969_792)
+    assert sorted(g.padding_layers for g in p.kv_groups) == [0, 0, 0, 3]
+    assert p.ranks[0].num_blocks == 3349
+    assert p.kv_cache_tokens == 6_455_296 and round(p.max_concurrency, 2) == 24.62
+    lo, hi = (int(g * GiB) // 23_969_792 for g in (74.755, 74.765))
+    assert (lo, hi) == (3348, 3349)
+
+
+# --------------------------------------------------------------------------------------- what stays refused
+
+
+def test_sglang_qwen3_5_mtp_is_refused_naming_the_flag():
+    # SGLang's hybrid refusal (speculative decoding over a MambaPool) answers first; plan()'s own Qwen MTP refusal
+    # stands behind it should that one be lifted
+    spec = load_preset("qwen3.5-35b-a3b")
+    engine = EngineConfig(engine="sglang", speculative_method="mtp", num_speculative_tokens=3, max_model_len=32768)
+    with pytest.raises(PlanInputError) as err:
+        plan(spec, get_gpu("H100-SXM"), engine, Layout())
+    assert err.value.field == "--speculative-algorithm"
+    assert "not modelled" in str(err.value).lower()
+
+
+def test_config_without_mtp_num_hidden_layers_builds_none_and_says_so():
+    # the qwen3-next-80b-a3b preset (an aiconfigurator copy) carries no mtp_num_hidden_layers: no layer to load
+    spec = load_preset("qwen3-next-80b-a3b")
+    assert spec.mtp_layers == ()
+    with pytest.raises(PlanInputError, match="no multi-token-prediction layers to load.*mtp_num_hidden_layers"):
+        plan(spec, get_gpu("H100-SXM"), _engine(speculative_method="mtp", num_speculative_tokens=1), Layout(tp=4))
