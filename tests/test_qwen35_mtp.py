@@ -178,3 +178,13 @@ def test_config_without_mtp_num_hidden_layers_builds_none_and_says_so():
     assert spec.mtp_layers == ()
     with pytest.raises(PlanInputError, match="no multi-token-prediction layers to load.*mtp_num_hidden_layers"):
         plan(spec, get_gpu("H100-SXM"), _engine(speculative_method="mtp", num_speculative_tokens=1), Layout(tp=4))
+
+
+def test_qwen_recipe_method_names_read_as_mtp():
+    # Qwen's launch lines name the method "qwen3_next_mtp" (or "mtp"): both load the checkpoint's MTP layer
+    from kvplan.vllm_args import parse_vllm_command
+
+    for method in ("qwen3_next_mtp", "mtp", "qwen3_5_mtp"):
+        args = parse_vllm_command("vllm serve Qwen/Qwen3.5-35B-A3B --speculative-config "
+                                  f"'{{\"method\": \"{method}\", \"num_speculative_tokens\": 2}}'")
+        assert (args.speculative_method, args.num_speculative_tokens) == ("mtp", 2)
