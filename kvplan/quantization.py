@@ -696,7 +696,10 @@ def format_overrides(scheme: QuantScheme, spec_fields: Mapping[str, Any], field_
     (Llama-3.1-8B, ``ignore: ["lm_head", "model.layers.0.self_attn.q_proj"]``): one override,
     layers (0,), attention q_proj, "unquantized".
     """
+    # a Qwen3-Next / Qwen3.5 MTP draft (its fc, kvplan.families.qwen3_next.mtp_fields) is named mtp.* in the
+    # checkpoint; DeepSeek / GLM MTP layers (eh_proj) are model.layers.{num_hidden_layers + j}
     own_names = bool(spec_fields.get("mtp_layers")) and any(
+        getattr(c, "name", "") == "fc" for c in spec_fields.get("mtp_other") or ()) and any(
         _names_mtp(e) for e in (*scheme.ignore, *(m for m, _ in scheme.per_module)))
     ignore_list, mtp_ignore_list = _split_mtp(scheme.ignore) if own_names else (scheme.ignore, scheme.ignore)
     mod_names = [m for m, _ in scheme.per_module]
