@@ -1622,9 +1622,14 @@ def speculative_refusal(version: str, method: str, dp_attention: int = 1, pp: in
             "worker's head split and its pools under it were not read): plan it without "
             f"{'--enable-dp-attention' if dp_attention > 1 else '--pp-size'}")
     if method not in ("mtp", "ngram", "eagle3", "draft_model"):
+        # models/llama_eagle.py (0.5.14 / 0.5.23 wheels): fc = nn.Linear(2h, h) (bias), no norm, lm_head
+        # ParallelLMHead(hot_vocab_size or vocab), layer 0 without input_layernorm; init_lm_head set_embed_and_head
+        # (or, with --speculative-token-map, head.clone()[hot_token_id] kept after the pools)
         return SPECULATIVE_FLAG, (
             f"{method.upper()} with a draft head of its own (--speculative-draft-model-path): not planned for SGLang "
-            "(SGLang's EAGLE (1) head, LlamaForCausalLMEagle, was not read). " + planned)
+            "(SGLang's EAGLE (1) head, LlamaForCausalLMEagle, is not the EAGLE3 head but for fc: fc with a bias, "
+            "no final norm, an lm_head over hot_vocab_size, both tables swapped for the target's, "
+            "--speculative-token-map's hot rows copied after the pools: not modelled). " + planned)
     return None
 
 
