@@ -1486,19 +1486,21 @@ def eagle3_resident_copy_bytes(vocab_size: int, hidden_size: int, tp: int, has_d
     return tables * cdiv(padded, tp) * hidden_size * elem_bytes
 
 
-# What a separate draft allocates after the pools are sized (read in the sglang 0.5.14 / 0.5.21 / 0.5.23 wheels,
-# 2026-12). EagleDraftWorker.alloc_memory_pool (speculative/eagle_worker_v2.py) allocates the draft's pool, then
-# init_lm_head: set_embed / set_embed_and_head (models/llama.py) delete the EAGLE3 head's own embed_tokens (and its
+# What a separate draft allocates after the pools are sized (read in the sglang 0.5.14 / 0.5.20 / 0.5.21 / 0.5.23
+# wheels, 2026-12). EagleDraftWorker.alloc_memory_pool (speculative/eagle_worker_v2.py) allocates the draft's pool,
+# then init_lm_head: set_embed / set_embed_and_head (models/llama.py) delete the EAGLE3 head's own embed_tokens (and its
 # full-vocab lm_head) and call empty_cache, and the head's hot_token_id (models/llama_eagle3.py load_weights: the
 # checkpoint's d2t + arange(draft_vocab_size), an int64 tensor built on the CPU; t2d is skipped) moves to the GPU. Then
 # init_cuda_graphs captures the draft's graphs (EAGLEDraftCudaGraphRunner when --speculative-num-steps > 1, and the
-# draft-extend runner): 0.5.20 - 0.5.23 into the graph memory pool the target's graphs use
-# (runner_backend/full_cuda_graph_backend.py get_or_create_global_graph_memory_pool), 0.5.14 into a pool of each
-# runner's own (graph_pool_handle per FullCudaGraphBackend; 0.5.15 - 0.5.19 not read), logged as "Capture draft decode CUDA graph end ... mem usage=". None of it
-# changes the pool: it comes out of what mem_fraction_static leaves free, and the 0.5.14+ reserve adds nothing for the
-# draft (SglangProfile.speculative_reserve_mib 0). The one public figure found: sgl-project/sglang issue #10088
-# (2025-09-05, an FA3 EAGLE launch on 8 GPUs): "Capture cuda graph end ... mem usage=0.54 GB" for the target and
-# "Capture draft cuda graph end ... mem usage=0.21 GB" for the draft.
+# draft-extend runner), logged as "Capture draft decode CUDA graph end ... mem usage=": 0.5.20 - 0.5.23 into the graph
+# memory pool the target's graphs use (runner_backend/full_cuda_graph_backend.py
+# get_or_create_global_graph_memory_pool), 0.5.14 into a pool of each runner's own (graph_pool_handle per
+# FullCudaGraphBackend; 0.5.15 - 0.5.19 not read). None of it changes the pool: it comes out of what
+# mem_fraction_static leaves free, and the 0.5.14+ reserve adds nothing for the draft (SglangProfile
+# speculative_reserve_mib 0). (0.5.21 - 0.5.23 can instead resize a non-MLA pool after capture, opt-in by
+# SGLANG_ENABLE_POST_CAPTURE_KV_SIZING, default False: environ.py, kv_pool_runtime.py; not modelled.) The one public
+# figure found: sgl-project/sglang issue #10088 (2025-09-05, an FA3 EAGLE launch on 8 GPUs): "Capture cuda graph end
+# ... mem usage=0.54 GB" for the target and "Capture draft cuda graph end ... mem usage=0.21 GB" for the draft.
 SGLANG_DRAFT_GRAPH_LOG = "sgl-project/sglang issue #10088 (2025-09-05): target graphs 0.54 GB, draft graphs 0.21 GB"
 SGLANG_D2T_BYTES = 8  # hot_token_id: torch.int64 (d2t + torch.arange)
 SGLANG_SHARED_GRAPH_POOL_FROM = "0.5.20"  # the draft's graphs in the target's pool (0.5.14: their own; between: unread)
@@ -1563,7 +1565,8 @@ def draft_after_pool_note(what: str, freed_bytes: int, d2t_bytes: int, reserved_
                   "--speculative-eagle-topk x --speculative-num-steps, a batch x hidden hidden-state buffer), the "
                   "attention backend's per-step graph metadata and the draft's activations are not derived (public "
                   f"figure: {SGLANG_DRAFT_GRAPH_LOG}).")
-    return (f"{what} (SGLang), after the pools are sized (none of this changes the pool; it comes out of {left}): "
+    return (f"{what} (SGLang), after the pools are sized (none of this changes the pool by default; it comes out of "
+            f"{left}): "
             + counted + graphs)
 
 

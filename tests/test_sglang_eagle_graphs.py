@@ -71,7 +71,8 @@ def test_flags_change_what_the_note_says():
                            speculative_method="eagle3", num_speculative_tokens=1,  # --speculative-num-steps 1: no
                            draft=load_drafter(LLAMA[1], "eagle3")))  # decode-step runner
     assert "the draft's draft-extend CUDA graphs up to batch 48" in one and "decode-step" not in one
-    assert "up to batch 16 (cuda_graph_max_bs 256, clamped to the 16-request pool)" in note(eagle(*LLAMA, max_num_seqs=16))
+    capped = note(eagle(*LLAMA, max_num_seqs=16))  # --max-running-requests 16
+    assert "up to batch 16 (cuda_graph_max_bs 256, clamped to the 16-request pool)" in capped
 
 
 def test_graph_pool_by_release():
