@@ -1562,7 +1562,8 @@ def draft_after_pool_note(what: str, freed_bytes: int, d2t_bytes: int, reserved_
                   + (f"into {graph_pool} graph memory pool" if graph_pool != "unread" else
                      "into a graph memory pool (the target's in 0.5.20+, their own in 0.5.14; this line's not read)")
                   + "; their static inputs (int64 indices over batch x "
-                  "--speculative-eagle-topk x --speculative-num-steps, a batch x hidden hidden-state buffer), the "
+                  "--speculative-eagle-topk x --speculative-num-steps; hidden-state buffers up to batch x draft tokens x "
+                  "the fc's input width), the "
                   "attention backend's per-step graph metadata and the draft's activations are not derived (public "
                   f"figure: {SGLANG_DRAFT_GRAPH_LOG}).")
     return (f"{what} (SGLang), after the pools are sized (none of this changes the pool by default; it comes out of "
