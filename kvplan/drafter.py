@@ -330,12 +330,11 @@ def _build_head(draft: DraftSpec, release: tuple, target_vocab: int, target_hidd
                      lm_head_shared=lm_head_shared, params=count_params(spec).total_params, notes=tuple(notes))
 
 
-# What kvplan leaves out of an SGLang EAGLE3 plan (shown as a warning in every one).
+# What an SGLang EAGLE3 plan counts (shown as a warning in every one).
+# (what it allocates after the pools: kvplan.sglang.draft_after_pool_note, a second warning in the same plans)
 SGLANG_UNCOUNTED = ("EAGLE3 draft head (SGLang): its weights, its own embed_tokens (resident while the pool is sized), "
-                    "its KV pool and the cell's draft layer are planned; its d2t map (hot_token_id, moved to the GPU "
-                    "after the pools), its CUDA graphs (inside the reserve) and the draft steps' buffers are not "
-                    "(--speculative-num-steps / --speculative-eagle-topk / --speculative-num-draft-tokens size no "
-                    "pool SGLang profiles: measure them)")
+                    "its KV pool and the cell's draft layer are planned (--speculative-num-steps / "
+                    "--speculative-eagle-topk / --speculative-num-draft-tokens size no pool SGLang profiles)")
 # What kvplan leaves out of an EAGLE plan (shown as a warning in every one).
 UNCOUNTED = ("EAGLE draft head: its weights, rotary table and KV layers are planned; its proposer buffers, its "
              "forward in the profiling run and its CUDA graphs are not (small beside the target's; measure them)")

@@ -1036,8 +1036,7 @@ def _sglang_eagle_check(spec, engine, layout, head, kv_tp, kv_b) -> None:
 
 SGLANG_STANDALONE_UNCOUNTED = (
     "STANDALONE draft model (SGLang): its weights (its own embed_tokens / lm_head kept: init_lm_head is a no-op), the "
-    "cell's draft layers (priced as target layers) and its own pool are planned; its CUDA graphs (inside the reserve) "
-    "and the draft steps' buffers are not (measure them)")
+    "cell's draft layers (priced as target layers) and its own pool are planned")
 
 
 def _sglang_standalone_check(spec, engine, layout) -> list[str]:
@@ -1070,6 +1069,22 @@ def _sglang_standalone_check(spec, engine, layout) -> list[str]:
     except PlanInputError as exc:
         raise PlanInputError(exc.field, f"the draft model {draft.name}: {exc.message}") from None
     return [SGLANG_STANDALONE_UNCOUNTED]
+
+
+def _sglang_after_pool_note(spec, gpu, engine, layout, mla) -> str:
+    """kvplan.sglang.draft_after_pool_note for this plan's EAGLE3 head (its resident vocab copies freed, its d2t map
+    put on the GPU) or STANDALONE draft (nothing freed: its own tables are kept), with the reserve and decode
+    cuda_graph_max_bs SGLang's defaults resolve for the launch."""
+    d = _sglang_defaults_inputs(spec, gpu, engine, layout, mla)
+    mib, basis = sglang.gpu_capacity_mib(d.pop("gpu_name"), d["vendor"], d.pop("memory_bytes"))
+    st = sglang.default_settings(gpu_mem_mib=mib, gpu_mem_basis=basis, rocm=d.pop("vendor") == "AMD", **d)
+    three = engine.speculative_method == "eagle3"
+    return sglang.draft_after_pool_note(
+        "EAGLE3 draft head" if three else "STANDALONE draft model",
+        _sglang_draft_vocab_copies(spec, engine, layout) if three else 0,
+        sglang.eagle3_d2t_bytes(engine.draft.config) if three else 0, st.reserved_mib, st.cuda_graph_max_bs,
+        engine.enforce_eager, engine.num_speculative_tokens,
+        engine.max_num_seqs or sglang.SPECULATIVE_MAX_RUNNING_REQUESTS, sglang.draft_graph_pool(engine.sglang_version))
 
 
 def _sglang_eagle_cell(engine, layers, head_layers, kv_tp, kv_b) -> int:
@@ -1256,10 +1271,13 @@ def plan(spec: ModelSpec, gpu: GpuSpec, engine: EngineConfig = EngineConfig(), l
         if engine.engine == "sglang":
             _sglang_eagle_check(spec, engine, layout, head, kv_tp, kv_b)
         warnings += [*head.notes, drafter.SGLANG_UNCOUNTED if engine.engine == "sglang" else drafter.UNCOUNTED]
+        if engine.engine == "sglang":
+            warnings.append(_sglang_after_pool_note(spec, gpu, engine, layout, mla))
         head_layers = head.spec.layers
     if engine.speculative_method == draft_model.METHOD:  # a draft model's attention layers join the KV groups too
         if engine.engine == "sglang":  # SGLang's STANDALONE (_sglang_standalone_check)
-            warnings += _sglang_standalone_check(spec, engine, layout)
+            warnings += [*_sglang_standalone_check(spec, engine, layout),
+                         _sglang_after_pool_note(spec, gpu, engine, layout, mla)]
         else:
             warnings += draft_model.check_plan(engine.draft, engine, layout, spec, max_len)
         head_layers = draft_model.draft_spec(engine.draft).layers

@@ -1486,6 +1486,91 @@ def eagle3_resident_copy_bytes(vocab_size: int, hidden_size: int, tp: int, has_d
     return tables * cdiv(padded, tp) * hidden_size * elem_bytes
 
 
+# What a separate draft allocates after the pools are sized (read in the sglang 0.5.14 / 0.5.20 / 0.5.21 / 0.5.23
+# wheels, 2026-12). EagleDraftWorker.alloc_memory_pool (speculative/eagle_worker_v2.py) allocates the draft's pool,
+# then init_lm_head: set_embed / set_embed_and_head (models/llama.py) delete the EAGLE3 head's own embed_tokens (and its
+# full-vocab lm_head) and call empty_cache, and the head's hot_token_id (models/llama_eagle3.py load_weights: the
+# checkpoint's d2t + arange(draft_vocab_size), an int64 tensor built on the CPU; t2d is skipped) moves to the GPU. Then
+# init_cuda_graphs captures the draft's graphs (EAGLEDraftCudaGraphRunner when --speculative-num-steps > 1, and the
+# draft-extend runner), logged as "Capture draft decode CUDA graph end ... mem usage=": 0.5.20 - 0.5.23 into the graph
+# memory pool the target's graphs use (runner_backend/full_cuda_graph_backend.py
+# get_or_create_global_graph_memory_pool), 0.5.14 into a pool of each runner's own (graph_pool_handle per
+# FullCudaGraphBackend; 0.5.15 - 0.5.19 not read). None of it changes the pool: it comes out of what
+# mem_fraction_static leaves free, and the 0.5.14+ reserve adds nothing for the draft (SglangProfile
+# speculative_reserve_mib 0). (0.5.21 - 0.5.23 can instead resize a non-MLA pool after capture, opt-in by
+# SGLANG_ENABLE_POST_CAPTURE_KV_SIZING, default False: environ.py, kv_pool_runtime.py; not modelled.) The one public
+# figure found: sgl-project/sglang issue #10088 (2025-09-05, an FA3 EAGLE launch on 8 GPUs): "Capture cuda graph end
+# ... mem usage=0.54 GB" for the target and "Capture draft cuda graph end ... mem usage=0.21 GB" for the draft.
+SGLANG_DRAFT_GRAPH_LOG = "sgl-project/sglang issue #10088 (2025-09-05): target graphs 0.54 GB, draft graphs 0.21 GB"
+SGLANG_D2T_BYTES = 8  # hot_token_id: torch.int64 (d2t + torch.arange)
+SGLANG_SHARED_GRAPH_POOL_FROM = "0.5.20"  # the draft's graphs in the target's pool (0.5.14: their own; between: unread)
+
+
+def draft_graph_pool(sglang_version: str) -> str:
+    """Where ``sglang_version``'s draft CUDA graphs are captured: "the target's" (0.5.20+), "their own" (0.5.14), or
+    "unread" (0.5.15 - 0.5.18 lines: not read)."""
+    order = list(SGLANG_PROFILES)
+    if order.index(sglang_version) >= order.index(SGLANG_SHARED_GRAPH_POOL_FROM):
+        return "the target's"
+    return "their own" if sglang_version == "0.5.14" else "unread"
+
+
+def eagle3_d2t_bytes(draft_config: dict) -> int:
+    """Bytes of an SGLang EAGLE3 head's hot_token_id on one rank (replicated), put on the GPU by init_lm_head after the
+    pools: draft_vocab_size x 8 B (int64) when the head's config has draft_vocab_size (its checkpoint then ships the
+    d2t map: SpecForge saves d2t / t2d with a reduced vocabulary), else 0 (no d2t: the target's lm_head is shared).
+    Worked number: lmsys/sglang-EAGLE3-LLaMA3.1-Instruct-8B, draft_vocab_size 32,000 -> 256,000 B."""
+    dv = draft_config.get("draft_vocab_size")
+    if dv is None:
+        return 0
+    if not isinstance(dv, int) or isinstance(dv, bool) or dv <= 0:
+        raise PlanInputError("draft_config.draft_vocab_size", f"must be a positive integer, got {dv!r}")
+    return dv * SGLANG_D2T_BYTES
+
+
+def draft_after_pool_note(what: str, freed_bytes: int, d2t_bytes: int, reserved_mib: float | None,
+                          cuda_graph_max_bs: int, eager: bool, num_steps: int | None,
+                          max_running_requests: int, graph_pool: str = "the target's") -> str:
+    """The plan's note on what a separate draft (``what``: "EAGLE3 draft head" / "STANDALONE draft model") allocates
+    and frees after SGLang sizes the pools (see above): the freed copies (``freed_bytes``, counted while the pool is
+    profiled) and the d2t map (``d2t_bytes``, eagle3_d2t_bytes) in bytes, the net memory back before CUDA-graph capture
+    (freed - d2t), where it comes from (``reserved_mib``: the default rule's reserve; None under
+    --mem-fraction-static), and what stays estimated: the draft's CUDA graphs up to min(``cuda_graph_max_bs``,
+    ``max_running_requests``) (get_batch_sizes_to_capture clamps the batch sizes to the request pool), in
+    ``graph_pool`` (draft_graph_pool) graph memory pool (none with
+    --disable-cuda-graph; no decode-step graphs at ``num_steps`` 1). Worked number: Llama-3.1-8B's SpecForge head at TP
+    1: freed 1,050,673,152 B, d2t 256,000 B -> 1,050,417,152 B back."""
+    left = (f"the {reserved_mib:,.0f} MiB SGLang's default rule reserves outside mem_fraction_static" if reserved_mib
+            is not None else "the (1 - --mem-fraction-static) share left free")
+    parts = []
+    if freed_bytes:
+        parts.append(f"init_lm_head frees the head's own vocab copies ({freed_bytes:,} B, counted while the pool is "
+                     "sized)")
+    if d2t_bytes:
+        parts.append(f"puts its d2t map on the GPU ({d2t_bytes:,} B: draft_vocab_size {d2t_bytes // 8:,} x int64)")
+    counted = ""
+    if parts:
+        counted = (" and ".join(parts) + (f": {freed_bytes - d2t_bytes:,} B back before CUDA-graph capture" if
+                                          freed_bytes else "") + ". ")
+    if eager:
+        graphs = "With --disable-cuda-graph no draft graphs are captured."
+    else:
+        runners = "draft-extend" if num_steps == 1 else "decode-step and draft-extend"
+        top = min(cuda_graph_max_bs, max_running_requests)
+        graphs = (f"Estimated, not counted: the draft's {runners} CUDA graphs up to batch {top} (cuda_graph_max_bs "
+                  f"{cuda_graph_max_bs}, clamped to the {max_running_requests}-request pool), captured "
+                  + (f"into {graph_pool} graph memory pool" if graph_pool != "unread" else
+                     "into a graph memory pool (the target's in 0.5.20+, their own in 0.5.14; this line's not read)")
+                  + "; their static inputs (int64 indices over batch x "
+                  "--speculative-eagle-topk x --speculative-num-steps; hidden-state buffers up to batch x draft tokens x "
+                  "the fc's input width), the "
+                  "attention backend's per-step graph metadata and the draft's activations are not derived (public "
+                  f"figure: {SGLANG_DRAFT_GRAPH_LOG}).")
+    return (f"{what} (SGLang), after the pools are sized (none of this changes the pool by default; it comes out of "
+            f"{left}): "
+            + counted + graphs)
+
+
 # server_args.py _handle_speculative_decoding (0.5.6 / 0.5.10) and arg_groups/speculative_hook.py (0.5.14 - 0.5.23):
 # EAGLE / NEXTN / EAGLE3 / STANDALONE and NGRAM set max_running_requests = 48 when --max-running-requests is not given
 # ("Max running requests is reset to 48 for speculative decoding"; the 0.5.4.post3 NGRAM log of sgl-project/sglang
@@ -1541,9 +1626,14 @@ def speculative_refusal(version: str, method: str, dp_attention: int = 1, pp: in
             "worker's head split and its pools under it were not read): plan it without "
             f"{'--enable-dp-attention' if dp_attention > 1 else '--pp-size'}")
     if method not in ("mtp", "ngram", "eagle3", "draft_model"):
+        # models/llama_eagle.py (0.5.14 / 0.5.23 wheels): fc = nn.Linear(2h, h) (bias), no norm, lm_head
+        # ParallelLMHead(hot_vocab_size or vocab), layer 0 without input_layernorm; init_lm_head set_embed_and_head
+        # (or, with --speculative-token-map, head.clone()[hot_token_id] kept after the pools)
         return SPECULATIVE_FLAG, (
             f"{method.upper()} with a draft head of its own (--speculative-draft-model-path): not planned for SGLang "
-            "(SGLang's EAGLE (1) head, LlamaForCausalLMEagle, was not read). " + planned)
+            "(SGLang's EAGLE (1) head, LlamaForCausalLMEagle, is not the EAGLE3 head but for fc: fc with a bias, "
+            "no final norm, an lm_head over hot_vocab_size, both tables swapped for the target's, "
+            "--speculative-token-map's hot rows copied after the pools: not modelled). " + planned)
     return None
 
 
