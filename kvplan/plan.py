@@ -317,6 +317,13 @@ MAMBA_ALL_MODE_TYPES = frozenset({"bamba", "falcon_h1", "granitemoehybrid", "jam
 QWEN_MTP_TYPES = {"qwen3_next": "qwen3_next_mtp", "qwen3_5_text": "qwen3_5_mtp", "qwen3_5_moe_text": "qwen3_5_mtp",
                   "qwen3_5": "qwen3_5_mtp", "qwen3_5_moe": "qwen3_5_mtp"}
 
+# What a vLLM MTP plan leaves out (shown as a warning in every one; read in the 0.29.0 wheel: gpu_model_runner.py
+# _dummy_sampler_run runs the rejection sampler on 2 x max_num_seqs rows of logits when speculating)
+MTP_UNCOUNTED = ("MTP draft (vLLM): its layers' weights (embeddings and head shared with the target) and their KV "
+                 "layers are planned, and a recurrent layer's extra state page and conv column per draft token; the "
+                 "rejection sampler's warm-up, the proposer's buffers, its forward in the profiling run and its CUDA "
+                 "graphs are not (~0.1 GiB beside Qwen3.8-27B on one RTX 5090: measure them)")
+
 
 def _mamba_cache_mode(engine: EngineConfig, prof: VllmProfile, model_type: str = "") -> str:
     """How vLLM keeps a hybrid's recurrent states: "none" (one page, + one per draft token), "align" (prefix caching:
@@ -1264,6 +1271,8 @@ def plan(spec: ModelSpec, gpu: GpuSpec, engine: EngineConfig = EngineConfig(), l
         raise PlanInputError(sglang.SPECULATIVE_FLAG, f"{spec.name}: SGLang's Qwen3-Next / Qwen3.5 MTP draft (NEXTN "
                              "over the mtp.* layers, with its own recurrent-state pool) is not modelled by kvplan; "
                              "kvplan plans this model's MTP on vLLM (--speculative-config method mtp)")
+    if mtp and engine.engine == "vllm":
+        warnings.append(MTP_UNCOUNTED)
     head_layers = ()  # an EAGLE head's attention layers, which join the last stage's KV groups
     if engine.speculative_method in drafter.DRAFT_METHODS:  # refused here when kvplan does not model it
         drafter.check_plan(engine.draft, engine.engine, layout, spec)
