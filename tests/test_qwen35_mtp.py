@@ -89,7 +89,8 @@ def test_qwen3_5_27b_dense_mtp_layer_parameters_by_hand():
     spec = load_preset("qwen3.5-27b")
     assert count_params(spec).mtp_params == 424_699_392
     # TP 2: fc splits its output (ColumnParallelLinear), the layer splits as the decoder's full-attention layers
-    # (4 KV heads: 2 a rank): 212,349,696 x 2 B less the norms' replication = what mtp_rank_bytes lays out
+    # (4 KV heads: 2 a rank), the norms stay whole: 424,699,392 / 2 = 212,349,696 + half of the 26,112 norm
+    # parameters again (13,056) = 212,362,752 parameters x 2 B on each rank
     half = mtp_rank_bytes(spec, Layout(tp=2))
     assert half < mtp_rank_bytes(spec, Layout()) and half == (
         2 * (26_214_400 + 15_360 + 10_240 + 31_457_280 + 5_242_880 + 15_728_640 + 512 + 133_693_440))
@@ -132,8 +133,10 @@ def test_mtp_layer_joins_the_full_attention_group_and_its_kv():
     full = [g for g in on.kv_groups if g.kind == "full_attention"]
     assert [(g.layers, g.padding_layers) for g in full] == [(11, 0)]
     assert sorted(g.padding_layers for g in on.kv_groups if g.kind == "linear_attention") == [0, 0, 3]
-    assert on.ranks[0].bytes_per_block * 10 == off.ranks[0].bytes_per_block * 11 * (
-        on.kv_groups[0].page_bytes // off.kv_groups[0].page_bytes)
+    # bf16 pages: the GDN state 2,146,304 B (2,162,688 with the draft's conv column) aligns the block to
+    # 16 x cdiv(state, 16 x 2,048 B) = 1,056 tokens either way: a 2,162,688 B page; a block is 11 pages (10 without)
+    assert off.block_size == on.block_size == 1056
+    assert (off.ranks[0].bytes_per_block, on.ranks[0].bytes_per_block) == (10 * 2_162_688, 11 * 2_162_688)
     # the weights grow by the draft layer (bf16) and say so, in vLLM's words
     assert on.ranks[0].weights_bytes - off.ranks[0].weights_bytes == 1_689_281_536
     term = next(t for t in on.ranks[0].terms if t.name == "MTP layers (in weights)")
