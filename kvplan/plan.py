@@ -865,7 +865,9 @@ def _rank_budget(spec, gpu, engine, layout, stage, draft, mnbt, max_seqs, act_b,
         vllm_allocator_rounding_bytes(spec, layout, st, engine.weight_format))) if engine.engine == "vllm" and (
         engine.weights_bytes is None or engine.weights_basis == "checkpoint headers") else 0
     weights += alloc
-    mtp_bytes = mtp_rank_bytes(spec, layout, engine.weight_format) if draft and engine.weights_bytes is None else 0
+    # under PP the vLLM draft keeps its own embed_tokens (mtp_rank_bytes own_embeddings)
+    mtp_bytes = mtp_rank_bytes(spec, layout, engine.weight_format, engine.engine == "vllm" and layout.pp > 1) if (
+        draft and engine.weights_bytes is None) else 0
     weights += mtp_bytes
     # an EAGLE / EAGLE-3 head (kvplan.drafter) loads in the same "Model loading took" window, on the last stage; the
     # target checkpoint's headers hold none of it
@@ -907,7 +909,8 @@ def _rank_budget(spec, gpu, engine, layout, stage, draft, mnbt, max_seqs, act_b,
                    (f"{len(spec.mtp_layers)} multi-token-prediction layer(s) for --speculative-config method mtp "
                     f"({engine.num_speculative_tokens} tokens): vllm/model_executor/models/"
                     f"{QWEN_MTP_TYPES.get(spec.model_type, 'deepseek_mtp')}.py; "
-                    "embeddings and head shared with the target")),
+                    + ("its own embed_tokens under PP (shared only at PP 1), lm_head shared with the target"
+                       if layout.pp > 1 else "embeddings and head shared with the target"))),
         head_bytes and Term(
             name=f"{engine.speculative_method} draft head (in weights)", bytes=head_bytes, basis="exact",
             applied=False, source=drafter.weights_source(head, engine.draft, tp)),

@@ -230,3 +230,16 @@ def test_qwen_recipe_method_names_read_as_mtp():
         args = parse_vllm_command("vllm serve Qwen/Qwen3.5-35B-A3B --speculative-config "
                                   f"'{{\"method\": \"{method}\", \"num_speculative_tokens\": 2}}'")
         assert (args.speculative_method, args.num_speculative_tokens) == ("mtp", 2)
+
+
+def test_under_pp_the_vllm_draft_keeps_its_own_embeddings():
+    # llm_base_proposer._maybe_share_embeddings shares the target's embed_tokens only when the PP group has one rank;
+    # under PP 2 the last stage's draft also holds its own table: 248,320 (a multiple of 64) x 2,048 x 2 B =
+    # 1,017,118,720 B beside the layer's 1,689,281,536 at TP 1; lm_head is shared at any PP
+    spec = load_preset("qwen3.5-35b-a3b")
+    assert mtp_rank_bytes(spec, Layout(pp=2), own_embeddings=True) == 1_689_281_536 + 1_017_118_720
+    engine = _engine(speculative_method="mtp", num_speculative_tokens=1)
+    p = plan(spec, get_gpu("H200"), engine, Layout(pp=2))
+    term = next(t for t in p.ranks[-1].terms if t.name == "MTP layers (in weights)")
+    assert term.bytes == 2_706_400_256 and "its own embed_tokens under PP" in term.source
+    assert not any(t.name == "MTP layers (in weights)" for t in p.ranks[0].terms)
