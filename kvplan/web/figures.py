@@ -130,15 +130,19 @@ def _hline(y: float, text: str, color: str = COLORS["device"], right: bool = Fal
 
 
 MAX_TICKS = 8
+# the closest two context ticks may be (a ratio): 1.6 let "160k" (DeepSeek-V3's 163,840) beside "256k" overprint in a
+# half-page chart at 1400 px (~105 px a decade over 3.2 decades: 21 px apart for ~26 px labels), and plotly then
+# turned every label 30 degrees; 1.8x is 27 px there, and keeps 512 beside a max_model_len of 1,000 (1.95x)
+TICK_RATIO = 1.8
 
 
 def tick_values(x: Sequence[int]) -> list[int]:
     """Ticks for a log axis of context lengths that never collide: every length that is not a power
-    of two (the plan's own max_model_len) is kept, powers of two closer than 1.6x to one are dropped
+    of two (the plan's own max_model_len) is kept, powers of two closer than TICK_RATIO to one are dropped
     (198k beside 256k would overprint), and past MAX_TICKS every other power of two is left out."""
     xs = sorted(set(x))
     special = [n for n in xs if n & (n - 1)]
-    powers = [n for n in xs if not n & (n - 1) and all(max(n, m) / min(n, m) >= 1.6 for m in special)]
+    powers = [n for n in xs if not n & (n - 1) and all(max(n, m) / min(n, m) >= TICK_RATIO for m in special)]
     step = 1
     while len(powers[::step]) + len(special) > MAX_TICKS:
         step += 1
@@ -259,6 +263,12 @@ def _segment_bars(x: list, segs: list[dict[str, int]]) -> list[dict]:
 
 PAST_MAX = "past max_position_embeddings"
 PAST_MAX_COLOR = "#7F7F7F"
+# a chart with the band: 24 px more top margin than _LAYOUT's, so the band's label (a line of 12 px text) sits
+# between the title and the plot area
+BAND_MARGIN = dict(l=10, r=10, t=74, b=10)
+# the right margin (px) of a memory chart whose last tick is a fit limit past the sweep: half its widest label
+# ("10,485,760", 10 characters of ~7 px at plotly's 12 px tick font = 70 px) and a few px more
+LIMIT_TICK_MARGIN = 40
 
 
 def past_max_region(x_right: int, model_max: int | None) -> list[tuple[dict, dict]]:
@@ -266,14 +276,17 @@ def past_max_region(x_right: int, model_max: int | None) -> list[tuple[dict, dic
     longest context drawn), and its label ("past max_position_embeddings (8,192)"), as a (shape, annotation) pair
     for ``_figure``; none when the chart stays within it or the config gives no maximum. On a log x axis plotly
     places a shape in data units but an annotation in log10 units: the label sits right-aligned at the band's end
-    (x = log10(x_right); 524,288 -> 5.720) so it never runs off the chart."""
+    (x = log10(x_right); 524,288 -> 5.720) so it never runs off the chart, and just above the plot area (in the top
+    margin, under the title: a figure with the band takes ``BAND_MARGIN``), where no trace is drawn."""
     if not model_max or x_right <= model_max:
         return []
     shape = dict(type="rect", xref="x", x0=model_max, x1=x_right, yref="paper", y0=0, y1=1, fillcolor=PAST_MAX_COLOR,
                  opacity=0.15, line=dict(width=0), layer="below")
     # right-aligned at the band's right end (the axis' end): anchored left at model_max, a narrow band's label ran off
-    # the chart ("past max_positi" on DeepSeek-V3's 163,840 beside a limit of 618,538 tokens, half-width at 1400 px)
-    label = dict(xref="x", x=math.log10(x_right), xanchor="right", yref="paper", y=1, yanchor="top",
+    # the chart ("past max_positi" on DeepSeek-V3's 163,840 beside a limit of 618,538 tokens, half-width at 1400 px).
+    # Above the plot, not inside its top: there it sat on the lines (a rising memory curve's last points, a step line
+    # or the asked-concurrency line running along the top)
+    label = dict(xref="x", x=math.log10(x_right), xanchor="right", yref="paper", y=1, yanchor="bottom",
                  showarrow=False, text=f"{PAST_MAX} ({model_max:,})", font=dict(color=PAST_MAX_COLOR))
     return [(shape, label)]
 
@@ -307,14 +320,19 @@ def memory_vs_context(points: Sequence[SweepPoint], device_bytes: int, concurren
         traces.append(_scatter(x=x[start:], y=y[start:], mode="lines+markers", name=f"{PAST_MAX} ({model_max:,})",
                                marker=dict(color=colors[start:]), line=dict(color=PAST_MAX_COLOR, dash="dot"),
                                hovertemplate="%{x:,} tokens: %{y:.2f} GiB, " + PAST_MAX + "<extra></extra>"))
-    return _figure(traces, "Memory vs context length",
-                   [_hline(device, f"device {device:.2f} GiB"),
-                    *past_max_region(max(x + [exact_limit or 0]), model_max)],
-                   # a limit past the sweep (a hybrid's 524,288 beside a sweep to 32k) is ticked too: the axis ran on
-                   # past its last label to an unlabelled line. The range then ends a little past it (log10 units):
-                   # Plotly draws no label for a tick on the range's very end
+    band = past_max_region(max(x + [exact_limit or 0]), model_max)
+    margin = dict(_LAYOUT["margin"], **(BAND_MARGIN if band else {}))
+    # a limit past the sweep (a hybrid's 524,288 beside a sweep to 32k) is ticked too: the axis ran on past its last
+    # label to an unlabelled line. The range then ends a little past it (log10 units): Plotly draws no label for a
+    # tick on the range's very end. That last label is centred on its tick, within 0.05 decade of the plot's edge:
+    # the right margin holds its half ("690,592", DeepSeek-V3 on 8 x H200, was cut at the chart's edge)
+    past = bool(exact_limit and exact_limit > max(x))
+    if past:
+        margin["r"] = LIMIT_TICK_MARGIN
+    return _figure(traces, "Memory vs context length", [_hline(device, f"device {device:.2f} GiB"), *band],
+                   margin=margin,
                    xaxis=_tokens_axis(x + [exact_limit], [math.log10(min(x)) - 0.05, math.log10(exact_limit) + 0.05])
-                   if exact_limit and exact_limit > max(x) else _tokens_axis(x),
+                   if past else _tokens_axis(x),
                    yaxis=dict(**gib_axis(basis, "GiB per GPU"), rangemode="tozero"))
 
 
@@ -343,7 +361,8 @@ def concurrency_vs_context(points: Sequence[SweepPoint], concurrency: int | None
                                name=f"asked: {concurrency}",
                                line=dict(color=COLORS["device"], dash="dash")))
     ys = [v for p in points for v in (p.max_concurrency, p.max_num_seqs)] + ([concurrency] if concurrency else [])
-    return _figure(traces, "Concurrency vs context length", past_max_region(max(x), model_max),
+    band = past_max_region(max(x), model_max)
+    return _figure(traces, "Concurrency vs context length", band, **({"margin": BAND_MARGIN} if band else {}),
                    xaxis=_tokens_axis(x),
                    yaxis=dict(type="log", title=dict(text="sequences"), **_count_ticks(ys)))
 

@@ -1,0 +1,65 @@
+"""The seventh audit's browser checks, in Chromium at 1400 x 1000 (Budget's two context charts):
+
+* the "past max_position_embeddings" label sat inside the plot's top, on the lines: Qwen3.5-27B's step line (whole
+  sequences that fit, 40 at 2k-8k) ran through it. It now sits above the plot area, under the title;
+* DeepSeek-V3 on 8 x H200: the fit-limit tick "690,592" at the axis' end was cut at the chart's edge, and "160k"
+  (163,840) beside "256k" overprinted, so plotly turned every label. Now every tick label is whole, level and apart.
+"""
+
+import pytest
+from playwright.sync_api import expect
+
+from tests.e2e.conftest import ARTIFACTS
+from tests.e2e.test_pages_1400 import drawn
+
+pytestmark = pytest.mark.e2e
+
+# per chart: its title's, the plot area's and each past-max label's boxes; each x tick label's box and transform
+BOXES = """() => [...document.querySelectorAll('[data-testid=stPlotlyChart] .main-svg:first-of-type')].map(svg => {
+  const box = e => { const b = e.getBoundingClientRect(); return [b.left, b.top, b.right, b.bottom]; };
+  const plot = svg.querySelector('.bglayer .bg') || svg.querySelector('.nsewdrag');
+  const title = svg.parentElement.querySelector('.gtitle');
+  return {title: title ? title.textContent : '', titleBox: title ? box(title) : null, plot: box(plot), svg: box(svg),
+          labels: [...svg.parentElement.querySelectorAll('.annotation-text')]
+            .filter(a => a.textContent.startsWith('past max_position_embeddings')).map(box),
+          ticks: [...svg.querySelectorAll('.xtick text')].map(t => [t.textContent, box(t), t.getAttribute('transform') || ''])};
+})"""
+
+
+def _chart(page, title):
+    charts = page.evaluate(BOXES)
+    return next(c for c in charts if c["title"] == title)
+
+
+def _apart(a, b) -> bool:
+    return a[2] <= b[0] or b[2] <= a[0] or a[3] <= b[1] or b[3] <= a[1]
+
+
+def test_the_past_max_label_sits_above_the_plot_under_the_title(server, page):
+    ARTIFACTS.mkdir(parents=True, exist_ok=True)
+    page.goto(f"{server}/?v=1&m=qwen3.5-27b")  # max_position_embeddings 262,144; the sweep runs to 1,048,576
+    expect(page.get_by_role("heading", name="Budget", exact=True)).to_be_visible()
+    drawn(page)
+    for title in ("Concurrency vs context length", "Memory vs context length"):
+        c = _chart(page, title)
+        assert len(c["labels"]) == 1, (title, c)
+        label, plot, head = c["labels"][0], c["plot"], c["titleBox"]
+        assert label[3] <= plot[1] + 1, (title, "label inside the plot area", label, plot)  # no trace reaches it
+        assert _apart(label, head), (title, "label on the title", label, head)
+        assert c["svg"][0] <= label[0] and label[2] <= c["svg"][2] + 1, (title, "label cut", label, c["svg"])
+    page.locator("[data-testid=stPlotlyChart]").nth(2).scroll_into_view_if_needed()
+    page.screenshot(path=str(ARTIFACTS / "audit7-qwen35-past-max.png"))
+
+
+def test_the_fit_limit_tick_is_whole_and_no_tick_labels_overprint(server, page):
+    ARTIFACTS.mkdir(parents=True, exist_ok=True)
+    page.goto(f"{server}/?v=1&m=deepseek-v3&tp=8&g=H200")  # fits up to 690,592 tokens; the sweep ends at 655,360
+    expect(page.get_by_role("heading", name="Budget", exact=True)).to_be_visible()
+    drawn(page)
+    c = _chart(page, "Memory vs context length")
+    ticks = c["ticks"]
+    assert [t[0] for t in ticks] == ["512", "2k", "8k", "32k", "160k", "690,592"], ticks
+    assert all("rotate" not in t[2] for t in ticks), ticks  # level: plotly turns them all when two collide
+    assert all(c["svg"][0] <= t[1][0] and t[1][2] <= c["svg"][2] for t in ticks), (ticks, c["svg"])
+    assert all(_apart(a[1], b[1]) for a, b in zip(ticks, ticks[1:])), ticks
+    page.screenshot(path=str(ARTIFACTS / "audit7-dsv3-ticks.png"))

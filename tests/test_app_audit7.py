@@ -1,0 +1,56 @@
+"""The seventh UI audit's findings (qa7, 2026-12-02), each fixed and asserted on the figures the Budget draws.
+
+* Budget's "past max_position_embeddings" label sat inside the plot's top, on the lines (Qwen3.5-27B's step line of
+  whole sequences, 40 at 2k-8k tokens, ran through it; a rising memory curve's last points too): it now sits above
+  the plot area, in a top margin 24 px taller than the other charts', under the title.
+* DeepSeek-V3 on 8 x H200: the memory chart's last tick, the fit limit 690,592 past the sweep, was cut at the chart's
+  edge, and "160k" (163,840) 1.6x from "256k" overprinted: ticks are now at least 1.8x apart and the right margin
+  holds the limit's label.
+* At 1400 px (e2e, tests/e2e/test_audit7_1400.py): the same, measured in Chromium.
+"""
+
+import math
+
+from kvplan.web import cached, figures
+from tests.app_util import figure, run_app
+
+
+def _past_max(fig: dict) -> list[dict]:
+    return [a for a in fig["layout"].get("annotations", []) if a["text"].startswith(figures.PAST_MAX)]
+
+
+def test_the_past_max_label_sits_above_the_plot_area():
+    # Qwen3.5-27B: max_position_embeddings 262,144 = its max_model_len; the sweep runs to 4 x = 1,048,576
+    at = run_app({"v": "1", "m": "qwen3.5-27b"})
+    for key in ("budget.concurrency", "budget.context"):
+        fig = figure(at, key)
+        (label,) = _past_max(fig)
+        assert label["text"] == "past max_position_embeddings (262,144)"
+        # paper y = 1 is the plot area's top edge: anchored at its bottom, the label is wholly above it, where no
+        # trace is drawn (it was yanchor "top": inside the plot, on the lines)
+        assert (label["yref"], label["y"], label["yanchor"]) == ("paper", 1, "bottom"), key
+        assert label["xanchor"] == "right" and math.isclose(label["x"], math.log10(1_048_576)), key
+        assert fig["layout"]["margin"]["t"] == 74, key  # 50 + 24: room between the title and the plot
+    # a chart without the band keeps the usual margin: Llama-3.1-8B at 32,768 sweeps to 131,072 = its maximum (its
+    # memory chart runs on to the fit limit, 454,592: a band there)
+    fig = figure(run_app({"v": "1", "m": "llama-3.1-8b", "len": "32768"}), "budget.concurrency")
+    assert not _past_max(fig) and fig["layout"]["margin"] == {"l": 10, "r": 10, "t": 50, "b": 10}
+
+
+def test_context_ticks_keep_apart_and_the_limit_tick_has_room():
+    # DeepSeek-V3 on 8 x H200 (vLLM): one request fits up to 690,592 tokens; the sweep is 512 .. 655,360 (4 x 163,840).
+    # Before: 163,840 and 262,144 (1.6x apart: "160k" on "256k") both ticked, and the limit's label cut at the edge
+    fig = figure(run_app({"v": "1", "m": "deepseek-v3", "tp": "8", "g": "H200"}), "budget.context")
+    axis = fig["layout"]["xaxis"]
+    assert axis["tickvals"] == [512, 2048, 8192, 32768, 163_840, 690_592]
+    assert axis["ticktext"] == ["512", "2k", "8k", "32k", "160k", "690,592"]
+    assert fig["layout"]["margin"]["r"] == figures.LIMIT_TICK_MARGIN == 40
+    assert fig["layout"]["margin"]["t"] == 74  # the band past 163,840 is labelled above the plot as well
+
+
+def test_tick_values_are_never_closer_than_the_ratio():
+    for max_len in (1_000, 8_192, 32_768, 131_072, 163_840, 200_000, 3_000_000):
+        ticks = figures.tick_values(cached.sweep_lengths(max_len))
+        assert all(b / a >= figures.TICK_RATIO for a, b in zip(ticks, ticks[1:])), (max_len, ticks)
+    # 512 stays beside a max_model_len of 1,000 (1.95x): the sweep's first point keeps its label
+    assert figures.tick_values(cached.sweep_lengths(1_000)) == [512, 1_000, 2_048]
