@@ -12,7 +12,7 @@
 import math
 
 from kvplan.web import cached, figures
-from tests.app_util import figure, run_app
+from tests.app_util import figure, plain, run_app
 
 
 def _past_max(fig: dict) -> list[dict]:
@@ -54,3 +54,30 @@ def test_tick_values_are_never_closer_than_the_ratio():
         assert all(b / a >= figures.TICK_RATIO for a, b in zip(ticks, ticks[1:])), (max_len, ticks)
     # 512 stays beside a max_model_len of 1,000 (1.95x): the sweep's first point keeps its label
     assert figures.tick_values(cached.sweep_lengths(1_000)) == [512, 1_000, 2_048]
+
+
+def test_absurd_counts_read_with_separators_and_short_ticks():
+    # 10,000,000 sequences of 100,000,000 tokens on one H100: the legend read "needed for 10000000 sequence(s)" and the
+    # ticks "2,048k", "16,384k" (eight long labels: plotly turned them all onto the axis title)
+    at = run_app({"v": "1", "m": "llama-3.1-8b", "len": "100000000", "conc": "10000000"})
+    fig = figure(at, "budget.context")
+    assert fig["data"][0]["name"] == "needed for 10,000,000 sequences"
+    # 2,097,152 = 2 x 1024 x 1024 -> "2M"; 16,777,216 -> "16M"; the max_model_len itself stays exact
+    assert fig["layout"]["xaxis"]["ticktext"] == ["512", "4k", "32k", "256k", "2M", "16M", "100,000,000"]
+    assert figures.sequences(1) == "1 sequence" and figures.sequences(3) == "3 sequences"
+
+
+def test_decode_and_gpus_captions_count_sequences_in_words():
+    at = run_app({"v": "1", "m": "llama-3.1-8b"})  # 3 sequences of 131,072 fit on one H100 (the Budget's verdict)
+    assert "At 3 sequences of 131,072 tokens." in [c.value for c in at.caption]
+    # GPUs: a blank concurrency ("as many as fit" in the sidebar) is ranked at one sequence, and the caption says why
+    at.switch_page("pages/gpus.py").run()
+    said = next(plain(c.value) for c in at.caption if c.value.startswith("Serving"))
+    assert said == ("Serving 1 sequence of 131,072 tokens (llama-3.1-8b, vLLM 0.33): the sidebar's concurrency is blank "
+                    "('as many as fit'), so the GPUs are ranked at one sequence. Set the context and concurrency in the "
+                    "sidebar."), said
+    four = run_app({"v": "1", "m": "llama-3.1-8b", "conc": "4"}, "pages/gpus.py")
+    said = next(plain(c.value) for c in four.caption if c.value.startswith("Serving"))
+    assert said == ("Serving 4 sequences of 131,072 tokens (llama-3.1-8b, vLLM 0.33). Set the context and concurrency "
+                    "in the sidebar."), said
+    assert any("with 4 sequences of 131,072 tokens running" in m.value for m in four.markdown)

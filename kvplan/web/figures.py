@@ -36,6 +36,11 @@ def _gib(n: int | float) -> float:
     return n / GiB
 
 
+def sequences(n: int) -> str:
+    """'1 sequence', '10,000,000 sequences': a count of sequences in words (it read '10000000 sequence(s)')."""
+    return f"{n:,} sequence" + ("" if n == 1 else "s")
+
+
 class Figure(go.Figure):
     """A figure held as the plain dicts plotly.js reads: what ``st.plotly_chart`` sends, without plotly's objects.
 
@@ -150,11 +155,19 @@ def tick_values(x: Sequence[int]) -> list[int]:
     return sorted(set(kept) | set(special))
 
 
+def _tokens_tick(n: int) -> str:
+    """A context tick's label: exact, short. 16,777,216 -> '16M' (it read '16,384k': eight such labels in a half-page
+    chart made plotly turn them all onto the axis title), 163,840 -> '160k', 690,592 -> '690,592'."""
+    if n >= 1024 * 1024 and n % (1024 * 1024) == 0:
+        return f"{n // (1024 * 1024):,}M"
+    return f"{n // 1024:,}k" if n >= 1024 and n % 1024 == 0 else f"{n:,}"
+
+
 def _tokens_axis(x: Sequence[int], log_range: list[float] | None = None) -> dict:
-    """A log axis ticked at some of the swept context lengths: 512, 1k, 2k, ... (k = 1024 tokens); ``log_range``:
-    its range in log10 units (Plotly's own when None)."""
+    """A log axis ticked at some of the swept context lengths: 512, 1k, 2k, ..., 1M, 2M (k = 1024 tokens, M = 1024k);
+    ``log_range``: its range in log10 units (Plotly's own when None)."""
     ticks = tick_values(x)
-    text = [f"{n // 1024:,}k" if n >= 1024 and n % 1024 == 0 else f"{n:,}" for n in ticks]
+    text = [_tokens_tick(n) for n in ticks]
     return dict(type="log", title=dict(text="context length (tokens)"), tickvals=ticks, ticktext=text,
                 **({"range": log_range} if log_range else {}))
 
@@ -306,7 +319,7 @@ def memory_vs_context(points: Sequence[SweepPoint], device_bytes: int, concurren
     fits = [p.fits for p in points]
     colors = [COLORS["KV in use"] if f else COLORS["device"] for f in fits]
     inside = len(x) if not model_max else sum(1 for c in x if c <= model_max)
-    traces = [_scatter(x=x[:inside], y=y[:inside], mode="lines+markers", name=f"needed for {concurrency} sequence(s)",
+    traces = [_scatter(x=x[:inside], y=y[:inside], mode="lines+markers", name=f"needed for {sequences(concurrency)}",
                        marker=dict(color=colors[:inside]), line=dict(color=COLORS["weights"]),
                        hovertemplate="%{x:,} tokens: %{y:.2f} GiB<extra></extra>")]
     device = _gib(device_bytes)
