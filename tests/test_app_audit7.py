@@ -6,7 +6,12 @@
 * DeepSeek-V3 on 8 x H200: the memory chart's last tick, the fit limit 690,592 past the sweep, was cut at the chart's
   edge, and "160k" (163,840) 1.6x from "256k" overprinted: ticks are now at least 1.8x apart and the right margin
   holds the limit's label.
-* At 1400 px (e2e, tests/e2e/test_audit7_1400.py): the same, measured in Chromium.
+* 10,000,000 sequences of 100,000,000 tokens: the legend read "needed for 10000000 sequence(s)", the ticks "16,384k"
+  (eight long labels, turned by plotly onto the axis title): now "10,000,000 sequences" and "16M"; the decode and
+  GPUs captions count in words too, and GPUs says that a blank concurrency ("as many as fit") is ranked at one.
+* The device line's label ("device 139.81 GiB", at the plot's left end) was drawn over a bar that crosses the line
+  (DeepSeek-V4-Flash at TP 1 on Parallelism): the line is now named in the legend.
+* At 1400 px (e2e, tests/e2e/test_audit7_1400.py): the labels and ticks, measured in Chromium.
 """
 
 import math
@@ -62,8 +67,11 @@ def test_absurd_counts_read_with_separators_and_short_ticks():
     at = run_app({"v": "1", "m": "llama-3.1-8b", "len": "100000000", "conc": "10000000"})
     fig = figure(at, "budget.context")
     assert fig["data"][0]["name"] == "needed for 10,000,000 sequences"
-    # 2,097,152 = 2 x 1024 x 1024 -> "2M"; 16,777,216 -> "16M"; the max_model_len itself stays exact
-    assert fig["layout"]["xaxis"]["ticktext"] == ["512", "4k", "32k", "256k", "2M", "16M", "100,000,000"]
+    # 2,097,152 = 2 x 1024 x 1024 -> "2M"; the max_model_len itself stays exact. 16,777,216 ("16M") is left out: the
+    # sweep spans 512 .. 268,435,456 = 5.72 decades, ~56.7 px a decade in 330 px, so 16M sits 0.776 decade = 44 px
+    # from 100,000,000, less than the (3 + 11) / 2 x 7 + 4 = 53 px their labels need
+    axis = fig["layout"]["xaxis"]
+    assert axis["ticktext"] == ["512", "4k", "32k", "256k", "2M", "100,000,000"] and axis["tickangle"] == 0
     assert figures.sequences(1) == "1 sequence" and figures.sequences(3) == "3 sequences"
 
 
@@ -81,3 +89,22 @@ def test_decode_and_gpus_captions_count_sequences_in_words():
     assert said == ("Serving 4 sequences of 131,072 tokens (llama-3.1-8b, vLLM 0.33). Set the context and concurrency "
                     "in the sidebar."), said
     assert any("with 4 sequences of 131,072 tokens running" in m.value for m in four.markdown)
+
+
+def test_the_device_line_is_named_in_the_legend_not_on_the_bars():
+    # DeepSeek-V4-Flash on H200s, Parallelism: TP 1's bar (144.94 GiB of weights) crosses the 139.81 GiB device line,
+    # and the line's label, at the plot's left end, was drawn over that bar
+    at = run_app({"v": "1", "m": "deepseek-v4-flash", "tp": "4", "g": "H200"}, "pages/parallelism.py")
+    fig = figure(at, "parallel.ranks")
+    assert not fig["layout"].get("annotations")  # nothing written inside the plot
+    (shape,) = fig["layout"]["shapes"]
+    # the H200 measured at 150,119,844,413 B = 139.81 GiB
+    assert math.isclose(shape["y0"], 150_119_844_413 / 2**30) and shape["line"]["dash"] == "dash"
+    (key,) = [t for t in fig["data"] if t["name"] == "device 139.81 GiB"]
+    assert key["mode"] == "lines" and key["line"] == shape["line"] and key["x"] == [None]  # a legend entry, no points
+    # the Budget's two memory charts name it the same way
+    budget = run_app({"v": "1", "m": "deepseek-v4-flash", "tp": "4", "g": "H200"})
+    for name in ("budget.ranks", "budget.context"):
+        f = figure(budget, name)
+        assert "device 139.81 GiB" in [t["name"] for t in f["data"]], name
+        assert not any(a["text"].startswith("device") for a in f["layout"].get("annotations", [])), name

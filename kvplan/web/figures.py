@@ -112,9 +112,12 @@ def _template(name: str, types: tuple[str, ...] = ()) -> dict:
     return out
 
 
-def _figure(traces: list[dict], title: str, shapes: Sequence[tuple[dict, dict]] = (), **layout) -> Figure:
-    """A figure from trace dicts and a layout dict, not validated here (see ``Figure``)."""
-    lines = dict(shapes=[s for s, _ in shapes], annotations=[a for _, a in shapes]) if shapes else {}
+def _figure(traces: list[dict], title: str, shapes: Sequence[tuple[dict, dict | None]] = (), **layout) -> Figure:
+    """A figure from trace dicts and a layout dict, not validated here (see ``Figure``). ``shapes``: (shape, its
+    label or None) pairs."""
+    lines = dict(shapes=[s for s, _ in shapes]) if shapes else {}
+    if labels := [a for _, a in shapes if a]:
+        lines["annotations"] = labels
     return Figure(traces, dict(title=dict(text=title), **lines, **(_LAYOUT | layout)))
 
 
@@ -126,12 +129,16 @@ def _scatter(**props) -> dict:
     return dict(type="scatter", **props)
 
 
-def _hline(y: float, text: str, color: str = COLORS["device"], right: bool = False) -> tuple[dict, dict]:
-    """A dashed horizontal line across the plot at ``y`` (linear y axis) and its label."""
-    shape = dict(type="line", xref="paper", x0=0, x1=1, yref="y", y0=y, y1=y, line=dict(color=color, dash="dash"))
-    label = dict(xref="paper", x=1 if right else 0, xanchor="right" if right else "left", yref="y", y=y,
-                 yanchor="bottom", text=text, showarrow=False, font=dict(color=color))
-    return shape, label
+def _device_line(device_gib: float) -> tuple[tuple[dict, None], dict]:
+    """The device's memory as a dashed red line across the plot (linear GiB axis), named in the legend by a trace
+    that draws nothing ("device 79.19 GiB"): (the shape for ``_figure``, the legend trace).
+
+    Not an annotation on the line: at the plot's left end it sat on whatever crossed the line there (DeepSeek-V4-Flash
+    at TP 1, 159 GiB on a 139.81 GiB H200, in Parallelism's first bar; a Budget bar or curve past the device)."""
+    line = dict(color=COLORS["device"], dash="dash")
+    shape = dict(type="line", xref="paper", x0=0, x1=1, yref="y", y0=device_gib, y1=device_gib, line=line)
+    key = _scatter(x=[None], y=[None], mode="lines", name=f"device {device_gib:.2f} GiB", line=line, hoverinfo="skip")
+    return (shape, None), key
 
 
 MAX_TICKS = 8
@@ -139,20 +146,35 @@ MAX_TICKS = 8
 # half-page chart at 1400 px (~105 px a decade over 3.2 decades: 21 px apart for ~26 px labels), and plotly then
 # turned every label 30 degrees; 1.8x is 27 px there, and keeps 512 beside a max_model_len of 1,000 (1.95x)
 TICK_RATIO = 1.8
+# the narrowest plot a context axis is drawn in (a half-page column at 1400 x 1000: ~330 px between the axes), the
+# width of one tick character (plotly's 12 px tick font, digits and commas: <= 7 px) and the least gap between two
+# labels, px: a power of two is left out when its label would come nearer a kept one than that ("16M" and
+# "100,000,000", 0.78 decade apart on an axis of 5.8 decades, overprinted by 2 px)
+PLOT_PX, TICK_CHAR_PX, TICK_GAP_PX = 330, 7, 4
 
 
 def tick_values(x: Sequence[int]) -> list[int]:
     """Ticks for a log axis of context lengths that never collide: every length that is not a power
     of two (the plan's own max_model_len) is kept, powers of two closer than TICK_RATIO to one are dropped
-    (198k beside 256k would overprint), and past MAX_TICKS every other power of two is left out."""
+    (198k beside 256k would overprint), past MAX_TICKS every other power of two is left out, and a power of two
+    whose label would touch a kept label's at PLOT_PX is dropped too."""
     xs = sorted(set(x))
     special = [n for n in xs if n & (n - 1)]
     powers = [n for n in xs if not n & (n - 1) and all(max(n, m) / min(n, m) >= TICK_RATIO for m in special)]
     step = 1
     while len(powers[::step]) + len(special) > MAX_TICKS:
         step += 1
-    kept = powers[::step]
-    return sorted(set(kept) | set(special))
+    px_per_decade = PLOT_PX / (math.log10(xs[-1] / xs[0]) + 0.1)  # the range's 0.05 decade each side
+
+    def apart(a: int, b: int) -> bool:
+        need = (len(_tokens_tick(a)) + len(_tokens_tick(b))) / 2 * TICK_CHAR_PX + TICK_GAP_PX
+        return abs(math.log10(b / a)) * px_per_decade >= need
+
+    kept = list(special)
+    for n in powers[::step]:
+        if all(apart(n, k) for k in kept):
+            kept.append(n)
+    return sorted(kept)
 
 
 def _tokens_tick(n: int) -> str:
@@ -168,7 +190,9 @@ def _tokens_axis(x: Sequence[int], log_range: list[float] | None = None) -> dict
     ``log_range``: its range in log10 units (Plotly's own when None)."""
     ticks = tick_values(x)
     text = [_tokens_tick(n) for n in ticks]
-    return dict(type="log", title=dict(text="context length (tokens)"), tickvals=ticks, ticktext=text,
+    # tickangle 0: ticks at least TICK_RATIO apart do not collide; plotly's own "auto" turned them all 30 degrees
+    # onto the axis title when two long ones came near (100,000,000 beside 16M)
+    return dict(type="log", title=dict(text="context length (tokens)"), tickvals=ticks, ticktext=text, tickangle=0,
                 **({"range": log_range} if log_range else {}))
 
 
@@ -254,14 +278,13 @@ def rank_memory(plan: Plan) -> Figure:
     # "0 x 131,072 tokens" read as a load; say what it is: not one sequence of that length fits
     load = f"{n:,} x {plan.max_model_len:,} tokens" if n else f"not one sequence of {plan.max_model_len:,} tokens fits"
     title = f"Memory per GPU: {plan.gpu}, {load}"
+    line, key = _device_line(device)
     if len(title) <= TITLE_CHARS:
-        return _figure(_segment_bars(labels, segs), title, [_hline(device, f"device {device:.2f} GiB")],
-                       barmode="stack", yaxis=gib_axis(plan.basis))
+        return _figure([*_segment_bars(labels, segs), key], title, [line], barmode="stack", yaxis=gib_axis(plan.basis))
     # plotly does not wrap a title: a long one ran past its half-page column at 1400 px ("... 1,048,576 tokens fi")
     # (Streamlit's plotly.js draws no title.subtitle): a second, smaller line
-    return _figure(_segment_bars(labels, segs), f"Memory per GPU: {plan.gpu},<br>{SMALL.format(load)}",
-                   [_hline(device, f"device {device:.2f} GiB")], barmode="stack", yaxis=gib_axis(plan.basis),
-                   margin=dict(l=10, r=10, t=70, b=10))
+    return _figure([*_segment_bars(labels, segs), key], f"Memory per GPU: {plan.gpu},<br>{SMALL.format(load)}",
+                   [line], barmode="stack", yaxis=gib_axis(plan.basis), margin=dict(l=10, r=10, t=70, b=10))
 
 
 def _segment_bars(x: list, segs: list[dict[str, int]]) -> list[dict]:
@@ -334,6 +357,8 @@ def memory_vs_context(points: Sequence[SweepPoint], device_bytes: int, concurren
                                marker=dict(color=colors[start:]), line=dict(color=PAST_MAX_COLOR, dash="dot"),
                                hovertemplate="%{x:,} tokens: %{y:.2f} GiB, " + PAST_MAX + "<extra></extra>"))
     band = past_max_region(max(x + [exact_limit or 0]), model_max)
+    line, key = _device_line(device)
+    traces.append(key)
     margin = dict(_LAYOUT["margin"], **(BAND_MARGIN if band else {}))
     # a limit past the sweep (a hybrid's 524,288 beside a sweep to 32k) is ticked too: the axis ran on past its last
     # label to an unlabelled line. The range then ends a little past it (log10 units): Plotly draws no label for a
@@ -342,7 +367,7 @@ def memory_vs_context(points: Sequence[SweepPoint], device_bytes: int, concurren
     past = bool(exact_limit and exact_limit > max(x))
     if past:
         margin["r"] = LIMIT_TICK_MARGIN
-    return _figure(traces, "Memory vs context length", [_hline(device, f"device {device:.2f} GiB"), *band],
+    return _figure(traces, "Memory vs context length", [line, *band],
                    margin=margin,
                    xaxis=_tokens_axis(x + [exact_limit], [math.log10(min(x)) - 0.05, math.log10(exact_limit) + 0.05])
                    if past else _tokens_axis(x),
@@ -469,11 +494,11 @@ def parallel_compare(plans: Sequence[Plan]) -> Figure:
             xs[0].append(layout_label(p))
             xs[1].append(f"stage {r.pp_stage}")
             segs.append(rank_segments(p, r))
-    lines = []
+    lines, traces = [], _segment_bars(xs, segs)
     if plans:
-        device = _gib(plans[0].ranks[0].device_bytes)
-        lines.append(_hline(device, f"device {device:.2f} GiB"))
-    return _figure(_segment_bars(xs, segs), "Memory per GPU, by layout and pipeline stage", lines, barmode="stack",
+        line, key = _device_line(_gib(plans[0].ranks[0].device_bytes))
+        lines, traces = [line], [*traces, key]
+    return _figure(traces, "Memory per GPU, by layout and pipeline stage", lines, barmode="stack",
                    yaxis=gib_axis(plans[0].basis if plans else "native"))
 
 

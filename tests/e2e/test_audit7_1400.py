@@ -3,7 +3,8 @@
 * the "past max_position_embeddings" label sat inside the plot's top, on the lines: Qwen3.5-27B's step line (whole
   sequences that fit, 40 at 2k-8k) ran through it. It now sits above the plot area, under the title;
 * DeepSeek-V3 on 8 x H200: the fit-limit tick "690,592" at the axis' end was cut at the chart's edge, and "160k"
-  (163,840) beside "256k" overprinted, so plotly turned every label. Now every tick label is whole, level and apart.
+  (163,840) beside "256k" overprinted, so plotly turned every label; 100,000,000 tokens' ticks ("16,384k") were
+  turned onto the axis title. Now every tick label is whole, level and apart.
 """
 
 import pytest
@@ -51,15 +52,24 @@ def test_the_past_max_label_sits_above_the_plot_under_the_title(server, page):
     page.screenshot(path=str(ARTIFACTS / "audit7-qwen35-past-max.png"))
 
 
-def test_the_fit_limit_tick_is_whole_and_no_tick_labels_overprint(server, page):
+TICKS = {  # link: the memory chart's tick labels
+    # fits up to 690,592 tokens; the sweep ends at 655,360
+    "m=deepseek-v3&tp=8&g=H200": ["512", "2k", "8k", "32k", "160k", "690,592"],
+    # absurd numbers: the ticks read "2,048k", "16,384k"
+    "m=llama-3.1-8b&len=100000000&conc=10000000": ["512", "4k", "32k", "256k", "2M", "100,000,000"],
+}
+
+
+@pytest.mark.parametrize("link", list(TICKS))
+def test_the_context_ticks_are_whole_level_and_apart(server, page, link):
     ARTIFACTS.mkdir(parents=True, exist_ok=True)
-    page.goto(f"{server}/?v=1&m=deepseek-v3&tp=8&g=H200")  # fits up to 690,592 tokens; the sweep ends at 655,360
+    page.goto(f"{server}/?v=1&{link}")
     expect(page.get_by_role("heading", name="Budget", exact=True)).to_be_visible()
     drawn(page)
     c = _chart(page, "Memory vs context length")
     ticks = c["ticks"]
-    assert [t[0] for t in ticks] == ["512", "2k", "8k", "32k", "160k", "690,592"], ticks
-    assert all("rotate" not in t[2] for t in ticks), ticks  # level: plotly turns them all when two collide
-    assert all(c["svg"][0] <= t[1][0] and t[1][2] <= c["svg"][2] for t in ticks), (ticks, c["svg"])
-    assert all(_apart(a[1], b[1]) for a, b in zip(ticks, ticks[1:])), ticks
-    page.screenshot(path=str(ARTIFACTS / "audit7-dsv3-ticks.png"))
+    assert [t[0] for t in ticks] == TICKS[link], ticks
+    assert not [t[0] for t in ticks if "rotate" in t[2]], ticks  # level: plotly turns them all when two collide
+    assert not [t for t in ticks if t[1][0] < c["svg"][0] or t[1][2] > c["svg"][2]], ("cut", c["svg"])
+    assert not [(a, b) for a, b in zip(ticks, ticks[1:]) if not _apart(a[1], b[1])], "overprinted"
+    page.screenshot(path=str(ARTIFACTS / f"audit7-ticks-{link.split('&')[0][2:]}.png"))
