@@ -30,6 +30,9 @@ _LAYOUT = dict(margin=dict(l=10, r=10, t=50, b=10), legend=dict(orientation="h",
 # 63-character title at its 59th): a longer one puts its second half in a subtitle
 TITLE_CHARS = 52
 SMALL = '<span style="font-size:13px">{}</span>'
+# every title 16 px below the chart's top, whatever its top margin: plotly centres it in the margin by default, so a
+# chart with the past-max band (BAND_MARGIN, 24 px more) drew its title 12 px lower than its neighbour's in the row
+TITLE_AT = dict(y=1, yref="container", yanchor="top", pad=dict(t=16))
 
 
 def _gib(n: int | float) -> float:
@@ -118,7 +121,7 @@ def _figure(traces: list[dict], title: str, shapes: Sequence[tuple[dict, dict | 
     lines = dict(shapes=[s for s, _ in shapes]) if shapes else {}
     if labels := [a for _, a in shapes if a]:
         lines["annotations"] = labels
-    return Figure(traces, dict(title=dict(text=title), **lines, **(_LAYOUT | layout)))
+    return Figure(traces, dict(title=dict(text=title, **TITLE_AT), **lines, **(_LAYOUT | layout)))
 
 
 def _bar(**props) -> dict:

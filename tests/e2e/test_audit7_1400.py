@@ -1,7 +1,8 @@
 """The seventh audit's browser checks, in Chromium at 1400 x 1000 (Budget's two context charts):
 
 * the "past max_position_embeddings" label sat inside the plot's top, on the lines: Qwen3.5-27B's step line (whole
-  sequences that fit, 40 at 2k-8k) ran through it. It now sits above the plot area, under the title;
+  sequences that fit, 40 at 2k-8k) ran through it. It now sits above the plot area, under the title, and the
+  titles of a row stay level;
 * DeepSeek-V3 on 8 x H200: the fit-limit tick "690,592" at the axis' end was cut at the chart's edge, and "160k"
   (163,840) beside "256k" overprinted, so plotly turned every label; 100,000,000 tokens' ticks ("16,384k") were
   turned onto the axis title. Now every tick label is whole, level and apart.
@@ -48,6 +49,9 @@ def test_the_past_max_label_sits_above_the_plot_under_the_title(server, page):
         assert label[3] <= plot[1] + 1, (title, "label inside the plot area", label, plot)  # no trace reaches it
         assert _apart(label, head), (title, "label on the title", label, head)
         assert c["svg"][0] <= label[0] and label[2] <= c["svg"][2] + 1, (title, "label cut", label, c["svg"])
+    # the row's two titles level: the band's taller top margin moved "Memory vs context length" 12 px down
+    left, right = _chart(page, "Memory per GPU: H100-SXM, 1 x 262,144 tokens"), _chart(page, "Memory vs context length")
+    assert abs((left["titleBox"][1] - left["svg"][1]) - (right["titleBox"][1] - right["svg"][1])) <= 1, (left, right)
     page.locator("[data-testid=stPlotlyChart]").nth(2).scroll_into_view_if_needed()
     page.screenshot(path=str(ARTIFACTS / "audit7-qwen35-past-max.png"))
 
