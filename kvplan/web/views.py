@@ -496,7 +496,7 @@ def decode_bound(plan: Plan) -> None:
                    help=f"{bound.batch} sequences at {bound.context:,} tokens; an upper bound, not a forecast")
     metrics.metric("Bound by", bound.bound)
     metrics.metric("Read / step", gib(bound.bytes_per_step), help="Bytes read from GPU memory per decode step")
-    st.caption(f"At {bound.batch:,} sequence(s) of {bound.context:,} tokens.")
+    st.caption(f"At {figures.sequences(bound.batch)} of {bound.context:,} tokens.")
 
 
 def term_rows(plan: Plan) -> list[dict[str, str]]:
