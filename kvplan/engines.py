@@ -770,7 +770,7 @@ class EngineConfig(BaseModel):
     enable_prefix_caching: bool | None = None
     # where weights_bytes comes from when not typed in: "checkpoint headers" (kvplan.web.checkpoint), its basis
     weights_basis: Literal["measured", "checkpoint headers"] = "measured"
-    # where that figure comes from, for the weights term ("acme/ckpt: 21 tensors in 2 file(s)", "typed in: 14.2488 GiB")
+    # where that figure comes from, for the weights term ("acme/ckpt: 21 tensors in 2 files", "typed in: 14.2488 GiB")
     weights_source: str = Field(default="", max_length=500)
 
 

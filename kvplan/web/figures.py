@@ -15,7 +15,7 @@ from _plotly_utils.utils import convert_to_base64
 from kvplan.paging import Paging
 from kvplan.plan import Plan, RankPlan, SweepPoint
 from kvplan.params import ParamBreakdown
-from kvplan.units import GiB
+from kvplan.units import GiB, counted  # noqa: F401  (counted: the pages' and views' plural)
 from kvplan.weights import WeightBytes
 
 SEGMENTS = ("weights", "workspace", "recurrent states", "KV in use", "free KV", "headroom", "not planned")
@@ -40,8 +40,8 @@ def _gib(n: int | float) -> float:
 
 
 def sequences(n: int) -> str:
-    """'1 sequence', '10,000,000 sequences': a count of sequences in words (it read '10000000 sequence(s)')."""
-    return f"{n:,} sequence" + ("" if n == 1 else "s")
+    """'1 sequence', '10,000,000 sequences'."""
+    return counted(n, "sequence")
 
 
 class Figure(go.Figure):

@@ -17,7 +17,7 @@ from kvplan.picker import OBJECTIVES, TIE_BREAKS, Option, Picker, best_per_gpu, 
 from kvplan.prices import DEFAULT_PRICES, PRICES_READ, default_prices
 from kvplan.units import GiB
 from kvplan.web import cached, views, widgets
-from kvplan.web.figures import COLORS, Figure, figure, scatter, sequences
+from kvplan.web.figures import COLORS, Figure, counted, figure, scatter, sequences
 from kvplan.web.state import CUSTOM_GPU_BOUNDS, PlanState
 
 ALL_LAYOUTS = "gpus.all"  # session key: the table shows every layout, not the best one per GPU
@@ -239,7 +239,7 @@ def _hover(o: Option, priced: bool) -> str:
     money = (f"${o.cost_per_hour:,.2f}/h, " + (f"${o.cost_per_million_tokens:,.3f}/M tokens, "
                                               if o.cost_per_million_tokens is not None else "")
              if priced and o.cost_per_hour is not None else "")
-    return (f"<b>{o.gpu} {o.layout}</b><br>{o.num_gpus} GPU(s), {o.num_nodes} node(s)<br>{money}"
+    return (f"<b>{o.gpu} {o.layout}</b><br>{counted(o.num_gpus, 'GPU')}, {counted(o.num_nodes, 'node')}<br>{money}"
             f"{o.tokens_per_s:,.0f} tokens/s bound ({o.bound}-bound)<br>{o.headroom_fraction:.0%} headroom")
 
 
