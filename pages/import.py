@@ -16,8 +16,8 @@ def imported_plan(state, command, imported, model_note: str) -> None:
         st.info(views.preview_note(state), icon=":material/visibility:")
     else:
         st.success("**Applied**: the sidebar and every page plan this command.", icon=":material/check:")
-    st.caption(views.esc(model_note) + (" SGLang flags read as their vLLM equivalents, SGLang engine "
-                                        "profile." if command.launcher == "sglang" else ""))
+    st.caption(views.esc(model_note) + (" Planned by SGLang's own memory rules; its flags fill the sidebar's "
+                                        "settings." if command.launcher == "sglang" else ""))
     try:
         plan = cached.plan_for(imported)
     except KvplanError as exc:

@@ -108,3 +108,17 @@ def test_the_device_line_is_named_in_the_legend_not_on_the_bars():
         f = figure(budget, name)
         assert "device 139.81 GiB" in [t["name"] for t in f["data"]], name
         assert not any(a["text"].startswith("device") for a in f["layout"].get("annotations", [])), name
+
+
+def test_sglang_plans_say_page_size_not_block_size():
+    # QA walk: an SGLang plan's caption read "block size 1"; SGLang calls it --page-size
+    from kvplan import load_preset
+    from kvplan.engines import EngineConfig
+    from kvplan.gpus import get_gpu
+    from kvplan.plan import plan
+    from kvplan.web import views
+
+    p = plan(load_preset("llama-3.1-8b"), get_gpu("H100-SXM"), EngineConfig(engine="sglang", max_model_len=8192))
+    assert views.plan_caption(p).endswith("context 8,192 tokens, page size 1")
+    v = plan(load_preset("llama-3.1-8b"), get_gpu("H100-SXM"), EngineConfig(max_model_len=8192))
+    assert views.plan_caption(v).endswith("context 8,192 tokens, block size 16")

@@ -341,7 +341,7 @@ def plan_caption(plan: Plan) -> str:
     head = "Last valid plan (an input above is refused): " if widgets.refusals() else ""
     return (f"{head}{esc(plan.model)}{basis_tag(plan.basis)} on {plan.num_gpus} x {plan.gpu} "
             f"({figures.counted(plan.num_nodes, 'node')}), {esc(engine_text(plan.engine, plan.engine_version))}, context "
-            f"{plan.max_model_len:,} tokens, block size {plan.block_size}")
+            f"{plan.max_model_len:,} tokens, {'page' if plan.engine == 'sglang' else 'block'} size {plan.block_size}")
 
 
 def startup_log(plan: Plan) -> None:
@@ -394,7 +394,7 @@ def plan_metrics(plan: Plan) -> None:
     metrics.metric("KV cache tokens", f"{plan.kv_cache_tokens:,}",
                    help=("SGLang's '#tokens'" if plan.engine == "sglang" else "vLLM's 'GPU KV cache size'") + ": "
                         + formulas.TOKENS_WORDS[formulas.tokens_rule(plan)])
-    metrics.metric("KV blocks", f"{plan.num_blocks:,}", help=f"block size {plan.block_size}, min over ranks")
+    metrics.metric("KV blocks", f"{plan.num_blocks:,}", help=f"{'page' if plan.engine == 'sglang' else 'block'} size {plan.block_size}, min over ranks")
 
 
 def tokens_note(plan: Plan) -> str | None:
