@@ -122,3 +122,18 @@ def test_sglang_plans_say_page_size_not_block_size():
     assert views.plan_caption(p).endswith("context 8,192 tokens, page size 1")
     v = plan(load_preset("llama-3.1-8b"), get_gpu("H100-SXM"), EngineConfig(max_model_len=8192))
     assert views.plan_caption(v).endswith("context 8,192 tokens, block size 16")
+
+
+def test_share_url_puts_a_slash_before_the_query_on_the_root_page(monkeypatch):
+    # QA walk: the root page's link read "http://host:8577?v=1&..." (st.context.url has no path there)
+    import streamlit as st
+
+    from kvplan.web import widgets
+
+    class Ctx:
+        url = "http://host:8577"
+
+    monkeypatch.setattr(st, "context", Ctx())
+    assert widgets.share_url({"v": "1", "m": "llama-3.1-8b"}) == "http://host:8577/?v=1&m=llama-3.1-8b"
+    Ctx.url = "http://host:8577/gpus"
+    assert widgets.share_url({"v": "1"}) == "http://host:8577/gpus?v=1"
