@@ -1188,6 +1188,9 @@ def plan(spec: ModelSpec, gpu: GpuSpec, engine: EngineConfig = EngineConfig(), l
     if engine.engine == "vllm" and gpu.vendor == "Intel":
         warnings.append(vllm_gaudi.plan_note(gpu, layout, engine, v0, any(
             layer.cache.kind not in ATTENTION_KINDS for layer in spec.layers if layer.cache is not None)))
+    elif engine.vllm_graph_reserved_mem is not None:
+        warnings.append(f"vllm_graph_reserved_mem (VLLM_GRAPH_RESERVED_MEM) is read by vllm-gaudi only: ignored for "
+                        f"{engine.engine} on {gpu.name}")
     if (long_note := context_note(spec, engine, max_len)) is not None:
         warnings.append(long_note)
     if dsa_note:

@@ -134,6 +134,8 @@ def test_cuda_plan_unchanged_by_gaudi_knob():
     b = plan(spec, h100, EngineConfig(max_model_len=8192, vllm_graph_reserved_mem=0.3))
     assert a.ranks[0].kv_pool_bytes == b.ranks[0].kv_pool_bytes
     assert not any("vllm-gaudi" in w for w in a.warnings)
+    assert "vllm_graph_reserved_mem (VLLM_GRAPH_RESERVED_MEM) is read by vllm-gaudi only: ignored for vllm on " \
+        "H100-SXM" in b.warnings
 
 
 def test_pool_formula_names_the_gaudi_rule():
