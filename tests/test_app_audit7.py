@@ -137,3 +137,18 @@ def test_share_url_puts_a_slash_before_the_query_on_the_root_page(monkeypatch):
     assert widgets.share_url({"v": "1", "m": "llama-3.1-8b"}) == "http://host:8577/?v=1&m=llama-3.1-8b"
     Ctx.url = "http://host:8577/gpus"
     assert widgets.share_url({"v": "1"}) == "http://host:8577/gpus?v=1"
+
+
+def test_a_power_of_two_context_keeps_its_own_tick():
+    # QA walk: at max_model_len 262,144 the thinning kept 128k and 512k around it and left the plan's own length
+    # unlabelled; passed as ``keep`` it is labelled and its touching neighbours go (128k / 512k at 2x would collide)
+    x = cached.sweep_lengths(262_144)
+    assert figures.tick_values(x) == [512, 2048, 8192, 32768, 131072, 524288]
+    assert figures.tick_values(x, [262_144]) == [512, 2048, 8192, 32768, 262_144]
+    assert figures.tick_values(cached.sweep_lengths(1_048_576), [1_048_576])[-2:] == [1_048_576, 2_097_152]
+    # a length that is not a power of two was always kept: unchanged
+    assert figures.tick_values(cached.sweep_lengths(200_000), [200_000]) == figures.tick_values(
+        cached.sweep_lengths(200_000))
+    at = run_app({"v": "1", "m": "llama-3.1-8b", "len": "262144"})
+    assert 262_144 in figure(at, "budget.context")["layout"]["xaxis"]["tickvals"]
+    assert 262_144 in figure(at, "budget.concurrency")["layout"]["xaxis"]["tickvals"]

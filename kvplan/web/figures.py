@@ -159,9 +159,10 @@ TICK_RATIO = 1.8
 PLOT_PX, TICK_CHAR_PX, TICK_GAP_PX = 330, 7, 4
 
 
-def tick_values(x: Sequence[int]) -> list[int]:
+def tick_values(x: Sequence[int], keep: Sequence[int] = ()) -> list[int]:
     """Ticks for a log axis of context lengths that never collide: every length that is not a power
-    of two (the plan's own max_model_len) is kept, powers of two closer than TICK_RATIO to one are dropped
+    of two (the plan's own max_model_len) is kept, and so is each of ``keep`` (the plan's length when it is a power
+    of two: 262,144 went unticked beside its neighbours), powers of two closer than TICK_RATIO to one are dropped
     (198k beside 256k would overprint), past MAX_TICKS every other power of two is left out, and a power of two
     whose label would touch a kept label's at PLOT_PX is dropped too."""
     xs = sorted(set(x))
@@ -176,7 +177,7 @@ def tick_values(x: Sequence[int]) -> list[int]:
         need = (len(_tokens_tick(a)) + len(_tokens_tick(b))) / 2 * TICK_CHAR_PX + TICK_GAP_PX
         return abs(math.log10(b / a)) * px_per_decade >= need
 
-    kept = list(special)
+    kept = special + [n for n in keep if n in xs and n not in special]
     for n in powers[::step]:
         if all(apart(n, k) for k in kept):
             kept.append(n)
@@ -191,10 +192,10 @@ def _tokens_tick(n: int) -> str:
     return f"{n // 1024:,}k" if n >= 1024 and n % 1024 == 0 else f"{n:,}"
 
 
-def _tokens_axis(x: Sequence[int], log_range: list[float] | None = None) -> dict:
+def _tokens_axis(x: Sequence[int], log_range: list[float] | None = None, plan_len: int | None = None) -> dict:
     """A log axis ticked at some of the swept context lengths: 512, 1k, 2k, ..., 1M, 2M (k = 1024 tokens, M = 1024k);
     ``log_range``: its range in log10 units (Plotly's own when None)."""
-    ticks = tick_values(x)
+    ticks = tick_values(x, [plan_len] if plan_len else ())
     text = [_tokens_tick(n) for n in ticks]
     # tickangle 0: ticks at least TICK_RATIO apart do not collide; plotly's own "auto" turned them all 30 degrees
     # onto the axis title when two long ones came near (100,000,000 beside 16M)
@@ -334,7 +335,8 @@ def past_max_region(x_right: int, model_max: int | None) -> list[tuple[dict, dic
 
 
 def memory_vs_context(points: Sequence[SweepPoint], device_bytes: int, concurrency: int,
-                      exact_limit: int | None = None, model_max: int | None = None, basis: str = "native") -> Figure:
+                      exact_limit: int | None = None, model_max: int | None = None, basis: str = "native",
+                      plan_len: int | None = None) -> Figure:
     """Memory the tightest rank needs (all but KV, plus KV in use) vs context length, with the device line.
 
     ``exact_limit``: the longest context that fits, when known exactly (one sequence); otherwise the
@@ -375,8 +377,8 @@ def memory_vs_context(points: Sequence[SweepPoint], device_bytes: int, concurren
         margin["r"] = LIMIT_TICK_MARGIN
     return figure(traces, "Memory vs context length", [line, *band],
                    margin=margin,
-                   xaxis=_tokens_axis(x + [exact_limit], [math.log10(min(x)) - 0.05, math.log10(exact_limit) + 0.05])
-                   if past else _tokens_axis(x),
+                   xaxis=_tokens_axis(x + [exact_limit], [math.log10(min(x)) - 0.05, math.log10(exact_limit) + 0.05],
+                                      plan_len) if past else _tokens_axis(x, plan_len=plan_len),
                    yaxis=dict(**gib_axis(basis, "GiB per GPU"), rangemode="tozero"))
 
 
@@ -389,7 +391,7 @@ def fit_limit(points: Sequence[SweepPoint]) -> tuple[int, int] | None:
 
 
 def concurrency_vs_context(points: Sequence[SweepPoint], concurrency: int | None,
-                           model_max: int | None = None) -> Figure:
+                           model_max: int | None = None, plan_len: int | None = None) -> Figure:
     """Max concurrency and whole sequences vs context length; past ``model_max`` (max_position_embeddings) a
     grey band labelled so."""
     x = [p.context for p in points]
@@ -407,7 +409,7 @@ def concurrency_vs_context(points: Sequence[SweepPoint], concurrency: int | None
     ys = [v for p in points for v in (p.max_concurrency, p.max_num_seqs)] + ([concurrency] if concurrency else [])
     band = past_max_region(max(x), model_max)
     return figure(traces, "Concurrency vs context length", band, **({"margin": BAND_MARGIN} if band else {}),
-                   xaxis=_tokens_axis(x),
+                   xaxis=_tokens_axis(x, plan_len=plan_len),
                    yaxis=dict(type="log", title=dict(text="sequences"), **_count_ticks(ys)))
 
 
