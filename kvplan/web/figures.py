@@ -124,9 +124,6 @@ def figure(traces: list[dict], title: str, shapes: Sequence[tuple[dict, dict | N
     return Figure(traces, dict(title=dict(text=title, **TITLE_AT), **lines, **(_LAYOUT | layout)))
 
 
-_figure = figure  # its former name, which tests/test_app_figures.py reads
-
-
 def _bar(**props) -> dict:
     return dict(type="bar", **props)
 
