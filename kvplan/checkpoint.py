@@ -38,7 +38,7 @@ from pathlib import Path
 from kvplan.errors import PlanInputError
 from kvplan.layers import heads_per_rank
 from kvplan.parallel import VOCAB_PADDING, Layout, pp_partition
-from kvplan.units import cdiv
+from kvplan.units import cdiv, counted
 
 # Bits per element of every safetensors dtype (safetensors 0.8 Dtype enum, read 2026-12).
 DTYPE_BITS = {"BOOL": 8, "U8": 8, "I8": 8, "F8_E5M2": 8, "F8_E4M3": 8, "F8_E8M0": 8, "I16": 16, "U16": 16,
@@ -227,7 +227,7 @@ def read_local(folder: str | Path, within: str | Path | None = None) -> Checkpoi
             tensors.extend(read_local_header(check(root / name)))
         except CheckpointError as exc:  # name the folder too: "ck/model-00002-of-00004.safetensors: ..."
             raise CheckpointError(f"{root.name}/{exc}" if str(exc).startswith(name) else str(exc)) from None
-    return Checkpoint(str(root), tensors, len(names), [f"{len(names)} safetensors file(s), headers only"])
+    return Checkpoint(str(root), tensors, len(names), [f"{counted(len(names), 'safetensors file')}, headers only"])
 
 
 # -------------------------------------------------------------------------------------------- categories
@@ -486,7 +486,7 @@ def rank_bytes(ckpt: Checkpoint, spec, layout: Layout | None = None, stage: int 
                 unmapped.append(t.name)
             b = _split(t, r.rule, layout.tp, kv_heads, r.module, r.transposed) * copies
         by_cat[cat] = by_cat.get(cat, 0) + b
-    notes = [f"{len(ckpt.tensors):,} tensors in {ckpt.files} file(s), sizes from the safetensors headers"]
+    notes = [f"{len(ckpt.tensors):,} tensors in {counted(ckpt.files, 'file')}, sizes from the safetensors headers"]
     if left.get("mtp"):
         notes.append(f"MTP (nextn) layers left out: {left['mtp']:,} B (vLLM loads them only with an MTP "
                      "speculative config)")
@@ -567,10 +567,10 @@ def engine_with_checkpoint_weights(engine, ckpt: Checkpoint, spec, layout: Layou
 
 
 def source_text(ckpt: Checkpoint, rank: RankWeights | None = None) -> str:
-    """'acme/ckpt: 21 tensors in 2 file(s)' (what the weights term cites), '...; cast from F32 to bf16 as vLLM loads
+    """'acme/ckpt: 21 tensors in 2 files' (what the weights term cites), '...; cast from F32 to bf16 as vLLM loads
     it' when ``rank`` (its RankWeights) counted float tensors in the served dtype."""
     cast = f"; {rank.cast}" if rank is not None and rank.cast else ""
-    return f"{ckpt.source}: {len(ckpt.tensors):,} tensors in {ckpt.files} file(s){cast}"
+    return f"{ckpt.source}: {len(ckpt.tensors):,} tensors in {counted(ckpt.files, 'file')}{cast}"
 
 
 def shape_mismatches(ckpt: Checkpoint, spec) -> list[str]:

@@ -685,6 +685,9 @@ class EngineConfig(BaseModel):
     max_num_batched_tokens: int | None = Field(default=None, ge=1, le=100_000_000)
     kv_cache_memory_bytes: int | None = Field(default=None, ge=0)
     enforce_eager: bool = False
+    # Intel Gaudi only: the VLLM_GRAPH_RESERVED_MEM environment variable vllm-gaudi reads (fraction of the usable
+    # memory kept for HPU graphs); None = the plugin's 0.1 (0 with enforce_eager). kvplan.vllm_gaudi
+    vllm_graph_reserved_mem: float | None = Field(default=None, ge=0, lt=1)
     # --compilation-config '{"cudagraph_mode": ...}': None = the release's default (VllmProfile.cudagraph_modes);
     # "PIECEWISE" captures no FULL decode graphs, "NONE" none at all (config/compilation.py CUDAGraphMode)
     cudagraph_mode: Literal["NONE", "PIECEWISE", "FULL_AND_PIECEWISE"] | None = None
@@ -770,7 +773,7 @@ class EngineConfig(BaseModel):
     enable_prefix_caching: bool | None = None
     # where weights_bytes comes from when not typed in: "checkpoint headers" (kvplan.web.checkpoint), its basis
     weights_basis: Literal["measured", "checkpoint headers"] = "measured"
-    # where that figure comes from, for the weights term ("acme/ckpt: 21 tensors in 2 file(s)", "typed in: 14.2488 GiB")
+    # where that figure comes from, for the weights term ("acme/ckpt: 21 tensors in 2 files", "typed in: 14.2488 GiB")
     weights_source: str = Field(default="", max_length=500)
 
 

@@ -464,6 +464,16 @@ def quantized_name_without_config(name: str, spec_fields: Mapping[str, Any]) -> 
             f"as quantization_config, {QUANT_NAME_HINT}")
 
 
+def with_name_warning(spec, name: str) -> dict[str, Any]:
+    """The ``model_copy`` update that plans ``spec`` (a built ModelSpec) as ``name``: the name, and its warnings with
+    quantized_name_without_config's for that name (another name's dropped). The transformers path names its cached
+    builds with it, as parse_config names the native ones. Worked example: a bf16 granite build renamed
+    "org/granite-FP8" -> {"name": "org/granite-FP8", "warnings": (..., "the name 'org/granite-FP8' says FP8 ...")}."""
+    kept = tuple(w for w in spec.warnings if not w.endswith(QUANT_NAME_HINT))
+    unread = quantized_name_without_config(name, {"quantization": spec.quantization, "dtype": spec.dtype})
+    return {"name": name, "warnings": kept + ((unread,) if unread else ())}
+
+
 def default_model_name(cfg: Mapping[str, Any]) -> str:
     """The name a config plans under when none is given: its _name_or_path, else its first architecture, else its
     model_type (at most 200 characters)."""

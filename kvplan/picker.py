@@ -291,10 +291,15 @@ def best_per_gpu(options: list[Option]) -> list[Option]:
 
 
 def _ratio(a: float | None, b: float | None) -> str | None:
-    if a is None or b is None or b == 0:
+    """``a`` against ``b`` in words: a percentage between 0.5x and 2x (one decimal under 1 %, so a real difference
+    never reads "+0%"), else a multiple; None when equal or unknown. Worked example: (2.483, 2.472) -> "+0.4%";
+    (3.0, 2.0) -> "+50%"; (5.0, 2.0) -> "2.5x"."""
+    if a is None or b is None or b == 0 or a == b:
         return None
     r = a / b
-    return f"{r - 1:+.0%}" if 0.5 <= r <= 2 else f"{r:.1f}x"
+    if not 0.5 <= r <= 2:
+        return f"{r:.1f}x"
+    return f"{r - 1:+.1%}" if abs(r - 1) < 0.01 else f"{r - 1:+.0%}"
 
 
 def _versus(o: Option, first: Option) -> str:

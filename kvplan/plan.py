@@ -19,7 +19,7 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from kvplan import draft_model, drafter, sglang, sglang_dsv4, support, vllm_dsv4, vllm_v0
+from kvplan import draft_model, drafter, sglang, sglang_dsv4, support, vllm_dsv4, vllm_gaudi, vllm_v0
 from kvplan.engines import (
     VLLM_BLOCK_SIZE, VLLM_CONTEXT_BYTES, EngineConfig, VllmProfile, batch_defaults, cuda_graph_bytes, gpu_arch,
     gpu_multicast, non_torch_bytes, sampler_path, vllm_compile_benchmark_bytes, vllm_glm_dsa_fp8_default, vllm_has,
@@ -1243,6 +1243,12 @@ def plan(spec: ModelSpec, gpu: GpuSpec, engine: EngineConfig = EngineConfig(), l
         warnings.append(arrival_note)
     if engine.engine == "vllm" and gpu.vendor == "Intel" and (note := support.gaudi_quantization_note(spec.quantization)):
         warnings.append(note)
+    if engine.engine == "vllm" and gpu.vendor == "Intel":
+        warnings.append(vllm_gaudi.plan_note(gpu, layout, engine, v0, any(
+            layer.cache.kind not in ATTENTION_KINDS for layer in spec.layers if layer.cache is not None)))
+    elif engine.vllm_graph_reserved_mem is not None:
+        warnings.append(f"vllm_graph_reserved_mem (VLLM_GRAPH_RESERVED_MEM) is read by vllm-gaudi only: ignored for "
+                        f"{engine.engine} on {gpu.name}")
     if (long_note := context_note(spec, engine, max_len)) is not None:
         warnings.append(long_note)
     if dsa_note:
@@ -1347,6 +1353,8 @@ def plan(spec: ModelSpec, gpu: GpuSpec, engine: EngineConfig = EngineConfig(), l
                                   all_mode, checkpoint, dsv4_release))
         weights, terms, pool = budgets[stage]
         terms = list(terms)
+        if engine.engine == "vllm" and gpu.vendor == "Intel" and not v0:  # vllm-gaudi V1: one block's bytes twice
+            terms, pool = vllm_gaudi.with_dummy_block(terms, gpu, engine, prof, weights, bytes_per_block)
         if engine.engine == "vllm" and not v0 and engine.kv_cache_memory_bytes is None and (
                 engine.activation_bytes is None):
             # the only length-dependent non-KV term: kept out of the length-free budget memo above
@@ -1511,7 +1519,7 @@ def plan(spec: ModelSpec, gpu: GpuSpec, engine: EngineConfig = EngineConfig(), l
                 log[at:at + 1] = sglang_dsv4.log_lines(bpft, avail, fixed, tokens,
                                                        sglang_dsv4.DSV4_LINE_RULES[engine.sglang_version],
                                                        engine.swa_full_tokens_ratio, engine.sglang_version)
-    elif v0:
+    elif v0 and gpu.vendor != "Intel":  # Gaudi's V0 (HabanaAI/vllm-fork) prints its HPU worker's lines
         log = vllm_v0.log_lines(engine, prof, ranks[tight], num_blocks, vllm_v0.cpu_blocks(ranks), max_len, block_size)
     else:
         log = engine_log_lines(engine, prof, ranks[tight], num_blocks, tokens, conc, max_len, dcp)
@@ -1800,6 +1808,8 @@ def _budget(spec, gpu, engine, layout, weights, mnbt, max_seqs, act_b, mla, last
                                      "kv_cache_configurator.py mm_runtime_reservation_gb"))
         return terms, b.pool
     prof = vllm_profile(engine)
+    if gpu.vendor == "Intel":  # the HPU worker's own budget (kvplan.vllm_gaudi); its dummy block: plan()'s stage loop
+        return vllm_gaudi.budget(gpu, engine, prof, weights, w, 0)
     if prof.engine_core == "V0":
         return vllm_v0.budget(spec, gpu, engine, prof, layout, weights, mnbt, max_seqs, act_b, last_stage)
     util = engine.gpu_memory_utilization or prof.gpu_memory_utilization
@@ -2356,7 +2366,8 @@ def _load_oom(spec, gpu, engine, layout, ranks, mla) -> "tuple[RankPlan, int] | 
     if engine.engine == "sglang":
         free = _sglang_budget(spec, gpu, engine, layout, worst.weights_bytes, mla).pre_load
     else:
-        free = worst.device_bytes - (VLLM_CONTEXT_BYTES if engine.engine == "vllm" else 0)
+        # vllm-gaudi: nothing is held before the weights ("15.05 GiB/94.62 GiB used" right after them)
+        free = worst.device_bytes - (VLLM_CONTEXT_BYTES if engine.engine == "vllm" and gpu.vendor != "Intel" else 0)
     return (worst, free) if worst.weights_bytes > free else None
 
 
@@ -2429,6 +2440,8 @@ def engine_log_lines(engine, prof, rank: RankPlan, num_blocks, tokens, conc, max
     """The start-up figures as vLLM logs them (gpu_model_runner / gpu_worker / kv_cache_utils); SGLang's: _sglang_log."""
     if engine.engine != "vllm":
         return []
+    if any(t.name.startswith("reserved for HPUGraphs") for t in rank.terms):  # vllm-gaudi's own lines
+        return vllm_gaudi.log_lines(rank, num_blocks, tokens, conc, max_len, prof.tokens_line)
     digits = 2 if vllm_has(prof.version, "loading_two_decimals") else 4  # format_gib from 0.14.0
     lines = [f"Model loading took {rank.weights_bytes / GiB:.{digits}f} GiB"]
     for t in rank.terms:

@@ -145,7 +145,8 @@ def dsv4_refusal(version: str, kv_cache_dtype: str, speculative: str) -> tuple[s
 
 # compute_swa_request_cap (pool_configurator.py, 0.5.21 / 0.5.23 wheels read 2026-12-02): SGLANG_SWA_EVICTION_INTERVAL's
 # default (environ.py EnvInt(128)) and the prefix tails kept per running request when radix caching is on
-# (_resolve_swa_prefix_tails: 4 x max_running_requests // attn_dp).
+# (_resolve_swa_prefix_tails: 4 x requested_max_running_requests_per_worker, that is
+# 4 x max(1, max_running_requests // attn_dp)).
 SWA_EVICTION_INTERVAL = 128
 SWA_PREFIX_TAILS_PER_REQUEST = 4
 
@@ -180,11 +181,12 @@ def swa_request_cap_tokens(running_per_worker: int, chunked_prefill_size: int, w
     if draft_tokens and not overlap:
         raise PlanInputError("speculative_method", "the SWA cap with speculative decoding and "
                              "--disable-overlap-schedule (spec-v1's per-request allocation) is not modelled")
+    running = max(1, running_per_worker)  # SGLang's floor, for the cap and the tails alike
     if prefix_tails is None:
-        prefix_tails = SWA_PREFIX_TAILS_PER_REQUEST * running_per_worker if radix_cache else 0
+        prefix_tails = SWA_PREFIX_TAILS_PER_REQUEST * running if radix_cache else 0
     decode_alloc = 2 * max(spec_steps, draft_tokens) if draft_tokens else page
     per_request = window + SWA_EVICTION_INTERVAL * max(draft_tokens, 1) + page + decode_alloc
-    cap = per_request * max(1, running_per_worker) + (2 if overlap else 1) * chunked_prefill_size + page
+    cap = per_request * running + (2 if overlap else 1) * chunked_prefill_size + page
     return cdiv(cap + prefix_tails * (window + page), page) * page, prefix_tails
 
 

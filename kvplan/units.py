@@ -72,3 +72,9 @@ def format_value(value, unit: str) -> str:
     if isinstance(value, float):
         return f"{value:.3g}"
     return f"{value:,}"
+
+
+def counted(n: int, noun: str) -> str:
+    """A count and its noun, singular or plural, with thousands separators (text read "2 file(s)").
+    Worked example: (1, "node") -> "1 node"; (10_000_000, "sequence") -> "10,000,000 sequences"."""
+    return f"{n:,} {noun}" + ("" if n == 1 else "s")

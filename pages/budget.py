@@ -29,12 +29,13 @@ def body() -> None:
     with charts:
         views.chart(figures.memory_vs_context(sweep, plan.ranks[0].device_bytes, plan.concurrency or 1,
                                               plan.max_model_len_that_starts if (plan.concurrency or 1) == 1 else None,
-                                              model_max, plan.basis),
+                                              model_max, plan.basis, plan.max_model_len),
                     "budget.context")
     left, right = st.columns(2)
     with left:
         if any(p.max_concurrency > 0 for p in sweep):
-            views.chart(figures.concurrency_vs_context(sweep, plan.concurrency, model_max), "budget.concurrency")
+            views.chart(figures.concurrency_vs_context(sweep, plan.concurrency, model_max,
+                                                                plan.max_model_len), "budget.concurrency")
         else:
             st.subheader("Concurrency vs context length")
             st.info(views.no_pool_note(plan, sweep[0].context, sweep[-1].context), icon=":material/block:")

@@ -16,8 +16,8 @@ def imported_plan(state, command, imported, model_note: str) -> None:
         st.info(views.preview_note(state), icon=":material/visibility:")
     else:
         st.success("**Applied**: the sidebar and every page plan this command.", icon=":material/check:")
-    st.caption(views.esc(model_note) + (" SGLang flags read as their vLLM equivalents, SGLang engine "
-                                        "profile." if command.launcher == "sglang" else ""))
+    st.caption(views.esc(model_note) + (" Planned by SGLang's own memory rules; its flags fill the sidebar's "
+                                        "settings." if command.launcher == "sglang" else ""))
     try:
         plan = cached.plan_for(imported)
     except KvplanError as exc:
@@ -25,8 +25,8 @@ def imported_plan(state, command, imported, model_note: str) -> None:
         return
     left_out = views.unmodeled_notes(command.args)
     if left_out:
-        st.warning(f"**This plan leaves out {len(left_out)} flag(s) that change memory** (listed under the flags "
-                   "below): the figures are for the line without them.", icon=":material/warning:")
+        st.warning(f"**This plan leaves out {figures.counted(len(left_out), 'memory-changing flag')}** (listed under "
+                   "the flags below): the figures are for the line without them.", icon=":material/warning:")
     views.plan_headline(plan)
     views.chart(figures.rank_memory(plan), "import.ranks")
     views.startup_log(plan)

@@ -46,7 +46,7 @@ def body() -> None:
         views.chart(figures.slots(paging), "paging.slots")
         views.chart(figures.waste_by_block_size(by_size, block_size), "paging.waste")
     if blocks:
-        st.caption(f"The first {len(blocks)} of {len(lengths)} sequence(s), block by block:")
+        st.caption(f"The first {len(blocks)} of {figures.sequences(len(lengths))}, block by block:")
         views.chart(figures.block_map(blocks, block_size, paging.shared_blocks), "paging.map")
     else:
         head = lengths[:cached.MAX_BLOCK_MAP_SEQUENCES]

@@ -40,7 +40,7 @@ def body() -> None:
     if notes:
         views.bullet_list(dict.fromkeys(notes), "info")
     elif tps:  # (no layout planned: nothing was compared, so nothing to say of "every compared TP degree")
-        st.caption(f"{spec.num_key_value_heads} KV head(s): every compared TP degree splits them without replicas.")
+        st.caption(f"{figures.counted(spec.num_key_value_heads, 'KV head')}: every compared TP degree splits them without replicas.")
 
 
 views.replayed("parallelism", body, cached.state_key(state), bool(widgets.refusals()))

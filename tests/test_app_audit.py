@@ -130,7 +130,7 @@ def test_a_refused_empty_box_names_what_is_planned_instead():
 def test_parallelism_says_the_mla_note_once():
     at = run_app({"v": "1", "m": "deepseek-v3", "g": "H200", "tp": "8"}, "pages/parallelism.py")
     notes = [n for n in (plain(i.value) for i in at.info) if "MLA: the latent cache" in n]
-    assert len(notes) == 1 and notes[0].count("MLA:") == 1 and "each of the 8 rank(s)" in notes[0]
+    assert len(notes) == 1 and notes[0].count("MLA:") == 1 and "each of the 8 ranks" in notes[0]
 
 
 def test_the_model_page_does_not_call_a_loaded_vision_tower_unplanned():

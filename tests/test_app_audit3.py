@@ -269,7 +269,7 @@ def test_a_hybrids_paging_bytes_say_they_are_one_groups():
     assert said.startswith("At 51,380,224 B per block (one KV group's block, tightest rank of the plan): the "
                            "full-attention group's blocks take 392.00 MiB")
     assert said.endswith("The plan has 4 KV groups (3 linear_attention, 1 full_attention); every sequence also holds "
-                         "blocks of the 3 other(s) (a recurrent state: its state page), not counted here.")
+                         "blocks of the 3 others (a recurrent state: its state page), not counted here.")
     assert 8 * 51_380_224 == 392 * 2**20
 
 

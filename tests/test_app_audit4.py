@@ -47,7 +47,7 @@ def test_import_of_a_draft_model_line_names_the_draft_model_and_applies_it():
     at.selectbox(key="w.import_gpu").select("H100-SXM").run()
     assert not at.exception and not at.error, [e.value for e in at.error]  # the -Instruct draft was refused
     flags = {r["flag"]: r["value"] for r in html_tables(at)[0]}
-    assert flags["--speculative-config"] == "draft_model, 4 token(s), draft model llama-3.2-1b"
+    assert flags["--speculative-config"] == "draft_model, 4 tokens, draft model llama-3.2-1b"
     assert metrics(at)["KV blocks"] == "26,672"
     at.button(key="import.apply").click().run()
     s = state(at)

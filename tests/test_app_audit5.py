@@ -190,7 +190,7 @@ def test_import_names_flags_that_change_memory_and_are_left_out_as_warnings_abov
     at = run_app({"v": "1", "cmd": "vllm serve Qwen/Qwen3-8B --num-gpu-blocks-override 100", "ig": "H100-SXM"},
                  page="pages/import.py")
     said = warnings(at)
-    assert said[0].startswith("**This plan leaves out 1 flag(s) that change memory**")
+    assert said[0].startswith("**This plan leaves out 1 memory-changing flag**")
     assert "- --num-gpu-blocks-override 100: not modeled (replaces the computed number of KV blocks)" in said, said
     assert not any("num-gpu-blocks" in plain(i.value) for i in at.info)
     at = run_app({"v": "1", "cmd": "vllm serve --config /etc/vllm.yaml", "ig": "H100-SXM"}, page="pages/import.py")
@@ -208,7 +208,7 @@ def test_parallelism_says_nothing_of_compared_tp_degrees_when_every_layout_is_re
                for e in at.error)
     assert not any("every compared TP degree" in c.value for c in at.caption)
     at = run_app({"v": "1", "m": "gpt-oss-120b", "lay": "2x1x1"}, page="pages/parallelism.py")
-    assert any("8 KV head(s): every compared TP degree splits them without replicas" in c.value for c in at.caption)
+    assert any("8 KV heads: every compared TP degree splits them without replicas" in c.value for c in at.caption)
 
 
 def test_an_unplanned_state_dtype_flag_is_a_warning_unless_auto():
@@ -219,7 +219,7 @@ def test_an_unplanned_state_dtype_flag_is_a_warning_unless_auto():
     line = "vllm serve nvidia/Nemotron-H-56B-Base-8K --mamba-ssm-cache-dtype "
     at = run_app({"v": "1", "cmd": line + "float32", "ig": "H100-SXM"}, page="pages/import.py")
     said = [plain(w.value) for w in at.warning]
-    assert said[0].startswith("**This plan leaves out 1 flag(s) that change memory**")
+    assert said[0].startswith("**This plan leaves out 1 memory-changing flag**")
     assert any(w.startswith("- --mamba-ssm-cache-dtype float32: read, not planned") for w in said), said
     at = run_app({"v": "1", "cmd": line + "auto", "ig": "H100-SXM"}, page="pages/import.py")
     assert not at.warning

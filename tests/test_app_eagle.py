@@ -131,7 +131,7 @@ def pasted(command: str, gpu: str = "H100-SXM"):
 def test_import_applies_a_known_head():
     at = pasted(LLAMA_LINE)
     flags = {r["flag"]: r["value"] for r in html_tables(at)[0]}
-    assert flags["--speculative-config"] == "eagle3, 3 token(s), draft head eagle3-llama3.1-8b"
+    assert flags["--speculative-config"] == "eagle3, 3 tokens, draft head eagle3-llama3.1-8b"
     core = kvplan_plan("llama-3.1-8b", speculative_method="eagle3", num_speculative_tokens=3,
                        draft=load_drafter(LLAMA_HEAD, "eagle3"))
     assert metrics(at)["KV cache tokens"] == f"{core.kv_cache_tokens:,}"  # the preview plans the head

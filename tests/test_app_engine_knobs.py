@@ -67,7 +67,7 @@ def test_mtp_speculative_config_adds_the_mtp_layers_to_the_weights():
     spec = """ --speculative-config '{"method": "mtp", "num_speculative_tokens": 2}'"""
     at = pasted(DSV3 + spec)
     flags = {r["flag"]: r["value"] for r in html_tables(at)[0]}
-    assert flags["--speculative-config"] == "mtp, 2 token(s)"
+    assert flags["--speculative-config"] == "mtp, 2 tokens"
     at.button(key="import.apply").click().run()
     s = state(at)
     assert (s.speculative_method, s.num_speculative_tokens) == ("mtp", 2)
@@ -108,7 +108,7 @@ def test_sglang_max_total_tokens_and_dp_attention_are_carried():
     flags = {r["flag"]: r["value"] for r in html_tables(at)[0]}
     assert flags["--max-total-tokens"] == "100000" and flags["--enable-dp-attention --dp"] == "8"
     # NEXTN is planned (the MTP layers; tests/test_app_sglang_spec.py): the pool stays capped at 100,000 tokens
-    assert flags["--speculative-algorithm"] == "NEXTN / EAGLE (MTP layers), 3 step(s)"
+    assert flags["--speculative-algorithm"] == "NEXTN / EAGLE (MTP layers), 3 steps"
     at.button(key="import.apply").click().run()
     s = state(at)
     assert (s.engine, s.dp_attention_size, s.max_total_tokens, s.data_parallel_size) == ("sglang", 8, 100_000, 1)

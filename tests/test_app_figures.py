@@ -95,7 +95,7 @@ def test_a_bad_property_fails_validation():
     """The negative control for the test above: validation is on and catches a misspelt property."""
     import plotly.graph_objects as go
 
-    fig = figures._figure([figures._bar(x=[1], y=[2], markr=dict(color="red"))], "t")
+    fig = figures.figure([figures._bar(x=[1], y=[2], markr=dict(color="red"))], "t")
     with pytest.raises(ValueError, match="markr"):
         go.Figure(fig.to_dict())
 

@@ -46,14 +46,14 @@ def test_read_and_plan_with_a_local_folder_then_tp_then_the_link(root):
     box.set_value("tiny").run()
     at.button(key="model.local_headers").click().run()
     assert not at.exception and state(at).checkpoint_dir is None
-    assert any(f"{root / 'tiny'}" in plain(m.value) and "22 tensors in 2 file(s), 219,776 B" in plain(m.value)
+    assert any(f"{root / 'tiny'}" in plain(m.value) and "22 tensors in 2 files, 219,776 B" in plain(m.value)
                for m in at.markdown)
     at.button(key="model.plan_local").click().run()
     assert state(at).checkpoint_dir == "tiny" and state(at).checkpoint is None
     at.switch_page("pages/budget.py").run()
     term = weights_term(at)
     assert term["bytes"] == f"{TP1:,}" and term["basis"] == "checkpoint headers"
-    assert f"{root / 'tiny'}: 22 tensors in 2 file(s)" in plain(term["source"])
+    assert f"{root / 'tiny'}: 22 tensors in 2 files" in plain(term["source"])
     assert any(f"Weights: checkpoint headers, {root / 'tiny'}" in plain(c.value) for c in at.sidebar.caption)
     assert not [w for w in at.warning if "Checkpoint" in w.value]  # its shapes are the sidebar model's
 

@@ -44,7 +44,7 @@ def test_mqa_replication_is_explained():
 def test_mla_latent_on_every_rank_is_explained():
     at = run_app({"v": "1", "m": "deepseek-v3", "g": "H200", "lay": "8x1x1,8x2x1"}, PAGE)
     text = plain(" ".join(i.value for i in at.info))
-    assert "MLA: the latent cache (one 576-wide vector" in text and "each of the 8 rank(s) keeps all of it" in text
+    assert "MLA: the latent cache (one 576-wide vector" in text and "each of the 8 ranks keeps all of it" in text
     table = rows(at)
     expected = kvplan_plan("deepseek-v3", "H200", 8).ranks[0].kv_bytes_per_token
     assert table["TP8 PP1 DP1"]["KV bytes / token / GPU"] == f"{expected:,}"

@@ -58,7 +58,7 @@ def test_import_applies_the_launch_server_line():
     at.selectbox(key="w.import_gpu").select("H200").run()
     assert not at.exception and metrics(at)["KV cache tokens"] == "988,624"
     flags = {r["flag"]: r["value"] for r in html_tables(at)[0]}
-    assert flags["--speculative-algorithm"] == "EAGLE3, 3 step(s), draft head eagle3-gpt-oss-120b"
+    assert flags["--speculative-algorithm"] == "EAGLE3, 3 steps, draft head eagle3-gpt-oss-120b"
     at.button(key="import.apply").click().run()
     s = state(at)
     assert (s.model, s.engine, s.speculative_method, s.num_speculative_tokens, s.drafter) == \

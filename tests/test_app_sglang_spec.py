@@ -118,7 +118,7 @@ def test_import_of_the_docs_line_applies_mtp_to_the_sidebar():
     assert not at.exception and not at.error
     flags = {r["flag"]: r["value"] for r in html_tables(at)[0]}
     # EAGLE with no draft path on DeepSeek-V3: its own MTP layers, SGLang's default 3 steps
-    assert flags["--speculative-algorithm"] == "NEXTN / EAGLE (MTP layers), 3 step(s) (default)"
+    assert flags["--speculative-algorithm"] == "NEXTN / EAGLE (MTP layers), 3 steps (default)"
     # --dtype auto (not given): what auto is, not "engine default"
     assert flags["--quantization / --dtype"] == ("auto: the checkpoint's torch_dtype (bf16), weights as its "
                                                  "quantization_config (fp8-block)")

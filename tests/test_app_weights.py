@@ -50,7 +50,7 @@ def test_plan_with_these_weights_then_tp_then_the_link(online):
     at.switch_page("pages/budget.py").run()
     term = weights_term(at)
     assert term["bytes"] == f"{CKPT_TP1:,}" and term["basis"] == "checkpoint headers"
-    assert "acme/ckpt: 22 tensors in 2 file(s)" in term["source"]
+    assert "acme/ckpt: 22 tensors in 2 files" in term["source"]
     assert any("Weights: checkpoint headers" in i.value for i in at.info)
     assert any("Weights: checkpoint headers, acme/ckpt" in plain(c.value) for c in at.sidebar.caption)  # on every page
     assert not [w for w in at.warning if "Checkpoint:" in w.value]  # the checkpoint is the sidebar's model

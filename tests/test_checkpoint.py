@@ -176,7 +176,7 @@ def test_model_page_reads_hub_headers(tmp_path, monkeypatch):
         at.button(key="model.headers").click().run()
     assert not at.exception
     text = " ".join(m.value for m in at.markdown)
-    assert "213,632 B" in text and "21 tensors in 2 file(s)" in text
+    assert "213,632 B" in text and "21 tensors in 2 files" in text
 
 
 def test_a_checkpoint_saved_by_transformers_and_the_validate_page(tmp_path, monkeypatch):

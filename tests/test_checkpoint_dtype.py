@@ -73,7 +73,7 @@ def test_fp32_checkpoint_counts_at_the_served_dtype(fp32):
                    "custom": (4 * PARAMS, 4 * TP2_ELEMENTS)}  # kvplan's own engine: as saved
     assert 2 * TP2_ELEMENTS == 107_136 and 4 * TP2_ELEMENTS == 214_272
     e = ck.engine_with_checkpoint_weights(EngineConfig(), c, spec, Layout(tp=2))
-    assert e.weights_source.endswith("21 tensors in 1 file(s); cast from F32 to bf16 as vLLM loads it")
+    assert e.weights_source.endswith("21 tensors in 1 file; cast from F32 to bf16 as vLLM loads it")
     r = ck.busiest_rank(c, spec, Layout(), **ck.load_options(EngineConfig(engine="sglang"), spec))
     assert r.cast == "cast from F32 to fp16 as SGLang loads it" and r.weights_bytes == 213_632
     assert r.by_category["lm_head"] == 2 * 16_384
@@ -239,7 +239,7 @@ def test_validate_and_model_pages_read_either_variable(tmp_path, monkeypatch, va
     box.set_value("tiny").run()
     model.button(key="model.local_headers").click().run()
     assert not model.exception and not model.error
-    assert any("21 tensors in 1 file(s), 213,632 B" in plain(m.value) for m in model.markdown)
+    assert any("21 tensors in 1 file, 213,632 B" in plain(m.value) for m in model.markdown)
 
 
 def test_the_app_plans_an_fp32_folder_as_the_cli_does(fp32, monkeypatch):

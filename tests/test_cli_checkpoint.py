@@ -73,7 +73,7 @@ def test_local_folder_at_tp2_text_and_json(tmp_path, capsys):
     rank = doc["ranks"][0]
     term = next(t for t in rank["terms"] if t["name"] == "weights")
     assert rank["weights_bytes"] == term["bytes"] == TP2_HEADERS + ROPE == 129_664
-    assert term["basis"] == "checkpoint headers" and f"{ck}: 22 tensors in 2 file(s)" in term["source"]
+    assert term["basis"] == "checkpoint headers" and f"{ck}: 22 tensors in 2 files" in term["source"]
     # without --checkpoint: kvplan's computed layout, 107,136 + 16,384
     assert _json(capsys, ck / "config.json", "-tp", "2")["ranks"][0]["weights_bytes"] == TP2_COMPUTED + ROPE
     assert "weights_checkpoint" not in _json(capsys, ck / "config.json", "-tp", "2")

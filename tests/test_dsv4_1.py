@@ -141,6 +141,10 @@ def test_swa_cap_without_speculative_decoding():
     assert swa_request_cap_tokens(256, 8000, prefix_tails=10) == (216832, 10)
     # --disable-overlap-schedule, 4 requests, chunk 1,024: 768 x 4 + 1,024 + 256 = 4,352; + 16 x 384 = 10,496 (41 pages)
     assert swa_request_cap_tokens(4, 1024, overlap=False) == (10496, 16)
+    # fewer requests than attention-DP ranks: SGLang floors the per-worker count at 1 for the cap and the tails
+    # alike (requested_max_running_requests_per_worker = max(1, 1 // 2)): 768 + 2 x 1,024 + 256 = 3,072 + 4 x 384
+    # = 4,608 tokens (18 pages), not 3,072 with no tails
+    assert swa_request_cap_tokens(0, 1024) == swa_request_cap_tokens(1, 1024) == (4608, 4)
 
 
 def test_swa_cap_refusals_name_the_flag():

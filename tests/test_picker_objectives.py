@@ -184,3 +184,13 @@ def test_new_catalog_entries_resolve_and_carry_fp8():
                  "RTX-PRO-6000", "RTX-4070", "RTX-4080", "RTX-5070", "RTX-5080", "RTX-5090", "Gaudi3"):
         assert name in GPU_CATALOG
     assert all(o in OBJECTIVES for o in EXPECTED)
+
+
+def test_versus_never_reads_plus_zero_percent():
+    # QA walk: $2.483 against #1's $2.472 per M tokens read "vs #1: +0%": 2.483 / 2.472 = 1.00445 -> +0.4 %
+    from kvplan.picker import _ratio
+
+    assert _ratio(2.483, 2.472) == "+0.4%"
+    assert _ratio(3.0, 2.0) == "+50%" and _ratio(1.0, 2.0) == "-50%"
+    assert _ratio(5.0, 2.0) == "2.5x" and _ratio(0.4, 2.0) == "0.2x"
+    assert _ratio(2.0, 2.0) is None and _ratio(None, 2.0) is None and _ratio(1.0, 0) is None

@@ -71,11 +71,11 @@ def test_sglang_import_labels_default_steps_and_ngram_shows_none_of_the_mtp_defa
     # SGLang's _handle_ngram: num_steps = num_draft_tokens (12) // ngram max BFS breadth (10) = 1, not 3
     assert row("--model-path Qwen/Qwen3-8B --speculative-algorithm NGRAM") == (
         "NGRAM, steps: SGLang's default (draft tokens // ngram max BFS breadth, 1 with its defaults)")
-    assert row("--model-path Qwen/Qwen3-8B --speculative-algorithm NGRAM --speculative-num-steps 4") == "NGRAM, 4 step(s)"
+    assert row("--model-path Qwen/Qwen3-8B --speculative-algorithm NGRAM --speculative-num-steps 4") == "NGRAM, 4 steps"
     assert row("--model-path deepseek-ai/DeepSeek-V3 --speculative-algorithm EAGLE --tp 8") == (
-        "NEXTN / EAGLE (MTP layers), 3 step(s) (default)")
+        "NEXTN / EAGLE (MTP layers), 3 steps (default)")
     assert row("--model-path deepseek-ai/DeepSeek-V3 --speculative-algorithm NEXTN --speculative-num-steps 2 --tp 8") == (
-        "NEXTN / EAGLE (MTP layers), 2 step(s)")
+        "NEXTN / EAGLE (MTP layers), 2 steps")
 
 
 def test_compilation_config_cudagraph_mode_is_parsed_in_every_spelling():

@@ -60,3 +60,28 @@ def test_naming_the_weight_format_answers_the_warning():
     spec = parse_config(json.loads(SUPER.read_text()), "nvidia/NVIDIA-Nemotron-3-Super-120B-A12B-FP8")
     p = plan(spec, get_gpu("B200"), EngineConfig(weight_format="fp8"))
     assert not [w for w in p.warnings if "no quantization_config" in w]
+
+
+@pytest.mark.oracle
+@pytest.mark.slow  # imports torch and builds on the meta device (~10 s here)
+def test_transformers_built_specs_warn_by_their_name_too():
+    # A family kvplan builds through transformers only (arcee, no native builder): parse_config returned its build
+    # without the name check before, so "org/arcee-tiny-FP8" over a bf16 config was priced quietly.
+    pytest.importorskip("torch")
+    transformers = pytest.importorskip("transformers")
+    from kvplan.transformers_path import build_spec
+
+    small = dict(vocab_size=256, hidden_size=64, intermediate_size=64, num_hidden_layers=2, num_attention_heads=4,
+                 num_key_value_heads=2, head_dim=16, max_position_embeddings=512)
+    cfg = {**transformers.AutoConfig.for_model("arcee", **small).to_dict(), "model_type": "arcee",
+           "torch_dtype": "bfloat16"}
+    spec = parse_config(cfg, "org/arcee-tiny-FP8")
+    assert spec.basis == "transformers" and spec.quantization is None
+    [w] = [w for w in spec.warnings if "no quantization_config" in w]
+    assert w.startswith("the name 'org/arcee-tiny-FP8' says FP8 but config.json has no quantization_config: the "
+                        "weights are priced at bf16")
+    # the same cached build under a plain name: no such warning; under its _name_or_path (the build's own name)
+    assert not [w for w in build_spec(cfg, "org/arcee-tiny").warnings if "no quantization_config" in w]
+    named = {**cfg, "_name_or_path": "org/arcee-tiny-AWQ"}
+    assert [w for w in build_spec(named, "org/arcee-tiny-AWQ").warnings if "says AWQ but" in w]
+    assert not [w for w in build_spec(named, "org/arcee-tiny").warnings if "no quantization_config" in w]

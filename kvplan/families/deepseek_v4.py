@@ -213,8 +213,10 @@ VLLM_V4_NOTE = ("DeepSeek-V4: vLLM block plans follow vLLM's own DSV4 layout (kv
 # - SGLang (deepseek_v41 served by DeepseekV4ForCausalLM; 0.5.21 / 0.5.23 wheels read): no 0.1 default for
 #   --swa-full-tokens-ratio (model_overrides/deepseek_v4.py skips deepseek_v41), so DSV4PoolConfigurator sizes the
 #   sliding-window pool by the request cap ("DSV4 SWA sizing: mode=cap", pool_configurator.py
-#   compute_swa_request_cap + _resolve_swa_cap_tokens): ceil_to_page(running / dp x (W + SGLANG_SWA_EVICTION_INTERVAL
-#   (128) x draft tokens + 2 x page) + 2 x --chunked-prefill-size + page + prefix_tails x (W + page)), prefix_tails
+#   compute_swa_request_cap + _resolve_swa_cap_tokens; kvplan.sglang_dsv4.swa_request_cap_tokens):
+#   ceil_to_page(running / dp x (W + SGLANG_SWA_EVICTION_INTERVAL (128) x max(draft tokens, 1) + page + decode
+#   allocation: a page, or 2 x max(steps, draft tokens) when drafting) + 2 x --chunked-prefill-size (1 x with
+#   --disable-overlap-schedule) + page + prefix_tails x (W + page)), prefix_tails
 #   = --swa-prefix-tails or 4 x running (0 with --disable-radix-cache), taken as fixed bytes; ratio-1 / 2 pools
 #   priced per token plus a reserved page and DSV41_INDEX_PAGE_SIZE indexer pages, a fixed c2 compressor state; the
 #   flashmla_mega attention backend by default on SM 10.x with fp8_e4m3.

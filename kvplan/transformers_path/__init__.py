@@ -152,11 +152,13 @@ def build_spec(config: Mapping[str, Any], name: str, progress: Callable[[float, 
         raise ConfigError(hit.field, hit.message)
     if hit.name == name:
         return hit
+    from kvplan.hf_config import with_name_warning
+
     with _LOCK:  # a copy per name asked for, kept with the build (the spec's memo then carries over requests)
         named = _NAMED.setdefault(key, {})
         if name not in named and len(named) < 8:
-            named[name] = hit.model_copy(update={"name": name})
-        return named.get(name) or hit.model_copy(update={"name": name})
+            named[name] = hit.model_copy(update=with_name_warning(hit, name))
+        return named.get(name) or hit.model_copy(update=with_name_warning(hit, name))
 
 
 def clear_cache() -> None:

@@ -401,7 +401,7 @@ def fields_of(cfg: Mapping[str, Any]) -> dict[str, Any]:
 def build(config: Mapping[str, Any], cfg: Mapping[str, Any], model_type: str, skipped: tuple[str, ...],
           progress: Callable[[float, str], None] | None = None) -> ModelSpec:
     """See ``kvplan.transformers_path.build_spec`` (which caches this)."""
-    from kvplan.hf_config import Reader, _dtype_and_quant, default_model_name
+    from kvplan.hf_config import Reader, _dtype_and_quant, default_model_name, quantized_name_without_config
     from kvplan.transformers_path import measure
 
     started = time.monotonic()
@@ -479,6 +479,7 @@ def build(config: Mapping[str, Any], cfg: Mapping[str, Any], model_type: str, sk
         head_dim = max(1, (hidden or nq) // nq)
     max_pos = attr(tc, "max_position_embeddings", "n_positions", "max_sequence_length", "seq_length")
     note = NOTE.format(version=transformers.__version__, n=n_copy, s="" if n_copy == 1 else "s")
+    unread = quantized_name_without_config(default_model_name(config), dq)  # as parse_config warns (hf_config)
     if not plan.used:
         assumptions.append("tensor-parallel shards from module names (the config class has no base_model_tp_plan)")
     try:
@@ -489,7 +490,8 @@ def build(config: Mapping[str, Any], cfg: Mapping[str, Any], model_type: str, sk
             tie_word_embeddings=bool(attr(tc, "tie_word_embeddings", default=False)) and not rest["lm_head"],
             embeddings=tuple(rest["embeddings"]), layers=tuple(layers), final_norm=tuple(rest["final_norm"]),
             lm_head=tuple(rest["lm_head"]), other=tuple(rest["other"]), basis="transformers", basis_note=note,
-            assumptions=tuple(reader.assumptions + assumptions), warnings=(note,) + tuple(notes),
+            assumptions=tuple(reader.assumptions + assumptions),
+            warnings=(note,) + tuple(notes) + ((unread,) if unread else ()),
             skipped=tuple(skipped), **dq)
     except ValidationError as exc:
         err = exc.errors()[0]

@@ -22,6 +22,7 @@ from kvplan.checkpoint import (  # noqa: F401 - re-exported: pages and tests imp
     busiest_rank, categorize, compare_rows, engine_with_checkpoint_weights, layer_index, load_options, parse_header,
     rank_bytes, read_local, read_local_header, shape_mismatches, shards_from_index,
     source_text)
+from kvplan.units import counted
 from kvplan.web import hub
 from kvplan.web.state import MAX_LOCAL_PATH  # characters of a local path the app takes (the link key 'ckd' too)
 
@@ -144,4 +145,4 @@ def read_hub(repo_id: str, revision: str = "main", *, env: dict | None = None,
     for t in tensors:
         if t.dtype not in DTYPE_BITS:
             raise hub.HubError(f"{repo_id}: tensor {t.name[:120]!r} has dtype {t.dtype[:20]!r}, unknown to kvplan")
-    return Checkpoint(repo_id, tensors, len(names), [f"{len(names)} safetensors file(s), headers by range requests"])
+    return Checkpoint(repo_id, tensors, len(names), [f"{counted(len(names), 'safetensors file')}, headers by range requests"])

@@ -3,7 +3,7 @@
 import streamlit as st
 
 from kvplan.errors import ConfigError, PlanInputError
-from kvplan.web import views
+from kvplan.web import figures, views
 from kvplan.web.checkpoint import Checkpoint, CheckpointError, compare_rows
 from kvplan.web.hub import HubError
 
@@ -26,7 +26,7 @@ def show(read, spec, weight_format: str | None = None) -> Checkpoint | None:
     except (HubError, CheckpointError, ConfigError, PlanInputError, OSError) as exc:
         st.warning(f"Safetensors headers: {views.esc(exc)}")
         return None
-    st.markdown(f"**{views.esc(ckpt.source)}**: {len(ckpt.tensors):,} tensors in {ckpt.files} file(s), "
+    st.markdown(f"**{views.esc(ckpt.source)}**: {len(ckpt.tensors):,} tensors in {figures.counted(ckpt.files, 'file')}, "
                 f"{ckpt.total_bytes:,} B ({views.gib(ckpt.total_bytes)}), from the headers (no weights read).")
     fmt = lambda rows: [{k: f"{v:,}" if isinstance(v, int) else v for k, v in r.items()} for r in rows]
     views.html_table(fmt(ckpt.rows()), DTYPE_COLUMNS)

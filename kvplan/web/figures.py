@@ -15,7 +15,7 @@ from _plotly_utils.utils import convert_to_base64
 from kvplan.paging import Paging
 from kvplan.plan import Plan, RankPlan, SweepPoint
 from kvplan.params import ParamBreakdown
-from kvplan.units import GiB
+from kvplan.units import GiB, counted  # noqa: F401  (counted: the pages' and views' plural)
 from kvplan.weights import WeightBytes
 
 SEGMENTS = ("weights", "workspace", "recurrent states", "KV in use", "free KV", "headroom", "not planned")
@@ -30,10 +30,18 @@ _LAYOUT = dict(margin=dict(l=10, r=10, t=50, b=10), legend=dict(orientation="h",
 # 63-character title at its 59th): a longer one puts its second half in a subtitle
 TITLE_CHARS = 52
 SMALL = '<span style="font-size:13px">{}</span>'
+# every title 16 px below the chart's top, whatever its top margin: plotly centres it in the margin by default, so a
+# chart with the past-max band (BAND_MARGIN, 24 px more) drew its title 12 px lower than its neighbour's in the row
+TITLE_AT = dict(y=1, yref="container", yanchor="top", pad=dict(t=16))
 
 
 def _gib(n: int | float) -> float:
     return n / GiB
+
+
+def sequences(n: int) -> str:
+    """'1 sequence', '10,000,000 sequences'."""
+    return counted(n, "sequence")
 
 
 class Figure(go.Figure):
@@ -107,13 +115,13 @@ def _template(name: str, types: tuple[str, ...] = ()) -> dict:
     return out
 
 
-def figure(traces: list[dict], title: str, shapes: Sequence[tuple[dict, dict]] = (), **layout) -> Figure:
-    """A figure from trace dicts and a layout dict, not validated here (see ``Figure``)."""
-    lines = dict(shapes=[s for s, _ in shapes], annotations=[a for _, a in shapes]) if shapes else {}
-    return Figure(traces, dict(title=dict(text=title), **lines, **(_LAYOUT | layout)))
-
-
-_figure = figure  # its former name, which tests/test_app_figures.py reads
+def figure(traces: list[dict], title: str, shapes: Sequence[tuple[dict, dict | None]] = (), **layout) -> Figure:
+    """A figure from trace dicts and a layout dict, not validated here (see ``Figure``). ``shapes``: (shape, its
+    label or None) pairs."""
+    lines = dict(shapes=[s for s, _ in shapes]) if shapes else {}
+    if labels := [a for _, a in shapes if a]:
+        lines["annotations"] = labels
+    return Figure(traces, dict(title=dict(text=title, **TITLE_AT), **lines, **(_LAYOUT | layout)))
 
 
 def _bar(**props) -> dict:
@@ -124,37 +132,71 @@ def scatter(**props) -> dict:
     return dict(type="scatter", **props)
 
 
-def _hline(y: float, text: str, color: str = COLORS["device"], right: bool = False) -> tuple[dict, dict]:
-    """A dashed horizontal line across the plot at ``y`` (linear y axis) and its label."""
-    shape = dict(type="line", xref="paper", x0=0, x1=1, yref="y", y0=y, y1=y, line=dict(color=color, dash="dash"))
-    label = dict(xref="paper", x=1 if right else 0, xanchor="right" if right else "left", yref="y", y=y,
-                 yanchor="bottom", text=text, showarrow=False, font=dict(color=color))
-    return shape, label
+def _device_line(device_gib: float) -> tuple[tuple[dict, None], dict]:
+    """The device's memory as a dashed red line across the plot (linear GiB axis), named in the legend by a trace
+    that draws nothing ("device 79.19 GiB"): (the shape for ``figure``, the legend trace).
+
+    Not an annotation on the line: at the plot's left end it sat on whatever crossed the line there (DeepSeek-V4-Flash
+    at TP 1, 159 GiB on a 139.81 GiB H200, in Parallelism's first bar; a Budget bar or curve past the device)."""
+    line = dict(color=COLORS["device"], dash="dash")
+    shape = dict(type="line", xref="paper", x0=0, x1=1, yref="y", y0=device_gib, y1=device_gib, line=line)
+    key = scatter(x=[None], y=[None], mode="lines", name=f"device {device_gib:.2f} GiB", line=line, hoverinfo="skip")
+    return (shape, None), key
 
 
 MAX_TICKS = 8
+# the closest two context ticks may be (a ratio): 1.6 let "160k" (DeepSeek-V3's 163,840) beside "256k" overprint in a
+# half-page chart at 1400 px (~105 px a decade over 3.2 decades: 21 px apart for ~26 px labels), and plotly then
+# turned every label 30 degrees; 1.8x is 27 px there, and keeps 512 beside a max_model_len of 1,000 (1.95x)
+TICK_RATIO = 1.8
+# the narrowest plot a context axis is drawn in (a half-page column at 1400 x 1000: ~330 px between the axes), the
+# width of one tick character (plotly's 12 px tick font, digits and commas: <= 7 px) and the least gap between two
+# labels, px: a power of two is left out when its label would come nearer a kept one than that ("16M" and
+# "100,000,000", 0.78 decade apart on an axis of 5.8 decades, overprinted by 2 px)
+PLOT_PX, TICK_CHAR_PX, TICK_GAP_PX = 330, 7, 4
 
 
-def tick_values(x: Sequence[int]) -> list[int]:
+def tick_values(x: Sequence[int], keep: Sequence[int] = ()) -> list[int]:
     """Ticks for a log axis of context lengths that never collide: every length that is not a power
-    of two (the plan's own max_model_len) is kept, powers of two closer than 1.6x to one are dropped
-    (198k beside 256k would overprint), and past MAX_TICKS every other power of two is left out."""
+    of two (the plan's own max_model_len) is kept, and so is each of ``keep`` (the plan's length when it is a power
+    of two: 262,144 went unticked beside its neighbours), powers of two closer than TICK_RATIO to one are dropped
+    (198k beside 256k would overprint), past MAX_TICKS every other power of two is left out, and a power of two
+    whose label would touch a kept label's at PLOT_PX is dropped too."""
     xs = sorted(set(x))
     special = [n for n in xs if n & (n - 1)]
-    powers = [n for n in xs if not n & (n - 1) and all(max(n, m) / min(n, m) >= 1.6 for m in special)]
+    powers = [n for n in xs if not n & (n - 1) and all(max(n, m) / min(n, m) >= TICK_RATIO for m in special)]
     step = 1
     while len(powers[::step]) + len(special) > MAX_TICKS:
         step += 1
-    kept = powers[::step]
-    return sorted(set(kept) | set(special))
+    px_per_decade = PLOT_PX / (math.log10(xs[-1] / xs[0]) + 0.1)  # the range's 0.05 decade each side
+
+    def apart(a: int, b: int) -> bool:
+        need = (len(_tokens_tick(a)) + len(_tokens_tick(b))) / 2 * TICK_CHAR_PX + TICK_GAP_PX
+        return abs(math.log10(b / a)) * px_per_decade >= need
+
+    kept = special + [n for n in keep if n in xs and n not in special]
+    for n in powers[::step]:
+        if all(apart(n, k) for k in kept):
+            kept.append(n)
+    return sorted(kept)
 
 
-def _tokens_axis(x: Sequence[int], log_range: list[float] | None = None) -> dict:
-    """A log axis ticked at some of the swept context lengths: 512, 1k, 2k, ... (k = 1024 tokens); ``log_range``:
-    its range in log10 units (Plotly's own when None)."""
-    ticks = tick_values(x)
-    text = [f"{n // 1024:,}k" if n >= 1024 and n % 1024 == 0 else f"{n:,}" for n in ticks]
-    return dict(type="log", title=dict(text="context length (tokens)"), tickvals=ticks, ticktext=text,
+def _tokens_tick(n: int) -> str:
+    """A context tick's label: exact, short. 16,777,216 -> '16M' (it read '16,384k': eight such labels in a half-page
+    chart made plotly turn them all onto the axis title), 163,840 -> '160k', 690,592 -> '690,592'."""
+    if n >= 1024 * 1024 and n % (1024 * 1024) == 0:
+        return f"{n // (1024 * 1024):,}M"
+    return f"{n // 1024:,}k" if n >= 1024 and n % 1024 == 0 else f"{n:,}"
+
+
+def _tokens_axis(x: Sequence[int], log_range: list[float] | None = None, plan_len: int | None = None) -> dict:
+    """A log axis ticked at some of the swept context lengths: 512, 1k, 2k, ..., 1M, 2M (k = 1024 tokens, M = 1024k);
+    ``log_range``: its range in log10 units (Plotly's own when None)."""
+    ticks = tick_values(x, [plan_len] if plan_len else ())
+    text = [_tokens_tick(n) for n in ticks]
+    # tickangle 0: ticks at least TICK_RATIO apart do not collide; plotly's own "auto" turned them all 30 degrees
+    # onto the axis title when two long ones came near (100,000,000 beside 16M)
+    return dict(type="log", title=dict(text="context length (tokens)"), tickvals=ticks, ticktext=text, tickangle=0,
                 **({"range": log_range} if log_range else {}))
 
 
@@ -240,14 +282,13 @@ def rank_memory(plan: Plan) -> Figure:
     # "0 x 131,072 tokens" read as a load; say what it is: not one sequence of that length fits
     load = f"{n:,} x {plan.max_model_len:,} tokens" if n else f"not one sequence of {plan.max_model_len:,} tokens fits"
     title = f"Memory per GPU: {plan.gpu}, {load}"
+    line, key = _device_line(device)
     if len(title) <= TITLE_CHARS:
-        return figure(_segment_bars(labels, segs), title, [_hline(device, f"device {device:.2f} GiB")],
-                      barmode="stack", yaxis=gib_axis(plan.basis))
+        return figure([*_segment_bars(labels, segs), key], title, [line], barmode="stack", yaxis=gib_axis(plan.basis))
     # plotly does not wrap a title: a long one ran past its half-page column at 1400 px ("... 1,048,576 tokens fi")
     # (Streamlit's plotly.js draws no title.subtitle): a second, smaller line
-    return figure(_segment_bars(labels, segs), f"Memory per GPU: {plan.gpu},<br>{SMALL.format(load)}",
-                  [_hline(device, f"device {device:.2f} GiB")], barmode="stack", yaxis=gib_axis(plan.basis),
-                  margin=dict(l=10, r=10, t=70, b=10))
+    return figure([*_segment_bars(labels, segs), key], f"Memory per GPU: {plan.gpu},<br>{SMALL.format(load)}",
+                   [line], barmode="stack", yaxis=gib_axis(plan.basis), margin=dict(l=10, r=10, t=70, b=10))
 
 
 def _segment_bars(x: list, segs: list[dict[str, int]]) -> list[dict]:
@@ -262,27 +303,37 @@ def _segment_bars(x: list, segs: list[dict[str, int]]) -> list[dict]:
 
 PAST_MAX = "past max_position_embeddings"
 PAST_MAX_COLOR = "#7F7F7F"
+# a chart with the band: 24 px more top margin than _LAYOUT's, so the band's label (a line of 12 px text) sits
+# between the title and the plot area
+BAND_MARGIN = dict(l=10, r=10, t=74, b=10)
+# the right margin (px) of a memory chart whose last tick is a fit limit past the sweep: half its widest label
+# ("10,485,760", 10 characters of ~7 px at plotly's 12 px tick font = 70 px) and a few px more
+LIMIT_TICK_MARGIN = 40
 
 
 def past_max_region(x_right: int, model_max: int | None) -> list[tuple[dict, dict]]:
     """A grey band over the contexts longer than the model's ``max_position_embeddings``, up to ``x_right`` (the
     longest context drawn), and its label ("past max_position_embeddings (8,192)"), as a (shape, annotation) pair
-    for ``_figure``; none when the chart stays within it or the config gives no maximum. On a log x axis plotly
+    for ``figure``; none when the chart stays within it or the config gives no maximum. On a log x axis plotly
     places a shape in data units but an annotation in log10 units: the label sits right-aligned at the band's end
-    (x = log10(x_right); 524,288 -> 5.720) so it never runs off the chart."""
+    (x = log10(x_right); 524,288 -> 5.720) so it never runs off the chart, and just above the plot area (in the top
+    margin, under the title: a figure with the band takes ``BAND_MARGIN``), where no trace is drawn."""
     if not model_max or x_right <= model_max:
         return []
     shape = dict(type="rect", xref="x", x0=model_max, x1=x_right, yref="paper", y0=0, y1=1, fillcolor=PAST_MAX_COLOR,
                  opacity=0.15, line=dict(width=0), layer="below")
     # right-aligned at the band's right end (the axis' end): anchored left at model_max, a narrow band's label ran off
-    # the chart ("past max_positi" on DeepSeek-V3's 163,840 beside a limit of 618,538 tokens, half-width at 1400 px)
-    label = dict(xref="x", x=math.log10(x_right), xanchor="right", yref="paper", y=1, yanchor="top",
+    # the chart ("past max_positi" on DeepSeek-V3's 163,840 beside a limit of 618,538 tokens, half-width at 1400 px).
+    # Above the plot, not inside its top: there it sat on the lines (a rising memory curve's last points, a step line
+    # or the asked-concurrency line running along the top)
+    label = dict(xref="x", x=math.log10(x_right), xanchor="right", yref="paper", y=1, yanchor="bottom",
                  showarrow=False, text=f"{PAST_MAX} ({model_max:,})", font=dict(color=PAST_MAX_COLOR))
     return [(shape, label)]
 
 
 def memory_vs_context(points: Sequence[SweepPoint], device_bytes: int, concurrency: int,
-                      exact_limit: int | None = None, model_max: int | None = None, basis: str = "native") -> Figure:
+                      exact_limit: int | None = None, model_max: int | None = None, basis: str = "native",
+                      plan_len: int | None = None) -> Figure:
     """Memory the tightest rank needs (all but KV, plus KV in use) vs context length, with the device line.
 
     ``exact_limit``: the longest context that fits, when known exactly (one sequence); otherwise the
@@ -296,9 +347,9 @@ def memory_vs_context(points: Sequence[SweepPoint], device_bytes: int, concurren
     fits = [p.fits for p in points]
     colors = [COLORS["KV in use"] if f else COLORS["device"] for f in fits]
     inside = len(x) if not model_max else sum(1 for c in x if c <= model_max)
-    traces = [scatter(x=x[:inside], y=y[:inside], mode="lines+markers", name=f"needed for {concurrency} sequence(s)",
-                      marker=dict(color=colors[:inside]), line=dict(color=COLORS["weights"]),
-                      hovertemplate="%{x:,} tokens: %{y:.2f} GiB<extra></extra>")]
+    traces = [scatter(x=x[:inside], y=y[:inside], mode="lines+markers", name=f"needed for {sequences(concurrency)}",
+                       marker=dict(color=colors[:inside]), line=dict(color=COLORS["weights"]),
+                       hovertemplate="%{x:,} tokens: %{y:.2f} GiB<extra></extra>")]
     device = _gib(device_bytes)
     if exact_limit:
         traces.append(_vline_trace(exact_limit, max(device, *y), f"fits up to {exact_limit:,} tokens"))
@@ -308,17 +359,24 @@ def memory_vs_context(points: Sequence[SweepPoint], device_bytes: int, concurren
     if inside < len(x):  # from the last point within the maximum on, so the line does not break
         start = max(inside - 1, 0)
         traces.append(scatter(x=x[start:], y=y[start:], mode="lines+markers", name=f"{PAST_MAX} ({model_max:,})",
-                              marker=dict(color=colors[start:]), line=dict(color=PAST_MAX_COLOR, dash="dot"),
-                              hovertemplate="%{x:,} tokens: %{y:.2f} GiB, " + PAST_MAX + "<extra></extra>"))
-    return figure(traces, "Memory vs context length",
-                  [_hline(device, f"device {device:.2f} GiB"),
-                   *past_max_region(max(x + [exact_limit or 0]), model_max)],
-                  # a limit past the sweep (a hybrid's 524,288 beside a sweep to 32k) is ticked too: the axis ran on
-                  # past its last label to an unlabelled line. The range then ends a little past it (log10 units):
-                  # Plotly draws no label for a tick on the range's very end
-                  xaxis=_tokens_axis(x + [exact_limit], [math.log10(min(x)) - 0.05, math.log10(exact_limit) + 0.05])
-                  if exact_limit and exact_limit > max(x) else _tokens_axis(x),
-                  yaxis=dict(**gib_axis(basis, "GiB per GPU"), rangemode="tozero"))
+                               marker=dict(color=colors[start:]), line=dict(color=PAST_MAX_COLOR, dash="dot"),
+                               hovertemplate="%{x:,} tokens: %{y:.2f} GiB, " + PAST_MAX + "<extra></extra>"))
+    band = past_max_region(max(x + [exact_limit or 0]), model_max)
+    line, key = _device_line(device)
+    traces.append(key)
+    margin = dict(_LAYOUT["margin"], **(BAND_MARGIN if band else {}))
+    # a limit past the sweep (a hybrid's 524,288 beside a sweep to 32k) is ticked too: the axis ran on past its last
+    # label to an unlabelled line. The range then ends a little past it (log10 units): Plotly draws no label for a
+    # tick on the range's very end. That last label is centred on its tick, within 0.05 decade of the plot's edge:
+    # the right margin holds its half ("690,592", DeepSeek-V3 on 8 x H200, was cut at the chart's edge)
+    past = bool(exact_limit and exact_limit > max(x))
+    if past:
+        margin["r"] = LIMIT_TICK_MARGIN
+    return figure(traces, "Memory vs context length", [line, *band],
+                   margin=margin,
+                   xaxis=_tokens_axis(x + [exact_limit], [math.log10(min(x)) - 0.05, math.log10(exact_limit) + 0.05],
+                                      plan_len) if past else _tokens_axis(x, plan_len=plan_len),
+                   yaxis=dict(**gib_axis(basis, "GiB per GPU"), rangemode="tozero"))
 
 
 def fit_limit(points: Sequence[SweepPoint]) -> tuple[int, int] | None:
@@ -330,7 +388,7 @@ def fit_limit(points: Sequence[SweepPoint]) -> tuple[int, int] | None:
 
 
 def concurrency_vs_context(points: Sequence[SweepPoint], concurrency: int | None,
-                           model_max: int | None = None) -> Figure:
+                           model_max: int | None = None, plan_len: int | None = None) -> Figure:
     """Max concurrency and whole sequences vs context length; past ``model_max`` (max_position_embeddings) a
     grey band labelled so."""
     x = [p.context for p in points]
@@ -346,9 +404,10 @@ def concurrency_vs_context(points: Sequence[SweepPoint], concurrency: int | None
                               name=f"asked: {concurrency}",
                               line=dict(color=COLORS["device"], dash="dash")))
     ys = [v for p in points for v in (p.max_concurrency, p.max_num_seqs)] + ([concurrency] if concurrency else [])
-    return figure(traces, "Concurrency vs context length", past_max_region(max(x), model_max),
-                  xaxis=_tokens_axis(x),
-                  yaxis=dict(type="log", title=dict(text="sequences"), **_count_ticks(ys)))
+    band = past_max_region(max(x), model_max)
+    return figure(traces, "Concurrency vs context length", band, **({"margin": BAND_MARGIN} if band else {}),
+                   xaxis=_tokens_axis(x, plan_len=plan_len),
+                   yaxis=dict(type="log", title=dict(text="sequences"), **_count_ticks(ys)))
 
 
 def _count_ticks(values: Sequence[float]) -> dict:
@@ -440,12 +499,12 @@ def parallel_compare(plans: Sequence[Plan]) -> Figure:
             xs[0].append(layout_label(p))
             xs[1].append(f"stage {r.pp_stage}")
             segs.append(rank_segments(p, r))
-    lines = []
+    lines, traces = [], _segment_bars(xs, segs)
     if plans:
-        device = _gib(plans[0].ranks[0].device_bytes)
-        lines.append(_hline(device, f"device {device:.2f} GiB"))
-    return figure(_segment_bars(xs, segs), "Memory per GPU, by layout and pipeline stage", lines, barmode="stack",
-                  yaxis=gib_axis(plans[0].basis if plans else "native"))
+        line, key = _device_line(_gib(plans[0].ranks[0].device_bytes))
+        lines, traces = [line], [*traces, key]
+    return figure(traces, "Memory per GPU, by layout and pipeline stage", lines, barmode="stack",
+                   yaxis=gib_axis(plans[0].basis if plans else "native"))
 
 
 # ----------------------------------------------------------------------------- model: the layer strip

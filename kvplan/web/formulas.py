@@ -178,7 +178,10 @@ def _pool(plan: Plan, rank: RankPlan) -> str:
     cut = len(subtracted) if len(subtracted) <= 5 else -(-len(subtracted) // 2)
     words = "".join((r"\\ &\quad" if i == cut else "") + rf" - \text{{{w}}}" for i, (w, _) in enumerate(subtracted))
     numbers = "".join((r"\\ &\quad" if i == cut else "") + f" - {_g(b)}" for i, (_, b) in enumerate(subtracted))
-    return (rf"\begin{{aligned}}\text{{requested}} &= \lceil \text{{device}} \times u \rceil = {_g(requested)}\\"
+    # vllm-gaudi: u is a fraction of the memory free after loading (kvplan.vllm_gaudi), not of the device
+    rule = (r"\text{device} - (1 - u) \times \text{free}" if _term(rank, "reserved for HPUGraphs") is not None
+            else r"\lceil \text{device} \times u \rceil")
+    return (rf"\begin{{aligned}}\text{{requested}} &= {rule} = {_g(requested)}\\"
             rf"\text{{pool}} &= \text{{requested}}{words}\\ &= {_g(requested)}{numbers} = {_g(rank.kv_pool_bytes)}"
             rf"\end{{aligned}}")
 

@@ -17,7 +17,7 @@ from kvplan.picker import OBJECTIVES, TIE_BREAKS, Option, Picker, best_per_gpu, 
 from kvplan.prices import DEFAULT_PRICES, PRICES_READ, default_prices
 from kvplan.units import GiB
 from kvplan.web import cached, views, widgets
-from kvplan.web.figures import COLORS, Figure, figure, scatter
+from kvplan.web.figures import COLORS, Figure, counted, figure, scatter, sequences
 from kvplan.web.state import CUSTOM_GPU_BOUNDS, PlanState
 
 ALL_LAYOUTS = "gpus.all"  # session key: the table shows every layout, not the best one per GPU
@@ -210,13 +210,25 @@ def price_rows(state: PlanState) -> list[dict[str, Any]]:
              "yours": yours.get(p.gpu), "source": p.source} for p in DEFAULT_PRICES.values()]
 
 
+def workload_text(concurrency: int | None, max_len: int, what: str) -> str:
+    """The load the GPUs are ranked at, in words (Markdown; ``what``: the model and engine, escaped). A blank sidebar
+    concurrency reads "as many as fit" there (the Budget then fills every sequence that fits: 3 of 131,072 tokens for
+    Llama-3.1-8B on one H100), but the picker needs one load for every GPU and ranks at 1: the caption said
+    "Serving 1 sequence(s)" without why."""
+    head = f"Serving {sequences(concurrency or 1)} of {max_len:,} tokens ({what})"
+    if concurrency:
+        return head + ". Set the context and concurrency in the sidebar."
+    return head + (": the sidebar's concurrency is blank ('as many as fit'), so the GPUs are ranked at one sequence. "
+                   "Set the context and concurrency in the sidebar.")
+
+
 def rule_text(picker: Picker, max_len: int) -> str:
     """The ranking rule, in words (Markdown)."""
     where = "single-node layouts only (every replica inside one node)" if not picker.multi_node else \
         "layouts may span nodes"
     return (f"Ranked by **{OBJECTIVES[picker.objective]}**, {TIE_BREAKS[picker.objective]}; among layouts "
             f"that keep at least **{picker.headroom_floor * 100:g}%** of every GPU's memory free with "
-            f"{picker.concurrency} sequence(s) of {max_len:,} tokens running; {where}. "
+            f"{sequences(picker.concurrency)} of {max_len:,} tokens running; {where}. "
             "$ / M tokens = $ / hour ÷ (tokens/s bound × 3,600) × 10⁶, the bound being the decode roofline "
             "at this load (weights and KV read once per step; no prefill, no TP/PP communication: a ceiling).")
 
@@ -227,7 +239,7 @@ def _hover(o: Option, priced: bool) -> str:
     money = (f"${o.cost_per_hour:,.2f}/h, " + (f"${o.cost_per_million_tokens:,.3f}/M tokens, "
                                               if o.cost_per_million_tokens is not None else "")
              if priced and o.cost_per_hour is not None else "")
-    return (f"<b>{o.gpu} {o.layout}</b><br>{o.num_gpus} GPU(s), {o.num_nodes} node(s)<br>{money}"
+    return (f"<b>{o.gpu} {o.layout}</b><br>{counted(o.num_gpus, 'GPU')}, {counted(o.num_nodes, 'node')}<br>{money}"
             f"{o.tokens_per_s:,.0f} tokens/s bound ({o.bound}-bound)<br>{o.headroom_fraction:.0%} headroom")
 
 

@@ -340,8 +340,8 @@ def plan_caption(plan: Plan) -> str:
 
     head = "Last valid plan (an input above is refused): " if widgets.refusals() else ""
     return (f"{head}{esc(plan.model)}{basis_tag(plan.basis)} on {plan.num_gpus} x {plan.gpu} "
-            f"({plan.num_nodes} node(s)), {esc(engine_text(plan.engine, plan.engine_version))}, context "
-            f"{plan.max_model_len:,} tokens, block size {plan.block_size}")
+            f"({figures.counted(plan.num_nodes, 'node')}), {esc(engine_text(plan.engine, plan.engine_version))}, context "
+            f"{plan.max_model_len:,} tokens, {'page' if plan.engine == 'sglang' else 'block'} size {plan.block_size}")
 
 
 def startup_log(plan: Plan) -> None:
@@ -394,7 +394,7 @@ def plan_metrics(plan: Plan) -> None:
     metrics.metric("KV cache tokens", f"{plan.kv_cache_tokens:,}",
                    help=("SGLang's '#tokens'" if plan.engine == "sglang" else "vLLM's 'GPU KV cache size'") + ": "
                         + formulas.TOKENS_WORDS[formulas.tokens_rule(plan)])
-    metrics.metric("KV blocks", f"{plan.num_blocks:,}", help=f"block size {plan.block_size}, min over ranks")
+    metrics.metric("KV blocks", f"{plan.num_blocks:,}", help=f"{'page' if plan.engine == 'sglang' else 'block'} size {plan.block_size}, min over ranks")
 
 
 def tokens_note(plan: Plan) -> str | None:
@@ -496,7 +496,7 @@ def decode_bound(plan: Plan) -> None:
                    help=f"{bound.batch} sequences at {bound.context:,} tokens; an upper bound, not a forecast")
     metrics.metric("Bound by", bound.bound)
     metrics.metric("Read / step", gib(bound.bytes_per_step), help="Bytes read from GPU memory per decode step")
-    st.caption(f"At {bound.batch:,} sequence(s) of {bound.context:,} tokens.")
+    st.caption(f"At {figures.sequences(bound.batch)} of {bound.context:,} tokens.")
 
 
 def term_rows(plan: Plan) -> list[dict[str, str]]:
@@ -616,11 +616,11 @@ def replication_notes(spec: ModelSpec, tp: int) -> list[str]:
     if mla is not None:
         extra = " plus the DSA indexer key" if mla.kind == "mla_dsa" else ""
         notes.append(f"MLA: the latent cache (one {mla.latent_dim}"
-                     f"-wide vector per token per layer{extra}) is not split by TP: each of the {tp} rank(s) keeps "
+                     f"-wide vector per token per layer{extra}) is not split by TP: each of the {figures.counted(tp, 'rank')} keeps "
                      "all of it, "
                      "so KV bytes per rank do not shrink as TP grows.")
     elif tp > spec.num_key_value_heads:
-        notes.append(f"TP={tp} > {spec.num_key_value_heads} KV head(s): each rank keeps a whole KV head (vLLM "
+        notes.append(f"TP={tp} > {figures.counted(spec.num_key_value_heads, 'KV head')}: each rank keeps a whole KV head (vLLM "
                      f"max(1, kv_heads // tp)), so every KV head is stored on {tp // spec.num_key_value_heads} ranks; "
                      "the k/v projections are replicated the same way.")
     return notes
@@ -642,7 +642,7 @@ def paging_metrics(paging: Paging) -> None:
     metrics = row()
     metrics.metric("Sequences", f"{paging.num_sequences:,}")
     metrics.metric("Blocks allocated", f"{paging.allocated_blocks:,}",
-                   help=f"{paging.shared_blocks} shared prefix block(s)" if paging.shared_blocks else None)
+                   help=f"{figures.counted(paging.shared_blocks, 'shared prefix block')}" if paging.shared_blocks else None)
     metrics.metric("Slots allocated", f"{paging.allocated_slots:,}")
     metrics.metric("Slots used", f"{paging.used_slots:,}", help=f"{paging.logical_tokens:,} tokens in all sequences")
     metrics.metric("Slots wasted", f"{paging.wasted_slots:,}", f"{paging.waste_fraction:.1%} of allocated",
@@ -677,7 +677,7 @@ def paging_bytes(state: PlanState, paging: Paging) -> None:
                f"full-attention group's blocks take {format_bytes(paging.allocated_blocks * rank.bytes_per_block)}, "
                f"{format_bytes(paging.wasted_slots * rank.bytes_per_block // paging.block_size)} of it in empty slots. "
                f"The plan has {len(plan.kv_groups)} KV groups ({kinds}); every sequence also holds blocks of the "
-               f"{len(others)} other(s) ({held}), not counted here.")
+               f"{figures.counted(len(others), 'other')} ({held}), not counted here.")
 
 
 # ----------------------------------------------------------------------------- parallelism page
@@ -936,13 +936,13 @@ def vllm_rows(args: VllmArgs, command=None, auto: str = AUTO_DTYPE) -> list[dict
             shown = SGLANG_METHODS.get(value, value) + (
                 ", steps: SGLang's default (draft tokens // ngram max BFS breadth, 1 with its defaults)"
                 if default and value == "ngram" else
-                f", {knobs['num_speculative_tokens']} step(s)" + (" (default)" if default else "")) + (
+                f", {figures.counted(knobs['num_speculative_tokens'], 'step')}" + (" (default)" if default else "")) + (
                 f", draft {'head' if value == 'eagle3' else 'model'} {knobs['drafter']}"
                 if value in ("eagle3", "draft_model") and knobs.get("drafter") else "")
         elif name == "speculative_method":
             # draft_model's drafter is a smaller LM (a preset), not an EAGLE head: the row said "draft head llama-3.2-1b"
             kind = "draft model" if value == "draft_model" else "draft head"
-            shown = f"{value}, {knobs['num_speculative_tokens']} token(s)" + (
+            shown = f"{value}, {figures.counted(knobs['num_speculative_tokens'], 'token')}" + (
                 f", {kind} {knobs['drafter']}" if knobs.get("drafter") else "")
         elif isinstance(value, bool):
             shown = _flag_value(name, value)

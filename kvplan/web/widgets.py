@@ -891,7 +891,11 @@ def _page_links(pages: list, params: dict[str, str]) -> None:
 
 
 def share_url(params: dict[str, str]) -> str:
+    """This page's address with the plan's query; the root page's ``st.context.url`` has no path
+    ("http://host:8501"), so a "/" goes before the "?" there (it read "http://host:8501?v=1...")."""
     base = st.context.url or "/"
+    if not urllib.parse.urlsplit(base).path:
+        base += "/"
     query = urllib.parse.urlencode(params)
     return f"{base}?{query}" if query else base
 
