@@ -312,19 +312,26 @@ def _tower_rank_bytes(spec: ModelSpec, tp: int) -> int:
     return numel * elem
 
 
-def mtp_rank_bytes(spec: ModelSpec, layout: Layout, weight_format: str | None = None) -> int:
+def mtp_rank_bytes(spec: ModelSpec, layout: Layout, weight_format: str | None = None,
+                   own_embeddings: bool = False) -> int:
     """Bytes of the MTP layers (``spec.mtp_layers`` + ``mtp_other``) on one rank of the last stage, laid out
     as the decoder's layers are (the mtp_block is a DeepseekV2DecoderLayer: TP / EP as the LM; eh_proj and the
     norms whole). Embeddings and head are the target's (shared), so none are added. The checkpoint's per-layer
     formats of MTP layer j are the overrides at layer index len(spec.layers) + j (kvplan.quantization.
     format_overrides), renumbered to j here.
+    ``own_embeddings``: the draft keeps its own embed_tokens (vLLM under PP > 1: llm_base_proposer.
+    _maybe_share_embeddings shares the target's only when the PP group has one rank, read in the 0.17.0 / 0.29.0
+    wheels), vocab padded to 64 and split over TP as the target's.
     Worked number: DeepSeek-V3 fp8-block at TP 8: see tests/test_towers_mtp.py; nvidia/GLM-5.2-NVFP4 keeps its MTP
-    layer (model.layers.78*) in bf16: 19,905,840,640 B on one rank, not 5,709,643,344 at NVFP4."""
+    layer (model.layers.78*) in bf16: 19,905,840,640 B on one rank, not 5,709,643,344 at NVFP4. Qwen3.5-35B-A3B
+    under PP: 1,689,281,536 + 248,320 x 2,048 x 2 B = 2,706,400,256 B at TP 1."""
     def build() -> int:
         n = len(spec.layers)
         mine = tuple(o.model_copy(update={"layers": tuple(i - n for i in o.layers if i >= n)})
                      for o in spec.quantization_overrides if any(i >= n for i in o.layers))
-        draft = spec.model_copy(update={"layers": spec.mtp_layers, "embeddings": (), "final_norm": (), "lm_head": (),
-                                        "other": spec.mtp_other, "quantization_overrides": mine, "mtp_layers": ()})
+        draft = spec.model_copy(update={"layers": spec.mtp_layers, "embeddings": spec.embeddings if own_embeddings
+                                        else (), "final_norm": (), "lm_head": (), "other": spec.mtp_other,
+                                        "quantization_overrides": mine, "mtp_layers": ()})
         return _rank_weight_bytes(draft, Layout(tp=layout.tp, dp=layout.dp, ep=layout.ep), 0, weight_format)
-    return spec.memo(("mtp", layout.tp, layout.dp, layout.ep, weight_format), build) if spec.mtp_layers else 0
+    return spec.memo(("mtp", layout.tp, layout.dp, layout.ep, weight_format, own_embeddings), build) if (
+        spec.mtp_layers) else 0

@@ -31,7 +31,7 @@ from kvplan.errors import PlanInputError
 from kvplan.gpus import GpuSpec
 from kvplan.hf_config import QUANT_NAME_HINT
 from kvplan.kv import kv_dtype_bytes
-from kvplan.layers import ATTENTION_KINDS, STATE_KINDS, cache_parts, heads_per_rank
+from kvplan.layers import ATTENTION_KINDS, STATE_KINDS, LinearAttentionState, cache_parts, heads_per_rank
 from kvplan.parallel import (
     Layout, check_layout, kv_heads_on_rank, mtp_rank_bytes, pp_partition, rank_weight_bytes, stage_distinct,
     tower_rank_bytes, uses_mla,
@@ -202,6 +202,27 @@ def _kv_parts(cache) -> tuple:
     return (cache,)
 
 
+def spec_conv_layers(layers: list[tuple[DecoderLayer, int]], num_spec: int) -> list[tuple[DecoderLayer, int]]:
+    """``layers`` with each gated-DeltaNet state (``LinearAttentionState``: Qwen3-Next / Qwen3.5, Kimi-Linear) holding
+    ``num_spec`` more conv columns: with speculative decoding (any method) vLLM shapes the conv state (conv_dim,
+    conv_kernel - 1 + num_speculative_tokens) (layers/mamba/mamba_utils.py ``gated_delta_net_state_shape`` /
+    ``kda_state_shape`` num_spec, read in the 0.11.0 and 0.29.0 wheels), so the state page, and the attention block
+    aligned to it, grow. Inputs: (layer, count) pairs, the draft token count; the same pairs out, states widened.
+    Worked number: Qwen3.6-35B-A3B (conv_dim 8,192, kernel 4, fp32 recurrent 32 x 128 x 128) with 2 draft tokens:
+    8,192 x (3 + 2) x 2 B + 2,097,152 = 2,179,072 B a page (2,146,304 without), so the fp8 attention block is
+    2,179,072 / (2 x 2 x 256 x 1 B) = 2,128 tokens, vLLM's "Setting attention block size to 2128 tokens". Mamba-2 /
+    short-conv states (num_spec there too from some release) are left as they are: not read for every release."""
+    if not num_spec:
+        return layers
+    out = []
+    for layer, n in layers:
+        if isinstance(layer.cache, LinearAttentionState):
+            layer = layer.model_copy(update={"cache": layer.cache.model_copy(
+                update={"conv_kernel": layer.cache.conv_kernel + num_spec})})
+        out.append((layer, n))
+    return out
+
+
 def kv_groups(layers: list[tuple[DecoderLayer, int]], block_size: int, tp: int, kv_b: int, state_b: int, max_len: int,
               in_flight: int, spec_blocks: int = 0, align: bool = False, all_mode: bool = False,
               checkpoint: bool | None = None, release: tuple = ()) -> tuple[list[KVGroup], int, int]:
@@ -289,6 +310,19 @@ def _dsv4_needed_bytes(groups: list[KVGroup], max_len: int, block_size: int, in_
 # mamba_block_size = block_size, the same cdiv(max_model_len, block_size) pages) before 0.28.0
 MAMBA_ALL_MODE_TYPES = frozenset({"bamba", "falcon_h1", "granitemoehybrid", "jamba", "mamba", "mamba2", "nemotron_h",
                                   "zamba2"})
+
+
+# the families whose MTP layers vLLM loads from the checkpoint's mtp.* modules -> their draft's model file
+# (vllm/model_executor/models, 0.17.0 - 0.29.0 wheels); SGLang MTP on them is refused (plan())
+QWEN_MTP_TYPES = {"qwen3_next": "qwen3_next_mtp", "qwen3_5_text": "qwen3_5_mtp", "qwen3_5_moe_text": "qwen3_5_mtp",
+                  "qwen3_5": "qwen3_5_mtp", "qwen3_5_moe": "qwen3_5_mtp"}
+
+# What a vLLM MTP plan leaves out (shown as a warning in every one; read in the 0.29.0 wheel: gpu_model_runner.py
+# _dummy_sampler_run runs the rejection sampler on 2 x max_num_seqs rows of logits when speculating)
+MTP_UNCOUNTED = ("MTP draft (vLLM): its layers' weights (embeddings and head shared with the target) and their KV "
+                 "layers are planned, and a recurrent layer's extra state page and conv column per draft token; the "
+                 "rejection sampler's warm-up, the proposer's buffers, its forward in the profiling run and its CUDA "
+                 "graphs are not (~0.1 GiB beside Qwen3.8-27B on one RTX 5090: measure them)")
 
 
 def _mamba_cache_mode(engine: EngineConfig, prof: VllmProfile, model_type: str = "") -> str:
@@ -831,7 +865,9 @@ def _rank_budget(spec, gpu, engine, layout, stage, draft, mnbt, max_seqs, act_b,
         vllm_allocator_rounding_bytes(spec, layout, st, engine.weight_format))) if engine.engine == "vllm" and (
         engine.weights_bytes is None or engine.weights_basis == "checkpoint headers") else 0
     weights += alloc
-    mtp_bytes = mtp_rank_bytes(spec, layout, engine.weight_format) if draft and engine.weights_bytes is None else 0
+    # under PP the vLLM draft keeps its own embed_tokens (mtp_rank_bytes own_embeddings)
+    mtp_bytes = mtp_rank_bytes(spec, layout, engine.weight_format, engine.engine == "vllm" and layout.pp > 1) if (
+        draft and engine.weights_bytes is None) else 0
     weights += mtp_bytes
     # an EAGLE / EAGLE-3 head (kvplan.drafter) loads in the same "Model loading took" window, on the last stage; the
     # target checkpoint's headers hold none of it
@@ -871,8 +907,10 @@ def _rank_budget(spec, gpu, engine, layout, stage, draft, mnbt, max_seqs, act_b,
                     "its own embed_tokens / lm_head copies are the next row, freed after the pool is sized "
                     "(set_embed_and_head)") if engine.engine == "sglang" else
                    (f"{len(spec.mtp_layers)} multi-token-prediction layer(s) for --speculative-config method mtp "
-                    f"({engine.num_speculative_tokens} tokens): vllm/model_executor/models/deepseek_mtp.py; "
-                    "embeddings and head shared with the target")),
+                    f"({engine.num_speculative_tokens} tokens): vllm/model_executor/models/"
+                    f"{QWEN_MTP_TYPES.get(spec.model_type, 'deepseek_mtp')}.py; "
+                    + ("its own embed_tokens under PP (shared only at PP 1), lm_head shared with the target"
+                       if layout.pp > 1 else "embeddings and head shared with the target"))),
         head_bytes and Term(
             name=f"{engine.speculative_method} draft head (in weights)", bytes=head_bytes, basis="exact",
             applied=False, source=drafter.weights_source(head, engine.draft, tp)),
@@ -1237,7 +1275,13 @@ def plan(spec: ModelSpec, gpu: GpuSpec, engine: EngineConfig = EngineConfig(), l
                               if shipped else
                               f"{spec.name}: no multi-token-prediction layers to load for MTP speculative decoding")
                              + " (kvplan models them for the DeepSeek-V3 / GLM MoE families, num_nextn_predict_layers "
-                             "> 0)")
+                             "> 0, and on vLLM for Qwen3-Next / Qwen3.5, mtp_num_hidden_layers > 0)")
+    if mtp and engine.engine == "sglang" and spec.model_type in QWEN_MTP_TYPES:
+        raise PlanInputError(sglang.SPECULATIVE_FLAG, f"{spec.name}: SGLang's Qwen3-Next / Qwen3.5 MTP draft (NEXTN "
+                             "over the mtp.* layers, with its own recurrent-state pool) is not modelled by kvplan; "
+                             "kvplan plans this model's MTP on vLLM (--speculative-config method mtp)")
+    if mtp and engine.engine == "vllm":
+        warnings.append(MTP_UNCOUNTED)
     head_layers = ()  # an EAGLE head's attention layers, which join the last stage's KV groups
     if engine.speculative_method in drafter.DRAFT_METHODS:  # refused here when kvplan does not model it
         drafter.check_plan(engine.draft, engine.engine, layout, spec)
@@ -1269,6 +1313,7 @@ def plan(spec: ModelSpec, gpu: GpuSpec, engine: EngineConfig = EngineConfig(), l
     spec_blocks += 1 if align else 0  # "align" keeps two state pages, not one (MambaSpec.max_memory_usage_bytes)
     if all_mode and not vllm_has(prof.version, "mamba_all_draft_pages"):
         spec_blocks = 0  # "all" is cdiv(max_model_len, block_size) pages through 0.21.0, + the draft pages from 0.22.0
+    conv_spec = engine.num_speculative_tokens if speculating and engine.engine == "vllm" and not v0 else 0
     ranks: list[RankPlan] = []
     sglang_mamba = None  # the MambaPool of an SGLang hybrid (under PP: the stage with the fewest slots)
     sglang_dsv4_pools: list[tuple[float, int, int]] = []  # DeepSeek-V4 on SGLang: (bpft, available, fixed) a stage
@@ -1295,13 +1340,15 @@ def plan(spec: ModelSpec, gpu: GpuSpec, engine: EngineConfig = EngineConfig(), l
         target_layers = layers
         if head_key is not None:  # the EAGLE head's attention layers join the last stage's KV groups too
             layers = layers + distinct_layers(head_layers)
+        if conv_spec:  # gated-DeltaNet conv states hold a column per draft token (spec_conv_layers)
+            layers = spec_conv_layers(layers, conv_spec)
         if v0:  # one uniform cache over every attention layer (V0 CacheEngine)
             groups, bytes_per_block = vllm_v0.kv_group(layers, block_size, kv_tp, kv_b, len_rank)
             bs = block_size
         else:
             groups, bytes_per_block, bs = spec.memo(  # the same for every GPU of a picker sweep
                 ("groups", layout.pp, stage, block_size, kv_tp, kv_b, state_b, len_rank, in_flight, draft, spec_blocks,
-                 align, all_mode, checkpoint, head_key, dsv4_release),
+                 align, all_mode, checkpoint, head_key, dsv4_release, conv_spec),
                 lambda: kv_groups(layers, block_size, kv_tp, kv_b, state_b, len_rank, in_flight, spec_blocks, align,
                                   all_mode, checkpoint, dsv4_release))
         weights, terms, pool = budgets[stage]

@@ -696,8 +696,16 @@ def format_overrides(scheme: QuantScheme, spec_fields: Mapping[str, Any], field_
     (Llama-3.1-8B, ``ignore: ["lm_head", "model.layers.0.self_attn.q_proj"]``): one override,
     layers (0,), attention q_proj, "unquantized".
     """
-    ignore = _Entries(scheme.ignore, f"{field_name}.ignore") if scheme.ignore else _NO_ENTRIES
-    mods = _Entries([m for m, _ in scheme.per_module], f"{field_name}.per_module") if scheme.per_module else _NO_ENTRIES
+    # a Qwen3-Next / Qwen3.5 MTP draft (its fc, kvplan.families.qwen3_next.mtp_fields) is named mtp.* in the
+    # checkpoint; DeepSeek / GLM MTP layers (eh_proj) are model.layers.{num_hidden_layers + j}
+    own_names = bool(spec_fields.get("mtp_layers")) and any(
+        getattr(c, "name", "") == "fc" for c in spec_fields.get("mtp_other") or ()) and any(
+        _names_mtp(e) for e in (*scheme.ignore, *(m for m, _ in scheme.per_module)))
+    ignore_list, mtp_ignore_list = _split_mtp(scheme.ignore) if own_names else (scheme.ignore, scheme.ignore)
+    mod_names = [m for m, _ in scheme.per_module]
+    mod_list, mtp_mod_list = _split_mtp(mod_names) if own_names else (mod_names, mod_names)
+    ignore = _Entries(ignore_list, f"{field_name}.ignore") if any(ignore_list) else _NO_ENTRIES
+    mods = _Entries(mod_list, f"{field_name}.per_module") if any(mod_list) else _NO_ENTRIES
     formats = [fmt for _, fmt in scheme.per_module]
 
     def decide(hit_ignore, hit_mod, category, comp) -> str:
@@ -745,10 +753,18 @@ def format_overrides(scheme: QuantScheme, spec_fields: Mapping[str, Any], field_
 
     top = [FormatOverride(category=c, name=comp.name, format=f) for c, comp, f in tops if f != plain(c, comp)]
     # The MTP layers (ModelSpec.mtp_layers, loaded for MTP speculative decoding only) are checkpoint layers
-    # num_hidden_layers + j: an ignore list names them by that index (nvidia/GLM-5.2-NVFP4: "model.layers.78*").
-    # Their overrides carry those indices, past the decoder's, so only parallel.mtp_rank_bytes reads them.
-    results += [_layer_formats(len(layers) + j, layer, ignore, mods, decide)
-                for j, layer in enumerate(spec_fields.get("mtp_layers") or ())]
+    # num_hidden_layers + j: an ignore list names them by that index (nvidia/GLM-5.2-NVFP4: "model.layers.78*"),
+    # or, where the checkpoint names them mtp.layers.{j} (Qwen3-Next / Qwen3.5: "mtp*", "mtp.layers.0.self_attn.
+    # q_proj"), the entries naming "mtp" do, read at index j (_split_mtp). Their overrides carry the indices past the
+    # decoder's, so only parallel.mtp_rank_bytes reads them.
+    if own_names:
+        mtp_ignore = _Entries(mtp_ignore_list, f"{field_name}.ignore") if any(mtp_ignore_list) else _NO_ENTRIES
+        mtp_mods = _Entries(mtp_mod_list, f"{field_name}.per_module") if any(mtp_mod_list) else _NO_ENTRIES
+        results += [_layer_formats(j, layer, mtp_ignore, mtp_mods, decide)
+                    for j, layer in enumerate(spec_fields.get("mtp_layers") or ())]
+    else:
+        results += [_layer_formats(len(layers) + j, layer, ignore, mods, decide)
+                    for j, layer in enumerate(spec_fields.get("mtp_layers") or ())]
     found: dict[tuple, list[int]] = {}  # (category, name, format, experts) -> layers
     # What differs from the plain format depends on the layer's result alone: worked out once per
     # distinct result (identical layers share one result object, kept alive by ``results`` for this call).
@@ -763,6 +779,35 @@ def format_overrides(scheme: QuantScheme, spec_fields: Mapping[str, Any], field_
     out = top + [FormatOverride(layers=tuple(ls), category=c, name=n, format=f, experts=e)
                  for (c, n, f, e), ls in found.items()]
     return shipped, tuple(out), _wholly_unquantized(layers, out)
+
+
+_MTP_HEAD = re.compile(r"mtp(?=[.*?\[]|$)")  # an entry naming the mtp.* modules (Qwen3-Next / Qwen3.5 checkpoints)
+
+
+def _names_mtp(entry: str) -> bool:
+    """Whether a module entry names the ``mtp.*`` modules: it starts with ``mtp`` (``mtp*``, ``mtp.fc``,
+    ``mtp.layers.0.self_attn.q_proj``), or it is a regex mentioning ``mtp`` (GPTQ's ``-:.*mtp.*``)."""
+    return bool(_MTP_HEAD.match(entry)) or (entry.startswith("re:") and "mtp" in entry)
+
+
+def _split_mtp(entries) -> tuple[list[str], list[str]]:
+    """(the decoder's entries, the MTP layers' entries) of a list for a checkpoint that names its MTP modules
+    ``mtp.*`` (vLLM builds them under the prefix ``mtp``, qwen3_5_mtp.py, so an entry matches one side only).
+    Positions are kept (an entry that does not apply becomes "", which names nothing) so per-module formats stay
+    aligned. The MTP side: the ``mtp``-naming entries with ``mtp`` read as ``model`` (``mtp.layers.0*`` ->
+    ``model.layers.0*``, looked up at MTP layer index j; a regex's ``mtp`` likewise), and the entries naming no layer
+    (``lm_head``, ``*mlp.gate*``), which match any module; an entry naming a decoder layer (``...layers.5...``) is
+    the decoder's only. Worked example: ["lm_head", "mtp.fc", "model.layers.3.mlp.gate"] ->
+    (["lm_head", "", "model.layers.3.mlp.gate"], ["lm_head", "model.fc", ""])."""
+    target, mtp = [], []
+    for e in entries:
+        if _names_mtp(e):
+            target.append("")
+            mtp.append(e.replace("mtp", "model") if e.startswith("re:") else "model" + e[3:])
+        else:
+            target.append(e)
+            mtp.append("" if "layers" in e else e)
+    return target, mtp
 
 
 def _layer_formats(i: int, layer, ignore: _Entries, mods: _Entries, decide) -> tuple:

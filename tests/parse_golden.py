@@ -57,6 +57,10 @@ is a "shared" one): the entries of the six configs with that layout, ``fixture:g
 weight bytes unchanged (the MTP layer is outside them).
 And when the ignore lists were read on the MTP layers too (checkpoint layer num_hidden_layers + j): ``preset:glm-5.2-nvfp4``
 only (its "model.layers.78*" keeps the MTP layer bf16), digest(); weight bytes unchanged; no other entry moved.
+When the Qwen3.5 / 3.6 / 3.8 MTP layer was built (mtp_num_hidden_layers, families/qwen3_next.mtp_fields; the spec's
+mtp_layers / mtp_other and a "1 multi-token-prediction layer(s)" skipped line): the eight Qwen3.5-family presets and
+the two Qwen3.6 NVFP4 fixtures, digest() of each: ``spec_sha256`` and plan hashes; weight bytes unchanged (the MTP layer
+is outside them). qwen3-next-80b-a3b (no mtp_num_hidden_layers in the preset) unchanged.
 """
 
 import hashlib

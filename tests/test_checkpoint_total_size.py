@@ -7,7 +7,8 @@ public oracle for the weights a checkpoint ships. kvplan's side is the whole che
 (vision / audio towers) + ``mtp_rank_bytes(spec, tp=1)`` (MTP / nextn layers). The sum equals total_size to the
 byte for every preset below but two; the five multimodal ones match only with their vision tower counted
 (``TOWER_BYTES``: the named difference between the LM's bytes and total_size). Qwen3.5-27B's and -35B-A3B's indexes
-also hold one MTP layer kvplan does not build: the test adds its hand-derived bytes (``MTP_NOT_BUILT``).
+also hold one MTP layer, which kvplan builds for MTP speculation (families/qwen3_next.mtp_fields): ``mtp_rank_bytes``
+counts it, equal to its hand-derived bytes (``MTP_BYTES``).
 
 Sources: each total_size was found by exact-string search of public GitHub files (the search index's file id in
 each comment, with what the file is: an index, or a tool's sum of the checkpoint's tensor bytes, the same number);
@@ -112,7 +113,7 @@ TOTAL_SIZE = {
     # checkpoints' index: "total_size": 55562855904.0 with model.language_model.* names (a tool-output dump, id
     # 54362030165); the same total with "n_tensors 1199 ... n_language_mtp_parameters 27320697856, n_vision_parameters
     # 460730096, n_language_mtp_tensors 866, n_vision_tensors 333" (id 68305723776) and for Qwen/Qwen3.6-27B (15
-    # shards, id 56148059805). The MTP layer is MTP_NOT_BUILT's named difference.
+    # shards, id 56148059805). The MTP layer is MTP_BYTES', which kvplan builds.
     # (34,660,610,688 LM + 446,571,248 tower + 844,640,768 MTP) x 2 = 71,903,645,408. Source: Qwen/Qwen3.6-35B-A3B's
     # index, "total_size": 71903645408.0, 26 shards (a download smoke log, id 52861813616; "Receipt: Qwen3.6-35B-A3B
     # ships" it, id 68855521962; "auxiliary_checkpoint_bytes 2582424032" = tower + MTP beside
@@ -122,10 +123,10 @@ TOTAL_SIZE = {
     "qwen3.5-27b": (55_562_855_904, "Qwen3.5/3.6-27B index, 1199 tensors, 15 mtp.* (id 54362030165)"),
 }
 
-# Named differences kvplan does not build. Qwen3.5-27B ships one MTP layer (config mtp_num_hidden_layers 1; the
+# The MTP layers, outside the LM's bytes. Qwen3.5-27B ships one MTP layer (config mtp_num_hidden_layers 1; the
 # index's 15 mtp.* tensors: 1199 - 1184 in an MTP-less derivative's index, id 61368360812, whose total_size is
-# 54,713,457,120 = kvplan's LM + tower exactly). kvplan's qwen3_5 family builds no mtp_layers, so MTP speculation on
-# it is refused, not under-planned (plan.py). The layer, in bf16, from the preset's shapes:
+# 54,713,457,120 = kvplan's LM + tower exactly). kvplan's qwen3_5 family builds it (spec.mtp_layers / mtp_other,
+# loaded for MTP speculation, tests/test_qwen35_mtp.py). The layer, in bf16, from the preset's shapes:
 #   mtp.layers.0 (a full-attention decoder layer): q_proj [12288, 5120] 62,914,560 + k_proj, v_proj [1024, 5120]
 #   2 x 5,242,880 + o_proj [5120, 6144] 31,457,280 + q_norm, k_norm 2 x 256 + gate/up/down 3 x 89,128,960
 #   + 2 layer norms 2 x 5,120 = 372,255,232
@@ -137,7 +138,7 @@ TOTAL_SIZE = {
 #   524,288; 2 norms 4,096; 256 experts x 3 x [512, 2048] = 805,306,368 -> 836,246,016; + fc [2048, 4096] 8,388,608
 #   + 3 norms 6,144 = 844,640,768 params x 2 B = 1,689,281,536 (id 69395936378's auxiliary 2,582,424,032 B
 #   = 893,142,496 tower + 1,689,281,536).
-MTP_NOT_BUILT = {"qwen3.5-27b": 849_398_784, "qwen3.5-35b-a3b": 1_689_281_536}
+MTP_BYTES = {"qwen3.5-27b": 849_398_784, "qwen3.5-35b-a3b": 1_689_281_536}
 
 # The named difference: a multimodal checkpoint's total_size = the language model's bytes + its towers' (bf16).
 TOWER_BYTES = {
@@ -159,11 +160,10 @@ def checkpoint_total_bytes(name: str) -> int:
 def test_checkpoint_bytes_equal_index_total_size(name):
     total_size, _source = TOTAL_SIZE[name]
     spec = load_preset(name)
-    assert mtp_rank_bytes(spec, Layout(tp=1)) == 0  # kvplan builds no MTP layers for any of these
+    assert mtp_rank_bytes(spec, Layout(tp=1)) == MTP_BYTES.get(name, 0)  # the two Qwen3.5 MTP layers, else none
     assert tower_rank_bytes(spec, 1) == TOWER_BYTES.get(name, 0)
-    extra = MTP_NOT_BUILT.get(name, 0)
-    assert weight_bytes(spec).total_bytes + TOWER_BYTES.get(name, 0) + extra == total_size
-    assert checkpoint_total_bytes(name) + extra == total_size
+    assert weight_bytes(spec).total_bytes + TOWER_BYTES.get(name, 0) + MTP_BYTES.get(name, 0) == total_size
+    assert checkpoint_total_bytes(name) == total_size
 
 
 @pytest.mark.parametrize("name", sorted(n for n in TOTAL_SIZE if not n.startswith("gpt-oss")))
@@ -171,7 +171,7 @@ def test_unquantized_total_size_is_two_bytes_a_parameter(name):
     # A 16-bit checkpoint (tied embeddings stored once): total_size = 2 x (LM + tower parameters), the comments'
     # arithmetic; a mismatch here would point at the parameter count, not at the format.
     p = count_params(load_preset(name))
-    assert TOTAL_SIZE[name][0] == 2 * (p.total_params + p.tower_params) + MTP_NOT_BUILT.get(name, 0)
+    assert TOTAL_SIZE[name][0] == 2 * (p.total_params + p.tower_params + p.mtp_params)
 
 
 @pytest.mark.parametrize(("name", "hidden", "layer_numel"), [("qwen3.5-27b", 5_120, 372_255_232),
@@ -183,8 +183,8 @@ def test_qwen3_5_mtp_layer_is_the_difference(name, hidden, layer_numel):
     full = next(layer for layer in spec.layers if any(c.name == "q_proj" for c in layer.attention))
     numel = sum(c.numel for c in (*full.attention, *full.mlp, *full.router, *full.norms, *full.other))
     assert numel + (full.experts.numel if full.experts else 0) == layer_numel
-    assert (layer_numel + hidden * 2 * hidden + 3 * hidden) * 2 == MTP_NOT_BUILT[name]
-    assert count_params(spec).mtp_params == 0 and not spec.mtp_layers  # not built: MTP plans are refused
+    assert (layer_numel + hidden * 2 * hidden + 3 * hidden) * 2 == MTP_BYTES[name]
+    assert count_params(spec).mtp_params * 2 == MTP_BYTES[name] == mtp_rank_bytes(spec, Layout(tp=1))
 
 
 def test_gpt_oss_20b_breakdown():

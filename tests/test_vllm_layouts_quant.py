@@ -25,7 +25,7 @@ from kvplan.engines import EngineConfig
 from kvplan.errors import PlanInputError
 from kvplan.gpus import get_gpu
 from kvplan.hf_config import load_config_text
-from kvplan.parallel import Layout, rank_weight_bytes, tower_rank_bytes
+from kvplan.parallel import Layout, mtp_rank_bytes, rank_weight_bytes, tower_rank_bytes
 from kvplan.plan import plan
 from kvplan.presets import preset_config
 from kvplan.quantization import read_quantization_config
@@ -313,12 +313,13 @@ def test_qwen3_6_35b_a3b_nvfp4_on_gb10_marlin_keeps_checkpoint_bytes():
         assert vllm_quant_layout_extra_bytes(spec, Layout(), 0, None, gpu, "0.22") == 0
     lm = rank_weight_bytes(spec, Layout())  # 20,825,033,460 B
     tower = tower_rank_bytes(spec, 1)  # the ViT, 893,142,496 B
-    # kvplan does not build Qwen3.5 / 3.6 MTP: its one layer in bf16, by hand (H 2048, 16 x 256 heads with the
+    # the MTP layer (kvplan.families.qwen3_next.mtp_fields, bf16: nvidia ignores "mtp*"), by hand (H 2048, 16 x 256 heads with the
     # output gate, 2 KV heads, 256 experts of I 512, one shared expert): fc 4096 -> 2048 8,388,608 + 3 norms 6,144;
     # layer norms 4,096; q 8,192 x 2,048 = 16,777,216, k, v 512 x 2,048 = 2,097,152, o 2,048 x 4,096 = 8,388,608,
     # q/k norms 512; router 524,288; experts 256 x 3 x 2,048 x 512 = 805,306,368; shared 3,145,728 + gate 2,048
     mtp = 2 * (8_388_608 + 6_144 + 4_096 + 16_777_216 + 2_097_152 + 8_388_608 + 512 + 524_288 + 805_306_368
                + 3_145_728 + 2_048)  # 1,689,281,536 B
+    assert mtp_rank_bytes(spec, Layout()) == mtp  # the whole MTP plan: tests/test_qwen35_mtp.py
     total = lm + tower + mtp
     assert round(total / GiB, 2) == 21.80  # -0.13 GiB (-0.6 %) under the log; 0.02 under the checkpoint's size
     assert close_gib(total, 21.93)

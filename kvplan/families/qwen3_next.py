@@ -13,6 +13,9 @@ Qwen3.5 (transformers ``modular_qwen3_5.py``, ``modular_qwen3_5_moe.py``) is Qwe
   ``Qwen3_5ForConditionalGenerationConfig``); transformers keeps fp32 regardless.
 The released checkpoints are multimodal wrappers (model_type ``qwen3_5`` / ``qwen3_5_moe`` with
 ``text_config`` and ``vision_config``); ``hf_config.text_decoder_config`` unwraps them.
+All three ship ``mtp_num_hidden_layers`` multi-token-prediction layers (``mtp.*`` in the checkpoint), which
+transformers does not build: kvplan builds them as ``mtp_layers`` / ``mtp_other`` (``mtp_fields``), loaded only for
+vLLM's MTP speculative decoding.
 """
 
 from typing import Any
@@ -73,7 +76,7 @@ def build_qwen3_next(r, model_type: str) -> dict[str, Any]:
         is_moe = [True] * n_layers
     else:
         experts, is_moe = None, [False] * n_layers
-    if any(is_moe):
+    if any(is_moe) or (not qwen35 and experts.num_experts > 0):  # the MTP layer may be MoE too
         shared = gated_mlp(h, r.int("shared_expert_intermediate_size"), prefix="shared_expert.") + (
             Linear(name="shared_expert_gate", in_features=h, out_features=1, shard="replicated",
                    quantizable=False),)
@@ -91,7 +94,37 @@ def build_qwen3_next(r, model_type: str) -> dict[str, Any]:
                 made[key] = DecoderLayer(cache=cache, attention=attn, mlp=gated_mlp(h, r.int("intermediate_size")),
                                          norms=norms)
         layers.append(made[key])
-    return llama_tail(r, h=h, n_layers=n_layers, nq=nq, nkv=nkv, hd=hd, vocab=vocab, layers=layers)
+    fields = llama_tail(r, h=h, n_layers=n_layers, nq=nq, nkv=nkv, hd=hd, vocab=vocab, layers=layers)
+
+    def mtp_layer(j: int) -> DecoderLayer:  # Qwen3-Next decides MoE by the MTP layer's own index j ("mtp.layers.j")
+        moe = "moe" in model_type if qwen35 else (j not in mlp_only and experts.num_experts > 0 and (j + 1) % step == 0)
+        return made.get(("full_attention", moe)) or (
+            moe_layer(full, full_attn, norms, h, experts, shared) if moe else
+            DecoderLayer(cache=full, attention=full_attn, mlp=gated_mlp(h, r.int("intermediate_size")), norms=norms))
+    fields.update(mtp_fields(r, h, mtp_layer))
+    return fields
+
+
+def mtp_fields(r, h: int, layer_at) -> dict[str, Any]:
+    """The multi-token-prediction layers vLLM loads with ``--speculative-config '{"method": "mtp"}'`` (or
+    "qwen3_next_mtp"; vllm/model_executor/models/qwen3_5_mtp.py ``Qwen3_5MultiTokenPredictor``, qwen3_next_mtp.py,
+    read in the 0.20.0 and 0.29.0 wheels): ``mtp_num_hidden_layers`` (absent: none) full-attention decoder layers
+    ``mtp.layers.{j}`` (``layer_at(j)``: the target's full-attention layer, MoE or dense as the target's), then once
+    ``fc`` (ColumnParallelLinear 2h -> h, no bias, gather_output: its output split over TP) and three RMSNorms
+    ``pre_fc_norm_embedding``, ``pre_fc_norm_hidden``, ``norm`` [h]. fc is priced 16-bit (``quantizable=False``): vLLM
+    forces it unquantized under modelopt_fp4 (the NVFP4 checkpoints store it bf16, vllm PR #38650) and the FP8
+    checkpoints list ``mtp.fc`` in ``modules_to_not_convert``. The draft's embed_tokens / lm_head are the target's
+    (llm_base_proposer._maybe_share_embeddings / _maybe_share_lm_head: an MTP draft always shares them on one PP
+    stage), so none is added. Not in transformers' model: ``count_params.mtp_params``.
+    Worked number: Qwen3.6-35B-A3B (h 2,048): the MoE full-attention layer 836,246,016 + fc 4,096 x 2,048 =
+    8,388,608 + 3 x 2,048 = 844,640,768 parameters (1,689,281,536 B in bf16)."""
+    n = r.int("mtp_num_hidden_layers", 0, minimum=0) if r.has("mtp_num_hidden_layers") else 0
+    if not n:
+        return {}
+    other = (Linear(name="fc", in_features=2 * h, out_features=h, shard="column", quantizable=False),
+             rms("pre_fc_norm_embedding", h), rms("pre_fc_norm_hidden", h), rms("norm", h))
+    return {"mtp_layers": tuple(layer_at(j) for j in range(n)), "mtp_other": other,
+            "skipped": (f"{n} multi-token-prediction layer(s) (loaded only for speculative decoding)",)}
 
 
 MODEL_TYPES = {
