@@ -116,11 +116,12 @@ def test_a_tampered_key_is_named_and_falls_back():
 CARRIED = {"mm_limits": (("image", 0), ("video", 2)), "mm_processor_kwargs": (("max_pixels", 1003520),
                                                                             ("size.longest_edge", 1280)),
            "skip_mm_profiling": True, "model_runner": "V1", "cudagraph_mode": "PIECEWISE", "compile_cache": "warm",
-           "sglang_aiter_honor_explicit_mem_fraction": True}
+           "sglang_aiter_honor_explicit_mem_fraction": True, "vllm_graph_reserved_mem": 0.4}
 KEYS = {"mm_limits": ("mml", "image:0,video:2"),
         "mm_processor_kwargs": ("mmpk", "max_pixels:1003520,size.longest_edge:1280"),
         "skip_mm_profiling": ("skmp", "1"), "model_runner": ("mr", "V1"), "cudagraph_mode": ("cgm", "PIECEWISE"),
-        "compile_cache": ("cc", "warm"), "sglang_aiter_honor_explicit_mem_fraction": ("aiter", "1")}
+        "compile_cache": ("cc", "warm"), "sglang_aiter_honor_explicit_mem_fraction": ("aiter", "1"),
+        "vllm_graph_reserved_mem": ("grm", "0.4")}
 
 
 @pytest.mark.parametrize("name", sorted(CARRIED))
