@@ -95,3 +95,17 @@ def test_sidebar_knob_only_for_gaudi(gpu, shown):
         at.number_input(key="w.vllm_graph_reserved_mem").set_value(0.3).run()
         assert state(at).vllm_graph_reserved_mem == 0.3 and at.query_params["grm"] == "0.3"
         assert not [e for e in at.error if "graph reserved" in plain(e.value)]
+        at.number_input(key="w.vllm_graph_reserved_mem").set_value(1.0).run()  # nothing left for the KV cache
+        assert state(at).vllm_graph_reserved_mem == 0.3
+        assert "graph reserved mem = 1.0: must be at least 0 and below 1. Planning 0.3." in [
+            plain(e.value) for e in at.error]
+
+
+def test_a_linked_reserve_on_a_cuda_gpu_is_named_in_the_sidebar():
+    at = run_app({"v": "1", "grm": "0.4"})  # H100-SXM: no knob, but the kept value is named, open or closed
+    assert "Set: vllm_graph_reserved_mem=0.4" in [plain(c.value) for c in at.sidebar.caption]
+    at.session_state["kv.knobs"] = True
+    at.run()
+    assert "VLLM_GRAPH_RESERVED_MEM=0.4 is read by vllm-gaudi only: not planned on H100-SXM" in [
+        plain(c.value) for c in at.sidebar.caption]
+    assert not at.exception
