@@ -1,6 +1,7 @@
 """Import carries the launch settings the core plans beyond the sidebar's main inputs: --limit-mm-per-prompt
 (mm_limits), --mm-processor-kwargs, --skip-mm-profiling, VLLM_USE_V2_MODEL_RUNNER (model_runner), --compilation-config
-cudagraph_mode, the compile cache and SGLang's SGLANG_AITER_HONOR_EXPLICIT_MEM_FRACTION: each a PlanState field with a
+cudagraph_mode, the compile cache, vllm-gaudi's VLLM_GRAPH_RESERVED_MEM and SGLang's
+SGLANG_AITER_HONOR_EXPLICIT_MEM_FRACTION: each a PlanState field with a
 link key (a tampered value named and replaced by the default), planned, set by Apply, listed in the Import table."""
 
 import contextlib
