@@ -29,6 +29,7 @@ def engine_from_args(args):
                   mm_encoder_tp_mode=args.mm_encoder_tp_mode,
                   speculative_method="mtp" if args.mtp_tokens else "none", num_speculative_tokens=args.mtp_tokens,
                   triton_kernels=getattr(args, "triton_kernels", None),
+                  vllm_graph_reserved_mem=getattr(args, "vllm_graph_reserved_mem", None),
                   sglang_aiter_honor_explicit_mem_fraction=getattr(args, "sglang_aiter_honor_explicit_mem_fraction",
                                                                    False))
     fields |= speculative_args(args)
@@ -363,6 +364,9 @@ def add_commands(sub) -> None:
                    help="also when vLLM turns it off itself (no GPU P2P, TP across nodes)")
     p.add_argument("--sampler", choices=("auto", "pytorch", "flashinfer"), default="auto",
                    help="top-k/top-p path of vLLM's dummy sampler run (VLLM_USE_FLASHINFER_SAMPLER)")
+    p.add_argument("--vllm-graph-reserved-mem", type=float, default=None, metavar="FRACTION",
+                   help="Intel Gaudi (vllm-gaudi): the env VLLM_GRAPH_RESERVED_MEM, the share of the usable memory "
+                        "kept for HPU graphs, 0 <= x < 1 (default 0.1; 0 with --enforce-eager); ignored on other GPUs")
     p.add_argument("--triton-kernels", action=argparse.BooleanOptionalAction, default=None,
                    help="vLLM 0.10.2 - 0.11.x: OpenAI's triton_kernels is installed (the vllm/vllm-openai image; "
                         "MXFP4 MoE then takes the Triton layout on Hopper); --no-triton-kernels: a pip install "

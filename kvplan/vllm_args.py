@@ -26,6 +26,7 @@ model 'meta-llama/Llama-3.1-70B', tensor_parallel_size 4, max_model_len 32000.
 """
 
 import json
+import math
 import re
 import shlex
 from collections.abc import Callable
@@ -208,6 +209,8 @@ class VllmArgs(BaseModel):
     mm_limits: tuple[tuple[str, int], ...] = ()
     mm_processor_kwargs: tuple[tuple[str, int], ...] = ()  # --mm-processor-kwargs keys kvplan reads
     model_runner: str = "auto"  # VLLM_USE_V2_MODEL_RUNNER=0 / 1 before the command: "V1" / "V2"
+    # VLLM_GRAPH_RESERVED_MEM=x before the command (vllm-gaudi: the share of usable memory kept for HPU graphs)
+    vllm_graph_reserved_mem: float | None = None
     skip_mm_profiling: bool = False  # --skip-mm-profiling
     mm_encoder_tp_mode: str = "weights"
     speculative_method: str = "none"  # "mtp" (an MTP method), "ngram", "eagle" / "eagle3", "draft_model"
@@ -236,6 +239,8 @@ class VllmArgs(BaseModel):
             out["model_runner"] = self.model_runner
         if self.cudagraph_mode is not None:
             out["cudagraph_mode"] = self.cudagraph_mode
+        if self.vllm_graph_reserved_mem is not None:
+            out["vllm_graph_reserved_mem"] = self.vllm_graph_reserved_mem
         return out
 
     def parallel_fields(self) -> dict[str, Any]:
@@ -368,6 +373,24 @@ def model_runner_env(value: str) -> str:
     except ValueError:
         raise PlanInputError("VLLM_USE_V2_MODEL_RUNNER", f"vLLM reads it with int(): 0 (V1 runner) or 1 (V2), got "
                              f"{value[:20]!r}") from None
+
+
+GRAPH_RESERVED_ENV = "VLLM_GRAPH_RESERVED_MEM"
+
+
+def graph_reserved_mem_env(value: str) -> float:
+    """VLLM_GRAPH_RESERVED_MEM's fraction: vllm-gaudi's hpu_worker.py reads float(os.environ.get(.., '0.1')), the share
+    of the usable memory kept for HPU graphs (kvplan.vllm_gaudi.graph_reserved_fraction). A non-number is refused (the
+    worker raises ValueError at start-up), and so is one outside 0 <= x < 1 (EngineConfig.vllm_graph_reserved_mem's
+    range: at 1 or more nothing is left for the KV cache). '0.4' -> 0.4."""
+    try:
+        fraction = float(value.strip())
+    except ValueError:
+        fraction = math.nan
+    if not 0 <= fraction < 1:
+        raise PlanInputError(GRAPH_RESERVED_ENV, f"must be a number from 0 to below 1 (the share of usable memory "
+                             f"vllm-gaudi keeps for HPU graphs; default 0.1), got {value[:20]!r}")
+    return fraction
 
 
 # vLLM speculative methods that load the target checkpoint's own MTP layers (config/speculative.py: "mtp" and
@@ -915,6 +938,8 @@ def parse_vllm_command(command: str, prefix: list[str] | tuple[str, ...] = (), d
         # the vllm/vllm-openai image is built with OpenAI's triton_kernels (a pip install of 0.10.2 - 0.11.x has
         # none): MXFP4 MoE on Hopper takes the Triton layout (kvplan.vllm_layouts.mxfp4_triton_kernels)
         values["triton_kernels"] = True
+    if (graph_env := env.get(GRAPH_RESERVED_ENV)) is not None:
+        values["vllm_graph_reserved_mem"] = graph_reserved_mem_env(graph_env)
     if (runner_env := env.get("VLLM_USE_V2_MODEL_RUNNER")) is not None:
         values["model_runner"] = model_runner_env(runner_env)
         if release is not None and release < (0, 12, 0):

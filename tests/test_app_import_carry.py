@@ -1,6 +1,7 @@
 """Import carries the launch settings the core plans beyond the sidebar's main inputs: --limit-mm-per-prompt
 (mm_limits), --mm-processor-kwargs, --skip-mm-profiling, VLLM_USE_V2_MODEL_RUNNER (model_runner), --compilation-config
-cudagraph_mode, the compile cache and SGLang's SGLANG_AITER_HONOR_EXPLICIT_MEM_FRACTION: each a PlanState field with a
+cudagraph_mode, the compile cache, vllm-gaudi's VLLM_GRAPH_RESERVED_MEM and SGLang's
+SGLANG_AITER_HONOR_EXPLICIT_MEM_FRACTION: each a PlanState field with a
 link key (a tampered value named and replaced by the default), planned, set by Apply, listed in the Import table."""
 
 import contextlib
@@ -116,11 +117,12 @@ def test_a_tampered_key_is_named_and_falls_back():
 CARRIED = {"mm_limits": (("image", 0), ("video", 2)), "mm_processor_kwargs": (("max_pixels", 1003520),
                                                                             ("size.longest_edge", 1280)),
            "skip_mm_profiling": True, "model_runner": "V1", "cudagraph_mode": "PIECEWISE", "compile_cache": "warm",
-           "sglang_aiter_honor_explicit_mem_fraction": True}
+           "sglang_aiter_honor_explicit_mem_fraction": True, "vllm_graph_reserved_mem": 0.4}
 KEYS = {"mm_limits": ("mml", "image:0,video:2"),
         "mm_processor_kwargs": ("mmpk", "max_pixels:1003520,size.longest_edge:1280"),
         "skip_mm_profiling": ("skmp", "1"), "model_runner": ("mr", "V1"), "cudagraph_mode": ("cgm", "PIECEWISE"),
-        "compile_cache": ("cc", "warm"), "sglang_aiter_honor_explicit_mem_fraction": ("aiter", "1")}
+        "compile_cache": ("cc", "warm"), "sglang_aiter_honor_explicit_mem_fraction": ("aiter", "1"),
+        "vllm_graph_reserved_mem": ("grm", "0.4")}
 
 
 @pytest.mark.parametrize("name", sorted(CARRIED))

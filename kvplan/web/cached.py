@@ -56,6 +56,8 @@ SERVING_KNOBS: dict[str, tuple[tuple[str, ...], str]] = {
     "cudagraph_mode": (("vllm",), "--compilation-config cudagraph_mode"),
     # not a flag: whether ~/.cache/vllm/torch_compile_cache holds this model's graphs at start-up
     "compile_cache": (("vllm",), "torch.compile cache at start-up"),
+    # read by vllm-gaudi only: the sidebar draws it for an Intel Gaudi GPU (the core warns on another one)
+    "vllm_graph_reserved_mem": (("vllm",), "VLLM_GRAPH_RESERVED_MEM (Intel Gaudi)"),
     # SGLang: --speculative-algorithm NEXTN / EAGLE on the checkpoint's MTP layers ("mtp") or NGRAM ("ngram"), and
     # --speculative-num-steps (kvplan.sglang.speculative_refusal: what it plans)
     "speculative_method": (("vllm", "sglang"), "--speculative-config method (mtp, ngram, eagle, eagle3 or "

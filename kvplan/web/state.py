@@ -131,6 +131,8 @@ class PlanState(BaseModel):
     model_runner: Literal["auto", "V1", "V2"] = "auto"
     cudagraph_mode: Literal["NONE", "PIECEWISE", "FULL_AND_PIECEWISE"] | None = None
     compile_cache: Literal["cold", "warm"] = "cold"
+    # Intel Gaudi (vllm-gaudi) only: VLLM_GRAPH_RESERVED_MEM, the share of usable memory kept for HPU graphs (None: 0.1)
+    vllm_graph_reserved_mem: float | None = None
     # ... and SGLang's
     max_total_tokens: int | None = None
     dp_attention_size: int = 1
@@ -195,14 +197,16 @@ def _int(lo: int, hi: int) -> Callable[[str], int]:
     return parse
 
 
-def _float(lo: float, hi: float, lo_open: bool = False) -> Callable[[str], float]:
+def _float(lo: float, hi: float, lo_open: bool = False, hi_open: bool = False) -> Callable[[str], float]:
     def parse(text: str) -> float:
         try:
             value = float(text)
         except ValueError:
             raise ValueError("not a number") from None
-        if not math.isfinite(value) or value > hi or value < lo or (lo_open and value == lo):
-            raise ValueError(f"must be {'above' if lo_open else 'at least'} {lo:g} and at most {hi:g}")
+        if not math.isfinite(value) or value > hi or value < lo or (lo_open and value == lo) or (
+                hi_open and value == hi):
+            raise ValueError(f"must be {'above' if lo_open else 'at least'} {lo:g} and "
+                             f"{'below' if hi_open else 'at most'} {hi:g}")
         return value
     return parse
 
@@ -452,6 +456,7 @@ FIELDS: tuple[Field, ...] = (
     Field("model_runner", "mr", _choice(MODEL_RUNNERS)),
     Field("cudagraph_mode", "cgm", _choice(CUDAGRAPH_MODES)),
     Field("compile_cache", "cc", _choice(COMPILE_CACHES)),
+    Field("vllm_graph_reserved_mem", "grm", _float(0.0, 1.0, hi_open=True), _fmt_float),  # EngineConfig's [0, 1)
     Field("max_total_tokens", "mtt", _int(1, 10**12)),  # a pool, not a sequence: past MAX_TOKENS
     Field("dp_attention_size", "dpa", _int(1, MAX_PARALLEL)),
     Field("moe_dense_tp_size", "mdtp", _int(1, MAX_PARALLEL)),

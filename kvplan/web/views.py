@@ -19,6 +19,7 @@ import streamlit as st
 
 from kvplan.engines import VLLM_PROFILES
 from kvplan.errors import KvplanError, PlanInputError
+from kvplan.gpus import get_gpu
 from kvplan.kv import kv_bytes_per_token, state_bytes_per_sequence
 from kvplan.layers import MLA_KINDS, STATE_KINDS
 
@@ -832,7 +833,8 @@ VLLM_KNOB_ROWS = {"decode_context_parallel_size": "--decode-context-parallel-siz
                   "enable_prefix_caching": "--enable-prefix-caching",
                   "mm_limits": "--limit-mm-per-prompt", "mm_processor_kwargs": "--mm-processor-kwargs",
                   "skip_mm_profiling": "--skip-mm-profiling", "model_runner": "VLLM_USE_V2_MODEL_RUNNER",
-                  "cudagraph_mode": "--compilation-config cudagraph_mode"}
+                  "cudagraph_mode": "--compilation-config cudagraph_mode",
+                  "vllm_graph_reserved_mem": "VLLM_GRAPH_RESERVED_MEM"}
 SGLANG_KNOB_ROWS = {"speculative_method": "--speculative-algorithm",
                     "disable_custom_all_reduce": "--disable-custom-all-reduce",
                     "max_total_tokens": "--max-total-tokens", "dp_attention_size": "--enable-dp-attention --dp",
@@ -1098,6 +1100,10 @@ def imported_state(state: PlanState, command) -> tuple[PlanState | None, str]:
         if said:
             imported = imported.model_copy(update={"weight_format": fmt})
             note += f" {said}."
+    if imported.vllm_graph_reserved_mem is not None and imported.engine == "vllm" and \
+            get_gpu(imported.gpu).vendor != "Intel":
+        note += (f" VLLM_GRAPH_RESERVED_MEM is read by vllm-gaudi only (Intel Gaudi): it changes nothing on "
+                 f"{imported.gpu}.")
     _check_knobs(imported)
     return imported, note + v0
 

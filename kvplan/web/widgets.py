@@ -24,7 +24,7 @@ from kvplan.drafter import DRAFT_METHODS, drafter_for_model, drafter_manifest
 from kvplan.engines import VLLM_DEFAULT_VERSION, VLLM_GPU_MEMORY_UTILIZATION, VLLM_PROFILES, vllm_release
 from kvplan.sglang import SGLANG_DEFAULT_VERSION, SGLANG_MAMBA_FULL_MEMORY_RATIO, SGLANG_PROFILES, SPECULATIVE_FLAG
 from kvplan.errors import KvplanError
-from kvplan.gpus import GPU_CATALOG
+from kvplan.gpus import GPU_CATALOG, get_gpu
 from kvplan.kv import KV_DTYPES
 from kvplan.paging import BLOCK_SIZES, vllm_block_size_choices, vllm_block_size_problem
 from kvplan.units import GiB
@@ -46,7 +46,8 @@ KNOBS, SHARE = "kv.knobs", "kv.share"  # the sidebar's lazy expanders (open or n
 # _serving_knobs)
 VLLM_ADVANCED = ("model_runner", "cudagraph_mode", "compile_cache")
 VLLM_ADVANCED_MM = ("mm_limits", "mm_processor_kwargs", "skip_mm_profiling")
-ADVANCED_KNOBS = {"vllm": VLLM_ADVANCED + VLLM_ADVANCED_MM, "sglang": ("sglang_aiter_honor_explicit_mem_fraction",),
+VLLM_GAUDI = ("vllm_graph_reserved_mem",)  # read by vllm-gaudi only: drawn for an Intel Gaudi GPU (_serving_knobs)
+ADVANCED_KNOBS = {"vllm": VLLM_ADVANCED + VLLM_ADVANCED_MM + VLLM_GAUDI, "sglang": ("sglang_aiter_honor_explicit_mem_fraction",),
                   "custom": ()}
 # What the Engine knobs expander always holds, per engine (the order it draws them).
 ENGINE_KNOBS = {
@@ -559,6 +560,13 @@ def _serving_knobs(state: PlanState) -> None:
              "default: PyTorch-native through 0.20.x, FlashInfer from 0.21.0, VLLM_USE_FLASHINFER_SAMPLER)", options=["auto", "pytorch", "flashinfer"])
         knob("usage_context", st.selectbox, "usage_context", "the batch defaults of vllm serve or of the offline LLM "
              "class", options=["serve", "llm"])
+        if get_gpu(current().gpu).vendor == "Intel":
+            knob("vllm_graph_reserved_mem", st.number_input, "graph reserved mem", "vllm-gaudi keeps this share of "
+                 "the usable memory for HPU graphs, from 0 to below 1 (default 0.1; 0 with enforce_eager)",
+                 value=None, min_value=0.0, max_value=1.0, step=0.05, format="%.3f", placeholder="0.1 (vllm-gaudi)")
+        elif (grm := current().vllm_graph_reserved_mem) is not None:  # a link's or Import's: kept, not planned here
+            st.caption(f"VLLM_GRAPH_RESERVED_MEM={BY_NAME['vllm_graph_reserved_mem'].format(grm)} is read by "
+                       f"vllm-gaudi only: not planned on {views.esc(current().gpu)}")
         _vllm_advanced(current(), knob)
     if state.engine in ("vllm", "sglang"):
         # spaced: "disable_custom_all_reduce" broke mid-word ("...all_reduc" / "e") beside the sidebar checkbox
