@@ -906,7 +906,8 @@ def _rank_budget(spec, gpu, engine, layout, stage, draft, mnbt, max_seqs, act_b,
                    "CUDACachingAllocator.cpp should_split); kvplan.vllm_alloc.vllm_allocator_rounding_bytes"),
         rope and Term(
             name="rotary cos/sin caches (in weights)", bytes=rope, basis="exact", applied=False,
-            source=_rope_source(spec, engine, layout, stage, act_b)),
+            source=spec.memo(("rope-text", layout.pp, stage, engine.vllm_version, act_b, engine.weight_format),
+                             lambda st=stage: _rope_source(spec, engine, layout, st, act_b))),
         sglang_extra and Term(
             name="SGLang layout extra (in weights)", bytes=sglang_extra, basis="derived", applied=False,
             source=f"{sglang_why} (kvplan.sglang.layout_extra_bytes, read in the sglang wheels)"),
