@@ -28,6 +28,7 @@ from kvplan.engines import (
 )
 from kvplan.engines import CudaGraphShape
 from kvplan.errors import PlanInputError
+from kvplan.families import deepseek_v4
 from kvplan.gpus import GpuSpec
 from kvplan.hf_config import QUANT_NAME_HINT
 from kvplan.kv import kv_dtype_bytes
@@ -38,13 +39,13 @@ from kvplan.parallel import (
 )
 from kvplan.spec import DecoderLayer, Linear, ModelSpec, distinct_layers
 from kvplan.units import DTYPE_BITS, GiB, MiB, cdiv
-from kvplan.weights import FLOAT_FORMATS, resolve_format
+from kvplan.weights import FLOAT_FORMATS, base_dtype, resolve_format, spec_formats
 from kvplan.vllm_alloc import vllm_allocator_rounding_bytes
 from kvplan.vllm_layouts import (  # _AWQ_FMT / _GPTQ_FMT / _WNA16_FMT: the int weight-only formats (Marlin MoE)
     _AWQ_FMT, _GPTQ_FMT, _WNA16_FMT, fp8_block_refusal, fp8_marlin_gpu, marlin_refusal, mxfp4_triton_kernels,
     quant_platform,
     vllm_fp8_marlin_extra_bytes, vllm_mla_dequant_bytes, vllm_mxfp4_extra_bytes,
-    vllm_quant_layout_extra_bytes, vllm_rope_cache_bytes,
+    vllm_quant_layout_extra_bytes, vllm_rope_cache_bytes, vllm_rope_tables,
 )
 from kvplan.vllm_mm import (
     loads_tower as engine_loads_tower, mm_profiled, vllm_mm_item_reads_length, vllm_mm_profile,
@@ -817,7 +818,7 @@ def _rank_budget(spec, gpu, engine, layout, stage, draft, mnbt, max_seqs, act_b,
     follows (Qwen3-VL's video, vLLM 0.11.0 - 0.12.0: kvplan.vllm_mm.vllm_mm_item_reads_length), None elsewhere; and
     SGLang on ROCm, whose aiter haircut reads whether the length passes 8192 (plan() keys that: ``sglang_long``)."""
     tp, last = layout.tp, layout.pp - 1
-    fp8_marlin = mxfp4_extra = 0
+    fp8_marlin = mxfp4_extra = quant_extra = 0
     weights = engine.weights_bytes if engine.weights_bytes is not None else rank_weight_bytes(
         spec, layout, stage, engine.weight_format)
     if engine.weights_bytes is None and engine.engine == "vllm":
@@ -894,8 +895,10 @@ def _rank_budget(spec, gpu, engine, layout, stage, draft, mnbt, max_seqs, act_b,
         vllm_k_eq_v_value_slot_bytes(spec, layout, st, engine.weight_format, act_b))) if (
         engine.engine == "vllm" and engine.weights_bytes is None) else 0
     weights += kv_slot
+    extras = any((mtp_bytes, head_bytes, head_rope, dm_bytes, kv_slot, mla_copy, alloc, rope, sglang_extra,
+                  fp8_marlin, mxfp4_extra, tower))  # a row "(in weights)" follows the weights row
     terms, pool = _budget(spec, gpu, engine, layout, weights, mnbt, max_seqs, act_b, mla, stage == last,
-                          stage == 0, mm_len)
+                          stage == 0, mm_len, _weights_source(spec, gpu, engine, quant_extra, extras))
     mxfp4_note = _mxfp4_layout_note(spec, gpu, engine) if mxfp4_extra else None
     # what "Model loading took" holds beside the parameters, each shown (not subtracted again) after the weights
     parts = [
@@ -941,8 +944,8 @@ def _rank_budget(spec, gpu, engine, layout, stage, draft, mnbt, max_seqs, act_b,
                    "CUDACachingAllocator.cpp should_split); kvplan.vllm_alloc.vllm_allocator_rounding_bytes"),
         rope and Term(
             name="rotary cos/sin caches (in weights)", bytes=rope, basis="exact", applied=False,
-            source="non-persistent cos/sin buffers, one per distinct get_rope instance: rows (by rope type and "
-                   "release) x rotary_dim x model dtype (gpt-oss fp32); kvplan.vllm_layouts.vllm_rope_cache_bytes"),
+            source=spec.memo(("rope-text", layout.pp, stage, engine.vllm_version, act_b, engine.weight_format),
+                             lambda st=stage: _rope_source(spec, engine, layout, st, act_b))),
         sglang_extra and Term(
             name="SGLang layout extra (in weights)", bytes=sglang_extra, basis="derived", applied=False,
             source=f"{sglang_why} (kvplan.sglang.layout_extra_bytes, read in the sglang wheels)"),
@@ -1230,7 +1233,9 @@ def plan(spec: ModelSpec, gpu: GpuSpec, engine: EngineConfig = EngineConfig(), l
     dsv4_release = vllm_release(prof.version) if engine.engine == "vllm" and not v0 and spec.model_type == "deepseek_v4" \
         else ()
     per_node = gpus_per_node or gpu.gpus_per_node
-    warnings: list[str] = list(spec.warnings)  # a generic or transformers-built spec says so in every plan
+    # a generic or transformers-built spec says so in every plan; DeepSeek-V4's note: only this engine's part
+    warnings: list[str] = [deepseek_v4.v4_plan_note(engine.engine) if w == deepseek_v4.VLLM_V4_NOTE else w
+                           for w in spec.warnings]
     if engine.weight_format:  # the user named the format: the "name says quantized" hint has been answered
         warnings = [w for w in warnings if not w.endswith(QUANT_NAME_HINT)]
     if dsv4_release and kv_b != 1:
@@ -1749,9 +1754,65 @@ def _check_dcp(engine: EngineConfig, prof: VllmProfile, tp: int) -> int:
     return dcp
 
 
+def _format_words(spec: ModelSpec, engine: EngineConfig) -> str:
+    """The weight format(s) of this plan's checkpoint, in the words of the weights row: "bf16 checkpoint" (Llama-3.1-8B),
+    "mxfp4 checkpoint, the rest bf16" (gpt-oss-120b), "fp8-block + mxfp4 checkpoint, the rest bf16" (DeepSeek-V4), the
+    format typed in ("served as fp8, the rest bf16")."""
+    fmt, overrides = resolve_format(spec, engine.weight_format)
+    if fmt in FLOAT_FORMATS:
+        return f"{fmt} checkpoint" if fmt == spec.dtype or engine.weight_format in (None, "auto") else \
+            f"served as {fmt} (the {spec.dtype} checkpoint cast)"
+    found = sorted({fmt, *(o.format for o in spec.quantization_overrides)} - {"unquantized"} if overrides else {fmt})
+    head = f"{' + '.join(found)} checkpoint" if engine.weight_format in (None, "auto") else f"served as {fmt}"
+    return f"{head}, the rest {base_dtype(spec, fmt)}"
+
+
+def _weights_source(spec: ModelSpec, gpu: GpuSpec, engine: EngineConfig, quant_extra: int, extras: bool) -> str:
+    """The source text of the weights row kvplan sums (not typed in): the loader, this checkpoint's format(s) and only
+    the layout this plan uses. Llama-3.1-8B on an H100, vLLM: "this rank's shards as vLLM's GPUModelRunner.load_model
+    holds them ("Model loading took"): bf16 checkpoint; plus the rows below marked (in weights)"."""
+    fmt = _format_words(spec, engine)
+    plus = "; plus the rows below marked (in weights)" if extras else ""
+    if engine.engine == "sglang":
+        return f"this rank's shards as SGLang's ModelRunner.load_model holds them (\"Load weight end\"): {fmt}{plus}"
+    if engine.engine == "custom":
+        return f"this rank's shards as kvplan lays them out: {fmt}{plus}"
+    loader = "the HPU model runner's load_model" if gpu.vendor == "Intel" else "GPUModelRunner.load_model"
+    layout_note = ""
+    if quant_extra:  # vllm_quant_layout_extra_bytes: 4-bit integer / NVFP4 layers in the layout vLLM's kernels want
+        kinds = {"NVFP4" if f.startswith("nvfp4") else "integer" for f in spec_formats(spec, engine.weight_format)
+                 if f.startswith("nvfp4") or any(r.match(f) for r in (_AWQ_FMT, _GPTQ_FMT, _WNA16_FMT))}
+        layout_note = (f"; the {' and '.join(sorted(kinds))} layers as vLLM repacks them for this GPU's kernels "
+                       f"({_signed_size(quant_extra)} against the checkpoint)")
+    return f"this rank's shards as vLLM's {loader} holds them (\"Model loading took\"): {fmt}{layout_note}{plus}"
+
+
+def _signed_size(n: int) -> str:
+    """A signed size in GiB, or MiB under 0.01 GiB: -32,243,712 -> "-0.03 GiB", -1,572,864 -> "-1.5 MiB"."""
+    return f"{n / GiB:+.2f} GiB" if abs(n) >= GiB / 100 else f"{n / MiB:+.1f} MiB"
+
+
+def _rope_source(spec: ModelSpec, engine: EngineConfig, layout: Layout, stage: int, act_b: int) -> str:
+    """The RoPE row's text: this model's cos/sin tables (positions x rotary dims x dtype), gpt-oss's fp32 named only
+    for gpt-oss. Llama-3.1-8B, vLLM 0.33: "vLLM's RoPE cos/sin table, built with the model (a buffer inside 'Model
+    loading took'): 131,072 positions x 128 dims x bf16"."""
+    tables = vllm_rope_tables(spec, layout, stage, engine.vllm_version)
+    half = engine.weight_format if engine.weight_format in ("bf16", "fp16") else (
+        spec.dtype if spec.dtype in ("bf16", "fp16") else "bf16")
+    sizes = "; ".join(f"{rows:,} positions x {dim} dims x {'fp32' if fp32 or act_b == 4 else half}"
+                      for rows, dim, fp32 in tables)
+    why = ""
+    if any(fp32 for _, _, fp32 in tables):
+        why = " (gpt-oss keeps its table in fp32)" if spec.model_type.startswith("gpt_oss") else \
+            " (the model keeps its table in fp32)"
+    many = f"{len(tables)} tables, one per distinct RoPE setting" if len(tables) > 1 else "table"
+    return f"vLLM's RoPE cos/sin {many}, built with the model (a buffer inside 'Model loading took'): {sizes}{why}"
+
+
 def _budget(spec, gpu, engine, layout, weights, mnbt, max_seqs, act_b, mla, last_stage=True, first_stage=True,
-            mm_len=None) -> tuple[list[Term], int]:
-    """The budget terms of one rank and the KV pool they leave."""
+            mm_len=None, weights_src: str = "") -> tuple[list[Term], int]:
+    """The budget terms of one rank and the KV pool they leave; ``weights_src``: the weights row's text where kvplan
+    sums the weights (``_weights_source``)."""
     total = gpu.memory_bytes
     device = Term(name="device memory", bytes=total, basis=gpu.memory_basis,
                   source=f"{gpu.name}: memory the runtime exposes (cudaMemGetInfo)")
@@ -1759,16 +1820,7 @@ def _budget(spec, gpu, engine, layout, weights, mnbt, max_seqs, act_b, mla, last
              source=("this rank's tensors in the checkpoint's safetensors headers" if engine.weights_basis ==
                      "checkpoint headers" else "typed in (Model loading took X GiB)") + (
                          f" ({engine.weights_source})" if engine.weights_source else "")
-             if engine.weights_bytes is not None else
-             "sum of this rank's shards as kvplan lays them out (SGLang model_executor/model_runner.py "
-             "ModelRunner.load_model: the \"Load weight end\" reading), plus every part listed below as \"(in "
-             "weights)\": the SGLang layout extras (kvplan.sglang.layout_extra_bytes), the MTP layers the NEXTN draft "
-             "worker loads, a vision tower" if engine.engine == "sglang" else
-             "sum of this rank's shards as kvplan lays them out (GPUModelRunner.load_model); vLLM: MXFP4 MoE "
-             "in the layout of its MoE backend (kvplan.vllm_layouts: Marlin / Triton / FlashInfer TRTLLM), GPTQ / AWQ "
-             "/ wNa16 as Marlin or Machete keep them, NVFP4 swizzled (Blackwell) or on Marlin, plus the RoPE cos/sin "
-             "tables (non-persistent buffers: kvplan.vllm_layouts.vllm_rope_cache_bytes), and every part listed below "
-             "as \"(in weights)\": MTP layers, an EAGLE head, MLA's 16-bit kv_b_proj copies, FP8 Marlin scales")
+             if engine.weights_bytes is not None else weights_src)
     if engine.engine == "custom":
         runtime = int(engine.runtime_gib * GiB)
         headroom = int(engine.headroom_gib * GiB)
@@ -1780,10 +1832,10 @@ def _budget(spec, gpu, engine, layout, weights, mnbt, max_seqs, act_b, mla, last
         st = b.settings
         frac = round(st.mem_fraction_static, 4)
         terms = [device, Term(name="CUDA context + NCCL (before the pre-load reading)", bytes=b.context, basis="fitted",
-                              source=f"{b.context_why}; SGLang {engine.sglang_version} profile, fitted to public "
-                                     "logs (kvplan.sglang)"), w,
+                              source=f"{b.context_why}; SGLang {engine.sglang_version}; estimate: fitted to "
+                                     "public SGLang logs"), w,
                  Term(name="loading overhead (in 'mem usage')", bytes=b.overhead, basis="fitted",
-                      source="Load weight end mem usage beyond the weights (kvplan.sglang.SGLANG_LOAD_OVERHEAD_BYTES)"),
+                      source="Load weight end mem usage beyond the weights; estimate: fitted to public SGLang logs"),
                  Term(name=f"left free: (1 - {frac}) x free before load", bytes=b.keep_free, basis="engine rule",
                       source=f"{st.rule} (gpu_mem {st.gpu_mem_mib} MiB, {st.gpu_mem_basis}); rest = available - "
                              "pre x (1 - mem_fraction_static), model_runner.profile_max_num_token")]
@@ -1863,18 +1915,18 @@ def _budget(spec, gpu, engine, layout, weights, mnbt, max_seqs, act_b, mla, last
             # vllm_compile_benchmark_bytes); a multimodal runner embeds outside the compiled graph
             clone = vllm_compile_benchmark_bytes(spec.vocab_size, spec.hidden_size, layout.tp, act_b)
             act = max(act, clone)
-    sampler_src = ("V2 model runner: the dummy sampler run holds the logits alone (model dtype)" if runner == "V2"
-                   else f"{path} sampler: fp32 logits x {copies} copies, fitted to public logs")
-    compile_src = (f"; cold torch.compile: {clone / GiB:.2f} GiB random copy of the embedding shard for inductor's "
-                   "combo-kernel benchmark (kvplan.engines.vllm_compile_benchmark_bytes; a warm compile cache skips "
-                   "it)" if clone else "")
+    sampler_src = ("the V2 model runner's dummy sampler run holds the logits alone (model dtype)" if runner == "V2"
+                   else f"{path} sampler: fp32 logits x {copies} copies")
+    compile_src = (f"; a cold torch.compile benchmarks a {clone / GiB:.2f} GiB random copy of the embedding shard "
+                   "(a warm compile cache skips it)" if clone else "")
     terms.append(Term(name=(f"activation peak: the encoder step ({encoder_peak.items} {encoder_peak.modality} "
                             f"item(s)), above the LM's {mnbt} batched tokens, {num_reqs} sampler rows")
                       if encoder_peak else f"activation peak ({mnbt} batched tokens, {num_reqs} sampler rows)", bytes=act,
                       basis="measured" if engine.activation_bytes is not None else
                       encoder_peak.basis if encoder_peak else "fitted",
-                      source=f"GPUModelRunner.profile_run + _dummy_sampler_run ({sampler_src}; error <= 0.25 GiB on "
-                             f"the pinned logs that print the torch peak){compile_src}{mm_src}. {POOL_ACCURACY}"))
+                      source=f"vLLM's profile run: a dummy forward, then the sampler ({sampler_src}); estimate: "
+                             f"within 0.25 GiB of the torch peak on the public logs that print it{compile_src}{mm_src}. "
+                             f"{POOL_ACCURACY}"))
     terms.append(nt_term)
     non_torch = nt_term.bytes
     state = 0
@@ -2155,7 +2207,7 @@ def _sglang_dsv4_engine(engine: EngineConfig) -> tuple[EngineConfig, str]:
     rule = sglang_dsv4.DSV4_LINE_RULES[engine.sglang_version]
     entries = ("584 B entries in pages padded to 576 B multiples (585 B a SWA / CSA token, 864 B an HCA token)"
                if rule == "page_padded" else "584 B entries")
-    note = (f"SGLang sizes DeepSeek-V4 by its own DSV4PoolConfigurator (kvplan.sglang_dsv4, rule {rule!r}): SWA pool of "
+    note = (f"SGLang {engine.sglang_version} sizes DeepSeek-V4 by its own DSV4PoolConfigurator (rule {rule!r}): SWA pool of "
             f"{ratio:g} x the full tokens on every layer, CSA compressed + indexer pools of "
             f"full / 4, HCA of full / 128, fp32 compressor states; {entries} whatever the KV dtype, page "
             f"{page}, max_running_requests {sglang_dsv4.DSV4_MAX_RUNNING_REQUESTS} unless given"
@@ -2228,8 +2280,8 @@ def _sglang_mamba_term(engine, m: "sglang.SglangMambaPool", layers=()) -> Term:
 # Qwen3.5-35B-A3B, the 0.20.2 Gemma-4-26B and 0.23 MiniMax-M3 TP-2 layouts) and +2 strict xfails (RTX 5090 0.29
 # Qwen3-4B bf16 +0.69 GiB, FP8 +0.82): 90 and 17. The xfails' pool gaps: Mistral-Small-3.2 at 0.11 -2.89 GiB ... Kimi-K2-Thinking +1.17,
 # DeepSeek-V3.2 with LMCacheConnectorV1 +4.58.
-POOL_ACCURACY = ("KV pool from launch flags: within max(1 %, 0.25 GiB) in 90 pinned vLLM pool tests; 17 miss "
-                 "(strict xfails, README: -2.89 to +1.17 GiB, +4.58 GiB with an LMCache connector)")
+POOL_ACCURACY = ("KV pool estimate: within max(1 %, 0.25 GiB) on 90 public vLLM logs, 17 miss by -2.89 to "
+                 "+1.17 GiB (+4.58 GiB with an LMCache connector)")
 
 
 # The V2 runner's estimate (0.29.0 - 0.33.0 v1/worker/gpu/cudagraph_utils.py profile_cudagraph_memory, read
@@ -2239,20 +2291,16 @@ POOL_ACCURACY = ("KV pool from launch flags: within max(1 %, 0.25 GiB) in 90 pin
 # V1's (kvplan.engines.cuda_graph_bytes) with its own per-layer growth, fitted to the two public V2 estimates
 # (Llama-3.1-8B, A100, 0.31.0: 1.44 GiB "peak activation" = the 0.98 GiB cold-compile copy + 0.46 estimate;
 # Qwen3.8-27B, RTX PRO 6000, 0.29.0: "0.69 GiB (estimated)").
-CUDA_GRAPH_AFTER_KV_SOURCE = ("128 MiB first capture + (graphs - 1) x 6 MiB per mode (fitted to the v0.19.0 "
-                              "gpt-oss-20b log; 0.51 vs 0.50 GiB logged on 0.10.1.1)")
+CUDA_GRAPH_AFTER_KV_SOURCE = ("128 MiB first capture + (graphs - 1) x 6 MiB per mode; estimate: fitted to a public "
+                              "gpt-oss-20b log, 0.51 GiB against 0.50 logged on 0.10.1.1")
 # kvplan.engines.cuda_graph_bytes from 0.18; error table: tests/test_vllm_cudagraph_estimate.py
 CUDA_GRAPH_ESTIMATE_SOURCE = (
-    "GPUModelRunner.profile_cudagraph_memory (0.18+): max(first PIECEWISE, first FULL capture) + (graphs - 1) x "
-    "per graph, each mode; per graph = layers x 192 KiB (256 with experts), first PIECEWISE = 80 MiB + 2 x largest "
-    "size x gate+up x act bytes, first FULL = FA3's 32 split accumulators (Hopper) else 4 MiB. Fitted to the 43 "
-    "llm-d-planner v0.19.0 H100 logs that print the parts: mean |error| 0.16 GiB (0.34 with the old 128 MiB + 6 MiB "
-    "a graph), within 0.25 GiB on 39 (26); misses: 24 - 26 MiB a graph on Llama-3.1-8B TP2, Mistral-Small-24B TP2 "
-    "and Granite-3.1-2B (-0.7 to -1.0 GiB), Llama-4-Scout TP4 (-0.41); an A100 with driver 535 logs 2.35 GiB for "
-    "Qwen3-8B (kvplan 0.68), a B300 0.76 for Gemma-4-31B (1.26)")
-V2_CUDAGRAPH_NOTE = ("; V2 runner (0.29+): PIECEWISE graphs measured, FULL extrapolated from its two largest "
-                     "(v1/worker/gpu/cudagraph_utils.py), 120 KiB a layer a graph: the A100 0.31.0 Llama-3.1-8B log "
-                     "implies 0.46 GiB (kvplan 0.44), the RTX PRO 6000 0.29.0 Qwen3.8-27B log estimates 0.69 (0.76)")
+    "vLLM's CUDA-graph memory estimate (profile_cudagraph_memory, 0.18+): the first capture + (graphs - 1) x per "
+    "graph, each mode; per graph = layers x 192 KiB (256 with experts). Estimate: within 0.25 GiB on 39 of 43 "
+    "public H100 logs (mean error 0.16 GiB), 4 miss by -0.41 to -1.0 GiB; an A100 log on driver 535 reads 2.35 "
+    "GiB for Qwen3-8B (kvplan 0.68), a B300 one 0.76 for Gemma-4-31B (1.26)")
+V2_CUDAGRAPH_NOTE = ("; the V2 model runner (0.29+) measures its PIECEWISE graphs and extrapolates FULL from the two "
+                     "largest, 120 KiB a layer a graph here: 2 public logs read 0.46 GiB (kvplan 0.44) and 0.69 (0.76)")
 
 
 def vllm_cuda_graph_shape(spec: ModelSpec, engine: EngineConfig, layout, gpu_name: str, act_b: int) -> CudaGraphShape:
@@ -2306,11 +2354,8 @@ def _vllm_fixed_terms(version, sampler, eager, no_custom_ar, tp, pp, nvlink, mnb
     path = sampler_path(prof, engine)
     non_torch, why = non_torch_bytes(prof, engine, tp, pp, nvlink, multicast, dp, arch)
     nt_term = Term(name="non-torch memory", bytes=non_torch, basis="fitted",
-                   source=f"memory_profiling non_torch_increase: {why} (vLLM {prof.releases}; kvplan.engines "
-                          "non_torch_bytes, fitted to public logs: error <= 0.12 GiB on the pinned logs that print it "
-                          "but the 0.10 TP 4 one (-0.54); a 0.27.1 RTX PRO 6000 TP 4 log's 'consumed' holds 1.70 GiB "
-                          "over the weights, torch buffers kept past the profile included (PCIe), "
-                          "tests/test_engine_nontorch.py)")
+                   source=f"vLLM's non_torch_increase: {why} (vLLM {prof.releases}); estimate: within 0.12 GiB on "
+                          "the public logs that print it, one 0.10 TP 4 log misses by -0.54 GiB")
     graphs = cuda_graph_bytes(prof, engine, max_seqs, mnbt, model_type, graph_shape, runner)
     graph_term = None
     if graphs:

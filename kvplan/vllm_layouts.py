@@ -927,16 +927,19 @@ def vllm_rope_cache_bytes(spec: ModelSpec, layout: Layout, stage: int, vllm_vers
     0.17+ ``DeepseekScalingRotaryEmbedding`` keeps fp32 when its custom op is enabled with FlashInfer present (an
     MLA table twice as large: +20 MiB for DeepSeek-V3), ROCm AITER's extra bf16 copy, LoRA's extra linear factors.
     Llama-3.1-8B: 131,072 x 128 x 2 B = 33,554,432 B (0.03125 GiB: the gap its pinned logs showed)."""
+    return sum(rows * dim * (4 if fp32 else dtype_bytes)
+               for rows, dim, fp32 in vllm_rope_tables(spec, layout, stage, vllm_version))
+
+
+def vllm_rope_tables(spec: ModelSpec, layout: Layout, stage: int, vllm_version: str) -> list[tuple[int, int, bool]]:
+    """The cos/sin tables ``vllm_rope_cache_bytes`` sums, one (rows, rotary_dim, fp32) per ``spec.rope_caches`` entry
+    a layer of stage ``stage`` uses (for the budget row's text). Llama-3.1-8B on 0.17: [(131072, 128, False)]."""
     if not spec.rope_caches:
-        return 0
+        return []
     kinds = {layer.cache.kind for layer, _ in stage_distinct(spec, layout.pp, stage)}
-    total = 0
-    for cache in spec.rope_caches:
-        used = kinds & set(cache.layer_types) if cache.layer_types else kinds & set(ATTENTION_KINDS)
-        if used:
-            rows = vllm_rope_rows(cache, vllm_version, spec.model_type)
-            total += rows * cache.rotary_dim * (4 if cache.fp32 else dtype_bytes)
-    return total
+    return [(vllm_rope_rows(cache, vllm_version, spec.model_type), cache.rotary_dim, cache.fp32)
+            for cache in spec.rope_caches
+            if (kinds & set(cache.layer_types) if cache.layer_types else kinds & set(ATTENTION_KINDS))]
 
 
 # ----------------------------------------------------------------------------- MLA: 16-bit W_UK / W_UV beside a

@@ -200,12 +200,11 @@ def budget(spec, gpu, engine, prof, layout, weights: int, mnbt: int, max_seqs: i
     terms.append(Term(name=f"activation peak ({mnbt} batched tokens, {rows} sampler rows)", bytes=act,
                       basis="measured" if engine.activation_bytes is not None else "fitted",
                       source=f"V0 profile_run on the driver worker: forward (MLP gate_up + its activation) or the "
-                             f"{path} sampler over fp32 logits x {copies} copies, whichever is larger (fitted to "
-                             "public V0 logs, tests/test_engine_v0.py)"))
+                             f"{path} sampler over fp32 logits x {copies} copies, whichever is larger; estimate: fitted "
+                             "to public V0 logs"))
     non_torch, why = non_torch_bytes(prof, engine, layout.tp, layout.pp, "NVLINK" in gpu.interconnect.upper())
     terms.append(Term(name="non-torch memory", bytes=non_torch, basis="fitted",
-                      source=f"memory_profiling non_torch_increase: {why} (V0, fitted to public logs; see "
-                             "kvplan.engines)"))
+                      source=f"vLLM's non_torch_increase: {why} (V0); estimate: fitted to public logs"))
     if not engine.enforce_eager:
         n = len(capture_sizes(max_seqs))
         graphs = VLLM_CUDA_GRAPH_FIRST_BYTES + (n - 1) * VLLM_CUDA_GRAPH_PER_GRAPH_BYTES

@@ -139,7 +139,10 @@ def test_plan_counts_it_in_vllm_weights_only():
     p = plan(spec, h100, EngineConfig(vllm_version="0.17", max_model_len=8192))
     assert p.ranks[0].weights_bytes == rank_weight_bytes(spec, Layout()) + 33_554_432
     w = next(t for t in p.ranks[0].terms if t.name == "weights")
-    assert "RoPE cos/sin" in w.source
+    assert "rows below marked (in weights)" in w.source
+    rope = next(t for t in p.ranks[0].terms if t.name == "rotary cos/sin caches (in weights)")
+    # the row states this model's table: 131,072 positions x 128 rotary dims x 2 B (bf16) = 33,554,432 B
+    assert rope.bytes == 33_554_432 and "131,072 positions x 128 dims x bf16" in rope.source
     # kaitchup (vLLM 0.5.4, A100-40GB): "Loading model weights took 14.9888 GB"; kvplan 14.9575 + 0.03125 = 14.9888
     p = plan(spec, get_gpu("A100-40GB"), EngineConfig(vllm_version="0.10", max_model_len=512))
     assert abs(p.ranks[0].weights_bytes / GiB - 14.9888) < 0.0001

@@ -187,14 +187,28 @@ VLLM_MODULE_NAMES = {
     ("router", "router"): ("ffn.gate",),
 }
 
-VLLM_V4_NOTE = ("DeepSeek-V4: vLLM block plans follow vLLM's own DSV4 layout (kvplan/vllm_dsv4.py: per-layer SWA, "
-                "compressed-KV, indexer and compressor-state specs, its grouping and packed pool), read from the 0.20 - "
-                "0.33 wheels and exact for 0.20 - 0.33 (0.31 - 0.33 keep the 0.29 - 0.30 layout for DeepseekV4ForCausalLM). "
-                "SGLang plans follow SGLang's own DSV4 pools (kvplan/sglang_dsv4.py: "
-                "DSV4PoolConfigurator's bytes per full token, exact for 0.5.14 - 0.5.23: 0.5.21 - 0.5.23 price the "
-                "padded pages; refused before 0.5.14). The vllm-convention per-sequence KV bytes (sliding window, 584 B fp8 entries, 132 B "
-                "indexer keys, fp32 compressor state) leave out block rounding and 576 B page alignment (an "
-                "approximation). Parameters and the transformers convention are exact.")
+# The model's note, in three parts: a plan carries only its engine's part (v4_plan_note); the model page all three.
+V4_VLLM_PART = ("DeepSeek-V4 on vLLM: the block plan follows vLLM's own DSV4 layout (per-layer SWA, compressed-KV, "
+                "indexer and compressor-state specs, its grouping and packed pool), exact for 0.20 - 0.33 "
+                "(0.31 - 0.33 keep the 0.29 - 0.30 layout for DeepseekV4ForCausalLM).")
+V4_SGLANG_PART = ("DeepSeek-V4 on SGLang: the plan follows SGLang's own DSV4 pools (DSV4PoolConfigurator's bytes per "
+                  "full token), exact for SGLang 0.5.14 - 0.5.23 (0.5.21 - 0.5.23 price the padded pages; refused "
+                  "before 0.5.14).")
+V4_CONVENTION_PART = ("The vllm-convention per-sequence KV bytes (sliding window, 584 B fp8 entries, 132 B indexer "
+                      "keys, fp32 compressor state) leave out block rounding and 576 B page alignment (an "
+                      "approximation). Parameters and the transformers convention are exact.")
+VLLM_V4_NOTE = f"{V4_VLLM_PART} {V4_SGLANG_PART} {V4_CONVENTION_PART}"
+
+
+def v4_plan_note(engine: str) -> str:
+    """The DeepSeek-V4 note a plan on ``engine`` carries: its engine's part only ("sglang": the SGLang pools; "vllm":
+    vLLM's layout and the convention caveat; "custom": the whole note, as the model page shows it)."""
+    if engine == "sglang":
+        return V4_SGLANG_PART
+    if engine == "vllm":
+        return f"{V4_VLLM_PART} {V4_CONVENTION_PART}"
+    return VLLM_V4_NOTE
+
 
 # DeepSeek-V4.1 (DeepseekV41ForCausalLM; DeepSeek-V4.1-Flash / -Pro, 2026): refused by name, not planned as V4. What
 # differs from V4, read 2026-12-02 from the config (tests/fixtures/configs/deepseek-v4.1-flash.json) and the wheels:
