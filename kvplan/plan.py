@@ -43,7 +43,7 @@ from kvplan.vllm_alloc import vllm_allocator_rounding_bytes
 from kvplan.vllm_layouts import (  # _AWQ_FMT / _GPTQ_FMT / _WNA16_FMT: the int weight-only formats (Marlin MoE)
     _AWQ_FMT, _GPTQ_FMT, _WNA16_FMT, fp8_block_refusal, fp8_marlin_gpu, marlin_refusal, mxfp4_triton_kernels,
     quant_platform,
-    vllm_fp8_marlin_extra_bytes, vllm_mla_dequant_bytes, vllm_mxfp4_extra_bytes,
+    vllm_dsa_topk_buffer_bytes, vllm_fp8_marlin_extra_bytes, vllm_mla_dequant_bytes, vllm_mxfp4_extra_bytes,
     vllm_quant_layout_extra_bytes, vllm_rope_cache_bytes,
 )
 from kvplan.vllm_mm import (
@@ -825,6 +825,11 @@ def _rank_budget(spec, gpu, engine, layout, stage, draft, mnbt, max_seqs, act_b,
         vllm_rope_cache_bytes(spec, layout, st, engine.vllm_version, act_b))) if engine.engine == "vllm" and (
         engine.weights_bytes is None or engine.weights_basis == "checkpoint headers") else 0
     weights += rope
+    # DSA (DeepSeek-V3.2 / GLM-5): the top-k index buffer the model's constructor makes, one more per MTP layer with
+    # --speculative-config mtp (kvplan.vllm_layouts.vllm_dsa_topk_buffer_bytes); a checkpoint's headers hold none
+    dsa_topk = vllm_dsa_topk_buffer_bytes(spec, mnbt, len(spec.mtp_layers) if draft else 0) if (
+        engine.engine == "vllm" and (engine.weights_bytes is None or engine.weights_basis == "checkpoint headers")) else 0
+    weights += dsa_topk
     # the CUDA caching allocator's blocks beyond the parameters' bytes (kvplan.vllm_alloc): "Model loading took" is
     # torch.cuda.max_memory_allocated, which counts whole blocks (not in a checkpoint's headers either)
     alloc = spec.memo(("vllm-alloc", layout, stage, engine.weight_format), lambda st=stage: (
@@ -905,6 +910,12 @@ def _rank_budget(spec, gpu, engine, layout, stage, draft, mnbt, max_seqs, act_b,
             name="rotary cos/sin caches (in weights)", bytes=rope, basis="exact", applied=False,
             source="non-persistent cos/sin buffers, one per distinct get_rope instance: rows (by rope type and "
                    "release) x rotary_dim x model dtype (gpt-oss fp32); kvplan.vllm_layouts.vllm_rope_cache_bytes"),
+        dsa_topk and Term(
+            name="DSA top-k index buffer (in weights)", bytes=dsa_topk, basis="exact", applied=False,
+            source=f"torch.empty(max_num_batched_tokens {mnbt:,}, index_topk, int32) made by the model's constructor "
+                   "(deepseek_v2.py DeepseekV2Model / deepseek_v32 DeepseekV32Model), whole on every rank" + (
+                       f", + one per MTP layer ({len(spec.mtp_layers)})" if draft and spec.mtp_layers else "")
+                   + "; kvplan.vllm_layouts.vllm_dsa_topk_buffer_bytes"),
         sglang_extra and Term(
             name="SGLang layout extra (in weights)", bytes=sglang_extra, basis="derived", applied=False,
             source=f"{sglang_why} (kvplan.sglang.layout_extra_bytes, read in the sglang wheels)"),

@@ -45,7 +45,7 @@ import re
 from kvplan.engines import vllm_has
 from kvplan.layers import ATTENTION_KINDS
 from kvplan.parallel import Layout, pp_partition, stage_distinct
-from kvplan.spec import Linear, ModelSpec
+from kvplan.spec import Linear, ModelSpec, spec_distinct_layers
 from kvplan.units import cdiv
 
 MXFP4_MARLIN_ALIGN = (128, 256)  # (intermediate per partition, hidden): mxfp4.py create_weights, Marlin backend
@@ -937,6 +937,41 @@ def vllm_rope_cache_bytes(spec: ModelSpec, layout: Layout, stage: int, vllm_vers
             rows = vllm_rope_rows(cache, vllm_version, spec.model_type)
             total += rows * cache.rotary_dim * (4 if cache.fp32 else dtype_bytes)
     return total
+
+
+# ----------------------------------------------------------------------------- DSA: the top-k index buffer
+
+# int32 (torch.int32) entries of the top-k index buffer: 4 B
+DSA_TOPK_INDEX_BYTES = 4
+
+
+def vllm_dsa_topk_buffer_bytes(spec: ModelSpec, max_num_batched_tokens: int, mtp_layers: int = 0) -> int:
+    """Bytes of vLLM's DSA top-k index buffers on one rank (DeepSeek-V3.2 / GLM-5: a config with ``index_topk``).
+
+    The model's constructor makes one buffer the lightning indexers write their top-k token indices into and the
+    sparse MLA backend reads: ``torch.empty(scheduler_config.max_num_batched_tokens, config.index_topk,
+    dtype=torch.int32)`` on the device, shared by every layer of the model. It is made while the model is built, inside
+    load_model's DeviceMemoryProfiler, so it is part of "Model loading took"; not divided by TP (whole on every rank)
+    and made on every pipeline stage (the constructor runs before make_layers picks the stage's layers). Each MTP
+    layer (DeepSeekMultiTokenPredictorLayer) makes its own buffer of the same shape; from 0.30.0, where the CUDA
+    DeepseekV32Model keeps its buffer as an attribute, the MTP proposer points the draft's modules at the target's
+    (llm_base_proposer.py, "Sharing target model topk_indices_buffer"), but the draft layer's sparse MLA impl (not a
+    module) still holds its own through its index group (``logical_topk_indices``), so that buffer stays allocated.
+    Read 2026-12 in the wheels: 0.11.0, 0.17.0, 0.20.0, 0.26.0, 0.29.0 - 0.31.0, 0.33.0
+    model_executor/models/deepseek_v2.py ``DeepseekV2Model.__init__`` (``is_v32 = hasattr(config, "index_topk")``)
+    and deepseek_mtp.py ``DeepSeekMultiTokenPredictorLayer``; from 0.26.0 also models/deepseek_v32/nvidia/model.py
+    ``DeepseekV32Model`` and nvidia/mtp.py (the CUDA path), the same tensor; 0.10.2 has no DSA model. Not modelled
+    here: the 0.30+ sparse-MLA index groups' own decode buffers (v1/attention/backends/mla/index_group.py).
+    bytes = (1 + mtp_layers) x torch block of (max_num_batched_tokens x index_topk x 4) (kvplan.vllm_alloc
+    ``torch_block_bytes``: a multiple of 2 MiB stays itself).
+    Worked number: GLM-5.2 at 8,192 batched tokens: 8,192 x 2,048 x 4 = 67,108,864 B = 64 MiB a rank; with its one
+    MTP layer 128 MiB; DeepSeek-V3.2 at 32,768 batched tokens: 256 MiB."""
+    from kvplan.vllm_alloc import torch_block_bytes
+
+    topk = max((getattr(layer.cache, "index_topk", None) or 0 for layer, _ in spec_distinct_layers(spec)), default=0)
+    if not topk:
+        return 0
+    return (1 + mtp_layers) * torch_block_bytes(max_num_batched_tokens * topk * DSA_TOPK_INDEX_BYTES)
 
 
 # ----------------------------------------------------------------------------- MLA: 16-bit W_UK / W_UV beside a

@@ -57,6 +57,9 @@ is a "shared" one): the entries of the six configs with that layout, ``fixture:g
 weight bytes unchanged (the MTP layer is outside them).
 And when the ignore lists were read on the MTP layers too (checkpoint layer num_hidden_layers + j): ``preset:glm-5.2-nvfp4``
 only (its "model.layers.78*" keeps the MTP layer bf16), digest(); weight bytes unchanged; no other entry moved.
+When MLAIndexerAttention gained ``index_topk`` (the width of vLLM's DSA top-k index buffer, kvplan.vllm_layouts): the
+nine DSA entries, ``fixture:glm-5.2.json``, ``preset:deepseek-v3.2`` / ``glm-5`` / ``glm-5.1`` / ``glm-5.2`` / ``glm-5.2-fp8`` /
+``glm-5.2-nvfp4`` / ``glm-5.3`` / ``glm-5.3-fp8``, digest() of each: ``spec_sha256`` and the plan hashes; weight bytes unchanged.
 """
 
 import hashlib

@@ -1,0 +1,94 @@
+"""vLLM's DSA top-k index buffer, part of "Model loading took" (kvplan.vllm_layouts.vllm_dsa_topk_buffer_bytes).
+
+DeepSeek-V3.2 / GLM-5 (a config with ``index_topk``): the model's constructor makes
+``torch.empty(max_num_batched_tokens, index_topk, dtype=torch.int32)`` on the device, shared by every layer's
+indexer and sparse MLA backend, and each MTP layer makes one more (read in the 0.11.0, 0.17.0, 0.20.0, 0.26.0,
+0.29.0 - 0.31.0 and 0.33.0 wheels: models/deepseek_v2.py DeepseekV2Model, deepseek_mtp.py
+DeepSeekMultiTokenPredictorLayer, models/deepseek_v32/nvidia/model.py + mtp.py). Every figure is hand-derived below.
+"""
+
+from kvplan import load_preset, parse_config
+from kvplan.engines import EngineConfig
+from kvplan.gpus import get_gpu
+from kvplan.parallel import Layout
+from kvplan.plan import plan
+from kvplan.units import MiB
+from kvplan.vllm_layouts import vllm_dsa_topk_buffer_bytes
+
+H200 = get_gpu("H200")
+
+
+def _term(p, name, rank=0):
+    return next((t.bytes for t in p.ranks[rank].terms if t.name == name), 0)
+
+
+TOPK = "DSA top-k index buffer (in weights)"
+
+
+def test_every_dsa_layer_carries_the_configs_index_topk():
+    # GLM-5.2: 21 layers run their own indexer, 57 share one; the top-k width (2048) is the model's, on all 78,
+    # and on its MTP layer
+    spec = load_preset("glm-5.2")
+    assert {layer.cache.index_topk for layer in spec.layers} == {2048}
+    assert [layer.cache.index_topk for layer in spec.mtp_layers] == [2048]
+    assert {layer.cache.index_topk for layer in load_preset("deepseek-v3.2").layers} == {2048}
+
+
+def test_buffer_bytes_by_hand():
+    glm = load_preset("glm-5.2")
+    # 8,192 batched tokens x 2,048 x 4 B (int32) = 67,108,864 B = 64 MiB, a multiple of 2 MiB: one allocator block
+    assert vllm_dsa_topk_buffer_bytes(glm, 8192) == 8192 * 2048 * 4 == 67_108_864 == 64 * MiB
+    # one MTP layer makes its own: 2 x 64 MiB
+    assert vllm_dsa_topk_buffer_bytes(glm, 8192, mtp_layers=1) == 2 * 67_108_864
+    # DeepSeek-V3.2 at 32,768 batched tokens: 32,768 x 2,048 x 4 = 268,435,456 B = 256 MiB
+    assert vllm_dsa_topk_buffer_bytes(load_preset("deepseek-v3.2"), 32768) == 268_435_456
+    # not DSA (DeepSeek-V3's MLA has no indexer, Llama no MLA): none
+    assert vllm_dsa_topk_buffer_bytes(load_preset("deepseek-v3"), 8192) == 0
+    assert vllm_dsa_topk_buffer_bytes(load_preset("llama-3.1-8b"), 8192) == 0
+
+
+def test_buffer_is_one_caching_allocator_block():
+    glm = load_preset("glm-5.2")
+    # 2,200 tokens: 2,200 x 8,192 = 18,022,400 B (17.19 MiB) gets an 18 MiB segment; the 0.81 MiB left is under the
+    # 1 MiB a split needs, so the block is the whole segment: 18,874,368 B (kvplan.vllm_alloc.torch_block_bytes)
+    assert vllm_dsa_topk_buffer_bytes(glm, 2200) == 18 * MiB == 18_874_368
+    # 2,100 tokens: 17,203,200 B (16.41 MiB), 1.59 MiB left of 18: split, the block is the request itself
+    assert vllm_dsa_topk_buffer_bytes(glm, 2100) == 2100 * 8192 == 17_203_200
+
+
+def test_plan_counts_it_in_the_weights_on_every_rank():
+    spec = load_preset("deepseek-v3.2")
+    engine = EngineConfig(vllm_version="0.16", max_model_len=16384, max_num_batched_tokens=32768)
+    p = plan(spec, H200, engine, Layout(tp=8))
+    assert _term(p, TOPK) == 268_435_456  # whole on each of the 8 ranks, not divided by TP
+    # under PP every stage's constructor makes it: PP 2 x TP 8, both stages 256 MiB
+    pp = plan(spec, H200, engine, Layout(tp=8, pp=2))
+    assert [_term(pp, TOPK, r) for r in range(len(pp.ranks))] == [268_435_456] * len(pp.ranks) and len(pp.ranks) == 2
+
+
+def test_mtp_layer_adds_its_own_on_the_last_stage():
+    # --speculative-config mtp on DeepSeek-V3.2 (one MTP layer), 8,192 batched tokens: 64 MiB for the model + 64 MiB
+    # for DeepSeekMultiTokenPredictorLayer's = 134,217,728 B
+    spec = load_preset("deepseek-v3.2")
+    engine = EngineConfig(vllm_version="0.16", max_model_len=16384, max_num_batched_tokens=8192,
+                          speculative_method="mtp", num_speculative_tokens=1)
+    assert _term(plan(spec, H200, engine, Layout(tp=8)), TOPK) == 2 * 67_108_864
+    # PP 2: the drafter runs on the last stage only; the first keeps the model's one
+    pp = plan(spec, H200, engine, Layout(tp=8, pp=2))
+    assert [_term(pp, TOPK, r) for r in range(2)] == [67_108_864, 2 * 67_108_864]
+
+
+def test_a_typed_model_loading_figure_already_holds_it_and_sglang_has_none():
+    spec = load_preset("glm-5.2-fp8")
+    typed = plan(spec, H200, EngineConfig(max_model_len=8192, weights_bytes=90 * 2**30), Layout(tp=8))
+    assert typed.ranks[0].weights_bytes == 90 * 2**30 and _term(typed, TOPK) == 0
+    sglang = plan(spec, H200, EngineConfig(engine="sglang", max_model_len=8192), Layout(tp=8))
+    assert _term(sglang, TOPK) == 0
+
+
+def test_a_hand_built_dsa_config_reads_its_own_index_topk():
+    # the tiny DSA config of tests/test_family_mla.py (index_topk 4): 8,192 x 4 x 4 B = 131,072 B (512-B rounded)
+    from tests.test_family_mla import DSA
+
+    spec = parse_config(dict(DSA, model_type="deepseek_v32"))
+    assert vllm_dsa_topk_buffer_bytes(spec, 8192) == 8192 * 4 * 4 == 131_072
