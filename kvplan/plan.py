@@ -43,7 +43,8 @@ from kvplan.vllm_alloc import vllm_allocator_rounding_bytes
 from kvplan.vllm_layouts import (  # _AWQ_FMT / _GPTQ_FMT / _WNA16_FMT: the int weight-only formats (Marlin MoE)
     _AWQ_FMT, _GPTQ_FMT, _WNA16_FMT, fp8_block_refusal, fp8_marlin_gpu, marlin_refusal, mxfp4_triton_kernels,
     quant_platform,
-    vllm_dsa_topk_buffer_bytes, vllm_fp8_marlin_extra_bytes, vllm_mla_dequant_bytes, vllm_mxfp4_extra_bytes,
+    vllm_dsa_index_group_bytes, vllm_dsa_topk_buffer_bytes, vllm_fp8_marlin_extra_bytes, vllm_mla_dequant_bytes,
+    vllm_mxfp4_extra_bytes,
     vllm_quant_layout_extra_bytes, vllm_rope_cache_bytes,
 )
 from kvplan.vllm_mm import (
@@ -827,9 +828,15 @@ def _rank_budget(spec, gpu, engine, layout, stage, draft, mnbt, max_seqs, act_b,
     weights += rope
     # DSA (DeepSeek-V3.2 / GLM-5): the top-k index buffer the model's constructor makes, one more per MTP layer with
     # --speculative-config mtp (kvplan.vllm_layouts.vllm_dsa_topk_buffer_bytes); a checkpoint's headers hold none
-    dsa_topk = vllm_dsa_topk_buffer_bytes(spec, mnbt, len(spec.mtp_layers) if draft else 0) if (
-        engine.engine == "vllm" and (engine.weights_bytes is None or engine.weights_basis == "checkpoint headers")) else 0
-    weights += dsa_topk
+    dsa_topk = dsa_groups = 0
+    if engine.engine == "vllm" and (engine.weights_bytes is None or engine.weights_basis == "checkpoint headers"):
+        n_mtp = len(spec.mtp_layers) if draft else 0
+        dsa_topk = vllm_dsa_topk_buffer_bytes(spec, mnbt, n_mtp)
+        # 0.30+: each index-producing layer's group keeps its own decode rows (vllm_dsa_index_group_bytes)
+        k = engine.num_speculative_tokens if engine.speculative_method != "none" else 0
+        dsa_groups = vllm_dsa_index_group_bytes(spec, layout, stage, mnbt, max_seqs, k, n_mtp, engine.vllm_version,
+                                                gpu.vendor != "AMD") if gpu.vendor != "Intel" else 0  # Gaudi: unread
+    weights += dsa_topk + dsa_groups
     # the CUDA caching allocator's blocks beyond the parameters' bytes (kvplan.vllm_alloc): "Model loading took" is
     # torch.cuda.max_memory_allocated, which counts whole blocks (not in a checkpoint's headers either)
     alloc = spec.memo(("vllm-alloc", layout, stage, engine.weight_format), lambda st=stage: (
@@ -916,6 +923,12 @@ def _rank_budget(spec, gpu, engine, layout, stage, draft, mnbt, max_seqs, act_b,
                    "(deepseek_v2.py DeepseekV2Model / deepseek_v32 DeepseekV32Model), whole on every rank" + (
                        f", + one per MTP layer ({len(spec.mtp_layers)})" if draft and spec.mtp_layers else "")
                    + "; kvplan.vllm_layouts.vllm_dsa_topk_buffer_bytes"),
+        dsa_groups and Term(
+            name="DSA index-group decode buffers (in weights)", bytes=dsa_groups, basis="exact", applied=False,
+            source="vLLM 0.30+: each sparse-MLA layer with an indexer starts an index group (v1/attention/backends/mla/"
+                   "index_group.py) with physical_topk_indices (min(max_num_batched_tokens, max_num_seqs x (1 + draft "
+                   "tokens)) + 1, index_topk) int32 + valid_topk_counts, made in the attention impl's constructor; "
+                   "kvplan.vllm_layouts.vllm_dsa_index_group_bytes"),
         sglang_extra and Term(
             name="SGLang layout extra (in weights)", bytes=sglang_extra, basis="derived", applied=False,
             source=f"{sglang_why} (kvplan.sglang.layout_extra_bytes, read in the sglang wheels)"),

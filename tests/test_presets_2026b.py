@@ -247,7 +247,14 @@ def test_gb200_glm_5_2_nvfp4_weights_a_rank():
     # 1,048,576 positions included, and the DSA top-k index buffer, max_num_batched_tokens x index_topk int32 =
     # 8192 x 2048 x 4 = 67,108,864 B, made by the model's constructor: kvplan.vllm_layouts.vllm_dsa_topk_buffer_bytes;
     # 113,850,938,368 before it); logged "Model loading took 106.69 GiB": -0.60 GiB (-0.56 %, inside the logs'
-    # max(1 %, 0.25 GiB)), not traced to a term (tests/test_vllm_dsa_topk.py names what was ruled out)
+    # max(1 %, 0.25 GiB)), not traced to a term. Ruled out in the 0.26.0 wheel: MLA's W_UV / W_UK_T (a new Parameter
+    # over a view of the bf16 kv_b_proj: no copy, mla_attention.py process_weights_after_loading); the router
+    # (GateLinear keeps a bf16 weight, only its output is fp32 for glm_moe_dsa); the indexer (bf16, replicated, as
+    # counted; wk + weights_proj fused); the FLASHINFER_TRTLLM NVFP4 experts (flashinfer_fp4_moe.py shuffles and
+    # interleaves in the same bytes; hidden 6144 and intermediate 2048 need no padding); embed_tokens / lm_head
+    # (vocab-parallel, 154,880 a multiple of 64); the shared expert (TP-sharded; the fused-shared-expert path is ROCm
+    # AITER only); FlashInfer's all-reduce-fusion and sparse-MLA workspaces (made lazily on the first forward); the
+    # 0.30+ index groups (not in 0.26). No MTP layer is loaded (no --speculative-config)
     from tests.test_engine_logs import close_gib
 
     r = _gb200_plan().ranks[0]

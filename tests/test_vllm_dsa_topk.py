@@ -92,3 +92,65 @@ def test_a_hand_built_dsa_config_reads_its_own_index_topk():
 
     spec = parse_config(dict(DSA, model_type="deepseek_v32"))
     assert vllm_dsa_topk_buffer_bytes(spec, 8192) == 8192 * 4 * 4 == 131_072
+
+
+# ----------------------------------------------------------------------------- 0.30+: the sparse-MLA index groups
+
+def test_index_group_buffers_by_hand():
+    from kvplan.vllm_layouts import vllm_dsa_index_group_bytes
+
+    glm52, glm5 = load_preset("glm-5.2"), load_preset("glm-5")
+    # R = min(8,192 batched, 1,024 seqs x 1) = 1,024 rows; a group: (1,025 x 2,048 x 4 = 8,396,800 B, under 10 MiB:
+    # itself) + (1,025 x 4 = 4,100 -> 4,608 B, 512-rounded) = 8,401,408 B
+    group = 1025 * 2048 * 4 + 4608
+    assert group == 8_401_408
+    # GLM-5.2: 21 layers run an indexer (the 57 "shared" ones join the group before them): 21 groups
+    assert vllm_dsa_index_group_bytes(glm52, Layout(tp=8), 0, 8192, 1024, 0, 0, "0.33") == 21 * group == 176_429_568
+    # GLM-5: all 78 layers: 655,309,824 B = 0.61 GiB; the same at 0.30 (the 0.30.0 - 0.31.0 profile); none at 0.29
+    assert vllm_dsa_index_group_bytes(glm5, Layout(tp=8), 0, 8192, 1024, 0, 0, "0.33") == 78 * group == 655_309_824
+    assert vllm_dsa_index_group_bytes(glm5, Layout(tp=8), 0, 8192, 1024, 0, 0, "0.30") == 78 * group
+    assert vllm_dsa_index_group_bytes(glm5, Layout(tp=8), 0, 8192, 1024, 0, 0, "0.29") == 0
+    # 3 draft tokens: R = min(8,192, 1,024 x 4) = 4,096; (4,097 x 8,192 = 33,562,624 B: an own segment of 34 MiB,
+    # 1.99 MiB left, split) + (4,097 x 4 = 16,388 -> 16,384 + 512 = 16,896) per group; the MTP layer adds one group
+    big = 4097 * 2048 * 4 + 16_896
+    assert vllm_dsa_index_group_bytes(glm52, Layout(tp=8), 0, 8192, 1024, 3, 1, "0.33") == 22 * big
+    # ROCm at 0.30.0 (the generic deepseek_v2.py: the model's builder) but deepseek_mtp.py passes none: the MTP group has
+    # max_num_batched_tokens rows, (8,193 x 8,192 = 67,117,056 B -> a 66 MiB segment, 8 KiB over 64 MiB: the rest
+    # 1.99 MiB, split) + 32,772 -> 33,280
+    assert vllm_dsa_index_group_bytes(glm52, Layout(tp=8), 0, 8192, 1024, 3, 1, "0.30", cuda=False) == (
+        21 * big + 8193 * 2048 * 4 + 33_280)
+
+
+def test_index_groups_follow_the_stage_under_pp():
+    from kvplan.vllm_layouts import vllm_dsa_index_group_bytes
+
+    glm52 = load_preset("glm-5.2")
+    owns = [bool(layer.cache.index_head_dim) for layer in glm52.layers]
+    # PP 2: layers 0 - 38 and 39 - 77; a stage whose first layer shares gets one group for it too
+    first, second = sum(owns[:39]), sum(owns[39:]) + (0 if owns[39] else 1)
+    group = 1025 * 2048 * 4 + 4608
+    assert [vllm_dsa_index_group_bytes(glm52, Layout(tp=4, pp=2), s, 8192, 1024, 0, 0, "0.33") for s in (0, 1)] == [
+        first * group, second * group]
+    assert first + sum(owns[39:]) == 21
+
+
+def test_plan_at_0_33_holds_the_index_groups_in_the_weights():
+    # GLM-5 bf16 on 8 x B300 at the 0.33 defaults (16,384 batched tokens, 1,024 sequences): top-k buffer 16,384 x
+    # 2,048 x 4 = 134,217,728 B; 78 groups of R = 1,024 rows: 655,309,824 B
+    p = plan(load_preset("glm-5"), get_gpu("B300"), EngineConfig(), Layout(tp=8), suggest=False)
+    assert _term(p, TOPK) == 134_217_728
+    assert _term(p, "DSA index-group decode buffers (in weights)") == 655_309_824
+
+
+def test_rocm_from_0_31_every_layer_keeps_a_whole_buffer_group():
+    from kvplan.vllm_layouts import vllm_dsa_index_group_bytes
+
+    # amd/model.py (ROCm from 0.31.0) passes no builder: each of DeepSeek-V3.2's 61 layers makes its own group over
+    # the 8,192-row buffer: 8,193 x 8,192 = 67,117,056 B (a 66 MiB segment split: itself) + 8,193 x 4 = 32,772 ->
+    # 33,280 B; 61 x 67,150,336 = 4,096,170,496 B = 3.81 GiB. The 0.30 profile (0.30.0: deepseek_v2.py's model-level
+    # builder) counts 61 groups of 1,025 rows like CUDA
+    ds = load_preset("deepseek-v3.2")
+    assert vllm_dsa_index_group_bytes(ds, Layout(tp=8), 0, 8192, 1024, 0, 0, "0.33", cuda=False) == 61 * (
+        8193 * 8192 + 33_280) == 4_096_170_496
+    assert vllm_dsa_index_group_bytes(ds, Layout(tp=8), 0, 8192, 1024, 0, 0, "0.30", cuda=False) == (
+        61 * (1025 * 8192 + 4608))
