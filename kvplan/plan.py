@@ -43,8 +43,8 @@ from kvplan.vllm_alloc import vllm_allocator_rounding_bytes
 from kvplan.vllm_layouts import (  # _AWQ_FMT / _GPTQ_FMT / _WNA16_FMT: the int weight-only formats (Marlin MoE)
     _AWQ_FMT, _GPTQ_FMT, _WNA16_FMT, fp8_block_refusal, fp8_marlin_gpu, marlin_refusal, mxfp4_triton_kernels,
     quant_platform,
-    vllm_dsa_index_group_bytes, vllm_dsa_topk_buffer_bytes, vllm_fp8_marlin_extra_bytes, vllm_mla_dequant_bytes,
-    vllm_mxfp4_extra_bytes,
+    vllm_dsa_index_group_bytes, vllm_dsa_indexer_wk_bytes, vllm_dsa_topk_buffer_bytes, vllm_fp8_marlin_extra_bytes,
+    vllm_mla_dequant_bytes, vllm_mxfp4_extra_bytes,
     vllm_quant_layout_extra_bytes, vllm_rope_cache_bytes,
 )
 from kvplan.vllm_mm import (
@@ -865,6 +865,11 @@ def _rank_budget(spec, gpu, engine, layout, stage, draft, mnbt, max_seqs, act_b,
         vllm_mla_dequant_bytes(spec, layout, st, engine.weight_format, act_b))) if (
         engine.engine == "vllm" and engine.weights_bytes is None and mla) else 0
     weights += mla_copy
+    # 0.20+: a DSA indexer's wk is fused with weights_proj unquantized (kvplan.vllm_layouts.vllm_dsa_indexer_wk_bytes)
+    wk_bf16 = spec.memo(("vllm-dsa-wk", layout, stage, engine.weight_format, engine.vllm_version), lambda st=stage: (
+        vllm_dsa_indexer_wk_bytes(spec, layout, st, engine.weight_format, engine.vllm_version))) if (
+        engine.engine == "vllm" and engine.weights_bytes is None and mla) else 0
+    weights += wk_bf16
     # Gemma-4's k_eq_v layers get a V slot holding a copy of K (vllm_k_eq_v_value_slot_bytes)
     kv_slot = spec.memo(("vllm-k-eq-v", layout, stage, engine.weight_format, act_b), lambda st=stage: (
         vllm_k_eq_v_value_slot_bytes(spec, layout, st, engine.weight_format, act_b))) if (
@@ -908,6 +913,11 @@ def _rank_budget(spec, gpu, engine, layout, stage, draft, mnbt, max_seqs, act_b,
             source="process_weights_after_loading dequantizes the quantized kv_b_proj into one (kv_lora_rank, local "
                    "heads x (qk_nope + v_head)) model-dtype tensor per MLA layer, kept as W_UV / W_UK_T (vLLM "
                    "0.10 - 0.33 MLA attention; kvplan.vllm_layouts.vllm_mla_dequant_bytes)"),
+        wk_bf16 and Term(
+            name="16-bit DSA indexer wk (in weights)", bytes=wk_bf16, basis="exact", applied=False,
+            source="vLLM 0.20+ fuses the indexer's wk with weights_proj in one unquantized linear and dequantizes an "
+                   "fp8 wk while loading (deepseek_v2.py _try_load_fp8_indexer_wk): the bytes over its quantized "
+                   "pricing (kvplan.vllm_layouts.vllm_dsa_indexer_wk_bytes)"),
         alloc and Term(
             name="caching-allocator rounding (in weights)", bytes=alloc, basis="exact", applied=False,
             source="torch.cuda.max_memory_allocated counts allocator blocks: a parameter of >= 10 MiB gets a segment "

@@ -1060,6 +1060,43 @@ def vllm_mla_dequant_bytes(spec: ModelSpec, layout: Layout, stage: int, weight_f
     return total
 
 
+def vllm_dsa_indexer_wk_bytes(spec: ModelSpec, layout: Layout, stage: int, weight_format: str | None,
+                              vllm_version: str) -> int:
+    """What vLLM 0.20+ adds over kvplan's pricing of a quantized DSA indexer ``wk``, one rank of stage ``stage``.
+
+    From 0.20.0 (VLLM_CHANGES "dsa_indexer_wk_fused") the indexer fuses wk [index_head_dim, hidden] and weights_proj
+    into one ``MergedColumnParallelLinear(quant_config=None)`` in the model dtype, replicated: an fp8 wk in the
+    checkpoint is dequantized to bf16 while loading (models/deepseek_v2.py ``_try_load_fp8_indexer_wk``; the same
+    in models/deepseek_v32/nvidia/attention.py, read in the 0.20.0, 0.26.0, 0.29.0 - 0.31.0 and 0.33.0 wheels), and
+    --quantization leaves it unquantized. bytes = sum over this stage's layers whose wk is quantized of (wk at the
+    16-bit base dtype - wk as kvplan prices it in its format). Not counted: the MTP layers' indexer.
+    Worked number: DeepSeek-V3.2 (fp8 block 128) at 0.20: wk 128 x 7168 bf16 1,835,008 B - fp8 917,504 B - 56 fp32
+    block scales 224 B = 917,280 B a layer, x 61 = 55,954,080 B = 0.052 GiB on every rank."""
+    from kvplan.weights import FLOAT_FORMATS, UNQUANTIZED, base_dtype, component_bytes, component_format, \
+        layer_groups, resolve_format
+
+    if not vllm_has(vllm_version, "dsa_indexer_wk_fused"):
+        return 0
+    fmt, use_overrides = resolve_format(spec, weight_format)
+    if fmt in FLOAT_FORMATS:
+        return 0
+    base = base_dtype(spec, fmt)
+    parts = pp_partition(len(spec.layers), layout.pp, layout.pp_split)
+    start = sum(parts[:stage])
+    groups = (layer_groups(spec, start, start + parts[stage]) if use_overrides
+              else [(layer, n, None) for layer, n in stage_distinct(spec, layout.pp, stage, layout.pp_split)])
+    total = 0
+    for layer, copies, mine in groups:
+        wk = next((c for c in layer.attention if isinstance(c, Linear) and c.name == "indexer.wk"), None)
+        if wk is None:
+            continue
+        f = component_format("attention", wk, fmt, mine)[0][0]
+        if f not in FLOAT_FORMATS and f != UNQUANTIZED:
+            total += copies * (component_bytes("attention", wk, UNQUANTIZED, base)
+                               - component_bytes("attention", wk, f, base))
+    return total
+
+
 def mla_kv_b_groups(spec: ModelSpec, pp: int, stage: int, weight_format: str | None,
                     pp_split: tuple[int, ...] | None = None) -> list[tuple[int, object, tuple[str, ...]]]:
     """[(copies, MLA cache, kv_b_proj's formats)] over pipeline stage ``stage``'s MLA / DSA layers that have a

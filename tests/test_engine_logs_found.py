@@ -389,18 +389,19 @@ def test_glm_5_2_b200_fp8_kv_page_is_flashinfer_sparse_plain_fp8():
 
 
 @pytest.mark.xfail(strict=True, reason="GLM-5.2-FP8 TP8 on B200, vLLM 0.28.0, fp8 KV at 32,768: the page is right (47,700 B, "
-                   "test above), the tokens are not: 1,568,896 vs 1,546,112 logged (+1.5 %), 47.88x vs 47.18x: the same "
-                   "69.70 vs 68.68 GiB pool gap (+1.02 GiB) as the bf16 run below (see its reason)")
+                   "test above), the tokens are not: 1,568,576 vs 1,546,112 logged (+1.5 %), 47.87x vs 47.18x: the same "
+                   "69.68 vs 68.68 GiB pool gap (+1.00 GiB) as the bf16 run below (see its reason)")
 def test_glm_5_2_b200_fp8_kv_tokens():
     p = plan(_glm_5_2_fp8(), B200_17834, GLM52_B200.model_copy(update={"kv_cache_dtype": "fp8"}), Layout(tp=8))
     assert close(p.kv_cache_tokens, 1_546_112) and close(p.max_concurrency, 47.18)
 
 
-@pytest.mark.xfail(strict=True, reason="GLM-5.2-FP8 TP8 on B200, vLLM 0.28.0, bf16 KV at 32,768: 807,936 tokens vs 796,160 "
-                   "logged (+1.5 %), 24.66x vs 24.30x: pool 69.70 GiB vs 68.68 (+1.02; 69.76 before the DSA top-k index buffer, 71.58 before the 2026-12-01 graph "
+@pytest.mark.xfail(strict=True, reason="GLM-5.2-FP8 TP8 on B200, vLLM 0.28.0, bf16 KV at 32,768: 807,744 tokens vs 796,160 "
+                   "logged (+1.5 %), 24.65x vs 24.30x: pool 69.68 GiB vs 68.68 (+1.00; 69.76 before the DSA top-k index buffer and the "
+                   "16-bit indexer wk, 71.58 before the 2026-12-01 graph "
                    "/ activation merges, 71.47 before the 2026-12 MoE / MLA read; the diagnosis below was "
-                   "made at 71.58). kvplan's terms now: weights 88.76 (incl. 0.27 W_UK / W_UV copies of the fp8 kv_b_proj, "
-                   "0.25 rotary, 0.06 DSA top-k index buffer), activation 2.29 (1.75 then: the FlashInfer sampler, vLLM's default from 0.21.0: the "
+                   "made at 71.58). kvplan's terms now: weights 88.77 (incl. 0.27 W_UK / W_UV copies of the fp8 kv_b_proj, "
+                   "0.25 rotary, 0.06 DSA top-k index buffer, 0.02 16-bit indexer wk), activation 2.29 (1.75 then: the FlashInfer sampler, vLLM's default from 0.21.0: the "
                    "notebook's own "
                    "'ninja' failure 'in the profile stage, FlashInfer sampling kernel JIT' shows it), DSA indexer "
                    "workspace 0.16, non-torch 1.17, graphs 1.99 (0.71 then). A second log of the same notebook (crinex/b200_glm_poc "

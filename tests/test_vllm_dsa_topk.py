@@ -154,3 +154,25 @@ def test_rocm_from_0_31_every_layer_keeps_a_whole_buffer_group():
         8193 * 8192 + 33_280) == 4_096_170_496
     assert vllm_dsa_index_group_bytes(ds, Layout(tp=8), 0, 8192, 1024, 0, 0, "0.30", cuda=False) == (
         61 * (1025 * 8192 + 4608))
+
+
+# ----------------------------------------------------------------------------- 0.20+: the indexer's wk unquantized
+
+def test_indexer_wk_is_16_bit_from_0_20():
+    from kvplan.vllm_layouts import vllm_dsa_indexer_wk_bytes
+
+    # DeepSeek-V3.2 (fp8 block 128): wk [128, 7168] in bf16 1,835,008 B against fp8 917,504 + 1 x 56 fp32 block
+    # scales 224 B: +917,280 B a layer, x 61 = 55,954,080 B (replicated: the same at any TP); nothing before 0.20.0
+    ds = load_preset("deepseek-v3.2")
+    assert 128 * 7168 * 2 - 128 * 7168 - 56 * 4 == 917_280
+    assert vllm_dsa_indexer_wk_bytes(ds, Layout(tp=8), 0, None, "0.20") == 61 * 917_280 == 55_954_080
+    assert vllm_dsa_indexer_wk_bytes(ds, Layout(tp=1), 0, None, "0.33") == 55_954_080
+    assert vllm_dsa_indexer_wk_bytes(ds, Layout(tp=8), 0, None, "0.19") == 0
+    # GLM-5.2-FP8: 21 indexer layers of wk [128, 6144]: 1,572,864 - 786,432 - 48 x 4 = 786,240 B each: 16,511,040
+    assert vllm_dsa_indexer_wk_bytes(load_preset("glm-5.2-fp8"), Layout(tp=8), 0, None, "0.28") == 21 * 786_240
+    # nvidia's GLM-5.2-NVFP4 keeps every self_attn (indexer included) bf16: nothing to add; a bf16 checkpoint: nothing
+    assert vllm_dsa_indexer_wk_bytes(load_preset("glm-5.2-nvfp4"), Layout(tp=4), 0, None, "0.26") == 0
+    assert vllm_dsa_indexer_wk_bytes(load_preset("glm-5.2"), Layout(tp=8), 0, None, "0.33") == 0
+    # in a plan: a term in the weights
+    p = plan(ds, H200, EngineConfig(vllm_version="0.20", max_model_len=16384), Layout(tp=8), suggest=False)
+    assert _term(p, "16-bit DSA indexer wk (in weights)") == 55_954_080
