@@ -365,6 +365,18 @@ VLLM_CHANGES: dict[str, tuple[Release, str]] = {
                                                 "LOGITS_MB = 512 MiB) in the profile run, in the 0.19.0 wheel")),
     "dsa_indexer_radix_workspace": ((0, 20, 0), ("sparse_attn_indexer: the profile reservation adds the radix top-k "
                                                  "workspace, RADIX_TOPK_WORKSPACE_SIZE = 1 MiB, in the 0.20.0 wheel")),
+    "dsa_index_groups": ((0, 30, 0), ("v1/attention/backends/mla/index_group.py SparseMLAIndexGroupBuilder."
+                                      "register_layer: each index-producing sparse-MLA layer starts a group with its "
+                                      "own physical_topk_indices (rows + 1, index_topk) int32 + valid_topk_counts, "
+                                      "made in the impl's constructor; first in the 0.30.0 wheel (0.29.0: no file)")),
+    "dsa_indexer_wk_fused": ((0, 20, 0), ("models/deepseek_v2.py Indexer: wk and weights_proj fused into one "
+                                          "MergedColumnParallelLinear(quant_config=None); an fp8 wk is dequantized to "
+                                          "bf16 on load (_try_load_fp8_indexer_wk), first in the 0.20.0 wheel (0.19.0: "
+                                          "wk a ReplicatedLinear with the model's quant_config)")),
+    "dsa_rocm_layer_groups": ((0, 31, 0), ("models/deepseek_v32/__init__.py takes amd/model.py on ROCm from 0.31.0 "
+                                           "(0.30.0: the generic deepseek_v2.py), whose layers pass no index-group "
+                                           "builder: each sparse-MLA impl makes its own over the whole top-k buffer, "
+                                           "one group of max_num_batched_tokens rows per layer")),
     "dsa_prefill_workspace_factor": ((0, 32, 0), ("v1/attention/backends/mla/indexer.py get_max_prefill_buffer_size = "
                                                   "max_model_len x (576 x 2 // 132) x sparse_mla_prefill_workspace_"
                                                   "factor (config/vllm.py: 5 up to 256K tokens, else 2) in 0.32.0; "

@@ -363,6 +363,9 @@ class MLAIndexerAttention(_Frozen):
     v_head_dim: int = PosInt
     num_attention_heads: int = PosInt
     index_head_dim: int | None = Field(default=None, gt=0)  # None: shares another layer's indexer
+    # the config's index_topk (tokens each query attends to, 2048 in DeepSeek-V3.2 / GLM-5), on every DSA layer alike:
+    # the width of vLLM's top-k index buffer (kvplan.vllm_layouts.vllm_dsa_topk_buffer_bytes); None in a hand-built spec
+    index_topk: int | None = Field(default=None, gt=0)
     # the fp8 latent layout of vLLM's sparse backend: FLASHMLA_SPARSE's fp8_ds_mla or FLASHINFER_MLA_SPARSE's plain fp8
     vllm_fp8_layout: Literal["fp8_ds_mla", "fp8"] = "fp8_ds_mla"
 

@@ -44,7 +44,8 @@ from kvplan.vllm_alloc import vllm_allocator_rounding_bytes
 from kvplan.vllm_layouts import (  # _AWQ_FMT / _GPTQ_FMT / _WNA16_FMT: the int weight-only formats (Marlin MoE)
     _AWQ_FMT, _GPTQ_FMT, _WNA16_FMT, fp8_block_refusal, fp8_marlin_gpu, marlin_refusal, mxfp4_triton_kernels,
     quant_platform,
-    vllm_fp8_marlin_extra_bytes, vllm_mla_dequant_bytes, vllm_mxfp4_extra_bytes,
+    vllm_dsa_index_group_bytes, vllm_dsa_indexer_wk_bytes, vllm_dsa_topk_buffer_bytes, vllm_fp8_marlin_extra_bytes,
+    vllm_mla_dequant_bytes, vllm_mxfp4_extra_bytes,
     vllm_quant_layout_extra_bytes, vllm_rope_cache_bytes, vllm_rope_tables,
 )
 from kvplan.vllm_mm import (
@@ -860,6 +861,17 @@ def _rank_budget(spec, gpu, engine, layout, stage, draft, mnbt, max_seqs, act_b,
         vllm_rope_cache_bytes(spec, layout, st, engine.vllm_version, act_b))) if engine.engine == "vllm" and (
         engine.weights_bytes is None or engine.weights_basis == "checkpoint headers") else 0
     weights += rope
+    # DSA (DeepSeek-V3.2 / GLM-5): the top-k index buffer the model's constructor makes, one more per MTP layer with
+    # --speculative-config mtp (kvplan.vllm_layouts.vllm_dsa_topk_buffer_bytes); a checkpoint's headers hold none
+    dsa_topk = dsa_groups = 0
+    if engine.engine == "vllm" and (engine.weights_bytes is None or engine.weights_basis == "checkpoint headers"):
+        n_mtp = len(spec.mtp_layers) if draft else 0
+        dsa_topk = vllm_dsa_topk_buffer_bytes(spec, mnbt, n_mtp)
+        # 0.30+: each index-producing layer's group keeps its own decode rows (vllm_dsa_index_group_bytes)
+        k = engine.num_speculative_tokens if engine.speculative_method != "none" else 0
+        dsa_groups = vllm_dsa_index_group_bytes(spec, layout, stage, mnbt, max_seqs, k, n_mtp, engine.vllm_version,
+                                                gpu.vendor != "AMD") if gpu.vendor != "Intel" else 0  # Gaudi: unread
+    weights += dsa_topk + dsa_groups
     # the CUDA caching allocator's blocks beyond the parameters' bytes (kvplan.vllm_alloc): "Model loading took" is
     # torch.cuda.max_memory_allocated, which counts whole blocks (not in a checkpoint's headers either)
     alloc = spec.memo(("vllm-alloc", layout, stage, engine.weight_format), lambda st=stage: (
@@ -890,6 +902,11 @@ def _rank_budget(spec, gpu, engine, layout, stage, draft, mnbt, max_seqs, act_b,
         vllm_mla_dequant_bytes(spec, layout, st, engine.weight_format, act_b))) if (
         engine.engine == "vllm" and engine.weights_bytes is None and mla) else 0
     weights += mla_copy
+    # 0.20+: a DSA indexer's wk is fused with weights_proj unquantized (kvplan.vllm_layouts.vllm_dsa_indexer_wk_bytes)
+    wk_bf16 = spec.memo(("vllm-dsa-wk", layout, stage, engine.weight_format, engine.vllm_version), lambda st=stage: (
+        vllm_dsa_indexer_wk_bytes(spec, layout, st, engine.weight_format, engine.vllm_version))) if (
+        engine.engine == "vllm" and engine.weights_bytes is None and mla) else 0
+    weights += wk_bf16
     # Gemma-4's k_eq_v layers get a V slot holding a copy of K (vllm_k_eq_v_value_slot_bytes)
     kv_slot = spec.memo(("vllm-k-eq-v", layout, stage, engine.weight_format, act_b), lambda st=stage: (
         vllm_k_eq_v_value_slot_bytes(spec, layout, st, engine.weight_format, act_b))) if (
@@ -937,6 +954,11 @@ def _rank_budget(spec, gpu, engine, layout, stage, draft, mnbt, max_seqs, act_b,
             source="process_weights_after_loading dequantizes the quantized kv_b_proj into one (kv_lora_rank, local "
                    "heads x (qk_nope + v_head)) model-dtype tensor per MLA layer, kept as W_UV / W_UK_T (vLLM "
                    "0.10 - 0.33 MLA attention; kvplan.vllm_layouts.vllm_mla_dequant_bytes)"),
+        wk_bf16 and Term(
+            name="16-bit DSA indexer wk (in weights)", bytes=wk_bf16, basis="exact", applied=False,
+            source="vLLM 0.20+ fuses the indexer's wk with weights_proj in one unquantized linear and dequantizes an "
+                   "fp8 wk while loading (deepseek_v2.py _try_load_fp8_indexer_wk): the bytes over its quantized "
+                   "pricing (kvplan.vllm_layouts.vllm_dsa_indexer_wk_bytes)"),
         alloc and Term(
             name="caching-allocator rounding (in weights)", bytes=alloc, basis="exact", applied=False,
             source="torch.cuda.max_memory_allocated counts allocator blocks: a parameter of >= 10 MiB gets a segment "
@@ -946,6 +968,18 @@ def _rank_budget(spec, gpu, engine, layout, stage, draft, mnbt, max_seqs, act_b,
             name="rotary cos/sin caches (in weights)", bytes=rope, basis="exact", applied=False,
             source=spec.memo(("rope-text", layout.pp, stage, engine.vllm_version, act_b, engine.weight_format),
                              lambda st=stage: _rope_source(spec, engine, layout, st, act_b))),
+        dsa_topk and Term(
+            name="DSA top-k index buffer (in weights)", bytes=dsa_topk, basis="exact", applied=False,
+            source=f"torch.empty(max_num_batched_tokens {mnbt:,}, index_topk, int32) made by the model's constructor "
+                   "(deepseek_v2.py DeepseekV2Model / deepseek_v32 DeepseekV32Model), whole on every rank" + (
+                       f", + one per MTP layer ({len(spec.mtp_layers)})" if draft and spec.mtp_layers else "")
+                   + "; kvplan.vllm_layouts.vllm_dsa_topk_buffer_bytes"),
+        dsa_groups and Term(
+            name="DSA index-group decode buffers (in weights)", bytes=dsa_groups, basis="exact", applied=False,
+            source="vLLM 0.30+: each sparse-MLA layer with an indexer starts an index group (v1/attention/backends/mla/"
+                   "index_group.py) with physical_topk_indices (min(max_num_batched_tokens, max_num_seqs x (1 + draft "
+                   "tokens)) + 1, index_topk) int32 + valid_topk_counts, made in the attention impl's constructor; "
+                   "kvplan.vllm_layouts.vllm_dsa_index_group_bytes"),
         sglang_extra and Term(
             name="SGLang layout extra (in weights)", bytes=sglang_extra, basis="derived", applied=False,
             source=f"{sglang_why} (kvplan.sglang.layout_extra_bytes, read in the sglang wheels)"),

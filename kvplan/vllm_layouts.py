@@ -45,7 +45,7 @@ import re
 from kvplan.engines import vllm_has
 from kvplan.layers import ATTENTION_KINDS
 from kvplan.parallel import Layout, pp_partition, stage_distinct
-from kvplan.spec import Linear, ModelSpec
+from kvplan.spec import Linear, ModelSpec, spec_distinct_layers
 from kvplan.units import cdiv
 
 MXFP4_MARLIN_ALIGN = (128, 256)  # (intermediate per partition, hidden): mxfp4.py create_weights, Marlin backend
@@ -942,6 +942,91 @@ def vllm_rope_tables(spec: ModelSpec, layout: Layout, stage: int, vllm_version: 
             if (kinds & set(cache.layer_types) if cache.layer_types else kinds & set(ATTENTION_KINDS))]
 
 
+# ----------------------------------------------------------------------------- DSA: the top-k index buffer
+
+# int32 (torch.int32) entries of the top-k index buffer: 4 B
+DSA_TOPK_INDEX_BYTES = 4
+
+
+def vllm_dsa_topk_buffer_bytes(spec: ModelSpec, max_num_batched_tokens: int, mtp_layers: int = 0) -> int:
+    """Bytes of vLLM's DSA top-k index buffers on one rank (DeepSeek-V3.2 / GLM-5: a config with ``index_topk``).
+
+    The model's constructor makes one buffer the lightning indexers write their top-k token indices into and the
+    sparse MLA backend reads: ``torch.empty(scheduler_config.max_num_batched_tokens, config.index_topk,
+    dtype=torch.int32)`` on the device, shared by every layer of the model. It is made while the model is built, inside
+    load_model's DeviceMemoryProfiler, so it is part of "Model loading took"; not divided by TP (whole on every rank)
+    and made on every pipeline stage (the constructor runs before make_layers picks the stage's layers). Each MTP
+    layer (DeepSeekMultiTokenPredictorLayer) makes its own buffer of the same shape; from 0.30.0, where the CUDA
+    DeepseekV32Model keeps its buffer as an attribute, the MTP proposer points the draft's modules at the target's
+    (llm_base_proposer.py, "Sharing target model topk_indices_buffer"), but the draft layer's sparse MLA impl (not a
+    module) still holds its own through its index group (``logical_topk_indices``), so that buffer stays allocated.
+    Read 2026-12 in the wheels: 0.11.0, 0.17.0, 0.20.0, 0.26.0, 0.29.0 - 0.31.0, 0.33.0
+    model_executor/models/deepseek_v2.py ``DeepseekV2Model.__init__`` (``is_v32 = hasattr(config, "index_topk")``)
+    and deepseek_mtp.py ``DeepSeekMultiTokenPredictorLayer``; from 0.26.0 also models/deepseek_v32/nvidia/model.py
+    ``DeepseekV32Model`` and nvidia/mtp.py (the CUDA path), the same tensor; 0.10.2 has no DSA model. The 0.30+
+    sparse-MLA index groups' own decode buffers: ``vllm_dsa_index_group_bytes``.
+    bytes = (1 + mtp_layers) x torch block of (max_num_batched_tokens x index_topk x 4) (kvplan.vllm_alloc
+    ``torch_block_bytes``: a multiple of 2 MiB stays itself).
+    Worked number: GLM-5.2 at 8,192 batched tokens: 8,192 x 2,048 x 4 = 67,108,864 B = 64 MiB a rank; with its one
+    MTP layer 128 MiB; DeepSeek-V3.2 at 32,768 batched tokens: 256 MiB."""
+    from kvplan.vllm_alloc import torch_block_bytes
+
+    topk = _dsa_index_topk(spec)
+    if not topk:
+        return 0
+    return (1 + mtp_layers) * torch_block_bytes(max_num_batched_tokens * topk * DSA_TOPK_INDEX_BYTES)
+
+
+def _dsa_index_topk(spec: ModelSpec) -> int:
+    """The model's index_topk (0 without a DSA layer)."""
+    return max((getattr(layer.cache, "index_topk", None) or 0 for layer, _ in spec_distinct_layers(spec)), default=0)
+
+
+def vllm_dsa_index_group_bytes(spec: ModelSpec, layout: Layout, stage: int, max_num_batched_tokens: int,
+                               max_num_seqs: int, speculative_tokens: int, mtp_layers: int, vllm_version: str,
+                               cuda: bool = True) -> int:
+    """Bytes of the sparse-MLA index groups' decode buffers on one rank of pipeline stage ``stage``, vLLM 0.30+.
+
+    Read 2026-12 in the 0.30.0, 0.31.0 and 0.33.0 wheels (0.29.0 has no v1/attention/backends/mla/index_group.py):
+    the model makes one ``SparseMLAIndexGroupBuilder`` over its top-k buffer with max_decode_rows R =
+    ``get_sparse_mla_index_group_max_rows`` = min(max_num_batched_tokens, max_num_seqs x (1 + num_speculative_tokens))
+    (models/deepseek_v32/nvidia/model.py DeepseekV32Model; deepseek_v2.py DeepseekV2Model the same), and every
+    sparse-MLA impl (SparseMLACommonImpl, all the sparse backends) registers its layer in the constructor: a layer with
+    an indexer, or the stage's first layer, starts a group holding ``physical_topk_indices`` (R + 1, index_topk) int32
+    and ``valid_topk_counts`` (R + 1) int32; a GLM-5.2 "shared" layer joins the current group. Made while the model is
+    built: in "Model loading took". Each MTP layer builds its own builder, so one more group per MTP layer: R rows
+    on CUDA (nvidia/mtp.py passes the same max rows), max_num_batched_tokens rows elsewhere (deepseek_mtp.py passes
+    no builder: the impl's default one, rows = the buffer's). On ROCm from 0.31.0 (amd/model.py, VLLM_CHANGES
+    "dsa_rocm_layer_groups") no layer gets the model's builder: every DSA layer's impl makes its own, one group of
+    max_num_batched_tokens rows per layer. ``cuda`` False means ROCm. Not modelled: 0.30.0's request_ids (R int32 a
+    group, < 8 KiB), the HiSparse groups (--attention-config hisparse) and parallel drafting's doubled query length.
+    bytes = groups x (block((R + 1) x index_topk x 4) + block((R + 1) x 4)), block = kvplan.vllm_alloc
+    ``torch_block_bytes``.
+    Worked number: GLM-5.2 (21 indexer layers of 78) at 8,192 batched tokens and 1,024 sequences, no speculation:
+    R = 1,024; (1,025 x 2,048 x 4 = 8,396,800) + (1,025 x 4 = 4,100 -> 4,608) = 8,401,408 B a group, x 21 =
+    176,429,568 B = 0.164 GiB a rank; GLM-5 (78 indexer layers): 655,309,824 B = 0.61 GiB."""
+    from kvplan.vllm_alloc import torch_block_bytes
+
+    topk = _dsa_index_topk(spec)
+    if not topk or not vllm_has(vllm_version, "dsa_index_groups"):
+        return 0
+    rows = min(max_num_batched_tokens, max_num_seqs * (1 + speculative_tokens))
+
+    def group(r: int) -> int:
+        return (torch_block_bytes((r + 1) * topk * DSA_TOPK_INDEX_BYTES)
+                + torch_block_bytes((r + 1) * DSA_TOPK_INDEX_BYTES))
+
+    parts = pp_partition(len(spec.layers), layout.pp, layout.pp_split)
+    start = sum(parts[:stage])
+    mine = spec.layers[start:start + parts[stage]]
+    mtp = mtp_layers * group(rows if cuda else max_num_batched_tokens)
+    if not cuda and vllm_has(vllm_version, "dsa_rocm_layer_groups"):
+        return sum(layer.cache.kind == "mla_dsa" for layer in mine) * group(max_num_batched_tokens) + mtp
+    owns = [bool(getattr(layer.cache, "index_head_dim", None)) for layer in mine]
+    groups = sum(owns) + (0 if owns and owns[0] else 1)
+    return groups * group(rows) + mtp
+
+
 # ----------------------------------------------------------------------------- MLA: 16-bit W_UK / W_UV beside a
 # quantized kv_b_proj
 
@@ -975,6 +1060,43 @@ def vllm_mla_dequant_bytes(spec: ModelSpec, layout: Layout, stage: int, weight_f
             continue
         heads = cache.num_attention_heads // layout.attn_tp
         total += copies * cache.kv_lora_rank * heads * (cache.qk_nope_head_dim + cache.v_head_dim) * act_b
+    return total
+
+
+def vllm_dsa_indexer_wk_bytes(spec: ModelSpec, layout: Layout, stage: int, weight_format: str | None,
+                              vllm_version: str) -> int:
+    """What vLLM 0.20+ adds over kvplan's pricing of a quantized DSA indexer ``wk``, one rank of stage ``stage``.
+
+    From 0.20.0 (VLLM_CHANGES "dsa_indexer_wk_fused") the indexer fuses wk [index_head_dim, hidden] and weights_proj
+    into one ``MergedColumnParallelLinear(quant_config=None)`` in the model dtype, replicated: an fp8 wk in the
+    checkpoint is dequantized to bf16 while loading (models/deepseek_v2.py ``_try_load_fp8_indexer_wk``; the same
+    in models/deepseek_v32/nvidia/attention.py, read in the 0.20.0, 0.26.0, 0.29.0 - 0.31.0 and 0.33.0 wheels), and
+    --quantization leaves it unquantized. bytes = sum over this stage's layers whose wk is quantized of (wk at the
+    16-bit base dtype - wk as kvplan prices it in its format). Not counted: the MTP layers' indexer.
+    Worked number: DeepSeek-V3.2 (fp8 block 128) at 0.20: wk 128 x 7168 bf16 1,835,008 B - fp8 917,504 B - 56 fp32
+    block scales 224 B = 917,280 B a layer, x 61 = 55,954,080 B = 0.052 GiB on every rank."""
+    from kvplan.weights import FLOAT_FORMATS, UNQUANTIZED, base_dtype, component_bytes, component_format, \
+        layer_groups, resolve_format
+
+    if not vllm_has(vllm_version, "dsa_indexer_wk_fused"):
+        return 0
+    fmt, use_overrides = resolve_format(spec, weight_format)
+    if fmt in FLOAT_FORMATS:
+        return 0
+    base = base_dtype(spec, fmt)
+    parts = pp_partition(len(spec.layers), layout.pp, layout.pp_split)
+    start = sum(parts[:stage])
+    groups = (layer_groups(spec, start, start + parts[stage]) if use_overrides
+              else [(layer, n, None) for layer, n in stage_distinct(spec, layout.pp, stage, layout.pp_split)])
+    total = 0
+    for layer, copies, mine in groups:
+        wk = next((c for c in layer.attention if isinstance(c, Linear) and c.name == "indexer.wk"), None)
+        if wk is None:
+            continue
+        f = component_format("attention", wk, fmt, mine)[0][0]
+        if f not in FLOAT_FORMATS and f != UNQUANTIZED:
+            total += copies * (component_bytes("attention", wk, UNQUANTIZED, base)
+                               - component_bytes("attention", wk, f, base))
     return total
 
 

@@ -61,6 +61,9 @@ When the Qwen3.5 / 3.6 / 3.8 MTP layer was built (mtp_num_hidden_layers, familie
 mtp_layers / mtp_other and a "1 multi-token-prediction layer(s)" skipped line): the eight Qwen3.5-family presets and
 the two Qwen3.6 NVFP4 fixtures, digest() of each: ``spec_sha256`` and plan hashes; weight bytes unchanged (the MTP layer
 is outside them). qwen3-next-80b-a3b (no mtp_num_hidden_layers in the preset) unchanged.
+When MLAIndexerAttention gained ``index_topk`` (the width of vLLM's DSA top-k index buffer, kvplan.vllm_layouts): the
+nine DSA entries, ``fixture:glm-5.2.json``, ``preset:deepseek-v3.2`` / ``glm-5`` / ``glm-5.1`` / ``glm-5.2`` / ``glm-5.2-fp8`` /
+``glm-5.2-nvfp4`` / ``glm-5.3`` / ``glm-5.3-fp8``, digest() of each: ``spec_sha256`` and the plan hashes; weight bytes unchanged.
 """
 
 import hashlib

@@ -57,9 +57,10 @@ def test_the_does_not_load_verdict_prints_gib_with_separators():
     assert p.verdict.startswith("Does not load: the weights of one GPU (stage 0) are 1,023.17 GiB, more than the "
                                 "79.19 GiB free on one H100-SXM (79.19 GiB); the engine runs out of CUDA memory")
     # vLLM: kvplan's verdict has separators, the torch error after it keeps torch's own format
+    # (1,385.69 GiB before the DSA top-k buffer, 0.0625 GiB, and 0.33's 78 index groups, 0.61 GiB: kvplan.vllm_layouts)
     v = kvplan_plan("glm-5.1")
-    assert v.verdict.startswith("Does not load: the weights of one GPU (stage 0) are 1,385.69 GiB")
-    assert "GPU 0 has a total capacity of 79.19 GiB" in v.verdict and "are 1385.69 GiB" in v.verdict
+    assert v.verdict.startswith("Does not load: the weights of one GPU (stage 0) are 1,386.37 GiB")
+    assert "GPU 0 has a total capacity of 79.19 GiB" in v.verdict and "are 1386.37 GiB" in v.verdict
 
 
 def test_sglang_standalone_without_a_draft_says_sglang_and_standalone():

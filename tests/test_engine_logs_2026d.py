@@ -38,7 +38,7 @@ Sources (all read 2026-12-01):
   for weight, 6.31 GiB for peak activation, 0.95 GiB for non-torch memory, and 4.13 GiB for CUDAGraph memory" (169.56
   - 106.69 - 6.31 - 0.95 - 4.99 = 50.62). The layout and the profile's terms are planned here with the bf16
   glm-5.2 fixture; the weights and the pool with nvidia's own config, the glm-5.2-nvfp4 preset, in
-  tests/test_presets_2026b.py (106.03 vs 106.69 GiB a rank; the pool a strict xfail).
+  tests/test_presets_2026b.py (106.09 vs 106.69 GiB a rank with the DSA top-k buffer; the pool a strict xfail).
 - RTX5090-QWEN38-EAGER: vllm-project/recipes models/Qwen/Qwen3.8-27B.yaml (commit
   015a26cb06e8cd628a4b56433e05c34a1782b920; added by recipes#810, 2026-08-15), guide section "1x RTX 5090 - NVFP4
   needs --enforce-eager": vLLM 0.26.1rc1.dev608+g99a10304d, ``vllm serve Inferact/Qwen3.8-27B-NVFP4

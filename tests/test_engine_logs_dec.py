@@ -427,7 +427,8 @@ def test_qwen35_27b_h20_v0_19_hybrid_layout_and_tokens_line():
 
 def test_glm_5_1_fp8_h200_tp8_weights_and_page():
     # GLM-5.1 keeps GLM-5's architecture (the glm-5 preset) with the zai-org FP8 block quantization (the log's fused-MoE
-    # config names dtype fp8_w8a8, block_shape [128, 128]). Weights: kvplan 88.74 GiB vs 89.39 logged (-0.65, -0.7 %)
+    # config names dtype fp8_w8a8, block_shape [128, 128]). Weights: kvplan 89.07 GiB vs 89.39 logged (-0.32, -0.4 %;
+    # 89.00 before the 64 MiB DSA top-k index buffer, 8192 batched tokens x 2048 x 4 B, kvplan.vllm_layouts)
     cfg = json.loads((PRESETS / "glm-5.json").read_text())
     cfg["quantization_config"] = {"quant_method": "fp8", "activation_scheme": "dynamic", "fmt": "e4m3",
                                   "weight_block_size": [128, 128]}

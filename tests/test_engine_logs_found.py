@@ -184,7 +184,8 @@ DSV32_ENGINE = EngineConfig(vllm_version="0.16", gpu_memory_utilization=0.85, ma
 
 def test_dsv32_v0_16_h200_tp8_weights_and_kv_page():
     # "Model loading took 80.78 GiB memory and 687.275633 seconds" (a later boot of the same setup: 80.58 GiB);
-    # kvplan 80.39 GiB (-0.39, -0.5 %; 80.15 before the 0.238 GiB of W_UK / W_UV copies of the fp8 kv_b_proj)
+    # kvplan 80.64 GiB (-0.14, -0.2 %; 80.15 before the 0.238 GiB of W_UK / W_UV copies of the fp8 kv_b_proj, 80.39
+    # before the 0.25 GiB DSA top-k index buffer: 32,768 batched tokens x 2048 x 4 B, kvplan.vllm_layouts)
     p = plan(load_preset("deepseek-v3.2"), H200, DSV32_ENGINE, Layout(tp=8))
     assert close_gib(p.ranks[0].weights_bytes, 80.78) and close_gib(p.ranks[0].weights_bytes, 80.58)
     # sparse MLA: 61 layers x (576 x 2 B latent + 132 B fp8 indexer key with its scale) = 78,324 B a token; the log's
@@ -193,8 +194,8 @@ def test_dsv32_v0_16_h200_tp8_weights_and_kv_page():
     assert abs(418_304 * 78_324 / GiB - 30.52) < 0.01
 
 
-@pytest.mark.xfail(strict=True, reason="DeepSeek-V3.2 TP8 on H200, vLLM 0.16.0 with LMCacheConnectorV1 (kv_both): KV 35.10 "
-                   "GiB vs 30.52 logged (+4.58 GiB, +15 %), 481,152 tokens vs 418,304. kvplan's terms: activation 2.47 "
+@pytest.mark.xfail(strict=True, reason="DeepSeek-V3.2 TP8 on H200, vLLM 0.16.0 with LMCacheConnectorV1 (kv_both): KV 34.85 "
+                   "GiB vs 30.52 logged (+4.33 GiB, +14 %), 477,696 tokens vs 418,304. kvplan's terms: activation 2.47 "
                    "(32,768 batched tokens), non-torch 0.80 (0.55 + 0.25 NCCL NVLS), DSA indexer workspace 0.08, graphs 0.62 (captured after "
                    "the pool). The 5 GiB are not "
                    "kvplan's to explain from these flags: the LMCache connector allocates GPU staging buffers inside the "
@@ -388,18 +389,19 @@ def test_glm_5_2_b200_fp8_kv_page_is_flashinfer_sparse_plain_fp8():
 
 
 @pytest.mark.xfail(strict=True, reason="GLM-5.2-FP8 TP8 on B200, vLLM 0.28.0, fp8 KV at 32,768: the page is right (47,700 B, "
-                   "test above), the tokens are not: 1,570,304 vs 1,546,112 logged (+1.6 %), 47.92x vs 47.18x: the same "
-                   "69.76 vs 68.68 GiB pool gap (+1.08 GiB) as the bf16 run below (see its reason)")
+                   "test above), the tokens are not: 1,568,576 vs 1,546,112 logged (+1.5 %), 47.87x vs 47.18x: the same "
+                   "69.68 vs 68.68 GiB pool gap (+1.00 GiB) as the bf16 run below (see its reason)")
 def test_glm_5_2_b200_fp8_kv_tokens():
     p = plan(_glm_5_2_fp8(), B200_17834, GLM52_B200.model_copy(update={"kv_cache_dtype": "fp8"}), Layout(tp=8))
     assert close(p.kv_cache_tokens, 1_546_112) and close(p.max_concurrency, 47.18)
 
 
-@pytest.mark.xfail(strict=True, reason="GLM-5.2-FP8 TP8 on B200, vLLM 0.28.0, bf16 KV at 32,768: 808,640 tokens vs 796,160 "
-                   "logged (+1.6 %), 24.68x vs 24.30x: pool 69.76 GiB vs 68.68 (+1.08; 71.58 before the 2026-12-01 graph "
+@pytest.mark.xfail(strict=True, reason="GLM-5.2-FP8 TP8 on B200, vLLM 0.28.0, bf16 KV at 32,768: 807,744 tokens vs 796,160 "
+                   "logged (+1.5 %), 24.65x vs 24.30x: pool 69.68 GiB vs 68.68 (+1.00; 69.76 before the DSA top-k index buffer and the "
+                   "16-bit indexer wk, 71.58 before the 2026-12-01 graph "
                    "/ activation merges, 71.47 before the 2026-12 MoE / MLA read; the diagnosis below was "
-                   "made at 71.58). kvplan's terms now: weights 88.70 (incl. 0.27 W_UK / W_UV copies of the fp8 kv_b_proj, "
-                   "0.25 rotary), activation 2.29 (1.75 then: the FlashInfer sampler, vLLM's default from 0.21.0: the "
+                   "made at 71.58). kvplan's terms now: weights 88.77 (incl. 0.27 W_UK / W_UV copies of the fp8 kv_b_proj, "
+                   "0.25 rotary, 0.06 DSA top-k index buffer, 0.02 16-bit indexer wk), activation 2.29 (1.75 then: the FlashInfer sampler, vLLM's default from 0.21.0: the "
                    "notebook's own "
                    "'ninja' failure 'in the profile stage, FlashInfer sampling kernel JIT' shows it), DSA indexer "
                    "workspace 0.16, non-torch 1.17, graphs 1.99 (0.71 then). A second log of the same notebook (crinex/b200_glm_poc "

@@ -243,21 +243,28 @@ def _gb200_plan():
 
 
 def test_gb200_glm_5_2_nvfp4_weights_a_rank():
-    # TP 4 + EP 4 (64 of 256 experts a rank): kvplan 113,850,938,368 B = 106.03 GiB (the 0.25 GiB RoPE table for
-    # 1,048,576 positions included); logged "Model loading took 106.69 GiB": -0.66 GiB (-0.62 %, inside the logs'
-    # max(1 %, 0.25 GiB)). 64 MiB of it is the model's DSA top-k index buffer, max_num_batched_tokens x index_topk
-    # int32 = 8192 x 2048 x 4 B, allocated while the model is built (DeepseekV2Model, read in the 0.29.0 wheel) and
-    # not in kvplan; the other ~0.6 GiB is not traced to a term
+    # TP 4 + EP 4 (64 of 256 experts a rank): kvplan 113,918,047,232 B = 106.09 GiB (the 0.25 GiB RoPE table for
+    # 1,048,576 positions included, and the DSA top-k index buffer, max_num_batched_tokens x index_topk int32 =
+    # 8192 x 2048 x 4 = 67,108,864 B, made by the model's constructor: kvplan.vllm_layouts.vllm_dsa_topk_buffer_bytes;
+    # 113,850,938,368 before it); logged "Model loading took 106.69 GiB": -0.60 GiB (-0.56 %, inside the logs'
+    # max(1 %, 0.25 GiB)), not traced to a term. Ruled out in the 0.26.0 wheel: MLA's W_UV / W_UK_T (a new Parameter
+    # over a view of the bf16 kv_b_proj: no copy, mla_attention.py process_weights_after_loading); the router
+    # (GateLinear keeps a bf16 weight, only its output is fp32 for glm_moe_dsa); the indexer (bf16, replicated, as
+    # counted; wk + weights_proj fused); the FLASHINFER_TRTLLM NVFP4 experts (flashinfer_fp4_moe.py shuffles and
+    # interleaves in the same bytes; hidden 6144 and intermediate 2048 need no padding); embed_tokens / lm_head
+    # (vocab-parallel, 154,880 a multiple of 64); the shared expert (TP-sharded; the fused-shared-expert path is ROCm
+    # AITER only); FlashInfer's all-reduce-fusion and sparse-MLA workspaces (made lazily on the first forward); the
+    # 0.30+ index groups (not in 0.26). No MTP layer is loaded (no --speculative-config)
     from tests.test_engine_logs import close_gib
 
     r = _gb200_plan().ranks[0]
-    assert r.weights_bytes == 113_850_938_368 and close_gib(r.weights_bytes, 106.69)
+    assert r.weights_bytes == 113_850_938_368 + 8192 * 2048 * 4 == 113_918_047_232 and close_gib(r.weights_bytes, 106.69)
 
 
 @pytest.mark.xfail(strict=True, reason=(
     "KV pool from flags: logged 50.62 GiB (169.56 - 106.69 weights - 6.31 peak - 0.95 non-torch - 4.99 CUDA graphs), "
-    "kvplan 54.04 (+3.42): the CUDA-graph estimate 2.00 vs 4.99 (-2.99, the strict xfail "
-    "test_gb200_glm52_tp4_cuda_graph_estimate), weights 106.03 vs 106.69 (-0.66), non-torch 1.17 vs 0.95 (+0.22); "
+    "kvplan 53.98 (+3.36): the CUDA-graph estimate 2.00 vs 4.99 (-2.99, the strict xfail "
+    "test_gb200_glm52_tp4_cuda_graph_estimate), weights 106.09 vs 106.69 (-0.60), non-torch 1.17 vs 0.95 (+0.22); "
     "peak + DSA workspace 6.32 vs 6.31"))
 def test_gb200_glm_5_2_nvfp4_pool_from_flags():
     from tests.test_engine_logs import close_gib

@@ -138,10 +138,10 @@ def build_deepseek(r, model_type: str) -> dict[str, Any]:
         if model_type in DSA_TYPES:
             modes = indexer_types(r, n_layers) if model_type == "glm_moe_dsa" else ["full"] * n_layers
             d_i = r.int("index_head_dim")
-            r.int("index_topk")  # read: sizes nothing, but a DSA config without it is malformed
+            topk = r.int("index_topk")  # sizes vLLM's top-k index buffer (kvplan.vllm_layouts), not the KV cache
             with_idx = attn + indexer_linears(r, h, q_lora)
-            per_mode = {"full": (MLAIndexerAttention(**dims, index_head_dim=d_i), with_idx),
-                        "shared": (MLAIndexerAttention(**dims), attn)}
+            per_mode = {"full": (MLAIndexerAttention(**dims, index_head_dim=d_i, index_topk=topk), with_idx),
+                        "shared": (MLAIndexerAttention(**dims, index_topk=topk), attn)}
             attn_of = [per_mode[m] for m in modes]
         else:
             attn_of = [(MLAAttention(**dims), attn)] * n_layers
