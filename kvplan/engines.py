@@ -474,7 +474,10 @@ VLLM_CHANGES: dict[str, tuple[Release, str]] = {
 
 # Changes inside a profile's run because no plan can see them: kvplan's V0 engine refuses multimodal models (kvplan.vllm_v0),
 # the only ones with MRoPE tables in the V0 era (Qwen2-VL), so "0.7" (0.7.0 - 0.9.x) is not split at 0.7.2.
-VLLM_CHANGES_INSIDE_A_PROFILE = {"mrope_cache_x4": "V0 refuses multimodal models: no V0 plan has an MRoPE table"}
+VLLM_CHANGES_INSIDE_A_PROFILE = {
+    "mrope_cache_x4": "V0 refuses multimodal models: no V0 plan has an MRoPE table",
+    "dsa_rocm_layer_groups": "ROCm DSA plans on the 0.30 line (0.30.0 - 0.31.0) follow 0.30.0 and warn (plan.ROCM_DSA_031_NOTE)",
+}
 
 
 def _has(first: Release, change: str) -> bool:

@@ -64,6 +64,10 @@ is outside them). qwen3-next-80b-a3b (no mtp_num_hidden_layers in the preset) un
 When MLAIndexerAttention gained ``index_topk`` (the width of vLLM's DSA top-k index buffer, kvplan.vllm_layouts): the
 nine DSA entries, ``fixture:glm-5.2.json``, ``preset:deepseek-v3.2`` / ``glm-5`` / ``glm-5.1`` / ``glm-5.2`` / ``glm-5.2-fp8`` /
 ``glm-5.2-nvfp4`` / ``glm-5.3`` / ``glm-5.3-fp8``, digest() of each: ``spec_sha256`` and the plan hashes; weight bytes unchanged.
+When the DeepSeek-V4 model note was split by engine (families/deepseek_v4.VLLM_V4_NOTE / v4_plan_note: a plan carries
+only its engine's part): the five DeepSeek-V4 entries, ``fixture:deepseek-v4-flash.json`` / ``-flash-nvfp4-fp8.json`` /
+``-pro.json`` and ``preset:deepseek-v4-flash`` / ``-pro``, digest() of each: ``spec_sha256`` and the plan hashes; weight
+bytes unchanged.
 """
 
 import hashlib

@@ -54,12 +54,28 @@ def test_profiles_are_contiguous_runs_split_at_every_change():
     for name, (release, source) in VLLM_CHANGES.items():
         assert (release in starts) != (name in VLLM_CHANGES_INSIDE_A_PROFILE), (name, release)
         assert source
-    # the one exception: MRoPE x 4 from 0.7.2 inside "0.7", which no V0 plan reaches (multimodal models are refused)
-    assert set(VLLM_CHANGES_INSIDE_A_PROFILE) == {"mrope_cache_x4"} and vllm_profile_for_release("0.7.2") == "0.7"
+    # the exceptions: MRoPE x 4 from 0.7.2 inside "0.7", which no V0 plan reaches (multimodal models are refused), and
+    # ROCm's per-layer DSA index groups from 0.31.0 inside "0.30", which plans 0.30.0 and says so (test below)
+    assert set(VLLM_CHANGES_INSIDE_A_PROFILE) == {"mrope_cache_x4", "dsa_rocm_layer_groups"}
+    assert vllm_profile_for_release("0.7.2") == "0.7" and vllm_profile_for_release("0.31.0") == "0.30"
     # ... and every V1 / V0 profile after the first starts with at least one change: no two neighbours are the same
     changes = {release for release, _ in VLLM_CHANGES.values()}
     assert all(f in changes for f in firsts[1:] if f != (0, 10, 0))  # 0.10.0: the first V1 profile
     assert [VLLM_PROFILES[k].engine_core for k in ("0.6", "0.6.5", "0.7", "0.10")] == ["V0", "V0", "V0", "V1"]
+
+
+def test_rocm_dsa_plans_on_the_0_30_line_warn_about_0_31():
+    from kvplan import load_preset
+    from kvplan.gpus import get_gpu
+    from kvplan.parallel import Layout
+    from kvplan.plan import ROCM_DSA_031_NOTE, plan
+
+    spec = load_preset("deepseek-v3.2")
+    on = plan(spec, get_gpu("MI355X"), EngineConfig(vllm_version="0.30", max_model_len=8192), Layout(tp=8))
+    assert ROCM_DSA_031_NOTE in on.warnings
+    for gpu, version in (("H200", "0.30"), ("MI355X", "0.33")):  # CUDA, or a line with one rule
+        p = plan(spec, get_gpu(gpu), EngineConfig(vllm_version=version, max_model_len=8192), Layout(tp=8))
+        assert ROCM_DSA_031_NOTE not in p.warnings
 
 
 @pytest.mark.parametrize("release,profile", [
