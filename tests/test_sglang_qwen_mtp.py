@@ -72,6 +72,33 @@ def test_intermediate_ssm_cache_is_requests_plus_one_by_draft_tokens_ssm_states(
     assert round(ssm * (4 + 1) * 6 / GiB, 2) == 2.11
 
 
+def _joint_slots(rest: int, slot: int, draft_tokens: int, per_request: int) -> int:
+    """The 0.5.20 joint solve as read (kv_cache_configurator._handle_max_mamba_cache): budget = rest x 0.9 / 1.9,
+    K = int((budget - slot x (1 + D)) // (slot x (1 + D / s))), in SGLang's float arithmetic."""
+    budget = rest * 0.9 / 1.9
+    return int((budget - slot * (1 + draft_tokens)) // (slot * (1 + draft_tokens / per_request)))
+
+
+def test_the_logged_slots_fit_the_joint_rule_only_with_extra_buffer_and_no_draft_layer_over_sixteen():
+    # A consistency check of the rule as read, not a plan: the log gives no fraction, so rest is rebuilt from its
+    # 171,008 tokens. One slot (bf16 SSM, TP 1): conv 48 x 10,240 x 3 x 2 = 2,949,120 + SSM 75,497,472 = 78,446,592 B.
+    # The reserve: (min(4, K // 5) + 1) x 6 = 30 slots, the pool (43 + 1) = 44 slots: 74 x 78,446,592 = 5,805,047,808 B.
+    spec = load_preset("qwen3.5-27b")
+    prof = sglang.sglang_profile("0.5.20")
+    conv, ssm, _ = sglang.state_bytes_per_request(prof, [(layer, 1) for layer in spec.layers], 1, "bfloat16")
+    slot = conv + ssm
+    assert slot == 78_446_592
+    # bf16 KV over the 16 full-attention layers: 16 x 4 heads x 256 x 2 x 2 B = 65,536 B a token
+    # rest = 171,008 x 65,536 + 74 x slot = 17,012,228,096 B (15.84 GiB) -> budget 8,058,423,834.9 B
+    # -> K = int((8,058,423,834.9 - 7 x slot) // (slot x (1 + 6 / 5))) = int(7,509,297,690.9 // 172,582,502.4) = 43
+    assert _joint_slots(171_008 * 65_536 + 74 * slot, slot, 6, 5) == 43
+    # three slots a request (no_buffer) would give 31: the run kept extra_buffer's 5 under speculative decoding
+    assert _joint_slots(171_008 * 65_536 + 74 * slot, slot, 6, 3) == 31
+    # a cell with the draft's layer over the 16 attention layers (x 17 / 16 = 69,632 B) would give 45, not 43 (over
+    # all 64 layers, x 65 / 64 = 66,560 B, gives 43 too: which cell SGLang profiles beside the draft is not read)
+    assert _joint_slots(171_008 * 69_632 + 74 * slot, slot, 6, 5) == 45
+
+
 @pytest.mark.parametrize("version", ["0.5.14", "0.5.17", "0.5.20", "0.5.21"])
 def test_sglang_qwen_mtp_refusal_names_what_is_not_modelled(version):
     spec = load_preset("qwen3.5-27b")
@@ -93,9 +120,11 @@ def test_a_hybrid_without_mtp_layers_names_only_the_state_reserve():
 
 
 @pytest.mark.xfail(strict=True, raises=PlanInputError, reason=(
-    "SGLang's hybrid speculative MambaPool is not modelled (SGLANG_HYBRID_SPEC_UNMODELLED: the joint slot solve with "
-    "the D = 6 draft-token reserve, 0.5.17 not read) nor the Qwen3_5ForCausalLMMTP runner's weights / KV pool; the "
-    "log's --mem-fraction-static, --context-length and --max-running-requests are not given either"))
+    "kvplan refuses it (SGLANG_HYBRID_SPEC_UNMODELLED): the joint slot solve with the D = 6 draft-token reserve is "
+    "not in the planner (0.5.17 not read; the 0.5.20 rule fits the logged 43 slots only by rebuilding rest from the "
+    "logged tokens), nor the Qwen3_5ForCausalLMMTP runner's resident 5.53 GB and the cell SGLang profiles beside "
+    "its layer (x 1 or x 65 / 64 fit, x 17 / 16 does not); the log gives no --mem-fraction-static, --context-length, "
+    "--max-running-requests (4 read from its decode graphs) or --mamba-ssm-dtype (bfloat16 read from 2.11 GB)"))
 def test_a100_v0_5_17_qwen3_6_27b_eagle_6_draft_tokens_pool():
     engine = _engine(sglang_version="0.5.17", max_model_len=262144, max_num_seqs=4,
                      mamba_ssm_dtype="bfloat16")
