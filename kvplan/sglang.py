@@ -517,7 +517,8 @@ SGLANG_HYBRID_SPEC_UNMODELLED = (
     "does not model that reserve or the slot count it leaves.")
 # and of SGLang's MTP draft for a hybrid with mtp.* layers (0.5.23 wheel: Qwen3.5's Qwen3_5ForCausalLMMTP and
 # Qwen3-Next's Qwen3NextForCausalLMMTP build fc 2h -> h, two pre-fc norms and one decoder layer with
-# full_attention_interval 1, plus their own embed_tokens / lm_head)
+# full_attention_interval 1, plus their own embed_tokens / lm_head; the target's cell is not scaled for the draft's
+# layer, spec_aux_hidden_state.py reading num_nextn_predict_layers off the target's config, which Qwen's lacks)
 SGLANG_HYBRID_MTP_UNMODELLED = (
     " Nor the MTP draft runner beside it: its weights (the mtp.* layer with its own bf16 embed_tokens / lm_head "
     "copies, e.g. 5.53 GB for Qwen3.6-27B at TP 1) and its KV pool over its full-attention layer. Plan this "
