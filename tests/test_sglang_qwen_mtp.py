@@ -13,7 +13,7 @@ Engine source read (wheels 0.5.14, 0.5.20, 0.5.23; 2026-12-02):
 - mem_cache/memory_pool.py MambaPool (0.5.23): intermediate_ssm_state_cache is (state layers, requests + 1, D, heads,
   head_dim, state) in the SSM dtype, beside intermediate_conv_window_cache; printed in "Mamba Cache is allocated.".
 
-Log (public, search index file 68576807532, a deployment note dated 2026-08-15): Qwen/Qwen3.6-27B (bf16; the 3.8
+Log (public, code-corpus file 68576807532, a deployment note dated 2026-08-15): Qwen/Qwen3.6-27B (bf16; the 3.8
 config is byte-identical but for transformers_version) on one A100 80GB PCIe, TP 1, SGLang v0.5.17 (cu130 image),
 --attention-backend flashinfer, EAGLE with --speculative-num-steps 5 --speculative-num-draft-tokens 6, decode graphs
 [1, 2, 3, 4]: "Load weight end. type=Qwen3_5ForConditionalGeneration mem usage=51.05 GB", "Load weight end.
