@@ -501,6 +501,30 @@ SGLANG_MAMBA_EXTRA_BUFFER_SLOTS = 2
 _SSM_BYTES = {"float32": 4, "bfloat16": 2, "float16": 2}
 
 
+# What kvplan does not model of SGLang speculative decoding over a MambaPool (read in the 0.5.14 wheel's
+# model_executor/model_runner_kv_cache_mixin.py handle_max_mamba_cache, 0.5.20 / 0.5.23 mem_cache/
+# kv_cache_configurator.py _handle_max_mamba_cache, 0.5.23 mem_cache/memory_pool.py MambaPool, models/qwen3_5_mtp.py;
+# 2026-12-02). The rule as read, D = --speculative-num-draft-tokens, s = slots a running request holds, slot = one
+# request's conv + SSM bytes: K = int(budget // (slot x (1 + D / s))) (0.5.14), int((budget - slot x (1 + D)) //
+# (slot x (1 + D / s))) (0.5.20+); then slot x (min(--max-running-requests, K // s) (+ 1 from 0.5.20) x D) more leaves
+# rest, and the pool allocates intermediate_ssm_state_cache (state layers x (requests + 1) x D SSM states) and
+# intermediate_conv_window_cache. Not modelled: that reserve, the --max-running-requests SGLang asserts is set with it,
+# the 0.5.17 - 0.5.19 lines (not read), --enable-linear-replayssm-spec (0.5.20+: no intermediate SSM reserve).
+SGLANG_HYBRID_SPEC_UNMODELLED = (
+    "Not modelled with speculative decoding (any --speculative-algorithm: EAGLE / NEXTN / EAGLE3 / NGRAM): SGLang "
+    "sizes the MambaPool's slots jointly with a reserve of --speculative-num-draft-tokens extra states a running "
+    "request (intermediate_ssm_state_cache, intermediate_conv_window_cache), capped by --max-running-requests; kvplan "
+    "does not model that reserve or the slot count it leaves.")
+# and of SGLang's MTP draft for a hybrid with mtp.* layers (0.5.23 wheel: Qwen3.5's Qwen3_5ForCausalLMMTP and
+# Qwen3-Next's Qwen3NextForCausalLMMTP build fc 2h -> h, two pre-fc norms and one decoder layer with
+# full_attention_interval 1, plus their own embed_tokens / lm_head; the target's cell is not scaled for the draft's
+# layer, spec_aux_hidden_state.py reading num_nextn_predict_layers off the target's config, which Qwen's lacks)
+SGLANG_HYBRID_MTP_UNMODELLED = (
+    " Nor the MTP draft runner beside it: its weights (the mtp.* layer with its own bf16 embed_tokens / lm_head "
+    "copies, e.g. 5.53 GB for Qwen3.6-27B at TP 1) and its KV pool over its full-attention layer. Plan this "
+    "model's MTP on vLLM (--speculative-config method mtp), or SGLang without speculative decoding.")
+
+
 def _recurrent_counts(spec) -> dict[str, int]:
     """How many layers of each recurrent-state kind (ModelSpec.layer_kinds, those in _RECURRENT_KINDS)."""
     return {kind: n for kind, n in spec.layer_kinds.items() if kind in _RECURRENT_KINDS}
@@ -512,8 +536,8 @@ def hybrid_refusal(spec, version: str = SGLANG_DEFAULT_VERSION, tp: int = 1, pp:
     the model keeps none or the line's MambaPool rule is modelled (``mamba_pool``).
 
     Modelled: the SGLANG_HYBRID_ARCHS families each line serves (SglangProfile.hybrid_models), pipeline stages from
-    0.5.17 (one stage before), DP attention from 0.5.7, no speculative decoding (its intermediate per-draft states are sized apart), TP dividing the state
-    heads (SGLang's ``divide`` asserts), CUDA for the lines whose extra_buffer asserts it. Worked example:
+    0.5.17 (one stage before), DP attention from 0.5.7, no speculative decoding (SGLANG_HYBRID_SPEC_UNMODELLED), TP
+    dividing the state heads (SGLang's ``divide`` asserts), CUDA for the lines whose extra_buffer asserts it. Worked example:
     qwen3.5-397b-a17b on 0.5.3 -> ("sglang_version", "... two rules in one line ..."); on 0.5.20 -> None."""
     kinds = _recurrent_counts(spec)
     if not kinds:
@@ -542,8 +566,8 @@ def hybrid_refusal(spec, version: str = SGLANG_DEFAULT_VERSION, tp: int = 1, pp:
         return "dp_attention_size", head + (f"Not modelled with DP attention on SGLang {prof.releases} (its "
                                             "handle_max_mamba_cache divides even the ratio's slots by --dp for GDN).")
     if speculative:
-        return "speculative_config", head + ("Not modelled with speculative decoding (SGLang adds intermediate "
-                                             "per-draft-token states to the MambaPool).")
+        return "speculative_config", head + SGLANG_HYBRID_SPEC_UNMODELLED + (
+            SGLANG_HYBRID_MTP_UNMODELLED if spec.mtp_layers else "")
     if not radix and prof.hybrid_radix_off == "mixed":
         return "enable_prefix_caching", head + ("Without the radix cache SGLang 0.5.8 keeps 512 state slots and 0.5.9 "
                                                 "sizes them by the ratio: pick the 0.5.7 or the 0.5.10 line.")

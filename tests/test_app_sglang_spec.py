@@ -137,7 +137,8 @@ def test_import_refuses_what_the_core_does_not_plan_naming_the_flag():
     at.selectbox(key="w.import_gpu").select("H200").run()
     for line, why, flag in [
         ("python -m sglang.launch_server --model-path Qwen/Qwen3.5-27B --speculative-algorithm NEXTN",
-         "Not modelled with speculative decoding (SGLang adds intermediate per-draft-token states",
+         "Not modelled with speculative decoding (any --speculative-algorithm: EAGLE / NEXTN / EAGLE3 / NGRAM): "
+         "SGLang sizes the MambaPool's slots jointly with a reserve of --speculative-num-draft-tokens extra states",
          "--speculative-algorithm"),
         # a head kvplan ships no config for: refused naming the draft path and the heads it ships
         ("python -m sglang.launch_server --model-path meta-llama/Llama-3.1-8B-Instruct --speculative-algorithm EAGLE3 "

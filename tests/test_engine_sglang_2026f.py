@@ -34,7 +34,8 @@ Pinned logs (none is pinned in another test file, ids grepped 2026-12-02):
         (code-corpus file 68576807532): "Load weight end. type=Qwen3_5ForConditionalGeneration  mem usage=51.05 GB",
         "Load weight end. type=Qwen3_5ForCausalLMMTP  mem usage=5.53 GB", max_total_num_tokens 171008, 43 mamba
         slots. Pinned: the target's weights; the run's pool is not (its fraction and context are not given, and
-        kvplan refuses SGLang speculative decoding on a hybrid, naming the field).
+        kvplan refuses SGLang speculative decoding on a hybrid, naming the field); its draft's 5.53 GB and 2.11 GB
+        intermediate SSM cache are pinned by hand in tests/test_sglang_qwen_mtp.py.
 
   What is pinned (V4PH): the pre-load free memory (kvplan's "Load weight begin"), which with the logged post-load memory
   gives SGLang's refusal threshold and both available_bytes figures through kvplan.sglang.pool_bytes. What misses: the
