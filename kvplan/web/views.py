@@ -20,6 +20,7 @@ import streamlit as st
 from kvplan.engines import VLLM_PROFILES
 from kvplan.errors import KvplanError, PlanInputError
 from kvplan.gpus import get_gpu
+from kvplan.hf_config import QUANT_NAME_HINT
 from kvplan.kv import kv_bytes_per_token, state_bytes_per_sequence
 from kvplan.layers import MLA_KINDS, STATE_KINDS
 
@@ -360,8 +361,11 @@ def startup_log(plan: Plan) -> None:
                    f"{esc(name)} runs out of memory while loading them, before it logs any of its memory figures.")
         return
     runner = plan.model_runner
+    # vllm-gaudi runs its own HPU model runner: "the V2 GPU model runner" was named above its hpu_worker lines (qa8)
+    hpu = any(t.name.startswith("reserved for HPUGraphs") for t in plan.ranks[0].terms) if plan.ranks else False
     st.caption("The tightest rank's figures, as the engine prints them"
-               + (f" (the {runner} GPU model runner, this release's default for {esc(plan.model)})" if runner else "")
+               + (" (vllm-gaudi's HPU model runner and worker, the plugin vLLM runs on an Intel Gaudi)" if hpu else
+                  f" (the {runner} GPU model runner, this release's default for {esc(plan.model)})" if runner else "")
                + "; the terms below are where each comes from."
                + (" SGLang's GB is 2^30 bytes." if plan.engine == "sglang" else ""))
     # kvplan's own figures after the engine's error ("(kvplan: 7.33 GiB needed ..., 6.57 GiB free)") are not the
@@ -587,11 +591,32 @@ def towers_loaded(state: PlanState) -> bool | None:
     return any(t.name.startswith("vision tower") for r in plan.ranks for t in r.terms)
 
 
-def skipped_notes(spec: ModelSpec, loaded: bool | None = None) -> list[str]:
+def model_warnings(spec: ModelSpec, state: PlanState) -> list[str]:
+    """The spec's warnings as the Model page shows them: the "name says FP8 but no quantization_config" hint dropped
+    once the sidebar's Weights names a format, as the plan drops it (kvplan.plan; qa8: the Model page kept it after
+    Weights = fp8, beside a Budget that had dropped it)."""
+    if state.weight_format:
+        return [w for w in spec.warnings if not w.endswith(QUANT_NAME_HINT)]
+    return list(spec.warnings)
+
+
+def mtp_loaded(state: PlanState) -> bool:
+    """Whether the state's plan loads the checkpoint's multi-token-prediction layers (its 'MTP layers (in weights)'
+    term: vLLM's --speculative-config method mtp). False when the plan cannot be made."""
+    try:
+        plan = cached.plan_for(state)
+    except KvplanError:
+        return False
+    return any(t.name.startswith("MTP layers") for r in plan.ranks for t in r.terms)
+
+
+def skipped_notes(spec: ModelSpec, loaded: bool | None = None, mtp: bool = False) -> list[str]:
     """What the Model page's counts leave out. A vision / audio tower is left out of the decoder's counts but
     not out of the plan: the Budget loads its weights (its 'vision tower (in weights)' row), so it is not
     called 'not planned' there (that read as if the Budget ignored it). ``loaded``: whether the sidebar's plan
-    loads them (``towers_loaded``); with --language-model-only it does not, and the note said it did."""
+    loads them (``towers_loaded``); with --language-model-only it does not, and the note said it did. ``mtp``: whether
+    the plan loads the MTP layers (``mtp_loaded``): then they are drawn after the decoder in the layer strip and
+    planned (qa8: the page said "not planned" beside a Budget with an 'MTP layers' row)."""
     towers = " + ".join(t.name for t in spec.towers)
     out = []
     for item in spec.skipped:
@@ -601,6 +626,9 @@ def skipped_notes(spec: ModelSpec, loaded: bool | None = None) -> list[str]:
         elif towers and item in towers:
             out.append(f"not in these counts: {item}; the Budget loads its weights (vision tower row; "
                        "--language-model-only drops it)")
+        elif mtp and "multi-token-prediction" in item:
+            out.append(f"not in these counts: {item.split(' (')[0]}; planned with --speculative-config method mtp "
+                       "(drawn after the decoder in the strip above; the Budget's MTP layers row)")
         else:
             out.append(f"not planned: {item}")
     return out
