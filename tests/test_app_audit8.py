@@ -87,3 +87,20 @@ def test_the_model_page_drops_the_fp8_name_warning_once_weights_name_a_format():
     assert not [w for w in at.warning if said in plain(w.value)], [w.value for w in at.warning]
     at = run_app({**link, "wf": "fp8"})  # Budget: dropped as before
     assert not [w for w in at.warning if said in plain(w.value)]
+
+
+def test_a_refused_deepseek_v41_paste_labels_paging_and_gpus_figures_as_the_last_valid_plan():
+    at = run_app({"v": "1", "m": "llama-3.1-8b"}, "pages/model.py")
+    v41 = (Path(__file__).parent / "fixtures" / "configs" / "deepseek-v4.1-flash.json").read_text()
+    at.text_area(key="model.paste").set_value(v41).run()
+    at.button(key="model.use_paste").click().run()
+    assert at.session_state["kv.state"].model == "llama-3.1-8b"  # the plan did not move
+    said = plain(" ".join(e.value for e in at.error))
+    assert "Refused: the pasted config.json" in said and "DeepSeek-V4.1" in said, said
+    at.switch_page("pages/paging.py").run()
+    # llama-3.1-8b at block size 16: 32 layers x 16 tokens x 8 KV heads x 128 x 2 (K, V) x 2 B = 2,097,152 B
+    byte_line = [c.value for c in at.caption if "2,097,152 B per block" in c.value]
+    assert byte_line and byte_line[0].startswith("Last valid plan (an input is refused): At 2,097,152 B"), byte_line
+    at.switch_page("pages/gpus.py").run()
+    load = [c.value for c in at.caption if "Serving 1 sequence of 131,072 tokens" in plain(c.value)]
+    assert load and load[0].startswith("Last valid plan (an input is refused): Serving"), load

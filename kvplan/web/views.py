@@ -678,6 +678,15 @@ def paging_metrics(paging: Paging) -> None:
                    delta_color="off", delta_arrow="off")
 
 
+def refused_head() -> str:
+    """"Last valid plan (an input is refused): " while an input is refused, else "": the head of a caption that
+    reads figures from the plan (qa8: after a refused DeepSeek-V4.1 paste, Paging's bytes and GPUs' workload read
+    llama-3.1-8b's figures with nothing under the banner saying they were the last valid plan's)."""
+    from kvplan.web import widgets
+
+    return "Last valid plan (an input is refused): " if widgets.refusals() else ""
+
+
 def paging_bytes(state: PlanState, paging: Paging) -> None:
     """The allocation in bytes, at the plan's bytes per block (its tightest rank)."""
     try:
@@ -685,13 +694,14 @@ def paging_bytes(state: PlanState, paging: Paging) -> None:
     except KvplanError:
         return
     rank = min(plan.ranks, key=lambda r: r.num_blocks)
+    head = refused_head()
     if plan.block_size != paging.block_size:  # an SGLang plan too: its pool is pages of --page-size tokens (1 by default)
-        st.caption(f"The plan pages KV in blocks of {plan.block_size:,} token{'s' if plan.block_size != 1 else ''} "
+        st.caption(head + f"The plan pages KV in blocks of {plan.block_size:,} token{'s' if plan.block_size != 1 else ''} "
                    f"(this page: {paging.block_size:,}); bytes are shown only at the plan's size.")
         return
     others = [g.kind for g in plan.kv_groups if g.kind not in ("full_attention", *LATENT_KINDS)]
     if len(plan.kv_groups) <= 1 or not others:
-        st.caption(f"At {rank.bytes_per_block:,} B per block (tightest rank of the plan): "
+        st.caption(head + f"At {rank.bytes_per_block:,} B per block (tightest rank of the plan): "
                    f"{format_bytes(paging.allocated_blocks * rank.bytes_per_block)} allocated, "
                    f"{format_bytes(paging.wasted_slots * rank.bytes_per_block // paging.block_size)} of it in empty "
                    "slots.")
@@ -702,7 +712,7 @@ def paging_bytes(state: PlanState, paging: Paging) -> None:
     kinds = ", ".join(f"{n} {k}" for k, n in Counter(g.kind for g in plan.kv_groups).items())
     held = "; ".join(dict.fromkeys("a recurrent state: its state page" if k in STATE_KINDS else
                                    "a sliding / chunked window: the window's blocks" for k in others))
-    st.caption(f"At {rank.bytes_per_block:,} B per block (one KV group's block, tightest rank of the plan): the "
+    st.caption(head + f"At {rank.bytes_per_block:,} B per block (one KV group's block, tightest rank of the plan): the "
                f"full-attention group's blocks take {format_bytes(paging.allocated_blocks * rank.bytes_per_block)}, "
                f"{format_bytes(paging.wasted_slots * rank.bytes_per_block // paging.block_size)} of it in empty slots. "
                f"The plan has {len(plan.kv_groups)} KV groups ({kinds}); every sequence also holds blocks of the "
