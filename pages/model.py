@@ -57,7 +57,8 @@ def body() -> None:
         views.html_table(views.spec_rows(spec), views.SPEC_COLUMNS)
     with right:
         views.html_table(views.derived_rows(spec, params, weights, state.kv_cache_dtype)
-                         + views.served_rows(state, spec), views.DERIVED_COLUMNS)
+                         + views.served_rows(state, spec) + views.mtp_rows(state, spec),
+                         views.DERIVED_COLUMNS)
         views.bullet_list([f"assumed: {a}" for a in spec.assumptions], "info")
         views.bullet_list(views.model_warnings(spec, state), "warning")
         views.bullet_list(views.skipped_notes(spec, views.towers_loaded(state), mtp), "info")

@@ -104,3 +104,16 @@ def test_a_refused_deepseek_v41_paste_labels_paging_and_gpus_figures_as_the_last
     at.switch_page("pages/gpus.py").run()
     load = [c.value for c in at.caption if "Serving 1 sequence of 131,072 tokens" in plain(c.value)]
     assert load and load[0].startswith("Last valid plan (an input is refused): Serving"), load
+
+
+def test_the_model_page_gives_the_kv_per_token_with_the_planned_mtp_layer():
+    from tests.app_util import html_tables
+
+    at = run_app(MTP, "pages/model.py")
+    rows = {r["quantity"]: r["value"] for t in html_tables(at) for r in t if "quantity" in r}
+    # 16 full-attention layers x 4 KV heads x 256 dims x 2 (K, V) x 2 B = 65,536; + the MTP layer's 4 x 256 x 2 x 2
+    # = 4,096: 69,632, Parallelism's "KV bytes / token / GPU" at TP 1
+    assert rows["KV cache per token (auto)"].startswith("65,536 B"), rows
+    assert rows["KV cache per token with the MTP layer(s) (auto)"].startswith("69,632 B"), rows
+    at = run_app({"v": "1", "m": "qwen3.5-27b"}, "pages/model.py")
+    assert not [q for t in html_tables(at) for r in t for q in r.values() if "MTP layer(s)" in q]

@@ -304,6 +304,22 @@ def served_rows(state: PlanState, spec: ModelSpec) -> list[dict[str, str]]:
     return rows
 
 
+def mtp_rows(state: PlanState, spec: ModelSpec) -> list[dict[str, str]]:
+    """The Model page's row for the KV per token with the MTP layers the plan loads (``mtp_loaded``): their attention
+    joins the KV cache, so Parallelism's "KV bytes / token / GPU" read 69,632 for Qwen3.5-27B with MTP at TP 1 beside
+    this page's 65,536 (16 full-attention layers x 4 KV heads x 256 x 2 (K, V) x 2 B; its MTP layer adds 4,096)."""
+    if not spec.mtp_layers or not mtp_loaded(state):
+        return []
+    with_mtp = spec.model_copy(update={"layers": (*spec.layers, *spec.mtp_layers)})
+    try:
+        per_token = kv_bytes_per_token(with_mtp, state.kv_cache_dtype)
+    except Exception:  # a KV dtype kvplan cannot size for this model is refused on the plan pages
+        return []
+    return [{"value": f"KV cache per token with the MTP layer(s) ({state.kv_cache_dtype})",
+             "number": f"{per_token:,} B ({format_bytes(per_token)})",
+             "note": f"+ {figures.counted(len(spec.mtp_layers), 'MTP layer')} --speculative-config loads, TP=1"}]
+
+
 def param_rows(params: ParamBreakdown, weights: WeightBytes) -> list[dict[str, str]]:
     return [{"component": c, "parameters": f"{n:,}", "bytes": f"{weights.components.get(c, 0):,}",
              "GiB": f"{weights.components.get(c, 0) / GiB:,.2f}"} for c, n in params.components.items() if n]
