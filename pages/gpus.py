@@ -12,7 +12,7 @@ gpus_view.controls()
 state = widgets.current()
 try:  # the workload is read from a plan: a profile that refuses the model (vLLM V0 and MLA) says so here
     max_len, concurrency = views.picker_workload(state)
-    st.caption(gpus_view.workload_text(state.concurrency, max_len, views.esc(
+    st.caption(views.refused_head() + gpus_view.workload_text(state.concurrency, max_len, views.esc(
         f"{views.cached.spec(state).name}, {views.state_engine_text(state)}")))
     headers = state.checkpoint or state.checkpoint_dir  # a Hub or local checkpoint's safetensors headers
     if headers or state.weights_gib is not None:  # one figure for one layout cannot price every GPU's

@@ -48,17 +48,20 @@ def body() -> None:
         kv_b = kv_dtype_bytes(spec, state.kv_cache_dtype)
     except Exception:  # an fp8 KV dtype on a model kvplan cannot size is refused on the plan pages
         kv_b = DTYPE_BITS[spec.dtype] // 8
-    cells = figures.layer_cells(spec.layers, kv_b, DTYPE_BITS[spec.dtype] // 8)
+    mtp = views.mtp_loaded(state)
+    cells = figures.layer_cells(spec.layers, kv_b, DTYPE_BITS[spec.dtype] // 8,
+                                spec.mtp_layers if mtp else ())
     views.chart(figures.layer_strip(cells, state.kv_cache_dtype), "model.layers")
     left, right = st.columns(2)
     with left:
         views.html_table(views.spec_rows(spec), views.SPEC_COLUMNS)
     with right:
         views.html_table(views.derived_rows(spec, params, weights, state.kv_cache_dtype)
-                         + views.served_rows(state, spec), views.DERIVED_COLUMNS)
+                         + views.served_rows(state, spec) + views.mtp_rows(state, spec),
+                         views.DERIVED_COLUMNS)
         views.bullet_list([f"assumed: {a}" for a in spec.assumptions], "info")
-        views.bullet_list(spec.warnings, "warning")
-        views.bullet_list(views.skipped_notes(spec, views.towers_loaded(state)), "info")
+        views.bullet_list(views.model_warnings(spec, state), "warning")
+        views.bullet_list(views.skipped_notes(spec, views.towers_loaded(state), mtp), "info")
     left, right = st.columns([4, 3])  # [3, 2] left Kimi-K2.5's table 5 px short at 1400 px (it scrolled)
     with left:
         views.chart(figures.param_breakdown(params, weights), "model.params")

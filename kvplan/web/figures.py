@@ -522,11 +522,13 @@ MLP_COLORS = {"MoE": "#B279A2", "dense MLP": "#BAB0AC", "no MLP": "#F2F2F2"}
 NEUTRAL = "#8C8C8C"
 
 
-def layer_cells(layers: Sequence, kv_dtype_bytes: int, state_dtype_bytes: int) -> list[dict]:
+def layer_cells(layers: Sequence, kv_dtype_bytes: int, state_dtype_bytes: int, mtp_layers: Sequence = ()) -> list[dict]:
     """One dict per decoder layer: its cache kind, MLP kind, KV bytes per token (TP 1, vLLM convention),
-    recurrent state bytes per sequence and window. Nothing is computed but what the layer spec says."""
+    recurrent state bytes per sequence and window. Nothing is computed but what the layer spec says.
+    ``mtp_layers``: the multi-token-prediction layers the plan loads, appended after the decoder (``mtp`` True):
+    Qwen3.5-27B's 64 layers + 1 MTP layer give cells 0-63 and 64."""
     out = []
-    for i, layer in enumerate(layers):
+    for i, layer in enumerate([*layers, *mtp_layers]):
         cache = layer.cache
         kind = str(getattr(cache, "kind", "unknown"))
         try:
@@ -545,7 +547,7 @@ def layer_cells(layers: Sequence, kv_dtype_bytes: int, state_dtype_bytes: int) -
         else:
             mlp, mlp_text = "no MLP", "no MLP"
         out.append(dict(layer=i, kind=kind, mlp=mlp, mlp_text=mlp_text, kv_bytes_per_token=per_token,
-                        state_bytes=state, window=getattr(cache, "window", None)))
+                        state_bytes=state, window=getattr(cache, "window", None), mtp=i >= len(layers)))
     return out
 
 
@@ -569,7 +571,17 @@ def layer_strip(cells: Sequence[dict], kv_dtype: str) -> Figure:
             customdata=[f"layer {c['layer']}: {c['mlp_text']}" for c in rows],
             hovertemplate="%{customdata}<extra></extra>", legendgroup="mlp", width=0.95))
     n = len(cells)
-    return figure(traces, f"The decoder, layer by layer ({n} layers): cache kind (top), MLP (bottom)",
+    n_mtp = sum(1 for c in cells if c.get("mtp"))
+    title = f"The decoder, layer by layer ({n - n_mtp} layers): cache kind (top), MLP (bottom)"
+    shapes = []
+    if n_mtp:  # the MTP layers after the decoder, framed and named above their cells
+        title = (f"The decoder, layer by layer ({n - n_mtp} layers + {counted(n_mtp, 'MTP layer')} for speculative "
+                 "decoding): cache kind (top), MLP (bottom)")
+        shapes = [(dict(type="rect", xref="x", yref="y", x0=n - n_mtp - 0.5, x1=n - 0.5, y0=-0.03, y1=1.93,
+                        line=dict(color="#333333", width=1.5, dash="dot"), fillcolor="rgba(0,0,0,0)"),
+                   dict(x=n - n_mtp / 2 - 0.5, y=1.93, xref="x", yref="y", text="MTP", showarrow=False,
+                        yanchor="bottom", font=dict(size=11)))]
+    return figure(traces, title, shapes,
                   barmode="overlay", bargap=0.05, height=230,
                   xaxis=dict(title=dict(text="layer"), range=[-0.6, n - 0.4] if n else None),
                   yaxis=dict(tickvals=[0.45, 1.45], ticktext=["MLP", "cache"], range=[-0.05, 1.95], fixedrange=True),
@@ -578,7 +590,7 @@ def layer_strip(cells: Sequence[dict], kv_dtype: str) -> Figure:
 
 def _cell_text(c: dict, kv_dtype: str) -> str:
     kind = KIND_NAMES.get(c["kind"], c["kind"])
-    parts = [f"layer {c['layer']}: {kind}"]
+    parts = [f"layer {c['layer']}: {'MTP draft layer (--speculative-config), ' if c.get('mtp') else ''}{kind}"]
     if c["kv_bytes_per_token"] is None:
         parts.append("bytes not known to this page")
     elif c["kv_bytes_per_token"]:

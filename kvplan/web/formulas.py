@@ -175,7 +175,10 @@ def _pool(plan: Plan, rank: RankPlan) -> str:
     requested = device - outside
     # more than five terms (GLM-5 on vLLM: the DSA indexer workspace is a sixth) ran past the page at 1400 px (KaTeX
     # 1,026 px wide in a 940 px column): then the words and the numbers each take two lines
-    cut = len(subtracted) if len(subtracted) <= 5 else -(-len(subtracted) // 2)
+    # Long words split the same way (qa8: vllm-gaudi's five terms, "dummy KV block" ... "reserved for KV cache dummy
+    # block", 95 characters of words, cut the line at "reserve" at 1400 px): past POOL_LINE_CHARS of words
+    long = sum(len(w) + 3 for w, _ in subtracted) > POOL_LINE_CHARS
+    cut = len(subtracted) if len(subtracted) <= 5 and not long else -(-len(subtracted) // 2)
     words = "".join((r"\\ &\quad" if i == cut else "") + rf" - \text{{{w}}}" for i, (w, _) in enumerate(subtracted))
     numbers = "".join((r"\\ &\quad" if i == cut else "") + f" - {_g(b)}" for i, (_, b) in enumerate(subtracted))
     # vllm-gaudi: u is a fraction of the memory free after loading (kvplan.vllm_gaudi), not of the device
@@ -186,6 +189,9 @@ def _pool(plan: Plan, rank: RankPlan) -> str:
             rf"\end{{aligned}}")
 
 
+# The pool formula's words (each " - word") that fit one line of the 940 px column at 1400 px: the vLLM 0.33 line
+# "requested - weights - activations - non-torch - V2 sampler state - CUDA graphs" (66) fits, vllm-gaudi's 110 did not
+POOL_LINE_CHARS = 80
 # A budget term's name (kvplan.plan) -> its word in the pool formula; any other term by its name before "(".
 _POOL_WORDS = (("weights", "weights"), ("activation peak", "activations"), ("non-torch", "non-torch"),
                ("CUDA graphs", "CUDA graphs"), ("V2 sampler state", "V2 sampler state"),

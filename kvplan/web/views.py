@@ -20,6 +20,7 @@ import streamlit as st
 from kvplan.engines import VLLM_PROFILES
 from kvplan.errors import KvplanError, PlanInputError
 from kvplan.gpus import get_gpu
+from kvplan.hf_config import QUANT_NAME_HINT
 from kvplan.kv import kv_bytes_per_token, state_bytes_per_sequence
 from kvplan.layers import MLA_KINDS, STATE_KINDS
 
@@ -303,6 +304,22 @@ def served_rows(state: PlanState, spec: ModelSpec) -> list[dict[str, str]]:
     return rows
 
 
+def mtp_rows(state: PlanState, spec: ModelSpec) -> list[dict[str, str]]:
+    """The Model page's row for the KV per token with the MTP layers the plan loads (``mtp_loaded``): their attention
+    joins the KV cache, so Parallelism's "KV bytes / token / GPU" read 69,632 for Qwen3.5-27B with MTP at TP 1 beside
+    this page's 65,536 (16 full-attention layers x 4 KV heads x 256 x 2 (K, V) x 2 B; its MTP layer adds 4,096)."""
+    if not spec.mtp_layers or not mtp_loaded(state):
+        return []
+    with_mtp = spec.model_copy(update={"layers": (*spec.layers, *spec.mtp_layers)})
+    try:
+        per_token = kv_bytes_per_token(with_mtp, state.kv_cache_dtype)
+    except Exception:  # a KV dtype kvplan cannot size for this model is refused on the plan pages
+        return []
+    return [{"value": f"KV cache per token with the MTP layer(s) ({state.kv_cache_dtype})",
+             "number": f"{per_token:,} B ({format_bytes(per_token)})",
+             "note": f"+ {figures.counted(len(spec.mtp_layers), 'MTP layer')} --speculative-config loads, TP=1"}]
+
+
 def param_rows(params: ParamBreakdown, weights: WeightBytes) -> list[dict[str, str]]:
     return [{"component": c, "parameters": f"{n:,}", "bytes": f"{weights.components.get(c, 0):,}",
              "GiB": f"{weights.components.get(c, 0) / GiB:,.2f}"} for c, n in params.components.items() if n]
@@ -360,8 +377,11 @@ def startup_log(plan: Plan) -> None:
                    f"{esc(name)} runs out of memory while loading them, before it logs any of its memory figures.")
         return
     runner = plan.model_runner
+    # vllm-gaudi runs its own HPU model runner: "the V2 GPU model runner" was named above its hpu_worker lines (qa8)
+    hpu = any(t.name.startswith("reserved for HPUGraphs") for t in plan.ranks[0].terms) if plan.ranks else False
     st.caption("The tightest rank's figures, as the engine prints them"
-               + (f" (the {runner} GPU model runner, this release's default for {esc(plan.model)})" if runner else "")
+               + (" (vllm-gaudi's HPU model runner and worker, the plugin vLLM runs on an Intel Gaudi)" if hpu else
+                  f" (the {runner} GPU model runner, this release's default for {esc(plan.model)})" if runner else "")
                + "; the terms below are where each comes from."
                + (" SGLang's GB is 2^30 bytes." if plan.engine == "sglang" else ""))
     # kvplan's own figures after the engine's error ("(kvplan: 7.33 GiB needed ..., 6.57 GiB free)") are not the
@@ -587,11 +607,32 @@ def towers_loaded(state: PlanState) -> bool | None:
     return any(t.name.startswith("vision tower") for r in plan.ranks for t in r.terms)
 
 
-def skipped_notes(spec: ModelSpec, loaded: bool | None = None) -> list[str]:
+def model_warnings(spec: ModelSpec, state: PlanState) -> list[str]:
+    """The spec's warnings as the Model page shows them: the "name says FP8 but no quantization_config" hint dropped
+    once the sidebar's Weights names a format, as the plan drops it (kvplan.plan; qa8: the Model page kept it after
+    Weights = fp8, beside a Budget that had dropped it)."""
+    if state.weight_format:
+        return [w for w in spec.warnings if not w.endswith(QUANT_NAME_HINT)]
+    return list(spec.warnings)
+
+
+def mtp_loaded(state: PlanState) -> bool:
+    """Whether the state's plan loads the checkpoint's multi-token-prediction layers (its 'MTP layers (in weights)'
+    term: vLLM's --speculative-config method mtp). False when the plan cannot be made."""
+    try:
+        plan = cached.plan_for(state)
+    except KvplanError:
+        return False
+    return any(t.name.startswith("MTP layers") for r in plan.ranks for t in r.terms)
+
+
+def skipped_notes(spec: ModelSpec, loaded: bool | None = None, mtp: bool = False) -> list[str]:
     """What the Model page's counts leave out. A vision / audio tower is left out of the decoder's counts but
     not out of the plan: the Budget loads its weights (its 'vision tower (in weights)' row), so it is not
     called 'not planned' there (that read as if the Budget ignored it). ``loaded``: whether the sidebar's plan
-    loads them (``towers_loaded``); with --language-model-only it does not, and the note said it did."""
+    loads them (``towers_loaded``); with --language-model-only it does not, and the note said it did. ``mtp``: whether
+    the plan loads the MTP layers (``mtp_loaded``): then they are drawn after the decoder in the layer strip and
+    planned (qa8: the page said "not planned" beside a Budget with an 'MTP layers' row)."""
     towers = " + ".join(t.name for t in spec.towers)
     out = []
     for item in spec.skipped:
@@ -601,6 +642,9 @@ def skipped_notes(spec: ModelSpec, loaded: bool | None = None) -> list[str]:
         elif towers and item in towers:
             out.append(f"not in these counts: {item}; the Budget loads its weights (vision tower row; "
                        "--language-model-only drops it)")
+        elif mtp and "multi-token-prediction" in item:
+            out.append(f"not in these counts: {item.split(' (')[0]}; planned with --speculative-config method mtp "
+                       "(drawn after the decoder in the strip above; the Budget's MTP layers row)")
         else:
             out.append(f"not planned: {item}")
     return out
@@ -650,6 +694,15 @@ def paging_metrics(paging: Paging) -> None:
                    delta_color="off", delta_arrow="off")
 
 
+def refused_head() -> str:
+    """"Last valid plan (an input is refused): " while an input is refused, else "": the head of a caption that
+    reads figures from the plan (qa8: after a refused DeepSeek-V4.1 paste, Paging's bytes and GPUs' workload read
+    llama-3.1-8b's figures with nothing under the banner saying they were the last valid plan's)."""
+    from kvplan.web import widgets
+
+    return "Last valid plan (an input is refused): " if widgets.refusals() else ""
+
+
 def paging_bytes(state: PlanState, paging: Paging) -> None:
     """The allocation in bytes, at the plan's bytes per block (its tightest rank)."""
     try:
@@ -657,13 +710,14 @@ def paging_bytes(state: PlanState, paging: Paging) -> None:
     except KvplanError:
         return
     rank = min(plan.ranks, key=lambda r: r.num_blocks)
+    head = refused_head()
     if plan.block_size != paging.block_size:  # an SGLang plan too: its pool is pages of --page-size tokens (1 by default)
-        st.caption(f"The plan pages KV in blocks of {plan.block_size:,} token{'s' if plan.block_size != 1 else ''} "
+        st.caption(head + f"The plan pages KV in blocks of {plan.block_size:,} token{'s' if plan.block_size != 1 else ''} "
                    f"(this page: {paging.block_size:,}); bytes are shown only at the plan's size.")
         return
     others = [g.kind for g in plan.kv_groups if g.kind not in ("full_attention", *LATENT_KINDS)]
     if len(plan.kv_groups) <= 1 or not others:
-        st.caption(f"At {rank.bytes_per_block:,} B per block (tightest rank of the plan): "
+        st.caption(head + f"At {rank.bytes_per_block:,} B per block (tightest rank of the plan): "
                    f"{format_bytes(paging.allocated_blocks * rank.bytes_per_block)} allocated, "
                    f"{format_bytes(paging.wasted_slots * rank.bytes_per_block // paging.block_size)} of it in empty "
                    "slots.")
@@ -674,7 +728,7 @@ def paging_bytes(state: PlanState, paging: Paging) -> None:
     kinds = ", ".join(f"{n} {k}" for k, n in Counter(g.kind for g in plan.kv_groups).items())
     held = "; ".join(dict.fromkeys("a recurrent state: its state page" if k in STATE_KINDS else
                                    "a sliding / chunked window: the window's blocks" for k in others))
-    st.caption(f"At {rank.bytes_per_block:,} B per block (one KV group's block, tightest rank of the plan): the "
+    st.caption(head + f"At {rank.bytes_per_block:,} B per block (one KV group's block, tightest rank of the plan): the "
                f"full-attention group's blocks take {format_bytes(paging.allocated_blocks * rank.bytes_per_block)}, "
                f"{format_bytes(paging.wasted_slots * rank.bytes_per_block // paging.block_size)} of it in empty slots. "
                f"The plan has {len(plan.kv_groups)} KV groups ({kinds}); every sequence also holds blocks of the "
