@@ -1906,7 +1906,7 @@ def _budget(spec, gpu, engine, layout, weights, mnbt, max_seqs, act_b, mla, last
     requested = math.ceil(total * util)
     terms = [device, Term(name=f"outside the budget: (1 - {util}) x device", bytes=total - requested,
                           basis="engine rule", source="--gpu-memory-utilization; utils.request_memory "
-                          f"(default {prof.gpu_memory_utilization} in vLLM {prof.releases})"), w]
+                          f"(default {prof.gpu_memory_utilization} in vLLM {prof.releases.replace(' (', ', ').rstrip(')')})"), w]
     if engine.kv_cache_memory_bytes is not None:
         terms.append(Term(name="KV cache (--kv-cache-memory-bytes)", bytes=engine.kv_cache_memory_bytes,
                           basis="configured", source="replaces the profiled pool exactly"))

@@ -205,6 +205,7 @@ def plan_note(gpu, layout, engine, v0: bool, recurrent: bool = False) -> str:
         parts.append("recurrent-state layers: the HPU worker allocates them apart from the KV blocks and scales its "
                      "budget down for GDN hybrids (hpu_worker.py, VLLM_COMPACT_GDN): not modelled, the pool may be "
                      "high")
-    parts.append("pinned: the worker's arithmetic reproduces the two public Gaudi 2 logs (tests/test_gaudi_budget.py); "
+    parts.append("checked: the worker's arithmetic reproduces the Aug 2024 public Gaudi 2 log exactly and the Sep 2024 "
+                 "one within one block (from its rounded figures); "
                  "no public V1-plugin start-up log was found to check the whole plan against")
     return "; ".join(parts)

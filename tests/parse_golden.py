@@ -68,6 +68,7 @@ When the DeepSeek-V4 model note was split by engine (families/deepseek_v4.VLLM_V
 only its engine's part): the five DeepSeek-V4 entries, ``fixture:deepseek-v4-flash.json`` / ``-flash-nvfp4-fp8.json`` /
 ``-pro.json`` and ``preset:deepseek-v4-flash`` / ``-pro``, digest() of each: ``spec_sha256`` and the plan hashes; weight
 bytes unchanged.
+And when the DeepSeek-V4.1 refusal was reworded (no README pointer): ``fixture:deepseek-v4.1-flash.json``, digest().
 """
 
 import hashlib

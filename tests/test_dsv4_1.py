@@ -56,8 +56,9 @@ def test_real_config_is_refused_by_name():
         parse_config(_v41())
     assert info.value.field == "model_type"
     msg = str(info.value)
-    assert msg.startswith("model_type: DeepSeek-V4.1 (model_type 'deepseek_v41', model_type 'deepseek_v41_text', "
-                          "architectures DeepseekV41ForCausalLM) is not modelled")
+    assert msg.startswith("model_type: this is DeepSeek-V4.1 (model_type 'deepseek_v41', model_type 'deepseek_v41_text', "
+                          "architectures DeepseekV41ForCausalLM), which kvplan does not model")
+    assert "README" not in msg  # a web user has no README at hand
     for words in ("compress_ratios 1 / 2 (V4: 4 / 128)", "kv_source_layer_ids", "index_source_layer_ids",
                   "engram_layer_ids", "DeepseekV41ForCausalLM from 0.30; none in 0.29", "32-token sliding-window blocks",
                   "584 B record in 576 B pages, 528 B in 512 B pages on SM 10.x", "SGLang (0.5.21+)",
@@ -74,7 +75,7 @@ def test_real_config_refused_without_transformers_too():
 def test_bare_text_config_is_refused():
     # The decoder alone (text_config, model_type "deepseek_v41_text", no architectures), as a Hub text-only export
     # would carry it.
-    with pytest.raises(ConfigError, match=r"DeepSeek-V4.1 \(model_type 'deepseek_v41_text'\) is not modelled"):
+    with pytest.raises(ConfigError, match=r"DeepSeek-V4.1 \(model_type 'deepseek_v41_text'\), which kvplan does not model"):
         parse_config(_v41()["text_config"])
 
 
@@ -109,7 +110,7 @@ def test_v4_is_untouched():
 def test_cli_refuses_without_traceback(capsys):
     assert main(["params", str(FIXTURE)]) == 2
     err = capsys.readouterr().err
-    assert err.startswith("error: model_type: DeepSeek-V4.1") and "Traceback" not in err
+    assert err.startswith("error: model_type: this is DeepSeek-V4.1") and "Traceback" not in err
 
 
 # ----------------------------------------------------------------------------- SGLang's SWA cap (kvplan.sglang_dsv4)

@@ -239,13 +239,13 @@ DSV41_MODEL_TYPES = ("deepseek_v41", "deepseek_v41_text")
 DSV41_ARCHITECTURE = "DeepseekV41ForCausalLM"
 DSV41_FIELDS = ("kv_source_layer_ids", "index_source_layer_ids", "engram_layer_ids", "candidate_source_layer_id")
 DSV41_REFUSAL = (
-    "DeepSeek-V4.1 ({found}) is not modelled, and kvplan refuses it rather than plan it as DeepSeek-V4: its KV cache "
+    "this is DeepSeek-V4.1 ({found}), which kvplan does not model, and it refuses to plan it as DeepSeek-V4: its KV cache "
     "differs from V4's in every pool. compress_ratios 1 / 2 (V4: 4 / 128), a compressed KV cache only on "
     "kv_source_layer_ids, shared by the layers after each source, indexer keys only on index_source_layer_ids, Engram "
     "n-gram tables (engram_layer_ids) and a vision tower. vLLM (DeepseekV41ForCausalLM from 0.30; none in 0.29) keeps "
     "32-token sliding-window blocks of a 584 B record in 576 B pages, 528 B in 512 B pages on SM 10.x. SGLang (0.5.21+) "
     "leaves --swa-full-tokens-ratio unset for it and sizes the sliding-window pool by the per-request cap "
-    "(\"DSV4 SWA sizing: mode=cap\"). No budget for it here is engine-true; see the DeepSeek-V4 row of the README.")
+    "(\"DSV4 SWA sizing: mode=cap\"). Any budget kvplan showed for it would not be the engine's.")
 
 
 def deepseek_v41_refusal(outer, inner) -> str | None:
