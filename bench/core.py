@@ -25,13 +25,17 @@ from kvplan.gpus import GPU_CATALOG, get_gpu  # noqa: E402
 from kvplan.paging import page_sequences  # noqa: E402
 from kvplan.parallel import Layout  # noqa: E402
 from kvplan.picker import pick_gpus  # noqa: E402
+from kvplan.hf_config import load_config_text  # noqa: E402
 from kvplan.plan import plan  # noqa: E402
+from kvplan.quantization import read_quantization_config  # noqa: E402
 
 
 # The picker's layouts: TP 1, 2, 4, 8 and PP 1, 2, 4 (kvplan.picker.TP_CHOICES, PP_CHOICES); the sweep
 # asks for each of several context lengths, as the GPUs page does when the context changes.
 SWEEP_LENGTHS = (8192, 32768, 131072)
 
+
+MINIMAX_M3 = Path(__file__).resolve().parents[1] / "tests" / "fixtures" / "configs" / "minimax-m3-nvfp4.json"
 
 def timed(fn, repeat: int) -> dict:
     fn()  # warm: caches, imports
@@ -59,6 +63,10 @@ def main() -> None:
         f"picker sweep: {len(GPU_CATALOG)} GPUs x TP 1-8 x PP 1-4 x {len(SWEEP_LENGTHS)} lengths": timed(
             lambda: [pick_gpus(spec, n, 16) for n in SWEEP_LENGTHS], 10),
         f"parse all {len(preset_names())} presets": timed(lambda: [parse_config(preset_config(n)) for n in preset_names()], 5),
+        # the real 3 MB MiniMax-M3 NVFP4 config (22,422 quantized_layers): load + read its quantization scheme
+        # (tests/test_real_files.py checks the result; its old < 1 s CPU assert failed once under a loaded suite)
+        "load + read the 3 MB MiniMax-M3 quantization config": timed(lambda: read_quantization_config(
+            load_config_text(MINIMAX_M3.read_bytes())["quantization_config"]), 5),
     }
     for n in (1_000, 10_000, 100_000):
         lengths = [rng.randint(1, 32768) for _ in range(n)]
