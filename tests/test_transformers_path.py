@@ -129,10 +129,8 @@ def test_second_request_is_cached():
     seen = []
     first = build_spec(cfg, "g", progress=lambda f, m: seen.append(f))
     assert seen[-1] == 1.0 and seen == sorted(seen)
-    start = time.perf_counter()
     again = build_spec(dict(cfg), "g")
-    assert time.perf_counter() - start < 0.010
-    assert again is first
+    assert again is first  # the cached build itself (its 0.10 - 0.13 ms is bench/transformers_path.py's, not a test's)
     assert build_spec(cfg, "other name").name == "other name"
 
 
