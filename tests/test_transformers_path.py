@@ -3,7 +3,6 @@ whatever native family modules exist: exact parameters, measured caches, plans, 
 builds, and refusals as ConfigError.
 """
 
-import time
 
 import pytest
 
