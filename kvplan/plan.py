@@ -857,14 +857,17 @@ def _rank_budget(spec, gpu, engine, layout, stage, draft, mnbt, max_seqs, act_b,
     weights += tower
     # vLLM's rotary cos/sin caches (buffers in the model dtype, on every rank): part of "Model loading took"
     # (a checkpoint's headers hold no buffers: added to them too; a typed "Model loading took" already has it)
+    # buffers vLLM makes while loading, beside the parameters: in "Model loading took" whether kvplan sums the weights
+    # or a checkpoint's headers do (which hold none of them); not when the figure is typed in
+    loaded_extras = engine.engine == "vllm" and (engine.weights_bytes is None or
+                                                 engine.weights_basis == "checkpoint headers")
     rope = spec.memo(("rope", layout.pp, stage, engine.vllm_version, act_b), lambda st=stage: (
-        vllm_rope_cache_bytes(spec, layout, st, engine.vllm_version, act_b))) if engine.engine == "vllm" and (
-        engine.weights_bytes is None or engine.weights_basis == "checkpoint headers") else 0
+        vllm_rope_cache_bytes(spec, layout, st, engine.vllm_version, act_b))) if loaded_extras else 0
     weights += rope
     # DSA (DeepSeek-V3.2 / GLM-5): the top-k index buffer the model's constructor makes, one more per MTP layer with
     # --speculative-config mtp (kvplan.vllm_layouts.vllm_dsa_topk_buffer_bytes); a checkpoint's headers hold none
     dsa_topk = dsa_groups = 0
-    if engine.engine == "vllm" and (engine.weights_bytes is None or engine.weights_basis == "checkpoint headers"):
+    if loaded_extras:
         n_mtp = len(spec.mtp_layers) if draft else 0
         dsa_topk = vllm_dsa_topk_buffer_bytes(spec, mnbt, n_mtp)
         # 0.30+: each index-producing layer's group keeps its own decode rows (vllm_dsa_index_group_bytes)
@@ -875,8 +878,7 @@ def _rank_budget(spec, gpu, engine, layout, stage, draft, mnbt, max_seqs, act_b,
     # the CUDA caching allocator's blocks beyond the parameters' bytes (kvplan.vllm_alloc): "Model loading took" is
     # torch.cuda.max_memory_allocated, which counts whole blocks (not in a checkpoint's headers either)
     alloc = spec.memo(("vllm-alloc", layout, stage, engine.weight_format), lambda st=stage: (
-        vllm_allocator_rounding_bytes(spec, layout, st, engine.weight_format))) if engine.engine == "vllm" and (
-        engine.weights_bytes is None or engine.weights_basis == "checkpoint headers") else 0
+        vllm_allocator_rounding_bytes(spec, layout, st, engine.weight_format))) if loaded_extras else 0
     weights += alloc
     # under PP the vLLM draft keeps its own embed_tokens (mtp_rank_bytes own_embeddings)
     mtp_bytes = mtp_rank_bytes(spec, layout, engine.weight_format, engine.engine == "vllm" and layout.pp > 1) if (

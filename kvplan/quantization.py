@@ -704,8 +704,8 @@ def format_overrides(scheme: QuantScheme, spec_fields: Mapping[str, Any], field_
     ignore_list, mtp_ignore_list = _split_mtp(scheme.ignore) if own_names else (scheme.ignore, scheme.ignore)
     mod_names = [m for m, _ in scheme.per_module]
     mod_list, mtp_mod_list = _split_mtp(mod_names) if own_names else (mod_names, mod_names)
-    ignore = _Entries(ignore_list, f"{field_name}.ignore") if any(ignore_list) else _NO_ENTRIES
-    mods = _Entries(mod_list, f"{field_name}.per_module") if any(mod_list) else _NO_ENTRIES
+    ignore = _entries(ignore_list, f"{field_name}.ignore")
+    mods = _entries(mod_list, f"{field_name}.per_module")
     formats = [fmt for _, fmt in scheme.per_module]
 
     def decide(hit_ignore, hit_mod, category, comp) -> str:
@@ -758,8 +758,8 @@ def format_overrides(scheme: QuantScheme, spec_fields: Mapping[str, Any], field_
     # q_proj"), the entries naming "mtp" do, read at index j (_split_mtp). Their overrides carry the indices past the
     # decoder's, so only parallel.mtp_rank_bytes reads them.
     if own_names:
-        mtp_ignore = _Entries(mtp_ignore_list, f"{field_name}.ignore") if any(mtp_ignore_list) else _NO_ENTRIES
-        mtp_mods = _Entries(mtp_mod_list, f"{field_name}.per_module") if any(mtp_mod_list) else _NO_ENTRIES
+        mtp_ignore = _entries(mtp_ignore_list, f"{field_name}.ignore")
+        mtp_mods = _entries(mtp_mod_list, f"{field_name}.per_module")
         results += [_layer_formats(j, layer, mtp_ignore, mtp_mods, decide)
                     for j, layer in enumerate(spec_fields.get("mtp_layers") or ())]
     else:
@@ -782,6 +782,12 @@ def format_overrides(scheme: QuantScheme, spec_fields: Mapping[str, Any], field_
 
 
 _MTP_HEAD = re.compile(r"mtp(?=[.*?\[]|$)")  # an entry naming the mtp.* modules (Qwen3-Next / Qwen3.5 checkpoints)
+
+
+def _entries(names: list[str], field: str) -> "_Entries":
+    """The matcher of one list (_Entries), or _NO_ENTRIES when it names nothing (empty, or only the blanks _split_mtp
+    leaves on the other side)."""
+    return _Entries(names, field) if any(names) else _NO_ENTRIES
 
 
 def _names_mtp(entry: str) -> bool:

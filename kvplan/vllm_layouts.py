@@ -44,7 +44,7 @@ import re
 
 from kvplan.engines import vllm_has
 from kvplan.layers import ATTENTION_KINDS
-from kvplan.parallel import Layout, pp_partition, stage_distinct
+from kvplan.parallel import Layout, pp_partition, stage_distinct, stage_layers
 from kvplan.spec import Linear, ModelSpec, spec_distinct_layers
 from kvplan.units import cdiv
 
@@ -1016,9 +1016,7 @@ def vllm_dsa_index_group_bytes(spec: ModelSpec, layout: Layout, stage: int, max_
         return (torch_block_bytes((r + 1) * topk * DSA_TOPK_INDEX_BYTES)
                 + torch_block_bytes((r + 1) * DSA_TOPK_INDEX_BYTES))
 
-    parts = pp_partition(len(spec.layers), layout.pp, layout.pp_split)
-    start = sum(parts[:stage])
-    mine = spec.layers[start:start + parts[stage]]
+    mine = stage_layers(spec, layout.pp, stage, layout.pp_split)
     mtp = mtp_layers * group(rows if cuda else max_num_batched_tokens)
     if not cuda and vllm_has(vllm_version, "dsa_rocm_layer_groups"):
         return sum(layer.cache.kind == "mla_dsa" for layer in mine) * group(max_num_batched_tokens) + mtp
