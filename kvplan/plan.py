@@ -2341,13 +2341,16 @@ def _sglang_mamba_term(engine, m: "sglang.SglangMambaPool", layers=()) -> Term:
 # files above plus test_presets_2026*.py, test_qwen35_mtp.py, test_vllm_dsa_topk.py and test_gaudi_budget.py): 96 and
 # 21 -- the RTX 5060 Ti 0.29 pool (+0.50), GB200 GLM-5.2-NVFP4 0.26 (+3.36: its CUDA-graph estimate), the Qwen3.8 MTP
 # pool drop on an RTX 5090 (-0.10) and the Sep 2024 Gaudi 2 log (one block).
+# 2026-12-02, the SM 12.0 held compile copy (kvplan.engines.vllm_sm120_held_copy): the RTX 5090 Qwen3-4B bf16 / FP8
+# xfails pass (+2, -2) and tests/test_engine_logs_sm120.py adds 6 passing (Qwen3-14B-AWQ pool, Qwen3-32B-AWQ pools,
+# four Phi-4-mini cases) and 2 strict xfails (the AWQ weights' token counts): 104 and 21.
 # VLLM_CHANGES "dsa_rocm_layer_groups" (0.31.0) falls inside the "0.30" profile (0.30.0 - 0.31.0), which plans 0.30.0
 ROCM_DSA_031_NOTE = ("vLLM 0.31.0 on ROCm (inside this 0.30.0 - 0.31.0 line, planned as 0.30.0) gives every DSA layer its "
                      "own index group of max_num_batched_tokens x index_topk int32 rows (models/deepseek_v32 amd/model.py): "
                      "on 0.31.0 the weights hold more than this plan says; pick the 0.33 line (0.32.0+) for that rule")
 
 
-POOL_ACCURACY = ("KV pool estimate: within max(1 %, 0.25 GiB) on 96 public vLLM logs, 21 miss by -2.89 to "
+POOL_ACCURACY = ("KV pool estimate: within max(1 %, 0.25 GiB) on 104 public vLLM logs, 21 miss by -2.89 to "
                  "+3.36 GiB (+4.58 GiB with an LMCache connector)")
 
 
