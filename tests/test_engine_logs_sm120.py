@@ -216,3 +216,21 @@ def test_held_copy_only_where_the_copy_is_made():
     # the term says it is an estimate and gives its error on the logs
     t = next(t for t in cold.ranks[0].terms if t.name.startswith(HELD))
     assert t.basis == "estimated" and "Qwen3-4B bf16 pool 18.96 vs 18.93 GiB" in t.source
+
+
+def test_the_budget_formula_names_the_held_copy_and_adds_up():
+    # the Budget page's pool formula (kvplan.web.formulas): Qwen3-4B-Instruct-2507 on the RTX 5090 at 0.29's defaults,
+    # 28.85 - 7.61 - 0.72 - 0.25 - 0.15 - 0.72 - 0.46 = 18.93 GiB, the held copy under its own short word
+    from kvplan.web import formulas
+    from tests.test_app_audit3 import _pool_words
+    from tests.test_engine_logs_2026e import _rtx5090_029
+    p = _rtx5090_029(False, 32768)
+    latex = formulas.budget_formulas(p)[0][1]
+    # six words: the formula wraps after the third (the line break removed to read them in order)
+    assert _pool_words(latex.replace(r"\\ &\quad", "")) == [
+        "weights", "activations", "non-torch", "V2 sampler state", "held compile copy", "CUDA graphs"]
+    rank = p.ranks[0]
+    outside = next(t.bytes for t in rank.terms if t.name.startswith("outside the budget"))
+    subtracted = [t.bytes for t in rank.terms if t.applied and not t.name.startswith(("device", "outside"))]
+    assert rank.device_bytes - outside - sum(subtracted) == rank.kv_pool_bytes
+    assert r"= 18.93\,\text{GiB}" in latex
