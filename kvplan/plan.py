@@ -1985,7 +1985,7 @@ def _budget(spec, gpu, engine, layout, weights, mnbt, max_seqs, act_b, mla, last
                        "0.22 - 0.26 measure the profile from after it, so the pool is sized as if it were free")))
         if not counted:
             state = 0
-    held = clone if clone and vllm_sm120_held_copy(prof.version, gpu.name) else 0
+    held = clone if clone and vllm_sm120_held_copy(prof.version, gpu.name, layout.tp, _hybrid_moe(spec)[1]) else 0
     if held:
         terms.append(Term(name="the cold compile's embedding copy, held in 'consumed' (SM 12.0)", bytes=held,
                           basis="estimated", source=SM120_HELD_COPY_SOURCE))
@@ -1998,15 +1998,24 @@ def _budget(spec, gpu, engine, layout, weights, mnbt, max_seqs, act_b, mla, last
 
 # kvplan.engines VLLM_SM120_HELD_COPY_PROFILES: the logs this estimate is fitted to and its error on each
 SM120_HELD_COPY_SOURCE = (
-    "estimate, not a rule of vLLM's source: every public 0.27+ log of a text-only model compiled cold on an SM 12.0 "
-    "card leaves this copy of the embedding shard in 'consumed memory (weights + non-torch)' (memory_profiling "
+    "estimate, not a rule of vLLM's source: every public 0.27+ log of a dense text-only model compiled cold at TP 1 on "
+    "an SM 12.0 card leaves this copy of the embedding shard in 'consumed memory (weights + non-torch)' (memory_profiling "
     "total_consumed, a free-memory difference: an allocator segment a live block keeps counts whole) while 'peak "
     "activation' still holds it once; Ada and Ampere logs of the same releases hold it once. Error with it (logged vs "
     "kvplan): RTX 5090, 0.29, Qwen3-4B bf16 pool 18.96 vs 18.93 GiB, FP8 22.27 vs 22.37, Phi-4-mini bf16 / FP8 151,973 "
     "/ 176,489 vs 151,462 / 176,010 tokens; RTX 5090, 0.28.0, Qwen3-14B-AWQ consumed 11.22 vs 11.15, pool 9.27 vs "
     "9.35, Qwen3-32B-AWQ cold less warm consumed +1.42 vs +1.45; RTX 5060 Ti under WSL2, 0.29.0, Qwen3-4B consumed "
-    "8.59 vs 8.74, pool 1.45 vs 1.23. A warm compile cache, --enforce-eager or a loaded vision tower (no copy) take it "
+    "8.59 vs 8.74, pool 1.45 vs 1.23. Not charged for MoE checkpoints (a rented RTX 5090 holds a Qwen3 GPTQ MoE's "
+    "copy once on 0.28.0 - 0.30.0: consumed 16.61 - 16.70 GiB eager and compiled alike) nor above TP 1 (no log). A warm "
+    "compile cache, --enforce-eager or a loaded vision tower (no copy) take it "
     "away (kvplan.engines.vllm_sm120_held_copy)")
+
+
+def _hybrid_moe(spec: ModelSpec) -> tuple[bool, bool]:
+    """(recurrent-state layers, routed experts) of the checkpoint, memoized on the spec."""
+    return spec.memo(("hybrid-moe",), lambda: (  # over the distinct layers: the same answer, fewer looks
+        any(c.kind in STATE_KINDS for layer, _ in stage_distinct(spec, 1, 0) for c in cache_parts(layer.cache)),
+        any(layer.experts is not None for layer, _ in stage_distinct(spec, 1, 0))))
 
 
 def _vllm_runner(spec: ModelSpec, engine: EngineConfig) -> str:
@@ -2014,9 +2023,7 @@ def _vllm_runner(spec: ModelSpec, engine: EngineConfig) -> str:
     ``engine.model_runner`` (VLLM_USE_V2_MODEL_RUNNER) wins."""
     if engine.model_runner != "auto":  # envs.py reads VLLM_USE_V2_MODEL_RUNNER from 0.12.0 (the V2 runner's start)
         return engine.model_runner if vllm_release(engine.vllm_version) >= (0, 12, 0) else "V1"
-    hybrid, moe = spec.memo(("hybrid-moe",), lambda: (  # over the distinct layers: the same answer, fewer looks
-        any(c.kind in STATE_KINDS for layer, _ in stage_distinct(spec, 1, 0) for c in cache_parts(layer.cache)),
-        any(layer.experts is not None for layer, _ in stage_distinct(spec, 1, 0))))
+    hybrid, moe = _hybrid_moe(spec)
     return vllm_model_runner(engine.vllm_version, spec.model_type, moe, hybrid, spec.quantization is not None,
                              engine.speculative_method)
 

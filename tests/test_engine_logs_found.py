@@ -157,9 +157,8 @@ def test_rtxpro_qwen3_235b_fp8_tp4_weights():
 
 
 @pytest.mark.xfail(strict=True, reason="Qwen3-235B-A22B-2507-FP8 TP4 on 4 x RTX PRO 6000 (PCIe, sm120), vLLM 0.27.x: KV "
-                   "28.21 GiB vs 27.85 logged (+0.36), 629,328 tokens vs 621,392 (+1.3 %; 28.50 / +2.3 % before the 2026-12-02 held "
-                   "compile copy on SM 12.0, kvplan.engines.vllm_sm120_held_copy: 0.29 GiB a rank; 29.48 / +1.63 before the "
-                   "2026-12-01 graph and budget merges). The release: the post says "
+                   "28.50 GiB vs 27.85 logged (+0.65), 635,792 tokens vs 621,392 (+2.3 %; 29.48 / +1.63 before the 2026-12-01 "
+                   "graph and budget merges). The release: the post says "
                    "'vLLM 0.27.1' and its line numbers are 0.27.0 / 0.27.1's only (gpu_model_runner.py:5405 'Model loading "
                    "took', :5403 'Failed to load model', kv_cache_utils.py:2235 / :2236, gpu_worker.py:789 logger.info(msg)). "
                    "0.27's 'consumed memory (weights + non-torch)' is memory_profiling's total_consumed (free at the init "
@@ -168,7 +167,7 @@ def test_rtxpro_qwen3_235b_fp8_tp4_weights():
                    "TRITON (oracle/fp8.py: FlashInfer CUTLASS takes block fp8 on capability 90 only, VLLM_CUTLASS no block "
                    "scales), whose modular-kernel workspace is kept by the workspace manager: (8192 x 8 x 4096 + 8192 x 8 "
                    "x 4096) x 2 B = 1.00 GiB (TritonExperts.workspace_shapes; kvplan.plan.vllm_moe_workspace_bytes counts it "
-                   "for unquantized experts only). With it kvplan's pool would be 27.50 (-0.35; this split was made at 29.48, where it gave 28.73, +0.88; with the held copy it would be 27.21, -0.64): the rest is non-torch at TP 4 "
+                   "for unquantized experts only). With it kvplan's pool would be 27.50 (-0.35; this split was made at 29.48, where it gave 28.73, +0.88): the rest is non-torch at TP 4 "
                    "over PCIe (~0.70 implied vs kvplan's 0.25: custom all-reduce is off above two PCIe GPUs, NCCL buffers "
                    "not derivable from vLLM) and the graph estimate (0.76 'peak activation' = transient + estimate)")
 def test_rtxpro_qwen3_235b_fp8_tp4_pool():

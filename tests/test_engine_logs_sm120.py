@@ -23,6 +23,11 @@ Sources (all read 2026-12-02):
   September) with "Actual usage is 11.22 GiB for consumed memory (weights + non-torch), 1.46 GiB for peak activation,
   and 0.52 GiB for CUDAGraph memory". The AWQ configs: tests/test_engine_logs_2026.py AWQ_Q3 (Qwen/Qwen3-14B-AWQ's
   quantization_config; Qwen3-32B-AWQ carries the same four AutoAWQ fields) over the qwen3-14b / qwen3-32b presets.
+- RTX5090-GPTQ-MOE (where the term is not charged): a rented RTX 5090's head-to-head records, index files 57676316864
+  (vLLM 0.28.0) and 69613370707 (0.29.0 / 0.30.0 on a fresh Vast host, 2026-09-22), Qwen's GPTQ-Int4 MoE checkpoint
+  ("MarlinLinearKernel + MarlinExperts"): "Actual usage is 16.66 / 16.70 GiB for consumed memory" eager / compiled
+  on 0.28.0, 16.61 / 16.63 on 0.30.0, 16.66 on 0.29.0, the copy (Qwen3-30B-A3B's 151,936 x 2048 table, 0.58 GiB:
+  the Qwen3 MoE of ~16 GiB in int4; the records do not name it) in none.
 - RTX5090-029-PHI4: Xecutive-Development-LLC/ai-infra-lab docs/MODEL_COMPARISON_RESULTS.md @40931a97 (2026-09), the
   RTX 5090 box of tests/test_engine_logs_2026e.py (RTX5090-029-QWEN3-4B), "vLLM 0.29 (already installed)", the same
   default ``vllm serve`` at --max-model-len 32768 / 131072: microsoft/Phi-4-mini-instruct bf16 "151,973 | 4.64x |
@@ -146,7 +151,7 @@ def test_rtx5090_v0_28_qwen3_32b_awq_tokens():
     assert close(warm.kv_cache_tokens, 12_272) and close(warm.max_concurrency, 1.50)
 
 
-# ------------------------------------------------------------ RTX5090-029-PHI4: vLLM 0.29, Phi-4-mini-instruct, one card
+# ------------------------------------------------------------- RTX5090-029-PHI4: vLLM 0.29, Phi-4-mini, one card
 
 
 def _phi4_mini(fp8: bool = False):
@@ -196,6 +201,18 @@ def test_held_copy_rule_by_release_and_card():
     assert [vllm_sm120_held_copy(v, "RTX-5090") for v in ("0.20", "0.26", "0.27", "0.28", "0.29", "0.30", "0.33")] == [
         False, False, True, True, True, True, True]
     assert not vllm_sm120_held_copy("0.29", "L40S") and not vllm_sm120_held_copy("0.29", "H100-SXM")
+    # observed on dense checkpoints at TP 1 only: a Qwen GPTQ MoE on a rented RTX 5090 (index files 57676316864,
+    # 69613370707) logs consumed 16.66 / 16.70 GiB eager / compiled on 0.28.0 and 16.61 / 16.63 on 0.30.0
+    assert not vllm_sm120_held_copy("0.29", "RTX-5090", moe=True) and not vllm_sm120_held_copy("0.29", "RTX-5090", 2)
+
+
+def test_held_copy_not_charged_for_moe_nor_above_tp1():
+    from kvplan import load_preset
+    from kvplan.plan import Layout
+    moe = plan(load_preset("qwen3-30b-a3b"), RTX5090, EngineConfig(vllm_version="0.29", max_model_len=8192))
+    assert not _has_held(moe) and _term(moe, "activation peak") >= 151_936 * 2048 * 2
+    tp2 = plan(_qwen3_14b_awq(), RTX5090, EngineConfig(vllm_version="0.29", max_model_len=8192), Layout(tp=2))
+    assert not _has_held(tp2)
 
 
 def test_held_copy_only_where_the_copy_is_made():
