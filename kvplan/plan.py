@@ -2350,7 +2350,8 @@ def _sglang_mamba_term(engine, m: "sglang.SglangMambaPool", layers=()) -> Term:
 # pool drop on an RTX 5090 (-0.10) and the Sep 2024 Gaudi 2 log (one block).
 # 2026-12-02, the SM 12.0 held compile copy (kvplan.engines.vllm_sm120_held_copy): the RTX 5090 Qwen3-4B bf16 / FP8
 # xfails pass (+2, -2) and tests/test_engine_logs_sm120.py adds 6 passing (Qwen3-14B-AWQ pool, Qwen3-32B-AWQ pools,
-# four Phi-4-mini cases) and 2 strict xfails (the AWQ weights' token counts): 104 and 21.
+# four Phi-4-mini cases) and 2 strict xfails (the AWQ weights' token counts): 104 and 21 (its rule and formula tests
+# read kv_pool_bytes but pin no log: not counted).
 # VLLM_CHANGES "dsa_rocm_layer_groups" (0.31.0) falls inside the "0.30" profile (0.30.0 - 0.31.0), which plans 0.30.0
 ROCM_DSA_031_NOTE = ("vLLM 0.31.0 on ROCm (inside this 0.30.0 - 0.31.0 line, planned as 0.30.0) gives every DSA layer its "
                      "own index group of max_num_batched_tokens x index_topk int32 rows (models/deepseek_v32 amd/model.py): "
