@@ -1099,6 +1099,54 @@ def vllm_compile_benchmark_bytes(vocab_size: int, hidden_size: int, tp: int, act
     return -(-padded // tp) * hidden_size * act_b
 
 
+
+# SM 12.0 (GeForce RTX 50 series, RTX PRO 6000 Blackwell), 0.27+: the cold compile's embedding copy counted twice.
+# Every public 0.27+ log of a dense text-only model compiled cold at TP 1 on an SM 12.0 card leaves one more
+# embedding shard outside weights and KV than kvplan's other terms, in memory_profiling's total_consumed ("Actual
+# usage is X GiB for consumed memory (weights + non-torch)"), while its "peak activation" still holds the copy once;
+# a warm compile cache takes both away. The public logs (read 2026-12-02), one copy = vllm_compile_benchmark_bytes:
+# - one RTX 5090, vllm/vllm-openai:v0.28.0 (index file 69451098589, docs/models.md of a home server, 2026-09-08/16):
+#   Qwen3-32B-AWQ at 0.85 cold: consumed 20.04 GiB, peak 1.46 (copy 1.449); at 0.70 warm: consumed 18.62, peak 0.33,
+#   1.42 GiB less consumed for the same weights. Qwen3-14B-AWQ at 0.70 cold: consumed 11.22 = 9.44 weights + 0.25
+#   non- torch + 0.154 sampler state + 1.449 copy (-0.07), peak 1.46;
+# - another RTX 5090, 0.29 (index file 69477724907): Qwen3-4B-Instruct-2507 bf16 pool 18.96 GiB, kvplan 19.65 without
+#   the second copy (0.724), 18.93 with it; its FP8 build consumed 5.40 vs 4.58 without / 5.30 with;
+#   Phi-4-mini-instruct bf16 / FP8-dynamic (1.145 GiB a copy; Xecutive-Development-LLC/ai-infra-lab
+#   docs/MODEL_COMPARISON_RESULTS.md @40931a97) 151,973 / 176,489 tokens, kvplan +5.8 / +5.0 % without, -0.3 / -0.3 %
+#   with;
+# - an RTX 5060 Ti under WSL2, 0.29.0 (index file 69218136759), Qwen3-4B bf16 at 0.70: consumed 8.59 vs 8.01 without
+#   / 8.74 with, peak 1.09 = kvplan's 0.72 copy + the logged 0.38 estimate.
+# On Ada and Ampere the same releases hold the copy once: the 0.28.0 L40S / L4 Qwen3-14B(-AWQ) pools
+# (tests/test_engine_logs_2026.py) and the 0.31.0 A100 Llama-3.1-8B (0.26 GiB consumed beyond weights). So does a MoE
+# on SM 12.0: a rented RTX 5090 serving Qwen's GPTQ-Int4 MoE ("MarlinExperts"; index files 57676316864, 0.28.0, and
+# 69613370707, 0.29.0 / 0.30.0 on a fresh host) logs consumed 16.66 / 16.70 eager / compiled on 0.28.0, 16.61 / 16.63
+# on 0.30.0 (its first compiled start on the fresh host) and 16.66 on 0.29.0: Qwen3-30B-A3B's 0.58 GiB copy (the one
+# Qwen3 MoE of ~16 GiB in int4; the records do not name it) is nowhere in it, so MoE checkpoints are not charged; nor
+# is TP > 1 (no SM 12.0 log of a dense model there).
+# Not from the source: no release allocates an embedding-sized tensor that outlives the profile (0.29.0 wheel:
+# v1/worker/gpu_worker.py determine_available_memory, utils/mem_utils.py memory_profiling,
+# v1/worker/gpu/model_runner.py profile_run; FLASH_ATTN / FA2 is the attention backend on capability 12 as on 8.x,
+# platforms/cuda.py _get_backend_priorities, v1/attention/backends/fa_utils.py). total_consumed is a free-memory
+# difference taken after empty_cache(), so a caching-allocator segment that a live block keeps counts whole: the
+# likeliest reading is the copy's freed segment reused by a lasting allocation of the profile run (a lazily made
+# workspace) in these dense runs -- allocation order, not a formula, hence an estimate. 0.20 - 0.26 measured
+# non-torch as device use less torch's reserved memory (a kept segment is torch's), so they are not charged.
+def gpu_sm120(gpu_name: str) -> bool:
+    """Whether the catalog card is compute capability 12.0 (consumer / workstation Blackwell: the GeForce RTX 50
+    series and the RTX PRO 6000 Blackwell), from its name. Worked: "RTX-5090" -> True, "RTX-4090" -> False, "B200"
+    (10.0) -> False."""
+    return gpu_name.upper().startswith(("RTX-50", "RTX-PRO-6000"))
+
+
+def vllm_sm120_held_copy(version: str, gpu_name: str, tp: int = 1, moe: bool = False) -> bool:
+    """Whether kvplan charges the cold compile's embedding copy (vllm_compile_benchmark_bytes) a second time, held in
+    total_consumed: an estimate fitted to the SM 12.0 logs above (dense checkpoints at TP 1), from the release whose
+    budget counts total_consumed (VLLM_CHANGES ``total_consumed_accounting``, 0.27.0), not a rule of vLLM's source.
+    ``moe``: the checkpoint has routed experts (not charged: the GPTQ MoE runs above hold the copy once).
+    Worked: ("0.29", "RTX-5090") -> True; ("0.26", "RTX-5090") -> False; ("0.29", "L40S") -> False;
+    ("0.29", "RTX-5090", tp=2) -> False; ("0.29", "RTX-5090", moe=True) -> False."""
+    return vllm_has(version, "total_consumed_accounting") and gpu_sm120(gpu_name) and tp == 1 and not moe
+
 # VLLM_NON_TORCH -- non-torch memory at TP >= 2 (memory_profiling non_torch_increase: device memory used outside
 # torch's allocator, grown between the init snapshot and the end of the profile run), by what allocates it. Read in the
 # wheels (VLLM_CHANGES) and fitted to public logs (tests/test_engine_nontorch.py; GiB as logged, kvplan before -> after):

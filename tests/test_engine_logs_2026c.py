@@ -82,7 +82,8 @@ def test_rtx5090_qwen38_27b_nvfp4_layout_reproduces_the_tokens_line_from_the_log
     "tokens: logged 227,886 (1.16x), kvplan 233,844 (+2.61 %, 1.19x) from its 7.53 GiB pool (157 blocks, not 153); "
     "the layout is exact (test above), the miss is the pool's +0.20 GiB: the log leaves 0.95 x 31.36 - 19.78 - 2.22 - "
     "0.05 - 7.33 = 0.41 GiB of non-torch memory where kvplan plans 0.25 (non-torch term: FlashInfer / CUTLASS NVFP4 "
-    "workspaces on sm120 not modelled), partly offset by kvplan's CUDA-graph estimate 0.09 vs the logged 0.05 (graph "
+    "workspaces on sm120 not modelled; not the SM 12.0 held compile copy of kvplan.engines.vllm_sm120_held_copy: the "
+    "vision tower embeds outside the compiled graph, so there is no copy), partly offset by kvplan's CUDA-graph estimate 0.09 vs the logged 0.05 (graph "
     "term, being remodelled)"))
 def test_rtx5090_qwen38_27b_nvfp4_tokens():
     p = _rtx5090_qwen38()

@@ -195,7 +195,8 @@ POOL_LINE_CHARS = 80
 # A budget term's name (kvplan.plan) -> its word in the pool formula; any other term by its name before "(".
 _POOL_WORDS = (("weights", "weights"), ("activation peak", "activations"), ("non-torch", "non-torch"),
                ("CUDA graphs", "CUDA graphs"), ("V2 sampler state", "V2 sampler state"),
-               ("MTP draft's embed_tokens", "draft vocab copies"), ("EAGLE3 head's own embed_tokens", "draft embedding"))
+               ("MTP draft's embed_tokens", "draft vocab copies"), ("EAGLE3 head's own embed_tokens", "draft embedding"),
+               ("the cold compile's embedding copy", "held compile copy"))
 # The SGLang pool formula's own terms (kvplan.sglang's budget names); any other applied term is subtracted after them
 _SGLANG_NAMED = ("device memory", "CUDA context", "left free", "weights", "loading overhead", "Mamba state pool",
                  "multimodal embedding-cache reserve")
