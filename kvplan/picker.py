@@ -203,7 +203,7 @@ def pick_gpus(spec: ModelSpec, max_model_len: int, concurrency: int, engine: Eng
                            f"the {gpu.memory_gib:.2f} GiB it has")
                     continue
                 try:
-                    p = plan(spec, gpu, engine, layout, suggest=False)
+                    p = plan(spec, gpu, engine, layout, suggest=False, detail=False)  # reads no log, no decode
                 except PlanInputError as exc:
                     reject(exc.message)
                     continue

@@ -787,9 +787,42 @@ def served_dtype(spec: ModelSpec, engine: EngineConfig) -> str | None:
 _ENGINE_BUT_LENGTH = operator.attrgetter(*(f for f in EngineConfig.model_fields if f != "max_model_len"))
 
 
-def _engine_key(engine: EngineConfig) -> tuple:
+class _HashedKey:
+    """A memo key that hashes once: ``key`` (a tuple) with its hash kept. Equal to another _HashedKey of an equal
+    tuple, so a key rebuilt from the same inputs finds what an earlier one stored."""
+
+    __slots__ = ("key", "_hash")
+
+    def __init__(self, key: tuple):
+        self.key = key
+        self._hash = hash(key)
+
+    def __hash__(self) -> int:
+        return self._hash
+
+    def __eq__(self, other) -> bool:
+        return self is other or (type(other) is _HashedKey and self._hash == other._hash and self.key == other.key)
+
+    def __repr__(self) -> str:
+        return f"_HashedKey({self.key!r})"
+
+
+# The last engine keyed and its key: a picker sweep plans ~170 layouts with one EngineConfig object, which is frozen
+# (its fields cannot change), so its key is built and hashed once. One (engine, key) pair read and replaced whole, so
+# threads sharing it see one or the other, never a mix; the strong reference keeps the id from being reused.
+_LAST_ENGINE_KEY: tuple = (None, None)
+
+
+def _engine_key(engine: EngineConfig) -> _HashedKey:
+    """Every EngineConfig setting but max_model_len, with its type (``_ENGINE_BUT_LENGTH``), hashed once."""
+    global _LAST_ENGINE_KEY
+    last_engine, key = _LAST_ENGINE_KEY
+    if last_engine is engine:
+        return key
     values = _ENGINE_BUT_LENGTH(engine)
-    return values, tuple(map(type, values))
+    key = _HashedKey((values, tuple(map(type, values))))
+    _LAST_ENGINE_KEY = (engine, key)
+    return key
 
 
 def _mxfp4_layout_note(spec, gpu, engine) -> tuple[str, str] | None:
@@ -1149,10 +1182,13 @@ def _sglang_eagle_cell(engine, layers, head_layers, kv_tp, kv_b) -> int:
 
 def plan(spec: ModelSpec, gpu: GpuSpec, engine: EngineConfig = EngineConfig(), layout: Layout = Layout(),
          concurrency: int | None = None, gpus_per_node: int | None = None, prompt_tokens: int | None = None,
-         suggest: bool = True) -> Plan:
+         suggest: bool = True, detail: bool = True) -> Plan:
     """Plan ``spec`` on ``layout.gpus`` x ``gpu`` with ``engine``; the verdict follows the tightest rank.
 
     When it does not fit and ``suggest`` is set, each fix in ``suggestions`` was planned and fits.
+    ``detail=False`` (the picker, context sweeps, the fixes tried for ``suggestions``: callers that read the fit
+    figures only) leaves out what only a page shows: ``engine_log`` is empty, ``decode`` and ``model_runner`` None.
+    Every other field is what ``detail=True`` gives (tests/test_picker_equivalence.py compares them).
     """
     if engine.dp_attention_size > 1 or engine.moe_dense_tp_size is not None:
         if engine.engine != "sglang":
@@ -1373,7 +1409,8 @@ def plan(spec: ModelSpec, gpu: GpuSpec, engine: EngineConfig = EngineConfig(), l
         spec, prof.version, engine.mm_limits, max_seqs, mnbt, engine.mm_processor_kwargs) else None
     # SGLang's budget reads the length once: the ROCm aiter haircut above 8192 tokens (kvplan.sglang.aiter_haircut)
     sglang_long = _sglang_context_len(spec, engine) > 8192 if engine.engine == "sglang" else None
-    budget_key = (gpu, _engine_key(engine), layout, mnbt, max_seqs, head_len, mm_len, sglang_long)
+    # hashed once (_HashedKey): the budget, warm-up and Gaudi memos below each look it up
+    budget_key = _HashedKey((gpu, _engine_key(engine), layout, mnbt, max_seqs, head_len, mm_len, sglang_long))
     budgets = spec.memo(("rank-budgets", budget_key), lambda: tuple(
         _rank_budget(spec, gpu, engine, layout, st, mtp and st == last, mnbt, max_seqs, act_b, mla, head_len, mm_len)
         for st in range(layout.pp)))
@@ -1393,14 +1430,19 @@ def plan(spec: ModelSpec, gpu: GpuSpec, engine: EngineConfig = EngineConfig(), l
             bs = block_size
         else:
             groups, bytes_per_block, bs = spec.memo(  # the same for every GPU of a picker sweep
-                ("groups", layout.pp, stage, block_size, kv_tp, kv_b, state_b, len_rank, in_flight, draft, spec_blocks,
-                 align, all_mode, checkpoint, head_key, dsv4_release, conv_spec),
+                ("groups", layout.pp, layout.pp_split, stage, block_size, kv_tp, kv_b, state_b, len_rank, in_flight,
+                 draft, spec_blocks, align, all_mode, checkpoint, head_key, dsv4_release, conv_spec),
                 lambda: kv_groups(layers, block_size, kv_tp, kv_b, state_b, len_rank, in_flight, spec_blocks, align,
                                   all_mode, checkpoint, dsv4_release))
         weights, terms, pool = budgets[stage]
         terms = list(terms)
         if engine.engine == "vllm" and gpu.vendor == "Intel" and not v0:  # vllm-gaudi V1: one block's bytes twice
-            terms, pool = vllm_gaudi.with_dummy_block(terms, gpu, engine, prof, weights, bytes_per_block)
+            # reads the stage's budget (keyed above), the GPU and engine (in budget_key) and the block's bytes
+            def gaudi_budget(terms=terms, weights=weights, bytes_per_block=bytes_per_block) -> tuple[tuple, int]:
+                new_terms, new_pool = vllm_gaudi.with_dummy_block(terms, gpu, engine, prof, weights, bytes_per_block)
+                return tuple(new_terms), new_pool  # a tuple: the memo's value is shared, the plan appends to a copy
+            gaudi_terms, pool = spec.memo(("gaudi-dummy-block", budget_key, stage, bytes_per_block), gaudi_budget)
+            terms = list(gaudi_terms)
         if engine.engine == "vllm" and not v0 and engine.kv_cache_memory_bytes is None and (
                 engine.activation_bytes is None):
             # the only length-dependent non-KV term: kept out of the length-free budget memo above
@@ -1554,8 +1596,10 @@ def plan(spec: ModelSpec, gpu: GpuSpec, engine: EngineConfig = EngineConfig(), l
                         f"{layout.attn_dp * whole:,} sequences of {max_len:,}")
     nodes = cdiv(layout.gpus, per_node)
     decode = decode_bound(spec, gpu, layout, ranks[tight].weights_bytes, min(concurrency or max(whole, 1), max(whole, 1)),
-                          max_len, kv_b, prompt_tokens)
-    if engine.engine == "sglang":
+                          max_len, kv_b, prompt_tokens) if detail else None
+    if not detail:
+        log = []
+    elif engine.engine == "sglang":
         log = _sglang_log(spec, gpu, engine, layout, ranks[tight], tokens, block_size, mla, kv_b, max_len, model_dtype,
                           sglang_mamba)
         if sglang_dsv4_pools:  # SGLang prints its DSV4 pool lines, not the generic "KV Cache is allocated"
@@ -1583,7 +1627,7 @@ def plan(spec: ModelSpec, gpu: GpuSpec, engine: EngineConfig = EngineConfig(), l
                 engine_log=log, engine_version={"vllm": prof.version, "sglang": engine.sglang_version}.get(engine.engine, ""),
                 start_error=error,
                 starts=engine_starts,
-                model_runner=_vllm_runner(spec, engine) if engine.engine == "vllm" and not v0 else None,
+                model_runner=_vllm_runner(spec, engine) if detail and engine.engine == "vllm" and not v0 else None,
                 load_oom_rank=None if load_oom is None else next(i for i, r in enumerate(ranks) if r is load_oom[0]),
                 load_free_bytes=None if load_oom is None else load_oom[1])
     if not fits and suggest:
@@ -1637,7 +1681,7 @@ def _suggestions(spec, gpu, engine, layout, concurrency, base: Plan) -> list[str
         if len(out) >= MAX_SUGGESTIONS:
             return False
         try:
-            p = plan(spec, g, e, lay, conc, suggest=False)
+            p = plan(spec, g, e, lay, conc, suggest=False, detail=False)
         except PlanInputError:
             return False
         if p.fits and not context_refusal(p):  # memory alone is no fix for a context the engine refuses
@@ -1658,7 +1702,8 @@ def _suggestions(spec, gpu, engine, layout, concurrency, base: Plan) -> list[str
         words = "the longest context one request can start with"
         if top is not None and shorter > top:
             shorter, words = top, "the model's own maximum (max_position_embeddings with its rope scaling)"
-        p = plan(spec, gpu, engine.model_copy(update={"max_model_len": shorter}), layout, None, suggest=False)
+        p = plan(spec, gpu, engine.model_copy(update={"max_model_len": shorter}), layout, None, suggest=False,
+                 detail=False)
         if p.fits and shorter < base.max_model_len:
             out.append(f"{len_flag} {shorter}: {words}")
     # fp8 weights: a 16-bit checkpoint quantized online (vLLM / SGLang --quantization fp8) on a GPU with fp8 tensor math.
@@ -1706,7 +1751,8 @@ def context_sweep(spec: ModelSpec, gpu: GpuSpec, engine: EngineConfig, layout: L
     """Capacity and KV use at each context length (for memory-vs-context and concurrency charts)."""
     out = []
     for length in lengths:
-        p = plan(spec, gpu, engine.model_copy(update={"max_model_len": length}), layout, concurrency, suggest=False)
+        p = plan(spec, gpu, engine.model_copy(update={"max_model_len": length}), layout, concurrency, suggest=False,
+                 detail=False)
         rank = min(p.ranks, key=lambda r: r.num_blocks)
         in_use = min(concurrency, max(p.max_num_seqs_at_len, 0)) if p.fits else concurrency
         out.append(SweepPoint(context=length, max_concurrency=p.max_concurrency, max_num_seqs=p.max_num_seqs_at_len,
@@ -1728,7 +1774,7 @@ def longest_len_for(spec: ModelSpec, gpu: GpuSpec, concurrency: int, engine: Eng
     Binary search over plans: sequences that fit only fall as the length grows.
     """
     def fits(length: int) -> bool:
-        p = plan(spec, gpu, engine.model_copy(update={"max_model_len": length}), layout, suggest=False)
+        p = plan(spec, gpu, engine.model_copy(update={"max_model_len": length}), layout, suggest=False, detail=False)
         return p.max_num_seqs_at_len >= concurrency
     return _largest_len(fits, limit)
 

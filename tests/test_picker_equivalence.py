@@ -173,3 +173,42 @@ def test_the_budget_memo_tells_equal_values_of_other_types_apart():
     as_int = validated.model_copy(update={"gpu_memory_utilization": 1})
     names = [plan(spec, gpu, e, suggest=False).ranks[0].terms[1].name for e in (validated, as_int)]
     assert names == ["outside the budget: (1 - 1.0) x device", "outside the budget: (1 - 1) x device"]
+
+
+def test_detail_false_changes_only_the_page_fields():
+    # plan(detail=False), what the picker, context sweeps and the fixes tried for suggestions call, leaves out the
+    # start-up log, the decode bound and the model runner; every other field equals the full plan's
+    from kvplan.gpus import get_gpu
+
+    compared = 0
+    for name, gpu, engine, layout in (
+            ("llama-3.1-70b", "H100-SXM", EngineConfig(max_model_len=32768), Layout(4)),
+            ("llama-3.1-70b", "Gaudi3", EngineConfig(max_model_len=32768), Layout(2, 2)),  # the Gaudi budget memo
+            ("deepseek-v2-lite", "A100-80GB", EngineConfig(max_model_len=8192), Layout(1)),
+            ("qwen3-next-80b-a3b", "H200", EngineConfig(engine="sglang", max_model_len=131072), Layout(2))):
+        spec = load_preset(name)
+        full = plan(spec.model_copy(), get_gpu(gpu), engine, layout, suggest=False)
+        lean = plan(spec, get_gpu(gpu), engine, layout, suggest=False, detail=False)
+        assert full.engine_log and full.decode is not None  # the fields left out were there to leave out
+        assert (lean.engine_log, lean.decode, lean.model_runner) == ([], None, None)
+        assert lean == full.model_copy(update={"engine_log": [], "decode": None, "model_runner": None}), name
+        compared += 1
+    assert compared == 4
+
+
+def test_the_kv_group_memo_keys_on_the_stage_split():
+    # SGLang splits 42 layers over 4 stages as [10, 10, 10, 12] through 0.5.4 and [10, 10, 11, 11] from 0.5.6
+    # (kvplan.sglang.pp_partition). The KV-group memo once keyed on PP and stage only, so 0.5.6 planned after 0.5.4
+    # on one spec kept 0.5.4's groups (6 + 6 layers on the tightest stage instead of 6 + 5: Gemma-2's sliding and
+    # full layers alternate over stage 2's 11).
+    from kvplan.gpus import get_gpu
+
+    spec = load_preset("gemma-2-9b").model_copy()
+    gpu = get_gpu("H100-SXM")
+    layers = []
+    for version in ("0.5.4.post1", "0.5.6"):
+        engine = EngineConfig(engine="sglang", sglang_version=version, max_model_len=8192)
+        warm = plan(spec, gpu, engine, Layout(1, 4), suggest=False)
+        assert warm == plan(spec.model_copy(), gpu, engine, Layout(1, 4), suggest=False), version
+        layers.append(([r.layers for r in warm.ranks], [g.layers for g in warm.kv_groups]))
+    assert layers == [([10, 10, 10, 12], [6, 6]), ([10, 10, 11, 11], [6, 5])]
