@@ -40,7 +40,7 @@ def body() -> None:
             st.subheader("Concurrency vs context length")
             st.info(views.no_pool_note(plan, sweep[0].context, sweep[-1].context), icon=":material/block:")
     with right:
-        views.decode_bound(plan)
+        views.decode_bound(plan, cached.spec(state))
     views.startup_log(plan)
     st.subheader("Budget terms, per GPU")
     views.html_table(views.term_rows(plan), views.term_columns(plan))

@@ -504,20 +504,47 @@ def no_pool_note(plan: Plan, first: int, last: int) -> str:
             f"weights and workspace leave no KV pool). {fix}")
 
 
-def decode_bound(plan: Plan) -> None:
-    """The decode roofline, only for a plan that fits (a plan that does not fit decodes nothing)."""
+# What kvplan.plan.decode_bound reads per step that a real decode step does not: there, every weight of the rank and
+# every layer's KV over the whole context; where a model reads less, the figure is no upper bound.
+OVERCOUNTED = {"experts": "all routed experts' weights (a decode step reads only the experts its tokens pick)",
+               "window": "sliding-window / chunked layers' KV over the whole context (they read only their window)",
+               "sparse": "the sparse-attention (DSA) layers' KV over the whole context (they read only their top-k "
+                         "tokens)"}
+
+
+def decode_overcounts(spec) -> list[str]:
+    """What the roofline's read counts beyond a real decode step's, for ``spec`` (an empty list: a true ceiling)."""
+    kinds = {layer.cache.kind for layer in spec.layers}
+    out = ["experts"] if any(layer.experts is not None for layer in spec.layers) else []
+    if kinds & {"sliding_attention", "chunked_attention"}:
+        out.append("window")
+    if "mla_dsa" in kinds:
+        out.append("sparse")
+    return [OVERCOUNTED[k] for k in out]
+
+
+def decode_bound(plan: Plan, spec=None) -> None:
+    """The decode roofline, only for a plan that fits (a plan that does not fit decodes nothing); for a model whose
+    decode step reads less than every weight and every layer's whole-context KV (``decode_overcounts``), it says
+    the figure is no upper bound."""
     st.subheader("Decode ceiling (roofline)")
     bound = plan.decode
     if bound is None or not plan.fits:
         st.caption("No decode ceiling: this plan does not fit, so it decodes nothing. "
                    + ("A fix above that fits has one." if plan.suggestions else NO_FIX))
         return
+    over = decode_overcounts(spec) if spec is not None else []
+    basis = ("every weight of the rank and every layer's KV over the whole context read once per step"
+             + ("; this model reads less, so it is no upper bound" if over else "; an upper bound, not a forecast"))
     metrics = row()
     metrics.metric("Tokens/s (ceiling)", f"{bound.tokens_per_s:,.0f}",
-                   help=f"{bound.batch} sequences at {bound.context:,} tokens; an upper bound, not a forecast")
+                   help=f"{figures.sequences(bound.batch)} at {bound.context:,} tokens: {basis}")
     metrics.metric("Bound by", bound.bound)
     metrics.metric("Read / step", gib(bound.bytes_per_step), help="Bytes read from GPU memory per decode step")
     st.caption(f"At {figures.sequences(bound.batch)} of {bound.context:,} tokens.")
+    if over:
+        st.caption("Not an upper bound for this model: Read / step counts " + "; and ".join(over)
+                   + ", so a real decode step reads less and can run faster than this figure.")
 
 
 def term_rows(plan: Plan) -> list[dict[str, str]]:
