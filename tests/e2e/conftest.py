@@ -77,3 +77,47 @@ def page(browser):
     pg.set_default_timeout(30_000)
     yield pg
     context.close()
+
+
+# ----------------------------------------------------------------------------- the page set-up idiom, once
+# Drawn: no loading skeleton, fonts loaded, every plotly chart has its SVG, and the layout (page height, each
+# chart's box, the main block's element count) the same on two polls 100 ms apart: a condition in place of a
+# fixed sleep, so a page that settles at once costs ~100 ms and a slow one is waited for.
+_SETTLED = """() => {
+  if (document.querySelector('[data-testid=stSkeleton]')) return false;
+  if (document.fonts && document.fonts.status !== 'loaded') return false;
+  const charts = [...document.querySelectorAll('[data-testid=stPlotlyChart]')];
+  if (charts.some(c => !c.querySelector('.main-svg'))) return false;
+  const main = document.querySelector('[data-testid=stMain]') || document.body;
+  const sig = JSON.stringify([document.documentElement.scrollHeight, main.getElementsByTagName('*').length,
+    charts.map(c => { const b = c.getBoundingClientRect(); return [b.width, b.height]; })]);
+  const same = window.__kvSettled === sig; window.__kvSettled = sig; return same;
+}"""
+
+
+def idle(page):
+    """Streamlit's script finished (the app's script state reads notRunning)."""
+    from playwright.sync_api import expect
+
+    expect(page.locator('[data-testid="stApp"][data-test-script-state="notRunning"]')).to_have_count(1)
+
+
+def drawn(page):
+    """Idle, every element out of its loading skeleton, the charts drawn and the layout settled."""
+    idle(page)
+    page.evaluate("() => { window.__kvSettled = null; }")  # at least two polls after this call
+    page.wait_for_function(_SETTLED, polling=100, timeout=90_000)
+
+
+def open_page(page, url: str, heading: str | None = None, exact: bool = True):
+    """Open url, wait for its heading (named ``heading``, exactly unless exact=False; else the page's h1) and
+    for the page to be drawn."""
+    from playwright.sync_api import expect
+
+    page.goto(url)
+    if heading is None:
+        expect(page.get_by_role("heading", level=1)).to_be_visible()
+    else:
+        expect(page.get_by_role("heading", name=heading, exact=exact)).to_be_visible()
+    drawn(page)
+    return page
