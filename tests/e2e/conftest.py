@@ -80,21 +80,6 @@ def page(browser):
 
 
 # ----------------------------------------------------------------------------- the page set-up idiom, once
-# Drawn: no loading skeleton, fonts loaded, every plotly chart has its SVG, and the layout (page height, each
-# chart's box, the main block's element count) the same on two polls 100 ms apart: a condition in place of a
-# fixed sleep, so a page that settles at once costs ~100 ms and a slow one is waited for.
-_SETTLED = """() => {
-  if (document.querySelector('[data-testid=stSkeleton]')) return false;
-  if (document.fonts && document.fonts.status !== 'loaded') return false;
-  const charts = [...document.querySelectorAll('[data-testid=stPlotlyChart]')];
-  if (charts.some(c => !c.querySelector('.main-svg'))) return false;
-  const main = document.querySelector('[data-testid=stMain]') || document.body;
-  const sig = JSON.stringify([document.documentElement.scrollHeight, main.getElementsByTagName('*').length,
-    charts.map(c => { const b = c.getBoundingClientRect(); return [b.width, b.height]; })]);
-  const same = window.__kvSettled === sig; window.__kvSettled = sig; return same;
-}"""
-
-
 def idle(page):
     """Streamlit's script finished (the app's script state reads notRunning)."""
     from playwright.sync_api import expect
@@ -103,10 +88,11 @@ def idle(page):
 
 
 def drawn(page):
-    """Idle, every element out of its loading skeleton, the charts drawn and the layout settled."""
+    """Idle, and every element out of its loading skeleton."""
     idle(page)
-    page.evaluate("() => { window.__kvSettled = null; }")  # at least two polls after this call
-    page.wait_for_function(_SETTLED, polling=100, timeout=90_000)
+    page.wait_for_function("() => document.querySelectorAll('[data-testid=stSkeleton]').length == 0",
+                           timeout=90_000)
+    page.wait_for_timeout(300)
 
 
 def open_page(page, url: str, heading: str | None = None, exact: bool = True):

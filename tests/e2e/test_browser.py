@@ -9,7 +9,7 @@ from playwright.sync_api import expect
 
 from kvplan.web import formulas
 from tests.app_util import kvplan_plan
-from tests.e2e.conftest import ARTIFACTS, drawn
+from tests.e2e.conftest import ARTIFACTS
 
 pytestmark = pytest.mark.e2e
 ROOT = Path(__file__).resolve().parents[2]
@@ -34,7 +34,8 @@ def test_shared_link_widget_url_and_page_change(server, page):
     # the formulas (one Markdown block of display math) are typeset by KaTeX, none left as source
     expect(page.locator(".katex-display")).to_have_count(len(formulas.budget_formulas(p4)))
     assert page.locator(".katex-error").count() == 0 and "$$" not in page.inner_text("body")
-    drawn(page)  # idle, and the charts drawn and settled
+    idle(page)
+    page.wait_for_timeout(500)  # let the charts finish drawing
     SHOT.parent.mkdir(parents=True, exist_ok=True)
     page.screenshot(path=str(SHOT))
     assert SHOT.stat().st_size > 20_000

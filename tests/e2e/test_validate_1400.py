@@ -30,7 +30,7 @@ def test_validate_tables_fit_at_1400_after_a_run(server, page):
     page.get_by_text("Per step", exact=True).click()  # the per-step table's expander
     expect(page.locator("table.kv-table")).to_have_count(2)
     expect(page.locator("table.kv-table").nth(1)).to_be_visible()
-    drawn(page)  # the opened expander laid out
+    page.wait_for_timeout(300)
     expect(page.get_by_test_id("stException")).to_have_count(0)
     m = page.evaluate(MEASURE)
     assert len(m["tables"]) == 2, m["tables"]
