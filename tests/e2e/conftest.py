@@ -77,3 +77,33 @@ def page(browser):
     pg.set_default_timeout(30_000)
     yield pg
     context.close()
+
+
+# ----------------------------------------------------------------------------- the page set-up idiom, once
+def idle(page):
+    """Streamlit's script finished (the app's script state reads notRunning)."""
+    from playwright.sync_api import expect
+
+    expect(page.locator('[data-testid="stApp"][data-test-script-state="notRunning"]')).to_have_count(1)
+
+
+def drawn(page):
+    """Idle, and every element out of its loading skeleton."""
+    idle(page)
+    page.wait_for_function("() => document.querySelectorAll('[data-testid=stSkeleton]').length == 0",
+                           timeout=90_000)
+    page.wait_for_timeout(300)
+
+
+def open_page(page, url: str, heading: str | None = None, exact: bool = True):
+    """Open url, wait for its heading (named ``heading``, exactly unless exact=False; else the page's h1) and
+    for the page to be drawn."""
+    from playwright.sync_api import expect
+
+    page.goto(url)
+    if heading is None:
+        expect(page.get_by_role("heading", level=1)).to_be_visible()
+    else:
+        expect(page.get_by_role("heading", name=heading, exact=exact)).to_be_visible()
+    drawn(page)
+    return page

@@ -5,7 +5,7 @@ label; the Model page's served-dtype rows keep every column on screen."""
 import pytest
 from playwright.sync_api import expect
 
-from tests.e2e.conftest import ARTIFACTS
+from tests.e2e.conftest import ARTIFACTS, open_page
 from tests.e2e.test_pages_1400 import MEASURE, drawn
 
 pytestmark = pytest.mark.e2e
@@ -26,9 +26,7 @@ def _fits(pairs) -> bool:
 
 def test_the_start_up_log_formula_and_release_box_are_not_cut(server, page):
     ARTIFACTS.mkdir(parents=True, exist_ok=True)
-    page.goto(f"{server}/?v=1")
-    expect(page.get_by_role("heading", name="What vLLM 0.33 logs at start-up")).to_be_visible()
-    drawn(page)
+    open_page(page, f"{server}/?v=1", "What vLLM 0.33 logs at start-up", exact=False)
     page.get_by_text("Engine knobs").click()
     drawn(page)
     got = page.evaluate(OVERFLOW)
@@ -42,9 +40,7 @@ def test_the_start_up_log_formula_and_release_box_are_not_cut(server, page):
 
 
 def test_the_served_dtype_rows_fit(server, page):
-    page.goto(f"{server}/model?v=1&m=gemma-2-9b")
-    expect(page.get_by_role("heading", name="gemma-2-9b")).to_be_visible()
-    drawn(page)
+    open_page(page, f"{server}/model?v=1&m=gemma-2-9b", "gemma-2-9b", exact=False)
     m = page.evaluate(MEASURE)
     assert m["tables"] and all(t["scroll"] <= t["client"] for t in m["tables"]), m["tables"]
     assert all(h["inside"] for t in m["tables"] for h in t["heads"]) and not m["cut"], m

@@ -4,9 +4,8 @@ the Budget's formulas fit their column, for DeepSeek-V3 on 8 x H200 with SGLang 
 summed-pages block formula was measured by hand: it first ran 981 px in a 940 px column, then was shortened.)"""
 
 import pytest
-from playwright.sync_api import expect
 
-from tests.e2e.conftest import ARTIFACTS
+from tests.e2e.conftest import ARTIFACTS, open_page
 from tests.e2e.test_audit3_1400 import OVERFLOW, _fits
 from tests.e2e.test_pages_1400 import drawn
 
@@ -15,9 +14,8 @@ pytestmark = pytest.mark.e2e
 
 def test_sglang_speculative_select_and_formulas_fit(server, page):
     ARTIFACTS.mkdir(parents=True, exist_ok=True)
-    page.goto(f"{server}/?v=1&m=deepseek-v3&tp=8&g=H200&e=sglang&spec=mtp&nspec=3")
-    expect(page.get_by_role("heading", name="What SGLang 0.5.21 logs at start-up")).to_be_visible()
-    drawn(page)
+    open_page(page, f"{server}/?v=1&m=deepseek-v3&tp=8&g=H200&e=sglang&spec=mtp&nspec=3",
+              "What SGLang 0.5.21 logs at start-up", exact=False)
     page.get_by_text("Engine knobs").click()
     drawn(page)
     got = page.evaluate(OVERFLOW)

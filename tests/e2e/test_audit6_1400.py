@@ -7,10 +7,8 @@
 """
 
 import pytest
-from playwright.sync_api import expect
 
-from tests.e2e.conftest import ARTIFACTS
-from tests.e2e.test_pages_1400 import drawn
+from tests.e2e.conftest import ARTIFACTS, open_page
 
 pytestmark = pytest.mark.e2e
 
@@ -35,9 +33,8 @@ MEASURE = """() => {
 
 def test_a_million_token_placeholder_and_an_unfit_chart_title_are_not_cut(server, page):
     ARTIFACTS.mkdir(parents=True, exist_ok=True)
-    page.goto(f"{server}/?v=1&m=glm-5.2-fp8&g=H200&tp=8&e=sglang")
-    expect(page.get_by_role("heading", name="What SGLang 0.5.21 logs at start-up")).to_be_visible()
-    drawn(page)
+    open_page(page, f"{server}/?v=1&m=glm-5.2-fp8&g=H200&tp=8&e=sglang", "What SGLang 0.5.21 logs at start-up",
+              exact=False)
     got = page.evaluate(MEASURE)
     ctx = [b for b in got["boxes"] if "1,048,576" in b[0]]
     assert ctx and ctx[0][0] == "model max: 1,048,576", got["boxes"]

@@ -9,10 +9,8 @@
 """
 
 import pytest
-from playwright.sync_api import expect
 
-from tests.e2e.conftest import ARTIFACTS
-from tests.e2e.test_pages_1400 import drawn
+from tests.e2e.conftest import ARTIFACTS, open_page
 
 pytestmark = pytest.mark.e2e
 
@@ -39,9 +37,8 @@ def _apart(a, b) -> bool:
 
 def test_the_past_max_label_sits_above_the_plot_under_the_title(server, page):
     ARTIFACTS.mkdir(parents=True, exist_ok=True)
-    page.goto(f"{server}/?v=1&m=qwen3.5-27b")  # max_position_embeddings 262,144; the sweep runs to 1,048,576
-    expect(page.get_by_role("heading", name="Budget", exact=True)).to_be_visible()
-    drawn(page)
+    # max_position_embeddings 262,144; the sweep runs to 1,048,576
+    open_page(page, f"{server}/?v=1&m=qwen3.5-27b", "Budget")
     for title in ("Concurrency vs context length", "Memory vs context length"):
         c = _chart(page, title)
         assert len(c["labels"]) == 1, (title, c)
@@ -67,9 +64,7 @@ TICKS = {  # link: the memory chart's tick labels
 @pytest.mark.parametrize("link", list(TICKS))
 def test_the_context_ticks_are_whole_level_and_apart(server, page, link):
     ARTIFACTS.mkdir(parents=True, exist_ok=True)
-    page.goto(f"{server}/?v=1&{link}")
-    expect(page.get_by_role("heading", name="Budget", exact=True)).to_be_visible()
-    drawn(page)
+    open_page(page, f"{server}/?v=1&{link}", "Budget")
     c = _chart(page, "Memory vs context length")
     ticks = c["ticks"]
     assert [t[0] for t in ticks] == TICKS[link], ticks

@@ -7,10 +7,8 @@
 """
 
 import pytest
-from playwright.sync_api import expect
 
-from tests.e2e.conftest import ARTIFACTS
-from tests.e2e.test_pages_1400 import drawn
+from tests.e2e.conftest import ARTIFACTS, open_page
 
 pytestmark = pytest.mark.e2e
 
@@ -23,9 +21,7 @@ FORMULAS = """() => [...document.querySelectorAll('.katex-display')].map(k => {
 
 def test_the_gaudi_pool_formula_fits_its_column(server, page):
     ARTIFACTS.mkdir(parents=True, exist_ok=True)
-    page.goto(f"{server}/?v=1&m=llama-3.1-70b&tp=4&g=Gaudi3")
-    expect(page.get_by_role("heading", name="Budget", exact=True)).to_be_visible()
-    drawn(page)
+    open_page(page, f"{server}/?v=1&m=llama-3.1-70b&tp=4&g=Gaudi3", "Budget")
     boxes = page.evaluate(FORMULAS)
     assert any("reserved for KV cache dummy block" in b["text"] or "pool" in b["text"] for b in boxes), boxes
     cut = [b for b in boxes if b["right"] > b["limit"] + 1 or b["scroll"] > b["client"] + 1]
@@ -45,9 +41,7 @@ STRIP = """() => {
 
 
 def test_the_mtp_layer_is_framed_and_named_in_the_layer_strip(server, page):
-    page.goto(f"{server}/model?v=1&m=qwen3.5-27b&spec=mtp&nspec=2")
-    expect(page.get_by_role("heading", name="Model", exact=True)).to_be_visible()
-    drawn(page)
+    open_page(page, f"{server}/model?v=1&m=qwen3.5-27b&spec=mtp&nspec=2", "Model")
     s = page.evaluate(STRIP)
     assert s["title"].startswith("The decoder, layer by layer (64 layers + 1 MTP layer"), s
     assert s["label"] is not None and s["frames"] >= 1, s

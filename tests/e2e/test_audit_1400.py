@@ -4,10 +4,9 @@ formula ran past the page's right edge and was cut; the Model page's parameter t
 1-trillion-parameter model."""
 
 import pytest
-from playwright.sync_api import expect
 
-from tests.e2e.conftest import ARTIFACTS
-from tests.e2e.test_pages_1400 import MEASURE, drawn
+from tests.e2e.conftest import ARTIFACTS, open_page
+from tests.e2e.test_pages_1400 import MEASURE
 
 pytestmark = pytest.mark.e2e
 
@@ -21,9 +20,7 @@ KATEX = """() => [...document.querySelectorAll('.katex-display')].map(k => {
 
 def test_the_gpus_ranking_fits_without_a_sideways_scroll(server, page):
     ARTIFACTS.mkdir(parents=True, exist_ok=True)
-    page.goto(f"{server}/gpus?v=1&m=llama-3.1-8b&multi=1")  # multi-node: the widest grid, with 'nodes'
-    expect(page.get_by_role("heading", name="GPUs", exact=True)).to_be_visible()
-    drawn(page)
+    open_page(page, f"{server}/gpus?v=1&m=llama-3.1-8b&multi=1", "GPUs")  # multi-node: the widest grid, with 'nodes'
     grids = page.evaluate(GRID)
     assert grids and all(scroll <= client for scroll, client in grids), grids
     page.screenshot(path=str(ARTIFACTS / "audit-gpus-multi.png"))
@@ -31,14 +28,10 @@ def test_the_gpus_ranking_fits_without_a_sideways_scroll(server, page):
 
 def test_sglang_formulas_and_a_trillion_parameter_table_are_not_cut(server, page):
     ARTIFACTS.mkdir(parents=True, exist_ok=True)
-    page.goto(f"{server}/?v=1&m=llama-3.1-8b&e=sglang")
-    expect(page.get_by_role("heading", name="Budget", exact=True)).to_be_visible()
-    drawn(page)
+    open_page(page, f"{server}/?v=1&m=llama-3.1-8b&e=sglang", "Budget")
     formulas = page.evaluate(KATEX)
     assert len(formulas) >= 3 and all(right <= 1 and over <= 1 for right, over, _ in formulas), formulas
-    page.goto(f"{server}/model?v=1&m=kimi-k2.5&tp=8&g=H200")
-    expect(page.get_by_role("heading", name="Model", exact=True)).to_be_visible()
-    drawn(page)
+    open_page(page, f"{server}/model?v=1&m=kimi-k2.5&tp=8&g=H200", "Model")
     tables = page.evaluate(MEASURE)["tables"]
     assert tables and all(t["scroll"] <= t["client"] for t in tables), tables
     page.screenshot(path=str(ARTIFACTS / "audit-kimi-model.png"))

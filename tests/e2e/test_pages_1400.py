@@ -11,7 +11,7 @@ import re
 import pytest
 from playwright.sync_api import expect
 
-from tests.e2e.conftest import ARTIFACTS
+from tests.e2e.conftest import ARTIFACTS, drawn, idle, open_page  # noqa: F401 (others import drawn, idle here)
 
 pytestmark = pytest.mark.e2e
 
@@ -48,26 +48,12 @@ MEASURE = """() => {
 }"""
 
 
-def idle(page):
-    expect(page.locator('[data-testid="stApp"][data-test-script-state="notRunning"]')).to_have_count(1)
-
-
-def drawn(page):
-    """Idle, and every element out of its loading skeleton."""
-    idle(page)
-    page.wait_for_function("() => document.querySelectorAll('[data-testid=stSkeleton]').length == 0",
-                           timeout=90_000)
-    page.wait_for_timeout(300)
-
-
 @pytest.mark.parametrize("model", list(MODELS))
 def test_every_table_and_metric_fits_at_1400(server, page, model):
     ARTIFACTS.mkdir(parents=True, exist_ok=True)
     link, pages = MODELS[model]
     for path in pages:
-        page.goto(f"{server}/{path}?{link}{IMPORT if path == 'import' else ''}")
-        expect(page.get_by_role("heading", level=1)).to_be_visible()
-        drawn(page)
+        open_page(page, f"{server}/{path}?{link}{IMPORT if path == 'import' else ''}")
         expect(page.get_by_test_id("stException")).to_have_count(0)
         m = page.evaluate(MEASURE)
         where = f"{model} /{path}"
