@@ -21,15 +21,15 @@ Sources of the logs (public; where the search index names no repository, its fil
 import pytest
 
 from kvplan import load_preset, parse_config
-from kvplan.engines import EngineConfig
+from kvplan.engines import VLLM_PROFILES, EngineConfig, nccl_nvls_bytes
 from kvplan.errors import PlanInputError
 from kvplan.gpus import get_gpu
 from kvplan.hf_config import load_config_text
 from kvplan.parallel import Layout, mtp_rank_bytes, rank_weight_bytes, tower_rank_bytes
-from kvplan.plan import plan
+from kvplan.plan import plan, vllm_marlin_moe_transient_bytes
 from kvplan.presets import preset_config
 from kvplan.quantization import read_quantization_config
-from kvplan.units import GiB
+from kvplan.units import GiB, MiB
 from kvplan.vllm_layouts import (
     int_linear_kernel,
     marlin_padded_nk,
@@ -46,6 +46,7 @@ from tests.test_engine_logs import close_gib
 from tests.test_real_files import FIXTURES, fixture, with_quant
 
 A100_40 = get_gpu("A100-40GB")
+H200 = get_gpu("H200")
 KAITCHUP = "search index file 5655614781 (vLLM 0.5.4, A100-40GB)"
 ROPE_8B = 131_072 * 128 * 2  # Llama-3.1's rotary cos/sin table vLLM builds beside the weights (33,554,432 B)
 
@@ -350,20 +351,36 @@ def test_kimi_int4_experts_keep_their_packed_bytes():
     assert vllm_quant_layout_extra_bytes(spec, Layout(tp=8), 0, None, "H200", "0.11") == -60 * 384 * 40
 
 
-@pytest.mark.xfail(strict=True, reason="the recipe prints KV, not weights: kvplan leaves 47.97 GiB of KV where 46.80 "
-                   "was logged (+1.17 GiB; +1.30 before NCCL's TP-8 NVLS buffers were sized from nvls.cc; unchanged by the 2026-12 MoE / MLA read: kv_b_proj is 16-bit here, so no "
-                   "W_UK / W_UV copy, and fused_marlin_moe is the function path, torch.empty caches freed before the "
-                   "sampler). Sampler: the 11-06 nightly sits between 0.11.0 (FlashInfer whenever installed) and 0.11.1 "
-                   "(opt-in); FlashInfer's 1024 x 163,840 x 4 B x 2.8 + hidden = 1.86 GiB instead of 6.08 would put "
-                   "kvplan 4.2 GiB further off, so the run was native and the sampler is the peak. Not the weights' int4 "
-                   "layout (priced as loaded, -0.9 MB). The 1.17 GiB would be closed by a TP-8 non-torch of ~1.97 GiB "
-                   "(kvplan: 0.55 + 0.25 NCCL NVLS: 8 ranks x 16 channels x 2 x 1 MiB, kvplan.engines.nccl_nvls_bytes, "
-                   "whose TP-4 value 0.125 the v0.19.0 H100 TP-4 logs fit); the DeepSeek-R1-0528 0.11.2 TP-8 H200 log fits the same 1.97 if its harness ran the FlashInfer "
-                   "sampler (tests/test_engine_logs_found.py). vllm#9699's 8 x H200 NCCL line ('NVLS comm ... nHeads 8 "
-                   "... nvlsPerRankSize 301989888 nvlsTotalSize 2415919104', 2.25 GiB a rank) is an NCCL 2.20 build (4 MiB "
-                   "SIMPLE buffers a channel, nvls.cc v2.20.5); from 2.21 a channel holds 128 KiB x 8 steps, so the NCCL "
-                   "2.27 of this nightly's torch maps 0.25 GiB, and the NVLS buffers do not close the gap. "
-                   "No log prints a TP-8 non-torch figure, so it stays an xfail")
+KIMI_TP8_GAP = (
+    "the recipe prints KV, not weights: kvplan leaves 47.97 GiB of KV where 46.80 was logged (+1.17 GiB; the logged "
+    "non-KV is 0.9 x 139.81 - 46.80 = 79.03 GiB, kvplan's 70.98 weights + 6.08 activation + 0.80 non-torch = 77.86). "
+    "Ruled out term by term in the 0.11.0 / 0.11.1 / 0.11.2 wheels (the 11-06 nightly sits between them; every "
+    "function named here but TopKTopPSampler's default is the same in all three, formatting aside) and NCCL 2.27 "
+    "(nvls.cc, channel.cc, alloc.h identical from v2.27.3 to v2.27.7), the numbers pinned by "
+    "test_kimi_k2_thinking_tp8_terms_the_xfail_rules_out: (1) weights: CompressedTensorsWNA16MarlinMoEMethod repacks "
+    "the int4 g32 experts to the same bytes, empties g_idx / sort indices to [E, 0] (-0.9 MiB) and adds a 132 SMs x 4 "
+    "x 4 B Marlin workspace a layer (0.12 MiB in all); the bf16 kv_b_proj's W_UK / W_UV are views (mla/common.py), "
+    "e_score_correction_bias 60 x 384 x 4 B = 90 KiB, the 32 MiB rotary table is counted. (2) activation: the native "
+    "sampler (VLLM_USE_FLASHINFER_SAMPLER unset; 0.11.0's FlashInfer-when-installed path would give 1.86 GiB and a "
+    "52.19 GiB pool, +5.39). Its peak from source: torch's segmented radix sort of the [1024, 163,840] fp32 logits "
+    "holds values 1 U + int64 indices 2 U + int64 reverse indices 2 U + cub's alternate keys / values 3 U beside the "
+    "fp32 logits 1 U and the gathered bf16 logits _dummy_sampler_run keeps 0.5 U: 9.5 U (U = 0.625 GiB) + 0.11 hidden "
+    "= 6.05 GiB, kvplan's fitted 9.55 copies 6.08; the TP-8 all_gather's output and its movedim copy are freed before "
+    "the sort. The forward is lower: fused_marlin_moe is the function path in 0.11.x (per-call caches: 1.34 GiB at "
+    "8192 tokens x top-8 x 7168, none kept), and the profile run builds no attention metadata (the MLA / FlashMLA "
+    "builder buffers are made at KV-cache init, after the budget). (3) CUDA graphs: captured after the pool in 0.11. "
+    "(4) non-torch: 0.55 (TP-2 fit) + 0.25 NVLS for pynccl's 112 MiB all-reduces (above custom all-reduce's 8 MiB and "
+    "symmetric memory's 64 MiB). The logits all-gather runs on torch's ProcessGroupNCCL "
+    "(base_device_communicator.all_gather -> dist.all_gather_into_tensor), a second communicator made lazily after "
+    "the snapshot (init_process_group has no device_id): inside the 0.55 at TP 2; at TP 8 NCCL 2.27 adds at most its "
+    "own NVLS buffers (0.25, only if tuning.cc picks NVLS for the all-gather, which depends on the topology, not on "
+    "the flags) and its NVLS channel peers + credit words at one 2 MiB cuMem granule each (<= 33 x 2 MiB): <= 0.31 "
+    "GiB, leaving >= +0.85 GiB. DCP 8 logs the same 46.80 (its groups' communicators exist before the snapshot). "
+    "vllm#9699's 2.25 GiB NVLS line is an NCCL 2.20 build (4 MiB SIMPLE buffers a channel); 2.21+ maps 128 KiB x 8 "
+    "steps. No TP-8 log prints a non-torch figure, so the rest stays an xfail")
+
+
+@pytest.mark.xfail(strict=True, reason=KIMI_TP8_GAP)
 def test_kimi_k2_thinking_tp8_kv_from_kvplans_own_weights():
     # Kimi-K2-Think.md: 8 x H200, `vllm serve moonshotai/Kimi-K2-Thinking --tensor-parallel-size 8`, util 0.9:
     # "Available KV cache memory: 46.80 GiB". Kimi-K2-Thinking's config.json was not reachable; kimi-k2.5's text
@@ -372,6 +389,44 @@ def test_kimi_k2_thinking_tp8_kv_from_kvplans_own_weights():
     spec = load_preset("kimi-k2.5")
     p = plan(spec, get_gpu("H200"), EngineConfig(vllm_version="0.11", language_model_only=True), Layout(tp=8))
     assert close_gib(p.ranks[0].kv_pool_bytes, 46.80)
+
+
+def test_kimi_k2_thinking_tp8_terms_the_xfail_rules_out():
+    # The figures KIMI_TP8_GAP states, so that its reason cannot go stale (Kimi-K2-Think.md, 8 x H200, TP 8, util 0.9).
+    spec = load_preset("kimi-k2.5")
+    engine = EngineConfig(vllm_version="0.11", language_model_only=True)
+    p = plan(spec, H200, engine, Layout(tp=8))
+    terms = {t.name.split(" (")[0]: t.bytes for t in p.ranks[0].terms}
+    requested = terms["device memory"] - next(b for n, b in terms.items() if n.startswith("outside the budget"))
+    act = next(b for n, b in terms.items() if n.startswith("activation peak"))
+    weights, non_torch = terms["weights"], terms["non-torch memory"]
+    assert round((requested - round(46.80 * GiB)) / GiB, 2) == 79.03  # the logged non-KV
+    assert round(weights / GiB, 2) == 70.98 and round((weights + act + non_torch) / GiB, 2) == 77.86
+    # (1) Marlin's per-layer workspace (marlin_make_workspace_new(device, 4): 60 x 132 SMs x 4 x 4 B = 126,720 B) and the
+    # router bias (60 x 384 x 4 B = 92,160 B) are below the weights' 0.01 GiB rounding; the int4 layout itself is
+    # test_kimi_int4_experts_keep_their_packed_bytes
+    # (2) the native sampler: U = 1024 rows x 163,840 x 4 B; the sort's peak from source is 9.5 U + the hidden rows
+    u = 1024 * 163_840 * 4
+    hidden = 8192 * 7168 * 2
+    assert act == int(u * 9.55) + hidden  # kvplan's fitted copies: 6.08 GiB (U = 640 MiB)
+    # bf16 + fp32 logits, sorted values, int64 indices, int64 reverse indices, cub's alternate keys + values: 6.05 GiB
+    source = (0.5 + 1 + 1 + 2 + 2 + 3) * u + hidden
+    assert abs(act - source) / GiB < 0.035
+    # the forward's fused_marlin_moe caches (freed per call in 0.11.x) stay under the sampler
+    assert vllm_marlin_moe_transient_bytes(spec, 8, 8192, 2) == (4 * 8192 * 7168 + 8192 * 8 * (7168 + 256)) * 2
+    assert vllm_marlin_moe_transient_bytes(spec, 8, 8192, 2) / GiB == 1.34375 < act / GiB
+    # 0.11.0's FlashInfer sampler would put kvplan 5.39 GiB over instead of 1.17
+    fi = plan(spec, H200, engine.model_copy(update={"sampler": "flashinfer"}), Layout(tp=8))
+    assert round(fi.ranks[0].kv_pool_bytes / GiB, 2) == 52.19
+    # (4) non-torch: the TP base + pynccl's NVLS buffers; the torch ProcessGroupNCCL communicator's own NVLS buffers
+    # and its NVLS channel peers + credit words (<= 33 cuMem granules of 2 MiB) bound what NCCL can add
+    assert non_torch == VLLM_PROFILES["0.11"].non_torch_tp + nccl_nvls_bytes(8, "sm90") == round(0.55 * GiB) + 256 * MiB
+    bound = nccl_nvls_bytes(8, "sm90") + 33 * 2 * MiB
+    assert round(bound / GiB, 2) == 0.31
+    assert round((p.ranks[0].kv_pool_bytes - bound) / GiB - 46.80, 2) == 0.85
+    # DCP 8 changes no budget term (the recipe logs 46.80 GiB for both runs)
+    dcp = plan(spec, H200, engine.model_copy(update={"decode_context_parallel_size": 8}), Layout(tp=8))
+    assert dcp.ranks[0].kv_pool_bytes == p.ranks[0].kv_pool_bytes
 
 
 # ----------------------------------------------------------------------------- shards Marlin refuses
