@@ -1054,8 +1054,9 @@ def _rank_budget(spec, gpu, engine, layout, stage, draft, mnbt, max_seqs, act_b,
                     "it when <= 1 MiB would remain (c10/cuda/CUDACachingAllocator.cpp should_split)")),
         rope and Term(
             name="rotary cos/sin caches (in weights)", bytes=rope, basis="exact", applied=False,
-            source=spec.memo(("rope-text", layout.pp, stage, engine.vllm_version, act_b, engine.weight_format),
-                             lambda st=stage: _rope_source(spec, engine, layout, st, act_b))),
+            source=spec.memo(("rope-text", layout.pp, stage, engine.vllm_version, act_b, engine.weight_format,
+                              gpu.vendor == "Intel"),
+                             lambda st=stage: _rope_source(spec, engine, layout, st, act_b, gpu.vendor == "Intel"))),
         dsa_topk and Term(
             name="DSA top-k index buffer (in weights)", bytes=dsa_topk, basis="exact", applied=False,
             source=f"torch.empty(max_num_batched_tokens {mnbt:,}, index_topk, int32) made by the model's constructor "
@@ -1937,7 +1938,8 @@ def _signed_size(n: int) -> str:
     return f"{n / GiB:+.2f} GiB" if abs(n) >= GiB / 100 else f"{n / MiB:+.1f} MiB"
 
 
-def _rope_source(spec: ModelSpec, engine: EngineConfig, layout: Layout, stage: int, act_b: int) -> str:
+def _rope_source(spec: ModelSpec, engine: EngineConfig, layout: Layout, stage: int, act_b: int, hpu: bool = False
+                 ) -> str:
     """The RoPE row's text: this model's cos/sin tables (positions x rotary dims x dtype), gpt-oss's fp32 named only
     for gpt-oss. Llama-3.1-8B, vLLM 0.33: "vLLM's RoPE cos/sin table, built with the model (a buffer inside 'Model
     loading took'): 131,072 positions x 128 dims x bf16"."""
@@ -1951,7 +1953,8 @@ def _rope_source(spec: ModelSpec, engine: EngineConfig, layout: Layout, stage: i
         why = " (gpt-oss keeps its table in fp32)" if spec.model_type.startswith("gpt_oss") else \
             " (the model keeps its table in fp32)"
     many = f"{len(tables)} tables, one per distinct RoPE setting" if len(tables) > 1 else "table"
-    return f"vLLM's RoPE cos/sin {many}, built with the model (a buffer inside 'Model loading took'): {sizes}{why}"
+    took = "Loading model weights took" if hpu else "Model loading took"  # vllm-gaudi's load line on a Gaudi
+    return f"vLLM's RoPE cos/sin {many}, built with the model (a buffer inside '{took}'): {sizes}{why}"
 
 
 def _budget(spec, gpu, engine, layout, weights, mnbt, max_seqs, act_b, mla, last_stage=True, first_stage=True,

@@ -72,3 +72,7 @@ def test_gaudi_rows_once_each_the_weights_error_once():
     weights = p.ranks[0].terms[1].source
     assert weights.count("; on Gaudi: ") == 1 and "vllm-gaudi's HPUModelRunner.load_model" in weights
     assert "Loading model weights took" in weights and "vLLM's the" not in weights
+    rope = p.ranks[0].terms[-1].source  # the plugin's load line, not vLLM core's (a plan per GPU: memo keyed by it)
+    assert "inside 'Loading model weights took'" in rope and "Model loading took" not in rope
+    h100 = plan(load_preset("llama-3.1-70b"), get_gpu("H100-SXM"), EngineConfig(), Layout(tp=4))
+    assert "inside 'Model loading took'" in next(t.source for t in h100.ranks[0].terms if t.name.startswith("rotary"))
