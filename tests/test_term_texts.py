@@ -186,22 +186,13 @@ def _kvplan_names() -> set[str]:
 
 
 # kvplan names that are also the engine's own, spelled as the engine spells them (each read in its source: vLLM
-# 0.11.0 / 0.30.0 / 0.33.0, SGLang 0.5.23, vllm-gaudi @091bbad), so a text may name them
+# 0.30.0 / 0.33.0, SGLang 0.5.23, vllm-gaudi @091bbad), so a text may name them
 ENGINE_NAMES = {
-    "load_model",  # vLLM GPUModelRunner.load_model, SGLang ModelRunner.load_model, vllm-gaudi HPUModelRunner
-    "profile_run",  # vLLM gpu_model_runner.py / vllm-gaudi hpu_model_runner.py profile_run
-    "get_rope",  # vLLM model_executor/layers/rotary_embedding get_rope
-    "format_bytes",  # vllm_gaudi/extension/profiler.py format_bytes
-    "determine_available_memory",  # vLLM gpu_worker.py / vllm-gaudi hpu_worker.py
-    "post_load_weights",  # SGLang models/deepseek_common/deepseek_weight_loader.py
-    "init_lm_head",  # SGLang speculative/eagle_worker_v2.py
-    "set_embed_and_head",  # SGLang models (deepseek_nextn.py ...)
-    "profile_max_num_token",  # SGLang model_runner.py
-    "max_running_requests",  # SGLang server_args (a flag's field)
-    "max_model_len", "max_num_seqs", "max_num_batched_tokens",  # vLLM config fields
-    "lm_head",  # the models' own module name (vLLM / SGLang model files)
+    "format_bytes",  # vllm_gaudi/extension/profiler.py format_bytes (the plugin's log sizes)
+    "max_running_requests",  # SGLang managers/scheduler.py Scheduler.max_running_requests (--max-running-requests)
+    "lm_head",  # the models' own module (vLLM models/llama.py self.lm_head = ParallelLMHead(...), SGLang's alike)
     "mla_attention", "MLAAttention",  # vLLM 0.30+ model_executor/layers/attention/mla_attention.py MLAAttention
-    "swa_tokens", "bytes_per_full_token",  # SGLang pool_configurator.py's DSV4 log fields (the predicted log)
+    "swa_tokens", "bytes_per_full_token",  # SGLang model_executor/pool_configurator.py's DSV4 log fields
 }
 
 
