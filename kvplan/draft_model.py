@@ -226,7 +226,8 @@ def weights_source(draft: DraftSpec, spec, tp: int, parts: str) -> str:
     params = count_params(spec).total_params
     return (f"{draft.name}: {params:,} parameters ({spec.num_hidden_layers} layers, its own embed_tokens and lm_head: "
             f"no table shared with the target), {spec.quantization or spec.dtype}, sharded over TP {tp} as the "
-            f"target's{parts}; vllm/v1/spec_decode/draft_model.py get_model(prefix=\"draft_model\") (kvplan.draft_model)"
+            f"target's{parts}; vllm/v1/spec_decode/draft_model.py DraftModelProposer._get_model (load_model in 0.15): "
+            "get_model(prefix=\"draft_model\")"
             + (f"; config: {draft.source}" if draft.source else ""))
 
 

@@ -349,7 +349,8 @@ def weights_source(head: DraftHead, draft: DraftSpec, tp: int) -> str:
     if head.d2t_bytes:
         parts.append(f"d2t {head.d2t_bytes:,} B int64")
     parts.append(f"{spec.dtype}, draft TP {tp}; vllm/model_executor/models/llama_eagle"
-                 f"{'3' if draft.method == 'eagle3' else ''}.py, v1/spec_decode load_model (kvplan.drafter)")
+                 f"{'3' if draft.method == 'eagle3' else ''}.py, loaded by v1/spec_decode/eagle.py EagleProposer."
+                 "load_model (llm_base_proposer.py SpecDecodeBaseProposer.load_model from 0.20)")
     if draft.source:
         parts.append(f"config: {draft.source}")
     return "; ".join(parts)

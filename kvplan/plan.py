@@ -45,8 +45,8 @@ from kvplan.vllm_alloc import vllm_allocator_rounding_bytes
 from kvplan.vllm_layouts import (  # _AWQ_FMT / _GPTQ_FMT / _WNA16_FMT: the int weight-only formats (Marlin MoE)
     _AWQ_FMT, _GPTQ_FMT, _WNA16_FMT, fp8_block_refusal, fp8_marlin_gpu, marlin_refusal, mxfp4_triton_kernels,
     quant_platform,
-    vllm_dsa_index_group_bytes, vllm_dsa_indexer_wk_bytes, vllm_dsa_topk_buffer_bytes, vllm_fp8_marlin_extra_bytes,
-    vllm_mla_dequant_bytes, vllm_mxfp4_extra_bytes,
+    vllm_dsa_index_groups, vllm_dsa_indexer_wk_bytes, vllm_dsa_topk_buffer_bytes, vllm_fp8_marlin_extra_bytes,
+    vllm_mla_dequant_bytes, vllm_mxfp4_extra_bytes, vllm_mxfp4_functions,
     vllm_quant_layout_extra_bytes, vllm_rope_cache_bytes, vllm_rope_tables,
 )
 from kvplan.vllm_mm import (
@@ -322,10 +322,24 @@ QWEN_MTP_TYPES = {"qwen3_next": "qwen3_next_mtp", "qwen3_5_text": "qwen3_5_mtp",
 
 # What a vLLM MTP plan leaves out (shown as a warning in every one; read in the 0.29.0 wheel: gpu_model_runner.py
 # _dummy_sampler_run runs the rejection sampler on 2 x max_num_seqs rows of logits when speculating)
-MTP_UNCOUNTED = ("MTP draft (vLLM): its layers' weights (embeddings and head shared with the target) and their KV "
-                 "layers are planned, and a recurrent layer's extra state page and conv column per draft token; the "
-                 "rejection sampler's warm-up, the proposer's buffers, its forward in the profiling run and its CUDA "
-                 "graphs are not (~0.1 GiB beside Qwen3.8-27B on one RTX 5090: measure them)")
+MTP_UNCOUNTED = "MTP draft (vLLM"  # how the warning starts (mtp_uncounted)
+
+
+def mtp_uncounted(spec: ModelSpec, engine: EngineConfig) -> str:
+    """The warning of a vLLM MTP plan: what it counts of this model's draft and what it does not. Qwen3.5-27B, 1
+    token: "MTP draft (vLLM, 1 token): Qwen3.5-27B's 1 multi-token-prediction layer(s): their weights (embeddings and
+    head shared with the target) and KV layers are planned, and each recurrent layer's extra state page and conv
+    column per draft token; the rejection sampler's warm-up, the proposer's buffers, its forward in the profiling run
+    and its CUDA graphs are not (not sized here: measure them)"."""
+    k = engine.num_speculative_tokens
+    recurrent = any(c.kind in STATE_KINDS for layer, _ in stage_distinct(spec, 1, 0)
+                    for c in cache_parts(layer.cache))
+    return (f"{MTP_UNCOUNTED}, {k} token{'s' if k != 1 else ''}): {spec.name}'s {len(spec.mtp_layers)} "
+            "multi-token-prediction layer(s): their weights (embeddings and head shared with the target) and KV "
+            "layers are planned" + (", and each recurrent layer's extra state page and conv column per draft token"
+                                    if recurrent else "")
+            + "; the rejection sampler's warm-up, the proposer's buffers, its forward in the profiling run and its "
+            "CUDA graphs are not (not sized here: measure them)")
 
 
 def _mamba_cache_mode(engine: EngineConfig, prof: VllmProfile, model_type: str = "") -> str:
@@ -527,7 +541,9 @@ def _dsa_indexer_term(spec, engine, prof, layout, max_len, mnbt, act_b, gpu_name
                 bytes=extra, basis="exact",
                 source="sparse_attn_indexer reserves its prefill K-gather buffers (get_max_prefill_buffer_size rows x "
                        "(index_head_dim fp8 + 4 B scale)) from the workspace manager in the profile run and keeps "
-                       "them (kvplan.plan.vllm_dsa_indexer_workspace_bytes)" + (
+                       "them (model_executor/layers/sparse_attn_indexer.py sparse_attn_indexer, "
+                       "current_workspace_manager; v1/attention/backends/mla/indexer.py "
+                       "get_max_prefill_buffer_size)" + (
                            f"; {moe_ws / GiB:.2f} GiB of it shared with the fused-MoE workspace" if moe_ws else ""))
 
 
@@ -827,25 +843,51 @@ def _engine_key(engine: EngineConfig) -> _HashedKey:
 
 def _mxfp4_layout_note(spec, gpu, engine) -> tuple[str, str] | None:
     """(backend, why) of a vLLM plan whose gpt-oss MXFP4 experts run on Hopper (the GPU where the backend depends on
-    the install: kvplan.vllm_layouts.mxfp4_triton_kernels), else None."""
+    the install: kvplan.vllm_layouts.mxfp4_triton_kernels), else None; ``why`` names the release's own functions
+    (kvplan.vllm_layouts.vllm_mxfp4_functions)."""
     if engine.engine != "vllm" or gpu_arch(gpu.name) != "sm90":
         return None
-    if spec.model_type == "deepseek_v4":  # DeepSeek-V4's Mxfp4MoEMethod: no Triton in its backend list
-        return "Marlin", (f"vLLM {engine.vllm_version}: DeepSeek-V4's MXFP4 experts take MARLIN on Hopper (I padded to "
-                          "128, H to 256: kvplan.vllm_layouts.dsv4_mxfp4_extra_bytes)")
+    v4 = spec.model_type == "deepseek_v4"
+    pick, make, pad = vllm_mxfp4_functions(engine.vllm_version, v4)
+    if v4:  # DeepSeek-V4's Mxfp4MoEMethod: no Triton in its backend list
+        return "Marlin", (f"vLLM {engine.vllm_version}: {pick} gives DeepSeek-V4's MXFP4 experts MARLIN on Hopper; "
+                          f"{make} holds them padded ({pad}: I to 128, H to 256)")
     found, why = mxfp4_triton_kernels(engine.vllm_version, engine.triton_kernels)
     if found:
-        return "Triton", (f"vLLM {engine.vllm_version}: triton_kernels {why}, so mxfp4.py get_mxfp4_backend takes TRITON "
-                          "(values padded to round_up(I, 64), scales swizzled and kept: kvplan.vllm_layouts)")
-    return "Marlin", (f"vLLM {engine.vllm_version}: {why}, so mxfp4.py get_mxfp4_backend takes MARLIN (I padded to 128, "
-                      "H to 256: kvplan.vllm_layouts); a vllm/vllm-openai image tag on the line, or --triton-kernels, "
-                      "plans the Triton layout")
+        return "Triton", (f"vLLM {engine.vllm_version}: triton_kernels {why}, so {pick} takes TRITON; {make} holds the "
+                          f"experts with values padded to round_up(I, 64) ({pad}) and the scales swizzled and kept")
+    return "Marlin", (f"vLLM {engine.vllm_version}: {why}, so {pick} takes MARLIN; {make} holds the experts with I "
+                      f"padded to 128, H to 256 ({pad}); a vllm/vllm-openai image tag on the line, or "
+                      "--triton-kernels, plans the Triton layout")
+
+
+def _dsa_index_group_source(g, mnbt: int, max_seqs: int, k: int, rocm_layer_groups: bool) -> str:
+    """The DSA index-group row's text with this plan's numbers (``g``: kvplan.vllm_layouts.DsaIndexGroups). GLM-5
+    (78 indexer layers, index_topk 2,048) at 8,192 batched tokens and 1,024 sequences: R = 1,024, "78 groups x
+    8,401,408 B (1,025 x 2,048 x 4 B + 1,025 x 4 B, in allocator blocks) = 655,309,824 B = 0.61 GiB a rank"."""
+    def one(n: int, rows: int, each: int) -> str:
+        return (f"{n} group{'s' if n != 1 else ''} x {each:,} B ({rows + 1:,} x {g.index_topk:,} x 4 B + {rows + 1:,} "
+                f"x 4 B, in allocator blocks)")
+    head = ("vLLM 0.30+: a sparse-MLA layer with an indexer starts an index group (v1/attention/backends/mla/"
+            "index_group.py SparseMLAIndexGroupBuilder, joined by SparseMLACommonImpl's constructor) holding "
+            "physical_topk_indices (R + 1, index_topk) int32 and valid_topk_counts (R + 1) int32; ")
+    if rocm_layer_groups:
+        rows = f"on ROCm every DSA layer makes its own, R = max_num_batched_tokens = {mnbt:,}: "
+    else:
+        rows = (f"R = get_sparse_mla_index_group_max_rows = min(max_num_batched_tokens, max_num_seqs x (1 + draft "
+                f"tokens)) = min({mnbt:,}, {max_seqs:,} x {1 + k}) = {g.rows:,}: ")
+    text = one(g.groups, g.rows, g.group_bytes)
+    if g.mtp_groups:
+        text += (f" + {one(g.mtp_groups, g.mtp_rows, g.mtp_group_bytes)} for the MTP "
+                 f"layer{'s' if g.mtp_groups > 1 else ''}")
+    return f"{head}{rows}{text} = {g.bytes:,} B = {g.bytes / GiB:.2f} GiB a rank"
 
 
 def _rank_budget(spec, gpu, engine, layout, stage, draft, mnbt, max_seqs, act_b, mla, head_len=None, mm_len=None
-                 ) -> tuple[int, tuple, int]:
-    """(weights, budget terms, KV pool) of one rank of pipeline stage ``stage``: what it loads ("Model loading
-    took") and what the engine's budget leaves (``_budget``), with what the weights hold beside the parameters.
+                 ) -> tuple[int, tuple, int, int]:
+    """(weights, budget terms, KV pool, parts) of one rank of pipeline stage ``stage``: what it loads ("Model loading
+    took") and what the engine's budget leaves (``_budget``), with what the weights hold beside the parameters (the
+    ``parts`` "(in weights)" rows right after the weights row).
     Nothing here may read ``engine.max_model_len``: plan() memoizes it under every engine setting but the length
     (``_engine_key``), so a length-dependent term would be served stale (tests/test_picker_equivalence.py fails).
     The one exception is passed in and keyed: ``head_len``, the length an EAGLE head's rotary table is stretched to
@@ -901,13 +943,15 @@ def _rank_budget(spec, gpu, engine, layout, stage, draft, mnbt, max_seqs, act_b,
     # DSA (DeepSeek-V3.2 / GLM-5): the top-k index buffer the model's constructor makes, one more per MTP layer with
     # --speculative-config mtp (kvplan.vllm_layouts.vllm_dsa_topk_buffer_bytes); a checkpoint's headers hold none
     dsa_topk = dsa_groups = 0
+    index_groups = None
     if loaded_extras:
         n_mtp = len(spec.mtp_layers) if draft else 0
         dsa_topk = vllm_dsa_topk_buffer_bytes(spec, mnbt, n_mtp)
-        # 0.30+: each index-producing layer's group keeps its own decode rows (vllm_dsa_index_group_bytes)
+        # 0.30+: each index-producing layer's group keeps its own decode rows (vllm_dsa_index_groups)
         k = engine.num_speculative_tokens if engine.speculative_method != "none" else 0
-        dsa_groups = vllm_dsa_index_group_bytes(spec, layout, stage, mnbt, max_seqs, k, n_mtp, engine.vllm_version,
-                                                gpu.vendor != "AMD") if gpu.vendor != "Intel" else 0  # Gaudi: unread
+        index_groups = vllm_dsa_index_groups(spec, layout, stage, mnbt, max_seqs, k, n_mtp, engine.vllm_version,
+                                             gpu.vendor != "AMD") if gpu.vendor != "Intel" else None  # Gaudi: unread
+        dsa_groups = index_groups.bytes if index_groups else 0
     weights += dsa_topk + dsa_groups
     # the CUDA caching allocator's blocks beyond the parameters' bytes (kvplan.vllm_alloc): "Model loading took" is
     # torch.cuda.max_memory_allocated, which counts whole blocks (not in a checkpoint's headers either)
@@ -974,7 +1018,7 @@ def _rank_budget(spec, gpu, engine, layout, stage, draft, mnbt, max_seqs, act_b,
             name="draft head rotary table (in weights)", bytes=head_rope, basis="exact", applied=False,
             source="the draft's own cos/sin table (get_rope parameters unlike the target's), rows = the draft's "
                    "max_position_embeddings, from vLLM 0.27 stretched to the plan's max_model_len "
-                   "(_maybe_override_draft_max_position_embeddings): kvplan.drafter.draft_rope_bytes"),
+                   "(config/speculative.py _maybe_override_draft_max_position_embeddings)"),
         dm_bytes and Term(
             name="draft model (in weights)", bytes=dm_bytes, basis="exact", applied=False,
             source=(f"{engine.draft.name}, loaded by SGLang's STANDALONE draft worker at the target's TP before the "
@@ -984,48 +1028,55 @@ def _rank_budget(spec, gpu, engine, layout, stage, draft, mnbt, max_seqs, act_b,
         kv_slot and Term(
             name="k_eq_v value slots (in weights)", bytes=kv_slot, basis="exact", applied=False,
             source="vllm/model_executor/models/gemma4.py builds attention_k_eq_v layers on the unified QKV linear and "
-                   "loads the K weights into both K and V slots (kvplan.plan.vllm_k_eq_v_value_slot_bytes)"),
+                   "loads the K weights into both K and V slots"),
         mla_copy and Term(
             name="MLA W_UK / W_UV 16-bit copies (in weights)", bytes=mla_copy, basis="exact", applied=False,
             source="process_weights_after_loading dequantizes the quantized kv_b_proj into one (kv_lora_rank, local "
-                   "heads x (qk_nope + v_head)) model-dtype tensor per MLA layer, kept as W_UV / W_UK_T (vLLM "
-                   "0.10 - 0.33 MLA attention; kvplan.vllm_layouts.vllm_mla_dequant_bytes)"),
+                   "heads x (qk_nope + v_head)) model-dtype tensor per MLA layer, kept as W_UV / W_UK_T (vLLM's MLA "
+                   "attention: v1/attention/backends/mla/common.py MLACommonImpl in 0.11, model_executor/layers/"
+                   "attention/mla_attention.py MLAAttention in 0.30 - 0.33)"),
         wk_bf16 and Term(
             name="16-bit DSA indexer wk (in weights)", bytes=wk_bf16, basis="exact", applied=False,
             source="vLLM 0.20+ fuses the indexer's wk with weights_proj in one unquantized linear and dequantizes an "
-                   "fp8 wk while loading (deepseek_v2.py _try_load_fp8_indexer_wk): the bytes over its quantized "
-                   "pricing (kvplan.vllm_layouts.vllm_dsa_indexer_wk_bytes)"),
+                   "fp8 wk while loading (deepseek_v2.py _try_load_fp8_indexer_wk): the bytes over the quantized "
+                   "wk's"),
         alloc and Term(
-            name="caching-allocator rounding (in weights)", bytes=alloc, basis="exact", applied=False,
-            source="torch.cuda.max_memory_allocated counts allocator blocks: a parameter of >= 10 MiB gets a segment "
-                   "rounded up to 2 MiB and keeps all of it when <= 1 MiB would remain (c10/cuda/"
-                   "CUDACachingAllocator.cpp should_split); kvplan.vllm_alloc.vllm_allocator_rounding_bytes"),
+            name="caching-allocator rounding (in weights)", bytes=alloc, applied=False,
+            basis="estimated" if gpu.vendor == "Intel" else "exact",
+            source=("the CUDA caching allocator's block rounding (a parameter of >= 10 MiB gets a segment rounded up "
+                    "to 2 MiB and keeps all of it when <= 1 MiB would remain: c10/cuda/CUDACachingAllocator.cpp "
+                    "should_split), applied unchecked to the HPU's: vllm-gaudi's 'Loading model weights took' is "
+                    "HabanaMemoryProfiler's consumed_device_memory, a torch.hpu.mem_get_info() difference "
+                    "(vllm_gaudi/extension/profiler.py)") if gpu.vendor == "Intel" else
+                   ("'Model loading took' is vLLM's DeviceMemoryProfiler (vllm/utils) reading "
+                    "torch.cuda.max_memory_allocated (platforms/cuda.py get_current_memory_usage), which counts "
+                    "allocator blocks: a parameter of >= 10 MiB gets a segment rounded up to 2 MiB and keeps all of "
+                    "it when <= 1 MiB would remain (c10/cuda/CUDACachingAllocator.cpp should_split)")),
         rope and Term(
             name="rotary cos/sin caches (in weights)", bytes=rope, basis="exact", applied=False,
-            source=spec.memo(("rope-text", layout.pp, stage, engine.vllm_version, act_b, engine.weight_format),
-                             lambda st=stage: _rope_source(spec, engine, layout, st, act_b))),
+            source=spec.memo(("rope-text", layout.pp, stage, engine.vllm_version, act_b, engine.weight_format,
+                              gpu.vendor == "Intel"),
+                             lambda st=stage: _rope_source(spec, engine, layout, st, act_b, gpu.vendor == "Intel"))),
         dsa_topk and Term(
             name="DSA top-k index buffer (in weights)", bytes=dsa_topk, basis="exact", applied=False,
             source=f"torch.empty(max_num_batched_tokens {mnbt:,}, index_topk, int32) made by the model's constructor "
-                   "(deepseek_v2.py DeepseekV2Model / deepseek_v32 DeepseekV32Model), whole on every rank" + (
-                       f", + one per MTP layer ({len(spec.mtp_layers)})" if draft and spec.mtp_layers else "")
-                   + "; kvplan.vllm_layouts.vllm_dsa_topk_buffer_bytes"),
+                   "(models/deepseek_v2.py DeepseekV2Model.__init__; from 0.26 also models/deepseek_v32/nvidia/"
+                   "model.py DeepseekV32Model), whole on every rank" + (
+                       f", + one per MTP layer ({len(spec.mtp_layers)}, deepseek_mtp.py "
+                       "DeepSeekMultiTokenPredictorLayer)" if draft and spec.mtp_layers else "")),
         dsa_groups and Term(
             name="DSA index-group decode buffers (in weights)", bytes=dsa_groups, basis="exact", applied=False,
-            source="vLLM 0.30+: each sparse-MLA layer with an indexer starts an index group (v1/attention/backends/mla/"
-                   "index_group.py) with physical_topk_indices (min(max_num_batched_tokens, max_num_seqs x (1 + draft "
-                   "tokens)) + 1, index_topk) int32 + valid_topk_counts, made in the attention impl's constructor; "
-                   "kvplan.vllm_layouts.vllm_dsa_index_group_bytes"),
+            source=_dsa_index_group_source(index_groups, mnbt, max_seqs, k, gpu.vendor == "AMD" and vllm_has(
+                engine.vllm_version, "dsa_rocm_layer_groups"))),
         sglang_extra and Term(
             name="SGLang layout extra (in weights)", bytes=sglang_extra, basis="derived", applied=False,
-            source=f"{sglang_why} (kvplan.sglang.layout_extra_bytes, read in the sglang wheels)"),
+            source=f"{sglang_why} (read in the sglang wheels)"),
         fp8_marlin and Term(
             name="FP8 Marlin scales (in weights)", bytes=fp8_marlin, basis="exact", applied=False,
             source=f"{gpu.name} has no FP8 math (compute capability < 8.9): vLLM runs the FP8 layers as Marlin w8a16 and "
                    "repacks their scales per output column in the model dtype, [cdiv(K, block_k) or 1, N] a fused layer "
                    "or expert (quantization/utils/marlin_utils_fp8.py prepare_fp8_layer_for_marlin / "
-                   "prepare_fp8_moe_layer_for_marlin): the bytes over the checkpoint's scales "
-                   "(kvplan.vllm_layouts.vllm_fp8_marlin_extra_bytes)"),
+                   "prepare_fp8_moe_layer_for_marlin): the bytes over the checkpoint's scales"),
         mxfp4_note and Term(
             name=f"MXFP4 MoE layout: {mxfp4_note[0]} (in weights)", bytes=mxfp4_extra, basis="exact", applied=False,
             source=mxfp4_note[1] + "; the bytes over the checkpoint's MXFP4 experts"),
@@ -1035,8 +1086,9 @@ def _rank_budget(spec, gpu, engine, layout, stage, draft, mnbt, max_seqs, act_b,
                    f"(--mm-encoder-tp-mode {engine.mm_encoder_tp_mode}; --language-model-only drops it)"),
     ]
     after = next(i for i, t in enumerate(terms) if t.name == "weights") + 1  # not list.index: pydantic ==
-    terms[after:after] = [t for t in parts if t]
-    return weights, tuple(terms), pool
+    parts = [t for t in parts if t]
+    terms[after:after] = parts
+    return weights, tuple(terms), pool, len(parts)
 
 
 def _served(spec: ModelSpec, engine: EngineConfig) -> str:
@@ -1363,7 +1415,7 @@ def plan(spec: ModelSpec, gpu: GpuSpec, engine: EngineConfig = EngineConfig(), l
                              "over the mtp.* layers). " + sglang.SGLANG_HYBRID_SPEC_UNMODELLED
                              + sglang.SGLANG_HYBRID_MTP_UNMODELLED)
     if mtp and engine.engine == "vllm":
-        warnings.append(MTP_UNCOUNTED)
+        warnings.append(mtp_uncounted(spec, engine))
     head_layers = ()  # an EAGLE head's attention layers, which join the last stage's KV groups
     if engine.speculative_method in drafter.DRAFT_METHODS:  # refused here when kvplan does not model it
         drafter.check_plan(engine.draft, engine.engine, layout, spec)
@@ -1434,12 +1486,14 @@ def plan(spec: ModelSpec, gpu: GpuSpec, engine: EngineConfig = EngineConfig(), l
                  draft, spec_blocks, align, all_mode, checkpoint, head_key, dsv4_release, conv_spec),
                 lambda: kv_groups(layers, block_size, kv_tp, kv_b, state_b, len_rank, in_flight, spec_blocks, align,
                                   all_mode, checkpoint, dsv4_release))
-        weights, terms, pool = budgets[stage]
+        weights, terms, pool, parts = budgets[stage]
         terms = list(terms)
         if engine.engine == "vllm" and gpu.vendor == "Intel" and not v0:  # vllm-gaudi V1: one block's bytes twice
             # reads the stage's budget (keyed above), the GPU and engine (in budget_key) and the block's bytes
-            def gaudi_budget(terms=terms, weights=weights, bytes_per_block=bytes_per_block) -> tuple[tuple, int]:
-                new_terms, new_pool = vllm_gaudi.with_dummy_block(terms, gpu, engine, prof, weights, bytes_per_block)
+            def gaudi_budget(terms=terms, parts=parts, weights=weights, bytes_per_block=bytes_per_block
+                             ) -> tuple[tuple, int]:
+                new_terms, new_pool = vllm_gaudi.with_dummy_block(terms, parts, gpu, engine, prof, weights,
+                                                                  bytes_per_block)
                 return tuple(new_terms), new_pool  # a tuple: the memo's value is shared, the plan appends to a copy
             gaudi_terms, pool = spec.memo(("gaudi-dummy-block", budget_key, stage, bytes_per_block), gaudi_budget)
             terms = list(gaudi_terms)
@@ -1463,8 +1517,8 @@ def plan(spec: ModelSpec, gpu: GpuSpec, engine: EngineConfig = EngineConfig(), l
                                                        engine.swa_full_tokens_ratio)
             if fixed:
                 terms.append(Term(name=f"HCA compressor state rings ({running + 1} request slots)", bytes=fixed,
-                                  basis="engine rule", source="SGLang DSV4PoolConfigurator._get_c128_state_fixed_"
-                                  "bytes (kvplan.sglang_dsv4.c128_state_fixed_bytes)"))
+                                  basis="engine rule", source="SGLang model_executor/pool_configurator.py "
+                                  "DSV4PoolConfigurator._get_c128_state_fixed_bytes"))
                 pool -= fixed
             per_token, bs = math.ceil(bpft), block_size
             blocks, bytes_per_block = full // bs, per_token * bs
@@ -1612,7 +1666,7 @@ def plan(spec: ModelSpec, gpu: GpuSpec, engine: EngineConfig = EngineConfig(), l
     elif v0 and gpu.vendor != "Intel":  # Gaudi's V0 (HabanaAI/vllm-fork) prints its HPU worker's lines
         log = vllm_v0.log_lines(engine, prof, ranks[tight], num_blocks, vllm_v0.cpu_blocks(ranks), max_len, block_size)
     else:
-        log = engine_log_lines(engine, prof, ranks[tight], num_blocks, tokens, conc, max_len, dcp)
+        log = engine_log_lines(engine, prof, ranks[tight], num_blocks, tokens, conc, max_len, dcp, gpu.vendor)
     if load_oom is not None:  # only the lines printed before the weights load (SGLang's "Load weight begin")
         log = [line for line in log[:1] if line.startswith("Load weight begin")]
     result = Plan(model=spec.name, basis=spec.basis, gpu=gpu.name, engine=engine.engine,
@@ -1864,14 +1918,19 @@ def _weights_source(spec: ModelSpec, gpu: GpuSpec, engine: EngineConfig, quant_e
         return f"this rank's shards as SGLang's ModelRunner.load_model holds them (\"Load weight end\"): {fmt}{plus}"
     if engine.engine == "custom":
         return f"this rank's shards as kvplan lays them out: {fmt}{plus}"
-    loader = "the HPU model runner's load_model" if gpu.vendor == "Intel" else "GPUModelRunner.load_model"
     layout_note = ""
     if quant_extra:  # vllm_quant_layout_extra_bytes: 4-bit integer / NVFP4 layers in the layout vLLM's kernels want
         kinds = {"NVFP4" if f.startswith("nvfp4") else "integer" for f in spec_formats(spec, engine.weight_format)
                  if f.startswith("nvfp4") or any(r.match(f) for r in (_AWQ_FMT, _GPTQ_FMT, _WNA16_FMT))}
         layout_note = (f"; the {' and '.join(sorted(kinds))} layers as vLLM repacks them for this GPU's kernels "
                        f"({_signed_size(quant_extra)} against the checkpoint)")
-    return f"this rank's shards as vLLM's {loader} holds them (\"Model loading took\"): {fmt}{layout_note}{plus}"
+    if gpu.vendor == "Intel":  # the plugin's runner (vllm_gaudi/v1/worker/hpu_model_runner.py), or the V0 fork's
+        loader = ("HabanaAI/vllm-fork's HPU model runner" if vllm_profile(engine).engine_core == "V0" else
+                  "vllm-gaudi's HPUModelRunner.load_model")
+        line = "Loading model weights took"
+    else:
+        loader, line = "vLLM's GPUModelRunner.load_model", "Model loading took"
+    return f"this rank's shards as {loader} holds them (\"{line}\"): {fmt}{layout_note}{plus}"
 
 
 def _signed_size(n: int) -> str:
@@ -1879,7 +1938,8 @@ def _signed_size(n: int) -> str:
     return f"{n / GiB:+.2f} GiB" if abs(n) >= GiB / 100 else f"{n / MiB:+.1f} MiB"
 
 
-def _rope_source(spec: ModelSpec, engine: EngineConfig, layout: Layout, stage: int, act_b: int) -> str:
+def _rope_source(spec: ModelSpec, engine: EngineConfig, layout: Layout, stage: int, act_b: int, hpu: bool = False
+                 ) -> str:
     """The RoPE row's text: this model's cos/sin tables (positions x rotary dims x dtype), gpt-oss's fp32 named only
     for gpt-oss. Llama-3.1-8B, vLLM 0.33: "vLLM's RoPE cos/sin table, built with the model (a buffer inside 'Model
     loading took'): 131,072 positions x 128 dims x bf16"."""
@@ -1893,7 +1953,8 @@ def _rope_source(spec: ModelSpec, engine: EngineConfig, layout: Layout, stage: i
         why = " (gpt-oss keeps its table in fp32)" if spec.model_type.startswith("gpt_oss") else \
             " (the model keeps its table in fp32)"
     many = f"{len(tables)} tables, one per distinct RoPE setting" if len(tables) > 1 else "table"
-    return f"vLLM's RoPE cos/sin {many}, built with the model (a buffer inside 'Model loading took'): {sizes}{why}"
+    took = "Loading model weights took" if hpu else "Model loading took"  # vllm-gaudi's load line on a Gaudi
+    return f"vLLM's RoPE cos/sin {many}, built with the model (a buffer inside '{took}'): {sizes}{why}"
 
 
 def _budget(spec, gpu, engine, layout, weights, mnbt, max_seqs, act_b, mla, last_stage=True, first_stage=True,
@@ -1932,15 +1993,14 @@ def _budget(spec, gpu, engine, layout, weights, mnbt, max_seqs, act_b, mla, last
                               source="SGLang's LlamaForCausalLMEagle3 builds its own [vocab, hidden] embedding (and a "
                                      "full-vocab lm_head without draft_vocab_size), resident while the target's pool "
                                      "is profiled; init_lm_head swaps in the target's after the pools "
-                                     "(speculative/eagle_worker_v2.py, SGLang 0.5.14 - 0.5.23): "
-                                     "kvplan.sglang.eagle3_resident_copy_bytes"))
+                                     "(speculative/eagle_worker_v2.py, SGLang 0.5.14 - 0.5.23)"))
         elif b.draft_vocab_copies:
             terms.append(Term(name="MTP draft's embed_tokens / lm_head copies (freed after the pool is sized)",
                               bytes=b.draft_vocab_copies, basis="exact",
                               source="the NextN draft builds its own bf16 vocab tables, resident while the target's "
                                      "pool is profiled; set_embed_and_head frees them after both pools "
                                      "(speculative/eagle_worker_v2.py, SGLang 0.5.14 - 0.5.23; sgl-project/sglang "
-                                     "issue #36452): kvplan.sglang.mtp_draft_vocab_copy_bytes"))
+                                     "issue #36452)"))
         if b.mm_reserve:
             terms.append(Term(name="multimodal embedding-cache reserve", bytes=b.mm_reserve, basis="engine rule",
                               source="SGLANG_VLM_CACHE_SIZE_MB (100) out of the KV budget, SGLang 0.5.18+ "
@@ -1948,7 +2008,7 @@ def _budget(spec, gpu, engine, layout, weights, mnbt, max_seqs, act_b, mla, last
         return terms, b.pool
     prof = vllm_profile(engine)
     if gpu.vendor == "Intel":  # the HPU worker's own budget (kvplan.vllm_gaudi); its dummy block: plan()'s stage loop
-        return vllm_gaudi.budget(gpu, engine, prof, weights, w, 0)
+        return vllm_gaudi.budget(gpu, engine, prof, weights, vllm_gaudi.weights_row(w), 0)
     if prof.engine_core == "V0":
         return vllm_v0.budget(spec, gpu, engine, prof, layout, weights, mnbt, max_seqs, act_b, last_stage)
     util = engine.gpu_memory_utilization or prof.gpu_memory_utilization
@@ -2024,9 +2084,12 @@ def _budget(spec, gpu, engine, layout, weights, mnbt, max_seqs, act_b, mla, last
         terms.append(Term(
             name="V2 sampler state" + ("" if counted else " (held, not in the budget)"), bytes=state,
             basis="exact", applied=counted,
-            source="v1/worker/gpu/sample/penalties.py output_bin_counts + prompt_bin_mask, structured_outputs.py "
-                   "grammar_bitmask, made in load_model after 'Model loading took' (kvplan.engines."
-                   "vllm_v2_sampler_state_bytes); " + (
+            source="v1/worker/gpu/sample/penalties.py PenaltiesState output_bin_counts + prompt_bin_mask, "
+                   "structured_outputs.py StructuredOutputsWorker grammar_bitmask, made in "
+                   + ("v1/worker/gpu/model_runner.py GPUModelRunner.load_model after 'Model loading took'; "
+                      if vllm_release(prof.version) >= (0, 24, 0) else
+                      "v1/worker/gpu/model_runner.py GPUModelRunner.__init__ (0.22.0 - 0.23.0; load_model from "
+                      "0.24.0); ") + (
                        "counted by memory_profiling's total_consumed from 0.27.0" if counted else
                        "0.22 - 0.26 measure the profile from after it, so the pool is sized as if it were free")))
         if not counted:
@@ -2054,7 +2117,7 @@ SM120_HELD_COPY_SOURCE = (
     "8.59 vs 8.74, pool 1.45 vs 1.23. Not charged for MoE checkpoints (a rented RTX 5090 holds a Qwen3 GPTQ MoE's "
     "copy once on 0.28.0 - 0.30.0: consumed 16.61 - 16.70 GiB eager and compiled alike) nor above TP 1 (no log). A warm "
     "compile cache, --enforce-eager or a loaded vision tower (no copy) take it "
-    "away (kvplan.engines.vllm_sm120_held_copy)")
+    "away")
 
 
 def _hybrid_moe(spec: ModelSpec) -> tuple[bool, bool]:
@@ -2376,7 +2439,7 @@ def _sglang_mamba_term(engine, m: "sglang.SglangMambaPool", layers=()) -> Term:
                 source=f"max_mamba_cache_size by {m.rule} (SGLang {prof.releases}, {fn}); conv state bfloat16, "
                        f"temporal state {sglang.ssm_dtype_used(prof, layers, engine.mamba_ssm_dtype)}; "
                        f"allocated with the padding slot: {(m.conv_bytes + m.ssm_bytes) / 2**30:.2f} GiB; "
-                       f"max_running_requests <= slots // {m.slots_per_request} (kvplan.sglang.mamba_pool)")
+                       f"max_running_requests <= slots // {m.slots_per_request}")
 
 
 # How far the budget's fitted terms are from the truth, measured where it matters: the KV pool ("Available KV cache
@@ -2605,11 +2668,13 @@ def _warmup_error(spec, engine, rank: RankPlan, mnbt: int, max_seqs: int, act_b:
             f"(kvplan: {_gib(need)} GiB needed after the KV cache and CUDA graphs, {_gib(max(free, 0))} GiB free)")
 
 
-def engine_log_lines(engine, prof, rank: RankPlan, num_blocks, tokens, conc, max_len, dcp) -> list[str]:
-    """The start-up figures as vLLM logs them (gpu_model_runner / gpu_worker / kv_cache_utils); SGLang's: _sglang_log."""
+def engine_log_lines(engine, prof, rank: RankPlan, num_blocks, tokens, conc, max_len, dcp, vendor: str = ""
+                     ) -> list[str]:
+    """The start-up figures as vLLM logs them (gpu_model_runner / gpu_worker / kv_cache_utils); SGLang's: _sglang_log.
+    ``vendor``: the GPU's; on an Intel Gaudi vLLM runs the vllm-gaudi plugin, whose worker prints its own lines."""
     if engine.engine != "vllm":
         return []
-    if any(t.name.startswith("reserved for HPUGraphs") for t in rank.terms):  # vllm-gaudi's own lines
+    if vendor == "Intel":  # vllm-gaudi's own lines, whatever the budget's rows (a typed KV size has no HPU-graph row)
         return vllm_gaudi.log_lines(rank, num_blocks, tokens, conc, max_len, prof.tokens_line)
     digits = 2 if vllm_has(prof.version, "loading_two_decimals") else 4  # format_gib from 0.14.0
     lines = [f"Model loading took {rank.weights_bytes / GiB:.{digits}f} GiB"]

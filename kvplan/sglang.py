@@ -1147,7 +1147,7 @@ def layout_extra_bytes(spec, tp: int, pp: int, stage: int, ep: bool, dp: int, we
     if absorb:
         extra += absorb
         why.append("MLA keeps w_kc / w_vc beside kv_b_proj (models/deepseek_common/deepseek_weight_loader.py "
-                   "post_load_weights; kvplan.sglang.mla_absorb_bytes)")
+                   "post_load_weights)")
     pad = gpt_oss_mxfp4_pad_bytes(spec, tp, ep, stage_distinct(spec, pp, stage, pp_split), weight_format, gpu_name,
                                   version, piecewise)
     if pad:
@@ -1963,7 +1963,7 @@ def dsa_rule(version: str, vendor: str, kv: str, page: int, raw_fp8: bool = Fals
             f"(auto: fp8_e4m3 on SM >= 10, bfloat16 below), profiled cell = {cell} + 132 B indexer key on {idx}; "
             + ((f"the {'HIP tilelang / triton' if vendor == 'AMD' else 'trtllm'} backend stores the raw 576 B fp8 "
                 "latent") if raw_fp8 and kv == "fp8" else
-               "the pool allocates 656 B a layer at fp8") + " (kvplan.sglang.dsa_bytes_per_token)")
+               "the pool allocates 656 B a layer at fp8"))
 
 
 # ----------------------------------------------------------------------------- hybrid sliding-window (SWA) pools

@@ -92,8 +92,14 @@ def pool_bytes(total: int, weights: int, util: float, graph_fraction: float, dum
     return {"free": free, "usable": usable, "graphs": graphs, "pool": usable - graphs - dummy_block}
 
 
+def weights_row(weights_term):
+    """The weights row of a Gaudi plan: the loader's row with the weights' error on the public Gaudi loads."""
+    return weights_term.model_copy(update={"source": weights_term.source + f"; on Gaudi: {GAUDI_WEIGHTS_ERROR}"})
+
+
 def budget(gpu, engine, prof, weights: int, weights_term, dummy_block: int):
-    """(terms, pool) of one rank of a vLLM plan on Gaudi; ``dummy_block`` = the rank's bytes a KV block."""
+    """(terms, pool) of one rank of a vLLM plan on Gaudi; ``dummy_block`` = the rank's bytes a KV block;
+    ``weights_term`` the row as shown (``weights_row``), kept as given."""
     from kvplan.plan import Term
 
     v1 = prof.engine_core != "V0"
@@ -101,8 +107,6 @@ def budget(gpu, engine, prof, weights: int, weights_term, dummy_block: int):
     total = gpu.memory_bytes
     device = Term(name="device memory", bytes=total, basis=gpu.memory_basis,
                   source=f"{gpu.name}: what torch.hpu.mem_get_info() reports (the log's 'X GiB/T GiB used')")
-    weights_term = weights_term.model_copy(
-        update={"source": weights_term.source + f"; on Gaudi: {GAUDI_WEIGHTS_ERROR}"})
     if engine.kv_cache_memory_bytes is not None:
         fixed = Term(name="KV cache (--kv-cache-memory-bytes)", bytes=engine.kv_cache_memory_bytes,
                      basis="configured", source="replaces the profiled pool exactly")
@@ -147,15 +151,18 @@ def log_lines(rank, num_blocks: int, tokens: int, conc: float, max_len: int, tok
     t = {x.name.split(" (")[0]: x.bytes for x in rank.terms}
     profile = t.get("Model profiling run", 0)
     dummy = t.get("reserved for KV cache dummy block", 0)
-    graphs = next(x for x in rank.terms if x.name.startswith("reserved for HPUGraphs"))
-    outside = next(x for x in rank.terms if x.name.startswith("outside the budget"))
+    graphs = next((x for x in rank.terms if x.name.startswith("reserved for HPUGraphs")), None)
+    outside = next((x for x in rank.terms if x.name.startswith("outside the budget")), None)
+    lines = [f"Loading model weights took {rank.weights_bytes / GiB:.4f} GB"]
+    if graphs is None or outside is None:  # a typed --kv-cache-memory-bytes: no profiled split to print
+        return lines + (_kv_lines(num_blocks, tokens, conc, max_len, tokens_line, 1) if rank.kv_pool_bytes > 0
+                        else [])
     util = outside.name.split("(1 - ")[1].split(")")[0]
     usable = graphs.bytes + rank.kv_pool_bytes + dummy
     free = usable + outside.bytes
     used = rank.device_bytes - free
-    lines = [f"Loading model weights took {rank.weights_bytes / GiB:.4f} GB",
-             (f"Model profiling run took {format_bytes(profile)} of device memory ({format_bytes(used)}/"
-              f"{format_bytes(rank.device_bytes)} used)")]
+    lines.append(f"Model profiling run took {format_bytes(profile)} of device memory ({format_bytes(used)}/"
+                 f"{format_bytes(rank.device_bytes)} used)")
     head = (f"Free device memory: {format_bytes(free)}, {format_bytes(usable)} usable (gpu_memory_utilization={util}), "
             f"{format_bytes(graphs.bytes)} reserved for HPUGraphs ({graphs.name.split('(')[1].rstrip(')')}), ")
     if dummy:
@@ -167,21 +174,25 @@ def log_lines(rank, num_blocks: int, tokens: int, conc: float, max_len: int, tok
         return lines
     if not dummy:  # the V0 fork's executor: HPU blocks and the 4 GiB default swap space in CPU blocks
         return lines + [f"# HPU blocks: {num_blocks}, # CPU blocks: {V0_SWAP_SPACE_BYTES // rank.bytes_per_block}"]
-    conc_line = f"Maximum concurrency for {max_len:,} tokens per request: {conc:.2f}x"  # vLLM core kv_cache_utils
-    lines += ([f"GPU KV cache size: {tokens:,} tokens, {conc_line}"] if tokens_line == "concurrency" else
-              [f"GPU KV cache size: {tokens:,} tokens", conc_line])
-    lines.append(f"Usable num_blocks: {num_blocks}, actual allocated num_blocks (max across layers): {num_blocks + 1}")
-    return lines
+    return lines + _kv_lines(num_blocks, tokens, conc, max_len, tokens_line, 1)
 
 
-def with_dummy_block(terms: list, gpu, engine, prof, weights: int, block: int) -> tuple[list, int]:
-    """The V1 budget again with the rank's real block bytes (plan() knows them only once the KV groups are built):
-    the terms ``budget(..., 0)`` made are replaced, the rest (the "(in weights)" parts) kept after them."""
-    w = next(t for t in terms if t.name == "weights")
-    w = w.model_copy(update={"source": w.source.split(f"; on Gaudi: {GAUDI_WEIGHTS_ERROR}")[0]})
-    old = budget(gpu, engine, prof, weights, w, 0)[0]
-    new, pool = budget(gpu, engine, prof, weights, w, block)
-    return new + [t for t in terms if t not in old], pool
+def _kv_lines(num_blocks: int, tokens: int, conc: float, max_len: int, tokens_line: str, pad: int) -> list[str]:
+    """vLLM core kv_cache_utils' size and concurrency lines, then hpu_worker.py initialize_from_config's block count
+    (``pad``: the padding block allocated beside the scheduler's)."""
+    conc_line = f"Maximum concurrency for {max_len:,} tokens per request: {conc:.2f}x"
+    return ([f"GPU KV cache size: {tokens:,} tokens, {conc_line}"] if tokens_line == "concurrency" else
+            [f"GPU KV cache size: {tokens:,} tokens", conc_line]) + [
+        f"Usable num_blocks: {num_blocks}, actual allocated num_blocks (max across layers): {num_blocks + pad}"]
+
+
+def with_dummy_block(terms, parts: int, gpu, engine, prof, weights: int, block: int) -> tuple[list, int]:
+    """The V1 budget again with the rank's real block bytes (plan() knows them only once the KV groups are built).
+    ``terms``: the rank's rows as planned with no block, the ``parts`` "(in weights)" rows right after the weights
+    row; the budget's own rows are made anew around the same weights row and the parts kept after them."""
+    at = next(i for i, t in enumerate(terms) if t.name == "weights")
+    new, pool = budget(gpu, engine, prof, weights, terms[at], block)
+    return new + list(terms[at + 1:at + 1 + parts]), pool
 
 
 def plan_note(gpu, layout, engine, v0: bool, recurrent: bool = False) -> str:
@@ -201,6 +212,10 @@ def plan_note(gpu, layout, engine, v0: bool, recurrent: bool = False) -> str:
     if layout.tp > 1 or layout.pp > 1:
         parts.append("no public Gaudi log with TP or PP > 1 was found: HCCL buffers held after loading are not in "
                      "this budget")
+    if engine.kv_cache_memory_bytes is not None:
+        parts.append("--kv-cache-memory-bytes: the plugin's HPUWorker.determine_available_memory (hpu_worker.py) "
+                     "does not read it (no mention of kv_cache_memory_bytes in vllm-gaudi @091bbad): a server profiles "
+                     "its own pool as above; this plan shows the pool as typed")
     if recurrent:
         parts.append("recurrent-state layers: the HPU worker allocates them apart from the KV blocks and scales its "
                      "budget down for GDN hybrids (hpu_worker.py, VLLM_COMPACT_GDN): not modelled, the pool may be "

@@ -41,6 +41,7 @@ install; EngineConfig.triton_kernels (a vllm/vllm-openai image tag sets it) take
 import functools
 import math
 import re
+from typing import NamedTuple
 
 from kvplan.engines import vllm_has
 from kvplan.layers import ATTENTION_KINDS
@@ -117,6 +118,39 @@ def mxfp4_triton_kernels(vllm_version: str, triton_kernels: bool | None = None) 
     if triton_kernels is None:
         return False, "no triton_kernels: a pip install of this release has none (the vllm/vllm-openai image does)"
     return False, "no triton_kernels (--no-triton-kernels)"
+
+
+def vllm_mxfp4_functions(vllm_version: str, deepseek_v4: bool = False) -> tuple[str, str, str]:
+    """(the function that picks the MXFP4 MoE backend, the method that makes the expert weights, where the expert
+    shapes are padded) in vLLM's tree for a release line, as the Budget's MXFP4 row names them.
+
+    Read 2026-12 in the wheels 0.10.1.1, 0.11.0 - 0.11.2, 0.15.0 - 0.22.0, 0.26.0, 0.28.0 - 0.30.0 and 0.33.0
+    (model_executor/layers/quantization/mxfp4.py, fused_moe/oracle/mxfp4.py): through 0.10.1.1
+    ``Mxfp4MoEMethod._should_use_marlin``; 0.10.2 - 0.18.x quantization/mxfp4.py ``get_mxfp4_backend``, the padding
+    inside ``Mxfp4MoEMethod.create_weights``; from 0.19.0 fused_moe/oracle/mxfp4.py ``select_mxfp4_moe_backend`` and
+    ``mxfp4_round_up_hidden_size_and_intermediate_size``; from 0.20.0 gpt-oss has its own ``GptOssMxfp4MoEMethod``
+    (``GptOssMxfp4Config``), whose 0.20.0 selector is ``select_gpt_oss_mxfp4_moe_backend`` (0.21.0 back to
+    ``select_mxfp4_moe_backend``), and DeepSeek-V4's ``Mxfp4MoEMethod`` calls ``select_deepseek_v4_mxfp4_moe_backend``
+    from 0.21.0 (0.20.x: ``select_mxfp4_moe_backend``). Worked example: ("0.33", False) -> ("fused_moe/oracle/mxfp4.py
+    select_mxfp4_moe_backend", "quantization/mxfp4.py GptOssMxfp4MoEMethod.create_weights", "fused_moe/oracle/mxfp4.py
+    mxfp4_round_up_hidden_size_and_intermediate_size")."""
+    from kvplan.engines import vllm_release
+
+    release = vllm_release(vllm_version)
+    oracle, quant = "fused_moe/oracle/mxfp4.py", "quantization/mxfp4.py"
+    if release < (0, 10, 2):
+        make = f"{quant} Mxfp4MoEMethod.create_weights"
+        return f"{quant} Mxfp4MoEMethod._should_use_marlin", make, make
+    if release < (0, 19, 0):
+        make = f"{quant} Mxfp4MoEMethod.create_weights"
+        return f"{quant} get_mxfp4_backend", make, make
+    pad = f"{oracle} mxfp4_round_up_hidden_size_and_intermediate_size"
+    if deepseek_v4:
+        pick = "select_deepseek_v4_mxfp4_moe_backend" if release >= (0, 21, 0) else "select_mxfp4_moe_backend"
+        return f"{oracle} {pick}", f"{quant} Mxfp4MoEMethod.create_weights", pad
+    pick = "select_gpt_oss_mxfp4_moe_backend" if (0, 20, 0) <= release < (0, 21, 0) else "select_mxfp4_moe_backend"
+    method = "GptOssMxfp4MoEMethod" if release >= (0, 20, 0) else "Mxfp4MoEMethod"
+    return f"{oracle} {pick}", f"{quant} {method}.create_weights", pad
 
 
 def mxfp4_expert_bytes(hidden: int, inter: int, bias: bool, backend: str = "checkpoint",
@@ -982,10 +1016,40 @@ def _dsa_index_topk(spec: ModelSpec) -> int:
     return max((getattr(layer.cache, "index_topk", None) or 0 for layer, _ in spec_distinct_layers(spec)), default=0)
 
 
+class DsaIndexGroups(NamedTuple):
+    """The sparse-MLA index groups of one rank (``vllm_dsa_index_groups``): ``groups`` of ``rows`` decode rows each
+    (R + 1 rows allocated), ``group_bytes`` each (allocator blocks), plus ``mtp_groups`` of ``mtp_rows`` rows and
+    ``mtp_group_bytes`` each; ``index_topk`` the row width."""
+
+    groups: int
+    rows: int
+    group_bytes: int
+    mtp_groups: int
+    mtp_rows: int
+    mtp_group_bytes: int
+    index_topk: int
+
+    @property
+    def bytes(self) -> int:
+        return self.groups * self.group_bytes + self.mtp_groups * self.mtp_group_bytes
+
+
 def vllm_dsa_index_group_bytes(spec: ModelSpec, layout: Layout, stage: int, max_num_batched_tokens: int,
                                max_num_seqs: int, speculative_tokens: int, mtp_layers: int, vllm_version: str,
                                cuda: bool = True) -> int:
-    """Bytes of the sparse-MLA index groups' decode buffers on one rank of pipeline stage ``stage``, vLLM 0.30+.
+    """Bytes of the sparse-MLA index groups' decode buffers on one rank (``vllm_dsa_index_groups``, the same
+    arguments; 0 where the release or model has none). Worked number: GLM-5 at 8,192 batched tokens and 1,024
+    sequences: 78 x 8,401,408 = 655,309,824 B = 0.61 GiB a rank."""
+    groups = vllm_dsa_index_groups(spec, layout, stage, max_num_batched_tokens, max_num_seqs, speculative_tokens,
+                                   mtp_layers, vllm_version, cuda)
+    return groups.bytes if groups else 0
+
+
+def vllm_dsa_index_groups(spec: ModelSpec, layout: Layout, stage: int, max_num_batched_tokens: int,
+                          max_num_seqs: int, speculative_tokens: int, mtp_layers: int, vllm_version: str,
+                          cuda: bool = True) -> DsaIndexGroups | None:
+    """The sparse-MLA index groups' decode buffers on one rank of pipeline stage ``stage``, vLLM 0.30+ (None where
+    the release or the model has none).
 
     Read 2026-12 in the 0.30.0, 0.31.0 and 0.33.0 wheels (0.29.0 has no v1/attention/backends/mla/index_group.py):
     the model makes one ``SparseMLAIndexGroupBuilder`` over its top-k buffer with max_decode_rows R =
@@ -1009,7 +1073,7 @@ def vllm_dsa_index_group_bytes(spec: ModelSpec, layout: Layout, stage: int, max_
 
     topk = _dsa_index_topk(spec)
     if not topk or not vllm_has(vllm_version, "dsa_index_groups"):
-        return 0
+        return None
     rows = min(max_num_batched_tokens, max_num_seqs * (1 + speculative_tokens))
 
     def group(r: int) -> int:
@@ -1017,12 +1081,13 @@ def vllm_dsa_index_group_bytes(spec: ModelSpec, layout: Layout, stage: int, max_
                 + torch_block_bytes((r + 1) * DSA_TOPK_INDEX_BYTES))
 
     mine = stage_layers(spec, layout.pp, stage, layout.pp_split)
-    mtp = mtp_layers * group(rows if cuda else max_num_batched_tokens)
+    mtp_rows = rows if cuda else max_num_batched_tokens
     if not cuda and vllm_has(vllm_version, "dsa_rocm_layer_groups"):
-        return sum(layer.cache.kind == "mla_dsa" for layer in mine) * group(max_num_batched_tokens) + mtp
-    owns = [bool(getattr(layer.cache, "index_head_dim", None)) for layer in mine]
-    groups = sum(owns) + (0 if owns and owns[0] else 1)
-    return groups * group(rows) + mtp
+        groups, rows = sum(layer.cache.kind == "mla_dsa" for layer in mine), max_num_batched_tokens
+    else:
+        owns = [bool(getattr(layer.cache, "index_head_dim", None)) for layer in mine]
+        groups = sum(owns) + (0 if owns and owns[0] else 1)
+    return DsaIndexGroups(groups, rows, group(rows), mtp_layers, mtp_rows, group(mtp_rows), topk)
 
 
 # ----------------------------------------------------------------------------- MLA: 16-bit W_UK / W_UV beside a

@@ -35,3 +35,44 @@ def test_unlisted_formats_warn_and_are_not_ranked():
     ranked = {o.gpu for o in result.options}
     assert "Gaudi3" not in ranked and "H100-SXM" in ranked
     assert any(r.gpu == "Gaudi3" and "vllm-gaudi" in r.reason for r in result.rejected)
+
+
+def test_typed_kv_size_on_gaudi_prints_the_plugins_lines():
+    # the GPU's vendor, not a budget row, picks vllm-gaudi's log: --kv-cache-memory-bytes leaves no HPU-graph row.
+    # Llama-3.1-8B: 8,030,261,248 params x 2 B + its 131,072 x 128 x 2 B rotary table = 16,094,076,928 B = 14.9888
+    # GiB ("Loading model weights took %.4f GB", hpu_model_runner.py load_model). 20 GiB = 21,474,836,480 B / (128
+    # tokens x 131,072 B) = 1,280 blocks = 163,840 tokens, / 131,072 = 1.25x; one padding block allocated beside them
+    from kvplan.parallel import Layout
+
+    p = plan(load_preset("llama-3.1-8b"), GAUDI, EngineConfig(kv_cache_memory_bytes=20 * 2**30), Layout())
+    assert p.ranks[0].weights_bytes == 8_030_261_248 * 2 + 131_072 * 128 * 2 == 16_094_076_928
+    assert p.engine_log == [
+        "Loading model weights took 14.9888 GB",
+        "GPU KV cache size: 163,840 tokens, Maximum concurrency for 131,072 tokens per request: 1.25x",
+        "Usable num_blocks: 1280, actual allocated num_blocks (max across layers): 1281"]
+    # the plugin's HPUWorker.determine_available_memory never reads kv_cache_memory_bytes (vllm-gaudi @091bbad): said
+    assert any("does not read it" in w and "--kv-cache-memory-bytes" in w for w in p.warnings)
+    # a CUDA GPU keeps vLLM core's lines
+    h100 = plan(load_preset("llama-3.1-8b"), get_gpu("H100-SXM"), EngineConfig(kv_cache_memory_bytes=20 * 2**30))
+    assert h100.engine_log[0].startswith("Model loading took") and not any(
+        "does not read it" in w for w in h100.warnings)
+
+
+def test_gaudi_rows_once_each_the_weights_error_once():
+    # the block-free budget is rebuilt around the same weights row: its Gaudi error clause appears once, and the
+    # "(in weights)" rows follow the HPU worker's rows in the same order as before the rebuild
+    from kvplan.parallel import Layout
+
+    p = plan(load_preset("llama-3.1-70b"), GAUDI, EngineConfig(), Layout(tp=4))
+    names = [t.name for t in p.ranks[0].terms]
+    assert names == ["device memory", "weights", "dummy KV block (bound for the profile)", "Model profiling run",
+                     "outside the budget: (1 - 0.92) x free device memory",
+                     "reserved for HPUGraphs (VLLM_GRAPH_RESERVED_MEM=0.1)", "reserved for KV cache dummy block",
+                     "caching-allocator rounding (in weights)", "rotary cos/sin caches (in weights)"]
+    weights = p.ranks[0].terms[1].source
+    assert weights.count("; on Gaudi: ") == 1 and "vllm-gaudi's HPUModelRunner.load_model" in weights
+    assert "Loading model weights took" in weights and "vLLM's the" not in weights
+    rope = p.ranks[0].terms[-1].source  # the plugin's load line, not vLLM core's (a plan per GPU: memo keyed by it)
+    assert "inside 'Loading model weights took'" in rope and "Model loading took" not in rope
+    h100 = plan(load_preset("llama-3.1-70b"), get_gpu("H100-SXM"), EngineConfig(), Layout(tp=4))
+    assert "inside 'Model loading took'" in next(t.source for t in h100.ranks[0].terms if t.name.startswith("rotary"))

@@ -12,7 +12,7 @@ DTYPE_COLUMNS = [views.Col("dtype", "dtype", "The safetensors dtype of the tenso
                  views.Col("bytes", "bytes", "numel x the dtype's size (F4: half a byte), exact.")]
 COMPARE_COLUMNS = [views.Col("category", "category"),
                    views.Col("checkpoint_bytes", "checkpoint (B)", "From the safetensors headers."),
-                   views.Col("kvplan_bytes", "kvplan (B)", "kvplan's weight_bytes for the format, by category."),
+                   views.Col("kvplan_bytes", "kvplan (B)", "kvplan's computed bytes for the format, by category."),
                    views.Col("difference", "difference (B)"), views.Col("note", "why")]
 
 

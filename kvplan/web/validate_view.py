@@ -82,12 +82,12 @@ STEPS_COLUMNS = [
               "rings); paged: a block pool and one block table per sequence, as vLLM pages it."),
     views.Col("step", "step", "0 is the prefill; then one decode step (one new token per sequence) each.", True),
     views.Col("tokens", "tokens / sequence", "Tokens each sequence holds after this call.", True),
-    views.Col("kv_predicted", "KV predicted (B)", "Bytes of KV the plan says these tokens take (kvplan.kv).", True),
+    views.Col("kv_predicted", "KV predicted (B)", "Bytes of KV the plan says these tokens take.", True),
     views.Col("kv_measured", "KV measured (B)", "Bytes the cache holds for these tokens after the call (static: "
               "the slots in use; paged: every allocated slot, tail slots of the last block included).", True),
     views.Col("equal", "KV check", "equal when predicted and measured bytes are the same integer."),
     views.Col("blocks", "blocks (predicted / measured)", "KV blocks allocated across the batch (paged cache "
-              "only): kvplan.paging against the run's block allocator.", True),
+              "only): the plan's paging against the run's block allocator.", True),
     views.Col("wasted", "wasted slots (predicted / measured)", "Token slots allocated but empty: the tail of each "
               "sequence's last block.", True),
     views.Col("allocated", "allocated (MiB)", "Memory allocated after the call: torch.cuda.memory_allocated on a "
