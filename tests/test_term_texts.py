@@ -2,6 +2,7 @@
 browser QA walk 2026-12-02): the weights row names only this checkpoint's format(s), the RoPE row this model's tables
 (gpt-oss only for gpt-oss), the estimate rows their error against public logs without developer vocabulary, and a
 DeepSeek-V4 plan carries only its engine's note. Texts only: the bytes are the ones the other tests pin."""
+import re
 from functools import lru_cache
 
 import pytest
@@ -167,7 +168,8 @@ SCAN_CASES["draft-model"] = ("llama-3.1-8b", "H100-SXM", {}, {})
 SCAN_CASES["sglang-eagle3"] = ("gpt-oss-120b", "H100-SXM", {}, {})
 
 
-def _kvplan_names() -> set[str]:
+@lru_cache(maxsize=None)
+def _kvplan_names() -> frozenset[str]:
     """Every function and class kvplan defines (its package's modules, web/ and validate/ included) whose name could
     not be an English word: one with an underscore inside or a capital after the first letter."""
     import ast
@@ -182,7 +184,13 @@ def _kvplan_names() -> set[str]:
                 bare = node.name.strip("_")
                 if "_" in bare or any(c.isupper() for c in bare[1:]):
                     names.add(node.name)
-    return names
+    return frozenset(names)
+
+
+@lru_cache(maxsize=None)
+def _forbidden_pattern():
+    forbidden = _kvplan_names() - ENGINE_NAMES
+    return re.compile(r"\b(" + "|".join(sorted(map(re.escape, forbidden), key=len, reverse=True)) + r")\b")
 
 
 # kvplan names that are also the engine's own, spelled as the engine spells them (each read in its source: vLLM
@@ -211,11 +219,8 @@ def _shown_texts(p) -> list[str]:
 
 @pytest.mark.parametrize("case", sorted(SCAN_CASES))
 def test_shown_texts_name_the_engine_not_kvplan(case):
-    import re
-
     p = _scan_plan(case)
-    forbidden = _kvplan_names() - ENGINE_NAMES
-    pattern = re.compile(r"\b(" + "|".join(sorted(map(re.escape, forbidden), key=len, reverse=True)) + r")\b")
+    pattern = _forbidden_pattern()
     for text in _shown_texts(p):
         assert "kvplan." not in text, text
         hit = pattern.search(text)
