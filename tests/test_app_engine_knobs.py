@@ -136,7 +136,7 @@ def test_a_sidebar_knob_the_core_refuses_keeps_the_last_valid_plan_and_says_so()
     at.number_input(key="w.decode_context_parallel_size").set_value(2).run()
     assert not at.exception and state(at).decode_context_parallel_size == 1
     errors = plain(" ".join(e.value for e in at.error))
-    assert "Refused: decode_context_parallel_size" in errors
+    assert "Refused decode_context_parallel_size" in errors
     assert "vLLM 0.10.0 - 0.10.1.1 has no decode context parallelism (it came with 0.11)" in errors
     assert "dcp" not in at.query_params
     assert metrics(at)["KV blocks"] == f"{kvplan_plan('llama-3.1-8b', tp=2, vllm_version='0.10').num_blocks:,}"

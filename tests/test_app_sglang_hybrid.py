@@ -262,5 +262,5 @@ def test_sidebar_refuses_a_zero_ratio_and_plans_the_last_valid_one():
     at = open_knobs(run_app(LINK | {"mfr": "0.5"}))
     at.number_input(key="w.mamba_full_memory_ratio").set_value(0.0).run()
     assert not at.exception and state(at).mamba_full_memory_ratio == 0.5
-    assert "mamba_full_memory_ratio = 0.0: must be above 0 and at most 1000. Planning 0.5." in errors(at)
+    assert "**Refused mamba_full_memory_ratio = 0.0**: must be above 0 and at most 1000; every page plans the last valid value (0.5) instead." in errors(at)
     assert mamba_term(at)["term"] == "Mamba state pool (149 slots x 146.81 MiB)"
