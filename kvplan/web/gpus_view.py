@@ -322,6 +322,7 @@ def show(picker: Picker, state: PlanState, max_len: int) -> None:
     if not picker.options:  # first: nothing below says why the table is missing
         wider = None if picker.multi_node else across_nodes(state, max_len, picker.concurrency)
         st.warning(no_layout_text(picker, wider), icon=":material/warning:")
+    views.quant_name_warning(state)  # the picker prices the weights at the config's dtype too
     views.picker_context_warning(state)
     st.markdown(rule_text(picker, max_len).replace("$", "\\$"))  # a bare $ would start LaTeX
     every = st.toggle("Every layout (not only the best per GPU)", key=ALL_LAYOUTS)
