@@ -91,7 +91,7 @@ def test_sglang_speculative_labels_and_a_refused_choice_naming_the_flag():
     before = metrics(at)["KV cache tokens"]
     box.select("mtp").run()
     shown = plain(" ".join(e.value for e in at.error))
-    assert ("speculative decoding (--speculative-algorithm) = NEXTN / EAGLE (MTP): llama-3.1-8b: no "
+    assert ("**Refused speculative decoding (--speculative-algorithm) = NEXTN / EAGLE (MTP)**: llama-3.1-8b: no "
             "multi-token-prediction layers to load") in shown
     assert "every page plans the last valid value (none) instead." in shown
     assert state(at).speculative_method == "none" and metrics(at)["KV cache tokens"] == before == "409,403"

@@ -239,7 +239,7 @@ def test_radix_off_on_0_5_8_is_refused_under_the_knob():
     at = open_knobs(run_app({"v": "1", "m": "qwen3-next-80b-a3b", "e": "sglang", "sv": "0.5.8", "tp": "4"}))
     at.selectbox(key="w.enable_prefix_caching").select("off").run()
     assert not at.exception and state(at).enable_prefix_caching is None  # the last valid value planned
-    assert "radix cache (--disable-radix-cache) = off: " in errors(at) and "Without the radix cache SGLang 0.5.8 keeps 512 state slots" \
+    assert "**Refused radix cache (--disable-radix-cache) = off**: " in errors(at) and "Without the radix cache SGLang 0.5.8 keeps 512 state slots" \
         in errors(at)
 
 

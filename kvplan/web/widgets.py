@@ -112,6 +112,7 @@ def refusal_text(label: str, value: Any, reason: str, instead: str) -> str:
     the model's maximum (131,072) instead." (it read "... Every page shows the last valid context length
     (max_model_len): model max: 131,072, not the refused input.")."""
     typed = f" = {views.esc(_typed(value))}" if str(value) != "" else ""
+    label = label.split(": ", 1)[0]  # "Command line: vllm serve ..., ..." -> "Command line" (no second colon)
     return (f"**Refused {views.esc(_lower(label))}{typed}**: {views.esc(str(reason).rstrip(' .'))}; every page "
             f"plans {views.esc(instead)} instead.")
 
