@@ -214,6 +214,9 @@ class VllmArgs(BaseModel):
     skip_mm_profiling: bool = False  # --skip-mm-profiling
     mm_encoder_tp_mode: str = "weights"
     speculative_method: str = "none"  # "mtp" (an MTP method), "ngram", "eagle" / "eagle3", "draft_model"
+    # the --speculative-config "method" as typed ("qwen3_next_mtp", "[ngram]"), for display: speculative_method is
+    # what kvplan plans it as ("mtp", "ngram"); None when the value names no method (vLLM names it from the draft)
+    speculative_given: str | None = None
     num_speculative_tokens: int = 0
     draft: DraftSpec | None = None  # the EAGLE head (kvplan.drafter) or draft model (kvplan.draft_model)
     enable_prefix_caching: bool | None = None
@@ -1015,6 +1018,8 @@ def parse_vllm_command(command: str, prefix: list[str] | tuple[str, ...] = (), d
         elif name == "--speculative-config" and (spec := speculative_fields(value, draft_config, draft_name)):
             draft_tp = spec.pop("draft_tensor_parallel_size", None)
             values.update(spec)
+            given = (_spec_value(value) or {}).get("method")
+            values["speculative_given"] = given[:60] if isinstance(given, str) else None
         elif name in _VALUE_FLAGS:
             field, parse = _VALUE_FLAGS[name]
             values[field] = parse(name, value)

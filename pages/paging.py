@@ -9,6 +9,7 @@ from kvplan.web.state import PAGING_MODES, parse_lengths
 shell.enter()
 state = widgets.current()
 st.title("Paging")
+views.quant_name_warning(state)  # the bytes per block are priced at the config's dtype too
 left, right = st.columns([2, 1])
 with left:
     mode = widgets.bind("paging_mode", st.radio, "Sequences", PAGING_MODES, horizontal=True,

@@ -8,6 +8,7 @@ from kvplan.web.state import MAX_PARALLEL, MAX_PIPELINE
 shell.enter()
 state = widgets.current()
 st.title("Parallelism")
+views.quant_name_warning(state)
 choices = views.layout_choices(state)
 widgets.bind("layouts", st.multiselect, "Layouts to compare (TP x PP x DP)", choices, max_selections=8,
              to_widget=lambda v: [views.layout_text(t) for t in v],

@@ -131,5 +131,5 @@ def weights_term(at: AppTest) -> dict[str, str]:
 
 
 def refusals(at: AppTest) -> list[str]:
-    """The 'Refused: ...' errors at the top of the page, as the reader sees them."""
+    """The 'Refused ...' errors at the top of the page, as the reader sees them."""
     return [plain(e.value) for e in at.error if "Refused" in e.value]

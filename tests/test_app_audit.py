@@ -119,11 +119,16 @@ def test_a_refused_empty_box_names_what_is_planned_instead():
     at = run_app({"v": "1", "m": "llama-3.1-8b"})
     at.number_input(key="w.max_model_len").set_value(0).run()
     shown = plain(" ".join(e.value for e in at.error))
-    assert "Context length (max_model_len) = 0: must be from 1 to 100,000,000. Planning model max: 131,072." \
-           in shown
-    assert "the last valid context length (max_model_len): model max: 131,072" in shown
+    # one sentence: the field, the value refused, what is allowed, what is planned (issue 12: it read "... Planning
+    # model max: 131,072." under the box and "Every page shows the last valid context length (max_model_len): model
+    # max: 131,072, not the refused input." at the top)
+    said = ("**Refused context length (max_model_len) = 0**: must be from 1 to 100,000,000; every page plans the "
+            "model's maximum (131,072) instead.")
+    assert [plain(e.value) for e in at.error] == [said, said]  # under the box and at the top of the page
+    assert "model max:" not in shown and "not the refused input" not in shown
     at.number_input(key="w.tensor_parallel_size").set_value(5000).run()
-    assert "the last valid TP: 1" in plain(" ".join(e.value for e in at.error))
+    assert ("**Refused TP = 5,000**: must be from 1 to 4,096; every page plans the last valid value (1) instead."
+            in plain(" ".join(e.value for e in at.error)))
     assert state(at).max_model_len is None and state(at).tensor_parallel_size == 1
 
 

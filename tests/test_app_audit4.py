@@ -91,9 +91,9 @@ def test_sglang_speculative_labels_and_a_refused_choice_naming_the_flag():
     before = metrics(at)["KV cache tokens"]
     box.select("mtp").run()
     shown = plain(" ".join(e.value for e in at.error))
-    assert ("speculative decoding (--speculative-algorithm) = NEXTN / EAGLE (MTP): llama-3.1-8b: no "
+    assert ("**Refused speculative decoding (--speculative-algorithm) = NEXTN / EAGLE (MTP)**: llama-3.1-8b: no "
             "multi-token-prediction layers to load") in shown
-    assert "Planning none." in shown
+    assert "every page plans the last valid value (none) instead." in shown
     assert state(at).speculative_method == "none" and metrics(at)["KV cache tokens"] == before == "409,403"
     kept = open_knobs(run_app({"v": "1", "m": "llama-3.1-8b", "e": "sglang", "spec": "eagle"}))
     assert kept.selectbox(key="w.speculative_method").options[-1] == "eagle (not planned)"

@@ -16,6 +16,7 @@
 
 import math
 
+from kvplan.presets import load_preset
 from kvplan.web import cached, figures
 from tests.app_util import figure, plain, run_app
 
@@ -136,7 +137,12 @@ def test_share_url_puts_a_slash_before_the_query_on_the_root_page(monkeypatch):
     monkeypatch.setattr(st, "context", Ctx())
     assert widgets.share_url({"v": "1", "m": "llama-3.1-8b"}) == "http://host:8577/?v=1&m=llama-3.1-8b"
     Ctx.url = "http://host:8577/gpus"
-    assert widgets.share_url({"v": "1"}) == "http://host:8577/gpus?v=1"
+    assert widgets.share_url({"v": "1"}, "gpus") == "http://host:8577/gpus?v=1"
+    # the root runs Budget: its link opens /budget (issue 12: /budget was "Page not found"), under any base path
+    Ctx.url = "http://host:8577/kv"
+    assert widgets.share_url({"v": "1"}, "", "budget") == "http://host:8577/kv/budget?v=1"
+    Ctx.url = "http://host:8577/kv/budget"
+    assert widgets.share_url({"v": "1"}, "budget") == "http://host:8577/kv/budget?v=1"
 
 
 def test_a_power_of_two_context_keeps_its_own_tick():
@@ -145,10 +151,47 @@ def test_a_power_of_two_context_keeps_its_own_tick():
     x = cached.sweep_lengths(262_144)
     assert figures.tick_values(x) == [512, 2048, 8192, 32768, 131072, 524288]
     assert figures.tick_values(x, [262_144]) == [512, 2048, 8192, 32768, 262_144]
-    assert figures.tick_values(cached.sweep_lengths(1_048_576), [1_048_576])[-2:] == [1_048_576, 2_097_152]
+    # (1M then kept 2M beside it, 24.8 px apart: dropped since issue 12, test_context_ticks_keep_a_minimum_spacing)
+    assert figures.tick_values(cached.sweep_lengths(1_048_576), [1_048_576])[-2:] == [131_072, 1_048_576]
     # a length that is not a power of two was always kept: unchanged
     assert figures.tick_values(cached.sweep_lengths(200_000), [200_000]) == figures.tick_values(
         cached.sweep_lengths(200_000))
     at = run_app({"v": "1", "m": "llama-3.1-8b", "len": "262144"})
     assert 262_144 in figure(at, "budget.context")["layout"]["xaxis"]["tickvals"]
     assert 262_144 in figure(at, "budget.concurrency")["layout"]["xaxis"]["tickvals"]
+
+
+def _gaps_px(ticks, x, plot_px=figures.PLOT_PX):
+    """Distances between neighbouring tick centres, px, on a log axis over the sweep x (0.05 decade each side)."""
+    per_decade = plot_px / (math.log10(max(x) / min(x)) + 0.1)
+    return [round(math.log10(b / a) * per_decade, 1) for a, b in zip(ticks, ticks[1:])]
+
+
+def test_context_ticks_keep_a_minimum_spacing():
+    # issue 12 QA: GLM-5.3's context chart (max_position_embeddings 1,048,576) ticked 1M and 2M ~26 px apart at
+    # 1400 x 1000. Its sweep is 512 .. 4,194,304 (4 x 1M): log10(8192) + 0.1 = 4.013 decades in the 330 px a
+    # half-page chart has, 82.2 px a decade; 2x = 0.301 decade = 24.8 px, under MIN_TICK_PX (36); every other power
+    # of two (4x) is 49.5 px
+    glm = load_preset("glm-5.3").max_position_embeddings
+    assert glm == 1_048_576
+    x = cached.sweep_lengths(glm)
+    ticks = figures.tick_values(x, [glm])
+    assert ticks == [512, 2048, 8192, 32768, 131_072, 1_048_576]  # 2M (and 512k) gone; the model's own 1M kept
+    assert _gaps_px(ticks, x) == [49.5, 49.5, 49.5, 49.5, 74.3]
+    # a plot 500 px wide (124.6 px a decade) has room for 2x steps near the end: 37.5 px >= 36
+    wide = figures.tick_values(x, [glm], plot_px=500)
+    assert wide[-3:] == [524_288, 1_048_576, 2_097_152] and min(_gaps_px(wide, x, 500)) == 37.5
+    # a 131,072-token model (Llama-3.1-8B): sweep 512 .. 524,288, 3.11 decades, 106.1 px a decade; 4x = 63.9 px
+    llama = load_preset("llama-3.1-8b").max_position_embeddings
+    assert llama == 131_072
+    x = cached.sweep_lengths(llama)
+    ticks = figures.tick_values(x, [llama])
+    assert ticks == [512, 2048, 8192, 32768, 131_072, 524_288]
+    assert _gaps_px(ticks, x) == [63.9] * 5
+    for max_len in (1_000, 8_192, 32_768, 131_072, 163_840, 200_000, 1_048_576, 3_000_000):
+        x = cached.sweep_lengths(max_len)
+        for keep in ((), (max_len,)):
+            gaps = _gaps_px(figures.tick_values(x, keep), x)
+            assert min(gaps) >= figures.MIN_TICK_PX, (max_len, keep, gaps)
+    at = run_app({"v": "1", "m": "glm-5.3", "g": "H200", "tp": "8"})
+    assert figure(at, "budget.context")["layout"]["xaxis"]["ticktext"][-2:] == ["128k", "1M"]

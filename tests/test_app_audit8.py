@@ -16,7 +16,10 @@ configs at 1400 x 1000), each fixed and asserted on what the pages draw.
 import json
 from pathlib import Path
 
+import pytest
+
 from kvplan.presets import load_preset
+from kvplan.presets import preset_config as load_preset_config
 from kvplan.web import figures, formulas
 from kvplan.web.state import encode_config
 from tests.app_util import figure, kvplan_plan, plain, run_app
@@ -96,7 +99,7 @@ def test_a_refused_deepseek_v41_paste_labels_paging_and_gpus_figures_as_the_last
     at.button(key="model.use_paste").click().run()
     assert at.session_state["kv.state"].model == "llama-3.1-8b"  # the plan did not move
     said = plain(" ".join(e.value for e in at.error))
-    assert "Refused: the pasted config.json" in said and "DeepSeek-V4.1" in said, said
+    assert "Refused the pasted config.json" in said and "DeepSeek-V4.1" in said, said
     at.switch_page("pages/paging.py").run()
     # llama-3.1-8b at block size 16: 32 layers x 16 tokens x 8 KV heads x 128 x 2 (K, V) x 2 B = 2,097,152 B
     byte_line = [c.value for c in at.caption if "2,097,152 B per block" in c.value]
@@ -117,3 +120,23 @@ def test_the_model_page_gives_the_kv_per_token_with_the_planned_mtp_layer():
     assert rows["KV cache per token with the MTP layer(s) (auto)"].startswith("69,632 B"), rows
     at = run_app({"v": "1", "m": "qwen3.5-27b"}, "pages/model.py")
     assert not [q for t in html_tables(at) for r in t for q in r.values() if "MTP layer(s)" in q]
+
+
+QWEN_FP8 = {"v": "1", "cfg": encode_config(dict(load_preset_config("qwen3-8b"), _name_or_path="org/Qwen3-8B-FP8"))}
+
+
+@pytest.mark.parametrize("page", ["pages/budget.py", "pages/model.py", "pages/paging.py", "pages/parallelism.py",
+                                  "pages/gpus.py", "pages/import.py"])
+def test_every_page_shows_the_fp8_name_warning_once(page):
+    # issue 12 QA: Paging (and Parallelism, GPUs) planned a config named "...-FP8" without quantization_config at
+    # bf16 and said nothing, where Budget and Model warned. Every page says it once (Import: for the plan it
+    # previews, the sidebar's config under a command that names no model), and none once Weights names a format.
+    said = "the name 'org/Qwen3-8B-FP8' says FP8 but config.json has no quantization_config: the weights are priced at bf16"
+    link = QWEN_FP8 | ({"cmd": "vllm serve --max-model-len 8192", "ig": "H100-SXM"} if page == "pages/import.py" else {})
+    at = run_app(link, page)
+    shown = [plain(w.value) for w in at.warning if said in plain(w.value)]
+    assert len(shown) == 1 and shown[0].count(said) == 1, [plain(w.value) for w in at.warning]
+    # a command plans its own format: --quantization fp8 names it there (the sidebar's Weights is not the command's)
+    named = {"cmd": link["cmd"] + " --quantization fp8"} if page == "pages/import.py" else {"wf": "fp8"}
+    at = run_app(link | named, page)
+    assert not [w for w in at.warning if said in plain(w.value)], [plain(w.value) for w in at.warning]

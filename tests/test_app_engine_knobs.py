@@ -82,6 +82,24 @@ def test_mtp_speculative_config_adds_the_mtp_layers_to_the_weights():
     assert with_mtp["weights"] == core.ranks[0].weights_bytes
 
 
+def test_the_import_table_shows_the_speculative_method_as_typed():
+    # issue 12 QA: after Apply, a --speculative-config with method deepseek_mtp (or qwen3_next_mtp) read "mtp, 2 tokens":
+    # kvplan's name for vLLM's MTP methods, not the one typed. The typed one is shown, kvplan's reading beside it.
+    spec = """ --speculative-config '{"method": "deepseek_mtp", "num_speculative_tokens": 2}'"""
+    at = pasted(DSV3 + spec)
+    at.button(key="import.apply").click().run()
+    assert (state(at).speculative_method, state(at).num_speculative_tokens) == ("mtp", 2)  # planned as before
+    flags = {r["flag"]: r["value"] for r in html_tables(at)[0]}
+    assert flags["--speculative-config"] == "deepseek_mtp (read as mtp), 2 tokens"
+    # the MTP layer is planned as with method "mtp" (test_mtp_speculative_config_adds_the_mtp_layers_to_the_weights)
+    assert terms(at)["MTP layers (in weights)"] == 1_661_046_944
+    from kvplan.web.views import speculative_text
+
+    assert speculative_text("mtp", "qwen3_next_mtp") == "qwen3_next_mtp (read as mtp)"
+    assert speculative_text("eagle3", "eagle3") == "eagle3" and speculative_text("eagle3", None) == "eagle3"
+    assert speculative_text("ngram", "[ngram]") == "[ngram] (read as ngram)"
+
+
 def test_language_model_only_drops_the_vision_tower():
     cmd = "vllm serve Qwen/Qwen3-VL-8B-Instruct --max-model-len 32768"
     at = pasted(cmd, "H100-SXM")
@@ -136,7 +154,7 @@ def test_a_sidebar_knob_the_core_refuses_keeps_the_last_valid_plan_and_says_so()
     at.number_input(key="w.decode_context_parallel_size").set_value(2).run()
     assert not at.exception and state(at).decode_context_parallel_size == 1
     errors = plain(" ".join(e.value for e in at.error))
-    assert "Refused: decode_context_parallel_size" in errors
+    assert "Refused decode_context_parallel_size" in errors
     assert "vLLM 0.10.0 - 0.10.1.1 has no decode context parallelism (it came with 0.11)" in errors
     assert "dcp" not in at.query_params
     assert metrics(at)["KV blocks"] == f"{kvplan_plan('llama-3.1-8b', tp=2, vllm_version='0.10').num_blocks:,}"

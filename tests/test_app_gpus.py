@@ -156,3 +156,32 @@ def test_a_linked_floor_is_kept_exactly():
     assert at.number_input(key="w.headroom_floor").value == 12.5
     assert at.query_params["hf"] == "0.125"
     assert "at least **12.5%** of every GPU" in plain(next(m.value for m in at.markdown if m.value.startswith("Ranked by")))
+
+
+def test_a_model_no_node_holds_leads_with_multi_node():
+    # issue 12 QA: Qwen3.8-2.4T's warning listed "lower the floor, shorten the context, use fp8 KV" before the one fix
+    # that works. 2,419,804,697,984 parameters x 2 B (bf16) = 4,839,609,395,968 B = 4,507 GiB of weights; the largest
+    # node of the catalog, 8 x MI355X at 287.98 GiB, holds 2,304 GiB: no single-node layout. Across nodes 32 GPUs
+    # (TP8 PP4, 4 nodes of 8) of MI300X, MI325X, MI355X and B300 serve it: 16 of the largest hold 4,608 GiB, under
+    # the weights plus the 10 % floor.
+    link = {"v": "1", "m": "qwen3.8-2.4t-a95b"}
+    at = run_app(link, PAGE)
+    said = plain(at.warning[0].value)  # the first warning on the page
+    assert said.startswith("**Needs more than one node**: no single-node layout serves this load and multi-node "
+                           "layouts are off."), said
+    assert "4 layouts across nodes serve it" in said and "(32 GPUs on 4 nodes)" in said, said
+    assert not at.dataframe  # nothing ranked
+    at = run_app({**link, "multi": "1"}, PAGE)  # the switch on: ranked, no warning
+    assert not [w for w in at.warning if "node" in w.value]
+    assert len(_table(at)) == 4 and set(_table(at)["GPUs"]) == {32}
+
+
+def test_the_no_layout_text_when_nodes_do_not_help():
+    empty = pick_gpus(load_preset("qwen3.8-2.4t-a95b"), 262_144, 1, EngineConfig(), gpus=[THREE[0]])
+    assert not empty.options and not empty.multi_node
+    wider = pick_gpus(load_preset("qwen3.8-2.4t-a95b"), 262_144, 1, EngineConfig(), gpus=[THREE[0]], multi_node=True)
+    assert not wider.options
+    assert gpus_view.no_layout_text(empty, wider).startswith("**Multi-node layouts are off**, and turning them on "
+                                                             "would not help")
+    assert gpus_view.no_layout_text(wider).startswith("No layout serves this load while keeping the headroom floor, "
+                                                      "even across nodes")

@@ -2,6 +2,8 @@
 tampered links warn instead of failing; the plan survives page changes; plan JSON restores it."""
 
 import json
+import urllib.parse
+from pathlib import Path
 
 import pytest
 
@@ -137,13 +139,51 @@ def test_every_page_file_is_named_as_its_url_path():
     # page whose file name differs from its url_path opens under a "Page not found" dialog (it did for
     # /import while the file was pages/import_vllm.py).
     import ast
-    from pathlib import Path
+
+    from kvplan.web import shell
 
     app = Path(__file__).parent.parent / "app.py"
     pages = [node for node in ast.walk(ast.parse(app.read_text())) if isinstance(node, ast.Call)
              and getattr(node.func, "attr", "") == "Page"]
-    assert len(pages) == 7
+    assert len(pages) == 8  # seven pages, and the root's hidden copy of Budget
     for call in pages:
         path = call.args[0].value
-        url = next(k.value.value for k in call.keywords if k.arg == "url_path")
-        assert Path(path).stem == url, (path, url)
+        url = next(k.value for k in call.keywords if k.arg == "url_path")
+        if isinstance(url, ast.Attribute):  # shell.ROOT: the hidden default page, served at "/"
+            assert (url.attr, path) == ("ROOT", "pages/budget.py") and shell.ROOT != "budget"
+            continue
+        assert Path(path).stem == url.value, (path, url.value)
+
+
+def _registered(at) -> dict[str, str]:
+    """url_path -> script path of every page st.navigation registered (what a typed URL path is matched against)."""
+    return {info["url_pathname"]: Path(info["script_path"]).name for info in at._registered_pages.values()}
+
+
+def test_every_page_is_reachable_by_its_url_path_and_the_share_link_uses_it():
+    # QA (issue 12): http://host:8501/budget, typed or linked, showed "Page not found": Budget was the default page,
+    # which Streamlit serves at "/" only (its url_path reads ""). Every page file now has a registered url_path equal
+    # to its name, the page links point there, and each page's share link opens that path with the same plan.
+    from kvplan.web import widgets
+
+    at = run_app(LINK_70B)
+    registered = _registered(at)
+    stems = {Path(p).stem for p in PAGES}
+    assert stems <= set(registered) and all(registered[s] == s + ".py" for s in stems), registered
+    assert registered[""] == "budget.py"  # the root still opens Budget
+    links = {el.proto.page for el in at.sidebar.get("page_link")}
+    assert stems <= links and "" not in links, links  # no link to the bare root
+    query = "v=1&m=llama-3.1-70b&tp=4&kvd=fp8&len=32768&conc=16"
+    open_share(at)  # at the root: the share link names /budget, as the Budget link does
+    assert [c.value for c in at.sidebar.code] == [f"/budget?{query}"]
+    for page in PAGES:
+        at = run_app(LINK_70B)
+        at.switch_page(page).run()  # (run_app stays at the root for Budget)
+        open_share(at)
+        [code] = [c.value for c in at.sidebar.code]
+        assert code == f"/{Path(page).stem}?{query}", (page, code)
+        assert Path(page).stem in registered
+        parts = urllib.parse.urlsplit(code)
+        assert decode(dict(urllib.parse.parse_qsl(parts.query)))[0] == state(at)  # the plan round-trips
+    # a browser's address: the base, then the running page's url_path (st.context.url); the link keeps the base
+    assert widgets.share_url({"v": "1"}, "", "budget") == "/budget?v=1"

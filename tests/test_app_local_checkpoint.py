@@ -82,7 +82,7 @@ def test_the_link_is_checked_against_the_root_on_every_open(root, monkeypatch):
     monkeypatch.delenv(ck.ROOT_ENV)  # the operator no longer allows local folders: the same link is refused
     at = run_app(link)
     shown = refusals(at)
-    assert shown and shown[0].startswith("**Refused: Local checkpoint folder (ckd)** = tiny: its safetensors headers "
+    assert shown and shown[0].startswith("**Refused local checkpoint folder (ckd) = tiny**: its safetensors headers "
                                          "cannot be read: KVPLAN_CHECKPOINT_ROOT is not set on this server")
     assert state(at).checkpoint_dir == "tiny"  # kept: the link still asks for it
     term = weights_term(at)
@@ -97,7 +97,7 @@ def test_a_path_outside_the_root_is_refused(root, path):
     path = str(root.parent / "outside") if path == "ABS_OUTSIDE" else path
     at = run_app(TINY | {"ckd": path})
     shown = refusals(at)
-    assert shown and shown[0].startswith(f"**Refused: Local checkpoint folder (ckd)** = {path}: its safetensors headers "
+    assert shown and shown[0].startswith(f"**Refused local checkpoint folder (ckd) = {path}**: its safetensors headers "
                                          f"cannot be read: '{path}' is not under KVPLAN_CHECKPOINT_ROOT ({root}); "
                                          "the app reads local folders only under it")
     assert weights_term(at)["basis"] == "exact"

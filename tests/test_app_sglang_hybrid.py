@@ -239,7 +239,7 @@ def test_radix_off_on_0_5_8_is_refused_under_the_knob():
     at = open_knobs(run_app({"v": "1", "m": "qwen3-next-80b-a3b", "e": "sglang", "sv": "0.5.8", "tp": "4"}))
     at.selectbox(key="w.enable_prefix_caching").select("off").run()
     assert not at.exception and state(at).enable_prefix_caching is None  # the last valid value planned
-    assert "radix cache (--disable-radix-cache) = off: " in errors(at) and "Without the radix cache SGLang 0.5.8 keeps 512 state slots" \
+    assert "**Refused radix cache (--disable-radix-cache) = off**: " in errors(at) and "Without the radix cache SGLang 0.5.8 keeps 512 state slots" \
         in errors(at)
 
 
@@ -262,5 +262,5 @@ def test_sidebar_refuses_a_zero_ratio_and_plans_the_last_valid_one():
     at = open_knobs(run_app(LINK | {"mfr": "0.5"}))
     at.number_input(key="w.mamba_full_memory_ratio").set_value(0.0).run()
     assert not at.exception and state(at).mamba_full_memory_ratio == 0.5
-    assert "mamba_full_memory_ratio = 0.0: must be above 0 and at most 1000. Planning 0.5." in errors(at)
+    assert "**Refused mamba_full_memory_ratio = 0.0**: must be above 0 and at most 1000; every page plans the last valid value (0.5) instead." in errors(at)
     assert mamba_term(at)["term"] == "Mamba state pool (149 slots x 146.81 MiB)"

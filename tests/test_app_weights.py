@@ -106,7 +106,7 @@ def test_an_unreadable_checkpoint_on_reopen_is_refused_and_computed_weights_are_
     # conftest sets HF_HUB_OFFLINE=1: the headers cannot be read (range requests are online only)
     at = run_app({"v": "1", "ck": "acme/ckpt"}, page)
     shown = refusals(at)
-    assert shown and "Checkpoint weights (ck)** = acme/ckpt" in shown[0] and "HF_HUB_OFFLINE" in shown[0]
+    assert shown and "**Refused checkpoint weights (ck) = acme/ckpt**" in shown[0] and "HF_HUB_OFFLINE" in shown[0]
     assert "computed weights" in shown[0]
     assert state(at).checkpoint == "acme/ckpt"  # kept: the link still asks for it
     if page == "pages/budget.py":
@@ -138,7 +138,7 @@ def test_typed_model_loading_figure_is_the_weights_term(online):
 
     at.number_input(key="w.weights_gib").set_value(5000.0).run()  # over 16 x 79.19 GiB
     errors = [plain(e.value) for e in at.error]
-    assert any("Model loading took (GiB) = 5000: must be above 0 and at most 16 x the H100-SXM's 79.19 GiB "
+    assert any("**Refused model loading took (GiB) = 5000**: must be above 0 and at most 16 x the H100-SXM's 79.19 GiB "
                "(1,267.04 GiB)" in e for e in errors)
     assert state(at).weights_gib == TYPED_GIB and weights_term(at)["bytes"] == f"{TYPED_BYTES:,}"
 
@@ -149,7 +149,7 @@ def test_typed_model_loading_figure_is_the_weights_term(online):
 def test_a_linked_figure_out_of_range_is_refused():
     at = run_app({"v": "1", "wg": "5000"})
     shown = refusals(at)
-    assert shown and "Model loading took (GiB)** = 5000" in shown[0] and "1,267.04 GiB" in shown[0]
+    assert shown and "**Refused model loading took (GiB) = 5000**" in shown[0] and "1,267.04 GiB" in shown[0]
     assert weights_term(at)["basis"] == "exact"
 
 

@@ -97,7 +97,7 @@ def test_sidebar_knob_only_for_gaudi(gpu, shown):
         assert not [e for e in at.error if "graph reserved" in plain(e.value)]
         at.number_input(key="w.vllm_graph_reserved_mem").set_value(1.0).run()  # nothing left for the KV cache
         assert state(at).vllm_graph_reserved_mem == 0.3
-        assert "graph reserved mem = 1.0: must be at least 0 and below 1. Planning 0.3." in [
+        assert "**Refused graph reserved mem = 1.0**: must be at least 0 and below 1; every page plans the last valid value (0.3) instead." in [
             plain(e.value) for e in at.error]
 
 

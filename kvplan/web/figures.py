@@ -154,24 +154,31 @@ TICK_RATIO = 1.8
 # labels, px: a power of two is left out when its label would come nearer a kept one than that ("16M" and
 # "100,000,000", 0.78 decade apart on an axis of 5.8 decades, overprinted by 2 px)
 PLOT_PX, TICK_CHAR_PX, TICK_GAP_PX = 330, 7, 4
+# the least distance between two tick centres, px, whatever their labels: "1M" beside "2M" (GLM-5.3 at its 1,048,576
+# maximum: a sweep of 512 .. 4M, 4.01 decades in 330 px, 82 px a decade, so 2x is 24.8 px) cleared the label rule
+# ((2 + 2) / 2 x 7 + 4 = 18 px) and read as one label at 1400 px. 36 px: every other power of two (4x, 49.5 px there)
+# stays; a 2x pair needs 120 px a decade, a plot wider than 480 px for that sweep
+MIN_TICK_PX = 36
 
 
-def tick_values(x: Sequence[int], keep: Sequence[int] = ()) -> list[int]:
+def tick_values(x: Sequence[int], keep: Sequence[int] = (), plot_px: int = PLOT_PX) -> list[int]:
     """Ticks for a log axis of context lengths that never collide: every length that is not a power
     of two (the plan's own max_model_len) is kept, and so is each of ``keep`` (the plan's length when it is a power
     of two: 262,144 went unticked beside its neighbours), powers of two closer than TICK_RATIO to one are dropped
     (198k beside 256k would overprint), past MAX_TICKS every other power of two is left out, and a power of two
-    whose label would touch a kept label's at PLOT_PX is dropped too."""
+    that would sit nearer a kept tick than MIN_TICK_PX, or whose label would touch a kept label's, on a plot
+    ``plot_px`` wide is dropped too. Worked example: GLM-5.3 (sweep 512 .. 4,194,304, keep 1,048,576) -> 512, 2k, 8k,
+    32k, 128k, 1M (2M, 24.8 px from 1M, dropped). Only kept lengths (not powers, or ``keep``) may come nearer."""
     xs = sorted(set(x))
     special = [n for n in xs if n & (n - 1)]
     powers = [n for n in xs if not n & (n - 1) and all(max(n, m) / min(n, m) >= TICK_RATIO for m in special)]
     step = 1
     while len(powers[::step]) + len(special) > MAX_TICKS:
         step += 1
-    px_per_decade = PLOT_PX / (math.log10(xs[-1] / xs[0]) + 0.1)  # the range's 0.05 decade each side
+    px_per_decade = plot_px / (math.log10(xs[-1] / xs[0]) + 0.1)  # the range's 0.05 decade each side
 
     def apart(a: int, b: int) -> bool:
-        need = (len(_tokens_tick(a)) + len(_tokens_tick(b))) / 2 * TICK_CHAR_PX + TICK_GAP_PX
+        need = max((len(_tokens_tick(a)) + len(_tokens_tick(b))) / 2 * TICK_CHAR_PX + TICK_GAP_PX, MIN_TICK_PX)
         return abs(math.log10(b / a)) * px_per_decade >= need
 
     kept = special + [n for n in keep if n in xs and n not in special]

@@ -294,7 +294,35 @@ def pareto_figure(options: Sequence[Option], objective: str, top: Sequence[Optio
 
 # ----------------------------------------------------------------------------- the page body
 
+def across_nodes(state: PlanState, max_len: int, concurrency: int) -> Picker:
+    """The same sweep with multi-node layouts on (what the switch would show)."""
+    return picker(state.model_copy(update={"multi_node": True}), max_len, concurrency)
+
+
+def no_layout_text(picker: Picker, wider: Picker | None = None) -> str:
+    """Why no layout is listed (Markdown), leading with the nodes: ``wider`` is the sweep with multi-node layouts on
+    (None when they already are). Qwen3.8-2.4T (bf16, 4.8 TB of weights) fits no 8-GPU node of any catalog GPU: with
+    the switch off the warning said "lower the floor, shorten the context, use fp8 KV, or turn on multi-node layouts",
+    the one fix that works last; multi-node on, 4 layouts serve it (MI325X TP8 PP4, 32 GPUs on 4 nodes, fewest)."""
+    if picker.multi_node or wider is None:
+        return ("No layout serves this load while keeping the headroom floor, even across nodes: lower the floor, "
+                "shorten the context or use fp8 KV.")
+    if wider.options:
+        o = min(wider.options, key=lambda o: (o.num_gpus, o.num_nodes))
+        return (f"**Needs more than one node**: no single-node layout serves this load and multi-node layouts are "
+                f"off. Turn on **Multi-node layouts** above: {counted(len(wider.options), 'layout')} across nodes "
+                f"serve it, the fewest GPUs {o.gpu} {o.layout} ({counted(o.num_gpus, 'GPU')} on "
+                f"{counted(o.num_nodes, 'node')}).")
+    return ("**Multi-node layouts are off**, and turning them on would not help: no layout serves this load while "
+            "keeping the headroom floor, in one node or across nodes. Lower the floor, shorten the context or use "
+            "fp8 KV.")
+
+
 def show(picker: Picker, state: PlanState, max_len: int) -> None:
+    if not picker.options:  # first: nothing below says why the table is missing
+        wider = None if picker.multi_node else across_nodes(state, max_len, picker.concurrency)
+        st.warning(no_layout_text(picker, wider), icon=":material/warning:")
+    views.quant_name_warning(state)  # the picker prices the weights at the config's dtype too
     views.picker_context_warning(state)
     st.markdown(rule_text(picker, max_len).replace("$", "\\$"))  # a bare $ would start LaTeX
     every = st.toggle("Every layout (not only the best per GPU)", key=ALL_LAYOUTS)
@@ -329,6 +357,3 @@ def _ranked(picker: Picker, state: PlanState, every: bool) -> None:
         views.table(option_rows(shown, {n for n, _ in state.prices} | {CUSTOM_NAME}),
                     column_config=option_columns(picker.multi_node))
         views.chart(pareto_figure(picker.options, picker.objective, shown[:3]), "gpus.chart")
-    else:
-        st.warning("No layout serves this load while keeping the headroom floor: lower the floor, shorten the "
-                   "context, use fp8 KV, or turn on multi-node layouts.")

@@ -18,6 +18,14 @@ from streamlit.runtime.scriptrunner import get_script_run_ctx
 from kvplan.web import cached, views, widgets
 
 _run = threading.local()  # per script thread: is a page running inside run()?
+# The hidden default page's url_path (app.py): Streamlit serves a default page at the app's root and reads its
+# url_path as "", so this name only tells its script hash apart from /budget's (the same file); no URL opens it.
+ROOT = "root"
+
+
+def public_path(page, pages: list) -> str:
+    """The url_path a link to ``page`` uses: its own, or for the root the first page's (Budget, which it runs)."""
+    return page.url_path or next(p.url_path for p in pages if p.visibility == "visible")
 
 
 def pages(build: Callable[[], list]) -> list:
@@ -46,7 +54,8 @@ def run(pages: list) -> None:
     views.style()
     page = st.navigation(pages, position="hidden")
     nav = st.sidebar.container()
-    widgets.sidebar(page.url_path or "budget")
+    path = public_path(page, pages)
+    widgets.sidebar(path)
     top = st.container()  # filled after the page: refusals made by the page's own inputs are listed too
     _run.active = True
     try:
@@ -58,7 +67,7 @@ def run(pages: list) -> None:
         widgets.show_refusals()
         widgets.show_block_size_problem()
         widgets.show_basis(cached.spec(widgets.current()))
-    widgets.finish(nav, pages)
+    widgets.finish(nav, [p for p in pages if p.visibility == "visible"], page.url_path, path)
 
 
 def enter() -> None:

@@ -643,6 +643,18 @@ def model_warnings(spec: ModelSpec, state: PlanState) -> list[str]:
     return list(spec.warnings)
 
 
+def quant_name_warning(state: PlanState) -> None:
+    """The "name says FP8 but config.json has no quantization_config" warning (kvplan.hf_config
+    quantized_name_without_config), as ``model_warnings`` keeps it, for the pages whose plan lists no warnings of
+    its own: Paging, Parallelism, GPUs (Budget and Import list the plan's warnings, Model the spec's). Nothing
+    when the spec cannot be read: the pages say why."""
+    try:
+        spec = cached.spec(state)
+    except (KvplanError, ValueError):
+        return
+    bullet_list([w for w in model_warnings(spec, state) if w.endswith(QUANT_NAME_HINT)], "warning")
+
+
 def mtp_loaded(state: PlanState) -> bool:
     """Whether the state's plan loads the checkpoint's multi-token-prediction layers (its 'MTP layers (in weights)'
     term: vLLM's --speculative-config method mtp). False when the plan cannot be made."""
@@ -981,6 +993,15 @@ def auto_dtype(state: PlanState) -> str:
     return f"{AUTO_DTYPE} {spec.dtype}, served as {served} ({who} downcasts float32)"
 
 
+def speculative_text(method: str, given: str | None) -> str:
+    """A --speculative-config method as the user typed it, and kvplan's reading of it where that differs.
+    "qwen3_next_mtp" planned as "mtp" -> "qwen3_next_mtp (read as mtp)"; "eagle3" -> "eagle3"; none typed (named
+    from the draft's repo) -> the method planned."""
+    if not given or given == method:
+        return method
+    return f"{given} (read as {method})"
+
+
 def vllm_rows(args: VllmArgs, command=None, auto: str = AUTO_DTYPE) -> list[dict[str, str]]:
     """The Import table: each flag kvplan plans and its value (``command``: the ``Command`` of ``args``; its
     engine decides which serving knobs are listed, vLLM's by default; ``auto``: what --dtype auto means for the model,
@@ -1025,7 +1046,8 @@ def vllm_rows(args: VllmArgs, command=None, auto: str = AUTO_DTYPE) -> list[dict
         elif name == "speculative_method":
             # draft_model's drafter is a smaller LM (a preset), not an EAGLE head: the row said "draft head llama-3.2-1b"
             kind = "draft model" if value == "draft_model" else "draft head"
-            shown = f"{value}, {figures.counted(knobs['num_speculative_tokens'], 'token')}" + (
+            shown = f"{speculative_text(value, getattr(args, 'speculative_given', None))}, " \
+                    f"{figures.counted(knobs['num_speculative_tokens'], 'token')}" + (
                 f", {kind} {knobs['drafter']}" if knobs.get("drafter") else "")
         elif isinstance(value, bool):
             shown = _flag_value(name, value)

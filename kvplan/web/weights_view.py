@@ -28,7 +28,7 @@ from kvplan.web import state as state_mod
 LABEL = "Model loading took (GiB)"
 CHECKPOINT_LABEL = "Checkpoint weights (ck)"
 LOCAL_LABEL = "Local checkpoint folder (ckd)"
-FALLBACK = "computed weights (kvplan's shard sums), labelled so on the Budget page"
+FALLBACK = "computed weights (kvplan's shard sums, labelled so on the Budget page)"
 HEADERS = "model.headers.repo"  # the repo whose headers the Model page shows (kept across reruns)
 LOCAL_HEADERS = "model.local.folder"  # the local folder whose headers it shows
 _ss = st.session_state
@@ -117,8 +117,9 @@ def measured_input(state) -> None:
         except ValueError as exc:
             reason = str(exc)
     shown = "computed" if state.weights_gib is None else f"{state_mod.fmt_decimal(state.weights_gib)} GiB"
-    st.error(f"{LABEL} = {state_mod.fmt_decimal(value)}: {views.esc(reason)}. Planning {shown}.", icon=":material/block:")
-    widgets.refuse(LABEL, f"{state_mod.fmt_decimal(value)}", reason, f"the last valid weights: {shown}")
+    instead = "computed weights" if state.weights_gib is None else f"the last valid weights ({shown})"
+    st.error(widgets.refusal_text(LABEL, state_mod.fmt_decimal(value), reason, instead), icon=":material/block:")
+    widgets.refuse(LABEL, f"{state_mod.fmt_decimal(value)}", reason, instead)
 
 
 def hub_headers(repo: str, state) -> None:

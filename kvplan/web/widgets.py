@@ -94,8 +94,37 @@ def start() -> PlanState:
 
 
 def refuse(label: str, value: Any, reason: str, instead: str) -> None:
-    """Record an input this run refused: shown under the input and at the top of every page."""
-    _ss.setdefault(REFUSED, []).append((label, str(value), reason, instead))
+    """Record an input this run refused: shown under the input and at the top of every page.
+
+    ``instead``: what every page plans in its place, as a phrase ("the last valid value (8,192)")."""
+    _ss.setdefault(REFUSED, []).append((label, _typed(value), reason, instead))
+
+
+def _typed(value: Any) -> str:
+    """A refused value as the messages write it: a whole number with thousands separators (100000 -> "100,000")."""
+    return f"{value:,}" if isinstance(value, int) and not isinstance(value, bool) else str(value)
+
+
+def refusal_text(label: str, value: Any, reason: str, instead: str) -> str:
+    """A refusal as one sentence (Markdown, escaped): the field, the value refused, what is allowed, what is planned.
+    Worked example: ("Context length (max_model_len)", 0, "must be from 1 to 100,000,000", "the model's maximum
+    (131,072)") -> "**Refused context length (max_model_len) = 0**: must be from 1 to 100,000,000; every page plans
+    the model's maximum (131,072) instead." (it read "... Every page shows the last valid context length
+    (max_model_len): model max: 131,072, not the refused input.")."""
+    typed = f" = {views.esc(_typed(value))}" if str(value) != "" else ""
+    label = label.split(": ", 1)[0]  # "Command line: vllm serve ..., ..." -> "Command line" (no second colon)
+    return (f"**Refused {views.esc(_lower(label))}{typed}**: {views.esc(str(reason).rstrip(' .'))}; every page "
+            f"plans {views.esc(instead)} instead.")
+
+
+def last_valid(text: str) -> str:
+    """What a refused input's page plans, as ``refusal_text`` says it: "the last valid value (8,192)"."""
+    return f"the last valid value ({text})"
+
+
+def unset_default(placeholder: str | None) -> str:
+    """What an unset box plans, from its placeholder: "the default (by device memory)"; none: "the default"."""
+    return f"the default ({placeholder})" if placeholder else "the default"
 
 
 def refusals() -> list[tuple[str, str, str, str]]:
@@ -106,7 +135,7 @@ def refusals() -> list[tuple[str, str, str, str]]:
         message, offline, *source = _ss[MODEL_ERROR]
         name = cached.spec(current()).name
         out.insert(0, (source[0] if source else "model source", "", ("offline: " if offline else "") + message,
-                       f"the last valid model, {name}"))
+                       f"the last valid model ({name})"))
     return out
 
 
@@ -162,6 +191,7 @@ def bind(name: str, widget: Callable[..., Any], *args: Any, to_widget: Callable[
     # never reaches the app, so the old plan would stay on screen as if current. Checked here instead.
     lo, hi = (kwargs.pop("min_value", None), kwargs.pop("max_value", None)) if _is_number_input(widget) \
         else (None, None)
+    unset = kwargs.pop("unset", None)  # what an unset box plans, in words (else unset_default(placeholder))
     if isinstance(lo, int) and "step" not in kwargs:
         kwargs["step"] = 1  # whole numbers (without a bound, Streamlit would take the box for a float one)
     value = widget(*args, key=key, **kwargs)
@@ -176,10 +206,10 @@ def bind(name: str, widget: Callable[..., Any], *args: Any, to_widget: Callable[
                 reason = str(exc)
         if reason is not None:
             # an unset box plans what its placeholder says ("model max: 131,072", "as many as fit")
-            shown = (kwargs.get("placeholder") or "unset") if old is None else BY_NAME[name].format(old)
-            st.error(f"{views.esc(label)} = {views.esc(new)}: {views.esc(reason)}. Planning {views.esc(shown)}.",
-                     icon=":material/block:")
-            refuse(label, new, reason, f"the last valid {_lower(label)}: {shown}")
+            shown = (unset or unset_default(kwargs.get("placeholder"))) if old is None else \
+                last_valid(_typed(old) if type(old) is int else BY_NAME[name].format(old))
+            st.error(refusal_text(label, new, reason, shown), icon=":material/block:")
+            refuse(label, new, reason, shown)
             return old
     return new
 
@@ -215,9 +245,9 @@ def bind_text(name: str, label: str, parse: Callable[[str], Any], *, area: bool 
     try:
         new = parse(text)
     except ValueError as exc:
-        st.error(f"{views.esc(label)}: {views.esc(exc)}", icon=":material/error:")
-        shown = "unset" if value is None else BY_NAME[name].format(value)
-        refuse(label, text[:80], str(exc), f"the last valid value: {shown[:80]}")
+        shown = "the default" if value is None else last_valid(BY_NAME[name].format(value)[:80])
+        st.error(refusal_text(label, text[:80], str(exc), shown), icon=":material/error:")
+        refuse(label, text[:80], str(exc), shown)
         return value
     if new != value:
         update(**{name: new})
@@ -239,9 +269,9 @@ def bind_tuple(name: str, labels: tuple[str, ...], **kwargs: Any) -> tuple:
         try:
             update(**{name: new})
         except ValueError as exc:
-            st.error(views.esc(exc))
-            refuse(", ".join(labels), ":".join(map(str, new)), str(exc),
-                   "the last valid values: " + ":".join(map(str, value)))
+            shown = "the last valid values (" + ":".join(map(str, value)) + ")"
+            st.error(refusal_text(", ".join(labels), ":".join(map(str, new)), str(exc), shown))
+            refuse(", ".join(labels), ":".join(map(str, new)), str(exc), shown)
             return value
     return new
 
@@ -259,9 +289,7 @@ def show_refusals() -> None:
     """At the top of every page: each refused input, and that the pages plan the last valid input instead
     (never the refused one, and never as if nothing had been refused)."""
     for label, value, reason, instead in refusals():
-        typed = f" = {views.esc(value)}" if value else ""
-        st.error(f"**Refused: {views.esc(label)}**{typed}: {views.esc(reason)}  \n"
-                 f"Every page shows **{views.esc(instead)}**, not the refused input.", icon=":material/block:")
+        st.error(refusal_text(label, value, reason, instead), icon=":material/block:")
     if MODEL_ERROR in _ss:
         st.button("Dismiss: keep the last valid model", key="kv.dismiss", on_click=_ss.pop, args=(MODEL_ERROR, None))
 
@@ -326,11 +354,13 @@ def sidebar(page: str) -> None:
              max_value=100_000_000, step=1024,
              # "model maximum: 1,048,576" was cut at 1400 px (GLM-5.2); "model max: 10,485,760" fits
              placeholder=f"model max: {spec.max_position_embeddings or 4096:,}",
+             unset=f"the model's maximum ({spec.max_position_embeddings or 4096:,})",
              # the browser's number box reads '1e5' as 1 and refuses '32k' (Streamlit's parseInt): say so
              help="--max-model-len, in whole tokens (32768, not 32k or 1e5: a number box reads 1e5 as 1; the "
                   "Import page reads 32k)")
         bind("concurrency", st.number_input, "Concurrent sequences", value=None, min_value=1, max_value=10_000_000,
-             step=1, placeholder="as many as fit", help="Sequences of max_model_len tokens served at once.")
+             step=1, placeholder="as many as fit", unset="as many sequences as fit",
+             help="Sequences of max_model_len tokens served at once.")
         row = views.row(wrap=False)
         bind("kv_cache_dtype", row.selectbox, "KV dtype", list(KV_DTYPES), help="--kv-cache-dtype")
         bind("weight_format", row.selectbox, "Weights", ["as shipped", *FORMATS],
@@ -525,15 +555,16 @@ def _serving_knobs(state: PlanState) -> None:
             if "format_func" in kwargs or "to_widget" in kwargs:  # a select: its options' own words
                 def seen(value: Any) -> str:
                     return str(kwargs.get("format_func", str)(kwargs.get("to_widget", lambda v: v)(value)))
-                shown, typed = seen(old), seen(new)
+                shown, typed = last_valid(seen(old)), seen(new)
             else:  # a number as typed, the planned one as the link writes it
-                shown, typed = "unset" if old is None else BY_NAME[name].format(old), new
+                shown = unset_default(kwargs.get("placeholder")) if old is None else \
+                    last_valid(_typed(old) if type(old) is int else BY_NAME[name].format(old))
+                typed = new
             named = views.knob_flag(name, current().engine)
             if named.lstrip("-").replace("-", "_") != label and not exc.message.startswith(named):
                 label = f"{label} ({named})"
-            st.error(f"{views.esc(label)} = {views.esc(typed)}: {views.esc(exc.message)}. Planning {views.esc(shown)}.",
-                     icon=":material/block:")
-            refuse(label, typed, exc.message, f"the last valid {label}: {shown}")
+            st.error(refusal_text(label, typed, exc.message, shown), icon=":material/block:")
+            refuse(label, typed, exc.message, shown)
 
     if state.engine == "vllm":
         knob("decode_context_parallel_size", st.number_input, "decode_context_parallel_size", "shards the KV cache of "
@@ -866,8 +897,11 @@ def show_model_error() -> None:
 
 # ----------------------------------------------------------------------------- after the page
 
-def finish(nav: Any, pages: list) -> None:
+def finish(nav: Any, pages: list, here: str = "", path: str | None = None) -> None:
     """Write the URL, draw the page links (carrying the plan) and the share box.
+
+    ``pages``: the pages linked; ``here``: the running page's url_path ("" at the app's root), ``path``: the one the
+    share link opens (the root's is Budget's, "budget"; None: ``here``).
 
     A plan whose link would pass MAX_LINK_QUERY characters (a large pasted config, a long command or
     length list) writes a shorter link without those fields, says so, and points to the plan JSON."""
@@ -890,7 +924,7 @@ def finish(nav: Any, pages: list) -> None:
                             on_change="rerun")
     if share.open:  # lazy, as the engine knobs
         with share:
-            _share(params, cut)
+            _share(params, cut, here, path)
 
 
 def _page_links(pages: list, params: dict[str, str]) -> None:
@@ -898,24 +932,27 @@ def _page_links(pages: list, params: dict[str, str]) -> None:
         st.page_link(page, query_params=params)
 
 
-def share_url(params: dict[str, str]) -> str:
-    """This page's address with the plan's query; the root page's ``st.context.url`` has no path
-    ("http://host:8501"), so a "/" goes before the "?" there (it read "http://host:8501?v=1...")."""
-    base = st.context.url or "/"
-    if not urllib.parse.urlsplit(base).path:
-        base += "/"
+def share_url(params: dict[str, str], here: str = "", path: str | None = None) -> str:
+    """The address of the page at url_path ``path`` (None: ``here``) with the plan's query. ``st.context.url`` is the
+    running page's address, the app's base plus ``here`` (that page's url_path, "" at the root: "http://host:8501",
+    without a "/"; the link read "http://host:8501?v=1..."). Worked example: at the root, here "", path "budget",
+    context "http://host:8501" -> "http://host:8501/budget?v=1&m=...", the page the page links open."""
+    base = (st.context.url or "").removesuffix("/")
+    if here and base.endswith("/" + here):
+        base = base[: -len(here) - 1]
     query = urllib.parse.urlencode(params)
-    return f"{base}?{query}" if query else base
+    url = f"{base}/{here if path is None else path}"
+    return f"{url}?{query}" if query else url
 
 
-def _share(params: dict[str, str], cut: list[str] = ()) -> None:
+def _share(params: dict[str, str], cut: list[str] = (), here: str = "", path: str | None = None) -> None:
     if cut:
         st.caption("The link below leaves out what made it too long (it says so when opened); the Plan JSON "
                    "holds everything.")
     else:
         st.caption("The link reopens this page with this exact plan. Copy it with the copy button at its "
                    "top right.")
-    st.code(share_url(params), language=None, wrap_lines=True)
+    st.code(share_url(params, here, path), language=None, wrap_lines=True)
     state = current()
     # One per row: side by side in the sidebar their labels were cut to "Plan ...".
     st.download_button("Plan JSON", data=lambda: plan_json(state), file_name="kvplan-plan.json",
