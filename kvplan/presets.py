@@ -18,8 +18,15 @@ PRESET_DIR = Path(__file__).parent / "presets"
 
 @lru_cache(maxsize=1)
 def manifest() -> tuple[dict[str, Any], ...]:
-    """The manifest entries: name, file, hf_repo, family, source, provenance, notes."""
+    """The manifest entries: name, file, hf_repo, family, source, provenance, notes; ``same_shape_repos`` (optional)
+    lists sibling repos whose config.json has the same shape (Qwen3-Next's -Instruct beside the preset's -Thinking),
+    each checked by hand: a name alone never says so (Kimi-K2-Thinking is INT4 where -Instruct is FP8)."""
     return tuple(json.loads((PRESET_DIR / "MANIFEST.json").read_text()))
+
+
+def repo_keys(entry: dict[str, Any]) -> tuple[str, ...]:
+    """The lower-cased names an entry answers to: its name, its hf_repo and its same-shape siblings."""
+    return tuple(k.lower() for k in (entry["name"], entry.get("hf_repo", ""), *entry.get("same_shape_repos", ())) if k)
 
 
 def preset_names() -> list[str]:
@@ -29,7 +36,7 @@ def preset_names() -> list[str]:
 def _entry(name: str) -> dict[str, Any]:
     key = name.strip().lower()
     for entry in manifest():
-        if entry["name"] == key or entry.get("hf_repo", "").lower() == key:
+        if key in repo_keys(entry):
             return entry
     close = difflib.get_close_matches(key, preset_names(), n=3)
     hint = f"; did you mean {', '.join(close)}?" if close else "; `python -m kvplan presets` lists them"

@@ -1059,7 +1059,7 @@ def preset_for_model(model: str | None) -> str | None:
     """The preset a ``--model`` value names: a preset name, its HF repo id, or the repo id of an
     instruct/chat variant of it ('meta-llama/Llama-3.1-8B-Instruct' -> 'llama-3.1-8b', same config
     shape). None when no preset matches (the caller may fetch the config from the Hub)."""
-    from kvplan.presets import manifest
+    from kvplan.presets import manifest, repo_keys
 
     if not model:
         return None
@@ -1072,7 +1072,7 @@ def preset_for_model(model: str | None) -> str | None:
 
     key = base(model)
     for entry in manifest():
-        if key in (base(entry["name"]), base(entry.get("hf_repo", ""))):
+        if key in {base(k) for k in repo_keys(entry)}:
             return entry["name"]
     return None
 

@@ -99,3 +99,20 @@ def test_unknown_model_offers_the_hub():
     assert any("not a built-in preset" in plain(w.value) for w in at.warning)
     assert at.button(key="import.fetch")
     assert not at.metric
+
+
+def test_a_command_without_a_model_names_the_pasted_config_it_plans():
+    # a config.json pasted (or sent in a link) without a name: state.model still holds the preset picked before it,
+    # which is not what the sidebar plans; the Import note and preview name the pasted config, not "llama-3.1-8b"
+    from kvplan.presets import preset_config
+    from kvplan.vllm_args import parse_vllm_command
+    from kvplan.web import views
+    from kvplan.web.state import PlanState, encode_config
+
+    state = PlanState(model="llama-3.1-8b", config=encode_config(preset_config("qwen3-8b")), import_gpu="H100-SXM")
+    imported, note = views.imported_state(state, parse_vllm_command("vllm serve --max-model-len 8192"))
+    assert imported is not None and imported.config == state.config and imported.max_model_len == 8192
+    assert "planned with the sidebar's model (the pasted config.json)" in note and "llama-3.1-8b" not in note
+    assert views.preview_note(state).count(r"plan the pasted config\.json on H100-SXM") == 1  # markdown-escaped
+    named = state.model_copy(update={"model_name": "acme/qwen-clone"})
+    assert "(acme/qwen-clone)" in views.imported_state(named, parse_vllm_command("vllm serve"))[1]

@@ -86,6 +86,16 @@ def test_bad_values_raise_naming_the_flag(cmd, flag):
 @pytest.mark.parametrize("model, preset", [
     ("meta-llama/Llama-3.1-70B-Instruct", "llama-3.1-70b"), ("Qwen/Qwen3-8B", "qwen3-8b"),
     ("meta-llama/Llama-2-7b-chat-hf", "llama-2-7b"), ("llama-3.1-8b", "llama-3.1-8b"), ("acme/unknown", None),
+    # a same-shape sibling the manifest names (the preset is the -Thinking config; -Instruct's has the same fields)
+    ("Qwen/Qwen3-Next-80B-A3B-Instruct", "qwen3-next-80b-a3b"),
+    # a name alone is not enough: Kimi-K2-Thinking ships INT4 experts where the kimi-k2-instruct preset is FP8
+    ("moonshotai/Kimi-K2-Thinking", None),
     (None, None)])
 def test_preset_for_model(model, preset):
     assert preset_for_model(model) == preset
+
+
+def test_a_same_shape_sibling_loads_the_preset_by_its_repo_id():
+    from kvplan.presets import load_preset
+
+    assert load_preset("Qwen/Qwen3-Next-80B-A3B-Instruct") == load_preset("qwen3-next-80b-a3b")

@@ -1180,7 +1180,7 @@ def imported_state(state: PlanState, command) -> tuple[PlanState | None, str]:
         changes["sglang_version"] = command.sglang_version
         v0 = f" Image tag: SGLang profile {command.sglang_version}."
     if args.model is None:
-        note = f"No model in the command: planned with the sidebar's model ({state.model_name or state.model})."
+        note = f"No model in the command: planned with the sidebar's model ({model_shown(state)})."
     elif state.config and state.model_name == args.model:
         note = f"Model {args.model}: its config.json, fetched from the Hub."
     elif (preset := preset_for_model(args.model)) is not None:
@@ -1238,11 +1238,19 @@ def _check_knobs(imported: PlanState) -> None:
         pass  # a refusal of another input: the page shows it with the plan
 
 
+def model_shown(state: PlanState) -> str:
+    """The model the sidebar plans, in words: its name; a config.json pasted, uploaded or sent in a link without a
+    name is "the pasted config.json" (state.model still holds the preset picked before it, which is not planned)."""
+    if state.model_name:
+        return state.model_name
+    return "the pasted config.json" if state.config else state.model
+
+
 def preview_note(state: PlanState) -> str:
     """The Import preview's note on what the sidebar plans now: its model and GPU, or, where the sidebar's own inputs
     are refused (llama-3.1-8b at -tp 3: 32 heads over 3 ranks), that it plans nothing (not "still plans" a plan that
     is not there)."""
-    what = f"{esc(state.model_name or state.model)} on {state.gpu}"
+    what = f"{esc(model_shown(state))} on {state.gpu}"
     try:
         cached.plan_for(state)
     except KvplanError as exc:
