@@ -68,3 +68,14 @@ def test_deepseek_v4_still_says_what_its_read_over_counts():
     assert len(notes) == 1 and "(CSA)" in notes[0], _captions(at)
     ceiling = next(m for m in at.metric if m.label == "Tokens/s (ceiling)")
     assert "no upper bound" in ceiling.help and "an upper bound, not a forecast" not in ceiling.help
+
+
+def test_the_gpus_page_says_no_upper_bound_only_where_the_read_still_over_counts():
+    # DeepSeek-V4-Flash: the CSA layers' compressed entries are all counted (its attention reads the top-k)
+    at = run_app({"v": "1", "m": "deepseek-v4-flash"}, page="pages/gpus.py")
+    notes = [c for c in _captions(at) if c.startswith("Not an upper bound for this model: the tokens/s bound")]
+    assert len(notes) == 1 and "(CSA)" in notes[0] and "$ / M tokens is no floor" in notes[0], _captions(at)
+    # gpt-oss-120b: k experts and the windows are read as a step reads them: the bound is one, no such note
+    at = run_app({"v": "1", "m": "gpt-oss-120b"}, page="pages/gpus.py")
+    assert not [c for c in _captions(at) if c.startswith("Not an upper bound")], _captions(at)
+    assert any("with k routed experts per MoE layer" in plain(m.value) for m in at.markdown)

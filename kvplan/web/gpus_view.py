@@ -300,6 +300,10 @@ def pareto_figure(options: Sequence[Option], objective: str, top: Sequence[Optio
 def show(picker: Picker, state: PlanState, max_len: int) -> None:
     views.picker_context_warning(state)
     st.markdown(rule_text(picker, max_len).replace("$", "\\$"))  # a bare $ would start LaTeX
+    over = views.decode_overcounts(cached.spec(state))
+    if over:  # the roofline still reads more than a step of this model does (kvplan.web.views.OVERCOUNTED)
+        st.caption("Not an upper bound for this model: the tokens/s bound counts " + "; and ".join(over)
+                   + ", so a real step can run faster and $ / M tokens is no floor.")
     every = st.toggle("Every layout (not only the best per GPU)", key=ALL_LAYOUTS)
     # The ranking is a function of the state, the toggle, and the catalog and prices the picker swept (both
     # replaceable by a test): drawn once per key and replayed after (views.replayed).
