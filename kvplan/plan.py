@@ -2722,8 +2722,14 @@ def decode_weight_parts(rank: RankPlan) -> tuple[int, int]:
     the checkpoint's experts (vLLM's MXFP4 MoE layout term, kvplan.vllm_layouts.vllm_mxfp4_extra_bytes), scaled with
     the experts a step reads, and the tower's shard, which a decode step does not read. Worked number: gpt-oss-120b
     on one H100 (vLLM 0.33, Triton): (3,795,517,440, 0)."""
-    return (sum(t.bytes for t in rank.terms if t.name.startswith(ROUTED_LAYOUT_TERMS)),
-            sum(t.bytes for t in rank.terms if t.name.startswith(UNREAD_IN_DECODE_TERMS)))
+    routed = unread = 0
+    for t in rank.terms:
+        if not t.applied:  # both are shown inside "weights", not subtracted again
+            if t.name.startswith(ROUTED_LAYOUT_TERMS):
+                routed += t.bytes
+            elif t.name.startswith(UNREAD_IN_DECODE_TERMS):
+                unread += t.bytes
+    return routed, unread
 
 
 def expected_experts(num_experts: int, per_tok: int, batch: int) -> float:
@@ -2775,8 +2781,9 @@ def decode_bound(spec: ModelSpec, gpu: GpuSpec, layout: Layout, weights_rank: in
                 routed_expert_groups(spec, layout, weight_format) if any(
                     layer.experts is not None for layer, _ in stage_distinct(spec, 1, 0)) else ())
     active, caches, state_b, routed = spec.memo(("decode-bound", layout, kv_b, weight_format), per_spec)
-    kv_seq = sum(c.decode_read_bytes(context, tp, kv_b, state_b) * n for c, n in caches) // pp
-    attended = sum(c.decode_attended(context) * n for c, n in caches)  # recurrent parts attend to none
+    kv_seq, attended = spec.memo(("decode-read", tp, pp, kv_b, context), lambda: (  # a sweep asks ~3 lengths
+        sum(c.decode_read_bytes(context, tp, kv_b, state_b) * n for c, n in caches) // pp,
+        sum(c.decode_attended(context) * n for c, n in caches)))  # recurrent parts attend to none
     kv = batch * kv_seq
     held = sum(r[0] for r in routed)
     least = expect = on_stage = 0
@@ -2800,11 +2807,9 @@ def decode_bound(spec: ModelSpec, gpu: GpuSpec, layout: Layout, weights_rank: in
     step, step_mean = max(t_mem, t_cmp) * pp, max(t_mean, t_cmp) * pp  # stages run one after another for one token
     prompt = prompt_tokens if prompt_tokens is not None else 0
     n = max(context - prompt, 0)
-    return DecodeBound(batch=batch, context=context, bytes_per_step=moved, flops_per_step=flops,
-                       memory_time_s=t_mem, compute_time_s=t_cmp, tokens_per_s=batch / step if step else 0.0,
-                       bound="memory" if t_mem >= t_cmp else "compute",
-                       qk_matches_per_head=n * prompt + n * (n + 1) // 2, kv_bytes_per_step=kv,
-                       expected_bytes_per_step=moved_mean,
-                       expected_tokens_per_s=batch / step_mean if step_mean else 0.0,
-                       experts_read_least=low_experts, experts_read_expected=mean_experts,
-                       experts_read_most=most_experts)
+    return DecodeBound(
+        batch=batch, context=context, bytes_per_step=moved, flops_per_step=flops, memory_time_s=t_mem,
+        compute_time_s=t_cmp, tokens_per_s=batch / step if step else 0.0, bound="memory" if t_mem >= t_cmp else "compute",
+        qk_matches_per_head=n * prompt + n * (n + 1) // 2, kv_bytes_per_step=kv, expected_bytes_per_step=moved_mean,
+        expected_tokens_per_s=batch / step_mean if step_mean else 0.0, experts_read_least=low_experts,
+        experts_read_expected=mean_experts, experts_read_most=most_experts)
