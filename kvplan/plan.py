@@ -2771,11 +2771,11 @@ def decode_bound(spec: ModelSpec, gpu: GpuSpec, layout: Layout, weights_rank: in
     sliding x 128 tokens) x 2,048 B = 4,836,556,800 -> 11,149,890,176 B a step, 300 tokens/s at most (the old
     every-weight, whole-context read: 78,741,564,032 B, 43). At batch 64 uniform routing reads 111.2 experts a layer.
     """
-    from kvplan.params import count_params
-
     tp, pp = layout.tp, layout.pp
 
     def per_spec() -> tuple:  # what depends on the spec, layout, KV dtype and format only (a sweep's ~800 calls)
+        from kvplan.params import count_params
+
         caches = [(part, n) for layer, n in stage_distinct(spec, 1, 0) for part in cache_parts(layer.cache)]
         return (count_params(spec).active_params, caches, DTYPE_BITS[spec.dtype] // 8,
                 routed_expert_groups(spec, layout, weight_format) if any(
