@@ -175,3 +175,20 @@ def test_what_the_budget_still_calls_no_upper_bound():
     m3 = parse_config(load_config_text((Path(__file__).parent / "fixtures" / "configs" / "minimax-m3-nvfp4.json"
                                         ).read_bytes()))
     assert ["MiniMax-M3" in s for s in decode_overcounts(m3)] == [True]
+
+
+def test_fp8_block_experts_are_priced_per_rank_under_tp_and_ep():
+    spec = load_preset("deepseek-v3.2")  # fp8-block, 58 MoE layers of 256 experts (k 8), hidden 7,168, expert 2,048
+    # TP 8: gate and up split to 256 outputs: 256 x 7,168 fp8 = 1,835,008 B + cdiv(256, 128) x 7,168 / 128 = 112
+    # fp32 block scales = 448 B -> 1,835,456; down split to 256 inputs: the same 1,835,456; an expert's shard
+    # 3 x 1,835,456 = 5,506,368 B, x 256 experts x 58 layers = 81,758,552,064 B
+    assert routed_expert_groups(spec, Layout(tp=8)) == ((58 * 256 * 3 * 1_835_456, 256, 8, 256),)
+    assert 58 * 256 * 3 * 1_835_456 == 81_758_552_064
+    # EP 8: 32 whole experts of 3 x (2,048 x 7,168 + 16 x 56 x 4) = 3 x 14,683,648 = 44,050,944 B: the same bytes
+    assert routed_expert_groups(spec, Layout(tp=8, ep=True)) == ((58 * 32 * 44_050_944, 256, 8, 32),)
+    # a step of one token: TP reads 8 / 256 of every rank's shards, EP the busiest rank cdiv(8, 8) = 1 of its 32
+    gpu, w = get_gpu("H200"), 90_000_000_000
+    tp = decode_bound(spec, gpu, Layout(tp=8), w, 1, 1, 2)
+    ep = decode_bound(spec, gpu, Layout(tp=8, ep=True), w, 1, 1, 2)
+    assert tp.bytes_per_step - tp.kv_bytes_per_step == w - 81_758_552_064 + 81_758_552_064 * 8 // 256
+    assert ep.bytes_per_step - ep.kv_bytes_per_step == w - 81_758_552_064 + 81_758_552_064 // 32
