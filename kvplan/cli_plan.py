@@ -330,7 +330,10 @@ def cmd_plan(args) -> None:
                      f"{payload['allocated_slots']} slots, {payload['wasted_slots']} wasted")
     if p.decode:
         lines.append(f"  decode bound: {p.decode.tokens_per_s:,.0f} tokens/s at batch {p.decode.batch} "
-                     f"({p.decode.bound}-bound ceiling)")
+                     f"({p.decode.bound}-bound ceiling)" + (
+                         f"; {p.decode.expected_tokens_per_s:,.0f} at uniform routing (estimate: "
+                         f"{p.decode.experts_read_expected:,.1f} experts a MoE layer, the ceiling "
+                         f"{p.decode.experts_read_least:,.0f})" if p.decode.experts_read_least else ""))
     print("\n".join(lines))
 
 

@@ -46,6 +46,19 @@ class _Frozen(BaseModel):
         return self.tokens_held(tokens, convention) * self.kv_bytes_per_token(  # type: ignore[attr-defined]
             convention, tp, kv_dtype_bytes)
 
+    def decode_attended(self, tokens: int) -> int:
+        """Tokens one decode step's attention of this layer reads at a context of ``tokens`` (vllm's cache): what it
+        keeps (full: all; sliding: min(tokens, window); chunked: the current chunk; recurrent: none)."""
+        return self.tokens_held(tokens, "vllm")  # type: ignore[attr-defined]
+
+    def decode_read_bytes(self, tokens: int, tp: int = 1, kv_dtype_bytes: int = 2, state_dtype_bytes: int = 2) -> int:
+        """Bytes of this layer's cache one decode step reads for one sequence at a context of ``tokens`` (vllm's
+        layout on one of ``tp`` ranks): the KV it holds (``bytes_held``) plus its fixed recurrent state. Worked
+        number: gpt-oss-120b's sliding layer (8 KV heads of 64, window 128) at 131,072 tokens in bf16 reads
+        128 x 8 x 128 x 2 = 262,144 B, not 131,072 x 2,048 = 268,435,456 B."""
+        return self.bytes_held(tokens, "vllm", tp, kv_dtype_bytes) + self.state_bytes(  # type: ignore[attr-defined]
+            "vllm", tp, state_dtype_bytes)
+
 
 def heads_per_rank(heads: int, tp: int) -> int:
     """KV heads one TP rank stores: ``max(1, heads // tp)`` (vLLM ``get_num_kv_heads``).
@@ -394,6 +407,16 @@ class MLAIndexerAttention(_Frozen):
         d = self.index_head_dim or 0
         return d + d // 128 * 4
 
+    def decode_attended(self, tokens: int) -> int:
+        """The sparse attention reads the indexer's top-k tokens: min(tokens, index_topk) (all tokens without one)."""
+        return min(tokens, self.index_topk) if self.index_topk else tokens
+
+    def decode_read_bytes(self, tokens: int, tp: int = 1, kv_dtype_bytes: int = 2, state_dtype_bytes: int = 2) -> int:
+        """One decode step reads the latent of min(tokens, index_topk) tokens and, in a layer running its own
+        indexer, the indexer key of every token. Worked number: DeepSeek-V3.2 in bf16 at 131,072 tokens,
+        2,048 x 1,152 + 131,072 x 132 = 19,660,800 B a layer (the whole cache: 131,072 x 1,284 = 168,296,448 B)."""
+        return self.decode_attended(tokens) * self.latent_bytes_vllm(kv_dtype_bytes) + tokens * self.indexer_bytes_vllm
+
     def tokens_held(self, tokens: int, convention: Convention = "vllm") -> int:
         return tokens
 
@@ -458,6 +481,11 @@ class CompressedAttention(_Frozen):
         if convention == "transformers":
             return self.elems_per_token(convention, tp) * kv_dtype_bytes
         return self.kv_entry_bytes(kv_dtype_bytes)
+
+    def decode_attended(self, tokens: int) -> int:
+        """The sliding window plus every compressed entry (tokens // compress_rate): CSA's top-k over them is not
+        modeled (the spec has no top-k), so this counts more than a CSA step reads."""
+        return self.tokens_held(tokens) + (tokens // self.compress_rate if self.compress_rate else 0)
 
     def tokens_held(self, tokens: int, convention: Convention = "vllm") -> int:
         """Tokens of the sliding window held (compressed entries are counted by bytes_held)."""

@@ -276,6 +276,31 @@ def _expert_bytes(layer, layout, moe_ranks, fmt, overrides, base, base_bytes) ->
     return out
 
 
+def routed_expert_groups(spec: ModelSpec, layout: Layout, weight_format: str | None = None
+                         ) -> tuple[tuple[int, int, int, int], ...]:
+    """((bytes, num_experts, experts_per_tok, experts_on_rank), ...): the routed experts the busiest rank holds, per
+    group of identical MoE layers over all stages (``bytes``: the group's copies together), priced as
+    ``_rank_weight_bytes`` prices them (the checkpoint's formats and overrides; TP splits each expert, EP places
+    ``cdiv(E, tp x dp)`` whole experts on a rank). ``experts_on_rank``: E under TP, cdiv(E, tp x dp) under EP.
+    Shared experts are in the layers' ``mlp``, not here. Worked number: gpt-oss-120b (MXFP4) at TP 1: one group of 36
+    layers x 128 experts; its bytes over 36 x 128 are one expert's gate_up + down (see tests/test_decode_read.py)."""
+    def build():
+        fmt, use_overrides = resolve_format(spec, weight_format)
+        base = base_dtype(spec, fmt)
+        base_bytes = {"fp32": 4, "bf16": 2, "fp16": 2}[base]
+        moe_ranks = layout.tp * layout.dp
+        out = []
+        for layer, n, mine in layer_groups(spec, overrides=use_overrides):
+            e = layer.experts
+            if e is None:
+                continue
+            on_rank = cdiv(e.num_experts, moe_ranks) if layout.ep else e.num_experts
+            out.append((n * _expert_bytes(layer, layout, moe_ranks, fmt, mine, base, base_bytes), e.num_experts,
+                        e.num_experts_per_tok, on_rank))
+        return tuple(out)
+    return spec.memo(("routed-experts", layout.tp, layout.dp, layout.ep, weight_format), build)
+
+
 @functools.lru_cache(maxsize=8192)
 def _split_expert_bytes(c: Linear, f: str, count: int, moe_ranks: int, base: str, base_bytes: int) -> int:
     """``count`` experts of linear ``c`` in format ``f``, split by intermediate size over ``moe_ranks`` ranks: the

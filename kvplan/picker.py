@@ -7,8 +7,9 @@ that); each replica then serves cdiv(load, replicas) sequences.
 
 For each option:
 
-- ``tokens_per_s``: the decode roofline ceiling (``kvplan.plan.decode_bound``) at the target load, every
-  sequence at max_model_len, summed over replicas: load / step time of the busiest replica.
+- ``tokens_per_s``: the decode roofline upper bound (``kvplan.plan.decode_bound``: the rank's weights with k routed
+  experts per MoE layer, the fewest a step reads, and each layer's KV over the tokens it attends) at the target load,
+  every sequence at max_model_len, summed over replicas: load / step time of the busiest replica.
 - ``cost_per_hour`` = price per GPU-hour x GPUs; ``cost_per_million_tokens`` = cost_per_hour /
   (tokens_per_s x 3600) x 10**6. Example: 2 GPUs at $4.59 = $9.18/h; at 3,000 tokens/s that is
   9.18 / (3,000 x 3,600) x 10**6 = $0.85 per million tokens.
@@ -29,7 +30,7 @@ from kvplan.errors import PlanInputError
 from kvplan.gpus import GPU_CATALOG, GpuSpec
 from kvplan.kv import kv_dtype_bytes
 from kvplan.parallel import Layout, rank_weight_bytes, stage_distinct
-from kvplan.plan import decode_bound, plan, vllm_auto_dtype
+from kvplan.plan import decode_bound, plan, decode_weight_parts, vllm_auto_dtype
 from kvplan.spec import ModelSpec
 from kvplan.support import gaudi_quantization_note, platform_refusal
 
@@ -166,6 +167,14 @@ def pick_gpus(spec: ModelSpec, max_model_len: int, concurrency: int, engine: Eng
                 heaviest_by_layout[layout] = exc.message
         return heaviest_by_layout[layout]
 
+    served: list[str | None] = []
+
+    def served_format() -> str | None:
+        """The format plan() serves the weights in (vllm_auto_dtype), once per sweep, for decode_bound's experts."""
+        if not served:
+            served.append(vllm_auto_dtype(spec, engine).weight_format)
+        return served[0]
+
     options, rejected = [], []
     sparse_mla = any(layer.cache.kind == "mla_dsa" for layer, _ in stage_distinct(spec, 1, 0))
     for gpu in gpus or list(GPU_CATALOG.values()):
@@ -230,7 +239,8 @@ def pick_gpus(spec: ModelSpec, max_model_len: int, concurrency: int, engine: Eng
                 load = -(-concurrency // replicas)
                 tight = min(kv_ranks, key=lambda r: r.kv_pool_bytes - load * per_seq[r.rank])
                 headroom = tight.kv_pool_bytes - load * per_seq[tight.rank]
-                step = decode_bound(spec, gpu, layout, tight.weights_bytes, load, p.max_model_len, kv_b)
+                step = decode_bound(spec, gpu, layout, tight.weights_bytes, load, p.max_model_len, kv_b,
+                                    None, served_format(), *decode_weight_parts(tight))
                 tps = step.tokens_per_s * concurrency / load if step.tokens_per_s else 0.0
                 n = tp * pp * replicas
                 price = prices.get(gpu.name)

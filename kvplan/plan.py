@@ -35,8 +35,8 @@ from kvplan.hf_config import QUANT_NAME_HINT
 from kvplan.kv import kv_dtype_bytes
 from kvplan.layers import ATTENTION_KINDS, STATE_KINDS, LinearAttentionState, cache_parts, heads_per_rank
 from kvplan.parallel import (
-    Layout, check_layout, kv_heads_on_rank, mtp_rank_bytes, pp_partition, rank_weight_bytes, stage_distinct,
-    tower_rank_bytes, uses_mla,
+    Layout, check_layout, kv_heads_on_rank, mtp_rank_bytes, pp_partition, rank_weight_bytes, routed_expert_groups,
+    stage_distinct, tower_rank_bytes, uses_mla,
 )
 from kvplan.spec import DecoderLayer, Linear, ModelSpec, distinct_layers
 from kvplan.units import DTYPE_BITS, GiB, MiB, cdiv
@@ -109,7 +109,9 @@ class RankPlan(BaseModel):
 
 
 class DecodeBound(BaseModel):
-    """Roofline bound for one decode step at ``batch`` sequences of ``context`` tokens (a ceiling)."""
+    """Roofline of one decode step at ``batch`` sequences of ``context`` tokens (``kvplan.plan.decode_bound``):
+    ``tokens_per_s`` an upper bound (the fewest routed experts a step reads), ``expected_tokens_per_s`` the estimate
+    at uniform routing."""
 
     model_config = ConfigDict(frozen=True)
     batch: int
@@ -121,6 +123,15 @@ class DecodeBound(BaseModel):
     tokens_per_s: float
     bound: str  # "memory" | "compute"
     qk_matches_per_head: int  # the seed's N P + N (N + 1) / 2 for N = context - prompt
+    kv_bytes_per_step: int = 0  # the KV / recurrent state read: windows, DSA top-k, states (all sequences)
+    # uniform routing (kvplan.plan.expected_experts): an estimate, not a bound; equal to the bound for a dense model
+    expected_bytes_per_step: int = 0
+    expected_tokens_per_s: float = 0.0
+    # distinct routed experts per MoE layer: the fewest a step reads (k), the uniform-routing estimate, the most
+    # (min(E, batch x k)); 0 for a dense model
+    experts_read_least: float = 0.0
+    experts_read_expected: float = 0.0
+    experts_read_most: float = 0.0
 
 
 class Plan(BaseModel):
@@ -1650,7 +1661,8 @@ def plan(spec: ModelSpec, gpu: GpuSpec, engine: EngineConfig = EngineConfig(), l
                         f"{layout.attn_dp * whole:,} sequences of {max_len:,}")
     nodes = cdiv(layout.gpus, per_node)
     decode = decode_bound(spec, gpu, layout, ranks[tight].weights_bytes, min(concurrency or max(whole, 1), max(whole, 1)),
-                          max_len, kv_b, prompt_tokens) if detail else None
+                          max_len, kv_b, prompt_tokens, engine.weight_format, *decode_weight_parts(ranks[tight])
+                          ) if detail else None
     if not detail:
         log = []
     elif engine.engine == "sglang":
@@ -2763,31 +2775,106 @@ def _verdict(fits, whole, concurrency, max_len, ranks, starts, error=None) -> st
     return f"Fits: {whole} sequence{'' if whole == 1 else 's'} of {max_len:,} tokens at once on the tightest rank."
 
 
+# Terms of a rank's weights that are routed-expert bytes beyond the checkpoint's (the layout an engine repacks them
+# into): a decode step reads them for the experts it hits, as it reads the experts. And those a text decode step
+# does not read at all: the vision / audio tower, run on the prompt's images only.
+ROUTED_LAYOUT_TERMS = ("MXFP4 MoE layout",)
+UNREAD_IN_DECODE_TERMS = ("vision tower (in weights)",)
+
+
+def decode_weight_parts(rank: RankPlan) -> tuple[int, int]:
+    """(routed_extra, unread) of ``rank``'s weights for ``decode_bound``: the routed experts' engine layout beyond
+    the checkpoint's experts (vLLM's MXFP4 MoE layout term, kvplan.vllm_layouts.vllm_mxfp4_extra_bytes), scaled with
+    the experts a step reads, and the tower's shard, which a decode step does not read. Worked number: gpt-oss-120b
+    on one H100 (vLLM 0.33, Triton): (3,795,517,440, 0)."""
+    routed = unread = 0
+    for t in rank.terms:
+        if not t.applied:  # both are shown inside "weights", not subtracted again
+            if t.name.startswith(ROUTED_LAYOUT_TERMS):
+                routed += t.bytes
+            elif t.name.startswith(UNREAD_IN_DECODE_TERMS):
+                unread += t.bytes
+    return routed, unread
+
+
+def expected_experts(num_experts: int, per_tok: int, batch: int) -> float:
+    """Expected distinct experts a MoE layer reads for ``batch`` tokens, each routed to ``per_tok`` of
+    ``num_experts`` uniformly and independently: E x (1 - (1 - k/E)^B). An estimate (real routers are not uniform:
+    skew hits fewer experts); the true range is k to min(E, B x k). Worked number: gpt-oss-120b (E 128, k 4) at
+    B 64: 128 x (1 - (124/128)^64) = 128 x (1 - 0.13108) = 111.22 experts (B 1: 4)."""
+    return num_experts * -math.expm1(batch * math.log1p(-per_tok / num_experts)) if per_tok < num_experts else \
+        float(num_experts)
+
+
 def decode_bound(spec: ModelSpec, gpu: GpuSpec, layout: Layout, weights_rank: int, batch: int, context: int,
-                 kv_b: int, prompt_tokens: int | None = None) -> DecodeBound:
-    """Roofline ceiling for one decode step: max(bytes / bandwidth, FLOPs / peak).
+                 kv_b: int, prompt_tokens: int | None = None, weight_format: str | None = None,
+                 routed_extra: int = 0, unread: int = 0) -> DecodeBound:
+    """Roofline of one decode step of ``batch`` sequences at ``context`` tokens on the busiest rank: time =
+    max(bytes / bandwidth, FLOPs / peak) per stage, x pp stages; tokens/s = batch / time.
 
-    bytes = this rank's weights + batch x context x KV bytes/token on the rank; FLOPs = 2 x active
-    params / (tp x pp) x batch + attention 4 x batch x context x heads x head_dim per layer / tp.
+    Inputs: ``weights_rank`` (B, the rank's weights as loaded), ``kv_b`` (B per KV element), ``weight_format``
+    (the served format, to price the routed experts as the layout does), ``routed_extra`` (B of the rank's weights
+    that are the experts' engine layout beyond the checkpoint's) and ``unread`` (B of them a decode step does not
+    read: the vision tower), both from ``decode_weight_parts``.
+    bytes = (W - unread - R) + R x (experts read / experts held) + batch x KV read, where W = ``weights_rank`` and R = the
+    routed experts on the rank (``kvplan.parallel.routed_expert_groups``, priced from the spec's shapes in the served
+    format, TP-split or EP-placed, + ``routed_extra``); per sequence the KV read is, per layer,
+    ``decode_read_bytes(context)``: full / MLA layers their whole context, sliding min(context, window), chunked the
+    current chunk, DSA the latent of min(context, index_topk) tokens + every token's indexer key, Mamba / gated
+    DeltaNet their fixed state (KV averaged over the pp stages).
+    Two figures: ``bytes_per_step`` reads per MoE layer the fewest experts a step can read, k (under EP the busiest
+    rank at least ceil(k / ranks) of its cdiv(E, ranks)): it is a lower bound on bytes, so ``tokens_per_s`` is an
+    upper bound. ``expected_bytes_per_step`` reads ``expected_experts`` (uniform routing): an estimate,
+    ``expected_tokens_per_s``. A dense model's two are equal.
+    FLOPs = 2 x active params x batch / (tp x pp) + 4 x batch x heads x head_dim x (tokens attended, summed over
+    layers: the same windows and top-k) / (tp x pp).
+    Still counted though a step reads less: an untied input-embedding table (a step reads batch rows: Llama-3.1-8B's
+    1,050,673,152 B of 16,094,076,928), MiniMax-M3's top-k blocks and DeepSeek-V4 CSA's top-k over its compressed entries (no top-k in the spec).
+    Worked number: gpt-oss-120b (MXFP4), 1 x H100-SXM (3.35 TB/s), batch 1 at 131,072 tokens, bf16 KV: W =
+    69,077,887,616 B; R = 36 layers x 128 experts x 13,236,480 B + the MXFP4 layout's 3,795,517,440 =
+    64,789,217,280 B; so 4,288,670,336 (W - R) + R x 4 / 128 = 2,024,663,040 + KV (18 full layers x 131,072 + 18
+    sliding x 128 tokens) x 2,048 B = 4,836,556,800 -> 11,149,890,176 B a step, 300 tokens/s at most (the old
+    every-weight, whole-context read: 78,741,564,032 B, 43). At batch 64 uniform routing reads 111.2 experts a layer.
     """
-    from kvplan.params import count_params
-
     tp, pp = layout.tp, layout.pp
 
-    def per_spec() -> tuple[int, int, int]:  # what depends on the spec, TP, PP and KV dtype only (a sweep's ~800 calls)
-        layers = stage_distinct(spec, 1, 0)
-        kv_tok = sum(layer.cache.kv_bytes_per_token("vllm", tp, kv_b) * n for layer, n in layers) // pp
-        attn = sum(n for layer, n in layers if any(c.elems_per_token("vllm", 1) for c in cache_parts(layer.cache)))
-        return count_params(spec).active_params, kv_tok, attn
-    active, kv_tok, attn_layers = spec.memo(("decode-bound", tp, pp, kv_b), per_spec)
-    moved = weights_rank + batch * context * kv_tok
-    flops = 2 * active * batch // (tp * pp) + 4 * batch * context * spec.num_attention_heads * spec.head_dim * attn_layers // (tp * pp)
-    t_mem = moved / gpu.bandwidth_bytes_per_s
+    def per_spec() -> tuple:  # what depends on the spec, layout, KV dtype and format only (a sweep's ~800 calls)
+        from kvplan.params import count_params
+
+        caches = [(part, n) for layer, n in stage_distinct(spec, 1, 0) for part in cache_parts(layer.cache)]
+        return (count_params(spec).active_params, caches, DTYPE_BITS[spec.dtype] // 8,
+                routed_expert_groups(spec, layout, weight_format) if any(
+                    layer.experts is not None for layer, _ in stage_distinct(spec, 1, 0)) else ())
+    active, caches, state_b, routed = spec.memo(("decode-bound", layout, kv_b, weight_format), per_spec)
+    kv_seq, attended = spec.memo(("decode-read", tp, pp, kv_b, context), lambda: (  # a sweep asks ~3 lengths
+        sum(c.decode_read_bytes(context, tp, kv_b, state_b) * n for c, n in caches) // pp,
+        sum(c.decode_attended(context) * n for c, n in caches)))  # recurrent parts attend to none
+    kv = batch * kv_seq
+    held = sum(r[0] for r in routed)
+    least = expect = on_stage = 0
+    low_experts = mean_experts = most_experts = 0.0
+    for group_bytes, e, k, on_rank in routed:
+        # this stage's share (layers averaged over stages, as the KV) + the experts' engine layout, spread by bytes
+        rank_bytes = group_bytes // pp + routed_extra * group_bytes // held
+        num, den = (cdiv(k, tp * layout.dp), on_rank) if layout.ep else (k, e)  # the fewest a step reads
+        mean = expected_experts(e, k, batch) / e
+        on_stage += rank_bytes
+        least += rank_bytes * num // den
+        expect += max(int(rank_bytes * mean), rank_bytes * num // den)  # the busiest rank reads no fewer than least
+        if not low_experts:
+            low_experts, mean_experts, most_experts = float(k), mean * e, float(min(e, batch * k))
+    dense = max(weights_rank - unread - on_stage, 0)
+    moved, moved_mean = dense + least + kv, dense + expect + kv
+    heads_dims = spec.num_attention_heads * spec.head_dim
+    flops = 2 * active * batch // (tp * pp) + 4 * batch * heads_dims * attended // (tp * pp)
     t_cmp = flops / gpu.bf16_dense_flops
-    step = max(t_mem, t_cmp) * pp  # stages run one after another for one token
+    t_mem, t_mean = moved / gpu.bandwidth_bytes_per_s, moved_mean / gpu.bandwidth_bytes_per_s
+    step, step_mean = max(t_mem, t_cmp) * pp, max(t_mean, t_cmp) * pp  # stages run one after another for one token
     prompt = prompt_tokens if prompt_tokens is not None else 0
     n = max(context - prompt, 0)
-    return DecodeBound(batch=batch, context=context, bytes_per_step=moved, flops_per_step=flops,
-                       memory_time_s=t_mem, compute_time_s=t_cmp, tokens_per_s=batch / step if step else 0.0,
-                       bound="memory" if t_mem >= t_cmp else "compute",
-                       qk_matches_per_head=n * prompt + n * (n + 1) // 2)
+    return DecodeBound(
+        batch=batch, context=context, bytes_per_step=moved, flops_per_step=flops, memory_time_s=t_mem,
+        compute_time_s=t_cmp, tokens_per_s=batch / step if step else 0.0, bound="memory" if t_mem >= t_cmp else "compute",
+        qk_matches_per_head=n * prompt + n * (n + 1) // 2, kv_bytes_per_step=kv, expected_bytes_per_step=moved_mean,
+        expected_tokens_per_s=batch / step_mean if step_mean else 0.0, experts_read_least=low_experts,
+        experts_read_expected=mean_experts, experts_read_most=most_experts)

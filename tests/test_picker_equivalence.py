@@ -22,7 +22,7 @@ from kvplan.gpus import GPU_CATALOG
 from kvplan.kv import kv_dtype_bytes
 from kvplan.parallel import Layout, rank_weight_bytes
 from kvplan.picker import PP_CHOICES, TP_CHOICES, Option, Rejected, nodes_needed, pick_gpus, rank_options
-from kvplan.plan import decode_bound, plan
+from kvplan.plan import decode_bound, decode_weight_parts, plan, vllm_auto_dtype
 from kvplan.presets import load_preset
 from kvplan.prices import default_prices
 from kvplan.support import platform_refusal
@@ -97,8 +97,11 @@ def reference_pick(spec, max_model_len: int, concurrency: int, engine: EngineCon
                 load = -(-concurrency // replicas)
                 tight = min(kv_ranks, key=lambda r: r.kv_pool_bytes - load * per_seq[r.rank])
                 headroom = tight.kv_pool_bytes - load * per_seq[tight.rank]
+                # the format plan() serves (vllm_auto_dtype) prices the routed experts a step reads; the MXFP4
+                # layout and the tower terms of the rank as decode_weight_parts reads them
                 step = decode_bound(spec.model_copy(), gpu, layout, tight.weights_bytes, load, p.max_model_len,
-                                    kv_dtype_bytes(spec, engine.kv_cache_dtype))
+                                    kv_dtype_bytes(spec, engine.kv_cache_dtype), None,
+                                    vllm_auto_dtype(spec, engine).weight_format, *decode_weight_parts(tight))
                 tps = step.tokens_per_s * concurrency / load if step.tokens_per_s else 0.0
                 n = tp * pp * replicas
                 price = prices.get(gpu.name)

@@ -144,8 +144,10 @@ OPTION_COLUMNS = {
                                               help="US$ per hour for all the layout's GPUs"),
     "tokens/s bound": st.column_config.NumberColumn(
         "tokens/s", width=64, format="%.0f",
-        help="Decode roofline ceiling at the target load, every sequence at max_model_len, all replicas: "
-             "max(bytes / bandwidth, FLOPs / peak) per step. A ceiling, not a forecast"),
+        help="Decode roofline upper bound at the target load, every sequence at max_model_len, all replicas: "
+             "max(bytes / bandwidth, FLOPs / peak) per step, the bytes being the rank's weights with k routed "
+             "experts per MoE layer (the fewest a step reads) and each layer's KV over the tokens it attends "
+             "(windows, DSA top-k, recurrent state). A ceiling, not a forecast"),
     "GPUs": st.column_config.NumberColumn(width=46, help="TP x PP x replicas"),
     "nodes": st.column_config.NumberColumn(width=48, help="Nodes the layout needs (replicas packed per node)"),
     "sequences / replica": st.column_config.TextColumn(
@@ -230,7 +232,8 @@ def rule_text(picker: Picker, max_len: int) -> str:
             f"that keep at least **{picker.headroom_floor * 100:g}%** of every GPU's memory free with "
             f"{sequences(picker.concurrency)} of {max_len:,} tokens running; {where}. "
             "$ / M tokens = $ / hour ÷ (tokens/s bound × 3,600) × 10⁶, the bound being the decode roofline "
-            "at this load (weights and KV read once per step; no prefill, no TP/PP communication: a ceiling).")
+            "at this load (the weights, with k routed experts per MoE layer, and the KV each layer attends read "
+            "once per step; no prefill, no TP/PP communication: a ceiling, so $ / M tokens is a floor).")
 
 
 # ----------------------------------------------------------------------------- chart
@@ -325,6 +328,10 @@ def show(picker: Picker, state: PlanState, max_len: int) -> None:
     views.quant_name_warning(state)  # the picker prices the weights at the config's dtype too
     views.picker_context_warning(state)
     st.markdown(rule_text(picker, max_len).replace("$", "\\$"))  # a bare $ would start LaTeX
+    over = views.decode_overcounts(cached.spec(state))
+    if over:  # the roofline still reads more than a step of this model does (kvplan.web.views.OVERCOUNTED)
+        st.caption("Not an upper bound for this model: the tokens/s bound counts " + "; and ".join(over)
+                   + ", so a real step can run faster and $ / M tokens is no floor.")
     every = st.toggle("Every layout (not only the best per GPU)", key=ALL_LAYOUTS)
     # The ranking is a function of the state, the toggle, and the catalog and prices the picker swept (both
     # replaceable by a test): drawn once per key and replayed after (views.replayed).

@@ -22,7 +22,7 @@ from kvplan.errors import KvplanError, PlanInputError
 from kvplan.gpus import get_gpu
 from kvplan.hf_config import QUANT_NAME_HINT
 from kvplan.kv import kv_bytes_per_token, state_bytes_per_sequence
-from kvplan.layers import MLA_KINDS, STATE_KINDS
+from kvplan.layers import MLA_KINDS, STATE_KINDS, cache_parts
 
 LATENT_KINDS = ("mla", "mla_dsa")  # kinds that cache an MLA latent (kv_lora_rank + qk_rope_head_dim)
 from kvplan.paging import Paging
@@ -504,29 +504,29 @@ def no_pool_note(plan: Plan, first: int, last: int) -> str:
             f"weights and workspace leave no KV pool). {fix}")
 
 
-# What kvplan.plan.decode_bound reads per step that a real decode step does not: there, every weight of the rank and
-# every layer's KV over the whole context; where a model reads less, the figure is no upper bound.
-OVERCOUNTED = {"experts": "all routed experts' weights (a decode step reads only the experts its tokens pick)",
-               "window": "sliding-window / chunked layers' KV over the whole context (they read only their window)",
-               "sparse": "the sparse-attention (DSA) layers' KV over the whole context (they read only their top-k "
-                         "tokens)"}
+# What kvplan.plan.decode_bound still reads per step that a real decode step does not (its routed experts, sliding /
+# chunked windows, DSA top-k and recurrent states are read as a step reads them): where a model has one of these, the
+# figure is no upper bound.
+OVERCOUNTED = {"sparse_blocks": "the sparse layers' K/V over the whole context (MiniMax-M3's main attention reads "
+                                "only the indexer's top-k blocks)",
+               "csa": "every compressed entry of the compressed sparse (CSA) layers (DeepSeek-V4's attention reads "
+                      "only the indexer's top-k of them)"}
 
 
 def decode_overcounts(spec) -> list[str]:
     """What the roofline's read counts beyond a real decode step's, for ``spec`` (an empty list: a true ceiling)."""
-    kinds = {layer.cache.kind for layer in spec.layers}
-    out = ["experts"] if any(layer.experts is not None for layer in spec.layers) else []
-    if kinds & {"sliding_attention", "chunked_attention"}:
-        out.append("window")
-    if "mla_dsa" in kinds:
-        out.append("sparse")
+    caches = [part for layer in spec.layers for part in cache_parts(layer.cache)]
+    out = ["sparse_blocks"] if any(c.kind == "indexed_attention" for c in caches) else []
+    if any(c.kind == "compressed_attention" and c.compress_rate and c.index_head_dim for c in caches):
+        out.append("csa")
     return [OVERCOUNTED[k] for k in out]
 
 
 def decode_bound(plan: Plan, spec=None) -> None:
-    """The decode roofline, only for a plan that fits (a plan that does not fit decodes nothing); for a model whose
-    decode step reads less than every weight and every layer's whole-context KV (``decode_overcounts``), it says
-    the figure is no upper bound."""
+    """The decode roofline, only for a plan that fits (a plan that does not fit decodes nothing): the ceiling
+    (``kvplan.plan.decode_bound``'s upper bound: k routed experts per MoE layer, each layer's KV over the tokens it
+    attends) and, for a MoE model, the estimate at uniform routing; for a model whose step reads less still
+    (``decode_overcounts``), it says the figure is no upper bound."""
     st.subheader("Decode ceiling (roofline)")
     bound = plan.decode
     if bound is None or not plan.fits:
@@ -534,14 +534,31 @@ def decode_bound(plan: Plan, spec=None) -> None:
                    + ("A fix above that fits has one." if plan.suggestions else NO_FIX))
         return
     over = decode_overcounts(spec) if spec is not None else []
-    basis = ("every weight of the rank and every layer's KV over the whole context read once per step"
-             + ("; this model reads less, so it is no upper bound" if over else "; an upper bound, not a forecast"))
+    moe = bound.experts_read_least > 0
+    weights = (f"the rank's weights with {bound.experts_read_least:,.0f} routed experts per MoE layer (k: the "
+               "fewest a step reads)," if moe else "the rank's weights")
+    read = weights + (
+        " and each layer's KV over the tokens it attends (sliding / chunked layers their window, DSA layers their "
+        "top-k, recurrent layers their state), read once per step")
+    basis = read + ("; this model reads less still, so it is no upper bound" if over
+                    else "; an upper bound, not a forecast")
     metrics = row()
     metrics.metric("Tokens/s (ceiling)", f"{bound.tokens_per_s:,.0f}",
                    help=f"{figures.sequences(bound.batch)} at {bound.context:,} tokens: {basis}")
+    if moe:
+        metrics.metric("Tokens/s at uniform routing", f"{bound.expected_tokens_per_s:,.0f}",
+                       help=f"An estimate, not a bound: each MoE layer reads {bound.experts_read_expected:,.1f} "
+                            "distinct experts, E x (1 - (1 - k/E)^B) for B tokens routed uniformly (between "
+                            f"{bound.experts_read_least:,.0f} and {bound.experts_read_most:,.0f}); a skewed router "
+                            "reads fewer")
     metrics.metric("Bound by", bound.bound)
-    metrics.metric("Read / step", gib(bound.bytes_per_step), help="Bytes read from GPU memory per decode step")
-    st.caption(f"At {figures.sequences(bound.batch)} of {bound.context:,} tokens.")
+    metrics.metric("Read / step", gib(bound.bytes_per_step),
+                   help="Bytes read from GPU memory per decode step at the ceiling" + (
+                       f"; {gib(bound.expected_bytes_per_step)} at uniform routing" if moe else "")
+                   + f"; of it KV / state {gib(bound.kv_bytes_per_step)}")
+    st.caption(f"At {figures.sequences(bound.batch)} of {bound.context:,} tokens." + (
+        f" The ceiling reads {bound.experts_read_least:,.0f} experts per MoE layer, the estimate "
+        f"{bound.experts_read_expected:,.1f} (uniform routing)." if moe else ""))
     if over:
         st.caption("Not an upper bound for this model: Read / step counts " + "; and ".join(over)
                    + ", so a real decode step reads less and can run faster than this figure.")
