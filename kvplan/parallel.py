@@ -301,6 +301,23 @@ def routed_expert_groups(spec: ModelSpec, layout: Layout, weight_format: str | N
     return spec.memo(("routed-experts", layout.tp, layout.dp, layout.ep, weight_format), build)
 
 
+def input_embedding_rank_bytes(spec: ModelSpec, layout: Layout, weight_format: str | None = None) -> int:
+    """Bytes of the untied input-embedding table's shard on a first-stage rank (vocab padded to 64, split over TP,
+    priced as ``_rank_weight_bytes`` prices it); 0 when the table is tied to the lm_head (the head reads it whole every
+    step). A decode step reads only its batch's rows of it, so ``decode_bound`` leaves it out of a step's bytes.
+    Worked number: Llama-3.1-8B (untied, 128,256 x 4,096 bf16) at TP 1: 1,050,673,152 B; at TP 2: 525,336,576 B."""
+    if not spec.lm_head:
+        return 0
+
+    def build():
+        fmt, use_overrides = resolve_format(spec, weight_format)
+        base = base_dtype(spec, fmt)
+        base_bytes = {"fp32": 4, "bf16": 2, "fp16": 2}[base]
+        top = overrides_by_layer(spec).get(-1) if use_overrides else None
+        return sum(_rank_bytes("embeddings", c, fmt, top, base, base_bytes, layout.tp, spec) for c in spec.embeddings)
+    return spec.memo(("input-embedding", layout.tp, weight_format), build)
+
+
 @functools.lru_cache(maxsize=8192)
 def _split_expert_bytes(c: Linear, f: str, count: int, moe_ranks: int, base: str, base_bytes: int) -> int:
     """``count`` experts of linear ``c`` in format ``f``, split by intermediate size over ``moe_ranks`` ranks: the

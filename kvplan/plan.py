@@ -35,8 +35,8 @@ from kvplan.hf_config import QUANT_NAME_HINT
 from kvplan.kv import kv_dtype_bytes
 from kvplan.layers import ATTENTION_KINDS, STATE_KINDS, LinearAttentionState, cache_parts, heads_per_rank
 from kvplan.parallel import (
-    Layout, check_layout, kv_heads_on_rank, mtp_rank_bytes, pp_partition, rank_weight_bytes, routed_expert_groups,
-    stage_distinct, tower_rank_bytes, uses_mla,
+    Layout, check_layout, input_embedding_rank_bytes, kv_heads_on_rank, mtp_rank_bytes, pp_partition, rank_weight_bytes,
+    routed_expert_groups, stage_distinct, tower_rank_bytes, uses_mla,
 )
 from kvplan.spec import DecoderLayer, Linear, ModelSpec, distinct_layers
 from kvplan.units import DTYPE_BITS, GiB, MiB, cdiv
@@ -2816,7 +2816,9 @@ def decode_bound(spec: ModelSpec, gpu: GpuSpec, layout: Layout, weights_rank: in
     (the served format, to price the routed experts as the layout does), ``routed_extra`` (B of the rank's weights
     that are the experts' engine layout beyond the checkpoint's) and ``unread`` (B of them a decode step does not
     read: the vision tower), both from ``decode_weight_parts``.
-    bytes = (W - unread - R) + R x (experts read / experts held) + batch x KV read, where W = ``weights_rank`` and R = the
+    bytes = (W - unread - T - R) + R x (experts read / experts held) + batch x KV read, where W = ``weights_rank``, T the
+    untied input-embedding table's shard (``input_embedding_rank_bytes`` / pp: a step reads only its batch's rows of it,
+    at most batch x hidden x 2 B, left out so the bytes stay a lower bound; 0 when tied: the head reads it whole) and R = the
     routed experts on the rank (``kvplan.parallel.routed_expert_groups``, priced from the spec's shapes in the served
     format, TP-split or EP-placed, + ``routed_extra``); per sequence the KV read is, per layer,
     ``decode_read_bytes(context)``: full / MLA layers their whole context, sliding min(context, window), chunked the
@@ -2828,13 +2830,14 @@ def decode_bound(spec: ModelSpec, gpu: GpuSpec, layout: Layout, weights_rank: in
     ``expected_tokens_per_s``. A dense model's two are equal.
     FLOPs = 2 x active params x batch / (tp x pp) + 4 x batch x heads x head_dim x (tokens attended, summed over
     layers: the same windows and top-k) / (tp x pp).
-    Still counted though a step reads less: an untied input-embedding table (a step reads batch rows: Llama-3.1-8B's
-    1,050,673,152 B of 16,094,076,928), MiniMax-M3's top-k blocks and DeepSeek-V4 CSA's top-k over its compressed entries (no top-k in the spec).
+    Still counted though a step reads less: MiniMax-M3's top-k blocks and DeepSeek-V4 CSA's top-k over its compressed
+    entries (no top-k in the spec).
     Worked number: gpt-oss-120b (MXFP4), 1 x H100-SXM (3.35 TB/s), batch 1 at 131,072 tokens, bf16 KV: W =
     69,077,887,616 B; R = 36 layers x 128 experts x 13,236,480 B + the MXFP4 layout's 3,795,517,440 =
-    64,789,217,280 B; so 4,288,670,336 (W - R) + R x 4 / 128 = 2,024,663,040 + KV (18 full layers x 131,072 + 18
-    sliding x 128 tokens) x 2,048 B = 4,836,556,800 -> 11,149,890,176 B a step, 300 tokens/s at most (the old
-    every-weight, whole-context read: 78,741,564,032 B, 43). At batch 64 uniform routing reads 111.2 experts a layer.
+    64,789,217,280 B; T = 201,088 x 2,880 x 2 = 1,158,266,880 B; so 3,130,403,456 (W - T - R) + R x 4 / 128 =
+    2,024,663,040 + KV (18 full layers x 131,072 + 18 sliding x 128 tokens) x 2,048 B = 4,836,556,800 ->
+    9,991,623,296 B a step, 335 tokens/s at most (the old every-weight, whole-context read: 78,741,564,032 B, 43).
+    At batch 64 uniform routing reads 111.2 experts a layer.
     """
     tp, pp = layout.tp, layout.pp
 
@@ -2844,8 +2847,9 @@ def decode_bound(spec: ModelSpec, gpu: GpuSpec, layout: Layout, weights_rank: in
         caches = [(part, n) for layer, n in stage_distinct(spec, 1, 0) for part in cache_parts(layer.cache)]
         return (count_params(spec).active_params, caches, DTYPE_BITS[spec.dtype] // 8,
                 routed_expert_groups(spec, layout, weight_format) if any(
-                    layer.experts is not None for layer, _ in stage_distinct(spec, 1, 0)) else ())
-    active, caches, state_b, routed = spec.memo(("decode-bound", layout, kv_b, weight_format), per_spec)
+                    layer.experts is not None for layer, _ in stage_distinct(spec, 1, 0)) else (),
+                input_embedding_rank_bytes(spec, layout, weight_format) // pp)  # averaged over stages, as the rest
+    active, caches, state_b, routed, embed = spec.memo(("decode-bound", layout, kv_b, weight_format), per_spec)
     kv_seq, attended = spec.memo(("decode-read", tp, pp, kv_b, context), lambda: (  # a sweep asks ~3 lengths
         sum(c.decode_read_bytes(context, tp, kv_b, state_b) * n for c, n in caches) // pp,
         sum(c.decode_attended(context) * n for c, n in caches)))  # recurrent parts attend to none
@@ -2863,7 +2867,7 @@ def decode_bound(spec: ModelSpec, gpu: GpuSpec, layout: Layout, weights_rank: in
         expect += max(int(rank_bytes * mean), rank_bytes * num // den)  # the busiest rank reads no fewer than least
         if not low_experts:
             low_experts, mean_experts, most_experts = float(k), mean * e, float(min(e, batch * k))
-    dense = max(weights_rank - unread - on_stage, 0)
+    dense = max(weights_rank - unread - on_stage - embed, 0)  # embed: the untied input table, batch rows read
     moved, moved_mean = dense + least + kv, dense + expect + kv
     heads_dims = spec.num_attention_heads * spec.head_dim
     flops = 2 * active * batch // (tp * pp) + 4 * batch * heads_dims * attended // (tp * pp)

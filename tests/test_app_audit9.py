@@ -21,22 +21,23 @@ def _captions(at) -> list[str]:
 
 def test_the_moe_ceiling_reads_k_experts_and_the_windows_and_is_an_upper_bound():
     p = kvplan_plan("gpt-oss-120b")
-    # 4,288,670,336 B of non-expert weights + 4 of 128 experts a layer (2,024,663,040 B) + KV (18 full layers x
-    # 131,072 + 18 sliding x 128 tokens) x 2,048 B = 4,836,556,800 -> 11,149,890,176 B = 10.38 GiB a step;
-    # 3.35e12 / that = 300 tokens/s (tests/test_decode_read.py has the derivation)
+    # 4,288,670,336 B of non-expert weights - the untied input table's 1,158,266,880 (a step reads 1 row) + 4 of 128
+    # experts a layer (2,024,663,040 B) + KV (18 full layers x 131,072 + 18 sliding x 128 tokens) x 2,048 B =
+    # 4,836,556,800 -> 9,991,623,296 B = 9.31 GiB a step; 3.35e12 / that = 335 tokens/s (tests/test_decode_read.py)
     assert p.decode.batch == 1 and p.decode.context == 131_072
-    assert p.decode.bytes_per_step == 11_149_890_176 and p.decode.kv_bytes_per_step == 4_836_556_800
+    assert p.decode.bytes_per_step == 9_991_623_296 and p.decode.kv_bytes_per_step == 4_836_556_800
     at = run_app({"v": "1", "m": "gpt-oss-120b"})
     assert not [c for c in _captions(at) if c.startswith("Not an upper bound")], _captions(at)
     metric = {m.label: m for m in at.metric}
     ceiling = metric["Tokens/s (ceiling)"]
-    assert ceiling.value == f"{p.decode.tokens_per_s:,.0f}" == "300"
+    assert ceiling.value == f"{p.decode.tokens_per_s:,.0f}" == "335"
     assert "an upper bound, not a forecast" in ceiling.help and "4 routed experts per MoE layer" in ceiling.help
+    assert "but its input-embedding table (a step reads only its batch's rows)" in ceiling.help
     assert "no upper bound" not in ceiling.help
     # batch 1: the uniform-routing estimate reads the same 4 experts
     estimate = metric["Tokens/s at uniform routing"]
-    assert estimate.value == "300" and estimate.help.startswith("An estimate, not a bound")
-    assert metric["Read / step"].value == "10.38 GiB"
+    assert estimate.value == "335" and estimate.help.startswith("An estimate, not a bound")
+    assert metric["Read / step"].value == "9.31 GiB"
     assert any("The ceiling reads 4 experts per MoE layer, the estimate 4.0 (uniform routing)" in c
                for c in _captions(at)), _captions(at)
 
@@ -47,8 +48,9 @@ def test_a_dense_full_attention_model_keeps_its_upper_bound():
     labels = [m.label for m in at.metric]
     assert "Tokens/s at uniform routing" not in labels  # no routed experts: one figure
     ceiling = next(m for m in at.metric if m.label == "Tokens/s (ceiling)")
-    # 3 sequences x 131,072 tokens x 131,072 B + 14.99 GiB weights = 62.99 GiB a step; 3.35 TB/s / 62.99 GiB x 3 = 149
-    assert ceiling.value == "149" and "an upper bound, not a forecast" in ceiling.help
+    # 3 sequences x 131,072 tokens x 131,072 B + 14.99 GiB weights - the untied input table's 0.98 GiB = 62.01 GiB a
+    # step; 3.35e12 B/s / 66,583,011,328 B x 3 = 151 (tests/test_decode_read.py)
+    assert ceiling.value == "151" and "an upper bound, not a forecast" in ceiling.help
 
 
 def test_deepseek_v32_reads_its_top_k_and_keeps_an_upper_bound():

@@ -25,6 +25,8 @@ GPT_OSS_GROUP = 18 * 128 * GPT_OSS_EXPERT
 # KV a step reads per sequence at 131,072 tokens: 8 KV heads x (64 + 64) x 2 B = 2,048 B a token a layer; 18 full
 # layers x 131,072 tokens + 18 sliding layers x 128 (the window) = (2,359,296 + 2,304) x 2,048 = 4,836,556,800 B.
 GPT_OSS_KV = (18 * 131_072 + 18 * 128) * 2_048
+# the untied input embedding (201,088 x 2,880 bf16 = 1,158,266,880 B): a step reads only its batch's rows of it
+GPT_OSS_EMBED = 201_088 * 2_880 * 2
 
 
 def _gpt_oss(batch: int):
@@ -47,15 +49,17 @@ def test_gpt_oss_batch_1_reads_four_experts_a_layer_and_its_windows():
     assert rank.weights_bytes == 69_077_887_616 and decode_weight_parts(rank) == (3_795_517_440, 0)
     experts = 2 * GPT_OSS_GROUP + 3_795_517_440  # 64,789,217,280 B of routed experts on the rank
     dense = 69_077_887_616 - experts  # 4,288,670,336 B: attention, router, norms, embeddings, head
+    read = dense - GPT_OSS_EMBED  # 3,130,403,456 B a step reads of them: not the input table (batch rows only)
     # each group with its half of the layout: 30,496,849,920 + 1,897,758,720 = 32,394,608,640 B; x 4 / 128
     # = 1,012,331,520, twice = 2,024,663,040 B of experts read
     least = 2 * ((GPT_OSS_GROUP + 1_897_758_720) * 4 // 128)
     assert experts == 64_789_217_280 and dense == 4_288_670_336 and least == 2_024_663_040
+    assert GPT_OSS_EMBED == 1_158_266_880 and read == 3_130_403_456
     assert d.kv_bytes_per_step == GPT_OSS_KV == 4_836_556_800
-    assert d.bytes_per_step == dense + least + GPT_OSS_KV == 11_149_890_176
-    # 3.35e12 / 11,149,890,176 = 300.45 tokens/s at most; the old read (every weight + all 36 layers' whole-context
+    assert d.bytes_per_step == read + least + GPT_OSS_KV == 9_991_623_296
+    # 3.35e12 / 9,991,623,296 = 335.28 tokens/s at most; the old read (every weight + all 36 layers' whole-context
     # KV: 69,077,887,616 + 36 x 131,072 x 2,048 = 78,741,564,032 B) gave 42.5 and called it a ceiling
-    assert d.tokens_per_s == pytest.approx(H100_BW / 11_149_890_176) == pytest.approx(300.451, abs=1e-3)
+    assert d.tokens_per_s == pytest.approx(H100_BW / 9_991_623_296) == pytest.approx(335.281, abs=1e-3)
     assert 69_077_887_616 + 36 * 131_072 * 2_048 == 78_741_564_032
     # at batch 1 the estimate reads the same k experts: the two figures agree
     assert d.expected_bytes_per_step == d.bytes_per_step and d.experts_read_least == 4 == d.experts_read_most
@@ -64,17 +68,17 @@ def test_gpt_oss_batch_1_reads_four_experts_a_layer_and_its_windows():
 
 def test_gpt_oss_batch_64_bound_and_uniform_routing_estimate():
     _, _, d = _gpt_oss(64)
-    # bound: still 4 experts a layer (64 tokens may all pick the same 4): 4,288,670,336 + 2,024,663,040 + 64 x
-    # 4,836,556,800 (= 309,539,635,200) = 315,852,968,576 B; 64 x 3.35e12 / that = 678.80 tokens/s
-    assert d.bytes_per_step == 4_288_670_336 + 2_024_663_040 + 64 * GPT_OSS_KV == 315_852_968_576
-    assert d.tokens_per_s == pytest.approx(678.797, abs=1e-3)
+    # bound: still 4 experts a layer (64 tokens may all pick the same 4): 3,130,403,456 + 2,024,663,040 + 64 x
+    # 4,836,556,800 (= 309,539,635,200) = 314,694,701,696 B; 64 x 3.35e12 / that = 681.30 tokens/s
+    assert d.bytes_per_step == 3_130_403_456 + 2_024_663_040 + 64 * GPT_OSS_KV == 314_694_701_696
+    assert d.tokens_per_s == pytest.approx(681.295, abs=1e-3)
     # estimate: 128 x (1 - (124/128)^64) = 128 x (1 - 0.131077) = 111.2212 experts a layer; each group
-    # int(32,394,608,640 x 111.2212 / 128) = 28,148,192,708 B -> 4,288,670,336 + 2 x 28,148,192,708 + 309,539,635,200
-    # = 370,124,690,952 B; 64 x 3.35e12 / that = 579.26 tokens/s (every expert, min(128, 64 x 4) = 128: 64 x 3.35e12 /
-    # (69,077,887,616 + 309,539,635,200) = 566.3)
+    # int(32,394,608,640 x 111.2212 / 128) = 28,148,192,708 B -> 3,130,403,456 + 2 x 28,148,192,708 + 309,539,635,200
+    # = 368,966,424,072 B; 64 x 3.35e12 / that = 581.08 tokens/s (every expert, min(128, 64 x 4) = 128: 64 x 3.35e12 /
+    # (69,077,887,616 - 1,158,266,880 + 309,539,635,200) = 568.0)
     assert d.experts_read_expected == pytest.approx(111.2212, abs=1e-4) and d.experts_read_most == 128
-    assert d.expected_bytes_per_step == 4_288_670_336 + 2 * 28_148_192_708 + 64 * GPT_OSS_KV == 370_124_690_952
-    assert d.expected_tokens_per_s == pytest.approx(579.264, abs=1e-3)
+    assert d.expected_bytes_per_step == 3_130_403_456 + 2 * 28_148_192_708 + 64 * GPT_OSS_KV == 368_966_424_072
+    assert d.expected_tokens_per_s == pytest.approx(581.083, abs=1e-3)
 
 
 def test_expected_experts_runs_from_k_to_every_expert():
@@ -95,18 +99,21 @@ def test_expert_parallel_least_is_what_the_busiest_rank_must_read():
     tp = decode_bound(spec, gpu, Layout(tp=8), w, 1, 1, 2)
     ep = decode_bound(spec, gpu, Layout(tp=8, ep=True), w, 1, 1, 2)
     kv = 32 * 1 * 2 * 128 * 2  # 1 token, 8 KV heads / 8 ranks = 1 head of (128 + 128) x 2 B, 32 layers = 16,384 B
-    assert tp.bytes_per_step == w - 11_274_289_152 + 2_818_572_288 + kv
-    assert ep.bytes_per_step == w + kv
+    embed = 32_000 * 4_096 * 2 // 8  # the untied input table's shard, 32,768,000 B: not read but for batch rows
+    assert tp.bytes_per_step == w - embed - 11_274_289_152 + 2_818_572_288 + kv
+    assert ep.bytes_per_step == w - embed + kv
 
 
-def test_a_dense_full_attention_model_is_unchanged():
+def test_a_dense_full_attention_model_reads_every_weight_but_its_input_table():
     p = kvplan_plan("llama-3.1-8b")  # 3 sequences of 131,072 tokens fit on one H100
     d = p.decode
-    # 16,094,076,928 B of weights + 3 x 131,072 tokens x 32 layers x 8 heads x 256 x 2 B (131,072 B a token)
-    # = 16,094,076,928 + 51,539,607,552 = 67,633,684,480 B; 3 x 3.35e12 / that = 148.59 tokens/s (as before)
+    # 16,094,076,928 B of weights - the untied input table 128,256 x 4,096 x 2 B = 1,050,673,152 (a step reads 3 rows
+    # of it) + 3 x 131,072 tokens x 32 layers x 8 heads x 256 x 2 B (131,072 B a token) = 15,043,403,776 +
+    # 51,539,607,552 = 66,583,011,328 B; 3 x 3.35e12 / that = 150.94 tokens/s (148.59 with the table)
     assert p.ranks[0].weights_bytes == 16_094_076_928 and d.batch == 3
-    assert d.bytes_per_step == d.expected_bytes_per_step == 16_094_076_928 + 3 * 131_072 * 131_072 == 67_633_684_480
-    assert d.tokens_per_s == pytest.approx(148.5946, abs=1e-4) and d.experts_read_least == 0
+    assert d.bytes_per_step == d.expected_bytes_per_step == 16_094_076_928 - 128_256 * 4_096 * 2 + 3 * 131_072 * 131_072
+    assert d.bytes_per_step == 66_583_011_328
+    assert d.tokens_per_s == pytest.approx(150.9394, abs=1e-4) and d.experts_read_least == 0
     # FLOPs: 2 x 8,030,261,248 active x 3 + 4 x 3 x 32 heads x 128 x (32 layers x 131,072 tokens)
     # = 48,181,567,488 + 206,158,430,208 = 254,339,997,696
     assert d.flops_per_step == 254_339_997_696
@@ -187,8 +194,20 @@ def test_fp8_block_experts_are_priced_per_rank_under_tp_and_ep():
     # EP 8: 32 whole experts of 3 x (2,048 x 7,168 + 16 x 56 x 4) = 3 x 14,683,648 = 44,050,944 B: the same bytes
     assert routed_expert_groups(spec, Layout(tp=8, ep=True)) == ((58 * 32 * 44_050_944, 256, 8, 32),)
     # a step of one token: TP reads 8 / 256 of every rank's shards, EP the busiest rank cdiv(8, 8) = 1 of its 32
-    gpu, w = get_gpu("H200"), 90_000_000_000
+    # (the untied input table's bf16 shard, 129,280 x 7,168 x 2 B / 8 = 231,669,760 B, is not read but for batch rows)
+    gpu, w, embed = get_gpu("H200"), 90_000_000_000, 129_280 * 7_168 * 2 // 8
     tp = decode_bound(spec, gpu, Layout(tp=8), w, 1, 1, 2)
     ep = decode_bound(spec, gpu, Layout(tp=8, ep=True), w, 1, 1, 2)
-    assert tp.bytes_per_step - tp.kv_bytes_per_step == w - 81_758_552_064 + 81_758_552_064 * 8 // 256
-    assert ep.bytes_per_step - ep.kv_bytes_per_step == w - 81_758_552_064 + 81_758_552_064 // 32
+    assert embed == 231_669_760
+    assert tp.bytes_per_step - tp.kv_bytes_per_step == w - embed - 81_758_552_064 + 81_758_552_064 * 8 // 256
+    assert ep.bytes_per_step - ep.kv_bytes_per_step == w - embed - 81_758_552_064 + 81_758_552_064 // 32
+
+
+def test_the_input_table_left_out_is_the_untied_shard_only():
+    from kvplan.parallel import input_embedding_rank_bytes
+
+    llama = load_preset("llama-3.1-8b")  # untied: 128,256 rows (a multiple of 64) x 4,096 x 2 B = 1,050,673,152 B
+    assert input_embedding_rank_bytes(llama, Layout(1)) == 1_050_673_152
+    assert input_embedding_rank_bytes(llama, Layout(tp=2)) == 525_336_576  # 64,128 rows a rank
+    gemma = load_preset("gemma-2-9b")  # tied: the head reads the whole table every step, so nothing is left out
+    assert gemma.tie_word_embeddings and not gemma.lm_head and input_embedding_rank_bytes(gemma, Layout(1)) == 0

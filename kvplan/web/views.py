@@ -535,8 +535,12 @@ def decode_bound(plan: Plan, spec=None) -> None:
         return
     over = decode_overcounts(spec) if spec is not None else []
     moe = bound.experts_read_least > 0
-    weights = (f"the rank's weights with {bound.experts_read_least:,.0f} routed experts per MoE layer (k: the "
-               "fewest a step reads)," if moe else "the rank's weights")
+    untied = spec is not None and bool(spec.lm_head)  # decode_bound leaves the input table out (batch rows only)
+    weights = "the rank's weights" + (" but its input-embedding table (a step reads only its batch's rows)"
+                                      if untied else "")
+    if moe:
+        weights += (f"{',' if untied else ''} with {bound.experts_read_least:,.0f} routed experts per MoE layer (k: "
+                    "the fewest a step reads),")
     read = weights + (
         " and each layer's KV over the tokens it attends (sliding / chunked layers their window, DSA layers their "
         "top-k, recurrent layers their state), read once per step")
