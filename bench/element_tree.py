@@ -43,7 +43,9 @@ class Node:
 # ----------------------------------------------------------------------------- capture (in the bench process)
 
 async def capture(base: str, path: str, query: str, tp: int = 2, timeout_s: float = 60) -> list:
-    """Every ForwardMsg of one rerun of page ``path`` (``query`` its link) after its TP box is set to ``tp``."""
+    """Every ForwardMsg of opening page ``path`` (``query`` its link) and of the rerun after its TP
+    box is set to ``tp``. The rerun is the tree (``tree()``); the opening run holds the widgets' values
+    (``values()``: a rerun's widgets carry none, their state being the browser's)."""
     from bench.load import ProtocolUser
 
     user = ProtocolUser(base, "capture")
@@ -51,31 +53,16 @@ async def capture(base: str, path: str, query: str, tp: int = 2, timeout_s: floa
         first = await user.open(path, query, timeout_s)
         box = next(el.number_input for k, el in first["elements"]
                    if k == "number_input" and el.number_input.label == "TP")
-        msgs = []
-        real = user.ws.recv
-
-        async def keep():  # every message, not only the deltas ProtocolUser sorts
-            raw = await real()
-            msgs.append(raw)
-            return raw
-
-        user.ws.recv = keep
-        await user.widget(box.id, tp, timeout_s)
-        user.ws.recv = real
-        return msgs
+        return first["msgs"] + (await user.widget(box.id, tp, timeout_s))["msgs"]
     finally:
         await user.close()
 
 
-def save(msgs: list[bytes], out: Path) -> None:
+def save(msgs: list, out: Path) -> None:
+    """ForwardMsgs to one file: each serialized, after its length (4 bytes, little-endian)."""
     out.parent.mkdir(parents=True, exist_ok=True)
-    out.write_bytes(b"".join(struct.pack("<I", len(m)) + m for m in msgs))
-
-
-def load_list(msgs: list[bytes]) -> list:
-    from streamlit.proto.ForwardMsg_pb2 import ForwardMsg
-
-    return [ForwardMsg.FromString(m) for m in msgs]
+    raw = [m.SerializeToString() for m in msgs]
+    out.write_bytes(b"".join(struct.pack("<I", len(m)) + m for m in raw))
 
 
 def load(src: Path) -> list:
@@ -91,11 +78,29 @@ def load(src: Path) -> list:
 
 # ----------------------------------------------------------------------------- the tree
 
-def tree(msgs: list) -> dict[int, list[Node]]:
-    """Root container index -> its nodes, nested by delta path, children in index order. A delta that
-    replaces an earlier one at the same path (``st.empty`` refilled) keeps the last, as the browser does."""
-    nodes: dict[tuple[int, ...], Node] = {}
+def last_run(msgs: list) -> list:
+    """The messages of the last script run (each run starts with a ``new_session`` message)."""
+    starts = [i for i, fm in enumerate(msgs) if fm.WhichOneof("type") == "new_session"]
+    return msgs[starts[-1]:] if starts else msgs
+
+
+def values(msgs: list) -> dict[str, object]:
+    """Widget id -> the last proto of it that set a value (``set_value``): what the page showed in it."""
+    out = {}
     for fm in msgs:
+        if fm.WhichOneof("type") == "delta" and fm.delta.WhichOneof("type") == "new_element":
+            e = fm.delta.new_element
+            p = getattr(e, e.WhichOneof("type"))
+            if getattr(p, "set_value", False):
+                out[p.id] = p
+    return out
+
+
+def tree(msgs: list) -> dict[int, list[Node]]:
+    """Root container index -> the last run's nodes, nested by delta path, children in index order. A delta
+    that replaces an earlier one at the same path (``st.empty`` refilled) keeps the last, as the browser does."""
+    nodes: dict[tuple[int, ...], Node] = {}
+    for fm in last_run(msgs):
         if fm.WhichOneof("type") != "delta":
             continue
         d, path = fm.delta, tuple(fm.metadata.delta_path)
@@ -132,9 +137,9 @@ def kinds(roots: dict[int, list[Node]]) -> list[tuple[str, tuple[int, ...]]]:
 
 
 def query_string(msgs: list) -> str | None:
-    """The link the page wrote last in that rerun (None: it wrote none)."""
+    """The link the page wrote last in the last run (None: it wrote none)."""
     out = None
-    for fm in msgs:
+    for fm in last_run(msgs):
         if fm.WhichOneof("type") == "page_info_changed":
             out = fm.page_info_changed.query_string
     return out
@@ -142,7 +147,7 @@ def query_string(msgs: list) -> str | None:
 
 def navigation(msgs: list):
     """The rerun's ``Navigation`` message: the app's pages (title, icon, url path, script hash) and its own."""
-    return next(fm.navigation for fm in msgs if fm.WhichOneof("type") == "navigation")
+    return next(fm.navigation for fm in last_run(msgs) if fm.WhichOneof("type") == "navigation")
 
 
 def page_url(msgs: list) -> str:
@@ -160,7 +165,7 @@ def page_config(msgs: list) -> dict | None:
     """The ``st.set_page_config`` arguments of that rerun (None: the page set none)."""
     from streamlit.proto.PageConfig_pb2 import PageConfig
 
-    for fm in msgs:
+    for fm in last_run(msgs):
         if fm.WhichOneof("type") == "page_config_changed":
             c = fm.page_config_changed
             return {"page_title": c.title or None, "page_icon": c.favicon or None,
@@ -205,8 +210,10 @@ def _dataframe(p):
     return pa.ipc.open_stream(p.arrow_data.data).read_all().to_pandas()
 
 
-def prepare(node: Node, page_objects: dict[str, object]) -> None:
-    """Decode one node (and its children) into the public call that makes it; done once per process."""
+def prepare(node: Node, page_objects: dict[str, object], shown: dict[str, object] | None = None) -> None:
+    """Decode one node (and its children) into the public call that makes it; done once per process.
+    ``page_objects``: the app's page script hash -> the replica's page (for page links); ``shown``: ``values()``,
+    each widget's value as the page showed it."""
     import streamlit as st
 
     e, k = node.proto, node.kind
@@ -231,9 +238,10 @@ def prepare(node: Node, page_objects: dict[str, object]) -> None:
         else:
             raise ValueError(f"block kind {k!r} at {node.path} is not replicated")
         for c in node.children:
-            prepare(c, page_objects)
+            prepare(c, page_objects, shown)
         return
     p = getattr(e, k)
+    p = (shown or {}).get(getattr(p, "id", None), p)  # a widget: as it was shown (its value set)
     if k == "html":
         node.call = (st.html, (p.body,), {})
     elif k == "markdown":
@@ -264,6 +272,8 @@ def prepare(node: Node, page_objects: dict[str, object]) -> None:
     elif k == "page_link":
         from urllib.parse import parse_qsl
 
+        if p.page_script_hash not in page_objects:
+            raise ValueError(f"page link {p.label!r} at {node.path}: no page of the replica has its script hash")
         target = page_objects[p.page_script_hash]  # the replica's page of the same url path
         node.call = (st.page_link, (target,), {"label": p.label, "icon": p.icon or None,
                                                 "query_params": dict(parse_qsl(p.query_string)) or None})
@@ -331,3 +341,37 @@ def emit(nodes: list[Node], dg) -> None:
         elif call[0] in ("columns", "tabs"):
             for child, inner in zip(n.children, getattr(dg, call[0])(call[1])):
                 emit(child.children, inner)
+
+
+def main(argv=None) -> int:
+    """Capture pages of a fresh ``streamlit run app.py`` into a folder (what bench/page_floor.py does in memory):
+
+        python -m bench.element_tree --out tests/fixtures/replica --pages Budget
+    """
+    import argparse
+    import asyncio
+
+    from bench.common import server, wait_healthy
+    from bench.page_floor import PAGES, TP_VALUES, _capture
+
+    ap = argparse.ArgumentParser(description=main.__doc__.splitlines()[0])
+    ap.add_argument("--out", type=Path, required=True)
+    ap.add_argument("--pages", nargs="*", metavar="NAME", help="default all")
+    args = ap.parse_args(argv)
+    pages = [(p, n) for p, n in PAGES if not args.pages or n in args.pages]
+    args.out.mkdir(parents=True, exist_ok=True)
+    with server() as (base, proc, _):
+        wait_healthy(base, proc)
+        asyncio.run(_capture(base, pages, args.out))
+    for src in sorted(args.out.glob("page-*.pb")):
+        roots = tree(load(src))
+        print(src.name, "elements + blocks:", counts(roots))
+    print("TP values:", TP_VALUES)
+    return 0
+
+
+if __name__ == "__main__":
+    import sys
+
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+    sys.exit(main())

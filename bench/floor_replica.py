@@ -54,9 +54,10 @@ def _prepared(src: Path):
     msgs = element_tree.load(src)
     roots = element_tree.tree(msgs)
     by_hash, _ = _pages()
+    shown = element_tree.values(msgs)
     for nodes in roots.values():
         for n in nodes:
-            element_tree.prepare(n, by_hash)
+            element_tree.prepare(n, by_hash, shown)
     tp = next((n.call[2]["key"] for nodes in roots.values() for n in element_tree.walk(nodes)
                if n.kind == "number_input" and n.proto.number_input.label == "TP"), None)
     link = element_tree.query_string(msgs)

@@ -70,7 +70,7 @@ class _Target:
         assert not [e for k, e in seen["elements"] if k == "exception"], f"exception on /{self.path}"
         self.times.append(seen["seconds"] * 1000)
         self.elements, self.blocks = len(seen["elements"]), seen["blocks"]
-        self.tree = element_tree.kinds(element_tree.tree(seen["deltas"]))
+        self.tree = element_tree.kinds(element_tree.tree(seen["msgs"]))
 
     def result(self, warmup: int) -> dict:
         return {"open_ms": round(self.open_ms, 1), "first_rerun_ms": round(self.times[0], 1),
@@ -99,8 +99,7 @@ async def _capture(base: str, pages: list[tuple[str, str]], out: Path) -> None:
     for path, _ in pages:
         for tp in TP_VALUES:
             msgs = await element_tree.capture(base, path, LINK + (IMPORT_QUERY if path == "import" else ""), tp)
-            parsed = element_tree.load_list(msgs)
-            element_tree.save(msgs, out / element_tree.file_name(element_tree.page_url(parsed), tp))
+            element_tree.save(msgs, out / element_tree.file_name(element_tree.page_url(msgs), tp))
 
 
 def rerun_ratios(n: int, only: list[str] | None = None, budget_replica: bool = False) -> dict:
