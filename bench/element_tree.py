@@ -14,7 +14,8 @@ keeps every ``ForwardMsg`` of that rerun (each delta carries its place in the tr
 (``load()`` + ``tree()`` + ``prepare()``: every call's arguments decoded and built, plotly figures and
 dataframes included) and then only calls ``emit()`` per rerun.
 
-Nothing is patched: every element is made by the public ``st.*`` call that makes it. What is not
+Nothing is patched: every element is made by the public ``st.*`` call that makes it (``st.html`` included: its
+bodies are the app's own stylesheet and tables as the app sent them, escaped by ``kvplan.web.views``). What is not
 reproduced: a widget's callbacks (the app's own work), and the contents of the app's text (the replica
 sends the captured strings, the TP box follows the rerun's value).
 """
@@ -23,9 +24,6 @@ import json
 import struct
 from dataclasses import dataclass, field
 from pathlib import Path
-
-ROOTS = {0: "main", 1: "sidebar", 2: "event", 3: "bottom"}
-
 
 @dataclass
 class Node:
@@ -289,7 +287,8 @@ def prepare(node: Node, page_objects: dict[str, object], shown: dict[str, object
         node.call = (st.multiselect, (p.label, opts), {"default": shown, "key": _key(p.id), **_help(p)})
     elif k == "number_input":
         cast = int if p.data_type == p.INT else float
-        bounds = {**({"min_value": cast(p.min)} if p.has_min else {}), **({"max_value": cast(p.max)} if p.has_max else {})}
+        bounds = {**({"min_value": cast(p.min)} if p.has_min else {}),
+                  **({"max_value": cast(p.max)} if p.has_max else {})}
         value = cast(p.value) if p.set_value else (cast(p.default) if p.HasField("default") else None)
         node.call = (st.number_input, (p.label,), {"value": value, "step": cast(p.step) if p.step else None,
                                                    **bounds, "key": _key(p.id), **_help(p),

@@ -1,14 +1,15 @@
 """Every page's same-elements floor: the elements a page of ``app.py`` sent, re-emitted with no app code.
 
-``bench/page_floor.py`` captures each page's rerun from the real app (``bench.element_tree.capture``: the
-benchmark link, the TP box changed) into ``$KV_REPLICA_DIR/<url path>.pb`` and serves this script beside
-the app. It has the app's pages (the same titles, icons and url paths, ``st.navigation`` hidden as the app's
-is); each page reads its captures (one per value of the TP box: the page drawn for TP 2 is not the page
-for TP 4) once per process, and on each rerun draws the one for the TP box's value; decodes every element into the public ``st.*`` call
-that makes it (``bench.element_tree.prepare``: widgets with their labels, options, values and keys;
-containers, columns, expanders and tabs nested as they were; the captured plotly specs and dataframes),
-and on each rerun only makes those calls, then writes the link the page wrote, its ``tp`` following the
-TP box (the app keeps the link in step with its widgets). A page without a capture shows one caption.
+``bench/page_floor.py`` (and ``bench/rerun_cpu.py --replica``) capture each page's rerun from the real app
+(``bench.element_tree.capture``: the benchmark link, the TP box set to 2 and to 4) into
+``$KV_REPLICA_DIR/page-<url path>-tp<value>.pb`` and serve this script beside the app. It has the app's pages
+(the same titles, icons and url paths, ``st.navigation`` hidden as the app's is). Once per process, each page
+reads its captures (one per TP value: the page drawn for TP 2, which does not fit, is not the page for TP 4)
+and decodes every element into the public ``st.*`` call that makes it (``bench.element_tree.prepare``: widgets
+with their labels, options, values and keys; containers, columns, expanders and tabs nested as they were; the
+captured plotly specs and dataframes). On each rerun it only makes the calls of the capture for the TP box's
+value, then writes the link the page wrote, its ``tp`` following the TP box (the app keeps the link in step
+with its widgets). A page without a capture shows one caption.
 """
 import os
 import sys
@@ -53,6 +54,8 @@ def _prepared(src: Path):
     """(roots, the TP box's key, the link the page wrote, its page config) of one capture."""
     msgs = element_tree.load(src)
     roots = element_tree.tree(msgs)
+    if set(roots) - {0, 1, 2}:  # main, sidebar, and the event container st.html sends a bare stylesheet to
+        raise ValueError(f"{src.name}: root containers {sorted(roots)}; the replica draws 0, 1 and 2 only")
     by_hash, _ = _pages()
     shown = element_tree.values(msgs)
     for nodes in roots.values():

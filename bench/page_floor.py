@@ -13,9 +13,16 @@ alternating two values. A rerun is timed from the ``rerun_script`` request to ``
 the server's whole work (script, caches, serialising every element, the websocket), no browser.
 The ratio is page median / floor median; the target is 2x. "x same-size" divides by the bare page
 grown to the same element count instead: the app's own work, apart from what Streamlit charges for
-each element it sends. The captions are the cheapest element Streamlit has: ``bench/floor_budget.py``
-is the Budget page's own elements (its widgets, blocks, charts and table, built once) without the app,
-and "Budget / the same elements without the app" is the app's own share of a Budget rerun.
+each element it sends. The captions are the cheapest element Streamlit has, so "x same elements" divides by
+a third server, ``bench/floor_replica.py``: every page's own elements without the app. Before the timed
+reruns, each page's rerun at each TP value the reruns alternate between is captured from the app
+(``bench.element_tree.capture``); the replica re-emits that tree with Streamlit's public calls (the same
+widgets, labels, options, values and keys, containers, columns, expanders and tabs, charts, dataframes,
+metrics and text), and this script asserts that the replica's tree (every element's and block's kind and
+place) equals the page's, printing both counts. ``--budget-replica`` adds the older hand-built Budget
+replica (``bench/floor_budget.py``). The load average is printed before and after the reruns.
+
+    python bench/page_floor.py --reruns 30 --cold-starts 0     # every page: x floor, x caption page, x same elements
 
 Cold start: from launching ``streamlit run app.py`` to the Budget page of a shared link fully drawn in
 Chromium (three plotly charts on screen, script idle): server import and start, the page's first run

@@ -15,7 +15,14 @@ caption floor: its definition unchanged, its CPU time read the same way); one pr
 Budget link (``bench.page_floor``'s ``_Target``: TP changed between two values, the floor's one input likewise),
 ``--batches`` batches of ``--per`` reruns in turn, the order reversed every other batch, so drift falls on all
 alike. Medians per page (the first 10 reruns of each user, caches filling, left out); "x floor" is the process CPU
-over the floor's. Writes bench/results/rerun_cpu.json.
+over the floor's. ``--replica`` adds a server of ``bench/floor_replica.py`` fed each page's captured reruns (the
+page's own elements without the app, ``bench/page_floor.py``'s same-elements floor; its tree asserted equal to the
+page's): "x replica" is the process CPU over the replica's. ``--no-base`` leaves the older commit out:
+
+    python bench/rerun_cpu.py --no-base --replica --pages Budget Model Paging Parallelism GPUs Import Validate \
+        --batches 4 --per 15
+
+Writes bench/results/rerun_cpu.json.
 """
 
 import argparse

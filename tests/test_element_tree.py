@@ -44,7 +44,8 @@ def test_budget_tree_at_tp4():
     assert blocks == {"flex_container": 8, "expandable": 2, "column": 2}
     # the TP box: its key, as the app gave it; a rerun's widget carries no value (the browser holds it), the
     # opening run set it from the link's tp=4
-    tp = next(n.proto.number_input for n in _nodes(4) if n.kind == "number_input" and n.proto.number_input.label == "TP")
+    tp = next(n.proto.number_input for n in _nodes(4)
+              if n.kind == "number_input" and n.proto.number_input.label == "TP")
     assert et._key(tp.id) == "w.tensor_parallel_size" and not tp.set_value
     assert et.values(et.load(FIXTURES / et.file_name("", 4)))[tp.id].value == 4
 
