@@ -266,12 +266,13 @@ class ProtocolUser:
         state.query_string, state.page_name, state.page_script_hash = self.query, page_name, page_hash
         state.widget_states.widgets.extend(widgets)
         await self.ws.send(msg.SerializeToString())
-        seen: dict = {"elements": [], "blocks": 0}
+        seen: dict = {"elements": [], "blocks": 0, "msgs": []}  # msgs: every ForwardMsg of the run, in order
         async with asyncio.timeout(timeout_s):
             while True:
                 fm = ForwardMsg.FromString(await self.ws.recv())
                 self._quickack()
                 kind = fm.WhichOneof("type")
+                seen["msgs"].append(fm)
                 if kind == "delta" and fm.delta.WhichOneof("type") == "new_element":
                     element = fm.delta.new_element
                     seen["elements"].append((element.WhichOneof("type"), element))

@@ -8,7 +8,8 @@ Runs, each in its own process (so one's imports and caches do not flatter the ne
 
 - ``core``      bench/core.py: plan(), the GPU picker, preset parsing, paging
 - ``rerun``     bench/app_rerun.py: script time of a rerun after a widget change (AppTest), per page
-- ``floor``     bench/page_floor.py: each page's rerun against a bare one-widget page (ratio), cold start
+- ``floor``     bench/page_floor.py: each page's rerun against a bare one-widget page (ratio), a caption page as large
+                and its own elements without the app (bench/floor_replica.py), cold start
 - ``load``      bench/load.py: 20 users at once (protocol clients + Chromium tabs)
 - ``gpu``       bench/validate_gpu.py: predicted vs measured on a GPU; skipped when torch sees no GPU
 
@@ -60,6 +61,8 @@ def rows_for(name: str) -> list[tuple[str, str]]:
     elif name == "floor" and (d := load("page_floor.json")):
         for page, r in d["reruns"].items():
             same = f", {r['ratio_same_size']}x a bare page as large" if "ratio_same_size" in r else ""
+            if "ratio_same_elements" in r:
+                same += f", {r['ratio_same_elements']}x its own elements without the app"
             out.append((f"rerun, {page}", f"{r['median_ms']} ms (p95 {r['p95_ms']}), {r['ratio']}x floor{same}"))
         if d.get("cold_start"):
             c = d["cold_start"]
