@@ -98,4 +98,5 @@ def test_preset_for_model(model, preset):
 def test_a_same_shape_sibling_loads_the_preset_by_its_repo_id():
     from kvplan.presets import load_preset
 
-    assert load_preset("Qwen/Qwen3-Next-80B-A3B-Instruct") == load_preset("qwen3-next-80b-a3b")
+    # fields compared (==  would compare the specs' private memos too, which other tests may have filled)
+    assert load_preset("Qwen/Qwen3-Next-80B-A3B-Instruct").model_dump() == load_preset("qwen3-next-80b-a3b").model_dump()
