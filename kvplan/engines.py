@@ -630,6 +630,12 @@ VLLM_MLA_BLOCK_SIZE_BY_ARCH = {"sm90": 64, "sm100": 128, "other": 16}
 # 70 GiB row skips the A100 ("a100" in the device name: large batches cut its throughput, vLLM PR #17885):
 # the dennislee22 A100-80GB logs (0.10.1.1) print "Chunked prefill is enabled with max_num_batched_tokens=2048".
 VLLM_BATCH_DEFAULTS = ((160 * GiB, 16384, 1024), (70 * GiB, 8192, 1024), (0, 2048, 256))
+# An engine built straight from EngineArgs / AsyncEngineArgs (UsageContext.ENGINE_CONTEXT, the default of
+# AsyncLLM.from_engine_args) is in neither table, so get_batch_defaults' dict.get falls back to SchedulerConfig's own
+# defaults on every card: DEFAULT_MAX_NUM_BATCHED_TOKENS 2048, DEFAULT_MAX_NUM_SEQS 128 (vllm/config/scheduler.py of
+# the 0.17.0, 0.19.0, 0.22.0 and 0.33.0 wheels; 0.11.0 sets the same 128 / 2048 in SchedulerConfig.__post_init__;
+# read 2026-12-02). A 0.22.0 AsyncEngineArgs log prints "max_num_batched_tokens=2048" and captures graphs to 256.
+VLLM_ENGINE_CONTEXT_BATCH = (2048, 128)
 # Default CUDA-graph capture limit: min(2 x max_num_seqs, 512) (vllm/config/vllm.py _set_cudagraph_sizes).
 VLLM_MAX_CAPTURE_SIZE = 512
 # CUDA graphs before vLLM estimates them (the "after_kv" releases, through 0.17.x: "Graph capturing finished ... took
@@ -716,7 +722,8 @@ class EngineConfig(BaseModel):
     # FlashInfer when that package is installed, which a planner cannot see), or as logged
     # ("Using FlashInfer for top-p & top-k sampling" / VLLM_USE_FLASHINFER_SAMPLER=1).
     sampler: Literal["auto", "pytorch", "flashinfer"] = "auto"
-    usage_context: Literal["serve", "llm"] = "serve"  # vllm serve, or the offline LLM class (other batch defaults)
+    # vllm serve, the offline LLM class, or EngineArgs / AsyncEngineArgs used directly (other batch defaults)
+    usage_context: Literal["serve", "llm", "engine"] = "serve"
     mem_fraction_static: float | None = Field(default=None, gt=0, le=1)
     max_total_tokens: int | None = Field(default=None, ge=1)  # SGLang --max-total-tokens (caps its pool)
     # SGLang --enable-dp-attention --dp N: N attention-DP groups inside the TP group, each with its own requests and
@@ -942,7 +949,8 @@ def batch_defaults(gpu_name: str, device_bytes: int, engine: EngineConfig, mm_fl
     A100 8192 / 1024 for ``vllm serve`` (16384 / 1024 for the LLM class); otherwise 2048 / 256 (8192 / 256).
     ``mm_floor`` (``vllm_mm_batch_floor``): a multimodal prefix-LM model's default tokens are raised to it.
     Worked number: A100-80GB -> 2048 / 256 (dennislee22 log: max_num_batched_tokens=2048); H100 -> 8192 / 1024;
-    Gemma-4 on an L40S from 0.22 -> 2496 / 256.
+    Gemma-4 on an L40S from 0.22 -> 2496 / 256. EngineArgs / AsyncEngineArgs used directly (usage_context
+    "engine") -> 2048 / 128 on every card (VLLM_ENGINE_CONTEXT_BATCH).
     From 0.11.1 (VLLM_CHANGES "batch_defaults_capped") a default token budget is capped at max_num_seqs x
     ``max_model_len`` and a default max_num_seqs at the token budget: ``--max-num-batched-tokens 128`` on an H100 ->
     128 / 128 (not 1,024 sequences); ``--max-num-seqs 1 --max-model-len 4096`` -> 4,096 / 1 (not 8,192 tokens).
@@ -951,7 +959,9 @@ def batch_defaults(gpu_name: str, device_bytes: int, engine: EngineConfig, mm_fl
     if prof.engine_core == "V0":  # V0: 256 seqs; its tokens follow max_model_len (kvplan.vllm_v0.batch_limits)
         return (engine.max_num_batched_tokens or 2048, engine.max_num_seqs or 256)
     llm = engine.usage_context == "llm"
-    if prof.large_tier and device_bytes >= VLLM_BATCH_DEFAULTS[0][0]:
+    if engine.usage_context == "engine":
+        tokens, seqs = VLLM_ENGINE_CONTEXT_BATCH
+    elif prof.large_tier and device_bytes >= VLLM_BATCH_DEFAULTS[0][0]:
         tokens, seqs = 16384, 1024
     elif device_bytes >= VLLM_BATCH_DEFAULTS[1][0] and "A100" not in gpu_name.upper():
         tokens, seqs = (16384 if llm else 8192), 1024
