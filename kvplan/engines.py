@@ -1046,6 +1046,11 @@ VLLM_V2_TYPES_022 = frozenset({"qwen3"})
 VLLM_V2_TYPES_023 = frozenset({"qwen3", "llama", "mistral"})
 VLLM_V2_TYPES_024 = frozenset({"qwen3", "llama", "mistral", "deepseek_v2", "qwen2_moe", "granitemoe"})
 VLLM_V2_MOE_TYPES_025 = frozenset({"deepseek_v2", "qwen2_moe", "granitemoe", "kimi_k3", "deepseek_v4"})
+# The release each listed MoE type joins: DeepseekV4ForCausalLM is absent from the 0.25.0 and 0.26.0 lists and
+# present in 0.28.0's (wheels read 2026-12-02; 0.25.0 config/vllm.py: "DeepSeek-V4 is not otherwise a default-V2
+# architecture"), KimiK3ForConditionalGeneration absent from 0.26.0 and present in 0.28.0 (0.27 per the note above).
+# A 0.25.0 DeepSeek-V4-Flash log (tests/test_engine_logs_dec02.py) runs gpu_model_runner.py, the V1 runner.
+VLLM_V2_MOE_TYPE_SINCE = {"kimi_k3": (0, 27, 0), "deepseek_v4": (0, 28, 0)}
 
 
 def vllm_model_runner(version: str, model_type: str, moe: bool, hybrid: bool, quantized: bool,
@@ -1061,7 +1066,8 @@ def vllm_model_runner(version: str, model_type: str, moe: bool, hybrid: bool, qu
     Why it matters for memory (kvplan.plan): V2's dummy sampler run holds only the logits, V2 keeps a sampler state
     (``vllm_v2_sampler_state_bytes``) and, through 0.28.0, estimates no CUDA-graph memory.
     Worked example: ("0.28", "qwen3", moe=False, hybrid=False, quantized=True) -> "V2" (Qwen3-14B-AWQ on 0.28.0);
-    ("0.22", "qwen3", False, False, True) -> "V1"; ("0.28", "qwen3_moe", True, False, False) -> "V1"."""
+    ("0.22", "qwen3", False, False, True) -> "V1"; ("0.28", "qwen3_moe", True, False, False) -> "V1";
+    ("0.25", "deepseek_v4", True, False, False) -> "V1" (listed from 0.28.0: VLLM_V2_MOE_TYPE_SINCE)."""
     if not vllm_has(version, "v2_runner_qwen3"):
         return "V1"
     if speculative_method == "ngram" and not vllm_has(version, "v2_ngram"):
@@ -1073,7 +1079,9 @@ def vllm_model_runner(version: str, model_type: str, moe: bool, hybrid: bool, qu
     if vllm_has(version, "v2_runner_all"):
         return "V2"
     if vllm_has(version, "v2_runner_dense"):
-        return "V2" if not hybrid and (not moe or model_type in VLLM_V2_MOE_TYPES_025) else "V1"
+        listed = (model_type in VLLM_V2_MOE_TYPES_025
+                  and vllm_release(version) >= VLLM_V2_MOE_TYPE_SINCE.get(model_type, (0, 25, 0)))
+        return "V2" if not hybrid and (not moe or listed) else "V1"
     if vllm_has(version, "v2_runner_listed"):
         return "V2" if model_type in VLLM_V2_TYPES_024 else "V1"
     types = VLLM_V2_TYPES_023 if vllm_has(version, "v2_runner_llama_mistral") else VLLM_V2_TYPES_022
