@@ -37,6 +37,14 @@ Sources (read 2026-12-02):
   DEEPSEEK_SPARSE_SWA backend", "[gpu_model_runner.py:6534] Profiling CUDA graph memory: PIECEWISE=42
   (largest=384), FULL=26 (largest=192)", "Estimated CUDA graph memory: 1.58 GiB total", "Available KV cache memory:
   10.29 GiB", "GPU KV cache size: 1,993,100 tokens", "Maximum concurrency for 1,048,576 tokens per request: 1.90x".
+- QWEN38-H100: a Vietnamese course page "Bài 01 — Baseline: vLLM Aggregated Mode" (index file id 69498276477): one H100
+  80GB, Qwen/Qwen3.8-27B-FP8 with ``--max-model-len 131072 --tensor-parallel-size 1 --kv-cache-dtype fp8
+  --enable-prefix-caching --max-num-batched-tokens 8192 --max-num-seqs 64 --gpu-memory-utilization 0.90`` (its flag
+  table), a release past 0.21.0 ("CUDA graph memory profiling is enabled (default since v0.21.0)"; the release itself
+  is not named). Logged ("Số đo thật trên H100 80GB"): "Setting attention block size to 1568 tokens", "Available KV
+  cache memory: 39.47 GiB", "GPU KV cache size: 1,200,036 tokens", "Maximum concurrency for 131,072 tokens per
+  request: 9.16x". The release is not known, so the layout is pinned from the logged pool (the same on every line from
+  0.22 to 0.33), not the pool.
 Logs read and left out: a Qwen3.5-4B LLM-class run on 0.22.0 (index file id 55770092662; card not named, no Qwen3.5-4B
 config here), a DGX Spark Qwen3.6-27B-NVFP4 MTP nightly (61569442000; unified memory), a Qwen2.5-7B
 ``num_gpu_blocks_override`` run (51781852921), the vllm-ascend #1249 Qwen3-32B NPU log (55800623026), Nemotron-3-Nano-4B
@@ -184,3 +192,27 @@ def test_dsv4_flash_pro6000_tp2_pool_from_flags():
     assert close_gib(p.ranks[0].weights_bytes, 75.64)
     assert close_gib(p.ranks[0].kv_pool_bytes, 10.29)
     assert close(p.kv_cache_tokens, 1_993_100) and close(p.max_concurrency, 1.90)
+
+
+# ----------------------------------------------------------------------------- QWEN38-H100: one H100, 0.21+
+
+QWEN38_H100 = ("vllm serve /models/Qwen/Qwen3.8-27B-FP8 --served-model-name qwen3.8-27b --max-model-len 131072 "
+               "--tensor-parallel-size 1 --kv-cache-dtype fp8 --enable-prefix-caching --max-num-batched-tokens 8192 "
+               "--max-num-seqs 64 --gpu-memory-utilization 0.90 --reasoning-parser qwen3 --tool-call-parser qwen3_coder "
+               "--enable-auto-tool-choice")
+
+
+def test_qwen3_8_27b_fp8_h100_hybrid_layout_from_the_logged_pool():
+    # Qwen3.8-27B keeps the 27B hybrid's text shapes (the qwen3.5-27b preset; the page: "16 trong 64 lớp" are gated
+    # attention, 4 KV heads x 256). fp8 KV: block 1568 tokens (page >= the GDN state page), a page of 16 x 1568 x 2 x 4
+    # x 256 x 1 B = 51,380,224 B; the logged 39.47 GiB holds 824 blocks, a request cdiv(131072, 1568) = 84 attention
+    # blocks + 2 for each of the 3 GDN groups = 90: 824 / 90 = 9.16x, and the tokens line prints 9.1556 x 131,072 =
+    # 1,200,036 as logged, on every kvplan line from 0.22 to 0.33
+    args = parse_vllm_command(QWEN38_H100)
+    assert not args.unknown, args.unknown
+    for version in ("0.22", "0.27", "0.33"):
+        fields = {**args.engine_fields(), "vllm_version": version, "kv_cache_memory_bytes": round(39.47 * GiB)}
+        p = plan(load_preset("qwen3.5-27b"), get_gpu("H100-SXM"), EngineConfig(**fields), Layout())
+        assert p.block_size == 1568 and p.ranks[0].bytes_per_block == 16 * 1568 * 2 * 4 * 256 == 51_380_224
+        assert p.blocks_per_request == 90 and p.num_blocks == 824
+        assert p.kv_cache_tokens == 1_200_036 and f"{p.max_concurrency:.2f}" == "9.16"
