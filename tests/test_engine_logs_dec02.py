@@ -45,6 +45,13 @@ Sources (read 2026-12-02):
   cache memory: 39.47 GiB", "GPU KV cache size: 1,200,036 tokens", "Maximum concurrency for 131,072 tokens per
   request: 9.16x". The release is not known, so the layout is pinned from the logged pool (the same on every line from
   0.22 to 0.33), not the pool.
+- QWEN36-MTP-3090: an ADR "ADR-028 — Qwen3.6 27B MTP 128K как special long-context heavy lane" (index file id
+  66441966339, dated 2026-05-08): one RTX 3090, a Qwen3.6-27B AutoRound checkpoint with its MTP layer, ``--language-model-only
+  --max-model-len 131072 --gpu-memory-utilization 0.97 --cpu-offload-gb 12 --max-num-seqs 1 --enforce-eager
+  --attention-backend TRITON_ATTN --speculative-config {"method":"mtp","num_speculative_tokens":1}``, bf16 KV ("FP8 KV
+  cache path в текущем runtime несовместим"). Logged: "Available KV cache memory: 17.25 GiB", "GPU KV cache size:
+  255,975 tokens", "Maximum concurrency for 131,072 tokens per request: 1.95x". The release is not named and the
+  weights are partly offloaded (not modelled), so the layout is pinned from the logged pool.
 Logs read and left out: a Qwen3.5-4B LLM-class run on 0.22.0 (index file id 55770092662; card not named, no Qwen3.5-4B
 config here), a DGX Spark Qwen3.6-27B-NVFP4 MTP nightly (61569442000; unified memory), a Qwen2.5-7B
 ``num_gpu_blocks_override`` run (51781852921), the vllm-ascend #1249 Qwen3-32B NPU log (55800623026), Nemotron-3-Nano-4B
@@ -216,3 +223,30 @@ def test_qwen3_8_27b_fp8_h100_hybrid_layout_from_the_logged_pool():
         assert p.block_size == 1568 and p.ranks[0].bytes_per_block == 16 * 1568 * 2 * 4 * 256 == 51_380_224
         assert p.blocks_per_request == 90 and p.num_blocks == 824
         assert p.kv_cache_tokens == 1_200_036 and f"{p.max_concurrency:.2f}" == "9.16"
+
+
+# ----------------------------------------------------------------------------- QWEN36-MTP-3090: one RTX 3090, MTP-1
+
+QWEN36_MTP_3090 = ("vllm serve /home/vladimir/models/qwen36-27b-lorbus-autoround --served-model-name qwen3.6-27b-mtp "
+                   "--language-model-only --max-model-len 131072 --gpu-memory-utilization 0.97 --cpu-offload-gb 12 "
+                   "--max-num-seqs 1 --generation-config vllm --enforce-eager --attention-backend TRITON_ATTN "
+                   "--speculative-config '{\"method\":\"mtp\",\"num_speculative_tokens\":1}'")
+
+
+def test_qwen3_6_27b_mtp_rtx3090_layout_from_the_logged_pool():
+    # the 27B hybrid (qwen3.5-27b preset shapes) with its MTP layer's attention: 17 full-attention layers (16 + the
+    # drafter's) in one group beside three GDN groups, bf16 KV, block 800. The logged 17.25 GiB holds 332 blocks, a
+    # request 170: 332 / 170 = 1.953x, printed 1.95x, and the tokens line 1.953 x 131,072 = 255,975 as logged. That line
+    # is the concurrency form (0.21+); 0.19 / 0.20 print num_blocks // 4 groups x 800 = 66,400, so the run is 0.21+
+    args = parse_vllm_command(QWEN36_MTP_3090)
+    assert not args.unknown, args.unknown
+    assert any(n.startswith("--cpu-offload-gb 12: not modeled") for n in args.notes)
+
+    def at(version):
+        fields = {**args.engine_fields(), "vllm_version": version, "kv_cache_memory_bytes": round(17.25 * GiB)}
+        return plan(load_preset("qwen3.5-27b"), get_gpu("RTX-3090"), EngineConfig(**fields), Layout())
+    p = at("0.22")
+    assert p.block_size == 800 and p.num_blocks == 332 and p.blocks_per_request == 170
+    assert [(g.kind, g.layers) for g in p.kv_groups][-1] == ("full_attention", 17)
+    assert p.kv_cache_tokens == 255_975 and f"{p.max_concurrency:.2f}" == "1.95"
+    assert at("0.21").kv_cache_tokens == 255_975 and at("0.20").kv_cache_tokens == 332 // 4 * 800 == 66_400
