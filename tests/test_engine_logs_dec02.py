@@ -46,9 +46,9 @@ Sources (read 2026-12-02):
   request: 9.16x". The release is not known, so the layout is pinned from the logged pool (the same on every line from
   0.22 to 0.33), not the pool.
 - QWEN36-MTP-3090: an ADR "ADR-028 — Qwen3.6 27B MTP 128K как special long-context heavy lane" (index file id
-  66441966339, dated 2026-05-08): one RTX 3090, a Qwen3.6-27B AutoRound checkpoint with its MTP layer, ``--language-model-only
-  --max-model-len 131072 --gpu-memory-utilization 0.97 --cpu-offload-gb 12 --max-num-seqs 1 --enforce-eager
-  --attention-backend TRITON_ATTN --speculative-config {"method":"mtp","num_speculative_tokens":1}``, bf16 KV ("FP8 KV
+  66441966339, dated 2026-05-08): one RTX 3090, a Qwen3.6-27B AutoRound checkpoint with its MTP layer,
+  ``--language-model-only --max-model-len 131072 --gpu-memory-utilization 0.97 --cpu-offload-gb 12 --max-num-seqs 1
+  --enforce-eager --attention-backend TRITON_ATTN --speculative-config {"method":"mtp","num_speculative_tokens":1}``, bf16 KV ("FP8 KV
   cache path в текущем runtime несовместим"). Logged: "Available KV cache memory: 17.25 GiB", "GPU KV cache size:
   255,975 tokens", "Maximum concurrency for 131,072 tokens per request: 1.95x". The release is not named and the
   weights are partly offloaded (not modelled), so the layout is pinned from the logged pool.
@@ -73,6 +73,14 @@ from tests.test_engine_logs import close, close_gib
 from tests.test_engine_logs_found import _term
 
 L40S = get_gpu("L40S")  # 44.42 GiB
+
+
+def _from_logged_pool(command: str, preset: str, gpu: str, version: str, pool_gib: float):
+    """kvplan's layout for a ``vllm serve`` line with the logged "Available KV cache memory" given as the pool."""
+    args = parse_vllm_command(command)
+    assert not args.unknown, args.unknown
+    fields = {**args.engine_fields(), "vllm_version": version, "kv_cache_memory_bytes": round(pool_gib * GiB)}
+    return plan(load_preset(preset), get_gpu(gpu), EngineConfig(**fields), Layout())
 
 
 # ----------------------------------------------------------------------------- ASYNC-L40S: 0.22.0, AsyncEngineArgs
@@ -122,20 +130,17 @@ def test_async_engine_qwen2_5_7b_l40s_v0_22_pool():
 QWEN36_WSL = ("vllm serve RedHatAI/Qwen3.6-35B-A3B-NVFP4 --served-model-name Qwen3.6-35B-A3B-NVFP4 --trust-remote-code "
               "--host 0.0.0.0 --port 8000 --gpu-memory-utilization 0.90 --max-model-len 65536 --max-num-seqs 1 "
               "--max-num-batched-tokens 8192 --kv-cache-dtype fp8_e4m3 --quantization compressed-tensors "
-              "--reasoning-parser qwen3 --tool-call-parser qwen3_coder --enable-prefix-caching --enable-chunked-prefill "
-              "--max-cudagraph-capture-size 1")
+              "--reasoning-parser qwen3 --tool-call-parser qwen3_coder --enable-prefix-caching "
+              "--enable-chunked-prefill --max-cudagraph-capture-size 1")
 
 
 def test_qwen3_6_35b_a3b_v0_20_hybrid_layout_from_the_logged_pool():
     # Qwen3.6-35B-A3B keeps Qwen3.5-35B-A3B's text shapes (the qwen3.5-35b-a3b preset): 40 layers, 10 full attention
     # (2 KV heads x 256) + 30 gated-delta-net. fp8 KV: 0.20 aligns the attention block to 2096 tokens (page >= the
     # GDN state page), 4 groups of 10 layers, a page of 10 x 2096 x 2 x 2 x 256 x 1 B = 21,463,040 B. A request needs
-    # cdiv(65536, 2096) = 32 attention blocks + 2 for each of the 3 GDN groups (prefix caching's 'align' mode) = 38; the logged 2.95 GiB holds 147 blocks:
-    # 147 // 4 groups x 2096 = 75,456 tokens and 147 / 38 = 3.87x, the log's figures exactly
-    args = parse_vllm_command(QWEN36_WSL)
-    assert not args.unknown, args.unknown
-    fields = {**args.engine_fields(), "vllm_version": "0.20", "kv_cache_memory_bytes": round(2.95 * GiB)}
-    p = plan(load_preset("qwen3.5-35b-a3b"), get_gpu("RTX-5090"), EngineConfig(**fields), Layout())
+    # cdiv(65536, 2096) = 32 attention blocks + 2 for each of the 3 GDN groups (prefix caching's 'align' mode) = 38;
+    # the logged 2.95 GiB holds 147 blocks: 147 // 4 groups x 2096 = 75,456 tokens and 147 / 38 = 3.87x, as logged
+    p = _from_logged_pool(QWEN36_WSL, "qwen3.5-35b-a3b", "RTX-5090", "0.20", 2.95)
     assert p.block_size == 2096 and p.ranks[0].bytes_per_block == 10 * 2096 * 2 * 2 * 256 == 21_463_040
     assert [(g.kind, g.layers) for g in p.kv_groups] == [("linear_attention", 10)] * 3 + [("full_attention", 10)]
     assert [g.blocks_per_request for g in p.kv_groups] == [2, 2, 2, 32]
@@ -205,8 +210,8 @@ def test_dsv4_flash_pro6000_tp2_pool_from_flags():
 
 QWEN38_H100 = ("vllm serve /models/Qwen/Qwen3.8-27B-FP8 --served-model-name qwen3.8-27b --max-model-len 131072 "
                "--tensor-parallel-size 1 --kv-cache-dtype fp8 --enable-prefix-caching --max-num-batched-tokens 8192 "
-               "--max-num-seqs 64 --gpu-memory-utilization 0.90 --reasoning-parser qwen3 --tool-call-parser qwen3_coder "
-               "--enable-auto-tool-choice")
+               "--max-num-seqs 64 --gpu-memory-utilization 0.90 --reasoning-parser qwen3 "
+               "--tool-call-parser qwen3_coder --enable-auto-tool-choice")
 
 
 def test_qwen3_8_27b_fp8_h100_hybrid_layout_from_the_logged_pool():
@@ -215,11 +220,8 @@ def test_qwen3_8_27b_fp8_h100_hybrid_layout_from_the_logged_pool():
     # x 256 x 1 B = 51,380,224 B; the logged 39.47 GiB holds 824 blocks, a request cdiv(131072, 1568) = 84 attention
     # blocks + 2 for each of the 3 GDN groups = 90: 824 / 90 = 9.16x, and the tokens line prints 9.1556 x 131,072 =
     # 1,200,036 as logged, on every kvplan line from 0.22 to 0.33
-    args = parse_vllm_command(QWEN38_H100)
-    assert not args.unknown, args.unknown
     for version in ("0.22", "0.27", "0.33"):
-        fields = {**args.engine_fields(), "vllm_version": version, "kv_cache_memory_bytes": round(39.47 * GiB)}
-        p = plan(load_preset("qwen3.5-27b"), get_gpu("H100-SXM"), EngineConfig(**fields), Layout())
+        p = _from_logged_pool(QWEN38_H100, "qwen3.5-27b", "H100-SXM", version, 39.47)
         assert p.block_size == 1568 and p.ranks[0].bytes_per_block == 16 * 1568 * 2 * 4 * 256 == 51_380_224
         assert p.blocks_per_request == 90 and p.num_blocks == 824
         assert p.kv_cache_tokens == 1_200_036 and f"{p.max_concurrency:.2f}" == "9.16"
@@ -238,13 +240,10 @@ def test_qwen3_6_27b_mtp_rtx3090_layout_from_the_logged_pool():
     # drafter's) in one group beside three GDN groups, bf16 KV, block 800. The logged 17.25 GiB holds 332 blocks, a
     # request 170: 332 / 170 = 1.953x, printed 1.95x, and the tokens line 1.953 x 131,072 = 255,975 as logged. That line
     # is the concurrency form (0.21+); 0.19 / 0.20 print num_blocks // 4 groups x 800 = 66,400, so the run is 0.21+
-    args = parse_vllm_command(QWEN36_MTP_3090)
-    assert not args.unknown, args.unknown
-    assert any(n.startswith("--cpu-offload-gb 12: not modeled") for n in args.notes)
+    assert any(n.startswith("--cpu-offload-gb 12: not modeled") for n in parse_vllm_command(QWEN36_MTP_3090).notes)
 
     def at(version):
-        fields = {**args.engine_fields(), "vllm_version": version, "kv_cache_memory_bytes": round(17.25 * GiB)}
-        return plan(load_preset("qwen3.5-27b"), get_gpu("RTX-3090"), EngineConfig(**fields), Layout())
+        return _from_logged_pool(QWEN36_MTP_3090, "qwen3.5-27b", "RTX-3090", version, 17.25)
     p = at("0.22")
     assert p.block_size == 800 and p.num_blocks == 332 and p.blocks_per_request == 170
     assert [(g.kind, g.layers) for g in p.kv_groups][-1] == ("full_attention", 17)
