@@ -2402,7 +2402,8 @@ def _sglang_mamba_term(engine, m: "sglang.SglangMambaPool", layers=()) -> Term:
 # with the engine-context batch defaults; the 0.20.0 Qwen3.6-35B-A3B hybrid layout from its logged pool): 106 and 21;
 # then the 0.25.0 DeepSeek-V4-Flash TP-2 RTX PRO 6000 log: its layout from the logged pool passes (+1), its pool from
 # the flags is a strict xfail (+5.88 GiB, planned without the MTP drafter kvplan does not model for DSv4): 107 and 22;
-# the Qwen3.8-27B-FP8 H100 hybrid layout from its logged pool (+1): 108 and 22; the Qwen3.6-27B MTP RTX 3090 layout: 109.
+# the Qwen3.8-27B-FP8 H100 hybrid layout from its logged pool (+1): 108 and 22; the Qwen3.6-27B MTP RTX 3090
+# layout (+1): 109 and 22.
 # VLLM_CHANGES "dsa_rocm_layer_groups" (0.31.0) falls inside the "0.30" profile (0.30.0 - 0.31.0), which plans 0.30.0
 ROCM_DSA_031_NOTE = ("vLLM 0.31.0 on ROCm (inside this 0.30.0 - 0.31.0 line, planned as 0.30.0) gives every DSA layer its "
                      "own index group of max_num_batched_tokens x index_topk int32 rows (models/deepseek_v32 amd/model.py): "

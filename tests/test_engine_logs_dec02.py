@@ -48,9 +48,9 @@ Sources (read 2026-12-02):
 - QWEN36-MTP-3090: an ADR "ADR-028 — Qwen3.6 27B MTP 128K как special long-context heavy lane" (index file id
   66441966339, dated 2026-05-08): one RTX 3090, a Qwen3.6-27B AutoRound checkpoint with its MTP layer,
   ``--language-model-only --max-model-len 131072 --gpu-memory-utilization 0.97 --cpu-offload-gb 12 --max-num-seqs 1
-  --enforce-eager --attention-backend TRITON_ATTN --speculative-config {"method":"mtp","num_speculative_tokens":1}``, bf16 KV ("FP8 KV
-  cache path в текущем runtime несовместим"). Logged: "Available KV cache memory: 17.25 GiB", "GPU KV cache size:
-  255,975 tokens", "Maximum concurrency for 131,072 tokens per request: 1.95x". The release is not named and the
+  --enforce-eager --attention-backend TRITON_ATTN --speculative-config
+  {"method":"mtp","num_speculative_tokens":1}``, bf16 KV ("FP8 KV cache path в текущем runtime несовместим").
+  Logged: "Available KV cache memory: 17.25 GiB", "GPU KV cache size: 255,975 tokens", "Maximum concurrency for 131,072 tokens per request: 1.95x". The release is not named and the
   weights are partly offloaded (not modelled), so the layout is pinned from the logged pool.
 Logs read and left out: a Qwen3.5-4B LLM-class run on 0.22.0 (index file id 55770092662; card not named, no Qwen3.5-4B
 config here), a DGX Spark Qwen3.6-27B-NVFP4 MTP nightly (61569442000; unified memory), a Qwen2.5-7B
