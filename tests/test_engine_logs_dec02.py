@@ -50,8 +50,9 @@ Sources (read 2026-12-02):
   ``--language-model-only --max-model-len 131072 --gpu-memory-utilization 0.97 --cpu-offload-gb 12 --max-num-seqs 1
   --enforce-eager --attention-backend TRITON_ATTN --speculative-config
   {"method":"mtp","num_speculative_tokens":1}``, bf16 KV ("FP8 KV cache path в текущем runtime несовместим").
-  Logged: "Available KV cache memory: 17.25 GiB", "GPU KV cache size: 255,975 tokens", "Maximum concurrency for 131,072 tokens per request: 1.95x". The release is not named and the
-  weights are partly offloaded (not modelled), so the layout is pinned from the logged pool.
+  Logged: "Available KV cache memory: 17.25 GiB", "GPU KV cache size: 255,975 tokens", "Maximum concurrency for
+  131,072 tokens per request: 1.95x". The release is not named and the weights are partly offloaded (not modelled),
+  so the layout is pinned from the logged pool.
 Logs read and left out: a Qwen3.5-4B LLM-class run on 0.22.0 (index file id 55770092662; card not named, no Qwen3.5-4B
 config here), a DGX Spark Qwen3.6-27B-NVFP4 MTP nightly (61569442000; unified memory), a Qwen2.5-7B
 ``num_gpu_blocks_override`` run (51781852921), the vllm-ascend #1249 Qwen3-32B NPU log (55800623026), Nemotron-3-Nano-4B
