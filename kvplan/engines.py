@@ -630,6 +630,12 @@ VLLM_MLA_BLOCK_SIZE_BY_ARCH = {"sm90": 64, "sm100": 128, "other": 16}
 # 70 GiB row skips the A100 ("a100" in the device name: large batches cut its throughput, vLLM PR #17885):
 # the dennislee22 A100-80GB logs (0.10.1.1) print "Chunked prefill is enabled with max_num_batched_tokens=2048".
 VLLM_BATCH_DEFAULTS = ((160 * GiB, 16384, 1024), (70 * GiB, 8192, 1024), (0, 2048, 256))
+# An engine built straight from EngineArgs / AsyncEngineArgs (UsageContext.ENGINE_CONTEXT, the default of
+# AsyncLLM.from_engine_args) is in neither table, so get_batch_defaults' dict.get falls back to SchedulerConfig's own
+# defaults on every card: DEFAULT_MAX_NUM_BATCHED_TOKENS 2048, DEFAULT_MAX_NUM_SEQS 128 (vllm/config/scheduler.py of
+# the 0.17.0, 0.19.0, 0.22.0 and 0.33.0 wheels; 0.11.0 sets the same 128 / 2048 in SchedulerConfig.__post_init__;
+# read 2026-12-02). A 0.22.0 AsyncEngineArgs log prints "max_num_batched_tokens=2048" and captures graphs to 256.
+VLLM_ENGINE_CONTEXT_BATCH = (2048, 128)
 # Default CUDA-graph capture limit: min(2 x max_num_seqs, 512) (vllm/config/vllm.py _set_cudagraph_sizes).
 VLLM_MAX_CAPTURE_SIZE = 512
 # CUDA graphs before vLLM estimates them (the "after_kv" releases, through 0.17.x: "Graph capturing finished ... took
@@ -716,7 +722,8 @@ class EngineConfig(BaseModel):
     # FlashInfer when that package is installed, which a planner cannot see), or as logged
     # ("Using FlashInfer for top-p & top-k sampling" / VLLM_USE_FLASHINFER_SAMPLER=1).
     sampler: Literal["auto", "pytorch", "flashinfer"] = "auto"
-    usage_context: Literal["serve", "llm"] = "serve"  # vllm serve, or the offline LLM class (other batch defaults)
+    # vllm serve, the offline LLM class, or EngineArgs / AsyncEngineArgs used directly (other batch defaults)
+    usage_context: Literal["serve", "llm", "engine"] = "serve"
     mem_fraction_static: float | None = Field(default=None, gt=0, le=1)
     max_total_tokens: int | None = Field(default=None, ge=1)  # SGLang --max-total-tokens (caps its pool)
     # SGLang --enable-dp-attention --dp N: N attention-DP groups inside the TP group, each with its own requests and
@@ -942,7 +949,8 @@ def batch_defaults(gpu_name: str, device_bytes: int, engine: EngineConfig, mm_fl
     A100 8192 / 1024 for ``vllm serve`` (16384 / 1024 for the LLM class); otherwise 2048 / 256 (8192 / 256).
     ``mm_floor`` (``vllm_mm_batch_floor``): a multimodal prefix-LM model's default tokens are raised to it.
     Worked number: A100-80GB -> 2048 / 256 (dennislee22 log: max_num_batched_tokens=2048); H100 -> 8192 / 1024;
-    Gemma-4 on an L40S from 0.22 -> 2496 / 256.
+    Gemma-4 on an L40S from 0.22 -> 2496 / 256. EngineArgs / AsyncEngineArgs used directly (usage_context
+    "engine") -> 2048 / 128 on every card (VLLM_ENGINE_CONTEXT_BATCH).
     From 0.11.1 (VLLM_CHANGES "batch_defaults_capped") a default token budget is capped at max_num_seqs x
     ``max_model_len`` and a default max_num_seqs at the token budget: ``--max-num-batched-tokens 128`` on an H100 ->
     128 / 128 (not 1,024 sequences); ``--max-num-seqs 1 --max-model-len 4096`` -> 4,096 / 1 (not 8,192 tokens).
@@ -951,7 +959,9 @@ def batch_defaults(gpu_name: str, device_bytes: int, engine: EngineConfig, mm_fl
     if prof.engine_core == "V0":  # V0: 256 seqs; its tokens follow max_model_len (kvplan.vllm_v0.batch_limits)
         return (engine.max_num_batched_tokens or 2048, engine.max_num_seqs or 256)
     llm = engine.usage_context == "llm"
-    if prof.large_tier and device_bytes >= VLLM_BATCH_DEFAULTS[0][0]:
+    if engine.usage_context == "engine":
+        tokens, seqs = VLLM_ENGINE_CONTEXT_BATCH
+    elif prof.large_tier and device_bytes >= VLLM_BATCH_DEFAULTS[0][0]:
         tokens, seqs = 16384, 1024
     elif device_bytes >= VLLM_BATCH_DEFAULTS[1][0] and "A100" not in gpu_name.upper():
         tokens, seqs = (16384 if llm else 8192), 1024
@@ -1036,6 +1046,11 @@ VLLM_V2_TYPES_022 = frozenset({"qwen3"})
 VLLM_V2_TYPES_023 = frozenset({"qwen3", "llama", "mistral"})
 VLLM_V2_TYPES_024 = frozenset({"qwen3", "llama", "mistral", "deepseek_v2", "qwen2_moe", "granitemoe"})
 VLLM_V2_MOE_TYPES_025 = frozenset({"deepseek_v2", "qwen2_moe", "granitemoe", "kimi_k3", "deepseek_v4"})
+# The release each listed MoE type joins: DeepseekV4ForCausalLM is absent from the 0.25.0 and 0.26.0 lists and
+# present in 0.28.0's (wheels read 2026-12-02; 0.25.0 config/vllm.py: "DeepSeek-V4 is not otherwise a default-V2
+# architecture"), KimiK3ForConditionalGeneration absent from 0.26.0 and present in 0.28.0 (0.27 per the note above).
+# A 0.25.0 DeepSeek-V4-Flash log (tests/test_engine_logs_dec02.py) runs gpu_model_runner.py, the V1 runner.
+VLLM_V2_MOE_TYPE_SINCE = {"kimi_k3": (0, 27, 0), "deepseek_v4": (0, 28, 0)}
 
 
 def vllm_model_runner(version: str, model_type: str, moe: bool, hybrid: bool, quantized: bool,
@@ -1051,7 +1066,8 @@ def vllm_model_runner(version: str, model_type: str, moe: bool, hybrid: bool, qu
     Why it matters for memory (kvplan.plan): V2's dummy sampler run holds only the logits, V2 keeps a sampler state
     (``vllm_v2_sampler_state_bytes``) and, through 0.28.0, estimates no CUDA-graph memory.
     Worked example: ("0.28", "qwen3", moe=False, hybrid=False, quantized=True) -> "V2" (Qwen3-14B-AWQ on 0.28.0);
-    ("0.22", "qwen3", False, False, True) -> "V1"; ("0.28", "qwen3_moe", True, False, False) -> "V1"."""
+    ("0.22", "qwen3", False, False, True) -> "V1"; ("0.28", "qwen3_moe", True, False, False) -> "V1";
+    ("0.25", "deepseek_v4", True, False, False) -> "V1" (listed from 0.28.0: VLLM_V2_MOE_TYPE_SINCE)."""
     if not vllm_has(version, "v2_runner_qwen3"):
         return "V1"
     if speculative_method == "ngram" and not vllm_has(version, "v2_ngram"):
@@ -1063,7 +1079,9 @@ def vllm_model_runner(version: str, model_type: str, moe: bool, hybrid: bool, qu
     if vllm_has(version, "v2_runner_all"):
         return "V2"
     if vllm_has(version, "v2_runner_dense"):
-        return "V2" if not hybrid and (not moe or model_type in VLLM_V2_MOE_TYPES_025) else "V1"
+        listed = (model_type in VLLM_V2_MOE_TYPES_025
+                  and vllm_release(version) >= VLLM_V2_MOE_TYPE_SINCE.get(model_type, (0, 25, 0)))
+        return "V2" if not hybrid and (not moe or listed) else "V1"
     if vllm_has(version, "v2_runner_listed"):
         return "V2" if model_type in VLLM_V2_TYPES_024 else "V1"
     types = VLLM_V2_TYPES_023 if vllm_has(version, "v2_runner_llama_mistral") else VLLM_V2_TYPES_022

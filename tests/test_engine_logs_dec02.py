@@ -1,0 +1,252 @@
+"""Public vLLM start-up logs reproduced from their launch inputs (issue 11, the 2026-12-02 round).
+
+Tolerances as tests/test_engine_logs.py: memory within max(1 %, 0.25 GiB), tokens and concurrency within 1 %. None of
+these sources is pinned elsewhere in tests/ (index ids and figures grepped 2026-12-02). The code corpus hides the
+repository of these files, so the search-index file id (read_file) is the citation, as in tests/test_engine_logs_dec.py.
+
+Sources (read 2026-12-02):
+- ASYNC-L40S: a script + pasted run "test_engine_direct.py" (index file id 67144197265; log dated 09-03, "Initializing a
+  V1 LLM engine (v0.22.0)"): ``AsyncEngineArgs(model="/model/Qwen2.5-7B-Instruct", trust_remote_code=True,
+  gpu_memory_utilization=0.95, max_model_len=4096, enable_log_requests=True)`` and
+  ``AsyncLLMEngine.from_engine_args(engine_args)`` (UsageContext.ENGINE_CONTEXT); bf16, TP 1, prefix caching on,
+  FlashAttention 2. Logged: "Chunked prefill is enabled with max_num_batched_tokens=2048", cudagraph_capture_sizes
+  [1, 2, 4, 8, ..., 256] (= 2 x 128 sequences), "Model loading took 14.29 GiB memory", "Profiling CUDA graph memory:
+  PIECEWISE=35 (largest=256), FULL=19 (largest=128)", "Estimated CUDA graph memory: 0.37 GiB total", "Available KV
+  cache memory: 26.32 GiB", "GPU KV cache size: 492,912 tokens", "Maximum concurrency for 4,096 tokens per request:
+  120.34x". The card is not named; FA2 (no FA3: not Hopper) and the 0.95 budget fit a 48 GB Ada card (L40S / RTX 6000
+  Ada, 44.42 GiB): an RTX A6000 (47.53 GiB) would give the same terms and a pool 2.9 GiB larger, so the L40S is used.
+- QWEN36-WSL: a docker-compose + log note (index file id 52377383460, 2026-05-01): image
+  vllm/vllm-openai:v0.20.0-cu130-ubuntu2404 under WSL ("Using 'pin_memory=False' as WSL is detected"), model
+  RedHatAI/Qwen3.6-35B-A3B-NVFP4 (compressed-tensors NVFP4, Qwen3_5MoeForConditionalGeneration), flags
+  ``--gpu-memory-utilization 0.90 --max-model-len 65536 --max-num-seqs 1 --max-num-batched-tokens 8192
+  --kv-cache-dtype fp8_e4m3 --quantization compressed-tensors --moe-backend cutlass --enable-prefix-caching
+  --enable-chunked-prefill --max-cudagraph-capture-size 1``. Logged: "Model loading took 21.86 GiB memory", "Setting
+  attention block size to 2096 tokens", "Estimated CUDA graph memory: 0.36 GiB total", "Available KV cache memory:
+  2.95 GiB", "GPU KV cache size: 75,456 tokens", "Maximum concurrency for 65,536 tokens per request: 3.87x". The card
+  is not named (a Blackwell one: FlashInferCutlassNvFp4LinearKernel), so the hybrid layout is pinned from the logged
+  pool, not the pool itself (on an RTX 5090 with the logged weights kvplan would say 3.95 GiB, +1.0: WSL's and the
+  card's share are unknown).
+
+- DSV4-PRO6000: a write-up "DeepSeek-V4-Flash on stock vLLM v0.25.0 (SM120 / RTX PRO 6000 Blackwell)" (index file id
+  56819795714; log dated 07-12): 2 x RTX PRO 6000 Blackwell (96 GB, PCIe), image vllm/vllm-openai:v0.25.0 with
+  flashinfer 0.6.14, ``vllm serve deepseek-ai/DeepSeek-V4-Flash --tensor-parallel-size 2 --disable-custom-all-reduce
+  --kv-cache-dtype fp8 --gpu-memory-utilization 0.95 --max-model-len 1048576 --max-num-seqs 64
+  --max-num-batched-tokens 4096 --enable-prefix-caching --enable-chunked-prefill --speculative-config
+  '{"method":"mtp","num_speculative_tokens":2}' --async-scheduling`` (VLLM_USE_BREAKABLE_CUDAGRAPH set in the image).
+  Logged: "[gpu_model_runner.py:5306] Model loading took 75.64 GiB memory", "Setting kv cache block size to 256 for
+  DEEPSEEK_SPARSE_SWA backend", "[gpu_model_runner.py:6534] Profiling CUDA graph memory: PIECEWISE=42
+  (largest=384), FULL=26 (largest=192)", "Estimated CUDA graph memory: 1.58 GiB total", "Available KV cache memory:
+  10.29 GiB", "GPU KV cache size: 1,993,100 tokens", "Maximum concurrency for 1,048,576 tokens per request: 1.90x".
+- QWEN38-H100: a Vietnamese course page "Bài 01 — Baseline: vLLM Aggregated Mode" (index file id 69498276477): one H100
+  80GB, Qwen/Qwen3.8-27B-FP8 with ``--max-model-len 131072 --tensor-parallel-size 1 --kv-cache-dtype fp8
+  --enable-prefix-caching --max-num-batched-tokens 8192 --max-num-seqs 64 --gpu-memory-utilization 0.90`` (its flag
+  table), a release past 0.21.0 ("CUDA graph memory profiling is enabled (default since v0.21.0)"; the release itself
+  is not named). Logged ("Số đo thật trên H100 80GB"): "Setting attention block size to 1568 tokens", "Available KV
+  cache memory: 39.47 GiB", "GPU KV cache size: 1,200,036 tokens", "Maximum concurrency for 131,072 tokens per
+  request: 9.16x". The release is not known, so the layout is pinned from the logged pool (the same on every line from
+  0.22 to 0.33), not the pool.
+- QWEN36-MTP-3090: an ADR "ADR-028 — Qwen3.6 27B MTP 128K как special long-context heavy lane" (index file id
+  66441966339, dated 2026-05-08): one RTX 3090, a Qwen3.6-27B AutoRound checkpoint with its MTP layer,
+  ``--language-model-only --max-model-len 131072 --gpu-memory-utilization 0.97 --cpu-offload-gb 12 --max-num-seqs 1
+  --enforce-eager --attention-backend TRITON_ATTN --speculative-config
+  {"method":"mtp","num_speculative_tokens":1}``, bf16 KV ("FP8 KV cache path в текущем runtime несовместим").
+  Logged: "Available KV cache memory: 17.25 GiB", "GPU KV cache size: 255,975 tokens", "Maximum concurrency for
+  131,072 tokens per request: 1.95x". The release is not named and the weights are partly offloaded (not modelled),
+  so the layout is pinned from the logged pool.
+Logs read and left out: a Qwen3.5-4B LLM-class run on 0.22.0 (index file id 55770092662; card not named, no Qwen3.5-4B
+config here), a DGX Spark Qwen3.6-27B-NVFP4 MTP nightly (61569442000; unified memory), a Qwen2.5-7B
+``num_gpu_blocks_override`` run (51781852921), the vllm-ascend #1249 Qwen3-32B NPU log (55800623026), Nemotron-3-Nano-4B
+on the 0.13.0 NGC image (55241598681; no config here), GLM-5-FP8 SGLang on MI355X (1445879254: already
+tests/test_engine_sglang_2026c.py), vLLM #33155 (gpt-oss-120b OOM on 0.14.1; its launch line is not in the indexed
+excerpt).
+"""
+
+import pytest
+
+from kvplan import load_preset
+from kvplan.engines import VLLM_ENGINE_CONTEXT_BATCH, EngineConfig, batch_defaults, vllm_model_runner
+from kvplan.gpus import get_gpu
+from kvplan.parallel import Layout
+from kvplan.plan import plan
+from kvplan.units import GiB
+from kvplan.vllm_args import parse_vllm_command
+from tests.test_engine_logs import close, close_gib
+from tests.test_engine_logs_found import _term
+
+L40S = get_gpu("L40S")  # 44.42 GiB
+
+
+def _from_logged_pool(command: str, preset: str, gpu: str, version: str, pool_gib: float):
+    """kvplan's layout for a ``vllm serve`` line with the logged "Available KV cache memory" given as the pool."""
+    args = parse_vllm_command(command)
+    assert not args.unknown, args.unknown
+    fields = {**args.engine_fields(), "vllm_version": version, "kv_cache_memory_bytes": round(pool_gib * GiB)}
+    return plan(load_preset(preset), get_gpu(gpu), EngineConfig(**fields), Layout())
+
+
+# ----------------------------------------------------------------------------- ASYNC-L40S: 0.22.0, AsyncEngineArgs
+
+def _async_l40s(**over):
+    engine = EngineConfig(vllm_version="0.22", gpu_memory_utilization=0.95, max_model_len=4096,
+                          usage_context="engine", **over)
+    return plan(load_preset("qwen2.5-7b"), L40S, engine, Layout())
+
+
+def test_engine_context_batch_defaults():
+    # AsyncEngineArgs / EngineArgs used directly: SchedulerConfig's 2048 tokens / 128 sequences on every card (the log:
+    # "max_num_batched_tokens=2048", graphs captured to 256 = 2 x 128); vllm serve on the same L40S: 2048 / 256, the
+    # LLM class 8192 / 256, and on an H100 the engine context stays 2048 / 128 where vllm serve gives 8192 / 1024
+    assert VLLM_ENGINE_CONTEXT_BATCH == (2048, 128)
+    e = EngineConfig(vllm_version="0.22", usage_context="engine", max_model_len=4096)
+    assert batch_defaults(L40S.name, L40S.memory_bytes, e) == (2048, 128)
+    h100 = get_gpu("H100-SXM")
+    assert batch_defaults(h100.name, h100.memory_bytes, e) == (2048, 128)
+    serve = EngineConfig(vllm_version="0.22", max_model_len=4096)
+    assert batch_defaults(h100.name, h100.memory_bytes, serve) == (8192, 1024)
+    assert batch_defaults(L40S.name, L40S.memory_bytes, serve) == (2048, 256)
+
+
+def test_async_engine_qwen2_5_7b_l40s_v0_22_weights_and_graphs():
+    # "Model loading took 14.29 GiB": kvplan 14.27 (bf16 7.62 B params + the rotary table). "Estimated CUDA graph
+    # memory: 0.37 GiB total" for PIECEWISE=35 (largest 256) + FULL=19 (largest 128): kvplan 0.38
+    p = _async_l40s()
+    assert close_gib(p.ranks[0].weights_bytes, 14.29)
+    assert close_gib(_term(p, "CUDA graphs"), 0.37) and abs(_term(p, "CUDA graphs") / GiB - 0.37) < 0.05
+
+
+def test_async_engine_qwen2_5_7b_l40s_v0_22_pool():
+    # "Available KV cache memory: 26.32 GiB", "GPU KV cache size: 492,912 tokens", "120.34x": kvplan 26.28 GiB (-0.04),
+    # 492,096 tokens (-0.17 %), 120.14x. 28 layers x 4 KV heads x 128 x 2 x 2 B = 57,344 B a token; 492,912 x 57,344 B
+    # = 26.32 GiB as logged. Planned as vllm serve (2048 / 256 on the L40S) the sampler rows double and the graph
+    # estimate grows to 0.58 GiB: 26.08 GiB, 488,336 tokens (-0.93 %), the edge of the tolerance
+    p = _async_l40s()
+    assert p.ranks[0].kv_bytes_per_token == 57_344 and f"{492_912 * 57_344 / GiB:.2f}" == "26.32"
+    assert close_gib(p.ranks[0].kv_pool_bytes, 26.32)
+    assert close(p.kv_cache_tokens, 492_912) and close(p.max_concurrency, 120.34)
+    assert abs(p.kv_cache_tokens - 492_912) < 0.005 * 492_912
+
+
+# ----------------------------------------------------------------------------- QWEN36-WSL: 0.20.0, one Blackwell card
+
+QWEN36_WSL = ("vllm serve RedHatAI/Qwen3.6-35B-A3B-NVFP4 --served-model-name Qwen3.6-35B-A3B-NVFP4 --trust-remote-code "
+              "--host 0.0.0.0 --port 8000 --gpu-memory-utilization 0.90 --max-model-len 65536 --max-num-seqs 1 "
+              "--max-num-batched-tokens 8192 --kv-cache-dtype fp8_e4m3 --quantization compressed-tensors "
+              "--reasoning-parser qwen3 --tool-call-parser qwen3_coder --enable-prefix-caching "
+              "--enable-chunked-prefill --max-cudagraph-capture-size 1")
+
+
+def test_qwen3_6_35b_a3b_v0_20_hybrid_layout_from_the_logged_pool():
+    # Qwen3.6-35B-A3B keeps Qwen3.5-35B-A3B's text shapes (the qwen3.5-35b-a3b preset): 40 layers, 10 full attention
+    # (2 KV heads x 256) + 30 gated-delta-net. fp8 KV: 0.20 aligns the attention block to 2096 tokens (page >= the
+    # GDN state page), 4 groups of 10 layers, a page of 10 x 2096 x 2 x 2 x 256 x 1 B = 21,463,040 B. A request needs
+    # cdiv(65536, 2096) = 32 attention blocks + 2 for each of the 3 GDN groups (prefix caching's 'align' mode) = 38;
+    # the logged 2.95 GiB holds 147 blocks: 147 // 4 groups x 2096 = 75,456 tokens and 147 / 38 = 3.87x, as logged
+    p = _from_logged_pool(QWEN36_WSL, "qwen3.5-35b-a3b", "RTX-5090", "0.20", 2.95)
+    assert p.block_size == 2096 and p.ranks[0].bytes_per_block == 10 * 2096 * 2 * 2 * 256 == 21_463_040
+    assert [(g.kind, g.layers) for g in p.kv_groups] == [("linear_attention", 10)] * 3 + [("full_attention", 10)]
+    assert [g.blocks_per_request for g in p.kv_groups] == [2, 2, 2, 32]
+    assert p.blocks_per_request == 38 and p.num_blocks == 147
+    assert p.kv_cache_tokens == 75_456 and f"{p.max_concurrency:.2f}" == "3.87"
+
+
+# ----------------------------------------------------------------------------- DSV4-PRO6000: 0.25.0, 2 x RTX PRO 6000
+
+DSV4_PRO6000 = ("vllm serve deepseek-ai/DeepSeek-V4-Flash --served-model-name d4f --trust-remote-code --host 0.0.0.0 "
+                "--port 15004 --tensor-parallel-size 2 --disable-custom-all-reduce --kv-cache-dtype fp8 "
+                "--gpu-memory-utilization 0.95 --max-model-len 1048576 --max-num-seqs 64 --max-num-batched-tokens 4096 "
+                "--enable-prefix-caching --enable-chunked-prefill --tokenizer-mode deepseek_v4 --tool-call-parser "
+                "deepseek_v4 --reasoning-parser deepseek_v4 --enable-auto-tool-choice --speculative-config "
+                "'{\"method\":\"mtp\",\"num_speculative_tokens\":2}' --async-scheduling")
+
+
+def _dsv4_pro6000(**over):
+    """The log's flags without the MTP drafter: kvplan models MTP layers for the DeepSeek-V3 / GLM and Qwen3-Next /
+    Qwen3.5 families, not DeepSeek-V4's (plan refuses --speculative-config mtp for it)."""
+    args = parse_vllm_command(DSV4_PRO6000)
+    assert not args.unknown, args.unknown
+    fields = {**args.engine_fields(), "vllm_version": "0.25", "speculative_method": "none",
+              "num_speculative_tokens": 0, **over}
+    assert args.engine_fields()["speculative_method"] == "mtp"
+    return plan(load_preset("deepseek-v4-flash"), get_gpu("RTX-PRO-6000"), EngineConfig(**fields), Layout(tp=2))
+
+
+def test_dsv4_runs_the_v1_runner_on_0_25():
+    # the log's profiling lines come from v1/worker/gpu_model_runner.py (the V1 runner: "Profiling CUDA graph memory",
+    # "Estimated CUDA graph memory: 1.58 GiB"); 0.25.0 config/vllm.py DEFAULT_V2_MODEL_RUNNER_ARCHITECTURES is
+    # DeepseekV2 / Qwen2Moe / GraniteMoe only ("DeepSeek-V4 is not otherwise a default-V2 architecture");
+    # DeepseekV4ForCausalLM joins in 0.28.0. kvplan said V2 for 0.25 - 0.27 before, and so no graph estimate
+    for version, runner in (("0.25", "V1"), ("0.26", "V1"), ("0.27", "V1"), ("0.28", "V2")):
+        assert vllm_model_runner(version, "deepseek_v4", True, False, False) == runner, version
+    assert vllm_model_runner("0.25", "deepseek_v4", True, False, False, "mtp") == "V1"
+    assert any(t.name == "CUDA graphs (estimated, subtracted)" for t in _dsv4_pro6000().ranks[0].terms)
+
+
+def test_dsv4_flash_pro6000_tp2_layout_from_the_logged_pool():
+    # block 256 (DEEPSEEK_SPARSE_SWA), fp8 KV, TP 2: 1,039,680 B a block; the logged 10.29 GiB holds 10,627 blocks,
+    # and kvplan's 0.25 DSv4 layout (kvplan/vllm_dsv4.py: 5,591 blocks a 1M request over its five groups) gives
+    # 1,993,063 tokens (logged 1,993,100: -0.002 %) and 1.90x as logged. This is the layout without the MTP layer's
+    # cache, which the logged tokens line evidently does not count either
+    p = _dsv4_pro6000(kv_cache_memory_bytes=round(10.29 * GiB))
+    assert p.block_size == 256 and p.ranks[0].bytes_per_block == 1_039_680 and p.blocks_per_request == 5_591
+    assert close(p.kv_cache_tokens, 1_993_100) and abs(p.kv_cache_tokens - 1_993_100) < 100
+    assert f"{p.max_concurrency:.2f}" == "1.90"
+
+
+@pytest.mark.xfail(strict=True, reason=(
+    "DeepSeek-V4-Flash TP2 on 2 x RTX PRO 6000, vLLM 0.25.0, util 0.95, MTP-2 (planned without it): KV 16.17 GiB vs "
+    "10.29 logged (+5.88), 3,132,599 tokens vs 1,993,100 (+57 %), 2.99x vs 1.90x. The parts: weights 72.90 vs 75.64 "
+    "logged (-2.74: the MTP layer, 'MTP draft model loaded: 39 params', not modelled for DeepSeek-V4); the CUDA-graph "
+    "estimate 0.38 vs 1.58 logged (-1.20; 42 PIECEWISE + 26 FULL graphs under VLLM_USE_BREAKABLE_CUDAGRAPH, which "
+    "kvplan does not model; 0.27 before the V1-runner fix, when it was not subtracted at all); activation + non-torch "
+    "0.77 vs 0.95 x 94.97 - 75.64 - 10.29 - 1.58 = 2.71 implied (-1.94: the MTP proposer's dummy run, DSv4's "
+    "indexer / compressor workspaces and the PCIe NCCL context are candidates, none source-verified)"))
+def test_dsv4_flash_pro6000_tp2_pool_from_flags():
+    p = _dsv4_pro6000()
+    assert close_gib(p.ranks[0].weights_bytes, 75.64)
+    assert close_gib(p.ranks[0].kv_pool_bytes, 10.29)
+    assert close(p.kv_cache_tokens, 1_993_100) and close(p.max_concurrency, 1.90)
+
+
+# ----------------------------------------------------------------------------- QWEN38-H100: one H100, 0.21+
+
+QWEN38_H100 = ("vllm serve /models/Qwen/Qwen3.8-27B-FP8 --served-model-name qwen3.8-27b --max-model-len 131072 "
+               "--tensor-parallel-size 1 --kv-cache-dtype fp8 --enable-prefix-caching --max-num-batched-tokens 8192 "
+               "--max-num-seqs 64 --gpu-memory-utilization 0.90 --reasoning-parser qwen3 "
+               "--tool-call-parser qwen3_coder --enable-auto-tool-choice")
+
+
+def test_qwen3_8_27b_fp8_h100_hybrid_layout_from_the_logged_pool():
+    # Qwen3.8-27B keeps the 27B hybrid's text shapes (the qwen3.5-27b preset; the page: "16 trong 64 lớp" are gated
+    # attention, 4 KV heads x 256). fp8 KV: block 1568 tokens (page >= the GDN state page), a page of 16 x 1568 x 2 x 4
+    # x 256 x 1 B = 51,380,224 B; the logged 39.47 GiB holds 824 blocks, a request cdiv(131072, 1568) = 84 attention
+    # blocks + 2 for each of the 3 GDN groups = 90: 824 / 90 = 9.16x, and the tokens line prints 9.1556 x 131,072 =
+    # 1,200,036 as logged, on every kvplan line from 0.22 to 0.33
+    for version in ("0.22", "0.27", "0.33"):
+        p = _from_logged_pool(QWEN38_H100, "qwen3.5-27b", "H100-SXM", version, 39.47)
+        assert p.block_size == 1568 and p.ranks[0].bytes_per_block == 16 * 1568 * 2 * 4 * 256 == 51_380_224
+        assert p.blocks_per_request == 90 and p.num_blocks == 824
+        assert p.kv_cache_tokens == 1_200_036 and f"{p.max_concurrency:.2f}" == "9.16"
+
+
+# ----------------------------------------------------------------------------- QWEN36-MTP-3090: one RTX 3090, MTP-1
+
+QWEN36_MTP_3090 = ("vllm serve /home/vladimir/models/qwen36-27b-lorbus-autoround --served-model-name qwen3.6-27b-mtp "
+                   "--language-model-only --max-model-len 131072 --gpu-memory-utilization 0.97 --cpu-offload-gb 12 "
+                   "--max-num-seqs 1 --generation-config vllm --enforce-eager --attention-backend TRITON_ATTN "
+                   "--speculative-config '{\"method\":\"mtp\",\"num_speculative_tokens\":1}'")
+
+
+def test_qwen3_6_27b_mtp_rtx3090_layout_from_the_logged_pool():
+    # the 27B hybrid (qwen3.5-27b preset shapes) with its MTP layer's attention: 17 full-attention layers (16 + the
+    # drafter's) in one group beside three GDN groups, bf16 KV, block 800. The logged 17.25 GiB holds 332 blocks, a
+    # request 170: 332 / 170 = 1.953x, printed 1.95x, and the tokens line 1.953 x 131,072 = 255,975 as logged. That line
+    # is the concurrency form (0.21+); 0.19 / 0.20 print num_blocks // 4 groups x 800 = 66,400, so the run is 0.21+
+    assert any(n.startswith("--cpu-offload-gb 12: not modeled") for n in parse_vllm_command(QWEN36_MTP_3090).notes)
+
+    def at(version):
+        return _from_logged_pool(QWEN36_MTP_3090, "qwen3.5-27b", "RTX-3090", version, 17.25)
+    p = at("0.22")
+    assert p.block_size == 800 and p.num_blocks == 332 and p.blocks_per_request == 170
+    assert [(g.kind, g.layers) for g in p.kv_groups][-1] == ("full_attention", 17)
+    assert p.kv_cache_tokens == 255_975 and f"{p.max_concurrency:.2f}" == "1.95"
+    assert at("0.21").kv_cache_tokens == 255_975 and at("0.20").kv_cache_tokens == 332 // 4 * 800 == 66_400
