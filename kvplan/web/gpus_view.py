@@ -165,12 +165,15 @@ def option_columns(multi_node: bool) -> dict:
     return OPTION_COLUMNS if multi_node else {**OPTION_COLUMNS, "nodes": None}
 
 
-REJECTED_COLUMNS = {
-    "GPU": st.column_config.TextColumn(width=150, pinned=True),
-    "TP": st.column_config.NumberColumn(width=50, help="--tensor-parallel-size"),
-    "PP": st.column_config.NumberColumn(width=50, help="--pipeline-parallel-size"),
-    "why not": st.column_config.TextColumn(width="large", help="What rules the layout out, as kvplan planned it"),
-}
+# An HTML table, not st.dataframe: a reason runs to ~150 characters ("Does not fit: the weights alone are 60.77 GiB
+# per GPU, more than the 39.39 GiB it has ...") and the data grid cut it at the column's edge (QA at 1400 px, 2026-12).
+REJECTED_COLUMNS = [
+    views.Col("GPU", nowrap=True),
+    views.Col("TP", help="--tensor-parallel-size", num=True),
+    views.Col("PP", help="--pipeline-parallel-size", num=True),
+    views.Col("why not", help="What rules the layout out, as kvplan planned it"),
+]
+REJECTED_HEIGHT = 480  # px: the table scrolls inside the expander (hundreds of rows), its text wraps
 
 
 def rejected_rows(picker: Picker) -> list[dict[str, Any]]:
@@ -339,8 +342,8 @@ def show(picker: Picker, state: PlanState, max_len: int) -> None:
     views.replayed("gpus", lambda: _ranked(picker, state, every), cached.state_key(state), every, sweep_key)
     rejected = st.expander(f"Rejected ({len(picker.rejected)})", key=REJECTED, on_change="rerun")
     if rejected.open:  # lazy: the table is built only when it is shown
-        with rejected:
-            views.table(rejected_rows(picker), column_config=REJECTED_COLUMNS)
+        with rejected, st.container(height=REJECTED_HEIGHT, border=False):
+            views.html_table(rejected_rows(picker), REJECTED_COLUMNS)
     prices = st.expander(f"Default prices ({len(DEFAULT_PRICES)} GPUs, looked up {PRICES_READ})", key=PRICES,
                          on_change="rerun")
     if prices.open:

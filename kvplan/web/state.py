@@ -655,6 +655,21 @@ def query_length(params: Mapping[str, str]) -> int:
     return len(urllib.parse.urlencode(params))
 
 
+# What an unset planning input plans, in the sidebar's words (its boxes' placeholders, kvplan.web.widgets), for the
+# link warning "using the default (...)": "unset" told a vLLM user nothing about what the page now plans.
+UNSET_WORDS: dict[str, str] = {
+    "max_model_len": "the model's maximum context",
+    "concurrency": "as many sequences as fit",
+    "max_num_seqs": "the engine's default",
+    "max_num_batched_tokens": "the engine's default",
+    "gpu_memory_utilization": "the release's default",
+    "block_size": "the engine's own choice for this model",
+    "kv_cache_memory_bytes": "profiled",
+    "mem_fraction_static": "SGLang's default",
+    "weight_format": "as shipped",
+}
+
+
 def decode(params: Mapping[str, str | list[str]]) -> tuple[PlanState, list[str]]:
     """(state, warnings) for a link's query parameters. Never raises on any input."""
     values: dict[str, Any] = {}
@@ -680,7 +695,8 @@ def decode(params: Mapping[str, str | list[str]]) -> tuple[PlanState, list[str]]
             values[field.name] = field.parse(text)
         except ValueError as exc:
             default = getattr(DEFAULT, field.name)
-            shown = "unset" if default is None or default == () else field.format(default)
+            shown = UNSET_WORDS.get(field.name, "unset") if default is None or default == () else \
+                field.format(default)
             warnings.append(f"Link parameter '{key}' ({field.name}) = {text[:60]!r}: {exc}; "
                             f"using the default ({shown}).")
     if values.get("checkpoint") and values.get("weights_gib") is not None:

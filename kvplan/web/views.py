@@ -59,12 +59,14 @@ def table(rows: list[dict[str, Any]], **kwargs: Any) -> None:
 
 class Col:
     """One column of an HTML table: the row key, its heading (words a vLLM user knows), the help
-    shown on hovering the heading, and whether it holds numbers (right-aligned, never wrapped)."""
+    shown on hovering the heading, whether it holds numbers (right-aligned, never wrapped) and whether its text is
+    a name never to break (a GPU: "A100-40GB", not "A100-" over "40GB")."""
 
-    __slots__ = ("key", "heading", "help", "num")
+    __slots__ = ("key", "heading", "help", "num", "nowrap")
 
-    def __init__(self, key: str, heading: str | None = None, help: str = "", num: bool = False):
-        self.key, self.heading, self.help, self.num = key, heading or key, help, num
+    def __init__(self, key: str, heading: str | None = None, help: str = "", num: bool = False,
+                 nowrap: bool = False):
+        self.key, self.heading, self.help, self.num, self.nowrap = key, heading or key, help, num, nowrap
 
 
 # One stylesheet for the app's tables and metrics, sent once per run (a style-only st.html goes to the
@@ -79,7 +81,7 @@ table.kv-table th,table.kv-table td{padding:0.3rem 0.5rem;border-bottom:1px soli
 table.kv-table th{font-weight:600;background:rgba(49,51,63,0.04)}
 table.kv-table th[title]{text-decoration:underline dotted;cursor:help}
 table.kv-table td.num,table.kv-table th.num{text-align:right;font-variant-numeric:tabular-nums}
-table.kv-table td.num{white-space:nowrap}
+table.kv-table td.num,table.kv-table td.nw{white-space:nowrap}
 [data-testid="stMetricValue"] *,[data-testid="stMetricLabel"] *{white-space:normal !important;
  overflow:visible !important;text-overflow:clip !important;overflow-wrap:break-word}
 [data-testid="stMetricValue"]{font-size:1.6rem !important;line-height:1.2}
@@ -111,7 +113,7 @@ def table_html(rows: list[dict[str, Any]], columns: list[Col], caption: str | No
 
 
 def _cls(c: Col) -> str:
-    return ' class="num"' if c.num else ""
+    return ' class="num"' if c.num else ' class="nw"' if c.nowrap else ""
 
 
 def _title(c: Col) -> str:

@@ -801,11 +801,13 @@ def block_size_widget(container: Any = st) -> int | None:
         default = f"default ({cached.plan_for(state.model_copy(update={'block_size': None})).block_size})"
     except KvplanError:
         default = "default"
-    return bind("block_size", container.selectbox, "block_size (tokens per block)", options,
+    # SGLang's flag and its log say page (--page-size, "page_size=64"), as the Budget's heading does for it
+    label = "page_size (tokens per page)" if state.engine == "sglang" else "block_size (tokens per block)"
+    return bind("block_size", container.selectbox, label, options,
                 format_func=lambda v: default if v == "default" else str(v),
                 to_widget=lambda v: v or "default", from_widget=lambda v: None if v == "default" else int(v),
                 # "64 for MLA" was wrong for most MLA plans: DeepSeek-V3 takes 16 on an H100 and 32 on a B200 in 0.33
-                help="--block-size. Default (the number beside it): the engine's own choice for this model, GPU and "
+                help=("--page-size" if state.engine == "sglang" else "--block-size") + ". Default (the number beside it): the engine's own choice for this model, GPU and "
                      "release: 16 in vLLM, an MLA attention backend's own block (FlashMLA 64, CUTLASS MLA 128, "
                      "FlashInfer MLA 32), a hybrid's attention block grown to the state page; 1 in SGLang."
                      + (f" vLLM {state.vllm_version} takes {vllm_block_sizes_text(state)}." if state.engine == "vllm"
