@@ -33,7 +33,9 @@ from kvplan.families import deepseek_v4
 from kvplan.gpus import GpuSpec
 from kvplan.hf_config import QUANT_NAME_HINT
 from kvplan.kv import kv_dtype_bytes
-from kvplan.layers import ATTENTION_KINDS, STATE_KINDS, LinearAttentionState, cache_parts, heads_per_rank
+from kvplan.layers import (
+    ATTENTION_KINDS, STATE_KINDS, LinearAttentionState, MLAIndexerAttention, cache_parts, heads_per_rank,
+)
 from kvplan.parallel import (
     Layout, check_layout, input_embedding_rank_bytes, kv_heads_on_rank, mtp_rank_bytes, pp_partition, rank_weight_bytes,
     routed_expert_groups, stage_distinct, tower_rank_bytes, uses_mla,
@@ -1389,7 +1391,8 @@ def plan(spec: ModelSpec, gpu: GpuSpec, engine: EngineConfig = EngineConfig(), l
         warnings.append(note)
     if engine.engine == "vllm" and gpu.vendor == "Intel":
         warnings.append(vllm_gaudi.plan_note(gpu, layout, engine, v0, any(
-            layer.cache.kind not in ATTENTION_KINDS for layer in spec.layers if layer.cache is not None)))
+            layer.cache.kind not in ATTENTION_KINDS for layer in spec.layers if layer.cache is not None), any(
+            isinstance(layer.cache, MLAIndexerAttention) for layer in spec.layers)))
     elif engine.vllm_graph_reserved_mem is not None:
         warnings.append(f"vllm_graph_reserved_mem (VLLM_GRAPH_RESERVED_MEM) is read by vllm-gaudi only: ignored for "
                         f"{engine.engine} on {gpu.name}")
@@ -2837,6 +2840,7 @@ def decode_bound(spec: ModelSpec, gpu: GpuSpec, layout: Layout, weights_rank: in
     ``expected_tokens_per_s``. A dense model's two are equal.
     FLOPs = 2 x active params x batch / (tp x pp) + 4 x batch x heads x head_dim x (tokens attended, summed over
     layers: the same windows and top-k) / (tp x pp).
+    On an Intel Gaudi DSA layers read every token's latent and no indexer key (vllm-gaudi runs them as dense MLA).
     Still counted though a step reads less: MiniMax-M3's top-k blocks and DeepSeek-V4 CSA's top-k over its compressed
     entries (no top-k in the spec).
     Worked number: gpt-oss-120b (MXFP4), 1 x H100-SXM (3.35 TB/s), batch 1 at 131,072 tokens, bf16 KV: W =
@@ -2857,9 +2861,17 @@ def decode_bound(spec: ModelSpec, gpu: GpuSpec, layout: Layout, weights_rank: in
                     layer.experts is not None for layer, _ in stage_distinct(spec, 1, 0)) else (),
                 input_embedding_rank_bytes(spec, layout, weight_format) // pp)  # averaged over stages, as the rest
     active, caches, state_b, routed, embed = spec.memo(("decode-bound", layout, kv_b, weight_format), per_spec)
-    kv_seq, attended = spec.memo(("decode-read", tp, pp, kv_b, context), lambda: (  # a sweep asks ~3 lengths
-        sum(c.decode_read_bytes(context, tp, kv_b, state_b) * n for c, n in caches) // pp,
-        sum(c.decode_attended(context) * n for c, n in caches)))  # recurrent parts attend to none
+    # vllm-gaudi (@091bbad attention/oot_mla.py) runs DSA layers as dense MLA and never runs the indexer: on an
+    # Intel Gaudi a step reads every token's latent, no indexer key
+    dense_dsa = gpu.vendor == "Intel"
+
+    def read(c, tokens):
+        if dense_dsa and isinstance(c, MLAIndexerAttention):
+            return tokens * c.latent_bytes_vllm(kv_b), tokens
+        return c.decode_read_bytes(tokens, tp, kv_b, state_b), c.decode_attended(tokens)
+    kv_seq, attended = spec.memo(("decode-read", tp, pp, kv_b, context, dense_dsa), lambda: (  # ~3 lengths a sweep
+        sum(read(c, context)[0] * n for c, n in caches) // pp,
+        sum(read(c, context)[1] * n for c, n in caches)))  # recurrent parts attend to none
     kv = batch * kv_seq
     held = sum(r[0] for r in routed)
     least = expect = on_stage = 0

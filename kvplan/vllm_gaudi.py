@@ -195,7 +195,7 @@ def with_dummy_block(terms, parts: int, gpu, engine, prof, weights: int, block: 
     return new + list(terms[at + 1:at + 1 + parts]), pool
 
 
-def plan_note(gpu, layout, engine, v0: bool, recurrent: bool = False) -> str:
+def plan_note(gpu, layout, engine, v0: bool, recurrent: bool = False, sparse_mla: bool = False) -> str:
     """The warning every vLLM plan on Gaudi carries: which accounting it uses and what in it is not pinned."""
     parts = [f"Intel Gaudi: budget as vllm-gaudi's HPU worker sizes it ({GAUDI_SOURCE}; "
              + ("HabanaAI/vllm-fork's V0 worker for this release" if v0 else "the V1 plugin")
@@ -220,6 +220,11 @@ def plan_note(gpu, layout, engine, v0: bool, recurrent: bool = False) -> str:
         parts.append("recurrent-state layers: the HPU worker allocates them apart from the KV blocks and scales its "
                      "budget down for GDN hybrids (hpu_worker.py, VLLM_COMPACT_GDN): not modelled, the pool may be "
                      "high")
+    if sparse_mla:
+        parts.append("DeepSeek sparse attention (DSA): the plugin runs these layers as dense MLA and never runs the "
+                     "indexer (attention/oot_mla.py: 'DSA sparse attention is not implemented on HPU'), so a decode "
+                     "step reads every token's latent (the decode ceiling counts that); the KV layout shown is "
+                     "vLLM's, indexer key cache included, not checked against a Gaudi log")
     parts.append("checked: the worker's arithmetic reproduces the Aug 2024 public Gaudi 2 log exactly and the Sep 2024 "
                  "one within one block (from its rounded figures); "
                  "no public V1-plugin start-up log was found to check the whole plan against")

@@ -6,6 +6,7 @@ checkpoints are not listed, so their plans say so and the picker does not rank G
 from kvplan import load_preset
 from kvplan.engines import EngineConfig
 from kvplan.gpus import get_gpu
+from kvplan.parallel import Layout
 from kvplan.picker import pick_gpus
 from kvplan.plan import plan
 from kvplan.support import gaudi_quantization_note
@@ -76,3 +77,22 @@ def test_gaudi_rows_once_each_the_weights_error_once():
     assert "inside 'Loading model weights took'" in rope and "Model loading took" not in rope
     h100 = plan(load_preset("llama-3.1-70b"), get_gpu("H100-SXM"), EngineConfig(), Layout(tp=4))
     assert "inside 'Model loading took'" in next(t.source for t in h100.ranks[0].terms if t.name.startswith("rotary"))
+
+
+def test_dsa_on_gaudi_reads_every_latent_and_says_the_plugin_runs_dense_mla():
+    # vllm-gaudi @091bbad attention/oot_mla.py: "DSA sparse attention is not implemented on HPU: sparse layers run
+    # as dense MLA and the indexer must never be invoked". DeepSeek-V3.2 (61 DSA layers, 576-wide latent, top-k 2,048,
+    # 128-wide fp8 indexer key + 4 B scale), one sequence at 163,840 tokens, bf16 KV, TP 8:
+    # on an H200 a step reads 61 x (2,048 x 1,152 + 163,840 x 132) = 1,463,156,736 B of KV;
+    # on a Gaudi 3 every token's latent and no indexer key: 61 x 163,840 x 1,152 = 11,513,364,480 B
+    from kvplan.plan import decode_bound
+
+    spec = load_preset("deepseek-v3.2")
+    h200 = decode_bound(spec, get_gpu("H200"), Layout(tp=8), 90_000_000_000, 1, 163_840, 2)
+    gaudi = decode_bound(spec, get_gpu("Gaudi3"), Layout(tp=8), 90_000_000_000, 1, 163_840, 2)
+    assert h200.kv_bytes_per_step == 61 * (2_048 * 1_152 + 163_840 * 132) == 1_463_156_736
+    assert gaudi.kv_bytes_per_step == 61 * 163_840 * 1_152 == 11_513_364_480
+    p = plan(spec, get_gpu("Gaudi3"), EngineConfig(), Layout(tp=8), suggest=False)
+    assert any("runs these layers as dense MLA and never runs the indexer" in w for w in p.warnings)
+    dense = plan(load_preset("llama-3.1-8b"), get_gpu("Gaudi3"), EngineConfig(), Layout(1), suggest=False)
+    assert not any("dense MLA" in w for w in dense.warnings)
