@@ -116,8 +116,10 @@ _READ_NOT_PLANNED = {
     # vllm/config/vllm.py (0.33) max_concurrent_batches: 2 with async scheduling at PP 1, else PP; SlidingWindowSpec
     # sizes with max_in_flight_tokens = max_concurrent_batches x max_num_batched_tokens. kvplan.engines
     # VLLM_CHANGES "swa_in_flight_batches" plans 2 from 0.26.0 (async scheduling is vLLM's default there).
-    "--async-scheduling": "async scheduling is vLLM's default from 0.26 and kvplan plans it there (sliding "
-                          "windows hold 2 batches in flight); before 0.26 kvplan plans 1 batch",
+    "--async-scheduling": "the flag itself changes nothing kvplan plans: from 0.26 async scheduling is vLLM's "
+                          "default, which its profiles already hold (sliding windows keep 2 batches in flight); "
+                          "before 0.26 they keep 1 batch, where this flag would make vLLM 0.33's rule keep 2 (up "
+                          "to max_num_batched_tokens more sliding-window KV per request than planned)",
     "--no-async-scheduling": "a sliding window then holds 1 batch in flight (PP batches with PP), kvplan's 0.26+ "
                              "profiles plan 2: up to max_num_batched_tokens more sliding-window KV per request "
                              "than vLLM reserves (EngineConfig has no field for it)",

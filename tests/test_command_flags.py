@@ -91,7 +91,7 @@ def test_disable_log_requests_is_a_switch():
     ("--mamba-cache-dtype=float32", "--mamba-cache-dtype=float32: read, not planned: the recurrent"),
     ("--hf-overrides '{\"architectures\": [\"X\"]}'",
      '--hf-overrides {"architectures": ["X"]}: not planned: changes the model config'),
-    ("--async-scheduling", "--async-scheduling: read, not planned: async scheduling is vLLM's default from 0.26"),
+    ("--async-scheduling", "--async-scheduling: read, not planned: the flag itself changes nothing kvplan plans: from 0.26 async scheduling is vLLM's default"),
     ("--no-async-scheduling", "--no-async-scheduling: read, not planned: a sliding window then holds 1 batch"),
     ("--enable-dbo", "--enable-dbo: read, not planned: dual-batch overlap"),
     ("--ubatch-size 2", "--ubatch-size 2: read, not planned: micro-batches"),
@@ -256,7 +256,7 @@ def test_import_page_lists_each_flag_with_its_status():
     assert not at.exception and not at.error
     info = plain(" ".join(i.value for i in at.info))
     assert "no effect on memory: --disable-log-requests" in info
-    assert "--async-scheduling: read, not planned: async scheduling is vLLM's default from 0.26" in info
+    assert "--async-scheduling: read, not planned: the flag itself changes nothing kvplan plans: from 0.26 async scheduling is vLLM's default" in info
     # --hf-overrides rewrites the config the plan reads: a warning (the plan leaves it out), not an info
     warned = plain(" ".join(w.value for w in at.warning))
     assert '--hf-overrides {"rope_theta": 1}: not planned: changes the model config' in warned
