@@ -324,6 +324,18 @@ def no_layout_text(picker: Picker, wider: Picker | None = None) -> str:
             "fp8 KV.")
 
 
+def own_layout_text(picker: Picker, state: PlanState) -> str | None:
+    """Why the sidebar's own layout is missing from the ranking (Markdown), or None when it is ranked or was not
+    swept. gpt-oss-120b on one H100 fits on Budget (1.05x) but keeps ~8 % of the device free with one sequence
+    of 131,072 tokens, under the 10 % floor: it sat only in the closed Rejected list, unexplained."""
+    gpu, tp, pp = state.gpu, state.tensor_parallel_size, state.pipeline_parallel_size
+    for r in picker.rejected:
+        if (r.gpu, r.tensor_parallel_size, r.pipeline_parallel_size) == (gpu, tp, pp):
+            return (f"**Your sidebar's layout, {views.esc(gpu)} TP{tp} PP{pp}, is not ranked**: "
+                    f"{views.esc(r.reason.rstrip('.'))}.")
+    return None
+
+
 def show(picker: Picker, state: PlanState, max_len: int) -> None:
     if not picker.options:  # first: nothing below says why the table is missing
         wider = None if picker.multi_node else across_nodes(state, max_len, picker.concurrency)
@@ -331,6 +343,8 @@ def show(picker: Picker, state: PlanState, max_len: int) -> None:
     views.quant_name_warning(state)  # the picker prices the weights at the config's dtype too
     views.picker_context_warning(state)
     st.markdown(rule_text(picker, max_len).replace("$", "\\$"))  # a bare $ would start LaTeX
+    if (own := own_layout_text(picker, state)) is not None:
+        st.info(own.replace("$", "\\$"), icon=":material/info:")
     over = views.decode_overcounts(cached.spec(state))
     if over:  # the roofline still reads more than a step of this model does (kvplan.web.views.OVERCOUNTED)
         st.caption("Not an upper bound for this model: the tokens/s bound counts " + "; and ".join(over)
