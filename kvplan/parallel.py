@@ -212,6 +212,14 @@ def _component_rank_bytes(category, comp, fmt, mix, base, base_bytes, width, num
                           _shard_of(comp, width, num_key_value_heads, num_attention_heads, head_dim))
 
 
+def _pricing(spec: ModelSpec, weight_format: str | None) -> tuple[str, bool, str, int]:
+    """(format, use the checkpoint's per-module overrides, 16-bit base dtype, its bytes): what every per-rank weight
+    sum below prices with."""
+    fmt, use_overrides = resolve_format(spec, weight_format)
+    base = base_dtype(spec, fmt)
+    return fmt, use_overrides, base, {"fp32": 4, "bf16": 2, "fp16": 2}[base]
+
+
 def rank_weight_bytes(spec: ModelSpec, layout: Layout, stage: int = 0, weight_format: str | None = None) -> int:
     return spec.memo(("weights", layout, stage, weight_format),
                      lambda: _rank_weight_bytes(spec, layout, stage, weight_format))
@@ -225,9 +233,7 @@ def _rank_weight_bytes(spec: ModelSpec, layout: Layout, stage: int, weight_forma
     ``weight_bytes`` except for vocab padding (gpt2: 50,257 -> 50,304 rows). Per-module formats of the
     checkpoint (``quantization_overrides``) are priced layer by layer, as in ``weight_bytes``.
     """
-    fmt, use_overrides = resolve_format(spec, weight_format)
-    base = base_dtype(spec, fmt)
-    base_bytes = {"fp32": 4, "bf16": 2, "fp16": 2}[base]
+    fmt, use_overrides, base, base_bytes = _pricing(spec, weight_format)
     top = overrides_by_layer(spec).get(-1) if use_overrides else None
     tp, moe_ranks = layout.tp, layout.tp * layout.dp
     first, last = stage == 0, stage == layout.pp - 1
@@ -285,9 +291,7 @@ def routed_expert_groups(spec: ModelSpec, layout: Layout, weight_format: str | N
     Shared experts are in the layers' ``mlp``, not here. Worked number: gpt-oss-120b (MXFP4) at TP 1: one group of 36
     layers x 128 experts; its bytes over 36 x 128 are one expert's gate_up + down (see tests/test_decode_read.py)."""
     def build():
-        fmt, use_overrides = resolve_format(spec, weight_format)
-        base = base_dtype(spec, fmt)
-        base_bytes = {"fp32": 4, "bf16": 2, "fp16": 2}[base]
+        fmt, use_overrides, base, base_bytes = _pricing(spec, weight_format)
         moe_ranks = layout.tp * layout.dp
         out = []
         for layer, n, mine in layer_groups(spec, overrides=use_overrides):
@@ -310,9 +314,7 @@ def input_embedding_rank_bytes(spec: ModelSpec, layout: Layout, weight_format: s
         return 0
 
     def build():
-        fmt, use_overrides = resolve_format(spec, weight_format)
-        base = base_dtype(spec, fmt)
-        base_bytes = {"fp32": 4, "bf16": 2, "fp16": 2}[base]
+        fmt, use_overrides, base, base_bytes = _pricing(spec, weight_format)
         top = overrides_by_layer(spec).get(-1) if use_overrides else None
         return sum(_rank_bytes("embeddings", c, fmt, top, base, base_bytes, layout.tp, spec) for c in spec.embeddings)
     return spec.memo(("input-embedding", layout.tp, weight_format), build)

@@ -2869,9 +2869,10 @@ def decode_bound(spec: ModelSpec, gpu: GpuSpec, layout: Layout, weights_rank: in
         if dense_dsa and isinstance(c, MLAIndexerAttention):
             return tokens * c.latent_bytes_vllm(kv_b), tokens
         return c.decode_read_bytes(tokens, tp, kv_b, state_b), c.decode_attended(tokens)
-    kv_seq, attended = spec.memo(("decode-read", tp, pp, kv_b, context, dense_dsa), lambda: (  # ~3 lengths a sweep
-        sum(read(c, context)[0] * n for c, n in caches) // pp,
-        sum(read(c, context)[1] * n for c, n in caches)))  # recurrent parts attend to none
+    def per_length() -> tuple[int, int]:  # a sweep asks ~3 lengths; recurrent parts attend to none
+        reads = [(read(c, context), n) for c, n in caches]
+        return sum(b * n for (b, _), n in reads) // pp, sum(t * n for (_, t), n in reads)
+    kv_seq, attended = spec.memo(("decode-read", tp, pp, kv_b, context, dense_dsa), per_length)
     kv = batch * kv_seq
     held = sum(r[0] for r in routed)
     least = expect = on_stage = 0
