@@ -17,7 +17,7 @@ import math
 import operator
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, computed_field
 
 from kvplan import draft_model, drafter, sglang, sglang_dsv4, support, vllm_dsv4, vllm_gaudi, vllm_v0
 from kvplan.engines import (
@@ -112,8 +112,9 @@ class RankPlan(BaseModel):
 
 class DecodeBound(BaseModel):
     """Roofline of one decode step at ``batch`` sequences of ``context`` tokens (``kvplan.plan.decode_bound``):
-    ``tokens_per_s`` an upper bound (the fewest routed experts a step reads), ``expected_tokens_per_s`` the estimate
-    at uniform routing."""
+    ``tokens_per_s`` an upper bound (the fewest routed experts a step reads) unless ``overcounts`` names what the
+    read still counts beyond a real step's (then ``upper_bound`` is False: a real step reads less and can run
+    faster), ``expected_tokens_per_s`` the estimate at uniform routing."""
 
     model_config = ConfigDict(frozen=True)
     batch: int
@@ -134,6 +135,15 @@ class DecodeBound(BaseModel):
     experts_read_least: float = 0.0
     experts_read_expected: float = 0.0
     experts_read_most: float = 0.0
+    # what bytes_per_step still reads that a real decode step does not, one sentence each naming the model's layers
+    # (``decode_overcounts``); empty: ``tokens_per_s`` is a true upper bound
+    overcounts: tuple[str, ...] = ()
+
+    @computed_field
+    @property
+    def upper_bound(self) -> bool:
+        """True when ``tokens_per_s`` is a ceiling a real step cannot beat (nothing in ``overcounts``)."""
+        return not self.overcounts
 
 
 class Plan(BaseModel):
@@ -2816,6 +2826,28 @@ def expected_experts(num_experts: int, per_tok: int, batch: int) -> float:
         float(num_experts)
 
 
+def decode_overcounts(caches) -> tuple[str, ...]:
+    """What ``decode_bound``'s read counts beyond a real decode step's, one user-facing sentence per kind of layer,
+    from ``caches``: (cache part, layers) pairs of the whole model (``stage_distinct(spec, 1, 0)``). Empty: the
+    read is no larger than a step's (routed experts at k, sliding / chunked windows, DSA top-k and recurrent states
+    are read as a step reads them), so the tokens/s figure is an upper bound. Two kinds are still over-counted, as
+    the spec holds no top-k for them: MiniMax-M3's sparse layers (K/V plus a lightning-indexer key per token; the
+    main attention reads only the indexer's top-k blocks), read over the whole context; DeepSeek-V4's compressed
+    sparse attention (CSA) layers (compress rate and an indexer), every compressed entry read, though the attention
+    reads only the indexer's top-k of them. Worked example: DeepSeek-V4-Flash, its CSA layers -> one sentence;
+    Llama-3.1-8B (full attention only) -> ()."""
+    sparse = sum(n for c, n in caches if c.kind == "indexed_attention")
+    csa = sum(n for c, n in caches if c.kind == "compressed_attention" and c.compress_rate and c.index_head_dim)
+    out = []
+    if sparse:
+        out.append(f"the K/V of the {sparse:,} sparse-attention layer{'s' * (sparse != 1)} over the whole "
+                   "context (MiniMax-M3's main attention reads only the top-k blocks its lightning indexer picks)")
+    if csa:
+        out.append(f"every compressed entry of the {csa:,} compressed sparse attention (CSA) "
+                   f"layer{'s' * (csa != 1)} (DeepSeek-V4's attention reads only its indexer's top-k of them)")
+    return tuple(out)
+
+
 def decode_bound(spec: ModelSpec, gpu: GpuSpec, layout: Layout, weights_rank: int, batch: int, context: int,
                  kv_b: int, prompt_tokens: int | None = None, weight_format: str | None = None,
                  routed_extra: int = 0, unread: int = 0) -> DecodeBound:
@@ -2842,7 +2874,8 @@ def decode_bound(spec: ModelSpec, gpu: GpuSpec, layout: Layout, weights_rank: in
     layers: the same windows and top-k) / (tp x pp).
     On an Intel Gaudi DSA layers read every token's latent and no indexer key (vllm-gaudi runs them as dense MLA).
     Still counted though a step reads less: MiniMax-M3's top-k blocks and DeepSeek-V4 CSA's top-k over its compressed
-    entries (no top-k in the spec).
+    entries (no top-k in the spec): ``overcounts`` says so, one sentence each (``decode_overcounts``), and
+    ``upper_bound`` is then False.
     Worked number: gpt-oss-120b (MXFP4), 1 x H100-SXM (3.35 TB/s), batch 1 at 131,072 tokens, bf16 KV: W =
     69,077,887,616 B; R = 36 layers x 128 experts x 13,236,480 B + the MXFP4 layout's 3,795,517,440 =
     64,789,217,280 B; T = 201,088 x 2,880 x 2 = 1,158,266,880 B; so 3,130,403,456 (W - T - R) + R x 4 / 128 =
@@ -2859,8 +2892,9 @@ def decode_bound(spec: ModelSpec, gpu: GpuSpec, layout: Layout, weights_rank: in
         return (count_params(spec).active_params, caches, DTYPE_BITS[spec.dtype] // 8,
                 routed_expert_groups(spec, layout, weight_format) if any(
                     layer.experts is not None for layer, _ in stage_distinct(spec, 1, 0)) else (),
-                input_embedding_rank_bytes(spec, layout, weight_format) // pp)  # averaged over stages, as the rest
-    active, caches, state_b, routed, embed = spec.memo(("decode-bound", layout, kv_b, weight_format), per_spec)
+                input_embedding_rank_bytes(spec, layout, weight_format) // pp,  # averaged over stages, as the rest
+                decode_overcounts(caches))
+    active, caches, state_b, routed, embed, over = spec.memo(("decode-bound", layout, kv_b, weight_format), per_spec)
     # vllm-gaudi (@091bbad attention/oot_mla.py) runs DSA layers as dense MLA and never runs the indexer: on an
     # Intel Gaudi a step reads every token's latent, no indexer key
     dense_dsa = gpu.vendor == "Intel"
@@ -2901,4 +2935,4 @@ def decode_bound(spec: ModelSpec, gpu: GpuSpec, layout: Layout, weights_rank: in
         compute_time_s=t_cmp, tokens_per_s=batch / step if step else 0.0, bound="memory" if t_mem >= t_cmp else "compute",
         qk_matches_per_head=n * prompt + n * (n + 1) // 2, kv_bytes_per_step=kv, expected_bytes_per_step=moved_mean,
         expected_tokens_per_s=batch / step_mean if step_mean else 0.0, experts_read_least=low_experts,
-        experts_read_expected=mean_experts, experts_read_most=most_experts)
+        experts_read_expected=mean_experts, experts_read_most=most_experts, overcounts=over)
