@@ -32,7 +32,7 @@ from kvplan.kv import kv_dtype_bytes
 from kvplan.parallel import Layout, rank_weight_bytes, stage_distinct
 from kvplan.plan import decode_bound, plan, decode_weight_parts, vllm_auto_dtype
 from kvplan.spec import ModelSpec
-from kvplan.support import gaudi_quantization_note, platform_refusal
+from kvplan.support import gaudi_quantization_note, on_gaudi, platform_refusal
 
 TP_CHOICES = (1, 2, 4, 8)
 PP_CHOICES = (1, 2, 4)
@@ -186,7 +186,7 @@ def pick_gpus(spec: ModelSpec, max_model_len: int, concurrency: int, engine: Eng
         # the reason plan() refuses it for (kvplan.support), not ranked
         unserved = platform_refusal(engine.engine, gpu.vendor, engine.vllm_version, sparse_mla) \
             if engine.engine in ("vllm", "sglang") else None
-        if unserved is None and engine.engine == "vllm" and gpu.vendor == "Intel":
+        if unserved is None and engine.engine == "vllm" and on_gaudi(gpu):
             unserved = gaudi_quantization_note(spec.quantization)  # not ranked on a format the plugin does not list
         for pp in PP_CHOICES:
             for tp in TP_CHOICES:

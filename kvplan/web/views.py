@@ -30,6 +30,7 @@ from kvplan.params import ParamBreakdown
 from kvplan.parallel import Layout
 from kvplan.plan import Plan, context_refusal
 from kvplan.spec import ModelSpec
+from kvplan.support import on_gaudi
 from kvplan.units import GiB, format_bytes
 from kvplan.vllm_args import VllmArgs, preset_for_model, quantization_flag_format
 from kvplan.vllm_v0 import V0_WATERMARK
@@ -1208,7 +1209,7 @@ def imported_state(state: PlanState, command) -> tuple[PlanState | None, str]:
             imported = imported.model_copy(update={"weight_format": fmt})
             note += f" {said}."
     if imported.vllm_graph_reserved_mem is not None and imported.engine == "vllm" and \
-            get_gpu(imported.gpu).vendor != "Intel":
+            not on_gaudi(get_gpu(imported.gpu)):
         note += (f" VLLM_GRAPH_RESERVED_MEM is read by vllm-gaudi only (Intel Gaudi): it changes nothing on "
                  f"{imported.gpu}.")
     _check_knobs(imported)
