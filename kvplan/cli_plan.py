@@ -329,11 +329,14 @@ def cmd_plan(args) -> None:
         lines.append(f"  paging {args.lengths}: {payload['allocated_blocks']} blocks, "
                      f"{payload['allocated_slots']} slots, {payload['wasted_slots']} wasted")
     if p.decode:
-        lines.append(f"  decode bound: {p.decode.tokens_per_s:,.0f} tokens/s at batch {p.decode.batch} "
-                     f"({p.decode.bound}-bound ceiling)" + (
-                         f"; {p.decode.expected_tokens_per_s:,.0f} at uniform routing (estimate: "
-                         f"{p.decode.experts_read_expected:,.1f} experts a MoE layer, the ceiling "
-                         f"{p.decode.experts_read_least:,.0f})" if p.decode.experts_read_least else ""))
+        d = p.decode
+        lines.append(f"  decode bound: {d.tokens_per_s:,.0f} tokens/s at batch {d.batch} "
+                     + (f"({d.bound}-bound ceiling, an upper bound)" if d.upper_bound else
+                        f"({d.bound}-bound, not an upper bound: it counts {'; and '.join(d.overcounts)}, so a real "
+                        "decode step reads less and can run faster)")
+                     + (f"; {d.expected_tokens_per_s:,.0f} at uniform routing (estimate: "
+                        f"{d.experts_read_expected:,.1f} experts a MoE layer, the ceiling "
+                        f"{d.experts_read_least:,.0f})" if d.experts_read_least else ""))
     print("\n".join(lines))
 
 

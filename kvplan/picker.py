@@ -32,7 +32,7 @@ from kvplan.kv import kv_dtype_bytes
 from kvplan.parallel import Layout, rank_weight_bytes, stage_distinct
 from kvplan.plan import decode_bound, plan, decode_weight_parts, vllm_auto_dtype
 from kvplan.spec import ModelSpec
-from kvplan.support import gaudi_quantization_note, platform_refusal
+from kvplan.support import gaudi_quantization_note, on_gaudi, platform_refusal
 
 TP_CHOICES = (1, 2, 4, 8)
 PP_CHOICES = (1, 2, 4)
@@ -72,6 +72,9 @@ class Option(BaseModel):
     load_per_replica: int  # sequences the busiest replica serves: cdiv(concurrency, replicas)
     tokens_per_s: float  # decode roofline bound at the target load, all replicas
     bound: str  # "memory" | "compute": what limits the busiest replica's decode step
+    # what tokens_per_s's decode step still reads that a real one does not (DecodeBound.overcounts): empty, it is an
+    # upper bound; else a real step reads less and $ / M tokens is no floor
+    overcounts: tuple[str, ...] = ()
     price_per_gpu_hour: float | None
     cost_per_hour: float | None
     cost_per_million_tokens: float | None
@@ -183,7 +186,7 @@ def pick_gpus(spec: ModelSpec, max_model_len: int, concurrency: int, engine: Eng
         # the reason plan() refuses it for (kvplan.support), not ranked
         unserved = platform_refusal(engine.engine, gpu.vendor, engine.vllm_version, sparse_mla) \
             if engine.engine in ("vllm", "sglang") else None
-        if unserved is None and engine.engine == "vllm" and gpu.vendor == "Intel":
+        if unserved is None and engine.engine == "vllm" and on_gaudi(gpu):
             unserved = gaudi_quantization_note(spec.quantization)  # not ranked on a format the plugin does not list
         for pp in PP_CHOICES:
             for tp in TP_CHOICES:
@@ -251,7 +254,8 @@ def pick_gpus(spec: ModelSpec, max_model_len: int, concurrency: int, engine: Eng
                     num_gpus=n, num_nodes=nodes, headroom_bytes=headroom,
                     headroom_fraction=headroom / gpu.memory_bytes, max_concurrency=p.max_concurrency,
                     seqs_per_replica=per_replica, load_per_replica=load, tokens_per_s=tps, bound=step.bound,
-                    price_per_gpu_hour=price, cost_per_hour=cost, cost_per_million_tokens=per_m))
+                    overcounts=step.overcounts, price_per_gpu_hour=price, cost_per_hour=cost,
+                    cost_per_million_tokens=per_m))
     return Picker(options=rank_options(options, objective), rejected=rejected, objective=objective,
                   headroom_floor=headroom_floor, multi_node=multi_node, concurrency=concurrency)
 

@@ -17,7 +17,7 @@ import math
 import operator
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, computed_field
 
 from kvplan import draft_model, drafter, sglang, sglang_dsv4, support, vllm_dsv4, vllm_gaudi, vllm_v0
 from kvplan.engines import (
@@ -41,6 +41,7 @@ from kvplan.parallel import (
     routed_expert_groups, stage_distinct, tower_rank_bytes, uses_mla,
 )
 from kvplan.spec import DecoderLayer, Linear, ModelSpec, distinct_layers
+from kvplan.support import on_gaudi
 from kvplan.units import DTYPE_BITS, GiB, MiB, cdiv
 from kvplan.weights import FLOAT_FORMATS, base_dtype, resolve_format, spec_formats
 from kvplan.vllm_alloc import vllm_allocator_rounding_bytes
@@ -112,8 +113,9 @@ class RankPlan(BaseModel):
 
 class DecodeBound(BaseModel):
     """Roofline of one decode step at ``batch`` sequences of ``context`` tokens (``kvplan.plan.decode_bound``):
-    ``tokens_per_s`` an upper bound (the fewest routed experts a step reads), ``expected_tokens_per_s`` the estimate
-    at uniform routing."""
+    ``tokens_per_s`` an upper bound (the fewest routed experts a step reads) unless ``overcounts`` names what the
+    read still counts beyond a real step's (then ``upper_bound`` is False: a real step reads less and can run
+    faster), ``expected_tokens_per_s`` the estimate at uniform routing."""
 
     model_config = ConfigDict(frozen=True)
     batch: int
@@ -134,6 +136,15 @@ class DecodeBound(BaseModel):
     experts_read_least: float = 0.0
     experts_read_expected: float = 0.0
     experts_read_most: float = 0.0
+    # what bytes_per_step still reads that a real decode step does not, one sentence each naming the model's layers
+    # (``decode_overcounts``); empty: ``tokens_per_s`` is a true upper bound
+    overcounts: tuple[str, ...] = ()
+
+    @computed_field
+    @property
+    def upper_bound(self) -> bool:
+        """True when ``tokens_per_s`` is a ceiling a real step cannot beat (nothing in ``overcounts``)."""
+        return not self.overcounts
 
 
 class Plan(BaseModel):
@@ -963,7 +974,7 @@ def _rank_budget(spec, gpu, engine, layout, stage, draft, mnbt, max_seqs, act_b,
         # 0.30+: each index-producing layer's group keeps its own decode rows (vllm_dsa_index_groups)
         k = engine.num_speculative_tokens if engine.speculative_method != "none" else 0
         index_groups = vllm_dsa_index_groups(spec, layout, stage, mnbt, max_seqs, k, n_mtp, engine.vllm_version,
-                                             gpu.vendor != "AMD") if gpu.vendor != "Intel" else None  # Gaudi: unread
+                                             gpu.vendor != "AMD") if not on_gaudi(gpu) else None  # Gaudi: unread
         dsa_groups = index_groups.bytes if index_groups else 0
     weights += dsa_topk + dsa_groups
     # the CUDA caching allocator's blocks beyond the parameters' bytes (kvplan.vllm_alloc): "Model loading took" is
@@ -1055,12 +1066,12 @@ def _rank_budget(spec, gpu, engine, layout, stage, draft, mnbt, max_seqs, act_b,
                    "wk's"),
         alloc and Term(
             name="caching-allocator rounding (in weights)", bytes=alloc, applied=False,
-            basis="estimated" if gpu.vendor == "Intel" else "exact",
+            basis="estimated" if on_gaudi(gpu) else "exact",
             source=("the CUDA caching allocator's block rounding (a parameter of >= 10 MiB gets a segment rounded up "
                     "to 2 MiB and keeps all of it when <= 1 MiB would remain: c10/cuda/CUDACachingAllocator.cpp "
                     "should_split), applied unchecked to the HPU's: vllm-gaudi's 'Loading model weights took' is "
                     "HabanaMemoryProfiler's consumed_device_memory, a torch.hpu.mem_get_info() difference "
-                    "(vllm_gaudi/extension/profiler.py)") if gpu.vendor == "Intel" else
+                    "(vllm_gaudi/extension/profiler.py)") if on_gaudi(gpu) else
                    ("'Model loading took' is vLLM's DeviceMemoryProfiler (vllm/utils) reading "
                     "torch.cuda.max_memory_allocated (platforms/cuda.py get_current_memory_usage), which counts "
                     "allocator blocks: a parameter of >= 10 MiB gets a segment rounded up to 2 MiB and keeps all of "
@@ -1068,8 +1079,8 @@ def _rank_budget(spec, gpu, engine, layout, stage, draft, mnbt, max_seqs, act_b,
         rope and Term(
             name="rotary cos/sin caches (in weights)", bytes=rope, basis="exact", applied=False,
             source=spec.memo(("rope-text", layout.pp, stage, engine.vllm_version, act_b, engine.weight_format,
-                              gpu.vendor == "Intel"),
-                             lambda st=stage: _rope_source(spec, engine, layout, st, act_b, gpu.vendor == "Intel"))),
+                              on_gaudi(gpu)),
+                             lambda st=stage: _rope_source(spec, engine, layout, st, act_b, on_gaudi(gpu)))),
         dsa_topk and Term(
             name="DSA top-k index buffer (in weights)", bytes=dsa_topk, basis="exact", applied=False,
             source=f"torch.empty(max_num_batched_tokens {mnbt:,}, index_topk, int32) made by the model's constructor "
@@ -1318,7 +1329,7 @@ def plan(spec: ModelSpec, gpu: GpuSpec, engine: EngineConfig = EngineConfig(), l
     # them over its attention TP group of tp // dp ranks (an MLA latent stays whole on every rank either way).
     kv_tp = layout.attn_tp // dcp
     len_rank = cdiv(max_len, dcp)  # tokens of one request each DCP rank holds (max_memory_usage_bytes)
-    default_bs = {"vllm": support.GAUDI_VLLM_BLOCK_SIZE if gpu.vendor == "Intel" else  # vllm-gaudi's default
+    default_bs = {"vllm": support.GAUDI_VLLM_BLOCK_SIZE if on_gaudi(gpu) else  # vllm-gaudi's default
                   _vllm_mla_block_size(spec, gpu.name, engine) if mla and not v0 else VLLM_BLOCK_SIZE,
                   "sglang": 1,
                   "custom": 16}[engine.engine]
@@ -1387,9 +1398,9 @@ def plan(spec: ModelSpec, gpu: GpuSpec, engine: EngineConfig = EngineConfig(), l
             warnings.append(note)
     if arrival_note:
         warnings.append(arrival_note)
-    if engine.engine == "vllm" and gpu.vendor == "Intel" and (note := support.gaudi_quantization_note(spec.quantization)):
+    if engine.engine == "vllm" and on_gaudi(gpu) and (note := support.gaudi_quantization_note(spec.quantization)):
         warnings.append(note)
-    if engine.engine == "vllm" and gpu.vendor == "Intel":
+    if engine.engine == "vllm" and on_gaudi(gpu):
         warnings.append(vllm_gaudi.plan_note(gpu, layout, engine, v0, any(
             layer.cache.kind not in ATTENTION_KINDS for layer in spec.layers if layer.cache is not None), any(
             isinstance(layer.cache, MLAIndexerAttention) for layer in spec.layers)))
@@ -1502,7 +1513,7 @@ def plan(spec: ModelSpec, gpu: GpuSpec, engine: EngineConfig = EngineConfig(), l
                                   all_mode, checkpoint, dsv4_release))
         weights, terms, pool, parts = budgets[stage]
         terms = list(terms)
-        if engine.engine == "vllm" and gpu.vendor == "Intel" and not v0:  # vllm-gaudi V1: one block's bytes twice
+        if engine.engine == "vllm" and on_gaudi(gpu) and not v0:  # vllm-gaudi V1: one block's bytes twice
             # reads the stage's budget (keyed above), the GPU and engine (in budget_key) and the block's bytes
             def gaudi_budget(terms=terms, parts=parts, weights=weights, bytes_per_block=bytes_per_block
                              ) -> tuple[tuple, int]:
@@ -1678,10 +1689,10 @@ def plan(spec: ModelSpec, gpu: GpuSpec, engine: EngineConfig = EngineConfig(), l
                 log[at:at + 1] = sglang_dsv4.log_lines(bpft, avail, fixed, tokens,
                                                        sglang_dsv4.DSV4_LINE_RULES[engine.sglang_version],
                                                        engine.swa_full_tokens_ratio, engine.sglang_version)
-    elif v0 and gpu.vendor != "Intel":  # Gaudi's V0 (HabanaAI/vllm-fork) prints its HPU worker's lines
+    elif v0 and not on_gaudi(gpu):  # Gaudi's V0 (HabanaAI/vllm-fork) prints its HPU worker's lines
         log = vllm_v0.log_lines(engine, prof, ranks[tight], num_blocks, vllm_v0.cpu_blocks(ranks), max_len, block_size)
     else:
-        log = engine_log_lines(engine, prof, ranks[tight], num_blocks, tokens, conc, max_len, dcp, gpu.vendor)
+        log = engine_log_lines(engine, prof, ranks[tight], num_blocks, tokens, conc, max_len, dcp, on_gaudi(gpu))
     if load_oom is not None:  # only the lines printed before the weights load (SGLang's "Load weight begin")
         log = [line for line in log[:1] if line.startswith("Load weight begin")]
     result = Plan(model=spec.name, basis=spec.basis, gpu=gpu.name, engine=engine.engine,
@@ -1939,7 +1950,7 @@ def _weights_source(spec: ModelSpec, gpu: GpuSpec, engine: EngineConfig, quant_e
                  if f.startswith("nvfp4") or any(r.match(f) for r in (_AWQ_FMT, _GPTQ_FMT, _WNA16_FMT))}
         layout_note = (f"; the {' and '.join(sorted(kinds))} layers as vLLM repacks them for this GPU's kernels "
                        f"({_signed_size(quant_extra)} against the checkpoint)")
-    if gpu.vendor == "Intel":  # the plugin's runner (vllm_gaudi/v1/worker/hpu_model_runner.py), or the V0 fork's
+    if on_gaudi(gpu):  # the plugin's runner (vllm_gaudi/v1/worker/hpu_model_runner.py), or the V0 fork's
         loader = ("HabanaAI/vllm-fork's HPU model runner" if vllm_profile(engine).engine_core == "V0" else
                   "vllm-gaudi's HPUModelRunner.load_model")
         line = "Loading model weights took"
@@ -2022,7 +2033,7 @@ def _budget(spec, gpu, engine, layout, weights, mnbt, max_seqs, act_b, mla, last
                                      "kv_cache_configurator.py mm_runtime_reservation_gb"))
         return terms, b.pool
     prof = vllm_profile(engine)
-    if gpu.vendor == "Intel":  # the HPU worker's own budget (kvplan.vllm_gaudi); its dummy block: plan()'s stage loop
+    if on_gaudi(gpu):  # the HPU worker's own budget (kvplan.vllm_gaudi); its dummy block: plan()'s stage loop
         return vllm_gaudi.budget(gpu, engine, prof, weights, vllm_gaudi.weights_row(w), 0)
     if prof.engine_core == "V0":
         return vllm_v0.budget(spec, gpu, engine, prof, layout, weights, mnbt, max_seqs, act_b, last_stage)
@@ -2621,7 +2632,7 @@ def _load_oom(spec, gpu, engine, layout, ranks, mla) -> "tuple[RankPlan, int] | 
         free = _sglang_budget(spec, gpu, engine, layout, worst.weights_bytes, mla).pre_load
     else:
         # vllm-gaudi: nothing is held before the weights ("15.05 GiB/94.62 GiB used" right after them)
-        free = worst.device_bytes - (VLLM_CONTEXT_BYTES if engine.engine == "vllm" and gpu.vendor != "Intel" else 0)
+        free = worst.device_bytes - (VLLM_CONTEXT_BYTES if engine.engine == "vllm" and not on_gaudi(gpu) else 0)
     return (worst, free) if worst.weights_bytes > free else None
 
 
@@ -2690,13 +2701,14 @@ def _warmup_error(spec, engine, rank: RankPlan, mnbt: int, max_seqs: int, act_b:
             f"(kvplan: {_gib(need)} GiB needed after the KV cache and CUDA graphs, {_gib(max(free, 0))} GiB free)")
 
 
-def engine_log_lines(engine, prof, rank: RankPlan, num_blocks, tokens, conc, max_len, dcp, vendor: str = ""
+def engine_log_lines(engine, prof, rank: RankPlan, num_blocks, tokens, conc, max_len, dcp, gaudi: bool = False
                      ) -> list[str]:
     """The start-up figures as vLLM logs them (gpu_model_runner / gpu_worker / kv_cache_utils); SGLang's: _sglang_log.
-    ``vendor``: the GPU's; on an Intel Gaudi vLLM runs the vllm-gaudi plugin, whose worker prints its own lines."""
+    ``gaudi``: the GPU is an Intel Gaudi (``on_gaudi``), where vLLM runs the vllm-gaudi plugin, whose worker
+    prints its own lines."""
     if engine.engine != "vllm":
         return []
-    if vendor == "Intel":  # vllm-gaudi's own lines, whatever the budget's rows (a typed KV size has no HPU-graph row)
+    if gaudi:  # vllm-gaudi's own lines, whatever the budget's rows (a typed KV size has no HPU-graph row)
         return vllm_gaudi.log_lines(rank, num_blocks, tokens, conc, max_len, prof.tokens_line)
     digits = 2 if vllm_has(prof.version, "loading_two_decimals") else 4  # format_gib from 0.14.0
     lines = [f"Model loading took {rank.weights_bytes / GiB:.{digits}f} GiB"]
@@ -2816,6 +2828,28 @@ def expected_experts(num_experts: int, per_tok: int, batch: int) -> float:
         float(num_experts)
 
 
+def decode_overcounts(caches) -> tuple[str, ...]:
+    """What ``decode_bound``'s read counts beyond a real decode step's, one user-facing sentence per kind of layer,
+    from ``caches``: (cache part, layers) pairs of the whole model (``stage_distinct(spec, 1, 0)``). Empty: the
+    read is no larger than a step's (routed experts at k, sliding / chunked windows, DSA top-k and recurrent states
+    are read as a step reads them), so the tokens/s figure is an upper bound. Two kinds are still over-counted, as
+    the spec holds no top-k for them: MiniMax-M3's sparse layers (K/V plus a lightning-indexer key per token; the
+    main attention reads only the indexer's top-k blocks), read over the whole context; DeepSeek-V4's compressed
+    sparse attention (CSA) layers (compress rate and an indexer), every compressed entry read, though the attention
+    reads only the indexer's top-k of them. Worked example: DeepSeek-V4-Flash, its CSA layers -> one sentence;
+    Llama-3.1-8B (full attention only) -> ()."""
+    sparse = sum(n for c, n in caches if c.kind == "indexed_attention")
+    csa = sum(n for c, n in caches if c.kind == "compressed_attention" and c.compress_rate and c.index_head_dim)
+    out = []
+    if sparse:
+        out.append(f"the K/V of the {sparse:,} sparse-attention layer{'s' * (sparse != 1)} over the whole "
+                   "context (MiniMax-M3's main attention reads only the top-k blocks its lightning indexer picks)")
+    if csa:
+        out.append(f"every compressed entry of the {csa:,} compressed sparse attention (CSA) "
+                   f"layer{'s' * (csa != 1)} (DeepSeek-V4's attention reads only its indexer's top-k of them)")
+    return tuple(out)
+
+
 def decode_bound(spec: ModelSpec, gpu: GpuSpec, layout: Layout, weights_rank: int, batch: int, context: int,
                  kv_b: int, prompt_tokens: int | None = None, weight_format: str | None = None,
                  routed_extra: int = 0, unread: int = 0) -> DecodeBound:
@@ -2842,7 +2876,8 @@ def decode_bound(spec: ModelSpec, gpu: GpuSpec, layout: Layout, weights_rank: in
     layers: the same windows and top-k) / (tp x pp).
     On an Intel Gaudi DSA layers read every token's latent and no indexer key (vllm-gaudi runs them as dense MLA).
     Still counted though a step reads less: MiniMax-M3's top-k blocks and DeepSeek-V4 CSA's top-k over its compressed
-    entries (no top-k in the spec).
+    entries (no top-k in the spec): ``overcounts`` says so, one sentence each (``decode_overcounts``), and
+    ``upper_bound`` is then False.
     Worked number: gpt-oss-120b (MXFP4), 1 x H100-SXM (3.35 TB/s), batch 1 at 131,072 tokens, bf16 KV: W =
     69,077,887,616 B; R = 36 layers x 128 experts x 13,236,480 B + the MXFP4 layout's 3,795,517,440 =
     64,789,217,280 B; T = 201,088 x 2,880 x 2 = 1,158,266,880 B; so 3,130,403,456 (W - T - R) + R x 4 / 128 =
@@ -2859,11 +2894,12 @@ def decode_bound(spec: ModelSpec, gpu: GpuSpec, layout: Layout, weights_rank: in
         return (count_params(spec).active_params, caches, DTYPE_BITS[spec.dtype] // 8,
                 routed_expert_groups(spec, layout, weight_format) if any(
                     layer.experts is not None for layer, _ in stage_distinct(spec, 1, 0)) else (),
-                input_embedding_rank_bytes(spec, layout, weight_format) // pp)  # averaged over stages, as the rest
-    active, caches, state_b, routed, embed = spec.memo(("decode-bound", layout, kv_b, weight_format), per_spec)
+                input_embedding_rank_bytes(spec, layout, weight_format) // pp,  # averaged over stages, as the rest
+                decode_overcounts(caches))
+    active, caches, state_b, routed, embed, over = spec.memo(("decode-bound", layout, kv_b, weight_format), per_spec)
     # vllm-gaudi (@091bbad attention/oot_mla.py) runs DSA layers as dense MLA and never runs the indexer: on an
     # Intel Gaudi a step reads every token's latent, no indexer key
-    dense_dsa = gpu.vendor == "Intel"
+    dense_dsa = on_gaudi(gpu)
 
     def read(c, tokens):
         if dense_dsa and isinstance(c, MLAIndexerAttention):
@@ -2901,4 +2937,4 @@ def decode_bound(spec: ModelSpec, gpu: GpuSpec, layout: Layout, weights_rank: in
         compute_time_s=t_cmp, tokens_per_s=batch / step if step else 0.0, bound="memory" if t_mem >= t_cmp else "compute",
         qk_matches_per_head=n * prompt + n * (n + 1) // 2, kv_bytes_per_step=kv, expected_bytes_per_step=moved_mean,
         expected_tokens_per_s=batch / step_mean if step_mean else 0.0, experts_read_least=low_experts,
-        experts_read_expected=mean_experts, experts_read_most=most_experts)
+        experts_read_expected=mean_experts, experts_read_most=most_experts, overcounts=over)

@@ -19,6 +19,7 @@ import re
 
 from kvplan.engines import VLLM_PROFILES, Release, vllm_release
 from kvplan.errors import PlanInputError
+from kvplan.gpus import GpuSpec
 
 # model_type(s) -> (vLLM architecture, first release whose registry has it, what was read). Where releases between
 # the last wheel read without the class and the first read with it were not read, "first" is the release after the
@@ -59,6 +60,15 @@ _NO_PLATFORM = {("sglang", "Intel"): "SGLang does not run on Intel Gaudi: its Ha
                                     "AMD GPUs, Ascend NPUs, TPU, Intel XPU and CPU, and no Gaudi (HPU) backend"}
 # vLLM's sparse-MLA (DSA) backend on ROCm: ROCM_AITER_MLA_SPARSE from 0.12.0 (platforms/rocm.py)
 VLLM_ROCM_SPARSE_MLA: Release = (0, 12, 0)
+
+
+def on_gaudi(gpu: GpuSpec) -> bool:
+    """True for an Intel Gaudi (catalog vendor "Intel"): there vLLM does not run its CUDA / ROCm code paths but the
+    HPU platform, from the V1 releases on the vllm-gaudi plugin (vllm-project/vllm-gaudi: its own platform, worker,
+    model runner and memory profiler, so its own block size, memory budget, start-up lines and attention), in the V0
+    releases HabanaAI/vllm-fork's in-tree HPU backend. Every Gaudi rule of a vLLM plan keys off this one test.
+    Worked example: Gaudi3 -> True; H200, MI300X, a custom GPU -> False."""
+    return gpu.vendor == "Intel"
 
 
 # vllm-project/vllm-gaudi vllm_gaudi/platform.py (commits 00db483 and 676e6aa, the snapshots read 2026-12-02): the HPU

@@ -4,15 +4,19 @@ sliding / chunked windows, DSA top-k and recurrent state, not every weight and e
 Every figure below is derived by hand in its comment from the preset's shapes (kvplan/presets) and the GPU's
 3.35 TB/s (H100-SXM, kvplan/gpus.py)."""
 
+import json
+from pathlib import Path
+
 import pytest
 
 from kvplan import load_preset, parse_config
+from kvplan.cli import main
 from kvplan.gpus import get_gpu
 from kvplan.hf_config import load_config_text
-from kvplan.layers import ChunkedLocalAttention, LinearAttentionState, MLAIndexerAttention, SlidingWindowAttention
-from kvplan.parallel import Layout, routed_expert_groups
-from kvplan.plan import decode_bound, decode_weight_parts, expected_experts
-from kvplan.web.views import decode_overcounts
+from kvplan.layers import (ChunkedLocalAttention, LinearAttentionState, MLAIndexerAttention, SlidingWindowAttention,
+                           cache_parts)
+from kvplan.parallel import Layout, routed_expert_groups, stage_distinct
+from kvplan.plan import decode_bound, decode_overcounts, decode_weight_parts, expected_experts
 from tests.app_util import kvplan_plan
 
 H100_BW = 3_350_000_000_000  # B/s
@@ -172,16 +176,63 @@ def test_a_warm_memo_gives_each_batch_its_own_experts():
     assert bf16.bytes_per_step == 229_403_197_440 * 4 // 128 + GPT_OSS_KV == 12_005_406_720
 
 
-def test_what_the_budget_still_calls_no_upper_bound():
-    assert decode_overcounts(load_preset("gpt-oss-120b")) == []
-    assert decode_overcounts(load_preset("deepseek-v3.2")) == []
-    assert decode_overcounts(load_preset("qwen3.5-27b")) == []
-    v4 = decode_overcounts(load_preset("deepseek-v4-flash"))
-    assert len(v4) == 1 and "(CSA)" in v4[0]
-    from pathlib import Path
-    m3 = parse_config(load_config_text((Path(__file__).parent / "fixtures" / "configs" / "minimax-m3-nvfp4.json"
-                                        ).read_bytes()))
-    assert ["MiniMax-M3" in s for s in decode_overcounts(m3)] == [True]
+M3_CONFIG = Path(__file__).parent / "fixtures" / "configs" / "minimax-m3-nvfp4.json"
+# DeepSeek-V4-Flash (kvplan/presets/deepseek-v4-flash.json): compress_ratios of its 43 layers hold 21 x 4 (CSA, with
+# the indexer's index_head_dim 128), 20 x 128 (HCA, no indexer) and 2 x 0 (sliding only); the 44th entry is the MTP's
+V4_OVER = ("every compressed entry of the 21 compressed sparse attention (CSA) layers (DeepSeek-V4's attention reads "
+           "only its indexer's top-k of them)")
+# MiniMax-M3 (the fixture's sparse_attention_config.sparse_attention_freq): 3 zeros then 57 ones over its 60 layers
+M3_OVER = ("the K/V of the 57 sparse-attention layers over the whole context (MiniMax-M3's main attention reads only "
+           "the top-k blocks its lightning indexer picks)")
+
+
+def _caches(spec):
+    return [(part, n) for layer, n in stage_distinct(spec, 1, 0) for part in cache_parts(layer.cache)]
+
+
+def test_what_the_bound_still_over_counts_is_said_by_the_bound_itself():
+    # read as a step reads them (k experts, windows, DSA top-k, recurrent states): nothing over-counted
+    for name in ("gpt-oss-120b", "deepseek-v3.2", "qwen3.5-27b", "llama-3.1-8b"):
+        assert decode_overcounts(_caches(load_preset(name))) == (), name
+    assert decode_overcounts(_caches(load_preset("deepseek-v4-flash"))) == (V4_OVER,)
+    m3 = parse_config(load_config_text(M3_CONFIG.read_bytes()))
+    assert decode_overcounts(_caches(m3)) == (M3_OVER,)
+    # the plan's own decode step carries it: not an upper bound, and why
+    v4 = kvplan_plan("deepseek-v4-flash", "H200", 8).decode
+    assert (v4.upper_bound, v4.overcounts) == (False, (V4_OVER,))
+    gpu = get_gpu("H200")
+    d = decode_bound(m3, gpu, Layout(tp=8), 90_000_000_000, 1, 131_072, 2)
+    assert (d.upper_bound, d.overcounts) == (False, (M3_OVER,))
+    llama = kvplan_plan("llama-3.1-8b").decode
+    assert (llama.upper_bound, llama.overcounts) == (True, ())
+    assert all("kvplan" not in s for s in (V4_OVER, M3_OVER))  # user-facing: engine / model words only
+
+
+def _cli(capsys, *argv) -> str:
+    assert main(["plan", *map(str, argv)]) == 0
+    return capsys.readouterr().out
+
+
+def _decode_line(text: str) -> str:
+    return next(line for line in text.splitlines() if line.startswith("  decode bound: "))
+
+
+def test_the_cli_says_whether_its_tokens_per_s_is_an_upper_bound(capsys):
+    v4 = _cli(capsys, "deepseek-v4-flash", "--gpu", "H200", "-tp", "8")
+    line = _decode_line(v4)
+    assert "tokens/s at batch" in line and f"not an upper bound: it counts {V4_OVER}" in line, line
+    assert "so a real decode step reads less and can run faster" in line
+    doc = json.loads(_cli(capsys, "deepseek-v4-flash", "--gpu", "H200", "-tp", "8", "--json"))
+    assert (doc["decode"]["upper_bound"], doc["decode"]["overcounts"]) == (False, [V4_OVER])
+    m3 = _decode_line(_cli(capsys, M3_CONFIG, "--gpu", "H200", "-tp", "8"))
+    assert f"not an upper bound: it counts {M3_OVER}" in m3, m3
+    doc = json.loads(_cli(capsys, M3_CONFIG, "--gpu", "H200", "-tp", "8", "--json"))
+    assert (doc["decode"]["upper_bound"], doc["decode"]["overcounts"]) == (False, [M3_OVER])
+    llama = _decode_line(_cli(capsys, "llama-3.1-8b", "--gpu", "H100-SXM"))
+    assert "(memory-bound ceiling, an upper bound)" in llama and "not an upper bound" not in llama, llama
+    doc = json.loads(_cli(capsys, "llama-3.1-8b", "--gpu", "H100-SXM", "--json"))
+    assert (doc["decode"]["upper_bound"], doc["decode"]["overcounts"]) == (True, [])
+    assert f"{doc['decode']['tokens_per_s']:,.0f} tokens/s" in llama
 
 
 def test_fp8_block_experts_are_priced_per_rank_under_tp_and_ep():

@@ -110,7 +110,8 @@ def reference_pick(spec, max_model_len: int, concurrency: int, engine: EngineCon
                     gpu=gpu.name, tensor_parallel_size=tp, pipeline_parallel_size=pp, replicas=replicas, num_gpus=n,
                     num_nodes=nodes, headroom_bytes=headroom, headroom_fraction=headroom / gpu.memory_bytes,
                     max_concurrency=p.max_concurrency, seqs_per_replica=per_replica, load_per_replica=load,
-                    tokens_per_s=tps, bound=step.bound, price_per_gpu_hour=price, cost_per_hour=cost,
+                    tokens_per_s=tps, bound=step.bound, overcounts=step.overcounts, price_per_gpu_hour=price,
+                    cost_per_hour=cost,
                     cost_per_million_tokens=cost / (tps * 3600) * 1e6 if cost is not None and tps > 0 else None))
     return options, rejected
 

@@ -336,6 +336,12 @@ def own_layout_text(picker: Picker, state: PlanState) -> str | None:
     return None
 
 
+def overcounts(picker: Picker) -> tuple[str, ...]:
+    """What the ranked layouts' tokens/s bounds still over-count (each option's decode step says, from
+    ``kvplan.plan.decode_bound``), in the order first seen; empty: every figure is an upper bound."""
+    return tuple(dict.fromkeys(s for o in picker.options for s in o.overcounts))
+
+
 def show(picker: Picker, state: PlanState, max_len: int) -> None:
     if not picker.options:  # first: nothing below says why the table is missing
         wider = None if picker.multi_node else across_nodes(state, max_len, picker.concurrency)
@@ -345,8 +351,7 @@ def show(picker: Picker, state: PlanState, max_len: int) -> None:
     st.markdown(rule_text(picker, max_len).replace("$", "\\$"))  # a bare $ would start LaTeX
     if (own := own_layout_text(picker, state)) is not None:
         st.info(own.replace("$", "\\$"), icon=":material/info:")
-    over = views.decode_overcounts(cached.spec(state))
-    if over:  # the roofline still reads more than a step of this model does (kvplan.web.views.OVERCOUNTED)
+    if over := overcounts(picker):  # the roofline still reads more than a step of this model does
         st.caption("Not an upper bound for this model: the tokens/s bound counts " + "; and ".join(over)
                    + ", so a real step can run faster and $ / M tokens is no floor.")
     every = st.toggle("Every layout (not only the best per GPU)", key=ALL_LAYOUTS)

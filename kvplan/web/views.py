@@ -22,7 +22,7 @@ from kvplan.errors import KvplanError, PlanInputError
 from kvplan.gpus import get_gpu
 from kvplan.hf_config import QUANT_NAME_HINT
 from kvplan.kv import kv_bytes_per_token, state_bytes_per_sequence
-from kvplan.layers import MLA_KINDS, STATE_KINDS, cache_parts
+from kvplan.layers import MLA_KINDS, STATE_KINDS
 
 LATENT_KINDS = ("mla", "mla_dsa")  # kinds that cache an MLA latent (kv_lora_rank + qk_rope_head_dim)
 from kvplan.paging import Paging
@@ -30,6 +30,7 @@ from kvplan.params import ParamBreakdown
 from kvplan.parallel import Layout
 from kvplan.plan import Plan, context_refusal
 from kvplan.spec import ModelSpec
+from kvplan.support import on_gaudi
 from kvplan.units import GiB, format_bytes
 from kvplan.vllm_args import VllmArgs, preset_for_model, quantization_flag_format
 from kvplan.vllm_v0 import V0_WATERMARK
@@ -506,36 +507,17 @@ def no_pool_note(plan: Plan, first: int, last: int) -> str:
             f"weights and workspace leave no KV pool). {fix}")
 
 
-# What kvplan.plan.decode_bound still reads per step that a real decode step does not (its routed experts, sliding /
-# chunked windows, DSA top-k and recurrent states are read as a step reads them): where a model has one of these, the
-# figure is no upper bound.
-OVERCOUNTED = {"sparse_blocks": "the sparse layers' K/V over the whole context (MiniMax-M3's main attention reads "
-                                "only the indexer's top-k blocks)",
-               "csa": "every compressed entry of the compressed sparse (CSA) layers (DeepSeek-V4's attention reads "
-                      "only the indexer's top-k of them)"}
-
-
-def decode_overcounts(spec) -> list[str]:
-    """What the roofline's read counts beyond a real decode step's, for ``spec`` (an empty list: a true ceiling)."""
-    caches = [part for layer in spec.layers for part in cache_parts(layer.cache)]
-    out = ["sparse_blocks"] if any(c.kind == "indexed_attention" for c in caches) else []
-    if any(c.kind == "compressed_attention" and c.compress_rate and c.index_head_dim for c in caches):
-        out.append("csa")
-    return [OVERCOUNTED[k] for k in out]
-
-
 def decode_bound(plan: Plan, spec=None) -> None:
     """The decode roofline, only for a plan that fits (a plan that does not fit decodes nothing): the ceiling
     (``kvplan.plan.decode_bound``'s upper bound: k routed experts per MoE layer, each layer's KV over the tokens it
     attends) and, for a MoE model, the estimate at uniform routing; for a model whose step reads less still
-    (``decode_overcounts``), it says the figure is no upper bound."""
+    (the bound's ``overcounts``), it says the figure is no upper bound."""
     st.subheader("Decode ceiling (roofline)")
     bound = plan.decode
     if bound is None or not plan.fits:
         st.caption("No decode ceiling: this plan does not fit, so it decodes nothing. "
                    + ("A fix above that fits has one." if plan.suggestions else NO_FIX))
         return
-    over = decode_overcounts(spec) if spec is not None else []
     moe = bound.experts_read_least > 0
     untied = spec is not None and bool(spec.lm_head)  # decode_bound leaves the input table out (batch rows only)
     weights = "the rank's weights" + (" but its input-embedding table (a step reads only its batch's rows)"
@@ -546,7 +528,7 @@ def decode_bound(plan: Plan, spec=None) -> None:
     read = weights + (
         " and each layer's KV over the tokens it attends (sliding / chunked layers their window, DSA layers their "
         "top-k, recurrent layers their state), read once per step")
-    basis = read + ("; this model reads less still, so it is no upper bound" if over
+    basis = read + ("; this model reads less still, so it is no upper bound" if not bound.upper_bound
                     else "; an upper bound, not a forecast")
     metrics = row()
     metrics.metric("Tokens/s (ceiling)", f"{bound.tokens_per_s:,.0f}",
@@ -565,8 +547,8 @@ def decode_bound(plan: Plan, spec=None) -> None:
     st.caption(f"At {figures.sequences(bound.batch)} of {bound.context:,} tokens." + (
         f" The ceiling reads {bound.experts_read_least:,.0f} experts per MoE layer, the estimate "
         f"{bound.experts_read_expected:,.1f} (uniform routing)." if moe else ""))
-    if over:
-        st.caption("Not an upper bound for this model: Read / step counts " + "; and ".join(over)
+    if not bound.upper_bound:
+        st.caption("Not an upper bound for this model: Read / step counts " + "; and ".join(bound.overcounts)
                    + ", so a real decode step reads less and can run faster than this figure.")
 
 
@@ -1227,7 +1209,7 @@ def imported_state(state: PlanState, command) -> tuple[PlanState | None, str]:
             imported = imported.model_copy(update={"weight_format": fmt})
             note += f" {said}."
     if imported.vllm_graph_reserved_mem is not None and imported.engine == "vllm" and \
-            get_gpu(imported.gpu).vendor != "Intel":
+            not on_gaudi(get_gpu(imported.gpu)):
         note += (f" VLLM_GRAPH_RESERVED_MEM is read by vllm-gaudi only (Intel Gaudi): it changes nothing on "
                  f"{imported.gpu}.")
     _check_knobs(imported)

@@ -27,6 +27,7 @@ from kvplan.errors import KvplanError
 from kvplan.gpus import GPU_CATALOG, get_gpu
 from kvplan.kv import KV_DTYPES
 from kvplan.paging import BLOCK_SIZES, vllm_block_size_choices, vllm_block_size_problem
+from kvplan.support import on_gaudi
 from kvplan.units import GiB
 from kvplan.weights import FORMATS
 from kvplan.hf_config import MAX_CONFIG_BYTES, load_config_text
@@ -591,7 +592,7 @@ def _serving_knobs(state: PlanState) -> None:
              "default: PyTorch-native through 0.20.x, FlashInfer from 0.21.0, VLLM_USE_FLASHINFER_SAMPLER)", options=["auto", "pytorch", "flashinfer"])
         knob("usage_context", st.selectbox, "usage_context", "the batch defaults of vllm serve or of the offline LLM "
              "class", options=["serve", "llm"])
-        if get_gpu(current().gpu).vendor == "Intel":
+        if on_gaudi(get_gpu(current().gpu)):
             knob("vllm_graph_reserved_mem", st.number_input, "graph reserved mem", "vllm-gaudi keeps this share of "
                  "the usable memory for HPU graphs, from 0 to below 1 (default 0.1; 0 with enforce_eager)",
                  value=None, min_value=0.0, max_value=1.0, step=0.05, format="%.3f", placeholder="0.1 (vllm-gaudi)")
