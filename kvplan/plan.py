@@ -1627,9 +1627,15 @@ def plan(spec: ModelSpec, gpu: GpuSpec, engine: EngineConfig = EngineConfig(), l
         error = vllm_v0.start_error(ranks[tight], max_len, num_blocks, block_size)
         fits = fits and error is None
     else:
-        error = _start_error(engine, prof, ranks[tight], max_len, per_request, starts, usable, num_blocks, tokens,
-                             _dsv4_needed_bytes(groups, len_rank, block_size, in_flight)
-                             if groups and groups[0].check_page_bytes else None)
+        dsv4 = bool(groups and groups[0].check_page_bytes)
+        # the length vLLM's error message names: v1/core/kv_cache_utils.py estimate_max_model_len binary-searches the
+        # largest max_model_len whose max_memory_usage_bytes fit the available memory (bytes, so every block of the
+        # pool, the null block too); ``starts`` keeps block 0 out, one block shorter (MiniMax-M2.7 TP 2 at 22.50 GiB:
+        # vLLM logs 190,272 = 11,892 blocks of 16, the null-block rule says 190,240)
+        estimate = (starts if dsv4 else
+                    longest_start(groups, block_size, in_flight, engine, num_blocks, len_rank * 64) * dcp)
+        error = _start_error(engine, prof, ranks[tight], max_len, per_request, estimate, usable, num_blocks, tokens,
+                             _dsv4_needed_bytes(groups, len_rank, block_size, in_flight) if dsv4 else None)
         if error is None and engine.engine == "vllm" and engine.kv_cache_memory_bytes is None and pool_ok:
             error = spec.memo(("warmup-error", budget_key),
                               lambda: _warmup_error(spec, engine, ranks[-1], mnbt, max_seqs, act_b))
