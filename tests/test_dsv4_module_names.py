@@ -70,7 +70,9 @@ def test_whole_fixture_overrides_and_bytes():
     spec = parse_config(NV, "x")
     assert spec.quantization == "nvfp4"  # the format holding the most weights (routed experts)
     got = {(o.category, o.name, o.format, len(o.layers)) for o in spec.quantization_overrides}
-    assert got == {("attention", n, "fp8-block", 43) for n in ("q_a_proj", "q_b_proj", "kv_proj", "o_a_proj",
+    # 44 = the 43 decoder layers + the MTP layer (index 43, families/deepseek_v4.mtp_fields: vLLM's draft is a
+    # sliding-only DeepseekV4DecoderLayer, so it holds no compressor / indexer and those counts stay 41 / 21)
+    assert got == {("attention", n, "fp8-block", 44) for n in ("q_a_proj", "q_b_proj", "kv_proj", "o_a_proj",
                                                                 "o_b_proj")} | {
         ("attention", "compressor.indexer.q_b_proj", "fp8-block", 21),  # the 21 CSA layers (ratio 4)
         ("attention", "compressor.kv_proj", "unquantized", 41), ("attention", "compressor.gate_proj", "unquantized", 41),
