@@ -371,20 +371,14 @@ def mtp_rank_bytes(spec: ModelSpec, layout: Layout, weight_format: str | None = 
     under PP: 1,689,281,536 + 248,320 x 2,048 x 2 B = 2,706,400,256 B at TP 1."""
     def build() -> int:
         n = len(spec.layers)
-        mine = tuple(o.model_copy(update={"layers": tuple(i - n for i in o.layers if i >= n)})
+        # an "other" override past the decoder's layers (DeepSeek-V4's e_proj / h_proj, kvplan.quantization.
+        # format_overrides) is a top-level one of the draft, whose mtp_other is its "other"
+        mine = tuple(o.model_copy(update={"layers": () if o.category == "other" else
+                                          tuple(i - n for i in o.layers if i >= n)})
                      for o in spec.quantization_overrides if any(i >= n for i in o.layers))
         draft = spec.model_copy(update={"layers": spec.mtp_layers, "embeddings": spec.embeddings if own_embeddings
                                         else (), "final_norm": (), "lm_head": (), "other": spec.mtp_other,
                                         "quantization_overrides": mine, "mtp_layers": ()})
-        total = _rank_weight_bytes(draft, Layout(tp=layout.tp, dp=layout.dp, ep=layout.ep), 0, weight_format)
-        # a quantizable draft linear (DeepSeek-V4's e_proj / h_proj: ReplicatedLinear built with the model's
-        # quant_config, models/deepseek_v4/nvidia/mtp.py) is priced as the attention's replicated linears, not as a
-        # 16-bit "other" tensor; V3's eh_proj and Qwen's fc are quantizable=False and stay 16-bit
-        fmt, _, base, base_bytes = _pricing(spec, weight_format)
-        for c in spec.mtp_other:
-            if isinstance(c, Linear) and c.quantizable:
-                total += (_rank_bytes("attention", c, fmt, None, base, base_bytes, layout.tp, spec)
-                          - _rank_bytes("other", c, fmt, None, base, base_bytes, layout.tp, spec))
-        return total
+        return _rank_weight_bytes(draft, Layout(tp=layout.tp, dp=layout.dp, ep=layout.ep), 0, weight_format)
     return spec.memo(("mtp", layout.tp, layout.dp, layout.ep, weight_format, own_embeddings), build) if (
         spec.mtp_layers) else 0

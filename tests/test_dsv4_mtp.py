@@ -81,6 +81,19 @@ def test_mtp_rank_bytes_tp2_hand_derived(flash):
     assert mtp_rank_bytes(flash, Layout(tp=8)) == mtp_rank_bytes(flash, Layout(tp=8, ep=True)) == 487_252_358
 
 
+def test_e_proj_h_proj_follow_the_checkpoints_scheme():
+    # vLLM matches the quant_config against the draft's module path, model.layers.43.e_proj. RedHat's NVFP4-FP8
+    # re-quantization targets only "re:.*attn.*(fused_wqa_wkv|wq_b|wo_a|wo_b)$" (FP8 block) and the ffn projections
+    # (NVFP4), so e_proj / h_proj stay bf16: 2 x 4,096 x 4,096 x 2 = 67,108,864 B where the FP8 checkpoint holds
+    # 2 x 16,781,312 = 33,562,624
+    nv = parse_config(json.loads((FIXTURES / "deepseek-v4-flash-nvfp4-fp8.json").read_text()), "nv")
+    assert {(o.name, o.format, o.layers) for o in nv.quantization_overrides if o.category == "other"} == {
+        ("e_proj", "unquantized", (43,)), ("h_proj", "unquantized", (43,))}
+    bf16 = nv.model_copy(update={"quantization_overrides": tuple(
+        o.model_copy(update={"format": "fp8-block"}) if o.category == "other" else o for o in nv.quantization_overrides)})
+    assert mtp_rank_bytes(nv, Layout(tp=2)) - mtp_rank_bytes(bf16, Layout(tp=2)) == 67_108_864 - 33_562_624
+
+
 def test_the_mtp_layer_joins_the_second_swa_group(flash):
     # The draft's one DeepseekV4SWACache (64-token blocks, window 128): an fp8_ds_mla entry of 448 + 64 x 2 + 8 =
     # 584 B a token, a page of 64 x 584 = 37,376 B padded to 65 x 576 = 37,440 B. vLLM 0.25 groups the sliding specs
