@@ -311,6 +311,10 @@ VLLM_CHANGES: dict[str, tuple[Release, str]] = {
                                           "--kv-cache-dtype auto becomes fp8_e4m3 on CUDA sm10x ('Using fp8 "
                                           "kv-cache for GlmMoeDsaForCausalLM on SM10x') in 0.32.0; 0.28.0 / 0.30.0 / "
                                           "0.31.0 keep the model dtype")),
+    "dsv4_mtp_hidden_spec_only": ((0, 27, 0), ("models/deepseek_v4/nvidia/model.py DeepseekV4Model.__init__: "
+                                               "_mtp_hidden_buffer is made on the last PP rank only when "
+                                               "speculating (needs_mtp_hidden_states: use_eagle() or "
+                                               "uses_draft_model()) in 0.27.0; 0.20.0 - 0.26.0 make it always")),
     "dsv4_auto_kv_fp8": ((0, 30, 0), ("models/deepseek_v4/attention.py _resolve_dsv4_kv_cache_dtype: with the "
                                       "fp8_ds_mla layout (DeepseekV4Attention.use_fp8_ds_mla_layout True: FlashMLA, "
                                       "the sm12x FlashInfer class, ROCm) --kv-cache-dtype auto becomes fp8 "

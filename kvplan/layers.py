@@ -463,6 +463,10 @@ class CompressedAttention(_Frozen):
     index_head_dim: int | None = Field(default=None, gt=0)  # CSA layers' indexer width
     overlap: bool = False  # CSA: windows overlap (2 x d wide compressor, overlap state kept)
     qk_rope_head_dim: int = 64  # the RoPE part of d, kept in bf16 in vLLM's fp8 entry
+    # CSA layers: the config's index_topk (compressed entries each query reads); vLLM sizes the model's one
+    # topk_indices_buffer by it (kvplan.vllm_dsv4.dsv4_model_buffer_bytes). Not named index_topk: that name marks
+    # the DSA (V3.2 / GLM-5) caches, whose buffers follow other rules (kvplan.vllm_layouts)
+    indexer_topk: int | None = Field(default=None, gt=0)
 
     @property
     def window(self) -> int:

@@ -371,7 +371,10 @@ def mtp_rank_bytes(spec: ModelSpec, layout: Layout, weight_format: str | None = 
     under PP: 1,689,281,536 + 248,320 x 2,048 x 2 B = 2,706,400,256 B at TP 1."""
     def build() -> int:
         n = len(spec.layers)
-        mine = tuple(o.model_copy(update={"layers": tuple(i - n for i in o.layers if i >= n)})
+        # an "other" override past the decoder's layers (DeepSeek-V4's e_proj / h_proj, kvplan.quantization.
+        # format_overrides) is a top-level one of the draft, whose mtp_other is its "other"
+        mine = tuple(o.model_copy(update={"layers": () if o.category == "other" else
+                                          tuple(i - n for i in o.layers if i >= n)})
                      for o in spec.quantization_overrides if any(i >= n for i in o.layers))
         draft = spec.model_copy(update={"layers": spec.mtp_layers, "embeddings": spec.embeddings if own_embeddings
                                         else (), "final_norm": (), "lm_head": (), "other": spec.mtp_other,

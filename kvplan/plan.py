@@ -349,6 +349,16 @@ QWEN_MTP_TYPES = {"qwen3_next": "qwen3_next_mtp", "qwen3_5_text": "qwen3_5_mtp",
 MTP_UNCOUNTED = "MTP draft (vLLM"  # how the warning starts (mtp_uncounted)
 
 
+def _vllm_mtp_file(model_type: str) -> str:
+    """The vLLM file of a checkpoint's MTP draft: DeepSeek-V4's own (0.20.x model_executor/models/deepseek_v4_mtp.py,
+    0.22.0+ models/deepseek_v4/nvidia/mtp.py), Qwen3-Next / Qwen3.5's, else deepseek_mtp.py (DeepSeek-V3 / GLM).
+    Worked example: "deepseek_v4" -> "vllm/models/deepseek_v4/nvidia/mtp.py DeepSeekV4MTP (0.20: ...)"."""
+    if model_type == "deepseek_v4":
+        return ("vllm/models/deepseek_v4/nvidia/mtp.py DeepSeekV4MTP (0.20: vllm/model_executor/models/"
+                "deepseek_v4_mtp.py)")
+    return f"vllm/model_executor/models/{QWEN_MTP_TYPES.get(model_type, 'deepseek_mtp')}.py"
+
+
 def mtp_uncounted(spec: ModelSpec, engine: EngineConfig) -> str:
     """The warning of a vLLM MTP plan: what it counts of this model's draft and what it does not. Qwen3.5-27B, 1
     token: "MTP draft (vLLM, 1 token): Qwen3.5-27B's 1 multi-token-prediction layer(s): their weights (embeddings and
@@ -977,6 +987,14 @@ def _rank_budget(spec, gpu, engine, layout, stage, draft, mnbt, max_seqs, act_b,
                                              gpu.vendor != "AMD") if not on_gaudi(gpu) else None  # Gaudi: unread
         dsa_groups = index_groups.bytes if index_groups else 0
     weights += dsa_topk + dsa_groups
+    # DeepSeek-V4's model buffers (kvplan.vllm_dsv4.dsv4_model_buffer_bytes): its topk index buffer and the MTP
+    # draft's hidden-state buffer (0.27+: only when speculating with EAGLE / MTP / a draft model)
+    dsv4_topk = dsv4_hidden = 0
+    if loaded_extras and spec.model_type == "deepseek_v4":
+        hidden_buffer = not vllm_has(engine.vllm_version, "dsv4_mtp_hidden_spec_only") or (
+            engine.speculative_method in ("mtp", "eagle", "eagle3", draft_model.METHOD))
+        dsv4_topk, dsv4_hidden = vllm_dsv4.dsv4_model_buffer_bytes(spec, mnbt, stage == last, hidden_buffer, act_b)
+    weights += dsv4_topk + dsv4_hidden
     # the CUDA caching allocator's blocks beyond the parameters' bytes (kvplan.vllm_alloc): "Model loading took" is
     # torch.cuda.max_memory_allocated, which counts whole blocks (not in a checkpoint's headers either)
     alloc = spec.memo(("vllm-alloc", layout, stage, engine.weight_format), lambda st=stage: (
@@ -1017,7 +1035,7 @@ def _rank_budget(spec, gpu, engine, layout, stage, draft, mnbt, max_seqs, act_b,
         engine.engine == "vllm" and engine.weights_bytes is None) else 0
     weights += kv_slot
     extras = any((mtp_bytes, head_bytes, head_rope, dm_bytes, kv_slot, mla_copy, alloc, rope, sglang_extra,
-                  fp8_marlin, mxfp4_extra, tower))  # a row "(in weights)" follows the weights row
+                  fp8_marlin, mxfp4_extra, tower, dsv4_topk, dsv4_hidden))  # a row "(in weights)" follows the weights row
     terms, pool = _budget(spec, gpu, engine, layout, weights, mnbt, max_seqs, act_b, mla, stage == last,
                           stage == 0, mm_len, _weights_source(spec, gpu, engine, quant_extra, extras))
     mxfp4_note = _mxfp4_layout_note(spec, gpu, engine) if mxfp4_extra else None
@@ -1031,8 +1049,10 @@ def _rank_budget(spec, gpu, engine, layout, stage, draft, mnbt, max_seqs, act_b,
                     "its own embed_tokens / lm_head copies are the next row, freed after the pool is sized "
                     "(set_embed_and_head)") if engine.engine == "sglang" else
                    (f"{len(spec.mtp_layers)} multi-token-prediction layer(s) for --speculative-config method mtp "
-                    f"({engine.num_speculative_tokens} tokens): vllm/model_executor/models/"
-                    f"{QWEN_MTP_TYPES.get(spec.model_type, 'deepseek_mtp')}.py; "
+                    f"({engine.num_speculative_tokens} tokens): {_vllm_mtp_file(spec.model_type)}"
+                    + ("; " if spec.model_type != "deepseek_v4" else
+                       " (each a sliding-window-only DeepseekV4DecoderLayer: compress ratio 1 past num_hidden_layers, "
+                       "e_proj / h_proj quantized as the checkpoint's other linears, its own hc head); ")
                     + ("its own embed_tokens under PP (shared only at PP 1), lm_head shared with the target"
                        if layout.pp > 1 else "embeddings and head shared with the target"))),
         head_bytes and Term(
@@ -1088,6 +1108,14 @@ def _rank_budget(spec, gpu, engine, layout, stage, draft, mnbt, max_seqs, act_b,
                    "model.py DeepseekV32Model), whole on every rank" + (
                        f", + one per MTP layer ({len(spec.mtp_layers)}, deepseek_mtp.py "
                        "DeepSeekMultiTokenPredictorLayer)" if draft and spec.mtp_layers else "")),
+        (dsv4_topk or dsv4_hidden) and Term(
+            name="DeepSeek-V4 model buffers (in weights)", bytes=dsv4_topk + dsv4_hidden, basis="exact", applied=False,
+            source=f"DeepseekV4Model.__init__ (models/deepseek_v4/nvidia/model.py) makes topk_indices_buffer "
+                   f"(max_num_batched_tokens {mnbt:,} x index_topk int32: {dsv4_topk:,} B, every stage; the MTP "
+                   "draft's own is swapped for it by llm_base_proposer._maybe_share_lm_head)" + (
+                       f" and, on the last stage, _mtp_hidden_buffer (max_num_batched_tokens x hc_mult x hidden_size "
+                       f"in the model dtype: {dsv4_hidden:,} B; from 0.27 only when speculating)" if dsv4_hidden
+                       else "")),
         dsa_groups and Term(
             name="DSA index-group decode buffers (in weights)", bytes=dsa_groups, basis="exact", applied=False,
             source=_dsa_index_group_source(index_groups, mnbt, max_seqs, k, gpu.vendor == "AMD" and vllm_has(
@@ -2498,7 +2526,9 @@ def _sglang_mamba_term(engine, m: "sglang.SglangMambaPool", layers=()) -> Term:
 # then the 0.25.0 DeepSeek-V4-Flash TP-2 RTX PRO 6000 log: its layout from the logged pool passes (+1), its pool from
 # the flags is a strict xfail (+5.88 GiB, planned without the MTP drafter kvplan does not model for DSv4): 107 and 22;
 # the Qwen3.8-27B-FP8 H100 hybrid layout from its logged pool (+1): 108 and 22; the Qwen3.6-27B MTP RTX 3090
-# layout (+1): 109 and 22.
+# layout (+1): 109 and 22. 2026-12-02, DeepSeek-V4's MTP draft (families/deepseek_v4.mtp_fields): the DSV4-PRO6000
+# pool xfail narrows from +5.88 to +3.56 GiB (planned with the draft; its weights within 0.42 GiB: a weights test, not
+# a pool one) and its logged-pool layout now uses the MTP layer (1,993,100 tokens exactly): still 109 and 22.
 # 2026-12-03, tests/test_engine_logs_dec03.py: +11 passing (club-3090 #612 / #652 Qwen3.6-35B-A3B NVFP4 layouts and
 # the pool from the flags, #594 Qwen3.6-27B-FP8 MTP-3 TP-2 layout and pool, #294 / #295 block counts, the
 # Qwen3.8-27B-FP8 TP-2 RTX 3090 layout, the 0.20.2 AEON TP-2 / TP-4 layouts, the MiniMax-M2.7 TP-2 tokens) and +1
@@ -2511,8 +2541,8 @@ ROCM_DSA_031_NOTE = ("vLLM 0.31.0 on ROCm (inside this 0.30.0 - 0.31.0 line, pla
 
 
 POOL_ACCURACY = ("KV pool estimate: within max(1 %, 0.25 GiB) on 120 public vLLM logs, 23 miss by -2.89 to "
-                 "+3.36 GiB (+4.58 GiB with an LMCache connector), +5.88 for DeepSeek-V4-Flash with MTP (its "
-                 "drafter not modelled)")
+                 "+3.36 GiB (+4.58 GiB with an LMCache connector), +3.56 for DeepSeek-V4-Flash with MTP (its "
+                 "speculation-widened CUDA graphs and the draft's profiling run not modelled)")
 
 
 # The V2 runner's estimate (0.29.0 - 0.33.0 v1/worker/gpu/cudagraph_utils.py profile_cudagraph_memory, read

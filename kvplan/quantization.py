@@ -634,9 +634,12 @@ class _Entries:
         return None
 
     def first_top(self, category: str, name: str) -> int | None:
+        return self.first_path(_top_paths(category, name))
+
+    def first_path(self, paths: list[str]) -> int | None:
+        """The first entry naming any of ``paths`` (full module paths): exact names, plain parts, then patterns."""
         if self.empty:
             return None
-        paths = _top_paths(category, name)
         hits = [self.index[p] for p in paths if p in self.index]
         if self.plain:
             hits += [i for i in (self._plain_first(p) for p in paths) if i is not None]
@@ -765,6 +768,20 @@ def format_overrides(scheme: QuantScheme, spec_fields: Mapping[str, Any], field_
     else:
         results += [_layer_formats(len(layers) + j, layer, ignore, mods, decide)
                     for j, layer in enumerate(spec_fields.get("mtp_layers") or ())]
+    # A quantizable linear beside an MTP layer (DeepSeek-V4's e_proj / h_proj: ReplicatedLinear with the quant_config,
+    # vLLM models/deepseek_v4/nvidia/mtp.py, module path model.layers.{num_hidden_layers + j}.e_proj) gets the format
+    # the scheme gives that path, as a linear of the layer would: recorded always (category "other" is otherwise
+    # 16-bit), read only by parallel.mtp_rank_bytes
+    mtp_side = []
+    n_mtp = len(spec_fields.get("mtp_layers") or ())
+    side = tuple(spec_fields.get("mtp_other") or ())
+    per = len(side) // n_mtp if n_mtp else 0
+    for j in range(n_mtp if not own_names else 0):
+        for comp in side[j * per:(j + 1) * per]:
+            if isinstance(comp, Linear) and comp.quantizable:
+                paths = [f"{root}.layers.{len(layers) + j}.{comp.name}" for root in _ROOTS]
+                f = decide(ignore.first_path(paths), mods.first_path(paths), "attention", comp)
+                mtp_side.append(FormatOverride(layers=(len(layers) + j,), category="other", name=comp.name, format=f))
     found: dict[tuple, list[int]] = {}  # (category, name, format, experts) -> layers
     # What differs from the plain format depends on the layer's result alone: worked out once per
     # distinct result (identical layers share one result object, kept alive by ``results`` for this call).
@@ -778,7 +795,7 @@ def format_overrides(scheme: QuantScheme, spec_fields: Mapping[str, Any], field_
             found.setdefault(key, []).append(i)
     out = top + [FormatOverride(layers=tuple(ls), category=c, name=n, format=f, experts=e)
                  for (c, n, f, e), ls in found.items()]
-    return shipped, tuple(out), _wholly_unquantized(layers, out)
+    return shipped, tuple(out + mtp_side), _wholly_unquantized(layers, out)
 
 
 _MTP_HEAD = re.compile(r"mtp(?=[.*?\[]|$)")  # an entry naming the mtp.* modules (Qwen3-Next / Qwen3.5 checkpoints)

@@ -194,3 +194,43 @@ def block_size_note(layers, block_size: int, kv_b: int, release: tuple) -> str |
                     f"({top_mla:,} B), which _get_kv_cache_groups_uniform_groups asserts against (0.20 - 0.26). Use "
                     f"--block-size {VLLM_DSV4_BLOCK_SIZE}.")
     return None
+
+
+# The model-level buffers vLLM's DeepSeek-V4 constructor makes on the device (so they are in "Model loading took"),
+# read in the 0.20.0 (model_executor/models/deepseek_v4.py), 0.22.0 - 0.33.0 (models/deepseek_v4/nvidia/model.py;
+# amd/model.py the same) wheels, DeepseekV4Model.__init__:
+# - topk_indices_buffer: torch.empty(max_num_batched_tokens, index_topk, int32), on every PP stage, shared by every
+#   indexer; the MTP draft makes its own (nvidia/mtp.py DeepSeekV4MultiTokenPredictor) and the proposer swaps it for
+#   the target's (v1/spec_decode/llm_base_proposer.py _maybe_share_lm_head: "Sharing target model
+#   topk_indices_buffer"), so one stays;
+# - _mtp_hidden_buffer: torch.empty(max_num_batched_tokens, hc_mult x hidden_size, model dtype), on the last PP rank:
+#   whatever the speculative method through 0.26.x; from 0.27.0 only when speculating with an EAGLE-family (MTP
+#   included) or draft model (needs_mtp_hidden_states: engines.VLLM_CHANGES "dsv4_mtp_hidden_spec_only").
+DSV4_TOPK_INDEX_BYTES = 4  # torch.int32
+
+
+def hc_mult_of(spec) -> int:
+    """DeepSeek-V4's hc_mult (residual streams), read back from its hc_head mixer (families/deepseek_v4.py
+    ``hc_head.hc_fn+hc_base+hc_scale``: hc x hc x h + hc + 1 elements); 0 if the spec has none.
+    Worked number: V4-Flash, 4 x 4 x 4,096 + 4 + 1 = 65,541 -> 4."""
+    for c in spec.other:
+        if c.name.startswith("hc_head"):
+            for hc in range(1, 65):
+                if hc * hc * spec.hidden_size + hc + 1 == c.numel:
+                    return hc
+    return 0
+
+
+def dsv4_model_buffer_bytes(spec, max_num_batched_tokens: int, last_stage: bool, hidden_buffer: bool,
+                            act_bytes: int) -> tuple[int, int]:
+    """(topk_indices_buffer, _mtp_hidden_buffer) bytes on one rank (the comment above: what and when).
+    ``hidden_buffer``: the release makes the hidden-state buffer for this plan (through 0.26 always; 0.27+ when
+    speculating); it lives on the last stage only. Neither is split by TP.
+    Worked number (V4-Flash, 4,096 batched tokens, bf16): 4,096 x 512 x 4 = 8,388,608 B and 4,096 x 4 x 4,096 x 2 =
+    134,217,728 B (128 MiB)."""
+    if spec.model_type != "deepseek_v4":
+        return 0, 0
+    topk = max((getattr(layer.cache, "indexer_topk", None) or 0 for layer in spec.layers), default=0)
+    hidden = max_num_batched_tokens * hc_mult_of(spec) * spec.hidden_size * act_bytes \
+        if last_stage and hidden_buffer else 0
+    return max_num_batched_tokens * topk * DSV4_TOPK_INDEX_BYTES, hidden

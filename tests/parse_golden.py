@@ -69,6 +69,11 @@ only its engine's part): the five DeepSeek-V4 entries, ``fixture:deepseek-v4-fla
 ``-pro.json`` and ``preset:deepseek-v4-flash`` / ``-pro``, digest() of each: ``spec_sha256`` and the plan hashes; weight
 bytes unchanged.
 And when the DeepSeek-V4.1 refusal was reworded (no README pointer): ``fixture:deepseek-v4.1-flash.json``, digest().
+When DeepSeek-V4's MTP layer was built (families/deepseek_v4.mtp_fields: vLLM's DeepSeekV4MTP draft), its cos/sin
+tables read (float32, one per rope theta), its e_proj / h_proj formats recorded (category "other" overrides at
+layer 43) and the CSA caches gained ``indexer_topk``: the five DeepSeek-V4 entries
+(two presets, three fixtures), digest() of each: ``spec_sha256`` and the plan hashes; weight bytes unchanged (the MTP
+layer is outside them).
 """
 
 import hashlib

@@ -70,12 +70,16 @@ def test_whole_fixture_overrides_and_bytes():
     spec = parse_config(NV, "x")
     assert spec.quantization == "nvfp4"  # the format holding the most weights (routed experts)
     got = {(o.category, o.name, o.format, len(o.layers)) for o in spec.quantization_overrides}
-    assert got == {("attention", n, "fp8-block", 43) for n in ("q_a_proj", "q_b_proj", "kv_proj", "o_a_proj",
+    # 44 = the 43 decoder layers + the MTP layer (index 43, families/deepseek_v4.mtp_fields: vLLM's draft is a
+    # sliding-only DeepseekV4DecoderLayer, so it holds no compressor / indexer and those counts stay 41 / 21)
+    assert got == {("attention", n, "fp8-block", 44) for n in ("q_a_proj", "q_b_proj", "kv_proj", "o_a_proj",
                                                                 "o_b_proj")} | {
         ("attention", "compressor.indexer.q_b_proj", "fp8-block", 21),  # the 21 CSA layers (ratio 4)
         ("attention", "compressor.kv_proj", "unquantized", 41), ("attention", "compressor.gate_proj", "unquantized", 41),
         ("attention", "compressor.indexer.kv_proj", "unquantized", 21),
-        ("attention", "compressor.indexer.gate_proj", "unquantized", 21)}
+        ("attention", "compressor.indexer.gate_proj", "unquantized", 21),
+        # the MTP layer's e_proj / h_proj (model.layers.43.e_proj): neither target regex names them, so bf16
+        ("other", "e_proj", "unquantized", 1), ("other", "h_proj", "unquantized", 1)}
     w = weight_bytes(spec)
     # as shipped: 164,111,114,934 B (152.84 GiB; was 168,885,164,214 with bf16 attention, parse_golden.json)
     assert w.total_bytes == 164_111_114_934
@@ -88,7 +92,7 @@ def test_ignore_by_vllm_name_and_other_families_untouched():
     cfg["quantization_config"]["ignore"] = ["model.layers.0.attn.wo_b", "re:.*layers\\.1\\.attn\\.fused_wqa_wkv$"]
     spec = parse_config(cfg, "x")
     off = {(o.name, o.layers) for o in spec.quantization_overrides if o.format == "unquantized"
-           and not o.name.startswith("compressor.")}
+           and not o.name.startswith("compressor.") and o.category != "other"}  # "other": the MTP e_proj / h_proj
     assert off == {("o_b_proj", (0,)), ("q_a_proj", (1,)), ("kv_proj", (1,))}
     # DeepSeek-V3's q_b_proj is not DeepSeek-V4's wq_b: the table is DeepSeek-V4's alone
     v3 = json.loads((Path(__file__).parents[1] / "kvplan" / "presets" / "deepseek-v3.json").read_text())

@@ -63,8 +63,12 @@ def test_flash_checkpoint_experts_are_mxfp4(flash, flash_fp8):
         assert w.components[cat] == weight_bytes(flash_fp8).components[cat], cat
     assert w.total_bytes == 155_623_489_710  # 144.94 GiB as shipped (parse_golden.json)
     assert flash.quantization == "fp8-block"
+    # 44 overridden layers: the 43 decoder layers and the MTP layer (index 43: its routed experts are MXFP4 too, the
+    # same DeepseekV4FP8Config Mxfp4MoEMethod; only the MTP weights read index 43, parallel.mtp_rank_bytes)
+    # (and the MTP layer's e_proj / h_proj, FP8 block like its attention: quantization.format_overrides records them)
     assert {(o.category, o.name, o.format, len(o.layers)) for o in flash.quantization_overrides} == {
-        ("experts", n, "mxfp4", 43) for n in ("gate_proj", "up_proj", "down_proj")}
+        ("experts", n, "mxfp4", 44) for n in ("gate_proj", "up_proj", "down_proj")} | {
+        ("other", n, "fp8-block", 1) for n in ("e_proj", "h_proj")}
     assert any("expert_dtype 'fp4'" in a for a in flash.assumptions)
     # transformers counts parameters, not bytes: unchanged
     # as before (tests/test_family_mla.py pins it to transformers)

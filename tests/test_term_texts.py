@@ -132,6 +132,8 @@ SCAN_CASES = {
     "glm-5-mtp": ("glm-5", "H200", {"speculative_method": "mtp", "num_speculative_tokens": 1}, {"tp": 8}),
     "glm-5-rocm": ("glm-5", "MI355X", {}, {"tp": 8}),
     "dsv4-hopper": ("deepseek-v4-flash", "H200", {}, {"tp": 8, "dp": 4}),  # I 2,048 / 32 = 64: Marlin pads it
+    "dsv4-mtp": ("deepseek-v4-flash", "RTX-PRO-6000", {"vllm_version": "0.25", "speculative_method": "mtp",
+                                                        "num_speculative_tokens": 2, "kv_cache_dtype": "fp8"}, {"tp": 2}),
     "dsv3-fp8-ampere": ("deepseek-v3", "A100-80GB", {"max_model_len": 8192}, {"tp": 8, "pp": 2}),
     "qwen3.5-mtp": ("qwen3.5-27b", "H100-SXM", {"speculative_method": "mtp", "num_speculative_tokens": 1}, {}),
     "gaudi": ("llama-3.1-70b", "Gaudi3", {}, {"tp": 4}),

@@ -72,6 +72,7 @@ def build_deepseek_v4(r, model_type: str) -> dict[str, Any]:
     o_lora = r.int("o_lora_rank", 1024, why="DeepseekV4Config default")
     window = r.int("sliding_window", 128, why="DeepseekV4Config default")
     n_i = r.int("index_n_heads", 64, why="DeepseekV4Config default")
+    topk = r.int("index_topk", 512, why="DeepseekV4Config default")
     d_i = r.int("index_head_dim", 128, why="DeepseekV4Config default")
     hc = r.int("hc_mult", 4, why="DeepseekV4Config default")
     if (nq * hd) % groups:
@@ -118,7 +119,8 @@ def build_deepseek_v4(r, model_type: str) -> dict[str, Any]:
                 Linear(name="compressor.indexer.scorer.weights_proj", in_features=h, out_features=n_i,
                        shard="replicated", quantizable=False))
             per_kind[kind] = (CompressedAttention(head_dim=hd, sliding_window=window, compress_rate=m,
-                                                  index_head_dim=d_i, overlap=True, qk_rope_head_dim=rope),
+                                                  index_head_dim=d_i, overlap=True, qk_rope_head_dim=rope,
+                                                  indexer_topk=topk),
                               attn + compressor(2 * hd, m, "compressor.") + (rms("compressor.kv_norm", hd),) + index)
     inter = r.int("moe_intermediate_size", 2048, why="DeepseekV4Config default")
     n = r.int("n_routed_experts", 256, why="DeepseekV4Config default")
@@ -149,8 +151,71 @@ def build_deepseek_v4(r, model_type: str) -> dict[str, Any]:
     nextn = r.raw("num_nextn_predict_layers")
     fields["skipped"] = (f"{nextn} multi-token-prediction layer(s) (loaded only for speculative decoding)",) if nextn \
         else ()
+    if nextn:
+        sliding = made.get("sliding_attention") or DecoderLayer(
+            cache=CompressedAttention(head_dim=hd, sliding_window=window, compress_rate=0, qk_rope_head_dim=rope),
+            attention=attn, mlp=shared, experts=experts, router=router(h, n), norms=norms, other=hyper)
+        fields.update(mtp_fields(r, h, hc, sliding))
+    fields["rope_caches"] = _rope_caches(r, rope, kinds)
     fields["warnings"] = (VLLM_V4_NOTE,)
     return fields
+
+
+def _rope_caches(r, rope: int, kinds: list[str]) -> tuple:
+    """vLLM's DeepSeek-V4 cos/sin tables: each attention layer calls build_deepseek_v4_rope (0.20.0
+    model_executor/models/deepseek_v4.py, 0.22.0+ models/deepseek_v4/{nvidia/model.py, common/rope.py}), which passes
+    get_rope ``rope_theta`` (sliding-only layers and the MTP layer) or ``compress_rope_theta`` (compressed layers),
+    so ``_ROPE_DICT`` holds one table per theta. A scaled config becomes "deepseek_yarn" with is_deepseek_v4, whose
+    class (rotary_embedding/deepseek_scaling_rope.py DeepseekV4ScalingRotaryEmbedding, 0.20.0 - 0.33.0 wheels read)
+    registers a float32 cos_sin_cache of original_max_position x factor rows x qk_rope_head_dim. 0.33.0 gives the
+    sliding-only table factor 1 over max_position_embeddings rows instead: the same rows wherever max_position_embeddings
+    = original x factor (V4-Flash / V4-Pro: 65,536 x 16 = 1,048,576). Under PP each stage is charged both tables
+    (vllm_rope_tables matches layers by cache kind, and every DeepSeek-V4 layer has one kind): a stage without a
+    sliding-only layer builds only the compressed table there.
+    Worked number (V4-Flash): 2 x 1,048,576 x 64 x 4 B = 536,870,912 B (0.5 GiB) a rank."""
+    from kvplan.families.blocks import _rope_cache, _rope_params
+
+    max_pos = r.int("max_position_embeddings", 1_048_576, why="DeepseekV4Config default")
+    params = _rope_params(r.cfg)
+    scaled = params["rope_type"] != "default"  # unscaled: the plain RotaryEmbedding in the model dtype
+    if scaled:
+        params["rope_type"] = "deepseek_yarn"
+    main = _rope_cache(params, rope, max_pos, fp32=scaled)
+    if all(kind == "sliding_attention" for kind in kinds):
+        return (main,)
+    theta = r.raw("compress_rope_theta")
+    compress = _rope_cache({**params, "rope_theta": theta if isinstance(theta, (int, float)) else 160000.0}, rope,
+                           max_pos, name="compress_rotary_emb", fp32=scaled)
+    return (main, compress)
+
+
+def mtp_fields(r, h: int, hc: int, sliding: DecoderLayer) -> dict[str, Any]:
+    """The multi-token-prediction layers vLLM loads with ``--speculative-config '{"method": "mtp"}'`` for DeepSeek-V4
+    (vLLM 0.25.0 models/deepseek_v4/nvidia/mtp.py, DeepSeekV4MultiTokenPredictor / DeepSeekV4MultiTokenPredictorLayer;
+    the checkpoint's ``mtp.{j}.*``, renamed to ``model.layers.{num_hidden_layers + j}``):
+    - ``mtp_block``: a DeepseekV4DecoderLayer at layer index num_hidden_layers + j. Its attention takes compress ratio
+      1 for any layer index past num_hidden_layers (models/deepseek_v4/attention.py: "MTP layer is not included in
+      the compress ratio list"): no compressor, no indexer, only the sliding-window cache; so it is built as the
+      target's sliding_attention layer (MoE routed by its gate: its index is past num_hash_layers).
+    - per layer: ``enorm`` and ``hnorm`` (RMSNorm h), ``e_proj`` and ``h_proj`` (ReplicatedLinear h -> h with the
+      model's quant_config: FP8 block like the attention linears; V3's one 2h -> h eh_proj is 16-bit), the hc head
+      mixer ``hc_head_fn`` [hc, hc x h] + ``hc_head_base`` [hc] + ``hc_head_scale`` [1] (as the target's hc_head),
+      and ``shared_head.norm`` (RMSNorm h).
+    - embed_tokens and shared_head.head are built and then replaced by the target's (v1/spec_decode/
+      llm_base_proposer.py _maybe_share_embeddings at PP 1, _maybe_share_lm_head: MTP always shares), so none is
+      added (mtp_rank_bytes adds embed_tokens under PP as for V3).
+    Not in transformers' model: ``count_params.mtp_params``.
+    Worked number (DeepSeek-V4-Flash, h 4096, hc 4): mtp_other 3 x 4,096 (norms) + 2 x 4,096 x 4,096 (e_proj,
+    h_proj) + 4 x 16,384 + 4 + 1 (hc head) = 33,632,261 parameters beside the one sliding-attention MoE layer."""
+    n = r.int("num_nextn_predict_layers", 0, minimum=0)
+    if not n:
+        return {}
+    other = (rms("enorm", h), rms("hnorm", h),
+             Linear(name="e_proj", in_features=h, out_features=h, shard="replicated"),
+             Linear(name="h_proj", in_features=h, out_features=h, shard="replicated"),
+             Tensor(name="hc_head_fn+hc_head_base+hc_head_scale", numel=hc * hc * h + hc + 1),
+             rms("shared_head.norm", h))
+    return {"mtp_layers": (sliding,) * n, "mtp_other": other * n}
 
 
 # The modules a quantization_config names, below ``model.layers.{i}``: vLLM's own module names (its
