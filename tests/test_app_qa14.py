@@ -194,6 +194,8 @@ def test_budget_and_gpus_describe_the_decode_read_alike():
     at = run_app({"v": "1", "m": "gpt-oss-120b", "conc": "1", "len": "8192"}, "pages/gpus.py")
     column = json.loads(at.dataframe[0].proto.columns)["tokens/s bound"]["help"]
     assert views.decode_read_text(True, "k") in column
+    # and the ranking rule above the table reads the same words
+    assert any(views.decode_read_text(True, "k") in plain(m.value) for m in at.markdown)
     for text in (ceiling.help, column):
         assert "but its untied input-embedding table (a step reads only its batch's rows)" in text
     # a dense tied model (Qwen3-0.6B ties its embeddings): neither the table nor experts
@@ -271,3 +273,19 @@ def test_minimax_m27_tp8_names_the_fix_on_every_page():
                   "ig": "H100-SXM"}, "pages/import.py")
     said = [plain(e.value) for e in at.error if "block_n" in plain(e.value)]
     assert said and all("try a TP that keeps them whole, or --ep-size 8" in s for s in said), said
+
+
+# ------------------------------------------------------------------ walk: SGLang's concurrency beside its verdict
+
+def test_sglang_concurrency_is_cut_not_rounded_up_past_what_fits():
+    # DeepSeek-V3 on 8 x H200, SGLang 0.5.21: 655,268 pool tokens / 163,840 = 3.9995; 3 whole sequences fit.
+    # "4.00x" beside "Fits: 3 sequences" read as 4; SGLang logs no concurrency of its own to mirror
+    p = kvplan_plan("deepseek-v3", gpu="H200", tp=8, engine="sglang")
+    assert p.kv_cache_tokens == 655_268 and p.max_num_seqs_at_len == 3
+    assert views.concurrency_text(p) == "3.99x"
+    at = run_app({"v": "1", "m": "deepseek-v3", "tp": "8", "g": "H200", "e": "sglang"})
+    assert metrics(at)["Max concurrency"] == "3.99x"
+    tiles = {m.label: m for m in at.metric}
+    assert tiles["KV cache tokens"].help == "SGLang's '#tokens': KV pages x page size"
+    # vLLM keeps its log's format (0.33 on the same GPUs: 43,163 blocks / 10,240 a request = 4.215 -> "4.22x")
+    assert views.concurrency_text(kvplan_plan("deepseek-v3", gpu="H200", tp=8)) == "4.22x"

@@ -234,16 +234,19 @@ def workload_text(concurrency: int | None, max_len: int, what: str) -> str:
                    "Set the context and concurrency in the sidebar.")
 
 
-def rule_text(picker: Picker, max_len: int) -> str:
-    """The ranking rule, in words (Markdown)."""
+def rule_text(picker: Picker, max_len: int, spec=None) -> str:
+    """The ranking rule, in words (Markdown); the bound's read in the words of the column's help and the Budget's
+    (views.decode_read_text, for ``spec``'s model)."""
+    untied = spec is None or bool(spec.lm_head)
+    moe = spec is None or any(layer.experts is not None for layer in spec.layers)
     where = "single-node layouts only (every replica inside one node)" if not picker.multi_node else \
         "layouts may span nodes"
     return (f"Ranked by **{OBJECTIVES[picker.objective]}**, {TIE_BREAKS[picker.objective]}; among layouts "
             f"that keep at least **{picker.headroom_floor * 100:g}%** of every GPU's memory free with "
             f"{sequences(picker.concurrency)} of {max_len:,} tokens running; {where}. "
             "$ / M tokens = $ / hour ÷ (tokens/s bound × 3,600) × 10⁶, the bound being the decode roofline "
-            "at this load (the weights, with k routed experts per MoE layer, and the KV each layer attends read "
-            "once per step; no prefill, no TP/PP communication: a ceiling, so $ / M tokens is a floor).")
+            f"at this load ({views.decode_read_text(untied, 'k' if moe else None)}; no prefill, no TP/PP "
+            "communication: a ceiling, so $ / M tokens is a floor).")
 
 
 # ----------------------------------------------------------------------------- chart
@@ -411,7 +414,7 @@ def show(picker: Picker, state: PlanState, max_len: int) -> None:
         st.warning(no_layout_text(picker, wider), icon=":material/warning:")
     views.quant_name_warning(state)  # the picker prices the weights at the config's dtype too
     views.picker_context_warning(state)
-    st.markdown(rule_text(picker, max_len).replace("$", "\\$"))  # a bare $ would start LaTeX
+    st.markdown(rule_text(picker, max_len, cached.spec(state)).replace("$", "\\$"))  # a bare $ would start LaTeX
     if (own := own_layout_text(picker, state)) is not None:
         st.info(own.replace("$", "\\$"), icon=":material/info:")
     over = views.decode_overcounts(cached.spec(state))

@@ -9,6 +9,7 @@ import csv
 import hashlib
 import html
 import io
+import math
 import re
 from collections import Counter
 from collections.abc import Callable, Hashable, Iterable
@@ -410,6 +411,16 @@ def verdict_word(plan: Plan) -> str:
 NO_FIGURE = "—"  # a figure the engine never reaches (no KV pool is sized): not a measured 0
 
 
+def concurrency_text(plan: Plan) -> str:
+    """The max concurrency tile / cell: vLLM's own format for a vLLM plan (its log's "Maximum concurrency for N
+    tokens per request: 4.22x", rounded to 2 decimals); SGLang logs no such figure, so kvplan's is cut, not rounded,
+    to 2 decimals: DeepSeek-V3 on 8 x H200, SGLang 0.5.21: 655,268 / 163,840 = 3.9995 reads 3.99x, not 4.00x beside
+    "Fits: 3 sequences"."""
+    if plan.engine == "vllm":
+        return f"{plan.max_concurrency:,.2f}x"
+    return f"{math.floor(plan.max_concurrency * 100) / 100:,.2f}x"
+
+
 def no_pool_reason(plan: Plan) -> str | None:
     """Why the engine never sizes a KV pool for ``plan`` (so its concurrency, tokens and blocks are no figures at all,
     not zeros): the weights of one GPU do not load, or the weights and workspace leave no pool; None when it does.
@@ -431,7 +442,7 @@ def plan_metrics(plan: Plan) -> None:
     metrics.metric("Verdict", verdict_word(plan))
     none = no_pool_reason(plan)
     unit = "page" if plan.engine == "sglang" else "block"
-    metrics.metric("Max concurrency", NO_FIGURE if none else f"{plan.max_concurrency:,.2f}x",
+    metrics.metric("Max concurrency", NO_FIGURE if none else concurrency_text(plan),
                    help=f"Not a figure: {none}." if none else
                    f"KV cache tokens / {plan.max_model_len:,} (SGLang logs no concurrency)"
                    if plan.engine == "sglang" else f"vLLM's 'Maximum concurrency for {plan.max_model_len:,} tokens per "
@@ -439,7 +450,8 @@ def plan_metrics(plan: Plan) -> None:
     metrics.metric("KV cache tokens", NO_FIGURE if none else f"{plan.kv_cache_tokens:,}",
                    help=f"Not a figure: {none}." if none else
                    ("SGLang's '#tokens'" if plan.engine == "sglang" else "vLLM's 'GPU KV cache size'") + ": "
-                   + formulas.TOKENS_WORDS[formulas.tokens_rule(plan)])
+                   + (formulas.TOKENS_WORDS[formulas.tokens_rule(plan)] if plan.engine != "sglang" else
+                      formulas.TOKENS_WORDS[formulas.tokens_rule(plan)].replace("block", "page")))
     metrics.metric("KV blocks", NO_FIGURE if none else f"{plan.num_blocks:,}",
                    help=f"Not a figure: {none}." if none else f"{unit} size {plan.block_size}, min over ranks")
 
@@ -1017,7 +1029,7 @@ def layout_rows(plans: list[Plan]) -> list[dict[str, Any]]:
         rows.append({
             "layout": figures.layout_label(p),
             "fits": verdict_word(p),  # "does not load" / "does not fit": why the pool columns read "—"
-            "max concurrency per replica": NO_FIGURE if none else f"{p.max_concurrency:,.2f}x",
+            "max concurrency per replica": NO_FIGURE if none else concurrency_text(p),
             # SGLang's attention-DP groups each hold their own pool and requests, as DP replicas do (the plan's
             # figures are per group: kvplan.plan's DP-attention warning); the column counted DP replicas only
             "sequences, all replicas": NO_FIGURE if none else f"{max(p.max_num_seqs_at_len, 0) * engines:,}",
