@@ -289,3 +289,13 @@ def test_sglang_concurrency_is_cut_not_rounded_up_past_what_fits():
     assert tiles["KV cache tokens"].help == "SGLang's '#tokens': KV pages x page size"
     # vLLM keeps its log's format (0.33 on the same GPUs: 43,163 blocks / 10,240 a request = 4.215 -> "4.22x")
     assert views.concurrency_text(kvplan_plan("deepseek-v3", gpu="H200", tp=8)) == "4.22x"
+
+
+def test_knobs_kept_for_another_engine_are_named_in_that_engines_flags():
+    # -dcp 2 set under vLLM, then SGLang chosen: kept, not planned, named as vLLM's flag (was
+    # "decode_context_parallel_size=2")
+    at = run_app({"v": "1", "m": "llama-3.1-8b", "tp": "2", "e": "sglang", "dcp": "2", "mtt": "5000"})
+    at.session_state["kv.knobs"] = True
+    at.run()
+    kept = [plain(c.value) for c in at.sidebar.caption if "Kept for another engine" in c.value]
+    assert kept == ["Kept for another engine, not planned with sglang: --decode-context-parallel-size 2"], kept

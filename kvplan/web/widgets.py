@@ -696,8 +696,9 @@ def _serving_knobs(state: PlanState) -> None:
         if current().mem_fraction_static is not None:  # without it SGLang scales its default either way
             knob("sglang_aiter_honor_explicit_mem_fraction", st.checkbox, "aiter: honor mem_fraction_static",
                  "SGLang 0.5.20+ on ROCm's aiter backend keeps an explicit --mem-fraction-static as given (no x 0.85)")
-    if off := cached.off_engine_knobs(current()):
-        st.caption(f"Kept for another engine, not planned with {state.engine}: " + views.esc(", ".join(off)))
+    if off := cached.off_engine_names(current()):  # in the words of the engine that has them (knob_text)
+        words = [knob_text(current().model_copy(update={"engine": cached.SERVING_KNOBS[n][0][0]}), n) for n in off]
+        st.caption(f"Kept for another engine, not planned with {state.engine}: " + views.esc(", ".join(words)))
 
 
 ADVANCED = "kv.advanced"  # the Engine knobs' "advanced" switch (session only: not a plan input)
