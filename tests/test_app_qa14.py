@@ -299,3 +299,26 @@ def test_knobs_kept_for_another_engine_are_named_in_that_engines_flags():
     at.run()
     kept = [plain(c.value) for c in at.sidebar.caption if "Kept for another engine" in c.value]
     assert kept == ["Kept for another engine, not planned with sglang: --decode-context-parallel-size 2"], kept
+
+
+# ------------------------------------------------------------------ walk: SGLang hybrids' paging bytes
+
+def test_sglang_hybrid_paging_bytes_are_its_cell_not_one_groups_page():
+    # gpt-oss-20b under SGLang: 12 full + 12 sliding layers of 8 KV heads x 64 x (K, V) x 2 B = 2,048 B a layer a
+    # token; SGLang's SWA cell prices the sliding pool at --swa-full-tokens-ratio 0.8: 24,576 + 0.8 x 24,576 = 44,236 B.
+    # The caption called it "one KV group's page" and said every sequence holds pages of the sliding group besides
+    p = kvplan_plan("gpt-oss-20b", engine="sglang")
+    assert p.ranks[0].bytes_per_block == 12 * 2048 + int(0.8 * 12 * 2048) == 44_236
+    at = run_app({"v": "1", "m": "gpt-oss-20b", "e": "sglang"}, PAGING)
+    said = next(c for c in _captions(at) if c.startswith("At 44,236 B per page"))
+    # 1,092 tokens x 44,236 B = 48,305,712 B = 46.07 MiB
+    assert said == ("At 44,236 B per page (SGLang's cell size for one token, tightest rank of the plan): 46.07 MiB "
+                    "allocated, 0 B of it in empty slots. The plan has 2 KV groups (1 sliding_attention, 1 "
+                    "full_attention): the sliding-window layers' pool is priced into each token's cell at "
+                    "--swa-full-tokens-ratio.")
+    # SGLang's DeepSeek-V4: 22 compressed_attention groups, none a full-attention one: no "full-attention group's
+    # pages" figure, and no "sliding window" for them
+    at = run_app({"v": "1", "m": "deepseek-v4-flash", "tp": "8", "g": "H200", "e": "sglang"}, PAGING)
+    said = [c for c in _captions(at) if "KV groups" in c]
+    assert said == ["The plan has 22 KV groups (22 compressed_attention), none of them a full-attention group whose "
+                    "pages this page draws: their bytes are on the Budget page, not priced here."], said

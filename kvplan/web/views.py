@@ -976,13 +976,34 @@ def paging_bytes(state: PlanState, paging: Paging) -> None:
     # page the full-attention group; every sequence holds blocks of the other groups too (a recurrent state's page, a
     # window's blocks). Their bytes read as the whole allocation (Qwen3.5-27B: 1 of 4 groups).
     kinds = ", ".join(f"{n} {k}" for k, n in Counter(g.kind for g in plan.kv_groups).items())
+    main = [g.kind for g in plan.kv_groups if g.kind in ("full_attention", *LATENT_KINDS)]
+    if not main:  # SGLang's DeepSeek-V4 (22 compressed_attention groups): no group pages as this page does
+        st.caption(head + f"The plan has {len(plan.kv_groups)} KV groups ({kinds}), none of them a full-attention "
+                   f"group whose {unit}s this page draws: their bytes are on the Budget page, not priced here.")
+        return
+    allocated = format_bytes(paging.allocated_blocks * rank.bytes_per_block)
+    empty = format_bytes(paging.wasted_slots * rank.bytes_per_block // paging.block_size)
+    if plan.engine == "sglang":
+        # SGLang prices a token at its cell size (profile_max_num_token: rest // cell_size): a hybrid SWA cell holds
+        # the sliding layers' share at --swa-full-tokens-ratio (gpt-oss-20b: 12 x 2,048 + 0.8 x 12 x 2,048 = 44,236 B),
+        # a recurrent state sits in the MambaPool, one slot a request (Qwen3.5-27B: 16 x 4,096 = 65,536 B)
+        held = "; ".join(dict.fromkeys(
+            "the recurrent states sit in SGLang's MambaPool, one slot a request, not counted here" if k in STATE_KINDS
+            else "the sliding-window layers' pool is priced into each token's cell at --swa-full-tokens-ratio"
+            if k in ("sliding_attention", "chunked_attention") else f"the {k} layers' pool is not counted here"
+            for k in others))
+        st.caption(head + f"At {rank.bytes_per_block:,} B per {unit} (SGLang's cell size for one token, tightest rank "
+                   f"of the plan): {allocated} allocated, {empty} of it in empty slots. The plan has "
+                   f"{len(plan.kv_groups)} KV groups ({kinds}): {held}.")
+        return
     held = "; ".join(dict.fromkeys("a recurrent state: its state page" if k in STATE_KINDS else
-                                   "a sliding / chunked window: the window's blocks" for k in others))
+                                   f"a sliding / chunked window: the window's {unit}s"
+                                   if k in ("sliding_attention", "chunked_attention") else f"{k}: its own {unit}s"
+                                   for k in others))
+    group = "full-attention" if "full_attention" in main else "MLA"  # vLLM's DeepSeek-V4: 1 mla + 4 sliding groups
     st.caption(head + f"At {rank.bytes_per_block:,} B per {unit} (one KV group's {unit}, tightest rank of the plan): "
-               "the "
-               f"full-attention group's {unit}s take {format_bytes(paging.allocated_blocks * rank.bytes_per_block)}, "
-               f"{format_bytes(paging.wasted_slots * rank.bytes_per_block // paging.block_size)} of it in empty slots. "
-               f"The plan has {len(plan.kv_groups)} KV groups ({kinds}); every sequence also holds {unit}s of the "
+               f"the {group} group's {unit}s take {allocated}, {empty} of it in empty slots. The plan has "
+               f"{len(plan.kv_groups)} KV groups ({kinds}); every sequence also holds {unit}s of the "
                f"{figures.counted(len(others), 'other')} ({held}), not counted here.")
 
 
