@@ -123,6 +123,13 @@ def test_a_layout_that_does_not_load_shows_no_figures_but_the_reason():
         assert tiles[label].help.startswith("Not a figure: does not load: the weights of one GPU are 131.45 GiB, "
                                             "more than the 78.68 GiB free when loading starts; no KV pool is sized")
     assert tiles["Verdict"].value == "does not load"
+    # the formulas said "num_blocks = floor(0 / 5,242,880) = 0" and "tokens = 0": now that no pool is sized
+    from kvplan.web import formulas
+
+    latex = dict(formulas.budget_formulas(p))
+    assert "KV blocks" not in latex and "Concurrency and tokens" not in latex
+    assert latex["KV blocks, concurrency and tokens: none (no KV pool is sized)"].startswith(
+        r"\text{not reached: the weights of one GPU do not load}")
     at = run_app({"v": "1", "m": "llama-3.1-70b", "lay": "1x1x1,2x1x1"}, "pages/parallelism.py")
     table = {r["layout"]: r for r in html_tables(at)[0]}
     one, two = table["TP1 PP1 DP1"], table["TP2 PP1 DP1"]
