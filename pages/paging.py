@@ -25,8 +25,6 @@ with right:
     # the size the plan runs and why (an MLA backend's fixed block, the default, the typed flag)
     if why := views.block_size_why(widgets.current()):
         st.caption(views.esc(why))
-    if forced := views.block_size_forced(widgets.current()):  # vLLM <= 0.17 overrides it for an MLA backend
-        st.warning(views.esc(forced), icon=":material/warning:")
     if state.engine == "vllm":  # the knob is the plan's --block-size; other sizes explore the paging arithmetic only
         st.caption(f"vLLM {state.vllm_version} takes --block-size {widgets.vllm_block_sizes_text(state)}; any other "
                    "size (a link takes 1 to 65,536) explores the paging here, and the plan warns that vLLM refuses it.")

@@ -83,10 +83,13 @@ def test_a_typed_block_size_vllm_011_replaces_for_flashmla_is_warned():
     # (the plan runs 16 as typed: its block count is not vLLM's)
     at = run_app({"v": "1", "m": "deepseek-v3", "tp": "8", "g": "H200", "vv": "0.11", "bs": "16"}, PAGING)
     said = [plain(w.value) for w in at.warning if "Forcing kv cache block size" in w.value]
-    assert said == ['vLLM 0.11 replaces --block-size 16 with 64 for this MLA model on H200 ("Forcing kv cache block '
+    assert said == ['**--block-size 16**: vLLM 0.11 replaces --block-size 16 with 64 for this MLA model on H200 ("Forcing kv cache block '
                     'size to 64 for FlashMLA backend.", platforms/cuda.py check_and_update_config); this plan runs 16 '
                     'as typed, so its block count and bytes per block are not what vLLM 0.11 runs. Leave the block '
                     'size at default to plan 64.']
+    # at the top of every page, as a refused block size is (the Budget plans 16 too)
+    at = run_app({"v": "1", "m": "deepseek-v3", "tp": "8", "g": "H200", "vv": "0.11", "bs": "16"})
+    assert [plain(w.value) for w in at.warning if "Forcing kv cache block size" in w.value] == said
     # a multiple of 64 is kept by vLLM: no warning; nor from 0.18 on (the backend's own rule)
     for params in ({"vv": "0.11", "bs": "128"}, {"bs": "16"}):
         at = run_app({"v": "1", "m": "deepseek-v3", "tp": "8", "g": "H200", **params}, PAGING)

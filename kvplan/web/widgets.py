@@ -310,12 +310,15 @@ def vllm_block_sizes_text(state: PlanState) -> str:
 
 
 def show_block_size_problem() -> None:
-    """At the top of every page: a block size the plan's vLLM refuses is planned as asked, and said so."""
+    """At the top of every page: a block size the plan's vLLM refuses is planned as asked, and said so; so is one
+    vLLM replaces for its MLA backend (views.block_size_forced: FlashMLA's 64 through 0.17)."""
     state = current()
     if problem := block_size_problem(state):
         st.warning(f"**block_size {state.block_size:,}**: {views.esc(problem)}. The plan uses it as asked; "
                    f"vLLM {views.esc(state.vllm_version)} takes {views.esc(vllm_block_sizes_text(state))}.",
                    icon=":material/warning:")
+    elif forced := views.block_size_forced(state):
+        st.warning(f"**--block-size {state.block_size:,}**: {views.esc(forced)}", icon=":material/warning:")
 
 
 def show_basis(spec) -> None:
