@@ -36,6 +36,9 @@ def test_sglang_paging_page_says_page_not_block():
     assert "The first 8 of 8 sequences, page by page:" in _captions(at)
     assert any(c.startswith("At ") and " B per page (tightest rank" in c for c in _captions(at))
     assert not [c for c in _captions(at) if "block" in c.lower()], _captions(at)
+    knob = next(s for s in at.selectbox if s.key == "w.block_size")
+    assert knob.help.startswith("--page-size. Default") and "block" not in knob.help and "vLLM" not in knob.help
+    assert "only its full pages are shared" in at.number_input(key="w.shared_prefix").help
     # vLLM keeps its own word
     at = run_app({"v": "1", "m": "qwen3-8b"}, PAGING)
     assert figure(at, "paging.waste")["layout"]["title"]["text"] == "Waste per block size (same sequences)"

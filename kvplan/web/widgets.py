@@ -886,11 +886,14 @@ def block_size_widget(container: Any = st) -> int | None:
                 format_func=lambda v: default if v == "default" else str(v),
                 to_widget=lambda v: v or "default", from_widget=lambda v: None if v == "default" else int(v),
                 # "64 for MLA" was wrong for most MLA plans: DeepSeek-V3 takes 16 on an H100 and 32 on a B200 in 0.33
-                help=("--page-size" if state.engine == "sglang" else "--block-size") + ". Default (the number beside it): the engine's own choice for this model, GPU and "
-                     "release: 16 in vLLM, an MLA attention backend's own block (FlashMLA 64, CUTLASS MLA 128, "
-                     "FlashInfer MLA 32), a hybrid's attention block grown to the state page; 1 in SGLang."
-                     + (f" vLLM {state.vllm_version} takes {vllm_block_sizes_text(state)}." if state.engine == "vllm"
-                        else ""))
+                help=("--page-size. Default (the number beside it): SGLang's own choice for this model: 1 token a "
+                      "page, 64 for DeepSeek sparse attention (DSA) models, 256 for DeepSeek-V4."
+                      if state.engine == "sglang" else
+                      "--block-size. Default (the number beside it): the engine's own choice for this model, GPU and "
+                      "release: 16 in vLLM, an MLA attention backend's own block (FlashMLA 64, CUTLASS MLA 128, "
+                      "FlashInfer MLA 32), a hybrid's attention block grown to the state page."
+                      + (f" vLLM {state.vllm_version} takes {vllm_block_sizes_text(state)}." if state.engine == "vllm"
+                         else "")))
 
 
 # ----------------------------------------------------------------------------- model sources
