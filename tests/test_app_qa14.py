@@ -81,6 +81,25 @@ def test_a_dense_model_reads_the_default_and_a_dsa_model_its_sparse_block():
             "in place of your --page-size 16.") in _captions(at)
 
 
+@pytest.mark.parametrize("params, said", [
+    # Qwen3.5-27B: a 16-token attention block grown to hold the gated-DeltaNet state page, 784 tokens (vLLM 0.33)
+    ({"m": "qwen3.5-27b"}, "The plan runs blocks of 784 tokens: vLLM's default 16, grown so one attention block's "
+                           "bytes match the recurrent state's page (the hybrid KV-cache manager)."),
+    ({"m": "qwen3.5-27b", "bs": "16"}, "The plan runs blocks of 784 tokens: your --block-size 16, grown so one "
+                                       "attention block's bytes match the recurrent state's page (vLLM's hybrid "
+                                       "KV-cache manager)."),
+    # vllm-gaudi's default block (kvplan.support.GAUDI_VLLM_BLOCK_SIZE)
+    ({"m": "llama-3.1-8b", "g": "Gaudi3"}, "The plan runs blocks of 128 tokens: vllm-gaudi's default block size (128) "
+                                           "on Gaudi3."),
+    # DeepSeek-V4-Flash under vLLM: 256-token blocks (kvplan.vllm_dsv4.VLLM_DSV4_BLOCK_SIZE)
+    ({"m": "deepseek-v4-flash", "tp": "8", "g": "H200"}, "The plan runs blocks of 256 tokens: vLLM's DeepSeek-V4 "
+                                                         "attention runs 256-token blocks."),
+])
+def test_the_block_size_reason_of_hybrids_gaudi_and_deepseek_v4(params, said):
+    at = run_app({"v": "1", **params}, PAGING)
+    assert said in _captions(at), _captions(at)
+
+
 def test_a_typed_block_size_vllm_011_replaces_for_flashmla_is_warned():
     # vLLM 0.11 check_and_update_config: "if use_flashmla and ... cache_config.block_size % 64 != 0: block_size = 64"
     # (the plan runs 16 as typed: its block count is not vLLM's)

@@ -857,7 +857,8 @@ def block_size_forced(state: PlanState) -> str | None:
     (not a multiple of 128) and, in 0.17.0, FlashInfer MLA's 64 (neither 32 nor a multiple of 64), logging "Forcing kv
     cache block size to 64 for FlashMLA backend." (0.10.2 / 0.11.0 wheels; earlier releases force any size but 64 /
     128). The plan runs the size as typed, so its block count and bytes per block are not what that vLLM runs: said
-    on the Paging page. None when vLLM keeps the typed size (or none is typed)."""
+    at the top of every page (widgets.show_block_size_problem). None when vLLM keeps the typed size (or none is
+    typed)."""
     from kvplan.engines import vllm_has, vllm_mla_backend, vllm_mla_default_block_size
     from kvplan.kv import kv_dtype_bytes
 
@@ -911,15 +912,17 @@ def block_size_why(state: PlanState) -> str | None:
                            + (f", in place of your --page-size {typed}" if typed else "") + ".")
         if typed is None:
             return head + (f"SGLang's default --page-size ({bs})." if bs == 1 else
-                           f"SGLang's own page size for this model (--page-size not set).")
+                           "SGLang's own page size for this model (--page-size not set).")
         return head + f"SGLang's own page size for this model, in place of your --page-size {typed}."
     if plan.engine != "vllm":
         return head + (f"the --block-size {typed} you set." if typed == bs else "the custom profile's default.")
     if typed is None:
         return head + _default_block_why(state, plan, spec) + "."
     if typed != bs:
-        return head + (f"your --block-size {typed}, grown so one attention block's bytes match the recurrent state's "
-                       "page (vLLM's hybrid KV-cache manager).")
+        if {layer.cache.kind for layer in spec.layers if layer.cache is not None} & set(STATE_KINDS):
+            return head + (f"your --block-size {typed}, grown so one attention block's bytes match the recurrent "
+                           "state's page (vLLM's hybrid KV-cache manager).")
+        return head + f"vLLM's own rule for this model, in place of your --block-size {typed}."
     try:
         own = cached.plan_with(state, block_size=None)
     except KvplanError:
