@@ -852,6 +852,26 @@ def vllm_mla_default_block_size(gpu_name: str, vllm_version: str, kv_quantized: 
     return 16
 
 
+def vllm_mla_backend(gpu_name: str, vllm_version: str, kv_quantized: bool = False, qk_nope_head_dim: int = 128) -> str:
+    """The MLA attention backend whose block ``vllm_mla_default_block_size`` gives, by vLLM's name (what a user reads
+    in "Using ... attention backend"): the same release / GPU / KV-dtype rule, the backend instead of its block.
+    Through 0.16 FLASHMLA (sm90, forced 64), CUTLASS_MLA (sm100, forced 128), TRITON_MLA elsewhere (16); 0.17.0 sm100
+    with qk_nope_head_dim 128 FLASHINFER_MLA (forced 64); from 0.18.0 sm90 FLASH_ATTN_MLA (16) or, with an fp8 KV
+    cache, FLASHMLA (64), sm100 FLASHINFER_MLA (32) or CUTLASS_MLA (128), elsewhere TRITON_MLA (16).
+    Worked example: H100, 0.11 -> "FLASHMLA" (block 64); H100, 0.19 -> "FLASH_ATTN_MLA" (16)."""
+    arch = gpu_arch(gpu_name)
+    table = {"sm90": "FLASHMLA", "sm100": "CUTLASS_MLA", "other": "TRITON_MLA"}
+    if not vllm_has(vllm_version, "mla_flashinfer_blackwell"):
+        return table[arch]
+    if not vllm_has(vllm_version, "mla_backend_block_size"):
+        return "FLASHINFER_MLA" if arch == "sm100" and qk_nope_head_dim == 128 else table[arch]
+    if arch == "sm90":
+        return "FLASHMLA" if kv_quantized else "FLASH_ATTN_MLA"
+    if arch == "sm100":
+        return "FLASHINFER_MLA" if qk_nope_head_dim in (64, 128, 192) else "CUTLASS_MLA"
+    return "TRITON_MLA"
+
+
 # DeepSeek sparse attention (DSA: DeepSeek-V3.2, GLM-5) runs 64-token KV blocks on Hopper and datacenter Blackwell in
 # every V1 release read (0.11.0 - 0.33.0 wheels): see vllm_sparse_mla_block_size.
 VLLM_SPARSE_MLA_BLOCK_SIZE = 64

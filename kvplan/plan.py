@@ -1341,9 +1341,11 @@ def plan(spec: ModelSpec, gpu: GpuSpec, engine: EngineConfig = EngineConfig(), l
         refusal = spec.memo(("fp8-block-refusal", layout, engine.weight_format, skip_qkv),
                             lambda: fp8_block_refusal(spec, layout, engine.weight_format, skip_qkv))
         if refusal:
+            # the fix in the engine's own flag: SGLang's expert parallelism is --ep-size (server_args.py; kvplan's
+            # enable_expert_parallel plans ep = TP, as kvplan.web.commands reads --ep-size / --enable-ep-moe)
+            ep = f"--ep-size {layout.tp}" if engine.engine == "sglang" else "--enable-expert-parallel"
             raise PlanInputError("tensor_parallel_size", f"{engine.engine} refuses to load this layout: {refusal} "
-                                 "(block-FP8 shards must hold whole blocks; try a TP that keeps them whole, or "
-                                 "--enable-expert-parallel)")
+                                 f"(block-FP8 shards must hold whole blocks; try a TP that keeps them whole, or {ep})")
     if engine.engine == "vllm":
         refusal = spec.memo(("marlin-refusal", layout, engine.weight_format, gpu.name, engine.vllm_version),
                             lambda: marlin_refusal(spec, layout, engine.weight_format, gpu.name, engine.vllm_version))
@@ -1699,8 +1701,11 @@ def plan(spec: ModelSpec, gpu: GpuSpec, engine: EngineConfig = EngineConfig(), l
     if engine.engine == "sglang" and engine_starts and whole < 1:
         warnings.append(f"SGLang starts, but its pool ({tokens:,} token{'' if tokens == 1 else 's'}) cannot hold one "
                         f"request of {max_len:,} tokens: such a request waits or is retracted")
-        verdict = (f"Does not fit one request of {max_len:,} tokens (the pool holds {tokens:,}), but SGLang starts "
-                   "anyway: it checks no request against its pool.")
+        # worded as vLLM's verdict (_verdict: "Does not fit: one request of N tokens needs more KV blocks than ..."):
+        # "Does not fit one request ... but SGLang starts anyway" lost the colon verdict_word and the reader split on
+        verdict = (f"Does not fit: one request of {max_len:,} tokens needs more KV than the pool holds "
+                   f"({tokens:,} token{'' if tokens == 1 else 's'}); SGLang starts anyway, as it checks no request "
+                   "against its pool.")
     if engine.engine == "sglang":  # 0.5.22 - 0.5.23 cap the decode graphs at --max-running-requests (0.5.21 line)
         defaults = _sglang_defaults_inputs(spec, gpu, engine, layout, mla)
         cap_note = sglang.decode_graph_cap_note(**defaults, max_running_requests=engine.max_num_seqs)

@@ -22,11 +22,15 @@ with left:
         widgets.bind_tuple("length_dist", ("count", "min", "max", "seed"), min_value=0)
 with right:
     widgets.block_size_widget()
+    # the size the plan runs and why (an MLA backend's fixed block, the default, the typed flag)
+    if why := views.block_size_why(widgets.current()):
+        st.caption(views.esc(why))
     if state.engine == "vllm":  # the knob is the plan's --block-size; other sizes explore the paging arithmetic only
         st.caption(f"vLLM {state.vllm_version} takes --block-size {widgets.vllm_block_sizes_text(state)}; any other "
                    "size (a link takes 1 to 65,536) explores the paging here, and the plan warns that vLLM refuses it.")
     widgets.bind("shared_prefix", st.number_input, "Shared prefix (tokens)", min_value=0, step=1,
-                 help="A prompt prefix every sequence starts with; only its full blocks are shared.")
+                 help=f"A prompt prefix every sequence starts with; only its full {views.paging_unit(state)}s are "
+                      "shared.")
 
 state = widgets.current()
 
@@ -36,24 +40,27 @@ def body() -> None:
     after (views.replayed)."""
     lengths = cached.lengths_for(state)
     block_size = views.block_size_for(state)
+    unit = views.paging_unit(state)  # SGLang's pool is pages of --page-size tokens: its word throughout
     try:
         paging, by_size, blocks = cached.paging_for(lengths, block_size, state.shared_prefix)
     except KvplanError as exc:
         views.error(exc)
         return
-    views.paging_metrics(paging)
+    views.paging_metrics(paging, unit)
     views.paging_bytes(state, paging)
     with views.row():  # two charts side by side, one block (see views.row)
-        views.chart(figures.slots(paging), "paging.slots")
-        views.chart(figures.waste_by_block_size(by_size, block_size), "paging.waste")
+        views.chart(figures.slots(paging, unit), "paging.slots")
+        views.chart(figures.waste_by_block_size(by_size, block_size, unit), "paging.waste")
     if blocks:
-        st.caption(f"The first {len(blocks)} of {figures.sequences(len(lengths))}, block by block:")
-        views.chart(figures.block_map(blocks, block_size, paging.shared_blocks), "paging.map")
+        st.caption(f"The first {len(blocks)} of {figures.sequences(len(lengths))}, {unit} by {unit}:")
+        views.chart(figures.block_map(blocks, block_size, paging.shared_blocks, unit), "paging.map")
     else:
         head = lengths[:cached.MAX_BLOCK_MAP_SEQUENCES]
-        st.caption(f"No block map: the first {len(head)} sequence(s) take "
-                   f"{cached.block_map_size(head, block_size):,} blocks of {block_size} tokens, and the map draws "
-                   f"up to {cached.MAX_BLOCK_MAP_BLOCKS:,}. A larger block size or shorter lengths show it.")
+        st.caption(f"No {unit} map: the first {len(head)} sequence(s) take "
+                   f"{cached.block_map_size(head, block_size):,} {unit}s of {block_size} tokens, and the map draws "
+                   f"up to {cached.MAX_BLOCK_MAP_BLOCKS:,}. A larger {unit} size or shorter lengths show it.")
 
 
-views.replayed("paging", body, cached.state_key(state))
+# (whether an input is refused is in the key: the bytes caption then says "Last valid plan"; a replay drawn before a
+# refusal, for the same state, left the head out)
+views.replayed("paging", body, cached.state_key(state), bool(widgets.refusals()))

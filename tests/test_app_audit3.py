@@ -120,8 +120,9 @@ def test_sglang_paging_has_bytes():
     # (page size 1); the 8 default sequences take 1,092 tokens = 89,456,640 B = 85.31 MiB, no slot empty.
     # Before: "blocks of 1 tokens; bytes are shown only at that size", and no bytes.
     at = run_app({"v": "1", "m": "llama-3.1-70b", "tp": "4", "e": "sglang"}, "pages/paging.py")
-    assert at.caption[0].value == "At 81,920 B per block (tightest rank of the plan): 85.31 MiB allocated, 0 B of it " \
-                                  "in empty slots."
+    # (SGLang's word: a page of --page-size tokens, qa14)
+    assert "At 81,920 B per page (tightest rank of the plan): 85.31 MiB allocated, 0 B of it in empty slots." in [
+        c.value for c in at.caption]
     assert 1_092 * 81_920 / 2**20 == 85.3125
     # a vLLM hybrid grows --block-size 16 to its state page (Qwen3.5-27B: 784): the Paging page pages at 16, and says
     # that the plan's bytes are per 784-token block

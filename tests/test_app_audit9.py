@@ -32,7 +32,7 @@ def test_the_moe_ceiling_reads_k_experts_and_the_windows_and_is_an_upper_bound()
     ceiling = metric["Tokens/s (ceiling)"]
     assert ceiling.value == f"{p.decode.tokens_per_s:,.0f}" == "335"
     assert "an upper bound, not a forecast" in ceiling.help and "4 routed experts per MoE layer" in ceiling.help
-    assert "but its input-embedding table (a step reads only its batch's rows)" in ceiling.help
+    assert "but its untied input-embedding table (a step reads only its batch's rows)" in ceiling.help
     assert "no upper bound" not in ceiling.help
     # batch 1: the uniform-routing estimate reads the same 4 experts
     estimate = metric["Tokens/s at uniform routing"]

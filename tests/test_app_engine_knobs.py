@@ -56,7 +56,7 @@ def test_dcp_is_planned_on_import_and_applied_to_the_sidebar_and_the_link():
     s = state(at)
     assert (s.model, s.gpu, s.tensor_parallel_size, s.decode_context_parallel_size) == ("deepseek-v3", "H200", 8, 8)
     assert at.query_params["dcp"] == "8"
-    assert "decode_context_parallel_size=8" in plain(" ".join(c.value for c in at.sidebar.caption))  # closed knobs
+    assert "--decode-context-parallel-size 8" in plain(" ".join(c.value for c in at.sidebar.caption))  # closed knobs
     open_knobs(at)
     assert at.number_input(key="w.decode_context_parallel_size").value == 8
     again = run_app(dict(at.query_params))  # the link plans it on the Budget page
@@ -168,7 +168,7 @@ def test_a_sidebar_knob_the_core_refuses_keeps_the_last_valid_plan_and_says_so()
 def test_knobs_of_another_engine_are_kept_but_not_planned_and_said_so():
     at = open_knobs(run_app({"v": "1", "tp": "8", "m": "deepseek-v3", "g": "H200", "dcp": "8", "e": "sglang"}))
     assert not at.exception
-    assert "not planned with sglang: decode_context_parallel_size=8" in plain(
+    assert "not planned with sglang: --decode-context-parallel-size 8" in plain(
         " ".join(c.value for c in at.sidebar.caption))
     assert metrics(at)["KV cache tokens"] == f"{kvplan_plan('deepseek-v3', 'H200', tp=8, engine='sglang').kv_cache_tokens:,}"
 

@@ -123,7 +123,8 @@ def test_engine_knobs_are_built_only_when_open_and_are_the_listed_ones(engine):
     at = run_app(dict(LINK_70B, e=engine, bs="32"))
     keys = {w.key for kind in ("number_input", "selectbox", "checkbox") for w in at.sidebar.get(kind)}
     assert not keys & {"w." + n for n in widgets.ENGINE_KNOBS[engine]}
-    assert "Set: block_size=32" in [plain(c.value) for c in at.sidebar.caption]
+    flag = "--page-size" if engine == "sglang" else "--block-size"  # the engine's own flag, not kvplan's field
+    assert f"Set: {flag} 32" in [plain(c.value) for c in at.sidebar.caption]
     at.session_state["kv.knobs"] = True
     at.run()
     keys = {w.key for kind in ("number_input", "selectbox", "checkbox") for w in at.sidebar.get(kind)}

@@ -103,7 +103,7 @@ def test_sidebar_knob_only_for_gaudi(gpu, shown):
 
 def test_a_linked_reserve_on_a_cuda_gpu_is_named_in_the_sidebar():
     at = run_app({"v": "1", "grm": "0.4"})  # H100-SXM: no knob, but the kept value is named, open or closed
-    assert "Set: vllm_graph_reserved_mem=0.4" in [plain(c.value) for c in at.sidebar.caption]
+    assert "Set: VLLM_GRAPH_RESERVED_MEM=0.4" in [plain(c.value) for c in at.sidebar.caption]
     at.session_state["kv.knobs"] = True
     at.run()
     assert "VLLM_GRAPH_RESERVED_MEM=0.4 is read by vllm-gaudi only: not planned on H100-SXM" in [

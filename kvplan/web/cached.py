@@ -34,7 +34,7 @@ from kvplan.units import GiB
 from kvplan.vllm_args import preset_for_model
 from kvplan.weights import WeightBytes, weight_bytes
 from kvplan.web.state import (
-    BY_NAME, DEFAULT, WEIGHTS_GIB_PER_DEVICE, PlanState, fmt_decimal, model_spec, workload_lengths,
+    DEFAULT, WEIGHTS_GIB_PER_DEVICE, PlanState, fmt_decimal, model_spec, workload_lengths,
 )
 
 # The serving knobs that change memory beyond the sidebar's main inputs: PlanState field (EngineConfig's name) ->
@@ -99,7 +99,7 @@ _memo = functools.lru_cache(maxsize=32)
 
 def engine_config(state: PlanState, **override) -> EngineConfig:
     """The state's engine knobs; an out-of-range value raises PlanInputError naming the knob. A serving knob of
-    another engine (``off_engine_knobs``) is left at EngineConfig's default; the speculative token count is planned
+    another engine (``off_engine_names``) is left at EngineConfig's default; the speculative token count is planned
     only with a speculative method, the drafter only with an EAGLE one (``eagle_draft``)."""
     fields = {name: getattr(state, name) for name in ENGINE_FIELDS
               if name not in SERVING_KNOBS or state.engine in SERVING_KNOBS[name][0]}
@@ -119,10 +119,10 @@ def engine_config(state: PlanState, **override) -> EngineConfig:
         raise PlanInputError(str(err["loc"][0]), err["msg"]) from None
 
 
-def off_engine_knobs(state: PlanState) -> list[str]:
-    """The serving knobs set in the state (not at their defaults) that the state's engine has no flag for, as
-    'name=value': kept for when that engine is chosen again, not planned now."""
-    return [f"{n}={BY_NAME[n].format(getattr(state, n))}" for n, (engines, _) in SERVING_KNOBS.items()
+def off_engine_names(state: PlanState) -> list[str]:
+    """The serving knobs set in the state (not at their defaults) that the state's engine has no flag for: kept for
+    when that engine is chosen again, not planned now."""
+    return [n for n, (engines, _) in SERVING_KNOBS.items()
             if state.engine not in engines and getattr(state, n) != getattr(DEFAULT, n)
             and not (n == "num_speculative_tokens" and state.speculative_method == "none")
             and not (n == "drafter" and state.speculative_method not in (*DRAFT_METHODS, "draft_model"))]

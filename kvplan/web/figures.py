@@ -443,30 +443,34 @@ def _count_ticks(values: Sequence[float]) -> dict:
 
 # ----------------------------------------------------------------------------- paging
 
-def slots(paging: Paging) -> Figure:
+def slots(paging: Paging, unit: str = "block") -> Figure:
+    """Tokens, slots used and slots allocated; ``unit``: the engine's word for its allocation unit ("page" for
+    SGLang's --page-size, "block" for vLLM's --block-size), in the title as in every Paging chart."""
     names = ["tokens (logical)", "slots used", "slots allocated"]
     values = [paging.logical_tokens, paging.used_slots, paging.allocated_slots]
     bar = _bar(x=names, y=values, marker=dict(color=[COLORS["weights"], COLORS["KV in use"], COLORS["workspace"]]),
                text=[f"{v:,}" for v in values], textposition="auto", hovertemplate="%{x}: %{y:,}<extra></extra>")
-    return figure([bar], f"Block size {paging.block_size}: {paging.wasted_slots:,} slots wasted "
+    return figure([bar], f"{unit.capitalize()} size {paging.block_size}: {paging.wasted_slots:,} slots wasted "
                   f"({paging.waste_fraction:.1%})", yaxis=dict(title=dict(text="token slots")))
 
 
-def waste_by_block_size(pagings: Sequence[Paging], current: int | None = None) -> Figure:
+def waste_by_block_size(pagings: Sequence[Paging], current: int | None = None, unit: str = "block") -> Figure:
     x = [str(p.block_size) for p in pagings]
     colors = [COLORS["device"] if p.block_size == current else COLORS["workspace"] for p in pagings]
     bar = _bar(x=x, y=[p.waste_fraction * 100 for p in pagings], marker=dict(color=colors),
                customdata=[p.wasted_slots for p in pagings], name="wasted",
-               hovertemplate="block %{x}: %{y:.1f}% wasted (%{customdata:,} slots)<extra></extra>")
-    return figure([bar], "Waste per block size (same sequences)",
-                  xaxis=dict(title=dict(text="block size (tokens)"), type="category"),
+               hovertemplate=unit + " %{x}: %{y:.1f}% wasted (%{customdata:,} slots)<extra></extra>")
+    return figure([bar], f"Waste per {unit} size (same sequences)",
+                  xaxis=dict(title=dict(text=f"{unit} size (tokens)"), type="category"),
                   yaxis=dict(title=dict(text="% of allocated slots empty")))
 
 
-def block_map(blocks: Sequence[Sequence[tuple[int, int]]], block_size: int, shared: int) -> Figure:
+def block_map(blocks: Sequence[Sequence[tuple[int, int]]], block_size: int, shared: int,
+              unit: str = "block") -> Figure:
     """Each sequence as a row of blocks: filled slots (shared blocks marked), then the empty tail.
 
-    ``blocks``: kvplan.paging.block_map output; ``shared``: how many leading block ids are shared.
+    ``blocks``: kvplan.paging.block_map output; ``shared``: how many leading block ids are shared; ``unit``: the
+    engine's word for a block ("page" for SGLang).
     """
     traces = {name: dict(x=[], y=[], base=[], text=[]) for name in ("shared", "private", "empty")}
     for s, row in enumerate(blocks):
@@ -480,13 +484,14 @@ def block_map(blocks: Sequence[Sequence[tuple[int, int]]], block_size: int, shar
                     t["y"].append(f"seq {s}")
                     t["base"].append(base)
                     t["text"].append(f"#{block_id}" if name != "empty" else "")
-    names = {"shared": "shared prefix block", "private": "own block", "empty": "empty slots"}
+    names = {"shared": f"shared prefix {unit}", "private": f"own {unit}", "empty": "empty slots"}
     bars = [_bar(name=names[name], orientation="h", x=t["x"], y=t["y"], base=t["base"],
                  text=t["text"] if len(t["x"]) <= 200 else None, textposition="inside", insidetextanchor="middle",
                  marker=dict(color=COLORS[name], line=dict(color="white", width=1)),
                  hovertemplate="%{y}: %{x} slots from %{base}<extra>" + names[name] + "</extra>")
             for name, t in traces.items()]
-    return figure(bars, f"Block map (block size {block_size}; #n = physical block)", barmode="overlay", bargap=0.3,
+    return figure(bars, f"{unit.capitalize()} map ({unit} size {block_size}; #n = physical {unit})", barmode="overlay",
+                  bargap=0.3,
                   xaxis=dict(title=dict(text="token position")), yaxis=dict(autorange="reversed"))
 
 

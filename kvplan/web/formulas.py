@@ -62,10 +62,24 @@ def budget_formulas(plan: Plan) -> list[tuple[str, str]]:
                         + (rf" = \text{{bytes/token}} \times \text{{block size}}"
                            rf" = {_n(rank.kv_bytes_per_token)} \times {plan.block_size}\,\text{{B}}" if by_token else "")
                         + rf" = {_n(rank.bytes_per_block)}\,\text{{B}}"))
+    if plan.load_oom_rank is not None or rank.kv_pool_bytes <= 0:
+        # no pool is sized: "floor(0 / 5,242,880) = 0" and "tokens = 0" read as a measured zero (Llama-3.1-70B on one
+        # H100, whose weights do not even load); say what the engine does instead
+        why = (r"\text{not reached: the weights of one GPU do not load}" if plan.load_oom_rank is not None else
+               rf"\text{{pool}} = {_n(rank.kv_pool_bytes)}\,\text{{B}} \le 0")
+        out.append(("KV blocks, concurrency and tokens: none (no KV pool is sized)",
+                    why + r"\;\Rightarrow\; \text{no KV blocks, no concurrency, no KV cache tokens}"))
+        return out + _bytes_per_token(groups, rank)
     out.append(("KV blocks", rf"\text{{num\_blocks}} = \left\lfloor \frac{{\text{{pool}}}}{{\text{{bytes/block}}}}"
                 rf"\right\rfloor = \left\lfloor \frac{{{_n(max(rank.kv_pool_bytes, 0))}}}{{{_n(rank.bytes_per_block)}}}"
                 rf"\right\rfloor = {_n(rank.num_blocks)}"))
     out.append(_tokens_formula(plan))
+    return out + _bytes_per_token(groups, rank)
+
+
+def _bytes_per_token(groups, rank) -> list[tuple[str, str]]:
+    """The 'KV bytes per token on a rank' formula (none for a rank without a per-token KV figure)."""
+    out: list[tuple[str, str]] = []
     kinds = {g.kind for g in groups}
     if rank.kv_bytes_per_token and kinds and kinds <= {"mla", "mla_dsa"}:
         # MLA keeps one latent a token and layer, whole on every rank: "H_kv (d_k + d_v) b, H_kv = 1" read as one K and

@@ -142,12 +142,7 @@ OPTION_COLUMNS = {
                                                     help="The headroom in GiB (2^30 B)"),
     "$ / hour": st.column_config.NumberColumn(width=64, format="$%.2f",
                                               help="US$ per hour for all the layout's GPUs"),
-    "tokens/s bound": st.column_config.NumberColumn(
-        "tokens/s", width=64, format="%.0f",
-        help="Decode roofline upper bound at the target load, every sequence at max_model_len, all replicas: "
-             "max(bytes / bandwidth, FLOPs / peak) per step, the bytes being the rank's weights with k routed "
-             "experts per MoE layer (the fewest a step reads) and each layer's KV over the tokens it attends "
-             "(windows, DSA top-k, recurrent state). A ceiling, not a forecast"),
+    "tokens/s bound": st.column_config.NumberColumn("tokens/s", width=64, format="%.0f", help=None),  # tokens_help
     "GPUs": st.column_config.NumberColumn(width=46, help="TP x PP x replicas"),
     "nodes": st.column_config.NumberColumn(width=48, help="Nodes the layout needs (replicas packed per node)"),
     "sequences / replica": st.column_config.TextColumn(
@@ -160,9 +155,21 @@ OPTION_COLUMNS = {
 }
 
 
-def option_columns(multi_node: bool) -> dict:
-    """OPTION_COLUMNS, without 'nodes' for single-node layouts (every one of them 1: the column said nothing)."""
-    return OPTION_COLUMNS if multi_node else {**OPTION_COLUMNS, "nodes": None}
+def tokens_help(spec=None) -> str:
+    """The 'tokens/s bound' column's help: the Budget's words for the same roofline (views.decode_read_text), for
+    ``spec``'s model (its untied input table, its routed experts) or in general without one."""
+    untied = spec is None or bool(spec.lm_head)
+    moe = spec is None or any(layer.experts is not None for layer in spec.layers)
+    return ("Decode roofline upper bound at the target load, every sequence at max_model_len, all replicas: "
+            "max(bytes / bandwidth, FLOPs / peak) per step, the bytes being "
+            + views.decode_read_text(untied, "k" if moe else None) + ". A ceiling, not a forecast")
+
+
+def option_columns(multi_node: bool, spec=None) -> dict:
+    """OPTION_COLUMNS, without 'nodes' for single-node layouts (every one of them 1: the column said nothing), the
+    'tokens/s bound' help worded for ``spec``'s model (tokens_help)."""
+    tokens = st.column_config.NumberColumn("tokens/s", width=64, format="%.0f", help=tokens_help(spec))
+    return {**OPTION_COLUMNS, "tokens/s bound": tokens, **({} if multi_node else {"nodes": None})}
 
 
 # An HTML table, not st.dataframe: a reason runs to ~150 characters ("Does not fit: the weights alone are 60.77 GiB
@@ -227,16 +234,19 @@ def workload_text(concurrency: int | None, max_len: int, what: str) -> str:
                    "Set the context and concurrency in the sidebar.")
 
 
-def rule_text(picker: Picker, max_len: int) -> str:
-    """The ranking rule, in words (Markdown)."""
+def rule_text(picker: Picker, max_len: int, spec=None) -> str:
+    """The ranking rule, in words (Markdown); the bound's read in the words of the column's help and the Budget's
+    (views.decode_read_text, for ``spec``'s model)."""
+    untied = spec is None or bool(spec.lm_head)
+    moe = spec is None or any(layer.experts is not None for layer in spec.layers)
     where = "single-node layouts only (every replica inside one node)" if not picker.multi_node else \
         "layouts may span nodes"
     return (f"Ranked by **{OBJECTIVES[picker.objective]}**, {TIE_BREAKS[picker.objective]}; among layouts "
             f"that keep at least **{picker.headroom_floor * 100:g}%** of every GPU's memory free with "
             f"{sequences(picker.concurrency)} of {max_len:,} tokens running; {where}. "
             "$ / M tokens = $ / hour ÷ (tokens/s bound × 3,600) × 10⁶, the bound being the decode roofline "
-            "at this load (the weights, with k routed experts per MoE layer, and the KV each layer attends read "
-            "once per step; no prefill, no TP/PP communication: a ceiling, so $ / M tokens is a floor).")
+            f"at this load ({views.decode_read_text(untied, 'k' if moe else None)}; no prefill, no TP/PP "
+            "communication: a ceiling, so $ / M tokens is a floor).")
 
 
 # ----------------------------------------------------------------------------- chart
@@ -258,6 +268,66 @@ def _log_ticks(data: Sequence[float], prefix: str = "") -> dict[str, list]:
     ticks = [m * 10.0**k for k in range(math.floor(math.log10(lo)), math.ceil(math.log10(hi)) + 1) for m in (1, 2, 5)]
     ticks = [t for t in ticks if lo / 2 <= t <= hi * 2]
     return {"tickvals": ticks, "ticktext": [f"{prefix}{t:,.0f}" if t >= 1 else f"{prefix}{t:g}" for t in ticks]}
+
+
+# The top three's "#n" labels: each beside its star, at an offset (px) chosen so no two labels overlap and no label
+# sits on a star, at any plot size the chart is drawn at. textposition="top center" put all three in the same place
+# relative to their points: two layouts a few pixels apart (Qwen3-8B's RTX-5070 TP4 and RTX-4070 TP4 at one load)
+# drew "#2" over "#3".
+LABEL_BOX = (26, 18)  # px: a "#n" label at 12 px with a margin (width, height)
+STAR_BOX = 16  # px: a top-three star (size 13) with a margin
+LABEL_OFFSETS = ((0, -24), (30, -18), (-30, -18), (32, 0), (-32, 0), (0, 24), (30, 18), (-30, 18),
+                 (0, -46), (44, -36), (-44, -36), (56, 0), (-56, 0), (0, 46), (44, 36), (-44, 36))
+# The plot area's smallest and largest drawn size (px): the GPUs page's full-width chart at ~1000 to ~1900 px of
+# browser, 450 px high less the title, the axis titles and the legend below
+PLOT_SIZES = ((560, 250), (1500, 330))
+
+
+def _fractions(values: Sequence[float], log: bool) -> list[float]:
+    """Each value's place along its axis, 0 to 1 over the values' span (log10 on a log axis; 0.5 when all equal)."""
+    vs = [math.log10(v) if log else v for v in values]
+    lo, hi = min(vs), max(vs)
+    return [0.5 if hi == lo else (v - lo) / (hi - lo) for v in vs]
+
+
+def label_offsets(points: Sequence[tuple[float, float]]) -> list[tuple[int, int]]:
+    """(ax, ay) pixel offsets for labels of ``points`` (axis fractions, 0 to 1 across the data, y up), in order: the
+    first of LABEL_OFFSETS whose label box overlaps no label placed before it and no point's star, at both
+    PLOT_SIZES (so at any size between, as the boxes move apart linearly). Three labels on one point: (0, -24),
+    (30, -18), (-30, -18) (above, above right, above left)."""
+    placed: list[tuple[int, int]] = []
+
+    def clear(i: int, ax: int, ay: int) -> bool:
+        for width, height in PLOT_SIZES:
+            x, y = points[i][0] * width + ax, -points[i][1] * height + ay  # screen px, y down
+            for j, (px, py) in enumerate(points):
+                sx, sy = px * width, -py * height
+                if abs(x - sx) < (LABEL_BOX[0] + STAR_BOX) / 2 and abs(y - sy) < (LABEL_BOX[1] + STAR_BOX) / 2:
+                    return False
+                if j < i:
+                    lx, ly = sx + placed[j][0], sy + placed[j][1]
+                    if abs(x - lx) < LABEL_BOX[0] and abs(y - ly) < LABEL_BOX[1]:
+                        return False
+        return True
+
+    for i in range(len(points)):
+        placed.append(next((o for o in LABEL_OFFSETS if clear(i, *o)), LABEL_OFFSETS[i % len(LABEL_OFFSETS)]))
+    return placed
+
+
+def top_labels(top: Sequence[tuple[int, float, float]], y_log: bool, xs: Sequence[float],
+               ys: Sequence[float]) -> list[dict]:
+    """The "#1" / "#2" / "#3" annotations of the top picks, (rank, x, y) each, placed by ``label_offsets`` over the
+    axes' span (``xs``, ``ys``: every point drawn; the x axis is log). Annotation x / y on a log axis are log10."""
+    top = [(rank, x, y) for rank, x, y in top if x > 0 and (y > 0 or not y_log)]
+    if not top:
+        return []
+    fx = _fractions([*xs, *(x for _, x, _ in top)], True)[len(xs):]
+    fy = _fractions([*ys, *(y for _, _, y in top)], y_log)[len(ys):]
+    return [dict(x=math.log10(x), y=math.log10(y) if y_log else y, xref="x", yref="y", text=f"#{rank}",
+                 showarrow=True, arrowhead=0, arrowwidth=1, arrowcolor=COLORS["headroom"], ax=ax, ay=ay,
+                 font=dict(size=12), standoff=6)
+            for (ax, ay), (rank, x, y) in zip(label_offsets(list(zip(fx, fy))), top)]
 
 
 def pareto_figure(options: Sequence[Option], objective: str, top: Sequence[Option] = ()) -> Figure:
@@ -284,9 +354,8 @@ def pareto_figure(options: Sequence[Option], objective: str, top: Sequence[Optio
                 marker=dict(size=9, color=COLORS["weights"])),
     ]
     if top:
-        traces.append(scatter(
-            x=[o.tokens_per_s for o in top], y=[y(o) for o in top], mode="markers+text", name="top three",
-            text=[f"#{i + 1}" for i in range(len(top))], textposition="top center",
+        traces.append(scatter(  # the "#n" labels are annotations (top_labels): placed apart, not on one another
+            x=[o.tokens_per_s for o in top], y=[y(o) for o in top], mode="markers", name="top three",
             customdata=[_hover(o, priced) for o in top], hovertemplate="%{customdata}<extra>top three</extra>",
             marker=dict(size=13, color=COLORS["device"], symbol="star")))
     ytitle = "$ per hour (all GPUs)" if priced else "GPUs"
@@ -294,8 +363,11 @@ def pareto_figure(options: Sequence[Option], objective: str, top: Sequence[Optio
                  **_log_ticks([o.tokens_per_s for o in pts]))
     yaxis = dict(type="log", title=dict(text=ytitle), **_log_ticks([y(o) for o in pts], "$")) if priced else \
         dict(type="linear", title=dict(text=ytitle), rangemode="tozero")
+    labels = top_labels([(i + 1, o.tokens_per_s, y(o)) for i, o in enumerate(top) if y(o) is not None], priced,
+                        [o.tokens_per_s for o in pts if o.tokens_per_s > 0],
+                        [y(o) for o in pts if not priced or y(o) > 0])
     return figure(traces, ("Cost" if priced else "GPUs") + " vs tokens/s bound, every layout", xaxis=xaxis,
-                  yaxis=yaxis)
+                  yaxis=yaxis, **({"annotations": labels} if labels else {}))
 
 
 # ----------------------------------------------------------------------------- the page body
@@ -348,7 +420,7 @@ def show(picker: Picker, state: PlanState, max_len: int) -> None:
         st.warning(no_layout_text(picker, wider), icon=":material/warning:")
     views.quant_name_warning(state)  # the picker prices the weights at the config's dtype too
     views.picker_context_warning(state)
-    st.markdown(rule_text(picker, max_len).replace("$", "\\$"))  # a bare $ would start LaTeX
+    st.markdown(rule_text(picker, max_len, cached.spec(state)).replace("$", "\\$"))  # a bare $ would start LaTeX
     if (own := own_layout_text(picker, state)) is not None:
         st.info(own.replace("$", "\\$"), icon=":material/info:")
     if over := overcounts(picker):  # the roofline still reads more than a step of this model does
@@ -384,5 +456,5 @@ def _ranked(picker: Picker, state: PlanState, every: bool) -> None:
         metrics.metric("Best", f"{best.gpu} {best.layout}")
         st.markdown("\n".join(f"- {views.esc(line)}" for line in reasons(shown, picker.objective)))
         views.table(option_rows(shown, {n for n, _ in state.prices} | {CUSTOM_NAME}),
-                    column_config=option_columns(picker.multi_node))
+                    column_config=option_columns(picker.multi_node, cached.spec(state)))
         views.chart(pareto_figure(picker.options, picker.objective, shown[:3]), "gpus.chart")

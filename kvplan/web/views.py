@@ -9,6 +9,7 @@ import csv
 import hashlib
 import html
 import io
+import math
 import re
 from collections import Counter
 from collections.abc import Callable, Hashable, Iterable
@@ -408,17 +409,52 @@ def verdict_word(plan: Plan) -> str:
     return head if head in ("does not start", "does not load") else "does not fit"
 
 
+NO_FIGURE = "—"  # a figure the engine never reaches (no KV pool is sized): not a measured 0
+
+
+def concurrency_text(plan: Plan) -> str:
+    """The max concurrency tile / cell: vLLM's own format for a vLLM plan (its log's "Maximum concurrency for N
+    tokens per request: 4.22x", rounded to 2 decimals); SGLang logs no such figure, so kvplan's is cut, not rounded,
+    to 2 decimals: DeepSeek-V3 on 8 x H200, SGLang 0.5.21: 655,268 / 163,840 = 3.9995 reads 3.99x, not 4.00x beside
+    "Fits: 3 sequences"."""
+    if plan.engine == "vllm":
+        return f"{plan.max_concurrency:,.2f}x"
+    return f"{math.floor(plan.max_concurrency * 100) / 100:,.2f}x"
+
+
+def no_pool_reason(plan: Plan) -> str | None:
+    """Why the engine never sizes a KV pool for ``plan`` (so its concurrency, tokens and blocks are no figures at all,
+    not zeros): the weights of one GPU do not load, or the weights and workspace leave no pool; None when it does.
+    Llama-3.1-70B on one H100: "does not load: the weights of one GPU are 131.45 GiB, more than the 78.68 GiB free
+    when loading starts; no KV pool is sized" (the tiles read 0.00x / 0 / 0 before, as if measured)."""
+    if plan.load_oom_rank is not None:
+        over = plan.ranks[plan.load_oom_rank]
+        return (f"does not load: the weights of one GPU are {gib(over.weights_bytes)}, more than the "
+                f"{gib(plan.load_free_bytes)} free when loading starts; no KV pool is sized")
+    worst = min(plan.ranks, key=lambda r: r.kv_pool_bytes) if plan.ranks else None
+    if worst is not None and worst.kv_pool_bytes <= 0:
+        return (f"no KV pool: the weights and workspace of one GPU leave none ({pool_text(worst.kv_pool_bytes)}), so "
+                "the engine sizes no cache")
+    return None
+
+
 def plan_metrics(plan: Plan) -> None:
     metrics = row()
     metrics.metric("Verdict", verdict_word(plan))
-    metrics.metric("Max concurrency", f"{plan.max_concurrency:,.2f}x",
-                   help=f"KV cache tokens / {plan.max_model_len:,} (SGLang logs no concurrency)"
+    none = no_pool_reason(plan)
+    unit = "page" if plan.engine == "sglang" else "block"
+    metrics.metric("Max concurrency", NO_FIGURE if none else concurrency_text(plan),
+                   help=f"Not a figure: {none}." if none else
+                   f"KV cache tokens / {plan.max_model_len:,} (SGLang logs no concurrency)"
                    if plan.engine == "sglang" else f"vLLM's 'Maximum concurrency for {plan.max_model_len:,} tokens per "
                                                    "request': KV blocks / blocks one request of max_model_len takes")
-    metrics.metric("KV cache tokens", f"{plan.kv_cache_tokens:,}",
-                   help=("SGLang's '#tokens'" if plan.engine == "sglang" else "vLLM's 'GPU KV cache size'") + ": "
-                        + formulas.TOKENS_WORDS[formulas.tokens_rule(plan)])
-    metrics.metric("KV blocks", f"{plan.num_blocks:,}", help=f"{'page' if plan.engine == 'sglang' else 'block'} size {plan.block_size}, min over ranks")
+    metrics.metric("KV cache tokens", NO_FIGURE if none else f"{plan.kv_cache_tokens:,}",
+                   help=f"Not a figure: {none}." if none else
+                   ("SGLang's '#tokens'" if plan.engine == "sglang" else "vLLM's 'GPU KV cache size'") + ": "
+                   + (formulas.TOKENS_WORDS[formulas.tokens_rule(plan)] if plan.engine != "sglang" else
+                      formulas.TOKENS_WORDS[formulas.tokens_rule(plan)].replace("block", "page")))
+    metrics.metric("KV blocks", NO_FIGURE if none else f"{plan.num_blocks:,}",
+                   help=f"Not a figure: {none}." if none else f"{unit} size {plan.block_size}, min over ranks")
 
 
 def tokens_note(plan: Plan) -> str | None:
@@ -507,6 +543,22 @@ def no_pool_note(plan: Plan, first: int, last: int) -> str:
             f"weights and workspace leave no KV pool). {fix}")
 
 
+def decode_read_text(untied: bool, experts: str | None = None) -> str:
+    """What the decode roofline (``kvplan.plan.decode_bound``) reads per step, in words: one text for the Budget's
+    'Tokens/s (ceiling)' help and the GPUs table's 'tokens/s bound' help (the GPUs one left the untied input table
+    out, so the two pages described one bound two ways). ``untied``: the model has its own lm_head, so the step
+    reads the input-embedding table's batch rows only; ``experts``: the routed experts a MoE layer reads ("8", or
+    "k" where the count depends on the layout), None for a dense model.
+    Example: decode_read_text(True, None) -> "the rank's weights but its untied input-embedding table (...), and each
+    layer's KV ..."."""
+    text = "the rank's weights" + (" but its untied input-embedding table (a step reads only its batch's rows)"
+                                   if untied else "")
+    if experts:
+        text += f"{',' if untied else ''} with {experts} routed experts per MoE layer (k: the fewest a step reads),"
+    return text + (" and each layer's KV over the tokens it attends (sliding / chunked layers their window, DSA layers "
+                   "their top-k, recurrent layers their state), read once per step")
+
+
 def decode_bound(plan: Plan, spec=None) -> None:
     """The decode roofline, only for a plan that fits (a plan that does not fit decodes nothing): the ceiling
     (``kvplan.plan.decode_bound``'s upper bound: k routed experts per MoE layer, each layer's KV over the tokens it
@@ -520,14 +572,7 @@ def decode_bound(plan: Plan, spec=None) -> None:
         return
     moe = bound.experts_read_least > 0
     untied = spec is not None and bool(spec.lm_head)  # decode_bound leaves the input table out (batch rows only)
-    weights = "the rank's weights" + (" but its input-embedding table (a step reads only its batch's rows)"
-                                      if untied else "")
-    if moe:
-        weights += (f"{',' if untied else ''} with {bound.experts_read_least:,.0f} routed experts per MoE layer (k: "
-                    "the fewest a step reads),")
-    read = weights + (
-        " and each layer's KV over the tokens it attends (sliding / chunked layers their window, DSA layers their "
-        "top-k, recurrent layers their state), read once per step")
+    read = decode_read_text(untied, f"{bound.experts_read_least:,.0f}" if moe else None)
     basis = read + ("; this model reads less still, so it is no upper bound" if not bound.upper_bound
                     else "; an upper bound, not a forecast")
     metrics = row()
@@ -727,11 +772,155 @@ def block_size_for(state: PlanState) -> int:
         return 16
 
 
-def paging_metrics(paging: Paging) -> None:
+def paging_unit(state: PlanState) -> str:
+    """The engine's own word for its KV allocation unit: SGLang's pool is pages of --page-size tokens (its log says
+    "page_size=64"), vLLM's and the custom profile's blocks of --block-size."""
+    return "page" if state.engine == "sglang" else "block"
+
+
+# vLLM's MLA backends whose kernels take one block size only (v1/attention/backends/mla/*.py
+# get_supported_kernel_block_sizes: FLASHMLA [64], CUTLASS_MLA [128]; FLASHINFER_MLA [32, 64], forced 64 in 0.17.0);
+# FLASH_ATTN_MLA and TRITON_MLA take multiples of 16, so the default 16 stays
+FIXED_MLA_BACKENDS = ("FLASHMLA", "CUTLASS_MLA", "FLASHINFER_MLA")
+
+
+def _default_block_why(state: PlanState, plan: Plan, spec: ModelSpec) -> str:
+    """Why ``plan`` (no --block-size typed) runs its block size, by the rule the core plans it with
+    (kvplan.plan: vllm-gaudi 128, MiniMax-M3's 128, DeepSeek-V4's 256, DSA's 64, an MLA backend's own block, a hybrid's
+    block grown to the state page, else DEFAULT_BLOCK_SIZE 16). A rule that does not give the plan's size is not
+    named: the sentence then says only that it is vLLM's own choice (never a wrong reason)."""
+    from kvplan.engines import (VLLM_BLOCK_SIZE, vllm_mla_backend, vllm_mla_block_size, vllm_mla_default_block_size,
+                                vllm_sparse_mla_block_size)
+    from kvplan.kv import kv_dtype_bytes
+    from kvplan.support import GAUDI_VLLM_BLOCK_SIZE
+    from kvplan.vllm_dsv4 import VLLM_DSV4_BLOCK_SIZE
+
+    bs, version, gpu = plan.block_size, plan.engine_version, plan.gpu
+    kinds = {layer.cache.kind for layer in spec.layers if layer.cache is not None}
+    v0 = VLLM_PROFILES.get(state.vllm_version) is not None and VLLM_PROFILES[state.vllm_version].engine_core == "V0"
+    if get_gpu(gpu).vendor == "Intel" and bs == GAUDI_VLLM_BLOCK_SIZE:
+        return f"vllm-gaudi's default block size ({GAUDI_VLLM_BLOCK_SIZE}) on {gpu}"
+    if "indexed_attention" in kinds and bs == 128:
+        return "the sparse attention's own page: its backend and indexer run 128-token pages only"
+    if kinds == {"compressed_attention"} and bs == VLLM_DSV4_BLOCK_SIZE:
+        return f"vLLM's DeepSeek-V4 attention runs {VLLM_DSV4_BLOCK_SIZE}-token blocks"
+    if kinds == {"mla_dsa"} and bs == vllm_sparse_mla_block_size(gpu) != VLLM_BLOCK_SIZE:
+        return (f"vLLM's sparse MLA (DSA) backends and their indexer run {bs}-token blocks on {gpu}, not the default "
+                f"{VLLM_BLOCK_SIZE}")
+    mla = [layer.cache for layer in spec.layers if layer.cache is not None and layer.cache.kind == "mla"]
+    if mla and not v0:
+        if kinds == {"mla"}:
+            quantized = kv_dtype_bytes(spec, state.kv_cache_dtype or "auto") == 1
+            nope = mla[0].qk_nope_head_dim
+            backend = vllm_mla_backend(gpu, version, quantized, nope)
+            if vllm_mla_default_block_size(gpu, version, quantized, nope) == bs:
+                where = f"vLLM {version}'s MLA attention backend on {gpu}{' with an fp8 KV cache' if quantized else ''}"
+                if backend == "FLASHINFER_MLA" and bs == 32:  # 0.18+: [32, 64], get_preferred_block_size -> 32
+                    return (f"{where} is {backend}, whose kernels take 32 or 64 tokens a block, not the default "
+                            f"{VLLM_BLOCK_SIZE}: it runs 32")
+                if backend in FIXED_MLA_BACKENDS and bs != VLLM_BLOCK_SIZE:
+                    return (f"{where} is {backend}, which forces {bs}-token blocks in place of the default "
+                            f"{VLLM_BLOCK_SIZE}")
+                return f"vLLM's default ({VLLM_BLOCK_SIZE}, DEFAULT_BLOCK_SIZE), which {backend}, {where}, takes"
+        elif bs == vllm_mla_block_size(gpu) != VLLM_BLOCK_SIZE:
+            return (f"vLLM's MLA attention backend on {gpu} forces {bs}-token blocks in place of the default "
+                    f"{VLLM_BLOCK_SIZE}")
+    if bs == VLLM_BLOCK_SIZE:
+        return f"vLLM's default ({VLLM_BLOCK_SIZE}, DEFAULT_BLOCK_SIZE)"
+    if bs > VLLM_BLOCK_SIZE and kinds & set(STATE_KINDS):
+        return (f"vLLM's default {VLLM_BLOCK_SIZE}, grown so one attention block's bytes match the recurrent state's "
+                "page (the hybrid KV-cache manager)")
+    return f"vLLM {version}'s own choice for this model on {gpu}"
+
+
+def block_size_forced(state: PlanState) -> str | None:
+    """Where vLLM itself replaces the typed --block-size of a plain-MLA model and the plan does not: through 0.17.x
+    platforms/cuda.py check_and_update_config forces FlashMLA's 64 (a size not a multiple of 64), CUTLASS MLA's 128
+    (not a multiple of 128) and, in 0.17.0, FlashInfer MLA's 64 (neither 32 nor a multiple of 64), logging "Forcing kv
+    cache block size to 64 for FlashMLA backend." (0.10.2 / 0.11.0 wheels; earlier releases force any size but 64 /
+    128). The plan runs the size as typed, so its block count and bytes per block are not what that vLLM runs: said
+    at the top of every page (widgets.show_block_size_problem). None when vLLM keeps the typed size (or none is
+    typed)."""
+    from kvplan.engines import vllm_has, vllm_mla_backend, vllm_mla_default_block_size
+    from kvplan.kv import kv_dtype_bytes
+
+    typed = state.block_size
+    if state.engine != "vllm" or not typed or vllm_has(state.vllm_version, "mla_backend_block_size"):
+        return None
+    if VLLM_PROFILES[state.vllm_version].engine_core == "V0":
+        return None
+    try:
+        spec = cached.spec(state)
+        plan = cached.plan_for(state)
+    except KvplanError:
+        return None
+    kinds = {layer.cache.kind for layer in spec.layers if layer.cache is not None}
+    if kinds != {"mla"} or get_gpu(plan.gpu).vendor != "NVIDIA" or plan.block_size != typed:
+        return None
+    mla = next(layer.cache for layer in spec.layers if layer.cache is not None)
+    quantized = kv_dtype_bytes(spec, state.kv_cache_dtype or "auto") == 1
+    backend = vllm_mla_backend(plan.gpu, state.vllm_version, quantized, mla.qk_nope_head_dim)
+    forced = vllm_mla_default_block_size(plan.gpu, state.vllm_version, quantized, mla.qk_nope_head_dim)
+    keeps = {"FLASHMLA": typed % 64 == 0, "CUTLASS_MLA": typed % 128 == 0,
+             "FLASHINFER_MLA": typed == 32 or typed % 64 == 0}.get(backend, True)
+    if keeps:
+        return None
+    name = {"FLASHMLA": "FlashMLA", "CUTLASS_MLA": "CUTLASS_MLA", "FLASHINFER_MLA": "FlashInferMLA"}[backend]
+    return (f"vLLM {state.vllm_version} replaces --block-size {typed} with {forced} for this MLA model on {plan.gpu} "
+            f"(\"Forcing kv cache block size to {forced} for {name} backend.\", platforms/cuda.py "
+            f"check_and_update_config); this plan runs {typed} as typed, so its block count and bytes per block are "
+            f"not what vLLM {state.vllm_version} runs. Leave the block size at default to plan {forced}.")
+
+
+def block_size_why(state: PlanState) -> str | None:
+    """The Paging page's sentence on the block (SGLang: page) size the plan runs and why: the backend's fixed size,
+    the engine's default, or the typed --block-size / --page-size (the caption named the flag's choices only, and
+    read as if every vLLM plan ran the typed size or 16, where DeepSeek-V3 on an H200 at 0.11 runs FlashMLA's 64).
+    None when no plan can be made (the page shows that refusal)."""
+    try:
+        plan = cached.plan_for(state)
+        spec = cached.spec(state)
+    except KvplanError:
+        return None
+    bs, typed = plan.block_size, state.block_size
+    unit = paging_unit(state)
+    head = refused_head() + f"The plan runs {unit}s of {bs:,} token{'s' if bs != 1 else ''}: "
+    if plan.engine == "sglang":
+        kinds = {layer.cache.kind for layer in spec.layers if layer.cache is not None}
+        if typed == bs:
+            return head + f"the --page-size {typed} you set."
+        if "mla_dsa" in kinds:
+            return head + (f"SGLang sets page_size {bs} for DeepSeek sparse attention (DSA) models"
+                           + (f", in place of your --page-size {typed}" if typed else "") + ".")
+        if typed is None:
+            return head + (f"SGLang's default --page-size ({bs})." if bs == 1 else
+                           "SGLang's own page size for this model (--page-size not set).")
+        return head + f"SGLang's own page size for this model, in place of your --page-size {typed}."
+    if plan.engine != "vllm":
+        return head + (f"the --block-size {typed} you set." if typed == bs else "the custom profile's default.")
+    if typed is None:
+        return head + _default_block_why(state, plan, spec) + "."
+    if typed != bs:
+        if {layer.cache.kind for layer in spec.layers if layer.cache is not None} & set(STATE_KINDS):
+            return head + (f"your --block-size {typed}, grown so one attention block's bytes match the recurrent "
+                           "state's page (vLLM's hybrid KV-cache manager).")
+        return head + f"vLLM's own rule for this model, in place of your --block-size {typed}."
+    try:
+        own = cached.plan_with(state, block_size=None)
+    except KvplanError:
+        return head + f"the --block-size {typed} you set."
+    if own.block_size == typed:
+        return head + f"the --block-size {typed} you set (also vLLM's own choice here)."
+    return head + (f"the --block-size {typed} you set, as typed. Without it the plan runs {own.block_size:,}: "
+                   + _default_block_why(state.model_copy(update={"block_size": None}), own, spec) + ".")
+
+
+def paging_metrics(paging: Paging, unit: str = "block") -> None:
     metrics = row()
     metrics.metric("Sequences", f"{paging.num_sequences:,}")
-    metrics.metric("Blocks allocated", f"{paging.allocated_blocks:,}",
-                   help=f"{figures.counted(paging.shared_blocks, 'shared prefix block')}" if paging.shared_blocks else None)
+    metrics.metric(f"{unit.capitalize()}s allocated", f"{paging.allocated_blocks:,}",
+                   help=figures.counted(paging.shared_blocks, f"shared prefix {unit}") if paging.shared_blocks
+                   else None)
     metrics.metric("Slots allocated", f"{paging.allocated_slots:,}")
     metrics.metric("Slots used", f"{paging.used_slots:,}", help=f"{paging.logical_tokens:,} tokens in all sequences")
     metrics.metric("Slots wasted", f"{paging.wasted_slots:,}", f"{paging.waste_fraction:.1%} of allocated",
@@ -755,13 +944,15 @@ def paging_bytes(state: PlanState, paging: Paging) -> None:
         return
     rank = min(plan.ranks, key=lambda r: r.num_blocks)
     head = refused_head()
+    unit = paging_unit(state)
     if plan.block_size != paging.block_size:  # an SGLang plan too: its pool is pages of --page-size tokens (1 by default)
-        st.caption(head + f"The plan pages KV in blocks of {plan.block_size:,} token{'s' if plan.block_size != 1 else ''} "
+        st.caption(head + f"The plan pages KV in {unit}s of {plan.block_size:,} "
+                   f"token{'s' if plan.block_size != 1 else ''} "
                    f"(this page: {paging.block_size:,}); bytes are shown only at the plan's size.")
         return
     others = [g.kind for g in plan.kv_groups if g.kind not in ("full_attention", *LATENT_KINDS)]
     if len(plan.kv_groups) <= 1 or not others:
-        st.caption(head + f"At {rank.bytes_per_block:,} B per block (tightest rank of the plan): "
+        st.caption(head + f"At {rank.bytes_per_block:,} B per {unit} (tightest rank of the plan): "
                    f"{format_bytes(paging.allocated_blocks * rank.bytes_per_block)} allocated, "
                    f"{format_bytes(paging.wasted_slots * rank.bytes_per_block // paging.block_size)} of it in empty "
                    "slots.")
@@ -770,12 +961,34 @@ def paging_bytes(state: PlanState, paging: Paging) -> None:
     # page the full-attention group; every sequence holds blocks of the other groups too (a recurrent state's page, a
     # window's blocks). Their bytes read as the whole allocation (Qwen3.5-27B: 1 of 4 groups).
     kinds = ", ".join(f"{n} {k}" for k, n in Counter(g.kind for g in plan.kv_groups).items())
+    main = [g.kind for g in plan.kv_groups if g.kind in ("full_attention", *LATENT_KINDS)]
+    if not main:  # SGLang's DeepSeek-V4 (22 compressed_attention groups): no group pages as this page does
+        st.caption(head + f"The plan has {len(plan.kv_groups)} KV groups ({kinds}), none of them a full-attention "
+                   f"group whose {unit}s this page draws: their bytes are on the Budget page, not priced here.")
+        return
+    allocated = format_bytes(paging.allocated_blocks * rank.bytes_per_block)
+    empty = format_bytes(paging.wasted_slots * rank.bytes_per_block // paging.block_size)
+    if plan.engine == "sglang":
+        # SGLang prices a token at its cell size (profile_max_num_token: rest // cell_size): a hybrid SWA cell holds
+        # the sliding layers' share at --swa-full-tokens-ratio (gpt-oss-20b: 12 x 2,048 + 0.8 x 12 x 2,048 = 44,236 B),
+        # a recurrent state sits in the MambaPool, one slot a request (Qwen3.5-27B: 16 x 4,096 = 65,536 B)
+        held = "; ".join(dict.fromkeys(
+            "the recurrent states sit in SGLang's MambaPool, one slot a request, not counted here" if k in STATE_KINDS
+            else "the sliding-window layers' pool is priced into each token's cell at --swa-full-tokens-ratio"
+            if k in ("sliding_attention", "chunked_attention") else f"the {k} layers' pool is not counted here"
+            for k in others))
+        st.caption(head + f"At {rank.bytes_per_block:,} B per {unit} (SGLang's cell size for one token, tightest rank "
+                   f"of the plan): {allocated} allocated, {empty} of it in empty slots. The plan has "
+                   f"{len(plan.kv_groups)} KV groups ({kinds}): {held}.")
+        return
     held = "; ".join(dict.fromkeys("a recurrent state: its state page" if k in STATE_KINDS else
-                                   "a sliding / chunked window: the window's blocks" for k in others))
-    st.caption(head + f"At {rank.bytes_per_block:,} B per block (one KV group's block, tightest rank of the plan): the "
-               f"full-attention group's blocks take {format_bytes(paging.allocated_blocks * rank.bytes_per_block)}, "
-               f"{format_bytes(paging.wasted_slots * rank.bytes_per_block // paging.block_size)} of it in empty slots. "
-               f"The plan has {len(plan.kv_groups)} KV groups ({kinds}); every sequence also holds blocks of the "
+                                   f"a sliding / chunked window: the window's {unit}s"
+                                   if k in ("sliding_attention", "chunked_attention") else f"{k}: its own {unit}s"
+                                   for k in others))
+    group = "full-attention" if "full_attention" in main else "MLA"  # vLLM's DeepSeek-V4: 1 mla + 4 sliding groups
+    st.caption(head + f"At {rank.bytes_per_block:,} B per {unit} (one KV group's {unit}, tightest rank of the plan): "
+               f"the {group} group's {unit}s take {allocated}, {empty} of it in empty slots. The plan has "
+               f"{len(plan.kv_groups)} KV groups ({kinds}); every sequence also holds {unit}s of the "
                f"{figures.counted(len(others), 'other')} ({held}), not counted here.")
 
 
@@ -818,17 +1031,19 @@ def layout_rows(plans: list[Plan]) -> list[dict[str, Any]]:
         rank = min(p.ranks, key=lambda r: r.num_blocks)
         lay = p.layout
         engines = int(lay["data_parallel_size"]) * int(lay.get("dp_attention_size", 1))  # KV pools with own requests
+        none = no_pool_reason(p)  # no pool is sized: its figures are no figures (not a measured 0.00x / 0)
         rows.append({
             "layout": figures.layout_label(p),
-            "fits": verdict_word(p),
-            "max concurrency per replica": f"{p.max_concurrency:,.2f}x",
+            "fits": verdict_word(p),  # "does not load" / "does not fit": why the pool columns read "—"
+            "max concurrency per replica": NO_FIGURE if none else concurrency_text(p),
             # SGLang's attention-DP groups each hold their own pool and requests, as DP replicas do (the plan's
             # figures are per group: kvplan.plan's DP-attention warning); the column counted DP replicas only
-            "sequences, all replicas": f"{max(p.max_num_seqs_at_len, 0) * engines:,}",
+            "sequences, all replicas": NO_FIGURE if none else f"{max(p.max_num_seqs_at_len, 0) * engines:,}",
             "GPUs": f"{p.num_gpus:,}", "nodes": f"{p.num_nodes:,}",
             "weights per GPU (GiB)": f"{rank.weights_bytes / GiB:,.2f}",
             "KV heads per GPU": f"{rank.kv_heads:,}", "KV bytes/token per GPU": f"{rank.kv_bytes_per_token:,}",
-            "KV pool per GPU (GiB)": pool_text(rank.kv_pool_bytes), "KV blocks": f"{p.num_blocks:,}",
+            "KV pool per GPU (GiB)": pool_text(rank.kv_pool_bytes),
+            "KV blocks": NO_FIGURE if none else f"{p.num_blocks:,}",
         })
     return rows
 

@@ -311,12 +311,15 @@ def vllm_block_sizes_text(state: PlanState) -> str:
 
 
 def show_block_size_problem() -> None:
-    """At the top of every page: a block size the plan's vLLM refuses is planned as asked, and said so."""
+    """At the top of every page: a block size the plan's vLLM refuses is planned as asked, and said so; so is one
+    vLLM replaces for its MLA backend (views.block_size_forced: FlashMLA's 64 through 0.17)."""
     state = current()
     if problem := block_size_problem(state):
         st.warning(f"**block_size {state.block_size:,}**: {views.esc(problem)}. The plan uses it as asked; "
                    f"vLLM {views.esc(state.vllm_version)} takes {views.esc(vllm_block_sizes_text(state))}.",
                    icon=":material/warning:")
+    elif forced := views.block_size_forced(state):
+        st.warning(f"**--block-size {state.block_size:,}**: {views.esc(forced)}", icon=":material/warning:")
 
 
 def show_basis(spec) -> None:
@@ -469,10 +472,86 @@ def _use_preset() -> None:
 
 
 def knobs_set(state: PlanState, page: str) -> list[str]:
-    """The engine knobs the closed expander holds that differ from their defaults, as name=value."""
+    """The engine knobs the closed expander holds that differ from their defaults, in the engine's own words
+    (``knob_text``: "--speculative-config method=mtp", not kvplan's "speculative_method=mtp")."""
     names = [n for n in (*ENGINE_KNOBS[state.engine], *ADVANCED_KNOBS[state.engine])
              if not (n == "block_size" and page == "paging")]
-    return [f"{n}={BY_NAME[n].format(getattr(state, n))}" for n in names if getattr(state, n) != getattr(DEFAULT, n)]
+    return [knob_text(state, n) for n in names if getattr(state, n) != getattr(DEFAULT, n)]
+
+
+# SGLang's --speculative-algorithm for the state's speculative_method (kvplan.web.commands.SGLANG_SPECULATIVE_ALGORITHMS
+# read the other way: NEXTN for the MTP layers, STANDALONE for a draft LM)
+SGLANG_ALGORITHM = {"mtp": "NEXTN", "ngram": "NGRAM", "eagle": "EAGLE", "eagle3": "EAGLE3", "draft_model": "STANDALONE"}
+
+
+def knob_text(state: PlanState, name: str) -> str:
+    """One engine knob of ``state`` as the engine's command line (or environment, or the sidebar's own box) says it:
+    the "Set: ..." caption under the closed Engine knobs, which named kvplan's fields ("speculative_method=mtp").
+    Examples: vLLM speculative_method "mtp" -> "--speculative-config method=mtp"; SGLang -> "--speculative-algorithm
+    NEXTN"; block_size 64 under SGLang -> "--page-size 64"; model_runner "V2" -> "VLLM_USE_V2_MODEL_RUNNER=1"."""
+    value = getattr(state, name)
+    text = BY_NAME[name].format(value) if value is not None else "default"
+    sglang = state.engine == "sglang"
+    switch = {"enforce_eager": "--enforce-eager", "disable_custom_all_reduce": "--disable-custom-all-reduce",
+              "language_model_only": "--language-model-only", "skip_mm_profiling": "--skip-mm-profiling",
+              "disable_hybrid_swa_memory": "--disable-hybrid-swa-memory",
+              "sglang_aiter_honor_explicit_mem_fraction": "SGLANG_AITER_HONOR_EXPLICIT_MEM_FRACTION=1"}
+    if name in switch:
+        return switch[name] if value else f"{switch[name]} off"
+    if name == "enable_expert_parallel":
+        return f"--ep-size {state.tensor_parallel_size} (expert parallel)" if sglang else "--enable-expert-parallel"
+    if name == "enable_prefix_caching":
+        if sglang:
+            return "--disable-radix-cache" if value is False else "radix cache on"
+        return "--enable-prefix-caching" if value else "--no-enable-prefix-caching"
+    if name == "speculative_method":
+        if sglang:
+            return f"--speculative-algorithm {SGLANG_ALGORITHM.get(value, value)}"
+        return f"--speculative-config method={value}"
+    if name == "num_speculative_tokens":
+        return f"--speculative-num-steps {value}" if sglang else f"--speculative-config num_speculative_tokens={value}"
+    if name == "drafter":
+        entry = drafter_for_model(value) if value else None
+        model = entry["hf_repos"][0] if entry and entry["hf_repos"] else value
+        return f"--speculative-draft-model-path {model}" if sglang else f"--speculative-config model={model}"
+    if name == "vllm_version":
+        return f"vLLM {value}"
+    if name == "sglang_version":
+        return f"SGLang {value}"
+    if name == "weights_gib":
+        from kvplan.web import weights_view  # (imports this module)
+
+        return f"{weights_view.LABEL.removesuffix(' (GiB)')} {text} GiB"
+    if name == "runtime_gib":
+        return f"runtime workspace {text} GiB"
+    if name == "headroom_gib":
+        return f"headroom {text} GiB"
+    if name == "model_runner":
+        return {"V1": "VLLM_USE_V2_MODEL_RUNNER=0", "V2": "VLLM_USE_V2_MODEL_RUNNER=1"}.get(value,
+                                                                                         f"model runner {text}")
+    if name == "sampler":
+        return {"pytorch": "VLLM_USE_FLASHINFER_SAMPLER=0", "flashinfer": "VLLM_USE_FLASHINFER_SAMPLER=1"}.get(
+            value, f"sampler {text}")
+    if name == "usage_context":
+        return {"llm": "the offline LLM class (batch defaults)", "serve": "vllm serve"}.get(value, text)
+    if name == "compile_cache":
+        return f"torch.compile cache {text}"
+    if name == "cudagraph_mode":
+        return f"--compilation-config cudagraph_mode={text}"
+    if name == "piecewise_cuda_graph":
+        return f"--{value}-piecewise-cuda-graph"
+    if name == "dp_attention_size":
+        return f"--enable-dp-attention --dp {text}"
+    if name == "vllm_graph_reserved_mem":
+        return f"VLLM_GRAPH_RESERVED_MEM={text}"
+    if name in ("mm_limits", "mm_processor_kwargs"):
+        items = ", ".join(f'"{k}": {v}' for k, v in value)
+        return f"{cached.SERVING_KNOBS[name][1]} '{{{items}}}'"
+    flag = {"block_size": "--page-size" if sglang else "--block-size",
+            "max_num_seqs": "--max-running-requests" if sglang else "--max-num-seqs"}.get(name)
+    if flag is None:
+        flag = views.knob_flag(name, state.engine)  # --gpu-memory-utilization, --max-total-tokens, ...
+    return f"{flag} {text}"
 
 
 def release_caption(state: PlanState) -> str:
@@ -621,8 +700,9 @@ def _serving_knobs(state: PlanState) -> None:
         if current().mem_fraction_static is not None:  # without it SGLang scales its default either way
             knob("sglang_aiter_honor_explicit_mem_fraction", st.checkbox, "aiter: honor mem_fraction_static",
                  "SGLang 0.5.20+ on ROCm's aiter backend keeps an explicit --mem-fraction-static as given (no x 0.85)")
-    if off := cached.off_engine_knobs(current()):
-        st.caption(f"Kept for another engine, not planned with {state.engine}: " + views.esc(", ".join(off)))
+    if off := cached.off_engine_names(current()):  # in the words of the engine that has them (knob_text)
+        words = [knob_text(current().model_copy(update={"engine": cached.SERVING_KNOBS[n][0][0]}), n) for n in off]
+        st.caption(f"Kept for another engine, not planned with {state.engine}: " + views.esc(", ".join(words)))
 
 
 ADVANCED = "kv.advanced"  # the Engine knobs' "advanced" switch (session only: not a plan input)
@@ -639,8 +719,7 @@ def _vllm_advanced(state: PlanState, knob: Callable[..., None]) -> None:
     names = VLLM_ADVANCED + (VLLM_ADVANCED_MM if towers else ())
     if not st.toggle("advanced", key=ADVANCED, help="launch settings a pasted line carries (Import): the model "
                      "runner, CUDA graphs, the compile cache" + (", the multimodal limits" if towers else "")):
-        if changed := [f"{n}={BY_NAME[n].format(getattr(state, n))}" for n in names
-                       if getattr(state, n) != getattr(DEFAULT, n)]:
+        if changed := [knob_text(state, n) for n in names if getattr(state, n) != getattr(DEFAULT, n)]:
             st.caption("Advanced set: " + views.esc(", ".join(changed)))
         return
     knob("model_runner", st.selectbox, "model runner", "V1 (gpu_model_runner.py) or V2 (v1/worker/gpu/); auto: the "
@@ -808,11 +887,14 @@ def block_size_widget(container: Any = st) -> int | None:
                 format_func=lambda v: default if v == "default" else str(v),
                 to_widget=lambda v: v or "default", from_widget=lambda v: None if v == "default" else int(v),
                 # "64 for MLA" was wrong for most MLA plans: DeepSeek-V3 takes 16 on an H100 and 32 on a B200 in 0.33
-                help=("--page-size" if state.engine == "sglang" else "--block-size") + ". Default (the number beside it): the engine's own choice for this model, GPU and "
-                     "release: 16 in vLLM, an MLA attention backend's own block (FlashMLA 64, CUTLASS MLA 128, "
-                     "FlashInfer MLA 32), a hybrid's attention block grown to the state page; 1 in SGLang."
-                     + (f" vLLM {state.vllm_version} takes {vllm_block_sizes_text(state)}." if state.engine == "vllm"
-                        else ""))
+                help=("--page-size. Default (the number beside it): SGLang's own choice for this model: 1 token a "
+                      "page, 64 for DeepSeek sparse attention (DSA) models, 256 for DeepSeek-V4."
+                      if state.engine == "sglang" else
+                      "--block-size. Default (the number beside it): the engine's own choice for this model, GPU and "
+                      "release: 16 in vLLM, an MLA attention backend's own block (FlashMLA 64, CUTLASS MLA 128, "
+                      "FlashInfer MLA 32), a hybrid's attention block grown to the state page."
+                      + (f" vLLM {state.vllm_version} takes {vllm_block_sizes_text(state)}." if state.engine == "vllm"
+                         else "")))
 
 
 # ----------------------------------------------------------------------------- model sources
