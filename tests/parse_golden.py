@@ -69,6 +69,8 @@ only its engine's part): the five DeepSeek-V4 entries, ``fixture:deepseek-v4-fla
 ``-pro.json`` and ``preset:deepseek-v4-flash`` / ``-pro``, digest() of each: ``spec_sha256`` and the plan hashes; weight
 bytes unchanged.
 And when the DeepSeek-V4.1 refusal was reworded (no README pointer): ``fixture:deepseek-v4.1-flash.json``, digest().
+When DeepSeek-V4.1 was built natively (families/deepseek_v41.py): ``fixture:deepseek-v4.1-flash.json`` only, digest():
+the file now stops on its EXL3 quantization_config (a requantization vLLM does not load), not on the V4.1 refusal.
 """
 
 import hashlib
