@@ -272,3 +272,63 @@ def test_swa_cap_refusals_name_the_flag():
     with pytest.raises(PlanInputError) as info:
         swa_request_cap_tokens(4, 1024, draft_tokens=6, overlap=False)
     assert info.value.field == "speculative_method"
+
+
+# ----------------------------------------------------------------------------- vLLM's per-layer caches (kvplan.vllm_dsv41)
+
+def _caches(sm100=False, **kw):
+    from kvplan.spec import distinct_layers
+    from kvplan.vllm_dsv41 import layer_caches
+
+    out = {}
+    for kind, block, m, page, stride, n in layer_caches(distinct_layers(parse_config(_v41()).layers), 256,
+                                                        sm100=sm100, **kw):
+        key = (kind, m)
+        assert out.get(key, (block, page, stride, 0))[:3] == (block, page, stride)
+        out[key] = (block, page, stride, out.get(key, (0, 0, 0, 0))[3] + n)
+    return out
+
+
+def test_vllm_pages_per_layer_kind_sm90():
+    from kvplan.vllm_dsv41 import block_stride_alignment, bytes_per_token, layer_caches, sliding_blocks_per_request
+
+    # H200 (SM 9.0), fp8_ds_mla, --block-size 256 (DeepseekSparseSWABackend's preferred size), 584 B records in
+    # 576-B multiples:
+    #   sliding window, every layer: 32 x 584 = 18,688 -> 33 x 576 = 19,008 B a 32-token page (594 B a token)
+    #   ratio-2 kv sources (2, 8, 14): 128 x 584 = 74,752 -> 130 x 576 = 74,880 B; indexer 128 x 132 = 16,896 ->
+    #   30 x 576 = 17,280 B; the ring 8 rows x 2 x 512 x 4 B = 32,768 B (one block a request)
+    #   ratio-1 kv source (20): 256 x 584 = 149,504 -> 260 x 576 = 149,760 B; indexer 256 x 132 = 33,792 -> 33,984 B
+    assert _caches() == {
+        ("sliding_window", 1): (32, 19_008, 1, 40),
+        ("compressed_kv", 2): (256, 74_880, 1, 3), ("indexer_k", 2): (256, 17_280, 1, 3),
+        ("compressor_ring", 0): (8, 32_768, 1, 3),
+        ("compressed_kv", 1): (256, 149_760, 1, 1), ("indexer_k", 1): (256, 33_984, 1, 1),
+    }
+    from kvplan.spec import distinct_layers
+
+    caches = layer_caches(distinct_layers(parse_config(_v41()).layers), 256)
+    assert bytes_per_token(caches) == {"sliding_window": 594.0, "compressed_kv (ratio 2)": 292.5,
+                                       "indexer_k (ratio 2)": 67.5, "compressed_kv (ratio 1)": 585.0,
+                                       "indexer_k (ratio 1)": 132.75}
+    assert block_stride_alignment(caches) == 1
+    # a request's sliding blocks: W 128, 2 x 8,192 tokens in flight: cdiv(127 + 16,384, 32) + 1 = 516 + 1
+    assert sliding_blocks_per_request(128, 1 << 20, 16_384) == 517
+    assert sliding_blocks_per_request(128, 100, 16_384) == 5  # cdiv(100, 32) + 1
+
+
+def test_vllm_pages_per_layer_kind_sm100_and_drafting():
+    # SM 10.x writes the V4.1 MXFP8 record (_use_v41_mxfp8_kv_record): 528 B in 512-B multiples, the sliding pages
+    # with a block stride alignment of lcm(528, 528): 32 x 528 = 16,896 (33 x 512); 128 x 528 = 67,584; 256 x 528 =
+    # 135,168; indexer 128 x 132 = 16,896, 256 x 132 = 33,792 (already 512-B multiples)
+    assert _caches(sm100=True) == {
+        ("sliding_window", 1): (32, 16_896, 528, 40),
+        ("compressed_kv", 2): (256, 67_584, 1, 3), ("indexer_k", 2): (256, 16_896, 1, 3),
+        ("compressor_ring", 0): (8, 32_768, 1, 3),
+        ("compressed_kv", 1): (256, 135_168, 1, 1), ("indexer_k", 1): (256, 33_792, 1, 1),
+    }
+    from kvplan.vllm_dsv41 import ring_rows
+
+    # 7 speculative tokens: 9 rows a step -> 16-row rings (1 << (9 - 1).bit_length()), 16 x 4,096 = 65,536 B
+    assert ring_rows(7) == 16 and _caches(num_speculative_tokens=7)[("compressor_ring", 0)] == (16, 65_536, 1, 3)
+    with pytest.raises(PlanInputError, match="packed fp8_ds_mla"):
+        _caches(kv_cache_dtype="bfloat16")
