@@ -1,6 +1,10 @@
-"""DeepSeek-V4.1's vLLM KV-cache specs: the caches each layer registers, their page bytes, tokens per page and block
-stride alignment (pure integer arithmetic, no vLLM import). The grouping of these pages into one pool
-(_get_packed_kv_cache_groups) is not modelled here, so no plan uses this yet (families/deepseek_v41.PLAN_REFUSAL).
+"""DeepSeek-V4.1's vLLM KV cache: the caches each layer registers, their page bytes, tokens per page and block
+stride alignment, their packing into one pool (_get_packed_kv_cache_groups, _get_kv_cache_bytes_per_block) and what a
+pool of given bytes holds (pure integer arithmetic, no vLLM import). Exact for vLLM 0.33.0 - 0.34.0; 0.32.0 (read for
+comparison) packs alike but its sliding pages carry no SM 10.x block stride alignment and its indexer page another,
+and 0.30 - 0.31 were not read. No plan calls this yet: the memory vLLM leaves for the pool on a V4.1 launch (its
+Engram staging buffers, the MoE and attention workspaces) is not modelled (families/deepseek_v41.PLAN_REFUSAL);
+given vLLM's own "Available KV cache memory", pool_capacity gives its blocks, tokens and concurrency.
 
 Read from the vllm 0.33.0 and 0.34.0 PyPI wheels (2026-12-02; the same rules in both): models/deepseek_v41/
 attention.py (DeepseekV4Attention: the DeepseekV4SWACache it builds with block_size=32, packed_bytes_per_token,
@@ -110,3 +114,84 @@ def sliding_blocks_per_request(window: int, max_len: int, in_flight: int, block:
     """SlidingWindowSpec.max_admission_blocks_per_request: cdiv(min(W - 1 + in-flight tokens, max_len), block) + 1.
     Worked number: W 128, 16,384 tokens in flight, 1M max_len: cdiv(16,511, 32) + 1 = 517."""
     return cdiv(min(window - 1 + in_flight, max_len), block) + 1
+
+
+def packed_groups(caches) -> list[tuple[str, int, int, int]]:
+    """vLLM's KV-cache groups of these caches, as _get_packed_kv_cache_groups forms them under a block-outermost
+    layout (DeepseekV4IndexerBackend declares BLHNC / BLNHC, the only DSV4.1 backend that declares one, so the layout
+    resolves to BLHNC): [(kind, layers, group page bytes (its layers' pages summed), block tokens)].
+
+    Buckets of one spec type and block size: the MLA bucket (compressed KV and indexer keys, block bs), the sliding
+    bucket (block 32, one window) and the ring bucket (CircularBufferSpec). A bucket is "balanced" when each of its page
+    sizes has as many layers; the MLA bucket mixes four sizes in counts 3 / 1 / 3 / 1 (V4.1-Flash), so no balanced
+    bucket mixes sizes, the repeat pattern is unset and every bucket stays one group, except that the sliding and
+    ring buckets (state buckets) split into cdiv(layers, anchor // page) groups, anchor the widest group's bytes
+    (states_per_block, at least 1), their layers dealt round-robin (pattern_repeats[i::n]). Worked number (V4.1-Flash,
+    bs 256, SM 9.0): MLA 8 layers, 3 x 74,880 + 149,760 + 3 x 17,280 + 33,984 = 460,224 B; sliding: 460,224 //
+    19,008 = 24 a group -> 2 groups of 20 (380,160 B each); rings 460,224 // 32,768 = 14 -> 1 group of 3 (98,304 B)."""
+    buckets: dict[str, dict[int, int]] = {}
+    blocks: dict[str, int] = {}
+    for kind, block, _, page, _, n in caches:
+        bucket = {"sliding_window": "sliding_window", "compressor_ring": "compressor_ring"}.get(kind, "mla")
+        sizes = buckets.setdefault(bucket, {})
+        sizes[page] = sizes.get(page, 0) + n
+        blocks[bucket] = block
+    balanced = {b: len(set(s.values())) == 1 for b, s in buckets.items()}
+    if any(balanced[b] and len(s) > 1 for b, s in buckets.items()):
+        # a balanced bucket that mixes page sizes sets a repeat pattern (min_repeats_per_group): not V4.1's layout
+        raise PlanInputError("model", "vLLM's packed grouping with a repeating layer pattern is not modelled for "
+                             "this DeepSeek-V4.1 layout")
+
+    def widest(sizes: dict[int, int], n: int) -> int:
+        return sum(cdiv(count, n) * page for page, count in sizes.items())
+
+    state = ("sliding_window", "compressor_ring")  # no repeat pattern: the sliding bucket is a state bucket too
+    anchor = max(widest(s, sum(s.values()) if b in state else 1) for b, s in buckets.items())
+    out = []
+    for b, sizes in buckets.items():
+        layers = sum(sizes.values())
+        n_groups = 1
+        if b in state:
+            (page,) = sizes  # one page size in a state bucket
+            n_groups = max(1, cdiv(layers, max(anchor // page, 1)))
+        for i in range(n_groups):
+            k = len(range(i, layers, n_groups))
+            out.append((b, k, widest(sizes, 1) * k // layers if b in state else widest(sizes, 1), blocks[b]))
+    return out
+
+
+def bytes_per_block(groups, caches) -> int:
+    """_get_kv_cache_bytes_per_block (block-outermost): the largest group's page bytes, rounded up to the lcm of
+    every layer's block stride alignment. Worked numbers (V4.1-Flash, bs 256): 460,224 B on SM 9.0; 422,400 B on
+    SM 10.x (already a multiple of 528)."""
+    return _round_up(max(g[2] for g in groups), block_stride_alignment(caches))
+
+
+def request_blocks(groups, max_len: int, in_flight: int, window: int) -> int:
+    """Blocks one request at ``max_len`` takes from the shared pool (get_max_concurrency_for_kv_cache_config: per
+    group cdiv(max_memory_usage_bytes, page) of its first spec, summed): the MLA group cdiv(max_len, bs)
+    (FullAttentionSpec), each sliding group sliding_blocks_per_request, each ring group 1 (CircularBufferSpec).
+    Worked number (V4.1-Flash, bs 256, 1,048,576 tokens, 16,384 in flight): 4,096 + 2 x 517 + 1 = 5,131."""
+    total = 0
+    for kind, _, _, block in groups:
+        if kind == "mla":
+            total += cdiv(max_len, block)
+        elif kind == "sliding_window":
+            total += sliding_blocks_per_request(window, max_len, in_flight, block)
+        else:
+            total += 1
+    return total
+
+
+def pool_capacity(available_bytes: int, groups, caches, max_len: int, in_flight: int,
+                  window: int) -> tuple[int, int, float]:
+    """(num_blocks, "GPU KV cache size" tokens, maximum concurrency) of a pool of ``available_bytes`` (vLLM's
+    "Available KV cache memory", one rank; V4.1's single K=V head is not split by TP, so each rank holds every page):
+    num_blocks = available // bytes_per_block (get_kv_cache_config_from_groups); concurrency = num_blocks /
+    request_blocks; tokens = int(concurrency x max_len) (get_kv_cache_capacity). Worked number (V4.1-Flash, SM 9.0,
+    bs 256, 100 GiB, 1M tokens, 16,384 in flight): 107,374,182,400 // 460,224 = 233,308 blocks, 233,308 / 5,131 =
+    45.47x, 47,679,042 tokens."""
+    per_block = bytes_per_block(groups, caches)
+    num_blocks = available_bytes // per_block
+    concurrency = num_blocks / request_blocks(groups, max_len, in_flight, window)
+    return num_blocks, int(concurrency * max_len), concurrency

@@ -164,7 +164,7 @@ def test_bare_text_config_parses_alike():
     assert parse_config(text, transformers=False).model_type == "deepseek_v41_text"
 
 
-@pytest.mark.parametrize("engine, words", [("vllm", "_get_packed_kv_cache_groups"),
+@pytest.mark.parametrize("engine, words", [("vllm", "memory left for its KV pool is not modelled"),
                                             ("sglang", "DSV41_INDEX_PAGE_SIZE"),
                                             ("custom", "no per-sequence cache convention")])
 def test_plans_stay_refused_with_the_reason(engine, words):
@@ -332,3 +332,54 @@ def test_vllm_pages_per_layer_kind_sm100_and_drafting():
     assert ring_rows(7) == 16 and _caches(num_speculative_tokens=7)[("compressor_ring", 0)] == (16, 65_536, 1, 3)
     with pytest.raises(PlanInputError, match="packed fp8_ds_mla"):
         _caches(kv_cache_dtype="bfloat16")
+
+
+def test_cli_kv_refuses_without_traceback(tmp_path, capsys):
+    path = tmp_path / "config.json"
+    path.write_text(json.dumps(_v41(RELEASE_QC)))
+    assert main(["kv", str(path)]) == 2
+    err = capsys.readouterr().err
+    assert "no per-sequence cache convention" in err and "Traceback" not in err
+
+
+def test_model_page_with_the_release_config_refuses_the_plan_without_traceback():
+    from tests.app_util import plain, run_app
+
+    at = run_app({"v": "1", "m": "llama-3.1-8b"}, "pages/model.py")
+    at.text_area(key="model.paste").set_value(json.dumps(_v41(RELEASE_QC))).run()
+    at.button(key="model.use_paste").click().run()
+    assert not at.exception, [e.value for e in at.exception]
+    said = plain(" ".join(str(w.value) for w in at.warning))
+    assert "parameters are exact to vLLM 0.34's model files" in said, said  # the model is read ...
+    at.switch_page("pages/gpus.py").run()  # ... and its plan refused with the reason, no traceback
+    assert not at.exception, [e.value for e in at.exception]
+    said = plain(" ".join(e.value for e in at.error))
+    assert "DeepSeek-V4.1 on vLLM: the memory left for its KV pool is not modelled yet" in said, said
+
+
+def test_vllm_pool_packing_and_capacity():
+    from kvplan.spec import distinct_layers
+    from kvplan.vllm_dsv41 import bytes_per_block, layer_caches, packed_groups, pool_capacity, request_blocks
+
+    layers = distinct_layers(parse_config(_v41()).layers)
+    caches = layer_caches(layers, 256)
+    groups = sorted(packed_groups(caches))
+    # _get_packed_kv_cache_groups: the MLA bucket (block 256) mixes 4 page sizes 3 / 1 / 3 / 1, unbalanced, so no
+    # repeat pattern: one group of 8, 3 x 74,880 + 149,760 + 3 x 17,280 + 33,984 = 460,224 B (the anchor); the
+    # sliding bucket (block 32, a state bucket then): 460,224 // 19,008 = 24 a group -> cdiv(40, 24) = 2 groups of 20
+    # (380,160 B); the rings: 460,224 // 32,768 = 14 -> one group of 3 (98,304 B)
+    assert groups == [("compressor_ring", 3, 98_304, 8), ("mla", 8, 460_224, 256),
+                      ("sliding_window", 20, 380_160, 32), ("sliding_window", 20, 380_160, 32)]
+    assert bytes_per_block(groups, caches) == 460_224  # the largest group; stride alignments' lcm 1 on SM 9.0
+    # a 1M-token request, 2 x 8,192 tokens in flight: cdiv(1,048,576, 256) + 2 x (cdiv(16,511, 32) + 1) + 1 ring
+    assert request_blocks(groups, 1 << 20, 16_384, 128) == 4_096 + 2 * 517 + 1 == 5_131
+    # One H200 TP8 rank (the single K=V head is not split: every rank holds every page) with 100 GiB of KV memory:
+    # 107,374,182,400 // 460,224 = 233,308 blocks; 233,308 / 5,131 = 45.47x; int(45.47... x 1,048,576) = 47,679,042
+    blocks, tokens, concurrency = pool_capacity(100 << 30, groups, caches, 1 << 20, 16_384, 128)
+    assert (blocks, tokens, round(concurrency, 2)) == (233_308, 47_679_042, 45.47)
+    # SM 10.x: MLA 3 x 67,584 + 135,168 + 3 x 16,896 + 33,792 = 422,400 B = 800 x 528 (the sliding pages' stride
+    # alignment); sliding 422,400 // 16,896 = 25 a group -> 2 groups of 20 (337,920 B); rings 12 a group -> 1
+    caches = layer_caches(layers, 256, sm100=True)
+    groups = sorted(packed_groups(caches))
+    assert [g[2] for g in groups] == [98_304, 422_400, 337_920, 337_920]
+    assert bytes_per_block(groups, caches) == 422_400

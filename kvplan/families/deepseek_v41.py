@@ -261,18 +261,18 @@ V41_NOTE = ("DeepSeek-V4.1: parameters are exact to vLLM 0.34's model files (tra
 
 
 # What kvplan does not plan yet, and why (each engine's pool for V4.1 differs from V4's; a V4 budget would not be the
-# engine's). vLLM 0.30 - 0.34 (DeepseekV41ForCausalLM): the per-layer page bytes are kvplan.vllm_dsv41's (exact),
-# but the grouping of its 83 caches (40 sliding windows, 4 compressed KV, 4 indexer keys, 3 compressor rings,
-# _get_packed_kv_cache_groups) and the rings' per-request charge (CircularBufferSpec) are not modelled. SGLang
-# (0.5.21+): its V4.1 pools (ratio-1 / 2 pools with a reserved page, DSV41_INDEX_PAGE_SIZE indexer pages, a fixed c2
+# engine's). vLLM 0.33 - 0.34 (DeepseekV41ForCausalLM): the pages, their packing and a pool's capacity are
+# kvplan.vllm_dsv41's (exact), but the memory the profile run leaves for the pool is not modelled. SGLang (0.5.21+):
+# its V4.1 pools (ratio-1 / 2 pools with a reserved page, DSV41_INDEX_PAGE_SIZE indexer pages, a fixed c2
 # compressor state, the SWA pool sized by the request cap) are not modelled, only the cap itself
 # (kvplan.sglang_dsv4.swa_request_cap_tokens).
 PLAN_REFUSAL = {
-    "vllm": ("DeepSeek-V4.1 on vLLM: the block pool is not modelled yet. vLLM (DeepseekV41ForCausalLM, 0.30+) "
-             "packs its 32-token sliding-window pages, the kv-source layers' compressed KV and indexer keys and the "
-             "compressor rings (CircularBufferSpec) into one pool by _get_packed_kv_cache_groups, whose grouping and "
-             "per-request ring charge kvplan does not reproduce; any block or token count shown would not be "
-             "vLLM's. Parameters and weights (python -m kvplan params) are exact."),
+    "vllm": ("DeepSeek-V4.1 on vLLM: the memory left for its KV pool is not modelled yet (the Engram staging "
+             "buffers, the MoE and attention workspaces of DeepseekV41ForCausalLM's profile run), so no block or "
+             "token count is shown. Its pool layout is: 32-token sliding-window pages on every layer, the kv-source "
+             "layers' compressed KV and indexer keys in one group, the compressor rings (CircularBufferSpec, one "
+             "block a request), packed by _get_packed_kv_cache_groups (vLLM 0.33 - 0.34). Parameters and weights "
+             "(python -m kvplan params) are exact."),
     "sglang": ("DeepSeek-V4.1 on SGLang: its V4.1 pools are not modelled yet (DSV4PoolConfigurator's ratio-1 / 2 "
                "pools, DSV41_INDEX_PAGE_SIZE indexer pages, the fixed c2 compressor state, the sliding-window pool "
                "sized by the request cap, \"DSV4 SWA sizing: mode=cap\"); any token count shown would not be "
