@@ -146,11 +146,14 @@ def test_weights_release_format_and_tp8_rank():
     # 23,951,888 x 40 = 958,075,520; compressors bf16 36,704,256; indexers (wq_b fp8 5,263,360 + weights_proj bf16
     # 327,680) x 8 = 44,728,320 + wk / k_norm 131,328 x 4; shared expert (gate / up [288, 5,120] 1,480,320 each, down
     # 1,480,320) x 40 = 177,638,400; Engram wkv [3,200, 6,144] 19,737,600 x 2; router bf16 3,932,160 x 40; norms
-    # 829,440; hc mixers (bf16) 1,966,188 x 40 + Engram q / k 163,840
+    # 829,440; hc mixers 1,966,188 x 40 (at 2 B, as for V4: vLLM holds them in fp32, 78,647,520 B more, an
+    # assumption the spec states) + Engram q / k 163,840
     rest = (958_075_520 + 36_704_256 + 44_728_320 + 4 * 131_328 + 177_638_400 + 2 * 19_737_600 + 40 * 3_932_160
             + 829_440 + 40 * 1_966_188 + 163_840)
     assert rank_weight_bytes(spec, Layout(tp=8)) == 2 * 165_478_400 + 36_097_228_800 + rest == 37_922_259_808
     assert rank_weight_bytes(spec, Layout(tp=1)) == weight_bytes(spec).total_bytes == 298_565_832_928
+    assert "mixers (39,323,760 values) are fp32 in vLLM" in " ".join(spec.assumptions)
+    assert "78,647,520 B fewer" in " ".join(spec.assumptions)
 
 
 def test_exl3_checkpoint_is_refused_for_its_quantization():

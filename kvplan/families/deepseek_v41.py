@@ -239,6 +239,9 @@ def build_deepseek_v41(r, model_type: str) -> dict[str, Any]:
               for i, m in enumerate(ratios)]
     r.assumptions.append("router e_score_correction_bias (and bias_vl with a vision tower) counted as buffers, "
                          "as for DeepSeek-V4")
+    r.assumptions.append(f"the hyper-connection mixers ({n_layers * hyper[0].numel * 2:,} values) are fp32 in vLLM; "
+                         f"priced at the checkpoint dtype as for DeepSeek-V4 ({n_layers * hyper[0].numel * 2 * 2:,} B "
+                         "fewer than vLLM holds on each rank at bf16)")
     fields = llama_tail(r, h=h, n_layers=n_layers, nq=nq, nkv=1, hd=hd, vocab=vocab, layers=layers)
     skipped = []
     nextn = r.raw("num_nextn_predict_layers")
