@@ -128,7 +128,7 @@ def test_engram_tables_are_primes_held_on_the_host():
     assert engram_rows_per_rank(rows[0], 8)[0] == 48_000_217
     assert sum(engram_rows_per_rank(rows[0], 8)) == 384_006_168
     assert engram_row_bytes(256) == 264  # 256 fp8 + 8 UE8M0 scales
-    with pytest.raises(ConfigError, match="leaves ranks without hash heads"):
+    with pytest.raises(PlanInputError, match="leaves ranks without hash heads"):
         engram_rows_per_rank(rows[0], 16)  # 15 x cdiv(24, 16) = 30 >= 24
     skipped = " ".join(parse_config(_v41()).skipped)
     assert "768,022,850 rows x 256 = 196,613,849,600 values, 202,758,032,400 B" in skipped and "host" in skipped

@@ -37,13 +37,13 @@ import math
 from collections.abc import Mapping
 from typing import Any
 
-from kvplan.errors import ConfigError
+from kvplan.errors import ConfigError, PlanInputError
 from kvplan.families.blocks import gated_mlp, llama_tail, rms, router
 from kvplan.layers import CompressedAttention
 from kvplan.spec import DecoderLayer, Experts, Linear, Norm, Tensor, Tower
 
 VLLM_SOURCE = "vLLM 0.34.0 models/deepseek_v41 (PyPI wheel, read 2026-12-02)"
-RATIO_TO_TYPE = {0: "sliding_attention", 1: "compressed_attention_r1", 2: "compressed_attention_r2"}
+RATIOS = (0, 1, 2)  # vLLM attention.py: "only 0 (sliding window), 1 and 2 are supported"
 ENGRAM_SCALE_BLOCK = 32  # ParallelEngramEmbedding(block_size=32): one UE8M0 scale byte per 32 fp8 values
 
 
@@ -63,8 +63,8 @@ def _ratios(r, n_layers: int) -> list[int]:
     if not r.has("compress_ratios"):
         raise ConfigError(r._name("compress_ratios"), "required: DeepSeek-V4.1 has no default per-layer ratios")
     ratios = r.int_list("compress_ratios")
-    bad = sorted(set(ratios) - set(RATIO_TO_TYPE))
-    if bad:  # vLLM attention.py: "only 0 (sliding window), 1 and 2 are supported"
+    bad = sorted(set(ratios) - set(RATIOS))
+    if bad:
         raise ConfigError(r._name("compress_ratios"), f"unknown ratio(s) {bad}; DeepSeek-V4.1 allows 0, 1, 2")
     if len(ratios) < n_layers:
         raise ConfigError(r._name("compress_ratios"), f"has {len(ratios)} entries but num_hidden_layers is {n_layers}")
@@ -108,13 +108,13 @@ def _is_prime(n: int) -> bool:
 
 def engram_rows_per_rank(head_rows: list[int], shards: int) -> list[int]:
     """Rows of one Engram table each shard holds (ParallelEngramEmbedding._get_shard_info / part_num_embeddings):
-    the table's hash heads split in contiguous runs of cdiv(heads, shards) over shards = TP (x DP unless the host
-    tables are DP-shared or embedding_across_dp is off); a shard holds the sum of its heads' primes. vLLM asserts
+    the table's hash heads split in contiguous runs of cdiv(heads, shards) over shards = TP x the Engram DP size
+    (get_engram_dp_size; 1 when the host tables are DP-shared); a shard holds the sum of its heads' primes. vLLM asserts
     (shards - 1) x cdiv(heads, shards) < heads. Worked number: V4.1-Flash layer 1 at TP8: 3 heads a rank,
     48,000,217 rows on rank 0 (16,000,057 + 16,000,079 + 16,000,081)."""
     per = -(-len(head_rows) // shards)
     if (shards - 1) * per >= len(head_rows):
-        raise ConfigError("tensor_parallel_size", f"vLLM's Engram sharding leaves ranks without hash heads: "
+        raise PlanInputError("tensor_parallel_size", f"vLLM's Engram sharding leaves ranks without hash heads: "
                           f"{len(head_rows)} heads over {shards} shards")
     return [sum(head_rows[i * per:(i + 1) * per]) for i in range(shards)]
 
@@ -221,11 +221,9 @@ def build_deepseek_v41(r, model_type: str) -> dict[str, Any]:
         engram = (Tensor(name="engram.q_weight", numel=hc * h), Tensor(name="engram.k_weight", numel=hc * h))
 
     made: dict = {}
-    kinds = []
     for i, m in enumerate(ratios):
         src = i in kv_src
         key = (m if src else 0, src, i in idx_src, i in engram_ids)
-        kinds.append(RATIO_TO_TYPE[m])
         if key not in made:
             # The cache a layer owns in vLLM: its sliding window (every layer); a kv source also the compressed KV
             # (1 entry / m tokens) and the indexer keys; a consumer reads its source's, so it owns the window only.
