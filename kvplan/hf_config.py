@@ -506,6 +506,10 @@ def _dtype_and_quant(r: Reader, spec_fields: Mapping[str, Any] | None = None) ->
     if qc is not None:
         # DeepSeek-V4 without expert_dtype: "fp4", vLLM's default (models/deepseek_v4/quant_config.py, 0.20.1+)
         expert_dtype = r.cfg.get("expert_dtype", "fp4" if r.cfg.get("model_type") == "deepseek_v4" else None)
+        if r.cfg.get("model_type") in ("deepseek_v41", "deepseek_v41_text"):  # vLLM DeepseekV41Config: the
+            # quantization_config's expert_dtype, else the V4 quant config's "fp4" (transformers_utils/configs)
+            expert_dtype = r.cfg.get("expert_dtype", qc.get("expert_dtype", "fp4") if isinstance(qc, Mapping)
+                                     else "fp4")
         out.update(quantization_fields(qc, spec_fields or {}, r._name("quantization_config"),
                                        expert_dtype=expert_dtype))
     return out

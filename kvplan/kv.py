@@ -102,6 +102,10 @@ def kv_cache_bytes(
     """
     convention = check_convention(convention)
     lengths = check_lengths(lengths)
+    if spec.model_type in ("deepseek_v41", "deepseek_v41_text"):  # families/deepseek_v41.py: no convention for it
+        from kvplan.families.deepseek_v41 import plan_refusal
+
+        raise PlanInputError(*plan_refusal("custom"))
     b = kv_dtype_bytes(spec, kv_dtype)
     b_state = DTYPE_BITS[spec.dtype] // 8
     by_kind: dict[str, int] = {}

@@ -29,7 +29,7 @@ from kvplan.engines import (
 )
 from kvplan.engines import CudaGraphShape
 from kvplan.errors import PlanInputError
-from kvplan.families import deepseek_v4
+from kvplan.families import deepseek_v4, deepseek_v41
 from kvplan.gpus import GpuSpec
 from kvplan.hf_config import QUANT_NAME_HINT
 from kvplan.kv import kv_dtype_bytes
@@ -1302,6 +1302,8 @@ def plan(spec: ModelSpec, gpu: GpuSpec, engine: EngineConfig = EngineConfig(), l
     figures only) leaves out what only a page shows: ``engine_log`` is empty, ``decode`` and ``model_runner`` None.
     Every other field is what ``detail=True`` gives (tests/test_picker_equivalence.py compares them).
     """
+    if spec.model_type in deepseek_v41.MODEL_TYPES:  # DeepSeek-V4.1: parameters only, no engine's pool yet
+        raise PlanInputError(*deepseek_v41.plan_refusal(engine.engine))
     if engine.dp_attention_size > 1 or engine.moe_dense_tp_size is not None:
         if engine.engine != "sglang":
             field = "dp_attention_size" if engine.dp_attention_size > 1 else "moe_dense_tp_size"

@@ -62,9 +62,9 @@ compute_swa_request_cap) only when no --swa-full-tokens-ratio is set, and model_
 for every DeepseekV4ForCausalLM that is not DeepSeek-V4.1 (model_type "deepseek_v41") before kv_cache_hook.py
 records whether the ratio was set (handle_cache_compatibility runs after handle_model_specific_adjustments in
 arg_groups/pipeline.py), so V4-Flash / V4-Pro log "mode=ratio (explicit)" with or without the flag; the cap is
-V4.1's: its rule is swa_request_cap_tokens (checked against a real V4.1 log), but kvplan refuses V4.1 configs
-(families/deepseek_v4.py deepseek_v41_refusal: its ratio-1 / 2 pools, shared kv-source caches and fixed c2 states
-are not modelled). Worked number, V4-Flash, r 0.1: bpswa = 585 x 43 + 0.03125 x 10240 x 21 = 31,875 B;
+V4.1's: its rule is swa_request_cap_tokens (checked against a real V4.1 log), but kvplan refuses V4.1 plans on SGLang
+(families/deepseek_v41.py plan_refusal: its ratio-1 / 2 pools, shared kv-source caches and fixed c2 states are not
+modelled). Worked number, V4-Flash, r 0.1: bpswa = 585 x 43 + 0.03125 x 10240 x 21 = 31,875 B;
 bpft = 3187.5 + 179.25 x 21 + 6.75 x 20 = 7086.75 B (0.5.20: 7705.45); V4-Pro (61, 30, 31): 4528.5 + 5377.5 +
 209.25 = 10,115.25 B.
 
@@ -84,7 +84,7 @@ a --page-size other than 256 is overridden (noted). On ROCm the indexer is price
 fp4 indexer and the unified-KV Triton backend, both off by default, are not modelled). Not modelled on the 0.5.21
 line either (all opt-in): --dsv4-attn-backend trtllm (a 512 B uniform-fp8 entry, no page padding),
 SGLANG_DSV4_KV_LAYOUT=v41 on SM 10.x, SGLANG_DSV4_COMPRESS_STATE_DTYPE=bfloat16. DeepSeek-V4.1 (model_type
-"deepseek_v41", the per-request SWA cap's user) is refused at parse, see above.
+"deepseek_v41", the per-request SWA cap's user) is parsed but not planned on SGLang, see above.
 """
 
 from kvplan.errors import PlanInputError
@@ -156,8 +156,8 @@ def swa_request_cap_tokens(running_per_worker: int, chunked_prefill_size: int, w
                            draft_tokens: int = 0, spec_steps: int = 1, overlap: bool = True) -> tuple[int, int]:
     """(swa_tokens, prefix_tails) of SGLang's cap mode ("DSV4 SWA sizing: mode=cap", 0.5.21+), the sliding-window
     pool DSV4PoolConfigurator reserves when no --swa-full-tokens-ratio is set, which on 0.5.21 - 0.5.23 is
-    DeepSeek-V4.1 only (V4 gets 0.1, see the module docstring). kvplan refuses V4.1 configs (families/deepseek_v4.py
-    deepseek_v41_refusal), so no plan calls this yet: it is the cap's own rule, checked against a real V4.1 log.
+    DeepSeek-V4.1 only (V4 gets 0.1, see the module docstring). kvplan refuses V4.1 plans on SGLang (families/deepseek_v41.py
+    plan_refusal), so no plan calls this yet: it is the cap's own rule, checked against a real V4.1 log.
 
     Inputs: running_per_worker = max(1, --max-running-requests // attention DP); chunked_prefill_size in tokens (> 0:
     cap mode needs chunked prefill); window W the config's sliding_window; page the DSV4 page (256); prefix_tails

@@ -74,6 +74,8 @@ tables read (float32, one per rope theta), its e_proj / h_proj formats recorded 
 layer 43) and the CSA caches gained ``indexer_topk``: the five DeepSeek-V4 entries
 (two presets, three fixtures), digest() of each: ``spec_sha256`` and the plan hashes; weight bytes unchanged (the MTP
 layer is outside them).
+When DeepSeek-V4.1 was built natively (families/deepseek_v41.py): ``fixture:deepseek-v4.1-flash.json`` only, digest():
+the file now stops on its EXL3 quantization_config (a requantization vLLM does not load), not on the V4.1 refusal.
 """
 
 import hashlib

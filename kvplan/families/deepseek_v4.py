@@ -32,7 +32,7 @@ def _layer_types(r, n_layers: int) -> list[str]:
         ratios = r.int_list("compress_ratios")
         bad = sorted(set(ratios) - set(RATIO_TO_TYPE))
         if bad:
-            v41 = " (1 and 2 are DeepSeek-V4.1's, which kvplan refuses)" if set(bad) <= {1, 2} else ""
+            v41 = " (1 and 2 are DeepSeek-V4.1's: model_type 'deepseek_v41_text')" if set(bad) <= {1, 2} else ""
             raise ConfigError(r._name("compress_ratios"), f"unknown ratio(s) {bad}; allowed: 0, 4, 128{v41}")
         given, field = [RATIO_TO_TYPE[x] for x in ratios], "compress_ratios"
     if given is None:  # DeepseekV4Config default: 2 HCA, then CSA / HCA alternating
@@ -275,7 +275,7 @@ def v4_plan_note(engine: str) -> str:
     return VLLM_V4_NOTE
 
 
-# DeepSeek-V4.1 (DeepseekV41ForCausalLM; DeepSeek-V4.1-Flash / -Pro, 2026): refused by name, not planned as V4. What
+# DeepSeek-V4.1 (DeepseekV41ForCausalLM; DeepSeek-V4.1-Flash / -Pro, 2026): planned by families/deepseek_v41.py, never as V4. What
 # differs from V4, read 2026-12-02 from the config (tests/fixtures/configs/deepseek-v4.1-flash.json) and the wheels:
 # - config: the decoder under text_config (model_type "deepseek_v41_text") beside a 32-layer vision_config;
 #   compress_ratios 0 / 1 / 2 (V4: 0 / 4 / 128; V4.1-Flash 2 sliding, 18 ratio-2, 20 ratio-1 layers, then 3 MTP
@@ -299,36 +299,35 @@ def v4_plan_note(engine: str) -> str:
 #   = --swa-prefix-tails or 4 x running (0 with --disable-radix-cache), taken as fixed bytes; ratio-1 / 2 pools
 #   priced per token plus a reserved page and DSV41_INDEX_PAGE_SIZE indexer pages, a fixed c2 compressor state; the
 #   flashmla_mega attention backend by default on SM 10.x with fp8_e4m3.
-# Every one of these changes the pool kvplan would size, so a V4.1 config is refused rather than read as V4.
+# Every one of these changes the pool kvplan would size, so a V4.1 config is never read as V4: model_type
+# deepseek_v41 / deepseek_v41_text is built by families/deepseek_v41.py; a V4.1 decoder labelled deepseek_v4 (its
+# architectures entry, or one of V4.1's own fields, gives it away) is refused here.
 DSV41_MODEL_TYPES = ("deepseek_v41", "deepseek_v41_text")
 DSV41_ARCHITECTURE = "DeepseekV41ForCausalLM"
 DSV41_FIELDS = ("kv_source_layer_ids", "index_source_layer_ids", "engram_layer_ids", "candidate_source_layer_id")
 DSV41_REFUSAL = (
-    "this is DeepSeek-V4.1 ({found}), which kvplan does not model, and it refuses to plan it as DeepSeek-V4: its KV cache "
-    "differs from V4's in every pool. compress_ratios 1 / 2 (V4: 4 / 128), a compressed KV cache only on "
-    "kv_source_layer_ids, shared by the layers after each source, indexer keys only on index_source_layer_ids, Engram "
-    "n-gram tables (engram_layer_ids) and a vision tower. vLLM (DeepseekV41ForCausalLM from 0.30; none in 0.29) keeps "
-    "32-token sliding-window blocks of a 584 B record in 576 B pages, 528 B in 512 B pages on SM 10.x. SGLang (0.5.21+) "
-    "leaves --swa-full-tokens-ratio unset for it and sizes the sliding-window pool by the per-request cap "
-    "(\"DSV4 SWA sizing: mode=cap\"). Any budget kvplan showed for it would not be the engine's.")
+    "this is DeepSeek-V4.1 ({found}) labelled model_type 'deepseek_v4', and kvplan refuses to plan it as "
+    "DeepSeek-V4: its KV cache differs from V4's in every pool (compress_ratios 1 / 2, V4: 4 / 128; a compressed KV "
+    "cache only on kv_source_layer_ids, shared by the layers after each source; indexer keys only on "
+    "index_source_layer_ids; Engram n-gram tables). Give it model_type 'deepseek_v41_text' (or the release's "
+    "config.json, model_type 'deepseek_v41'), which kvplan plans as DeepSeek-V4.1.")
 
 
 def deepseek_v41_refusal(outer, inner) -> str | None:
-    """The refusal of a DeepSeek-V4.1 config (None: not one). ``outer``: config.json as given; ``inner``: its decoder
-    (``text_config`` where it wraps one, else ``outer``). V4.1 is recognised by model_type ``deepseek_v41`` /
-    ``deepseek_v41_text`` (outer or inner), architectures ``DeepseekV41ForCausalLM``, or a V4-labelled config carrying
-    one of V4.1's own fields (DSV41_FIELDS). Worked example: the DeepSeek-V4.1-Flash config.json -> the message with
-    "model_type 'deepseek_v41', architectures DeepseekV41ForCausalLM"; the DeepSeek-V4-Flash one -> None."""
+    """The refusal of a DeepSeek-V4.1 decoder labelled as V4 (None: not one). ``outer``: config.json as given;
+    ``inner``: its decoder (``text_config`` where it wraps one, else ``outer``). Only a decoder whose model_type is
+    ``deepseek_v4`` is checked (V4.1's own model types go to families/deepseek_v41.py): it is V4.1 by its
+    architectures ``DeepseekV41ForCausalLM`` (outer or inner), or failing that one of V4.1's own fields
+    (DSV41_FIELDS). Worked example: the DeepSeek-V4-Flash config.json with kv_source_layer_ids added -> the message
+    with "field kv_source_layer_ids"; the DeepSeek-V4-Flash one itself, or V4.1's own config.json -> None."""
+    if inner.get("model_type") != "deepseek_v4":
+        return None
     found = []
     for cfg in (outer, inner):
-        mt = cfg.get("model_type")
-        if mt in DSV41_MODEL_TYPES and f"model_type {mt!r}" not in found:
-            found.append(f"model_type {mt!r}")
-    for cfg in (outer, inner):
         archs = cfg.get("architectures")
-        if isinstance(archs, list) and DSV41_ARCHITECTURE in archs and "architectures" not in " ".join(found):
+        if isinstance(archs, list) and DSV41_ARCHITECTURE in archs and not found:
             found.append(f"architectures {DSV41_ARCHITECTURE}")
-    if not found and inner.get("model_type") == "deepseek_v4":
+    if not found:
         found += [f"field {key}" for key in DSV41_FIELDS if inner.get(key) not in (None, [], {})][:1]
     return DSV41_REFUSAL.format(found=", ".join(found)) if found else None
 

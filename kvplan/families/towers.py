@@ -40,6 +40,7 @@ import math
 from collections.abc import Mapping
 
 from kvplan.errors import ConfigError
+from kvplan.families.deepseek_v41 import dsv41_tower
 from kvplan.hf_config import Reader
 from kvplan.spec import Linear, Norm, Tensor, Tower, TowerProfile
 
@@ -691,4 +692,5 @@ TOWER_BUILDERS = {
     "llama4": llama4_vision,
     "kimi_k25": moonvit_kimi_k25,
     "gemma4": gemma4_vision,
+    "deepseek_v41": dsv41_tower,
 }
