@@ -1,0 +1,119 @@
+"""Public vLLM start-up logs reproduced from their launch inputs (the second 2026-12-03 round: Qwen3 dense, GLM-5.1,
+gpt-oss).
+
+Tolerances as tests/test_engine_logs.py: memory within max(1 %, 0.25 GiB), tokens and concurrency within 1 %. None of
+these sources is pinned elsewhere in tests/ (issue numbers, index file ids and the logged figures grepped 2026-12-02).
+Issue threads are cited by repository and number (the search index shows excerpts of them, read 2026-12-02);
+code-corpus files by their search-index file id, as in tests/test_engine_logs_dec02.py.
+
+Sources:
+- ISSUE33263: vllm-project/vllm issue #33263 "[Feature]: Prevent overallocation of kv-cache" (2026-01-28): offline
+  ``LLM(model="Qwen/Qwen3-1.7B", max_num_seqs=1, max_model_len=1024)`` on an unnamed "24 GB GPU", log lines
+  gpu_worker.py:358 / kv_cache_utils.py:1305 (the 0.14 - 0.15 builds of that month): "Available KV cache memory:
+  18.78 GiB", "GPU KV cache size: 175,856 tokens". Qwen3-1.7B is not a kvplan preset; its text shapes are typed in
+  below from the model card's config.json fields (28 layers, hidden 2048, 16 heads / 8 KV heads of 128, intermediate
+  6144, tied 151,936 vocabulary, bf16). The layout is pinned from the logged pool; the pool from the flags is a strict
+  xfail (no 24 GB card holds 18.78 GiB of KV here at the default 0.9: see the test).
+- GLM51-TCPXO: a GKE A3 Mega guide "GPUDirect-TCPXO Benchmarks on GKE A3 Mega (H100)" (index file id 53523624431):
+  zai-org/GLM-5.1 (GlmMoeDsaForCausalLM), 2 nodes x 8 H100 Mega 80GB, TP 8 + PP 2, "fp8 weights + fp8 KV cache",
+  max context 202,752, vLLM 0.19.0 (V1, Ray). Logged: "GPU KV cache size: 858,048 tokens", "Maximum concurrency for
+  202,752 tokens per request: 4.23x". The deployment YAML (gpu-memory-utilization) is not in the file, so the layout is
+  pinned from the logged tokens (a whole number of 64-token DSA blocks), not the pool.
+- A100-40-GPTOSS: a script's notes (index file id 53067131107): ``LLM(model="openai/gpt-oss-20b", dtype="bfloat16",
+  quantization="mxfp4", max_model_len=8192, gpu_memory_utilization=0.95, enable_prefix_caching=True)`` on an
+  "NVIDIA A100-SXM4-40GB": "Model loading took 13.72 GiB memory and 32.300566 seconds" (the release is not named;
+  the MXFP4 Marlin weights are the same on every line from 0.10.2). Only the weights line is quoted.
+"""
+
+import pytest
+
+from kvplan import load_preset, parse_config
+from kvplan.engines import EngineConfig
+from kvplan.gpus import get_gpu
+from kvplan.parallel import Layout
+from kvplan.plan import plan
+from kvplan.units import GiB
+from kvplan.vllm_args import parse_vllm_command
+from tests.test_engine_logs import close, close_gib
+
+# Qwen/Qwen3-1.7B's config.json fields that size memory (typed in, not a verbatim checkpoint)
+QWEN3_1_7B = {"architectures": ["Qwen3ForCausalLM"], "model_type": "qwen3", "hidden_size": 2048,
+              "num_hidden_layers": 28, "num_attention_heads": 16, "num_key_value_heads": 8, "head_dim": 128,
+              "intermediate_size": 6144, "vocab_size": 151936, "tie_word_embeddings": True,
+              "max_position_embeddings": 40960, "torch_dtype": "bfloat16", "rms_norm_eps": 1e-6,
+              "rope_theta": 1000000}
+
+
+def _qwen3_1_7b_plan(version: str, gpu: str = "RTX-4090", pool_gib: float | None = None):
+    # LLM(...) is the offline entrypoint: vLLM's "llm" usage context
+    fields = {"vllm_version": version, "max_num_seqs": 1, "max_model_len": 1024, "usage_context": "llm"}
+    if pool_gib is not None:
+        fields["kv_cache_memory_bytes"] = round(pool_gib * GiB)
+    return plan(parse_config(QWEN3_1_7B, "qwen3-1.7b"), get_gpu(gpu), EngineConfig(**fields), Layout())
+
+
+# ----------------------------------------------------------------------------- ISSUE33263: Qwen3-1.7B, 0.14 - 0.15
+
+
+@pytest.mark.parametrize("version", ["0.14", "0.15"])
+def test_issue33263_qwen3_1_7b_layout_from_the_logged_pool(version):
+    # 28 layers x 8 KV heads x 128 x (K + V) x 2 B = 114,688 B a token; 16-token blocks of 1,835,008 B.
+    # 18.78 GiB = 20,164,979,179 B // 1,835,008 = 10,988 blocks = 175,808 tokens (-0.03 % on the logged 175,856 =
+    # 10,991 blocks = 18.7832 GiB, inside the 2-decimal rounding of "18.78")
+    p = _qwen3_1_7b_plan(version, pool_gib=18.78)
+    assert p.ranks[0].kv_bytes_per_token == 114_688 and p.block_size == 16
+    assert p.ranks[0].bytes_per_block == 1_835_008 and p.num_blocks == 10_988
+    assert p.kv_cache_tokens == 175_808 and close(p.kv_cache_tokens, 175_856)
+    assert 18.775 * GiB <= 10_991 * 1_835_008 < 18.785 * GiB
+
+
+@pytest.mark.xfail(strict=True, reason=(
+    "vllm#33263, Qwen3-1.7B offline on an unnamed '24 GB GPU', 0.14 - 0.15, default gpu_memory_utilization 0.9: "
+    "kvplan on an RTX 4090 (23.64 GiB) gives 17.35 GiB against the logged 18.78 (-1.43 GiB; RTX 3090 17.28, -1.50). "
+    "The logged pool needs >= 18.78 + 3.22 weights + 0.58 activation + 0.13 non-torch = 22.71 GiB inside the budget, "
+    "i.e. >= 25.2 GiB of device memory at 0.9 (24.6 GiB even with no activation peak at all): no 24 GB card has that "
+    "(an RTX 4090 has 23.64), so the card or the utilization is not what the issue states. Not fixed: no engine rule "
+    "explains it"))
+def test_issue33263_qwen3_1_7b_pool_from_the_flags():
+    p = _qwen3_1_7b_plan("0.15")
+    assert close_gib(p.ranks[0].kv_pool_bytes, 18.78)
+
+
+def test_issue33263_qwen3_1_7b_pool_gap_is_measured():
+    # the xfail's numbers: 23.64 x 0.9 = 21.28 - 3.22 - 0.58 - 0.13 = 17.35 GiB (RTX 3090: 17.28)
+    assert abs(_qwen3_1_7b_plan("0.15").ranks[0].kv_pool_bytes / GiB - 17.35) < 0.01
+    assert abs(_qwen3_1_7b_plan("0.15", "RTX-3090").ranks[0].kv_pool_bytes / GiB - 17.28) < 0.01
+
+
+# ----------------------------------------------------------------------------- GLM51-TCPXO: 0.19.0, TP 8 x PP 2
+
+GLM51 = ("vllm serve zai-org/GLM-5.1 --tensor-parallel-size 8 --pipeline-parallel-size 2 --quantization fp8 "
+         "--kv-cache-dtype fp8 --max-model-len 202752")
+
+
+def test_glm51_tp8_pp2_h100_v0_19_layout_behind_the_tokens_line():
+    # GLM-5.1 DSA at TP 8, fp8 KV: 656 B of MLA latent + 132 B of fp8 indexer key a layer and token, 39 layers a PP
+    # stage (78 / 2): 30,732 B a token, 64-token blocks of 1,966,848 B. 858,048 = 13,407 blocks x 64 exactly; a
+    # 202,752-token request is 3,168 blocks: 13,407 / 3,168 = 4.232x, the logged "4.23x". Those blocks are 24.56 GiB
+    # a rank (the stage with less room sets them; the file does not say the utilization, so the pool is not pinned)
+    args = parse_vllm_command(GLM51)
+    assert not args.unknown
+    fields = {**args.engine_fields(), "vllm_version": "0.19", "kv_cache_memory_bytes": 13_407 * 1_966_848}
+    p = plan(load_preset("glm-5.1"), get_gpu("H100-SXM"), EngineConfig(**fields), Layout(tp=8, pp=2))
+    assert p.start_error is None and p.block_size == 64
+    assert [r.bytes_per_block for r in p.ranks[:2]] == [1_966_848, 1_966_848]
+    assert p.num_blocks == 13_407 and p.blocks_per_request == 3_168
+    assert p.kv_cache_tokens == 858_048 and f"{p.max_concurrency:.2f}" == "4.23"
+    assert round(13_407 * 1_966_848 / GiB, 2) == 24.56
+
+
+# ----------------------------------------------------------------------------- A100-40-GPTOSS: weights
+
+
+def test_gpt_oss_20b_a100_40gb_weights():
+    # MXFP4 experts on Marlin (A100 has no native FP4): kvplan 13.70 GiB against the logged 13.72 (-0.1 %), the same
+    # figure the A100 80GB 0.19 log of tests/test_engine_logs_dec.py reads
+    p = plan(load_preset("gpt-oss-20b"), get_gpu("A100-40GB"),
+             EngineConfig(vllm_version="0.11", max_model_len=8192, gpu_memory_utilization=0.95, usage_context="llm"),
+             Layout())
+    assert close_gib(p.ranks[0].weights_bytes, 13.72) and abs(p.ranks[0].weights_bytes / GiB - 13.70) < 0.01
