@@ -23,6 +23,24 @@ Sources:
   quantization="mxfp4", max_model_len=8192, gpu_memory_utilization=0.95, enable_prefix_caching=True)`` on an
   "NVIDIA A100-SXM4-40GB": "Model loading took 13.72 GiB memory and 32.300566 seconds" (the release is not named;
   the MXFP4 Marlin weights are the same on every line from 0.10.2). Only the weights line is quoted.
+- LLAMA-A100-40: a Korean GCE walkthrough "Google Cloud Compute Engine에서 vLLM 구동 학습자료" (index file id
+  34342936495; the same text under id 34465769645): an a2-highgpu-1g (one A100 40GB), vLLM 0.15.1, offline
+  ``LLM(model=".../Meta-Llama-3.1-8B-Instruct/")`` with non-default args {'disable_log_stats': True, 'enforce_eager':
+  True} (max model len 131072, "Chunked prefill is enabled with max_num_batched_tokens=8192"): "Model loading took
+  14.99 GiB memory", "Available KV cache memory: 19.28 GiB", "GPU KV cache size: 157,936 tokens", "Maximum
+  concurrency for 131,072 tokens per request: 1.20x" (log of 2026-02-06).
+- LLAMA-FT-0.15: a fine-tuning project's serve log (index file id 62837958212, 2026-02-19): vLLM 0.15.1, a
+  Llama-3.1-8B DPO fine-tune (LlamaForCausalLM, 4 shards, "Model loading took 14.99 GiB"), non-default args {'host':
+  '0.0.0.0', 'model': 'models/final_dpo', 'trust_remote_code': True, 'max_model_len': 8192, 'served_model_name':
+  [...], 'enable_prefix_caching': True}, "max_num_batched_tokens=2048" (the under-70 GiB serve default), CUDA graphs
+  FULL_AND_PIECEWISE to 512: "Available KV cache memory: 26.43 GiB", "GPU KV cache size: 216,512 tokens", "Maximum
+  concurrency for 8,192 tokens per request: 26.43x". The card is not named (2048 batched tokens put it under 70 GiB;
+  26.43 + 14.99 + 1.18 activation + 0.13 non-torch = 42.73 GiB = 0.9 x 47.48 GiB, a 48 GB Ampere card's figure), so
+  the layout is pinned from the logged pool.
+- LLAMA-0.19-PARSER: a log parser's docstring "verified against real vLLM v0.19.0 logs" (index file id 52973536494):
+  Llama-3.1-8B figures "Model loading took 14.99 GiB", "Available KV cache memory: 58.11 GiB", "GPU KV cache size:
+  476,000 tokens", "Maximum concurrency for 8,192 tokens per request: 58.11x" (no card or flags given): the layout
+  from the logged pool.
 """
 
 import pytest
@@ -117,3 +135,37 @@ def test_gpt_oss_20b_a100_40gb_weights():
              EngineConfig(vllm_version="0.11", max_model_len=8192, gpu_memory_utilization=0.95, usage_context="llm"),
              Layout())
     assert close_gib(p.ranks[0].weights_bytes, 13.72) and abs(p.ranks[0].weights_bytes / GiB - 13.70) < 0.01
+
+
+# ----------------------------------------------------------------------------- Llama-3.1-8B: 0.15.1 and 0.19
+
+
+def test_llama31_8b_a100_40gb_v0_15_offline_eager():
+    # 39.39 GiB x 0.9 = 35.45 - 14.99 weights - 0.03 rotary table - 1.23 activation (8192 batched tokens, 256 sampler
+    # rows) - 0.13 non-torch = 19.10 GiB (logged 19.28, -0.18); 156,480 tokens (-0.92 %), 1.19x (1.1938 vs 1.20)
+    p = plan(load_preset("llama-3.1-8b"), get_gpu("A100-40GB"),
+             EngineConfig(vllm_version="0.15", enforce_eager=True, usage_context="llm"), Layout())
+    assert close_gib(p.ranks[0].weights_bytes, 14.99) and close_gib(p.ranks[0].kv_pool_bytes, 19.28)
+    assert p.kv_cache_tokens == 156_480 and close(p.kv_cache_tokens, 157_936)
+    assert close(p.max_concurrency, 1.20) and abs(p.ranks[0].kv_pool_bytes / GiB - 19.10) < 0.01
+
+
+LLAMA_FT = ("vllm serve models/final_dpo --host 0.0.0.0 --trust-remote-code --max-model-len 8192 "
+            "--served-model-name kp-astrology-llama --enable-prefix-caching")
+
+
+@pytest.mark.parametrize("command, version, pool, tokens, conc", [
+    (LLAMA_FT, "0.15", 26.43, 216_512, "26.43"),
+    ("vllm serve meta-llama/Llama-3.1-8B-Instruct --max-model-len 8192", "0.19", 58.11, 476_000, "58.11")],
+    ids=["finetune-0.15", "parser-0.19"])
+def test_llama31_8b_layout_from_the_logged_pool(command, version, pool, tokens, conc):
+    # 32 layers x 8 KV heads x 128 x (K + V) x 2 B = 131,072 B a token, 16-token blocks of 2,097,152 B, 512 blocks an
+    # 8,192-token request. 26.43 GiB // 2,097,152 = 13,532 blocks = 216,512 tokens and 13,532 / 512 = 26.43x, as logged;
+    # 58.11 GiB // 2,097,152 = 29,752 blocks = 476,032 tokens (+0.007 %: the logged 476,000 = 29,750 blocks = 58.105
+    # GiB, inside the rounding of "58.11") and 58.11x
+    args = parse_vllm_command(command)
+    assert not args.unknown
+    fields = {**args.engine_fields(), "vllm_version": version, "kv_cache_memory_bytes": round(pool * GiB)}
+    p = plan(load_preset("llama-3.1-8b"), get_gpu("H100-SXM"), EngineConfig(**fields), Layout())
+    assert p.ranks[0].bytes_per_block == 2_097_152 and p.blocks_per_request == 512
+    assert close(p.kv_cache_tokens, tokens) and f"{p.max_concurrency:.2f}" == conc
