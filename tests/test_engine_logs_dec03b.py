@@ -47,6 +47,13 @@ Sources:
   VLLM_ATTENTION_BACKEND=FLASH_ATTN; 2048 batched tokens / 256 sequences (logged): "Model loading took 15.27 GiB",
   "GPU KV cache size: 89,040 tokens" (kv_cache_utils.py:2146) on the first boot and "C_total=95,936 at runtime" on
   the later boots of the same server ("CUDA graph 캐시 여부에 따른": the author's reading, a warm compile cache).
+- QWEN32-A40-EMU: a blog post on splitting Qwen3-32B over two 48 GB cards (index file id 57905766703; the same post's
+  widget, id 58059006495): 2 x "NVIDIA RTX PRO 6000 Blackwell Server Edition 95.01 GiB sm_120" (no NVLink), vllm
+  0.27.1, vllm/vllm-openai:latest, ``Qwen/Qwen3-32B --gpu-memory-utilization 0.426 --max-model-len 32768`` (0.426
+  emulates an A40's 40.5 GiB budget) at ``--tensor-parallel-size 1`` ("Model loading took 61.03 GiB", "Available KV
+  cache memory: -24.42 GiB", "ValueError: No available memory for the cache blocks"), ``--tensor-parallel-size 2``
+  (30.59 GiB a worker, "Available KV cache memory: 8.22 GiB", "GPU KV cache size: 67,296 tokens", 2.05x) and
+  ``--pipeline-parallel-size 2`` (30.52 GiB a stage, 6.92 GiB, 56,640 tokens, 1.73x).
 """
 
 import pytest
@@ -194,3 +201,40 @@ def test_qwen3_8b_rtx5090_v0_24_cold_and_warm_compile(cache, tokens, pool):
     assert p.ranks[0].kv_bytes_per_token == 147_456 and round(tokens * 147_456 / GiB, 2) == pool
     assert close_gib(p.ranks[0].weights_bytes, 15.27)
     assert close(p.kv_cache_tokens, tokens) and close_gib(p.ranks[0].kv_pool_bytes, pool)
+
+
+# ----------------------------------------------------------------------------- QWEN32-A40-EMU: 0.27.1, TP 1 / TP 2 / PP 2
+
+QWEN32 = "vllm serve Qwen/Qwen3-32B --gpu-memory-utilization 0.426 --max-model-len 32768 --port 8000 "
+
+
+def _qwen32(extra: str, layout: Layout):
+    args = parse_vllm_command(QWEN32 + extra)
+    assert not args.unknown
+    fields = {**args.engine_fields(), "vllm_version": "0.27"}
+    return plan(load_preset("qwen3-32b"), get_gpu("RTX-PRO-6000"), EngineConfig(**fields), layout)
+
+
+def test_qwen32_tp1_refused_with_the_logged_deficit():
+    # 94.97 x 0.426 = 40.46 - 61.03 weights - 1.45 activation (8192 batched tokens) - 0.25 non-torch - 0.62 V2
+    # sampler state - 1.45 cold-compile embedding copy (SM 12.0) - 0.91 CUDA graphs = -24.34 GiB (logged -24.42)
+    p = _qwen32("--tensor-parallel-size 1", Layout(tp=1))
+    assert close_gib(p.ranks[0].weights_bytes, 61.03) and close_gib(p.ranks[0].kv_pool_bytes, -24.42)
+    assert "No available memory for the cache blocks" in p.start_error
+
+
+def test_qwen32_tp2_pool_tokens_concurrency():
+    # a rank: 30.59 weights, 8.225 GiB KV (8.22), 131,072 B a token: 67,376 tokens (+0.12 %), 2.056x (2.05, +0.3 %)
+    p = _qwen32("--tensor-parallel-size 2", Layout(tp=2))
+    assert close_gib(p.ranks[0].weights_bytes, 30.59) and close_gib(p.ranks[0].kv_pool_bytes, 8.22)
+    assert p.kv_cache_tokens == 67_376 and close(p.kv_cache_tokens, 67_296) and close(p.max_concurrency, 2.05)
+
+
+def test_qwen32_pp2_pool_tokens_concurrency():
+    # a stage holds 32 layers (30.52 GiB each, as logged); the first stage's pool is the smaller (6.97 GiB against the
+    # logged 6.92: its profile run holds the cold-compile embedding copy), 262,144 B x 32 / 64 = 131,072 B a token:
+    # 57,072 tokens (+0.76 %), 1.742x (1.73, +0.7 %)
+    p = _qwen32("--pipeline-parallel-size 2", Layout(pp=2))
+    assert [round(r.weights_bytes / GiB, 2) for r in p.ranks] == [30.52, 30.52]
+    assert close_gib(min(r.kv_pool_bytes for r in p.ranks), 6.92)
+    assert p.kv_cache_tokens == 57_072 and close(p.kv_cache_tokens, 56_640) and close(p.max_concurrency, 1.73)
