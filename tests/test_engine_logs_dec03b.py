@@ -61,6 +61,13 @@ Sources:
   preset; its language model is Mistral-7B-Instruct-v0.2 (32 layers, 8 KV heads of 128, no sliding window: v0.1's
   4,096-token window is gone in v0.2), typed in below, so the KV layout is pinned from the logged pool, not the
   budget (its vision tower and image profile are not planned).
+- GEMMA3-1B-0.13: an inference-engine comparison's notes (index file id 45665312624; a second run in id 45405743641):
+  vLLM 0.13.0, offline ``LLM(model='google/gemma-3-1b-it', max_model_len=2048, gpu_memory_utilization=0.95)``
+  ("max_num_batched_tokens=8192", CUDA graphs FULL_AND_PIECEWISE to 512): "Model loading took 1.9148 GiB",
+  "Available KV cache memory: 25.39 GiB", "Add 2 padding layers, may waste at most 9.09% KV cache memory", "GPU KV
+  cache size: 950,864 tokens", "Maximum concurrency for 2,048 tokens per request: 461.21x" (2026-01-16). The card is
+  not named, so the hybrid sliding-window layout is pinned from the logged pool (an RTX 5090 at 0.95 gives 25.34 GiB
+  in kvplan, the only listed card near it).
 """
 
 import pytest
@@ -262,3 +269,21 @@ def test_llava_mistral_7b_h100_v0_10_2_layout_from_the_logged_pool():
     assert p.ranks[0].bytes_per_block == 2_097_152 and p.blocks_per_request == 256
     assert p.num_blocks == 28_236 and close(p.kv_cache_tokens, 451_744) and close(p.max_concurrency, 110.29)
     assert 28_234 * 2_097_152 <= 55.145 * GiB < 28_235 * 2_097_152  # a pool that prints 55.15 and holds 28,234
+
+
+# ----------------------------------------------------------------------------- GEMMA3-1B-0.13: the hybrid layout
+
+
+def test_gemma3_1b_v0_13_hybrid_layout_from_the_logged_pool():
+    # 26 layers (22 with a 512-token window, 4 global), 1 KV head x 256: every layer 1 x 256 x 2 x 2 B = 1,024 B a
+    # token, 16-token pages of 16,384 B; vLLM's hybrid manager pads the 22 + 4 layers into groups of 4 (the logged "2
+    # padding layers": 28 slots, 7 groups) and a block holds one page of each of 4 tensors: 65,536 B. 25.39 GiB //
+    # 65,536 = 415,989 blocks; a 2,048-token request needs 128 pages of the global group + 6 x 129 of the window
+    # groups (vLLM's sliding spec counts cdiv(min(511 + 8,192 batched tokens, 2,048), 16) + 1 = 129) = 902 blocks:
+    # 415,989 / 902 = 461.19x (logged 461.21) and 950,832 tokens (logged 950,864, -0.003 %)
+    fields = {"vllm_version": "0.13", "max_model_len": 2048, "gpu_memory_utilization": 0.95, "usage_context": "llm",
+              "kv_cache_memory_bytes": round(25.39 * GiB)}
+    p = plan(load_preset("gemma-3-1b-it"), get_gpu("RTX-5090"), EngineConfig(**fields), Layout())
+    assert p.ranks[0].bytes_per_block == 65_536 and p.blocks_per_request == 902 and p.num_blocks == 415_989
+    assert close(p.kv_cache_tokens, 950_864) and close(p.max_concurrency, 461.21)
+    assert close_gib(p.ranks[0].weights_bytes, 1.9148)
