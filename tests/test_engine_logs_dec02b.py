@@ -1,4 +1,4 @@
-"""Public vLLM start-up logs reproduced from their launch inputs (issue 11, the 2026-12-03 round).
+"""Public vLLM start-up logs reproduced from their launch inputs (issue 11, the 2026-12-02 round).
 
 Tolerances as tests/test_engine_logs.py: memory within max(1 %, 0.25 GiB), tokens and concurrency within 1 %. None of
 these sources is pinned elsewhere in tests/ (issue numbers, URLs and index file ids grepped 2026-12-02). Issue threads
@@ -220,7 +220,7 @@ def test_spark396_minimax_m2_7_tp2_refusal_from_the_logged_pool():
     # 196,608-token request: 12,288 blocks = 24,964,497,408 B = "23.25 GiB KV cache is needed" > 22.5. vLLM's
     # estimate_max_model_len counts bytes (every block of the pool): 22.50 GiB // 2,031,616 = 11,891 blocks =
     # 190,256 tokens; the logged 190,272 is 11,892 blocks = 24,159,977,472 B = 22.5007 GiB, inside the 2-decimal
-    # rounding of "22.5". Before the 2026-12-03 fix kvplan named 190,240 (the null block kept out)
+    # rounding of "22.5". Before the 2026-12-02 fix kvplan named 190,240 (the null block kept out)
     p = _plan(SPARK.format(util=0.8), "minimax-m2.7", "B300", "0.29", 22.5, tp=2)  # B300: the bf16 preset fits
     assert p.ranks[0].kv_bytes_per_token == 126_976 and p.blocks_per_request == 12_288
     assert "(23.25 GiB KV cache is needed" in p.start_error and "available KV cache memory (22.50 GiB)" in p.start_error
