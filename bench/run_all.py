@@ -10,6 +10,8 @@ Runs, each in its own process (so one's imports and caches do not flatter the ne
 - ``rerun``     bench/app_rerun.py: script time of a rerun after a widget change (AppTest), per page
 - ``floor``     bench/page_floor.py: each page's rerun against a bare one-widget page (ratio), a caption page as large
                 and its own elements without the app (bench/floor_replica.py), cold start
+- ``sections``  bench/rerun_sections.py: each page's rerun split into the script's sections (sidebar, page, ...),
+                beside the caption floor's script, for reruns replayed from the cache and for fresh plans
 - ``load``      bench/load.py: 20 users at once (protocol clients + Chromium tabs)
 - ``gpu``       bench/validate_gpu.py: predicted vs measured on a GPU; skipped when torch sees no GPU
 
@@ -33,6 +35,7 @@ def _benches(quick: bool) -> dict[str, list[str]]:
         "core": ["bench/core.py"],
         "rerun": ["bench/app_rerun.py"],
         "floor": ["bench/page_floor.py", "--reruns", "12" if quick else "30", "--cold-starts", "1" if quick else "3"],
+        "sections": ["bench/rerun_sections.py", "--reruns", "12" if quick else "30"],
         "load": ["bench/load.py", "--duration", "20" if quick else "45"],
         "gpu": ["bench/validate_gpu.py", "--json", str(RESULTS / "validate_gpu.json")],
     }
@@ -68,6 +71,13 @@ def rows_for(name: str) -> list[tuple[str, str]]:
             c = d["cold_start"]
             out.append(("cold start: launch -> Budget drawn in Chromium",
                         f"{c['median_first_page_s']} s (server answers after {c['median_server_ready_s']} s)"))
+    elif name == "sections" and (d := load("rerun_sections.json")):
+        for page, r in d["pages"].items():
+            for kind in ("cached", "fresh"):
+                s = r[kind]
+                parts = ", ".join(f"{k} {v}" for k, v in s["sections_cpu_ms"].items())
+                out.append((f"rerun sections, {page} ({kind})",
+                            f"script CPU {s['script_cpu_ms']} ms ({parts}); caption floor {r['floor']['script_cpu_ms']}"))
     elif name == "load" and (d := load("load.json")):
         head = f"{d['sessions']} protocol users + {d['browsers']} tabs"
         for who in ("protocol", "browser"):
@@ -85,7 +95,7 @@ def rows_for(name: str) -> list[tuple[str, str]]:
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--quick", action="store_true")
-    ap.add_argument("--only", default="", help="comma-separated: core,rerun,floor,load,gpu")
+    ap.add_argument("--only", default="", help="comma-separated: core,rerun,floor,sections,load,gpu")
     args = ap.parse_args(argv)
     benches = _benches(args.quick)
     chosen = [b.strip() for b in args.only.split(",") if b.strip()] or list(benches)
