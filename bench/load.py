@@ -327,7 +327,9 @@ def _expected_blocks(query: str) -> str | None:
                  state.concurrency)
     except KvplanError:
         return None
-    return f"{p.num_blocks:,}"
+    from kvplan.web.views import NO_FIGURE, no_pool_reason
+
+    return NO_FIGURE if no_pool_reason(p) else f"{p.num_blocks:,}"  # the page's own rule: no pool sized, no figure
 
 
 async def _protocol_session(i: int, base: str, deadline: float, max_steps: int, out: dict, timeout_s: float):

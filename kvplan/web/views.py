@@ -792,13 +792,13 @@ def _default_block_why(state: PlanState, plan: Plan, spec: ModelSpec) -> str:
     from kvplan.engines import (VLLM_BLOCK_SIZE, vllm_mla_backend, vllm_mla_block_size, vllm_mla_default_block_size,
                                 vllm_sparse_mla_block_size)
     from kvplan.kv import kv_dtype_bytes
-    from kvplan.support import GAUDI_VLLM_BLOCK_SIZE
+    from kvplan.support import GAUDI_VLLM_BLOCK_SIZE, on_gaudi
     from kvplan.vllm_dsv4 import VLLM_DSV4_BLOCK_SIZE
 
     bs, version, gpu = plan.block_size, plan.engine_version, plan.gpu
     kinds = {layer.cache.kind for layer in spec.layers if layer.cache is not None}
     v0 = VLLM_PROFILES.get(state.vllm_version) is not None and VLLM_PROFILES[state.vllm_version].engine_core == "V0"
-    if get_gpu(gpu).vendor == "Intel" and bs == GAUDI_VLLM_BLOCK_SIZE:
+    if on_gaudi(get_gpu(gpu)) and bs == GAUDI_VLLM_BLOCK_SIZE:
         return f"vllm-gaudi's default block size ({GAUDI_VLLM_BLOCK_SIZE}) on {gpu}"
     if "indexed_attention" in kinds and bs == 128:
         return "the sparse attention's own page: its backend and indexer run 128-token pages only"
