@@ -23,7 +23,7 @@ from kvplan import draft_model, drafter, sglang, sglang_dsv4, support, vllm_dsv4
 from kvplan.engines import (
     VLLM_BLOCK_SIZE, VLLM_CONTEXT_BYTES, EngineConfig, VllmProfile, batch_defaults, cuda_graph_bytes, gpu_arch,
     gpu_multicast, non_torch_bytes, sampler_path, vllm_compile_benchmark_bytes, vllm_glm_dsa_fp8_default, vllm_has,
-    vllm_mla_block_size, vllm_mla_default_block_size, vllm_mm_batch_floor, vllm_model_runner, vllm_profile,
+    vllm_mla_block_forced, vllm_mla_block_size, vllm_mla_default, vllm_mm_batch_floor, vllm_model_runner, vllm_profile,
     vllm_release, vllm_sm120_held_copy, vllm_sparse_mla_block_size, vllm_sparse_mla_fp8_backend,
     vllm_v2_sampler_state_bytes,
 )
@@ -731,19 +731,28 @@ def _widths(spec: ModelSpec) -> tuple[int, int]:
 # ----------------------------------------------------------------------------- the plan
 
 
-def _vllm_mla_block_size(spec: ModelSpec, gpu_name: str, engine: EngineConfig) -> int:
-    """vLLM's default block for an MLA model (kvplan.engines.vllm_mla_default_block_size) when every layer is plain
-    MLA; a DSA model (every layer ``mla_dsa``: DeepSeek-V3.2, GLM-5) 64 on Hopper / B200 (kvplan.engines.
-    vllm_sparse_mla_block_size); a hybrid MLA model keeps the forced per-GPU table (its backends are not modelled)."""
+def _vllm_mla_block_size(spec: ModelSpec, gpu_name: str, engine: EngineConfig, typed: int | None = None) -> int:
+    """The block vLLM runs an MLA model with, in tokens. No --block-size (``typed`` None): the default backend's block
+    when every layer is plain MLA (kvplan.engines.vllm_mla_default); a DSA model (every layer ``mla_dsa``:
+    DeepSeek-V3.2, GLM-5) 64 on Hopper / B200 (kvplan.engines.vllm_sparse_mla_block_size); a hybrid MLA model the
+    forced per-GPU table (its backends are not modelled). A typed --block-size ``typed``: what vLLM makes of it for
+    plain MLA (kvplan.engines.vllm_mla_block_forced); other MLA kinds run it as typed. Worked number: DeepSeek-V3 on an
+    H200, vLLM 0.11, --block-size 16 -> 64 (FlashMLA's)."""
     caches = [layer.cache for layer, _ in stage_distinct(spec, 1, 0)]  # the distinct layers: all / any / first alike
+    plain = all(c.kind == "mla" for c in caches)
+    quantized = kv_dtype_bytes(spec, engine.kv_cache_dtype) == 1
+    if typed:
+        if not plain:
+            return typed
+        return vllm_mla_block_forced(typed, gpu_name, engine.vllm_version, quantized,
+                                     caches[0].qk_nope_head_dim).block_size
     if all(c.kind == "compressed_attention" for c in caches):  # DeepSeek-V4 (kvplan.vllm_dsv4.VLLM_DSV4_BLOCK_SIZE)
         return vllm_dsv4.VLLM_DSV4_BLOCK_SIZE
     if all(c.kind == "mla_dsa" for c in caches):
         return vllm_sparse_mla_block_size(gpu_name)
-    if any(c.kind != "mla" for c in caches):
+    if not plain:
         return vllm_mla_block_size(gpu_name)
-    quantized = kv_dtype_bytes(spec, engine.kv_cache_dtype) == 1
-    return vllm_mla_default_block_size(gpu_name, engine.vllm_version, quantized, caches[0].qk_nope_head_dim)
+    return vllm_mla_default(gpu_name, engine.vllm_version, quantized, caches[0].qk_nope_head_dim).block_size
 
 
 def vllm_kv_dtype_default(spec: ModelSpec, gpu: GpuSpec, engine: EngineConfig) -> EngineConfig:
@@ -1379,6 +1388,8 @@ def plan(spec: ModelSpec, gpu: GpuSpec, engine: EngineConfig = EngineConfig(), l
         # size", vllm/models/minimax_m3/common/sparse_attention.py get_supported_kernel_block_sizes).
         default_bs = VLLM_INDEXED_BLOCK_SIZE
     block_size = engine.block_size or default_bs
+    if engine.block_size and engine.engine == "vllm" and mla and not v0 and not on_gaudi(gpu):
+        block_size = _vllm_mla_block_size(spec, gpu.name, engine, engine.block_size)  # vLLM through 0.17 replaces some typed MLA sizes
     kv_b = kv_dtype_bytes(spec, engine.kv_cache_dtype)
     # the dtype the engine computes in: --dtype (a float weight format) or the checkpoint's; an fp32 checkpoint served
     # by vLLM in 16 bits (vllm_auto_dtype) keeps its activations, rotary tables and recurrent states in 16 bits too,
