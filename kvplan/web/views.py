@@ -763,13 +763,15 @@ def replication_notes(spec: ModelSpec, tp: int) -> list[str]:
 # ----------------------------------------------------------------------------- paging page
 
 def block_size_for(state: PlanState) -> int:
-    """The block size the plan uses (the engine's default when unset); 16 if the plan cannot be made."""
-    if state.block_size:
-        return state.block_size
+    """The block size the plan uses (the engine's default when unset; the typed one, or the block vLLM replaces it with
+    for a plain-MLA model, ``mla_block_replaced``); 16 if the plan cannot be made."""
     try:
-        return cached.plan_for(state).block_size
+        plan = cached.plan_for(state)
+        if not state.block_size or mla_block_replaced(state, plan, cached.spec(state)):
+            return plan.block_size
     except KvplanError:
-        return 16
+        return state.block_size or 16
+    return state.block_size
 
 
 def paging_unit(state: PlanState) -> str:
@@ -837,6 +839,21 @@ def _default_block_why(state: PlanState, plan: Plan, spec: ModelSpec) -> str:
     return f"vLLM {version}'s own choice for this model on {gpu}"
 
 
+def mla_block_replaced(state: PlanState, plan: Plan, spec: ModelSpec):
+    """What vLLM made of the typed --block-size of a plain-MLA model when the plan runs its replacement
+    (kvplan.engines.vllm_mla_block_forced: 16 on an H200 at 0.11 -> 64 for FlashMLA); None when the plan runs the
+    typed size, no size is typed, or another rule moved it (a hybrid's state-page alignment)."""
+    from kvplan.engines import vllm_mla_block_forced
+
+    typed = state.block_size
+    if plan.engine != "vllm" or not typed or plan.block_size == typed:
+        return None
+    if {layer.cache.kind for layer in spec.layers if layer.cache is not None} != {"mla"}:
+        return None
+    forced = vllm_mla_block_forced(typed, plan.gpu, plan.engine_version, *_mla_args(state, spec))
+    return forced if forced.forced_for and forced.block_size == plan.block_size else None
+
+
 def _mla_args(state: PlanState, spec: ModelSpec) -> tuple[bool, int]:
     """(1-byte KV cache, qk_nope_head_dim) of a plain-MLA ``spec``: what kvplan.engines.vllm_mla_default and
     vllm_mla_block_forced take."""
@@ -875,17 +892,12 @@ def block_size_why(state: PlanState) -> str | None:
     if typed is None:
         return head + _default_block_why(state, plan, spec) + "."
     if typed != bs:
-        kinds = {layer.cache.kind for layer in spec.layers if layer.cache is not None}
-        if kinds == {"mla"}:
-            from kvplan.engines import vllm_mla_block_forced
-
-            forced = vllm_mla_block_forced(typed, plan.gpu, plan.engine_version, *_mla_args(state, spec))
-            if forced.forced_for and forced.block_size == bs:
-                return head + (f"vLLM {plan.engine_version} replaces --block-size {typed} with {bs} ({forced.forced_for} "
-                               f"takes {forced.takes}: \"Forcing kv cache block size to {bs} for {forced.forced_for} "
-                               "backend.\", platforms/cuda.py check_and_update_config); the plan's blocks and bytes "
-                               f"per block are at {bs}.")
-        if kinds & set(STATE_KINDS):
+        if forced := mla_block_replaced(state, plan, spec):
+            return head + (f"vLLM {plan.engine_version} replaces --block-size {typed} with {bs} ({forced.forced_for} "
+                           f"takes {forced.takes}: \"Forcing kv cache block size to {bs} for {forced.forced_for} "
+                           "backend.\", platforms/cuda.py check_and_update_config); the plan's blocks and bytes "
+                           f"per block are at {bs}.")
+        if {layer.cache.kind for layer in spec.layers if layer.cache is not None} & set(STATE_KINDS):
             return head + (f"your --block-size {typed}, grown so one attention block's bytes match the recurrent "
                            "state's page (vLLM's hybrid KV-cache manager).")
         return head + f"vLLM's own rule for this model, in place of your --block-size {typed}."
