@@ -826,9 +826,9 @@ def gpu_arch(gpu_name: str) -> str:
 
 
 def vllm_mla_block_size(gpu_name: str) -> int:
-    """The KV block size vLLM forces for MLA on this GPU through 0.16: FlashMLA 64 (Hopper), CUTLASS MLA 128 (B200/B300),
-    16 elsewhere (Triton MLA on Ampere/Ada; FlashMLA needs sm90). vllm/platforms/cuda.py check_and_update_config;
-    by release and backend: ``vllm_mla_default``.
+    """The KV block size vLLM forces for MLA on this GPU through 0.14: FlashMLA 64 (Hopper, through 0.17), CUTLASS MLA
+    128 (B200/B300), 16 elsewhere (Triton MLA on Ampere/Ada; FlashMLA needs sm90). vllm/platforms/cuda.py
+    check_and_update_config; by release and backend: ``vllm_mla_default``; kvplan plans hybrid MLA models with it.
     Worked number: H200 -> 64 (Kimi-K2 TP8: 715,072 tokens = 11,173 blocks x 64)."""
     return VLLM_MLA_BLOCK_SIZE_BY_ARCH[gpu_arch(gpu_name)]
 
@@ -909,9 +909,10 @@ def vllm_mla_block_forced(typed_block_size: int, gpu_name: str, vllm_version: st
       validate_configuration, skipping those that do not take it ("--block-size N precluded higher-priority
       backend(s)"): the typed size is what runs (0.18.0 / 0.19.0 / 0.33.0 wheels).
     - TRITON_MLA (Ampere, Ada, ROCm: platforms/rocm.py forces no MLA block) keeps any size.
-    Worked numbers: 16 on an H200 at 0.11 -> 64 (FlashMLA): DeepSeek-V3 TP8 runs blocks of 64, so a pool of 715,072
-    tokens is 11,173 blocks x 64, not 44,692 x 16; 128 on an H200 at 0.11 -> 64 (!= 64), at 0.17 -> 128 (a multiple
-    of 64); 64 on a B200 at 0.14 -> 128 (CUTLASS_MLA); 16 on an H200 at 0.19 -> 16."""
+    Worked numbers: 16 on an H200 at 0.11 -> 64 (FlashMLA): DeepSeek-V3 TP8 at max_model_len 8,192 runs blocks of 64 x
+    70,272 B = 4,497,408 B, its 43,657,510,577 B pool 9,707 blocks = 621,248 tokens (not 38,829 blocks x 16); 128 on
+    an H200 at 0.11 -> 64 (!= 64), at 0.17 -> 128 (a multiple of 64); 64 on a B200 at 0.14 -> 128 (CUTLASS_MLA); 16
+    on an H200 at 0.19 -> 16 (tests/test_mla_block_forced.py)."""
     arch = gpu_arch(gpu_name)
     if vllm_has(vllm_version, "mla_backend_block_size") or arch not in ("sm90", "sm100"):
         return VllmMlaBlock(typed_block_size, None)

@@ -781,7 +781,7 @@ def paging_unit(state: PlanState) -> str:
 
 
 # vLLM's MLA backends whose kernels take one block size only (v1/attention/backends/mla/*.py
-# get_supported_kernel_block_sizes: FLASHMLA [64], CUTLASS_MLA [128]; FLASHINFER_MLA [32, 64], forced 64 in 0.17.0);
+# get_supported_kernel_block_sizes: FLASHMLA [64], CUTLASS_MLA [128]; FLASHINFER_MLA [32, 64], forced 64 in 0.15.0 - 0.17);
 # FLASH_ATTN_MLA and TRITON_MLA take multiples of 16, so the default 16 stays
 FIXED_MLA_BACKENDS = ("FLASHMLA", "CUTLASS_MLA", "FLASHINFER_MLA")
 

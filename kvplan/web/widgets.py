@@ -891,7 +891,9 @@ def block_size_widget(container: Any = st) -> int | None:
                       if state.engine == "sglang" else
                       "--block-size. Default (the number beside it): the engine's own choice for this model, GPU and "
                       "release: 16 in vLLM, an MLA attention backend's own block (FlashMLA 64, CUTLASS MLA 128, "
-                      "FlashInfer MLA 32), a hybrid's attention block grown to the state page."
+                      "FlashInfer MLA 32), a hybrid's attention block grown to the state page. Through vLLM 0.17 "
+                      "an MLA backend replaces a typed size it does not take (FlashMLA: 64); the plan runs what vLLM "
+                      "runs."
                       + (f" vLLM {state.vllm_version} takes {vllm_block_sizes_text(state)}." if state.engine == "vllm"
                          else "")))
 
