@@ -950,6 +950,22 @@ def vllm_sparse_mla_block_size(gpu_name: str) -> int:
     return vllm_mla_block_size(gpu_name)
 
 
+def vllm_sparse_mla_block_forced(typed_block_size: int, gpu_name: str, vllm_version: str) -> VllmMlaBlock:
+    """The block vLLM runs a DSA model (every layer an MLA latent + indexer key: DeepSeek-V3.2, GLM-5) with when
+    ``--block-size typed_block_size`` is given, on Hopper / datacenter Blackwell (tokens).
+
+    0.11.0 - 0.17.x: platforms/cuda.py check_and_update_config replaces any size but 64 for a config with
+    ``index_topk`` ("if use_sparse and cache_config.block_size != 64", "Forcing kv cache block size to 64 for
+    FlashMLASparse backend."; 0.17.0: FLASHMLA_SPARSE unless --attention-config picks FLASHINFER_MLA_SPARSE, so the
+    same). From 0.18.0 (``mla_backend_block_size``) update_block_size_for_backend keeps a typed size. Other GPUs keep
+    it (kvplan plans DSA with the plain MLA table there). Worked number: DeepSeek-V3.2 on an H200 at 0.11,
+    --block-size 16 -> 64; at 0.19 -> 16."""
+    if vllm_has(vllm_version, "mla_backend_block_size") or gpu_arch(gpu_name) not in ("sm90", "sm100") \
+            or typed_block_size == VLLM_SPARSE_MLA_BLOCK_SIZE:
+        return VllmMlaBlock(typed_block_size, None)
+    return VllmMlaBlock(VLLM_SPARSE_MLA_BLOCK_SIZE, "FlashMLASparse", f"{VLLM_SPARSE_MLA_BLOCK_SIZE} only")
+
+
 def vllm_sparse_mla_fp8_backend(gpu_name: str, vllm_version: str, heads_per_rank: int, qk_nope_head_dim: int) -> str:
     """The sparse MLA backend vLLM stores an fp8 KV cache of a DSA model with: "FLASHINFER_MLA_SPARSE" (a plain fp8
     latent, kv_lora_rank + qk_rope_head_dim bytes a token a layer) or "FLASHMLA_SPARSE" (``fp8_ds_mla``: 512 fp8 NoPE

@@ -24,8 +24,8 @@ from kvplan.engines import (
     VLLM_BLOCK_SIZE, VLLM_CONTEXT_BYTES, EngineConfig, VllmProfile, batch_defaults, cuda_graph_bytes, gpu_arch,
     gpu_multicast, non_torch_bytes, sampler_path, vllm_compile_benchmark_bytes, vllm_glm_dsa_fp8_default, vllm_has,
     vllm_mla_block_forced, vllm_mla_block_size, vllm_mla_default, vllm_mm_batch_floor, vllm_model_runner, vllm_profile,
-    vllm_release, vllm_sm120_held_copy, vllm_sparse_mla_block_size, vllm_sparse_mla_fp8_backend,
-    vllm_v2_sampler_state_bytes,
+    vllm_release, vllm_sm120_held_copy, vllm_sparse_mla_block_forced, vllm_sparse_mla_block_size,
+    vllm_sparse_mla_fp8_backend, vllm_v2_sampler_state_bytes,
 )
 from kvplan.engines import CudaGraphShape
 from kvplan.errors import PlanInputError
@@ -736,12 +736,15 @@ def _vllm_mla_block_size(spec: ModelSpec, gpu_name: str, engine: EngineConfig, t
     when every layer is plain MLA (kvplan.engines.vllm_mla_default); a DSA model (every layer ``mla_dsa``:
     DeepSeek-V3.2, GLM-5) 64 on Hopper / B200 (kvplan.engines.vllm_sparse_mla_block_size); a hybrid MLA model the
     forced per-GPU table (its backends are not modelled). A typed --block-size ``typed``: what vLLM makes of it for
-    plain MLA (kvplan.engines.vllm_mla_block_forced); other MLA kinds run it as typed. Worked number: DeepSeek-V3 on an
+    plain MLA (kvplan.engines.vllm_mla_block_forced), for DSA (kvplan.engines.vllm_sparse_mla_block_forced); other MLA
+    kinds (hybrids, DeepSeek-V4) run it as typed. Worked number: DeepSeek-V3 on an
     H200, vLLM 0.11, --block-size 16 -> 64 (FlashMLA's)."""
     caches = [layer.cache for layer, _ in stage_distinct(spec, 1, 0)]  # the distinct layers: all / any / first alike
     plain = all(c.kind == "mla" for c in caches)
     quantized = kv_dtype_bytes(spec, engine.kv_cache_dtype) == 1
     if typed:
+        if caches and all(c.kind == "mla_dsa" for c in caches):
+            return vllm_sparse_mla_block_forced(typed, gpu_name, engine.vllm_version).block_size
         if not plain:
             return typed
         return vllm_mla_block_forced(typed, gpu_name, engine.vllm_version, quantized,

@@ -117,6 +117,11 @@ def test_a_typed_block_size_vllm_011_replaces_is_planned_at_what_vllm_runs():
     assert views.block_size_for(at.session_state["kv.state"]) == 64
     at = run_app({"v": "1", "m": "deepseek-v3", "tp": "8", "g": "H200", "vv": "0.11", "bs": "16"})
     assert not [w for w in at.warning if "Forcing kv cache block size" in w.value]
+    # DSA (DeepSeek-V3.2): 0.11.0 - 0.17 "if use_sparse and cache_config.block_size != 64" -> 64
+    at = run_app({"v": "1", "m": "deepseek-v3.2", "tp": "8", "g": "H200", "vv": "0.17", "bs": "128"}, PAGING)
+    assert ("The plan runs blocks of 64 tokens: vLLM 0.17 replaces --block-size 128 with 64 (FlashMLASparse takes 64 "
+            "only: \"Forcing kv cache block size to 64 for FlashMLASparse backend.\", platforms/cuda.py "
+            "check_and_update_config); the plan's blocks and bytes per block are at 64.") in _captions(at), _captions(at)
 
 
 def test_the_mla_backend_named_is_the_one_whose_block_the_plan_runs():

@@ -14,7 +14,7 @@ DeepSeek-V3 at TP 8: 61 MLA layers x (512 + 64) x 2 B = 70,272 B a token a rank 
 import pytest
 
 from kvplan import load_preset
-from kvplan.engines import EngineConfig, vllm_mla_block_forced, vllm_mla_default
+from kvplan.engines import EngineConfig, vllm_mla_block_forced, vllm_mla_default, vllm_sparse_mla_block_forced
 from kvplan.gpus import get_gpu
 from kvplan.parallel import Layout
 from kvplan.plan import plan
@@ -108,3 +108,20 @@ def test_one_table_for_backend_and_default_block():
     assert vllm_mla_default("H200", "0.19") == ("FLASH_ATTN_MLA", 16)
     assert vllm_mla_default("B200", "0.33") == ("FLASHINFER_MLA", 32)
     assert vllm_mla_default("MI300X", "0.33") == ("TRITON_MLA", 16)
+
+
+def test_dsa_takes_flashmla_sparse_64_through_017():
+    # 0.11.0 - 0.17.x platforms/cuda.py: "if use_sparse and cache_config.block_size != 64" -> 64; from 0.18 kept.
+    # DeepSeek-V3.2 TP8: 61 x (1,152 latent + 132 indexer key) = 78,324 B a token; 64 x 78,324 = 5,012,736 B a block
+    v32 = load_preset("deepseek-v3.2")
+    typed, own = _plan(v32, "H200", "0.11", 16), _plan(v32, "H200", "0.11", None)
+    assert typed.block_size == own.block_size == 64 and typed.ranks[0].bytes_per_block == 64 * 78_324 == 5_012_736
+    assert typed.num_blocks == 42_689_704_785 // 5_012_736 == 8_516 == own.num_blocks
+    assert typed.kv_cache_tokens == 8_516 * 64 == 545_024
+    assert _plan(v32, "H200", "0.17", 128).block_size == 64  # != 64, not a multiple rule
+    assert _plan(v32, "B200", "0.14", 32).block_size == 64
+    p = _plan(v32, "H200", "0.19", 128)
+    assert p.block_size == 128 and p.kv_cache_tokens == 4_401 * 128 == 563_328
+    assert vllm_sparse_mla_block_forced(16, "H200", "0.11") == (64, "FlashMLASparse", "64 only")
+    assert vllm_sparse_mla_block_forced(64, "H200", "0.11") == (64, None, "")
+    assert vllm_sparse_mla_block_forced(16, "A100-80GB", "0.11") == (16, None, "")

@@ -840,17 +840,22 @@ def _default_block_why(state: PlanState, plan: Plan, spec: ModelSpec) -> str:
 
 
 def mla_block_replaced(state: PlanState, plan: Plan, spec: ModelSpec):
-    """What vLLM made of the typed --block-size of a plain-MLA model when the plan runs its replacement
-    (kvplan.engines.vllm_mla_block_forced: 16 on an H200 at 0.11 -> 64 for FlashMLA); None when the plan runs the
-    typed size, no size is typed, or another rule moved it (a hybrid's state-page alignment)."""
-    from kvplan.engines import vllm_mla_block_forced
+    """What vLLM made of the typed --block-size of a plain-MLA or DSA model when the plan runs its replacement
+    (kvplan.engines.vllm_mla_block_forced: 16 on an H200 at 0.11 -> 64 for FlashMLA; vllm_sparse_mla_block_forced:
+    FlashMLASparse's 64); None when the plan runs the typed size, no size is typed, or another rule moved it (a
+    hybrid's state-page alignment)."""
+    from kvplan.engines import vllm_mla_block_forced, vllm_sparse_mla_block_forced
 
     typed = state.block_size
     if plan.engine != "vllm" or not typed or plan.block_size == typed:
         return None
-    if {layer.cache.kind for layer in spec.layers if layer.cache is not None} != {"mla"}:
+    kinds = {layer.cache.kind for layer in spec.layers if layer.cache is not None}
+    if kinds == {"mla_dsa"}:
+        forced = vllm_sparse_mla_block_forced(typed, plan.gpu, plan.engine_version)
+    elif kinds == {"mla"}:
+        forced = vllm_mla_block_forced(typed, plan.gpu, plan.engine_version, *_mla_args(state, spec))
+    else:
         return None
-    forced = vllm_mla_block_forced(typed, plan.gpu, plan.engine_version, *_mla_args(state, spec))
     return forced if forced.forced_for and forced.block_size == plan.block_size else None
 
 
