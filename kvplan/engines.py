@@ -638,6 +638,11 @@ VLLM_BLOCK_SIZE = 16
 # forces 128, elsewhere (Ampere, Ada: Triton MLA; ROCm) the default 16 stays.
 VLLM_MLA_BLOCK_SIZE = 64
 VLLM_MLA_BLOCK_SIZE_BY_ARCH = {"sm90": 64, "sm100": 128, "other": 16}
+# From 0.18.0 every CUDA MLA backend runs blocks that are multiples of 16 (v1/attention/backends/mla/*.py
+# supports_block_size: TRITON_MLA and FLASH_ATTN_MLA block_size % 16, FLASHMLA 64, FLASHINFER_MLA 32 / 64, CUTLASS_MLA
+# 128; 0.18.0 / 0.19.0 / 0.33.0 wheels), and the selector passes a typed --block-size to each (v1/attention/selector.py
+# user_specified_block_size): another size starts no backend, "No valid attention backend found for cuda".
+VLLM_MLA_BLOCK_MULTIPLE = 16
 # vllm/engine/arg_utils.py get_batch_defaults, vllm serve (OPENAI_API_SERVER): (floor, tokens, seqs). The
 # 70 GiB row skips the A100 ("a100" in the device name: large batches cut its throughput, vLLM PR #17885):
 # the dennislee22 A100-80GB logs (0.10.1.1) print "Chunked prefill is enabled with max_num_batched_tokens=2048".

@@ -21,8 +21,9 @@ from pydantic import BaseModel, ConfigDict, Field, computed_field
 
 from kvplan import draft_model, drafter, sglang, sglang_dsv4, support, vllm_dsv4, vllm_gaudi, vllm_v0
 from kvplan.engines import (
-    VLLM_BLOCK_SIZE, VLLM_CONTEXT_BYTES, EngineConfig, VllmProfile, batch_defaults, cuda_graph_bytes, gpu_arch,
-    gpu_multicast, non_torch_bytes, sampler_path, vllm_compile_benchmark_bytes, vllm_glm_dsa_fp8_default, vllm_has,
+    VLLM_BLOCK_SIZE, VLLM_CONTEXT_BYTES, VLLM_MLA_BLOCK_MULTIPLE, EngineConfig, VllmProfile, batch_defaults,
+    cuda_graph_bytes, gpu_arch, gpu_multicast, non_torch_bytes, sampler_path, vllm_compile_benchmark_bytes,
+    vllm_glm_dsa_fp8_default, vllm_has,
     vllm_mla_block_forced, vllm_mla_block_size, vllm_mla_default, vllm_mm_batch_floor, vllm_model_runner, vllm_profile,
     vllm_release, vllm_sm120_held_copy, vllm_sparse_mla_block_forced, vllm_sparse_mla_block_size,
     vllm_sparse_mla_fp8_backend, vllm_v2_sampler_state_bytes,
@@ -758,6 +759,25 @@ def _vllm_mla_block_size(spec: ModelSpec, gpu_name: str, engine: EngineConfig, t
     return vllm_mla_default(gpu_name, engine.vllm_version, quantized, caches[0].qk_nope_head_dim).block_size
 
 
+def _check_mla_block_size(spec: ModelSpec, gpu: GpuSpec, engine: EngineConfig) -> None:
+    """Refuse a typed --block-size no CUDA MLA backend of vLLM >= 0.18 runs for a plain-MLA model: one that is not a
+    multiple of VLLM_MLA_BLOCK_MULTIPLE (16). The selector keeps the typed size and skips every backend that does not
+    take it, and with none left vLLM raises "No valid attention backend found" (platforms/cuda.py
+    get_attn_backend_cls, 0.18.0 / 0.19.0 / 0.33.0 wheels); through 0.17 check_and_update_config replaces the size on
+    Hopper / B200 instead (kvplan.engines.vllm_mla_block_forced). Worked example: DeepSeek-V3 on an H200 at 0.19 with
+    --block-size 8 -> refused; 32 -> planned at 32."""
+    typed = engine.block_size
+    if (gpu.vendor != "NVIDIA" or not typed or typed % VLLM_MLA_BLOCK_MULTIPLE == 0
+            or not vllm_has(engine.vllm_version, "mla_backend_block_size")):
+        return
+    if any(layer.cache.kind != "mla" for layer, _ in stage_distinct(spec, 1, 0)):
+        return
+    raise PlanInputError("block_size", f"vLLM {engine.vllm_version} starts no MLA attention backend at --block-size "
+                         f"{typed} (\"No valid attention backend found for cuda\"): TRITON_MLA and FLASH_ATTN_MLA run "
+                         f"multiples of {VLLM_MLA_BLOCK_MULTIPLE}, FLASHMLA 64, FLASHINFER_MLA 32 or 64, CUTLASS_MLA "
+                         f"128; use a multiple of {VLLM_MLA_BLOCK_MULTIPLE}, or leave the block size at default")
+
+
 def vllm_kv_dtype_default(spec: ModelSpec, gpu: GpuSpec, engine: EngineConfig) -> EngineConfig:
     """vLLM's ``--kv-cache-dtype auto`` where the model's config class overrides it: GLM-5 (glm_moe_dsa) on sm10x from
     0.32.0 gets fp8_e4m3 (kvplan.engines.vllm_glm_dsa_fp8_default); DeepSeek-V4 from 0.30.0 gets fp8 (fp8_ds_mla, its
@@ -1392,7 +1412,9 @@ def plan(spec: ModelSpec, gpu: GpuSpec, engine: EngineConfig = EngineConfig(), l
         default_bs = VLLM_INDEXED_BLOCK_SIZE
     block_size = engine.block_size or default_bs
     if engine.block_size and engine.engine == "vllm" and mla and not v0 and not on_gaudi(gpu):
-        block_size = _vllm_mla_block_size(spec, gpu.name, engine, engine.block_size)  # vLLM through 0.17 replaces some typed MLA sizes
+        # vLLM >= 0.18 refuses a size no MLA backend runs; through 0.17 it replaces some on Hopper / B200
+        _check_mla_block_size(spec, gpu, engine)
+        block_size = _vllm_mla_block_size(spec, gpu.name, engine, engine.block_size)
     kv_b = kv_dtype_bytes(spec, engine.kv_cache_dtype)
     # the dtype the engine computes in: --dtype (a float weight format) or the checkpoint's; an fp32 checkpoint served
     # by vLLM in 16 bits (vllm_auto_dtype) keeps its activations, rotary tables and recurrent states in 16 bits too,

@@ -125,3 +125,15 @@ def test_dsa_takes_flashmla_sparse_64_through_017():
     assert vllm_sparse_mla_block_forced(16, "H200", "0.11") == (64, "FlashMLASparse", "64 only")
     assert vllm_sparse_mla_block_forced(64, "H200", "0.11") == (64, None, "")
     assert vllm_sparse_mla_block_forced(16, "A100-80GB", "0.11") == (16, None, "")
+
+
+def test_from_018_a_size_no_mla_backend_runs_is_refused(v3):
+    # 0.18.0 / 0.19.0 / 0.33.0: the selector passes the typed size to every backend; TRITON_MLA and FLASH_ATTN_MLA take
+    # block_size % 16 == 0, the others 64 / 32, 64 / 128: 8 starts none ("No valid attention backend found")
+    from kvplan.errors import PlanInputError
+
+    with pytest.raises(PlanInputError, match="starts no MLA attention backend at --block-size 8"):
+        _plan(v3, "H200", "0.19", 8)
+    assert _plan(v3, "H200", "0.19", 32).block_size == 32
+    assert _plan(v3, "H200", "0.11", 8).block_size == 64  # 0.11: FlashMLA replaces it
+    assert _plan(load_preset("llama-3.1-8b"), "H200", "0.19", 8, tp=1).block_size == 8  # not MLA: not this rule
