@@ -293,9 +293,17 @@ VLLM_CHANGES: dict[str, tuple[Release, str]] = {
     "mrope_positions_factor": ((0, 32, 0), ("rotary_embedding/mrope.py cache_max_position_num = max_position x "
                                             "positions_factor (qwen3_vl.py mrope_positions_factor) in 0.32.0; x 4 "
                                             "through 0.31.0")),
-    "mla_flashinfer_blackwell": ((0, 17, 0), ("platforms/cuda.py check_and_update_config: on Blackwell (sm100) an MLA "
+    "mla_flashinfer_blackwell": ((0, 15, 0), ("platforms/cuda.py check_and_update_config: on Blackwell (sm100) an MLA "
                                               "model with qk_nope_head_dim 128 defaults to FLASHINFER_MLA (block 64) "
-                                              "in the 0.17.0 wheel; CUTLASS_MLA (block 128) in 0.11.x")),
+                                              "in the 0.15.0, 0.16.0 and 0.17.0 wheels; CUTLASS_MLA (block 128) in "
+                                              "0.11.x - 0.14.0")),
+    "mla_flash_attn_hopper": ((0, 11, 1), ("platforms/cuda.py _get_backend_priorities: on Hopper an MLA model takes "
+                                           "the first valid of FLASH_ATTN_MLA (kv dtype auto only), FLASHMLA, ... in "
+                                           "the 0.11.1 wheel (vllm PR #27363, 'Prefer FlashAttention MLA as default "
+                                           "over FlashMLA'); 0.11.0 get_attn_backend_cls takes FLASHMLA at block 64")),
+    "mla_block_multiple": ((0, 11, 1), ("platforms/cuda.py check_and_update_config forces an MLA block only when it is "
+                                        "not a multiple of the backend's (FlashMLA % 64, CUTLASS MLA % 128) in the "
+                                        "0.11.1 wheel; 0.10.0 - 0.11.0 force any size but 64 / 128 (!= 64)")),
     "sparse_mla_flashinfer_fp8": ((0, 18, 0), ("v1/attention/backends/mla/flashinfer_mla_sparse.py: FLASHINFER_MLA_SPARSE "
                                                "takes kv dtypes fp8 / fp8_e4m3 (a plain 576 B latent) and "
                                                "layers/attention/mla_attention.py makes fp8 fp8_ds_mla only once "
@@ -630,6 +638,11 @@ VLLM_BLOCK_SIZE = 16
 # forces 128, elsewhere (Ampere, Ada: Triton MLA; ROCm) the default 16 stays.
 VLLM_MLA_BLOCK_SIZE = 64
 VLLM_MLA_BLOCK_SIZE_BY_ARCH = {"sm90": 64, "sm100": 128, "other": 16}
+# From 0.18.0 every CUDA MLA backend runs blocks that are multiples of 16 (v1/attention/backends/mla/*.py
+# supports_block_size: TRITON_MLA and FLASH_ATTN_MLA block_size % 16, FLASHMLA 64, FLASHINFER_MLA 32 / 64, CUTLASS_MLA
+# 128; 0.18.0 / 0.19.0 / 0.33.0 wheels), and the selector passes a typed --block-size to each (v1/attention/selector.py
+# user_specified_block_size): another size starts no backend, "No valid attention backend found for cuda".
+VLLM_MLA_BLOCK_MULTIPLE = 16
 # vllm/engine/arg_utils.py get_batch_defaults, vllm serve (OPENAI_API_SERVER): (floor, tokens, seqs). The
 # 70 GiB row skips the A100 ("a100" in the device name: large batches cut its throughput, vLLM PR #17885):
 # the dennislee22 A100-80GB logs (0.10.1.1) print "Chunked prefill is enabled with max_num_batched_tokens=2048".
@@ -818,58 +831,105 @@ def gpu_arch(gpu_name: str) -> str:
 
 
 def vllm_mla_block_size(gpu_name: str) -> int:
-    """The KV block size vLLM forces for MLA on this GPU through 0.16: FlashMLA 64 (Hopper), CUTLASS MLA 128 (B200/B300),
-    16 elsewhere (Triton MLA on Ampere/Ada; FlashMLA needs sm90). vllm/platforms/cuda.py check_and_update_config;
-    by release: ``vllm_mla_default_block_size``.
+    """The KV block size vLLM forces for MLA on this GPU through 0.14: FlashMLA 64 (Hopper, through 0.17), CUTLASS MLA
+    128 (B200/B300), 16 elsewhere (Triton MLA on Ampere/Ada; FlashMLA needs sm90). vllm/platforms/cuda.py
+    check_and_update_config; by release and backend: ``vllm_mla_default``; kvplan plans hybrid MLA models with it.
     Worked number: H200 -> 64 (Kimi-K2 TP8: 715,072 tokens = 11,173 blocks x 64)."""
     return VLLM_MLA_BLOCK_SIZE_BY_ARCH[gpu_arch(gpu_name)]
 
 
-def vllm_mla_default_block_size(gpu_name: str, vllm_version: str, kv_quantized: bool = False,
-                                qk_nope_head_dim: int = 128) -> int:
-    """The KV block size vLLM picks for a (dense, non-hybrid) MLA model by release, GPU and KV dtype.
+class VllmMlaDefault(NamedTuple):
+    """vLLM's MLA attention backend for a plain-MLA model and the KV block it runs with no --block-size."""
+    backend: str  # by vLLM's name, what "Using ... attention backend" prints
+    block_size: int  # tokens a KV block
 
-    Through 0.16 the forced table of ``vllm_mla_block_size`` (FlashMLA 64 on Hopper, CUTLASS MLA 128 on sm100).
-    0.17.0 (``mla_flashinfer_blackwell``, platforms/cuda.py check_and_update_config): on sm100 a model with
-    qk_nope_head_dim 128 gets FLASHINFER_MLA, forced to 64. From 0.18.0 (``mla_backend_block_size``,
-    platforms/interface.py update_block_size_for_backend) the block is the first valid backend's
-    ``get_preferred_block_size(16)`` (v1/attention/backend.py: 16 if the backend takes it, else its smallest size)
-    in platforms/cuda.py _get_backend_priorities order: Hopper FLASH_ATTN_MLA (capability 9, KV dtypes auto /
-    float16 / bfloat16 only, ``[MultipleOf(16)]``) -> 16, with an fp8 KV cache FLASHMLA ``[64]`` -> 64; sm100
-    FLASHINFER_MLA (qk_nope_head_dim in 64 / 128 / 192, ``[32, 64]``) -> 32, else CUTLASS_MLA ``[128]``;
-    elsewhere TRITON_MLA ``[MultipleOf(16)]`` -> 16 (0.18.0 / 0.21.0 / 0.33.0 wheels).
-    Worked number: DeepSeek-V2-Lite on an H100, 0.19.0: "Using FLASH_ATTN_MLA attention backend", 1,505,552
-    tokens = 94,097 blocks x 16 (not a multiple of 64; llm-d-planner v0.19.0 log)."""
+
+def vllm_mla_default(gpu_name: str, vllm_version: str, kv_quantized: bool = False,
+                     qk_nope_head_dim: int = 128) -> VllmMlaDefault:
+    """(backend, default block) vLLM runs a dense, non-hybrid MLA model with, by release, GPU, KV dtype (kv_quantized:
+    a 1-byte cache) and the config's qk_nope_head_dim; no --block-size typed (``vllm_mla_block_forced`` for a typed one).
+
+    Read in the PyPI wheels (platforms/cuda.py check_and_update_config / _get_backend_priorities, 2026-12):
+    - 0.10.0 - 0.11.0: Hopper FLASHMLA, forced to 64; sm100 CUTLASS_MLA, forced to 128 (the 0.10 profile plans
+      0.10.1.1: 0.10.0 took CUTLASS only through VLLM_ATTENTION_BACKEND and ran TRITON_MLA at 16 on a B200);
+      elsewhere TRITON_MLA at the default 16.
+    - 0.11.1 - 0.17.x (``mla_flash_attn_hopper``): the backend is the first valid one of _get_backend_priorities,
+      Hopper FLASH_ATTN_MLA (kv dtype auto / bfloat16 only) then FLASHMLA (fp8), while check_and_update_config still
+      forces the FlashMLA block 64 on any Hopper (its ``use_flashmla`` is the non-Blackwell default, whatever backend
+      is picked later); sm100 CUTLASS_MLA at 128 through 0.14.x, and from 0.15.0 (``mla_flashinfer_blackwell``)
+      FLASHINFER_MLA, forced to 64, when qk_nope_head_dim is 128 (its kernel's only one), else CUTLASS_MLA at 128.
+    - From 0.18.0 (``mla_backend_block_size``, platforms/interface.py update_block_size_for_backend) the first valid
+      backend's get_preferred_block_size(16) (v1/attention/backend.py: 16 if it takes it, else its smallest size):
+      Hopper FLASH_ATTN_MLA [MultipleOf(16)] -> 16, with an fp8 KV cache FLASHMLA [64] -> 64; sm100 FLASHINFER_MLA
+      (qk_nope_head_dim 64 / 128 / 192) [32, 64] -> 32, else CUTLASS_MLA [128]; elsewhere TRITON_MLA
+      [MultipleOf(16)] -> 16 (0.18.0 / 0.19.0 / 0.21.0 / 0.33.0 wheels).
+    ROCm and other GPUs: TRITON_MLA at 16 (platforms/rocm.py forces no MLA block; AITER MLA is opt-in).
+    Worked numbers: H100, 0.11 -> ("FLASHMLA", 64); H100, 0.17 -> ("FLASH_ATTN_MLA", 64); DeepSeek-V2-Lite on an
+    H100 at 0.19.0: ("FLASH_ATTN_MLA", 16), "Using FLASH_ATTN_MLA attention backend", 1,505,552 tokens = 94,097 blocks
+    x 16 (llm-d-planner v0.19.0 log)."""
     arch = gpu_arch(gpu_name)
-    if not vllm_has(vllm_version, "mla_flashinfer_blackwell"):
-        return vllm_mla_block_size(gpu_name)
-    if not vllm_has(vllm_version, "mla_backend_block_size"):
-        return 64 if arch == "sm100" and qk_nope_head_dim == 128 else vllm_mla_block_size(gpu_name)
+    if vllm_has(vllm_version, "mla_backend_block_size"):
+        if arch == "sm90":
+            return VllmMlaDefault("FLASHMLA", 64) if kv_quantized else VllmMlaDefault("FLASH_ATTN_MLA", 16)
+        if arch == "sm100":
+            return VllmMlaDefault("FLASHINFER_MLA", 32) if qk_nope_head_dim in (64, 128, 192) else \
+                VllmMlaDefault("CUTLASS_MLA", 128)
+        return VllmMlaDefault("TRITON_MLA", VLLM_BLOCK_SIZE)
     if arch == "sm90":
-        return 64 if kv_quantized else 16
+        hopper = "FLASH_ATTN_MLA" if vllm_has(vllm_version, "mla_flash_attn_hopper") and not kv_quantized else "FLASHMLA"
+        return VllmMlaDefault(hopper, 64)
     if arch == "sm100":
-        return 32 if qk_nope_head_dim in (64, 128, 192) else 128
-    return 16
+        if vllm_has(vllm_version, "mla_flashinfer_blackwell") and qk_nope_head_dim == 128:
+            return VllmMlaDefault("FLASHINFER_MLA", 64)
+        return VllmMlaDefault("CUTLASS_MLA", 128)
+    return VllmMlaDefault("TRITON_MLA", VLLM_BLOCK_SIZE)
 
 
-def vllm_mla_backend(gpu_name: str, vllm_version: str, kv_quantized: bool = False, qk_nope_head_dim: int = 128) -> str:
-    """The MLA attention backend whose block ``vllm_mla_default_block_size`` gives, by vLLM's name (what a user reads
-    in "Using ... attention backend"): the same release / GPU / KV-dtype rule, the backend instead of its block.
-    Through 0.16 FLASHMLA (sm90, forced 64), CUTLASS_MLA (sm100, forced 128), TRITON_MLA elsewhere (16); 0.17.0 sm100
-    with qk_nope_head_dim 128 FLASHINFER_MLA (forced 64); from 0.18.0 sm90 FLASH_ATTN_MLA (16) or, with an fp8 KV
-    cache, FLASHMLA (64), sm100 FLASHINFER_MLA (32) or CUTLASS_MLA (128), elsewhere TRITON_MLA (16).
-    Worked example: H100, 0.11 -> "FLASHMLA" (block 64); H100, 0.19 -> "FLASH_ATTN_MLA" (16)."""
+class VllmMlaBlock(NamedTuple):
+    """The KV block vLLM runs a plain-MLA model with for a typed --block-size, and what replaced it."""
+    block_size: int  # tokens a KV block
+    forced_for: str | None  # the backend vLLM's log names ("Forcing kv cache block size to 64 for FlashMLA backend."),
+    # None where the typed size is kept
+    takes: str = ""  # the sizes that rule keeps, in words ("multiples of 64"); "" where the typed size is kept
+
+
+def vllm_mla_block_forced(typed_block_size: int, gpu_name: str, vllm_version: str, kv_quantized: bool = False,
+                          qk_nope_head_dim: int = 128) -> VllmMlaBlock:
+    """The block vLLM runs a dense, non-hybrid MLA model with when ``--block-size typed_block_size`` is given.
+
+    Inputs: the typed size (tokens), the catalog GPU, the vLLM profile, kv_quantized (a 1-byte KV cache) and the
+    config's qk_nope_head_dim. Rules, read in the PyPI wheels (2026-12), for the default backend of
+    ``vllm_mla_default`` (through 0.17 platforms/cuda.py check_and_update_config rewrites cache_config.block_size
+    whether the user typed it or not):
+    - 0.10.0 - 0.11.0 (platforms/cuda.py): FlashMLA on Hopper replaces any size but 64 (``block_size != 64``),
+      CUTLASS MLA on sm100 any size but 128 (``!= 128``).
+    - 0.11.1 - 0.17.x (``mla_block_multiple``, platforms/cuda.py): FlashMLA replaces a size not a multiple of 64 with
+      64 (``% 64 != 0``; also when FLASH_ATTN_MLA is then picked), CUTLASS MLA one not a multiple of 128 with 128,
+      and from 0.15.0 FlashInfer MLA (sm100, qk_nope_head_dim 128) one that is neither 32 nor a multiple of 64 with
+      64; the log reads "Forcing kv cache block size to 64 for FlashMLA backend." (or "128 for CUTLASS_MLA", "64 for
+      FlashInferMLA").
+    - From 0.18.0 (``mla_backend_block_size``): platforms/interface.py update_block_size_for_backend returns at
+      once when cache_config.user_specified_block_size ("User specified --block-size; keep it."), and the selector
+      (v1/attention/selector.py, platforms/cuda.py get_attn_backend_cls) passes the typed size to each backend's
+      validate_configuration, skipping those that do not take it ("--block-size N precluded higher-priority
+      backend(s)"): the typed size is what runs (0.18.0 / 0.19.0 / 0.33.0 wheels).
+    - TRITON_MLA (Ampere, Ada, ROCm: platforms/rocm.py forces no MLA block) keeps any size.
+    Worked numbers: 16 on an H200 at 0.11 -> 64 (FlashMLA): DeepSeek-V3 TP8 at max_model_len 8,192 runs blocks of 64 x
+    70,272 B = 4,497,408 B, its 43,657,510,577 B pool 9,707 blocks = 621,248 tokens (not 38,829 blocks x 16); 128 on
+    an H200 at 0.11 -> 64 (!= 64), at 0.17 -> 128 (a multiple of 64); 64 on a B200 at 0.14 -> 128 (CUTLASS_MLA); 16
+    on an H200 at 0.19 -> 16 (tests/test_mla_block_forced.py)."""
     arch = gpu_arch(gpu_name)
-    table = {"sm90": "FLASHMLA", "sm100": "CUTLASS_MLA", "other": "TRITON_MLA"}
-    if not vllm_has(vllm_version, "mla_flashinfer_blackwell"):
-        return table[arch]
-    if not vllm_has(vllm_version, "mla_backend_block_size"):
-        return "FLASHINFER_MLA" if arch == "sm100" and qk_nope_head_dim == 128 else table[arch]
-    if arch == "sm90":
-        return "FLASHMLA" if kv_quantized else "FLASH_ATTN_MLA"
-    if arch == "sm100":
-        return "FLASHINFER_MLA" if qk_nope_head_dim in (64, 128, 192) else "CUTLASS_MLA"
-    return "TRITON_MLA"
+    if vllm_has(vllm_version, "mla_backend_block_size") or arch not in ("sm90", "sm100"):
+        return VllmMlaBlock(typed_block_size, None)
+    backend, forced = vllm_mla_default(gpu_name, vllm_version, kv_quantized, qk_nope_head_dim)
+    multiple = vllm_has(vllm_version, "mla_block_multiple")
+    if backend == "FLASHINFER_MLA":
+        kept, name, takes = typed_block_size == 32 or typed_block_size % 64 == 0, "FlashInferMLA", "32 or multiples of 64"
+    else:  # sm90: the FlashMLA rule, whichever Hopper backend is picked after it; sm100: CUTLASS MLA's
+        name = "FlashMLA" if arch == "sm90" else "CUTLASS_MLA"
+        kept = typed_block_size % forced == 0 if multiple else typed_block_size == forced
+        takes = f"multiples of {forced}" if multiple else f"{forced} only"
+    return VllmMlaBlock(typed_block_size, None) if kept else VllmMlaBlock(forced, name, takes)
 
 
 # DeepSeek sparse attention (DSA: DeepSeek-V3.2, GLM-5) runs 64-token KV blocks on Hopper and datacenter Blackwell in
@@ -893,6 +953,22 @@ def vllm_sparse_mla_block_size(gpu_name: str) -> int:
     if gpu_arch(gpu_name) in ("sm90", "sm100"):
         return VLLM_SPARSE_MLA_BLOCK_SIZE
     return vllm_mla_block_size(gpu_name)
+
+
+def vllm_sparse_mla_block_forced(typed_block_size: int, gpu_name: str, vllm_version: str) -> VllmMlaBlock:
+    """The block vLLM runs a DSA model (every layer an MLA latent + indexer key: DeepSeek-V3.2, GLM-5) with when
+    ``--block-size typed_block_size`` is given, on Hopper / datacenter Blackwell (tokens).
+
+    0.11.0 - 0.17.x: platforms/cuda.py check_and_update_config replaces any size but 64 for a config with
+    ``index_topk`` ("if use_sparse and cache_config.block_size != 64", "Forcing kv cache block size to 64 for
+    FlashMLASparse backend."; 0.17.0: FLASHMLA_SPARSE unless --attention-config picks FLASHINFER_MLA_SPARSE, so the
+    same). From 0.18.0 (``mla_backend_block_size``) update_block_size_for_backend keeps a typed size. Other GPUs keep
+    it (kvplan plans DSA with the plain MLA table there). Worked number: DeepSeek-V3.2 on an H200 at 0.11,
+    --block-size 16 -> 64; at 0.19 -> 16."""
+    if vllm_has(vllm_version, "mla_backend_block_size") or gpu_arch(gpu_name) not in ("sm90", "sm100") \
+            or typed_block_size == VLLM_SPARSE_MLA_BLOCK_SIZE:
+        return VllmMlaBlock(typed_block_size, None)
+    return VllmMlaBlock(VLLM_SPARSE_MLA_BLOCK_SIZE, "FlashMLASparse", f"{VLLM_SPARSE_MLA_BLOCK_SIZE} only")
 
 
 def vllm_sparse_mla_fp8_backend(gpu_name: str, vllm_version: str, heads_per_rank: int, qk_nope_head_dim: int) -> str:

@@ -21,11 +21,12 @@ from pydantic import BaseModel, ConfigDict, Field, computed_field
 
 from kvplan import draft_model, drafter, sglang, sglang_dsv4, support, vllm_dsv4, vllm_gaudi, vllm_v0
 from kvplan.engines import (
-    VLLM_BLOCK_SIZE, VLLM_CONTEXT_BYTES, EngineConfig, VllmProfile, batch_defaults, cuda_graph_bytes, gpu_arch,
-    gpu_multicast, non_torch_bytes, sampler_path, vllm_compile_benchmark_bytes, vllm_glm_dsa_fp8_default, vllm_has,
-    vllm_mla_block_size, vllm_mla_default_block_size, vllm_mm_batch_floor, vllm_model_runner, vllm_profile,
-    vllm_release, vllm_sm120_held_copy, vllm_sparse_mla_block_size, vllm_sparse_mla_fp8_backend,
-    vllm_v2_sampler_state_bytes,
+    VLLM_BLOCK_SIZE, VLLM_CONTEXT_BYTES, VLLM_MLA_BLOCK_MULTIPLE, EngineConfig, VllmProfile, batch_defaults,
+    cuda_graph_bytes, gpu_arch, gpu_multicast, non_torch_bytes, sampler_path, vllm_compile_benchmark_bytes,
+    vllm_glm_dsa_fp8_default, vllm_has,
+    vllm_mla_block_forced, vllm_mla_block_size, vllm_mla_default, vllm_mm_batch_floor, vllm_model_runner, vllm_profile,
+    vllm_release, vllm_sm120_held_copy, vllm_sparse_mla_block_forced, vllm_sparse_mla_block_size,
+    vllm_sparse_mla_fp8_backend, vllm_v2_sampler_state_bytes,
 )
 from kvplan.engines import CudaGraphShape
 from kvplan.errors import PlanInputError
@@ -731,19 +732,50 @@ def _widths(spec: ModelSpec) -> tuple[int, int]:
 # ----------------------------------------------------------------------------- the plan
 
 
-def _vllm_mla_block_size(spec: ModelSpec, gpu_name: str, engine: EngineConfig) -> int:
-    """vLLM's default block for an MLA model (kvplan.engines.vllm_mla_default_block_size) when every layer is plain
-    MLA; a DSA model (every layer ``mla_dsa``: DeepSeek-V3.2, GLM-5) 64 on Hopper / B200 (kvplan.engines.
-    vllm_sparse_mla_block_size); a hybrid MLA model keeps the forced per-GPU table (its backends are not modelled)."""
+def _vllm_mla_block_size(spec: ModelSpec, gpu_name: str, engine: EngineConfig, typed: int | None = None) -> int:
+    """The block vLLM runs an MLA model with, in tokens. No --block-size (``typed`` None): the default backend's block
+    when every layer is plain MLA (kvplan.engines.vllm_mla_default); a DSA model (every layer ``mla_dsa``:
+    DeepSeek-V3.2, GLM-5) 64 on Hopper / B200 (kvplan.engines.vllm_sparse_mla_block_size); a hybrid MLA model the
+    forced per-GPU table (its backends are not modelled). A typed --block-size ``typed``: what vLLM makes of it for
+    plain MLA (kvplan.engines.vllm_mla_block_forced), for DSA (kvplan.engines.vllm_sparse_mla_block_forced); other MLA
+    kinds (hybrids, DeepSeek-V4) run it as typed. Worked number: DeepSeek-V3 on an
+    H200, vLLM 0.11, --block-size 16 -> 64 (FlashMLA's)."""
     caches = [layer.cache for layer, _ in stage_distinct(spec, 1, 0)]  # the distinct layers: all / any / first alike
+    plain = all(c.kind == "mla" for c in caches)
+    quantized = kv_dtype_bytes(spec, engine.kv_cache_dtype) == 1
+    if typed:
+        if caches and all(c.kind == "mla_dsa" for c in caches):
+            return vllm_sparse_mla_block_forced(typed, gpu_name, engine.vllm_version).block_size
+        if not plain:
+            return typed
+        return vllm_mla_block_forced(typed, gpu_name, engine.vllm_version, quantized,
+                                     caches[0].qk_nope_head_dim).block_size
     if all(c.kind == "compressed_attention" for c in caches):  # DeepSeek-V4 (kvplan.vllm_dsv4.VLLM_DSV4_BLOCK_SIZE)
         return vllm_dsv4.VLLM_DSV4_BLOCK_SIZE
     if all(c.kind == "mla_dsa" for c in caches):
         return vllm_sparse_mla_block_size(gpu_name)
-    if any(c.kind != "mla" for c in caches):
+    if not plain:
         return vllm_mla_block_size(gpu_name)
-    quantized = kv_dtype_bytes(spec, engine.kv_cache_dtype) == 1
-    return vllm_mla_default_block_size(gpu_name, engine.vllm_version, quantized, caches[0].qk_nope_head_dim)
+    return vllm_mla_default(gpu_name, engine.vllm_version, quantized, caches[0].qk_nope_head_dim).block_size
+
+
+def _check_mla_block_size(spec: ModelSpec, gpu: GpuSpec, engine: EngineConfig) -> None:
+    """Refuse a typed --block-size no CUDA MLA backend of vLLM >= 0.18 runs for a plain-MLA model: one that is not a
+    multiple of VLLM_MLA_BLOCK_MULTIPLE (16). The selector keeps the typed size and skips every backend that does not
+    take it, and with none left vLLM raises "No valid attention backend found" (platforms/cuda.py
+    get_attn_backend_cls, 0.18.0 / 0.19.0 / 0.33.0 wheels); through 0.17 check_and_update_config replaces the size on
+    Hopper / B200 instead (kvplan.engines.vllm_mla_block_forced). Worked example: DeepSeek-V3 on an H200 at 0.19 with
+    --block-size 8 -> refused; 32 -> planned at 32."""
+    typed = engine.block_size
+    if (gpu.vendor != "NVIDIA" or not typed or typed % VLLM_MLA_BLOCK_MULTIPLE == 0
+            or not vllm_has(engine.vllm_version, "mla_backend_block_size")):
+        return
+    if any(layer.cache.kind != "mla" for layer, _ in stage_distinct(spec, 1, 0)):
+        return
+    raise PlanInputError("block_size", f"vLLM {engine.vllm_version} starts no MLA attention backend at --block-size "
+                         f"{typed} (\"No valid attention backend found for cuda\"): TRITON_MLA and FLASH_ATTN_MLA run "
+                         f"multiples of {VLLM_MLA_BLOCK_MULTIPLE}, FLASHMLA 64, FLASHINFER_MLA 32 or 64, CUTLASS_MLA "
+                         f"128; use a multiple of {VLLM_MLA_BLOCK_MULTIPLE}, or leave the block size at default")
 
 
 def vllm_kv_dtype_default(spec: ModelSpec, gpu: GpuSpec, engine: EngineConfig) -> EngineConfig:
@@ -1379,6 +1411,10 @@ def plan(spec: ModelSpec, gpu: GpuSpec, engine: EngineConfig = EngineConfig(), l
         # size", vllm/models/minimax_m3/common/sparse_attention.py get_supported_kernel_block_sizes).
         default_bs = VLLM_INDEXED_BLOCK_SIZE
     block_size = engine.block_size or default_bs
+    if engine.block_size and engine.engine == "vllm" and mla and not v0 and not on_gaudi(gpu):
+        # vLLM >= 0.18 refuses a size no MLA backend runs; through 0.17 it replaces some on Hopper / B200
+        _check_mla_block_size(spec, gpu, engine)
+        block_size = _vllm_mla_block_size(spec, gpu.name, engine, engine.block_size)
     kv_b = kv_dtype_bytes(spec, engine.kv_cache_dtype)
     # the dtype the engine computes in: --dtype (a float weight format) or the checkpoint's; an fp32 checkpoint served
     # by vLLM in 16 bits (vllm_auto_dtype) keeps its activations, rotary tables and recurrent states in 16 bits too,

@@ -8,7 +8,7 @@ import re
 
 import pytest
 
-from kvplan.engines import VLLM_PROFILES, vllm_mla_default_block_size
+from kvplan.engines import VLLM_PROFILES, vllm_mla_default
 from kvplan.web import gpus_view, views, widgets
 from kvplan.web.state import DEFAULT, PlanState
 from tests.app_util import figure, html_tables, kvplan_plan, metrics, plain, run_app, values
@@ -60,10 +60,16 @@ def test_sglang_paging_page_says_page_not_block():
     # B200, 0.33: FLASHINFER_MLA [32, 64] (qk_nope_head_dim 128) -> 32
     ({"g": "B200"}, "The plan runs blocks of 32 tokens: vLLM 0.33's MLA attention backend on B200 is FLASHINFER_MLA, "
                     "whose kernels take 32 or 64 tokens a block, not the default 16: it runs 32."),
-    # a typed size the plan runs as typed, with what it would run without it
-    ({"vv": "0.11", "bs": "128"}, "The plan runs blocks of 128 tokens: the --block-size 128 you set, as typed. "
-                                  "Without it the plan runs 64: vLLM 0.11's MLA attention backend on H200 is FLASHMLA, "
-                                  "which forces 64-token blocks in place of the default 16."),
+    # a typed size the plan runs as typed (0.17: 128 % 64 == 0 is kept), with what it would run without it: 0.11.1 -
+    # 0.17 force FlashMLA's 64 on Hopper, then pick FLASH_ATTN_MLA (_get_backend_priorities)
+    ({"vv": "0.17", "bs": "128"}, "The plan runs blocks of 128 tokens: the --block-size 128 you set, as typed. "
+                                  "Without it the plan runs 64: vLLM 0.17 forces FlashMLA's 64-token blocks on H200 in "
+                                  "place of the default 16, then picks FLASH_ATTN_MLA, which takes them."),
+    # a typed size vLLM 0.11 replaces (128 != 64): planned at 64, and said so
+    ({"vv": "0.11", "bs": "128"}, "The plan runs blocks of 64 tokens: vLLM 0.11 replaces --block-size 128 with 64 "
+                                  "(FlashMLA takes 64 only: \"Forcing kv cache block size to 64 for FlashMLA "
+                                  "backend.\", platforms/cuda.py check_and_update_config); the plan's blocks and "
+                                  "bytes per block are at 64."),
     ({"e": "sglang"}, "The plan runs pages of 1 token: SGLang's default --page-size (1)."),
 ])
 def test_the_paging_caption_says_which_block_size_the_plan_runs_and_why(params, said):
@@ -100,39 +106,39 @@ def test_the_block_size_reason_of_hybrids_gaudi_and_deepseek_v4(params, said):
     assert said in _captions(at), _captions(at)
 
 
-def test_a_typed_block_size_vllm_011_replaces_for_flashmla_is_warned():
-    # vLLM 0.11 check_and_update_config: "if use_flashmla and ... cache_config.block_size % 64 != 0: block_size = 64"
-    # (the plan runs 16 as typed: its block count is not vLLM's)
+def test_a_typed_block_size_vllm_011_replaces_is_planned_at_what_vllm_runs():
+    # vLLM 0.11.0 check_and_update_config: "if use_flashmla and ... cache_config.block_size != 64: block_size = 64":
+    # the plan runs 64 (tests/test_mla_block_forced.py for its numbers), the Paging caption says why, and no page
+    # warns at the top any more (the plan is what vLLM runs)
     at = run_app({"v": "1", "m": "deepseek-v3", "tp": "8", "g": "H200", "vv": "0.11", "bs": "16"}, PAGING)
-    said = [plain(w.value) for w in at.warning if "Forcing kv cache block size" in w.value]
-    assert said == ['**--block-size 16**: vLLM 0.11 replaces --block-size 16 with 64 for this MLA model on H200 ("Forcing kv cache block '
-                    'size to 64 for FlashMLA backend.", platforms/cuda.py check_and_update_config); this plan runs 16 '
-                    'as typed, so its block count and bytes per block are not what vLLM 0.11 runs. Leave the block '
-                    'size at default to plan 64.']
-    # at the top of every page, as a refused block size is (the Budget plans 16 too)
+    assert ("The plan runs blocks of 64 tokens: vLLM 0.11 replaces --block-size 16 with 64 (FlashMLA takes 64 only: "
+            "\"Forcing kv cache block size to 64 for FlashMLA backend.\", platforms/cuda.py check_and_update_config); "
+            "the plan's blocks and bytes per block are at 64.") in _captions(at), _captions(at)
+    assert views.block_size_for(at.session_state["kv.state"]) == 64
     at = run_app({"v": "1", "m": "deepseek-v3", "tp": "8", "g": "H200", "vv": "0.11", "bs": "16"})
-    assert [plain(w.value) for w in at.warning if "Forcing kv cache block size" in w.value] == said
-    # a multiple of 64 is kept by vLLM: no warning; nor from 0.18 on (the backend's own rule)
-    for params in ({"vv": "0.11", "bs": "128"}, {"bs": "16"}):
-        at = run_app({"v": "1", "m": "deepseek-v3", "tp": "8", "g": "H200", **params}, PAGING)
-        assert not [w for w in at.warning if "Forcing kv cache block size" in w.value]
+    assert not [w for w in at.warning if "Forcing kv cache block size" in w.value]
+    # DSA (DeepSeek-V3.2): 0.11.0 - 0.17 "if use_sparse and cache_config.block_size != 64" -> 64
+    at = run_app({"v": "1", "m": "deepseek-v3.2", "tp": "8", "g": "H200", "vv": "0.17", "bs": "128"}, PAGING)
+    assert ("The plan runs blocks of 64 tokens: vLLM 0.17 replaces --block-size 128 with 64 (FlashMLASparse takes 64 "
+            "only: \"Forcing kv cache block size to 64 for FlashMLASparse backend.\", platforms/cuda.py "
+            "check_and_update_config); the plan's blocks and bytes per block are at 64.") in _captions(at), _captions(at)
 
 
 def test_the_mla_backend_named_is_the_one_whose_block_the_plan_runs():
     # every profile x architecture x KV dtype x qk_nope_head_dim: the backend named has the block kvplan plans
-    from kvplan.engines import vllm_mla_backend
-
-    blocks = {"FLASHMLA": {64}, "CUTLASS_MLA": {128}, "FLASHINFER_MLA": {32, 64}, "FLASH_ATTN_MLA": {16},
+    # (FLASH_ATTN_MLA at 64: 0.11.1 - 0.17 force FlashMLA's block on Hopper before the selector picks it)
+    blocks = {"FLASHMLA": {64}, "CUTLASS_MLA": {128}, "FLASHINFER_MLA": {32, 64}, "FLASH_ATTN_MLA": {16, 64},
               "TRITON_MLA": {16}}
     for version in VLLM_PROFILES:
         for gpu in ("H100-SXM", "B200", "A100-80GB"):
             for quantized in (False, True):
                 for nope in (64, 128, 256):
-                    backend = vllm_mla_backend(gpu, version, quantized, nope)
-                    assert vllm_mla_default_block_size(gpu, version, quantized, nope) in blocks[backend], (
-                        version, gpu, quantized, nope, backend)
-    assert vllm_mla_backend("H100-SXM", "0.11") == "FLASHMLA" and vllm_mla_backend("H100-SXM", "0.19") == \
-        "FLASH_ATTN_MLA"
+                    backend, block = vllm_mla_default(gpu, version, quantized, nope)
+                    assert block in blocks[backend], (version, gpu, quantized, nope, backend)
+    assert vllm_mla_default("H100-SXM", "0.11").backend == "FLASHMLA"
+    assert vllm_mla_default("H100-SXM", "0.12") == ("FLASH_ATTN_MLA", 64)  # vllm PR #27363, the 0.11.1 wheel
+    assert vllm_mla_default("H100-SXM", "0.12", kv_quantized=True) == ("FLASHMLA", 64)  # FA MLA: kv dtype auto only
+    assert vllm_mla_default("H100-SXM", "0.19").backend == "FLASH_ATTN_MLA"
 
 
 # ------------------------------------------------------------------ 3. no measured-looking zeros for "does not load"

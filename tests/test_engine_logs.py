@@ -248,8 +248,10 @@ def test_mla_block_size_follows_the_attention_backend():
     assert vllm_mla_block_size("A100-80GB") == 16  # Triton MLA (FlashMLA needs sm90)
     spec = load_preset("deepseek-v2-lite")
     assert plan(spec, A100_80, EngineConfig(max_model_len=8192)).block_size == 16
-    # the forced CUTLASS MLA block through 0.16 (from 0.17 FlashInfer MLA: tests/test_engine_logs_2026.py)
-    assert plan(spec, get_gpu("B200"), EngineConfig(vllm_version="0.16", max_model_len=8192)).block_size == 128
+    # the forced CUTLASS MLA block through 0.14 (from 0.15 FlashInfer MLA for qk_nope_head_dim 128, forced 64: the
+    # 0.15.0 / 0.16.0 wheels' platforms/cuda.py check_and_update_config; tests/test_engine_logs_2026.py)
+    assert plan(spec, get_gpu("B200"), EngineConfig(vllm_version="0.14", max_model_len=8192)).block_size == 128
+    assert plan(spec, get_gpu("B200"), EngineConfig(vllm_version="0.16", max_model_len=8192)).block_size == 64
 
 
 def test_cuda_graph_capture_sizes_as_logged():

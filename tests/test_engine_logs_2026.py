@@ -14,7 +14,7 @@ What these logs established (the fixes beside this file, each with its vLLM sour
 - kvplan.plan.vllm_moe_workspace_bytes: from 0.17 the fused-MoE workspace of the dummy run stays held (v1/worker/
   workspace.py) under the sampler's peak: +0.45 / +0.50 / +0.66 / +0.16 GiB of torch peak for DeepSeek-V2-Lite,
   Qwen3-30B-A3B, Mixtral TP2, Llama-4-Scout TP4 (that xfail in test_engine_logs_more.py now passes).
-- kvplan.engines.vllm_mla_default_block_size: from 0.18 MLA takes its backend's preferred block: 16 on Hopper
+- kvplan.engines.vllm_mla_default: from 0.18 MLA takes its backend's preferred block: 16 on Hopper
   (FLASH_ATTN_MLA), 32 on B200 (FLASHINFER_MLA), 64 with an fp8 KV cache on Hopper (FLASHMLA).
 - kvplan.plan.vllm_auto_dtype: ``--dtype auto`` serves a float32 checkpoint (google/gemma-2-9b-it) in bf16.
 """
@@ -25,7 +25,7 @@ from pathlib import Path
 import pytest
 
 from kvplan import load_preset, parse_config
-from kvplan.engines import VLLM_PROFILES, EngineConfig, vllm_mla_default_block_size
+from kvplan.engines import VLLM_PROFILES, EngineConfig, vllm_mla_default
 from kvplan.gpus import get_gpu
 from kvplan.parallel import Layout
 from kvplan.plan import plan, vllm_moe_workspace_bytes
@@ -123,16 +123,18 @@ def test_planner_v0_19_deepseek_v2_lite_flash_attn_mla_block_16():
 def test_mla_block_size_by_release_backend_and_kv_dtype():
     # vllm 0.18.0 / 0.21.0 / 0.33.0 platforms/interface.py update_block_size_for_backend: the first valid backend of
     # platforms/cuda.py _get_backend_priorities, its get_preferred_block_size(16)
-    assert vllm_mla_default_block_size("H100-SXM", "0.19") == 16  # FLASH_ATTN_MLA [MultipleOf(16)]
-    assert vllm_mla_default_block_size("H200", "0.33", kv_quantized=True) == 64  # FA MLA takes no fp8: FLASHMLA [64]
+    assert vllm_mla_default("H100-SXM", "0.19").block_size == 16  # FLASH_ATTN_MLA [MultipleOf(16)]
+    assert vllm_mla_default("H200", "0.33", kv_quantized=True).block_size == 64  # FA MLA takes no fp8: FLASHMLA [64]
     # sm100: FLASHINFER_MLA [32, 64] (qk_nope_head_dim 64 / 128 / 192); a public 2026-04 log on TP/EP workers reads
     # "[interface.py:484] Setting kv cache block size to 32 for FLASHINFER_MLA backend." (search index file 56923016547)
-    assert vllm_mla_default_block_size("B200", "0.33") == 32
-    assert vllm_mla_default_block_size("B200", "0.33", qk_nope_head_dim=96) == 128  # CUTLASS_MLA
-    assert vllm_mla_default_block_size("A100-80GB", "0.33") == 16  # TRITON_MLA
-    # 0.17.0 check_and_update_config still forced: FlashMLA 64 on Hopper, FlashInfer MLA 64 on sm100 (qk_nope 128)
-    assert vllm_mla_default_block_size("H100-SXM", "0.17") == 64
-    assert vllm_mla_default_block_size("B200", "0.17") == 64 and vllm_mla_default_block_size("B200", "0.16") == 128
+    assert vllm_mla_default("B200", "0.33").block_size == 32
+    assert vllm_mla_default("B200", "0.33", qk_nope_head_dim=96).block_size == 128  # CUTLASS_MLA
+    assert vllm_mla_default("A100-80GB", "0.33").block_size == 16  # TRITON_MLA
+    # 0.17.0 check_and_update_config still forced: FlashMLA 64 on Hopper, FlashInfer MLA 64 on sm100 (qk_nope 128,
+    # from the 0.15.0 wheel; CUTLASS MLA 128 through 0.14)
+    assert vllm_mla_default("H100-SXM", "0.17").block_size == 64
+    assert vllm_mla_default("B200", "0.17").block_size == 64 and vllm_mla_default("B200", "0.16").block_size == 64
+    assert vllm_mla_default("B200", "0.14").block_size == 128
     # plans: deepseek-v2-lite fp8 KV on an H100 keeps 64; a B200 at 0.33 uses 32
     spec = load_preset("deepseek-v2-lite")
     assert plan(spec, H100, V019.model_copy(update={"kv_cache_dtype": "fp8"})).block_size == 64

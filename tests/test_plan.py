@@ -78,7 +78,7 @@ def test_mla_latent_replicated_on_every_tp_rank():
     spec = load_preset("deepseek-v3")  # 61 layers x (512 + 64) x 2 B = 70,272 B/token
     p1 = plan(spec, get_gpu("H200"), EngineConfig(max_model_len=8192), Layout(tp=8))
     assert p1.ranks[0].kv_bytes_per_token == 61 * 576 * 2
-    assert p1.block_size == 16  # from vLLM 0.18 FLASH_ATTN_MLA's (kvplan.engines.vllm_mla_default_block_size)
+    assert p1.block_size == 16  # from vLLM 0.18 FLASH_ATTN_MLA's (kvplan.engines.vllm_mla_default)
     p0 = plan(spec, get_gpu("H200"), EngineConfig(vllm_version="0.16", max_model_len=8192), Layout(tp=8))
     assert p0.block_size == 64  # FlashMLA's, forced on Hopper through 0.17
 

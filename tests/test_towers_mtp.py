@@ -162,7 +162,7 @@ def test_deepseek_v3_mtp_weights_and_kv_per_rank():
     assert (term.bytes, term.applied) == (mtp, False)
     # the MTP layer's MLA cache (576 x 2 B a token, not split over TP) joins the one KV group: 61 -> 62 layers
     assert off.ranks[0].kv_bytes_per_token == 61 * 1152 and on.ranks[0].kv_bytes_per_token == 62 * 1152
-    # block 16: FLASH_ATTN_MLA on Hopper from vLLM 0.18 (kvplan.engines.vllm_mla_default_block_size)
+    # block 16: FLASH_ATTN_MLA on Hopper from vLLM 0.18 (kvplan.engines.vllm_mla_default)
     assert [g.layers for g in on.kv_groups] == [62] and on.ranks[0].bytes_per_block == 62 * 16 * 1152
     assert on.num_blocks == (on.ranks[0].kv_pool_bytes // (62 * 16 * 1152))
     assert on.num_blocks < off.num_blocks

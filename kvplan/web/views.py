@@ -763,13 +763,15 @@ def replication_notes(spec: ModelSpec, tp: int) -> list[str]:
 # ----------------------------------------------------------------------------- paging page
 
 def block_size_for(state: PlanState) -> int:
-    """The block size the plan uses (the engine's default when unset); 16 if the plan cannot be made."""
-    if state.block_size:
-        return state.block_size
+    """The block size the plan uses (the engine's default when unset; the typed one, or the block vLLM replaces it with
+    for a plain-MLA model, ``mla_block_replaced``); 16 if the plan cannot be made."""
     try:
-        return cached.plan_for(state).block_size
+        plan = cached.plan_for(state)
+        if not state.block_size or mla_block_replaced(state, plan, cached.spec(state)):
+            return plan.block_size
     except KvplanError:
-        return 16
+        return state.block_size or 16
+    return state.block_size
 
 
 def paging_unit(state: PlanState) -> str:
@@ -779,7 +781,7 @@ def paging_unit(state: PlanState) -> str:
 
 
 # vLLM's MLA backends whose kernels take one block size only (v1/attention/backends/mla/*.py
-# get_supported_kernel_block_sizes: FLASHMLA [64], CUTLASS_MLA [128]; FLASHINFER_MLA [32, 64], forced 64 in 0.17.0);
+# get_supported_kernel_block_sizes: FLASHMLA [64], CUTLASS_MLA [128]; FLASHINFER_MLA [32, 64], forced 64 in 0.15.0 - 0.17);
 # FLASH_ATTN_MLA and TRITON_MLA take multiples of 16, so the default 16 stays
 FIXED_MLA_BACKENDS = ("FLASHMLA", "CUTLASS_MLA", "FLASHINFER_MLA")
 
@@ -789,9 +791,8 @@ def _default_block_why(state: PlanState, plan: Plan, spec: ModelSpec) -> str:
     (kvplan.plan: vllm-gaudi 128, MiniMax-M3's 128, DeepSeek-V4's 256, DSA's 64, an MLA backend's own block, a hybrid's
     block grown to the state page, else DEFAULT_BLOCK_SIZE 16). A rule that does not give the plan's size is not
     named: the sentence then says only that it is vLLM's own choice (never a wrong reason)."""
-    from kvplan.engines import (VLLM_BLOCK_SIZE, vllm_mla_backend, vllm_mla_block_size, vllm_mla_default_block_size,
+    from kvplan.engines import (VLLM_BLOCK_SIZE, vllm_has, vllm_mla_block_size, vllm_mla_default,
                                 vllm_sparse_mla_block_size)
-    from kvplan.kv import kv_dtype_bytes
     from kvplan.support import GAUDI_VLLM_BLOCK_SIZE, on_gaudi
     from kvplan.vllm_dsv4 import VLLM_DSV4_BLOCK_SIZE
 
@@ -810,11 +811,16 @@ def _default_block_why(state: PlanState, plan: Plan, spec: ModelSpec) -> str:
     mla = [layer.cache for layer in spec.layers if layer.cache is not None and layer.cache.kind == "mla"]
     if mla and not v0:
         if kinds == {"mla"}:
-            quantized = kv_dtype_bytes(spec, state.kv_cache_dtype or "auto") == 1
-            nope = mla[0].qk_nope_head_dim
-            backend = vllm_mla_backend(gpu, version, quantized, nope)
-            if vllm_mla_default_block_size(gpu, version, quantized, nope) == bs:
+            quantized, nope = _mla_args(state, spec)
+            backend, default = vllm_mla_default(gpu, version, quantized, nope)
+            if default == bs:
                 where = f"vLLM {version}'s MLA attention backend on {gpu}{' with an fp8 KV cache' if quantized else ''}"
+                forced = not vllm_has(version, "mla_backend_block_size")  # through 0.17: check_and_update_config
+                if backend == "FLASH_ATTN_MLA" and bs != VLLM_BLOCK_SIZE and forced:
+                    # 0.11.1 - 0.17: check_and_update_config forces FlashMLA's block on Hopper, then the selector
+                    # picks FLASH_ATTN_MLA (kvplan.engines.vllm_mla_default)
+                    return (f"vLLM {version} forces FlashMLA's {bs}-token blocks on {gpu} in place of the default "
+                            f"{VLLM_BLOCK_SIZE}, then picks {backend}, which takes them")
                 if backend == "FLASHINFER_MLA" and bs == 32:  # 0.18+: [32, 64], get_preferred_block_size -> 32
                     return (f"{where} is {backend}, whose kernels take 32 or 64 tokens a block, not the default "
                             f"{VLLM_BLOCK_SIZE}: it runs 32")
@@ -833,43 +839,33 @@ def _default_block_why(state: PlanState, plan: Plan, spec: ModelSpec) -> str:
     return f"vLLM {version}'s own choice for this model on {gpu}"
 
 
-def block_size_forced(state: PlanState) -> str | None:
-    """Where vLLM itself replaces the typed --block-size of a plain-MLA model and the plan does not: through 0.17.x
-    platforms/cuda.py check_and_update_config forces FlashMLA's 64 (a size not a multiple of 64), CUTLASS MLA's 128
-    (not a multiple of 128) and, in 0.17.0, FlashInfer MLA's 64 (neither 32 nor a multiple of 64), logging "Forcing kv
-    cache block size to 64 for FlashMLA backend." (0.10.2 / 0.11.0 wheels; earlier releases force any size but 64 /
-    128). The plan runs the size as typed, so its block count and bytes per block are not what that vLLM runs: said
-    at the top of every page (widgets.show_block_size_problem). None when vLLM keeps the typed size (or none is
-    typed)."""
-    from kvplan.engines import vllm_has, vllm_mla_backend, vllm_mla_default_block_size
-    from kvplan.kv import kv_dtype_bytes
+def mla_block_replaced(state: PlanState, plan: Plan, spec: ModelSpec):
+    """What vLLM made of the typed --block-size of a plain-MLA or DSA model when the plan runs its replacement
+    (kvplan.engines.vllm_mla_block_forced: 16 on an H200 at 0.11 -> 64 for FlashMLA; vllm_sparse_mla_block_forced:
+    FlashMLASparse's 64); None when the plan runs the typed size, no size is typed, or another rule moved it (a
+    hybrid's state-page alignment)."""
+    from kvplan.engines import vllm_mla_block_forced, vllm_sparse_mla_block_forced
 
     typed = state.block_size
-    if state.engine != "vllm" or not typed or vllm_has(state.vllm_version, "mla_backend_block_size"):
-        return None
-    if VLLM_PROFILES[state.vllm_version].engine_core == "V0":
-        return None
-    try:
-        spec = cached.spec(state)
-        plan = cached.plan_for(state)
-    except KvplanError:
+    if plan.engine != "vllm" or not typed or plan.block_size == typed:
         return None
     kinds = {layer.cache.kind for layer in spec.layers if layer.cache is not None}
-    if kinds != {"mla"} or get_gpu(plan.gpu).vendor != "NVIDIA" or plan.block_size != typed:
+    if kinds == {"mla_dsa"}:
+        forced = vllm_sparse_mla_block_forced(typed, plan.gpu, plan.engine_version)
+    elif kinds == {"mla"}:
+        forced = vllm_mla_block_forced(typed, plan.gpu, plan.engine_version, *_mla_args(state, spec))
+    else:
         return None
+    return forced if forced.forced_for and forced.block_size == plan.block_size else None
+
+
+def _mla_args(state: PlanState, spec: ModelSpec) -> tuple[bool, int]:
+    """(1-byte KV cache, qk_nope_head_dim) of a plain-MLA ``spec``: what kvplan.engines.vllm_mla_default and
+    vllm_mla_block_forced take."""
+    from kvplan.kv import kv_dtype_bytes
+
     mla = next(layer.cache for layer in spec.layers if layer.cache is not None)
-    quantized = kv_dtype_bytes(spec, state.kv_cache_dtype or "auto") == 1
-    backend = vllm_mla_backend(plan.gpu, state.vllm_version, quantized, mla.qk_nope_head_dim)
-    forced = vllm_mla_default_block_size(plan.gpu, state.vllm_version, quantized, mla.qk_nope_head_dim)
-    keeps = {"FLASHMLA": typed % 64 == 0, "CUTLASS_MLA": typed % 128 == 0,
-             "FLASHINFER_MLA": typed == 32 or typed % 64 == 0}.get(backend, True)
-    if keeps:
-        return None
-    name = {"FLASHMLA": "FlashMLA", "CUTLASS_MLA": "CUTLASS_MLA", "FLASHINFER_MLA": "FlashInferMLA"}[backend]
-    return (f"vLLM {state.vllm_version} replaces --block-size {typed} with {forced} for this MLA model on {plan.gpu} "
-            f"(\"Forcing kv cache block size to {forced} for {name} backend.\", platforms/cuda.py "
-            f"check_and_update_config); this plan runs {typed} as typed, so its block count and bytes per block are "
-            f"not what vLLM {state.vllm_version} runs. Leave the block size at default to plan {forced}.")
+    return kv_dtype_bytes(spec, state.kv_cache_dtype or "auto") == 1, mla.qk_nope_head_dim
 
 
 def block_size_why(state: PlanState) -> str | None:
@@ -901,6 +897,11 @@ def block_size_why(state: PlanState) -> str | None:
     if typed is None:
         return head + _default_block_why(state, plan, spec) + "."
     if typed != bs:
+        if forced := mla_block_replaced(state, plan, spec):
+            return head + (f"vLLM {plan.engine_version} replaces --block-size {typed} with {bs} ({forced.forced_for} "
+                           f"takes {forced.takes}: \"Forcing kv cache block size to {bs} for {forced.forced_for} "
+                           "backend.\", platforms/cuda.py check_and_update_config); the plan's blocks and bytes "
+                           f"per block are at {bs}.")
         if {layer.cache.kind for layer in spec.layers if layer.cache is not None} & set(STATE_KINDS):
             return head + (f"your --block-size {typed}, grown so one attention block's bytes match the recurrent "
                            "state's page (vLLM's hybrid KV-cache manager).")

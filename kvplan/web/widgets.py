@@ -311,15 +311,14 @@ def vllm_block_sizes_text(state: PlanState) -> str:
 
 
 def show_block_size_problem() -> None:
-    """At the top of every page: a block size the plan's vLLM refuses is planned as asked, and said so; so is one
-    vLLM replaces for its MLA backend (views.block_size_forced: FlashMLA's 64 through 0.17)."""
+    """At the top of every page: a block size the plan's vLLM refuses is planned as asked, and said so. (A size vLLM
+    replaces for its MLA backend, FlashMLA's 64 through 0.17, is planned as vLLM runs it: kvplan.engines.
+    vllm_mla_block_forced; the Paging caption, views.block_size_why, says so.)"""
     state = current()
     if problem := block_size_problem(state):
         st.warning(f"**block_size {state.block_size:,}**: {views.esc(problem)}. The plan uses it as asked; "
                    f"vLLM {views.esc(state.vllm_version)} takes {views.esc(vllm_block_sizes_text(state))}.",
                    icon=":material/warning:")
-    elif forced := views.block_size_forced(state):
-        st.warning(f"**--block-size {state.block_size:,}**: {views.esc(forced)}", icon=":material/warning:")
 
 
 def show_basis(spec) -> None:
@@ -892,7 +891,9 @@ def block_size_widget(container: Any = st) -> int | None:
                       if state.engine == "sglang" else
                       "--block-size. Default (the number beside it): the engine's own choice for this model, GPU and "
                       "release: 16 in vLLM, an MLA attention backend's own block (FlashMLA 64, CUTLASS MLA 128, "
-                      "FlashInfer MLA 32), a hybrid's attention block grown to the state page."
+                      "FlashInfer MLA 32), a hybrid's attention block grown to the state page. Through vLLM 0.17 "
+                      "an MLA backend replaces a typed size it does not take (FlashMLA: 64); the plan runs what vLLM "
+                      "runs."
                       + (f" vLLM {state.vllm_version} takes {vllm_block_sizes_text(state)}." if state.engine == "vllm"
                          else "")))
 
