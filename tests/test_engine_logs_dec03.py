@@ -1,5 +1,5 @@
-"""Public vLLM start-up logs reproduced from their launch inputs (issue 11, the 2026-12-03 round: Kimi-K2.5, MiniMax-M2.5
-/ M2.1, DeepSeek-V3.2).
+"""Public vLLM start-up logs reproduced from their launch inputs (issue 11, the 2026-12-03 round: Kimi-K2.5,
+MiniMax-M2.5 / M2.1, DeepSeek-V3.2, Nemotron-H).
 
 Tolerances as tests/test_engine_logs.py: memory within max(1 %, 0.25 GiB), tokens and concurrency within 1 %. None of
 these sources is pinned elsewhere in tests/ (issue numbers, index file ids and the logged figures grepped 2026-12-03).
@@ -18,9 +18,9 @@ Sources:
   gpu_memory_utilization=0.95", max_model_len 8192, max_num_seqs 64. The checkpoint is the native INT4
   (CompressedTensorsWNA16MarlinMoEMethod) release, kvplan's kimi-k2.5 preset. The two pools differ by exactly 0.05 x
   79.19 GiB = 3.96 GiB (-3.32 + 3.96 = 0.64), so both starts share every term but the utilization.
-- M25-H100: a capacity report "MiniMax-M2.5 vLLM Service — Capacity Model" (index file id 58113078588): 4 of 8 H100 80GB
-  HBM3, TP 4, "v0.19.1rc1.dev71+gdd9342e6b", MiniMaxAI/MiniMax-M2.5 (fp8 block), dtype bfloat16, kv_cache_dtype auto,
-  max_model_len 128,000, gpu_memory_utilization 0.95, max_num_seqs 10, max_num_batched_tokens 8192 (log line 12),
+- M25-H100: a capacity report "MiniMax-M2.5 vLLM Service — Capacity Model" (index file id 58113078588): 4 of 8 H100
+  80GB HBM3, TP 4, "v0.19.1rc1.dev71+gdd9342e6b", MiniMaxAI/MiniMax-M2.5 (fp8 block), dtype bfloat16, kv_cache_dtype
+  auto, max_model_len 128,000, gpu_memory_utilization 0.95, max_num_seqs 10, max_num_batched_tokens 8192 (log line 12),
   prefix caching on, cudagraph_capture_sizes [1, 2, 4, 8, 16], "TRITON Fp8 MoE backend" (its appendix lines 36 - 39);
   log lines 169 "Model loading took 53.75 GiB memory", 988 "Available KV cache memory: 18.16 GiB", 990 "GPU KV cache
   size: 307,184 tokens", 991 "Maximum concurrency for 128,000 tokens per request: 2.40x", and 985 "In v0.19, CUDA graph
@@ -37,6 +37,19 @@ Sources:
   ray``, kv_cache_utils.py:1305 / :1310 (the 0.14 line numbers of vllm#33263): "GPU KV cache size: 1,214,464 tokens",
   "Maximum concurrency for 163,840 tokens per request: 7.41x". The GPU and the utilization are not stated, so the
   layout behind the tokens line is pinned (the pool is not).
+- CASCADE2-H100: a coding-agent transcript of a research job (index file id 59839511370; slurm_output_22254260.out,
+  2026-04-26, /scratch-shared paths): offline vLLM 0.19.1 (``LLM(...)``; non-default args {'trust_remote_code': True,
+  'kv_cache_dtype': 'fp8', 'seed': 132, 'max_model_len': 262144, 'gpu_memory_utilization': 0.95,
+  'max_num_batched_tokens': 8192, 'max_num_seqs': 40, 'disable_log_stats': True, 'mamba_ssm_cache_dtype': 'float32'}),
+  chankhavu/Nemotron-Cascade-2-30B-A3B-NVFP4 (NemotronHForCausalLM: Nemotron-3-Nano-30B-A3B's shapes, a community
+  ModelOpt NVFP4 export) on one Hopper GPU ("FlashAttention version 3"; NVFP4 on Marlin: "Your GPU does not have
+  native support for FP4"): "Setting attention block size to 4176 tokens", "Padding mamba page size by 0.19%", "Add 1
+  padding layers, may waste at most 4.35% KV cache memory", "Model loading took 18.03 GiB", "Estimated CUDA graph
+  memory: 0.19 GiB total" (printed, not subtracted: "In v0.19, CUDA graph memory profiling will be enabled by
+  default"), "Available KV cache memory: 68.97 GiB", "GPU KV cache size: 4,819,104 tokens", "Maximum concurrency for
+  262,144 tokens per request: 86.16x". The card's size is not logged (68.97 + 18.03 at 0.95 needs ~93 GiB: an H100
+  94GB) and kvplan's nvfp4 plan of the bf16 preset gives 17.50 GiB of weights for this export (-0.53; its excluded
+  layers are not published beside the log), so the hybrid layout is pinned from the logged pool, not the pool.
 """
 
 import pytest
@@ -86,8 +99,8 @@ def test_kimi_k25_h100_tp8_v0_15_weights():
     "logs differ by 0.05 x 79.19 = 3.96 GiB exactly. Of it 0.16 is the weights (71.86 vs 72.02 logged); the other "
     "0.35 GiB sits in activation 1.52 (the native sampler's 64 x 163,840 fp32 logits x 9.55 copies = 0.37, the 8192-"
     "token forward, a 4,225-token MoonViT dummy image) + non-torch 0.80 (0.55 + 0.25 NVLS at TP 8), which no logged "
-    "term splits (0.15.0 prints no memory profile at INFO). The Kimi-K2-Thinking H200 recipe keeps a TP-8 gap of the same sign open (+1.17 GiB, "
-    "tests/test_vllm_layouts_quant.py)"))
+    "term splits (0.15.0 prints no memory profile at INFO). The Kimi-K2-Thinking H200 recipe keeps a TP-8 gap of "
+    "the same sign open (+1.17 GiB, tests/test_vllm_layouts_quant.py)"))
 @pytest.mark.parametrize("util, pool", [(0.95, 0.64), (0.9, -3.32)], ids=["util-0.95", "util-0.9"])
 def test_kimi_k25_h100_tp8_v0_15_pool_from_the_flags(util, pool):
     p = _plan(KIMI25 + f"--gpu-memory-utilization {util} --max-model-len 8192", "kimi-k2.5", H100, "0.15",
@@ -103,7 +116,8 @@ def test_kimi_k25_h100_tp8_v0_15_refusal_at_16k_from_the_logged_pool():
               Layout(tp=8), pool_gib=0.64)
     assert p.ranks[0].kv_bytes_per_token == 61 * 576 * 2 == 70_272 and p.block_size == 64
     assert p.num_blocks == 152 and p.kv_cache_tokens == 9_728 and p.blocks_per_request == 256
-    assert "(1.07 GiB KV cache is needed, which is larger than the available KV cache memory (0.64 GiB)" in p.start_error
+    needed = "(1.07 GiB KV cache is needed, which is larger than the available KV cache memory (0.64 GiB)"
+    assert needed in p.start_error
     assert "estimated maximum model length is 9728" in p.start_error
 
 
@@ -118,9 +132,9 @@ def test_kimi_k25_h100_tp8_v0_15_refusal_at_16k_from_the_flags():
 
 # ----------------------------------------------------------------------------- M25-H100: 0.19.1rc1, TP 4
 
-M25 = ("vllm serve MiniMaxAI/MiniMax-M2.5 --tensor-parallel-size 4 --gpu-memory-utilization 0.95 --max-model-len 128000 "
-       "--max-num-seqs 10 --max-num-batched-tokens 8192 --enable-auto-tool-choice --tool-call-parser minimax_m2 "
-       "--reasoning-parser minimax_m2 --trust-remote-code --port 9084")
+M25 = ("vllm serve MiniMaxAI/MiniMax-M2.5 --tensor-parallel-size 4 --gpu-memory-utilization 0.95 "
+       "--max-model-len 128000 --max-num-seqs 10 --max-num-batched-tokens 8192 --enable-auto-tool-choice "
+       "--tool-call-parser minimax_m2 --reasoning-parser minimax_m2 --trust-remote-code --port 9084")
 
 
 def test_minimax_m25_hopper_triton_workspace_rule():
@@ -155,10 +169,11 @@ def test_minimax_m25_h100_tp4_v0_19_layout_from_the_logged_pool():
 
 @pytest.mark.xfail(strict=True, reason=(
     "MiniMax-M2.5 TP4 on 4 x H100, vLLM 0.19.1rc1, util 0.95, 10 seqs, 8192 batched tokens: kvplan's pool 18.58 GiB "
-    "against the logged 18.16 (+0.42, +2.3 %), 314,256 tokens vs 307,184 (+2.3 %), 2.455x vs 2.40x. It was +0.93 (19.09) before "
-    "the Hopper TRITON rule (kvplan.plan.vllm_moe_workspace_held, 0.17.0+: the 0.75 GiB TritonExperts workspace the "
-    "log's 'TRITON Fp8 MoE backend' keeps held); weights 53.65 vs 53.75 (-0.10) leave +0.32 GiB in non-torch (2.18: "
-    "the 0.17+ FlashInfer all-reduce fusion workspace at TP 4) or the profile peak (0.83), which the log does not split"))
+    "against the logged 18.16 (+0.42, +2.3 %), 314,256 tokens vs 307,184 (+2.3 %), 2.455x vs 2.40x. It was +0.93 "
+    "(19.09) before the Hopper TRITON rule (kvplan.plan.vllm_moe_workspace_held, 0.17.0+: the 0.75 GiB TritonExperts "
+    "workspace the log's 'TRITON Fp8 MoE backend' keeps held); weights 53.65 vs 53.75 (-0.10) leave +0.32 GiB in "
+    "non-torch (2.18: the 0.17+ FlashInfer all-reduce fusion workspace at TP 4) or the profile peak (0.83), which the "
+    "log does not split"))
 def test_minimax_m25_h100_tp4_v0_19_pool_from_the_flags():
     p = _plan(M25, "minimax-m2.5", H100, "0.19", Layout(tp=4))
     assert close_gib(p.ranks[0].kv_pool_bytes, 18.16) and close(p.kv_cache_tokens, 307_184)
@@ -181,7 +196,7 @@ def test_minimax_m21_gh200_tp2_layout_behind_the_tokens_line():
     assert f"{p.max_concurrency:.2f}" == "1.44" and round(14_705 * 2_031_616 / GiB, 2) == 27.82
 
 
-# ----------------------------------------------------------------------------- DSV32-PP4: 0.14, TP 8 x PP 4, tokens line
+# ----------------------------------------------------------------------------- DSV32-PP4: 0.14, TP 8 x PP 4, tokens
 
 
 def test_dsv32_tp8_pp4_layout_behind_the_tokens_line():
@@ -195,3 +210,26 @@ def test_dsv32_tp8_pp4_layout_behind_the_tokens_line():
     assert [r.bytes_per_block for r in p.ranks] == [1_232_640, 1_232_640, 1_314_816, 1_232_640] and p.block_size == 64
     assert p.num_blocks == 18_976 and p.kv_cache_tokens == 1_214_464 and p.blocks_per_request == 2_560
     assert f"{p.max_concurrency:.2f}" == "7.41" and round(18_976 * 1_314_816 / GiB, 2) == 23.24
+
+
+# ----------------------------------------------------------------------------- CASCADE2-H100: 0.19.1, Nemotron-H hybrid
+
+CASCADE2 = ("vllm serve chankhavu/Nemotron-Cascade-2-30B-A3B-NVFP4 --trust-remote-code --kv-cache-dtype fp8 --seed 132 "
+            "--max-model-len 262144 --gpu-memory-utilization 0.95 --max-num-batched-tokens 8192 --max-num-seqs 40 "
+            "--disable-log-stats --mamba-ssm-cache-dtype float32")
+
+
+def test_nemotron_cascade2_h100_v0_19_hybrid_layout_from_the_logged_pool():
+    # 6 attention layers (2 KV heads x 128, fp8: 512 B a token a layer) and 23 Mamba-2 layers, fp32 SSM state (the
+    # flag and the config's mamba_ssm_cache_dtype agree): 64 heads x 64 x 128 state x 4 B = 2,097,152 B + conv
+    # (4096 + 2 x 8 x 128 = 6144 channels) x 3 x 2 B = 36,864 B = 2,134,016 B a layer. The attention block grows to
+    # cdiv(2,134,016 / 512, 16) x 16 = 4,176 tokens (a 2,138,112 B page; the Mamba page padded by 0.19 % to it), groups
+    # of 6 layers (the 23 Mamba layers padded by 1: "4.35 %"): 1 attention + 4 Mamba groups, 6 x 2,138,112 =
+    # 12,828,672 B a block. "68.97 GiB" holds 5,772 - 5,773 blocks; 5,773 (68.973 GiB) is the count the concurrency
+    # says: a 262,144-token request takes cdiv(262,144, 4,176) = 63 attention pages + 4 Mamba pages = 67 blocks,
+    # 5,773 / 67 = 86.16x (5,772 would print 86.15x); tokens = 5,773 // 5 groups x 4,176 = 4,819,104 as logged
+    p = _plan(CASCADE2, "nemotron-3-nano-30b-a3b", get_gpu("H100-NVL"), "0.19", Layout(),
+              pool_bytes=5_773 * 12_828_672)
+    assert p.block_size == 4_176 and p.ranks[0].bytes_per_block == 12_828_672 and p.blocks_per_request == 67
+    assert p.num_blocks == 5_773 and p.kv_cache_tokens == 4_819_104 and f"{p.max_concurrency:.2f}" == "86.16"
+    assert f"{5_773 * 12_828_672 / GiB:.2f}" == "68.97" and f"{5_772 / 67:.2f}" == "86.15"
