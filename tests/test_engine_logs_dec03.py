@@ -62,6 +62,17 @@ Sources:
   image items", "Available KV cache memory: 1.73 GiB", "GPU KV cache size: 75,168 tokens", "Maximum concurrency for
   131,072 tokens per request: 1.89x". kvplan plans INT4 g32 weights of the bf16 preset at 34.50 GiB (-2.23: the
   export's unquantized layers are not published), so the pool is planned from the logged weights.
+- SPARK-REGISTRY: a deployment's "Context capacity and capability registry (draft)" (index file id 71218733390, drafted
+  2026-10-03) for two unified-memory nodes (121 GiB each, not in kvplan's catalog), from each engine's /metrics,
+  ``docker inspect`` launch flags and start-up log: the main engine nvidia/Qwen3.6-35B-A3B-NVFP4 on vLLM
+  0.28.1rc1.dev580+g385dce36b, TP 2 over both nodes, --max-model-len 1000000 (a YaRN --hf-overrides, factor 3.82),
+  --kv-cache-memory-bytes 8589934592, --kv-cache-dtype fp8, --max-num-batched-tokens 8192, --no-enable-prefix-caching:
+  "Setting attention block size to 2096 tokens", num_gpu_blocks 800, "1,663,201 tokens; 1.66x at 1M", "Model loading
+  took" 10.66 GiB on rank 1 (kvplan's qwen3.6-35b-a3b-nvfp4 preset, RedHatAI's export at 262,144 positions, gives
+  10.26: another export and a YaRN rotary table kvplan does not read from --hf-overrides, so not pinned); the router
+  Qwen/Qwen3-VL-8B-Instruct-FP8 on 0.26.1rc1.dev77, --max-model-len 49152, --gpu-memory-utilization 0.15,
+  --kv-cache-dtype fp8: "3.61 GiB -> 3,286 blocks x 16 = 52,576 tokens; 1.07x at 49,152". The main pool is given
+  by its flag and the router's by the log, so both layouts are pinned (the unified-memory budgets are not).
 """
 
 import pytest
@@ -291,3 +302,35 @@ def test_qwen35_122b_tp2_ada_pool_from_the_logged_weights():
 def test_qwen35_122b_tp2_ada_tokens_from_the_logged_weights():
     p = _q35_122(weights_bytes=round(36.73 * GiB))
     assert close(p.kv_cache_tokens, 75_168) and close(p.max_concurrency, 1.89)
+
+
+# ----------------------------------------------------------------------------- SPARK-REGISTRY: 0.28.1rc1 / 0.26.1rc1
+
+QWEN36_1M = ("vllm serve nvidia/Qwen3.6-35B-A3B-NVFP4 --tensor-parallel-size 2 --max-model-len 1000000 "
+             "--gpu-memory-utilization 0.30 --kv-cache-memory-bytes 8589934592 --kv-cache-dtype fp8 "
+             "--max-num-batched-tokens 8192 --enable-chunked-prefill --no-enable-prefix-caching "
+             "--reasoning-parser qwen3 --tool-call-parser qwen3_xml --enable-auto-tool-choice --quantization modelopt "
+             "--attention-backend flashinfer --trust-remote-code --distributed-timeout-seconds 300")
+
+
+def test_qwen36_35b_nvfp4_tp2_1m_hybrid_layout_from_the_pool_flag():
+    # 10 full-attention layers, 1 KV head a rank x 256, fp8: 512 B a token a layer; a Gated DeltaNet layer's state a
+    # rank is 32 / 2 value heads x 128 x 128 x 4 B (fp32) + (2 x 16 x 128 + 32 x 128) / 2 x 3 x 2 B (conv) =
+    # 1,073,152 B = 2,096 x 512: the 2,096-token block; groups of 10 (1 attention + 3 GDN), 10,731,520 B a block.
+    # 8 GiB // 10,731,520 = 800 blocks; a 1,000,000-token request takes cdiv(1,000,000, 2,096) = 478 + 3 GDN pages =
+    # 481 blocks ('none' mode): 800 / 481 = 1.6632x, and the tokens line int(1.6632 x 1,000,000) = 1,663,201
+    p = _plan(QWEN36_1M, "qwen3.6-35b-a3b-nvfp4", H100, "0.28", Layout(tp=2))
+    assert p.block_size == 2_096 and p.ranks[0].bytes_per_block == 10_731_520 and p.blocks_per_request == 481
+    assert p.num_blocks == 800 and p.kv_cache_tokens == 1_663_201 and f"{p.max_concurrency:.2f}" == "1.66"
+    assert p.ranks[0].kv_pool_bytes == 8_589_934_592
+
+
+def test_qwen3_vl_8b_fp8_router_layout_from_the_logged_pool():
+    # 36 layers x 8 KV heads x 128 x (K + V) x 1 B (fp8) = 73,728 B a token, 16-token blocks of 1,179,648 B; 3,286
+    # blocks = 3.610 GiB (printed "3.61") = 52,576 tokens; 49,152 / 16 = 3,072 blocks a request: 3,286 / 3,072 = 1.07x
+    router = ("vllm serve Qwen/Qwen3-VL-8B-Instruct-FP8 --max-model-len 49152 --gpu-memory-utilization 0.15 "
+              "--kv-cache-dtype fp8")
+    p = _plan(router, "qwen3-vl-8b-instruct", H100, "0.26", Layout(), pool_bytes=3_286 * 1_179_648)
+    assert p.ranks[0].kv_bytes_per_token == 73_728 and p.ranks[0].bytes_per_block == 1_179_648
+    assert p.num_blocks == 3_286 and p.kv_cache_tokens == 52_576 and p.blocks_per_request == 3_072
+    assert f"{p.max_concurrency:.2f}" == "1.07" and f"{3_286 * 1_179_648 / GiB:.2f}" == "3.61"
