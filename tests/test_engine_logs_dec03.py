@@ -351,8 +351,9 @@ def test_qwen3_vl_8b_fp8_router_layout_from_the_logged_pool():
 
 QWEN36_WSL_16K = ("vllm serve RedHatAI/Qwen3.6-35B-A3B-NVFP4 --served-model-name Qwen3.6-35B-A3B-NVFP4 "
                   "--trust-remote-code --host 0.0.0.0 --port 8000 --gpu-memory-utilization 0.90 --max-model-len 65536 "
-                  "--max-num-seqs 1 --max-num-batched-tokens 16384 --kv-cache-dtype fp8_e4m3 --quantization compressed-tensors "
-                  "--reasoning-parser qwen3 --tool-call-parser qwen3_coder --moe-backend cutlass "
+                  "--max-num-seqs 1 --max-num-batched-tokens 16384 --kv-cache-dtype fp8_e4m3 "
+                  "--quantization compressed-tensors --reasoning-parser qwen3 --tool-call-parser qwen3_coder "
+                  "--moe-backend cutlass "
                   "--enable-prefix-caching --enable-chunked-prefill --safetensors-load-strategy prefetch "
                   "--max-cudagraph-capture-size 1")
 QWEN36_WSL_EAGER = ("vllm serve RedHatAI/Qwen3.6-35B-A3B-NVFP4 --served-model-name RedHatAI/Qwen3.6-35B-A3B-NVFP4 "
