@@ -101,11 +101,12 @@ H100 = get_gpu("H100-SXM")
 
 
 def _plan(command: str, preset: str, gpu, version: str, layout: Layout, pool_gib: float | None = None,
-          pool_bytes: int | None = None):
-    """kvplan's plan for a ``vllm serve`` line; with ``pool_gib`` / ``pool_bytes`` the logged pool is the pool."""
+          pool_bytes: int | None = None, **extra):
+    """kvplan's plan for a ``vllm serve`` line; with ``pool_gib`` / ``pool_bytes`` the logged pool is the pool,
+    ``extra`` further EngineConfig fields (a logged ``weights_bytes``)."""
     args = parse_vllm_command(command)
     assert not args.unknown, args.unknown
-    fields = {**args.engine_fields(), "vllm_version": version}
+    fields = {**args.engine_fields(), "vllm_version": version, **extra}
     if pool_gib is not None:
         fields["kv_cache_memory_bytes"] = round(pool_gib * GiB)
     if pool_bytes is not None:
@@ -278,10 +279,7 @@ Q35_122 = ("vllm serve /models --enable-auto-tool-choice --tool-call-parser qwen
 
 
 def _q35_122(**extra):
-    args = parse_vllm_command(Q35_122)
-    assert not args.unknown, args.unknown
-    fields = {**args.engine_fields(), "vllm_version": "0.17", **extra}
-    return plan(load_preset("qwen3.5-122b-a10b"), get_gpu("L40S"), EngineConfig(**fields), Layout(tp=2))
+    return _plan(Q35_122, "qwen3.5-122b-a10b", get_gpu("L40S"), "0.17", Layout(tp=2), **extra)
 
 
 def test_qwen35_122b_tp2_ada_hybrid_layout_from_the_logged_pool():
@@ -290,7 +288,7 @@ def test_qwen35_122b_tp2_ada_hybrid_layout_from_the_logged_pool():
     # attention + 3 GDN groups, 12 x 2,138,112 = 25,657,344 B a block. 1.73 GiB // 25,657,344 = 72 blocks; tokens =
     # 72 // 4 groups x 4,176 = 75,168 as logged; a 131,072-token request takes cdiv(131,072, 4,176) = 32 attention
     # pages + 2 pages in each GDN group ('align' mode) = 38 blocks: 72 / 38 = 1.89x as logged
-    p = _q35_122(kv_cache_memory_bytes=round(1.73 * GiB))
+    p = _q35_122(pool_gib=1.73)
     assert p.block_size == 4_176 and p.ranks[0].bytes_per_block == 25_657_344 and p.blocks_per_request == 38
     assert p.num_blocks == 72 and p.kv_cache_tokens == 75_168 and f"{p.max_concurrency:.2f}" == "1.89"
 
@@ -393,9 +391,8 @@ def test_qwen36_wsl_v0_20_hybrid_layouts_from_the_logged_pools(command, pool_byt
     "are the candidates, neither sized from source yet"))
 def test_qwen36_wsl_v0_20_pool_moves_with_the_batch_budget():
     def pool(command: str) -> int:
-        fields = {**parse_vllm_command(command).engine_fields(), "vllm_version": "0.20",
-                  "weights_bytes": round(21.86 * GiB)}
-        return plan(load_preset("qwen3.5-35b-a3b"), RTX5090, EngineConfig(**fields), Layout()).ranks[0].kv_pool_bytes
+        p = _plan(command, "qwen3.5-35b-a3b", RTX5090, "0.20", Layout(), weights_bytes=round(21.86 * GiB))
+        return p.ranks[0].kv_pool_bytes
 
     narrow = QWEN36_WSL_16K.replace("--max-num-batched-tokens 16384", "--max-num-batched-tokens 8192")
     assert close_gib(pool(narrow) - pool(QWEN36_WSL_16K), 2.95 - 1.28)
