@@ -84,6 +84,15 @@ Sources:
   GiB", "6,288 tokens", "1.50x". The card is still unnamed, so the layouts are pinned from the logged pools; the
   8192 -> 16384 pair differs in the batch budget only, so its pool difference (2.95 - 1.28 = 1.67 GiB) is the card's
   nothing and kvplan's everything.
+- GEMMA4-CLOUDRUN: a Cloud Run codelab reproduction log (index file id 69641025864, run 2026-08-01/02): one
+  nvidia-rtx-pro-6000 (Cloud Run GPU), image us-docker.pkg.dev/vertex-ai/vertex-vision-model-garden-dockers/
+  pytorch-vllm-serve:gemma4 with vLLM 0.17.2rc1.dev133+g9279c59a0 (Google's build that serves Gemma 4; kvplan plans
+  it on its 0.19 line, the first release whose registry has Gemma4ForConditionalGeneration), ``vllm serve
+  gs://.../google/gemma-4-31B-it --enable-chunked-prefill --enable-prefix-caching --dtype bfloat16 --quantization
+  fp8 --kv-cache-dtype fp8 --max-num-seqs 8 --gpu-memory-utilization 0.95 --tensor-parallel-size 1 --load-format
+  runai_streamer --max-model-len 32767`` (the bf16 checkpoint quantized online: "Fp8OnlineLinearMethod"): "Model
+  loading took 31.47 GiB", "Available KV cache memory: 57.09 GiB", "GPU KV cache size: 124,704 tokens". kvplan's
+  gemma-4-31b-it-nvfp4 preset carries Gemma-4-31B-it's shapes; --quantization fp8 plans its fp8 online layout.
 """
 
 import pytest
@@ -396,3 +405,33 @@ def test_qwen36_wsl_v0_20_pool_moves_with_the_batch_budget():
 
     narrow = QWEN36_WSL_16K.replace("--max-num-batched-tokens 16384", "--max-num-batched-tokens 8192")
     assert close_gib(pool(narrow) - pool(QWEN36_WSL_16K), 2.95 - 1.28)
+
+
+# ----------------------------------------------------------------------------- GEMMA4-CLOUDRUN: 0.17.2rc1 (0.19 line)
+
+GEMMA4_RUN = ("vllm serve gs://bucket/model-cache/google/gemma-4-31B-it --served-model-name google/gemma-4-31B-it "
+              "--enable-log-requests --enable-chunked-prefill --enable-prefix-caching --generation-config auto "
+              "--enable-auto-tool-choice --tool-call-parser gemma4 --reasoning-parser gemma4 --dtype bfloat16 "
+              "--quantization fp8 --kv-cache-dtype fp8 --max-num-seqs 8 --gpu-memory-utilization 0.95 "
+              "--tensor-parallel-size 1 --load-format runai_streamer --port 8080 --host 0.0.0.0 --max-model-len 32767")
+RTX_PRO = get_gpu("RTX-PRO-6000")
+
+
+def test_gemma4_31b_fp8_online_rtx_pro_weights_pool_and_tokens():
+    # weights: the fp8 online layout of the 60 layers + the bf16 vision tower (1.07) and rotary tables: kvplan 31.35
+    # GiB against the logged 31.47 (-0.12). Pool: 94.97 x 0.95 = 90.22 - 31.35 - 1.87 activation (the encoder's video
+    # dummy step over the LM's 8192-token forward) - 0.25 non-torch = 56.75 GiB (logged 57.09: -0.34, -0.6 %; the
+    # CUDA-graph estimate 0.16 is printed, not subtracted, on this line); 123,968 tokens (logged 124,704: -0.59 %)
+    p = _plan(GEMMA4_RUN, "gemma-4-31b-it-nvfp4", RTX_PRO, "0.19", Layout())
+    assert close_gib(p.ranks[0].weights_bytes, 31.47) and abs(p.ranks[0].weights_bytes / GiB - 31.35) < 0.01
+    assert close_gib(p.ranks[0].kv_pool_bytes, 57.09) and abs(p.ranks[0].kv_pool_bytes / GiB - 56.75) < 0.01
+    assert p.kv_cache_tokens == 123_968 and close(p.kv_cache_tokens, 124_704)
+
+
+def test_gemma4_31b_fp8_online_rtx_pro_layout_from_the_logged_pool():
+    # 60 layers in 6 groups of 10 (5 sliding-window groups, 1 full-attention group), fp8 KV, 16-token blocks of
+    # 1,310,720 B: 57.09 GiB // 1,310,720 = 46,768 blocks; tokens = 46,768 // 6 groups x 16 = 124,704 as logged
+    p = _plan(GEMMA4_RUN, "gemma-4-31b-it-nvfp4", RTX_PRO, "0.19", Layout(), pool_gib=57.09)
+    assert p.block_size == 16 and p.ranks[0].bytes_per_block == 1_310_720
+    assert [(g.kind, g.layers) for g in p.kv_groups] == [("sliding_attention", 10)] * 5 + [("full_attention", 10)]
+    assert p.num_blocks == 46_768 and p.kv_cache_tokens == 124_704
