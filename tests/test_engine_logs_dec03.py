@@ -1,5 +1,5 @@
 """Public vLLM start-up logs reproduced from their launch inputs (issue 11, the 2026-12-03 round: Kimi-K2.5,
-MiniMax-M2.5 / M2.1, DeepSeek-V3.2, Nemotron-H).
+MiniMax-M2.5 / M2.1, DeepSeek-V3.2, Nemotron-H, Qwen3.5 / Qwen3.6 hybrids, Qwen3-VL, Gemma-4).
 
 Tolerances as tests/test_engine_logs.py: memory within max(1 %, 0.25 GiB), tokens and concurrency within 1 %. None of
 these sources is pinned elsewhere in tests/ (issue numbers, index file ids and the logged figures grepped 2026-12-03).
@@ -82,8 +82,8 @@ Sources:
   65,536 tokens per request: 1.68x"; index file id 51994479084 (05-01 18:54) with --gpu-memory-utilization 0.80
   --max-model-len 8192 --moe-backend marlin --max-num-seqs 32 --max-num-batched-tokens 8192 --enforce-eager: "0.32
   GiB", "6,288 tokens", "1.50x". The card is still unnamed, so the layouts are pinned from the logged pools; the
-  8192 -> 16384 pair differs in the batch budget only, so its pool difference (2.95 - 1.28 = 1.67 GiB) is the card's
-  nothing and kvplan's everything.
+  8192 -> 16384 pair differs in the batch budget only, so its pool difference (2.95 - 1.28 = 1.67 GiB) holds no
+  card term at all: it is the profile peak's growth alone.
 - GEMMA4-CLOUDRUN: a Cloud Run codelab reproduction log (index file id 69641025864, run 2026-08-01/02): one
   nvidia-rtx-pro-6000 (Cloud Run GPU), image us-docker.pkg.dev/vertex-ai/vertex-vision-model-garden-dockers/
   pytorch-vllm-serve:gemma4 with vLLM 0.17.2rc1.dev133+g9279c59a0 (Google's build that serves Gemma 4; kvplan plans
