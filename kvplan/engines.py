@@ -49,7 +49,8 @@ profile  releases            what changes at its first release (VLLM_CHANGES key
                              sampler_temporaries_v017); triton_kernels' value layout pads to 64 (triton_value_pad64);
                              FlashInfer all-reduce + RMSNorm fusion by default (fi_allreduce_fusion): its trtllm
                              workspace, 3 multicast-granular buffers (3 x 512 MiB), is made during the profile run's
-                             compilation: non-torch 0.55 + 1.50 GiB at TP 2 / 4 / 8 on NVSwitch Hopper / Blackwell
+                             compilation: non-torch 0.55 + 1.50 GiB at TP 2 / 4 / 8 on NVSwitch Hopper / Blackwell;
+                             block-FP8 MoE on Hopper without EP takes TRITON, its workspace kept (fp8_moe_hopper_triton)
 0.18     0.18.0-0.18.1       the CUDA-graph estimate is computed and printed, not subtracted (cudagraph_estimate_printed:
                              VLLM_MEMORY_PROFILER_ESTIMATE_CUDAGRAPHS=0); non-torch 0.25 GiB at TP 1 (non_torch_v018)
 0.19     0.19.0-0.19.1       AWQ dense layers through choose_mp_linear_kernel: Machete on Hopper (awq_mp_kernel); the
@@ -397,6 +398,12 @@ VLLM_CHANGES: dict[str, tuple[Release, str]] = {
                                             "FusedMoEModularKernel of fused_moe/oracle/fp8.py (TritonExperts on sm120: "
                                             "its workspaces from current_workspace_manager(), kept), in the 0.14.0 "
                                             "wheel; 0.13.0: the fused_experts function (torch.empty per call)")),
+    "fp8_moe_hopper_triton": ((0, 17, 0), ("model_executor/layers/fused_moe/oracle/fp8.py _get_priority_backends: "
+                                           "'On Hopper for Block Fp8, prefer Triton for TP and FI CUTLASS for EP' "
+                                           "moves TRITON to the front on capability 9.0 for block-FP8 weights with "
+                                           "dynamic 128-group activations unless ep_size > 1, first in the 0.17.0 "
+                                           "wheel (0.16.0: DEEPGEMM before TRITON); read in the 0.17.0, 0.18.0 and "
+                                           "0.19.0 wheels (pip download, 2026-12-03)")),
     "flashinfer_sampler_default": ((0, 21, 0), ("envs.py VLLM_USE_FLASHINFER_SAMPLER defaults to True ('Enabled by "
                                                 "default when the hardware supports it') and v1/sample/ops/"
                                                 "topk_topp_sampler.py TopKTopPSampler takes forward_cuda (FlashInfer "

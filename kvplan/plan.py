@@ -590,7 +590,8 @@ def _dsa_indexer_term(spec, engine, prof, layout, max_len, mnbt, act_b, gpu_name
                            f"; {moe_ws / GiB:.2f} GiB of it shared with the fused-MoE workspace" if moe_ws else ""))
 
 
-def vllm_moe_workspace_held(spec: ModelSpec, weight_format: str | None, gpu_name: str, vllm_version: str) -> bool:
+def vllm_moe_workspace_held(spec: ModelSpec, weight_format: str | None, gpu_name: str, vllm_version: str,
+                            ep: bool = False) -> bool:
     """Whether the profile run leaves TritonExperts' workspace held (``vllm_moe_workspace_bytes``) under the sampler.
 
     Unquantized experts from 0.17.0 (VLLM_CHANGES ``moe_workspace_manager``). Block-FP8 experts on an sm120 GPU (RTX
@@ -599,13 +600,21 @@ def vllm_moe_workspace_held(spec: ModelSpec, weight_format: str | None, gpu_name
     only block-FP8 backend that validates is TRITON (FLASHINFER_TRTLLM is sm100, FLASHINFER_CUTLASS block-FP8 sm90
     only, DEEPGEMM sm90 / sm100, VLLM_CUTLASS off by default: 0.14.0, 0.16.0, 0.28.0 wheels): TritonExperts, whose
     workspace13 / workspace2 come from ``current_workspace_manager()`` (modular_kernel.py ``_allocate_buffers``, 0.14.0+)
-    and stay allocated. Other quantized MoE backends (Marlin, DeepGEMM, FlashInfer) size their own: not modeled.
-    Worked example: MiniMax-M2.5 (fp8 block) on RTX PRO 6000 at 0.16 -> True; on an H200 -> False; at 0.12 -> False."""
+    and stay allocated. Block-FP8 experts on Hopper (sm90) without expert parallelism from 0.17.0
+    (``fp8_moe_hopper_triton``: the oracle moves TRITON ahead of DEEPGEMM there; with ``ep`` FLASHINFER_CUTLASS goes
+    first): TritonExperts too ("TRITON Fp8 MoE backend" in a 0.19.1rc1 H100 MiniMax-M2.5 log). Other quantized MoE
+    backends (Marlin, DeepGEMM, FlashInfer) size their own: not modeled.
+    Worked example: MiniMax-M2.5 (fp8 block) on RTX PRO 6000 at 0.16 -> True; on an H200 at 0.16 -> False, at 0.19 ->
+    True, at 0.19 with EP -> False; at 0.12 -> False."""
     fmt = resolve_format(spec, weight_format)[0]
     if fmt in FLOAT_FORMATS:
         return vllm_has(vllm_version, "moe_workspace_manager")
-    return (fmt == "fp8-block" and quant_platform(gpu_name) == "sm120"
-            and vllm_has(vllm_version, "fp8_moe_modular_kernel"))
+    if fmt != "fp8-block":
+        return False
+    platform = quant_platform(gpu_name)
+    if platform == "sm90":
+        return not ep and vllm_has(vllm_version, "fp8_moe_hopper_triton")
+    return platform == "sm120" and vllm_has(vllm_version, "fp8_moe_modular_kernel")
 
 
 def _held_moe_workspace_bytes(spec, engine, layout, mnbt, act_b, gpu_name: str, vllm_version: str) -> int:
@@ -615,7 +624,7 @@ def _held_moe_workspace_bytes(spec, engine, layout, mnbt, act_b, gpu_name: str, 
     both read it."""
     if vllm_fp8_marlin_moe_held(spec, engine.weight_format, gpu_name, vllm_version):
         return vllm_marlin_moe_workspace_bytes(spec, layout.tp, mnbt, act_b, bool(layout.ep))
-    if not vllm_moe_workspace_held(spec, engine.weight_format, gpu_name, vllm_version):
+    if not vllm_moe_workspace_held(spec, engine.weight_format, gpu_name, vllm_version, bool(layout.ep)):
         return 0
     return vllm_moe_workspace_bytes(spec, layout.tp, mnbt, act_b, bool(layout.ep))
 
