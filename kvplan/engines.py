@@ -105,7 +105,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from kvplan.drafter import DraftSpec
 from kvplan.sglang import SGLANG_DEFAULT_VERSION, SGLANG_PROFILES, SglangVersion, default_settings
-from kvplan.units import GiB, MiB
+from kvplan.units import GiB, MiB, cdiv
 
 VllmVersion = Literal["0.6", "0.6.5", "0.7", "0.10", "0.10.2", "0.11", "0.11.1", "0.12", "0.13", "0.14", "0.15", "0.16",
                       "0.17", "0.18", "0.19", "0.20", "0.20.1", "0.21", "0.22", "0.23", "0.24", "0.25", "0.26", "0.27",
@@ -217,6 +217,27 @@ VLLM_CHANGES: dict[str, tuple[Release, str]] = {
     "decode_context_parallel": ((0, 11, 0), "--decode-context-parallel-size (0.11.0 wheel, kv_cache_utils.py x dcp)"),
     "capture_step_16": ((0, 11, 1), ("config/vllm.py _set_cudagraph_sizes: [1, 2, 4] + range(8, 256, 8) + range(256, "
                                      "max + 1, 16) in 0.11.1; 0.11.0 config/scheduler.py: range(8, max + 1, 8)")),
+    # Speculative decoding's CUDA-graph sizes (kvplan.engines cuda_graph_sizes_by_mode), read in the PyPI wheels of
+    # every release 0.10.0 - 0.34.0 on 2026-12-03 (config/vllm.py _set_cudagraph_sizes, config/compilation.py
+    # adjust_cudagraph_sizes_for_spec_decode, v1/cudagraph_dispatcher.py, v1/worker/gpu/cudagraph_utils.py):
+    "spec_capture_rounded": ((0, 11, 1), ("config/compilation.py adjust_cudagraph_sizes_for_spec_decode first in "
+                                          "0.11.1: with FULL decode graphs and 1 + num_speculative_tokens > 1 every "
+                                          "capture size is rounded up to a multiple of 1 + k, those past the largest "
+                                          "dropped (called from v1/worker/gpu_model_runner.py through 0.19.x, from "
+                                          "CompilationConfig.resolve_cudagraph_mode_and_sizes from 0.20.0); 0.11.0 "
+                                          "has no such step")),
+    "spec_capture_widened": ((0, 13, 0), ("config/vllm.py _set_cudagraph_sizes: max capture size = min(max_num_seqs x "
+                                          "(1 + num_speculative_tokens) x 2, 512) in 0.13.0 (0.12.0: min(max_num_seqs "
+                                          "x 2, 512) whatever the speculation)")),
+    "v2_spec_capture_unrounded": ((0, 25, 0), ("config/compilation.py resolve_cudagraph_mode_and_sizes rounds only "
+                                               "'not use_v2_model_runner' in 0.25.0; the V2 runner's CudaGraphManager "
+                                               "(v1/worker/gpu/cudagraph_utils.py _init_candidates) keeps its PIECEWISE "
+                                               "sizes and rounds its FULL decode sizes alone (0.22.0 - 0.24.0: its "
+                                               "__init__ calls adjust_cudagraph_sizes_for_spec_decode itself)")),
+    "spec_capture_decode_sizes": ((0, 29, 0), ("config/vllm.py _set_cudagraph_sizes appends the uniform decode sizes "
+                                               "n x (1 + k), n in [1, 2, 4] + range(8, 256, 8) + range(256, "
+                                               "max_num_seqs + 1, 16) + [max_num_seqs] (request_counts), those within "
+                                               "the max capture size and max_num_batched_tokens, in 0.29.0")),
     "mxfp4_triton_torch28": ((0, 10, 2), ("the 0.10.2 wheel pins torch 2.8.0 (0.10.0 - 0.10.1.1: torch 2.7.1, wheel "
                                           "METADATA): mxfp4.py get_mxfp4_backend's Triton path (is_torch_equal_or_"
                                           "newer('2.8.0') and has_triton_kernels()) is open where triton_kernels is "
@@ -1001,21 +1022,77 @@ def batch_defaults(gpu_name: str, device_bytes: int, engine: EngineConfig, mm_fl
     return tokens, seqs
 
 
+def _vllm_step_grid(top: int, step_16: bool) -> list[int]:
+    """[1, 2, 4] + range(8, top + 1, 8), or with ``step_16`` range(8, 256, 8) + range(256, top + 1, 16), all <= top."""
+    if step_16:
+        sizes = [1, 2, 4] + list(range(8, min(top + 1, 256), 8)) + list(range(256, top + 1, 16))
+    else:
+        sizes = [1, 2, 4] + list(range(8, top + 1, 8))
+    return [s for s in sizes if s <= top]
+
+
 def cuda_graph_capture_sizes(prof: VllmProfile, max_num_seqs: int, max_num_batched_tokens: int,
-                             model_type: str = "") -> list[int]:
+                             model_type: str = "", num_speculative_tokens: int = 0) -> list[int]:
     """vLLM's default capture sizes (vllm/config/vllm.py _set_cudagraph_sizes), limited to the batched tokens.
 
-    0.10/0.11: [1, 2, 4] + range(8, max + 1, 8); 0.17+: [1, 2, 4] + range(8, 256, 8) + range(256, max + 1, 16),
-    with max = min(2 x max_num_seqs, 512) (1024 for gpt-oss). Above 256 gpt-oss steps by 16 in every version.
-    Worked number: 1024 seqs -> 67 sizes (0.10 log) or 51 (0.19 log); gpt-oss -> 83.
+    Inputs: the release line, --max-num-seqs, --max-num-batched-tokens, the model_type (gpt-oss overrides the limit)
+    and k = num_speculative_tokens (0 without speculation); a uniform decode step holds q = 1 + k tokens a request.
+    0.10/0.11: [1, 2, 4] + range(8, max + 1, 8); 0.11.1+: [1, 2, 4] + range(8, 256, 8) + range(256, max + 1, 16),
+    with max = min(2 x max_num_seqs x q, 512) (q from 0.13.0, VLLM_CHANGES spec_capture_widened; 1 before) or
+    gpt-oss's 1024, then min(max, max_num_batched_tokens). From 0.29.0 (spec_capture_decode_sizes) a speculative plan
+    also gets the uniform decode sizes n x q, n in [1, 2, 4] + range(8, 256, 8) + range(256, max_num_seqs + 1, 16) +
+    [max_num_seqs], those <= max (gpt-oss's explicit limit adds none). These are the sizes before the speculative
+    rounding (``cuda_graph_sizes_by_mode``).
+    Worked number: 1024 seqs -> 67 sizes (0.10 log) or 51 (0.19 log); gpt-oss -> 83; 64 seqs at k = 2 on 0.25:
+    max = min(64 x 3 x 2, 512) = 384 -> 3 + 31 + 9 = 43 sizes (12 at 0.12: max 128).
     """
     limit = VLLM_MAX_CAPTURE_SIZE_BY_MODEL.get(model_type)
-    top = min(limit or min(2 * max_num_seqs, VLLM_MAX_CAPTURE_SIZE), max_num_batched_tokens)
-    if prof.capture_step_above_256 == 8 and limit is None:
-        sizes = [1, 2, 4] + list(range(8, top + 1, 8))
-    else:
-        sizes = [1, 2, 4] + list(range(8, min(top + 1, 256), 8)) + list(range(256, top + 1, 16))
-    return [s for s in sizes if s <= top]
+    q = 1 + num_speculative_tokens if vllm_has(prof.version, "spec_capture_widened") else 1
+    wide = limit or min(2 * max_num_seqs * q, VLLM_MAX_CAPTURE_SIZE)
+    top = min(wide, max_num_batched_tokens)
+    sizes = _vllm_step_grid(top, prof.capture_step_above_256 == 16 or limit is not None)
+    if num_speculative_tokens and limit is None and vllm_has(prof.version, "spec_capture_decode_sizes"):
+        reqs = min(max_num_seqs, VLLM_MAX_CAPTURE_SIZE)
+        counts = set(_vllm_step_grid(reqs, True)) | {reqs}
+        decode = {n * (1 + num_speculative_tokens) for n in counts}
+        sizes = sorted(set(sizes) | {s for s in decode if s <= wide and s <= max_num_batched_tokens})
+    return sizes
+
+
+def cuda_graph_sizes_by_mode(prof: VllmProfile, max_num_seqs: int, max_num_batched_tokens: int, model_type: str = "",
+                             num_speculative_tokens: int = 0, full_decode: bool = True, runner: str = "V1"
+                             ) -> tuple[list[int], list[int]]:
+    """(PIECEWISE sizes, FULL decode sizes) vLLM captures, as "Profiling CUDA graph memory: PIECEWISE=N (largest=A),
+    FULL=M (largest=B)" counts them (``full_decode``: the mode captures FULL decode graphs, FULL_AND_PIECEWISE).
+
+    Inputs as ``cuda_graph_capture_sizes``, q = 1 + num_speculative_tokens, the model runner. Rules (VLLM_CHANGES):
+    - FULL decode sizes: the capture sizes x with q <= x <= q x max_num_seqs (v1/cudagraph_dispatcher.py
+      initialize_cudagraph_keys, 0.11.0 - 0.33.0; without speculation: x <= max_num_seqs);
+    - from 0.11.1 (spec_capture_rounded), with FULL decode graphs and q > 1, every size is rounded up to a multiple of
+      q and kept where <= the largest size (config/compilation.py adjust_cudagraph_sizes_for_spec_decode: sorted(set(
+      round_up(s, q) ...)); none left -> [q]); the PIECEWISE graphs take the rounded sizes too;
+    - the V2 runner from 0.25.0 (v2_spec_capture_unrounded) keeps its PIECEWISE sizes as they are and rounds only its
+      FULL decode descriptors (v1/worker/gpu/cudagraph_utils.py _init_candidates: round_up(s, q) <= q x max_num_seqs
+      and <= the largest size, duplicates dropped); 0.22.0 - 0.24.0 V2 rounds them all as V1 does.
+    Not modelled: 0.11.1 alone rounds to max(q, TP) at TP > 1 (0.11.2+ only with sequence parallelism, off by
+    default), dynamic speculative decoding's per-tier sizes and the V2 adaptive verification's variable-length decode.
+    Worked number: DeepSeek-V4-Flash on 0.25.0 with MTP k = 2, 64 seqs, 4,096 tokens (the DSV4-PRO6000 log): 43 sizes
+    rounded to multiples of 3 (1, 2 -> 3; 4 -> 6; 8 -> 9; 16 -> 18; 24 stays; ...; 272 -> 273; 384 stays) give 42
+    distinct, those from 3 to 192 number 26: "PIECEWISE=42 (largest=384), FULL=26 (largest=192)".
+    """
+    k = num_speculative_tokens
+    sizes = cuda_graph_capture_sizes(prof, max_num_seqs, max_num_batched_tokens, model_type, k)
+    q = 1 + k
+    if not full_decode:
+        return sizes, []
+    if q == 1 or not sizes or not vllm_has(prof.version, "spec_capture_rounded"):
+        return sizes, [s for s in sizes if q <= s <= q * max_num_seqs]
+    top = sizes[-1]
+    rounded = sorted({cdiv(s, q) * q for s in sizes if cdiv(s, q) * q <= top}) or ([q] if q <= top else [])
+    full = [s for s in rounded if s <= q * max_num_seqs]
+    if runner == "V2" and vllm_has(prof.version, "v2_spec_capture_unrounded"):
+        return sizes, full
+    return rounded, full
 
 
 class CudaGraphShape(NamedTuple):
@@ -1031,7 +1108,9 @@ class CudaGraphShape(NamedTuple):
 
 def cuda_graph_bytes(prof: VllmProfile, engine: EngineConfig, max_num_seqs: int, mnbt: int, model_type: str = "",
                      shape: CudaGraphShape | None = None, runner: str = "V1") -> int:
-    """CUDA-graph memory: PIECEWISE graphs at every capture size, FULL at the decode sizes <= max_num_seqs.
+    """CUDA-graph memory: PIECEWISE graphs at every capture size, FULL at the decode sizes (``cuda_graph_sizes_by_mode``:
+    <= max_num_seqs, or with speculation (``engine.num_speculative_tokens`` k) the multiples of 1 + k up to
+    (1 + k) x max_num_seqs).
 
     Releases that capture after the KV cache ("after_kv", through 0.17.x) or no shape given: 128 MiB first capture +
     (graphs - 1) x 6 MiB per mode. From 0.18 (profile_cudagraph_memory's estimate) with the model's shape:
@@ -1045,8 +1124,8 @@ def cuda_graph_bytes(prof: VllmProfile, engine: EngineConfig, max_num_seqs: int,
     if engine.enforce_eager or engine.cudagraph_mode == "NONE":
         return 0
     modes = {"PIECEWISE": 1, "FULL_AND_PIECEWISE": 2}.get(engine.cudagraph_mode or "", prof.cudagraph_modes)
-    sizes = cuda_graph_capture_sizes(prof, max_num_seqs, mnbt, model_type)
-    full = [s for s in sizes if s <= max_num_seqs] if modes == 2 else []
+    k = engine.num_speculative_tokens if engine.speculative_method != "none" else 0
+    sizes, full = cuda_graph_sizes_by_mode(prof, max_num_seqs, mnbt, model_type, k, modes == 2, runner)
     counts = [len(sizes)] + ([len(full)] if modes == 2 else [])
     if shape is None or prof.cudagraph == "after_kv" or not sizes:
         return VLLM_CUDA_GRAPH_FIRST_BYTES + sum(max(n - 1, 0) for n in counts) * VLLM_CUDA_GRAPH_PER_GRAPH_BYTES
