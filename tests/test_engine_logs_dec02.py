@@ -266,6 +266,24 @@ def test_speculative_capture_sizes_by_release():
     assert (len(pw), pw[-1], full[-1]) == (83 - 1 - 1, 1008, 768)
 
 
+def test_two_more_speculative_logs_graph_counts():
+    # The capture sizes alone (kvplan plans neither run whole: an EAGLE-3 head for Gemma-4 and a DFlash drafter):
+    # - index file id 52101499359 (WSL log, "version 0.19.2rc1.dev8", RedHatAI/gemma-4-26B-A4B-it-NVFP4, V1
+    #   gpu_model_runner.py, speculative_config {'method': 'eagle', ..., 'num_speculative_tokens': 3}, max_num_seqs 2,
+    #   max_num_batched_tokens 8192): "'cudagraph_capture_sizes': [1, 2, 4, 8, 16]" = max min(2 x 2 x 4, 512) = 16,
+    #   and "PIECEWISE=3 (largest=16), FULL=2 (largest=8)": rounded to multiples of 4: 4, 8, 16; FULL <= 4 x 2: 4, 8
+    assert cuda_graph_capture_sizes(VLLM_PROFILES["0.19"], 2, 8192, "gemma4", 3) == [1, 2, 4, 8, 16]
+    assert cuda_graph_sizes_by_mode(VLLM_PROFILES["0.19"], 2, 8192, "gemma4", 3) == ([4, 8, 16], [4, 8])
+    # - index file id 56878676544 (vllm/vllm-openai:v0.22.0, Qwen3.6-35B-A3B PrismaQuant, V1, DFlash
+    #   num_speculative_tokens 6, --max-num-seqs 8, --max-num-batched-tokens 32768): "'cudagraph_capture_sizes': [1,
+    #   2, 4, 8, 16, ..., 112]" (17 = max min(8 x 7 x 2, 512) = 112) and "PIECEWISE=15 (largest=112), FULL=8
+    #   (largest=56)": multiples of 7: 1, 2, 4 -> 7; 8 -> 14; 16 -> 21; ...; 104 -> 105; 112 stays: 15; FULL <= 7 x 8
+    #   = 56: 7, 14, ..., 56 = 8
+    assert len(cuda_graph_capture_sizes(VLLM_PROFILES["0.22"], 8, 32768, "qwen3_5_moe", 6)) == 3 + 14 == 17
+    pw, full = cuda_graph_sizes_by_mode(VLLM_PROFILES["0.22"], 8, 32768, "qwen3_5_moe", 6)
+    assert (len(pw), pw[-1]) == (15, 112) and full == [7, 14, 21, 28, 35, 42, 49, 56]
+
+
 @pytest.mark.xfail(strict=True, reason=(
     "DeepSeek-V4-Flash TP2 on 2 x RTX PRO 6000, vLLM 0.25.0, util 0.95, MTP-2 (planned with its MTP draft): KV 13.44 "
     "GiB vs 10.29 logged (+3.15; +3.56 before the speculative graph sizes, +5.88 before the draft was modelled), "
