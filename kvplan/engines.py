@@ -231,9 +231,16 @@ VLLM_CHANGES: dict[str, tuple[Release, str]] = {
                                           "x 2, 512) whatever the speculation)")),
     "v2_spec_capture_unrounded": ((0, 25, 0), ("config/compilation.py resolve_cudagraph_mode_and_sizes rounds only "
                                                "'not use_v2_model_runner' in 0.25.0; the V2 runner's CudaGraphManager "
-                                               "(v1/worker/gpu/cudagraph_utils.py _init_candidates) keeps its PIECEWISE "
-                                               "sizes and rounds its FULL decode sizes alone (0.22.0 - 0.24.0: its "
-                                               "__init__ calls adjust_cudagraph_sizes_for_spec_decode itself)")),
+                                               "(v1/worker/gpu/cudagraph_utils.py _init_candidates) keeps its "
+                                               "PIECEWISE sizes and rounds its FULL decode sizes alone (0.22.0 - "
+                                               "0.24.0: its __init__ calls adjust_cudagraph_sizes_for_spec_decode "
+                                               "itself)")),
+    "capture_max_tokens": ((0, 20, 1), ("config/vllm.py _set_cudagraph_sizes: 'ensure max_num_tokens is captured if "
+                                        "within max capture size': max_num_batched_tokens <= the max capture size is "
+                                        "appended when off the 8 / 16 stride, in 0.20.1 (0.20.0: not)")),
+    "capture_max_seqs": ((0, 31, 0), ("config/vllm.py _set_cudagraph_sizes without speculation: max_num_seqs is "
+                                      "appended when <= the max capture size and max_num_batched_tokens "
+                                      "(uniform_decode_sizes = [max_num_seqs]) in 0.31.0; 0.30.0: not")),
     "spec_capture_decode_sizes": ((0, 29, 0), ("config/vllm.py _set_cudagraph_sizes appends the uniform decode sizes "
                                                "n x (1 + k), n in [1, 2, 4] + range(8, 256, 8) + range(256, "
                                                "max_num_seqs + 1, 16) + [max_num_seqs] (request_counts), those within "
@@ -502,6 +509,8 @@ VLLM_CHANGES: dict[str, tuple[Release, str]] = {
 VLLM_CHANGES_INSIDE_A_PROFILE = {
     "mrope_cache_x4": "V0 refuses multimodal models: no V0 plan has an MRoPE table",
     "dsa_rocm_layer_groups": "ROCm DSA plans on the 0.30 line (0.30.0 - 0.31.0) follow 0.30.0 and warn (plan.ROCM_DSA_031_NOTE)",
+    "capture_max_seqs": "the 0.30 line (0.30.0 - 0.31.0) follows 0.30.0: an off-stride max_num_seqs adds no capture "
+                        "size there (0.31.0 adds one graph a mode, ~10 MiB)",
 }
 
 
@@ -1039,10 +1048,12 @@ def cuda_graph_capture_sizes(prof: VllmProfile, max_num_seqs: int, max_num_batch
     and k = num_speculative_tokens (0 without speculation); a uniform decode step holds q = 1 + k tokens a request.
     0.10/0.11: [1, 2, 4] + range(8, max + 1, 8); 0.11.1+: [1, 2, 4] + range(8, 256, 8) + range(256, max + 1, 16),
     with max = min(2 x max_num_seqs x q, 512) (q from 0.13.0, VLLM_CHANGES spec_capture_widened; 1 before) or
-    gpt-oss's 1024, then min(max, max_num_batched_tokens). From 0.29.0 (spec_capture_decode_sizes) a speculative plan
-    also gets the uniform decode sizes n x q, n in [1, 2, 4] + range(8, 256, 8) + range(256, max_num_seqs + 1, 16) +
-    [max_num_seqs], those <= max (gpt-oss's explicit limit adds none). These are the sizes before the speculative
-    rounding (``cuda_graph_sizes_by_mode``).
+    gpt-oss's 1024, then min(max, max_num_batched_tokens). From 0.20.1 (capture_max_tokens) max_num_batched_tokens
+    itself is added where it is the limit (off the stride: 1,000 -> ..., 992, 1000). From 0.29.0
+    (spec_capture_decode_sizes) a speculative plan also gets the uniform decode sizes n x q, n in [1, 2, 4] + range(8,
+    256, 8) + range(256, max_num_seqs + 1, 16) + [max_num_seqs]; from 0.31.0 (capture_max_seqs) a plan without
+    speculation gets max_num_seqs itself; both only where <= max and <= the batched tokens (gpt-oss's explicit limit
+    adds neither). These are the sizes before the speculative rounding (``cuda_graph_sizes_by_mode``).
     Worked number: 1024 seqs -> 67 sizes (0.10 log) or 51 (0.19 log); gpt-oss -> 83; 64 seqs at k = 2 on 0.25:
     max = min(64 x 3 x 2, 512) = 384 -> 3 + 31 + 9 = 43 sizes (12 at 0.12: max 128).
     """
@@ -1050,13 +1061,16 @@ def cuda_graph_capture_sizes(prof: VllmProfile, max_num_seqs: int, max_num_batch
     q = 1 + num_speculative_tokens if vllm_has(prof.version, "spec_capture_widened") else 1
     wide = limit or min(2 * max_num_seqs * q, VLLM_MAX_CAPTURE_SIZE)
     top = min(wide, max_num_batched_tokens)
-    sizes = _vllm_step_grid(top, prof.capture_step_above_256 == 16 or limit is not None)
+    sizes = set(_vllm_step_grid(top, prof.capture_step_above_256 == 16 or limit is not None))
+    if top == max_num_batched_tokens and vllm_has(prof.version, "capture_max_tokens"):
+        sizes.add(top)
+    decode: set[int] = set()
     if num_speculative_tokens and limit is None and vllm_has(prof.version, "spec_capture_decode_sizes"):
         reqs = min(max_num_seqs, VLLM_MAX_CAPTURE_SIZE)
-        counts = set(_vllm_step_grid(reqs, True)) | {reqs}
-        decode = {n * (1 + num_speculative_tokens) for n in counts}
-        sizes = sorted(set(sizes) | {s for s in decode if s <= wide and s <= max_num_batched_tokens})
-    return sizes
+        decode = {n * (1 + num_speculative_tokens) for n in set(_vllm_step_grid(reqs, True)) | {reqs}}
+    elif not num_speculative_tokens and limit is None and vllm_has(prof.version, "capture_max_seqs"):
+        decode = {max_num_seqs}
+    return sorted(sizes | {s for s in decode if s <= wide and s <= max_num_batched_tokens})
 
 
 def cuda_graph_sizes_by_mode(prof: VllmProfile, max_num_seqs: int, max_num_batched_tokens: int, model_type: str = "",
@@ -1108,9 +1122,9 @@ class CudaGraphShape(NamedTuple):
 
 def cuda_graph_bytes(prof: VllmProfile, engine: EngineConfig, max_num_seqs: int, mnbt: int, model_type: str = "",
                      shape: CudaGraphShape | None = None, runner: str = "V1") -> int:
-    """CUDA-graph memory: PIECEWISE graphs at every capture size, FULL at the decode sizes (``cuda_graph_sizes_by_mode``:
-    <= max_num_seqs, or with speculation (``engine.num_speculative_tokens`` k) the multiples of 1 + k up to
-    (1 + k) x max_num_seqs).
+    """CUDA-graph memory: PIECEWISE graphs at every capture size, FULL at the decode sizes
+    (``cuda_graph_sizes_by_mode``: <= max_num_seqs, or with speculation (``engine.num_speculative_tokens`` k) the
+    multiples of 1 + k up to (1 + k) x max_num_seqs).
 
     Releases that capture after the KV cache ("after_kv", through 0.17.x) or no shape given: 128 MiB first capture +
     (graphs - 1) x 6 MiB per mode. From 0.18 (profile_cudagraph_memory's estimate) with the model's shape:

@@ -82,9 +82,9 @@ def test_a_pool_formula_of_six_terms_takes_two_lines():
     text = formulas(at)
     assert (r"\text{pool} &= \text{requested} - \text{weights} - \text{activations} - \text{non-torch}\\ &\quad"
             r" - \text{V2 sampler state} - \text{CUDA graphs} - \text{DSA indexer workspace}\\") in text
-    # the numbers split at the same term: 128.63 - 92.95 - 1.03 - 1.30 | - 0.68 - 1.25 - 1.00 = 30.41 GiB (the CUDA-graph
-    # estimate from the model's shape: 0.71 -> 1.28 GiB for 79 layers, 1.25 with 49 FULL graphs; 5,029 x 6,491,904 B =
-    # 30.41 GiB)
+    # the numbers split at the same term: 128.63 - 92.95 - 1.03 - 1.30 | - 0.68 - 1.25 - 1.00 = 30.41 GiB (the
+    # CUDA-graph estimate from the model's shape: 0.71 -> 1.28 GiB for 79 layers, 1.25 with 49 FULL graphs; 5,029 x
+    # 6,491,904 B = 30.41 GiB)
     assert r"- 1.30\,\text{GiB}\\ &\quad - 0.68\,\text{GiB} - 1.25\,\text{GiB} - 1.00\,\text{GiB} = 30.41" in text
 
 

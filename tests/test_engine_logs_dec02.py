@@ -223,9 +223,10 @@ def test_dsv4_flash_pro6000_tp2_weights_from_flags():
 def test_dsv4_flash_pro6000_graph_counts_as_logged():
     # "Profiling CUDA graph memory: PIECEWISE=42 (largest=384), FULL=26 (largest=192)". vLLM 0.25.0 config/vllm.py
     # _set_cudagraph_sizes: max = min(64 seqs x (1 + 2) x 2, 512) = 384 (<= 4,096 batched tokens): [1, 2, 4] + 31
-    # sizes 8 - 248 step 8 + 9 sizes 256 - 384 step 16 = 43. config/compilation.py adjust_cudagraph_sizes_for_spec_decode
-    # (FULL_AND_PIECEWISE, q = 3) rounds each up to a multiple of 3 (1, 2 -> 3, 4 -> 6, 8 -> 9, ..., 272 -> 273, 384
-    # stays): 42 distinct, the largest 384; v1/cudagraph_dispatcher.py keeps 3 <= x <= 3 x 64 = 192 for FULL: 26
+    # sizes 8 - 248 step 8 + 9 sizes 256 - 384 step 16 = 43. config/compilation.py
+    # adjust_cudagraph_sizes_for_spec_decode (FULL_AND_PIECEWISE, q = 3) rounds each up to a multiple of 3 (1, 2 -> 3,
+    # 4 -> 6, 8 -> 9, ..., 272 -> 273, 384 stays): 42 distinct, the largest 384; v1/cudagraph_dispatcher.py keeps
+    # 3 <= x <= 3 x 64 = 192 for FULL: 26
     prof = VLLM_PROFILES["0.25"]
     pw, full = cuda_graph_sizes_by_mode(prof, 64, 4096, "deepseek_v4", 2)
     assert len(cuda_graph_capture_sizes(prof, 64, 4096, "deepseek_v4", 2)) == 3 + 31 + 9 == 43
