@@ -34,12 +34,14 @@ profile  releases            what changes at its first release (VLLM_CHANGES key
                              dummy encoder outputs copied to the whole encoder budget (mm_dummy_outputs_expanded)
 0.11.1   0.11.1-0.11.2       capture sizes step 16 above 256 (capture_step_16: 51 at 512, not 67); torch 2.9: a cold
                              compile's combo-kernel benchmark holds a copy of the embedding table (compile_combo_benchmark)
+                             (spec_capture_rounded: speculative graph sizes rounded up to multiples of 1 + k)
 0.12     0.12.0              triton_kernels bundled: MXFP4 MoE on Hopper takes Triton (triton_kernels_bundled);
                              --enable-prefix-caching kept for SupportsMambaPrefixCaching hybrids (mamba_prefix_caching);
                              dummy encoder outputs padded to an item (mm_dummy_outputs_item_rows); Pixtral's dense
                              block mask without xformers (mm_pixtral_dense_mask)
 0.13     0.13.0              the DSA indexer's profile workspace (dsa_indexer_profile_workspace); dummy encoder outputs
-                             kept as returned (mm_dummy_outputs_as_returned)
+                             kept as returned (mm_dummy_outputs_as_returned); the largest capture size min(2 x seqs x
+                             (1 + k), 512) under speculation (spec_capture_widened)
 0.14     0.14.0-0.14.1       "Model loading took" with 2 decimals (loading_two_decimals); block-FP8 MoE through the
                              modular kernel, its TritonExperts workspace kept on sm120 (fp8_moe_modular_kernel)
 0.15     0.15.0-0.15.1       MambaSpec: a state page per draft token; prefix-caching "align" / "all" modes
@@ -57,7 +59,8 @@ profile  releases            what changes at its first release (VLLM_CHANGES key
 0.20     0.20.0              the estimate subtracted (cudagraph_estimate_applied; the log says "default since
                              v0.21.0"); gpu_memory_utilization 0.92 (gpu_util_0_92); + 1 MiB radix top-k workspace
                              for the DSA indexer (dsa_indexer_radix_workspace)
-0.20.1   0.20.1-0.20.2       tokens line = int(concurrency x max_model_len) on its own line (tokens_line_split)
+0.20.1   0.20.1-0.20.2       tokens line = int(concurrency x max_model_len) on its own line (tokens_line_split); an
+                             off-stride max_num_batched_tokens is a capture size (capture_max_tokens)
 0.21     0.21.0              FlashInfer top-k / top-p sampler by default (flashinfer_sampler_default)
 0.22     0.22.0-0.22.1       triton_kernels' value layout back to the pack sizes (triton_value_pack);
                              dynamic-NTK tables of max_position rows (dynamic_ntk_max_position); "all" mode counts the
@@ -70,7 +73,8 @@ profile  releases            what changes at its first release (VLLM_CHANGES key
                              six listed architectures, quantized too (v2_runner_listed)
 0.25     0.25.0-0.25.1       the fusion workspace on FlashInfer's mnnvl backend by default: one 512 MiB multicast
                              buffer instead of trtllm's three (fi_allreduce_mnnvl: non-torch 1.0 GiB lower at TP >= 2);
-                             V2 for every dense non-hybrid model and the listed MoE (v2_runner_dense)
+                             V2 for every dense non-hybrid model and the listed MoE (v2_runner_dense), whose PIECEWISE
+                             graph sizes stay unrounded under speculation (v2_spec_capture_unrounded)
 0.26     0.26.0              sliding windows hold max_concurrent_batches (2) x max_num_batched_tokens in flight
                              (swa_in_flight_batches; before: one batch, whatever PP)
 0.27     0.27.0-0.27.1       memory_profiling: non-KV = total consumed (free memory at the init snapshot - after the
@@ -83,7 +87,9 @@ profile  releases            what changes at its first release (VLLM_CHANGES key
                              the >= 160 GiB batch tier (batch_tier_160)
 0.29     0.29.0              the V2 model runner for every model (v2_runner_all) and its CUDA-graph estimate subtracted
                              (v2_cudagraph_estimate; V2 through 0.28.0 estimates none: kvplan.engines.vllm_model_runner)
-0.30     0.30.0-0.31.0       tokens line and concurrency on one line (tokens_line_one)
+                             (spec_capture_decode_sizes: the uniform decode sizes n x (1 + k) join the capture sizes)
+0.30     0.30.0-0.31.0       tokens line and concurrency on one line (tokens_line_one); 0.31.0 makes max_num_seqs a
+                             capture size (capture_max_seqs: planned from 0.32.0, this line follows 0.30.0)
 0.33     0.32.0-0.33.x       Mamba-2 prefill checkpoint page in align mode (mamba2_checkpoint_page); MRoPE tables by
                              mrope_positions_factor (1 for Qwen3-VL / Qwen3.5; mrope_positions_factor); DSA prefill
                              workspace rows by sparse_mla_prefill_workspace_factor (dsa_prefill_workspace_factor)
