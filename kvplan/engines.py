@@ -84,7 +84,8 @@ profile  releases            what changes at its first release (VLLM_CHANGES key
                              (mm_prefix_lm_text_only_off); the V2 runner profiles the encoder (v2_mm_encoder_profile)
 0.28     0.28.0              prefix caching on by default for hybrids (hybrid_prefix_caching), "align" for every
                              hybrid (mamba_align_only; "all" for SupportsMambaPrefixCaching models when asked before);
-                             the >= 160 GiB batch tier (batch_tier_160)
+                             the >= 160 GiB batch tier (batch_tier_160); CUDA graphs up to 1024 tokens on datacenter
+                             Blackwell (capture_1024_sm100: 83 sizes at 1024 seqs, not 51)
 0.29     0.29.0              the V2 model runner for every model (v2_runner_all) and its CUDA-graph estimate subtracted
                              (v2_cudagraph_estimate; V2 through 0.28.0 estimates none: kvplan.engines.vllm_model_runner)
                              (spec_capture_decode_sizes: the uniform decode sizes n x (1 + k) join the capture sizes)
@@ -241,6 +242,9 @@ VLLM_CHANGES: dict[str, tuple[Release, str]] = {
                                                "PIECEWISE sizes and rounds its FULL decode sizes alone (0.22.0 - "
                                                "0.24.0: its __init__ calls adjust_cudagraph_sizes_for_spec_decode "
                                                "itself)")),
+    "capture_1024_sm100": ((0, 28, 0), ("config/vllm.py _set_cudagraph_sizes: default_max_graph_size = 1024 if "
+                                        "current_platform.is_device_capability_family(100) else 512 in 0.28.0 "
+                                        "(datacenter Blackwell: B200, B300, GB200, GB300); 512 on every GPU before")),
     "capture_max_tokens": ((0, 20, 1), ("config/vllm.py _set_cudagraph_sizes: 'ensure max_num_tokens is captured if "
                                         "within max capture size': max_num_batched_tokens <= the max capture size is "
                                         "appended when off the 8 / 16 stride, in 0.20.1 (0.20.0: not)")),
@@ -676,8 +680,11 @@ VLLM_BATCH_DEFAULTS = ((160 * GiB, 16384, 1024), (70 * GiB, 8192, 1024), (0, 204
 # the 0.17.0, 0.19.0, 0.22.0 and 0.33.0 wheels; 0.11.0 sets the same 128 / 2048 in SchedulerConfig.__post_init__;
 # read 2026-12-02). A 0.22.0 AsyncEngineArgs log prints "max_num_batched_tokens=2048" and captures graphs to 256.
 VLLM_ENGINE_CONTEXT_BATCH = (2048, 128)
-# Default CUDA-graph capture limit: min(2 x max_num_seqs, 512) (vllm/config/vllm.py _set_cudagraph_sizes).
+# Default CUDA-graph capture limit: min(2 x max_num_seqs x (1 + draft tokens from 0.13.0), 512) (vllm/config/vllm.py
+# _set_cudagraph_sizes); 1024 on capability family 100 (B200 / B300 / GB200 / GB300) from 0.28.0
+# (default_max_graph_size, VLLM_CHANGES capture_1024_sm100).
 VLLM_MAX_CAPTURE_SIZE = 512
+VLLM_MAX_CAPTURE_SIZE_SM100 = 1024
 # CUDA graphs before vLLM estimates them (the "after_kv" releases, through 0.17.x: "Graph capturing finished ... took
 # X GiB", outside the budget): the largest first capture + (graphs - 1) x a per-graph growth, summed over modes, with
 # two sizes fitted to the v0.19.0 gpt-oss-20b TP2 log (llm-d-planner: "Estimated PIECEWISE CUDA graph memory: 128.00
@@ -1047,14 +1054,15 @@ def _vllm_step_grid(top: int, step_16: bool) -> list[int]:
 
 
 def cuda_graph_capture_sizes(prof: VllmProfile, max_num_seqs: int, max_num_batched_tokens: int,
-                             model_type: str = "", num_speculative_tokens: int = 0) -> list[int]:
+                             model_type: str = "", num_speculative_tokens: int = 0, arch: str = "") -> list[int]:
     """vLLM's default capture sizes (vllm/config/vllm.py _set_cudagraph_sizes), limited to the batched tokens.
 
     Inputs: the release line, --max-num-seqs, --max-num-batched-tokens, the model_type (gpt-oss overrides the limit)
     and k = num_speculative_tokens (0 without speculation); a uniform decode step holds q = 1 + k tokens a request.
     0.10/0.11: [1, 2, 4] + range(8, max + 1, 8); 0.11.1+: [1, 2, 4] + range(8, 256, 8) + range(256, max + 1, 16),
-    with max = min(2 x max_num_seqs x q, 512) (q from 0.13.0, VLLM_CHANGES spec_capture_widened; 1 before) or
-    gpt-oss's 1024, then min(max, max_num_batched_tokens). From 0.20.1 (capture_max_tokens) max_num_batched_tokens
+    with max = min(2 x max_num_seqs x q, 512) (q from 0.13.0, VLLM_CHANGES spec_capture_widened; 1 before; 1024 for
+    512 from 0.28.0 where ``arch`` is "sm100", datacenter Blackwell: capture_1024_sm100) or gpt-oss's 1024, then
+    min(max, max_num_batched_tokens). From 0.20.1 (capture_max_tokens) max_num_batched_tokens
     itself is added where it is the limit (off the stride: 1,000 -> ..., 992, 1000). From 0.29.0
     (spec_capture_decode_sizes) a speculative plan also gets the uniform decode sizes n x q, n in [1, 2, 4] + range(8,
     256, 8) + range(256, max_num_seqs + 1, 16) + [max_num_seqs]; from 0.31.0 (capture_max_seqs) a plan without
@@ -1065,14 +1073,16 @@ def cuda_graph_capture_sizes(prof: VllmProfile, max_num_seqs: int, max_num_batch
     """
     limit = VLLM_MAX_CAPTURE_SIZE_BY_MODEL.get(model_type)
     q = 1 + num_speculative_tokens if vllm_has(prof.version, "spec_capture_widened") else 1
-    wide = limit or min(2 * max_num_seqs * q, VLLM_MAX_CAPTURE_SIZE)
+    ceiling = (VLLM_MAX_CAPTURE_SIZE_SM100 if arch == "sm100" and vllm_has(prof.version, "capture_1024_sm100")
+               else VLLM_MAX_CAPTURE_SIZE)
+    wide = limit or min(2 * max_num_seqs * q, ceiling)
     top = min(wide, max_num_batched_tokens)
     sizes = set(_vllm_step_grid(top, prof.capture_step_above_256 == 16 or limit is not None))
     if top == max_num_batched_tokens and vllm_has(prof.version, "capture_max_tokens"):
         sizes.add(top)
     decode: set[int] = set()
     if num_speculative_tokens and limit is None and vllm_has(prof.version, "spec_capture_decode_sizes"):
-        reqs = min(max_num_seqs, VLLM_MAX_CAPTURE_SIZE)
+        reqs = min(max_num_seqs, ceiling)
         decode = {n * (1 + num_speculative_tokens) for n in set(_vllm_step_grid(reqs, True)) | {reqs}}
     elif not num_speculative_tokens and limit is None and vllm_has(prof.version, "capture_max_seqs"):
         decode = {max_num_seqs}
@@ -1080,8 +1090,8 @@ def cuda_graph_capture_sizes(prof: VllmProfile, max_num_seqs: int, max_num_batch
 
 
 def cuda_graph_sizes_by_mode(prof: VllmProfile, max_num_seqs: int, max_num_batched_tokens: int, model_type: str = "",
-                             num_speculative_tokens: int = 0, full_decode: bool = True, runner: str = "V1"
-                             ) -> tuple[list[int], list[int]]:
+                             num_speculative_tokens: int = 0, full_decode: bool = True, runner: str = "V1",
+                             arch: str = "") -> tuple[list[int], list[int]]:
     """(PIECEWISE sizes, FULL decode sizes) vLLM captures, as "Profiling CUDA graph memory: PIECEWISE=N (largest=A),
     FULL=M (largest=B)" counts them (``full_decode``: the mode captures FULL decode graphs, FULL_AND_PIECEWISE).
 
@@ -1101,7 +1111,7 @@ def cuda_graph_sizes_by_mode(prof: VllmProfile, max_num_seqs: int, max_num_batch
     distinct, those from 3 to 192 number 26: "PIECEWISE=42 (largest=384), FULL=26 (largest=192)".
     """
     k = num_speculative_tokens
-    sizes = cuda_graph_capture_sizes(prof, max_num_seqs, max_num_batched_tokens, model_type, k)
+    sizes = cuda_graph_capture_sizes(prof, max_num_seqs, max_num_batched_tokens, model_type, k, arch)
     q = 1 + k
     if not full_decode:
         return sizes, []
@@ -1127,7 +1137,7 @@ class CudaGraphShape(NamedTuple):
 
 
 def cuda_graph_bytes(prof: VllmProfile, engine: EngineConfig, max_num_seqs: int, mnbt: int, model_type: str = "",
-                     shape: CudaGraphShape | None = None, runner: str = "V1") -> int:
+                     shape: CudaGraphShape | None = None, runner: str = "V1", arch: str = "") -> int:
     """CUDA-graph memory: PIECEWISE graphs at every capture size, FULL at the decode sizes
     (``cuda_graph_sizes_by_mode``: <= max_num_seqs, or with speculation (``engine.num_speculative_tokens`` k) the
     multiples of 1 + k up to (1 + k) x max_num_seqs).
@@ -1145,7 +1155,7 @@ def cuda_graph_bytes(prof: VllmProfile, engine: EngineConfig, max_num_seqs: int,
         return 0
     modes = {"PIECEWISE": 1, "FULL_AND_PIECEWISE": 2}.get(engine.cudagraph_mode or "", prof.cudagraph_modes)
     k = engine.num_speculative_tokens if engine.speculative_method != "none" else 0
-    sizes, full = cuda_graph_sizes_by_mode(prof, max_num_seqs, mnbt, model_type, k, modes == 2, runner)
+    sizes, full = cuda_graph_sizes_by_mode(prof, max_num_seqs, mnbt, model_type, k, modes == 2, runner, arch)
     counts = [len(sizes)] + ([len(full)] if modes == 2 else [])
     if shape is None or prof.cudagraph == "after_kv" or not sizes:
         return VLLM_CUDA_GRAPH_FIRST_BYTES + sum(max(n - 1, 0) for n in counts) * VLLM_CUDA_GRAPH_PER_GRAPH_BYTES

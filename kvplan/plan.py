@@ -2644,7 +2644,7 @@ def _vllm_fixed_terms(version, sampler, eager, no_custom_ar, tp, pp, nvlink, mnb
     nt_term = Term(name="non-torch memory", bytes=non_torch, basis="fitted",
                    source=f"vLLM's non_torch_increase: {why} (vLLM {prof.releases}); estimate: within 0.12 GiB on "
                           "the public logs that print it, one 0.10 TP 4 log misses by -0.54 GiB")
-    graphs = cuda_graph_bytes(prof, engine, max_seqs, mnbt, model_type, graph_shape, runner)
+    graphs = cuda_graph_bytes(prof, engine, max_seqs, mnbt, model_type, graph_shape, runner, arch or "")
     graph_term = None
     if graphs:
         label = {"applied": "CUDA graphs (estimated, subtracted)",

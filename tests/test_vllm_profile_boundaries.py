@@ -270,6 +270,18 @@ def test_capture_sizes_and_loading_digits():
 
 
 
+def test_capture_limit_1024_on_datacenter_blackwell_from_0_28():
+    # config/vllm.py _set_cudagraph_sizes, 0.28.0: default_max_graph_size = 1024 on capability family 100 (B200, B300,
+    # GB200, GB300), 512 elsewhere and before. 1024 seqs, 16,384 tokens: min(2 x 1024, 1024) = 1024 -> [1, 2, 4] + 31 +
+    # range(256, 1025, 16) 49 = 83 sizes on a B200 at 0.28, 51 at 0.27 or on an H200 (gpu_arch "sm90")
+    counts = {(v, arch): len(cuda_graph_capture_sizes(VLLM_PROFILES[v], 1024, 16384, arch=arch))
+              for v in ("0.27", "0.28", "0.33") for arch in ("sm100", "sm90")}
+    assert counts == {("0.27", "sm100"): 51, ("0.27", "sm90"): 51, ("0.28", "sm100"): 83, ("0.28", "sm90"): 51,
+                      ("0.33", "sm100"): 83, ("0.33", "sm90"): 51}
+    # 256 seqs stay at min(2 x 256, 1024) = 512: 51
+    assert len(cuda_graph_capture_sizes(VLLM_PROFILES["0.33"], 256, 16384, arch="sm100")) == 51
+
+
 def test_off_stride_batched_tokens_from_0_20_1_and_seqs_from_0_31():
     # --max-num-batched-tokens 100 at 256 seqs: max = min(2 x 256, 512, 100) = 100; the grid [1, 2, 4, 8, ..., 96]
     # (3 + 12 = 15) gets 100 itself from 0.20.1 (config/vllm.py "ensure max_num_tokens is captured"): 16
