@@ -1137,10 +1137,12 @@ class CudaGraphShape(NamedTuple):
 
 
 def cuda_graph_bytes(prof: VllmProfile, engine: EngineConfig, max_num_seqs: int, mnbt: int, model_type: str = "",
-                     shape: CudaGraphShape | None = None, runner: str = "V1", arch: str = "") -> int:
+                     shape: CudaGraphShape | None = None, runner: str = "V1", arch: str = "",
+                     num_speculative_tokens: int | None = None) -> int:
     """CUDA-graph memory: PIECEWISE graphs at every capture size, FULL at the decode sizes
-    (``cuda_graph_sizes_by_mode``: <= max_num_seqs, or with speculation (``engine.num_speculative_tokens`` k) the
-    multiples of 1 + k up to (1 + k) x max_num_seqs).
+    (``cuda_graph_sizes_by_mode``: <= max_num_seqs, or with speculation (k = ``num_speculative_tokens``, None: the
+    engine's when it speculates) the multiples of 1 + k up to (1 + k) x max_num_seqs); ``arch`` "sm100" lifts the
+    capture limit to 1024 from 0.28.0.
 
     Releases that capture after the KV cache ("after_kv", through 0.17.x) or no shape given: 128 MiB first capture +
     (graphs - 1) x 6 MiB per mode. From 0.18 (profile_cudagraph_memory's estimate) with the model's shape:
@@ -1154,7 +1156,9 @@ def cuda_graph_bytes(prof: VllmProfile, engine: EngineConfig, max_num_seqs: int,
     if engine.enforce_eager or engine.cudagraph_mode == "NONE":
         return 0
     modes = {"PIECEWISE": 1, "FULL_AND_PIECEWISE": 2}.get(engine.cudagraph_mode or "", prof.cudagraph_modes)
-    k = engine.num_speculative_tokens if engine.speculative_method != "none" else 0
+    k = num_speculative_tokens
+    if k is None:
+        k = engine.num_speculative_tokens if engine.speculative_method != "none" else 0
     sizes, full = cuda_graph_sizes_by_mode(prof, max_num_seqs, mnbt, model_type, k, modes == 2, runner, arch)
     counts = [len(sizes)] + ([len(full)] if modes == 2 else [])
     if shape is None or prof.cudagraph == "after_kv" or not sizes:

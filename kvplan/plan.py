@@ -2635,16 +2635,15 @@ def _vllm_fixed_terms(version, sampler, eager, no_custom_ar, tp, pp, nvlink, mnb
     ``num_speculative_tokens`` (0 without speculation) widens and rounds the CUDA-graph sizes
     (kvplan.engines.cuda_graph_sizes_by_mode)."""
     engine = EngineConfig(vllm_version=version, sampler=sampler, enforce_eager=eager,
-                          disable_custom_all_reduce=no_custom_ar, cudagraph_mode=cudagraph_mode,
-                          speculative_method="mtp" if num_speculative_tokens else "none",
-                          num_speculative_tokens=num_speculative_tokens)
+                          disable_custom_all_reduce=no_custom_ar, cudagraph_mode=cudagraph_mode)
     prof = vllm_profile(engine)
     path = sampler_path(prof, engine)
     non_torch, why = non_torch_bytes(prof, engine, tp, pp, nvlink, multicast, dp, arch)
     nt_term = Term(name="non-torch memory", bytes=non_torch, basis="fitted",
                    source=f"vLLM's non_torch_increase: {why} (vLLM {prof.releases}); estimate: within 0.12 GiB on "
                           "the public logs that print it, one 0.10 TP 4 log misses by -0.54 GiB")
-    graphs = cuda_graph_bytes(prof, engine, max_seqs, mnbt, model_type, graph_shape, runner, arch or "")
+    graphs = cuda_graph_bytes(prof, engine, max_seqs, mnbt, model_type, graph_shape, runner, arch or "",
+                              num_speculative_tokens)
     graph_term = None
     if graphs:
         label = {"applied": "CUDA graphs (estimated, subtracted)",
