@@ -1103,7 +1103,8 @@ def cuda_graph_sizes_by_mode(prof: VllmProfile, max_num_seqs: int, max_num_batch
       round_up(s, q) ...)); none left -> [q]); the PIECEWISE graphs take the rounded sizes too;
     - the V2 runner from 0.25.0 (v2_spec_capture_unrounded) keeps its PIECEWISE sizes as they are and rounds only its
       FULL decode descriptors (v1/worker/gpu/cudagraph_utils.py _init_candidates: round_up(s, q) <= q x max_num_seqs
-      and <= the largest size, duplicates dropped); 0.22.0 - 0.24.0 V2 rounds them all as V1 does.
+      and <= the largest size, duplicates dropped); 0.22.0 - 0.24.0 V2 rounds them all as V1 does, in PIECEWISE mode
+      too (CudaGraphManager.__init__ calls adjust_cudagraph_sizes_for_spec_decode unconditionally).
     Not modelled: 0.11.1 alone rounds to max(q, TP) at TP > 1 (0.11.2+ only with sequence parallelism, off by
     default), dynamic speculative decoding's per-tier sizes and the V2 adaptive verification's variable-length decode.
     Worked number: DeepSeek-V4-Flash on 0.25.0 with MTP k = 2, 64 seqs, 4,096 tokens (the DSV4-PRO6000 log): 43 sizes
@@ -1113,14 +1114,14 @@ def cuda_graph_sizes_by_mode(prof: VllmProfile, max_num_seqs: int, max_num_batch
     k = num_speculative_tokens
     sizes = cuda_graph_capture_sizes(prof, max_num_seqs, max_num_batched_tokens, model_type, k, arch)
     q = 1 + k
-    if not full_decode:
-        return sizes, []
-    if q == 1 or not sizes or not vllm_has(prof.version, "spec_capture_rounded"):
-        return sizes, [s for s in sizes if q <= s <= q * max_num_seqs]
+    # the V2 runner of 0.22.0 - 0.24.0 rounds in its CudaGraphManager.__init__ whatever the mode
+    v2_always = runner == "V2" and not vllm_has(prof.version, "v2_spec_capture_unrounded")
+    if q == 1 or not sizes or not vllm_has(prof.version, "spec_capture_rounded") or not (full_decode or v2_always):
+        return sizes, [s for s in sizes if q <= s <= q * max_num_seqs] if full_decode else []
     top = sizes[-1]
     rounded = sorted({cdiv(s, q) * q for s in sizes if cdiv(s, q) * q <= top}) or ([q] if q <= top else [])
-    full = [s for s in rounded if s <= q * max_num_seqs]
-    if runner == "V2" and vllm_has(prof.version, "v2_spec_capture_unrounded"):
+    full = [s for s in rounded if s <= q * max_num_seqs] if full_decode else []
+    if runner == "V2" and not v2_always:
         return sizes, full
     return rounded, full
 

@@ -259,8 +259,11 @@ def test_speculative_capture_sizes_by_release():
     v2 = {v: tuple(len(x) for x in cuda_graph_sizes_by_mode(VLLM_PROFILES[v], 64, 4096, "", 2, runner="V2"))
           for v in ("0.24", "0.25", "0.29")}
     assert v2 == {"0.24": (42, 26), "0.25": (43, 26), "0.29": (46, 27)}
-    # --compilation-config '{"cudagraph_mode": "PIECEWISE"}': no FULL decode graphs, so no rounding: 43 PIECEWISE
+    # --compilation-config '{"cudagraph_mode": "PIECEWISE"}': no FULL decode graphs, so no rounding: 43 PIECEWISE;
+    # but the 0.22.0 - 0.24.0 V2 runner rounds in any mode (CudaGraphManager.__init__): 42
     assert [len(x) for x in cuda_graph_sizes_by_mode(VLLM_PROFILES["0.25"], 64, 4096, "", 2, False)] == [43, 0]
+    assert [len(x) for x in cuda_graph_sizes_by_mode(VLLM_PROFILES["0.24"], 64, 4096, "", 2, False, "V2")] == [42, 0]
+    assert [len(x) for x in cuda_graph_sizes_by_mode(VLLM_PROFILES["0.24"], 64, 4096, "", 2, False, "V1")] == [43, 0]
     # gpt-oss's explicit 1024 limit is not widened; its 83 sizes rounded to multiples of 3 <= 1024: 1, 2 -> 3 merge and
     # 1024 -> 1026 is dropped: 81, the largest 1008 (= 3 x 336); FULL up to 3 x 256 seqs = 768
     pw, full = cuda_graph_sizes_by_mode(VLLM_PROFILES["0.25"], 256, 8192, "gpt_oss", 2)
