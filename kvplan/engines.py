@@ -34,12 +34,14 @@ profile  releases            what changes at its first release (VLLM_CHANGES key
                              dummy encoder outputs copied to the whole encoder budget (mm_dummy_outputs_expanded)
 0.11.1   0.11.1-0.11.2       capture sizes step 16 above 256 (capture_step_16: 51 at 512, not 67); torch 2.9: a cold
                              compile's combo-kernel benchmark holds a copy of the embedding table (compile_combo_benchmark)
+                             (spec_capture_rounded: speculative graph sizes rounded up to multiples of 1 + k)
 0.12     0.12.0              triton_kernels bundled: MXFP4 MoE on Hopper takes Triton (triton_kernels_bundled);
                              --enable-prefix-caching kept for SupportsMambaPrefixCaching hybrids (mamba_prefix_caching);
                              dummy encoder outputs padded to an item (mm_dummy_outputs_item_rows); Pixtral's dense
                              block mask without xformers (mm_pixtral_dense_mask)
 0.13     0.13.0              the DSA indexer's profile workspace (dsa_indexer_profile_workspace); dummy encoder outputs
-                             kept as returned (mm_dummy_outputs_as_returned)
+                             kept as returned (mm_dummy_outputs_as_returned); the largest capture size min(2 x seqs x
+                             (1 + k), 512) under speculation (spec_capture_widened)
 0.14     0.14.0-0.14.1       "Model loading took" with 2 decimals (loading_two_decimals); block-FP8 MoE through the
                              modular kernel, its TritonExperts workspace kept on sm120 (fp8_moe_modular_kernel)
 0.15     0.15.0-0.15.1       MambaSpec: a state page per draft token; prefix-caching "align" / "all" modes
@@ -58,7 +60,8 @@ profile  releases            what changes at its first release (VLLM_CHANGES key
 0.20     0.20.0              the estimate subtracted (cudagraph_estimate_applied; the log says "default since
                              v0.21.0"); gpu_memory_utilization 0.92 (gpu_util_0_92); + 1 MiB radix top-k workspace
                              for the DSA indexer (dsa_indexer_radix_workspace)
-0.20.1   0.20.1-0.20.2       tokens line = int(concurrency x max_model_len) on its own line (tokens_line_split)
+0.20.1   0.20.1-0.20.2       tokens line = int(concurrency x max_model_len) on its own line (tokens_line_split); an
+                             off-stride max_num_batched_tokens is a capture size (capture_max_tokens)
 0.21     0.21.0              FlashInfer top-k / top-p sampler by default (flashinfer_sampler_default)
 0.22     0.22.0-0.22.1       triton_kernels' value layout back to the pack sizes (triton_value_pack);
                              dynamic-NTK tables of max_position rows (dynamic_ntk_max_position); "all" mode counts the
@@ -71,7 +74,8 @@ profile  releases            what changes at its first release (VLLM_CHANGES key
                              six listed architectures, quantized too (v2_runner_listed)
 0.25     0.25.0-0.25.1       the fusion workspace on FlashInfer's mnnvl backend by default: one 512 MiB multicast
                              buffer instead of trtllm's three (fi_allreduce_mnnvl: non-torch 1.0 GiB lower at TP >= 2);
-                             V2 for every dense non-hybrid model and the listed MoE (v2_runner_dense)
+                             V2 for every dense non-hybrid model and the listed MoE (v2_runner_dense), whose PIECEWISE
+                             graph sizes stay unrounded under speculation (v2_spec_capture_unrounded)
 0.26     0.26.0              sliding windows hold max_concurrent_batches (2) x max_num_batched_tokens in flight
                              (swa_in_flight_batches; before: one batch, whatever PP)
 0.27     0.27.0-0.27.1       memory_profiling: non-KV = total consumed (free memory at the init snapshot - after the
@@ -81,10 +85,13 @@ profile  releases            what changes at its first release (VLLM_CHANGES key
                              (mm_prefix_lm_text_only_off); the V2 runner profiles the encoder (v2_mm_encoder_profile)
 0.28     0.28.0              prefix caching on by default for hybrids (hybrid_prefix_caching), "align" for every
                              hybrid (mamba_align_only; "all" for SupportsMambaPrefixCaching models when asked before);
-                             the >= 160 GiB batch tier (batch_tier_160)
+                             the >= 160 GiB batch tier (batch_tier_160); CUDA graphs up to 1024 tokens on datacenter
+                             Blackwell (capture_1024_sm100: 83 sizes at 1024 seqs, not 51)
 0.29     0.29.0              the V2 model runner for every model (v2_runner_all) and its CUDA-graph estimate subtracted
                              (v2_cudagraph_estimate; V2 through 0.28.0 estimates none: kvplan.engines.vllm_model_runner)
-0.30     0.30.0-0.31.0       tokens line and concurrency on one line (tokens_line_one)
+                             (spec_capture_decode_sizes: the uniform decode sizes n x (1 + k) join the capture sizes)
+0.30     0.30.0-0.31.0       tokens line and concurrency on one line (tokens_line_one); 0.31.0 makes max_num_seqs a
+                             capture size (capture_max_seqs: planned from 0.32.0, this line follows 0.30.0)
 0.33     0.32.0-0.33.x       Mamba-2 prefill checkpoint page in align mode (mamba2_checkpoint_page); MRoPE tables by
                              mrope_positions_factor (1 for Qwen3-VL / Qwen3.5; mrope_positions_factor); DSA prefill
                              workspace rows by sparse_mla_prefill_workspace_factor (dsa_prefill_workspace_factor)
@@ -106,7 +113,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from kvplan.drafter import DraftSpec
 from kvplan.sglang import SGLANG_DEFAULT_VERSION, SGLANG_PROFILES, SglangVersion, default_settings
-from kvplan.units import GiB, MiB
+from kvplan.units import GiB, MiB, cdiv
 
 VllmVersion = Literal["0.6", "0.6.5", "0.7", "0.10", "0.10.2", "0.11", "0.11.1", "0.12", "0.13", "0.14", "0.15", "0.16",
                       "0.17", "0.18", "0.19", "0.20", "0.20.1", "0.21", "0.22", "0.23", "0.24", "0.25", "0.26", "0.27",
@@ -218,6 +225,37 @@ VLLM_CHANGES: dict[str, tuple[Release, str]] = {
     "decode_context_parallel": ((0, 11, 0), "--decode-context-parallel-size (0.11.0 wheel, kv_cache_utils.py x dcp)"),
     "capture_step_16": ((0, 11, 1), ("config/vllm.py _set_cudagraph_sizes: [1, 2, 4] + range(8, 256, 8) + range(256, "
                                      "max + 1, 16) in 0.11.1; 0.11.0 config/scheduler.py: range(8, max + 1, 8)")),
+    # Speculative decoding's CUDA-graph sizes (kvplan.engines cuda_graph_sizes_by_mode), read in the PyPI wheels of
+    # every release 0.10.0 - 0.34.0 on 2026-12-03 (config/vllm.py _set_cudagraph_sizes, config/compilation.py
+    # adjust_cudagraph_sizes_for_spec_decode, v1/cudagraph_dispatcher.py, v1/worker/gpu/cudagraph_utils.py):
+    "spec_capture_rounded": ((0, 11, 1), ("config/compilation.py adjust_cudagraph_sizes_for_spec_decode first in "
+                                          "0.11.1: with FULL decode graphs and 1 + num_speculative_tokens > 1 every "
+                                          "capture size is rounded up to a multiple of 1 + k, those past the largest "
+                                          "dropped (called from v1/worker/gpu_model_runner.py through 0.19.x, from "
+                                          "CompilationConfig.resolve_cudagraph_mode_and_sizes from 0.20.0); 0.11.0 "
+                                          "has no such step")),
+    "spec_capture_widened": ((0, 13, 0), ("config/vllm.py _set_cudagraph_sizes: max capture size = min(max_num_seqs x "
+                                          "(1 + num_speculative_tokens) x 2, 512) in 0.13.0 (0.12.0: min(max_num_seqs "
+                                          "x 2, 512) whatever the speculation)")),
+    "v2_spec_capture_unrounded": ((0, 25, 0), ("config/compilation.py resolve_cudagraph_mode_and_sizes rounds only "
+                                               "'not use_v2_model_runner' in 0.25.0; the V2 runner's CudaGraphManager "
+                                               "(v1/worker/gpu/cudagraph_utils.py _init_candidates) keeps its "
+                                               "PIECEWISE sizes and rounds its FULL decode sizes alone (0.22.0 - "
+                                               "0.24.0: its __init__ calls adjust_cudagraph_sizes_for_spec_decode "
+                                               "itself)")),
+    "capture_1024_sm100": ((0, 28, 0), ("config/vllm.py _set_cudagraph_sizes: default_max_graph_size = 1024 if "
+                                        "current_platform.is_device_capability_family(100) else 512 in 0.28.0 "
+                                        "(datacenter Blackwell: B200, B300, GB200, GB300); 512 on every GPU before")),
+    "capture_max_tokens": ((0, 20, 1), ("config/vllm.py _set_cudagraph_sizes: 'ensure max_num_tokens is captured if "
+                                        "within max capture size': max_num_batched_tokens <= the max capture size is "
+                                        "appended when off the 8 / 16 stride, in 0.20.1 (0.20.0: not)")),
+    "capture_max_seqs": ((0, 31, 0), ("config/vllm.py _set_cudagraph_sizes without speculation: max_num_seqs is "
+                                      "appended when <= the max capture size and max_num_batched_tokens "
+                                      "(uniform_decode_sizes = [max_num_seqs]) in 0.31.0; 0.30.0: not")),
+    "spec_capture_decode_sizes": ((0, 29, 0), ("config/vllm.py _set_cudagraph_sizes appends the uniform decode sizes "
+                                               "n x (1 + k), n in [1, 2, 4] + range(8, 256, 8) + range(256, "
+                                               "max_num_seqs + 1, 16) + [max_num_seqs] (request_counts), those within "
+                                               "the max capture size and max_num_batched_tokens, in 0.29.0")),
     "mxfp4_triton_torch28": ((0, 10, 2), ("the 0.10.2 wheel pins torch 2.8.0 (0.10.0 - 0.10.1.1: torch 2.7.1, wheel "
                                           "METADATA): mxfp4.py get_mxfp4_backend's Triton path (is_torch_equal_or_"
                                           "newer('2.8.0') and has_triton_kernels()) is open where triton_kernels is "
@@ -496,6 +534,8 @@ VLLM_CHANGES: dict[str, tuple[Release, str]] = {
 VLLM_CHANGES_INSIDE_A_PROFILE = {
     "mrope_cache_x4": "V0 refuses multimodal models: no V0 plan has an MRoPE table",
     "dsa_rocm_layer_groups": "ROCm DSA plans on the 0.30 line (0.30.0 - 0.31.0) follow 0.30.0 and warn (plan.ROCM_DSA_031_NOTE)",
+    "capture_max_seqs": "the 0.30 line (0.30.0 - 0.31.0) follows 0.30.0: an off-stride max_num_seqs adds no capture "
+                        "size there (0.31.0 adds one graph a mode, ~10 MiB)",
 }
 
 
@@ -660,8 +700,11 @@ VLLM_BATCH_DEFAULTS = ((160 * GiB, 16384, 1024), (70 * GiB, 8192, 1024), (0, 204
 # the 0.17.0, 0.19.0, 0.22.0 and 0.33.0 wheels; 0.11.0 sets the same 128 / 2048 in SchedulerConfig.__post_init__;
 # read 2026-12-02). A 0.22.0 AsyncEngineArgs log prints "max_num_batched_tokens=2048" and captures graphs to 256.
 VLLM_ENGINE_CONTEXT_BATCH = (2048, 128)
-# Default CUDA-graph capture limit: min(2 x max_num_seqs, 512) (vllm/config/vllm.py _set_cudagraph_sizes).
+# Default CUDA-graph capture limit: min(2 x max_num_seqs x (1 + draft tokens from 0.13.0), 512) (vllm/config/vllm.py
+# _set_cudagraph_sizes); 1024 on capability family 100 (B200 / B300 / GB200 / GB300) from 0.28.0
+# (default_max_graph_size, VLLM_CHANGES capture_1024_sm100).
 VLLM_MAX_CAPTURE_SIZE = 512
+VLLM_MAX_CAPTURE_SIZE_SM100 = 1024
 # CUDA graphs before vLLM estimates them (the "after_kv" releases, through 0.17.x: "Graph capturing finished ... took
 # X GiB", outside the budget): the largest first capture + (graphs - 1) x a per-graph growth, summed over modes, with
 # two sizes fitted to the v0.19.0 gpt-oss-20b TP2 log (llm-d-planner: "Estimated PIECEWISE CUDA graph memory: 128.00
@@ -1084,21 +1127,86 @@ def batch_defaults(gpu_name: str, device_bytes: int, engine: EngineConfig, mm_fl
     return tokens, seqs
 
 
+def _vllm_step_grid(top: int, step_16: bool) -> list[int]:
+    """[1, 2, 4] + range(8, top + 1, 8), or with ``step_16`` range(8, 256, 8) + range(256, top + 1, 16), all <= top."""
+    if step_16:
+        sizes = [1, 2, 4] + list(range(8, min(top + 1, 256), 8)) + list(range(256, top + 1, 16))
+    else:
+        sizes = [1, 2, 4] + list(range(8, top + 1, 8))
+    return [s for s in sizes if s <= top]
+
+
 def cuda_graph_capture_sizes(prof: VllmProfile, max_num_seqs: int, max_num_batched_tokens: int,
-                             model_type: str = "") -> list[int]:
+                             model_type: str = "", num_speculative_tokens: int = 0, arch: str = "") -> list[int]:
     """vLLM's default capture sizes (vllm/config/vllm.py _set_cudagraph_sizes), limited to the batched tokens.
 
-    0.10/0.11: [1, 2, 4] + range(8, max + 1, 8); 0.17+: [1, 2, 4] + range(8, 256, 8) + range(256, max + 1, 16),
-    with max = min(2 x max_num_seqs, 512) (1024 for gpt-oss). Above 256 gpt-oss steps by 16 in every version.
-    Worked number: 1024 seqs -> 67 sizes (0.10 log) or 51 (0.19 log); gpt-oss -> 83.
+    Inputs: the release line, --max-num-seqs, --max-num-batched-tokens, the model_type (gpt-oss overrides the limit)
+    and k = num_speculative_tokens (0 without speculation); a uniform decode step holds q = 1 + k tokens a request.
+    0.10/0.11: [1, 2, 4] + range(8, max + 1, 8); 0.11.1+: [1, 2, 4] + range(8, 256, 8) + range(256, max + 1, 16),
+    with max = min(2 x max_num_seqs x q, 512) (q from 0.13.0, VLLM_CHANGES spec_capture_widened; 1 before; 1024 for
+    512 from 0.28.0 where ``arch`` is "sm100", datacenter Blackwell: capture_1024_sm100) or gpt-oss's 1024, then
+    min(max, max_num_batched_tokens). From 0.20.1 (capture_max_tokens) max_num_batched_tokens
+    itself is added where it is the limit (off the stride: 1,000 -> ..., 992, 1000). From 0.29.0
+    (spec_capture_decode_sizes) a speculative plan also gets the uniform decode sizes n x q, n in [1, 2, 4] + range(8,
+    256, 8) + range(256, max_num_seqs + 1, 16) + [max_num_seqs]; from 0.31.0 (capture_max_seqs) a plan without
+    speculation gets max_num_seqs itself; both only where <= max and <= the batched tokens (gpt-oss's explicit limit
+    adds neither). These are the sizes before the speculative rounding (``cuda_graph_sizes_by_mode``).
+    Worked number: 1024 seqs -> 67 sizes (0.10 log) or 51 (0.19 log); gpt-oss -> 83; 64 seqs at k = 2 on 0.25:
+    max = min(64 x 3 x 2, 512) = 384 -> 3 + 31 + 9 = 43 sizes (12 at 0.12: max 128).
     """
     limit = VLLM_MAX_CAPTURE_SIZE_BY_MODEL.get(model_type)
-    top = min(limit or min(2 * max_num_seqs, VLLM_MAX_CAPTURE_SIZE), max_num_batched_tokens)
-    if prof.capture_step_above_256 == 8 and limit is None:
-        sizes = [1, 2, 4] + list(range(8, top + 1, 8))
-    else:
-        sizes = [1, 2, 4] + list(range(8, min(top + 1, 256), 8)) + list(range(256, top + 1, 16))
-    return [s for s in sizes if s <= top]
+    q = 1 + num_speculative_tokens if vllm_has(prof.version, "spec_capture_widened") else 1
+    ceiling = (VLLM_MAX_CAPTURE_SIZE_SM100 if arch == "sm100" and vllm_has(prof.version, "capture_1024_sm100")
+               else VLLM_MAX_CAPTURE_SIZE)
+    wide = limit or min(2 * max_num_seqs * q, ceiling)
+    top = min(wide, max_num_batched_tokens)
+    sizes = set(_vllm_step_grid(top, prof.capture_step_above_256 == 16 or limit is not None))
+    if top == max_num_batched_tokens and vllm_has(prof.version, "capture_max_tokens"):
+        sizes.add(top)
+    decode: set[int] = set()
+    if num_speculative_tokens and limit is None and vllm_has(prof.version, "spec_capture_decode_sizes"):
+        reqs = min(max_num_seqs, ceiling)
+        decode = {n * (1 + num_speculative_tokens) for n in set(_vllm_step_grid(reqs, True)) | {reqs}}
+    elif not num_speculative_tokens and limit is None and vllm_has(prof.version, "capture_max_seqs"):
+        decode = {max_num_seqs}
+    return sorted(sizes | {s for s in decode if s <= wide and s <= max_num_batched_tokens})
+
+
+def cuda_graph_sizes_by_mode(prof: VllmProfile, max_num_seqs: int, max_num_batched_tokens: int, model_type: str = "",
+                             num_speculative_tokens: int = 0, full_decode: bool = True, runner: str = "V1",
+                             arch: str = "") -> tuple[list[int], list[int]]:
+    """(PIECEWISE sizes, FULL decode sizes) vLLM captures, as "Profiling CUDA graph memory: PIECEWISE=N (largest=A),
+    FULL=M (largest=B)" counts them (``full_decode``: the mode captures FULL decode graphs, FULL_AND_PIECEWISE).
+
+    Inputs as ``cuda_graph_capture_sizes``, q = 1 + num_speculative_tokens, the model runner. Rules (VLLM_CHANGES):
+    - FULL decode sizes: the capture sizes x with q <= x <= q x max_num_seqs (v1/cudagraph_dispatcher.py
+      initialize_cudagraph_keys, 0.11.0 - 0.33.0; without speculation: x <= max_num_seqs);
+    - from 0.11.1 (spec_capture_rounded), with FULL decode graphs and q > 1, every size is rounded up to a multiple of
+      q and kept where <= the largest size (config/compilation.py adjust_cudagraph_sizes_for_spec_decode: sorted(set(
+      round_up(s, q) ...)); none left -> [q]); the PIECEWISE graphs take the rounded sizes too;
+    - the V2 runner from 0.25.0 (v2_spec_capture_unrounded) keeps its PIECEWISE sizes as they are and rounds only its
+      FULL decode descriptors (v1/worker/gpu/cudagraph_utils.py _init_candidates: round_up(s, q) <= q x max_num_seqs
+      and <= the largest size, duplicates dropped); 0.22.0 - 0.24.0 V2 rounds them all as V1 does, in PIECEWISE mode
+      too (CudaGraphManager.__init__ calls adjust_cudagraph_sizes_for_spec_decode unconditionally).
+    Not modelled: 0.11.1 alone rounds to max(q, TP) at TP > 1 (0.11.2+ only with sequence parallelism, off by
+    default), dynamic speculative decoding's per-tier sizes and the V2 adaptive verification's variable-length decode.
+    Worked number: DeepSeek-V4-Flash on 0.25.0 with MTP k = 2, 64 seqs, 4,096 tokens (the DSV4-PRO6000 log): 43 sizes
+    rounded to multiples of 3 (1, 2 -> 3; 4 -> 6; 8 -> 9; 16 -> 18; 24 stays; ...; 272 -> 273; 384 stays) give 42
+    distinct, those from 3 to 192 number 26: "PIECEWISE=42 (largest=384), FULL=26 (largest=192)".
+    """
+    k = num_speculative_tokens
+    sizes = cuda_graph_capture_sizes(prof, max_num_seqs, max_num_batched_tokens, model_type, k, arch)
+    q = 1 + k
+    # the V2 runner of 0.22.0 - 0.24.0 rounds in its CudaGraphManager.__init__ whatever the mode
+    v2_always = runner == "V2" and not vllm_has(prof.version, "v2_spec_capture_unrounded")
+    if q == 1 or not sizes or not vllm_has(prof.version, "spec_capture_rounded") or not (full_decode or v2_always):
+        return sizes, [s for s in sizes if q <= s <= q * max_num_seqs] if full_decode else []
+    top = sizes[-1]
+    rounded = sorted({cdiv(s, q) * q for s in sizes if cdiv(s, q) * q <= top}) or ([q] if q <= top else [])
+    full = [s for s in rounded if s <= q * max_num_seqs] if full_decode else []
+    if runner == "V2" and not v2_always:
+        return sizes, full
+    return rounded, full
 
 
 class CudaGraphShape(NamedTuple):
@@ -1113,8 +1221,12 @@ class CudaGraphShape(NamedTuple):
 
 
 def cuda_graph_bytes(prof: VllmProfile, engine: EngineConfig, max_num_seqs: int, mnbt: int, model_type: str = "",
-                     shape: CudaGraphShape | None = None, runner: str = "V1") -> int:
-    """CUDA-graph memory: PIECEWISE graphs at every capture size, FULL at the decode sizes <= max_num_seqs.
+                     shape: CudaGraphShape | None = None, runner: str = "V1", arch: str = "",
+                     num_speculative_tokens: int | None = None) -> int:
+    """CUDA-graph memory: PIECEWISE graphs at every capture size, FULL at the decode sizes
+    (``cuda_graph_sizes_by_mode``: <= max_num_seqs, or with speculation (k = ``num_speculative_tokens``, None: the
+    engine's when it speculates) the multiples of 1 + k up to (1 + k) x max_num_seqs); ``arch`` "sm100" lifts the
+    capture limit to 1024 from 0.28.0.
 
     Releases that capture after the KV cache ("after_kv", through 0.17.x) or no shape given: 128 MiB first capture +
     (graphs - 1) x 6 MiB per mode. From 0.18 (profile_cudagraph_memory's estimate) with the model's shape:
@@ -1128,8 +1240,10 @@ def cuda_graph_bytes(prof: VllmProfile, engine: EngineConfig, max_num_seqs: int,
     if engine.enforce_eager or engine.cudagraph_mode == "NONE":
         return 0
     modes = {"PIECEWISE": 1, "FULL_AND_PIECEWISE": 2}.get(engine.cudagraph_mode or "", prof.cudagraph_modes)
-    sizes = cuda_graph_capture_sizes(prof, max_num_seqs, mnbt, model_type)
-    full = [s for s in sizes if s <= max_num_seqs] if modes == 2 else []
+    k = num_speculative_tokens
+    if k is None:
+        k = engine.num_speculative_tokens if engine.speculative_method != "none" else 0
+    sizes, full = cuda_graph_sizes_by_mode(prof, max_num_seqs, mnbt, model_type, k, modes == 2, runner, arch)
     counts = [len(sizes)] + ([len(full)] if modes == 2 else [])
     if shape is None or prof.cudagraph == "after_kv" or not sizes:
         return VLLM_CUDA_GRAPH_FIRST_BYTES + sum(max(n - 1, 0) for n in counts) * VLLM_CUDA_GRAPH_PER_GRAPH_BYTES

@@ -2145,7 +2145,8 @@ def _budget(spec, gpu, engine, layout, weights, mnbt, max_seqs, act_b, mla, last
         prof.version, engine.sampler, engine.enforce_eager, engine.disable_custom_all_reduce, layout.tp, layout.pp,
         "NVLINK" in gpu.interconnect.upper(), mnbt, max_seqs, spec.model_type,
         gpu_multicast(gpu.name, gpu.interconnect), layout.dp, runner, gpu_arch(gpu.name),
-        vllm_cuda_graph_shape(spec, engine, layout, gpu.name, act_b), engine.cudagraph_mode)
+        vllm_cuda_graph_shape(spec, engine, layout, gpu.name, act_b), engine.cudagraph_mode,
+        engine.num_speculative_tokens if engine.speculative_method != "none" else 0)
     num_reqs = min(mnbt, max_seqs)
     profiles_mm = mm_profiled(spec, engine)  # a tower built with every modality at 0 runs text-only (0.11 - 0.14)
     if runner == "V2":  # v1/worker/gpu/model_runner.py _dummy_sampler_run: a dummy batch skips every sampling
@@ -2672,9 +2673,12 @@ def _cuda_graph_shape(spec: ModelSpec, engine: EngineConfig, layout, gpu_name: s
 
 
 def _vllm_fixed_terms(version, sampler, eager, no_custom_ar, tp, pp, nvlink, mnbt, max_seqs, model_type,
-                      multicast=False, dp=1, runner="V1", arch=None, graph_shape=None, cudagraph_mode=None):
+                      multicast=False, dp=1, runner="V1", arch=None, graph_shape=None, cudagraph_mode=None,
+                      num_speculative_tokens=0):
     """The vLLM terms that depend only on the engine, layout and batch limits (made once: a picker sweep
-    builds ~1,000 budgets). Returns (sampler path, copies, non-torch term, CUDA-graph term or None)."""
+    builds ~1,000 budgets). Returns (sampler path, copies, non-torch term, CUDA-graph term or None).
+    ``num_speculative_tokens`` (0 without speculation) widens and rounds the CUDA-graph sizes
+    (kvplan.engines.cuda_graph_sizes_by_mode)."""
     engine = EngineConfig(vllm_version=version, sampler=sampler, enforce_eager=eager,
                           disable_custom_all_reduce=no_custom_ar, cudagraph_mode=cudagraph_mode)
     prof = vllm_profile(engine)
@@ -2683,7 +2687,8 @@ def _vllm_fixed_terms(version, sampler, eager, no_custom_ar, tp, pp, nvlink, mnb
     nt_term = Term(name="non-torch memory", bytes=non_torch, basis="fitted",
                    source=f"vLLM's non_torch_increase: {why} (vLLM {prof.releases}); estimate: within 0.12 GiB on "
                           "the public logs that print it, one 0.10 TP 4 log misses by -0.54 GiB")
-    graphs = cuda_graph_bytes(prof, engine, max_seqs, mnbt, model_type, graph_shape, runner)
+    graphs = cuda_graph_bytes(prof, engine, max_seqs, mnbt, model_type, graph_shape, runner, arch or "",
+                              num_speculative_tokens)
     graph_term = None
     if graphs:
         label = {"applied": "CUDA graphs (estimated, subtracted)",

@@ -48,7 +48,10 @@ def test_import_of_a_draft_model_line_names_the_draft_model_and_applies_it():
     assert not at.exception and not at.error, [e.value for e in at.error]  # the -Instruct draft was refused
     flags = {r["flag"]: r["value"] for r in html_tables(at)[0]}
     assert flags["--speculative-config"] == "draft_model, 4 tokens, draft model llama-3.2-1b"
-    assert metrics(at)["KV blocks"] == "26,672"
+    # 26,672 before the speculative CUDA-graph sizes (kvplan.engines.cuda_graph_sizes_by_mode, 0.33 V2 runner, q = 5):
+    # the decode sizes 5, 10, 20, 280, 360, 440 join the 51 PIECEWISE sizes (57), FULL stays 51 (multiples of 5 up to
+    # 500): 6 graphs x 80 layers x 120 KiB = 56.25 MiB, 39 blocks of 1,441,792 B
+    assert metrics(at)["KV blocks"] == "26,633"
     at.button(key="import.apply").click().run()
     s = state(at)
     assert (s.speculative_method, s.drafter, s.num_speculative_tokens, s.tensor_parallel_size) == \
@@ -58,7 +61,7 @@ def test_import_of_a_draft_model_line_names_the_draft_model_and_applies_it():
 
 def test_the_bytes_per_block_formula_sums_unequal_pages():
     at = run_app(DRAFT_LINK)
-    assert metrics(at)["KV blocks"] == "26,672"
+    assert metrics(at)["KV blocks"] == "26,633"  # 57 + 51 graphs with 4 draft tokens (test above)
     text = formulas(at)
     assert r"\sum_{\text{96 layers}} \text{page}" in text
     assert r"90{,}112 \times 16\,\text{B} = 1{,}441{,}792\,\text{B}" in text  # 80 x 16,384 + 16 x 8,192
@@ -73,13 +76,16 @@ def test_a_pool_formula_of_six_terms_takes_two_lines():
     # 5,558 before the shape-based CUDA-graph estimate, 5,464 before the DSA buffers in the weights (kvplan.vllm_layouts:
     # the top-k index buffer 2 x 64 MiB with the MTP layer's, and 0.33's 79 index groups of (min(8,192, 1,024 x 4) + 1)
     # x 2,048 x 4 B + 16,896 = 2.47 GiB; 5,035 before the 0.06 GiB of 16-bit indexer wk, 78 x (128 x 6144 x 2 - fp8))
-    assert metrics(at)["KV blocks"] == "5,025"
+    # 5,025 before the speculative CUDA-graph sizes: MTP-3 (q = 4) on the 0.33 V2 runner rounds its FULL decode sizes
+    # to multiples of 4 (1, 2 -> 4): 49 FULL + 51 PIECEWISE, 2 graphs x 79 layers x 160 KiB = 24.7 MiB fewer
+    assert metrics(at)["KV blocks"] == "5,029"
     text = formulas(at)
     assert (r"\text{pool} &= \text{requested} - \text{weights} - \text{activations} - \text{non-torch}\\ &\quad"
             r" - \text{V2 sampler state} - \text{CUDA graphs} - \text{DSA indexer workspace}\\") in text
-    # the numbers split at the same term: 128.63 - 92.95 - 1.03 - 1.30 | - 0.68 - 1.28 - 1.00 = 30.39 GiB (the CUDA-graph
-    # estimate from the model's shape: 0.71 -> 1.28 GiB for 79 layers; 5,025 x 6,491,904 B = 30.38 GiB)
-    assert r"- 1.30\,\text{GiB}\\ &\quad - 0.68\,\text{GiB} - 1.28\,\text{GiB} - 1.00\,\text{GiB} = 30.39" in text
+    # the numbers split at the same term: 128.63 - 92.95 - 1.03 - 1.30 | - 0.68 - 1.25 - 1.00 = 30.41 GiB (the
+    # CUDA-graph estimate from the model's shape: 0.71 -> 1.28 GiB for 79 layers, 1.25 with 49 FULL graphs; 5,029 x
+    # 6,491,904 B = 30.41 GiB)
+    assert r"- 1.30\,\text{GiB}\\ &\quad - 0.68\,\text{GiB} - 1.25\,\text{GiB} - 1.00\,\text{GiB} = 30.41" in text
 
 
 def test_sglang_speculative_labels_and_a_refused_choice_naming_the_flag():

@@ -24,8 +24,11 @@ from kvplan.web.state import PlanState
 def test_the_bytes_per_block_formula_of_a_packed_dsv4_pool_is_not_a_false_product():
     p = plan_for(PlanState(model="deepseek-v4-flash", gpu="B200", tensor_parallel_size=8))
     # 151,573 blocks since e2dce0e counts DeepSeek-V4's fp32 rope tables and model buffers at load (152,143 before:
-    # 570 blocks x 1,002,240 B = 571,276,800 B, the ~0.53 GiB those buffers take from the pool)
-    assert len(p.kv_groups) == 5 and p.kv_groups[0].layers == 62 and p.num_blocks == 151_573
+    # 570 blocks x 1,002,240 B = 571,276,800 B, the ~0.53 GiB those buffers take from the pool); 151,116 since a B200
+    # captures up to 1024 tokens from 0.28.0 (kvplan.engines VLLM_CHANGES capture_1024_sm100): 83 + 83 graphs, 80 MiB +
+    # 2 x 1024 x 3,584 x 2 B + 164 x 43 x 160 KiB = 1,253,965,824 B, not 51 + 51's 795,738,112 B: 458,227,712 B more,
+    # 457 blocks
+    assert len(p.kv_groups) == 5 and p.kv_groups[0].layers == 62 and p.num_blocks == 151_116
     formulas = dict(budget_formulas(p))
     title = next(k for k in formulas if k.startswith("Bytes per block"))
     text = formulas[title]

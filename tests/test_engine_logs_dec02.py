@@ -64,7 +64,15 @@ excerpt).
 import pytest
 
 from kvplan import load_preset
-from kvplan.engines import VLLM_ENGINE_CONTEXT_BATCH, EngineConfig, batch_defaults, vllm_model_runner
+from kvplan.engines import (
+    VLLM_ENGINE_CONTEXT_BATCH,
+    VLLM_PROFILES,
+    EngineConfig,
+    batch_defaults,
+    cuda_graph_capture_sizes,
+    cuda_graph_sizes_by_mode,
+    vllm_model_runner,
+)
 from kvplan.gpus import get_gpu
 from kvplan.parallel import Layout
 from kvplan.plan import plan
@@ -212,18 +220,85 @@ def test_dsv4_flash_pro6000_tp2_weights_from_flags():
     assert parts["DeepSeek-V4 model buffers (in weights)"] == 8_388_608 + 134_217_728
 
 
+def test_dsv4_flash_pro6000_graph_counts_as_logged():
+    # "Profiling CUDA graph memory: PIECEWISE=42 (largest=384), FULL=26 (largest=192)". vLLM 0.25.0 config/vllm.py
+    # _set_cudagraph_sizes: max = min(64 seqs x (1 + 2) x 2, 512) = 384 (<= 4,096 batched tokens): [1, 2, 4] + 31
+    # sizes 8 - 248 step 8 + 9 sizes 256 - 384 step 16 = 43. config/compilation.py
+    # adjust_cudagraph_sizes_for_spec_decode (FULL_AND_PIECEWISE, q = 3) rounds each up to a multiple of 3 (1, 2 -> 3,
+    # 4 -> 6, 8 -> 9, ..., 272 -> 273, 384 stays): 42 distinct, the largest 384; v1/cudagraph_dispatcher.py keeps
+    # 3 <= x <= 3 x 64 = 192 for FULL: 26
+    prof = VLLM_PROFILES["0.25"]
+    pw, full = cuda_graph_sizes_by_mode(prof, 64, 4096, "deepseek_v4", 2)
+    assert len(cuda_graph_capture_sizes(prof, 64, 4096, "deepseek_v4", 2)) == 3 + 31 + 9 == 43
+    assert (len(pw), pw[-1], len(full), full[-1]) == (42, 384, 26, 192)
+    assert pw[:8] == [3, 6, 9, 18, 24, 33, 42, 48] and pw[-3:] == [354, 369, 384]
+    # without speculation the same flags give max = min(2 x 64, 512) = 128: [1, 2, 4] + 8 - 128 step 8 = 19 PIECEWISE,
+    # and [1, 2, 4] + 8 - 64 = 11 FULL (kvplan's 19 + 11 for this log before it read the speculation)
+    assert [len(x) for x in cuda_graph_sizes_by_mode(prof, 64, 4096, "deepseek_v4", 0)] == [19, 11]
+    # the plan's estimate with those counts (sm120: no FA3 split accumulators, the first FULL capture 4 MiB):
+    # 80 MiB + 2 x 384 x 14,336 (this rank's top-6 + shared gate + up) x 2 B = 105,906,176 B first PIECEWISE, +
+    # (42 - 1 + 26 - 1) x 43 layers x 256 KiB = 743,964,672 B: 849,870,848 B = 0.79 GiB (was 0.38), logged 1.58
+    g = _term(_dsv4_pro6000(), "CUDA graphs")
+    assert g == 80 * 2**20 + 2 * 384 * 14_336 * 2 + 66 * 43 * 256 * 1024 == 849_870_848
+
+
+def test_speculative_capture_sizes_by_release():
+    # 64 seqs, 4,096 tokens, MTP k = 2 (q = 3), FULL_AND_PIECEWISE (the wheels read 2026-12-03, kvplan.engines
+    # VLLM_CHANGES spec_capture_*): (PIECEWISE, FULL) graphs
+    counts = {v: tuple(len(x) for x in cuda_graph_sizes_by_mode(VLLM_PROFILES[v], 64, 4096, "", 2))
+              for v in ("0.11", "0.11.1", "0.12", "0.13", "0.25", "0.28", "0.29", "0.33")}
+    # 0.11.0: no rounding, max 128: 19 sizes; FULL keeps 3 <= x <= 192: 17 (1 and 2 below q)
+    # 0.11.1 / 0.12.0: max still 2 x 64 = 128; rounded to multiples of 3 <= 128 (128 -> 129 dropped): 17, all FULL
+    # 0.13.0 - 0.28.0: max 384 as in the log: 42 + 26
+    # 0.29.0+: the uniform decode sizes 3 x [1, 2, 4, 8, ..., 64] are appended: only 12 (= 3 x 4) is new after the
+    # rounding (3, 6, 24, 48, ... are there already): 43, and 12 <= 192: 27 FULL
+    assert counts == {"0.11": (19, 17), "0.11.1": (17, 17), "0.12": (17, 17), "0.13": (42, 26), "0.25": (42, 26),
+                      "0.28": (42, 26), "0.29": (43, 27), "0.33": (43, 27)}
+    # the V2 runner from 0.25.0 keeps its PIECEWISE sizes unrounded and rounds only its FULL decode descriptors:
+    # 0.25: 43 + 26; 0.29: 43 + the new 3, 6, 12 = 46 + 27; 0.24 (V2 rounds them all): 42 + 26
+    v2 = {v: tuple(len(x) for x in cuda_graph_sizes_by_mode(VLLM_PROFILES[v], 64, 4096, "", 2, runner="V2"))
+          for v in ("0.24", "0.25", "0.29")}
+    assert v2 == {"0.24": (42, 26), "0.25": (43, 26), "0.29": (46, 27)}
+    # --compilation-config '{"cudagraph_mode": "PIECEWISE"}': no FULL decode graphs, so no rounding: 43 PIECEWISE;
+    # but the 0.22.0 - 0.24.0 V2 runner rounds in any mode (CudaGraphManager.__init__): 42
+    assert [len(x) for x in cuda_graph_sizes_by_mode(VLLM_PROFILES["0.25"], 64, 4096, "", 2, False)] == [43, 0]
+    assert [len(x) for x in cuda_graph_sizes_by_mode(VLLM_PROFILES["0.24"], 64, 4096, "", 2, False, "V2")] == [42, 0]
+    assert [len(x) for x in cuda_graph_sizes_by_mode(VLLM_PROFILES["0.24"], 64, 4096, "", 2, False, "V1")] == [43, 0]
+    # gpt-oss's explicit 1024 limit is not widened; its 83 sizes rounded to multiples of 3 <= 1024: 1, 2 -> 3 merge and
+    # 1024 -> 1026 is dropped: 81, the largest 1008 (= 3 x 336); FULL up to 3 x 256 seqs = 768
+    pw, full = cuda_graph_sizes_by_mode(VLLM_PROFILES["0.25"], 256, 8192, "gpt_oss", 2)
+    assert (len(pw), pw[-1], full[-1]) == (83 - 1 - 1, 1008, 768)
+
+
+def test_two_more_speculative_logs_graph_counts():
+    # The capture sizes alone (kvplan plans neither run whole: an EAGLE-3 head for Gemma-4 and a DFlash drafter):
+    # - index file id 52101499359 (WSL log, "version 0.19.2rc1.dev8", RedHatAI/gemma-4-26B-A4B-it-NVFP4, V1
+    #   gpu_model_runner.py, speculative_config {'method': 'eagle', ..., 'num_speculative_tokens': 3}, max_num_seqs 2,
+    #   max_num_batched_tokens 8192): "'cudagraph_capture_sizes': [1, 2, 4, 8, 16]" = max min(2 x 2 x 4, 512) = 16,
+    #   and "PIECEWISE=3 (largest=16), FULL=2 (largest=8)": rounded to multiples of 4: 4, 8, 16; FULL <= 4 x 2: 4, 8
+    assert cuda_graph_capture_sizes(VLLM_PROFILES["0.19"], 2, 8192, "gemma4", 3) == [1, 2, 4, 8, 16]
+    assert cuda_graph_sizes_by_mode(VLLM_PROFILES["0.19"], 2, 8192, "gemma4", 3) == ([4, 8, 16], [4, 8])
+    # - index file id 56878676544 (vllm/vllm-openai:v0.22.0, Qwen3.6-35B-A3B PrismaQuant, V1, DFlash
+    #   num_speculative_tokens 6, --max-num-seqs 8, --max-num-batched-tokens 32768): "'cudagraph_capture_sizes': [1,
+    #   2, 4, 8, 16, ..., 112]" (17 = max min(8 x 7 x 2, 512) = 112) and "PIECEWISE=15 (largest=112), FULL=8
+    #   (largest=56)": multiples of 7: 1, 2, 4 -> 7; 8 -> 14; 16 -> 21; ...; 104 -> 105; 112 stays: 15; FULL <= 7 x 8
+    #   = 56: 7, 14, ..., 56 = 8
+    assert len(cuda_graph_capture_sizes(VLLM_PROFILES["0.22"], 8, 32768, "qwen3_5_moe", 6)) == 3 + 14 == 17
+    pw, full = cuda_graph_sizes_by_mode(VLLM_PROFILES["0.22"], 8, 32768, "qwen3_5_moe", 6)
+    assert (len(pw), pw[-1]) == (15, 112) and full == [7, 14, 21, 28, 35, 42, 49, 56]
+
+
 @pytest.mark.xfail(strict=True, reason=(
-    "DeepSeek-V4-Flash TP2 on 2 x RTX PRO 6000, vLLM 0.25.0, util 0.95, MTP-2 (planned with its MTP draft): KV 13.85 "
-    "GiB vs 10.29 logged (+3.56; +5.88 before the draft was modelled), 2,681,152 tokens vs 1,993,100 (+35 %), 2.56x vs "
-    "1.90x. The layout is exact (test above), the weights within 0.42 GiB (-0.55 %, test above); what stays: the "
-    "CUDA-graph estimate 0.38 vs 1.58 logged (-1.20): vLLM captures 42 PIECEWISE (largest 384) + 26 FULL (largest "
-    "192) graphs here because speculation widens the sizes (config/vllm.py _set_cudagraph_sizes: max_num_seqs x (1 + "
-    "num_speculative_tokens) x 2; compilation.py adjust_cudagraph_sizes_for_spec_decode rounds them to multiples of "
-    "3), where kvplan's estimate counts 19 + 11 (every speculative plan; with the logged counts its formula gives 0.81 "
-    "GiB, the rest being VLLM_USE_BREAKABLE_CUDAGRAPH's and the draft's own graphs, unmodelled); and activation + "
-    "non-torch 0.77 vs 0.95 x 94.97 - 75.64 - 10.29 - 1.58 = 2.71 implied (-1.94): the MTP proposer's dummy run (2 "
-    "forwards of the draft layer at 4,096 tokens in profile_run), the rejection sampler's warm-up, DSv4's indexer / "
-    "compressor workspaces and the PCIe NCCL context are candidates, none sized from source"))
+    "DeepSeek-V4-Flash TP2 on 2 x RTX PRO 6000, vLLM 0.25.0, util 0.95, MTP-2 (planned with its MTP draft): KV 13.44 "
+    "GiB vs 10.29 logged (+3.15; +3.56 before the speculative graph sizes, +5.88 before the draft was modelled), "
+    "2,601,285 tokens vs 1,993,100 (+30.5 %), 2.48x vs 1.90x. The layout is exact (test above), the weights within "
+    "0.42 GiB (-0.55 %, test above), the graph counts as logged (42 PIECEWISE + 26 FULL, test above); what stays: the "
+    "CUDA-graph estimate 0.79 vs 1.58 logged (-0.79: kvplan's 43 layers x 256 KiB a graph, fitted on H100 logs "
+    "without speculation; the draft's own graphs and VLLM_USE_BREAKABLE_CUDAGRAPH's capture, unmodelled, would take "
+    "~23 MiB a graph here), and activation + non-torch 0.77 vs 0.95 x 94.97 - 75.64 - 10.29 - 1.58 = 2.71 implied "
+    "(-1.94): the MTP proposer's dummy run (2 forwards of the draft layer at 4,096 tokens in profile_run), the "
+    "rejection sampler's warm-up, DSv4's indexer / compressor workspaces and the PCIe NCCL context are candidates, "
+    "none sized from source"))
 def test_dsv4_flash_pro6000_tp2_pool_from_flags():
     p = _dsv4_pro6000()
     assert close_gib(p.ranks[0].kv_pool_bytes, 10.29)

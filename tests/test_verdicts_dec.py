@@ -62,11 +62,15 @@ def test_weights_that_fit_but_leave_no_room_keep_the_kv_refusal():
     # GLM-5 bf16 on 8 x B200: 19.90 GiB too little after the weights load (19.16 before the DSA buffers in the weights,
     # kvplan.vllm_layouts: the 0.125 GiB top-k index buffer, 16,384 batched tokens x 2048 x 4 B, and 0.33's 78 index
     # groups of (1,024 + 1) x 2048 x 4 B + 4,608, 0.61 GiB): vLLM logs its figures and refuses the pool
-    # (18.60 with the fixed 0.71 GiB CUDA-graph fit; the model-shaped estimate is 1.28 GiB: 100 graphs x 78 MoE layers
-    # x 160 KiB (V2) + the first capture, kvplan.engines.cuda_graph_bytes)
+    # (18.60 with the fixed 0.71 GiB CUDA-graph fit; 19.90 with the model-shaped estimate at 51 + 51 graphs, 1.28 GiB).
+    # From 0.28.0 a B200 (capability family 100) captures up to 1024 tokens (kvplan.engines VLLM_CHANGES
+    # capture_1024_sm100): min(2 x 1024 seqs, 1024) -> 83 + 83 graphs, 80 MiB + 2 x 1024 x 4,608 x 2 B + 164 x 78 MoE
+    # layers x 160 KiB (V2) = 2,198,601,728 B = 2.05 GiB, 0.77 more: 20.67 GiB too little
     p = plan(load_preset("glm-5"), get_gpu("B200"), EngineConfig(), Layout(tp=8))
     assert p.start_error.startswith("ValueError: No available memory for the cache blocks")
-    assert "19.90 GiB too little" in p.verdict and p.engine_log[0].startswith("Model loading took")
+    assert "20.67 GiB too little" in p.verdict and p.engine_log[0].startswith("Model loading took")
+    graphs = next(t.bytes for t in p.ranks[0].terms if t.name.startswith("CUDA graphs"))
+    assert graphs == 80 * 2**20 + 2 * 1024 * 4608 * 2 + 164 * 78 * 160 * 1024 == 2_198_601_728
 
 
 # --- 2. the release that first serves the architecture -----------------------------------------------------------

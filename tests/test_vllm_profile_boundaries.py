@@ -18,6 +18,7 @@ from kvplan.engines import (
     EngineConfig,
     batch_defaults,
     cuda_graph_capture_sizes,
+    cuda_graph_sizes_by_mode,
     vllm_has,
     vllm_profile_for_release,
     vllm_release,
@@ -56,7 +57,9 @@ def test_profiles_are_contiguous_runs_split_at_every_change():
         assert source
     # the exceptions: MRoPE x 4 from 0.7.2 inside "0.7", which no V0 plan reaches (multimodal models are refused), and
     # ROCm's per-layer DSA index groups from 0.31.0 inside "0.30", which plans 0.30.0 and says so (test below)
-    assert set(VLLM_CHANGES_INSIDE_A_PROFILE) == {"mrope_cache_x4", "dsa_rocm_layer_groups"}
+    # ... and the capture size max_num_seqs from 0.31.0 inside "0.30" (one graph a mode, kvplan.engines
+    # cuda_graph_capture_sizes)
+    assert set(VLLM_CHANGES_INSIDE_A_PROFILE) == {"mrope_cache_x4", "dsa_rocm_layer_groups", "capture_max_seqs"}
     assert vllm_profile_for_release("0.7.2") == "0.7" and vllm_profile_for_release("0.31.0") == "0.30"
     # ... and every V1 / V0 profile after the first starts with at least one change: no two neighbours are the same
     changes = {release for release, _ in VLLM_CHANGES.values()}
@@ -266,6 +269,34 @@ def test_capture_sizes_and_loading_digits():
         == ["Model loading took 14.9888 GiB", "Model loading took 14.99 GiB"]
 
 
+
+def test_capture_limit_1024_on_datacenter_blackwell_from_0_28():
+    # config/vllm.py _set_cudagraph_sizes, 0.28.0: default_max_graph_size = 1024 on capability family 100 (B200, B300,
+    # GB200, GB300), 512 elsewhere and before. 1024 seqs, 16,384 tokens: min(2 x 1024, 1024) = 1024 -> [1, 2, 4] + 31 +
+    # range(256, 1025, 16) 49 = 83 sizes on a B200 at 0.28, 51 at 0.27 or on an H200 (gpu_arch "sm90")
+    counts = {(v, arch): len(cuda_graph_capture_sizes(VLLM_PROFILES[v], 1024, 16384, arch=arch))
+              for v in ("0.27", "0.28", "0.33") for arch in ("sm100", "sm90")}
+    assert counts == {("0.27", "sm100"): 51, ("0.27", "sm90"): 51, ("0.28", "sm100"): 83, ("0.28", "sm90"): 51,
+                      ("0.33", "sm100"): 83, ("0.33", "sm90"): 51}
+    # 256 seqs stay at min(2 x 256, 1024) = 512: 51
+    assert len(cuda_graph_capture_sizes(VLLM_PROFILES["0.33"], 256, 16384, arch="sm100")) == 51
+
+
+def test_off_stride_batched_tokens_from_0_20_1_and_seqs_from_0_31():
+    # --max-num-batched-tokens 100 at 256 seqs: max = min(2 x 256, 512, 100) = 100; the grid [1, 2, 4, 8, ..., 96]
+    # (3 + 12 = 15) gets 100 itself from 0.20.1 (config/vllm.py "ensure max_num_tokens is captured"): 16
+    sizes = {v: cuda_graph_capture_sizes(VLLM_PROFILES[v], 256, 100) for v in ("0.20", "0.20.1")}
+    assert [len(s) for s in sizes.values()] == [15, 16] and sizes["0.20.1"][-2:] == [96, 100]
+    # --max-num-seqs 100 at 8192 tokens: max = min(2 x 100, 512) = 200: [1, 2, 4] + 8 - 200 step 8 = 28; from 0.31.0
+    # (uniform_decode_sizes = [max_num_seqs]) 100 joins: 29 PIECEWISE, and FULL (x <= 100) 3 + 12 + 1 = 16 (was 15).
+    # The 0.30 line plans 0.30.0 (VLLM_CHANGES_INSIDE_A_PROFILE), "0.33" (0.32.0+) the rule
+    counts = {v: [len(x) for x in cuda_graph_sizes_by_mode(VLLM_PROFILES[v], 100, 8192)] for v in ("0.30", "0.33")}
+    assert counts == {"0.30": [28, 15], "0.33": [29, 16]}
+    # a speculative plan gets its decode sizes instead: MTP-1 at 100 seqs, q = 2, max min(100 x 2 x 2, 512) = 400:
+    # [1, 2, 4] + 31 (8 - 248) + 10 (256 - 400) = 44; the decode sizes 2 x [1, 2, 4, 8, ..., 96, 100] = 2, 4, 8, ...,
+    # 192, 200 are all on the grid already; rounded to even sizes 1 -> 2 merges: 43; FULL 2 <= x <= 200: 2, 4 and 8 -
+    # 200 step 8 = 2 + 25 = 27
+    assert [len(x) for x in cuda_graph_sizes_by_mode(VLLM_PROFILES["0.33"], 100, 8192, "", 1)] == [43, 27]
 def test_nvfp4_scales_and_padding_by_release():
     # 4096 x 4096 on a B200: 0.10.0 - 0.10.1.1 keep the checkpoint's scales [4096, 256] beside the swizzled copy:
     # 8,388,608 + 2 x 1,048,576 + 8; 0.10.2 swizzles in place: 8,388,608 + 1,048,576 + 8
