@@ -2,8 +2,8 @@
 stride alignment, their packing into one pool (_get_packed_kv_cache_groups, _get_kv_cache_bytes_per_block) and what a
 pool of given bytes holds (pure integer arithmetic, no vLLM import). Exact for vLLM 0.33.0 - 0.34.0; 0.32.0 (read for
 comparison) packs alike but its sliding pages carry no SM 10.x block stride alignment and its indexer page another,
-and 0.30 - 0.31 were not read. No plan calls this yet: the memory vLLM leaves for the pool on a V4.1 launch (its
-Engram staging buffers, the MoE and attention workspaces) is not modelled (families/deepseek_v41.PLAN_REFUSAL);
+and 0.30 - 0.31 were not read. No plan calls this yet: what a rank loads is read (rank_load_bytes, below:
+SM 10.x or --moe-backend marlin), but the profile run's activation peak is not (families/deepseek_v41.PLAN_REFUSAL);
 given vLLM's own "Available KV cache memory", pool_capacity gives its blocks, tokens and concurrency.
 
 Read from the vllm 0.33.0 and 0.34.0 PyPI wheels (2026-12-02; the same rules in both): models/deepseek_v41/
@@ -195,3 +195,169 @@ def pool_capacity(available_bytes: int, groups, caches, max_len: int, in_flight:
     num_blocks = available_bytes // per_block
     concurrency = num_blocks / request_blocks(groups, max_len, in_flight, window)
     return num_blocks, int(concurrency * max_len), concurrency
+
+
+# ----------------------------------------------------------------------------- what one rank loads (vLLM 0.33 - 0.34)
+#
+# "Model loading took" on one rank of a DeepSeek-V4.1 launch, read in the vllm 0.33.0 and 0.34.0 PyPI wheels
+# (2026-12-03; pip download vllm==0.33.0 / 0.34.0 --no-deps), PP 1, DP 1, beside kvplan's checkpoint bytes
+# (parallel.rank_weight_bytes):
+# - hc mixers: DeepseekV4DecoderLayer (models/deepseek_v41/nvidia/model.py) registers hc_{attn,ffn}_{fn,base,scale}
+#   as float32 nn.Parameters, whole on every rank; kvplan prices them at 2 B (families/deepseek_v41 assumption):
+#   2 B more per value.
+# - MXFP4 routed experts: quant_config.py DeepseekV4FP8Config gives FusedMoE Mxfp4MoEMethod(activation_key
+#   kMxfp8Dynamic), whose backend is select_deepseek_v4_mxfp4_moe_backend (fused_moe/oracle/mxfp4.py): with
+#   --moe-backend auto, _get_priority_backends() = [FLASHINFER_TRTLLM_MXFP4_MXFP8, DEEPGEMM_MXFP4, MARLIN,
+#   BATCHED_MARLIN, HUMMING] passed through prioritize_humming, which on capability 9.0 moves HUMMING ahead of MARLIN
+#   (quantization/utils/humming/priority.py; humming-kernels is a hard dependency of both wheels, so has_humming()
+#   holds). maybe_roundup_sizes -> mxfp4_round_up_hidden_size_and_intermediate_size: TRTLLM and MARLIN round the
+#   intermediate size per partition up to 128 and the hidden size to 256 (the same in 0.33.0 and 0.34.0). So:
+#     SM 10.x, auto: TRTLLM MXFP8 (I -> 128, H -> 256; weights permuted in place);
+#     any CUDA GPU, --moe-backend marlin (map_mxfp4_backend "marlin" -> MARLIN): I -> 128, H -> 256;
+#     SM 9.0, auto: HUMMING, whose kernel format (convert_to_humming_moe_kernel_format -> the humming package) is
+#     not read: refused (HUMMING_REFUSAL).
+# - model buffers, DeepseekV4Model.__init__: topk_indices_buffer [max_num_batched_tokens, index_topk] int32;
+#   candidate_block_buffer [max_num_batched_tokens, candidate_topk_blocks] int32 when candidate_source_layer_id >= 0
+#   and candidate_topk_blocks > 0; _mtp_hidden_buffer only when speculating (not modelled here: no draft).
+# - Engram staging: each Engram layer's Engram._init_staging (common/engram.py) makes staged_rows
+#   [max_num_batched_tokens x engram DP size, part_n_hash_cols, engram_head_dim] bf16 on the device, part_n_hash_cols
+#   = cdiv((engram_max_ngram_size - 1) x engram_n_heads, TP x engram DP size); EngramBatch.create returns None at
+#   TP > 1 or engram DP size 1, so no batch buffers; the n-gram tables stay in pinned host memory
+#   (EngramConfig.cpu_offload). NgramHashState's token_map (int32, one per tokenizer id) and its primes / offsets /
+#   multipliers buffers are left out: under 1 MiB for a 129,280-id tokenizer, and the tokenizer is not read.
+# - rotary tables: build_deepseek_v4_rope (common/rope.py, the same file in 0.33.0 and 0.34.0) gives sliding-only
+#   layers (ratio 0) deepseek_yarn with factor 1 over max_position_embeddings and every compressed layer (ratio > 0)
+#   the config's scaling over compress_rope_theta, both is_deepseek_v4: DeepseekV4ScalingRotaryEmbedding
+#   (rotary_embedding/deepseek_scaling_rope.py) registers a float32 cos_sin_cache of max_position x scaling_factor
+#   rows x qk_rope_head_dim; get_rope keeps one table per parameter set (two on V4.1-Flash: thetas 10,000 / 160,000).
+MXFP4_ALIGN = (128, 256)  # (intermediate per partition, hidden): TRTLLM and MARLIN in mxfp4_round_up_...
+TOPK_INDEX_BYTES = 4  # torch.int32
+HUMMING_REFUSAL = ("vLLM 0.33 - 0.34 give DeepSeek-V4.1's MXFP4 experts the Humming MoE backend on SM 9.0 (Hopper: "
+                   "prioritize_humming puts HUMMING ahead of MARLIN there), whose weight layout "
+                   "(convert_to_humming_moe_kernel_format, in the humming-kernels package) kvplan has not read; "
+                   "--moe-backend marlin or an SM 10.x GPU (FlashInfer TRTLLM) is what kvplan sizes")
+
+
+def rope_table_bytes(text_cfg) -> int:
+    """The float32 cos/sin tables of one rank (comment above): per distinct (theta, scaling) table rows x
+    qk_rope_head_dim x 4 B, rows = max_position_embeddings for the sliding layers' table (factor 1) and
+    original_max_position_embeddings x factor for the compressed layers' YaRN table (max_position_embeddings
+    unscaled). Worked number, V4.1-Flash (max 1,048,576, YaRN 16 x 65,536, rope dim 64): 2 x 1,048,576 x 64 x 4 =
+    536,870,912 B (0.5 GiB)."""
+    rope = int(text_cfg.get("qk_rope_head_dim", 64))
+    max_pos = int(text_cfg.get("max_position_embeddings", 1_048_576))
+    scaling = text_cfg.get("rope_parameters") or text_cfg.get("rope_scaling") or {}
+    ratios = list(text_cfg.get("compress_ratios") or [])[:int(text_cfg["num_hidden_layers"])]
+    tables = set()
+    if any(m == 0 for m in ratios):
+        tables.add((text_cfg.get("rope_theta"), max_pos, 1.0))  # deepseek_yarn, factor 1
+    if any(m > 0 for m in ratios):
+        kind = scaling.get("rope_type", scaling.get("type", "default"))
+        if kind != "default" and scaling.get("attention_factor") == 1.0:
+            raise PlanInputError("model", "DeepSeek-V4.1 with rope attention_factor 1.0 takes vLLM's "
+                                 "deepseek_llama_scaling rotary class, whose table kvplan has not read")
+        # unscaled: the sliding layers' parameters over compress_rope_theta (one table where the thetas agree)
+        factor = 1.0 if kind == "default" else float(scaling["factor"])
+        rows = max_pos if kind == "default" else int(scaling["original_max_position_embeddings"] * factor)
+        tables.add((text_cfg.get("compress_rope_theta"), rows, factor))
+    return sum(t[1] * rope * 4 for t in tables)
+
+
+def model_buffer_bytes(text_cfg, tp: int, max_num_batched_tokens: int) -> dict[str, int]:
+    """The device buffers one rank's DeepseekV4Model makes beside its parameters (comment above), in B:
+    {"topk_indices_buffer", "candidate_block_buffer", "engram_staged_rows", "rope_tables"}. PP 1, engram DP size 1.
+    Worked numbers, V4.1-Flash at TP 8, 8,192 batched tokens: 8,192 x 512 x 4 = 16,777,216; 8,192 x 2,048 x 4 =
+    67,108,864; 2 Engram layers x 8,192 x cdiv(3 x 8, 8) x 256 x 2 = 25,165,824; 536,870,912 (rope_table_bytes)."""
+    t = max_num_batched_tokens
+    topk = t * int(text_cfg["index_topk"]) * TOPK_INDEX_BYTES
+    cand_layer, cand_blocks = text_cfg.get("candidate_source_layer_id", -1), text_cfg.get("candidate_topk_blocks", 0)
+    cand = t * int(cand_blocks) * TOPK_INDEX_BYTES if (cand_layer is not None and cand_layer >= 0
+                                                       and cand_blocks) else 0
+    engram_layers = list(text_cfg.get("engram_layer_ids") or [])
+    staged = 0
+    if engram_layers:
+        cols = (int(text_cfg["engram_max_ngram_size"]) - 1) * int(text_cfg["engram_n_heads"])
+        staged = len(engram_layers) * t * cdiv(cols, tp) * int(text_cfg["engram_head_dim"]) * 2
+    return {"topk_indices_buffer": topk, "candidate_block_buffer": cand, "engram_staged_rows": staged,
+            "rope_tables": rope_table_bytes(text_cfg)}
+
+
+def mxfp4_padding_bytes(spec, tp: int, ep: bool = False) -> int:
+    """Bytes the MXFP4 experts' padding (TRTLLM / MARLIN: I per partition to 128, H to 256) adds on one rank over
+    kvplan's checkpoint bytes; 0 where the routed experts are not MXFP4. Per expert: 1.5 I H (e2m1 w13 [2I, H/2] + w2
+    [H, I/2]) + 3 I H / 32 (e8m0 scales), padded less unpadded. Worked number, V4.1-Flash at TP 8 without EP: I 2,304
+    / 8 = 288 -> 384, 1.59375 x 5,120 x (384 - 288) = 783,360 B an expert x 384 x 40 = 12,032,409,600 B; with EP
+    (48 whole experts, I 2,304 = 18 x 128): 0."""
+    from kvplan.vllm_layouts import mxfp4_expert_bytes
+    from kvplan.weights import component_format, layer_groups
+
+    extra = 0
+    for layer, n, mine in layer_groups(spec):
+        ex = layer.experts
+        if ex is None:
+            continue
+        names = {c.name: c for c in ex.linears}
+        if set(names) != {"gate_proj", "up_proj", "down_proj"} or any(
+                component_format("experts", c, spec.quantization, mine) != (("mxfp4", 0),) for c in ex.linears):
+            continue
+        hidden, inter = names["gate_proj"].in_features, names["down_proj"].in_features
+        count, part = (cdiv(ex.num_experts, tp), inter) if ep else (ex.num_experts, cdiv(inter, tp))
+        padded = mxfp4_expert_bytes(_round_up(hidden, MXFP4_ALIGN[1]), _round_up(part, MXFP4_ALIGN[0]), False)
+        extra += n * count * (padded - mxfp4_expert_bytes(hidden, part, False))
+    return extra
+
+
+def hc_fp32_extra_bytes(spec) -> int:
+    """The 2 B a value vLLM's float32 hc mixers hold beyond kvplan's 2-B price, whole on every rank. Worked number,
+    V4.1-Flash: 40 layers x 2 x 491,547 (hc_{attn,ffn}_fn [24, 20,480] + base [24] + scale [3]) x 2 =
+    78,647,520 B."""
+    return sum(c.numel * 2 for layer in spec.layers for c in layer.other if c.name.endswith("_hc.fn+base+scale"))
+
+
+def rank_load_bytes(spec, text_cfg, tp: int, arch: str, max_num_batched_tokens: int, ep: bool = False,
+                    moe_backend: str = "auto") -> dict[str, int]:
+    """What one rank of a DeepSeek-V4.1 launch on vLLM 0.33 - 0.34 holds after loading (the "Model loading took"
+    terms, comment above), PP 1, DP 1, no speculative decoding: {"checkpoint weights", "hc mixers fp32",
+    "mxfp4 padding", **model_buffer_bytes}. ``arch``: kvplan.engines.gpu_arch ("sm100" for B200 / B300 / GB200,
+    "sm90" for Hopper); ``moe_backend``: --moe-backend ("auto" or "marlin"). Raises PlanInputError where the MXFP4
+    experts' layout is not read: auto on Hopper (HUMMING_REFUSAL), auto on any GPU but SM 10.x (DeepGEMM MXFP4 or
+    Humming), another --moe-backend. Worked number, V4.1-Flash (release fp8 + MXFP4 experts) TP 8 on a B200,
+    8,192 batched tokens: 37,922,259,808 + 78,647,520 + 12,032,409,600 + 16,777,216 + 67,108,864 + 25,165,824 +
+    536,870,912 = 50,679,239,744 B (47.20 GiB); the same on an H200 with --moe-backend marlin."""
+    from kvplan.parallel import Layout, rank_weight_bytes
+
+    if moe_backend not in ("auto", "marlin"):
+        raise PlanInputError("moe_backend", f"--moe-backend {moe_backend} for DeepSeek-V4.1: its MXFP4 expert "
+                             "layout is not read (auto and marlin are)")
+    if moe_backend == "auto" and arch != "sm100" and _has_mxfp4_experts(spec):
+        raise PlanInputError("gpu", HUMMING_REFUSAL if arch == "sm90" else (
+            f"vLLM 0.33 - 0.34 give DeepSeek-V4.1's MXFP4 experts DeepGEMM MXFP4 or Humming on this GPU ({arch}), "
+            "whose weight layouts kvplan has not read; --moe-backend marlin or an SM 10.x GPU is what kvplan sizes"))
+    return {"checkpoint weights": rank_weight_bytes(spec, Layout(tp=tp, ep=ep)), "hc mixers fp32":
+            hc_fp32_extra_bytes(spec), "mxfp4 padding": mxfp4_padding_bytes(spec, tp, ep),
+            **model_buffer_bytes(text_cfg, tp, max_num_batched_tokens)}
+
+
+def _has_mxfp4_experts(spec) -> bool:
+    """Whether any routed experts of ``spec`` are stored MXFP4 (DeepSeek-V4.1's release: expert_dtype "fp4")."""
+    from kvplan.weights import component_format, layer_groups
+
+    return any(layer.experts is not None and all(component_format("experts", c, spec.quantization, mine)
+                                                 == (("mxfp4", 0),) for c in layer.experts.linears)
+               for layer, _, mine in layer_groups(spec))
+
+
+VLLM_DSV41_BLOCK_SIZE = 256  # DeepseekSparseSWABackend.get_preferred_block_size (the first layer's backend)
+
+
+def context_bytes_per_token(spec, sm100: bool = False, block_size: int = VLLM_DSV41_BLOCK_SIZE) -> float:
+    """The pool bytes one more token of context takes on a rank (the Model page's KV row): the kv-source layers'
+    compressed-KV and indexer-key pages of one --block-size block over its tokens (the MLA group, whose page is the
+    pool's bytes per block); the sliding windows (a fixed number of 32-token pages a request) and the compressor
+    rings (one block a request) do not grow with the context. Worked numbers, V4.1-Flash at bs 256: SM 9.0 460,224 /
+    256 = 1,797.75 B; SM 10.x 422,400 / 256 = 1,650.0 B."""
+    from kvplan.spec import distinct_layers
+
+    caches = layer_caches(distinct_layers(spec.layers), block_size, sm100=sm100)
+    return sum(page * n for kind, _, _, page, _, n in caches if kind in ("compressed_kv", "indexer_k")) / block_size
+

@@ -1,0 +1,150 @@
+"""DeepSeek-V4.1-Flash on vLLM 0.33 - 0.34: what one rank loads (kvplan.vllm_dsv41.rank_load_bytes), the pool bound
+it leaves, and the Model page's KV row (kvplan.web.views.dsv41_kv_row). Read from the vllm 0.33.0 / 0.34.0 PyPI
+wheels (2026-12-03): models/deepseek_v41/{nvidia/model.py, common/engram.py, common/rope.py, quant_config.py},
+model_executor/layers/fused_moe/oracle/mxfp4.py (select_deepseek_v4_mxfp4_moe_backend,
+mxfp4_round_up_hidden_size_and_intermediate_size), quantization/utils/humming/priority.py,
+rotary_embedding/deepseek_scaling_rope.py. Plans stay refused (tests/test_dsv4_1.py): the profile run's activation
+peak is not modelled.
+
+Flag set throughout: --tensor-parallel-size 8, --max-num-batched-tokens 8192, PP 1, DP 1, no speculative decoding,
+--kv-cache-dtype auto (fp8_ds_mla), --block-size 256 (the default), --max-model-len 1,048,576,
+--gpu-memory-utilization 0.9; the release's quantization_config (fp8 32 x 32 blocks, MXFP4 experts).
+"""
+
+import math
+
+import pytest
+
+from kvplan import parse_config
+from kvplan.errors import PlanInputError
+from kvplan.gpus import get_gpu
+from kvplan.params import count_params
+from kvplan.spec import distinct_layers
+from kvplan.vllm_dsv41 import (context_bytes_per_token, hc_fp32_extra_bytes, layer_caches, model_buffer_bytes,
+                               mxfp4_padding_bytes, packed_groups, pool_capacity, rank_load_bytes, rope_table_bytes)
+from kvplan.weights import weight_bytes
+from tests.test_dsv4_1 import RELEASE_QC, _v41
+
+MNBT = 8192
+
+
+def _spec():
+    cfg = _v41(RELEASE_QC)
+    return parse_config(cfg), cfg["text_config"]
+
+
+def test_model_buffers():
+    _, text = _spec()
+    # topk_indices_buffer 8,192 x index_topk 512 x int32 = 16,777,216; candidate_block_buffer (candidate_source_layer_id
+    # 20, candidate_topk_blocks 2,048) 8,192 x 2,048 x 4 = 67,108,864; Engram staged_rows on layers 1 and 14:
+    # 8,192 x cdiv(3 orders x 8 heads, 8) = 3 columns x 256 x bf16 = 12,582,912 each; rotary: the sliding table (theta
+    # 10,000, factor 1, 1,048,576 rows) and the compressed one (theta 160,000, YaRN 16 x 65,536 = 1,048,576 rows), fp32
+    # x 64 wide: 2 x 268,435,456
+    assert model_buffer_bytes(text, 8, MNBT) == {"topk_indices_buffer": 16_777_216,
+                                                 "candidate_block_buffer": 67_108_864,
+                                                 "engram_staged_rows": 2 * 12_582_912,
+                                                 "rope_tables": 536_870_912}
+    # TP 1: all 24 hash columns on the rank, 8,192 x 24 x 256 x 2 = 100,663,296 a layer
+    assert model_buffer_bytes(text, 1, MNBT)["engram_staged_rows"] == 2 * 100_663_296
+    # no candidate filtering: no candidate buffer; unscaled with one theta: both layer kinds take deepseek_yarn factor
+    # 1 over 1,048,576 rows at the same theta, one get_rope instance, 1,048,576 x 64 x 4 = 268,435,456 B
+    flat = {**text, "candidate_topk_blocks": 0}
+    assert model_buffer_bytes(flat, 8, MNBT)["candidate_block_buffer"] == 0
+    unscaled = {**text, "rope_scaling": None, "compress_rope_theta": text["rope_theta"]}
+    assert rope_table_bytes(unscaled) == 268_435_456  # one 1,048,576-row table serves both
+    with pytest.raises(PlanInputError, match="deepseek_llama_scaling"):
+        rope_table_bytes({**text, "rope_scaling": {**text["rope_scaling"], "attention_factor": 1.0}})
+
+
+def test_mxfp4_padding_and_fp32_mixers():
+    spec, _ = _spec()
+    # TRTLLM / MARLIN round I per partition to 128 and H to 256: I 2,304 / 8 = 288 -> 384, H 5,120 kept. An expert
+    # holds 1.5 I H (e2m1) + 3 I H / 32 (e8m0) = 1.59375 I H: 2,350,080 B at 288, 3,133,440 at 384; 783,360 more x 384
+    # experts x 40 layers = 12,032,409,600 B (11.21 GiB) a rank
+    assert mxfp4_padding_bytes(spec, 8) == 40 * 384 * 783_360 == 12_032_409_600
+    assert mxfp4_padding_bytes(spec, 8, ep=True) == 0  # 48 whole experts, I 2,304 = 18 x 128
+    assert mxfp4_padding_bytes(spec, 1) == 0
+    # TP 4: I 576 -> 640, 1.59375 x 5,120 x 64 = 522,240 B an expert
+    assert mxfp4_padding_bytes(spec, 4) == 40 * 384 * 522_240
+    # the hc mixers, float32 in vLLM: 40 layers x 2 mixers x (24 x 20,480 + 24 + 3) = 39,323,760 values x 2 B more
+    assert hc_fp32_extra_bytes(spec) == 39_323_760 * 2 == 78_647_520
+    bf16 = parse_config(_v41())  # an unquantized checkpoint: no MXFP4 experts, nothing padded
+    assert mxfp4_padding_bytes(bf16, 8) == 0
+
+
+def test_rank_load_tp8_b200_and_h200():
+    spec, text = _spec()
+    # B200 (SM 10.x), --moe-backend auto -> FLASHINFER_TRTLLM_MXFP4_MXFP8: checkpoint 37,922,259,808 (the TP8 rank of
+    # tests/test_dsv4_1.py) + 78,647,520 + 12,032,409,600 + 16,777,216 + 67,108,864 + 25,165,824 + 536,870,912
+    b200 = rank_load_bytes(spec, text, 8, "sm100", MNBT)
+    assert b200["checkpoint weights"] == 37_922_259_808
+    assert sum(b200.values()) == 50_679_239_744  # 47.20 GiB
+    # H200 with --moe-backend marlin: MARLIN's rule is TRTLLM's (I to 128, H to 256): the same bytes
+    assert rank_load_bytes(spec, text, 8, "sm90", MNBT, moe_backend="marlin") == b200
+    # H200, --moe-backend auto: Humming (prioritize_humming on capability 9.0), whose layout is not read
+    with pytest.raises(PlanInputError) as info:
+        rank_load_bytes(spec, text, 8, "sm90", MNBT)
+    assert info.value.field == "gpu" and "Humming" in str(info.value) and "--moe-backend marlin" in str(info.value)
+    with pytest.raises(PlanInputError, match="DeepGEMM MXFP4 or Humming"):
+        rank_load_bytes(spec, text, 8, "other", MNBT)
+    with pytest.raises(PlanInputError, match="--moe-backend triton"):
+        rank_load_bytes(spec, text, 8, "sm100", MNBT, moe_backend="triton")
+    # --enable-expert-parallel on the B200: no padding, 50,679,239,744 - 12,032,409,600
+    assert sum(rank_load_bytes(spec, text, 8, "sm100", MNBT, ep=True).values()) == 38_646_830_144
+    # the whole decoder at TP 1 is weight_bytes (checkpoint bytes: vision tower and Engram tables apart)
+    assert rank_load_bytes(spec, text, 1, "sm100", MNBT)["checkpoint weights"] == weight_bytes(spec).total_bytes
+    assert count_params(spec).total_params == 551_880_804_464
+
+
+def test_pool_upper_bound_tp8():
+    # The pool vLLM sizes is requested - loaded - activation peak - non-torch - CUDA graphs; the last three are not
+    # modelled for V4.1, so requested - loaded is an upper bound (every left-out term is memory taken, none given).
+    spec, text = _spec()
+    layers = distinct_layers(parse_config(_v41()).layers)
+    loaded = 50_679_239_744
+    # B200: ceil(191,501,854,310 x 0.9) = 172,351,668,879 requested - 50,679,239,744 = 121,672,429,135 B at most;
+    # SM 10.x bytes per block 422,400 -> 288,050 blocks; a 1M request: cdiv(1,048,576, 256) + 2 x (cdiv(127 + 2 x
+    # 8,192, 32) + 1) + 1 ring = 4,096 + 2 x 517 + 1 = 5,131 blocks -> 56.14x, int(56.139... x 1,048,576) = 58,866,169
+    # tokens
+    b200 = get_gpu("B200").memory_bytes
+    assert math.ceil(b200 * 0.9) - loaded == 121_672_429_135
+    caches = layer_caches(layers, 256, sm100=True)
+    blocks, tokens, conc = pool_capacity(121_672_429_135, packed_groups(caches), caches, 1 << 20, 2 * MNBT, 128)
+    assert (blocks, tokens, round(conc, 2)) == (288_050, 58_866_169, 56.14)
+    # H200 (--moe-backend marlin, the same load): ceil(150,119,844,413 x 0.9) = 135,107,859,972 - 50,679,239,744 =
+    # 84,428,620,228 B at most; SM 9.0 bytes per block 460,224 -> 183,451 blocks / 5,131 = 35.75x, 37,490,219 tokens
+    h200 = get_gpu("H200").memory_bytes
+    assert math.ceil(h200 * 0.9) - loaded == 84_428_620_228
+    caches = layer_caches(layers, 256)
+    blocks, tokens, conc = pool_capacity(84_428_620_228, packed_groups(caches), caches, 1 << 20, 2 * MNBT, 128)
+    assert (blocks, tokens, round(conc, 2)) == (183_451, 37_490_219, 35.75)
+
+
+def test_context_bytes_per_token_and_model_page_row():
+    from kvplan.web.views import dsv41_kv_row
+
+    spec, _ = _spec()
+    # SM 9.0: the MLA group's 256-token page 3 x 74,880 + 149,760 + 3 x 17,280 + 33,984 = 460,224 B / 256 = 1,797.75;
+    # SM 10.x: 3 x 67,584 + 135,168 + 3 x 16,896 + 33,792 = 422,400 / 256 = 1,650.0
+    assert context_bytes_per_token(spec) == 1_797.75
+    assert context_bytes_per_token(spec, sm100=True) == 1_650.0
+    name, number, note = dsv41_kv_row(spec, "auto")
+    assert number == "1,797.75 B (SM 9.0) / 1,650.00 B (SM 10.x)" and "vLLM 0.33 - 0.34" in name
+    assert "sliding window" in note
+    assert dsv41_kv_row(spec, "bfloat16")[1] == "—"
+
+
+def test_model_page_shows_the_vllm_kv_row():
+    import json
+
+    from tests.app_util import html_tables, run_app
+
+    at = run_app({"v": "1", "m": "llama-3.1-8b"}, "pages/model.py")
+    at.text_area(key="model.paste").set_value(json.dumps(_v41(RELEASE_QC))).run()
+    at.button(key="model.use_paste").click().run()
+    assert not at.exception, [e.value for e in at.exception]
+    derived = {list(r.values())[0]: list(r.values())[1] for r in html_tables(at)[2]}
+    # the row the generic rule gave (40,960 B: every layer's window counted as full, no pages) is replaced
+    assert derived["KV cache per token (vLLM 0.33 - 0.34, --kv-cache-dtype auto)"] == (
+        "1,797.75 B (SM 9.0) / 1,650.00 B (SM 10.x)"), derived
+    assert "KV cache per token (auto)" not in derived
