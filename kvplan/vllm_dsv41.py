@@ -230,6 +230,10 @@ def pool_capacity(available_bytes: int, groups, caches, max_len: int, in_flight:
 #   the config's scaling over compress_rope_theta, both is_deepseek_v4: DeepseekV4ScalingRotaryEmbedding
 #   (rotary_embedding/deepseek_scaling_rope.py) registers a float32 cos_sin_cache of max_position x scaling_factor
 #   rows x qk_rope_head_dim; get_rope keeps one table per parameter set (two on V4.1-Flash: thetas 10,000 / 160,000).
+# Not in rank_load_bytes (each only adds to what a rank holds, so a pool sized from it is an upper bound): the CUDA
+# caching allocator's block rounding ("Model loading took" counts whole blocks: kvplan.vllm_alloc, applied to V4's
+# plans), NgramHashState's small buffers, the vision tower (counted apart: parallel.tower_rank_bytes; skipped with
+# --language-model-only), the DSpark / MTP draft and its _mtp_hidden_buffer (speculative decoding).
 MXFP4_ALIGN = (128, 256)  # (intermediate per partition, hidden): TRTLLM and MARLIN in mxfp4_round_up_...
 TOPK_INDEX_BYTES = 4  # torch.int32
 HUMMING_REFUSAL = ("vLLM 0.33 - 0.34 give DeepSeek-V4.1's MXFP4 experts the Humming MoE backend on SM 9.0 (Hopper: "
