@@ -292,23 +292,12 @@ def mxfp4_padding_bytes(spec, tp: int, ep: bool = False) -> int:
     [H, I/2]) + 3 I H / 32 (e8m0 scales), padded less unpadded. Worked number, V4.1-Flash at TP 8 without EP: I 2,304
     / 8 = 288 -> 384, 1.59375 x 5,120 x (384 - 288) = 783,360 B an expert x 384 x 40 = 12,032,409,600 B; with EP
     (48 whole experts, I 2,304 = 18 x 128): 0."""
-    from kvplan.vllm_layouts import mxfp4_expert_bytes
-    from kvplan.weights import component_format, layer_groups
+    from kvplan.vllm_layouts import mxfp4_expert_bytes, mxfp4_override_experts
 
-    extra = 0
-    for layer, n, mine in layer_groups(spec):
-        ex = layer.experts
-        if ex is None:
-            continue
-        names = {c.name: c for c in ex.linears}
-        if set(names) != {"gate_proj", "up_proj", "down_proj"} or any(
-                component_format("experts", c, spec.quantization, mine) != (("mxfp4", 0),) for c in ex.linears):
-            continue
-        hidden, inter = names["gate_proj"].in_features, names["down_proj"].in_features
-        count, part = (cdiv(ex.num_experts, tp), inter) if ep else (ex.num_experts, cdiv(inter, tp))
-        padded = mxfp4_expert_bytes(_round_up(hidden, MXFP4_ALIGN[1]), _round_up(part, MXFP4_ALIGN[0]), False)
-        extra += n * count * (padded - mxfp4_expert_bytes(hidden, part, False))
-    return extra
+    h_align, i_align = MXFP4_ALIGN[1], MXFP4_ALIGN[0]
+    return sum(n * count * (mxfp4_expert_bytes(_round_up(hidden, h_align), _round_up(part, i_align), False)
+                            - mxfp4_expert_bytes(hidden, part, False))
+               for n, count, hidden, part in mxfp4_override_experts(spec, tp, ep))
 
 
 def hc_fp32_extra_bytes(spec) -> int:
@@ -344,11 +333,9 @@ def rank_load_bytes(spec, text_cfg, tp: int, arch: str, max_num_batched_tokens: 
 
 def _has_mxfp4_experts(spec) -> bool:
     """Whether any routed experts of ``spec`` are stored MXFP4 (DeepSeek-V4.1's release: expert_dtype "fp4")."""
-    from kvplan.weights import component_format, layer_groups
+    from kvplan.vllm_layouts import mxfp4_override_experts
 
-    return any(layer.experts is not None and all(component_format("experts", c, spec.quantization, mine)
-                                                 == (("mxfp4", 0),) for c in layer.experts.linears)
-               for layer, _, mine in layer_groups(spec))
+    return any(True for _ in mxfp4_override_experts(spec, 1, False))
 
 
 VLLM_DSV41_BLOCK_SIZE = 256  # DeepseekSparseSWABackend.get_preferred_block_size (the first layer's backend)
