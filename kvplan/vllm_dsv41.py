@@ -242,48 +242,19 @@ HUMMING_REFUSAL = ("vLLM 0.33 - 0.34 give DeepSeek-V4.1's MXFP4 experts the Humm
                    "--moe-backend marlin or an SM 10.x GPU (FlashInfer TRTLLM) is what kvplan sizes")
 
 
-def rope_table_bytes(text_cfg) -> int:
-    """The float32 cos/sin tables of one rank (comment above): per distinct (theta, scaling) table rows x
-    qk_rope_head_dim x 4 B, rows = max_position_embeddings for the sliding layers' table (factor 1) and
-    original_max_position_embeddings x factor for the compressed layers' YaRN table (max_position_embeddings
-    unscaled). Worked number, V4.1-Flash (max 1,048,576, YaRN 16 x 65,536, rope dim 64): 2 x 1,048,576 x 64 x 4 =
-    536,870,912 B (0.5 GiB)."""
-    rope = int(text_cfg.get("qk_rope_head_dim", 64))
-    max_pos = int(text_cfg.get("max_position_embeddings", 1_048_576))
-    scaling = text_cfg.get("rope_parameters") or text_cfg.get("rope_scaling") or {}
-    ratios = list(text_cfg.get("compress_ratios") or [])[:int(text_cfg["num_hidden_layers"])]
-    tables = set()
-    if any(m == 0 for m in ratios):
-        tables.add((text_cfg.get("rope_theta"), max_pos, 1.0))  # deepseek_yarn, factor 1
-    if any(m > 0 for m in ratios):
-        kind = scaling.get("rope_type", scaling.get("type", "default"))
-        if kind != "default" and scaling.get("attention_factor") == 1.0:
-            raise PlanInputError("model", "DeepSeek-V4.1 with rope attention_factor 1.0 takes vLLM's "
-                                 "deepseek_llama_scaling rotary class, whose table kvplan has not read")
-        # unscaled: the sliding layers' parameters over compress_rope_theta (one table where the thetas agree)
-        factor = 1.0 if kind == "default" else float(scaling["factor"])
-        rows = max_pos if kind == "default" else int(scaling["original_max_position_embeddings"] * factor)
-        tables.add((text_cfg.get("compress_rope_theta"), rows, factor))
-    return sum(t[1] * rope * 4 for t in tables)
+def model_buffer_bytes(spec, tp: int, max_num_batched_tokens: int) -> dict[str, int]:
+    """The device buffers one rank's DeepseekV4Model makes beside its parameters (comment above), in B: each of
+    ``spec.batch_buffers`` (families/deepseek_v41._batch_buffers) and "rotary tables" (``spec.rope_caches`` as
+    vllm_layouts.vllm_rope_cache_bytes sizes them). PP 1, engram DP size 1. Worked numbers, V4.1-Flash at TP 8,
+    8,192 batched tokens: topk_indices_buffer 8,192 x 512 x 4 = 16,777,216; candidate_block_buffer 8,192 x 2,048 x 4
+    = 67,108,864; engram staged_rows 2 layers x 8,192 x cdiv(24, 8) x 256 x 2 = 25,165,824; rotary tables 2 x
+    1,048,576 x 64 x 4 = 536,870,912."""
+    from kvplan.parallel import Layout
+    from kvplan.vllm_layouts import vllm_rope_cache_bytes
 
-
-def model_buffer_bytes(text_cfg, tp: int, max_num_batched_tokens: int) -> dict[str, int]:
-    """The device buffers one rank's DeepseekV4Model makes beside its parameters (comment above), in B:
-    {"topk_indices_buffer", "candidate_block_buffer", "engram_staged_rows", "rope_tables"}. PP 1, engram DP size 1.
-    Worked numbers, V4.1-Flash at TP 8, 8,192 batched tokens: 8,192 x 512 x 4 = 16,777,216; 8,192 x 2,048 x 4 =
-    67,108,864; 2 Engram layers x 8,192 x cdiv(3 x 8, 8) x 256 x 2 = 25,165,824; 536,870,912 (rope_table_bytes)."""
-    t = max_num_batched_tokens
-    topk = t * int(text_cfg["index_topk"]) * TOPK_INDEX_BYTES
-    cand_layer, cand_blocks = text_cfg.get("candidate_source_layer_id", -1), text_cfg.get("candidate_topk_blocks", 0)
-    cand = t * int(cand_blocks) * TOPK_INDEX_BYTES if (cand_layer is not None and cand_layer >= 0
-                                                       and cand_blocks) else 0
-    engram_layers = list(text_cfg.get("engram_layer_ids") or [])
-    staged = 0
-    if engram_layers:
-        cols = (int(text_cfg["engram_max_ngram_size"]) - 1) * int(text_cfg["engram_n_heads"])
-        staged = len(engram_layers) * t * cdiv(cols, tp) * int(text_cfg["engram_head_dim"]) * 2
-    return {"topk_indices_buffer": topk, "candidate_block_buffer": cand, "engram_staged_rows": staged,
-            "rope_tables": rope_table_bytes(text_cfg)}
+    out = {b.name: b.rank_bytes(max_num_batched_tokens, tp) for b in spec.batch_buffers}
+    out["rotary tables"] = vllm_rope_cache_bytes(spec, Layout(tp=tp), 0, "0.33")
+    return out
 
 
 def mxfp4_padding_bytes(spec, tp: int, ep: bool = False) -> int:
@@ -307,7 +278,7 @@ def hc_fp32_extra_bytes(spec) -> int:
     return sum(c.numel * 2 for layer in spec.layers for c in layer.other if c.name.endswith("_hc.fn+base+scale"))
 
 
-def rank_load_bytes(spec, text_cfg, tp: int, arch: str, max_num_batched_tokens: int, ep: bool = False,
+def rank_load_bytes(spec, tp: int, arch: str, max_num_batched_tokens: int, ep: bool = False,
                     moe_backend: str = "auto") -> dict[str, int]:
     """What one rank of a DeepSeek-V4.1 launch on vLLM 0.33 - 0.34 holds after loading (the "Model loading took"
     terms, comment above), PP 1, DP 1, no speculative decoding: {"checkpoint weights", "hc mixers fp32",
@@ -328,7 +299,7 @@ def rank_load_bytes(spec, text_cfg, tp: int, arch: str, max_num_batched_tokens: 
             "whose weight layouts kvplan has not read; --moe-backend marlin or an SM 10.x GPU is what kvplan sizes"))
     return {"checkpoint weights": rank_weight_bytes(spec, Layout(tp=tp, ep=ep)), "hc mixers fp32":
             hc_fp32_extra_bytes(spec), "mxfp4 padding": mxfp4_padding_bytes(spec, tp, ep),
-            **model_buffer_bytes(text_cfg, tp, max_num_batched_tokens)}
+            **model_buffer_bytes(spec, tp, max_num_batched_tokens)}
 
 
 def _has_mxfp4_experts(spec) -> bool:

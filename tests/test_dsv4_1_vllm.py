@@ -16,12 +16,12 @@ import math
 import pytest
 
 from kvplan import parse_config
-from kvplan.errors import PlanInputError
+from kvplan.errors import ConfigError, PlanInputError
 from kvplan.gpus import get_gpu
 from kvplan.params import count_params
 from kvplan.spec import distinct_layers
 from kvplan.vllm_dsv41 import (context_bytes_per_token, hc_fp32_extra_bytes, layer_caches, model_buffer_bytes,
-                               mxfp4_padding_bytes, packed_groups, pool_capacity, rank_load_bytes, rope_table_bytes)
+                               mxfp4_padding_bytes, packed_groups, pool_capacity, rank_load_bytes)
 from kvplan.weights import weight_bytes
 from tests.test_dsv4_1 import RELEASE_QC, _v41
 
@@ -33,27 +33,29 @@ def _spec():
     return parse_config(cfg), cfg["text_config"]
 
 
-def test_model_buffers():
-    _, text = _spec()
+def test_model_buffers_and_rotary_tables():
+    spec, text = _spec()
     # topk_indices_buffer 8,192 x index_topk 512 x int32 = 16,777,216; candidate_block_buffer (candidate_source_layer_id
     # 20, candidate_topk_blocks 2,048) 8,192 x 2,048 x 4 = 67,108,864; Engram staged_rows on layers 1 and 14:
     # 8,192 x cdiv(3 orders x 8 heads, 8) = 3 columns x 256 x bf16 = 12,582,912 each; rotary: the sliding table (theta
     # 10,000, factor 1, 1,048,576 rows) and the compressed one (theta 160,000, YaRN 16 x 65,536 = 1,048,576 rows), fp32
     # x 64 wide: 2 x 268,435,456
-    assert model_buffer_bytes(text, 8, MNBT) == {"topk_indices_buffer": 16_777_216,
+    assert model_buffer_bytes(spec, 8, MNBT) == {"topk_indices_buffer": 16_777_216,
                                                  "candidate_block_buffer": 67_108_864,
-                                                 "engram_staged_rows": 2 * 12_582_912,
-                                                 "rope_tables": 536_870_912}
+                                                 "engram staged_rows": 2 * 12_582_912,
+                                                 "rotary tables": 536_870_912}
     # TP 1: all 24 hash columns on the rank, 8,192 x 24 x 256 x 2 = 100,663,296 a layer
-    assert model_buffer_bytes(text, 1, MNBT)["engram_staged_rows"] == 2 * 100_663_296
-    # no candidate filtering: no candidate buffer; unscaled with one theta: both layer kinds take deepseek_yarn factor
-    # 1 over 1,048,576 rows at the same theta, one get_rope instance, 1,048,576 x 64 x 4 = 268,435,456 B
-    flat = {**text, "candidate_topk_blocks": 0}
-    assert model_buffer_bytes(flat, 8, MNBT)["candidate_block_buffer"] == 0
-    unscaled = {**text, "rope_scaling": None, "compress_rope_theta": text["rope_theta"]}
-    assert rope_table_bytes(unscaled) == 268_435_456  # one 1,048,576-row table serves both
-    with pytest.raises(PlanInputError, match="deepseek_llama_scaling"):
-        rope_table_bytes({**text, "rope_scaling": {**text["rope_scaling"], "attention_factor": 1.0}})
+    assert model_buffer_bytes(spec, 1, MNBT)["engram staged_rows"] == 2 * 100_663_296
+    # no candidate filtering: no candidate buffer
+    flat = parse_config({**text, "candidate_topk_blocks": 0})
+    assert "candidate_block_buffer" not in model_buffer_bytes(flat, 8, MNBT)
+    # unscaled with one theta: both layer kinds take deepseek_yarn factor 1 over 1,048,576 rows at the same theta,
+    # one get_rope instance, 1,048,576 x 64 x 4 = 268,435,456 B
+    unscaled = parse_config({**text, "rope_scaling": None, "compress_rope_theta": text["rope_theta"]})
+    assert model_buffer_bytes(unscaled, 8, MNBT)["rotary tables"] == 268_435_456
+    with pytest.raises(ConfigError, match="deepseek_llama_scaling"):
+        parse_config({**text, "rope_scaling": {**text["rope_scaling"], "attention_factor": 1.0}})
+    assert "batch_buffers" not in spec.model_dump_json()  # kept out of the serialized spec (parse_golden hashes)
 
 
 def test_mxfp4_padding_and_fp32_mixers():
@@ -76,23 +78,23 @@ def test_rank_load_tp8_b200_and_h200():
     spec, text = _spec()
     # B200 (SM 10.x), --moe-backend auto -> FLASHINFER_TRTLLM_MXFP4_MXFP8: checkpoint 37,922,259,808 (the TP8 rank of
     # tests/test_dsv4_1.py) + 78,647,520 + 12,032,409,600 + 16,777,216 + 67,108,864 + 25,165,824 + 536,870,912
-    b200 = rank_load_bytes(spec, text, 8, "sm100", MNBT)
+    b200 = rank_load_bytes(spec, 8, "sm100", MNBT)
     assert b200["checkpoint weights"] == 37_922_259_808
     assert sum(b200.values()) == 50_679_239_744  # 47.20 GiB
     # H200 with --moe-backend marlin: MARLIN's rule is TRTLLM's (I to 128, H to 256): the same bytes
-    assert rank_load_bytes(spec, text, 8, "sm90", MNBT, moe_backend="marlin") == b200
+    assert rank_load_bytes(spec, 8, "sm90", MNBT, moe_backend="marlin") == b200
     # H200, --moe-backend auto: Humming (prioritize_humming on capability 9.0), whose layout is not read
     with pytest.raises(PlanInputError) as info:
-        rank_load_bytes(spec, text, 8, "sm90", MNBT)
+        rank_load_bytes(spec, 8, "sm90", MNBT)
     assert info.value.field == "gpu" and "Humming" in str(info.value) and "--moe-backend marlin" in str(info.value)
     with pytest.raises(PlanInputError, match="DeepGEMM MXFP4 or Humming"):
-        rank_load_bytes(spec, text, 8, "other", MNBT)
+        rank_load_bytes(spec, 8, "other", MNBT)
     with pytest.raises(PlanInputError, match="--moe-backend triton"):
-        rank_load_bytes(spec, text, 8, "sm100", MNBT, moe_backend="triton")
+        rank_load_bytes(spec, 8, "sm100", MNBT, moe_backend="triton")
     # --enable-expert-parallel on the B200: no padding, 50,679,239,744 - 12,032,409,600
-    assert sum(rank_load_bytes(spec, text, 8, "sm100", MNBT, ep=True).values()) == 38_646_830_144
+    assert sum(rank_load_bytes(spec, 8, "sm100", MNBT, ep=True).values()) == 38_646_830_144
     # the whole decoder at TP 1 is weight_bytes (checkpoint bytes: vision tower and Engram tables apart)
-    assert rank_load_bytes(spec, text, 1, "sm100", MNBT)["checkpoint weights"] == weight_bytes(spec).total_bytes
+    assert rank_load_bytes(spec, 1, "sm100", MNBT)["checkpoint weights"] == weight_bytes(spec).total_bytes
     assert count_params(spec).total_params == 551_880_804_464
 
 

@@ -253,7 +253,65 @@ def build_deepseek_v41(r, model_type: str) -> dict[str, Any]:
                        "host memory by vLLM's default (--engram-config cpu_offload=True), not on the GPU")
     fields["skipped"] = tuple(skipped)
     fields["warnings"] = (V41_NOTE,)
+    fields["rope_caches"] = _rope_caches(r, ratios)
+    fields["batch_buffers"] = _batch_buffers(r, engram_ids)
     return fields
+
+
+def _rope_caches(r, ratios: list[int]) -> tuple:
+    """vLLM 0.33 - 0.34's V4.1 rotary tables (models/deepseek_v41/common/rope.py build_deepseek_v4_rope, one get_rope
+    instance per distinct parameter set): sliding-only layers (ratio 0) deepseek_yarn at rope_theta with factor 1 over
+    max_position_embeddings; compressed layers (ratio > 0) the config's scaling as deepseek_yarn at
+    compress_rope_theta (unscaled: the sliding layers' parameters at that theta), both is_deepseek_v4, whose
+    DeepseekV4ScalingRotaryEmbedding (rotary_embedding/deepseek_scaling_rope.py) keeps its cos_sin_cache in float32
+    (original x factor rows). Worked number, V4.1-Flash: two tables of 1,048,576 rows x 64 x 4 B = 536,870,912 B."""
+    from kvplan.families.blocks import _rope_cache, _rope_params
+
+    max_pos = r.int("max_position_embeddings", 1_048_576, why="DeepseekV41Config default")
+    params = _rope_params(r.cfg)
+    theta = r.raw("rope_theta")
+    flat = {"rope_type": "deepseek_yarn", "factor": 1.0, "original_max_position_embeddings": max_pos,
+            "rope_theta": theta if isinstance(theta, (int, float)) else 10000.0}
+    out = []
+    if any(m == 0 for m in ratios):
+        out.append(_rope_cache(flat, 64, max_pos, fp32=True, layer_types=("compressed_attention",)))
+    if any(ratios):
+        c_theta = r.raw("compress_rope_theta")
+        c_theta = c_theta if isinstance(c_theta, (int, float)) else 160000.0
+        if params["rope_type"] == "default":
+            compress = {**flat, "rope_theta": c_theta}
+        else:
+            if params.get("attention_factor") == 1.0:
+                raise ConfigError("rope_scaling.attention_factor", "1.0 makes vLLM's DeepSeek-V4.1 rope "
+                                  "deepseek_llama_scaling, whose table kvplan has not read")
+            compress = {**params, "rope_type": "deepseek_yarn", "rope_theta": c_theta}
+        table = _rope_cache(compress, 64, max_pos, name="compress_rotary_emb", fp32=True,
+                            layer_types=("compressed_attention",))
+        if not out or (out[0].base, out[0].factor, out[0].original_max_position) != (
+                table.base, table.factor, table.original_max_position):
+            out.append(table)
+    return tuple(out)
+
+
+def _batch_buffers(r, engram_ids: list[int]) -> tuple:
+    """The device buffers vLLM 0.33 - 0.34's DeepseekV4Model (models/deepseek_v41/nvidia/model.py) and its Engram
+    layers (common/engram.py) size by max_num_batched_tokens (kvplan.spec.BatchBuffer): topk_indices_buffer
+    [tokens, index_topk] int32; candidate_block_buffer [tokens, candidate_topk_blocks] int32 when
+    candidate_source_layer_id >= 0 and candidate_topk_blocks > 0; per Engram layer staged_rows [tokens,
+    cdiv((max_ngram - 1) x n_heads, TP), engram_head_dim] bf16 (engram DP size 1). Worked number, V4.1-Flash at TP 8,
+    8,192 tokens: 16,777,216 + 67,108,864 + 25,165,824 B."""
+    from kvplan.spec import BatchBuffer
+
+    out = [BatchBuffer(name="topk_indices_buffer", columns=r.int("index_topk", 512, why="DeepseekV41Config default"),
+                       column_bytes=4)]
+    cand_layer, cand_blocks = r.raw("candidate_source_layer_id", -1), r.raw("candidate_topk_blocks", 0)
+    if isinstance(cand_layer, int) and cand_layer >= 0 and isinstance(cand_blocks, int) and cand_blocks > 0:
+        out.append(BatchBuffer(name="candidate_block_buffer", columns=cand_blocks, column_bytes=4))
+    if engram_ids:
+        cols = (r.int("engram_max_ngram_size") - 1) * r.int("engram_n_heads")
+        out.append(BatchBuffer(name="engram staged_rows", columns=cols, column_bytes=r.int("engram_head_dim") * 2,
+                               tp_split=True, copies=len(engram_ids)))
+    return tuple(out)
 
 
 V41_NOTE = ("DeepSeek-V4.1: parameters are exact to vLLM 0.34's model files (transformers has no DeepSeek-V4.1 "
