@@ -2,9 +2,10 @@
 stride alignment, their packing into one pool (_get_packed_kv_cache_groups, _get_kv_cache_bytes_per_block) and what a
 pool of given bytes holds (pure integer arithmetic, no vLLM import). Exact for vLLM 0.33.0 - 0.34.0; 0.32.0 (read for
 comparison) packs alike but its sliding pages carry no SM 10.x block stride alignment and its indexer page another,
-and 0.30 - 0.31 were not read. No plan calls this yet: what a rank loads is read (rank_load_bytes, below:
-SM 10.x or --moe-backend marlin), but the profile run's activation peak is not (families/deepseek_v41.PLAN_REFUSAL);
-given vLLM's own "Available KV cache memory", pool_capacity gives its blocks, tokens and concurrency.
+and 0.30 - 0.31 were not read. kvplan.plan sizes a V4.1 pool with it on SM 10.x GPUs (vllm_plan_refusal, below, says
+where not), what a rank loads from rank_load_bytes' terms, the activation peak from the generic estimate (so the plan
+warns: ACTIVATION_GAP); given vLLM's own "Available KV cache memory", pool_capacity gives its blocks, tokens and
+concurrency.
 
 Read from the vllm 0.33.0 and 0.34.0 PyPI wheels (2026-12-02; the same rules in both): models/deepseek_v41/
 attention.py (DeepseekV4Attention: the DeepseekV4SWACache it builds with block_size=32, packed_bytes_per_token,
@@ -323,3 +324,52 @@ def context_bytes_per_token(spec, sm100: bool = False, block_size: int = VLLM_DS
     caches = layer_caches(distinct_layers(spec.layers), block_size, sm100=sm100)
     return sum(page * n for kind, _, _, page, _, n in caches if kind in ("compressed_kv", "indexer_k")) / block_size
 
+
+
+# ----------------------------------------------------------------------------- what a vLLM plan of V4.1 covers
+
+PLAN_VERSION = "0.33"  # kvplan's vLLM profile whose release (0.33.x) these rules were read in (0.34.0 the same)
+# The one term of the budget not read for V4.1: the profile run's activation peak. A plan takes kvplan's generic
+# estimate (plan.activation_estimate, fitted on other models' logs) and its non-torch / CUDA-graph terms as for
+# DeepSeek-V4; DeepseekV41ForCausalLM's profile run also holds what that estimate does not size (the FlashInfer TRTLLM
+# MXFP8 MoE workspace, the mHC all-reduce and its streams, the Engram host prefetch, the decoder's bounded
+# sliding-window replay, the vision encoder's dummy forward), and on the one public DeepSeek-V4-Flash TP 8 B200 log (0.25) kvplan's terms already left
+# about 7.4 GiB out (README). So the pool is an upper limit.
+ACTIVATION_GAP = ("DeepSeek-V4.1 on vLLM: weights, model buffers and the KV layout are read from vLLM 0.33.0 / 0.34.0 "
+                  "(0.32.x writes other sliding / indexer pages on SM 10.x), but the profile run's activation peak is "
+                  "kvplan's generic estimate: DeepseekV41ForCausalLM's profile run also holds its MXFP8 MoE and mHC "
+                  "all-reduce workspaces, the Engram host prefetch, the decoder's bounded sliding-window replay and "
+                  "(without --language-model-only) the vision encoder's dummy forward, which it does not size (on the one public DeepSeek-V4-Flash TP 8 B200 log kvplan's terms left about "
+                  "7.4 GiB out). No V4.1 start-up log was found to check against: read this pool, its blocks and "
+                  "tokens as an upper limit.")
+
+
+def vllm_plan_refusal(spec, engine, arch: str, layout) -> tuple[str, str] | None:
+    """(field, message) where a vLLM plan of DeepSeek-V4.1 cannot be made faithfully, None where it can: vLLM profile
+    0.33 (PLAN_VERSION), an SM 10.x GPU (``arch`` "sm100": the TRTLLM MXFP4 layout; Hopper takes Humming,
+    HUMMING_REFUSAL), PP 1, DP 1, no speculative decoding, no decode context parallelism, the checkpoint's own
+    format with MXFP4 routed experts. Worked example: V4.1-Flash (release format) TP 8 on a B200 at 0.33 -> None; on
+    an H200 -> ("gpu", HUMMING_REFUSAL)."""
+    head = "DeepSeek-V4.1 on vLLM: "
+    if engine.vllm_version != PLAN_VERSION:
+        return "vllm_version", (f"{head}its pages, packing, buffers and expert layout are read for vLLM 0.33.0 - "
+                                f"0.34.0 (kvplan's profile {PLAN_VERSION}); vLLM {engine.vllm_version} is not read "
+                                f"(DeepseekV41ForCausalLM is registered from 0.30.0).")
+    if arch == "sm90":
+        return "gpu", f"{head}{HUMMING_REFUSAL} (kvplan has no --moe-backend setting yet)."
+    if arch != "sm100":
+        return "gpu", (f"{head}its MXFP4 experts' layout is read for SM 10.x (B200 / B300 / GB200 / GB300: FlashInfer "
+                       "TRTLLM MXFP8) only; on this GPU vLLM picks DeepGEMM MXFP4, Humming or Marlin, not read here.")
+    if engine.speculative_method != "none":
+        return "speculative_method", (f"{head}speculative decoding (DSpark / MTP draft layers, their caches and "
+                                      "buffers) is not modelled.")
+    if layout.pp > 1 or layout.dp > 1:
+        return ("pipeline_parallel_size" if layout.pp > 1 else "data_parallel_size",
+                f"{head}PP and DP layouts (the Engram DP sharding, the hc pre-mix between stages) are not modelled: "
+                "plan TP (with or without --enable-expert-parallel).")
+    if engine.decode_context_parallel_size > 1:
+        return "decode_context_parallel_size", f"{head}decode context parallelism is not modelled."
+    if engine.weight_format is not None or not _has_mxfp4_experts(spec):
+        return "weight_format", (f"{head}only the release's format (fp8 linears, MXFP4 routed experts) is read: "
+                                 "another experts' format takes another MoE backend and layout.")
+    return None

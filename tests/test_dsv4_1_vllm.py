@@ -150,3 +150,94 @@ def test_model_page_shows_the_vllm_kv_row():
     assert derived["KV cache per token (vLLM 0.33 - 0.34, --kv-cache-dtype auto)"] == (
         "1,797.75 B (SM 9.0) / 1,650.00 B (SM 10.x)"), derived
     assert "KV cache per token (auto)" not in derived
+
+
+# ----------------------------------------------------------------------------- the vLLM plan (kvplan.plan)
+
+def _plan(gpu="B200", layout=None, **engine):
+    from kvplan.engines import EngineConfig
+    from kvplan.parallel import Layout
+    from kvplan.plan import plan
+
+    spec, _ = _spec()
+    cfg = EngineConfig(engine="vllm", max_num_batched_tokens=MNBT, max_model_len=1 << 20, **engine)
+    return plan(spec, get_gpu(gpu), cfg, layout or Layout(tp=8))
+
+
+def test_b200_tp8_plan():
+    from kvplan.vllm_dsv41 import ACTIVATION_GAP
+
+    p = _plan()
+    rank = p.ranks[0]
+    terms = {t.name: t.bytes for t in rank.terms}
+    # "Model loading took": the 50,679,239,744 B of rank_load_bytes + the vision tower's TP8 shard 122,582,272
+    # (vLLM builds it: no --language-model-only) = 50,801,822,016 B (47.31 GiB)
+    assert terms["weights"] == rank.weights_bytes == 50_679_239_744 + 122_582_272 == 50_801_822_016
+    assert terms["MXFP4 expert padding (in weights)"] == 12_032_409_600
+    assert terms["fp32 hc mixers (in weights)"] == 78_647_520
+    assert terms["DeepSeek-V4.1 model buffers (in weights)"] == 16_777_216 + 67_108_864 + 25_165_824
+    assert terms["rotary cos/sin caches (in weights)"] == 536_870_912
+    # the pool: ceil(191,501,854,310 x 0.92) = 176,181,705,966 requested - 50,801,822,016 weights - the generic
+    # activation peak, non-torch, V2 sampler state and CUDA-graph terms (as for DeepSeek-V4: not V4.1's own)
+    generic = sum(terms[k] for k in terms if k.startswith(("activation peak", "non-torch", "V2 sampler", "CUDA graphs")))
+    assert rank.kv_pool_bytes == 176_181_705_966 - 50_801_822_016 - generic == 122_185_116_672
+    # 122,185,116,672 // 422,400 (SM 10.x bytes per block) = 289,264 blocks; / 5,131 a 1M request (in flight 2 x
+    # 8,192) = 56.376x; int(56.3757... x 1,048,576) = 59,114,263 tokens
+    assert (p.block_size, rank.bytes_per_block, p.num_blocks) == (256, 422_400, 289_264)
+    assert p.blocks_per_request == 5_131 and round(p.max_concurrency, 2) == 56.38
+    assert p.kv_cache_tokens == 59_114_263 and p.fits
+    assert rank.kv_bytes_per_token == 1_650  # the MLA group's 422,400 B over 256 tokens
+    kinds = sorted((g.kind, g.layers, g.page_bytes) for g in p.kv_groups)
+    assert kinds == [("compressor_ring", 3, 98_304), ("mla", 8, 422_400), ("sliding_attention", 20, 337_920),
+                     ("sliding_attention", 20, 337_920)]
+    # the one unsourced term is said, with the direction of the error
+    assert ACTIVATION_GAP in p.warnings and "upper limit" in ACTIVATION_GAP
+    assert "GPU KV cache size: 59,114,263 tokens" in " ".join(p.engine_log)
+
+
+def test_b200_tp8_language_model_only_and_ep():
+    from kvplan.parallel import Layout
+
+    # --language-model-only drops the tower (122,582,272 B) and the encoder's profile; --enable-expert-parallel drops
+    # the padding (48 whole experts a rank, I 2,304 = 18 x 128): 50,679,239,744 - 12,032,409,600 = 38,646,830,144
+    p = _plan(layout=Layout(tp=8, ep=True), language_model_only=True)
+    assert p.ranks[0].weights_bytes == 38_646_830_144
+    assert "MXFP4 expert padding (in weights)" not in {t.name for t in p.ranks[0].terms}
+    assert p.num_blocks > _plan().num_blocks  # 11.3 GiB more pool
+
+
+@pytest.mark.parametrize("gpu, layout, engine, field, words", [
+    ("H200", None, {}, "gpu", "Humming"),
+    ("RTX PRO 6000", None, {}, "gpu", "SM 10.x"),
+    ("B200", None, {"vllm_version": "0.30"}, "vllm_version", "0.33.0 - 0.34.0"),
+    ("B200", None, {"speculative_method": "mtp", "num_speculative_tokens": 1}, "speculative_method", "DSpark"),
+    ("B200", "pp2", {}, "pipeline_parallel_size", "PP and DP"),
+    ("B200", None, {"weight_format": "bf16"}, "weight_format", "release's format"),
+])
+def test_what_stays_refused(gpu, layout, engine, field, words):
+    from kvplan.parallel import Layout
+
+    with pytest.raises(PlanInputError) as info:
+        _plan(gpu, Layout(tp=4, pp=2) if layout == "pp2" else None, **engine)
+    assert info.value.field == field and words in str(info.value)
+
+
+def test_b200_bfloat16_kv_is_refused():
+    with pytest.raises(PlanInputError, match="packed fp8_ds_mla"):
+        _plan(kv_cache_dtype="bfloat16")
+
+
+@pytest.mark.parametrize("page", ["pages/budget.py", "pages/paging.py", "pages/parallelism.py", "pages/gpus.py"])
+def test_pages_show_the_b200_plan_without_traceback(page):
+    import json
+
+    from tests.app_util import plain, run_app
+
+    at = run_app({"v": "1", "m": "llama-3.1-8b", "g": "B200", "tp": "8"}, "pages/model.py")
+    at.text_area(key="model.paste").set_value(json.dumps(_v41(RELEASE_QC))).run()
+    at.button(key="model.use_paste").click().run()
+    at.switch_page(page).run()
+    assert not at.exception, [e.value for e in at.exception]
+    said = plain(" ".join(str(w.value) for w in (*at.warning, *at.error, *at.markdown, *at.info)))
+    if page == "pages/budget.py":
+        assert "upper limit" in said, said[:3000]

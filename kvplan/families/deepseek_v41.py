@@ -320,31 +320,24 @@ V41_NOTE = ("DeepSeek-V4.1: parameters are exact to vLLM 0.34's model files (tra
 
 
 # What kvplan does not plan yet, and why (each engine's pool for V4.1 differs from V4's; a V4 budget would not be the
-# engine's). vLLM 0.33 - 0.34 (DeepseekV41ForCausalLM): the pages, their packing and a pool's capacity are
-# kvplan.vllm_dsv41's (exact), and so is what a rank loads where the experts' layout is read
-# (vllm_dsv41.rank_load_bytes: SM 10.x, or --moe-backend marlin), but the profile run's activation peak is not
-# modelled (and Hopper's default Humming MoE layout is not read). SGLang (0.5.21+):
+# engine's). vLLM 0.33 - 0.34 (DeepseekV41ForCausalLM): planned on SM 10.x (kvplan.vllm_dsv41: pages, packing, what a
+# rank loads; the activation peak is the generic estimate, so the plan warns that its pool is an upper limit,
+# vllm_dsv41.ACTIVATION_GAP); refused elsewhere by vllm_dsv41.vllm_plan_refusal (Hopper's Humming MoE layout is not
+# read). SGLang (0.5.21+):
 # its V4.1 pools (ratio-1 / 2 pools with a reserved page, DSV41_INDEX_PAGE_SIZE indexer pages, a fixed c2
 # compressor state, the SWA pool sized by the request cap) are not modelled, only the cap itself
 # (kvplan.sglang_dsv4.swa_request_cap_tokens).
 PLAN_REFUSAL = {
-    "vllm": ("DeepSeek-V4.1 on vLLM: the memory left for its KV pool is not modelled yet, so no block or token "
-             "count is shown. Read from vLLM 0.33 - 0.34 so far: what a rank loads on an SM 10.x GPU or with "
-             "--moe-backend marlin (checkpoint weights, the fp32 hc mixers, the MXFP4 experts padded to 128 / 256, "
-             "the top-k and candidate index buffers, the Engram staging rows, the fp32 rotary tables) and the pool's "
-             "layout (32-token sliding-window pages on every layer, the kv-source layers' compressed KV and indexer "
-             "keys in one group, the compressor rings, packed by _get_packed_kv_cache_groups). Not yet: the "
-             "activation peak of DeepseekV41ForCausalLM's profile run (its MXFP8 MoE and mHC all-reduce workspaces, "
-             "the decoder's bounded sliding-window replay; no V4.1 start-up log to check an estimate against), and on "
-             "Hopper the Humming MoE backend's weight layout. Parameters and weights (python -m kvplan params) are "
-             "exact."),
+    "vllm": ("DeepSeek-V4.1 on vLLM is planned for kvplan's vLLM 0.33 profile (rules read in 0.33.0 and 0.34.0) on "
+             "SM 10.x GPUs, TP with or without expert parallelism, the release's format, no speculative decoding "
+             "(Hopper, PP / DP layouts, speculative decoding and other releases are refused with the reason)."),
     "sglang": ("DeepSeek-V4.1 on SGLang: its V4.1 pools are not modelled yet (DSV4PoolConfigurator's ratio-1 / 2 "
                "pools, DSV41_INDEX_PAGE_SIZE indexer pages, the fixed c2 compressor state, the sliding-window pool "
                "sized by the request cap, \"DSV4 SWA sizing: mode=cap\"); any token count shown would not be "
                "SGLang's. Parameters and weights (python -m kvplan params) are exact."),
     "custom": ("DeepSeek-V4.1 on the custom engine: no per-sequence cache convention is defined for it (transformers "
-               "has no DeepSeek-V4.1 class, and vLLM's and SGLang's pools are not modelled yet). Parameters and "
-               "weights (python -m kvplan params) are exact."),
+               "has no DeepSeek-V4.1 class); plan it on vLLM 0.33 with an SM 10.x GPU, whose packed pool kvplan "
+               "reads. Parameters and weights (python -m kvplan params) are exact."),
 }
 
 
