@@ -1787,7 +1787,7 @@ def plan(spec: ModelSpec, gpu: GpuSpec, engine: EngineConfig = EngineConfig(), l
     nodes = cdiv(layout.gpus, per_node)
     decode = decode_bound(spec, gpu, layout, ranks[tight].weights_bytes, min(concurrency or max(whole, 1), max(whole, 1)),
                           max_len, kv_b, prompt_tokens, engine.weight_format, *decode_weight_parts(ranks[tight])
-                          ) if detail else None
+                          ) if detail and not dsv41 else None  # V4.1: its decode reads are not modelled (V41_NO_DECODE)
     if not detail:
         log = []
     elif engine.engine == "sglang":
@@ -2950,6 +2950,15 @@ def expected_experts(num_experts: int, per_tok: int, batch: int) -> float:
     B 64: 128 x (1 - (124/128)^64) = 128 x (1 - 0.13108) = 111.22 experts (B 1: 4)."""
     return num_experts * -math.expm1(batch * math.log1p(-per_tok / num_experts)) if per_tok < num_experts else \
         float(num_experts)
+
+
+# DeepSeek-V4.1's decode step: each of its compressed layers reads the indexer's top-k entries of its kv source's
+# compressed cache, and each index source all of that source's indexer keys; the spec keeps those caches on the 4
+# sources only (a consumer layer owns its window alone and looks like a sliding-only layer), so decode_bound would
+# count every entry of the sources and none of the consumers' reads: neither bound. No figure is given.
+V41_NO_DECODE = ("No decode ceiling for DeepSeek-V4.1: each compressed layer reads the top-k entries of its kv source's "
+                 "shared cache, which kvplan does not model (it would count every entry of the 4 sources and none of "
+                 "the other compressed layers' reads: neither an upper nor a lower bound).")
 
 
 def decode_overcounts(caches) -> tuple[str, ...]:

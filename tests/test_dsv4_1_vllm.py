@@ -193,6 +193,19 @@ def test_b200_tp8_plan():
     # the one unsourced term is said, with the direction of the error
     assert ACTIVATION_GAP in p.warnings and "upper limit" in ACTIVATION_GAP
     assert "GPU KV cache size: 59,114,263 tokens" in " ".join(p.engine_log)
+    assert p.decode is None  # plan.V41_NO_DECODE: the consumers' top-k reads of their source's cache are not modelled
+
+
+def test_picker_ranks_b200_layouts_without_a_tokens_figure():
+    from kvplan.engines import EngineConfig
+    from kvplan.picker import pick_gpus
+
+    spec, _ = _spec()
+    picked = pick_gpus(spec, 1 << 20, 8, EngineConfig(engine="vllm", max_num_batched_tokens=MNBT),
+                       gpus=[get_gpu("B200"), get_gpu("H200")])
+    assert picked.options and {o.gpu for o in picked.options} == {"B200"}  # Hopper: refused (Humming)
+    assert all(o.tokens_per_s == 0.0 and o.cost_per_million_tokens is None for o in picked.options)
+    assert any("Humming" in r.reason for r in picked.rejected)
 
 
 def test_b200_tp8_language_model_only_and_ep():

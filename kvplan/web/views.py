@@ -587,6 +587,11 @@ def decode_bound(plan: Plan, spec=None) -> None:
     (the bound's ``overcounts``), it says the figure is no upper bound."""
     st.subheader("Decode ceiling (roofline)")
     bound = plan.decode
+    if bound is None and plan.fits and spec is not None and spec.model_type in DSV41_MODEL_TYPES:
+        from kvplan.plan import V41_NO_DECODE
+
+        st.caption(V41_NO_DECODE)
+        return
     if bound is None or not plan.fits:
         st.caption("No decode ceiling: this plan does not fit, so it decodes nothing. "
                    + ("A fix above that fits has one." if plan.suggestions else NO_FIX))
