@@ -1162,21 +1162,19 @@ def _rank_budget(spec, gpu, engine, layout, stage, draft, mnbt, max_seqs, act_b,
                        f" and, on the last stage, _mtp_hidden_buffer (max_num_batched_tokens x hc_mult x hidden_size "
                        f"in the model dtype: {dsv4_hidden:,} B; from 0.27 only when speculating)" if dsv4_hidden
                        else "")),
-        dsv41_pad and Term(
-            name="MXFP4 expert padding (in weights)", bytes=dsv41_pad, basis="exact", applied=False,
-            source="vLLM 0.33 - 0.34: DeepSeek-V4.1's Mxfp4MoEMethod takes FlashInfer TRTLLM MXFP8 on SM 10.x "
-                   "(fused_moe/oracle/mxfp4.py select_deepseek_v4_mxfp4_moe_backend), which rounds the intermediate "
-                   "size per partition up to 128 and the hidden size to 256 (mxfp4_round_up_hidden_size_and_"
-                   f"intermediate_size): {dsv41_pad:,} B over the checkpoint's experts a rank"),
-        dsv41_hc and Term(
-            name="fp32 hc mixers (in weights)", bytes=dsv41_hc, basis="exact", applied=False,
-            source="DeepseekV4DecoderLayer (models/deepseek_v41/nvidia/model.py) holds hc_{attn,ffn}_{fn,base,scale} "
-                   "as float32 parameters, whole on every rank: 2 B a value beyond the 16-bit price"),
-        dsv41_buffers and Term(
-            name="DeepSeek-V4.1 model buffers (in weights)", bytes=dsv41_buffers, basis="exact", applied=False,
-            source="made on the device by DeepseekV4Model.__init__ (models/deepseek_v41/nvidia/model.py) and each "
-                   f"Engram layer (common/engram.py _init_staging), sized by max_num_batched_tokens {mnbt:,}: "
-                   + ", ".join(f"{b.name} {b.rank_bytes(mnbt, tp):,} B" for b in spec.batch_buffers)),
+        *(Term(name=name, bytes=n, basis="exact", applied=False, source=src) for name, n, src in (
+            ("MXFP4 expert padding (in weights)", dsv41_pad,
+             "vLLM 0.33 - 0.34: DeepSeek-V4.1's Mxfp4MoEMethod takes FlashInfer TRTLLM MXFP8 on SM 10.x (fused_moe/"
+             "oracle/mxfp4.py select_deepseek_v4_mxfp4_moe_backend), which rounds the intermediate size per partition "
+             "up to 128 and the hidden size to 256 (mxfp4_round_up_hidden_size_and_intermediate_size): "
+             f"{dsv41_pad:,} B over the checkpoint's experts a rank"),
+            ("fp32 hc mixers (in weights)", dsv41_hc,
+             "DeepseekV4DecoderLayer (models/deepseek_v41/nvidia/model.py) holds hc_{attn,ffn}_{fn,base,scale} as "
+             "float32 parameters, whole on every rank: 2 B a value beyond the 16-bit price"),
+            ("DeepSeek-V4.1 model buffers (in weights)", dsv41_buffers,
+             "made on the device by DeepseekV4Model.__init__ (models/deepseek_v41/nvidia/model.py) and each Engram "
+             f"layer (common/engram.py _init_staging), sized by max_num_batched_tokens {mnbt:,}: "
+             + ", ".join(f"{b.name} {b.rank_bytes(mnbt, tp):,} B" for b in spec.batch_buffers))) if n),
         dsa_groups and Term(
             name="DSA index-group decode buffers (in weights)", bytes=dsa_groups, basis="exact", applied=False,
             source=_dsa_index_group_source(index_groups, mnbt, max_seqs, k, gpu.vendor == "AMD" and vllm_has(
@@ -2956,9 +2954,9 @@ def expected_experts(num_experts: int, per_tok: int, batch: int) -> float:
 # compressed cache, and each index source all of that source's indexer keys; the spec keeps those caches on the 4
 # sources only (a consumer layer owns its window alone and looks like a sliding-only layer), so decode_bound would
 # count every entry of the sources and none of the consumers' reads: neither bound. No figure is given.
-V41_NO_DECODE = ("No decode ceiling for DeepSeek-V4.1: each compressed layer reads the top-k entries of its kv source's "
-                 "shared cache, which kvplan does not model (it would count every entry of the 4 sources and none of "
-                 "the other compressed layers' reads: neither an upper nor a lower bound).")
+V41_NO_DECODE = ("No decode ceiling for DeepSeek-V4.1: each compressed layer reads the top-k entries of its kv "
+                 "source's shared cache, which kvplan does not model (it would count every entry of the 4 sources and "
+                 "none of the other compressed layers' reads: neither an upper nor a lower bound).")
 
 
 def decode_overcounts(caches) -> tuple[str, ...]:

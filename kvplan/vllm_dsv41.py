@@ -333,15 +333,15 @@ PLAN_VERSION = "0.33"  # kvplan's vLLM profile whose release (0.33.x) these rule
 # estimate (plan.activation_estimate, fitted on other models' logs) and its non-torch / CUDA-graph terms as for
 # DeepSeek-V4; DeepseekV41ForCausalLM's profile run also holds what that estimate does not size (the FlashInfer TRTLLM
 # MXFP8 MoE workspace, the mHC all-reduce and its streams, the Engram host prefetch, the decoder's bounded
-# sliding-window replay, the vision encoder's dummy forward), and on the one public DeepSeek-V4-Flash TP 8 B200 log (0.25) kvplan's terms already left
-# about 7.4 GiB out (README). So the pool is an upper limit.
+# sliding-window replay, the vision encoder's dummy forward), and on the one public DeepSeek-V4-Flash TP 8 B200 log
+# (0.25) kvplan's terms already left about 7.4 GiB out (README). So the pool is an upper limit.
 ACTIVATION_GAP = ("DeepSeek-V4.1 on vLLM: weights, model buffers and the KV layout are read from vLLM 0.33.0 / 0.34.0 "
                   "(0.32.x writes other sliding / indexer pages on SM 10.x), but the profile run's activation peak is "
                   "kvplan's generic estimate: DeepseekV41ForCausalLM's profile run also holds its MXFP8 MoE and mHC "
                   "all-reduce workspaces, the Engram host prefetch, the decoder's bounded sliding-window replay and "
-                  "(without --language-model-only) the vision encoder's dummy forward, which it does not size (on the one public DeepSeek-V4-Flash TP 8 B200 log kvplan's terms left about "
-                  "7.4 GiB out). No V4.1 start-up log was found to check against: read this pool, its blocks and "
-                  "tokens as an upper limit.")
+                  "(without --language-model-only) the vision encoder's dummy forward, which it does not size (on "
+                  "the one public DeepSeek-V4-Flash TP 8 B200 log kvplan's terms left about 7.4 GiB out). No V4.1 "
+                  "start-up log was found to check against: read this pool, its blocks and tokens as an upper limit.")
 
 
 def vllm_plan_refusal(spec, engine, arch: str, layout) -> tuple[str, str] | None:

@@ -179,7 +179,8 @@ def test_b200_tp8_plan():
     assert terms["rotary cos/sin caches (in weights)"] == 536_870_912
     # the pool: ceil(191,501,854,310 x 0.92) = 176,181,705,966 requested - 50,801,822,016 weights - the generic
     # activation peak, non-torch, V2 sampler state and CUDA-graph terms (as for DeepSeek-V4: not V4.1's own)
-    generic = sum(terms[k] for k in terms if k.startswith(("activation peak", "non-torch", "V2 sampler", "CUDA graphs")))
+    generic = sum(n for k, n in terms.items()
+                  if k.startswith(("activation peak", "non-torch", "V2 sampler", "CUDA graphs")))
     assert rank.kv_pool_bytes == 176_181_705_966 - 50_801_822_016 - generic == 122_185_116_672
     # 122,185,116,672 // 422,400 (SM 10.x bytes per block) = 289,264 blocks; / 5,131 a 1M request (in flight 2 x
     # 8,192) = 56.376x; int(56.3757... x 1,048,576) = 59,114,263 tokens
