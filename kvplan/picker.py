@@ -30,6 +30,7 @@ from kvplan.errors import PlanInputError
 from kvplan.gpus import GPU_CATALOG, GpuSpec
 from kvplan.kv import kv_dtype_bytes
 from kvplan.parallel import Layout, rank_weight_bytes, stage_distinct
+from kvplan.families.deepseek_v4 import DSV41_MODEL_TYPES
 from kvplan.plan import decode_bound, plan, decode_weight_parts, vllm_auto_dtype
 from kvplan.spec import ModelSpec
 from kvplan.support import gaudi_quantization_note, on_gaudi, platform_refusal
@@ -179,6 +180,7 @@ def pick_gpus(spec: ModelSpec, max_model_len: int, concurrency: int, engine: Eng
         return served[0]
 
     options, rejected = [], []
+    no_decode = spec.model_type in DSV41_MODEL_TYPES  # kvplan.plan.V41_NO_DECODE: tokens/s 0, no $ / M tokens
     sparse_mla = any(layer.cache.kind == "mla_dsa" for layer, _ in stage_distinct(spec, 1, 0))
     for gpu in gpus or list(GPU_CATALOG.values()):
         floor_bytes = math.ceil(headroom_floor * gpu.memory_bytes)
@@ -243,8 +245,8 @@ def pick_gpus(spec: ModelSpec, max_model_len: int, concurrency: int, engine: Eng
                 tight = min(kv_ranks, key=lambda r: r.kv_pool_bytes - load * per_seq[r.rank])
                 headroom = tight.kv_pool_bytes - load * per_seq[tight.rank]
                 step = decode_bound(spec, gpu, layout, tight.weights_bytes, load, p.max_model_len, kv_b,
-                                    None, served_format(), *decode_weight_parts(tight))
-                tps = step.tokens_per_s * concurrency / load if step.tokens_per_s else 0.0
+                                    None, served_format(), *decode_weight_parts(tight)) if not no_decode else None
+                tps = step.tokens_per_s * concurrency / load if step and step.tokens_per_s else 0.0
                 n = tp * pp * replicas
                 price = prices.get(gpu.name)
                 cost = price * n if price is not None else None
@@ -253,8 +255,9 @@ def pick_gpus(spec: ModelSpec, max_model_len: int, concurrency: int, engine: Eng
                     gpu=gpu.name, tensor_parallel_size=tp, pipeline_parallel_size=pp, replicas=replicas,
                     num_gpus=n, num_nodes=nodes, headroom_bytes=headroom,
                     headroom_fraction=headroom / gpu.memory_bytes, max_concurrency=p.max_concurrency,
-                    seqs_per_replica=per_replica, load_per_replica=load, tokens_per_s=tps, bound=step.bound,
-                    overcounts=step.overcounts, price_per_gpu_hour=price, cost_per_hour=cost,
+                    seqs_per_replica=per_replica, load_per_replica=load, tokens_per_s=tps,
+                    bound=step.bound if step else "none", overcounts=step.overcounts if step else (),
+                    price_per_gpu_hour=price, cost_per_hour=cost,
                     cost_per_million_tokens=per_m))
     return Picker(options=rank_options(options, objective), rejected=rejected, objective=objective,
                   headroom_floor=headroom_floor, multi_node=multi_node, concurrency=concurrency)

@@ -19,7 +19,7 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, computed_field
 
-from kvplan import draft_model, drafter, sglang, sglang_dsv4, support, vllm_dsv4, vllm_gaudi, vllm_v0
+from kvplan import draft_model, drafter, sglang, sglang_dsv4, support, vllm_dsv4, vllm_dsv41, vllm_gaudi, vllm_v0
 from kvplan.engines import (
     VLLM_BLOCK_SIZE, VLLM_CONTEXT_BYTES, VLLM_MLA_BLOCK_MULTIPLE, EngineConfig, VllmProfile, batch_defaults,
     cuda_graph_bytes, gpu_arch, gpu_multicast, non_torch_bytes, sampler_path, vllm_compile_benchmark_bytes,
@@ -253,7 +253,8 @@ def spec_conv_layers(layers: list[tuple[DecoderLayer, int]], num_spec: int) -> l
 
 def kv_groups(layers: list[tuple[DecoderLayer, int]], block_size: int, tp: int, kv_b: int, state_b: int, max_len: int,
               in_flight: int, spec_blocks: int = 0, align: bool = False, all_mode: bool = False,
-              checkpoint: bool | None = None, release: tuple = ()) -> tuple[list[KVGroup], int, int]:
+              checkpoint: bool | None = None, release: tuple = (), dsv41_sm100: bool | None = None
+              ) -> tuple[list[KVGroup], int, int]:
     """(groups, bytes_per_block, block_size) as vLLM's hybrid KV-cache manager lays them out.
 
     ``layers``: (layer, count) pairs. Uniform: one group, bytes_per_block = layers x page. Hybrid: layers bucketed by spec,
@@ -263,8 +264,11 @@ def kv_groups(layers: list[tuple[DecoderLayer, int]], block_size: int, tp: int, 
     num_speculative_blocks, and one more in prefix-caching "align" mode); ``align``: that mode (Mamba-2 layers keep
     a prefill checkpoint page too, ``_checkpoint_pages``, where ``checkpoint`` (default: ``align``) says the release
     has it); ``all_mode``: prefix-caching "all" mode, a state page per block of the sequence (MambaSpec:
-    cdiv(max_model_len, block_size) + num_speculative_blocks pages).
+    cdiv(max_model_len, block_size) + num_speculative_blocks pages). ``dsv41_sm100``: DeepSeek-V4.1's packed layout
+    (kvplan.vllm_dsv41) on an SM 10.x GPU (True) or another (False); None: not V4.1.
     """
+    if dsv41_sm100 is not None:
+        return _dsv41_groups(layers, block_size, kv_b, max_len, in_flight, dsv41_sm100)
     checkpoint = align if checkpoint is None else checkpoint
     buckets: dict = {}  # cache spec -> [the spec, how many layers]
     for layer, n in layers:
@@ -322,6 +326,29 @@ def _dsv4_groups(layers, block_size: int, kv_b: int, max_len: int, in_flight: in
                       request_unit_bytes=lay["unit_bytes"], check_page_bytes=lay["check_page_bytes"])
               for kind, n, page, block, window in lay["groups"]]
     return groups, lay["bytes_per_block"], block_size
+
+
+def _dsv41_groups(layers, block_size: int, kv_b: int, max_len: int, in_flight: int,
+                  sm100: bool) -> tuple[list[KVGroup], int, int]:
+    """DeepSeek-V4.1's vLLM 0.33 - 0.34 groups (kvplan.vllm_dsv41.packed_groups) as KVGroups: the MLA group (kind
+    "mla": the kv sources' compressed KV and indexer keys, cdiv(L, bs) pages), the sliding groups (kind
+    "sliding_attention", 32-token blocks, cdiv(min(W - 1 + in_flight, L), 32) + 1 pages) and the compressor-ring
+    group (kind "compressor_ring", one page a request). bytes_per_block: vllm_dsv41.bytes_per_block; every group's
+    check_page_bytes is it (v1/core/kv_cache_planning.py _max_memory_usage_bytes_from_groups: bytes_per_block x the
+    pages of every group). Worked number (V4.1-Flash, bs 256, SM 9.0): 460,224 B a block; 5,131 blocks a 1M request
+    at 16,384 tokens in flight."""
+    caches = vllm_dsv41.layer_caches(layers, block_size, "fp8" if kv_b == 1 else f"{8 * kv_b}-bit", sm100)
+    groups = vllm_dsv41.packed_groups(caches)
+    per_block = vllm_dsv41.bytes_per_block(groups, caches)
+    window = layers[0][0].cache.sliding_window
+    kinds = {"mla": "mla", "sliding_window": "sliding_attention", "compressor_ring": "compressor_ring"}
+    out = [KVGroup(kind=kinds[kind], layers=n, padding_layers=0, page_bytes=page,
+                   window=window if kind == "sliding_window" else None,
+                   block_size=None if kind == "mla" else block,
+                   blocks_per_request=group_blocks(kinds[kind], window, max_len, block, in_flight),
+                   check_page_bytes=per_block)
+           for kind, n, page, block in groups]
+    return out, per_block, block_size
 
 
 def _dsv4_needed_bytes(groups: list[KVGroup], max_len: int, block_size: int, in_flight: int) -> int:
@@ -798,8 +825,8 @@ def vllm_kv_dtype_default(spec: ModelSpec, gpu: GpuSpec, engine: EngineConfig) -
         return engine
     if vllm_glm_dsa_fp8_default(gpu.name, engine.vllm_version, spec.model_type):
         return engine.model_copy(update={"kv_cache_dtype": "fp8"})
-    if spec.model_type == "deepseek_v4" and vllm_profile(engine).engine_core == "V1" and \
-            vllm_has(engine.vllm_version, "dsv4_auto_kv_fp8"):
+    if spec.model_type in ("deepseek_v4", *deepseek_v41.MODEL_TYPES) and vllm_profile(engine).engine_core == "V1" \
+            and vllm_has(engine.vllm_version, "dsv4_auto_kv_fp8"):  # V4.1: its attention takes auto as fp8_ds_mla
         return engine.model_copy(update={"kv_cache_dtype": "fp8"})
     return engine
 
@@ -1044,6 +1071,16 @@ def _rank_budget(spec, gpu, engine, layout, stage, draft, mnbt, max_seqs, act_b,
             engine.speculative_method in ("mtp", "eagle", "eagle3", draft_model.METHOD))
         dsv4_topk, dsv4_hidden = vllm_dsv4.dsv4_model_buffer_bytes(spec, mnbt, stage == last, hidden_buffer, act_b)
     weights += dsv4_topk + dsv4_hidden
+    # DeepSeek-V4.1 (kvplan.vllm_dsv41): the MXFP4 experts' padding and the fp32 hc mixers beside kvplan's checkpoint
+    # bytes, and the batch-sized buffers its constructor makes (its rotary tables are ``rope`` above)
+    dsv41_pad = dsv41_hc = dsv41_buffers = 0
+    if spec.model_type in deepseek_v41.MODEL_TYPES and engine.engine == "vllm":
+        if engine.weights_bytes is None:
+            dsv41_pad = vllm_dsv41.mxfp4_padding_bytes(spec, tp, layout.ep)
+            dsv41_hc = vllm_dsv41.hc_fp32_extra_bytes(spec)
+        if loaded_extras:
+            dsv41_buffers = sum(b.rank_bytes(mnbt, tp) for b in spec.batch_buffers)
+    weights += dsv41_pad + dsv41_hc + dsv41_buffers
     # the CUDA caching allocator's blocks beyond the parameters' bytes (kvplan.vllm_alloc): "Model loading took" is
     # torch.cuda.max_memory_allocated, which counts whole blocks (not in a checkpoint's headers either)
     alloc = spec.memo(("vllm-alloc", layout, stage, engine.weight_format), lambda st=stage: (
@@ -1084,7 +1121,8 @@ def _rank_budget(spec, gpu, engine, layout, stage, draft, mnbt, max_seqs, act_b,
         engine.engine == "vllm" and engine.weights_bytes is None) else 0
     weights += kv_slot
     extras = any((mtp_bytes, head_bytes, head_rope, dm_bytes, kv_slot, mla_copy, alloc, rope, sglang_extra,
-                  fp8_marlin, mxfp4_extra, tower, dsv4_topk, dsv4_hidden))  # a row "(in weights)" follows the weights row
+                  fp8_marlin, mxfp4_extra, tower, dsv4_topk, dsv4_hidden, dsv41_pad, dsv41_hc,
+                  dsv41_buffers))  # a row "(in weights)" follows the weights row
     terms, pool = _budget(spec, gpu, engine, layout, weights, mnbt, max_seqs, act_b, mla, stage == last,
                           stage == 0, mm_len, _weights_source(spec, gpu, engine, quant_extra, extras))
     mxfp4_note = _mxfp4_layout_note(spec, gpu, engine) if mxfp4_extra else None
@@ -1165,6 +1203,19 @@ def _rank_budget(spec, gpu, engine, layout, stage, draft, mnbt, max_seqs, act_b,
                        f" and, on the last stage, _mtp_hidden_buffer (max_num_batched_tokens x hc_mult x hidden_size "
                        f"in the model dtype: {dsv4_hidden:,} B; from 0.27 only when speculating)" if dsv4_hidden
                        else "")),
+        *(Term(name=name, bytes=n, basis="exact", applied=False, source=src) for name, n, src in (
+            ("MXFP4 expert padding (in weights)", dsv41_pad,
+             "vLLM 0.33 - 0.34: DeepSeek-V4.1's Mxfp4MoEMethod takes FlashInfer TRTLLM MXFP8 on SM 10.x (fused_moe/"
+             "oracle/mxfp4.py select_deepseek_v4_mxfp4_moe_backend), which rounds the intermediate size per partition "
+             "up to 128 and the hidden size to 256 (mxfp4_round_up_hidden_size_and_intermediate_size): "
+             f"{dsv41_pad:,} B over the checkpoint's experts a rank"),
+            ("fp32 hc mixers (in weights)", dsv41_hc,
+             "DeepseekV4DecoderLayer (models/deepseek_v41/nvidia/model.py) holds hc_{attn,ffn}_{fn,base,scale} as "
+             "float32 parameters, whole on every rank: 2 B a value beyond the 16-bit price"),
+            ("DeepSeek-V4.1 model buffers (in weights)", dsv41_buffers,
+             "made on the device by DeepseekV4Model.__init__ (models/deepseek_v41/nvidia/model.py) and each Engram "
+             f"layer (common/engram.py _init_staging), sized by max_num_batched_tokens {mnbt:,}: "
+             + ", ".join(f"{b.name} {b.rank_bytes(mnbt, tp):,} B" for b in spec.batch_buffers))) if n),
         dsa_groups and Term(
             name="DSA index-group decode buffers (in weights)", bytes=dsa_groups, basis="exact", applied=False,
             source=_dsa_index_group_source(index_groups, mnbt, max_seqs, k, gpu.vendor == "AMD" and vllm_has(
@@ -1343,8 +1394,12 @@ def plan(spec: ModelSpec, gpu: GpuSpec, engine: EngineConfig = EngineConfig(), l
     figures only) leaves out what only a page shows: ``engine_log`` is empty, ``decode`` and ``model_runner`` None.
     Every other field is what ``detail=True`` gives (tests/test_picker_equivalence.py compares them).
     """
-    if spec.model_type in deepseek_v41.MODEL_TYPES:  # DeepSeek-V4.1: parameters only, no engine's pool yet
-        raise PlanInputError(*deepseek_v41.plan_refusal(engine.engine))
+    dsv41 = spec.model_type in deepseek_v41.MODEL_TYPES
+    if dsv41:  # DeepSeek-V4.1: vLLM 0.33 on SM 10.x only (kvplan.vllm_dsv41); SGLang's and custom pools not modelled
+        refusal = vllm_dsv41.vllm_plan_refusal(spec, engine, gpu_arch(gpu.name), layout) if engine.engine == "vllm" \
+            else deepseek_v41.plan_refusal(engine.engine)
+        if refusal:
+            raise PlanInputError(*refusal)
     if engine.dp_attention_size > 1 or engine.moe_dense_tp_size is not None:
         if engine.engine != "sglang":
             field = "dp_attention_size" if engine.dp_attention_size > 1 else "moe_dense_tp_size"
@@ -1466,6 +1521,7 @@ def plan(spec: ModelSpec, gpu: GpuSpec, engine: EngineConfig = EngineConfig(), l
     # DeepSeek-V4 under vLLM V1 (>= 0.20.0): its own KV grouping (kvplan.vllm_dsv4), keyed by release
     dsv4_release = vllm_release(prof.version) if engine.engine == "vllm" and not v0 and spec.model_type == "deepseek_v4" \
         else ()
+    dsv41_sm100 = gpu_arch(gpu.name) == "sm100" if dsv41 else None  # DeepSeek-V4.1's packed layout (vllm_dsv41)
     per_node = gpus_per_node or gpu.gpus_per_node
     # a generic or transformers-built spec says so in every plan; DeepSeek-V4's note: only this engine's part
     warnings: list[str] = [deepseek_v4.v4_plan_note(engine.engine) if w == deepseek_v4.VLLM_V4_NOTE else w
@@ -1475,6 +1531,8 @@ def plan(spec: ModelSpec, gpu: GpuSpec, engine: EngineConfig = EngineConfig(), l
     if engine.engine == "vllm" and engine.vllm_version == "0.30" and gpu.vendor == "AMD" and any(
             layer.cache.kind == "mla_dsa" for layer in spec.layers):
         warnings.append(ROCM_DSA_031_NOTE)
+    if dsv41:
+        warnings.append(vllm_dsv41.ACTIVATION_GAP)
     if dsv4_release and kv_b != 1:
         warnings.append(vllm_dsv4.auto_kv_note(vllm_has(engine.vllm_version, "dsv4_auto_kv_fp8")))
     if dsv4_release:
@@ -1593,9 +1651,9 @@ def plan(spec: ModelSpec, gpu: GpuSpec, engine: EngineConfig = EngineConfig(), l
         else:
             groups, bytes_per_block, bs = spec.memo(  # the same for every GPU of a picker sweep
                 ("groups", layout.pp, layout.pp_split, stage, block_size, kv_tp, kv_b, state_b, len_rank, in_flight,
-                 draft, spec_blocks, align, all_mode, checkpoint, head_key, dsv4_release, conv_spec),
+                 draft, spec_blocks, align, all_mode, checkpoint, head_key, dsv4_release, conv_spec, dsv41_sm100),
                 lambda: kv_groups(layers, block_size, kv_tp, kv_b, state_b, len_rank, in_flight, spec_blocks, align,
-                                  all_mode, checkpoint, dsv4_release))
+                                  all_mode, checkpoint, dsv4_release, dsv41_sm100))
         weights, terms, pool, parts = budgets[stage]
         terms = list(terms)
         if engine.engine == "vllm" and on_gaudi(gpu) and not v0:  # vllm-gaudi V1: one block's bytes twice
@@ -1621,6 +1679,8 @@ def plan(spec: ModelSpec, gpu: GpuSpec, engine: EngineConfig = EngineConfig(), l
             per_token += sglang.dsa_bytes_per_token(
                 engine.sglang_version, layers, kv_b, _dsa_indexer_width(spec),
                 raw_fp8=sglang.dsa_fp8_raw_latent(engine.sglang_version, gpu.name, spec.model_type, gpu.vendor))
+        if dsv41 and groups:  # the pool bytes a token of context takes: the MLA group's page over its tokens
+            per_token = cdiv(next(g.page_bytes for g in groups if g.kind == "mla"), block_size)
         if engine.engine == "sglang" and spec.model_type == "deepseek_v4":  # DSV4PoolConfigurator (sglang_dsv4)
             running = (engine.max_num_seqs or sglang_dsv4.DSV4_MAX_RUNNING_REQUESTS) // layout.attn_dp
             bpft, fixed, full = sglang_dsv4.stage_pool(engine.sglang_version, layers, pool, running, block_size,
@@ -1770,7 +1830,7 @@ def plan(spec: ModelSpec, gpu: GpuSpec, engine: EngineConfig = EngineConfig(), l
     nodes = cdiv(layout.gpus, per_node)
     decode = decode_bound(spec, gpu, layout, ranks[tight].weights_bytes, min(concurrency or max(whole, 1), max(whole, 1)),
                           max_len, kv_b, prompt_tokens, engine.weight_format, *decode_weight_parts(ranks[tight])
-                          ) if detail else None
+                          ) if detail and not dsv41 else None  # V4.1: its decode reads are not modelled (V41_NO_DECODE)
     if not detail:
         log = []
     elif engine.engine == "sglang":
@@ -2938,6 +2998,15 @@ def expected_experts(num_experts: int, per_tok: int, batch: int) -> float:
     B 64: 128 x (1 - (124/128)^64) = 128 x (1 - 0.13108) = 111.22 experts (B 1: 4)."""
     return num_experts * -math.expm1(batch * math.log1p(-per_tok / num_experts)) if per_tok < num_experts else \
         float(num_experts)
+
+
+# DeepSeek-V4.1's decode step: each of its compressed layers reads the indexer's top-k entries of its kv source's
+# compressed cache, and each index source all of that source's indexer keys; the spec keeps those caches on the 4
+# sources only (a consumer layer owns its window alone and looks like a sliding-only layer), so decode_bound would
+# count every entry of the sources and none of the consumers' reads: neither bound. No figure is given.
+V41_NO_DECODE = ("No decode ceiling for DeepSeek-V4.1: each compressed layer reads the top-k entries of its kv "
+                 "source's shared cache, which kvplan does not model (it would count every entry of the 4 sources and "
+                 "none of the other compressed layers' reads: neither an upper nor a lower bound).")
 
 
 def decode_overcounts(caches) -> tuple[str, ...]:

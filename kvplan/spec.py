@@ -214,6 +214,23 @@ class Tower(_Frozen):
         return sum(c.numel for c in self.components)
 
 
+class BatchBuffer(_Frozen):
+    """A device buffer an engine's model constructor sizes by max_num_batched_tokens (not a weight, not in the
+    totals): ``copies`` x tokens x (``columns``, split cdiv(columns, TP) over TP ranks where ``tp_split``) x
+    ``column_bytes``. Worked number: DeepSeek-V4.1-Flash's Engram staged_rows (24 hash columns of 256 bf16, split by
+    TP, 2 layers) at 8,192 tokens and TP 8: 2 x 8,192 x 3 x 512 = 25,165,824 B."""
+
+    name: str
+    columns: int = Field(gt=0)
+    column_bytes: int = Field(gt=0)
+    tp_split: bool = False
+    copies: int = Field(default=1, gt=0)
+
+    def rank_bytes(self, tokens: int, tp: int) -> int:
+        cols = -(-self.columns // tp) if self.tp_split else self.columns
+        return self.copies * tokens * cols * self.column_bytes
+
+
 class RopeCache(_Frozen):
     """One rotary embedding an engine builds for the model: vLLM's ``get_rope`` returns one cached
     instance per distinct parameter set, each holding a cos/sin table as a non-persistent buffer
@@ -277,6 +294,9 @@ class ModelSpec(_Frozen):
     mtp_other: tuple[Component, ...] = ()
     # The rotary tables the engine builds (vLLM get_rope instances): not weights, not in the totals.
     rope_caches: tuple[RopeCache, ...] = ()
+    # Device buffers vLLM's model constructor sizes by max_num_batched_tokens (DeepSeek-V4.1: kvplan.vllm_dsv41);
+    # left out of model_dump so every other spec's serialized form (tests/parse_golden.py hashes it) is unchanged.
+    batch_buffers: tuple[BatchBuffer, ...] = Field(default=(), exclude=True)
     # The text config makes multimodal positions attend bidirectionally (Gemma-4 use_bidirectional_attention
     # "vision": vLLM's is_mm_prefix_lm, transformers_utils/model_arch_config_convertor.py): with its towers
     # loaded, vLLM >= 0.22 raises the default batch budget to the largest multimodal item (kvplan.engines).

@@ -2,9 +2,10 @@
 stride alignment, their packing into one pool (_get_packed_kv_cache_groups, _get_kv_cache_bytes_per_block) and what a
 pool of given bytes holds (pure integer arithmetic, no vLLM import). Exact for vLLM 0.33.0 - 0.34.0; 0.32.0 (read for
 comparison) packs alike but its sliding pages carry no SM 10.x block stride alignment and its indexer page another,
-and 0.30 - 0.31 were not read. No plan calls this yet: the memory vLLM leaves for the pool on a V4.1 launch (its
-Engram staging buffers, the MoE and attention workspaces) is not modelled (families/deepseek_v41.PLAN_REFUSAL);
-given vLLM's own "Available KV cache memory", pool_capacity gives its blocks, tokens and concurrency.
+and 0.30 - 0.31 were not read. kvplan.plan sizes a V4.1 pool with it on SM 10.x GPUs (vllm_plan_refusal, below, says
+where not), what a rank loads from rank_load_bytes' terms, the activation peak from the generic estimate (so the plan
+warns: ACTIVATION_GAP); given vLLM's own "Available KV cache memory", pool_capacity gives its blocks, tokens and
+concurrency.
 
 Read from the vllm 0.33.0 and 0.34.0 PyPI wheels (2026-12-02; the same rules in both): models/deepseek_v41/
 attention.py (DeepseekV4Attention: the DeepseekV4SWACache it builds with block_size=32, packed_bytes_per_token,
@@ -195,3 +196,180 @@ def pool_capacity(available_bytes: int, groups, caches, max_len: int, in_flight:
     num_blocks = available_bytes // per_block
     concurrency = num_blocks / request_blocks(groups, max_len, in_flight, window)
     return num_blocks, int(concurrency * max_len), concurrency
+
+
+# ----------------------------------------------------------------------------- what one rank loads (vLLM 0.33 - 0.34)
+#
+# "Model loading took" on one rank of a DeepSeek-V4.1 launch, read in the vllm 0.33.0 and 0.34.0 PyPI wheels
+# (2026-12-03; pip download vllm==0.33.0 / 0.34.0 --no-deps), PP 1, DP 1, beside kvplan's checkpoint bytes
+# (parallel.rank_weight_bytes):
+# - hc mixers: DeepseekV4DecoderLayer (models/deepseek_v41/nvidia/model.py) registers hc_{attn,ffn}_{fn,base,scale}
+#   as float32 nn.Parameters, whole on every rank; kvplan prices them at 2 B (families/deepseek_v41 assumption):
+#   2 B more per value.
+# - MXFP4 routed experts: quant_config.py DeepseekV4FP8Config gives FusedMoE Mxfp4MoEMethod(activation_key
+#   kMxfp8Dynamic), whose backend is select_deepseek_v4_mxfp4_moe_backend (fused_moe/oracle/mxfp4.py): with
+#   --moe-backend auto, _get_priority_backends() = [FLASHINFER_TRTLLM_MXFP4_MXFP8, DEEPGEMM_MXFP4, MARLIN,
+#   BATCHED_MARLIN, HUMMING] passed through prioritize_humming, which on capability 9.0 moves HUMMING ahead of MARLIN
+#   (quantization/utils/humming/priority.py; humming-kernels is a hard dependency of both wheels, so has_humming()
+#   holds). maybe_roundup_sizes -> mxfp4_round_up_hidden_size_and_intermediate_size: TRTLLM and MARLIN round the
+#   intermediate size per partition up to 128 and the hidden size to 256 (the same in 0.33.0 and 0.34.0). So:
+#     SM 10.x, auto: TRTLLM MXFP8 (I -> 128, H -> 256; weights permuted in place);
+#     any CUDA GPU, --moe-backend marlin (map_mxfp4_backend "marlin" -> MARLIN): I -> 128, H -> 256;
+#     SM 9.0, auto: HUMMING, whose kernel format (convert_to_humming_moe_kernel_format -> the humming package) is
+#     not read: refused (HUMMING_REFUSAL).
+# - model buffers, DeepseekV4Model.__init__: topk_indices_buffer [max_num_batched_tokens, index_topk] int32;
+#   candidate_block_buffer [max_num_batched_tokens, candidate_topk_blocks] int32 when candidate_source_layer_id >= 0
+#   and candidate_topk_blocks > 0; _mtp_hidden_buffer only when speculating (not modelled here: no draft).
+# - Engram staging: each Engram layer's Engram._init_staging (common/engram.py) makes staged_rows
+#   [max_num_batched_tokens x engram DP size, part_n_hash_cols, engram_head_dim] bf16 on the device, part_n_hash_cols
+#   = cdiv((engram_max_ngram_size - 1) x engram_n_heads, TP x engram DP size); EngramBatch.create returns None at
+#   TP > 1 or engram DP size 1, so no batch buffers; the n-gram tables stay in pinned host memory
+#   (EngramConfig.cpu_offload). NgramHashState's token_map (int32, one per tokenizer id) and its primes / offsets /
+#   multipliers buffers are left out: under 1 MiB for a 129,280-id tokenizer, and the tokenizer is not read.
+# - rotary tables: build_deepseek_v4_rope (common/rope.py, the same file in 0.33.0 and 0.34.0) gives sliding-only
+#   layers (ratio 0) deepseek_yarn with factor 1 over max_position_embeddings and every compressed layer (ratio > 0)
+#   the config's scaling over compress_rope_theta, both is_deepseek_v4: DeepseekV4ScalingRotaryEmbedding
+#   (rotary_embedding/deepseek_scaling_rope.py) registers a float32 cos_sin_cache of max_position x scaling_factor
+#   rows x qk_rope_head_dim; get_rope keeps one table per parameter set (two on V4.1-Flash: thetas 10,000 / 160,000).
+# Not in rank_load_bytes (each only adds to what a rank holds, so a pool sized from it is an upper bound): the CUDA
+# caching allocator's block rounding ("Model loading took" counts whole blocks: kvplan.vllm_alloc, applied to V4's
+# plans), NgramHashState's small buffers, the vision tower (counted apart: parallel.tower_rank_bytes; skipped with
+# --language-model-only), the DSpark / MTP draft and its _mtp_hidden_buffer (speculative decoding).
+MXFP4_ALIGN = (128, 256)  # (intermediate per partition, hidden): TRTLLM and MARLIN in mxfp4_round_up_...
+TOPK_INDEX_BYTES = 4  # torch.int32
+HUMMING_REFUSAL = ("vLLM 0.33 - 0.34 give DeepSeek-V4.1's MXFP4 experts the Humming MoE backend on SM 9.0 (Hopper: "
+                   "prioritize_humming puts HUMMING ahead of MARLIN there), whose weight layout "
+                   "(convert_to_humming_moe_kernel_format, in the humming-kernels package) kvplan has not read; "
+                   "--moe-backend marlin or an SM 10.x GPU (FlashInfer TRTLLM) is what kvplan sizes")
+
+
+def model_buffer_bytes(spec, tp: int, max_num_batched_tokens: int) -> dict[str, int]:
+    """The device buffers one rank's DeepseekV4Model makes beside its parameters (comment above), in B: each of
+    ``spec.batch_buffers`` (families/deepseek_v41._batch_buffers) and "rotary tables" (``spec.rope_caches`` as
+    vllm_layouts.vllm_rope_cache_bytes sizes them). PP 1, engram DP size 1. Worked numbers, V4.1-Flash at TP 8,
+    8,192 batched tokens: topk_indices_buffer 8,192 x 512 x 4 = 16,777,216; candidate_block_buffer 8,192 x 2,048 x 4
+    = 67,108,864; engram staged_rows 2 layers x 8,192 x cdiv(24, 8) x 256 x 2 = 25,165,824; rotary tables 2 x
+    1,048,576 x 64 x 4 = 536,870,912."""
+    from kvplan.parallel import Layout
+    from kvplan.vllm_layouts import vllm_rope_cache_bytes
+
+    out = {b.name: b.rank_bytes(max_num_batched_tokens, tp) for b in spec.batch_buffers}
+    out["rotary tables"] = vllm_rope_cache_bytes(spec, Layout(tp=tp), 0, "0.33")
+    return out
+
+
+def mxfp4_padding_bytes(spec, tp: int, ep: bool = False) -> int:
+    """Bytes the MXFP4 experts' padding (TRTLLM / MARLIN: I per partition to 128, H to 256) adds on one rank over
+    kvplan's checkpoint bytes; 0 where the routed experts are not MXFP4. Per expert: 1.5 I H (e2m1 w13 [2I, H/2] + w2
+    [H, I/2]) + 3 I H / 32 (e8m0 scales), padded less unpadded. Worked number, V4.1-Flash at TP 8 without EP: I 2,304
+    / 8 = 288 -> 384, 1.59375 x 5,120 x (384 - 288) = 783,360 B an expert x 384 x 40 = 12,032,409,600 B; with EP
+    (48 whole experts, I 2,304 = 18 x 128): 0."""
+    from kvplan.vllm_layouts import mxfp4_expert_bytes, mxfp4_override_experts
+
+    h_align, i_align = MXFP4_ALIGN[1], MXFP4_ALIGN[0]
+    return sum(n * count * (mxfp4_expert_bytes(_round_up(hidden, h_align), _round_up(part, i_align), False)
+                            - mxfp4_expert_bytes(hidden, part, False))
+               for n, count, hidden, part in mxfp4_override_experts(spec, tp, ep))
+
+
+def hc_fp32_extra_bytes(spec) -> int:
+    """The 2 B a value vLLM's float32 hc mixers hold beyond kvplan's 2-B price, whole on every rank. Worked number,
+    V4.1-Flash: 40 layers x 2 x 491,547 (hc_{attn,ffn}_fn [24, 20,480] + base [24] + scale [3]) x 2 =
+    78,647,520 B."""
+    return sum(c.numel * 2 for layer in spec.layers for c in layer.other if c.name.endswith("_hc.fn+base+scale"))
+
+
+def rank_load_bytes(spec, tp: int, arch: str, max_num_batched_tokens: int, ep: bool = False,
+                    moe_backend: str = "auto") -> dict[str, int]:
+    """What one rank of a DeepSeek-V4.1 launch on vLLM 0.33 - 0.34 holds after loading (the "Model loading took"
+    terms, comment above), PP 1, DP 1, no speculative decoding: {"checkpoint weights", "hc mixers fp32",
+    "mxfp4 padding", **model_buffer_bytes}. ``arch``: kvplan.engines.gpu_arch ("sm100" for B200 / B300 / GB200,
+    "sm90" for Hopper); ``moe_backend``: --moe-backend ("auto" or "marlin"). Raises PlanInputError where the MXFP4
+    experts' layout is not read: auto on Hopper (HUMMING_REFUSAL), auto on any GPU but SM 10.x (DeepGEMM MXFP4 or
+    Humming), another --moe-backend. Worked number, V4.1-Flash (release fp8 + MXFP4 experts) TP 8 on a B200,
+    8,192 batched tokens: 37,922,259,808 + 78,647,520 + 12,032,409,600 + 16,777,216 + 67,108,864 + 25,165,824 +
+    536,870,912 = 50,679,239,744 B (47.20 GiB); the same on an H200 with --moe-backend marlin."""
+    from kvplan.parallel import Layout, rank_weight_bytes
+
+    if moe_backend not in ("auto", "marlin"):
+        raise PlanInputError("moe_backend", f"--moe-backend {moe_backend} for DeepSeek-V4.1: its MXFP4 expert "
+                             "layout is not read (auto and marlin are)")
+    if moe_backend == "auto" and arch != "sm100" and _has_mxfp4_experts(spec):
+        raise PlanInputError("gpu", HUMMING_REFUSAL if arch == "sm90" else (
+            f"vLLM 0.33 - 0.34 give DeepSeek-V4.1's MXFP4 experts DeepGEMM MXFP4 or Humming on this GPU ({arch}), "
+            "whose weight layouts kvplan has not read; --moe-backend marlin or an SM 10.x GPU is what kvplan sizes"))
+    return {"checkpoint weights": rank_weight_bytes(spec, Layout(tp=tp, ep=ep)), "hc mixers fp32":
+            hc_fp32_extra_bytes(spec), "mxfp4 padding": mxfp4_padding_bytes(spec, tp, ep),
+            **model_buffer_bytes(spec, tp, max_num_batched_tokens)}
+
+
+def _has_mxfp4_experts(spec) -> bool:
+    """Whether any routed experts of ``spec`` are stored MXFP4 (DeepSeek-V4.1's release: expert_dtype "fp4")."""
+    from kvplan.vllm_layouts import mxfp4_override_experts
+
+    return any(True for _ in mxfp4_override_experts(spec, 1, False))
+
+
+VLLM_DSV41_BLOCK_SIZE = 256  # DeepseekSparseSWABackend.get_preferred_block_size (the first layer's backend)
+
+
+def context_bytes_per_token(spec, sm100: bool = False, block_size: int = VLLM_DSV41_BLOCK_SIZE) -> float:
+    """The pool bytes one more token of context takes on a rank (the Model page's KV row): the kv-source layers'
+    compressed-KV and indexer-key pages of one --block-size block over its tokens (the MLA group, whose page is the
+    pool's bytes per block); the sliding windows (a fixed number of 32-token pages a request) and the compressor
+    rings (one block a request) do not grow with the context. Worked numbers, V4.1-Flash at bs 256: SM 9.0 460,224 /
+    256 = 1,797.75 B; SM 10.x 422,400 / 256 = 1,650.0 B."""
+    from kvplan.spec import distinct_layers
+
+    caches = layer_caches(distinct_layers(spec.layers), block_size, sm100=sm100)
+    return sum(page * n for kind, _, _, page, _, n in caches if kind in ("compressed_kv", "indexer_k")) / block_size
+
+
+
+# ----------------------------------------------------------------------------- what a vLLM plan of V4.1 covers
+
+PLAN_VERSION = "0.33"  # kvplan's vLLM profile whose release (0.33.x) these rules were read in (0.34.0 the same)
+# The one term of the budget not read for V4.1: the profile run's activation peak. A plan takes kvplan's generic
+# estimate (plan.activation_estimate, fitted on other models' logs) and its non-torch / CUDA-graph terms as for
+# DeepSeek-V4; DeepseekV41ForCausalLM's profile run also holds what that estimate does not size (the FlashInfer TRTLLM
+# MXFP8 MoE workspace, the mHC all-reduce and its streams, the Engram host prefetch, the decoder's bounded
+# sliding-window replay, the vision encoder's dummy forward), and on the one public DeepSeek-V4-Flash TP 8 B200 log
+# (0.25) kvplan's terms already left about 7.4 GiB out (README). So the pool is an upper limit.
+ACTIVATION_GAP = ("DeepSeek-V4.1 on vLLM: weights, model buffers and the KV layout are read from vLLM 0.33.0 / 0.34.0 "
+                  "(0.32.x writes other sliding / indexer pages on SM 10.x), but the profile run's activation peak is "
+                  "kvplan's generic estimate: DeepseekV41ForCausalLM's profile run also holds its MXFP8 MoE and mHC "
+                  "all-reduce workspaces, the Engram host prefetch, the decoder's bounded sliding-window replay and "
+                  "(without --language-model-only) the vision encoder's dummy forward, which it does not size (on "
+                  "the one public DeepSeek-V4-Flash TP 8 B200 log kvplan's terms left about 7.4 GiB out). No V4.1 "
+                  "start-up log was found to check against: read this pool, its blocks and tokens as an upper limit.")
+
+
+def vllm_plan_refusal(spec, engine, arch: str, layout) -> tuple[str, str] | None:
+    """(field, message) where a vLLM plan of DeepSeek-V4.1 cannot be made faithfully, None where it can: vLLM profile
+    0.33 (PLAN_VERSION), an SM 10.x GPU (``arch`` "sm100": the TRTLLM MXFP4 layout; Hopper takes Humming,
+    HUMMING_REFUSAL), PP 1, DP 1, no speculative decoding, no decode context parallelism, the checkpoint's own
+    format with MXFP4 routed experts. Worked example: V4.1-Flash (release format) TP 8 on a B200 at 0.33 -> None; on
+    an H200 -> ("gpu", HUMMING_REFUSAL)."""
+    head = "DeepSeek-V4.1 on vLLM: "
+    if engine.vllm_version != PLAN_VERSION:
+        return "vllm_version", (f"{head}its pages, packing, buffers and expert layout are read for vLLM 0.33.0 - "
+                                f"0.34.0 (kvplan's profile {PLAN_VERSION}); vLLM {engine.vllm_version} is not read "
+                                f"(DeepseekV41ForCausalLM is registered from 0.30.0).")
+    if arch == "sm90":
+        return "gpu", f"{head}{HUMMING_REFUSAL} (kvplan has no --moe-backend setting yet)."
+    if arch != "sm100":
+        return "gpu", (f"{head}its MXFP4 experts' layout is read for SM 10.x (B200 / B300 / GB200 / GB300: FlashInfer "
+                       "TRTLLM MXFP8) only; on this GPU vLLM picks DeepGEMM MXFP4, Humming or Marlin, not read here.")
+    if engine.speculative_method != "none":
+        return "speculative_method", (f"{head}speculative decoding (DSpark / MTP draft layers, their caches and "
+                                      "buffers) is not modelled.")
+    if layout.pp > 1 or layout.dp > 1:
+        return ("pipeline_parallel_size" if layout.pp > 1 else "data_parallel_size",
+                f"{head}PP and DP layouts (the Engram DP sharding, the hc pre-mix between stages) are not modelled: "
+                "plan TP (with or without --enable-expert-parallel).")
+    if engine.decode_context_parallel_size > 1:
+        return "decode_context_parallel_size", f"{head}decode context parallelism is not modelled."
+    if engine.weight_format is not None or not _has_mxfp4_experts(spec):
+        return "weight_format", (f"{head}only the release's format (fp8 linears, MXFP4 routed experts) is read: "
+                                 "another experts' format takes another MoE backend and layout.")
+    return None

@@ -241,8 +241,6 @@ def dsv4_mxfp4_extra_bytes(spec: ModelSpec, layout: Layout, stage: int, arch: st
     Worked numbers: DeepSeek-V4-Flash, any layout: 0; DeepSeek-V4-Pro (H 7168) TP8 without EP on a B200: I 3072 / 8
     = 384 -> 512, per expert 5,849,088 - 4,386,816 = 1,462,272 B, x 384 experts x 61 layers = 34,252,259,328 B
     (31.90 GiB) a rank; with EP (48 whole experts a rank, I 3072) or on Hopper (Marlin: 384 % 128 = 0): 0."""
-    from kvplan.weights import component_format, layer_groups
-
     if spec.model_type != "deepseek_v4":
         return 0
     backend = dsv4_mxfp4_moe_backend(arch)
@@ -250,7 +248,17 @@ def dsv4_mxfp4_extra_bytes(spec: ModelSpec, layout: Layout, stage: int, arch: st
     parts = pp_partition(len(spec.layers), layout.pp)
     lo = sum(parts[:stage])
     hi = lo + parts[stage]
-    extra = 0
+    return sum(n * count * (mxfp4_expert_bytes(hidden, part, False, backend) - mxfp4_expert_bytes(hidden, part, False))
+               for n, count, hidden, part in mxfp4_override_experts(spec, ranks, layout.ep, lo, hi))
+
+
+def mxfp4_override_experts(spec: ModelSpec, ranks: int, ep: bool, lo: int = 0, hi: int | None = None):
+    """(layers, experts a rank, H, I per partition) of each distinct layer in ``spec.layers[lo:hi]`` whose routed
+    gate / up / down experts an override stores MXFP4 (DeepSeek-V4 / V4.1 ``expert_dtype`` "fp4"), over ``ranks``
+    (TP x DP) GPUs: whole experts cdiv(E, ranks) under EP, else all E with I split. Worked number, DeepSeek-V4.1-Flash
+    at 8 ranks without EP: (40, 384, 5,120, 288)."""
+    from kvplan.weights import component_format, layer_groups
+
     for layer, n, mine in layer_groups(spec, lo, hi):
         ex = layer.experts
         if ex is None:
@@ -260,9 +268,8 @@ def dsv4_mxfp4_extra_bytes(spec: ModelSpec, layout: Layout, stage: int, arch: st
                 component_format("experts", c, spec.quantization, mine) != (("mxfp4", 0),) for c in ex.linears):
             continue
         hidden, inter = names["gate_proj"].in_features, names["down_proj"].in_features
-        count, part = (cdiv(ex.num_experts, ranks), inter) if layout.ep else (ex.num_experts, cdiv(inter, ranks))
-        extra += n * count * (mxfp4_expert_bytes(hidden, part, False, backend) - mxfp4_expert_bytes(hidden, part, False))
-    return extra
+        count, part = (cdiv(ex.num_experts, ranks), inter) if ep else (ex.num_experts, cdiv(inter, ranks))
+        yield n, count, hidden, part
 
 
 # ----------------------------------------------------------------------------- FP8 block shapes vLLM refuses

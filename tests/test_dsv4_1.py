@@ -1,9 +1,9 @@
 """DeepSeek-V4.1 (DeepseekV41ForCausalLM, model_type "deepseek_v41" wrapping "deepseek_v41_text"): built natively by
 kvplan.families.deepseek_v41 as a diff from DeepSeek-V4, exact to the parameter against vLLM's model files (the
 vllm 0.33.0 / 0.34.0 PyPI wheels, models/deepseek_v41, read 2026-12-02; transformers 5.23 has no V4.1 class, so the
-counts are derived tensor by tensor below). Engine plans stay refused (vLLM's packed pool and SGLang's V4.1 pools are
-not modelled: kvplan.families.deepseek_v41.PLAN_REFUSAL), and a V4.1 decoder labelled deepseek_v4 is still refused
-by name (families/deepseek_v4.deepseek_v41_refusal).
+counts are derived tensor by tensor below). vLLM plans are made on SM 10.x GPUs (tests/test_dsv4_1_vllm.py) and
+refused elsewhere; SGLang and custom plans stay refused (kvplan.families.deepseek_v41.PLAN_REFUSAL); a V4.1 decoder
+labelled deepseek_v4 is still refused by name (families/deepseek_v4.deepseek_v41_refusal).
 
 Fixture: tests/fixtures/configs/deepseek-v4.1-flash.json, verbatim from github sfxnz/TensorFold
 tests/fixtures/deepseek_v41/config.json @ b044d500bbe223f42a507f6d6f2963ff0bf13a70 (an EXL3 requantization; its
@@ -167,14 +167,15 @@ def test_bare_text_config_parses_alike():
     assert parse_config(text, transformers=False).model_type == "deepseek_v41_text"
 
 
-@pytest.mark.parametrize("engine, words", [("vllm", "memory left for its KV pool is not modelled"),
-                                            ("sglang", "DSV41_INDEX_PAGE_SIZE"),
-                                            ("custom", "no per-sequence cache convention")])
-def test_plans_stay_refused_with_the_reason(engine, words):
+@pytest.mark.parametrize("engine, field, words", [("vllm", "gpu", "Humming MoE backend on SM 9.0"),
+                                                   ("sglang", "model", "DSV41_INDEX_PAGE_SIZE"),
+                                                   ("custom", "model", "no per-sequence cache convention")])
+def test_plans_stay_refused_with_the_reason(engine, field, words):
+    # vLLM plans V4.1 on SM 10.x only (tests/test_dsv4_1_vllm.py); on an H200 its MXFP4 experts take Humming
     spec = parse_config(_v41(RELEASE_QC))
     with pytest.raises(PlanInputError) as info:
         plan(spec, get_gpu("H200"), EngineConfig(engine=engine), Layout(tp=8))
-    assert info.value.field == "model" and words in str(info.value) and "kvplan." not in str(info.value)
+    assert info.value.field == field and words in str(info.value) and "kvplan." not in str(info.value)
 
 
 def test_cli_refuses_the_exl3_file_without_traceback(capsys):
@@ -357,7 +358,7 @@ def test_model_page_with_the_release_config_refuses_the_plan_without_traceback()
     at.switch_page("pages/gpus.py").run()  # ... and its plan refused with the reason, no traceback
     assert not at.exception, [e.value for e in at.exception]
     said = plain(" ".join(e.value for e in at.error))
-    assert "DeepSeek-V4.1 on vLLM: the memory left for its KV pool is not modelled yet" in said, said
+    assert "DeepSeek-V4.1 on vLLM: vLLM 0.33 - 0.34 give DeepSeek-V4.1's MXFP4 experts the Humming" in said, said
 
 
 def test_vllm_pool_packing_and_capacity():

@@ -253,7 +253,65 @@ def build_deepseek_v41(r, model_type: str) -> dict[str, Any]:
                        "host memory by vLLM's default (--engram-config cpu_offload=True), not on the GPU")
     fields["skipped"] = tuple(skipped)
     fields["warnings"] = (V41_NOTE,)
+    fields["rope_caches"] = _rope_caches(r, ratios)
+    fields["batch_buffers"] = _batch_buffers(r, engram_ids)
     return fields
+
+
+def _rope_caches(r, ratios: list[int]) -> tuple:
+    """vLLM 0.33 - 0.34's V4.1 rotary tables (models/deepseek_v41/common/rope.py build_deepseek_v4_rope, one get_rope
+    instance per distinct parameter set): sliding-only layers (ratio 0) deepseek_yarn at rope_theta with factor 1 over
+    max_position_embeddings; compressed layers (ratio > 0) the config's scaling as deepseek_yarn at
+    compress_rope_theta (unscaled: the sliding layers' parameters at that theta), both is_deepseek_v4, whose
+    DeepseekV4ScalingRotaryEmbedding (rotary_embedding/deepseek_scaling_rope.py) keeps its cos_sin_cache in float32
+    (original x factor rows). Worked number, V4.1-Flash: two tables of 1,048,576 rows x 64 x 4 B = 536,870,912 B."""
+    from kvplan.families.blocks import _rope_cache, _rope_params
+
+    max_pos = r.int("max_position_embeddings", 1_048_576, why="DeepseekV41Config default")
+    params = _rope_params(r.cfg)
+    theta = r.raw("rope_theta")
+    flat = {"rope_type": "deepseek_yarn", "factor": 1.0, "original_max_position_embeddings": max_pos,
+            "rope_theta": theta if isinstance(theta, (int, float)) else 10000.0}
+    out = []
+    if any(m == 0 for m in ratios):
+        out.append(_rope_cache(flat, 64, max_pos, fp32=True, layer_types=("compressed_attention",)))
+    if any(ratios):
+        c_theta = r.raw("compress_rope_theta")
+        c_theta = c_theta if isinstance(c_theta, (int, float)) else 160000.0
+        if params["rope_type"] == "default":
+            compress = {**flat, "rope_theta": c_theta}
+        else:
+            if params.get("attention_factor") == 1.0:
+                raise ConfigError("rope_scaling.attention_factor", "1.0 makes vLLM's DeepSeek-V4.1 rope "
+                                  "deepseek_llama_scaling, whose table kvplan has not read")
+            compress = {**params, "rope_type": "deepseek_yarn", "rope_theta": c_theta}
+        table = _rope_cache(compress, 64, max_pos, name="compress_rotary_emb", fp32=True,
+                            layer_types=("compressed_attention",))
+        if not out or (out[0].base, out[0].factor, out[0].original_max_position) != (
+                table.base, table.factor, table.original_max_position):
+            out.append(table)
+    return tuple(out)
+
+
+def _batch_buffers(r, engram_ids: list[int]) -> tuple:
+    """The device buffers vLLM 0.33 - 0.34's DeepseekV4Model (models/deepseek_v41/nvidia/model.py) and its Engram
+    layers (common/engram.py) size by max_num_batched_tokens (kvplan.spec.BatchBuffer): topk_indices_buffer
+    [tokens, index_topk] int32; candidate_block_buffer [tokens, candidate_topk_blocks] int32 when
+    candidate_source_layer_id >= 0 and candidate_topk_blocks > 0; per Engram layer staged_rows [tokens,
+    cdiv((max_ngram - 1) x n_heads, TP), engram_head_dim] bf16 (engram DP size 1). Worked number, V4.1-Flash at TP 8,
+    8,192 tokens: 16,777,216 + 67,108,864 + 25,165,824 B."""
+    from kvplan.spec import BatchBuffer
+
+    out = [BatchBuffer(name="topk_indices_buffer", columns=r.int("index_topk", 512, why="DeepseekV41Config default"),
+                       column_bytes=4)]
+    cand_layer, cand_blocks = r.raw("candidate_source_layer_id", -1), r.raw("candidate_topk_blocks", 0)
+    if isinstance(cand_layer, int) and cand_layer >= 0 and isinstance(cand_blocks, int) and cand_blocks > 0:
+        out.append(BatchBuffer(name="candidate_block_buffer", columns=cand_blocks, column_bytes=4))
+    if engram_ids:
+        cols = (r.int("engram_max_ngram_size") - 1) * r.int("engram_n_heads")
+        out.append(BatchBuffer(name="engram staged_rows", columns=cols, column_bytes=r.int("engram_head_dim") * 2,
+                               tp_split=True, copies=len(engram_ids)))
+    return tuple(out)
 
 
 V41_NOTE = ("DeepSeek-V4.1: parameters are exact to vLLM 0.34's model files (transformers has no DeepSeek-V4.1 "
@@ -262,25 +320,24 @@ V41_NOTE = ("DeepSeek-V4.1: parameters are exact to vLLM 0.34's model files (tra
 
 
 # What kvplan does not plan yet, and why (each engine's pool for V4.1 differs from V4's; a V4 budget would not be the
-# engine's). vLLM 0.33 - 0.34 (DeepseekV41ForCausalLM): the pages, their packing and a pool's capacity are
-# kvplan.vllm_dsv41's (exact), but the memory the profile run leaves for the pool is not modelled. SGLang (0.5.21+):
+# engine's). vLLM 0.33 - 0.34 (DeepseekV41ForCausalLM): planned on SM 10.x (kvplan.vllm_dsv41: pages, packing, what a
+# rank loads; the activation peak is the generic estimate, so the plan warns that its pool is an upper limit,
+# vllm_dsv41.ACTIVATION_GAP); refused elsewhere by vllm_dsv41.vllm_plan_refusal (Hopper's Humming MoE layout is not
+# read). SGLang (0.5.21+):
 # its V4.1 pools (ratio-1 / 2 pools with a reserved page, DSV41_INDEX_PAGE_SIZE indexer pages, a fixed c2
 # compressor state, the SWA pool sized by the request cap) are not modelled, only the cap itself
 # (kvplan.sglang_dsv4.swa_request_cap_tokens).
 PLAN_REFUSAL = {
-    "vllm": ("DeepSeek-V4.1 on vLLM: the memory left for its KV pool is not modelled yet (the Engram staging "
-             "buffers, the MoE and attention workspaces of DeepseekV41ForCausalLM's profile run), so no block or "
-             "token count is shown. Its pool layout is: 32-token sliding-window pages on every layer, the kv-source "
-             "layers' compressed KV and indexer keys in one group, the compressor rings (CircularBufferSpec, one "
-             "block a request), packed by _get_packed_kv_cache_groups (vLLM 0.33 - 0.34). Parameters and weights "
-             "(python -m kvplan params) are exact."),
+    "vllm": ("DeepSeek-V4.1 on vLLM is planned for kvplan's vLLM 0.33 profile (rules read in 0.33.0 and 0.34.0) on "
+             "SM 10.x GPUs, TP with or without expert parallelism, the release's format, no speculative decoding "
+             "(Hopper, PP / DP layouts, speculative decoding and other releases are refused with the reason)."),
     "sglang": ("DeepSeek-V4.1 on SGLang: its V4.1 pools are not modelled yet (DSV4PoolConfigurator's ratio-1 / 2 "
                "pools, DSV41_INDEX_PAGE_SIZE indexer pages, the fixed c2 compressor state, the sliding-window pool "
                "sized by the request cap, \"DSV4 SWA sizing: mode=cap\"); any token count shown would not be "
                "SGLang's. Parameters and weights (python -m kvplan params) are exact."),
     "custom": ("DeepSeek-V4.1 on the custom engine: no per-sequence cache convention is defined for it (transformers "
-               "has no DeepSeek-V4.1 class, and vLLM's and SGLang's pools are not modelled yet). Parameters and "
-               "weights (python -m kvplan params) are exact."),
+               "has no DeepSeek-V4.1 class); plan it on vLLM 0.33 with an SM 10.x GPU, whose packed pool kvplan "
+               "reads. Parameters and weights (python -m kvplan params) are exact."),
 }
 
 

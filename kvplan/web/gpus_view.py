@@ -12,6 +12,7 @@ from typing import Any
 import numpy as np
 import streamlit as st
 
+from kvplan.families.deepseek_v4 import DSV41_MODEL_TYPES
 from kvplan.gpus import GPU_CATALOG, GpuSpec, custom_gpu
 from kvplan.picker import OBJECTIVES, TIE_BREAKS, Option, Picker, best_per_gpu, pareto_front, reasons
 from kvplan.prices import DEFAULT_PRICES, PRICES_READ, default_prices
@@ -423,6 +424,10 @@ def show(picker: Picker, state: PlanState, max_len: int) -> None:
     st.markdown(rule_text(picker, max_len, cached.spec(state)).replace("$", "\\$"))  # a bare $ would start LaTeX
     if (own := own_layout_text(picker, state)) is not None:
         st.info(own.replace("$", "\\$"), icon=":material/info:")
+    if cached.spec(state).model_type in DSV41_MODEL_TYPES:  # no decode figure (kvplan.plan.V41_NO_DECODE)
+        from kvplan.plan import V41_NO_DECODE
+
+        st.caption(V41_NO_DECODE + " The tokens/s column reads 0 and $ / M tokens is empty.")
     if over := overcounts(picker):  # the roofline still reads more than a step of this model does
         st.caption("Not an upper bound for this model: the tokens/s bound counts " + "; and ".join(over)
                    + ", so a real step can run faster and $ / M tokens is no floor.")

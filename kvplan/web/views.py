@@ -20,6 +20,7 @@ import streamlit as st
 
 from kvplan.engines import VLLM_PROFILES
 from kvplan.errors import KvplanError, PlanInputError
+from kvplan.families.deepseek_v4 import DSV41_MODEL_TYPES
 from kvplan.gpus import get_gpu
 from kvplan.hf_config import QUANT_NAME_HINT
 from kvplan.kv import kv_bytes_per_token, state_bytes_per_sequence
@@ -258,10 +259,31 @@ def _attention_kind(spec: ModelSpec) -> str:
     return f"GQA, {spec.num_attention_heads // spec.num_key_value_heads} query heads per KV head"
 
 
+def dsv41_kv_row(spec: ModelSpec, kv_dtype: str) -> tuple[str, str, str]:
+    """The Model page's KV row of a DeepSeek-V4.1 spec: the pool bytes a token of context takes in vLLM 0.33 - 0.34's
+    packed fp8_ds_mla layout (kvplan.vllm_dsv41.context_bytes_per_token) on SM 9.0 and SM 10.x; a KV dtype vLLM's
+    V4.1 attention does not store says so. V4.1-Flash: "1,797.75 B (SM 9.0) / 1,650 B (SM 10.x)"."""
+    from kvplan.vllm_dsv41 import VLLM_DSV41_BLOCK_SIZE, context_bytes_per_token
+
+    name = f"KV cache per token (vLLM 0.33 - 0.34, --kv-cache-dtype {kv_dtype})"
+    if kv_dtype not in ("auto", "fp8", "fp8_e4m3", "fp8_ds_mla"):
+        return name, "—", ("vLLM's DeepSeek-V4.1 attention stores the packed fp8_ds_mla cache only (--kv-cache-dtype "
+                           "auto or fp8)")
+    hopper, blackwell = context_bytes_per_token(spec), context_bytes_per_token(spec, sm100=True)
+    return (name, f"{hopper:,.2f} B (SM 9.0) / {blackwell:,.2f} B (SM 10.x)",
+            f"the kv-source layers' compressed KV and indexer keys, one {VLLM_DSV41_BLOCK_SIZE}-token block's pages "
+            "over its tokens, TP=1 (every rank keeps them all); each layer's sliding window (fixed pages a request) "
+            "and the compressor rings (one block a request) do not grow with the context")
+
+
 def derived_rows(spec: ModelSpec, params: ParamBreakdown, weights: WeightBytes, kv_dtype: str) -> list[dict[str, str]]:
     """What kvplan derives from the config: parameters, weight bytes, KV bytes per token, state."""
     per_token = kv_bytes_per_token(spec, kv_dtype)
     state = state_bytes_per_sequence(spec)
+    kv_row = (f"KV cache per token ({kv_dtype})", f"{per_token:,} B ({format_bytes(per_token)})",
+              "all attention layers, windows ignored, TP=1")
+    if spec.model_type in DSV41_MODEL_TYPES:  # vLLM's own packed pages (kvplan.vllm_dsv41), not the generic rule
+        kv_row = dsv41_kv_row(spec, kv_dtype)
     rows = [
         # a vision / audio tower is left out of these counts (skipped_notes says so under the table): "every weight
         # tensor" beside Qwen3-VL-8B's 8,190,735,360 (its 1,152,776,672 B vision tower, Budget's row, not in it) misled
@@ -272,8 +294,7 @@ def derived_rows(spec: ModelSpec, params: ParamBreakdown, weights: WeightBytes, 
          "MoE: top-k experts only" if params.num_experts else "dense: all"),
         (f"weights in {weights.format}", f"{weights.total_bytes:,} B ({gib(weights.total_bytes)})",
          f"{weights.bytes_per_param:.4f} B per parameter, scales included"),
-        (f"KV cache per token ({kv_dtype})", f"{per_token:,} B ({format_bytes(per_token)})",
-         "all attention layers, windows ignored, TP=1"),
+        kv_row,
     ]
     if state:
         rows.append(("recurrent state per sequence", f"{state:,} B ({format_bytes(state)})",
@@ -566,6 +587,11 @@ def decode_bound(plan: Plan, spec=None) -> None:
     (the bound's ``overcounts``), it says the figure is no upper bound."""
     st.subheader("Decode ceiling (roofline)")
     bound = plan.decode
+    if bound is None and plan.fits and spec is not None and spec.model_type in DSV41_MODEL_TYPES:
+        from kvplan.plan import V41_NO_DECODE
+
+        st.caption(V41_NO_DECODE)
+        return
     if bound is None or not plan.fits:
         st.caption("No decode ceiling: this plan does not fit, so it decodes nothing. "
                    + ("A fix above that fits has one." if plan.suggestions else NO_FIX))
