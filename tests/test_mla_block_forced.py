@@ -49,9 +49,12 @@ def test_011_replaces_128_too_and_017_keeps_it(v3):
     assert _plan(v3, "H200", "0.11", 128).block_size == 64
     p = _plan(v3, "H200", "0.17", 128)
     assert p.block_size == 128 and p.ranks[0].bytes_per_block == 128 * 70_272 == 8_994_816
-    assert p.kv_cache_tokens == p.num_blocks * 128 == 5_017 * 128 == 642_176
-    p = _plan(v3, "H200", "0.17", 16)  # 16 % 64 != 0 -> 64
-    assert p.block_size == 64 and p.kv_cache_tokens == 10_035 * 64 == 642_240
+    # 0.17+ on Hopper keeps the Triton fused-MoE workspace of the block-FP8 experts held (VLLM_CHANGES
+    # fp8_moe_hopper_triton): a 43,255,014,680 B pool; // 8,994,816 = 4,808 blocks
+    assert p.ranks[0].kv_pool_bytes == 43_255_014_680
+    assert p.kv_cache_tokens == p.num_blocks * 128 == 4_808 * 128 == 615_424
+    p = _plan(v3, "H200", "0.17", 16)  # 16 % 64 != 0 -> 64; 43,255,014,680 // 4,497,408 = 9,617
+    assert p.block_size == 64 and p.kv_cache_tokens == 9_617 * 64 == 615_488
 
 
 def test_b200_cutlass_128_and_flashinfer_64(v3):
@@ -69,7 +72,7 @@ def test_b200_cutlass_128_and_flashinfer_64(v3):
 def test_from_018_the_typed_size_is_kept(v3):
     p = _plan(v3, "H200", "0.19", 16)
     assert p.block_size == 16 and p.ranks[0].bytes_per_block == 16 * 70_272 == 1_124_352
-    assert p.kv_cache_tokens == 40_142 * 16 == 642_272
+    assert p.kv_cache_tokens == 43_255_014_680 // 1_124_352 * 16 == 38_471 * 16 == 615_536
     assert _plan(v3, "B200", "0.19", 16).block_size == 16  # FLASHINFER_MLA [32, 64] skipped, not the size
     assert vllm_mla_block_forced(16, "B200", "0.33") == (16, None, "")
 
@@ -121,7 +124,9 @@ def test_dsa_takes_flashmla_sparse_64_through_017():
     assert _plan(v32, "H200", "0.17", 128).block_size == 64  # != 64, not a multiple rule
     assert _plan(v32, "B200", "0.14", 32).block_size == 64
     p = _plan(v32, "H200", "0.19", 128)
-    assert p.block_size == 128 and p.kv_cache_tokens == 4_401 * 128 == 563_328
+    # 42,287,208,888 B of pool (the held Triton MoE workspace, as above) // (128 x 78,324 = 10,025,472) = 4,217
+    assert p.block_size == 128 and p.ranks[0].kv_pool_bytes == 42_287_208_888
+    assert p.kv_cache_tokens == 4_217 * 128 == 539_776
     assert vllm_sparse_mla_block_forced(16, "H200", "0.11") == (64, "FlashMLASparse", "64 only")
     assert vllm_sparse_mla_block_forced(64, "H200", "0.11") == (64, None, "")
     assert vllm_sparse_mla_block_forced(16, "A100-80GB", "0.11") == (16, None, "")
