@@ -4,7 +4,10 @@ os.environ.setdefault("OMP_NUM_THREADS", "1")
 os.environ.setdefault("HF_HUB_OFFLINE", "1")  # tests never touch the network
 os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
 # huggingface_hub's cache (kvplan.web.hub): a fresh folder per session, never the user's ~/.cache
-os.environ.setdefault("HF_HUB_CACHE", __import__("tempfile").mkdtemp(prefix="kvplan-test-hf-cache-"))
+# (removed again when the session ends: 96 empty folders had piled up in /tmp over a day of runs)
+_HF_CACHE = None if "HF_HUB_CACHE" in os.environ else __import__("tempfile").mkdtemp(prefix="kvplan-test-hf-cache-")
+if _HF_CACHE:
+    os.environ["HF_HUB_CACHE"] = _HF_CACHE
 
 
 # ----------------------------------------------------------------------------- the suite leaves the checkout clean
@@ -30,6 +33,8 @@ def pytest_sessionstart(session):
 
 
 def pytest_sessionfinish(session, exitstatus):
+    if _HF_CACHE:
+        __import__("shutil").rmtree(_HF_CACHE, ignore_errors=True)
     before = getattr(session.config, "_kvplan_git_before", None)
     after = _git_status()
     if before is None or after is None or before == after:

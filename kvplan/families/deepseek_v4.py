@@ -81,17 +81,7 @@ def build_deepseek_v4(r, model_type: str) -> dict[str, Any]:
         r.int("qk_rope_head_dim", 64, why="DeepseekV4Config default (partial_rotary_factor 64 / 512)"))
     kinds = _layer_types(r, n_layers)
     rates = _rates(r)
-    attn = (
-        Linear(name="q_a_proj", in_features=h, out_features=q_lora, shard="replicated"),
-        rms("q_a_norm", q_lora),
-        Linear(name="q_b_proj", in_features=q_lora, out_features=nq * hd),
-        Linear(name="kv_proj", in_features=h, out_features=hd, shard="replicated"),
-        rms("kv_norm", hd),
-        # Grouped output projection: o_groups blocks [o_lora, nq x d / g] stored as one [g x o_lora, nq x d / g].
-        Linear(name="o_a_proj", in_features=nq * hd // groups, out_features=groups * o_lora),
-        Linear(name="o_b_proj", in_features=groups * o_lora, out_features=h, shard="row"),
-        Tensor(name="sinks", numel=nq, shard="column"),
-    )
+    attn = attention_tensors(h, q_lora, nq, hd, groups, o_lora)
 
     def compressor(width: int, rate: int, prefix: str) -> tuple:
         # DeepseekV4{CSA,HCA}Compressor / DeepseekV4Indexer: kv_proj and gate_proj [width, h],
@@ -159,6 +149,25 @@ def build_deepseek_v4(r, model_type: str) -> dict[str, Any]:
     fields["rope_caches"] = _rope_caches(r, rope, kinds)
     fields["warnings"] = (VLLM_V4_NOTE,)
     return fields
+
+
+def attention_tensors(h: int, q_lora: int, nq: int, hd: int, groups: int, o_lora: int) -> tuple:
+    """DeepSeek-V4's (and V4.1's) attention tensors: low-rank queries, one shared K=V head (kv_proj, replicated like
+    q_a_proj: vLLM's fused_wqa_wkv = [q_a_proj, kv_proj]), a grouped low-rank output and per-head sinks.
+    Shapes: q_a [h -> q_lora], q_b [q_lora -> nq x hd], kv [h -> hd], o_a [nq x hd / groups -> groups x o_lora],
+    o_b [groups x o_lora -> h]. V4-Flash (h 4096, q_lora 1024, 64 heads of 512, 8 groups of o_lora 1024): q_b
+    1,024 x 32,768 = 33,554,432 weights."""
+    return (
+        Linear(name="q_a_proj", in_features=h, out_features=q_lora, shard="replicated"),
+        rms("q_a_norm", q_lora),
+        Linear(name="q_b_proj", in_features=q_lora, out_features=nq * hd),
+        Linear(name="kv_proj", in_features=h, out_features=hd, shard="replicated"),
+        rms("kv_norm", hd),
+        # Grouped output projection: o_groups blocks [o_lora, nq x d / g] stored as one [g x o_lora, nq x d / g].
+        Linear(name="o_a_proj", in_features=nq * hd // groups, out_features=groups * o_lora),
+        Linear(name="o_b_proj", in_features=groups * o_lora, out_features=h, shard="row"),
+        Tensor(name="sinks", numel=nq, shard="column"),
+    )
 
 
 def _rope_caches(r, rope: int, kinds: list[str]) -> tuple:

@@ -39,6 +39,7 @@ from typing import Any
 
 from kvplan.errors import ConfigError, PlanInputError
 from kvplan.families.blocks import gated_mlp, llama_tail, rms, router
+from kvplan.families.deepseek_v4 import attention_tensors
 from kvplan.layers import CompressedAttention
 from kvplan.spec import DecoderLayer, Experts, Linear, Norm, Tensor, Tower
 
@@ -161,16 +162,7 @@ def build_deepseek_v41(r, model_type: str) -> dict[str, Any]:
             raise ConfigError(r._name("index_source_layer_ids"), f"layer {s} does not share its kv source's ratio")
     engram_ids = _ids(r, "engram_layer_ids", n_layers, False)
 
-    attn = (  # as V4's (families/deepseek_v4.py), vLLM's fused_wqa_wkv = [q_a_proj, kv_proj], replicated
-        Linear(name="q_a_proj", in_features=h, out_features=q_lora, shard="replicated"),
-        rms("q_a_norm", q_lora),
-        Linear(name="q_b_proj", in_features=q_lora, out_features=nq * hd),
-        Linear(name="kv_proj", in_features=h, out_features=hd, shard="replicated"),
-        rms("kv_norm", hd),
-        Linear(name="o_a_proj", in_features=nq * hd // groups, out_features=groups * o_lora),
-        Linear(name="o_b_proj", in_features=groups * o_lora, out_features=h, shard="row"),
-        Tensor(name="sinks", numel=nq, shard="column"),
-    )
+    attn = attention_tensors(h, q_lora, nq, hd, groups, o_lora)  # as V4's
 
     def compressor(m: int) -> tuple:  # DeepseekCompressor (quant_config None): [wkv] at ratio 1, [wkv, wgate] at 2
         comps = (Linear(name="compressor.kv_proj", in_features=h, out_features=hd, shard="replicated",
