@@ -325,8 +325,9 @@ def test_sglang_concurrency_is_cut_not_rounded_up_past_what_fits():
     assert metrics(at)["Max concurrency"] == "3.99x"
     tiles = {m.label: m for m in at.metric}
     assert tiles["KV cache tokens"].help == "SGLang's '#tokens': KV pages x page size"
-    # vLLM keeps its log's format (0.33 on the same GPUs: 43,163 blocks / 10,240 a request = 4.215 -> "4.22x")
-    assert views.concurrency_text(kvplan_plan("deepseek-v3", gpu="H200", tp=8)) == "4.22x"
+    # vLLM keeps its log's format (0.33 on the same GPUs: 41,741 blocks / 10,240 a request = 4.076 -> "4.08x"; 43,163
+    # and 4.22x before the held Hopper Triton MoE workspace, fp8_moe_hopper_triton)
+    assert views.concurrency_text(kvplan_plan("deepseek-v3", gpu="H200", tp=8)) == "4.08x"
 
 
 def test_knobs_kept_for_another_engine_are_named_in_that_engines_flags():
