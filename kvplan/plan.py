@@ -1077,7 +1077,7 @@ def _rank_budget(spec, gpu, engine, layout, stage, draft, mnbt, max_seqs, act_b,
     dsv41_pad = dsv41_hc = dsv41_buffers = 0
     if spec.model_type in deepseek_v41.MODEL_TYPES and engine.engine == "vllm":
         if engine.weights_bytes is None:
-            dsv41_pad = vllm_dsv41.mxfp4_padding_bytes(spec, tp, layout.ep)
+            dsv41_pad = vllm_dsv41.mxfp4_padding_bytes(spec, tp, layout.ep, vllm_version=engine.vllm_version)
             dsv41_hc = vllm_dsv41.hc_fp32_extra_bytes(spec)
         if loaded_extras:
             dsv41_buffers = sum(b.rank_bytes(mnbt, tp) for b in spec.batch_buffers)
