@@ -173,18 +173,23 @@ def mxfp4_padded_sizes(backend: str, hidden: int, inter: int, vllm_version: str 
     (128, 256) from 0.27.0). The one rule gpt-oss, DeepSeek-V4 and V4.1 share. Worked numbers: ("trtllm", 7168, 384)
     -> (7168, 512) at "0.26", (7168, 384) at "0.27"; ("trtllm", 2880, 2880) -> (3072, 3072) at "0.26", (3072, 2944)
     at "0.33"."""
-    if backend == "checkpoint":
-        return hidden, inter
-    if backend == "marlin":
-        i_align, h_align = MXFP4_MARLIN_ALIGN
-    elif backend == "trtllm":
-        i_align, h_align = (MXFP4_TRTLLM_ALIGN_027 if vllm_has(vllm_version, "mxfp4_trtllm_inter_128")
-                            else MXFP4_TRTLLM_ALIGN)
-    elif backend == "triton":
-        i_align, h_align = MXFP4_TRITON_INTER_ALIGN, 1
-    else:
-        raise ValueError(backend)
+    i_align, h_align = mxfp4_align(backend, vllm_version)
     return _up(hidden, h_align), _up(inter, i_align)
+
+
+def mxfp4_align(backend: str, vllm_version: str = VLLM_DEFAULT_VERSION) -> tuple[int, int]:
+    """(intermediate per partition, hidden) multiples ``backend`` rounds an MXFP4 expert up to in release line
+    ``vllm_version`` (1: unpadded). Worked numbers: ("trtllm", "0.26") -> (256, 256), ("trtllm", "0.33") -> (128,
+    256), ("marlin", any) -> (128, 256), ("triton", any) -> (64, 1)."""
+    if backend == "checkpoint":
+        return 1, 1
+    if backend == "marlin":
+        return MXFP4_MARLIN_ALIGN
+    if backend == "trtllm":
+        return MXFP4_TRTLLM_ALIGN_027 if vllm_has(vllm_version, "mxfp4_trtllm_inter_128") else MXFP4_TRTLLM_ALIGN
+    if backend == "triton":
+        return MXFP4_TRITON_INTER_ALIGN, 1
+    raise ValueError(backend)
 
 
 def mxfp4_expert_bytes(hidden: int, inter: int, bias: bool, backend: str = "checkpoint",

@@ -127,3 +127,22 @@ def test_v41_uses_the_same_rule():
     # V4.1-Flash TP8: I 2,304 / 8 = 288 -> 384 (0.33: 128), 783,360 B an expert x 384 x 40 (tests/test_dsv4_1_vllm.py)
     assert mxfp4_padding_bytes(spec, 8) == mxfp4_override_padding_bytes(spec, 8, False, "trtllm", "0.33") \
         == mxfp4_override_padding_bytes(spec, 8, False, "marlin", "0.33") == 12_032_409_600
+
+
+def test_b200_plans_show_the_trtllm_padding_as_a_routed_term():
+    # the padding is a budget row on SM 10.x as on Hopper ("MXFP4 MoE layout: ..."), so decode_bound scales it with
+    # the experts a step reads instead of reading it whole every step: gpt-oss-120b TP1 at 0.33, 5,590,351,872 B
+    from kvplan.plan import decode_weight_parts
+
+    p = plan(load_preset("gpt-oss-120b"), B200, EngineConfig(vllm_version="0.33"), Layout(tp=1))
+    term = next(t for t in p.ranks[0].terms if t.name == "MXFP4 MoE layout: FlashInfer TRTLLM (in weights)")
+    assert term.bytes == 5_590_351_872 and not term.applied
+    assert "I per partition to 128, H to 256" in term.source
+    assert "mxfp4_round_up_hidden_size_and_intermediate_size" in term.source
+    assert decode_weight_parts(p.ranks[0]) == (5_590_351_872, 0)
+    old = plan(load_preset("gpt-oss-120b"), B200, EngineConfig(vllm_version="0.26"), Layout(tp=1))
+    assert "I per partition to 256, H to 256" in next(t.source for t in old.ranks[0].terms
+                                                      if t.name.startswith("MXFP4 MoE layout"))
+    # DeepSeek-V4-Pro TP8 at 0.33: nothing padded, no row
+    pro = plan(load_preset("deepseek-v4-pro"), B200, EngineConfig(vllm_version="0.33"), Layout(tp=8))
+    assert not any(t.name.startswith("MXFP4 MoE layout") for t in pro.ranks[0].terms)
