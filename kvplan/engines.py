@@ -82,7 +82,8 @@ profile  releases            what changes at its first release (VLLM_CHANGES key
                              profile run) + transient peak, the CUDA-graph profile outside it (total_consumed_accounting):
                              tensors made after "Model loading took" and before the profile now count (V2 sampler state);
                              text-only serving (--language-model-only) drops the prefix-LM batch floor
-                             (mm_prefix_lm_text_only_off); the V2 runner profiles the encoder (v2_mm_encoder_profile)
+                             (mm_prefix_lm_text_only_off); the V2 runner profiles the encoder (v2_mm_encoder_profile);
+                             the FlashInfer TRTLLM MXFP4 MoE pads I per partition to 128, not 256 (mxfp4_trtllm_inter_128)
 0.28     0.28.0              prefix caching on by default for hybrids (hybrid_prefix_caching), "align" for every
                              hybrid (mamba_align_only; "all" for SupportsMambaPrefixCaching models when asked before);
                              the >= 160 GiB batch tier (batch_tier_160); CUDA graphs up to 1024 tokens on datacenter
@@ -358,6 +359,11 @@ VLLM_CHANGES: dict[str, tuple[Release, str]] = {
                                           "--kv-cache-dtype auto becomes fp8_e4m3 on CUDA sm10x ('Using fp8 "
                                           "kv-cache for GlmMoeDsaForCausalLM on SM10x') in 0.32.0; 0.28.0 / 0.30.0 / "
                                           "0.31.0 keep the model dtype")),
+    "mxfp4_trtllm_inter_128": ((0, 27, 0), ("fused_moe/oracle/mxfp4.py mxfp4_round_up_hidden_size_and_intermediate_"
+                                            "size: TRTLLM_BACKENDS (FLASHINFER_TRTLLM_MXFP4_BF16 / _MXFP8) round the "
+                                            "intermediate size per partition up to 128 in 0.27.0 - 0.34.0 (0.19.0 - "
+                                            "0.26.0 there and quantization/mxfp4.py Mxfp4MoEMethod.create_weights "
+                                            "0.10.1.1 - 0.18.1: 256); the hidden size stays at 256")),
     "dsv4_mtp_hidden_spec_only": ((0, 27, 0), ("models/deepseek_v4/nvidia/model.py DeepseekV4Model.__init__: "
                                                "_mtp_hidden_buffer is made on the last PP rank only when "
                                                "speculating (needs_mtp_hidden_states: use_eagle() or "

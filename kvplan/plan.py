@@ -47,8 +47,8 @@ from kvplan.units import DTYPE_BITS, GiB, MiB, cdiv
 from kvplan.weights import FLOAT_FORMATS, base_dtype, resolve_format, spec_formats
 from kvplan.vllm_alloc import vllm_allocator_rounding_bytes
 from kvplan.vllm_layouts import (  # _AWQ_FMT / _GPTQ_FMT / _WNA16_FMT: the int weight-only formats (Marlin MoE)
-    _AWQ_FMT, _GPTQ_FMT, _WNA16_FMT, fp8_block_refusal, fp8_marlin_gpu, marlin_refusal, mxfp4_triton_kernels,
-    quant_platform,
+    _AWQ_FMT, _GPTQ_FMT, _WNA16_FMT, fp8_block_refusal, fp8_marlin_gpu, marlin_refusal, mxfp4_align,
+    mxfp4_triton_kernels, quant_platform,
     vllm_dsa_index_groups, vllm_dsa_indexer_wk_bytes, vllm_dsa_topk_buffer_bytes, vllm_fp8_marlin_extra_bytes,
     vllm_mla_dequant_bytes, vllm_mxfp4_extra_bytes, vllm_mxfp4_functions,
     vllm_quant_layout_extra_bytes, vllm_rope_cache_bytes, vllm_rope_tables,
@@ -953,13 +953,21 @@ def _engine_key(engine: EngineConfig) -> _HashedKey:
 
 
 def _mxfp4_layout_note(spec, gpu, engine) -> tuple[str, str] | None:
-    """(backend, why) of a vLLM plan whose gpt-oss MXFP4 experts run on Hopper (the GPU where the backend depends on
-    the install: kvplan.vllm_layouts.mxfp4_triton_kernels), else None; ``why`` names the release's own functions
-    (kvplan.vllm_layouts.vllm_mxfp4_functions)."""
-    if engine.engine != "vllm" or gpu_arch(gpu.name) != "sm90":
+    """(backend, why) of a vLLM plan whose gpt-oss / DeepSeek-V4 MXFP4 experts run on Hopper (the GPU where the
+    backend depends on the install: kvplan.vllm_layouts.mxfp4_triton_kernels) or on datacenter Blackwell (FlashInfer
+    TRTLLM, whose intermediate padding moved from 256 to 128 at 0.27: kvplan.vllm_layouts.mxfp4_align), else None;
+    ``why`` names the release's own functions (kvplan.vllm_layouts.vllm_mxfp4_functions). Worked example: gpt-oss on
+    a B200 at 0.33 -> ("FlashInfer TRTLLM", "... padded (...: I to 128, H to 256)")."""
+    arch = gpu_arch(gpu.name)
+    if engine.engine != "vllm" or arch not in ("sm90", "sm100"):
         return None
     v4 = spec.model_type == "deepseek_v4"
     pick, make, pad = vllm_mxfp4_functions(engine.vllm_version, v4)
+    if arch == "sm100":
+        i_align, h_align = mxfp4_align("trtllm", engine.vllm_version)
+        return "FlashInfer TRTLLM", (f"vLLM {engine.vllm_version}: {pick} gives the MXFP4 experts a FlashInfer "
+                                     f"TRTLLM backend on SM 10.x; {make} holds them padded ({pad}: I per partition "
+                                     f"to {i_align}, H to {h_align}; 256 / 256 through 0.26)")
     if v4:  # DeepSeek-V4's Mxfp4MoEMethod: no Triton in its backend list
         return "Marlin", (f"vLLM {engine.vllm_version}: {pick} gives DeepSeek-V4's MXFP4 experts MARLIN on Hopper; "
                           f"{make} holds them padded ({pad}: I to 128, H to 256)")
@@ -1077,7 +1085,7 @@ def _rank_budget(spec, gpu, engine, layout, stage, draft, mnbt, max_seqs, act_b,
     dsv41_pad = dsv41_hc = dsv41_buffers = 0
     if spec.model_type in deepseek_v41.MODEL_TYPES and engine.engine == "vllm":
         if engine.weights_bytes is None:
-            dsv41_pad = vllm_dsv41.mxfp4_padding_bytes(spec, tp, layout.ep)
+            dsv41_pad = vllm_dsv41.mxfp4_padding_bytes(spec, tp, layout.ep, vllm_version=engine.vllm_version)
             dsv41_hc = vllm_dsv41.hc_fp32_extra_bytes(spec)
         if loaded_extras:
             dsv41_buffers = sum(b.rank_bytes(mnbt, tp) for b in spec.batch_buffers)

@@ -235,7 +235,6 @@ def pool_capacity(available_bytes: int, groups, caches, max_len: int, in_flight:
 # caching allocator's block rounding ("Model loading took" counts whole blocks: kvplan.vllm_alloc, applied to V4's
 # plans), NgramHashState's small buffers, the vision tower (counted apart: parallel.tower_rank_bytes; skipped with
 # --language-model-only), the DSpark / MTP draft and its _mtp_hidden_buffer (speculative decoding).
-MXFP4_ALIGN = (128, 256)  # (intermediate per partition, hidden): TRTLLM and MARLIN in mxfp4_round_up_...
 TOPK_INDEX_BYTES = 4  # torch.int32
 HUMMING_REFUSAL = ("vLLM 0.33 - 0.34 give DeepSeek-V4.1's MXFP4 experts the Humming MoE backend on SM 9.0 (Hopper: "
                    "prioritize_humming puts HUMMING ahead of MARLIN there), whose weight layout "
@@ -258,18 +257,17 @@ def model_buffer_bytes(spec, tp: int, max_num_batched_tokens: int) -> dict[str, 
     return out
 
 
-def mxfp4_padding_bytes(spec, tp: int, ep: bool = False) -> int:
-    """Bytes the MXFP4 experts' padding (TRTLLM / MARLIN: I per partition to 128, H to 256) adds on one rank over
-    kvplan's checkpoint bytes; 0 where the routed experts are not MXFP4. Per expert: 1.5 I H (e2m1 w13 [2I, H/2] + w2
-    [H, I/2]) + 3 I H / 32 (e8m0 scales), padded less unpadded. Worked number, V4.1-Flash at TP 8 without EP: I 2,304
-    / 8 = 288 -> 384, 1.59375 x 5,120 x (384 - 288) = 783,360 B an expert x 384 x 40 = 12,032,409,600 B; with EP
-    (48 whole experts, I 2,304 = 18 x 128): 0."""
-    from kvplan.vllm_layouts import mxfp4_expert_bytes, mxfp4_override_experts
+def mxfp4_padding_bytes(spec, tp: int, ep: bool = False, backend: str = "trtllm", vllm_version: str = "0.33") -> int:
+    """Bytes the MXFP4 experts' padding adds on one rank over kvplan's checkpoint bytes; 0 where the routed experts
+    are not MXFP4. ``backend``: "trtllm" (SM 10.x, auto) or "marlin" (--moe-backend marlin), both I per partition to
+    128 and H to 256 in 0.33 - 0.34 (the shared rule: vllm_layouts.mxfp4_padded_sizes via
+    mxfp4_override_padding_bytes). Per expert: 1.5 I H (e2m1 w13 [2I, H/2] + w2 [H, I/2]) + 3 I H / 32 (e8m0 scales),
+    padded less unpadded. Worked number, V4.1-Flash at TP 8 without EP: I 2,304 / 8 = 288 -> 384, 1.59375 x 5,120 x
+    (384 - 288) = 783,360 B an expert x 384 x 40 = 12,032,409,600 B; with EP (48 whole experts, I 2,304 = 18 x 128):
+    0."""
+    from kvplan.vllm_layouts import mxfp4_override_padding_bytes
 
-    h_align, i_align = MXFP4_ALIGN[1], MXFP4_ALIGN[0]
-    return sum(n * count * (mxfp4_expert_bytes(_round_up(hidden, h_align), _round_up(part, i_align), False)
-                            - mxfp4_expert_bytes(hidden, part, False))
-               for n, count, hidden, part in mxfp4_override_experts(spec, tp, ep))
+    return mxfp4_override_padding_bytes(spec, tp, ep, backend, vllm_version)
 
 
 def hc_fp32_extra_bytes(spec) -> int:
@@ -299,7 +297,8 @@ def rank_load_bytes(spec, tp: int, arch: str, max_num_batched_tokens: int, ep: b
             f"vLLM 0.33 - 0.34 give DeepSeek-V4.1's MXFP4 experts DeepGEMM MXFP4 or Humming on this GPU ({arch}), "
             "whose weight layouts kvplan has not read; --moe-backend marlin or an SM 10.x GPU is what kvplan sizes"))
     return {"checkpoint weights": rank_weight_bytes(spec, Layout(tp=tp, ep=ep)), "hc mixers fp32":
-            hc_fp32_extra_bytes(spec), "mxfp4 padding": mxfp4_padding_bytes(spec, tp, ep),
+            hc_fp32_extra_bytes(spec), "mxfp4 padding": mxfp4_padding_bytes(
+                spec, tp, ep, "marlin" if moe_backend == "marlin" else "trtllm"),
             **model_buffer_bytes(spec, tp, max_num_batched_tokens)}
 
 

@@ -23,9 +23,20 @@ TRITON (Hopper, vLLM      I -> round_up(I, 64), H unpadded; then ``_swizzle_mxfp
 Mxfp4 MoE backend" in     ``HopperMXScaleLayout``: [N, K/32] padded to (2 x num_warps x 16 = 256, 2)); the swizzled
 the v0.19.0 log)          scales live in the PrecisionConfig while ``layer.w13_weight_scale`` / ``w2_weight_scale``
                           stay registered (only the weights are replaced): the scales are held twice; biases fp32
-FLASHINFER TRTLLM         I -> round_up(I, 256), H -> round_up(H, 256) ("pad the intermediate size to be a multiple
-(Blackwell, sm100)        of 2 * mxfp4_block"); shuffled in place, biases fp32
+FLASHINFER TRTLLM         vLLM 0.10.1.1 - 0.26.0: I -> round_up(I, 256) ("pad the intermediate size to be a multiple
+(Blackwell, sm100)        of 2 * mxfp4_block"); 0.27.0 - 0.34.0: I -> round_up(I, 128) (VLLM_CHANGES
+                          "mxfp4_trtllm_inter_128"); H -> round_up(H, 256) in all; shuffled in place, biases fp32
 ========================  ==========================================================================================
+
+Where each release rounds (``mxfp4_padded_sizes``; every wheel 0.10.1.1 - 0.34.0 read 2026-12-03, ``pip download
+vllm==X --no-deps``; 0.10.0 has no MXFP4 method): 0.10.1.1 - 0.18.1 inside quantization/mxfp4.py
+``Mxfp4MoEMethod.create_weights``, 0.19.0 on in fused_moe/oracle/mxfp4.py
+``mxfp4_round_up_hidden_size_and_intermediate_size``, which both gpt-oss's method (``GptOssMxfp4MoEMethod`` from
+0.20.0) and DeepSeek-V4 / V4.1's ``Mxfp4MoEMethod`` (models/deepseek_v4*/quant_config.py; the models pass no alignment
+of their own) reach through ``maybe_roundup_sizes``. (I per partition, H) alignment by backend: Marlin (128, 256) and
+Triton (64, unpadded) in every release; FlashInfer TRTLLM MXFP4 x BF16 / x MXFP8 (256, 256) through 0.26.0, then (128,
+256) (the TRTLLM_BACKENDS branch); FlashInfer CUTLASS MXFP4 x MXFP8 / x BF16 (128, 128) from 0.10.2 (kvplan never
+picks it: TRTLLM comes first on sm100); CUTLASS_MXFP4_MXFP4 (128, 128) from 0.32.0 (not picked either).
 
 Worked numbers (gpt-oss-20b, 24 layers x 32 experts, H = I = 2880, bf16 rest 3.35 GiB at TP1), v0.19.0 layout:
 TRITON TP2: I 1440 -> 1472; w13 packed [1440 -> 1472] x [2944], w2 [736 -> 768] x [2880], scales [3072, 90] +
@@ -43,14 +54,15 @@ import math
 import re
 from typing import NamedTuple
 
-from kvplan.engines import vllm_has
+from kvplan.engines import VLLM_DEFAULT_VERSION, vllm_has
 from kvplan.layers import ATTENTION_KINDS
 from kvplan.parallel import Layout, pp_partition, stage_distinct, stage_layers
 from kvplan.spec import Linear, ModelSpec, spec_distinct_layers
 from kvplan.units import cdiv
 
-MXFP4_MARLIN_ALIGN = (128, 256)  # (intermediate per partition, hidden): mxfp4.py create_weights, Marlin backend
-MXFP4_TRTLLM_ALIGN = (256, 256)  # SM100_FI_MXFP4_* (FlashInfer TRTLLM-gen): mxfp4.py create_weights
+MXFP4_MARLIN_ALIGN = (128, 256)  # (intermediate per partition, hidden): Marlin, every release 0.10.1.1 - 0.34.0
+MXFP4_TRTLLM_ALIGN = (256, 256)  # FlashInfer TRTLLM-gen (SM100_FI_MXFP4_*, TRTLLM_BACKENDS), 0.10.1.1 - 0.26.0
+MXFP4_TRTLLM_ALIGN_027 = (128, 256)  # the same from 0.27.0 (VLLM_CHANGES "mxfp4_trtllm_inter_128"; 0.34.0 too)
 MXFP4_TRITON_INTER_ALIGN = 64  # the remaining CUDA backends (Triton): round_up(I, 64), hidden unpadded
 # HopperMXValueLayout.swizzle_data pre-padding of the packed (*, M, K) uint8 weight, by the triton_kernels vLLM
 # bundles (vllm/third_party/triton_kernels/tensor_details/layout_details/hopper_value.py, every wheel 0.12.0 - 0.33.0
@@ -153,28 +165,50 @@ def vllm_mxfp4_functions(vllm_version: str, deepseek_v4: bool = False) -> tuple[
     return f"{oracle} {pick}", f"{quant} {method}.create_weights", pad
 
 
+def mxfp4_padded_sizes(backend: str, hidden: int, inter: int, vllm_version: str = VLLM_DEFAULT_VERSION
+                       ) -> tuple[int, int]:
+    """(hidden size, intermediate size per partition) as vLLM's MXFP4 MoE ``backend`` ("checkpoint", "marlin",
+    "triton", "trtllm") allocates an expert's w13 / w2 in release line ``vllm_version``: each rounded up to the
+    backend's alignment (module docstring; Marlin (128, 256), Triton I to 64, TRTLLM (256, 256) through 0.26.0 and
+    (128, 256) from 0.27.0). The one rule gpt-oss, DeepSeek-V4 and V4.1 share. Worked numbers: ("trtllm", 7168, 384)
+    -> (7168, 512) at "0.26", (7168, 384) at "0.27"; ("trtllm", 2880, 2880) -> (3072, 3072) at "0.26", (3072, 2944)
+    at "0.33"."""
+    i_align, h_align = mxfp4_align(backend, vllm_version)
+    return _up(hidden, h_align), _up(inter, i_align)
+
+
+def mxfp4_align(backend: str, vllm_version: str = VLLM_DEFAULT_VERSION) -> tuple[int, int]:
+    """(intermediate per partition, hidden) multiples ``backend`` rounds an MXFP4 expert up to in release line
+    ``vllm_version`` (1: unpadded). Worked numbers: ("trtllm", "0.26") -> (256, 256), ("trtllm", "0.33") -> (128,
+    256), ("marlin", any) -> (128, 256), ("triton", any) -> (64, 1)."""
+    if backend == "checkpoint":
+        return 1, 1
+    if backend == "marlin":
+        return MXFP4_MARLIN_ALIGN
+    if backend == "trtllm":
+        return MXFP4_TRTLLM_ALIGN_027 if vllm_has(vllm_version, "mxfp4_trtllm_inter_128") else MXFP4_TRTLLM_ALIGN
+    if backend == "triton":
+        return MXFP4_TRITON_INTER_ALIGN, 1
+    raise ValueError(backend)
+
+
 def mxfp4_expert_bytes(hidden: int, inter: int, bias: bool, backend: str = "checkpoint",
-                       value_align: tuple[int, int] = TRITON_VALUE_ALIGN) -> int:
+                       value_align: tuple[int, int] = TRITON_VALUE_ALIGN,
+                       vllm_version: str = VLLM_DEFAULT_VERSION) -> int:
     """Bytes of one gpt-oss expert on a rank (w13 [2I, H] + w2 [H, I] in MXFP4, biases [2I] + [H]) as ``backend``
-    holds it; "checkpoint" is the unpadded layout kvplan.weights prices (bf16 biases).
+    holds it in release line ``vllm_version`` (shapes: ``mxfp4_padded_sizes``); "checkpoint" is the unpadded layout
+    kvplan.weights prices (bf16 biases).
     Worked number: H = 2880, I = 1440 (-> 1472), "triton" at the v0.19.0 (64, 64): 4,333,568 + 2,211,840 (values)
     + 276,480 + 141,312 (swizzled scales) + 264,960 + 132,480 (kept scales) + 23,296 (fp32 biases) = 7,383,936."""
-    if backend == "checkpoint":
-        i, h, bias_b = inter, hidden, 2
-    elif backend == "marlin":
-        i, h, bias_b = _up(inter, MXFP4_MARLIN_ALIGN[0]), _up(hidden, MXFP4_MARLIN_ALIGN[1]), 2
-    elif backend == "trtllm":
-        i, h, bias_b = _up(inter, MXFP4_TRTLLM_ALIGN[0]), _up(hidden, MXFP4_TRTLLM_ALIGN[1]), 4
-    elif backend == "triton":
-        i, h = _up(inter, MXFP4_TRITON_INTER_ALIGN), hidden
+    h, i = mxfp4_padded_sizes(backend, hidden, inter, vllm_version)
+    bias_b = 4 if backend in ("trtllm", "triton") else 2
+    if backend == "triton":
         vm, vk = value_align
         sm, sk = TRITON_SCALE_ALIGN
         values = _up(h // 2, vm) * _up(2 * i, vk) + _up(i // 2, vm) * _up(h, vk)  # w13, w2 packed, padded
         swizzled = _up(2 * i, sm) * _up(cdiv(h, MX_BLOCK), sk) + _up(h, sm) * _up(cdiv(i, MX_BLOCK), sk)
         kept = 2 * i * cdiv(h, MX_BLOCK) + h * cdiv(i, MX_BLOCK)  # layer.w13/w2_weight_scale stay registered
-        return values + swizzled + kept + ((2 * i + h) * 4 if bias else 0)
-    else:
-        raise ValueError(backend)
+        return values + swizzled + kept + ((2 * i + h) * bias_b if bias else 0)
     scales = 2 * i * cdiv(h, MX_BLOCK) + h * cdiv(i, MX_BLOCK)
     return 2 * i * h // 2 + h * i // 2 + scales + ((2 * i + h) * bias_b if bias else 0)
 
@@ -188,7 +222,7 @@ def vllm_mxfp4_extra_bytes(spec: ModelSpec, layout: Layout, stage: int, weight_f
 
     fmt, use_overrides = resolve_format(spec, weight_format)
     if fmt != "mxfp4":
-        return dsv4_mxfp4_extra_bytes(spec, layout, stage, arch) if use_overrides else 0
+        return dsv4_mxfp4_extra_bytes(spec, layout, stage, arch, vllm_version) if use_overrides else 0
     backend = mxfp4_moe_backend(arch, vllm_version, triton_kernels)
     ranks = layout.tp * layout.dp
     extra = 0
@@ -203,7 +237,7 @@ def vllm_mxfp4_extra_bytes(spec: ModelSpec, layout: Layout, stage: int, weight_f
         count, part = (cdiv(ex.num_experts, ranks), inter) if layout.ep else (ex.num_experts, cdiv(inter, ranks))
         bias = names["gate_up_proj"].bias
         align = triton_value_align(vllm_version)
-        extra += n * count * (mxfp4_expert_bytes(hidden, part, bias, backend, align)
+        extra += n * count * (mxfp4_expert_bytes(hidden, part, bias, backend, align, vllm_version)
                               - mxfp4_expert_bytes(hidden, part, bias))
     return extra
 
@@ -217,14 +251,16 @@ def vllm_mxfp4_extra_bytes(spec: ModelSpec, layout: Layout, stage: int, weight_f
 # up by ``mxfp4_round_up_hidden_size_and_intermediate_size`` for the backend ``select_mxfp4_moe_backend`` takes
 # (fused_moe/oracle/mxfp4.py ``_get_priority_backends``, the same list in the 0.20.0, 0.25.0, 0.30.0 and 0.32.0
 # wheels: FLASHINFER_TRTLLM_MXFP4_MXFP8, DEEPGEMM_MXFP4, MARLIN, BATCHED_MARLIN; not gpt-oss's list, no Triton):
-#   sm100 (B200 / B300 / GB200 / GB300): FLASHINFER_TRTLLM_MXFP4_MXFP8, I and H round_up(.., 256); the weights and
-#     scales are permuted / interleaved in place (same shapes, ``convert_weight_to_mxfp4_moe_kernel_format``);
+#   sm100 (B200 / B300 / GB200 / GB300): FLASHINFER_TRTLLM_MXFP4_MXFP8 (first in the 0.20.0 - 0.34.0 lists), H
+#     round_up(.., 256), I round_up(.., 256) through 0.26.0 and round_up(.., 128) from 0.27.0 (``mxfp4_padded_sizes``);
+#     the weights and scales are permuted / interleaved in place (same shapes,
+#     ``convert_weight_to_mxfp4_moe_kernel_format``);
 #   sm90 (Hopper) and other CUDA GPUs: MARLIN (TRTLLM needs sm100, DeepGEMM MXFP4 sm100 / sm120: deep_gemm_moe.py
 #     ``_supports_current_device``), I round_up(.., 128), H round_up(.., 256), repacked in place (same bytes), as the
 #     gpt-oss Marlin row of the table above. (DeepGEMM MXFP4, the sm120 choice, upcasts the e8m0 scales to fp32:
 #     not modelled, kvplan's "other" arch takes Marlin.)
 # DeepSeek-V4-Flash (H 4096, I 2048) and -Pro (H 7168, I 3072) need no padding at TP1 - TP8, with or without EP, except
-# -Pro's I / 8 = 384 on sm100 without EP (-> 512). ``--moe-backend deep_gemm_mega_moe`` (DeepseekV4MegaMoEExperts:
+# -Pro's I / 8 = 384 on sm100 without EP in the 0.20 - 0.26 profiles (-> 512; from 0.27 384 is kept). ``--moe-backend deep_gemm_mega_moe`` (DeepseekV4MegaMoEExperts:
 # transform_weights_for_mega_moe, the loader tensors dropped) is priced at the checkpoint's bytes (its symmetric
 # buffers are not weights and not modelled).
 
@@ -234,22 +270,32 @@ def dsv4_mxfp4_moe_backend(arch: str) -> str:
     return "trtllm" if arch == "sm100" else "marlin"
 
 
-def dsv4_mxfp4_extra_bytes(spec: ModelSpec, layout: Layout, stage: int, arch: str) -> int:
+def dsv4_mxfp4_extra_bytes(spec: ModelSpec, layout: Layout, stage: int, arch: str,
+                           vllm_version: str = VLLM_DEFAULT_VERSION) -> int:
     """Bytes vLLM's MXFP4 MoE padding adds on one rank of stage ``stage`` over kvplan's checkpoint bytes for MXFP4
-    routed experts given by an override (DeepSeek-V4 ``expert_dtype`` "fp4"); 0 for any other spec. Per expert on a
-    rank: ``mxfp4_expert_bytes(H, I per partition, False, backend) - mxfp4_expert_bytes(H, I per partition, False)``.
-    Worked numbers: DeepSeek-V4-Flash, any layout: 0; DeepSeek-V4-Pro (H 7168) TP8 without EP on a B200: I 3072 / 8
-    = 384 -> 512, per expert 5,849,088 - 4,386,816 = 1,462,272 B, x 384 experts x 61 layers = 34,252,259,328 B
-    (31.90 GiB) a rank; with EP (48 whole experts a rank, I 3072) or on Hopper (Marlin: 384 % 128 = 0): 0."""
+    routed experts given by an override (DeepSeek-V4 ``expert_dtype`` "fp4") in release line ``vllm_version``; 0 for
+    any other spec (``mxfp4_override_padding_bytes``). Worked numbers: DeepSeek-V4-Flash, any layout: 0;
+    DeepSeek-V4-Pro (H 7168) TP8 without EP on a B200 at 0.20 - 0.26: I 3072 / 8 = 384 -> 512, per expert 5,849,088 -
+    4,386,816 = 1,462,272 B, x 384 experts x 61 layers = 34,252,259,328 B (31.90 GiB) a rank; at 0.27+ (384 % 128 =
+    0), with EP (48 whole experts a rank, I 3072) or on Hopper (Marlin: 384 % 128 = 0): 0."""
     if spec.model_type != "deepseek_v4":
         return 0
-    backend = dsv4_mxfp4_moe_backend(arch)
-    ranks = layout.tp * layout.dp
     parts = pp_partition(len(spec.layers), layout.pp)
     lo = sum(parts[:stage])
-    hi = lo + parts[stage]
-    return sum(n * count * (mxfp4_expert_bytes(hidden, part, False, backend) - mxfp4_expert_bytes(hidden, part, False))
-               for n, count, hidden, part in mxfp4_override_experts(spec, ranks, layout.ep, lo, hi))
+    return mxfp4_override_padding_bytes(spec, layout.tp * layout.dp, layout.ep, dsv4_mxfp4_moe_backend(arch),
+                                        vllm_version, lo, lo + parts[stage])
+
+
+def mxfp4_override_padding_bytes(spec: ModelSpec, ranks: int, ep: bool, backend: str, vllm_version: str,
+                                 lo: int = 0, hi: int | None = None) -> int:
+    """Bytes ``backend``'s padding (``mxfp4_padded_sizes`` in release line ``vllm_version``) adds on one rank over
+    kvplan's checkpoint bytes for the override-MXFP4 routed experts of ``spec.layers[lo:hi]``
+    (``mxfp4_override_experts``; no biases): per expert ``mxfp4_expert_bytes(H, I, False, backend)`` less the
+    unpadded bytes, 1.5 H I + 3 H I / 32 each. Worked number, DeepSeek-V4.1-Flash (H 5,120) at 8 ranks without EP,
+    "trtllm" at "0.33": I 288 -> 384, 1.59375 x 5,120 x 96 = 783,360 B an expert x 384 x 40 = 12,032,409,600 B."""
+    return sum(n * count * (mxfp4_expert_bytes(hidden, part, False, backend, vllm_version=vllm_version)
+                            - mxfp4_expert_bytes(hidden, part, False))
+               for n, count, hidden, part in mxfp4_override_experts(spec, ranks, ep, lo, hi))
 
 
 def mxfp4_override_experts(spec: ModelSpec, ranks: int, ep: bool, lo: int = 0, hi: int | None = None):

@@ -85,7 +85,8 @@ def test_flash_rank_experts_tp8(flash, flash_fp8, layout):
     saved = rank_weight_bytes(flash_fp8, layout) - rank_weight_bytes(flash, layout)
     assert saved == 43 * 256 * (3_146_496 - 1_671_168) == 43 * 32 * (FLASH_EXPERT_FP8 - FLASH_EXPERT) == 16_240_410_624
     assert rank_weight_bytes(flash, layout) == 20_261_128_926  # 18.87 GiB a rank (was 33.99)
-    # vLLM's MXFP4 MoE pads nothing here: TRTLLM (B200) rounds I and H to 256, Marlin (H200) I to 128, H to 256
+    # vLLM's MXFP4 MoE pads nothing here: TRTLLM (B200) rounds I and H to 256 (0.27+: I to 128), Marlin (H200) I to
+    # 128, H to 256
     for arch in ("sm100", "sm90"):
         assert vllm_mxfp4_extra_bytes(flash, layout, 0, None, arch, "0.25") == 0
 
@@ -96,14 +97,18 @@ def test_flash_tp1(flash):
 
 def test_pro_trtllm_pads_the_intermediate_without_ep():
     pro = _spec(_config("deepseek-v4-pro"))
-    # H 7168, I 3072 / 8 = 384 -> round_up(384, 256) = 512 on sm100 (FLASHINFER_TRTLLM_MXFP4_MXFP8):
+    # H 7168, I 3072 / 8 = 384 -> round_up(384, 256) = 512 on sm100 (FLASHINFER_TRTLLM_MXFP4_MXFP8) in vLLM 0.20.0 -
+    # 0.26.0 (fused_moe/oracle/mxfp4.py mxfp4_round_up_hidden_size_and_intermediate_size, TRTLLM_BACKENDS branch):
     #   checkpoint slice: 2 x 384 x 3,584 + 7168 x 192 = 4,128,768 packed + 2 x 384 x 224 + 7168 x 12 = 258,048
     #   e8m0 = 4,386,816; padded: 2 x 512 x 3,584 + 7168 x 256 = 5,505,024 + 2 x 512 x 224 + 7168 x 16 = 344,064
     #   = 5,849,088; +1,462,272 an expert x 384 x 61 layers = 34,252,259,328 B (31.90 GiB) a rank
-    assert dsv4_mxfp4_extra_bytes(pro, Layout(tp=8), 0, "sm100") == 61 * 384 * (5_849_088 - 4_386_816) \
+    assert dsv4_mxfp4_extra_bytes(pro, Layout(tp=8), 0, "sm100", "0.26") == 61 * 384 * (5_849_088 - 4_386_816) \
         == 34_252_259_328
-    assert dsv4_mxfp4_extra_bytes(pro, Layout(tp=8, ep=True), 0, "sm100") == 0  # 48 whole experts, I 3072
-    assert dsv4_mxfp4_extra_bytes(pro, Layout(tp=8), 0, "sm90") == 0  # Marlin: 384 % 128 == 0
+    # from 0.27.0 the same branch rounds I to 128 (VLLM_CHANGES mxfp4_trtllm_inter_128): 384 = 3 x 128 is kept
+    for version in ("0.27", "0.33"):
+        assert dsv4_mxfp4_extra_bytes(pro, Layout(tp=8), 0, "sm100", version) == 0
+    assert dsv4_mxfp4_extra_bytes(pro, Layout(tp=8, ep=True), 0, "sm100", "0.26") == 0  # 48 whole experts, I 3072
+    assert dsv4_mxfp4_extra_bytes(pro, Layout(tp=8), 0, "sm90", "0.26") == 0  # Marlin: 384 % 128 == 0
     # the checkpoint: 61 x 384 experts of H 7168, I 3072: 3 x (3072 x 7168 / 2 + 3072 x 224) = 35,094,528 B each
     assert weight_bytes(pro).components["experts"] == 61 * 384 * 3 * (3072 * 7168 // 2 + 3072 * 224)
 
