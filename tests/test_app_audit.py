@@ -147,7 +147,7 @@ def test_the_model_page_does_not_call_a_loaded_vision_tower_unplanned():
     budget = {r["term"]: r for r in html_tables(run_app({"v": "1", "m": "gemma-3-27b-it"}))[0]}
     assert budget["vision tower (in weights)"]["bytes"] == "846,120,672"
     assert views.skipped_notes(kvplan_spec("deepseek-v3")) == [
-        "not planned: 1 multi-token-prediction layer(s) (loaded only for speculative decoding)"]
+        "not planned: 1 multi-token-prediction layer (loaded only for speculative decoding)"]
 
 
 def kvplan_spec(name: str):
