@@ -1659,7 +1659,13 @@ def plan(spec: ModelSpec, gpu: GpuSpec, engine: EngineConfig = EngineConfig(), l
         # vLLM keeps block 0 as the null block; a request at max_model_len must fit in the rest.
         usable = num_blocks - 1 if engine.engine == "vllm" else num_blocks
         whole = usable // per_request if per_request else 0
-        starts = longest_start(groups, block_size, in_flight, engine, usable, len_rank * 64) * dcp
+        # the search's ceiling: 64 x the context, or the whole pool where a group grows with the length (full
+        # attention, MLA, SGLang's one pool), so the ceiling never binds there: Llama-3.2-1B at 8,192 on one H100
+        # (vLLM 0.33) read "fits up to 524,288 tokens" (64 x 8,192) beside a 2,259,776-token pool, and the note
+        # explained the gap as vLLM's null block; the pool allows 2,259,760 (141,235 usable blocks of 16)
+        grows = engine.engine == "sglang" or any(g.kind in ATTENTION_KINDS and not g.window for g in groups)
+        hi = max(len_rank * 64, usable * block_size) if grows else len_rank * 64
+        starts = longest_start(groups, block_size, in_flight, engine, usable, hi) * dcp
         if groups and groups[0].check_page_bytes:  # DeepSeek-V4: vLLM checks bytes, not blocks (_dsv4_needed_bytes)
             dsv4_pool = ranks[tight].kv_pool_bytes
             starts = _largest_len(lambda L: _dsv4_needed_bytes(groups, L, block_size, in_flight) <= dsv4_pool,
