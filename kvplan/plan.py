@@ -1143,8 +1143,13 @@ def _rank_budget(spec, gpu, engine, layout, stage, draft, mnbt, max_seqs, act_b,
             source=mxfp4_note[1] + "; the bytes over the checkpoint's MXFP4 experts"),
         tower and Term(
             name="vision tower (in weights)", bytes=tower, basis="exact", applied=False,
-            source=f"{', '.join(t.name for t in spec.towers)}: this rank's shard, 16-bit "
-                   f"(--mm-encoder-tp-mode {engine.mm_encoder_tp_mode}; --language-model-only drops it)"),
+            source=f"{', '.join(t.name for t in spec.towers)}: this rank's shard, 16-bit " + (
+                # SGLang has no --mm-encoder-tp-mode: its tower is planned split over TP like the LM's linears;
+                # --language-model-only from 0.5.18 (sglang.LANGUAGE_MODEL_ONLY_FROM)
+                "(its linears split over TP as the LM's are" + (
+                    "; --language-model-only drops it)" if engine.sglang_version in sglang.LANGUAGE_MODEL_ONLY_FROM
+                    else ")") if engine.engine == "sglang" else
+                f"(--mm-encoder-tp-mode {engine.mm_encoder_tp_mode}; --language-model-only drops it)")),
     ]
     after = next(i for i, t in enumerate(terms) if t.name == "weights") + 1  # not list.index: pydantic ==
     parts = [t for t in parts if t]

@@ -21,6 +21,6 @@ try:  # the workload is read from a plan: a profile that refuses the model (vLLM
                 + " the other pages plan with is not used by the picker.", icon=":material/info:")
     picker = gpus_view.picker(state, max_len, concurrency)  # ~280 plans: ~35 ms cold, cached after
 except KvplanError as exc:
-    views.error(exc)
+    views.error(exc, state.engine)
 else:
     gpus_view.show(picker, state, max_len)

@@ -346,25 +346,27 @@ def sidebar(page: str) -> None:
         bind("gpu", st.selectbox, "GPU", list(GPU_CATALOG), format_func=_gpu_label,
              help="Memory is what the runtime exposes (cudaMemGetInfo), not the number on the box.")
         row = views.row(wrap=False)  # one block, not st.columns' four (see views.row)
-        for name, label, flag in (("tensor_parallel_size", "TP", "--tensor-parallel-size"),
-                                  ("pipeline_parallel_size", "PP", "--pipeline-parallel-size"),
-                                  ("data_parallel_size", "DP", "--data-parallel-size")):
-            bind(name, row.number_input, label, min_value=1, step=1, help=flag,
+        for name, label in (("tensor_parallel_size", "TP"), ("pipeline_parallel_size", "PP"),
+                            ("data_parallel_size", "DP")):  # each as the engine spells it (SGLang's --tp-size)
+            bind(name, row.number_input, label, min_value=1, step=1, help=views.engine_flag(name, engine_shown()),
                  max_value=MAX_PIPELINE if name == "pipeline_parallel_size" else MAX_PARALLEL)
         st.caption(f"{views.layout_caption(current())}")
         bind("engine", st.radio, "Engine", ["vllm", "sglang", "custom"], horizontal=True,
              help="Engine profile: how device memory becomes a KV pool.")
-        bind("max_model_len", st.number_input, "Context length (max_model_len)", value=None, min_value=1,
+        # SGLang's ServerArgs call it context_length: a refusal names it so ("Refused context length (context_length)")
+        bind("max_model_len", st.number_input, "Context length (context_length)" if current().engine == "sglang" else
+             "Context length (max_model_len)", value=None, min_value=1,
              max_value=100_000_000, step=1024,
              # "model maximum: 1,048,576" was cut at 1400 px (GLM-5.2); "model max: 10,485,760" fits
              placeholder=f"model max: {spec.max_position_embeddings or 4096:,}",
              unset=f"the model's maximum ({spec.max_position_embeddings or 4096:,})",
              # the browser's number box reads '1e5' as 1 and refuses '32k' (Streamlit's parseInt): say so
-             help="--max-model-len, in whole tokens (32768, not 32k or 1e5: a number box reads 1e5 as 1; the "
-                  "Import page reads 32k)")
+             help=f"{views.engine_flag('max_model_len', current().engine)}, in whole tokens (32768, not 32k or "
+                  "1e5: a number box reads 1e5 as 1; the Import page reads 32k)")
         bind("concurrency", st.number_input, "Concurrent sequences", value=None, min_value=1, max_value=10_000_000,
              step=1, placeholder="as many as fit", unset="as many sequences as fit",
-             help="Sequences of max_model_len tokens served at once.")
+             help=f"Sequences of {'context_length' if current().engine == 'sglang' else 'max_model_len'} tokens "
+                  "served at once.")
         row = views.row(wrap=False)
         bind("kv_cache_dtype", row.selectbox, "KV dtype", list(KV_DTYPES), help="--kv-cache-dtype")
         bind("weight_format", row.selectbox, "Weights", ["as shipped", *FORMATS],
@@ -379,6 +381,13 @@ def sidebar(page: str) -> None:
         from kvplan.web import weights_view  # (imports this module)
 
         weights_view.sidebar(current())  # the weights in use; an unreadable checkpoint is refused here
+
+
+def engine_shown() -> str:
+    """The engine the sidebar's radio shows: the state's, or the one just picked (the radio is bound below the TP / PP
+    / DP boxes, whose help names the engine's flags, so they would show the last run's engine for one run)."""
+    picked = _ss.get(PREFIX + "engine")
+    return picked if picked in ("vllm", "sglang", "custom") else current().engine
 
 
 def _gpu_label(name: str) -> str:
@@ -601,7 +610,8 @@ def _engine_knobs(state: PlanState, page: str) -> None:
         bind("runtime_gib", st.number_input, "runtime workspace (GiB)", min_value=0.0, max_value=10_000.0, step=0.5)
         bind("headroom_gib", st.number_input, "headroom (GiB)", min_value=0.0, max_value=10_000.0, step=0.5)
     _serving_knobs(current())
-    bind("enable_expert_parallel", st.checkbox, "enable_expert_parallel", help="--enable-expert-parallel")
+    bind("enable_expert_parallel", st.checkbox, "enable_expert_parallel",
+         help=views.engine_flag("enable_expert_parallel", state.engine))
     from kvplan.web import weights_view
 
     weights_view.measured_input(state)  # "Model loading took (GiB)": measured weights
