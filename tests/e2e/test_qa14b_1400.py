@@ -1,6 +1,6 @@
 """Every page in Chromium at 1400 x 1000 with the SGLang engine (qa14b): a dense 8B, a 70B at TP 4, DeepSeek-V3 (MLA
 MoE) at TP 8 on H200, and a hybrid (Qwen3-Next, gated DeltaNet + full attention) at TP 4. Every table's columns inside
-its visible area, no metric value or label cut (test_pages_1400's MEASURE), and no vLLM-only word on screen: SGLang's
+its visible area, no metric value or label cut (test_pages_1400's measured), and no vLLM-only word on screen: SGLang's
 pool is pages (never "KV blocks" / num_blocks), its flags are --tp-size / --context-length, never vLLM's. A
 screenshot of each page is kept under the e2e artifacts folder (outside the checkout). Then an out-of-range context on
 SGLang is refused by SGLang's name for it and the plan on screen labelled the last valid one.
@@ -12,7 +12,7 @@ import pytest
 from playwright.sync_api import expect
 
 from tests.e2e.conftest import ARTIFACTS, drawn, open_page
-from tests.e2e.test_pages_1400 import MEASURE, alerts
+from tests.e2e.test_pages_1400 import alerts, measured
 
 pytestmark = pytest.mark.e2e
 
@@ -40,15 +40,7 @@ def test_every_sglang_page_fits_and_speaks_sglang(server, page, model):
         open_page(page, f"{server}/{path}?{MODELS[model]}{IMPORT if path == 'import' else ''}")
         expect(page.get_by_test_id("stException")).to_have_count(0)
         where = f"{model} /{path}"
-        m = page.evaluate(MEASURE)
-        for t in m["tables"]:
-            assert t["scroll"] <= t["client"], (where, "a table scrolls sideways", t)
-            outside = [h["text"] for h in t["heads"] if not h["inside"]]
-            assert not outside, (where, "columns outside the visible table", outside)
-        assert not m["cut"], (where, "metric cut", m["cut"])
-        heads = {h["text"] for t in m["tables"] for h in t["heads"]}
-        for col in KEY_COLUMNS.get(path, []):
-            assert col in heads, (where, col, sorted(heads))
+        measured(page, where, KEY_COLUMNS.get(path, []))
         text = page.get_by_test_id("stMain").inner_text()
         assert not VLLM_ONLY.findall(text), (where, sorted(set(VLLM_ONLY.findall(text))))
         page.screenshot(path=str(ARTIFACTS / f"{model}-{path or 'budget'}.png"))
