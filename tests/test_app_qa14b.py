@@ -183,3 +183,21 @@ def test_the_longest_request_is_the_pools_not_the_searchs_ceiling(engine, starts
                              "can use.")
     else:
         assert p.kv_cache_tokens == starts and note is None  # nothing to explain: the pool is the longest request
+
+
+def test_the_measured_weights_box_reads_sglangs_own_log_line():
+    from kvplan.web import weights_view
+    from kvplan.web.widgets import KNOBS
+
+    at = run_app({"v": "1", "m": "llama-3.1-8b", "e": "sglang"})
+    at.session_state[KNOBS] = True
+    box = next(n for n in at.run().number_input if n.key == "w.weights_gib")
+    # SGLang logs "Load weight end. avail mem=... GB, mem usage=X GB"; kvplan.sglang.budget takes it overhead and all
+    assert box.label == "Load weight mem usage (GiB)" and box.help.startswith(
+        "SGLang's start-up line 'Load weight end. avail mem=... GB, mem usage=X GB' (per GPU; SGLang's GB is 2^30 "
+        "bytes)")
+    assert "vLLM" not in box.help and "Model loading took" not in box.help
+    box.set_value(0.0).run()  # refused (must be above 0), by SGLang's name for it
+    assert any(e.startswith("**Refused load weight mem usage (GiB) = 0**") for e in _errors(at)), _errors(at)
+    assert weights_view.typed_words("vllm") == "typed 'Model loading took' figure"
+    assert weights_view.typed_words("sglang") == "typed 'Load weight mem usage' figure"
