@@ -201,3 +201,17 @@ def test_the_measured_weights_box_reads_sglangs_own_log_line():
     assert any(e.startswith("**Refused load weight mem usage (GiB) = 0**") for e in _errors(at)), _errors(at)
     assert weights_view.typed_words("vllm") == "typed 'Model loading took' figure"
     assert weights_view.typed_words("sglang") == "typed 'Load weight mem usage' figure"
+
+
+def test_sglang_paging_bytes_name_layers_and_pages_of_many_tokens():
+    # Qwen3-Next-80B at TP 4 on H200, SGLang, 16-token pages: 12 full-attention layers x 1 KV head (2 // 4 -> 1) x
+    # 256 x 2 (K, V) x 2 B = 12,288 B a token, x 16 = 196,608 B a page; its 36 linear-attention layers' states sit in
+    # the MambaPool. The 8 default lengths 120, 45, 300, 64, 250, 17, 96, 200 take 8 + 3 + 19 + 4 + 16 + 2 + 6 + 13 = 71
+    # pages: 71 x 196,608 B = 13.31 MiB; 8 + 3 + 4 + 0 + 6 + 15 + 0 + 8 = 44 empty slots x 12,288 B = 528 KiB
+    at = run_app({"v": "1", "m": "qwen3-next-80b-a3b", "tp": "4", "g": "H200", "e": "sglang", "bs": "16"},
+                 "pages/paging.py")
+    said = next(c for c in (plain(c.value) for c in at.caption) if c.startswith("At 196,608 B per page"))
+    assert said == ("At 196,608 B per page (SGLang's cell size for one token x 16 tokens a page, tightest rank of the "
+                    "plan): 13.31 MiB allocated, 528.00 KiB of it in empty slots. Its cached layers are 36 "
+                    "linear_attention, 12 full_attention: the recurrent states sit in SGLang's MambaPool, one slot a "
+                    "request, not counted here.")

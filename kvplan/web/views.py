@@ -1003,9 +1003,13 @@ def paging_bytes(state: PlanState, paging: Paging) -> None:
             else "the sliding-window layers' pool is priced into each token's cell at --swa-full-tokens-ratio"
             if k in ("sliding_attention", "chunked_attention") else f"the {k} layers' pool is not counted here"
             for k in others))
-        st.caption(head + f"At {rank.bytes_per_block:,} B per {unit} (SGLang's cell size for one token, tightest rank "
-                   f"of the plan): {allocated} allocated, {empty} of it in empty slots. The plan has "
-                   f"{len(plan.kv_groups)} KV groups ({kinds}): {held}.")
+        # SGLang has no KV groups (vLLM's hybrid allocator): its layers by kind (gpt-oss-20b: 12 sliding, 12 full);
+        # a page of N tokens is N cells (it read "cell size for one token" beside 16-token pages' bytes)
+        layers = ", ".join(f"{n} {k}" for k, n in Counter(
+            k for g in plan.kv_groups for k in [g.kind] * g.layers).items())
+        cell = "SGLang's cell size for one token" + (f" x {plan.block_size} tokens a page" if plan.block_size > 1 else "")
+        st.caption(head + f"At {rank.bytes_per_block:,} B per {unit} ({cell}, tightest rank of the plan): {allocated} "
+                   f"allocated, {empty} of it in empty slots. Its cached layers are {layers}: {held}.")
         return
     held = "; ".join(dict.fromkeys("a recurrent state: its state page" if k in STATE_KINDS else
                                    f"a sliding / chunked window: the window's {unit}s"
