@@ -1007,7 +1007,8 @@ def paging_bytes(state: PlanState, paging: Paging) -> None:
         # a page of N tokens is N cells (it read "cell size for one token" beside 16-token pages' bytes)
         layers = ", ".join(f"{n} {k}" for k, n in Counter(
             k for g in plan.kv_groups for k in [g.kind] * g.layers).items())
-        cell = "SGLang's cell size for one token" + (f" x {plan.block_size} tokens a page" if plan.block_size > 1 else "")
+        cell = "SGLang's cell size for one token" + (
+            f" x {plan.block_size} tokens a page" if plan.block_size > 1 else "")
         st.caption(head + f"At {rank.bytes_per_block:,} B per {unit} ({cell}, tightest rank of the plan): {allocated} "
                    f"allocated, {empty} of it in empty slots. Its cached layers are {layers}: {held}.")
         return
