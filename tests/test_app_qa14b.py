@@ -215,3 +215,21 @@ def test_sglang_paging_bytes_name_layers_and_pages_of_many_tokens():
                     "plan): 13.31 MiB allocated, 528.00 KiB of it in empty slots. Its cached layers are 36 "
                     "linear_attention, 12 full_attention: the recurrent states sit in SGLang's MambaPool, one slot a "
                     "request, not counted here.")
+
+
+def test_vllm_spellings_on_an_sglang_line_are_named():
+    # SGLang's launch_server parses with argparse's parse_args: --max-num-seqs / --gpu-memory-utilization stop it.
+    # kvplan plans what they mean in SGLang's own flag, and says --gpu-memory-utilization is not planned (the plan
+    # is the same without it: 409,403 pages for Llama-3.1-8B on one H100 either way)
+    at = run_app({"v": "1", "ig": "H100-SXM", "cmd": SGL + "--gpu-memory-utilization 0.5 --max-num-seqs 4"},
+                 "pages/import.py")
+    said = [plain(w.value) for w in at.warning]
+    stops = "vLLM's flag, not SGLang's: SGLang's launch_server stops on it (argparse: unrecognized arguments); "
+    assert any(f"- --gpu-memory-utilization 0.5: {stops}SGLang has no such setting (its memory share is "
+               "--mem-fraction-static, a fraction of another figure): not planned with SGLang" in w for w in said), said
+    assert any(f"- --max-num-seqs 4: {stops}planned as SGLang's --max-running-requests 4" in w for w in said), said
+    assert metrics(at)["KV pages"] == "409,403"
+    # SGLang's own spellings and the aliases it has (--tensor-parallel-size, --tp) are not named
+    plain_line = commands.parse_command(SGL + "--tensor-parallel-size 2 --max-running-requests 4 --context-length 8k")
+    assert views.vllm_spelled_notes(plain_line) == []
+    assert views.vllm_spelled_notes(commands.parse_command("vllm serve x --max-num-seqs 4")) == []

@@ -135,6 +135,9 @@ class Command(BaseModel):
     # flags (with their values) that change memory and that the app does not plan (the MambaPool strategy flags,
     # --speculative-* flags kvplan does not read, --chunked-prefill-size -1)
     unplanned: tuple[str, ...] = ()
+    # the flags of an SGLang line handed to vLLM's parser as typed (not SGLang flags kvplan reads): a vLLM-only
+    # spelling (--max-num-seqs, --gpu-memory-utilization) is named, views.unplanned_flags
+    vllm_spelled: tuple[str, ...] = ()
 
     def engine_fields(self) -> dict:
         """The SGLang-only EngineConfig fields this line sets (empty for vLLM lines)."""
@@ -236,6 +239,13 @@ def sglang_refusal(exc: PlanInputError, typed: dict[str, str]) -> PlanInputError
     for vllm_flag, sglang_flag in typed.items():
         message = re.sub(re.escape(vllm_flag) + r"(?![\w-])", sglang_flag, message)
     return PlanInputError(field, message)
+
+
+def sglang_spelling() -> dict[str, str]:
+    """vLLM's flag -> SGLang's own, for the settings SGLang spells otherwise (SGLANG_FLAGS / SGLANG_SWITCHES read
+    backwards): {"--max-model-len": "--context-length", "--max-num-seqs": "--max-running-requests", ...}."""
+    own = {**SGLANG_FLAGS, **SGLANG_SWITCHES}
+    return {vllm: sglang for sglang, vllm in reversed(own.items()) if vllm and vllm not in own}
 
 
 def _sglang_env(env: dict[str, str], mfs: float | None, extra: dict) -> None:
@@ -393,6 +403,8 @@ def _sglang_as_vllm(tokens: list[str], dp_attention: bool = False) -> tuple[list
                 typed[SGLANG_FLAGS[name]] = name
         else:
             out.append(tok)  # vLLM's parser lists it as unknown (or reads a flag both engines share)
+            if name.startswith("--"):
+                extra["vllm_spelled"] = extra.get("vllm_spelled", ()) + (name,)
     extra |= _sglang_speculative(speculative, extra)
     return out, extra.pop("mem_fraction_static", None), extra
 

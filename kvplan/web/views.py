@@ -1403,12 +1403,46 @@ def unplanned_flags(command) -> list[str]:
         return SGLANG_SPECULATIVE if name.startswith("--speculative") else NOT_PLANNED
 
     out = [f"{flag}: {why(flag)}" for flag in getattr(command, "unplanned", ())]
+    out += vllm_spelled_notes(command)
     if getattr(command, "engine", "vllm") == "sglang":
         for name, flag in VLLM_KNOB_ROWS.items():
             if (name not in SGLANG_KNOB_ROWS or name in SGLANG_OWN_SPELLING) and name in VllmArgs.model_fields and \
                     getattr(args, name) != VllmArgs.model_fields[name].default:
                 out.append(f"{flag} ({getattr(args, name)}): a vLLM flag SGLang does not have: not planned with "
                            "SGLang")
+    return out
+
+
+# SGLang's launch_server parses its line with argparse's parse_args (python/sglang/srt/server_args.py
+# prepare_server_args, sgl-project/sglang, read 2026-12): an argument it does not know stops it ("unrecognized
+# arguments"); context_length, page_size, max_running_requests, mem_fraction_static carry no vLLM alias there.
+SGLANG_STOPS = "SGLang's launch_server stops on it (argparse: unrecognized arguments)"
+
+
+def vllm_spelled_notes(command) -> list[str]:
+    """An SGLang line's vLLM-only spellings of the settings kvplan plans, each named with SGLang's own flag:
+    "--max-num-seqs 4: vLLM's flag, not SGLang's: ...; planned as SGLang's --max-running-requests 4"; one SGLang has
+    no flag for is said not planned (--gpu-memory-utilization: SGLang's share is --mem-fraction-static, another
+    fraction). --kv-cache-memory-bytes is left to the core, which refuses it on SGLang; --enable-expert-parallel too
+    (argparse takes an abbreviation of a longer SGLang flag, and SGLang's expert flags were not all read)."""
+    from kvplan.web.commands import sglang_spelling
+
+    if getattr(command, "engine", "vllm") != "sglang":
+        return []
+    fields = {flag: name for name, flag in FLAG_NAMES.items()}
+    renamed = sglang_spelling()
+    out = []
+    for flag in dict.fromkeys(getattr(command, "vllm_spelled", ())):
+        field = fields.get(flag)
+        if field in (None, "kv_cache_memory_bytes", "enable_expert_parallel") or SGLANG_FLAG_NAMES.get(field) == flag:
+            continue
+        value = getattr(command.args, field)
+        shown = flag if isinstance(value, bool) else f"{flag} {_flag_value(field, value)}"
+        own = SGLANG_FLAG_NAMES.get(field) or renamed.get(flag)
+        out.append(f"{shown}: vLLM's flag, not SGLang's: {SGLANG_STOPS}; " + (
+            f"planned as SGLang's {own}" + ("" if isinstance(value, bool) else f" {_flag_value(field, value)}")
+            if own else "SGLang has no such setting (its memory share is --mem-fraction-static, a fraction of "
+                        "another figure): not planned with SGLang"))
     return out
 
 
