@@ -56,3 +56,17 @@ def test_an_out_of_range_sglang_context_is_refused_by_its_sglang_name(server, pa
     expect(page).to_have_url(re.compile(r"[?&]len=8192(&|$)"))
     drawn(page)
     page.screenshot(path=str(ARTIFACTS / "sglang-refused-context.png"))
+
+
+def test_switching_the_engine_renames_the_context_box_and_keeps_its_value(server, page):
+    # the box is labelled in the engine's words (SGLang's context_length, vLLM's max_model_len): a new label must not
+    # lose the typed 8,192 (nor TP 2) on the switch, either way
+    open_page(page, f"{server}/?v=1&m=llama-3.1-8b&len=8192&tp=2")
+    page.get_by_test_id("stSidebar").get_by_text("sglang", exact=True).click()
+    drawn(page)
+    expect(page.get_by_role("spinbutton", name="Context length (context_length)")).to_have_value("8192")
+    expect(page.get_by_role("spinbutton", name="TP", exact=True)).to_have_value("2")
+    expect(page).to_have_url(re.compile(r"[?&]e=sglang(&|$)"))
+    page.get_by_test_id("stSidebar").get_by_text("vllm", exact=True).click()
+    drawn(page)
+    expect(page.get_by_role("spinbutton", name="Context length (max_model_len)")).to_have_value("8192")
