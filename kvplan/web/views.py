@@ -1220,6 +1220,12 @@ def engine_flag(name: str, engine: str) -> str:
     return (SGLANG_FLAG_NAMES.get(name) if engine == "sglang" else None) or FLAG_NAMES[name]
 
 
+def context_field(engine: str) -> str:
+    """The context length's field name in the engine's own words: SGLang's ServerArgs context_length, vLLM's (and
+    kvplan's) max_model_len."""
+    return "context_length" if engine == "sglang" else "max_model_len"
+
+
 def field_name(field: str, engine: str) -> str:
     """A refusal's field as the page names it: on SGLang, a field SGLang sets with a flag of its own is named by that
     flag ("tensor_parallel_size" -> "--tp-size": SGLang has no tensor_parallel_size, its ServerArgs say tp_size);

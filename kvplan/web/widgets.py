@@ -354,8 +354,8 @@ def sidebar(page: str) -> None:
         bind("engine", st.radio, "Engine", ["vllm", "sglang", "custom"], horizontal=True,
              help="Engine profile: how device memory becomes a KV pool.")
         # SGLang's ServerArgs call it context_length: a refusal names it so ("Refused context length (context_length)")
-        bind("max_model_len", st.number_input, "Context length (context_length)" if current().engine == "sglang" else
-             "Context length (max_model_len)", value=None, min_value=1,
+        context = views.context_field(current().engine)
+        bind("max_model_len", st.number_input, f"Context length ({context})", value=None, min_value=1,
              max_value=100_000_000, step=1024,
              # "model maximum: 1,048,576" was cut at 1400 px (GLM-5.2); "model max: 10,485,760" fits
              placeholder=f"model max: {spec.max_position_embeddings or 4096:,}",
@@ -365,8 +365,7 @@ def sidebar(page: str) -> None:
                   "1e5: a number box reads 1e5 as 1; the Import page reads 32k)")
         bind("concurrency", st.number_input, "Concurrent sequences", value=None, min_value=1, max_value=10_000_000,
              step=1, placeholder="as many as fit", unset="as many sequences as fit",
-             help=f"Sequences of {'context_length' if current().engine == 'sglang' else 'max_model_len'} tokens "
-                  "served at once.")
+             help=f"Sequences of {context} tokens served at once.")
         row = views.row(wrap=False)
         bind("kv_cache_dtype", row.selectbox, "KV dtype", list(KV_DTYPES), help="--kv-cache-dtype")
         bind("weight_format", row.selectbox, "Weights", ["as shipped", *FORMATS],
