@@ -233,3 +233,37 @@ def test_vllm_spellings_on_an_sglang_line_are_named():
     plain_line = commands.parse_command(SGL + "--tensor-parallel-size 2 --max-running-requests 4 --context-length 8k")
     assert views.vllm_spelled_notes(plain_line) == []
     assert views.vllm_spelled_notes(commands.parse_command("vllm serve x --max-num-seqs 4")) == []
+
+
+def test_sglangs_sidebar_shows_the_chunk_and_graph_settings_its_plan_reads():
+    from kvplan.web.widgets import KNOBS
+
+    # Llama-3.1-8B on one H100, SGLang 0.5.21: --disable-cuda-graph frees the decode graphs' reserve (409,403 ->
+    # 416,472 pages) and --chunked-prefill-size 2048 shrinks the activation reserve (-> 437,680): both planned, and
+    # they were neither boxes nor in the "Set:" caption on SGLang's sidebar
+    for params, pages, said in (({"eager": "1"}, "416,472", "--disable-cuda-graph"),
+                                ({"mbt": "2048"}, "437,680", "--chunked-prefill-size 2048")):
+        at = run_app({"v": "1", "m": "llama-3.1-8b", "e": "sglang", **params})
+        assert metrics(at)["KV pages"] == pages
+        assert f"Set: {said}" in [plain(c.value) for c in at.sidebar.caption]
+        at.session_state[KNOBS] = True
+        at.run()
+        boxes = {w.key: w for w in [*at.number_input, *at.checkbox]}
+        assert boxes["w.max_num_batched_tokens"].label == "chunked_prefill_size"
+        assert boxes["w.enforce_eager"].label == "disable_cuda_graph"
+        assert boxes["w.max_num_batched_tokens"].help.startswith("--chunked-prefill-size (kvplan's max_num_batched")
+
+
+def test_a_vllm_pool_size_left_on_sglang_can_be_cleared():
+    from kvplan.web.widgets import KNOBS
+
+    at = run_app({"v": "1", "m": "llama-3.1-8b", "e": "sglang", "kvm": "10737418240", "gmu": "0.5"})
+    assert _errors(at) == ["**kv_cache_memory_bytes**: SGLang has no --kv-cache-memory-bytes (sglang 0.5.23 "
+                           "server_args.py): size its pool with --max-total-tokens or --mem-fraction-static"]
+    at.session_state[KNOBS] = True
+    at.run()
+    assert "Kept for vLLM, not planned with SGLang: --gpu-memory-utilization 0.5" in [
+        plain(c.value) for c in at.sidebar.caption]
+    at.button(key="kv.clear_kvm").click().run()
+    assert at.session_state["kv.state"].kv_cache_memory_bytes is None and not _errors(at)
+    assert metrics(at)["KV pages"] == "409,403"  # and --gpu-memory-utilization changes nothing on SGLang
