@@ -263,7 +263,8 @@ def test_every_knob_the_caption_can_list_reads_in_the_engines_words(engine):
         assert not text.startswith(f"{name}="), text
         # (SGLang's measured weights in its own log's words, qa14b: "Load weight mem usage 15.5 GiB")
         assert re.match(r"(--[a-z]|[A-Z][A-Z0-9_]+=[^ ]|vLLM |SGLang |Model loading took |Load weight mem usage "
-                        r"|runtime workspace |headroom |torch\.compile cache |the offline LLM class)", text), (name, text)
+                        r"|runtime workspace |headroom |torch\.compile cache |the offline LLM class)", text), \
+            (name, text)
         assert "kvplan" not in text, text
     assert widgets.knob_text(PlanState(speculative_method="mtp"), "speculative_method") == \
         "--speculative-config method=mtp"
