@@ -494,9 +494,9 @@ def rank_bytes(ckpt: Checkpoint, spec, layout: Layout | None = None, stage: int 
         notes.append(f"vision tower: {by_cat['vision']:,} B, loaded by vLLM for multimodal checkpoints, counted "
                      "whole on every rank (kvplan's spec has no vision tower)")
     if unmapped:
-        notes.append(f"{len(unmapped)} tensor(s) of modules the spec does not name, counted whole on every rank")
+        notes.append(f"{counted(len(unmapped), 'tensor')} of modules the spec does not name, counted whole on every rank")
     if fused and moe_ranks > 1 and not layout.ep:
-        notes.append(f"{fused} fused expert tensor(s) split evenly over {moe_ranks} ranks (cdiv of the bytes)")
+        notes.append(f"{counted(fused, 'fused expert tensor')} split evenly over {moe_ranks} ranks (cdiv of the bytes)")
     cast = ""
     if to is not None:
         saved = sorted({t.dtype for t in ckpt.tensors if _cast(t, to) is not t}, key=FLOAT_DTYPES.index)

@@ -9,7 +9,7 @@ import sys
 from collections.abc import Sequence
 
 from kvplan.errors import KvplanError
-from kvplan.units import format_bytes
+from kvplan.units import counted, format_bytes
 
 
 class _Parser(argparse.ArgumentParser):
@@ -75,7 +75,7 @@ def cmd_kv(args) -> None:
     kv = kv_cache_bytes(spec, lengths, args.kv_dtype, args.convention, args.tensor_parallel_size)
     payload = {"model": spec.name, "kv_bytes": kv.kv_bytes, "convention": kv.convention,
                "kv_cache_dtype": args.kv_dtype, **kv.model_dump(exclude={"kv_bytes", "convention"})}
-    lines = [f"{spec.name}: {kv.num_sequences} sequence(s), {kv.total_tokens:,} tokens, convention {kv.convention}",
+    lines = [f"{spec.name}: {counted(kv.num_sequences, 'sequence')}, {kv.total_tokens:,} tokens, convention {kv.convention}",
              f"  KV cache {kv.kv_bytes:,} B = {format_bytes(kv.kv_bytes)}",
              f"  per token (all attention layers) {kv.kv_bytes_per_token:,} B"]
     lines += [f"    {k:<18} {kv.layers_by_kind.get(k, 0):>3} layers  {v:,} B" for k, v in kv.by_kind.items()]

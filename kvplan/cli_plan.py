@@ -9,7 +9,7 @@ from pydantic import ValidationError
 from kvplan.cli import int_list
 from kvplan.errors import PlanInputError
 from kvplan.plan import context_refusal
-from kvplan.units import GiB, format_bytes
+from kvplan.units import GiB, counted, format_bytes
 
 
 def engine_from_args(args):
@@ -299,7 +299,7 @@ def cmd_plan(args) -> None:
     if args.json:
         print(json.dumps(payload, indent=2))
         return
-    lines = [f"{spec.name} on {p.num_gpus} x {gpu.name} ({p.num_nodes} node(s)), engine {p.engine}, "
+    lines = [f"{spec.name} on {p.num_gpus} x {gpu.name} ({counted(p.num_nodes, 'node')}), engine {p.engine}, "
              f"TP={layout.tp} PP={layout.pp} DP={layout.dp}",
              f"  {p.verdict}" if p.fits and not context_refusal(p) or not p.fits else
              f"  Does not start: {context_refusal(p)}. In memory alone: {p.verdict}",

@@ -43,6 +43,7 @@ from pydantic import BaseModel, ConfigDict
 
 from kvplan.errors import ConfigError, PlanInputError
 from kvplan.hf_config import Reader
+from kvplan.units import counted
 
 DRAFT_METHODS = ("eagle", "eagle3")
 FIELD = "--speculative-config"
@@ -343,7 +344,7 @@ UNCOUNTED = ("EAGLE draft head: its weights, rotary table and KV layers are plan
 def weights_source(head: DraftHead, draft: DraftSpec, tp: int) -> str:
     """The plan term's source line: what the head holds and where the numbers come from."""
     spec = head.spec
-    parts = [f"{draft.name}: {head.params:,} parameters in {spec.num_hidden_layers} layer(s) + fc"
+    parts = [f"{draft.name}: {head.params:,} parameters in {counted(spec.num_hidden_layers, 'layer')} + fc"
              + (" + its lm_head" if spec.lm_head else " (lm_head: the target's)")
              + (" + its embed_tokens" if spec.embeddings else " (embed_tokens: the target's)")]
     if head.d2t_bytes:

@@ -43,7 +43,7 @@ from kvplan.parallel import (
 )
 from kvplan.spec import DecoderLayer, Linear, ModelSpec, distinct_layers
 from kvplan.support import on_gaudi
-from kvplan.units import DTYPE_BITS, GiB, MiB, cdiv
+from kvplan.units import DTYPE_BITS, GiB, MiB, cdiv, counted
 from kvplan.weights import FLOAT_FORMATS, base_dtype, resolve_format, spec_formats
 from kvplan.vllm_alloc import vllm_allocator_rounding_bytes
 from kvplan.vllm_layouts import (  # _AWQ_FMT / _GPTQ_FMT / _WNA16_FMT: the int weight-only formats (Marlin MoE)
@@ -389,17 +389,17 @@ def _vllm_mtp_file(model_type: str) -> str:
 
 def mtp_uncounted(spec: ModelSpec, engine: EngineConfig) -> str:
     """The warning of a vLLM MTP plan: what it counts of this model's draft and what it does not. Qwen3.5-27B, 1
-    token: "MTP draft (vLLM, 1 token): Qwen3.5-27B's 1 multi-token-prediction layer(s): their weights (embeddings and
+    token: "MTP draft (vLLM, 1 token): Qwen3.5-27B's 1 multi-token-prediction layer: their weights (embeddings and
     head shared with the target) and KV layers are planned, and each recurrent layer's extra state page and conv
     column per draft token; the rejection sampler's warm-up, the proposer's buffers, its forward in the profiling run
     and its CUDA graphs are not (not sized here: measure them)"."""
     k = engine.num_speculative_tokens
     recurrent = any(c.kind in STATE_KINDS for layer, _ in stage_distinct(spec, 1, 0)
                     for c in cache_parts(layer.cache))
-    return (f"{MTP_UNCOUNTED}, {k} token{'s' if k != 1 else ''}): {spec.name}'s {len(spec.mtp_layers)} "
-            "multi-token-prediction layer(s): their weights (embeddings and head shared with the target) and KV "
-            "layers are planned" + (", and each recurrent layer's extra state page and conv column per draft token"
-                                    if recurrent else "")
+    return (f"{MTP_UNCOUNTED}, {k} token{'s' if k != 1 else ''}): {spec.name}'s "
+            f"{counted(len(spec.mtp_layers), 'multi-token-prediction layer')}: their weights (embeddings and head "
+            "shared with the target) and KV layers are planned"
+            + (", and each recurrent layer's extra state page and conv column per draft token" if recurrent else "")
             + "; the rejection sampler's warm-up, the proposer's buffers, its forward in the profiling run and its "
             "CUDA graphs are not (not sized here: measure them)" + (DSV4_MTP_GAP if spec.model_type == "deepseek_v4"
                                                                     else ""))
@@ -1139,13 +1139,14 @@ def _rank_budget(spec, gpu, engine, layout, stage, draft, mnbt, max_seqs, act_b,
     parts = [
         mtp_bytes and Term(
             name="MTP layers (in weights)", bytes=mtp_bytes, basis="exact", applied=False,
-            source=(f"{len(spec.mtp_layers)} multi-token-prediction layer(s) for --speculative-algorithm NEXTN / "
-                    f"EAGLE ({engine.num_speculative_tokens} draft tokens): SGLang's draft worker loads them as "
+            source=(f"{counted(len(spec.mtp_layers), 'multi-token-prediction layer')} for "
+                    f"--speculative-algorithm NEXTN / EAGLE ({engine.num_speculative_tokens} draft tokens): SGLang's "
+                    "draft worker loads them as "
                     f"{sglang.mtp_draft_arch(spec.model_type, engine.sglang_version)} (models/deepseek_nextn.py); "
                     "its own embed_tokens / lm_head copies are the next row, freed after the pool is sized "
                     "(set_embed_and_head)") if engine.engine == "sglang" else
-                   (f"{len(spec.mtp_layers)} multi-token-prediction layer(s) for --speculative-config method mtp "
-                    f"({engine.num_speculative_tokens} tokens): {_vllm_mtp_file(spec.model_type)}"
+                   (f"{counted(len(spec.mtp_layers), 'multi-token-prediction layer')} for --speculative-config "
+                    f"method mtp ({engine.num_speculative_tokens} tokens): {_vllm_mtp_file(spec.model_type)}"
                     + ("; " if spec.model_type != "deepseek_v4" else
                        " (each a sliding-window-only DeepseekV4DecoderLayer: compress ratio 1 past num_hidden_layers, "
                        "e_proj / h_proj quantized as the checkpoint's other linears, its own hc head); ")
@@ -1243,8 +1244,13 @@ def _rank_budget(spec, gpu, engine, layout, stage, draft, mnbt, max_seqs, act_b,
             source=mxfp4_note[1] + "; the bytes over the checkpoint's MXFP4 experts"),
         tower and Term(
             name="vision tower (in weights)", bytes=tower, basis="exact", applied=False,
-            source=f"{', '.join(t.name for t in spec.towers)}: this rank's shard, 16-bit "
-                   f"(--mm-encoder-tp-mode {engine.mm_encoder_tp_mode}; --language-model-only drops it)"),
+            source=f"{', '.join(t.name for t in spec.towers)}: this rank's shard, 16-bit " + (
+                # SGLang has no --mm-encoder-tp-mode: its tower is planned split over TP like the LM's linears;
+                # --language-model-only from 0.5.18 (sglang.LANGUAGE_MODEL_ONLY_FROM)
+                "(its linears split over TP as the LM's are" + (
+                    "; --language-model-only drops it)" if engine.sglang_version in sglang.LANGUAGE_MODEL_ONLY_FROM
+                    else ")") if engine.engine == "sglang" else
+                f"(--mm-encoder-tp-mode {engine.mm_encoder_tp_mode}; --language-model-only drops it)")),
     ]
     after = next(i for i, t in enumerate(terms) if t.name == "weights") + 1  # not list.index: pydantic ==
     parts = [t for t in parts if t]
@@ -1772,7 +1778,13 @@ def plan(spec: ModelSpec, gpu: GpuSpec, engine: EngineConfig = EngineConfig(), l
         # vLLM keeps block 0 as the null block; a request at max_model_len must fit in the rest.
         usable = num_blocks - 1 if engine.engine == "vllm" else num_blocks
         whole = usable // per_request if per_request else 0
-        starts = longest_start(groups, block_size, in_flight, engine, usable, len_rank * 64) * dcp
+        # the search's ceiling: 64 x the context, or the whole pool where a group grows with the length (full
+        # attention, MLA, SGLang's one pool), so the ceiling never binds there: Llama-3.2-1B at 8,192 on one H100
+        # (vLLM 0.33) read "fits up to 524,288 tokens" (64 x 8,192) beside a 2,259,776-token pool, and the note
+        # explained the gap as vLLM's null block; the pool allows 2,259,760 (141,235 usable blocks of 16)
+        grows = engine.engine == "sglang" or any(g.kind in ATTENTION_KINDS and not g.window for g in groups)
+        hi = max(len_rank * 64, usable * block_size) if grows else len_rank * 64
+        starts = longest_start(groups, block_size, in_flight, engine, usable, hi) * dcp
         if groups and groups[0].check_page_bytes:  # DeepSeek-V4: vLLM checks bytes, not blocks (_dsv4_needed_bytes)
             dsv4_pool = ranks[tight].kv_pool_bytes
             starts = _largest_len(lambda L: _dsv4_needed_bytes(groups, L, block_size, in_flight) <= dsv4_pool,
@@ -1832,7 +1844,8 @@ def plan(spec: ModelSpec, gpu: GpuSpec, engine: EngineConfig = EngineConfig(), l
             if pp_note := sglang.pp_line_note(**defaults):
                 warnings.append(pp_note)
     if layout.attn_dp > 1:
-        warnings.append(f"SGLang DP attention: {layout.attn_dp} attention-DP groups of {layout.attn_tp} GPU(s), each "
+        warnings.append(f"SGLang DP attention: {layout.attn_dp} attention-DP groups of "
+                        f"{counted(layout.attn_tp, 'GPU')}, each "
                         f"with its own KV pool and requests: the figures here are per group, the deployment holds "
                         f"{layout.attn_dp} x {tokens:,} = {layout.attn_dp * tokens:,} tokens and "
                         f"{layout.attn_dp * whole:,} sequences of {max_len:,}")
@@ -1928,7 +1941,8 @@ def _suggestions(spec, gpu, engine, layout, concurrency, base: Plan) -> list[str
         except PlanInputError:
             return False
         if p.fits and not context_refusal(p):  # memory alone is no fix for a context the engine refuses
-            more = f" on {lay.gpus} GPUs ({cdiv(lay.gpus, g.gpus_per_node)} node(s))" if lay.gpus != layout.gpus else ""
+            nodes = counted(cdiv(lay.gpus, g.gpus_per_node), "node")
+            more = f" on {lay.gpus} GPUs ({nodes})" if lay.gpus != layout.gpus else ""
             out.append(f"{label}: {p.max_num_seqs_at_len} x {p.max_model_len:,} tokens fit{more}")
         return p.fits
 
@@ -2256,8 +2270,9 @@ def _budget(spec, gpu, engine, layout, weights, mnbt, max_seqs, act_b, mla, last
                    else f"{path} sampler: fp32 logits x {copies} copies")
     compile_src = (f"; a cold torch.compile benchmarks a {clone / GiB:.2f} GiB random copy of the embedding shard "
                    "(a warm compile cache skips it)" if clone else "")
-    terms.append(Term(name=(f"activation peak: the encoder step ({encoder_peak.items} {encoder_peak.modality} "
-                            f"item(s)), above the LM's {mnbt} batched tokens, {num_reqs} sampler rows")
+    items = counted(encoder_peak.items, f"{encoder_peak.modality} item") if encoder_peak else ""
+    terms.append(Term(name=(f"activation peak: the encoder step ({items}), above the LM's {mnbt} batched tokens, "
+                            f"{num_reqs} sampler rows")
                       if encoder_peak else f"activation peak ({mnbt} batched tokens, {num_reqs} sampler rows)", bytes=act,
                       basis="measured" if engine.activation_bytes is not None else
                       encoder_peak.basis if encoder_peak else "fitted",
@@ -2270,19 +2285,19 @@ def _budget(spec, gpu, engine, layout, weights, mnbt, max_seqs, act_b, mla, last
     if runner == "V2" and last_stage:
         state = vllm_v2_sampler_state_bytes(max_seqs, spec.vocab_size, engine.num_speculative_tokens
                                             if engine.speculative_method != "none" else 0)
-        counted = vllm_has(prof.version, "total_consumed_accounting")
+        in_budget = vllm_has(prof.version, "total_consumed_accounting")
         terms.append(Term(
-            name="V2 sampler state" + ("" if counted else " (held, not in the budget)"), bytes=state,
-            basis="exact", applied=counted,
+            name="V2 sampler state" + ("" if in_budget else " (held, not in the budget)"), bytes=state,
+            basis="exact", applied=in_budget,
             source="v1/worker/gpu/sample/penalties.py PenaltiesState output_bin_counts + prompt_bin_mask, "
                    "structured_outputs.py StructuredOutputsWorker grammar_bitmask, made in "
                    + ("v1/worker/gpu/model_runner.py GPUModelRunner.load_model after 'Model loading took'; "
                       if vllm_release(prof.version) >= (0, 24, 0) else
                       "v1/worker/gpu/model_runner.py GPUModelRunner.__init__ (0.22.0 - 0.23.0; load_model from "
                       "0.24.0); ") + (
-                       "counted by memory_profiling's total_consumed from 0.27.0" if counted else
+                       "counted by memory_profiling's total_consumed from 0.27.0" if in_budget else
                        "0.22 - 0.26 measure the profile from after it, so the pool is sized as if it were free")))
-        if not counted:
+        if not in_budget:
             state = 0
     held = clone if clone and vllm_sm120_held_copy(prof.version, gpu.name, layout.tp, _hybrid_moe(spec)[1]) else 0
     if held:

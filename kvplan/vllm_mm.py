@@ -101,6 +101,7 @@ from kvplan.families.towers import (
     QWEN_VL_VIDEO_MAX_PIXELS, qwen2_vl_length_video, qwen_vl_cells, qwen_vl_length_video,
 )
 from kvplan.spec import ModelSpec, Tower, TowerProfile
+from kvplan.units import counted
 
 # config/multimodal.py get_limit_per_prompt: a modality --limit-mm-per-prompt does not name allows 999 items (0.11.0 -
 # 0.33.0; 0.10.x: 999 under V1); --language-model-only (0.17.0+) returns 0 for every modality
@@ -402,7 +403,7 @@ def _profiled(spec: ModelSpec, tower: Tower, p: TowerProfile, version: str, runn
     encoder = inputs + outputs + done + n * act_b * max(attn, mlp) + mask
     kept_src = {"as_returned": "as returned", "budget_rows": f"each scattered into ({budget:,}, hidden) zeros (0.11.x)",
                 "item_rows": f"each padded to ({p.tokens_per_item:,}, hidden) (0.12.0)"}[rule]
-    note = (f"{items} {p.modality} item(s) of {p.tokens_per_item:,} tokens (encoder budget {budget:,}); held through "
+    note = (f"{counted(items, p.modality + ' item')} of {p.tokens_per_item:,} tokens (encoder budget {budget:,}); held through "
             f"the LM run: outputs {kept_src} {kept / 2**30:.3f} GiB"
             + (f" + dummy inputs {inputs / 2**30:.3f} GiB" if runner == "V1" else " (V2 frees the inputs)")
             + f"; encoder step ~{encoder / 2**30:.2f} GiB ({n:,} patches"

@@ -16,7 +16,7 @@ def body() -> None:
     try:
         plan = cached.plan_for(state)
     except KvplanError as exc:
-        views.error(exc)
+        views.error(exc, state.engine)
         return
     views.plan_headline(plan)
     if note := views.tokens_note(plan):

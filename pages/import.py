@@ -21,7 +21,7 @@ def imported_plan(state, command, imported, model_note: str) -> None:
     try:
         plan = cached.plan_for(imported)
     except KvplanError as exc:
-        views.error(exc)
+        views.error(exc, imported.engine)
         return
     left_out = views.unmodeled_notes(command.args)
     if left_out:

@@ -61,7 +61,8 @@ def body() -> None:
                          views.DERIVED_COLUMNS)
         views.bullet_list([f"assumed: {a}" for a in spec.assumptions], "info")
         views.bullet_list(views.model_warnings(spec, state), "warning")
-        views.bullet_list(views.skipped_notes(spec, views.towers_loaded(state), mtp), "info")
+        views.bullet_list(views.skipped_notes(spec, views.towers_loaded(state), mtp, state.engine,
+                                              views.language_model_only_flag(state)), "info")
     left, right = st.columns([4, 3])  # [3, 2] left Kimi-K2.5's table 5 px short at 1400 px (it scrolled)
     with left:
         views.chart(figures.param_breakdown(params, weights), "model.params")

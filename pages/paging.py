@@ -44,7 +44,7 @@ def body() -> None:
     try:
         paging, by_size, blocks = cached.paging_for(lengths, block_size, state.shared_prefix)
     except KvplanError as exc:
-        views.error(exc)
+        views.error(exc, state.engine)
         return
     views.paging_metrics(paging, unit)
     views.paging_bytes(state, paging)
@@ -56,7 +56,7 @@ def body() -> None:
         views.chart(figures.block_map(blocks, block_size, paging.shared_blocks, unit), "paging.map")
     else:
         head = lengths[:cached.MAX_BLOCK_MAP_SEQUENCES]
-        st.caption(f"No {unit} map: the first {len(head)} sequence(s) take "
+        st.caption(f"No {unit} map: the first {figures.counted(len(head), 'sequence')} take "
                    f"{cached.block_map_size(head, block_size):,} {unit}s of {block_size} tokens, and the map draws "
                    f"up to {cached.MAX_BLOCK_MAP_BLOCKS:,}. A larger {unit} size or shorter lengths show it.")
 

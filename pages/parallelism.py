@@ -37,7 +37,7 @@ def body() -> None:
     tps = sorted({int(p.layout["tensor_parallel_size"]) for p in plans})
     if views.has_latent_cache(spec):  # one MLA note says it for every TP (four copies differed in the count only)
         tps = tps[-1:]
-    notes = [n for tp in tps for n in views.replication_notes(spec, tp)]
+    notes = [n for tp in tps for n in views.replication_notes(spec, tp, state.engine)]
     if notes:
         views.bullet_list(dict.fromkeys(notes), "info")
     elif tps:  # (no layout planned: nothing was compared, so nothing to say of "every compared TP degree")

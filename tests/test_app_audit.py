@@ -29,16 +29,18 @@ def test_a_hybrids_pool_tokens_are_concurrency_times_context_and_the_gap_is_its_
     # the model's shape, 953 MiB: FA3's 262 MiB + 100 graphs x 59 layers x 120 KiB, kvplan.engines.cuda_graph_bytes;
     # 419 before the V2 runner's terms, kvplan.engines.vllm_model_runner), 22 per 8,192-token request (its attention
     # layers' blocks plus one state page per Mamba group). vLLM logs int(424 / 22 x 8,192) = 157,882 tokens (not 424 x
-    # 2,080 = 881,920), and one request can grow to 524,288: the Mamba state does not grow.
+    # 2,080 = 881,920), and one request can grow to 842,400: the Mamba state does not grow. 22 = 1 attention group x
+    # cdiv(8,192, 2,080) = 4 + 18 state pages, so one request takes (424 - 1 null block - 18) = 405 attention blocks
+    # of 2,080 tokens = 842,400 (qa14b: it read 524,288, the search's old ceiling of 64 x 8,192, not the pool's).
     p = _plan(NEMOTRON)
     assert (p.num_blocks, p.blocks_per_request, p.block_size, p.kv_cache_tokens) == (424, 22, 2080, 157_882)
-    assert int(424 / 22 * 8192) == 157_882 and p.max_model_len_that_starts == 524_288
+    assert int(424 / 22 * 8192) == 157_882 and p.max_model_len_that_starts == (424 - 1 - 18) * 2080 == 842_400
     assert formulas.tokens_rule(p) == "concurrency"
     note = _tokens_note(run_app(NEMOTRON))
     assert "KV cache tokens (157,882) is the pool as vLLM logs it ('GPU KV cache size'): max concurrency x " \
            "max_model_len" in note
-    assert "366,406 tokens more: the recurrent-state layers (Mamba / linear attention)" in note
-    assert "Fits up to 524,288 tokens is the longest single request that can start (as --max-model-len: this plan " \
+    assert "684,518 tokens more: the recurrent-state layers (Mamba / linear attention)" in note  # 842,400 - 157,882
+    assert "Fits up to 842,400 tokens is the longest single request that can start (as --max-model-len: this plan " \
            "serves up to 8,192)" in note
     assert "sliding-window" not in note and "KV blocks x block size" not in note
 
@@ -147,7 +149,7 @@ def test_the_model_page_does_not_call_a_loaded_vision_tower_unplanned():
     budget = {r["term"]: r for r in html_tables(run_app({"v": "1", "m": "gemma-3-27b-it"}))[0]}
     assert budget["vision tower (in weights)"]["bytes"] == "846,120,672"
     assert views.skipped_notes(kvplan_spec("deepseek-v3")) == [
-        "not planned: 1 multi-token-prediction layer(s) (loaded only for speculative decoding)"]
+        "not planned: 1 multi-token-prediction layer (loaded only for speculative decoding)"]
 
 
 def kvplan_spec(name: str):

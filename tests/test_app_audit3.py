@@ -311,18 +311,19 @@ def test_a_generic_estimates_memory_charts_say_so_on_their_axis():
 
 
 def test_a_fit_limit_past_the_sweep_is_ticked():
-    # Nemotron-H-56B at TP 2: one request fits up to 524,288 tokens (the state layers' pages are per request), the
-    # sweep runs 512 .. 32,768 (4 x its 8,192 maximum); the axis reached the 524,288 line with its last label at 32k
+    # Nemotron-H-56B at TP 2: one request fits up to 842,400 tokens (405 attention blocks of 2,080; the state layers'
+    # pages are per request), the sweep runs 512 .. 32,768 (4 x its 8,192 maximum); the axis reached the 'fits up
+    # to' line with its last label at 32k
     import math
 
     from tests.app_util import figure
 
     fig = figure(run_app({"v": "1", "m": "nemotron-h-56b", "tp": "2"}), "budget.context")
     axis = fig["layout"]["xaxis"]
-    assert 524_288 in axis["tickvals"] and axis["ticktext"][axis["tickvals"].index(524_288)] == "512k"
+    assert 842_400 in axis["tickvals"] and axis["ticktext"][axis["tickvals"].index(842_400)] == "842,400"
     # and inside the range (log10 units): Plotly labels no tick on the range's very end
-    assert axis["range"][0] < math.log10(512) and axis["range"][1] > math.log10(524_288)
-    assert any(t.get("name") == "fits up to 524,288 tokens" for t in fig["data"])
+    assert axis["range"][0] < math.log10(512) and axis["range"][1] > math.log10(842_400)
+    assert any(t.get("name") == "fits up to 842,400 tokens" for t in fig["data"])
 
 
 def test_the_verdict_metric_says_load_or_start_as_the_verdict_does():

@@ -56,9 +56,9 @@ def test_the_model_page_says_the_mtp_layer_is_planned_when_budget_plans_it():
     assert "64 layers + 1 MTP layer" in title, title
     notes = _infos(at)
     assert not [n for n in notes if "not planned: 1 multi-token-prediction" in n], notes
-    assert [n for n in notes if "1 multi-token-prediction layer(s); planned with --speculative-config method mtp" in n]
+    assert [n for n in notes if "1 multi-token-prediction layer; planned with --speculative-config method mtp" in n]
     at = run_app({"v": "1", "m": "qwen3.5-27b"}, "pages/model.py")  # no speculative decoding: not planned, not drawn
-    assert [n for n in _infos(at) if "not planned: 1 multi-token-prediction layer(s)" in n]
+    assert [n for n in _infos(at) if "not planned: 1 multi-token-prediction layer (loaded" in n]
     assert "MTP" not in figure(at, "model.layers")["layout"]["title"]["text"]
 
 
@@ -118,9 +118,9 @@ def test_the_model_page_gives_the_kv_per_token_with_the_planned_mtp_layer():
     # 16 full-attention layers x 4 KV heads x 256 dims x 2 (K, V) x 2 B = 65,536; + the MTP layer's 4 x 256 x 2 x 2
     # = 4,096: 69,632, Parallelism's "KV bytes / token / GPU" at TP 1
     assert rows["KV cache per token (auto)"].startswith("65,536 B"), rows
-    assert rows["KV cache per token with the MTP layer(s) (auto)"].startswith("69,632 B"), rows
+    assert rows["KV cache per token with the MTP layer (auto)"].startswith("69,632 B"), rows
     at = run_app({"v": "1", "m": "qwen3.5-27b"}, "pages/model.py")
-    assert not [q for t in html_tables(at) for r in t for q in r.values() if "MTP layer(s)" in q]
+    assert not [q for t in html_tables(at) for r in t for q in r.values() if "(s)" in q]
 
 
 QWEN_FP8 = {"v": "1", "cfg": encode_config(dict(load_preset_config("qwen3-8b"), _name_or_path="org/Qwen3-8B-FP8"))}

@@ -54,7 +54,7 @@ def test_link_round_trip_carries_the_head():
     rows = terms(at)
     assert int(rows["eagle3 draft head (in weights)"]["bytes"].replace(",", "")) == HEAD_BYTES == 849_635_328
     assert rows["eagle3 draft head (in weights)"]["basis"] == "exact, not subtracted"
-    assert "424,689,664 parameters in 1 layer(s) + fc + its lm_head (embed_tokens: the target's)" in \
+    assert "424,689,664 parameters in 1 layer + fc + its lm_head (embed_tokens: the target's)" in \
         rows["eagle3 draft head (in weights)"]["source"]
     assert int(rows["draft head rotary table (in weights)"]["bytes"].replace(",", "")) == HEAD_ROPE == 33_554_432
     assert int(rows["weights"]["bytes"].replace(",", "")) == TARGET_WEIGHTS + HEAD_BYTES + HEAD_ROPE \

@@ -265,7 +265,7 @@ def test_b300_gemma4_launch_inputs_read_as_vllm_reads_them():
     assert not args.unknown and fields["language_model_only"] is False
     assert fields["model_runner"] == "V1" and fields["mm_limits"] == (("image", 0), ("audio", 0))
     p = _plan(_gemma4_31b_it(), get_gpu("B300"), B300_GEMMA4, "0.26")  # the line alone, no engine-field overrides
-    assert "3 video item(s) of 2,496 tokens (encoder budget 8,192)" in _term_source(p, "activation peak")
+    assert "3 video items of 2,496 tokens (encoder budget 8,192)" in _term_source(p, "activation peak")
     _check(p, dict(weights=58.99, kv=182.37, tokens=217_116, conc=13.25))
 
 

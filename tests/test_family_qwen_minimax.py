@@ -127,7 +127,7 @@ def test_qwen3_5_moe_needs_no_intermediate_size():
     spec = load_preset("qwen3.5-397b-a17b")
     # the MTP layer (mtp_num_hidden_layers 1) is built for MTP speculation only (tests/test_qwen35_mtp.py)
     assert spec.model_type == "qwen3_5_moe_text" and spec.skipped == ("visual (ViT + patch merger)",
-                                                                      "1 multi-token-prediction layer(s) (loaded only for speculative decoding)")
+                                                                      "1 multi-token-prediction layer (loaded only for speculative decoding)")
     assert spec.layer_kinds == {"linear_attention": 45, "full_attention": 15}
     # transformers 5.23 meta count of Qwen3_5MoeForCausalLM on the text_config
     assert count_params(spec).total_params == 396_346_350_336
@@ -420,7 +420,7 @@ def test_minimax_m2_and_qwen3_vl_vllm_kv():
 
 def test_wrapper_types_map_to_their_text_decoders():
     for name, inner, skipped in [("qwen3.5-27b", "qwen3_5_text", ("visual (ViT + patch merger)",
-                                                                  "1 multi-token-prediction layer(s) (loaded only for speculative decoding)")),
+                                                                  "1 multi-token-prediction layer (loaded only for speculative decoding)")),
                                  ("qwen3-vl-8b-instruct", "qwen3_vl_text",
                                   ("visual (ViT + patch merger + deepstack mergers)",))]:
         spec = load_preset(name)

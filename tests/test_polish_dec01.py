@@ -51,7 +51,7 @@ def test_encoder_step_peak_takes_the_estimate_basis():
     act = next(t for t in p.ranks[0].terms if t.name.startswith("activation peak"))
     # the encoder step (~2.52 GiB, 65,536 patches) beats the LM's dummy run + 0.500 GiB held outputs
     assert act.basis == "estimate"
-    assert act.name == "activation peak: the encoder step (1 image item(s)), above the LM's 8192 batched tokens, " \
+    assert act.name == "activation peak: the encoder step (1 image item), above the LM's 8192 batched tokens, " \
                        "1024 sampler rows"
     assert "the encoder step is the peak" in act.source and act.bytes == 2_701_131_776
     # a text-only model keeps the fitted LM basis and the plain name

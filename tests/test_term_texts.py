@@ -296,10 +296,10 @@ def test_mtp_warning_speaks_of_the_plan_on_screen():
     from kvplan.plan import MTP_UNCOUNTED
 
     glm = [w for w in _scan_plan("glm-5-mtp").warnings if w.startswith(MTP_UNCOUNTED)]
-    assert len(glm) == 1 and "glm-5's 1 multi-token-prediction layer(s)" in glm[0] and "vLLM, 1 token)" in glm[0]
+    assert len(glm) == 1 and "glm-5's 1 multi-token-prediction layer:" in glm[0] and "vLLM, 1 token)" in glm[0]
     assert "recurrent" not in glm[0]  # GLM-5 has no recurrent layer
     qwen = [w for w in _scan_plan("qwen3.5-mtp").warnings if w.startswith(MTP_UNCOUNTED)]
-    assert len(qwen) == 1 and "qwen3.5-27b's 1 multi-token-prediction layer(s)" in qwen[0]
+    assert len(qwen) == 1 and "qwen3.5-27b's 1 multi-token-prediction layer:" in qwen[0]
     assert "each recurrent layer's extra state page" in qwen[0]
     for w in glm + qwen:
         assert "Qwen3.8" not in w and "RTX 5090" not in w, w

@@ -109,8 +109,8 @@ def test_a_profile_whose_later_releases_serve_it_warns():
 def test_405b_on_one_h100_gets_more_gpus_and_fp8_fixes():
     # TP 8 in bf16 is still 94.5 GiB a GPU: TP 8 x PP 2 (47.25 GiB) or TP 8 in fp8 (~47.6 GiB) fit
     p = plan(_405b(), H100, EngineConfig())
-    assert p.suggestions == ["-tp 8 -pp 2: 5 x 131,072 tokens fit on 16 GPUs (2 node(s))",
-                             "-tp 8 --quantization fp8: 2 x 131,072 tokens fit on 8 GPUs (1 node(s))"]
+    assert p.suggestions == ["-tp 8 -pp 2: 5 x 131,072 tokens fit on 16 GPUs (2 nodes)",
+                             "-tp 8 --quantization fp8: 2 x 131,072 tokens fit on 8 GPUs (1 node)"]
     assert plan(_405b(), H100, EngineConfig(), Layout(tp=8, pp=2), suggest=False).max_num_seqs_at_len == 5
     assert plan(_405b(), H100, EngineConfig(weight_format="fp8"), Layout(tp=8), suggest=False).fits
 
@@ -118,7 +118,7 @@ def test_405b_on_one_h100_gets_more_gpus_and_fp8_fixes():
 def test_glm5_bf16_on_8_b200_suggests_b300_not_only_mi325x():
     p = plan(load_preset("glm-5"), get_gpu("B200"), EngineConfig(), Layout(tp=8))
     assert p.suggestions == ["--quantization fp8: 6 x 202,752 tokens fit",
-                             "-tp 8 -pp 2: 12 x 202,752 tokens fit on 16 GPUs (2 node(s))",
+                             "-tp 8 -pp 2: 12 x 202,752 tokens fit on 16 GPUs (2 nodes)",
                              "a larger GPU: B300: 5 x 202,752 tokens fit"]  # 6 before the 0.74 GiB DSA buffers
     assert plan(load_preset("glm-5"), get_gpu("B300"), EngineConfig(), Layout(tp=8), suggest=False).fits
 
@@ -171,6 +171,6 @@ def test_a_checkpoint_that_ships_quantized_gets_no_quantization_fp8_fix():
     # "-tp 8 -pp 2 --quantization fp8" beside the plain "-tp 8 -pp 2"; DeepSeek-V4-Flash (fp8 + MXFP4 experts) on one
     # H200 got "-tp 4 --quantization fp8" after "-tp 2".
     p = plan(load_preset("deepseek-v3"), H100, EngineConfig(), Layout(tp=4))
-    assert p.suggestions == ["-tp 8 -pp 2: 5 x 163,840 tokens fit on 16 GPUs (2 node(s))"]
+    assert p.suggestions == ["-tp 8 -pp 2: 5 x 163,840 tokens fit on 16 GPUs (2 nodes)"]
     p = plan(load_preset("deepseek-v4-flash"), get_gpu("H200"), EngineConfig(), Layout(tp=1))
     assert p.suggestions[0].startswith("-tp 2: ") and not any("--quantization" in s for s in p.suggestions)

@@ -69,7 +69,7 @@ def test_real_line_qwen3_5_issue_168_plans_one_image_item():
     args = parse_vllm_command(ISSUE_168)
     assert (args.tensor_parallel_size, args.mm_encoder_tp_mode, args.max_num_seqs) == (2, "data", 1024)
     p = _plan(load_preset("qwen3.5-27b"), H100, ISSUE_168, "0.19")
-    assert "1 image item(s) of 16,384 tokens (encoder budget 16,384)" in _mm_note(p)
+    assert "1 image item of 16,384 tokens (encoder budget 16,384)" in _mm_note(p)
 
 
 def test_towers_skipped_per_release():
@@ -141,8 +141,8 @@ def test_the_decoder_bound_where_max_num_seqs_is_below_the_encoder_items():
              for n in (512, 200)]
     # in the plan the default batch budget is capped too (0.11.1+, kvplan.engines.batch_defaults): 4 x 512 = 2,048
     # tokens (8 images by the encoder budget, the decoder bound's 8) and 4 x 200 = 800 (800 // 256 = 3 < the bound's 4)
-    assert "8 image item(s) of 256 tokens (encoder budget 2,048)" in notes[0]
-    assert "3 image item(s) of 256 tokens (encoder budget 800)" in notes[1]
+    assert "8 image items of 256 tokens (encoder budget 2,048)" in notes[0]
+    assert "3 image items of 256 tokens (encoder budget 800)" in notes[1]
 
 
 def test_mm_processor_kwargs_resize_the_qwen_items():

@@ -72,7 +72,7 @@ def test_plan_adds_exactly_what_the_encoder_leaves_held():
     bare = spec.model_copy(update={"towers": ()})
     assert _act(plan(spec, H100, eng)) - _act(plan(bare, H100, eng)) == 242_221_056
     term = next(t for t in plan(spec, H100, eng).ranks[0].terms if t.name.startswith("activation peak"))
-    assert "32 image item(s) of 256 tokens" in term.source and "estimate" in term.source
+    assert "32 image items of 256 tokens" in term.source and "estimate" in term.source
 
 
 def test_release_rules_for_the_held_outputs():

@@ -130,7 +130,7 @@ def test_qwen3_vl_30b_a3b_3090_tp4_v0_11_log():
     assert _close(r.kv_pool_bytes, 2.31)  # 2.223 (the older rule: 4.699)
     act = next(t for t in r.terms if t.name.startswith("activation peak"))
     # the log's "budget of 153600 tokens, and profiled with 1 video items"; held (153,600, 2,048 x 4) x 2 B = 2.34 GiB
-    assert "1 video item(s) of 153,600 tokens (encoder budget 153,600)" in act.source
+    assert "1 video item of 153,600 tokens (encoder budget 153,600)" in act.source
     assert 153_600 * 8_192 * 2 < act.bytes
 
 

@@ -23,6 +23,7 @@ from kvplan.families.blocks import (
 )
 from kvplan.layers import MLAAttention, MLAIndexerAttention
 from kvplan.spec import Component, DecoderLayer, Linear
+from kvplan.units import counted
 
 DSA_TYPES = ("deepseek_v32", "glm_moe_dsa")
 MLA_TYPES = ("deepseek_v2", "deepseek_v3", "glm4_moe_lite", "minicpm3") + DSA_TYPES
@@ -181,7 +182,7 @@ def build_deepseek(r, model_type: str) -> dict[str, Any]:
     skipped = ()
     nextn = r.raw("num_nextn_predict_layers")
     if nextn and model_type != "minicpm3":
-        skipped = (f"{nextn} multi-token-prediction layer(s) (loaded only for speculative decoding)",)
+        skipped = (f"{counted(nextn, 'multi-token-prediction layer')} (loaded only for speculative decoding)",)
     if any(moe_at) and model_type != "deepseek_v2":
         r.assumptions.append("router e_score_correction_bias (fp32, n_routed_experts per MoE layer) is a buffer, "
                              "not counted")

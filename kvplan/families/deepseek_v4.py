@@ -20,6 +20,7 @@ from kvplan.errors import ConfigError
 from kvplan.families.blocks import gated_mlp, llama_tail, rms, router
 from kvplan.layers import CompressedAttention
 from kvplan.spec import DecoderLayer, Experts, Linear, Tensor
+from kvplan.units import counted
 
 LAYER_TYPES = ("sliding_attention", "compressed_sparse_attention", "heavily_compressed_attention")
 RATIO_TO_TYPE = {0: "sliding_attention", 4: "compressed_sparse_attention", 128: "heavily_compressed_attention"}
@@ -139,7 +140,7 @@ def build_deepseek_v4(r, model_type: str) -> dict[str, Any]:
     fields = llama_tail(r, h=h, n_layers=n_layers, nq=nq, nkv=1, hd=hd, vocab=vocab, layers=layers)
     fields["other"] = (Tensor(name="hc_head.hc_fn+hc_base+hc_scale", numel=hc * hc * h + hc + 1),)
     nextn = r.raw("num_nextn_predict_layers")
-    fields["skipped"] = (f"{nextn} multi-token-prediction layer(s) (loaded only for speculative decoding)",) if nextn \
+    fields["skipped"] = (f"{counted(nextn, 'multi-token-prediction layer')} (loaded only for speculative decoding)",) if nextn \
         else ()
     if nextn:
         sliding = made.get("sliding_attention") or DecoderLayer(

@@ -42,6 +42,7 @@ from kvplan.families.blocks import gated_mlp, llama_tail, rms, router
 from kvplan.families.deepseek_v4 import attention_tensors
 from kvplan.layers import CompressedAttention
 from kvplan.spec import DecoderLayer, Experts, Linear, Norm, Tensor, Tower
+from kvplan.units import counted
 
 VLLM_SOURCE = "vLLM 0.34.0 models/deepseek_v41 (PyPI wheel, read 2026-12-02)"
 RATIOS = (0, 1, 2)  # vLLM attention.py: "only 0 (sliding window), 1 and 2 are supported"
@@ -236,7 +237,7 @@ def build_deepseek_v41(r, model_type: str) -> dict[str, Any]:
     skipped = []
     nextn = r.raw("num_nextn_predict_layers")
     if nextn:
-        skipped.append(f"{nextn} DSpark / multi-token-prediction draft layer(s) (loaded only for speculative "
+        skipped.append(f"{counted(nextn, 'DSpark / multi-token-prediction draft layer')} (loaded only for speculative "
                        "decoding)")
     if engram_ids:
         values = sum(rows) * e_dim

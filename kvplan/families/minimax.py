@@ -24,6 +24,7 @@ from kvplan.families.blocks import (
 )
 from kvplan.layers import FullAttention, IndexedAttention
 from kvplan.spec import DecoderLayer, Linear
+from kvplan.units import counted
 
 
 def build_minimax_m2(r, model_type: str) -> dict[str, Any]:
@@ -112,7 +113,7 @@ def build_minimax_m3(r, model_type: str) -> dict[str, Any]:
         inter = r.int("intermediate_size")
         if n_shared is not None and r.check_int("n_shared_experts", n_shared, minimum=0) * inter != shared:
             raise ConfigError(r._name("n_shared_experts"),
-                              f"{n_shared} shared expert(s) of intermediate_size {inter} (vLLM's MiniMaxM3MoE) "
+                              f"{counted(n_shared, 'shared expert')} of intermediate_size {inter} (vLLM's MiniMaxM3MoE) "
                               f"disagree with transformers' one shared expert of shared_intermediate_size {shared}; "
                               "planned only where they agree")
         experts = experts_block(r, h, inter, "num_local_experts", "num_experts_per_tok")

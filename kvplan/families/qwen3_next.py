@@ -25,6 +25,7 @@ from kvplan.families.blocks import (
 )
 from kvplan.layers import FullAttention, LinearAttentionState
 from kvplan.spec import DecoderLayer, Linear, Norm, Tensor
+from kvplan.units import counted
 
 
 def build_qwen3_next(r, model_type: str) -> dict[str, Any]:
@@ -124,7 +125,7 @@ def mtp_fields(r, h: int, layer_at) -> dict[str, Any]:
     other = (Linear(name="fc", in_features=2 * h, out_features=h, shard="column", quantizable=False),
              rms("pre_fc_norm_embedding", h), rms("pre_fc_norm_hidden", h), rms("norm", h))
     return {"mtp_layers": tuple(layer_at(j) for j in range(n)), "mtp_other": other,
-            "skipped": (f"{n} multi-token-prediction layer(s) (loaded only for speculative decoding)",)}
+            "skipped": (f"{counted(n, 'multi-token-prediction layer')} (loaded only for speculative decoding)",)}
 
 
 MODEL_TYPES = {

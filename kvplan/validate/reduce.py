@@ -18,6 +18,7 @@ from pydantic import BaseModel, ConfigDict
 
 from kvplan.errors import PlanInputError
 from kvplan.spec import DecoderLayer, Experts, Linear, ModelSpec
+from kvplan.units import counted
 
 
 class Reduction(BaseModel):
@@ -120,7 +121,7 @@ def reduce_spec(spec: ModelSpec, layers: int | None = None, experts: int | None 
     notes = list(reasons)
     count = n if layers is None else min(n, layers)
     if count < min_layers(spec):
-        notes.append(f"{count} layer(s) asked; kept {min_layers(spec)}, one of each distinct layer")
+        notes.append(f"{counted(count, 'layer')} asked; kept {min_layers(spec)}, one of each distinct layer")
         count = min_layers(spec)
     index = pick_layers(spec, count)
     e_run = min(e_full, experts) if experts is not None and e_full else e_full

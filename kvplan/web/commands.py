@@ -135,6 +135,9 @@ class Command(BaseModel):
     # flags (with their values) that change memory and that the app does not plan (the MambaPool strategy flags,
     # --speculative-* flags kvplan does not read, --chunked-prefill-size -1)
     unplanned: tuple[str, ...] = ()
+    # the flags of an SGLang line handed to vLLM's parser as typed (not SGLang flags kvplan reads): a vLLM-only
+    # spelling (--max-num-seqs, --gpu-memory-utilization) is named, views.unplanned_flags
+    vllm_spelled: tuple[str, ...] = ()
 
     def engine_fields(self) -> dict:
         """The SGLang-only EngineConfig fields this line sets (empty for vLLM lines)."""
@@ -206,7 +209,11 @@ def parse_command(command: str) -> Command:
     if kind == "sglang":
         dp_attention = any(t.split("=")[0].replace("_", "-") == "--enable-dp-attention" for t in body)
         flags, mfs, extra = _sglang_as_vllm(body, dp_attention)
-        args = parse_vllm_command(shlex.join(flags))
+        typed = extra.pop("typed", {})
+        try:
+            args = parse_vllm_command(shlex.join(flags))
+        except PlanInputError as exc:  # named as the line typed it: "--tp-size: ...", not --tensor-parallel-size
+            raise sglang_refusal(exc, typed) from None
         notes, ignored = extra.pop("notes", ()), extra.pop("ignored", ())
         if notes or ignored:
             args = args.model_copy(update={"notes": args.notes + notes, "ignored": args.ignored + ignored})
@@ -220,6 +227,25 @@ def parse_command(command: str) -> Command:
         return Command(launcher=kind, args=args, engine="sglang", mem_fraction_static=mfs, **extra)
     # the launcher's tokens go along: its environment (VLLM_USE_V1=0, the sampler) and image tag are read from them
     return Command(launcher=kind, args=parse_vllm_command(shlex.join(body), prefix=tokens[:start]), engine="vllm")
+
+
+def sglang_refusal(exc: PlanInputError, typed: dict[str, str]) -> PlanInputError:
+    """vLLM's parser's refusal of an SGLang line's flag, naming the flag the line typed (``typed``: vLLM flag -> the
+    SGLang flag it was read from, as ``_sglang_as_vllm`` records it), in the field and in the message.
+    Worked example: ``--tp-size 0`` (read as --tensor-parallel-size 0) -> "--tp-size: must be from 1 to 4096, got 0"
+    (it read "--tensor-parallel-size: ...": a flag the pasted line never had)."""
+    field = typed.get(exc.field, exc.field)
+    message = exc.message
+    for vllm_flag, sglang_flag in typed.items():
+        message = re.sub(re.escape(vllm_flag) + r"(?![\w-])", sglang_flag, message)
+    return PlanInputError(field, message)
+
+
+def sglang_spelling() -> dict[str, str]:
+    """vLLM's flag -> SGLang's own, for the settings SGLang spells otherwise (SGLANG_FLAGS / SGLANG_SWITCHES read
+    backwards): {"--max-model-len": "--context-length", "--max-num-seqs": "--max-running-requests", ...}."""
+    own = {**SGLANG_FLAGS, **SGLANG_SWITCHES}
+    return {vllm: sglang for sglang, vllm in reversed(own.items()) if vllm and vllm not in own}
 
 
 def _sglang_env(env: dict[str, str], mfs: float | None, extra: dict) -> None:
@@ -294,11 +320,13 @@ def _sglang_as_vllm(tokens: list[str], dp_attention: bool = False) -> tuple[list
     """vLLM-equivalent flags, --mem-fraction-static, and the SGLang-only fields (SGLANG_SWITCH_FIELDS,
     SGLANG_VALUE_FLAGS: dp_attention_size, moe_dense_tp_size, max_total_tokens, the MambaPool's flags,
     --disable-radix-cache, ...; the speculative method and steps; ``unplanned``: the --speculative-* flags kvplan does
-    not read, and the MambaPool strategy flags, which kvplan does not plan). With --enable-dp-attention, --dp /
+    not read, and the MambaPool strategy flags, which kvplan does not plan; ``typed``: each vLLM flag written -> the
+    SGLang flag it was read from). With --enable-dp-attention, --dp /
     --dp-size is the attention-DP size inside the TP group (server_args.py: tp_size % dp_size == 0), not a count of
     replicas."""
     out: list[str] = []
-    extra: dict = {}
+    typed: dict[str, str] = {}  # vLLM flag -> the SGLang flag it was read from (sglang_refusal names the latter)
+    extra: dict = {"typed": typed}
     speculative: dict[str, str] = {}
     i = 0
 
@@ -322,6 +350,7 @@ def _sglang_as_vllm(tokens: list[str], dp_attention: bool = False) -> tuple[list
         if name in SGLANG_SWITCHES:
             if SGLANG_SWITCHES[name]:
                 out.append(SGLANG_SWITCHES[name])
+                typed[SGLANG_SWITCHES[name]] = name
         elif name in SGLANG_SWITCH_FIELDS:
             field, on = SGLANG_SWITCH_FIELDS[name]
             extra[field] = on
@@ -371,8 +400,11 @@ def _sglang_as_vllm(tokens: list[str], dp_attention: bool = False) -> tuple[list
                 out.insert(0, value)  # the model: vLLM's positional argument
             else:
                 out += [SGLANG_FLAGS[name], value]
+                typed[SGLANG_FLAGS[name]] = name
         else:
             out.append(tok)  # vLLM's parser lists it as unknown (or reads a flag both engines share)
+            if name.startswith("--"):
+                extra["vllm_spelled"] = extra.get("vllm_spelled", ()) + (name,)
     extra |= _sglang_speculative(speculative, extra)
     return out, extra.pop("mem_fraction_static", None), extra
 

@@ -29,10 +29,24 @@ def tightest(plan: Plan) -> RankPlan:
     return min(plan.ranks, key=lambda r: r.num_blocks)
 
 
+def unit(plan: Plan) -> str:
+    """The pool's unit as the plan's engine names it: SGLang's pages of --page-size tokens, vLLM's blocks."""
+    return "page" if plan.engine == "sglang" else "block"
+
+
 def budget_formulas(plan: Plan) -> list[tuple[str, str]]:
+    """The Budget's formulas, in the engine's words: an SGLang plan counts pages (num_pages, bytes/page, page size:
+    its log's "page_size" and "#tokens"), a vLLM plan blocks (num_blocks, bytes/block, its num_gpu_blocks).
+    Worked example: Llama-3.1-8B on one H100, SGLang 0.5.21: num_pages = floor(53,661,292,234 / 131,072) = 409,403."""
     rank = tightest(plan)
     out = [("KV pool on the tightest rank", _pool(plan, rank))]
     groups = plan.kv_groups
+    u = unit(plan)
+    if plan.engine == "sglang" and rank.kv_bytes_per_token * plan.block_size == rank.bytes_per_block:
+        # SGLang's pool: one page holds page_size tokens of every layer (memory_pool.py sizes it per token)
+        out.append(("Bytes per page", rf"\text{{bytes/page}} = \text{{bytes/token}} \times \text{{page size}}"
+                    rf" = {_n(rank.kv_bytes_per_token)} \times {plan.block_size}"
+                    rf" = {_n(rank.bytes_per_block)}\,\text{{B}}"))
     if groups and plan.engine != "sglang":
         size = groups[0].layers + groups[0].padding_layers
         page = max(g.page_bytes for g in groups)
@@ -67,10 +81,10 @@ def budget_formulas(plan: Plan) -> list[tuple[str, str]]:
         # H100, whose weights do not even load); say what the engine does instead
         why = (r"\text{not reached: the weights of one GPU do not load}" if plan.load_oom_rank is not None else
                rf"\text{{pool}} = {_n(rank.kv_pool_bytes)}\,\text{{B}} \le 0")
-        out.append(("KV blocks, concurrency and tokens: none (no KV pool is sized)",
-                    why + r"\;\Rightarrow\; \text{no KV blocks, no concurrency, no KV cache tokens}"))
+        out.append((f"KV {u}s, concurrency and tokens: none (no KV pool is sized)",
+                    why + rf"\;\Rightarrow\; \text{{no KV {u}s, no concurrency, no KV cache tokens}}"))
         return out + _bytes_per_token(groups, rank)
-    out.append(("KV blocks", rf"\text{{num\_blocks}} = \left\lfloor \frac{{\text{{pool}}}}{{\text{{bytes/block}}}}"
+    out.append((f"KV {u}s", rf"\text{{num\_{u}s}} = \left\lfloor \frac{{\text{{pool}}}}{{\text{{bytes/{u}}}}}"
                 rf"\right\rfloor = \left\lfloor \frac{{{_n(max(rank.kv_pool_bytes, 0))}}}{{{_n(rank.bytes_per_block)}}}"
                 rf"\right\rfloor = {_n(rank.num_blocks)}"))
     out.append(_tokens_formula(plan))
@@ -145,8 +159,8 @@ def _tokens_formula(plan: Plan) -> tuple[str, str]:
                 rf"{{\text{{blocks per request}}}} = \frac{{{blocks}}}{{{per_request}}} = {conc}\qquad"
                 rf"\text{{tokens}} = \left\lfloor \frac{{{blocks}}}{{{len(groups)}\ \text{{groups}}}} \right\rfloor"
                 rf" \times {_n(smallest)}{times_dcp} = {tokens}")
-    page = "page" if plan.engine == "sglang" else "block size"  # SGLang's word: --page-size
-    return ("Tokens and concurrency", rf"\text{{tokens}} = \text{{num\_blocks}} \times \text{{{page}}}"
+    u = unit(plan)  # SGLang's word: pages of --page-size tokens
+    return ("Tokens and concurrency", rf"\text{{tokens}} = \text{{num\_{u}s}} \times \text{{{u} size}}"
             rf" = {blocks} \times {_n(plan.block_size)} = {tokens}\qquad"
             rf"\text{{concurrency}} = \frac{{\text{{tokens}}}}{{L}}"
             rf" = \frac{{{tokens}}}{{{length}}} = {conc}")

@@ -128,10 +128,7 @@ OPTION_COLUMNS = {
     "#": st.column_config.NumberColumn(width=30, pinned=True, help="Rank by the chosen objective"),
     "GPU": st.column_config.TextColumn(width=128, pinned=True, help="Catalog GPU (memory is what the runtime "
                                                                     "exposes, not the number on the box)"),
-    "layout": st.column_config.TextColumn(
-        width=78, pinned=True,
-        help="TPn = --tensor-parallel-size, PPn = --pipeline-parallel-size, xN = N data-parallel replicas "
-             "(--data-parallel-size)"),
+    "layout": st.column_config.TextColumn(width=78, pinned=True, help=None),  # layout_help, in the engine's flags
     "$ / M tokens": st.column_config.NumberColumn(
         width=86, format="$%.3f",
         help="US$ per million generated tokens at the target load: $ per hour / (tokens/s bound x 3600) x 10^6"),
@@ -166,21 +163,28 @@ def tokens_help(spec=None) -> str:
             + views.decode_read_text(untied, "k" if moe else None) + ". A ceiling, not a forecast")
 
 
-def option_columns(multi_node: bool, spec=None) -> dict:
+def layout_help(engine: str = "vllm") -> str:
+    """The 'layout' column's help, in ``engine``'s flags (SGLang's --tp-size, not vLLM's --tensor-parallel-size)."""
+    tp, pp, dp = (views.engine_flag(f"{axis}_parallel_size", engine) for axis in ("tensor", "pipeline", "data"))
+    return f"TPn = {tp}, PPn = {pp}, xN = N data-parallel replicas ({dp})"
+
+
+def option_columns(multi_node: bool, spec=None, engine: str = "vllm") -> dict:
     """OPTION_COLUMNS, without 'nodes' for single-node layouts (every one of them 1: the column said nothing), the
-    'tokens/s bound' help worded for ``spec``'s model (tokens_help)."""
+    'tokens/s bound' help worded for ``spec``'s model (tokens_help), the layout's in ``engine``'s flags."""
     tokens = st.column_config.NumberColumn("tokens/s", width=64, format="%.0f", help=tokens_help(spec))
-    return {**OPTION_COLUMNS, "tokens/s bound": tokens, **({} if multi_node else {"nodes": None})}
+    layout = st.column_config.TextColumn(width=78, pinned=True, help=layout_help(engine))
+    return {**OPTION_COLUMNS, "layout": layout, "tokens/s bound": tokens, **({} if multi_node else {"nodes": None})}
 
 
 # An HTML table, not st.dataframe: a reason runs to ~150 characters ("Does not fit: the weights alone are 60.77 GiB
 # per GPU, more than the 39.39 GiB it has ...") and the data grid cut it at the column's edge (QA at 1400 px, 2026-12).
-REJECTED_COLUMNS = [
-    views.Col("GPU", nowrap=True),
-    views.Col("TP", help="--tensor-parallel-size", num=True),
-    views.Col("PP", help="--pipeline-parallel-size", num=True),
-    views.Col("why not", help="What rules the layout out, as kvplan planned it"),
-]
+def rejected_columns(engine: str = "vllm") -> list[views.Col]:
+    """The rejected layouts' columns, TP and PP helped with ``engine``'s flags (views.engine_flag)."""
+    return [views.Col("GPU", nowrap=True),
+            views.Col("TP", help=views.engine_flag("tensor_parallel_size", engine), num=True),
+            views.Col("PP", help=views.engine_flag("pipeline_parallel_size", engine), num=True),
+            views.Col("why not", help="What rules the layout out, as kvplan planned it")]
 REJECTED_HEIGHT = 480  # px: the table scrolls inside the expander (hundreds of rows), its text wraps
 
 
@@ -439,7 +443,7 @@ def show(picker: Picker, state: PlanState, max_len: int) -> None:
     rejected = st.expander(f"Rejected ({len(picker.rejected)})", key=REJECTED, on_change="rerun")
     if rejected.open:  # lazy: the table is built only when it is shown
         with rejected, st.container(height=REJECTED_HEIGHT, border=False):
-            views.html_table(rejected_rows(picker), REJECTED_COLUMNS)
+            views.html_table(rejected_rows(picker), rejected_columns(state.engine))
     prices = st.expander(f"Default prices ({len(DEFAULT_PRICES)} GPUs, looked up {PRICES_READ})", key=PRICES,
                          on_change="rerun")
     if prices.open:
@@ -461,5 +465,5 @@ def _ranked(picker: Picker, state: PlanState, every: bool) -> None:
         metrics.metric("Best", f"{best.gpu} {best.layout}")
         st.markdown("\n".join(f"- {views.esc(line)}" for line in reasons(shown, picker.objective)))
         views.table(option_rows(shown, {n for n, _ in state.prices} | {CUSTOM_NAME}),
-                    column_config=option_columns(picker.multi_node, cached.spec(state)))
+                    column_config=option_columns(picker.multi_node, cached.spec(state), state.engine))
         views.chart(pareto_figure(picker.options, picker.objective, shown[:3]), "gpus.chart")

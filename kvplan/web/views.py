@@ -176,8 +176,9 @@ def chart(fig, key: str) -> None:
     st.plotly_chart(fig, key=key, width="stretch", config={"displaylogo": False})
 
 
-def error(exc: KvplanError) -> None:
-    st.error(f"**{esc(exc.field)}**: {esc(exc.message)}", icon=":material/error:")
+def error(exc: KvplanError, engine: str = "vllm") -> None:
+    """The core's refusal, its field named as ``engine`` names it (``field_name``)."""
+    st.error(f"**{esc(field_name(exc.field, engine))}**: {esc(exc.message)}", icon=":material/error:")
 
 
 def layout_caption(state: PlanState) -> str:
@@ -340,9 +341,10 @@ def mtp_rows(state: PlanState, spec: ModelSpec) -> list[dict[str, str]]:
         per_token = kv_bytes_per_token(with_mtp, state.kv_cache_dtype)
     except Exception:  # a KV dtype kvplan cannot size for this model is refused on the plan pages
         return []
-    return [{"value": f"KV cache per token with the MTP layer(s) ({state.kv_cache_dtype})",
+    return [{"value": f"KV cache per token with the MTP " + ("layer" if len(spec.mtp_layers) == 1 else "layers")
+                       + f" ({state.kv_cache_dtype})",
              "number": f"{per_token:,} B ({format_bytes(per_token)})",
-             "note": f"+ {figures.counted(len(spec.mtp_layers), 'MTP layer')} --speculative-config loads, TP=1"}]
+             "note": f"+ {figures.counted(len(spec.mtp_layers), 'MTP layer')} {mtp_flag(state.engine)} loads, TP=1"}]
 
 
 def param_rows(params: ParamBreakdown, weights: WeightBytes) -> list[dict[str, str]]:
@@ -463,7 +465,7 @@ def plan_metrics(plan: Plan) -> None:
     metrics = row()
     metrics.metric("Verdict", verdict_word(plan))
     none = no_pool_reason(plan)
-    unit = "page" if plan.engine == "sglang" else "block"
+    unit = paging_unit_of(plan)
     metrics.metric("Max concurrency", NO_FIGURE if none else concurrency_text(plan),
                    help=f"Not a figure: {none}." if none else
                    f"KV cache tokens / {plan.max_model_len:,} (SGLang logs no concurrency)"
@@ -474,7 +476,7 @@ def plan_metrics(plan: Plan) -> None:
                    ("SGLang's '#tokens'" if plan.engine == "sglang" else "vLLM's 'GPU KV cache size'") + ": "
                    + (formulas.TOKENS_WORDS[formulas.tokens_rule(plan)] if plan.engine != "sglang" else
                       formulas.TOKENS_WORDS[formulas.tokens_rule(plan)].replace("block", "page")))
-    metrics.metric("KV blocks", NO_FIGURE if none else f"{plan.num_blocks:,}",
+    metrics.metric(f"KV {unit}s", NO_FIGURE if none else f"{plan.num_blocks:,}",
                    help=f"Not a figure: {none}." if none else f"{unit} size {plan.block_size}, min over ranks")
 
 
@@ -506,13 +508,14 @@ def tokens_note(plan: Plan) -> str | None:
         why = (f"{-gap:,} tokens more: sliding-window / chunked layers keep only their window, so one request "
                "can outgrow the pool's token count")
     else:
+        unit = paging_unit_of(plan)
         why = (f"{-gap:,} tokens more: the logged figure counts whole requests of max_model_len, each rounded "
-               "up to whole blocks; one request uses its blocks to the last slot")
+               f"up to whole {unit}s; one request uses its {unit}s to the last slot")
     said = {"sglang": "as SGLang logs it ('KV Cache is allocated. #tokens')",
             "vllm": "as vLLM logs it ('GPU KV cache size')"}.get(plan.engine, "as kvplan counts it (custom engine)")
     rule = formulas.TOKENS_WORDS[formulas.tokens_rule(plan)]
     # past the context planned, it is a --max-model-len the memory would allow, not a request this plan admits
-    beyond = f" (as --max-model-len: this plan serves up to {plan.max_model_len:,})" \
+    beyond = f" (as {engine_flag('max_model_len', plan.engine)}: this plan serves up to {plan.max_model_len:,})" \
         if starts > plan.max_model_len else ""
     return (f"**KV cache tokens** ({plan.kv_cache_tokens:,}) is the pool {said}: {rule}. "
             f"**Fits up to {starts:,} tokens** is the longest single request that can start{beyond}; {why}.")
@@ -741,7 +744,22 @@ def mtp_loaded(state: PlanState) -> bool:
     return any(t.name.startswith("MTP layers") for r in plan.ranks for t in r.terms)
 
 
-def skipped_notes(spec: ModelSpec, loaded: bool | None = None, mtp: bool = False) -> list[str]:
+def mtp_flag(engine: str) -> str:
+    """How ``engine``'s command line loads a checkpoint's MTP layers: vLLM's --speculative-config method mtp, SGLang's
+    --speculative-algorithm NEXTN / EAGLE (kvplan.plan's MTP term says the same)."""
+    return "--speculative-algorithm NEXTN / EAGLE" if engine == "sglang" else "--speculative-config method mtp"
+
+
+def language_model_only_flag(state: PlanState) -> bool:
+    """Whether the state's engine line has --language-model-only: vLLM (0.17.0+ as kvplan plans it), SGLang from
+    0.5.18 (kvplan.sglang.LANGUAGE_MODEL_ONLY_FROM)."""
+    from kvplan.sglang import LANGUAGE_MODEL_ONLY_FROM
+
+    return state.engine == "vllm" or (state.engine == "sglang" and state.sglang_version in LANGUAGE_MODEL_ONLY_FROM)
+
+
+def skipped_notes(spec: ModelSpec, loaded: bool | None = None, mtp: bool = False, engine: str = "vllm",
+                  lmo: bool = True) -> list[str]:
     """What the Model page's counts leave out. A vision / audio tower is left out of the decoder's counts but
     not out of the plan: the Budget loads its weights (its 'vision tower (in weights)' row), so it is not
     called 'not planned' there (that read as if the Budget ignored it). ``loaded``: whether the sidebar's plan
@@ -754,11 +772,11 @@ def skipped_notes(spec: ModelSpec, loaded: bool | None = None, mtp: bool = False
         if towers and item in towers and loaded is False:
             out.append(f"not in these counts: {item}; not loaded either: --language-model-only is set (the Budget "
                        "has no vision tower row)")
-        elif towers and item in towers:
-            out.append(f"not in these counts: {item}; the Budget loads its weights (vision tower row; "
-                       "--language-model-only drops it)")
+        elif towers and item in towers:  # ``lmo``: the engine line has --language-model-only (SGLang from 0.5.18)
+            out.append(f"not in these counts: {item}; the Budget loads its weights (vision tower row"
+                       + ("; --language-model-only drops it)" if lmo else ")"))
         elif mtp and "multi-token-prediction" in item:
-            out.append(f"not in these counts: {item.split(' (')[0]}; planned with --speculative-config method mtp "
+            out.append(f"not in these counts: {item.split(' (')[0]}; planned with {mtp_flag(engine)} "
                        "(drawn after the decoder in the strip above; the Budget's MTP layers row)")
         else:
             out.append(f"not planned: {item}")
@@ -769,8 +787,10 @@ def has_latent_cache(spec: ModelSpec) -> bool:
     return any(layer.cache.kind in LATENT_KINDS for layer in spec.layers)
 
 
-def replication_notes(spec: ModelSpec, tp: int) -> list[str]:
-    """What TP cannot split: KV heads replicated when tp > heads; the MLA latent on every rank."""
+def replication_notes(spec: ModelSpec, tp: int, engine: str = "vllm") -> list[str]:
+    """What TP cannot split: KV heads replicated when tp > heads; the MLA latent on every rank. ``engine`` names whose
+    rule it is: vLLM's and SGLang's get_num_kv_heads both return max(1, total_num_kv_heads // tensor_parallel_size)
+    (vllm/config/model.py; sgl-project/sglang python/sglang/srt/configs/model_config.py)."""
     notes = []
     mla = next((layer.cache for layer in spec.layers if layer.cache.kind in LATENT_KINDS), None)
     if mla is not None:
@@ -780,9 +800,10 @@ def replication_notes(spec: ModelSpec, tp: int) -> list[str]:
                      "all of it, "
                      "so KV bytes per rank do not shrink as TP grows.")
     elif tp > spec.num_key_value_heads:
-        notes.append(f"TP={tp} > {figures.counted(spec.num_key_value_heads, 'KV head')}: each rank keeps a whole KV head (vLLM "
-                     f"max(1, kv_heads // tp)), so every KV head is stored on {tp // spec.num_key_value_heads} ranks; "
-                     "the k/v projections are replicated the same way.")
+        who = "SGLang" if engine == "sglang" else "vLLM"
+        notes.append(f"TP={tp} > {figures.counted(spec.num_key_value_heads, 'KV head')}: each rank keeps a whole KV "
+                     f"head ({who} max(1, kv_heads // tp)), so every KV head is stored on "
+                     f"{tp // spec.num_key_value_heads} ranks; the k/v projections are replicated the same way.")
     return notes
 
 
@@ -804,6 +825,11 @@ def paging_unit(state: PlanState) -> str:
     """The engine's own word for its KV allocation unit: SGLang's pool is pages of --page-size tokens (its log says
     "page_size=64"), vLLM's and the custom profile's blocks of --block-size."""
     return "page" if state.engine == "sglang" else "block"
+
+
+def paging_unit_of(plan: Plan) -> str:
+    """``paging_unit`` of a drawn plan (its engine)."""
+    return "page" if plan.engine == "sglang" else "block"
 
 
 # vLLM's MLA backends whose kernels take one block size only (v1/attention/backends/mla/*.py
@@ -1004,9 +1030,14 @@ def paging_bytes(state: PlanState, paging: Paging) -> None:
             else "the sliding-window layers' pool is priced into each token's cell at --swa-full-tokens-ratio"
             if k in ("sliding_attention", "chunked_attention") else f"the {k} layers' pool is not counted here"
             for k in others))
-        st.caption(head + f"At {rank.bytes_per_block:,} B per {unit} (SGLang's cell size for one token, tightest rank "
-                   f"of the plan): {allocated} allocated, {empty} of it in empty slots. The plan has "
-                   f"{len(plan.kv_groups)} KV groups ({kinds}): {held}.")
+        # SGLang has no KV groups (vLLM's hybrid allocator): its layers by kind (gpt-oss-20b: 12 sliding, 12 full);
+        # a page of N tokens is N cells (it read "cell size for one token" beside 16-token pages' bytes)
+        layers = ", ".join(f"{n} {k}" for k, n in Counter(
+            k for g in plan.kv_groups for k in [g.kind] * g.layers).items())
+        cell = "SGLang's cell size for one token" + (
+            f" x {plan.block_size} tokens a page" if plan.block_size > 1 else "")
+        st.caption(head + f"At {rank.bytes_per_block:,} B per {unit} ({cell}, tightest rank of the plan): {allocated} "
+                   f"allocated, {empty} of it in empty slots. Its cached layers are {layers}: {held}.")
         return
     held = "; ".join(dict.fromkeys("a recurrent state: its state page" if k in STATE_KINDS else
                                    f"a sliding / chunked window: the window's {unit}s"
@@ -1048,7 +1079,8 @@ def compare_layouts(state: PlanState) -> tuple[list[Plan], list[tuple[str, str]]
             plans.append(cached.plan_with(state, tensor_parallel_size=tp, pipeline_parallel_size=pp,
                                           data_parallel_size=dp))
         except KvplanError as exc:
-            refused.setdefault(str(exc), []).append(f"TP{tp} PP{pp} DP{dp}")
+            said = f"{field_name(exc.field, state.engine)}: {exc.message}"  # SGLang's --tp-size, not vLLM's name
+            refused.setdefault(said, []).append(f"TP{tp} PP{pp} DP{dp}")
     return plans, [(", ".join(labels), message) for message, labels in refused.items()]
 
 
@@ -1104,16 +1136,23 @@ LAYOUT_COLUMNS = [
 
 
 SGLANG_LAYOUT_HELP = {
-    "max concurrency per replica": "KV cache tokens (SGLang's '#tokens') / max_model_len, per engine (DP replica; "
+    "max concurrency per replica": "KV cache tokens (SGLang's '#tokens') / context_length, per engine (DP replica; "
                                    "with --enable-dp-attention, per attention-DP group); SGLang logs no concurrency.",
-    "KV blocks": "SGLang's KV pool in pages of --page-size tokens (1 by default: the '#tokens' it logs), per replica."}
+    "KV blocks": "SGLang's KV pool in pages of --page-size tokens (1 by default: the '#tokens' it logs), per replica.",
+    "layout": "--tp-size x --pp-size x --dp-size",
+    "sequences, all replicas": "Whole sequences of context_length that fit at once, summed over the DP replicas and "
+                               "the attention-DP groups (each with its own KV pool).",
+    # python/sglang/srt/configs/model_config.py get_num_kv_heads (sgl-project/sglang): the same division as vLLM's
+    "KV heads per GPU": "SGLang: max(1, num_key_value_heads // TP) (ModelConfig.get_num_kv_heads)."}
+SGLANG_LAYOUT_HEADINGS = {"KV blocks": "KV pages"}  # SGLang's pool is pages of --page-size tokens (paging_unit)
 
 
 def layout_columns(engine: str) -> list[Col]:
     """The Parallelism table's columns; an SGLang plan's headings say SGLang's figures, not vLLM's log lines."""
     if engine != "sglang":
         return LAYOUT_COLUMNS
-    return [Col(c.key, c.heading, SGLANG_LAYOUT_HELP.get(c.key, c.help), c.num) for c in LAYOUT_COLUMNS]
+    return [Col(c.key, SGLANG_LAYOUT_HEADINGS.get(c.key, c.heading), SGLANG_LAYOUT_HELP.get(c.key, c.help), c.num)
+            for c in LAYOUT_COLUMNS]
 
 
 # ----------------------------------------------------------------------------- gpus page
@@ -1198,6 +1237,29 @@ SGLANG_FLAG_NAMES = {"model": "--model-path", "tensor_parallel_size": "--tp-size
                      "gpu_memory_utilization": None, "kv_cache_dtype": "--kv-cache-dtype", "block_size": "--page-size",
                      "max_num_seqs": "--max-running-requests", "max_num_batched_tokens": None,
                      "kv_cache_memory_bytes": None, "enforce_eager": None, "weight_format": "--quantization / --dtype"}
+
+
+def engine_flag(name: str, engine: str) -> str:
+    """The command-line flag that sets field ``name`` (a PlanState / VllmArgs field of FLAG_NAMES) on ``engine``:
+    SGLang's own (SGLANG_FLAG_NAMES) for "sglang", vLLM's for the others; a field SGLang has no flag for keeps
+    vLLM's. Worked example: ("tensor_parallel_size", "sglang") -> "--tp-size"; ("max_model_len", "vllm") ->
+    "--max-model-len"."""
+    return (SGLANG_FLAG_NAMES.get(name) if engine == "sglang" else None) or FLAG_NAMES[name]
+
+
+def context_field(engine: str) -> str:
+    """The context length's field name in the engine's own words: SGLang's ServerArgs context_length, vLLM's (and
+    kvplan's) max_model_len."""
+    return "context_length" if engine == "sglang" else "max_model_len"
+
+
+def field_name(field: str, engine: str) -> str:
+    """A refusal's field as the page names it: on SGLang, a field SGLang sets with a flag of its own is named by that
+    flag ("tensor_parallel_size" -> "--tp-size": SGLang has no tensor_parallel_size, its ServerArgs say tp_size);
+    otherwise (and "model") as the core names it (vLLM's EngineArgs names, a config key, a flag)."""
+    if engine == "sglang" and field != "model" and SGLANG_FLAG_NAMES.get(field):
+        return SGLANG_FLAG_NAMES[field]
+    return field
 
 
 def _flag_value(name: str, value: Any) -> str:
@@ -1374,12 +1436,46 @@ def unplanned_flags(command) -> list[str]:
         return SGLANG_SPECULATIVE if name.startswith("--speculative") else NOT_PLANNED
 
     out = [f"{flag}: {why(flag)}" for flag in getattr(command, "unplanned", ())]
+    out += vllm_spelled_notes(command)
     if getattr(command, "engine", "vllm") == "sglang":
         for name, flag in VLLM_KNOB_ROWS.items():
             if (name not in SGLANG_KNOB_ROWS or name in SGLANG_OWN_SPELLING) and name in VllmArgs.model_fields and \
                     getattr(args, name) != VllmArgs.model_fields[name].default:
                 out.append(f"{flag} ({getattr(args, name)}): a vLLM flag SGLang does not have: not planned with "
                            "SGLang")
+    return out
+
+
+# SGLang's launch_server parses its line with argparse's parse_args (python/sglang/srt/server_args.py
+# prepare_server_args, sgl-project/sglang, read 2026-12): an argument it does not know stops it ("unrecognized
+# arguments"); context_length, page_size, max_running_requests, mem_fraction_static carry no vLLM alias there.
+SGLANG_STOPS = "SGLang's launch_server stops on it (argparse: unrecognized arguments)"
+
+
+def vllm_spelled_notes(command) -> list[str]:
+    """An SGLang line's vLLM-only spellings of the settings kvplan plans, each named with SGLang's own flag:
+    "--max-num-seqs 4: vLLM's flag, not SGLang's: ...; planned as SGLang's --max-running-requests 4"; one SGLang has
+    no flag for is said not planned (--gpu-memory-utilization: SGLang's share is --mem-fraction-static, another
+    fraction). --kv-cache-memory-bytes is left to the core, which refuses it on SGLang; --enable-expert-parallel too
+    (argparse takes an abbreviation of a longer SGLang flag, and SGLang's expert flags were not all read)."""
+    from kvplan.web.commands import sglang_spelling
+
+    if getattr(command, "engine", "vllm") != "sglang":
+        return []
+    fields = {flag: name for name, flag in FLAG_NAMES.items()}
+    renamed = sglang_spelling()
+    out = []
+    for flag in dict.fromkeys(getattr(command, "vllm_spelled", ())):
+        field = fields.get(flag)
+        if field in (None, "kv_cache_memory_bytes", "enable_expert_parallel") or SGLANG_FLAG_NAMES.get(field) == flag:
+            continue
+        value = getattr(command.args, field)
+        shown = flag if isinstance(value, bool) else f"{flag} {_flag_value(field, value)}"
+        own = SGLANG_FLAG_NAMES.get(field) or renamed.get(flag)
+        out.append(f"{shown}: vLLM's flag, not SGLang's: {SGLANG_STOPS}; " + (
+            f"planned as SGLang's {own}" + ("" if isinstance(value, bool) else f" {_flag_value(field, value)}")
+            if own else "SGLang has no such setting (its memory share is --mem-fraction-static, a fraction of "
+                        "another figure): not planned with SGLang"))
     return out
 
 
@@ -1502,7 +1598,8 @@ def preview_note(state: PlanState) -> str:
         cached.plan_for(state)
     except KvplanError as exc:
         return (f"**Preview, not applied**: the sidebar's own settings ({what}) are refused "
-                f"(**{esc(exc.field)}**), so the sidebar and every other page plan nothing now. **Apply** puts "
+                f"(**{esc(field_name(exc.field, state.engine))}**), so the sidebar and every other page plan "
+                "nothing now. **Apply** puts "
                 "these settings there.")
     return (f"**Preview, not applied**: the sidebar and every other page still plan {what}. **Apply** puts these "
             "settings there.")

@@ -26,6 +26,30 @@ from kvplan.web import cached, views, widgets
 from kvplan.web import state as state_mod
 
 LABEL = "Model loading took (GiB)"
+# SGLang's own line for the same figure: "Load weight end. ... mem usage=X GB" (model_runner.py; its GB is 2^30 B):
+# kvplan.sglang.budget takes a typed figure as that mem usage, the loading overhead included
+SGLANG_LABEL = "Load weight mem usage (GiB)"
+
+
+def label(engine: str) -> str:
+    """The measured-weights box's label in the engine's own words: vLLM's "Model loading took", SGLang's "Load weight
+    end ... mem usage"."""
+    return SGLANG_LABEL if engine == "sglang" else LABEL
+
+
+def typed_words(engine: str) -> str:
+    """A typed measured figure, in words: "typed 'Model loading took' figure" (SGLang: 'Load weight mem usage')."""
+    return f"typed '{label(engine).removesuffix(' (GiB)')}' figure"
+
+
+def measured_help(engine: str) -> str:
+    """The box's help: which start-up line of ``engine`` gives the figure, and what the plan does with it."""
+    said = ("SGLang's start-up line 'Load weight end. avail mem=... GB, mem usage=X GB' (per GPU; SGLang's GB is 2^30 "
+            "bytes): the plan budgets this figure (basis measured) in place of the computed weights and their loading "
+            "overhead." if engine == "sglang" else
+            "vLLM's start-up line 'Model loading took X GiB' (per GPU; V0: 'Loading model weights took X GB'): the "
+            "plan budgets this figure (basis measured) in place of the computed weights.")
+    return said + " Clears a checkpoint chosen on the Model page."
 CHECKPOINT_LABEL = "Checkpoint weights (ck)"
 LOCAL_LABEL = "Local checkpoint folder (ckd)"
 FALLBACK = "computed weights (kvplan's shard sums, labelled so on the Budget page)"
@@ -79,7 +103,7 @@ def sidebar(state) -> None:
     choice = _choice(state)
     if choice.refused:
         if state.weights_gib is not None:
-            widgets.refuse(LABEL, state_mod.fmt_decimal(state.weights_gib), choice.refused, FALLBACK)
+            widgets.refuse(label(state.engine), state_mod.fmt_decimal(state.weights_gib), choice.refused, FALLBACK)
         elif state.checkpoint is not None:
             widgets.refuse(CHECKPOINT_LABEL, state.checkpoint, choice.refused, FALLBACK)
         else:
@@ -96,14 +120,14 @@ def sidebar(state) -> None:
 
 
 def measured_input(state) -> None:
-    """The Engine knobs' "Model loading took (GiB)" box: vLLM's logged per-rank weights, planned as measured."""
+    """The Engine knobs' "Model loading took (GiB)" box (SGLang: "Load weight mem usage (GiB)"): the engine's logged
+    per-rank weights, planned as measured."""
     key = widgets.PREFIX + "weights_gib"
     if key not in _ss:
         _ss[key] = state.weights_gib
-    value = st.number_input(LABEL, key=key, value=None, step=0.1, format="%.4f", placeholder="computed",
-                            help="vLLM's start-up line 'Model loading took X GiB' (per GPU; V0: 'Loading model "
-                                 "weights took X GB'): the plan budgets this figure (basis measured) in place of "
-                                 "the computed weights. Clears a checkpoint chosen on the Model page.")
+    box = label(state.engine)
+    value = st.number_input(box, key=key, value=None, step=0.1, format="%.4f", placeholder="computed",
+                            help=measured_help(state.engine))
     if value == state.weights_gib:
         return
     if value is None:
@@ -118,8 +142,8 @@ def measured_input(state) -> None:
             reason = str(exc)
     shown = "computed" if state.weights_gib is None else f"{state_mod.fmt_decimal(state.weights_gib)} GiB"
     instead = "computed weights" if state.weights_gib is None else f"the last valid weights ({shown})"
-    st.error(widgets.refusal_text(LABEL, state_mod.fmt_decimal(value), reason, instead), icon=":material/block:")
-    widgets.refuse(LABEL, f"{state_mod.fmt_decimal(value)}", reason, instead)
+    st.error(widgets.refusal_text(box, state_mod.fmt_decimal(value), reason, instead), icon=":material/block:")
+    widgets.refuse(box, f"{state_mod.fmt_decimal(value)}", reason, instead)
 
 
 def hub_headers(repo: str, state) -> None:
@@ -219,7 +243,8 @@ def budget_note(state) -> None:
         return
     choice = _choice(state)
     if choice.refused:
-        asked = f"{LABEL} = {state_mod.fmt_decimal(state.weights_gib)}" if state.weights_gib is not None else \
+        typed = state.weights_gib is not None
+        asked = f"{label(state.engine)} = {state_mod.fmt_decimal(state.weights_gib)}" if typed else \
             f"the checkpoint {state.checkpoint}" if state.checkpoint is not None else \
             f"the local folder {state.checkpoint_dir} ({LOCAL_LABEL})"
         st.warning(f"**Weights: computed (fallback)**. Not {views.esc(asked)}: {views.esc(choice.refused)}. The weights "

@@ -56,7 +56,10 @@ ENGINE_KNOBS = {
              "enforce_eager", *(n for n, (e, _) in cached.SERVING_KNOBS.items()
                                 if "vllm" in e and n not in ADVANCED_KNOBS["vllm"]),
              "enable_expert_parallel", "weights_gib"),
-    "sglang": ("sglang_version", "block_size", "mem_fraction_static", "max_num_seqs",
+    # max_num_batched_tokens and enforce_eager: SGLang's --chunked-prefill-size and --disable-cuda-graph, which its
+    # plan reads (kvplan.sglang.budget); without a box here a link or an Import set them unseen on SGLang's sidebar
+    "sglang": ("sglang_version", "block_size", "mem_fraction_static", "max_num_seqs", "max_num_batched_tokens",
+               "enforce_eager",
                *(n for n, (e, _) in cached.SERVING_KNOBS.items()
                  if "sglang" in e and n not in ADVANCED_KNOBS["sglang"]),
                "enable_expert_parallel", "weights_gib"),
@@ -345,25 +348,26 @@ def sidebar(page: str) -> None:
         bind("gpu", st.selectbox, "GPU", list(GPU_CATALOG), format_func=_gpu_label,
              help="Memory is what the runtime exposes (cudaMemGetInfo), not the number on the box.")
         row = views.row(wrap=False)  # one block, not st.columns' four (see views.row)
-        for name, label, flag in (("tensor_parallel_size", "TP", "--tensor-parallel-size"),
-                                  ("pipeline_parallel_size", "PP", "--pipeline-parallel-size"),
-                                  ("data_parallel_size", "DP", "--data-parallel-size")):
-            bind(name, row.number_input, label, min_value=1, step=1, help=flag,
+        for name, label in (("tensor_parallel_size", "TP"), ("pipeline_parallel_size", "PP"),
+                            ("data_parallel_size", "DP")):  # each as the engine spells it (SGLang's --tp-size)
+            bind(name, row.number_input, label, min_value=1, step=1, help=views.engine_flag(name, engine_shown()),
                  max_value=MAX_PIPELINE if name == "pipeline_parallel_size" else MAX_PARALLEL)
         st.caption(f"{views.layout_caption(current())}")
         bind("engine", st.radio, "Engine", ["vllm", "sglang", "custom"], horizontal=True,
              help="Engine profile: how device memory becomes a KV pool.")
-        bind("max_model_len", st.number_input, "Context length (max_model_len)", value=None, min_value=1,
+        # SGLang's ServerArgs call it context_length: a refusal names it so ("Refused context length (context_length)")
+        context = views.context_field(current().engine)
+        bind("max_model_len", st.number_input, f"Context length ({context})", value=None, min_value=1,
              max_value=100_000_000, step=1024,
              # "model maximum: 1,048,576" was cut at 1400 px (GLM-5.2); "model max: 10,485,760" fits
              placeholder=f"model max: {spec.max_position_embeddings or 4096:,}",
              unset=f"the model's maximum ({spec.max_position_embeddings or 4096:,})",
              # the browser's number box reads '1e5' as 1 and refuses '32k' (Streamlit's parseInt): say so
-             help="--max-model-len, in whole tokens (32768, not 32k or 1e5: a number box reads 1e5 as 1; the "
-                  "Import page reads 32k)")
+             help=f"{views.engine_flag('max_model_len', current().engine)}, in whole tokens (32768, not 32k or "
+                  "1e5: a number box reads 1e5 as 1; the Import page reads 32k)")
         bind("concurrency", st.number_input, "Concurrent sequences", value=None, min_value=1, max_value=10_000_000,
              step=1, placeholder="as many as fit", unset="as many sequences as fit",
-             help="Sequences of max_model_len tokens served at once.")
+             help=f"Sequences of {context} tokens served at once.")
         row = views.row(wrap=False)
         bind("kv_cache_dtype", row.selectbox, "KV dtype", list(KV_DTYPES), help="--kv-cache-dtype")
         bind("weight_format", row.selectbox, "Weights", ["as shipped", *FORMATS],
@@ -378,6 +382,13 @@ def sidebar(page: str) -> None:
         from kvplan.web import weights_view  # (imports this module)
 
         weights_view.sidebar(current())  # the weights in use; an unreadable checkpoint is refused here
+
+
+def engine_shown() -> str:
+    """The engine the sidebar's radio shows: the state's, or the one just picked (the radio is bound below the TP / PP
+    / DP boxes, whose help names the engine's flags, so they would show the last run's engine for one run)."""
+    picked = _ss.get(PREFIX + "engine")
+    return picked if picked in ("vllm", "sglang", "custom") else current().engine
 
 
 def _gpu_label(name: str) -> str:
@@ -491,7 +502,8 @@ def knob_text(state: PlanState, name: str) -> str:
     value = getattr(state, name)
     text = BY_NAME[name].format(value) if value is not None else "default"
     sglang = state.engine == "sglang"
-    switch = {"enforce_eager": "--enforce-eager", "disable_custom_all_reduce": "--disable-custom-all-reduce",
+    switch = {"enforce_eager": "--disable-cuda-graph" if sglang else "--enforce-eager",
+              "disable_custom_all_reduce": "--disable-custom-all-reduce",
               "language_model_only": "--language-model-only", "skip_mm_profiling": "--skip-mm-profiling",
               "disable_hybrid_swa_memory": "--disable-hybrid-swa-memory",
               "sglang_aiter_honor_explicit_mem_fraction": "SGLANG_AITER_HONOR_EXPLICIT_MEM_FRACTION=1"}
@@ -520,7 +532,7 @@ def knob_text(state: PlanState, name: str) -> str:
     if name == "weights_gib":
         from kvplan.web import weights_view  # (imports this module)
 
-        return f"{weights_view.LABEL.removesuffix(' (GiB)')} {text} GiB"
+        return f"{weights_view.label(state.engine).removesuffix(' (GiB)')} {text} GiB"
     if name == "runtime_gib":
         return f"runtime workspace {text} GiB"
     if name == "headroom_gib":
@@ -547,7 +559,8 @@ def knob_text(state: PlanState, name: str) -> str:
         items = ", ".join(f'"{k}": {v}' for k, v in value)
         return f"{cached.SERVING_KNOBS[name][1]} '{{{items}}}'"
     flag = {"block_size": "--page-size" if sglang else "--block-size",
-            "max_num_seqs": "--max-running-requests" if sglang else "--max-num-seqs"}.get(name)
+            "max_num_seqs": "--max-running-requests" if sglang else "--max-num-seqs",
+            "max_num_batched_tokens": "--chunked-prefill-size" if sglang else "--max-num-batched-tokens"}.get(name)
     if flag is None:
         flag = views.knob_flag(name, state.engine)  # --gpu-memory-utilization, --max-total-tokens, ...
     return f"{flag} {text}"
@@ -596,14 +609,35 @@ def _engine_knobs(state: PlanState, page: str) -> None:
         bind("max_num_seqs", st.number_input, "max_running_requests", value=None, min_value=1, max_value=1_000_000,
              placeholder="by the KV pool", help="--max-running-requests (kvplan's max_num_seqs): caps the running "
              "requests; without the radix cache a hybrid's MambaPool keeps this many state slots")
+        bind("max_num_batched_tokens", st.number_input, "chunked_prefill_size", value=None, min_value=1,
+             max_value=100_000_000, placeholder="SGLang default", help="--chunked-prefill-size (kvplan's "
+             "max_num_batched_tokens): the prefill chunk SGLang's activation and CUDA-graph reserve is sized for")
+        bind("enforce_eager", st.checkbox, "disable_cuda_graph", help="--disable-cuda-graph (kvplan's enforce_eager): "
+             "no decode CUDA graphs, so none of their reserve")
+        _vllm_only_kept(current())
     if state.engine == "custom":
         bind("runtime_gib", st.number_input, "runtime workspace (GiB)", min_value=0.0, max_value=10_000.0, step=0.5)
         bind("headroom_gib", st.number_input, "headroom (GiB)", min_value=0.0, max_value=10_000.0, step=0.5)
     _serving_knobs(current())
-    bind("enable_expert_parallel", st.checkbox, "enable_expert_parallel", help="--enable-expert-parallel")
+    bind("enable_expert_parallel", st.checkbox, "enable_expert_parallel",
+         help=views.engine_flag("enable_expert_parallel", state.engine))
     from kvplan.web import weights_view
 
     weights_view.measured_input(state)  # "Model loading took (GiB)": measured weights
+
+
+def _vllm_only_kept(state: PlanState) -> None:
+    """Under SGLang's knobs: vLLM's own memory settings the state still holds (from a link, or set before the engine
+    was switched), which SGLang has no flag for: --gpu-memory-utilization is named not planned; a
+    --kv-cache-memory-bytes, which the SGLang plan refuses, gets a button to clear it (SGLang's sidebar has no box of
+    its own for it, so every page refused with no way out but switching back to vLLM)."""
+    if state.gpu_memory_utilization is not None:
+        st.caption(f"Kept for vLLM, not planned with SGLang: --gpu-memory-utilization "
+                   f"{BY_NAME['gpu_memory_utilization'].format(state.gpu_memory_utilization)}")
+    if state.kv_cache_memory_bytes is not None:
+        st.button(f"Clear --kv-cache-memory-bytes {state.kv_cache_memory_bytes:,} (vLLM's; SGLang has none)",
+                  key="kv.clear_kvm", on_click=apply, kwargs={"kv_cache_memory_bytes": None},
+                  help="SGLang sizes its pool with --mem-fraction-static or --max-total-tokens")
 
 
 def _serving_knobs(state: PlanState) -> None:

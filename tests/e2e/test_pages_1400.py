@@ -48,6 +48,21 @@ MEASURE = """() => {
 }"""
 
 
+def measured(page, where: str, key_columns: list[str]) -> dict:
+    """MEASURE of the page on screen, asserting every table's columns inside its visible area (no sideways scroll),
+    no metric cut, and ``key_columns`` among the headings; ``where`` names the page in a failure."""
+    m = page.evaluate(MEASURE)
+    for t in m["tables"]:
+        assert t["scroll"] <= t["client"], (where, "a table scrolls sideways", t)
+        outside = [h["text"] for h in t["heads"] if not h["inside"]]
+        assert not outside, (where, "columns outside the visible table", outside)
+    assert not m["cut"], (where, "metric cut", m["cut"])
+    heads = {h["text"] for t in m["tables"] for h in t["heads"]}
+    for col in key_columns:
+        assert col in heads, (where, col, sorted(heads))
+    return m
+
+
 @pytest.mark.parametrize("model", list(MODELS))
 def test_every_table_and_metric_fits_at_1400(server, page, model):
     ARTIFACTS.mkdir(parents=True, exist_ok=True)
@@ -55,16 +70,8 @@ def test_every_table_and_metric_fits_at_1400(server, page, model):
     for path in pages:
         open_page(page, f"{server}/{path}?{link}{IMPORT if path == 'import' else ''}")
         expect(page.get_by_test_id("stException")).to_have_count(0)
-        m = page.evaluate(MEASURE)
         where = f"{model} /{path}"
-        for t in m["tables"]:
-            assert t["scroll"] <= t["client"], (where, "a table scrolls sideways", t)
-            outside = [h["text"] for h in t["heads"] if not h["inside"]]
-            assert not outside, (where, "columns outside the visible table", outside)
-        assert not m["cut"], (where, "metric cut", m["cut"])
-        heads = {h["text"] for t in m["tables"] for h in t["heads"]}
-        for col in KEY_COLUMNS.get(path, []):
-            assert col in heads, (where, col, sorted(heads))
+        m = measured(page, where, KEY_COLUMNS.get(path, []))
         if path in ("", "import"):
             assert m["metrics"] >= 4, where
         page.screenshot(path=str(ARTIFACTS / f"{model}-{path or 'budget'}.png"))
