@@ -68,6 +68,9 @@ When the DeepSeek-V4 model note was split by engine (families/deepseek_v4.VLLM_V
 only its engine's part): the five DeepSeek-V4 entries, ``fixture:deepseek-v4-flash.json`` / ``-flash-nvfp4-fp8.json`` /
 ``-pro.json`` and ``preset:deepseek-v4-flash`` / ``-pro``, digest() of each: ``spec_sha256`` and the plan hashes; weight
 bytes unchanged.
+When the skipped-layer notes said "1 multi-token-prediction layer" instead of "1 ... layer(s)" (kvplan.units.counted,
+2026-12-03): the 25 entries with MTP layers (DeepSeek-V3 / V3.2 / V4, GLM-5.x, Qwen3.5 / 3.6 / 3.8), ``spec_sha256``
+only (the ``skipped`` text is the one field that differs); weight bytes and refusals unchanged.
 And when the DeepSeek-V4.1 refusal was reworded (no README pointer): ``fixture:deepseek-v4.1-flash.json``, digest().
 When DeepSeek-V4's MTP layer was built (families/deepseek_v4.mtp_fields: vLLM's DeepSeekV4MTP draft), its cos/sin
 tables read (float32, one per rope theta), its e_proj / h_proj formats recorded (category "other" overrides at
