@@ -205,7 +205,7 @@ def price_label(gpu: str, user: set[str]) -> str:
 def option_rows(options: Sequence[Option], user_priced: set[str] = frozenset()) -> list[dict[str, Any]]:
     return [{"#": i + 1, "GPU": o.gpu, "layout": o.layout, "$ / M tokens": o.cost_per_million_tokens,
              "headroom (% free)": o.headroom_fraction * 100, "headroom (GiB)": o.headroom_bytes / GiB,
-             "$ / hour": o.cost_per_hour, "tokens/s bound": o.tokens_per_s, "GPUs": o.num_gpus,
+             "$ / hour": o.cost_per_hour, "tokens/s bound": o.tokens_per_s or None, "GPUs": o.num_gpus,
              "nodes": o.num_nodes, "sequences / replica": f"{o.load_per_replica} of {o.seqs_per_replica}",
              "$ / GPU-hour": o.price_per_gpu_hour, "price": price_label(o.gpu, user_priced)}
             for i, o in enumerate(options)]
@@ -431,7 +431,7 @@ def show(picker: Picker, state: PlanState, max_len: int) -> None:
     if cached.spec(state).model_type in DSV41_MODEL_TYPES:  # no decode figure (kvplan.plan.V41_NO_DECODE)
         from kvplan.plan import V41_NO_DECODE
 
-        st.caption(V41_NO_DECODE + " The tokens/s column reads 0 and $ / M tokens is empty.")
+        st.caption(V41_NO_DECODE + " The tokens/s and $ / M tokens columns are empty.")
     if over := overcounts(picker):  # the roofline still reads more than a step of this model does
         st.caption("Not an upper bound for this model: the tokens/s bound counts " + "; and ".join(over)
                    + ", so a real step can run faster and $ / M tokens is no floor.")
@@ -466,4 +466,7 @@ def _ranked(picker: Picker, state: PlanState, every: bool) -> None:
         st.markdown("\n".join(f"- {views.esc(line)}" for line in reasons(shown, picker.objective)))
         views.table(option_rows(shown, {n for n, _ in state.prices} | {CUSTOM_NAME}),
                     column_config=option_columns(picker.multi_node, cached.spec(state), state.engine))
-        views.chart(pareto_figure(picker.options, picker.objective, shown[:3]), "gpus.chart")
+        if any(o.tokens_per_s > 0 for o in picker.options):
+            views.chart(pareto_figure(picker.options, picker.objective, shown[:3]), "gpus.chart")
+        else:  # DeepSeek-V4.1: no decode ceiling, so no tokens/s axis to draw the layouts on
+            st.caption("No chart: it plots each layout's tokens/s bound, and this model has none (above).")

@@ -1163,10 +1163,25 @@ def parse_prices(text: str) -> tuple[tuple[str, float], ...]:
 
 
 def _picker_base(state: PlanState) -> Plan:
-    # at TP 1 (the context it plans does not depend on the layout): the knobs that must divide TP go back to 1
-    return cached.plan_with(state, tensor_parallel_size=1, pipeline_parallel_size=1, data_parallel_size=1,
-                            concurrency=None, decode_context_parallel_size=1, dp_attention_size=1,
-                            moe_dense_tp_size=None)
+    """The plan whose context the picker serves: at TP 1 (the context it plans does not depend on the layout), the
+    knobs that must divide TP back to 1. When the engine refuses the model on the sidebar's GPU only (a "gpu"
+    refusal: DeepSeek-V4.1 on a Hopper card), the first catalog GPU that plans it gives the context instead: the
+    picker is where a user finds the GPUs that do serve it, so that refusal must not hide them."""
+    from kvplan.gpus import GPU_CATALOG
+
+    base = dict(tensor_parallel_size=1, pipeline_parallel_size=1, data_parallel_size=1, concurrency=None,
+                decode_context_parallel_size=1, dp_attention_size=1, moe_dense_tp_size=None)
+    try:
+        return cached.plan_with(state, **base)
+    except PlanInputError as exc:
+        if exc.field != "gpu":
+            raise
+        for name in GPU_CATALOG:
+            try:
+                return cached.plan_with(state, gpu=name, **base)
+            except KvplanError:
+                continue
+        raise
 
 
 def picker_workload(state: PlanState) -> tuple[int, int]:

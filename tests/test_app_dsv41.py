@@ -1,0 +1,46 @@
+"""The GPUs page for DeepSeek-V4.1, which has no decode ceiling (kvplan.plan.V41_NO_DECODE): its layouts are ranked,
+but no tokens/s figure is shown as if measured (the column was 0 for every layout) and no chart is drawn on a
+tokens/s axis that every point would sit off (a log axis has no 0)."""
+
+import json
+
+import pytest
+
+from kvplan.web.state import encode_config
+from tests.app_util import figure, plain, run_app
+from tests.test_dsv4_1 import RELEASE_QC, _v41
+
+
+@pytest.fixture(scope="module")
+def gpus_page():
+    # the release-format V4.1-Flash (fp8 32 x 32 blocks, MXFP4 experts), 32,768 tokens, one sequence: planned on the
+    # SM 10.x GPUs only (Hopper is refused by name: vLLM's Humming MoE backend)
+    link = {"v": "1", "cfg": encode_config(_v41(RELEASE_QC)), "len": "32768", "g": "B200"}
+    return run_app(link, "pages/gpus.py")
+
+
+def test_v41_layouts_rank_with_an_empty_tokens_column_and_no_chart(gpus_page):
+    at = gpus_page
+    assert not at.exception
+    table = at.dataframe[0].value
+    assert len(table) > 0 and set(table["GPU"]) <= {"B200", "B300", "GB200", "GB300"}, set(table["GPU"])
+    assert table["tokens/s bound"].isna().all() and table["$ / M tokens"].isna().all()
+    with pytest.raises(KeyError):
+        figure(at, "gpus.chart")
+    said = plain(" ".join(c.value for c in at.caption))
+    assert "No decode ceiling for DeepSeek-V4.1" in said and "The tokens/s and $ / M tokens columns are empty." in said
+    assert "No chart: it plots each layout's tokens/s bound, and this model has none (above)." in said
+    column = json.loads(at.dataframe[0].proto.columns)
+    assert "tokens/s bound" in column
+
+
+def test_a_gpu_refusal_on_the_sidebar_does_not_hide_the_gpus_that_serve_it():
+    # the sidebar's default GPU is a Hopper card, where vLLM's Humming MoE backend is not read: the plan is refused
+    # for that GPU ("gpu" field), but the picker still ranks the B200-class layouts and names the refusal as a rejection
+    link = {"v": "1", "cfg": encode_config(_v41(RELEASE_QC)), "len": "32768"}
+    at = run_app(link, "pages/gpus.py")
+    assert not at.exception and not at.error, [e.value for e in at.error]
+    table = at.dataframe[0].value
+    assert len(table) > 0 and set(table["GPU"]) <= {"B200", "B300", "GB200", "GB300"}, set(table["GPU"])
+    said = plain(" ".join(c.value for c in at.caption))
+    assert "Serving 1 sequence of 32,768 tokens" in said, said
