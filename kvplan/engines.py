@@ -369,7 +369,8 @@ VLLM_CHANGES: dict[str, tuple[Release, str]] = {
                                           "prioritize_humming([...]) (quantization/utils/humming/priority.py: HUMMING "
                                           "moved ahead of MARLIN on compute capability 9.0) in the 0.32.0, 0.33.0 and "
                                           "0.34.0 wheels, so DeepSeek-V4's MXFP4 experts take HUMMING on Hopper; "
-                                          "0.30.0 - 0.31.0 list HUMMING after MARLIN (MARLIN wins)")),
+                                          "0.30.0 - 0.31.0 list no HUMMING there (FLASHINFER_TRTLLM_MXFP4_MXFP8, "
+                                          "DEEPGEMM_MXFP4, MARLIN, BATCHED_MARLIN: MARLIN on Hopper)")),
     "dsv4_mtp_hidden_spec_only": ((0, 27, 0), ("models/deepseek_v4/nvidia/model.py DeepseekV4Model.__init__: "
                                                "_mtp_hidden_buffer is made on the last PP rank only when "
                                                "speculating (needs_mtp_hidden_states: use_eagle() or "

@@ -275,8 +275,9 @@ def vllm_mxfp4_extra_bytes(spec: ModelSpec, layout: Layout, stage: int, weight_f
 # models/deepseek_v4/quant_config.py) gives each FusedMoE ``Mxfp4MoEMethod``: create_weights registers, per expert
 # on a rank, w13 u8 [2I, H/2] + e8m0 u8 [2I, H/32] and w2 u8 [H, I/2] + [H, I/32] (no bias), I and H first rounded
 # up by ``mxfp4_round_up_hidden_size_and_intermediate_size`` for the backend ``select_mxfp4_moe_backend`` takes
-# (fused_moe/oracle/mxfp4.py ``_get_priority_backends``, the same list in the 0.20.0, 0.25.0, 0.30.0 and 0.32.0
-# wheels: FLASHINFER_TRTLLM_MXFP4_MXFP8, DEEPGEMM_MXFP4, MARLIN, BATCHED_MARLIN; not gpt-oss's list, no Triton):
+# (fused_moe/oracle/mxfp4.py ``_get_priority_backends``, the same list in the 0.20.0, 0.25.0, 0.30.0 and 0.31.0
+# wheels: FLASHINFER_TRTLLM_MXFP4_MXFP8, DEEPGEMM_MXFP4, MARLIN, BATCHED_MARLIN; not gpt-oss's list, no Triton; the
+# 0.32.0 - 0.34.0 wheels append HUMMING and return the list through prioritize_humming):
 #   sm100 (B200 / B300 / GB200 / GB300): FLASHINFER_TRTLLM_MXFP4_MXFP8 (first in the 0.20.0 - 0.34.0 lists), H
 #     round_up(.., 256), I round_up(.., 256) through 0.26.0 and round_up(.., 128) from 0.27.0 (``mxfp4_padded_sizes``);
 #     the weights and scales are permuted / interleaved in place (same shapes,
@@ -285,7 +286,7 @@ def vllm_mxfp4_extra_bytes(spec: ModelSpec, layout: Layout, stage: int, weight_f
 #     (quantization/utils/humming/priority.py, 0.32.0 - 0.34.0) moves ahead of MARLIN on capability 9.0 (humming-kernels
 #     is a hard dependency of those wheels, so has_humming() holds); its layout: the Humming comment at HUMMING_PAD_N
 #     (I to 128, H to 128 in w13 and to 256 in w2, + 8 B an expert of fp32 weight_scale_2);
-#   sm90 through 0.31.0 (HUMMING listed after MARLIN) and other CUDA GPUs: MARLIN (TRTLLM needs sm100, DeepGEMM MXFP4
+#   sm90 through 0.31.0 (no HUMMING in the 0.30.0 / 0.31.0 lists) and other CUDA GPUs: MARLIN (TRTLLM needs sm100, DeepGEMM MXFP4
 #     sm100 / sm120: deep_gemm_moe.py ``_supports_current_device``), I round_up(.., 128), H round_up(.., 256),
 #     repacked in place (same bytes), as the gpt-oss Marlin row of the table above. (DeepGEMM MXFP4, the sm120 choice,
 #     upcasts the e8m0 scales to fp32: not modelled, kvplan's "other" arch takes Marlin.) gpt-oss's own list

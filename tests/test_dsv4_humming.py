@@ -2,9 +2,10 @@
 0.32.0 - 0.33.x; VLLM_CHANGES "mxfp4_humming_hopper"), Marlin before (profile "0.30", 0.30.0 - 0.31.0).
 
 Read 2026-12-03 in the vllm 0.30.0 - 0.34.0 wheels (pip download vllm==X --no-deps): fused_moe/oracle/mxfp4.py
-_get_priority_backends lists [FLASHINFER_TRTLLM_MXFP4_MXFP8, DEEPGEMM_MXFP4, MARLIN, BATCHED_MARLIN, HUMMING] in every
-one, and from 0.32.0 returns it through quantization/utils/humming/priority.py prioritize_humming, which moves HUMMING
-ahead of MARLIN on compute capability 9.0. Humming's layout (humming-kernels 0.1.17 / 0.1.19, the versions the 0.32.0
+_get_priority_backends lists [FLASHINFER_TRTLLM_MXFP4_MXFP8, DEEPGEMM_MXFP4, MARLIN, BATCHED_MARLIN] in 0.30.0 /
+0.31.0 (MARLIN on Hopper); 0.32.0 - 0.34.0 append HUMMING and return the list through
+quantization/utils/humming/priority.py prioritize_humming, which moves HUMMING ahead of MARLIN on compute capability
+9.0. Humming's layout (humming-kernels 0.1.17 / 0.1.19, the versions the 0.32.0
 and 0.33.0 / 0.34.0 wheels pin): w13 [2I, H] and w2 [H, I] padded to N 256, K 128, values and e8m0 scales at the same
 bytes, + a float32 weight_scale_2 per expert and sublayer (FP8 activations, 0.33.0+): kvplan.vllm_layouts, the comment
 at HUMMING_PAD_N. Its workspace: kvplan.plan.vllm_humming_moe_workspace_bytes.
