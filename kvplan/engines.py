@@ -95,7 +95,8 @@ profile  releases            what changes at its first release (VLLM_CHANGES key
                              capture size (capture_max_seqs: planned from 0.32.0, this line follows 0.30.0)
 0.33     0.32.0-0.33.x       Mamba-2 prefill checkpoint page in align mode (mamba2_checkpoint_page); MRoPE tables by
                              mrope_positions_factor (1 for Qwen3-VL / Qwen3.5; mrope_positions_factor); DSA prefill
-                             workspace rows by sparse_mla_prefill_workspace_factor (dsa_prefill_workspace_factor)
+                             workspace rows by sparse_mla_prefill_workspace_factor (dsa_prefill_workspace_factor);
+                             DeepSeek-V4's MXFP4 experts take Humming on Hopper, not Marlin (mxfp4_humming_hopper)
 =======  ==================  ===========================================================================================
 
 Every earlier key still works (links, CLI) and names the run holding its own release; the runs are shorter than before
@@ -364,6 +365,12 @@ VLLM_CHANGES: dict[str, tuple[Release, str]] = {
                                             "intermediate size per partition up to 128 in 0.27.0 - 0.34.0 (0.19.0 - "
                                             "0.26.0 there and quantization/mxfp4.py Mxfp4MoEMethod.create_weights "
                                             "0.10.1.1 - 0.18.1: 256); the hidden size stays at 256")),
+    "mxfp4_humming_hopper": ((0, 32, 0), ("fused_moe/oracle/mxfp4.py _get_priority_backends returns "
+                                          "prioritize_humming([...]) (quantization/utils/humming/priority.py: HUMMING "
+                                          "moved ahead of MARLIN on compute capability 9.0) in the 0.32.0, 0.33.0 and "
+                                          "0.34.0 wheels, so DeepSeek-V4's MXFP4 experts take HUMMING on Hopper; "
+                                          "0.30.0 - 0.31.0 list no HUMMING there (FLASHINFER_TRTLLM_MXFP4_MXFP8, "
+                                          "DEEPGEMM_MXFP4, MARLIN, BATCHED_MARLIN: MARLIN on Hopper)")),
     "dsv4_mtp_hidden_spec_only": ((0, 27, 0), ("models/deepseek_v4/nvidia/model.py DeepseekV4Model.__init__: "
                                                "_mtp_hidden_buffer is made on the last PP rank only when "
                                                "speculating (needs_mtp_hidden_states: use_eagle() or "

@@ -47,8 +47,8 @@ from kvplan.units import DTYPE_BITS, GiB, MiB, cdiv, counted
 from kvplan.weights import FLOAT_FORMATS, base_dtype, resolve_format, spec_formats
 from kvplan.vllm_alloc import vllm_allocator_rounding_bytes
 from kvplan.vllm_layouts import (  # _AWQ_FMT / _GPTQ_FMT / _WNA16_FMT: the int weight-only formats (Marlin MoE)
-    _AWQ_FMT, _GPTQ_FMT, _WNA16_FMT, fp8_block_refusal, fp8_marlin_gpu, marlin_refusal, mxfp4_align,
-    mxfp4_triton_kernels, quant_platform,
+    MXFP4_TRITON_INTER_ALIGN, _AWQ_FMT, _GPTQ_FMT, _WNA16_FMT, dsv4_mxfp4_moe_backend, fp8_block_refusal,
+    fp8_marlin_gpu, marlin_refusal, mxfp4_align, mxfp4_override_experts, mxfp4_triton_kernels, quant_platform,
     vllm_dsa_index_groups, vllm_dsa_indexer_wk_bytes, vllm_dsa_topk_buffer_bytes, vllm_fp8_marlin_extra_bytes,
     vllm_mla_dequant_bytes, vllm_mxfp4_extra_bytes, vllm_mxfp4_functions,
     vllm_quant_layout_extra_bytes, vllm_rope_cache_bytes, vllm_rope_tables,
@@ -647,14 +647,61 @@ def vllm_moe_workspace_held(spec: ModelSpec, weight_format: str | None, gpu_name
 
 def _held_moe_workspace_bytes(spec, engine, layout, mnbt, act_b, gpu_name: str, vllm_version: str) -> int:
     """The fused-MoE workspace the profile run leaves held on one rank (``vllm_moe_workspace_bytes`` where
-    ``vllm_moe_workspace_held``; ``vllm_marlin_moe_workspace_bytes`` for FP8 experts on Marlin), 0 where the
-    experts' backend sizes its own: the activation peak and the DSA indexer's share of the same workspace manager
-    both read it."""
+    ``vllm_moe_workspace_held``; ``vllm_marlin_moe_workspace_bytes`` for FP8 experts on Marlin;
+    ``vllm_humming_moe_workspace_bytes`` for MXFP4 experts on Humming), 0 where the experts' backend sizes its own:
+    the activation peak and the DSA indexer's share of the same workspace manager both read it."""
+    if vllm_humming_moe_held(spec, engine.weight_format, gpu_name, vllm_version):
+        return vllm_humming_moe_workspace_bytes(spec, layout.tp * layout.dp, mnbt, act_b, bool(layout.ep))
     if vllm_fp8_marlin_moe_held(spec, engine.weight_format, gpu_name, vllm_version):
         return vllm_marlin_moe_workspace_bytes(spec, layout.tp, mnbt, act_b, bool(layout.ep))
     if not vllm_moe_workspace_held(spec, engine.weight_format, gpu_name, vllm_version, bool(layout.ep)):
         return 0
     return vllm_moe_workspace_bytes(spec, layout.tp, mnbt, act_b, bool(layout.ep))
+
+
+def vllm_humming_moe_held(spec: ModelSpec, weight_format: str | None, gpu_name: str, vllm_version: str) -> bool:
+    """Whether the routed experts run Humming on the kept workspace: MXFP4 experts given by an override (DeepSeek-V4 /
+    V4.1 ``expert_dtype`` "fp4", the checkpoint's own format) on Hopper from the 0.33 profile
+    (kvplan.vllm_layouts.dsv4_mxfp4_moe_backend). Worked example: DeepSeek-V4-Flash on an H200 at 0.33 -> True, at
+    0.30 -> False, on a B200 -> False."""
+    return (resolve_format(spec, weight_format)[1]
+            and dsv4_mxfp4_moe_backend(gpu_arch(gpu_name), vllm_version) == "humming"
+            and any(True for _ in mxfp4_override_experts(spec, 1, False)))
+
+
+def vllm_humming_moe_workspace_bytes(spec: ModelSpec, ranks: int, tokens: int, act_b: int, ep: bool = False) -> int:
+    """The Humming MoE workspace a vLLM profile run leaves allocated on one rank (``vllm_humming_moe_held``), the widest
+    MXFP4 MoE layer.
+
+    Read 2026-12-03 in the vllm 0.33.0 / 0.34.0 wheels (0.32.0 the same shapes): fused_moe/modular_kernel.py
+    ``_allocate_buffers`` takes (max(workspace13, fused output), workspace2) in the activation dtype from
+    ``current_workspace_manager().get_simultaneous`` (v1/worker/workspace.py: each rounded up to 256 B, one buffer that
+    grows and stays). experts/fused_humming_moe.py ``HummingExpertsBase._workspace_shapes`` lays its buffers
+    (get_buffer_metas) alternately into the two from the last: workspace1 = max(output (M, H) act, quanted_down_input
+    (M x topk, I) a, quanted_gate_up_input (M_in, H) a), workspace2 = max(down_output (M x topk, H) act,
+    gate_up_output (M x topk, 2I) act); M = the dummy run's tokens, I = this rank's intermediate size after the
+    oracle's round_up(I, 64) (unpadded by Humming's own 128), a = 1 B (the FP8 activations DeepSeek-V4 asks for from
+    0.33.0; 0.32.0 runs BF16 ones, 2 B, which only the EP case below feels at V4's shapes). get_humming_moe_gemm_type:
+    "indexed" (HummingIndexedExperts, M_in = M) without EP, "grouped_contiguous" (M_in = M x topk) with it. Not sized:
+    Humming's locks (create_humming_locks: 8 int32 a streaming multiprocessor a MoE layer, 4,224 B on a 132-SM
+    H100 / H200, in "Model loading took") and, with EP, the grouped kernel's permute scratch.
+    Worked number, DeepSeek-V4-Flash (H 4,096, I 2,048 / 8 = 256, top-6) at TP 8, 8,192 tokens, bf16: workspace1
+    max(8,192 x 4,096 x 2, 49,152 x 256, 8,192 x 4,096) = 67,108,864, workspace2 max(49,152 x 4,096 x 2, 49,152 x
+    512 x 2) = 402,653,184: 469,762,048 B = 0.44 GiB."""
+    best = 0
+    for layer, _ in stage_distinct(spec, 1, 0):
+        ex = layer.experts
+        names = {c.name: c for c in ex.linears} if ex is not None else {}
+        if set(names) != {"gate_proj", "up_proj", "down_proj"}:
+            continue
+        hidden, m, rows = names["down_proj"].out_features, tokens, tokens * ex.num_experts_per_tok
+        inter = cdiv(cdiv(names["down_proj"].in_features, 1 if ep else ranks), MXFP4_TRITON_INTER_ALIGN
+                     ) * MXFP4_TRITON_INTER_ALIGN  # the oracle's last branch, HUMMING's: round_up(I, 64)
+        ws1 = max(m * hidden * act_b, rows * inter, (rows if ep else m) * hidden)
+        ws2 = max(rows * hidden * act_b, rows * 2 * inter * act_b)
+        held = cdiv(max(ws1 // act_b, m * hidden) * act_b, 256) * 256 + cdiv(ws2 // act_b * act_b, 256) * 256
+        best = max(best, held)
+    return best
 
 
 def vllm_fp8_marlin_moe_held(spec: ModelSpec, weight_format: str | None, gpu_name: str, vllm_version: str) -> bool:
@@ -968,6 +1015,12 @@ def _mxfp4_layout_note(spec, gpu, engine) -> tuple[str, str] | None:
         return "FlashInfer TRTLLM", (f"vLLM {engine.vllm_version}: {pick} gives the MXFP4 experts a FlashInfer "
                                      f"TRTLLM backend on SM 10.x; {make} holds them padded ({pad}: I per partition "
                                      f"to {i_align}, H to {h_align}; 256 / 256 through 0.26)")
+    if v4 and dsv4_mxfp4_moe_backend(arch, engine.vllm_version) == "humming":
+        return "Humming", (f"vLLM {engine.vllm_version} (0.32.0+): {pick} puts HUMMING ahead of MARLIN on SM 9.0 "
+                           "(quantization/utils/humming/priority.py prioritize_humming); convert_to_humming_moe_kernel_"
+                           "format (quantization/utils/humming/moe.py, humming-kernels' prepare_and_transform_humming_"
+                           "tensors) pads w13 / w2 to N 256, K 128 and adds a float32 weight_scale_2 per expert and "
+                           "sublayer (FP8 activations); its workspace sits in the activation peak")
     if v4:  # DeepSeek-V4's Mxfp4MoEMethod: no Triton in its backend list
         return "Marlin", (f"vLLM {engine.vllm_version}: {pick} gives DeepSeek-V4's MXFP4 experts MARLIN on Hopper; "
                           f"{make} holds them padded ({pad}: I to 128, H to 256)")
@@ -1085,7 +1138,8 @@ def _rank_budget(spec, gpu, engine, layout, stage, draft, mnbt, max_seqs, act_b,
     dsv41_pad = dsv41_hc = dsv41_buffers = 0
     if spec.model_type in deepseek_v41.MODEL_TYPES and engine.engine == "vllm":
         if engine.weights_bytes is None:
-            dsv41_pad = vllm_dsv41.mxfp4_padding_bytes(spec, tp, layout.ep, vllm_version=engine.vllm_version)
+            dsv41_pad = vllm_dsv41.mxfp4_padding_bytes(spec, tp, layout.ep, dsv4_mxfp4_moe_backend(
+                gpu_arch(gpu.name), engine.vllm_version), engine.vllm_version)
             dsv41_hc = vllm_dsv41.hc_fp32_extra_bytes(spec)
         if loaded_extras:
             dsv41_buffers = sum(b.rank_bytes(mnbt, tp) for b in spec.batch_buffers)
@@ -1215,10 +1269,15 @@ def _rank_budget(spec, gpu, engine, layout, stage, draft, mnbt, max_seqs, act_b,
                        else "")),
         *(Term(name=name, bytes=n, basis="exact", applied=False, source=src) for name, n, src in (
             ("MXFP4 expert padding (in weights)", dsv41_pad,
-             "vLLM 0.33 - 0.34: DeepSeek-V4.1's Mxfp4MoEMethod takes FlashInfer TRTLLM MXFP8 on SM 10.x (fused_moe/"
-             "oracle/mxfp4.py select_deepseek_v4_mxfp4_moe_backend), which rounds the intermediate size per partition "
-             "up to 128 and the hidden size to 256 (mxfp4_round_up_hidden_size_and_intermediate_size): "
-             f"{dsv41_pad:,} B over the checkpoint's experts a rank"),
+             ("vLLM 0.33 - 0.34: DeepSeek-V4.1's Mxfp4MoEMethod takes HUMMING on SM 9.0 (fused_moe/oracle/mxfp4.py "
+              "select_deepseek_v4_mxfp4_moe_backend after prioritize_humming), whose convert_to_humming_moe_kernel_"
+              "format pads w13 / w2 to N 256, K 128 (the intermediate size per partition to 128, the hidden size to "
+              "128 / 256) and adds a float32 weight_scale_2 per expert and sublayer: "
+              if dsv4_mxfp4_moe_backend(gpu_arch(gpu.name), engine.vllm_version) == "humming" else
+              "vLLM 0.33 - 0.34: DeepSeek-V4.1's Mxfp4MoEMethod takes FlashInfer TRTLLM MXFP8 on SM 10.x (fused_moe/"
+              "oracle/mxfp4.py select_deepseek_v4_mxfp4_moe_backend), which rounds the intermediate size per "
+              "partition up to 128 and the hidden size to 256 (mxfp4_round_up_hidden_size_and_intermediate_size): ")
+             + f"{dsv41_pad:,} B over the checkpoint's experts a rank"),
             ("fp32 hc mixers (in weights)", dsv41_hc,
              "DeepseekV4DecoderLayer (models/deepseek_v41/nvidia/model.py) holds hc_{attn,ffn}_{fn,base,scale} as "
              "float32 parameters, whole on every rank: 2 B a value beyond the 16-bit price"),
@@ -1410,7 +1469,7 @@ def plan(spec: ModelSpec, gpu: GpuSpec, engine: EngineConfig = EngineConfig(), l
     Every other field is what ``detail=True`` gives (tests/test_picker_equivalence.py compares them).
     """
     dsv41 = spec.model_type in deepseek_v41.MODEL_TYPES
-    if dsv41:  # DeepSeek-V4.1: vLLM 0.33 on SM 10.x only (kvplan.vllm_dsv41); SGLang's and custom pools not modelled
+    if dsv41:  # DeepSeek-V4.1: vLLM 0.33 on SM 10.x / SM 9.0 only (kvplan.vllm_dsv41); SGLang's and custom pools not modelled
         refusal = vllm_dsv41.vllm_plan_refusal(spec, engine, gpu_arch(gpu.name), layout) if engine.engine == "vllm" \
             else deepseek_v41.plan_refusal(engine.engine)
         if refusal:

@@ -215,8 +215,10 @@ def pool_capacity(available_bytes: int, groups, caches, max_len: int, in_flight:
 #   intermediate size per partition up to 128 and the hidden size to 256 (the same in 0.33.0 and 0.34.0). So:
 #     SM 10.x, auto: TRTLLM MXFP8 (I -> 128, H -> 256; weights permuted in place);
 #     any CUDA GPU, --moe-backend marlin (map_mxfp4_backend "marlin" -> MARLIN): I -> 128, H -> 256;
-#     SM 9.0, auto: HUMMING, whose kernel format (convert_to_humming_moe_kernel_format -> the humming package) is
-#     not read: refused (HUMMING_REFUSAL).
+#     SM 9.0, auto: HUMMING (I per partition -> 128 in w13 and w2, H -> 128 in w13 and 256 in w2, + a float32
+#     weight_scale_2 an expert and sublayer for the FP8 activations), read 2026-12-03 in humming-kernels 0.1.19, the
+#     version both wheels pin (kvplan.vllm_layouts, the Humming comment at HUMMING_PAD_N; its held workspace:
+#     kvplan.plan.vllm_humming_moe_workspace_bytes).
 # - model buffers, DeepseekV4Model.__init__: topk_indices_buffer [max_num_batched_tokens, index_topk] int32;
 #   candidate_block_buffer [max_num_batched_tokens, candidate_topk_blocks] int32 when candidate_source_layer_id >= 0
 #   and candidate_topk_blocks > 0; _mtp_hidden_buffer only when speculating (not modelled here: no draft).
@@ -236,10 +238,6 @@ def pool_capacity(available_bytes: int, groups, caches, max_len: int, in_flight:
 # plans), NgramHashState's small buffers, the vision tower (counted apart: parallel.tower_rank_bytes; skipped with
 # --language-model-only), the DSpark / MTP draft and its _mtp_hidden_buffer (speculative decoding).
 TOPK_INDEX_BYTES = 4  # torch.int32
-HUMMING_REFUSAL = ("vLLM 0.33 - 0.34 give DeepSeek-V4.1's MXFP4 experts the Humming MoE backend on SM 9.0 (Hopper: "
-                   "prioritize_humming puts HUMMING ahead of MARLIN there), whose weight layout "
-                   "(convert_to_humming_moe_kernel_format, in the humming-kernels package) kvplan has not read; "
-                   "--moe-backend marlin or an SM 10.x GPU (FlashInfer TRTLLM) is what kvplan sizes")
 
 
 def model_buffer_bytes(spec, tp: int, max_num_batched_tokens: int) -> dict[str, int]:
@@ -259,12 +257,13 @@ def model_buffer_bytes(spec, tp: int, max_num_batched_tokens: int) -> dict[str, 
 
 def mxfp4_padding_bytes(spec, tp: int, ep: bool = False, backend: str = "trtllm", vllm_version: str = "0.33") -> int:
     """Bytes the MXFP4 experts' padding adds on one rank over kvplan's checkpoint bytes; 0 where the routed experts
-    are not MXFP4. ``backend``: "trtllm" (SM 10.x, auto) or "marlin" (--moe-backend marlin), both I per partition to
-    128 and H to 256 in 0.33 - 0.34 (the shared rule: vllm_layouts.mxfp4_padded_sizes via
-    mxfp4_override_padding_bytes). Per expert: 1.5 I H (e2m1 w13 [2I, H/2] + w2 [H, I/2]) + 3 I H / 32 (e8m0 scales),
-    padded less unpadded. Worked number, V4.1-Flash at TP 8 without EP: I 2,304 / 8 = 288 -> 384, 1.59375 x 5,120 x
-    (384 - 288) = 783,360 B an expert x 384 x 40 = 12,032,409,600 B; with EP (48 whole experts, I 2,304 = 18 x 128):
-    0."""
+    are not MXFP4. ``backend``: "trtllm" (SM 10.x, auto), "marlin" (--moe-backend marlin), both I per partition to
+    128 and H to 256 in 0.33 - 0.34, or "humming" (SM 9.0, auto: the same I, H to 128 / 256, + 8 B an expert) (the
+    shared rule: vllm_layouts.mxfp4_expert_bytes via mxfp4_override_padding_bytes). Per expert: 1.5 I H (e2m1 w13
+    [2I, H/2] + w2 [H, I/2]) + 3 I H / 32 (e8m0 scales), padded less unpadded. Worked number, V4.1-Flash at TP 8
+    without EP: I 2,304 / 8 = 288 -> 384, 1.59375 x 5,120 x (384 - 288) = 783,360 B an expert x 384 x 40 =
+    12,032,409,600 B ("humming": 783,368 B an expert, 12,032,532,480 B); with EP (48 whole experts, I 2,304 = 18 x
+    128): 0 (humming: 8 x 48 x 40 = 15,360 B)."""
     from kvplan.vllm_layouts import mxfp4_override_padding_bytes
 
     return mxfp4_override_padding_bytes(spec, tp, ep, backend, vllm_version)
@@ -282,23 +281,27 @@ def rank_load_bytes(spec, tp: int, arch: str, max_num_batched_tokens: int, ep: b
     """What one rank of a DeepSeek-V4.1 launch on vLLM 0.33 - 0.34 holds after loading (the "Model loading took"
     terms, comment above), PP 1, DP 1, no speculative decoding: {"checkpoint weights", "hc mixers fp32",
     "mxfp4 padding", **model_buffer_bytes}. ``arch``: kvplan.engines.gpu_arch ("sm100" for B200 / B300 / GB200,
-    "sm90" for Hopper); ``moe_backend``: --moe-backend ("auto" or "marlin"). Raises PlanInputError where the MXFP4
-    experts' layout is not read: auto on Hopper (HUMMING_REFUSAL), auto on any GPU but SM 10.x (DeepGEMM MXFP4 or
-    Humming), another --moe-backend. Worked number, V4.1-Flash (release fp8 + MXFP4 experts) TP 8 on a B200,
-    8,192 batched tokens: 37,922,259,808 + 78,647,520 + 12,032,409,600 + 16,777,216 + 67,108,864 + 25,165,824 +
-    536,870,912 = 50,679,239,744 B (47.20 GiB); the same on an H200 with --moe-backend marlin."""
+    "sm90" for Hopper); ``moe_backend``: --moe-backend ("auto" or "marlin"); auto takes TRTLLM on SM 10.x and Humming
+    on SM 9.0 (vllm_layouts.dsv4_mxfp4_moe_backend). Raises PlanInputError where the MXFP4 experts' layout is not
+    read: auto on any GPU but SM 10.x / SM 9.0 (DeepGEMM MXFP4 or Humming), another --moe-backend. Worked number,
+    V4.1-Flash (release fp8 + MXFP4 experts) TP 8 on a B200, 8,192 batched tokens: 37,922,259,808 + 78,647,520 +
+    12,032,409,600 + 16,777,216 + 67,108,864 + 25,165,824 + 536,870,912 = 50,679,239,744 B (47.20 GiB); the same on
+    an H200 with --moe-backend marlin; on an H200 with auto (Humming) 122,880 B more (8 B x 384 experts x 40
+    layers)."""
     from kvplan.parallel import Layout, rank_weight_bytes
+    from kvplan.vllm_layouts import dsv4_mxfp4_moe_backend
 
     if moe_backend not in ("auto", "marlin"):
         raise PlanInputError("moe_backend", f"--moe-backend {moe_backend} for DeepSeek-V4.1: its MXFP4 expert "
                              "layout is not read (auto and marlin are)")
-    if moe_backend == "auto" and arch != "sm100" and _has_mxfp4_experts(spec):
-        raise PlanInputError("gpu", HUMMING_REFUSAL if arch == "sm90" else (
+    if moe_backend == "auto" and arch not in ("sm100", "sm90") and _has_mxfp4_experts(spec):
+        raise PlanInputError("gpu", (
             f"vLLM 0.33 - 0.34 give DeepSeek-V4.1's MXFP4 experts DeepGEMM MXFP4 or Humming on this GPU ({arch}), "
-            "whose weight layouts kvplan has not read; --moe-backend marlin or an SM 10.x GPU is what kvplan sizes"))
+            "whose weight layouts kvplan has not read there; --moe-backend marlin, an SM 10.x or an SM 9.0 GPU is "
+            "what kvplan sizes"))
     return {"checkpoint weights": rank_weight_bytes(spec, Layout(tp=tp, ep=ep)), "hc mixers fp32":
             hc_fp32_extra_bytes(spec), "mxfp4 padding": mxfp4_padding_bytes(
-                spec, tp, ep, "marlin" if moe_backend == "marlin" else "trtllm"),
+                spec, tp, ep, "marlin" if moe_backend == "marlin" else dsv4_mxfp4_moe_backend(arch, PLAN_VERSION)),
             **model_buffer_bytes(spec, tp, max_num_batched_tokens)}
 
 
@@ -331,13 +334,13 @@ PLAN_VERSION = "0.33"  # kvplan's vLLM profile whose release (0.33.x) these rule
 # The one term of the budget not read for V4.1: the profile run's activation peak. A plan takes kvplan's generic
 # estimate (plan.activation_estimate, fitted on other models' logs) and its non-torch / CUDA-graph terms as for
 # DeepSeek-V4; DeepseekV41ForCausalLM's profile run also holds what that estimate does not size (the FlashInfer TRTLLM
-# MXFP8 MoE workspace, the mHC all-reduce and its streams, the Engram host prefetch, the decoder's bounded
+# MXFP8 MoE workspace on SM 10.x, not Humming's on Hopper: kvplan.plan.vllm_humming_moe_workspace_bytes sizes it; the mHC all-reduce and its streams, the Engram host prefetch, the decoder's bounded
 # sliding-window replay, the vision encoder's dummy forward), and on the one public DeepSeek-V4-Flash TP 8 B200 log
 # (0.25) kvplan's terms already left about 7.4 GiB out (README). So the pool is an upper limit.
 ACTIVATION_GAP = ("DeepSeek-V4.1 on vLLM: weights, model buffers and the KV layout are read from vLLM 0.33.0 / 0.34.0 "
                   "(0.32.x writes other sliding / indexer pages on SM 10.x), but the profile run's activation peak is "
-                  "kvplan's generic estimate: DeepseekV41ForCausalLM's profile run also holds its MXFP8 MoE and mHC "
-                  "all-reduce workspaces, the Engram host prefetch, the decoder's bounded sliding-window replay and "
+                  "kvplan's generic estimate (with Humming's MoE workspace on Hopper): DeepseekV41ForCausalLM's "
+                  "profile run also holds its mHC all-reduce workspace (and on SM 10.x its MXFP8 MoE one), the Engram host prefetch, the decoder's bounded sliding-window replay and "
                   "(without --language-model-only) the vision encoder's dummy forward, which it does not size (on "
                   "the one public DeepSeek-V4-Flash TP 8 B200 log kvplan's terms left about 7.4 GiB out). No V4.1 "
                   "start-up log was found to check against: read this pool, its blocks and tokens as an upper limit.")
@@ -345,20 +348,19 @@ ACTIVATION_GAP = ("DeepSeek-V4.1 on vLLM: weights, model buffers and the KV layo
 
 def vllm_plan_refusal(spec, engine, arch: str, layout) -> tuple[str, str] | None:
     """(field, message) where a vLLM plan of DeepSeek-V4.1 cannot be made faithfully, None where it can: vLLM profile
-    0.33 (PLAN_VERSION), an SM 10.x GPU (``arch`` "sm100": the TRTLLM MXFP4 layout; Hopper takes Humming,
-    HUMMING_REFUSAL), PP 1, DP 1, no speculative decoding, no decode context parallelism, the checkpoint's own
-    format with MXFP4 routed experts. Worked example: V4.1-Flash (release format) TP 8 on a B200 at 0.33 -> None; on
-    an H200 -> ("gpu", HUMMING_REFUSAL)."""
+    0.33 (PLAN_VERSION), an SM 10.x GPU (``arch`` "sm100": the TRTLLM MXFP4 layout) or SM 9.0 ("sm90": Humming,
+    kvplan.vllm_layouts.mxfp4_expert_bytes), PP 1, DP 1, no speculative decoding, no decode context parallelism, the
+    checkpoint's own format with MXFP4 routed experts. Worked example: V4.1-Flash (release format) TP 8 on a B200 or
+    an H200 at 0.33 -> None; on an A100 -> ("gpu", ...)."""
     head = "DeepSeek-V4.1 on vLLM: "
     if engine.vllm_version != PLAN_VERSION:
         return "vllm_version", (f"{head}its pages, packing, buffers and expert layout are read for vLLM 0.33.0 - "
                                 f"0.34.0 (kvplan's profile {PLAN_VERSION}); vLLM {engine.vllm_version} is not read "
                                 f"(DeepseekV41ForCausalLM is registered from 0.30.0).")
-    if arch == "sm90":
-        return "gpu", f"{head}{HUMMING_REFUSAL} (kvplan has no --moe-backend setting yet)."
-    if arch != "sm100":
+    if arch not in ("sm100", "sm90"):
         return "gpu", (f"{head}its MXFP4 experts' layout is read for SM 10.x (B200 / B300 / GB200 / GB300: FlashInfer "
-                       "TRTLLM MXFP8) only; on this GPU vLLM picks DeepGEMM MXFP4, Humming or Marlin, not read here.")
+                       "TRTLLM MXFP8) and SM 9.0 (H100 / H200 / H20: Humming) only; on this GPU vLLM picks DeepGEMM "
+                       "MXFP4, Humming or Marlin, not read here.")
     if engine.speculative_method != "none":
         return "speculative_method", (f"{head}speculative decoding (DSpark / MTP draft layers, their caches and "
                                       "buffers) is not modelled.")

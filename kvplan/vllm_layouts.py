@@ -64,6 +64,22 @@ MXFP4_MARLIN_ALIGN = (128, 256)  # (intermediate per partition, hidden): Marlin,
 MXFP4_TRTLLM_ALIGN = (256, 256)  # FlashInfer TRTLLM-gen (SM100_FI_MXFP4_*, TRTLLM_BACKENDS), 0.10.1.1 - 0.26.0
 MXFP4_TRTLLM_ALIGN_027 = (128, 256)  # the same from 0.27.0 (VLLM_CHANGES "mxfp4_trtllm_inter_128"; 0.34.0 too)
 MXFP4_TRITON_INTER_ALIGN = 64  # the remaining CUDA backends (Triton): round_up(I, 64), hidden unpadded
+# Humming (DeepSeek-V4 / V4.1 on Hopper from 0.32.0, VLLM_CHANGES "mxfp4_humming_hopper"), read 2026-12-03 in the
+# vllm 0.32.0 / 0.33.0 / 0.34.0 wheels and the humming-kernels 0.1.17 / 0.1.19 wheels they pin (Requires-Dist
+# humming-kernels[cu13]==0.1.17 / ==0.1.19; humming/transform.py and schema/mxfp4.py identical in both):
+# mxfp4_round_up_hidden_size_and_intermediate_size gives HUMMING its last branch (I to 64, H unpadded); then
+# quantization/utils/humming/moe.py convert_to_humming_moe_kernel_format -> _prepare_and_transform_sublayer calls
+# humming.transform.prepare_and_transform_humming_tensors(pad_n_to_multiple=256, pad_k_to_multiple=128) per sublayer:
+# w13 (N = 2I, K = H) and w2 (N = H, K = I) are padded to (N to 256, K to 128) (check_and_pad_tensors), the 4-bit
+# values repacked at the same size (ops/weight.py repack_weight: K / pack x N x pack x 4 / 32 int32), the e8m0 group-32
+# scales transposed at the same size, and the old parameters deleted (_replace_layer_parameters). With an FP8
+# activation schema (DeepSeek-V4's kMxfp8Dynamic from 0.33.0, run as block FP8 on SM 9.0: oracle/mxfp4.py
+# _humming_input_schema) LayerConfig.use_fused_e8m0_scale holds, so process_fused_e8m0_scale adds weight_scale_2, a
+# float32 [num_experts] per sublayer (WeightScale2Type.TENSOR): 8 B an expert. 0.32.0 passes no activation key (BF16
+# inputs, no weight_scale_2): kvplan's "0.33" profile (0.32.0 - 0.33.x) prices the 0.33.x layout, 8 B an expert more.
+HUMMING_PAD_N, HUMMING_PAD_K = 256, 128
+MXFP4_HUMMING_ALIGN = (HUMMING_PAD_N // 2, HUMMING_PAD_N)  # (I: w13's N = 2I to 256, w2's K = I to 128; H: w2's N)
+HUMMING_SCALE2_BYTES = 2 * 4  # weight_scale_2 of w13 and w2: one float32 an expert each
 # HopperMXValueLayout.swizzle_data pre-padding of the packed (*, M, K) uint8 weight, by the triton_kernels vLLM
 # bundles (vllm/third_party/triton_kernels/tensor_details/layout_details/hopper_value.py, every wheel 0.12.0 - 0.33.0
 # read): the 0.17.0 - 0.21.0 bundle pads both matrix dims to multiples of 64 ("Pre-pad both matrix dims to multiples
@@ -179,8 +195,9 @@ def mxfp4_padded_sizes(backend: str, hidden: int, inter: int, vllm_version: str 
 
 def mxfp4_align(backend: str, vllm_version: str = VLLM_DEFAULT_VERSION) -> tuple[int, int]:
     """(intermediate per partition, hidden) multiples ``backend`` rounds an MXFP4 expert up to in release line
-    ``vllm_version`` (1: unpadded). Worked numbers: ("trtllm", "0.26") -> (256, 256), ("trtllm", "0.33") -> (128,
-    256), ("marlin", any) -> (128, 256), ("triton", any) -> (64, 1)."""
+    ``vllm_version`` (1: unpadded). "humming": (128, 256), the hidden size of w2 (w13's K, the hidden size too, only
+    to 128: ``mxfp4_expert_bytes``). Worked numbers: ("trtllm", "0.26") -> (256, 256), ("trtllm", "0.33") -> (128,
+    256), ("marlin", any) -> (128, 256), ("triton", any) -> (64, 1), ("humming", any) -> (128, 256)."""
     if backend == "checkpoint":
         return 1, 1
     if backend == "marlin":
@@ -189,6 +206,8 @@ def mxfp4_align(backend: str, vllm_version: str = VLLM_DEFAULT_VERSION) -> tuple
         return MXFP4_TRTLLM_ALIGN_027 if vllm_has(vllm_version, "mxfp4_trtllm_inter_128") else MXFP4_TRTLLM_ALIGN
     if backend == "triton":
         return MXFP4_TRITON_INTER_ALIGN, 1
+    if backend == "humming":
+        return MXFP4_HUMMING_ALIGN
     raise ValueError(backend)
 
 
@@ -199,9 +218,16 @@ def mxfp4_expert_bytes(hidden: int, inter: int, bias: bool, backend: str = "chec
     holds it in release line ``vllm_version`` (shapes: ``mxfp4_padded_sizes``); "checkpoint" is the unpadded layout
     kvplan.weights prices (bf16 biases).
     Worked number: H = 2880, I = 1440 (-> 1472), "triton" at the v0.19.0 (64, 64): 4,333,568 + 2,211,840 (values)
-    + 276,480 + 141,312 (swizzled scales) + 264,960 + 132,480 (kept scales) + 23,296 (fp32 biases) = 7,383,936."""
+    + 276,480 + 141,312 (swizzled scales) + 264,960 + 132,480 (kept scales) + 23,296 (fp32 biases) = 7,383,936.
+    "humming" (module comment at HUMMING_PAD_N): w13 [round_up(2I, 256), round_up(H, 128)], w2 [round_up(H, 256),
+    round_up(I, 128)], each 0.5 B a value + 1 B a 32-value scale, + HUMMING_SCALE2_BYTES; worked number, DeepSeek-V4.1-
+    Flash at TP 8 (H 5,120, I 288 -> 384): 768 x 5,120 x 17 / 32 + 5,120 x 384 x 17 / 32 + 8 = 3,133,448."""
     h, i = mxfp4_padded_sizes(backend, hidden, inter, vllm_version)
     bias_b = 4 if backend in ("trtllm", "triton") else 2
+    if backend == "humming":
+        h13 = _up(hidden, HUMMING_PAD_K)  # w13's K; w2's N (h) goes to HUMMING_PAD_N
+        values = 2 * i * h13 + h * i  # w13 [2I, H13] + w2 [H, I], every padded dim a multiple of MX_BLOCK
+        return values // 2 + values // MX_BLOCK + HUMMING_SCALE2_BYTES + ((2 * i + h) * bias_b if bias else 0)
     if backend == "triton":
         vm, vk = value_align
         sm, sk = TRITON_SCALE_ALIGN
@@ -249,25 +275,38 @@ def vllm_mxfp4_extra_bytes(spec: ModelSpec, layout: Layout, stage: int, weight_f
 # models/deepseek_v4/quant_config.py) gives each FusedMoE ``Mxfp4MoEMethod``: create_weights registers, per expert
 # on a rank, w13 u8 [2I, H/2] + e8m0 u8 [2I, H/32] and w2 u8 [H, I/2] + [H, I/32] (no bias), I and H first rounded
 # up by ``mxfp4_round_up_hidden_size_and_intermediate_size`` for the backend ``select_mxfp4_moe_backend`` takes
-# (fused_moe/oracle/mxfp4.py ``_get_priority_backends``, the same list in the 0.20.0, 0.25.0, 0.30.0 and 0.32.0
-# wheels: FLASHINFER_TRTLLM_MXFP4_MXFP8, DEEPGEMM_MXFP4, MARLIN, BATCHED_MARLIN; not gpt-oss's list, no Triton):
+# (fused_moe/oracle/mxfp4.py ``_get_priority_backends``, the same list in the 0.20.0, 0.25.0, 0.30.0 and 0.31.0
+# wheels: FLASHINFER_TRTLLM_MXFP4_MXFP8, DEEPGEMM_MXFP4, MARLIN, BATCHED_MARLIN; not gpt-oss's list, no Triton; the
+# 0.32.0 - 0.34.0 wheels append HUMMING and return the list through prioritize_humming):
 #   sm100 (B200 / B300 / GB200 / GB300): FLASHINFER_TRTLLM_MXFP4_MXFP8 (first in the 0.20.0 - 0.34.0 lists), H
 #     round_up(.., 256), I round_up(.., 256) through 0.26.0 and round_up(.., 128) from 0.27.0 (``mxfp4_padded_sizes``);
 #     the weights and scales are permuted / interleaved in place (same shapes,
 #     ``convert_weight_to_mxfp4_moe_kernel_format``);
-#   sm90 (Hopper) and other CUDA GPUs: MARLIN (TRTLLM needs sm100, DeepGEMM MXFP4 sm100 / sm120: deep_gemm_moe.py
-#     ``_supports_current_device``), I round_up(.., 128), H round_up(.., 256), repacked in place (same bytes), as the
-#     gpt-oss Marlin row of the table above. (DeepGEMM MXFP4, the sm120 choice, upcasts the e8m0 scales to fp32:
-#     not modelled, kvplan's "other" arch takes Marlin.)
+#   sm90 (Hopper) from 0.32.0 (VLLM_CHANGES "mxfp4_humming_hopper"): HUMMING, which prioritize_humming
+#     (quantization/utils/humming/priority.py, 0.32.0 - 0.34.0) moves ahead of MARLIN on capability 9.0 (humming-kernels
+#     is a hard dependency of those wheels, so has_humming() holds); its layout: the Humming comment at HUMMING_PAD_N
+#     (I to 128, H to 128 in w13 and to 256 in w2, + 8 B an expert of fp32 weight_scale_2);
+#   sm90 through 0.31.0 (no HUMMING in the 0.30.0 / 0.31.0 lists) and other CUDA GPUs: MARLIN (TRTLLM needs sm100, DeepGEMM MXFP4
+#     sm100 / sm120: deep_gemm_moe.py ``_supports_current_device``), I round_up(.., 128), H round_up(.., 256),
+#     repacked in place (same bytes), as the gpt-oss Marlin row of the table above. (DeepGEMM MXFP4, the sm120 choice,
+#     upcasts the e8m0 scales to fp32: not modelled, kvplan's "other" arch takes Marlin.) gpt-oss's own list
+#     (_get_priority_backends_for_gpt_oss, 0.32.0 - 0.34.0) goes through prioritize_humming too, but TRITON comes before
+#     both there, so gpt-oss on Hopper keeps Triton (``mxfp4_moe_backend``).
 # DeepSeek-V4-Flash (H 4096, I 2048) and -Pro (H 7168, I 3072) need no padding at TP1 - TP8, with or without EP, except
-# -Pro's I / 8 = 384 on sm100 without EP in the 0.20 - 0.26 profiles (-> 512; from 0.27 384 is kept). ``--moe-backend deep_gemm_mega_moe`` (DeepseekV4MegaMoEExperts:
+# -Pro's I / 8 = 384 on sm100 without EP in the 0.20 - 0.26 profiles (-> 512; from 0.27 384 is kept); Humming holds
+# 8 B an expert more (its fp32 weight_scale_2). ``--moe-backend deep_gemm_mega_moe`` (DeepseekV4MegaMoEExperts:
 # transform_weights_for_mega_moe, the loader tensors dropped) is priced at the checkpoint's bytes (its symmetric
 # buffers are not weights and not modelled).
 
 
-def dsv4_mxfp4_moe_backend(arch: str) -> str:
-    """The MXFP4 MoE backend vLLM's DeepSeek-V4 experts take: "trtllm" on sm100, "marlin" elsewhere (above)."""
-    return "trtllm" if arch == "sm100" else "marlin"
+def dsv4_mxfp4_moe_backend(arch: str, vllm_version: str = VLLM_DEFAULT_VERSION) -> str:
+    """The MXFP4 MoE backend vLLM's DeepSeek-V4 / V4.1 experts take with --moe-backend auto in release line
+    ``vllm_version`` (comment above): "trtllm" on sm100, "humming" on sm90 from the 0.33 profile (0.32.0+,
+    VLLM_CHANGES "mxfp4_humming_hopper"), "marlin" elsewhere. Worked example: ("sm90", "0.33") -> "humming",
+    ("sm90", "0.30") -> "marlin", ("sm100", any) -> "trtllm"."""
+    if arch == "sm100":
+        return "trtllm"
+    return "humming" if arch == "sm90" and vllm_has(vllm_version, "mxfp4_humming_hopper") else "marlin"
 
 
 def dsv4_mxfp4_extra_bytes(spec: ModelSpec, layout: Layout, stage: int, arch: str,
@@ -277,13 +316,14 @@ def dsv4_mxfp4_extra_bytes(spec: ModelSpec, layout: Layout, stage: int, arch: st
     any other spec (``mxfp4_override_padding_bytes``). Worked numbers: DeepSeek-V4-Flash, any layout: 0;
     DeepSeek-V4-Pro (H 7168) TP8 without EP on a B200 at 0.20 - 0.26: I 3072 / 8 = 384 -> 512, per expert 5,849,088 -
     4,386,816 = 1,462,272 B, x 384 experts x 61 layers = 34,252,259,328 B (31.90 GiB) a rank; at 0.27+ (384 % 128 =
-    0), with EP (48 whole experts a rank, I 3072) or on Hopper (Marlin: 384 % 128 = 0): 0."""
+    0), with EP (48 whole experts a rank, I 3072) or on Hopper through 0.30 (Marlin: 384 % 128 = 0): 0; on Hopper at
+    0.33 (Humming, nothing padded: its weight_scale_2 only): 8 B x 384 x 61 = 187,392 B."""
     if spec.model_type != "deepseek_v4":
         return 0
     parts = pp_partition(len(spec.layers), layout.pp)
     lo = sum(parts[:stage])
-    return mxfp4_override_padding_bytes(spec, layout.tp * layout.dp, layout.ep, dsv4_mxfp4_moe_backend(arch),
-                                        vllm_version, lo, lo + parts[stage])
+    return mxfp4_override_padding_bytes(spec, layout.tp * layout.dp, layout.ep,
+                                        dsv4_mxfp4_moe_backend(arch, vllm_version), vllm_version, lo, lo + parts[stage])
 
 
 def mxfp4_override_padding_bytes(spec: ModelSpec, ranks: int, ep: bool, backend: str, vllm_version: str,

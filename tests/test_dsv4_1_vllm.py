@@ -83,10 +83,12 @@ def test_rank_load_tp8_b200_and_h200():
     assert sum(b200.values()) == 50_679_239_744  # 47.20 GiB
     # H200 with --moe-backend marlin: MARLIN's rule is TRTLLM's (I to 128, H to 256): the same bytes
     assert rank_load_bytes(spec, 8, "sm90", MNBT, moe_backend="marlin") == b200
-    # H200, --moe-backend auto: Humming (prioritize_humming on capability 9.0), whose layout is not read
-    with pytest.raises(PlanInputError) as info:
-        rank_load_bytes(spec, 8, "sm90", MNBT)
-    assert info.value.field == "gpu" and "Humming" in str(info.value) and "--moe-backend marlin" in str(info.value)
+    # H200, --moe-backend auto: Humming (prioritize_humming on capability 9.0; humming-kernels 0.1.19 read, so no
+    # longer refused): I 288 -> 384 as TRTLLM / Marlin (w13 N 576 -> 768, w2 K 288 -> 384), H 5,120 kept (a multiple
+    # of 256), + the fp32 weight_scale_2 of w13 and w2: 8 B x 384 experts x 40 layers = 122,880 B more
+    h200 = rank_load_bytes(spec, 8, "sm90", MNBT)
+    assert h200["mxfp4 padding"] == b200["mxfp4 padding"] + 8 * 384 * 40 == 12_032_532_480
+    assert sum(h200.values()) == 50_679_239_744 + 122_880
     with pytest.raises(PlanInputError, match="DeepGEMM MXFP4 or Humming"):
         rank_load_bytes(spec, 8, "other", MNBT)
     with pytest.raises(PlanInputError, match="--moe-backend triton"):
@@ -205,9 +207,10 @@ def test_picker_ranks_b200_layouts_without_a_tokens_figure():
     spec, _ = _spec()
     picked = pick_gpus(spec, 1 << 20, 8, EngineConfig(engine="vllm", max_num_batched_tokens=MNBT),
                        gpus=[get_gpu("B200"), get_gpu("H200")])
-    assert picked.options and {o.gpu for o in picked.options} == {"B200"}  # Hopper: refused (Humming)
+    # Hopper is planned since Humming's layout was read (it was refused with the Humming reason before)
+    assert picked.options and {o.gpu for o in picked.options} == {"B200", "H200"}
     assert all(o.tokens_per_s == 0.0 and o.cost_per_million_tokens is None for o in picked.options)
-    assert any("Humming" in r.reason for r in picked.rejected)
+    assert not any("Humming" in r.reason for r in picked.rejected)
 
 
 def test_b200_tp8_language_model_only_and_ep():
@@ -222,8 +225,7 @@ def test_b200_tp8_language_model_only_and_ep():
 
 
 @pytest.mark.parametrize("gpu, layout, engine, field, words", [
-    ("H200", None, {}, "gpu", "Humming"),
-    ("RTX PRO 6000", None, {}, "gpu", "SM 10.x"),
+    ("RTX PRO 6000", None, {}, "gpu", "SM 10.x"),  # Hopper (Humming) is planned: test_rank_load_tp8_b200_and_h200
     ("B200", None, {"vllm_version": "0.30"}, "vllm_version", "0.33.0 - 0.34.0"),
     ("B200", None, {"speculative_method": "mtp", "num_speculative_tokens": 1}, "speculative_method", "DSpark"),
     ("B200", "pp2", {}, "pipeline_parallel_size", "PP and DP"),

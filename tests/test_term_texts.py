@@ -131,7 +131,8 @@ SCAN_CASES = {
     "glm-5": ("glm-5", "H200", {}, {"tp": 8}),
     "glm-5-mtp": ("glm-5", "H200", {"speculative_method": "mtp", "num_speculative_tokens": 1}, {"tp": 8}),
     "glm-5-rocm": ("glm-5", "MI355X", {}, {"tp": 8}),
-    "dsv4-hopper": ("deepseek-v4-flash", "H200", {}, {"tp": 8, "dp": 4}),  # I 2,048 / 32 = 64: Marlin pads it
+    "dsv4-hopper": ("deepseek-v4-flash", "H200", {}, {"tp": 8, "dp": 4}),  # I 2,048 / 32 = 64: Humming pads it
+    "dsv4-hopper-0.30": ("deepseek-v4-flash", "H200", {"vllm_version": "0.30"}, {"tp": 8, "dp": 4}),  # Marlin
     "dsv4-mtp": ("deepseek-v4-flash", "RTX-PRO-6000", {"vllm_version": "0.25", "speculative_method": "mtp",
                                                         "num_speculative_tokens": 2, "kv_cache_dtype": "fp8"}, {"tp": 2}),
     "dsv3-fp8-ampere": ("deepseek-v3", "A100-80GB", {"max_model_len": 8192}, {"tp": 8, "pp": 2}),
@@ -279,7 +280,9 @@ def test_mxfp4_row_names_the_releases_own_functions():
     new = row("gpt-oss-triton")
     assert "fused_moe/oracle/mxfp4.py select_mxfp4_moe_backend takes TRITON" in new
     assert "GptOssMxfp4MoEMethod.create_weights" in new and "mxfp4_round_up_hidden_size_and_intermediate_size" in new
-    assert "select_deepseek_v4_mxfp4_moe_backend gives DeepSeek-V4's MXFP4 experts MARLIN" in row("dsv4-hopper")
+    # DeepSeek-V4 on Hopper: Humming from the 0.33 profile (0.32.0: prioritize_humming), Marlin at 0.30
+    assert "select_deepseek_v4_mxfp4_moe_backend puts HUMMING ahead of MARLIN on SM 9.0" in row("dsv4-hopper")
+    assert "select_deepseek_v4_mxfp4_moe_backend gives DeepSeek-V4's MXFP4 experts MARLIN" in row("dsv4-hopper-0.30")
 
 
 def test_v2_sampler_state_row_names_where_the_release_makes_it():

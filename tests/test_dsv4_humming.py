@@ -1,0 +1,137 @@
+"""DeepSeek-V4's MXFP4 routed experts on Hopper take vLLM's Humming MoE backend from 0.32.0 (kvplan profile "0.33",
+0.32.0 - 0.33.x; VLLM_CHANGES "mxfp4_humming_hopper"), Marlin before (profile "0.30", 0.30.0 - 0.31.0).
+
+Read 2026-12-03 in the vllm 0.30.0 - 0.34.0 wheels (pip download vllm==X --no-deps): fused_moe/oracle/mxfp4.py
+_get_priority_backends lists [FLASHINFER_TRTLLM_MXFP4_MXFP8, DEEPGEMM_MXFP4, MARLIN, BATCHED_MARLIN] in 0.30.0 /
+0.31.0 (MARLIN on Hopper); 0.32.0 - 0.34.0 append HUMMING and return the list through
+quantization/utils/humming/priority.py prioritize_humming, which moves HUMMING ahead of MARLIN on compute capability
+9.0. Humming's layout (humming-kernels 0.1.17 / 0.1.19, the versions the 0.32.0
+and 0.33.0 / 0.34.0 wheels pin): w13 [2I, H] and w2 [H, I] padded to N 256, K 128, values and e8m0 scales at the same
+bytes, + a float32 weight_scale_2 per expert and sublayer (FP8 activations, 0.33.0+): kvplan.vllm_layouts, the comment
+at HUMMING_PAD_N. Its workspace: kvplan.plan.vllm_humming_moe_workspace_bytes.
+
+Shapes: V4-Flash H 4,096, moe_intermediate 2,048 (256 a rank at TP 8), 256 experts top-6, 43 MoE layers; V4-Pro H
+7,168, moe_intermediate 3,072 (384 at TP 8), 384 experts top-6, 61 MoE layers. Both are multiples of Humming's
+padding at TP 8, so only weight_scale_2 is added: 8 B an expert.
+"""
+
+from kvplan.engines import EngineConfig, vllm_has
+from kvplan.gpus import get_gpu
+from kvplan.parallel import Layout
+from kvplan.plan import plan, vllm_humming_moe_held, vllm_humming_moe_workspace_bytes, vllm_moe_workspace_bytes
+from kvplan.presets import load_preset
+from kvplan.vllm_layouts import dsv4_mxfp4_extra_bytes, dsv4_mxfp4_moe_backend, mxfp4_expert_bytes
+from tests.test_engine_logs_2026c import _fixture
+
+MNBT = 8192  # the H200's default max_num_batched_tokens in these plans ("8192 batched tokens")
+
+
+def _plan(name: str, gpu: str, version: str):
+    return plan(_fixture(name), get_gpu(gpu), EngineConfig(engine="vllm", vllm_version=version), Layout(tp=8))
+
+
+def _terms(p) -> dict[str, int]:
+    return {t.name: t.bytes for t in p.ranks[0].terms}
+
+
+def test_backend_by_release_and_gpu():
+    assert vllm_has("0.33", "mxfp4_humming_hopper") and not vllm_has("0.30", "mxfp4_humming_hopper")
+    assert dsv4_mxfp4_moe_backend("sm90", "0.33") == "humming"
+    assert dsv4_mxfp4_moe_backend("sm90", "0.30") == "marlin"
+    assert dsv4_mxfp4_moe_backend("sm100", "0.33") == dsv4_mxfp4_moe_backend("sm100", "0.30") == "trtllm"
+    assert dsv4_mxfp4_moe_backend("other", "0.33") == "marlin"
+
+
+def test_humming_expert_bytes():
+    # V4-Flash at TP 8: w13 [512, 4,096] + w2 [4,096, 256] = 3,145,728 values, / 2 + / 32 = 1,572,864 + 98,304,
+    # + 2 x 4 B weight_scale_2 = 1,671,176 B; the checkpoint's 1,671,168
+    assert mxfp4_expert_bytes(4096, 256, False, "humming") == 1_572_864 + 98_304 + 8 == 1_671_176
+    assert mxfp4_expert_bytes(4096, 256, False) == 1_671_168
+    # a hidden size off 256 (H 2,880, I 1,440): w13 K 2,880 -> 2,944 (128), w2 N 2,880 -> 3,072 (256), I -> 1,536:
+    # (3,072 x 2,944 + 3,072 x 1,536) x 17 / 32 + 8 = 13,762,560 x 17 / 32 + 8 = 7,311,368
+    assert mxfp4_expert_bytes(2880, 1440, False, "humming") == 7_311_368
+
+
+def test_weight_bytes_a_rank():
+    flash, pro = _fixture("deepseek-v4-flash"), _fixture("deepseek-v4-pro")
+    # Humming at 0.33: 8 B x 256 experts x 43 layers = 88,064 B (Flash), 8 x 384 x 61 = 187,392 B (Pro)
+    assert dsv4_mxfp4_extra_bytes(flash, Layout(tp=8), 0, "sm90", "0.33") == 8 * 256 * 43 == 88_064
+    assert dsv4_mxfp4_extra_bytes(pro, Layout(tp=8), 0, "sm90", "0.33") == 8 * 384 * 61 == 187_392
+    # Marlin at 0.30 and TRTLLM on B200: nothing padded at TP 8 (256 and 384 are multiples of 128)
+    for spec in (flash, pro):
+        assert dsv4_mxfp4_extra_bytes(spec, Layout(tp=8), 0, "sm90", "0.30") == 0
+        assert dsv4_mxfp4_extra_bytes(spec, Layout(tp=8), 0, "sm100", "0.33") == 0
+
+
+def test_humming_workspace():
+    flash, pro = _fixture("deepseek-v4-flash"), _fixture("deepseek-v4-pro")
+    assert vllm_humming_moe_held(flash, None, "H200", "0.33")
+    assert not vllm_humming_moe_held(flash, None, "H200", "0.30") and not vllm_humming_moe_held(flash, None, "B200",
+                                                                                               "0.33")
+    # HummingIndexedExperts (TP, no EP), M 8,192, rows M x 6 = 49,152, bf16 outputs, fp8 inputs:
+    # Flash: workspace1 max(8,192 x 4,096 x 2, 49,152 x 256, 8,192 x 4,096) = 67,108,864; workspace2
+    # max(49,152 x 4,096 x 2, 49,152 x 512 x 2) = 402,653,184 -> 469,762,048 B (0.4375 GiB)
+    assert vllm_humming_moe_workspace_bytes(flash, 8, MNBT, 2) == 67_108_864 + 402_653_184 == 469_762_048
+    # Pro: 8,192 x 7,168 x 2 = 117,440,512 + 49,152 x 7,168 x 2 = 704,643,072 -> 822,083,584 B
+    assert vllm_humming_moe_workspace_bytes(pro, 8, MNBT, 2) == 117_440_512 + 704_643_072 == 822_083_584
+    # with EP (grouped_contiguous: quanted_gate_up_input has M x topk rows), Flash whole I 2,048:
+    # workspace1 max(67,108,864, 49,152 x 2,048, 49,152 x 4,096) = 201,326,592; workspace2 max(402,653,184,
+    # 49,152 x 4,096 x 2) = 402,653,184 -> 603,979,776
+    assert vllm_humming_moe_workspace_bytes(flash, 8, MNBT, 2, ep=True) == 603_979_776
+    # what the Hopper plans held before (the block-FP8 TritonExperts rule, kept at 0.30):
+    # (49,152 x 4,096 + 49,152 x 4,096) x 2 = 805,306,368 (Flash), (49,152 x 7,168 x 2) x 2 = 1,409,286,144 (Pro)
+    assert vllm_moe_workspace_bytes(flash, 8, MNBT, 2) == 805_306_368
+    assert vllm_moe_workspace_bytes(pro, 8, MNBT, 2) == 1_409_286_144
+
+
+def test_v4_flash_tp8_h200_plans_with_humming_at_0_33():
+    new, old = _plan("deepseek-v4-flash", "H200", "0.33"), _plan("deepseek-v4-flash", "H200", "0.30")
+    n, o = new.ranks[0], old.ranks[0]
+    # weights: + 88,064 B (Humming's weight_scale_2), shown as its own row; "Model loading took" still 19.39 GiB
+    assert n.weights_bytes == o.weights_bytes + 88_064 == 20_814_865_118
+    assert _terms(new)["MXFP4 MoE layout: Humming (in weights)"] == 88_064
+    assert not any(k.startswith("MXFP4 MoE layout") for k in _terms(old))  # Marlin pads nothing at TP 8
+    assert new.engine_log[0] == old.engine_log[0] == "Model loading took 19.39 GiB"
+    # activation peak = max(forward, sampler + held MoE workspace); the sampler part (1,024 rows) is 331,874,304 B in
+    # both: 331,874,304 + 469,762,048 = 801,636,352 (Humming) against 331,874,304 + 805,306,368 = 1,137,180,672
+    act = "activation peak (8192 batched tokens, 1024 sampler rows)"
+    assert _terms(new)[act] == 331_874_304 + 469_762_048 == 801_636_352
+    assert _terms(old)[act] == 331_874_304 + 805_306_368 == 1_137_180_672
+    # the pool: 335,544,320 B less workspace, 88,064 B more weights = 335,456,256 B more, at 1,002,240 B a block
+    assert n.kv_pool_bytes == o.kv_pool_bytes + 335_456_256
+    assert n.bytes_per_block == o.bytes_per_block == 1_002_240
+    assert n.num_blocks == n.kv_pool_bytes // 1_002_240 == 113_485 and o.num_blocks == 113_150
+
+
+def test_v4_pro_tp8_h200_plans_with_humming_at_0_33():
+    new, old = _plan("deepseek-v4-pro", "H200", "0.33"), _plan("deepseek-v4-pro", "H200", "0.30")
+    n, o = new.ranks[0], old.ranks[0]
+    assert n.weights_bytes == o.weights_bytes + 187_392 == 109_059_282_374
+    assert _terms(new)["MXFP4 MoE layout: Humming (in weights)"] == 187_392
+    act = "activation peak (8192 batched tokens, 1024 sampler rows)"
+    # sampler part 382,205,952 B: + 822,083,584 (Humming) = 1,204,289,536; + 1,409,286,144 (Triton rule) = 1,791,492,096
+    assert _terms(new)[act] == 382_205_952 + 822_083_584 == 1_204_289_536
+    assert _terms(old)[act] == 382_205_952 + 1_409_286_144 == 1_791_492_096
+    # the pool: (1,409,286,144 - 822,083,584) - 187,392 = 587,015,168 B more
+    assert n.kv_pool_bytes == o.kv_pool_bytes + 587_015_168
+    assert n.num_blocks == n.kv_pool_bytes // n.bytes_per_block == 17_266 and o.num_blocks == 16_857
+
+
+def test_b200_unchanged():
+    # SM 10.x keeps FlashInfer TRTLLM MXFP8 (first in the list; prioritize_humming changes nothing off 9.0): the same
+    # weights and blocks as before Humming was read (main at 90bbec9: Flash 20,831,554,270 B / 151,116 blocks, Pro
+    # 109,092,649,414 B / 43,227 blocks), no Humming row
+    for name, weights, blocks in (("deepseek-v4-flash", 20_831_554_270, 151_116),
+                                  ("deepseek-v4-pro", 109_092_649_414, 43_227)):
+        p = _plan(name, "B200", "0.33")
+        assert (p.ranks[0].weights_bytes, p.num_blocks) == (weights, blocks)
+        assert not any("Humming" in k for k in _terms(p))
+
+
+def test_gpt_oss_on_hopper_keeps_triton():
+    # _get_priority_backends_for_gpt_oss also goes through prioritize_humming from 0.32.0, but TRITON comes before
+    # MARLIN and HUMMING there, so the layout row still says Triton
+    spec = load_preset("gpt-oss-120b")
+    p = plan(spec, get_gpu("H200"), EngineConfig(engine="vllm", vllm_version="0.33"), Layout(tp=1))
+    assert any(k.startswith("MXFP4 MoE layout: Triton") for k in _terms(p))
+    assert not vllm_humming_moe_held(spec, None, "H200", "0.33")  # no override-MXFP4 experts: no Humming workspace
