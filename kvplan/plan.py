@@ -736,8 +736,9 @@ def vllm_marlin_moe_transient_bytes(spec: ModelSpec, tp: int, tokens: int, act_b
 def vllm_cutlass_nvfp4_moe_held(spec: ModelSpec, engine: EngineConfig, vllm_version: str) -> bool:
     """Whether the routed experts run vLLM's CutlassExpertsFp4: --moe-backend cutlass (``EngineConfig.moe_backend``)
     with W4A4 NVFP4 experts (kvplan's "nvfp4"; "nvfp4-wo" is W4A16, which CutlassExpertsFp4 refuses:
-    ``_supports_quant_scheme`` wants (kNvfp4Static, kNvfp4Dynamic)), from 0.17.0 (VLLM_CHANGES
-    ``cutlass_nvfp4_moe_backend``: fused_moe/oracle/nvfp4.py maps "cutlass" to VLLM_CUTLASS). Without the flag the
+    ``_supports_quant_scheme`` wants (kNvfp4Static, kNvfp4Dynamic)), from 0.18.0 (VLLM_CHANGES
+    ``cutlass_nvfp4_moe_backend``: fused_moe/oracle/nvfp4.py maps "cutlass" to VLLM_CUTLASS; 0.17's chunked
+    modular kernel is not modeled). Without the flag the
     oracle's pick (FlashInfer first) is not modeled. Worked example: RedHatAI/Qwen3.6-35B-A3B-NVFP4 planned as
     "nvfp4" with --moe-backend cutlass on 0.20 -> True; the same with --moe-backend auto -> False."""
     return (engine.moe_backend == "cutlass" and vllm_has(vllm_version, "cutlass_nvfp4_moe_backend")
@@ -774,7 +775,8 @@ def vllm_cutlass_nvfp4_moe_workspace_bytes(spec: ModelSpec, tp: int, tokens: int
 
 def vllm_cutlass_nvfp4_moe_transient_bytes(spec: ModelSpec, tp: int, tokens: int, act_b: int) -> int:
     """The torch peak of one NVFP4 MoE layer on vLLM's CutlassExpertsFp4 in the profile's dummy forward (one rank,
-    ``vllm_cutlass_nvfp4_moe_held``), read in the 0.20.0 wheel (the same shapes in 0.17.0 - 0.34.0).
+    ``vllm_cutlass_nvfp4_moe_held``), read in the 0.20.0 wheel (the same shapes and one unchunked call in 0.18.0 -
+    0.34.0).
 
     Sources (vllm 0.20.0): model_executor/layers/fused_moe/modular_kernel.py ``_allocate_buffers`` takes
     workspace13 (max(M x topk x max(2N, K), M x K)) and workspace2 (M x topk x N) from the workspace manager, N =

@@ -1,6 +1,6 @@
 """vLLM's CutlassExpertsFp4 (--moe-backend cutlass with NVFP4 experts) in the profile run's forward peak
 (kvplan.plan.vllm_cutlass_nvfp4_moe_transient_bytes; shapes read in the vllm-0.20.0 wheel's
-model_executor/layers/fused_moe/experts/cutlass_moe.py and modular_kernel.py, the same in 0.17.0 - 0.34.0)."""
+model_executor/layers/fused_moe/experts/cutlass_moe.py and modular_kernel.py, the same in 0.18.0 - 0.34.0)."""
 
 from kvplan import load_preset
 from kvplan.engines import EngineConfig
@@ -34,8 +34,9 @@ def test_only_the_cutlass_backend_with_w4a4_nvfp4_experts_from_0_17():
     # W4A16 NVFP4 ("nvfp4-wo") is not CutlassExpertsFp4's (kNvfp4Static, kNvfp4Dynamic) scheme; bf16 experts neither
     assert not vllm_cutlass_nvfp4_moe_held(QWEN35, on.model_copy(update={"weight_format": "nvfp4-wo"}), "0.20")
     assert not vllm_cutlass_nvfp4_moe_held(QWEN35, on.model_copy(update={"weight_format": "bf16"}), "0.20")
-    # 0.16.0 has no --moe-backend (fused_moe/oracle/nvfp4.py map_nvfp4_backend from 0.17.0)
-    assert not vllm_cutlass_nvfp4_moe_held(QWEN35, on, "0.16")
+    # 0.16.0 has no --moe-backend; 0.17.0 maps it but chunks the modular kernel at 16,384 tokens (not modeled)
+    assert not vllm_cutlass_nvfp4_moe_held(QWEN35, on, "0.16") and not vllm_cutlass_nvfp4_moe_held(QWEN35, on, "0.17")
+    assert vllm_cutlass_nvfp4_moe_held(QWEN35, on, "0.18")
     # a dense model has no experts
     assert not vllm_cutlass_nvfp4_moe_held(load_preset("qwen3-8b"), on, "0.20")
 
