@@ -384,6 +384,12 @@ VLLM_CHANGES: dict[str, tuple[Release, str]] = {
                                            "workspaces from v1/worker/workspace.py current_workspace_manager() (a "
                                            "buffer that grows and is kept) in the 0.17.0 wheel; 0.11.1: torch.empty "
                                            "per call, freed before the sampler run")),
+    "cutlass_nvfp4_moe_backend": ((0, 18, 0), ("model_executor/layers/fused_moe/oracle/nvfp4.py map_nvfp4_backend: "
+                                               "--moe-backend cutlass -> NvFp4MoeBackend.VLLM_CUTLASS -> "
+                                               "CutlassExpertsFp4 on the kept workspace, one call over all M tokens "
+                                               "(0.18.0 - 0.34.0 wheels; 0.17.0 maps it too but chunks the "
+                                               "modular kernel at VLLM_FUSED_MOE_CHUNK_SIZE 16,384 by default, not "
+                                               "modeled; 0.16.0 has no --moe-backend)")),
     "mla_backend_block_size": ((0, 18, 0), ("platforms/interface.py update_block_size_for_backend: the block size is "
                                             "the selected backend's get_preferred_block_size(16) in 0.18.0 (no MLA "
                                             "block forcing in check_and_update_config): FLASH_ATTN_MLA first on "
@@ -856,6 +862,11 @@ class EngineConfig(BaseModel):
     skip_mm_profiling: bool = False
     # vLLM --mm-encoder-tp-mode: "weights" (default) shards the tower over TP; "data" replicates it per rank.
     mm_encoder_tp_mode: Literal["weights", "data"] = "weights"
+    # vLLM --moe-backend (KernelConfig.moe_backend, 0.17.0+), lower-cased as typed; "auto" lets vLLM's oracle pick.
+    # Only "cutlass" is planned (0.18.0+): NVFP4 (W4A4) experts then run CutlassExpertsFp4, whose buffers the
+    # profile's forward peak holds (kvplan.plan.vllm_cutlass_nvfp4_moe_transient_bytes); other values change
+    # nothing kvplan sizes (kvplan.vllm_args notes them as read, not planned).
+    moe_backend: str = Field(default="auto", min_length=1, max_length=40)
     # vLLM --speculative-config '{"method": "mtp" (or deepseek_mtp, glm4_moe_mtp), "num_speculative_tokens": N}':
     # the checkpoint's MTP layers are loaded (weights on the last stage) and their attention joins the KV cache.
     # "ngram" (prompt lookup) loads nothing and adds no KV layers. With either, a recurrent-state layer holds one

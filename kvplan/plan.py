@@ -654,6 +654,8 @@ def _held_moe_workspace_bytes(spec, engine, layout, mnbt, act_b, gpu_name: str, 
         return vllm_humming_moe_workspace_bytes(spec, layout.tp * layout.dp, mnbt, act_b, bool(layout.ep))
     if vllm_fp8_marlin_moe_held(spec, engine.weight_format, gpu_name, vllm_version):
         return vllm_marlin_moe_workspace_bytes(spec, layout.tp, mnbt, act_b, bool(layout.ep))
+    if vllm_cutlass_nvfp4_moe_held(spec, engine, vllm_version):
+        return vllm_cutlass_nvfp4_moe_workspace_bytes(spec, layout.tp, mnbt, act_b)
     if not vllm_moe_workspace_held(spec, engine.weight_format, gpu_name, vllm_version, bool(layout.ep)):
         return 0
     return vllm_moe_workspace_bytes(spec, layout.tp, mnbt, act_b, bool(layout.ep))
@@ -776,6 +778,73 @@ def vllm_marlin_moe_transient_bytes(spec: ModelSpec, tp: int, tokens: int, act_b
     (4 x 8192 x 2048 + 8192 x 10 x (2048 + 256)) x 2 = 511,705,088 B = 0.477 GiB (kvplan's forward estimate: 0.31)."""
     return max(((4 * tokens * k + m_topk * (max(2 * n, k) + n)) * act_b
                 for n, k, m_topk in _moe_layer_shapes(spec, tp, tokens, ep)), default=0)
+
+
+def vllm_cutlass_nvfp4_moe_held(spec: ModelSpec, engine: EngineConfig, vllm_version: str) -> bool:
+    """Whether the routed experts run vLLM's CutlassExpertsFp4: --moe-backend cutlass (``EngineConfig.moe_backend``)
+    with W4A4 NVFP4 experts (kvplan's "nvfp4"; "nvfp4-wo" is W4A16, which CutlassExpertsFp4 refuses:
+    ``_supports_quant_scheme`` wants (kNvfp4Static, kNvfp4Dynamic)), from 0.18.0 (VLLM_CHANGES
+    ``cutlass_nvfp4_moe_backend``: fused_moe/oracle/nvfp4.py maps "cutlass" to VLLM_CUTLASS; 0.17's chunked
+    modular kernel is not modeled). Without the flag the
+    oracle's pick (FlashInfer first) is not modeled. Worked example: RedHatAI/Qwen3.6-35B-A3B-NVFP4 planned as
+    "nvfp4" with --moe-backend cutlass on 0.20 -> True; the same with --moe-backend auto -> False."""
+    return (engine.moe_backend == "cutlass" and vllm_has(vllm_version, "cutlass_nvfp4_moe_backend")
+            and resolve_format(spec, engine.weight_format)[0] == "nvfp4"
+            and any(layer.experts is not None for layer, _ in stage_distinct(spec, 1, 0)))
+
+
+def _cutlass_nvfp4_moe_parts(spec: ModelSpec, tp: int, tokens: int, act_b: int) -> list[tuple[int, int]]:
+    """(held workspace bytes, forward-peak bytes) of ``vllm_cutlass_nvfp4_moe_transient_bytes`` per MoE layer."""
+    out = []
+    for layer, _ in stage_distinct(spec, 1, 0):
+        experts = layer.experts
+        down = [c for c in experts.linears if c.name.endswith("down_proj")] if experts else []
+        up = [c for c in experts.linears if not c.name.endswith("down_proj")] if experts else []
+        if not down or not up:
+            continue
+        m, k, topk = tokens, down[0].out_features, experts.num_experts_per_tok
+        w13 = sum(cdiv(c.out_features, tp) for c in up)  # moe_problem_size's N: w1.shape[1] (gate + up rows)
+        held = (max(m * topk * max(2 * w13, k), m * k) + m * topk * w13) * act_b
+        shared = 1 if any(isinstance(c, Linear) for c in layer.mlp) else 0
+        run = (m * k + 3 * m * topk * k + m * k) * act_b  # output, shuffled a, shuffled c3, c3 x weights, its sum
+        caller = ((2 + shared) * m * k + m * experts.num_experts) * act_b + m * topk * (4 + 4 + 4 + 4)
+        out.append((held, held + run + caller))
+    return out
+
+
+def vllm_cutlass_nvfp4_moe_workspace_bytes(spec: ModelSpec, tp: int, tokens: int, act_b: int) -> int:
+    """The workspace CutlassExpertsFp4 leaves held after the dummy run (the first part of
+    ``vllm_cutlass_nvfp4_moe_transient_bytes``): (max(M x topk x max(2N, K), M x K) + M x topk x N) x act_b.
+    Worked number: Qwen3.6-35B-A3B (K 2048, N 1024, top-8), 16,384 tokens, bf16: (16,384 x 8 x 2048 + 16,384 x 8
+    x 1024) x 2 = 805,306,368 B = 0.75 GiB."""
+    return max((held for held, _ in _cutlass_nvfp4_moe_parts(spec, tp, tokens, act_b)), default=0)
+
+
+def vllm_cutlass_nvfp4_moe_transient_bytes(spec: ModelSpec, tp: int, tokens: int, act_b: int) -> int:
+    """The torch peak of one NVFP4 MoE layer on vLLM's CutlassExpertsFp4 in the profile's dummy forward (one rank,
+    ``vllm_cutlass_nvfp4_moe_held``), read in the 0.20.0 wheel (the same shapes and one unchunked call in 0.18.0 -
+    0.34.0).
+
+    Sources (vllm 0.20.0): model_executor/layers/fused_moe/modular_kernel.py ``_allocate_buffers`` takes
+    workspace13 (max(M x topk x max(2N, K), M x K)) and workspace2 (M x topk x N) from the workspace manager, N =
+    ``moe_problem_size``'s w1.shape[1] (this rank's gate + up rows), K = hidden, M = the dummy run's tokens
+    (experts/cutlass_moe.py ``CutlassExpertsFp4.workspace_shapes``); ``FusedMoEKernelModularImpl.apply`` allocates
+    the output (M, K) (torch.empty_like; not in place with a shared expert). experts/cutlass_moe.py
+    ``run_cutlass_moe_fp4`` then rebinds ``a = ops.shuffle_rows(a, a_map)`` (M x topk, K), alive to the return,
+    and at its end holds ``c3 = ops.shuffle_rows(c3, c_map)`` (M x topk, K), the product ``c3.view(m, topk, k) x
+    topk_weights`` (M x topk, K) and its sum over topk (M, K) at once: the layer's peak (the two FP4 quantizations
+    before it are freed by then: their MAX_TOKENS_PER_EXPERT-sized scale buffers do not reach it). Around the custom
+    op: the MoE input and the residual (M, K), the shared expert's output (M, K) where the layer has one
+    (runner/moe_runner.py runs it before the routed experts), the router logits (M, experts) in the model dtype and
+    fused_topk's fp32 weights and int32 ids + run_cutlass_moe_fp4's int32 a_map / c_map (16 B per routed row).
+    bytes = (workspace13 + workspace2 + (M x K + 3 x M x topk x K + M x K) + (2 + shared) x M x K + M x experts)
+    x act_b + 16 x M x topk, the widest MoE layer.
+    Worked number: Qwen3.6-35B-A3B (K 2048, N 2 x 512, top-8 of 256, a shared expert), 16,384 tokens, bf16:
+    ((16,384 x 8 x 2048 + 16,384 x 8 x 1024) + (16,384 x 2048 + 3 x 16,384 x 8 x 2048 + 16,384 x 2048) + 3 x
+    16,384 x 2048 + 16,384 x 256) x 2 + 16 x 16,384 x 8 = 2,761,949,184 B = 2.572 GiB (168,576 B a token; the
+    0.20.0 WSL log's pool falls 1.67 GiB from 8,192 to 16,384 batched tokens, this term moves kvplan's by 0.74:
+    tests/test_engine_logs_dec03.py)."""
+    return max((peak for _, peak in _cutlass_nvfp4_moe_parts(spec, tp, tokens, act_b)), default=0)
 
 
 def _moe_layer_shapes(spec: ModelSpec, tp: int, tokens: int, ep: bool):
@@ -2295,7 +2364,7 @@ def _budget(spec, gpu, engine, layout, weights, mnbt, max_seqs, act_b, mla, last
         copies = act_b / 4  # parameter, so the peak holds the logits alone, in the model dtype
     act = engine.activation_bytes
     clone = 0
-    mm_src = ""
+    mm_src = cutlass_src = ""
     encoder_peak = None
     if act is None:
         moe_ws = _held_moe_workspace_bytes(spec, engine, layout, mnbt, act_b, gpu.name, prof.version)
@@ -2306,6 +2375,13 @@ def _budget(spec, gpu, engine, layout, weights, mnbt, max_seqs, act_b, mla, last
         if not vllm_has(prof.version, "moe_workspace_manager") and _marlin_moe_format(
                 spec, *resolve_format(spec, engine.weight_format)):  # fused_marlin_moe's per-call buffers, V1 < 0.17
             act = max(act, vllm_marlin_moe_transient_bytes(spec, layout.tp, mnbt, act_b, bool(layout.ep)))
+        if vllm_cutlass_nvfp4_moe_held(spec, engine, prof.version):  # CutlassExpertsFp4's buffers in the forward
+            moe_peak = vllm_cutlass_nvfp4_moe_transient_bytes(spec, layout.tp, mnbt, act_b)
+            if moe_peak > act:
+                act = moe_peak
+                cutlass_src = (f"; the LM's peak is an NVFP4 MoE layer on CutlassExpertsFp4 (--moe-backend cutlass): "
+                               f"{moe_peak / GiB:.2f} GiB of workspaces, permuted rows and the top-k reduction over "
+                               f"{mnbt} tokens (experts/cutlass_moe.py run_cutlass_moe_fp4)")
         if profiles_mm:
             # GPUModelRunner.profile_run with a multimodal checkpoint first runs the encoder on a dummy batch (the
             # budget's items of the largest modality), keeps its inputs and outputs through the LM's dummy run and
@@ -2334,9 +2410,10 @@ def _budget(spec, gpu, engine, layout, weights, mnbt, max_seqs, act_b, mla, last
                             f"{num_reqs} sampler rows")
                       if encoder_peak else f"activation peak ({mnbt} batched tokens, {num_reqs} sampler rows)", bytes=act,
                       basis="measured" if engine.activation_bytes is not None else
-                      encoder_peak.basis if encoder_peak else "fitted",
+                      encoder_peak.basis if encoder_peak else "derived" if cutlass_src else "fitted",
                       source=f"vLLM's profile run: a dummy forward, then the sampler ({sampler_src}); estimate: "
-                             f"within 0.25 GiB of the torch peak on the public logs that print it{compile_src}{mm_src}. "
+                             f"within 0.25 GiB of the torch peak on the public logs that print it{cutlass_src}"
+                             f"{compile_src}{mm_src}. "
                              f"{POOL_ACCURACY}"))
     terms.append(nt_term)
     non_torch = nt_term.bytes

@@ -215,6 +215,7 @@ class VllmArgs(BaseModel):
     vllm_graph_reserved_mem: float | None = None
     skip_mm_profiling: bool = False  # --skip-mm-profiling
     mm_encoder_tp_mode: str = "weights"
+    moe_backend: str = "auto"  # --moe-backend as typed, lower-cased (EngineConfig.moe_backend: "cutlass" is planned)
     speculative_method: str = "none"  # "mtp" (an MTP method), "ngram", "eagle" / "eagle3", "draft_model"
     # the --speculative-config "method" as typed ("qwen3_next_mtp", "[ngram]"), for display: speculative_method is
     # what kvplan plans it as ("mtp", "ngram"); None when the value names no method (vLLM names it from the draft)
@@ -235,7 +236,7 @@ class VllmArgs(BaseModel):
         names = ("max_model_len", "gpu_memory_utilization", "kv_cache_dtype", "block_size", "max_num_seqs",
                  "max_num_batched_tokens", "kv_cache_memory_bytes", "enforce_eager", "weight_format",
                  "decode_context_parallel_size", "disable_custom_all_reduce", "sampler", "language_model_only",
-                 "mm_encoder_tp_mode", "speculative_method", "num_speculative_tokens",
+                 "mm_encoder_tp_mode", "moe_backend", "speculative_method", "num_speculative_tokens",
                  "enable_prefix_caching", "draft", "triton_kernels", "mm_limits", "mm_processor_kwargs", "skip_mm_profiling")
         out = {"engine": "vllm", **{n: getattr(self, n) for n in names}}
         if self.vllm_version is not None:
@@ -609,6 +610,9 @@ def _max_model_len(flag: str, text: str) -> int | None:
         return None
     return _count(flag, text, 1, 1_000_000_000)
 
+
+# the one --moe-backend value kvplan sizes (kvplan.plan.vllm_cutlass_nvfp4_moe_transient_bytes)
+MOE_BACKEND_PLANNED = "cutlass"
 
 # flag -> (field, value parser); switches are handled separately.
 _VALUE_FLAGS: dict[str, tuple[str, Callable[[str, str], Any]]] = {
@@ -1017,6 +1021,15 @@ def parse_vllm_command(command: str, prefix: list[str] | tuple[str, ...] = (), d
                 notes.append(note)
         elif name == _MM_KWARGS_FLAG:
             values["mm_processor_kwargs"] = mm_processor_kwargs_fields(name, value)
+        elif name == "--moe-backend":
+            values["moe_backend"] = value.strip().lower()[:40] or "auto"
+            if values["moe_backend"] == MOE_BACKEND_PLANNED:
+                notes.append(f"{shown}: planned by the core (EngineConfig.moe_backend: W4A4 NVFP4 experts on "
+                             "CutlassExpertsFp4); the app's Apply does not carry it")
+            elif values["moe_backend"] != "auto":
+                notes.append(f"{shown}: read, not planned: a vLLM KernelConfig setting whose memory effect kvplan "
+                             f"does not model (only --moe-backend {MOE_BACKEND_PLANNED} is sized: NVFP4 experts on "
+                             "CutlassExpertsFp4)")
         elif name == "--speculative-config" and (spec := speculative_fields(value, draft_config, draft_name)):
             draft_tp = spec.pop("draft_tensor_parallel_size", None)
             values.update(spec)
