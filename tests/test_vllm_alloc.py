@@ -111,3 +111,26 @@ def test_term_shown_inside_weights_and_not_for_typed_weights():
     typed = plan(load_preset("qwen2-72b"), H100, V019.model_copy(update={"weights_bytes": 70 * GiB}), Layout(tp=2))
     assert not any(t.name.startswith("caching-allocator rounding") for t in typed.ranks[0].terms)
     assert typed.ranks[0].weights_bytes == 70 * GiB
+
+
+def test_awq_blocks_qwen3_14b_and_32b():
+    # AWQ's tensors as vLLM creates them (auto_awq.py create_weights, 0.28.0 wheel): qweight int32 [k, n/8] = k x n / 2.
+    # Qwen3-14B at TP 1: qkv_proj 5120 x 7168 / 2 = 18,350,080 (17.5 MiB -> an 18 MiB segment, 0.5 MiB rest kept);
+    # o_proj 5120 x 5120 / 2 = 12.5 MiB (14 MiB segment, 1.5 MiB rest split off); gate_up_proj 5120 x 34,816 / 2 =
+    # 89,128,960 = 85 MiB (86 MiB segment, 1 MiB rest kept); down_proj 17,408 x 5120 / 2 = 42.5 MiB (44, split); the
+    # scales / qzeros are under 10 MiB. 40 x 1.5 MiB + embed_tokens and lm_head 151,936 x 5120 x 2 B = 1483.75 MiB ->
+    # 1484 (+0.25 each) = 60.5 MiB
+    from tests.test_engine_logs_2026 import _qwen3_14b_awq
+    from tests.test_engine_logs_sm120 import _qwen3_32b_awq
+    assert torch_block_bytes(18_350_080) - 18_350_080 == MiB // 2 and torch_block_bytes(89_128_960) == 86 * MiB
+    assert vllm_allocator_rounding_bytes(_qwen3_14b_awq(), Layout()) == 40 * 3 * MiB // 2 + MiB // 2
+    # Qwen3-32B: qkv 5120 x 10,240 / 2 = 25 MiB -> 26 (+1), o_proj 8192 x 5120 / 2 = 20 MiB exact, gate_up 5120 x
+    # 51,200 / 2 = 125 MiB -> 126 (+1), down 25,600 x 5120 / 2 = 62.5 MiB (64, split): 64 x 2 MiB + 0.5 = 128.5 MiB
+    assert vllm_allocator_rounding_bytes(_qwen3_32b_awq(), Layout()) == 64 * 2 * MiB + MiB // 2
+    # an AWQ checkpoint with per-module overrides, or typed as another quantized format: not modelled (0)
+    from kvplan.spec import FormatOverride
+    spec = _qwen3_14b_awq()
+    mixed = spec.model_copy(update={"quantization_overrides": (
+        FormatOverride(category="mlp", name="down_proj", format="unquantized", layers=(0,)),)})
+    assert vllm_allocator_rounding_bytes(mixed, Layout()) == 0
+    assert vllm_allocator_rounding_bytes(load_preset("qwen3-14b"), Layout(), 0, "gptq-int4-g128") == 0
