@@ -1192,7 +1192,10 @@ def _rank_budget(spec, gpu, engine, layout, stage, draft, mnbt, max_seqs, act_b,
                    ("'Model loading took' is vLLM's DeviceMemoryProfiler (vllm/utils) reading "
                     "torch.cuda.max_memory_allocated (platforms/cuda.py get_current_memory_usage), which counts "
                     "allocator blocks: a parameter of >= 10 MiB gets a segment rounded up to 2 MiB and keeps all of "
-                    "it when <= 1 MiB would remain (c10/cuda/CUDACachingAllocator.cpp should_split)")),
+                    "it when <= 1 MiB would remain (c10/cuda/CUDACachingAllocator.cpp should_split)"
+                    + ("; AWQ's qweight / qzeros / scales as vLLM creates them, the repack taking the same blocks "
+                       "back (kvplan.vllm_alloc)" if spec.quantization and spec.quantization.startswith("int4-g")
+                       else ""))),
         rope and Term(
             name="rotary cos/sin caches (in weights)", bytes=rope, basis="exact", applied=False,
             source=spec.memo(("rope-text", layout.pp, stage, engine.vllm_version, act_b, engine.weight_format,
