@@ -16,6 +16,7 @@ Qwen2.5-7B down_proj (3584 x 18944 x 2 B = 129.5 MiB) holds 130.
 
 from collections.abc import Callable
 
+from kvplan.engines import vllm_has
 from kvplan.parallel import Layout, _RowShard, _shard, stage_distinct
 from kvplan.spec import Linear, ModelSpec
 from kvplan.units import MiB, cdiv
@@ -26,23 +27,30 @@ TORCH_MIN_BLOCK = 512  # kMinBlockSize
 TORCH_SMALL_SIZE = 1 * MiB  # kSmallSize: the largest small-pool request, and the least remainder a split leaves
 TORCH_MIN_LARGE_ALLOC = 10 * MiB  # kMinLargeAlloc: below it (and above kSmallSize) a 20 MiB segment is split
 TORCH_ROUND_LARGE = 2 * MiB  # kRoundLarge: larger requests get their own segment, rounded up to this
+# vLLM's load_model sets max_split_size_mb:20 around the load from 0.21.0 (VLLM_CHANGES "load_max_split_20"); torch's
+# should_split then never splits a block for a request of >= max_split_size (CUDACachingAllocator.cpp should_split:
+# "return (size < max_split_size()) && (remaining > kSmallSize)"; search index file 3232397, pytorch/pytorch)
+VLLM_LOAD_MAX_SPLIT = 20 * MiB
 
 
 
-def torch_block_bytes(nbytes: int) -> int:
+def torch_block_bytes(nbytes: int, max_split: int | None = None) -> int:
     """The bytes ``torch.cuda.memory_allocated`` counts for one fresh tensor of ``nbytes`` (no cached block to reuse;
-    under 10 MiB: a fresh 20 MiB segment, so it is split).
+    under 10 MiB: a fresh 20 MiB segment, so it is split). ``max_split``: the allocator's max_split_size in bytes
+    (None: torch's default, no limit).
 
-    512-B rounding; >= 10 MiB: its own segment of round_up(size, 2 MiB), kept whole when the rest is <= 1 MiB.
-    Worked numbers: 135,790,592 B (129.5 MiB) -> 136,314,880 (130 MiB); 25,690,112 B (24.5 MiB, 1.5 MiB left: split)
-    -> itself; 8 MiB (a 20 MiB segment, split) -> itself; 100 B -> 512."""
+    512-B rounding; >= 10 MiB: its own segment of round_up(size, 2 MiB), kept whole when the rest is <= 1 MiB, or
+    whatever the rest when the request is >= max_split. Worked numbers: 135,790,592 B (129.5 MiB) -> 136,314,880 (130
+    MiB); 25,690,112 B (24.5 MiB, 1.5 MiB left: split) -> itself, and 26 MiB under a 20 MiB max_split; 8 MiB (a 20
+    MiB segment, split) -> itself; 100 B -> 512."""
     if nbytes <= 0:
         return 0
     size = max(TORCH_MIN_BLOCK, cdiv(nbytes, TORCH_MIN_BLOCK) * TORCH_MIN_BLOCK)
     if size < TORCH_MIN_LARGE_ALLOC:
         return size
     segment = cdiv(size, TORCH_ROUND_LARGE) * TORCH_ROUND_LARGE
-    return segment if segment - size <= TORCH_SMALL_SIZE else size
+    whole = segment - size <= TORCH_SMALL_SIZE or (max_split is not None and size >= max_split)
+    return segment if whole else size
 
 
 def _awq_tensors(n: int, k: int, group: int) -> list[int]:
@@ -90,8 +98,8 @@ def _awq_group(spec: ModelSpec, fmt: str) -> int | None:
     return int(m["g"])
 
 
-def vllm_allocator_rounding_bytes(spec: ModelSpec, layout: Layout, stage: int = 0, weight_format: str | None = None
-                                  ) -> int:
+def vllm_allocator_rounding_bytes(spec: ModelSpec, layout: Layout, stage: int = 0, weight_format: str | None = None,
+                                  vllm_version: str | None = None) -> int:
     """Bytes the caching allocator's blocks add to one rank's 16-bit (or AWQ) parameters in vLLM's "Model loading
     took".
 
@@ -146,4 +154,5 @@ def vllm_allocator_rounding_bytes(spec: ModelSpec, layout: Layout, stage: int = 
         head = spec.lm_head or (spec.embeddings[:1] if layout.pp > 1 else ())
         sizes += _linear_tensors(head, tp, spec, elem)
     # tensors under 10 MiB round to 512 B at most (< 0.5 KiB each): left out, so tiny test models stay exact
-    return sum(torch_block_bytes(s) - s for s in sizes if s >= TORCH_MIN_LARGE_ALLOC)
+    max_split = VLLM_LOAD_MAX_SPLIT if vllm_version is not None and vllm_has(vllm_version, "load_max_split_20") else None
+    return sum(torch_block_bytes(s, max_split) - s for s in sizes if s >= TORCH_MIN_LARGE_ALLOC)

@@ -134,3 +134,27 @@ def test_awq_blocks_qwen3_14b_and_32b():
         FormatOverride(category="mlp", name="down_proj", format="unquantized", layers=(0,)),)})
     assert vllm_allocator_rounding_bytes(mixed, Layout()) == 0
     assert vllm_allocator_rounding_bytes(load_preset("qwen3-14b"), Layout(), 0, "gptq-int4-g128") == 0
+
+
+def test_load_max_split_keeps_whole_segments_from_0_21():
+    # vLLM's load_model runs under max_split_size_mb 20 from 0.21.0 (gpu_worker.py _scoped_allocator_max_split, not in
+    # 0.20.2); torch's should_split never splits a block for a request >= max_split_size, so a >= 20 MiB parameter
+    # keeps its whole 2 MiB-rounded segment: 24.5 MiB -> 26 (split before), 17.5 MiB (< 20) -> 18 as before
+    from kvplan.vllm_alloc import VLLM_LOAD_MAX_SPLIT
+    assert torch_block_bytes(25_690_112) == 25_690_112 and torch_block_bytes(25_690_112, VLLM_LOAD_MAX_SPLIT) == 26 * MiB
+    assert torch_block_bytes(13_107_200, VLLM_LOAD_MAX_SPLIT) == 13_107_200  # 12.5 MiB: 1.5 MiB rest split off
+    # Qwen2.5-1.5B (tests/test_engine_logs_2026d.py, "Model loading took 2.98 GiB" on 0.28; 2.98 on 0.30 too): per
+    # layer gate_up 1536 x 17,920 x 2 B = 52.5 MiB -> 54, down 26.25 -> 28, qkv 6 / o_proj 4.5 MiB under 10; the tied
+    # 151,936 x 1536 x 2 B = 445.125 MiB embedding -> 446: 28 x 3.25 + 0.875 = 91.875 MiB (0.19: none of the 1.5 /
+    # 1.75 MiB rests kept, the embedding's 0.875 only)
+    from tests.test_engine_logs_2026d import _qwen2_5
+    spec = _qwen2_5("qwen2.5-1.5b-instruct", hidden_size=1536, intermediate_size=8960, num_hidden_layers=28,
+                    num_attention_heads=12, num_key_value_heads=2, max_window_layers=21)
+    assert vllm_allocator_rounding_bytes(spec, Layout(), 0, None, "0.28") == 28 * 13 * MiB // 4 + 7 * MiB // 8
+    assert vllm_allocator_rounding_bytes(spec, Layout(), 0, None, "0.19") == 7 * MiB // 8
+    # the AWQ checkpoints under it: Qwen3-14B 40 x (0.5 + 1 + 1.5 for down_proj's 42.5 -> 44) + 0.5 = 120.5 MiB,
+    # Qwen3-32B 64 x (1 + 1 + 1.5) + 0.5 = 224.5 MiB
+    from tests.test_engine_logs_2026 import _qwen3_14b_awq
+    from tests.test_engine_logs_sm120 import _qwen3_32b_awq
+    assert vllm_allocator_rounding_bytes(_qwen3_14b_awq(), Layout(), 0, None, "0.28") == 40 * 3 * MiB + MiB // 2
+    assert vllm_allocator_rounding_bytes(_qwen3_32b_awq(), Layout(), 0, None, "0.28") == 64 * 7 * MiB // 2 + MiB // 2
