@@ -12,6 +12,11 @@ c10/cuda/CUDACachingAllocator.cpp (pytorch/pytorch, the allocator of the torch 2
 tensor of >= 10 MiB whose size is within 1 MiB under a multiple of 2 MiB keeps its whole segment as its block, and the
 statistic counts the remainder too: up to 1 MiB a tensor. A Llama-3.1-8B shard (4096-multiples) has none; a
 Qwen2.5-7B down_proj (3584 x 18944 x 2 B = 129.5 MiB) holds 130.
+From vLLM 0.21.0 the worker loads under max_split_size_mb 20 (v1/worker/gpu_worker.py load_model,
+``_scoped_allocator_max_split``; not in 0.20.2, in every wheel 0.21.0 - 0.34.0), and ``should_split`` never splits a
+block for a request >= max_split_size: a parameter of >= 20 MiB keeps its whole segment, up to 2 MiB - 512 B more
+(Qwen2.5-7B's o_proj, 24.5 MiB, holds 26). The logs that show it: Qwen2.5-1.5B "Model loading took 2.98 GiB" on
+0.28 and 0.30 (kvplan 2.88 -> 2.97), the Qwen AWQ checkpoints on 0.26 - 0.30 (below).
 """
 
 from collections.abc import Callable
@@ -118,10 +123,14 @@ def vllm_allocator_rounding_bytes(spec: ModelSpec, layout: Layout, stage: int = 
     awq_marlin_repack 0.10 - 0.18; from 0.19 ``_convert_awq_to_standard_format`` then the Marlin / Machete kernel's
     repack, 0.28.0 quantization/auto_awq.py and kernels/linear/mixed_precision/marlin.py, read in the wheels
     2026-12-03) allocates each new tensor while the old one lives and frees the old, the same size, whose whole block
-    the next layer's new tensor reuses (best fit). Worked number, Qwen3-14B-AWQ at TP 1: qkv_proj's qweight 5120 x
-    7168 / 2 = 17.5 MiB -> 18 (+0.5), gate_up_proj's 5120 x 34,816 / 2 = 85 MiB -> 86 (+1; o_proj 12.5 and
-    down_proj 42.5 MiB split), 1.5 MiB x 40 layers + embed_tokens and lm_head 1483.75 -> 1484 (+0.25 each) = 60.5
-    MiB (kvplan 9.30 -> 9.36 GiB, logged 9.44 on 0.28.0). 0 for any other quantized checkpoint or --quantization.
+    the next layer's new tensor reuses (best fit; a toy replay of torch's allocator over the 0.28.0 repack's
+    allocations, temporaries included, lands within 20 MiB of this count on Qwen3-14B / 32B and Qwen2.5-7B). Worked
+    number, Qwen3-14B-AWQ at TP 1 on 0.28: qkv_proj's qweight 5120 x 7168 / 2 = 17.5 MiB -> 18 (+0.5),
+    gate_up_proj's 5120 x 34,816 / 2 = 85 MiB -> 86 (+1), down_proj's 17,408 x 5120 / 2 = 42.5 MiB -> 44 (+1.5,
+    >= 20 MiB: not split; o_proj's 12.5 is), 3 MiB x 40 layers + embed_tokens and lm_head 1483.75 -> 1484 (+0.25
+    each) = 120.5 MiB (kvplan 9.30 -> 9.42 GiB, logged 9.44; 60.5 MiB before 0.21, no max_split). The 1 - 10 MiB
+    scales carved from shared 20 MiB segments (order-dependent) are left out. 0 for any other quantized checkpoint or
+    --quantization.
     Worked number: Qwen2.5-7B at TP 1 (H 3584, q + k + v 4608, I 18944, vocab 152,064): per layer qkv 31.5 MiB -> 32
     (+0.5), o_proj 24.5 (split), gate_up 259 -> 260 (+1), down 129.5 -> 130 (+0.5) = 2 MiB x 28 layers, embed_tokens
     and lm_head 1039.5 -> 1040 (+0.5 each): 57 MiB = 0.0557 GiB (the v0.19.0 log's 14.25 GiB less kvplan's 14.19)."""
