@@ -1092,8 +1092,11 @@ def _rank_budget(spec, gpu, engine, layout, stage, draft, mnbt, max_seqs, act_b,
     weights += dsv41_pad + dsv41_hc + dsv41_buffers
     # the CUDA caching allocator's blocks beyond the parameters' bytes (kvplan.vllm_alloc): "Model loading took" is
     # torch.cuda.max_memory_allocated, which counts whole blocks (not in a checkpoint's headers either)
-    alloc = spec.memo(("vllm-alloc", layout, stage, engine.weight_format, engine.vllm_version), lambda st=stage: (
-        vllm_allocator_rounding_bytes(spec, layout, st, engine.weight_format, engine.vllm_version))) if loaded_extras else 0
+    alloc = spec.memo(("vllm-alloc", layout, stage, engine.weight_format, engine.vllm_version, on_gaudi(gpu)),
+                      lambda st=stage: (
+        vllm_allocator_rounding_bytes(spec, layout, st, engine.weight_format,
+                                      # vllm-gaudi's HPU worker does not run gpu_worker.py's max_split scope
+                                      None if on_gaudi(gpu) else engine.vllm_version))) if loaded_extras else 0
     weights += alloc
     # under PP the vLLM draft keeps its own embed_tokens (mtp_rank_bytes own_embeddings)
     mtp_bytes = mtp_rank_bytes(spec, layout, engine.weight_format, engine.engine == "vllm" and layout.pp > 1) if (
@@ -1282,7 +1285,7 @@ def _draft_model_weights(spec, gpu, engine, layout, act_b) -> tuple[int, str]:
         c.model_copy(update={"name": t.name, "layer_types": t.layer_types}) != t for t in spec.rope_caches))
     rope = vllm_rope_cache_bytes(dspec.model_copy(update={"rope_caches": own}), dl, 0, engine.vllm_version,
                                  act_b) if own else 0
-    alloc = vllm_allocator_rounding_bytes(dspec, dl, 0, None, engine.vllm_version)
+    alloc = vllm_allocator_rounding_bytes(dspec, dl, 0, None, None if on_gaudi(gpu) else engine.vllm_version)
     parts = f": parameters {params:,} B" + (f" + layout {layout_extra:,} B" if layout_extra else "") + (
         f" + its own rotary table {rope:,} B" if rope else " (rotary table: the target's)") + (
         f" + allocator rounding {alloc:,} B" if alloc else "")
