@@ -163,5 +163,7 @@ def vllm_allocator_rounding_bytes(spec: ModelSpec, layout: Layout, stage: int = 
         head = spec.lm_head or (spec.embeddings[:1] if layout.pp > 1 else ())
         sizes += _linear_tensors(head, tp, spec, elem)
     # tensors under 10 MiB round to 512 B at most (< 0.5 KiB each): left out, so tiny test models stay exact
-    max_split = VLLM_LOAD_MAX_SPLIT if vllm_version is not None and vllm_has(vllm_version, "load_max_split_20") else None
+    max_split = None
+    if vllm_version is not None and vllm_has(vllm_version, "load_max_split_20"):
+        max_split = VLLM_LOAD_MAX_SPLIT
     return sum(torch_block_bytes(s, max_split) - s for s in sizes if s >= TORCH_MIN_LARGE_ALLOC)

@@ -122,7 +122,8 @@ def test_v2_terms_by_release_on_qwen3_14b():
 def _l4_replica_warm_pool() -> int:
     spec = _qwen3_14b_awq()
     p = plan(spec, get_gpu("L4"), EngineConfig(vllm_version="0.28"))
-    return p.ranks[0].kv_pool_bytes + _term(p, "activation peak").bytes - activation_estimate(spec, 1, 2048, 256, 2, 0.5)
+    forward = activation_estimate(spec, 1, 2048, 256, 2, 0.5)
+    return p.ranks[0].kv_pool_bytes + _term(p, "activation peak").bytes - forward
 
 
 def test_blog_v0_28_l4_replicas_warm_compile_cache():

@@ -400,11 +400,11 @@ def test_blog_v0_28_l4_pp2_qwen3_14b_awq_pool():
 
 
 def test_blog_v0_28_l4_single_qwen3_14b_awq_pool():
-    # "single | 9.10 GiB (59,632 tok) | 1.46x". kvplan: 9.00 GiB, 58,944 tokens (-1.15 %), 1.44x (9.11 / 59,712 / +0.13 %
-    # before the allocator blocks of AWQ's tensors; V1 terms: 9.54, +4.8 %): tokens and concurrency a strict xfail,
-    # below. The post's replica runs, started later on the same instance, read 10.33 GiB (67,696 tokens) each: 1.23 GiB
-    # more, the embedding copy (1.449) a warm compile cache no longer makes, less what it leaves (0.50 GiB outside
-    # weights and KV: forward 0.24 + state 0.15 + non-torch 0.10); kvplan plans the cold first start.
+    # "single | 9.10 GiB (59,632 tok) | 1.46x". kvplan: 9.00 GiB, 58,944 tokens (-1.15 %), 1.44x (9.11 / 59,712 /
+    # +0.13 % before the allocator blocks of AWQ's tensors; V1 terms: 9.54, +4.8 %): tokens and concurrency a strict
+    # xfail, below. The post's replica runs, started later on the same instance, read 10.33 GiB (67,696 tokens) each:
+    # 1.23 GiB more, the embedding copy (1.449) a warm compile cache no longer makes, less what it leaves (0.50 GiB
+    # outside weights and KV: forward 0.24 + state 0.15 + non-torch 0.10); kvplan plans the cold first start.
     p = plan(_qwen3_14b_awq(), get_gpu("L4"), V028)
     assert close_gib(p.ranks[0].weights_bytes, 9.44) and close_gib(p.ranks[0].kv_pool_bytes, 9.10)
 

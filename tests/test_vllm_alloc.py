@@ -141,7 +141,8 @@ def test_load_max_split_keeps_whole_segments_from_0_21():
     # 0.20.2); torch's should_split never splits a block for a request >= max_split_size, so a >= 20 MiB parameter
     # keeps its whole 2 MiB-rounded segment: 24.5 MiB -> 26 (split before), 17.5 MiB (< 20) -> 18 as before
     from kvplan.vllm_alloc import VLLM_LOAD_MAX_SPLIT
-    assert torch_block_bytes(25_690_112) == 25_690_112 and torch_block_bytes(25_690_112, VLLM_LOAD_MAX_SPLIT) == 26 * MiB
+    assert torch_block_bytes(25_690_112) == 25_690_112
+    assert torch_block_bytes(25_690_112, VLLM_LOAD_MAX_SPLIT) == 26 * MiB
     assert torch_block_bytes(13_107_200, VLLM_LOAD_MAX_SPLIT) == 13_107_200  # 12.5 MiB: 1.5 MiB rest split off
     # Qwen2.5-1.5B (tests/test_engine_logs_2026d.py, "Model loading took 2.98 GiB" on 0.28; 2.98 on 0.30 too): per
     # layer gate_up 1536 x 17,920 x 2 B = 52.5 MiB -> 54, down 26.25 -> 28, qkv 6 / o_proj 4.5 MiB under 10; the tied
