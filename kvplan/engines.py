@@ -62,7 +62,9 @@ profile  releases            what changes at its first release (VLLM_CHANGES key
                              for the DSA indexer (dsa_indexer_radix_workspace)
 0.20.1   0.20.1-0.20.2       tokens line = int(concurrency x max_model_len) on its own line (tokens_line_split); an
                              off-stride max_num_batched_tokens is a capture size (capture_max_tokens)
-0.21     0.21.0              FlashInfer top-k / top-p sampler by default (flashinfer_sampler_default)
+0.21     0.21.0              FlashInfer top-k / top-p sampler by default (flashinfer_sampler_default); the load runs
+                             under max_split_size_mb 20: a parameter of >= 20 MiB keeps its whole segment
+                             (load_max_split_20, kvplan.vllm_alloc)
 0.22     0.22.0-0.22.1       triton_kernels' value layout back to the pack sizes (triton_value_pack);
                              dynamic-NTK tables of max_position rows (dynamic_ntk_max_position); "all" mode counts the
                              draft pages (mamba_all_draft_pages); the V2 model runner by default for dense unquantized
@@ -306,6 +308,9 @@ VLLM_CHANGES: dict[str, tuple[Release, str]] = {
                                             "pages)")),
     "dynamic_ntk_max_position": ((0, 22, 0), ("rotary_embedding/dynamic_ntk_scaling_rope.py: torch.arange("
                                               "max_position_embeddings) in 0.22.0 (max x factor through 0.21.0)")),
+    "load_max_split_20": ((0, 21, 0), ("v1/worker/gpu_worker.py load_model wraps the model runner's load in "
+                                       "_scoped_allocator_max_split(max_split_size_mb=20) from the 0.21.0 wheel "
+                                       "(not in 0.20.2; 0.21.0 - 0.34.0 all carry it, read 2026-12-03)")),
     "marlin_tile_padding": ((0, 24, 0), ("quantization/utils/marlin_utils.py marlin_padded_nk (vllm#45295) first in "
                                          "the 0.24.0 wheel (0.23.0 refuses)")),
     "hybrid_prefix_caching": ((0, 28, 0), ("engine/arg_utils.py _set_default_chunked_prefill_and_prefix_caching_args: "

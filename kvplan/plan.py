@@ -1215,8 +1215,11 @@ def _rank_budget(spec, gpu, engine, layout, stage, draft, mnbt, max_seqs, act_b,
     weights += dsv41_pad + dsv41_hc + dsv41_buffers
     # the CUDA caching allocator's blocks beyond the parameters' bytes (kvplan.vllm_alloc): "Model loading took" is
     # torch.cuda.max_memory_allocated, which counts whole blocks (not in a checkpoint's headers either)
-    alloc = spec.memo(("vllm-alloc", layout, stage, engine.weight_format), lambda st=stage: (
-        vllm_allocator_rounding_bytes(spec, layout, st, engine.weight_format))) if loaded_extras else 0
+    alloc = spec.memo(("vllm-alloc", layout, stage, engine.weight_format, engine.vllm_version, on_gaudi(gpu)),
+                      lambda st=stage: (
+        vllm_allocator_rounding_bytes(spec, layout, st, engine.weight_format,
+                                      # vllm-gaudi's HPU worker does not run gpu_worker.py's max_split scope
+                                      None if on_gaudi(gpu) else engine.vllm_version))) if loaded_extras else 0
     weights += alloc
     # under PP the vLLM draft keeps its own embed_tokens (mtp_rank_bytes own_embeddings)
     mtp_bytes = mtp_rank_bytes(spec, layout, engine.weight_format, engine.engine == "vllm" and layout.pp > 1) if (
@@ -1315,7 +1318,10 @@ def _rank_budget(spec, gpu, engine, layout, stage, draft, mnbt, max_seqs, act_b,
                    ("'Model loading took' is vLLM's DeviceMemoryProfiler (vllm/utils) reading "
                     "torch.cuda.max_memory_allocated (platforms/cuda.py get_current_memory_usage), which counts "
                     "allocator blocks: a parameter of >= 10 MiB gets a segment rounded up to 2 MiB and keeps all of "
-                    "it when <= 1 MiB would remain (c10/cuda/CUDACachingAllocator.cpp should_split)")),
+                    "it when <= 1 MiB would remain (c10/cuda/CUDACachingAllocator.cpp should_split)"
+                    + ("; AWQ's qweight / qzeros / scales as vLLM creates them, the repack taking the same blocks "
+                       "back (kvplan.vllm_alloc)" if spec.quantization and spec.quantization.startswith("int4-g")
+                       else ""))),
         rope and Term(
             name="rotary cos/sin caches (in weights)", bytes=rope, basis="exact", applied=False,
             source=spec.memo(("rope-text", layout.pp, stage, engine.vllm_version, act_b, engine.weight_format,
@@ -1407,7 +1413,7 @@ def _draft_model_weights(spec, gpu, engine, layout, act_b) -> tuple[int, str]:
         c.model_copy(update={"name": t.name, "layer_types": t.layer_types}) != t for t in spec.rope_caches))
     rope = vllm_rope_cache_bytes(dspec.model_copy(update={"rope_caches": own}), dl, 0, engine.vllm_version,
                                  act_b) if own else 0
-    alloc = vllm_allocator_rounding_bytes(dspec, dl, 0, None)
+    alloc = vllm_allocator_rounding_bytes(dspec, dl, 0, None, None if on_gaudi(gpu) else engine.vllm_version)
     parts = f": parameters {params:,} B" + (f" + layout {layout_extra:,} B" if layout_extra else "") + (
         f" + its own rotary table {rope:,} B" if rope else " (rotary table: the target's)") + (
         f" + allocator rounding {alloc:,} B" if alloc else "")

@@ -111,3 +111,51 @@ def test_term_shown_inside_weights_and_not_for_typed_weights():
     typed = plan(load_preset("qwen2-72b"), H100, V019.model_copy(update={"weights_bytes": 70 * GiB}), Layout(tp=2))
     assert not any(t.name.startswith("caching-allocator rounding") for t in typed.ranks[0].terms)
     assert typed.ranks[0].weights_bytes == 70 * GiB
+
+
+def test_awq_blocks_qwen3_14b_and_32b():
+    # AWQ's tensors as vLLM creates them (auto_awq.py create_weights, 0.28.0 wheel): qweight int32 [k, n/8] = k x n / 2.
+    # Qwen3-14B at TP 1: qkv_proj 5120 x 7168 / 2 = 18,350,080 (17.5 MiB -> an 18 MiB segment, 0.5 MiB rest kept);
+    # o_proj 5120 x 5120 / 2 = 12.5 MiB (14 MiB segment, 1.5 MiB rest split off); gate_up_proj 5120 x 34,816 / 2 =
+    # 89,128,960 = 85 MiB (86 MiB segment, 1 MiB rest kept); down_proj 17,408 x 5120 / 2 = 42.5 MiB (44, split); the
+    # scales / qzeros are under 10 MiB. 40 x 1.5 MiB + embed_tokens and lm_head 151,936 x 5120 x 2 B = 1483.75 MiB ->
+    # 1484 (+0.25 each) = 60.5 MiB
+    from tests.test_engine_logs_2026 import _qwen3_14b_awq
+    from tests.test_engine_logs_sm120 import _qwen3_32b_awq
+    assert torch_block_bytes(18_350_080) - 18_350_080 == MiB // 2 and torch_block_bytes(89_128_960) == 86 * MiB
+    assert vllm_allocator_rounding_bytes(_qwen3_14b_awq(), Layout()) == 40 * 3 * MiB // 2 + MiB // 2
+    # Qwen3-32B: qkv 5120 x 10,240 / 2 = 25 MiB -> 26 (+1), o_proj 8192 x 5120 / 2 = 20 MiB exact, gate_up 5120 x
+    # 51,200 / 2 = 125 MiB -> 126 (+1), down 25,600 x 5120 / 2 = 62.5 MiB (64, split): 64 x 2 MiB + 0.5 = 128.5 MiB
+    assert vllm_allocator_rounding_bytes(_qwen3_32b_awq(), Layout()) == 64 * 2 * MiB + MiB // 2
+    # an AWQ checkpoint with per-module overrides, or typed as another quantized format: not modelled (0)
+    from kvplan.spec import FormatOverride
+    spec = _qwen3_14b_awq()
+    mixed = spec.model_copy(update={"quantization_overrides": (
+        FormatOverride(category="mlp", name="down_proj", format="unquantized", layers=(0,)),)})
+    assert vllm_allocator_rounding_bytes(mixed, Layout()) == 0
+    assert vllm_allocator_rounding_bytes(load_preset("qwen3-14b"), Layout(), 0, "gptq-int4-g128") == 0
+
+
+def test_load_max_split_keeps_whole_segments_from_0_21():
+    # vLLM's load_model runs under max_split_size_mb 20 from 0.21.0 (gpu_worker.py _scoped_allocator_max_split, not in
+    # 0.20.2); torch's should_split never splits a block for a request >= max_split_size, so a >= 20 MiB parameter
+    # keeps its whole 2 MiB-rounded segment: 24.5 MiB -> 26 (split before), 17.5 MiB (< 20) -> 18 as before
+    from kvplan.vllm_alloc import VLLM_LOAD_MAX_SPLIT
+    assert torch_block_bytes(25_690_112) == 25_690_112
+    assert torch_block_bytes(25_690_112, VLLM_LOAD_MAX_SPLIT) == 26 * MiB
+    assert torch_block_bytes(13_107_200, VLLM_LOAD_MAX_SPLIT) == 13_107_200  # 12.5 MiB: 1.5 MiB rest split off
+    # Qwen2.5-1.5B (tests/test_engine_logs_2026d.py, "Model loading took 2.98 GiB" on 0.28; 2.98 on 0.30 too): per
+    # layer gate_up 1536 x 17,920 x 2 B = 52.5 MiB -> 54, down 26.25 -> 28, qkv 6 / o_proj 4.5 MiB under 10; the tied
+    # 151,936 x 1536 x 2 B = 445.125 MiB embedding -> 446: 28 x 3.25 + 0.875 = 91.875 MiB (0.19: none of the 1.5 /
+    # 1.75 MiB rests kept, the embedding's 0.875 only)
+    from tests.test_engine_logs_2026d import _qwen2_5
+    spec = _qwen2_5("qwen2.5-1.5b-instruct", hidden_size=1536, intermediate_size=8960, num_hidden_layers=28,
+                    num_attention_heads=12, num_key_value_heads=2, max_window_layers=21)
+    assert vllm_allocator_rounding_bytes(spec, Layout(), 0, None, "0.28") == 28 * 13 * MiB // 4 + 7 * MiB // 8
+    assert vllm_allocator_rounding_bytes(spec, Layout(), 0, None, "0.19") == 7 * MiB // 8
+    # the AWQ checkpoints under it: Qwen3-14B 40 x (0.5 + 1 + 1.5 for down_proj's 42.5 -> 44) + 0.5 = 120.5 MiB,
+    # Qwen3-32B 64 x (1 + 1 + 1.5) + 0.5 = 224.5 MiB
+    from tests.test_engine_logs_2026 import _qwen3_14b_awq
+    from tests.test_engine_logs_sm120 import _qwen3_32b_awq
+    assert vllm_allocator_rounding_bytes(_qwen3_14b_awq(), Layout(), 0, None, "0.28") == 40 * 3 * MiB + MiB // 2
+    assert vllm_allocator_rounding_bytes(_qwen3_32b_awq(), Layout(), 0, None, "0.28") == 64 * 7 * MiB // 2 + MiB // 2
