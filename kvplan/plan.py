@@ -2835,13 +2835,17 @@ def _sglang_mamba_term(engine, m: "sglang.SglangMambaPool", layers=()) -> Term:
 # block; the Qwen3.6 WSL batch-budget pair, logged -1.67 GiB, kvplan 0.00): 146 and 29. Then the capture sizes of
 # datacenter Blackwell (1,024 from 0.28.0, engines.cuda_graph_capture_sizes): the two GLM-5.2-FP8 TP-8 B200 0.28
 # pools pass (-0.34 % tokens): 148 and 27; the DSV4-PRO6000 MTP pool, with the speculative capture sizes, +3.15.
+# 2026-12-03, AWQ tensors in the allocator rounding and 0.21+'s 20 MiB max split at load (kvplan.vllm_alloc): the
+# Qwen3-14B-AWQ RTX 5090 concurrency and the Qwen3-32B-AWQ cold / warm tokens pass (+3); the Qwen3-14B-AWQ L4 pool
+# and its replicas, Qwen2.5-1.5B on an RTX A4000 and Qwen2.5-7B-AWQ on a WSL2 RTX 4080, which passed only on light
+# weights, are strict xfails (-1.15 % to -1.8 % tokens: +5): 146 and 29.
 # VLLM_CHANGES "dsa_rocm_layer_groups" (0.31.0) falls inside the "0.30" profile (0.30.0 - 0.31.0), which plans 0.30.0
 ROCM_DSA_031_NOTE = ("vLLM 0.31.0 on ROCm (inside this 0.30.0 - 0.31.0 line, planned as 0.30.0) gives every DSA layer its "
                      "own index group of max_num_batched_tokens x index_topk int32 rows (models/deepseek_v32 amd/model.py): "
                      "on 0.31.0 the weights hold more than this plan says; pick the 0.33 line (0.32.0+) for that rule")
 
 
-POOL_ACCURACY = ("KV pool estimate: within max(1 %, 0.25 GiB) on 148 public vLLM logs, 27 miss by -2.89 to "
+POOL_ACCURACY = ("KV pool estimate: within max(1 %, 0.25 GiB) on 146 public vLLM logs, 29 miss by -2.89 to "
                  "+3.36 GiB (+4.58 GiB with an LMCache connector), +3.15 for DeepSeek-V4-Flash with MTP (the "
                  "draft's profiling run and its own CUDA graphs not modelled)")
 
