@@ -632,8 +632,12 @@ def vllm_moe_workspace_held(spec: ModelSpec, weight_format: str | None, gpu_name
     (``fp8_moe_hopper_triton``: the oracle moves TRITON ahead of DEEPGEMM there; with ``ep`` FLASHINFER_CUTLASS goes
     first): TritonExperts too ("TRITON Fp8 MoE backend" in a 0.19.1rc1 H100 MiniMax-M2.5 log). Other quantized MoE
     backends (Marlin, DeepGEMM, FlashInfer) size their own: not modeled.
+    The rule follows the EXPERTS' format: routed experts an override stores MXFP4 under a block-FP8 base (DeepSeek-V4
+    / V4.1) run the MXFP4 oracle's backend instead (``mxfp4_override_moe_backend``): False for them.
     Worked example: MiniMax-M2.5 (fp8 block) on RTX PRO 6000 at 0.16 -> True; on an H200 at 0.16 -> False, at 0.19 ->
-    True, at 0.19 with EP -> False; at 0.12 -> False."""
+    True, at 0.19 with EP -> False; at 0.12 -> False; DeepSeek-V4-Flash on RTX PRO 6000 at 0.25 -> False."""
+    if _has_mxfp4_override_experts(spec, weight_format):
+        return False
     fmt = resolve_format(spec, weight_format)[0]
     if fmt in FLOAT_FORMATS:
         return vllm_has(vllm_version, "moe_workspace_manager")
@@ -647,11 +651,17 @@ def vllm_moe_workspace_held(spec: ModelSpec, weight_format: str | None, gpu_name
 
 def _held_moe_workspace_bytes(spec, engine, layout, mnbt, act_b, gpu_name: str, vllm_version: str) -> int:
     """The fused-MoE workspace the profile run leaves held on one rank (``vllm_moe_workspace_bytes`` where
-    ``vllm_moe_workspace_held``; ``vllm_marlin_moe_workspace_bytes`` for FP8 experts on Marlin;
-    ``vllm_humming_moe_workspace_bytes`` for MXFP4 experts on Humming), 0 where the experts' backend sizes its own:
+    ``vllm_moe_workspace_held``; ``vllm_marlin_moe_workspace_bytes`` for FP8 experts on Marlin and for override-MXFP4
+    experts on Marlin; ``vllm_humming_moe_workspace_bytes`` for override-MXFP4 experts on Humming:
+    ``mxfp4_override_moe_backend``), 0 where the experts' backend sizes its own:
     the activation peak and the DSA indexer's share of the same workspace manager both read it."""
-    if vllm_humming_moe_held(spec, engine.weight_format, gpu_name, vllm_version):
+    override = mxfp4_override_moe_backend(spec, engine, gpu_name, vllm_version)
+    if override == "humming":
         return vllm_humming_moe_workspace_bytes(spec, layout.tp * layout.dp, mnbt, act_b, bool(layout.ep))
+    if override == "marlin":
+        return vllm_marlin_moe_workspace_bytes(spec, layout.tp, mnbt, act_b, bool(layout.ep))
+    if override is not None:  # "trtllm" (monolithic, sizes its own) or a --moe-backend kvplan does not size
+        return 0
     if vllm_fp8_marlin_moe_held(spec, engine.weight_format, gpu_name, vllm_version):
         return vllm_marlin_moe_workspace_bytes(spec, layout.tp, mnbt, act_b, bool(layout.ep))
     if vllm_cutlass_nvfp4_moe_held(spec, engine, vllm_version):
@@ -661,14 +671,45 @@ def _held_moe_workspace_bytes(spec, engine, layout, mnbt, act_b, gpu_name: str, 
     return vllm_moe_workspace_bytes(spec, layout.tp, mnbt, act_b, bool(layout.ep))
 
 
+def _has_mxfp4_override_experts(spec: ModelSpec, weight_format: str | None) -> bool:
+    """Whether an override stores the routed experts MXFP4 under the checkpoint's own format (DeepSeek-V4 / V4.1
+    ``expert_dtype`` "fp4" on an fp8-block base: kvplan.vllm_layouts.mxfp4_override_experts). Worked example:
+    DeepSeek-V4-Flash -> True; with weight_format "bf16" (overrides off) -> False; MiniMax-M2.5 -> False."""
+    return bool(resolve_format(spec, weight_format)[1]) and spec.memo(
+        ("mxfp4-override-experts",), lambda: any(True for _ in mxfp4_override_experts(spec, 1, False)))
+
+
+def mxfp4_override_moe_backend(spec: ModelSpec, engine: EngineConfig, gpu_name: str, vllm_version: str) -> str | None:
+    """The MoE backend whose held workspace the routed experts of ``spec`` take when an override stores them MXFP4
+    (``_has_mxfp4_override_experts``), None for any other spec (their base format then decides:
+    ``vllm_moe_workspace_held``, ``vllm_fp8_marlin_moe_held``).
+
+    The experts are built by model_executor/layers/fused_moe/oracle/mxfp4.py ``select_deepseek_v4_mxfp4_moe_backend``,
+    not by the fp8 oracle of the checkpoint's base format, so the block-FP8 TritonExperts rule does not apply to
+    them. --moe-backend auto: ``dsv4_mxfp4_moe_backend`` ("trtllm" on sm100, "humming" on Hopper from the 0.33
+    profile, "marlin" elsewhere: the Hopper 0.30 profile and sm120 / Ampere / Ada). --moe-backend marlin: "marlin".
+    Any other --moe-backend: that name (its workspace is not sized: 0). MarlinExperts (fused_moe/experts/marlin_moe.py
+    ``workspace_shapes``, identical in the 0.20.0 - 0.31.0 sources read 2026-12-03) builds on the modular kernel
+    (oracle/mxfp4.py ``make_mxfp4_moe_kernel``: FusedMoEKernel), whose ``_allocate_buffers`` takes its buffers from
+    ``current_workspace_manager()``: held, sized by ``vllm_marlin_moe_workspace_bytes``. DeepGEMM MXFP4 (second in
+    the DeepSeek-V4 list, sm100 / sm120 where DeepGEMM is installed and ``is_deep_gemm_supported``) is not modelled:
+    kvplan takes Marlin there, as its weight layout does.
+    Worked example: DeepSeek-V4-Flash, auto: RTX PRO 6000 at 0.25 -> "marlin", H200 at 0.30 -> "marlin", at 0.33 ->
+    "humming", B200 -> "trtllm"; MiniMax-M2.5 -> None."""
+    if not _has_mxfp4_override_experts(spec, engine.weight_format):
+        return None
+    if engine.moe_backend == "auto":
+        return dsv4_mxfp4_moe_backend(gpu_arch(gpu_name), vllm_version)
+    return engine.moe_backend
+
+
 def vllm_humming_moe_held(spec: ModelSpec, weight_format: str | None, gpu_name: str, vllm_version: str) -> bool:
     """Whether the routed experts run Humming on the kept workspace: MXFP4 experts given by an override (DeepSeek-V4 /
     V4.1 ``expert_dtype`` "fp4", the checkpoint's own format) on Hopper from the 0.33 profile
     (kvplan.vllm_layouts.dsv4_mxfp4_moe_backend). Worked example: DeepSeek-V4-Flash on an H200 at 0.33 -> True, at
     0.30 -> False, on a B200 -> False."""
-    return (resolve_format(spec, weight_format)[1]
-            and dsv4_mxfp4_moe_backend(gpu_arch(gpu_name), vllm_version) == "humming"
-            and any(True for _ in mxfp4_override_experts(spec, 1, False)))
+    return (dsv4_mxfp4_moe_backend(gpu_arch(gpu_name), vllm_version) == "humming"
+            and _has_mxfp4_override_experts(spec, weight_format))
 
 
 def vllm_humming_moe_workspace_bytes(spec: ModelSpec, ranks: int, tokens: int, act_b: int, ep: bool = False) -> int:
@@ -713,8 +754,11 @@ def vllm_fp8_marlin_moe_held(spec: ModelSpec, weight_format: str | None, gpu_nam
     returns [MarlinExperts] for the FusedMoEModularKernel ("Using MARLIN Fp8 MoE backend", "Using
     MoEPrepareAndFinalizeNoDPEPModular" in a 0.19.1 A100 log), whose buffers come from current_workspace_manager()
     (modular_kernel.py ``_allocate_buffers``: 0.14.1, 0.18.0, 0.19.0 wheels) and stay allocated.
+    Routed experts an override stores MXFP4 (DeepSeek-V4) are not FP8 experts: False (``mxfp4_override_moe_backend``
+    sizes their Marlin workspace).
     Worked example: Qwen3-Coder-30B-A3B-Instruct-FP8 on an A100 at 0.19 -> True; on an L40S (sm89) -> False."""
     return (resolve_format(spec, weight_format)[0].startswith("fp8") and fp8_marlin_gpu(gpu_name)
+            and not _has_mxfp4_override_experts(spec, weight_format)
             and vllm_has(vllm_version, "fp8_moe_modular_kernel")
             and any(layer.experts is not None for layer, _ in stage_distinct(spec, 1, 0)))
 
