@@ -913,6 +913,36 @@ def _marlin_moe_format(spec: ModelSpec, fmt: str, use_overrides: bool) -> bool:
     return marlin(fmt)
 
 
+def vllm_humming_moe_note(spec: ModelSpec, engine: EngineConfig, gpu_name: str) -> str | None:
+    """The warning of a vLLM plan whose routed experts likely run Humming where kvplan prices Marlin: int4 / int8
+    weight-only experts (``_marlin_moe_format``: compressed-tensors wNa16, GPTQ, AWQ) or NVFP4 experts, on Hopper,
+    from the 0.33 profile (VLLM_CHANGES "mxfp4_humming_hopper", 0.32.0: the same release puts prioritize_humming into
+    fused_moe/oracle/int_wna16.py ``_get_priority_backends`` [RDNA3, FLASHINFER_TRTLLM, MARLIN, BATCHED_MARLIN,
+    TRITON, HUMMING, EMULATION] and oracle/nvfp4.py's list [..., VLLM_CUTLASS, MARLIN, HUMMING, EMULATION]; read in
+    the 0.32.0 - 0.34.0 sources 2026-12-03), with --moe-backend auto. Not priced: Humming's repacked expert layout
+    and its held workspace (kvplan keeps Marlin's); not checked: whether Humming accepts the checkpoint's group size,
+    zero points or act order, and whether FLASHINFER_TRTLLM (TrtLlmMxint4ExpertsMonolithic, first for WNA16 without
+    zero points) runs on SM 9.0. None otherwise. Worked example: Qwen3-30B-A3B-GPTQ-Int4 on an H200 at 0.33 -> the
+    note; at 0.30 or on an A100 -> None."""
+    if engine.engine != "vllm" or engine.moe_backend != "auto" or gpu_arch(gpu_name) != "sm90" or not vllm_has(
+            engine.vllm_version, "mxfp4_humming_hopper"):
+        return None
+    if not any(layer.experts is not None for layer, _ in stage_distinct(spec, 1, 0)):
+        return None
+    fmt, use_overrides = resolve_format(spec, engine.weight_format)
+    if _marlin_moe_format(spec, fmt, use_overrides):
+        kind, oracle = "int4 / int8 weight-only", "fused_moe/oracle/int_wna16.py"
+    elif fmt.startswith("nvfp4"):
+        kind, oracle = "NVFP4", "fused_moe/oracle/nvfp4.py"
+    else:
+        return None
+    return (f"vLLM 0.32.0+ on Hopper: prioritize_humming moves HUMMING ahead of MARLIN in {oracle}, so these "
+            f"{kind} routed experts likely run Humming (humming-kernels), not Marlin. kvplan still prices Marlin's "
+            "expert layout and MoE workspace: Humming's repacked weights and its held workspace are not priced, and "
+            "whether Humming accepts this checkpoint's group size / zero points / act order (else Marlin) is not "
+            "checked. Pass --moe-backend marlin to plan the Marlin path exactly.")
+
+
 def _widths(spec: ModelSpec) -> tuple[int, int]:
     """(widest q/k/v output, widest MLP gate+up output incl. top-k experts) over the layers."""
     attn_w = mlp_w = 0
@@ -1734,6 +1764,8 @@ def plan(spec: ModelSpec, gpu: GpuSpec, engine: EngineConfig = EngineConfig(), l
             warnings.append(note)
     if arrival_note:
         warnings.append(arrival_note)
+    if not v0 and (note := vllm_humming_moe_note(spec, engine, gpu.name)):
+        warnings.append(note)
     if engine.engine == "vllm" and on_gaudi(gpu) and (note := support.gaudi_quantization_note(spec.quantization)):
         warnings.append(note)
     if engine.engine == "vllm" and on_gaudi(gpu):

@@ -57,3 +57,22 @@ def test_dsv4_flash_marlin_workspace_numbers():
     # an explicit --moe-backend kvplan does not size (deep_gemm_mega_moe): 0, not a guessed Marlin figure
     assert _held_moe_workspace_bytes(flash, _engine("0.30", moe_backend="deep_gemm_mega_moe"), layout, 4096, 2,
                                      "H200", "0.30") == 0
+
+
+def test_humming_note_on_hopper_from_0_33():
+    # vLLM 0.32.0+ int_wna16.py / nvfp4.py oracles run their lists through prioritize_humming (HUMMING directly ahead
+    # of MARLIN on SM 9.0): kvplan prices Marlin there, so the plan says Humming is likely and not priced
+    from kvplan.gpus import get_gpu
+    from kvplan.plan import plan, vllm_humming_moe_note
+
+    k25 = load_preset("kimi-k2.5")  # compressed-tensors int4 (wNa16) routed experts
+    note = vllm_humming_moe_note(k25, _engine("0.33"), "H200")
+    assert note and "Humming" in note and "int_wna16.py" in note and "not priced" in note
+    assert vllm_humming_moe_note(k25, _engine("0.30"), "H200") is None  # no HUMMING in the 0.30 / 0.31 lists
+    assert vllm_humming_moe_note(k25, _engine("0.33"), "A100-80GB") is None  # capability 8.0: Marlin first
+    assert vllm_humming_moe_note(k25, _engine("0.33", moe_backend="marlin"), "H200") is None
+    nv = load_preset("qwen3.6-35b-a3b-nvfp4")
+    assert "nvfp4.py" in vllm_humming_moe_note(nv, _engine("0.33"), "H100-SXM")
+    assert vllm_humming_moe_note(load_preset("deepseek-v4-flash"), _engine("0.33"), "H200") is None  # MXFP4: priced
+    p = plan(k25, get_gpu("H200"), _engine("0.33", max_model_len=16384), Layout(tp=8))
+    assert any(w.startswith("vLLM 0.32.0+ on Hopper: prioritize_humming") for w in p.warnings)
