@@ -919,10 +919,14 @@ def vllm_humming_moe_note(spec: ModelSpec, engine: EngineConfig, gpu_name: str) 
     from the 0.33 profile (VLLM_CHANGES "mxfp4_humming_hopper", 0.32.0: the same release puts prioritize_humming into
     fused_moe/oracle/int_wna16.py ``_get_priority_backends`` [RDNA3, FLASHINFER_TRTLLM, MARLIN, BATCHED_MARLIN,
     TRITON, HUMMING, EMULATION] and oracle/nvfp4.py's list [..., VLLM_CUTLASS, MARLIN, HUMMING, EMULATION]; read in
-    the 0.32.0 - 0.34.0 sources 2026-12-03), with --moe-backend auto. Not priced: Humming's repacked expert layout
-    and its held workspace (kvplan keeps Marlin's); not checked: whether Humming accepts the checkpoint's group size,
-    zero points or act order, and whether FLASHINFER_TRTLLM (TrtLlmMxint4ExpertsMonolithic, first for WNA16 without
-    zero points) runs on SM 9.0. None otherwise. Worked example: Qwen3-30B-A3B-GPTQ-Int4 on an H200 at 0.33 -> the
+    the 0.32.0 - 0.34.0 sources 2026-12-03), with --moe-backend auto. FLASHINFER_TRTLLM, ahead of both for WNA16
+    without zero points, is TrtLlmMxint4ExpertsMonolithic (experts/trtllm_mxint4_moe.py ``_supports_current_device``:
+    capability family 100 only), so it does not take these on Hopper. Humming's WNA16 path converts AWQ, GPTQ
+    (desc_act passed through) and compressed-tensors pack-quantized experts (int_wna16.py
+    ``_humming_wna16_weight_schema``); whether humming-kernels accepts every group size / zero point / act order
+    (else the oracle falls through to Marlin) is not checked. Not priced: Humming's repacked expert layout (kvplan
+    keeps the checkpoint's / Marlin's bytes) and the held MoE workspace (kvplan charges none for these experts, on
+    Marlin or Humming). None otherwise. Worked example: Kimi-K2.5 (compressed-tensors int4) on an H200 at 0.33 -> the
     note; at 0.30 or on an A100 -> None."""
     if engine.engine != "vllm" or engine.moe_backend != "auto" or gpu_arch(gpu_name) != "sm90" or not vllm_has(
             engine.vllm_version, "mxfp4_humming_hopper"):
@@ -937,10 +941,10 @@ def vllm_humming_moe_note(spec: ModelSpec, engine: EngineConfig, gpu_name: str) 
     else:
         return None
     return (f"vLLM 0.32.0+ on Hopper: prioritize_humming moves HUMMING ahead of MARLIN in {oracle}, so these "
-            f"{kind} routed experts likely run Humming (humming-kernels), not Marlin. kvplan still prices Marlin's "
-            "expert layout and MoE workspace: Humming's repacked weights and its held workspace are not priced, and "
-            "whether Humming accepts this checkpoint's group size / zero points / act order (else Marlin) is not "
-            "checked. Pass --moe-backend marlin to plan the Marlin path exactly.")
+            f"{kind} routed experts likely run Humming (humming-kernels), not Marlin. kvplan prices the experts at "
+            "Marlin's (checkpoint) bytes: Humming's repacked weights and the MoE workspace it keeps held are not "
+            "priced, and whether Humming accepts this checkpoint's group size / zero points / act order (else "
+            "Marlin) is not checked, so the pool may be smaller than planned.")
 
 
 def _widths(spec: ModelSpec) -> tuple[int, int]:
