@@ -662,6 +662,9 @@ def _held_moe_workspace_bytes(spec, engine, layout, mnbt, act_b, gpu_name: str, 
         return vllm_marlin_moe_workspace_bytes(spec, layout.tp, mnbt, act_b, bool(layout.ep))
     if override is not None:  # "trtllm" (monolithic, sizes its own) or a --moe-backend kvplan does not size
         return 0
+    if vllm_humming_wna16_moe_held(spec, engine, gpu_name, vllm_version):
+        return vllm_humming_moe_workspace_bytes(spec, layout.tp * layout.dp, mnbt, act_b, bool(layout.ep),
+                                                input_b=act_b, inter_align=1)
     if vllm_fp8_marlin_moe_held(spec, engine.weight_format, gpu_name, vllm_version):
         return vllm_marlin_moe_workspace_bytes(spec, layout.tp, mnbt, act_b, bool(layout.ep))
     if vllm_cutlass_nvfp4_moe_held(spec, engine, vllm_version):
@@ -712,9 +715,15 @@ def vllm_humming_moe_held(spec: ModelSpec, weight_format: str | None, gpu_name: 
             and _has_mxfp4_override_experts(spec, weight_format))
 
 
-def vllm_humming_moe_workspace_bytes(spec: ModelSpec, ranks: int, tokens: int, act_b: int, ep: bool = False) -> int:
-    """The Humming MoE workspace a vLLM profile run leaves allocated on one rank (``vllm_humming_moe_held``), the widest
-    MXFP4 MoE layer.
+def vllm_humming_moe_workspace_bytes(spec: ModelSpec, ranks: int, tokens: int, act_b: int, ep: bool = False,
+                                     input_b: int = 1, inter_align: int = MXFP4_TRITON_INTER_ALIGN) -> int:
+    """The Humming MoE workspace a vLLM profile run leaves allocated on one rank (``vllm_humming_moe_held``: MXFP4
+    experts; ``vllm_humming_wna16_moe_held``: int4 / int8 weight-only experts), the widest MoE layer.
+    ``input_b``: the bytes of an element of Humming's quantized inputs (1 for DeepSeek-V4's FP8 activations; act_b
+    for WNA16 experts, whose oracle passes BF16 activations and whose default HummingInputSchema, with
+    VLLM_HUMMING_INPUT_QUANT_CONFIG unset, quantizes none: quantization/utils/humming/moe.py
+    ``convert_to_humming_moe_kernel_format``, 0.33.0). ``inter_align``: the intermediate size per partition is
+    rounded up to it (64 by the MXFP4 oracle; 1 for WNA16: int_wna16.py pads nothing for HUMMING).
 
     Read 2026-12-03 in the vllm 0.33.0 / 0.34.0 wheels (0.32.0 the same shapes): fused_moe/modular_kernel.py
     ``_allocate_buffers`` takes (max(workspace13, fused output), workspace2) in the activation dtype from
@@ -738,9 +747,9 @@ def vllm_humming_moe_workspace_bytes(spec: ModelSpec, ranks: int, tokens: int, a
         if set(names) != {"gate_proj", "up_proj", "down_proj"}:
             continue
         hidden, m, rows = names["down_proj"].out_features, tokens, tokens * ex.num_experts_per_tok
-        inter = cdiv(cdiv(names["down_proj"].in_features, 1 if ep else ranks), MXFP4_TRITON_INTER_ALIGN
-                     ) * MXFP4_TRITON_INTER_ALIGN  # the oracle's last branch, HUMMING's: round_up(I, 64)
-        ws1 = max(m * hidden * act_b, rows * inter, (rows if ep else m) * hidden)
+        inter = cdiv(cdiv(names["down_proj"].in_features, 1 if ep else ranks), inter_align
+                     ) * inter_align  # the MXFP4 oracle's last branch, HUMMING's: round_up(I, 64)
+        ws1 = max(m * hidden * act_b, rows * inter * input_b, (rows if ep else m) * hidden * input_b)
         ws2 = max(rows * hidden * act_b, rows * 2 * inter * act_b)
         held = cdiv(max(ws1 // act_b, m * hidden) * act_b, 256) * 256 + cdiv(ws2 // act_b * act_b, 256) * 256
         best = max(best, held)
@@ -913,38 +922,61 @@ def _marlin_moe_format(spec: ModelSpec, fmt: str, use_overrides: bool) -> bool:
     return marlin(fmt)
 
 
-def vllm_humming_moe_note(spec: ModelSpec, engine: EngineConfig, gpu_name: str) -> str | None:
-    """The warning of a vLLM plan whose routed experts likely run Humming where kvplan prices Marlin: int4 / int8
-    weight-only experts (``_marlin_moe_format``: compressed-tensors wNa16, GPTQ, AWQ) or NVFP4 experts, on Hopper,
-    from the 0.33 profile (VLLM_CHANGES "mxfp4_humming_hopper", 0.32.0: the same release puts prioritize_humming into
-    fused_moe/oracle/int_wna16.py ``_get_priority_backends`` [RDNA3, FLASHINFER_TRTLLM, MARLIN, BATCHED_MARLIN,
-    TRITON, HUMMING, EMULATION] and oracle/nvfp4.py's list [..., VLLM_CUTLASS, MARLIN, HUMMING, EMULATION]; read in
-    the 0.32.0 - 0.34.0 sources 2026-12-03), with --moe-backend auto. FLASHINFER_TRTLLM, ahead of both for WNA16
-    without zero points, is TrtLlmMxint4ExpertsMonolithic (experts/trtllm_mxint4_moe.py ``_supports_current_device``:
-    capability family 100 only), so it does not take these on Hopper. Humming's WNA16 path converts AWQ, GPTQ
-    (desc_act passed through) and compressed-tensors pack-quantized experts (int_wna16.py
-    ``_humming_wna16_weight_schema``); whether humming-kernels accepts every group size / zero point / act order
-    (else the oracle falls through to Marlin) is not checked. Not priced: Humming's repacked expert layout (kvplan
-    keeps the checkpoint's / Marlin's bytes) and the held MoE workspace (kvplan charges none for these experts, on
-    Marlin or Humming). None otherwise. Worked example: Kimi-K2.5 (compressed-tensors int4) on an H200 at 0.33 -> the
-    note; at 0.30 or on an A100 -> None."""
-    if engine.engine != "vllm" or engine.moe_backend != "auto" or gpu_arch(gpu_name) != "sm90" or not vllm_has(
-            engine.vllm_version, "mxfp4_humming_hopper"):
-        return None
+def _humming_hopper(engine: EngineConfig, gpu_name: str, vllm_version: str) -> bool:
+    """Whether vLLM's MoE oracles put HUMMING ahead of MARLIN: --moe-backend auto on Hopper (SM 9.0) from 0.32.0
+    (the 0.33 profile; VLLM_CHANGES "mxfp4_humming_hopper", the release every oracle's prioritize_humming joined)."""
+    return (engine.engine == "vllm" and engine.moe_backend == "auto" and gpu_arch(gpu_name) == "sm90"
+            and vllm_has(vllm_version, "mxfp4_humming_hopper"))
+
+
+def vllm_humming_wna16_moe_held(spec: ModelSpec, engine: EngineConfig, gpu_name: str, vllm_version: str) -> bool:
+    """Whether int4 / int8 weight-only routed experts (``_marlin_moe_format``: compressed-tensors wNa16, GPTQ, AWQ)
+    run Humming on the kept workspace: Hopper from the 0.33 profile with --moe-backend auto (``_humming_hopper``).
+    fused_moe/oracle/int_wna16.py (0.32.0 - 0.34.0 sources, read 2026-12-03) ``_get_priority_backends``:
+    prioritize_humming([RDNA3, FLASHINFER_TRTLLM, MARLIN, BATCHED_MARLIN, TRITON, HUMMING, EMULATION]) -> HUMMING
+    before MARLIN on capability 9.0; RDNA3 is gfx1100 only and FLASHINFER_TRTLLM (TrtLlmMxint4ExpertsMonolithic)
+    capability family 100 only; HUMMING has no entry in ``_backend_incompatibility_reason`` and its
+    ``_supports_quant_scheme`` takes every group-wise or per-channel unsigned int weight key of 2 - 8 bits
+    (experts/fused_humming_moe.py ``_is_supported_wna16_weight_key``: uint4b8 / uint8b128 of GPTQ and
+    compressed-tensors, AWQ's uint4), with BF16 activations; ``_supports_current_device`` wants has_humming()
+    (humming-kernels, a dependency of those wheels) and capability 7.5+. The experts then run HummingIndexedExperts
+    (without EP) on a FusedMoEKernel whose buffers come from current_workspace_manager(): held,
+    ``vllm_humming_moe_workspace_bytes``. Worked example: Kimi-K2.5 on an H200 at 0.33 -> True; at 0.30, on an A100
+    or with --moe-backend marlin -> False."""
+    if not _humming_hopper(engine, gpu_name, vllm_version):
+        return False
     if not any(layer.experts is not None for layer, _ in stage_distinct(spec, 1, 0)):
+        return False
+    return _marlin_moe_format(spec, *resolve_format(spec, engine.weight_format))
+
+
+def vllm_humming_moe_note(spec: ModelSpec, engine: EngineConfig, gpu_name: str) -> str | None:
+    """The warning of a vLLM plan whose routed experts run, or likely run, Humming on Hopper from the 0.33 profile
+    (``_humming_hopper``). int4 / int8 weight-only experts (``vllm_humming_wna16_moe_held``): their held workspace
+    is priced; not priced: Humming's repacked layout (kvplan keeps the checkpoint's bytes); not checked: whether
+    humming-kernels converts the checkpoint's zero points / act order (int_wna16.py ``_humming_wna16_weight_schema``
+    passes AWQ's zero_point, GPTQ's desc_act and sym, compressed-tensors' symmetric on; a failed conversion raises,
+    there is no fall-through to Marlin after the backend is chosen). NVFP4 experts: fused_moe/oracle/nvfp4.py's list
+    [FLASHINFER_TRTLLM, FLASHINFER_CUTEDSL, FLASHINFER_CUTEDSL_BATCHED, FLASHINFER_CUTLASS, VLLM_CUTLASS, MARLIN,
+    HUMMING, EMULATION] goes through prioritize_humming too (0.32.0 - 0.34.0), and Humming's quant schemes take
+    (kNvfp4Static, None / kNvfp4Dynamic); which FP4 backends validate on SM 9.0 is not read, and neither the layout
+    nor the workspace is priced: a warning only. None otherwise. Worked example: Kimi-K2.5 (compressed-tensors int4)
+    on an H200 at 0.33 -> the int_wna16 note; at 0.30 or on an A100 -> None."""
+    if vllm_humming_wna16_moe_held(spec, engine, gpu_name, engine.vllm_version):
+        return ("vLLM 0.32.0+ on Hopper: prioritize_humming moves HUMMING ahead of MARLIN in fused_moe/oracle/"
+                "int_wna16.py and Humming takes these int4 / int8 weight-only routed experts. Its held MoE workspace "
+                "is in the activation peak; its repacked expert layout is not priced (kvplan keeps the checkpoint's "
+                "bytes, as for Marlin), and whether humming-kernels converts this checkpoint's zero points / act "
+                "order is not checked.")
+    if not _humming_hopper(engine, gpu_name, engine.vllm_version) or not any(
+            layer.experts is not None for layer, _ in stage_distinct(spec, 1, 0)):
         return None
-    fmt, use_overrides = resolve_format(spec, engine.weight_format)
-    if _marlin_moe_format(spec, fmt, use_overrides):
-        kind, oracle = "int4 / int8 weight-only", "fused_moe/oracle/int_wna16.py"
-    elif fmt.startswith("nvfp4"):
-        kind, oracle = "NVFP4", "fused_moe/oracle/nvfp4.py"
-    else:
+    if not resolve_format(spec, engine.weight_format)[0].startswith("nvfp4"):
         return None
-    return (f"vLLM 0.32.0+ on Hopper: prioritize_humming moves HUMMING ahead of MARLIN in {oracle}, so these "
-            f"{kind} routed experts likely run Humming (humming-kernels), not Marlin. kvplan prices the experts at "
+    return ("vLLM 0.32.0+ on Hopper: prioritize_humming moves HUMMING ahead of MARLIN in fused_moe/oracle/nvfp4.py, "
+            "so these NVFP4 routed experts likely run Humming (humming-kernels), not Marlin. kvplan prices them at "
             "Marlin's (checkpoint) bytes: Humming's repacked weights and the MoE workspace it keeps held are not "
-            "priced, and whether Humming accepts this checkpoint's group size / zero points / act order (else "
-            "Marlin) is not checked, so the pool may be smaller than planned.")
+            "priced, so the pool may be smaller than planned.")
 
 
 def _widths(spec: ModelSpec) -> tuple[int, int]:

@@ -67,12 +67,34 @@ def test_humming_note_on_hopper_from_0_33():
 
     k25 = load_preset("kimi-k2.5")  # compressed-tensors int4 (wNa16) routed experts
     note = vllm_humming_moe_note(k25, _engine("0.33"), "H200")
-    assert note and "Humming" in note and "int_wna16.py" in note and "not priced" in note
+    assert note and "Humming takes" in note and "int_wna16.py" in note and "layout is not priced" in note
     assert vllm_humming_moe_note(k25, _engine("0.30"), "H200") is None  # no HUMMING in the 0.30 / 0.31 lists
     assert vllm_humming_moe_note(k25, _engine("0.33"), "A100-80GB") is None  # capability 8.0: Marlin first
     assert vllm_humming_moe_note(k25, _engine("0.33", moe_backend="marlin"), "H200") is None
     nv = load_preset("qwen3.6-35b-a3b-nvfp4")
-    assert "nvfp4.py" in vllm_humming_moe_note(nv, _engine("0.33"), "H100-SXM")
+    assert "likely run Humming" in vllm_humming_moe_note(nv, _engine("0.33"), "H100-SXM")
+    assert vllm_humming_moe_note(nv, _engine("0.33"), "B200") is None
     assert vllm_humming_moe_note(load_preset("deepseek-v4-flash"), _engine("0.33"), "H200") is None  # MXFP4: priced
     p = plan(k25, get_gpu("H200"), _engine("0.33", max_model_len=16384), Layout(tp=8))
     assert any(w.startswith("vLLM 0.32.0+ on Hopper: prioritize_humming") for w in p.warnings)
+
+
+def test_kimi_k25_humming_workspace_at_0_33_on_hopper():
+    # Kimi-K2.5: H 7,168, I 2,048, top-8; TP 8 -> I 256 a rank, 8,192 tokens, bf16 activations (WNA16: Humming
+    # quantizes no input, so its "quanted" buffers are bf16 too). HummingIndexedExperts (no EP): workspace1 = max(
+    # output 8,192 x 7,168 x 2 = 117,440,512, quanted_down_input 65,536 x 256 x 2 = 33,554,432, quanted_gate_up_input
+    # 8,192 x 7,168 x 2) = 117,440,512; workspace2 = max(down_output 65,536 x 7,168 x 2 = 939,524,096, gate_up_output
+    # 65,536 x 512 x 2 = 67,108,864) = 939,524,096: 1,056,964,608 B = 0.98 GiB held
+    from kvplan.plan import vllm_humming_moe_workspace_bytes, vllm_humming_wna16_moe_held
+
+    k25 = load_preset("kimi-k2.5")
+    assert vllm_humming_moe_workspace_bytes(k25, 8, 8192, 2, input_b=2, inter_align=1) == 1_056_964_608
+    assert vllm_humming_wna16_moe_held(k25, _engine("0.33"), "H200", "0.33")
+    assert not vllm_humming_wna16_moe_held(k25, _engine("0.30"), "H200", "0.30")
+    assert not vllm_humming_wna16_moe_held(k25, _engine("0.33"), "A100-80GB", "0.33")
+    assert not vllm_humming_wna16_moe_held(k25, _engine("0.33", moe_backend="marlin"), "H200", "0.33")
+    assert _held_moe_workspace_bytes(k25, _engine("0.33"), Layout(tp=8), 8192, 2, "H200", "0.33") == 1_056_964_608
+    # Marlin (0.30, or --moe-backend marlin) keeps kvplan's earlier 0: its MarlinExperts workspace is not charged
+    assert _held_moe_workspace_bytes(k25, _engine("0.30"), Layout(tp=8), 8192, 2, "H200", "0.30") == 0
+    # DeepSeek-V4's MXFP4 Humming workspace is unchanged by the generalisation (tests/test_dsv4_humming.py)
+    assert vllm_humming_moe_workspace_bytes(load_preset("deepseek-v4-flash"), 8, 8192, 2) == 469_762_048
