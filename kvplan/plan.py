@@ -632,8 +632,12 @@ def vllm_moe_workspace_held(spec: ModelSpec, weight_format: str | None, gpu_name
     (``fp8_moe_hopper_triton``: the oracle moves TRITON ahead of DEEPGEMM there; with ``ep`` FLASHINFER_CUTLASS goes
     first): TritonExperts too ("TRITON Fp8 MoE backend" in a 0.19.1rc1 H100 MiniMax-M2.5 log). Other quantized MoE
     backends (Marlin, DeepGEMM, FlashInfer) size their own: not modeled.
+    The rule follows the EXPERTS' format: routed experts an override stores MXFP4 under a block-FP8 base (DeepSeek-V4
+    / V4.1) run the MXFP4 oracle's backend instead (``mxfp4_override_moe_backend``): False for them.
     Worked example: MiniMax-M2.5 (fp8 block) on RTX PRO 6000 at 0.16 -> True; on an H200 at 0.16 -> False, at 0.19 ->
-    True, at 0.19 with EP -> False; at 0.12 -> False."""
+    True, at 0.19 with EP -> False; at 0.12 -> False; DeepSeek-V4-Flash on RTX PRO 6000 at 0.25 -> False."""
+    if _has_mxfp4_override_experts(spec, weight_format):
+        return False
     fmt = resolve_format(spec, weight_format)[0]
     if fmt in FLOAT_FORMATS:
         return vllm_has(vllm_version, "moe_workspace_manager")
@@ -647,11 +651,20 @@ def vllm_moe_workspace_held(spec: ModelSpec, weight_format: str | None, gpu_name
 
 def _held_moe_workspace_bytes(spec, engine, layout, mnbt, act_b, gpu_name: str, vllm_version: str) -> int:
     """The fused-MoE workspace the profile run leaves held on one rank (``vllm_moe_workspace_bytes`` where
-    ``vllm_moe_workspace_held``; ``vllm_marlin_moe_workspace_bytes`` for FP8 experts on Marlin;
-    ``vllm_humming_moe_workspace_bytes`` for MXFP4 experts on Humming), 0 where the experts' backend sizes its own:
+    ``vllm_moe_workspace_held``; ``vllm_marlin_moe_workspace_bytes`` for FP8 experts on Marlin and for override-MXFP4
+    experts on Marlin; ``vllm_humming_moe_workspace_bytes`` for override-MXFP4 experts on Humming:
+    ``mxfp4_override_moe_backend``), 0 where the experts' backend sizes its own:
     the activation peak and the DSA indexer's share of the same workspace manager both read it."""
-    if vllm_humming_moe_held(spec, engine.weight_format, gpu_name, vllm_version):
+    override = mxfp4_override_moe_backend(spec, engine, gpu_name, vllm_version)
+    if override == "humming":
         return vllm_humming_moe_workspace_bytes(spec, layout.tp * layout.dp, mnbt, act_b, bool(layout.ep))
+    if override == "marlin":
+        return vllm_marlin_moe_workspace_bytes(spec, layout.tp, mnbt, act_b, bool(layout.ep))
+    if override is not None:  # "trtllm" (monolithic, sizes its own) or a --moe-backend kvplan does not size
+        return 0
+    if vllm_humming_wna16_moe_held(spec, engine, gpu_name, vllm_version):
+        return vllm_humming_moe_workspace_bytes(spec, layout.tp * layout.dp, mnbt, act_b, bool(layout.ep),
+                                                input_b=act_b, inter_align=1)
     if vllm_fp8_marlin_moe_held(spec, engine.weight_format, gpu_name, vllm_version):
         return vllm_marlin_moe_workspace_bytes(spec, layout.tp, mnbt, act_b, bool(layout.ep))
     if vllm_cutlass_nvfp4_moe_held(spec, engine, vllm_version):
@@ -661,19 +674,56 @@ def _held_moe_workspace_bytes(spec, engine, layout, mnbt, act_b, gpu_name: str, 
     return vllm_moe_workspace_bytes(spec, layout.tp, mnbt, act_b, bool(layout.ep))
 
 
+def _has_mxfp4_override_experts(spec: ModelSpec, weight_format: str | None) -> bool:
+    """Whether an override stores the routed experts MXFP4 under the checkpoint's own format (DeepSeek-V4 / V4.1
+    ``expert_dtype`` "fp4" on an fp8-block base: kvplan.vllm_layouts.mxfp4_override_experts). Worked example:
+    DeepSeek-V4-Flash -> True; with weight_format "bf16" (overrides off) -> False; MiniMax-M2.5 -> False."""
+    return bool(resolve_format(spec, weight_format)[1]) and spec.memo(
+        ("mxfp4-override-experts",), lambda: any(True for _ in mxfp4_override_experts(spec, 1, False)))
+
+
+def mxfp4_override_moe_backend(spec: ModelSpec, engine: EngineConfig, gpu_name: str, vllm_version: str) -> str | None:
+    """The MoE backend whose held workspace the routed experts of ``spec`` take when an override stores them MXFP4
+    (``_has_mxfp4_override_experts``), None for any other spec (their base format then decides:
+    ``vllm_moe_workspace_held``, ``vllm_fp8_marlin_moe_held``).
+
+    The experts are built by model_executor/layers/fused_moe/oracle/mxfp4.py ``select_deepseek_v4_mxfp4_moe_backend``,
+    not by the fp8 oracle of the checkpoint's base format, so the block-FP8 TritonExperts rule does not apply to
+    them. --moe-backend auto: ``dsv4_mxfp4_moe_backend`` ("trtllm" on sm100, "humming" on Hopper from the 0.33
+    profile, "marlin" elsewhere: the Hopper 0.30 profile and sm120 / Ampere / Ada). --moe-backend marlin: "marlin".
+    Any other --moe-backend: that name (its workspace is not sized: 0). MarlinExperts (fused_moe/experts/marlin_moe.py
+    ``workspace_shapes``, identical in the 0.20.0 - 0.31.0 sources read 2026-12-03) builds on the modular kernel
+    (oracle/mxfp4.py ``make_mxfp4_moe_kernel``: FusedMoEKernel), whose ``_allocate_buffers`` takes its buffers from
+    ``current_workspace_manager()``: held, sized by ``vllm_marlin_moe_workspace_bytes``. DeepGEMM MXFP4 (second in
+    the DeepSeek-V4 list, sm100 / sm120 where DeepGEMM is installed and ``is_deep_gemm_supported``) is not modelled:
+    kvplan takes Marlin there, as its weight layout does.
+    Worked example: DeepSeek-V4-Flash, auto: RTX PRO 6000 at 0.25 -> "marlin", H200 at 0.30 -> "marlin", at 0.33 ->
+    "humming", B200 -> "trtllm"; MiniMax-M2.5 -> None."""
+    if not _has_mxfp4_override_experts(spec, engine.weight_format):
+        return None
+    if engine.moe_backend == "auto":
+        return dsv4_mxfp4_moe_backend(gpu_arch(gpu_name), vllm_version)
+    return engine.moe_backend
+
+
 def vllm_humming_moe_held(spec: ModelSpec, weight_format: str | None, gpu_name: str, vllm_version: str) -> bool:
     """Whether the routed experts run Humming on the kept workspace: MXFP4 experts given by an override (DeepSeek-V4 /
     V4.1 ``expert_dtype`` "fp4", the checkpoint's own format) on Hopper from the 0.33 profile
     (kvplan.vllm_layouts.dsv4_mxfp4_moe_backend). Worked example: DeepSeek-V4-Flash on an H200 at 0.33 -> True, at
     0.30 -> False, on a B200 -> False."""
-    return (resolve_format(spec, weight_format)[1]
-            and dsv4_mxfp4_moe_backend(gpu_arch(gpu_name), vllm_version) == "humming"
-            and any(True for _ in mxfp4_override_experts(spec, 1, False)))
+    return (dsv4_mxfp4_moe_backend(gpu_arch(gpu_name), vllm_version) == "humming"
+            and _has_mxfp4_override_experts(spec, weight_format))
 
 
-def vllm_humming_moe_workspace_bytes(spec: ModelSpec, ranks: int, tokens: int, act_b: int, ep: bool = False) -> int:
-    """The Humming MoE workspace a vLLM profile run leaves allocated on one rank (``vllm_humming_moe_held``), the widest
-    MXFP4 MoE layer.
+def vllm_humming_moe_workspace_bytes(spec: ModelSpec, ranks: int, tokens: int, act_b: int, ep: bool = False,
+                                     input_b: int = 1, inter_align: int = MXFP4_TRITON_INTER_ALIGN) -> int:
+    """The Humming MoE workspace a vLLM profile run leaves allocated on one rank (``vllm_humming_moe_held``: MXFP4
+    experts; ``vllm_humming_wna16_moe_held``: int4 / int8 weight-only experts), the widest MoE layer.
+    ``input_b``: the bytes of an element of Humming's quantized inputs (1 for DeepSeek-V4's FP8 activations; act_b
+    for WNA16 experts, whose oracle passes BF16 activations and whose default HummingInputSchema, with
+    VLLM_HUMMING_INPUT_QUANT_CONFIG unset, quantizes none: quantization/utils/humming/moe.py
+    ``convert_to_humming_moe_kernel_format``, 0.33.0). ``inter_align``: the intermediate size per partition is
+    rounded up to it (64 by the MXFP4 oracle; 1 for WNA16: int_wna16.py pads nothing for HUMMING).
 
     Read 2026-12-03 in the vllm 0.33.0 / 0.34.0 wheels (0.32.0 the same shapes): fused_moe/modular_kernel.py
     ``_allocate_buffers`` takes (max(workspace13, fused output), workspace2) in the activation dtype from
@@ -697,9 +747,9 @@ def vllm_humming_moe_workspace_bytes(spec: ModelSpec, ranks: int, tokens: int, a
         if set(names) != {"gate_proj", "up_proj", "down_proj"}:
             continue
         hidden, m, rows = names["down_proj"].out_features, tokens, tokens * ex.num_experts_per_tok
-        inter = cdiv(cdiv(names["down_proj"].in_features, 1 if ep else ranks), MXFP4_TRITON_INTER_ALIGN
-                     ) * MXFP4_TRITON_INTER_ALIGN  # the oracle's last branch, HUMMING's: round_up(I, 64)
-        ws1 = max(m * hidden * act_b, rows * inter, (rows if ep else m) * hidden)
+        inter = cdiv(cdiv(names["down_proj"].in_features, 1 if ep else ranks), inter_align
+                     ) * inter_align  # the MXFP4 oracle's last branch, HUMMING's: round_up(I, 64)
+        ws1 = max(m * hidden * act_b, rows * inter * input_b, (rows if ep else m) * hidden * input_b)
         ws2 = max(rows * hidden * act_b, rows * 2 * inter * act_b)
         held = cdiv(max(ws1 // act_b, m * hidden) * act_b, 256) * 256 + cdiv(ws2 // act_b * act_b, 256) * 256
         best = max(best, held)
@@ -713,8 +763,11 @@ def vllm_fp8_marlin_moe_held(spec: ModelSpec, weight_format: str | None, gpu_nam
     returns [MarlinExperts] for the FusedMoEModularKernel ("Using MARLIN Fp8 MoE backend", "Using
     MoEPrepareAndFinalizeNoDPEPModular" in a 0.19.1 A100 log), whose buffers come from current_workspace_manager()
     (modular_kernel.py ``_allocate_buffers``: 0.14.1, 0.18.0, 0.19.0 wheels) and stay allocated.
+    Routed experts an override stores MXFP4 (DeepSeek-V4) are not FP8 experts: False (``mxfp4_override_moe_backend``
+    sizes their Marlin workspace).
     Worked example: Qwen3-Coder-30B-A3B-Instruct-FP8 on an A100 at 0.19 -> True; on an L40S (sm89) -> False."""
     return (resolve_format(spec, weight_format)[0].startswith("fp8") and fp8_marlin_gpu(gpu_name)
+            and not _has_mxfp4_override_experts(spec, weight_format)
             and vllm_has(vllm_version, "fp8_moe_modular_kernel")
             and any(layer.experts is not None for layer, _ in stage_distinct(spec, 1, 0)))
 
@@ -867,6 +920,63 @@ def _marlin_moe_format(spec: ModelSpec, fmt: str, use_overrides: bool) -> bool:
                              for o in spec.quantization_overrides):
         return False
     return marlin(fmt)
+
+
+def _humming_hopper(engine: EngineConfig, gpu_name: str, vllm_version: str) -> bool:
+    """Whether vLLM's MoE oracles put HUMMING ahead of MARLIN: --moe-backend auto on Hopper (SM 9.0) from 0.32.0
+    (the 0.33 profile; VLLM_CHANGES "mxfp4_humming_hopper", the release every oracle's prioritize_humming joined)."""
+    return (engine.engine == "vllm" and engine.moe_backend == "auto" and gpu_arch(gpu_name) == "sm90"
+            and vllm_has(vllm_version, "mxfp4_humming_hopper"))
+
+
+def vllm_humming_wna16_moe_held(spec: ModelSpec, engine: EngineConfig, gpu_name: str, vllm_version: str) -> bool:
+    """Whether int4 / int8 weight-only routed experts (``_marlin_moe_format``: compressed-tensors wNa16, GPTQ, AWQ)
+    run Humming on the kept workspace: Hopper from the 0.33 profile with --moe-backend auto (``_humming_hopper``).
+    fused_moe/oracle/int_wna16.py (0.32.0 - 0.34.0 sources, read 2026-12-03) ``_get_priority_backends``:
+    prioritize_humming([RDNA3, FLASHINFER_TRTLLM, MARLIN, BATCHED_MARLIN, TRITON, HUMMING, EMULATION]) -> HUMMING
+    before MARLIN on capability 9.0; RDNA3 is gfx1100 only and FLASHINFER_TRTLLM (TrtLlmMxint4ExpertsMonolithic)
+    capability family 100 only; HUMMING has no entry in ``_backend_incompatibility_reason`` and its
+    ``_supports_quant_scheme`` takes every group-wise or per-channel unsigned int weight key of 2 - 8 bits
+    (experts/fused_humming_moe.py ``_is_supported_wna16_weight_key``: uint4b8 / uint8b128 of GPTQ and
+    compressed-tensors, AWQ's uint4), with BF16 activations; ``_supports_current_device`` wants has_humming()
+    (humming-kernels, a dependency of those wheels) and capability 7.5+. The experts then run HummingIndexedExperts
+    (without EP) on a FusedMoEKernel whose buffers come from current_workspace_manager(): held,
+    ``vllm_humming_moe_workspace_bytes``. Worked example: Kimi-K2.5 on an H200 at 0.33 -> True; at 0.30, on an A100
+    or with --moe-backend marlin -> False."""
+    if not _humming_hopper(engine, gpu_name, vllm_version):
+        return False
+    if not any(layer.experts is not None for layer, _ in stage_distinct(spec, 1, 0)):
+        return False
+    return _marlin_moe_format(spec, *resolve_format(spec, engine.weight_format))
+
+
+def vllm_humming_moe_note(spec: ModelSpec, engine: EngineConfig, gpu_name: str) -> str | None:
+    """The warning of a vLLM plan whose routed experts run, or likely run, Humming on Hopper from the 0.33 profile
+    (``_humming_hopper``). int4 / int8 weight-only experts (``vllm_humming_wna16_moe_held``): their held workspace
+    is priced; not priced: Humming's repacked layout (kvplan keeps the checkpoint's bytes); not checked: whether
+    humming-kernels converts the checkpoint's zero points / act order (int_wna16.py ``_humming_wna16_weight_schema``
+    passes AWQ's zero_point, GPTQ's desc_act and sym, compressed-tensors' symmetric on; a failed conversion raises,
+    there is no fall-through to Marlin after the backend is chosen). NVFP4 experts: fused_moe/oracle/nvfp4.py's list
+    [FLASHINFER_TRTLLM, FLASHINFER_CUTEDSL, FLASHINFER_CUTEDSL_BATCHED, FLASHINFER_CUTLASS, VLLM_CUTLASS, MARLIN,
+    HUMMING, EMULATION] goes through prioritize_humming too (0.32.0 - 0.34.0), and Humming's quant schemes take
+    (kNvfp4Static, None / kNvfp4Dynamic); which FP4 backends validate on SM 9.0 is not read, and neither the layout
+    nor the workspace is priced: a warning only. None otherwise. Worked example: Kimi-K2.5 (compressed-tensors int4)
+    on an H200 at 0.33 -> the int_wna16 note; at 0.30 or on an A100 -> None."""
+    if vllm_humming_wna16_moe_held(spec, engine, gpu_name, engine.vllm_version):
+        return ("vLLM 0.32.0+ on Hopper: prioritize_humming moves HUMMING ahead of MARLIN in fused_moe/oracle/"
+                "int_wna16.py and Humming takes these int4 / int8 weight-only routed experts. Its held MoE workspace "
+                "is in the activation peak; its repacked expert layout is not priced (kvplan keeps the checkpoint's "
+                "bytes, as for Marlin), and whether humming-kernels converts this checkpoint's zero points / act "
+                "order is not checked.")
+    if not _humming_hopper(engine, gpu_name, engine.vllm_version) or not any(
+            layer.experts is not None for layer, _ in stage_distinct(spec, 1, 0)):
+        return None
+    if not resolve_format(spec, engine.weight_format)[0].startswith("nvfp4"):
+        return None
+    return ("vLLM 0.32.0+ on Hopper: prioritize_humming moves HUMMING ahead of MARLIN in fused_moe/oracle/nvfp4.py, "
+            "so these NVFP4 routed experts likely run Humming (humming-kernels), not Marlin. kvplan prices them at "
+            "Marlin's (checkpoint) bytes: Humming's repacked weights and the MoE workspace it keeps held are not "
+            "priced, so the pool may be smaller than planned.")
 
 
 def _widths(spec: ModelSpec) -> tuple[int, int]:
@@ -1690,6 +1800,8 @@ def plan(spec: ModelSpec, gpu: GpuSpec, engine: EngineConfig = EngineConfig(), l
             warnings.append(note)
     if arrival_note:
         warnings.append(arrival_note)
+    if not v0 and (note := vllm_humming_moe_note(spec, engine, gpu.name)):
+        warnings.append(note)
     if engine.engine == "vllm" and on_gaudi(gpu) and (note := support.gaudi_quantization_note(spec.quantization)):
         warnings.append(note)
     if engine.engine == "vllm" and on_gaudi(gpu):

@@ -18,7 +18,9 @@ padding at TP 8, so only weight_scale_2 is added: 8 B an expert.
 from kvplan.engines import EngineConfig, vllm_has
 from kvplan.gpus import get_gpu
 from kvplan.parallel import Layout
-from kvplan.plan import plan, vllm_humming_moe_held, vllm_humming_moe_workspace_bytes, vllm_moe_workspace_bytes
+from kvplan.plan import (
+    plan, vllm_humming_moe_held, vllm_humming_moe_workspace_bytes, vllm_marlin_moe_workspace_bytes,
+    vllm_moe_workspace_bytes)
 from kvplan.presets import load_preset
 from kvplan.vllm_layouts import dsv4_mxfp4_extra_bytes, dsv4_mxfp4_moe_backend, mxfp4_expert_bytes
 from tests.test_engine_logs_2026c import _fixture
@@ -78,10 +80,14 @@ def test_humming_workspace():
     # workspace1 max(67,108,864, 49,152 x 2,048, 49,152 x 4,096) = 201,326,592; workspace2 max(402,653,184,
     # 49,152 x 4,096 x 2) = 402,653,184 -> 603,979,776
     assert vllm_humming_moe_workspace_bytes(flash, 8, MNBT, 2, ep=True) == 603_979_776
-    # what the Hopper plans held before (the block-FP8 TritonExperts rule, kept at 0.30):
+    # what the Hopper plans hold at 0.30: MarlinExperts' workspace (the MXFP4 oracle's Marlin, kvplan.plan.
+    # mxfp4_override_moe_backend; the block-FP8 TritonExperts rule charged it before, with the same bytes, as
+    # Triton's (M, topk, max(I, H)) + (M, topk, max(2I, H)) equal Marlin's shapes wherever 2I <= H):
     # (49,152 x 4,096 + 49,152 x 4,096) x 2 = 805,306,368 (Flash), (49,152 x 7,168 x 2) x 2 = 1,409,286,144 (Pro)
-    assert vllm_moe_workspace_bytes(flash, 8, MNBT, 2) == 805_306_368
-    assert vllm_moe_workspace_bytes(pro, 8, MNBT, 2) == 1_409_286_144
+    assert vllm_moe_workspace_bytes(flash, 8, MNBT, 2) == vllm_marlin_moe_workspace_bytes(flash, 8, MNBT, 2) \
+        == 805_306_368
+    assert vllm_moe_workspace_bytes(pro, 8, MNBT, 2) == vllm_marlin_moe_workspace_bytes(pro, 8, MNBT, 2) \
+        == 1_409_286_144
 
 
 def test_v4_flash_tp8_h200_plans_with_humming_at_0_33():
@@ -109,7 +115,8 @@ def test_v4_pro_tp8_h200_plans_with_humming_at_0_33():
     assert n.weights_bytes == o.weights_bytes + 187_392 == 109_059_282_374
     assert _terms(new)["MXFP4 MoE layout: Humming (in weights)"] == 187_392
     act = "activation peak (8192 batched tokens, 1024 sampler rows)"
-    # sampler part 382,205,952 B: + 822,083,584 (Humming) = 1,204,289,536; + 1,409,286,144 (Triton rule) = 1,791,492,096
+    # sampler part 382,205,952 B: + 822,083,584 (Humming) = 1,204,289,536;
+    # + 1,409,286,144 (Marlin, 0.30) = 1,791,492,096
     assert _terms(new)[act] == 382_205_952 + 822_083_584 == 1_204_289_536
     assert _terms(old)[act] == 382_205_952 + 1_409_286_144 == 1_791_492_096
     # the pool: (1,409,286,144 - 822,083,584) - 187,392 = 587,015,168 B more
