@@ -59,7 +59,8 @@ profile  releases            what changes at its first release (VLLM_CHANGES key
                              DSA indexer's 512 MiB dummy logits in the profile forward (dsa_indexer_logits_reserve)
 0.20     0.20.0              the estimate subtracted (cudagraph_estimate_applied; the log says "default since
                              v0.21.0"); gpu_memory_utilization 0.92 (gpu_util_0_92); + 1 MiB radix top-k workspace
-                             for the DSA indexer (dsa_indexer_radix_workspace)
+                             for the DSA indexer (dsa_indexer_radix_workspace); GPTQ MoE experts on the modular
+                             kernel: MarlinExperts' workspace kept (gptq_moe_modular_kernel)
 0.20.1   0.20.1-0.20.2       tokens line = int(concurrency x max_model_len) on its own line (tokens_line_split); an
                              off-stride max_num_batched_tokens is a capture size (capture_max_tokens)
 0.21     0.21.0              FlashInfer top-k / top-p sampler by default (flashinfer_sampler_default); the load runs
@@ -70,8 +71,11 @@ profile  releases            what changes at its first release (VLLM_CHANGES key
                              draft pages (mamba_all_draft_pages); the V2 model runner by default for dense unquantized
                              Qwen3 (v2_runner_qwen3; kvplan.engines.vllm_model_runner); a multimodal prefix-LM
                              model's default batch budget raised to its largest item (Gemma-4: 2,496;
-                             mm_prefix_lm_batch_floor); Gemma-4's tower runs frames in chunks (gemma4_encoder_chunk)
-0.23     0.23.0              V2 also for dense unquantized Llama / Mistral (v2_runner_llama_mistral)
+                             mm_prefix_lm_batch_floor); Gemma-4's tower runs frames in chunks (gemma4_encoder_chunk);
+                             AWQ MoE experts keep MarlinExperts' workspace (awq_moe_modular_kernel)
+0.23     0.23.0              V2 also for dense unquantized Llama / Mistral (v2_runner_llama_mistral); compressed-
+                             tensors wNa16 MoE experts (Kimi-K2 / K2.5 int4) keep MarlinExperts' workspace
+                             (wna16_moe_modular_kernel)
 0.24     0.24.0              Marlin pads misaligned shards instead of refusing them (marlin_tile_padding); V2 for the
                              six listed architectures, quantized too (v2_runner_listed)
 0.25     0.25.0-0.25.1       the fusion workspace on FlashInfer's mnnvl backend by default: one 512 MiB multicast
@@ -389,6 +393,19 @@ VLLM_CHANGES: dict[str, tuple[Release, str]] = {
                                            "workspaces from v1/worker/workspace.py current_workspace_manager() (a "
                                            "buffer that grows and is kept) in the 0.17.0 wheel; 0.11.1: torch.empty "
                                            "per call, freed before the sampler run")),
+    # int4 / int8 weight-only MoE experts leave fused_marlin_moe (per-call torch.empty, freed before the sampler) for
+    # fused_moe/oracle/int_wna16.py make_wna16_moe_kernel (FusedMoEKernel + MarlinExperts, its buffers from
+    # current_workspace_manager(): kept), read 2026-12-03 in the 0.19.0 - 0.25.0, 0.30.0 and 0.32.0 wheels
+    "gptq_moe_modular_kernel": ((0, 20, 0), ("quantization/gptq_marlin.py GPTQMarlinMoEMethod.apply calls "
+                                             "self.moe_kernel.apply (make_wna16_moe_kernel; oracle/int_wna16.py "
+                                             "first in the 0.20.0 wheel); 0.19.0: fused_marlin_moe")),
+    "awq_moe_modular_kernel": ((0, 22, 0), ("quantization/awq_marlin.py AWQMarlinMoEMethod builds self.moe_kernel "
+                                            "= make_wna16_moe_kernel in the 0.22.0 wheel; 0.20.0 - 0.21.0: "
+                                            "fused_marlin_moe")),
+    "wna16_moe_modular_kernel": ((0, 23, 0), ("compressed_tensors_moe/compressed_tensors_moe_wna16_marlin.py "
+                                              "CompressedTensorsWNA16MarlinMoEMethod builds self.moe_kernel = "
+                                              "make_wna16_moe_kernel in the 0.23.0 wheel (compressed_tensors_moe_"
+                                              "wna16.py from 0.28.0); 0.20.0 - 0.22.1: fused_marlin_moe")),
     "cutlass_nvfp4_moe_backend": ((0, 18, 0), ("model_executor/layers/fused_moe/oracle/nvfp4.py map_nvfp4_backend: "
                                                "--moe-backend cutlass -> NvFp4MoeBackend.VLLM_CUTLASS -> "
                                                "CutlassExpertsFp4 on the kept workspace, one call over all M tokens "

@@ -651,10 +651,14 @@ def vllm_moe_workspace_held(spec: ModelSpec, weight_format: str | None, gpu_name
 
 def _held_moe_workspace_bytes(spec, engine, layout, mnbt, act_b, gpu_name: str, vllm_version: str) -> int:
     """The fused-MoE workspace the profile run leaves held on one rank (``vllm_moe_workspace_bytes`` where
-    ``vllm_moe_workspace_held``; ``vllm_marlin_moe_workspace_bytes`` for FP8 experts on Marlin and for override-MXFP4
-    experts on Marlin; ``vllm_humming_moe_workspace_bytes`` for override-MXFP4 experts on Humming:
+    ``vllm_moe_workspace_held``; ``vllm_marlin_moe_workspace_bytes`` for FP8 experts on Marlin, for int4 / int8
+    weight-only experts on Marlin's modular kernel (``vllm_wna16_marlin_moe_held``) and for override-MXFP4 experts on
+    Marlin; ``vllm_humming_moe_workspace_bytes`` for override-MXFP4 experts on Humming:
     ``mxfp4_override_moe_backend``), 0 where the experts' backend sizes its own:
-    the activation peak and the DSA indexer's share of the same workspace manager both read it."""
+    the activation peak and the DSA indexer's share of the same workspace manager both read it.
+    Worked number: Kimi-K2.5 (compressed-tensors int4; K 7,168, N 2,048 / 8 = 256, top-8) at TP 8, 8,192 tokens,
+    bf16, on an H200 at 0.30: MarlinExperts (max(65,536 x 7,168, 8,192 x 7,168) + 65,536 x max(512, 7,168)) x 2 =
+    1,879,048,192 B = 1.75 GiB; at 0.20 (fused_marlin_moe) 0; at 0.33 Humming's."""
     override = mxfp4_override_moe_backend(spec, engine, gpu_name, vllm_version)
     if override == "humming":
         return vllm_humming_moe_workspace_bytes(spec, layout.tp * layout.dp, mnbt, act_b, bool(layout.ep))
@@ -665,7 +669,8 @@ def _held_moe_workspace_bytes(spec, engine, layout, mnbt, act_b, gpu_name: str, 
     if vllm_humming_wna16_moe_held(spec, engine, gpu_name, vllm_version):
         return vllm_humming_moe_workspace_bytes(spec, layout.tp * layout.dp, mnbt, act_b, bool(layout.ep),
                                                 input_b=act_b, inter_align=1)
-    if vllm_fp8_marlin_moe_held(spec, engine.weight_format, gpu_name, vllm_version):
+    if vllm_fp8_marlin_moe_held(spec, engine.weight_format, gpu_name, vllm_version) or vllm_wna16_marlin_moe_held(
+            spec, engine, gpu_name, vllm_version):
         return vllm_marlin_moe_workspace_bytes(spec, layout.tp, mnbt, act_b, bool(layout.ep))
     if vllm_cutlass_nvfp4_moe_held(spec, engine, vllm_version):
         return vllm_cutlass_nvfp4_moe_workspace_bytes(spec, layout.tp, mnbt, act_b)
@@ -948,6 +953,34 @@ def vllm_humming_wna16_moe_held(spec: ModelSpec, engine: EngineConfig, gpu_name:
     if not any(layer.experts is not None for layer, _ in stage_distinct(spec, 1, 0)):
         return False
     return _marlin_moe_format(spec, *resolve_format(spec, engine.weight_format))
+
+
+def vllm_wna16_marlin_moe_held(spec: ModelSpec, engine: EngineConfig, gpu_name: str, vllm_version: str) -> bool:
+    """Whether int4 / int8 weight-only routed experts (``_marlin_moe_format``) run MarlinExperts on the kept workspace
+    (``vllm_marlin_moe_workspace_bytes``): from the release their MoE method builds fused_moe/oracle/int_wna16.py
+    ``make_wna16_moe_kernel`` (a FusedMoEKernel whose modular_kernel.py ``_allocate_buffers`` takes its buffers from
+    ``current_workspace_manager()``) instead of calling ``fused_marlin_moe`` (per-call torch.empty, freed): GPTQ
+    (quantization/gptq_marlin.py GPTQMarlinMoEMethod) from 0.20.0 (``gptq_moe_modular_kernel``), AWQ
+    (awq_marlin.py AWQMarlinMoEMethod) from 0.22.0 (``awq_moe_modular_kernel``), compressed-tensors wNa16
+    (compressed_tensors_moe_wna16_marlin.py CompressedTensorsWNA16MarlinMoEMethod) from 0.23.0
+    (``wna16_moe_modular_kernel``); read 2026-12-03 in the 0.19.0 - 0.25.0, 0.30.0 and 0.32.0 wheels. MarlinExperts'
+    ``workspace_shapes`` is the same in 0.20.0 and 0.30.0 (fused_marlin_moe.py, then experts/marlin_moe.py).
+    Not where Humming takes the experts (Hopper from the 0.33 profile: ``vllm_humming_wna16_moe_held``, checked
+    first by ``_held_moe_workspace_bytes``), and not on datacenter Blackwell (sm100: the oracle's FLASHINFER_TRTLLM,
+    a monolithic kernel, goes ahead of MARLIN for group-32 int4 from 0.24.0; not modeled there) nor off CUDA.
+    Worked example: Kimi-K2.5 (compressed-tensors int4) on an H200 at 0.30 -> True, at 0.20 -> False (still
+    fused_marlin_moe), at 0.33 -> False (Humming); a GPTQ MoE on an A100 at 0.20 -> True, at 0.19 -> False."""
+    if (quant_platform(gpu_name) not in ("cuda", "sm90", "sm120") or engine.engine != "vllm"
+            or engine.moe_backend not in ("auto", "marlin")):  # another --moe-backend: its workspace is not sized
+        return False
+    fmt, use_overrides = resolve_format(spec, engine.weight_format)
+    if not _marlin_moe_format(spec, fmt, use_overrides):
+        return False
+    if not any(layer.experts is not None for layer, _ in stage_distinct(spec, 1, 0)):
+        return False
+    change = ("gptq_moe_modular_kernel" if _GPTQ_FMT.match(fmt) else "awq_moe_modular_kernel" if _AWQ_FMT.match(fmt)
+              else "wna16_moe_modular_kernel")
+    return vllm_has(vllm_version, change)
 
 
 def vllm_humming_moe_note(spec: ModelSpec, engine: EngineConfig, gpu_name: str) -> str | None:

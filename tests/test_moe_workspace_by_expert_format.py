@@ -94,7 +94,40 @@ def test_kimi_k25_humming_workspace_at_0_33_on_hopper():
     assert not vllm_humming_wna16_moe_held(k25, _engine("0.33"), "A100-80GB", "0.33")
     assert not vllm_humming_wna16_moe_held(k25, _engine("0.33", moe_backend="marlin"), "H200", "0.33")
     assert _held_moe_workspace_bytes(k25, _engine("0.33"), Layout(tp=8), 8192, 2, "H200", "0.33") == 1_056_964_608
-    # Marlin (0.30, or --moe-backend marlin) keeps kvplan's earlier 0: its MarlinExperts workspace is not charged
-    assert _held_moe_workspace_bytes(k25, _engine("0.30"), Layout(tp=8), 8192, 2, "H200", "0.30") == 0
+    # Marlin at 0.30: compressed-tensors wNa16 experts run MarlinExperts on the modular kernel from 0.23.0
+    # (wna16_moe_modular_kernel), whose workspace stays held: (max(65,536 x 7,168, 8,192 x 7,168) + 65,536 x
+    # max(2 x 256, 7,168)) x 2 = 1,879,048,192 B (was 0 before that rule)
+    assert _held_moe_workspace_bytes(k25, _engine("0.30"), Layout(tp=8), 8192, 2, "H200", "0.30") == 1_879_048_192
+    # --moe-backend marlin at 0.33 takes Marlin's, not Humming's; at 0.22 the experts still call fused_marlin_moe
+    # (per-call buffers, freed before the sampler): 0 held
+    assert _held_moe_workspace_bytes(k25, _engine("0.33", moe_backend="marlin"), Layout(tp=8), 8192, 2, "H200",
+                                     "0.33") == 1_879_048_192
+    assert _held_moe_workspace_bytes(k25, _engine("0.22"), Layout(tp=8), 8192, 2, "H200", "0.22") == 0
     # DeepSeek-V4's MXFP4 Humming workspace is unchanged by the generalisation (tests/test_dsv4_humming.py)
     assert vllm_humming_moe_workspace_bytes(load_preset("deepseek-v4-flash"), 8, 8192, 2) == 469_762_048
+
+
+def test_wna16_marlin_moe_workspace_held_from_each_methods_modular_kernel_release():
+    # int4 / int8 weight-only experts leave fused_marlin_moe (freed per call) for make_wna16_moe_kernel's MarlinExperts
+    # (kept workspace) at a release per method: GPTQ 0.20.0, AWQ 0.22.0, compressed-tensors wNa16 0.23.0.
+    # Qwen3-30B-A3B (K 2,048, N 768, top-8) at 2,048 tokens, bf16: (max(16,384 x 2,048, 2,048 x 2,048) + 16,384 x
+    # max(1,536, 2,048)) x 2 = 134,217,728 B
+    from kvplan.plan import vllm_wna16_marlin_moe_held
+
+    q3 = load_preset("qwen3-30b-a3b")
+    held = {}
+    for fmt in ("gptq-int4-g128", "int4-g128", "w4a16-g128"):
+        held[fmt] = [_held_moe_workspace_bytes(q3, _engine(v, weight_format=fmt), Layout(tp=1), 2048, 2, "A100-80GB", v)
+                     for v in ("0.19", "0.20", "0.21", "0.22", "0.23", "0.30")]
+    ws = 134_217_728
+    assert held["gptq-int4-g128"] == [0, ws, ws, ws, ws, ws]  # gptq_marlin.py GPTQMarlinMoEMethod from 0.20.0
+    assert held["int4-g128"] == [0, 0, 0, ws, ws, ws]  # awq_marlin.py AWQMarlinMoEMethod from 0.22.0
+    assert held["w4a16-g128"] == [0, 0, 0, 0, ws, ws]  # CompressedTensorsWNA16MarlinMoEMethod from 0.23.0
+    # not where kvplan does not know the backend: ROCm (no Marlin), sm100 (FLASHINFER_TRTLLM for int4 g32 from
+    # 0.24.0), another --moe-backend; a dense model has no experts
+    engine = _engine("0.30", weight_format="gptq-int4-g128")
+    assert not vllm_wna16_marlin_moe_held(q3, engine, "MI300X", "0.30")
+    assert not vllm_wna16_marlin_moe_held(q3, engine, "B200", "0.30")
+    assert not vllm_wna16_marlin_moe_held(q3, _engine("0.30", weight_format="gptq-int4-g128", moe_backend="triton"),
+                                          "A100-80GB", "0.30")
+    assert not vllm_wna16_marlin_moe_held(load_preset("qwen3-14b"), engine, "A100-80GB", "0.30")
