@@ -711,19 +711,11 @@ def mxfp4_override_moe_backend(spec: ModelSpec, engine: EngineConfig, gpu_name: 
     return engine.moe_backend
 
 
-def vllm_humming_moe_held(spec: ModelSpec, weight_format: str | None, gpu_name: str, vllm_version: str) -> bool:
-    """Whether the routed experts run Humming on the kept workspace: MXFP4 experts given by an override (DeepSeek-V4 /
-    V4.1 ``expert_dtype`` "fp4", the checkpoint's own format) on Hopper from the 0.33 profile
-    (kvplan.vllm_layouts.dsv4_mxfp4_moe_backend). Worked example: DeepSeek-V4-Flash on an H200 at 0.33 -> True, at
-    0.30 -> False, on a B200 -> False."""
-    return (dsv4_mxfp4_moe_backend(gpu_arch(gpu_name), vllm_version) == "humming"
-            and _has_mxfp4_override_experts(spec, weight_format))
-
-
 def vllm_humming_moe_workspace_bytes(spec: ModelSpec, ranks: int, tokens: int, act_b: int, ep: bool = False,
                                      input_b: int = 1, inter_align: int = MXFP4_TRITON_INTER_ALIGN) -> int:
-    """The Humming MoE workspace a vLLM profile run leaves allocated on one rank (``vllm_humming_moe_held``: MXFP4
-    experts; ``vllm_humming_wna16_moe_held``: int4 / int8 weight-only experts), the widest MoE layer.
+    """The Humming MoE workspace a vLLM profile run leaves allocated on one rank (MXFP4 experts where
+    ``mxfp4_override_moe_backend`` gives "humming"; int4 / int8 weight-only experts where
+    ``vllm_humming_wna16_moe_held``), the widest MoE layer.
     ``input_b``: the bytes of an element of Humming's quantized inputs (1 for DeepSeek-V4's FP8 activations; act_b
     for WNA16 experts, whose oracle passes BF16 activations and whose default HummingInputSchema, with
     VLLM_HUMMING_INPUT_QUANT_CONFIG unset, quantizes none: quantization/utils/humming/moe.py
@@ -773,8 +765,7 @@ def vllm_fp8_marlin_moe_held(spec: ModelSpec, weight_format: str | None, gpu_nam
     Worked example: Qwen3-Coder-30B-A3B-Instruct-FP8 on an A100 at 0.19 -> True; on an L40S (sm89) -> False."""
     return (resolve_format(spec, weight_format)[0].startswith("fp8") and fp8_marlin_gpu(gpu_name)
             and not _has_mxfp4_override_experts(spec, weight_format)
-            and vllm_has(vllm_version, "fp8_moe_modular_kernel")
-            and any(layer.experts is not None for layer, _ in stage_distinct(spec, 1, 0)))
+            and vllm_has(vllm_version, "fp8_moe_modular_kernel") and _hybrid_moe(spec)[1])
 
 
 def vllm_k_eq_v_value_slot_bytes(spec: ModelSpec, layout: Layout, stage: int, weight_format: str | None,
@@ -847,8 +838,7 @@ def vllm_cutlass_nvfp4_moe_held(spec: ModelSpec, engine: EngineConfig, vllm_vers
     oracle's pick (FlashInfer first) is not modeled. Worked example: RedHatAI/Qwen3.6-35B-A3B-NVFP4 planned as
     "nvfp4" with --moe-backend cutlass on 0.20 -> True; the same with --moe-backend auto -> False."""
     return (engine.moe_backend == "cutlass" and vllm_has(vllm_version, "cutlass_nvfp4_moe_backend")
-            and resolve_format(spec, engine.weight_format)[0] == "nvfp4"
-            and any(layer.experts is not None for layer, _ in stage_distinct(spec, 1, 0)))
+            and resolve_format(spec, engine.weight_format)[0] == "nvfp4" and _hybrid_moe(spec)[1])
 
 
 def _cutlass_nvfp4_moe_parts(spec: ModelSpec, tp: int, tokens: int, act_b: int) -> list[tuple[int, int]]:
@@ -950,7 +940,7 @@ def vllm_humming_wna16_moe_held(spec: ModelSpec, engine: EngineConfig, gpu_name:
     or with --moe-backend marlin -> False."""
     if not _humming_hopper(engine, gpu_name, vllm_version):
         return False
-    if not any(layer.experts is not None for layer, _ in stage_distinct(spec, 1, 0)):
+    if not _hybrid_moe(spec)[1]:
         return False
     return _marlin_moe_format(spec, *resolve_format(spec, engine.weight_format))
 
@@ -976,7 +966,7 @@ def vllm_wna16_marlin_moe_held(spec: ModelSpec, engine: EngineConfig, gpu_name: 
     fmt, use_overrides = resolve_format(spec, engine.weight_format)
     if not _marlin_moe_format(spec, fmt, use_overrides):
         return False
-    if not any(layer.experts is not None for layer, _ in stage_distinct(spec, 1, 0)):
+    if not _hybrid_moe(spec)[1]:
         return False
     change = ("gptq_moe_modular_kernel" if _GPTQ_FMT.match(fmt) else "awq_moe_modular_kernel" if _AWQ_FMT.match(fmt)
               else "wna16_moe_modular_kernel")
@@ -1001,8 +991,7 @@ def vllm_humming_moe_note(spec: ModelSpec, engine: EngineConfig, gpu_name: str) 
                 "is in the activation peak; its repacked expert layout is not priced (kvplan keeps the checkpoint's "
                 "bytes, as for Marlin), and whether humming-kernels converts this checkpoint's zero points / act "
                 "order is not checked.")
-    if not _humming_hopper(engine, gpu_name, engine.vllm_version) or not any(
-            layer.experts is not None for layer, _ in stage_distinct(spec, 1, 0)):
+    if not _humming_hopper(engine, gpu_name, engine.vllm_version) or not _hybrid_moe(spec)[1]:
         return None
     if not resolve_format(spec, engine.weight_format)[0].startswith("nvfp4"):
         return None
@@ -3396,8 +3385,7 @@ def decode_bound(spec: ModelSpec, gpu: GpuSpec, layout: Layout, weights_rank: in
 
         caches = [(part, n) for layer, n in stage_distinct(spec, 1, 0) for part in cache_parts(layer.cache)]
         return (count_params(spec).active_params, caches, DTYPE_BITS[spec.dtype] // 8,
-                routed_expert_groups(spec, layout, weight_format) if any(
-                    layer.experts is not None for layer, _ in stage_distinct(spec, 1, 0)) else (),
+                routed_expert_groups(spec, layout, weight_format) if _hybrid_moe(spec)[1] else (),
                 input_embedding_rank_bytes(spec, layout, weight_format) // pp,  # averaged over stages, as the rest
                 decode_overcounts(caches))
     active, caches, state_b, routed, embed, over = spec.memo(("decode-bound", layout, kv_b, weight_format), per_spec)

@@ -19,7 +19,7 @@ from kvplan.engines import EngineConfig, vllm_has
 from kvplan.gpus import get_gpu
 from kvplan.parallel import Layout
 from kvplan.plan import (
-    plan, vllm_humming_moe_held, vllm_humming_moe_workspace_bytes, vllm_marlin_moe_workspace_bytes,
+    mxfp4_override_moe_backend, plan, vllm_humming_moe_workspace_bytes, vllm_marlin_moe_workspace_bytes,
     vllm_moe_workspace_bytes)
 from kvplan.presets import load_preset
 from kvplan.vllm_layouts import dsv4_mxfp4_extra_bytes, dsv4_mxfp4_moe_backend, mxfp4_expert_bytes
@@ -67,9 +67,10 @@ def test_weight_bytes_a_rank():
 
 def test_humming_workspace():
     flash, pro = _fixture("deepseek-v4-flash"), _fixture("deepseek-v4-pro")
-    assert vllm_humming_moe_held(flash, None, "H200", "0.33")
-    assert not vllm_humming_moe_held(flash, None, "H200", "0.30") and not vllm_humming_moe_held(flash, None, "B200",
-                                                                                               "0.33")
+    auto = EngineConfig(engine="vllm")  # --moe-backend auto: the held workspace follows vLLM's MXFP4 oracle
+    assert mxfp4_override_moe_backend(flash, auto, "H200", "0.33") == "humming"
+    assert mxfp4_override_moe_backend(flash, auto, "H200", "0.30") == "marlin"
+    assert mxfp4_override_moe_backend(flash, auto, "B200", "0.33") == "trtllm"
     # HummingIndexedExperts (TP, no EP), M 8,192, rows M x 6 = 49,152, bf16 outputs, fp8 inputs:
     # Flash: workspace1 max(8,192 x 4,096 x 2, 49,152 x 256, 8,192 x 4,096) = 67,108,864; workspace2
     # max(49,152 x 4,096 x 2, 49,152 x 512 x 2) = 402,653,184 -> 469,762,048 B (0.4375 GiB)
@@ -141,4 +142,5 @@ def test_gpt_oss_on_hopper_keeps_triton():
     spec = load_preset("gpt-oss-120b")
     p = plan(spec, get_gpu("H200"), EngineConfig(engine="vllm", vllm_version="0.33"), Layout(tp=1))
     assert any(k.startswith("MXFP4 MoE layout: Triton") for k in _terms(p))
-    assert not vllm_humming_moe_held(spec, None, "H200", "0.33")  # no override-MXFP4 experts: no Humming workspace
+    # no override-MXFP4 experts: no Humming workspace
+    assert mxfp4_override_moe_backend(spec, EngineConfig(engine="vllm"), "H200", "0.33") is None
