@@ -251,6 +251,7 @@ LISTED = dict(vllm_version="0.11", sglang_version="0.5.4", gpu_memory_utilizatio
               drafter="eagle3-llama3.1-8b", enable_prefix_caching=False, enable_expert_parallel=True, weights_gib=15.5,
               model_runner="V2", cudagraph_mode="PIECEWISE", compile_cache="warm", mm_limits=(("image", 0),),
               mm_processor_kwargs=(("max_pixels", 1003520),), skip_mm_profiling=True, vllm_graph_reserved_mem=0.2,
+              moe_backend="marlin", triton_kernels=True,
               mem_fraction_static=0.8, max_total_tokens=1000, dp_attention_size=2, moe_dense_tp_size=1,
               piecewise_cuda_graph="disable", mamba_full_memory_ratio=0.5, max_mamba_cache_size=10,
               mamba_ssm_dtype="bfloat16", swa_full_tokens_ratio=0.5, disable_hybrid_swa_memory=True,

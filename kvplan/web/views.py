@@ -1227,7 +1227,8 @@ VLLM_KNOB_ROWS = {"decode_context_parallel_size": "--decode-context-parallel-siz
                   "enable_prefix_caching": "--enable-prefix-caching",
                   "mm_limits": "--limit-mm-per-prompt", "mm_processor_kwargs": "--mm-processor-kwargs",
                   "skip_mm_profiling": "--skip-mm-profiling", "model_runner": "VLLM_USE_V2_MODEL_RUNNER",
-                  "cudagraph_mode": "--compilation-config cudagraph_mode",
+                  "cudagraph_mode": "--compilation-config cudagraph_mode", "moe_backend": "--moe-backend",
+                  "triton_kernels": "vllm/vllm-openai image (triton_kernels)",
                   "vllm_graph_reserved_mem": "VLLM_GRAPH_RESERVED_MEM"}
 SGLANG_KNOB_ROWS = {"speculative_method": "--speculative-algorithm",
                     "disable_custom_all_reduce": "--disable-custom-all-reduce",
@@ -1373,6 +1374,8 @@ def vllm_rows(args: VllmArgs, command=None, auto: str = AUTO_DTYPE) -> list[dict
             shown = f"{speculative_text(value, getattr(args, 'speculative_given', None))}, " \
                     f"{figures.counted(knobs['num_speculative_tokens'], 'token')}" + (
                 f", {kind} {knobs['drafter']}" if knobs.get("drafter") else "")
+        elif name == "triton_kernels":  # the image tag's: OpenAI's triton_kernels ships in vllm/vllm-openai
+            shown = "installed (the image ships it)" if value else "not installed"
         elif isinstance(value, bool):
             shown = _flag_value(name, value)
         else:
@@ -1471,8 +1474,10 @@ def vllm_spelled_notes(command) -> list[str]:
     """An SGLang line's vLLM-only spellings of the settings kvplan plans, each named with SGLang's own flag:
     "--max-num-seqs 4: vLLM's flag, not SGLang's: ...; planned as SGLang's --max-running-requests 4"; one SGLang has
     no flag for is said not planned (--gpu-memory-utilization: SGLang's share is --mem-fraction-static, another
-    fraction). --kv-cache-memory-bytes is left to the core, which refuses it on SGLang; --enable-expert-parallel too
-    (argparse takes an abbreviation of a longer SGLang flag, and SGLang's expert flags were not all read)."""
+    fraction). --kv-cache-memory-bytes is left to the core, which refuses it on SGLang. --enable-expert-parallel is
+    named too, planned as SGLang's --ep-size equal to --tp-size (no SGLang release kvplan profiles has a flag it
+    abbreviates: server_args.py of the sglang 0.4.0 - 0.5.23 wheels read 2026-12-03 spell expert parallelism
+    --ep-size / --expert-parallel-size / --ep, and --enable-ep-moe through 0.5.4)."""
     from kvplan.web.commands import sglang_spelling
 
     if getattr(command, "engine", "vllm") != "sglang":
@@ -1482,11 +1487,12 @@ def vllm_spelled_notes(command) -> list[str]:
     out = []
     for flag in dict.fromkeys(getattr(command, "vllm_spelled", ())):
         field = fields.get(flag)
-        if field in (None, "kv_cache_memory_bytes", "enable_expert_parallel") or SGLANG_FLAG_NAMES.get(field) == flag:
+        if field in (None, "kv_cache_memory_bytes") or SGLANG_FLAG_NAMES.get(field) == flag:
             continue
         value = getattr(command.args, field)
         shown = flag if isinstance(value, bool) else f"{flag} {_flag_value(field, value)}"
-        own = SGLANG_FLAG_NAMES.get(field) or renamed.get(flag)
+        own = f"--ep-size {command.args.tensor_parallel_size}" if field == "enable_expert_parallel" else \
+            SGLANG_FLAG_NAMES.get(field) or renamed.get(flag)
         out.append(f"{shown}: vLLM's flag, not SGLang's: {SGLANG_STOPS}; " + (
             f"planned as SGLang's {own}" + ("" if isinstance(value, bool) else f" {_flag_value(field, value)}")
             if own else "SGLang has no such setting (its memory share is --mem-fraction-static, a fraction of "
