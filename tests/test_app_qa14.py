@@ -359,8 +359,13 @@ def test_sglang_hybrid_paging_bytes_are_its_cell_not_one_groups_page():
                     "full_attention: the sliding-window layers' pool is priced into each token's cell at "
                     "--swa-full-tokens-ratio.")  # qa14b: layers by kind, not vLLM's 'KV groups'
     # SGLang's DeepSeek-V4: 22 compressed_attention groups, none a full-attention one: no "full-attention group's
-    # pages" figure, and no "sliding window" for them
+    # pages" figure; SGLang has no KV groups: its DSV4 pools are named (43 layers: 2 SWA-only + 21 CSA + 20 HCA, each
+    # with its SWA pool; kvplan.sglang_dsv4), tests/test_app_engine_wording.py
     at = run_app({"v": "1", "m": "deepseek-v4-flash", "tp": "8", "g": "H200", "e": "sglang"}, PAGING)
-    said = [c for c in _captions(at) if "KV groups" in c]
-    assert said == ["The plan has 22 KV groups (22 compressed_attention), none of them a full-attention group whose "
-                    "pages this page draws: their bytes are on the Budget page, not priced here."], said
+    said = [c for c in _captions(at) if "Budget page" in c]
+    assert said == ["SGLang keeps DeepSeek-V4's cache in its DSV4 pools, not in KV groups: every one of the 43 "
+                    "layers' sliding-window (SWA) pool, sized at --swa-full-tokens-ratio of the full tokens (0.1 by "
+                    "default), the CSA layers' compressed pool (one entry per 4 tokens) and indexer pool, the HCA "
+                    "layers' (one per 128) and the compressors' state rings, all priced as one \"full token\" "
+                    "(DSV4PoolConfigurator). None of them holds a sequence's pages as this page draws them: their "
+                    "bytes are on the Budget page, not priced here."], said

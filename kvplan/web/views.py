@@ -989,6 +989,36 @@ def refused_head() -> str:
     return "Last valid plan (an input is refused): " if widgets.refusals() else ""
 
 
+def unpaged_pools_text(state: PlanState, plan, kinds: str, unit: str) -> str:
+    """The Paging page's caption where no cache group pages as the page draws (no full-attention or latent group), in
+    the engine's words. vLLM: its KV groups (the hybrid KV-cache manager). SGLang has no KV groups: DeepSeek-V4's
+    cache is its DSV4 pools (kvplan.sglang_dsv4, DSV4PoolConfigurator: every layer's sliding-window pool at
+    --swa-full-tokens-ratio of the full tokens, the CSA layers' compressed pool of 1 entry per 4 tokens and its
+    indexer pool, the HCA layers' 1 per 128, the compressors' state rings), priced as one "full token" over all of
+    them; another model's, the token-to-KV pool's cell over its layers. Worked example: DeepSeek-V4-Flash on SGLang
+    (43 layers, 2 SWA-only, 21 CSA, 20 HCA) -> "SGLang keeps DeepSeek-V4's cache in its DSV4 pools, not in KV groups:
+    ...". ``kinds``: the plan's cache groups by kind ("22 compressed_attention"); ``unit``: the page's word for a
+    block."""
+    if plan.engine != "sglang":
+        return (f"The plan has {len(plan.kv_groups)} KV groups ({kinds}), none of them a full-attention group whose "
+                f"{unit}s this page draws: their bytes are on the Budget page, not priced here.")
+    layers = sum(g.layers for g in plan.kv_groups)
+    try:
+        dsv4 = cached.spec(state).model_type == "deepseek_v4"
+    except KvplanError:
+        dsv4 = False
+    if dsv4:
+        return (f"SGLang keeps DeepSeek-V4's cache in its DSV4 pools, not in KV groups: every one of the {layers} "
+                "layers' sliding-window (SWA) pool, sized at --swa-full-tokens-ratio of the full tokens (0.1 by "
+                "default), the CSA layers' compressed pool (one entry per 4 tokens) and indexer pool, the HCA layers' "
+                "(one per 128) and the compressors' state rings, all priced as one \"full token\" "
+                f"(DSV4PoolConfigurator). None of them holds a sequence's {unit}s as this page draws them: their "
+                "bytes are on the Budget page, not priced here.")
+    return (f"SGLang keeps this model's cache in its token-to-KV pool, one cell a token over its {layers} layers "
+            f"({kinds}), not in KV groups; it holds no sequence's {unit}s as this page draws them: their bytes are "
+            "on the Budget page, not priced here.")
+
+
 def paging_bytes(state: PlanState, paging: Paging) -> None:
     """The allocation in bytes, at the plan's bytes per block (its tightest rank)."""
     try:
@@ -1016,8 +1046,7 @@ def paging_bytes(state: PlanState, paging: Paging) -> None:
     kinds = ", ".join(f"{n} {k}" for k, n in Counter(g.kind for g in plan.kv_groups).items())
     main = [g.kind for g in plan.kv_groups if g.kind in ("full_attention", *LATENT_KINDS)]
     if not main:  # SGLang's DeepSeek-V4 (22 compressed_attention groups): no group pages as this page does
-        st.caption(head + f"The plan has {len(plan.kv_groups)} KV groups ({kinds}), none of them a full-attention "
-                   f"group whose {unit}s this page draws: their bytes are on the Budget page, not priced here.")
+        st.caption(head + unpaged_pools_text(state, plan, kinds, unit))
         return
     allocated = format_bytes(paging.allocated_blocks * rank.bytes_per_block)
     empty = format_bytes(paging.wasted_slots * rank.bytes_per_block // paging.block_size)

@@ -897,8 +897,30 @@ def _drafter_select(state: PlanState, changed: bool) -> None:
          placeholder="choose a draft head" if heads else "eagle / eagle3 heads only" if not eagle else "none",
          to_widget=lambda v: v if v in heads else None, from_widget=lambda v: kept if v is None else v,
          format_func=lambda n: f"{n} ({', '.join(drafter_for_model(n)['hf_repos'][:1])})",
-         help=f"{cached.SERVING_KNOBS['drafter'][1]}: the heads kvplan/presets/DRAFTERS.json ships for this model "
-              "and method; its weights and KV layers are planned")
+         help=drafter_help(state.engine, "head"))
+
+
+def drafter_help(engine: str, kind: str) -> str:
+    """The draft selector's help (``kind`` "head": an EAGLE head, "model": draft_model / STANDALONE's LM) in the
+    engine's words: vLLM's --speculative-config model, whose layers join the KV groups; SGLang's
+    --speculative-draft-model-path, whose layers SGLang prices into each token's cell (kvplan.sglang: EAGLE3's head
+    a layer, STANDALONE's LM as target layers) and keeps in a draft pool of its own. Worked example: ("sglang",
+    "head") -> "--speculative-draft-model-path (EAGLE3): the heads kvplan/presets/DRAFTERS.json ships for this
+    model; SGLang loads its weights, holds its embedding while the pool is sized, prices its layer into each token's
+    cell and keeps its own token-to-KV pool"."""
+    if engine == "sglang":
+        if kind == "head":
+            return ("--speculative-draft-model-path (EAGLE3): the heads kvplan/presets/DRAFTERS.json ships for this "
+                    "model; SGLang loads its weights, holds its embedding while the pool is sized, prices its layer "
+                    "into each token's cell and keeps its own token-to-KV pool")
+        return ("--speculative-draft-model-path (STANDALONE): presets of this model's vocabulary, smallest first; "
+                "SGLang loads its weights (at the target's TP, in the served dtype), prices its layers as target "
+                "layers into each token's cell and keeps its own token-to-KV pool")
+    if kind == "head":
+        return ("--speculative-config model (eagle / eagle3): the heads kvplan/presets/DRAFTERS.json ships for this "
+                "model and method; its weights are planned and its attention layers join the KV groups")
+    return ("--speculative-config model (draft_model): presets of this model's vocabulary, smallest first; its weights "
+            "(at the target's TP, in the served dtype) are planned and its KV layers join the KV groups")
 
 
 def _draft_model_select(state: PlanState, changed: bool) -> None:
@@ -920,9 +942,7 @@ def _draft_model_select(state: PlanState, changed: bool) -> None:
     kept = current().drafter
     bind("drafter", st.selectbox, "draft model", list(models), index=None, disabled=not models,
          placeholder="choose a draft model" if models else "none", to_widget=lambda v: v if v in models else None,
-         from_widget=lambda v: kept if v is None else v,
-         help=f"{cached.SERVING_KNOBS['drafter'][1]}: presets of this model's vocabulary, smallest first; its weights "
-              "(at the target's TP, in the served dtype) and its KV layers are planned")
+         from_widget=lambda v: kept if v is None else v, help=drafter_help(state.engine, "model"))
 
 
 def block_size_widget(container: Any = st) -> int | None:
