@@ -84,3 +84,17 @@ def test_sglang_mem_fraction_out_of_range_names_the_flag():
     with pytest.raises(PlanInputError) as exc:
         parse_command("python -m sglang.launch_server --model-path m/x --mem-fraction-static 1.5")
     assert exc.value.field == "--mem-fraction-static"
+
+
+def test_an_sglang_lines_vllm_only_knob_is_warned_not_also_said_planned():
+    """vLLM's parser notes --moe-backend marlin "planned by the core"; on an SGLang line it is not (SGLang's own flag is
+    --moe-runner-backend): the Import page warns so, and does not also list vLLM's note as info."""
+    from kvplan.web.views import info_notes, unplanned_flags
+
+    for typed in ("--moe-backend marlin", "--moe-backend=marlin"):
+        cmd = parse_command(SGL + typed)
+        assert unplanned_flags(cmd) == ["--moe-backend (marlin): a vLLM flag SGLang does not have: not planned with "
+                                        "SGLang"]
+        assert not [n for n in info_notes(cmd) if "moe-backend" in n]
+    vllm = parse_command("vllm serve Qwen/Qwen3-30B-A3B " + typed)
+    assert [n for n in info_notes(vllm) if n.startswith("--moe-backend=marlin: planned by the core")]

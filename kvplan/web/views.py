@@ -1469,6 +1469,27 @@ def unmodeled_notes(args) -> list[str]:
                                                                not n.split(":")[0].endswith(" auto"))]
 
 
+def info_notes(command) -> list[str]:
+    """The command's notes shown as info: not the warnings (``unmodeled_notes``), and on an SGLang line not the vLLM
+    parser's "planned by the core" for a vLLM-only knob SGLang has no flag for (``unplanned_flags`` warns it is not
+    planned with SGLang: "--moe-backend marlin: planned by the core" beside "--moe-backend (marlin): a vLLM flag SGLang
+    does not have")."""
+    args = getattr(command, "args", command)
+    warned = unmodeled_notes(args)
+    vllm_only = tuple(f"{VLLM_KNOB_ROWS[n]}{sep}" for n in _vllm_only_knobs_set(command) for sep in " =")
+    return [n for n in args.notes if n not in warned and not (vllm_only and n.startswith(vllm_only))]
+
+
+def _vllm_only_knobs_set(command) -> list[str]:
+    """An SGLang line's vLLM-only serving knobs (VLLM_KNOB_ROWS that SGLang spells not at all, or its own way) that
+    vLLM's parser read off the line away from their defaults; none for a vLLM line."""
+    if getattr(command, "engine", "vllm") != "sglang":
+        return []
+    args = command.args
+    return [name for name in VLLM_KNOB_ROWS if (name not in SGLANG_KNOB_ROWS or name in SGLANG_OWN_SPELLING)
+            and name in VllmArgs.model_fields and getattr(args, name) != VllmArgs.model_fields[name].default]
+
+
 def unplanned_flags(command) -> list[str]:
     """The flags of a command that change memory and that the app does not plan, each named: never dropped
     unsaid. An SGLang line's --speculative-* flags kvplan does not read (it plans --speculative-algorithm and
@@ -1484,12 +1505,9 @@ def unplanned_flags(command) -> list[str]:
 
     out = [f"{flag}: {why(flag)}" for flag in getattr(command, "unplanned", ())]
     out += vllm_spelled_notes(command)
-    if getattr(command, "engine", "vllm") == "sglang":
-        for name, flag in VLLM_KNOB_ROWS.items():
-            if (name not in SGLANG_KNOB_ROWS or name in SGLANG_OWN_SPELLING) and name in VllmArgs.model_fields and \
-                    getattr(args, name) != VllmArgs.model_fields[name].default:
-                out.append(f"{flag} ({getattr(args, name)}): a vLLM flag SGLang does not have: not planned with "
-                           "SGLang")
+    for name in _vllm_only_knobs_set(command):
+        out.append(f"{VLLM_KNOB_ROWS[name]} ({getattr(args, name)}): a vLLM flag SGLang does not have: not planned "
+                   "with SGLang")
     return out
 
 
