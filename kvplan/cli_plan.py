@@ -15,6 +15,7 @@ from kvplan.units import GiB, counted, format_bytes
 def engine_from_args(args):
     """EngineConfig from CLI flags; pydantic range errors become PlanInputError naming the flag."""
     from kvplan.engines import EngineConfig
+    from kvplan.vllm_args import moe_backend_value
 
     fields = dict(engine=args.engine, gpu_memory_utilization=args.gpu_memory_utilization, block_size=args.block_size,
                   kv_cache_dtype=args.kv_cache_dtype, weight_format=args.weight_format,
@@ -29,6 +30,7 @@ def engine_from_args(args):
                   mm_encoder_tp_mode=args.mm_encoder_tp_mode,
                   speculative_method="mtp" if args.mtp_tokens else "none", num_speculative_tokens=args.mtp_tokens,
                   triton_kernels=getattr(args, "triton_kernels", None),
+                  moe_backend=moe_backend_value("--moe-backend", getattr(args, "moe_backend", None) or "auto"),
                   vllm_graph_reserved_mem=getattr(args, "vllm_graph_reserved_mem", None),
                   sglang_aiter_honor_explicit_mem_fraction=getattr(args, "sglang_aiter_honor_explicit_mem_fraction",
                                                                    False))
@@ -377,6 +379,9 @@ def add_commands(sub) -> None:
                    help="vLLM 0.10.2 - 0.11.x: OpenAI's triton_kernels is installed (the vllm/vllm-openai image; "
                         "MXFP4 MoE then takes the Triton layout on Hopper); --no-triton-kernels: a pip install "
                         "(the default: Marlin)")
+    p.add_argument("--moe-backend", default="auto", metavar="NAME",
+                   help="vLLM 0.17+: the MoE experts' kernels (auto, marlin, cutlass, ...; marlin and cutlass "
+                        "workspaces are sized)")
     p.add_argument("--max-total-tokens", type=int, default=None, help="SGLang: cap on its KV pool")
     p.add_argument("--mamba-full-memory-ratio", type=float, default=None,
                    help="SGLang hybrids: MambaPool : KV pool memory ratio (default 0.9)")

@@ -611,8 +611,26 @@ def _max_model_len(flag: str, text: str) -> int | None:
     return _count(flag, text, 1, 1_000_000_000)
 
 
-# the one --moe-backend value kvplan sizes (kvplan.plan.vllm_cutlass_nvfp4_moe_transient_bytes)
-MOE_BACKEND_PLANNED = "cutlass"
+# the --moe-backend values whose held MoE workspace kvplan sizes: "cutlass" (W4A4 NVFP4 experts on CutlassExpertsFp4,
+# kvplan.plan.vllm_cutlass_nvfp4_moe_transient_bytes) and "marlin" (int4 / int8 weight-only and DeepSeek-V4's MXFP4
+# experts on MarlinExperts, kvplan.plan._held_moe_workspace_bytes); "auto" plans the oracle's own pick
+MOE_BACKEND_PLANNED = ("cutlass", "marlin")
+# A --moe-backend name as vLLM stores it: config/kernel.py KernelConfig._normalize_moe_backend lower-cases it and turns
+# "-" into "_" (0.17.0 - 0.33.0 wheels, read 2026-12-03); every MoEBackend literal there is lower-case letters, digits
+# and "_" ("auto", "marlin", "flashinfer_cutlass", "aiter_triton_mxfp4_bf16": 23 characters, the longest in 0.33.0).
+# kvplan.web.state's link check is this one.
+MOE_BACKEND_RE = re.compile(r"[a-z0-9_]{1,40}")
+
+
+def moe_backend_value(flag: str, text: str) -> str:
+    """A --moe-backend value as vLLM normalizes it (``MOE_BACKEND_RE``): "FlashInfer-Cutlass" -> "flashinfer_cutlass".
+    Anything else (empty, over 40 characters, other characters) is refused naming ``flag``: no MoEBackend name of any
+    release reads so, and vLLM refuses a name outside its Literal."""
+    value = text.strip().lower().replace("-", "_")
+    if not MOE_BACKEND_RE.fullmatch(value):
+        raise PlanInputError(flag, f"{text[:60]!r} is not a MoE backend name (vLLM's are lower-case letters, digits "
+                             "and _, up to 40: auto, marlin, cutlass, triton, flashinfer_cutlass, ...)")
+    return value
 
 # flag -> (field, value parser); switches are handled separately.
 _VALUE_FLAGS: dict[str, tuple[str, Callable[[str, str], Any]]] = {
@@ -1022,14 +1040,17 @@ def parse_vllm_command(command: str, prefix: list[str] | tuple[str, ...] = (), d
         elif name == _MM_KWARGS_FLAG:
             values["mm_processor_kwargs"] = mm_processor_kwargs_fields(name, value)
         elif name == "--moe-backend":
-            values["moe_backend"] = value.strip().lower()[:40] or "auto"
-            if values["moe_backend"] == MOE_BACKEND_PLANNED:
+            values["moe_backend"] = moe_backend_value(name, value)
+            if values["moe_backend"] == "cutlass":
                 notes.append(f"{shown}: planned by the core (EngineConfig.moe_backend: W4A4 NVFP4 experts on "
-                             "CutlassExpertsFp4); the app's Apply does not carry it")
+                             "CutlassExpertsFp4)")
+            elif values["moe_backend"] == "marlin":
+                notes.append(f"{shown}: planned by the core (EngineConfig.moe_backend: int4 / int8 weight-only and "
+                             "DeepSeek-V4's MXFP4 experts on MarlinExperts' held workspace, not Humming's)")
             elif values["moe_backend"] != "auto":
                 notes.append(f"{shown}: read, not planned: a vLLM KernelConfig setting whose memory effect kvplan "
-                             f"does not model (only --moe-backend {MOE_BACKEND_PLANNED} is sized: NVFP4 experts on "
-                             "CutlassExpertsFp4)")
+                             f"does not model (only --moe-backend {' / '.join(MOE_BACKEND_PLANNED)} is sized: NVFP4 "
+                             "experts on CutlassExpertsFp4, weight-only and MXFP4 experts on MarlinExperts)")
         elif name == "--speculative-config" and (spec := speculative_fields(value, draft_config, draft_name)):
             draft_tp = spec.pop("draft_tensor_parallel_size", None)
             values.update(spec)

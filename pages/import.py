@@ -41,7 +41,7 @@ def flags(args, command, imported=None) -> None:
     views.bullet_list([f"unknown flag (ignored): {u}" for u in args.unknown], "warning")
     views.bullet_list([f"no effect on memory: {u}" for u in args.ignored], "info")
     views.bullet_list(views.unmodeled_notes(args), "warning")
-    views.bullet_list([n for n in args.notes if n not in views.unmodeled_notes(args)], "info")
+    views.bullet_list(views.info_notes(command), "info")
 
 
 shell.enter()

@@ -251,6 +251,7 @@ LISTED = dict(vllm_version="0.11", sglang_version="0.5.4", gpu_memory_utilizatio
               drafter="eagle3-llama3.1-8b", enable_prefix_caching=False, enable_expert_parallel=True, weights_gib=15.5,
               model_runner="V2", cudagraph_mode="PIECEWISE", compile_cache="warm", mm_limits=(("image", 0),),
               mm_processor_kwargs=(("max_pixels", 1003520),), skip_mm_profiling=True, vllm_graph_reserved_mem=0.2,
+              moe_backend="marlin", triton_kernels=True,
               mem_fraction_static=0.8, max_total_tokens=1000, dp_attention_size=2, moe_dense_tp_size=1,
               piecewise_cuda_graph="disable", mamba_full_memory_ratio=0.5, max_mamba_cache_size=10,
               mamba_ssm_dtype="bfloat16", swa_full_tokens_ratio=0.5, disable_hybrid_swa_memory=True,
@@ -358,8 +359,13 @@ def test_sglang_hybrid_paging_bytes_are_its_cell_not_one_groups_page():
                     "full_attention: the sliding-window layers' pool is priced into each token's cell at "
                     "--swa-full-tokens-ratio.")  # qa14b: layers by kind, not vLLM's 'KV groups'
     # SGLang's DeepSeek-V4: 22 compressed_attention groups, none a full-attention one: no "full-attention group's
-    # pages" figure, and no "sliding window" for them
+    # pages" figure; SGLang has no KV groups: its DSV4 pools are named (43 layers: 2 SWA-only + 21 CSA + 20 HCA, each
+    # with its SWA pool; kvplan.sglang_dsv4), tests/test_app_engine_wording.py
     at = run_app({"v": "1", "m": "deepseek-v4-flash", "tp": "8", "g": "H200", "e": "sglang"}, PAGING)
-    said = [c for c in _captions(at) if "KV groups" in c]
-    assert said == ["The plan has 22 KV groups (22 compressed_attention), none of them a full-attention group whose "
-                    "pages this page draws: their bytes are on the Budget page, not priced here."], said
+    said = [c for c in _captions(at) if "Budget page" in c]
+    assert said == ["SGLang keeps DeepSeek-V4's cache in its DSV4 pools, not in KV groups: every one of the 43 "
+                    "layers' sliding-window (SWA) pool, sized at --swa-full-tokens-ratio of the full tokens (0.1 by "
+                    "default), the CSA layers' compressed pool (one entry per 4 tokens) and indexer pool, the HCA "
+                    "layers' (one per 128) and the compressors' state rings, all priced as one \"full token\" "
+                    "(DSV4PoolConfigurator). None of them holds a sequence's pages as this page draws them: their "
+                    "bytes are on the Budget page, not priced here."], said

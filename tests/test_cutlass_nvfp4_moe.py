@@ -2,8 +2,11 @@
 (kvplan.plan.vllm_cutlass_nvfp4_moe_transient_bytes; shapes read in the vllm-0.20.0 wheel's
 model_executor/layers/fused_moe/experts/cutlass_moe.py and modular_kernel.py, the same in 0.18.0 - 0.34.0)."""
 
+import pytest
+
 from kvplan import load_preset
 from kvplan.engines import EngineConfig
+from kvplan.errors import PlanInputError
 from kvplan.plan import (
     vllm_cutlass_nvfp4_moe_held, vllm_cutlass_nvfp4_moe_transient_bytes, vllm_cutlass_nvfp4_moe_workspace_bytes,
 )
@@ -46,8 +49,14 @@ def test_the_flag_is_read():
     assert args.moe_backend == "cutlass" and args.engine_fields()["moe_backend"] == "cutlass"
     assert [n for n in args.notes if "--moe-backend" in n] == [
         "--moe-backend CUTLASS: planned by the core (EngineConfig.moe_backend: W4A4 NVFP4 experts on "
-        "CutlassExpertsFp4); the app's Apply does not carry it"]
-    other = parse_vllm_command("vllm serve m --moe-backend marlin")
+        "CutlassExpertsFp4)"]
+    other = parse_vllm_command("vllm serve m --moe-backend marlin")  # MarlinExperts' held workspace is sized too
     assert other.moe_backend == "marlin"
-    assert any(n.startswith("--moe-backend marlin: read, not planned") for n in other.notes)
+    assert any(n.startswith("--moe-backend marlin: planned by the core") for n in other.notes)
     assert parse_vllm_command("vllm serve m").engine_fields()["moe_backend"] == "auto"
+    # vLLM's KernelConfig._normalize_moe_backend: lower-case, "-" -> "_" (config/kernel.py, 0.17.0 - 0.33.0)
+    assert parse_vllm_command("vllm serve m --moe-backend FlashInfer-Cutlass").moe_backend == "flashinfer_cutlass"
+    for bad in ("''", "triton.v2", "x" * 41):  # no MoEBackend name of any release reads so: refused, flag named
+        with pytest.raises(PlanInputError) as exc:
+            parse_vllm_command(f"vllm serve m --moe-backend {bad}")
+        assert exc.value.field == "--moe-backend"

@@ -27,7 +27,8 @@ FULL = PlanState(
     drafter="eagle3-llama3.1-8b", enable_prefix_caching=False, max_total_tokens=123_456, dp_attention_size=4, moe_dense_tp_size=1,
     piecewise_cuda_graph="enforce", mamba_full_memory_ratio=0.5, max_mamba_cache_size=64, mamba_ssm_dtype="bfloat16",
     mm_limits=(("image", 0), ("video", 1)), mm_processor_kwargs=(("max_pixels", 1003520),), skip_mm_profiling=True,
-    model_runner="V1", cudagraph_mode="PIECEWISE", compile_cache="warm", sglang_aiter_honor_explicit_mem_fraction=True,
+    model_runner="V1", cudagraph_mode="PIECEWISE", compile_cache="warm", moe_backend="marlin", triton_kernels=True,
+    sglang_aiter_honor_explicit_mem_fraction=True,
     swa_full_tokens_ratio=0.5, disable_hybrid_swa_memory=True, vllm_graph_reserved_mem=0.15,
 )
 

@@ -56,6 +56,11 @@ SERVING_KNOBS: dict[str, tuple[tuple[str, ...], str]] = {
     "cudagraph_mode": (("vllm",), "--compilation-config cudagraph_mode"),
     # not a flag: whether ~/.cache/vllm/torch_compile_cache holds this model's graphs at start-up
     "compile_cache": (("vllm",), "torch.compile cache at start-up"),
+    # --moe-backend (the held MoE workspace of marlin / cutlass is sized: kvplan.vllm_args.MOE_BACKEND_PLANNED)
+    "moe_backend": (("vllm",), "--moe-backend"),
+    # OpenAI's triton_kernels beside vLLM (a vllm/vllm-openai image): MXFP4 MoE on Hopper takes Triton's layout
+    # from 0.10.2 (kvplan.vllm_layouts.mxfp4_triton_kernels)
+    "triton_kernels": (("vllm",), "triton_kernels installed (a vllm/vllm-openai image)"),
     # read by vllm-gaudi only: the sidebar draws it for an Intel Gaudi GPU (the core warns on another one)
     "vllm_graph_reserved_mem": (("vllm",), "VLLM_GRAPH_RESERVED_MEM (Intel Gaudi)"),
     # SGLang: --speculative-algorithm NEXTN / EAGLE on the checkpoint's MTP layers ("mtp") or NGRAM ("ngram"), and

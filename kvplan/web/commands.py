@@ -33,6 +33,13 @@ SGLANG_FLAGS = {"--model-path": None, "--model": None, "--tp-size": "--tensor-pa
                 "--chunked-prefill-size": "--max-num-batched-tokens"}  # -1 (chunking off): not planned
 SGLANG_SWITCHES = {"--enable-ep-moe": "--enable-expert-parallel", "--enable-dp-attention": None,
                    "--disable-cuda-graph": "--enforce-eager"}
+# --enable-ep-moe (server_args.py, read in the sglang 0.4.6 - 0.5.6 wheels, 2026-12-03): a store_true switch setting
+# ep_size = tp_size through 0.5.2 ("(Deprecated)" in its help from 0.5.0rc0); 0.5.3 - 0.5.4 keep it as a
+# DeprecatedAction that raises "Please set `--ep-size` to the same value as `--tp-size` instead."; 0.5.5 has no such
+# flag (argparse: unrecognized arguments). _sglang_as_vllm reads it as --ep-size TP and says so.
+ENABLE_EP_MOE_NOTE = ("--enable-ep-moe: planned as --ep-size equal to --tp-size (experts whole over the TP group), as "
+                      "SGLang through 0.5.2 reads it; SGLang 0.5.3 - 0.5.4 refuse it (deprecated: \"set --ep-size to "
+                      "the same value as --tp-size\") and 0.5.5 and later have no such flag: write --ep-size N there")
 # With --enable-dp-attention, --dp / --dp-size / --data-parallel-size is the attention-DP size (dp_attention_size).
 SGLANG_DP = ("--dp", "--dp-size", "--data-parallel-size")
 SGLANG_EP = {"--ep-size", "--expert-parallel-size", "--ep"}
@@ -221,6 +228,11 @@ def parse_command(command: str) -> Command:
             image, _, tag = tok.partition(":")
             if image.endswith("lmsysorg/sglang") and (m := re.match(r"v?(\d+\.\d+\.\d+(?:\.post\d+)?)", tag)):
                 extra["sglang_version"] = sglang_profile_for_release(m.group(1))
+        if (ep := extra.pop("ep_size", None)) is not None and ep[1] != args.tensor_parallel_size:
+            raise PlanInputError(ep[0], f"{ep[1]} with --tp-size {args.tensor_parallel_size}: kvplan plans SGLang's "
+                                 "expert parallelism over the whole TP group only (--ep-size 1, or equal to "
+                                 "--tp-size); SGLang splits a narrower one into MoE DP groups (--ep-size x moe DP = "
+                                 "--tp-size), which kvplan does not model")
         _sglang_env(launch_env(tokens)[0] | docker_env(tokens[:start]), mfs, extra)
         if extra.get("env_notes"):
             args = args.model_copy(update={"notes": args.notes + extra.pop("env_notes")})
@@ -351,6 +363,8 @@ def _sglang_as_vllm(tokens: list[str], dp_attention: bool = False) -> tuple[list
             if SGLANG_SWITCHES[name]:
                 out.append(SGLANG_SWITCHES[name])
                 typed[SGLANG_SWITCHES[name]] = name
+            if name == "--enable-ep-moe":
+                extra["notes"] = extra.get("notes", ()) + (ENABLE_EP_MOE_NOTE,)
         elif name in SGLANG_SWITCH_FIELDS:
             field, on = SGLANG_SWITCH_FIELDS[name]
             extra[field] = on
@@ -376,9 +390,11 @@ def _sglang_as_vllm(tokens: list[str], dp_attention: bool = False) -> tuple[list
                 _positive_int(name, word, 1_000_000)  # server_args.py: type=int
             shown = tok if eq else f"{tok} {' '.join(words)}"
             extra["notes"] = extra.get("notes", ()) + (f"{shown}: read, not planned: {why}",)
-        elif name in SGLANG_EP:  # an expert-parallel width above 1: experts sharded (vLLM's switch)
-            if (take(name, eq, inline, needed=False) or "").strip() not in ("", "1"):
+        elif name in SGLANG_EP:  # an expert-parallel width above 1: experts placed whole (vLLM's switch)
+            width = _positive_int(name, take(name, eq, inline) or "", 4096)  # server_args.py: type=int
+            if width > 1:
                 out.append("--enable-expert-parallel")
+                extra["ep_size"] = (name, width)
         elif name.startswith("--speculative"):  # --speculative-algorithm NEXTN / EAGLE, --speculative-num-steps, ...
             value = inline if eq else (tokens[i] if i < len(tokens) and not tokens[i].startswith("-") else None)
             if not eq and value is not None:

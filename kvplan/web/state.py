@@ -38,7 +38,7 @@ from kvplan.paging import check_block_size
 from kvplan.hf_config import parse_config
 from kvplan.presets import load_preset, preset_names
 from kvplan.spec import ModelSpec
-from kvplan.vllm_args import MAX_COMMAND_CHARS, human_readable_int
+from kvplan.vllm_args import MAX_COMMAND_CHARS, MOE_BACKEND_RE, human_readable_int
 from kvplan.weights import check_format
 
 VERSION = 1
@@ -131,6 +131,11 @@ class PlanState(BaseModel):
     model_runner: Literal["auto", "V1", "V2"] = "auto"
     cudagraph_mode: Literal["NONE", "PIECEWISE", "FULL_AND_PIECEWISE"] | None = None
     compile_cache: Literal["cold", "warm"] = "cold"
+    # --moe-backend as vLLM normalizes it (kvplan.vllm_args.moe_backend_value: lower-case, "-" -> "_", up to 40
+    # characters; "auto": the oracle's pick), and whether OpenAI's triton_kernels is installed beside vLLM (None: the
+    # release's pip default; a pasted vllm/vllm-openai:vX image tag sets True: EngineConfig.triton_kernels)
+    moe_backend: str = "auto"
+    triton_kernels: bool | None = None
     # Intel Gaudi (vllm-gaudi) only: VLLM_GRAPH_RESERVED_MEM, the share of usable memory kept for HPU graphs (None: 0.1)
     vllm_graph_reserved_mem: float | None = None
     # ... and SGLang's
@@ -268,6 +273,15 @@ def _block(text: str) -> int:
         return check_block_size(int(text))
     except (ValueError, KvplanError):
         raise ValueError("must be a whole number of tokens from 1 to 65536") from None
+
+
+def _moe_backend(text: str) -> str:
+    """--moe-backend as the app holds it: vLLM's normalized spelling only (kvplan.vllm_args.MOE_BACKEND_RE), so a
+    link never plans a name the Import page would have spelled otherwise."""
+    if not MOE_BACKEND_RE.fullmatch(text):
+        raise ValueError("must be a vLLM --moe-backend name: 1 to 40 lower-case letters, digits and _ (auto, marlin, "
+                         "cutlass, ...)")
+    return text
 
 
 def _lengths(text: str) -> tuple[int, ...]:
@@ -456,6 +470,8 @@ FIELDS: tuple[Field, ...] = (
     Field("model_runner", "mr", _choice(MODEL_RUNNERS)),
     Field("cudagraph_mode", "cgm", _choice(CUDAGRAPH_MODES)),
     Field("compile_cache", "cc", _choice(COMPILE_CACHES)),
+    Field("moe_backend", "moe", _moe_backend),
+    Field("triton_kernels", "tk", _bool, _b),
     Field("vllm_graph_reserved_mem", "grm", _float(0.0, 1.0, hi_open=True), _fmt_float),  # EngineConfig's [0, 1)
     Field("max_total_tokens", "mtt", _int(1, 10**12)),  # a pool, not a sequence: past MAX_TOKENS
     Field("dp_attention_size", "dpa", _int(1, MAX_PARALLEL)),

@@ -989,6 +989,36 @@ def refused_head() -> str:
     return "Last valid plan (an input is refused): " if widgets.refusals() else ""
 
 
+def unpaged_pools_text(state: PlanState, plan, kinds: str, unit: str) -> str:
+    """The Paging page's caption where no cache group pages as the page draws (no full-attention or latent group), in
+    the engine's words. vLLM: its KV groups (the hybrid KV-cache manager). SGLang has no KV groups: DeepSeek-V4's
+    cache is its DSV4 pools (kvplan.sglang_dsv4, DSV4PoolConfigurator: every layer's sliding-window pool at
+    --swa-full-tokens-ratio of the full tokens, the CSA layers' compressed pool of 1 entry per 4 tokens and its
+    indexer pool, the HCA layers' 1 per 128, the compressors' state rings), priced as one "full token" over all of
+    them; another model's, the token-to-KV pool's cell over its layers. Worked example: DeepSeek-V4-Flash on SGLang
+    (43 layers, 2 SWA-only, 21 CSA, 20 HCA) -> "SGLang keeps DeepSeek-V4's cache in its DSV4 pools, not in KV groups:
+    ...". ``kinds``: the plan's cache groups by kind ("22 compressed_attention"); ``unit``: the page's word for a
+    block."""
+    if plan.engine != "sglang":
+        return (f"The plan has {len(plan.kv_groups)} KV groups ({kinds}), none of them a full-attention group whose "
+                f"{unit}s this page draws: their bytes are on the Budget page, not priced here.")
+    layers = sum(g.layers for g in plan.kv_groups)
+    try:
+        dsv4 = cached.spec(state).model_type == "deepseek_v4"
+    except KvplanError:
+        dsv4 = False
+    if dsv4:
+        return (f"SGLang keeps DeepSeek-V4's cache in its DSV4 pools, not in KV groups: every one of the {layers} "
+                "layers' sliding-window (SWA) pool, sized at --swa-full-tokens-ratio of the full tokens (0.1 by "
+                "default), the CSA layers' compressed pool (one entry per 4 tokens) and indexer pool, the HCA layers' "
+                "(one per 128) and the compressors' state rings, all priced as one \"full token\" "
+                f"(DSV4PoolConfigurator). None of them holds a sequence's {unit}s as this page draws them: their "
+                "bytes are on the Budget page, not priced here.")
+    return (f"SGLang keeps this model's cache in its token-to-KV pool, one cell a token over its {layers} layers "
+            f"({kinds}), not in KV groups; it holds no sequence's {unit}s as this page draws them: their bytes are "
+            "on the Budget page, not priced here.")
+
+
 def paging_bytes(state: PlanState, paging: Paging) -> None:
     """The allocation in bytes, at the plan's bytes per block (its tightest rank)."""
     try:
@@ -1016,8 +1046,7 @@ def paging_bytes(state: PlanState, paging: Paging) -> None:
     kinds = ", ".join(f"{n} {k}" for k, n in Counter(g.kind for g in plan.kv_groups).items())
     main = [g.kind for g in plan.kv_groups if g.kind in ("full_attention", *LATENT_KINDS)]
     if not main:  # SGLang's DeepSeek-V4 (22 compressed_attention groups): no group pages as this page does
-        st.caption(head + f"The plan has {len(plan.kv_groups)} KV groups ({kinds}), none of them a full-attention "
-                   f"group whose {unit}s this page draws: their bytes are on the Budget page, not priced here.")
+        st.caption(head + unpaged_pools_text(state, plan, kinds, unit))
         return
     allocated = format_bytes(paging.allocated_blocks * rank.bytes_per_block)
     empty = format_bytes(paging.wasted_slots * rank.bytes_per_block // paging.block_size)
@@ -1227,7 +1256,8 @@ VLLM_KNOB_ROWS = {"decode_context_parallel_size": "--decode-context-parallel-siz
                   "enable_prefix_caching": "--enable-prefix-caching",
                   "mm_limits": "--limit-mm-per-prompt", "mm_processor_kwargs": "--mm-processor-kwargs",
                   "skip_mm_profiling": "--skip-mm-profiling", "model_runner": "VLLM_USE_V2_MODEL_RUNNER",
-                  "cudagraph_mode": "--compilation-config cudagraph_mode",
+                  "cudagraph_mode": "--compilation-config cudagraph_mode", "moe_backend": "--moe-backend",
+                  "triton_kernels": "vllm/vllm-openai image (triton_kernels)",
                   "vllm_graph_reserved_mem": "VLLM_GRAPH_RESERVED_MEM"}
 SGLANG_KNOB_ROWS = {"speculative_method": "--speculative-algorithm",
                     "disable_custom_all_reduce": "--disable-custom-all-reduce",
@@ -1373,6 +1403,8 @@ def vllm_rows(args: VllmArgs, command=None, auto: str = AUTO_DTYPE) -> list[dict
             shown = f"{speculative_text(value, getattr(args, 'speculative_given', None))}, " \
                     f"{figures.counted(knobs['num_speculative_tokens'], 'token')}" + (
                 f", {kind} {knobs['drafter']}" if knobs.get("drafter") else "")
+        elif name == "triton_kernels":  # the image tag's: OpenAI's triton_kernels ships in vllm/vllm-openai
+            shown = "installed (the image ships it)" if value else "not installed"
         elif isinstance(value, bool):
             shown = _flag_value(name, value)
         else:
@@ -1437,6 +1469,27 @@ def unmodeled_notes(args) -> list[str]:
                                                                not n.split(":")[0].endswith(" auto"))]
 
 
+def info_notes(command) -> list[str]:
+    """The command's notes shown as info: not the warnings (``unmodeled_notes``), and on an SGLang line not the vLLM
+    parser's "planned by the core" for a vLLM-only knob SGLang has no flag for (``unplanned_flags`` warns it is not
+    planned with SGLang: "--moe-backend marlin: planned by the core" beside "--moe-backend (marlin): a vLLM flag SGLang
+    does not have")."""
+    args = getattr(command, "args", command)
+    warned = unmodeled_notes(args)
+    vllm_only = tuple(f"{VLLM_KNOB_ROWS[n]}{sep}" for n in _vllm_only_knobs_set(command) for sep in " =")
+    return [n for n in args.notes if n not in warned and not (vllm_only and n.startswith(vllm_only))]
+
+
+def _vllm_only_knobs_set(command) -> list[str]:
+    """An SGLang line's vLLM-only serving knobs (VLLM_KNOB_ROWS that SGLang spells not at all, or its own way) that
+    vLLM's parser read off the line away from their defaults; none for a vLLM line."""
+    if getattr(command, "engine", "vllm") != "sglang":
+        return []
+    args = command.args
+    return [name for name in VLLM_KNOB_ROWS if (name not in SGLANG_KNOB_ROWS or name in SGLANG_OWN_SPELLING)
+            and name in VllmArgs.model_fields and getattr(args, name) != VllmArgs.model_fields[name].default]
+
+
 def unplanned_flags(command) -> list[str]:
     """The flags of a command that change memory and that the app does not plan, each named: never dropped
     unsaid. An SGLang line's --speculative-* flags kvplan does not read (it plans --speculative-algorithm and
@@ -1452,12 +1505,9 @@ def unplanned_flags(command) -> list[str]:
 
     out = [f"{flag}: {why(flag)}" for flag in getattr(command, "unplanned", ())]
     out += vllm_spelled_notes(command)
-    if getattr(command, "engine", "vllm") == "sglang":
-        for name, flag in VLLM_KNOB_ROWS.items():
-            if (name not in SGLANG_KNOB_ROWS or name in SGLANG_OWN_SPELLING) and name in VllmArgs.model_fields and \
-                    getattr(args, name) != VllmArgs.model_fields[name].default:
-                out.append(f"{flag} ({getattr(args, name)}): a vLLM flag SGLang does not have: not planned with "
-                           "SGLang")
+    for name in _vllm_only_knobs_set(command):
+        out.append(f"{VLLM_KNOB_ROWS[name]} ({getattr(args, name)}): a vLLM flag SGLang does not have: not planned "
+                   "with SGLang")
     return out
 
 
@@ -1471,8 +1521,10 @@ def vllm_spelled_notes(command) -> list[str]:
     """An SGLang line's vLLM-only spellings of the settings kvplan plans, each named with SGLang's own flag:
     "--max-num-seqs 4: vLLM's flag, not SGLang's: ...; planned as SGLang's --max-running-requests 4"; one SGLang has
     no flag for is said not planned (--gpu-memory-utilization: SGLang's share is --mem-fraction-static, another
-    fraction). --kv-cache-memory-bytes is left to the core, which refuses it on SGLang; --enable-expert-parallel too
-    (argparse takes an abbreviation of a longer SGLang flag, and SGLang's expert flags were not all read)."""
+    fraction). --kv-cache-memory-bytes is left to the core, which refuses it on SGLang. --enable-expert-parallel is
+    named too, planned as SGLang's --ep-size equal to --tp-size (no SGLang release kvplan profiles has a flag it
+    abbreviates: server_args.py of the sglang 0.4.0 - 0.5.23 wheels read 2026-12-03 spell expert parallelism
+    --ep-size / --expert-parallel-size / --ep, and --enable-ep-moe through 0.5.4)."""
     from kvplan.web.commands import sglang_spelling
 
     if getattr(command, "engine", "vllm") != "sglang":
@@ -1482,11 +1534,12 @@ def vllm_spelled_notes(command) -> list[str]:
     out = []
     for flag in dict.fromkeys(getattr(command, "vllm_spelled", ())):
         field = fields.get(flag)
-        if field in (None, "kv_cache_memory_bytes", "enable_expert_parallel") or SGLANG_FLAG_NAMES.get(field) == flag:
+        if field in (None, "kv_cache_memory_bytes") or SGLANG_FLAG_NAMES.get(field) == flag:
             continue
         value = getattr(command.args, field)
         shown = flag if isinstance(value, bool) else f"{flag} {_flag_value(field, value)}"
-        own = SGLANG_FLAG_NAMES.get(field) or renamed.get(flag)
+        own = f"--ep-size {command.args.tensor_parallel_size}" if field == "enable_expert_parallel" else \
+            SGLANG_FLAG_NAMES.get(field) or renamed.get(flag)
         out.append(f"{shown}: vLLM's flag, not SGLang's: {SGLANG_STOPS}; " + (
             f"planned as SGLang's {own}" + ("" if isinstance(value, bool) else f" {_flag_value(field, value)}")
             if own else "SGLang has no such setting (its memory share is --mem-fraction-static, a fraction of "

@@ -31,6 +31,7 @@ from kvplan.support import on_gaudi
 from kvplan.units import GiB
 from kvplan.weights import FORMATS
 from kvplan.hf_config import MAX_CONFIG_BYTES, load_config_text
+from kvplan.vllm_args import MOE_BACKEND_PLANNED
 from kvplan.web import cached, hub, views
 from kvplan.web.state import (
     BY_KEY, BY_NAME, DEFAULT, MAMBA_SSM_DTYPES, MAX_LINK_QUERY, MAX_MAMBA_RATIO, MAX_MAMBA_SLOTS, MAX_PARALLEL,
@@ -45,7 +46,7 @@ KNOBS, SHARE = "kv.knobs", "kv.share"  # the sidebar's lazy expanders (open or n
 # The Engine knobs drawn only where they matter: vLLM's behind the "advanced" switch (the multimodal ones only for a
 # model with a tower), SGLang's aiter switch only with an explicit --mem-fraction-static (_vllm_advanced,
 # _serving_knobs)
-VLLM_ADVANCED = ("model_runner", "cudagraph_mode", "compile_cache")
+VLLM_ADVANCED = ("model_runner", "cudagraph_mode", "compile_cache", "moe_backend", "triton_kernels")
 VLLM_ADVANCED_MM = ("mm_limits", "mm_processor_kwargs", "skip_mm_profiling")
 VLLM_GAUDI = ("vllm_graph_reserved_mem",)  # read by vllm-gaudi only: drawn for an Intel Gaudi GPU (_serving_knobs)
 ADVANCED_KNOBS = {"vllm": VLLM_ADVANCED + VLLM_ADVANCED_MM + VLLM_GAUDI, "sglang": ("sglang_aiter_honor_explicit_mem_fraction",),
@@ -549,6 +550,8 @@ def knob_text(state: PlanState, name: str) -> str:
         return f"torch.compile cache {text}"
     if name == "cudagraph_mode":
         return f"--compilation-config cudagraph_mode={text}"
+    if name == "triton_kernels":
+        return f"vLLM with triton_kernels {'installed (a vllm/vllm-openai image)' if value else 'not installed'}"
     if name == "piecewise_cuda_graph":
         return f"--{value}-piecewise-cuda-graph"
     if name == "dp_attention_size":
@@ -742,7 +745,8 @@ ADVANCED = "kv.advanced"  # the Engine knobs' "advanced" switch (session only: n
 
 
 def _vllm_advanced(state: PlanState, knob: Callable[..., None]) -> None:
-    """vLLM's launch settings the Import page carries (model runner, CUDA-graph mode, compile cache; for a model with
+    """vLLM's launch settings the Import page carries (model runner, CUDA-graph mode, compile cache, --moe-backend,
+    triton_kernels; for a model with
     a vision / audio tower, --limit-mm-per-prompt, --mm-processor-kwargs, --skip-mm-profiling), behind one switch:
     off, no widget of theirs is built (each costs every rerun) and the ones set are named in a caption."""
     try:
@@ -751,7 +755,8 @@ def _vllm_advanced(state: PlanState, knob: Callable[..., None]) -> None:
         towers = False
     names = VLLM_ADVANCED + (VLLM_ADVANCED_MM if towers else ())
     if not st.toggle("advanced", key=ADVANCED, help="launch settings a pasted line carries (Import): the model "
-                     "runner, CUDA graphs, the compile cache" + (", the multimodal limits" if towers else "")):
+                     "runner, CUDA graphs, the compile cache, the MoE backend" + (
+                         ", the multimodal limits" if towers else "")):
         if changed := [knob_text(state, n) for n in names if getattr(state, n) != getattr(DEFAULT, n)]:
             st.caption("Advanced set: " + views.esc(", ".join(changed)))
         return
@@ -763,6 +768,19 @@ def _vllm_advanced(state: PlanState, knob: Callable[..., None]) -> None:
     knob("compile_cache", st.selectbox, "compile cache", "cold: the profile run compiles (its benchmark holds a copy "
          "of the embedding shard); warm: the graphs load from ~/.cache/vllm/torch_compile_cache",
          options=["cold", "warm"])
+    # the names kvplan sizes apart (kvplan.vllm_args.MOE_BACKEND_PLANNED); another one a pasted line or a link set is
+    # listed too, kept as given
+    backends = ["auto", *MOE_BACKEND_PLANNED] + ([] if state.moe_backend in ("auto", *MOE_BACKEND_PLANNED) else
+                                                 [state.moe_backend])
+    knob("moe_backend", st.selectbox, "moe_backend", "auto plans vLLM's own pick (Humming on Hopper from 0.32 for "
+         "int4 / int8 weight-only and DeepSeek-V4's MXFP4 experts); marlin holds MarlinExperts' workspace, cutlass "
+         "CutlassExpertsFp4's for NVFP4 experts (0.18+); another backend is kept as given, its own workspace not "
+         "sized", options=backends)
+    knob("triton_kernels", st.selectbox, "triton_kernels", "OpenAI's triton_kernels beside vLLM (the vllm/vllm-openai "
+         "image ships it; a pip install of 0.10.2 - 0.11.x does not; bundled from 0.12.0): MXFP4 MoE on Hopper then "
+         "takes Triton's layout", options=["release default", "installed", "not installed"],
+         to_widget=lambda v: {None: "release default", True: "installed", False: "not installed"}[v],
+         from_widget=lambda v: {"release default": None, "installed": True, "not installed": False}[v])
     if not towers:
         return
     for name, label, example in (("mm_limits", "limit_mm_per_prompt", "image:1,video:0"),
@@ -879,8 +897,30 @@ def _drafter_select(state: PlanState, changed: bool) -> None:
          placeholder="choose a draft head" if heads else "eagle / eagle3 heads only" if not eagle else "none",
          to_widget=lambda v: v if v in heads else None, from_widget=lambda v: kept if v is None else v,
          format_func=lambda n: f"{n} ({', '.join(drafter_for_model(n)['hf_repos'][:1])})",
-         help=f"{cached.SERVING_KNOBS['drafter'][1]}: the heads kvplan/presets/DRAFTERS.json ships for this model "
-              "and method; its weights and KV layers are planned")
+         help=drafter_help(state.engine, "head"))
+
+
+def drafter_help(engine: str, kind: str) -> str:
+    """The draft selector's help (``kind`` "head": an EAGLE head, "model": draft_model / STANDALONE's LM) in the
+    engine's words: vLLM's --speculative-config model, whose layers join the KV groups; SGLang's
+    --speculative-draft-model-path, whose layers SGLang prices into each token's cell (kvplan.sglang: EAGLE3's head
+    a layer, STANDALONE's LM as target layers) and keeps in a draft pool of its own. Worked example: ("sglang",
+    "head") -> "--speculative-draft-model-path (EAGLE3): the heads kvplan/presets/DRAFTERS.json ships for this
+    model; SGLang loads its weights, holds its embedding while the pool is sized, prices its layer into each token's
+    cell and keeps its own token-to-KV pool"."""
+    if engine == "sglang":
+        if kind == "head":
+            return ("--speculative-draft-model-path (EAGLE3): the heads kvplan/presets/DRAFTERS.json ships for this "
+                    "model; SGLang loads its weights, holds its embedding while the pool is sized, prices its layer "
+                    "into each token's cell and keeps its own token-to-KV pool")
+        return ("--speculative-draft-model-path (STANDALONE): presets of this model's vocabulary, smallest first; "
+                "SGLang loads its weights (at the target's TP, in the served dtype), prices its layers as target "
+                "layers into each token's cell and keeps its own token-to-KV pool")
+    if kind == "head":
+        return ("--speculative-config model (eagle / eagle3): the heads kvplan/presets/DRAFTERS.json ships for this "
+                "model and method; its weights are planned and its attention layers join the KV groups")
+    return ("--speculative-config model (draft_model): presets of this model's vocabulary, smallest first; its weights "
+            "(at the target's TP, in the served dtype) are planned and its KV layers join the KV groups")
 
 
 def _draft_model_select(state: PlanState, changed: bool) -> None:
@@ -902,9 +942,7 @@ def _draft_model_select(state: PlanState, changed: bool) -> None:
     kept = current().drafter
     bind("drafter", st.selectbox, "draft model", list(models), index=None, disabled=not models,
          placeholder="choose a draft model" if models else "none", to_widget=lambda v: v if v in models else None,
-         from_widget=lambda v: kept if v is None else v,
-         help=f"{cached.SERVING_KNOBS['drafter'][1]}: presets of this model's vocabulary, smallest first; its weights "
-              "(at the target's TP, in the served dtype) and its KV layers are planned")
+         from_widget=lambda v: kept if v is None else v, help=drafter_help(state.engine, "model"))
 
 
 def block_size_widget(container: Any = st) -> int | None:
