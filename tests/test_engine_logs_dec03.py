@@ -102,7 +102,7 @@ from kvplan import load_preset
 from kvplan.engines import EngineConfig
 from kvplan.gpus import get_gpu
 from kvplan.parallel import Layout
-from kvplan.plan import plan, vllm_moe_workspace_bytes, vllm_moe_workspace_held
+from kvplan.plan import plan, vllm_marlin_moe_transient_bytes, vllm_moe_workspace_bytes, vllm_moe_workspace_held
 from kvplan.units import GiB
 from kvplan.vllm_args import parse_vllm_command
 from tests.test_engine_logs import close, close_gib
@@ -145,19 +145,34 @@ def test_kimi_k25_h100_tp8_v0_15_weights():
     "weights (71.86 vs 72.02 logged; every parameter vLLM 0.15.0 creates for this checkpoint is counted, the Marlin "
     "repack keeps the packed bytes and frees its temporaries, W_UK / W_UV are views of the bf16 kv_b_proj, the rotary "
     "table is bf16 (rotary_embedding off under Inductor), and a toy replay of torch's caching allocator over the "
-    "parameters' creation order adds ~35 MiB of block rounding, not modeled); the other 0.29 GiB sits in activation 1.49 GiB (the 8192-"
-    "token forward's fused_marlin_moe layer 1.34, the MoonViT image's held outputs + inputs 0.07 and its kept 2-D "
-    "RoPE table 0.07; the native sampler's 64 x 163,840 fp32 logits x 9.55 copies = 0.37 is under it) + non-torch "
-    "0.80 (0.55 + 0.25 NVLS at TP 8; the MoonViT all-gather of --mm-encoder-tp-mode data makes torch's "
-    "ProcessGroupNCCL communicator inside the profile, whose own NVLS buffers, if NCCL 2.29's tuner picks NVLS for "
-    "the all-gather, would add up to 0.25 + its channel peers), which no logged term splits (0.15.0 prints no memory "
-    "profile at INFO). The Kimi-K2-Thinking H200 recipe keeps a TP-8 gap of the same sign open (+1.17 GiB, "
-    "tests/test_vllm_layouts_quant.py)"))
+    "parameters' creation order adds ~35 MiB of block rounding, not modeled); the other 0.29 GiB sits in activation "
+    "1.49 GiB (the 8192-token forward's fused_marlin_moe layer 1.34, which the source puts at 1.32 with cache2 freed "
+    "before the final sum; the MoonViT image's held outputs + inputs 0.07 and its kept 2-D RoPE table 0.07; the "
+    "native sampler's 64 x 163,840 fp32 logits x 9.55 copies = 0.37 is under it) + non-torch 0.80 (0.55 + 0.25 NVLS "
+    "at TP 8; the MoonViT all-gather of --mm-encoder-tp-mode data makes torch's ProcessGroupNCCL communicator inside "
+    "the profile, whose own NVLS buffers, if NCCL 2.29's tuner picks NVLS for the all-gather, would add up to 0.25 + "
+    "its channel peers), which no logged term splits (0.15.0 prints no memory profile at INFO). The Kimi-K2-Thinking "
+    "H200 recipe keeps a TP-8 gap of the same sign open (+1.17 GiB, tests/test_vllm_layouts_quant.py)"))
 @pytest.mark.parametrize("util, pool", [(0.95, 0.64), (0.9, -3.32)], ids=["util-0.95", "util-0.9"])
 def test_kimi_k25_h100_tp8_v0_15_pool_from_the_flags(util, pool):
     p = _plan(KIMI25 + f"--gpu-memory-utilization {util} --max-model-len 8192", "kimi-k2.5", H100, "0.15",
               Layout(tp=8))
     assert close_gib(p.ranks[0].kv_pool_bytes, pool)
+
+
+def test_kimi_k25_h100_tp8_v0_15_terms_the_xfail_names():
+    # The figures the pool xfail above states, so that its reason cannot go stale (util 0.95, TP 8, 8192 tokens).
+    p = _plan(KIMI25 + "--gpu-memory-utilization 0.95 --max-model-len 8192", "kimi-k2.5", H100, "0.15", Layout(tp=8))
+    terms = {t.name.split(" (")[0]: t.bytes for t in p.ranks[0].terms}
+    # fused_marlin_moe's per-call caches at K 7168, N 2048 / 8 = 256, top-8 (kvplan.plan.vllm_marlin_moe_transient_bytes)
+    # (4 x 8192 x 7168 + 8192 x 8 x (7168 + 256)) x 2 = 1,442,840,576; the image's outputs 4,225 x 7,168 x 2 =
+    # 60,569,600 + pixel values 16,900 x 588 x 2 = 19,874,400; MoonViT's kept RoPE table 512 x 512 x 36 x 8 = 75,497,472
+    assert vllm_marlin_moe_transient_bytes(load_preset("kimi-k2.5"), 8, 8192, 2) == 1_442_840_576
+    assert terms["activation peak"] == 1_442_840_576 + 60_569_600 + 19_874_400 + 75_497_472 == 1_598_782_048
+    assert terms["weights"] == 77_158_527_968 and terms["non-torch memory"] == round(0.55 * GiB) + 256 * 2**20
+    # requested ceil(0.95 x 85,029,615,043) = 80,778,134,291 less the three: 1,161,830,816 B = 1.08 GiB
+    assert p.ranks[0].kv_pool_bytes == 80_778_134_291 - 77_158_527_968 - 1_598_782_048 - 858_993_459 == 1_161_830_816
+    assert round(p.ranks[0].kv_pool_bytes / GiB, 2) == 1.08
 
 
 def test_kimi_k25_h100_tp8_v0_15_refusal_at_16k_from_the_logged_pool():
