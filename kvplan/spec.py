@@ -178,6 +178,10 @@ class TowerProfile(_Frozen):
     # attention-stage activations that shard with TP, in units of N x h x dtype / ways (kvplan.vllm_mm): 4 = qkv 3h +
     # attention output h; Qwen's ViT keeps qkv, its contiguous q/k copy and their rotated output alive to the proj
     attn_live_sharded: int = Field(default=4, gt=0)
+    # bytes the tower's first forward allocates and keeps as a module buffer (not a weight: after "Model loading
+    # took"), so vLLM's profile holds them from the encoder's dummy run through the LM's: MoonViT's 2-D RoPE table
+    # (kvplan.families.towers KIMI_K25_ROPE_GRID); 0 where the tower keeps nothing
+    kept_buffer_bytes: int = Field(default=0, ge=0)
     # (patch, spatial merge, temporal patch, channels) of a Qwen ViT, whose vLLM 0.11.0 - 0.12.0 video item follows
     # max_model_len (kvplan.families.towers.qwen_vl_length_video); empty: the item reads no length
     length_video: tuple[int, ...] = ()

@@ -30,6 +30,11 @@ What is held through the LM run, by release (exact):
 - V2 runner (kvplan.engines.vllm_model_runner): no encoder profiling 0.22.0 - 0.26.0 (its profile_run has none);
   from 0.27.0 ``profile_encoder_cache`` on the first PP rank only: the inputs are batched inside
   ``execute_mm_encoder`` and freed on return, the outputs held.
+- Either runner, wherever the encoder runs: a buffer the tower's first forward makes and keeps
+  (``TowerProfile.kept_buffer_bytes``): MoonViT's 2-D RoPE table, 512 x 512 x head_dim / 2 complex64 = 72 MiB for
+  Kimi-K2.5 (kvplan.families.towers ``moonvit_rope_table_bytes``, 0.15.0 - 0.33.0). With --mm-encoder-tp-mode data
+  and fewer items than ranks, only the ranks given an item run the tower (vision.py get_load_balance_assignment:
+  rank 0 first); kvplan plans that busiest rank, the one whose pool binds.
 
 The encoder forward peak (an estimate, labelled so): inputs + outputs + N x dtype x max(attention stage
 3h + 4h/w, MLP stage 2h + k I/w) + the dense mask, with N = items x patches per item (the whole batch in one call:
@@ -386,7 +391,7 @@ def _profiled(spec: ModelSpec, tower: Tower, p: TowerProfile, version: str, runn
     rule = _release_rule(version) if runner == "V1" else "as_returned"
     kept = {"as_returned": outputs, "budget_rows": items * budget * hidden * act_b,
             "item_rows": items * max(p.embeds_per_item, p.tokens_per_item) * hidden * act_b}[rule]
-    held = kept + (inputs if runner == "V1" else 0)
+    held = kept + (inputs if runner == "V1" else 0) + p.kept_buffer_bytes  # + a buffer the tower's forward keeps
     n = rank_items * p.patches_per_item
     h, inter = p.hidden_size, p.intermediate_size
     done = 0  # encoder outputs of the chunks already run, kept for the torch.cat after the last
@@ -400,12 +405,13 @@ def _profiled(spec: ModelSpec, tower: Tower, p: TowerProfile, version: str, runn
     mask = 0
     if p.block_mask == "dense_from_0_12" and vllm_has(version, "mm_pixtral_dense_mask"):
         mask = n * n * act_b
-    encoder = inputs + outputs + done + n * act_b * max(attn, mlp) + mask
+    encoder = inputs + outputs + done + n * act_b * max(attn, mlp) + mask + p.kept_buffer_bytes
     kept_src = {"as_returned": "as returned", "budget_rows": f"each scattered into ({budget:,}, hidden) zeros (0.11.x)",
                 "item_rows": f"each padded to ({p.tokens_per_item:,}, hidden) (0.12.0)"}[rule]
     note = (f"{counted(items, p.modality + ' item')} of {p.tokens_per_item:,} tokens (encoder budget {budget:,}); held through "
             f"the LM run: outputs {kept_src} {kept / 2**30:.3f} GiB"
             + (f" + dummy inputs {inputs / 2**30:.3f} GiB" if runner == "V1" else " (V2 frees the inputs)")
+            + (f" + the tower's kept buffers {p.kept_buffer_bytes / 2**30:.3f} GiB" if p.kept_buffer_bytes else "")
             + f"; encoder step ~{encoder / 2**30:.2f} GiB ({n:,} patches"
             + (f" a call of {full_n:,}, gemma4_mm.py _encoder_chunk" if n != full_n else "")
             + (f", a {n:,}^2 block mask" if mask else "") + ", estimate)")

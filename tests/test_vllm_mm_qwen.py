@@ -77,16 +77,22 @@ def test_qwen3_vl_8b_image_item_held_and_encoder_step():
 
 def test_kimi_k25_image_item_held_and_encoder_step():
     # 0.19 V1, TP 8, 8,192 batched tokens: budget max(8192, 4225) = 8,192 -> 8192 // 4225 = 1 image; held = outputs
-    # 4,225 x 7,168 x 2 (60,569,600) + pixel values 9,937,200 x 2 (19,874,400) = 80,444,000; encoder ~ that + 16,900 x 2 B x
+    # 4,225 x 7,168 x 2 (60,569,600) + pixel values 9,937,200 x 2 (19,874,400) + MoonViT's kept 2-D RoPE table
+    # 512 x 512 x (1152 / 16 / 2 = 36) x 8 B complex64 (75,497,472) = 155,941,472; encoder ~ that + 16,900 x 2 B x
     # max(attention 3 x 1152 + 11 x 1152 / 8 = 5,040 (apply_rope's fp32 q / k), MLP 2 x 1152 + 2 x 4304 / 8 = 3,380)
     spec = load_preset("kimi-k2.5")
+    assert spec.towers[0].profile.kept_buffer_bytes == 512 * 512 * 36 * 8 == 75_497_472
     m = vllm_mm_profile(spec, "0.19", "V1", 8, False, 8192, 2, True)
-    assert (m.items, m.budget, m.held) == (1, 8_192, 80_444_000)
-    assert m.encoder_peak == 80_444_000 + 16_900 * 2 * 5_040 == 250_796_000
+    assert (m.items, m.budget, m.held) == (1, 8_192, 80_444_000 + 75_497_472)
+    assert m.encoder_peak == 155_941_472 + 16_900 * 2 * 5_040 == 326_293_472
     # --mm-encoder-tp-mode data: the image on one rank with the whole tower (attention 14 x 1152 = 16,128)
-    assert vllm_mm_profile(spec, "0.19", "V1", 8, True, 8192, 2, True).encoder_peak == 80_444_000 + 16_900 * 2 * 16_128
+    assert vllm_mm_profile(spec, "0.19", "V1", 8, True, 8192, 2, True).encoder_peak == 155_941_472 + 16_900 * 2 * 16_128
     # 16,384 batched tokens: 16384 // 4225 = 3 images
     assert vllm_mm_profile(spec, "0.19", "V1", 8, False, 16_384, 2, True).items == 3
+    # the V2 runner: 0.33 encodes the item (profile_encoder_cache) and keeps the table beside the outputs, not the
+    # inputs: 60,569,600 + 75,497,472 = 136,067,072; 0.26 runs no encoder, so no table is made
+    assert vllm_mm_profile(spec, "0.33", "V2", 8, True, 8192, 2, True).held == 136_067_072
+    assert vllm_mm_profile(spec, "0.26", "V2", 8, True, 8192, 2, True).held == 0
 
 
 def test_qwen_video_follows_max_model_len_in_0_11_and_0_12_only():

@@ -549,7 +549,7 @@ def moonvit_kimi_k25(r: Reader, text_hidden: int) -> tuple[Tower, ...]:
     comps += [_norm("vision_tower.final_layernorm", h), _norm("mm_projector.pre_norm", proj_norm),
               _lin("mm_projector.in_proj", merged, merged),
               _lin("mm_projector.out_proj", text_hidden, merged, shard="row")]
-    profile = _optional_profile(r, lambda: _moonvit_profile(r, patch, kernel, h, inter, layers))
+    profile = _optional_profile(r, lambda: _moonvit_profile(r, patch, kernel, h, inter, layers, heads))
     # vLLM kimi_k25.py get_supported_mm_limits: {"vision_chunk": None} (images and video chunks alike); the tower is
     # marked _mark_tower_model(vllm_config, "vision_chunk") from 0.16.0 (0.15.x builds it always)
     return (Tower(name="vision_tower (MoonViT) + mm_projector", components=tuple(comps), num_heads=heads,
@@ -562,6 +562,19 @@ def moonvit_kimi_k25(r: Reader, text_hidden: int) -> tuple[Tower, ...]:
 # in_patch_limit_each_frame 4096, temporal_merge_kernel_size 4; vLLM kimi_k25.py MaxImageTokenMeta 3000 x 3000
 KIMI_K25_PATCH_LIMIT, KIMI_K25_SIDE_LIMIT, KIMI_K25_FRAME_PATCH_LIMIT = 16_384, 512, 4_096
 KIMI_K25_DUMMY_SIDE = 3000
+# vLLM kimi_k25_vit.py MoonViT3dEncoder builds Rope2DPosEmbRepeated(head_dim, 512, 512), whose get_freqs_cis registers
+# the whole (512, 512, head_dim / 2) complex64 table as a buffer on its first call (read in the 0.15.0, 0.20.0,
+# 0.30.0 and 0.33.0 wheels, 2026-12-03): 8 B a complex value
+KIMI_K25_ROPE_GRID, COMPLEX64_BYTES = 512, 8
+
+
+def moonvit_rope_table_bytes(head_dim: int) -> int:
+    """The 2-D RoPE table MoonViT's encoder keeps once it has run (vLLM kimi_k25_vit.py Rope2DPosEmbRepeated
+    ``get_freqs_cis``: ``_precompute_freqs_cis`` on the first forward, kept with ``register_buffer``; 0.15.0 - 0.33.0).
+    Inputs: ``head_dim`` the encoder's attention head width (qkv width / heads). bytes = 512 x 512 x head_dim / 2 x 8.
+    Made in vLLM's profile run (the encoder's dummy item), after "Model loading took", and held from then on: inside
+    the torch peak. Worked number: Kimi-K2.5 (1152 / 16 = 72): 512 x 512 x 36 x 8 = 75,497,472 B (72 MiB)."""
+    return KIMI_K25_ROPE_GRID * KIMI_K25_ROPE_GRID * (head_dim // 2) * COMPLEX64_BYTES
 
 
 def _navit_side(side: int, patch: int, merge: int, limit: int, side_limit: int) -> int:
@@ -574,14 +587,16 @@ def _navit_side(side: int, patch: int, merge: int, limit: int, side_limit: int) 
     return (new + (factor - new % factor) % factor) // patch
 
 
-def _moonvit_profile(r: Reader, patch: int, kernel: list[int], h: int, inter: int, layers: int) -> TowerProfile:
+def _moonvit_profile(r: Reader, patch: int, kernel: list[int], h: int, inter: int, layers: int,
+                     heads: int) -> TowerProfile:
     """vLLM's dummy item for Kimi-K2.5 (kimi_k25.py KimiK25DummyInputsBuilder.get_dummy_mm_items, 0.15.0 - 0.33.0):
     a 3000 x 3000 image or a 4-frame video chunk of them, whichever has more tokens (media_tokens_calculator); no
     get_mm_max_tokens_per_item, so the budget counts those embeds. Image: 130^2 = 16,900 patches of 3 x 14^2, merged
     2 x 2 to 65^2 = 4,225 tokens; the chunk's frames get 4,096 patches each (66^2 after padding: 33^2 = 1,089 tokens,
     the 4 frames pooled into one by sd2_tpool), fewer: the item is the image. Attention stage (an estimate):
     kimi_k25_vit.py apply_rope upcasts q and k to fp32 complex, so at the k rotation qkv 3h, the fp32 q / k 4h, the
-    rotated fp32 q 2h and the k product 2h are alive: 11h / w beside the residual and normed input."""
+    rotated fp32 q 2h and the k product 2h are alive: 11h / w beside the residual and normed input. The encoder's first
+    call also keeps its 2-D RoPE table (``moonvit_rope_table_bytes``: 72 MiB at head width 72)."""
     r.assumptions.append(f"vLLM's profile image for MoonViT: {KIMI_K25_DUMMY_SIDE}^2 under in_patch_limit "
                          f"{KIMI_K25_PATCH_LIMIT:,} / patch_limit_on_one_side {KIMI_K25_SIDE_LIMIT} (Kimi-K2.5's "
                          "preprocessor_config.json media_proc_cfg, not in config.json)")
@@ -594,8 +609,9 @@ def _moonvit_profile(r: Reader, patch: int, kernel: list[int], h: int, inter: in
     return _profile("vision_config.patch_size", modality="vision_chunk", tokens_per_item=tokens, embeds_per_item=tokens,
                     patches_per_item=side * side, pixels_per_item=side * side * 3 * patch * patch, hidden_size=h,
                     intermediate_size=inter, num_layers=layers, attn_live_sharded=11,
+                    kept_buffer_bytes=moonvit_rope_table_bytes(h // max(1, heads)),
                     source="vLLM kimi_k25.py KimiK25DummyInputsBuilder (Moonshot's navit_resize_image), "
-                           "kimi_k25_vit.py")
+                           "kimi_k25_vit.py (Rope2DPosEmbRepeated's kept table)")
 
 
 def build_towers(outer: Mapping, text_hidden: int) -> tuple[tuple[Tower, ...], list[str], list[str]]:
