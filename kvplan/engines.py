@@ -93,12 +93,14 @@ profile  releases            what changes at its first release (VLLM_CHANGES key
 0.28     0.28.0              prefix caching on by default for hybrids (hybrid_prefix_caching), "align" for every
                              hybrid (mamba_align_only; "all" for SupportsMambaPrefixCaching models when asked before);
                              the >= 160 GiB batch tier (batch_tier_160); CUDA graphs up to 1024 tokens on datacenter
-                             Blackwell (capture_1024_sm100: 83 sizes at 1024 seqs, not 51)
+                             Blackwell (capture_1024_sm100: 83 sizes at 1024 seqs, not 51); tokens line and
+                             concurrency on one line (tokens_line_one)
 0.29     0.29.0              the V2 model runner for every model (v2_runner_all) and its CUDA-graph estimate subtracted
                              (v2_cudagraph_estimate; V2 through 0.28.0 estimates none: kvplan.engines.vllm_model_runner)
                              (spec_capture_decode_sizes: the uniform decode sizes n x (1 + k) join the capture sizes)
-0.30     0.30.0-0.31.0       tokens line and concurrency on one line (tokens_line_one); 0.31.0 makes max_num_seqs a
-                             capture size (capture_max_seqs: planned from 0.32.0, this line follows 0.30.0)
+0.30     0.30.0-0.31.0       DeepSeek-V4's --kv-cache-dtype auto becomes fp8_ds_mla (dsv4_auto_kv_fp8); sparse-MLA
+                             index groups (dsa_index_groups); 0.31.0 makes max_num_seqs a capture size
+                             (capture_max_seqs: planned from 0.32.0, this line follows 0.30.0)
 0.33     0.32.0-0.33.x       Mamba-2 prefill checkpoint page in align mode (mamba2_checkpoint_page); MRoPE tables by
                              mrope_positions_factor (1 for Qwen3-VL / Qwen3.5; mrope_positions_factor); DSA prefill
                              workspace rows by sparse_mla_prefill_workspace_factor (dsa_prefill_workspace_factor);
@@ -336,8 +338,10 @@ VLLM_CHANGES: dict[str, tuple[Release, str]] = {
                                       "SupportsMambaPrefixCaching")),
     "batch_tier_160": ((0, 28, 0), ("engine/arg_utils.py get_batch_defaults: the >= 160 GiB row (16384 / 1024) in "
                                     "0.28.0")),
-    "tokens_line_one": ((0, 30, 0), ("v1/core/kv_cache_utils.py: '%s KV cache size: %s tokens, Maximum concurrency "
-                                     "...' on one line in 0.30.0")),
+    "tokens_line_one": ((0, 28, 0), ("v1/core/kv_cache_utils.py update_kv_cache_capacity: 'GPU KV cache size: %s "
+                                     "tokens, Maximum concurrency ...' on one line in 0.28.0 (0.28.0 / 0.29.0 wheels, "
+                                     "read 2026-12-03; 0.27.0 / 0.27.1 _report_kv_cache_config still log two lines; "
+                                     "a public 0.28.0 log, tests/test_engine_logs_dec03b.py)")),
     "mamba2_checkpoint_page": ((0, 32, 0), ("layers/mamba/mamba_mixer2.py get_kv_cache_spec num_prefill_checkpoint_"
                                             "blocks=1 in 0.32.0 (the MambaSpec field exists from 0.29.0, unset)")),
     "mrope_positions_factor": ((0, 32, 0), ("rotary_embedding/mrope.py cache_max_position_num = max_position x "
