@@ -41,6 +41,18 @@ Sources (all read 2026-12-03):
   the PR's own shapes (64 layers, full_attention_interval 4, 4 KV heads of 256) are its, its fp8 weights a rank at TP
   2 are 14.27 GiB against the 14.28 GiB "weights/GPU" of vllm-project/recipes PR #810 (Qwen3.8-27B FP8, 2 x RTX 5090,
   TP 2), and its layout reproduces the logged 1568-token block and 302,921 tokens exactly (below).
+- KVROUTE-028-LLAMA31-AWQ: yuchia329/kvroute, six single-GPU replicas on 6 x RTX 3090 (24 GB, no NVLink; idea.md
+  section 2 "measured on the box"), vLLM 0.28.0 (ops/versions.env VLLM_VERSION="0.28.0", asserted at start-up),
+  ops/replica.sh @3a75d920 ``vllm serve hugging-quants/Meta-Llama-3.1-8B-Instruct-AWQ-INT4 --quantization awq_marlin
+  --linear-backend marlin --gpu-memory-utilization 0.9 --max-num-seqs 256 --block-size 16 --max-model-len 8192
+  --enable-prefix-caching --enable-chunked-prefill --kv-cache-metrics`` with VLLM_USE_FLASHINFER_SAMPLER=0 (the same
+  values in ops/versions.env @68f34b92 and @3a75d920). docs/measurements/2026-09-06-fleet-bringup/engine-startup.txt
+  (@6f89cef0) and 2026-09-07-characterization/engine-startup.txt (@e8ea82c1), every replica: "Using
+  MarlinLinearKernel for AutoAWQMarlinLinearMethod", "[model_runner.py:380] Model loading took 5.39 GiB", "GPU KV
+  cache size: 125,952 tokens, Maximum concurrency for 8,192 tokens per request: 15.38x" (compilation 0.22 - 0.79 s: a
+  warm torch.compile cache); idea.md: "7,872 num_gpu_blocks x 16 = 125,952 tokens", "the engine actually left 15.375
+  GiB", and "starting one replica with VLLM_CACHE_ROOT pointed at an empty directory - same card, same settings -
+  gives 119,408 tokens with 19.2 s of compilation" (docs/adr/0001: the first bring-up, 119,408, compilation 18.2 s).
 - GLM53-H200-028: vllm-project/recipes PR #893 "Enable the Offloading options on GLM-5.3" (2026-08-30): "Validated on
   8xH200 (TP8, vLLM 0.28.0 from the recipe's own image, recipe's --kv-cache-dtype fp8_e4m3 plus the Hopper override to
   fp8)", the recipe's 8xH200 command (models/zai-org/GLM-5.3.yaml: ``vllm serve zai-org/GLM-5.3 --kv-cache-dtype fp8
@@ -51,17 +63,20 @@ Sources (all read 2026-12-03):
   both figures are pinned as what kvplan plans, with the gap stated.
 """
 
+import json
+
 import pytest
 
 from kvplan import load_preset
 from kvplan.engines import EngineConfig
 from kvplan.gpus import custom_gpu, get_gpu
+from kvplan.hf_config import parse_config
 from kvplan.parallel import Layout
 from kvplan.plan import plan
 from kvplan.units import GiB
 from kvplan.vllm_args import parse_vllm_command
 from tests.test_engine_logs import close, close_gib
-from tests.test_engine_logs_2026e import _qwen2_5_7b_awq
+from tests.test_engine_logs_2026e import FIXTURES, PRESETS, _qwen2_5_7b_awq
 
 
 def _plan(command: str, model, gpu, version: str, layout: Layout = Layout(), pool_bytes: int | None = None, **extra):
@@ -208,3 +223,51 @@ def test_glm53_h200_v0_28_weights():
 def test_glm53_h200_v0_28_pool_from_the_flags():
     p = _glm53()
     assert close_gib(p.ranks[0].kv_pool_bytes, 25.94) and close(p.kv_cache_tokens, 25.94 * GiB / 53_940)
+
+
+# ----------------------------------------------------------------------------- KVROUTE-028-LLAMA31-AWQ: 0.28.0
+
+KVROUTE = ("vllm serve hugging-quants/Meta-Llama-3.1-8B-Instruct-AWQ-INT4 --host 0.0.0.0 --port 8000 "
+           "--quantization awq_marlin --linear-backend marlin --gpu-memory-utilization 0.9 --max-num-seqs 256 "
+           "--block-size 16 --max-model-len 8192 --enable-prefix-caching --enable-chunked-prefill --kv-cache-metrics")
+
+
+def _llama31_8b_awq():
+    """hugging-quants/Meta-Llama-3.1-8B-Instruct-AWQ-INT4: the llama-3.1-8b preset's shapes with the AutoAWQ GEMM
+    4-bit, group-128, zero-point quantization_config (the zephyr-7b-alpha-awq fixture's four fields)."""
+    cfg = json.loads((PRESETS / "llama-3.1-8b.json").read_text())
+    cfg["quantization_config"] = json.loads((FIXTURES / "zephyr-7b-alpha-awq.quantization_config.json").read_text())
+    return parse_config(cfg, "llama-3.1-8b-instruct-awq-int4")
+
+
+def _kvroute(compile_cache: str):
+    # VLLM_USE_FLASHINFER_SAMPLER=0 in ops/replica.sh: the PyTorch sampler (--sampler pytorch; the V2 runner's dummy
+    # sampler run holds the logits alone either way)
+    return _plan(KVROUTE, _llama31_8b_awq(), RTX3090, "0.28", sampler="pytorch", compile_cache=compile_cache)
+
+
+def test_kvroute_v0_28_llama31_8b_awq_weights():
+    # 4-bit group-128 linears as Marlin repacks them + the bf16 128,256 x 4096 embedding and lm_head: 5,761,409,024 B =
+    # 5.37 GiB against the logged "Model loading took 5.39 GiB" (-0.02)
+    p = _kvroute("warm")
+    assert p.ranks[0].weights_bytes == 5_761_409_024 and close_gib(p.ranks[0].weights_bytes, 5.39)
+    assert p.ranks[0].kv_bytes_per_token == 32 * 2 * 8 * 128 * 2 == 131_072 and p.block_size == 16
+
+
+@pytest.mark.parametrize("compile_cache, blocks, kvplan_blocks", [("warm", 7_872, 7_814), ("cold", 7_463, 7_413)])
+def test_kvroute_v0_28_llama31_8b_awq_pool_warm_and_cold_compile_cache(compile_cache, blocks, kvplan_blocks):
+    # 0.9 x 23.56 GiB = 21.20 - 5.37 weights (+ rotary) - 0.25 non-torch - 0.13 V2 sampler state (256 x 128,256 int32
+    # + bitmasks, counted since 0.27.0) = 15.26 GiB warm (the V2 runner's CUDA graphs are captured after the KV cache
+    # on 0.28.0). The logged warm pool: 7,872 blocks x 2,097,152 B = 15.375 GiB ("the engine actually left 15.375
+    # GiB"), 125,952 tokens, 7,872 / 512 = 15.38x; kvplan 7,814 blocks = 125,024 tokens (-0.74 %), 15.26x. A cold
+    # compile cache adds the profile's random copy of the embedding table, 128,256 x 4096 x 2 B = 0.98 GiB, to the
+    # peak: kvplan 14.48 GiB = 7,413 blocks = 118,608 tokens against the logged cold start's 119,408 = 7,463 blocks
+    # (14.576 GiB; -0.67 %). The log's own pair (same card, flags, weights) differs by 409 blocks = 0.80 GiB
+    p = _kvroute(compile_cache)
+    assert p.num_blocks == kvplan_blocks and p.kv_cache_tokens == kvplan_blocks * 16
+    assert close_gib(p.ranks[0].kv_pool_bytes, blocks * 2_097_152 / GiB)
+    assert close(p.kv_cache_tokens, blocks * 16) and close(p.max_concurrency, blocks / 512)
+    if compile_cache == "warm":
+        assert f"{blocks / 512:.2f}" == "15.38" and blocks * 2_097_152 / GiB == 15.375
+        assert ("GPU KV cache size: 125,024 tokens, Maximum concurrency for 8,192 tokens per request: 15.26x"
+                in p.engine_log)
