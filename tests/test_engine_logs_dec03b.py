@@ -1,6 +1,6 @@
 """Public vLLM start-up logs of the newest releases (0.27.1 - 0.31.0) reproduced from their launch inputs (the
 2026-12-03 round b: Qwen2.5-7B-AWQ on an RTX PRO 4000, Qwen3-32B FP4 on sm100, Qwen3.8-27B-FP8 on 2 x RTX 3090,
-GLM-5.3 FP8 on 8 x H200).
+Llama-3.1-8B-AWQ on RTX 3090s, GLM-5.3 FP8 on 8 x H200).
 
 Tolerances as tests/test_engine_logs.py: memory within max(1 %, 0.25 GiB), tokens and concurrency within 1 %. A miss
 is a strict xfail whose reason gives logged vs kvplan and what was found about the gap. None of these sources is
