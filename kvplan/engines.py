@@ -1405,6 +1405,9 @@ def vllm_compile_benchmark_bytes(vocab_size: int, hidden_size: int, tp: int, act
 #   with;
 # - an RTX 5060 Ti under WSL2, 0.29.0 (index file 69218136759), Qwen3-4B bf16 at 0.70: consumed 8.59 vs 8.01 without
 #   / 8.74 with, peak 1.09 = kvplan's 0.72 copy + the logged 0.38 estimate.
+# - an RTX PRO 4000 Blackwell (24 GB), 0.28.0 (index file 67578381996, a RunPod pod's first start, 2026-09-09):
+#   Qwen2.5-7B-Instruct-AWQ at 0.9, pool 13.42 GiB; kvplan 13.24 - 13.51 over the card's likely totals with the held
+#   copy (1.015 GiB), 14.25 - 14.52 without (tests/test_engine_logs_dec03b.py; read 2026-12-03).
 # On Ada and Ampere the same releases hold the copy once: the 0.28.0 L40S / L4 Qwen3-14B(-AWQ) pools
 # (tests/test_engine_logs_2026.py) and the 0.31.0 A100 Llama-3.1-8B (0.26 GiB consumed beyond weights). So does a MoE
 # on SM 12.0: a rented RTX 5090 serving Qwen's GPTQ-Int4 MoE ("MarlinExperts"; index files 57676316864, 0.28.0, and
@@ -1421,10 +1424,13 @@ def vllm_compile_benchmark_bytes(vocab_size: int, hidden_size: int, tp: int, act
 # workspace) in these dense runs -- allocation order, not a formula, hence an estimate. 0.20 - 0.26 measured
 # non-torch as device use less torch's reserved memory (a kept segment is torch's), so they are not charged.
 def gpu_sm120(gpu_name: str) -> bool:
-    """Whether the catalog card is compute capability 12.0 (consumer / workstation Blackwell: the GeForce RTX 50
-    series and the RTX PRO 6000 Blackwell), from its name. Worked: "RTX-5090" -> True, "RTX-4090" -> False, "B200"
-    (10.0) -> False."""
-    return gpu_name.upper().startswith(("RTX-50", "RTX-PRO-6000"))
+    """Whether the card is compute capability 12.0 (consumer / workstation Blackwell: the GeForce RTX 50 series and
+    the RTX PRO Blackwell line), from its name. "RTX PRO" is the Blackwell workstation brand only (RTX PRO 6000 / 5000
+    / 4500 / 4000 / 2000 Blackwell, all capability 12.0 in NVIDIA's CUDA GPU table; the Ada and Ampere cards are "RTX
+    6000 Ada", "RTX A6000"), so any "RTX-PRO-" name counts, a custom_gpu one too (a 0.28.0 RTX PRO 4000 log,
+    tests/test_engine_logs_dec03b.py). Worked: "RTX-5090" -> True, "RTX-PRO-4000" -> True, "RTX-6000-Ada" -> False,
+    "RTX-4090" -> False, "B200" (10.0) -> False."""
+    return gpu_name.upper().startswith(("RTX-50", "RTX-PRO-"))
 
 
 def vllm_sm120_held_copy(version: str, gpu_name: str, tp: int = 1, moe: bool = False) -> bool:
