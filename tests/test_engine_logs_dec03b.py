@@ -55,7 +55,7 @@ Sources (all read 2026-12-03):
   gives 119,408 tokens with 19.2 s of compilation" (docs/adr/0001: the first bring-up, 119,408, compilation 18.2 s).
 - GLM53-H200-028: vllm-project/recipes PR #893 "Enable the Offloading options on GLM-5.3" (2026-08-30): "Validated on
   8xH200 (TP8, vLLM 0.28.0 from the recipe's own image, recipe's --kv-cache-dtype fp8_e4m3 plus the Hopper override to
-  fp8)", the recipe's 8xH200 command (models/zai-org/GLM-5.3.yaml: ``vllm serve zai-org/GLM-5.3 --kv-cache-dtype fp8
+  fp8)", the recipe's 8xH200 command (models/zai-org/GLM-5.3.yaml @0c880268: ``vllm serve zai-org/GLM-5.3 --kv-cache-dtype fp8
   --tensor-parallel-size 8 --tool-call-parser glm47 --reasoning-parser glm45 --enable-auto-tool-choice``; MTP is an
   opt-in feature there) with an OffloadingConnector --kv-transfer-config, and "--max-model-len is required on 8xH200
   ... FP8 weights take 94.46 GiB per rank, leaving 25.94 GiB of KV". The --max-model-len it used is not stated; the
