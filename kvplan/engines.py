@@ -93,12 +93,14 @@ profile  releases            what changes at its first release (VLLM_CHANGES key
 0.28     0.28.0              prefix caching on by default for hybrids (hybrid_prefix_caching), "align" for every
                              hybrid (mamba_align_only; "all" for SupportsMambaPrefixCaching models when asked before);
                              the >= 160 GiB batch tier (batch_tier_160); CUDA graphs up to 1024 tokens on datacenter
-                             Blackwell (capture_1024_sm100: 83 sizes at 1024 seqs, not 51)
+                             Blackwell (capture_1024_sm100: 83 sizes at 1024 seqs, not 51); tokens line and
+                             concurrency on one line (tokens_line_one)
 0.29     0.29.0              the V2 model runner for every model (v2_runner_all) and its CUDA-graph estimate subtracted
                              (v2_cudagraph_estimate; V2 through 0.28.0 estimates none: kvplan.engines.vllm_model_runner)
                              (spec_capture_decode_sizes: the uniform decode sizes n x (1 + k) join the capture sizes)
-0.30     0.30.0-0.31.0       tokens line and concurrency on one line (tokens_line_one); 0.31.0 makes max_num_seqs a
-                             capture size (capture_max_seqs: planned from 0.32.0, this line follows 0.30.0)
+0.30     0.30.0-0.31.0       DeepSeek-V4's --kv-cache-dtype auto becomes fp8_ds_mla (dsv4_auto_kv_fp8); sparse-MLA
+                             index groups (dsa_index_groups); 0.31.0 makes max_num_seqs a capture size
+                             (capture_max_seqs: planned from 0.32.0, this line follows 0.30.0)
 0.33     0.32.0-0.33.x       Mamba-2 prefill checkpoint page in align mode (mamba2_checkpoint_page); MRoPE tables by
                              mrope_positions_factor (1 for Qwen3-VL / Qwen3.5; mrope_positions_factor); DSA prefill
                              workspace rows by sparse_mla_prefill_workspace_factor (dsa_prefill_workspace_factor);
@@ -336,8 +338,10 @@ VLLM_CHANGES: dict[str, tuple[Release, str]] = {
                                       "SupportsMambaPrefixCaching")),
     "batch_tier_160": ((0, 28, 0), ("engine/arg_utils.py get_batch_defaults: the >= 160 GiB row (16384 / 1024) in "
                                     "0.28.0")),
-    "tokens_line_one": ((0, 30, 0), ("v1/core/kv_cache_utils.py: '%s KV cache size: %s tokens, Maximum concurrency "
-                                     "...' on one line in 0.30.0")),
+    "tokens_line_one": ((0, 28, 0), ("v1/core/kv_cache_utils.py update_kv_cache_capacity: 'GPU KV cache size: %s "
+                                     "tokens, Maximum concurrency ...' on one line in 0.28.0 (0.28.0 / 0.29.0 wheels, "
+                                     "read 2026-12-03; 0.27.0 / 0.27.1 _report_kv_cache_config still log two lines; "
+                                     "a public 0.28.0 log, tests/test_engine_logs_dec03b.py)")),
     "mamba2_checkpoint_page": ((0, 32, 0), ("layers/mamba/mamba_mixer2.py get_kv_cache_spec num_prefill_checkpoint_"
                                             "blocks=1 in 0.32.0 (the MambaSpec field exists from 0.29.0, unset)")),
     "mrope_positions_factor": ((0, 32, 0), ("rotary_embedding/mrope.py cache_max_position_num = max_position x "
@@ -1401,6 +1405,9 @@ def vllm_compile_benchmark_bytes(vocab_size: int, hidden_size: int, tp: int, act
 #   with;
 # - an RTX 5060 Ti under WSL2, 0.29.0 (index file 69218136759), Qwen3-4B bf16 at 0.70: consumed 8.59 vs 8.01 without
 #   / 8.74 with, peak 1.09 = kvplan's 0.72 copy + the logged 0.38 estimate.
+# - an RTX PRO 4000 Blackwell (24 GB), 0.28.0 (index file 67578381996, a RunPod pod's first start, 2026-09-09):
+#   Qwen2.5-7B-Instruct-AWQ at 0.9, pool 13.42 GiB; kvplan 13.24 - 13.51 over the card's likely totals with the held
+#   copy (1.015 GiB), 14.25 - 14.52 without (tests/test_engine_logs_dec03b.py; read 2026-12-03).
 # On Ada and Ampere the same releases hold the copy once: the 0.28.0 L40S / L4 Qwen3-14B(-AWQ) pools
 # (tests/test_engine_logs_2026.py) and the 0.31.0 A100 Llama-3.1-8B (0.26 GiB consumed beyond weights). So does a MoE
 # on SM 12.0: a rented RTX 5090 serving Qwen's GPTQ-Int4 MoE ("MarlinExperts"; index files 57676316864, 0.28.0, and
@@ -1417,10 +1424,13 @@ def vllm_compile_benchmark_bytes(vocab_size: int, hidden_size: int, tp: int, act
 # workspace) in these dense runs -- allocation order, not a formula, hence an estimate. 0.20 - 0.26 measured
 # non-torch as device use less torch's reserved memory (a kept segment is torch's), so they are not charged.
 def gpu_sm120(gpu_name: str) -> bool:
-    """Whether the catalog card is compute capability 12.0 (consumer / workstation Blackwell: the GeForce RTX 50
-    series and the RTX PRO 6000 Blackwell), from its name. Worked: "RTX-5090" -> True, "RTX-4090" -> False, "B200"
-    (10.0) -> False."""
-    return gpu_name.upper().startswith(("RTX-50", "RTX-PRO-6000"))
+    """Whether the card is compute capability 12.0 (consumer / workstation Blackwell: the GeForce RTX 50 series and
+    the RTX PRO Blackwell line), from its name. "RTX PRO" is the Blackwell workstation brand only (RTX PRO 6000 / 5000
+    / 4500 / 4000 / 2000 Blackwell, all capability 12.0 in NVIDIA's CUDA GPU table; the Ada and Ampere cards are "RTX
+    6000 Ada", "RTX A6000"), so any "RTX-PRO-" name counts, a custom_gpu one too (a 0.28.0 RTX PRO 4000 log,
+    tests/test_engine_logs_dec03b.py). Worked: "RTX-5090" -> True, "RTX-PRO-4000" -> True, "RTX-6000-Ada" -> False,
+    "RTX-4090" -> False, "B200" (10.0) -> False."""
+    return gpu_name.upper().startswith(("RTX-50", "RTX-PRO-"))
 
 
 def vllm_sm120_held_copy(version: str, gpu_name: str, tp: int = 1, moe: bool = False) -> bool:

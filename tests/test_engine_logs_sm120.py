@@ -191,9 +191,12 @@ def test_rtx5090_v0_29_phi4_mini_tokens_and_concurrency(fp8, max_len, tokens, co
 
 
 def test_sm120_names():
-    assert [gpu_sm120(n) for n in ("RTX-5090", "RTX-5080", "RTX-5070-Ti", "RTX-PRO-6000", "RTX-5060-Ti-16GB")] == [
-        True] * 5
-    assert not any(gpu_sm120(n) for n in ("RTX-4090", "L40S", "B200", "GB200", "H100-SXM", "A100-80GB", "RTX-3090"))
+    # "RTX PRO" is Blackwell's workstation brand only: an RTX PRO 4000 (custom_gpu, not catalogued) is SM 12.0 too
+    # (tests/test_engine_logs_dec03b.py), the Ada / Ampere workstation cards are not
+    assert [gpu_sm120(n) for n in ("RTX-5090", "RTX-5080", "RTX-5070-Ti", "RTX-PRO-6000", "RTX-5060-Ti-16GB",
+                                   "RTX-PRO-4000")] == [True] * 6
+    assert not any(gpu_sm120(n) for n in ("RTX-4090", "L40S", "B200", "GB200", "H100-SXM", "A100-80GB", "RTX-3090",
+                                          "RTX-6000-Ada", "RTX-A6000"))
 
 
 def test_held_copy_rule_by_release_and_card():

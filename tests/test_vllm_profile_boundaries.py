@@ -229,14 +229,15 @@ def test_gpu_memory_utilization_default_0_92_from_0_20():
 
 def test_tokens_line_groups_split_one_line():
     # Qwen3-Next, prefix caching off, 3212 blocks of 544 tokens in 4 groups, 64 blocks a request:
-    # 0.20.0: num_blocks // groups x block = 803 x 544 = 436,832; 0.20.1 - 0.29: int(3212 / 64 x 32,768) = 1,644,544
-    # on its own line; 0.30.0+: the same on one line with the concurrency
+    # 0.20.0: num_blocks // groups x block = 803 x 544 = 436,832; 0.20.1 - 0.27.1: int(3212 / 64 x 32,768) =
+    # 1,644,544 on its own line; 0.28.0+: the same on one line with the concurrency (the 0.27.1 / 0.28.0 wheels'
+    # kv_cache_utils.py, and a public 0.28.0 log, tests/test_engine_logs_dec03b.py)
     lines = {v: [ln for ln in _qwen3_next(v, False).engine_log if "KV cache size" in ln or "Maximum" in ln]
-             for v in ("0.20", "0.21", "0.30")}
+             for v in ("0.20", "0.21", "0.27", "0.28", "0.30")}
     conc = "Maximum concurrency for 32,768 tokens per request: 50.19x"
     assert lines["0.20"] == ["GPU KV cache size: 436,832 tokens", conc] and 3212 // 4 * 544 == 436_832
-    assert lines["0.21"] == ["GPU KV cache size: 1,644,544 tokens", conc]
-    assert lines["0.30"] == [f"GPU KV cache size: 1,644,544 tokens, {conc}"]
+    assert lines["0.21"] == lines["0.27"] == ["GPU KV cache size: 1,644,544 tokens", conc]
+    assert lines["0.28"] == lines["0.30"] == [f"GPU KV cache size: 1,644,544 tokens, {conc}"]
 
 
 def test_batch_tier_160_gib_from_0_28():
