@@ -192,15 +192,15 @@ def test_moe_backend_is_applied_linked_shown_and_planned_as_the_cli_plans_it():
     s = state(at)
     assert (s.model, s.moe_backend, at.query_params["moe"]) == ("kimi-k2.5", "marlin", "marlin")
     # Kimi-K2.5's int4 experts on an H200 at 0.33: auto runs Humming, marlin MarlinExperts; only the activation
-    # peak (which holds the MoE workspace) moves: 2,392,602,624 - 1,570,519,040 = 822,083,584 B, and the pool with it:
-    # 56,814,445,453 - 822,083,584 = 55,992,361,869 B. Before Apply carried it, the sidebar planned auto's figure.
+    # peak (which holds the MoE workspace) moves: 2,468,100,096 - 1,646,016,512 = 822,083,584 B (both hold MoonViT's 75,497,472 B RoPE table), and the pool with it:
+    # 56,738,947,981 - 822,083,584 = 55,916,864,397 B. Before Apply carried it, the sidebar planned auto's figure.
     marlin, auto = cached.plan_for(s), cached.plan_for(s.model_copy(update={"moe_backend": "auto"}))
     peak = [next(t.bytes for t in p.ranks[0].terms if t.name.startswith(ACTIVATION)) for p in (marlin, auto)]
-    assert peak == [2_392_602_624, 1_570_519_040]
-    assert marlin.ranks[0].kv_pool_bytes == cli_pool("--moe-backend", "marlin") == 55_992_361_869
-    assert auto.ranks[0].kv_pool_bytes == cli_pool() == 56_814_445_453
+    assert peak == [2_468_100_096, 1_646_016_512]
+    assert marlin.ranks[0].kv_pool_bytes == cli_pool("--moe-backend", "marlin") == 55_916_864_397
+    assert auto.ranks[0].kv_pool_bytes == cli_pool() == 56_738_947_981
     again = run_app(dict(at.query_params))  # the link reopens it
-    assert cached.plan_for(state(again)).ranks[0].kv_pool_bytes == 55_992_361_869
+    assert cached.plan_for(state(again)).ranks[0].kv_pool_bytes == 55_916_864_397
     at.session_state["kv.knobs"] = True
     at.run()
     assert "--moe-backend marlin" in " ".join(plain(c.value) for c in at.caption)  # "Advanced set: ..." while closed
@@ -272,7 +272,7 @@ def test_the_audit_lines_set_every_field_the_parsers_plan():
 def test_apply_plans_exactly_what_the_import_preview_and_the_parser_plan(name):
     """Import's preview, the plan after Apply and the core's plan of the parsed line agree: the same EngineConfig
     (every field, not only the ones a page shows) and the same KV pool. Before --moe-backend and triton_kernels were
-    PlanState fields, kimi-marlin's applied plan held 56,814,445,453 B of pool where the line means 55,992,361,869."""
+    PlanState fields, kimi-marlin's applied plan held 56,738,947,981 B of pool where the line means 55,916,864,397."""
     from kvplan.gpus import get_gpu
     from kvplan.parallel import Layout
     from kvplan.plan import plan
