@@ -47,8 +47,8 @@ from kvplan.units import DTYPE_BITS, GiB, MiB, cdiv, counted
 from kvplan.weights import FLOAT_FORMATS, base_dtype, resolve_format, spec_formats
 from kvplan.vllm_alloc import vllm_allocator_rounding_bytes
 from kvplan.vllm_layouts import (  # _AWQ_FMT / _GPTQ_FMT / _WNA16_FMT: the int weight-only formats (Marlin MoE)
-    MXFP4_TRITON_INTER_ALIGN, _AWQ_FMT, _GPTQ_FMT, _WNA16_FMT, dsv4_mxfp4_moe_backend, fp8_block_refusal,
-    fp8_marlin_gpu, marlin_refusal, mxfp4_align, mxfp4_override_experts, mxfp4_triton_kernels, quant_platform,
+    MXFP4_TRITON_INTER_ALIGN, _AWQ_FMT, _GPTQ_FMT, _WNA16_FMT, dsv4_mxfp4_moe_backend, dsv4_mxfp4_typed_moe_backend,
+    fp8_block_refusal, fp8_marlin_gpu, marlin_refusal, mxfp4_align, mxfp4_override_experts, mxfp4_triton_kernels, quant_platform,
     vllm_dsa_index_groups, vllm_dsa_indexer_wk_bytes, vllm_dsa_topk_buffer_bytes, vllm_fp8_marlin_extra_bytes,
     vllm_mla_dequant_bytes, vllm_mxfp4_extra_bytes, vllm_mxfp4_functions,
     vllm_quant_layout_extra_bytes, vllm_rope_cache_bytes, vllm_rope_tables,
@@ -694,9 +694,9 @@ def mxfp4_override_moe_backend(spec: ModelSpec, engine: EngineConfig, gpu_name: 
 
     The experts are built by model_executor/layers/fused_moe/oracle/mxfp4.py ``select_deepseek_v4_mxfp4_moe_backend``,
     not by the fp8 oracle of the checkpoint's base format, so the block-FP8 TritonExperts rule does not apply to
-    them. --moe-backend auto: ``dsv4_mxfp4_moe_backend`` ("trtllm" on sm100, "humming" on Hopper from the 0.33
-    profile, "marlin" elsewhere: the Hopper 0.30 profile and sm120 / Ampere / Ada). --moe-backend marlin: "marlin".
-    Any other --moe-backend: that name (its workspace is not sized: 0). MarlinExperts (fused_moe/experts/marlin_moe.py
+    them. The backend is ``dsv4_mxfp4_typed_moe_backend``: --moe-backend auto: ``dsv4_mxfp4_moe_backend`` ("trtllm"
+    on sm100, "humming" on Hopper from the 0.33 profile, "marlin" elsewhere: the Hopper 0.30 profile and sm120 /
+    Ampere / Ada). --moe-backend marlin: "marlin". Any other --moe-backend: that name (its workspace is not sized: 0). MarlinExperts (fused_moe/experts/marlin_moe.py
     ``workspace_shapes``, identical in the 0.20.0 - 0.31.0 sources read 2026-12-03) builds on the modular kernel
     (oracle/mxfp4.py ``make_mxfp4_moe_kernel``: FusedMoEKernel), whose ``_allocate_buffers`` takes its buffers from
     ``current_workspace_manager()``: held, sized by ``vllm_marlin_moe_workspace_bytes``. DeepGEMM MXFP4 (second in
@@ -706,9 +706,7 @@ def mxfp4_override_moe_backend(spec: ModelSpec, engine: EngineConfig, gpu_name: 
     "humming", B200 -> "trtllm"; MiniMax-M2.5 -> None."""
     if not _has_mxfp4_override_experts(spec, engine.weight_format):
         return None
-    if engine.moe_backend == "auto":
-        return dsv4_mxfp4_moe_backend(gpu_arch(gpu_name), vllm_version)
-    return engine.moe_backend
+    return dsv4_mxfp4_typed_moe_backend(engine.moe_backend, gpu_arch(gpu_name), vllm_version)
 
 
 def vllm_humming_moe_workspace_bytes(spec: ModelSpec, ranks: int, tokens: int, act_b: int, ep: bool = False,

@@ -309,6 +309,17 @@ def dsv4_mxfp4_moe_backend(arch: str, vllm_version: str = VLLM_DEFAULT_VERSION) 
     return "humming" if arch == "sm90" and vllm_has(vllm_version, "mxfp4_humming_hopper") else "marlin"
 
 
+def dsv4_mxfp4_typed_moe_backend(moe_backend: str, arch: str, vllm_version: str = VLLM_DEFAULT_VERSION) -> str:
+    """The MXFP4 MoE backend DeepSeek-V4 / V4.1's routed experts take under --moe-backend ``moe_backend`` in release
+    line ``vllm_version`` on ``arch``: "auto" -> ``dsv4_mxfp4_moe_backend(arch, vllm_version)``; any typed name is
+    kept as typed (fused_moe/oracle/mxfp4.py: the DeepSeek-V4 selector, ``select_mxfp4_moe_backend`` in the 0.20.0
+    wheel, ``select_deepseek_v4_mxfp4_moe_backend`` in 0.30.0 / 0.33.0, tries a named --moe-backend before its
+    priority list; read 2026-12-03). The one rule kvplan.plan ``mxfp4_override_moe_backend`` and kvplan.vllm_dsv41
+    ``rank_load_bytes`` apply. Worked example: ("auto", "sm90", "0.33") -> "humming", ("auto",
+    "sm100", "0.30") -> "trtllm", ("marlin", "sm90", "0.33") -> "marlin"."""
+    return dsv4_mxfp4_moe_backend(arch, vllm_version) if moe_backend == "auto" else moe_backend
+
+
 def dsv4_mxfp4_extra_bytes(spec: ModelSpec, layout: Layout, stage: int, arch: str,
                            vllm_version: str = VLLM_DEFAULT_VERSION) -> int:
     """Bytes vLLM's MXFP4 MoE padding adds on one rank of stage ``stage`` over kvplan's checkpoint bytes for MXFP4
