@@ -52,7 +52,8 @@ profile  releases            what changes at its first release (VLLM_CHANGES key
                              FlashInfer all-reduce + RMSNorm fusion by default (fi_allreduce_fusion): its trtllm
                              workspace, 3 multicast-granular buffers (3 x 512 MiB), is made during the profile run's
                              compilation: non-torch 0.55 + 1.50 GiB at TP 2 / 4 / 8 on NVSwitch Hopper / Blackwell;
-                             block-FP8 MoE on Hopper without EP takes TRITON, its workspace kept (fp8_moe_hopper_triton)
+                             block-FP8 MoE on Hopper without EP takes TRITON, its workspace kept
+                             (fp8_moe_hopper_triton); ModelOpt MIXED_PRECISION checkpoints (modelopt_mixed)
 0.18     0.18.0-0.18.1       the CUDA-graph estimate is computed and printed, not subtracted (cudagraph_estimate_printed:
                              VLLM_MEMORY_PROFILER_ESTIMATE_CUDAGRAPHS=0); non-torch 0.25 GiB at TP 1 (non_torch_v018)
 0.19     0.19.0-0.19.1       AWQ dense layers through choose_mp_linear_kernel: Machete on Hopper (awq_mp_kernel); the
@@ -65,19 +66,21 @@ profile  releases            what changes at its first release (VLLM_CHANGES key
                              off-stride max_num_batched_tokens is a capture size (capture_max_tokens)
 0.21     0.21.0              FlashInfer top-k / top-p sampler by default (flashinfer_sampler_default); the load runs
                              under max_split_size_mb 20: a parameter of >= 20 MiB keeps its whole segment
-                             (load_max_split_20, kvplan.vllm_alloc)
+                             (load_max_split_20, kvplan.vllm_alloc); ModelOpt W4A16_NVFP4 (modelopt_w4a16_nvfp4)
 0.22     0.22.0-0.22.1       triton_kernels' value layout back to the pack sizes (triton_value_pack);
                              dynamic-NTK tables of max_position rows (dynamic_ntk_max_position); "all" mode counts the
                              draft pages (mamba_all_draft_pages); the V2 model runner by default for dense unquantized
                              Qwen3 (v2_runner_qwen3; kvplan.engines.vllm_model_runner); a multimodal prefix-LM
                              model's default batch budget raised to its largest item (Gemma-4: 2,496;
                              mm_prefix_lm_batch_floor); Gemma-4's tower runs frames in chunks (gemma4_encoder_chunk);
-                             AWQ MoE experts keep MarlinExperts' workspace (awq_moe_modular_kernel)
+                             AWQ MoE experts keep MarlinExperts' workspace (awq_moe_modular_kernel); W4A16_NVFP4
+                             layers inside MIXED_PRECISION (modelopt_mixed_w4a16_nvfp4)
 0.23     0.23.0              V2 also for dense unquantized Llama / Mistral (v2_runner_llama_mistral); compressed-
                              tensors wNa16 MoE experts (Kimi-K2 / K2.5 int4) keep MarlinExperts' workspace
-                             (wna16_moe_modular_kernel)
+                             (wna16_moe_modular_kernel); a MIXED_PRECISION lm_head (modelopt_mixed_lm_head)
 0.24     0.24.0              Marlin pads misaligned shards instead of refusing them (marlin_tile_padding); V2 for the
-                             six listed architectures, quantized too (v2_runner_listed)
+                             six listed architectures, quantized too (v2_runner_listed); MIXED_PRECISION below
+                             Ada (modelopt_mixed_sm75)
 0.25     0.25.0-0.25.1       the fusion workspace on FlashInfer's mnnvl backend by default: one 512 MiB multicast
                              buffer instead of trtllm's three (fi_allreduce_mnnvl: non-torch 1.0 GiB lower at TP >= 2);
                              V2 for every dense non-hybrid model and the listed MoE (v2_runner_dense), whose PIECEWISE
@@ -416,6 +419,27 @@ VLLM_CHANGES: dict[str, tuple[Release, str]] = {
                                                "(0.18.0 - 0.34.0 wheels; 0.17.0 maps it too but chunks the "
                                                "modular kernel at VLLM_FUSED_MOE_CHUNK_SIZE 16,384 by default, not "
                                                "modeled; 0.16.0 has no --moe-backend)")),
+    # NVIDIA ModelOpt checkpoints vLLM loads, read 2026-12-03 in the 0.16.0 - 0.34.0 wheels
+    # (model_executor/layers/quantization/modelopt.py, config/vllm.py _get_quantization_config):
+    "modelopt_mixed": ((0, 17, 0), ("quantization/modelopt.py ModelOptMixedPrecisionConfig (quant_algo "
+                                    "MIXED_PRECISION, get_name 'modelopt_mixed', per-layer quantized_layers) first in "
+                                    "the 0.17.0 wheel; 0.16.0's QUANT_ALGOS has no MIXED_PRECISION ('ModelOpt "
+                                    "currently only supports ...')")),
+    "modelopt_w4a16_nvfp4": ((0, 21, 0), ("quantization/modelopt.py QUANT_ALGOS lists W4A16_NVFP4 "
+                                          "(ModelOptNvFp4W4A16LinearMethod, Marlin FP4) in the 0.21.0 wheel; 0.20.0: "
+                                          "'ModelOpt currently only supports ...'")),
+    "modelopt_mixed_w4a16_nvfp4": ((0, 22, 0), ("ModelOptMixedPrecisionConfig.get_quant_method maps a quantized_layers "
+                                                "entry W4A16_NVFP4 to ModelOptNvFp4W4A16LinearMethod / "
+                                                "ModelOptNvFp4FusedMoE(use_a16) in the 0.22.0 wheel; 0.17.0 - 0.21.0 "
+                                                "know FP8 and NVFP4 only and build such a layer unquantized, whose "
+                                                "16-bit parameters cannot take the packed checkpoint tensors")),
+    "modelopt_mixed_lm_head": ((0, 23, 0), ("ModelOptMixedPrecisionConfig.get_quant_method quantizes a "
+                                            "ParallelLMHead (isinstance(layer, (LinearBase, ParallelLMHead))) in the "
+                                            "0.23.0 wheel; 0.22.0 returns None for it: a 16-bit lm_head for the "
+                                            "checkpoint's packed one")),
+    "modelopt_mixed_sm75": ((0, 24, 0), ("ModelOptMixedPrecisionConfig.get_min_capability 75 in the 0.24.0 wheel "
+                                         "(89 in 0.17.0 - 0.23.0: config/vllm.py raises 'Minimum capability: 89' "
+                                         "below Ada)")),
     "mla_backend_block_size": ((0, 18, 0), ("platforms/interface.py update_block_size_for_backend: the block size is "
                                             "the selected backend's get_preferred_block_size(16) in 0.18.0 (no MLA "
                                             "block forcing in check_and_update_config): FLASH_ATTN_MLA first on "
