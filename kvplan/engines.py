@@ -759,6 +759,18 @@ VLLM_MLA_BLOCK_SIZE_BY_ARCH = {"sm90": 64, "sm100": 128, "other": 16}
 # 128; 0.18.0 / 0.19.0 / 0.33.0 wheels), and the selector passes a typed --block-size to each (v1/attention/selector.py
 # user_specified_block_size): another size starts no backend, "No valid attention backend found for cuda".
 VLLM_MLA_BLOCK_MULTIPLE = 16
+# A typed --block-size for a DSA model (DeepSeek-V3.2, GLM-5) from 0.18.0: kept (platforms/interface.py
+# update_block_size_for_backend skips a user-specified size in every 0.18.0 - 0.34.0 wheel), and it must be a multiple
+# of 64 on CUDA. The selector (platforms/cuda.py get_attn_backend_cls) passes it to the sparse MLA backends only
+# (validate_configuration: "sparse not supported" for the dense ones), whose supports_block_size wants block_size %
+# kernel size == 0: FLASHMLA_SPARSE [64], FLASH_ATTN_MLA_SPARSE [64] (0.25.0+), FLASHINFER_MLA_SPARSE_SM90
+# [MultipleOf(64)] (0.30.0+), FLASHINFER_MLA_SPARSE [32, 64] (0.18.0 - 0.31.0) / [MultipleOf(32)] (0.32.0+); none ->
+# "No valid attention backend found for cuda". A size one of them takes but not 64's multiple (32, 96 with
+# FLASHINFER_MLA_SPARSE on sm100) then fails at KV-cache setup: the indexer cache's DeepseekV32IndexerBackend
+# (v1/attention/backends/mla/indexer.py) runs kernel blocks [64] on CUDA, and v1/worker/utils.py
+# select_common_block_size raises "No common block size for N" when no explicit kernel size of the group divides N.
+# 0.18.0 - 0.34.0 wheels, read 2026-12-03.
+VLLM_DSA_BLOCK_MULTIPLE = 64
 # vllm/engine/arg_utils.py get_batch_defaults, vllm serve (OPENAI_API_SERVER): (floor, tokens, seqs). The
 # 70 GiB row skips the A100 ("a100" in the device name: large batches cut its throughput, vLLM PR #17885):
 # the dennislee22 A100-80GB logs (0.10.1.1) print "Chunked prefill is enabled with max_num_batched_tokens=2048".
@@ -1086,9 +1098,10 @@ def vllm_sparse_mla_block_forced(typed_block_size: int, gpu_name: str, vllm_vers
     0.11.0 - 0.17.x: platforms/cuda.py check_and_update_config replaces any size but 64 for a config with
     ``index_topk`` ("if use_sparse and cache_config.block_size != 64", "Forcing kv cache block size to 64 for
     FlashMLASparse backend."; 0.17.0: FLASHMLA_SPARSE unless --attention-config picks FLASHINFER_MLA_SPARSE, so the
-    same). From 0.18.0 (``mla_backend_block_size``) update_block_size_for_backend keeps a typed size. Other GPUs keep
-    it (kvplan plans DSA with the plain MLA table there). Worked number: DeepSeek-V3.2 on an H200 at 0.11,
-    --block-size 16 -> 64; at 0.19 -> 16."""
+    same). From 0.18.0 (``mla_backend_block_size``) update_block_size_for_backend keeps a typed size, which then has
+    to be a multiple of 64 (VLLM_DSA_BLOCK_MULTIPLE: kvplan.plan._check_mla_block_size refuses another). Other GPUs
+    keep it (kvplan plans DSA with the plain MLA table there). Worked number: DeepSeek-V3.2 on an H200 at 0.11,
+    --block-size 16 -> 64; at 0.19 -> 16 kept (and refused: no sparse backend runs 16), 128 -> 128."""
     if vllm_has(vllm_version, "mla_backend_block_size") or gpu_arch(gpu_name) not in ("sm90", "sm100") \
             or typed_block_size == VLLM_SPARSE_MLA_BLOCK_SIZE:
         return VllmMlaBlock(typed_block_size, None)

@@ -21,7 +21,7 @@ from pydantic import BaseModel, ConfigDict, Field, computed_field
 
 from kvplan import draft_model, drafter, sglang, sglang_dsv4, support, vllm_dsv4, vllm_dsv41, vllm_gaudi, vllm_v0
 from kvplan.engines import (
-    VLLM_BLOCK_SIZE, VLLM_CONTEXT_BYTES, VLLM_MLA_BLOCK_MULTIPLE, EngineConfig, VllmProfile, batch_defaults,
+    VLLM_BLOCK_SIZE, VLLM_CONTEXT_BYTES, VLLM_DSA_BLOCK_MULTIPLE, VLLM_MLA_BLOCK_MULTIPLE, EngineConfig, VllmProfile, batch_defaults,
     cuda_graph_bytes, gpu_arch, gpu_multicast, non_torch_bytes, sampler_path, vllm_compile_benchmark_bytes,
     vllm_glm_dsa_fp8_default, vllm_has,
     vllm_mla_block_forced, vllm_mla_block_size, vllm_mla_default, vllm_mm_batch_floor, vllm_model_runner, vllm_profile,
@@ -1082,13 +1082,24 @@ def _check_mla_block_size(spec: ModelSpec, gpu: GpuSpec, engine: EngineConfig) -
     multiple of VLLM_MLA_BLOCK_MULTIPLE (16). The selector keeps the typed size and skips every backend that does not
     take it, and with none left vLLM raises "No valid attention backend found" (platforms/cuda.py
     get_attn_backend_cls, 0.18.0 / 0.19.0 / 0.33.0 wheels); through 0.17 check_and_update_config replaces the size on
-    Hopper / B200 instead (kvplan.engines.vllm_mla_block_forced). Worked example: DeepSeek-V3 on an H200 at 0.19 with
-    --block-size 8 -> refused; 32 -> planned at 32."""
+    Hopper / B200 instead (kvplan.engines.vllm_mla_block_forced). A DSA model (every layer ``mla_dsa``: DeepSeek-V3.2,
+    GLM-5) from 0.18.0: a typed size that is not a multiple of VLLM_DSA_BLOCK_MULTIPLE (64: the sparse backends'
+    and the indexer's kernel blocks, kvplan.engines) is refused; a multiple runs as typed. Worked example: DeepSeek-V3
+    on an H200 at 0.19 with --block-size 8 -> refused; 32 -> planned at 32; DeepSeek-V3.2 at 0.19 with 16 or 32 ->
+    refused, 128 -> planned at 128."""
     typed = engine.block_size
-    if (gpu.vendor != "NVIDIA" or not typed or typed % VLLM_MLA_BLOCK_MULTIPLE == 0
-            or not vllm_has(engine.vllm_version, "mla_backend_block_size")):
+    if gpu.vendor != "NVIDIA" or not typed or not vllm_has(engine.vllm_version, "mla_backend_block_size"):
         return
-    if any(layer.cache.kind != "mla" for layer, _ in stage_distinct(spec, 1, 0)):
+    kinds = {layer.cache.kind for layer, _ in stage_distinct(spec, 1, 0)}
+    if kinds == {"mla_dsa"} and typed % VLLM_DSA_BLOCK_MULTIPLE:  # DeepSeek-V3.2 / GLM-5 (kvplan.engines)
+        raise PlanInputError("block_size", (
+            f"vLLM {engine.vllm_version} does not start this DSA model at --block-size {typed}: the size is kept, "
+            f"and the sparse MLA backends take multiples of {VLLM_DSA_BLOCK_MULTIPLE} (FLASHMLA_SPARSE; "
+            "FLASHINFER_MLA_SPARSE multiples of 32, sm100) while the DSA indexer's kernel block is "
+            f"{VLLM_DSA_BLOCK_MULTIPLE} (\"No valid attention backend found for cuda\", or \"No common block size "
+            f"for {typed}\" at KV-cache setup); use a multiple of {VLLM_DSA_BLOCK_MULTIPLE}, or leave the block size "
+            "at default (64)"))
+    if typed % VLLM_MLA_BLOCK_MULTIPLE == 0 or kinds != {"mla"}:
         return
     raise PlanInputError("block_size", f"vLLM {engine.vllm_version} starts no MLA attention backend at --block-size "
                          f"{typed} (\"No valid attention backend found for cuda\"): TRITON_MLA and FLASH_ATTN_MLA run "

@@ -9,6 +9,8 @@ user typed it or not (PyPI wheels read 2026-12):
 - from 0.18.0 platforms/interface.py update_block_size_for_backend keeps a typed size ("User specified --block-size;
   keep it.").
 DeepSeek-V3 at TP 8: 61 MLA layers x (512 + 64) x 2 B = 70,272 B a token a rank (the latent is not sharded).
+A DSA model (DeepSeek-V3.2) from 0.18.0: a typed size is kept if it is a multiple of 64 and refused otherwise (the
+sparse MLA backends' and the indexer's kernel blocks, kvplan.engines.VLLM_DSA_BLOCK_MULTIPLE).
 """
 
 import pytest
@@ -142,3 +144,24 @@ def test_from_018_a_size_no_mla_backend_runs_is_refused(v3):
     assert _plan(v3, "H200", "0.19", 32).block_size == 32
     assert _plan(v3, "H200", "0.11", 8).block_size == 64  # 0.11: FlashMLA replaces it
     assert _plan(load_preset("llama-3.1-8b"), "H200", "0.19", 8, tp=1).block_size == 8  # not MLA: not this rule
+
+
+@pytest.mark.parametrize("version", ["0.18", "0.19", "0.25", "0.28", "0.30", "0.33"])
+def test_from_018_a_dsa_block_not_a_multiple_of_64_is_refused(version):
+    # 0.18.0 - 0.34.0 keep a typed size (update_block_size_for_backend). The selector gives a DSA layer the sparse
+    # MLA backends only: FLASHMLA_SPARSE [64] (+ FLASH_ATTN_MLA_SPARSE [64] from 0.25, FLASHINFER_MLA_SPARSE_SM90
+    # [MultipleOf(64)] from 0.30) on Hopper: 16 % 64 != 0 and 32 % 64 != 0 -> "No valid attention backend found". On
+    # a B200 FLASHINFER_MLA_SPARSE takes 32 (32 % 32 == 0: [32, 64] through 0.31, MultipleOf(32) from 0.32), but the
+    # indexer cache's kernel block is [64]: select_common_block_size finds no explicit size dividing 32 ("No common
+    # block size for 32"). 192 = 3 x 64 runs as typed: 192 x 78,324 = 15,038,208 B a block (DeepSeek-V3.2 TP 8)
+    from kvplan.errors import PlanInputError
+
+    v32 = load_preset("deepseek-v3.2")
+    for gpu, typed in (("H200", 16), ("H200", 32), ("B200", 32), ("B200", 96)):
+        with pytest.raises(PlanInputError, match=f"does not start this DSA model at --block-size {typed}"):
+            _plan(v32, gpu, version, typed)
+    p = _plan(v32, "H200", version, 192)
+    assert p.block_size == 192 and p.ranks[0].bytes_per_block == 192 * 78_324 == 15_038_208
+    assert _plan(v32, "B200", version, 64).block_size == 64
+    # through 0.17 the same 16 is replaced by 64 (the test above), not refused
+    assert _plan(v32, "H200", "0.17", 16).block_size == 64
