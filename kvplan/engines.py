@@ -354,6 +354,15 @@ VLLM_CHANGES: dict[str, tuple[Release, str]] = {
                                               "model with qk_nope_head_dim 128 defaults to FLASHINFER_MLA (block 64) "
                                               "in the 0.15.0, 0.16.0 and 0.17.0 wheels; CUTLASS_MLA (block 128) in "
                                               "0.11.x - 0.14.0")),
+    "mla_blackwell_family": ((0, 13, 0), ("platforms/cuda.py check_and_update_config picks CUTLASS_MLA (block 128) "
+                                          "on is_device_capability_family(100), SM 10.x, in the 0.13.0 wheel; "
+                                          "0.10.1.1 - 0.12.0 test is_device_capability(100), SM 10.0 exactly, so a "
+                                          "B300 / GB300 (SM 10.3) takes the non-Blackwell FlashMLA branch, which "
+                                          "forces nothing off Hopper (is_flashmla_supported: capability major 9), and "
+                                          "runs TRITON_MLA at the default 16 (0.10.1.1 / 0.10.2 / 0.11.0 "
+                                          "get_attn_backend_cls; 0.11.1 / 0.12.0 _get_backend_priorities: "
+                                          "CUTLASS_MLA [128], FLASHINFER_MLA [32, 64], FLASH_ATTN_MLA (SM 9 only), "
+                                          "FLASHMLA [64] all refuse 16)")),
     "mla_flash_attn_hopper": ((0, 11, 1), ("platforms/cuda.py _get_backend_priorities: on Hopper an MLA model takes "
                                            "the first valid of FLASH_ATTN_MLA (kv dtype auto only), FLASHMLA, ... in "
                                            "the 0.11.1 wheel (vllm PR #27363, 'Prefer FlashAttention MLA as default "
@@ -974,6 +983,13 @@ def vllm_mla_block_size(gpu_name: str) -> int:
     return VLLM_MLA_BLOCK_SIZE_BY_ARCH[gpu_arch(gpu_name)]
 
 
+def _sm103_before_family_check(gpu_name: str, vllm_version: str) -> bool:
+    """Whether vLLM's MLA rules see this GPU as non-Blackwell: a B300 / GB300 (SM 10.3, kvplan's "sm100" arch) in a
+    release whose platforms/cuda.py tests SM 10.0 exactly (before 0.13.0, VLLM_CHANGES ``mla_blackwell_family``).
+    Worked example: ("B300", "0.12") -> True, ("B300", "0.13") -> False, ("B200", "0.12") -> False."""
+    return gpu_name.upper().startswith(("B300", "GB300")) and not vllm_has(vllm_version, "mla_blackwell_family")
+
+
 class VllmMlaDefault(NamedTuple):
     """vLLM's MLA attention backend for a plain-MLA model and the KV block it runs with no --block-size."""
     backend: str  # by vLLM's name, what "Using ... attention backend" prints
@@ -1000,10 +1016,15 @@ def vllm_mla_default(gpu_name: str, vllm_version: str, kv_quantized: bool = Fals
       (qk_nope_head_dim 64 / 128 / 192) [32, 64] -> 32, else CUTLASS_MLA [128]; elsewhere TRITON_MLA
       [MultipleOf(16)] -> 16 (0.18.0 / 0.19.0 / 0.21.0 / 0.33.0 wheels).
     ROCm and other GPUs: TRITON_MLA at 16 (platforms/rocm.py forces no MLA block; AITER MLA is opt-in).
-    Worked numbers: H100, 0.11 -> ("FLASHMLA", 64); H100, 0.17 -> ("FLASH_ATTN_MLA", 64); DeepSeek-V2-Lite on an
+    B300 / GB300 (SM 10.3) before 0.13.0 (``mla_blackwell_family``): TRITON_MLA at 16, the Blackwell branch being
+    SM 10.0 only there (``_sm103_before_family_check``); from 0.13.0 as B200.
+    Worked numbers: H100, 0.11 -> ("FLASHMLA", 64); B300, 0.11 / 0.12 -> ("TRITON_MLA", 16), 0.13 -> ("CUTLASS_MLA",
+    128); H100, 0.17 -> ("FLASH_ATTN_MLA", 64); DeepSeek-V2-Lite on an
     H100 at 0.19.0: ("FLASH_ATTN_MLA", 16), "Using FLASH_ATTN_MLA attention backend", 1,505,552 tokens = 94,097 blocks
     x 16 (llm-d-planner v0.19.0 log)."""
     arch = gpu_arch(gpu_name)
+    if _sm103_before_family_check(gpu_name, vllm_version):
+        return VllmMlaDefault("TRITON_MLA", VLLM_BLOCK_SIZE)
     if vllm_has(vllm_version, "mla_backend_block_size"):
         if arch == "sm90":
             return VllmMlaDefault("FLASHMLA", 64) if kv_quantized else VllmMlaDefault("FLASH_ATTN_MLA", 16)
@@ -1049,13 +1070,15 @@ def vllm_mla_block_forced(typed_block_size: int, gpu_name: str, vllm_version: st
       (v1/attention/selector.py, platforms/cuda.py get_attn_backend_cls) passes the typed size to each backend's
       validate_configuration, skipping those that do not take it ("--block-size N precluded higher-priority
       backend(s)"): the typed size is what runs (0.18.0 / 0.19.0 / 0.33.0 wheels).
-    - TRITON_MLA (Ampere, Ada, ROCm: platforms/rocm.py forces no MLA block) keeps any size.
+    - TRITON_MLA (Ampere, Ada, ROCm: platforms/rocm.py forces no MLA block; B300 / GB300 before 0.13.0) keeps any
+      size.
     Worked numbers: 16 on an H200 at 0.11 -> 64 (FlashMLA): DeepSeek-V3 TP8 at max_model_len 8,192 runs blocks of 64 x
     70,272 B = 4,497,408 B, its 43,657,510,577 B pool 9,707 blocks = 621,248 tokens (not 38,829 blocks x 16); 128 on
     an H200 at 0.11 -> 64 (!= 64), at 0.17 -> 128 (a multiple of 64); 64 on a B200 at 0.14 -> 128 (CUTLASS_MLA); 16
     on an H200 at 0.19 -> 16 (tests/test_mla_block_forced.py)."""
     arch = gpu_arch(gpu_name)
-    if vllm_has(vllm_version, "mla_backend_block_size") or arch not in ("sm90", "sm100"):
+    if (vllm_has(vllm_version, "mla_backend_block_size") or arch not in ("sm90", "sm100")
+            or _sm103_before_family_check(gpu_name, vllm_version)):  # TRITON_MLA there: nothing forced
         return VllmMlaBlock(typed_block_size, None)
     backend, forced = vllm_mla_default(gpu_name, vllm_version, kv_quantized, qk_nope_head_dim)
     multiple = vllm_has(vllm_version, "mla_block_multiple")
