@@ -52,7 +52,8 @@ profile  releases            what changes at its first release (VLLM_CHANGES key
                              FlashInfer all-reduce + RMSNorm fusion by default (fi_allreduce_fusion): its trtllm
                              workspace, 3 multicast-granular buffers (3 x 512 MiB), is made during the profile run's
                              compilation: non-torch 0.55 + 1.50 GiB at TP 2 / 4 / 8 on NVSwitch Hopper / Blackwell;
-                             block-FP8 MoE on Hopper without EP takes TRITON, its workspace kept (fp8_moe_hopper_triton)
+                             block-FP8 MoE on Hopper without EP takes TRITON, its workspace kept
+                             (fp8_moe_hopper_triton); ModelOpt MIXED_PRECISION checkpoints (modelopt_mixed)
 0.18     0.18.0-0.18.1       the CUDA-graph estimate is computed and printed, not subtracted (cudagraph_estimate_printed:
                              VLLM_MEMORY_PROFILER_ESTIMATE_CUDAGRAPHS=0); non-torch 0.25 GiB at TP 1 (non_torch_v018)
 0.19     0.19.0-0.19.1       AWQ dense layers through choose_mp_linear_kernel: Machete on Hopper (awq_mp_kernel); the
@@ -65,19 +66,21 @@ profile  releases            what changes at its first release (VLLM_CHANGES key
                              off-stride max_num_batched_tokens is a capture size (capture_max_tokens)
 0.21     0.21.0              FlashInfer top-k / top-p sampler by default (flashinfer_sampler_default); the load runs
                              under max_split_size_mb 20: a parameter of >= 20 MiB keeps its whole segment
-                             (load_max_split_20, kvplan.vllm_alloc)
+                             (load_max_split_20, kvplan.vllm_alloc); ModelOpt W4A16_NVFP4 (modelopt_w4a16_nvfp4)
 0.22     0.22.0-0.22.1       triton_kernels' value layout back to the pack sizes (triton_value_pack);
                              dynamic-NTK tables of max_position rows (dynamic_ntk_max_position); "all" mode counts the
                              draft pages (mamba_all_draft_pages); the V2 model runner by default for dense unquantized
                              Qwen3 (v2_runner_qwen3; kvplan.engines.vllm_model_runner); a multimodal prefix-LM
                              model's default batch budget raised to its largest item (Gemma-4: 2,496;
                              mm_prefix_lm_batch_floor); Gemma-4's tower runs frames in chunks (gemma4_encoder_chunk);
-                             AWQ MoE experts keep MarlinExperts' workspace (awq_moe_modular_kernel)
+                             AWQ MoE experts keep MarlinExperts' workspace (awq_moe_modular_kernel); W4A16_NVFP4
+                             layers inside MIXED_PRECISION (modelopt_mixed_w4a16_nvfp4)
 0.23     0.23.0              V2 also for dense unquantized Llama / Mistral (v2_runner_llama_mistral); compressed-
                              tensors wNa16 MoE experts (Kimi-K2 / K2.5 int4) keep MarlinExperts' workspace
-                             (wna16_moe_modular_kernel)
+                             (wna16_moe_modular_kernel); a MIXED_PRECISION lm_head (modelopt_mixed_lm_head)
 0.24     0.24.0              Marlin pads misaligned shards instead of refusing them (marlin_tile_padding); V2 for the
-                             six listed architectures, quantized too (v2_runner_listed)
+                             six listed architectures, quantized too (v2_runner_listed); MIXED_PRECISION below
+                             Ada (modelopt_mixed_sm75)
 0.25     0.25.0-0.25.1       the fusion workspace on FlashInfer's mnnvl backend by default: one 512 MiB multicast
                              buffer instead of trtllm's three (fi_allreduce_mnnvl: non-torch 1.0 GiB lower at TP >= 2);
                              V2 for every dense non-hybrid model and the listed MoE (v2_runner_dense), whose PIECEWISE
@@ -351,6 +354,15 @@ VLLM_CHANGES: dict[str, tuple[Release, str]] = {
                                               "model with qk_nope_head_dim 128 defaults to FLASHINFER_MLA (block 64) "
                                               "in the 0.15.0, 0.16.0 and 0.17.0 wheels; CUTLASS_MLA (block 128) in "
                                               "0.11.x - 0.14.0")),
+    "mla_blackwell_family": ((0, 13, 0), ("platforms/cuda.py check_and_update_config picks CUTLASS_MLA (block 128) "
+                                          "on is_device_capability_family(100), SM 10.x, in the 0.13.0 wheel; "
+                                          "0.10.1.1 - 0.12.0 test is_device_capability(100), SM 10.0 exactly, so a "
+                                          "B300 / GB300 (SM 10.3) takes the non-Blackwell FlashMLA branch, which "
+                                          "forces nothing off Hopper (is_flashmla_supported: capability major 9), and "
+                                          "runs TRITON_MLA at the default 16 (0.10.1.1 / 0.10.2 / 0.11.0 "
+                                          "get_attn_backend_cls; 0.11.1 / 0.12.0 _get_backend_priorities: "
+                                          "CUTLASS_MLA [128], FLASHINFER_MLA [32, 64], FLASH_ATTN_MLA (SM 9 only), "
+                                          "FLASHMLA [64] all refuse 16)")),
     "mla_flash_attn_hopper": ((0, 11, 1), ("platforms/cuda.py _get_backend_priorities: on Hopper an MLA model takes "
                                            "the first valid of FLASH_ATTN_MLA (kv dtype auto only), FLASHMLA, ... in "
                                            "the 0.11.1 wheel (vllm PR #27363, 'Prefer FlashAttention MLA as default "
@@ -416,6 +428,27 @@ VLLM_CHANGES: dict[str, tuple[Release, str]] = {
                                                "(0.18.0 - 0.34.0 wheels; 0.17.0 maps it too but chunks the "
                                                "modular kernel at VLLM_FUSED_MOE_CHUNK_SIZE 16,384 by default, not "
                                                "modeled; 0.16.0 has no --moe-backend)")),
+    # NVIDIA ModelOpt checkpoints vLLM loads, read 2026-12-03 in the 0.16.0 - 0.34.0 wheels
+    # (model_executor/layers/quantization/modelopt.py, config/vllm.py _get_quantization_config):
+    "modelopt_mixed": ((0, 17, 0), ("quantization/modelopt.py ModelOptMixedPrecisionConfig (quant_algo "
+                                    "MIXED_PRECISION, get_name 'modelopt_mixed', per-layer quantized_layers) first in "
+                                    "the 0.17.0 wheel; 0.16.0's QUANT_ALGOS has no MIXED_PRECISION ('ModelOpt "
+                                    "currently only supports ...')")),
+    "modelopt_w4a16_nvfp4": ((0, 21, 0), ("quantization/modelopt.py QUANT_ALGOS lists W4A16_NVFP4 "
+                                          "(ModelOptNvFp4W4A16LinearMethod, Marlin FP4) in the 0.21.0 wheel; 0.20.0: "
+                                          "'ModelOpt currently only supports ...'")),
+    "modelopt_mixed_w4a16_nvfp4": ((0, 22, 0), ("ModelOptMixedPrecisionConfig.get_quant_method maps a quantized_layers "
+                                                "entry W4A16_NVFP4 to ModelOptNvFp4W4A16LinearMethod / "
+                                                "ModelOptNvFp4FusedMoE(use_a16) in the 0.22.0 wheel; 0.17.0 - 0.21.0 "
+                                                "know FP8 and NVFP4 only and build such a layer unquantized, whose "
+                                                "16-bit parameters cannot take the packed checkpoint tensors")),
+    "modelopt_mixed_lm_head": ((0, 23, 0), ("ModelOptMixedPrecisionConfig.get_quant_method quantizes a "
+                                            "ParallelLMHead (isinstance(layer, (LinearBase, ParallelLMHead))) in the "
+                                            "0.23.0 wheel; 0.22.0 returns None for it: a 16-bit lm_head for the "
+                                            "checkpoint's packed one")),
+    "modelopt_mixed_sm75": ((0, 24, 0), ("ModelOptMixedPrecisionConfig.get_min_capability 75 in the 0.24.0 wheel "
+                                         "(89 in 0.17.0 - 0.23.0: config/vllm.py raises 'Minimum capability: 89' "
+                                         "below Ada)")),
     "mla_backend_block_size": ((0, 18, 0), ("platforms/interface.py update_block_size_for_backend: the block size is "
                                             "the selected backend's get_preferred_block_size(16) in 0.18.0 (no MLA "
                                             "block forcing in check_and_update_config): FLASH_ATTN_MLA first on "
@@ -735,6 +768,18 @@ VLLM_MLA_BLOCK_SIZE_BY_ARCH = {"sm90": 64, "sm100": 128, "other": 16}
 # 128; 0.18.0 / 0.19.0 / 0.33.0 wheels), and the selector passes a typed --block-size to each (v1/attention/selector.py
 # user_specified_block_size): another size starts no backend, "No valid attention backend found for cuda".
 VLLM_MLA_BLOCK_MULTIPLE = 16
+# A typed --block-size for a DSA model (DeepSeek-V3.2, GLM-5) from 0.18.0: kept (platforms/interface.py
+# update_block_size_for_backend skips a user-specified size in every 0.18.0 - 0.34.0 wheel), and it must be a multiple
+# of 64 on CUDA. The selector (platforms/cuda.py get_attn_backend_cls) passes it to the sparse MLA backends only
+# (validate_configuration: "sparse not supported" for the dense ones), whose supports_block_size wants block_size %
+# kernel size == 0: FLASHMLA_SPARSE [64], FLASH_ATTN_MLA_SPARSE [64] (0.25.0+), FLASHINFER_MLA_SPARSE_SM90
+# [MultipleOf(64)] (0.30.0+), FLASHINFER_MLA_SPARSE [32, 64] (0.18.0 - 0.31.0) / [MultipleOf(32)] (0.32.0+); none ->
+# "No valid attention backend found for cuda". A size one of them takes but not 64's multiple (32, 96 with
+# FLASHINFER_MLA_SPARSE on sm100) then fails at KV-cache setup: the indexer cache's DeepseekV32IndexerBackend
+# (v1/attention/backends/mla/indexer.py) runs kernel blocks [64] on CUDA, and v1/worker/utils.py
+# select_common_block_size raises "No common block size for N" when no explicit kernel size of the group divides N.
+# 0.18.0 - 0.34.0 wheels, read 2026-12-03.
+VLLM_DSA_BLOCK_MULTIPLE = 64
 # vllm/engine/arg_utils.py get_batch_defaults, vllm serve (OPENAI_API_SERVER): (floor, tokens, seqs). The
 # 70 GiB row skips the A100 ("a100" in the device name: large batches cut its throughput, vLLM PR #17885):
 # the dennislee22 A100-80GB logs (0.10.1.1) print "Chunked prefill is enabled with max_num_batched_tokens=2048".
@@ -938,6 +983,13 @@ def vllm_mla_block_size(gpu_name: str) -> int:
     return VLLM_MLA_BLOCK_SIZE_BY_ARCH[gpu_arch(gpu_name)]
 
 
+def _sm103_before_family_check(gpu_name: str, vllm_version: str) -> bool:
+    """Whether vLLM's MLA rules see this GPU as non-Blackwell: a B300 / GB300 (SM 10.3, kvplan's "sm100" arch) in a
+    release whose platforms/cuda.py tests SM 10.0 exactly (before 0.13.0, VLLM_CHANGES ``mla_blackwell_family``).
+    Worked example: ("B300", "0.12") -> True, ("B300", "0.13") -> False, ("B200", "0.12") -> False."""
+    return gpu_name.upper().startswith(("B300", "GB300")) and not vllm_has(vllm_version, "mla_blackwell_family")
+
+
 class VllmMlaDefault(NamedTuple):
     """vLLM's MLA attention backend for a plain-MLA model and the KV block it runs with no --block-size."""
     backend: str  # by vLLM's name, what "Using ... attention backend" prints
@@ -964,10 +1016,15 @@ def vllm_mla_default(gpu_name: str, vllm_version: str, kv_quantized: bool = Fals
       (qk_nope_head_dim 64 / 128 / 192) [32, 64] -> 32, else CUTLASS_MLA [128]; elsewhere TRITON_MLA
       [MultipleOf(16)] -> 16 (0.18.0 / 0.19.0 / 0.21.0 / 0.33.0 wheels).
     ROCm and other GPUs: TRITON_MLA at 16 (platforms/rocm.py forces no MLA block; AITER MLA is opt-in).
-    Worked numbers: H100, 0.11 -> ("FLASHMLA", 64); H100, 0.17 -> ("FLASH_ATTN_MLA", 64); DeepSeek-V2-Lite on an
+    B300 / GB300 (SM 10.3) before 0.13.0 (``mla_blackwell_family``): TRITON_MLA at 16, the Blackwell branch being
+    SM 10.0 only there (``_sm103_before_family_check``); from 0.13.0 as B200.
+    Worked numbers: H100, 0.11 -> ("FLASHMLA", 64); B300, 0.11 / 0.12 -> ("TRITON_MLA", 16), 0.13 -> ("CUTLASS_MLA",
+    128); H100, 0.17 -> ("FLASH_ATTN_MLA", 64); DeepSeek-V2-Lite on an
     H100 at 0.19.0: ("FLASH_ATTN_MLA", 16), "Using FLASH_ATTN_MLA attention backend", 1,505,552 tokens = 94,097 blocks
     x 16 (llm-d-planner v0.19.0 log)."""
     arch = gpu_arch(gpu_name)
+    if _sm103_before_family_check(gpu_name, vllm_version):
+        return VllmMlaDefault("TRITON_MLA", VLLM_BLOCK_SIZE)
     if vllm_has(vllm_version, "mla_backend_block_size"):
         if arch == "sm90":
             return VllmMlaDefault("FLASHMLA", 64) if kv_quantized else VllmMlaDefault("FLASH_ATTN_MLA", 16)
@@ -1013,13 +1070,15 @@ def vllm_mla_block_forced(typed_block_size: int, gpu_name: str, vllm_version: st
       (v1/attention/selector.py, platforms/cuda.py get_attn_backend_cls) passes the typed size to each backend's
       validate_configuration, skipping those that do not take it ("--block-size N precluded higher-priority
       backend(s)"): the typed size is what runs (0.18.0 / 0.19.0 / 0.33.0 wheels).
-    - TRITON_MLA (Ampere, Ada, ROCm: platforms/rocm.py forces no MLA block) keeps any size.
+    - TRITON_MLA (Ampere, Ada, ROCm: platforms/rocm.py forces no MLA block; B300 / GB300 before 0.13.0) keeps any
+      size.
     Worked numbers: 16 on an H200 at 0.11 -> 64 (FlashMLA): DeepSeek-V3 TP8 at max_model_len 8,192 runs blocks of 64 x
     70,272 B = 4,497,408 B, its 43,657,510,577 B pool 9,707 blocks = 621,248 tokens (not 38,829 blocks x 16); 128 on
     an H200 at 0.11 -> 64 (!= 64), at 0.17 -> 128 (a multiple of 64); 64 on a B200 at 0.14 -> 128 (CUTLASS_MLA); 16
     on an H200 at 0.19 -> 16 (tests/test_mla_block_forced.py)."""
     arch = gpu_arch(gpu_name)
-    if vllm_has(vllm_version, "mla_backend_block_size") or arch not in ("sm90", "sm100"):
+    if (vllm_has(vllm_version, "mla_backend_block_size") or arch not in ("sm90", "sm100")
+            or _sm103_before_family_check(gpu_name, vllm_version)):  # TRITON_MLA there: nothing forced
         return VllmMlaBlock(typed_block_size, None)
     backend, forced = vllm_mla_default(gpu_name, vllm_version, kv_quantized, qk_nope_head_dim)
     multiple = vllm_has(vllm_version, "mla_block_multiple")
@@ -1062,9 +1121,10 @@ def vllm_sparse_mla_block_forced(typed_block_size: int, gpu_name: str, vllm_vers
     0.11.0 - 0.17.x: platforms/cuda.py check_and_update_config replaces any size but 64 for a config with
     ``index_topk`` ("if use_sparse and cache_config.block_size != 64", "Forcing kv cache block size to 64 for
     FlashMLASparse backend."; 0.17.0: FLASHMLA_SPARSE unless --attention-config picks FLASHINFER_MLA_SPARSE, so the
-    same). From 0.18.0 (``mla_backend_block_size``) update_block_size_for_backend keeps a typed size. Other GPUs keep
-    it (kvplan plans DSA with the plain MLA table there). Worked number: DeepSeek-V3.2 on an H200 at 0.11,
-    --block-size 16 -> 64; at 0.19 -> 16."""
+    same). From 0.18.0 (``mla_backend_block_size``) update_block_size_for_backend keeps a typed size, which then has
+    to be a multiple of 64 (VLLM_DSA_BLOCK_MULTIPLE: kvplan.plan._check_mla_block_size refuses another). Other GPUs
+    keep it (kvplan plans DSA with the plain MLA table there). Worked number: DeepSeek-V3.2 on an H200 at 0.11,
+    --block-size 16 -> 64; at 0.19 -> 16 kept (and refused: no sparse backend runs 16), 128 -> 128."""
     if vllm_has(vllm_version, "mla_backend_block_size") or gpu_arch(gpu_name) not in ("sm90", "sm100") \
             or typed_block_size == VLLM_SPARSE_MLA_BLOCK_SIZE:
         return VllmMlaBlock(typed_block_size, None)

@@ -530,4 +530,5 @@ def quantization_fields(qc: Any, spec_fields: Mapping[str, Any], field: str = "q
     shipped, overrides, exclude = format_overrides(scheme, spec_fields, field)
     if shipped == UNQUANTIZED:
         return {}
-    return {"quantization": shipped, "quantization_exclude": exclude, "quantization_overrides": overrides}
+    return {"quantization": shipped, "quantization_exclude": exclude, "quantization_overrides": overrides,
+            "quantization_method": scheme.method}

@@ -21,7 +21,7 @@ from pydantic import BaseModel, ConfigDict, Field, computed_field
 
 from kvplan import draft_model, drafter, sglang, sglang_dsv4, support, vllm_dsv4, vllm_dsv41, vllm_gaudi, vllm_v0
 from kvplan.engines import (
-    VLLM_BLOCK_SIZE, VLLM_CONTEXT_BYTES, VLLM_MLA_BLOCK_MULTIPLE, EngineConfig, VllmProfile, batch_defaults,
+    VLLM_BLOCK_SIZE, VLLM_CONTEXT_BYTES, VLLM_DSA_BLOCK_MULTIPLE, VLLM_MLA_BLOCK_MULTIPLE, EngineConfig, VllmProfile, batch_defaults,
     cuda_graph_bytes, gpu_arch, gpu_multicast, non_torch_bytes, sampler_path, vllm_compile_benchmark_bytes,
     vllm_glm_dsa_fp8_default, vllm_has,
     vllm_mla_block_forced, vllm_mla_block_size, vllm_mla_default, vllm_mm_batch_floor, vllm_model_runner, vllm_profile,
@@ -47,8 +47,9 @@ from kvplan.units import DTYPE_BITS, GiB, MiB, cdiv, counted
 from kvplan.weights import FLOAT_FORMATS, base_dtype, resolve_format, spec_formats
 from kvplan.vllm_alloc import vllm_allocator_rounding_bytes
 from kvplan.vllm_layouts import (  # _AWQ_FMT / _GPTQ_FMT / _WNA16_FMT: the int weight-only formats (Marlin MoE)
-    MXFP4_TRITON_INTER_ALIGN, _AWQ_FMT, _GPTQ_FMT, _WNA16_FMT, dsv4_mxfp4_moe_backend, fp8_block_refusal,
-    fp8_marlin_gpu, marlin_refusal, mxfp4_align, mxfp4_override_experts, mxfp4_triton_kernels, quant_platform,
+    MXFP4_TRITON_INTER_ALIGN, _AWQ_FMT, _GPTQ_FMT, _WNA16_FMT, dsv4_mxfp4_moe_backend, dsv4_mxfp4_typed_moe_backend,
+    fp8_block_refusal, fp8_marlin_gpu, marlin_refusal, modelopt_refusal, mxfp4_align, mxfp4_override_experts,
+    mxfp4_triton_kernels, quant_platform,
     vllm_dsa_index_groups, vllm_dsa_indexer_wk_bytes, vllm_dsa_topk_buffer_bytes, vllm_fp8_marlin_extra_bytes,
     vllm_mla_dequant_bytes, vllm_mxfp4_extra_bytes, vllm_mxfp4_functions,
     vllm_quant_layout_extra_bytes, vllm_rope_cache_bytes, vllm_rope_tables,
@@ -652,9 +653,10 @@ def vllm_moe_workspace_held(spec: ModelSpec, weight_format: str | None, gpu_name
 def _held_moe_workspace_bytes(spec, engine, layout, mnbt, act_b, gpu_name: str, vllm_version: str) -> int:
     """The fused-MoE workspace the profile run leaves held on one rank (``vllm_moe_workspace_bytes`` where
     ``vllm_moe_workspace_held``; ``vllm_marlin_moe_workspace_bytes`` for FP8 experts on Marlin, for int4 / int8
-    weight-only experts on Marlin's modular kernel (``vllm_wna16_marlin_moe_held``) and for override-MXFP4 experts on
-    Marlin; ``vllm_humming_moe_workspace_bytes`` for override-MXFP4 experts on Humming:
-    ``mxfp4_override_moe_backend``), 0 where the experts' backend sizes its own:
+    weight-only experts on Marlin's modular kernel (``vllm_wna16_marlin_moe_held``), for NVFP4 weight-only experts
+    (``vllm_nvfp4_marlin_moe_held``) and for override-MXFP4 experts on Marlin; ``vllm_humming_moe_workspace_bytes``
+    for override-MXFP4 experts on Humming: ``mxfp4_override_moe_backend``), 0 where the experts' backend sizes its
+    own:
     the activation peak and the DSA indexer's share of the same workspace manager both read it.
     Worked number: Kimi-K2.5 (compressed-tensors int4; K 7,168, N 2,048 / 8 = 256, top-8) at TP 8, 8,192 tokens,
     bf16, on an H200 at 0.30: MarlinExperts (max(65,536 x 7,168, 8,192 x 7,168) + 65,536 x max(512, 7,168)) x 2 =
@@ -669,8 +671,9 @@ def _held_moe_workspace_bytes(spec, engine, layout, mnbt, act_b, gpu_name: str, 
     if vllm_humming_wna16_moe_held(spec, engine, gpu_name, vllm_version):
         return vllm_humming_moe_workspace_bytes(spec, layout.tp * layout.dp, mnbt, act_b, bool(layout.ep),
                                                 input_b=act_b, inter_align=1)
-    if vllm_fp8_marlin_moe_held(spec, engine.weight_format, gpu_name, vllm_version) or vllm_wna16_marlin_moe_held(
-            spec, engine, gpu_name, vllm_version):
+    if (vllm_fp8_marlin_moe_held(spec, engine.weight_format, gpu_name, vllm_version)
+            or vllm_wna16_marlin_moe_held(spec, engine, gpu_name, vllm_version)
+            or vllm_nvfp4_marlin_moe_held(spec, engine, gpu_name, vllm_version)):
         return vllm_marlin_moe_workspace_bytes(spec, layout.tp, mnbt, act_b, bool(layout.ep))
     if vllm_cutlass_nvfp4_moe_held(spec, engine, vllm_version):
         return vllm_cutlass_nvfp4_moe_workspace_bytes(spec, layout.tp, mnbt, act_b)
@@ -694,9 +697,9 @@ def mxfp4_override_moe_backend(spec: ModelSpec, engine: EngineConfig, gpu_name: 
 
     The experts are built by model_executor/layers/fused_moe/oracle/mxfp4.py ``select_deepseek_v4_mxfp4_moe_backend``,
     not by the fp8 oracle of the checkpoint's base format, so the block-FP8 TritonExperts rule does not apply to
-    them. --moe-backend auto: ``dsv4_mxfp4_moe_backend`` ("trtllm" on sm100, "humming" on Hopper from the 0.33
-    profile, "marlin" elsewhere: the Hopper 0.30 profile and sm120 / Ampere / Ada). --moe-backend marlin: "marlin".
-    Any other --moe-backend: that name (its workspace is not sized: 0). MarlinExperts (fused_moe/experts/marlin_moe.py
+    them. The backend is ``dsv4_mxfp4_typed_moe_backend``: --moe-backend auto: ``dsv4_mxfp4_moe_backend`` ("trtllm"
+    on sm100, "humming" on Hopper from the 0.33 profile, "marlin" elsewhere: the Hopper 0.30 profile and sm120 /
+    Ampere / Ada). --moe-backend marlin: "marlin". Any other --moe-backend: that name (its workspace is not sized: 0). MarlinExperts (fused_moe/experts/marlin_moe.py
     ``workspace_shapes``, identical in the 0.20.0 - 0.31.0 sources read 2026-12-03) builds on the modular kernel
     (oracle/mxfp4.py ``make_mxfp4_moe_kernel``: FusedMoEKernel), whose ``_allocate_buffers`` takes its buffers from
     ``current_workspace_manager()``: held, sized by ``vllm_marlin_moe_workspace_bytes``. DeepGEMM MXFP4 (second in
@@ -706,9 +709,7 @@ def mxfp4_override_moe_backend(spec: ModelSpec, engine: EngineConfig, gpu_name: 
     "humming", B200 -> "trtllm"; MiniMax-M2.5 -> None."""
     if not _has_mxfp4_override_experts(spec, engine.weight_format):
         return None
-    if engine.moe_backend == "auto":
-        return dsv4_mxfp4_moe_backend(gpu_arch(gpu_name), vllm_version)
-    return engine.moe_backend
+    return dsv4_mxfp4_typed_moe_backend(engine.moe_backend, gpu_arch(gpu_name), vllm_version)
 
 
 def vllm_humming_moe_workspace_bytes(spec: ModelSpec, ranks: int, tokens: int, act_b: int, ep: bool = False,
@@ -917,6 +918,38 @@ def _marlin_moe_format(spec: ModelSpec, fmt: str, use_overrides: bool) -> bool:
     return marlin(fmt)
 
 
+def _nvfp4_wo_moe_format(spec: ModelSpec, fmt: str, use_overrides: bool) -> bool:
+    """Whether the routed experts are NVFP4 weight-only (kvplan's "nvfp4-wo": ModelOpt W4A16_NVFP4, compressed-
+    tensors nvfp4 without input activations) and no checkpoint override moves them to another format."""
+    n = len(spec.layers)  # overrides past the decoder's layers are the MTP layers' (not the target's MoE kernel)
+    if use_overrides and any(o.category == "experts" and o.format != "nvfp4-wo" and min(o.layers, default=0) < n
+                             for o in spec.quantization_overrides):
+        return False
+    return fmt == "nvfp4-wo"
+
+
+def vllm_nvfp4_marlin_moe_held(spec: ModelSpec, engine: EngineConfig, gpu_name: str, vllm_version: str) -> bool:
+    """Whether NVFP4 weight-only routed experts (``_nvfp4_wo_moe_format``) run MarlinExperts on the kept workspace
+    (``vllm_marlin_moe_workspace_bytes``). Their MoE method (quantization/modelopt.py ModelOptNvFp4FusedMoE with
+    use_a16 = quant_method "W4A16_NVFP4", 0.22.0+; compressed_tensors_moe CompressedTensorsW4A4Nvfp4MoEMethod with
+    use_a16 = no input_activations, 0.17.0+) asks fused_moe/oracle/nvfp4.py select_nvfp4_moe_backend for activation
+    key None, which every W4A4 backend's ``_supports_quant_scheme`` rejects (FlashInfer TRTLLM / CuTe-DSL / CUTLASS,
+    VLLM_CUTLASS want (kNvfp4Static, kNvfp4Dynamic)); MARLIN takes it on any CUDA GPU (sm75+), B200 included, and
+    ``make_nvfp4_moe_kernel`` builds the FusedMoEKernel whose buffers come from current_workspace_manager() and stay
+    allocated: from 0.17.0 (VLLM_CHANGES ``moe_workspace_manager``; the 0.17.0 wheel has both). Read 2026-12-03 in
+    the 0.17.0 - 0.34.0 wheels (B12X, which takes (kNvfp4Static, None) too, is not in the auto list). Not where
+    Humming goes first (Hopper from the 0.33 profile, ``_humming_hopper``: warned by ``vllm_humming_moe_note``),
+    not with another --moe-backend, not off CUDA.
+    Worked example: nvidia/Qwen3.6-35B-A3B-NVFP4 (W4A16_NVFP4 experts) on an RTX 5090 at 0.24 -> True, on a B200 at
+    0.30 -> True, on an H100 at 0.30 -> True, at 0.33 -> False (Humming); RedHatAI's W4A4 export ("nvfp4") -> False."""
+    if (quant_platform(gpu_name) not in ("cuda", "sm90", "sm100", "sm120") or engine.engine != "vllm"
+            or engine.moe_backend not in ("auto", "marlin") or _humming_hopper(engine, gpu_name, vllm_version)):
+        return False
+    fmt, use_overrides = resolve_format(spec, engine.weight_format)
+    return (_nvfp4_wo_moe_format(spec, fmt, use_overrides) and bool(_hybrid_moe(spec)[1])
+            and vllm_has(vllm_version, "moe_workspace_manager"))
+
+
 def _humming_hopper(engine: EngineConfig, gpu_name: str, vllm_version: str) -> bool:
     """Whether vLLM's MoE oracles put HUMMING ahead of MARLIN: --moe-backend auto on Hopper (SM 9.0) from 0.32.0
     (the 0.33 profile; VLLM_CHANGES "mxfp4_humming_hopper", the release every oracle's prioritize_humming joined)."""
@@ -1049,13 +1082,24 @@ def _check_mla_block_size(spec: ModelSpec, gpu: GpuSpec, engine: EngineConfig) -
     multiple of VLLM_MLA_BLOCK_MULTIPLE (16). The selector keeps the typed size and skips every backend that does not
     take it, and with none left vLLM raises "No valid attention backend found" (platforms/cuda.py
     get_attn_backend_cls, 0.18.0 / 0.19.0 / 0.33.0 wheels); through 0.17 check_and_update_config replaces the size on
-    Hopper / B200 instead (kvplan.engines.vllm_mla_block_forced). Worked example: DeepSeek-V3 on an H200 at 0.19 with
-    --block-size 8 -> refused; 32 -> planned at 32."""
+    Hopper / B200 instead (kvplan.engines.vllm_mla_block_forced). A DSA model (every layer ``mla_dsa``: DeepSeek-V3.2,
+    GLM-5) from 0.18.0: a typed size that is not a multiple of VLLM_DSA_BLOCK_MULTIPLE (64: the sparse backends'
+    and the indexer's kernel blocks, kvplan.engines) is refused; a multiple runs as typed. Worked example: DeepSeek-V3
+    on an H200 at 0.19 with --block-size 8 -> refused; 32 -> planned at 32; DeepSeek-V3.2 at 0.19 with 16 or 32 ->
+    refused, 128 -> planned at 128."""
     typed = engine.block_size
-    if (gpu.vendor != "NVIDIA" or not typed or typed % VLLM_MLA_BLOCK_MULTIPLE == 0
-            or not vllm_has(engine.vllm_version, "mla_backend_block_size")):
+    if gpu.vendor != "NVIDIA" or not typed or not vllm_has(engine.vllm_version, "mla_backend_block_size"):
         return
-    if any(layer.cache.kind != "mla" for layer, _ in stage_distinct(spec, 1, 0)):
+    kinds = {layer.cache.kind for layer, _ in stage_distinct(spec, 1, 0)}
+    if kinds == {"mla_dsa"} and typed % VLLM_DSA_BLOCK_MULTIPLE:  # DeepSeek-V3.2 / GLM-5 (kvplan.engines)
+        raise PlanInputError("block_size", (
+            f"vLLM {engine.vllm_version} does not start this DSA model at --block-size {typed}: the size is kept, "
+            f"and the sparse MLA backends take multiples of {VLLM_DSA_BLOCK_MULTIPLE} (FLASHMLA_SPARSE; "
+            "FLASHINFER_MLA_SPARSE multiples of 32, sm100) while the DSA indexer's kernel block is "
+            f"{VLLM_DSA_BLOCK_MULTIPLE} (\"No valid attention backend found for cuda\", or \"No common block size "
+            f"for {typed}\" at KV-cache setup); use a multiple of {VLLM_DSA_BLOCK_MULTIPLE}, or leave the block size "
+            "at default (64)"))
+    if typed % VLLM_MLA_BLOCK_MULTIPLE == 0 or kinds != {"mla"}:
         return
     raise PlanInputError("block_size", f"vLLM {engine.vllm_version} starts no MLA attention backend at --block-size "
                          f"{typed} (\"No valid attention backend found for cuda\"): TRITON_MLA and FLASH_ATTN_MLA run "
@@ -1725,6 +1769,9 @@ def plan(spec: ModelSpec, gpu: GpuSpec, engine: EngineConfig = EngineConfig(), l
             ep = f"--ep-size {layout.tp}" if engine.engine == "sglang" else "--enable-expert-parallel"
             raise PlanInputError("tensor_parallel_size", f"{engine.engine} refuses to load this layout: {refusal} "
                                  f"(block-FP8 shards must hold whole blocks; try a TP that keeps them whole, or {ep})")
+    if engine.engine == "vllm" and gpu.vendor == "NVIDIA" and (refusal := modelopt_refusal(
+            spec, engine.weight_format, gpu.name, engine.vllm_version)):
+        raise PlanInputError(*refusal)  # a ModelOpt checkpoint this release does not load (kvplan.vllm_layouts)
     if engine.engine == "vllm":
         refusal = spec.memo(("marlin-refusal", layout, engine.weight_format, gpu.name, engine.vllm_version),
                             lambda: marlin_refusal(spec, layout, engine.weight_format, gpu.name, engine.vllm_version))

@@ -254,7 +254,7 @@ def _modelopt(qc: Mapping, f: str) -> QuantScheme:
                 raise ConfigError(lf, "must be an object with quant_algo")
             per_module.append((str(module), _modelopt_format(spec.get("quant_algo"), f"{lf}.quant_algo",
                                                              spec.get("group_size", 16))))
-        return QuantScheme("modelopt", UNQUANTIZED, ignore, tuple(per_module))
+        return QuantScheme("modelopt_mixed", UNQUANTIZED, ignore, tuple(per_module))  # vLLM's get_name
     return QuantScheme("modelopt", _modelopt_format(algo, f"{where}.quant_algo", inner.get("group_size", 16)), ignore)
 
 

@@ -279,6 +279,10 @@ class ModelSpec(_Frozen):
     quantization_exclude: tuple[str, ...] = ()  # categories the checkpoint keeps wholly unquantized
     # Per layer / per component formats that differ from ``quantization`` (ignore lists, mixed precision).
     quantization_overrides: tuple[FormatOverride, ...] = ()
+    # The quantization_config's method as kvplan.quantization reads it ("modelopt", "modelopt_mixed" for ModelOpt's
+    # MIXED_PRECISION, "compressed-tensors", ...): which vLLM config class loads the checkpoint decides what a release
+    # refuses (kvplan.vllm_layouts.modelopt_refusal). Left out of model_dump (tests/parse_golden.py hashes it).
+    quantization_method: str | None = Field(default=None, exclude=True)
 
     embeddings: tuple[Component, ...]
     layers: tuple[DecoderLayer, ...]

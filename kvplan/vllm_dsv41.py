@@ -282,14 +282,14 @@ def rank_load_bytes(spec, tp: int, arch: str, max_num_batched_tokens: int, ep: b
     terms, comment above), PP 1, DP 1, no speculative decoding: {"checkpoint weights", "hc mixers fp32",
     "mxfp4 padding", **model_buffer_bytes}. ``arch``: kvplan.engines.gpu_arch ("sm100" for B200 / B300 / GB200,
     "sm90" for Hopper); ``moe_backend``: --moe-backend ("auto" or "marlin"); auto takes TRTLLM on SM 10.x and Humming
-    on SM 9.0 (vllm_layouts.dsv4_mxfp4_moe_backend). Raises PlanInputError where the MXFP4 experts' layout is not
-    read: auto on any GPU but SM 10.x / SM 9.0 (DeepGEMM MXFP4 or Humming), another --moe-backend. Worked number,
+    on SM 9.0 (vllm_layouts.dsv4_mxfp4_typed_moe_backend). Raises PlanInputError where the MXFP4 experts' layout is
+    not read: auto on any GPU but SM 10.x / SM 9.0 (DeepGEMM MXFP4 or Humming), another --moe-backend. Worked number,
     V4.1-Flash (release fp8 + MXFP4 experts) TP 8 on a B200, 8,192 batched tokens: 37,922,259,808 + 78,647,520 +
     12,032,409,600 + 16,777,216 + 67,108,864 + 25,165,824 + 536,870,912 = 50,679,239,744 B (47.20 GiB); the same on
     an H200 with --moe-backend marlin; on an H200 with auto (Humming) 122,880 B more (8 B x 384 experts x 40
     layers)."""
     from kvplan.parallel import Layout, rank_weight_bytes
-    from kvplan.vllm_layouts import dsv4_mxfp4_moe_backend
+    from kvplan.vllm_layouts import dsv4_mxfp4_typed_moe_backend
 
     if moe_backend not in ("auto", "marlin"):
         raise PlanInputError("moe_backend", f"--moe-backend {moe_backend} for DeepSeek-V4.1: its MXFP4 expert "
@@ -301,7 +301,7 @@ def rank_load_bytes(spec, tp: int, arch: str, max_num_batched_tokens: int, ep: b
             "what kvplan sizes"))
     return {"checkpoint weights": rank_weight_bytes(spec, Layout(tp=tp, ep=ep)), "hc mixers fp32":
             hc_fp32_extra_bytes(spec), "mxfp4 padding": mxfp4_padding_bytes(
-                spec, tp, ep, "marlin" if moe_backend == "marlin" else dsv4_mxfp4_moe_backend(arch, PLAN_VERSION)),
+                spec, tp, ep, dsv4_mxfp4_typed_moe_backend(moe_backend, arch, PLAN_VERSION)),
             **model_buffer_bytes(spec, tp, max_num_batched_tokens)}
 
 

@@ -309,6 +309,17 @@ def dsv4_mxfp4_moe_backend(arch: str, vllm_version: str = VLLM_DEFAULT_VERSION) 
     return "humming" if arch == "sm90" and vllm_has(vllm_version, "mxfp4_humming_hopper") else "marlin"
 
 
+def dsv4_mxfp4_typed_moe_backend(moe_backend: str, arch: str, vllm_version: str = VLLM_DEFAULT_VERSION) -> str:
+    """The MXFP4 MoE backend DeepSeek-V4 / V4.1's routed experts take under --moe-backend ``moe_backend`` in release
+    line ``vllm_version`` on ``arch``: "auto" -> ``dsv4_mxfp4_moe_backend(arch, vllm_version)``; any typed name is
+    kept as typed (fused_moe/oracle/mxfp4.py: the DeepSeek-V4 selector, ``select_mxfp4_moe_backend`` in the 0.20.0
+    wheel, ``select_deepseek_v4_mxfp4_moe_backend`` in 0.30.0 / 0.33.0, tries a named --moe-backend before its
+    priority list; read 2026-12-03). The one rule kvplan.plan ``mxfp4_override_moe_backend`` and kvplan.vllm_dsv41
+    ``rank_load_bytes`` apply. Worked example: ("auto", "sm90", "0.33") -> "humming", ("auto",
+    "sm100", "0.30") -> "trtllm", ("marlin", "sm90", "0.33") -> "marlin"."""
+    return dsv4_mxfp4_moe_backend(arch, vllm_version) if moe_backend == "auto" else moe_backend
+
+
 def dsv4_mxfp4_extra_bytes(spec: ModelSpec, layout: Layout, stage: int, arch: str,
                            vllm_version: str = VLLM_DEFAULT_VERSION) -> int:
     """Bytes vLLM's MXFP4 MoE padding adds on one rank of stage ``stage`` over kvplan's checkpoint bytes for MXFP4
@@ -955,6 +966,65 @@ def _marlin_reason(n: int, k: int, group: int, version: str) -> str:
                 "Consider reducing tensor_parallel_size or running with --quantization gptq.")
     return (f"Weight input_size_per_partition = {k} is not divisible by group_size = {group}. "
             "Consider reducing tensor_parallel_size or running with --quantization gptq.")
+
+
+def modelopt_refusal(spec: ModelSpec, weight_format: str | None, gpu_name: str,
+                     vllm_version: str = VLLM_DEFAULT_VERSION) -> tuple[str, str] | None:
+    """(field, reason) where vLLM release line ``vllm_version`` cannot load this NVIDIA ModelOpt checkpoint on
+    ``gpu_name``, else None; only for the checkpoint's own formats (``weight_format`` None / "auto": another format
+    is a what-if kvplan plans as asked). Read 2026-12-03 in the 0.16.0 - 0.34.0 wheels
+    (model_executor/layers/quantization/modelopt.py; VLLM_CHANGES keys in brackets):
+
+    - quant_algo MIXED_PRECISION (``spec.quantization_method`` "modelopt_mixed") before 0.17.0 [modelopt_mixed]:
+      QUANT_ALGOS has no MIXED_PRECISION, from_config raises "ModelOpt currently only supports ...";
+    - a top-level quant_algo W4A16_NVFP4 (kvplan's "nvfp4-wo" under "modelopt") before 0.21.0
+      [modelopt_w4a16_nvfp4]: the same ValueError;
+    - MIXED_PRECISION with W4A16_NVFP4 entries ("nvfp4-wo") before 0.22.0 [modelopt_mixed_w4a16_nvfp4]:
+      ModelOptMixedPrecisionConfig.get_quant_method knows FP8 / NVFP4 only and gives such a linear
+      UnquantizedLinearMethod and such experts the unquantized method: 16-bit parameters of the full shape for the
+      checkpoint's packed uint8 tensors and their weight_scale / weight_scale_2, so loading fails;
+    - MIXED_PRECISION with a quantized lm_head before 0.23.0 [modelopt_mixed_lm_head]: its get_quant_method returns
+      None for a ParallelLMHead (not a LinearBase), the 16-bit head cannot take the packed one;
+    - MIXED_PRECISION on a GPU below compute capability 8.9 (``fp8_marlin_gpu``: A100, A10, RTX A6000 / 30) before
+      0.24.0 [modelopt_mixed_sm75]: get_min_capability 89, config/vllm.py _get_quantization_config raises "The
+      quantization method modelopt_mixed is not supported for the current GPU. Minimum capability: 89" (75 from
+      0.24.0).
+
+    Worked example: nvidia/Qwen3.6-35B-A3B-NVFP4 (MIXED_PRECISION: FP8 attention / DeltaNet projections,
+    W4A16_NVFP4 experts, shared expert and lm_head) at 0.21 -> refused (W4A16_NVFP4 entries), at 0.22 -> refused
+    (lm_head), at 0.23 on an RTX 3090 -> refused (capability 8.6), on an RTX 5090 -> None; at 0.24 on an RTX 3090 ->
+    None."""
+    from kvplan.weights import UNQUANTIZED, resolve_format, spec_formats
+
+    method = spec.quantization_method
+    if method not in ("modelopt", "modelopt_mixed") or not resolve_format(spec, weight_format)[1]:
+        return None
+    w4a16 = "nvfp4-wo" in spec_formats(spec, weight_format)
+    release = "vLLM " + vllm_version
+    if method == "modelopt":
+        if w4a16 and not vllm_has(vllm_version, "modelopt_w4a16_nvfp4"):
+            return "vllm_version", (f"{release} cannot load this ModelOpt W4A16_NVFP4 checkpoint: quantization/"
+                                    "modelopt.py lists W4A16_NVFP4 from 0.21.0 (\"ModelOpt currently only supports "
+                                    "...\" before)")
+        return None
+    if not vllm_has(vllm_version, "modelopt_mixed"):
+        return "vllm_version", (f"{release} cannot load this ModelOpt MIXED_PRECISION checkpoint: "
+                                "ModelOptMixedPrecisionConfig is first in 0.17.0 (\"ModelOpt currently only supports "
+                                "...\" before)")
+    if w4a16 and not vllm_has(vllm_version, "modelopt_mixed_w4a16_nvfp4"):
+        return "vllm_version", (f"{release} cannot load this ModelOpt MIXED_PRECISION checkpoint: its quantized_layers "
+                                "name W4A16_NVFP4, which ModelOptMixedPrecisionConfig maps from 0.22.0 only (before, "
+                                "such layers are built unquantized and the packed NVFP4 tensors do not load)")
+    if not vllm_has(vllm_version, "modelopt_mixed_lm_head") and any(
+            o.category == "lm_head" and o.format != UNQUANTIZED for o in spec.quantization_overrides):
+        return "vllm_version", (f"{release} cannot load this ModelOpt MIXED_PRECISION checkpoint: its lm_head is "
+                                "quantized, and ModelOptMixedPrecisionConfig quantizes a ParallelLMHead from 0.23.0 "
+                                "only (before, a 16-bit lm_head is built for the packed one)")
+    if fp8_marlin_gpu(gpu_name) and not vllm_has(vllm_version, "modelopt_mixed_sm75"):
+        return "gpu", (f"{release} refuses ModelOpt MIXED_PRECISION on {gpu_name} (compute capability below 8.9): "
+                       "\"The quantization method modelopt_mixed is not supported for the current GPU. Minimum "
+                       "capability: 89\" (75 from 0.24.0)")
+    return None
 
 
 def marlin_refusal(spec: ModelSpec, layout: Layout, weight_format: str | None, gpu_name: str,

@@ -22,7 +22,8 @@ from kvplan.plan import (
     mxfp4_override_moe_backend, plan, vllm_humming_moe_workspace_bytes, vllm_marlin_moe_workspace_bytes,
     vllm_moe_workspace_bytes)
 from kvplan.presets import load_preset
-from kvplan.vllm_layouts import dsv4_mxfp4_extra_bytes, dsv4_mxfp4_moe_backend, mxfp4_expert_bytes
+from kvplan.vllm_layouts import (
+    dsv4_mxfp4_extra_bytes, dsv4_mxfp4_moe_backend, dsv4_mxfp4_typed_moe_backend, mxfp4_expert_bytes)
 from tests.test_engine_logs_2026c import _fixture
 
 MNBT = 8192  # the H200's default max_num_batched_tokens in these plans ("8192 batched tokens")
@@ -42,6 +43,29 @@ def test_backend_by_release_and_gpu():
     assert dsv4_mxfp4_moe_backend("sm90", "0.30") == "marlin"
     assert dsv4_mxfp4_moe_backend("sm100", "0.33") == dsv4_mxfp4_moe_backend("sm100", "0.30") == "trtllm"
     assert dsv4_mxfp4_moe_backend("other", "0.33") == "marlin"
+
+
+def test_one_typed_backend_rule_for_the_plan_and_v41():
+    """--moe-backend auto -> the priority list's pick (sm90 0.33: Humming, 0.30: Marlin; sm100: TRTLLM); a typed name
+    is what the DeepSeek-V4 selector tries first, so it is kept. The plan's held-workspace backend and V4.1's padding
+    backend ask the same function: V4.1-Flash (H 5,120, I 2,304) TP 8 on an H200 at 0.33: --moe-backend marlin ->
+    Marlin, I 288 -> 384 (H 5,120 = 20 x 256 kept), 1.59375 x 5,120 x 96 = 783,360 B an expert x 384 x 40 =
+    12,032,409,600 B; auto -> Humming, the same I -> 384 plus its fp32 weight_scale_2, 8 B x 384 experts x 40 layers =
+    122,880 B more."""
+    from kvplan import parse_config, vllm_dsv41
+    from tests.test_dsv4_1 import RELEASE_QC, _v41
+
+    assert dsv4_mxfp4_typed_moe_backend("auto", "sm90", "0.33") == "humming"
+    assert dsv4_mxfp4_typed_moe_backend("auto", "sm90", "0.30") == "marlin"
+    assert dsv4_mxfp4_typed_moe_backend("auto", "sm100", "0.30") == "trtllm"
+    assert dsv4_mxfp4_typed_moe_backend("marlin", "sm100", "0.33") == "marlin"
+    flash = parse_config(_v41(RELEASE_QC))
+    auto = vllm_dsv41.rank_load_bytes(flash, 8, "sm90", MNBT)["mxfp4 padding"]
+    marlin = vllm_dsv41.rank_load_bytes(flash, 8, "sm90", MNBT, moe_backend="marlin")["mxfp4 padding"]
+    assert marlin == 783_360 * 384 * 40 == 12_032_409_600
+    assert auto - marlin == 8 * 384 * 40 == 122_880
+    assert mxfp4_override_moe_backend(flash, EngineConfig(engine="vllm", vllm_version="0.33", moe_backend="marlin"),
+                                      "H200", "0.33") == "marlin"
 
 
 def test_humming_expert_bytes():

@@ -9,6 +9,8 @@ user typed it or not (PyPI wheels read 2026-12):
 - from 0.18.0 platforms/interface.py update_block_size_for_backend keeps a typed size ("User specified --block-size;
   keep it.").
 DeepSeek-V3 at TP 8: 61 MLA layers x (512 + 64) x 2 B = 70,272 B a token a rank (the latent is not sharded).
+A DSA model (DeepSeek-V3.2) from 0.18.0: a typed size is kept if it is a multiple of 64 and refused otherwise (the
+sparse MLA backends' and the indexer's kernel blocks, kvplan.engines.VLLM_DSA_BLOCK_MULTIPLE).
 """
 
 import pytest
@@ -142,3 +144,55 @@ def test_from_018_a_size_no_mla_backend_runs_is_refused(v3):
     assert _plan(v3, "H200", "0.19", 32).block_size == 32
     assert _plan(v3, "H200", "0.11", 8).block_size == 64  # 0.11: FlashMLA replaces it
     assert _plan(load_preset("llama-3.1-8b"), "H200", "0.19", 8, tp=1).block_size == 8  # not MLA: not this rule
+
+
+@pytest.mark.parametrize("version", ["0.18", "0.19", "0.25", "0.28", "0.30", "0.33"])
+def test_from_018_a_dsa_block_not_a_multiple_of_64_is_refused(version):
+    # 0.18.0 - 0.34.0 keep a typed size (update_block_size_for_backend). The selector gives a DSA layer the sparse
+    # MLA backends only: FLASHMLA_SPARSE [64] (+ FLASH_ATTN_MLA_SPARSE [64] from 0.25, FLASHINFER_MLA_SPARSE_SM90
+    # [MultipleOf(64)] from 0.30) on Hopper: 16 % 64 != 0 and 32 % 64 != 0 -> "No valid attention backend found". On
+    # a B200 FLASHINFER_MLA_SPARSE takes 32 (32 % 32 == 0: [32, 64] through 0.31, MultipleOf(32) from 0.32), but the
+    # indexer cache's kernel block is [64]: select_common_block_size finds no explicit size dividing 32 ("No common
+    # block size for 32"). 192 = 3 x 64 runs as typed: 192 x 78,324 = 15,038,208 B a block (DeepSeek-V3.2 TP 8)
+    from kvplan.errors import PlanInputError
+
+    v32 = load_preset("deepseek-v3.2")
+    for gpu, typed in (("H200", 16), ("H200", 32), ("B200", 32), ("B200", 96)):
+        with pytest.raises(PlanInputError, match=f"does not start this DSA model at --block-size {typed}"):
+            _plan(v32, gpu, version, typed)
+    p = _plan(v32, "H200", version, 192)
+    assert p.block_size == 192 and p.ranks[0].bytes_per_block == 192 * 78_324 == 15_038_208
+    assert _plan(v32, "B200", version, 64).block_size == 64
+    # through 0.17 the same 16 is replaced by 64 (the test above), not refused
+    assert _plan(v32, "H200", "0.17", 16).block_size == 64
+
+
+@pytest.mark.parametrize("version", ["0.10", "0.10.2", "0.11", "0.11.1", "0.12"])
+@pytest.mark.parametrize("gpu", ["B300", "GB300"])
+def test_b300_runs_triton_mla_at_16_before_013(v3, gpu, version):
+    # 0.10.1.1 - 0.12.0 platforms/cuda.py check_and_update_config: "if cls.is_device_capability(100)" (SM 10.0 exactly)
+    # picks CUTLASS_MLA; a B300 / GB300 is SM 10.3, so use_flashmla, which forces nothing off Hopper
+    # (is_flashmla_supported / is_flashmla_dense_supported: capability major 9): the block stays 16. The backend:
+    # 0.10.x / 0.11.0 get_attn_backend_cls (CUTLASS / FlashInfer MLA need is_device_capability(100), FlashMLA and
+    # FA-MLA capability 9) and 0.11.1 / 0.12.0 _get_backend_priorities (major 10: CUTLASS_MLA [128], FLASHINFER_MLA
+    # [32, 64], FLASH_ATTN_MLA, FLASHMLA [64] refuse 16) -> TRITON_MLA. DeepSeek-V3 TP 8, a 20 GiB pool: 16 x 70,272
+    # = 1,124,352 B a block, 21,474,836,480 // 1,124,352 = 19,099 blocks = 305,584 tokens (B200: CUTLASS_MLA 128)
+    assert vllm_mla_default(gpu, version) == ("TRITON_MLA", 16)
+    assert vllm_mla_default("B200", version) == ("CUTLASS_MLA", 128)
+    assert vllm_mla_block_forced(64, gpu, version) == (64, None, "")  # nothing forced: the typed size runs
+    p = plan(v3, get_gpu(gpu), EngineConfig(vllm_version=version, max_model_len=8192,
+                                            kv_cache_memory_bytes=20 * 2**30), Layout(tp=8))
+    assert p.block_size == 16 and p.ranks[0].bytes_per_block == 16 * PER_TOKEN == 1_124_352
+    assert p.num_blocks == 19_099 and p.kv_cache_tokens == 305_584
+
+
+@pytest.mark.parametrize("gpu", ["B300", "GB300"])
+def test_b300_takes_the_blackwell_mla_rules_from_013(v3, gpu):
+    # 0.13.0 - 0.17.x test is_device_capability_family(100): SM 10.3 is Blackwell there. 0.13 / 0.14 CUTLASS_MLA
+    # forced to 128: 8,994,816 B a block, 20 GiB // that = 2,387 blocks = 305,536 tokens; 0.15 FLASHINFER_MLA 64
+    assert vllm_mla_default(gpu, "0.13") == vllm_mla_default(gpu, "0.14") == ("CUTLASS_MLA", 128)
+    assert vllm_mla_default(gpu, "0.15") == ("FLASHINFER_MLA", 64)
+    assert vllm_mla_block_forced(64, gpu, "0.13") == (128, "CUTLASS_MLA", "multiples of 128")
+    p = plan(v3, get_gpu(gpu), EngineConfig(vllm_version="0.13", max_model_len=8192,
+                                            kv_cache_memory_bytes=20 * 2**30), Layout(tp=8))
+    assert p.block_size == 128 and p.num_blocks == 2_387 and p.kv_cache_tokens == 305_536

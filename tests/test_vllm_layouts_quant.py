@@ -309,7 +309,8 @@ def test_qwen3_6_35b_a3b_nvfp4_on_gb10_marlin_keeps_checkpoint_bytes():
     cfg = load_config_text((FIXTURES / "qwen3.6-35b-a3b-nvfp4.json").read_bytes())
     spec = parse_config(cfg, "qwen3.6-35b-a3b-nvfp4")
     # experts, shared experts and lm_head are W4A16_NVFP4 (Marlin everywhere): no layout term, on GB10 or a B200
-    assert read_quantization_config(cfg["quantization_config"]).method == "modelopt"
+    # quant_algo MIXED_PRECISION: vLLM's ModelOptMixedPrecisionConfig, get_name "modelopt_mixed" (modelopt.py)
+    assert read_quantization_config(cfg["quantization_config"]).method == "modelopt_mixed"
     for gpu in ("GB10", "B200", "H100-SXM"):
         assert vllm_quant_layout_extra_bytes(spec, Layout(), 0, None, gpu, "0.22") == 0
     lm = rank_weight_bytes(spec, Layout())  # 20,825,033,460 B

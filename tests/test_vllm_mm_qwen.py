@@ -158,9 +158,11 @@ def test_qwen3_6_35b_a3b_nvfp4_5090_v0_20_log():
     # NVFP4 --gpu-memory-utilization 0.90 --max-model-len 65536 --max-num-seqs 1 --max-num-batched-tokens 4096
     # --kv-cache-dtype fp8_e4m3 --quantization compressed-tensors --moe-backend cutlass --max-cudagraph-capture-size 4`;
     # "Model loading took 21.86 GiB" (passed as measured: the fixture is nvidia's ModelOpt variant of the same
-    # architecture), "Estimated CUDA graph memory: 0.39 GiB", "Available KV cache memory: 3.07 GiB", 79,648 tokens
+    # architecture), "Estimated CUDA graph memory: 0.39 GiB", "Available KV cache memory: 3.07 GiB", 79,648 tokens.
+    # RedHatAI's export is W4A4 NVFP4 ("nvfp4"): nvidia's own W4A16_NVFP4 entries do not load before vLLM 0.22
+    # (kvplan.vllm_layouts.modelopt_refusal), so the fixture's shapes are planned in the log's format
     spec = parse_config(load_config_text((FIXTURES / "qwen3.6-35b-a3b-nvfp4.json").read_bytes()), "qwen3.6-35b-a3b")
     p = plan(spec, get_gpu("RTX-5090"), EngineConfig(
         vllm_version="0.20", max_model_len=65_536, gpu_memory_utilization=0.90, kv_cache_dtype="fp8",
-        max_num_batched_tokens=4_096, max_num_seqs=1, weights_bytes=int(21.86 * GiB)))
+        max_num_batched_tokens=4_096, max_num_seqs=1, weights_bytes=int(21.86 * GiB), weight_format="nvfp4"))
     assert _close(p.ranks[0].kv_pool_bytes, 3.07)
