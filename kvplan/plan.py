@@ -1412,7 +1412,7 @@ def _rank_budget(spec, gpu, engine, layout, stage, draft, mnbt, max_seqs, act_b,
                        if layout.pp > 1 else "embeddings and head shared with the target"))),
         head_bytes and Term(
             name=f"{engine.speculative_method} draft head (in weights)", bytes=head_bytes, basis="exact",
-            applied=False, source=drafter.weights_source(head, engine.draft, tp)),
+            applied=False, source=drafter.weights_source(head, engine.draft, tp, engine.engine)),
         head_rope and Term(
             name="draft head rotary table (in weights)", bytes=head_rope, basis="exact", applied=False,
             source="the draft's own cos/sin table (get_rope parameters unlike the target's), rows = the draft's "
@@ -1573,22 +1573,22 @@ def _draft_head(spec: ModelSpec, engine: EngineConfig):
 
 
 def _sglang_eagle_check(spec, engine, layout, head, kv_tp, kv_b) -> None:
-    """Refuse an SGLang EAGLE3 plan whose pool SGLang sizes otherwise than it allocates, or by a rule not read: a head
+    """Refuse an SGLang EAGLE3 / EAGLE plan whose pool SGLang sizes otherwise than it allocates, or by a rule not read: a head
     layer whose KV cell differs from the target's layer (pool_configurator.py prices each draft layer as a target layer:
     "Assumes draft and target share the same per-layer KV size"), a hybrid SWA target on 0.5.14 (its
     HybridSWAPoolConfigurator leaves the draft out of the cell), a target whose layers are not all attention."""
-    flag = sglang.SPECULATIVE_FLAG
+    flag, name = sglang.SPECULATIVE_FLAG, engine.speculative_method.upper()
     target = [(layer, n) for layer, n in stage_distinct(spec, layout.pp, layout.pp - 1, layout.pp_split)
               if layer.cache.kind != "none"]
     kinds = {layer.cache.kind for layer, _ in target}
     if kinds - {"full_attention", "sliding_attention"}:
-        raise PlanInputError(flag, f"EAGLE3 beside {spec.name}'s {', '.join(sorted(kinds))} layers: not modelled for "
+        raise PlanInputError(flag, f"{name} beside {spec.name}'s {', '.join(sorted(kinds))} layers: not modelled for "
                              "SGLang (kvplan plans it beside full / sliding-window attention targets)")
     swa = sglang.hybrid_swa_cell(engine.sglang_version, spec.model_type, target, kv_tp, kv_b,
                                  engine.swa_full_tokens_ratio, engine.disable_hybrid_swa_memory)
     order = list(sglang.SGLANG_PROFILES)
     if swa is not None and order.index(engine.sglang_version) < order.index(sglang.SGLANG_EAGLE3_SWA_FROM):
-        raise PlanInputError(flag, f"EAGLE3 beside {spec.name}'s hybrid sliding-window pool on SGLang "
+        raise PlanInputError(flag, f"{name} beside {spec.name}'s hybrid sliding-window pool on SGLang "
                              f"{engine.sglang_version}: its HybridSWAPoolConfigurator leaves the draft's layers out of "
                              "the cell, so the draft's pool comes out of the memory left free: not modelled. Pick "
                              f"SGLang {sglang.SGLANG_EAGLE3_SWA_FROM} or newer, or --disable-hybrid-swa-memory")
@@ -1640,23 +1640,24 @@ def _sglang_standalone_check(spec, engine, layout) -> list[str]:
 
 
 def _sglang_after_pool_note(spec, gpu, engine, layout, mla) -> str:
-    """kvplan.sglang.draft_after_pool_note for this plan's EAGLE3 head (its resident vocab copies freed, its d2t map
+    """kvplan.sglang.draft_after_pool_note for this plan's EAGLE3 / EAGLE head (its resident vocab copies freed, its d2t map
     put on the GPU) or STANDALONE draft (nothing freed: its own tables are kept), with the reserve and decode
     cuda_graph_max_bs SGLang's defaults resolve for the launch."""
     d = _sglang_defaults_inputs(spec, gpu, engine, layout, mla)
     mib, basis = sglang.gpu_capacity_mib(d.pop("gpu_name"), d["vendor"], d.pop("memory_bytes"))
     st = sglang.default_settings(gpu_mem_mib=mib, gpu_mem_basis=basis, rocm=d.pop("vendor") == "AMD", **d)
-    three = engine.speculative_method == "eagle3"
+    three, head = engine.speculative_method == "eagle3", engine.speculative_method in drafter.DRAFT_METHODS
     return sglang.draft_after_pool_note(
-        "EAGLE3 draft head" if three else "STANDALONE draft model",
-        _sglang_draft_vocab_copies(spec, engine, layout) if three else 0,
+        {"eagle3": "EAGLE3 draft head", "eagle": "EAGLE draft head"}.get(engine.speculative_method,
+                                                                         "STANDALONE draft model"),
+        _sglang_draft_vocab_copies(spec, engine, layout) if head else 0,
         sglang.eagle3_d2t_bytes(engine.draft.config) if three else 0, st.reserved_mib, st.cuda_graph_max_bs,
         engine.enforce_eager, engine.num_speculative_tokens,
         engine.max_num_seqs or sglang.SPECULATIVE_MAX_RUNNING_REQUESTS, sglang.draft_graph_pool(engine.sglang_version))
 
 
 def _sglang_eagle_cell(engine, layers, head_layers, kv_tp, kv_b) -> int:
-    """The pool cell SGLang profiles with an EAGLE3 head or STANDALONE draft beside a one-pool target (bytes per token,
+    """The pool cell SGLang profiles with an EAGLE3 / EAGLE head or STANDALONE draft beside a one-pool target (bytes per token,
     one rank): the target's cell scaled by its layer count (kvplan.sglang.eagle_cell_bytes_per_token, truncated as the
     engine does). A hybrid SWA target's cell counts the head's layers itself (hybrid_swa_cell, 0.5.15+)."""
     target = [(layer, n) for layer, n in layers if layer.cache.kind != "none"]
@@ -1869,11 +1870,12 @@ def plan(spec: ModelSpec, gpu: GpuSpec, engine: EngineConfig = EngineConfig(), l
         warnings.append(mtp_uncounted(spec, engine))
     head_layers = ()  # an EAGLE head's attention layers, which join the last stage's KV groups
     if engine.speculative_method in drafter.DRAFT_METHODS:  # refused here when kvplan does not model it
-        drafter.check_plan(engine.draft, engine.engine, layout, spec)
+        drafter.check_plan(engine.draft, engine.engine, layout, spec, engine.speculative_method)
         head = _draft_head(spec, engine)
         if engine.engine == "sglang":
             _sglang_eagle_check(spec, engine, layout, head, kv_tp, kv_b)
-        warnings += [*head.notes, drafter.SGLANG_UNCOUNTED if engine.engine == "sglang" else drafter.UNCOUNTED]
+        warnings += [*head.notes, drafter.UNCOUNTED if engine.engine != "sglang" else drafter.SGLANG_UNCOUNTED if
+                     engine.speculative_method == "eagle3" else drafter.SGLANG_EAGLE_UNCOUNTED]
         if engine.engine == "sglang":
             warnings.append(_sglang_after_pool_note(spec, gpu, engine, layout, mla))
         head_layers = head.spec.layers
@@ -2458,7 +2460,14 @@ def _budget(spec, gpu, engine, layout, weights, mnbt, max_seqs, act_b, mla, last
                  Term(name=f"left free: (1 - {frac}) x free before load", bytes=b.keep_free, basis="engine rule",
                       source=f"{st.rule} (gpu_mem {st.gpu_mem_mib} MiB, {st.gpu_mem_basis}); rest = available - "
                              "pre x (1 - mem_fraction_static), model_runner.profile_max_num_token")]
-        if b.draft_vocab_copies and engine.speculative_method == "eagle3":
+        if b.draft_vocab_copies and engine.speculative_method == "eagle":
+            terms.append(Term(name="EAGLE head's own embed_tokens / lm_head (freed after the pool is sized)",
+                              bytes=b.draft_vocab_copies, basis="exact",
+                              source="SGLang's LlamaForCausalLMEagle builds its own [vocab, hidden] embedding and "
+                                     "full-vocab lm_head, resident while the target's pool is profiled; init_lm_head's "
+                                     "set_embed_and_head swaps in the target's after the pools (models/llama_eagle.py, "
+                                     "speculative/eagle_worker_v2.py, SGLang 0.5.14 - 0.5.21)"))
+        elif b.draft_vocab_copies and engine.speculative_method == "eagle3":
             terms.append(Term(name="EAGLE3 head's own embed_tokens (freed after the pool is sized)",
                               bytes=b.draft_vocab_copies, basis="exact",
                               source="SGLang's LlamaForCausalLMEagle3 builds its own [vocab, hidden] embedding (and a "
@@ -2648,7 +2657,7 @@ def _sglang_budget(spec, gpu, engine, layout, weights, mla) -> "sglang.SglangBud
         _sglang_draft_vocab_copies(spec, engine, layout), sglang.sglang_mm_arch(spec.model_type, spec.towers))
 
 
-SGLANG_DRAFTING = ("mtp", "eagle3", "draft_model")  # the speculative methods SGLang's memory defaults see as such
+SGLANG_DRAFTING = ("mtp", "eagle", "eagle3", "draft_model")  # the speculative methods SGLang's memory defaults see as such
 
 
 def _sglang_defaults_inputs(spec, gpu, engine, layout, mla) -> dict:
@@ -2697,10 +2706,12 @@ def _sglang_mm_notes(spec, engine, defaults: dict) -> list[str]:
 def _sglang_draft_vocab_copies(spec, engine, layout) -> int:
     """The MTP draft's own embed_tokens / lm_head on this rank (kvplan.sglang.mtp_draft_vocab_copy_bytes): resident
     while SGLang profiles the target's pool (0.5.14+, the only lines kvplan plans SGLang MTP on)."""
-    if engine.engine == "sglang" and engine.speculative_method == "eagle3" and engine.draft is not None:
-        cfg = engine.draft.config  # the EAGLE3 head's own embed_tokens (+ a full-vocab lm_head without draft_vocab_size)
+    if engine.engine == "sglang" and engine.speculative_method in drafter.DRAFT_METHODS and engine.draft is not None:
+        cfg = engine.draft.config  # the EAGLE3 head's own embed_tokens (+ a full-vocab lm_head without draft_vocab_size);
+        three = engine.speculative_method == "eagle3"  # an EAGLE (1) head's embed_tokens and full-vocab lm_head
         return sglang.eagle3_resident_copy_bytes(spec.vocab_size, cfg.get("hidden_size", spec.hidden_size), layout.tp,
-                                                 "draft_vocab_size" in cfg, bool(cfg.get("tie_word_embeddings")))
+                                                 three and "draft_vocab_size" in cfg,
+                                                 bool(cfg.get("tie_word_embeddings")))
     if engine.engine != "sglang" or engine.speculative_method != "mtp" or not spec.mtp_layers:
         return 0
     return sglang.mtp_draft_vocab_copy_bytes(spec.vocab_size, spec.hidden_size, layout.tp,
@@ -2740,9 +2751,10 @@ def _sglang_draft(spec, gpu, engine, layout, kv_b) -> "sglang.SglangDraft | None
     copies = _sglang_draft_vocab_copies(spec, engine, layout)
     if not copies:
         return None
-    if engine.speculative_method == "eagle3":  # the EAGLE3 head
+    if engine.speculative_method in drafter.DRAFT_METHODS:  # the EAGLE3 / EAGLE head
         head = _draft_head(spec, engine)
-        return own_pool(sglang.EAGLE3_DRAFT_ARCH, lambda: drafter.draft_rank_weight_bytes(head, layout.tp), copies,
+        arch = sglang.EAGLE3_DRAFT_ARCH if engine.speculative_method == "eagle3" else sglang.EAGLE_DRAFT_ARCH
+        return own_pool(arch, lambda: drafter.draft_rank_weight_bytes(head, layout.tp), copies,
                         head.spec.layers)
     mtp = [(layer, 1) for layer in spec.mtp_layers]
     kv_tp = layout.attn_tp
@@ -2786,7 +2798,7 @@ def _sglang_log(spec, gpu, engine, layout, rank: "RankPlan", tokens, page, mla, 
     draft = _sglang_draft(spec, gpu, engine, layout, kv_b) if rank.pp_stage == layout.pp - 1 else None
     if draft is not None and engine.weights_bytes is not None:  # typed-in weights: the MTP layers within them
         draft = draft.model_copy(update={"mtp_bytes": min(draft.mtp_bytes, b.weights_loaded)})
-    if draft is not None and engine.speculative_method in ("eagle3", draft_model.METHOD) and not mla:
+    if draft is not None and engine.speculative_method in ("eagle", "eagle3", draft_model.METHOD) and not mla:
         # the plan's cell is the scaled one (kvplan.sglang.eagle_cell_bytes_per_token); the lines print the target's
         # own pool (its layers' K / V) and the head's (log_lines takes the head's halves off what it is given)
         layers = [(layer, n) for layer, n in stage_distinct(spec, layout.pp, rank.pp_stage, layout.pp_split)]
@@ -2877,7 +2889,10 @@ def _sglang_hybrid_check(spec, engine, layout, rocm: bool) -> None:
                          engine.speculative_method, engine.num_speculative_tokens, engine.enable_prefix_caching, rocm),
                         lambda: sglang.hybrid_refusal(
                             spec, engine.sglang_version, layout.tp, layout.pp, engine.dp_attention_size,
-                            engine.speculative_method != "none" and engine.num_speculative_tokens > 0,
+                            # any --speculative-algorithm, whatever the steps: SGLang's MambaPool reserve follows
+                            # the algorithm and --speculative-num-draft-tokens, not --speculative-num-steps (an
+                            # NGRAM plan with 0 steps planned as if it were off before 2026-12-03)
+                            engine.speculative_method != "none",
                             engine.enable_prefix_caching is not False, rocm))
     if refusal:
         field, message = refusal  # SGLang's flag, not vLLM's --speculative-config (as the other SGLang refusals)

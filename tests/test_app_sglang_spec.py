@@ -54,7 +54,7 @@ def test_sidebar_sglang_mtp_plans_what_the_cli_plans(capsys):
     at = open_knobs(run_app(V3))
     box = at.selectbox(key="w.speculative_method")
     assert box.options == ["none", "NEXTN / EAGLE (MTP)", "NGRAM", "EAGLE3 (head)", "STANDALONE (LM)"]  # no EAGLE (1)
-    assert any("draft heads are not planned for SGLang" in c.value
+    assert any("EAGLE (1) heads are planned from their config.json with the CLI only" in plain(c.value)
                for c in at.sidebar.caption)
     base = metrics(at)["KV cache tokens"]
     box.select("mtp").run()
