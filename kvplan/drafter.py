@@ -407,14 +407,14 @@ def weights_source(head: DraftHead, draft: DraftSpec, tp: int, engine: str = "vl
     return "; ".join(parts)
 
 
-def draft_rank_weight_bytes(head: DraftHead, tp: int) -> int:
+def draft_rank_weight_bytes(head: DraftHead, tp: int, weight_format: str | None = None) -> int:
     """Bytes of the head on one rank (draft TP = the target's): its components laid out as vLLM's layers shard them
     (kvplan.parallel.rank_weight_bytes: q/k/v and MLP split, KV heads replicated when TP > kv heads, lm_head rows padded
     to 64 then split, norms and fc whole) in the target's dtype, + the int64 d2t map on every rank.
     Worked number: Llama-3.1-8B's EAGLE-3 head at TP 1, bf16: 424,689,664 x 2 + 256,000 = 849,635,328 B."""
     from kvplan.parallel import Layout, rank_weight_bytes
 
-    return rank_weight_bytes(head.spec, Layout(tp=tp), 0, None) + head.d2t_bytes
+    return rank_weight_bytes(head.spec, Layout(tp=tp), 0, weight_format) + head.d2t_bytes
 
 
 def draft_rope_bytes(head: DraftHead, target, vllm_version: str, dtype_bytes: int, max_model_len: int | None = None
@@ -462,12 +462,13 @@ def check_plan(draft: DraftSpec | None, engine_name: str, layout, target, method
                              "\"model\" or give its config.json (--draft-config PATH)")
     if engine_name not in ("vllm", "sglang"):
         raise PlanInputError(FIELD, f"EAGLE draft heads are planned for vLLM and SGLang only, not {engine_name}")
+    field = "--speculative-algorithm" if engine_name == "sglang" else FIELD  # the engine's own flag
     if layout.pp > 1:
-        raise PlanInputError(FIELD, "an EAGLE head with pipeline parallelism is not modelled (vLLM then loads its "
+        raise PlanInputError(field, "an EAGLE head with pipeline parallelism is not modelled (vLLM then loads its "
                              "embedding separately on the last stage): plan it with --pipeline-parallel-size 1")
     kinds = set(target.layer_kinds)
     if kinds - {"full_attention", "sliding_attention"}:
-        raise PlanInputError(FIELD, f"an EAGLE head beside {target.name}'s {', '.join(sorted(kinds))} layers is not "
+        raise PlanInputError(field, f"an EAGLE head beside {target.name}'s {', '.join(sorted(kinds))} layers is not "
                              "modelled (kvplan plans it beside full / sliding-window attention targets)")
     try:
         check_layout(_base_spec(draft), type(layout)(tp=layout.tp))

@@ -1361,7 +1361,7 @@ def _rank_budget(spec, gpu, engine, layout, stage, draft, mnbt, max_seqs, act_b,
     # target checkpoint's headers hold none of it
     head = _draft_head(spec, engine) if stage == layout.pp - 1 else None
     unmeasured = engine.weights_bytes is None or engine.weights_basis == "checkpoint headers"
-    head_bytes = drafter.draft_rank_weight_bytes(head, tp) if head and unmeasured else 0
+    head_bytes = drafter.draft_rank_weight_bytes(head, tp, _sglang_draft_format(engine)) if head and unmeasured else 0
     head_rope = drafter.draft_rope_bytes(head, spec, engine.vllm_version, act_b, head_len) if (
         head and unmeasured and engine.engine == "vllm") else 0
     weights += head_bytes + head_rope
@@ -1412,7 +1412,9 @@ def _rank_budget(spec, gpu, engine, layout, stage, draft, mnbt, max_seqs, act_b,
                        if layout.pp > 1 else "embeddings and head shared with the target"))),
         head_bytes and Term(
             name=f"{engine.speculative_method} draft head (in weights)", bytes=head_bytes, basis="exact",
-            applied=False, source=drafter.weights_source(head, engine.draft, tp, engine.engine)),
+            applied=False, source=drafter.weights_source(head, engine.draft, tp, engine.engine) + (
+                "; --quantization fp8: its decoder layers' linears in FP8 (SGLang's speculative_draft_model_"
+                "quantization defaults to --quantization), fc and norms 16-bit" if _sglang_draft_format(engine) else "")),
         head_rope and Term(
             name="draft head rotary table (in weights)", bytes=head_rope, basis="exact", applied=False,
             source="the draft's own cos/sin table (get_rope parameters unlike the target's), rows = the draft's "
@@ -1557,8 +1559,30 @@ def _sglang_draft_model_weights(spec, engine, layout) -> tuple[int, str]:
     dtype (kvplan.parallel.rank_weight_bytes; an unquantized draft: no SGLang layout extra), its own embed_tokens and
     lm_head included (kept for good). Worked number: Llama-3.2-1B (tied) at TP 1, bf16: 1,235,814,400 x 2 B."""
     dspec = draft_model.served_spec(engine.draft, _served(spec, engine))
-    params = rank_weight_bytes(dspec, Layout(tp=layout.tp), 0, None)
-    return params, f": parameters {params:,} B (SGLang's TpModelWorker for the draft, standalone_worker_v2.py)"
+    fmt = _sglang_draft_format(engine)
+    params = rank_weight_bytes(dspec, Layout(tp=layout.tp), 0, fmt)
+    return params, f": parameters {params:,} B" + (" (--quantization fp8: its linears in FP8, as the target's)" if fmt
+                                                   else "") + " (SGLang's TpModelWorker for the draft, standalone_worker_v2.py)"
+
+
+# SGLang's separate draft (EAGLE3 / EAGLE head, STANDALONE LM) takes --quantization unless
+# --speculative-draft-model-quantization says otherwise (0.5.14 server_args.py _handle_missing_default_values,
+# 0.5.20 arg_groups/serving_hook.py: speculative_draft_model_quantization defaults to cfg.quantization; read
+# 2026-12-03); its layers are built with that quant_config (models/llama_eagle.py, llama_eagle3.py: the decoder layers;
+# fc is a plain torch.nn.Linear and stays 16-bit). kvplan's weight_format "fp8" is SGLang's --quantization fp8 (online
+# FP8, kvplan.vllm_args.quantization_flag_format); the other quantized formats stand for a checkpoint shipped in them,
+# which SGLang reads from its config (no --quantization, so the draft stays 16-bit): planned so, with a note.
+SGLANG_DRAFT_QUANT_NOTE = (
+    "The separate draft is planned in 16 bits: SGLang quantizes it only with --quantization (its "
+    "speculative_draft_model_quantization defaults to --quantization, arg_groups/serving_hook.py), not from the "
+    "target checkpoint's own quantization_config; a --quantization {fmt} on the command line would quantize the "
+    "draft's layers too (not planned for {fmt}: only --quantization fp8 is)")
+
+
+def _sglang_draft_format(engine) -> str | None:
+    """The weight format SGLang builds a separate draft's layers in: "fp8" under --quantization fp8 (kvplan's
+    weight_format "fp8"), else None (16 bits). Worked example: weight_format "fp8" -> "fp8"; "int4-g128" -> None."""
+    return "fp8" if engine.engine == "sglang" and engine.weight_format == "fp8" else None
 
 
 def _draft_head(spec: ModelSpec, engine: EngineConfig):
@@ -1886,6 +1910,8 @@ def plan(spec: ModelSpec, gpu: GpuSpec, engine: EngineConfig = EngineConfig(), l
         else:
             warnings += draft_model.check_plan(engine.draft, engine, layout, spec, max_len)
         head_layers = draft_model.draft_spec(engine.draft).layers
+    if engine.engine == "sglang" and head_layers and engine.weight_format not in (None, "fp8", *FLOAT_FORMATS):
+        warnings.append(SGLANG_DRAFT_QUANT_NOTE.format(fmt=engine.weight_format))
     # Speculative decoding (any method) gives every recurrent-state layer one state page per draft token: vLLM
     # >= 0.17 MambaSpec(num_speculative_blocks=num_speculative_tokens), max_memory_usage_bytes = page x (1 + k)
     # (0.17.0 / 0.33.0 wheels, kv_cache_interface.py, layers/mamba/abstract.py); the 0.11 wheel counts one page.
@@ -1990,7 +2016,11 @@ def plan(spec: ModelSpec, gpu: GpuSpec, engine: EngineConfig = EngineConfig(), l
                 # the tokens as SGLang divides them: by the float cell (F n_full + r S n_swa), not the whole-byte one
                 swa_max_tokens = sglang.hybrid_swa_max_tokens(engine.sglang_version, pool, layers, kv_tp, kv_b,
                                                               engine.swa_full_tokens_ratio)
-                if stage == 0 and (note := sglang.swa_chunk_cap_note(engine.sglang_version, engine.max_num_seqs,
+                # speculative decoding sets max_running_requests 48 when it is not given (speculative_hook.py), so
+                # the cap applies under --disable-radix-cache without the flag too
+                running_set = engine.max_num_seqs or (sglang.SPECULATIVE_MAX_RUNNING_REQUESTS if
+                                                      engine.speculative_method != "none" else None)
+                if stage == 0 and (note := sglang.swa_chunk_cap_note(engine.sglang_version, running_set,
                                                                     engine.enable_prefix_caching)):
                     warnings.append(note)
             elif head_key is not None:  # a draft's layers: the target's cell scaled by their count (_sglang_eagle_cell)
@@ -2754,7 +2784,8 @@ def _sglang_draft(spec, gpu, engine, layout, kv_b) -> "sglang.SglangDraft | None
     if engine.speculative_method in drafter.DRAFT_METHODS:  # the EAGLE3 / EAGLE head
         head = _draft_head(spec, engine)
         arch = sglang.EAGLE3_DRAFT_ARCH if engine.speculative_method == "eagle3" else sglang.EAGLE_DRAFT_ARCH
-        return own_pool(arch, lambda: drafter.draft_rank_weight_bytes(head, layout.tp), copies,
+        return own_pool(arch, lambda: drafter.draft_rank_weight_bytes(head, layout.tp, _sglang_draft_format(engine)),
+                        copies,
                         head.spec.layers)
     mtp = [(layer, 1) for layer in spec.mtp_layers]
     kv_tp = layout.attn_tp

@@ -2056,10 +2056,13 @@ _SWA_CHUNK_CAP_LINES = ("0.5.14", "0.5.15", "0.5.17", "0.5.18", "0.5.20", "0.5.2
 def swa_chunk_cap_note(version: str, max_running_requests: int | None, prefix_caching: bool | None) -> str | None:
     """The warning where SGLang sizes a hybrid SWA model's sliding pool by a per-request cap, not the ratio, which
     kvplan does not model: pool_configurator.py SWAChunkCapPoolConfigurator.is_applicable (0.5.14 - 0.5.23) with an
-    explicit --max-running-requests, --disable-radix-cache and a chunked-prefill size (the default sets one); the
-    sliding pool is then (window + page + decode) x requests + chunks in flight, the rest goes to the full pool."""
+    explicit --max-running-requests (or the 48 speculative decoding sets without one: the caller passes it),
+    --disable-radix-cache and a chunked-prefill size (the default sets one); the sliding pool is then (window + page +
+    decode) x requests + chunks in flight, the rest goes to the full pool. Worked example: ("0.5.20", 48, False) ->
+    the note; ("0.5.20", None, False) -> None."""
     if version in _SWA_CHUNK_CAP_LINES and max_running_requests is not None and prefix_caching is False:
-        return (f"SGLang {version} with --max-running-requests and --disable-radix-cache sizes the sliding-window pool "
+        return (f"SGLang {version} with --max-running-requests (speculative decoding sets 48 without it) and "
+                "--disable-radix-cache sizes the sliding-window pool "
                 "by a per-request cap (SWAChunkCapPoolConfigurator), not --swa-full-tokens-ratio, and gives the rest "
                 "to the full pool: not modelled, so the full-pool tokens here (the ratio rule) are likely low")
     return None

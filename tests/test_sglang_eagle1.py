@@ -141,3 +141,62 @@ def test_a_hybrid_with_zero_steps_is_still_refused():
             kvplan_plan("qwen3.5-27b", "H200", engine="sglang", sglang_version="0.5.20", speculative_method=method,
                         num_speculative_tokens=0)
         assert exc.value.field == "--speculative-algorithm" and "MambaPool" in exc.value.message
+
+
+def test_quantization_fp8_quantizes_the_separate_draft_too():
+    # SGLang's speculative_draft_model_quantization defaults to --quantization (0.5.14 server_args.py, 0.5.20
+    # arg_groups/serving_hook.py); kvplan's weight_format "fp8" is --quantization fp8 (online FP8). The heads' decoder
+    # layers take the quant_config; fc (torch.nn.Linear), norms and the EAGLE3 lm_head stay 16-bit.
+    from kvplan.draft_model import load_draft_model
+    from kvplan.drafter import load_drafter
+
+    def head(p):
+        return next(t.bytes for t in p.ranks[0].terms if t.name.endswith("draft head (in weights)") or
+                    t.name == "draft model (in weights)")
+
+    # EAGLE (1): q/k/v/o/MLP 218,103,808 params at 1 B + 7 per-tensor fp32 scales 28 B + (norm 4,096 + fc 33,558,528)
+    # x 2 B = 285,229,084 B (503,332,864 B unquantized)
+    e1 = eagle(weight_format="fp8")
+    assert head(e1) == 218_103_808 + 7 * 4 + (4_096 + 33_558_528) * 2 == 285_229_084
+    assert "--quantization fp8: its decoder layers' linears in FP8" in next(
+        t.source for t in e1.ranks[0].terms if t.name == "eagle draft head (in weights)")
+    # EAGLE3 (SpecForge Llama-3.1-8B head): q/k/v 8,192 x 6,144 + o + MLP = 243,269,632 at 1 B + 28 B, the rest
+    # (lm_head 131,072,000 + fc 50,331,648 + norms 16,384) x 2 B = 606,109,724 B (849,379,328 unquantized)
+    e3 = kvplan_plan("llama-3.1-8b", "H100-SXM", engine="sglang", sglang_version="0.5.20", speculative_method="eagle3",
+                     num_speculative_tokens=3, draft=load_drafter("eagle3-llama3.1-8b", "eagle3"), weight_format="fp8")
+    assert head(e3) == 243_269_632 + 28 + (131_072_000 + 50_331_648 + 16_384) * 2 == 606_109_724
+    # STANDALONE Llama-3.2-1B (tied): 16 layers' linears 973,078,528 at 1 B + 16 x 7 x 4 B scales, embedding
+    # 262,668,288 and 33 norms (67,584) x 2 B = 1,498,550,720 B (2,471,628,800 unquantized)
+    sa = kvplan_plan("llama-3.1-8b", "H100-SXM", engine="sglang", sglang_version="0.5.20",
+                     speculative_method="draft_model", num_speculative_tokens=3,
+                     draft=load_draft_model("meta-llama/Llama-3.2-1B-Instruct"), weight_format="fp8")
+    assert head(sa) == 973_078_528 + 16 * 7 * 4 + (262_668_288 + 67_584) * 2 == 1_498_550_720
+    # another quantized format stands for a checkpoint shipped in it (no --quantization): the draft stays 16-bit,
+    # said so
+    q = eagle(weight_format="int8")
+    assert head(q) == HEAD_BYTES
+    assert any("planned in 16 bits: SGLang quantizes it only with --quantization" in w and "int8" in w
+               for w in q.warnings)
+
+
+def test_speculation_s_48_requests_trigger_the_swa_cap_warning():
+    # SWAChunkCapPoolConfigurator.is_applicable (pool_configurator.py, 0.5.14 - 0.5.21) needs max_running_requests set
+    # and --disable-radix-cache; speculative decoding sets 48 when the flag is not given (speculative_hook.py), so
+    # NGRAM on gpt-oss-120b without --max-running-requests gets the cap's not-modelled warning too
+    def noted(**kw):
+        p = kvplan_plan("gpt-oss-120b", "H200", engine="sglang", sglang_version="0.5.20", enable_prefix_caching=False,
+                        **kw)
+        return any("SWAChunkCapPoolConfigurator" in w for w in p.warnings)
+
+    assert not noted()
+    assert noted(speculative_method="ngram", num_speculative_tokens=3)
+    assert noted(max_num_seqs=64)
+
+
+def test_an_mla_target_is_refused_naming_sglangs_flag():
+    # an EAGLE head beside DeepSeek-V3's MLA layers: not modelled (drafter.check_plan), named by SGLang's own flag,
+    # not vLLM's --speculative-config
+    with pytest.raises(PlanInputError) as exc:
+        kvplan_plan("deepseek-v3", "H200", 8, engine="sglang", sglang_version="0.5.20", speculative_method="eagle",
+                    num_speculative_tokens=3, draft=parse_draft("eagle", {**HEAD_CFG, "hidden_size": 7168}, "e1"))
+    assert exc.value.field == "--speculative-algorithm" and "mla layers is not modelled" in exc.value.message
