@@ -511,10 +511,12 @@ _SSM_BYTES = {"float32": 4, "bfloat16": 2, "float16": 2}
 # intermediate_conv_window_cache. Not modelled: that reserve, the --max-running-requests SGLang asserts is set with it,
 # the 0.5.17 - 0.5.19 lines (not read), --enable-linear-replayssm-spec (0.5.20+: no intermediate SSM reserve).
 SGLANG_HYBRID_SPEC_UNMODELLED = (
-    "Not modelled with speculative decoding (any --speculative-algorithm: EAGLE / NEXTN / EAGLE3 / NGRAM): SGLang "
+    "Not modelled with speculative decoding (any --speculative-algorithm: EAGLE / NEXTN / EAGLE3 / STANDALONE / NGRAM, "
+    "whatever --speculative-num-steps says): SGLang "
     "sizes the MambaPool's slots jointly with a reserve of --speculative-num-draft-tokens extra states a running "
     "request (intermediate_ssm_state_cache, intermediate_conv_window_cache), capped by --max-running-requests; kvplan "
-    "does not model that reserve or the slot count it leaves.")
+    "does not model that reserve or the slot count it leaves (plan it on SGLang without speculative decoding, or on "
+    "vLLM).")
 # and of SGLang's MTP draft for a hybrid with mtp.* layers (0.5.23 wheel: Qwen3.5's Qwen3_5ForCausalLMMTP and
 # Qwen3-Next's Qwen3NextForCausalLMMTP build fc 2h -> h, two pre-fc norms and one decoder layer with
 # full_attention_interval 1, plus their own embed_tokens / lm_head; the target's cell is not scaled for the draft's
