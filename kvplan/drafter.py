@@ -463,6 +463,10 @@ def check_plan(draft: DraftSpec | None, engine_name: str, layout, target, method
     if engine_name not in ("vllm", "sglang"):
         raise PlanInputError(FIELD, f"EAGLE draft heads are planned for vLLM and SGLang only, not {engine_name}")
     field = "--speculative-algorithm" if engine_name == "sglang" else FIELD  # the engine's own flag
+    if draft.method != method:  # each engine builds the head by its method (vLLM's Eagle<arch> / Eagle3<arch>
+        # renaming, SGLang's is_eagle3() aux states and init_lm_head): a head of the other kind is not that head
+        raise PlanInputError(field, f"{draft.name} is an {draft.method} head, not {method}: plan it with the method "
+                             "it was trained for")
     if layout.pp > 1:
         raise PlanInputError(field, "an EAGLE head with pipeline parallelism is not modelled (vLLM then loads its "
                              "embedding separately on the last stage): plan it with --pipeline-parallel-size 1")

@@ -200,3 +200,16 @@ def test_an_mla_target_is_refused_naming_sglangs_flag():
         kvplan_plan("deepseek-v3", "H200", 8, engine="sglang", sglang_version="0.5.20", speculative_method="eagle",
                     num_speculative_tokens=3, draft=parse_draft("eagle", {**HEAD_CFG, "hidden_size": 7168}, "e1"))
     assert exc.value.field == "--speculative-algorithm" and "mla layers is not modelled" in exc.value.message
+
+
+def test_a_head_of_the_other_kind_is_refused():
+    # an EAGLE3 head under EAGLE (and the reverse): SGLang's is_eagle3() decides the aux hidden states and
+    # init_lm_head, vLLM renames the architecture by the method; neither builds the other kind: refused on both
+    from kvplan.drafter import load_drafter
+
+    three = load_drafter("eagle3-llama3.1-8b", "eagle3")
+    for engine, field in (("sglang", "--speculative-algorithm"), ("vllm", "--speculative-config")):
+        with pytest.raises(PlanInputError) as exc:
+            kvplan_plan("llama-3.1-8b", "H100-SXM", engine=engine, speculative_method="eagle", num_speculative_tokens=3,
+                        draft=three)
+        assert exc.value.field == field and "is an eagle3 head, not eagle" in exc.value.message
