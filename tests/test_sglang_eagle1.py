@@ -213,3 +213,19 @@ def test_a_head_of_the_other_kind_is_refused():
             kvplan_plan("llama-3.1-8b", "H100-SXM", engine=engine, speculative_method="eagle", num_speculative_tokens=3,
                         draft=three)
         assert exc.value.field == field and "is an eagle3 head, not eagle" in exc.value.message
+
+
+def test_import_names_multi_layer_eagle_and_the_token_map_as_not_planned():
+    # --enable-multi-layer-eagle keeps a draft pool a step (multi_layer_eagle_worker_v2.py draft_runner_list), kvplan
+    # plans one; --speculative-token-map (an EAGLE head's hot rows, cloned after the pools) is not read either
+    from kvplan.web.commands import parse_command
+    from kvplan.web.views import unplanned_flags
+
+    cmd = parse_command("python -m sglang.launch_server --model-path meta-llama/Llama-3.1-8B-Instruct "
+                        "--speculative-algorithm EAGLE3 --speculative-draft-model-path "
+                        "lmsys/sglang-EAGLE3-LLaMA3.1-Instruct-8B --enable-multi-layer-eagle --speculative-token-map m.pt")
+    assert cmd.unplanned == ("--enable-multi-layer-eagle", "--speculative-token-map m.pt") and not cmd.args.unknown
+    notes = unplanned_flags(cmd)
+    assert notes[0].startswith("--enable-multi-layer-eagle: not planned: SGLang's multi-layer EAGLE keeps a draft "
+                               "runner per draft step")
+    assert notes[1].startswith("--speculative-token-map m.pt: not planned")

@@ -87,6 +87,14 @@ SGLANG_MAMBA_STRATEGY = {"--mamba-scheduler-strategy", "--mamba-radix-cache-stra
 MAMBA_STRATEGY_NOTE = ("not planned: kvplan plans the SGLang line's own strategy for a hybrid (no_buffer, 3 state "
                        "slots a running request, through 0.5.13; extra_buffer, 5, from 0.5.14), not one given on "
                        "the command line, so the max_running_requests cap the MambaPool sets may differ")
+# --enable-multi-layer-eagle (0.5.14+ speculative args; on by itself for MiMo-V2 / Step-3.5 with EAGLE, 0.5.20
+# arg_groups/model_overrides/mimo_v2.py, overrides.py): MultiLayerEagleDraftWorker keeps a draft runner a step, each
+# with its own KV pool (speculative/multi_layer_eagle_worker_v2.py draft_runner_list; sgl-project/sglang issue #31588:
+# "after seven draft pools"), where kvplan plans one: carried into Command.unplanned, warned as not planned.
+MULTI_LAYER_EAGLE = "--enable-multi-layer-eagle"
+MULTI_LAYER_EAGLE_NOTE = ("not planned: SGLang's multi-layer EAGLE keeps a draft runner per draft step, each with "
+                          "its own KV pool (multi_layer_eagle_worker_v2.py); kvplan plans one draft pool, so the "
+                          "KV pool here is too large by the other steps' draft pools")
 # Prefill (piecewise) CUDA-graph switches -> EngineConfig.piecewise_cuda_graph (server_args.py: --enable- 0.5.3.post2 -
 # 0.5.9 (0.5.10+ keeps it as a no-op), --disable- / --enforce- 0.5.10+, --disable-prefill-cuda-graph 0.5.14+).
 # SGLang switches kvplan plans: flag -> (Command field, the value it sets); kvplan.vllm_args._SWITCH_FLAGS's shape.
@@ -354,6 +362,8 @@ def _sglang_as_vllm(tokens: list[str], dp_attention: bool = False) -> tuple[list
         elif name in SGLANG_SWITCH_FIELDS:
             field, on = SGLANG_SWITCH_FIELDS[name]
             extra[field] = on
+        elif name == MULTI_LAYER_EAGLE:  # changes the draft's pools: named, not planned (views.unplanned_flags)
+            extra["unplanned"] = extra.get("unplanned", ()) + (tok,)
         elif name in SGLANG_VALUE_FLAGS or (dp_attention and name in SGLANG_DP):
             field, read = SGLANG_VALUE_FLAGS.get(name, SGLANG_DP_ATTENTION)
             value = take(name, eq, inline)
