@@ -2490,27 +2490,9 @@ def _budget(spec, gpu, engine, layout, weights, mnbt, max_seqs, act_b, mla, last
                  Term(name=f"left free: (1 - {frac}) x free before load", bytes=b.keep_free, basis="engine rule",
                       source=f"{st.rule} (gpu_mem {st.gpu_mem_mib} MiB, {st.gpu_mem_basis}); rest = available - "
                              "pre x (1 - mem_fraction_static), model_runner.profile_max_num_token")]
-        if b.draft_vocab_copies and engine.speculative_method == "eagle":
-            terms.append(Term(name="EAGLE head's own embed_tokens / lm_head (freed after the pool is sized)",
-                              bytes=b.draft_vocab_copies, basis="exact",
-                              source="SGLang's LlamaForCausalLMEagle builds its own [vocab, hidden] embedding and "
-                                     "full-vocab lm_head, resident while the target's pool is profiled; init_lm_head's "
-                                     "set_embed_and_head swaps in the target's after the pools (models/llama_eagle.py, "
-                                     "speculative/eagle_worker_v2.py, SGLang 0.5.14 - 0.5.21)"))
-        elif b.draft_vocab_copies and engine.speculative_method == "eagle3":
-            terms.append(Term(name="EAGLE3 head's own embed_tokens (freed after the pool is sized)",
-                              bytes=b.draft_vocab_copies, basis="exact",
-                              source="SGLang's LlamaForCausalLMEagle3 builds its own [vocab, hidden] embedding (and a "
-                                     "full-vocab lm_head without draft_vocab_size), resident while the target's pool "
-                                     "is profiled; init_lm_head swaps in the target's after the pools "
-                                     "(speculative/eagle_worker_v2.py, SGLang 0.5.14 - 0.5.23)"))
-        elif b.draft_vocab_copies:
-            terms.append(Term(name="MTP draft's embed_tokens / lm_head copies (freed after the pool is sized)",
-                              bytes=b.draft_vocab_copies, basis="exact",
-                              source="the NextN draft builds its own bf16 vocab tables, resident while the target's "
-                                     "pool is profiled; set_embed_and_head frees them after both pools "
-                                     "(speculative/eagle_worker_v2.py, SGLang 0.5.14 - 0.5.23; sgl-project/sglang "
-                                     "issue #36452)"))
+        if b.draft_vocab_copies:  # the draft's own vocab tables, by method (_SGLANG_DRAFT_TABLES)
+            name, source = _SGLANG_DRAFT_TABLES.get(engine.speculative_method, _SGLANG_DRAFT_TABLES["mtp"])
+            terms.append(Term(name=name, bytes=b.draft_vocab_copies, basis="exact", source=source))
         if b.mm_reserve:
             terms.append(Term(name="multimodal embedding-cache reserve", bytes=b.mm_reserve, basis="engine rule",
                               source="SGLANG_VLM_CACHE_SIZE_MB (100) out of the KV budget, SGLang 0.5.18+ "
@@ -2687,6 +2669,21 @@ def _sglang_budget(spec, gpu, engine, layout, weights, mla) -> "sglang.SglangBud
         _sglang_draft_vocab_copies(spec, engine, layout), sglang.sglang_mm_arch(spec.model_type, spec.towers))
 
 
+# The plan term of a draft's own vocab tables, resident while SGLang profiles the target's pool (method -> name, source)
+_SGLANG_DRAFT_TABLES = {
+    "eagle": ("EAGLE head's own embed_tokens / lm_head (freed after the pool is sized)", (
+        "SGLang's LlamaForCausalLMEagle builds its own [vocab, hidden] embedding and full-vocab lm_head, resident "
+        "while the target's pool is profiled; init_lm_head's set_embed_and_head swaps in the target's after the "
+        "pools (models/llama_eagle.py, speculative/eagle_worker_v2.py, SGLang 0.5.14 - 0.5.21)")),
+    "eagle3": ("EAGLE3 head's own embed_tokens (freed after the pool is sized)", (
+        "SGLang's LlamaForCausalLMEagle3 builds its own [vocab, hidden] embedding (and a full-vocab lm_head "
+        "without draft_vocab_size), resident while the target's pool is profiled; init_lm_head swaps in the "
+        "target's after the pools (speculative/eagle_worker_v2.py, SGLang 0.5.14 - 0.5.23)")),
+    "mtp": ("MTP draft's embed_tokens / lm_head copies (freed after the pool is sized)", (
+        "the NextN draft builds its own bf16 vocab tables, resident while the target's pool is profiled; "
+        "set_embed_and_head frees them after both pools (speculative/eagle_worker_v2.py, SGLang 0.5.14 - 0.5.23; "
+        "sgl-project/sglang issue #36452)")),
+}
 SGLANG_DRAFTING = ("mtp", "eagle", "eagle3", "draft_model")  # the speculative methods SGLang's memory defaults see as such
 
 

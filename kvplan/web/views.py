@@ -1441,7 +1441,12 @@ def unplanned_flags(command) -> list[str]:
     """The flags of a command that change memory and that the app does not plan, each named: never dropped
     unsaid. An SGLang line's --speculative-* flags kvplan does not read (it plans --speculative-algorithm and
     --speculative-num-steps), and vLLM-only knobs on an SGLang line (read by vLLM's parser; SGLang has no such flag)."""
-    from kvplan.web.commands import MAMBA_STRATEGY_NOTE, MULTI_LAYER_EAGLE, MULTI_LAYER_EAGLE_NOTE, SGLANG_MAMBA_STRATEGY
+    from kvplan.web.commands import (
+        MAMBA_STRATEGY_NOTE,
+        MULTI_LAYER_EAGLE,
+        MULTI_LAYER_EAGLE_NOTE,
+        SGLANG_MAMBA_STRATEGY,
+    )
 
     args = getattr(command, "args", command)
     def why(flag: str) -> str:
