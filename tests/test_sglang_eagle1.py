@@ -229,3 +229,18 @@ def test_import_names_multi_layer_eagle_and_the_token_map_as_not_planned():
     assert notes[0].startswith("--enable-multi-layer-eagle: not planned: SGLang's multi-layer EAGLE keeps a draft "
                                "runner per draft step")
     assert notes[1].startswith("--speculative-token-map m.pt: not planned")
+
+
+def test_import_reads_the_target_as_its_own_draft_as_its_mtp_layers():
+    # configs/model_config.py renames a draft DeepseekV3ForCausalLM to DeepseekV3ForCausalLMNextN (0.5.14 - 0.5.21):
+    # the target's own path as the draft path is its MTP layers, not an EAGLE head of its own
+    from kvplan.web.commands import parse_command
+
+    cmd = parse_command("python -m sglang.launch_server --model-path deepseek-ai/DeepSeek-V3 --speculative-algorithm "
+                        "EAGLE --speculative-draft-model-path deepseek-ai/DeepSeek-V3/ --tp 8")
+    assert cmd.speculative_method == "mtp"
+    assert any(n.startswith("--speculative-draft-model-path deepseek-ai/DeepSeek-V3/: the target's own checkpoint")
+               for n in cmd.args.notes)
+    other = parse_command("python -m sglang.launch_server --model-path deepseek-ai/DeepSeek-V3 --speculative-algorithm "
+                          "EAGLE --speculative-draft-model-path someone/eagle-head --tp 8")
+    assert other.speculative_method == "eagle"

@@ -408,6 +408,7 @@ def _sglang_as_vllm(tokens: list[str], dp_attention: bool = False) -> tuple[list
             value = take(name, eq, inline)
             if SGLANG_FLAGS[name] is None:
                 out.insert(0, value)  # the model: vLLM's positional argument
+                extra["model_path"] = value
             else:
                 out += [SGLANG_FLAGS[name], value]
                 typed[SGLANG_FLAGS[name]] = name
@@ -415,11 +416,11 @@ def _sglang_as_vllm(tokens: list[str], dp_attention: bool = False) -> tuple[list
             out.append(tok)  # vLLM's parser lists it as unknown (or reads a flag both engines share)
             if name.startswith("--"):
                 extra["vllm_spelled"] = extra.get("vllm_spelled", ()) + (name,)
-    extra |= _sglang_speculative(speculative, extra)
+    extra |= _sglang_speculative(speculative, extra, extra.pop("model_path", None))
     return out, extra.pop("mem_fraction_static", None), extra
 
 
-def _sglang_speculative(flags: dict[str, str], extra: dict) -> dict:
+def _sglang_speculative(flags: dict[str, str], extra: dict, model: str | None = None) -> dict:
     """speculative_method / num_speculative_tokens from an SGLang line's --speculative-* flags (``flags``: flag ->
     value), with notes for the ones read and not planned. No --speculative-algorithm: SGLang runs no speculative
     decoding and the other flags do nothing (said so). An algorithm SGLang has no such name for is refused; one kvplan
@@ -439,7 +440,10 @@ def _sglang_speculative(flags: dict[str, str], extra: dict) -> dict:
         raise PlanInputError("--speculative-algorithm", f"{algorithm[:20]!r}: not modelled: kvplan plans SGLang's "
                              "NEXTN / EAGLE on the checkpoint's own MTP layers and NGRAM")
     draft = flags.get(SGLANG_DRAFT_PATH)
-    if algorithm.upper() == "EAGLE" and draft is not None and "nextn" not in draft.lower():
+    # the target's own checkpoint as its draft: SGLang serves its MTP layers (configs/model_config.py renames a draft
+    # DeepseekV3ForCausalLM / Glm4MoeForCausalLM ... to its NextN class), as without the flag
+    own = draft is not None and model is not None and draft.rstrip("/").lower() == model.rstrip("/").lower()
+    if algorithm.upper() == "EAGLE" and draft is not None and "nextn" not in draft.lower() and not own:
         method = "eagle"  # a draft checkpoint of its own: refused by the core, naming the flag
     drafter = None
     if method == "standalone":  # vLLM's draft_model: a draft LM kvplan has a preset of (kvplan.draft_model)
@@ -472,8 +476,9 @@ def _sglang_speculative(flags: dict[str, str], extra: dict) -> dict:
     if steps is not None and steps > 64:
         raise PlanInputError("--speculative-num-steps", f"{steps}: kvplan plans 1 to 64 draft steps")
     if draft is not None and method == "mtp":
-        notes.append(f"{SGLANG_DRAFT_PATH} {draft}: the exported NextN (MTP) layer: planned as the checkpoint's own MTP "
-                     "layers (the same weights and KV)")
+        notes.append(f"{SGLANG_DRAFT_PATH} {draft}: " + ("the target's own checkpoint: its MTP layers planned" if own else
+                     "the exported NextN (MTP) layer: planned as the checkpoint's own MTP layers (the same weights and "
+                     "KV)"))
     notes += [f"{name} {flags[name]}: {SPECULATIVE_READ_NOTE}" for name in SGLANG_SPECULATIVE_READ if name in flags]
     if steps is None:
         notes.append(f"{SGLANG_STEPS_DEFAULT_NOTE} " + (
