@@ -505,11 +505,14 @@ _SSM_BYTES = {"float32": 4, "bfloat16": 2, "float16": 2}
 # model_executor/model_runner_kv_cache_mixin.py handle_max_mamba_cache, 0.5.20 / 0.5.23 mem_cache/
 # kv_cache_configurator.py _handle_max_mamba_cache, 0.5.23 mem_cache/memory_pool.py MambaPool, models/qwen3_5_mtp.py;
 # 2026-12-02). The rule as read, D = --speculative-num-draft-tokens, s = slots a running request holds, slot = one
-# request's conv + SSM bytes: K = int(budget // (slot x (1 + D / s))) (0.5.14), int((budget - slot x (1 + D)) //
-# (slot x (1 + D / s))) (0.5.20+); then slot x (min(--max-running-requests, K // s) (+ 1 from 0.5.20) x D) more leaves
-# rest, and the pool allocates intermediate_ssm_state_cache (state layers x (requests + 1) x D SSM states) and
-# intermediate_conv_window_cache. Not modelled: that reserve, the --max-running-requests SGLang asserts is set with it,
-# the 0.5.17 - 0.5.19 lines (not read), --enable-linear-replayssm-spec (0.5.20+: no intermediate SSM reserve).
+# request's conv + SSM bytes: K = int(budget // (slot x (1 + D / s))) (0.5.14, 0.5.15), int((budget - slot x (1 + D))
+# // (slot x (1 + D / s))) (0.5.17, 0.5.18, 0.5.20, 0.5.21 wheels, the same lines read 2026-12-03); then slot x
+# (min(--max-running-requests, K // s) (+ 1 from 0.5.17) x D) more leaves rest, and the pool allocates
+# intermediate_ssm_state_cache (state layers x (requests + 1) x D SSM states) and intermediate_conv_window_cache. The
+# reserve follows the algorithm, not the steps (has_spec_dec = not spec_algorithm.is_none(): NGRAM too, D = 12 by
+# default there), and under speculation max_running_requests is never unset (48), so --disable-radix-cache takes the
+# 48-slot branch. Not modelled: that reserve (kvplan carries no --speculative-num-draft-tokens), the MTP draft runner
+# below, --enable-linear-replayssm-spec (0.5.20+: no intermediate SSM reserve).
 SGLANG_HYBRID_SPEC_UNMODELLED = (
     "Not modelled with speculative decoding (any --speculative-algorithm: EAGLE / NEXTN / EAGLE3 / STANDALONE / NGRAM, "
     "whatever --speculative-num-steps says): SGLang "
