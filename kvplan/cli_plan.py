@@ -107,8 +107,9 @@ SGLANG_ALGORITHMS = {"NEXTN": "mtp", "EAGLE": "mtp", "EAGLE3": "eagle3", "STANDA
 def sglang_speculative_args(args) -> dict:
     """The EngineConfig fields of SGLang's own flags (--engine sglang): --speculative-algorithm, --speculative-draft-
     model-path (EAGLE3: a head kvplan ships, by HF repo or name, or any head with --draft-config PATH) and
-    --speculative-num-steps (default 3); STANDALONE with a draft LM (a preset, or --draft-config PATH). EAGLE with a
-    draft of its own is refused by the core (kvplan.sglang.speculative_refusal), naming --speculative-algorithm."""
+    --speculative-num-steps (default 3); STANDALONE with a draft LM (a preset, or --draft-config PATH); EAGLE with a
+    head of its own (a LlamaForCausalLMEagle config.json: --draft-config PATH; kvplan ships none, so a
+    --speculative-draft-model-path alone is refused by the core, naming that flag)."""
     from kvplan.drafter import drafter_for_model, load_drafter, parse_draft, read_draft_config
     from kvplan.sglang import SPECULATIVE_FLAG
 
@@ -126,8 +127,8 @@ def sglang_speculative_args(args) -> dict:
         raise PlanInputError(SPECULATIVE_FLAG, f"{args.speculative_algorithm[:20]!r}: kvplan plans "
                              f"{', '.join(SGLANG_ALGORITHMS)}")
     path, config = args.speculative_draft_model_path, getattr(args, "draft_config", None)
-    if method == "mtp" and path and "nextn" not in path.lower():
-        method = "eagle"  # a draft checkpoint of its own: refused by the core, naming the flag
+    if method == "mtp" and (config is not None or (path and "nextn" not in path.lower())):
+        method = "eagle"  # a draft head of its own: planned from its config.json, else refused by the core
     steps = args.speculative_num_steps
     if steps is None:  # SGLang's own choice (kvplan.sglang.auto_speculative_params): 5 beside a Llama, else 3
         from kvplan.presets import preset_config
@@ -151,6 +152,8 @@ def sglang_speculative_args(args) -> dict:
                                  "head: give its config.json with --draft-config PATH")
         else:
             fields["draft"] = load_drafter(path, "eagle3")
+    elif method == "eagle" and config is not None:  # an EAGLE (1) head: SGLang's LlamaForCausalLMEagle
+        fields["draft"] = parse_draft("eagle", read_draft_config(config), Path(config).parent.name or config, config)
     elif method == "draft_model":  # STANDALONE: a draft LM, a preset or its config.json
         from kvplan.draft_model import load_draft_model, parse_draft_model
 
@@ -165,8 +168,8 @@ def sglang_speculative_args(args) -> dict:
             except PlanInputError as exc:
                 raise PlanInputError("--speculative-draft-model-path", exc.message) from None
     elif config is not None:
-        raise PlanInputError("--draft-config", "an EAGLE3 head's or a STANDALONE draft's config.json: needs "
-                             "--speculative-algorithm EAGLE3 / STANDALONE")
+        raise PlanInputError("--draft-config", "an EAGLE3 / EAGLE head's or a STANDALONE draft's config.json: needs "
+                             "--speculative-algorithm EAGLE3 / EAGLE / STANDALONE")
     return fields
 
 
@@ -422,7 +425,8 @@ def add_commands(sub) -> None:
                    help="vLLM's --speculative-config: mtp, ngram, eagle / eagle3 with a draft head, or draft_model with a "
                         "draft LM (\"model\": a drafter or preset kvplan ships, or give its config with --draft-config)")
     p.add_argument("--speculative-algorithm", default=None, metavar="NAME",
-                   help="SGLang (--engine sglang): NEXTN / EAGLE (the checkpoint's MTP layers), EAGLE3 (a draft head: "
+                   help="SGLang (--engine sglang): NEXTN / EAGLE (the checkpoint's MTP layers; EAGLE with "
+                        "--draft-config: a LlamaForCausalLMEagle head), EAGLE3 (a draft head: "
                         "--speculative-draft-model-path), STANDALONE (a draft LM, a preset), NGRAM")
     p.add_argument("--speculative-draft-model-path", default=None, metavar="REPO",
                    help="SGLang: the EAGLE3 head or STANDALONE draft LM (an HF repo kvplan ships a config for; else "
@@ -431,7 +435,7 @@ def add_commands(sub) -> None:
                    help="SGLang: draft steps a round (default 3); the pools do not depend on it")
     p.add_argument("--draft-config", default=None, metavar="PATH",
                    help="the EAGLE / EAGLE-3 head's or the draft model's config.json (a file or its checkpoint "
-                        "folder) for --speculative-config")
+                        "folder) for --speculative-config or SGLang's --speculative-algorithm")
     p.add_argument("--mm-encoder-tp-mode", choices=("weights", "data"), default="weights",
                    help="vLLM: shard the vision tower over TP (weights) or replicate it per rank (data)")
     p.add_argument("--mem-fraction-static", type=float, default=None)

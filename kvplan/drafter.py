@@ -50,7 +50,13 @@ FIELD = "--speculative-config"
 DRAFTERS_FILE = Path(__file__).parent / "presets" / "DRAFTERS.json"
 # Architectures vLLM builds with llama_eagle3.py / llama_eagle.py (EAGLEConfig's renaming + models/registry.py).
 EAGLE3_ARCHITECTURES = ("LlamaForCausalLM", "LlamaForCausalLMEagle3", "Eagle3LlamaForCausalLM")
-EAGLE_ARCHITECTURES = ("LlamaForCausalLM", "EagleLlamaForCausalLM")
+EAGLE_ARCHITECTURES = ("LlamaForCausalLM", "EagleLlamaForCausalLM", "LlamaForCausalLMEagle")
+# The class SGLang builds for each head (it builds what the draft config's architectures names, no renaming:
+# configs/model_config.py and the model registry of the 0.5.14 - 0.5.21 wheels, read 2026-12-03):
+# models/llama_eagle3.py LlamaForCausalLMEagle3, models/llama_eagle.py LlamaForCausalLMEagle. vLLM renames an
+# eagle draft's architecture to Eagle<arch> (transformers_utils/configs/eagle.py, 0.33.0), and has no
+# EagleLlamaForCausalLMEagle: SGLang's name is refused for vLLM (draft_head).
+SGLANG_HEAD_ARCH = {"eagle3": "LlamaForCausalLMEagle3", "eagle": "LlamaForCausalLMEagle"}
 D2T_BYTES = 8  # torch.long
 # The first release of each rule, bisected in the wheels (llama_eagle3.py, v1/spec_decode/eagle.py or
 # llm_base_proposer.py, config/speculative.py of 0.10.2, 0.11.0, 0.11.1, 0.12.0, 0.13.0, 0.14.1, 0.17.0, 0.18.0,
@@ -201,6 +207,12 @@ def draft_head(draft: DraftSpec, vllm_version: str, target, dtype: str | None = 
 def _draft_head(draft: DraftSpec, vllm_version: str, target_vocab: int, target_hidden: int, dtype: str) -> DraftHead:
     from kvplan.engines import vllm_release
 
+    archs = draft.config.get("architectures") or []
+    if draft.method == "eagle" and archs == [SGLANG_HEAD_ARCH["eagle"]]:
+        raise PlanInputError(FIELD, f"{draft.name}: architectures {archs[0]} is SGLang's EAGLE head class; vLLM "
+                             "renames an eagle draft's architecture to Eagle<arch> (transformers_utils/configs/"
+                             "eagle.py) and has no EagleLlamaForCausalLMEagle: give the head's LlamaForCausalLM / "
+                             "EagleLlamaForCausalLM config for vLLM")
     return _build_head(draft, vllm_release(vllm_version), target_vocab, target_hidden, dtype)
 
 
@@ -211,25 +223,48 @@ def _draft_head(draft: DraftSpec, vllm_version: str, target_vocab: int, target_h
 # pools are sized: kvplan.sglang.eagle3_resident_copy_bytes), a full-vocab lm_head without draft_vocab_size (swapped too:
 # set_embed_and_head), the d2t map (hot_token_id: built on the CPU in load_weights, moved to the GPU after the pools), the
 # input_norm of norm_before_fc (0.5.17+; 0.5.14 - 0.5.16 build none: refused there).
+# SGLang's EAGLE (1) head (models/llama_eagle.py LlamaForCausalLMEagle, the same in the 0.5.14, 0.5.15, 0.5.17, 0.5.18,
+# 0.5.20 and 0.5.21 wheels, read 2026-12-03): LlamaModel builds embed_tokens [vocab, h], num_hidden_layers Llama decoder
+# layers over h inputs (layer 0's input_layernorm deleted), fc = torch.nn.Linear(2h, h) (with its bias: nn.Linear's
+# default), no final norm; LlamaForCausalLMEagle adds lm_head ParallelLMHead(hot_vocab_size, else vocab_size, h). The
+# draft worker's init_lm_head (speculative/eagle_worker_v2.py) then calls set_embed_and_head: both tables are swapped for
+# the target's after the pools are sized (resident while they are: kvplan.sglang.eagle3_resident_copy_bytes with no
+# draft_vocab_size); with --speculative-token-map it first clones the target's head's hot rows (a kept copy kvplan
+# does not plan: the flag is not read). The layers and fc are built here by the vLLM EAGLE rules, fc given its bias.
 SGLANG_RULES = (0, 30, 0)
 SGLANG_NORM_BEFORE_FC = "0.5.17"
 
 
 def sglang_draft_head(draft: DraftSpec, sglang_version: str, target, dtype: str | None = None) -> DraftHead:
-    """The EAGLE-3 head SGLang ``sglang_version`` (a kvplan SGLANG_PROFILES key) keeps for good beside ``target``: the
-    parameters above (no embed_tokens, no d2t; lm_head only with draft_vocab_size). Refuses (PlanInputError naming
-    --speculative-algorithm) what kvplan did not read for SGLang. Worked number: Llama-3.1-8B's SpecForge head (h 4,096):
-    q/k/v 8,192 x 6,144 + o 4,096^2 + MLP 3 x 4,096 x 14,336 + 3 norms + fc 12,288 x 4,096 + norm + lm_head 32,000 x
-    4,096 = 424,689,664 parameters, 849,379,328 B in 16 bits at TP 1 (draft_rank_weight_bytes)."""
+    """The EAGLE-3 or EAGLE (1) head SGLang ``sglang_version`` (a kvplan SGLANG_PROFILES key) keeps for good beside
+    ``target``: the parameters above (no embed_tokens, no d2t; an EAGLE-3 lm_head only with draft_vocab_size, an EAGLE
+    (1) head none). Refuses (PlanInputError naming --speculative-algorithm) what kvplan did not read for SGLang, and a
+    config whose architectures is not the class SGLang builds for the method (SGLANG_HEAD_ARCH). Worked numbers:
+    Llama-3.1-8B's SpecForge EAGLE-3 head (h 4,096): q/k/v 8,192 x 6,144 + o 4,096^2 + MLP 3 x 4,096 x 14,336 + 3 norms +
+    fc 12,288 x 4,096 + norm + lm_head 32,000 x 4,096 = 424,689,664 parameters, 849,379,328 B in 16 bits at TP 1
+    (draft_rank_weight_bytes); an EAGLE (1) head of the same dims (one layer): q/k/v 4,096 x 6,144 + o 4,096^2 + MLP
+    3 x 4,096 x 14,336 + post_attention_layernorm 4,096 + fc 8,192 x 4,096 + bias 4,096 = 251,666,432 parameters,
+    503,332,864 B."""
     from kvplan.sglang import SGLANG_PROFILES, SPECULATIVE_FLAG
+    from kvplan.spec import Linear
 
     cfg = draft.config
-    if draft.method != "eagle3":
+    if draft.method not in SGLANG_HEAD_ARCH:
         raise PlanInputError(SPECULATIVE_FLAG, f"{draft.method.upper()} with its own draft head: kvplan plans SGLang's "
-                             "EAGLE3 heads (LlamaForCausalLMEagle3) only; EAGLE / NEXTN on a checkpoint's own MTP layers")
+                             "EAGLE3 (LlamaForCausalLMEagle3) and EAGLE (LlamaForCausalLMEagle) heads only")
+    want = SGLANG_HEAD_ARCH[draft.method]
+    archs = cfg.get("architectures") or []
+    if archs != [want]:
+        raise PlanInputError(SPECULATIVE_FLAG, f"{draft.name}: architectures {archs!r}: SGLang builds the class the "
+                             f"draft config names (no renaming), and {draft.method.upper()} drafts with {want} "
+                             f"(models/llama_eagle{'3' if draft.method == 'eagle3' else ''}.py); another class is not "
+                             "an EAGLE head kvplan models for SGLang")
     if cfg.get("tie_word_embeddings"):
         raise PlanInputError(SPECULATIVE_FLAG, f"{draft.name}: tie_word_embeddings: SGLang's head then uses its "
                              "embed_tokens as lm_head and swaps only the embedding: not modelled")
+    if draft.method == "eagle" and "hot_vocab_size" in cfg:
+        raise PlanInputError(SPECULATIVE_FLAG, f"{draft.name}: hot_vocab_size: SGLang's EAGLE head then builds a "
+                             "reduced lm_head (models/llama_eagle.py): not modelled")
     norm_before_fc = bool((cfg.get("eagle_config") or {}).get("norm_before_fc", cfg.get("norm_before_fc", False)))
     order = list(SGLANG_PROFILES)
     if norm_before_fc and order.index(sglang_version) < order.index(SGLANG_NORM_BEFORE_FC):
@@ -239,13 +274,16 @@ def sglang_draft_head(draft: DraftSpec, sglang_version: str, target, dtype: str 
     if head.spec.hidden_size != target.hidden_size:
         raise PlanInputError(SPECULATIVE_FLAG, f"{draft.name}: hidden_size {head.spec.hidden_size:,} is not the "
                              f"target's {target.hidden_size:,}: SGLang's set_embed swaps in the target's embedding")
-    update = {"embeddings": ()}
-    if "draft_vocab_size" not in cfg:
-        update["lm_head"] = ()  # load_lm_head_from_target: the full-vocab copy is swapped for the target's
+    update: dict[str, Any] = {"embeddings": ()}
+    if "draft_vocab_size" not in cfg or draft.method == "eagle":
+        update["lm_head"] = ()  # load_lm_head_from_target / set_embed_and_head: the full-vocab copy is the target's
+    if draft.method == "eagle":  # torch.nn.Linear(2h, h): bias=True
+        h = head.spec.hidden_size
+        update["other"] = (Linear(name="fc", in_features=2 * h, out_features=h, bias=True, shard="replicated"),)
     from kvplan.params import count_params
 
     spec = head.spec.model_copy(update=update)
-    return DraftHead(spec=spec, d2t_bytes=0, embed_shared=True, lm_head_shared="draft_vocab_size" not in cfg,
+    return DraftHead(spec=spec, d2t_bytes=0, embed_shared=True, lm_head_shared="lm_head" in update,
                      params=count_params(spec).total_params, notes=head.notes)
 
 
@@ -336,35 +374,47 @@ def _build_head(draft: DraftSpec, release: tuple, target_vocab: int, target_hidd
 SGLANG_UNCOUNTED = ("EAGLE3 draft head (SGLang): its weights, its own embed_tokens (resident while the pool is sized), "
                     "its KV pool and the cell's draft layer are planned (--speculative-num-steps / "
                     "--speculative-eagle-topk / --speculative-num-draft-tokens size no pool SGLang profiles)")
+SGLANG_EAGLE_UNCOUNTED = ("EAGLE draft head (SGLang, LlamaForCausalLMEagle): its weights (its layers and fc with its "
+                          "bias), its own embed_tokens / lm_head (resident while the pool is sized), its KV pool and "
+                          "the cell's draft layer are planned (--speculative-num-steps / --speculative-eagle-topk / "
+                          "--speculative-num-draft-tokens size no pool SGLang profiles; --speculative-token-map is "
+                          "not read)")
 # What kvplan leaves out of an EAGLE plan (shown as a warning in every one).
 UNCOUNTED = ("EAGLE draft head: its weights, rotary table and KV layers are planned; its proposer buffers, its "
              "forward in the profiling run and its CUDA graphs are not (small beside the target's; measure them)")
 
 
-def weights_source(head: DraftHead, draft: DraftSpec, tp: int) -> str:
-    """The plan term's source line: what the head holds and where the numbers come from."""
+def weights_source(head: DraftHead, draft: DraftSpec, tp: int, engine: str = "vllm") -> str:
+    """The plan term's source line: what the head holds and where the numbers come from (``engine``: whose files)."""
     spec = head.spec
     parts = [f"{draft.name}: {head.params:,} parameters in {counted(spec.num_hidden_layers, 'layer')} + fc"
+             + (" (with its bias)" if any(o.name == "fc" and o.bias for o in spec.other) else "")
              + (" + its lm_head" if spec.lm_head else " (lm_head: the target's)")
              + (" + its embed_tokens" if spec.embeddings else " (embed_tokens: the target's)")]
     if head.d2t_bytes:
         parts.append(f"d2t {head.d2t_bytes:,} B int64")
-    parts.append(f"{spec.dtype}, draft TP {tp}; vllm/model_executor/models/llama_eagle"
-                 f"{'3' if draft.method == 'eagle3' else ''}.py, loaded by v1/spec_decode/eagle.py EagleProposer."
-                 "load_model (llm_base_proposer.py SpecDecodeBaseProposer.load_model from 0.20)")
+    three = "3" if draft.method == "eagle3" else ""
+    if engine == "sglang":
+        parts.append(f"{spec.dtype}, draft TP {tp}; sglang/srt/models/llama_eagle{three}.py {SGLANG_HEAD_ARCH[draft.method]}"
+                     ", loaded by the draft worker's TpModelWorker (speculative/eagle_worker_v2.py EagleDraftWorker) "
+                     "before the target's pool is profiled")
+    else:
+        parts.append(f"{spec.dtype}, draft TP {tp}; vllm/model_executor/models/llama_eagle{three}.py, loaded by "
+                     "v1/spec_decode/eagle.py EagleProposer.load_model (llm_base_proposer.py "
+                     "SpecDecodeBaseProposer.load_model from 0.20)")
     if draft.source:
         parts.append(f"config: {draft.source}")
     return "; ".join(parts)
 
 
-def draft_rank_weight_bytes(head: DraftHead, tp: int) -> int:
+def draft_rank_weight_bytes(head: DraftHead, tp: int, weight_format: str | None = None) -> int:
     """Bytes of the head on one rank (draft TP = the target's): its components laid out as vLLM's layers shard them
     (kvplan.parallel.rank_weight_bytes: q/k/v and MLP split, KV heads replicated when TP > kv heads, lm_head rows padded
     to 64 then split, norms and fc whole) in the target's dtype, + the int64 d2t map on every rank.
     Worked number: Llama-3.1-8B's EAGLE-3 head at TP 1, bf16: 424,689,664 x 2 + 256,000 = 849,635,328 B."""
     from kvplan.parallel import Layout, rank_weight_bytes
 
-    return rank_weight_bytes(head.spec, Layout(tp=tp), 0, None) + head.d2t_bytes
+    return rank_weight_bytes(head.spec, Layout(tp=tp), 0, weight_format) + head.d2t_bytes
 
 
 def draft_rope_bytes(head: DraftHead, target, vllm_version: str, dtype_bytes: int, max_model_len: int | None = None
@@ -394,12 +444,16 @@ def draft_rope_bytes(head: DraftHead, target, vllm_version: str, dtype_bytes: in
     return vllm_rope_cache_bytes(spec.model_copy(update={"rope_caches": own}), Layout(), 0, vllm_version, dtype_bytes)
 
 
-def check_plan(draft: DraftSpec | None, engine_name: str, layout, target) -> None:
+def check_plan(draft: DraftSpec | None, engine_name: str, layout, target, method: str = "eagle3") -> None:
     """Refuse an EAGLE plan kvplan does not model: no draft given, another engine, pipeline parallelism, a target
     with MLA / recurrent-state / other layer kinds (their KV groups beside a Llama head were not read), a TP the
     head's heads do not divide."""
     from kvplan.parallel import check_layout
 
+    if draft is None and engine_name == "sglang" and method == "eagle":
+        raise PlanInputError("--speculative-draft-model-path", "EAGLE with a draft head of its own needs that head's "
+                             "config.json (a LlamaForCausalLMEagle head: the CLI's --draft-config PATH); kvplan ships "
+                             "no EAGLE (1) head, so this draft path is not planned")
     if draft is None and engine_name == "sglang":
         raise PlanInputError("--speculative-draft-model-path", "EAGLE3 needs its draft head: a head kvplan ships for "
                              "this model (kvplan/presets/DRAFTERS.json) or its config.json (--draft-config PATH)")
@@ -408,12 +462,17 @@ def check_plan(draft: DraftSpec | None, engine_name: str, layout, target) -> Non
                              "\"model\" or give its config.json (--draft-config PATH)")
     if engine_name not in ("vllm", "sglang"):
         raise PlanInputError(FIELD, f"EAGLE draft heads are planned for vLLM and SGLang only, not {engine_name}")
+    field = "--speculative-algorithm" if engine_name == "sglang" else FIELD  # the engine's own flag
+    if draft.method != method:  # each engine builds the head by its method (vLLM's Eagle<arch> / Eagle3<arch>
+        # renaming, SGLang's is_eagle3() aux states and init_lm_head): a head of the other kind is not that head
+        raise PlanInputError(field, f"{draft.name} is an {draft.method} head, not {method}: plan it with the method "
+                             "it was trained for")
     if layout.pp > 1:
-        raise PlanInputError(FIELD, "an EAGLE head with pipeline parallelism is not modelled (vLLM then loads its "
+        raise PlanInputError(field, "an EAGLE head with pipeline parallelism is not modelled (vLLM then loads its "
                              "embedding separately on the last stage): plan it with --pipeline-parallel-size 1")
     kinds = set(target.layer_kinds)
     if kinds - {"full_attention", "sliding_attention"}:
-        raise PlanInputError(FIELD, f"an EAGLE head beside {target.name}'s {', '.join(sorted(kinds))} layers is not "
+        raise PlanInputError(field, f"an EAGLE head beside {target.name}'s {', '.join(sorted(kinds))} layers is not "
                              "modelled (kvplan plans it beside full / sliding-window attention targets)")
     try:
         check_layout(_base_spec(draft), type(layout)(tp=layout.tp))

@@ -1405,7 +1405,7 @@ def _rank_budget(spec, gpu, engine, layout, stage, draft, mnbt, max_seqs, act_b,
     # target checkpoint's headers hold none of it
     head = _draft_head(spec, engine) if stage == layout.pp - 1 else None
     unmeasured = engine.weights_bytes is None or engine.weights_basis == "checkpoint headers"
-    head_bytes = drafter.draft_rank_weight_bytes(head, tp) if head and unmeasured else 0
+    head_bytes = drafter.draft_rank_weight_bytes(head, tp, _sglang_draft_format(engine)) if head and unmeasured else 0
     head_rope = drafter.draft_rope_bytes(head, spec, engine.vllm_version, act_b, head_len) if (
         head and unmeasured and engine.engine == "vllm") else 0
     weights += head_bytes + head_rope
@@ -1456,7 +1456,9 @@ def _rank_budget(spec, gpu, engine, layout, stage, draft, mnbt, max_seqs, act_b,
                        if layout.pp > 1 else "embeddings and head shared with the target"))),
         head_bytes and Term(
             name=f"{engine.speculative_method} draft head (in weights)", bytes=head_bytes, basis="exact",
-            applied=False, source=drafter.weights_source(head, engine.draft, tp)),
+            applied=False, source=drafter.weights_source(head, engine.draft, tp, engine.engine) + (
+                "; --quantization fp8: its decoder layers' linears in FP8 (SGLang's speculative_draft_model_"
+                "quantization defaults to --quantization), fc and norms 16-bit" if _sglang_draft_format(engine) else "")),
         head_rope and Term(
             name="draft head rotary table (in weights)", bytes=head_rope, basis="exact", applied=False,
             source="the draft's own cos/sin table (get_rope parameters unlike the target's), rows = the draft's "
@@ -1601,8 +1603,30 @@ def _sglang_draft_model_weights(spec, engine, layout) -> tuple[int, str]:
     dtype (kvplan.parallel.rank_weight_bytes; an unquantized draft: no SGLang layout extra), its own embed_tokens and
     lm_head included (kept for good). Worked number: Llama-3.2-1B (tied) at TP 1, bf16: 1,235,814,400 x 2 B."""
     dspec = draft_model.served_spec(engine.draft, _served(spec, engine))
-    params = rank_weight_bytes(dspec, Layout(tp=layout.tp), 0, None)
-    return params, f": parameters {params:,} B (SGLang's TpModelWorker for the draft, standalone_worker_v2.py)"
+    fmt = _sglang_draft_format(engine)
+    params = rank_weight_bytes(dspec, Layout(tp=layout.tp), 0, fmt)
+    return params, f": parameters {params:,} B" + (" (--quantization fp8: its linears in FP8, as the target's)" if fmt
+                                                   else "") + " (SGLang's TpModelWorker for the draft, standalone_worker_v2.py)"
+
+
+# SGLang's separate draft (EAGLE3 / EAGLE head, STANDALONE LM) takes --quantization unless
+# --speculative-draft-model-quantization says otherwise (0.5.14 server_args.py _handle_missing_default_values,
+# 0.5.20 arg_groups/serving_hook.py: speculative_draft_model_quantization defaults to cfg.quantization; read
+# 2026-12-03); its layers are built with that quant_config (models/llama_eagle.py, llama_eagle3.py: the decoder layers;
+# fc is a plain torch.nn.Linear and stays 16-bit). kvplan's weight_format "fp8" is SGLang's --quantization fp8 (online
+# FP8, kvplan.vllm_args.quantization_flag_format); the other quantized formats stand for a checkpoint shipped in them,
+# which SGLang reads from its config (no --quantization, so the draft stays 16-bit): planned so, with a note.
+SGLANG_DRAFT_QUANT_NOTE = (
+    "The separate draft is planned in 16 bits: SGLang quantizes it only with --quantization (its "
+    "speculative_draft_model_quantization defaults to --quantization, arg_groups/serving_hook.py), not from the "
+    "target checkpoint's own quantization_config; a --quantization {fmt} on the command line would quantize the "
+    "draft's layers too (not planned for {fmt}: only --quantization fp8 is)")
+
+
+def _sglang_draft_format(engine) -> str | None:
+    """The weight format SGLang builds a separate draft's layers in: "fp8" under --quantization fp8 (kvplan's
+    weight_format "fp8"), else None (16 bits). Worked example: weight_format "fp8" -> "fp8"; "int4-g128" -> None."""
+    return "fp8" if engine.engine == "sglang" and engine.weight_format == "fp8" else None
 
 
 def _draft_head(spec: ModelSpec, engine: EngineConfig):
@@ -1617,22 +1641,22 @@ def _draft_head(spec: ModelSpec, engine: EngineConfig):
 
 
 def _sglang_eagle_check(spec, engine, layout, head, kv_tp, kv_b) -> None:
-    """Refuse an SGLang EAGLE3 plan whose pool SGLang sizes otherwise than it allocates, or by a rule not read: a head
+    """Refuse an SGLang EAGLE3 / EAGLE plan whose pool SGLang sizes otherwise than it allocates, or by a rule not read: a head
     layer whose KV cell differs from the target's layer (pool_configurator.py prices each draft layer as a target layer:
     "Assumes draft and target share the same per-layer KV size"), a hybrid SWA target on 0.5.14 (its
     HybridSWAPoolConfigurator leaves the draft out of the cell), a target whose layers are not all attention."""
-    flag = sglang.SPECULATIVE_FLAG
+    flag, name = sglang.SPECULATIVE_FLAG, engine.speculative_method.upper()
     target = [(layer, n) for layer, n in stage_distinct(spec, layout.pp, layout.pp - 1, layout.pp_split)
               if layer.cache.kind != "none"]
     kinds = {layer.cache.kind for layer, _ in target}
     if kinds - {"full_attention", "sliding_attention"}:
-        raise PlanInputError(flag, f"EAGLE3 beside {spec.name}'s {', '.join(sorted(kinds))} layers: not modelled for "
+        raise PlanInputError(flag, f"{name} beside {spec.name}'s {', '.join(sorted(kinds))} layers: not modelled for "
                              "SGLang (kvplan plans it beside full / sliding-window attention targets)")
     swa = sglang.hybrid_swa_cell(engine.sglang_version, spec.model_type, target, kv_tp, kv_b,
                                  engine.swa_full_tokens_ratio, engine.disable_hybrid_swa_memory)
     order = list(sglang.SGLANG_PROFILES)
     if swa is not None and order.index(engine.sglang_version) < order.index(sglang.SGLANG_EAGLE3_SWA_FROM):
-        raise PlanInputError(flag, f"EAGLE3 beside {spec.name}'s hybrid sliding-window pool on SGLang "
+        raise PlanInputError(flag, f"{name} beside {spec.name}'s hybrid sliding-window pool on SGLang "
                              f"{engine.sglang_version}: its HybridSWAPoolConfigurator leaves the draft's layers out of "
                              "the cell, so the draft's pool comes out of the memory left free: not modelled. Pick "
                              f"SGLang {sglang.SGLANG_EAGLE3_SWA_FROM} or newer, or --disable-hybrid-swa-memory")
@@ -1684,23 +1708,24 @@ def _sglang_standalone_check(spec, engine, layout) -> list[str]:
 
 
 def _sglang_after_pool_note(spec, gpu, engine, layout, mla) -> str:
-    """kvplan.sglang.draft_after_pool_note for this plan's EAGLE3 head (its resident vocab copies freed, its d2t map
+    """kvplan.sglang.draft_after_pool_note for this plan's EAGLE3 / EAGLE head (its resident vocab copies freed, its d2t map
     put on the GPU) or STANDALONE draft (nothing freed: its own tables are kept), with the reserve and decode
     cuda_graph_max_bs SGLang's defaults resolve for the launch."""
     d = _sglang_defaults_inputs(spec, gpu, engine, layout, mla)
     mib, basis = sglang.gpu_capacity_mib(d.pop("gpu_name"), d["vendor"], d.pop("memory_bytes"))
     st = sglang.default_settings(gpu_mem_mib=mib, gpu_mem_basis=basis, rocm=d.pop("vendor") == "AMD", **d)
-    three = engine.speculative_method == "eagle3"
+    three, head = engine.speculative_method == "eagle3", engine.speculative_method in drafter.DRAFT_METHODS
     return sglang.draft_after_pool_note(
-        "EAGLE3 draft head" if three else "STANDALONE draft model",
-        _sglang_draft_vocab_copies(spec, engine, layout) if three else 0,
+        {"eagle3": "EAGLE3 draft head", "eagle": "EAGLE draft head"}.get(engine.speculative_method,
+                                                                         "STANDALONE draft model"),
+        _sglang_draft_vocab_copies(spec, engine, layout) if head else 0,
         sglang.eagle3_d2t_bytes(engine.draft.config) if three else 0, st.reserved_mib, st.cuda_graph_max_bs,
         engine.enforce_eager, engine.num_speculative_tokens,
         engine.max_num_seqs or sglang.SPECULATIVE_MAX_RUNNING_REQUESTS, sglang.draft_graph_pool(engine.sglang_version))
 
 
 def _sglang_eagle_cell(engine, layers, head_layers, kv_tp, kv_b) -> int:
-    """The pool cell SGLang profiles with an EAGLE3 head or STANDALONE draft beside a one-pool target (bytes per token,
+    """The pool cell SGLang profiles with an EAGLE3 / EAGLE head or STANDALONE draft beside a one-pool target (bytes per token,
     one rank): the target's cell scaled by its layer count (kvplan.sglang.eagle_cell_bytes_per_token, truncated as the
     engine does). A hybrid SWA target's cell counts the head's layers itself (hybrid_swa_cell, 0.5.15+)."""
     target = [(layer, n) for layer, n in layers if layer.cache.kind != "none"]
@@ -1916,11 +1941,12 @@ def plan(spec: ModelSpec, gpu: GpuSpec, engine: EngineConfig = EngineConfig(), l
         warnings.append(mtp_uncounted(spec, engine))
     head_layers = ()  # an EAGLE head's attention layers, which join the last stage's KV groups
     if engine.speculative_method in drafter.DRAFT_METHODS:  # refused here when kvplan does not model it
-        drafter.check_plan(engine.draft, engine.engine, layout, spec)
+        drafter.check_plan(engine.draft, engine.engine, layout, spec, engine.speculative_method)
         head = _draft_head(spec, engine)
         if engine.engine == "sglang":
             _sglang_eagle_check(spec, engine, layout, head, kv_tp, kv_b)
-        warnings += [*head.notes, drafter.SGLANG_UNCOUNTED if engine.engine == "sglang" else drafter.UNCOUNTED]
+        warnings += [*head.notes, drafter.UNCOUNTED if engine.engine != "sglang" else drafter.SGLANG_UNCOUNTED if
+                     engine.speculative_method == "eagle3" else drafter.SGLANG_EAGLE_UNCOUNTED]
         if engine.engine == "sglang":
             warnings.append(_sglang_after_pool_note(spec, gpu, engine, layout, mla))
         head_layers = head.spec.layers
@@ -1931,6 +1957,8 @@ def plan(spec: ModelSpec, gpu: GpuSpec, engine: EngineConfig = EngineConfig(), l
         else:
             warnings += draft_model.check_plan(engine.draft, engine, layout, spec, max_len)
         head_layers = draft_model.draft_spec(engine.draft).layers
+    if engine.engine == "sglang" and head_layers and engine.weight_format not in (None, "fp8", *FLOAT_FORMATS):
+        warnings.append(SGLANG_DRAFT_QUANT_NOTE.format(fmt=engine.weight_format))
     # Speculative decoding (any method) gives every recurrent-state layer one state page per draft token: vLLM
     # >= 0.17 MambaSpec(num_speculative_blocks=num_speculative_tokens), max_memory_usage_bytes = page x (1 + k)
     # (0.17.0 / 0.33.0 wheels, kv_cache_interface.py, layers/mamba/abstract.py); the 0.11 wheel counts one page.
@@ -2035,7 +2063,11 @@ def plan(spec: ModelSpec, gpu: GpuSpec, engine: EngineConfig = EngineConfig(), l
                 # the tokens as SGLang divides them: by the float cell (F n_full + r S n_swa), not the whole-byte one
                 swa_max_tokens = sglang.hybrid_swa_max_tokens(engine.sglang_version, pool, layers, kv_tp, kv_b,
                                                               engine.swa_full_tokens_ratio)
-                if stage == 0 and (note := sglang.swa_chunk_cap_note(engine.sglang_version, engine.max_num_seqs,
+                # speculative decoding sets max_running_requests 48 when it is not given (speculative_hook.py), so
+                # the cap applies under --disable-radix-cache without the flag too
+                running_set = engine.max_num_seqs or (sglang.SPECULATIVE_MAX_RUNNING_REQUESTS if
+                                                      engine.speculative_method != "none" else None)
+                if stage == 0 and (note := sglang.swa_chunk_cap_note(engine.sglang_version, running_set,
                                                                     engine.enable_prefix_caching)):
                     warnings.append(note)
             elif head_key is not None:  # a draft's layers: the target's cell scaled by their count (_sglang_eagle_cell)
@@ -2505,20 +2537,9 @@ def _budget(spec, gpu, engine, layout, weights, mnbt, max_seqs, act_b, mla, last
                  Term(name=f"left free: (1 - {frac}) x free before load", bytes=b.keep_free, basis="engine rule",
                       source=f"{st.rule} (gpu_mem {st.gpu_mem_mib} MiB, {st.gpu_mem_basis}); rest = available - "
                              "pre x (1 - mem_fraction_static), model_runner.profile_max_num_token")]
-        if b.draft_vocab_copies and engine.speculative_method == "eagle3":
-            terms.append(Term(name="EAGLE3 head's own embed_tokens (freed after the pool is sized)",
-                              bytes=b.draft_vocab_copies, basis="exact",
-                              source="SGLang's LlamaForCausalLMEagle3 builds its own [vocab, hidden] embedding (and a "
-                                     "full-vocab lm_head without draft_vocab_size), resident while the target's pool "
-                                     "is profiled; init_lm_head swaps in the target's after the pools "
-                                     "(speculative/eagle_worker_v2.py, SGLang 0.5.14 - 0.5.23)"))
-        elif b.draft_vocab_copies:
-            terms.append(Term(name="MTP draft's embed_tokens / lm_head copies (freed after the pool is sized)",
-                              bytes=b.draft_vocab_copies, basis="exact",
-                              source="the NextN draft builds its own bf16 vocab tables, resident while the target's "
-                                     "pool is profiled; set_embed_and_head frees them after both pools "
-                                     "(speculative/eagle_worker_v2.py, SGLang 0.5.14 - 0.5.23; sgl-project/sglang "
-                                     "issue #36452)"))
+        if b.draft_vocab_copies:  # the draft's own vocab tables, by method (_SGLANG_DRAFT_TABLES)
+            name, source = _SGLANG_DRAFT_TABLES.get(engine.speculative_method, _SGLANG_DRAFT_TABLES["mtp"])
+            terms.append(Term(name=name, bytes=b.draft_vocab_copies, basis="exact", source=source))
         if b.mm_reserve:
             terms.append(Term(name="multimodal embedding-cache reserve", bytes=b.mm_reserve, basis="engine rule",
                               source="SGLANG_VLM_CACHE_SIZE_MB (100) out of the KV budget, SGLang 0.5.18+ "
@@ -2695,7 +2716,22 @@ def _sglang_budget(spec, gpu, engine, layout, weights, mla) -> "sglang.SglangBud
         _sglang_draft_vocab_copies(spec, engine, layout), sglang.sglang_mm_arch(spec.model_type, spec.towers))
 
 
-SGLANG_DRAFTING = ("mtp", "eagle3", "draft_model")  # the speculative methods SGLang's memory defaults see as such
+# The plan term of a draft's own vocab tables, resident while SGLang profiles the target's pool (method -> name, source)
+_SGLANG_DRAFT_TABLES = {
+    "eagle": ("EAGLE head's own embed_tokens / lm_head (freed after the pool is sized)", (
+        "SGLang's LlamaForCausalLMEagle builds its own [vocab, hidden] embedding and full-vocab lm_head, resident "
+        "while the target's pool is profiled; init_lm_head's set_embed_and_head swaps in the target's after the "
+        "pools (models/llama_eagle.py, speculative/eagle_worker_v2.py, SGLang 0.5.14 - 0.5.21)")),
+    "eagle3": ("EAGLE3 head's own embed_tokens (freed after the pool is sized)", (
+        "SGLang's LlamaForCausalLMEagle3 builds its own [vocab, hidden] embedding (and a full-vocab lm_head "
+        "without draft_vocab_size), resident while the target's pool is profiled; init_lm_head swaps in the "
+        "target's after the pools (speculative/eagle_worker_v2.py, SGLang 0.5.14 - 0.5.23)")),
+    "mtp": ("MTP draft's embed_tokens / lm_head copies (freed after the pool is sized)", (
+        "the NextN draft builds its own bf16 vocab tables, resident while the target's pool is profiled; "
+        "set_embed_and_head frees them after both pools (speculative/eagle_worker_v2.py, SGLang 0.5.14 - 0.5.23; "
+        "sgl-project/sglang issue #36452)")),
+}
+SGLANG_DRAFTING = ("mtp", "eagle", "eagle3", "draft_model")  # the speculative methods SGLang's memory defaults see as such
 
 
 def _sglang_defaults_inputs(spec, gpu, engine, layout, mla) -> dict:
@@ -2744,10 +2780,12 @@ def _sglang_mm_notes(spec, engine, defaults: dict) -> list[str]:
 def _sglang_draft_vocab_copies(spec, engine, layout) -> int:
     """The MTP draft's own embed_tokens / lm_head on this rank (kvplan.sglang.mtp_draft_vocab_copy_bytes): resident
     while SGLang profiles the target's pool (0.5.14+, the only lines kvplan plans SGLang MTP on)."""
-    if engine.engine == "sglang" and engine.speculative_method == "eagle3" and engine.draft is not None:
-        cfg = engine.draft.config  # the EAGLE3 head's own embed_tokens (+ a full-vocab lm_head without draft_vocab_size)
+    if engine.engine == "sglang" and engine.speculative_method in drafter.DRAFT_METHODS and engine.draft is not None:
+        cfg = engine.draft.config  # the EAGLE3 head's own embed_tokens (+ a full-vocab lm_head without draft_vocab_size);
+        three = engine.speculative_method == "eagle3"  # an EAGLE (1) head's embed_tokens and full-vocab lm_head
         return sglang.eagle3_resident_copy_bytes(spec.vocab_size, cfg.get("hidden_size", spec.hidden_size), layout.tp,
-                                                 "draft_vocab_size" in cfg, bool(cfg.get("tie_word_embeddings")))
+                                                 three and "draft_vocab_size" in cfg,
+                                                 bool(cfg.get("tie_word_embeddings")))
     if engine.engine != "sglang" or engine.speculative_method != "mtp" or not spec.mtp_layers:
         return 0
     return sglang.mtp_draft_vocab_copy_bytes(spec.vocab_size, spec.hidden_size, layout.tp,
@@ -2787,9 +2825,11 @@ def _sglang_draft(spec, gpu, engine, layout, kv_b) -> "sglang.SglangDraft | None
     copies = _sglang_draft_vocab_copies(spec, engine, layout)
     if not copies:
         return None
-    if engine.speculative_method == "eagle3":  # the EAGLE3 head
+    if engine.speculative_method in drafter.DRAFT_METHODS:  # the EAGLE3 / EAGLE head
         head = _draft_head(spec, engine)
-        return own_pool(sglang.EAGLE3_DRAFT_ARCH, lambda: drafter.draft_rank_weight_bytes(head, layout.tp), copies,
+        arch = sglang.EAGLE3_DRAFT_ARCH if engine.speculative_method == "eagle3" else sglang.EAGLE_DRAFT_ARCH
+        return own_pool(arch, lambda: drafter.draft_rank_weight_bytes(head, layout.tp, _sglang_draft_format(engine)),
+                        copies,
                         head.spec.layers)
     mtp = [(layer, 1) for layer in spec.mtp_layers]
     kv_tp = layout.attn_tp
@@ -2833,7 +2873,7 @@ def _sglang_log(spec, gpu, engine, layout, rank: "RankPlan", tokens, page, mla, 
     draft = _sglang_draft(spec, gpu, engine, layout, kv_b) if rank.pp_stage == layout.pp - 1 else None
     if draft is not None and engine.weights_bytes is not None:  # typed-in weights: the MTP layers within them
         draft = draft.model_copy(update={"mtp_bytes": min(draft.mtp_bytes, b.weights_loaded)})
-    if draft is not None and engine.speculative_method in ("eagle3", draft_model.METHOD) and not mla:
+    if draft is not None and engine.speculative_method in ("eagle", "eagle3", draft_model.METHOD) and not mla:
         # the plan's cell is the scaled one (kvplan.sglang.eagle_cell_bytes_per_token); the lines print the target's
         # own pool (its layers' K / V) and the head's (log_lines takes the head's halves off what it is given)
         layers = [(layer, n) for layer, n in stage_distinct(spec, layout.pp, rank.pp_stage, layout.pp_split)]
@@ -2924,7 +2964,10 @@ def _sglang_hybrid_check(spec, engine, layout, rocm: bool) -> None:
                          engine.speculative_method, engine.num_speculative_tokens, engine.enable_prefix_caching, rocm),
                         lambda: sglang.hybrid_refusal(
                             spec, engine.sglang_version, layout.tp, layout.pp, engine.dp_attention_size,
-                            engine.speculative_method != "none" and engine.num_speculative_tokens > 0,
+                            # any --speculative-algorithm, whatever the steps: SGLang's MambaPool reserve follows
+                            # the algorithm and --speculative-num-draft-tokens, not --speculative-num-steps (an
+                            # NGRAM plan with 0 steps planned as if it were off before 2026-12-03)
+                            engine.speculative_method != "none",
                             engine.enable_prefix_caching is not False, rocm))
     if refusal:
         field, message = refusal  # SGLang's flag, not vLLM's --speculative-config (as the other SGLang refusals)

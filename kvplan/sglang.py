@@ -505,16 +505,21 @@ _SSM_BYTES = {"float32": 4, "bfloat16": 2, "float16": 2}
 # model_executor/model_runner_kv_cache_mixin.py handle_max_mamba_cache, 0.5.20 / 0.5.23 mem_cache/
 # kv_cache_configurator.py _handle_max_mamba_cache, 0.5.23 mem_cache/memory_pool.py MambaPool, models/qwen3_5_mtp.py;
 # 2026-12-02). The rule as read, D = --speculative-num-draft-tokens, s = slots a running request holds, slot = one
-# request's conv + SSM bytes: K = int(budget // (slot x (1 + D / s))) (0.5.14), int((budget - slot x (1 + D)) //
-# (slot x (1 + D / s))) (0.5.20+); then slot x (min(--max-running-requests, K // s) (+ 1 from 0.5.20) x D) more leaves
-# rest, and the pool allocates intermediate_ssm_state_cache (state layers x (requests + 1) x D SSM states) and
-# intermediate_conv_window_cache. Not modelled: that reserve, the --max-running-requests SGLang asserts is set with it,
-# the 0.5.17 - 0.5.19 lines (not read), --enable-linear-replayssm-spec (0.5.20+: no intermediate SSM reserve).
+# request's conv + SSM bytes: K = int(budget // (slot x (1 + D / s))) (0.5.14, 0.5.15), int((budget - slot x (1 + D))
+# // (slot x (1 + D / s))) (0.5.17, 0.5.18, 0.5.20, 0.5.21 wheels, the same lines read 2026-12-03); then slot x
+# (min(--max-running-requests, K // s) (+ 1 from 0.5.17) x D) more leaves rest, and the pool allocates
+# intermediate_ssm_state_cache (state layers x (requests + 1) x D SSM states) and intermediate_conv_window_cache. The
+# reserve follows the algorithm, not the steps (has_spec_dec = not spec_algorithm.is_none(): NGRAM too, D = 12 by
+# default there), and under speculation max_running_requests is never unset (48), so --disable-radix-cache takes the
+# 48-slot branch. Not modelled: that reserve (kvplan carries no --speculative-num-draft-tokens), the MTP draft runner
+# below, --enable-linear-replayssm-spec (0.5.20+: no intermediate SSM reserve).
 SGLANG_HYBRID_SPEC_UNMODELLED = (
-    "Not modelled with speculative decoding (any --speculative-algorithm: EAGLE / NEXTN / EAGLE3 / NGRAM): SGLang "
+    "Not modelled with speculative decoding (any --speculative-algorithm: EAGLE / NEXTN / EAGLE3 / STANDALONE / NGRAM, "
+    "whatever --speculative-num-steps says): SGLang "
     "sizes the MambaPool's slots jointly with a reserve of --speculative-num-draft-tokens extra states a running "
     "request (intermediate_ssm_state_cache, intermediate_conv_window_cache), capped by --max-running-requests; kvplan "
-    "does not model that reserve or the slot count it leaves.")
+    "does not model that reserve or the slot count it leaves (plan it on SGLang without speculative decoding, or on "
+    "vLLM).")
 # and of SGLang's MTP draft for a hybrid with mtp.* layers (0.5.23 wheel: Qwen3.5's Qwen3_5ForCausalLMMTP and
 # Qwen3-Next's Qwen3NextForCausalLMMTP build fc 2h -> h, two pre-fc norms and one decoder layer with
 # full_attention_interval 1, plus their own embed_tokens / lm_head; the target's cell is not scaled for the draft's
@@ -1466,12 +1471,13 @@ class SglangDraft(BaseModel):
 # own embed_tokens / lm_head for good. The hybrid SWA pool (gpt-oss: HybridSWAPoolConfigurator) prices each draft
 # layer as a target full-attention layer from 0.5.15 (_draft_full_layers_num: cell = F x (n_full + d) + r x S x n_swa);
 # the 0.5.14 wheel's leaves the draft out of the cell (its pool then comes out of the memory left free): refused.
-# kvplan plans EAGLE3 with a head it has the config of (kvplan.drafter.sglang_draft_head) on 0.5.14+ (hybrid SWA:
-# 0.5.15+), without DP attention or PP; STANDALONE with a draft LM (a kvplan preset: its weights at the target's TP,
+# kvplan plans EAGLE3 and EAGLE (1) with a head it has the config of (kvplan.drafter.sglang_draft_head) on 0.5.14+
+# (hybrid SWA: 0.5.15+), without DP attention or PP; STANDALONE with a draft LM (a kvplan preset: its weights at the target's TP,
 # its own embed_tokens / lm_head kept, init_lm_head a no-op) beside a full-attention target (the default cell scaled by
 # the draft's num_hidden_layers, its own pool over its own cell: standalone_worker_v2.py StandaloneDraftWorker).
 SGLANG_EAGLE3_SWA_FROM = "0.5.15"
 EAGLE3_DRAFT_ARCH = "LlamaForCausalLMEagle3"  # the type= the draft worker's "Load weight end" names
+EAGLE_DRAFT_ARCH = "LlamaForCausalLMEagle"  # an EAGLE (1) head's (models/llama_eagle.py, 0.5.14 - 0.5.21)
 
 
 def eagle_draft_layers(draft_config: dict) -> int:
@@ -1502,9 +1508,10 @@ def eagle3_resident_copy_bytes(vocab_size: int, hidden_size: int, tp: int, has_d
                                tie_word_embeddings: bool = False, elem_bytes: int = 2) -> int:
     """Bytes of an SGLang EAGLE3 head's own vocab tables on one rank that are resident while the pool is profiled and
     replaced by the target's afterwards: embed_tokens always, plus a full-vocab lm_head when the head's config has no
-    draft_vocab_size (and does not tie them). Per table pad(vocab, 64) / tp x hidden x elem_bytes. Worked number:
-    Llama-3.1-8B's head (vocab 128,256, h 4,096, draft_vocab_size 32,000) at TP 1: 128,256 x 4,096 x 2 =
-    1,050,673,152 B."""
+    draft_vocab_size (and does not tie them). An EAGLE (1) head (LlamaForCausalLMEagle: embed_tokens and a full-vocab
+    lm_head, both swapped by set_embed_and_head) is ``has_draft_vocab`` False. Per table pad(vocab, 64) / tp x hidden x
+    elem_bytes. Worked numbers: Llama-3.1-8B's head (vocab 128,256, h 4,096, draft_vocab_size 32,000) at TP 1:
+    128,256 x 4,096 x 2 = 1,050,673,152 B; an EAGLE (1) head beside it: 2 x that = 2,101,346,304 B."""
     padded = cdiv(vocab_size, SGLANG_VOCAB_PADDING) * SGLANG_VOCAB_PADDING
     tables = 1 + (0 if has_draft_vocab or tie_word_embeddings else 1)
     return tables * cdiv(padded, tp) * hidden_size * elem_bytes
@@ -1616,13 +1623,15 @@ def auto_speculative_params(method: str, target_arch: str | None) -> tuple[int, 
 def speculative_refusal(version: str, method: str, dp_attention: int = 1, pp: int = 1) -> tuple[str, str] | None:
     """(field, message) when kvplan does not plan this SGLang speculative decoding; None when it does (or none is
     asked). Planned on the 0.5.14+ lines: NEXTN / EAGLE on a checkpoint's own MTP layers (``method`` "mtp"), NGRAM (no
-    draft model, nothing added to the pools) and EAGLE3 with a draft head ("eagle3", kvplan.drafter.sglang_draft_head;
-    its head checked by the plan) and STANDALONE with a draft LM ("draft_model", vLLM's name). Refused: every line
-    before 0.5.14 (the draft is sized after the target's pool, see above), NGRAM and STANDALONE with DP attention
-    (SGLang refuses both: "ngram speculative decoding does not support dp attention", speculative_hook.py
+    draft model, nothing added to the pools), EAGLE3 and EAGLE (1) with a draft head ("eagle3" / "eagle",
+    kvplan.drafter.sglang_draft_head; its head checked by the plan; both take the same pool rule: is_eagle() is true
+    for EAGLE and EAGLE3 in pool_configurator.py) and STANDALONE with a draft LM ("draft_model", vLLM's name). Refused:
+    every line before 0.5.14 (the draft is sized after the target's pool, see above), NGRAM and STANDALONE with DP
+    attention (SGLang refuses both: "ngram speculative decoding does not support dp attention", speculative_hook.py
     _handle_ngram; "Currently standalone speculative decoding does not support dp attention.", _handle_eagle_family),
-    EAGLE3 with DP attention, EAGLE3 / STANDALONE with pipeline parallelism (not read), EAGLE (1) heads (not modelled).
-    Worked example: ("0.5.10", "mtp") -> refused; ("0.5.20", "eagle3") -> None."""
+    EAGLE3 / EAGLE heads with DP attention (the head's split under it not read; eagle_worker_v2.py gives EAGLE3 the
+    attention-TP group, EAGLE (1) not), EAGLE3 / EAGLE / STANDALONE with pipeline parallelism (not read).
+    Worked example: ("0.5.10", "mtp") -> refused; ("0.5.20", "eagle") -> None."""
     if method == "none":
         return None
     order = list(SGLANG_PROFILES)
@@ -1638,26 +1647,20 @@ def speculative_refusal(version: str, method: str, dp_attention: int = 1, pp: in
     planned = ("kvplan plans SGLang's NEXTN / EAGLE on the checkpoint's own MTP layers (DeepSeek-V3 / GLM MoE "
                "families), EAGLE3 with a draft head it has the config of (--speculative-draft-model-path "
                "lmsys/EAGLE3-gpt-oss-120b-bf16, zhuyksir/EAGLE3-gpt-oss-20b-bf16, "
-               "lmsys/sglang-EAGLE3-LLaMA3.1-Instruct-8B ...), STANDALONE with a draft LM kvplan has a preset of "
-               "and NGRAM")
+               "lmsys/sglang-EAGLE3-LLaMA3.1-Instruct-8B ...), EAGLE with a LlamaForCausalLMEagle head's config.json "
+               "(the CLI's --draft-config), STANDALONE with a draft LM kvplan has a preset of and NGRAM")
     if method == "draft_model" and dp_attention > 1:  # SGLang's STANDALONE (vLLM's draft_model)
         return SPECULATIVE_FLAG, ("STANDALONE with DP attention: SGLang refuses it (\"Currently standalone speculative "
                                   "decoding does not support dp attention.\", speculative_hook.py): plan it without "
                                   "--enable-dp-attention")
-    if method in ("eagle3", "draft_model") and (dp_attention > 1 or pp > 1):
+    if method in ("eagle3", "eagle", "draft_model") and (dp_attention > 1 or pp > 1):
+        name = {"eagle3": "EAGLE3", "eagle": "EAGLE with a draft head", "draft_model": "STANDALONE"}[method]
         return SPECULATIVE_FLAG, (
-            f"EAGLE3 with {'DP attention' if dp_attention > 1 else 'pipeline parallelism'}: not modelled (the draft "
+            f"{name} with {'DP attention' if dp_attention > 1 else 'pipeline parallelism'}: not modelled (the draft "
             "worker's head split and its pools under it were not read): plan it without "
             f"{'--enable-dp-attention' if dp_attention > 1 else '--pp-size'}")
-    if method not in ("mtp", "ngram", "eagle3", "draft_model"):
-        # models/llama_eagle.py (0.5.14 / 0.5.23 wheels): fc = nn.Linear(2h, h) (bias), no norm, lm_head
-        # ParallelLMHead(hot_vocab_size or vocab), layer 0 without input_layernorm; init_lm_head set_embed_and_head
-        # (or, with --speculative-token-map, head.clone()[hot_token_id] kept after the pools)
-        return SPECULATIVE_FLAG, (
-            f"{method.upper()} with a draft head of its own (--speculative-draft-model-path): not planned for SGLang "
-            "(SGLang's EAGLE (1) head, LlamaForCausalLMEagle, is not the EAGLE3 head but for fc: fc with a bias, "
-            "no final norm, an lm_head over hot_vocab_size, both tables swapped for the target's, "
-            "--speculative-token-map's hot rows copied after the pools: not modelled). " + planned)
+    if method not in ("mtp", "ngram", "eagle3", "eagle", "draft_model"):
+        return SPECULATIVE_FLAG, f"{method!r}: not modelled for SGLang. " + planned
     return None
 
 
@@ -2058,10 +2061,13 @@ _SWA_CHUNK_CAP_LINES = ("0.5.14", "0.5.15", "0.5.17", "0.5.18", "0.5.20", "0.5.2
 def swa_chunk_cap_note(version: str, max_running_requests: int | None, prefix_caching: bool | None) -> str | None:
     """The warning where SGLang sizes a hybrid SWA model's sliding pool by a per-request cap, not the ratio, which
     kvplan does not model: pool_configurator.py SWAChunkCapPoolConfigurator.is_applicable (0.5.14 - 0.5.23) with an
-    explicit --max-running-requests, --disable-radix-cache and a chunked-prefill size (the default sets one); the
-    sliding pool is then (window + page + decode) x requests + chunks in flight, the rest goes to the full pool."""
+    explicit --max-running-requests (or the 48 speculative decoding sets without one: the caller passes it),
+    --disable-radix-cache and a chunked-prefill size (the default sets one); the sliding pool is then (window + page +
+    decode) x requests + chunks in flight, the rest goes to the full pool. Worked example: ("0.5.20", 48, False) ->
+    the note; ("0.5.20", None, False) -> None."""
     if version in _SWA_CHUNK_CAP_LINES and max_running_requests is not None and prefix_caching is False:
-        return (f"SGLang {version} with --max-running-requests and --disable-radix-cache sizes the sliding-window pool "
+        return (f"SGLang {version} with --max-running-requests (speculative decoding sets 48 without it) and "
+                "--disable-radix-cache sizes the sliding-window pool "
                 "by a per-request cap (SWAChunkCapPoolConfigurator), not --swa-full-tokens-ratio, and gives the rest "
                 "to the full pool: not modelled, so the full-pool tokens here (the ratio rule) are likely low")
     return None

@@ -134,9 +134,13 @@ def dsv4_refusal(version: str, kv_cache_dtype: str, speculative: str) -> tuple[s
                 f"(DeepseekV4ForCausalLM arrives in {SGLANG_DSV4_FIRST_RELEASE}); 0.5.12 counts every compress_ratios "
                 "entry (the MTP layer's too) in its DSV4 pool, 0.5.13 only the served layers: two rules in one line, "
                 "not modelled. Pick 0.5.14 or newer"))
-    if speculative != "none":
-        return ("speculative_method", ("DeepSeek-V4 with speculative decoding on SGLang (16 / 256-row compressor "
-                "rings, the (layers + 1) / layers draft inflation of DSV4PoolConfigurator) is not modelled"))
+    if speculative != "none":  # SGLang's flag, as every other SGLang speculative refusal names it
+        return ("--speculative-algorithm", (
+            "DeepSeek-V4 with speculative decoding (any --speculative-algorithm) on SGLang is not modelled: "
+            "DSV4PoolConfigurator then sizes its compressor-state rings for speculation (get_compress_state_ring_size "
+            "with is_speculative), inflates bytes_per_full_token by (layers + 1) / layers for the draft worker and "
+            "lengthens the SWA pool's per-request tail by the draft tokens (pool_configurator.py, 0.5.20 wheel). "
+            "Plan it without speculative decoding, or its MTP on vLLM"))
     if kv_cache_dtype not in DSV4_KV_DTYPES:
         return ("kv_cache_dtype", (f"SGLang serves DeepSeek-V4 with --kv-cache-dtype fp8_e4m3 or bfloat16 only (it "
                 f"asserts so); {kv_cache_dtype!r} is refused"))

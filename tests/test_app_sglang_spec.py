@@ -54,7 +54,7 @@ def test_sidebar_sglang_mtp_plans_what_the_cli_plans(capsys):
     at = open_knobs(run_app(V3))
     box = at.selectbox(key="w.speculative_method")
     assert box.options == ["none", "NEXTN / EAGLE (MTP)", "NGRAM", "EAGLE3 (head)", "STANDALONE (LM)"]  # no EAGLE (1)
-    assert any("draft heads are not planned for SGLang" in c.value
+    assert any("EAGLE (1) heads are planned from their config.json with the CLI only" in plain(c.value)
                for c in at.sidebar.caption)
     base = metrics(at)["KV cache tokens"]
     box.select("mtp").run()
@@ -137,7 +137,8 @@ def test_import_refuses_what_the_core_does_not_plan_naming_the_flag():
     at.selectbox(key="w.import_gpu").select("H200").run()
     for line, why, flag in [
         ("python -m sglang.launch_server --model-path Qwen/Qwen3.5-27B --speculative-algorithm NEXTN",
-         "Not modelled with speculative decoding (any --speculative-algorithm: EAGLE / NEXTN / EAGLE3 / NGRAM): "
+         "Not modelled with speculative decoding (any --speculative-algorithm: EAGLE / NEXTN / EAGLE3 / STANDALONE / "
+         "NGRAM, whatever --speculative-num-steps says): "
          "SGLang sizes the MambaPool's slots jointly with a reserve of --speculative-num-draft-tokens extra states",
          "--speculative-algorithm"),
         # a head kvplan ships no config for: refused naming the draft path and the heads it ships
@@ -151,7 +152,14 @@ def test_import_refuses_what_the_core_does_not_plan_naming_the_flag():
          "STANDALONE --speculative-draft-model-path someone/private-1b",
          "kvplan ships no preset for this draft model", "--speculative-draft-model-path"),
         ("python -m sglang.launch_server --model-path meta-llama/Llama-3.1-8B-Instruct --speculative-algorithm NEXTN",
-         "no multi-token-prediction layers", "--speculative-algorithm")]:
+         "no multi-token-prediction layers", "--speculative-algorithm"),
+        # an EAGLE (1) head: kvplan ships none, so the draft path is named as not planned (the CLI plans its config)
+        ("python -m sglang.launch_server --model-path meta-llama/Llama-3.1-8B-Instruct --speculative-algorithm EAGLE "
+         "--speculative-draft-model-path lmsys/sglang-EAGLE-LLaMA3-Instruct-8B",
+         "kvplan ships no EAGLE (1) head, so this draft path is not planned", "--speculative-draft-model-path"),
+        # DeepSeek-V4 with any algorithm: its speculative pools are not modelled
+        ("python -m sglang.launch_server --model-path deepseek-ai/DeepSeek-V4-Flash --speculative-algorithm EAGLE "
+         "--tp 4", "(any --speculative-algorithm) on SGLang is not modelled", "--speculative-algorithm")]:
         at.text_area(key="w.command").set_value(line).run()
         assert not at.exception and flag in errors(at) and why in errors(at), line
         assert "KV cache tokens" not in metrics(at)

@@ -124,7 +124,8 @@ def test_a_hybrid_without_mtp_layers_names_only_the_state_reserve():
 
 @pytest.mark.xfail(strict=True, raises=PlanInputError, reason=(
     "kvplan refuses it (SGLANG_HYBRID_SPEC_UNMODELLED): the joint slot solve with the D = 6 draft-token reserve is "
-    "not in the planner (0.5.17 not read; the 0.5.20 rule fits the logged 43 slots only by rebuilding rest from the "
+    "not in the planner (0.5.17's wheel has the 0.5.20 rule, read 2026-12-03; it fits the logged 43 slots only by "
+    "rebuilding rest from the "
     "logged tokens), nor the Qwen3_5ForCausalLMMTP runner's resident 5.53 GB and its KV pool (the target's cell "
     "unscaled, as 0.5.23 reads: x 17 / 16 does not fit); the log gives no --mem-fraction-static, --context-length, "
     "--max-running-requests (4 read from its decode graphs) or --mamba-ssm-dtype (bfloat16 read from 2.11 GB)"))

@@ -24,7 +24,10 @@ CORE = dict(preset="deepseek-v3", gpu="H200", tp=8, engine="sglang")
     ("0.5.20", "ngram", 2, "NGRAM with DP attention: SGLang refuses it"),
     ("0.5.20", "eagle3", 1, None), ("0.5.20", "eagle3", 2, "EAGLE3 with DP attention: not modelled"),
     ("0.5.10", "eagle3", 1, "pick SGLang 0.5.14 or newer"),
-    ("0.5.20", "eagle", 1, "EAGLE with a draft head of its own (--speculative-draft-model-path)")])
+    # EAGLE (1) heads: planned from 0.5.14 as EAGLE3 is (tests/test_sglang_eagle1.py), not with DP attention / PP
+    ("0.5.20", "eagle", 1, None), ("0.5.14", "eagle", 2, "EAGLE with a draft head with DP attention: not modelled"),
+    ("0.5.10", "eagle", 1, "pick SGLang 0.5.14 or newer"),
+    ("0.5.20", "dflash", 1, "'dflash': not modelled for SGLang")])
 def test_speculative_refusal(version, method, dpa, refused):
     got = speculative_refusal(version, method, dpa)
     assert got is None if refused is None else (got[0] == "--speculative-algorithm" and refused in got[1])
@@ -59,7 +62,8 @@ def test_import_reads_the_flags_and_their_abbreviations():
     assert any(n.startswith("--speculative-draft-model-path SGLang/DeepSeek-V3-NextN: the exported NextN") for n in
                cmd.args.notes)
     assert any(n.startswith("--speculative-eagle-topk 4: read, not planned") for n in cmd.args.notes)
-    # EAGLE with a draft checkpoint of its own: carried as "eagle", which the core refuses naming the flag
+    # EAGLE with a draft checkpoint of its own: carried as "eagle" (no head config kvplan ships: the core refuses it
+    # naming --speculative-draft-model-path, tests/test_sglang_eagle1.py)
     cmd = parse_command("python -m sglang.launch_server --model-path m --speculative-algorithm EAGLE "
                         "--speculative-draft-model-path yuhuili/EAGLE-LLaMA3-Instruct-8B")
     assert cmd.speculative_method == "eagle"

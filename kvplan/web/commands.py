@@ -94,6 +94,14 @@ SGLANG_MAMBA_STRATEGY = {"--mamba-scheduler-strategy", "--mamba-radix-cache-stra
 MAMBA_STRATEGY_NOTE = ("not planned: kvplan plans the SGLang line's own strategy for a hybrid (no_buffer, 3 state "
                        "slots a running request, through 0.5.13; extra_buffer, 5, from 0.5.14), not one given on "
                        "the command line, so the max_running_requests cap the MambaPool sets may differ")
+# --enable-multi-layer-eagle (0.5.14+ speculative args; on by itself for MiMo-V2 / Step-3.5 with EAGLE, 0.5.20
+# arg_groups/model_overrides/mimo_v2.py, overrides.py): MultiLayerEagleDraftWorker keeps a draft runner a step, each
+# with its own KV pool (speculative/multi_layer_eagle_worker_v2.py draft_runner_list; sgl-project/sglang issue #31588:
+# "after seven draft pools"), where kvplan plans one: carried into Command.unplanned, warned as not planned.
+MULTI_LAYER_EAGLE = "--enable-multi-layer-eagle"
+MULTI_LAYER_EAGLE_NOTE = ("not planned: SGLang's multi-layer EAGLE keeps a draft runner per draft step, each with "
+                          "its own KV pool (multi_layer_eagle_worker_v2.py); kvplan plans one draft pool, so the "
+                          "KV pool here is too large by the other steps' draft pools")
 # Prefill (piecewise) CUDA-graph switches -> EngineConfig.piecewise_cuda_graph (server_args.py: --enable- 0.5.3.post2 -
 # 0.5.9 (0.5.10+ keeps it as a no-op), --disable- / --enforce- 0.5.10+, --disable-prefill-cuda-graph 0.5.14+).
 # SGLang switches kvplan plans: flag -> (Command field, the value it sets); kvplan.vllm_args._SWITCH_FLAGS's shape.
@@ -368,6 +376,8 @@ def _sglang_as_vllm(tokens: list[str], dp_attention: bool = False) -> tuple[list
         elif name in SGLANG_SWITCH_FIELDS:
             field, on = SGLANG_SWITCH_FIELDS[name]
             extra[field] = on
+        elif name == MULTI_LAYER_EAGLE:  # changes the draft's pools: named, not planned (views.unplanned_flags)
+            extra["unplanned"] = extra.get("unplanned", ()) + (tok,)
         elif name in SGLANG_VALUE_FLAGS or (dp_attention and name in SGLANG_DP):
             field, read = SGLANG_VALUE_FLAGS.get(name, SGLANG_DP_ATTENTION)
             value = take(name, eq, inline)
@@ -414,6 +424,7 @@ def _sglang_as_vllm(tokens: list[str], dp_attention: bool = False) -> tuple[list
             value = take(name, eq, inline)
             if SGLANG_FLAGS[name] is None:
                 out.insert(0, value)  # the model: vLLM's positional argument
+                extra["model_path"] = value
             else:
                 out += [SGLANG_FLAGS[name], value]
                 typed[SGLANG_FLAGS[name]] = name
@@ -421,11 +432,11 @@ def _sglang_as_vllm(tokens: list[str], dp_attention: bool = False) -> tuple[list
             out.append(tok)  # vLLM's parser lists it as unknown (or reads a flag both engines share)
             if name.startswith("--"):
                 extra["vllm_spelled"] = extra.get("vllm_spelled", ()) + (name,)
-    extra |= _sglang_speculative(speculative, extra)
+    extra |= _sglang_speculative(speculative, extra, extra.pop("model_path", None))
     return out, extra.pop("mem_fraction_static", None), extra
 
 
-def _sglang_speculative(flags: dict[str, str], extra: dict) -> dict:
+def _sglang_speculative(flags: dict[str, str], extra: dict, model: str | None = None) -> dict:
     """speculative_method / num_speculative_tokens from an SGLang line's --speculative-* flags (``flags``: flag ->
     value), with notes for the ones read and not planned. No --speculative-algorithm: SGLang runs no speculative
     decoding and the other flags do nothing (said so). An algorithm SGLang has no such name for is refused; one kvplan
@@ -445,7 +456,10 @@ def _sglang_speculative(flags: dict[str, str], extra: dict) -> dict:
         raise PlanInputError("--speculative-algorithm", f"{algorithm[:20]!r}: not modelled: kvplan plans SGLang's "
                              "NEXTN / EAGLE on the checkpoint's own MTP layers and NGRAM")
     draft = flags.get(SGLANG_DRAFT_PATH)
-    if algorithm.upper() == "EAGLE" and draft is not None and "nextn" not in draft.lower():
+    # the target's own checkpoint as its draft: SGLang serves its MTP layers (configs/model_config.py renames a draft
+    # DeepseekV3ForCausalLM / Glm4MoeForCausalLM ... to its NextN class), as without the flag
+    own = draft is not None and model is not None and draft.rstrip("/").lower() == model.rstrip("/").lower()
+    if algorithm.upper() == "EAGLE" and draft is not None and "nextn" not in draft.lower() and not own:
         method = "eagle"  # a draft checkpoint of its own: refused by the core, naming the flag
     drafter = None
     if method == "standalone":  # vLLM's draft_model: a draft LM kvplan has a preset of (kvplan.draft_model)
@@ -478,8 +492,9 @@ def _sglang_speculative(flags: dict[str, str], extra: dict) -> dict:
     if steps is not None and steps > 64:
         raise PlanInputError("--speculative-num-steps", f"{steps}: kvplan plans 1 to 64 draft steps")
     if draft is not None and method == "mtp":
-        notes.append(f"{SGLANG_DRAFT_PATH} {draft}: the exported NextN (MTP) layer: planned as the checkpoint's own MTP "
-                     "layers (the same weights and KV)")
+        notes.append(f"{SGLANG_DRAFT_PATH} {draft}: " + ("the target's own checkpoint: its MTP layers planned" if own else
+                     "the exported NextN (MTP) layer: planned as the checkpoint's own MTP layers (the same weights and "
+                     "KV)"))
     notes += [f"{name} {flags[name]}: {SPECULATIVE_READ_NOTE}" for name in SGLANG_SPECULATIVE_READ if name in flags]
     if steps is None:
         notes.append(f"{SGLANG_STEPS_DEFAULT_NOTE} " + (

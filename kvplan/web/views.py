@@ -1451,7 +1451,7 @@ SGLANG_METHODS = {"mtp": "NEXTN / EAGLE (MTP layers)", "ngram": "NGRAM", "eagle"
                   "eagle3": "EAGLE3", "draft_model": "STANDALONE"}
 # An SGLang --speculative-* flag kvplan does not read (--speculative-draft-kv-cache-dtype, --speculative-token-map, ...)
 SGLANG_SPECULATIVE = ("not planned: kvplan plans SGLang's NEXTN / EAGLE (MTP layers), EAGLE3 (a shipped head), "
-                      "STANDALONE (a preset draft LM) and NGRAM with the draft's "
+                      "EAGLE (a head's config, CLI), STANDALONE (a preset draft LM) and NGRAM with the draft's "
                       "defaults, not this flag")
 
 
@@ -1494,13 +1494,20 @@ def unplanned_flags(command) -> list[str]:
     """The flags of a command that change memory and that the app does not plan, each named: never dropped
     unsaid. An SGLang line's --speculative-* flags kvplan does not read (it plans --speculative-algorithm and
     --speculative-num-steps), and vLLM-only knobs on an SGLang line (read by vLLM's parser; SGLang has no such flag)."""
-    from kvplan.web.commands import MAMBA_STRATEGY_NOTE, SGLANG_MAMBA_STRATEGY
+    from kvplan.web.commands import (
+        MAMBA_STRATEGY_NOTE,
+        MULTI_LAYER_EAGLE,
+        MULTI_LAYER_EAGLE_NOTE,
+        SGLANG_MAMBA_STRATEGY,
+    )
 
     args = getattr(command, "args", command)
     def why(flag: str) -> str:
         name = flag.split()[0].split("=")[0]
         if name in SGLANG_MAMBA_STRATEGY:
             return MAMBA_STRATEGY_NOTE
+        if name == MULTI_LAYER_EAGLE:
+            return MULTI_LAYER_EAGLE_NOTE
         return SGLANG_SPECULATIVE if name.startswith("--speculative") else NOT_PLANNED
 
     out = [f"{flag}: {why(flag)}" for flag in getattr(command, "unplanned", ())]

@@ -800,7 +800,7 @@ SGLANG_SPECULATIVE = {"none": "none", "mtp": "NEXTN / EAGLE (MTP)", "ngram": "NG
 SGLANG_SPECULATIVE_KEPT = "{} (not planned)"  # a method a link or the vLLM engine left in the state
 SGLANG_SPECULATIVE_OFF = ("EAGLE3 plans a draft head kvplan ships for this model, STANDALONE a smaller preset LM of "
                           "its vocabulary (--speculative-draft-model-path; SGLang 0.5.14+, no DP attention); EAGLE (1) "
-                          "draft heads are not planned for SGLang")
+                          "heads are planned from their config.json with the CLI only (kvplan ships none)")
 
 
 def _sglang_speculative_knobs(state: PlanState, knob: Callable[..., None]) -> None:
