@@ -47,7 +47,7 @@ from kvplan.units import DTYPE_BITS, GiB, MiB, cdiv, counted
 from kvplan.weights import FLOAT_FORMATS, base_dtype, resolve_format, spec_formats
 from kvplan.vllm_alloc import vllm_allocator_rounding_bytes
 from kvplan.vllm_layouts import (  # _AWQ_FMT / _GPTQ_FMT / _WNA16_FMT: the int weight-only formats (Marlin MoE)
-    MXFP4_TRITON_INTER_ALIGN, _AWQ_FMT, _GPTQ_FMT, _WNA16_FMT, dsv4_mxfp4_moe_backend, dsv4_mxfp4_typed_moe_backend,
+    MXFP4_TRITON_INTER_ALIGN, _AWQ_FMT, _GPTQ_FMT, _WNA16_FMT, dsv4_mxfp4_layout_backend, dsv4_mxfp4_typed_moe_backend,
     fp8_block_refusal, fp8_marlin_gpu, marlin_refusal, modelopt_refusal, mxfp4_align, mxfp4_override_experts,
     mxfp4_triton_kernels, quant_platform,
     vllm_dsa_index_groups, vllm_dsa_indexer_wk_bytes, vllm_dsa_topk_buffer_bytes, vllm_fp8_marlin_extra_bytes,
@@ -1255,12 +1255,16 @@ def _mxfp4_layout_note(spec, gpu, engine) -> tuple[str, str] | None:
         return None
     v4 = spec.model_type == "deepseek_v4"
     pick, make, pad = vllm_mxfp4_functions(engine.vllm_version, v4)
+    v4_backend = dsv4_mxfp4_layout_backend(engine.moe_backend, arch, engine.vllm_version) if v4 else None
+    if v4 and engine.moe_backend == "marlin":
+        return "Marlin", (f"vLLM {engine.vllm_version}: --moe-backend marlin, which {pick} tries before its priority "
+                          f"list; {make} holds DeepSeek-V4's MXFP4 experts padded ({pad}: I to 128, H to 256)")
     if arch == "sm100":
         i_align, h_align = mxfp4_align("trtllm", engine.vllm_version)
         return "FlashInfer TRTLLM", (f"vLLM {engine.vllm_version}: {pick} gives the MXFP4 experts a FlashInfer "
                                      f"TRTLLM backend on SM 10.x; {make} holds them padded ({pad}: I per partition "
                                      f"to {i_align}, H to {h_align}; 256 / 256 through 0.26)")
-    if v4 and dsv4_mxfp4_moe_backend(arch, engine.vllm_version) == "humming":
+    if v4_backend == "humming":
         return "Humming", (f"vLLM {engine.vllm_version} (0.32.0+): {pick} puts HUMMING ahead of MARLIN on SM 9.0 "
                            "(quantization/utils/humming/priority.py prioritize_humming); convert_to_humming_moe_kernel_"
                            "format (quantization/utils/humming/moe.py, humming-kernels' prepare_and_transform_humming_"
@@ -1319,9 +1323,10 @@ def _rank_budget(spec, gpu, engine, layout, stage, draft, mnbt, max_seqs, act_b,
         # MXFP4 by MoE backend; GPTQ / AWQ / wNa16 on Marlin or Machete, NVFP4 swizzled or on Marlin
         # (kvplan.vllm_layouts): one memo for both, the same for every plan of a picker sweep on this GPU
         mxfp4_extra, quant_extra = spec.memo(
-            ("vllm-layout", layout, stage, engine.weight_format, gpu.name, engine.vllm_version, engine.triton_kernels),
+            ("vllm-layout", layout, stage, engine.weight_format, gpu.name, engine.vllm_version, engine.triton_kernels,
+             engine.moe_backend),
             lambda st=stage: (vllm_mxfp4_extra_bytes(spec, layout, st, engine.weight_format, gpu_arch(gpu.name),
-                                                     engine.vllm_version, engine.triton_kernels),
+                                                     engine.vllm_version, engine.triton_kernels, engine.moe_backend),
                               vllm_quant_layout_extra_bytes(spec, layout, st, engine.weight_format, gpu.name,
                                                             engine.vllm_version)))
         weights += mxfp4_extra + quant_extra
@@ -1383,8 +1388,8 @@ def _rank_budget(spec, gpu, engine, layout, stage, draft, mnbt, max_seqs, act_b,
     dsv41_pad = dsv41_hc = dsv41_buffers = 0
     if spec.model_type in deepseek_v41.MODEL_TYPES and engine.engine == "vllm":
         if engine.weights_bytes is None:
-            dsv41_pad = vllm_dsv41.mxfp4_padding_bytes(spec, tp, layout.ep, dsv4_mxfp4_moe_backend(
-                gpu_arch(gpu.name), engine.vllm_version), engine.vllm_version)
+            dsv41_pad = vllm_dsv41.mxfp4_padding_bytes(spec, tp, layout.ep, dsv4_mxfp4_layout_backend(
+                engine.moe_backend, gpu_arch(gpu.name), engine.vllm_version), engine.vllm_version)
             dsv41_hc = vllm_dsv41.hc_fp32_extra_bytes(spec)
         if loaded_extras:
             dsv41_buffers = sum(b.rank_bytes(mnbt, tp) for b in spec.batch_buffers)
@@ -1526,7 +1531,11 @@ def _rank_budget(spec, gpu, engine, layout, stage, draft, mnbt, max_seqs, act_b,
               "select_deepseek_v4_mxfp4_moe_backend after prioritize_humming), whose convert_to_humming_moe_kernel_"
               "format pads w13 / w2 to N 256, K 128 (the intermediate size per partition to 128, the hidden size to "
               "128 / 256) and adds a float32 weight_scale_2 per expert and sublayer: "
-              if dsv4_mxfp4_moe_backend(gpu_arch(gpu.name), engine.vllm_version) == "humming" else
+              if dsv4_mxfp4_layout_backend(engine.moe_backend, gpu_arch(gpu.name), engine.vllm_version) == "humming"
+              else "vLLM 0.33 - 0.34: --moe-backend marlin: DeepSeek-V4.1's Mxfp4MoEMethod holds its MXFP4 experts on "
+              "Marlin (fused_moe/oracle/mxfp4.py select_deepseek_v4_mxfp4_moe_backend tries a named backend first), "
+              "which rounds the intermediate size per partition up to 128 and the hidden size to 256: "
+              if engine.moe_backend == "marlin" else
               "vLLM 0.33 - 0.34: DeepSeek-V4.1's Mxfp4MoEMethod takes FlashInfer TRTLLM MXFP8 on SM 10.x (fused_moe/"
               "oracle/mxfp4.py select_deepseek_v4_mxfp4_moe_backend), which rounds the intermediate size per "
               "partition up to 128 and the hidden size to 256 (mxfp4_round_up_hidden_size_and_intermediate_size): ")
@@ -1895,6 +1904,8 @@ def plan(spec: ModelSpec, gpu: GpuSpec, engine: EngineConfig = EngineConfig(), l
     if arrival_note:
         warnings.append(arrival_note)
     if not v0 and (note := vllm_humming_moe_note(spec, engine, gpu.name)):
+        warnings.append(note)
+    if not v0 and (note := unsized_moe_backend_note(spec, engine)):
         warnings.append(note)
     if engine.engine == "vllm" and on_gaudi(gpu) and (note := support.gaudi_quantization_note(spec.quantization)):
         warnings.append(note)
@@ -2667,6 +2678,22 @@ SM120_HELD_COPY_SOURCE = (
     "copy once on 0.28.0 - 0.30.0: consumed 16.61 - 16.70 GiB eager and compiled alike) nor above TP 1 (no log). A warm "
     "compile cache, --enforce-eager or a loaded vision tower (no copy) take it "
     "away")
+
+
+# the --moe-backend values kvplan sizes (beside auto): MarlinExperts' kept workspace, CutlassExpertsFp4's buffers
+MOE_BACKENDS_SIZED = ("auto", "marlin", "cutlass")
+
+
+def unsized_moe_backend_note(spec: ModelSpec, engine: EngineConfig) -> str:
+    """The warning of a vLLM plan whose routed experts run a --moe-backend kvplan does not size ("" otherwise): the
+    MoE workspace that backend keeps is not in the profile peak (``vllm_moe_workspace_held`` gives 0 for it) and the
+    experts are priced in auto's layout, so the pool can be smaller than planned. Worked example: Qwen3-30B-A3B with
+    --moe-backend triton -> "--moe-backend triton: ..."; with marlin or auto -> ""."""
+    if engine.engine != "vllm" or engine.moe_backend in MOE_BACKENDS_SIZED or not _hybrid_moe(spec)[1]:
+        return ""
+    return (f"--moe-backend {engine.moe_backend}: kvplan does not size that MoE backend (only auto, marlin and "
+            "cutlass are): the workspace it keeps after the profile run is not in the activation peak and the "
+            "experts are priced in auto's layout, so vLLM's KV pool can be smaller than this plan says")
 
 
 def _hybrid_moe(spec: ModelSpec) -> tuple[bool, bool]:

@@ -64,6 +64,7 @@ MXFP4_MARLIN_ALIGN = (128, 256)  # (intermediate per partition, hidden): Marlin,
 MXFP4_TRTLLM_ALIGN = (256, 256)  # FlashInfer TRTLLM-gen (SM100_FI_MXFP4_*, TRTLLM_BACKENDS), 0.10.1.1 - 0.26.0
 MXFP4_TRTLLM_ALIGN_027 = (128, 256)  # the same from 0.27.0 (VLLM_CHANGES "mxfp4_trtllm_inter_128"; 0.34.0 too)
 MXFP4_TRITON_INTER_ALIGN = 64  # the remaining CUDA backends (Triton): round_up(I, 64), hidden unpadded
+MXFP4_LAYOUT_BACKENDS = ("marlin", "trtllm", "triton", "humming")  # whose layout mxfp4_align reads
 # Humming (DeepSeek-V4 / V4.1 on Hopper from 0.32.0, VLLM_CHANGES "mxfp4_humming_hopper"), read 2026-12-03 in the
 # vllm 0.32.0 / 0.33.0 / 0.34.0 wheels and the humming-kernels 0.1.17 / 0.1.19 wheels they pin (Requires-Dist
 # humming-kernels[cu13]==0.1.17 / ==0.1.19; humming/transform.py and schema/mxfp4.py identical in both):
@@ -240,7 +241,8 @@ def mxfp4_expert_bytes(hidden: int, inter: int, bias: bool, backend: str = "chec
 
 
 def vllm_mxfp4_extra_bytes(spec: ModelSpec, layout: Layout, stage: int, weight_format: str | None,
-                           arch: str, vllm_version: str, triton_kernels: bool | None = None) -> int:
+                           arch: str, vllm_version: str, triton_kernels: bool | None = None,
+                           moe_backend: str = "auto") -> int:
     """Bytes vLLM's MXFP4 MoE layout adds on one rank of stage ``stage`` over kvplan's checkpoint bytes (0 when the
     experts are not gpt-oss MXFP4). Worked number: gpt-oss-120b TP1, Marlin: +5.14 GiB (60.77 -> 65.91 GiB;
     "Model loading took 65.9651 GiB", vLLM #23278, 0.10.1 H100)."""
@@ -248,7 +250,7 @@ def vllm_mxfp4_extra_bytes(spec: ModelSpec, layout: Layout, stage: int, weight_f
 
     fmt, use_overrides = resolve_format(spec, weight_format)
     if fmt != "mxfp4":
-        return dsv4_mxfp4_extra_bytes(spec, layout, stage, arch, vllm_version) if use_overrides else 0
+        return dsv4_mxfp4_extra_bytes(spec, layout, stage, arch, vllm_version, moe_backend) if use_overrides else 0
     backend = mxfp4_moe_backend(arch, vllm_version, triton_kernels)
     ranks = layout.tp * layout.dp
     extra = 0
@@ -320,8 +322,19 @@ def dsv4_mxfp4_typed_moe_backend(moe_backend: str, arch: str, vllm_version: str 
     return dsv4_mxfp4_moe_backend(arch, vllm_version) if moe_backend == "auto" else moe_backend
 
 
+def dsv4_mxfp4_layout_backend(moe_backend: str, arch: str, vllm_version: str = VLLM_DEFAULT_VERSION) -> str:
+    """The backend whose padding kvplan prices DeepSeek-V4 / V4.1's MXFP4 experts by: ``dsv4_mxfp4_typed_moe_backend``
+    where kvplan reads that backend's layout (``mxfp4_align``: marlin, trtllm, triton, humming), else auto's (a typed
+    backend whose layout is not read; the plan warns, kvplan.plan ``unsized_moe_backend_note``). Worked example:
+    ("marlin", "sm100", "0.26") -> "marlin" (I to 128, not TRTLLM's 256 there); ("deep_gemm_mega_moe", "sm100",
+    "0.33") -> "trtllm"."""
+    typed = dsv4_mxfp4_typed_moe_backend(moe_backend, arch, vllm_version)
+    return typed if typed in MXFP4_LAYOUT_BACKENDS else dsv4_mxfp4_moe_backend(arch, vllm_version)
+
+
+
 def dsv4_mxfp4_extra_bytes(spec: ModelSpec, layout: Layout, stage: int, arch: str,
-                           vllm_version: str = VLLM_DEFAULT_VERSION) -> int:
+                           vllm_version: str = VLLM_DEFAULT_VERSION, moe_backend: str = "auto") -> int:
     """Bytes vLLM's MXFP4 MoE padding adds on one rank of stage ``stage`` over kvplan's checkpoint bytes for MXFP4
     routed experts given by an override (DeepSeek-V4 ``expert_dtype`` "fp4") in release line ``vllm_version``; 0 for
     any other spec (``mxfp4_override_padding_bytes``). Worked numbers: DeepSeek-V4-Flash, any layout: 0;
@@ -334,7 +347,8 @@ def dsv4_mxfp4_extra_bytes(spec: ModelSpec, layout: Layout, stage: int, arch: st
     parts = pp_partition(len(spec.layers), layout.pp)
     lo = sum(parts[:stage])
     return mxfp4_override_padding_bytes(spec, layout.tp * layout.dp, layout.ep,
-                                        dsv4_mxfp4_moe_backend(arch, vllm_version), vllm_version, lo, lo + parts[stage])
+                                        dsv4_mxfp4_layout_backend(moe_backend, arch, vllm_version), vllm_version, lo,
+                                        lo + parts[stage])
 
 
 def mxfp4_override_padding_bytes(spec: ModelSpec, ranks: int, ep: bool, backend: str, vllm_version: str,

@@ -168,3 +168,34 @@ def test_gpt_oss_on_hopper_keeps_triton():
     assert any(k.startswith("MXFP4 MoE layout: Triton") for k in _terms(p))
     # no override-MXFP4 experts: no Humming workspace
     assert mxfp4_override_moe_backend(spec, EngineConfig(engine="vllm"), "H200", "0.33") is None
+
+
+def test_typed_marlin_prices_the_marlin_layout_in_the_plan():
+    """A typed --moe-backend marlin is what DeepSeek-V4's selector tries first, so the plan's weights carry Marlin's
+    padding, not auto's. V4-Pro TP 8 on a B200 at 0.26: auto is TRTLLM, which pads I 384 -> 512 through 0.26 (1.5 x
+    7,168 x 128 + 3 x 7,168 x 128 / 32 = 1,376,256 + 86,016 = 1,462,272 B an expert x 384 x 61 = 34,252,259,328 B);
+    Marlin aligns I to 128 and H to 256, both already multiples (384, 7,168 = 28 x 256): 0 B. The weights of the two
+    plans differ by exactly that padding; a backend kvplan reads no layout for keeps auto's."""
+    from kvplan.vllm_layouts import dsv4_mxfp4_layout_backend
+
+    pro = _fixture("deepseek-v4-pro")
+    assert dsv4_mxfp4_extra_bytes(pro, Layout(tp=8), 0, "sm100", "0.26") == 1_462_272 * 384 * 61 == 34_252_259_328
+    assert dsv4_mxfp4_extra_bytes(pro, Layout(tp=8), 0, "sm100", "0.26", "marlin") == 0
+    assert dsv4_mxfp4_layout_backend("deep_gemm_mega_moe", "sm100", "0.26") == "trtllm"
+    assert dsv4_mxfp4_layout_backend("marlin", "sm100", "0.26") == "marlin"
+    b200 = get_gpu("B200")
+    auto, marlin = (plan(pro, b200, EngineConfig(engine="vllm", vllm_version="0.26", moe_backend=b), Layout(tp=8))
+                    for b in ("auto", "marlin"))
+    assert auto.ranks[0].weights_bytes - marlin.ranks[0].weights_bytes == 34_252_259_328
+
+
+def test_a_backend_kvplan_does_not_size_is_named_in_the_plan():
+    from kvplan.plan import unsized_moe_backend_note
+
+    flash = _fixture("deepseek-v4-flash")
+    note = unsized_moe_backend_note(flash, EngineConfig(engine="vllm", moe_backend="deep_gemm_mega_moe"))
+    assert note.startswith("--moe-backend deep_gemm_mega_moe: kvplan does not size that MoE backend")
+    assert unsized_moe_backend_note(flash, EngineConfig(engine="vllm", moe_backend="marlin")) == ""
+    assert unsized_moe_backend_note(load_preset("llama-3.1-8b"), EngineConfig(engine="vllm", moe_backend="triton")) == ""
+    p = plan(flash, get_gpu("B200"), EngineConfig(engine="vllm", moe_backend="deep_gemm_mega_moe"), Layout(tp=8))
+    assert note in p.warnings

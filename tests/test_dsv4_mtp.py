@@ -163,6 +163,7 @@ def test_vllm_mtp_plans_sglang_mtp_is_refused():
     # the one public DSv4 MTP log's measured gap travels with every DSv4 MTP plan (10.29 logged vs 13.44 planned)
     assert len(mtp) == 1 and "3.15 GiB below this plan's (10.29 vs 13.44 GiB" in mtp[0] and "upper limit" in mtp[0]
     # SGLang's DeepSeek-V4 speculation stays refused (its DSV4 pools with a draft: _sglang_dsv4_engine's refusal)
-    with pytest.raises(PlanInputError, match="DeepSeek-V4 with speculative decoding on SGLang"):
+    with pytest.raises(PlanInputError,
+                       match=r"DeepSeek-V4 with speculative decoding \(any --speculative-algorithm\) on SGLang"):
         plan(spec, get_gpu("B200"), EngineConfig(engine="sglang", speculative_method="mtp", num_speculative_tokens=1,
                                                  max_model_len=65536), Layout(tp=8))
