@@ -79,6 +79,9 @@ layer 43) and the CSA caches gained ``indexer_topk``: the five DeepSeek-V4 entri
 layer is outside them).
 When DeepSeek-V4.1 was built natively (families/deepseek_v41.py): ``fixture:deepseek-v4.1-flash.json`` only, digest():
 the file now stops on its EXL3 quantization_config (a requantization vLLM does not load), not on the V4.1 refusal.
+2026-12-03, when TowerProfile gained ``kept_buffer_bytes`` (MoonViT's kept RoPE table, kvplan.vllm_mm) and ModelSpec
+``quantization_method``: the 28 towered / ModelOpt-mixed entries' ``spec_sha256`` only (rewritten by comparing each
+entry's digest(); every ``parse`` and ``weight_bytes`` asserted identical before the hash was replaced).
 """
 
 import hashlib
