@@ -111,7 +111,8 @@ profile  releases            what changes at its first release (VLLM_CHANGES key
 0.34     0.34.0, read only   the KV cache sized from memory measured after warmup and CUDA-graph capture, 1.0 of the
                              device by default (extensible_kv_cache); 64-token blocks by default (block_size_64); no V1
                              model runner (v1_runner_removed); split prefill / decode capture grids on SM 10.x
-                             (capture_split_sm100). kvplan refuses to plan it (VLLM_034_REFUSAL): the default stays 0.33
+                             (capture_split_sm100); the DSA indexer reserves decode logits too
+                             (dsa_indexer_decode_logits). kvplan refuses to plan it (VLLM_034_REFUSAL): default 0.33
 =======  ==================  ===========================================================================================
 
 Every earlier key still works (links, CLI) and names the run holding its own release; the runs are shorter than before
@@ -558,6 +559,14 @@ VLLM_CHANGES: dict[str, tuple[Release, str]] = {
     "v1_runner_removed": ((0, 34, 0), ("v1/worker/gpu_model_runner.py and v1/sample/sampler.py are gone from the "
                                        "0.34.0 wheel; platforms/interface.py validate_environ raises ValueError for "
                                        "VLLM_USE_V2_MODEL_RUNNER other than 1 ('Model Runner V1 has been removed')")),
+    "dsa_indexer_decode_logits": ((0, 34, 0), ("model_executor/layers/sparse_attn_indexer.py profile reserve: "
+                                               "max(VLLM_SPARSE_INDEXER_MAX_LOGITS_MB (512 MiB) / 4 x (logits dtype "
+                                               "+ fp32 copy), min(max_num_seqs, max_num_batched_tokens) x (1 + k) x "
+                                               "round_up(max_model_len, lcm(256 (384 on SM 10.x), 1024 / dtype)) x "
+                                               "(dtype + decode copy)); logits fp32 except bf16 on SM 10.x "
+                                               "(models/config.py _set_deepseek_indexer_logits_dtype), decode chunked "
+                                               "to VLLM_SPARSE_INDEXER_MAX_DECODE_LOGITS_MB on SM 10.x; Hopper, 1,024 "
+                                               "seqs, 8,192 tokens: 1,024 x 8,192 x 4 B = 32 GiB (0.33.0: 512 MiB)")),
     "capture_split_sm100": ((0, 34, 0), ("config/vllm.py _split_cudagraph_capture_sizes: on capability family 100 "
                                          "without the deprecated cudagraph_capture_sizes / max_cudagraph_capture_size, "
                                          "prefill graphs take prefill_cudagraph_capture_grid(min(8192, "
@@ -816,7 +825,8 @@ def vllm_extensible_kv_bytes(init_free: int, resident: int, transient_peak: int,
     what it measures after the sizing warmup and CUDA-graph capture, all in bytes of one rank:
     init_free (free at the init snapshot), resident (everything held after capture but the KV cache: weights,
     non-torch growth, graphs, kept buffers = init_free - free - committed), transient_peak (reserved_headroom_bytes:
-    the profile's transient peak + CUDA-graph estimate, raised by any larger peak of the sizing steps), requested
+    the profile's transient peak, its CUDA-graph estimate 0 under this cache (v1/worker/gpu/model_runner.py
+    profile_cudagraph_memory returns 0), raised by any larger peak of the sizing steps), requested
     (ceil(total x gpu_memory_utilization); None: unset, 1.0 x total, which never binds), reserve_growth (torch's
     reservation growth over a sizing step).
         margin    = max(1 GiB (3 on ROCm), int(0.75 x transient_peak))

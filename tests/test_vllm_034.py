@@ -26,7 +26,8 @@ def test_the_0_34_profile_is_its_own_line_and_not_the_default():
     # config/cache.py resolved_gpu_memory_utilization: 1.0 with the extensible KV cache (the CUDA / ROCm default),
     # DEFAULT_GPU_MEMORY_UTILIZATION 0.92 without; 0.33.0: gpu_memory_utilization = 0.92
     assert VLLM_GPU_MEMORY_UTILIZATION["0.33"] == 0.92 and VLLM_GPU_MEMORY_UTILIZATION["0.34"] == 1.0
-    for change in ("extensible_kv_cache", "block_size_64", "v1_runner_removed", "capture_split_sm100"):
+    for change in ("extensible_kv_cache", "block_size_64", "v1_runner_removed", "capture_split_sm100",
+                   "dsa_indexer_decode_logits"):
         assert VLLM_CHANGES[change][0] == (0, 34, 0)
         assert vllm_has("0.34", change) and not vllm_has("0.33", change)
 
@@ -89,3 +90,40 @@ def test_0_34_runs_the_v2_runner_only():
     # v1/worker/gpu_model_runner.py is gone from the 0.34.0 wheel; VLLM_USE_V2_MODEL_RUNNER=0 raises ValueError
     assert vllm_model_runner("0.34", "qwen3_next", moe=True, hybrid=True, quantized=True) == "V2"
     assert vllm_model_runner("0.34", "llama", False, False, False, speculative_method="ngram") == "V2"
+
+
+def test_hybrid_attention_blocks_align_from_64_on_0_34():
+    # platforms/interface.py _align_hybrid_block_size, the same code in 0.33.0 and 0.34.0: attention block =
+    # max(kernel minimum, cache_config.block_size) x cdiv(mamba page, that x attention bytes a token). Its block_size
+    # is the default, 16 in 0.33 and 64 in 0.34 (block_size_64), so 0.34's default is 0.33 with --block-size 64.
+    # Qwen3-Next-80B-A3B at TP 4: attention 2 (K, V) x 1 KV head x 256 x 2 B = 1,024 B a token; a GDN state
+    # 3 x (2 x 16 x 128 + 32 x 128) / 4 x 2 B = 12,288 conv + 8 x 128 x 128 x 2 B = 262,144 ssm = 274,432 B
+    # = 268 tokens of attention: 16 x cdiv(268, 16) = 272 (0.33) vs 64 x cdiv(268, 64) = 320 (0.34)
+    from kvplan.parallel import Layout
+    spec = load_preset("qwen3-next-80b-a3b")
+    at = {bs: plan(spec, get_gpu("H200"), EngineConfig(vllm_version="0.33", kv_cache_memory_bytes=20 * GiB,
+                                                       max_model_len=32768, block_size=bs, enable_prefix_caching=False),
+                   Layout(tp=4)) for bs in (None, 64)}
+    assert [at[None].block_size, at[64].block_size] == [272, 320]
+    # a block = 12 tensors (12 attention layers; 36 GDN layers in 3 groups of 12) x a 272 / 320-token page of
+    # 1,024 B a token: 21,474,836,480 // 3,342,336 = 6,425 vs // 3,932,160 = 5,461 blocks; a 32K request
+    # cdiv(32768, 272) = 121 vs cdiv(32768, 320) = 103 attention blocks + 3 state pages (one a GDN group): 124 vs 106
+    assert [at[None].num_blocks, at[64].num_blocks] == [6_425, 5_461]
+    assert [at[None].blocks_per_request, at[64].blocks_per_request] == [124, 106]
+
+
+def test_a_0_34_command_line_names_the_profile_and_its_new_switch():
+    from kvplan.vllm_args import parse_vllm_command
+    # the image tag picks the "0.34" profile (whose plans are refused); --enable-extensible-kv-cache (0.34.0
+    # engine/arg_utils.py, a switch) takes no value: --max-model-len after it is still read
+    a = parse_vllm_command("docker run --gpus all vllm/vllm-openai:v0.34.0 --model Qwen/Qwen3-8B "
+                           "--no-enable-extensible-kv-cache --max-model-len 4096")
+    assert a.vllm_version == "0.34" and a.max_model_len == 4096 and a.unknown == ()
+    assert any(n.startswith("--no-enable-extensible-kv-cache: not modeled") for n in a.notes)
+
+
+def test_the_app_lists_0_34_and_shows_its_refusal():
+    from tests.app_util import run_app
+    at = run_app({"v": "1", "m": "llama-3.1-8b", "vv": "0.34"})  # a link's vv= takes every profile key
+    assert not at.exception
+    assert any("vLLM 0\\.34\\.0 is read but not planned" in e.value for e in at.error), [e.value for e in at.error]
