@@ -5,8 +5,17 @@ import pytest
 
 from kvplan import load_preset
 from kvplan.engines import (
-    VLLM_034_REFUSAL, VLLM_CHANGES, VLLM_DEFAULT_VERSION, VLLM_GPU_MEMORY_UTILIZATION, VLLM_PROFILES, EngineConfig,
-    vllm_default_block_size, vllm_extensible_kv_bytes, vllm_has, vllm_mla_default, vllm_model_runner,
+    VLLM_034_REFUSAL,
+    VLLM_CHANGES,
+    VLLM_DEFAULT_VERSION,
+    VLLM_GPU_MEMORY_UTILIZATION,
+    VLLM_PROFILES,
+    EngineConfig,
+    vllm_default_block_size,
+    vllm_extensible_kv_bytes,
+    vllm_has,
+    vllm_mla_default,
+    vllm_model_runner,
     vllm_profile_for_release,
 )
 from kvplan.errors import PlanInputError
