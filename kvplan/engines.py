@@ -4,10 +4,10 @@ Every number that is a default of an engine is a named constant with its source 
 engine's own tree, version read). Every number fitted to public logs says so (``basis="fitted"``),
 names the logs, and states its error on them. Estimates are labelled ``estimated`` wherever they appear.
 
-vLLM release lines whose memory accounting differs (``VLLM_PROFILES``; the newest planned one, 0.33, is the default). Each is a run of
-releases between two entries of ``VLLM_CHANGES`` (first release of every change kvplan models, read in the PyPI wheel
-of every release 0.11.0 - 0.33.0, patch releases included, and 0.34.0, and of 0.6.4.post1 - 0.7.2 and 0.10.0 - 0.10.2 around the V0 /
-0.10 boundaries); rules ask ``vllm_has(profile, change)``:
+vLLM release lines whose memory accounting differs (``VLLM_PROFILES``; the newest planned one, 0.33, is the
+default). Each is a run of releases between two entries of ``VLLM_CHANGES`` (first release of every change kvplan
+models, read in the PyPI wheel of every release 0.11.0 - 0.34.0, patch releases included, and of 0.6.4.post1 - 0.7.2
+and 0.10.0 - 0.10.2 around the V0 / 0.10 boundaries); rules ask ``vllm_has(profile, change)``:
 
 =======  ==================  ===========================================================================================
 profile  releases            what changes at its first release (VLLM_CHANGES key)
@@ -1105,8 +1105,9 @@ def vllm_mla_default(gpu_name: str, vllm_version: str, kv_quantized: bool = Fals
       backend's get_preferred_block_size(16) (v1/attention/backend.py: 16 if it takes it, else its smallest size):
       Hopper FLASH_ATTN_MLA [MultipleOf(16)] -> 16, with an fp8 KV cache FLASHMLA [64] -> 64; sm100 FLASHINFER_MLA
       (qk_nope_head_dim 64 / 128 / 192) [32, 64] -> 32, else CUTLASS_MLA [128]; elsewhere TRITON_MLA
-      [MultipleOf(16)] -> 16 (0.18.0 / 0.19.0 / 0.21.0 / 0.33.0 wheels); from 0.34.0 (``block_size_64``) the offered size is 64: FLASH_ATTN_MLA, FLASHINFER_MLA and
-      TRITON_MLA run 64 (0.34.0 wheel: v1/attention/backends/mla/*.py get_supported_kernel_block_sizes).
+      [MultipleOf(16)] -> 16 (0.18.0 / 0.19.0 / 0.21.0 / 0.33.0 wheels); from 0.34.0 (``block_size_64``) the
+      offered size is 64: FLASH_ATTN_MLA, FLASHINFER_MLA and TRITON_MLA run 64 (0.34.0 wheel:
+      v1/attention/backends/mla/*.py get_supported_kernel_block_sizes).
     ROCm and other GPUs: TRITON_MLA at 16 (platforms/rocm.py forces no MLA block; AITER MLA is opt-in).
     B300 / GB300 (SM 10.3) before 0.13.0 (``mla_blackwell_family``): TRITON_MLA at 16, the Blackwell branch being
     SM 10.0 only there (``_sm103_before_family_check``); from 0.13.0 as B200.
