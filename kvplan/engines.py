@@ -4,10 +4,10 @@ Every number that is a default of an engine is a named constant with its source 
 engine's own tree, version read). Every number fitted to public logs says so (``basis="fitted"``),
 names the logs, and states its error on them. Estimates are labelled ``estimated`` wherever they appear.
 
-vLLM release lines whose memory accounting differs (``VLLM_PROFILES``; the newest is the default). Each is a run of
-releases between two entries of ``VLLM_CHANGES`` (first release of every change kvplan models, read in the PyPI wheel
-of every release 0.11.0 - 0.33.0, patch releases included, and of 0.6.4.post1 - 0.7.2 and 0.10.0 - 0.10.2 around the V0 /
-0.10 boundaries); rules ask ``vllm_has(profile, change)``:
+vLLM release lines whose memory accounting differs (``VLLM_PROFILES``; the newest planned one, 0.33, is the
+default). Each is a run of releases between two entries of ``VLLM_CHANGES`` (first release of every change kvplan
+models, read in the PyPI wheel of every release 0.11.0 - 0.34.0, patch releases included, and of 0.6.4.post1 - 0.7.2
+and 0.10.0 - 0.10.2 around the V0 / 0.10 boundaries); rules ask ``vllm_has(profile, change)``:
 
 =======  ==================  ===========================================================================================
 profile  releases            what changes at its first release (VLLM_CHANGES key)
@@ -108,6 +108,11 @@ profile  releases            what changes at its first release (VLLM_CHANGES key
                              mrope_positions_factor (1 for Qwen3-VL / Qwen3.5; mrope_positions_factor); DSA prefill
                              workspace rows by sparse_mla_prefill_workspace_factor (dsa_prefill_workspace_factor);
                              DeepSeek-V4's MXFP4 experts take Humming on Hopper, not Marlin (mxfp4_humming_hopper)
+0.34     0.34.0, read only   the KV cache sized from memory measured after warmup and CUDA-graph capture, 1.0 of the
+                             device by default (extensible_kv_cache); 64-token blocks by default (block_size_64); no V1
+                             model runner (v1_runner_removed); split prefill / decode capture grids on SM 10.x
+                             (capture_split_sm100); the DSA indexer reserves decode logits too
+                             (dsa_indexer_decode_logits). kvplan refuses to plan it (VLLM_034_REFUSAL): default 0.33
 =======  ==================  ===========================================================================================
 
 Every earlier key still works (links, CLI) and names the run holding its own release; the runs are shorter than before
@@ -130,7 +135,8 @@ from kvplan.units import GiB, MiB, cdiv
 
 VllmVersion = Literal["0.6", "0.6.5", "0.7", "0.10", "0.10.2", "0.11", "0.11.1", "0.12", "0.13", "0.14", "0.15", "0.16",
                       "0.17", "0.18", "0.19", "0.20", "0.20.1", "0.21", "0.22", "0.23", "0.24", "0.25", "0.26", "0.27",
-                      "0.28", "0.29", "0.30", "0.33"]
+                      "0.28", "0.29", "0.30", "0.33", "0.34"]
+# The newest profile kvplan plans; "0.34" is read and refused (VLLM_034_REFUSAL), so it is not the default.
 VLLM_DEFAULT_VERSION: VllmVersion = "0.33"
 
 
@@ -535,6 +541,37 @@ VLLM_CHANGES: dict[str, tuple[Release, str]] = {
                                            "0.22.0, 0.26.0 and 0.32.0 wheels, not in 0.20.0 / 0.20.1")),
     "v2_ngram": ((0, 32, 0), ("config/vllm.py _get_v2_model_runner_unsupported_features lists 'ngram/ngram_gpu "
                               "speculative decoding' (V1 fallback) through 0.31.0, not in 0.32.0")),
+    # read 2026-12-03 in the 0.34.0 wheel against 0.33.0 (kvplan's "0.34" profile, refused: VLLM_034_REFUSAL):
+    "extensible_kv_cache": ((0, 34, 0), ("config/cache.py enable_extensible_kv_cache (None: config/vllm.py "
+                                         "_resolve_extensible_kv_cache turns it on for CUDA and ROCm unless "
+                                         "kv_cache_memory_bytes, num_gpu_blocks_override, elastic EP or a legacy-IPC "
+                                         "/ custom-pool KV connector) and resolved_gpu_memory_utilization (1.0 with "
+                                         "it, DEFAULT_GPU_MEMORY_UTILIZATION 0.92 without); gpu_worker.py "
+                                         "compile_or_warm_up_model runs v1/worker/gpu/warmup.py "
+                                         "run_kv_cache_sizing_warmup and v1/worker/extensible_kv_cache.py "
+                                         "measure_kv_cache_blocks sizes the pool from the memory free after CUDA-"
+                                         "graph capture (measure_kv_cache_bytes: vllm_extensible_kv_bytes); 0.33.0: "
+                                         "gpu_memory_utilization 0.92, requested - non-KV - CUDA-graph estimate")),
+    "block_size_64": ((0, 34, 0), ("config/cache.py CacheConfig.DEFAULT_BLOCK_SIZE = 64 (16 through 0.33.0); "
+                                   "platforms/interface.py update_block_size_for_backend asks each backend's "
+                                   "get_preferred_block_size(64): FLASH_ATTN / FLASH_ATTN_MLA / TRITON_MLA "
+                                   "(MultipleOf(16)) and FLASHINFER_MLA ([32, 64]) run 64, CUTLASS_MLA 128")),
+    "v1_runner_removed": ((0, 34, 0), ("v1/worker/gpu_model_runner.py and v1/sample/sampler.py are gone from the "
+                                       "0.34.0 wheel; platforms/interface.py validate_environ raises ValueError for "
+                                       "VLLM_USE_V2_MODEL_RUNNER other than 1 ('Model Runner V1 has been removed')")),
+    "dsa_indexer_decode_logits": ((0, 34, 0), ("model_executor/layers/sparse_attn_indexer.py profile reserve: "
+                                               "max(VLLM_SPARSE_INDEXER_MAX_LOGITS_MB (512 MiB) / 4 x (logits dtype "
+                                               "+ fp32 copy), min(max_num_seqs, max_num_batched_tokens) x (1 + k) x "
+                                               "round_up(max_model_len, lcm(256 (384 on SM 10.x), 1024 / dtype)) x "
+                                               "(dtype + decode copy)); logits fp32 except bf16 on SM 10.x "
+                                               "(models/config.py _set_deepseek_indexer_logits_dtype), decode chunked "
+                                               "to VLLM_SPARSE_INDEXER_MAX_DECODE_LOGITS_MB on SM 10.x; Hopper, 1,024 "
+                                               "seqs, 8,192 tokens: 1,024 x 8,192 x 4 B = 32 GiB (0.33.0: 512 MiB)")),
+    "capture_split_sm100": ((0, 34, 0), ("config/vllm.py _split_cudagraph_capture_sizes: on capability family 100 "
+                                         "without the deprecated cudagraph_capture_sizes / max_cudagraph_capture_size, "
+                                         "prefill graphs take prefill_cudagraph_capture_grid(min(8192, "
+                                         "max_num_batched_tokens)) and FULL decode graphs decode_cudagraph_capture_"
+                                         "grid(max_num_seqs) up to 8192 tokens (0.33.0: one shared list, max 1024)")),
     # read 2026-12-02 in the 0.10.1.1 / 0.11.0 / 0.11.1 / 0.12.0 / 0.14.0 / 0.16.0 / 0.18.0 / 0.20.0 / 0.23.0 / 0.26.0 /
     # 0.29.0 / 0.33.0 wheels (tests/test_engine_defaults_seqs.py):
     "batch_defaults_capped": ((0, 11, 1), ("engine/arg_utils.py _set_default_max_num_seqs_and_batched_tokens_args: a "
@@ -633,7 +670,8 @@ def _v1(version: str, releases: str, first: Release, non_torch: tuple[float, flo
     single, tp, tp_no_car, pp = non_torch
     return VllmProfile(
         version=version, releases=releases, first_release=first,
-        gpu_memory_utilization=0.92 if _has(first, "gpu_util_0_92") else 0.90, cudagraph=cudagraph,
+        gpu_memory_utilization=(1.0 if _has(first, "extensible_kv_cache") else 0.92 if _has(first, "gpu_util_0_92")
+                                else 0.90), cudagraph=cudagraph,
         cudagraph_modes=2 if _has(first, "full_and_piecewise") else 1,
         capture_step_above_256=16 if _has(first, "capture_step_16") else 8, tokens_line=tokens_line,
         in_flight_batches=2 if _has(first, "swa_in_flight_batches") else 1,
@@ -717,9 +755,15 @@ VLLM_PROFILES: dict[str, VllmProfile] = {
                 _WHEEL.format("0.28.0") + "the 2026-09 L40S / L4 blog logs (tests/test_engine_logs_2026.py)"),
     "0.29": _v1("0.29", "0.29.0", (0, 29, 0), _NT_018, _WHEEL.format("0.29.0")),
     "0.30": _v1("0.30", "0.30.0 - 0.31.0", (0, 30, 0), _NT_018, _WHEEL.format("0.30.0 / 0.31.0")),
-    "0.33": _v1("0.33", "0.32.0 - 0.33.x (newest read)", (0, 32, 0), _NT_018,
+    "0.33": _v1("0.33", "0.32.0 - 0.33.x", (0, 32, 0), _NT_018,
                 "vllm 0.32.0 / 0.33.0 wheels: config/cache.py (0.92), engine/arg_utils.py get_batch_defaults, "
                 "v1/core/kv_cache_utils.py update_kv_cache_capacity, gpu_worker.py (research note)"),
+    # read 2026-12-03 in the 0.34.0 wheel against 0.33.0 (pip download vllm==0.34.0 --no-deps): config/cache.py,
+    # config/vllm.py, v1/worker/gpu_worker.py, v1/worker/extensible_kv_cache.py, v1/core/kv_cache_planning.py,
+    # v1/worker/gpu/warmup.py, platforms/interface.py; plans refused (VLLM_034_REFUSAL)
+    "0.34": _v1("0.34", "0.34.0 (newest read, not planned)", (0, 34, 0), _NT_018,
+                _WHEEL.format("0.34.0") + "v1/worker/extensible_kv_cache.py measure_kv_cache_bytes, config/cache.py "
+                "(DEFAULT_BLOCK_SIZE 64, resolved_gpu_memory_utilization); read, not planned (VLLM_034_REFUSAL)"),
 }
 # Every profile before a change has a first release below it and every one after at or above it: the keys are
 # ordered by release, and no two neighbours share all of VLLM_CHANGES (tests/test_vllm_profile_boundaries.py).
@@ -754,10 +798,57 @@ def vllm_profile_for_release(release: str) -> str:
     return best or "0.6"
 
 
-# vllm/config/cache.py CacheConfig.gpu_memory_utilization: 0.9 through 0.19.1, 0.92 from 0.20.0 (gpu_util_0_92).
+# vllm/config/cache.py CacheConfig.gpu_memory_utilization: 0.9 through 0.19.1, 0.92 from 0.20.0 (gpu_util_0_92); 0.34.0:
+# resolved_gpu_memory_utilization, 1.0 with the extensible KV cache (its CUDA / ROCm default; extensible_kv_cache).
 VLLM_GPU_MEMORY_UTILIZATION = {v: p.gpu_memory_utilization for v, p in VLLM_PROFILES.items()}
-# vllm/config/cache.py DEFAULT_BLOCK_SIZE.
+# vllm/config/cache.py DEFAULT_BLOCK_SIZE: 16 through 0.33.0 (64 from 0.34.0: vllm_default_block_size).
 VLLM_BLOCK_SIZE = 16
+VLLM_BLOCK_SIZE_034 = 64  # config/cache.py CacheConfig.DEFAULT_BLOCK_SIZE in the 0.34.0 wheel (block_size_64)
+
+
+def vllm_default_block_size(version: str) -> int:
+    """vLLM's CacheConfig.DEFAULT_BLOCK_SIZE in profile ``version`` (tokens): 16 through 0.33.0, 64 from 0.34.0
+    (VLLM_CHANGES "block_size_64"), the size update_block_size_for_backend offers every backend's
+    get_preferred_block_size. Worked numbers: "0.33" -> 16, "0.34" -> 64."""
+    return VLLM_BLOCK_SIZE_034 if vllm_has(version, "block_size_64") else VLLM_BLOCK_SIZE
+
+
+# vLLM 0.34.0 v1/worker/extensible_kv_cache.py (read 2026-12-03): the margin kept free beyond the measured transient
+KV_CACHE_MARGIN_FLOOR_BYTES = 1 << 30  # KV_CACHE_MARGIN_FLOOR_BYTES on CUDA (3 GiB on ROCm)
+KV_CACHE_MARGIN_FLOOR_BYTES_ROCM = 3 << 30
+KV_CACHE_MARGIN_FRACTION = 0.75  # KV_CACHE_MARGIN_FRACTION
+
+
+def vllm_extensible_kv_bytes(init_free: int, resident: int, transient_peak: int, requested: int | None = None,
+                             reserve_growth: int = 0, rocm: bool = False) -> int:
+    """The bytes vLLM 0.34.0's extensible KV cache may take (extensible_kv_cache.py measure_kv_cache_bytes), from
+    what it measures after the sizing warmup and CUDA-graph capture, all in bytes of one rank:
+    init_free (free at the init snapshot), resident (everything held after capture but the KV cache: weights,
+    non-torch growth, graphs, kept buffers = init_free - free - committed), transient_peak (reserved_headroom_bytes:
+    the profile's transient peak, its CUDA-graph estimate 0 under this cache (v1/worker/gpu/model_runner.py
+    profile_cudagraph_memory returns 0), raised by any larger peak of the sizing steps), requested
+    (ceil(total x gpu_memory_utilization); None: unset, 1.0 x total, which never binds), reserve_growth (torch's
+    reservation growth over a sizing step).
+        margin    = max(1 GiB (3 on ROCm), int(0.75 x transient_peak))
+        available = min(requested - resident, init_free - resident - margin) - max(transient_peak, reserve_growth)
+    (floored at 0). Worked number: init_free 79 GiB, resident 20 GiB, peak 2 GiB, unset util: margin
+    max(1, 1.5) = 1.5 GiB, 79 - 20 - 1.5 - 2 = 55.5 GiB = 59,592,671,232 B. kvplan plans no 0.34 pool yet
+    (VLLM_034_REFUSAL): the sizing steps' own peak (prompt logprobs in 1,024-row chunks, the real sampler, attention)
+    is not modelled."""
+    margin = max(KV_CACHE_MARGIN_FLOOR_BYTES_ROCM if rocm else KV_CACHE_MARGIN_FLOOR_BYTES,
+                 int(transient_peak * KV_CACHE_MARGIN_FRACTION))
+    headroom = init_free - resident
+    available = headroom - margin if requested is None else min(requested - resident, headroom - margin)
+    return max(available - max(transient_peak, reserve_growth), 0)
+
+
+VLLM_034_REFUSAL = (
+    "vLLM 0.34.0 is read but not planned: on CUDA and ROCm it sizes the KV cache from the memory free after its "
+    "warmup and CUDA-graph capture (the extensible KV cache, gpu_memory_utilization 1.0 by default: free at start - "
+    "what stays resident - the largest measured transient - max(1 GiB, 0.75 x it); v1/worker/extensible_kv_cache.py "
+    "measure_kv_cache_bytes), and the warmup steps' own peak (prompt logprobs, the real sampler, attention) is not "
+    "modelled; it also runs 64-token blocks by default (config/cache.py DEFAULT_BLOCK_SIZE) and has no V1 model "
+    "runner. Plan with profile 0.33 for vLLM 0.32.0 - 0.33.x")
 # MLA block size by backend (vllm/platforms/cuda.py check_and_update_config, 0.10/0.11; 0.33
 # get_preferred_block_size): FlashMLA (Hopper, sm90) forces 64, CUTLASS MLA (datacenter Blackwell, sm100)
 # forces 128, elsewhere (Ampere, Ada: Triton MLA; ROCm) the default 16 stays.
@@ -1014,7 +1105,9 @@ def vllm_mla_default(gpu_name: str, vllm_version: str, kv_quantized: bool = Fals
       backend's get_preferred_block_size(16) (v1/attention/backend.py: 16 if it takes it, else its smallest size):
       Hopper FLASH_ATTN_MLA [MultipleOf(16)] -> 16, with an fp8 KV cache FLASHMLA [64] -> 64; sm100 FLASHINFER_MLA
       (qk_nope_head_dim 64 / 128 / 192) [32, 64] -> 32, else CUTLASS_MLA [128]; elsewhere TRITON_MLA
-      [MultipleOf(16)] -> 16 (0.18.0 / 0.19.0 / 0.21.0 / 0.33.0 wheels).
+      [MultipleOf(16)] -> 16 (0.18.0 / 0.19.0 / 0.21.0 / 0.33.0 wheels); from 0.34.0 (``block_size_64``) the
+      offered size is 64: FLASH_ATTN_MLA, FLASHINFER_MLA and TRITON_MLA run 64 (0.34.0 wheel:
+      v1/attention/backends/mla/*.py get_supported_kernel_block_sizes).
     ROCm and other GPUs: TRITON_MLA at 16 (platforms/rocm.py forces no MLA block; AITER MLA is opt-in).
     B300 / GB300 (SM 10.3) before 0.13.0 (``mla_blackwell_family``): TRITON_MLA at 16, the Blackwell branch being
     SM 10.0 only there (``_sm103_before_family_check``); from 0.13.0 as B200.
@@ -1026,12 +1119,15 @@ def vllm_mla_default(gpu_name: str, vllm_version: str, kv_quantized: bool = Fals
     if _sm103_before_family_check(gpu_name, vllm_version):
         return VllmMlaDefault("TRITON_MLA", VLLM_BLOCK_SIZE)
     if vllm_has(vllm_version, "mla_backend_block_size"):
+        # get_preferred_block_size(DEFAULT_BLOCK_SIZE): 16 through 0.33, 64 from 0.34 (block_size_64), which
+        # FLASH_ATTN_MLA / TRITON_MLA (MultipleOf(16)) and FLASHINFER_MLA ([32, 64]) take as offered
+        default = vllm_default_block_size(vllm_version)
         if arch == "sm90":
-            return VllmMlaDefault("FLASHMLA", 64) if kv_quantized else VllmMlaDefault("FLASH_ATTN_MLA", 16)
+            return VllmMlaDefault("FLASHMLA", 64) if kv_quantized else VllmMlaDefault("FLASH_ATTN_MLA", default)
         if arch == "sm100":
-            return VllmMlaDefault("FLASHINFER_MLA", 32) if qk_nope_head_dim in (64, 128, 192) else \
-                VllmMlaDefault("CUTLASS_MLA", 128)
-        return VllmMlaDefault("TRITON_MLA", VLLM_BLOCK_SIZE)
+            return VllmMlaDefault("FLASHINFER_MLA", 64 if default == 64 else 32) \
+                if qk_nope_head_dim in (64, 128, 192) else VllmMlaDefault("CUTLASS_MLA", 128)
+        return VllmMlaDefault("TRITON_MLA", default)
     if arch == "sm90":
         hopper = "FLASH_ATTN_MLA" if vllm_has(vllm_version, "mla_flash_attn_hopper") and not kv_quantized else "FLASHMLA"
         return VllmMlaDefault(hopper, 64)

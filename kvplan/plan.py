@@ -21,7 +21,8 @@ from pydantic import BaseModel, ConfigDict, Field, computed_field
 
 from kvplan import draft_model, drafter, sglang, sglang_dsv4, support, vllm_dsv4, vllm_dsv41, vllm_gaudi, vllm_v0
 from kvplan.engines import (
-    VLLM_BLOCK_SIZE, VLLM_CONTEXT_BYTES, VLLM_DSA_BLOCK_MULTIPLE, VLLM_MLA_BLOCK_MULTIPLE, EngineConfig, VllmProfile, batch_defaults,
+    VLLM_034_REFUSAL, VLLM_BLOCK_SIZE, VLLM_CONTEXT_BYTES, VLLM_DSA_BLOCK_MULTIPLE, VLLM_MLA_BLOCK_MULTIPLE,
+    EngineConfig, VllmProfile, batch_defaults,
     cuda_graph_bytes, gpu_arch, gpu_multicast, non_torch_bytes, sampler_path, vllm_compile_benchmark_bytes,
     vllm_glm_dsa_fp8_default, vllm_has,
     vllm_mla_block_forced, vllm_mla_block_size, vllm_mla_default, vllm_mm_batch_floor, vllm_model_runner, vllm_profile,
@@ -1753,6 +1754,8 @@ def plan(spec: ModelSpec, gpu: GpuSpec, engine: EngineConfig = EngineConfig(), l
     figures only) leaves out what only a page shows: ``engine_log`` is empty, ``decode`` and ``model_runner`` None.
     Every other field is what ``detail=True`` gives (tests/test_picker_equivalence.py compares them).
     """
+    if engine.engine == "vllm" and vllm_has(engine.vllm_version, "extensible_kv_cache"):  # read, not planned
+        raise PlanInputError("vllm_version", VLLM_034_REFUSAL)
     dsv41 = spec.model_type in deepseek_v41.MODEL_TYPES
     if dsv41:  # DeepSeek-V4.1: vLLM 0.33 on SM 10.x / SM 9.0 only (kvplan.vllm_dsv41); SGLang's and custom pools not modelled
         refusal = vllm_dsv41.vllm_plan_refusal(spec, engine, gpu_arch(gpu.name), layout) if engine.engine == "vllm" \

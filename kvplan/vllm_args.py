@@ -175,8 +175,15 @@ _NOT_MODELED = {
     "--max-seq-len-to-capture": "CUDA-graph capture sizes change the graph memory vLLM reserves",
     "--optimization-level": "the optimization level picks the CUDA-graph mode, which changes the graph memory "
                             "vLLM reserves",
+    # vLLM 0.34.0 engine/arg_utils.py (CacheConfig.enable_extensible_kv_cache, a BooleanOptionalAction; read in the
+    # wheel 2026-12-03, not in kvplan.vllm_cli_flags' parser tables): on or off, 0.34's budget is not planned
+    "--enable-extensible-kv-cache": "vLLM 0.34: the KV cache sized from memory measured after warmup and CUDA-graph "
+                                    "capture (kvplan.engines.VLLM_034_REFUSAL)",
+    "--no-enable-extensible-kv-cache": "vLLM 0.34: the KV cache sized from the profile estimate at "
+                                       "gpu_memory_utilization 0.92 (kvplan.engines.VLLM_034_REFUSAL)",
 }
-_SWITCHES = {"--enable-lora", "--calculate-kv-scales", "--disable-hybrid-kv-cache-manager"}
+_SWITCHES = {"--enable-lora", "--calculate-kv-scales", "--disable-hybrid-kv-cache-manager",
+             "--enable-extensible-kv-cache", "--no-enable-extensible-kv-cache"}
 
 
 class VllmArgs(BaseModel):

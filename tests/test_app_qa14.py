@@ -128,7 +128,7 @@ def test_the_mla_backend_named_is_the_one_whose_block_the_plan_runs():
     # every profile x architecture x KV dtype x qk_nope_head_dim: the backend named has the block kvplan plans
     # (FLASH_ATTN_MLA at 64: 0.11.1 - 0.17 force FlashMLA's block on Hopper before the selector picks it)
     blocks = {"FLASHMLA": {64}, "CUTLASS_MLA": {128}, "FLASHINFER_MLA": {32, 64}, "FLASH_ATTN_MLA": {16, 64},
-              "TRITON_MLA": {16}}
+              "TRITON_MLA": {16, 64}}  # 64: the 0.34.0 default block (VLLM_CHANGES "block_size_64")
     for version in VLLM_PROFILES:
         for gpu in ("H100-SXM", "B200", "A100-80GB"):
             for quantized in (False, True):

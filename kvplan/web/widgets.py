@@ -581,7 +581,8 @@ def _engine_knobs(state: PlanState, page: str) -> None:
     if state.engine == "vllm":
         versions = list(VLLM_PROFILES)
         # The box shows the line's short label; its releases go in a caption under it: "0.33 (0.32.0 - 0.33.x (newest
-        # read)) - default" was cut to "0.33 (0.32.0 - 0.33.x (newes..." in the sidebar at 1400 px.
+        # read)) - default" was cut to "0.33 (0.32.0 - 0.33.x (newes..." in the sidebar at 1400 px. "0.34" is listed
+        # (links and imported v0.34.0 lines name it) and its plans are refused (kvplan.engines.VLLM_034_REFUSAL).
         bind("vllm_version", st.selectbox, "vLLM version", versions,
              format_func=lambda v: VLLM_PROFILES[v].label + (" (default)" if v == VLLM_DEFAULT_VERSION else ""),
              help="the release line whose memory accounting (budget, sampler, CUDA graphs, log lines) is mirrored")
