@@ -29,7 +29,7 @@ H100 = get_gpu("H100-SXM")
 def test_the_0_34_profile_is_its_own_line_and_not_the_default():
     prof = VLLM_PROFILES["0.34"]
     assert prof.first_release == (0, 34, 0) and prof.releases == "0.34.0 (newest read, not planned)"
-    assert VLLM_PROFILES["0.33"].releases == "0.32.0 - 0.33.x"
+    assert VLLM_PROFILES["0.33"].releases == "0.33.0 - 0.33.x" and VLLM_PROFILES["0.32"].releases == "0.32.0"
     assert vllm_profile_for_release("0.34.0") == "0.34" and vllm_profile_for_release("0.33.1") == "0.33"
     assert VLLM_DEFAULT_VERSION == "0.33"  # the newest profile kvplan plans
     # config/cache.py resolved_gpu_memory_utilization: 1.0 with the extensible KV cache (the CUDA / ROCm default),
