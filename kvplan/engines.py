@@ -528,6 +528,10 @@ VLLM_CHANGES: dict[str, tuple[Release, str]] = {
                                            "dynamic 128-group activations unless ep_size > 1, first in the 0.17.0 "
                                            "wheel (0.16.0: DEEPGEMM before TRITON); read in the 0.17.0, 0.18.0 and "
                                            "0.19.0 wheels (pip download, 2026-12-03)")),
+    "fused_moe_unchunked": ((0, 18, 0), ("model_executor/layers/fused_moe/modular_kernel.py has no _chunk_info / "
+                                         "VLLM_FUSED_MOE_CHUNK_SIZE in the 0.18.0 wheel: the workspaces are sized at "
+                                         "the whole M; 0.14.0 - 0.17.0 split M above 16,384 tokens (envs.py "
+                                         "VLLM_ENABLE_FUSED_MOE_ACTIVATION_CHUNKING default 1), read 2026-12-03")),
     "deep_gemm_sm120": ((0, 24, 0), ("platforms/cuda.py support_deep_gemm adds is_device_capability_family(120), so "
                                      "is_deep_gemm_supported (deep_gemm present: vendored as vllm.third_party."
                                      "deep_gemm from the 0.20.0 wheel) lets fused_moe/oracle/fp8.py pick DEEPGEMM for "

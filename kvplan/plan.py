@@ -523,7 +523,13 @@ def activation_estimate(spec: ModelSpec, tp: int, tokens: int, num_reqs: int, ac
     return max(forward, sampler + moe_workspace)
 
 
-def vllm_moe_workspace_bytes(spec: ModelSpec, tp: int, tokens: int, act_b: int, ep: bool = False) -> int:
+# vllm 0.14.0 - 0.17.1 envs.py VLLM_FUSED_MOE_CHUNK_SIZE (16 x 1024) with VLLM_ENABLE_FUSED_MOE_ACTIVATION_CHUNKING on
+# by default: modular_kernel.py _chunk_info splits a chunking experts class's M (TritonExperts.supports_chunking True)
+VLLM_FUSED_MOE_CHUNK_SIZE = 16 * 1024
+
+
+def vllm_moe_workspace_bytes(spec: ModelSpec, tp: int, tokens: int, act_b: int, ep: bool = False,
+                             chunk: int = 0) -> int:
     """The fused-MoE workspace a vLLM profile run leaves allocated on TritonExperts (unquantized experts, FP8 experts
     where ``vllm_fp8_moe_backend`` gives TRITON or VLLM_CUTLASS: ``vllm_moe_workspace_held``).
 
@@ -535,7 +541,12 @@ def vllm_moe_workspace_bytes(spec: ModelSpec, tp: int, tokens: int, act_b: int, 
     M = the dummy run's tokens, N = this rank's gate + up width (2 x moe_intermediate / tp; whole under EP), K =
     hidden. bytes = (max(M x topk x max(N / 2, K), M x K) + M x topk x max(N, K)) x act_b, the widest MoE layer.
     Worked number: Qwen3-30B-A3B (K 2048, N 1536, top-8), 8192 tokens, bf16: (8192 x 8 x 2048 + 8192 x 8 x 2048) x
-    2 = 536,870,912 B = 0.5 GiB, the llm-d-planner v0.19.0 log's torch peak 2.68 GiB less kvplan's sampler 2.19."""
+    2 = 536,870,912 B = 0.5 GiB, the llm-d-planner v0.19.0 log's torch peak 2.68 GiB less kvplan's sampler 2.19.
+    ``chunk``: the fused-MoE chunk of releases that chunk (``VLLM_FUSED_MOE_CHUNK_SIZE`` through 0.17.1; 0 from
+    0.18.0, VLLM_CHANGES ``fused_moe_unchunked``): with M > chunk the 0.17.0 ``_allocate_buffers`` takes workspace13 and
+    workspace2 at M = chunk and the output (M, K) apart: (chunk x topk x (max(N / 2, K) + max(N, K)) + M x K) x act_b.
+    Worked number: Qwen3-30B-A3B at 32,768 tokens on 0.17: (16,384 x 8 x (2048 + 2048) + 32,768 x 2048) x 2 =
+    1,207,959,552 B (unchunked: 2,147,483,648)."""
     best = 0
     for layer, _ in stage_distinct(spec, 1, 0):
         if layer.experts is None:
@@ -549,7 +560,10 @@ def vllm_moe_workspace_bytes(spec: ModelSpec, tp: int, tokens: int, act_b: int, 
         act_out = cdiv(down[0].in_features, shard)
         k = down[0].out_features
         topk = layer.experts.num_experts_per_tok
-        best = max(best, (max(tokens * topk * max(act_out, k), tokens * k) + tokens * topk * max(n, k)) * act_b)
+        if chunk and tokens > chunk:
+            best = max(best, (chunk * topk * (max(act_out, k) + max(n, k)) + tokens * k) * act_b)
+        else:
+            best = max(best, (max(tokens * topk * max(act_out, k), tokens * k) + tokens * topk * max(n, k)) * act_b)
     return best
 
 
@@ -798,7 +812,8 @@ def _held_moe_workspace_bytes(spec, engine, layout, mnbt, act_b, gpu_name: str, 
     if not vllm_moe_workspace_held(spec, engine.weight_format, gpu_name, vllm_version, bool(layout.ep),
                                    engine.moe_backend):
         return 0
-    return vllm_moe_workspace_bytes(spec, layout.tp, mnbt, act_b, bool(layout.ep))
+    chunk = 0 if vllm_has(vllm_version, "fused_moe_unchunked") else VLLM_FUSED_MOE_CHUNK_SIZE
+    return vllm_moe_workspace_bytes(spec, layout.tp, mnbt, act_b, bool(layout.ep), chunk)
 
 
 def _has_mxfp4_override_experts(spec: ModelSpec, weight_format: str | None) -> bool:

@@ -11,11 +11,17 @@ from pathlib import Path
 
 from kvplan import load_preset, parse_config
 from kvplan.engines import VLLM_PROFILES, EngineConfig
-from kvplan.gpus import get_gpu
+from kvplan.gpus import custom_gpu, get_gpu
 from kvplan.parallel import Layout
 from kvplan.plan import (
-    _held_moe_workspace_bytes, plan, vllm_flashinfer_fp8_moe_workspace_bytes, vllm_fp8_moe_backend, vllm_fp8_moe_note,
-    vllm_moe_workspace_bytes, vllm_moe_workspace_held)
+    _held_moe_workspace_bytes,
+    plan,
+    vllm_flashinfer_fp8_moe_workspace_bytes,
+    vllm_fp8_moe_backend,
+    vllm_fp8_moe_note,
+    vllm_moe_workspace_bytes,
+    vllm_moe_workspace_held,
+)
 
 PRESETS = Path(__file__).parents[1] / "kvplan" / "presets"
 
@@ -50,7 +56,8 @@ def test_qwen3_235b_fp8_tp4_rtx_pro_0_27_triton_workspace():
     assert vllm_fp8_moe_backend(spec, None, "RTX-PRO-6000", "0.27") == "TRITON"
     assert _held(spec, "RTX-PRO-6000", "0.27", Layout(tp=4)) == (8192 * 8 * 4096 + 8192 * 8 * 4096) * 2 == 1 << 30
     # the plan's activation peak = 32 sampler rows x 151,936 x 4 B x the 0.27 FlashInfer sampler's copies + 8192 x
-    # 4096 x 2 B of hidden states + that workspace (the forward, 8192 x (4 x 4096 + 2560 + 6144) x 2 = 0.38 GiB, is below)
+    # 4096 x 2 B of hidden states + that workspace (the forward, 8192 x (4 x 4096 + 9216 / 4 + 8 x 3072 / 4) x 2 B =
+    # 406,847,488 B, is below)
     rtx = get_gpu("RTX-PRO-6000")
     p = plan(spec, rtx, EngineConfig(vllm_version="0.27", max_model_len=32768, max_num_seqs=32), Layout(tp=4))
     sampler = int(32 * 151_936 * 4 * VLLM_PROFILES["0.27"].sampler_copies["flashinfer"]) + 8192 * 4096 * 2
@@ -93,7 +100,6 @@ def test_ada_l40s_fp8_moe_takes_triton_from_0_17():
     # Ampere has no FP8 math: MARLIN (vllm_fp8_marlin_moe_held), not TRITON; a custom card's capability is unknown
     assert vllm_fp8_moe_backend(spec, None, "A100-80GB", "0.19") == "MARLIN"
     assert not vllm_moe_workspace_held(spec, None, "A100-80GB", "0.19")
-    from kvplan.gpus import custom_gpu
     assert vllm_fp8_moe_backend(spec, None, custom_gpu(80, 2.0, 500.0, name="my-card").name, "0.19") is None
 
 
@@ -129,3 +135,15 @@ def test_sm120_static_fp8_takes_flashinfer_cutlass_and_rocm_triton():
     # TP 8, 8192 tokens: N = 2 x 2048 / 8 = 512: (8192 x 8 x max(256, 7168) + 8192 x 8 x max(512, 7168)) x 2
     assert _held(dsv3, "MI300X", "0.33", Layout(tp=8)) == 8192 * 8 * 7168 * 2 * 2 == 1_879_048_192
     assert "VLLM_ROCM_USE_AITER=1" in vllm_fp8_moe_note(dsv3, EngineConfig(vllm_version="0.33"), "MI355X")
+
+
+def test_0_17_chunks_the_triton_workspace_above_16k_tokens():
+    # 0.14.0 - 0.17.1: modular_kernel.py _chunk_info splits M at VLLM_FUSED_MOE_CHUNK_SIZE (16,384) for TritonExperts;
+    # workspace13 / workspace2 at the chunk, the output (M, K) apart. Qwen3-30B-A3B-FP8 on an L40S, 32,768 tokens:
+    # (16,384 x 8 x (max(768, 2048) + max(1536, 2048)) + 32,768 x 2048) x 2 = 1,207,959,552 B on 0.17; 0.18 sizes the
+    # whole M: (32,768 x 8 x 2048 x 2) x 2 = 2,147,483,648 B
+    spec = _qwen3_30b_fp8()
+    chunked = _held(spec, "L40S", "0.17", Layout(tp=1), tokens=32768)
+    assert chunked == (16384 * 8 * 4096 + 32768 * 2048) * 2 == 1_207_959_552
+    assert _held(spec, "L40S", "0.18", Layout(tp=1), tokens=32768) == 32768 * 8 * 2048 * 2 * 2 == 2_147_483_648
+    assert _held(spec, "L40S", "0.17", Layout(tp=1), tokens=16384) == 16384 * 8 * 2048 * 2 * 2  # one chunk: unsplit
