@@ -676,14 +676,19 @@ def vllm_fp8_moe_backend(spec: ModelSpec, weight_format: str | None, gpu_name: s
     (DeepGEMM layout.hpp "Unknown SF transformation") until VLLM_USE_DEEP_GEMM=0, after which TRITON runs: kvplan
     plans that run and warns (``vllm_fp8_moe_note``). Before 0.17 only sm120 block-FP8 (TRITON, 0.14.0+:
     ``fp8_moe_modular_kernel``) and Ampere (MARLIN) are read. --moe-backend triton gives TRITON; any other explicit
-    backend None (not sized). Worked example: MiniMax-M2.5 (fp8-block) -> "TRITON" on an H100 at 0.19,
-    "FLASHINFER_CUTLASS" there with EP, "FLASHINFER_TRTLLM" on a B200, "TRITON" on an L40S or MI300X at 0.19, None on
-    an L40S at 0.16; a per-tensor fp8 MoE on a B200 at 0.30 -> "TRITON"."""
+    backend None (not sized). A ModelOpt FP8 checkpoint's experts (modelopt.py ``ModelOptFp8MoEMethod``, every
+    quant_algo: FP8, FP8_PER_CHANNEL_PER_TOKEN, FP8_PB_WO) ask for (StaticTensor, StaticTensor): the fp8-static row.
+    Datacenter Blackwell before 0.18.0 has only the monolithic TRT-LLM class: a routing method outside its list
+    falls to DEEPGEMM (TritonOrDeepGemmExperts, not sized). Worked example: MiniMax-M2.5 (fp8-block) -> "TRITON" on
+    an H100 at 0.19, "FLASHINFER_CUTLASS" there with EP, "FLASHINFER_TRTLLM" on a B200, "TRITON" on an L40S or
+    MI300X at 0.19, None on an L40S at 0.16; a per-tensor fp8 MoE on a B200 at 0.30 -> "TRITON"."""
     if _has_mxfp4_override_experts(spec, weight_format):
         return None
-    fmt = resolve_format(spec, weight_format)[0]
+    fmt, as_shipped = resolve_format(spec, weight_format)
     if fmt not in _FP8_MOE_FORMATS or not vllm_has(vllm_version, "fp8_moe_modular_kernel"):
         return None
+    if as_shipped and spec.quantization_method == "modelopt":
+        fmt = "fp8-static"  # ModelOptFp8MoEMethod: (StaticTensor, StaticTensor) whatever the quant_algo
     if fp8_marlin_gpu(gpu_name):
         return "MARLIN"
     platform = quant_platform(gpu_name)

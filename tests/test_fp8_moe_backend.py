@@ -147,3 +147,17 @@ def test_0_17_chunks_the_triton_workspace_above_16k_tokens():
     assert chunked == (16384 * 8 * 4096 + 32768 * 2048) * 2 == 1_207_959_552
     assert _held(spec, "L40S", "0.18", Layout(tp=1), tokens=32768) == 32768 * 8 * 2048 * 2 * 2 == 2_147_483_648
     assert _held(spec, "L40S", "0.17", Layout(tp=1), tokens=16384) == 16384 * 8 * 2048 * 2 * 2  # one chunk: unsplit
+
+
+def test_modelopt_fp8_experts_ask_for_static_per_tensor():
+    # modelopt.py ModelOptFp8MoEMethod (0.17.0 - 0.34.0) passes (StaticTensor, StaticTensor) for every FP8 quant_algo:
+    # FLASHINFER_CUTLASS on Hopper (FlashInferExperts: 8192 x 2048 x 2 B held), TRITON on Ada; FP8_PB_WO's block
+    # weights (kvplan "fp8-block") do not take the block-FP8 Hopper TRITON rule
+    for algo, fmt in (("FP8", "fp8-static"), ("FP8_PB_WO", "fp8-block")):
+        spec = _edit("qwen3-30b-a3b", quantization_config={"quant_method": "modelopt", "quant_algo": algo})
+        assert (spec.quantization, spec.quantization_method) == (fmt, "modelopt")
+        assert vllm_fp8_moe_backend(spec, None, "H100-SXM", "0.30") == "FLASHINFER_CUTLASS"
+        assert _held(spec, "H100-SXM", "0.30", Layout(tp=1)) == 8192 * 2048 * 2 == 33_554_432
+        assert vllm_fp8_moe_backend(spec, None, "L40S", "0.30") == "TRITON"
+    # a typed --weight-format is planned as that format's own method (Fp8Config block): TRITON on Hopper
+    assert vllm_fp8_moe_backend(spec, "fp8-block", "H100-SXM", "0.30") == "TRITON"
