@@ -28,7 +28,8 @@ GeForce cards run BF16-with-FP32-accumulate at half their FP16-accumulate rate; 
 and FP8 likewise with FP32 accumulate. For the GeForce cards no whitepaper table covers (RTX 4070
 class, RTX 5070/5080 class) the rates are derived as the whitepapers' own per-SM rate x SMs x boost
 clock: 512 dense BF16 FLOP per SM per clock with FP32 accumulate (RTX 4090: 128 SM x 2.52 GHz x 512 =
-165.2 TF, the whitepaper's figure; RTX 5090: 170 x 2.407 x 512 = 209.5 TF), FP8 twice that.
+165.2 TF, the whitepaper's figure; RTX 5090: 170 x 2.407 x 512 = 209.5 TF), FP8 twice that. The RTX PRO
+Blackwell cards below the 6000 (``_rtx_pro``) take the RTX PRO 6000's full rate, 1024 per SM per clock.
 """
 
 import math
