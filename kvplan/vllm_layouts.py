@@ -889,7 +889,7 @@ def vllm_quant_layout_extra_bytes(spec: ModelSpec, layout: Layout, stage: int, w
 # this text is the same in every wheel 0.10.1.1 - 0.33.0. marlin_permute_scales and the exponent-bias fold keep the
 # shape. Not modeled: the per-layer Marlin workspace (SMs x 4 B, x 4 for MoE: < 2 KiB a layer), V0 profiles.
 _FP8_FMT = re.compile(r"^fp8(?P<kind>-channel|-block(?:-(?P<bn>\d+)x(?P<bk>\d+))?)?(?P<static>-static)?$")
-# NVIDIA GPUs of the catalog (kvplan.gpus) below compute capability 8.9: Ampere A100 / A10 / A10G (sm80 / sm86),
+# NVIDIA GPUs of the catalog (kvplan.gpus) below compute capability 8.9: Ampere A100 / A10 / A10G / A40 (sm80 / sm86),
 # RTX A6000 and RTX 30 (sm86). Ada (L4, L40S, L20, RTX 40, RTX 6000 Ada: sm89) and later run FP8 natively.
 FP8_MARLIN_GPUS = ("A100", "A10", "A40", "RTX-A6000", "RTX-30")  # Ampere (SM 8.0 / 8.6): below the FP8 SM 8.9
 

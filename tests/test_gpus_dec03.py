@@ -11,6 +11,7 @@ import pytest
 
 from kvplan.engines import gpu_arch, gpu_sm120, vllm_mla_block_size
 from kvplan.gpus import GIB, GPU_CATALOG, get_gpu
+from kvplan.plan import _ADA_FP8_GPUS
 from kvplan.prices import DEFAULT_PRICES
 from kvplan.sglang import gpu_capacity_mib, sm_major_at_least_10, sm_major_is_10, sm_major_is_12
 from kvplan.vllm_layouts import fp8_marlin_gpu, quant_platform
@@ -49,6 +50,8 @@ def test_every_name_keyed_arch_rule_agrees_with_the_capability(name):
     expect = ({9: "sm90", 10: "sm100", 12: "sm120"}.get(major, "cuda") if cc is not None
               else "hpu" if name == "Gaudi3" else "rocm")
     assert quant_platform(name) == expect
+    # the fp8 MoE oracle's Ada list (plan.vllm_fp8_moe_backend): the "cuda" cards with FP8 math, SM 8.9
+    assert name.upper().startswith(_ADA_FP8_GPUS) is (cc == 8.9)
     # vLLM's forced MLA block through 0.14: FlashMLA 64 on Hopper, CUTLASS MLA 128 on SM 10.x, 16 elsewhere
     assert vllm_mla_block_size(name) == {9: 64, 10: 128}.get(major, 16)
 
