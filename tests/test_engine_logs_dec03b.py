@@ -17,11 +17,12 @@ Sources (all read 2026-12-03):
   'max_model_len': 8192, 'quantization': 'awq', 'gpu_memory_utilization': 0.9}; "Available KV cache memory: 13.42
   GiB", "GPU KV cache size: 251,344 tokens, Maximum concurrency for 8,192 tokens per request: 30.68x", and from the
   server's /metrics ``vllm:cache_config_info`` block_size="16" num_gpu_blocks="15709". The container start is the
-  pod's first (RunPod, the weights downloaded in that start: a cold torch.compile cache). The log does not print the card's
-  cudaMemGetInfo total (nvidia-smi's 24,467 MiB is not it), so the pool is planned over the totals the catalogued
+  pod's first (RunPod, the weights downloaded in that start: a cold torch.compile cache). The log does not print the
+  card's cudaMemGetInfo total (nvidia-smi's 24,467 MiB is not it), so the pool is planned over the totals the catalogued
   cards' nvidia-smi offsets allow, and once on the catalog's RTX-PRO-4000 (added 2026-12-03, its total an estimate:
-  24,467 MiB less the RTX 5090's 494 MiB gap); the layout is pinned from the logged block count. This log showed kvplan not treating the RTX PRO 4000 as SM 12.0 (kvplan.engines.gpu_sm120 knew the RTX PRO
-  6000 only): the held compile copy of the SM 12.0 estimate was missing, +0.83 to +1.10 GiB.
+  24,467 MiB less the RTX 5090's 494 MiB gap); the layout is pinned from the logged block count. This log showed kvplan
+  not treating the RTX PRO 4000 as SM 12.0 (kvplan.engines.gpu_sm120 knew the RTX PRO 6000 only): the held compile copy
+  of the SM 12.0 estimate was missing, +0.83 to +1.10 GiB.
 - SM100-031-QWEN3-32B-FP4: "Verbatim lines of smoke-r2-2's vLLM v0.31.0 logs" (index file id 70402968748):
   ``Initializing a V1 LLM engine (v0.31.0) with config: model='/local/qwen3-32b-nvfp4' ... max_seq_len=4096 ...
   tensor_parallel_size=1 ... quantization=compressed-tensors ... kv_cache_dtype=bfloat16 ... enable_prefix_caching=
