@@ -17,11 +17,12 @@ Sources (all read 2026-12-03):
   'max_model_len': 8192, 'quantization': 'awq', 'gpu_memory_utilization': 0.9}; "Available KV cache memory: 13.42
   GiB", "GPU KV cache size: 251,344 tokens, Maximum concurrency for 8,192 tokens per request: 30.68x", and from the
   server's /metrics ``vllm:cache_config_info`` block_size="16" num_gpu_blocks="15709". The container start is the
-  pod's first (RunPod, the weights downloaded in that start: a cold torch.compile cache). kvplan has no RTX PRO 4000
-  and the log does not print the card's cudaMemGetInfo total (nvidia-smi's 24,467 MiB is not it), so the pool is
-  planned over the totals the catalogued cards' nvidia-smi offsets allow; the layout is pinned from the logged block
-  count. This log showed kvplan not treating the RTX PRO 4000 as SM 12.0 (kvplan.engines.gpu_sm120 knew the RTX PRO
-  6000 only): the held compile copy of the SM 12.0 estimate was missing, +0.83 to +1.10 GiB.
+  pod's first (RunPod, the weights downloaded in that start: a cold torch.compile cache). The log does not print the
+  card's cudaMemGetInfo total (nvidia-smi's 24,467 MiB is not it), so the pool is planned over the totals the catalogued
+  cards' nvidia-smi offsets allow, and once on the catalog's RTX-PRO-4000 (added 2026-12-03, its total an estimate:
+  24,467 MiB less the RTX 5090's 494 MiB gap); the layout is pinned from the logged block count. This log showed kvplan
+  not treating the RTX PRO 4000 as SM 12.0 (kvplan.engines.gpu_sm120 knew the RTX PRO 6000 only): the held compile copy
+  of the SM 12.0 estimate was missing, +0.83 to +1.10 GiB.
 - SM100-031-QWEN3-32B-FP4: "Verbatim lines of smoke-r2-2's vLLM v0.31.0 logs" (index file id 70402968748):
   ``Initializing a V1 LLM engine (v0.31.0) with config: model='/local/qwen3-32b-nvfp4' ... max_seq_len=4096 ...
   tensor_parallel_size=1 ... quantization=compressed-tensors ... kv_cache_dtype=bfloat16 ... enable_prefix_caching=
@@ -104,7 +105,9 @@ def _pro4000(total_gib: float):
     return custom_gpu(total_gib, 0.672, 150, name="RTX-PRO-4000", gpus_per_node=1)
 
 
-PRO4000 = _pro4000(23.45)  # the layout test reads nothing off the total
+# The catalog's RTX PRO 4000 (kvplan.gpus, "estimated": the log's nvidia-smi 24,467 MiB less the RTX 5090's 494 MiB
+# gap = 23,973 MiB); the layout test reads nothing off the total
+PRO4000 = get_gpu("NVIDIA RTX PRO 4000 Blackwell")
 
 
 def test_pro4000_v0_28_qwen2_5_7b_awq_layout_from_the_logged_blocks():
@@ -136,6 +139,18 @@ def test_pro4000_v0_28_qwen2_5_7b_awq_pool_over_the_cards_likely_totals(total_gi
     assert held == 152_064 * 3584 * 2 == 1_089_994_752
     assert abs(p.ranks[0].kv_pool_bytes / GiB - pool_gib) < 0.001 and p.kv_cache_tokens == tokens
     assert close_gib(p.ranks[0].kv_pool_bytes, 13.42)
+
+
+def test_pro4000_v0_28_qwen2_5_7b_awq_pool_on_the_catalog_card():
+    # The catalog card's total is an estimate, so the totals test above stays: (24,467 - 494) MiB = 23,973 MiB =
+    # 25,137,512,448 B = 23.4111 GiB, 0.0389 GiB below the 23.45 case: the pool falls by 0.9 x 0.0389 = 0.035 GiB to
+    # 13.337 GiB (logged 13.42: -0.08 GiB, -0.6 %), 14,320,129,844 B // 917,504 = 15,607 blocks = 249,712 tokens
+    # (logged 251,344: -0.65 %); SM 12.0 by its catalog name, so the held compile copy is charged
+    assert PRO4000.name == "RTX-PRO-4000" and PRO4000.memory_bytes == 23_973 * 2**20 == 25_137_512_448
+    p = _plan(AWQ_PRO4000, _qwen2_5_7b_awq(), PRO4000, "0.28")
+    assert any(t.name.startswith("the cold compile's embedding copy") for t in p.ranks[0].terms)
+    assert p.ranks[0].kv_pool_bytes == 14_320_129_844 and p.num_blocks == 15_607 and p.kv_cache_tokens == 249_712
+    assert close_gib(p.ranks[0].kv_pool_bytes, 13.42) and close(p.kv_cache_tokens, 251_344)
 
 
 # ----------------------------------------------------------------------------- SM100-031-QWEN3-32B-FP4: 0.31.0
