@@ -42,7 +42,8 @@ def test_dcp_is_planned_on_import_and_applied_to_the_sidebar_and_the_link():
     # from 0.18) x 8 = 5,161,856 ("GPU KV cache size: 5,161,856 tokens"); without -dcp the same pool is 645,232 tokens
     # (41,741 blocks, 5,342,848 / 667,856, before 0.33.0's V2 sampler pass: 1,024 x 129,280 x 14 + 1 MiB + 8,192 x
     # 7,168 x 2 + the held 1,879,048,192 MoE workspace = 3,850,895,360 B of peak vs 2,261,254,144, 1,414 blocks of
-    # 1,124,352 B; 43,163 blocks, 690,608 tokens, before the Triton block-FP8 MoE workspace Hopper keeps held from 0.17 was
+    # 1,124,352 B;
+    # 43,163 blocks, 690,608 tokens, before the Triton block-FP8 MoE workspace Hopper keeps held from 0.17 was
     # counted, VLLM_CHANGES fp8_moe_hopper_triton: 1,422 blocks x 1,124,352 B = 1.49 GiB;
     # 43,855 blocks with the fixed 0.71 GiB CUDA-graph fit, not the model-shaped 1.44: FLASH_ATTN_MLA's split
     # accumulators 32 x 512 x 16 heads x 513 x 4 B + 4 MiB = 517 MiB + 100 graphs x 61 MoE layers x 160 KiB, kvplan
