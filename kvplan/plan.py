@@ -1752,7 +1752,8 @@ def _sglang_eagle_cell(engine, layers, head_layers, kv_tp, kv_b) -> int:
 def _vllm_034_refusal(spec: ModelSpec, gpu: GpuSpec, engine: EngineConfig, layout: Layout) -> str | None:
     """Why kvplan refuses a vLLM 0.34 plan (None: it plans it). 0.34.0 (VLLM_CHANGES "extensible_kv_cache") sizes
     the pool from memory measured after its warmup; kvplan plans that (``_extensible_budget``) where every step the
-    measurement sees is one kvplan sizes. Refused: a platform other than CUDA / ROCm (VLLM_034_REFUSAL); and, with
+    measurement sees is one kvplan sizes. Refused: a platform other than CUDA / ROCm (VLLM_034_REFUSAL), ROCm without
+    --block-size (its default block follows the backend kvplan does not pick); and, with
     the extensible cache on (no --kv-cache-memory-bytes): DSA models (the indexer's decode-logits reserve,
     "dsa_indexer_decode_logits"), DeepSeek-V4 / V4.1 (own KV layouts, not checked against the segment rounding),
     speculative decoding (the sizing steps verify a full set of drafts through the rejection sampler), a profiled
@@ -1761,6 +1762,11 @@ def _vllm_034_refusal(spec: ModelSpec, gpu: GpuSpec, engine: EngineConfig, layou
     Llama-3.1-8B on an H100 -> None; DeepSeek-V3.2 -> the DSA refusal."""
     if gpu.vendor not in ("NVIDIA", "AMD") or on_gaudi(gpu):
         return VLLM_034_REFUSAL
+    if gpu.vendor == "AMD" and engine.block_size is None:
+        return vllm_034_refusal("on ROCm the default block is not planned: update_block_size_for_backend offers 64 "
+                                "and a backend that does not run it takes its smallest size (ROCM_AITER_FA [16, 32] "
+                                "-> 16, TRITON_ATTN MultipleOf(16) -> 64; v1/attention/backend.py "
+                                "get_preferred_block_size), and kvplan does not pick the ROCm backend; give --block-size")
     if not vllm_extensible_on(engine):  # a typed pool: 0.34 runs the 0.33 budget at 0.92 with 64-token blocks
         return None
     if _has_dsa(spec):

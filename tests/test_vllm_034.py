@@ -182,6 +182,7 @@ def test_extensible_blocks_commit_whole_granules():
      "speculative decoding"),
     ("qwen2.5-vl-7b-instruct", "H100-SXM", {}, Layout(), "multimodal encoder"),
     ("llama-3.1-70b", "H100-SXM", {}, Layout(tp=2, pp=2), "pipeline"),
+    ("llama-3.1-8b", "MI300X", {}, Layout(), "on ROCm the default block"),
 ])
 def test_what_0_34_still_refuses(name, gpu, engine, layout, words):
     with pytest.raises(PlanInputError) as exc:
@@ -195,6 +196,14 @@ def test_0_34_on_gaudi_is_refused_by_name():
     with pytest.raises(PlanInputError) as exc:
         plan(load_preset("llama-3.1-8b"), get_gpu("Gaudi3"), EngineConfig(vllm_version="0.34"))
     assert str(exc.value).endswith(VLLM_034_REFUSAL) or VLLM_034_REFUSAL in str(exc.value)
+
+
+def test_rocm_keeps_a_3_gib_margin_floor():
+    # MI300X with --block-size 64: the margin floor is 3 GiB on ROCm (KV_CACHE_MARGIN_FLOOR_BYTES); the Llama-3.1-8B
+    # transient (1,050,673,152 x 0.75 = 788,004,864) is below it
+    p = plan(load_preset("llama-3.1-8b"), get_gpu("MI300X"), EngineConfig(vllm_version="0.34", block_size=64,
+                                                                        max_model_len=8192))
+    assert _terms(p)["margin kept free"].bytes == 3 * GiB and p.block_size == 64
 
 
 def test_b200_plans_0_34_eager():
