@@ -2248,7 +2248,7 @@ def plan(spec: ModelSpec, gpu: GpuSpec, engine: EngineConfig = EngineConfig(), l
         # largest max_model_len whose max_memory_usage_bytes fit the available memory (bytes, so every block of the
         # pool, the null block too); ``starts`` keeps block 0 out, one block shorter (MiniMax-M2.7 TP 2 at 22.50 GiB:
         # vLLM logs 190,272 = 11,892 blocks of 16, the null-block rule says 190,240)
-        estimate = (starts if dsv4 else
+        estimate = (starts if dsv4 or extensible else  # 0.34 checks (num_blocks - 1) blocks: the null block out
                     longest_start(groups, block_size, in_flight, engine, num_blocks, len_rank * 64) * dcp)
         error = _start_error(engine, prof, ranks[tight], max_len, per_request, estimate, usable, num_blocks, tokens,
                              _dsv4_needed_bytes(groups, len_rank, block_size, in_flight) if dsv4 else None)
@@ -2836,6 +2836,14 @@ def _extensible_budget(spec, gpu, engine, layout, terms: list[Term], requested: 
     out.append(Term(name=f"margin kept free (max({3 if rocm else 1} GiB, 0.75 x the transient))", bytes=margin,
                     basis="engine rule", source="vLLM 0.34.0 v1/worker/extensible_kv_cache.py measure_kv_cache_bytes "
                     "(KV_CACHE_MARGIN_FLOOR_BYTES, KV_CACHE_MARGIN_FRACTION 0.75)"))
+    # what determine_available_memory reserves first (gpu_worker.py: requested - (total_consumed + the profile's
+    # transient) - a CUDA-graph estimate of 0 under this cache), logged as "Available KV cache memory"; the measured
+    # pool below never exceeds it (it takes the graphs, the context and the margin off the same figures)
+    out.append(Term(name="reserved capacity before warmup (logged as Available KV cache memory)",
+                    bytes=max(requested - (resident - (graph_term.bytes if graph_term is not None else 0))
+                              - transient, 0), basis="estimated", applied=False,
+                    source="vLLM 0.34.0 gpu_worker.py determine_available_memory under the extensible cache: the "
+                           "address space reserved (ExtensibleKVCache capacity_blocks), committed only as measured"))
     init_free = total - context
     cap = max(0, (init_free - margin) - requested)
     if cap:
@@ -3378,11 +3386,42 @@ def _gib(n: int) -> str:
     return f"{n / GiB:.2f}"
 
 
+def _extensible_start_error(engine, rank: RankPlan, max_len, per_request, starts, num_blocks) -> str | None:
+    """vLLM 0.34.0's refusal under the extensible KV cache (v1/core/kv_cache_planning.py shrink_kv_cache_configs,
+    after warmup: _check_enough_kv_cache_memory on (num_blocks - 1) x the block's bytes, with
+    _more_kv_cache_memory_hint(after_warmup=True)), in its words; None when one request of max_len fits. The check
+    against the reserved capacity before warmup passes whenever this one does not fail first there: the capacity
+    is never below the measured pool. Worked example: Qwen3-32B at 131,072 tokens on one H100: 32.00 GiB needed."""
+    available = max(num_blocks - 1, 0) * rank.bytes_per_block
+    util = engine.gpu_memory_utilization
+    graphs = " CUDA graphs take less with fewer or smaller capture sizes in the compilation config."
+    used_by = "the model, its activations, CUDA graphs and warmup"
+    hint = (f"The KV cache gets what is left after {used_by} within `gpu_memory_utilization`={util}; increase it "
+            f"(with the extensible KV cache it defaults to 1.0) or decrease `max_model_len` or `max_num_seqs`.{graphs}"
+            if util is not None and util < 1.0 else
+            f"The extensible KV cache already takes all device memory left after {used_by}; decrease "
+            f"`max_model_len` or `max_num_seqs`, or the model needs a device with more memory.{graphs}")
+    docs = "See https://docs.vllm.ai/en/latest/configuration/conserving_memory/ for more details."
+    if available <= 0:
+        return f"ValueError: No available memory for the cache blocks. {hint} {docs}"
+    if per_request and (num_blocks - 1) // per_request >= 1:
+        return None
+    needed = per_request * rank.bytes_per_block
+    estimated = (f"Based on the available memory, the estimated maximum model length is {starts}. "
+                 if starts > 0 else "")
+    return (f"ValueError: To serve at least one request with the model's max seq len ({max_len}), "
+            f"({_gib(needed)} GiB KV cache is needed, which is larger than the available KV cache memory "
+            f"({_gib(available)} GiB). {estimated}{hint} Decreasing `max_model_len` also reduces what is needed. "
+            f"{docs}")
+
+
 def _start_error(engine, prof, rank: RankPlan, max_len, per_request, starts, usable, num_blocks, tokens,
                  needed: int | None = None) -> str | None:
     """The error vLLM raises when it would refuse to start, in its own words (None when it starts)."""
     if engine.engine != "vllm":
         return None
+    if vllm_extensible_on(engine):
+        return _extensible_start_error(engine, rank, max_len, per_request, starts, num_blocks)
     if rank.kv_pool_bytes <= 0:
         # vllm/v1/core/kv_cache_utils.py check_enough_kv_cache_memory (0.10+): "available_memory <= 0" first; a pool
         # above 0 but under one block (--kv-cache-memory 1) fails the max_model_len check below instead
@@ -3498,8 +3537,11 @@ def engine_log_lines(engine, prof, rank: RankPlan, num_blocks, tokens, conc, max
     for t in rank.terms:
         if t.name.startswith("CUDA graphs (estimated"):
             lines.append(f"Estimated CUDA graph memory: {_gib(t.bytes)} GiB total")
-    if committed is not None:  # 0.34's extensible cache: extensible_kv_cache.py extend_kv_cache, physical bytes
-        # (the "Available KV cache memory" line before it is the reserved capacity, which kvplan does not print)
+    if committed is not None:  # 0.34's extensible cache: the reserved capacity first, then extend_kv_cache's
+        # physical bytes after warmup (extensible_kv_cache.py, "%.2f GiB")
+        capacity = next((t.bytes for t in rank.terms if t.name.startswith("reserved capacity before warmup")), None)
+        if capacity is not None:
+            lines.append(f"Available KV cache memory: {_gib(capacity)} GiB")
         if rank.kv_pool_bytes > 0:
             lines.append(f"Extended KV cache to {num_blocks} blocks ({committed / GiB:.2f} GiB).")
     else:

@@ -94,8 +94,23 @@ def test_llama_3_1_8b_on_one_h100_plans_the_extensible_pool():
     assert plan(spec, H100, EngineConfig(vllm_version="0.33", max_model_len=8192)).kv_cache_tokens == 454_608
     assert VLLM_034_PLAN_NOTE in p.warnings and p.model_runner == "V2"
     # 7,720 x 8 MiB = 64,760,053,760 B = 60.3125 GiB committed
-    assert "Extended KV cache to 7720 blocks (60.31 GiB)." in p.engine_log
-    assert not any(line.startswith("Available KV cache memory") for line in p.engine_log)
+    # first the capacity reserved before warmup: requested - (weights + non-torch + sampler state) - the profile
+    # peak, no graph estimate = 85,029,615,043 - 16,920,682,496 - 1,050,673,152 = 67,058,259,395 B = 62.45 GiB
+    capacity = t["reserved capacity before warmup"]
+    assert capacity.bytes == 67_058_259_395 and not capacity.applied
+    assert p.engine_log[1:3] == ["Available KV cache memory: 62.45 GiB",
+                                 "Extended KV cache to 7720 blocks (60.31 GiB)."]
+
+
+def test_a_request_too_long_for_the_0_34_pool_gets_the_after_warmup_error():
+    # Qwen3-32B at 131,072 on one H100: 64 layers x 64 x 8 x 128 x 2 x 2 B = 16 MiB a block; a request 2,048 blocks
+    # = 32.00 GiB against (num_blocks - 1) x 16 MiB (shrink_kv_cache_configs holds the null block back)
+    p = plan(load_preset("qwen3-32b"), H100, EngineConfig(vllm_version="0.34", max_model_len=131072))
+    assert not p.fits and p.blocks_per_request == 2_048
+    available = (p.num_blocks - 1) * 16 * MiB
+    assert f"available KV cache memory ({available / GiB:.2f} GiB)" in p.start_error
+    assert f"maximum model length is {(p.num_blocks - 1) * 64}." in p.start_error
+    assert "The extensible KV cache already takes all device memory left after the model" in p.start_error
 
 
 def test_a_lower_utilization_caps_the_0_34_pool():
