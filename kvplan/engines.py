@@ -53,7 +53,8 @@ profile  releases            what changes at its first release (VLLM_CHANGES key
                              workspace, 3 multicast-granular buffers (3 x 512 MiB), is made during the profile run's
                              compilation: non-torch 0.55 + 1.50 GiB at TP 2 / 4 / 8 on NVSwitch Hopper / Blackwell;
                              block-FP8 MoE on Hopper without EP takes TRITON, its workspace kept
-                             (fp8_moe_hopper_triton); ModelOpt MIXED_PRECISION checkpoints (modelopt_mixed)
+                             (fp8_moe_hopper_triton; FP8 MoE on Ada / ROCm and per-tensor FP8 MoE everywhere: TRITON
+                             too, plan.vllm_fp8_moe_backend); ModelOpt MIXED_PRECISION checkpoints (modelopt_mixed)
 0.18     0.18.0-0.18.1       the CUDA-graph estimate is computed and printed, not subtracted (cudagraph_estimate_printed:
                              VLLM_MEMORY_PROFILER_ESTIMATE_CUDAGRAPHS=0); non-torch 0.25 GiB at TP 1 (non_torch_v018)
 0.19     0.19.0-0.19.1       AWQ dense layers through choose_mp_linear_kernel: Machete on Hopper (awq_mp_kernel); the
@@ -80,7 +81,8 @@ profile  releases            what changes at its first release (VLLM_CHANGES key
                              (wna16_moe_modular_kernel); a MIXED_PRECISION lm_head (modelopt_mixed_lm_head)
 0.24     0.24.0              Marlin pads misaligned shards instead of refusing them (marlin_tile_padding); V2 for the
                              six listed architectures, quantized too (v2_runner_listed); MIXED_PRECISION below
-                             Ada (modelopt_mixed_sm75)
+                             Ada (modelopt_mixed_sm75); block-FP8 MoE on sm120 picks DEEPGEMM by default
+                             (deep_gemm_sm120: kvplan plans VLLM_USE_DEEP_GEMM=0's TRITON)
 0.25     0.25.0-0.25.1       the fusion workspace on FlashInfer's mnnvl backend by default: one 512 MiB multicast
                              buffer instead of trtllm's three (fi_allreduce_mnnvl: non-torch 1.0 GiB lower at TP >= 2);
                              V2 for every dense non-hybrid model and the listed MoE (v2_runner_dense), whose PIECEWISE
@@ -528,6 +530,15 @@ VLLM_CHANGES: dict[str, tuple[Release, str]] = {
                                            "dynamic 128-group activations unless ep_size > 1, first in the 0.17.0 "
                                            "wheel (0.16.0: DEEPGEMM before TRITON); read in the 0.17.0, 0.18.0 and "
                                            "0.19.0 wheels (pip download, 2026-12-03)")),
+    "fused_moe_unchunked": ((0, 18, 0), ("model_executor/layers/fused_moe/modular_kernel.py has no _chunk_info / "
+                                         "VLLM_FUSED_MOE_CHUNK_SIZE in the 0.18.0 wheel: the workspaces are sized at "
+                                         "the whole M; 0.14.0 - 0.17.0 split M above 16,384 tokens (envs.py "
+                                         "VLLM_ENABLE_FUSED_MOE_ACTIVATION_CHUNKING default 1), read 2026-12-03")),
+    "deep_gemm_sm120": ((0, 24, 0), ("platforms/cuda.py support_deep_gemm adds is_device_capability_family(120), so "
+                                     "is_deep_gemm_supported (deep_gemm present: vendored as vllm.third_party."
+                                     "deep_gemm from the 0.20.0 wheel) lets fused_moe/oracle/fp8.py pick DEEPGEMM for "
+                                     "block-FP8 experts on sm120, first in the 0.24.0 wheel (0.23.0: capability 9.0 "
+                                     "and family 100 only); read 2026-12-03 in the 0.20.0 - 0.34.0 wheels")),
     "flashinfer_sampler_default": ((0, 21, 0), ("envs.py VLLM_USE_FLASHINFER_SAMPLER defaults to True ('Enabled by "
                                                 "default when the hardware supports it') and v1/sample/ops/"
                                                 "topk_topp_sampler.py TopKTopPSampler takes forward_cuda (FlashInfer "

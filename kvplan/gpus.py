@@ -28,7 +28,8 @@ GeForce cards run BF16-with-FP32-accumulate at half their FP16-accumulate rate; 
 and FP8 likewise with FP32 accumulate. For the GeForce cards no whitepaper table covers (RTX 4070
 class, RTX 5070/5080 class) the rates are derived as the whitepapers' own per-SM rate x SMs x boost
 clock: 512 dense BF16 FLOP per SM per clock with FP32 accumulate (RTX 4090: 128 SM x 2.52 GHz x 512 =
-165.2 TF, the whitepaper's figure; RTX 5090: 170 x 2.407 x 512 = 209.5 TF), FP8 twice that.
+165.2 TF, the whitepaper's figure; RTX 5090: 170 x 2.407 x 512 = 209.5 TF), FP8 twice that. The RTX PRO
+Blackwell cards below the 6000 (``_rtx_pro``) take the RTX PRO 6000's full rate, 1024 per SM per clock.
 """
 
 import math
@@ -95,6 +96,26 @@ def _geforce(sms: int, boost_ghz: float) -> tuple[float, float]:
     return bf16, round(2 * bf16, 1)
 
 
+def _rtx_pro(name, marketed_gb, memory_bytes, tb_s, sms, boost_ghz, per_node, mem_note, spec_note):
+    """An RTX PRO Blackwell card (SM 12.0) whose tensor rates NVIDIA's whitepaper does not table: 1024 dense BF16
+    FLOP per SM per clock with FP32 accumulate (full rate, the RTX PRO 6000 row's whitepaper figure: 188 SM x 2.617
+    GHz x 1024 = 503.8 TF), FP8 twice that. RTX PRO 4000: 70 x 2.617 x 1024 = 187.6 TF BF16, 375.2 TF FP8."""
+    bf16 = round(sms * boost_ghz * 1024 / 1000, 1)
+    fp8 = round(2 * bf16, 1)
+    return _spec(name, "NVIDIA", marketed_gb, memory_bytes, "estimated", tb_s, bf16, per_node, "PCIe 5.0 x16",
+                 f"{mem_note}; {spec_note}; flops: derived, {sms} SM x {boost_ghz} GHz boost x 1024 dense BF16 FLOP "
+                 f"per SM per clock = {bf16} TF, FP8 {fp8} TF dense (full-rate FP32 accumulate assumed as on the "
+                 "RTX PRO 6000; NVIDIA publishes only FP4 'AI TOPS' for this card, and a third-party table "
+                 "(hmc-tech.com) lists half-rate FP32 accumulate for the RTX PRO 4500)", fp8=fp8)
+
+
+# nvidia-smi total -> cudaMemGetInfo total on the RTX 5090 (32607 MiB vs 31.36 GiB = 32,113 MiB: 494 MiB), the
+# nearest catalogued card in size and driver branch to the 24 / 32 GB RTX PRO Blackwell cards (the RTX PRO 6000
+# shows 638 MiB: 97887 MiB vs 94.97 GiB)
+_SMI_GAP_MIB = 494
+_PRO6000_SHARE = ("mem: estimated at the RTX PRO 6000's exposed share (94.97 of 96 GiB = 98.93%) of the card's "
+                  "memory, no public nvidia-smi table or log of this card found")
+
 _OOM = "torch OOM 'GPU 0 has a total capacity of {} GiB'"
 
 # name, vendor, marketed GB, exposed bytes, basis, TB/s, dense BF16 TFLOPS, per node, link, source
@@ -120,6 +141,13 @@ _ROWS = [
           "mem: torch OOM '22.19 GiB total capacity' on SageMaker ml.g5 (A10G), "
           "vllm-project/vllm#372; bw/flops: AWS publishes no A10G datasheet, NVIDIA A10 "
           "datasheet figures used (A10G is AWS's A10 variant, up to 8 per g5.48xlarge)"),
+    _spec("A40", "NVIDIA", 48, _gib(44.42), "estimated", 0.696, 149.7, 8,
+          "PCIe 4.0 x16 (+NVLink bridge 112.5 GB/s pairs)",
+          "mem: estimated equal to L40S: public nvidia-smi tables of the A40 read 46068 MiB with ECC on, as it "
+          "ships (index file ids 32335715336, 20563967892; 49140 MiB with ECC off, 69262004650), the L40S's "
+          "46068 MiB that its torch OOM turns into 44.42 GiB (no A40 log with the torch figure found); bw/flops: "
+          "NVIDIA A40 datasheet (696 GB/s; BF16 tensor 299.4 TF* sparse -> 149.7 dense); Ampere GA102, SM 8.6, "
+          "no FP8 tensor math"),
     # --- Datacenter, NVIDIA Ada ---
     _spec("L4", "NVIDIA", 24, _gib(22.03), "measured", 0.300, 121, 8, "PCIe 4.0 x16",
           "mem: " + _OOM.format("22.03") + " on L4, ArcInstitute/evo2#190 (22.05-22.07 on other "
@@ -153,6 +181,12 @@ _ROWS = [
           "mem: " + _OOM.format("139.81") + " on 8x H200, sungwon-chae/arxiv_confi "
           "etu_logging.md (139.80 in other logs); bw/flops: NVIDIA H200 datasheet SXM "
           "(BF16 1,979 TF* sparse -> 989.4 dense); fp8: H200 datasheet SXM 3,958 TF* sparse -> 1,979 dense", fp8=1979),
+    _spec("H200-NVL", "NVIDIA", 141, _gib(139.81), "estimated", 4.8, 835.5, 8,
+          "PCIe 5.0 x16 (+NVLink bridge 900 GB/s, 2- or 4-way)",
+          "mem: estimated equal to H200 SXM: public nvidia-smi output of 'NVIDIA H200 NVL' reads 143771 MiB per "
+          "GPU (index file ids 63088202880, 66510701415), the H200 SXM's total, whose torch OOM reads 139.81 GiB; "
+          "bw/flops: NVIDIA H200 NVL datasheet (141 GB HBM3e, 4.8 TB/s, BF16 1,671 TF* sparse -> 835.5 dense); "
+          "fp8: same datasheet, 3,341 TF* sparse -> 1,670.5 dense", fp8=1670.5),
     _spec("H20", "NVIDIA", 96, _gib(95.00), "measured", 4.0, 148, 8, "NVLink 4 900 GB/s",
           "mem: torch OOM 'GPU has a total capacity of 95.00 GiB' on H20 96G, "
           "modelscope/DiffSynth-Studio#1238; bw/flops: NVIDIA H20 product brief as widely "
@@ -220,6 +254,37 @@ _ROWS = [
           "antirez/ds4#431; bw/flops: NVIDIA RTX PRO 6000 Blackwell datasheet (1,792 GB/s; "
           "4,000 AI TOPS FP4 sparse / 8 -> ~504 TF BF16 dense, full-rate FP32 accumulate)"
           "; fp8: twice the BF16 rate, ~1,008 TF dense (2,000 AI TOPS FP8 sparse / 2)", fp8=1007.6),
+    _rtx_pro("RTX-PRO-6000-Max-Q", 96, _gib(94.97), 1.792, 188, 2.288, 4,
+             "RTX PRO 6000 Blackwell Max-Q Workstation Edition (300 W). mem: estimated equal to RTX-PRO-6000 (the "
+             "same GB202 board memory, 96 GB GDDR7 ECC on 512 bits; nvidia-smi 97887 MiB on the workstation and "
+             "server editions)",
+             "bw: 1,792 GB/s, the same memory system (purepc.pl GTC 2025 lineup article); SMs / clock: "
+             "technical.city spec page (188 SM, 2,288 MHz boost, FP32 110.1 TF = 24,064 x 2 x 2.288)"),
+    _rtx_pro("RTX-PRO-5000", 48, _gib(47.49), 1.344, 110, 2.377, 4,
+             "RTX PRO 5000 Blackwell 48 GB (GB202). " + _PRO6000_SHARE.replace("memory,", "memory (48 x 0.9893 = "
+                                                                               "47.49 GiB),"),
+             "bw: 1,344 GB/s, 48 GB GDDR7 ECC on 384 bits, 110 SM (purepc.pl GTC 2025 lineup article); clock: "
+             "2,377 MHz boost, technical.city's RTX PRO 5000 72 GB page (the same 110-SM GB202 configuration)"),
+    _rtx_pro("RTX-PRO-5000-72GB", 72, _gib(71.23), 1.344, 110, 2.377, 4,
+             "RTX PRO 5000 72 GB Blackwell (GB202, October 2025). " + _PRO6000_SHARE.replace(
+                 "memory,", "memory (72 x 0.9893 = 71.23 GiB),"),
+             "bw / SMs / clock: technical.city spec page (72 GB GDDR7 on 384 bits, 1.34 TB/s = 1,344 GB/s, 14,080 "
+             "CUDA cores = 110 SM, 2,377 MHz boost, FP32 66.94 TF)"),
+    _rtx_pro("RTX-PRO-4500", 32, (32_623 - _SMI_GAP_MIB) * 2**20, 0.896, 82, 2.617, 4,
+             "RTX PRO 4500 Blackwell (GB203). mem: estimated: nvidia-smi 32623 MiB (public logs, index file ids "
+             "71398061483, 60340131563, the latter 'compute capability 12.0') less the RTX 5090's 494-MiB gap "
+             "between nvidia-smi and cudaMemGetInfo = 32,129 MiB = 31.38 GiB (no log with the cudaMemGetInfo total "
+             "found)",
+             "bw / SMs / clock: technical.city spec page (32 GB GDDR7 on 256 bits, 896 GB/s, 10,496 CUDA cores = "
+             "82 SM, 2,617 MHz boost, FP32 54.94 TF)"),
+    _rtx_pro("RTX-PRO-4000", 24, (24_467 - _SMI_GAP_MIB) * 2**20, 0.672, 70, 2.617, 4,
+             "RTX PRO 4000 Blackwell (GB203). mem: estimated: nvidia-smi 24467 MiB (the 0.28.0 RunPod log of "
+             "tests/test_engine_logs_dec03b.py, index file id 67578381996, 'of 24,467' MiB; a Vast.ai offer "
+             "fixture, 57397401818) less the RTX 5090's 494-MiB gap between nvidia-smi and cudaMemGetInfo = "
+             "23,973 MiB = 23.41 GiB (the log prints no cudaMemGetInfo total; the catalogued cards' gaps, 357 - "
+             "638 MiB, put it at 23.27 - 23.55 GiB)",
+             "bw / SMs / clock: cputronic.com spec page (24 GB GDDR7 on 192 bits, 672 GB/s, 8,960 CUDA cores = 70 "
+             "SM, 2,617 MHz boost, PCIe 5.0 x16)"),
     # --- Consumer (GeForce: BF16 with FP32 accumulate = half the FP16-accumulate rate) ---
     _spec("RTX-3090", "NVIDIA", 24, _gib(23.56), "measured", 0.936, 71, 4,
           "PCIe 4.0 x16 (+NVLink bridge 112.5 GB/s pairs)",
@@ -296,6 +361,15 @@ _ALIASES: dict[str, str] = {
     "rtx-pro-6000-blackwell": "RTX-PRO-6000", "rtx-pro-6000-blackwell-workstation-edition":
     "RTX-PRO-6000", "rtx-pro-6000-blackwell-server-edition": "RTX-PRO-6000",
     "rtxpro6000": "RTX-PRO-6000", "pro6000": "RTX-PRO-6000",
+    # torch / nvidia-smi device names of the other RTX PRO Blackwell cards ("NVIDIA RTX PRO 4000 Blackwell")
+    "rtx-pro-6000-blackwell-max-q-workstation-edition": "RTX-PRO-6000-Max-Q",
+    "rtx-pro-6000-blackwell-max-q": "RTX-PRO-6000-Max-Q", "rtx-pro-6000-max-q-workstation-edition":
+    "RTX-PRO-6000-Max-Q",
+    "rtx-pro-5000-blackwell": "RTX-PRO-5000", "rtx-pro-5000-48gb": "RTX-PRO-5000",
+    "rtx-pro-5000-72gb-blackwell": "RTX-PRO-5000-72GB", "rtx-pro-5000-blackwell-72gb": "RTX-PRO-5000-72GB",
+    "rtx-pro-4500-blackwell": "RTX-PRO-4500", "rtx-pro-4000-blackwell": "RTX-PRO-4000",
+    "rtxpro4000": "RTX-PRO-4000", "rtxpro4500": "RTX-PRO-4500", "rtxpro5000": "RTX-PRO-5000",
+    "h200-nvl-141gb": "H200-NVL", "a40-48gb": "A40",
 }
 # GeForce spellings of the RTX 40/50 cards: 'NVIDIA GeForce RTX 4070 Ti SUPER' -> 'geforce-rtx-4070-ti-super',
 # and the run-together 'rtx4070tisuper' / '4070-ti-super'.

@@ -527,8 +527,15 @@ def activation_estimate(spec: ModelSpec, tp: int, tokens: int, num_reqs: int, ac
     return max(forward, sampler + moe_workspace)
 
 
-def vllm_moe_workspace_bytes(spec: ModelSpec, tp: int, tokens: int, act_b: int, ep: bool = False) -> int:
-    """The fused-MoE workspace a vLLM profile run leaves allocated (unquantized experts on TritonExperts).
+# vllm 0.14.0 - 0.17.1 envs.py VLLM_FUSED_MOE_CHUNK_SIZE (16 x 1024) with VLLM_ENABLE_FUSED_MOE_ACTIVATION_CHUNKING on
+# by default: modular_kernel.py _chunk_info splits a chunking experts class's M (TritonExperts.supports_chunking True)
+VLLM_FUSED_MOE_CHUNK_SIZE = 16 * 1024
+
+
+def vllm_moe_workspace_bytes(spec: ModelSpec, tp: int, tokens: int, act_b: int, ep: bool = False,
+                             chunk: int = 0) -> int:
+    """The fused-MoE workspace a vLLM profile run leaves allocated on TritonExperts (unquantized experts, FP8 experts
+    where ``vllm_fp8_moe_backend`` gives TRITON or VLLM_CUTLASS: ``vllm_moe_workspace_held``).
 
     vllm 0.17.0 - 0.33.0 model_executor/layers/fused_moe/modular_kernel.py ``_allocate_buffers`` takes
     workspace13 and workspace2 from ``current_workspace_manager().get_simultaneous`` (v1/worker/workspace.py: one
@@ -538,7 +545,12 @@ def vllm_moe_workspace_bytes(spec: ModelSpec, tp: int, tokens: int, act_b: int, 
     M = the dummy run's tokens, N = this rank's gate + up width (2 x moe_intermediate / tp; whole under EP), K =
     hidden. bytes = (max(M x topk x max(N / 2, K), M x K) + M x topk x max(N, K)) x act_b, the widest MoE layer.
     Worked number: Qwen3-30B-A3B (K 2048, N 1536, top-8), 8192 tokens, bf16: (8192 x 8 x 2048 + 8192 x 8 x 2048) x
-    2 = 536,870,912 B = 0.5 GiB, the llm-d-planner v0.19.0 log's torch peak 2.68 GiB less kvplan's sampler 2.19."""
+    2 = 536,870,912 B = 0.5 GiB, the llm-d-planner v0.19.0 log's torch peak 2.68 GiB less kvplan's sampler 2.19.
+    ``chunk``: the fused-MoE chunk of releases that chunk (``VLLM_FUSED_MOE_CHUNK_SIZE`` through 0.17.1; 0 from
+    0.18.0, VLLM_CHANGES ``fused_moe_unchunked``): with M > chunk the 0.17.0 ``_allocate_buffers`` takes workspace13 and
+    workspace2 at M = chunk and the output (M, K) apart: (chunk x topk x (max(N / 2, K) + max(N, K)) + M x K) x act_b.
+    Worked number: Qwen3-30B-A3B at 32,768 tokens on 0.17: (16,384 x 8 x (2048 + 2048) + 32,768 x 2048) x 2 =
+    1,207,959,552 B (unchunked: 2,147,483,648)."""
     best = 0
     for layer, _ in stage_distinct(spec, 1, 0):
         if layer.experts is None:
@@ -552,7 +564,10 @@ def vllm_moe_workspace_bytes(spec: ModelSpec, tp: int, tokens: int, act_b: int, 
         act_out = cdiv(down[0].in_features, shard)
         k = down[0].out_features
         topk = layer.experts.num_experts_per_tok
-        best = max(best, (max(tokens * topk * max(act_out, k), tokens * k) + tokens * topk * max(n, k)) * act_b)
+        if chunk and tokens > chunk:
+            best = max(best, (chunk * topk * (max(act_out, k) + max(n, k)) + tokens * k) * act_b)
+        else:
+            best = max(best, (max(tokens * topk * max(act_out, k), tokens * k) + tokens * topk * max(n, k)) * act_b)
     return best
 
 
@@ -624,35 +639,153 @@ def _dsa_indexer_term(spec, engine, prof, layout, max_len, mnbt, act_b, gpu_name
                            f"; {moe_ws / GiB:.2f} GiB of it shared with the fused-MoE workspace" if moe_ws else ""))
 
 
+# vLLM's FP8 MoE formats by the oracle's (weight, activation) quant keys (quantization/fp8.py Fp8MoEMethod, online/
+# fp8.py, modelopt.py ModelOptFp8MoEMethod, compressed_tensors_moe_w8a8_fp8.py; 0.17.0 - 0.34.0 wheels read 2026-12-03):
+# fp8 = (StaticTensor, DynamicTensor), fp8-static = (StaticTensor, StaticTensor), fp8-block = (Static128Block,
+# Dynamic128), fp8-channel = compressed-tensors (StaticChannel, DynamicToken), the only one whose method passes
+# allow_vllm_cutlass=True (so VLLM_CUTLASS stays in its list).
+_FP8_MOE_FORMATS = ("fp8", "fp8-static", "fp8-block", "fp8-channel")
+# the catalog's Ada cards (capability 8.9: FP8 math, no FlashInfer / DeepGEMM / CUTLASS grouped-GEMM MoE class);
+# "L4" covers L40 / L40S
+_ADA_FP8_GPUS = ("L4", "L20", "RTX-6000-ADA", "RTX-40")
+
+
+def vllm_fp8_moe_backend(spec: ModelSpec, weight_format: str | None, gpu_name: str, vllm_version: str,
+                         ep: bool = False, moe_backend: str = "auto") -> str | None:
+    """The Fp8MoeBackend vLLM's fused_moe/oracle/fp8.py ``select_fp8_moe_backend`` gives FP8 routed experts (by the
+    oracle's name), None where the experts are not FP8 (unquantized, another format, DeepSeek-V4's MXFP4 override
+    experts) or where kvplan has not read the choice (before 0.14, 0.14 - 0.16 off sm120 / Ampere, Gaudi).
+
+    Read 2026-12-03 in the 0.17.0 - 0.34.0 wheels (``_get_priority_backends`` and each experts class's
+    ``is_supported_config``). With --moe-backend auto the list is [AITER, FLASHINFER_TRTLLM, FLASHINFER_CUTLASS,
+    DEEPGEMM, VLLM_CUTLASS, TRITON, MARLIN, ...]; the first class that validates wins:
+    AITER (AiterExperts) wants VLLM_ROCM_USE_AITER=1 (envs.py default off); FLASHINFER_TRTLLM
+    (TrtLlmFp8ExpertsMonolithic, monolithic) is capability family 100 only, fp8-block or fp8-static;
+    FLASHINFER_CUTLASS (FlashInferExperts) takes fp8-static on capability >= 9.0 (sm120 included) and fp8-block on
+    9.0 only; DEEPGEMM (TritonOrDeepGemmExperts) fp8-block where ``is_deep_gemm_supported`` (capability 9.0 / family
+    100, family 120 from 0.24.0; deep_gemm in the official vllm-openai image, and vendored in the wheel from 0.20.0);
+    VLLM_CUTLASS (TritonOrCutlassExperts) only for compressed-tensors (fp8-channel here) on capability 9.0 - 10.x
+    (cutlass_group_gemm_supported); TRITON (TritonExperts) every FP8 scheme on capability >= 8.9 and ROCm gfx9 / gfx12;
+    MARLIN where the GPU has no FP8 math (A100, A10, RTX A6000 / 30: ``vllm_fp8_marlin_moe_held``). On Hopper
+    block-FP8 moves TRITON to the front without EP, FLASHINFER_CUTLASS with it (``fp8_moe_hopper_triton``).
+    Hence, per kvplan platform (``quant_platform``), 0.17.0+:
+    Ada (L4 / L40S / L20 / RTX 40 / RTX 6000 Ada) and ROCm (MI300X / MI325X / MI355X): TRITON for all four (ROCm
+    with VLLM_ROCM_USE_AITER=1: AITER, whose AiterExperts holds only the (M, K) output: not modelled, a warning);
+    Hopper: fp8 TRITON, fp8-static FLASHINFER_CUTLASS, fp8-block TRITON (EP: FLASHINFER_CUTLASS), fp8-channel
+    VLLM_CUTLASS; datacenter Blackwell (B200 / B300): fp8 TRITON, fp8-static and fp8-block FLASHINFER_TRTLLM (its
+    routing-method list permitting: DeepSeekV3, Renormalize, ... ; a model outside it takes the modular TRT-LLM class,
+    whose M x K output buffer is not counted), fp8-channel VLLM_CUTLASS; sm120 (RTX PRO 6000 / RTX 50): fp8, fp8-block
+    and fp8-channel TRITON, fp8-static FLASHINFER_CUTLASS. sm120 block-FP8 from 0.24.0: the image's default picks
+    DEEPGEMM (TritonOrDeepGemmExperts), which a public 0.27.1 log on 4 x RTX PRO 6000 shows aborting at start-up
+    (DeepGEMM layout.hpp "Unknown SF transformation") until VLLM_USE_DEEP_GEMM=0, after which TRITON runs: kvplan
+    plans that run and warns (``vllm_fp8_moe_note``). Before 0.17 only sm120 block-FP8 (TRITON, 0.14.0+:
+    ``fp8_moe_modular_kernel``) and Ampere (MARLIN) are read. --moe-backend triton gives TRITON; any other explicit
+    backend None (not sized). A ModelOpt FP8 checkpoint's experts (modelopt.py ``ModelOptFp8MoEMethod``, every
+    quant_algo: FP8, FP8_PER_CHANNEL_PER_TOKEN, FP8_PB_WO) ask for (StaticTensor, StaticTensor): the fp8-static row.
+    Datacenter Blackwell before 0.18.0 has only the monolithic TRT-LLM class: a routing method outside its list
+    falls to DEEPGEMM (TritonOrDeepGemmExperts, not sized). Worked example: MiniMax-M2.5 (fp8-block) -> "TRITON" on
+    an H100 at 0.19, "FLASHINFER_CUTLASS" there with EP, "FLASHINFER_TRTLLM" on a B200, "TRITON" on an L40S or
+    MI300X at 0.19, None on an L40S at 0.16; a per-tensor fp8 MoE on a B200 at 0.30 -> "TRITON"."""
+    if _has_mxfp4_override_experts(spec, weight_format):
+        return None
+    fmt, as_shipped = resolve_format(spec, weight_format)
+    if fmt not in _FP8_MOE_FORMATS or not vllm_has(vllm_version, "fp8_moe_modular_kernel"):
+        return None
+    if as_shipped and spec.quantization_method == "modelopt":
+        fmt = "fp8-static"  # ModelOptFp8MoEMethod: (StaticTensor, StaticTensor) whatever the quant_algo
+    if fp8_marlin_gpu(gpu_name):
+        return "MARLIN"
+    platform = quant_platform(gpu_name)
+    if not vllm_has(vllm_version, "moe_workspace_manager"):  # 0.14 - 0.16: the sm120 block rule alone
+        return "TRITON" if platform == "sm120" and fmt == "fp8-block" and moe_backend == "auto" else None
+    if platform not in ("cuda", "rocm", "sm90", "sm100", "sm120") or (
+            platform == "cuda" and not gpu_name.upper().startswith(_ADA_FP8_GPUS)):
+        return None  # Gaudi; a custom or pre-Ampere "cuda" card whose capability kvplan does not know
+    if moe_backend != "auto":
+        return "TRITON" if moe_backend == "triton" else None
+    if platform in ("cuda", "rocm") or fmt == "fp8":
+        return "TRITON"
+    if fmt == "fp8-channel":
+        return "TRITON" if platform == "sm120" else "VLLM_CUTLASS"
+    if platform == "sm100":
+        return "FLASHINFER_TRTLLM"
+    if fmt == "fp8-static":
+        return "FLASHINFER_CUTLASS"
+    if platform == "sm90" and ep and vllm_has(vllm_version, "fp8_moe_hopper_triton"):
+        return "FLASHINFER_CUTLASS"
+    return "TRITON"
+
+
+def vllm_fp8_moe_note(spec: ModelSpec, engine: EngineConfig, gpu_name: str) -> str | None:
+    """The warning of a vLLM plan whose FP8 routed experts take a backend kvplan does not size or plans around:
+    block-FP8 on sm120 from 0.24.0 (DEEPGEMM by default, planned as TRITON: ``vllm_fp8_moe_backend``) and
+    compressed-tensors fp8-channel on Hopper / datacenter Blackwell (VLLM_CUTLASS: CutlassExpertsFp8's workspaces are
+    TritonExperts' bytes, but its per-layer permute scratch is not read), and TRITON on ROCm (AITER is opt-in).
+    None otherwise. Worked example:
+    Qwen3-235B-A22B-FP8 on an RTX PRO 6000 at 0.27 -> the DeepGEMM note; at 0.23 or on an H100 -> None."""
+    if engine.engine != "vllm" or not _hybrid_moe(spec)[1]:
+        return None
+    backend = vllm_fp8_moe_backend(spec, engine.weight_format, gpu_name, engine.vllm_version, False,
+                                   engine.moe_backend)
+    fmt = resolve_format(spec, engine.weight_format)[0]
+    if (backend == "TRITON" and fmt == "fp8-block" and quant_platform(gpu_name) == "sm120"
+            and engine.moe_backend == "auto" and vllm_has(engine.vllm_version, "deep_gemm_sm120")):
+        return ("vLLM 0.24+ on sm120: with deep_gemm present (the vllm-openai image; vendored in the wheel) the "
+                "block-FP8 MoE oracle picks DEEPGEMM, which a public 0.27.1 RTX PRO 6000 log shows aborting at "
+                "start-up (DeepGEMM 'Unknown SF transformation') until VLLM_USE_DEEP_GEMM=0. kvplan plans that run: "
+                "TRITON experts and their held workspace; DeepGEMM's larger aligned workspace is not priced.")
+    if backend == "TRITON" and quant_platform(gpu_name) == "rocm" and engine.moe_backend == "auto":
+        return ("vLLM on ROCm: these FP8 routed experts are planned on TRITON (TritonExperts, its workspace held "
+                "under the sampler), vLLM's pick with VLLM_ROCM_USE_AITER unset (envs.py default). With "
+                "VLLM_ROCM_USE_AITER=1 the oracle picks AITER, whose AiterExperts keep only the (tokens x hidden) "
+                "output in the workspace: the pool would be larger than planned.")
+    if backend == "VLLM_CUTLASS":
+        return ("vLLM runs these compressed-tensors FP8 channel-wise experts on VLLM_CUTLASS (CutlassExpertsFp8) on "
+                "this GPU: its workspace (the same bytes as TritonExperts') is counted, its per-layer permute "
+                "scratch is not.")
+    return None
+
+
 def vllm_moe_workspace_held(spec: ModelSpec, weight_format: str | None, gpu_name: str, vllm_version: str,
-                            ep: bool = False) -> bool:
+                            ep: bool = False, moe_backend: str = "auto") -> bool:
     """Whether the profile run leaves TritonExperts' workspace held (``vllm_moe_workspace_bytes``) under the sampler.
 
-    Unquantized experts from 0.17.0 (VLLM_CHANGES ``moe_workspace_manager``). Block-FP8 experts on an sm120 GPU (RTX
-    PRO 6000 / RTX 50) from 0.14.0 (``fp8_moe_modular_kernel``): quantization/fp8.py ``Fp8MoEMethod`` runs every call
-    through the ``FusedMoEModularKernel`` that model_executor/layers/fused_moe/oracle/fp8.py selects, and on sm120 the
-    only block-FP8 backend that validates is TRITON (FLASHINFER_TRTLLM is sm100, FLASHINFER_CUTLASS block-FP8 sm90
-    only, DEEPGEMM sm90 / sm100, VLLM_CUTLASS off by default: 0.14.0, 0.16.0, 0.28.0 wheels): TritonExperts, whose
-    workspace13 / workspace2 come from ``current_workspace_manager()`` (modular_kernel.py ``_allocate_buffers``, 0.14.0+)
-    and stay allocated. Block-FP8 experts on Hopper (sm90) without expert parallelism from 0.17.0
-    (``fp8_moe_hopper_triton``: the oracle moves TRITON ahead of DEEPGEMM there; with ``ep`` FLASHINFER_CUTLASS goes
-    first): TritonExperts too ("TRITON Fp8 MoE backend" in a 0.19.1rc1 H100 MiniMax-M2.5 log). Other quantized MoE
-    backends (Marlin, DeepGEMM, FlashInfer) size their own: not modeled.
+    Unquantized experts from 0.17.0 (VLLM_CHANGES ``moe_workspace_manager``). FP8 experts where
+    ``vllm_fp8_moe_backend`` gives TRITON (or VLLM_CUTLASS, whose CutlassExpertsFp8 workspace_shapes, (M x topk,
+    max(N, K)) + (M x topk, max(N / 2, K)), are TritonExperts' two buffers swapped: the same bytes): quantization/
+    fp8.py ``Fp8MoEMethod`` (and the modelopt / compressed-tensors / online FP8 methods) run every call through the
+    FusedMoEModularKernel whose ``_allocate_buffers`` takes workspace13 / workspace2 from
+    ``current_workspace_manager()`` (modular_kernel.py, 0.14.0+), which keeps them allocated.
+    Block-FP8 on sm120 from 0.14.0 (``fp8_moe_modular_kernel``), on Hopper without EP from 0.17.0
+    (``fp8_moe_hopper_triton``: "TRITON Fp8 MoE backend" in a 0.19.1rc1 H100 MiniMax-M2.5 log), on Ada and ROCm
+    from 0.17.0; per-tensor dynamic fp8 on every FP8-capable GPU from 0.17.0 (no FlashInfer / DeepGEMM class takes
+    it). Not: Marlin (``vllm_fp8_marlin_moe_held``), FlashInfer CUTLASS (``vllm_flashinfer_fp8_moe_workspace_bytes``),
+    TRT-LLM (monolithic: sizes its own).
     The rule follows the EXPERTS' format: routed experts an override stores MXFP4 under a block-FP8 base (DeepSeek-V4
     / V4.1) run the MXFP4 oracle's backend instead (``mxfp4_override_moe_backend``): False for them.
     Worked example: MiniMax-M2.5 (fp8 block) on RTX PRO 6000 at 0.16 -> True; on an H200 at 0.16 -> False, at 0.19 ->
-    True, at 0.19 with EP -> False; at 0.12 -> False; DeepSeek-V4-Flash on RTX PRO 6000 at 0.25 -> False."""
+    True, at 0.19 with EP -> False; on an L40S at 0.19 -> True; on a B200 -> False; at 0.12 -> False;
+    DeepSeek-V4-Flash on RTX PRO 6000 at 0.25 -> False."""
     if _has_mxfp4_override_experts(spec, weight_format):
         return False
     fmt = resolve_format(spec, weight_format)[0]
     if fmt in FLOAT_FORMATS:
         return vllm_has(vllm_version, "moe_workspace_manager")
-    if fmt != "fp8-block":
-        return False
-    platform = quant_platform(gpu_name)
-    if platform == "sm90":
-        return not ep and vllm_has(vllm_version, "fp8_moe_hopper_triton")
-    return platform == "sm120" and vllm_has(vllm_version, "fp8_moe_modular_kernel")
+    return vllm_fp8_moe_backend(spec, weight_format, gpu_name, vllm_version, ep, moe_backend) in (
+        "TRITON", "VLLM_CUTLASS")
+
+
+def vllm_flashinfer_fp8_moe_workspace_bytes(spec: ModelSpec, tokens: int, act_b: int) -> int:
+    """The workspace FlashInferExperts leaves held on one rank (FP8 experts where ``vllm_fp8_moe_backend`` gives
+    FLASHINFER_CUTLASS: fp8-static on Hopper / sm120, block-FP8 on Hopper with EP).
+
+    fused_moe/(experts/)flashinfer_cutlass_moe.py ``FlashInferExperts.workspace_shapes`` (the same in the 0.17.0 -
+    0.34.0 wheels, read 2026-12-03): workspace1 (M, K), workspace2 (0,), output (M, K) (FP8: K, not the NVFP4 2K);
+    modular_kernel.py ``_allocate_buffers`` takes max(workspace1, output) and workspace2 from the workspace manager,
+    in the activation dtype; FlashInfer's CUTLASS kernel allocates the rest itself (not held by vLLM's manager).
+    M = the dummy run's tokens, K = hidden. bytes = M x K x act_b, the widest MoE layer.
+    Worked number: MiniMax-M2.5 (K 3072), 8192 tokens, bf16: 8192 x 3072 x 2 = 50,331,648 B = 0.047 GiB."""
+    return max((tokens * k * act_b for _, k, _ in _moe_layer_shapes(spec, 1, tokens, False)), default=0)
 
 
 def _held_moe_workspace_bytes(spec, engine, layout, mnbt, act_b, gpu_name: str, vllm_version: str) -> int:
@@ -682,9 +815,14 @@ def _held_moe_workspace_bytes(spec, engine, layout, mnbt, act_b, gpu_name: str, 
         return vllm_marlin_moe_workspace_bytes(spec, layout.tp, mnbt, act_b, bool(layout.ep))
     if vllm_cutlass_nvfp4_moe_held(spec, engine, vllm_version):
         return vllm_cutlass_nvfp4_moe_workspace_bytes(spec, layout.tp, mnbt, act_b)
-    if not vllm_moe_workspace_held(spec, engine.weight_format, gpu_name, vllm_version, bool(layout.ep)):
+    if vllm_fp8_moe_backend(spec, engine.weight_format, gpu_name, vllm_version, bool(layout.ep),
+                            engine.moe_backend) == "FLASHINFER_CUTLASS":
+        return vllm_flashinfer_fp8_moe_workspace_bytes(spec, mnbt, act_b)
+    if not vllm_moe_workspace_held(spec, engine.weight_format, gpu_name, vllm_version, bool(layout.ep),
+                                   engine.moe_backend):
         return 0
-    return vllm_moe_workspace_bytes(spec, layout.tp, mnbt, act_b, bool(layout.ep))
+    chunk = 0 if vllm_has(vllm_version, "fused_moe_unchunked") else VLLM_FUSED_MOE_CHUNK_SIZE
+    return vllm_moe_workspace_bytes(spec, layout.tp, mnbt, act_b, bool(layout.ep), chunk)
 
 
 def _has_mxfp4_override_experts(spec: ModelSpec, weight_format: str | None) -> bool:
@@ -1978,6 +2116,8 @@ def plan(spec: ModelSpec, gpu: GpuSpec, engine: EngineConfig = EngineConfig(), l
         warnings.append(note)
     if not v0 and (note := unsized_moe_backend_note(spec, engine)):
         warnings.append(note)
+    if not v0 and (note := vllm_fp8_moe_note(spec, engine, gpu.name)):
+        warnings.append(note)
     if engine.engine == "vllm" and on_gaudi(gpu) and (note := support.gaudi_quantization_note(spec.quantization)):
         warnings.append(note)
     if engine.engine == "vllm" and on_gaudi(gpu):
@@ -2876,10 +3016,15 @@ MOE_BACKENDS_SIZED = ("auto", "marlin", "cutlass")
 def unsized_moe_backend_note(spec: ModelSpec, engine: EngineConfig) -> str:
     """The warning of a vLLM plan whose routed experts run a --moe-backend kvplan does not size ("" otherwise): the
     MoE workspace that backend keeps is not in the profile peak (``vllm_moe_workspace_held`` gives 0 for it) and the
-    experts are priced in auto's layout, so the pool can be smaller than planned. Worked example: Qwen3-30B-A3B with
-    --moe-backend triton -> "--moe-backend triton: ..."; with marlin or auto -> ""."""
+    experts are priced in auto's layout, so the pool can be smaller than planned. --moe-backend triton with FP8
+    experts is sized (``vllm_fp8_moe_backend``: TritonExperts). Worked example: Qwen3-30B-A3B with --moe-backend
+    triton -> "--moe-backend triton: ..."; with marlin or auto, or Qwen3-30B-A3B-FP8 with triton -> ""."""
     if engine.engine != "vllm" or engine.moe_backend in MOE_BACKENDS_SIZED or not _hybrid_moe(spec)[1]:
         return ""
+    if (engine.moe_backend == "triton" and vllm_has(engine.vllm_version, "moe_workspace_manager")
+            and resolve_format(spec, engine.weight_format)[0] in _FP8_MOE_FORMATS
+            and not _has_mxfp4_override_experts(spec, engine.weight_format)):
+        return ""  # FP8 experts: map_fp8_backend("triton") -> TritonExperts, sized (vllm_fp8_moe_backend)
     return (f"--moe-backend {engine.moe_backend}: kvplan does not size that MoE backend (only auto, marlin and "
             "cutlass are): the workspace it keeps after the profile run is not in the activation peak and the "
             "experts are priced in auto's layout, so vLLM's KV pool can be smaller than this plan says")

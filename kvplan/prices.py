@@ -35,6 +35,15 @@ _MARKET = ("estimate: a consumer card rented only on marketplaces (Vast.ai lists
            "memory and bandwidth. Type your own, or your electricity cost if you own the card")
 
 
+
+def _pro_share(gb: int, gb_s: int) -> str:
+    """The source of an RTX PRO Blackwell estimate: the RTX PRO 6000's listed $1.45 scaled by the mean of the card's
+    memory and bandwidth shares of it. RTX PRO 4000: (24/96 + 672/1792) / 2 = 0.3125 -> $0.45."""
+    share = (gb / 96 + gb_s / 1792) / 2
+    return (f"estimate: no public on-demand price page read for this card; the RTX PRO 6000's listed $1.45 (Akash) x "
+            f"the mean of its memory and bandwidth shares, ({gb}/96 + {gb_s}/1792) / 2 = {share:.4g}")
+
+
 class GpuPrice(BaseModel):
     """One GPU's default on-demand price (US$ per GPU-hour), its basis, source and date."""
 
@@ -57,6 +66,9 @@ _ROWS = [
     _p("A100-80GB", 1.79, "listed", "2026-11-09", f"{_RUNPOD} (A100 SXM 80GB), {_RECEIPTS}"),
     _p("A100-80GB-PCIe", 1.79, "listed", "2026-11-09", f"{_RUNPOD} (A100 PCIe 80GB), {_RECEIPTS}"),
     _p("A10", 1.29, "listed", "2026-09-25", f"Lambda 1x A10, lambda.ai/pricing, {_SILY}"),
+    _p("A40", 0.55, "estimate", PRICES_READ,
+       "estimate: no public per-GPU pod price read for it; RunPod bills 'A6000, A40' (48 GB) as one tier "
+       "(docs.runpod.io/serverless/pricing, $0.00034/s flex), so RTX A6000's Vast.ai rate ($0.55)"),
     _p("A10G", 1.01, "estimate", PRICES_READ,
        "estimate: AWS g5.xlarge (1x A10G, 4 vCPU) us-east-1 on-demand list price $1.006/h, the long-standing "
        "figure; not re-read for this date"),
@@ -73,6 +85,9 @@ _ROWS = [
     _p("H100-PCIe", 2.89, "listed", "2026-11-09", f"{_RUNPOD}, {_RECEIPTS}"),
     _p("H100-NVL", 3.19, "listed", "2026-11-09", f"{_RUNPOD}, {_RECEIPTS}"),
     _p("H200", 4.59, "listed", "2026-10-07", f"{_RUNPOD}, {_EVANGELIST} ($4.59 also on 2026-09-25, silybench)"),
+    _p("H200-NVL", 3.67, "estimate", PRICES_READ,
+       "estimate: no public per-GPU on-demand rate read for it; H200 SXM on RunPod ($4.59) x the H100 NVL / H100 "
+       "SXM ratio there (3.19 / 3.99): 4.59 x 0.7995 = 3.67"),
     _p("H20", 1.80, "estimate", PRICES_READ,
        "estimate: an export-market part priced in CNY by Chinese clouds, no public US on-demand rate; H100-class "
        "memory (96 GB, 4 TB/s) at 15% of H100's compute, set at 60% of H100 PCIe ($2.89)"),
@@ -103,6 +118,13 @@ _ROWS = [
        "same Serverless tier, so L40S's RunPod Secure rate ($1.09)"),
     _p("RTX-PRO-6000", 1.45, "listed", "2026-09-20", "Akash 'Pro 6000 WE 96GB PCIe $1.45/hr' (starting at), "
        "akash.network/pricing/gpus as transcribed in api-evangelist/akash plans/plans.yml"),
+    _p("RTX-PRO-6000-Max-Q", 1.45, "estimate", PRICES_READ,
+       "estimate: no public on-demand price page read for the Max-Q edition; the RTX PRO 6000's listed $1.45 "
+       "(Akash), the same 96 GB and 1,792 GB/s"),
+    _p("RTX-PRO-5000", 0.91, "estimate", PRICES_READ, _pro_share(48, 1344)),
+    _p("RTX-PRO-5000-72GB", 1.09, "estimate", PRICES_READ, _pro_share(72, 1344)),
+    _p("RTX-PRO-4500", 0.60, "estimate", PRICES_READ, _pro_share(32, 896)),
+    _p("RTX-PRO-4000", 0.45, "estimate", PRICES_READ, _pro_share(24, 672)),
     # --- GeForce ---
     _p("RTX-3090", 0.25, "listed", "2026-05-01", "Vast.ai on-demand $0.20-0.30/h (chrisgmartin neocloud guide, "
        "Vast.ai hardware and tiers, 2026), the middle of the range"),

@@ -412,6 +412,10 @@ NVIDIA_SMI_MIB = {
     # RTX PRO 6000 Blackwell Server Edition: "Visible memory per GPU: 97887 MiB" (OpenAgentsInc hydralisk GLM-5.2 load
     # smoke, 2026-06-24; tests/test_engine_sglang_2026b.py)
     "RTX-PRO-6000": 97887,
+    # A40 46068 with ECC on (public nvidia-smi tables, index file ids 32335715336, 20563967892); H200 NVL 143771 (index
+    # file ids 63088202880, 66510701415); RTX PRO 4000 Blackwell 24467 (the 0.28.0 log of
+    # tests/test_engine_logs_dec03b.py), RTX PRO 4500 Blackwell 32623 (index file ids 71398061483, 60340131563)
+    "A40": 46068, "H200-NVL": 143771, "RTX-PRO-4000": 24467, "RTX-PRO-4500": 32623,
 }
 # Memory "Load weight end ... mem usage" shows beyond the weights' own bytes (allocator rounding, rotary caches,
 # cuBLAS workspaces), fitted: Qwen3-0.6B 1.25 - 1.11 (RTX 5080, 2025-08), Qwen3-14B TP4 7.08 - 6.88 (RTX 4090),
@@ -1828,9 +1832,10 @@ DSA_INDEX_PAGE = 64  # the CUDA page SGLang forces for DSA
 
 def sm_major_at_least_10(gpu_name: str) -> bool:
     """Whether torch.cuda.get_device_capability()[0] >= 10 on this catalog GPU: datacenter Blackwell (B200, B300,
-    GB200, GB300: sm100 / sm103) and the GeForce / workstation Blackwell cards (RTX 5090, RTX PRO 6000: sm120).
-    Hopper (9), Ada (8.9), Ampere (8) and AMD (gfx942 / gfx950 report 9) are below."""
-    return gpu_name.upper().startswith(("B200", "B300", "GB200", "GB300", "RTX-5090", "RTX-PRO-6000"))
+    GB200, GB300: sm100 / sm103) and the GeForce / workstation Blackwell cards (RTX 50 series, every RTX PRO
+    Blackwell card: sm120, sm_major_is_12). Hopper (9), Ada (8.9), Ampere (8) and AMD (gfx942 / gfx950 report 9) are
+    below. Worked: "RTX-PRO-4000" -> True, "RTX-5080" -> True, "H200-NVL" -> False."""
+    return sm_major_is_10(gpu_name) or sm_major_is_12(gpu_name)
 
 
 def dsa_fp8_raw_latent(version: str, gpu_name: str, model_type: str, vendor: str = "") -> bool:
@@ -1850,7 +1855,7 @@ def dsa_fp8_raw_latent(version: str, gpu_name: str, model_type: str, vendor: str
         return True
     if not sm_major_at_least_10(gpu_name):
         return False
-    sm12 = gpu_name.upper().startswith(("RTX-5090", "RTX-PRO-6000"))
+    sm12 = sm_major_is_12(gpu_name)
     return not (model_type == "glm_moe_dsa" and sm12 and version in _DSA_GLM_SM12_PACKED)
 
 

@@ -551,15 +551,16 @@ def vllm_fused_name(name: str) -> str:
 
 def quant_platform(gpu_name: str) -> str:
     """The platform class that decides vLLM's 4-bit kernels: "sm90" (Hopper: Machete), "sm100" (datacenter Blackwell)
-    and "sm120" (RTX 50 / RTX PRO 6000 Blackwell: NVFP4 on CUTLASS / FlashInfer too), "rocm" (Instinct: no Marlin, no
-    Machete, NVFP4 emulated), "hpu" (Gaudi: checkpoint bytes), "cuda" (Ampere / Ada: Marlin)."""
-    from kvplan.engines import gpu_arch
+    and "sm120" (RTX 50 / every RTX PRO Blackwell card, kvplan.engines.gpu_sm120: NVFP4 on CUTLASS / FlashInfer too),
+    "rocm" (Instinct: no Marlin, no Machete, NVFP4 emulated), "hpu" (Gaudi: checkpoint bytes), "cuda" (Ampere / Ada:
+    Marlin). Worked: "RTX-PRO-4000" -> "sm120", "H200-NVL" -> "sm90", "A40" -> "cuda"."""
+    from kvplan.engines import gpu_arch, gpu_sm120
 
     arch = gpu_arch(gpu_name)
     if arch != "other":
         return arch
     name = gpu_name.upper()
-    if name.startswith(("RTX-50", "RTX-PRO-6000")):
+    if gpu_sm120(gpu_name):
         return "sm120"
     if name.startswith("MI"):
         return "rocm"
@@ -888,9 +889,9 @@ def vllm_quant_layout_extra_bytes(spec: ModelSpec, layout: Layout, stage: int, w
 # this text is the same in every wheel 0.10.1.1 - 0.33.0. marlin_permute_scales and the exponent-bias fold keep the
 # shape. Not modeled: the per-layer Marlin workspace (SMs x 4 B, x 4 for MoE: < 2 KiB a layer), V0 profiles.
 _FP8_FMT = re.compile(r"^fp8(?P<kind>-channel|-block(?:-(?P<bn>\d+)x(?P<bk>\d+))?)?(?P<static>-static)?$")
-# NVIDIA GPUs of the catalog (kvplan.gpus) below compute capability 8.9: Ampere A100 / A10 / A10G (sm80 / sm86),
+# NVIDIA GPUs of the catalog (kvplan.gpus) below compute capability 8.9: Ampere A100 / A10 / A10G / A40 (sm80 / sm86),
 # RTX A6000 and RTX 30 (sm86). Ada (L4, L40S, L20, RTX 40, RTX 6000 Ada: sm89) and later run FP8 natively.
-FP8_MARLIN_GPUS = ("A100", "A10", "RTX-A6000", "RTX-30")
+FP8_MARLIN_GPUS = ("A100", "A10", "A40", "RTX-A6000", "RTX-30")  # Ampere (SM 8.0 / 8.6): below the FP8 SM 8.9
 
 
 def fp8_marlin_gpu(gpu_name: str) -> bool:

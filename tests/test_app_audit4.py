@@ -72,20 +72,33 @@ def test_the_bytes_per_block_formula_sums_unequal_pages():
 
 
 def test_a_pool_formula_of_six_terms_takes_two_lines():
-    at = run_app({"v": "1", "m": "glm-5", "tp": "8", "g": "H200", "wf": "fp8", "spec": "mtp", "nspec": "3"})
-    # 5,558 before the shape-based CUDA-graph estimate, 5,464 before the DSA buffers in the weights (kvplan.vllm_layouts:
-    # the top-k index buffer 2 x 64 MiB with the MTP layer's, and 0.33's 79 index groups of (min(8,192, 1,024 x 4) + 1)
-    # x 2,048 x 4 B + 16,896 = 2.47 GiB; 5,035 before the 0.06 GiB of 16-bit indexer wk, 78 x (128 x 6144 x 2 - fp8))
-    # 5,025 before the speculative CUDA-graph sizes: MTP-3 (q = 4) on the 0.33 V2 runner rounds its FULL decode sizes
-    # to multiples of 4 (1, 2 -> 4): 49 FULL + 51 PIECEWISE, 2 graphs x 79 layers x 160 KiB = 24.7 MiB fewer
-    assert metrics(at)["KV blocks"] == "5,029"
+    # GLM-5 TP 8 on H200 with block-FP8 experts and EP: vLLM's fp8 oracle gives FLASHINFER_CUTLASS on Hopper with EP
+    # (kvplan.plan.vllm_fp8_moe_backend), whose FlashInferExperts keep only (8,192, 6,144) bf16 = 100,663,296 B in the
+    # workspace manager; the DSA indexer's 1,071,579,136 B (202,752 x 8 x 5 rows x 132 B + 1 MiB) shares it: a
+    # 970,915,840 B (0.90 GiB) sixth term. 5,041 x 6,491,904 B = 30.48 GiB.
+    # (The URL {"wf": "fp8"} pinned here before, 5,029 blocks, is online per-tensor FP8: TRITON on Hopper, its
+    # TritonExperts workspace 8,192 x 8 x 6,144 x 2 x 2 B = 1.5 GiB holds the indexer's buffer whole, the test below.)
+    at = run_app({"v": "1", "m": "glm-5", "tp": "8", "g": "H200", "wf": "fp8-block", "ep": "1", "spec": "mtp",
+                  "nspec": "3"})
+    assert metrics(at)["KV blocks"] == "5,041"
     text = formulas(at)
     assert (r"\text{pool} &= \text{requested} - \text{weights} - \text{activations} - \text{non-torch}\\ &\quad"
             r" - \text{V2 sampler state} - \text{CUDA graphs} - \text{DSA indexer workspace}\\") in text
-    # the numbers split at the same term: 128.63 - 92.95 - 1.03 - 1.30 | - 0.68 - 1.25 - 1.00 = 30.41 GiB (the
-    # CUDA-graph estimate from the model's shape: 0.71 -> 1.28 GiB for 79 layers, 1.25 with 49 FULL graphs; 5,029 x
-    # 6,491,904 B = 30.41 GiB)
-    assert r"- 1.30\,\text{GiB}\\ &\quad - 0.68\,\text{GiB} - 1.25\,\text{GiB} - 1.00\,\text{GiB} = 30.41" in text
+    # the numbers split at the same term: 128.63 - 92.97 - 1.03 - 1.30 | - 0.68 - 1.25 - 0.90 = 30.48 GiB
+    assert r"- 1.30\,\text{GiB}\\ &\quad - 0.68\,\text{GiB} - 1.25\,\text{GiB} - 0.90\,\text{GiB} = 30.48" in text
+
+
+def test_online_fp8_glm5_moe_workspace_holds_the_dsa_buffer():
+    # {"wf": "fp8"}: --quantization fp8 (Fp8OnlineMoEMethod, per-tensor weights x dynamic per-tensor activations) takes
+    # TRITON on Hopper (fused_moe/oracle/fp8.py 0.17.0 - 0.34.0); TritonExperts at TP 8 (K 6,144, N 2 x 2,048 / 8 =
+    # 512, top-8): (8,192 x 8 x 6,144 + 8,192 x 8 x 6,144) x 2 = 1,610,612,736 B under the sampler (activation 1.03 ->
+    # 1.89 GiB), and the indexer's 1,071,579,136 B fit inside that one workspace-manager buffer: no DSA term (was 1.00).
+    # 5,029 blocks before; 128.63 - 92.95 - 1.89 - 1.30 - 0.68 - 1.25 = 30.55 GiB = 5,052 x 6,491,904 B
+    at = run_app({"v": "1", "m": "glm-5", "tp": "8", "g": "H200", "wf": "fp8", "spec": "mtp", "nspec": "3"})
+    assert metrics(at)["KV blocks"] == "5,052"
+    text = formulas(at)
+    assert r"\text{DSA indexer workspace}" not in text
+    assert r"- 1.89\,\text{GiB} - 1.30\,\text{GiB} - 0.68\,\text{GiB} - 1.25\,\text{GiB} = 30.55" in text
 
 
 def test_sglang_speculative_labels_and_a_refused_choice_naming_the_flag():

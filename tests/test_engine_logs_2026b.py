@@ -60,7 +60,9 @@ import pytest
 
 from kvplan import load_preset, parse_config
 from kvplan.gpus import custom_gpu, get_gpu
-from kvplan.plan import vllm_fp8_marlin_moe_held, vllm_k_eq_v_value_slot_bytes, vllm_marlin_moe_workspace_bytes
+from kvplan.plan import (
+    vllm_fp8_marlin_moe_held, vllm_k_eq_v_value_slot_bytes, vllm_marlin_moe_workspace_bytes, vllm_moe_workspace_bytes,
+    vllm_moe_workspace_held)
 from kvplan.parallel import Layout
 from kvplan.units import GiB
 from kvplan.vllm_args import parse_vllm_command
@@ -155,10 +157,16 @@ def test_a100_40gb_qwen3_coder_30b_fp8_marlin_v0_19_1():
 
 def test_marlin_moe_workspace_only_where_fp8_runs_on_marlin():
     spec = _qwen3_coder_30b_a3b_fp8()
-    # sm89 has FP8 math (Triton / CUTLASS experts, their workspaces not modelled): no workspace under the sampler,
-    # the cold compile's embedding copy (151,936 x 2048 x 2 B = 0.58 GiB) is the peak
+    # sm89 has FP8 math: fused_moe/oracle/fp8.py (0.17.0 - 0.34.0) finds no FlashInfer / DeepGEMM class for block
+    # FP8 below capability 9.0 and gives TRITON (kvplan.plan.vllm_fp8_moe_backend), whose TritonExperts workspace
+    # (2048 x 8 x max(768, 2048) + 2048 x 8 x max(1536, 2048)) x 2 = 134,217,728 B is Marlin's bytes here (K 2048
+    # dominates both): sampler int(256 x 151,936 x 4 x 3.72) + 2048 x 2048 x 2 = 587,155,374 + 134,217,728 =
+    # 721,373,102 B, above the cold compile's embedding copy (151,936 x 2048 x 2 = 622,329,856 B), as on the A100
     l40s = _plan(spec, get_gpu("L40S"), A100_CODER, "0.19")
-    assert _term(l40s, "activation peak") == 151_936 * 2048 * 2
+    assert vllm_moe_workspace_held(spec, None, "L40S", "0.19") and not vllm_fp8_marlin_moe_held(spec, None, "L40S",
+                                                                                                 "0.19")
+    assert vllm_moe_workspace_bytes(spec, 1, 2048, 2) == 134_217_728
+    assert _term(l40s, "activation peak") == 587_155_374 + 134_217_728 == 721_373_102 > 151_936 * 2048 * 2
     # 0.13: FP8 experts called the fused function (torch.empty per call, freed): no held workspace; from 0.14 the
     # modular kernel. Not for bf16 experts (TritonExperts: vllm_moe_workspace_bytes) nor on an H100 (FP8 math)
     assert not vllm_fp8_marlin_moe_held(spec, None, "A100-40GB", "0.13")

@@ -17,11 +17,12 @@ Sources (all read 2026-12-03):
   'max_model_len': 8192, 'quantization': 'awq', 'gpu_memory_utilization': 0.9}; "Available KV cache memory: 13.42
   GiB", "GPU KV cache size: 251,344 tokens, Maximum concurrency for 8,192 tokens per request: 30.68x", and from the
   server's /metrics ``vllm:cache_config_info`` block_size="16" num_gpu_blocks="15709". The container start is the
-  pod's first (RunPod, the weights downloaded in that start: a cold torch.compile cache). kvplan has no RTX PRO 4000
-  and the log does not print the card's cudaMemGetInfo total (nvidia-smi's 24,467 MiB is not it), so the pool is
-  planned over the totals the catalogued cards' nvidia-smi offsets allow; the layout is pinned from the logged block
-  count. This log showed kvplan not treating the RTX PRO 4000 as SM 12.0 (kvplan.engines.gpu_sm120 knew the RTX PRO
-  6000 only): the held compile copy of the SM 12.0 estimate was missing, +0.83 to +1.10 GiB.
+  pod's first (RunPod, the weights downloaded in that start: a cold torch.compile cache). The log does not print the
+  card's cudaMemGetInfo total (nvidia-smi's 24,467 MiB is not it), so the pool is planned over the totals the catalogued
+  cards' nvidia-smi offsets allow, and once on the catalog's RTX-PRO-4000 (added 2026-12-03, its total an estimate:
+  24,467 MiB less the RTX 5090's 494 MiB gap); the layout is pinned from the logged block count. This log showed kvplan
+  not treating the RTX PRO 4000 as SM 12.0 (kvplan.engines.gpu_sm120 knew the RTX PRO 6000 only): the held compile copy
+  of the SM 12.0 estimate was missing, +0.83 to +1.10 GiB.
 - SM100-031-QWEN3-32B-FP4: "Verbatim lines of smoke-r2-2's vLLM v0.31.0 logs" (index file id 70402968748):
   ``Initializing a V1 LLM engine (v0.31.0) with config: model='/local/qwen3-32b-nvfp4' ... max_seq_len=4096 ...
   tensor_parallel_size=1 ... quantization=compressed-tensors ... kv_cache_dtype=bfloat16 ... enable_prefix_caching=
@@ -60,7 +61,8 @@ Sources (all read 2026-12-03):
   opt-in feature there) with an OffloadingConnector --kv-transfer-config, and "--max-model-len is required on 8xH200
   ... FP8 weights take 94.46 GiB per rank, leaving 25.94 GiB of KV". The --max-model-len it used is not stated; the
   default utilization of 0.28.0 is 0.92 (config/cache.py). Prose, not log lines, and two launch inputs are open, so
-  both figures are pinned as what kvplan plans, with the gap stated.
+  both figures are pinned as what kvplan plans, with the gap stated. The weights are checked by hand against vLLM
+  0.28.0's layout and the checkpoint's size (recipes PR #930's "704 GB" = 755.6 GB = 703.7 GiB, with the MTP layer).
 """
 
 import json
@@ -103,7 +105,9 @@ def _pro4000(total_gib: float):
     return custom_gpu(total_gib, 0.672, 150, name="RTX-PRO-4000", gpus_per_node=1)
 
 
-PRO4000 = _pro4000(23.45)  # the layout test reads nothing off the total
+# The catalog's RTX PRO 4000 (kvplan.gpus, "estimated": the log's nvidia-smi 24,467 MiB less the RTX 5090's 494 MiB
+# gap = 23,973 MiB); the layout test reads nothing off the total
+PRO4000 = get_gpu("NVIDIA RTX PRO 4000 Blackwell")
 
 
 def test_pro4000_v0_28_qwen2_5_7b_awq_layout_from_the_logged_blocks():
@@ -135,6 +139,18 @@ def test_pro4000_v0_28_qwen2_5_7b_awq_pool_over_the_cards_likely_totals(total_gi
     assert held == 152_064 * 3584 * 2 == 1_089_994_752
     assert abs(p.ranks[0].kv_pool_bytes / GiB - pool_gib) < 0.001 and p.kv_cache_tokens == tokens
     assert close_gib(p.ranks[0].kv_pool_bytes, 13.42)
+
+
+def test_pro4000_v0_28_qwen2_5_7b_awq_pool_on_the_catalog_card():
+    # The catalog card's total is an estimate, so the totals test above stays: (24,467 - 494) MiB = 23,973 MiB =
+    # 25,137,512,448 B = 23.4111 GiB, 0.0389 GiB below the 23.45 case: the pool falls by 0.9 x 0.0389 = 0.035 GiB to
+    # 13.337 GiB (logged 13.42: -0.08 GiB, -0.6 %), 14,320,129,844 B // 917,504 = 15,607 blocks = 249,712 tokens
+    # (logged 251,344: -0.65 %); SM 12.0 by its catalog name, so the held compile copy is charged
+    assert PRO4000.name == "RTX-PRO-4000" and PRO4000.memory_bytes == 23_973 * 2**20 == 25_137_512_448
+    p = _plan(AWQ_PRO4000, _qwen2_5_7b_awq(), PRO4000, "0.28")
+    assert any(t.name.startswith("the cold compile's embedding copy") for t in p.ranks[0].terms)
+    assert p.ranks[0].kv_pool_bytes == 14_320_129_844 and p.num_blocks == 15_607 and p.kv_cache_tokens == 249_712
+    assert close_gib(p.ranks[0].kv_pool_bytes, 13.42) and close(p.kv_cache_tokens, 251_344)
 
 
 # ----------------------------------------------------------------------------- SM100-031-QWEN3-32B-FP4: 0.31.0
@@ -234,23 +250,79 @@ def test_glm53_h200_v0_28_pool_does_not_read_the_unstated_max_model_len():
     assert a.ranks[0].kv_bytes_per_token == 78 * 656 + 21 * 132 == 53_940 and a.block_size == 64
 
 
+def test_glm53_fp8_tp8_rank_weights_by_hand():
+    # What vLLM 0.28.0 holds on one of 8 ranks for zai-org/GLM-5.3-FP8 (models/deepseek_v2.py; fp8 block 128 x 128,
+    # 4 B fp32 scale a block): fused_qkv_a_proj, the indexer's wq_b and wk_weights_proj, the router and the norms
+    # replicated; q_b / kv_b / o_proj, the dense MLPs, the shared expert and the 256 experts split 8 ways (no EP);
+    # embed_tokens / lm_head vocab-parallel. Per MLA layer (78): q_a 2048 x 6144 + 16 x 48 scales = 12,585,984;
+    # kv_a 576 x 6144 + 5 x 48 = 3,539,904; q_b 2048 x 2048 + 16 x 16 = 4,195,328; kv_b 3584 x 512 + 28 x 4 =
+    # 1,835,456; o 6144 x 2048 + 48 x 16 = 12,585,984; q_a / kv_a norms (2048 + 512) x 2 = 5,120 -> 34,747,776.
+    # Indexer (21 'full' layers): wq_b 4096 x 2048 + 32 x 16 = 8,390,656; wk fp8 128 x 6144 + 48 = 786,624 (the bf16
+    # widening is the "16-bit DSA indexer wk" extra below); weights_proj bf16 32 x 6144 x 2 = 393,216; k_norm 512
+    # -> 9,571,008. MoE layer (75): experts 256 x (512 x 6144 + 6144 x 256) + 256 x (4 x 48 + 48 x 2) scales =
+    # 1,208,254,464; shared expert 2 x (256 x 6144 + 2 x 48) + (6144 x 256 + 48 x 2) = 4,719,744; router bf16
+    # 256 x 6144 x 2 = 3,145,728 (GateLinear keeps bf16 on Hopper); norms 24,576 -> 1,216,144,512. Dense layer (3):
+    # 3 x (1536 x 6144 + 12 x 48) + 24,576 = 28,343,040. Embedding + head 2 x 19,360 x 6144 x 2 = 475,791,360; norm
+    # 12,288. Sum 78 x 34,747,776 + 21 x 9,571,008 + 75 x 1,216,144,512 + 3 x 28,343,040 + 475,803,648 =
+    # 94,682,988,864 B. Beside the parameters: W_UK / W_UV bf16 78 x 512 x 8 heads x (192 + 256) x 2 = 286,261,248;
+    # wk to bf16 21 x (1,572,864 - 786,624) = 16,511,040; the rotary table 1,048,576 x 64 x 2 B x 2 = 268,435,456;
+    # the top-k buffer 8192 x 2048 x 4 = 67,108,864 -> 95,321,305,472 B = 88.78 GiB ("Model loading took"). The
+    # GLM-5.2-FP8 B200 0.28.0 TP 8 log (tests/test_engine_logs_found.py) plans these same bytes and its pool lands
+    # -0.22 GiB off the logged one, which it could not if vLLM 0.28.0 held 5.68 GiB more a rank
+    from kvplan.plan import rank_weight_bytes
+    spec = load_preset("glm-5.3-fp8")
+    assert rank_weight_bytes(spec, Layout(tp=8)) == (78 * 34_747_776 + 21 * 9_571_008 + 75 * 1_216_144_512
+                                                      + 3 * 28_343_040 + 475_791_360 + 12_288) == 94_682_988_864
+    assert _glm53().ranks[0].weights_bytes == 94_682_988_864 + 286_261_248 + 16_511_040 + 268_435_456 + 67_108_864 \
+        == 95_321_305_472
+
+
+def test_glm53_fp8_checkpoint_is_the_704_of_recipes_pr930():
+    # The whole checkpoint as kvplan prices it: the 78 layers 745,584,430,656 B (experts 75 x 256 x 3 x 6144 x 2048
+    # + scales = 724,952,678,400; attention 13,076,073,024; MLPs 3,511,489,536; embedding and head 2 x 1,903,165,440;
+    # router 235,929,600; norms 1,929,216) + the MTP layer 78 at TP 1, 10,032,631,936 (its experts 9,666,035,712,
+    # eh_proj bf16 6144 x 12288 x 2 = 150,994,944, attention + indexer 174,636,160, shared expert 37,757,952, router
+    # and norms 3,207,168) = 755,617,062,592 B = 755.6 GB = 703.7 GiB: PR #930's "704 GB" is this size in GiB (read
+    # as 10^9 B it would be 52 GB less than the tensors). An eighth of it is 94.45 GB (10^9 B), the PR #893 "94.46 GiB
+    # per rank" to 0.01: that prose figure reads as the checkpoint / 8 in decimal GB, not as vLLM's per-rank allocation
+    from kvplan.parallel import mtp_rank_bytes
+    from kvplan.weights import weight_bytes
+    spec = load_preset("glm-5.3-fp8")
+    main, mtp = weight_bytes(spec).total_bytes, mtp_rank_bytes(spec, Layout(tp=1))
+    assert main == 724_952_678_400 + 13_076_073_024 + 3_511_489_536 + 2 * 1_903_165_440 + 235_929_600 + 1_929_216 \
+        == 745_584_430_656
+    assert mtp == 9_666_035_712 + 150_994_944 + 174_636_160 + 37_757_952 + 3_207_168 == 10_032_631_936
+    total = main + mtp
+    assert total == 755_617_062_592 and round(total / GiB) == 704 and f"{total / 8 / 1e9:.2f}" == "94.45"
+
+
 @pytest.mark.xfail(strict=True, reason=(
-    "GLM-5.3 FP8 on 8 x H200, TP 8, vLLM 0.28.0: the PR's 'FP8 weights take 94.46 GiB per rank'; kvplan's glm-5.3-fp8 "
-    "plan is 95,321,305,472 B = 88.78 GiB (-5.68, -6.0 %). Not MTP (if the opt-in MTP were on, its one extra "
-    "decoder layer + embedding and head is ~1.5 GiB a rank); 94.46 x 8 = 756 GiB is more than the 704 GB (656 GiB) "
-    "checkpoint recipes PR #930 gives for it, so the logged figure carries something beyond the weights (the "
-    "OffloadingConnector's staging, or a load-time copy) that the PR does not name"))
+    "GLM-5.3 FP8 on 8 x H200, TP 8, vLLM 0.28.0: the PR's 'FP8 weights take 94.46 GiB per rank'; kvplan plans "
+    "95,321,305,472 B = 88.78 GiB (-5.68). Verified, not fixed: (1) the glm-5.3-fp8 preset is aiconfigurator's "
+    "zai-org--GLM-5.3-FP8_config.json @46cae4c6 byte for byte, equal to its GLM-5.2-FP8 file (78 layers, hidden 6144, "
+    "256 x 2048 experts + 1 shared, 3 dense, vocab 154,880, 21 indexer layers 32 x 128, 1 MTP layer; the 541 "
+    "modules_to_not_convert are norms, routers, correction biases, the indexers' weights_proj / k_norm, embed_tokens, "
+    "lm_head and the MTP eh_proj / norms: no MLA, MLP or expert projection left bf16); (2) vLLM 0.28.0 "
+    "models/deepseek_v2.py replicates fused_qkv_a_proj, the indexer's wq_b and bf16 wk_weights_proj and the bf16 "
+    "GateLinear, splits everything else, skips the MTP layer without --speculative-config, and its Hopper fp8 MoE "
+    "preparations change no weight's size (FlashInfer's W13 -> W31 swap, DeepGEMM's in-place e8m0 requant; only fp32 "
+    "block scales are re-laid out): the hand count (test_glm53_fp8_tp8_rank_weights_by_hand) is kvplan's to the byte; "
+    "(3) the same bytes give the GLM-5.2-FP8 8 x B200 0.28.0 log's pool to -0.22 GiB; (4) 94.46 x 8 = 755.7 GiB, 56 GB"
+    " more than the 755.6 GB (703.7 GiB) checkpoint, and 94.45 is that checkpoint / 8 in decimal GB "
+    "(test_glm53_fp8_checkpoint_is_the_704_of_recipes_pr930). The figure is prose, not a log line"))
 def test_glm53_h200_v0_28_weights():
     assert close_gib(_glm53().ranks[0].weights_bytes, 94.46)
 
 
 @pytest.mark.xfail(strict=True, reason=(
     "GLM-5.3 FP8 on 8 x H200, TP 8, vLLM 0.28.0, fp8 KV, default util 0.92 and batch limits: kvplan's pool is 32.77 "
-    "GiB against the PR's 'leaving 25.94 GiB of KV' (+6.83). 5.68 of it is the weights gap (the test above; with the "
-    "logged 94.46 GiB of weights kvplan's pool is 27.08, +1.14); the rest sits in kvplan's activation 3.79 + non-torch "
-    "1.30 + CUDA-graph estimate 1.99 GiB, or in the OffloadingConnector, which kvplan does not model. The PR's "
-    "--max-model-len is not stated (kvplan's pool does not read it, test above) and the figures are prose, not log "
-    "lines"))
+    "GiB against the PR's 'leaving 25.94 GiB of KV' (+6.83). The weights are checked (88.78 GiB, the test above; the "
+    "PR's 94.46 reads as the checkpoint / 8 in GB), so the gap is not theirs: it sits in kvplan's activation 3.79 + "
+    "non-torch 1.30 + CUDA-graph estimate 1.99 GiB, in the OffloadingConnector (not modelled; the 0.28.0 "
+    "v1/kv_offload/cpu buffers read are host memory), or in a figure that is not the log's. The page is exact: the "
+    "PR's store bytes are 2,164 and 692 blocks of 64 x 53,940 x 8 ranks = 27,617,280 B (a page with the MTP layer's, "
+    "54,728 B a token, divides neither). The PR's --max-model-len is not stated (kvplan's pool does not read it, test "
+    "above) and the figures are prose"))
 def test_glm53_h200_v0_28_pool_from_the_flags():
     p = _glm53()
     assert close_gib(p.ranks[0].kv_pool_bytes, 25.94) and close(p.kv_cache_tokens, 25.94 * GiB / 53_940)

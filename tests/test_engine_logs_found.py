@@ -163,13 +163,16 @@ def test_rtxpro_qwen3_235b_fp8_tp4_weights():
                    "took', :5403 'Failed to load model', kv_cache_utils.py:2235 / :2236, gpu_worker.py:789 logger.info(msg)). "
                    "0.27's 'consumed memory (weights + non-torch)' is memory_profiling's total_consumed (free at the init "
                    "snapshot - free after the profile run), so its 56.89 - 55.19 = 1.70 GiB holds every torch tensor kept "
-                   "past the profile, not only non-torch: with VLLM_USE_DEEP_GEMM=0 on sm120 the block-fp8 experts run "
-                   "TRITON (oracle/fp8.py: FlashInfer CUTLASS takes block fp8 on capability 90 only, VLLM_CUTLASS no block "
-                   "scales), whose modular-kernel workspace is kept by the workspace manager: (8192 x 8 x 4096 + 8192 x 8 "
-                   "x 4096) x 2 B = 1.00 GiB (TritonExperts.workspace_shapes; kvplan.plan.vllm_moe_workspace_bytes counts it "
-                   "for unquantized experts only). With it kvplan's pool would be 27.50 (-0.35; this split was made at 29.48, where it gave 28.73, +0.88): the rest is non-torch at TP 4 "
-                   "over PCIe (~0.70 implied vs kvplan's 0.25: custom all-reduce is off above two PCIe GPUs, NCCL buffers "
-                   "not derivable from vLLM) and the graph estimate (0.76 'peak activation' = transient + estimate)")
+                   "past the profile, not only non-torch. The post runs `-e VLLM_USE_DEEP_GEMM=0` because the image's default "
+                   "aborted (DeepGEMM layout.hpp 'Unknown SF transformation': 0.24.0+ picks DEEPGEMM for block fp8 on "
+                   "family 120), so the block-fp8 experts run TRITON (oracle/fp8.py: FlashInfer CUTLASS takes block fp8 on "
+                   "capability 90 only, VLLM_CUTLASS is off for Fp8Config), whose modular-kernel workspace the workspace "
+                   "manager keeps: (8192 x 8 x 4096 + 8192 x 8 x 4096) x 2 B = 1.00 GiB, which kvplan counts (plan."
+                   "vllm_fp8_moe_backend TRITON; its 1.13 GiB activation peak = 1.00 held + 0.13 sampler). The +0.65 "
+                   "left: the logged non-KV is 56.89 consumed + 0.76 'peak activation' = 57.65 GiB vs kvplan's 57.01; "
+                   "consumed holds 1.70 GiB over the weights vs kvplan's 1.00 held + 0.25 non-torch (-0.45: non-torch at "
+                   "TP 4 over PCIe, custom all-reduce off above two PCIe GPUs, NCCL buffers not derivable from vLLM), and "
+                   "0.76 vs kvplan's 0.13 sampler + 0.45 graph estimate (-0.18)")
 def test_rtxpro_qwen3_235b_fp8_tp4_pool():
     p = plan(_qwen3_235b_2507_fp8(), RTX_PRO_9501, QWEN_RTX, Layout(tp=4))
     assert close_gib(p.ranks[0].kv_pool_bytes, 27.85)

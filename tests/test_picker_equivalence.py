@@ -137,7 +137,7 @@ def test_every_picker_row_equals_one_plan_per_option(name):
     for length in LENGTHS:  # one spec across the lengths, as the GPUs page keeps it: memos carry over
         got = _check(spec, length, 16)
         counts.append(len(got.options))
-    # 36 GPUs x 12 layouts; the sweep must leave real options to compare (a row count of 0 would pass vacuously)
+    # 43 GPUs x 12 layouts; the sweep must leave real options to compare (a row count of 0 would pass vacuously)
     assert all(len(GPU_CATALOG) * len(TP_CHOICES) * len(PP_CHOICES) > c > 0 for c in counts), counts
 
 

@@ -130,7 +130,7 @@ def test_import_apply_moves_the_sidebar_and_a_non_command_is_refused(server, pag
     box = page.locator("textarea").first
     box.fill("vllm serve meta-llama/Llama-3.1-70B-Instruct -tp 4 --max-model-len 32k")
     page.get_by_role("combobox", name="GPU this command runs on").click()
-    page.keyboard.type("H200")  # the list of 36 GPUs is virtualized: filter it so the option is drawn
+    page.keyboard.type("H200")  # the list of 43 GPUs is virtualized: filter it so the option is drawn
     page.get_by_role("option", name=re.compile("^H200")).first.click()
     idle(page)
     page.get_by_role("button", name="Apply").click()
