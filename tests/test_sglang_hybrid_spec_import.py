@@ -50,3 +50,26 @@ def test_cli_flag_reaches_the_reserve(capsys):
     out = json.loads(capsys.readouterr().out)
     names = [t["name"] for r in out["ranks"][:1] for t in r["terms"]]
     assert any(n.endswith("x 4 draft tokens)") for n in names), names
+
+
+def test_app_import_and_link_plan_the_qwen_mtp_reserve():
+    from tests.app_util import html_tables, kvplan_plan, metrics, run_app, state
+
+    # a Qwen3.6-27B EAGLE line on one H200 (top-k 4 keeps D 8): the preview and the applied sidebar plan the core's
+    # figure for the same flags (tests/test_sglang_qwen_mtp.py derives its arithmetic)
+    core = kvplan_plan("qwen3.5-27b", "H200", engine="sglang", speculative_method="mtp", num_speculative_tokens=3,
+                       speculative_num_draft_tokens=8)
+    assert any(t.name.endswith("x 8 draft tokens)") for t in core.ranks[0].terms)
+    at = run_app({"v": "1", "m": "qwen3.5-27b"}, page="pages/import.py")
+    at.text_area(key="w.command").set_value(
+        "python -m sglang.launch_server --model-path Qwen/Qwen3.5-27B --speculative-algorithm EAGLE "
+        "--speculative-num-steps 3 --speculative-eagle-topk 4 --speculative-num-draft-tokens 8").run()
+    at.selectbox(key="w.import_gpu").select("H200").run()
+    assert not at.exception and not at.error
+    flags = {r["flag"]: r["value"] for r in html_tables(at)[0]}
+    assert flags["--speculative-num-draft-tokens"] == "8"
+    assert metrics(at)["KV cache tokens"] == f"{core.kv_cache_tokens:,}"
+    at.button(key="import.apply").click().run()
+    s = state(at)
+    assert (s.speculative_method, s.num_speculative_tokens, s.speculative_num_draft_tokens) == ("mtp", 3, 8)
+    assert at.query_params["ndt"] == "8"
