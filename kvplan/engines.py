@@ -1158,6 +1158,9 @@ class EngineConfig(BaseModel):
     # layers); other methods (medusa, dflash) are refused by kvplan.vllm_args.
     speculative_method: Literal["none", "mtp", "ngram", "eagle", "eagle3", "draft_model"] = "none"
     num_speculative_tokens: int = Field(default=0, ge=0, le=64)
+    # SGLang --speculative-num-draft-tokens (None: SGLang's own, kvplan.sglang.speculative_draft_tokens: NGRAM 12,
+    # EAGLE / NEXTN --speculative-num-steps + 1): sizes the MambaPool's draft-token reserve of a hybrid (0.5.14+)
+    speculative_num_draft_tokens: int | None = Field(default=None, ge=1, le=1024)
     draft: DraftSpec | None = None  # the EAGLE head or draft model of --speculative-config "model" (kvplan.drafter)
     # vLLM 0.10.2 - 0.11.x find OpenAI's triton_kernels package only where it was installed beside the wheel: the
     # vllm/vllm-openai image has it (MXFP4 MoE then takes the Triton layout on Hopper), a pip install does not (Marlin).

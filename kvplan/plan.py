@@ -1593,7 +1593,9 @@ def _rank_budget(spec, gpu, engine, layout, stage, draft, mnbt, max_seqs, act_b,
             source=(f"{counted(len(spec.mtp_layers), 'multi-token-prediction layer')} for "
                     f"--speculative-algorithm NEXTN / EAGLE ({engine.num_speculative_tokens} draft tokens): SGLang's "
                     "draft worker loads them as "
-                    f"{sglang.mtp_draft_arch(spec.model_type, engine.sglang_version)} (models/deepseek_nextn.py); "
+                    f"{sglang.mtp_draft_arch(spec.model_type, engine.sglang_version)} (models/"
+                    f"{'qwen3_5_mtp' if spec.model_type in sglang.SGLANG_HYBRID_SPEC_TYPES else 'deepseek_nextn'}"
+                    ".py); "
                     "its own embed_tokens / lm_head copies are the next row, freed after the pool is sized "
                     "(set_embed_and_head)") if engine.engine == "sglang" else
                    (f"{counted(len(spec.mtp_layers), 'multi-token-prediction layer')} for --speculative-config "
@@ -2154,8 +2156,9 @@ def plan(spec: ModelSpec, gpu: GpuSpec, engine: EngineConfig = EngineConfig(), l
                               f"{spec.name}: no multi-token-prediction layers to load for MTP speculative decoding")
                              + " (kvplan models them for the DeepSeek-V3 / GLM MoE families, num_nextn_predict_layers "
                              "> 0, and on vLLM for Qwen3-Next / Qwen3.5, mtp_num_hidden_layers > 0)")
-    if mtp and engine.engine == "sglang" and spec.model_type in QWEN_MTP_TYPES:
-        # behind _sglang_hybrid_check's refusal (which names the same gaps); kept should that one be lifted
+    if mtp and engine.engine == "sglang" and spec.model_type in QWEN_MTP_TYPES and \
+            spec.model_type not in sglang.SGLANG_HYBRID_SPEC_TYPES:
+        # Qwen3-Next: behind _sglang_hybrid_check's refusal (which names the same gaps); kept should that one be lifted
         raise PlanInputError(sglang.SPECULATIVE_FLAG, f"{spec.name}: SGLang's Qwen3-Next / Qwen3.5 MTP (NEXTN / EAGLE "
                              "over the mtp.* layers). " + sglang.SGLANG_HYBRID_SPEC_UNMODELLED
                              + sglang.SGLANG_HYBRID_MTP_UNMODELLED)
@@ -2200,6 +2203,11 @@ def plan(spec: ModelSpec, gpu: GpuSpec, engine: EngineConfig = EngineConfig(), l
     extensible = vllm_extensible_on(engine)  # vLLM 0.34's measured pool (_extensible_budget)
     if extensible:
         warnings.append(VLLM_034_PLAN_NOTE)
+    # SGLang NEXTN / EAGLE on a Qwen3.5-family hybrid's own MTP layer (kvplan.sglang SGLANG_HYBRID_SPEC_TYPES): the
+    # draft's layer keeps its own pool at the target's #tokens, the target's cell is not scaled for it
+    sglang_hybrid_mtp = mtp and engine.engine == "sglang" and spec.model_type in sglang.SGLANG_HYBRID_SPEC_TYPES
+    if engine.engine == "sglang" and spec.model_type in sglang.SGLANG_HYBRID_SPEC_TYPES and speculating:
+        warnings.extend(_sglang_hybrid_spec_notes(engine))
     sglang_mamba = None  # the MambaPool of an SGLang hybrid (under PP: the stage with the fewest slots)
     sglang_dsv4_pools: list[tuple[float, int, int]] = []  # DeepSeek-V4 on SGLang: (bpft, available, fixed) a stage
     stage_blocks: list[tuple[int, list[KVGroup], int, int]] = []
@@ -2225,7 +2233,7 @@ def plan(spec: ModelSpec, gpu: GpuSpec, engine: EngineConfig = EngineConfig(), l
     for stage, n_layers in enumerate(pp_partition(len(spec.layers), layout.pp, layout.pp_split)):
         layers = stage_distinct(spec, layout.pp, stage, layout.pp_split)
         draft = mtp and stage == last  # vLLM's drafter runs on the last stage; its attention layers join the KV groups
-        if draft:
+        if draft and not sglang_hybrid_mtp:  # SGLang's path-less Qwen3.5 MTP: the target's cell unscaled
             layers = layers + [(layer, 1) for layer in spec.mtp_layers]
         head_key = engine.draft if head_layers and stage == last else None
         target_layers = layers
@@ -2305,6 +2313,8 @@ def plan(spec: ModelSpec, gpu: GpuSpec, engine: EngineConfig = EngineConfig(), l
             mamba, rest_before = _sglang_mamba(spec, engine, layout, layers, pool), pool
             if mamba is not None:  # the MambaPool comes out of rest first; the KV pool gets what is left
                 terms.append(_sglang_mamba_term(engine, mamba, layers))
+                if mamba.intermediate:
+                    terms.append(_sglang_mamba_reserve_term(engine, mamba))
                 pool = mamba.kv_pool if mamba.slots > 0 else min(pool, 0)  # no slots: SGLang does not start
                 if sglang_mamba is None or mamba.slots < sglang_mamba.slots:  # the stage with the fewest slots
                     sglang_mamba = mamba
@@ -3151,7 +3161,11 @@ def _sglang_draft_vocab_copies(spec, engine, layout) -> int:
         return 0
     return sglang.mtp_draft_vocab_copy_bytes(spec.vocab_size, spec.hidden_size, layout.tp,
                                              layout.attn_tp if layout.attn_dp > 1 else None,
-                                             4 if spec.dtype == "fp32" else 2)
+                                             4 if spec.dtype == "fp32" else 2,
+                                             # Qwen3_5ForCausalLMMTP ties its lm_head to its embed_tokens with the
+                                             # config (models/qwen3_5_mtp.py); the DeepSeek NextN classes never do
+                                             spec.tie_word_embeddings and spec.model_type in
+                                             sglang.SGLANG_HYBRID_SPEC_TYPES)
 
 
 def _sglang_draft_kv_dtype(engine, kv_b: int) -> str | None:
@@ -3240,6 +3254,9 @@ def _sglang_log(spec, gpu, engine, layout, rank: "RankPlan", tokens, page, mla, 
         layers = [(layer, n) for layer, n in stage_distinct(spec, layout.pp, rank.pp_stage, layout.pp_split)]
         own = sum(layer.cache.kv_bytes_per_token("vllm", layout.attn_tp, kv_b) * n for layer, n in layers)
         k, v = own // 2 + draft.k_bytes_per_token, own - own // 2 + draft.v_bytes_per_token
+    elif draft is not None and spec.model_type in sglang.SGLANG_HYBRID_SPEC_TYPES:
+        # the plan's cell is the target's alone (path-less Qwen3.5 MTP); log_lines takes the draft's halves off it
+        k, v = k + draft.k_bytes_per_token, v + draft.v_bytes_per_token
     swa = sglang.hybrid_swa_cell(engine.sglang_version, spec.model_type,
                                  stage_distinct(spec, layout.pp, rank.pp_stage, layout.pp_split), layout.attn_tp, kv_b,
                                  engine.swa_full_tokens_ratio, engine.disable_hybrid_swa_memory, gpu.name)
@@ -3328,7 +3345,7 @@ def _sglang_hybrid_check(spec, engine, layout, rocm: bool) -> None:
                             # any --speculative-algorithm, whatever the steps: SGLang's MambaPool reserve follows
                             # the algorithm and --speculative-num-draft-tokens, not --speculative-num-steps (an
                             # NGRAM plan with 0 steps planned as if it were off before 2026-12-03)
-                            engine.speculative_method != "none",
+                            engine.speculative_method if engine.speculative_method != "none" else False,
                             engine.enable_prefix_caching is not False, rocm))
     if refusal:
         field, message = refusal  # SGLang's flag, not vLLM's --speculative-config (as the other SGLang refusals)
@@ -3355,9 +3372,49 @@ def _sglang_mamba(spec, engine, layout, layers, rest: int) -> "sglang.SglangMamb
         charged = int((all_conv + all_ssm) * (most / all_n))
     elif not n:
         return None
+    speculating = engine.speculative_method != "none"  # SGLang sets max_running_requests 48 unless given
     return sglang.mamba_pool(prof, rest, conv, ssm, spec.model_type, engine.mamba_full_memory_ratio,
-                             engine.max_mamba_cache_size, engine.max_num_seqs, engine.enable_prefix_caching is not False,
-                             layout.attn_dp, charged)
+                             engine.max_mamba_cache_size, engine.max_num_seqs or (
+                                 sglang.SPECULATIVE_MAX_RUNNING_REQUESTS if speculating else None),
+                             engine.enable_prefix_caching is not False, layout.attn_dp, charged,
+                             _sglang_draft_tokens(engine))
+
+
+def _sglang_draft_tokens(engine) -> int:
+    """D of an SGLang plan (kvplan.sglang.speculative_draft_tokens; 0 without speculative decoding)."""
+    return sglang.speculative_draft_tokens(engine.speculative_method, engine.num_speculative_tokens,
+                                           engine.speculative_num_draft_tokens)
+
+
+def _sglang_hybrid_spec_notes(engine) -> list[str]:
+    """What an SGLang speculative plan of a Qwen3.5-family hybrid assumes (kvplan.sglang.SGLANG_HYBRID_SPEC_TYPES)."""
+    d = _sglang_draft_tokens(engine)
+    notes = []
+    if engine.speculative_method == "mtp" and engine.speculative_num_draft_tokens not in (
+            None, engine.num_speculative_tokens + 1):
+        notes.append(f"--speculative-num-draft-tokens {d} is planned as given: SGLang keeps it only with "
+                     "--speculative-eagle-topk > 1 and resets it to --speculative-num-steps + 1 = "
+                     f"{engine.num_speculative_tokens + 1} under top-k 1 (arg_groups/speculative_hook.py)")
+    if engine.speculative_method == "mtp":
+        notes.append("SGLang's MTP draft (Qwen3_5ForCausalLMMTP) planned as launched without "
+                     "--speculative-draft-model-path: with it SGLang scales the target's KV cell by (1 + 1 / layers) "
+                     "for the draft's layer (spec_aux_hidden_state.py / pool_configurator.py), and the pool holds "
+                     "fewer tokens than planned here")
+    return notes
+
+
+def _sglang_mamba_reserve_term(engine, m: "sglang.SglangMambaPool") -> Term:
+    """The budget line of the MambaPool's draft-token reserve under speculative decoding (kvplan.sglang.mamba_pool)."""
+    prof = sglang.sglang_profile(engine.sglang_version)
+    reqs = m.intermediate // (m.per_request * m.draft_tokens)
+    return Term(name=f"Mamba draft-token state reserve ({reqs} request slots x {m.draft_tokens} draft tokens)",
+                bytes=m.intermediate, basis="engine rule",
+                source=f"SGLang {prof.releases} _handle_max_mamba_cache: one state slot ({m.per_request / 2**20:.2f} "
+                       f"MiB) a draft token (--speculative-num-draft-tokens {m.draft_tokens}) for min("
+                       "--max-running-requests, slots // " f"{m.slots_per_request})"
+                       + (" + 1 (the padding slot)" if prof.hybrid_rule == "v0517" else "") + " requests, charged from "
+                       "rest before the KV pool (allocated as intermediate_ssm_state_cache / "
+                       "intermediate_conv_window_cache)")
 
 
 def _sglang_mamba_term(engine, m: "sglang.SglangMambaPool", layers=()) -> Term:

@@ -819,9 +819,17 @@ def _sglang_speculative_knobs(state: PlanState, knob: Callable[..., None]) -> No
          format_func=lambda v: SGLANG_SPECULATIVE.get(v, SGLANG_SPECULATIVE_KEPT.format(v)))
     _drafter_select(current(), changed=current().speculative_method != method)  # EAGLE3's head, as vLLM's
     knob("num_speculative_tokens", st.number_input, "speculative_num_steps", flag="--speculative-num-steps",
-         why="draft steps a round (SGLang's default: 5 for EAGLE3 beside a Llama, else 3); from 0.5.14 SGLang's pools "
-             "do not depend on it (the draft's layers share the target's token slots)", min_value=1, max_value=64,
+         why="draft steps a round (SGLang's default: 5 for EAGLE3 beside a Llama, else 3); from 0.5.14 SGLang's KV "
+             "pools do not depend on it (the draft's layers share the target's token slots), but on a Qwen3.5 / 3.6 "
+             "hybrid NEXTN / EAGLE verify steps + 1 draft tokens, each a MambaPool state slot per running request",
+         min_value=1, max_value=64,
          disabled=current().speculative_method == "none")
+    knob("speculative_num_draft_tokens", st.number_input, "speculative_num_draft_tokens",
+         flag="--speculative-num-draft-tokens",
+         why="tokens verified a round (SGLang's default: NGRAM 12, NEXTN / EAGLE steps + 1, which top-k 1 forces); "
+             "sizes a hybrid's MambaPool reserve of one state slot a draft token per running request (0.5.14+), "
+             "nothing else kvplan plans", value=None, min_value=1, max_value=1024,
+         placeholder="SGLang default", disabled=current().speculative_method == "none")
     st.caption(views.esc(SGLANG_SPECULATIVE_OFF) + ".")
 
 
