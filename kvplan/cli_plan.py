@@ -140,6 +140,8 @@ def sglang_speculative_args(args) -> dict:
     if not 1 <= steps <= 64:
         raise PlanInputError("--speculative-num-steps", f"{steps}: kvplan plans 1 to 64 draft steps")
     fields = {"speculative_method": method, "num_speculative_tokens": steps}
+    if getattr(args, "speculative_num_draft_tokens", None) is not None:  # a hybrid's MambaPool reserve (kvplan.sglang)
+        fields["speculative_num_draft_tokens"] = args.speculative_num_draft_tokens
     if method == "eagle3":
         if config is not None:
             fields["draft"] = parse_draft("eagle3", read_draft_config(config), Path(config).parent.name or config,
@@ -366,8 +368,8 @@ def add_commands(sub) -> None:
     p.add_argument("--gpu", default="H100-SXM")
     p.add_argument("--engine", choices=("vllm", "sglang", "custom"), default="vllm")
     p.add_argument("--vllm-version", choices=tuple(VLLM_PROFILES), default=VLLM_DEFAULT_VERSION,
-                   help="vLLM release line whose memory accounting to mirror (default: the newest planned; 0.34 is read, "
-                        "refused): "
+                   help="vLLM release line whose memory accounting to mirror (default: 0.33; 0.34 is planned from "
+                        "estimates, some cases refused): "
                         + "; ".join(f"{p.label}: {p.releases}" for p in VLLM_PROFILES.values()))
     p.add_argument("--sglang-version", choices=tuple(SGLANG_PROFILES), default=SGLANG_DEFAULT_VERSION,
                    help="SGLang release line whose memory accounting to mirror (default: the newest read)")
@@ -434,6 +436,9 @@ def add_commands(sub) -> None:
                         "--draft-config PATH)")
     p.add_argument("--speculative-num-steps", type=int, default=None, metavar="N",
                    help="SGLang: draft steps a round (default 3); the pools do not depend on it")
+    p.add_argument("--speculative-num-draft-tokens", type=int, default=None, metavar="D",
+                   help="SGLang: tokens verified a round (default: NGRAM 12, NEXTN / EAGLE steps + 1, as top-k 1 "
+                        "sets it); sizes a hybrid's MambaPool reserve of D state slots per running request")
     p.add_argument("--draft-config", default=None, metavar="PATH",
                    help="the EAGLE / EAGLE-3 head's or the draft model's config.json (a file or its checkpoint "
                         "folder) for --speculative-config or SGLang's --speculative-algorithm")

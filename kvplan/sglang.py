@@ -103,9 +103,18 @@ line         MambaPool rule
 ===========  ==============================================================================================
 
 DP attention (0.5.7+): a pool per worker from its own rest; --max-mamba-cache-size / --max-running-requests slot
-counts are split over the workers. Not modelled (refused by field): speculative decoding (intermediate per-draft
-states), PP before 0.5.17, DP attention before 0.5.7, families not read in SGLang's configs (Jamba, Zamba2, Bamba,
-LFM2 short convs, Kimi-Linear KDA, MiniMax / Lightning linear attention), attention-less hybrids.
+counts are split over the workers. Speculative decoding (0.5.14+, Qwen3.5 / Qwen3.6 with NEXTN / EAGLE on their MTP
+layer or NGRAM; one stage, no DP attention): the slots are solved jointly with D = --speculative-num-draft-tokens
+states a running request (speculative_draft_tokens; mamba_pool), R = --max-running-requests (48 unless given)::
+
+    slots       = int(budget // (per slot x (1 + D / s)))                      0.5.14 - 0.5.16
+                  int((budget - per slot x (1 + D)) // (per slot x (1 + D / s)))  0.5.17+
+    reserve     = per slot x (min(R, slots // s) (+ 1 from 0.5.17)) x D, charged beside the slots
+
+Qwen3.6-27B, EAGLE 5 steps (D 6), R 4, bf16 SSM, rest 17,012,228,096 B, 0.5.17: 43 slots, reserve 30 slots, 171,008
+tokens (the A100 log's). Not modelled (refused by field): speculative decoding on the other hybrids and EAGLE3 /
+STANDALONE on these (SGLANG_HYBRID_SPEC_UNMODELLED), PP before 0.5.17, DP attention before 0.5.7, families not read
+in SGLang's configs (Jamba, Zamba2, Bamba, LFM2 short convs, Kimi-Linear KDA, MiniMax / Lightning linear attention), attention-less hybrids.
 
 DeepSeek sparse attention (DeepSeek-V3.2, GLM-5; "NSA" in SGLang's code, ``dsa_*`` below): served from 0.5.3 (GLM-5
 from 0.5.9), planned from the 0.5.4.post1 line; page_size 64 on CUDA (1 on ROCm in 0.5.8 - 0.5.13); --kv-cache-dtype
@@ -505,33 +514,52 @@ SGLANG_MAMBA_EXTRA_BUFFER_SLOTS = 2
 _SSM_BYTES = {"float32": 4, "bfloat16": 2, "float16": 2}
 
 
-# What kvplan does not model of SGLang speculative decoding over a MambaPool (read in the 0.5.14 wheel's
-# model_executor/model_runner_kv_cache_mixin.py handle_max_mamba_cache, 0.5.20 / 0.5.23 mem_cache/
-# kv_cache_configurator.py _handle_max_mamba_cache, 0.5.23 mem_cache/memory_pool.py MambaPool, models/qwen3_5_mtp.py;
-# 2026-12-02). The rule as read, D = --speculative-num-draft-tokens, s = slots a running request holds, slot = one
-# request's conv + SSM bytes: K = int(budget // (slot x (1 + D / s))) (0.5.14, 0.5.15), int((budget - slot x (1 + D))
-# // (slot x (1 + D / s))) (0.5.17, 0.5.18, 0.5.20, 0.5.21 wheels, the same lines read 2026-12-03); then slot x
-# (min(--max-running-requests, K // s) (+ 1 from 0.5.17) x D) more leaves rest, and the pool allocates
-# intermediate_ssm_state_cache (state layers x (requests + 1) x D SSM states) and intermediate_conv_window_cache. The
-# reserve follows the algorithm, not the steps (has_spec_dec = not spec_algorithm.is_none(): NGRAM too, D = 12 by
-# default there), and under speculation max_running_requests is never unset (48), so --disable-radix-cache takes the
-# 48-slot branch. Not modelled: that reserve (kvplan carries no --speculative-num-draft-tokens), the MTP draft runner
-# below, --enable-linear-replayssm-spec (0.5.20+: no intermediate SSM reserve).
+# SGLang speculative decoding over a MambaPool (read in the 0.5.14 wheel's model_executor/model_runner_kv_cache_mixin.py
+# handle_max_mamba_cache, 0.5.16 / 0.5.17 / 0.5.20 mem_cache/kv_cache_configurator.py _handle_max_mamba_cache, 0.5.17
+# mem_cache/memory_pool.py MambaPool, models/qwen3_5_mtp.py, configs/model_config.py, arg_groups/speculative_hook.py,
+# speculative/eagle_worker_v2.py, model_runner_components/spec_aux_hidden_state.py, model_executor/pool_configurator.py;
+# 2026-12-03; the 0.5.18 / 0.5.21 lines as the earlier audit read them, the same padded rule). The reserve follows the
+# algorithm, not the steps (has_spec_dec = not spec_algorithm.is_none(): NGRAM too); mamba_pool prices it.
+# kvplan plans it for the Qwen3.5 / Qwen3.6 GDN hybrids with NEXTN / EAGLE on their own mtp.* layer ("mtp") and with
+# NGRAM, on the 0.5.14+ lines, one pipeline stage, no DP attention. The MTP draft (Qwen3_5ForCausalLMMTP): fc 2h -> h,
+# two pre-fc norms, one Qwen3_5 decoder layer with full_attention_interval 1, its own embed_tokens and (untied) lm_head,
+# resident until init_lm_head's set_embed_and_head after the pools are sized (mtp_draft_vocab_copy_bytes); its KV pool
+# holds the target's #tokens over that one full-attention layer, allocated after the target's pool is profiled: the
+# target's cell is scaled only when --speculative-draft-model-path is given (spec_aux_hidden_state.py reads the draft
+# config's num_nextn_predict_layers only then; _handle_eagle_family fills the path in for DeepSeek / GLM / ..., not for
+# Qwen3_5*), so kvplan plans the path-less launch with the target's cell unscaled.
+SGLANG_HYBRID_SPEC_TYPES = ("qwen3_5_text", "qwen3_5_moe_text")  # the hybrids planned with speculative decoding
+SGLANG_HYBRID_SPEC_METHODS = {"mtp": "EAGLE / NEXTN", "ngram": "NGRAM"}  # planned there, by kvplan's method name
+SGLANG_NGRAM_DRAFT_TOKENS = 12  # speculative_hook.py _handle_ngram: speculative_num_draft_tokens 12 unless given
 SGLANG_HYBRID_SPEC_UNMODELLED = (
-    "Not modelled with speculative decoding (any --speculative-algorithm: EAGLE / NEXTN / EAGLE3 / STANDALONE / NGRAM, "
-    "whatever --speculative-num-steps says): SGLang "
-    "sizes the MambaPool's slots jointly with a reserve of --speculative-num-draft-tokens extra states a running "
-    "request (intermediate_ssm_state_cache, intermediate_conv_window_cache), capped by --max-running-requests; kvplan "
-    "does not model that reserve or the slot count it leaves (plan it on SGLang without speculative decoding, or on "
-    "vLLM).")
-# and of SGLang's MTP draft for a hybrid with mtp.* layers (0.5.23 wheel: Qwen3.5's Qwen3_5ForCausalLMMTP and
-# Qwen3-Next's Qwen3NextForCausalLMMTP build fc 2h -> h, two pre-fc norms and one decoder layer with
-# full_attention_interval 1, plus their own embed_tokens / lm_head; the target's cell is not scaled for the draft's
-# layer, spec_aux_hidden_state.py reading num_nextn_predict_layers off the target's config, which Qwen's lacks)
+    "Not modelled with speculative decoding here: SGLang sizes the MambaPool's slots jointly with a reserve of "
+    "--speculative-num-draft-tokens extra states a running request (intermediate_ssm_state_cache, "
+    "intermediate_conv_window_cache), capped by --max-running-requests; kvplan plans that reserve for the Qwen3.5 / "
+    "Qwen3.6 hybrids with EAGLE / NEXTN on their MTP layer or NGRAM on SGLang 0.5.14+ (one pipeline stage, no DP "
+    "attention) only (plan this one on SGLang without speculative decoding, or on vLLM).")
+# and of SGLang's MTP draft for a hybrid kvplan does not plan with speculation (Qwen3-Next's Qwen3NextForCausalLMMTP,
+# Nemotron-H's NemotronHForCausalLMMTP: not read)
 SGLANG_HYBRID_MTP_UNMODELLED = (
-    " Nor the MTP draft runner beside it: its weights (the mtp.* layer with its own bf16 embed_tokens / lm_head "
-    "copies, e.g. 5.53 GB for Qwen3.6-27B at TP 1) and its KV pool over its full-attention layer. Plan this "
-    "model's MTP on vLLM (--speculative-config method mtp), or SGLang without speculative decoding.")
+    " Nor the MTP draft runner beside it (its own mtp.* layer weights, its own bf16 embed_tokens / lm_head copies and "
+    "its KV pool over its full-attention layer). Plan this model's MTP on vLLM (--speculative-config method mtp), or "
+    "SGLang without speculative decoding.")
+# The draft class configs/model_config.py gives a Qwen3.5-family target's MTP layer (is_draft_model), 0.5.14 - 0.5.23
+SGLANG_QWEN_MTP_DRAFT_ARCH = "Qwen3_5ForCausalLMMTP"
+
+
+def speculative_draft_tokens(method: str, num_steps: int, given: int | None = None) -> int:
+    """D, the --speculative-num-draft-tokens SGLang sizes the hybrid reserve by (0: no speculative decoding).
+
+    ``given`` wins (a --speculative-eagle-topk > 1 tree keeps it; SGLang resets it to steps + 1 under top-k 1, which
+    plan() warns of); else NGRAM 12 (speculative_hook.py _handle_ngram), EAGLE / NEXTN steps + 1 (top-k 1, SGLang's
+    own choice for these targets: _auto_choose_speculative_params (3, 1, 4), and "speculative_num_draft_tokens is
+    adjusted to speculative_num_steps + 1 when speculative_eagle_topk == 1"). Worked numbers: ("mtp", 5) -> 6;
+    ("ngram", 1) -> 12; ("mtp", 3, 8) -> 8."""
+    if method == "none":
+        return 0
+    if given is not None:
+        return given
+    return SGLANG_NGRAM_DRAFT_TOKENS if method == "ngram" else num_steps + 1
 
 
 def _recurrent_counts(spec) -> dict[str, int]:
@@ -540,12 +568,14 @@ def _recurrent_counts(spec) -> dict[str, int]:
 
 
 def hybrid_refusal(spec, version: str = SGLANG_DEFAULT_VERSION, tp: int = 1, pp: int = 1, dp_attention: int = 1,
-                   speculative: bool = False, radix: bool = True, rocm: bool = False) -> tuple[str, str] | None:
+                   speculative: bool | str = False, radix: bool = True, rocm: bool = False) -> tuple[str, str] | None:
     """(field, message) when kvplan cannot plan ``spec``'s recurrent states the way this SGLang line does; None when
     the model keeps none or the line's MambaPool rule is modelled (``mamba_pool``).
 
     Modelled: the SGLANG_HYBRID_ARCHS families each line serves (SglangProfile.hybrid_models), pipeline stages from
-    0.5.17 (one stage before), DP attention from 0.5.7, no speculative decoding (SGLANG_HYBRID_SPEC_UNMODELLED), TP
+    0.5.17 (one stage before), DP attention from 0.5.7, speculative decoding (``speculative``: kvplan's method name,
+    or True for any) only for SGLANG_HYBRID_SPEC_TYPES with SGLANG_HYBRID_SPEC_METHODS from 0.5.14 on one stage without
+    DP attention (SGLANG_HYBRID_SPEC_UNMODELLED), TP
     dividing the state heads (SGLang's ``divide`` asserts), CUDA for the lines whose extra_buffer asserts it. Worked example:
     qwen3.5-397b-a17b on 0.5.3 -> ("sglang_version", "... two rules in one line ..."); on 0.5.20 -> None."""
     kinds = _recurrent_counts(spec)
@@ -574,9 +604,18 @@ def hybrid_refusal(spec, version: str = SGLANG_DEFAULT_VERSION, tp: int = 1, pp:
     if dp_attention > 1 and prof.hybrid_rule == "v054":
         return "dp_attention_size", head + (f"Not modelled with DP attention on SGLang {prof.releases} (its "
                                             "handle_max_mamba_cache divides even the ratio's slots by --dp for GDN).")
-    if speculative:
-        return "speculative_config", head + SGLANG_HYBRID_SPEC_UNMODELLED + (
-            SGLANG_HYBRID_MTP_UNMODELLED if spec.mtp_layers else "")
+    if speculative and not (isinstance(speculative, str) and speculative in SGLANG_HYBRID_SPEC_METHODS
+                            and spec.model_type in SGLANG_HYBRID_SPEC_TYPES and pp == 1 and dp_attention == 1
+                            and list(SGLANG_PROFILES).index(version) >= list(SGLANG_PROFILES).index(SPECULATIVE_FROM)):
+        name = SGLANG_HYBRID_SPEC_METHODS.get(speculative, str(speculative).upper()) if isinstance(
+            speculative, str) else "any algorithm"
+        why = ("pipeline parallelism" if pp > 1 else "DP attention" if dp_attention > 1 else
+               f"SGLang {prof.releases}" if list(SGLANG_PROFILES).index(version) < list(SGLANG_PROFILES).index(
+                   SPECULATIVE_FROM) else SGLANG_HYBRID_ARCHS[spec.model_type] if spec.model_type not in
+               SGLANG_HYBRID_SPEC_TYPES else f"--speculative-algorithm {name}")
+        return "speculative_config", f"--speculative-algorithm {name} on SGLang {prof.releases} ({why}): not " \
+            "modelled. " + head + SGLANG_HYBRID_SPEC_UNMODELLED + (SGLANG_HYBRID_MTP_UNMODELLED if spec.mtp_layers and
+                                             spec.model_type not in SGLANG_HYBRID_SPEC_TYPES else "")
     if not radix and prof.hybrid_radix_off == "mixed":
         return "enable_prefix_caching", head + ("Without the radix cache SGLang 0.5.8 keeps 512 state slots and 0.5.9 "
                                                 "sizes them by the ratio: pick the 0.5.7 or the 0.5.10 line.")
@@ -691,12 +730,16 @@ class SglangMambaPool(BaseModel):
     kv_pool: int  # rest - charged: the budget of the full-attention KV pool
     slots_per_request: int  # max_running_requests <= slots // this (1 without the radix cache, 3, 5 with extra_buffer)
     rule: str  # how the slots were chosen, for the budget line
+    # speculative decoding (0.5.14+): D = --speculative-num-draft-tokens (0: none) and what the draft-token reserve
+    # charges from rest beside ``charged`` (per_request x (capped requests (+ 1 from 0.5.17)) x D)
+    draft_tokens: int = 0
+    intermediate: int = 0
 
 
 def mamba_pool(prof: SglangProfile, rest: int, conv_per_request: int, ssm_per_request: int, model_type: str,
                ratio: float | None = None, max_mamba_cache_size: int | None = None,
                max_running_requests: int | None = None, radix: bool = True, dp_attention: int = 1,
-               charged_per_request: int | None = None) -> SglangMambaPool:
+               charged_per_request: int | None = None, draft_tokens: int = 0) -> SglangMambaPool:
     """How the line splits the profiled rest between the MambaPool and the full-attention KV pool.
 
     rest = available - pre x (1 - mem_fraction_static) (GB floats, as SGLang computes them). With the radix cache on
@@ -718,6 +761,20 @@ def mamba_pool(prof: SglangProfile, rest: int, conv_per_request: int, ssm_per_re
     for these architectures from 0.5.14, linear_attn_backend triton).
     Worked number (the Qwen3.5-9B TP2 RTX 4090 log, 0.5.10 line): rest 14.08 - 22.93 x 0.2 = 9.494 GB, per request
     24 x (4096 x 3 x 2 + 16 x 128 x 128 x 4) = 25,755,648 B -> budget 4.497 GB -> 187 slots (logged 186).
+
+    Speculative decoding (``draft_tokens`` D > 0, any --speculative-algorithm; 0.5.14 / 0.5.16 model_runner_kv_cache_
+    mixin.py handle_max_mamba_cache / kv_cache_configurator.py, 0.5.17 / 0.5.20 kv_cache_configurator.py
+    _handle_max_mamba_cache, read 2026-12-03): SGLang has set --max-running-requests (R: given, else 48). With s slots
+    a running request and p = 1 from 0.5.17 (0 before) for the padding slot:
+      ratio                   K = int((budget - per_request x (1 + D) x p) // (per_request x (1 + D / s)))
+                              (0.5.14 - 0.5.16: int(budget // (per_request x (1 + D / s))))
+      --max-mamba-cache-size  K = N // dp
+      no radix cache          K = R // dp (R is always set under speculation)
+    intermediate = per_request x (min(R // dp, K // s) + p) x D (no radix cache: (K + p) x D), charged from rest
+    before the KV pool beside the slots (allocated as intermediate_ssm_state_cache / intermediate_conv_window_cache).
+    Worked number (tests/test_sglang_qwen_mtp.py, 0.5.17): slot 78,446,592 B, D 6, s 5, R 4, rest 17,012,228,096 B
+    -> budget 8,058,423,834.9 -> K = int(7,509,297,690.9 // 172,582,502.4) = 43; reserve (min(4, 8) + 1) x 6 = 30
+    slots = 2,353,397,760 B.
     """
     r = SGLANG_MAMBA_FULL_MEMORY_RATIO if ratio is None else ratio
     per_req = conv_per_request + ssm_per_request if charged_per_request is None else charged_per_request
@@ -725,8 +782,19 @@ def mamba_pool(prof: SglangProfile, rest: int, conv_per_request: int, ssm_per_re
     radix_on = radix and not (prof.hybrid_rule == "v054" and model_type in ("nemotron_h", "falcon_h1"))
     padded = prof.hybrid_rule == "v0517"
 
+    per_running = 1 if not radix_on else SGLANG_MAMBA_SLOTS_PER_REQUEST + (
+        SGLANG_MAMBA_EXTRA_BUFFER_SLOTS if prof.hybrid_extra_buffer else 0)
+    D = draft_tokens
+
     def by_ratio() -> tuple[int, str]:
         budget = rest_gb * r / (1 + r) * GiB
+        if D and padded:
+            return (int((budget - per_req * (1 + D)) // (per_req * (1 + D / per_running))),
+                    f"rest x {r} / (1 + {r}) solved jointly with {D} draft-token states a running request, less the "
+                    "padding slot")
+        if D:
+            return (int(budget // (per_req * (1 + D / per_running))),
+                    f"rest x {r} / (1 + {r}) solved jointly with {D} draft-token states a running request")
         if padded:
             return int((budget - per_req) // per_req), f"rest x {r} / (1 + {r}) less the padding slot, per slot"
         return int(budget // per_req), f"rest x {r} / (1 + {r}), per slot"
@@ -748,13 +816,18 @@ def mamba_pool(prof: SglangProfile, rest: int, conv_per_request: int, ssm_per_re
     # slots <= 0: SGLang raises ("Not enough GPU memory for hybrid (mamba/linear-attention) state cache") before
     # allocating anything
     charged = (slots + 1 if padded else slots) * per_req if slots > 0 else 0
+    intermediate = 0
+    if D:  # the draft-token reserve: R is always set under speculation (speculative_hook.py: 48 unless given)
+        running_set = max_running_requests or SPECULATIVE_MAX_RUNNING_REQUESTS
+        reqs = slots if (not radix_on and max_mamba_cache_size is None) else min(running_set // dp_attention,
+                                                                                  slots // per_running)
+        intermediate = per_req * (reqs + (1 if padded else 0)) * D
+        rest_gb -= intermediate / GiB
     kv_pool = int((rest_gb - charged / GiB) * GiB)
-    per_running = 1 if not radix_on else SGLANG_MAMBA_SLOTS_PER_REQUEST + (
-        SGLANG_MAMBA_EXTRA_BUFFER_SLOTS if prof.hybrid_extra_buffer else 0)
     alloc = max(slots, 0) + 1
     return SglangMambaPool(slots=slots, per_request=per_req, conv_bytes=alloc * conv_per_request,
                            ssm_bytes=alloc * ssm_per_request, charged=charged, kv_pool=kv_pool,
-                           slots_per_request=per_running, rule=rule)
+                           slots_per_request=per_running, rule=rule, draft_tokens=D, intermediate=intermediate)
 
 
 class SglangDefaults(BaseModel):
@@ -1416,7 +1489,8 @@ SGLANG_VOCAB_PADDING = 64  # layers/vocab_parallel_embedding.py DEFAULT_VOCAB_PA
 # (glm_moe_dsa) is served as DeepseekV3ForCausalLMNextN in 0.5.14 / 0.5.15 and as GlmMoeDsaForCausalLMNextN from 0.5.17.
 _MTP_DRAFT_ARCH = {"deepseek_v3": "DeepseekV3ForCausalLMNextN", "deepseek_v32": "DeepseekV3ForCausalLMNextN",
                    "deepseek_v2": "DeepseekV3ForCausalLMNextN", "glm4_moe": "Glm4MoeForCausalLMNextN",
-                   "glm4_moe_lite": "Glm4MoeLiteForCausalLMNextN", "glm_moe_dsa": "GlmMoeDsaForCausalLMNextN"}
+                   "glm4_moe_lite": "Glm4MoeLiteForCausalLMNextN", "glm_moe_dsa": "GlmMoeDsaForCausalLMNextN",
+                   "qwen3_5_text": "Qwen3_5ForCausalLMMTP", "qwen3_5_moe_text": "Qwen3_5ForCausalLMMTP"}
 
 
 def mtp_draft_arch(model_type: str, version: str) -> str:
@@ -1428,17 +1502,20 @@ def mtp_draft_arch(model_type: str, version: str) -> str:
 
 
 def mtp_draft_vocab_copy_bytes(vocab_size: int, hidden_size: int, tp: int, attn_tp: int | None = None,
-                               elem_bytes: int = 2) -> int:
+                               elem_bytes: int = 2, tied: bool = False) -> int:
     """Bytes of the MTP draft's own embed_tokens + lm_head on one rank (freed only after the KV pools are sized).
 
     Per table: pad(vocab, 64) / split x hidden x elem_bytes (the model dtype: VocabParallelEmbedding / ParallelLMHead
     get no quant method, UnquantizedEmbeddingMethod); the embedding split over ``attn_tp`` (DP attention) or ``tp``,
     the head over ``tp``. Worked numbers: DeepSeek-V3 at TP 8: 2 x 129,280 / 8 x 7,168 x 2 = 463,339,520 B (0.43 GiB);
     Qwen3.8-27B at TP 2 (vocab 248,320, hidden 5,120): 2 x 124,160 x 5,120 x 2 = 2,542,796,800 B = 2.37 GiB, the
-    "~2.37 GB/rank of that is the two un-shared bf16 placeholders" of sgl-project/sglang PR #32468 (0.5.19)."""
+    "~2.37 GB/rank of that is the two un-shared bf16 placeholders" of sgl-project/sglang PR #32468 (0.5.19).
+    ``tied``: the draft's lm_head is its embed_tokens (Qwen3_5ForCausalLMMTP with tie_word_embeddings, models/
+    qwen3_5_mtp.py 0.5.17): one table. Qwen3.5-0.8B at TP 1 (vocab 248,320, hidden 1,024): 248,320 x 1,024 x 2 =
+    508,559,360 B."""
     padded = cdiv(vocab_size, SGLANG_VOCAB_PADDING) * SGLANG_VOCAB_PADDING
     embed_split = attn_tp or tp
-    return (cdiv(padded, embed_split) + cdiv(padded, tp)) * hidden_size * elem_bytes
+    return (cdiv(padded, embed_split) + (0 if tied else cdiv(padded, tp))) * hidden_size * elem_bytes
 
 
 class SglangDraft(BaseModel):
@@ -1737,8 +1814,13 @@ def log_lines(prof: SglangProfile, pre_load: int, weights_loaded: int, tokens: i
         if mamba.slots <= 0:
             return [*lines, ("RuntimeError: Not enough GPU memory for hybrid (mamba/linear-attention) state cache. "
                              f"Computed max_mamba_cache_size={mamba.slots}")]
-        lines.append(f"Mamba Cache is allocated. max_mamba_cache_size: {mamba.slots}, conv_state size: "
-                     f"{_gb(mamba.conv_bytes)}GB, ssm_state size: {_gb(mamba.ssm_bytes)}GB")
+        line = (f"Mamba Cache is allocated. max_mamba_cache_size: {mamba.slots}, conv_state size: "
+                f"{_gb(mamba.conv_bytes)}GB, ssm_state size: {_gb(mamba.ssm_bytes)}GB")
+        if mamba.draft_tokens:  # memory_pool.py (0.5.17): the SSM states of (max_running_requests + 1) x D draft
+            # tokens; the conv-window cache SGLang prints after it (a layout that changed by release) is left off
+            ssm_one = mamba.ssm_bytes // (mamba.slots + 1)
+            line += f" intermediate_ssm_state_cache size: {_gb(ssm_one * (running + 1) * mamba.draft_tokens)}GB"
+        lines.append(line)
         state = mamba.conv_bytes + mamba.ssm_bytes
     if tokens <= 0:
         return lines + ["RuntimeError: Not enough memory. Please try to increase --mem-fraction-static."]

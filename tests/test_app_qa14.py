@@ -251,6 +251,7 @@ LISTED = dict(vllm_version="0.11", sglang_version="0.5.4", gpu_memory_utilizatio
               max_num_batched_tokens=4096, kv_cache_memory_bytes=10**9, enforce_eager=True,
               decode_context_parallel_size=2, disable_custom_all_reduce=True, sampler="flashinfer", usage_context="llm",
               language_model_only=True, mm_encoder_tp_mode="data", speculative_method="mtp", num_speculative_tokens=3,
+              speculative_num_draft_tokens=8,
               drafter="eagle3-llama3.1-8b", enable_prefix_caching=False, enable_expert_parallel=True, weights_gib=15.5,
               model_runner="V2", cudagraph_mode="PIECEWISE", compile_cache="warm", mm_limits=(("image", 0),),
               mm_processor_kwargs=(("max_pixels", 1003520),), skip_mm_profiling=True, vllm_graph_reserved_mem=0.2,

@@ -136,10 +136,10 @@ def test_import_refuses_what_the_core_does_not_plan_naming_the_flag():
     at = run_app(page="pages/import.py")
     at.selectbox(key="w.import_gpu").select("H200").run()
     for line, why, flag in [
-        ("python -m sglang.launch_server --model-path Qwen/Qwen3.5-27B --speculative-algorithm NEXTN",
-         "Not modelled with speculative decoding (any --speculative-algorithm: EAGLE / NEXTN / EAGLE3 / STANDALONE / "
-         "NGRAM, whatever --speculative-num-steps says): "
-         "SGLang sizes the MambaPool's slots jointly with a reserve of --speculative-num-draft-tokens extra states",
+        # a hybrid kvplan plans no speculation for (Qwen3.5 / Qwen3.6 with NEXTN / EAGLE / NGRAM are planned)
+        ("python -m sglang.launch_server --model-path Qwen/Qwen3-Next-80B-A3B-Instruct --tp 4 --speculative-algorithm "
+         "NGRAM",
+         "--speculative-algorithm NGRAM on SGLang 0.5.21 - 0.5.23",
          "--speculative-algorithm"),
         # a head kvplan ships no config for: refused naming the draft path and the heads it ships
         ("python -m sglang.launch_server --model-path meta-llama/Llama-3.1-8B-Instruct --speculative-algorithm EAGLE3 "

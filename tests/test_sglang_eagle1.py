@@ -133,14 +133,17 @@ def test_cli_plans_the_head_from_its_config(tmp_path, capsys):
     assert "--speculative-draft-model-path" in capsys.readouterr().err
 
 
-def test_a_hybrid_with_zero_steps_is_still_refused():
+def test_a_hybrid_with_zero_steps_is_not_planned_as_speculation_off():
     # SGLang's MambaPool reserve follows the algorithm (kv_cache_configurator.py _handle_max_mamba_cache:
-    # has_spec_dec = not spec_algorithm.is_none(), 0.5.20), not the steps: 0 steps must not plan as speculation off
-    for method in ("ngram", "eagle3"):
-        with pytest.raises(PlanInputError) as exc:
-            kvplan_plan("qwen3.5-27b", "H200", engine="sglang", sglang_version="0.5.20", speculative_method=method,
-                        num_speculative_tokens=0)
-        assert exc.value.field == "--speculative-algorithm" and "MambaPool" in exc.value.message
+    # has_spec_dec = not spec_algorithm.is_none(), 0.5.20), not the steps: 0 steps must not plan as speculation off.
+    # EAGLE3 on a Qwen3.5 hybrid is refused; NGRAM is planned with its 12-token reserve (D 12, not the steps)
+    with pytest.raises(PlanInputError) as exc:
+        kvplan_plan("qwen3.5-27b", "H200", engine="sglang", sglang_version="0.5.20", speculative_method="eagle3",
+                    num_speculative_tokens=0)
+    assert exc.value.field == "--speculative-algorithm" and "MambaPool" in exc.value.message
+    p = kvplan_plan("qwen3.5-27b", "H200", engine="sglang", sglang_version="0.5.20", speculative_method="ngram",
+                    num_speculative_tokens=0)
+    assert any(t.name.endswith("x 12 draft tokens)") for t in p.ranks[0].terms)
 
 
 def test_quantization_fp8_quantizes_the_separate_draft_too():

@@ -120,7 +120,8 @@ def test_release_lines_that_refuse_and_those_that_plan():
 
 def test_layouts_and_flags_that_are_not_modelled_are_refused_by_field():
     spec = load_preset("qwen3.5-397b-a17b")
-    assert refusal(spec, speculative_method="mtp", num_speculative_tokens=3).field == "--speculative-algorithm"  # SGLang's flag (audit6)
+    # SGLang's flag (audit6): EAGLE3 on a Qwen3.5 hybrid stays refused (NEXTN / EAGLE on its MTP layer and NGRAM plan)
+    assert refusal(spec, speculative_method="eagle3", num_speculative_tokens=3).field == "--speculative-algorithm"
     assert refusal(spec, sglang_version="0.5.8", enable_prefix_caching=False).field in ("enable_prefix_caching",
                                                                                           "sglang_version")
     # Qwen3-Next-80B at TP64: its 16 key-head groups are extended to 64 (conv_dim 4096 + 2 x 64 x 128 = 20,480

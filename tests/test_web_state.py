@@ -24,6 +24,7 @@ FULL = PlanState(
     # tests/test_app_local_checkpoint.py round-trip them)
     decode_context_parallel_size=2, disable_custom_all_reduce=True, sampler="flashinfer", usage_context="llm",
     language_model_only=True, mm_encoder_tp_mode="data", speculative_method="mtp", num_speculative_tokens=3,
+    speculative_num_draft_tokens=8,
     drafter="eagle3-llama3.1-8b", enable_prefix_caching=False, max_total_tokens=123_456, dp_attention_size=4, moe_dense_tp_size=1,
     piecewise_cuda_graph="enforce", mamba_full_memory_ratio=0.5, max_mamba_cache_size=64, mamba_ssm_dtype="bfloat16",
     mm_limits=(("image", 0), ("video", 1)), mm_processor_kwargs=(("max_pixels", 1003520),), skip_mm_profiling=True,

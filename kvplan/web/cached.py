@@ -69,6 +69,8 @@ SERVING_KNOBS: dict[str, tuple[tuple[str, ...], str]] = {
                                                "draft_model); SGLang: --speculative-algorithm"),
     "num_speculative_tokens": (("vllm", "sglang"), "--speculative-config num_speculative_tokens; SGLang: "
                                                    "--speculative-num-steps"),
+    # SGLang --speculative-num-draft-tokens: the draft-token reserve of a hybrid's MambaPool (kvplan.sglang.mamba_pool)
+    "speculative_num_draft_tokens": (("sglang",), "--speculative-num-draft-tokens"),
     "drafter": (("vllm", "sglang"), "--speculative-config model (an EAGLE head kvplan ships, for eagle / eagle3; a "
                                     "preset, for draft_model); SGLang: --speculative-draft-model-path (EAGLE3)"),
     # SGLang: --disable-radix-cache (its hybrids' MambaPool then holds one state slot a request: kvplan.sglang.mamba_pool)
@@ -110,6 +112,7 @@ def engine_config(state: PlanState, **override) -> EngineConfig:
               if name not in SERVING_KNOBS or state.engine in SERVING_KNOBS[name][0]}
     if fields.get("speculative_method", "none") == "none":
         fields.pop("num_speculative_tokens", None)
+        fields.pop("speculative_num_draft_tokens", None)
     fields.pop("drafter", None)  # a name: EngineConfig takes the head itself
     if fields.get("speculative_method") in DRAFT_METHODS and (
             state.engine == "vllm" or fields["speculative_method"] == "eagle3"):  # SGLang: EAGLE3 heads only
@@ -129,7 +132,8 @@ def off_engine_names(state: PlanState) -> list[str]:
     when that engine is chosen again, not planned now."""
     return [n for n, (engines, _) in SERVING_KNOBS.items()
             if state.engine not in engines and getattr(state, n) != getattr(DEFAULT, n)
-            and not (n == "num_speculative_tokens" and state.speculative_method == "none")
+            and not (n in ("num_speculative_tokens", "speculative_num_draft_tokens")
+                     and state.speculative_method == "none")
             and not (n == "drafter" and state.speculative_method not in (*DRAFT_METHODS, "draft_model"))]
 
 

@@ -82,12 +82,19 @@ SGLANG_DEFAULT_NUM_STEPS = 3
 # --speculative-ngram-max-bfs-breadth 10, draft tokens 12 unless given: 1 step), not the MTP families' 3; its pool
 # does not depend on it (nothing drafted is cached).
 SGLANG_STEPS_DEFAULT_NOTE = "--speculative-num-steps not given: SGLang's default"
-# Read and checked (server_args.py: type=int), not planned: from 0.5.14 SGLang's KV pools do not depend on them (the
-# draft's layers share the target's token slots; only the request table, outside the KV budget, is num_draft_tokens
-# wider).
+# Read and checked (server_args.py: type=int). From 0.5.14 SGLang's KV pools do not depend on them (the draft's layers
+# share the target's token slots; only the request table, outside the KV budget, is num_draft_tokens wider); the draft
+# tokens D SGLang runs with size a hybrid's MambaPool reserve (kvplan.sglang.mamba_pool), carried as
+# Command.speculative_num_draft_tokens where SGLang keeps it (arg_groups/speculative_hook.py _handle_eagle_family,
+# 0.5.14 - 0.5.23: top-k 1 resets it to --speculative-num-steps + 1, which the core derives itself; NGRAM keeps it, 12
+# unless given).
 SGLANG_SPECULATIVE_READ = ("--speculative-eagle-topk", "--speculative-num-draft-tokens")
 SPECULATIVE_READ_NOTE = ("read, not planned: from SGLang 0.5.14 the KV pool does not depend on it (the draft's layers "
                          "share the target's token slots; the request table it widens is outside the KV budget)")
+DRAFT_TOKENS_NOTE = ("planned for a hybrid's MambaPool only (one state slot a draft token per running request, "
+                     "SGLang 0.5.14+); the KV pool does not depend on it")
+DRAFT_TOKENS_RESET_NOTE = ("SGLang resets it to --speculative-num-steps + 1 = {d} under --speculative-eagle-topk 1 "
+                           "(arg_groups/speculative_hook.py), and kvplan plans {d}")
 # The MambaPool's strategy flags (--mamba-scheduler-strategy, 0.5.7+; --mamba-radix-cache-strategy, its later name):
 # kvplan.sglang models only each line's own default (SglangProfile.hybrid_extra_buffer), not an explicit choice.
 SGLANG_MAMBA_STRATEGY = {"--mamba-scheduler-strategy", "--mamba-radix-cache-strategy"}
@@ -143,6 +150,8 @@ class Command(BaseModel):
     # "eagle3" ...: the core refuses what it does not plan) and --speculative-num-steps (num_speculative_tokens)
     speculative_method: str = "none"
     num_speculative_tokens: int | None = None
+    # --speculative-num-draft-tokens where SGLang keeps it (None: its own, kvplan.sglang.speculative_draft_tokens)
+    speculative_num_draft_tokens: int | None = None
     # EAGLE3's --speculative-draft-model-path: a DRAFTERS.json head name (kvplan.drafter.drafter_for_model)
     drafter: str | None = None
     # SGLANG_AITER_HONOR_EXPLICIT_MEM_FRACTION set before the command (EngineConfig field of the same name)
@@ -495,7 +504,17 @@ def _sglang_speculative(flags: dict[str, str], extra: dict, model: str | None = 
         notes.append(f"{SGLANG_DRAFT_PATH} {draft}: " + ("the target's own checkpoint: its MTP layers planned" if own else
                      "the exported NextN (MTP) layer: planned as the checkpoint's own MTP layers (the same weights and "
                      "KV)"))
-    notes += [f"{name} {flags[name]}: {SPECULATIVE_READ_NOTE}" for name in SGLANG_SPECULATIVE_READ if name in flags]
+    # D as SGLang resolves it: EAGLE / NEXTN with top-k 1 (given) take steps + 1, which the core derives (None); without
+    # --speculative-num-steps SGLang picks (3, 1, 4) itself (steps + 1 again); otherwise the flag as given
+    topk, given = numbers.get("--speculative-eagle-topk"), numbers.get("--speculative-num-draft-tokens")
+    derived = method not in ("ngram", "standalone", "draft_model") and (topk == 1 or steps is None)
+    draft_tokens = None if derived else given
+    if "--speculative-eagle-topk" in flags:
+        notes.append(f"--speculative-eagle-topk {flags['--speculative-eagle-topk']}: {SPECULATIVE_READ_NOTE}")
+    if given is not None:
+        reset = derived and steps is not None and given != steps + 1
+        notes.append(f"--speculative-num-draft-tokens {flags['--speculative-num-draft-tokens']}: " + (
+            DRAFT_TOKENS_RESET_NOTE.format(d=steps + 1) if reset else DRAFT_TOKENS_NOTE))
     if steps is None:
         notes.append(f"{SGLANG_STEPS_DEFAULT_NOTE} " + (
             "(--speculative-num-draft-tokens // --speculative-ngram-max-bfs-breadth: 12 // 10 = 1 with SGLang's "
@@ -509,5 +528,5 @@ def _sglang_speculative(flags: dict[str, str], extra: dict, model: str | None = 
         archs = preset_config(entry["target"]).get("architectures") or [None]  # the head's DRAFTERS.json entry
         default = auto_speculative_params(method, archs[0])[0]
     out = {"speculative_method": method, "num_speculative_tokens": steps or default,
-           "notes": tuple(notes)}
+           "notes": tuple(notes)} | ({"speculative_num_draft_tokens": draft_tokens} if draft_tokens else {})
     return out | ({"drafter": drafter} if drafter else {})

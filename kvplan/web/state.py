@@ -120,6 +120,9 @@ class PlanState(BaseModel):
     mm_encoder_tp_mode: Literal["weights", "data"] = "weights"
     speculative_method: Literal["none", "mtp", "ngram", "eagle", "eagle3", "draft_model"] = "none"
     num_speculative_tokens: int = 1  # planned only with a speculative_method (0 otherwise)
+    # SGLang --speculative-num-draft-tokens (None: SGLang's own, kvplan.sglang.speculative_draft_tokens); planned only
+    # with a speculative_method, for a hybrid's MambaPool reserve
+    speculative_num_draft_tokens: int | None = None
     drafter: str | None = None  # eagle / eagle3: a DRAFTERS.json head; draft_model: a preset name (kvplan.draft_model)
     enable_prefix_caching: bool | None = None  # None: the release's default
     # vLLM launch settings EngineConfig plans (same names): --limit-mm-per-prompt as (modality, count) pairs,
@@ -462,6 +465,7 @@ FIELDS: tuple[Field, ...] = (
     Field("mm_encoder_tp_mode", "mmtp", _choice(MM_ENCODER_TP_MODES)),
     Field("speculative_method", "spec", _choice(SPECULATIVE_METHODS)),
     Field("num_speculative_tokens", "nspec", _int(1, 64)),
+    Field("speculative_num_draft_tokens", "ndt", _int(1, 1024)),  # EngineConfig's bounds
     Field("drafter", "dft", _drafter),
     Field("enable_prefix_caching", "apc", _bool, _b),
     Field("mm_limits", "mml", _mm_limits, _fmt_pairs),

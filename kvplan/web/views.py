@@ -1267,6 +1267,7 @@ SGLANG_KNOB_ROWS = {"speculative_method": "--speculative-algorithm",
                     "enable_prefix_caching": "--disable-radix-cache",  # EngineConfig.enable_prefix_caching False
                     "mamba_full_memory_ratio": "--mamba-full-memory-ratio",
                     "max_mamba_cache_size": "--max-mamba-cache-size", "mamba_ssm_dtype": "--mamba-ssm-dtype",
+                    "speculative_num_draft_tokens": "--speculative-num-draft-tokens",
                     "sglang_aiter_honor_explicit_mem_fraction": "SGLANG_AITER_HONOR_EXPLICIT_MEM_FRACTION",
                     "swa_full_tokens_ratio": "--swa-full-tokens-ratio",
                     "disable_hybrid_swa_memory": "--disable-hybrid-swa-memory"}
@@ -1440,6 +1441,7 @@ def knob_values(command) -> dict[str, Any]:
         if getattr(command, "speculative_method", "none") != "none":  # --speculative-algorithm, --speculative-num-steps
             out["speculative_method"] = command.speculative_method
             out["num_speculative_tokens"] = command.num_speculative_tokens
+            out["speculative_num_draft_tokens"] = getattr(command, "speculative_num_draft_tokens", None)
             if getattr(command, "drafter", None):  # EAGLE3's head (--speculative-draft-model-path), by name
                 out["drafter"] = command.drafter
     return out

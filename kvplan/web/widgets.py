@@ -582,7 +582,7 @@ def _engine_knobs(state: PlanState, page: str) -> None:
         versions = list(VLLM_PROFILES)
         # The box shows the line's short label; its releases go in a caption under it: "0.33 (0.32.0 - 0.33.x (newest
         # read)) - default" was cut to "0.33 (0.32.0 - 0.33.x (newes..." in the sidebar at 1400 px. "0.34" is listed
-        # (links and imported v0.34.0 lines name it) and its plans are refused (kvplan.engines.VLLM_034_REFUSAL).
+        # (links and imported v0.34.0 lines name it); it plans from estimates (kvplan.plan._extensible_budget).
         bind("vllm_version", st.selectbox, "vLLM version", versions,
              format_func=lambda v: VLLM_PROFILES[v].label + (" (default)" if v == VLLM_DEFAULT_VERSION else ""),
              help="the release line whose memory accounting (budget, sampler, CUDA graphs, log lines) is mirrored")
@@ -819,9 +819,17 @@ def _sglang_speculative_knobs(state: PlanState, knob: Callable[..., None]) -> No
          format_func=lambda v: SGLANG_SPECULATIVE.get(v, SGLANG_SPECULATIVE_KEPT.format(v)))
     _drafter_select(current(), changed=current().speculative_method != method)  # EAGLE3's head, as vLLM's
     knob("num_speculative_tokens", st.number_input, "speculative_num_steps", flag="--speculative-num-steps",
-         why="draft steps a round (SGLang's default: 5 for EAGLE3 beside a Llama, else 3); from 0.5.14 SGLang's pools "
-             "do not depend on it (the draft's layers share the target's token slots)", min_value=1, max_value=64,
+         why="draft steps a round (SGLang's default: 5 for EAGLE3 beside a Llama, else 3); from 0.5.14 SGLang's KV "
+             "pools do not depend on it (the draft's layers share the target's token slots), but on a Qwen3.5 / 3.6 "
+             "hybrid NEXTN / EAGLE verify steps + 1 draft tokens, each a MambaPool state slot per running request",
+         min_value=1, max_value=64,
          disabled=current().speculative_method == "none")
+    knob("speculative_num_draft_tokens", st.number_input, "speculative_num_draft_tokens",
+         flag="--speculative-num-draft-tokens",
+         why="tokens verified a round (SGLang's default: NGRAM 12, NEXTN / EAGLE steps + 1, which top-k 1 forces); "
+             "sizes a hybrid's MambaPool reserve of one state slot a draft token per running request (0.5.14+), "
+             "nothing else kvplan plans", value=None, min_value=1, max_value=1024,
+         placeholder="SGLang default", disabled=current().speculative_method == "none")
     st.caption(views.esc(SGLANG_SPECULATIVE_OFF) + ".")
 
 
