@@ -2936,7 +2936,8 @@ def _extensible_budget(spec, gpu, engine, layout, terms: list[Term], requested: 
     The rows are laid out so that device - every applied row after it = pool: the cap row is what requested takes
     beyond F - M (none at the default 1.0). Worked number (tests/test_vllm_034.py): Llama-3.1-8B on one H100 at
     8,192 tokens: 85,029,615,043 - 547,608,330 context - (16,094,076,928 + 268,435,456 + 558,170,112 + 667,942,912)
-    - 1 GiB margin - 1,050,673,152 transient = 64,768,966,329 B."""
+    - 1,430,126,592 margin (0.75 x T) - 1,906,835,456 transient (the V2 sampler's warmup-parameter pass) =
+    63,556,419,257 B."""
     total = terms[0].bytes
     by_name = {t.name.split(" (")[0]: t for t in terms}
     act_term = by_name["activation peak"]
