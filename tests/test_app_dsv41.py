@@ -10,7 +10,7 @@ from kvplan.web.state import encode_config
 from tests.app_util import figure, plain, run_app
 from tests.test_dsv4_1 import RELEASE_QC, _v41
 
-SERVING = {"B200", "B300", "GB200", "GB300", "H100-SXM", "H100-PCIe", "H100-NVL", "H200", "H20"}
+SERVING = {"B200", "B300", "GB200", "GB300", "H100-SXM", "H100-PCIe", "H100-NVL", "H200", "H200-NVL", "H20"}  # SM 10.x, SM 9.0
 
 
 @pytest.fixture(scope="module")
