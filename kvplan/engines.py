@@ -106,10 +106,13 @@ profile  releases            what changes at its first release (VLLM_CHANGES key
 0.30     0.30.0-0.31.0       DeepSeek-V4's --kv-cache-dtype auto becomes fp8_ds_mla (dsv4_auto_kv_fp8); sparse-MLA
                              index groups (dsa_index_groups); 0.31.0 makes max_num_seqs a capture size
                              (capture_max_seqs: planned from 0.32.0, this line follows 0.30.0)
-0.33     0.32.0-0.33.x       Mamba-2 prefill checkpoint page in align mode (mamba2_checkpoint_page); MRoPE tables by
+0.32     0.32.0              Mamba-2 prefill checkpoint page in align mode (mamba2_checkpoint_page); MRoPE tables by
                              mrope_positions_factor (1 for Qwen3-VL / Qwen3.5; mrope_positions_factor); DSA prefill
                              workspace rows by sparse_mla_prefill_workspace_factor (dsa_prefill_workspace_factor);
                              DeepSeek-V4's MXFP4 experts take Humming on Hopper, not Marlin (mxfp4_humming_hopper)
+0.33     0.33.0-0.33.x       the V2 runner's dummy sampler runs a second pass with warmup parameters: fp32 logits,
+                             FlashInfer's top-k mask and softmax (v2_sampler_warmup_pass; vllm_v2_dummy_sampler_bytes:
+                             Llama-3.1-8B, 1,024 rows: 1.78 GiB, was the 0.78 GiB forward)
 0.34     0.34.0 (estimates)  the KV cache sized from memory measured after warmup and CUDA-graph capture, 1.0 of the
                              device by default (extensible_kv_cache); 64-token blocks by default (block_size_64); no V1
                              model runner (v1_runner_removed); split prefill / decode capture grids on SM 10.x
@@ -122,8 +125,9 @@ Every earlier key still works (links, CLI) and names the run holding its own rel
 the 2026-12 split ("0.7" was 0.6.5 - 0.9.x, "0.10" 0.10.0 - 0.10.2, "0.11" 0.11.0 - 0.16.x, "0.17" 0.17.0 - 0.20.x,
 "0.21" 0.21.0 - 0.32.x; "0.24" 0.24.0 - 0.25.1 until the FlashInfer mnnvl default split off "0.25"; "0.26" 0.26.0 -
 0.27.1, "0.28" 0.28.0 - 0.29.0 and "0.22" 0.22.0 - 0.23.0 until the 2026-12 read of the budget path split off "0.27",
-"0.29" and "0.23") except "0.33", which now starts at 0.32.0. ``vllm_profile_for_release("0.27.1")`` gives the
-profile of any release ("0.27"). 0.32.0 runs ngram speculation on the V2 runner too (v2_ngram).
+"0.29" and "0.23"); "0.33" was 0.32.0 - 0.33.x until the 0.33.0 V2 sampler pass split off "0.32".
+``vllm_profile_for_release("0.27.1")`` gives the profile of any release ("0.27"). 0.32.0 runs ngram speculation on the
+V2 runner too (v2_ngram).
 """
 
 import functools
@@ -138,7 +142,7 @@ from kvplan.units import GiB, MiB, cdiv
 
 VllmVersion = Literal["0.6", "0.6.5", "0.7", "0.10", "0.10.2", "0.11", "0.11.1", "0.12", "0.13", "0.14", "0.15", "0.16",
                       "0.17", "0.18", "0.19", "0.20", "0.20.1", "0.21", "0.22", "0.23", "0.24", "0.25", "0.26", "0.27",
-                      "0.28", "0.29", "0.30", "0.33", "0.34"]
+                      "0.28", "0.29", "0.30", "0.32", "0.33", "0.34"]
 # The default profile; "0.34" plans from estimates no public 0.34 log has checked (VLLM_034_PLAN_NOTE), and which
 # line is the default is the project lead's call, so 0.33 stays.
 VLLM_DEFAULT_VERSION: VllmVersion = "0.33"
@@ -554,6 +558,17 @@ VLLM_CHANGES: dict[str, tuple[Release, str]] = {
                                            "0.22.0, 0.26.0 and 0.32.0 wheels, not in 0.20.0 / 0.20.1")),
     "v2_ngram": ((0, 32, 0), ("config/vllm.py _get_v2_model_runner_unsupported_features lists 'ngram/ngram_gpu "
                               "speculative decoding' (V1 fallback) through 0.31.0, not in 0.32.0")),
+    # read 2026-12-03 in the 0.33.0 wheel against 0.32.0 (pip download vllm==X --no-deps; flashinfer-python
+    # 0.7.2.post1, the 0.33.0 wheel's pin, for its sampler): kvplan's "0.33" profile starts here, "0.32" is 0.32.0
+    "v2_sampler_warmup_pass": ((0, 33, 0), ("v1/worker/gpu/model_runner.py _dummy_sampler_run runs the V2 sampler a "
+                                            "second time on the same logits after add_request(SamplingParams."
+                                            "for_sampler_warmup()) for every dummy row (not on CPU): sample/"
+                                            "sampler.py apply_sampling_params copies the logits to fp32, then "
+                                            "FlashInfer's top_k_top_p_sampling_from_logits (top-k tensor: "
+                                            "top_k_mask_logits' fp32 copy + the softmax's) or the Triton top-k / "
+                                            "top-p with its per-SM row buffer (vllm_v2_dummy_sampler_bytes); 0.32.0 "
+                                            "runs the default pass only and its warmup_kernels pays for the fp32 "
+                                            "pipeline after the KV cache is sized")),
     # read 2026-12-03 in the 0.34.0 wheel against 0.33.0 (kvplan's "0.34" profile, plan._extensible_budget):
     "extensible_kv_cache": ((0, 34, 0), ("config/cache.py enable_extensible_kv_cache (None: config/vllm.py "
                                          "_resolve_extensible_kv_cache turns it on for CUDA and ROCm unless "
@@ -768,9 +783,12 @@ VLLM_PROFILES: dict[str, VllmProfile] = {
                 _WHEEL.format("0.28.0") + "the 2026-09 L40S / L4 blog logs (tests/test_engine_logs_2026.py)"),
     "0.29": _v1("0.29", "0.29.0", (0, 29, 0), _NT_018, _WHEEL.format("0.29.0")),
     "0.30": _v1("0.30", "0.30.0 - 0.31.0", (0, 30, 0), _NT_018, _WHEEL.format("0.30.0 / 0.31.0")),
-    "0.33": _v1("0.33", "0.32.0 - 0.33.x", (0, 32, 0), _NT_018,
-                "vllm 0.32.0 / 0.33.0 wheels: config/cache.py (0.92), engine/arg_utils.py get_batch_defaults, "
+    "0.32": _v1("0.32", "0.32.0", (0, 32, 0), _NT_018,
+                "vllm 0.32.0 wheel: config/cache.py (0.92), engine/arg_utils.py get_batch_defaults, "
                 "v1/core/kv_cache_utils.py update_kv_cache_capacity, gpu_worker.py (research note)"),
+    "0.33": _v1("0.33", "0.33.0 - 0.33.x", (0, 33, 0), _NT_018,
+                _WHEEL.format("0.33.0") + "as 0.32 but the V2 dummy sampler's warmup-parameter pass "
+                "(v1/worker/gpu/model_runner.py _dummy_sampler_run)"),
     # read 2026-12-03 in the 0.34.0 wheel against 0.33.0 (pip download vllm==0.34.0 --no-deps): config/cache.py,
     # config/vllm.py, v1/worker/gpu_worker.py, v1/worker/extensible_kv_cache.py, v1/core/kv_cache_planning.py,
     # v1/worker/gpu/warmup.py, platforms/interface.py; planned from estimates (plan._extensible_budget)
@@ -955,7 +973,7 @@ def vllm_034_refusal(why: str) -> str:
     """The refusal of a vLLM 0.34 plan kvplan cannot size (``why``: the case), with the fallback."""
     return (f"vLLM 0.34.0: {why}. kvplan plans 0.34's extensible KV cache (sized from the memory free after warmup "
             "and CUDA-graph capture, v1/worker/extensible_kv_cache.py measure_kv_cache_bytes) only where it can "
-            "size every step that measurement sees; plan with profile 0.33 for vLLM 0.32.0 - 0.33.x, or give "
+            "size every step that measurement sees; plan with profile 0.33 for vLLM 0.33.x (0.32 for 0.32.0), or give "
             "--kv-cache-memory-bytes (which turns the extensible cache off)")
 
 
@@ -1649,6 +1667,50 @@ def vllm_v2_sampler_state_bytes(max_num_seqs: int, vocab_size: int, num_speculat
     Worked number: Qwen3-14B, 256 seqs, vocab 151,936: 4 x (38,895,616 + 512 x 4,748) = 165,306,368 B = 0.154 GiB."""
     words = -(-vocab_size // 32)
     return 4 * (max_num_seqs * vocab_size + (max_num_seqs + max_num_seqs * (1 + num_speculative_tokens)) * words)
+
+
+# flashinfer-python 0.7.2.post1 (the vllm 0.33.0 wheel's pin) sampling.py top_k_mask_logits: a 1 MiB row_states
+# buffer from _get_cache_buf, made at the first call and kept (read 2026-12-03).
+FLASHINFER_TOPK_ROW_STATES_BYTES = 1 << 20
+# vllm 0.33.0 v1/sample/ops/topk_topp_triton.py apply_top_k_top_p_triton keeps a (min(next_power_of_2(programs), SMs),
+# vocab) fp32 buffer per device (_TRITON_BUFFER_CACHE), programs = min(SMs, rows). kvplan has no SM count per GPU: it
+# takes 132 (H100 / H200 SXM), the rows within ~±24 of every datacenter card's (A100 108, B200 148): <= 12 MiB at a
+# 128K vocab [estimate].
+VLLM_TRITON_TOPK_SMS = 132
+
+
+def vllm_v2_dummy_sampler_bytes(version: str, num_reqs: int, vocab_size: int, act_b: int,
+                                sampler: Literal["flashinfer", "pytorch"] = "flashinfer") -> int:
+    """Peak bytes of the V2 model runner's ``_dummy_sampler_run`` (v1/worker/gpu/model_runner.py) beyond the dummy
+    run's hidden states, last PP stage: the logits tensor, then what the sampler makes on top of it.
+
+    Inputs: the profile key, ``num_reqs`` = min(max_num_batched_tokens, max_num_seqs) rows, the vocab, ``act_b``
+    (bytes of the model dtype the logits come in), the top-k / top-p path ("flashinfer": VLLM_USE_FLASHINFER_SAMPLER
+    on, FlashInfer supports the GPU; "pytorch": the Triton top-k / top-p). Units: bytes.
+    Through 0.32.0 the dummy batch asks for no processing, so the peak is the logits alone: num_reqs x vocab x act_b.
+    From 0.33.0 (VLLM_CHANGES ``v2_sampler_warmup_pass``) a second pass with SamplingParams.for_sampler_warmup()
+    (temperature 0.9, top-k 50, top-p 0.9, min-p, penalties, logit bias, bad words, 5 logprobs) holds, beside the
+    logits: sample/sampler.py apply_sampling_params' fp32 copy (num_reqs x vocab x 4; penalties, bias, bad words,
+    temperature and min-p work in place), then
+    - flashinfer: sampling.py top_k_top_p_sampling_from_logits with a top-k tensor (no int fast path):
+      top_k_mask_logits' empty_like(fp32) output and torch.softmax's fp32 probs, both live while top-p samples
+      (2 x num_reqs x vocab x 4), + FLASHINFER_TOPK_ROW_STATES_BYTES kept;
+    - pytorch: topk_topp_triton.py masks in place, + its kept per-SM buffer (VLLM_TRITON_TOPK_SMS rows x vocab x 4);
+    logprobs (sample/logprob.py compute_topk_scores: torch.topk(5) and a per-row kernel) and gumbel_sample add only
+    per-row tensors, after FlashInfer's temporaries are freed.
+        0.33 flashinfer: num_reqs x vocab x (act_b + 12) + 1 MiB
+        0.33 pytorch:    num_reqs x vocab x (act_b + 4) + min(next_pow2(min(132, num_reqs)), 132) x vocab x 4
+    Worked number: Llama-3.1-8B (vocab 128,256, bf16), 1,024 rows, FlashInfer: 1,024 x 128,256 x 14 + 1,048,576 =
+    1,839,726,592 B = 1.713 GiB on 0.33; 262,668,288 B = 0.245 GiB on 0.32."""
+    logits = num_reqs * vocab_size * act_b
+    if not vllm_has(version, "v2_sampler_warmup_pass"):
+        return logits
+    fp32 = num_reqs * vocab_size * 4
+    if sampler == "flashinfer":
+        return logits + 3 * fp32 + FLASHINFER_TOPK_ROW_STATES_BYTES
+    programs = min(VLLM_TRITON_TOPK_SMS, num_reqs)
+    rows = min(1 << (programs - 1).bit_length(), VLLM_TRITON_TOPK_SMS)
+    return logits + fp32 + rows * vocab_size * 4
 
 
 def vllm_compile_benchmark_bytes(vocab_size: int, hidden_size: int, tp: int, act_b: int) -> int:

@@ -31,7 +31,7 @@ from kvplan.engines import (
     vllm_prompt_logprobs_step_bytes,
     vllm_mla_block_forced, vllm_mla_block_size, vllm_mla_default, vllm_mm_batch_floor, vllm_model_runner, vllm_profile,
     vllm_release, vllm_sm120_held_copy, vllm_sparse_mla_block_forced, vllm_sparse_mla_block_size,
-    vllm_sparse_mla_fp8_backend, vllm_v2_sampler_state_bytes,
+    vllm_sparse_mla_fp8_backend, vllm_v2_dummy_sampler_bytes, vllm_v2_sampler_state_bytes,
 )
 from kvplan.engines import CudaGraphShape
 from kvplan.errors import PlanInputError
@@ -507,7 +507,8 @@ def _unify_pages(pages: dict, block_size: int) -> tuple[dict, dict]:
 
 
 def activation_estimate(spec: ModelSpec, tp: int, tokens: int, num_reqs: int, act_b: int,
-                        sampler_copies: float = 3.72, last_stage: bool = True, moe_workspace: int = 0) -> int:
+                        sampler_copies: float = 3.72, last_stage: bool = True, moe_workspace: int = 0,
+                        sampler_bytes: int | None = None) -> int:
     """Torch peak of vLLM's profile run: ``GPUModelRunner.profile_run`` = ``_dummy_run(max_num_batched_tokens)``
     then ``_dummy_sampler_run`` over ``num_reqs = min(tokens, max_num_seqs)`` rows (last PP stage only).
 
@@ -515,7 +516,8 @@ def activation_estimate(spec: ModelSpec, tp: int, tokens: int, num_reqs: int, ac
     sampler = num_reqs x vocab x 4 B (fp32 logits) x ``sampler_copies`` (the sampler's temporaries, fitted per
     version: see kvplan.engines) + tokens x hidden x act_b (the dummy run's hidden states, still alive).
     The sampler part is not divided by TP (every rank gathers the whole vocab). ``moe_workspace``: the fused-MoE
-    buffers the dummy run leaves held (``vllm_moe_workspace_bytes``), under the sampler's peak.
+    buffers the dummy run leaves held (``vllm_moe_workspace_bytes``), under the sampler's peak. ``sampler_bytes``
+    replaces the fitted copies with a figure read in the source (the V2 runner: ``vllm_v2_dummy_sampler_bytes``).
     peak = max(forward, sampler + moe_workspace). Worked number: Llama-3.1-8B, 8192 tokens, 1024 seqs, v0.19 (3.72 copies):
     1024 x 128,256 x 4 x 3.72 + 8192 x 4096 x 2 = 1.88 GiB (logged 1.89 GiB at TP 1, 2 and 4).
     """
@@ -523,7 +525,8 @@ def activation_estimate(spec: ModelSpec, tp: int, tokens: int, num_reqs: int, ac
     forward = tokens * (4 * spec.hidden_size + cdiv(attn_w, tp) + cdiv(mlp_w, tp)) * act_b
     if not last_stage:
         return forward
-    sampler = int(num_reqs * spec.vocab_size * 4 * sampler_copies) + tokens * spec.hidden_size * act_b
+    logits = int(num_reqs * spec.vocab_size * 4 * sampler_copies) if sampler_bytes is None else sampler_bytes
+    sampler = logits + tokens * spec.hidden_size * act_b
     return max(forward, sampler + moe_workspace)
 
 
@@ -2818,15 +2821,17 @@ def _budget(spec, gpu, engine, layout, weights, mnbt, max_seqs, act_b, mla, last
         engine.num_speculative_tokens if engine.speculative_method != "none" else 0)
     num_reqs = min(mnbt, max_seqs)
     profiles_mm = mm_profiled(spec, engine)  # a tower built with every modality at 0 runs text-only (0.11 - 0.14)
-    if runner == "V2":  # v1/worker/gpu/model_runner.py _dummy_sampler_run: a dummy batch skips every sampling
-        copies = act_b / 4  # parameter, so the peak holds the logits alone, in the model dtype
+    # v1/worker/gpu/model_runner.py _dummy_sampler_run: the logits in the model dtype, and from 0.33.0 the
+    # warmup-parameter pass's fp32 pipeline (kvplan.engines vllm_v2_dummy_sampler_bytes)
+    v2_sampler = (vllm_v2_dummy_sampler_bytes(prof.version, num_reqs, spec.vocab_size, act_b, path)
+                  if runner == "V2" else None)
     act = engine.activation_bytes
     clone = moe_ws = 0
     mm_src = cutlass_src = ""
     encoder_peak = None
     if act is None:
         moe_ws = _held_moe_workspace_bytes(spec, engine, layout, mnbt, act_b, gpu.name, prof.version)
-        act = activation_estimate(spec, layout.tp, mnbt, num_reqs, act_b, copies, last_stage, moe_ws)
+        act = activation_estimate(spec, layout.tp, mnbt, num_reqs, act_b, copies, last_stage, moe_ws, v2_sampler)
         dsa_logits = vllm_dsa_indexer_logits_bytes(spec, prof.version)
         if dsa_logits:  # the DSA indexer's 512 MiB dummy logits sit on top of the forward, not the sampler
             act = max(act, activation_estimate(spec, layout.tp, mnbt, num_reqs, act_b, copies, False) + dsa_logits)
@@ -2859,8 +2864,13 @@ def _budget(spec, gpu, engine, layout, weights, mnbt, max_seqs, act_b, mla, last
             # vllm_compile_benchmark_bytes); a multimodal runner embeds outside the compiled graph
             clone = vllm_compile_benchmark_bytes(spec.vocab_size, spec.hidden_size, layout.tp, act_b)
             act = max(act, clone)
-    sampler_src = ("the V2 model runner's dummy sampler run holds the logits alone (model dtype)" if runner == "V2"
-                   else f"{path} sampler: fp32 logits x {copies} copies")
+    sampler_src = (f"{path} sampler: fp32 logits x {copies} copies" if runner != "V2" else
+                   "the V2 model runner's dummy sampler run: the logits (model dtype), then its warmup-parameter "
+                   "pass's fp32 copy and " + ("FlashInfer's top-k mask + softmax" if path == "flashinfer" else
+                                              "the Triton top-k / top-p buffer")
+                   + f" ({v2_sampler / GiB:.2f} GiB; v1/worker/gpu/model_runner.py _dummy_sampler_run, 0.33.0)"
+                   if vllm_has(prof.version, "v2_sampler_warmup_pass") else
+                   "the V2 model runner's dummy sampler run holds the logits alone (model dtype)")
     compile_src = (f"; a cold torch.compile benchmarks a {clone / GiB:.2f} GiB random copy of the embedding shard "
                    "(a warm compile cache skips it)" if clone else "")
     items = counted(encoder_peak.items, f"{encoder_peak.modality} item") if encoder_peak else ""
@@ -2926,7 +2936,8 @@ def _extensible_budget(spec, gpu, engine, layout, terms: list[Term], requested: 
     The rows are laid out so that device - every applied row after it = pool: the cap row is what requested takes
     beyond F - M (none at the default 1.0). Worked number (tests/test_vllm_034.py): Llama-3.1-8B on one H100 at
     8,192 tokens: 85,029,615,043 - 547,608,330 context - (16,094,076,928 + 268,435,456 + 558,170,112 + 667,942,912)
-    - 1 GiB margin - 1,050,673,152 transient = 64,768,966,329 B."""
+    - 1,430,126,592 margin (0.75 x T) - 1,906,835,456 transient (the V2 sampler's warmup-parameter pass) =
+    63,556,419,257 B."""
     total = terms[0].bytes
     by_name = {t.name.split(" (")[0]: t for t in terms}
     act_term = by_name["activation peak"]

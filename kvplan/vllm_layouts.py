@@ -77,7 +77,8 @@ MXFP4_LAYOUT_BACKENDS = ("marlin", "trtllm", "triton", "humming")  # whose layou
 # activation schema (DeepSeek-V4's kMxfp8Dynamic from 0.33.0, run as block FP8 on SM 9.0: oracle/mxfp4.py
 # _humming_input_schema) LayerConfig.use_fused_e8m0_scale holds, so process_fused_e8m0_scale adds weight_scale_2, a
 # float32 [num_experts] per sublayer (WeightScale2Type.TENSOR): 8 B an expert. 0.32.0 passes no activation key (BF16
-# inputs, no weight_scale_2): kvplan's "0.33" profile (0.32.0 - 0.33.x) prices the 0.33.x layout, 8 B an expert more.
+# inputs, no weight_scale_2): kvplan's "0.32" profile (0.32.0, split from "0.33" at 0.33.0 for the V2 sampler pass)
+# still prices the 0.33.x layout, 8 B an expert more (88,064 B a V4-Flash TP 8 rank) [not split yet].
 HUMMING_PAD_N, HUMMING_PAD_K = 256, 128
 MXFP4_HUMMING_ALIGN = (HUMMING_PAD_N // 2, HUMMING_PAD_N)  # (I: w13's N = 2I to 256, w2's K = I to 128; H: w2's N)
 HUMMING_SCALE2_BYTES = 2 * 4  # weight_scale_2 of w13 and w2: one float32 an expert each
@@ -303,7 +304,7 @@ def vllm_mxfp4_extra_bytes(spec: ModelSpec, layout: Layout, stage: int, weight_f
 
 def dsv4_mxfp4_moe_backend(arch: str, vllm_version: str = VLLM_DEFAULT_VERSION) -> str:
     """The MXFP4 MoE backend vLLM's DeepSeek-V4 / V4.1 experts take with --moe-backend auto in release line
-    ``vllm_version`` (comment above): "trtllm" on sm100, "humming" on sm90 from the 0.33 profile (0.32.0+,
+    ``vllm_version`` (comment above): "trtllm" on sm100, "humming" on sm90 from the 0.32 profile (0.32.0+,
     VLLM_CHANGES "mxfp4_humming_hopper"), "marlin" elsewhere. Worked example: ("sm90", "0.33") -> "humming",
     ("sm90", "0.30") -> "marlin", ("sm100", any) -> "trtllm"."""
     if arch == "sm100":

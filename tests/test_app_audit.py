@@ -32,15 +32,18 @@ def test_a_hybrids_pool_tokens_are_concurrency_times_context_and_the_gap_is_its_
     # 2,080 = 881,920), and one request can grow to 842,400: the Mamba state does not grow. 22 = 1 attention group x
     # cdiv(8,192, 2,080) = 4 + 18 state pages, so one request takes (424 - 1 null block - 18) = 405 attention blocks
     # of 2,080 tokens = 842,400 (qa14b: it read 524,288, the search's old ceiling of 64 x 8,192, not the pool's).
+    # 0.33.0's V2 dummy sampler pass (1,024 x 131,072 x 14 + 1 MiB + 8,192 x 8,192 x 2 = 2,014,314,496 B of peak vs
+    # 1,109,393,408) takes 904,921,088 B: 18,094,953,949 -> 17,190,032,861 B // 42,598,400 = 403 blocks, int(403 / 22 x
+    # 8,192) = 150,062 tokens, (403 - 1 - 18) x 2,080 = 798,720 (424 / 157,882 / 842,400 on 0.32)
     p = _plan(NEMOTRON)
-    assert (p.num_blocks, p.blocks_per_request, p.block_size, p.kv_cache_tokens) == (424, 22, 2080, 157_882)
-    assert int(424 / 22 * 8192) == 157_882 and p.max_model_len_that_starts == (424 - 1 - 18) * 2080 == 842_400
+    assert (p.num_blocks, p.blocks_per_request, p.block_size, p.kv_cache_tokens) == (403, 22, 2080, 150_062)
+    assert int(403 / 22 * 8192) == 150_062 and p.max_model_len_that_starts == (403 - 1 - 18) * 2080 == 798_720
     assert formulas.tokens_rule(p) == "concurrency"
     note = _tokens_note(run_app(NEMOTRON))
-    assert "KV cache tokens (157,882) is the pool as vLLM logs it ('GPU KV cache size'): max concurrency x " \
+    assert "KV cache tokens (150,062) is the pool as vLLM logs it ('GPU KV cache size'): max concurrency x " \
            "max_model_len" in note
-    assert "684,518 tokens more: the recurrent-state layers (Mamba / linear attention)" in note  # 842,400 - 157,882
-    assert "Fits up to 842,400 tokens is the longest single request that can start (as --max-model-len: this plan " \
+    assert "648,658 tokens more: the recurrent-state layers (Mamba / linear attention)" in note  # 798,720 - 150,062
+    assert "Fits up to 798,720 tokens is the longest single request that can start (as --max-model-len: this plan " \
            "serves up to 8,192)" in note
     assert "sliding-window" not in note and "KV blocks x block size" not in note
 
@@ -57,11 +60,13 @@ def test_the_tokens_formula_is_the_profiles_own():
     # w_kc / w_vc were priced, kvplan.sglang.mla_absorb_bytes)
     sg = _plan({"m": "deepseek-v3", "tp": "8", "g": "H200", "e": "sglang"})
     assert formulas.tokens_rule(sg) == "blocks" and sg.kv_cache_tokens == sg.num_blocks == 655_268
-    # a window's gap keeps its reason (gpt-oss-120b: 2,110,512 - 1,888,871 = 221,641 tokens more, its 128-token sliding
-    # layers; 2,106,848 - 1,885,618 with the fixed CUDA-graph fit, 2,016,944 - 1,805,781 before the 0.33 profile's V2
-    # runner terms)
+    # a window's gap keeps its reason (gpt-oss-120b: 1,982,912 - 1,775,560 = 207,352 tokens more, its 128-token sliding
+    # layers; 0.33.0's V2 sampler pass, 1,024 x 201,088 x 14 + 1 MiB + 8,192 x 2,880 x 2 = 2,931,032,064 B of peak vs
+    # 579,133,440, leaves 36,854,171,229 B = 124,966 blocks of 294,912 (0.32: 2,110,512 - 1,888,871 = 221,641;
+    # 2,106,848 - 1,885,618 with the fixed CUDA-graph fit, 2,016,944 - 1,805,781 before the 0.33 profile's V2 runner
+    # terms)
     gpt = run_app({"v": "1", "m": "gpt-oss-120b", "tp": "2"})
-    assert "221,641 tokens more: sliding-window / chunked layers" in _tokens_note(gpt)
+    assert "207,352 tokens more: sliding-window / chunked layers" in _tokens_note(gpt)
 
 
 def test_the_sglang_and_custom_pool_formulas_break_onto_two_lines():

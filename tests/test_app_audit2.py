@@ -50,14 +50,15 @@ def test_the_context_charts_mark_the_sweep_past_the_models_maximum():
     assert max(values(fig["data"][0]["x"])) == 8192  # the plain line stops at the maximum
     past = next(t for t in fig["data"] if t["name"] == "past max_position_embeddings (8,192)")
     assert values(past["x"])[0] == 8192 and values(past["x"])[-1] == 32768 and past["line"]["dash"] == "dot"
-    # the band: from 8,192 to the chart's right end, the 'fits up to' line of this hybrid at 842,400 tokens (405
-    # attention blocks of 2,080: tests/test_app_audit.py; a shape on a log axis in data units); its label at
+    # the band: from 8,192 to the chart's right end, the 'fits up to' line of this hybrid at 798,720 tokens (384
+    # attention blocks of 2,080 on 0.33, 405 = 842,400 on 0.32: tests/test_app_audit.py; a shape on a log axis in data
+    # units); its label at
     # log10(8192) (an annotation in log10 units)
     band = next(s for s in fig["layout"]["shapes"] if s["type"] == "rect")
-    assert (band["x0"], band["x1"]) == (8192, 842_400)
+    assert (band["x0"], band["x1"]) == (8192, 798_720)
     label = next(a for a in fig["layout"]["annotations"] if a["text"] == "past max_position_embeddings (8,192)")
-    # right-aligned at the band's right end (log10(842,400) = 5.9255), so the label never runs off the chart
-    assert label["x"] == pytest.approx(math.log10(842_400)) and label["xanchor"] == "right"
+    # right-aligned at the band's right end (log10(798,720) = 5.9024), so the label never runs off the chart
+    assert label["x"] == pytest.approx(math.log10(798_720)) and label["xanchor"] == "right"
     conc = figure(at, "budget.concurrency")
     assert "past max_position_embeddings (8,192)" in [a["text"] for a in conc["layout"]["annotations"]]
 

@@ -50,8 +50,11 @@ def test_import_of_a_draft_model_line_names_the_draft_model_and_applies_it():
     assert flags["--speculative-config"] == "draft_model, 4 tokens, draft model llama-3.2-1b"
     # 26,672 before the speculative CUDA-graph sizes (kvplan.engines.cuda_graph_sizes_by_mode, 0.33 V2 runner, q = 5):
     # the decode sizes 5, 10, 20, 280, 360, 440 join the 51 PIECEWISE sizes (57), FULL stays 51 (multiples of 5 up to
-    # 500): 6 graphs x 80 layers x 120 KiB = 56.25 MiB, 39 blocks of 1,441,792 B
-    assert metrics(at)["KV blocks"] == "26,633"
+    # 500): 6 graphs x 80 layers x 120 KiB = 56.25 MiB, 39 blocks of 1,441,792 B. 0.33.0's V2 dummy sampler pass
+    # (kvplan.engines.vllm_v2_dummy_sampler_bytes): 1,024 x 128,256 x 14 + 1 MiB + 8,192 x 8,192 x 2 = 1,973,944,320 B
+    # of peak against the 813,694,976 B forward, 1,160,249,344 B less pool: 38,399,698,909 -> 37,239,449,565 B,
+    # 26,633 -> 25,828 blocks (0.32: 26,633)
+    assert metrics(at)["KV blocks"] == "25,828"
     at.button(key="import.apply").click().run()
     s = state(at)
     assert (s.speculative_method, s.drafter, s.num_speculative_tokens, s.tensor_parallel_size) == \
@@ -61,7 +64,7 @@ def test_import_of_a_draft_model_line_names_the_draft_model_and_applies_it():
 
 def test_the_bytes_per_block_formula_sums_unequal_pages():
     at = run_app(DRAFT_LINK)
-    assert metrics(at)["KV blocks"] == "26,633"  # 57 + 51 graphs with 4 draft tokens (test above)
+    assert metrics(at)["KV blocks"] == "25,828"  # 57 + 51 graphs with 4 draft tokens, 0.33's sampler pass (test above)
     text = formulas(at)
     assert r"\sum_{\text{96 layers}} \text{page}" in text
     assert r"90{,}112 \times 16\,\text{B} = 1{,}441{,}792\,\text{B}" in text  # 80 x 16,384 + 16 x 8,192
@@ -75,17 +78,20 @@ def test_a_pool_formula_of_six_terms_takes_two_lines():
     # GLM-5 TP 8 on H200 with block-FP8 experts and EP: vLLM's fp8 oracle gives FLASHINFER_CUTLASS on Hopper with EP
     # (kvplan.plan.vllm_fp8_moe_backend), whose FlashInferExperts keep only (8,192, 6,144) bf16 = 100,663,296 B in the
     # workspace manager; the DSA indexer's 1,071,579,136 B (202,752 x 8 x 5 rows x 132 B + 1 MiB) shares it: a
-    # 970,915,840 B (0.90 GiB) sixth term. 5,041 x 6,491,904 B = 30.48 GiB.
+    # 970,915,840 B (0.90 GiB) sixth term. 4,839 x 6,491,904 B = 29.26 GiB: the activation is 0.33.0's V2 sampler pass,
+    # 1,024 x 154,880 x 14 + 1 MiB + 8,192 x 6,144 x 2 = 2,322,071,552 + the held 100,663,296 = 2,422,734,848 B (2.26
+    # GiB; 1.03 = the forward before, 1,315,438,592 B more: 5,041 -> 4,839 blocks, 30.48 -> 29.26 GiB).
     # (The URL {"wf": "fp8"} pinned here before, 5,029 blocks, is online per-tensor FP8: TRITON on Hopper, its
     # TritonExperts workspace 8,192 x 8 x 6,144 x 2 x 2 B = 1.5 GiB holds the indexer's buffer whole, the test below.)
     at = run_app({"v": "1", "m": "glm-5", "tp": "8", "g": "H200", "wf": "fp8-block", "ep": "1", "spec": "mtp",
                   "nspec": "3"})
-    assert metrics(at)["KV blocks"] == "5,041"
+    assert metrics(at)["KV blocks"] == "4,839"
     text = formulas(at)
     assert (r"\text{pool} &= \text{requested} - \text{weights} - \text{activations} - \text{non-torch}\\ &\quad"
             r" - \text{V2 sampler state} - \text{CUDA graphs} - \text{DSA indexer workspace}\\") in text
-    # the numbers split at the same term: 128.63 - 92.97 - 1.03 - 1.30 | - 0.68 - 1.25 - 0.90 = 30.48 GiB
-    assert r"- 1.30\,\text{GiB}\\ &\quad - 0.68\,\text{GiB} - 1.25\,\text{GiB} - 0.90\,\text{GiB} = 30.48" in text
+    # the numbers split at the same term: 128.63 - 92.97 - 2.26 - 1.30 | - 0.68 - 1.25 - 0.90 = 29.26 GiB
+    assert (r"- 2.26\,\text{GiB} - 1.30\,\text{GiB}\\ &\quad - 0.68\,\text{GiB} - 1.25\,\text{GiB} - 0.90\,\text{GiB}"
+            r" = 29.26") in text
 
 
 def test_online_fp8_glm5_moe_workspace_holds_the_dsa_buffer():
@@ -93,12 +99,14 @@ def test_online_fp8_glm5_moe_workspace_holds_the_dsa_buffer():
     # TRITON on Hopper (fused_moe/oracle/fp8.py 0.17.0 - 0.34.0); TritonExperts at TP 8 (K 6,144, N 2 x 2,048 / 8 =
     # 512, top-8): (8,192 x 8 x 6,144 + 8,192 x 8 x 6,144) x 2 = 1,610,612,736 B under the sampler (activation 1.03 ->
     # 1.89 GiB), and the indexer's 1,071,579,136 B fit inside that one workspace-manager buffer: no DSA term (was 1.00).
-    # 5,029 blocks before; 128.63 - 92.95 - 1.89 - 1.30 - 0.68 - 1.25 = 30.55 GiB = 5,052 x 6,491,904 B
+    # 5,029 blocks before; 128.63 - 92.95 - 1.89 - 1.30 - 0.68 - 1.25 = 30.55 GiB = 5,052 x 6,491,904 B on 0.32.
+    # 0.33.0's V2 sampler pass: 2,322,071,552 (test above) + 1,610,612,736 = 3,932,684,288 B (3.66 GiB),
+    # 1,904,214,016 more: 32,803,295,369 -> 30,899,081,353 B = 28.78 GiB, 4,759 blocks
     at = run_app({"v": "1", "m": "glm-5", "tp": "8", "g": "H200", "wf": "fp8", "spec": "mtp", "nspec": "3"})
-    assert metrics(at)["KV blocks"] == "5,052"
+    assert metrics(at)["KV blocks"] == "4,759"
     text = formulas(at)
     assert r"\text{DSA indexer workspace}" not in text
-    assert r"- 1.89\,\text{GiB} - 1.30\,\text{GiB} - 0.68\,\text{GiB} - 1.25\,\text{GiB} = 30.55" in text
+    assert r"- 3.66\,\text{GiB} - 1.30\,\text{GiB} - 0.68\,\text{GiB} - 1.25\,\text{GiB} = 28.78" in text
 
 
 def test_sglang_speculative_labels_and_a_refused_choice_naming_the_flag():

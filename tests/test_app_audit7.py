@@ -44,12 +44,15 @@ def test_the_past_max_label_sits_above_the_plot_area():
 
 
 def test_context_ticks_keep_apart_and_the_limit_tick_has_room():
-    # DeepSeek-V3 on 8 x H200 (vLLM): one request fits up to 667,840 tokens; the sweep is 512 .. 655,360 (4 x 163,840).
+    # DeepSeek-V3 on 8 x H200 (vLLM 0.33): one request fits up to 645,216 tokens ((40,327 - 1 null) x 16; 667,840 =
+    # 41,740 x 16 on 0.32: 0.33.0's V2 sampler pass, 1,024 x 129,280 x 14 + 1 MiB + 8,192 x 7,168 x 2 + the held
+    # 1,879,048,192 MoE workspace = 3,850,895,360 B of peak vs 2,261,254,144, 1,414 blocks of 1,124,352 B less); the
+    # sweep is 512 .. 655,360 (4 x 163,840), the limit inside it now.
     # Before: 163,840 and 262,144 (1.6x apart: "160k" on "256k") both ticked, and the limit's label cut at the edge
     fig = figure(run_app({"v": "1", "m": "deepseek-v3", "tp": "8", "g": "H200"}), "budget.context")
     axis = fig["layout"]["xaxis"]
-    assert axis["tickvals"] == [512, 2048, 8192, 32768, 163_840, 667_840]
-    assert axis["ticktext"] == ["512", "2k", "8k", "32k", "160k", "667,840"]
+    assert axis["tickvals"] == [512, 2048, 8192, 32768, 163_840, 645_216]
+    assert axis["ticktext"] == ["512", "2k", "8k", "32k", "160k", "645,216"]
     assert fig["layout"]["margin"]["r"] == figures.LIMIT_TICK_MARGIN == 40
     assert fig["layout"]["margin"]["t"] == 74  # the band past 163,840 is labelled above the plot as well
 

@@ -60,14 +60,16 @@ def test_limit_mm_per_prompt_is_applied_linked_and_planned_as_the_cli_plans_it()
     at.switch_page("pages/budget.py").run()
     app = budget_terms(at)
     cli = cli_terms("--limit-mm-per-prompt", '{"image": 0}')
-    # the multimodal profile with images off: the video item (12,288 tokens, 49,152 patches) is the encoder step,
-    # 2,025,848,832 B; with images on (vLLM's 999) the peak is 2,701,131,776 B (kvplan.vllm_mm): the app plans the
-    # CLI's figure for the same line, not the one without the flag
-    assert app[ACTIVATION] == cli[ACTIVATION] == 2_025_848_832
-    assert cli_terms()[ACTIVATION] == 2_701_131_776
+    # the multimodal profile with images off: the LM's peak, 0.33.0's V2 sampler pass (1,024 x 151,936 x 14 + 1 MiB +
+    # 8,192 x 4,096 x 2 = 2,246,311,936 B), + the held video item's inputs and outputs (402,653,184 B) = 2,648,965,120,
+    # above its encoder step (2,025,848,832 B, the peak on 0.32); with images on (vLLM's 999) 2,246,311,936 + the held
+    # image's 536,870,912 = 2,783,182,848 B (2,701,131,776, the image step, on 0.32; kvplan.vllm_mm): the app plans
+    # the CLI's figure for the same line, not the one without the flag
+    assert app[ACTIVATION] == cli[ACTIVATION] == 2_246_311_936 + 402_653_184 == 2_648_965_120
+    assert cli_terms()[ACTIVATION] == 2_246_311_936 + 536_870_912 == 2_783_182_848
     assert app["weights"] == cli["weights"] == 17_603_453_408  # the video modality keeps the ViT loaded
     again = run_app(link)  # the link reopens it
-    assert state(again).mm_limits == (("image", 0),) and budget_terms(again)[ACTIVATION] == 2_025_848_832
+    assert state(again).mm_limits == (("image", 0),) and budget_terms(again)[ACTIVATION] == 2_648_965_120
 
 
 def test_v2_model_runner_env_zero_plans_the_v1_runner():
@@ -192,15 +194,18 @@ def test_moe_backend_is_applied_linked_shown_and_planned_as_the_cli_plans_it():
     s = state(at)
     assert (s.model, s.moe_backend, at.query_params["moe"]) == ("kimi-k2.5", "marlin", "marlin")
     # Kimi-K2.5's int4 experts on an H200 at 0.33: auto runs Humming, marlin MarlinExperts; only the activation
-    # peak (which holds the MoE workspace) moves: 2,468,100,096 - 1,646,016,512 = 822,083,584 B (both hold MoonViT's 75,497,472 B RoPE table), and the pool with it:
-    # 56,738,947,981 - 822,083,584 = 55,916,864,397 B. Before Apply carried it, the sidebar planned auto's figure.
+    # peak (which holds the MoE workspace) moves: 4,482,414,592 - 3,660,331,008 = 822,083,584 B (both hold MoonViT's
+    # 75,497,472 B RoPE table), and the pool with it: 54,724,633,485 - 822,083,584 = 53,902,549,901 B. Before Apply
+    # carried it, the sidebar planned auto's figure. (0.33.0's V2 sampler pass: 1,024 x 163,840 x 14 + 1 MiB + 8,192 x
+    # 7,168 x 2 = 2,467,299,328 B against 0.32's 1,024 x 163,840 x 2 + 117,440,512 = 452,984,832: 2,014,314,496 B more
+    # in both peaks, 2,468,100,096 / 1,646,016,512 and pools 55,916,864,397 / 56,738,947,981 on 0.32.)
     marlin, auto = cached.plan_for(s), cached.plan_for(s.model_copy(update={"moe_backend": "auto"}))
     peak = [next(t.bytes for t in p.ranks[0].terms if t.name.startswith(ACTIVATION)) for p in (marlin, auto)]
-    assert peak == [2_468_100_096, 1_646_016_512]
-    assert marlin.ranks[0].kv_pool_bytes == cli_pool("--moe-backend", "marlin") == 55_916_864_397
-    assert auto.ranks[0].kv_pool_bytes == cli_pool() == 56_738_947_981
+    assert peak == [4_482_414_592, 3_660_331_008] == [2_468_100_096 + 2_014_314_496, 1_646_016_512 + 2_014_314_496]
+    assert marlin.ranks[0].kv_pool_bytes == cli_pool("--moe-backend", "marlin") == 53_902_549_901
+    assert auto.ranks[0].kv_pool_bytes == cli_pool() == 54_724_633_485
     again = run_app(dict(at.query_params))  # the link reopens it
-    assert cached.plan_for(state(again)).ranks[0].kv_pool_bytes == 55_916_864_397
+    assert cached.plan_for(state(again)).ranks[0].kv_pool_bytes == 53_902_549_901
     at.session_state["kv.knobs"] = True
     at.run()
     assert "--moe-backend marlin" in " ".join(plain(c.value) for c in at.caption)  # "Advanced set: ..." while closed

@@ -113,12 +113,14 @@ def test_kv_cache_tokens_and_fits_up_to_are_explained():
     # + 100 graphs x 80 layers x 120 KiB, kvplan.engines.cuda_graph_bytes: 342.5 MiB / 640 KiB a block; 60,304 before
     # NCCL's NVLS buffers were sized from nvls.cc, 4 x 16 x 2 MiB = 128 MiB instead of the fitted 0.12 GiB; 60,307
     # before the allocator term, 59,214 before the V2 terms); one request can use all but vLLM's null block: 59,747 x
-    # 16 = 955,952, 16 fewer.
+    # 16 = 955,952, 16 fewer. Since 0.33.0's V2 sampler pass (1,024 x 128,256 x 14 + 1 MiB + 8,192 x 8,192 x 2 =
+    # 1,973,944,320 B of peak vs 813,694,976, 1,160,249,344 B = 1,770 blocks of 655,360 less): 57,978 blocks x 16 =
+    # 927,648 tokens, 57,977 x 16 = 927,632 for one request (the figures above are 0.32's).
     p = kvplan_plan("llama-3.1-70b", tp=4, concurrency=16, max_model_len=32768, kv_cache_dtype="fp8")
-    assert (p.num_blocks, p.kv_cache_tokens, p.max_model_len_that_starts) == (59_748, 955_968, 955_952)
+    assert (p.num_blocks, p.kv_cache_tokens, p.max_model_len_that_starts) == (57_978, 927_648, 927_632)
     at = run_app({"v": "1", "m": "llama-3.1-70b", "tp": "4", "len": "32768", "conc": "16", "kvd": "fp8"})
     note = next(text(c.value) for c in at.caption if "is the pool" in c.value)
-    assert "KV cache tokens (955,968) is the pool" in note and "Fits up to 955,952 tokens" in note
+    assert "KV cache tokens (927,648) is the pool" in note and "Fits up to 927,632 tokens" in note
     assert "16 tokens fewer: vLLM keeps one block (16 tokens) as its null block" in note
 
 

@@ -1,5 +1,5 @@
-"""DeepSeek-V4's MXFP4 routed experts on Hopper take vLLM's Humming MoE backend from 0.32.0 (kvplan profile "0.33",
-0.32.0 - 0.33.x; VLLM_CHANGES "mxfp4_humming_hopper"), Marlin before (profile "0.30", 0.30.0 - 0.31.0).
+"""DeepSeek-V4's MXFP4 routed experts on Hopper take vLLM's Humming MoE backend from 0.32.0 (kvplan profiles "0.32" and
+"0.33", 0.32.0 - 0.33.x; VLLM_CHANGES "mxfp4_humming_hopper"), Marlin before (profile "0.30", 0.30.0 - 0.31.0).
 
 Read 2026-12-03 in the vllm 0.30.0 - 0.34.0 wheels (pip download vllm==X --no-deps): fused_moe/oracle/mxfp4.py
 _get_priority_backends lists [FLASHINFER_TRTLLM_MXFP4_MXFP8, DEEPGEMM_MXFP4, MARLIN, BATCHED_MARLIN] in 0.30.0 /
@@ -115,8 +115,9 @@ def test_humming_workspace():
         == 1_409_286_144
 
 
-def test_v4_flash_tp8_h200_plans_with_humming_at_0_33():
-    new, old = _plan("deepseek-v4-flash", "H200", "0.33"), _plan("deepseek-v4-flash", "H200", "0.30")
+def test_v4_flash_tp8_h200_plans_with_humming_at_0_32():
+    # Humming's first line, 0.32 (0.32.0); 0.33 adds the V2 dummy sampler's second pass (test below)
+    new, old = _plan("deepseek-v4-flash", "H200", "0.32"), _plan("deepseek-v4-flash", "H200", "0.30")
     n, o = new.ranks[0], old.ranks[0]
     # weights: + 88,064 B (Humming's weight_scale_2), shown as its own row; "Model loading took" still 19.39 GiB
     assert n.weights_bytes == o.weights_bytes + 88_064 == 20_814_865_118
@@ -132,10 +133,17 @@ def test_v4_flash_tp8_h200_plans_with_humming_at_0_33():
     assert n.kv_pool_bytes == o.kv_pool_bytes + 335_456_256
     assert n.bytes_per_block == o.bytes_per_block == 1_002_240
     assert n.num_blocks == n.kv_pool_bytes // 1_002_240 == 113_485 and o.num_blocks == 113_150
+    # 0.33.0 (v2_sampler_warmup_pass): the sampler part is 1,024 x 129,280 x (2 + 12) + 1 MiB + 8,192 x 4,096 x 2 =
+    # 1,921,515,520 B, 1,589,641,216 more than 0.32's: 113,739,526,347 - 1,589,641,216 = 112,149,885,131 B, 111,899
+    # blocks of 1,002,240
+    p33 = _plan("deepseek-v4-flash", "H200", "0.33")
+    assert _terms(p33)[act] == 1_921_515_520 + 469_762_048 == 2_391_277_568
+    assert p33.ranks[0].kv_pool_bytes == n.kv_pool_bytes - 1_589_641_216 == 112_149_885_131
+    assert p33.num_blocks == 112_149_885_131 // 1_002_240 == 111_899
 
 
-def test_v4_pro_tp8_h200_plans_with_humming_at_0_33():
-    new, old = _plan("deepseek-v4-pro", "H200", "0.33"), _plan("deepseek-v4-pro", "H200", "0.30")
+def test_v4_pro_tp8_h200_plans_with_humming_at_0_32():
+    new, old = _plan("deepseek-v4-pro", "H200", "0.32"), _plan("deepseek-v4-pro", "H200", "0.30")
     n, o = new.ranks[0], old.ranks[0]
     assert n.weights_bytes == o.weights_bytes + 187_392 == 109_059_282_374
     assert _terms(new)["MXFP4 MoE layout: Humming (in weights)"] == 187_392
@@ -151,11 +159,12 @@ def test_v4_pro_tp8_h200_plans_with_humming_at_0_33():
 
 def test_b200_unchanged():
     # SM 10.x keeps FlashInfer TRTLLM MXFP8 (first in the list; prioritize_humming changes nothing off 9.0): the same
-    # weights and blocks as before Humming was read (main at 90bbec9: Flash 20,831,554,270 B / 151,116 blocks, Pro
-    # 109,092,649,414 B / 43,227 blocks), no Humming row
+    # weights and blocks at 0.32 as before Humming was read (main at 90bbec9: Flash 20,831,554,270 B / 151,116
+    # blocks, Pro 109,092,649,414 B / 43,227 blocks), no Humming row (0.33's V2 sampler pass, not Humming, moves
+    # the blocks there: test above)
     for name, weights, blocks in (("deepseek-v4-flash", 20_831_554_270, 151_116),
                                   ("deepseek-v4-pro", 109_092_649_414, 43_227)):
-        p = _plan(name, "B200", "0.33")
+        p = _plan(name, "B200", "0.32")
         assert (p.ranks[0].weights_bytes, p.num_blocks) == (weights, blocks)
         assert not any("Humming" in k for k in _terms(p))
 

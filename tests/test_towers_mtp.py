@@ -75,9 +75,11 @@ def test_gemma3_tower_bytes_per_gpu():
 def test_plan_weights_grow_by_the_tower_unless_language_model_only():
     spec = load_preset("gemma-3-27b-it")
     gpu = GPU_CATALOG["H100-SXM"]
+    # vLLM 0.32, whose V2 dummy sampler holds the logits alone (0.33.0's second pass, 3,848,142,848 B for Gemma-3's
+    # 262,208 vocab, would be both plans' peak: tests/test_vllm_mm_profile.py)
     for tp, tower in ((1, 846_120_672), (2, 434_840_688)):
-        full = plan(spec, gpu, EngineConfig(), Layout(tp=tp))
-        text = plan(spec, gpu, EngineConfig(language_model_only=True), Layout(tp=tp))
+        full = plan(spec, gpu, EngineConfig(vllm_version="0.32"), Layout(tp=tp))
+        text = plan(spec, gpu, EngineConfig(vllm_version="0.32", language_model_only=True), Layout(tp=tp))
         assert full.ranks[0].weights_bytes - text.ranks[0].weights_bytes == tower
         # and the profile run's encoder cache (8192 budget tokens x 5376 hidden x 2 B, alive through the LM's peak);
         # text-only, the compiled graph embeds the input ids, so a cold compile copies the embedding shard (262,208
@@ -85,7 +87,7 @@ def test_plan_weights_grow_by_the_tower_unless_language_model_only():
         act_full, act_text = (next(t.bytes for t in r.ranks[0].terms if t.name.startswith("activation peak"))
                               for r in (full, text))
         assert act_text == 262_208 // tp * 5376 * 2  # no copy beside a loaded tower; the loaded tower's peak is
-        # the SigLIP step on 32 dummy images at 0.33 (kvplan.vllm_mm; tests/test_vllm_mm_profile.py)
+        # the SigLIP step on 32 dummy images at 0.32 (kvplan.vllm_mm; tests/test_vllm_mm_profile.py)
         # and the CUDA-graph estimate: with the tower vLLM serves Gemma-3 through TRITON_ATTN (mm prefix attention),
         # text-only through FA3, whose FULL capture holds its split accumulators (kvplan.engines.cuda_graph_bytes):
         # TP 1: 262 MiB (32 x 512 x 32 heads x 129 x 4 B + 4 MiB) vs the PIECEWISE first 164 (80 + 2 x 512 x 43,008 x

@@ -36,7 +36,7 @@ H100 = get_gpu("H100-SXM")
 def test_the_0_34_profile_is_its_own_line_and_not_the_default():
     prof = VLLM_PROFILES["0.34"]
     assert prof.first_release == (0, 34, 0) and prof.releases == "0.34.0 (newest, planned from estimates)"
-    assert VLLM_PROFILES["0.33"].releases == "0.32.0 - 0.33.x"
+    assert VLLM_PROFILES["0.33"].releases == "0.33.0 - 0.33.x" and VLLM_PROFILES["0.32"].releases == "0.32.0"
     assert vllm_profile_for_release("0.34.0") == "0.34" and vllm_profile_for_release("0.33.1") == "0.33"
     assert VLLM_DEFAULT_VERSION == "0.33"  # 0.34 plans from unchecked estimates: the default is the lead's call
     # config/cache.py resolved_gpu_memory_utilization: 1.0 with the extensible KV cache (the CUDA / ROCm default),
@@ -72,34 +72,37 @@ def test_llama_3_1_8b_on_one_h100_plans_the_extensible_pool():
     #   free at the init snapshot F = 85,029,615,043 - 547,608,330 (CUDA context, 0.51 GiB) = 84,482,006,713
     #   resident R = 16,094,076,928 weights + 268,435,456 non-torch + 558,170,112 V2 sampler state
     #              + 667,942,912 CUDA graphs (captured before sizing) = 17,588,625,408
-    #   transient T = 1,050,673,152 (the 0.33 profile peak; the prompt-logprobs step is 8192 x 4096 x 2 + 1024 x
-    #              128,256 x 2 = 329,777,152, below it); margin M = max(1 GiB, 0.75 x T = 788,004,864) = 1 GiB
-    #   pool = min(85,029,615,043 - R, F - R - M) - T = 65,819,639,481 - 1,050,673,152 = 64,768,966,329 B
+    #   transient T = 1,906,835,456 (the profile peak: the V2 dummy sampler's warmup-parameter pass, kept in
+    #              0.34.0's v1/worker/gpu/model_runner.py _dummy_sampler_run: 1,024 x 128,256 x 14 + 1 MiB + 8,192 x
+    #              4,096 x 2, kvplan.engines.vllm_v2_dummy_sampler_bytes; 1,050,673,152, the compile copy, before it
+    #              was read; the prompt-logprobs step is 8192 x 4096 x 2 + 1024 x 128,256 x 2 = 329,777,152, below
+    #              it); margin M = max(1 GiB, int(0.75 x T)) = 1,430,126,592
+    #   pool = min(85,029,615,043 - R, F - R - M) - T = 65,463,254,713 - 1,906,835,456 = 63,556,419,257 B
     spec = load_preset("llama-3.1-8b")
     p = plan(spec, H100, EngineConfig(vllm_version="0.34", max_model_len=8192))
     t = _terms(p)
     assert t["CUDA context before the init snapshot"].bytes == 547_608_330
     assert t["CUDA graphs"].bytes == 667_942_912 and t["CUDA graphs"].applied
-    assert t["activation peak"].bytes == 1_050_673_152 and t["activation peak"].applied
+    assert t["activation peak"].bytes == 1_906_835_456 and t["activation peak"].applied
     assert t["sizing step: prompt logprobs over 8192 tokens"].bytes == 329_777_152
     assert not t["sizing step: prompt logprobs over 8192 tokens"].applied
-    assert t["margin kept free"].bytes == GiB
-    assert p.ranks[0].kv_pool_bytes == 64_768_966_329
-    assert vllm_extensible_kv_bytes(84_482_006_713, 17_588_625_408, 1_050_673_152, 85_029_615_043) == 64_768_966_329
-    # 32 segments (one a layer) of 64 x 8 x 128 x 2 x 2 = 262,144 B a block: 64,768,966,329 // (32 x 2 MiB) = 965
-    # whole granules a segment = 965 x 8 = 7,720 blocks of 64 = 494,080 tokens; a request cdiv(8192, 64) = 128
-    # blocks, (7,720 - 1 null) // 128 = 60 at once (0.33: 28,413 blocks of 16 = 454,608 tokens)
-    assert (p.block_size, p.num_blocks, p.kv_cache_tokens, p.blocks_per_request) == (64, 7_720, 494_080, 128)
-    assert p.max_num_seqs_at_len == 60 and p.fits
-    assert plan(spec, H100, EngineConfig(vllm_version="0.33", max_model_len=8192)).kv_cache_tokens == 454_608
+    assert t["margin kept free"].bytes == 1_430_126_592 == int(0.75 * 1_906_835_456)
+    assert p.ranks[0].kv_pool_bytes == 63_556_419_257
+    assert vllm_extensible_kv_bytes(84_482_006_713, 17_588_625_408, 1_906_835_456, 85_029_615_043) == 63_556_419_257
+    # 32 segments (one a layer) of 64 x 8 x 128 x 2 x 2 = 262,144 B a block: 63,556,419,257 // (32 x 2 MiB) = 947
+    # whole granules a segment = 947 x 8 = 7,576 blocks of 64 = 484,864 tokens; a request cdiv(8192, 64) = 128
+    # blocks, (7,576 - 1 null) // 128 = 59 at once (0.33: 28,005 blocks of 16 = 448,080 tokens)
+    assert (p.block_size, p.num_blocks, p.kv_cache_tokens, p.blocks_per_request) == (64, 7_576, 484_864, 128)
+    assert p.max_num_seqs_at_len == 59 and p.fits
+    assert plan(spec, H100, EngineConfig(vllm_version="0.33", max_model_len=8192)).kv_cache_tokens == 448_080
     assert VLLM_034_PLAN_NOTE in p.warnings and p.model_runner == "V2"
-    # 7,720 x 8 MiB = 64,760,053,760 B = 60.3125 GiB committed
+    # 7,576 x 8 MiB = 63,552,094,208 B = 59.1875 GiB committed
     # first the capacity reserved before warmup: requested - (weights + non-torch + sampler state) - the profile
-    # peak, no graph estimate = 85,029,615,043 - 16,920,682,496 - 1,050,673,152 = 67,058,259,395 B = 62.45 GiB
+    # peak, no graph estimate = 85,029,615,043 - 16,920,682,496 - 1,906,835,456 = 66,202,097,091 B = 61.66 GiB
     capacity = t["reserved capacity before warmup"]
-    assert capacity.bytes == 67_058_259_395 and not capacity.applied
-    assert p.engine_log[1:3] == ["Available KV cache memory: 62.45 GiB",
-                                 "Extended KV cache to 7720 blocks (60.31 GiB)."]
+    assert capacity.bytes == 66_202_097_091 and not capacity.applied
+    assert p.engine_log[1:3] == ["Available KV cache memory: 61.66 GiB",
+                                 "Extended KV cache to 7576 blocks (59.19 GiB)."]
 
 
 def test_a_request_too_long_for_the_0_34_pool_gets_the_after_warmup_error():
@@ -115,71 +118,81 @@ def test_a_request_too_long_for_the_0_34_pool_gets_the_after_warmup_error():
 
 def test_a_lower_utilization_caps_the_0_34_pool():
     # --gpu-memory-utilization 0.5: requested = ceil(0.5 x 85,029,615,043) = 42,514,807,522 binds:
-    # 42,514,807,522 - 17,588,625,408 - 1,050,673,152 = 23,875,508,962 B; // (32 x 2 MiB) = 355 granules -> 2,840 blocks
+    # 42,514,807,522 - 17,588,625,408 - 1,906,835,456 = 23,019,346,658 B; // (32 x 2 MiB) = 343 granules -> 2,744 blocks
     p = plan(load_preset("llama-3.1-8b"), H100, EngineConfig(vllm_version="0.34", max_model_len=8192,
                                                             gpu_memory_utilization=0.5))
-    assert p.ranks[0].kv_pool_bytes == 23_875_508_962 and p.num_blocks == 2_840
-    # the cap row: (F - M) - requested = 84,482,006,713 - 1,073,741,824 - 42,514,807,522 = 40,893,457,367
-    assert _terms(p)["beyond --gpu-memory-utilization 0.5"].bytes == 40_893_457_367
+    assert p.ranks[0].kv_pool_bytes == 23_019_346_658 and p.num_blocks == 2_744
+    # the cap row: (F - M) - requested = 84,482,006,713 - 1,430,126,592 - 42,514,807,522 = 40,537,072,599
+    assert _terms(p)["beyond --gpu-memory-utilization 0.5"].bytes == 40_537_072_599
 
 
 def test_qwen3_30b_a3b_on_an_h200_keeps_its_moe_workspace_resident():
     # H200 (150,119,844,413 B), 32,768 tokens: R = 61,075,779,584 weights + 268,435,456 non-torch + 661,225,472
     # sampler state + 536,870,912 fused-MoE workspace (kept after the forward: resident, not transient) +
-    # 1,061,158,912 graphs = 63,603,470,336; T = 881,590,272 (0.33's peak) - 536,870,912 = 344,719,360
-    # (= 1024 x 151,936 x 2 + 8192 x 2048 x 2, the logits alone; the prompt-logprobs step is the same at 1,024 rows);
-    # M = 1 GiB; pool = 150,119,844,413 - 547,608,330 - R - 1 GiB - T = 84,550,304,563 B
+    # 1,061,158,912 graphs = 63,603,470,336; T = 2,749,628,416 (the profile peak) - 536,870,912 = 2,212,757,504
+    # (= 1024 x 151,936 x 14 + 1 MiB + 8192 x 2048 x 2, the V2 sampler's warmup-parameter pass; 344,719,360, the
+    # logits alone, before it was read; the prompt-logprobs step is 344,719,360); M = int(0.75 x T) = 1,659,568,128;
+    # pool = 150,119,844,413 - 547,608,330 - R - M - T = 82,096,440,115 B
     p = plan(load_preset("qwen3-30b-a3b"), get_gpu("H200"), EngineConfig(vllm_version="0.34", max_model_len=32768))
     t = _terms(p)
     assert t["fused-MoE workspace kept after warmup"].bytes == 536_870_912
-    assert t["activation peak"].bytes == 344_719_360 and p.ranks[0].kv_pool_bytes == 84_550_304_563
-    # 48 segments of 64 x 4 x 128 x 2 x 2 = 131,072 B: 84,550,304,563 // (48 x 2 MiB) = 839 granules x 16 blocks
-    # = 13,424 blocks = 859,136 tokens
-    assert (p.block_size, p.num_blocks, p.kv_cache_tokens) == (64, 13_424, 859_136)
+    assert t["activation peak"].bytes == 2_212_757_504 and p.ranks[0].kv_pool_bytes == 82_096_440_115
+    # 48 segments of 64 x 4 x 128 x 2 x 2 = 131,072 B: 82,096,440,115 // (48 x 2 MiB) = 815 granules x 16 blocks
+    # = 13,040 blocks = 834,560 tokens
+    assert (p.block_size, p.num_blocks, p.kv_cache_tokens) == (64, 13_040, 834_560)
 
 
 def test_deepseek_v3_tp8_on_h200_charges_the_mla_context_step():
     # MLA at 64 tokens (FLASH_ATTN_MLA on Hopper takes 0.34's 64): 61 layers x 64 x 576 x 2 B = 73,728 B a page.
-    # The largest transient is the MLA context-prefill sizing step: workspace min(max(8 x 32,768, 4 x 1,024 x 64),
-    # 65,536) = 65,536 tokens x (16 heads x (2 x 128 + 128 + 64) + 512) x 2 B = 1,006,632,960 (the profile's
-    # 382,205,952 and the prompt-logprobs step's 680,067,072 are below it); M = max(1 GiB, 754,974,720) = 1 GiB.
+    # The MLA context-prefill sizing step: workspace min(max(8 x 32,768, 4 x 1,024 x 64), 65,536) = 65,536 tokens x
+    # (16 heads x (2 x 128 + 128 + 64) + 512) x 2 B = 1,006,632,960, charged as a transient; the largest is the
+    # profile's, the V2 sampler's warmup-parameter pass: 1,024 x 129,280 x 14 + 1 MiB + 8,192 x 7,168 x 2 =
+    # 1,971,847,168 (382,205,952, the logits alone, before it was read, when the MLA step was the largest; the
+    # prompt-logprobs step 680,067,072); M = int(0.75 x 1,971,847,168) = 1,478,885,376.
     # R = 85,416,895,520 + 1,395,864,371 non-torch (TP 8) + 562,626,560 + 1,879,048,192 MoE workspace
-    # + 1,541,537,792 graphs = 90,795,972,435; pool = 149,572,236,083 - R - 1 GiB - 1,006,632,960 = 56,695,888,864
+    # + 1,541,537,792 graphs = 90,795,972,435; pool = 149,572,236,083 - R - M - 1,971,847,168 = 55,325,531,104
     assert vllm_mla_context_tokens(32768, 1024, 64) == 65_536
     assert vllm_mla_context_step_bytes(16, 128, 64, 128, 512, 65_536, 2) == 1_006_632_960
     p = plan(load_preset("deepseek-v3"), get_gpu("H200"), EngineConfig(vllm_version="0.34", max_model_len=32768),
              Layout(tp=8))
     t = _terms(p)
-    assert t["sizing step: MLA context prefill over 65,536 workspace tokens"].applied
-    assert not t["activation peak"].applied and not t["sizing step: prompt logprobs over 8192 tokens"].applied
-    assert p.ranks[0].kv_pool_bytes == 56_695_888_864
-    # 56,695,888,864 // (61 x 2 MiB) = 443 granules a layer; 443 x 2,097,152 // 73,728 = 12,600 blocks = 806,400
-    assert (p.block_size, p.num_blocks, p.kv_cache_tokens) == (64, 12_600, 806_400)
+    assert t["sizing step: MLA context prefill over 65,536 workspace tokens"].bytes == 1_006_632_960
+    assert not t["sizing step: MLA context prefill over 65,536 workspace tokens"].applied
+    assert t["activation peak"].applied and not t["sizing step: prompt logprobs over 8192 tokens"].applied
+    assert t["activation peak"].bytes == 1_971_847_168 and t["margin kept free"].bytes == 1_478_885_376
+    assert p.ranks[0].kv_pool_bytes == 55_325_531_104
+    # 55,325,531,104 // (61 x 2 MiB) = 432 granules a layer; 432 x 2,097,152 // 73,728 = 12,288 blocks = 786,432
+    assert (p.block_size, p.num_blocks, p.kv_cache_tokens) == (64, 12_288, 786_432)
 
 
 def test_qwen3_next_tp4_hybrid_plans_from_64_aligned_blocks():
     # attention blocks align from 64: 320 tokens (test_hybrid_attention_blocks_align_from_64_on_0_34); 12 segments of
-    # 320 x 1,024 = 327,680 B. Transient: the prompt-logprobs step at TP 4, 8192 x 2048 x 2 + 1024 x (37,984 shard +
-    # 2 x 151,936 gathered and reshaped) x 2 = 733,675,520 (> the profile's 344,719,360); M = 1 GiB.
+    # 320 x 1,024 = 327,680 B. Transients: the prompt-logprobs step at TP 4, 8192 x 2048 x 2 + 1024 x (37,984 shard +
+    # 2 x 151,936 gathered and reshaped) x 2 = 733,675,520, below the profile's V2 sampler warmup-parameter pass
+    # 1,024 x 151,936 x 14 + 1 MiB + 8,192 x 2,048 x 2 = 2,212,757,504 (344,719,360 before it was read, when the
+    # prompt-logprobs step was the largest); M = int(0.75 x T) = 1,659,568,128.
     # R = 39,962,699,904 + 1,261,646,643 + 661,225,472 + 671,088,640 + 876,085,248 = 43,432,745,907
-    # pool = 149,572,236,083 - R - 1 GiB - 733,675,520 = 104,332,072,832; // (12 x 2 MiB) = 4,145 granules,
-    # x 2 MiB / 327,680 = 26,528 blocks
+    # pool = 149,572,236,083 - R - M - 2,212,757,504 = 102,267,164,544; // (12 x 2 MiB) = 4,063 granules,
+    # x 2 MiB / 327,680 = 26,003 blocks
     assert vllm_prompt_logprobs_step_bytes(2048, 151_936, 8192, 4, 2) == 733_675_520
     p = plan(load_preset("qwen3-next-80b-a3b"), get_gpu("H200"), EngineConfig(vllm_version="0.34", max_model_len=32768),
              Layout(tp=4))
-    assert _terms(p)["sizing step: prompt logprobs over 8192 tokens"].applied
-    assert (p.block_size, p.ranks[0].kv_pool_bytes, p.num_blocks) == (320, 104_332_072_832, 26_528)
+    assert not _terms(p)["sizing step: prompt logprobs over 8192 tokens"].applied
+    assert _terms(p)["sizing step: prompt logprobs over 8192 tokens"].bytes == 733_675_520
+    assert _terms(p)["activation peak"].bytes == 2_212_757_504 and _terms(p)["activation peak"].applied
+    assert (p.block_size, p.ranks[0].kv_pool_bytes, p.num_blocks) == (320, 102_267_164_544, 26_003)
 
 
 def test_qwen3_5_text_only_hybrid_margin_follows_the_transient():
-    # Qwen3.5-27B --language-model-only on one H100: a 2,542,796,800 B profile peak, so the margin is its 0.75:
-    # 1,907,097,600 (> 1 GiB); R = 53,827,648,512 + 268,435,456 + 1,080,688,640 + 1,194,852,352 = 56,371,624,960
-    # pool = 85,029,615,043 - 547,608,330 - R - 1,907,097,600 - 2,542,796,800 = 23,660,487,353
+    # Qwen3.5-27B --language-model-only on one H100: a 3,644,850,176 B profile peak (the V2 sampler's warmup-parameter
+    # pass, 1,024 x 248,320 x 14 + 1 MiB + 8,192 x 5,120 x 2; 2,542,796,800 before it was read), so the margin is its
+    # 0.75: 2,733,637,632 (> 1 GiB); R = 53,827,648,512 + 268,435,456 + 1,080,688,640 + 1,194,852,352 = 56,371,624,960
+    # pool = 85,029,615,043 - 547,608,330 - R - 2,733,637,632 - 3,644,850,176 = 21,731,893,945
     p = plan(load_preset("qwen3.5-27b"), H100, EngineConfig(vllm_version="0.34", max_model_len=32768,
                                                            language_model_only=True))
-    assert _terms(p)["margin kept free"].bytes == 1_907_097_600 and p.ranks[0].kv_pool_bytes == 23_660_487_353
-    # 16 segments of 3,407,872 B (832-token blocks): 705 granules a segment, 705 x 2 MiB // 3,407,872 = 433 blocks
-    assert (p.block_size, p.num_blocks) == (832, 433)
+    assert _terms(p)["margin kept free"].bytes == 2_733_637_632 and p.ranks[0].kv_pool_bytes == 21_731_893_945
+    # 16 segments of 3,407,872 B (832-token blocks): 647 granules a segment, 647 x 2 MiB // 3,407,872 = 398 blocks
+    assert (p.block_size, p.num_blocks) == (832, 398)
 
 
 def test_extensible_blocks_commit_whole_granules():

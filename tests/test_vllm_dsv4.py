@@ -106,7 +106,8 @@ def test_dsv4_default_block_and_refused_blocks():
 
 
 def test_dsv4_layout_exact_for_0_31_to_0_33():
-    # Profile "0.30" = 0.30.0 - 0.31.0, "0.33" = 0.32.0 - 0.33.x. Their wheels register the 0.29 - 0.30 specs for
+    # Profile "0.30" = 0.30.0 - 0.31.0, "0.32" = 0.32.0, "0.33" = 0.33.0 - 0.33.x.
+    # Their wheels register the 0.29 - 0.30 specs for
     # DeepseekV4ForCausalLM (the configurable SWA block / alignment is DeepSeek-V4.1's only), so the numbers are the
     # 0.27+ ones worked in the module docstring: one block = the largest group page, the MLA group's
     # 21 x 37,440 + 21 x 8,640 + 20 x 1,728 = 1,002,240 B; sliding groups 22 / 21 x 37,440 (SWA), 21 x (32,832 +

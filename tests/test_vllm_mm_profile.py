@@ -92,17 +92,24 @@ def test_release_rules_for_the_held_outputs():
     assert vllm_mm_profile(spec, "0.33", "V2", 1, False, 8192, 2, False).items == 0  # first PP rank only
 
 
-def test_gemma3_at_0_33_on_an_h100_peaks_in_the_siglip_step():
-    # 0.33 runs Gemma-3 on the V2 runner (dense): its dummy sampler holds the logits alone, so the 32-image SigLIP
+def test_gemma3_at_0_32_on_an_h100_peaks_in_the_siglip_step():
+    # 0.32 runs Gemma-3 on the V2 runner (dense): its dummy sampler holds the logits alone, so the 32-image SigLIP
     # step (3,102,736,384 B) is above the LM run (1,191,182,336 + 88,080,384): the peak is the encoder's. Under PP 2
     # only stage 0 runs the encoder
     spec = load_preset("gemma-3-27b-it")
-    eng = EngineConfig(max_model_len=8192)
+    eng = EngineConfig(vllm_version="0.32", max_model_len=8192)
     assert _act(plan(spec, H100, eng)) == 3_102_736_384
     assert _act(plan(spec.model_copy(update={"towers": ()}), H100, eng.model_copy(update={"enforce_eager": True}))) \
         == 1_191_182_336
     p = plan(spec, H100, eng, Layout(pp=2))
     assert _act(p, 0) == 3_102_736_384 and _act(p, 1) < 3_102_736_384
+    # 0.33.0's second dummy sampler pass (fp32 logits + FlashInfer's top-k mask and softmax): 1,024 x 262,208 x
+    # (2 + 12) + 1 MiB + 8,192 x 5,376 x 2 = 3,848,142,848 B, now above the SigLIP step: the LM's peak + the held
+    # encoder outputs (88,080,384) = 3,936,223,232
+    eng33 = eng.model_copy(update={"vllm_version": "0.33"})
+    assert _act(plan(spec, H100, eng33)) == 3_848_142_848 + 88_080_384 == 3_936_223_232
+    assert _act(plan(spec.model_copy(update={"towers": ()}), H100, eng33.model_copy(update={"enforce_eager": True}))) \
+        == 3_848_142_848
 
 
 def test_pixtral_block_mask_from_0_12():

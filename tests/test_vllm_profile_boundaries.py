@@ -87,7 +87,7 @@ def test_rocm_dsa_plans_on_the_0_30_line_warn_about_0_31():
     ("0.16.0", "0.16"), ("0.17.1", "0.17"), ("0.18.1", "0.18"), ("0.19.0", "0.19"), ("0.19.1", "0.19"),
     ("0.20.0", "0.20"), ("0.20.1", "0.20.1"), ("0.20.2", "0.20.1"), ("0.21.0", "0.21"), ("0.22.1", "0.22"),
     ("0.23.0", "0.23"), ("0.24.0", "0.24"), ("0.25.1", "0.25"), ("0.26.0", "0.26"), ("0.27.1", "0.27"),
-    ("0.28.0", "0.28"), ("0.29.0", "0.29"), ("0.31.0", "0.30"), ("0.32.0", "0.33"), ("0.33.0", "0.33"),
+    ("0.28.0", "0.28"), ("0.29.0", "0.29"), ("0.31.0", "0.30"), ("0.32.0", "0.32"), ("0.33.0", "0.33"),
     ("0.34.0", "0.34"),
 ])
 def test_release_to_profile(release, profile):
@@ -96,11 +96,12 @@ def test_release_to_profile(release, profile):
 
 
 def test_keys_name_their_own_release():
-    # every key's digits are inside its own run (the links' vv= values keep meaning their release), except "0.33",
-    # whose run starts at 0.32.0 and holds 0.33.x
+    # every key's digits are inside its own run (the links' vv= values keep meaning their release); "0.33" held
+    # 0.32.0 too until the 0.33.0 V2 sampler pass (v2_sampler_warmup_pass) split off "0.32"
     for key in VLLM_PROFILES:
         assert vllm_profile_for_release(key) == key, key
-    assert VLLM_PROFILES["0.33"].first_release == (0, 32, 0) and VLLM_PROFILES["0.21"].first_release == (0, 21, 0)
+    assert VLLM_PROFILES["0.33"].first_release == (0, 33, 0) and VLLM_PROFILES["0.32"].first_release == (0, 32, 0)
+    assert VLLM_PROFILES["0.21"].first_release == (0, 21, 0)
 
 
 # ----------------------------------------------------------------------------- (1) triton_kernels' MXFP4 layout
