@@ -366,8 +366,8 @@ def add_commands(sub) -> None:
     p.add_argument("--gpu", default="H100-SXM")
     p.add_argument("--engine", choices=("vllm", "sglang", "custom"), default="vllm")
     p.add_argument("--vllm-version", choices=tuple(VLLM_PROFILES), default=VLLM_DEFAULT_VERSION,
-                   help="vLLM release line whose memory accounting to mirror (default: the newest planned; 0.34 is read, "
-                        "refused): "
+                   help="vLLM release line whose memory accounting to mirror (default: 0.33; 0.34 is planned from "
+                        "estimates, some cases refused): "
                         + "; ".join(f"{p.label}: {p.releases}" for p in VLLM_PROFILES.values()))
     p.add_argument("--sglang-version", choices=tuple(SGLANG_PROFILES), default=SGLANG_DEFAULT_VERSION,
                    help="SGLang release line whose memory accounting to mirror (default: the newest read)")

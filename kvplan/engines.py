@@ -110,11 +110,12 @@ profile  releases            what changes at its first release (VLLM_CHANGES key
                              mrope_positions_factor (1 for Qwen3-VL / Qwen3.5; mrope_positions_factor); DSA prefill
                              workspace rows by sparse_mla_prefill_workspace_factor (dsa_prefill_workspace_factor);
                              DeepSeek-V4's MXFP4 experts take Humming on Hopper, not Marlin (mxfp4_humming_hopper)
-0.34     0.34.0, read only   the KV cache sized from memory measured after warmup and CUDA-graph capture, 1.0 of the
+0.34     0.34.0 (estimates)  the KV cache sized from memory measured after warmup and CUDA-graph capture, 1.0 of the
                              device by default (extensible_kv_cache); 64-token blocks by default (block_size_64); no V1
                              model runner (v1_runner_removed); split prefill / decode capture grids on SM 10.x
                              (capture_split_sm100); the DSA indexer reserves decode logits too
-                             (dsa_indexer_decode_logits). kvplan refuses to plan it (VLLM_034_REFUSAL): default 0.33
+                             (dsa_indexer_decode_logits). Planned from kvplan's estimates (plan._extensible_budget,
+                             every plan warns); DSA, V4, speculative, multimodal, SM 10.x graphs refused; default 0.33
 =======  ==================  ===========================================================================================
 
 Every earlier key still works (links, CLI) and names the run holding its own release; the runs are shorter than before
@@ -138,7 +139,8 @@ from kvplan.units import GiB, MiB, cdiv
 VllmVersion = Literal["0.6", "0.6.5", "0.7", "0.10", "0.10.2", "0.11", "0.11.1", "0.12", "0.13", "0.14", "0.15", "0.16",
                       "0.17", "0.18", "0.19", "0.20", "0.20.1", "0.21", "0.22", "0.23", "0.24", "0.25", "0.26", "0.27",
                       "0.28", "0.29", "0.30", "0.33", "0.34"]
-# The newest profile kvplan plans; "0.34" is read and refused (VLLM_034_REFUSAL), so it is not the default.
+# The default profile; "0.34" plans from estimates no public 0.34 log has checked (VLLM_034_PLAN_NOTE), and which
+# line is the default is the project lead's call, so 0.33 stays.
 VLLM_DEFAULT_VERSION: VllmVersion = "0.33"
 
 
@@ -552,7 +554,7 @@ VLLM_CHANGES: dict[str, tuple[Release, str]] = {
                                            "0.22.0, 0.26.0 and 0.32.0 wheels, not in 0.20.0 / 0.20.1")),
     "v2_ngram": ((0, 32, 0), ("config/vllm.py _get_v2_model_runner_unsupported_features lists 'ngram/ngram_gpu "
                               "speculative decoding' (V1 fallback) through 0.31.0, not in 0.32.0")),
-    # read 2026-12-03 in the 0.34.0 wheel against 0.33.0 (kvplan's "0.34" profile, refused: VLLM_034_REFUSAL):
+    # read 2026-12-03 in the 0.34.0 wheel against 0.33.0 (kvplan's "0.34" profile, plan._extensible_budget):
     "extensible_kv_cache": ((0, 34, 0), ("config/cache.py enable_extensible_kv_cache (None: config/vllm.py "
                                          "_resolve_extensible_kv_cache turns it on for CUDA and ROCm unless "
                                          "kv_cache_memory_bytes, num_gpu_blocks_override, elastic EP or a legacy-IPC "
@@ -771,10 +773,11 @@ VLLM_PROFILES: dict[str, VllmProfile] = {
                 "v1/core/kv_cache_utils.py update_kv_cache_capacity, gpu_worker.py (research note)"),
     # read 2026-12-03 in the 0.34.0 wheel against 0.33.0 (pip download vllm==0.34.0 --no-deps): config/cache.py,
     # config/vllm.py, v1/worker/gpu_worker.py, v1/worker/extensible_kv_cache.py, v1/core/kv_cache_planning.py,
-    # v1/worker/gpu/warmup.py, platforms/interface.py; plans refused (VLLM_034_REFUSAL)
-    "0.34": _v1("0.34", "0.34.0 (newest read, not planned)", (0, 34, 0), _NT_018,
+    # v1/worker/gpu/warmup.py, platforms/interface.py; planned from estimates (plan._extensible_budget)
+    "0.34": _v1("0.34", "0.34.0 (newest, planned from estimates)", (0, 34, 0), _NT_018,
                 _WHEEL.format("0.34.0") + "v1/worker/extensible_kv_cache.py measure_kv_cache_bytes, config/cache.py "
-                "(DEFAULT_BLOCK_SIZE 64, resolved_gpu_memory_utilization); read, not planned (VLLM_034_REFUSAL)"),
+                "(DEFAULT_BLOCK_SIZE 64, resolved_gpu_memory_utilization); plans from estimates "
+                "(plan._extensible_budget, VLLM_034_PLAN_NOTE), some cases refused (plan._vllm_034_refusal)"),
 }
 # Every profile before a change has a first release below it and every one after at or above it: the keys are
 # ordered by release, and no two neighbours share all of VLLM_CHANGES (tests/test_vllm_profile_boundaries.py).
@@ -843,9 +846,10 @@ def vllm_extensible_kv_bytes(init_free: int, resident: int, transient_peak: int,
         margin    = max(1 GiB (3 on ROCm), int(0.75 x transient_peak))
         available = min(requested - resident, init_free - resident - margin) - max(transient_peak, reserve_growth)
     (floored at 0). Worked number: init_free 79 GiB, resident 20 GiB, peak 2 GiB, unset util: margin
-    max(1, 1.5) = 1.5 GiB, 79 - 20 - 1.5 - 2 = 55.5 GiB = 59,592,671,232 B. kvplan plans no 0.34 pool yet
-    (VLLM_034_REFUSAL): the sizing steps' own peak (prompt logprobs in 1,024-row chunks, the real sampler, attention)
-    is not modelled."""
+    max(1, 1.5) = 1.5 GiB, 79 - 20 - 1.5 - 2 = 55.5 GiB = 59,592,671,232 B. kvplan.plan feeds it kvplan's own
+    estimates of each input (plan._extensible_budget); the measured pool never exceeds the capacity reserved before
+    warmup (requested - weights - non-torch - profile peak, the 0.33 formula with no graph estimate), since it
+    takes the graphs and the margin off the same quantities."""
     margin = max(KV_CACHE_MARGIN_FLOOR_BYTES_ROCM if rocm else KV_CACHE_MARGIN_FLOOR_BYTES,
                  int(transient_peak * KV_CACHE_MARGIN_FRACTION))
     headroom = init_free - resident
@@ -853,13 +857,118 @@ def vllm_extensible_kv_bytes(init_free: int, resident: int, transient_peak: int,
     return max(available - max(transient_peak, reserve_growth), 0)
 
 
-VLLM_034_REFUSAL = (
-    "vLLM 0.34.0 is read but not planned: on CUDA and ROCm it sizes the KV cache from the memory free after its "
-    "warmup and CUDA-graph capture (the extensible KV cache, gpu_memory_utilization 1.0 by default: free at start - "
-    "what stays resident - the largest measured transient - max(1 GiB, 0.75 x it); v1/worker/extensible_kv_cache.py "
-    "measure_kv_cache_bytes), and the warmup steps' own peak (prompt logprobs, the real sampler, attention) is not "
-    "modelled; it also runs 64-token blocks by default (config/cache.py DEFAULT_BLOCK_SIZE) and has no V1 model "
-    "runner. Plan with profile 0.33 for vLLM 0.32.0 - 0.33.x")
+# vLLM 0.34.0 config/cache.py DEFAULT_GPU_MEMORY_UTILIZATION: the default when the extensible KV cache is off
+# (--kv-cache-memory-bytes, --no-enable-extensible-kv-cache), resolved_gpu_memory_utilization; read 2026-12-03.
+VLLM_UTIL_WITHOUT_EXTENSIBLE = 0.92
+
+
+def vllm_extensible_on(engine: "EngineConfig") -> bool:
+    """Whether vLLM sizes this engine's KV cache with the extensible cache (0.34.0 config/vllm.py
+    _resolve_extensible_kv_cache, enable_extensible_kv_cache unset): a profile carrying "extensible_kv_cache" and
+    no --kv-cache-memory-bytes (num_gpu_blocks_override, elastic EP and legacy-IPC / custom-pool KV connectors,
+    which turn it off too, are not EngineConfig fields). The platform (CUDA / ROCm only) is checked by the plan.
+    Worked example: 0.34 -> True, 0.34 with kv_cache_memory_bytes=10 GiB -> False, 0.33 -> False."""
+    return (engine.engine == "vllm" and vllm_has(engine.vllm_version, "extensible_kv_cache")
+            and engine.kv_cache_memory_bytes is None)
+
+
+# vLLM 0.34.0 utils/extensible_tensor.py granule_size: the commit granule, the driver's allocation granularity floored
+# at _MIN_GRANULARITY 2 MiB (2 MiB on every NVIDIA data-centre GPU: cuMemGetAllocationGranularity); read 2026-12-03.
+VLLM_EXTENSIBLE_GRANULE = 2 << 20
+
+
+def vllm_extensible_blocks(budget: int, segment_strides: list[int], granule: int = VLLM_EXTENSIBLE_GRANULE) -> int:
+    """Blocks an extensible KV cache commits within ``budget`` bytes (vLLM 0.34.0 extensible_kv_cache.py
+    ExtensibleKVCache.blocks_within): the most n with sum over segments of cdiv(n x stride, granule) x granule <=
+    budget. A block-compact layer-outermost layout (every CUDA backend's NHD / HND) has one segment a KV tensor,
+    of stride its page (``segment_strides``, bytes). Worked number: Llama-3.1-8B at 64-token blocks, 32 segments
+    of 64 x 8 x 128 x 2 x 2 B = 256 KiB, 10 GiB: floor(10 GiB / 8 MiB) = 1,280 blocks (whole granules: 1,280 x 256
+    KiB = 320 MiB a segment); 10 GiB - 1 MiB: 1,279 // 8 x 8 = 1,272 (each segment back to 159 granules)."""
+    per_block = sum(segment_strides)
+    if budget <= 0 or per_block <= 0:
+        return 0
+    n = budget // per_block
+
+    def physical(k: int) -> int:
+        return sum(cdiv(k * s, granule) * granule for s in segment_strides)
+    if physical(n) <= budget:
+        return n
+    lo, hi = 0, n  # physical(lo) <= budget < physical(hi); physical grows with k
+    while hi - lo > 1:
+        mid = (lo + hi) // 2
+        lo, hi = (mid, hi) if physical(mid) <= budget else (lo, mid)
+    return lo
+
+
+# vLLM 0.34.0 v1/worker/gpu/warmup.py run_kv_cache_sizing_warmup: the step it sizes on requests prompt logprobs
+# (ModelConfig.max_logprobs, 20 by default) for the whole max_num_batched_tokens; v1/worker/gpu/sample/prompt_logprob.py
+# compute_prompt_logprobs_with_chunking takes the logits CHUNK_SIZE = 1024 rows at a time (read 2026-12-03).
+VLLM_PROMPT_LOGPROBS_CHUNK = 1024
+
+
+def vllm_prompt_logprobs_step_bytes(hidden: int, vocab: int, tokens: int, tp: int, act_b: int) -> int:
+    """Allocated peak of 0.34.0's sizing step after its forward (bytes, one rank): the step's hidden states
+    (tokens x hidden, alive to the end of execute_model) + one prompt-logprobs chunk of logits (rows = min(1024,
+    tokens), model dtype): at TP 1 the LM head's [rows, vocab]; at TP > 1 this rank's [rows, vocab / tp] shard, the
+    all-gather's [tp, rows, vocab / tp] buffer and its reshaped [rows, vocab] copy (distributed/parallel_state.py
+    all_gather: movedim + reshape). torch.topk(20) and the fused log-softmax kernel (sample/logprob.py
+    compute_token_logprobs: 'we do not materialize the full [batch_size, vocab_size] logprobs') add [rows, 21]
+    tensors only.
+        TP 1:  tokens x hidden x act_b + rows x vocab x act_b
+        TP >1: tokens x hidden x act_b + rows x (cdiv(vocab, tp) + 2 x vocab) x act_b
+    Worked number: Llama-3.1-8B TP 1, 8,192 tokens, bf16: 8192 x 4096 x 2 + 1024 x 128,256 x 2 = 67,108,864 +
+    262,668,288 = 329,777,152 B (0.31 GiB)."""
+    rows = min(VLLM_PROMPT_LOGPROBS_CHUNK, tokens)
+    logits = rows * vocab if tp <= 1 else rows * (cdiv(vocab, tp) + 2 * vocab)
+    return (tokens * hidden + logits) * act_b
+
+
+# vLLM 0.34.0 model_executor/layers/attention/mla_attention.py determine_chunked_prefill_workspace_size: min(max(8 x
+# max_model_len, 4 x max_num_seqs x block_size), 64 x 1024) tokens, rounded up to the block (read 2026-12-03).
+VLLM_MLA_CONTEXT_WORKSPACE_CAP = 64 * 1024
+
+
+def vllm_mla_context_tokens(max_len: int, max_seqs: int, block_size: int) -> int:
+    """Tokens of 0.34.0's MLA chunked-context workspace, the most one context chunk up-projects (tokens):
+    min(max(8 x max_model_len, 4 x max_num_seqs x block_size), 65,536) rounded up to the block
+    (align_mla_chunked_context_workspace_size). Worked number: 1,024 seqs x 64-token blocks x 4 = 262,144 -> 65,536
+    at any length; 8 seqs, 2,048 tokens, block 64: max(16,384, 2,048) = 16,384."""
+    toks = min(max(8 * max_len, 4 * max_seqs * block_size), VLLM_MLA_CONTEXT_WORKSPACE_CAP)
+    return cdiv(max(toks, block_size), block_size) * block_size
+
+
+def vllm_mla_context_step_bytes(num_heads_rank: int, qk_nope: int, qk_rope: int, v_head: int, kv_lora_rank: int,
+                                toks: int, act_b: int) -> int:
+    """Allocated peak of 0.34.0's MLA context-prefill sizing step (bytes, one rank; warmup.py
+    run_context_prefill_warmup fills one chunked-context workspace of ``toks`` tokens, vllm_mla_context_tokens):
+    mla_attention.py _compute_prefill_context up-projects the chunk's latents, kv_nope = kv_b_proj(kv_c) [toks,
+    heads, nope + v] (v a view of it), then k = cat(k_nope, k_pe) [toks, heads, nope + rope], beside the GEMM's
+    input cast of [toks, kv_lora_rank]; the workspace itself is allocated at start (resident), the short queries
+    add rows x heads only:
+        peak = toks x (heads x (2 x nope + v + rope) + kv_lora_rank) x act_b
+    Worked number: DeepSeek-V3 TP 8 (16 heads), 65,536 tokens, bf16: 65,536 x (16 x 448 + 512) x 2 =
+    1,006,632,960 B (0.94 GiB)."""
+    return toks * (num_heads_rank * (2 * qk_nope + v_head + qk_rope) + kv_lora_rank) * act_b
+
+
+def vllm_034_refusal(why: str) -> str:
+    """The refusal of a vLLM 0.34 plan kvplan cannot size (``why``: the case), with the fallback."""
+    return (f"vLLM 0.34.0: {why}. kvplan plans 0.34's extensible KV cache (sized from the memory free after warmup "
+            "and CUDA-graph capture, v1/worker/extensible_kv_cache.py measure_kv_cache_bytes) only where it can "
+            "size every step that measurement sees; plan with profile 0.33 for vLLM 0.32.0 - 0.33.x, or give "
+            "--kv-cache-memory-bytes (which turns the extensible cache off)")
+
+
+VLLM_034_REFUSAL = vllm_034_refusal("this platform is not planned (the extensible KV cache is CUDA / ROCm only, and "
+                                    "vllm-gaudi has no 0.34 line kvplan has read)")
+# The warning every 0.34 plan sized by kvplan's extensible-cache model carries.
+VLLM_034_PLAN_NOTE = (
+    "vLLM 0.34 (extensible KV cache): the pool is sized as 0.34.0 measures it after warmup and CUDA-graph capture "
+    "(free at the init snapshot - what stays resident - the largest transient - max(1 GiB, 0.75 x it)), from "
+    "kvplan's estimates of each part; no public 0.34 log has checked these figures. Not counted: memory outside "
+    "torch that grows during warmup and capture (cuBLAS / NCCL workspaces, at TP > 1 NCCL's buffers made before "
+    "the init snapshot), torch's fragmentation above the transient (torch_reserve_growth_bytes), attention's own "
+    "buffers in the real sizing step (the profile run skips attention). Each makes the real pool smaller")
 # MLA block size by backend (vllm/platforms/cuda.py check_and_update_config, 0.10/0.11; 0.33
 # get_preferred_block_size): FlashMLA (Hopper, sm90) forces 64, CUTLASS MLA (datacenter Blackwell, sm100)
 # forces 128, elsewhere (Ampere, Ada: Triton MLA; ROCm) the default 16 stays.

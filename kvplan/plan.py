@@ -21,10 +21,14 @@ from pydantic import BaseModel, ConfigDict, Field, computed_field
 
 from kvplan import draft_model, drafter, sglang, sglang_dsv4, support, vllm_dsv4, vllm_dsv41, vllm_gaudi, vllm_v0
 from kvplan.engines import (
-    VLLM_034_REFUSAL, VLLM_BLOCK_SIZE, VLLM_CONTEXT_BYTES, VLLM_DSA_BLOCK_MULTIPLE, VLLM_MLA_BLOCK_MULTIPLE,
+    KV_CACHE_MARGIN_FLOOR_BYTES, KV_CACHE_MARGIN_FLOOR_BYTES_ROCM, KV_CACHE_MARGIN_FRACTION, VLLM_034_PLAN_NOTE,
+    VLLM_034_REFUSAL, VLLM_BLOCK_SIZE, VLLM_CONTEXT_BYTES, VLLM_DSA_BLOCK_MULTIPLE, VLLM_EXTENSIBLE_GRANULE,
+    VLLM_MLA_BLOCK_MULTIPLE, VLLM_UTIL_WITHOUT_EXTENSIBLE,
     EngineConfig, VllmProfile, batch_defaults,
     cuda_graph_bytes, gpu_arch, gpu_multicast, non_torch_bytes, sampler_path, vllm_compile_benchmark_bytes,
-    vllm_glm_dsa_fp8_default, vllm_has,
+    vllm_034_refusal, vllm_default_block_size, vllm_extensible_blocks, vllm_extensible_kv_bytes, vllm_extensible_on,
+    vllm_glm_dsa_fp8_default, vllm_has, vllm_mla_context_step_bytes, vllm_mla_context_tokens,
+    vllm_prompt_logprobs_step_bytes,
     vllm_mla_block_forced, vllm_mla_block_size, vllm_mla_default, vllm_mm_batch_floor, vllm_model_runner, vllm_profile,
     vllm_release, vllm_sm120_held_copy, vllm_sparse_mla_block_forced, vllm_sparse_mla_block_size,
     vllm_sparse_mla_fp8_backend, vllm_v2_sampler_state_bytes,
@@ -1503,8 +1507,8 @@ def _dsa_index_group_source(g, mnbt: int, max_seqs: int, k: int, rocm_layer_grou
     return f"{head}{rows}{text} = {g.bytes:,} B = {g.bytes / GiB:.2f} GiB a rank"
 
 
-def _rank_budget(spec, gpu, engine, layout, stage, draft, mnbt, max_seqs, act_b, mla, head_len=None, mm_len=None
-                 ) -> tuple[int, tuple, int, int]:
+def _rank_budget(spec, gpu, engine, layout, stage, draft, mnbt, max_seqs, act_b, mla, head_len=None, mm_len=None,
+                 mla_ctx=None) -> tuple[int, tuple, int, int]:
     """(weights, budget terms, KV pool, parts) of one rank of pipeline stage ``stage``: what it loads ("Model loading
     took") and what the engine's budget leaves (``_budget``), with what the weights hold beside the parameters (the
     ``parts`` "(in weights)" rows right after the weights row).
@@ -1513,7 +1517,8 @@ def _rank_budget(spec, gpu, engine, layout, stage, draft, mnbt, max_seqs, act_b,
     The one exception is passed in and keyed: ``head_len``, the length an EAGLE head's rotary table is stretched to
     (vLLM 0.27+), None where the head's table does not depend on it; ``mm_len``, the length a multimodal dummy item
     follows (Qwen3-VL's video, vLLM 0.11.0 - 0.12.0: kvplan.vllm_mm.vllm_mm_item_reads_length), None elsewhere; and
-    SGLang on ROCm, whose aiter haircut reads whether the length passes 8192 (plan() keys that: ``sglang_long``)."""
+    SGLang on ROCm, whose aiter haircut reads whether the length passes 8192 (plan() keys that: ``sglang_long``);
+    and ``mla_ctx``, vLLM 0.34's MLA chunked-context workspace tokens (vllm_mla_context_tokens), None elsewhere."""
     tp, last = layout.tp, layout.pp - 1
     fp8_marlin = mxfp4_extra = quant_extra = 0
     weights = engine.weights_bytes if engine.weights_bytes is not None else rank_weight_bytes(
@@ -1639,7 +1644,7 @@ def _rank_budget(spec, gpu, engine, layout, stage, draft, mnbt, max_seqs, act_b,
                   fp8_marlin, mxfp4_extra, tower, dsv4_topk, dsv4_hidden, dsv41_pad, dsv41_hc,
                   dsv41_buffers))  # a row "(in weights)" follows the weights row
     terms, pool = _budget(spec, gpu, engine, layout, weights, mnbt, max_seqs, act_b, mla, stage == last,
-                          stage == 0, mm_len, _weights_source(spec, gpu, engine, quant_extra, extras))
+                          stage == 0, mm_len, _weights_source(spec, gpu, engine, quant_extra, extras), mla_ctx)
     mxfp4_note = _mxfp4_layout_note(spec, gpu, engine) if mxfp4_extra else None
     # what "Model loading took" holds beside the parameters, each shown (not subtracted again) after the weights
     parts = [
@@ -1942,6 +1947,67 @@ def _sglang_eagle_cell(engine, layers, head_layers, kv_tp, kv_b) -> int:
         engine.draft.config) if engine.draft is not None else len(head_layers))
 
 
+def _vllm_034_refusal(spec: ModelSpec, gpu: GpuSpec, engine: EngineConfig, layout: Layout) -> str | None:
+    """Why kvplan refuses a vLLM 0.34 plan (None: it plans it). 0.34.0 (VLLM_CHANGES "extensible_kv_cache") sizes
+    the pool from memory measured after its warmup; kvplan plans that (``_extensible_budget``) where every step the
+    measurement sees is one kvplan sizes. Refused: a platform other than CUDA / ROCm (VLLM_034_REFUSAL), ROCm without
+    --block-size (its default block follows the backend kvplan does not pick); and, with
+    the extensible cache on (no --kv-cache-memory-bytes): DSA models (the indexer's decode-logits reserve,
+    "dsa_indexer_decode_logits"), DeepSeek-V4 / V4.1 (own KV layouts, not checked against the segment rounding),
+    speculative decoding (the sizing steps verify a full set of drafts through the rejection sampler), a profiled
+    multimodal encoder (encoder-batch warmup, the multimodal IPC reserve), SM 10.x with CUDA graphs (the split
+    prefill / decode capture sizes, "capture_split_sm100"), pipeline and decode-context parallelism. Worked example:
+    Llama-3.1-8B on an H100 -> None; DeepSeek-V3.2 -> the DSA refusal."""
+    if gpu.vendor not in ("NVIDIA", "AMD") or on_gaudi(gpu):
+        return VLLM_034_REFUSAL
+    if gpu.vendor == "AMD" and engine.block_size is None:
+        return vllm_034_refusal("on ROCm the default block is not planned: update_block_size_for_backend offers 64 "
+                                "and a backend that does not run it takes its smallest size (ROCM_AITER_FA [16, 32] "
+                                "-> 16, TRITON_ATTN MultipleOf(16) -> 64; v1/attention/backend.py "
+                                "get_preferred_block_size), and kvplan does not pick the ROCm backend; give --block-size")
+    if not vllm_extensible_on(engine):  # a typed pool: 0.34 runs the 0.33 budget at 0.92 with 64-token blocks
+        return None
+    if _has_dsa(spec):
+        return vllm_034_refusal("DSA models (DeepSeek-V3.2, GLM-5) are not planned: the sparse indexer's profile "
+                                "reserve grows to min(max_num_seqs, max_num_batched_tokens) x (1 + k) x the padded "
+                                "max_model_len of logits (VLLM_CHANGES dsa_indexer_decode_logits) and the sizing "
+                                "steps' indexer buffers are not modelled")
+    if spec.model_type == "deepseek_v4" or spec.model_type in deepseek_v41.MODEL_TYPES:
+        return vllm_034_refusal("DeepSeek-V4 / V4.1 are not planned: their packed KV groups are not checked against "
+                                "the extensible cache's per-segment granule rounding, nor their sizing steps")
+    if engine.speculative_method != "none":
+        return vllm_034_refusal("speculative decoding is not planned: the sizing steps verify a full set of drafts "
+                                "(warmup.py run_mixed_prefill_decode_warmup, the rejection sampler) and that "
+                                "transient is not modelled")
+    if spec.towers and mm_profiled(spec, engine):
+        return vllm_034_refusal("a multimodal encoder is not planned: warmup runs encoder batches and the pool keeps "
+                                "a multimodal IPC reserve (reserve_mm_ipc_gpu_memory) that are not modelled; "
+                                "--language-model-only plans the text model")
+    if gpu_arch(gpu.name) == "sm100" and not engine.enforce_eager:
+        return vllm_034_refusal(f"{gpu.name} (SM 10.x) with CUDA graphs is not planned: 0.34.0 splits the capture "
+                                "sizes into prefill graphs up to min(8192, max_num_batched_tokens) and FULL decode "
+                                "graphs (VLLM_CHANGES capture_split_sm100), whose memory kvplan does not estimate; "
+                                "--enforce-eager plans it")
+    if layout.pp > 1 or engine.decode_context_parallel_size > 1:
+        return vllm_034_refusal("pipeline and decode-context parallelism are not planned (each stage's sizing steps "
+                                "and transients are not modelled)")
+    return None
+
+
+def _extensible_segments(groups: list[KVGroup], bytes_per_block: int) -> list[int]:
+    """The per-segment block strides of vLLM 0.34.0's extensible KV cache (ExtensibleKVCache._segments, bytes): a
+    block-compact layer-outermost layout puts one segment at each KV tensor, every tensor one page of the
+    (unified) page size, so bytes_per_block // page segments of stride page. Pages that differ across groups
+    (no shared tensor size) are taken as one segment of the whole block (an upper bound on the blocks; such
+    models are refused before: DeepSeek-V4). Worked number: Llama-3.1-8B at 64-token blocks: 8 MiB a block,
+    256 KiB pages -> 32 segments of 262,144 B."""
+    pages = {g.page_bytes for g in groups if g.page_bytes}
+    if len(pages) != 1:
+        return [bytes_per_block]
+    page = pages.pop()
+    return [page] * (bytes_per_block // page) if bytes_per_block % page == 0 else [bytes_per_block]
+
+
 def plan(spec: ModelSpec, gpu: GpuSpec, engine: EngineConfig = EngineConfig(), layout: Layout = Layout(),
          concurrency: int | None = None, gpus_per_node: int | None = None, prompt_tokens: int | None = None,
          suggest: bool = True, detail: bool = True) -> Plan:
@@ -1952,8 +2018,9 @@ def plan(spec: ModelSpec, gpu: GpuSpec, engine: EngineConfig = EngineConfig(), l
     figures only) leaves out what only a page shows: ``engine_log`` is empty, ``decode`` and ``model_runner`` None.
     Every other field is what ``detail=True`` gives (tests/test_picker_equivalence.py compares them).
     """
-    if engine.engine == "vllm" and vllm_has(engine.vllm_version, "extensible_kv_cache"):  # read, not planned
-        raise PlanInputError("vllm_version", VLLM_034_REFUSAL)
+    if engine.engine == "vllm" and vllm_has(engine.vllm_version, "extensible_kv_cache") and (
+            refusal := _vllm_034_refusal(spec, gpu, engine, layout)):  # what 0.34's measured sizing cannot plan
+        raise PlanInputError("vllm_version", refusal)
     dsv41 = spec.model_type in deepseek_v41.MODEL_TYPES
     if dsv41:  # DeepSeek-V4.1: vLLM 0.33 on SM 10.x / SM 9.0 only (kvplan.vllm_dsv41); SGLang's and custom pools not modelled
         refusal = vllm_dsv41.vllm_plan_refusal(spec, engine, gpu_arch(gpu.name), layout) if engine.engine == "vllm" \
@@ -2035,7 +2102,8 @@ def plan(spec: ModelSpec, gpu: GpuSpec, engine: EngineConfig = EngineConfig(), l
     kv_tp = layout.attn_tp // dcp
     len_rank = cdiv(max_len, dcp)  # tokens of one request each DCP rank holds (max_memory_usage_bytes)
     default_bs = {"vllm": support.GAUDI_VLLM_BLOCK_SIZE if on_gaudi(gpu) else  # vllm-gaudi's default
-                  _vllm_mla_block_size(spec, gpu.name, engine) if mla and not v0 else VLLM_BLOCK_SIZE,
+                  _vllm_mla_block_size(spec, gpu.name, engine) if mla and not v0 else
+                  vllm_default_block_size(engine.vllm_version) if not v0 else VLLM_BLOCK_SIZE,  # 64 from 0.34
                   "sglang": 1,
                   "custom": 16}[engine.engine]
     if engine.engine == "vllm" and spec.memo(("indexed",), lambda: any(
@@ -2195,6 +2263,9 @@ def plan(spec: ModelSpec, gpu: GpuSpec, engine: EngineConfig = EngineConfig(), l
         spec_blocks = 0  # "all" is cdiv(max_model_len, block_size) pages through 0.21.0, + the draft pages from 0.22.0
     conv_spec = engine.num_speculative_tokens if speculating and engine.engine == "vllm" and not v0 else 0
     ranks: list[RankPlan] = []
+    extensible = vllm_extensible_on(engine)  # vLLM 0.34's measured pool (_extensible_budget)
+    if extensible:
+        warnings.append(VLLM_034_PLAN_NOTE)
     sglang_mamba = None  # the MambaPool of an SGLang hybrid (under PP: the stage with the fewest slots)
     sglang_dsv4_pools: list[tuple[float, int, int]] = []  # DeepSeek-V4 on SGLang: (bpft, available, fixed) a stage
     stage_blocks: list[tuple[int, list[KVGroup], int, int]] = []
@@ -2203,14 +2274,19 @@ def plan(spec: ModelSpec, gpu: GpuSpec, engine: EngineConfig = EngineConfig(), l
     # weights, budget terms and pool of every stage's ranks (and the sampler warm-up below) do not depend on
     # max_model_len: one memo serves every length of a picker sweep (the KV groups are the per-length part)
     head_len = max_len if head_layers and engine.speculative_method in drafter.DRAFT_METHODS and vllm_release(prof.version) >= drafter.ROPE_TARGET_LENGTH else None
+    # 0.34's MLA context-prefill sizing step: its workspace reads the length (keyed in the budget memo; 65,536 at the
+    # default max_num_seqs whatever the length)
+    mla_ctx = vllm_mla_context_tokens(len_rank, max_seqs, block_size) if extensible and mla else None
     mm_len = max_len if engine.engine == "vllm" and not v0 and mm_profiled(spec, engine) and vllm_mm_item_reads_length(
         spec, prof.version, engine.mm_limits, max_seqs, mnbt, engine.mm_processor_kwargs) else None
     # SGLang's budget reads the length once: the ROCm aiter haircut above 8192 tokens (kvplan.sglang.aiter_haircut)
     sglang_long = _sglang_context_len(spec, engine) > 8192 if engine.engine == "sglang" else None
     # hashed once (_HashedKey): the budget, warm-up and Gaudi memos below each look it up
-    budget_key = _HashedKey((gpu, _engine_key(engine), layout, mnbt, max_seqs, head_len, mm_len, sglang_long))
+    budget_key = _HashedKey((gpu, _engine_key(engine), layout, mnbt, max_seqs, head_len, mm_len, sglang_long,
+                             mla_ctx))
     budgets = spec.memo(("rank-budgets", budget_key), lambda: tuple(
-        _rank_budget(spec, gpu, engine, layout, st, mtp and st == last, mnbt, max_seqs, act_b, mla, head_len, mm_len)
+        _rank_budget(spec, gpu, engine, layout, st, mtp and st == last, mnbt, max_seqs, act_b, mla, head_len, mm_len,
+                     mla_ctx)
         for st in range(layout.pp)))
     for stage, n_layers in enumerate(pp_partition(len(spec.layers), layout.pp, layout.pp_split)):
         layers = stage_distinct(spec, layout.pp, stage, layout.pp_split)
@@ -2311,6 +2387,8 @@ def plan(spec: ModelSpec, gpu: GpuSpec, engine: EngineConfig = EngineConfig(), l
             else:
                 blocks = (pool // per_token // bs) if per_token and pool > 0 else 0
             bytes_per_block = per_token * bs
+        elif extensible:  # 0.34.0 ExtensibleKVCache.blocks_within: whole 2 MiB granules a segment
+            blocks = vllm_extensible_blocks(pool, _extensible_segments(groups, bytes_per_block)) if pool > 0 else 0
         else:
             blocks = pool // bytes_per_block if bytes_per_block and pool > 0 else 0
         if engine.engine == "sglang" and engine.max_total_tokens is not None:  # caps the pool (floored to the page)
@@ -2376,11 +2454,12 @@ def plan(spec: ModelSpec, gpu: GpuSpec, engine: EngineConfig = EngineConfig(), l
         # largest max_model_len whose max_memory_usage_bytes fit the available memory (bytes, so every block of the
         # pool, the null block too); ``starts`` keeps block 0 out, one block shorter (MiniMax-M2.7 TP 2 at 22.50 GiB:
         # vLLM logs 190,272 = 11,892 blocks of 16, the null-block rule says 190,240)
-        estimate = (starts if dsv4 else
+        estimate = (starts if dsv4 or extensible else  # 0.34 checks (num_blocks - 1) blocks: the null block out
                     longest_start(groups, block_size, in_flight, engine, num_blocks, len_rank * 64) * dcp)
         error = _start_error(engine, prof, ranks[tight], max_len, per_request, estimate, usable, num_blocks, tokens,
                              _dsv4_needed_bytes(groups, len_rank, block_size, in_flight) if dsv4 else None)
-        if error is None and engine.engine == "vllm" and engine.kv_cache_memory_bytes is None and pool_ok:
+        if error is None and engine.engine == "vllm" and engine.kv_cache_memory_bytes is None and pool_ok and (
+                not extensible):  # 0.34 sizes the pool after that warm-up: it cannot run out there
             error = spec.memo(("warmup-error", budget_key),
                               lambda: _warmup_error(spec, engine, ranks[-1], mnbt, max_seqs, act_b))
             fits = fits and error is None
@@ -2435,7 +2514,10 @@ def plan(spec: ModelSpec, gpu: GpuSpec, engine: EngineConfig = EngineConfig(), l
     elif v0 and not on_gaudi(gpu):  # Gaudi's V0 (HabanaAI/vllm-fork) prints its HPU worker's lines
         log = vllm_v0.log_lines(engine, prof, ranks[tight], num_blocks, vllm_v0.cpu_blocks(ranks), max_len, block_size)
     else:
-        log = engine_log_lines(engine, prof, ranks[tight], num_blocks, tokens, conc, max_len, dcp, on_gaudi(gpu))
+        segs = _extensible_segments(groups, ranks[tight].bytes_per_block) if extensible else []
+        log = engine_log_lines(engine, prof, ranks[tight], num_blocks, tokens, conc, max_len, dcp, on_gaudi(gpu),
+                               sum(cdiv(num_blocks * st, VLLM_EXTENSIBLE_GRANULE) * VLLM_EXTENSIBLE_GRANULE
+                                   for st in segs) if extensible else None)
     if load_oom is not None:  # only the lines printed before the weights load (SGLang's "Load weight begin")
         log = [line for line in log[:1] if line.startswith("Load weight begin")]
     result = Plan(model=spec.name, basis=spec.basis, gpu=gpu.name, engine=engine.engine,
@@ -2728,9 +2810,10 @@ def _rope_source(spec: ModelSpec, engine: EngineConfig, layout: Layout, stage: i
 
 
 def _budget(spec, gpu, engine, layout, weights, mnbt, max_seqs, act_b, mla, last_stage=True, first_stage=True,
-            mm_len=None, weights_src: str = "") -> tuple[list[Term], int]:
+            mm_len=None, weights_src: str = "", mla_ctx=None) -> tuple[list[Term], int]:
     """The budget terms of one rank and the KV pool they leave; ``weights_src``: the weights row's text where kvplan
-    sums the weights (``_weights_source``)."""
+    sums the weights (``_weights_source``); ``mla_ctx``: vLLM 0.34's MLA context workspace tokens
+    (_extensible_budget)."""
     total = gpu.memory_bytes
     device = Term(name="device memory", bytes=total, basis=gpu.memory_basis,
                   source=f"{gpu.name}: memory the runtime exposes (cudaMemGetInfo)")
@@ -2770,7 +2853,10 @@ def _budget(spec, gpu, engine, layout, weights, mnbt, max_seqs, act_b, mla, last
         return vllm_gaudi.budget(gpu, engine, prof, weights, vllm_gaudi.weights_row(w), 0)
     if prof.engine_core == "V0":
         return vllm_v0.budget(spec, gpu, engine, prof, layout, weights, mnbt, max_seqs, act_b, last_stage)
-    util = engine.gpu_memory_utilization or prof.gpu_memory_utilization
+    extensible = vllm_extensible_on(engine)
+    # 0.34.0 config/cache.py resolved_gpu_memory_utilization: 1.0 with the extensible KV cache, 0.92 without
+    util = engine.gpu_memory_utilization or (prof.gpu_memory_utilization if extensible or not vllm_has(
+        prof.version, "extensible_kv_cache") else VLLM_UTIL_WITHOUT_EXTENSIBLE)
     requested = math.ceil(total * util)
     terms = [device, Term(name=f"outside the budget: (1 - {util}) x device", bytes=total - requested,
                           basis="engine rule", source="--gpu-memory-utilization; utils.request_memory "
@@ -2791,7 +2877,7 @@ def _budget(spec, gpu, engine, layout, weights, mnbt, max_seqs, act_b, mla, last
     if runner == "V2":  # v1/worker/gpu/model_runner.py _dummy_sampler_run: a dummy batch skips every sampling
         copies = act_b / 4  # parameter, so the peak holds the logits alone, in the model dtype
     act = engine.activation_bytes
-    clone = 0
+    clone = moe_ws = 0
     mm_src = cutlass_src = ""
     encoder_peak = None
     if act is None:
@@ -2869,10 +2955,110 @@ def _budget(spec, gpu, engine, layout, weights, mnbt, max_seqs, act_b, mla, last
         terms.append(Term(name="the cold compile's embedding copy, held in 'consumed' (SM 12.0)", bytes=held,
                           basis="estimated", source=SM120_HELD_COPY_SOURCE))
     graphs, applied = 0, False
+    if extensible:
+        return _extensible_budget(spec, gpu, engine, layout, terms, requested, act, moe_ws, graph_term, mnbt, act_b,
+                                  last_stage, mla_ctx)
     if graph_term is not None:
         terms.append(graph_term)
         graphs, applied = graph_term.bytes, graph_term.applied
     return terms, requested - weights - act - non_torch - state - held - (graphs if applied else 0)
+
+
+def _extensible_budget(spec, gpu, engine, layout, terms: list[Term], requested: int, act: int, moe_ws: int,
+                       graph_term: "Term | None", mnbt: int, act_b: int, last_stage: bool, mla_ctx: int | None = None
+                       ) -> tuple[list[Term], int]:
+    """vLLM 0.34.0's extensible KV cache (VLLM_CHANGES "extensible_kv_cache") from the 0.33-style terms ``terms``
+    (device, outside, weights, [in-weights rows], activation peak, non-torch, [V2 sampler state], [held copy]), all
+    bytes of one rank. gpu_worker.py compile_or_warm_up_model then extensible_kv_cache.py measure_kv_cache_blocks:
+        F (free at the init snapshot) = device - CUDA context (VLLM_CONTEXT_BYTES: taken before the snapshot, with
+            the NCCL communicators and cuBLAS handles, gpu_worker.py init_device)
+        R (resident after capture)    = weights + non-torch + V2 sampler state + held copy + the MoE workspace the
+            forward keeps + CUDA graphs (captured before the measurement: model_runner.profile_cudagraph_memory
+            returns 0 under this cache, the capture's memory is measured instead)
+        T (largest transient)         = max(the profile run's peak less what it keeps (reserved_headroom_bytes
+            starts at peak_activation_memory), the sizing step's prompt-logprobs chunk
+            (vllm_prompt_logprobs_step_bytes), MLA's context-prefill step over ``mla_ctx`` workspace tokens
+            (vllm_mla_context_step_bytes))
+        M = max(1 GiB (3 on ROCm), int(0.75 x T)); pool = min(requested - R, F - R - M) - T   (vllm_extensible_kv_bytes)
+    The rows are laid out so that device - every applied row after it = pool: the cap row is what requested takes
+    beyond F - M (none at the default 1.0). Worked number (tests/test_vllm_034.py): Llama-3.1-8B on one H100 at
+    8,192 tokens: 85,029,615,043 - 547,608,330 context - (16,094,076,928 + 268,435,456 + 558,170,112 + 667,942,912)
+    - 1 GiB margin - 1,050,673,152 transient = 64,768,966,329 B."""
+    total = terms[0].bytes
+    by_name = {t.name.split(" (")[0]: t for t in terms}
+    act_term = by_name["activation peak"]
+    rocm = gpu.vendor == "AMD"
+    context = VLLM_CONTEXT_BYTES
+    kept = [t for t in terms[2:] if t is not act_term]  # weights, in-weights rows, non-torch, state, held copy
+    resident = sum(t.bytes for t in kept if t.applied and not t.name.startswith("outside the budget"))
+    transient = max(act - moe_ws, 0)
+    plp = vllm_prompt_logprobs_step_bytes(spec.hidden_size, spec.vocab_size, mnbt, layout.tp, act_b) \
+        if last_stage and engine.activation_bytes is None else 0
+    out = [terms[0], Term(name="CUDA context before the init snapshot", bytes=context, basis="estimated",
+                          source="vLLM 0.34.0 gpu_worker.py init_device: the init snapshot (init_free_memory) is "
+                                 "taken after the CUDA context, NCCL and cuBLAS handles; 0.51 GiB "
+                                 "(VLLM_CONTEXT_BYTES: 'cuda_memory=0.51GiB', one v0.19.0 H100 TP 1 log)")]
+    out += [t for t in kept if not t.name.startswith("outside the budget")]
+    if moe_ws:
+        resident += moe_ws
+        out.append(Term(name="fused-MoE workspace kept after warmup (resident)", bytes=moe_ws, basis="estimated",
+                        source="the workspace the dummy forward leaves allocated (vllm_moe_workspace_held): counted "
+                               "in what stays resident (init_free - free - committed), not in the transient"))
+    if graph_term is not None:
+        resident += graph_term.bytes
+        out.append(graph_term.model_copy(update={
+            "name": "CUDA graphs (captured before the KV cache is sized: resident)", "applied": True,
+            "source": "vLLM 0.34.0 gpu_worker.py: capture_model runs before measure_kv_cache_blocks, so the "
+                      "graphs' memory is in what stays resident; kvplan's estimate of it: " + graph_term.source}))
+    mla_step = 0
+    layer = next((la.cache for la in spec.layers if la.cache is not None and la.cache.kind == "mla"), None) \
+        if mla_ctx and engine.activation_bytes is None else None
+    if layer is not None:
+        mla_step = vllm_mla_context_step_bytes(cdiv(layer.num_attention_heads, layout.tp), layer.qk_nope_head_dim,
+                                               layer.qk_rope_head_dim, layer.v_head_dim, layer.kv_lora_rank, mla_ctx,
+                                               act_b)
+    peak = max(transient, plp, mla_step)
+    # the largest transient is the one subtracted (the first of equals: the profile run's); the others are shown
+    top = 0 if transient == peak else 1 if plp == peak else 2
+
+    def which(i: int) -> str:
+        return "the largest transient" if i == top else "a transient, not the largest"
+    out.append(act_term.model_copy(update={
+        "bytes": transient, "applied": top == 0,
+        "name": f"activation peak ({mnbt} batched tokens, profile run; {which(0)})",
+        "source": act_term.source + " vLLM 0.34.0: reserved_headroom_bytes starts at this peak (gpu_worker.py "
+                  "initialize_from_config)" + ("; less the MoE workspace the forward keeps" if moe_ws else "")}))
+    if plp:
+        out.append(Term(name=f"sizing step: prompt logprobs over {mnbt} tokens ({which(1)})", bytes=plp,
+                        basis="estimated", applied=top == 1,
+                        source="v1/worker/gpu/warmup.py run_kv_cache_sizing_warmup (max_logprobs 20): "
+                               "vllm_prompt_logprobs_step_bytes; recorded by record_transient_peak"))
+    if mla_step:
+        out.append(Term(name=f"sizing step: MLA context prefill over {mla_ctx:,} workspace tokens ({which(2)})",
+                        bytes=mla_step, basis="estimated", applied=top == 2,
+                        source="v1/worker/gpu/warmup.py run_context_prefill_warmup, mla_attention.py "
+                               "_compute_prefill_context: vllm_mla_context_step_bytes (kv_nope + k + the input cast)"))
+    margin = max(KV_CACHE_MARGIN_FLOOR_BYTES_ROCM if rocm else KV_CACHE_MARGIN_FLOOR_BYTES,
+                 int(peak * KV_CACHE_MARGIN_FRACTION))
+    out.append(Term(name=f"margin kept free (max({3 if rocm else 1} GiB, 0.75 x the transient))", bytes=margin,
+                    basis="engine rule", source="vLLM 0.34.0 v1/worker/extensible_kv_cache.py measure_kv_cache_bytes "
+                    "(KV_CACHE_MARGIN_FLOOR_BYTES, KV_CACHE_MARGIN_FRACTION 0.75)"))
+    # what determine_available_memory reserves first (gpu_worker.py: requested - (total_consumed + the profile's
+    # transient) - a CUDA-graph estimate of 0 under this cache), logged as "Available KV cache memory"; the measured
+    # pool below never exceeds it (it takes the graphs, the context and the margin off the same figures)
+    out.append(Term(name="reserved capacity before warmup (logged as Available KV cache memory)",
+                    bytes=max(requested - (resident - (graph_term.bytes if graph_term is not None else 0))
+                              - transient, 0), basis="estimated", applied=False,
+                    source="vLLM 0.34.0 gpu_worker.py determine_available_memory under the extensible cache: the "
+                           "address space reserved (ExtensibleKVCache capacity_blocks), committed only as measured"))
+    init_free = total - context
+    cap = max(0, (init_free - margin) - requested)
+    if cap:
+        out.append(Term(name=f"beyond --gpu-memory-utilization {requested / total:.4g} (the cap binds)", bytes=cap,
+                        basis="engine rule", source="measure_kv_cache_bytes: min(requested - resident, free at "
+                        "start - resident - margin); requested = ceil(device x utilization), utils.request_memory"))
+    pool = max(vllm_extensible_kv_bytes(init_free, resident, peak, requested, rocm=rocm), 0) if requested else 0
+    return out, pool
 
 
 # kvplan.engines VLLM_SM120_HELD_COPY_PROFILES: the logs this estimate is fitted to and its error on each
@@ -3432,11 +3618,42 @@ def _gib(n: int) -> str:
     return f"{n / GiB:.2f}"
 
 
+def _extensible_start_error(engine, rank: RankPlan, max_len, per_request, starts, num_blocks) -> str | None:
+    """vLLM 0.34.0's refusal under the extensible KV cache (v1/core/kv_cache_planning.py shrink_kv_cache_configs,
+    after warmup: _check_enough_kv_cache_memory on (num_blocks - 1) x the block's bytes, with
+    _more_kv_cache_memory_hint(after_warmup=True)), in its words; None when one request of max_len fits. The check
+    against the reserved capacity before warmup passes whenever this one does not fail first there: the capacity
+    is never below the measured pool. Worked example: Qwen3-32B at 131,072 tokens on one H100: 32.00 GiB needed."""
+    available = max(num_blocks - 1, 0) * rank.bytes_per_block
+    util = engine.gpu_memory_utilization
+    graphs = " CUDA graphs take less with fewer or smaller capture sizes in the compilation config."
+    used_by = "the model, its activations, CUDA graphs and warmup"
+    hint = (f"The KV cache gets what is left after {used_by} within `gpu_memory_utilization`={util}; increase it "
+            f"(with the extensible KV cache it defaults to 1.0) or decrease `max_model_len` or `max_num_seqs`.{graphs}"
+            if util is not None and util < 1.0 else
+            f"The extensible KV cache already takes all device memory left after {used_by}; decrease "
+            f"`max_model_len` or `max_num_seqs`, or the model needs a device with more memory.{graphs}")
+    docs = "See https://docs.vllm.ai/en/latest/configuration/conserving_memory/ for more details."
+    if available <= 0:
+        return f"ValueError: No available memory for the cache blocks. {hint} {docs}"
+    if per_request and (num_blocks - 1) // per_request >= 1:
+        return None
+    needed = per_request * rank.bytes_per_block
+    estimated = (f"Based on the available memory, the estimated maximum model length is {starts}. "
+                 if starts > 0 else "")
+    return (f"ValueError: To serve at least one request with the model's max seq len ({max_len}), "
+            f"({_gib(needed)} GiB KV cache is needed, which is larger than the available KV cache memory "
+            f"({_gib(available)} GiB). {estimated}{hint} Decreasing `max_model_len` also reduces what is needed. "
+            f"{docs}")
+
+
 def _start_error(engine, prof, rank: RankPlan, max_len, per_request, starts, usable, num_blocks, tokens,
                  needed: int | None = None) -> str | None:
     """The error vLLM raises when it would refuse to start, in its own words (None when it starts)."""
     if engine.engine != "vllm":
         return None
+    if vllm_extensible_on(engine):
+        return _extensible_start_error(engine, rank, max_len, per_request, starts, num_blocks)
     if rank.kv_pool_bytes <= 0:
         # vllm/v1/core/kv_cache_utils.py check_enough_kv_cache_memory (0.10+): "available_memory <= 0" first; a pool
         # above 0 but under one block (--kv-cache-memory 1) fails the max_model_len check below instead
@@ -3537,11 +3754,12 @@ def _warmup_error(spec, engine, rank: RankPlan, mnbt: int, max_seqs: int, act_b:
             f"(kvplan: {_gib(need)} GiB needed after the KV cache and CUDA graphs, {_gib(max(free, 0))} GiB free)")
 
 
-def engine_log_lines(engine, prof, rank: RankPlan, num_blocks, tokens, conc, max_len, dcp, gaudi: bool = False
-                     ) -> list[str]:
+def engine_log_lines(engine, prof, rank: RankPlan, num_blocks, tokens, conc, max_len, dcp, gaudi: bool = False,
+                     committed: int | None = None) -> list[str]:
     """The start-up figures as vLLM logs them (gpu_model_runner / gpu_worker / kv_cache_utils); SGLang's: _sglang_log.
     ``gaudi``: the GPU is an Intel Gaudi (``on_gaudi``), where vLLM runs the vllm-gaudi plugin, whose worker
-    prints its own lines."""
+    prints its own lines. ``committed``: vLLM 0.34's extensible KV cache, the physical bytes its num_blocks map
+    (whole granules a segment), printed in its "Extended KV cache to" line."""
     if engine.engine != "vllm":
         return []
     if gaudi:  # vllm-gaudi's own lines, whatever the budget's rows (a typed KV size has no HPU-graph row)
@@ -3551,7 +3769,15 @@ def engine_log_lines(engine, prof, rank: RankPlan, num_blocks, tokens, conc, max
     for t in rank.terms:
         if t.name.startswith("CUDA graphs (estimated"):
             lines.append(f"Estimated CUDA graph memory: {_gib(t.bytes)} GiB total")
-    lines.append(f"Available KV cache memory: {_gib(rank.kv_pool_bytes)} GiB")
+    if committed is not None:  # 0.34's extensible cache: the reserved capacity first, then extend_kv_cache's
+        # physical bytes after warmup (extensible_kv_cache.py, "%.2f GiB")
+        capacity = next((t.bytes for t in rank.terms if t.name.startswith("reserved capacity before warmup")), None)
+        if capacity is not None:
+            lines.append(f"Available KV cache memory: {_gib(capacity)} GiB")
+        if rank.kv_pool_bytes > 0:
+            lines.append(f"Extended KV cache to {num_blocks} blocks ({committed / GiB:.2f} GiB).")
+    else:
+        lines.append(f"Available KV cache memory: {_gib(rank.kv_pool_bytes)} GiB")
     if rank.kv_pool_bytes <= 0:
         return lines
     if dcp > 1:

@@ -176,11 +176,13 @@ _NOT_MODELED = {
     "--optimization-level": "the optimization level picks the CUDA-graph mode, which changes the graph memory "
                             "vLLM reserves",
     # vLLM 0.34.0 engine/arg_utils.py (CacheConfig.enable_extensible_kv_cache, a BooleanOptionalAction; read in the
-    # wheel 2026-12-03, not in kvplan.vllm_cli_flags' parser tables): on or off, 0.34's budget is not planned
-    "--enable-extensible-kv-cache": "vLLM 0.34: the KV cache sized from memory measured after warmup and CUDA-graph "
-                                    "capture (kvplan.engines.VLLM_034_REFUSAL)",
+    # wheel 2026-12-03, not in kvplan.vllm_cli_flags' parser tables)
+    "--enable-extensible-kv-cache": "vLLM 0.34: already the default on CUDA / ROCm, which kvplan plans "
+                                    "(kvplan.plan._extensible_budget); vLLM raises where it is unsupported",
     "--no-enable-extensible-kv-cache": "vLLM 0.34: the KV cache sized from the profile estimate at "
-                                       "gpu_memory_utilization 0.92 (kvplan.engines.VLLM_034_REFUSAL)",
+                                       "gpu_memory_utilization 0.92, not planned from this switch (kvplan plans "
+                                       "0.34 with the extensible cache; --kv-cache-memory-bytes turns it off and "
+                                       "is planned)",
 }
 _SWITCHES = {"--enable-lora", "--calculate-kv-scales", "--disable-hybrid-kv-cache-manager",
              "--enable-extensible-kv-cache", "--no-enable-extensible-kv-cache"}

@@ -190,7 +190,7 @@ def test_the_release_boxes_are_short_and_their_releases_wrap_below():
     # "0.33 (0.32.0 - 0.33.x (newest read)) - default" was cut at the sidebar's width
     assert box.format_func("0.33") == "0.33 (default)" and box.format_func("0.7") == "0.7 (V0 engine)"
     assert "vLLM releases 0.32.0 - 0.33.x" in [plain(c.value) for c in at.sidebar.caption]
-    assert box.format_func("0.34") == "0.34"  # read, refused (kvplan.engines.VLLM_034_REFUSAL): not the default
+    assert box.format_func("0.34") == "0.34"  # planned from estimates (kvplan.plan._extensible_budget): not the default
     box.select("0.25").run()
     assert "vLLM releases 0.25.0 - 0.25.1" in [plain(c.value) for c in at.sidebar.caption]
     at = run_app({"v": "1", "e": "sglang"})

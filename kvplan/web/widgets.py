@@ -582,7 +582,7 @@ def _engine_knobs(state: PlanState, page: str) -> None:
         versions = list(VLLM_PROFILES)
         # The box shows the line's short label; its releases go in a caption under it: "0.33 (0.32.0 - 0.33.x (newest
         # read)) - default" was cut to "0.33 (0.32.0 - 0.33.x (newes..." in the sidebar at 1400 px. "0.34" is listed
-        # (links and imported v0.34.0 lines name it) and its plans are refused (kvplan.engines.VLLM_034_REFUSAL).
+        # (links and imported v0.34.0 lines name it); it plans from estimates (kvplan.plan._extensible_budget).
         bind("vllm_version", st.selectbox, "vLLM version", versions,
              format_func=lambda v: VLLM_PROFILES[v].label + (" (default)" if v == VLLM_DEFAULT_VERSION else ""),
              help="the release line whose memory accounting (budget, sampler, CUDA graphs, log lines) is mirrored")
