@@ -519,13 +519,20 @@ def activation_estimate(spec: ModelSpec, tp: int, tokens: int, num_reqs: int, ac
     buffers the dummy run leaves held (``_held_moe_workspace_bytes``). vLLM 0.17.0+ takes them from the one buffer of
     v1/worker/workspace.py (``get_simultaneous`` -> ``_ensure_workspace_size``: it grows to the largest request and is
     never freed; read 2026-12-03 in the 0.28.0 and 0.33.0 wheels), allocated at the first MoE layer of the dummy
-    forward: the later layers' transients and the sampler both sit on top of it, so it adds to whichever peaks (a
-    non-last PP stage, which runs no sampler, holds it too). The DSA indexer's K-gather buffer comes from the same
-    buffer: ``_dsa_indexer_term`` charges only what it needs beyond this.
-    peak = max(forward, sampler) + moe_workspace. Worked number: Llama-3.1-8B, 8192 tokens, 1024 seqs, v0.19 (3.72
-    copies): 1024 x 128,256 x 4 x 3.72 + 8192 x 4096 x 2 = 1.88 GiB (logged 1.89 GiB at TP 1, 2 and 4).
+    forward: the later layers' transients and the sampler both sit on top of it (a non-last PP stage, which runs no
+    sampler, holds it too). The routed experts' intermediates are then inside that buffer (modular_kernel.py
+    ``_allocate_buffers``: workspace13 / workspace2 are the experts' caches), so with a held workspace the forward's
+    own part leaves the top-k experts out of the MLP width: forward' = tokens x (4 x hidden + q/k/v + widest dense
+    or shared MLP) x act_b. The DSA indexer's K-gather buffer comes from the same buffer: ``_dsa_indexer_term``
+    charges only what it needs beyond this.
+    peak = max(forward, sampler) without a held workspace, max(forward', sampler) + moe_workspace with one.
+    Worked numbers: Llama-3.1-8B, 8192 tokens, 1024 seqs, v0.19 (3.72 copies): 1024 x 128,256 x 4 x 3.72 + 8192 x
+    4096 x 2 = 1.88 GiB (logged 1.89 GiB at TP 1, 2 and 4); Qwen3-30B-A3B at TP 1, a non-last PP stage, 8192
+    tokens, 0.5 GiB held: 8192 x (4 x 2048 + 5120) x 2 + 536,870,912 = 754,974,720.
     """
     attn_w, mlp_w = spec.memo("widths", lambda: _widths(spec))
+    if moe_workspace:  # the experts' intermediates are the held workspace's
+        mlp_w = spec.memo(("dense-mlp-width",), lambda: _dense_mlp_width(spec))
     forward = tokens * (4 * spec.hidden_size + cdiv(attn_w, tp) + cdiv(mlp_w, tp)) * act_b
     if not last_stage:
         return forward + moe_workspace
@@ -1243,6 +1250,14 @@ def _widths(spec: ModelSpec) -> tuple[int, int]:
                 c.out_features for c in layer.experts.linears if not c.name.endswith("down_proj"))
         mlp_w = max(mlp_w, width)
     return attn_w, mlp_w
+
+
+def _dense_mlp_width(spec: ModelSpec) -> int:
+    """The widest gate + up output of a layer's own MLP (dense layers, shared experts), routed experts left out:
+    ``activation_estimate``'s MLP width where the experts' intermediates sit in a held workspace. Worked number:
+    Qwen3-30B-A3B (every layer routed, no shared expert) -> 0; GLM-5.2 (3 dense layers of 2 x 12,288) -> 24,576."""
+    return max((sum(c.out_features for c in layer.mlp if isinstance(c, Linear) and c.shard == "column")
+                for layer, _ in stage_distinct(spec, 1, 0)), default=0)
 
 
 # ----------------------------------------------------------------------------- the plan

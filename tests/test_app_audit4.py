@@ -75,30 +75,38 @@ def test_a_pool_formula_of_six_terms_takes_two_lines():
     # GLM-5 TP 8 on H200 with block-FP8 experts and EP: vLLM's fp8 oracle gives FLASHINFER_CUTLASS on Hopper with EP
     # (kvplan.plan.vllm_fp8_moe_backend), whose FlashInferExperts keep only (8,192, 6,144) bf16 = 100,663,296 B in the
     # workspace manager; the DSA indexer's 1,071,579,136 B (202,752 x 8 x 5 rows x 132 B + 1 MiB) shares it: a
-    # 970,915,840 B (0.90 GiB) sixth term. 5,041 x 6,491,904 B = 30.48 GiB.
+    # 970,915,840 B (0.90 GiB) sixth term. The activation peak is the forward: without the routed experts (their
+    # intermediates are that held buffer) 8,192 x (4 x 6,144 + 45,056 / 8 + 24,576 / 8) x 2 = 545,259,520 + the
+    # 100,663,296 held + the indexer's 536,870,912 dummy logits = 1,182,793,728 B (1.10 GiB; was 1.03, the forward
+    # 570,425,344 + the logits, the held buffer missing under them: kvplan.plan.activation_estimate).
+    # 5,030 x 6,491,904 B = 30.41 GiB (5,041 before).
     # (The URL {"wf": "fp8"} pinned here before, 5,029 blocks, is online per-tensor FP8: TRITON on Hopper, its
     # TritonExperts workspace 8,192 x 8 x 6,144 x 2 x 2 B = 1.5 GiB holds the indexer's buffer whole, the test below.)
     at = run_app({"v": "1", "m": "glm-5", "tp": "8", "g": "H200", "wf": "fp8-block", "ep": "1", "spec": "mtp",
                   "nspec": "3"})
-    assert metrics(at)["KV blocks"] == "5,041"
+    assert metrics(at)["KV blocks"] == "5,030"
     text = formulas(at)
     assert (r"\text{pool} &= \text{requested} - \text{weights} - \text{activations} - \text{non-torch}\\ &\quad"
             r" - \text{V2 sampler state} - \text{CUDA graphs} - \text{DSA indexer workspace}\\") in text
-    # the numbers split at the same term: 128.63 - 92.97 - 1.03 - 1.30 | - 0.68 - 1.25 - 0.90 = 30.48 GiB
-    assert r"- 1.30\,\text{GiB}\\ &\quad - 0.68\,\text{GiB} - 1.25\,\text{GiB} - 0.90\,\text{GiB} = 30.48" in text
+    # the numbers split at the same term: 128.63 - 92.97 - 1.10 - 1.30 | - 0.68 - 1.25 - 0.90 = 30.41 GiB
+    assert r"- 1.30\,\text{GiB}\\ &\quad - 0.68\,\text{GiB} - 1.25\,\text{GiB} - 0.90\,\text{GiB} = 30.41" in text
 
 
 def test_online_fp8_glm5_moe_workspace_holds_the_dsa_buffer():
     # {"wf": "fp8"}: --quantization fp8 (Fp8OnlineMoEMethod, per-tensor weights x dynamic per-tensor activations) takes
     # TRITON on Hopper (fused_moe/oracle/fp8.py 0.17.0 - 0.34.0); TritonExperts at TP 8 (K 6,144, N 2 x 2,048 / 8 =
-    # 512, top-8): (8,192 x 8 x 6,144 + 8,192 x 8 x 6,144) x 2 = 1,610,612,736 B under the sampler (activation 1.03 ->
-    # 1.89 GiB), and the indexer's 1,071,579,136 B fit inside that one workspace-manager buffer: no DSA term (was 1.00).
-    # 5,029 blocks before; 128.63 - 92.95 - 1.89 - 1.30 - 0.68 - 1.25 = 30.55 GiB = 5,052 x 6,491,904 B
+    # 512, top-8): (8,192 x 8 x 6,144 + 8,192 x 8 x 6,144) x 2 = 1,610,612,736 B held, and the indexer's
+    # 1,071,579,136 B fit inside that one workspace-manager buffer: no DSA term (was 1.00). It sits under the forward's
+    # peak too: the forward without the routed experts 545,259,520 + the indexer's 536,870,912 dummy logits + the
+    # held 1,610,612,736 = 2,692,743,168 B (2.51 GiB) is above the sampler's 417,857,536 + 1,610,612,736 (1.89, the
+    # peak before kvplan.plan.activation_estimate held it under the forward too; 5,029 blocks before the TRITON
+    # workspace, 5,052 with it under the sampler alone); 128.63 - 92.95 - 2.51 - 1.30 - 0.68 - 1.25 = 29.93 GiB =
+    # 4,950 x 6,491,904 B
     at = run_app({"v": "1", "m": "glm-5", "tp": "8", "g": "H200", "wf": "fp8", "spec": "mtp", "nspec": "3"})
-    assert metrics(at)["KV blocks"] == "5,052"
+    assert metrics(at)["KV blocks"] == "4,950"
     text = formulas(at)
     assert r"\text{DSA indexer workspace}" not in text
-    assert r"- 1.89\,\text{GiB} - 1.30\,\text{GiB} - 0.68\,\text{GiB} - 1.25\,\text{GiB} = 30.55" in text
+    assert r"- 2.51\,\text{GiB} - 1.30\,\text{GiB} - 0.68\,\text{GiB} - 1.25\,\text{GiB} = 29.93" in text
 
 
 def test_sglang_speculative_labels_and_a_refused_choice_naming_the_flag():

@@ -192,15 +192,21 @@ def test_moe_backend_is_applied_linked_shown_and_planned_as_the_cli_plans_it():
     s = state(at)
     assert (s.model, s.moe_backend, at.query_params["moe"]) == ("kimi-k2.5", "marlin", "marlin")
     # Kimi-K2.5's int4 experts on an H200 at 0.33: auto runs Humming, marlin MarlinExperts; only the activation
-    # peak (which holds the MoE workspace) moves: 2,468,100,096 - 1,646,016,512 = 822,083,584 B (both hold MoonViT's 75,497,472 B RoPE table), and the pool with it:
-    # 56,738,947,981 - 822,083,584 = 55,916,864,397 B. Before Apply carried it, the sidebar planned auto's figure.
+    # peak (which holds the MoE workspace) moves: 2,619,095,040 - 1,797,011,456 = 822,083,584 B (both hold MoonViT's
+    # 75,497,472 B RoPE table), and the pool with it: 56,587,953,037 - 822,083,584 = 55,765,869,453 B. Before Apply
+    # carried it, the sidebar planned auto's figure. The peaks: the forward 8,192 x (4 x 7,168 + 28,672 / 8 + 36,864
+    # / 8) x 2 = 603,979,776 (the dense first layer's 2 x 18,432 MLP is the widest without the routed experts) + the
+    # held workspace (1,879,048,192 Marlin, 1,056,964,608 Humming) + 136,067,072 held by the encoder; the V2 sampler's
+    # 1,024 x 163,840 x 2 + 8,192 x 7,168 x 2 = 452,984,832 is below the forward, which kvplan.plan.
+    # activation_estimate now holds the workspace under too: + 150,994,944 on both (were 2,468,100,096 /
+    # 1,646,016,512, pools 55,916,864,397 / 56,738,947,981).
     marlin, auto = cached.plan_for(s), cached.plan_for(s.model_copy(update={"moe_backend": "auto"}))
     peak = [next(t.bytes for t in p.ranks[0].terms if t.name.startswith(ACTIVATION)) for p in (marlin, auto)]
-    assert peak == [2_468_100_096, 1_646_016_512]
-    assert marlin.ranks[0].kv_pool_bytes == cli_pool("--moe-backend", "marlin") == 55_916_864_397
-    assert auto.ranks[0].kv_pool_bytes == cli_pool() == 56_738_947_981
+    assert peak == [603_979_776 + 1_879_048_192 + 136_067_072, 603_979_776 + 1_056_964_608 + 136_067_072]
+    assert marlin.ranks[0].kv_pool_bytes == cli_pool("--moe-backend", "marlin") == 55_765_869_453
+    assert auto.ranks[0].kv_pool_bytes == cli_pool() == 56_587_953_037
     again = run_app(dict(at.query_params))  # the link reopens it
-    assert cached.plan_for(state(again)).ranks[0].kv_pool_bytes == 55_916_864_397
+    assert cached.plan_for(state(again)).ranks[0].kv_pool_bytes == 55_765_869_453
     at.session_state["kv.knobs"] = True
     at.run()
     assert "--moe-backend marlin" in " ".join(plain(c.value) for c in at.caption)  # "Advanced set: ..." while closed
@@ -272,7 +278,7 @@ def test_the_audit_lines_set_every_field_the_parsers_plan():
 def test_apply_plans_exactly_what_the_import_preview_and_the_parser_plan(name):
     """Import's preview, the plan after Apply and the core's plan of the parsed line agree: the same EngineConfig
     (every field, not only the ones a page shows) and the same KV pool. Before --moe-backend and triton_kernels were
-    PlanState fields, kimi-marlin's applied plan held 56,738,947,981 B of pool where the line means 55,916,864,397."""
+    PlanState fields, kimi-marlin's applied plan held auto's pool (56,587,953,037 B today) where the line means 55,765,869,453."""
     from kvplan.gpus import get_gpu
     from kvplan.parallel import Layout
     from kvplan.plan import plan

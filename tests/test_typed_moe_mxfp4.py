@@ -84,13 +84,18 @@ def test_gpt_oss_120b_h100_0_30_auto_marlin_triton():
     # 777,600 kept scales + 34,560 fp32 bias = 14,060,160 B; 371,584 B x 128 experts x 36 layers = 1,712,259,072
     w_auto, w_marlin = auto.ranks[0].weights_bytes, marlin.ranks[0].weights_bytes
     assert w_marlin - w_auto == 371_584 * 128 * 36 == 1_712_259_072
-    # activation: forward 8,192 x (4 x 2,880 + 5,120 q/k/v + 4 x 5,760 experts) x 2 = 650,117,120 is above the V2
-    # sampler's 1,024 x 201,088 x 2 + 8,192 x 2,880 x 2 = 459,014,144; with Marlin's held 587,202,560 on top:
-    # 1,237,319,680 (auto: the cold compile's 201,088 x 2,880 x 2 = 1,158,266,880 embedding copy is the peak)
-    assert _act(auto) == 201_088 * 2_880 * 2 == 1_158_266_880
-    assert _act(marlin) == 650_117_120 + 587_202_560 == 1_237_319_680
-    # pool: 5,701,951,632 - 1,712,259,072 - (1,237,319,680 - 1,158,266,880) = 3,910,639,760 (5.31 -> 3.64 GiB)
-    assert marlin.ranks[0].kv_pool_bytes == 5_701_951_632 - 1_712_259_072 - 79_052_800 == 3_910_639_760
+    # activation: with Marlin's held 587,202,560 the experts' intermediates are the workspace's, so the forward's own
+    # part is 8,192 x (4 x 2,880 + 5,120 q/k/v) x 2 = 272,629,760, below the V2 sampler's 1,024 x 201,088 x 2 + 8,192
+    # x 2,880 x 2 = 459,014,144: 459,014,144 + 587,202,560 = 1,046,216,704, still under the cold compile's
+    # 201,088 x 2,880 x 2 = 1,158,266,880 embedding copy, the peak of both plans
+    assert _act(auto) == _act(marlin) == 201_088 * 2_880 * 2 == 1_158_266_880
+    # pool: 5,701,951,632 - 1,712,259,072 = 3,989,692,560 (5.31 -> 3.72 GiB)
+    assert marlin.ranks[0].kv_pool_bytes == 5_701_951_632 - 1_712_259_072 == 3_989_692_560
+    # without the compile copy (warm cache) the held workspace shows: 1,046,216,704 against auto's forward peak
+    # 8,192 x (11,520 + 5,120 + 4 x 5,760) x 2 = 650,117,120
+    warm = {"compile_cache": "warm"}
+    assert _act(_plan("gpt-oss-120b", "H100-SXM", "0.30", "auto", **warm)) == 650_117_120
+    assert _act(_plan("gpt-oss-120b", "H100-SXM", "0.30", "marlin", **warm)) == 459_014_144 + 587_202_560
     assert any(t.name.startswith("MXFP4 MoE layout: Marlin") for t in marlin.ranks[0].terms)
 
 
@@ -103,11 +108,14 @@ def test_gpt_oss_20b_b200_auto_marlin_trtllm_triton():
     # TRTLLM at 0.33 pads as Marlin does (I to 128, H to 256) but keeps fp32 biases: Marlin's bf16 ones are
     # (2 x 2,944 + 3,072) x 2 = 17,920 B lighter an expert x 32 experts x 24 layers = 13,762,560 B
     assert auto.ranks[0].weights_bytes - marlin.ranks[0].weights_bytes == 17_920 * 32 * 24 == 13_762_560
-    # B200 plans 16,384 batched tokens: forward 16,384 x 39,680 x 2 = 1,300,234,240 (above the sampler); Marlin
-    # holds 16,384 x 4 x (3,072 + 5,888) x 2 = 1,174,405,120 on top of it
+    # B200 plans 16,384 batched tokens: auto's peak is the forward 16,384 x (11,520 + 5,120 + 23,040) x 2 =
+    # 1,300,234,240. Marlin holds 16,384 x 4 x (3,072 + 5,888) x 2 = 1,174,405,120 under the larger of its forward
+    # without the experts, 16,384 x 16,640 x 2 = 545,259,520, and the V2 sampler 1,024 x 201,088 x 2 + 16,384 x
+    # 2,880 x 2 = 506,200,064: 545,259,520 + 1,174,405,120 = 1,719,664,640
     assert _act(auto) == 16_384 * 39_680 * 2 == 1_300_234_240
-    assert _act(marlin) == 1_300_234_240 + 1_174_405_120 == 2_474_639_360
-    assert marlin.ranks[0].kv_pool_bytes == 158_188_224_622 + 13_762_560 - 1_174_405_120 == 157_027_582_062
+    assert _act(marlin) == 545_259_520 + 1_174_405_120 == 1_719_664_640
+    # pool: 158,188,224,622 + 13,762,560 - (1,719,664,640 - 1,300,234,240) = 157,782,556,782
+    assert marlin.ranks[0].kv_pool_bytes == 158_188_224_622 + 13_762_560 - 419_430_400 == 157_782_556_782
     # triton on SM 10.x: vLLM runs it, kvplan has not read its Blackwell layout: auto's figures and a warning
     assert triton.ranks[0].kv_pool_bytes == 158_188_224_622
     assert [w for w in triton.warnings if w.startswith("--moe-backend triton: kvplan does not size that backend for "
@@ -144,33 +152,39 @@ def test_unsized_note_per_format():
 
 
 def test_held_workspace_under_the_forward_peak_and_a_non_last_stage():
-    # activation_estimate: peak = max(forward, sampler) + held (one grown, never-freed workspace-manager buffer,
-    # allocated inside the forward). Qwen3-30B-A3B TP 1, 8,192 tokens, bf16: forward 8,192 x (4 x 2,048 + 5,120
-    # q/k/v + 8 x 1,536) x 2 = 419,430,400; held 536,870,912 (vllm_moe_workspace_bytes' worked number)
+    # activation_estimate: peak = max(forward', sampler) + held (one grown, never-freed workspace-manager buffer,
+    # allocated inside the forward; forward' leaves out the experts, whose intermediates are that buffer).
+    # Qwen3-30B-A3B TP 1, 8,192 tokens, bf16: forward 8,192 x (4 x 2,048 + 5,120 q/k/v + 8 x 1,536) x 2 =
+    # 419,430,400; forward' 8,192 x (8,192 + 5,120) x 2 = 218,103,808; held 536,870,912 (vllm_moe_workspace_bytes)
     qwen = load_preset("qwen3-30b-a3b")
     assert activation_estimate(qwen, 1, 8192, 1024, 2, 3.72, False, 0) == 8192 * 25_600 * 2 == 419_430_400
-    assert activation_estimate(qwen, 1, 8192, 1024, 2, 3.72, False, 536_870_912) == 956_301_312  # before: 419,430,400
-    # a one-row sampler (1 x 151,936 x 4 x 3.72 + 8,192 x 2,048 x 2 = 35,815,239) sits below the forward: the
-    # forward sets the peak and the workspace is on top of it (before: max(419,430,400, 35,815,239 + 536,870,912))
-    assert activation_estimate(qwen, 1, 8192, 1, 2, 3.72, True, 536_870_912) == 419_430_400 + 536_870_912
+    # a non-last PP stage: 218,103,808 + 536,870,912 = 754,974,720 (before: 419,430,400, below the held buffer)
+    assert activation_estimate(qwen, 1, 8192, 1024, 2, 3.72, False, 536_870_912) == 754_974_720
+    # the last stage with a sampler above forward' is unchanged: 1 x 151,936 x 4 x 3.72 -> 2,260,807 + 8,192 x 2,048
+    # x 2 = 35,815,239 is below forward' 218,103,808, so 218,103,808 + 536,870,912; the V2 runner's 1,024 rows
+    # (0.5 copies: 1,024 x 151,936 x 2 + 33,554,432 = 344,719,360) are above it: 344,719,360 + 536,870,912
+    assert activation_estimate(qwen, 1, 8192, 1, 2, 3.72, True, 536_870_912) == 754_974_720
+    assert activation_estimate(qwen, 1, 8192, 1024, 2, 0.5, True, 536_870_912) == 881_590_272
 
 
 def test_glm52_fp8_pp2_h200_stage0_holds_the_triton_workspace_and_the_dsa_share():
     # GLM-5.2 FP8 TP 8 PP 2 on H200, vLLM 0.28, 8,192 batched tokens: block-FP8 experts on TRITON (Hopper, no EP)
     # hold (8,192 x 8 x 6,144 + 8,192 x 8 x 6,144) x 2 = 1,610,612,736 B (K = 6,144 outweighs N = 512 / 256),
     # which also holds the DSA indexer's 32,768 x 40 x 132 + 1 MiB = 174,063,616 B (the same buffer: no DSA term).
-    # Stage 0 runs no sampler: its peak is the forward 8,192 x (4 x 6,144 + 45,056 / 8 + 36,864 / 8) x 2 =
-    # 570,425,344 + the indexer's 512 MiB dummy logits 536,870,912 + the held 1,610,612,736 = 2,717,908,992
-    # (before: 1,107,296,256, the workspace missing under the forward). The last stage's sampler peak keeps it.
+    # Stage 0 runs no sampler: its peak is the forward without the experts (the 3 dense layers' 2 x 12,288 gate +
+    # up are the widest own MLP) 8,192 x (4 x 6,144 + 45,056 / 8 + 24,576 / 8) x 2 = 545,259,520 + the indexer's
+    # 512 MiB dummy logits 536,870,912 + the held 1,610,612,736 = 2,692,743,168 (before: 8,192 x (24,576 + 5,632 +
+    # 36,864 / 8) x 2 = 570,425,344 + 536,870,912 = 1,107,296,256, the held buffer missing under the forward).
+    # The last stage's sampler peak held it already.
     from tests.test_engine_logs_found import _glm_5_2_fp8
 
     engine = EngineConfig(vllm_version="0.28", max_model_len=32768, max_num_batched_tokens=8192,
                           kv_cache_dtype="fp8")
     p = plan(_glm_5_2_fp8(), get_gpu("H200"), engine, Layout(tp=8, pp=2))
     s0, s1 = p.ranks[0], next(r for r in p.ranks if r.pp_stage == 1)
-    assert _act(p) == 570_425_344 + 536_870_912 + 1_610_612_736 == 2_717_908_992
+    assert _act(p) == 545_259_520 + 536_870_912 + 1_610_612_736 == 2_692_743_168
     assert not [t for t in s0.terms if t.name.startswith("DSA indexer workspace")]
-    assert s0.kv_pool_bytes == 88_429_158_953 - 1_610_612_736 == 86_818_546_217
+    assert s0.kv_pool_bytes == 88_429_158_953 - (2_692_743_168 - 1_107_296_256) == 86_843_712_041
     # last stage: 1,024 x 154,880 x 4 x 3.72 + 8,192 x 6,144 x 2 = 2,460,588,441 sampler + the held 1,610,612,736
     assert next(t.bytes for t in s1.terms if t.name.startswith("activation peak")) == 2_460_588_441 + 1_610_612_736
 
