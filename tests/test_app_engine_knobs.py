@@ -38,9 +38,12 @@ def open_knobs(at):
 def test_dcp_is_planned_on_import_and_applied_to_the_sidebar_and_the_link():
     at = pasted(DSV3 + " -dcp 8")
     core = kvplan_plan("deepseek-v3", "H200", tp=8, max_model_len=32768, decode_context_parallel_size=8)
-    # vLLM's tokens line x dcp_world_size: 41,741 blocks x 16 tokens (FLASH_ATTN_MLA, which supports DCP, on Hopper
-    # from 0.18) x 8 = 5,342,848 ("GPU KV cache size: 5,342,848 tokens"); without -dcp the same pool is 667,856 tokens
-    # (43,163 blocks, 690,608 tokens, before the Triton block-FP8 MoE workspace Hopper keeps held from 0.17 was
+    # vLLM's tokens line x dcp_world_size: 41,491 blocks x 16 tokens (FLASH_ATTN_MLA, which supports DCP, on Hopper
+    # from 0.18) x 8 = 5,310,848 ("GPU KV cache size: 5,310,848 tokens"); without -dcp the same pool is 663,856 tokens
+    # (41,741 blocks, 5,342,848 / 667,856 tokens, before the held Triton workspace sat under the forward's peak too:
+    # the forward without the routed experts 8,192 x (4 x 7,168 + 57,344 / 8 + 36,864 / 8) x 2 = 662,700,032 B is
+    # above the V2 sampler's 382,205,952, kvplan.plan.activation_estimate: 280,494,080 B = 250 blocks of 1,124,352;
+    # 43,163 blocks, 690,608 tokens, before the Triton block-FP8 MoE workspace Hopper keeps held from 0.17 was
     # counted, VLLM_CHANGES fp8_moe_hopper_triton: 1,422 blocks x 1,124,352 B = 1.49 GiB;
     # 43,855 blocks with the fixed 0.71 GiB CUDA-graph fit, not the model-shaped 1.44: FLASH_ATTN_MLA's split
     # accumulators 32 x 512 x 16 heads x 513 x 4 B + 4 MiB = 517 MiB + 100 graphs x 61 MoE layers x 160 KiB, kvplan
@@ -49,9 +52,9 @@ def test_dcp_is_planned_on_import_and_applied_to_the_sidebar_and_the_link():
     # holds the logits alone, its 0.52 GiB sampler state and the 0.22 GiB embedding copy of a cold compile count;
     # 44,207 before the 0.238 GiB of MLA W_UK / W_UV copies of the fp8 kv_b_proj, kvplan.vllm_layouts
     # .vllm_mla_dequant_bytes: 255,852,544 B / (16 x 70,272 B a block) = 227.6 blocks)
-    assert core.kv_cache_tokens == 5_342_848 and core.num_blocks == 41_741
-    assert metrics(at)["KV cache tokens"] == "5,342,848"
-    assert kvplan_plan("deepseek-v3", "H200", tp=8, max_model_len=32768).kv_cache_tokens == 667_856
+    assert core.kv_cache_tokens == 41_491 * 16 * 8 == 5_310_848 and core.num_blocks == 41_491
+    assert metrics(at)["KV cache tokens"] == "5,310,848"
+    assert kvplan_plan("deepseek-v3", "H200", tp=8, max_model_len=32768).kv_cache_tokens == 663_856
     flags = {r["flag"]: r["value"] for r in html_tables(at)[0]}
     assert flags["--decode-context-parallel-size"] == "8" and flags["--speculative-config"] == "engine default"
     at.button(key="import.apply").click().run()
@@ -62,7 +65,7 @@ def test_dcp_is_planned_on_import_and_applied_to_the_sidebar_and_the_link():
     open_knobs(at)
     assert at.number_input(key="w.decode_context_parallel_size").value == 8
     again = run_app(dict(at.query_params))  # the link plans it on the Budget page
-    assert metrics(again)["KV cache tokens"] == "5,342,848"
+    assert metrics(again)["KV cache tokens"] == "5,310,848"
 
 
 def test_mtp_speculative_config_adds_the_mtp_layers_to_the_weights():
