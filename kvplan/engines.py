@@ -1163,9 +1163,11 @@ class EngineConfig(BaseModel):
     # vLLM --mm-encoder-tp-mode: "weights" (default) shards the tower over TP; "data" replicates it per rank.
     mm_encoder_tp_mode: Literal["weights", "data"] = "weights"
     # vLLM --moe-backend (KernelConfig.moe_backend, 0.17.0+), lower-cased as typed; "auto" lets vLLM's oracle pick.
-    # Only "cutlass" is planned (0.18.0+): NVFP4 (W4A4) experts then run CutlassExpertsFp4, whose buffers the
-    # profile's forward peak holds (kvplan.plan.vllm_cutlass_nvfp4_moe_transient_bytes); other values change
-    # nothing kvplan sizes (kvplan.vllm_args notes them as read, not planned).
+    # Planned: "cutlass" (0.18.0+: NVFP4 (W4A4) experts then run CutlassExpertsFp4, whose buffers the profile's
+    # forward peak holds, kvplan.plan.vllm_cutlass_nvfp4_moe_transient_bytes), "marlin" (MarlinExperts' held
+    # workspace; gpt-oss's MXFP4 layout too), "triton" for FP8 experts and gpt-oss's MXFP4 experts on Hopper,
+    # "flashinfer_trtllm" for gpt-oss's on SM 10.x (kvplan.vllm_layouts.gpt_oss_mxfp4_typed_backend, which also
+    # refuses what vLLM's MXFP4 oracle refuses); other values warn (kvplan.plan.unsized_moe_backend_note).
     moe_backend: str = Field(default="auto", min_length=1, max_length=40)
     # vLLM --speculative-config '{"method": "mtp" (or deepseek_mtp, glm4_moe_mtp), "num_speculative_tokens": N}':
     # the checkpoint's MTP layers are loaded (weights on the last stage) and their attention joins the KV cache.

@@ -53,7 +53,8 @@ from kvplan.weights import FLOAT_FORMATS, base_dtype, resolve_format, spec_forma
 from kvplan.vllm_alloc import vllm_allocator_rounding_bytes
 from kvplan.vllm_layouts import (  # _AWQ_FMT / _GPTQ_FMT / _WNA16_FMT: the int weight-only formats (Marlin MoE)
     MXFP4_TRITON_INTER_ALIGN, _AWQ_FMT, _GPTQ_FMT, _WNA16_FMT, dsv4_mxfp4_layout_backend, dsv4_mxfp4_typed_moe_backend,
-    fp8_block_refusal, fp8_marlin_gpu, marlin_refusal, modelopt_refusal, mxfp4_align, mxfp4_override_experts,
+    GPT_OSS_TYPED_SIZED, fp8_block_refusal, fp8_marlin_gpu, gpt_oss_mxfp4_typed_backend, marlin_refusal,
+    mxfp4_typed_names, modelopt_refusal, mxfp4_align, mxfp4_override_experts,
     mxfp4_triton_kernels, quant_platform,
     vllm_dsa_index_groups, vllm_dsa_indexer_wk_bytes, vllm_dsa_topk_buffer_bytes, vllm_fp8_marlin_extra_bytes,
     vllm_mla_dequant_bytes, vllm_mxfp4_extra_bytes, vllm_mxfp4_functions,
@@ -516,18 +517,31 @@ def activation_estimate(spec: ModelSpec, tp: int, tokens: int, num_reqs: int, ac
     sampler = num_reqs x vocab x 4 B (fp32 logits) x ``sampler_copies`` (the sampler's temporaries, fitted per
     version: see kvplan.engines) + tokens x hidden x act_b (the dummy run's hidden states, still alive).
     The sampler part is not divided by TP (every rank gathers the whole vocab). ``moe_workspace``: the fused-MoE
-    buffers the dummy run leaves held (``vllm_moe_workspace_bytes``), under the sampler's peak. ``sampler_bytes``
-    replaces the fitted copies with a figure read in the source (the V2 runner: ``vllm_v2_dummy_sampler_bytes``).
-    peak = max(forward, sampler + moe_workspace). Worked number: Llama-3.1-8B, 8192 tokens, 1024 seqs, v0.19 (3.72 copies):
-    1024 x 128,256 x 4 x 3.72 + 8192 x 4096 x 2 = 1.88 GiB (logged 1.89 GiB at TP 1, 2 and 4).
+    buffers the dummy run leaves held (``_held_moe_workspace_bytes``). vLLM 0.17.0+ takes them from the one buffer of
+    v1/worker/workspace.py (``get_simultaneous`` -> ``_ensure_workspace_size``: it grows to the largest request and is
+    never freed; read 2026-12-03 in the 0.28.0 and 0.33.0 wheels), allocated at the first MoE layer of the dummy
+    forward: the later layers' transients and the sampler both sit on top of it (a non-last PP stage, which runs no
+    sampler, holds it too). The routed experts' intermediates are then inside that buffer (modular_kernel.py
+    ``_allocate_buffers``: workspace13 / workspace2 are the experts' caches), so with a held workspace the forward's
+    own part leaves the top-k experts out of the MLP width: forward' = tokens x (4 x hidden + q/k/v + widest dense
+    or shared MLP) x act_b. The DSA indexer's K-gather buffer comes from the same buffer: ``_dsa_indexer_term``
+    charges only what it needs beyond this.
+    ``sampler_bytes`` replaces the fitted copies with a figure read in the source (the V2 runner:
+    ``vllm_v2_dummy_sampler_bytes``).
+    peak = max(forward, sampler) without a held workspace, max(forward', sampler) + moe_workspace with one.
+    Worked numbers: Llama-3.1-8B, 8192 tokens, 1024 seqs, v0.19 (3.72 copies): 1024 x 128,256 x 4 x 3.72 + 8192 x
+    4096 x 2 = 1.88 GiB (logged 1.89 GiB at TP 1, 2 and 4); Qwen3-30B-A3B at TP 1, a non-last PP stage, 8192
+    tokens, 0.5 GiB held: 8192 x (4 x 2048 + 5120) x 2 + 536,870,912 = 754,974,720.
     """
     attn_w, mlp_w = spec.memo("widths", lambda: _widths(spec))
+    if moe_workspace:  # the experts' intermediates are the held workspace's
+        mlp_w = spec.memo(("dense-mlp-width",), lambda: _dense_mlp_width(spec))
     forward = tokens * (4 * spec.hidden_size + cdiv(attn_w, tp) + cdiv(mlp_w, tp)) * act_b
     if not last_stage:
-        return forward
+        return forward + moe_workspace
     logits = int(num_reqs * spec.vocab_size * 4 * sampler_copies) if sampler_bytes is None else sampler_bytes
     sampler = logits + tokens * spec.hidden_size * act_b
-    return max(forward, sampler + moe_workspace)
+    return max(forward, sampler) + moe_workspace
 
 
 # vllm 0.14.0 - 0.17.1 envs.py VLLM_FUSED_MOE_CHUNK_SIZE (16 x 1024) with VLLM_ENABLE_FUSED_MOE_ACTIVATION_CHUNKING on
@@ -802,6 +816,12 @@ def _held_moe_workspace_bytes(spec, engine, layout, mnbt, act_b, gpu_name: str, 
     Worked number: Kimi-K2.5 (compressed-tensors int4; K 7,168, N 2,048 / 8 = 256, top-8) at TP 8, 8,192 tokens,
     bf16, on an H200 at 0.30: MarlinExperts (max(65,536 x 7,168, 8,192 x 7,168) + 65,536 x max(512, 7,168)) x 2 =
     1,879,048,192 B = 1.75 GiB; at 0.20 (fused_marlin_moe) 0; at 0.33 Humming's."""
+    if _gpt_oss_mxfp4_experts(spec, engine.weight_format):  # gpt-oss MXFP4: only MarlinExperts holds a workspace
+        if (vllm_has(vllm_version, "moe_workspace_manager") and quant_platform(gpu_name) in CUDA_PLATFORMS
+                and gpt_oss_mxfp4_typed_backend(engine.moe_backend, gpu_arch(gpu_name), vllm_version,
+                                                engine.triton_kernels)[0] == "marlin"):
+            return vllm_gpt_oss_marlin_moe_workspace_bytes(spec, layout.tp * layout.dp, mnbt, act_b, bool(layout.ep))
+        return 0
     override = mxfp4_override_moe_backend(spec, engine, gpu_name, vllm_version)
     if override == "humming":
         return vllm_humming_moe_workspace_bytes(spec, layout.tp * layout.dp, mnbt, act_b, bool(layout.ep))
@@ -826,6 +846,49 @@ def _held_moe_workspace_bytes(spec, engine, layout, mnbt, act_b, gpu_name: str, 
         return 0
     chunk = 0 if vllm_has(vllm_version, "fused_moe_unchunked") else VLLM_FUSED_MOE_CHUNK_SIZE
     return vllm_moe_workspace_bytes(spec, layout.tp, mnbt, act_b, bool(layout.ep), chunk)
+
+
+# quant_platform's CUDA families (MarlinExperts' _supports_current_device: CUDA only)
+CUDA_PLATFORMS = ("cuda", "sm90", "sm100", "sm120")
+
+
+def _gpt_oss_mxfp4_experts(spec: ModelSpec, weight_format: str | None) -> bool:
+    """Whether the routed experts are gpt-oss's fused MXFP4 experts (format "mxfp4", gate_up_proj + down_proj: the
+    layout kvplan.vllm_layouts.vllm_mxfp4_extra_bytes prices). Worked example: gpt-oss-120b -> True; with
+    weight_format "bf16" -> False; DeepSeek-V4-Flash (override MXFP4, gate / up / down) -> False."""
+    return resolve_format(spec, weight_format)[0] == "mxfp4" and any(
+        {c.name.rsplit(".", 1)[-1] for c in layer.experts.linears} == {"gate_up_proj", "down_proj"}
+        for layer, _ in stage_distinct(spec, 1, 0) if layer.experts is not None)
+
+
+def vllm_gpt_oss_marlin_moe_workspace_bytes(spec: ModelSpec, ranks: int, tokens: int, act_b: int,
+                                            ep: bool = False) -> int:
+    """The MarlinExperts workspace gpt-oss's MXFP4 experts leave held on one rank from 0.17.0 (--moe-backend marlin,
+    or auto where the oracle picks MARLIN: kvplan.vllm_layouts.gpt_oss_mxfp4_typed_backend), the widest MoE layer.
+
+    quantization/mxfp4.py (0.17.0 / 0.18.0: Mxfp4MoEMethod.process_weights_after_loading builds
+    FusedMoEKernel(MarlinExperts); 0.19.0+: fused_moe/oracle/mxfp4.py make_mxfp4_moe_kernel) runs the experts on the
+    modular kernel, whose ``_allocate_buffers`` takes max(workspace1, output) and workspace2 from
+    ``current_workspace_manager().get_simultaneous`` (kept). experts/marlin_moe.py ``MarlinExperts.workspace_shapes``
+    (0.33.0; fused_marlin_moe.py before): workspace1 (M x topk, max(N, K)), workspace2 (M x topk x max(2N, K)), output
+    (M, K), with N = ``marlin_moe_intermediate_size`` (w2's packed rows x 16: the intermediate size per partition
+    after mxfp4_round_up_hidden_size_and_intermediate_size's round_up(I, 128)) and K = the padded hidden size
+    (round_up(H, 256)): moe_runner.py pads the hidden states to moe_config.hidden_dim unless skip_forward_padding
+    (only FLASHINFER_TRTLLM_MXFP4_MXFP8). bytes = (max(M x topk x max(N, K), M x K) + M x topk x max(2N, K)) x act_b.
+    Worked number: gpt-oss-120b (H 2,880 -> 3,072, I 2,880 -> 2,944, top-4) at TP 1, 8,192 tokens, bf16:
+    (32,768 x 3,072 + 32,768 x 5,888) x 2 = 587,202,560 B = 0.547 GiB."""
+    best = 0
+    for layer, _ in stage_distinct(spec, 1, 0):
+        ex = layer.experts
+        names = {c.name.rsplit(".", 1)[-1]: c for c in ex.linears} if ex is not None else {}
+        if set(names) != {"gate_up_proj", "down_proj"}:
+            continue
+        hidden, inter = names["gate_up_proj"].in_features, names["down_proj"].in_features
+        n = cdiv(inter if ep else cdiv(inter, ranks), 128) * 128
+        k = cdiv(hidden, 256) * 256
+        rows = tokens * ex.num_experts_per_tok
+        best = max(best, (max(rows * max(n, k), tokens * k) + rows * max(2 * n, k)) * act_b)
+    return best
 
 
 def _has_mxfp4_override_experts(spec: ModelSpec, weight_format: str | None) -> bool:
@@ -1193,6 +1256,14 @@ def _widths(spec: ModelSpec) -> tuple[int, int]:
     return attn_w, mlp_w
 
 
+def _dense_mlp_width(spec: ModelSpec) -> int:
+    """The widest gate + up output of a layer's own MLP (dense layers, shared experts), routed experts left out:
+    ``activation_estimate``'s MLP width where the experts' intermediates sit in a held workspace. Worked number:
+    Qwen3-30B-A3B (every layer routed, no shared expert) -> 0; GLM-5.2 (3 dense layers of 2 x 12,288) -> 24,576."""
+    return max((sum(c.out_features for c in layer.mlp if isinstance(c, Linear) and c.shard == "column")
+                for layer, _ in stage_distinct(spec, 1, 0)), default=0)
+
+
 # ----------------------------------------------------------------------------- the plan
 
 
@@ -1402,6 +1473,11 @@ def _mxfp4_layout_note(spec, gpu, engine) -> tuple[str, str] | None:
     v4 = spec.model_type == "deepseek_v4"
     pick, make, pad = vllm_mxfp4_functions(engine.vllm_version, v4)
     v4_backend = dsv4_mxfp4_layout_backend(engine.moe_backend, arch, engine.vllm_version) if v4 else None
+    if not v4 and GPT_OSS_TYPED_SIZED.get(engine.moe_backend) == "marlin" and gpt_oss_mxfp4_typed_backend(
+            engine.moe_backend, arch, engine.vllm_version, engine.triton_kernels)[0] == "marlin":
+        return "Marlin", (f"vLLM {engine.vllm_version}: --moe-backend marlin, which {pick} takes before its priority "
+                          f"list; {make} holds the experts with I padded to 128, H to 256 ({pad}), and MarlinExperts' "
+                          "workspace stays held in the activation peak")
     if v4 and engine.moe_backend == "marlin":
         return "Marlin", (f"vLLM {engine.vllm_version}: --moe-backend marlin, which {pick} tries before its priority "
                           f"list; {make} holds DeepSeek-V4's MXFP4 experts padded ({pad}: I to 128, H to 256)")
@@ -2019,6 +2095,12 @@ def plan(spec: ModelSpec, gpu: GpuSpec, engine: EngineConfig = EngineConfig(), l
     if engine.engine == "vllm" and gpu.vendor == "NVIDIA" and (refusal := modelopt_refusal(
             spec, engine.weight_format, gpu.name, engine.vllm_version)):
         raise PlanInputError(*refusal)  # a ModelOpt checkpoint this release does not load (kvplan.vllm_layouts)
+    if engine.engine == "vllm" and engine.moe_backend != "auto" and _gpt_oss_mxfp4_experts(spec, engine.weight_format):
+        refusal = gpt_oss_mxfp4_typed_backend(engine.moe_backend, gpu_arch(gpu.name), engine.vllm_version,
+                                              engine.triton_kernels)[1]
+        if refusal:  # fused_moe/oracle/mxfp4.py map_mxfp4_backend / _return_or_raise, when the experts are built
+            raise PlanInputError("moe_backend", f"vLLM {engine.vllm_version} refuses --moe-backend "
+                                 f"{engine.moe_backend} for these MXFP4 experts: {refusal}")
     if engine.engine == "vllm":
         refusal = spec.memo(("marlin-refusal", layout, engine.weight_format, gpu.name, engine.vllm_version),
                             lambda: marlin_refusal(spec, layout, engine.weight_format, gpu.name, engine.vllm_version))
@@ -2119,7 +2201,7 @@ def plan(spec: ModelSpec, gpu: GpuSpec, engine: EngineConfig = EngineConfig(), l
         warnings.append(arrival_note)
     if not v0 and (note := vllm_humming_moe_note(spec, engine, gpu.name)):
         warnings.append(note)
-    if not v0 and (note := unsized_moe_backend_note(spec, engine)):
+    if not v0 and (note := unsized_moe_backend_note(spec, engine, gpu.name)):
         warnings.append(note)
     if not v0 and (note := vllm_fp8_moe_note(spec, engine, gpu.name)):
         warnings.append(note)
@@ -2834,7 +2916,8 @@ def _budget(spec, gpu, engine, layout, weights, mnbt, max_seqs, act_b, mla, last
         act = activation_estimate(spec, layout.tp, mnbt, num_reqs, act_b, copies, last_stage, moe_ws, v2_sampler)
         dsa_logits = vllm_dsa_indexer_logits_bytes(spec, prof.version)
         if dsa_logits:  # the DSA indexer's 512 MiB dummy logits sit on top of the forward, not the sampler
-            act = max(act, activation_estimate(spec, layout.tp, mnbt, num_reqs, act_b, copies, False) + dsa_logits)
+            act = max(act, activation_estimate(spec, layout.tp, mnbt, num_reqs, act_b, copies, False, moe_ws)
+                      + dsa_logits)
         if not vllm_has(prof.version, "moe_workspace_manager") and _marlin_moe_format(
                 spec, *resolve_format(spec, engine.weight_format)):  # fused_marlin_moe's per-call buffers, V1 < 0.17
             act = max(act, vllm_marlin_moe_transient_bytes(spec, layout.tp, mnbt, act_b, bool(layout.ep)))
@@ -3034,21 +3117,41 @@ SM120_HELD_COPY_SOURCE = (
 MOE_BACKENDS_SIZED = ("auto", "marlin", "cutlass")
 
 
-def unsized_moe_backend_note(spec: ModelSpec, engine: EngineConfig) -> str:
+def unsized_moe_backend_note(spec: ModelSpec, engine: EngineConfig, gpu_name: str | None = None) -> str:
     """The warning of a vLLM plan whose routed experts run a --moe-backend kvplan does not size ("" otherwise): the
     MoE workspace that backend keeps is not in the profile peak (``vllm_moe_workspace_held`` gives 0 for it) and the
     experts are priced in auto's layout, so the pool can be smaller than planned. --moe-backend triton with FP8
-    experts is sized (``vllm_fp8_moe_backend``: TritonExperts). Worked example: Qwen3-30B-A3B with --moe-backend
-    triton -> "--moe-backend triton: ..."; with marlin or auto, or Qwen3-30B-A3B-FP8 with triton -> ""."""
-    if engine.engine != "vllm" or engine.moe_backend in MOE_BACKENDS_SIZED or not _hybrid_moe(spec)[1]:
+    experts is sized (``vllm_fp8_moe_backend``: TritonExperts). gpt-oss's MXFP4 experts (``_gpt_oss_mxfp4_experts``)
+    follow kvplan.vllm_layouts ``gpt_oss_mxfp4_typed_backend`` on ``gpu_name``: marlin, triton on Hopper and
+    flashinfer_trtllm on SM 10.x are sized (layout and MarlinExperts' held workspace), and the 0.17 / 0.18 profiles
+    ignore the flag for them; any other name vLLM accepts there is warned, "cutlass" included (it is not an MXFP4
+    backend: the plan refuses it). Worked example: Qwen3-30B-A3B with --moe-backend triton -> "--moe-backend triton:
+    ..."; with marlin or auto, or Qwen3-30B-A3B-FP8 with triton -> ""; gpt-oss-120b with triton on an H100 at 0.33
+    -> "", on a B200 -> the warning."""
+    if engine.engine != "vllm" or engine.moe_backend == "auto" or not _hybrid_moe(spec)[1]:
+        return ""
+    if _gpt_oss_mxfp4_experts(spec, engine.weight_format):
+        arch = gpu_arch(gpu_name) if gpu_name else "other"
+        if mxfp4_typed_names(engine.vllm_version) is None:
+            return ""  # quantization/mxfp4.py get_mxfp4_backend (0.17.0 / 0.18.0) never reads --moe-backend
+        typed = GPT_OSS_TYPED_SIZED.get(engine.moe_backend)
+        if typed is not None and gpt_oss_mxfp4_typed_backend(engine.moe_backend, arch, engine.vllm_version,
+                                                             engine.triton_kernels)[0] == typed:
+            return ""
+        return (f"--moe-backend {engine.moe_backend}: kvplan does not size that backend for gpt-oss's MXFP4 experts "
+                "(only marlin, triton on Hopper and flashinfer_trtllm on SM 10.x are): the workspace it keeps after "
+                "the profile run is not in the activation peak and the experts are priced in auto's layout, so "
+                "vLLM's KV pool can be smaller than this plan says")
+    if engine.moe_backend in MOE_BACKENDS_SIZED:
         return ""
     if (engine.moe_backend == "triton" and vllm_has(engine.vllm_version, "moe_workspace_manager")
             and resolve_format(spec, engine.weight_format)[0] in _FP8_MOE_FORMATS
             and not _has_mxfp4_override_experts(spec, engine.weight_format)):
         return ""  # FP8 experts: map_fp8_backend("triton") -> TritonExperts, sized (vllm_fp8_moe_backend)
     return (f"--moe-backend {engine.moe_backend}: kvplan does not size that MoE backend (only auto, marlin and "
-            "cutlass are): the workspace it keeps after the profile run is not in the activation peak and the "
-            "experts are priced in auto's layout, so vLLM's KV pool can be smaller than this plan says")
+            "cutlass are, and triton for FP8 experts): the workspace it keeps after the profile run is not in the "
+            "activation peak and the experts are priced in auto's layout, so vLLM's KV pool can be smaller than "
+            "this plan says")
 
 
 def _hybrid_moe(spec: ModelSpec) -> tuple[bool, bool]:

@@ -621,8 +621,9 @@ def _max_model_len(flag: str, text: str) -> int | None:
 
 
 # the --moe-backend values whose held MoE workspace kvplan sizes: "cutlass" (W4A4 NVFP4 experts on CutlassExpertsFp4,
-# kvplan.plan.vllm_cutlass_nvfp4_moe_transient_bytes) and "marlin" (int4 / int8 weight-only and DeepSeek-V4's MXFP4
-# experts on MarlinExperts, kvplan.plan._held_moe_workspace_bytes); "auto" plans the oracle's own pick
+# kvplan.plan.vllm_cutlass_nvfp4_moe_transient_bytes) and "marlin" (int4 / int8 weight-only, gpt-oss's and
+# DeepSeek-V4's MXFP4 experts on MarlinExperts, kvplan.plan._held_moe_workspace_bytes); "auto" plans the oracle's own
+# pick; "triton" / "flashinfer_trtllm" are planned for some experts only (their note says which)
 MOE_BACKEND_PLANNED = ("cutlass", "marlin")
 # A --moe-backend name as vLLM stores it: config/kernel.py KernelConfig._normalize_moe_backend lower-cases it and turns
 # "-" into "_" (0.17.0 - 0.33.0 wheels, read 2026-12-03); every MoEBackend literal there is lower-case letters, digits
@@ -1056,6 +1057,10 @@ def parse_vllm_command(command: str, prefix: list[str] | tuple[str, ...] = (), d
             elif values["moe_backend"] == "marlin":
                 notes.append(f"{shown}: planned by the core (EngineConfig.moe_backend: int4 / int8 weight-only and "
                              "DeepSeek-V4's MXFP4 experts on MarlinExperts' held workspace, not Humming's)")
+            elif values["moe_backend"] in ("triton", "flashinfer_trtllm"):
+                notes.append(f"{shown}: planned by the core for some experts (EngineConfig.moe_backend: gpt-oss's "
+                             "MXFP4 experts on Triton (Hopper) or FlashInfer TRTLLM (SM 10.x), triton for FP8 experts; "
+                             "vLLM's MXFP4 oracle refuses it where the GPU cannot run it; other experts warn)")
             elif values["moe_backend"] != "auto":
                 notes.append(f"{shown}: read, not planned: a vLLM KernelConfig setting whose memory effect kvplan "
                              f"does not model (only --moe-backend {' / '.join(MOE_BACKEND_PLANNED)} is sized: NVFP4 "

@@ -124,6 +124,89 @@ def mxfp4_moe_backend(arch: str, vllm_version: str, triton_kernels: bool | None 
     return "marlin"
 
 
+# --moe-backend names fused_moe/oracle/mxfp4.py ``map_mxfp4_backend`` accepts for MXFP4 experts, by the first release
+# of each list (read 2026-12-03 in the 0.19.0 - 0.33.0 wheels; 0.20.1, unread, is taken as 0.20.0). A name outside
+# the list raises ValueError "moe_backend='<name>' is not supported for MXFP4 MoE. Expected one of [...]" when the
+# experts are built. 0.17.0 / 0.18.0 pick the gpt-oss backend in quantization/mxfp4.py ``get_mxfp4_backend``, which
+# never reads KernelConfig.moe_backend: a typed name changes nothing there.
+_FI = ("flashinfer_trtllm", "flashinfer_trtllm_afp8", "flashinfer_cutlass", "flashinfer_cutlass_afp8")
+_VENDOR = ("xpu", "cpu", "emulation")
+MXFP4_TYPED_NAMES: tuple[tuple[tuple[int, int, int], tuple[str, ...]], ...] = (
+    ((0, 19, 0), _FI + ("triton", "marlin", "ck", "xpu")),
+    ((0, 20, 0), ("deep_gemm",) + _FI + ("triton", "triton_unfused", "marlin", "aiter", "xpu", "emulation")),
+    ((0, 21, 0), ("deep_gemm",) + _FI + ("triton", "triton_unfused", "humming", "marlin", "aiter", "aiter_mxfp4_fp8",
+                                         "xpu", "emulation")),
+    ((0, 22, 0), ("deep_gemm",) + _FI + ("triton", "triton_unfused", "humming", "marlin", "aiter", "aiter_mxfp4_fp8",
+                                         "aiter_mxfp4_mxfp4") + _VENDOR),
+    ((0, 29, 0), ("b12x", "deep_gemm") + _FI + ("triton", "triton_unfused", "humming", "marlin", "aiter",
+                                                "aiter_mxfp4_fp8", "aiter_mxfp4_mxfp4") + _VENDOR),
+    ((0, 30, 0), ("b12x", "deep_gemm") + _FI + ("triton", "triton_unfused", "humming", "marlin", "aiter",
+                                                "aiter_triton_mxfp4_bf16", "aiter_mxfp4_fp8", "aiter_mxfp4_mxfp4")
+     + _VENDOR),
+    ((0, 32, 0), ("b12x", "deep_gemm") + _FI + ("flashinfer_moe_ep_cutedsl", "flashinfer_moe_ep_mega_deep_gemm",
+                                                "triton", "triton_unfused", "humming", "marlin", "aiter",
+                                                "aiter_triton_mxfp4_bf16", "aiter_mxfp4_fp8",
+                                                "aiter_triton_mxfp4_mxfp4", "aiter_mxfp4_mxfp4") + _VENDOR),
+)
+# the typed names whose gpt-oss layout and held workspace kvplan reads, -> the layout backend (mxfp4_align)
+GPT_OSS_TYPED_SIZED = {"marlin": "marlin", "triton": "triton", "flashinfer_trtllm": "trtllm"}
+
+
+def mxfp4_typed_names(vllm_version: str) -> tuple[str, ...] | None:
+    """The --moe-backend names the MXFP4 oracle accepts in release line ``vllm_version`` (``MXFP4_TYPED_NAMES``), None
+    where the gpt-oss path ignores --moe-backend (0.17 / 0.18 profiles; before 0.17 there is no such flag).
+    Worked example: "0.19" -> (..., "triton", "marlin", "ck", "xpu"); "0.18" -> None."""
+    from kvplan.engines import vllm_release
+
+    release = vllm_release(vllm_version)
+    names = None
+    for first, listed in MXFP4_TYPED_NAMES:
+        if release >= first:
+            names = listed
+    return names
+
+
+def gpt_oss_mxfp4_typed_backend(moe_backend: str, arch: str, vllm_version: str,
+                                triton_kernels: bool | None = None) -> tuple[str, str | None]:
+    """(layout backend kvplan prices gpt-oss's MXFP4 experts in, vLLM's refusal or None) under --moe-backend
+    ``moe_backend`` in release line ``vllm_version`` on ``arch``.
+
+    fused_moe/oracle/mxfp4.py (0.19.0 - 0.33.0; ``select_gpt_oss_mxfp4_moe_backend`` in 0.20.0,
+    ``select_mxfp4_moe_backend`` otherwise; read 2026-12-03): a typed name goes through ``map_mxfp4_backend`` (a name
+    outside ``mxfp4_typed_names`` raises there) and then ``_return_or_raise``, which keeps the named backend when one
+    of its experts classes ``is_supported_config`` and raises "Mxfp4 MoE backend '...' does not support the
+    deployment configuration" otherwise; it never falls back to the priority list. "marlin" -> MARLIN (MarlinExperts,
+    any CUDA GPU), "triton" -> TRITON (OAITritonExperts: triton_kernels on capability 9.0 - 10.x,
+    ``_triton_kernel_moe_supports_current_device``), "flashinfer_trtllm" -> FLASHINFER_TRTLLM_MXFP4_BF16 (capability
+    family 100). Their layouts: ``mxfp4_align``. kvplan reads the Triton layout on Hopper only (HopperMXValueLayout):
+    "triton" on SM 10.x is priced in auto's layout and warned (kvplan.plan ``unsized_moe_backend_note``), as every
+    other accepted name is. "auto", and every name in the 0.17 / 0.18 profiles (``get_mxfp4_backend`` ignores the
+    flag), -> ``mxfp4_moe_backend``. Worked example: ("marlin", "sm90", "0.33") -> ("marlin", None); ("triton",
+    "sm100", "0.33") -> ("trtllm", None) (warned); ("flashinfer_trtllm", "sm90", "0.33") -> ("triton", "Mxfp4 MoE
+    backend 'FLASHINFER_TRTLLM_MXFP4_BF16' ..."); ("cutlass", "sm90", "0.33") -> ("triton", "moe_backend='cutlass'
+    is not supported for MXFP4 MoE. ..."); ("marlin", "sm90", "0.18") -> ("triton", None)."""
+    auto = mxfp4_moe_backend(arch, vllm_version, triton_kernels)
+    names = mxfp4_typed_names(vllm_version)
+    if moe_backend == "auto" or names is None:
+        return auto, None
+    if moe_backend not in names:
+        return auto, (f"moe_backend='{moe_backend}' is not supported for MXFP4 MoE. Expected one of "
+                      f"{list(names)}.")
+    if moe_backend == "marlin":
+        return "marlin", None
+    if moe_backend == "triton":
+        if arch not in ("sm90", "sm100"):
+            return auto, ("Mxfp4 MoE backend 'TRITON' does not support the deployment configuration (OAITritonExperts "
+                          "runs triton_kernels on capability 9.0 - 10.x only)")
+        return ("triton" if arch == "sm90" else auto), None
+    if moe_backend == "flashinfer_trtllm":
+        if arch != "sm100":
+            return auto, ("Mxfp4 MoE backend 'FLASHINFER_TRTLLM_MXFP4_BF16' does not support the deployment "
+                          "configuration (the FlashInfer TRTLLM MXFP4 experts run on capability family 100 only)")
+        return "trtllm", None
+    return auto, None
+
+
 def mxfp4_triton_kernels(vllm_version: str, triton_kernels: bool | None = None) -> tuple[bool, str]:
     """(whether mxfp4.py get_mxfp4_backend finds a usable triton_kernels on Hopper, why), for EngineConfig's
     ``triton_kernels`` (None: the release's pip default).
@@ -245,14 +328,15 @@ def vllm_mxfp4_extra_bytes(spec: ModelSpec, layout: Layout, stage: int, weight_f
                            arch: str, vllm_version: str, triton_kernels: bool | None = None,
                            moe_backend: str = "auto") -> int:
     """Bytes vLLM's MXFP4 MoE layout adds on one rank of stage ``stage`` over kvplan's checkpoint bytes (0 when the
-    experts are not gpt-oss MXFP4). Worked number: gpt-oss-120b TP1, Marlin: +5.14 GiB (60.77 -> 65.91 GiB;
+    experts are not gpt-oss MXFP4), in the layout of ``gpt_oss_mxfp4_typed_backend(moe_backend, ...)`` (auto's pick,
+    or a typed --moe-backend vLLM honours). Worked number: gpt-oss-120b TP1, Marlin: +5.14 GiB (60.77 -> 65.91 GiB;
     "Model loading took 65.9651 GiB", vLLM #23278, 0.10.1 H100)."""
     from kvplan.weights import resolve_format
 
     fmt, use_overrides = resolve_format(spec, weight_format)
     if fmt != "mxfp4":
         return dsv4_mxfp4_extra_bytes(spec, layout, stage, arch, vllm_version, moe_backend) if use_overrides else 0
-    backend = mxfp4_moe_backend(arch, vllm_version, triton_kernels)
+    backend = gpt_oss_mxfp4_typed_backend(moe_backend, arch, vllm_version, triton_kernels)[0]
     ranks = layout.tp * layout.dp
     extra = 0
     for layer, n in stage_distinct(spec, layout.pp, stage):

@@ -3,7 +3,7 @@
 * Budget's "past max_position_embeddings" label sat inside the plot's top, on the lines (Qwen3.5-27B's step line of
   whole sequences, 40 at 2k-8k tokens, ran through it; a rising memory curve's last points too): it now sits above
   the plot area, in a top margin 24 px taller than the other charts', under the title.
-* DeepSeek-V3 on 8 x H200: the memory chart's last tick, the fit limit 667,840 past the sweep, was cut at the chart's
+* DeepSeek-V3 on 8 x H200: the memory chart's last tick, the fit limit 663,840 past the sweep, was cut at the chart's
   edge, and "160k" (163,840) 1.6x from "256k" overprinted: ticks are now at least 1.8x apart and the right margin
   holds the limit's label.
 * 10,000,000 sequences of 100,000,000 tokens: the legend read "needed for 10000000 sequence(s)", the ticks "16,384k"

@@ -100,7 +100,9 @@ def test_disable_log_requests_is_a_switch():
     ("--compilation-config.cudagraph_mode piecewise", "--compilation-config cudagraph_mode PIECEWISE: planned by the core"),
     ("--compilation-config 3", "--compilation-config 3: not modeled"),
     ("--max-seq-len-to-capture 8192", "--max-seq-len-to-capture 8192: not modeled"),
-    ("--moe-backend triton", "--moe-backend triton: read, not planned: a vLLM KernelConfig setting"),
+    ("--moe-backend triton", "--moe-backend triton: planned by the core for some experts (EngineConfig.moe_backend: "
+                             "gpt-oss's MXFP4 experts on Triton (Hopper)"),
+    ("--moe-backend deep_gemm", "--moe-backend deep_gemm: read, not planned: a vLLM KernelConfig setting"),
 ])
 def test_memory_flags_are_named_with_their_status(line, status):
     a = parse_vllm_command(f"vllm serve m/x {line} -tp 2")

@@ -124,21 +124,25 @@ def test_v4_flash_tp8_h200_plans_with_humming_at_0_32():
     assert _terms(new)["MXFP4 MoE layout: Humming (in weights)"] == 88_064
     assert not any(k.startswith("MXFP4 MoE layout") for k in _terms(old))  # Marlin pads nothing at TP 8
     assert new.engine_log[0] == old.engine_log[0] == "Model loading took 19.39 GiB"
-    # activation peak = max(forward, sampler + held MoE workspace); the sampler part (1,024 rows) is 331,874,304 B in
-    # both: 331,874,304 + 469,762,048 = 801,636,352 (Humming) against 331,874,304 + 805,306,368 = 1,137,180,672
+    # activation peak = max(forward without the routed experts, sampler) + held MoE workspace (plan.activation_
+    # estimate: the experts' intermediates are the held buffer, which the forward's later layers sit on). The
+    # forward part, 8192 x (4 x 4096 + 40,960 / 8 q/k/v + 4096 / 8 shared expert) x 2 = 360,710,144 B, is above the
+    # sampler's 331,874,304 (1,024 rows) in both: 360,710,144 + 469,762,048 = 830,472,192 (Humming) against
+    # 360,710,144 + 805,306,368 = 1,166,016,512 (were 801,636,352 / 1,137,180,672, the sampler + the workspace)
     act = "activation peak (8192 batched tokens, 1024 sampler rows)"
-    assert _terms(new)[act] == 331_874_304 + 469_762_048 == 801_636_352
-    assert _terms(old)[act] == 331_874_304 + 805_306_368 == 1_137_180_672
+    assert _terms(new)[act] == 8192 * (4 * 4096 + 40_960 // 8 + 4096 // 8) * 2 + 469_762_048 == 830_472_192
+    assert _terms(old)[act] == 360_710_144 + 805_306_368 == 1_166_016_512
     # the pool: 335,544,320 B less workspace, 88,064 B more weights = 335,456,256 B more, at 1,002,240 B a block
     assert n.kv_pool_bytes == o.kv_pool_bytes + 335_456_256
     assert n.bytes_per_block == o.bytes_per_block == 1_002_240
-    assert n.num_blocks == n.kv_pool_bytes // 1_002_240 == 113_485 and o.num_blocks == 113_150
+    assert n.num_blocks == n.kv_pool_bytes // 1_002_240 == 113_456 and o.num_blocks == 113_121  # were 113,485 / 113,150
     # 0.33.0 (v2_sampler_warmup_pass): the sampler part is 1,024 x 129,280 x (2 + 12) + 1 MiB + 8,192 x 4,096 x 2 =
-    # 1,921,515,520 B, 1,589,641,216 more than 0.32's: 113,739,526,347 - 1,589,641,216 = 112,149,885,131 B, 111,899
-    # blocks of 1,002,240
+    # 1,921,515,520 B, now above the forward's 360,710,144, so the peak is 1,921,515,520 + 469,762,048 = 2,391,277,568,
+    # 1,560,805,376 B above 0.32's 830,472,192: 113,710,690,507 - 1,560,805,376 = 112,149,885,131 B, 111,899 blocks
     p33 = _plan("deepseek-v4-flash", "H200", "0.33")
     assert _terms(p33)[act] == 1_921_515_520 + 469_762_048 == 2_391_277_568
-    assert p33.ranks[0].kv_pool_bytes == n.kv_pool_bytes - 1_589_641_216 == 112_149_885_131
+    assert n.kv_pool_bytes == 113_710_690_507
+    assert p33.ranks[0].kv_pool_bytes == n.kv_pool_bytes - 1_560_805_376 == 112_149_885_131
     assert p33.num_blocks == 112_149_885_131 // 1_002_240 == 111_899
 
 
@@ -148,13 +152,14 @@ def test_v4_pro_tp8_h200_plans_with_humming_at_0_32():
     assert n.weights_bytes == o.weights_bytes + 187_392 == 109_059_282_374
     assert _terms(new)["MXFP4 MoE layout: Humming (in weights)"] == 187_392
     act = "activation peak (8192 batched tokens, 1024 sampler rows)"
-    # sampler part 382,205,952 B: + 822,083,584 (Humming) = 1,204,289,536;
-    # + 1,409,286,144 (Marlin, 0.30) = 1,791,492,096
-    assert _terms(new)[act] == 382_205_952 + 822_083_584 == 1_204_289_536
-    assert _terms(old)[act] == 382_205_952 + 1_409_286_144 == 1_791_492_096
+    # the forward without the routed experts, 8192 x (4 x 7168 + 81,920 / 8 + 6144 / 8) x 2 = 650,117,120 B, is above
+    # the sampler part 382,205,952: + 822,083,584 (Humming) = 1,472,200,704; + 1,409,286,144 (Marlin, 0.30) =
+    # 2,059,403,264 (were 1,204,289,536 / 1,791,492,096 on the sampler)
+    assert _terms(new)[act] == 8192 * (4 * 7168 + 81_920 // 8 + 6144 // 8) * 2 + 822_083_584 == 1_472_200_704
+    assert _terms(old)[act] == 650_117_120 + 1_409_286_144 == 2_059_403_264
     # the pool: (1,409,286,144 - 822,083,584) - 187,392 = 587,015,168 B more
     assert n.kv_pool_bytes == o.kv_pool_bytes + 587_015_168
-    assert n.num_blocks == n.kv_pool_bytes // n.bytes_per_block == 17_266 and o.num_blocks == 16_857
+    assert n.num_blocks == n.kv_pool_bytes // n.bytes_per_block == 17_079 and o.num_blocks == 16_670  # 17,266 / 16,857
 
 
 def test_b200_unchanged():
