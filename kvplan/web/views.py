@@ -809,22 +809,43 @@ def replication_notes(spec: ModelSpec, tp: int, engine: str = "vllm") -> list[st
 
 # ----------------------------------------------------------------------------- paging page
 
-def block_size_for(state: PlanState) -> int:
+def block_size_for(state: PlanState) -> int | None:
     """The block size the plan uses (the engine's default when unset; the typed one, or the block vLLM replaces it with
-    for a plain-MLA model, ``mla_block_replaced``); 16 if the plan cannot be made."""
+    for a plain-MLA model, ``mla_block_replaced``). When the plan is refused (``plan_refusal``): the typed size, else
+    None, since the engine's block is then not known (qa15: vLLM 0.34's default is 64, a DSA model's 64, DeepSeek-V4's
+    256, and the former fallback 16 was shown as the plan's on Paging and Validate)."""
     try:
         plan = cached.plan_for(state)
         if not state.block_size or mla_block_replaced(state, plan, cached.spec(state)):
             return plan.block_size
     except KvplanError:
-        return state.block_size or 16
+        return state.block_size
     return state.block_size
+
+
+def plan_refusal(state: PlanState) -> KvplanError | None:
+    """The core's refusal of the state's plan (vLLM 0.34, a DSA --block-size vLLM does not start, ...), or None when it
+    plans. Paging and Validate draw no plan figures but read the plan's block size: they show this at the top."""
+    try:
+        cached.plan_for(state)
+    except KvplanError as exc:
+        return exc
+    return None
 
 
 def paging_unit(state: PlanState) -> str:
     """The engine's own word for its KV allocation unit: SGLang's pool is pages of --page-size tokens (its log says
     "page_size=64"), vLLM's and the custom profile's blocks of --block-size."""
     return "page" if state.engine == "sglang" else "block"
+
+
+def no_block_size_text(unit: str = "block") -> str:
+    """Paging's line where the plan is refused and no size is typed: no paging is drawn at a guessed size. Worked
+    example: "block" -> "No block size to page at: the default one is the plan's, and the plan is refused (above).
+    Choose a block_size to explore the paging arithmetic at that size; its bytes need a plan." """
+    flag = "page_size" if unit == "page" else "block_size"
+    return (f"No {unit} size to page at: the default one is the plan's, and the plan is refused (above). Choose a "
+            f"{flag} to explore the paging arithmetic at that size; its bytes need a plan.")
 
 
 def paging_unit_of(plan: Plan) -> str:
