@@ -10,7 +10,9 @@ from kvplan.web.state import encode_config
 from tests.app_util import figure, plain, run_app
 from tests.test_dsv4_1 import RELEASE_QC, _v41
 
-SERVING = {"B200", "B300", "GB200", "GB300", "H100-SXM", "H100-PCIe", "H100-NVL", "H200", "H20"}
+# V4.1 plans on SM 10.x and SM 9.0 (kvplan.vllm_dsv41): every such catalog GPU, the H200 NVL (SM 9.0) since the
+# catalog took it on 2026-12-03
+SERVING = {"B200", "B300", "GB200", "GB300", "H100-SXM", "H100-PCIe", "H100-NVL", "H200", "H200-NVL", "H20"}
 
 
 @pytest.fixture(scope="module")
