@@ -84,3 +84,21 @@ def test_sglang_names_a_missing_eagle_head_in_its_own_words():
     info = plain(" ".join(i.value for i in at.sidebar.info))
     assert "No EAGLE draft head kvplan ships is for llama-3.1-8b" in info and "llama-3.1-8b (EAGLE3)" in info
     assert "(eagle3)" not in info
+
+
+def _warnings(at) -> list[str]:
+    return [plain(w.value) for w in at.warning]
+
+
+UNSIZED = ("--moe-backend triton: kvplan does not size that MoE backend (only auto, marlin and cutlass are): the "
+           "workspace it keeps after the profile run is not in the activation peak")
+
+
+def test_an_unsized_moe_backend_warns_on_parallelism_and_gpus_too():
+    # Qwen3-30B-A3B's bf16 experts with --moe-backend triton: unsized (kvplan.plan.unsized_moe_backend_note), so the
+    # plan warns; Budget listed it, Parallelism and GPUs (which list no plan warnings) said nothing
+    for page in ("pages/parallelism.py", "pages/gpus.py", "pages/budget.py"):
+        at = run_app({"v": "1", "m": "qwen3-30b-a3b", "moe": "triton"}, page)
+        assert not at.exception and sum(UNSIZED in w for w in _warnings(at)) == 1, (page, _warnings(at))
+        at = run_app({"v": "1", "m": "qwen3-30b-a3b", "moe": "marlin"}, page)  # sized: no such warning
+        assert not at.exception and not [w for w in _warnings(at) if "does not size that MoE backend" in w], page

@@ -427,6 +427,7 @@ def show(picker: Picker, state: PlanState, max_len: int) -> None:
         wider = None if picker.multi_node else across_nodes(state, max_len, picker.concurrency)
         st.warning(no_layout_text(picker, wider), icon=":material/warning:")
     views.quant_name_warning(state)  # the picker prices the weights at the config's dtype too
+    views.moe_backend_warning(state)  # and every layout's MoE workspace at auto's (an unsized --moe-backend)
     views.picker_context_warning(state)
     st.markdown(rule_text(picker, max_len, cached.spec(state)).replace("$", "\\$"))  # a bare $ would start LaTeX
     if (own := own_layout_text(picker, state)) is not None:

@@ -30,7 +30,7 @@ LATENT_KINDS = ("mla", "mla_dsa")  # kinds that cache an MLA latent (kv_lora_ran
 from kvplan.paging import Paging
 from kvplan.params import ParamBreakdown
 from kvplan.parallel import Layout
-from kvplan.plan import Plan, context_refusal
+from kvplan.plan import Plan, context_refusal, unsized_moe_backend_note
 from kvplan.spec import ModelSpec
 from kvplan.support import on_gaudi
 from kvplan.units import GiB, format_bytes
@@ -732,6 +732,21 @@ def quant_name_warning(state: PlanState) -> None:
     except (KvplanError, ValueError):
         return
     bullet_list([w for w in model_warnings(spec, state) if w.endswith(QUANT_NAME_HINT)], "warning")
+
+
+def moe_backend_warning(state: PlanState) -> None:
+    """The plan's warning for a --moe-backend kvplan does not size (kvplan.plan.unsized_moe_backend_note: its MoE
+    workspace is not in the activation peak, so the pool can be smaller), for the pages that list no plan warnings:
+    Parallelism and GPUs (qa15: with DeepSeek-V4-Flash and deep_gemm_mega_moe only Budget said so, while GPUs ranked
+    every layout at auto's workspace). Nothing for a V0 profile (its plans do not warn either), or when the spec or
+    the knobs cannot be read (the pages say why)."""
+    if state.engine != "vllm" or VLLM_PROFILES[state.vllm_version].engine_core == "V0":
+        return
+    try:
+        note = unsized_moe_backend_note(cached.spec(state), cached.engine_config(state))
+    except (KvplanError, ValueError):
+        return
+    bullet_list([note] if note else [], "warning")
 
 
 def mtp_loaded(state: PlanState) -> bool:
