@@ -9,6 +9,7 @@ from kvplan.web.state import PAGING_MODES, parse_lengths
 shell.enter()
 state = widgets.current()
 st.title("Paging")
+refusal_slot = st.empty()  # the plan's refusal, at the top: filled below, once the widgets have set the state
 views.quant_name_warning(state)  # the bytes per block are priced at the config's dtype too
 left, right = st.columns([2, 1])
 with left:
@@ -25,7 +26,9 @@ with right:
     # the size the plan runs and why (an MLA backend's fixed block, the default, the typed flag)
     if why := views.block_size_why(widgets.current()):
         st.caption(views.esc(why))
-    if state.engine == "vllm":  # the knob is the plan's --block-size; other sizes explore the paging arithmetic only
+    if state.engine == "vllm" and views.plan_refusal(widgets.current()) is None:
+        # the knob is the plan's --block-size; other sizes explore the paging arithmetic only (a refused plan's
+        # refusal, at the top, says what the engine takes)
         st.caption(f"vLLM {state.vllm_version} takes --block-size {widgets.vllm_block_sizes_text(state)}; any other "
                    "size (a link takes 1 to 65,536) explores the paging here, and the plan warns that vLLM refuses it.")
     widgets.bind("shared_prefix", st.number_input, "Shared prefix (tokens)", min_value=0, step=1,
@@ -33,6 +36,9 @@ with right:
                       "shared.")
 
 state = widgets.current()
+if (refusal := views.plan_refusal(state)) is not None:
+    with refusal_slot.container():
+        views.error(refusal, state.engine)
 
 
 def body() -> None:
@@ -41,6 +47,9 @@ def body() -> None:
     lengths = cached.lengths_for(state)
     block_size = views.block_size_for(state)
     unit = views.paging_unit(state)  # SGLang's pool is pages of --page-size tokens: its word throughout
+    if block_size is None:  # a refused plan and no size typed: the engine's own block is not known
+        st.info(views.no_block_size_text(unit), icon=":material/info:")
+        return
     try:
         paging, by_size, blocks = cached.paging_for(lengths, block_size, state.shared_prefix)
     except KvplanError as exc:

@@ -9,6 +9,7 @@ shell.enter()
 state = widgets.current()
 st.title("Parallelism")
 views.quant_name_warning(state)
+views.moe_backend_warning(state)  # the layouts' pools are sized at auto's MoE workspace too
 choices = views.layout_choices(state)
 widgets.bind("layouts", st.multiselect, "Layouts to compare (TP x PP x DP)", choices, max_selections=8,
              to_widget=lambda v: [views.layout_text(t) for t in v],

@@ -41,6 +41,11 @@ else:
     model = cached.spec(widgets.current())
     st.caption(f"Model: **{views.esc(model.name)}**{views.esc(views.basis_tag(model.basis))}, the sidebar's "
                "(change it there or on the Model page; it is in the link).")
+refusal = views.plan_refusal(widgets.current()) if source != "local" else None
+if refusal is not None:  # the run needs no plan, but its Block size starts at the plan's: say it is refused, and why
+    st.info(f"The sidebar's plan is refused, so the Block size below is not the plan's. "
+            f"{views.esc(views.field_name(refusal.field, widgets.current().engine))}: {views.esc(refusal.message)}",
+            icon=":material/info:")
 row = views.row(wrap=False)  # one block, not st.columns' five (see views.row)
 batch = row.number_input("Batch", min_value=1, max_value=PAGE_LIMITS["batch"], value=1, step=1)
 tokens = row.number_input("Prompt tokens", min_value=1, max_value=PAGE_LIMITS["tokens"], value=128, step=1)
@@ -51,12 +56,15 @@ row = views.row(wrap=False)
 # FlashMLA's 64, a hybrid's grown attention block; SGLang: 1), or the sidebar's --block-size: the run pages its
 # cache as the plan does.
 plan_state = widgets.current()
-plan_block = views.block_size_for(plan_state) if source != "local" else 16
+# None: a local checkpoint, or the sidebar's plan is refused (vLLM 0.34, a --block-size the engine does not start), so
+# no size is the plan's: the typed one, else 16
+plans_block = views.block_size_for(plan_state) if source != "local" and refusal is None else None
+plan_block = plans_block or (plan_state.block_size if source != "local" else None) or 16
 block_options = sorted({*BLOCK_SIZES, plan_block})
 block_size = row.selectbox(
     "Block size", block_options, index=block_options.index(plan_block),
     format_func=lambda v: f"{v} (the plan's: {views.state_engine_text(plan_state)} on {plan_state.gpu})"
-    if v == plan_block and source != "local" else str(v),
+    if v == plans_block else str(v),
     help="Tokens per KV block of the paged cache. Default: the block size the plan uses for the sidebar's model, "
          "GPU and engine (vLLM: 16, or the MLA backend's block, e.g. FlashMLA's 64; SGLang: 1), or the "
          "sidebar's block_size.")

@@ -21,6 +21,9 @@ def test_the_draft_head_help_names_the_engines_flag_and_cache():
     sglang, vllm = draft_help({**EAGLE3, "e": "sglang"}), draft_help(EAGLE3)
     assert sglang.startswith("--speculative-draft-model-path (EAGLE3): the heads kvplan/presets/DRAFTERS.json ships")
     assert "keeps its own token-to-KV pool" in sglang
+    # EAGLE (1) on SGLang: no shipped head, the CLI named (qa15)
+    assert sglang.endswith("EAGLE (1): kvplan ships no head; plan one from its config.json with the CLI (kvplan plan "
+                           "... --draft-config PATH)")
     assert "--speculative-config" not in sglang and "KV groups" not in sglang
     assert vllm.startswith("--speculative-config model (eagle / eagle3): the heads")
     assert "its attention layers join the KV groups" in vllm and "SGLang" not in vllm

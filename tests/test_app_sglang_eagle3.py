@@ -91,7 +91,9 @@ def test_sidebar_eagle3_without_a_shipped_head_says_so():
     at = open_knobs(run_app({"v": "1", "m": "qwen3-8b", "g": "H100-SXM", "e": "sglang"}))
     at.selectbox(key="w.speculative_method").select("eagle3").run()
     assert not at.exception and state(at).drafter is None
-    assert "No eagle3 draft head kvplan ships is for qwen3-8b" in plain(" ".join(i.value for i in at.sidebar.info))
+    # in SGLang's words (--speculative-algorithm EAGLE3), the shipped heads too
+    info = plain(" ".join(i.value for i in at.sidebar.info))
+    assert "No EAGLE3 draft head kvplan ships is for qwen3-8b" in info and "llama-3.1-8b (EAGLE3)" in info
     errors = plain(" ".join(e.value for e in at.error))
     assert "--speculative-draft-model-path" in errors and "EAGLE3 needs its draft head" in errors
     assert "KV cache tokens" not in metrics(at)

@@ -120,17 +120,20 @@ def custom_controls(state: PlanState) -> None:
 
 # ----------------------------------------------------------------------------- table
 
-# Widths and headings sized so the whole table fits the page at 1400 x 1000: 938 px beside the sidebar, 934 px of
-# columns with 'nodes' (multi-node), 886 without; a width is about its longest cell's text in the grid's 14 px
-# Source Sans + 16 px padding. The former 1,330 px put nodes, sequences, $ / GPU-hour and price behind a sideways
-# scroll. The row keys (what tests and the CSV read) keep their long names; ``label`` is only the heading drawn.
+# Widths and headings sized so the whole table fits the page at 1400 x 1000: 938 px beside the sidebar, 936 px of
+# columns with 'nodes' (multi-node), 888 without; a width is about its longest cell's text in the grid's 14 px
+# Source Sans + 8 px left padding (the grid clips at the right edge). The former 1,330 px put nodes, sequences,
+# $ / GPU-hour and price behind a sideways scroll. GPU: the longest catalog name, RTX-PRO-6000-Max-Q, is 125 px
+# (canvas measureText in Chromium, qa15): 128 px drew "RTX-PRO-6000-Max-C"; 134 holds it, the 4 px from
+# "$ / M tokens" (70 px heading, 82 holds it). The row keys (what tests and the CSV read) keep their long names;
+# ``label`` is only the heading drawn.
 OPTION_COLUMNS = {
     "#": st.column_config.NumberColumn(width=30, pinned=True, help="Rank by the chosen objective"),
-    "GPU": st.column_config.TextColumn(width=128, pinned=True, help="Catalog GPU (memory is what the runtime "
+    "GPU": st.column_config.TextColumn(width=134, pinned=True, help="Catalog GPU (memory is what the runtime "
                                                                     "exposes, not the number on the box)"),
     "layout": st.column_config.TextColumn(width=78, pinned=True, help=None),  # layout_help, in the engine's flags
     "$ / M tokens": st.column_config.NumberColumn(
-        width=86, format="$%.3f",
+        width=82, format="$%.3f",
         help="US$ per million generated tokens at the target load: $ per hour / (tokens/s bound x 3600) x 10^6"),
     "headroom (% free)": st.column_config.NumberColumn(
         "headroom", width=76, format="%.0f%%",
@@ -424,6 +427,7 @@ def show(picker: Picker, state: PlanState, max_len: int) -> None:
         wider = None if picker.multi_node else across_nodes(state, max_len, picker.concurrency)
         st.warning(no_layout_text(picker, wider), icon=":material/warning:")
     views.quant_name_warning(state)  # the picker prices the weights at the config's dtype too
+    views.moe_backend_warning(state)  # and every layout's MoE workspace at auto's (an unsized --moe-backend)
     views.picker_context_warning(state)
     st.markdown(rule_text(picker, max_len, cached.spec(state)).replace("$", "\\$"))  # a bare $ would start LaTeX
     if (own := own_layout_text(picker, state)) is not None:

@@ -30,7 +30,7 @@ LATENT_KINDS = ("mla", "mla_dsa")  # kinds that cache an MLA latent (kv_lora_ran
 from kvplan.paging import Paging
 from kvplan.params import ParamBreakdown
 from kvplan.parallel import Layout
-from kvplan.plan import Plan, context_refusal
+from kvplan.plan import Plan, context_refusal, unsized_moe_backend_note
 from kvplan.spec import ModelSpec
 from kvplan.support import on_gaudi
 from kvplan.units import GiB, format_bytes
@@ -734,6 +734,21 @@ def quant_name_warning(state: PlanState) -> None:
     bullet_list([w for w in model_warnings(spec, state) if w.endswith(QUANT_NAME_HINT)], "warning")
 
 
+def moe_backend_warning(state: PlanState) -> None:
+    """The plan's warning for a --moe-backend kvplan does not size (kvplan.plan.unsized_moe_backend_note: its MoE
+    workspace is not in the activation peak, so the pool can be smaller), for the pages that list no plan warnings:
+    Parallelism and GPUs (qa15: with DeepSeek-V4-Flash and deep_gemm_mega_moe only Budget said so, while GPUs ranked
+    every layout at auto's workspace). Nothing for a V0 profile (its plans do not warn either), or when the spec or
+    the knobs cannot be read (the pages say why)."""
+    if state.engine != "vllm" or VLLM_PROFILES[state.vllm_version].engine_core == "V0":
+        return
+    try:
+        note = unsized_moe_backend_note(cached.spec(state), cached.engine_config(state))
+    except (KvplanError, ValueError):
+        return
+    bullet_list([note] if note else [], "warning")
+
+
 def mtp_loaded(state: PlanState) -> bool:
     """Whether the state's plan loads the checkpoint's multi-token-prediction layers (its 'MTP layers (in weights)'
     term: vLLM's --speculative-config method mtp). False when the plan cannot be made."""
@@ -809,22 +824,43 @@ def replication_notes(spec: ModelSpec, tp: int, engine: str = "vllm") -> list[st
 
 # ----------------------------------------------------------------------------- paging page
 
-def block_size_for(state: PlanState) -> int:
+def block_size_for(state: PlanState) -> int | None:
     """The block size the plan uses (the engine's default when unset; the typed one, or the block vLLM replaces it with
-    for a plain-MLA model, ``mla_block_replaced``); 16 if the plan cannot be made."""
+    for a plain-MLA model, ``mla_block_replaced``). When the plan is refused (``plan_refusal``): the typed size, else
+    None, since the engine's block is then not known (qa15: vLLM 0.34's default is 64, a DSA model's 64, DeepSeek-V4's
+    256, and the former fallback 16 was shown as the plan's on Paging and Validate)."""
     try:
         plan = cached.plan_for(state)
         if not state.block_size or mla_block_replaced(state, plan, cached.spec(state)):
             return plan.block_size
     except KvplanError:
-        return state.block_size or 16
+        return state.block_size
     return state.block_size
+
+
+def plan_refusal(state: PlanState) -> KvplanError | None:
+    """The core's refusal of the state's plan (vLLM 0.34, a DSA --block-size vLLM does not start, ...), or None when it
+    plans. Paging and Validate draw no plan figures but read the plan's block size: they show this at the top."""
+    try:
+        cached.plan_for(state)
+    except KvplanError as exc:
+        return exc
+    return None
 
 
 def paging_unit(state: PlanState) -> str:
     """The engine's own word for its KV allocation unit: SGLang's pool is pages of --page-size tokens (its log says
     "page_size=64"), vLLM's and the custom profile's blocks of --block-size."""
     return "page" if state.engine == "sglang" else "block"
+
+
+def no_block_size_text(unit: str = "block") -> str:
+    """Paging's line where the plan is refused and no size is typed: no paging is drawn at a guessed size. Worked
+    example: "block" -> "No block size to page at: the default one is the plan's, and the plan is refused (above).
+    Choose a block_size to explore the paging arithmetic at that size; its bytes need a plan." """
+    flag = "page_size" if unit == "page" else "block_size"
+    return (f"No {unit} size to page at: the default one is the plan's, and the plan is refused (above). Choose a "
+            f"{flag} to explore the paging arithmetic at that size; its bytes need a plan.")
 
 
 def paging_unit_of(plan: Plan) -> str:

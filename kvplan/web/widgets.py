@@ -896,9 +896,11 @@ def _drafter_select(state: PlanState, changed: bool) -> None:
         update(drafter=heads[0] if heads else None)
         _ss.pop(PREFIX + "drafter", None)
     if eagle and not heads:
-        ships = ", ".join(f"{e['target']} ({e['method']})" for e in drafter_manifest())
+        # in the engine's words: SGLang's --speculative-algorithm EAGLE / EAGLE3 (SGLANG_ALGORITHM), vLLM's method
+        word = (lambda m: SGLANG_ALGORITHM.get(m, m)) if state.engine == "sglang" else (lambda m: m)
+        ships = ", ".join(f"{e['target']} ({word(e['method'])})" for e in drafter_manifest())
         model = cached.model_preset(state) or state.model_name or "this config"
-        st.info(f"No {views.esc(method)} draft head kvplan ships is for {views.esc(model)} (it ships heads for "
+        st.info(f"No {views.esc(word(method))} draft head kvplan ships is for {views.esc(model)} (it ships heads for "
                 f"{views.esc(ships)}): every page refuses this method. Choose another method or model, or plan the "
                 "head's config.json with the CLI (kvplan plan ... --draft-config PATH).", icon=":material/info:")
     kept = current().drafter  # a link's head for another model stays (and is refused) until one is chosen here
@@ -921,7 +923,8 @@ def drafter_help(engine: str, kind: str) -> str:
         if kind == "head":
             return ("--speculative-draft-model-path (EAGLE3): the heads kvplan/presets/DRAFTERS.json ships for this "
                     "model; SGLang loads its weights, holds its embedding while the pool is sized, prices its layer "
-                    "into each token's cell and keeps its own token-to-KV pool")
+                    "into each token's cell and keeps its own token-to-KV pool. EAGLE (1): kvplan ships no head; "
+                    "plan one from its config.json with the CLI (kvplan plan ... --draft-config PATH)")
         return ("--speculative-draft-model-path (STANDALONE): presets of this model's vocabulary, smallest first; "
                 "SGLang loads its weights (at the target's TP, in the served dtype), prices its layers as target "
                 "layers into each token's cell and keeps its own token-to-KV pool")
