@@ -51,6 +51,7 @@ from kvplan.support import on_gaudi
 from kvplan.units import DTYPE_BITS, GiB, MiB, cdiv, counted
 from kvplan.weights import FLOAT_FORMATS, base_dtype, resolve_format, spec_formats
 from kvplan.vllm_alloc import vllm_allocator_rounding_bytes
+from kvplan.vllm_args import MOE_BACKEND_PLANNED
 from kvplan.vllm_layouts import (  # _AWQ_FMT / _GPTQ_FMT / _WNA16_FMT: the int weight-only formats (Marlin MoE)
     MXFP4_TRITON_INTER_ALIGN, _AWQ_FMT, _GPTQ_FMT, _WNA16_FMT, dsv4_mxfp4_layout_backend, dsv4_mxfp4_typed_moe_backend,
     GPT_OSS_TYPED_SIZED, fp8_block_refusal, fp8_marlin_gpu, gpt_oss_mxfp4_typed_backend, marlin_refusal,
@@ -3113,8 +3114,9 @@ SM120_HELD_COPY_SOURCE = (
     "away")
 
 
-# the --moe-backend values kvplan sizes (beside auto): MarlinExperts' kept workspace, CutlassExpertsFp4's buffers
-MOE_BACKENDS_SIZED = ("auto", "marlin", "cutlass")
+# the --moe-backend values kvplan sizes: auto and the names kvplan.vllm_args.MOE_BACKEND_PLANNED lists (MarlinExperts'
+# kept workspace, CutlassExpertsFp4's buffers), one list for the parser's notes, the sidebar and this warning
+MOE_BACKENDS_SIZED = ("auto", *MOE_BACKEND_PLANNED)
 
 
 def unsized_moe_backend_note(spec: ModelSpec, engine: EngineConfig, gpu_name: str | None = None) -> str:
