@@ -518,6 +518,9 @@ def knob_text(state: PlanState, name: str) -> str:
         return "--enable-prefix-caching" if value else "--no-enable-prefix-caching"
     if name == "speculative_method":
         if sglang:
+            if value == "mtp" and cached.spec(state).model_type == "deepseek_v4":
+                # deepseek_v4_hook.py asserts EAGLE (or DSPARK) before NEXTN is resolved (kvplan.sglang_dsv4)
+                return "--speculative-algorithm EAGLE"
             return f"--speculative-algorithm {SGLANG_ALGORITHM.get(value, value)}"
         return f"--speculative-config method={value}"
     if name == "num_speculative_tokens":
