@@ -3479,8 +3479,9 @@ def _sglang_dsv4_engine(spec, engine: EngineConfig, layout) -> tuple[EngineConfi
             f"request and bytes_per_full_token x ({n} + 1) / {n} for the draft worker, whose own pool is one "
             "sliding-window layer of the target's SWA tokens (no compressed pools or states: "
             "kv_cache_configurator / deepseek_v4_nextn.py COMPRESS_RATIO_NEXTN_LAYER 0) inside that reserve; the "
-            "rest of the reserve stays free. Launch it as --speculative-algorithm EAGLE: deepseek_v4_hook.py asserts "
-            "EAGLE (or DSPARK) before NEXTN is resolved to EAGLE, so NEXTN fails at start-up")
+            "rest of the reserve stays free. Launch it as --speculative-algorithm EAGLE --speculative-eagle-topk 1: "
+            "deepseek_v4_hook.py asserts EAGLE (or DSPARK) and top-k == 1 before the speculative hook resolves NEXTN "
+            "to EAGLE or fills the top-k default, so NEXTN, or no --speculative-eagle-topk, fails at start-up")
         if engine.speculative_num_draft_tokens not in (None, draft_tokens):
             notes.append(f"--speculative-num-draft-tokens {engine.speculative_num_draft_tokens} is reset to "
                          f"--speculative-num-steps + 1 = {draft_tokens} under top-k 1 (SGLang refuses DeepSeek-V4 "

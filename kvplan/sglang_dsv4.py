@@ -81,8 +81,8 @@ bytes_per_full_token=15955.85": the 0.5.12 rule, 44 entries and the HCA ring per
 
 Speculative decoding (read 2026-12-03 in the 0.5.14 - 0.5.23 wheels: DSV4PoolConfigurator, deepseek_v4_memory_pool.py
 get_compress_state_ring_size, kv_cache_configurator.py, models/deepseek_v4_nextn.py, arg_groups/deepseek_v4_hook.py).
-SGLang serves DeepSeek-V4 with --speculative-algorithm EAGLE (top-k 1; the hook asserts EAGLE or DSPARK before NEXTN
-is resolved to EAGLE, so NEXTN fails) on the checkpoint's MTP layer (DeepseekV4ForCausalLMNextN: one sliding-window
+SGLang serves DeepSeek-V4 with --speculative-algorithm EAGLE --speculative-eagle-topk 1 (the hook asserts EAGLE or
+DSPARK and top-k == 1 before the speculative hook resolves NEXTN or fills the top-k default: NEXTN, or no top-k, fails) on the checkpoint's MTP layer (DeepseekV4ForCausalLMNextN: one sliding-window
 decoder layer, compress ratio 0; its own embed_tokens / lm_head, whole under DP attention / split over TP, are resident
 while the pool is sized and replaced by the target's after). With any algorithm (is_speculative; 0.5.21+: draft tokens
 > 0) the configurator prices (``speculative=True`` below)::

@@ -84,7 +84,7 @@ def test_plan_0520_speculating():
     assert "max_running_requests=256" in log and "KV Cache is allocated" not in log
     assert "type=DeepseekV4ForCausalLMNextN" in log
     note = next(w for w in p.warnings if "MTP (SGLang's EAGLE" in w)
-    assert "4 draft tokens" in note and "(43 + 1) / 43" in note and "NEXTN fails at start-up" in note
+    assert "4 draft tokens" in note and "(43 + 1) / 43" in note and "NEXTN, or no --speculative-eagle-topk, fails at start-up" in note
 
 
 def test_plan_without_speculation_is_unchanged_and_holds_more():
@@ -157,8 +157,9 @@ def test_the_mtp_weights_row_and_the_sidebar_say_eagle():
     from kvplan.web.state import PlanState
     from kvplan.web.widgets import knob_text
 
-    # SGLang refuses NEXTN for DeepSeek-V4 (its hook asserts EAGLE before NEXTN is resolved): the Set line says EAGLE
+    # SGLang refuses NEXTN for DeepSeek-V4, and a missing top-k (its hook asserts EAGLE and top-k == 1 before NEXTN is
+    # resolved or the top-k default filled): the Set line says both
     assert knob_text(PlanState(engine="sglang", speculative_method="mtp", model="deepseek-v4-flash"),
-                     "speculative_method") == "--speculative-algorithm EAGLE"
+                     "speculative_method") == "--speculative-algorithm EAGLE --speculative-eagle-topk 1"
     assert knob_text(PlanState(engine="sglang", speculative_method="mtp"), "speculative_method") == \
         "--speculative-algorithm NEXTN"
