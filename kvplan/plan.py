@@ -1671,10 +1671,11 @@ def _rank_budget(spec, gpu, engine, layout, stage, draft, mnbt, max_seqs, act_b,
         mtp_bytes and Term(
             name="MTP layers (in weights)", bytes=mtp_bytes, basis="exact", applied=False,
             source=(f"{counted(len(spec.mtp_layers), 'multi-token-prediction layer')} for "
-                    f"--speculative-algorithm NEXTN / EAGLE ({engine.num_speculative_tokens} draft tokens): SGLang's "
+                    f"--speculative-algorithm {'EAGLE' if spec.model_type == 'deepseek_v4' else 'NEXTN / EAGLE'} "
+                    f"({engine.num_speculative_tokens} draft tokens): SGLang's "
                     "draft worker loads them as "
                     f"{sglang.mtp_draft_arch(spec.model_type, engine.sglang_version)} (models/"
-                    f"{'qwen3_5_mtp' if spec.model_type in sglang.SGLANG_HYBRID_SPEC_TYPES else 'deepseek_nextn'}"
+                    f"{_sglang_mtp_file(spec.model_type)}"
                     ".py); "
                     "its own embed_tokens / lm_head copies are the next row, freed after the pool is sized "
                     "(set_embed_and_head)") if engine.engine == "sglang" else
@@ -2065,7 +2066,7 @@ def plan(spec: ModelSpec, gpu: GpuSpec, engine: EngineConfig = EngineConfig(), l
     if engine.engine == "sglang" and _has_dsa(spec):  # SGLang's own page and KV dtype for DSA (kvplan.sglang)
         engine, dsa_note = _sglang_dsa_engine(spec, gpu, engine, layout)
     if engine.engine == "sglang" and spec.model_type == "deepseek_v4":  # SGLang's DSV4 pools (kvplan.sglang_dsv4)
-        engine, dsa_note = _sglang_dsv4_engine(engine)
+        engine, dsa_note = _sglang_dsv4_engine(spec, engine, layout)
     elif engine.engine == "sglang" and engine.swa_full_tokens_ratio is not None and not engine.disable_hybrid_swa_memory:
         if refusal := sglang.swa_ratio_refusal(engine.sglang_version, spec.model_type):
             raise PlanInputError(*refusal)
@@ -2319,7 +2320,9 @@ def plan(spec: ModelSpec, gpu: GpuSpec, engine: EngineConfig = EngineConfig(), l
     for stage, n_layers in enumerate(pp_partition(len(spec.layers), layout.pp, layout.pp_split)):
         layers = stage_distinct(spec, layout.pp, stage, layout.pp_split)
         draft = mtp and stage == last  # vLLM's drafter runs on the last stage; its attention layers join the KV groups
-        if draft and not sglang_hybrid_mtp:  # SGLang's path-less Qwen3.5 MTP: the target's cell unscaled
+        # SGLang's path-less Qwen3.5 MTP: the target's cell unscaled; DeepSeek-V4: DSV4PoolConfigurator slices
+        # compress_ratios to the target's layers and inflates bytes_per_full_token for the draft (sglang_dsv4)
+        if draft and not sglang_hybrid_mtp and not (engine.engine == "sglang" and spec.model_type == "deepseek_v4"):
             layers = layers + [(layer, 1) for layer in spec.mtp_layers]
         head_key = engine.draft if head_layers and stage == last else None
         target_layers = layers
@@ -2365,10 +2368,13 @@ def plan(spec: ModelSpec, gpu: GpuSpec, engine: EngineConfig = EngineConfig(), l
             per_token = cdiv(next(g.page_bytes for g in groups if g.kind == "mla"), block_size)
         if engine.engine == "sglang" and spec.model_type == "deepseek_v4":  # DSV4PoolConfigurator (sglang_dsv4)
             running = (engine.max_num_seqs or sglang_dsv4.DSV4_MAX_RUNNING_REQUESTS) // layout.attn_dp
+            dsv4_spec = engine.speculative_method == "mtp"  # SGLang's EAGLE on the MTP layer (dsv4_refusal: the rest)
             bpft, fixed, full = sglang_dsv4.stage_pool(engine.sglang_version, layers, pool, running, block_size,
-                                                       engine.swa_full_tokens_ratio)
+                                                       engine.swa_full_tokens_ratio, dsv4_spec)
             if fixed:
-                terms.append(Term(name=f"HCA compressor state rings ({running + 1} request slots)", bytes=fixed,
+                ring = sglang_dsv4.ring_rows(dsv4_spec)[1]
+                terms.append(Term(name=f"HCA compressor state rings ({running + 1} request slots x {ring} rows)",
+                                  bytes=fixed,
                                   basis="engine rule", source="SGLang model_executor/pool_configurator.py "
                                   "DSV4PoolConfigurator._get_c128_state_fixed_bytes"))
                 pool -= fixed
@@ -2537,10 +2543,15 @@ def plan(spec: ModelSpec, gpu: GpuSpec, engine: EngineConfig = EngineConfig(), l
         if sglang_dsv4_pools:  # SGLang prints its DSV4 pool lines, not the generic "KV Cache is allocated"
             bpft, avail, fixed = sglang_dsv4_pools[tight]
             at = next((i for i, line in enumerate(log) if line.startswith("KV Cache is allocated")), None)
+            if at is not None and engine.speculative_method == "mtp":  # the draft's generic pool lines: not its own
+                nxt = next((i for i in range(at + 1, len(log)) if log[i].startswith("KV Cache is allocated")), None)
+                if nxt is not None:
+                    del log[nxt:nxt + 2]  # its "KV Cache is allocated" and second "Memory pool end"
             if at is not None:
                 log[at:at + 1] = sglang_dsv4.log_lines(bpft, avail, fixed, tokens,
                                                        sglang_dsv4.DSV4_LINE_RULES[engine.sglang_version],
-                                                       engine.swa_full_tokens_ratio, engine.sglang_version)
+                                                       engine.swa_full_tokens_ratio, engine.sglang_version,
+                                                       engine.speculative_method == "mtp")
     elif v0 and not on_gaudi(gpu):  # Gaudi's V0 (HabanaAI/vllm-fork) prints its HPU worker's lines
         log = vllm_v0.log_lines(engine, prof, ranks[tight], num_blocks, vllm_v0.cpu_blocks(ranks), max_len, block_size)
     else:
@@ -3264,6 +3275,13 @@ def _sglang_mm_notes(spec, engine, defaults: dict) -> list[str]:
     return out + ([note] if note else [])
 
 
+def _sglang_mtp_file(model_type: str) -> str:
+    """The SGLang models/ file of a checkpoint's MTP draft class (kvplan.sglang.mtp_draft_arch)."""
+    if model_type in sglang.SGLANG_HYBRID_SPEC_TYPES:
+        return "qwen3_5_mtp"
+    return "deepseek_v4_nextn" if model_type == "deepseek_v4" else "deepseek_nextn"
+
+
 def _sglang_draft_vocab_copies(spec, engine, layout) -> int:
     """The MTP draft's own embed_tokens / lm_head on this rank (kvplan.sglang.mtp_draft_vocab_copy_bytes): resident
     while SGLang profiles the target's pool (0.5.14+, the only lines kvplan plans SGLang MTP on)."""
@@ -3276,7 +3294,10 @@ def _sglang_draft_vocab_copies(spec, engine, layout) -> int:
     if engine.engine != "sglang" or engine.speculative_method != "mtp" or not spec.mtp_layers:
         return 0
     return sglang.mtp_draft_vocab_copy_bytes(spec.vocab_size, spec.hidden_size, layout.tp,
-                                             layout.attn_tp if layout.attn_dp > 1 else None,
+                                             # DeepSeek-V4's NextN embedding is not split under DP attention
+                                             # (deepseek_v4_nextn.py enable_tp=not is_dp_attention_enabled())
+                                             (1 if spec.model_type == "deepseek_v4" else layout.attn_tp)
+                                             if layout.attn_dp > 1 else None,
                                              4 if spec.dtype == "fp32" else 2,
                                              # Qwen3_5ForCausalLMMTP ties its lm_head to its embed_tokens with the
                                              # config (models/qwen3_5_mtp.py); the DeepSeek NextN classes never do
@@ -3345,11 +3366,13 @@ def _sglang_log(spec, gpu, engine, layout, rank: "RankPlan", tokens, page, mla, 
     MambaPool (its line, and the cap it puts on max_running_requests)."""
     prof = sglang.sglang_profile(engine.sglang_version)
     b = _sglang_budget(spec, gpu, engine, layout, rank.weights_bytes, mla)
-    requested = engine.max_num_seqs  # speculative decoding without --max-running-requests: SGLang asks for 48
-    if requested is None and engine.speculative_method != "none":
-        requested = sglang.SPECULATIVE_MAX_RUNNING_REQUESTS
-    if requested is None and spec.model_type == "deepseek_v4":  # deepseek_v4_hook.py: max_running_requests 256
+    requested = engine.max_num_seqs
+    # deepseek_v4_hook.py: max_running_requests 256, set in handle_model_specific_adjustments before the speculative
+    # hook, whose 48 fills only a field still None (0.5.14 - 0.5.23)
+    if requested is None and spec.model_type == "deepseek_v4":
         requested = sglang_dsv4.DSV4_MAX_RUNNING_REQUESTS
+    if requested is None and engine.speculative_method != "none":  # speculative_hook.py: 48 when not given
+        requested = sglang.SPECULATIVE_MAX_RUNNING_REQUESTS
     running = sglang.max_running_requests(prof, tokens, max_len, requested, layout.attn_dp, mamba)
     uncapped = sglang.max_running_requests(prof, tokens, max_len, requested, layout.attn_dp)
     half = rank.kv_bytes_per_token // 2
@@ -3364,6 +3387,8 @@ def _sglang_log(spec, gpu, engine, layout, rank: "RankPlan", tokens, page, mla, 
     draft = _sglang_draft(spec, gpu, engine, layout, kv_b) if rank.pp_stage == layout.pp - 1 else None
     if draft is not None and engine.weights_bytes is not None:  # typed-in weights: the MTP layers within them
         draft = draft.model_copy(update={"mtp_bytes": min(draft.mtp_bytes, b.weights_loaded)})
+    if draft is not None and spec.model_type == "deepseek_v4":  # its pool is in the DSV4 reserve, not the generic cell
+        draft = draft.model_copy(update={"k_bytes_per_token": 0, "v_bytes_per_token": 0})
     if draft is not None and engine.speculative_method in ("eagle", "eagle3", draft_model.METHOD) and not mla:
         # the plan's cell is the scaled one (kvplan.sglang.eagle_cell_bytes_per_token); the lines print the target's
         # own pool (its layers' K / V) and the head's (log_lines takes the head's halves off what it is given)
@@ -3416,13 +3441,19 @@ def _sglang_dsa_engine(spec, gpu, engine, layout) -> tuple[EngineConfig, str | N
     return engine.model_copy(update={"kv_cache_dtype": kv, "block_size": page}), note
 
 
-def _sglang_dsv4_engine(engine: EngineConfig) -> tuple[EngineConfig, str]:
+def _sglang_dsv4_engine(spec, engine: EngineConfig, layout) -> tuple[EngineConfig, str]:
     """``engine`` with what SGLang forces for DeepSeek-V4 (kvplan.sglang_dsv4): page_size 256, --kv-cache-dtype auto ->
     fp8_e4m3; raises PlanInputError where sglang_dsv4.dsv4_refusal says the line cannot be planned (no
-    DeepseekV4ForCausalLM before 0.5.12, two rules in the 0.5.10 line, speculative decoding, another KV dtype).
-    The note names the rule and the entry bytes it prices."""
+    DeepseekV4ForCausalLM before 0.5.12, two rules in the 0.5.10 line, a speculative algorithm SGLang refuses for it,
+    MTP under PP, more draft tokens than the CSA ring serves, another KV dtype).
+    The note names the rule and the entry bytes it prices (and, with MTP, the draft's rings and reserve)."""
     kv = engine.kv_cache_dtype or "auto"
-    refusal = sglang_dsv4.dsv4_refusal(engine.sglang_version, kv, engine.speculative_method)
+    mtp = engine.speculative_method == "mtp"
+    # top-k 1 (SGLang asserts it for DeepSeek-V4): --speculative-num-draft-tokens is reset to steps + 1
+    draft_tokens = engine.num_speculative_tokens + 1 if mtp else 0
+    csa = any(getattr(layer.cache, "compress_rate", 0) == 4 for layer in spec.layers)
+    refusal = sglang_dsv4.dsv4_refusal(engine.sglang_version, kv, engine.speculative_method, draft_tokens, layout.pp,
+                                       csa)
     if refusal:
         raise PlanInputError(*refusal)
     if engine.disable_hybrid_swa_memory:  # model_config.py: is_hybrid_swa False -> DefaultPoolConfigurator, not DSV4's
@@ -3440,6 +3471,21 @@ def _sglang_dsv4_engine(engine: EngineConfig) -> tuple[EngineConfig, str]:
         notes.append(f"--page-size {engine.block_size} is replaced by {page}")
     if kv == "auto":
         notes.append("--kv-cache-dtype auto becomes fp8_e4m3")
+    if mtp:
+        n = sum(1 for layer in spec.layers if getattr(layer.cache, "compress_rate", None) is not None)
+        notes.append(
+            f"MTP (SGLang's EAGLE on the MTP layer, {draft_tokens} draft tokens, top-k 1): compressor-state rings of "
+            f"{sglang_dsv4.DSV4_C4_RING_ROWS_SPEC} (CSA) / {sglang_dsv4.DSV4_C128_RING_ROWS_SPEC} (HCA) rows a "
+            f"request and bytes_per_full_token x ({n} + 1) / {n} for the draft worker, whose own pool is one "
+            "sliding-window layer of the target's SWA tokens (no compressed pools or states: "
+            "kv_cache_configurator / deepseek_v4_nextn.py COMPRESS_RATIO_NEXTN_LAYER 0) inside that reserve; the "
+            "rest of the reserve stays free. Launch it as --speculative-algorithm EAGLE --speculative-eagle-topk 1: "
+            "deepseek_v4_hook.py asserts EAGLE (or DSPARK) and top-k == 1 before the speculative hook resolves NEXTN "
+            "to EAGLE or fills the top-k default, so NEXTN, or no --speculative-eagle-topk, fails at start-up")
+        if engine.speculative_num_draft_tokens not in (None, draft_tokens):
+            notes.append(f"--speculative-num-draft-tokens {engine.speculative_num_draft_tokens} is reset to "
+                         f"--speculative-num-steps + 1 = {draft_tokens} under top-k 1 (SGLang refuses DeepSeek-V4 "
+                         "with --speculative-eagle-topk > 1)")
     rule = sglang_dsv4.DSV4_LINE_RULES[engine.sglang_version]
     entries = ("584 B entries in pages padded to 576 B multiples (585 B a SWA / CSA token, 864 B an HCA token)"
                if rule == "page_padded" else "584 B entries")

@@ -71,6 +71,8 @@ MTP speculative decoding (0.5.14+): the draft worker prints its own "Load weight
 = the MTP layers' shard + its own embed_tokens / lm_head, which stay resident while the target's pool is profiled),
 then come the target's pool, the draft's (the same #tokens over its layers) and a second "Memory pool end" (log_lines
 ``draft``); DeepSeek-V3 at TP 8 on an H200: draft mem usage 1.98 GB, pool 618,538 tokens (463,339,520 B of copies).
+DeepSeek-V4 (DeepseekV4ForCausalLMNextN, --speculative-algorithm EAGLE only): its DSV4 pools priced for the draft by
+kvplan.sglang_dsv4 (16 / 256-row rings, bytes_per_full_token x (L + 1) / L; V4-Flash 9259.90 B on 0.5.20).
 EAGLE3 heads and STANDALONE draft LMs (0.5.14+) print the same lines (type=LlamaForCausalLMEagle3 / the draft's
 architecture; mem usage = the head + its resident embed_tokens, or the draft LM), the target's pool over its own layers
 and the draft's over its own cell; Llama-3.1-8B + its EAGLE3 head on an H100: 1.77 GB, 382,940 tokens.
@@ -1490,7 +1492,10 @@ SGLANG_VOCAB_PADDING = 64  # layers/vocab_parallel_embedding.py DEFAULT_VOCAB_PA
 _MTP_DRAFT_ARCH = {"deepseek_v3": "DeepseekV3ForCausalLMNextN", "deepseek_v32": "DeepseekV3ForCausalLMNextN",
                    "deepseek_v2": "DeepseekV3ForCausalLMNextN", "glm4_moe": "Glm4MoeForCausalLMNextN",
                    "glm4_moe_lite": "Glm4MoeLiteForCausalLMNextN", "glm_moe_dsa": "GlmMoeDsaForCausalLMNextN",
-                   "qwen3_5_text": "Qwen3_5ForCausalLMMTP", "qwen3_5_moe_text": "Qwen3_5ForCausalLMMTP"}
+                   "qwen3_5_text": "Qwen3_5ForCausalLMMTP", "qwen3_5_moe_text": "Qwen3_5ForCausalLMMTP",
+                   # models/deepseek_v4_nextn.py (0.5.14 - 0.5.23): its embed_tokens is VocabParallelEmbedding(enable_tp=
+                   # not is_dp_attention_enabled()), whole on every rank under DP attention; lm_head split over TP
+                   "deepseek_v4": "DeepseekV4ForCausalLMNextN"}
 
 
 def mtp_draft_arch(model_type: str, version: str) -> str:

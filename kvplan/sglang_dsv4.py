@@ -79,8 +79,30 @@ attention 8, --max-running-requests 512, 2026-07-24 ("bytes_per_full_token=13735
 c128_state_fixed=1.01 GB, full_token=9217792"), file 62139008554; V4-Flash, 2026-05-15 ("DSv4 memory calculation:
 bytes_per_full_token=15955.85": the 0.5.12 rule, 44 entries and the HCA ring per token), file 55027354440.
 
-Not modelled (refused by field): speculative decoding (its rings of 16 / 256 rows and the (L + 1) / L inflation),
-a --page-size other than 256 is overridden (noted). On ROCm the indexer is priced at fp8 (132 B; 0.5.20's opt-in
+Speculative decoding (read 2026-12-03 in the 0.5.14 - 0.5.23 wheels: DSV4PoolConfigurator, deepseek_v4_memory_pool.py
+get_compress_state_ring_size, kv_cache_configurator.py, models/deepseek_v4_nextn.py, arg_groups/deepseek_v4_hook.py).
+SGLang serves DeepSeek-V4 with --speculative-algorithm EAGLE --speculative-eagle-topk 1 (the hook asserts EAGLE or
+DSPARK and top-k == 1 before the speculative hook resolves NEXTN or fills the top-k default: NEXTN, or no top-k, fails) on the checkpoint's MTP layer (DeepseekV4ForCausalLMNextN: one sliding-window
+decoder layer, compress ratio 0; its own embed_tokens / lm_head, whole under DP attention / split over TP, are resident
+while the pool is sized and replaced by the target's after). With any algorithm (is_speculative; 0.5.21+: draft tokens
+> 0) the configurator prices (``speculative=True`` below)::
+
+    rings        = 16 rows a CSA ring, 256 an HCA ring (8 / 128 without)
+    bpft_spec    = bpft(rings) x (L + 1) / L            L = this stage's layers: the draft worker's reserve
+    c128_fixed   = ceil((slots x 256 + 257) / 128) x 128 x 4096 x L128
+
+--speculative-num-steps S gives D = S + 1 draft tokens (top-k 1 resets --speculative-num-draft-tokens to it); no rule
+reads D but 0.5.18+'s _assert_ring_serves_draft_tokens (D <= 16 - 8 + 2 = 10 with a CSA layer: refused above). The
+draft worker's own DeepSeekV4TokenToKVPool takes the target's full / SWA sizes with its compressed pools and states
+zeroed: one sliding-window layer of swa tokens, inside the reserve (the rest of the reserve stays free).
+max_running_requests stays DSV4's 256 (set before the speculative hook's 48). Worked number, V4-Flash, 0.5.20, r 0.1:
+(2511.2 + 3066 + 91.25 + 693 + 2150.4 + 537.6) x 44 / 43 = 9049.45 x 44 / 43 = 9259.90 B (a DSpark V4-Flash figure,
+search-index file 59794631809, 2026-08-20, reads "bytes_per_full_token=9259.90"); 0.5.21: (0.1 x 38,595 + 3764.25 +
+135) x 44 / 43 = 7939.19 B; HCA rings at 256 requests 66,176 x 4096 x 20 = 5,421,137,920 B.
+Refused (by field): NGRAM / EAGLE3 / STANDALONE (SGLang asserts EAGLE / DSPARK), DSPARK (not modelled), MTP under PP
+(each stage inflates by its own layers; the draft's placement not read), D > 10 on 0.5.18+ (SGLang asserts).
+Not modelled (opt-in): adaptive speculation (max_speculative_num_draft_tokens), online c128 compression with MTP.
+A --page-size other than 256 is overridden (noted). On ROCm the indexer is priced at fp8 (132 B; 0.5.20's opt-in
 fp4 indexer and the unified-KV Triton backend, both off by default, are not modelled). Not modelled on the 0.5.21
 line either (all opt-in): --dsv4-attn-backend trtllm (a 512 B uniform-fp8 entry, no page padding),
 SGLANG_DSV4_KV_LAYOUT=v41 on SM 10.x, SGLANG_DSV4_COMPRESS_STATE_DTYPE=bfloat16. DeepSeek-V4.1 (model_type
@@ -98,6 +120,16 @@ DSV4_MAX_RUNNING_REQUESTS = 256  # max_running_requests when not given (deepseek
 DSV4_SWA_WINDOW = 128  # the config's sliding_window (window_size), the 0.5.20 c4_state divisor (swa_page_size)
 DSV4_C4_RING_ROWS = 8  # get_compress_state_ring_size(4) without speculative decoding
 DSV4_C128_RING_ROWS = 128  # get_compress_state_ring_size(128) without speculative decoding (offline compress)
+# With speculative decoding (mem_cache/deepseek_v4_memory_pool.py get_compress_state_ring_size, 0.5.14 - 0.5.23 wheels,
+# read 2026-12-03: is_speculative, from 0.5.21 num_draft_tokens > 0): 16 rows a CSA ring, 256 an HCA ring.
+DSV4_C4_RING_ROWS_SPEC = 16
+DSV4_C128_RING_ROWS_SPEC = 256
+# DSV4PoolConfigurator.__init__ (0.5.14 - 0.5.23): "draft_layers = 1", bytes_per_full_token *= (L + 1) / L.
+DSV4_DRAFT_LAYERS = 1
+# _assert_ring_serves_draft_tokens (0.5.18 - 0.5.23): max_speculative_num_draft_tokens <= get_compress_state_write_pad
+# = ring - window + 2, window 2 x 4 = 8 (CSA) / 128 (HCA): 16 - 8 + 2 = 10 with a CSA layer (HCA: 256 - 128 + 2 = 130).
+DSV4_SPEC_MAX_DRAFT_TOKENS = 10
+_DRAFT_ASSERT_LINES = ("0.5.18", "0.5.20", "0.5.21")
 DSV4_STATE_BYTES = 4  # SGLANG_DSV4_COMPRESS_STATE_DTYPE default "float32"
 DSV4_KV_DTYPES = ("auto", "fp8", "fp8_e4m3", "bfloat16", "bf16")  # SGLang asserts fp8_e4m3 / bfloat16 ("auto" -> fp8)
 
@@ -123,8 +155,19 @@ def swa_ratio(version: str, given: float | None) -> float:
     return given
 
 
-def dsv4_refusal(version: str, kv_cache_dtype: str, speculative: str) -> tuple[str, str] | None:
-    """(field, message) when kvplan cannot plan DeepSeek-V4 on this SGLang line as SGLang sizes it, else None."""
+def ring_rows(speculative: bool) -> tuple[int, int]:
+    """(CSA, HCA) compressor-state ring rows a request slot (get_compress_state_ring_size): (8, 128), speculating
+    (16, 256)."""
+    return (DSV4_C4_RING_ROWS_SPEC, DSV4_C128_RING_ROWS_SPEC) if speculative else (DSV4_C4_RING_ROWS,
+                                                                                  DSV4_C128_RING_ROWS)
+
+
+def dsv4_refusal(version: str, kv_cache_dtype: str, speculative: str, draft_tokens: int = 0, pp: int = 1,
+                 csa_layers: bool = True) -> tuple[str, str] | None:
+    """(field, message) when kvplan cannot plan DeepSeek-V4 on this SGLang line as SGLang sizes it, else None.
+    ``speculative``: kvplan's method ("mtp" is SGLang's EAGLE on the checkpoint's MTP layer); ``draft_tokens`` D =
+    --speculative-num-draft-tokens as SGLang runs it (steps + 1 under top-k 1); ``pp`` the pipeline stages;
+    ``csa_layers``: the model has a compress-ratio-4 layer (the 10-token ring bound applies)."""
     if version in _NO_CLASS:
         return ("sglang_version", (f"SGLang {version} cannot load 'deepseek_v4': its wheels hold no "
                 f"DeepseekV4ForCausalLM (models/deepseek_v4.py); the first SGLang release that serves it is "
@@ -134,13 +177,23 @@ def dsv4_refusal(version: str, kv_cache_dtype: str, speculative: str) -> tuple[s
                 f"(DeepseekV4ForCausalLM arrives in {SGLANG_DSV4_FIRST_RELEASE}); 0.5.12 counts every compress_ratios "
                 "entry (the MTP layer's too) in its DSV4 pool, 0.5.13 only the served layers: two rules in one line, "
                 "not modelled. Pick 0.5.14 or newer"))
-    if speculative != "none":  # SGLang's flag, as every other SGLang speculative refusal names it
+    if speculative not in ("none", "mtp"):  # SGLang's flag, as every other SGLang speculative refusal names it
         return ("--speculative-algorithm", (
-            "DeepSeek-V4 with speculative decoding (any --speculative-algorithm) on SGLang is not modelled: "
-            "DSV4PoolConfigurator then sizes its compressor-state rings for speculation (get_compress_state_ring_size "
-            "with is_speculative), inflates bytes_per_full_token by (layers + 1) / layers for the draft worker and "
-            "lengthens the SWA pool's per-request tail by the draft tokens (pool_configurator.py, 0.5.20 wheel). "
-            "Plan it without speculative decoding, or its MTP on vLLM"))
+            f"{speculative!r} on DeepSeek-V4: SGLang refuses it (apply_deepseek_v4_defaults asserts "
+            "--speculative-algorithm EAGLE, with --speculative-eagle-topk 1, or DSPARK from 0.5.17; deepseek_v4_hook.py "
+            "0.5.14 - 0.5.23). kvplan plans EAGLE on the checkpoint's MTP layer; DSPARK is not modelled"))
+    if speculative == "mtp" and pp > 1:
+        return ("--speculative-algorithm", (
+            "DeepSeek-V4 MTP under pipeline parallelism on SGLang: each stage's DSV4PoolConfigurator inflates its own "
+            "bytes_per_full_token by (its layers + 1) / its layers while the draft runs on one stage; kvplan did not "
+            "read how the draft's pool is placed there: not modelled. Plan it with --pp-size 1"))
+    if (speculative == "mtp" and csa_layers and version in _DRAFT_ASSERT_LINES
+            and draft_tokens > DSV4_SPEC_MAX_DRAFT_TOKENS):
+        return ("--speculative-num-draft-tokens", (
+            f"{draft_tokens} draft tokens on DeepSeek-V4: SGLang {version}+ refuses to start (_assert_ring_serves_"
+            f"draft_tokens: a 16-row CSA compressor-state ring serves at most 16 - 8 + 2 = "
+            f"{DSV4_SPEC_MAX_DRAFT_TOKENS} draft tokens). Use --speculative-num-steps "
+            f"{DSV4_SPEC_MAX_DRAFT_TOKENS - 1} or fewer"))
     if kv_cache_dtype not in DSV4_KV_DTYPES:
         return ("kv_cache_dtype", (f"SGLang serves DeepSeek-V4 with --kv-cache-dtype fp8_e4m3 or bfloat16 only (it "
                 f"asserts so); {kv_cache_dtype!r} is refused"))
@@ -203,37 +256,44 @@ def cap_sizing_line(swa: int, prefix_tails: int) -> str:
 
 def bytes_per_full_token(rule: str, layers: int, csa_layers: int, hca_layers: int, nope_dim: int = 448,
                          rope_dim: int = 64, index_dim: int = 128, window: int = 128,
-                         swa_ratio: float = DSV4_SWA_FULL_TOKENS_RATIO) -> float:
+                         swa_ratio: float = DSV4_SWA_FULL_TOKENS_RATIO, speculative: bool = False) -> float:
     """SGLang's bytes a "full token" costs over every DSV4 pool (``_get_bytes_per_full_token``), a float, summed in
     SGLang's own order so that int(available / bpft) is SGLang's. Inputs: the stage's layers, CSA (ratio 4) and HCA
     (ratio 128) layers; head dims (NoPE 448 + RoPE 64 = 512, indexer 128); the sliding window W (SWA page) in tokens.
     Formula in the module docstring. Worked number: V4-Flash (43, 21, 20), "c128_fixed" -> 7705.45 B, "page_padded" ->
-    7086.75 B; V4-Pro (61, 30, 31) at swa_ratio 0.15 -> 13735.04 B ("c128_fixed")."""
+    7086.75 B; V4-Pro (61, 30, 31) at swa_ratio 0.15 -> 13735.04 B ("c128_fixed"). ``speculative``: the rings of 16 /
+    256 rows (ring_rows), then the whole sum x (L + 1) / L for the draft worker: V4-Flash "c128_fixed" -> (2511.2 +
+    3066 + 91.25 + 693 + 2150.4 + 537.6) x 44 / 43 = 9049.45 x 44 / 43 = 9259.90 B."""
+    c4_rows, c128_rows = ring_rows(speculative)
     kv_bytes = nope_dim + rope_dim * 2 + 8
     indexer_bytes = index_dim + index_dim // 128 * 4
     head = nope_dim + rope_dim
     c4_state_bytes = 2 * 2 * head * DSV4_STATE_BYTES
     c128_state_bytes = 2 * 1 * head * DSV4_STATE_BYTES
     c4_indexer_state_bytes = 2 * 2 * index_dim * DSV4_STATE_BYTES
-    c4_state_ratio = DSV4_C4_RING_ROWS / window
-    c128_state_ratio = DSV4_C128_RING_ROWS / window if rule == "state_per_token" else 0
+    c4_state_ratio = c4_rows / window
+    c128_state_ratio = c128_rows / window if rule == "state_per_token" else 0
     c4_frac = 1 / 4
+    # DSV4PoolConfigurator: bytes_per_full_token *= (target + draft) / target, after the sum (1.0: not speculating)
+    infl = (layers + DSV4_DRAFT_LAYERS) / layers if speculative else 1.0
     if rule == "page_padded":
-        bpswa = bytes_per_swa_token(layers, csa_layers, nope_dim, rope_dim, index_dim)
+        bpswa = bytes_per_swa_token(layers, csa_layers, nope_dim, rope_dim, index_dim, speculative)
         compressed = 0  # sum() over stage_owner_layers in SGLang's order: ratio 4, then 128
         if csa_layers:
             compressed += (c4_frac * paged_kv_bytes_per_token(DSV4_PAGE_TOKENS // 4, kv_bytes)
                            + 1 / 4 * indexer_bytes) * csa_layers
         if hca_layers:
             compressed += 1 / 128 * paged_kv_bytes_per_token(DSV4_PAGE_TOKENS // 128, kv_bytes) * hca_layers
-        return swa_ratio * bpswa + compressed
-    return (swa_ratio * kv_bytes * layers
+        bpft = swa_ratio * bpswa + compressed
+        return bpft * infl if speculative else bpft
+    bpft = (swa_ratio * kv_bytes * layers
             + c4_frac * kv_bytes * csa_layers
             + 1 / 128 * kv_bytes * hca_layers
             + 1 / 4 * indexer_bytes * csa_layers
             + swa_ratio * c4_state_ratio * c4_state_bytes * csa_layers
             + swa_ratio * c128_state_ratio * c128_state_bytes * hca_layers  # 0 on "c128_fixed" (a fixed ring)
             + swa_ratio * c4_state_ratio * c4_indexer_state_bytes * csa_layers)
+    return bpft * infl if speculative else bpft
 
 
 def paged_kv_bytes_per_token(page_tokens: int, kv_bytes: int = 584) -> float:
@@ -245,27 +305,32 @@ def paged_kv_bytes_per_token(page_tokens: int, kv_bytes: int = 584) -> float:
 
 
 def bytes_per_swa_token(layers: int, csa_layers: int, nope_dim: int = 448, rope_dim: int = 64,
-                        index_dim: int = 128) -> float:
+                        index_dim: int = 128, speculative: bool = False) -> float:
     """Bytes one SWA slot costs across a stage (0.5.21+ ``_get_bytes_per_swa_token``): the padded SWA entry on every
     layer plus the CSA compressor states, priced per SWA slot as the ring's 8 rows per 256-token page:
     paged(256) x L + 8 / 256 x (2 x 2 x 512 x 4 + 2 x 2 x 128 x 4) x L4. Worked number: V4-Flash (43, 21) ->
-    585 x 43 + 0.03125 x 10240 x 21 = 25,155 + 6,720 = 31,875.0 B."""
+    585 x 43 + 0.03125 x 10240 x 21 = 25,155 + 6,720 = 31,875.0 B; ``speculative`` (16-row rings, before the
+    (L + 1) / L inflation bytes_per_full_token applies): 25,155 + 0.0625 x 10240 x 21 = 38,595.0 B."""
     kv_bytes = nope_dim + rope_dim * 2 + 8
     head = nope_dim + rope_dim
     c4_state_bytes = 2 * 2 * head * DSV4_STATE_BYTES
     c4_indexer_state_bytes = 2 * 2 * index_dim * DSV4_STATE_BYTES
-    c4_state_ratio = DSV4_C4_RING_ROWS / DSV4_PAGE_TOKENS
+    c4_state_ratio = ring_rows(speculative)[0] / DSV4_PAGE_TOKENS
     return (paged_kv_bytes_per_token(DSV4_PAGE_TOKENS, kv_bytes) * layers
             + c4_state_ratio * (c4_state_bytes + c4_indexer_state_bytes) * csa_layers)
 
 
-def c128_state_fixed_bytes(rule: str, hca_layers: int, running_per_worker: int, head_dim: int = 512) -> int:
+def c128_state_fixed_bytes(rule: str, hca_layers: int, running_per_worker: int, head_dim: int = 512,
+                           speculative: bool = False) -> int:
     """The HCA compressors' request-scoped fp32 state rings (``_get_c128_state_fixed_bytes``, line "c128_fixed"):
-    rows = ceil((slots x 128 + 128 + 1) / 128) x 128, slots = running + 1; bytes = rows x 2 x head_dim x 4 x L128.
-    Worked number: 256 running requests, 20 HCA layers: 33,152 x 4096 x 20 = 2,715,811,840 B; 0 on "state_per_token"."""
+    rows = ceil((slots x ring + ring + 1) / 128) x 128, slots = running + 1, ring 128 (256 speculating); bytes = rows
+    x 2 x head_dim x 4 x L128. Worked number: 256 running requests, 20 HCA layers: 33,152 x 4096 x 20 = 2,715,811,840 B
+    (speculating: ceil((257 x 256 + 257) / 128) x 128 = 66,176 rows x 4096 x 20 = 5,421,137,920 B); 0 on
+    "state_per_token"."""
     if rule not in ("c128_fixed", "page_padded") or not hca_layers:
         return 0
-    rows = cdiv((running_per_worker + 1) * DSV4_C128_RING_ROWS + DSV4_C128_RING_ROWS + 1, 128) * 128
+    ring = ring_rows(speculative)[1]
+    rows = cdiv((running_per_worker + 1) * ring + ring + 1, 128) * 128
     return rows * 2 * head_dim * DSV4_STATE_BYTES * hca_layers
 
 
@@ -284,9 +349,11 @@ def stage_counts(layers) -> tuple[int, int, int]:
 
 
 def stage_pool(version: str, layers, available_bytes: int, running_per_worker: int,
-               page: int = DSV4_PAGE_TOKENS, ratio: float = DSV4_SWA_FULL_TOKENS_RATIO) -> tuple[float, int, int]:
+               page: int = DSV4_PAGE_TOKENS, ratio: float = DSV4_SWA_FULL_TOKENS_RATIO,
+               speculative: bool = False) -> tuple[float, int, int]:
     """(bpft, c128_fixed bytes, full tokens) of one stage on SGLang ``version`` (a DSV4_LINE_RULES line); ``ratio``:
-    the effective --swa-full-tokens-ratio (swa_ratio)."""
+    the effective --swa-full-tokens-ratio (swa_ratio); ``layers`` the target's own (not the MTP layer: SGLang slices
+    compress_ratios to the stage); ``speculative``: an EAGLE draft worker beside it (its rings and inflation)."""
     rule = DSV4_LINE_RULES.get(version)
     if rule is None:
         raise PlanInputError("sglang_version", f"SGLang {version}: no DeepSeek-V4 pool rule")
@@ -295,13 +362,13 @@ def stage_pool(version: str, layers, available_bytes: int, running_per_worker: i
     rope = cache.qk_rope_head_dim
     index_dim = next((layer.cache.index_head_dim for layer, _ in layers if layer.cache.index_head_dim), 128)
     bpft = bytes_per_full_token(rule, total, csa, hca, cache.head_dim - rope, rope, index_dim, cache.sliding_window,
-                                ratio)
-    fixed = c128_state_fixed_bytes(rule, hca, running_per_worker, cache.head_dim)
+                                ratio, speculative)
+    fixed = c128_state_fixed_bytes(rule, hca, running_per_worker, cache.head_dim, speculative)
     return bpft, fixed, full_tokens(available_bytes, bpft, fixed, page)
 
 
 def log_lines(bpft: float, available_bytes: int, fixed: int, tokens: int, rule: str,
-              ratio: float = DSV4_SWA_FULL_TOKENS_RATIO, version: str = "") -> list[str]:
+              ratio: float = DSV4_SWA_FULL_TOKENS_RATIO, version: str = "", speculative: bool = False) -> list[str]:
     """SGLang's own DSV4 lines (pool_configurator.py), in place of the generic "KV Cache is allocated" one. On
     "page_padded" (0.5.21 - 0.5.23) in their order and words: "DSV4 SWA sizing" (_compute_dsv4_sizes; V4 is always
     "ratio (explicit)", see the module docstring), "DSV4 memory calculation" (with the unified / DSpark flags and the
@@ -310,8 +377,9 @@ def log_lines(bpft: float, available_bytes: int, fixed: int, tokens: int, rule: 
     (explicit), swa_tokens=99840, swa_full_tokens_ratio=0.1" and "DSV4 pool sizes: full=1000192, swa=99840,
     c4=250048, c128=7814, c4_state=3120, c128_state=0". ``version`` "0.5.20": that wheel's wording (the unified flags,
     swa_ring_fixed / c4_state_fixed, c4_state = swa // 128 x 8 by the sliding window); older lines print the shorter
-    lines of the pinned 0.5.15.post1 log."""
+    lines of the pinned 0.5.15.post1 log. ``speculative``: c4_state by the 16-row ring (0.5.20: swa // 128 x 16)."""
     swa = swa_tokens(tokens, ratio, DSV4_PAGE_TOKENS)
+    c4_rows = ring_rows(speculative)[0]
     if rule == "page_padded":
         return [f"DSV4 SWA sizing: mode=ratio (explicit), swa_tokens={swa}, swa_full_tokens_ratio={ratio}",
                 "DSV4 memory calculation: unified=False, unified_fp8=False, dspark_draft_bf16=False, "
@@ -319,14 +387,14 @@ def log_lines(bpft: float, available_bytes: int, fixed: int, tokens: int, rule: 
                 f"c128_state_fixed={fixed / GiB:.2f} GB, c2_state_fixed=0.00 GB, swa_fixed=0.00 GB, "
                 f"swa_ring_fixed=0.00 GB, c4_state_fixed=0.00 GB, full_token={tokens}",
                 f"DSV4 pool sizes: full={tokens}, swa={swa}, c4={tokens // 4}, c128={tokens // 128}, "
-                f"c4_state={swa // DSV4_PAGE_TOKENS * DSV4_C4_RING_ROWS}, c128_state=0"]
+                f"c4_state={swa // DSV4_PAGE_TOKENS * c4_rows}, c128_state=0"]
     if version == "0.5.20":
         return ["DSV4 memory calculation: unified=False, unified_fp8=False, "
                 f"bytes_per_full_token={bpft:.2f}, available_bytes={available_bytes / GiB:.2f} GB, "
                 f"c128_state_fixed={fixed / GiB:.2f} GB, swa_ring_fixed=0.00 GB, c4_state_fixed=0.00 GB, "
                 f"full_token={tokens}",
                 f"DSV4 pool sizes: full={tokens}, swa={swa}, c4={tokens // 4}, c128={tokens // 128}, "
-                f"c4_state={swa // DSV4_SWA_WINDOW * DSV4_C4_RING_ROWS}, c128_state=0"]
+                f"c4_state={swa // DSV4_SWA_WINDOW * c4_rows}, c128_state=0"]
     calc = (f"DSV4 memory calculation: bytes_per_full_token={bpft:.2f}, available_bytes={available_bytes / GiB:.2f} GB, "
             + (f"c128_state_fixed={fixed / GiB:.2f} GB, " if rule == "c128_fixed" else "") + f"full_token={tokens}")
     return [calc, f"DSV4 pool sizes: full={tokens}, swa={swa}, c4={tokens // 4}, c128={tokens // 128}"]

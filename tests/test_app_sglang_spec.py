@@ -157,9 +157,9 @@ def test_import_refuses_what_the_core_does_not_plan_naming_the_flag():
         ("python -m sglang.launch_server --model-path meta-llama/Llama-3.1-8B-Instruct --speculative-algorithm EAGLE "
          "--speculative-draft-model-path lmsys/sglang-EAGLE-LLaMA3-Instruct-8B",
          "kvplan ships no EAGLE (1) head, so this draft path is not planned", "--speculative-draft-model-path"),
-        # DeepSeek-V4 with any algorithm: its speculative pools are not modelled
-        ("python -m sglang.launch_server --model-path deepseek-ai/DeepSeek-V4-Flash --speculative-algorithm EAGLE "
-         "--tp 4", "(any --speculative-algorithm) on SGLang is not modelled", "--speculative-algorithm")]:
+        # DeepSeek-V4 with NGRAM: SGLang refuses it (EAGLE on its MTP layer is planned: tests/test_sglang_dsv4_spec.py)
+        ("python -m sglang.launch_server --model-path deepseek-ai/DeepSeek-V4-Flash --speculative-algorithm NGRAM "
+         "--tp 4", "'ngram' on DeepSeek-V4: SGLang refuses it", "--speculative-algorithm")]:
         at.text_area(key="w.command").set_value(line).run()
         assert not at.exception and flag in errors(at) and why in errors(at), line
         assert "KV cache tokens" not in metrics(at)

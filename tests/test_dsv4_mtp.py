@@ -153,7 +153,7 @@ def test_the_hidden_state_buffer_by_release(version, method, hidden):
     assert terms["DeepSeek-V4 model buffers (in weights)"].bytes == 8_388_608 + hidden
 
 
-def test_vllm_mtp_plans_sglang_mtp_is_refused():
+def test_vllm_mtp_plans_sglang_ngram_is_refused():
     spec = parse_config(json.loads((FIXTURES / "deepseek-v4-flash.json").read_text()), "deepseek-v4-flash")
     p = plan(spec, get_gpu("B200"), EngineConfig(vllm_version="0.25", speculative_method="mtp",
                                                    num_speculative_tokens=1, max_model_len=65536), Layout(tp=8))
@@ -162,8 +162,7 @@ def test_vllm_mtp_plans_sglang_mtp_is_refused():
     mtp = [w for w in p.warnings if w.startswith("MTP draft (vLLM, 1 token)")]
     # the one public DSv4 MTP log's measured gap travels with every DSv4 MTP plan (10.29 logged vs 13.44 planned)
     assert len(mtp) == 1 and "3.15 GiB below this plan's (10.29 vs 13.44 GiB" in mtp[0] and "upper limit" in mtp[0]
-    # SGLang's DeepSeek-V4 speculation stays refused (its DSV4 pools with a draft: _sglang_dsv4_engine's refusal)
-    with pytest.raises(PlanInputError,
-                       match=r"DeepSeek-V4 with speculative decoding \(any --speculative-algorithm\) on SGLang"):
-        plan(spec, get_gpu("B200"), EngineConfig(engine="sglang", speculative_method="mtp", num_speculative_tokens=1,
+    # SGLang's DeepSeek-V4 MTP is planned (tests/test_sglang_dsv4_spec.py); NGRAM, which SGLang refuses for it, is not
+    with pytest.raises(PlanInputError, match=r"'ngram' on DeepSeek-V4: SGLang refuses it"):
+        plan(spec, get_gpu("B200"), EngineConfig(engine="sglang", speculative_method="ngram", num_speculative_tokens=1,
                                                  max_model_len=65536), Layout(tp=8))

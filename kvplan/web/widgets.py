@@ -495,6 +495,14 @@ def knobs_set(state: PlanState, page: str) -> list[str]:
 SGLANG_ALGORITHM = {"mtp": "NEXTN", "ngram": "NGRAM", "eagle": "EAGLE", "eagle3": "EAGLE3", "draft_model": "STANDALONE"}
 
 
+def _model_type(state: PlanState) -> str | None:
+    """The state's model_type, None where its config does not parse (the pages say why)."""
+    try:
+        return cached.spec(state).model_type
+    except KvplanError:
+        return None
+
+
 def knob_text(state: PlanState, name: str) -> str:
     """One engine knob of ``state`` as the engine's command line (or environment, or the sidebar's own box) says it:
     the "Set: ..." caption under the closed Engine knobs, which named kvplan's fields ("speculative_method=mtp").
@@ -518,6 +526,10 @@ def knob_text(state: PlanState, name: str) -> str:
         return "--enable-prefix-caching" if value else "--no-enable-prefix-caching"
     if name == "speculative_method":
         if sglang:
+            if value == "mtp" and _model_type(state) == "deepseek_v4":
+                # deepseek_v4_hook.py asserts EAGLE (or DSPARK) and top-k == 1 before NEXTN is resolved or the top-k
+                # default filled (kvplan.sglang_dsv4)
+                return "--speculative-algorithm EAGLE --speculative-eagle-topk 1"
             return f"--speculative-algorithm {SGLANG_ALGORITHM.get(value, value)}"
         return f"--speculative-config method={value}"
     if name == "num_speculative_tokens":
