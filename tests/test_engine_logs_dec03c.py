@@ -1,6 +1,6 @@
 """Public vLLM start-up logs of Qwen3.8-27B-shaped hybrids (Gated DeltaNet + full attention) on 0.28 - 0.29 builds,
 reproduced from their launch inputs (the 2026-12-03 round c: an RTX 5000 Ada at two context lengths, an 80 GiB AMD
-ROCm device with and without MTP, an H200 layout).
+ROCm device with and without MTP, a DGX Spark at 32K and 768K, an H200 layout).
 
 No public log of vLLM 0.32.0, 0.33.x or 0.34.0 was found in reach (searched 2026-12-03: the engine's own source line
 numbers of those wheels, gpu_worker.py:759 / 772 / 795 "Available KV cache memory", kv_cache_utils.py:2327 / 1147 /
@@ -55,6 +55,20 @@ Sources (all read 2026-12-03):
   1,400,832 tokens, Maximum concurrency for 32,768 tokens per request: 42.75x". Neither the checkpoint nor the
   utilization is in the excerpt, so only the layout is pinned: a 784-token page at TP 1 with bf16 KV is the 27B
   Qwen3.5 / 3.6 / 3.8 shape (the qwen3.5-27b preset; 1568 with fp8 KV, tests/test_engine_logs_2026d.py).
+- GB10-027-QWEN38-BF16: a coding agent's session transcripts on a DGX Spark (index file ids 61316607224 "phase 1" and
+  61222544093 "phase 2", 2026-08-23): "Free memory on device (112.26/119.63 GiB)", the FlashInfer autotune cache
+  directory ".../0.6.16.post3/121a/..." (sm121: GB10) and ``free -h`` "Mem: 119Gi" (unified memory); vLLM 0.27 (its
+  lines gpu_worker.py:563 / :726 / :789, gpu_model_runner.py:5405 / :6806, kv_cache_utils.py:2235 are the 0.27.0
+  wheel's); the bf16 Qwen3.8-27B (/home/admin/models/qwen3.8-27b, 18 shards, "Checkpoint size: 51.75 GiB"). Phase 2:
+  ``vllm serve /home/admin/models/qwen3.8-27b --port 8000 --trust-remote-code --no-enable-prefix-caching
+  --max-model-len 786432 --gpu-memory-utilization 0.92 --hf-overrides {"text_config": {"rope_parameters": {...
+  "rope_type": "yarn", ... "factor": 3.0, "original_max_position_embeddings": 262144}}} --enable-auto-tool-choice
+  --tool-call-parser qwen3_xml --reasoning-parser qwen3``: "Model loading took 51.35 GiB memory", "Estimated CUDA
+  graph memory: 1.94 GiB total", "Available KV cache memory: 50.29 GiB", "GPU KV cache size: 820,013 tokens",
+  "Maximum concurrency for 786,432 tokens per request: 1.04x", "Actual usage is 55.99 GiB for consumed memory (weights
+  + non-torch), 3.78 GiB for peak activation". Phase 1 (its command is not in the excerpt): "51.7 GiB", "GPU KV cache
+  size: 786,432 tokens", "Maximum concurrency for 32,768 tokens per request: 24.00x". kvplan has no GB10 card (unified
+  memory: the logged non-torch is 55.99 - 51.35 = 4.64 GiB), so only the layout and the weights are pinned.
 """
 
 import pytest
@@ -229,3 +243,40 @@ def test_h200_v0_29_qwen3x_27b_fp8_layout_reads_the_token_line_as_whole_blocks()
     assert (p.block_size, p.ranks[0].bytes_per_block, p.blocks_per_request) == (784, PAGE_784_BF16, 48)
     assert p.num_blocks == 2052 and p.kv_cache_tokens == 1_400_832 and f"{p.max_concurrency:.2f}" == "42.75"
     assert [int(b / 48 * 32_768) for b in (2051, 2053)] == [1_400_149, 1_401_514]
+
+
+# ------------------------------------------------------------ GB10-027-QWEN38-BF16: vLLM 0.27, DGX Spark, 32K / 768K
+
+GB10_CMD = ("vllm serve /home/admin/models/qwen3.8-27b --port 8000 --trust-remote-code --no-enable-prefix-caching "
+            "--max-model-len {} --gpu-memory-utilization 0.92 --enable-auto-tool-choice --tool-call-parser qwen3_xml "
+            "--reasoning-parser qwen3")
+GB10 = custom_gpu(119.63, 0.273, 100, name="GB10-standin", gpus_per_node=1)  # the logged total; the layout reads none
+
+
+@pytest.mark.parametrize("max_model_len, pool_gib, blocks, per_request, tokens, conc", [
+    (32_768, 51.7, 1080, 45, 786_432, "24.00"), (786_432, 50.29, 1050, 1007, 820_013, "1.04")], ids=["32k", "768k"])
+def test_gb10_v0_27_qwen38_bf16_layout_from_the_logged_pools(max_model_len, pool_gib, blocks, per_request, tokens,
+                                                              conc):
+    # bf16 KV, prefix caching off: 784-token blocks of 51,380,224 B and 1 state page in each of the 3 GDN groups.
+    # 32K: 42 + 3 = 45 blocks a request; 51.7 GiB ([51.695, 51.705)) // 51,380,224 = 1080 blocks, 1080 / 45 = 24.00x,
+    # int(24 x 32,768) = 786,432 tokens (with 'align''s 48 a request 786,432 tokens would need 1152 blocks = 55.1 GiB,
+    # so phase 1 ran with prefix caching off too). 768K: cdiv(786,432, 784) = 1004 + 3 = 1007; 50.29 GiB // 51,380,224
+    # = 1050 blocks, int(1050 / 1007 x 786,432) = 820,013 tokens, 1.04x: both as logged. A pool printed "50.29" holds
+    # 1050 or 1051 blocks ([50.285, 50.295) GiB); 1051 would read 820,794 tokens, so the log's pool held 1050
+    p = _plan(GB10_CMD.format(max_model_len), "qwen3.5-27b", GB10, "0.27", kv_cache_memory_bytes=round(pool_gib * GiB))
+    assert (p.block_size, p.ranks[0].bytes_per_block, p.blocks_per_request) == (784, PAGE_784_BF16, per_request)
+    assert p.num_blocks == blocks and p.kv_cache_tokens == tokens and f"{p.max_concurrency:.2f}" == conc
+    lo, hi = (int(g * GiB) // PAGE_784_BF16 for g in (pool_gib - 0.005, pool_gib + 0.0049))
+    assert [b for b in range(lo, hi + 1) if int(b / per_request * max_model_len) == tokens] == [blocks]
+
+
+def test_gb10_v0_27_qwen38_bf16_weights():
+    # the bf16 stand-in with its vision tower: 54,849,772,000 B = 51.08 GiB against "Model loading took 51.35 GiB"
+    # (-0.27, inside 1 % of 51.35). The --hf-overrides YaRN factor 3 is not planned (kvplan.vllm_args: edit the
+    # config instead); kvplan's MRoPE table is 262,144 x 4 rows x 64 x 2 B = 128 MiB either way (vllm_rope_rows: the
+    # MRotaryEmbedding branch), and whether 0.27.0's MRoPE path with a YaRN type sizes it by the factor was not read:
+    # 3 x the rows would be +0.25 GiB, close to the residual, unverified
+    p = _plan(GB10_CMD.format(786_432), "qwen3.5-27b", GB10, "0.27")
+    assert p.ranks[0].weights_bytes == 54_849_772_000 and close_gib(p.ranks[0].weights_bytes, 51.35)
+    rope = next(t.bytes for t in p.ranks[0].terms if t.name.startswith("rotary"))
+    assert rope == 262_144 * 4 * 64 * 2 == 134_217_728
