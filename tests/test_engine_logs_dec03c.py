@@ -348,9 +348,9 @@ def test_h100_v0_27_1_qwen38_fp8_pool_from_the_flags():
 
 
 @pytest.mark.xfail(strict=True, reason=(
-    "The same Qwen3.8-27B-FP8 H100 0.27.1 launch at the default 1024 sequences: vLLM's pool held 694 blocks (33.16 "
-    "GiB; 'max_num_seqs (1024) exceeds available Mamba cache blocks (694)'), kvplan plans 775 (37.12 GiB): +81 blocks, "
-    "+3.96 GiB, +11.7 %. Against the 256-sequence log the 768 more sampler rows cost vLLM 829 - 694 = 135 blocks = "
+    "The same Qwen3.8-27B-FP8 H100 0.27.1 launch at the default 1024 sequences: vLLM's pool held 694 blocks (33.21 "
+    "GiB; 'max_num_seqs (1024) exceeds available Mamba cache blocks (694)'), kvplan plans 775 (a 37.12 GiB pool): +81 "
+    "blocks, +3.9 GiB, +11.7 %. Against the 256-sequence log the 768 more sampler rows cost vLLM 829 - 694 = 135 blocks = "
     "6.46 GiB, 9.0 MB a row (9.1 fp32 copies of a 248,320-entry logits row), where kvplan's peak grows 2.17 -> 3.95 "
     "GiB (its FlashInfer-sampler copies, 3.72 a row, over the encoder step) and its graph estimate 1.18 -> 1.55: the "
     "profile run's per-row bytes at 1024 rows on 0.27.1 are not what kvplan models; not read further"))
