@@ -352,8 +352,12 @@ def test_h100_v0_27_1_qwen38_fp8_pool_from_the_flags():
     "GiB; 'max_num_seqs (1024) exceeds available Mamba cache blocks (694)'), kvplan plans 775 (a 37.12 GiB pool): +81 "
     "blocks, +3.9 GiB, +11.7 %. Against the 256-sequence log the 768 more sampler rows cost vLLM 829 - 694 = 135 blocks = "
     "6.46 GiB, 9.0 MB a row (9.1 fp32 copies of a 248,320-entry logits row), where kvplan's peak grows 2.17 -> 3.95 "
-    "GiB (its FlashInfer-sampler copies, 3.72 a row, over the encoder step) and its graph estimate 1.18 -> 1.55: the "
-    "profile run's per-row bytes at 1024 rows on 0.27.1 are not what kvplan models; not read further"))
+    "GiB (its FlashInfer-sampler copies, 3.72 a row, over the encoder step) and its graph estimate 1.18 -> 1.55. A "
+    "candidate, not sized: this hybrid runs on the V1 runner in 0.27 (the log's gpu_model_runner.py lines), whose "
+    "_dummy_sampler_run samples twice, the second time with a per-request generator (logprobs mode 'raw_logprobs'), "
+    "and 0.27.0 TopKTopPSampler.forward_cuda sends a call with generators to the PyTorch-native sort-based top-k / "
+    "top-p path (fp32 sorted values + int64 indices + softmax + cumsum + the scattered result), more than kvplan's "
+    "FlashInfer figure; the 256-sequence pool (above, -0.40) bounds how much of it can be there at 256 rows"))
 def test_h100_v0_27_1_qwen38_fp8_default_1024_seqs_pool():
     p = _h100("")
     assert p.num_blocks == 694
