@@ -556,6 +556,13 @@ VLLM_CHANGES: dict[str, tuple[Release, str]] = {
                                            "generators dict is non-empty)'), so the V1 profile peak is the PyTorch-"
                                            "native top-k / top-p's even where FlashInfer samples: in the 0.21.0, "
                                            "0.22.0, 0.26.0 and 0.32.0 wheels, not in 0.20.0 / 0.20.1")),
+    # read 2026-12-03 in the 0.18.0 - 0.34.0 wheels (config/compilation.py resolve_cudagraph_mode_and_sizes; 0.18.0 /
+    # 0.19.0 instead cap the capture sizes at the block count with a warning, adjust_cudagraph_sizes_for_mamba_cache)
+    "mamba_full_graph_seqs": ((0, 20, 0), ("config/compilation.py resolve_cudagraph_mode_and_sizes raises 'max_num_seqs "
+                                           "(N) exceeds available Mamba cache blocks (M)' when the resolved mode has "
+                                           "FULL graphs, the KV cache config has Mamba-type layers (MambaSpec: Mamba, "
+                                           "GDN, short conv, linear attention) and max_num_seqs > num_blocks: in the "
+                                           "0.20.0 - 0.34.0 wheels; 0.18.0 / 0.19.0 cap the capture sizes instead")),
     "v2_ngram": ((0, 32, 0), ("config/vllm.py _get_v2_model_runner_unsupported_features lists 'ngram/ngram_gpu "
                               "speculative decoding' (V1 fallback) through 0.31.0, not in 0.32.0")),
     # read 2026-12-03 in the 0.33.0 wheel against 0.32.0 (pip download vllm==X --no-deps; flashinfer-python

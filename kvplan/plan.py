@@ -2494,6 +2494,9 @@ def plan(spec: ModelSpec, gpu: GpuSpec, engine: EngineConfig = EngineConfig(), l
                     longest_start(groups, block_size, in_flight, engine, num_blocks, len_rank * 64) * dcp)
         error = _start_error(engine, prof, ranks[tight], max_len, per_request, estimate, usable, num_blocks, tokens,
                              _dsv4_needed_bytes(groups, len_rank, block_size, in_flight) if dsv4 else None)
+        if error is None and not extensible:  # 0.34's capture sees the reservation, not the measured pool
+            error = _mamba_graph_error(spec, engine, prof, max_seqs, num_blocks)
+            fits = fits and error is None
         if error is None and engine.engine == "vllm" and engine.kv_cache_memory_bytes is None and pool_ok and (
                 not extensible):  # 0.34 sizes the pool after that warm-up: it cannot run out there
             error = spec.memo(("warmup-error", budget_key),
@@ -2614,6 +2617,11 @@ def _suggestions(spec, gpu, engine, layout, concurrency, base: Plan) -> list[str
         if util < 0.95:
             tries.append(("--gpu-memory-utilization 0.95", gpu,
                           engine.model_copy(update={"gpu_memory_utilization": 0.95}), layout, concurrency))
+        if base.start_error and base.start_error.startswith(MAMBA_GRAPH_ERROR) and base.num_blocks < seqs:
+            # vLLM's own fix: at most num_blocks sequences (fewer sampler rows only grow the pool)
+            if seqs <= 256 or base.num_blocks < 256:  # else --max-num-seqs 256 (above) is the smaller change
+                tries.append((f"--max-num-seqs {base.num_blocks}", gpu,
+                              engine.model_copy(update={"max_num_seqs": base.num_blocks}), layout, concurrency))
         if base.start_error and "warming up sampler" in base.start_error:
             # the warm-up runs out of the (1 - util) margin: a lower utilization leaves it more
             for lower in (0.95, 0.92, 0.90):
@@ -3788,6 +3796,31 @@ def _extensible_start_error(engine, rank: RankPlan, max_len, per_request, starts
             f"{docs}")
 
 
+MAMBA_GRAPH_ERROR = "ValueError: max_num_seqs"  # how _mamba_graph_error's text starts (the verdict and fixes read it)
+
+
+def _mamba_graph_error(spec: ModelSpec, engine: EngineConfig, prof, max_seqs: int, num_blocks: int) -> str | None:
+    """vLLM's refusal to capture FULL CUDA graphs for a hybrid whose pool holds fewer blocks than max_num_seqs, in its
+    words (VLLM_CHANGES "mamba_full_graph_seqs", 0.20.0 - 0.33.x here; 0.34's extensible cache captures against its
+    reservation), else None. Each decode sequence of a FULL graph needs one Mamba-type state block, so
+    config/compilation.py resolve_cudagraph_mode_and_sizes raises when all of: the resolved mode has FULL graphs (not
+    --enforce-eager, not cudagraph_mode NONE / PIECEWISE; kvplan takes the release's default mode as resolved, as its
+    graph estimate does), a recurrent-state layer (MambaSpec), and max_num_seqs > num_blocks. Worked number:
+    Qwen3.8-27B-FP8 on one H100, 0.27.1, the default 1,024 sequences: vLLM's pool held 694 blocks ('max_num_seqs
+    (1024) exceeds available Mamba cache blocks (694)', tests/test_engine_logs_dec03c.py); kvplan's 775 blocks fail
+    the same way."""
+    if engine.engine != "vllm" or not vllm_has(prof.version, "mamba_full_graph_seqs") or num_blocks <= 0:
+        return None
+    if engine.enforce_eager or engine.cudagraph_mode in ("NONE", "PIECEWISE") or (
+            engine.cudagraph_mode is None and prof.cudagraph_modes != 2):
+        return None
+    if max_seqs <= num_blocks or not _hybrid_moe(spec)[0]:
+        return None
+    return (f"{MAMBA_GRAPH_ERROR} ({max_seqs}) exceeds available Mamba cache blocks ({num_blocks}). Each decode "
+            "sequence requires one Mamba cache block, so CUDA graph capture cannot proceed. Please lower max_num_seqs "
+            f"to at most {num_blocks} or increase gpu_memory_utilization.")
+
+
 def _start_error(engine, prof, rank: RankPlan, max_len, per_request, starts, usable, num_blocks, tokens,
                  needed: int | None = None) -> str | None:
     """The error vLLM raises when it would refuse to start, in its own words (None when it starts)."""
@@ -3988,6 +4021,8 @@ def _verdict(fits, whole, concurrency, max_len, ranks, starts, error=None) -> st
     said = f" vLLM refuses to start: {error}" if error else ""
     if error and error.startswith("RuntimeError: CUDA out of memory occurred when warming up sampler"):
         return f"Does not start: the KV cache is sized, then vLLM runs out of memory in its sampler warm-up. {error}"
+    if error and error.startswith(MAMBA_GRAPH_ERROR):
+        return f"Does not start: the KV cache is sized, then vLLM refuses to capture its FULL CUDA graphs. {error}"
     if any(r.kv_pool_bytes <= 0 for r in ranks):
         worst = min(ranks, key=lambda r: r.kv_pool_bytes)
         return (f"Does not fit: stage {worst.pp_stage} has {-worst.kv_pool_bytes / GiB:.2f} GiB too little "

@@ -919,7 +919,10 @@ def _split_flag(tok: str) -> tuple[str, str | None]:
     if tok.startswith("-O."):  # 0.11's -O.mode=3: a key of --compilation-config
         tok = "--compilation-config" + tok[2:]
     name, eq, value = tok.partition("=")
-    if name in _ALIASES:
+    head, dot, key = name.partition(".")
+    if dot and head in _ALIASES:  # -cc.cudagraph_mode PIECEWISE: FlexibleArgumentParser nests any flag's dotted keys
+        name = f"{_ALIASES[head]}.{key}"  # (utils/argparse_utils.py, 0.33.0 wheel), the alias resolved by argparse
+    elif name in _ALIASES:
         name = _ALIASES[name]
     elif name.startswith("--"):
         name = "--" + name[2:].replace("_", "-")
