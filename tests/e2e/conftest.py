@@ -107,3 +107,25 @@ def open_page(page, url: str, heading: str | None = None, exact: bool = True):
         expect(page.get_by_role("heading", name=heading, exact=exact)).to_be_visible()
     drawn(page)
     return page
+
+
+# A click that reruns the script: drawn / idle alone can return before that run has begun (the app still reads
+# notRunning from the run before), and the next click then lands during the run. Streamlit then either lost it (the
+# Engine knobs' "advanced" switch, clicked while the expander's own rerun drew it: no boxes), or the run's end redrew
+# the box the click had opened (moe_backend's menu closed before its option was picked: qa15's test_a, 1 run in 5).
+# So: watch the app's script state, act, and wait for a run to begin and end.
+WATCH = """() => { const app = document.querySelector('[data-testid=stApp]');
+  window.__kvRun = {started: false, done: false};
+  if (window.__kvObs) window.__kvObs.disconnect();
+  window.__kvObs = new MutationObserver(() => { const s = app.getAttribute('data-test-script-state');
+    if (s !== 'notRunning') window.__kvRun.started = true;
+    else if (window.__kvRun.started) window.__kvRun.done = true; });
+  window.__kvObs.observe(app, {attributes: true, attributeFilter: ['data-test-script-state']}); }"""
+
+
+def rerun(page, act) -> None:
+    """``act()`` (a click that reruns the script), then wait for that run to begin and end, and the page to draw."""
+    page.evaluate(WATCH)
+    act()
+    page.wait_for_function("() => window.__kvRun.done", timeout=90_000)
+    drawn(page)
