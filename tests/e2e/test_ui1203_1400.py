@@ -11,9 +11,11 @@ own line) and figures.level gives both charts the taller top margin. A screensho
 artifacts folder (outside the checkout).
 """
 
+import re
+
 import pytest
 
-from tests.e2e.conftest import ARTIFACTS, open_page
+from tests.e2e.conftest import ARTIFACTS, open_page, rerun
 
 pytestmark = pytest.mark.e2e
 
@@ -85,3 +87,25 @@ def test_an_sglang_hybrids_pool_formula_with_mtp_fits_the_column(server, page):
     shown = page.evaluate(FORMULAS)
     assert shown and all(scroll <= client for _, scroll, client in shown), shown
     page.screenshot(path=str(ARTIFACTS / "ui1203-sglang-qwen35-mtp-pool-formula.png"))
+
+
+def test_a_refused_apply_is_named_whole_at_the_top_of_budget(server, page):
+    # after a valid Apply (gpt-oss-120b, TP 2, B200) a refused one: Budget names it at the top, whole on screen, and
+    # labels the plan it still draws (the sidebar's) the last valid one
+    from playwright.sync_api import expect
+
+    from tests.e2e.test_pages_1400 import alerts
+    from tests.e2e.test_qa15_1400 import go, paste, whole_on_screen
+
+    ARTIFACTS.mkdir(parents=True, exist_ok=True)
+    paste(page, server, "vllm serve openai/gpt-oss-120b --moe-backend marlin -tp 2", "B200")
+    page.locator("textarea").first.fill("vllm serve deepseek-ai/DeepSeek-V3.2 -tp 8 --kv-cache-dtype fp4")
+    rerun(page, lambda: page.get_by_role("button", name="Apply").click())
+    expect(alerts(page).filter(has_text="Not applied: --kv-cache-dtype").first).to_be_visible()
+    expect(alerts(page).filter(has_text="Refused command line")).to_have_count(0)  # said once on Import
+    go(page, "Budget")
+    banner = alerts(page).filter(has_text="Refused command line (Import) = vllm serve deepseek-ai/DeepSeek-V3.2").first
+    expect(banner).to_contain_text("every page plans the sidebar's settings (gpt-oss-120b) instead")
+    whole_on_screen(banner, "budget after a refused apply")
+    expect(page.get_by_text(re.compile("^Last valid plan")).first).to_be_visible()
+    page.screenshot(path=str(ARTIFACTS / "ui1203-refused-apply-budget.png"))
