@@ -75,6 +75,7 @@ def page(browser):
     context = browser.new_context(viewport=VIEWPORT)
     pg = context.new_page()
     pg.set_default_timeout(30_000)
+    _count_frames(pg)  # before the first goto: its websocket is the one counted (rerun)
     yield pg
     context.close()
 
@@ -110,22 +111,33 @@ def open_page(page, url: str, heading: str | None = None, exact: bool = True):
 
 
 # A click that reruns the script: drawn / idle alone can return before that run has begun (the app still reads
-# notRunning from the run before), and the next click then lands during the run. Streamlit then either lost it (the
-# Engine knobs' "advanced" switch, clicked while the expander's own rerun drew it: no boxes), or the run's end redrew
-# the box the click had opened (moe_backend's menu closed before its option was picked: qa15's test_a, 1 run in 5).
-# So: watch the app's script state, act, and wait for a run to begin and end.
-WATCH = """() => { const app = document.querySelector('[data-testid=stApp]');
-  window.__kvRun = {started: false, done: false};
-  if (window.__kvObs) window.__kvObs.disconnect();
-  window.__kvObs = new MutationObserver(() => { const s = app.getAttribute('data-test-script-state');
-    if (s !== 'notRunning') window.__kvRun.started = true;
-    else if (window.__kvRun.started) window.__kvRun.done = true; });
-  window.__kvObs.observe(app, {attributes: true, attributeFilter: ['data-test-script-state']}); }"""
+# notRunning from the run before), and the next click then lands during the run (qa15's test_a: the Engine knobs'
+# "advanced" switch clicked while the expander's own rerun drew it, no boxes). The app's script-state attribute does
+# not tell when a run has begun: a short run's "running" is often never drawn (seen: the switch's run drew its boxes
+# with no change of the attribute at all). What does: the server's messages on the websocket. So: count the frames the
+# page receives (``page`` counts them), act, wait for a frame, then for the frames to stop.
+QUIET_S = 0.4  # no frame for this long after the run's first: the run has ended (a run sends its deltas in a burst)
+
+
+def _count_frames(pg) -> None:
+    pg.kv_frames = [0, 0.0]  # frames received, when the last came (time.monotonic)
+
+    def got(_frame) -> None:
+        pg.kv_frames[0] += 1
+        pg.kv_frames[1] = time.monotonic()
+
+    pg.on("websocket", lambda ws: ws.on("framereceived", got))
 
 
 def rerun(page, act) -> None:
-    """``act()`` (a click that reruns the script), then wait for that run to begin and end, and the page to draw."""
-    page.evaluate(WATCH)
+    """``act()`` (a click that reruns the script), then wait for that run's messages to come and stop, the app to
+    read idle and the page to draw."""
+    before = page.kv_frames[0]
     act()
-    page.wait_for_function("() => window.__kvRun.done", timeout=90_000)
+    deadline = time.monotonic() + 90
+    while page.kv_frames[0] == before:
+        assert time.monotonic() < deadline, "no rerun came"
+        page.wait_for_timeout(50)
+    while time.monotonic() - page.kv_frames[1] < QUIET_S:
+        page.wait_for_timeout(50)
     drawn(page)

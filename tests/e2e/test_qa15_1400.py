@@ -71,7 +71,10 @@ def test_a_import_carries_the_moe_backend_and_triton_kernels(server, page):
     expect(sidebar.get_by_role("combobox", name="triton_kernels")).to_have_value("installed")
     moe.scroll_into_view_if_needed()
     page.screenshot(path=str(ARTIFACTS / "qa15-moe-backend-applied.png"))
+    # a click on the box sometimes focused it without opening its menu (1 in 8, the app idle: no message after the
+    # click); typing into the focused box opens the menu every time (16 in 16), as the vLLM version's pick does
     moe.click()
+    page.keyboard.type("auto")
     rerun(page, lambda: page.get_by_role("option", name="auto", exact=True).click())
     expect(page).not_to_have_url(re.compile(r"[?&]moe="))  # auto is the default: the link drops it
     expect(page).to_have_url(re.compile(r"[?&]tk=1(&|$)"))
