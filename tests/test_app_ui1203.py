@@ -54,3 +54,18 @@ def test_the_refusal_goes_once_the_sidebar_changes():
     assert state(at).max_model_len == 8192
     assert not [e for e in _errors(at) if e.startswith("Refused command line")], _errors(at)
     assert not any(plain(c.value).startswith("Last valid plan") for c in at.caption)
+
+
+def test_the_gpus_picker_ranks_other_gpus_when_the_sidebars_gpu_is_refused_at_vllm_034():
+    # vLLM 0.34 refuses B200 (SM 10.x) with CUDA graphs (kvplan.plan: a vllm_version refusal naming the GPU) but
+    # plans gpt-oss-120b on Hopper: the GPUs page showed the refusal and no picker; now it ranks the GPUs 0.34 plans
+    # and names why the sidebar's B200 TP1 PP1 is not among them
+    at = run_app({"v": "1", "m": "gpt-oss-120b", "g": "B200", "vv": "0.34"}, "pages/gpus.py")
+    assert not at.exception and not at.error, _errors(at)
+    best = metrics(at)["Best"]
+    assert best and not best.startswith(("B200", "B300", "GB200", "GB300")), best  # an SM 10.x GPU is refused too
+    info = plain(" ".join(i.value for i in at.info))
+    assert "Your sidebar's layout, B200 TP1 PP1, is not ranked**: vLLM 0.34.0: B200 (SM 10.x) with CUDA graphs" in info
+    # a refusal on every GPU still refuses the page: DeepSeek-V3.2 (DSA) at 0.34
+    at = run_app({"v": "1", "m": "deepseek-v3.2", "g": "H200", "tp": "8", "vv": "0.34"}, "pages/gpus.py")
+    assert any("DSA models (DeepSeek-V3.2, GLM-5) are not planned" in e for e in _errors(at)) and not at.metric
