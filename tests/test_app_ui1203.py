@@ -33,6 +33,7 @@ def test_a_refused_apply_is_named_on_every_other_page():
     errors = _errors(at)
     assert any(e.startswith("Not applied: --kv-cache-dtype: 'fp4'") for e in errors), errors
     assert not [e for e in errors if e.startswith("Refused command line")], errors  # said once on Import, not twice
+    assert sum("'fp4' is not a KV-cache dtype" in e for e in errors) == 1, errors  # it read twice: Not applied + again
     assert state(at).model == "gpt-oss-120b"  # nothing applied
     for page in ("budget", "paging", "parallelism", "gpus", "model"):
         at.switch_page(f"pages/{page}.py").run()

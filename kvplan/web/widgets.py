@@ -461,9 +461,14 @@ def import_refusal() -> tuple[str, str, str, str] | None:
     return "Command line (Import)", shown, why, f"the sidebar's settings ({cached.spec(current()).name})"
 
 
-def show_import_error() -> None:
+def show_import_error() -> str | None:
+    """"Not applied: why" under the Apply button after a refused Apply; returns why (the page then leaves out the same
+    sentence for the command below it: it read twice, "Not applied: --kv-cache-dtype: 'fp4' is not ..." and again
+    "--kv-cache-dtype: 'fp4' is not ...")."""
     if IMPORT_ERROR in _ss:
         st.error(f"Not applied: {views.esc(_ss[IMPORT_ERROR])}", icon=":material/block:")
+        return _ss[IMPORT_ERROR]
+    return None
 
 
 def _model_picker(state: PlanState, name: str) -> None:
