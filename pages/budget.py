@@ -21,16 +21,16 @@ def body() -> None:
     views.plan_headline(plan)
     if note := views.tokens_note(plan):
         st.caption(note)
-    charts = views.row()  # two charts side by side, one block (see views.row)
-    with charts:
-        views.chart(figures.rank_memory(plan), "budget.ranks")
     sweep = cached.sweep_for(state, plan.max_model_len, plan.concurrency or 1)  # ~10 plans: a few ms
     model_max = cached.spec(state).max_position_embeddings  # the sweep runs to 4 x the context: past it, marked
-    with charts:
-        views.chart(figures.memory_vs_context(sweep, plan.ranks[0].device_bytes, plan.concurrency or 1,
-                                              plan.max_model_len_that_starts if (plan.concurrency or 1) == 1 else None,
-                                              model_max, plan.basis, plan.max_model_len),
-                    "budget.context")
+    pair = figures.level(  # side by side: the plot areas start level whatever each chart's title holds
+        figures.rank_memory(plan),
+        figures.memory_vs_context(sweep, plan.ranks[0].device_bytes, plan.concurrency or 1,
+                                  plan.max_model_len_that_starts if (plan.concurrency or 1) == 1 else None,
+                                  model_max, plan.basis, plan.max_model_len))
+    with views.row():  # two charts side by side, one block (see views.row)
+        for fig, key in zip(pair, ("budget.ranks", "budget.context")):
+            views.chart(fig, key)
     left, right = st.columns(2)
     with left:
         if any(p.max_concurrency > 0 for p in sweep):

@@ -57,14 +57,15 @@ widgets.bind("import_gpu", row.selectbox, "GPU this command runs on", list(GPU_C
              help="vLLM and SGLang take the GPU from the machine they run on; kvplan needs to be told.")
 row.button("Apply", key="import.apply", type="primary", on_click=widgets.apply_import, width=160,
            icon=":material/input:", help="Put this command's settings in the sidebar: every page plans it.")
-widgets.show_import_error()
+not_applied = widgets.show_import_error()
 state = widgets.current()
 if state.command:
     try:
         command = cached.serve_command(state.command)
         imported, model_note = views.imported_state(state, command)
     except KvplanError as exc:
-        views.error(exc)
+        if str(exc) != not_applied:  # the refused Apply's own reason is said once, above
+            views.error(exc)
     else:
         args = command.args
         if imported is None:

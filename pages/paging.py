@@ -58,8 +58,9 @@ def body() -> None:
     views.paging_metrics(paging, unit)
     views.paging_bytes(state, paging)
     with views.row():  # two charts side by side, one block (see views.row)
-        views.chart(figures.slots(paging, unit), "paging.slots")
-        views.chart(figures.waste_by_block_size(by_size, block_size, unit), "paging.waste")
+        pair = figures.level(figures.slots(paging, unit), figures.waste_by_block_size(by_size, block_size, unit))
+        for fig, key in zip(pair, ("paging.slots", "paging.waste")):
+            views.chart(fig, key)
     if blocks:
         st.caption(f"The first {len(blocks)} of {figures.sequences(len(lengths))}, {unit} by {unit}:")
         views.chart(figures.block_map(blocks, block_size, paging.shared_blocks, unit), "paging.map")

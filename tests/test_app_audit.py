@@ -176,9 +176,10 @@ def test_layout_caption_and_an_unfit_chart_title_read_as_words():
     # runner terms, now fits 1.02)
     p = kvplan_plan("qwen3-32b")
     assert not p.fits
-    title = figures.rank_memory(p).to_dict()["layout"]["title"]  # 63 characters: two lines (audit6)
-    assert title["text"] == ('Memory per GPU: H100-SXM,<br><span style="font-size:13px">not one sequence of 40,960 '
-                             'tokens fits</span>')
+    layout = figures.rank_memory(p).to_dict()["layout"]  # 63 characters: the load on a subtitle's line (audit6)
+    assert layout["title"]["text"] == "Memory per GPU: H100-SXM"
+    assert layout["title"]["subtitle"]["text"] == "not one sequence of 40,960 tokens fits"
+    assert layout["margin"]["t"] == 74  # 50 + 24: the subtitle's line between the title and the plot (ui1203)
 
 
 def test_the_gpus_table_fits_1400_px():

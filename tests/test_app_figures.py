@@ -68,6 +68,9 @@ def _every_figure():
     return [
         ("param_breakdown", figures.param_breakdown(count_params(spec), weight_bytes(spec))),
         ("rank_memory", figures.rank_memory(p)),
+        ("rank_memory subtitle", figures.rank_memory(kvplan_plan("qwen3-32b"))),  # 40,960 tokens do not fit: 63 chars
+        ("level", figures.level(figures.rank_memory(kvplan_plan("qwen3-32b")), figures.concurrency_vs_context(sweep,
+                                                                                                            4))[1]),
         ("memory_vs_context", figures.memory_vs_context(sweep, p.ranks[0].device_bytes, 4)),
         ("memory_vs_context exact", figures.memory_vs_context(sweep, p.ranks[0].device_bytes, 1, exact_limit=9000)),
         ("concurrency_vs_context", figures.concurrency_vs_context(sweep, 4)),
@@ -133,3 +136,38 @@ def test_gib_axes_never_write_billions():
     p = kvplan_plan("llama-3.1-8b", concurrency=1_000_000, max_model_len=32768)
     y = figures.rank_memory(p).layout.yaxis
     assert y.exponentformat == "none" and y.separatethousands is True and y.title.text.startswith("GiB")
+
+
+def test_level_gives_a_row_its_tallest_head():
+    """Side by side, both charts take the taller top margin (their plot areas then start level; ui1203's Chromium
+    test measures it): the subtitled Memory per GPU (50 + 24 = 74 px) beside a chart without band or subtitle (50)."""
+    from kvplan.plan import SweepPoint
+
+    ranks = figures.rank_memory(kvplan_plan("qwen3-32b"))  # "not one sequence of 40,960 tokens fits": a subtitle
+    pts = [SweepPoint(context=c, max_concurrency=1.0, max_num_seqs=1, kv_bytes_in_use=0, kv_pool_bytes=1, fits=True)
+           for c in (1024, 2048)]
+    context = figures.memory_vs_context(pts, 10, 4)  # no model maximum: no band, the usual 50 px
+    assert (ranks.to_dict()["layout"]["margin"]["t"], context.to_dict()["layout"]["margin"]["t"]) == (74, 50)
+    a, b = figures.level(ranks, context)
+    assert [f.to_dict()["layout"]["margin"] for f in (a, b)] == [{"l": 10, "r": 10, "t": 74, "b": 10}] * 2
+    assert a.to_dict() == ranks.to_dict() and b.to_dict()["data"] == context.to_dict()["data"]
+    assert context.to_dict()["layout"]["margin"]["t"] == 50  # the figure given is left as it was
+    # both a subtitle and the band: 50 + 24 + 24
+    assert figures.head_margin(subtitle=True, band=True)["t"] == 98 and figures.BAND_MARGIN["t"] == 74
+
+
+def test_sglangs_pool_formula_with_many_terms_takes_two_lines():
+    # Qwen3.5-27B with MTP on SGLang, H200: 7 terms after (device - context): more than 4, so the words and the numbers
+    # each break after the 4th (ceil(7 / 2) = 4); on one line the formula was 1,209 px wide in a 940 px column
+    p = kvplan_plan("qwen3.5-27b", engine="sglang", gpu="H200", speculative_method="mtp")
+    pool = next(latex for title, latex in formulas.budget_formulas(p) if title.startswith("KV pool"))
+    words, numbers = pool.split(r"\\ &= ")
+    assert words.endswith(r"- \text{mm reserve}\\ &\quad - \text{Mamba pool} - \text{draft vocab copies} - "
+                          r"\text{Mamba draft-token state reserve}")
+    assert numbers.count(r"\\ &\quad") == 1 and numbers.split(r"\\ &\quad")[0].count(" - ") == 5  # context + 4
+    # every term the plan subtracts is in it: device - context - the 7 = the pool, to the byte
+    terms = {t.name: t.bytes for t in p.ranks[0].terms if t.applied}
+    assert terms.pop("device memory") - sum(terms.values()) == p.ranks[0].kv_pool_bytes
+    # 4 terms stay on one line (DeepSeek-V3 TP 8 with MTP: left free, weights, overhead, draft vocab copies)
+    v3 = kvplan_plan("deepseek-v3", engine="sglang", gpu="H200", tp=8, speculative_method="mtp")
+    assert r"\quad" not in next(latex for title, latex in formulas.budget_formulas(v3) if title.startswith("KV pool"))

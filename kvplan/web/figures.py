@@ -29,10 +29,17 @@ _LAYOUT = dict(margin=dict(l=10, r=10, t=50, b=10), legend=dict(orientation="h",
 # the longest chart title that stays on one line in a half-page column at 1400 x 1000 (~420 px; Chromium cut a
 # 63-character title at its 59th): a longer one puts its second half in a subtitle
 TITLE_CHARS = 52
-SMALL = '<span style="font-size:13px">{}</span>'
 # every title 16 px below the chart's top, whatever its top margin: plotly centres it in the margin by default, so a
 # chart with the past-max band (BAND_MARGIN, 24 px more) drew its title 12 px lower than its neighbour's in the row
 TITLE_AT = dict(y=1, yref="container", yanchor="top", pad=dict(t=16))
+# a subtitle is plotly's title.subtitle (plotly.js >= 2.35; Streamlit 1.67 ships 3.x), drawn under the title's own
+# line, so the title stays where a one-line title is. A second title line ("...<br>...") did not: plotly.js lifts a
+# title of n lines by (n - 1) x 1.3 em to centre it on its anchor, and "Memory per GPU: H100-SXM" (two lines) sat
+# 11 px above "Memory vs context length" beside it (Qwen3.5-27B on one H100, measured in Chromium at 1400 x 1000)
+SUBTITLE_FONT = dict(size=13)
+# the top margin's rows, px: the title (TITLE_AT's 16 px and its line), a subtitle's line, the past-max band's label
+# (past_max_region; a line of 12 px text between the title and the plot area)
+HEAD_PX, SUBTITLE_PX, BAND_PX = 50, 24, 24
 
 
 def _gib(n: int | float) -> float:
@@ -75,6 +82,13 @@ class Figure(go.Figure):
     def to_json(self, *args, **kwargs) -> str:
         return pio.to_json(self.to_dict(), *args, **{"validate": False, **kwargs})
 
+    def with_layout(self, **changes) -> "Figure":
+        """The same traces under this layout with ``changes`` (top-level keys replaced); this figure is left as it
+        is (its dicts are shared, never changed)."""
+        out = object.__new__(Figure)
+        out._plain, out._types, out._full_figure = (self._plain[0], {**self._plain[1], **changes}), self._types, None
+        return out
+
     def full(self) -> go.Figure:
         """The same figure as plotly objects (built on first use; not validated)."""
         if self._full_figure is None:
@@ -115,13 +129,32 @@ def _template(name: str, types: tuple[str, ...] = ()) -> dict:
     return out
 
 
-def figure(traces: list[dict], title: str, shapes: Sequence[tuple[dict, dict | None]] = (), **layout) -> Figure:
+def figure(traces: list[dict], title: str, shapes: Sequence[tuple[dict, dict | None]] = (), subtitle: str = "",
+           **layout) -> Figure:
     """A figure from trace dicts and a layout dict, not validated here (see ``Figure``). ``shapes``: (shape, its
-    label or None) pairs."""
+    label or None) pairs; ``subtitle``: a smaller line under the title (the top margin then holds it: SUBTITLE_PX)."""
     lines = dict(shapes=[s for s, _ in shapes]) if shapes else {}
     if labels := [a for _, a in shapes if a]:
         lines["annotations"] = labels
-    return Figure(traces, dict(title=dict(text=title, **TITLE_AT), **lines, **(_LAYOUT | layout)))
+    head = dict(text=title, **TITLE_AT)
+    if subtitle:
+        head["subtitle"] = dict(text=subtitle, font=SUBTITLE_FONT)
+    return Figure(traces, dict(title=head, **lines, **(_LAYOUT | layout)))
+
+
+def head_margin(subtitle: bool = False, band: bool = False) -> dict:
+    """The margins of a chart whose top holds the title and, if asked, a subtitle's line and the past-max band's label:
+    top 50 px, + 24 for a subtitle, + 24 for the band (both: 98)."""
+    return dict(_LAYOUT["margin"], t=HEAD_PX + SUBTITLE_PX * subtitle + BAND_PX * band)
+
+
+def level(*figs: Figure) -> tuple[Figure, ...]:
+    """Charts drawn side by side in a row, each given the tallest top margin among them, so their plot areas start at
+    the same height (the titles already do: TITLE_AT, a subtitle under its title's line). Memory per GPU with a
+    subtitle (top 74 px) beside a Memory vs context length without the band (50): both 74, the plot areas level; a
+    chart of ``figure`` keeps its other margins and everything else."""
+    top = max(f._plain[1].get("margin", _LAYOUT["margin"])["t"] for f in figs)
+    return tuple(f.with_layout(margin=dict(f._plain[1].get("margin", _LAYOUT["margin"]), t=top)) for f in figs)
 
 
 def _bar(**props) -> dict:
@@ -292,10 +325,10 @@ def rank_memory(plan: Plan) -> Figure:
     line, key = _device_line(device)
     if len(title) <= TITLE_CHARS:
         return figure([*_segment_bars(labels, segs), key], title, [line], barmode="stack", yaxis=gib_axis(plan.basis))
-    # plotly does not wrap a title: a long one ran past its half-page column at 1400 px ("... 1,048,576 tokens fi")
-    # (Streamlit's plotly.js draws no title.subtitle): a second, smaller line
-    return figure([*_segment_bars(labels, segs), key], f"Memory per GPU: {plan.gpu},<br>{SMALL.format(load)}",
-                   [line], barmode="stack", yaxis=gib_axis(plan.basis), margin=dict(l=10, r=10, t=70, b=10))
+    # plotly does not wrap a title: a long one ran past its half-page column at 1400 px ("... 1,048,576 tokens fi"):
+    # the load goes on a subtitle's line
+    return figure([*_segment_bars(labels, segs), key], f"Memory per GPU: {plan.gpu}", [line], subtitle=load,
+                  barmode="stack", yaxis=gib_axis(plan.basis), margin=head_margin(subtitle=True))
 
 
 def _segment_bars(x: list, segs: list[dict[str, int]]) -> list[dict]:
@@ -312,7 +345,7 @@ PAST_MAX = "past max_position_embeddings"
 PAST_MAX_COLOR = "#7F7F7F"
 # a chart with the band: 24 px more top margin than _LAYOUT's, so the band's label (a line of 12 px text) sits
 # between the title and the plot area
-BAND_MARGIN = dict(l=10, r=10, t=74, b=10)
+BAND_MARGIN = head_margin(band=True)
 # the right margin (px) of a memory chart whose last tick is a fit limit past the sweep: half its widest label
 # ("10,485,760", 10 characters of ~7 px at plotly's 12 px tick font = 70 px) and a few px more
 LIMIT_TICK_MARGIN = 40

@@ -179,17 +179,17 @@ def _pool(plan: Plan, rank: RankPlan) -> str:
         overhead = _term(rank, "loading overhead") or 0  # kvplan.sglang: in SGLang's "mem usage" beside the weights
         # a hybrid's MambaPool comes out of the rest before the KV pool (kvplan.sglang.mamba_pool)
         mamba, mm = _term(rank, "Mamba state pool"), _term(rank, "multimodal embedding-cache reserve")
-        m_name = (r" - \text{mm reserve}" if mm else "") + (r" - \text{Mamba pool}" if mamba is not None else "")
-        m_value = (f" - {_g(mm)}" if mm else "") + (f" - {_g(mamba)}" if mamba is not None else "")
+        subtracted = [("left free", left), ("weights", rank.weights_bytes), ("overhead", overhead)]
+        subtracted += ([("mm reserve", mm)] if mm else []) + ([("Mamba pool", mamba)] if mamba is not None else [])
         # any other term the plan subtracts (an MTP draft's vocab copies, resident while the pool is sized): left out,
         # DeepSeek-V3 TP 8 with MTP read (139.81 - 1.44) - 15.77 - 80.84 - 0.18 = 41.14 GiB, which is 41.58
-        extra = [t for t in rank.terms if t.applied and not t.name.startswith(_SGLANG_NAMED)]
-        m_name += "".join(rf" - \text{{{_pool_word(t.name)}}}" for t in extra)
-        m_value += "".join(f" - {_g(t.bytes)}" for t in extra)
-        # two lines, as the vLLM pool: on one line the numbers ran past the page at 1400 px (and were cut)
-        return (rf"\begin{{aligned}}\text{{pool}} &= (\text{{device}} - \text{{context}}) - \text{{left free}}"
-                rf" - \text{{weights}} - \text{{overhead}}{m_name}\\ &= ({_g(device)} - {_g(context)}) - {_g(left)}"
-                rf" - {_g(rank.weights_bytes)} - {_g(overhead)}{m_value} = {_g(rank.kv_pool_bytes)}\end{{aligned}}")
+        subtracted += [(_pool_word(t.name), t.bytes) for t in rank.terms
+                       if t.applied and not t.name.startswith(_SGLANG_NAMED)]
+        # two lines, as the vLLM pool: on one line the numbers ran past the page at 1400 px (and were cut); more terms
+        # than four after "(device - context)" take two lines each (_subtraction)
+        words, numbers = _subtraction(subtracted, most=4)
+        return (rf"\begin{{aligned}}\text{{pool}} &= (\text{{device}} - \text{{context}}){words}"
+                rf"\\ &= ({_g(device)} - {_g(context)}){numbers} = {_g(rank.kv_pool_bytes)}\end{{aligned}}")
     outside = _term(rank, "outside the budget") or 0
     fixed = _term(rank, "KV cache")
     if fixed is not None:
@@ -205,16 +205,27 @@ def _pool(plan: Plan, rank: RankPlan) -> str:
     # 1,026 px wide in a 940 px column): then the words and the numbers each take two lines
     # Long words split the same way (qa8: vllm-gaudi's five terms, "dummy KV block" ... "reserved for KV cache dummy
     # block", 95 characters of words, cut the line at "reserve" at 1400 px): past POOL_LINE_CHARS of words
-    long = sum(len(w) + 3 for w, _ in subtracted) > POOL_LINE_CHARS
-    cut = len(subtracted) if len(subtracted) <= 5 and not long else -(-len(subtracted) // 2)
-    words = "".join((r"\\ &\quad" if i == cut else "") + rf" - \text{{{w}}}" for i, (w, _) in enumerate(subtracted))
-    numbers = "".join((r"\\ &\quad" if i == cut else "") + f" - {_g(b)}" for i, (_, b) in enumerate(subtracted))
+    words, numbers = _subtraction(subtracted)
     # vllm-gaudi: u is a fraction of the memory free after loading (kvplan.vllm_gaudi), not of the device
     rule = (r"\text{device} - (1 - u) \times \text{free}" if _term(rank, "reserved for HPUGraphs") is not None
             else r"\lceil \text{device} \times u \rceil")
     return (rf"\begin{{aligned}}\text{{requested}} &= {rule} = {_g(requested)}\\"
             rf"\text{{pool}} &= \text{{requested}}{words}\\ &= {_g(requested)}{numbers} = {_g(rank.kv_pool_bytes)}"
             rf"\end{{aligned}}")
+
+
+def _subtraction(terms: list[tuple[str, int]], most: int = 5) -> tuple[str, str]:
+    r"""The pool formula's " - word" run and its " - number" run (bytes as GiB), each broken onto a second line
+    (``\\ &\quad``) at its middle term when there are more than ``most`` terms or their words pass POOL_LINE_CHARS.
+    SGLang's pool takes ``most`` 4 (its "(device - context)" leads the line): Qwen3.5-27B with MTP on an H200
+    subtracts left free, weights, overhead, mm reserve, Mamba pool, draft vocab copies and the Mamba draft-token state
+    reserve, 7 terms, so ceil(7 / 2) = 4 on the first line and 3 on the second (one line was 1,209 px of KaTeX in the
+    940 px column at 1400 px: it scrolled sideways)."""
+    long = sum(len(w) + 3 for w, _ in terms) > POOL_LINE_CHARS
+    cut = len(terms) if len(terms) <= most and not long else -(-len(terms) // 2)
+    words = "".join((r"\\ &\quad" if i == cut else "") + rf" - \text{{{w}}}" for i, (w, _) in enumerate(terms))
+    numbers = "".join((r"\\ &\quad" if i == cut else "") + f" - {_g(b)}" for i, (_, b) in enumerate(terms))
+    return words, numbers
 
 
 # The pool formula's words (each " - word") that fit one line of the 940 px column at 1400 px: the vLLM 0.33 line

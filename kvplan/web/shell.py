@@ -64,7 +64,7 @@ def run(pages: list) -> None:
         _run.active = False
     with top:
         widgets.show_link_warnings()
-        widgets.show_refusals()
+        widgets.show_refusals(path)
         widgets.show_block_size_problem()
         widgets.show_basis(cached.spec(widgets.current()))
     widgets.finish(nav, [p for p in pages if p.visibility == "visible"], page.url_path, path)

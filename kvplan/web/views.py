@@ -1230,8 +1230,11 @@ def parse_prices(text: str) -> tuple[tuple[str, float], ...]:
 def _picker_base(state: PlanState) -> Plan:
     """The plan whose context the picker serves: at TP 1 (the context it plans does not depend on the layout), the
     knobs that must divide TP back to 1. When the engine refuses the model on the sidebar's GPU only (a "gpu"
-    refusal: DeepSeek-V4.1 on a Hopper card), the first catalog GPU that plans it gives the context instead: the
-    picker is where a user finds the GPUs that do serve it, so that refusal must not hide them."""
+    refusal: DeepSeek-V4.1 on a Hopper card; a "vllm_version" one that names the GPU: vLLM 0.34 on a B200, SM 10.x,
+    with CUDA graphs), the first catalog GPU that plans it gives the context instead: the picker is where a user
+    finds the GPUs that do serve it, so that refusal must not hide them (ui1203: gpt-oss-120b on B200 at 0.34 showed
+    the refusal and no picker, though 0.34 plans it on H100 / H200). A refusal on every GPU (a DSA model at 0.34)
+    is raised as it came."""
     from kvplan.gpus import GPU_CATALOG
 
     base = dict(tensor_parallel_size=1, pipeline_parallel_size=1, data_parallel_size=1, concurrency=None,
@@ -1239,7 +1242,7 @@ def _picker_base(state: PlanState) -> Plan:
     try:
         return cached.plan_with(state, **base)
     except PlanInputError as exc:
-        if exc.field != "gpu":
+        if exc.field not in ("gpu", "vllm_version"):
             raise
         for name in GPU_CATALOG:
             try:

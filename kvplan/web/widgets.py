@@ -136,6 +136,8 @@ def refusals() -> list[tuple[str, str, str, str]]:
     """This run's refused inputs, and a refused model source (paste, upload, Hub fetch) if any:
     (input, value, reason, what every page plans instead)."""
     out = list(_ss.get(REFUSED, []))
+    if (line := import_refusal()) is not None:
+        out.append(line)
     if MODEL_ERROR in _ss:
         message, offline, *source = _ss[MODEL_ERROR]
         name = cached.spec(current()).name
@@ -290,11 +292,14 @@ def show_link_warnings() -> None:
         st.warning(views.esc(text), icon=":material/link_off:")
 
 
-def show_refusals() -> None:
+def show_refusals(path: str = "") -> None:
     """At the top of every page: each refused input, and that the pages plan the last valid input instead
-    (never the refused one, and never as if nothing had been refused)."""
+    (never the refused one, and never as if nothing had been refused). On the Import page (``path`` "import") its
+    own refused Apply is not repeated: "Not applied: ..." stands under the Apply button."""
+    own = import_refusal() if path == "import" else None
     for label, value, reason, instead in refusals():
-        st.error(refusal_text(label, value, reason, instead), icon=":material/block:")
+        if (label, value, reason, instead) != own:
+            st.error(refusal_text(label, value, reason, instead), icon=":material/block:")
     if MODEL_ERROR in _ss:
         st.button("Dismiss: keep the last valid model", key="kv.dismiss", on_click=_ss.pop, args=(MODEL_ERROR, None))
 
@@ -399,34 +404,71 @@ def _gpu_label(name: str) -> str:
 
 gpu_label = _gpu_label
 IMPORT_ERROR = "import.error"
+# A refused Apply, named at the top of every other page while the sidebar still plans what it planned then:
+# (the line as pasted, why, the plan's inputs then but the command). Before, Budget and the rest showed the previous
+# plan after "Not applied" without a word (ui1203: DeepSeek-V3.2 with --kv-cache-dtype fp4 refused, gpt-oss-120b shown)
+IMPORT_REFUSED = "import.refused"
+REFUSED_LINE_CHARS = 100  # a refused line longer than this is named by its first 100 characters and "..."
+
+
+def _plan_inputs(state: PlanState) -> PlanState:
+    """The state but the Import page's own fields (the pasted line, its GPU): what the other pages plan."""
+    return state.model_copy(update={"command": None, "import_gpu": None})
 
 
 def apply_import() -> None:
     """Callback of the Import page's Apply: the command's settings (and its GPU) become the plan, so the
-    sidebar and every page show them. A command that cannot be planned is refused, naming why."""
+    sidebar and every page show them. A command that cannot be planned is refused, naming why (here and, while the
+    sidebar is unchanged, at the top of every other page: ``refusals``)."""
     _ss.pop(IMPORT_ERROR, None)
+    _ss.pop(IMPORT_REFUSED, None)
     text = (_ss.get(PREFIX + "command") or "").strip()
     gpu = _ss.get(PREFIX + "import_gpu")
     if not text:
         _ss[IMPORT_ERROR] = "Paste a command line first."
         return
+
+    def refused(why: str) -> None:
+        _ss[IMPORT_ERROR] = why
+        _ss[IMPORT_REFUSED] = (text, why, _plan_inputs(current()))
+
     try:
         command = cached.serve_command(views.parse_command(text))
         base = update(command=text, import_gpu=gpu)
         imported, note = views.imported_state(base, command)
     except (KvplanError, ValueError) as exc:
-        _ss[IMPORT_ERROR] = str(exc)
+        refused(str(exc))
         return
     if imported is None:
-        _ss[IMPORT_ERROR] = note
+        refused(note)
         return
     apply(**views.changes_from(base, imported))
     _ss.pop(PREFIX + "model", None)
 
 
-def show_import_error() -> None:
+def import_refusal() -> tuple[str, str, str, str] | None:
+    """The refused Apply as ``refusals`` lists it, while the sidebar plans what it planned then; once the sidebar
+    changes (a model picked, a number typed) the refused line no longer stands beside the plan and is dropped.
+    ("Command line (Import)", "vllm serve deepseek-ai/DeepSeek-V3.2 -tp 8 --kv-cache-dtype fp4", "--kv-cache-dtype:
+    'fp4' is not a KV-cache dtype ...", "the sidebar's settings (gpt-oss-120b)")."""
+    if IMPORT_REFUSED not in _ss:
+        return None
+    text, why, inputs = _ss[IMPORT_REFUSED]
+    if _plan_inputs(current()) != inputs:
+        _ss.pop(IMPORT_REFUSED, None)
+        return None
+    shown = text if len(text) <= REFUSED_LINE_CHARS else text[:REFUSED_LINE_CHARS].rstrip() + "..."
+    return "Command line (Import)", shown, why, f"the sidebar's settings ({cached.spec(current()).name})"
+
+
+def show_import_error() -> str | None:
+    """"Not applied: why" under the Apply button after a refused Apply; returns why (the page then leaves out the same
+    sentence for the command below it: it read twice, "Not applied: --kv-cache-dtype: 'fp4' is not ..." and again
+    "--kv-cache-dtype: 'fp4' is not ...")."""
     if IMPORT_ERROR in _ss:
         st.error(f"Not applied: {views.esc(_ss[IMPORT_ERROR])}", icon=":material/block:")
+        return _ss[IMPORT_ERROR]
+    return None
 
 
 def _model_picker(state: PlanState, name: str) -> None:
