@@ -2906,7 +2906,7 @@ def _budget(spec, gpu, engine, layout, weights, mnbt, max_seqs, act_b, mla, last
     profiles_mm = mm_profiled(spec, engine)  # a tower built with every modality at 0 runs text-only (0.11 - 0.14)
     # v1/worker/gpu/model_runner.py _dummy_sampler_run: the logits in the model dtype, and from 0.33.0 the
     # warmup-parameter pass's fp32 pipeline (kvplan.engines vllm_v2_dummy_sampler_bytes)
-    v2_sampler = (vllm_v2_dummy_sampler_bytes(prof.version, num_reqs, spec.vocab_size, act_b, path)
+    v2_sampler = (vllm_v2_dummy_sampler_bytes(prof.version, num_reqs, spec.vocab_size, act_b, path, layout.tp)
                   if runner == "V2" else None)
     act = engine.activation_bytes
     clone = moe_ws = 0
@@ -2955,6 +2955,10 @@ def _budget(spec, gpu, engine, layout, weights, mnbt, max_seqs, act_b, mla, last
                    + f" ({v2_sampler / GiB:.2f} GiB; v1/worker/gpu/model_runner.py _dummy_sampler_run, 0.33.0)"
                    if vllm_has(prof.version, "v2_sampler_warmup_pass") else
                    "the V2 model runner's dummy sampler run holds the logits alone (model dtype)")
+    if runner == "V2" and layout.tp > 1:
+        sampler_src += (f"; at TP {layout.tp} the LM head's all-gather holds this rank's shard, the gather buffer "
+                        "and the reshaped logits at once (logits_processor.py _gather_logits), the peak where it "
+                        "exceeds the sampler's")
     compile_src = (f"; a cold torch.compile benchmarks a {clone / GiB:.2f} GiB random copy of the embedding shard "
                    "(a warm compile cache skips it)" if clone else "")
     items = counted(encoder_peak.items, f"{encoder_peak.modality} item") if encoder_peak else ""
