@@ -1814,12 +1814,18 @@ def _draft_model_weights(spec, gpu, engine, layout, act_b) -> tuple[int, str]:
     """(bytes, what they hold) of a draft model on one rank: its parameters as vLLM lays them out at the target's TP
     (kvplan.parallel.rank_weight_bytes in the target's served dtype, its own quantization_config: the same layout extras
     as the target's, kvplan.vllm_layouts), its own rotary tables (those no target table has the parameters of: get_rope
-    caches one instance per parameter set) and the caching allocator's block rounding (kvplan.vllm_alloc)."""
+    caches one instance per parameter set) and the caching allocator's block rounding (kvplan.vllm_alloc).
+    A typed --moe-backend reaches the draft's MoE layers as the target's: its VllmConfig is a copy of the target's,
+    kernel_config included (0.17.0 - 0.18.0 v1/spec_decode/utils.py create_vllm_config_for_draft_model; 0.19.0 -
+    0.33.0 V1 llm_base_proposer.py / eagle.py _create_draft_vllm_config, which swaps in the --speculative-config
+    "moe_backend" only where one is given: refused, kvplan.draft_model.UNMODELLED_KEYS; 0.31.0+ V2 standalone_ar /
+    draft_model speculator.py load_draft_model, which never reads it; read 2026-12-03), and FusedMoE reads
+    kernel_config.moe_backend (fused_moe/layer.py), so the draft's experts get the target's typed backend's layout."""
     dspec = draft_model.served_spec(engine.draft, _served(spec, engine))
     dl = Layout(tp=layout.tp)
     params = rank_weight_bytes(dspec, dl, 0, None)
     layout_extra = (vllm_mxfp4_extra_bytes(dspec, dl, 0, None, gpu_arch(gpu.name), engine.vllm_version,
-                                           engine.triton_kernels)
+                                           engine.triton_kernels, engine.moe_backend)
                     + vllm_quant_layout_extra_bytes(dspec, dl, 0, None, gpu.name, engine.vllm_version)
                     + vllm_fp8_marlin_extra_bytes(dspec, dl, 0, None, gpu.name, engine.vllm_version, act_b))
     own = tuple(c for c in dspec.rope_caches if all(
@@ -2096,7 +2102,11 @@ def plan(spec: ModelSpec, gpu: GpuSpec, engine: EngineConfig = EngineConfig(), l
     if engine.engine == "vllm" and gpu.vendor == "NVIDIA" and (refusal := modelopt_refusal(
             spec, engine.weight_format, gpu.name, engine.vllm_version)):
         raise PlanInputError(*refusal)  # a ModelOpt checkpoint this release does not load (kvplan.vllm_layouts)
-    if engine.engine == "vllm" and engine.moe_backend != "auto" and _gpt_oss_mxfp4_experts(spec, engine.weight_format):
+    # a draft model's experts get the same typed backend (kvplan.plan _draft_model_weights), in their own format
+    draft_mxfp4 = (engine.speculative_method == draft_model.METHOD and engine.draft is not None
+                   and _gpt_oss_mxfp4_experts(draft_model.served_spec(engine.draft, _served(spec, engine)), None))
+    if engine.engine == "vllm" and engine.moe_backend != "auto" and (
+            _gpt_oss_mxfp4_experts(spec, engine.weight_format) or draft_mxfp4):
         refusal = gpt_oss_mxfp4_typed_backend(engine.moe_backend, gpu_arch(gpu.name), engine.vllm_version,
                                               engine.triton_kernels)[1]
         if refusal:  # fused_moe/oracle/mxfp4.py map_mxfp4_backend / _return_or_raise, when the experts are built
