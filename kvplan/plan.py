@@ -1128,6 +1128,57 @@ def _marlin_moe_format(spec: ModelSpec, fmt: str, use_overrides: bool) -> bool:
     return marlin(fmt)
 
 
+# The --moe-backend names fused_moe/oracle/int_wna16.py map_wna16_backend takes for int4 / int8 weight-only routed
+# experts (GPTQ auto_gptq.py, AWQ auto_awq.py, compressed-tensors compressed_tensors_moe_wna16(_marlin).py all call
+# select_wna16_moe_backend from 0.25.0), by first release (read 2026-12-03 in the 0.25.0 - 0.34.0 wheels): any other
+# name raises ValueError "moe_backend='<name>' is not supported for WNA16 MoE. Expected one of [...]." when the
+# experts are built. 0.17.0 - 0.24.0's select_wna16_moe_backend (0.20.0+) and fused_marlin_moe paths never read
+# KernelConfig.moe_backend: a typed name changes nothing for these experts there.
+WNA16_TYPED_NAMES: tuple[tuple[tuple[int, int, int], tuple[str, ...]], ...] = (
+    ((0, 25, 0), ("marlin", "humming", "flashinfer_trtllm")),
+    ((0, 26, 0), ("marlin", "humming", "flashinfer_trtllm", "emulation")),
+    ((0, 27, 0), ("triton", "marlin", "humming", "flashinfer_trtllm", "emulation")),
+    ((0, 30, 0), ("triton", "marlin", "humming", "flashinfer_trtllm", "emulation", "rdna3")),
+)
+
+
+def wna16_typed_names(vllm_version: str) -> tuple[str, ...] | None:
+    """The --moe-backend names vLLM's WNA16 MoE oracle accepts in release line ``vllm_version``
+    (``WNA16_TYPED_NAMES``), None where int weight-only experts ignore the flag (before 0.25.0).
+    Worked example: "0.33" -> ("triton", "marlin", "humming", "flashinfer_trtllm", "emulation", "rdna3");
+    "0.25" -> ("marlin", "humming", "flashinfer_trtllm"); "0.24" -> None."""
+    release = vllm_release(vllm_version)
+    names = None
+    for first, listed in WNA16_TYPED_NAMES:
+        if release >= first:
+            names = listed
+    return names
+
+
+def wna16_moe_backend(spec: ModelSpec, engine: EngineConfig) -> str:
+    """The --moe-backend int4 / int8 weight-only routed experts (``_marlin_moe_format``) see: "auto" where vLLM
+    ignores a typed name for them (``wna16_typed_names`` None: before 0.25.0), the typed name otherwise (other
+    experts: the typed name). Worked example: a GPTQ MoE with --moe-backend triton on 0.24 -> "auto", on 0.27 ->
+    "triton"; Qwen3-30B-A3B (bf16) with triton on 0.24 -> "triton"."""
+    if (engine.moe_backend != "auto" and wna16_typed_names(engine.vllm_version) is None
+            and _marlin_moe_format(spec, *resolve_format(spec, engine.weight_format))):
+        return "auto"
+    return engine.moe_backend
+
+
+def wna16_typed_refusal(spec: ModelSpec, engine: EngineConfig) -> str | None:
+    """vLLM's ValueError for a typed --moe-backend its WNA16 oracle does not map, with int4 / int8 weight-only routed
+    experts (``_marlin_moe_format``), or None. Worked example: a GPTQ-Int4 MoE with --moe-backend cutlass on 0.33 ->
+    "moe_backend='cutlass' is not supported for WNA16 MoE. Expected one of ['triton', 'marlin', 'humming',
+    'flashinfer_trtllm', 'emulation', 'rdna3']."; with marlin, or on 0.24 -> None."""
+    names = wna16_typed_names(engine.vllm_version)
+    if (engine.engine != "vllm" or engine.moe_backend == "auto" or names is None or engine.moe_backend in names
+            or not _hybrid_moe(spec)[1] or not _marlin_moe_format(spec, *resolve_format(spec, engine.weight_format))):
+        return None
+    return (f"moe_backend='{engine.moe_backend}' is not supported for WNA16 MoE. Expected one of "
+            f"{list(names)}.")
+
+
 def _nvfp4_wo_moe_format(spec: ModelSpec, fmt: str, use_overrides: bool) -> bool:
     """Whether the routed experts are NVFP4 weight-only (kvplan's "nvfp4-wo": ModelOpt W4A16_NVFP4, compressed-
     tensors nvfp4 without input activations) and no checkpoint override moves them to another format."""
@@ -1136,6 +1187,24 @@ def _nvfp4_wo_moe_format(spec: ModelSpec, fmt: str, use_overrides: bool) -> bool
                              for o in spec.quantization_overrides):
         return False
     return fmt == "nvfp4-wo"
+
+
+def nvfp4_wo_cutlass_refusal(spec: ModelSpec, engine: EngineConfig) -> str | None:
+    """vLLM's ValueError for --moe-backend cutlass with NVFP4 weight-only (W4A16) routed experts
+    (``_nvfp4_wo_moe_format``), or None. fused_moe/oracle/nvfp4.py select_nvfp4_moe_backend (0.17.0 - 0.33.0; 0.34.0
+    NvFp4MoEKernelOracle.return_or_raise, read 2026-12-03) maps a typed "cutlass" to VLLM_CUTLASS and keeps it or
+    raises (no fallback): CutlassExpertsFp4 (fused_moe cutlass_moe.py / experts/cutlass_moe.py) takes capability
+    families 100 / 110 / 120 only and the W4A4 scheme (kNvfp4Static, kNvfp4Dynamic) only, while these experts ask
+    with activation key None, so modular_kernel.py is_supported_config gives "kernel does not support current device
+    ..." off those GPUs and "kernel does not support quantization scheme ..." on them (the text up to the reason is
+    returned). Worked example: nvidia/Qwen3.6-35B-A3B-NVFP4 (W4A16_NVFP4) with --moe-backend cutlass at 0.33 ->
+    "NvFp4 MoE backend 'VLLM_CUTLASS' does not support the deployment configuration since kernel does not support
+    ..."; RedHatAI's W4A4 export ("nvfp4") -> None (CutlassExpertsFp4, sized)."""
+    if (engine.engine != "vllm" or engine.moe_backend != "cutlass" or vllm_release(engine.vllm_version) < (0, 17, 0)
+            or not _hybrid_moe(spec)[1] or not _nvfp4_wo_moe_format(spec, *resolve_format(spec, engine.weight_format))):
+        return None
+    return ("NvFp4 MoE backend 'VLLM_CUTLASS' does not support the deployment configuration since kernel does not "
+            "support ...")
 
 
 def vllm_nvfp4_marlin_moe_held(spec: ModelSpec, engine: EngineConfig, gpu_name: str, vllm_version: str) -> bool:
@@ -1198,13 +1267,15 @@ def vllm_wna16_marlin_moe_held(spec: ModelSpec, engine: EngineConfig, gpu_name: 
     (compressed_tensors_moe_wna16_marlin.py CompressedTensorsWNA16MarlinMoEMethod) from 0.23.0
     (``wna16_moe_modular_kernel``); read 2026-12-03 in the 0.19.0 - 0.25.0, 0.30.0 and 0.32.0 wheels. MarlinExperts'
     ``workspace_shapes`` is the same in 0.20.0 and 0.30.0 (fused_marlin_moe.py, then experts/marlin_moe.py).
+    A typed --moe-backend other than marlin drops it (its workspace is not sized) from 0.25.0, where the oracle reads
+    the flag; before, vLLM ignores the flag for these experts and so does this rule (``wna16_moe_backend``).
     Not where Humming takes the experts (Hopper from the 0.33 profile: ``vllm_humming_wna16_moe_held``, checked
     first by ``_held_moe_workspace_bytes``), and not on datacenter Blackwell (sm100: the oracle's FLASHINFER_TRTLLM,
     a monolithic kernel, goes ahead of MARLIN for group-32 int4 from 0.24.0; not modeled there) nor off CUDA.
     Worked example: Kimi-K2.5 (compressed-tensors int4) on an H200 at 0.30 -> True, at 0.20 -> False (still
     fused_marlin_moe), at 0.33 -> False (Humming); a GPTQ MoE on an A100 at 0.20 -> True, at 0.19 -> False."""
     if (quant_platform(gpu_name) not in ("cuda", "sm90", "sm120") or engine.engine != "vllm"
-            or engine.moe_backend not in ("auto", "marlin")):  # another --moe-backend: its workspace is not sized
+            or wna16_moe_backend(spec, engine) not in ("auto", "marlin")):  # another backend: its workspace unsized
         return False
     fmt, use_overrides = resolve_format(spec, engine.weight_format)
     if not _marlin_moe_format(spec, fmt, use_overrides):
@@ -2112,6 +2183,13 @@ def plan(spec: ModelSpec, gpu: GpuSpec, engine: EngineConfig = EngineConfig(), l
         if refusal:  # fused_moe/oracle/mxfp4.py map_mxfp4_backend / _return_or_raise, when the experts are built
             raise PlanInputError("moe_backend", f"vLLM {engine.vllm_version} refuses --moe-backend "
                                  f"{engine.moe_backend} for these MXFP4 experts: {refusal}")
+    if refusal := nvfp4_wo_cutlass_refusal(spec, engine):  # CutlassExpertsFp4 is W4A4 only
+        raise PlanInputError("moe_backend", f"vLLM {engine.vllm_version} refuses --moe-backend cutlass for these "
+                             f"NVFP4 weight-only (W4A16) MoE experts: \"{refusal}\" (CutlassExpertsFp4 runs W4A4 "
+                             "NVFP4 only, on SM 10.x / 11.x / 12.x; --moe-backend marlin or auto plans them)")
+    if refusal := wna16_typed_refusal(spec, engine):  # fused_moe/oracle/int_wna16.py map_wna16_backend (0.25.0+)
+        raise PlanInputError("moe_backend", f"vLLM {engine.vllm_version} refuses --moe-backend {engine.moe_backend} "
+                             f"for these int weight-only MoE experts: \"{refusal}\"")
     if engine.engine == "vllm":
         refusal = spec.memo(("marlin-refusal", layout, engine.weight_format, gpu.name, engine.vllm_version),
                             lambda: marlin_refusal(spec, layout, engine.weight_format, gpu.name, engine.vllm_version))
@@ -3158,8 +3236,8 @@ def unsized_moe_backend_note(spec: ModelSpec, engine: EngineConfig, gpu_name: st
                 "(only marlin, triton on Hopper and flashinfer_trtllm on SM 10.x are): the workspace it keeps after "
                 "the profile run is not in the activation peak and the experts are priced in auto's layout, so "
                 "vLLM's KV pool can be smaller than this plan says")
-    if engine.moe_backend in MOE_BACKENDS_SIZED:
-        return ""
+    if engine.moe_backend in MOE_BACKENDS_SIZED or wna16_moe_backend(spec, engine) == "auto":
+        return ""  # sized, or int weight-only experts before 0.25.0, which ignore the flag (wna16_typed_names)
     if (engine.moe_backend == "triton" and vllm_has(engine.vllm_version, "moe_workspace_manager")
             and resolve_format(spec, engine.weight_format)[0] in _FP8_MOE_FORMATS
             and not _has_mxfp4_override_experts(spec, engine.weight_format)):
