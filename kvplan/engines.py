@@ -325,6 +325,13 @@ VLLM_CHANGES: dict[str, tuple[Release, str]] = {
     "tokens_line_split": ((0, 20, 1), ("v1/core/kv_cache_utils.py _report_kv_cache_config: 'GPU KV cache size' = "
                                        "int(max_concurrency x max_model_len) on its own line in 0.20.1 (0.20.0: "
                                        "num_blocks // groups x block_size)")),
+    # read 2026-12-03 in the 0.19.0 - 0.34.0 wheels: the Triton branch of fused_moe/oracle/mxfp4.py
+    # convert_gpt_oss_weight_to_mxfp4_moe_kernel_format deletes layer.w13_weight_scale / w2_weight_scale after the
+    # swizzle from 0.25.0 ("drop the now-dead weight/scale Parameters"; 0.34.0 store_params_in_triton replaces them);
+    # 0.19.0 - 0.24.0 keep them registered beside the swizzled copy (kvplan.vllm_layouts mxfp4_expert_bytes, SM 10.x)
+    "mxfp4_triton_scales_freed": ((0, 25, 0), ("fused_moe/oracle/mxfp4.py TRITON_BACKENDS branch: del layer."
+                                               "w13_weight_scale / w2_weight_scale in the 0.25.0 wheel (0.24.0 keeps "
+                                               "them)")),
     "triton_value_pack": ((0, 22, 0), ("the 0.22.0 bundle's hopper_value.py pads to the mma pack sizes only again "
                                        "(the 0.12.0 - 0.16.0 file, md5 bac1f69a, through 0.33.0)")),
     "mamba_all_draft_pages": ((0, 22, 0), ("kv_cache_interface.py MambaSpec, mamba_cache_mode 'all': cdiv(max_model_len, "

@@ -1545,7 +1545,7 @@ def _mxfp4_layout_note(spec, gpu, engine) -> tuple[str, str] | None:
     v4 = spec.model_type == "deepseek_v4"
     pick, make, pad = vllm_mxfp4_functions(engine.vllm_version, v4)
     v4_backend = dsv4_mxfp4_layout_backend(engine.moe_backend, arch, engine.vllm_version) if v4 else None
-    if not v4 and GPT_OSS_TYPED_SIZED.get(engine.moe_backend) == "marlin" and gpt_oss_mxfp4_typed_backend(
+    if not v4 and engine.moe_backend == "marlin" and gpt_oss_mxfp4_typed_backend(
             engine.moe_backend, arch, engine.vllm_version, engine.triton_kernels)[0] == "marlin":
         return "Marlin", (f"vLLM {engine.vllm_version}: --moe-backend marlin, which {pick} takes before its priority "
                           f"list; {make} holds the experts with I padded to 128, H to 256 ({pad}), and MarlinExperts' "
@@ -1553,6 +1553,15 @@ def _mxfp4_layout_note(spec, gpu, engine) -> tuple[str, str] | None:
     if v4 and engine.moe_backend == "marlin":
         return "Marlin", (f"vLLM {engine.vllm_version}: --moe-backend marlin, which {pick} tries before its priority "
                           f"list; {make} holds DeepSeek-V4's MXFP4 experts padded ({pad}: I to 128, H to 256)")
+    if arch == "sm100" and not v4 and gpt_oss_mxfp4_typed_backend(
+            engine.moe_backend, arch, engine.vllm_version, engine.triton_kernels)[0] == "triton_bw":
+        kept = ("freed after the swizzle" if vllm_has(engine.vllm_version, "mxfp4_triton_scales_freed")
+                else "kept registered beside them")
+        return "Triton", (f"vLLM {engine.vllm_version}: --moe-backend triton, which {pick} takes before its priority "
+                          f"list (OAITritonExperts, triton_kernels on SM 10.x); {make} holds the experts with I padded "
+                          f"to round_up(I, 64) ({pad}), and _swizzle_mxfp4's Blackwell layouts pad each packed weight "
+                          "row to 128 bytes and the scales to (K / 32 to 8, N to 128); the checkpoint's scales are "
+                          f"{kept}")
     if arch == "sm100":
         i_align, h_align = mxfp4_align("trtllm", engine.vllm_version)
         return "FlashInfer TRTLLM", (f"vLLM {engine.vllm_version}: {pick} gives the MXFP4 experts a FlashInfer "
@@ -3230,12 +3239,12 @@ def unsized_moe_backend_note(spec: ModelSpec, engine: EngineConfig, gpu_name: st
             return ""  # quantization/mxfp4.py get_mxfp4_backend (0.17.0 / 0.18.0) never reads --moe-backend
         typed = GPT_OSS_TYPED_SIZED.get(engine.moe_backend)
         if typed is not None and gpt_oss_mxfp4_typed_backend(engine.moe_backend, arch, engine.vllm_version,
-                                                             engine.triton_kernels)[0] == typed:
+                                                             engine.triton_kernels)[0] in typed:
             return ""
         return (f"--moe-backend {engine.moe_backend}: kvplan does not size that backend for gpt-oss's MXFP4 experts "
-                "(only marlin, triton on Hopper and flashinfer_trtllm on SM 10.x are): the workspace it keeps after "
-                "the profile run is not in the activation peak and the experts are priced in auto's layout, so "
-                "vLLM's KV pool can be smaller than this plan says")
+                "(only marlin, triton on Hopper / SM 10.x and flashinfer_trtllm on SM 10.x are): the workspace it "
+                "keeps after the profile run is not in the activation peak and the experts are priced in auto's "
+                "layout, so vLLM's KV pool can be smaller than this plan says")
     if engine.moe_backend in MOE_BACKENDS_SIZED or wna16_moe_backend(spec, engine) == "auto":
         return ""  # sized, or int weight-only experts before 0.25.0, which ignore the flag (wna16_typed_names)
     if (engine.moe_backend == "triton" and vllm_has(engine.vllm_version, "moe_workspace_manager")
