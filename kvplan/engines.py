@@ -137,8 +137,8 @@ from typing import Literal, NamedTuple
 from pydantic import BaseModel, ConfigDict, Field
 
 from kvplan.drafter import DraftSpec
-from kvplan.sglang import SGLANG_DEFAULT_VERSION, SGLANG_PROFILES, SglangVersion, default_settings
 from kvplan.parallel import VOCAB_PADDING
+from kvplan.sglang import SGLANG_DEFAULT_VERSION, SGLANG_PROFILES, SglangVersion, default_settings
 from kvplan.units import GiB, MiB, cdiv
 
 VllmVersion = Literal["0.6", "0.6.5", "0.7", "0.10", "0.10.2", "0.11", "0.11.1", "0.12", "0.13", "0.14", "0.15", "0.16",

@@ -55,7 +55,7 @@ from kvplan.vllm_args import MOE_BACKEND_PLANNED
 from kvplan.vllm_layouts import (  # _AWQ_FMT / _GPTQ_FMT / _WNA16_FMT: the int weight-only formats (Marlin MoE)
     MXFP4_TRITON_INTER_ALIGN, _AWQ_FMT, _GPTQ_FMT, _WNA16_FMT, dsv4_mxfp4_layout_backend, dsv4_mxfp4_typed_moe_backend,
     GPT_OSS_TYPED_SIZED, fp8_block_refusal, fp8_marlin_gpu, gpt_oss_mxfp4_typed_backend, marlin_refusal,
-    mxfp4_typed_names, modelopt_refusal, mxfp4_align, mxfp4_override_experts,
+    mxfp4_typed_names, modelopt_refusal, typed_names_by_release, mxfp4_align, mxfp4_override_experts,
     mxfp4_triton_kernels, quant_platform,
     vllm_dsa_index_groups, vllm_dsa_indexer_wk_bytes, vllm_dsa_topk_buffer_bytes, vllm_fp8_marlin_extra_bytes,
     vllm_mla_dequant_bytes, vllm_mxfp4_extra_bytes, vllm_mxfp4_functions,
@@ -1147,12 +1147,7 @@ def wna16_typed_names(vllm_version: str) -> tuple[str, ...] | None:
     (``WNA16_TYPED_NAMES``), None where int weight-only experts ignore the flag (before 0.25.0).
     Worked example: "0.33" -> ("triton", "marlin", "humming", "flashinfer_trtllm", "emulation", "rdna3");
     "0.25" -> ("marlin", "humming", "flashinfer_trtllm"); "0.24" -> None."""
-    release = vllm_release(vllm_version)
-    names = None
-    for first, listed in WNA16_TYPED_NAMES:
-        if release >= first:
-            names = listed
-    return names
+    return typed_names_by_release(WNA16_TYPED_NAMES, vllm_version)
 
 
 def wna16_moe_backend(spec: ModelSpec, engine: EngineConfig) -> str:

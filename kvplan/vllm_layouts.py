@@ -165,11 +165,19 @@ def mxfp4_typed_names(vllm_version: str) -> tuple[str, ...] | None:
     """The --moe-backend names the MXFP4 oracle accepts in release line ``vllm_version`` (``MXFP4_TYPED_NAMES``), None
     where the gpt-oss path ignores --moe-backend (0.17 / 0.18 profiles; before 0.17 there is no such flag).
     Worked example: "0.19" -> (..., "triton", "marlin", "ck", "xpu"); "0.18" -> None."""
+    return typed_names_by_release(MXFP4_TYPED_NAMES, vllm_version)
+
+
+def typed_names_by_release(table: tuple[tuple[tuple[int, int, int], tuple[str, ...]], ...],
+                           vllm_version: str) -> tuple[str, ...] | None:
+    """The names of the last ``table`` row (first release, names) at or before release line ``vllm_version``'s
+    first release, None before the first row (``MXFP4_TYPED_NAMES``, kvplan.plan ``WNA16_TYPED_NAMES``).
+    Worked example: (((0, 25, 0), ("marlin",)),), "0.24" -> None; "0.33" -> ("marlin",)."""
     from kvplan.engines import vllm_release
 
     release = vllm_release(vllm_version)
     names = None
-    for first, listed in MXFP4_TYPED_NAMES:
+    for first, listed in table:
         if release >= first:
             names = listed
     return names

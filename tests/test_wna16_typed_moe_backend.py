@@ -18,8 +18,13 @@ from kvplan.errors import PlanInputError
 from kvplan.gpus import get_gpu
 from kvplan.parallel import Layout
 from kvplan.plan import (
-    _held_moe_workspace_bytes, plan, unsized_moe_backend_note, wna16_moe_backend, wna16_typed_names,
-    wna16_typed_refusal)
+    _held_moe_workspace_bytes,
+    plan,
+    unsized_moe_backend_note,
+    wna16_moe_backend,
+    wna16_typed_names,
+    wna16_typed_refusal,
+)
 
 GPTQ = "gptq-int4-g128"
 
