@@ -75,6 +75,10 @@ UNMODELLED_KEYS = {
     "kv_cache_dtype": "a draft KV-cache dtype of its own (vLLM 0.33)",
     "max_model_len": "a draft max_model_len of its own",
     "draft_sample_method": "draft_sample_method 'probabilistic' (a cached [max_num_reqs, k, vocab] logits tensor)",
+    # config/speculative.py SpeculativeConfig.moe_backend (0.19.0+): the V1 proposer's _create_draft_vllm_config
+    # puts it in the draft's kernel_config, the V2 speculator (0.31.0+) ignores it; kvplan lays the draft's experts
+    # out in the target's --moe-backend (read 2026-12-03 in the 0.19.0 - 0.33.0 wheels)
+    "moe_backend": "a draft MoE backend of its own (the V1 runner applies it, the V2 runner ignores it)",
 }
 
 

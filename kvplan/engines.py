@@ -137,6 +137,7 @@ from typing import Literal, NamedTuple
 from pydantic import BaseModel, ConfigDict, Field
 
 from kvplan.drafter import DraftSpec
+from kvplan.parallel import VOCAB_PADDING
 from kvplan.sglang import SGLANG_DEFAULT_VERSION, SGLANG_PROFILES, SglangVersion, default_settings
 from kvplan.units import GiB, MiB, cdiv
 
@@ -324,6 +325,13 @@ VLLM_CHANGES: dict[str, tuple[Release, str]] = {
     "tokens_line_split": ((0, 20, 1), ("v1/core/kv_cache_utils.py _report_kv_cache_config: 'GPU KV cache size' = "
                                        "int(max_concurrency x max_model_len) on its own line in 0.20.1 (0.20.0: "
                                        "num_blocks // groups x block_size)")),
+    # read 2026-12-03 in the 0.19.0 - 0.34.0 wheels: the Triton branch of fused_moe/oracle/mxfp4.py
+    # convert_gpt_oss_weight_to_mxfp4_moe_kernel_format deletes layer.w13_weight_scale / w2_weight_scale after the
+    # swizzle from 0.25.0 ("drop the now-dead weight/scale Parameters"; 0.34.0 store_params_in_triton replaces them);
+    # 0.19.0 - 0.24.0 keep them registered beside the swizzled copy (kvplan.vllm_layouts mxfp4_expert_bytes, SM 10.x)
+    "mxfp4_triton_scales_freed": ((0, 25, 0), ("fused_moe/oracle/mxfp4.py TRITON_BACKENDS branch: del layer."
+                                               "w13_weight_scale / w2_weight_scale in the 0.25.0 wheel (0.24.0 keeps "
+                                               "them)")),
     "triton_value_pack": ((0, 22, 0), ("the 0.22.0 bundle's hopper_value.py pads to the mma pack sizes only again "
                                        "(the 0.12.0 - 0.16.0 file, md5 bac1f69a, through 0.33.0)")),
     "mamba_all_draft_pages": ((0, 22, 0), ("kv_cache_interface.py MambaSpec, mamba_cache_mode 'all': cdiv(max_model_len, "
@@ -1689,14 +1697,24 @@ VLLM_TRITON_TOPK_SMS = 132
 
 
 def vllm_v2_dummy_sampler_bytes(version: str, num_reqs: int, vocab_size: int, act_b: int,
-                                sampler: Literal["flashinfer", "pytorch"] = "flashinfer") -> int:
+                                sampler: Literal["flashinfer", "pytorch"] = "flashinfer", tp: int = 1) -> int:
     """Peak bytes of the V2 model runner's ``_dummy_sampler_run`` (v1/worker/gpu/model_runner.py) beyond the dummy
     run's hidden states, last PP stage: the logits tensor, then what the sampler makes on top of it.
 
     Inputs: the profile key, ``num_reqs`` = min(max_num_batched_tokens, max_num_seqs) rows, the vocab, ``act_b``
     (bytes of the model dtype the logits come in), the top-k / top-p path ("flashinfer": VLLM_USE_FLASHINFER_SAMPLER
-    on, FlashInfer supports the GPU; "pytorch": the Triton top-k / top-p). Units: bytes.
-    Through 0.32.0 the dummy batch asks for no processing, so the peak is the logits alone: num_reqs x vocab x act_b.
+    on, FlashInfer supports the GPU; "pytorch": the Triton top-k / top-p), ``tp`` (the LM head's TP size). Units:
+    bytes. The logits tensor is the LM head's output over its vocab padded to 64 (VOCAB_PADDING: vocab_parallel_
+    embedding.py), sliced to the vocab as a view. The head runs once, before both sampler passes: at TP > 1
+    compute_logits all-gathers it (logits_processor.py _gather_logits; platforms/interface.py use_all_gather() is
+    True and no platform overrides it, 0.22.0 - 0.33.0),
+    so its own peak is this rank's [rows, padded / tp] shard, the [tp x rows, padded / tp] gather buffer and the
+    [rows, padded] copy its movedim + reshape makes (device_communicators cuda_communicator.py / base_device_
+    communicator.py all_gather, 0.22.0 - 0.33.0), freed but for the copy before the sampler runs:
+        gather = num_reqs x (padded / tp + 2 x padded) x act_b      (TP > 1; the logits alone at TP 1)
+    and the peak is max(gather, the sampler's). Every rank runs the sampler (not divided by TP).
+    Through 0.32.0 the dummy batch asks for no processing, so the sampler holds the logits alone: num_reqs x padded x
+    act_b, below the gather at TP > 1.
     From 0.33.0 (VLLM_CHANGES ``v2_sampler_warmup_pass``) a second pass with SamplingParams.for_sampler_warmup()
     (temperature 0.9, top-k 50, top-p 0.9, min-p, penalties, logit bias, bad words, 5 logprobs) holds, beside the
     logits: sample/sampler.py apply_sampling_params' fp32 copy (num_reqs x vocab x 4; penalties, bias, bad words,
@@ -1707,19 +1725,23 @@ def vllm_v2_dummy_sampler_bytes(version: str, num_reqs: int, vocab_size: int, ac
     - pytorch: topk_topp_triton.py masks in place, + its kept per-SM buffer (VLLM_TRITON_TOPK_SMS rows x vocab x 4);
     logprobs (sample/logprob.py compute_topk_scores: torch.topk(5) and a per-row kernel) and gumbel_sample add only
     per-row tensors, after FlashInfer's temporaries are freed.
-        0.33 flashinfer: num_reqs x vocab x (act_b + 12) + 1 MiB
-        0.33 pytorch:    num_reqs x vocab x (act_b + 4) + min(next_pow2(min(132, num_reqs)), 132) x vocab x 4
-    Worked number: Llama-3.1-8B (vocab 128,256, bf16), 1,024 rows, FlashInfer: 1,024 x 128,256 x 14 + 1,048,576 =
-    1,839,726,592 B = 1.713 GiB on 0.33; 262,668,288 B = 0.245 GiB on 0.32."""
-    logits = num_reqs * vocab_size * act_b
+        0.33 flashinfer: num_reqs x (padded x act_b + vocab x 12) + 1 MiB
+        0.33 pytorch:    num_reqs x (padded x act_b + vocab x 4) + min(next_pow2(min(132, num_reqs)), 132) x vocab x 4
+    (above the gather at TP > 1 for a 2-byte dtype; an fp32 model on the Triton path can peak in the gather).
+    Worked number: Llama-3.1-8B (vocab 128,256 = padded, bf16), 1,024 rows, FlashInfer: 1,024 x 128,256 x 14 +
+    1,048,576 = 1,839,726,592 B = 1.713 GiB on 0.33 at any TP; on 0.32 262,668,288 B = 0.245 GiB at TP 1, the gather
+    1,024 x (64,128 + 256,512) x 2 = 656,670,720 B = 0.612 GiB at TP 2."""
+    padded = cdiv(vocab_size, VOCAB_PADDING) * VOCAB_PADDING
+    logits = num_reqs * padded * act_b
+    gather = num_reqs * (padded // tp + 2 * padded) * act_b if tp > 1 else logits
     if not vllm_has(version, "v2_sampler_warmup_pass"):
-        return logits
+        return max(gather, logits)
     fp32 = num_reqs * vocab_size * 4
     if sampler == "flashinfer":
-        return logits + 3 * fp32 + FLASHINFER_TOPK_ROW_STATES_BYTES
+        return max(gather, logits + 3 * fp32 + FLASHINFER_TOPK_ROW_STATES_BYTES)
     programs = min(VLLM_TRITON_TOPK_SMS, num_reqs)
     rows = min(1 << (programs - 1).bit_length(), VLLM_TRITON_TOPK_SMS)
-    return logits + fp32 + rows * vocab_size * 4
+    return max(gather, logits + fp32 + rows * vocab_size * 4)
 
 
 def vllm_compile_benchmark_bytes(vocab_size: int, hidden_size: int, tp: int, act_b: int) -> int:

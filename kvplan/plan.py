@@ -55,7 +55,7 @@ from kvplan.vllm_args import MOE_BACKEND_PLANNED
 from kvplan.vllm_layouts import (  # _AWQ_FMT / _GPTQ_FMT / _WNA16_FMT: the int weight-only formats (Marlin MoE)
     MXFP4_TRITON_INTER_ALIGN, _AWQ_FMT, _GPTQ_FMT, _WNA16_FMT, dsv4_mxfp4_layout_backend, dsv4_mxfp4_typed_moe_backend,
     GPT_OSS_TYPED_SIZED, fp8_block_refusal, fp8_marlin_gpu, gpt_oss_mxfp4_typed_backend, marlin_refusal,
-    mxfp4_typed_names, modelopt_refusal, mxfp4_align, mxfp4_override_experts,
+    mxfp4_typed_names, modelopt_refusal, typed_names_by_release, mxfp4_align, mxfp4_override_experts,
     mxfp4_triton_kernels, quant_platform,
     vllm_dsa_index_groups, vllm_dsa_indexer_wk_bytes, vllm_dsa_topk_buffer_bytes, vllm_fp8_marlin_extra_bytes,
     vllm_mla_dequant_bytes, vllm_mxfp4_extra_bytes, vllm_mxfp4_functions,
@@ -1128,6 +1128,52 @@ def _marlin_moe_format(spec: ModelSpec, fmt: str, use_overrides: bool) -> bool:
     return marlin(fmt)
 
 
+# The --moe-backend names fused_moe/oracle/int_wna16.py map_wna16_backend takes for int4 / int8 weight-only routed
+# experts (GPTQ auto_gptq.py, AWQ auto_awq.py, compressed-tensors compressed_tensors_moe_wna16(_marlin).py all call
+# select_wna16_moe_backend from 0.25.0), by first release (read 2026-12-03 in the 0.25.0 - 0.34.0 wheels): any other
+# name raises ValueError "moe_backend='<name>' is not supported for WNA16 MoE. Expected one of [...]." when the
+# experts are built. 0.17.0 - 0.24.0's select_wna16_moe_backend (0.20.0+) and fused_marlin_moe paths never read
+# KernelConfig.moe_backend: a typed name changes nothing for these experts there.
+WNA16_TYPED_NAMES: tuple[tuple[tuple[int, int, int], tuple[str, ...]], ...] = (
+    ((0, 25, 0), ("marlin", "humming", "flashinfer_trtllm")),
+    ((0, 26, 0), ("marlin", "humming", "flashinfer_trtllm", "emulation")),
+    ((0, 27, 0), ("triton", "marlin", "humming", "flashinfer_trtllm", "emulation")),
+    ((0, 30, 0), ("triton", "marlin", "humming", "flashinfer_trtllm", "emulation", "rdna3")),
+)
+
+
+def wna16_typed_names(vllm_version: str) -> tuple[str, ...] | None:
+    """The --moe-backend names vLLM's WNA16 MoE oracle accepts in release line ``vllm_version``
+    (``WNA16_TYPED_NAMES``), None where int weight-only experts ignore the flag (before 0.25.0).
+    Worked example: "0.33" -> ("triton", "marlin", "humming", "flashinfer_trtllm", "emulation", "rdna3");
+    "0.25" -> ("marlin", "humming", "flashinfer_trtllm"); "0.24" -> None."""
+    return typed_names_by_release(WNA16_TYPED_NAMES, vllm_version)
+
+
+def wna16_moe_backend(spec: ModelSpec, engine: EngineConfig) -> str:
+    """The --moe-backend int4 / int8 weight-only routed experts (``_marlin_moe_format``) see: "auto" where vLLM
+    ignores a typed name for them (``wna16_typed_names`` None: before 0.25.0), the typed name otherwise (other
+    experts: the typed name). Worked example: a GPTQ MoE with --moe-backend triton on 0.24 -> "auto", on 0.27 ->
+    "triton"; Qwen3-30B-A3B (bf16) with triton on 0.24 -> "triton"."""
+    if (engine.moe_backend != "auto" and wna16_typed_names(engine.vllm_version) is None
+            and _marlin_moe_format(spec, *resolve_format(spec, engine.weight_format))):
+        return "auto"
+    return engine.moe_backend
+
+
+def wna16_typed_refusal(spec: ModelSpec, engine: EngineConfig) -> str | None:
+    """vLLM's ValueError for a typed --moe-backend its WNA16 oracle does not map, with int4 / int8 weight-only routed
+    experts (``_marlin_moe_format``), or None. Worked example: a GPTQ-Int4 MoE with --moe-backend cutlass on 0.33 ->
+    "moe_backend='cutlass' is not supported for WNA16 MoE. Expected one of ['triton', 'marlin', 'humming',
+    'flashinfer_trtllm', 'emulation', 'rdna3']."; with marlin, or on 0.24 -> None."""
+    names = wna16_typed_names(engine.vllm_version)
+    if (engine.engine != "vllm" or engine.moe_backend == "auto" or names is None or engine.moe_backend in names
+            or not _hybrid_moe(spec)[1] or not _marlin_moe_format(spec, *resolve_format(spec, engine.weight_format))):
+        return None
+    return (f"moe_backend='{engine.moe_backend}' is not supported for WNA16 MoE. Expected one of "
+            f"{list(names)}.")
+
+
 def _nvfp4_wo_moe_format(spec: ModelSpec, fmt: str, use_overrides: bool) -> bool:
     """Whether the routed experts are NVFP4 weight-only (kvplan's "nvfp4-wo": ModelOpt W4A16_NVFP4, compressed-
     tensors nvfp4 without input activations) and no checkpoint override moves them to another format."""
@@ -1136,6 +1182,24 @@ def _nvfp4_wo_moe_format(spec: ModelSpec, fmt: str, use_overrides: bool) -> bool
                              for o in spec.quantization_overrides):
         return False
     return fmt == "nvfp4-wo"
+
+
+def nvfp4_wo_cutlass_refusal(spec: ModelSpec, engine: EngineConfig) -> str | None:
+    """vLLM's ValueError for --moe-backend cutlass with NVFP4 weight-only (W4A16) routed experts
+    (``_nvfp4_wo_moe_format``), or None. fused_moe/oracle/nvfp4.py select_nvfp4_moe_backend (0.17.0 - 0.33.0; 0.34.0
+    NvFp4MoEKernelOracle.return_or_raise, read 2026-12-03) maps a typed "cutlass" to VLLM_CUTLASS and keeps it or
+    raises (no fallback): CutlassExpertsFp4 (fused_moe cutlass_moe.py / experts/cutlass_moe.py) takes capability
+    families 100 / 110 / 120 only and the W4A4 scheme (kNvfp4Static, kNvfp4Dynamic) only, while these experts ask
+    with activation key None, so modular_kernel.py is_supported_config gives "kernel does not support current device
+    ..." off those GPUs and "kernel does not support quantization scheme ..." on them (the text up to the reason is
+    returned). Worked example: nvidia/Qwen3.6-35B-A3B-NVFP4 (W4A16_NVFP4) with --moe-backend cutlass at 0.33 ->
+    "NvFp4 MoE backend 'VLLM_CUTLASS' does not support the deployment configuration since kernel does not support
+    ..."; RedHatAI's W4A4 export ("nvfp4") -> None (CutlassExpertsFp4, sized)."""
+    if (engine.engine != "vllm" or engine.moe_backend != "cutlass" or vllm_release(engine.vllm_version) < (0, 17, 0)
+            or not _hybrid_moe(spec)[1] or not _nvfp4_wo_moe_format(spec, *resolve_format(spec, engine.weight_format))):
+        return None
+    return ("NvFp4 MoE backend 'VLLM_CUTLASS' does not support the deployment configuration since kernel does not "
+            "support ...")
 
 
 def vllm_nvfp4_marlin_moe_held(spec: ModelSpec, engine: EngineConfig, gpu_name: str, vllm_version: str) -> bool:
@@ -1198,13 +1262,15 @@ def vllm_wna16_marlin_moe_held(spec: ModelSpec, engine: EngineConfig, gpu_name: 
     (compressed_tensors_moe_wna16_marlin.py CompressedTensorsWNA16MarlinMoEMethod) from 0.23.0
     (``wna16_moe_modular_kernel``); read 2026-12-03 in the 0.19.0 - 0.25.0, 0.30.0 and 0.32.0 wheels. MarlinExperts'
     ``workspace_shapes`` is the same in 0.20.0 and 0.30.0 (fused_marlin_moe.py, then experts/marlin_moe.py).
+    A typed --moe-backend other than marlin drops it (its workspace is not sized) from 0.25.0, where the oracle reads
+    the flag; before, vLLM ignores the flag for these experts and so does this rule (``wna16_moe_backend``).
     Not where Humming takes the experts (Hopper from the 0.33 profile: ``vllm_humming_wna16_moe_held``, checked
     first by ``_held_moe_workspace_bytes``), and not on datacenter Blackwell (sm100: the oracle's FLASHINFER_TRTLLM,
     a monolithic kernel, goes ahead of MARLIN for group-32 int4 from 0.24.0; not modeled there) nor off CUDA.
     Worked example: Kimi-K2.5 (compressed-tensors int4) on an H200 at 0.30 -> True, at 0.20 -> False (still
     fused_marlin_moe), at 0.33 -> False (Humming); a GPTQ MoE on an A100 at 0.20 -> True, at 0.19 -> False."""
     if (quant_platform(gpu_name) not in ("cuda", "sm90", "sm120") or engine.engine != "vllm"
-            or engine.moe_backend not in ("auto", "marlin")):  # another --moe-backend: its workspace is not sized
+            or wna16_moe_backend(spec, engine) not in ("auto", "marlin")):  # another backend: its workspace unsized
         return False
     fmt, use_overrides = resolve_format(spec, engine.weight_format)
     if not _marlin_moe_format(spec, fmt, use_overrides):
@@ -1474,7 +1540,7 @@ def _mxfp4_layout_note(spec, gpu, engine) -> tuple[str, str] | None:
     v4 = spec.model_type == "deepseek_v4"
     pick, make, pad = vllm_mxfp4_functions(engine.vllm_version, v4)
     v4_backend = dsv4_mxfp4_layout_backend(engine.moe_backend, arch, engine.vllm_version) if v4 else None
-    if not v4 and GPT_OSS_TYPED_SIZED.get(engine.moe_backend) == "marlin" and gpt_oss_mxfp4_typed_backend(
+    if not v4 and engine.moe_backend == "marlin" and gpt_oss_mxfp4_typed_backend(
             engine.moe_backend, arch, engine.vllm_version, engine.triton_kernels)[0] == "marlin":
         return "Marlin", (f"vLLM {engine.vllm_version}: --moe-backend marlin, which {pick} takes before its priority "
                           f"list; {make} holds the experts with I padded to 128, H to 256 ({pad}), and MarlinExperts' "
@@ -1482,6 +1548,15 @@ def _mxfp4_layout_note(spec, gpu, engine) -> tuple[str, str] | None:
     if v4 and engine.moe_backend == "marlin":
         return "Marlin", (f"vLLM {engine.vllm_version}: --moe-backend marlin, which {pick} tries before its priority "
                           f"list; {make} holds DeepSeek-V4's MXFP4 experts padded ({pad}: I to 128, H to 256)")
+    if arch == "sm100" and not v4 and gpt_oss_mxfp4_typed_backend(
+            engine.moe_backend, arch, engine.vllm_version, engine.triton_kernels)[0] == "triton_bw":
+        kept = ("freed after the swizzle" if vllm_has(engine.vllm_version, "mxfp4_triton_scales_freed")
+                else "kept registered beside them")
+        return "Triton", (f"vLLM {engine.vllm_version}: --moe-backend triton, which {pick} takes before its priority "
+                          f"list (OAITritonExperts, triton_kernels on SM 10.x); {make} holds the experts with I padded "
+                          f"to round_up(I, 64) ({pad}), and _swizzle_mxfp4's Blackwell layouts pad each packed weight "
+                          "row to 128 bytes and the scales to (K / 32 to 8, N to 128); the checkpoint's scales are "
+                          f"{kept}")
     if arch == "sm100":
         i_align, h_align = mxfp4_align("trtllm", engine.vllm_version)
         return "FlashInfer TRTLLM", (f"vLLM {engine.vllm_version}: {pick} gives the MXFP4 experts a FlashInfer "
@@ -1815,12 +1890,18 @@ def _draft_model_weights(spec, gpu, engine, layout, act_b) -> tuple[int, str]:
     """(bytes, what they hold) of a draft model on one rank: its parameters as vLLM lays them out at the target's TP
     (kvplan.parallel.rank_weight_bytes in the target's served dtype, its own quantization_config: the same layout extras
     as the target's, kvplan.vllm_layouts), its own rotary tables (those no target table has the parameters of: get_rope
-    caches one instance per parameter set) and the caching allocator's block rounding (kvplan.vllm_alloc)."""
+    caches one instance per parameter set) and the caching allocator's block rounding (kvplan.vllm_alloc).
+    A typed --moe-backend reaches the draft's MoE layers as the target's: its VllmConfig is a copy of the target's,
+    kernel_config included (0.17.0 - 0.18.0 v1/spec_decode/utils.py create_vllm_config_for_draft_model; 0.19.0 -
+    0.33.0 V1 llm_base_proposer.py / eagle.py _create_draft_vllm_config, which swaps in the --speculative-config
+    "moe_backend" only where one is given: refused, kvplan.draft_model.UNMODELLED_KEYS; 0.31.0+ V2 standalone_ar /
+    draft_model speculator.py load_draft_model, which never reads it; read 2026-12-03), and FusedMoE reads
+    kernel_config.moe_backend (fused_moe/layer.py), so the draft's experts get the target's typed backend's layout."""
     dspec = draft_model.served_spec(engine.draft, _served(spec, engine))
     dl = Layout(tp=layout.tp)
     params = rank_weight_bytes(dspec, dl, 0, None)
     layout_extra = (vllm_mxfp4_extra_bytes(dspec, dl, 0, None, gpu_arch(gpu.name), engine.vllm_version,
-                                           engine.triton_kernels)
+                                           engine.triton_kernels, engine.moe_backend)
                     + vllm_quant_layout_extra_bytes(dspec, dl, 0, None, gpu.name, engine.vllm_version)
                     + vllm_fp8_marlin_extra_bytes(dspec, dl, 0, None, gpu.name, engine.vllm_version, act_b))
     own = tuple(c for c in dspec.rope_caches if all(
@@ -2097,12 +2178,23 @@ def plan(spec: ModelSpec, gpu: GpuSpec, engine: EngineConfig = EngineConfig(), l
     if engine.engine == "vllm" and gpu.vendor == "NVIDIA" and (refusal := modelopt_refusal(
             spec, engine.weight_format, gpu.name, engine.vllm_version)):
         raise PlanInputError(*refusal)  # a ModelOpt checkpoint this release does not load (kvplan.vllm_layouts)
-    if engine.engine == "vllm" and engine.moe_backend != "auto" and _gpt_oss_mxfp4_experts(spec, engine.weight_format):
+    # a draft model's experts get the same typed backend (kvplan.plan _draft_model_weights), in their own format
+    draft_mxfp4 = (engine.speculative_method == draft_model.METHOD and engine.draft is not None
+                   and _gpt_oss_mxfp4_experts(draft_model.served_spec(engine.draft, _served(spec, engine)), None))
+    if engine.engine == "vllm" and engine.moe_backend != "auto" and (
+            _gpt_oss_mxfp4_experts(spec, engine.weight_format) or draft_mxfp4):
         refusal = gpt_oss_mxfp4_typed_backend(engine.moe_backend, gpu_arch(gpu.name), engine.vllm_version,
                                               engine.triton_kernels)[1]
         if refusal:  # fused_moe/oracle/mxfp4.py map_mxfp4_backend / _return_or_raise, when the experts are built
             raise PlanInputError("moe_backend", f"vLLM {engine.vllm_version} refuses --moe-backend "
                                  f"{engine.moe_backend} for these MXFP4 experts: {refusal}")
+    if refusal := nvfp4_wo_cutlass_refusal(spec, engine):  # CutlassExpertsFp4 is W4A4 only
+        raise PlanInputError("moe_backend", f"vLLM {engine.vllm_version} refuses --moe-backend cutlass for these "
+                             f"NVFP4 weight-only (W4A16) MoE experts: \"{refusal}\" (CutlassExpertsFp4 runs W4A4 "
+                             "NVFP4 only, on SM 10.x / 11.x / 12.x; --moe-backend marlin or auto plans them)")
+    if refusal := wna16_typed_refusal(spec, engine):  # fused_moe/oracle/int_wna16.py map_wna16_backend (0.25.0+)
+        raise PlanInputError("moe_backend", f"vLLM {engine.vllm_version} refuses --moe-backend {engine.moe_backend} "
+                             f"for these int weight-only MoE experts: \"{refusal}\"")
     if engine.engine == "vllm":
         refusal = spec.memo(("marlin-refusal", layout, engine.weight_format, gpu.name, engine.vllm_version),
                             lambda: marlin_refusal(spec, layout, engine.weight_format, gpu.name, engine.vllm_version))
@@ -2925,7 +3017,7 @@ def _budget(spec, gpu, engine, layout, weights, mnbt, max_seqs, act_b, mla, last
     profiles_mm = mm_profiled(spec, engine)  # a tower built with every modality at 0 runs text-only (0.11 - 0.14)
     # v1/worker/gpu/model_runner.py _dummy_sampler_run: the logits in the model dtype, and from 0.33.0 the
     # warmup-parameter pass's fp32 pipeline (kvplan.engines vllm_v2_dummy_sampler_bytes)
-    v2_sampler = (vllm_v2_dummy_sampler_bytes(prof.version, num_reqs, spec.vocab_size, act_b, path)
+    v2_sampler = (vllm_v2_dummy_sampler_bytes(prof.version, num_reqs, spec.vocab_size, act_b, path, layout.tp)
                   if runner == "V2" else None)
     act = engine.activation_bytes
     clone = moe_ws = 0
@@ -2974,6 +3066,10 @@ def _budget(spec, gpu, engine, layout, weights, mnbt, max_seqs, act_b, mla, last
                    + f" ({v2_sampler / GiB:.2f} GiB; v1/worker/gpu/model_runner.py _dummy_sampler_run, 0.33.0)"
                    if vllm_has(prof.version, "v2_sampler_warmup_pass") else
                    "the V2 model runner's dummy sampler run holds the logits alone (model dtype)")
+    if runner == "V2" and layout.tp > 1:
+        sampler_src += (f"; at TP {layout.tp} the LM head's all-gather holds this rank's shard, the gather buffer "
+                        "and the reshaped logits at once (logits_processor.py _gather_logits), the peak where it "
+                        "exceeds the sampler's")
     compile_src = (f"; a cold torch.compile benchmarks a {clone / GiB:.2f} GiB random copy of the embedding shard "
                    "(a warm compile cache skips it)" if clone else "")
     items = counted(encoder_peak.items, f"{encoder_peak.modality} item") if encoder_peak else ""
@@ -3157,14 +3253,14 @@ def unsized_moe_backend_note(spec: ModelSpec, engine: EngineConfig, gpu_name: st
             return ""  # quantization/mxfp4.py get_mxfp4_backend (0.17.0 / 0.18.0) never reads --moe-backend
         typed = GPT_OSS_TYPED_SIZED.get(engine.moe_backend)
         if typed is not None and gpt_oss_mxfp4_typed_backend(engine.moe_backend, arch, engine.vllm_version,
-                                                             engine.triton_kernels)[0] == typed:
+                                                             engine.triton_kernels)[0] in typed:
             return ""
         return (f"--moe-backend {engine.moe_backend}: kvplan does not size that backend for gpt-oss's MXFP4 experts "
-                "(only marlin, triton on Hopper and flashinfer_trtllm on SM 10.x are): the workspace it keeps after "
-                "the profile run is not in the activation peak and the experts are priced in auto's layout, so "
-                "vLLM's KV pool can be smaller than this plan says")
-    if engine.moe_backend in MOE_BACKENDS_SIZED:
-        return ""
+                "(only marlin, triton on Hopper / SM 10.x and flashinfer_trtllm on SM 10.x are): the workspace it "
+                "keeps after the profile run is not in the activation peak and the experts are priced in auto's "
+                "layout, so vLLM's KV pool can be smaller than this plan says")
+    if engine.moe_backend in MOE_BACKENDS_SIZED or wna16_moe_backend(spec, engine) == "auto":
+        return ""  # sized, or int weight-only experts before 0.25.0, which ignore the flag (wna16_typed_names)
     if (engine.moe_backend == "triton" and vllm_has(engine.vllm_version, "moe_workspace_manager")
             and resolve_format(spec, engine.weight_format)[0] in _FP8_MOE_FORMATS
             and not _has_mxfp4_override_experts(spec, engine.weight_format)):

@@ -1062,7 +1062,7 @@ def parse_vllm_command(command: str, prefix: list[str] | tuple[str, ...] = (), d
                              "DeepSeek-V4's MXFP4 experts on MarlinExperts' held workspace, not Humming's)")
             elif values["moe_backend"] in ("triton", "flashinfer_trtllm"):
                 notes.append(f"{shown}: planned by the core for some experts (EngineConfig.moe_backend: gpt-oss's "
-                             "MXFP4 experts on Triton (Hopper) or FlashInfer TRTLLM (SM 10.x), triton for FP8 experts; "
+                             "MXFP4 experts on Triton (Hopper, SM 10.x) or FlashInfer TRTLLM (SM 10.x), triton for FP8 experts; "
                              "vLLM's MXFP4 oracle refuses it where the GPU cannot run it; other experts warn)")
             elif values["moe_backend"] != "auto":
                 notes.append(f"{shown}: read, not planned: a vLLM KernelConfig setting whose memory effect kvplan "

@@ -64,7 +64,7 @@ MXFP4_MARLIN_ALIGN = (128, 256)  # (intermediate per partition, hidden): Marlin,
 MXFP4_TRTLLM_ALIGN = (256, 256)  # FlashInfer TRTLLM-gen (SM100_FI_MXFP4_*, TRTLLM_BACKENDS), 0.10.1.1 - 0.26.0
 MXFP4_TRTLLM_ALIGN_027 = (128, 256)  # the same from 0.27.0 (VLLM_CHANGES "mxfp4_trtllm_inter_128"; 0.34.0 too)
 MXFP4_TRITON_INTER_ALIGN = 64  # the remaining CUDA backends (Triton): round_up(I, 64), hidden unpadded
-MXFP4_LAYOUT_BACKENDS = ("marlin", "trtllm", "triton", "humming")  # whose layout mxfp4_align reads
+MXFP4_LAYOUT_BACKENDS = ("marlin", "trtllm", "triton", "triton_bw", "humming")  # whose layout mxfp4_align reads
 # Humming (DeepSeek-V4 / V4.1 on Hopper from 0.32.0, VLLM_CHANGES "mxfp4_humming_hopper"), read 2026-12-03 in the
 # vllm 0.32.0 / 0.33.0 / 0.34.0 wheels and the humming-kernels 0.1.17 / 0.1.19 wheels they pin (Requires-Dist
 # humming-kernels[cu13]==0.1.17 / ==0.1.19; humming/transform.py and schema/mxfp4.py identical in both):
@@ -102,6 +102,15 @@ def triton_value_align(vllm_version: str) -> tuple[int, int]:
 # vLLM passes num_warps = 8 outside batched (DeepEP / PPLX) MoE.
 TRITON_SCALE_ALIGN = (2 * 8 * 2 * 8, 2)
 MX_BLOCK = 32
+# SM 10.x (B200 / B300): _swizzle_mxfp4 (quantization/utils/mxfp4_utils.py) takes triton_kernels'
+# make_default_matmul_mxfp4_w_layout / _w_scale_layout, which give BlackwellMXValueLayout / BlackwellMXScaleLayout on
+# capability >= 10 (the bundled vllm/third_party/triton_kernels/tensor_details/layout.py and layout_details/
+# blackwell_value.py / blackwell_scale.py, the same arithmetic in every wheel 0.12.0 - 0.34.0, read 2026-12-03):
+# the value layout pads the packed (unit-stride) dim of each GEMM's transposed [E, K / 2, N] uint8 weight to a
+# multiple of 128 bytes; the scale layout pads its [E, K / 32, N] e8m0 scales to (K / 32 to 8, N to 128). kvplan's
+# layout backend "triton_bw" (I rounded to 64 as every Triton layout, mxfp4_round_up_hidden_size_and_intermediate_size).
+BLACKWELL_VALUE_ALIGN = 128
+BLACKWELL_SCALE_ALIGN = (8, 128)
 
 
 def _up(x: int, a: int) -> int:
@@ -149,18 +158,26 @@ MXFP4_TYPED_NAMES: tuple[tuple[tuple[int, int, int], tuple[str, ...]], ...] = (
                                                 "aiter_triton_mxfp4_mxfp4", "aiter_mxfp4_mxfp4") + _VENDOR),
 )
 # the typed names whose gpt-oss layout and held workspace kvplan reads, -> the layout backend (mxfp4_align)
-GPT_OSS_TYPED_SIZED = {"marlin": "marlin", "triton": "triton", "flashinfer_trtllm": "trtllm"}
+GPT_OSS_TYPED_SIZED = {"marlin": ("marlin",), "triton": ("triton", "triton_bw"), "flashinfer_trtllm": ("trtllm",)}
 
 
 def mxfp4_typed_names(vllm_version: str) -> tuple[str, ...] | None:
     """The --moe-backend names the MXFP4 oracle accepts in release line ``vllm_version`` (``MXFP4_TYPED_NAMES``), None
     where the gpt-oss path ignores --moe-backend (0.17 / 0.18 profiles; before 0.17 there is no such flag).
     Worked example: "0.19" -> (..., "triton", "marlin", "ck", "xpu"); "0.18" -> None."""
+    return typed_names_by_release(MXFP4_TYPED_NAMES, vllm_version)
+
+
+def typed_names_by_release(table: tuple[tuple[tuple[int, int, int], tuple[str, ...]], ...],
+                           vllm_version: str) -> tuple[str, ...] | None:
+    """The names of the last ``table`` row (first release, names) at or before release line ``vllm_version``'s
+    first release, None before the first row (``MXFP4_TYPED_NAMES``, kvplan.plan ``WNA16_TYPED_NAMES``).
+    Worked example: (((0, 25, 0), ("marlin",)),), "0.24" -> None; "0.33" -> ("marlin",)."""
     from kvplan.engines import vllm_release
 
     release = vllm_release(vllm_version)
     names = None
-    for first, listed in MXFP4_TYPED_NAMES:
+    for first, listed in table:
         if release >= first:
             names = listed
     return names
@@ -178,11 +195,12 @@ def gpt_oss_mxfp4_typed_backend(moe_backend: str, arch: str, vllm_version: str,
     deployment configuration" otherwise; it never falls back to the priority list. "marlin" -> MARLIN (MarlinExperts,
     any CUDA GPU), "triton" -> TRITON (OAITritonExperts: triton_kernels on capability 9.0 - 10.x,
     ``_triton_kernel_moe_supports_current_device``), "flashinfer_trtllm" -> FLASHINFER_TRTLLM_MXFP4_BF16 (capability
-    family 100). Their layouts: ``mxfp4_align``. kvplan reads the Triton layout on Hopper only (HopperMXValueLayout):
-    "triton" on SM 10.x is priced in auto's layout and warned (kvplan.plan ``unsized_moe_backend_note``), as every
-    other accepted name is. "auto", and every name in the 0.17 / 0.18 profiles (``get_mxfp4_backend`` ignores the
-    flag), -> ``mxfp4_moe_backend``. Worked example: ("marlin", "sm90", "0.33") -> ("marlin", None); ("triton",
-    "sm100", "0.33") -> ("trtllm", None) (warned); ("flashinfer_trtllm", "sm90", "0.33") -> ("triton", "Mxfp4 MoE
+    family 100). Their layouts: ``mxfp4_align``; the Triton layout is HopperMXValueLayout on SM 9.0 ("triton") and
+    BlackwellMXValueLayout on SM 10.x ("triton_bw", ``BLACKWELL_VALUE_ALIGN``); every other accepted name is priced
+    in auto's layout and warned (kvplan.plan ``unsized_moe_backend_note``). "auto", and every name in the 0.17 / 0.18
+    profiles (``get_mxfp4_backend`` ignores the flag), -> ``mxfp4_moe_backend``. Worked example: ("marlin", "sm90",
+    "0.33") -> ("marlin", None); ("triton", "sm100", "0.33") -> ("triton_bw", None); ("flashinfer_trtllm", "sm90",
+    "0.33") -> ("triton", "Mxfp4 MoE
     backend 'FLASHINFER_TRTLLM_MXFP4_BF16' ..."); ("cutlass", "sm90", "0.33") -> ("triton", "moe_backend='cutlass'
     is not supported for MXFP4 MoE. ..."); ("marlin", "sm90", "0.18") -> ("triton", None)."""
     auto = mxfp4_moe_backend(arch, vllm_version, triton_kernels)
@@ -198,7 +216,7 @@ def gpt_oss_mxfp4_typed_backend(moe_backend: str, arch: str, vllm_version: str,
         if arch not in ("sm90", "sm100"):
             return auto, ("Mxfp4 MoE backend 'TRITON' does not support the deployment configuration (OAITritonExperts "
                           "runs triton_kernels on capability 9.0 - 10.x only)")
-        return ("triton" if arch == "sm90" else auto), None
+        return ("triton" if arch == "sm90" else "triton_bw"), None
     if moe_backend == "flashinfer_trtllm":
         if arch != "sm100":
             return auto, ("Mxfp4 MoE backend 'FLASHINFER_TRTLLM_MXFP4_BF16' does not support the deployment "
@@ -289,7 +307,7 @@ def mxfp4_align(backend: str, vllm_version: str = VLLM_DEFAULT_VERSION) -> tuple
         return MXFP4_MARLIN_ALIGN
     if backend == "trtllm":
         return MXFP4_TRTLLM_ALIGN_027 if vllm_has(vllm_version, "mxfp4_trtllm_inter_128") else MXFP4_TRTLLM_ALIGN
-    if backend == "triton":
+    if backend in ("triton", "triton_bw"):
         return MXFP4_TRITON_INTER_ALIGN, 1
     if backend == "humming":
         return MXFP4_HUMMING_ALIGN
@@ -304,11 +322,21 @@ def mxfp4_expert_bytes(hidden: int, inter: int, bias: bool, backend: str = "chec
     kvplan.weights prices (bf16 biases).
     Worked number: H = 2880, I = 1440 (-> 1472), "triton" at the v0.19.0 (64, 64): 4,333,568 + 2,211,840 (values)
     + 276,480 + 141,312 (swizzled scales) + 264,960 + 132,480 (kept scales) + 23,296 (fp32 biases) = 7,383,936.
+    "triton_bw" (SM 10.x) at 0.33, the same shapes: 2,944 x 1,536 + 2,880 x 768 (values, the packed 1,440 / 736 to
+    128) + 96 x 2,944 + 48 x 2,944 (scales, K / 32 90 / 46 to 8, N 2,944 / 2,880 to 128) + 0 kept (freed from 0.25.0)
+    + 23,296 = 4,521,984 + 2,211,840 + 282,624 + 141,312 + 23,296 = 7,181,056.
     "humming" (module comment at HUMMING_PAD_N): w13 [round_up(2I, 256), round_up(H, 128)], w2 [round_up(H, 256),
     round_up(I, 128)], each 0.5 B a value + 1 B a 32-value scale, + HUMMING_SCALE2_BYTES; worked number, DeepSeek-V4.1-
     Flash at TP 8 (H 5,120, I 288 -> 384): 768 x 5,120 x 17 / 32 + 5,120 x 384 x 17 / 32 + 8 = 3,133,448."""
     h, i = mxfp4_padded_sizes(backend, hidden, inter, vllm_version)
-    bias_b = 4 if backend in ("trtllm", "triton") else 2
+    bias_b = 4 if backend in ("trtllm", "triton", "triton_bw") else 2
+    if backend == "triton_bw":  # SM 10.x Triton (BLACKWELL_VALUE_ALIGN / BLACKWELL_SCALE_ALIGN)
+        values = 2 * i * _up(h // 2, BLACKWELL_VALUE_ALIGN) + h * _up(i // 2, BLACKWELL_VALUE_ALIGN)
+        sk, sn = BLACKWELL_SCALE_ALIGN
+        swizzled = _up(cdiv(h, MX_BLOCK), sk) * _up(2 * i, sn) + _up(cdiv(i, MX_BLOCK), sk) * _up(h, sn)
+        kept = 0 if vllm_has(vllm_version, "mxfp4_triton_scales_freed") else (
+            2 * i * cdiv(h, MX_BLOCK) + h * cdiv(i, MX_BLOCK))
+        return values + swizzled + kept + ((2 * i + h) * bias_b if bias else 0)
     if backend == "humming":
         h13 = _up(hidden, HUMMING_PAD_K)  # w13's K; w2's N (h) goes to HUMMING_PAD_N
         values = 2 * i * h13 + h * i  # w13 [2I, H13] + w2 [H, I], every padded dim a multiple of MX_BLOCK

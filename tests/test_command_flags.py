@@ -101,7 +101,7 @@ def test_disable_log_requests_is_a_switch():
     ("--compilation-config 3", "--compilation-config 3: not modeled"),
     ("--max-seq-len-to-capture 8192", "--max-seq-len-to-capture 8192: not modeled"),
     ("--moe-backend triton", "--moe-backend triton: planned by the core for some experts (EngineConfig.moe_backend: "
-                             "gpt-oss's MXFP4 experts on Triton (Hopper)"),
+                             "gpt-oss's MXFP4 experts on Triton (Hopper, SM 10.x)"),
     ("--moe-backend deep_gemm", "--moe-backend deep_gemm: read, not planned: a vLLM KernelConfig setting"),
 ])
 def test_memory_flags_are_named_with_their_status(line, status):

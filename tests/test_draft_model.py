@@ -13,6 +13,7 @@ from kvplan.draft_model import draft_model_candidates, load_draft_model, parse_d
 from kvplan.engines import EngineConfig, vllm_model_runner
 from kvplan.errors import ConfigError, PlanInputError
 from kvplan.gpus import GPU_CATALOG
+from kvplan.hf_config import parse_config
 from kvplan.parallel import Layout
 from kvplan.plan import plan
 from kvplan.presets import load_preset, preset_config
@@ -201,3 +202,53 @@ def test_a_quantized_draft_uses_its_own_quantization_config():
     #   checkpoint's tensors)
     assert term(p.ranks[0], "draft model (in weights)").bytes == \
         131_334_144 + 16 * (15_204_352 + 28 + 8_192) + 4_096 + 16_777_216 == 391_516_608
+
+
+def _full_attention_gpt_oss_draft():
+    # gpt-oss-20b's config with every layer full attention (kvplan plans full-attention drafts only): 24 layers of 32
+    # MXFP4 experts, H 2,880, I 2,880 (1,440 a TP 2 rank), vocab 201,088 as gpt-oss-120b's
+    config = dict(preset_config("gpt-oss-20b"))
+    config["layer_types"] = ["full_attention"] * config["num_hidden_layers"]
+    return parse_draft_model(config, "gpt-oss-20b-full-attention", "test")
+
+
+def test_a_typed_moe_backend_lays_out_the_drafts_experts_too():
+    # vLLM builds the draft from a copy of the target's VllmConfig, kernel_config.moe_backend included (0.33.0 V2
+    # standalone_ar/speculator.py load_draft_model; V1 llm_base_proposer.py _create_draft_vllm_config), so
+    # --moe-backend marlin puts the draft's MXFP4 experts in Marlin's layout as well. One expert on a TP 2 rank:
+    # Triton (auto on Hopper, 0.33's (16, 32) value alignment, I 1,440 -> 1,472) 7,197,568 B; Marlin (H 3,072, I 1,536)
+    # 2 x 1,536 x 3,072 / 2 + 3,072 x 1,536 / 2 + 2 x 1,536 x 96 + 3,072 x 48 + (2 x 1,536 + 3,072) x 2 = 7,532,544 B:
+    # 24 layers x 32 experts x 334,976 = 257,261,568 B more in the draft row (the draft was laid out in auto's before)
+    draft = _full_attention_gpt_oss_draft()
+
+    def row(moe_backend):
+        p = plan(load_preset("gpt-oss-120b"), H100, engine(draft, moe_backend=moe_backend), Layout(tp=2),
+                 suggest=False)
+        return term(p.ranks[0], "draft model (in weights)").bytes
+
+    auto, marlin = row("auto"), row("marlin")
+    assert marlin - auto == 24 * 32 * (7_532_544 - 7_197_568) == 257_261_568
+    assert (auto, marlin) == (7_327_979_136, 7_585_240_704)
+
+
+def test_a_typed_moe_backend_vllm_refuses_for_the_drafts_experts_is_refused():
+    # --moe-backend flashinfer_trtllm on Hopper: map_mxfp4_backend gives FLASHINFER_TRTLLM_MXFP4_BF16, which does not
+    # support SM 9.0 (fused_moe/oracle/mxfp4.py _return_or_raise): vLLM raises while building the experts, the
+    # target's or the draft's: a dense target (a Llama of gpt-oss's vocab) is refused for the draft's experts
+    draft = _full_attention_gpt_oss_draft()
+    dense = parse_config({"architectures": ["LlamaForCausalLM"], "model_type": "llama", "hidden_size": 4096,
+                          "num_hidden_layers": 8, "num_attention_heads": 32, "num_key_value_heads": 8,
+                          "intermediate_size": 14336, "vocab_size": 201_088, "max_position_embeddings": 32768,
+                          "torch_dtype": "bfloat16", "tie_word_embeddings": False}, "dense-201k")
+    with pytest.raises(PlanInputError, match="refuses --moe-backend flashinfer_trtllm for these MXFP4 experts"):
+        plan(dense, H100, engine(draft, moe_backend="flashinfer_trtllm"), Layout(tp=2), suggest=False)
+    assert plan(dense, H100, engine(draft, moe_backend="marlin"), Layout(tp=2), suggest=False).starts
+
+
+def test_a_speculative_config_moe_backend_is_refused():
+    # SpeculativeConfig.moe_backend (0.19.0+): the V1 proposer puts it in the draft's kernel_config, the V2 speculator
+    # ignores it; kvplan lays the draft out in the target's --moe-backend, so it refuses a draft backend of its own
+    spec = json.dumps({"method": "draft_model", "model": "meta-llama/Llama-3.2-1B", "num_speculative_tokens": 4,
+                       "moe_backend": "triton"})
+    with pytest.raises(PlanInputError, match="moe_backend 'triton': a draft MoE backend of its own"):
+        parse_vllm_command(f"vllm serve meta-llama/Llama-3.1-70B --speculative-config '{spec}'")

@@ -126,23 +126,26 @@ def test_v4_flash_tp8_h200_plans_with_humming_at_0_32():
     assert new.engine_log[0] == old.engine_log[0] == "Model loading took 19.39 GiB"
     # activation peak = max(forward without the routed experts, sampler) + held MoE workspace (plan.activation_
     # estimate: the experts' intermediates are the held buffer, which the forward's later layers sit on). The
-    # forward part, 8192 x (4 x 4096 + 40,960 / 8 q/k/v + 4096 / 8 shared expert) x 2 = 360,710,144 B, is above the
-    # sampler's 331,874,304 (1,024 rows) in both: 360,710,144 + 469,762,048 = 830,472,192 (Humming) against
-    # 360,710,144 + 805,306,368 = 1,166,016,512 (were 801,636,352 / 1,137,180,672, the sampler + the workspace)
+    # sampler part at TP 8 is the LM head's all-gather of 1,024 rows (kvplan.engines.vllm_v2_dummy_sampler_bytes):
+    # 1,024 x (129,280 / 8 + 2 x 129,280) x 2 = 562,626,560 + the hidden states 8,192 x 4,096 x 2 = 67,108,864 ->
+    # 629,735,424, above the forward part 8192 x (4 x 4096 + 40,960 / 8 q/k/v + 4096 / 8 shared expert) x 2 =
+    # 360,710,144 in both: 629,735,424 + 469,762,048 = 1,099,497,472 (Humming) against 629,735,424 + 805,306,368 =
+    # 1,435,041,792 (were 830,472,192 / 1,166,016,512 on the forward, before the gather was read)
     act = "activation peak (8192 batched tokens, 1024 sampler rows)"
-    assert _terms(new)[act] == 8192 * (4 * 4096 + 40_960 // 8 + 4096 // 8) * 2 + 469_762_048 == 830_472_192
-    assert _terms(old)[act] == 360_710_144 + 805_306_368 == 1_166_016_512
+    assert _terms(new)[act] == 1024 * (129_280 // 8 + 2 * 129_280) * 2 + 8192 * 4096 * 2 + 469_762_048 \
+        == 1_099_497_472
+    assert _terms(old)[act] == 629_735_424 + 805_306_368 == 1_435_041_792
     # the pool: 335,544,320 B less workspace, 88,064 B more weights = 335,456,256 B more, at 1,002,240 B a block
     assert n.kv_pool_bytes == o.kv_pool_bytes + 335_456_256
     assert n.bytes_per_block == o.bytes_per_block == 1_002_240
-    assert n.num_blocks == n.kv_pool_bytes // 1_002_240 == 113_456 and o.num_blocks == 113_121  # were 113,485 / 113,150
+    assert n.num_blocks == n.kv_pool_bytes // 1_002_240 == 113_188 and o.num_blocks == 112_853  # were 113,456 / 113,121
     # 0.33.0 (v2_sampler_warmup_pass): the sampler part is 1,024 x 129,280 x (2 + 12) + 1 MiB + 8,192 x 4,096 x 2 =
-    # 1,921,515,520 B, now above the forward's 360,710,144, so the peak is 1,921,515,520 + 469,762,048 = 2,391,277,568,
-    # 1,560,805,376 B above 0.32's 830,472,192: 113,710,690,507 - 1,560,805,376 = 112,149,885,131 B, 111,899 blocks
+    # 1,921,515,520 B, above the gather's 629,735,424, so the peak is 1,921,515,520 + 469,762,048 = 2,391,277,568,
+    # 1,291,780,096 B above 0.32's 1,099,497,472: 113,441,665,227 - 1,291,780,096 = 112,149,885,131 B, 111,899 blocks
     p33 = _plan("deepseek-v4-flash", "H200", "0.33")
     assert _terms(p33)[act] == 1_921_515_520 + 469_762_048 == 2_391_277_568
-    assert n.kv_pool_bytes == 113_710_690_507
-    assert p33.ranks[0].kv_pool_bytes == n.kv_pool_bytes - 1_560_805_376 == 112_149_885_131
+    assert n.kv_pool_bytes == 113_441_665_227
+    assert p33.ranks[0].kv_pool_bytes == n.kv_pool_bytes - 1_291_780_096 == 112_149_885_131
     assert p33.num_blocks == 112_149_885_131 // 1_002_240 == 111_899
 
 
@@ -152,14 +155,15 @@ def test_v4_pro_tp8_h200_plans_with_humming_at_0_32():
     assert n.weights_bytes == o.weights_bytes + 187_392 == 109_059_282_374
     assert _terms(new)["MXFP4 MoE layout: Humming (in weights)"] == 187_392
     act = "activation peak (8192 batched tokens, 1024 sampler rows)"
-    # the forward without the routed experts, 8192 x (4 x 7168 + 81,920 / 8 + 6144 / 8) x 2 = 650,117,120 B, is above
-    # the sampler part 382,205,952: + 822,083,584 (Humming) = 1,472,200,704; + 1,409,286,144 (Marlin, 0.30) =
-    # 2,059,403,264 (were 1,204,289,536 / 1,791,492,096 on the sampler)
-    assert _terms(new)[act] == 8192 * (4 * 7168 + 81_920 // 8 + 6144 // 8) * 2 + 822_083_584 == 1_472_200_704
-    assert _terms(old)[act] == 650_117_120 + 1_409_286_144 == 2_059_403_264
+    # the sampler part, the LM head's all-gather 1,024 x (129,280 / 8 + 2 x 129,280) x 2 = 562,626,560 + the hidden
+    # states 8,192 x 7,168 x 2 = 117,440,512 -> 680,067,072 B, is above the forward without the routed experts,
+    # 8192 x (4 x 7168 + 81,920 / 8 + 6144 / 8) x 2 = 650,117,120: + 822,083,584 (Humming) = 1,502,150,656;
+    # + 1,409,286,144 (Marlin, 0.30) = 2,089,353,216 (were 1,472,200,704 / 2,059,403,264 on the forward)
+    assert _terms(new)[act] == 562_626_560 + 8192 * 7168 * 2 + 822_083_584 == 1_502_150_656
+    assert _terms(old)[act] == 680_067_072 + 1_409_286_144 == 2_089_353_216
     # the pool: (1,409,286,144 - 822,083,584) - 187,392 = 587,015,168 B more
     assert n.kv_pool_bytes == o.kv_pool_bytes + 587_015_168
-    assert n.num_blocks == n.kv_pool_bytes // n.bytes_per_block == 17_079 and o.num_blocks == 16_670  # 17,266 / 16,857
+    assert n.num_blocks == n.kv_pool_bytes // n.bytes_per_block == 17_058 and o.num_blocks == 16_650  # were 17,079 / 16,670
 
 
 def test_b200_unchanged():

@@ -86,8 +86,12 @@ def test_plan_weights_grow_by_the_tower_unless_language_model_only():
         # padded rows / tp x 5376 x 2 B: kvplan.engines.vllm_compile_benchmark_bytes), the text plan's peak
         act_full, act_text = (next(t.bytes for t in r.ranks[0].terms if t.name.startswith("activation peak"))
                               for r in (full, text))
-        assert act_text == 262_208 // tp * 5376 * 2  # no copy beside a loaded tower; the loaded tower's peak is
-        # the SigLIP step on 32 dummy images at 0.32 (kvplan.vllm_mm; tests/test_vllm_mm_profile.py)
+        # (TP 1: 2,819,260,416 B); at TP 2 the copy (1,409,630,208) is below the LM head's all-gather of the 1,024
+        # dummy sampler rows, 1,024 x (131,104 + 2 x 262,208) x 2 = 1,342,504,960, + the hidden states 8,192 x 5,376
+        # x 2 = 88,080,384 -> 1,430,585,344 (kvplan.engines.vllm_v2_dummy_sampler_bytes)
+        assert act_text == {1: 262_208 * 5376 * 2, 2: 1024 * (131_104 + 2 * 262_208) * 2 + 8192 * 5376 * 2}[tp]
+        # no copy beside a loaded tower; the loaded tower's peak is the SigLIP step on 32 dummy images at 0.32
+        # (kvplan.vllm_mm; tests/test_vllm_mm_profile.py)
         # and the CUDA-graph estimate: with the tower vLLM serves Gemma-3 through TRITON_ATTN (mm prefix attention),
         # text-only through FA3, whose FULL capture holds its split accumulators (kvplan.engines.cuda_graph_bytes):
         # TP 1: 262 MiB (32 x 512 x 32 heads x 129 x 4 B + 4 MiB) vs the PIECEWISE first 164 (80 + 2 x 512 x 43,008 x

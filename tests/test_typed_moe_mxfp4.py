@@ -39,8 +39,8 @@ def test_typed_backend_mapping_by_release_and_arch():
     assert gpt_oss_mxfp4_typed_backend("marlin", "sm100", "0.19") == ("marlin", None)
     assert gpt_oss_mxfp4_typed_backend("triton", "sm90", "0.30") == ("triton", None)
     assert gpt_oss_mxfp4_typed_backend("flashinfer_trtllm", "sm100", "0.33") == ("trtllm", None)
-    # triton on SM 10.x runs (capability 9.0 - 10.x) but its Blackwell layout is not read: auto's layout, warned
-    assert gpt_oss_mxfp4_typed_backend("triton", "sm100", "0.33") == ("trtllm", None)
+    # triton on SM 10.x runs (capability 9.0 - 10.x) in _swizzle_mxfp4's Blackwell layouts ("triton_bw")
+    assert gpt_oss_mxfp4_typed_backend("triton", "sm100", "0.33") == ("triton_bw", None)
     # an accepted name kvplan does not size: auto's layout (warned by the plan)
     assert gpt_oss_mxfp4_typed_backend("flashinfer_cutlass", "sm90", "0.33") == ("triton", None)
     # 0.17 / 0.18: get_mxfp4_backend ignores --moe-backend, so marlin on an H100 is still Triton
@@ -118,10 +118,17 @@ def test_gpt_oss_20b_b200_auto_marlin_trtllm_triton():
     assert _act(marlin) == 545_259_520 + 1_174_405_120 == 1_719_664_640
     # pool: 158,188,224,622 + 13,762,560 - (1,719,664,640 - 1,300,234,240) = 157,782,556,782
     assert marlin.ranks[0].kv_pool_bytes == 158_188_224_622 + 13_762_560 - 419_430_400 == 157_782_556_782
-    # triton on SM 10.x: vLLM runs it, kvplan has not read its Blackwell layout: auto's figures and a warning
-    assert triton.ranks[0].kv_pool_bytes == 158_188_224_622
-    assert [w for w in triton.warnings if w.startswith("--moe-backend triton: kvplan does not size that backend for "
-                                                       "gpt-oss's MXFP4 experts")]
+    # triton on SM 10.x (OAITritonExperts, no held workspace: auto's peak): _swizzle_mxfp4's BlackwellMXValueLayout
+    # pads each packed row to 128 B, BlackwellMXScaleLayout the scales to (K / 32 to 8, N to 128), the checkpoint's
+    # scales freed (0.25.0+), fp32 biases; an expert (I 2,880, H 2,880): 5,760 x 1,536 + 2,880 x 1,536 (values) +
+    # 96 x 5,760 + 96 x 2,944 (scales) + 8,640 x 4 = 8,847,360 + 4,423,680 + 552,960 + 282,624 + 34,560 = 14,141,184;
+    # TRTLLM's (I 2,944, H 3,072): 9,043,968 + 4,521,984 + 847,872 + 35,840 = 14,449,664: 308,480 B less an expert x
+    # 768 = 236,912,640 B more pool, no warning (was auto's figures and the unsized-backend warning)
+    assert triton.ranks[0].kv_pool_bytes == 158_188_224_622 + 308_480 * 768 == 158_425_137_262
+    assert _act(triton) == _act(auto)
+    assert next(t.bytes for t in triton.ranks[0].terms if t.name == "MXFP4 MoE layout: Triton (in weights)") == \
+        (14_141_184 - 13_236_480) * 768 == 694_812_672  # over the checkpoint's 13,236,480 B an expert
+    assert not [w for w in triton.warnings if w.startswith("--moe-backend triton: kvplan does not size")]
 
 
 def test_refused_names_and_devices():
@@ -211,3 +218,15 @@ def test_mxfp4_extra_bytes_follow_the_typed_backend():
     args = (spec, Layout(tp=1), 0, None, "sm90", "0.30", None)
     assert vllm_mxfp4_extra_bytes(*args, "marlin") - vllm_mxfp4_extra_bytes(*args, "auto") == 1_712_259_072
     assert vllm_mxfp4_extra_bytes(*args, "triton") == vllm_mxfp4_extra_bytes(*args, "auto")
+
+
+def test_blackwell_triton_expert_bytes_by_release():
+    # mxfp4_expert_bytes "triton_bw", gpt-oss-20b at TP 2 (I 1,440 -> 1,472): 2,944 x 1,536 + 2,880 x 768 (the
+    # packed 1,440 / 736 to 128 B) + 96 x 2,944 + 48 x 2,944 (scales: K / 32 90 / 46 to 8, N 2,944 / 2,880 to 128) +
+    # 5,824 x 4 (fp32 biases) = 7,181,056 at 0.33; 0.24 keeps the checkpoint's scales too: + 2,944 x 90 + 2,880 x 46 =
+    # 264,960 + 132,480 -> 7,578,496 (VLLM_CHANGES "mxfp4_triton_scales_freed", 0.25.0)
+    from kvplan.vllm_layouts import mxfp4_expert_bytes
+
+    assert mxfp4_expert_bytes(2880, 1440, True, "triton_bw", vllm_version="0.33") == \
+        4_521_984 + 2_211_840 + 282_624 + 141_312 + 23_296 == 7_181_056
+    assert mxfp4_expert_bytes(2880, 1440, True, "triton_bw", vllm_version="0.24") == 7_181_056 + 264_960 + 132_480

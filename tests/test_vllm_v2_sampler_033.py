@@ -24,6 +24,7 @@ from kvplan.engines import (
     vllm_v2_dummy_sampler_bytes,
 )
 from kvplan.gpus import get_gpu
+from kvplan.parallel import Layout
 from kvplan.plan import plan
 
 ACT = "activation peak (8192 batched tokens, 1024 sampler rows)"
@@ -111,3 +112,30 @@ def test_the_term_names_the_pass():
     assert "warmup-parameter pass" in src and "FlashInfer's top-k mask + softmax" in src and "(1.71 GiB;" in src
     p32 = plan(load_preset("llama-3.1-8b"), get_gpu("H100"), EngineConfig(vllm_version="0.32"))
     assert "holds the logits alone" in next(t.source for t in p32.ranks[0].terms if t.name == ACT)
+
+
+def test_the_lm_heads_all_gather_at_tp_above_one():
+    # 0.22.0 - 0.33.0 logits_processor.py _gather_logits all-gathers the LM head's output once, before the sampler:
+    # this rank's [rows, vocab / tp] shard + the [tp x rows, vocab / tp] buffer + the reshaped [rows, vocab] copy
+    # (cuda_communicator.py all_gather: movedim + reshape) are alive together, then all but the copy are freed.
+    # Llama-3.1-8B (128,256 = 2,004 x 64, no padding), 1,024 rows, bf16:
+    # 0.32, TP 2: 1,024 x (64,128 + 2 x 128,256) x 2 = 656,670,720 B, above the logits alone (262,668,288)
+    assert vllm_v2_dummy_sampler_bytes("0.32", 1024, 128_256, 2, tp=2) == 656_670_720
+    # TP 4: 1,024 x (32,064 + 256,512) x 2 = 591,003,648
+    assert vllm_v2_dummy_sampler_bytes("0.32", 1024, 128_256, 2, tp=4) == 591_003_648
+    # 0.33: the warmup pass's 14 B a logit + 1 MiB (1,839,726,592) stays the peak at TP 2
+    assert vllm_v2_dummy_sampler_bytes("0.33", 1024, 128_256, 2, tp=2) == 1_839_726_592
+    # an fp32 model on the Triton path at TP 2: the gather 1,024 x 320,640 x 4 = 1,313,341,440 exceeds the sampler's
+    # 1,024 x 128,256 x 8 + 132 x 128,256 x 4 = 1,050,673,152 + 67,719,168 = 1,118,392,320
+    assert vllm_v2_dummy_sampler_bytes("0.33", 1024, 128_256, 4, "pytorch", tp=2) == 1_313_341_440
+    # a vocab off the 64 grid is padded in the head's output: 32,001 -> 32,064; 0.32 TP 1, 256 rows: 256 x 32,064 x 2
+    assert vllm_v2_dummy_sampler_bytes("0.32", 256, 32_001, 2) == 16_416_768
+    # and in a plan: Llama-3.1-8B on 2 x H100 at 0.32, warm compile cache (no embedding copy): the sampler side is
+    # 656,670,720 + the hidden states 8,192 x 4,096 x 2 (67,108,864) = 723,779,584, above the forward's
+    # 8,192 x (4 x 4,096 + 6,144 / 2 + 28,672 / 2) x 2 = 553,648,128 (the peak before: 262,668,288 + 67,108,864 =
+    # 329,777,152 was below it)
+    p = plan(load_preset("llama-3.1-8b"), get_gpu("H100"), EngineConfig(vllm_version="0.32", compile_cache="warm"),
+             Layout(tp=2))
+    term = next(t for t in p.ranks[0].terms if t.name == ACT)
+    assert p.model_runner == "V2" and term.bytes == 723_779_584
+    assert "at TP 2 the LM head's all-gather" in term.source
