@@ -328,7 +328,11 @@ VLLM_CHANGES: dict[str, tuple[Release, str]] = {
     # read 2026-12-03 in the 0.19.0 - 0.34.0 wheels: the Triton branch of fused_moe/oracle/mxfp4.py
     # convert_gpt_oss_weight_to_mxfp4_moe_kernel_format deletes layer.w13_weight_scale / w2_weight_scale after the
     # swizzle from 0.25.0 ("drop the now-dead weight/scale Parameters"; 0.34.0 store_params_in_triton replaces them);
-    # 0.19.0 - 0.24.0 keep them registered beside the swizzled copy (kvplan.vllm_layouts mxfp4_expert_bytes, SM 10.x)
+    # 0.19.0 - 0.24.0 keep them registered beside the swizzled copy (kvplan.vllm_layouts mxfp4_expert_bytes, SM 9.0 and
+    # SM 10.x)
+    "mxfp4_hopper_scale_k4": ((0, 26, 0), ("quantization/utils/mxfp4_utils.py _swizzle_mxfp4 pads the scales' K (the "
+                                           "32-value groups) to a multiple of 4 on capability 9.0 before the swizzle "
+                                           "('Patches #47303') in the 0.26.0 - 0.34.0 wheels (0.25.0: not)")),
     "mxfp4_triton_scales_freed": ((0, 25, 0), ("fused_moe/oracle/mxfp4.py TRITON_BACKENDS branch: del layer."
                                                "w13_weight_scale / w2_weight_scale in the 0.25.0 wheel (0.24.0 keeps "
                                                "them)")),

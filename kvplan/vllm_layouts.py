@@ -101,6 +101,9 @@ def triton_value_align(vllm_version: str) -> tuple[int, int]:
 # HopperMXScaleLayoutTransformation.swizzle_data: SWIZZLE_ALIGN_M = 2 x num_warps x 2 x 8, SWIZZLE_ALIGN_K = 2;
 # vLLM passes num_warps = 8 outside batched (DeepEP / PPLX) MoE.
 TRITON_SCALE_ALIGN = (2 * 8 * 2 * 8, 2)
+# quantization/utils/mxfp4_utils.py _swizzle_mxfp4 on capability 9.0, 0.26.0 - 0.34.0 ("Patches #47303"): the scales'
+# K (32-value groups) padded to a multiple of 4 first (VLLM_CHANGES "mxfp4_hopper_scale_k4")
+TRITON_SCALE_K4 = 4
 MX_BLOCK = 32
 # SM 10.x (B200 / B300): _swizzle_mxfp4 (quantization/utils/mxfp4_utils.py) takes triton_kernels'
 # make_default_matmul_mxfp4_w_layout / _w_scale_layout, which give BlackwellMXValueLayout / BlackwellMXScaleLayout on
@@ -344,9 +347,13 @@ def mxfp4_expert_bytes(hidden: int, inter: int, bias: bool, backend: str = "chec
     if backend == "triton":
         vm, vk = value_align
         sm, sk = TRITON_SCALE_ALIGN
+        if vllm_has(vllm_version, "mxfp4_hopper_scale_k4"):  # K to 4 before HopperMXScaleLayout's 2 (0.26.0+)
+            sk = TRITON_SCALE_K4
         values = _up(h // 2, vm) * _up(2 * i, vk) + _up(i // 2, vm) * _up(h, vk)  # w13, w2 packed, padded
         swizzled = _up(2 * i, sm) * _up(cdiv(h, MX_BLOCK), sk) + _up(h, sm) * _up(cdiv(i, MX_BLOCK), sk)
-        kept = 2 * i * cdiv(h, MX_BLOCK) + h * cdiv(i, MX_BLOCK)  # layer.w13/w2_weight_scale stay registered
+        # layer.w13/w2_weight_scale stay registered through 0.24.0, are deleted from 0.25.0
+        kept = 0 if vllm_has(vllm_version, "mxfp4_triton_scales_freed") else (
+            2 * i * cdiv(h, MX_BLOCK) + h * cdiv(i, MX_BLOCK))
         return values + swizzled + kept + ((2 * i + h) * bias_b if bias else 0)
     scales = 2 * i * cdiv(h, MX_BLOCK) + h * cdiv(i, MX_BLOCK)
     return 2 * i * h // 2 + h * i // 2 + scales + ((2 * i + h) * bias_b if bias else 0)

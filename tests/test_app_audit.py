@@ -60,13 +60,15 @@ def test_the_tokens_formula_is_the_profiles_own():
     # w_kc / w_vc were priced, kvplan.sglang.mla_absorb_bytes)
     sg = _plan({"m": "deepseek-v3", "tp": "8", "g": "H200", "e": "sglang"})
     assert formulas.tokens_rule(sg) == "blocks" and sg.kv_cache_tokens == sg.num_blocks == 655_268
-    # a window's gap keeps its reason (gpt-oss-120b: 1,982,912 - 1,775,560 = 207,352 tokens more, its 128-token sliding
-    # layers; 0.33.0's V2 sampler pass, 1,024 x 201,088 x 14 + 1 MiB + 8,192 x 2,880 x 2 = 2,931,032,064 B of peak vs
-    # 579,133,440, leaves 36,854,171,229 B = 124,966 blocks of 294,912 (0.32: 2,110,512 - 1,888,871 = 221,641;
+    # a window's gap keeps its reason (gpt-oss-120b: 2,079,200 - 1,861,066 = 218,134 tokens more, its 128-token sliding
+    # layers; 130,984 blocks of 294,912: 124,966 + 6,018 since the Triton MXFP4 layout frees the checkpoint's scales
+    # (0.25.0+) and pads the swizzled scales' K to 4 (0.26.0+), 4,608 experts x (7,197,568 - 6,812,416) B a TP-2 rank =
+    # 1,774,780,416 B = 6,018 blocks; before: 1,982,912 - 1,775,560 = 207,352 tokens; 0.33.0's V2 sampler pass, 1,024 x
+    # 201,088 x 14 + 1 MiB + 8,192 x 2,880 x 2 = 2,931,032,064 B of peak vs 579,133,440 (0.32: 2,110,512 - 1,888,871 = 221,641;
     # 2,106,848 - 1,885,618 with the fixed CUDA-graph fit, 2,016,944 - 1,805,781 before the 0.33 profile's V2 runner
     # terms)
     gpt = run_app({"v": "1", "m": "gpt-oss-120b", "tp": "2"})
-    assert "207,352 tokens more: sliding-window / chunked layers" in _tokens_note(gpt)
+    assert "218,134 tokens more: sliding-window / chunked layers" in _tokens_note(gpt)
 
 
 def test_the_sglang_and_custom_pool_formulas_break_onto_two_lines():

@@ -49,22 +49,23 @@ def test_gpt_oss_experts_are_priced_from_their_mxfp4_shapes():
 
 def test_gpt_oss_batch_1_reads_four_experts_a_layer_and_its_windows():
     p, rank, d = _gpt_oss(1)
-    # the rank: 69,077,887,616 B, of which the MXFP4 MoE layout (vLLM 0.33, Triton) 3,795,517,440 over the experts
-    assert rank.weights_bytes == 69_077_887_616 and decode_weight_parts(rank) == (3_795_517_440, 0)
-    experts = 2 * GPT_OSS_GROUP + 3_795_517_440  # 64,789,217,280 B of routed experts on the rank
-    dense = 69_077_887_616 - experts  # 4,288,670,336 B: attention, router, norms, embeddings, head
+    # the rank: 65,577,282,176 B, of which the MXFP4 MoE layout (vLLM 0.33, Triton: swizzled scales only, the
+    # checkpoint's freed from 0.25.0) 294,912,000 over the experts
+    assert rank.weights_bytes == 65_577_282_176 and decode_weight_parts(rank) == (294_912_000, 0)
+    experts = 2 * GPT_OSS_GROUP + 294_912_000  # 61,288,611,840 B of routed experts on the rank
+    dense = 65_577_282_176 - experts  # 4,288,670,336 B: attention, router, norms, embeddings, head
     read = dense - GPT_OSS_EMBED  # 3,130,403,456 B a step reads of them: not the input table (batch rows only)
-    # each group with its half of the layout: 30,496,849,920 + 1,897,758,720 = 32,394,608,640 B; x 4 / 128
-    # = 1,012,331,520, twice = 2,024,663,040 B of experts read
-    least = 2 * ((GPT_OSS_GROUP + 1_897_758_720) * 4 // 128)
-    assert experts == 64_789_217_280 and dense == 4_288_670_336 and least == 2_024_663_040
+    # each group with its half of the layout: 30,496,849,920 + 147,456,000 = 30,644,305,920 B; x 4 / 128
+    # = 957,634,560, twice = 1,915,269,120 B of experts read
+    least = 2 * ((GPT_OSS_GROUP + 147_456_000) * 4 // 128)
+    assert experts == 61_288_611_840 and dense == 4_288_670_336 and least == 1_915_269_120
     assert GPT_OSS_EMBED == 1_158_266_880 and read == 3_130_403_456
     assert d.kv_bytes_per_step == GPT_OSS_KV == 4_836_556_800
-    assert d.bytes_per_step == read + least + GPT_OSS_KV == 9_991_623_296
-    # 3.35e12 / 9,991,623,296 = 335.28 tokens/s at most; the old read (every weight + all 36 layers' whole-context
-    # KV: 69,077,887,616 + 36 x 131,072 x 2,048 = 78,741,564,032 B) gave 42.5 and called it a ceiling
-    assert d.tokens_per_s == pytest.approx(H100_BW / 9_991_623_296) == pytest.approx(335.281, abs=1e-3)
-    assert 69_077_887_616 + 36 * 131_072 * 2_048 == 78_741_564_032
+    assert d.bytes_per_step == read + least + GPT_OSS_KV == 9_882_229_376
+    # 3.35e12 / 9,882,229,376 = 338.99 tokens/s at most; the old read (every weight + all 36 layers' whole-context
+    # KV: 65,577,282,176 + 36 x 131,072 x 2,048 = 75,240,958,592 B) would give 44.5 and call it a ceiling
+    assert d.tokens_per_s == pytest.approx(H100_BW / 9_882_229_376) == pytest.approx(338.992, abs=1e-3)
+    assert 65_577_282_176 + 36 * 131_072 * 2_048 == 75_240_958_592
     # at batch 1 the estimate reads the same k experts: the two figures agree
     assert d.expected_bytes_per_step == d.bytes_per_step and d.experts_read_least == 4 == d.experts_read_most
     assert p.decode == d  # the plan's own decode step is this one
@@ -72,17 +73,17 @@ def test_gpt_oss_batch_1_reads_four_experts_a_layer_and_its_windows():
 
 def test_gpt_oss_batch_64_bound_and_uniform_routing_estimate():
     _, _, d = _gpt_oss(64)
-    # bound: still 4 experts a layer (64 tokens may all pick the same 4): 3,130,403,456 + 2,024,663,040 + 64 x
-    # 4,836,556,800 (= 309,539,635,200) = 314,694,701,696 B; 64 x 3.35e12 / that = 681.30 tokens/s
-    assert d.bytes_per_step == 3_130_403_456 + 2_024_663_040 + 64 * GPT_OSS_KV == 314_694_701_696
-    assert d.tokens_per_s == pytest.approx(681.295, abs=1e-3)
+    # bound: still 4 experts a layer (64 tokens may all pick the same 4): 3,130,403,456 + 1,915,269,120 + 64 x
+    # 4,836,556,800 (= 309,539,635,200) = 314,585,307,776 B; 64 x 3.35e12 / that = 681.53 tokens/s
+    assert d.bytes_per_step == 3_130_403_456 + 1_915_269_120 + 64 * GPT_OSS_KV == 314_585_307_776
+    assert d.tokens_per_s == pytest.approx(681.532, abs=1e-3)
     # estimate: 128 x (1 - (124/128)^64) = 128 x (1 - 0.131077) = 111.2212 experts a layer; each group
-    # int(32,394,608,640 x 111.2212 / 128) = 28,148,192,708 B -> 3,130,403,456 + 2 x 28,148,192,708 + 309,539,635,200
-    # = 368,966,424,072 B; 64 x 3.35e12 / that = 581.08 tokens/s (every expert, min(128, 64 x 4) = 128: 64 x 3.35e12 /
-    # (69,077,887,616 - 1,158,266,880 + 309,539,635,200) = 568.0)
+    # int(30,644,305,920 x 111.2212 / 128) = 26,627,326,727 B -> 3,130,403,456 + 2 x 26,627,326,727 + 309,539,635,200
+    # = 365,924,692,110 B; 64 x 3.35e12 / that = 585.91 tokens/s (every expert, min(128, 64 x 4) = 128: 64 x 3.35e12 /
+    # (65,577,282,176 - 1,158,266,880 + 309,539,635,200) = 573.3)
     assert d.experts_read_expected == pytest.approx(111.2212, abs=1e-4) and d.experts_read_most == 128
-    assert d.expected_bytes_per_step == 3_130_403_456 + 2 * 28_148_192_708 + 64 * GPT_OSS_KV == 368_966_424_072
-    assert d.expected_tokens_per_s == pytest.approx(581.083, abs=1e-3)
+    assert d.expected_bytes_per_step == 3_130_403_456 + 2 * 26_627_326_727 + 64 * GPT_OSS_KV == 365_924_692_110
+    assert d.expected_tokens_per_s == pytest.approx(585.913, abs=1e-3)
 
 
 def test_expected_experts_runs_from_k_to_every_expert():

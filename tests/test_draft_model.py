@@ -216,9 +216,11 @@ def test_a_typed_moe_backend_lays_out_the_drafts_experts_too():
     # vLLM builds the draft from a copy of the target's VllmConfig, kernel_config.moe_backend included (0.33.0 V2
     # standalone_ar/speculator.py load_draft_model; V1 llm_base_proposer.py _create_draft_vllm_config), so
     # --moe-backend marlin puts the draft's MXFP4 experts in Marlin's layout as well. One expert on a TP 2 rank:
-    # Triton (auto on Hopper, 0.33's (16, 32) value alignment, I 1,440 -> 1,472) 7,197,568 B; Marlin (H 3,072, I 1,536)
-    # 2 x 1,536 x 3,072 / 2 + 3,072 x 1,536 / 2 + 2 x 1,536 x 96 + 3,072 x 48 + (2 x 1,536 + 3,072) x 2 = 7,532,544 B:
-    # 24 layers x 32 experts x 334,976 = 257,261,568 B more in the draft row (the draft was laid out in auto's before)
+    # Triton (auto on Hopper, 0.33's (16, 32) value alignment, I 1,440 -> 1,472): values 1,440 x 2,944 + 736 x 2,880
+    # = 6,359,040 + swizzled scales 3,072 x 92 + 3,072 x 48 = 430,080 (K padded to 4, the checkpoint's freed) + fp32
+    # biases 23,296 = 6,812,416 B; Marlin (H 3,072, I 1,536) 2 x 1,536 x 3,072 / 2 + 3,072 x 1,536 / 2 + 2 x 1,536 x
+    # 96 + 3,072 x 48 + (2 x 1,536 + 3,072) x 2 = 7,532,544 B: 24 layers x 32 experts x 720,128 = 553,058,304 B more
+    # in the draft row (the draft was laid out in auto's before)
     draft = _full_attention_gpt_oss_draft()
 
     def row(moe_backend):
@@ -227,8 +229,8 @@ def test_a_typed_moe_backend_lays_out_the_drafts_experts_too():
         return term(p.ranks[0], "draft model (in weights)").bytes
 
     auto, marlin = row("auto"), row("marlin")
-    assert marlin - auto == 24 * 32 * (7_532_544 - 7_197_568) == 257_261_568
-    assert (auto, marlin) == (7_327_979_136, 7_585_240_704)
+    assert marlin - auto == 24 * 32 * (7_532_544 - 6_812_416) == 553_058_304
+    assert (auto, marlin) == (7_032_182_400, 7_585_240_704)
 
 
 def test_a_typed_moe_backend_vllm_refuses_for_the_drafts_experts_is_refused():

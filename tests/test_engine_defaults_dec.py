@@ -135,7 +135,7 @@ def test_gpt_oss_20b_expert_bytes_marlin_vs_triton():
     # 3072 x 90 = 806,400, kept scales 5760 x 90 + 2880 x 90 = 777,600, fp32 biases 8640 x 4 = 34,560 -> 14,060,160
     assert mxfp4_expert_bytes(2880, 2880, True, "marlin") == 14_431_744
     assert triton_value_align("0.11") == (16, 32)
-    assert mxfp4_expert_bytes(2880, 2880, True, "triton", (16, 32)) == 14_060_160
+    assert mxfp4_expert_bytes(2880, 2880, True, "triton", (16, 32), "0.11") == 14_060_160
 
 
 def test_h100_v0_11_0_image_plans_the_triton_layout():

@@ -77,20 +77,22 @@ def test_gpt_oss_120b_h100_0_30_auto_marlin_triton():
     marlin = _plan("gpt-oss-120b", "H100-SXM", "0.30", "marlin")
     triton = _plan("gpt-oss-120b", "H100-SXM", "0.30", "triton")
     # triton is what auto picks on Hopper (bundled triton_kernels): the same plan, no warning
-    assert triton.ranks[0].kv_pool_bytes == auto.ranks[0].kv_pool_bytes == 5_701_951_632
+    assert triton.ranks[0].kv_pool_bytes == auto.ranks[0].kv_pool_bytes == 9_202_557_072
     assert not [w for w in triton.warnings if "--moe-backend" in w]
     # weights: an expert on Marlin (H 3,072, I 2,944, bf16 biases) = 13,565,952 values + 847,872 scales + 17,920
-    # bias = 14,431,744 B; on Triton at 0.30 (pack-size padding, I 2,880 kept) 12,441,600 + 806,400 swizzled +
-    # 777,600 kept scales + 34,560 fp32 bias = 14,060,160 B; 371,584 B x 128 experts x 36 layers = 1,712,259,072
+    # bias = 14,431,744 B; on Triton at 0.30 (pack-size padding, I 2,880 kept) 12,441,600 + swizzled scales with K
+    # padded 90 -> 92 (0.26.0+) 5,888 x 92 + 3,072 x 92 = 824,320 + no kept scales (freed from 0.25.0) + 34,560 fp32
+    # bias = 13,300,480 B; 1,131,264 B x 128 experts x 36 layers = 5,212,864,512
     w_auto, w_marlin = auto.ranks[0].weights_bytes, marlin.ranks[0].weights_bytes
-    assert w_marlin - w_auto == 371_584 * 128 * 36 == 1_712_259_072
+    assert w_marlin - w_auto == 1_131_264 * 128 * 36 == 5_212_864_512
     # activation: with Marlin's held 587,202,560 the experts' intermediates are the workspace's, so the forward's own
     # part is 8,192 x (4 x 2,880 + 5,120 q/k/v) x 2 = 272,629,760, below the V2 sampler's 1,024 x 201,088 x 2 + 8,192
     # x 2,880 x 2 = 459,014,144: 459,014,144 + 587,202,560 = 1,046,216,704, still under the cold compile's
     # 201,088 x 2,880 x 2 = 1,158,266,880 embedding copy, the peak of both plans
     assert _act(auto) == _act(marlin) == 201_088 * 2_880 * 2 == 1_158_266_880
-    # pool: 5,701,951,632 - 1,712,259,072 = 3,989,692,560 (5.31 -> 3.72 GiB)
-    assert marlin.ranks[0].kv_pool_bytes == 5_701_951_632 - 1_712_259_072 == 3_989_692_560
+    # pool: 9,202,557,072 - 5,212,864,512 = 3,989,692,560 (8.57 -> 3.72 GiB; Triton's pool was 5.31 GiB while the
+    # checkpoint's scales were counted kept, 14,060,160 B an expert)
+    assert marlin.ranks[0].kv_pool_bytes == 9_202_557_072 - 5_212_864_512 == 3_989_692_560
     # without the compile copy (warm cache) the held workspace shows: 1,046,216,704 against auto's forward peak
     # 8,192 x (11,520 + 5,120 + 4 x 5,760) x 2 = 650,117,120
     warm = {"compile_cache": "warm"}
@@ -213,10 +215,10 @@ def test_glm52_fp8_gb200_ep_holds_no_moe_workspace():
 
 
 def test_mxfp4_extra_bytes_follow_the_typed_backend():
-    # the layout function itself: gpt-oss-120b TP 1 on sm90 at 0.30, Marlin over Triton = 1,712,259,072 B
+    # the layout function itself: gpt-oss-120b TP 1 on sm90 at 0.30, Marlin over Triton = 5,212,864,512 B (above)
     spec = load_preset("gpt-oss-120b")
     args = (spec, Layout(tp=1), 0, None, "sm90", "0.30", None)
-    assert vllm_mxfp4_extra_bytes(*args, "marlin") - vllm_mxfp4_extra_bytes(*args, "auto") == 1_712_259_072
+    assert vllm_mxfp4_extra_bytes(*args, "marlin") - vllm_mxfp4_extra_bytes(*args, "auto") == 5_212_864_512
     assert vllm_mxfp4_extra_bytes(*args, "triton") == vllm_mxfp4_extra_bytes(*args, "auto")
 
 

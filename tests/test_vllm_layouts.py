@@ -29,11 +29,18 @@ def test_mxfp4_expert_layouts_hand_derived():
     # Triton at TP2: I 1440 -> 1472 (create_weights: round_up(I, 64)); values, v0.19.0's bundled HopperMXValueLayout
     # (both dims to 64): [1440 -> 1472, 2944] + [736 -> 768, 2880]; swizzled scales [2944 -> 3072, 90] + [3072, 46];
     # kept scales [2944, 90] + [2880, 46]; fp32 biases (2944 + 2880) x 4
-    assert mxfp4_expert_bytes(2880, 1440, True, "triton") == (
+    assert mxfp4_expert_bytes(2880, 1440, True, "triton", vllm_version="0.19") == (
         1472 * 2944 + 768 * 2880 + 3072 * 90 + 3072 * 46 + 2944 * 90 + 2880 * 46 + 5824 * 4) == 7_383_936
     # upstream triton's (64, 256) value padding (no vLLM wheel read bundles it): [.., 2944 -> 3072] + [.., 2880 -> 3072]
-    assert mxfp4_expert_bytes(2880, 1440, True, "triton", (64, 256)) == (
+    assert mxfp4_expert_bytes(2880, 1440, True, "triton", (64, 256), vllm_version="0.19") == (
         1472 * 3072 + 768 * 3072 + 3072 * 90 + 3072 * 46 + 2944 * 90 + 2880 * 46 + 5824 * 4) == 7_719_808
+    # from 0.25.0 the checkpoint's scales are deleted after the swizzle (fused_moe/oracle/mxfp4.py: del
+    # layer.w13_weight_scale / w2_weight_scale), from 0.26.0 _swizzle_mxfp4 pads the scales' K to 4 on SM 9.0 first
+    # ("Patches #47303"): swizzled [3072, 90 -> 92] + [3072, 46 -> 48], nothing kept
+    assert mxfp4_expert_bytes(2880, 1440, True, "triton", vllm_version="0.25") == (
+        1472 * 2944 + 768 * 2880 + 3072 * 90 + 3072 * 46 + 5824 * 4) == 6_986_496
+    assert mxfp4_expert_bytes(2880, 1440, True, "triton", vllm_version="0.33") == (
+        1472 * 2944 + 768 * 2880 + 3072 * 92 + 3072 * 48 + 5824 * 4) == 6_998_784
     # FlashInfer TRTLLM (B200): I and H to 256, fp32 biases: I 1440 -> 1536
     assert mxfp4_expert_bytes(2880, 1440, True, "trtllm") == (
         3072 * 1536 + 3072 * 96 + 3072 * 768 + 3072 * 48 + (3072 + 3072) * 4)
@@ -68,9 +75,11 @@ def test_v0_19_gpt_oss_20b_tp1_triton_backend():
     p = plan(load_preset("gpt-oss-20b"), get_gpu("H100-SXM"), EngineConfig(vllm_version="0.19", max_model_len=8192))
     assert close_gib(p.ranks[0].weights_bytes, 13.64)
     assert round(p.ranks[0].weights_bytes / GiB, 2) == 13.63
-    # the 0.33.0 wheel's bundle pads the values to the mma pack sizes only (16 x 32): 13.41 + 0.03 GiB (no log pinned)
+    # the 0.33.0 wheel's bundle pads the values to the mma pack sizes only (16 x 32), frees the checkpoint's scales
+    # (24 x 32 experts x (5760 x 90 + 2880 x 90) = 597,196,800 B) and pads the swizzled scales' K 90 -> 92 (768 x
+    # (5888 + 3072) x 2 = 13,762,560 B): 13.44 - 0.556 + 0.013 = 12.89 GiB (no log pinned)
     p33 = plan(load_preset("gpt-oss-20b"), get_gpu("H100-SXM"), EngineConfig(vllm_version="0.33", max_model_len=8192))
-    assert round(p33.ranks[0].weights_bytes / GiB, 2) == 13.44
+    assert round(p33.ranks[0].weights_bytes / GiB, 2) == 12.89
 
 
 @pytest.mark.parametrize("preset,fmt,tp,logged,log", [

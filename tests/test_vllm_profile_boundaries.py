@@ -116,8 +116,8 @@ def test_mxfp4_hopper_backend_and_value_padding_by_release():
     # [736 -> 768, 2880] = 2,211,840; pack sizes: 1440 x 2944 = 4,239,360 + 736 x 2880 = 2,119,680 (no padding).
     # Both: swizzled scales 3072 x 90 + 3072 x 46 = 417,792, kept scales 2944 x 90 + 2880 x 46 = 397,440, fp32
     # biases 5824 x 4 = 23,296 -> 7,383,936 vs 7,197,568 (-186,368 an expert)
-    assert mxfp4_expert_bytes(2880, 1440, True, "triton", triton_value_align("0.21")) == 7_383_936
-    assert mxfp4_expert_bytes(2880, 1440, True, "triton", triton_value_align("0.22")) == 7_197_568
+    assert mxfp4_expert_bytes(2880, 1440, True, "triton", triton_value_align("0.21"), "0.21") == 7_383_936
+    assert mxfp4_expert_bytes(2880, 1440, True, "triton", triton_value_align("0.22"), "0.22") == 7_197_568
     # 24 layers x 32 experts = 768 per rank: 768 x 186,368 = 143,130,624 B more in 0.17 - 0.21 than in 0.16 / 0.22
     spec = load_preset("gpt-oss-20b")
     extra = {v: vllm_mxfp4_extra_bytes(spec, Layout(tp=2), 0, None, "sm90", v) for v in ("0.16", "0.17", "0.21", "0.22")}
