@@ -3761,8 +3761,8 @@ ROCM_DSA_031_NOTE = ("vLLM 0.31.0 on ROCm (inside this 0.30.0 - 0.31.0 line, pla
                      "on 0.31.0 the weights hold more than this plan says; pick the 0.33 line (0.32.0+) for that rule")
 
 
-POOL_ACCURACY = ("KV pool estimate: within max(1 %, 0.25 GiB) on 147 of 177 public vLLM log figures; the "
-                 "30 misses run -2.89 to +3.36 GiB (+4.33 GiB with an LMCache connector, +6.83 against a recipe "
+POOL_ACCURACY = ("KV pool estimate: within max(1 %, 0.25 GiB) on 157 of 195 public vLLM log figures; the "
+                 "38 misses run -2.89 to +3.91 GiB (+4.33 GiB with an LMCache connector, +6.83 against a recipe "
                  "PR's prose figure for GLM-5.3), +2.99 for DeepSeek-V4-Flash with MTP (the draft's profiling run "
                  "and its own CUDA graphs not modelled)")
 
