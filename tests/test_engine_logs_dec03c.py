@@ -352,15 +352,33 @@ def test_h100_v0_27_1_qwen38_fp8_pool_from_the_flags():
     "GiB; 'max_num_seqs (1024) exceeds available Mamba cache blocks (694)'), kvplan plans 775 (a 37.12 GiB pool): +81 "
     "blocks, +3.9 GiB, +11.7 %. Against the 256-sequence log the 768 more sampler rows cost vLLM 829 - 694 = 135 blocks = "
     "6.46 GiB, 9.0 MB a row (9.1 fp32 copies of a 248,320-entry logits row), where kvplan's peak grows 2.17 -> 3.95 "
-    "GiB (its FlashInfer-sampler copies, 3.72 a row, over the encoder step) and its graph estimate 1.18 -> 1.55. A "
-    "candidate, not sized: this hybrid runs on the V1 runner in 0.27 (the log's gpu_model_runner.py lines), whose "
-    "_dummy_sampler_run samples twice, the second time with a per-request generator (logprobs mode 'raw_logprobs'), "
-    "and 0.27.0 TopKTopPSampler.forward_cuda sends a call with generators to the PyTorch-native sort-based top-k / "
-    "top-p path (fp32 sorted values + int64 indices + softmax + cumsum + the scattered result), more than kvplan's "
-    "FlashInfer figure; the 256-sequence pool (above, -0.40) bounds how much of it can be there at 256 rows"))
+    "GiB (its sampler copies, 3.72 a row, over the encoder step) and its graph estimate 1.18 -> 1.55. Not the "
+    "sampler (read 2026-12-03 in the 0.27.0 wheel, test below): the V1 _dummy_sampler_run's second, seeded pass "
+    "goes to forward_native, but apply_top_k_top_p takes the in-place Triton top-k / top-p from 8 rows (the sort-"
+    "based path only below 8), so both passes peak at 3.5 fp32 copies a row (bf16 logits + fp32 cast + 2 "
+    "temporaries) plus the Triton per-SM row buffer: 3.44 GiB at 1024 rows, 0.09 under kvplan's 3.52. The 6.46 GiB "
+    "is elsewhere (the profile's GDN layers skip their kernels, the encoder batch is 1 item at both counts, the "
+    "graph captures differ by the FULL decode sizes 272 - 512, in kvplan's +0.37); not found"))
 def test_h100_v0_27_1_qwen38_fp8_default_1024_seqs_pool():
     p = _h100("")
     assert p.num_blocks == 694
+
+
+def test_h100_v0_27_1_qwen38_fp8_v1_sampler_at_1024_rows_is_the_source_figure():
+    # the 0.27.0 wheel's V1 dummy sampler at 1024 rows x 248,320 vocab: compute_logits' bf16 logits (2 B) held, each
+    # pass's fp32 cast (4 B), pass 1 FlashInfer's top-k mask + softmax (4 + 4 B), pass 2 (seeded: forward_native)
+    # the in-place Triton top-k / top-p (v1/sample/ops/topk_topp_sampler.py apply_top_k_top_p, 8+ rows), softmax
+    # and the exponential noise q (4 + 4 B), plus topk_topp_triton.py's cached buffer of min(next_pow2(min(132,
+    # 1024)), 132) = 132 rows on an H100's 132 SMs: 1024 x 248,320 x 14 + 132 x 248,320 x 4 = 3,691,028,480 B
+    # (3.44 GiB); kvplan: int(1024 x 248,320 x 4 x 3.72) = 3,783,681,638 B (3.52 GiB), 0.09 GiB above it, so the
+    # sampler is not where the 1024-sequence log's 6.46 GiB goes. kvplan's term = that sampler + the dummy run's
+    # 8192 x 5120 x 2 B hidden states (83,886,080) + the held encoder outputs (369,098,752)
+    source = 1024 * 248_320 * (2 + 4 + 4 + 4) + 132 * 248_320 * 4
+    assert source == 3_691_028_480
+    act = next(t.bytes for t in _h100("").ranks[0].terms if t.name.startswith("activation peak"))
+    sampler = act - 8192 * 5120 * 2 - 369_098_752
+    assert sampler == int(1024 * 248_320 * 4 * 3.72) == 3_783_681_638
+    assert 0 < sampler - source < 0.1 * GiB
 
 
 # ------------------------------------------- RTX4090-WSL-0271-QWEN25-7B: vLLM 0.27.1, RTX 4090 under WSL2, 8192 tokens
