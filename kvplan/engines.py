@@ -1588,6 +1588,15 @@ class CudaGraphShape(NamedTuple):
     split_dim: int  # their output width (head_dim; kv_lora_rank for FLASH_ATTN_MLA)
 
 
+def vllm_cudagraph_modes(prof: VllmProfile, engine: EngineConfig) -> int:
+    """How many CUDA-graph modes vLLM captures: 0 (--enforce-eager or cudagraph_mode NONE), 1 (PIECEWISE), 2
+    (FULL_AND_PIECEWISE: FULL decode graphs too); no cudagraph_mode given: the release's default
+    (``VllmProfile.cudagraph_modes``). Worked example: the "0.33" profile, no flags -> 2; --enforce-eager -> 0."""
+    if engine.enforce_eager or engine.cudagraph_mode == "NONE":
+        return 0
+    return {"PIECEWISE": 1, "FULL_AND_PIECEWISE": 2}.get(engine.cudagraph_mode or "", prof.cudagraph_modes)
+
+
 def cuda_graph_bytes(prof: VllmProfile, engine: EngineConfig, max_num_seqs: int, mnbt: int, model_type: str = "",
                      shape: CudaGraphShape | None = None, runner: str = "V1", arch: str = "",
                      num_speculative_tokens: int | None = None) -> int:
@@ -1605,9 +1614,9 @@ def cuda_graph_bytes(prof: VllmProfile, engine: EngineConfig, max_num_seqs: int,
     Worked number: Llama-3.1-8B on an H100, 51 + 51 graphs: max(136, 32 x 512 x 32 x 129 x 4 B + 4 MiB = 262 MiB)
     + 100 x 32 x 192 KiB = 862 MiB = 0.84 GiB ("Estimated CUDA graph memory: 0.84 GiB total", llm-d-planner v0.19.0);
     gpt-oss-20b TP2 without a shape, 83 + 83 graphs: 128 MiB + 2 x 82 x 6 MiB = 1.09 GiB (logged 1.09)."""
-    if engine.enforce_eager or engine.cudagraph_mode == "NONE":
+    modes = vllm_cudagraph_modes(prof, engine)
+    if not modes:
         return 0
-    modes = {"PIECEWISE": 1, "FULL_AND_PIECEWISE": 2}.get(engine.cudagraph_mode or "", prof.cudagraph_modes)
     k = num_speculative_tokens
     if k is None:
         k = engine.num_speculative_tokens if engine.speculative_method != "none" else 0

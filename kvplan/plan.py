@@ -31,7 +31,7 @@ from kvplan.engines import (
     vllm_prompt_logprobs_step_bytes,
     vllm_mla_block_forced, vllm_mla_block_size, vllm_mla_default, vllm_mm_batch_floor, vllm_model_runner, vllm_profile,
     vllm_release, vllm_sm120_held_copy, vllm_sparse_mla_block_forced, vllm_sparse_mla_block_size,
-    vllm_sparse_mla_fp8_backend, vllm_v2_dummy_sampler_bytes, vllm_v2_sampler_state_bytes,
+    vllm_sparse_mla_fp8_backend, vllm_cudagraph_modes, vllm_v2_dummy_sampler_bytes, vllm_v2_sampler_state_bytes,
 )
 from kvplan.engines import CudaGraphShape
 from kvplan.errors import PlanInputError
@@ -54,7 +54,8 @@ from kvplan.vllm_alloc import vllm_allocator_rounding_bytes
 from kvplan.vllm_args import MOE_BACKEND_PLANNED
 from kvplan.vllm_layouts import (  # _AWQ_FMT / _GPTQ_FMT / _WNA16_FMT: the int weight-only formats (Marlin MoE)
     MXFP4_TRITON_INTER_ALIGN, _AWQ_FMT, _GPTQ_FMT, _WNA16_FMT, dsv4_mxfp4_layout_backend, dsv4_mxfp4_typed_moe_backend,
-    GPT_OSS_TYPED_SIZED, fp8_block_refusal, fp8_marlin_gpu, gpt_oss_mxfp4_typed_backend, marlin_refusal,
+    CUDA_QUANT_PLATFORMS, GPT_OSS_TYPED_SIZED, fp8_block_refusal, fp8_marlin_gpu, gpt_oss_expert_linears,
+    gpt_oss_mxfp4_typed_backend, marlin_refusal,
     mxfp4_typed_names, modelopt_refusal, typed_names_by_release, mxfp4_align, mxfp4_override_experts,
     mxfp4_triton_kernels, quant_platform,
     vllm_dsa_index_groups, vllm_dsa_indexer_wk_bytes, vllm_dsa_topk_buffer_bytes, vllm_fp8_marlin_extra_bytes,
@@ -817,8 +818,8 @@ def _held_moe_workspace_bytes(spec, engine, layout, mnbt, act_b, gpu_name: str, 
     Worked number: Kimi-K2.5 (compressed-tensors int4; K 7,168, N 2,048 / 8 = 256, top-8) at TP 8, 8,192 tokens,
     bf16, on an H200 at 0.30: MarlinExperts (max(65,536 x 7,168, 8,192 x 7,168) + 65,536 x max(512, 7,168)) x 2 =
     1,879,048,192 B = 1.75 GiB; at 0.20 (fused_marlin_moe) 0; at 0.33 Humming's."""
-    if _gpt_oss_mxfp4_experts(spec, engine.weight_format):  # gpt-oss MXFP4: only MarlinExperts holds a workspace
-        if (vllm_has(vllm_version, "moe_workspace_manager") and quant_platform(gpu_name) in CUDA_PLATFORMS
+    if _gpt_oss_mxfp4_experts(spec, engine.weight_format):  # gpt-oss MXFP4: only MarlinExperts (CUDA) holds one
+        if (vllm_has(vllm_version, "moe_workspace_manager") and quant_platform(gpu_name) in CUDA_QUANT_PLATFORMS
                 and gpt_oss_mxfp4_typed_backend(engine.moe_backend, gpu_arch(gpu_name), vllm_version,
                                                 engine.triton_kernels)[0] == "marlin"):
             return vllm_gpt_oss_marlin_moe_workspace_bytes(spec, layout.tp * layout.dp, mnbt, act_b, bool(layout.ep))
@@ -849,17 +850,12 @@ def _held_moe_workspace_bytes(spec, engine, layout, mnbt, act_b, gpu_name: str, 
     return vllm_moe_workspace_bytes(spec, layout.tp, mnbt, act_b, bool(layout.ep), chunk)
 
 
-# quant_platform's CUDA families (MarlinExperts' _supports_current_device: CUDA only)
-CUDA_PLATFORMS = ("cuda", "sm90", "sm100", "sm120")
-
-
 def _gpt_oss_mxfp4_experts(spec: ModelSpec, weight_format: str | None) -> bool:
     """Whether the routed experts are gpt-oss's fused MXFP4 experts (format "mxfp4", gate_up_proj + down_proj: the
     layout kvplan.vllm_layouts.vllm_mxfp4_extra_bytes prices). Worked example: gpt-oss-120b -> True; with
     weight_format "bf16" -> False; DeepSeek-V4-Flash (override MXFP4, gate / up / down) -> False."""
     return resolve_format(spec, weight_format)[0] == "mxfp4" and any(
-        {c.name.rsplit(".", 1)[-1] for c in layer.experts.linears} == {"gate_up_proj", "down_proj"}
-        for layer, _ in stage_distinct(spec, 1, 0) if layer.experts is not None)
+        gpt_oss_expert_linears(layer.experts) is not None for layer, _ in stage_distinct(spec, 1, 0))
 
 
 def vllm_gpt_oss_marlin_moe_workspace_bytes(spec: ModelSpec, ranks: int, tokens: int, act_b: int,
@@ -881,8 +877,8 @@ def vllm_gpt_oss_marlin_moe_workspace_bytes(spec: ModelSpec, ranks: int, tokens:
     best = 0
     for layer, _ in stage_distinct(spec, 1, 0):
         ex = layer.experts
-        names = {c.name.rsplit(".", 1)[-1]: c for c in ex.linears} if ex is not None else {}
-        if set(names) != {"gate_up_proj", "down_proj"}:
+        names = gpt_oss_expert_linears(ex)
+        if names is None:
             continue
         hidden, inter = names["gate_up_proj"].in_features, names["down_proj"].in_features
         n = cdiv(inter if ep else cdiv(inter, ranks), 128) * 128
@@ -1216,7 +1212,7 @@ def vllm_nvfp4_marlin_moe_held(spec: ModelSpec, engine: EngineConfig, gpu_name: 
     not with another --moe-backend, not off CUDA.
     Worked example: nvidia/Qwen3.6-35B-A3B-NVFP4 (W4A16_NVFP4 experts) on an RTX 5090 at 0.24 -> True, on a B200 at
     0.30 -> True, on an H100 at 0.30 -> True, at 0.33 -> False (Humming); RedHatAI's W4A4 export ("nvfp4") -> False."""
-    if (quant_platform(gpu_name) not in ("cuda", "sm90", "sm100", "sm120") or engine.engine != "vllm"
+    if (quant_platform(gpu_name) not in CUDA_QUANT_PLATFORMS or engine.engine != "vllm"
             or engine.moe_backend not in ("auto", "marlin") or _humming_hopper(engine, gpu_name, vllm_version)):
         return False
     fmt, use_overrides = resolve_format(spec, engine.weight_format)
@@ -3899,16 +3895,15 @@ def _mamba_graph_error(spec: ModelSpec, engine: EngineConfig, prof, max_seqs: in
     """vLLM's refusal to capture FULL CUDA graphs for a hybrid whose pool holds fewer blocks than max_num_seqs, in its
     words (VLLM_CHANGES "mamba_full_graph_seqs", 0.20.0 - 0.33.x here; 0.34's extensible cache captures against its
     reservation), else None. Each decode sequence of a FULL graph needs one Mamba-type state block, so
-    config/compilation.py resolve_cudagraph_mode_and_sizes raises when all of: the resolved mode has FULL graphs (not
-    --enforce-eager, not cudagraph_mode NONE / PIECEWISE; kvplan takes the release's default mode as resolved, as its
-    graph estimate does), a recurrent-state layer (MambaSpec), and max_num_seqs > num_blocks. Worked number:
+    config/compilation.py resolve_cudagraph_mode_and_sizes raises when all of: the resolved mode has FULL graphs
+    (kvplan.engines.vllm_cudagraph_modes 2: not --enforce-eager, not cudagraph_mode NONE / PIECEWISE, the release's
+    default taken as resolved, as the graph estimate takes it), a recurrent-state layer (MambaSpec), and max_num_seqs > num_blocks. Worked number:
     Qwen3.8-27B-FP8 on one H100, 0.27.1, the default 1,024 sequences: vLLM's pool held 694 blocks ('max_num_seqs
     (1024) exceeds available Mamba cache blocks (694)', tests/test_engine_logs_dec03c.py); kvplan's 775 blocks fail
     the same way."""
     if engine.engine != "vllm" or not vllm_has(prof.version, "mamba_full_graph_seqs") or num_blocks <= 0:
         return None
-    if engine.enforce_eager or engine.cudagraph_mode in ("NONE", "PIECEWISE") or (
-            engine.cudagraph_mode is None and prof.cudagraph_modes != 2):
+    if vllm_cudagraph_modes(prof, engine) != 2:  # no FULL graph to capture
         return None
     if max_seqs <= num_blocks or not _hybrid_moe(spec)[0]:
         return None

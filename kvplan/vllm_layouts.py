@@ -333,12 +333,14 @@ def mxfp4_expert_bytes(hidden: int, inter: int, bias: bool, backend: str = "chec
     Flash at TP 8 (H 5,120, I 288 -> 384): 768 x 5,120 x 17 / 32 + 5,120 x 384 x 17 / 32 + 8 = 3,133,448."""
     h, i = mxfp4_padded_sizes(backend, hidden, inter, vllm_version)
     bias_b = 4 if backend in ("trtllm", "triton", "triton_bw") else 2
+    scales = 2 * i * cdiv(h, MX_BLOCK) + h * cdiv(i, MX_BLOCK)  # the checkpoint's e8m0 scales of w13 and w2
+    # the Triton layouts: layer.w13/w2_weight_scale stay registered beside the swizzled copy through 0.24.0 and are
+    # deleted from 0.25.0
+    kept = 0 if vllm_has(vllm_version, "mxfp4_triton_scales_freed") else scales
     if backend == "triton_bw":  # SM 10.x Triton (BLACKWELL_VALUE_ALIGN / BLACKWELL_SCALE_ALIGN)
         values = 2 * i * _up(h // 2, BLACKWELL_VALUE_ALIGN) + h * _up(i // 2, BLACKWELL_VALUE_ALIGN)
         sk, sn = BLACKWELL_SCALE_ALIGN
         swizzled = _up(cdiv(h, MX_BLOCK), sk) * _up(2 * i, sn) + _up(cdiv(i, MX_BLOCK), sk) * _up(h, sn)
-        kept = 0 if vllm_has(vllm_version, "mxfp4_triton_scales_freed") else (
-            2 * i * cdiv(h, MX_BLOCK) + h * cdiv(i, MX_BLOCK))
         return values + swizzled + kept + ((2 * i + h) * bias_b if bias else 0)
     if backend == "humming":
         h13 = _up(hidden, HUMMING_PAD_K)  # w13's K; w2's N (h) goes to HUMMING_PAD_N
@@ -351,12 +353,18 @@ def mxfp4_expert_bytes(hidden: int, inter: int, bias: bool, backend: str = "chec
             sk = TRITON_SCALE_K4
         values = _up(h // 2, vm) * _up(2 * i, vk) + _up(i // 2, vm) * _up(h, vk)  # w13, w2 packed, padded
         swizzled = _up(2 * i, sm) * _up(cdiv(h, MX_BLOCK), sk) + _up(h, sm) * _up(cdiv(i, MX_BLOCK), sk)
-        # layer.w13/w2_weight_scale stay registered through 0.24.0, are deleted from 0.25.0
-        kept = 0 if vllm_has(vllm_version, "mxfp4_triton_scales_freed") else (
-            2 * i * cdiv(h, MX_BLOCK) + h * cdiv(i, MX_BLOCK))
         return values + swizzled + kept + ((2 * i + h) * bias_b if bias else 0)
-    scales = 2 * i * cdiv(h, MX_BLOCK) + h * cdiv(i, MX_BLOCK)
     return 2 * i * h // 2 + h * i // 2 + scales + ((2 * i + h) * bias_b if bias else 0)
+
+
+def gpt_oss_expert_linears(experts) -> dict | None:
+    """{"gate_up_proj": ..., "down_proj": ...} of a layer's routed experts (``Experts``) in gpt-oss's fused layout (the
+    one vLLM's gpt-oss MXFP4 path lays out: ``vllm_mxfp4_extra_bytes``), by the last part of each linear's name; None
+    for any other experts (gate / up / down apart, DeepSeek-V4's) or none."""
+    if experts is None:
+        return None
+    names = {c.name.rsplit(".", 1)[-1]: c for c in experts.linears}
+    return names if set(names) == {"gate_up_proj", "down_proj"} else None
 
 
 def vllm_mxfp4_extra_bytes(spec: ModelSpec, layout: Layout, stage: int, weight_format: str | None,
@@ -378,8 +386,8 @@ def vllm_mxfp4_extra_bytes(spec: ModelSpec, layout: Layout, stage: int, weight_f
         ex = layer.experts
         if ex is None:
             continue
-        names = {c.name.rsplit(".", 1)[-1]: c for c in ex.linears}
-        if set(names) != {"gate_up_proj", "down_proj"}:
+        names = gpt_oss_expert_linears(ex)
+        if names is None:
             return 0  # not the fused gpt-oss layout
         hidden, inter = names["gate_up_proj"].in_features, names["down_proj"].in_features
         count, part = (cdiv(ex.num_experts, ranks), inter) if layout.ep else (ex.num_experts, cdiv(inter, ranks))
@@ -689,6 +697,11 @@ def quant_platform(gpu_name: str) -> str:
     return "cuda"
 
 
+# quant_platform's CUDA classes (Ampere / Ada, Hopper, datacenter and RTX Blackwell): where vLLM's CUDA-only kernels
+# (Marlin, Machete, MarlinExperts) can run
+CUDA_QUANT_PLATFORMS = ("cuda", "sm90", "sm100", "sm120")
+
+
 def marlin_padded_nk(n: int, k: int, group: int = -1) -> tuple[int, int]:
     """The (n, k) Marlin pads a rank's shard to (marlin_utils.py ``marlin_padded_nk``, vllm#45295): the cheaper of
     (n to 64, k to lcm(128, G)) and (n to 128, k to lcm(64, G)) by area, then by perimeter. Worked number:
@@ -718,7 +731,7 @@ def int_linear_kernel(fmt: str, n: int, k: int, full_k: int, platform: str, vers
     Marlin cannot convert, and ExllamaLinearKernel, the mixed-precision list's last resort) or "checkpoint" (a kernel
     that keeps every checkpoint tensor: AWQ's own; ROCm / Gaudi wNa16). Worked example: gptq-int4-g128 4096 x 4096 on
     an H100 -> "machete", on an A100 -> "marlin", -asym -> "exllama"."""
-    cuda = platform in ("cuda", "sm90", "sm100", "sm120")
+    cuda = platform in CUDA_QUANT_PLATFORMS
     if (m := _GPTQ_FMT.match(fmt)) is not None:
         bits, group, act = int(m["b"]), int(m["g"] or -1), bool(m["act"])
         # GPTQMarlinConfig.is_gptq_marlin_compatible: CUDA, TYPE_MAP (symmetric 4 / 8 bit), Marlin group sizes
@@ -821,7 +834,7 @@ def vllm_nvfp4_linear_bytes(fmt: str, n: int, k: int, platform: str, version: st
         if not vllm_has(version, "nvfp4_single_scales"):
             scales += n * cdiv(k, NVFP4_BLOCK)  # the checkpoint's weight_scale stays beside weight_scale_swizzled
         return np_ * kp // 2 + scales + globals_
-    if vllm_has(version, "marlin_tile_padding") and platform in ("cuda", "sm90", "sm100", "sm120"):
+    if vllm_has(version, "marlin_tile_padding") and platform in CUDA_QUANT_PLATFORMS:
         np_, kp = marlin_padded_nk(n, k, NVFP4_BLOCK)
         return matrix_bytes(np_, kp, fmt)
     return matrix_bytes(n, k, fmt)
@@ -869,7 +882,7 @@ def vllm_moe_expert_bytes(fmt: str, hidden: int, inter: int, gate_up: list[int],
         if not vllm_has(version, "nvfp4_single_scales"):  # w13_weight_scale / w2_weight_scale kept beside the swizzled
             loaded += i2 * cdiv(hidden, NVFP4_BLOCK) + hidden * cdiv(inter, NVFP4_BLOCK)
         return loaded, ckpt
-    if (m := _GPTQ_FMT.match(fmt)) is not None and platform in ("cuda", "sm90", "sm100", "sm120"):
+    if (m := _GPTQ_FMT.match(fmt)) is not None and platform in CUDA_QUANT_PLATFORMS:
         bits, group, act = int(m["b"]), int(m["g"] or -1), bool(m["act"])
         if m["asym"] or bits not in (4, 8) or group not in MARLIN_GROUPS:
             return None
@@ -884,7 +897,7 @@ def vllm_moe_expert_bytes(fmt: str, hidden: int, inter: int, gate_up: list[int],
         if act:
             loaded += 2 * 4 * (hidden + inter)  # sorted g_idx + sort indices, [E, H] and [E, I] int32
         return loaded, ckpt
-    if (m := _WNA16_FMT.match(fmt)) is not None and platform in ("cuda", "sm90", "sm100", "sm120"):
+    if (m := _WNA16_FMT.match(fmt)) is not None and platform in CUDA_QUANT_PLATFORMS:
         shapes_ckpt = 16 * (len(gate_up) + 1)
         gidx_ckpt = 4 * (hidden * len(gate_up) + inter) if m["act"] else 0
         gidx_loaded = 2 * 4 * (hidden + inter) if m["act"] else 0
@@ -1175,7 +1188,7 @@ def marlin_refusal(spec: ModelSpec, layout: Layout, weight_format: str | None, g
     from kvplan.weights import layer_groups, resolve_format, spec_formats
 
     platform = quant_platform(gpu_name)
-    if platform not in ("cuda", "sm90", "sm100", "sm120"):
+    if platform not in CUDA_QUANT_PLATFORMS:
         return None
     if not any(_GPTQ_FMT.match(f) or _WNA16_FMT.match(f) for f in spec_formats(spec, weight_format)):
         return None  # no GPTQ / wNa16 component: no Marlin tile to fill
