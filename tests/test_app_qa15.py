@@ -104,3 +104,15 @@ def test_an_unsized_moe_backend_warns_on_parallelism_and_gpus_too():
         assert not at.exception and sum(UNSIZED in w for w in _warnings(at)) == 1, (page, _warnings(at))
         at = run_app({"v": "1", "m": "qwen3-30b-a3b", "moe": "marlin"}, page)  # sized: no such warning
         assert not at.exception and not [w for w in _warnings(at) if "does not size that MoE backend" in w], page
+
+
+def test_the_moe_backend_warning_reads_the_sidebars_gpu_as_the_plan_does():
+    # gpt-oss-120b with --moe-backend triton: on an H100 (SM 9.0) it is auto's own Triton layout, sized, so the plan
+    # and Budget say nothing; Parallelism and GPUs asked kvplan.plan.unsized_moe_backend_note without the GPU, which
+    # reads as "other" (no Triton) and warned there alone. On a B200 triton is sized too (triton_kernels' Blackwell
+    # layouts); on an A100 vLLM refuses TRITON for these experts (the plan's refusal, not this warning)
+    for page in ("pages/parallelism.py", "pages/gpus.py", "pages/budget.py"):
+        for gpu in ("H100-SXM", "B200"):
+            at = run_app({"v": "1", "m": "gpt-oss-120b", "g": gpu, "moe": "triton"}, page)
+            assert not at.exception and not [w for w in _warnings(at) if "kvplan does not size that backend" in w], (
+                page, gpu, _warnings(at))

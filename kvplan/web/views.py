@@ -743,7 +743,8 @@ def moe_backend_warning(state: PlanState) -> None:
     if state.engine != "vllm" or VLLM_PROFILES[state.vllm_version].engine_core == "V0":
         return
     try:
-        note = unsized_moe_backend_note(cached.spec(state), cached.engine_config(state))
+        # on the sidebar's GPU, as the plan warns: gpt-oss's MXFP4 experts are sized per GPU (triton on Hopper)
+        note = unsized_moe_backend_note(cached.spec(state), cached.engine_config(state), state.gpu)
     except (KvplanError, ValueError):
         return
     bullet_list([note] if note else [], "warning")
