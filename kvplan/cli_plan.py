@@ -287,6 +287,12 @@ def cmd_plan(args) -> None:
     if args.num_gpus is not None and args.num_gpus < layout.gpus:
         raise PlanInputError("--num-gpus", f"{args.num_gpus} GPUs cannot hold TP x PP x DP = {layout.gpus}")
     engine = engine_from_args(args)
+    if args.engine == "sglang" and spec.model_type == "deepseek_v4":  # NEXTN stops SGLang there (the CLI: top-k 1)
+        from kvplan.sglang_dsv4 import launch_refusal
+
+        refused = launch_refusal(getattr(args, "speculative_algorithm", None), 1, topk_typed=False)
+        if refused:
+            raise PlanInputError(*refused)
     if getattr(args, "model_loading_gib", None) is not None:
         if getattr(args, "checkpoint", None):
             raise PlanInputError("--checkpoint", "give --checkpoint or --model-loading-gib, not both (the weights "

@@ -208,6 +208,39 @@ SWA_EVICTION_INTERVAL = 128
 SWA_PREFIX_TAILS_PER_REQUEST = 4
 
 
+# apply_deepseek_v4_defaults (arg_groups/deepseek_v4_hook.py, 0.5.14 - 0.5.23) asserts the speculative flags as typed,
+# before the speculative hook reads NEXTN as EAGLE or fills --speculative-eagle-topk's default (None until then):
+# SGLang's own assert messages, DeepseekV4ForCausalLM being the model_arch they name
+DSV4_ALGORITHM_ASSERT = "Only EAGLE speculative algorithm is supported for DeepseekV4ForCausalLM"
+DSV4_TOPK_ASSERT = "Only EAGLE speculative algorithm with topk == 1 is supported for DeepseekV4ForCausalLM"
+DSV4_SPEC_FIX = "--speculative-algorithm EAGLE --speculative-eagle-topk 1"
+
+
+def launch_refusal(algorithm: str | None, eagle_topk: int | None,
+                   topk_typed: bool = True) -> tuple[str, str] | None:
+    """(flag, message) when an SGLang launch line for DeepSeek-V4 does not start for its speculative flags as typed,
+    else None. ``algorithm``: --speculative-algorithm as typed (None: not given, no speculation, nothing asserted);
+    ``eagle_topk``: --speculative-eagle-topk as typed (None: not given); ``topk_typed`` False where the input has no
+    such flag (kvplan's CLI plans top-k 1), so only the algorithm's spelling is checked.
+    Rule (deepseek_v4_hook.py): algorithm == "EAGLE" (NEXTN, its alias everywhere else, fails here) and top-k == 1
+    (not given fails too: the default is filled later). Worked example: ("NEXTN", 1) -> ("--speculative-algorithm",
+    "... Only EAGLE speculative algorithm is supported ..."); ("EAGLE", None) -> ("--speculative-eagle-topk", ...);
+    ("EAGLE", 1) -> None."""
+    if algorithm is None:
+        return None
+    fix = f"Launch it as {DSV4_SPEC_FIX}"
+    if algorithm.upper() == "NEXTN":
+        return ("--speculative-algorithm", (
+            f"NEXTN on DeepSeek-V4: SGLang does not start (AssertionError: {DSV4_ALGORITHM_ASSERT}; "
+            "apply_deepseek_v4_defaults checks the name as typed, before NEXTN is read as EAGLE). " + fix))
+    if topk_typed and eagle_topk != 1:
+        typed = "not given" if eagle_topk is None else f"{eagle_topk}"
+        return ("--speculative-eagle-topk", (
+            f"{typed} on DeepSeek-V4: SGLang does not start (AssertionError: {DSV4_TOPK_ASSERT}; "
+            "apply_deepseek_v4_defaults checks it before the speculative hook fills its default). " + fix))
+    return None
+
+
 def swa_request_cap_tokens(running_per_worker: int, chunked_prefill_size: int, window: int = DSV4_SWA_WINDOW,
                            page: int = DSV4_PAGE_TOKENS, prefix_tails: int | None = None, radix_cache: bool = True,
                            draft_tokens: int = 0, spec_steps: int = 1, overlap: bool = True) -> tuple[int, int]:

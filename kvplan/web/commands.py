@@ -152,6 +152,10 @@ class Command(BaseModel):
     num_speculative_tokens: int | None = None
     # --speculative-num-draft-tokens where SGLang keeps it (None: its own, kvplan.sglang.speculative_draft_tokens)
     speculative_num_draft_tokens: int | None = None
+    # --speculative-algorithm and --speculative-eagle-topk as typed (upper-cased; None: not given): DeepSeek-V4's hook
+    # asserts both before SGLang reads NEXTN as EAGLE (kvplan.sglang_dsv4.launch_refusal, views.imported_state)
+    speculative_algorithm: str | None = None
+    speculative_eagle_topk: int | None = None
     # EAGLE3's --speculative-draft-model-path: a DRAFTERS.json head name (kvplan.drafter.drafter_for_model)
     drafter: str | None = None
     # SGLANG_AITER_HONOR_EXPLICIT_MEM_FRACTION set before the command (EngineConfig field of the same name)
@@ -527,6 +531,6 @@ def _sglang_speculative(flags: dict[str, str], extra: dict, model: str | None = 
 
         archs = preset_config(entry["target"]).get("architectures") or [None]  # the head's DRAFTERS.json entry
         default = auto_speculative_params(method, archs[0])[0]
-    out = {"speculative_method": method, "num_speculative_tokens": steps or default,
-           "notes": tuple(notes)} | ({"speculative_num_draft_tokens": draft_tokens} if draft_tokens else {})
+    out = {"speculative_method": method, "num_speculative_tokens": steps or default, "notes": tuple(notes),
+           "speculative_algorithm": algorithm.upper(), "speculative_eagle_topk": topk} | ({"speculative_num_draft_tokens": draft_tokens} if draft_tokens else {})
     return out | ({"drafter": drafter} if drafter else {})

@@ -1668,7 +1668,27 @@ def imported_state(state: PlanState, command) -> tuple[PlanState | None, str]:
         note += (f" VLLM_GRAPH_RESERVED_MEM is read by vllm-gaudi only (Intel Gaudi): it changes nothing on "
                  f"{imported.gpu}.")
     _check_knobs(imported)
+    _check_sglang_dsv4_launch(imported, command)
     return imported, note + v0
+
+
+def _check_sglang_dsv4_launch(imported: PlanState, command) -> None:
+    """Refuse an SGLang line for DeepSeek-V4 whose speculative flags, as typed, stop SGLang at start-up (NEXTN, or
+    EAGLE without --speculative-eagle-topk 1: kvplan.sglang_dsv4.launch_refusal), naming the flag; the plan itself
+    cannot tell, as it carries kvplan's method ("mtp" for both spellings), not the spelling."""
+    algorithm = getattr(command, "speculative_algorithm", None)
+    if imported.engine != "sglang" or algorithm is None:
+        return
+    try:
+        model_type = cached.spec(imported).model_type
+    except KvplanError:
+        return  # the config's own refusal: the page shows it with the plan
+    if model_type == "deepseek_v4":
+        from kvplan.sglang_dsv4 import launch_refusal
+
+        refused = launch_refusal(algorithm, command.speculative_eagle_topk)
+        if refused:
+            raise PlanInputError(*refused)
 
 
 def knob_flag(name: str, engine: str = "vllm") -> str:
