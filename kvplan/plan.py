@@ -36,7 +36,7 @@ from kvplan.engines import (
 from kvplan.engines import CudaGraphShape
 from kvplan.errors import PlanInputError
 from kvplan.families import deepseek_v4, deepseek_v41
-from kvplan.gpus import GpuSpec
+from kvplan.gpus import GPU_CATALOG, GpuSpec
 from kvplan.hf_config import QUANT_NAME_HINT
 from kvplan.kv import kv_dtype_bytes
 from kvplan.layers import (
@@ -1157,17 +1157,95 @@ def wna16_moe_backend(spec: ModelSpec, engine: EngineConfig) -> str:
     return engine.moe_backend
 
 
-def wna16_typed_refusal(spec: ModelSpec, engine: EngineConfig) -> str | None:
-    """vLLM's ValueError for a typed --moe-backend its WNA16 oracle does not map, with int4 / int8 weight-only routed
-    experts (``_marlin_moe_format``), or None. Worked example: a GPTQ-Int4 MoE with --moe-backend cutlass on 0.33 ->
-    "moe_backend='cutlass' is not supported for WNA16 MoE. Expected one of ['triton', 'marlin', 'humming',
-    'flashinfer_trtllm', 'emulation', 'rdna3']."; with marlin, or on 0.24 -> None."""
+# What vLLM's WNA16 oracle checks after the name maps (fused_moe/oracle/int_wna16.py select_wna16_moe_backend, read
+# 2026-12-04 in the 0.25.0 - 0.34.0 wheels). From 0.27.0 ``_backend_incompatibility_reason`` runs first, on what the
+# MoE method says it may hold: auto_gptq.py / auto_awq.py pass may_have_bias=True (and AWQ's zero points, GPTQ's
+# unless sym), compressed_tensors_moe_wna16.py may_have_bias=False and zero points when asymmetric. Then (0.25.0+) the
+# experts class's is_supported_config (modular_kernel.py): its device first, then its quantization scheme. vLLM raises
+# ValueError "WNA16 MoE backend '<BACKEND>' does not support the deployment configuration since <reason>."
+WNA16_BACKEND_ENUM = {"triton": "TRITON", "marlin": "MARLIN", "humming": "HUMMING",
+                      "flashinfer_trtllm": "FLASHINFER_TRTLLM", "emulation": "EMULATION", "rdna3": "RDNA3"}
+
+
+def _wna16_expert_format(spec: ModelSpec, engine: EngineConfig) -> tuple[str, int, int | None, bool, bool] | None:
+    """(kind, bits, group, asym, actorder) of int weight-only routed experts: kind "awq" / "gptq" / "ct"
+    (compressed-tensors wNa16), group None for per-channel scales; None when the experts are not in such a format."""
+    fmt, use_overrides = resolve_format(spec, engine.weight_format)
+    n = len(spec.layers)
+    if use_overrides:  # the target's experts in a format of their own (an override of its layers)
+        fmt = next((o.format for o in spec.quantization_overrides if o.category == "experts"
+                    and min(o.layers, default=0) < n), fmt)
+    if m := _AWQ_FMT.match(fmt):
+        return "awq", 4, int(m["g"]), True, False
+    if m := _GPTQ_FMT.match(fmt):
+        return "gptq", int(m["b"]), int(m["g"]) if m["g"] else None, bool(m["asym"]), bool(m["act"])
+    if m := _WNA16_FMT.match(fmt):
+        return "ct", int(m["b"]), int(m["g"]) if m["g"] else None, bool(m["asym"]), bool(m["act"])
+    return None
+
+
+def _wna16_typed_reason(name: str, layout: tuple[str, int, int | None, bool, bool], release: tuple[int, int, int],
+                        gpu_name: str | None) -> str | None:
+    """vLLM's reason for refusing a typed WNA16 backend ``name`` that its map accepts (see WNA16_BACKEND_ENUM), or
+    None where it builds. ``layout``: ``_wna16_expert_format``; ``gpu_name``: a catalog GPU (None: its device is not
+    known, so the kernel's device check is not made). Device and scheme reasons are vLLM's text up to its repr of the
+    device or the QuantKey, which kvplan cannot print: "...". Worked example: ("triton", ("gptq", 4, 128, False,
+    False), (0, 33, 0), "H100-SXM") -> "expert bias is not supported"; ("flashinfer_trtllm", ("ct", 4, 32, False,
+    False), (0, 33, 0), "B200") -> None; the same on an H100 -> "kernel does not support current device ..."."""
+    kind, bits, group, asym, actorder = layout
+    if release >= (0, 27, 0):  # _backend_incompatibility_reason (none in 0.25.0 / 0.26.0)
+        if name == "flashinfer_trtllm" and (kind != "ct" or asym):
+            return "zero points and bias are not supported"
+        if name == "rdna3":
+            for bad, reason in ((kind != "ct", "only compressed-tensors checkpoints are supported"),
+                                (asym, "asymmetric checkpoints are not supported"),
+                                (actorder, "group activation ordering is not supported"),
+                                (group is None, "only group-wise scales are supported")):
+                if bad:
+                    return reason
+        if name == "triton" and kind != "ct":
+            return "expert bias is not supported"
+        if name == "triton" and actorder:
+            return "group activation ordering is not supported"
+    if gpu_name not in GPU_CATALOG:
+        return None
+    platform = quant_platform(gpu_name)
+    if platform not in (*CUDA_QUANT_PLATFORMS, "rocm"):
+        return None  # Gaudi and the like: another plugin's MoE methods
+    device = "kernel does not support current device ..."
+    scheme = "kernel does not support quantization scheme ..."
+    if name == "flashinfer_trtllm":  # TrtLlmMxint4ExpertsMonolithic: capability family 100, (kInt4Static32, None)
+        if platform != "sm100":
+            return device
+        if not (kind == "ct" and bits == 4 and group == 32 and not asym):
+            return scheme  # GPTQ / AWQ pass a 4-bit key without the 32-group scale; only compressed-tensors g32 has it
+    if name == "rdna3":  # Rdna3WNA16Experts: gfx1100 only, which no catalog GPU is
+        return device
+    if name == "emulation" and bits != 4:  # Int4EmulationTritonExperts: int4 keys only
+        return scheme
+    return None
+
+
+def wna16_typed_refusal(spec: ModelSpec, engine: EngineConfig, gpu_name: str | None = None) -> str | None:
+    """vLLM's ValueError for a typed --moe-backend with int4 / int8 weight-only routed experts
+    (``_marlin_moe_format``), or None: a name its WNA16 oracle does not map (``wna16_typed_names``), or one it maps and
+    then refuses for these experts on ``gpu_name`` (``_wna16_typed_reason``). Worked example: a GPTQ-Int4 MoE with
+    --moe-backend cutlass on 0.33 -> "moe_backend='cutlass' is not supported for WNA16 MoE. Expected one of ['triton',
+    'marlin', 'humming', 'flashinfer_trtllm', 'emulation', 'rdna3']."; with triton -> "WNA16 MoE backend 'TRITON' does
+    not support the deployment configuration since expert bias is not supported."; with marlin, or on 0.24 -> None."""
     names = wna16_typed_names(engine.vllm_version)
-    if (engine.engine != "vllm" or engine.moe_backend == "auto" or names is None or engine.moe_backend in names
+    if (engine.engine != "vllm" or engine.moe_backend == "auto" or names is None
             or not _hybrid_moe(spec)[1] or not _marlin_moe_format(spec, *resolve_format(spec, engine.weight_format))):
         return None
-    return (f"moe_backend='{engine.moe_backend}' is not supported for WNA16 MoE. Expected one of "
-            f"{list(names)}.")
+    if engine.moe_backend not in names:
+        return (f"moe_backend='{engine.moe_backend}' is not supported for WNA16 MoE. Expected one of "
+                f"{list(names)}.")
+    layout = _wna16_expert_format(spec, engine)
+    reason = layout and _wna16_typed_reason(engine.moe_backend, layout, vllm_release(engine.vllm_version), gpu_name)
+    if not reason:
+        return None
+    return (f"WNA16 MoE backend '{WNA16_BACKEND_ENUM[engine.moe_backend]}' does not support the deployment "
+            f"configuration since {reason}.")
 
 
 def _nvfp4_wo_moe_format(spec: ModelSpec, fmt: str, use_overrides: bool) -> bool:
@@ -2188,9 +2266,10 @@ def plan(spec: ModelSpec, gpu: GpuSpec, engine: EngineConfig = EngineConfig(), l
         raise PlanInputError("moe_backend", f"vLLM {engine.vllm_version} refuses --moe-backend cutlass for these "
                              f"NVFP4 weight-only (W4A16) MoE experts: \"{refusal}\" (CutlassExpertsFp4 runs W4A4 "
                              "NVFP4 only, on SM 10.x / 11.x / 12.x; --moe-backend marlin or auto plans them)")
-    if refusal := wna16_typed_refusal(spec, engine):  # fused_moe/oracle/int_wna16.py map_wna16_backend (0.25.0+)
+    if refusal := wna16_typed_refusal(spec, engine, gpu.name):  # fused_moe/oracle/int_wna16.py (0.25.0+)
         raise PlanInputError("moe_backend", f"vLLM {engine.vllm_version} refuses --moe-backend {engine.moe_backend} "
-                             f"for these int weight-only MoE experts: \"{refusal}\"")
+                             f"for these int weight-only MoE experts: \"{refusal}\" (--moe-backend auto or marlin "
+                             "plans them)")
     if engine.engine == "vllm":
         refusal = spec.memo(("marlin-refusal", layout, engine.weight_format, gpu.name, engine.vllm_version),
                             lambda: marlin_refusal(spec, layout, engine.weight_format, gpu.name, engine.vllm_version))
@@ -2685,8 +2764,6 @@ def _suggestions(spec, gpu, engine, layout, concurrency, base: Plan) -> list[str
     to one node, then PP over two nodes; with fp8 weights where 16 bits do not fit), then a larger GPU of the same
     vendor. Computed only for plans that do not fit (``plan(suggest=True)``). Worked example: Llama-3.1-405B bf16 on
     one H100 gets "-tp 8 --quantization fp8" (47.25 GiB of weights a GPU) and "-tp 8 -pp 2" (16 GPUs, 2 nodes)."""
-    from kvplan.gpus import GPU_CATALOG
-
     vllm = engine.engine == "vllm"
     sgl = engine.engine == "sglang"  # SGLang's own flag names (server_args.py)
     tp_flag, pp_flag = ("--tp-size", "--pp-size") if sgl else ("-tp", "-pp")
