@@ -1,9 +1,9 @@
 """Public vLLM start-up logs of dense and multimodal models (the 2026-12-04 round b): Qwen3-32B bf16 on one
-Blackwell workstation card (vLLM 0.19.0) and Gemma-3-27B-it with its vision tower on a 192 GB AMD ROCm device (a
-0.11.0rc2 build), each reproduced from its launch inputs.
+Blackwell workstation card (vLLM 0.19.0), Gemma-3-27B-it with its vision tower on a 192 GB AMD ROCm device (a
+0.11.0rc2 build) and the text tower of Gemma-4-E2B on an L4 (vLLM 0.21.0), each reproduced from its launch inputs.
 
 Tolerances as tests/test_engine_logs.py: memory within max(1 %, 0.25 GiB), tokens and concurrency within 1 %. A miss
-would be a strict xfail giving logged vs kvplan and what was found about the gap; both sources here pass. Neither is
+would be a strict xfail giving logged vs kvplan and what was found about the gap; all three sources here pass. Neither is
 pinned elsewhere in tests/ (their index file ids and the logged token figures, with and without commas, grepped
 2026-12-04). Code-corpus files are cited by their search-index file id, as in tests/test_engine_logs_dec02.py.
 
@@ -30,10 +30,20 @@ Sources (read 2026-12-04):
   51.79 + 109.86 = 161.65 GiB inside a 0.9 budget puts its total between 179.6 GiB and the next ROCm size up (the
   256 GB MI325X would leave 68 GiB unexplained), i.e. a 192 GB MI300X-class device, which kvplan's MI300X entry
   (191.98 GiB) stands for.
+- L4-021-GEMMA4-E2B: a test report "Google Gemma 4 E2B 不量化測試報告" (2026-05-29; index file id 55764159779):
+  "vLLM: v0.21.0", "GPU: NVIDIA L4 23034 MiB", the compose file's ``google/gemma-4-E2B --served-model-name
+  google/gemma-4-E2B --host 0.0.0.0 --language-model-only --max-model-len 8192 --gpu-memory-utilization 0.90
+  --enforce-eager`` (no --quantization; the log's "dtype=torch.bfloat16", "quantization=None"), and the load lines
+  "Checkpoint size: 9.54 GiB", "Model loading took 8.89 GiB memory", "Available KV cache memory: 9.92 GiB", "GPU KV
+  cache size: 1,062,157 tokens", "Maximum concurrency for 8,192 tokens per request: 129.66x". The text config is
+  the E2B checkpoint's text_config as another project transcribed it from the fetched config.json (index file id
+  59897965653; the same fields in index file 53939116010, and the geometry tests/test_family_gemma.py pins): 35
+  layers (4 sliding : 1 full), 1 KV head of 256 (full layers 512), the last 20 layers sharing KV, per-layer inputs
+  of 256 over a 262,144-row table, sliding window 512, double-wide MLP, tied embeddings, max_position_embeddings
+  131072, full-attention RoPE with partial_rotary_factor 0.25.
 """
 
-import pytest
-
+from kvplan import parse_config
 from kvplan.gpus import get_gpu
 from kvplan.units import GiB
 from tests.test_engine_logs import close, close_gib
@@ -111,3 +121,59 @@ def test_mi300_v0_11_gemma3_27b_from_the_flags():
     assert p.num_blocks == 89_140 and p.kv_cache_tokens == 203_744
     assert _term(p, "activation peak") == 13_317_531_238
     _check(p, dict(weights=51.7891, kv=109.86, tokens=205_696, conc=50.05))
+
+
+# ----------------------------------------------------------- L4-021-GEMMA4-E2B: vLLM 0.21.0, one L4, text tower, 8192
+
+_S, _F = "sliding_attention", "full_attention"
+# google/gemma-4-E2B's text_config (index file id 59897965653), the fields kvplan reads
+E2B_TEXT = {
+    "model_type": "gemma4_text", "attention_bias": False, "attention_k_eq_v": False, "enable_moe_block": False,
+    "final_logit_softcapping": 30.0, "global_head_dim": 512, "head_dim": 256, "hidden_activation": "gelu_pytorch_tanh",
+    "hidden_size": 1536, "hidden_size_per_layer_input": 256, "intermediate_size": 6144,
+    "layer_types": ([_S] * 4 + [_F]) * 7, "max_position_embeddings": 131072, "num_attention_heads": 8,
+    "num_hidden_layers": 35, "num_key_value_heads": 1, "num_kv_shared_layers": 20, "rms_norm_eps": 1e-6,
+    "rope_parameters": {"full_attention": {"partial_rotary_factor": 0.25, "rope_theta": 1000000.0,
+                                           "rope_type": "proportional"},
+                        "sliding_attention": {"rope_theta": 10000.0, "rope_type": "default"}},
+    "sliding_window": 512, "tie_word_embeddings": True, "use_double_wide_mlp": True, "vocab_size": 262144,
+    "vocab_size_per_layer_input": 262144, "torch_dtype": "bfloat16"}
+E2B_CMD = ("vllm serve google/gemma-4-E2B --served-model-name google/gemma-4-E2B --host 0.0.0.0 "
+           "--language-model-only --max-model-len 8192 --gpu-memory-utilization 0.90 --enforce-eager")
+# 3 layers x 16 tokens x 1 KV head x 1024 (full: K + V of 512) x 2 B: one block over vLLM's 5 groups of 3 layers
+# (12 sliding + 3 full layers cache; the 20 KV-sharing layers hold none)
+E2B_BLOCK = 3 * 16 * 1 * 1024 * 2
+
+
+def _e2b(**extra):
+    return _plan(E2B_CMD, parse_config(E2B_TEXT, "gemma-4-e2b"), get_gpu("L4"), "0.21", **extra)
+
+
+def test_l4_v0_21_gemma4_e2b_layout_from_the_logged_lines():
+    # A request: 4 sliding groups of 32-token blocks (their 16,384 B pages doubled to the full layers' 32,768),
+    # cdiv(511 + 2048, 32) + 1 = 81 each, and the full group cdiv(8192, 16) = 512: 836 blocks. 108,394 blocks
+    # (10,655,563,776 B = 9.924 GiB, "9.92") read 108,394 / 836 = 129.66x and, 0.20.1+ printing int(concurrency x
+    # max_model_len), int(108,394 x 8192 / 836) = 1,062,157 tokens: both as logged (108,393: 1,062,147; 108,395:
+    # 1,062,167)
+    assert E2B_BLOCK == 98_304 and round(108_394 * E2B_BLOCK / GiB, 2) == 9.92
+    p = _e2b(kv_cache_memory_bytes=108_394 * E2B_BLOCK)
+    assert p.ranks[0].bytes_per_block == E2B_BLOCK and p.blocks_per_request == 4 * 81 + 512 == 836
+    assert p.num_blocks == 108_394 and p.kv_cache_tokens == 108_394 * 8192 // 836 == 1_062_157
+    assert f"{p.max_concurrency:.2f}" == "129.66"
+    assert [_e2b(kv_cache_memory_bytes=b * E2B_BLOCK).kv_cache_tokens for b in (108_393, 108_395)] == [
+        1_062_147, 1_062_167]
+
+
+def test_l4_v0_21_gemma4_e2b_from_the_flags():
+    # kvplan: 0.9 x 22.03 GiB (the L4's cudaMemGetInfo total) = 19.83 - 8.81 weights (4,628,569,344 bf16 text
+    # parameters, the per-layer-input table among them, = 8.62; 0.19 rotary tables of 131,072 positions; the
+    # vision and audio towers skipped by --language-model-only: the checkpoint's 9.54 GiB less 8.62 is their 0.92)
+    # - 0.94 peak (the < 70 GiB defaults: 2048 batched tokens, 256 sampler rows over 262,144 entries) - 0.25
+    # non-torch = 10,554,161,329 B = 9.83 GiB (logged 9.92: -0.09), 107,362 blocks, 1,052,044 tokens (-0.95 %),
+    # 128.42x (-0.96 %); weights 8.81 against 8.89 (-0.08). Eager: no graph estimate
+    p = _e2b()
+    r = p.ranks[0]
+    assert r.weights_bytes == 4_628_569_344 * 2 + 201_326_592 + 3_145_728 == 9_461_611_008
+    assert r.kv_pool_bytes == 10_554_161_329 and p.num_blocks == 107_362 and p.kv_cache_tokens == 1_052_044
+    assert _term(p, "activation peak") == 1_004_871_352
+    _check(p, dict(weights=8.89, kv=9.92, tokens=1_062_157, conc=129.66))
