@@ -3,8 +3,8 @@ Blackwell workstation card (vLLM 0.19.0), Gemma-3-27B-it with its vision tower o
 0.11.0rc2 build) and the text tower of Gemma-4-E2B on an L4 (vLLM 0.21.0), each reproduced from its launch inputs.
 
 Tolerances as tests/test_engine_logs.py: memory within max(1 %, 0.25 GiB), tokens and concurrency within 1 %. A miss
-would be a strict xfail giving logged vs kvplan and what was found about the gap; all three sources here pass. Neither is
-pinned elsewhere in tests/ (their index file ids and the logged token figures, with and without commas, grepped
+would be a strict xfail giving logged vs kvplan and what was found about the gap; all three sources here pass. None
+is pinned elsewhere in tests/ (their index file ids and the logged token figures, with and without commas, grepped
 2026-12-04). Code-corpus files are cited by their search-index file id, as in tests/test_engine_logs_dec02.py.
 
 Sources (read 2026-12-04):
