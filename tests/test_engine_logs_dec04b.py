@@ -75,7 +75,7 @@ def test_pro6000_v0_19_qwen3_32b_pool_from_the_flags():
     # kvplan: 0.95 x 94.97 GiB (the card's cudaMemGetInfo total) = 90.22 - 61.03 weights (bf16, untied 151,936-row
     # embedding and lm_head) - 1.45 peak (the 8192-token forward and 128 sampler rows) - 0.25 non-torch =
     # 29,515,081,302 B = 27.49 GiB (the token line's 27.36: +0.13), 7036 blocks, 112,576 tokens (+0.46 %), 2.75x
-    # (+0.45 %). 0.19 prints its CUDA-graph estimate (0.74 GiB) without subtracting it
+    # (7036 / 7004 blocks: +0.46 %). 0.19 prints its CUDA-graph estimate (0.74 GiB) without subtracting it
     p = _q32()
     r = p.ranks[0]
     assert r.weights_bytes == 65_535_256_576 and r.kv_pool_bytes == 29_515_081_302
@@ -170,7 +170,7 @@ def test_l4_v0_21_gemma4_e2b_from_the_flags():
     # vision and audio towers skipped by --language-model-only: the checkpoint's 9.54 GiB less 8.62 is their 0.92)
     # - 0.94 peak (the < 70 GiB defaults: 2048 batched tokens, 256 sampler rows over 262,144 entries) - 0.25
     # non-torch = 10,554,161,329 B = 9.83 GiB (logged 9.92: -0.09), 107,362 blocks, 1,052,044 tokens (-0.95 %),
-    # 128.42x (-0.96 %); weights 8.81 against 8.89 (-0.08). Eager: no graph estimate
+    # 128.42x (-0.95 %); weights 8.81 against 8.89 (-0.08). Eager: no graph estimate
     p = _e2b()
     r = p.ranks[0]
     assert r.weights_bytes == 4_628_569_344 * 2 + 201_326_592 + 3_145_728 == 9_461_611_008
