@@ -136,7 +136,13 @@ def test_q480_dp8_ep_rank_weights_by_hand():
     "the experts (distributed/device_communicators/all2all.py, index file ids 56355625297 and 139818349: a buffer of "
     "cu_tokens_across_dp[-1] rows; 8 x 8192 x 6144 x 2 B = 0.75 GiB of hidden states alone), so the profile's MoE "
     "forward runs on up to 65,536 tokens a rank, a fused-MoE workspace kvplan (no DP gather term) does not hold. "
-    "Which backend 0.10.1 defaults to and that workspace's size were not read; no other DP + EP log pins it"))
+    "Read in the 0.10.1 wheel: VLLM_ALL2ALL_BACKEND defaults to naive (dispatch: a buffer of every rank's tokens, "
+    "filled by broadcasts), and block-fp8 experts on Hopper without VLLM_USE_DEEP_GEMM run the Triton fused_experts "
+    "in 32,768-token chunks: gathered hidden 805,306,368 + cache13 32,768 x 8 x 6144 x 2 = 3,221,225,472 + cache2 "
+    "32,768 x 8 x 2560 x 2 = 1,342,177,280 + the fp8 inputs and scales 201,326,592 + 6,291,456 + 671,088,640 + "
+    "20,971,520 = 6,268,387,328 B (5.84 GiB) beside the layer's own 8192-token hidden and residual (0.19): ~6.0 GiB, "
+    "0.4 over kvplan's sampler peak; and at TP 1 the DP and EP groups still build 8-rank NCCL communicators (kvplan "
+    "budgets one GPU's 0.13 non-torch). Both together leave >= 2 GiB unsourced; no other DP + EP log pins it"))
 def test_q480_h20_v0_10_1_pool_from_the_flags():
     plans = {pool: _q480(extra) for extra, pool in (("", 48.66), (Q480_095, 55.65))}
     assert all(close_gib(p.ranks[0].kv_pool_bytes, pool) for pool, p in plans.items())
