@@ -2372,6 +2372,8 @@ def plan(spec: ModelSpec, gpu: GpuSpec, engine: EngineConfig = EngineConfig(), l
         warnings.append(note)
     if not v0 and (note := unsized_moe_backend_note(spec, engine, gpu.name)):
         warnings.append(note)
+    if not v0 and (note := vllm_dp_moe_note(spec, engine, layout)):
+        warnings.append(note)
     if not v0 and (note := vllm_fp8_moe_note(spec, engine, gpu.name)):
         warnings.append(note)
     if engine.engine == "vllm" and on_gaudi(gpu) and (note := support.gaudi_quantization_note(spec.quantization)):
@@ -3342,6 +3344,32 @@ def unsized_moe_backend_note(spec: ModelSpec, engine: EngineConfig, gpu_name: st
             "cutlass are, and triton for FP8 experts): the workspace it keeps after the profile run is not in the "
             "activation peak and the experts are priced in auto's layout, so vLLM's KV pool can be smaller than "
             "this plan says")
+
+
+# The one public vLLM log of a MoE model at data parallel > 1 (tests/test_engine_logs_dec04a.py: Qwen3-Coder-480B-FP8,
+# -dp 8 --enable-expert-parallel on 141 GB H20s, vLLM 0.10.1 dev, vllm-project/recipes PR #12) leaves a pool 3.80 GiB
+# a rank under kvplan's at two utilizations
+DP_MOE_LOG_GAP = "3.80 GiB"
+
+
+def vllm_dp_moe_note(spec: ModelSpec, engine: EngineConfig, layout: Layout) -> str:
+    """The warning of a vLLM MoE plan at --data-parallel-size > 1 ("" otherwise, or with --kv-cache-memory-bytes):
+    FusedMoE.forward_impl dispatches through the all2all manager whenever dp > 1 (0.10.1 distributed/
+    device_communicators/all2all.py NaiveAll2AllManager, the default: a buffer of every DP rank's tokens), so the
+    profile run's MoE layers see up to dp x max_num_batched_tokens tokens a rank, and the DP and EP groups build
+    dp x tp-rank NCCL communicators even at TP 1 (parallel_state.py initialize_model_parallel); kvplan sizes the
+    forward and non-torch terms as for the TP group alone. Worked example: Qwen3-30B-A3B at -dp 8 --enable-expert-
+    parallel -> the warning; at -tp 8, or Llama-3.1-8B at -dp 8 -> ""."""
+    if (engine.engine != "vllm" or layout.dp < 2 or engine.kv_cache_memory_bytes is not None
+            or not _hybrid_moe(spec)[1]):
+        return ""
+    return (f"--data-parallel-size {layout.dp} on a MoE model: vLLM gathers every DP rank's tokens before the experts "
+            f"(its all2all dispatch), so the profile's MoE step runs on up to {layout.dp} x max_num_batched_tokens "
+            f"tokens a rank, and the DP and EP groups hold {layout.dp * layout.tp}-rank NCCL communicators even at "
+            f"TP {layout.tp}; kvplan sizes neither (its activation and non-torch terms are the TP {layout.tp} "
+            "group's), so vLLM's KV pool can be smaller than this plan: the one public log of such a launch "
+            f"(Qwen3-Coder-480B-FP8, -dp 8 with expert parallelism, vLLM 0.10.1) logged a pool {DP_MOE_LOG_GAP} a rank "
+            "below kvplan's")
 
 
 def _hybrid_moe(spec: ModelSpec) -> tuple[bool, bool]:
