@@ -126,10 +126,7 @@ def test_h20_v0_11_qwen3_06b_fp8_from_the_flags():
     assert r.kv_pool_bytes == 13_539_189_679 == int(0.2 * 95.00 * GiB) - 762_291_200 - 5_960_027_340 - 139_586_437
     assert p.num_blocks == 7378 and p.kv_cache_tokens == 118_048
     _check(p, dict(weights=0.7110, kv=12.67, tokens=118_576, conc=2.89))
-
-
-def test_h20_v0_11_qwen3_06b_fp8_the_card_is_a_95_gib_class_one():
-    # the inference above, as kvplan's pools: only the ~95 GiB cards land within 0.25 GiB of the logged 12.67
+    # the card inference of the docstring, as kvplan's pools: only the ~95 GiB cards land within 0.25 GiB of 12.67
     pools = {g: round(_fp8(g).ranks[0].kv_pool_bytes / GiB, 2)
              for g in ("H100-SXM", "A100-80GB", "H100-NVL", "RTX-PRO-6000", "H20", "H200")}
     assert pools == {"H100-SXM": 9.45, "A100-80GB": 13.59, "H100-NVL": 12.21, "RTX-PRO-6000": 12.6, "H20": 12.61,
