@@ -3858,15 +3858,17 @@ def _sglang_mamba_term(engine, m: "sglang.SglangMambaPool", layers=()) -> Term:
 # LMCacheConnectorV1 +4.33, GLM-5.3 against recipes PR #893's prose +6.83, DSV4-PRO6000 MTP +2.99.
 # 2026-12-04 recount (bench/pool_accuracy.py): 206 and 39 (195 / 38 before), with tests/test_engine_logs_dec04a.py
 # (GLM-5.1-FP8 TP 8 H200 bisect at 0.19 / 0.20: passes; Qwen3-Coder-480B-FP8 DP 8 + EP on 141 GB H20s at 0.10.1:
-# +3.80 at both utilizations, inside the range) and tests/test_engine_logs_dec04b.py (three passes).
+# +3.80 at both utilizations, inside the range) and tests/test_engine_logs_dec04b.py (three passes); then
+# tests/test_engine_logs_dec04c.py (Qwen3-0.6B on an inferred H20 / an L40S / an RTX 3050, a Qwen3-VL-30B-A3B-shaped
+# checkpoint on an H100 NVL: 10 within, the RTX 3050's tokens -1.44 % and the H100 NVL's +1.16 % not): 216 and 41.
 # VLLM_CHANGES "dsa_rocm_layer_groups" (0.31.0) falls inside the "0.30" profile (0.30.0 - 0.31.0), which plans 0.30.0
 ROCM_DSA_031_NOTE = ("vLLM 0.31.0 on ROCm (inside this 0.30.0 - 0.31.0 line, planned as 0.30.0) gives every DSA layer its "
                      "own index group of max_num_batched_tokens x index_topk int32 rows (models/deepseek_v32 amd/model.py): "
                      "on 0.31.0 the weights hold more than this plan says; pick the 0.33 line (0.32.0+) for that rule")
 
 
-POOL_ACCURACY = ("KV pool estimate: within max(1 %, 0.25 GiB) on 167 of 206 public vLLM log figures; the "
-                 "39 misses run -2.89 to +3.91 GiB (+4.33 GiB with an LMCache connector, +6.83 against a recipe "
+POOL_ACCURACY = ("KV pool estimate: within max(1 %, 0.25 GiB) on 175 of 216 public vLLM log figures; the "
+                 "41 misses run -2.89 to +3.91 GiB (+4.33 GiB with an LMCache connector, +6.83 against a recipe "
                  "PR's prose figure for GLM-5.3), +2.99 for DeepSeek-V4-Flash with MTP (the draft's profiling run "
                  "and its own CUDA graphs not modelled)")
 

@@ -121,9 +121,9 @@ def test_compilation_config_cudagraph_mode_is_parsed_in_every_spelling():
 def test_pool_accuracy_text_is_the_recount():
     from kvplan.plan import POOL_ACCURACY
 
-    # counted 2026-12-04 by bench/pool_accuracy.py (206 figures, 167 within, 39 strict xfails; the comment above
+    # counted 2026-12-04 by bench/pool_accuracy.py (216 figures, 175 within, 41 strict xfails; the comment above
     # POOL_ACCURACY gives the extremes' plans)
-    assert ("within max(1 %, 0.25 GiB) on 167 of 206 public vLLM log figures; the 39 misses run -2.89 to "
+    assert ("within max(1 %, 0.25 GiB) on 175 of 216 public vLLM log figures; the 41 misses run -2.89 to "
             "+3.91 GiB") in POOL_ACCURACY
     assert "(+4.33 GiB with an LMCache connector, +6.83 against a recipe PR's prose figure for GLM-5.3)" in POOL_ACCURACY
 
