@@ -34,6 +34,7 @@ with from_hub:
     weights_view.hub_headers(repo, state)
     weights_view.local_headers(state)  # a folder under KVPLAN_CHECKPOINT_ROOT, when the operator sets it
 widgets.show_model_error()
+views.refused_plan_note(state)  # the sidebar's plan refused (a typed --moe-backend vLLM refuses): said here too
 
 
 def body() -> None:

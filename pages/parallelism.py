@@ -30,6 +30,7 @@ def body() -> None:
                    "what it means.")
         views.html_table(views.layout_rows(plans), views.layout_columns(state.engine))
         views.context_warnings(plans)
+        views.dp_moe_warnings(plans)  # a DP > 1 layout of a vLLM MoE model: its gathered MoE step is not sized
         views.chart(figures.parallel_compare(plans), "parallel.ranks")
     for label, message in refused:
         st.error(f"{label}: {views.esc(message)}", icon=":material/block:")

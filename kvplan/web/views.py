@@ -747,6 +747,10 @@ def moe_backend_warning(state: PlanState) -> None:
         note = unsized_moe_backend_note(cached.spec(state), cached.engine_config(state), state.gpu)
     except (KvplanError, ValueError):
         return
+    if note and (refused := plan_refusal(state)) is not None and refused.field == "moe_backend":
+        # vLLM refuses the typed backend (a GPTQ MoE on triton, 0.27+): the page names that refusal; "the pool can be
+        # smaller than this plan says" beside it spoke of a plan there is not (ui1204: Parallelism said both)
+        return
     bullet_list([note] if note else [], "warning")
 
 
@@ -1262,6 +1266,24 @@ def context_warnings(plans: list[Plan]) -> None:
     """A warning for each distinct context the engine refuses (kvplan.plan.context_refusal) among ``plans``: the
     Parallelism and GPUs pages rank memory for a context that does not start, and say so."""
     bullet_list(list(dict.fromkeys(r for p in plans if (r := context_refusal(p)))), "warning")
+
+
+_DP_MOE_NOTE = re.compile(r"--data-parallel-size \d+ on a MoE model: ")  # kvplan.plan.vllm_dp_moe_note's head
+
+
+def dp_moe_warnings(plans: list[Plan]) -> None:
+    """The plans' warning for a vLLM MoE layout at --data-parallel-size > 1 (kvplan.plan.vllm_dp_moe_note: the
+    DP-gathered MoE step and the DP / EP communicators are not sized), once per distinct one: Parallelism lists no
+    plan warnings, and its DP layouts' pools were ranked without it (ui1204)."""
+    bullet_list(list(dict.fromkeys(w for p in plans for w in p.warnings if _DP_MOE_NOTE.match(w))), "warning")
+
+
+def refused_plan_note(state: PlanState) -> None:
+    """The sidebar's plan refusal, on a page that draws no plan (Model): named with its field as Budget names it, so
+    a link whose plan is refused (wf=gptq-int4-g128&moe=triton) does not read as a plan that stands (ui1204)."""
+    if (refused := plan_refusal(state)) is not None:
+        st.error(f"The sidebar's plan is refused (the model's own figures below stand): "
+                 f"**{esc(field_name(refused.field, state.engine))}**: {esc(refused.message)}", icon=":material/error:")
 
 
 def picker_context_warning(state: PlanState) -> None:

@@ -374,9 +374,16 @@ def sidebar(page: str) -> None:
         bind("concurrency", st.number_input, "Concurrent sequences", value=None, min_value=1, max_value=10_000_000,
              step=1, placeholder="as many as fit", unset="as many sequences as fit",
              help=f"Sequences of {context} tokens served at once.")
+        # every format a link or the CLI takes (kvplan.weights.check_format: gptq-int4-g128, w4a16-g32, fp8-static, ...)
+        # is listed when the state holds it: a selectbox resets a value it does not list to its first option, which
+        # dropped a link's wf=gptq-int4-g128 to "as shipped" without a word (and planned the bf16 checkpoint instead).
+        # Such a name is longer than FORMATS' (9 characters at most): its box takes the sidebar's width, under the KV
+        # dtype's (beside it, at half the width, "gptq-int4-g128" was cut at 78 of its 102 px at 1400 px)
+        held = current().weight_format
+        extra = [held] if held and held not in FORMATS else []
         row = views.row(wrap=False)
         bind("kv_cache_dtype", row.selectbox, "KV dtype", list(KV_DTYPES), help="--kv-cache-dtype")
-        bind("weight_format", row.selectbox, "Weights", ["as shipped", *FORMATS],
+        bind("weight_format", (st if extra else row).selectbox, "Weights", ["as shipped", *FORMATS, *extra],
              to_widget=lambda v: v or "as shipped", from_widget=lambda v: None if v == "as shipped" else v,
              help="Weight storage format (default: as the checkpoint ships).")
         knobs = st.expander("Engine knobs", key=KNOBS, on_change="rerun")
