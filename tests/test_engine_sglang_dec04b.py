@@ -1,0 +1,142 @@
+"""Public SGLang start-up logs of the 2026-12-04 round (second batch), reproduced from the launch inputs, each figure
+within max(1 %, 0.25 GiB) of the log ("GB" there is 2^30 B), or a strict xfail with the measured gap and why.
+
+Pinned logs (none is pinned in another test file: the index file id and the logged figures, with and without commas,
+grepped 2026-12-04; the code corpus hides the repository of a file, so its index id is given):
+
+  Q30B  Qwen/Qwen3-30B-A3B (Qwen3MoeForCausalLM, bf16), --tp-size 8 --enable-triton-kernel-moe, no memory flags:
+        sgl-project/sglang PR #8258 "Support triton kernels v3.4.0 for fused_moe" (2025-07-22, the 0.4.9.x months:
+        kvplan's 0.4.8 line, 0.4.7.post1 - 0.5.2), its test log as quoted in a PR digest (code-corpus file
+        71559349571). Logged: "Capture cuda graph bs [1, 2, 4, 8, 16, 24, ..., 496, 512]", "Capture cuda graph end.
+        ... mem usage=7.36 GB. avail mem=23.00 GB.", "max_total_num_tokens=6004242, chunked_prefill_size=16384,
+        max_prefill_tokens=16384, max_running_requests=4096, context_len=40960". The card is not named: B200 is
+        inferred, because (1) the logged chunk 16384 and the decode graphs up to 512 are that line's > 160 GiB tier
+        (an H200 gets 8192 / 256), and (2) 6,004,242 tokens x 24,576 B = 137.4 GiB of KV on each rank, more than an
+        H200 can free after its 7.2 GiB weight shard (kvplan H200: 5,018,485 tokens); a B300 would hold 9.9 M.
+  H05N  Qwen/Qwen2.5-0.5B-Instruct (Qwen2ForCausalLM, bf16), one H100 NVL, sglang 0.5.10.post1 (the README's
+        check_environment output: "GPU 0,...,7: NVIDIA H100 NVL", "sglang: 0.5.10.post1"; kvplan's 0.5.10 line),
+        server_args mem_fraction_static=0.86 (the default: logged as chosen), chunked_prefill_size=8192,
+        disable_cuda_graph=True, disable_piecewise_cuda_graph=True, tp_size=1, context_length=None: a "sglang-play"
+        README (code-corpus file 55068335887). Logged: "Load weight begin. avail mem=36.54 GB", "Load weight end.
+        elapsed=0.41 s, type=Qwen2ForCausalLM, avail mem=35.57 GB, mem usage=0.98 GB.", "KV Cache is allocated.
+        #tokens: 2658165, K size: 15.21 GB, V size: 15.21 GB", "Memory pool end. avail mem=4.55 GB",
+        "max_total_num_tokens=2658165, chunked_prefill_size=8192, max_prefill_tokens=16384, max_running_requests=4096,
+        context_len=32768". Only 36.54 of the card's 93 GiB were free before the load: something else held ~56 GiB
+        of that GPU (the README does not say what), so the pool from the flags is a strict xfail.
+"""
+
+import pytest
+
+from kvplan import load_preset, parse_config
+from kvplan.engines import EngineConfig
+from kvplan.gpus import get_gpu
+from kvplan.parallel import Layout
+from kvplan.plan import plan
+from kvplan.sglang import SGLANG_PROFILES, default_settings, gpu_capacity_mib, pool_bytes
+from kvplan.units import GiB
+from tests.test_engine_sglang import close, figures
+
+# ----------------------------------------------------------------------------- Q30B: Qwen3-30B-A3B, 8 x B200, 0.4.8
+
+# 48 layers x max(1, 4 KV heads // TP 8) x 128 x (K + V) x 2 B = 24,576 B a token on each rank
+Q30B_CELL = 48 * 1 * 128 * 2 * 2
+
+
+def _q30b(gpu: str = "B200"):
+    return plan(load_preset("qwen3-30b-a3b"), get_gpu(gpu), EngineConfig(engine="sglang", sglang_version="0.4.8"),
+                Layout(tp=8))
+
+
+def _mib(name: str) -> int:
+    g = get_gpu(name)
+    return gpu_capacity_mib(g.name, g.vendor, g.memory_bytes)[0]
+
+
+def test_q30b_the_defaults_name_the_card():
+    # 0.4.8 line, TP 8: a card above 160 GiB reserves 32 GiB and gets chunk 16384 and decode graphs to 512 (the log's
+    # chunked_prefill_size=16384 and its capture list ending at 512); an H200 (143,771 MiB) gets 8192 / 256
+    b200 = default_settings(SGLANG_PROFILES["0.4.8"], _mib("B200"), "", 8)
+    h200 = default_settings(SGLANG_PROFILES["0.4.8"], _mib("H200"), "", 8)
+    assert (b200.chunked_prefill_size, b200.cuda_graph_max_bs) == (16384, 512)
+    assert (h200.chunked_prefill_size, h200.cuda_graph_max_bs) == (8192, 256)
+    # (183,359 - 32,768) / 183,359 = 0.82129 -> 0.821
+    assert b200.reserved_mib == 32768 and b200.mem_fraction_static == 0.821
+    # the logged pool is 6,004,242 x 24,576 B = 137.43 GiB a rank: past what an H200 plans (5,018,485 tokens)
+    assert round(6_004_242 * Q30B_CELL / GiB, 2) == 137.43
+    assert figures(_q30b("H200").engine_log)["tokens"] == 5_018_485
+
+
+def test_q30b_qwen3_30b_a3b_b200_tp8_sglang_0_4_8():
+    # kvplan (B200): free before the load 175.34 GiB; mem usage 7.15 GiB bf16 shard + 0.18 loading overhead = 7.33;
+    # after 168.01; rest = 168.01 - 175.34 x 0.179 = 136.62 GiB = 5,969,064 tokens x 24,576 B (logged 6,004,242:
+    # -0.59 %, 0.81 GiB of a 137 GiB pool, inside 1 %)
+    p = _q30b()
+    f = figures(p.engine_log)
+    assert p.ranks[0].kv_bytes_per_token == Q30B_CELL == 24_576
+    assert f["tokens"] == 5_969_064 and abs(f["tokens"] - 6_004_242) <= 0.01 * 6_004_242
+    assert close(f["tokens"] * Q30B_CELL, 6_004_242 * Q30B_CELL / GiB)
+    # K size (not in the quoted lines): 6,004,242 x 12,288 B = 68.71 GiB logged-side, kvplan 68.31
+    assert close(f["k"] * GiB, 6_004_242 * Q30B_CELL / 2 / GiB)
+    # ReqToTokenPool rows: clamp(int(6,004,242 / 40,960 x 512) = 75,053, 2048, 4096) = 4096, as logged
+    assert (f["running"], f["chunk"], f["context"]) == (4096, 16384, 40960)
+
+
+# ----------------------------------------------------------------------------- H05N: Qwen2.5-0.5B, H100 NVL, 0.5.10
+
+Q05_CONFIG = {  # Qwen/Qwen2.5-0.5B-Instruct (reconstructed: the public config's fields; tied embeddings)
+    "architectures": ["Qwen2ForCausalLM"], "model_type": "qwen2", "hidden_size": 896, "intermediate_size": 4864,
+    "num_hidden_layers": 24, "num_attention_heads": 14, "num_key_value_heads": 2, "vocab_size": 151936,
+    "max_position_embeddings": 32768, "rms_norm_eps": 1e-6, "rope_theta": 1000000.0, "tie_word_embeddings": True,
+    "torch_dtype": "bfloat16", "hidden_act": "silu", "use_sliding_window": False, "sliding_window": 32768,
+    "max_window_layers": 21}
+
+# 24 layers x 2 KV heads x 64 x (K + V) x 2 B = 12,288 B a token
+Q05_CELL = 24 * 2 * 64 * 2 * 2
+
+
+def _h05n():
+    return plan(parse_config(Q05_CONFIG, "qwen2.5-0.5b-instruct"), get_gpu("H100-NVL"),
+                EngineConfig(engine="sglang", sglang_version="0.5.10", enforce_eager=True,
+                             piecewise_cuda_graph="disable"), Layout(tp=1))
+
+
+def test_h05n_the_default_fraction_and_the_log_read_backwards():
+    # 0.5.10, H100 NVL (95,830 MiB), TP 1, decode graphs off and --disable-piecewise-cuda-graph: reserved 512 +
+    # 8192 x 1.5 + 256 x 2 + 1 / 8 x 1024 = 13,440 MiB -> (95,830 - 13,440) / 95,830 = 0.8597 -> 0.86, as logged
+    s = default_settings(SGLANG_PROFILES["0.5.10"], _mib("H100-NVL"), "", 1, eager=True, piecewise="disable")
+    assert (s.reserved_mib, s.mem_fraction_static, s.chunked_prefill_size) == (13440, 0.86, 8192)
+    # the pool rule on the log's own readings: rest = 35.57 - 36.54 x 0.14 = 30.4544 GiB = 32,700,163,005 B
+    # / 12,288 = 2,661,146 tokens against the logged 2,658,165 (+0.11 %); 2,658,165 x 6,144 B = 15.21 GiB a side
+    rest = pool_bytes(int(36.54 * GiB), int((36.54 - 35.57) * GiB), 0.86)
+    assert rest == 32_700_163_005 and rest // Q05_CELL == 2_661_146
+    assert abs(rest // Q05_CELL - 2_658_165) <= 0.01 * 2_658_165
+    assert round(2_658_165 * Q05_CELL / 2 / GiB, 2) == 15.21
+
+
+def test_h05n_qwen2_5_0_5b_h100_nvl_load_and_limits():
+    # mem usage: 0.92 GiB of bf16 weights (494 M parameters, the 151,936 x 896 embedding tied) + 0.18 loading
+    # overhead = 1.10 (logged 0.98: +0.12, inside 0.25 GiB); the limits as logged
+    p = _h05n()
+    f = figures(p.engine_log)
+    assert p.ranks[0].kv_bytes_per_token == Q05_CELL == 12_288
+    assert f["usage"] == 1.10 and close(f["usage"] * GiB, 0.98)
+    assert (f["running"], f["chunk"], f["context"]) == (4096, 8192, 32768)
+
+
+@pytest.mark.xfail(strict=True, reason=(
+    "Qwen2.5-0.5B-Instruct on an H100 NVL, the 0.5.10 line, default fraction 0.86: kvplan frees 92.26 GiB before "
+    "the load (an idle card: its total less kvplan's CUDA-context figure), the log 36.54, so kvplan's pool is "
+    "6,837,011 tokens / 78.24 GiB against 2,658,165 / 30.42 (+157 %) and its pool end 12.42 against 4.55. The rule reproduces the log "
+    "from its own readings (+0.11 %, the test above) and the weights within 0.12 GiB: ~56 GiB of that GPU was held "
+    "by something else before SGLang started (on a shared eight-GPU node; the README does not say what), which "
+    "no launch flag describes, so it is not modelled"))
+def test_h05n_qwen2_5_0_5b_h100_nvl_pool_from_the_flags():
+    f = figures(_h05n().engine_log)
+    assert close(f["begin"] * GiB, 36.54) and abs(f["tokens"] - 2_658_165) <= 0.01 * 2_658_165
+    assert close(f["pool_end"] * GiB, 4.55)
+
+
+def test_h05n_the_xfails_numbers():
+    f = figures(_h05n().engine_log)
+    assert (f["begin"], f["after"], f["tokens"], f["k"], f["pool_end"]) == (92.26, 91.16, 6_837_011, 39.12, 12.42)
+    assert round(6_837_011 / 2_658_165 - 1, 2) == 1.57
