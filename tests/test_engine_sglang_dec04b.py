@@ -126,10 +126,10 @@ def test_h05n_qwen2_5_0_5b_h100_nvl_load_and_limits():
 @pytest.mark.xfail(strict=True, reason=(
     "Qwen2.5-0.5B-Instruct on an H100 NVL, the 0.5.10 line, default fraction 0.86: kvplan frees 92.26 GiB before "
     "the load (an idle card: its total less kvplan's CUDA-context figure), the log 36.54, so kvplan's pool is "
-    "6,837,011 tokens / 78.24 GiB against 2,658,165 / 30.42 (+157 %) and its pool end 12.42 against 4.55. The rule reproduces the log "
-    "from its own readings (+0.11 %, the test above) and the weights within 0.12 GiB: ~56 GiB of that GPU was held "
-    "by something else before SGLang started (on a shared eight-GPU node; the README does not say what), which "
-    "no launch flag describes, so it is not modelled"))
+    "6,837,011 tokens / 78.24 GiB against 2,658,165 / 30.42 (+157 %) and its pool end 12.42 against 4.55. The rule "
+    "reproduces the log from its own readings (+0.11 %, the test above) and the weights within 0.12 GiB: ~56 GiB of "
+    "that GPU was held by something else before SGLang started (on a shared eight-GPU node; the README does not say "
+    "what), which no launch flag describes, so it is not modelled"))
 def test_h05n_qwen2_5_0_5b_h100_nvl_pool_from_the_flags():
     f = figures(_h05n().engine_log)
     assert close(f["begin"] * GiB, 36.54) and abs(f["tokens"] - 2_658_165) <= 0.01 * 2_658_165
