@@ -28,8 +28,9 @@ grepped 2026-12-04; the code corpus hides the repository of a file, so its index
         --speculative-num-steps 5 --speculative-eagle-topk 1 --speculative-num-draft-tokens 6`` (no memory flags):
         sgl-project/sglang PR #30310 "Increase the KV cache pool when using indexShare by 15%" (2026-07-07, merged),
         which stops sizing the DSA indexer on the layers that reuse another layer's top-k: "The KV cache pool go from
-        2,430,528 to 2,813,952 tokens". After the fix is the rule kvplan reads in 0.5.18+ (its indexer over the layers
-        that compute their own top-k); before it is main of early July 2026, between the 0.5.17 and 0.5.18 wheels.
+        2,430,528 to 2,813,952 tokens". It was reverted the next day (PR #30472: an illegal memory access); the
+        own-top-k cell is what kvplan reads in the 0.5.18+ wheels (the after run is planned there), and before it is
+        main of early July 2026, between the 0.5.17 and 0.5.18 wheels.
         The card is not named: B300 is inferred (GB300 plans the same), as only a ~288 GB card holds ~125 GiB of KV a
         rank beside a 106.5 GiB weight shard: kvplan's B200 plans 831,872 tokens, GB200 958,144.
 """
