@@ -435,9 +435,9 @@ def add_commands(sub) -> None:
                         "draft LM (\"model\": a drafter or preset kvplan ships, or give its config with --draft-config)")
     p.add_argument("--speculative-algorithm", default=None, metavar="NAME",
                    help="SGLang (--engine sglang): NEXTN / EAGLE (the checkpoint's MTP layers; EAGLE with "
-                        "--draft-config: a LlamaForCausalLMEagle head; DeepSeek-V4: EAGLE only, planned at top-k 1, as SGLang "
-                        "asserts), EAGLE3 (a draft head: --speculative-draft-model-path), STANDALONE (a draft LM, a "
-                        "preset), NGRAM")
+                        "--draft-config: a LlamaForCausalLMEagle head; DeepSeek-V4: EAGLE only, planned at top-k 1, "
+                        "as SGLang asserts), EAGLE3 (a draft head: --speculative-draft-model-path), STANDALONE (a "
+                        "draft LM, a preset), NGRAM")
     p.add_argument("--speculative-draft-model-path", default=None, metavar="REPO",
                    help="SGLang: the EAGLE3 head or STANDALONE draft LM (an HF repo kvplan ships a config for; else "
                         "--draft-config PATH)")

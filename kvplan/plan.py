@@ -15,6 +15,7 @@ Worked number (test_engine_logs): Qwen3-14B, 6.51 GiB of KV -> 2666 blocks -> 42
 import dataclasses
 import math
 import operator
+import re
 from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, computed_field
@@ -1112,14 +1113,19 @@ def _moe_layer_shapes(spec: ModelSpec, tp: int, tokens: int, ep: bool):
             yield n, k, tokens * layer.experts.num_experts_per_tok
 
 
+def _target_expert_override_formats(spec: ModelSpec) -> list[str]:
+    """The formats of the checkpoint's overrides on the target's routed experts, in the config's order: overrides past
+    the decoder's layers are the MTP layers' (not the target's MoE kernel)."""
+    n = len(spec.layers)
+    return [o.format for o in spec.quantization_overrides if o.category == "experts" and min(o.layers, default=0) < n]
+
+
 def _marlin_moe_format(spec: ModelSpec, fmt: str, use_overrides: bool) -> bool:
     """Whether the routed experts run fused_marlin_moe in vLLM: an int weight-only format (wNa16, GPTQ, AWQ) that no
     checkpoint override moves the experts off (an ignore list keeping them 16-bit, another expert format)."""
     def marlin(f: str) -> bool:
         return bool(_WNA16_FMT.match(f) or _GPTQ_FMT.match(f) or _AWQ_FMT.match(f))
-    n = len(spec.layers)  # overrides past the decoder's layers are the MTP layers' (not the target's MoE kernel)
-    if use_overrides and any(o.category == "experts" and not marlin(o.format) and min(o.layers, default=0) < n
-                             for o in spec.quantization_overrides):
+    if use_overrides and not all(marlin(f) for f in _target_expert_override_formats(spec)):
         return False
     return marlin(fmt)
 
@@ -1171,10 +1177,8 @@ def _wna16_expert_format(spec: ModelSpec, engine: EngineConfig) -> tuple[str, in
     """(kind, bits, group, asym, actorder) of int weight-only routed experts: kind "awq" / "gptq" / "ct"
     (compressed-tensors wNa16), group None for per-channel scales; None when the experts are not in such a format."""
     fmt, use_overrides = resolve_format(spec, engine.weight_format)
-    n = len(spec.layers)
     if use_overrides:  # the target's experts in a format of their own (an override of its layers)
-        fmt = next((o.format for o in spec.quantization_overrides if o.category == "experts"
-                    and min(o.layers, default=0) < n), fmt)
+        fmt = next(iter(_target_expert_override_formats(spec)), fmt)
     if m := _AWQ_FMT.match(fmt):
         return "awq", 4, int(m["g"]), True, False
     if m := _GPTQ_FMT.match(fmt):
@@ -1251,9 +1255,7 @@ def wna16_typed_refusal(spec: ModelSpec, engine: EngineConfig, gpu_name: str | N
 def _nvfp4_wo_moe_format(spec: ModelSpec, fmt: str, use_overrides: bool) -> bool:
     """Whether the routed experts are NVFP4 weight-only (kvplan's "nvfp4-wo": ModelOpt W4A16_NVFP4, compressed-
     tensors nvfp4 without input activations) and no checkpoint override moves them to another format."""
-    n = len(spec.layers)  # overrides past the decoder's layers are the MTP layers' (not the target's MoE kernel)
-    if use_overrides and any(o.category == "experts" and o.format != "nvfp4-wo" and min(o.layers, default=0) < n
-                             for o in spec.quantization_overrides):
+    if use_overrides and any(f != "nvfp4-wo" for f in _target_expert_override_formats(spec)):
         return False
     return fmt == "nvfp4-wo"
 
@@ -3350,6 +3352,7 @@ def unsized_moe_backend_note(spec: ModelSpec, engine: EngineConfig, gpu_name: st
 # -dp 8 --enable-expert-parallel on 141 GB H20s, vLLM 0.10.1 dev, vllm-project/recipes PR #12) leaves a pool 3.80 GiB
 # a rank under kvplan's at two utilizations
 DP_MOE_LOG_GAP = "3.80 GiB"
+DP_MOE_NOTE_RE = re.compile(r"--data-parallel-size \d+ on a MoE model: ")  # vllm_dp_moe_note's head (Parallelism)
 
 
 def vllm_dp_moe_note(spec: ModelSpec, engine: EngineConfig, layout: Layout) -> str:

@@ -532,5 +532,6 @@ def _sglang_speculative(flags: dict[str, str], extra: dict, model: str | None = 
         archs = preset_config(entry["target"]).get("architectures") or [None]  # the head's DRAFTERS.json entry
         default = auto_speculative_params(method, archs[0])[0]
     out = {"speculative_method": method, "num_speculative_tokens": steps or default, "notes": tuple(notes),
-           "speculative_algorithm": algorithm.upper(), "speculative_eagle_topk": topk} | ({"speculative_num_draft_tokens": draft_tokens} if draft_tokens else {})
+           "speculative_algorithm": algorithm.upper(), "speculative_eagle_topk": topk}
+    out |= {"speculative_num_draft_tokens": draft_tokens} if draft_tokens else {}
     return out | ({"drafter": drafter} if drafter else {})

@@ -30,7 +30,7 @@ LATENT_KINDS = ("mla", "mla_dsa")  # kinds that cache an MLA latent (kv_lora_ran
 from kvplan.paging import Paging
 from kvplan.params import ParamBreakdown
 from kvplan.parallel import Layout
-from kvplan.plan import Plan, context_refusal, unsized_moe_backend_note
+from kvplan.plan import DP_MOE_NOTE_RE, Plan, context_refusal, unsized_moe_backend_note
 from kvplan.spec import ModelSpec
 from kvplan.support import on_gaudi
 from kvplan.units import GiB, format_bytes
@@ -1268,14 +1268,11 @@ def context_warnings(plans: list[Plan]) -> None:
     bullet_list(list(dict.fromkeys(r for p in plans if (r := context_refusal(p)))), "warning")
 
 
-_DP_MOE_NOTE = re.compile(r"--data-parallel-size \d+ on a MoE model: ")  # kvplan.plan.vllm_dp_moe_note's head
-
-
 def dp_moe_warnings(plans: list[Plan]) -> None:
     """The plans' warning for a vLLM MoE layout at --data-parallel-size > 1 (kvplan.plan.vllm_dp_moe_note: the
     DP-gathered MoE step and the DP / EP communicators are not sized), once per distinct one: Parallelism lists no
     plan warnings, and its DP layouts' pools were ranked without it (ui1204)."""
-    bullet_list(list(dict.fromkeys(w for p in plans for w in p.warnings if _DP_MOE_NOTE.match(w))), "warning")
+    bullet_list(list(dict.fromkeys(w for p in plans for w in p.warnings if DP_MOE_NOTE_RE.match(w))), "warning")
 
 
 def refused_plan_note(state: PlanState) -> None:
